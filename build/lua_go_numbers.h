@@ -1,0 +1,76 @@
+/*
+ * Forced-included (-include) into every Lua 5.1 source file by build.rs.
+ *
+ * The Kruise controller runs gopher-lua, which turns numbers into strings
+ * (tostring, "..", table.concat, string arguments) with Go's fmt.Sprint:
+ * integral values that fit an int64 print as integers, everything else in
+ * Go's shortest round-trip form ("0.30000000000000004", "1.2345675e+06",
+ * "+Inf", "NaN"). PUC Lua 5.1 uses "%.14g". To print exactly what the
+ * controller would, lua_number2str is replaced here; luaconf.h has an include
+ * guard, so including it first and redefining the macro afterwards sticks.
+ * luaconf.h has sections that only the core and loslib.c see; enabling them
+ * for every file is harmless (extra macros) and keeps those files compiling.
+ */
+#ifndef LUA_GO_NUMBERS_H
+#define LUA_GO_NUMBERS_H
+
+#define LUA_CORE
+#define loslib_c
+#include "luaconf.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Go's strconv 'g' layout with shortest digits: %e when exp < -4 || exp >= 6
+ * (the exponent has at least two digits), else plain decimal. */
+static void lua_go_number2str(char *out, double n) {
+  char digits[32], sci[40], *p;
+  int ndigits = 0, exp, precision, i, dp;
+  if (n != n) { strcpy(out, "NaN"); return; }
+  if (n > 1.7976931348623157e308) { strcpy(out, "+Inf"); return; }
+  if (n < -1.7976931348623157e308) { strcpy(out, "-Inf"); return; }
+  if (n >= -9223372036854775808.0 && n < 9223372036854775808.0 &&
+      n == (double)(long long)n) {
+    sprintf(out, "%lld", (long long)n);
+    return;
+  }
+  /* The fewest significant digits that read back as the same double. */
+  for (precision = 1; precision <= 17; precision++) {
+    sprintf(sci, "%.*e", precision - 1, n);
+    if (strtod(sci, NULL) == n) break;
+  }
+  p = sci;
+  if (*p == '-') { *out++ = '-'; p++; }
+  for (; *p != 'e'; p++)
+    if (*p != '.') digits[ndigits++] = *p;
+  exp = atoi(p + 1);
+  while (ndigits > 1 && digits[ndigits - 1] == '0') ndigits--;
+  if (exp < -4 || exp >= 6) {
+    *out++ = digits[0];
+    if (ndigits > 1) {
+      *out++ = '.';
+      for (i = 1; i < ndigits; i++) *out++ = digits[i];
+    }
+    sprintf(out, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    return;
+  }
+  dp = exp + 1; /* digits before the decimal point */
+  if (dp <= 0) {
+    *out++ = '0';
+    *out++ = '.';
+    for (i = dp; i < 0; i++) *out++ = '0';
+    for (i = 0; i < ndigits; i++) *out++ = digits[i];
+  } else {
+    for (i = 0; i < dp; i++) *out++ = i < ndigits ? digits[i] : '0';
+    if (ndigits > dp) {
+      *out++ = '.';
+      for (i = dp; i < ndigits; i++) *out++ = digits[i];
+    }
+  }
+  *out = '\0';
+}
+
+#undef lua_number2str
+#define lua_number2str(s, n) lua_go_number2str((s), (n))
+
+#endif

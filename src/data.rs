@@ -1,0 +1,200 @@
+//! The controller's `Data`: the part of a gateway object a script sees and returns (spec,
+//! labels, annotations), how it is stored in the original-spec annotation, and how it is
+//! written back onto an object.
+
+use crate::gojson;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The annotation holding a gateway object's pre-release state, written by the controller.
+pub const ORIGINAL_SPEC_ANNOTATION: &str = "rollouts.kruise.io/original-spec-configuration";
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Data {
+    pub spec: Option<Value>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Data {
+    /// The object's own spec, labels and annotations, minus the original-spec annotation (what
+    /// the controller stores when the annotation is absent).
+    pub fn of_object(object: &Value) -> Data {
+        let mut annotations = string_map(&object["metadata"]["annotations"]);
+        annotations.remove(ORIGINAL_SPEC_ANNOTATION);
+        Data {
+            spec: object.get("spec").filter(|s| !s.is_null()).cloned().map(gojson::normalize_numbers),
+            labels: string_map(&object["metadata"]["labels"]),
+            annotations,
+        }
+    }
+
+    /// Go's `json.Marshal(Data)`: compact, `spec`/`labels`/`annotations` in that order, empty
+    /// fields omitted. This is the annotation value and the canonical script output.
+    pub fn to_go_json(&self) -> String {
+        let mut fields = Vec::new();
+        if let Some(spec) = &self.spec {
+            fields.push(format!("\"spec\":{}", gojson::to_string(spec)));
+        }
+        for (name, map) in [("labels", &self.labels), ("annotations", &self.annotations)] {
+            if !map.is_empty() {
+                let object: Map<String, Value> =
+                    map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+                fields.push(format!("\"{name}\":{}", gojson::to_string(&Value::Object(object))));
+            }
+        }
+        format!("{{{}}}", fields.join(","))
+    }
+
+    /// Go's `json.Unmarshal` of an annotation value into `Data`.
+    pub fn from_go_json(text: &str) -> Result<Data, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+        Data::from_decoded(value)
+    }
+
+    /// Go's `json.Unmarshal` of a decoded value into `Data`: unknown keys are ignored, field names
+    /// match case-insensitively, labels and annotations must be maps of strings.
+    pub fn from_decoded(value: Value) -> Result<Data, String> {
+        let map = match value {
+            Value::Null => return Ok(Data::default()),
+            Value::Object(map) => map,
+            other => return Err(format!("json: cannot unmarshal {} into Go value of type Data", json_kind(&other))),
+        };
+        let field = |name: &str| map.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v).next_back();
+        Ok(Data {
+            spec: field("spec").filter(|s| !s.is_null()).cloned().map(gojson::normalize_numbers),
+            labels: strict_string_map(field("labels"), "labels")?,
+            annotations: strict_string_map(field("annotations"), "annotations")?,
+        })
+    }
+
+    /// The object after the controller writes this data onto it: spec, labels and annotations
+    /// replaced wholesale, and the original-spec annotation set to `stored` when given.
+    pub fn apply_to(&self, object: &Value, stored: Option<&str>) -> Value {
+        let mut out = object.clone();
+        let root = out.as_object_mut().expect("objects are JSON objects");
+        match &self.spec {
+            Some(spec) => root.insert("spec".into(), spec.clone()),
+            None => root.remove("spec"),
+        };
+        let metadata = root.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+        let metadata = metadata.as_object_mut().expect("metadata is an object");
+        let mut annotations = self.annotations.clone();
+        if let Some(stored) = stored {
+            annotations.insert(ORIGINAL_SPEC_ANNOTATION.into(), stored.into());
+        }
+        for (name, map) in [("labels", &self.labels), ("annotations", &annotations)] {
+            if map.is_empty() {
+                metadata.remove(name);
+            } else {
+                metadata.insert(
+                    name.into(),
+                    Value::Object(map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect()),
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The original-spec annotation of an object, if it has one.
+pub fn stored_original(object: &Value) -> Option<&str> {
+    object["metadata"]["annotations"][ORIGINAL_SPEC_ANNOTATION].as_str()
+}
+
+/// Whether two objects carry the same spec, labels and annotations, compared as the controller
+/// does (spec through Go's JSON encoding; an empty map is the same as an absent one).
+pub fn same_routing(a: &Value, b: &Value) -> bool {
+    let part = |o: &Value| {
+        (
+            o.get("spec").cloned().map(gojson::normalize_numbers).map(|s| gojson::to_string(&s)),
+            string_map(&o["metadata"]["labels"]),
+            string_map(&o["metadata"]["annotations"]),
+        )
+    };
+    part(a) == part(b)
+}
+
+fn string_map(value: &Value) -> BTreeMap<String, String> {
+    value
+        .as_object()
+        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
+        .unwrap_or_default()
+}
+
+fn strict_string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                // Go leaves a map element decoded from null at its zero value.
+                Value::Null => Ok((k.clone(), String::new())),
+                other => Err(format!(
+                    "json: cannot unmarshal {} into Go struct field Data.{field} of type string",
+                    json_kind(other)
+                )),
+            })
+            .collect(),
+        Some(other) => Err(format!(
+            "json: cannot unmarshal {} into Go struct field Data.{field} of type map[string]string",
+            json_kind(other)
+        )),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn annotation_round_trip_is_go_compatible() {
+        let object = json!({
+            "metadata": {"name": "vs", "annotations": {"virtual": "test"}},
+            "spec": {"hosts": ["echoserver.example.com"], "http": [{"route": [{"destination": {"host": "echoserver"}}]}]}
+        });
+        let data = Data::of_object(&object);
+        // The example from the controller's unit test (controller-semantics.md 3.4).
+        let want = r#"{"spec":{"hosts":["echoserver.example.com"],"http":[{"route":[{"destination":{"host":"echoserver"}}]}]},"annotations":{"virtual":"test"}}"#;
+        assert_eq!(data.to_go_json(), want);
+        assert_eq!(Data::from_go_json(want).unwrap(), data);
+    }
+
+    #[test]
+    fn decoding_follows_go_unmarshal() {
+        assert_eq!(Data::from_decoded(Value::Null).unwrap(), Data::default());
+        let d = Data::from_decoded(json!({"Spec": {"a": 1}, "other": 1, "labels": {"x": "y", "n": null}})).unwrap();
+        assert_eq!(d.spec, Some(json!({"a": 1})));
+        assert_eq!(d.labels.get("n").map(String::as_str), Some(""));
+        assert!(Data::from_decoded(json!([1])).unwrap_err().contains("cannot unmarshal array"));
+        assert!(Data::from_decoded(json!({"labels": {"a": 1}})).unwrap_err().contains("Data.labels of type string"));
+    }
+
+    #[test]
+    fn apply_replaces_wholesale_and_keeps_the_stored_original() {
+        let live = json!({"metadata": {"name": "vs", "labels": {"a": "b"}, "resourceVersion": "7"}, "spec": {"x": 1}});
+        let planned = Data { spec: Some(json!({"y": 2})), ..Data::default() }.apply_to(&live, Some("{}"));
+        assert_eq!(
+            planned,
+            json!({"metadata": {"name": "vs", "resourceVersion": "7", "annotations": {ORIGINAL_SPEC_ANNOTATION: "{}"}}, "spec": {"y": 2}})
+        );
+        assert!(!same_routing(&live, &planned));
+        assert!(same_routing(
+            &live,
+            &json!({"metadata": {"labels": {"a": "b"}, "annotations": {}}, "spec": {"x": 1.0}})
+        ));
+    }
+}

@@ -1,0 +1,299 @@
+//! The sandboxed Lua engine: a fresh Lua 5.1 state per evaluation with the controller's
+//! libraries (base without file or bytecode loading, table, string, math, json), `obj` as a
+//! global, a time and memory limit, and the controller's value conversion.
+
+mod convert;
+mod stdlib;
+
+pub use convert::{EmptyTable, KeyOrder, number};
+
+use crate::data::Data;
+use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
+use serde_json::Value;
+use std::cell::Cell;
+use std::fmt;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// Resource limits for one evaluation.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub memory: usize,
+}
+
+impl Default for Limits {
+    /// The controller's 1 s timeout, and 64 MiB of memory.
+    fn default() -> Self {
+        Limits { timeout: Duration::from_secs(1), memory: 64 << 20 }
+    }
+}
+
+/// A script and the name errors and `print` output carry (a path, or a ConfigMap key).
+#[derive(Clone, Debug)]
+pub struct Script {
+    pub name: String,
+    pub code: String,
+}
+
+/// How `pairs()` walks tables: the controller's order over input maps is random, so the
+/// engine can walk them backwards to see whether a script's output depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairsOrder {
+    Natural,
+    ReversedForInput,
+    ReversedForAll,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct EvalOptions {
+    pub empty: EmptyTable,
+    pub keys: KeyOrder,
+    pub pairs: PairsOrder,
+    /// Whether the script's `print` reaches stderr (variant runs stay quiet).
+    pub print: bool,
+}
+
+impl EvalOptions {
+    /// The controller's semantics.
+    pub const CONTROLLER: EvalOptions =
+        EvalOptions { empty: EmptyTable::Null, keys: KeyOrder::Sorted, pairs: PairsOrder::Natural, print: true };
+    /// The controller's test harness: empty tables encode as `[]`.
+    pub const HARNESS: EvalOptions = EvalOptions { empty: EmptyTable::EmptyList, ..EvalOptions::CONTROLLER };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScriptErrorKind {
+    Syntax,
+    Runtime,
+    Timeout,
+    Memory,
+    Output,
+}
+
+/// A script failed; the message names the script and, where Lua knows it, the line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptError {
+    pub script: String,
+    pub kind: ScriptErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Lua messages start with "script:LINE:" for errors it can place.
+        match self.message.strip_prefix(CHUNK_NAME).filter(|rest| rest.starts_with(':')) {
+            Some(rest) => write!(f, "script {}{rest}", self.script),
+            None => write!(f, "script {}: {}", self.script, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+/// The chunk name Lua puts in its messages; Display swaps in the real name, which may be
+/// longer than Lua's 60-character limit on chunk names.
+const CHUNK_NAME: &str = "script";
+
+/// Runs `script` with `obj` and returns what the controller would read back from it.
+pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Data, ScriptError> {
+    let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
+    let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())
+        .map_err(|e| fail(ScriptErrorKind::Runtime, e.to_string()))?;
+    let timed_out = Rc::new(Cell::new(None::<usize>));
+    let setup = || -> mlua::Result<()> {
+        stdlib::install(&lua, &script.name, options)?;
+        let inputs = stdlib::input_registry(&lua)?;
+        let mark = &mut |t: &mlua::Table| match &inputs {
+            Some(inputs) => inputs.raw_set(t, true),
+            None => Ok(()),
+        };
+        lua.globals().set("obj", convert::to_lua(&lua, obj, options.keys, mark)?)?;
+        lua.set_memory_limit(limits.memory)?;
+        let deadline = Instant::now() + limits.timeout;
+        let flag = timed_out.clone();
+        lua.set_hook(HookTriggers::new().every_nth_instruction(1000), move |_, debug| {
+            if Instant::now() < deadline {
+                return Ok(VmState::Continue);
+            }
+            flag.set(Some(debug.current_line().unwrap_or(0)));
+            Err(mlua::Error::runtime("timeout"))
+        })
+    };
+    setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+
+    let function = lua
+        .load(script.code.as_str())
+        .set_name(format!("={CHUNK_NAME}"))
+        .set_mode(ChunkMode::Text)
+        .into_function()
+        .map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
+    let returned = match function.call::<mlua::MultiValue>(()) {
+        Ok(values) => values,
+        Err(e) => {
+            if let Some(line) = timed_out.get() {
+                let message =
+                    format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
+                return Err(fail(ScriptErrorKind::Timeout, message));
+            }
+            if matches!(e, mlua::Error::MemoryError(_)) {
+                let message = format!("ran out of memory (limit {} MiB)", limits.memory >> 20);
+                return Err(fail(ScriptErrorKind::Memory, message));
+            }
+            return Err(fail(ScriptErrorKind::Runtime, lua_message(&e)));
+        }
+    };
+    // Only the last value returned counts, as in the controller (`l.Get(-1)`).
+    let last = returned.into_iter().last().unwrap_or(LuaValue::Nil);
+    if !last.is_table() {
+        return Err(fail(
+            ScriptErrorKind::Output,
+            format!("expect table output from Lua script, not {}", last.type_name()),
+        ));
+    }
+    let encoded = convert::from_lua(&last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))?;
+    Data::from_decoded(encoded).map_err(|e| fail(ScriptErrorKind::Output, e))
+}
+
+/// How a script's output depends on `pairs()` order, if it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderDependence {
+    /// The output changes with the order of input maps, which is random in the controller: the
+    /// controller would rewrite the object on every pass and never settle.
+    InputMaps,
+    /// The output changes with the order of tables the script builds; gopher-lua walks those
+    /// in insertion order, this engine in hash order, so the plan may differ from the controller.
+    ScriptTables,
+}
+
+/// Re-evaluates under other table orders and reports whether the output changes.
+pub fn order_dependence(
+    script: &Script,
+    obj: &Value,
+    limits: &Limits,
+    options: EvalOptions,
+    baseline: &Data,
+) -> Option<OrderDependence> {
+    let quiet = EvalOptions { print: false, ..options };
+    let differs = |variant: EvalOptions| evaluate(script, obj, limits, variant).map_or(true, |d| &d != baseline);
+    if differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForInput, ..quiet }) {
+        return Some(OrderDependence::InputMaps);
+    }
+    if differs(EvalOptions { pairs: PairsOrder::ReversedForAll, ..quiet }) {
+        return Some(OrderDependence::ScriptTables);
+    }
+    None
+}
+
+/// The Lua message of an error, without mlua's wrapping.
+fn lua_message(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::CallbackError { cause, .. } => lua_message(cause),
+        mlua::Error::WithContext { cause, .. } => lua_message(cause),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(code: &str, obj: Value) -> Result<Data, ScriptError> {
+        let script = Script { name: "test.lua".into(), code: code.into() };
+        evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER)
+    }
+
+    fn spec(code: &str) -> Value {
+        run(code, json!({})).unwrap().spec.unwrap()
+    }
+
+    #[test]
+    fn has_lua_5_1_semantics_and_gopher_number_formatting() {
+        let got = spec(
+            "return {spec = {tostring(100/2), 0.1 + 0.2 .. '', tostring(2^53), unpack({'u'}), table.getn({1, 2}), math.pow(2, 3), math.huge}}",
+        );
+        assert_eq!(got, json!(["50", "0.30000000000000004", "9007199254740992", "u", 2, 8, 1.7976931348623157e308]));
+    }
+
+    #[test]
+    fn sandbox_has_no_file_access_or_code_loading() {
+        let got = spec(
+            "return {spec = {type(dofile), type(loadfile), type(load), type(loadstring), type(require), type(module), type(io), type(os), type(debug), type(package)}}",
+        );
+        assert_eq!(got, json!(["nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil"]));
+    }
+
+    #[test]
+    fn json_module_returns_nil_and_message_on_failure() {
+        let got = spec(
+            r#"local a, e = json.decode("{bad") local b, f = json.encode({[1] = 1, [3] = 3})
+               return {spec = {a == nil, e ~= nil, b == nil, f, json.encode({1, {}, "<"}), json.decode('[1,null,2]')[2]}}"#,
+        );
+        assert_eq!(got, json!([true, true, true, "cannot encode sparse array", "[1,null,\"\\u003c\"]", 2]));
+    }
+
+    #[test]
+    fn obj_is_a_global_and_only_the_last_return_value_counts() {
+        let data = run(
+            "obj.data.spec.n = obj.canaryWeight return 1, obj.data",
+            json!({"data": {"spec": {}, "labels": {"a": "b"}}, "canaryWeight": 20}),
+        )
+        .unwrap();
+        assert_eq!(data.spec, Some(json!({"n": 20})));
+        assert_eq!(data.labels.get("a").map(String::as_str), Some("b"));
+        let err = run("return obj.data, nil", json!({"data": {}})).unwrap_err();
+        assert_eq!(err.to_string(), "script test.lua: expect table output from Lua script, not nil");
+    }
+
+    #[test]
+    fn errors_name_the_script_and_line() {
+        let syntax = run("local x = \nreturn {", json!({})).unwrap_err();
+        assert_eq!(syntax.kind, ScriptErrorKind::Syntax);
+        assert!(syntax.to_string().starts_with("script test.lua:2:"), "{syntax}");
+        let runtime = run("local x = 1\nlocal y = obj.missing.field\nreturn {}", json!({})).unwrap_err();
+        assert_eq!(runtime.kind, ScriptErrorKind::Runtime);
+        assert!(runtime.to_string().starts_with("script test.lua:2: attempt to index field 'missing'"), "{runtime}");
+        let mixed = run("return {spec = {1, a = 2}}", json!({})).unwrap_err();
+        assert_eq!(mixed.to_string(), "script test.lua: cannot encode mixed or invalid key types");
+    }
+
+    #[test]
+    fn stops_infinite_loops_and_memory_bombs() {
+        let script = Script { name: "loop.lua".into(), code: "local i = 0\nwhile true do i = i + 1 end".into() };
+        let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
+        let err = evaluate(&script, &json!({}), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        assert_eq!(err.kind, ScriptErrorKind::Timeout);
+        assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
+        for bomb in ["local t = {} for i = 1, 1e9 do t[i] = i end return t", "return {spec = string.rep('x', 1e9)}"] {
+            let err = run(bomb, json!({})).unwrap_err();
+            assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
+        }
+    }
+
+    #[test]
+    fn bytecode_is_refused() {
+        let err = run("\x1bLuaQ\0", json!({})).unwrap_err();
+        assert_eq!(err.kind, ScriptErrorKind::Syntax);
+    }
+
+    #[test]
+    fn flags_scripts_that_depend_on_pairs_order() {
+        let obj = json!({"data": {"labels": {"a": "1", "b": "2", "c": "3", "d": "4"}}});
+        let check = |code: &str| {
+            let script = Script { name: "order.lua".into(), code: code.into() };
+            let baseline = evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+            order_dependence(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER, &baseline)
+        };
+        let from_input = "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end return {spec = l}";
+        assert_eq!(check(from_input), Some(OrderDependence::InputMaps));
+        let from_own =
+            "local t = {x = 1, y = 2, z = 3} local l = {} for k in pairs(t) do l[#l + 1] = k end return {spec = l}";
+        assert_eq!(check(from_own), Some(OrderDependence::ScriptTables));
+        let sorted =
+            "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end table.sort(l) return {spec = l}";
+        assert_eq!(check(sorted), None);
+    }
+}

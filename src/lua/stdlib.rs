@@ -1,0 +1,90 @@
+//! What a script can reach: the controller's libraries, minus file access and bytecode loading,
+//! plus the controller's `json` module and its `math.huge`.
+
+use super::{EmptyTable, EvalOptions, PairsOrder, convert};
+use crate::gojson;
+use mlua::{Lua, MultiValue, Table, Value as LuaValue};
+
+const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
+
+/// Walks tables backwards where asked; `pairs` keeps its checks and its normal speed otherwise.
+const PAIRS_PRELUDE: &str = r#"
+local next, rawget, original, inputs, all = next, rawget, pairs, ...
+function pairs(t)
+  original(t)
+  if not (all or inputs[t]) then return next, t, nil end
+  local keys, n = {}, 0
+  for k in next, t do n = n + 1; keys[n] = k end
+  return function()
+    while n > 0 do
+      local k = keys[n]
+      n = n - 1
+      local v = rawget(t, k)
+      if v ~= nil then return k, v end
+    end
+  end, t, nil
+end
+"#;
+
+pub fn install(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
+    let globals = lua.globals();
+    for name in ["dofile", "loadfile", "load", "loadstring", "require", "module"] {
+        globals.raw_set(name, LuaValue::Nil)?;
+    }
+    // gopher-lua's math.huge is the largest double, not infinity.
+    globals.get::<Table>("math")?.raw_set("huge", f64::MAX)?;
+    globals.raw_set("print", print_function(lua, script_name, options.print)?)?;
+    globals.raw_set("json", json_module(lua)?)?;
+    if options.pairs != PairsOrder::Natural {
+        let inputs = lua.create_table()?;
+        inputs.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
+        lua.set_named_registry_value(INPUT_TABLES, &inputs)?;
+        lua.load(PAIRS_PRELUDE).set_name("=pairs").call::<()>((inputs, options.pairs == PairsOrder::ReversedForAll))?;
+    }
+    Ok(())
+}
+
+/// Where input tables are recorded when `pairs` walks them backwards; `None` otherwise.
+pub fn input_registry(lua: &Lua) -> mlua::Result<Option<Table>> {
+    lua.named_registry_value::<Option<Table>>(INPUT_TABLES)
+}
+
+/// `print` writes to stderr with the script's name, keeping stdout for plans and YAML.
+fn print_function(lua: &Lua, script_name: &str, enabled: bool) -> mlua::Result<mlua::Function> {
+    let prefix = format!("[{script_name}]");
+    lua.create_function(move |lua, args: MultiValue| {
+        let tostring: mlua::Function = lua.globals().get("tostring")?;
+        let mut parts = Vec::with_capacity(args.len());
+        for arg in args {
+            parts.push(tostring.call::<mlua::LuaString>(arg)?.to_string_lossy());
+        }
+        if enabled {
+            eprintln!("{prefix} {}", parts.join("\t"));
+        }
+        Ok(())
+    })
+}
+
+/// The controller's `json` module: failures return `nil, message` instead of raising.
+fn json_module(lua: &Lua) -> mlua::Result<Table> {
+    let module = lua.create_table()?;
+    module.raw_set(
+        "encode",
+        lua.create_function(|lua, value: LuaValue| match convert::from_lua(&value, EmptyTable::Null) {
+            Ok(json) => Ok((LuaValue::String(lua.create_string(gojson::to_string(&json))?), LuaValue::Nil)),
+            Err(message) => Ok((LuaValue::Nil, LuaValue::String(lua.create_string(message)?))),
+        })?,
+    )?;
+    module.raw_set(
+        "decode",
+        lua.create_function(|lua, text: mlua::LuaString| {
+            match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
+                Ok(json) => {
+                    Ok((convert::to_lua(lua, &json, convert::KeyOrder::Sorted, &mut |_| Ok(()))?, LuaValue::Nil))
+                }
+                Err(e) => Ok((LuaValue::Nil, LuaValue::String(lua.create_string(e.to_string())?))),
+            }
+        })?,
+    )?;
+    Ok(module)
+}
