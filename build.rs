@@ -1,13 +1,20 @@
-//! Builds the vendored Lua 5.1 with the controller's (gopher-lua's) number formatting.
-//! mlua-sys runs in `external` mode, so this script compiles Lua and emits the link lines.
+//! Build steps:
+//! - compiles Lua 5.1 with the controller's (gopher-lua's) number formatting; mlua-sys runs in
+//!   `external` mode, so this script compiles Lua and emits the link lines;
+//! - embeds the built-in scripts and their test cases from `lua_configuration/`.
 
-use std::{env, path::PathBuf};
+use std::{env, fs, path::Path, path::PathBuf};
 
 fn main() {
-    let header = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("build/lua_go_numbers.h");
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    build_lua(&manifest);
+    embed_builtin_scripts(&manifest);
+}
+
+fn build_lua(manifest: &Path) {
+    let header = manifest.join("build/lua_go_numbers.h");
     println!("cargo:rerun-if-changed=build/lua_go_numbers.h");
     println!("cargo:rerun-if-changed=build.rs");
-
     // cc reads C flags from the environment, the target-specific variable first; setting it in
     // this build script's own process scopes the forced include to the Lua sources.
     let target = env::var("TARGET").unwrap();
@@ -15,6 +22,56 @@ fn main() {
     let flags = format!("{} -include {}", env::var(&key).unwrap_or_default(), header.display());
     // SAFETY: the build script is single-threaded at this point.
     unsafe { env::set_var(&key, flags.trim()) };
-
     lua_src::Build::new().build(lua_src::Lua51).print_cargo_metadata();
+}
+
+/// Writes `builtin_scripts.rs`: one entry per `lua_configuration/<group>/<Kind>/trafficRouting.lua`
+/// with its `testdata/*.yaml` cases, all included at compile time.
+fn embed_builtin_scripts(manifest: &Path) {
+    let root = manifest.join("lua_configuration");
+    println!("cargo:rerun-if-changed=lua_configuration");
+    let mut entries = String::new();
+    for group in sorted_dirs(&root) {
+        for kind in sorted_dirs(&group) {
+            let script = kind.join("trafficRouting.lua");
+            if !script.is_file() {
+                continue;
+            }
+            let mut cases = String::new();
+            let testdata = kind.join("testdata");
+            if testdata.is_dir() {
+                let mut files: Vec<PathBuf> = fs::read_dir(&testdata)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+                    .collect();
+                files.sort();
+                for file in files {
+                    let name = file.file_name().unwrap().to_str().unwrap();
+                    cases.push_str(&format!("({name:?}, include_str!({:?})), ", file.display().to_string()));
+                }
+            }
+            entries.push_str(&format!(
+                "BuiltinScript {{ group: {:?}, kind: {:?}, code: include_str!({:?}), testdata: &[{cases}] }},\n",
+                name_of(&group),
+                name_of(&kind),
+                script.display().to_string(),
+            ));
+        }
+    }
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("builtin_scripts.rs");
+    fs::write(out, format!("pub static BUILTIN_SCRIPTS: &[BuiltinScript] = &[\n{entries}];\n")).unwrap();
+}
+
+fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = match fs::read_dir(dir) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect(),
+        Err(_) => Vec::new(),
+    };
+    dirs.sort();
+    dirs
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name().unwrap().to_str().unwrap().to_string()
 }

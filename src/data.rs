@@ -17,16 +17,25 @@ pub struct Data {
 }
 
 impl Data {
-    /// The object's own spec, labels and annotations, minus the original-spec annotation (what
-    /// the controller stores when the annotation is absent).
+    /// The object's own spec, labels and annotations.
     pub fn of_object(object: &Value) -> Data {
-        let mut annotations = string_map(&object["metadata"]["annotations"]);
-        annotations.remove(ORIGINAL_SPEC_ANNOTATION);
         Data {
             spec: object.get("spec").filter(|s| !s.is_null()).cloned().map(gojson::normalize_numbers),
             labels: string_map(&object["metadata"]["labels"]),
-            annotations,
+            annotations: string_map(&object["metadata"]["annotations"]),
         }
+    }
+
+    /// The original of an object as the controller reads it: the stored annotation when present,
+    /// else the object itself minus that annotation (what the controller would store).
+    pub fn original_of(object: &Value) -> Result<Data, String> {
+        if let Some(stored) = stored_original(object) {
+            return Data::from_go_json(stored)
+                .map_err(|e| format!("its annotation {ORIGINAL_SPEC_ANNOTATION} does not parse ({e})"));
+        }
+        let mut data = Data::of_object(object);
+        data.annotations.remove(ORIGINAL_SPEC_ANNOTATION);
+        Ok(data)
     }
 
     /// Go's `json.Marshal(Data)`: compact, `spec`/`labels`/`annotations` in that order, empty
@@ -166,11 +175,15 @@ mod tests {
             "metadata": {"name": "vs", "annotations": {"virtual": "test"}},
             "spec": {"hosts": ["echoserver.example.com"], "http": [{"route": [{"destination": {"host": "echoserver"}}]}]}
         });
-        let data = Data::of_object(&object);
+        let data = Data::original_of(&object).unwrap();
         // The example from the controller's unit test (controller-semantics.md 3.4).
         let want = r#"{"spec":{"hosts":["echoserver.example.com"],"http":[{"route":[{"destination":{"host":"echoserver"}}]}]},"annotations":{"virtual":"test"}}"#;
         assert_eq!(data.to_go_json(), want);
         assert_eq!(Data::from_go_json(want).unwrap(), data);
+        let stored = data.apply_to(&object, Some(want));
+        assert_eq!(Data::original_of(&stored).unwrap(), data);
+        let corrupt = data.apply_to(&object, Some("{not json"));
+        assert!(Data::original_of(&corrupt).unwrap_err().contains("does not parse"));
     }
 
     #[test]

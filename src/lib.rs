@@ -2,5 +2,10 @@
 //! OpenKruise Rollouts from a workstation, with the controller's semantics.
 
 pub mod data;
+pub mod error;
 pub mod gojson;
 pub mod lua;
+pub mod model;
+pub mod plan;
+pub mod scripts;
+pub mod yaml;

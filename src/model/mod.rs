@@ -1,0 +1,133 @@
+//! Rollouts and TrafficRoutings as the controller sees them, and the `obj` (LuaData) each step
+//! hands to a gateway object's script.
+
+mod luadata;
+mod rollout;
+mod strategy;
+mod traffic_routing;
+
+pub use luadata::{Semantics, lua_data};
+pub use rollout::{Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
+pub use strategy::RouteStrategy;
+pub use traffic_routing::TrafficRoutingCr;
+
+use serde_json::Value;
+use std::fmt;
+
+/// An input that makes no sense; the message carries the field path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelError(pub String);
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// A field path for messages (`spec.strategy.canary.steps[2].traffic`).
+#[derive(Clone, Debug)]
+pub struct Path(String);
+
+impl Path {
+    pub fn root(name: &str) -> Path {
+        Path(name.into())
+    }
+    pub fn field(&self, name: &str) -> Path {
+        Path(format!("{}.{name}", self.0))
+    }
+    pub fn index(&self, i: usize) -> Path {
+        Path(format!("{}[{i}]", self.0))
+    }
+    pub fn error(&self, message: &str) -> ModelError {
+        ModelError(format!("{}: {message}", self.0))
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A gateway object a Rollout routes through (`customNetworkRefs` entry).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+}
+
+impl ObjectRef {
+    /// The API group (`""` for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or("", |(group, _)| group)
+    }
+
+    /// The group as the controller's script lookup computes it: the text before the first `/`,
+    /// so core `v1` becomes `"v1"` (controller-semantics.md 4.5).
+    pub fn script_group(&self) -> &str {
+        self.api_version.split('/').next().unwrap_or_default()
+    }
+
+    pub fn version(&self) -> &str {
+        self.api_version.rsplit('/').next().unwrap_or_default()
+    }
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.kind, self.name)
+    }
+}
+
+/// `trafficRoutings[0]` of a Rollout, or `objectRef[0]` of a TrafficRouting.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrafficRoutingRef {
+    pub service: String,
+    pub grace_period_seconds: i64,
+    pub custom_network_refs: Vec<ObjectRef>,
+    /// Ingress and Gateway API routing: the controller handles them in Go, not Lua.
+    pub other_providers: Vec<&'static str>,
+}
+
+impl TrafficRoutingRef {
+    fn read(value: &Value, path: &Path) -> Result<TrafficRoutingRef, ModelError> {
+        let service = strategy::required_string(value.get("service"), &path.field("service"))?;
+        if service.is_empty() {
+            return Err(path.field("service").error("must not be empty"));
+        }
+        let refs_path = path.field("customNetworkRefs");
+        let custom_network_refs = match value.get("customNetworkRefs").filter(|r| !r.is_null()) {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()
+                .ok_or_else(|| refs_path.error("must be a list of {apiVersion, kind, name}"))?
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let at = refs_path.index(i);
+                    Ok(ObjectRef {
+                        api_version: strategy::required_string(r.get("apiVersion"), &at.field("apiVersion"))?.into(),
+                        kind: strategy::required_string(r.get("kind"), &at.field("kind"))?.into(),
+                        name: strategy::required_string(r.get("name"), &at.field("name"))?.into(),
+                    })
+                })
+                .collect::<Result<_, ModelError>>()?,
+        };
+        let other_providers =
+            ["ingress", "gateway"].into_iter().filter(|p| value.get(*p).is_some_and(|v| !v.is_null())).collect();
+        Ok(TrafficRoutingRef {
+            service: service.into(),
+            grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
+            custom_network_refs,
+            other_providers,
+        })
+    }
+}
+
+/// `metadata.name`, `metadata.namespace` and the annotations of an object.
+pub(crate) fn metadata_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object["metadata"][field].as_str()
+}

@@ -1,0 +1,387 @@
+//! A Rollout (`rollouts.kruise.io` v1beta1, or v1alpha1 through the controller's conversion).
+
+use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
+use super::{ModelError, Path, TrafficRoutingRef, metadata_str};
+use serde_json::Value;
+use std::fmt;
+
+/// Links a Rollout to a TrafficRouting CR; the only link the controller reads.
+pub const TRAFFIC_ROUTING_ANNOTATION: &str = "rollouts.kruise.io/trafficrouting";
+const ROLLING_STYLE_ANNOTATION: &str = "rollouts.kruise.io/rolling-style";
+const GROUP: &str = "rollouts.kruise.io";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyKind {
+    Canary,
+    BlueGreen,
+}
+
+impl StrategyKind {
+    /// The status field holding the step state (`canaryStatus` / `blueGreenStatus`).
+    pub fn status_field(self) -> &'static str {
+        match self {
+            StrategyKind::Canary => "canaryStatus",
+            StrategyKind::BlueGreen => "blueGreenStatus",
+        }
+    }
+}
+
+impl fmt::Display for StrategyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StrategyKind::Canary => "canary",
+            StrategyKind::BlueGreen => "blue-green",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub strategy: RouteStrategy,
+    /// `replicas` as written: an integer or a percent string.
+    pub replicas: Option<Value>,
+    /// `pause.duration` in seconds; `None` waits for a manual approval.
+    pub pause_seconds: Option<i64>,
+}
+
+impl Step {
+    pub fn describe_replicas(&self) -> String {
+        match &self.replicas {
+            Some(Value::String(s)) => format!("replicas {s}"),
+            Some(other) => format!("replicas {other}"),
+            None => "replicas unset".into(),
+        }
+    }
+
+    pub fn describe_pause(&self) -> String {
+        match self.pause_seconds {
+            Some(seconds) => format!("pause {seconds}s"),
+            None => "pause until approved".into(),
+        }
+    }
+}
+
+/// Where in a release the routing is planned: a step (1-based), or blue-green's final
+/// "route all traffic to the new version".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    Step(usize),
+    BlueGreenFinal,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RolloutStatus {
+    pub phase: Option<String>,
+    pub message: Option<String>,
+    /// The sub-status's fields (`canaryStatus` or `blueGreenStatus`).
+    pub current_step_index: Option<i64>,
+    pub current_step_state: Option<String>,
+    pub last_update_time: Option<String>,
+    pub finalising_step: Option<String>,
+    /// Canary (blue-green: updated) replicas and ready replicas.
+    pub canary_replicas: Option<i64>,
+    pub canary_ready_replicas: Option<i64>,
+    /// Whether the status has the sub-status the strategy expects.
+    pub has_sub_status: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Rollout {
+    pub name: String,
+    pub namespace: Option<String>,
+    /// The version it was read at (`v1alpha1` or `v1beta1`).
+    pub version: String,
+    pub kind: StrategyKind,
+    pub steps: Vec<Step>,
+    pub traffic_routing: Option<TrafficRoutingRef>,
+    pub disable_generate_canary_service: bool,
+    pub enable_extra_workload_for_canary: bool,
+    /// The TrafficRouting CR named by the `rollouts.kruise.io/trafficrouting` annotation.
+    pub traffic_routing_cr: Option<String>,
+    pub paused: bool,
+    pub disabled: bool,
+    pub status: RolloutStatus,
+    /// Things the API server or the conversion would silently change.
+    pub warnings: Vec<String>,
+}
+
+impl Rollout {
+    /// Reads a Rollout object (v1beta1 as is, v1alpha1 through the controller's conversion).
+    pub fn from_object(object: &Value) -> Result<Rollout, ModelError> {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let version = match api_version.split_once('/') {
+            Some((GROUP, version @ ("v1alpha1" | "v1beta1"))) => version,
+            _ => {
+                return Err(ModelError(format!(
+                    "not a Rollout of {GROUP}/v1alpha1 or v1beta1 (apiVersion {api_version:?})"
+                )));
+            }
+        };
+        if object["kind"] != "Rollout" {
+            return Err(ModelError(format!("kind must be Rollout, not {}", object["kind"])));
+        }
+        let name = metadata_str(object, "name").ok_or_else(|| ModelError("metadata.name is required".into()))?;
+        let strategy = &object["spec"]["strategy"];
+        let (kind, body, path) =
+            match (strategy.get("canary").filter(|c| !c.is_null()), strategy.get("blueGreen").filter(|b| !b.is_null()))
+            {
+                (Some(canary), None) => (StrategyKind::Canary, canary, Path::root("spec.strategy.canary")),
+                (None, Some(_)) if version == "v1alpha1" => {
+                    return Err(ModelError(
+                        "spec.strategy.blueGreen: v1alpha1 has no blue-green strategy; use v1beta1".into(),
+                    ));
+                }
+                (None, Some(blue_green)) => {
+                    (StrategyKind::BlueGreen, blue_green, Path::root("spec.strategy.blueGreen"))
+                }
+                _ => return Err(ModelError("spec.strategy must have exactly one of canary and blueGreen".into())),
+            };
+        let alpha = version == "v1alpha1";
+        let mut warnings = Vec::new();
+        let steps = read_steps(body, &path.field("steps"), alpha, &mut warnings)?;
+        let traffic_routing = read_traffic_routings(body, &path.field("trafficRoutings"))?;
+        let annotation = |key: &str| object["metadata"]["annotations"][key].as_str();
+        let flag = |field: &str| body[field].as_bool().unwrap_or(false);
+        let mut disable_generate_canary_service = flag("disableGenerateCanaryService");
+        let enable_extra_workload_for_canary = if alpha {
+            !annotation(ROLLING_STYLE_ANNOTATION).is_some_and(|s| s.eq_ignore_ascii_case("partition"))
+        } else {
+            kind == StrategyKind::Canary && flag("enableExtraWorkloadForCanary")
+        };
+        if alpha && disable_generate_canary_service {
+            warnings.push(
+                "spec.strategy.canary.disableGenerateCanaryService is dropped by the v1alpha1 to v1beta1 conversion: \
+                 the controller generates and routes to <service>-canary; apply the Rollout as v1beta1 to keep it"
+                    .into(),
+            );
+            disable_generate_canary_service = false;
+        }
+        if !alpha
+            && body.get("trafficRoutingRef").is_some_and(|r| !r.is_null())
+            && annotation(super::TRAFFIC_ROUTING_ANNOTATION).is_none()
+        {
+            warnings.push(format!(
+                "{path}.trafficRoutingRef is not read by the controller; only the annotation {} links a TrafficRouting",
+                super::TRAFFIC_ROUTING_ANNOTATION
+            ));
+        }
+        Ok(Rollout {
+            name: name.into(),
+            namespace: metadata_str(object, "namespace").map(str::to_string),
+            version: version.into(),
+            kind,
+            steps,
+            traffic_routing,
+            disable_generate_canary_service,
+            enable_extra_workload_for_canary,
+            traffic_routing_cr: annotation(TRAFFIC_ROUTING_ANNOTATION).filter(|s| !s.is_empty()).map(str::to_string),
+            paused: object["spec"]["strategy"]["paused"].as_bool().unwrap_or(false),
+            disabled: object["spec"]["disabled"].as_bool().unwrap_or(false),
+            status: read_status(&object["status"], kind),
+            warnings,
+        })
+    }
+
+    /// Every stage of the release in order: the steps, then blue-green's final full switch.
+    pub fn stages(&self) -> Vec<Stage> {
+        let mut stages: Vec<Stage> = (1..=self.steps.len()).map(Stage::Step).collect();
+        if self.kind == StrategyKind::BlueGreen {
+            stages.push(Stage::BlueGreenFinal);
+        }
+        stages
+    }
+
+    /// The strategy the controller routes with at a stage (controller-semantics.md 3.3).
+    pub fn strategy_at(&self, stage: Stage) -> RouteStrategy {
+        match stage {
+            Stage::Step(i) => self.steps[i - 1].strategy.clone(),
+            Stage::BlueGreenFinal => RouteStrategy {
+                traffic: Some("100%".into()),
+                matches: None,
+                request_header_modifier: self.steps.last().and_then(|s| s.strategy.request_header_modifier.clone()),
+            },
+        }
+    }
+
+    /// `step i/n` or `final`.
+    pub fn stage_label(&self, stage: Stage) -> String {
+        match stage {
+            Stage::Step(i) => format!("step {i}/{}", self.steps.len()),
+            Stage::BlueGreenFinal => "final (route all traffic to the new version)".into(),
+        }
+    }
+
+    /// The current step from the status, when the index is a valid step.
+    pub fn current_stage(&self) -> Option<Stage> {
+        let index = usize::try_from(self.status.current_step_index?).ok()?;
+        (1..=self.steps.len()).contains(&index).then_some(Stage::Step(index))
+    }
+}
+
+fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>) -> Result<Vec<Step>, ModelError> {
+    let items = match body.get("steps") {
+        Some(Value::Array(items)) if !items.is_empty() => items,
+        Some(Value::Array(_)) | None | Some(Value::Null) => return Err(path.error("must list at least one step")),
+        Some(_) => return Err(path.error("must be a list")),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let at = path.index(i);
+            if !step.is_object() {
+                return Err(at.error("must be a map"));
+            }
+            let mut replicas = step.get("replicas").filter(|r| !r.is_null()).cloned();
+            let traffic = if alpha {
+                match step.get("weight").filter(|w| !w.is_null()) {
+                    None => None,
+                    Some(weight) => {
+                        let w = weight.as_i64().ok_or_else(|| at.field("weight").error("must be an integer"))?;
+                        // ConvertTo: weight N becomes traffic "N%", and replicas "N%" when unset.
+                        replicas.get_or_insert_with(|| Value::String(format!("{w}%")));
+                        Some(format!("{w}%"))
+                    }
+                }
+            } else {
+                strategy::optional_string(step.get("traffic"), &at.field("traffic"))?.map(str::to_string)
+            };
+            let matches = match step.get("matches").filter(|m| !m.is_null()) {
+                Some(m) => Some(read_matches(m, &at.field("matches"), alpha, warnings)?),
+                None => None,
+            };
+            let request_header_modifier = match step.get("requestHeaderModifier").filter(|m| !m.is_null()) {
+                Some(m) => Some(read_header_modifier(m, &at.field("requestHeaderModifier"))?),
+                None => None,
+            };
+            let strategy = RouteStrategy { traffic, matches, request_header_modifier };
+            if let Some(bad) = strategy.malformed_traffic() {
+                warnings.push(format!("{at}.traffic {bad:?} is not a percentage; the controller reads it as 0%"));
+            }
+            Ok(Step { strategy, replicas, pause_seconds: step["pause"]["duration"].as_i64() })
+        })
+        .collect()
+}
+
+fn read_traffic_routings(body: &Value, path: &Path) -> Result<Option<TrafficRoutingRef>, ModelError> {
+    match body.get("trafficRoutings") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => match items.as_slice() {
+            [] => Ok(None),
+            [only] => TrafficRoutingRef::read(only, &path.index(0)).map(Some),
+            _ => Err(path.error("has more than one entry; the controller's webhook allows at most one")),
+        },
+        Some(_) => Err(path.error("must be a list")),
+    }
+}
+
+fn read_status(status: &Value, kind: StrategyKind) -> RolloutStatus {
+    let sub = &status[kind.status_field()];
+    let (replicas, ready) = match kind {
+        StrategyKind::Canary => ("canaryReplicas", "canaryReadyReplicas"),
+        StrategyKind::BlueGreen => ("updatedReplicas", "updatedReadyReplicas"),
+    };
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    RolloutStatus {
+        phase: text(&status["phase"]),
+        message: text(&status["message"]),
+        current_step_index: sub["currentStepIndex"].as_i64(),
+        current_step_state: text(&sub["currentStepState"]),
+        last_update_time: text(&sub["lastUpdateTime"]),
+        finalising_step: text(&sub["finalisingStep"]),
+        canary_replicas: sub[replicas].as_i64(),
+        canary_ready_replicas: sub[ready].as_i64(),
+        has_sub_status: sub.is_object(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rollout(v: Value) -> Result<Rollout, ModelError> {
+        Rollout::from_object(&v)
+    }
+
+    #[test]
+    fn reads_v1beta1_canary() {
+        let r = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "demo", "namespace": "ns"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"traffic": "20%", "replicas": 1}, {"matches": [{"headers": [{"name": "a", "value": "b"}]}]}],
+                "trafficRoutings": [{"service": "svc", "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "vs"}]}]
+            }}},
+            "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}
+        }))
+        .unwrap();
+        assert_eq!(r.stages(), vec![Stage::Step(1), Stage::Step(2)]);
+        assert_eq!(r.strategy_at(Stage::Step(1)).weights(), (20, 80));
+        assert_eq!(r.current_stage(), Some(Stage::Step(2)));
+        assert_eq!(r.status.current_step_state.as_deref(), Some("StepPaused"));
+        let routing = r.traffic_routing.unwrap();
+        assert_eq!(routing.grace_period_seconds, 3);
+        assert_eq!(routing.custom_network_refs[0].group(), "networking.istio.io");
+    }
+
+    #[test]
+    fn converts_v1alpha1_like_the_controller() {
+        let r = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout",
+            "metadata": {"name": "demo", "annotations": {"rollouts.kruise.io/rolling-style": "Partition", "rollouts.kruise.io/trafficrouting": "tr"}},
+            "spec": {"objectRef": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}}, "strategy": {"canary": {
+                "disableGenerateCanaryService": true,
+                "steps": [{"weight": 20}, {"matches": [{"headers": [{"name": "a", "value": "b"}], "path": {"value": "/x"}}], "replicas": 2}],
+                "trafficRoutings": [{"service": "svc"}]
+            }}}
+        }))
+        .unwrap();
+        assert_eq!(r.steps[0].strategy.traffic.as_deref(), Some("20%"));
+        assert_eq!(r.steps[0].replicas, Some(json!("20%")));
+        assert_eq!(
+            r.steps[1].strategy.matches,
+            Some(vec![json!({"headers": [{"type": "Exact", "name": "a", "value": "b"}]})])
+        );
+        assert!(!r.enable_extra_workload_for_canary);
+        assert!(!r.disable_generate_canary_service, "dropped by the conversion");
+        assert_eq!(r.traffic_routing_cr.as_deref(), Some("tr"));
+        assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn blue_green_ends_with_all_traffic_to_new() {
+        let r = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "bg"},
+            "spec": {"strategy": {"blueGreen": {
+                "steps": [{"traffic": "0%", "replicas": "100%"}, {"traffic": "50%", "replicas": "100%", "requestHeaderModifier": {"set": [{"name": "x", "value": "y"}]}}],
+                "trafficRoutings": [{"service": "svc"}]
+            }}}
+        }))
+        .unwrap();
+        assert_eq!(r.stages().last(), Some(&Stage::BlueGreenFinal));
+        let last = r.strategy_at(Stage::BlueGreenFinal);
+        assert_eq!(last.weights(), (100, 0));
+        assert_eq!(last.matches, None);
+        assert!(last.request_header_modifier.is_some());
+    }
+
+    #[test]
+    fn rejects_what_makes_no_sense() {
+        let base = |strategy: Value| json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "x"}, "spec": {"strategy": strategy}});
+        let err = |v: Value| rollout(v).unwrap_err().to_string();
+        assert_eq!(err(base(json!({}))), "spec.strategy must have exactly one of canary and blueGreen");
+        assert_eq!(
+            err(base(json!({"canary": {"steps": []}}))),
+            "spec.strategy.canary.steps: must list at least one step"
+        );
+        assert_eq!(
+            err(base(json!({"canary": {"steps": [{"traffic": 20}]}}))),
+            "spec.strategy.canary.steps[0].traffic: must be a string, not 20"
+        );
+        assert_eq!(
+            err(base(json!({"canary": {"steps": [{}], "trafficRoutings": [{"service": "a"}, {"service": "b"}]}}))),
+            "spec.strategy.canary.trafficRoutings: has more than one entry; the controller's webhook allows at most one"
+        );
+        assert!(err(json!({"apiVersion": "apps/v1", "kind": "Deployment"})).starts_with("not a Rollout"));
+    }
+}

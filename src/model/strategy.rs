@@ -1,0 +1,298 @@
+//! A step's traffic strategy (traffic, matches, requestHeaderModifier), read with the CRD's
+//! defaults and validation, and the weights the controller derives from it.
+
+use super::{ModelError, Path};
+use serde_json::{Map, Value};
+
+/// `TrafficRoutingStrategy`: what one step asks of the gateway.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RouteStrategy {
+    /// The percent string, as written (`"20%"`).
+    pub traffic: Option<String>,
+    /// The matches with CRD defaults applied, in the shape the controller hands to Lua
+    /// (`omitempty` honoured); `None` when the step has no `matches` field.
+    pub matches: Option<Vec<Value>>,
+    /// The Gateway API `HTTPHeaderFilter`, in the shape handed to Lua.
+    pub request_header_modifier: Option<Value>,
+}
+
+impl RouteStrategy {
+    /// A step with neither traffic nor matches means "original routing": the controller restores
+    /// the stored original instead of running Lua.
+    pub fn routes_traffic(&self) -> bool {
+        self.traffic.is_some() || self.matches.as_ref().is_some_and(|m| !m.is_empty())
+    }
+
+    /// `canaryWeight` and `stableWeight` as the controller computes them: the percent scaled
+    /// against 100 (exact for integers), 0 for a malformed string, -1/101 without traffic.
+    pub fn weights(&self) -> (i64, i64) {
+        let canary = self.traffic.as_deref().map_or(-1, percent);
+        (canary, 100 - canary)
+    }
+
+    /// Whether the traffic string is one the controller silently reads as 0.
+    pub fn malformed_traffic(&self) -> Option<&str> {
+        self.traffic.as_deref().filter(|t| parse_percent(t).is_none())
+    }
+
+    /// A short human description: `traffic 20%`, `matches: …`, header changes.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(matches) = self.matches.as_ref().filter(|m| !m.is_empty()) {
+            let alternatives: Vec<String> = matches.iter().map(describe_match).collect();
+            parts.push(format!("matches {}", alternatives.join(" OR ")));
+            if let Some(traffic) = &self.traffic {
+                parts.push(format!("(traffic {traffic} ignored by the built-in scripts: matches take precedence)"));
+            }
+        } else if let Some(traffic) = &self.traffic {
+            let (canary, stable) = self.weights();
+            parts.push(format!("traffic {traffic} (canary {canary} / stable {stable})"));
+        }
+        if let Some(modifier) = &self.request_header_modifier {
+            parts.push(describe_modifier(modifier));
+        }
+        if parts.is_empty() { "original routing (no traffic, no matches)".into() } else { parts.join(", ") }
+    }
+}
+
+/// Go's `intstr.GetScaledValueFromIntOrPercent(…, 100, true)` on a traffic string, or 0 when it
+/// does not parse (the controller ignores the error).
+fn percent(traffic: &str) -> i64 {
+    parse_percent(traffic).unwrap_or(0)
+}
+
+fn parse_percent(traffic: &str) -> Option<i64> {
+    let digits = traffic.strip_suffix('%')?;
+    // Go's strconv.Atoi: an optional sign, then ASCII digits only.
+    let unsigned = digits.strip_prefix(['+', '-']).unwrap_or(digits);
+    if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let value: i64 = digits.parse().ok()?;
+    // ceil(value * 100 / 100) in float64, then the controller's int32 conversion.
+    Some(((value as f64 * 100.0 / 100.0).ceil() as i64) as i32 as i64)
+}
+
+fn describe_match(m: &Value) -> String {
+    let mut conditions = Vec::new();
+    if let Some(path) = m.get("path") {
+        conditions.push(format!(
+            "path {} {}",
+            kind_symbol(path["type"].as_str()),
+            path["value"].as_str().unwrap_or("/")
+        ));
+    }
+    for (field, what) in [("headers", "header"), ("queryParams", "query")] {
+        for entry in m[field].as_array().into_iter().flatten() {
+            let name = entry["name"].as_str().unwrap_or("");
+            let value = entry["value"].as_str().unwrap_or("");
+            conditions.push(format!("{what} {name}{}{value}", kind_symbol(entry["type"].as_str())));
+        }
+    }
+    if conditions.is_empty() { "[any request]".into() } else { format!("[{}]", conditions.join(" AND ")) }
+}
+
+fn kind_symbol(kind: Option<&str>) -> &'static str {
+    match kind {
+        Some("RegularExpression") => "~",
+        Some("PathPrefix") => "^",
+        _ => "=",
+    }
+}
+
+fn describe_modifier(modifier: &Value) -> String {
+    let mut parts = Vec::new();
+    for action in ["set", "add"] {
+        for header in modifier[action].as_array().into_iter().flatten() {
+            parts.push(format!(
+                "{action} {}={}",
+                header["name"].as_str().unwrap_or(""),
+                header["value"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    for name in modifier["remove"].as_array().into_iter().flatten() {
+        parts.push(format!("remove {}", name.as_str().unwrap_or("")));
+    }
+    format!("request headers: {}", parts.join(", "))
+}
+
+/// Reads `matches` with the CRD's defaults and enums. `headers_only` is the v1alpha1 (and
+/// TrafficRouting) shape, where the API server prunes path and queryParams.
+pub fn read_matches(
+    value: &Value,
+    path: &Path,
+    headers_only: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Value>, ModelError> {
+    let items = value.as_array().ok_or_else(|| path.error("must be a list of matches"))?;
+    let mut matches = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = path.index(i);
+        let fields = item.as_object().ok_or_else(|| at.error("must be a map"))?;
+        let mut out = Map::new();
+        if headers_only {
+            let dropped: Vec<&str> = fields.keys().map(String::as_str).filter(|k| *k != "headers").collect();
+            if !dropped.is_empty() {
+                warnings.push(format!(
+                    "{at}: {} not supported in this API version; the API server drops it",
+                    dropped.join(", ")
+                ));
+            }
+        } else if let Some(path_match) = fields.get("path").filter(|p| !p.is_null()) {
+            out.insert("path".into(), read_path_match(path_match, &at.field("path"))?);
+        }
+        let lists: &[(&str, &[&str])] = if headers_only {
+            &[("headers", &["Exact", "RegularExpression"])]
+        } else {
+            &[("headers", &["Exact", "RegularExpression"]), ("queryParams", &["Exact", "RegularExpression"])]
+        };
+        for (field, kinds) in lists {
+            if let Some(list) = fields.get(*field).filter(|l| !l.is_null()) {
+                let entries = read_value_matches(list, &at.field(field), kinds)?;
+                // omitempty: an empty list is not handed to Lua.
+                if !entries.is_empty() {
+                    out.insert((*field).into(), Value::Array(entries));
+                }
+            }
+        }
+        matches.push(Value::Object(out));
+    }
+    Ok(matches)
+}
+
+fn read_path_match(value: &Value, path: &Path) -> Result<Value, ModelError> {
+    let fields = value.as_object().ok_or_else(|| path.error("must be a map with type and value"))?;
+    let kind = optional_string(fields.get("type"), &path.field("type"))?.unwrap_or("PathPrefix");
+    check_enum(kind, &["Exact", "PathPrefix", "RegularExpression"], &path.field("type"))?;
+    let value = optional_string(fields.get("value"), &path.field("value"))?.unwrap_or("/");
+    Ok(serde_json::json!({"type": kind, "value": value}))
+}
+
+fn read_value_matches(value: &Value, path: &Path, kinds: &[&str]) -> Result<Vec<Value>, ModelError> {
+    let items = value.as_array().ok_or_else(|| path.error("must be a list"))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let at = path.index(i);
+            let fields = item.as_object().ok_or_else(|| at.error("must be a map with name and value"))?;
+            let kind = optional_string(fields.get("type"), &at.field("type"))?.unwrap_or("Exact");
+            check_enum(kind, kinds, &at.field("type"))?;
+            let name = required_string(fields.get("name"), &at.field("name"))?;
+            let value = required_string(fields.get("value"), &at.field("value"))?;
+            Ok(serde_json::json!({"type": kind, "name": name, "value": value}))
+        })
+        .collect()
+}
+
+/// Reads a Gateway API `HTTPHeaderFilter` (`set`/`add` lists of name+value, `remove` names).
+pub fn read_header_modifier(value: &Value, path: &Path) -> Result<Value, ModelError> {
+    let fields = value.as_object().ok_or_else(|| path.error("must be a map with set, add or remove"))?;
+    let mut out = Map::new();
+    for action in ["set", "add"] {
+        if let Some(list) = fields.get(action).filter(|l| !l.is_null()) {
+            let at = path.field(action);
+            let items = list.as_array().ok_or_else(|| at.error("must be a list of {name, value}"))?;
+            let headers = items
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    let at = at.index(i);
+                    let name = required_string(h.get("name"), &at.field("name"))?;
+                    let value = required_string(h.get("value"), &at.field("value"))?;
+                    Ok(serde_json::json!({"name": name, "value": value}))
+                })
+                .collect::<Result<Vec<_>, ModelError>>()?;
+            if !headers.is_empty() {
+                out.insert(action.into(), Value::Array(headers));
+            }
+        }
+    }
+    if let Some(list) = fields.get("remove").filter(|l| !l.is_null()) {
+        let at = path.field("remove");
+        let items = list.as_array().ok_or_else(|| at.error("must be a list of header names"))?;
+        let names = items
+            .iter()
+            .enumerate()
+            .map(|(i, n)| required_string(Some(n), &at.index(i)).map(|s| Value::String(s.into())))
+            .collect::<Result<Vec<_>, ModelError>>()?;
+        if !names.is_empty() {
+            out.insert("remove".into(), Value::Array(names));
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+fn check_enum(kind: &str, allowed: &[&str], path: &Path) -> Result<(), ModelError> {
+    if allowed.contains(&kind) {
+        Ok(())
+    } else {
+        Err(path.error(&format!("must be one of {}, not {kind:?}", allowed.join(", "))))
+    }
+}
+
+pub fn optional_string<'a>(value: Option<&'a Value>, path: &Path) -> Result<Option<&'a str>, ModelError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(path.error(&format!("must be a string, not {other}"))),
+    }
+}
+
+pub fn required_string<'a>(value: Option<&'a Value>, path: &Path) -> Result<&'a str, ModelError> {
+    optional_string(value, path)?.ok_or_else(|| path.error("is required"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn weights_follow_the_controller() {
+        let weights =
+            |t: Option<&str>| RouteStrategy { traffic: t.map(str::to_string), ..Default::default() }.weights();
+        assert_eq!(weights(Some("20%")), (20, 80));
+        assert_eq!(weights(Some("+20%")), (20, 80));
+        assert_eq!(weights(None), (-1, 101));
+        for malformed in ["20", "20.5%", " 20%", "%", "abc%"] {
+            assert_eq!(weights(Some(malformed)), (0, 100), "{malformed}");
+        }
+    }
+
+    #[test]
+    fn matches_get_crd_defaults() {
+        let mut warnings = Vec::new();
+        let raw = json!([{"headers": [{"name": "user-agent", "value": "pc"}], "path": {}, "queryParams": []}]);
+        let got = read_matches(&raw, &Path::root("m"), false, &mut warnings).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                json!({"headers": [{"type": "Exact", "name": "user-agent", "value": "pc"}], "path": {"type": "PathPrefix", "value": "/"}})
+            ]
+        );
+        let headers_only =
+            read_matches(&json!([{"path": {"value": "/x"}}]), &Path::root("m"), true, &mut warnings).unwrap();
+        assert_eq!(headers_only, vec![json!({})]);
+        assert!(warnings[0].contains("path not supported"), "{warnings:?}");
+    }
+
+    #[test]
+    fn matches_are_validated() {
+        let err = read_matches(
+            &json!([{"headers": [{"type": "Prefix", "name": "a", "value": "b"}]}]),
+            &Path::root("steps[0].matches"),
+            false,
+            &mut vec![],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "steps[0].matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\""
+        );
+        let err =
+            read_matches(&json!([{"headers": [{"value": "b"}]}]), &Path::root("m"), false, &mut vec![]).unwrap_err();
+        assert_eq!(err.to_string(), "m[0].headers[0].name: is required");
+    }
+}

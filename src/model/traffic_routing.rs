@@ -1,0 +1,77 @@
+//! The TrafficRouting CR (`rollouts.kruise.io/v1alpha1`): one fixed strategy routed through its
+//! refs while a Rollout that names it is progressing.
+
+use super::strategy::{RouteStrategy, read_header_modifier, read_matches};
+use super::{ModelError, Path, TrafficRoutingRef, metadata_str};
+use serde_json::Value;
+
+#[derive(Clone, Debug)]
+pub struct TrafficRoutingCr {
+    pub name: String,
+    pub namespace: Option<String>,
+    /// `objectRef[0]`; the controller uses only the first entry.
+    pub traffic_routing: TrafficRoutingRef,
+    /// The strategy after `ConversionToV1beta1TrafficRoutingStrategy`: weight N becomes traffic
+    /// "N%", matches keep only headers and stay absent when there are none.
+    pub strategy: RouteStrategy,
+    pub phase: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+impl TrafficRoutingCr {
+    pub fn from_object(object: &Value) -> Result<TrafficRoutingCr, ModelError> {
+        if object["apiVersion"] != "rollouts.kruise.io/v1alpha1" || object["kind"] != "TrafficRouting" {
+            return Err(ModelError(format!(
+                "not a TrafficRouting of rollouts.kruise.io/v1alpha1 (apiVersion {}, kind {})",
+                object["apiVersion"], object["kind"]
+            )));
+        }
+        let name = metadata_str(object, "name").ok_or_else(|| ModelError("metadata.name is required".into()))?;
+        let refs = Path::root("spec.objectRef");
+        let traffic_routing = match object["spec"]["objectRef"].as_array().map(Vec::as_slice) {
+            Some([first, ..]) => TrafficRoutingRef::read(first, &refs.index(0))?,
+            _ => return Err(refs.error("must list at least one traffic routing")),
+        };
+        let spec = &object["spec"]["strategy"];
+        let at = Path::root("spec.strategy");
+        let mut warnings = Vec::new();
+        let traffic = match spec.get("weight").filter(|w| !w.is_null()) {
+            None => None,
+            Some(w) => Some(format!("{}%", w.as_i64().ok_or_else(|| at.field("weight").error("must be an integer"))?)),
+        };
+        let matches = match spec.get("matches").filter(|m| !m.is_null()) {
+            Some(m) => Some(read_matches(m, &at.field("matches"), true, &mut warnings)?).filter(|m| !m.is_empty()),
+            None => None,
+        };
+        let request_header_modifier = match spec.get("requestHeaderModifier").filter(|m| !m.is_null()) {
+            Some(m) => Some(read_header_modifier(m, &at.field("requestHeaderModifier"))?),
+            None => None,
+        };
+        Ok(TrafficRoutingCr {
+            name: name.into(),
+            namespace: metadata_str(object, "namespace").map(str::to_string),
+            traffic_routing,
+            strategy: RouteStrategy { traffic, matches, request_header_modifier },
+            phase: object["status"]["phase"].as_str().map(str::to_string),
+            warnings,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn converts_the_strategy_like_the_controller() {
+        let tr = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "spec": {"strategy": {"weight": 50}, "objectRef": [{"service": "svc", "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1alpha3", "kind": "VirtualService", "name": "vs"}]}]}
+        }))
+        .unwrap();
+        assert_eq!(tr.strategy.traffic.as_deref(), Some("50%"));
+        assert_eq!(tr.strategy.matches, None);
+        assert_eq!(tr.traffic_routing.service, "svc");
+    }
+}

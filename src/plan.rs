@@ -1,0 +1,282 @@
+//! Planning: for each gateway object a Rollout (or TrafficRouting) routes through, the object
+//! the controller would write at a stage, computed from the stored original as the controller
+//! does, and whether it differs from the object as it is now.
+
+use crate::data::{self, Data};
+use crate::error::Error;
+use crate::lua::{self, EvalOptions, Limits, OrderDependence};
+use crate::model::{self, ObjectRef, Rollout, RouteStrategy, Stage, TrafficRoutingCr};
+use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Gateway objects by (group, kind, namespace, name); the version is ignored, as the API server
+/// serves an object at every version of its kind.
+#[derive(Clone, Debug, Default)]
+pub struct ObjectIndex {
+    objects: BTreeMap<(String, String, String, String), Value>,
+}
+
+impl ObjectIndex {
+    pub fn insert(&mut self, namespace: &str, object: Value) {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+        let kind = object["kind"].as_str().unwrap_or_default().to_string();
+        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        self.objects.insert((group, kind, namespace.to_string(), name), object);
+    }
+
+    pub fn get(&self, reference: &ObjectRef, namespace: &str) -> Option<&Value> {
+        self.objects.get(&(reference.group().into(), reference.kind.clone(), namespace.into(), reference.name.clone()))
+    }
+}
+
+/// What the controller does to an object at a stage.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// Runs the script and writes its result.
+    Lua(ResolvedScript),
+    /// No traffic and no matches: restores the stored original (the annotation goes away).
+    Restore,
+    /// No traffic and no matches, and nothing stored: the object is left alone.
+    Keep,
+}
+
+#[derive(Clone, Debug)]
+pub struct ObjectPlan {
+    pub reference: ObjectRef,
+    pub namespace: String,
+    pub current: Value,
+    pub planned: Value,
+    pub action: Action,
+    pub warnings: Vec<String>,
+}
+
+impl ObjectPlan {
+    pub fn changed(&self) -> bool {
+        !data::same_routing(&self.current, &self.planned)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct StagePlan {
+    pub stage: Option<Stage>,
+    /// `step 2/4`, `final (…)`, or `TrafficRouting strategy`.
+    pub label: String,
+    /// What the stage asks of the gateway.
+    pub description: String,
+    pub objects: Vec<ObjectPlan>,
+}
+
+/// The plan of one Rollout (or of a TrafficRouting no Rollout in the input names).
+#[derive(Clone, Debug)]
+pub struct RoutingPlan {
+    /// `Rollout ns/name` or `TrafficRouting ns/name`.
+    pub owner: String,
+    pub stages: Vec<StagePlan>,
+    pub warnings: Vec<String>,
+}
+
+impl RoutingPlan {
+    pub fn changed(&self) -> bool {
+        self.stages.iter().flat_map(|s| &s.objects).any(ObjectPlan::changed)
+    }
+}
+
+/// The routing an owner applies: its refs, services, and the strategy per stage.
+struct Routing<'a> {
+    owner: String,
+    namespace: &'a str,
+    refs: &'a [ObjectRef],
+    stable: &'a str,
+    canary: String,
+}
+
+pub struct Planner<'a> {
+    pub objects: &'a ObjectIndex,
+    pub scripts: &'a ScriptCatalog,
+    pub limits: Limits,
+}
+
+impl Planner<'_> {
+    /// Plans `stages` of a Rollout; `cr` is the TrafficRouting its annotation names, if any.
+    pub fn plan_rollout(
+        &self,
+        rollout: &Rollout,
+        namespace: &str,
+        cr: Option<&TrafficRoutingCr>,
+        stages: &[Stage],
+    ) -> Result<RoutingPlan, Error> {
+        let owner = format!("Rollout {namespace}/{}", rollout.name);
+        let mut warnings = rollout.warnings.iter().map(|w| format!("{owner}: {w}")).collect::<Vec<_>>();
+        let own = rollout.traffic_routing.as_ref().filter(|r| !r.custom_network_refs.is_empty());
+        if own.is_none() && cr.is_none() {
+            let why = match &rollout.traffic_routing {
+                None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
+                Some(r) => format!(
+                    "its trafficRoutings use only {} (routed by the controller in Go, not Lua)",
+                    r.other_providers.join(" and ")
+                ),
+            };
+            return Err(Error::Input(format!("{owner} has no Lua traffic routing to plan: {why}")));
+        }
+        if let Some(r) = own.filter(|r| !r.other_providers.is_empty()) {
+            warnings.push(format!(
+                "{owner}: its {} routing is done by the controller in Go and is not shown",
+                r.other_providers.join(" and ")
+            ));
+        }
+        let routing = own.map(|r| Routing {
+            owner: owner.clone(),
+            namespace,
+            refs: &r.custom_network_refs,
+            stable: &r.service,
+            canary: if rollout.disable_generate_canary_service {
+                r.service.clone()
+            } else {
+                format!("{}-canary", r.service)
+            },
+        });
+        let mut plans = Vec::with_capacity(stages.len());
+        for &stage in stages {
+            let strategy = rollout.strategy_at(stage);
+            let mut objects = Vec::new();
+            if let Some(routing) = &routing {
+                objects.extend(self.plan_objects(routing, &strategy)?);
+            }
+            if let Some(cr) = cr {
+                objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr.strategy)?);
+            }
+            let mut description = strategy.describe();
+            if let Stage::Step(i) = stage {
+                let step = &rollout.steps[i - 1];
+                description = format!("{}, {description}, {}", step.describe_replicas(), step.describe_pause());
+            }
+            if let Some(cr) = cr {
+                description.push_str(&format!("; TrafficRouting {}: {}", cr.name, cr.strategy.describe()));
+            }
+            plans.push(StagePlan { stage: Some(stage), label: rollout.stage_label(stage), description, objects });
+        }
+        if let Some(cr) = cr {
+            warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
+        }
+        Ok(RoutingPlan { owner, stages: plans, warnings })
+    }
+
+    /// Plans a TrafficRouting on its own: its strategy through its refs.
+    pub fn plan_traffic_routing(&self, cr: &TrafficRoutingCr, namespace: &str) -> Result<RoutingPlan, Error> {
+        let routing = cr_routing(cr, namespace);
+        let objects = self.plan_objects(&routing, &cr.strategy)?;
+        let stage = StagePlan {
+            stage: None,
+            label: "TrafficRouting strategy".into(),
+            description: cr.strategy.describe(),
+            objects,
+        };
+        let warnings = cr.warnings.iter().map(|w| format!("{}: {w}", routing.owner)).collect();
+        Ok(RoutingPlan { owner: routing.owner, stages: vec![stage], warnings })
+    }
+
+    fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy) -> Result<Vec<ObjectPlan>, Error> {
+        routing.refs.iter().map(|reference| self.plan_object(routing, reference, strategy)).collect()
+    }
+
+    fn plan_object(
+        &self,
+        routing: &Routing,
+        reference: &ObjectRef,
+        strategy: &RouteStrategy,
+    ) -> Result<ObjectPlan, Error> {
+        let context = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
+        let current = self
+            .objects
+            .get(reference, routing.namespace)
+            .ok_or_else(|| {
+                Error::Input(format!("{context}, but there is no such object in namespace {}", routing.namespace))
+            })?
+            .clone();
+        let stored = data::stored_original(&current);
+        let original = Data::original_of(&current).map_err(|e| Error::Input(format!("{context}: {e}")))?;
+        let mut warnings = Vec::new();
+        let (planned, action) = if !strategy.routes_traffic() {
+            match stored {
+                Some(_) => (original.apply_to(&current, None), Action::Restore),
+                None => (current.clone(), Action::Keep),
+            }
+        } else {
+            let script = self.scripts.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
+            let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
+            let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)?;
+            match lua::order_dependence(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER, &result) {
+                Some(OrderDependence::InputMaps) => warnings.push(format!(
+                    "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
+                )),
+                Some(OrderDependence::ScriptTables) => warnings.push(format!(
+                    "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
+                )),
+                None => {}
+            }
+            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
+            let planned = result.apply_to(&current, Some(&stored));
+            warnings.extend(routing_warnings(reference, &script, &planned, strategy));
+            (planned, Action::Lua(script))
+        };
+        Ok(ObjectPlan {
+            reference: reference.clone(),
+            namespace: routing.namespace.to_string(),
+            current,
+            planned,
+            action,
+            warnings,
+        })
+    }
+}
+
+fn cr_routing<'a>(cr: &'a TrafficRoutingCr, namespace: &'a str) -> Routing<'a> {
+    // A TrafficRouting never generates a canary Service: canary and stable are the same name.
+    Routing {
+        owner: format!("TrafficRouting {namespace}/{}", cr.name),
+        namespace,
+        refs: &cr.traffic_routing.custom_network_refs,
+        stable: &cr.traffic_routing.service,
+        canary: cr.traffic_routing.service.clone(),
+    }
+}
+
+/// The rough edges of weight routing worth a warning (builtin-scripts.md): weights that do not
+/// add up to 100 after flooring, and a rule sent to the canary twice.
+fn routing_warnings(
+    reference: &ObjectRef,
+    script: &ResolvedScript,
+    planned: &Value,
+    strategy: &RouteStrategy,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    // The built-in scripts ignore weights on the matches path; a custom script may not.
+    let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
+    if !builtin && strategy.traffic.is_none() && strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
+        warnings.push(format!(
+            "{reference}: this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101"
+        ));
+    }
+    if reference.kind != "VirtualService" {
+        return warnings;
+    }
+    for protocol in ["http", "tcp", "tls"] {
+        for (i, rule) in planned["spec"][protocol].as_array().into_iter().flatten().enumerate() {
+            let routes = rule["route"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let weights: Vec<i64> = routes.iter().filter_map(|r| r["weight"].as_i64()).collect();
+            if weights.len() == routes.len() && routes.len() > 1 {
+                let total: i64 = weights.iter().sum();
+                if total != 100 {
+                    warnings.push(format!("{reference}: spec.{protocol}[{i}] route weights add up to {total}, not 100 (the script floors each weight)"));
+                }
+            }
+            let canary_routes = routes.iter().filter(|r| r["destination"]["subset"] == "canary").count();
+            if canary_routes > 1 {
+                warnings.push(format!("{reference}: spec.{protocol}[{i}] routes to the canary {canary_routes} times (a rule with two stable-host routes is processed twice by the script)"));
+            }
+        }
+    }
+    warnings
+}

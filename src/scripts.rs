@@ -1,0 +1,203 @@
+//! Which script runs for a gateway object, in the controller's order after the user's own:
+//! `--script`, `--lua-dir`, the built-in scripts (compiled in), then the ConfigMap
+//! `kruise-rollout-configuration`.
+
+use crate::lua::Script;
+use crate::model::ObjectRef;
+use ring::digest;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A script shipped in the binary, from `lua_configuration/<group>/<Kind>/trafficRouting.lua`.
+pub struct BuiltinScript {
+    pub group: &'static str,
+    pub kind: &'static str,
+    pub code: &'static str,
+    /// `testdata/` cases: (file name, contents).
+    pub testdata: &'static [(&'static str, &'static str)],
+}
+
+impl BuiltinScript {
+    pub fn path(&self) -> String {
+        format!("lua_configuration/{}/{}/trafficRouting.lua", self.group, self.kind)
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/builtin_scripts.rs"));
+
+/// The ConfigMap the controller reads scripts from, and its key for a kind.
+pub const CONFIGMAP_NAME: &str = "kruise-rollout-configuration";
+pub const DEFAULT_CONTROLLER_NAMESPACE: &str = "kruise-rollout";
+
+pub fn configmap_key(kind: &str, group: &str) -> String {
+    format!("lua.traffic.routing.{kind}.{group}")
+}
+
+/// (group, Kind) as the controller's script lookup names it.
+pub type ScriptKey = (String, String);
+
+pub fn key_of(reference: &ObjectRef) -> ScriptKey {
+    (reference.script_group().to_string(), reference.kind.clone())
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptSource {
+    Flag { path: String },
+    LuaDir { path: String },
+    BuiltIn { path: String },
+    ConfigMap { namespace: String, key: String },
+}
+
+impl fmt::Display for ScriptSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScriptSource::Flag { path } => write!(f, "--script {path}"),
+            ScriptSource::LuaDir { path } => write!(f, "--lua-dir {path}"),
+            ScriptSource::BuiltIn { path } => write!(f, "built-in {path}"),
+            ScriptSource::ConfigMap { namespace, key } => write!(f, "ConfigMap {namespace}/{CONFIGMAP_NAME} key {key}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ResolvedScript {
+    pub source: ScriptSource,
+    pub script: Script,
+    /// Hex SHA-256 of the script text.
+    pub sha256: String,
+}
+
+impl ResolvedScript {
+    fn new(source: ScriptSource, name: String, code: String) -> ResolvedScript {
+        let sha256 =
+            digest::digest(&digest::SHA256, code.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        ResolvedScript { source, script: Script { name, code }, sha256 }
+    }
+
+    /// The first 12 hex digits, as shown in plans (`sha256sum FILE | cut -c1-12`).
+    pub fn short_hash(&self) -> &str {
+        &self.sha256[..12]
+    }
+}
+
+/// Scripts loaded from a ConfigMap's data.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigMapScripts {
+    pub namespace: String,
+    pub data: BTreeMap<String, String>,
+}
+
+/// Every place a script can come from, already read into memory.
+#[derive(Clone, Debug, Default)]
+pub struct ScriptCatalog {
+    /// `--script Kind.group=FILE`: key -> (path, code).
+    pub overrides: BTreeMap<ScriptKey, (String, String)>,
+    /// `--lua-dir DIR`: key -> (path, code).
+    pub lua_dir: BTreeMap<ScriptKey, (String, String)>,
+    pub configmap: Option<ConfigMapScripts>,
+}
+
+impl ScriptCatalog {
+    pub fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
+        let key = key_of(reference);
+        if let Some((path, code)) = self.overrides.get(&key) {
+            return Ok(ResolvedScript::new(ScriptSource::Flag { path: path.clone() }, path.clone(), code.clone()));
+        }
+        if let Some((path, code)) = self.lua_dir.get(&key) {
+            return Ok(ResolvedScript::new(ScriptSource::LuaDir { path: path.clone() }, path.clone(), code.clone()));
+        }
+        if let Some(builtin) = builtin(&key) {
+            let path = builtin.path();
+            return Ok(ResolvedScript::new(ScriptSource::BuiltIn { path: path.clone() }, path, builtin.code.into()));
+        }
+        let config_key = configmap_key(&reference.kind, reference.script_group());
+        if let Some(configmap) = &self.configmap
+            && let Some(code) = configmap.data.get(&config_key)
+        {
+            let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key.clone() };
+            return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
+        }
+        let configmap = match &self.configmap {
+            Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
+            None => format!("no ConfigMap {CONFIGMAP_NAME} (key {config_key})"),
+        };
+        Err(format!(
+            "no Lua script for {}.{}: none given with --script or --lua-dir, none built in, and {configmap}",
+            reference.kind,
+            reference.script_group()
+        ))
+    }
+
+    /// Whether resolving `reference` would reach the ConfigMap (so it must be read).
+    pub fn needs_configmap(&self, reference: &ObjectRef) -> bool {
+        let key = key_of(reference);
+        !self.overrides.contains_key(&key) && !self.lua_dir.contains_key(&key) && builtin(&key).is_none()
+    }
+}
+
+pub fn builtin(key: &ScriptKey) -> Option<&'static BuiltinScript> {
+    BUILTIN_SCRIPTS.iter().find(|b| b.group == key.0 && b.kind == key.1)
+}
+
+/// Parses `--script Kind.group=FILE` into the key and the file.
+pub fn parse_script_flag(flag: &str) -> Result<(ScriptKey, String), String> {
+    let (target, file) = flag.split_once('=').ok_or_else(|| format!("--script {flag:?}: expected Kind.group=FILE"))?;
+    let (kind, group) = target.split_once('.').ok_or_else(|| {
+        format!("--script {flag:?}: expected Kind.group=FILE, e.g. VirtualService.networking.istio.io=vs.lua")
+    })?;
+    if kind.is_empty() || group.is_empty() || file.is_empty() {
+        return Err(format!("--script {flag:?}: expected Kind.group=FILE"));
+    }
+    Ok(((group.to_string(), kind.to_string()), file.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vs() -> ObjectRef {
+        ObjectRef {
+            api_version: "networking.istio.io/v1beta1".into(),
+            kind: "VirtualService".into(),
+            name: "vs".into(),
+        }
+    }
+
+    #[test]
+    fn resolution_order() {
+        let mut catalog = ScriptCatalog::default();
+        assert!(matches!(catalog.resolve(&vs()).unwrap().source, ScriptSource::BuiltIn { .. }));
+        catalog.lua_dir.insert(key_of(&vs()), ("dir/x.lua".into(), "return {}".into()));
+        assert!(matches!(catalog.resolve(&vs()).unwrap().source, ScriptSource::LuaDir { .. }));
+        catalog.overrides.insert(key_of(&vs()), ("mine.lua".into(), "return {}".into()));
+        let resolved = catalog.resolve(&vs()).unwrap();
+        assert_eq!(resolved.source.to_string(), "--script mine.lua");
+        assert_eq!(resolved.short_hash().len(), 12);
+    }
+
+    #[test]
+    fn configmap_comes_after_built_ins() {
+        let gateway =
+            ObjectRef { api_version: "gateway.example.com/v1".into(), kind: "Route".into(), name: "r".into() };
+        let mut catalog = ScriptCatalog::default();
+        assert!(catalog.needs_configmap(&gateway));
+        assert!(!catalog.needs_configmap(&vs()));
+        let err = catalog.resolve(&gateway).unwrap_err();
+        assert!(err.contains("key lua.traffic.routing.Route.gateway.example.com"), "{err}");
+        let data = [("lua.traffic.routing.Route.gateway.example.com".to_string(), "return {}".to_string())].into();
+        catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data });
+        assert_eq!(
+            catalog.resolve(&gateway).unwrap().source.to_string(),
+            "ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.Route.gateway.example.com"
+        );
+    }
+
+    #[test]
+    fn script_flag_syntax() {
+        assert_eq!(
+            parse_script_flag("VirtualService.networking.istio.io=vs.lua").unwrap(),
+            (("networking.istio.io".into(), "VirtualService".into()), "vs.lua".into())
+        );
+        assert!(parse_script_flag("vs.lua").is_err());
+    }
+}
