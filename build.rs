@@ -9,6 +9,21 @@ fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     build_lua(&manifest);
     embed_builtin_scripts(&manifest);
+    record_git_commit();
+}
+
+/// `--version` names the commit; builds outside a git checkout say so.
+fn record_git_commit() {
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown commit".into());
+    println!("cargo:rustc-env=GIT_COMMIT={commit}");
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/refs/heads");
 }
 
 fn build_lua(manifest: &Path) {

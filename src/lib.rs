@@ -1,11 +1,19 @@
 //! kubectl-rollout-lua: plans, applies, approves and restores the Lua traffic routing of
 //! OpenKruise Rollouts from a workstation, with the controller's semantics.
 
+pub mod cli;
 pub mod data;
 pub mod error;
 pub mod gojson;
 pub mod lua;
 pub mod model;
+pub mod output;
 pub mod plan;
 pub mod scripts;
+pub mod snapshot;
+pub mod source;
+pub mod testcase;
 pub mod yaml;
+
+/// The version and the git commit it was built from.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("GIT_COMMIT"), ")");

@@ -1,1 +1,3 @@
-fn main() {}
+fn main() {
+    std::process::exit(rollout_lua::cli::run(std::env::args_os()));
+}

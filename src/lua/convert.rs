@@ -123,7 +123,9 @@ fn encode_table(table: &Table, empty: EmptyTable, visited: &mut HashSet<usize>) 
     for pair in table.pairs::<LuaValue, LuaValue>() {
         let (key, item) = pair.map_err(|e| e.to_string())?;
         match key {
-            LuaValue::Number(n) if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 => array_part.push((n, item)),
+            LuaValue::Number(n) if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 => {
+                array_part.push((n, item))
+            }
             LuaValue::Integer(i) if i >= 1 && (i as f64) < MAX_ARRAY_INDEX => array_part.push((i as f64, item)),
             LuaValue::Number(_) | LuaValue::Integer(_) => other_numbers += 1,
             LuaValue::String(s) => strings.push((s.to_string_lossy(), item)),

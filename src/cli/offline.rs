@@ -1,0 +1,240 @@
+//! Commands that need no cluster: `plan -f`, `test`, `eval`, `lua-obj`.
+
+use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print};
+use crate::error::Error;
+use crate::lua::{self, EvalOptions, Script};
+use crate::model::Stage;
+use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
+use crate::plan::{Planner, RoutingPlan};
+use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
+use crate::snapshot::Snapshot;
+use crate::source::files;
+use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase};
+use crate::{gojson, yaml};
+use anyhow::Context;
+use serde_json::{Value, json};
+use std::path::Path;
+
+pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
+    let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, &args.namespace)?;
+    let catalog = ScriptCatalog {
+        overrides: files::read_script_flags(&args.scripts.scripts)?,
+        lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
+        configmap: snapshot.configmap.clone(),
+    };
+    let planner = Planner { objects: &snapshot.objects, scripts: &catalog, limits: global.limits() };
+    let wanted: Vec<&str> = args.rollouts.iter().map(|r| r.strip_prefix("rollout/").unwrap_or(r)).collect();
+    if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
+        return Err(Error::Input(format!("no Rollout named {missing} in the input")).into());
+    }
+    let rollouts: Vec<_> =
+        snapshot.rollouts.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.item.name.as_str())).collect();
+    let mut plans: Vec<RoutingPlan> = Vec::new();
+    for rollout in &rollouts {
+        let stages = match args.step {
+            None => rollout.item.stages(),
+            Some(n) if (1..=rollout.item.steps.len()).contains(&n) => vec![Stage::Step(n)],
+            Some(n) => {
+                let message = format!(
+                    "{}: --step {n}: Rollout {} has {} steps",
+                    rollout.origin,
+                    rollout.item.name,
+                    rollout.item.steps.len()
+                );
+                return Err(Error::Input(message).into());
+            }
+        };
+        let cr = snapshot.traffic_routing_of(rollout)?;
+        let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
+        plans.push(plan.with_context(|| format!("planning {}", rollout.origin))?);
+    }
+    // A TrafficRouting no Rollout in the input names is planned on its own.
+    if wanted.is_empty() {
+        for cr in &snapshot.traffic_routings {
+            let named = snapshot
+                .rollouts
+                .iter()
+                .any(|r| r.item.traffic_routing_cr.as_ref() == Some(&cr.item.name) && r.namespace == cr.namespace);
+            if !named {
+                plans.push(
+                    planner
+                        .plan_traffic_routing(&cr.item, &cr.namespace)
+                        .with_context(|| format!("planning {}", cr.origin))?,
+                );
+            }
+        }
+    }
+    if plans.is_empty() {
+        return Err(Error::Input(format!("no Rollout or TrafficRouting in {}", args.files.join(", "))).into());
+    }
+    print(&match args.output {
+        None => output::plan_text(&plans),
+        Some(format) => render(&output::plan_document(&plans), format),
+    })?;
+    let changed = plans.iter().any(RoutingPlan::changed);
+    Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
+}
+
+pub fn render(value: &Value, format: Format) -> String {
+    match format {
+        Format::Yaml => yaml::to_string(value),
+        Format::Json => format!("{}\n", serde_json::to_string_pretty(value).expect("JSON values serialize")),
+    }
+}
+
+/// A script and its test cases.
+struct Suite {
+    label: String,
+    script: Script,
+    cases: Vec<(String, String)>,
+}
+
+pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
+    let suites: Vec<Suite> = if args.paths.is_empty() {
+        BUILTIN_SCRIPTS
+            .iter()
+            .map(|b| Suite {
+                label: format!("{}/{}", b.group, b.kind),
+                script: Script { name: b.path(), code: b.code.into() },
+                cases: b
+                    .testdata
+                    .iter()
+                    .map(|(name, text)| {
+                        (format!("lua_configuration/{}/{}/testdata/{name}", b.group, b.kind), text.to_string())
+                    })
+                    .collect(),
+            })
+            .collect()
+    } else {
+        let mut suites = Vec::new();
+        for path in &args.paths {
+            for dir in files::script_dirs(path)? {
+                let name = dir.script.display().to_string();
+                suites.push(Suite {
+                    label: format!("{}/{}", dir.key.0, dir.key.1),
+                    script: Script { name, code: dir.code },
+                    cases: dir.testdata,
+                });
+            }
+        }
+        suites
+    };
+    let limits = global.limits();
+    let mut reports: Vec<(&Suite, CaseReport)> = Vec::new();
+    for suite in &suites {
+        for (name, text) in &suite.cases {
+            let report = match TestCase::parse(name, text) {
+                Ok(case) => case.run(&suite.script, &limits),
+                Err(e) => CaseReport {
+                    case: name.clone(),
+                    steps: vec![crate::testcase::StepReport {
+                        index: 0,
+                        outcome: StepOutcome::Error(e),
+                        notes: vec![],
+                    }],
+                },
+            };
+            reports.push((suite, report));
+        }
+    }
+    if reports.is_empty() {
+        let searched: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::Input(format!(
+            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml) under {}",
+            searched.join(", ")
+        ))
+        .into());
+    }
+    let passed = reports.iter().filter(|(_, r)| r.passed()).count();
+    let failed = reports.len() - passed;
+    print(&match args.output {
+        Some(TestFormat::Json) => render(&test_document(&reports, passed, failed), Format::Json),
+        None => test_text(&reports, passed, failed),
+    })?;
+    Ok(if failed > 0 { Outcome::Failed } else { Outcome::Done })
+}
+
+fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> String {
+    let mut out = String::new();
+    for (suite, report) in reports {
+        let file =
+            Path::new(&report.case).file_name().map_or(report.case.clone(), |n| n.to_string_lossy().into_owned());
+        let status = if report.passed() { paint(GREEN, "ok  ") } else { paint(RED, "FAIL") };
+        out.push_str(&format!("{status} {} {file} ({} steps)\n", suite.label, report.steps.len()));
+        for step in &report.steps {
+            let at = format!("{} step {}", report.case, step.index);
+            match &step.outcome {
+                StepOutcome::Pass => {}
+                StepOutcome::Error(message) => {
+                    out.push_str(&format!("  {}\n", paint(RED, &format!("step {}: {message}", step.index))))
+                }
+                StepOutcome::Fail { want, got } => {
+                    out.push_str(&format!(
+                        "  {}\n",
+                        paint(RED, &format!("step {}: the result differs from expected[{}]", step.index, step.index))
+                    ));
+                    out.push_str(&output::unified_diff(want, got, &format!("{at} expected"), &format!("{at} got")));
+                }
+            }
+            for note in &step.notes {
+                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: step {}: {note}", step.index))));
+            }
+        }
+    }
+    out.push_str(&paint(BOLD, &format!("{passed} passed, {failed} failed")));
+    out.push('\n');
+    out
+}
+
+fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> Value {
+    let cases: Vec<Value> = reports
+        .iter()
+        .map(|(suite, report)| {
+            let steps: Vec<Value> = report
+                .steps
+                .iter()
+                .map(|step| {
+                    let mut entry = match &step.outcome {
+                        StepOutcome::Pass => json!({"status": "pass"}),
+                        StepOutcome::Fail { want, got } => json!({"status": "fail", "expected": want, "got": got}),
+                        StepOutcome::Error(message) => json!({"status": "error", "message": message}),
+                    };
+                    entry["step"] = json!(step.index);
+                    entry["warnings"] = json!(step.notes);
+                    entry
+                })
+                .collect();
+            json!({"script": suite.script.name, "case": report.case, "passed": report.passed(), "steps": steps})
+        })
+        .collect();
+    json!({"cases": cases, "passed": passed, "failed": failed})
+}
+
+pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outcome> {
+    let script = Script { name: args.script.display().to_string(), code: files::read_text(&args.script)? };
+    let source = args.obj.display().to_string();
+    let documents = yaml::parse_documents(&files::read_text(&args.obj)?, &source).map_err(Error::Input)?;
+    let [document] = documents.as_slice() else {
+        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")).into());
+    };
+    let data = lua::evaluate(
+        &script,
+        &gojson::normalize_numbers(document.value.clone()),
+        &global.limits(),
+        EvalOptions::CONTROLLER,
+    )
+    .map_err(Error::from)?;
+    print(&format!("{}\n", data.to_go_json()))?;
+    Ok(Outcome::Done)
+}
+
+pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
+    let name = args.case.display().to_string();
+    let case = TestCase::parse(&name, &files::read_text(&args.case)?).map_err(Error::Input)?;
+    let text = case.lua_objects();
+    match &args.output {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+        None => print(&text)?,
+    }
+    Ok(Outcome::Done)
+}

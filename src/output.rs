@@ -1,0 +1,189 @@
+//! Rendering for people: unified diffs with colour. Colour codes are always written here;
+//! `anstream` strips them when stdout is not a terminal, or with NO_COLOR / --no-color.
+
+use crate::plan::{Action, ObjectPlan, RoutingPlan};
+use crate::yaml;
+use anstyle::{AnsiColor, Style};
+use serde_json::{Map, Value};
+use similar::{ChangeTag, TextDiff};
+use std::fmt::Write;
+
+pub const BOLD: Style = Style::new().bold();
+pub const RED: Style = AnsiColor::Red.on_default();
+pub const GREEN: Style = AnsiColor::Green.on_default();
+pub const CYAN: Style = AnsiColor::Cyan.on_default();
+pub const YELLOW: Style = AnsiColor::Yellow.on_default();
+pub const DIM: Style = Style::new().dimmed();
+
+/// `text` in `style` (the codes are stripped later where colour is off).
+pub fn paint(style: Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
+/// annotations and spec.
+pub fn routing_view(object: &Value) -> String {
+    let mut metadata = Map::new();
+    for field in ["name", "namespace", "labels", "annotations"] {
+        if let Some(value) = object["metadata"].get(field).filter(|v| !v.is_null()) {
+            metadata.insert(field.into(), value.clone());
+        }
+    }
+    let mut view = Map::new();
+    for field in ["apiVersion", "kind"] {
+        if let Some(value) = object.get(field) {
+            view.insert(field.into(), value.clone());
+        }
+    }
+    view.insert("metadata".into(), Value::Object(metadata));
+    if let Some(spec) = object.get("spec") {
+        view.insert("spec".into(), spec.clone());
+    }
+    yaml::to_string(&Value::Object(view))
+}
+
+/// A unified diff (3 lines of context) with `---`/`+++` headers, coloured by line.
+pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) -> String {
+    let diff = TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", paint(BOLD, &format!("--- {old_header}")));
+    let _ = writeln!(out, "{}", paint(BOLD, &format!("+++ {new_header}")));
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let _ = writeln!(out, "{}", paint(CYAN, &hunk.header().to_string()));
+        for change in hunk.iter_changes() {
+            let line = change.value().strip_suffix('\n').unwrap_or(change.value());
+            // Style the text without its newline, so the codes never wrap a line break.
+            let _ = match change.tag() {
+                ChangeTag::Delete => writeln!(out, "{}", paint(RED, &format!("-{line}"))),
+                ChangeTag::Insert => writeln!(out, "{}", paint(GREEN, &format!("+{line}"))),
+                ChangeTag::Equal => writeln!(out, " {line}"),
+            };
+            if change.missing_newline() {
+                out.push_str("\\ No newline at end of file\n");
+            }
+        }
+    }
+    out
+}
+
+/// The text form of plans: per owner and stage, a header per object and a diff from its
+/// current content to the planned one, then a closing count.
+pub fn plan_text(plans: &[RoutingPlan]) -> String {
+    let mut out = String::new();
+    let (mut changed, mut unchanged) = (0, 0);
+    for plan in plans {
+        let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
+        for warning in &plan.warnings {
+            let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
+        }
+        for stage in &plan.stages {
+            let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
+            for object in &stage.objects {
+                out.push_str(&object_text(object, &stage.label));
+                if object.changed() { changed += 1 } else { unchanged += 1 }
+            }
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(BOLD, &format!("Plan: {changed} object change(s), {unchanged} object(s) already as planned."))
+    );
+    out
+}
+
+fn object_text(object: &ObjectPlan, stage: &str) -> String {
+    let what = format!("{} {}/{}", object.reference.kind, object.namespace, object.reference.name);
+    let how = match &object.action {
+        Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
+        Action::Restore => "restore the stored original (no traffic, no matches)".into(),
+        Action::Keep => "original routing, nothing stored: left alone".into(),
+    };
+    let mut out = String::new();
+    if object.changed() {
+        let _ = writeln!(out, "  {} {how}", paint(BOLD, &format!("{what}:")));
+        out.push_str(&unified_diff(
+            &routing_view(&object.current),
+            &routing_view(&object.planned),
+            &format!("{what} (current)"),
+            &format!("{what} ({stage})"),
+        ));
+    } else {
+        let _ = writeln!(out, "  {} already as planned; {how}", paint(BOLD, &format!("{what}:")));
+    }
+    for warning in &object.warnings {
+        let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
+    }
+    out
+}
+
+/// The machine form of plans (`-o yaml|json`): every planned object and a summary.
+pub fn plan_document(plans: &[RoutingPlan]) -> Value {
+    let mut changed = 0;
+    let mut total = 0;
+    let plans: Vec<Value> = plans
+        .iter()
+        .map(|plan| {
+            let stages: Vec<Value> = plan
+                .stages
+                .iter()
+                .map(|stage| {
+                    let objects: Vec<Value> = stage
+                        .objects
+                        .iter()
+                        .map(|object| {
+                            total += 1;
+                            changed += usize::from(object.changed());
+                            let (action, script) = match &object.action {
+                                Action::Lua(s) => ("lua", serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256})),
+                                Action::Restore => ("restore", Value::Null),
+                                Action::Keep => ("keep", Value::Null),
+                            };
+                            serde_json::json!({
+                                "apiVersion": object.current["apiVersion"], "kind": object.reference.kind,
+                                "namespace": object.namespace, "name": object.reference.name,
+                                "action": action, "script": script, "changed": object.changed(),
+                                "warnings": object.warnings, "planned": object.planned,
+                            })
+                        })
+                        .collect();
+                    let step = match stage.stage {
+                        Some(crate::model::Stage::Step(i)) => Value::from(i),
+                        Some(crate::model::Stage::BlueGreenFinal) => Value::from("final"),
+                        None => Value::Null,
+                    };
+                    serde_json::json!({"step": step, "label": stage.label, "description": stage.description, "objects": objects})
+                })
+                .collect();
+            serde_json::json!({"owner": plan.owner, "warnings": plan.warnings, "stages": stages})
+        })
+        .collect();
+    serde_json::json!({"plans": plans, "summary": {"objects": total, "changed": changed}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn strip(s: &str) -> String {
+        anstream::adapter::strip_str(s).to_string()
+    }
+
+    #[test]
+    fn diffs_are_unified_and_coloured_by_line() {
+        let out = unified_diff("a: 1\nb: 2\n", "a: 1\nb: 3\n", "live", "planned");
+        assert_eq!(strip(&out), "--- live\n+++ planned\n@@ -1,2 +1,2 @@\n a: 1\n-b: 2\n+b: 3\n");
+        assert!(out.contains(&format!("{RED}-b: 2{RED:#}\n")), "{out:?}");
+    }
+
+    #[test]
+    fn view_keeps_what_the_controller_writes() {
+        let object = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "demo", "uid": "u", "resourceVersion": "1", "labels": {"a": "b"}}, "spec": {"k": 1}, "status": {}});
+        assert_eq!(
+            routing_view(&object),
+            "apiVersion: v1\nkind: X\nmetadata:\n  labels:\n    a: b\n  name: demo\nspec:\n  k: 1\n"
+        );
+    }
+}

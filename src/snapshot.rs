@@ -1,0 +1,103 @@
+//! Everything a plan needs, read from files or from the cluster: Rollouts, TrafficRoutings,
+//! gateway objects, and the controller's script ConfigMap.
+
+use crate::error::Error;
+use crate::model::{Rollout, TrafficRoutingCr};
+use crate::plan::ObjectIndex;
+use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts};
+use crate::yaml::Document;
+use serde_json::Value;
+
+/// Where a document came from, for messages: `file.yaml:12`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub source: String,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.source, self.line)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Located<T> {
+    pub origin: Origin,
+    pub namespace: String,
+    pub item: T,
+    /// The object as read.
+    pub raw: Value,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub rollouts: Vec<Located<Rollout>>,
+    pub traffic_routings: Vec<Located<TrafficRoutingCr>>,
+    pub objects: ObjectIndex,
+    pub configmap: Option<ConfigMapScripts>,
+}
+
+impl Snapshot {
+    /// Sorts documents into Rollouts, TrafficRoutings, the script ConfigMap and gateway objects;
+    /// objects without a namespace are in `default_namespace`, as `kubectl apply -f` would put them.
+    pub fn from_documents(documents: Vec<(String, Document)>, default_namespace: &str) -> Result<Snapshot, Error> {
+        let mut snapshot = Snapshot::default();
+        for (source, document) in documents {
+            let origin = Origin { source, line: document.line };
+            let value = document.value;
+            if !value.is_object() {
+                return Err(Error::Input(format!(
+                    "{origin}: not a Kubernetes object (expected a map with apiVersion and kind)"
+                )));
+            }
+            let namespace = value["metadata"]["namespace"].as_str().unwrap_or(default_namespace).to_string();
+            let kind = value["kind"].as_str().unwrap_or_default();
+            let group = value["apiVersion"].as_str().unwrap_or_default().rsplit_once('/').map_or("", |(g, _)| g);
+            let describe =
+                || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
+            match (group, kind) {
+                ("rollouts.kruise.io", "Rollout") => {
+                    let item =
+                        Rollout::from_object(&value).map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
+                    snapshot.rollouts.push(Located { origin, namespace, item, raw: value });
+                }
+                ("rollouts.kruise.io", "TrafficRouting") => {
+                    let item = TrafficRoutingCr::from_object(&value)
+                        .map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
+                    snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
+                }
+                ("", "ConfigMap") if value["metadata"]["name"] == CONFIGMAP_NAME => {
+                    let data = value["data"]
+                        .as_object()
+                        .map(|d| d.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+                        .unwrap_or_default();
+                    snapshot.configmap = Some(ConfigMapScripts { namespace, data });
+                }
+                _ if kind.is_empty() || value["metadata"]["name"].as_str().is_none() => {
+                    return Err(Error::Input(format!("{origin}: not a Kubernetes object (no kind or metadata.name)")));
+                }
+                _ => snapshot.objects.insert(&namespace, value),
+            }
+        }
+        Ok(snapshot)
+    }
+
+    /// The TrafficRouting a Rollout names, or an error naming both when it is missing.
+    pub fn traffic_routing_of(&self, rollout: &Located<Rollout>) -> Result<Option<&Located<TrafficRoutingCr>>, Error> {
+        let Some(name) = &rollout.item.traffic_routing_cr else { return Ok(None) };
+        self.traffic_routings
+            .iter()
+            .find(|t| &t.item.name == name && t.namespace == rollout.namespace)
+            .map(Some)
+            .ok_or_else(|| {
+                Error::Input(format!(
+                    "{}: Rollout {}/{} names TrafficRouting {name} (annotation {}), which is not in the input",
+                    rollout.origin,
+                    rollout.namespace,
+                    rollout.item.name,
+                    crate::model::TRAFFIC_ROUTING_ANNOTATION
+                ))
+            })
+    }
+}

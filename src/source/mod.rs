@@ -1,0 +1,3 @@
+//! The I/O edge: files and (later) the cluster. Everything else works on what these return.
+
+pub mod files;
