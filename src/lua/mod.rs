@@ -148,7 +148,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
     if !last.is_table() {
         return Err(fail(
             ScriptErrorKind::Output,
-            format!("expect table output from Lua script, not {}", last.type_name()),
+            format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
     let encoded = convert::from_lua(&last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))?;
@@ -183,6 +183,14 @@ pub fn order_dependence(
         return Some(OrderDependence::ScriptTables);
     }
     None
+}
+
+/// The type as Lua 5.1's `type()` names it (mlua calls integral numbers "integer").
+fn lua_type(value: &LuaValue) -> &'static str {
+    match value {
+        LuaValue::Integer(_) => "number",
+        other => other.type_name(),
+    }
 }
 
 /// The Lua message of an error, without mlua's wrapping.

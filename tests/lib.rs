@@ -1,0 +1,6 @@
+//! Integration tests: the real binary, run hermetically (temp HOME and KUBECONFIG, proxies
+//! unset, NO_COLOR set), against files and a fake API server on 127.0.0.1.
+
+mod support;
+
+mod offline;

@@ -1,0 +1,404 @@
+//! `plan -f`, `test`, `eval` and `lua-obj` without a cluster, and their bad inputs.
+
+use crate::support::{Test, repo};
+
+const ROLLOUT: &str = r#"
+apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata:
+  name: demo
+  namespace: shop
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}
+  strategy:
+    canary:
+      steps:
+      - replicas: 1
+        matches:
+        - headers:
+          - name: user-agent
+            value: pc
+      - replicas: 50%
+        traffic: 50%
+      - replicas: 100%
+      trafficRoutings:
+      - service: demo
+        customNetworkRefs:
+        - apiVersion: networking.istio.io/v1beta1
+          kind: VirtualService
+          name: demo
+"#;
+
+const VIRTUAL_SERVICE: &str = r#"
+apiVersion: networking.istio.io/v1beta1
+kind: VirtualService
+metadata:
+  name: demo
+  namespace: shop
+spec:
+  hosts: ["demo"]
+  http:
+  - route:
+    - destination:
+        host: demo
+"#;
+
+fn manifests() -> Test {
+    Test::new().file("m/rollout.yaml", ROLLOUT).file("m/vs.yaml", VIRTUAL_SERVICE)
+}
+
+#[test]
+fn plan_shows_every_step_as_a_diff() {
+    manifests()
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("Rollout shop/demo\n")
+        .stdout_has("step 1/3: replicas 1, matches [header user-agent=pc], pause until approved")
+        .stdout_has("--- VirtualService shop/demo (current)\n+++ VirtualService shop/demo (step 1/3)\n")
+        .stdout_has("+  - match:\n+    - headers:\n+        user-agent:\n+          exact: pc\n+    route:\n+    - destination:\n+        host: demo-canary\n")
+        .stdout_has("step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50)")
+        .stdout_has("+      weight: 50\n+    - destination:\n+        host: demo-canary\n+      weight: 50\n")
+        .stdout_has("VirtualService shop/demo: already as planned; original routing, nothing stored: left alone")
+        .stdout_has("Plan: 2 object change(s), 1 object(s) already as planned.");
+}
+
+#[test]
+fn plan_output_is_machine_readable_and_byte_faithful() {
+    let out = manifests().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success();
+    let doc = out.json();
+    let object = &doc["plans"][0]["stages"][0]["objects"][0];
+    assert_eq!(object["action"], "lua");
+    assert_eq!(object["changed"], true);
+    assert_eq!(
+        object["script"]["source"],
+        "built-in lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua"
+    );
+    let planned = &object["planned"];
+    assert_eq!(
+        planned["spec"]["http"][0]["route"][1],
+        serde_json::json!({"destination": {"host": "demo-canary"}, "weight": 50})
+    );
+    // The stored original is in Go's json.Marshal form, as the controller writes it.
+    assert_eq!(
+        planned["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"],
+        r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#
+    );
+    assert_eq!(doc["summary"], serde_json::json!({"objects": 1, "changed": 1}));
+    manifests()
+        .args(["plan", "-f", "m", "--step", "1", "-o", "yaml"])
+        .run()
+        .success()
+        .stdout_has("plans:\n- owner: Rollout shop/demo\n");
+}
+
+#[test]
+fn plan_starts_from_the_stored_original() {
+    // A live object already at step 2: the plan of step 1 starts from the stored original, and
+    // the replicas-only step 3 restores it (the annotation goes away).
+    let stored = r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#;
+    let live = format!(
+        "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: demo\n  namespace: shop\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{stored}'\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {{host: demo}}\n      weight: 50\n    - destination: {{host: demo-canary}}\n      weight: 50\n"
+    );
+    let test = Test::new().file("m/rollout.yaml", ROLLOUT).file("m/vs.yaml", &live);
+    test.args(["plan", "-f", "m", "--step", "2", "--detailed-exitcode"])
+        .run()
+        .status(0)
+        .stdout_has("already as planned");
+    let test = Test::new().file("m/rollout.yaml", ROLLOUT).file("m/vs.yaml", &live);
+    test.args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("restore the stored original (no traffic, no matches)")
+        .stdout_has("-  annotations:\n-    rollouts.kruise.io/original-spec-configuration:");
+}
+
+#[test]
+fn detailed_exitcode_says_whether_anything_changes() {
+    manifests().args(["plan", "-f", "m", "--detailed-exitcode"]).run().status(2);
+    manifests().args(["plan", "-f", "m", "--step", "3", "--detailed-exitcode"]).run().status(0);
+}
+
+#[test]
+fn plan_reads_stdin_and_json() {
+    Test::new()
+        .args(["plan", "-f", "-", "--step", "2"])
+        .stdin(&format!("{ROLLOUT}\n---\n{VIRTUAL_SERVICE}"))
+        .run()
+        .success()
+        .stdout_has("weight: 50");
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        serde_json::from_str::<serde_json::Value>(&yaml_to_json(ROLLOUT)).unwrap(),
+        serde_json::from_str::<serde_json::Value>(&yaml_to_json(VIRTUAL_SERVICE)).unwrap(),
+    ]});
+    Test::new()
+        .file("all.json", &list.to_string())
+        .args(["plan", "-f", "all.json", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("weight: 50");
+}
+
+fn yaml_to_json(yaml: &str) -> String {
+    let docs = rollout_lua::yaml::parse_documents(yaml, "inline").unwrap();
+    docs[0].value.to_string()
+}
+
+#[test]
+fn script_overrides_and_lua_dir_come_before_built_ins() {
+    let script = "obj.data.spec.hosts = {'overridden'} return obj.data";
+    manifests()
+        .file("mine.lua", script)
+        .args(["plan", "-f", "m", "--step", "2", "--script", "VirtualService.networking.istio.io=mine.lua"])
+        .run()
+        .success()
+        .stdout_has("script --script mine.lua (sha256 ")
+        .stdout_has("+  - overridden");
+    manifests()
+        .file("dir/networking.istio.io/VirtualService/trafficRouting.lua", script)
+        .args(["plan", "-f", "m", "--step", "2", "--lua-dir", "dir"])
+        .run()
+        .success()
+        .stdout_has("script --lua-dir dir/networking.istio.io/VirtualService/trafficRouting.lua");
+}
+
+#[test]
+fn configmap_scripts_are_used_for_kinds_without_a_built_in() {
+    let rollout = ROLLOUT.replace(
+        "apiVersion: networking.istio.io/v1beta1\n          kind: VirtualService",
+        "apiVersion: gateway.example.com/v1\n          kind: Route",
+    );
+    let route =
+        "apiVersion: gateway.example.com/v1\nkind: Route\nmetadata: {name: demo, namespace: shop}\nspec: {weight: 0}\n";
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kruise-rollout-configuration, namespace: kruise-rollout}\ndata:\n  lua.traffic.routing.Route.gateway.example.com: |\n    obj.data.spec.weight = obj.canaryWeight\n    return obj.data\n";
+    Test::new()
+        .file("m/rollout.yaml", &rollout)
+        .file("m/route.yaml", route)
+        .file("m/cm.yaml", configmap)
+        .args(["plan", "-f", "m", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("script ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.Route.gateway.example.com")
+        .stdout_has("-  weight: 0\n+  weight: 50\n");
+    Test::new()
+        .file("m/rollout.yaml", &rollout)
+        .file("m/route.yaml", route)
+        .args(["plan", "-f", "m", "--step", "2"])
+        .run()
+        .status(1)
+        .stderr_has("no Lua script for Route.gateway.example.com: none given with --script or --lua-dir, none built in, and no ConfigMap kruise-rollout-configuration (key lua.traffic.routing.Route.gateway.example.com)");
+}
+
+#[test]
+fn built_in_scripts_pass_their_test_cases() {
+    Test::new()
+        .arg("test")
+        .run()
+        .success()
+        .stdout_has("ok   networking.istio.io/VirtualService rollout_with_three_steps.yaml (3 steps)")
+        .stdout_has(" passed, 0 failed\n");
+}
+
+#[test]
+fn upstream_conformance_cases_are_among_the_built_in_test_cases() {
+    // The controller's own cases (../shared/conformance/upstream/testdata) are kept, unchanged,
+    // next to the built-in scripts; `test` runs them (see built_in_scripts_pass_their_test_cases).
+    let upstream = repo("../shared/conformance/upstream/testdata/networking.istio.io");
+    let Ok(kinds) = std::fs::read_dir(&upstream) else { return };
+    for kind in kinds {
+        let kind = kind.unwrap().path();
+        for case in std::fs::read_dir(&kind).unwrap() {
+            let case = case.unwrap().path();
+            let ours = repo("lua_configuration/networking.istio.io")
+                .join(kind.file_name().unwrap())
+                .join("testdata")
+                .join(case.file_name().unwrap());
+            assert_eq!(
+                std::fs::read(&case).unwrap(),
+                std::fs::read(&ours).unwrap_or_default(),
+                "{} is not kept as {}",
+                case.display(),
+                ours.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn test_reports_failures_with_a_diff_and_exit_1() {
+    let case = std::fs::read_to_string(repo(
+        "lua_configuration/networking.istio.io/VirtualService/testdata/traffic_routing_with_weight.yaml",
+    ))
+    .unwrap();
+    let out = Test::new()
+        .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", "return obj.data")
+        .file("lua/networking.istio.io/VirtualService/testdata/weight.yaml", &case)
+        .args(["test", "lua"])
+        .run()
+        .status(1)
+        .stdout_has("FAIL networking.istio.io/VirtualService weight.yaml (1 steps)")
+        .stdout_has("step 0: the result differs from expected[0]")
+        .stdout_has("-      weight: 50\n")
+        .stdout_has("0 passed, 1 failed\n");
+    assert!(!out.stdout.contains("+      weight"), "{}", out.stdout);
+    let json = Test::new()
+        .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", "return obj.data")
+        .file("lua/networking.istio.io/VirtualService/testdata/weight.yaml", &case)
+        .args(["test", "lua", "-o", "json"])
+        .run()
+        .status(1)
+        .json();
+    assert_eq!(json["failed"], 1);
+    assert_eq!(json["cases"][0]["steps"][0]["status"], "fail");
+}
+
+#[test]
+fn test_flags_scripts_that_depend_on_pairs_order() {
+    let case = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: t}\n  spec:\n    strategy: {weight: 5}\n    objectRef: [{service: s}]\noriginal:\n  metadata:\n    labels: {a: '1', b: '2', c: '3'}\n  spec: {}\nexpected:\n- metadata:\n    labels: {a: '1', b: '2', c: '3'}\n  spec: {keys: [a, b, c]}\n";
+    let script = "local keys = {} for k in pairs(obj.data.labels) do table.insert(keys, k) end obj.data.spec = {keys = keys} return obj.data";
+    Test::new()
+        .file("lua/example.com/Thing/trafficRouting.lua", script)
+        .file("lua/example.com/Thing/testdata/case.yaml", case)
+        .args(["test", "lua"])
+        .run()
+        .stdout_has("nondeterministic: the output changes with the order pairs() walks the input maps");
+}
+
+#[test]
+fn eval_prints_canonical_json() {
+    Test::new()
+        .file("s.lua", "obj.data.spec.w = obj.canaryWeight / 2 obj.data.spec.e = {} return obj.data")
+        .file("obj.yaml", "data:\n  spec: {hosts: ['<a&b>']}\n  labels: {z: '1', a: '2'}\ncanaryWeight: 100\n")
+        .args(["eval", "s.lua", "--obj", "obj.yaml"])
+        .run()
+        .success()
+        .stdout_is("{\"spec\":{\"e\":null,\"hosts\":[\"\\u003ca\\u0026b\\u003e\"],\"w\":50},\"labels\":{\"a\":\"2\",\"z\":\"1\"}}\n");
+}
+
+#[test]
+fn lua_obj_writes_loadable_lua() {
+    let case = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
+    let test = Test::new();
+    test.args(["lua-obj".as_ref(), case.as_os_str(), "-o".as_ref(), "objs.lua".as_ref()]).run().success();
+}
+
+#[test]
+fn lua_obj_output_loads_in_lua() {
+    let case = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
+    let out = Test::new().args(["lua-obj".as_ref(), case.as_os_str()]).run().success();
+    assert!(out.stdout.contains("steps = {\n  step_0 = {\n"), "{}", out.stdout);
+    let lua = mlua::Lua::new();
+    lua.load(&out.stdout).exec().unwrap();
+    let host: String =
+        lua.load("return steps.step_2.canaryService .. ' ' .. steps.step_2.canaryWeight").eval().unwrap();
+    assert_eq!(host, "svc-demo-canary 50");
+}
+
+mod bad_input {
+    use super::*;
+
+    #[track_caller]
+    fn fails(test: Test, message: &str) {
+        let out = test.run().status(1).stderr_has(message);
+        assert!(out.stdout.is_empty(), "nothing on stdout on failure: {}", out.stdout);
+    }
+
+    #[test]
+    fn malformed_yaml_names_file_and_line() {
+        fails(
+            Test::new().file("m/bad.yaml", "a: 1\n---\nkind: [x,\n  y: z\n").args(["plan", "-f", "m"]),
+            "error: m/bad.yaml:3: ",
+        );
+    }
+
+    #[test]
+    fn rollout_without_traffic_routing() {
+        let rollout = ROLLOUT.split("      trafficRoutings:").next().unwrap();
+        fails(
+            Test::new().file("m/r.yaml", rollout).args(["plan", "-f", "m"]),
+            "Rollout shop/demo has no Lua traffic routing to plan: it has no trafficRoutings and no rollouts.kruise.io/trafficrouting annotation",
+        );
+    }
+
+    #[test]
+    fn ref_without_an_object() {
+        fails(
+            Test::new().file("m/r.yaml", ROLLOUT).args(["plan", "-f", "m"]),
+            "Rollout shop/demo routes through VirtualService/demo (networking.istio.io/v1beta1), but there is no such object in namespace shop",
+        );
+    }
+
+    #[test]
+    fn invalid_rollout_fields_name_the_object_and_field() {
+        let rollout = ROLLOUT.replace("traffic: 50%", "traffic: 50");
+        fails(
+            manifests().file("m/rollout.yaml", &rollout).args(["plan", "-f", "m"]),
+            "m/rollout.yaml:2: Rollout shop/demo: spec.strategy.canary.steps[1].traffic: must be a string, not 50",
+        );
+    }
+
+    fn with_script(code: &str) -> Test {
+        manifests().file("s.lua", code).args([
+            "plan",
+            "-f",
+            "m",
+            "--step",
+            "2",
+            "--script",
+            "VirtualService.networking.istio.io=s.lua",
+        ])
+    }
+
+    #[test]
+    fn script_syntax_error() {
+        fails(with_script("local x = \nreturn {"), "script s.lua:2:");
+    }
+
+    #[test]
+    fn script_runtime_error() {
+        fails(
+            with_script("local a = 1\nlocal b = obj.nothing.here\nreturn obj.data"),
+            "script s.lua:2: attempt to index field 'nothing' (a nil value)",
+        );
+    }
+
+    #[test]
+    fn script_timeout() {
+        fails(
+            with_script("while true do end").args(["--lua-timeout", "200ms"]),
+            "script s.lua:1: timed out after 200ms",
+        );
+    }
+
+    #[test]
+    fn script_memory_bomb() {
+        fails(
+            with_script("local t = {} for i = 1, 1e9 do t[i] = i end return t"),
+            "script s.lua: ran out of memory (limit 64 MiB)",
+        );
+    }
+
+    #[test]
+    fn script_non_table_return() {
+        fails(with_script("return 42"), "script s.lua: expect table output from Lua script, not number");
+    }
+
+    #[test]
+    fn script_mixed_and_sparse_tables() {
+        fails(
+            with_script("obj.data.spec = {1, a = 2} return obj.data"),
+            "script s.lua: cannot encode mixed or invalid key types",
+        );
+        fails(
+            with_script("obj.data.spec = {[1] = 1, [3] = 3} return obj.data"),
+            "script s.lua: cannot encode sparse array",
+        );
+    }
+
+    #[test]
+    fn missing_files_and_unknown_steps() {
+        fails(Test::new().args(["plan", "-f", "nowhere.yaml"]), "nowhere.yaml: No such file or directory");
+        fails(manifests().args(["plan", "-f", "m", "--step", "9"]), "--step 9: Rollout demo has 3 steps");
+        fails(manifests().args(["plan", "demo2", "-f", "m"]), "no Rollout named demo2 in the input");
+    }
+}
