@@ -1,0 +1,826 @@
+//! Request handling, independent of the HTTP plumbing: routing, authorization, fault
+//! injection, CRUD, patches, dry runs and admission.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use crate::discovery::Discovery;
+use crate::faults::{Faults, RequestFault, WriteFault};
+use crate::log::{LoggedRequest, SSAR_PATH, is_write};
+use crate::rbac::{Attributes, DEFAULT_USER, Rule, denied};
+use crate::resource::ApiResourceDef;
+use crate::selector::Selector;
+use crate::status::{ApiError, delete_success};
+use crate::store::{ObjectKey, Store, carry_over_identity, skeleton};
+
+/// What a validating admission hook sees. Hooks run for create, update and patch
+/// (including dry runs and status writes), after the server has computed the object it
+/// would store.
+#[derive(Debug)]
+pub struct AdmissionRequest<'a> {
+    /// The authorization verb: `create`, `update` or `patch`.
+    pub verb: &'a str,
+    pub group: &'a str,
+    pub version: &'a str,
+    pub plural: &'a str,
+    /// `Some("status")` for writes to the status subresource.
+    pub subresource: Option<&'a str>,
+    /// `""` for cluster-scoped resources.
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub dry_run: bool,
+    /// The object as it would be stored.
+    pub object: &'a Value,
+    /// The stored object being replaced, if any.
+    pub old_object: Option<&'a Value>,
+}
+
+/// A validating admission hook: `Err(message)` rejects the request.
+pub(crate) type AdmissionHook = Arc<dyn Fn(&AdmissionRequest) -> Result<(), String> + Send + Sync>;
+
+/// Called with every logged request, after its response is ready.
+pub(crate) type RequestObserver = Arc<dyn Fn(&LoggedRequest) + Send + Sync>;
+
+/// Settings fixed when the server starts.
+pub(crate) struct Config {
+    pub resources: Vec<ApiResourceDef>,
+    pub preferred: BTreeMap<String, String>,
+    pub rules: Vec<Rule>,
+    /// `(webhook name, hook)`, run in order.
+    pub webhooks: Vec<(String, AdmissionHook)>,
+    pub on_request: Option<RequestObserver>,
+    /// `host:port`, for `/api`'s serverAddressByClientCIDRs.
+    pub address: String,
+}
+
+/// Everything requests and the test change.
+pub(crate) struct State {
+    pub store: Store,
+    pub faults: Faults,
+    pub log: Vec<LoggedRequest>,
+}
+
+/// A request with its body read, in the form the handler needs.
+pub(crate) struct ApiRequest {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub params: Vec<(String, String)>,
+    pub content_type: Option<String>,
+    pub authorization: Option<String>,
+    pub impersonate_user: Option<String>,
+    pub impersonate_groups: Vec<String>,
+    pub body: Bytes,
+}
+
+impl ApiRequest {
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The media type without parameters, lower-cased.
+    fn media_type(&self) -> Option<String> {
+        self.content_type.as_ref().map(|c| c.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+    }
+
+    fn user(&self) -> &str {
+        self.impersonate_user.as_deref().unwrap_or(DEFAULT_USER)
+    }
+}
+
+/// A response ready to send.
+pub(crate) struct Reply {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(status: u16, body: &Value) -> Self {
+        Self { status, body: body.to_string().into_bytes() }
+    }
+}
+
+impl From<ApiError> for Reply {
+    fn from(e: ApiError) -> Self {
+        Self::json(e.code, &e.body)
+    }
+}
+
+pub(crate) enum Outcome {
+    Reply(Reply),
+    /// Close the connection without answering.
+    Drop,
+}
+
+/// Handles one request against the state. Never blocks: latency is added by the caller.
+pub(crate) fn handle(config: &Config, state: &mut State, req: &ApiRequest) -> Outcome {
+    match state.faults.on_request() {
+        Some(RequestFault::Drop) => return Outcome::Drop,
+        Some(RequestFault::Fail(code)) => return Outcome::Reply(ApiError::injected(code).into()),
+        None => {}
+    }
+    let route = Route::parse(&config.resources, &req.path);
+    if is_write(&req.method, &req.path) {
+        let (edits, fault) = state.faults.on_write();
+        for edit in edits {
+            edit(&mut state.store);
+        }
+        if let Some(fault) = fault {
+            return Outcome::Reply(injected_write_fault(fault, &route, req).into());
+        }
+    }
+    let mut ctx = Context { config, store: &mut state.store, req };
+    Outcome::Reply(ctx.serve(route).unwrap_or_else(Reply::from))
+}
+
+fn injected_write_fault(fault: WriteFault, route: &Route, req: &ApiRequest) -> ApiError {
+    match (fault, route) {
+        (WriteFault::Conflict, Route::Resource(target)) => {
+            let name = target.name.clone().unwrap_or_else(|| {
+                // A create names its object in the body.
+                serde_json::from_slice::<Value>(&req.body)
+                    .ok()
+                    .and_then(|b| b["metadata"]["name"].as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            });
+            ApiError::modified(&target.def, &name)
+        }
+        (WriteFault::Conflict, _) => ApiError::injected(409),
+        (WriteFault::Fail(code), _) => ApiError::injected(code),
+    }
+}
+
+enum Route {
+    Version,
+    CoreVersions,
+    Groups,
+    Group(String),
+    ResourceList { group: String, version: String },
+    SelfSubjectAccessReview,
+    Resource(Target),
+    Unknown,
+}
+
+/// A request for objects of one served resource.
+struct Target {
+    def: ApiResourceDef,
+    namespace: Option<String>,
+    name: Option<String>,
+    /// The request is for the status subresource.
+    status: bool,
+}
+
+impl Target {
+    fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or_default()
+    }
+
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or_default()
+    }
+
+    fn key(&self, name: &str) -> ObjectKey {
+        ObjectKey::new(&self.def.group, &self.def.plural, self.namespace(), name)
+    }
+
+    fn subresource(&self) -> Option<&'static str> {
+        self.status.then_some("status")
+    }
+}
+
+impl Route {
+    fn parse(resources: &[ApiResourceDef], path: &str) -> Self {
+        let segments: Vec<String> = path.split('/').filter(|s| !s.is_empty()).map(percent_decode).collect();
+        let s: Vec<&str> = segments.iter().map(String::as_str).collect();
+        match s.as_slice() {
+            ["version"] => Self::Version,
+            ["api"] => Self::CoreVersions,
+            ["apis"] => Self::Groups,
+            ["apis", group] => Self::Group((*group).to_owned()),
+            ["api", version] => Self::resource_list("", version),
+            ["apis", group, version] => Self::resource_list(group, version),
+            _ if path == SSAR_PATH => Self::SelfSubjectAccessReview,
+            ["api", version, rest @ ..] => Self::target(resources, "", version, rest),
+            ["apis", group, version, rest @ ..] => Self::target(resources, group, version, rest),
+            _ => Self::Unknown,
+        }
+    }
+
+    fn resource_list(group: &str, version: &str) -> Self {
+        Self::ResourceList { group: group.to_owned(), version: version.to_owned() }
+    }
+
+    fn target(resources: &[ApiResourceDef], group: &str, version: &str, rest: &[&str]) -> Self {
+        let (namespace, rest) = match rest {
+            ["namespaces", namespace, rest @ ..] if !rest.is_empty() => (Some(*namespace), rest),
+            _ => (None, rest),
+        };
+        let (plural, name, subresource) = match rest {
+            [plural] => (*plural, None, None),
+            [plural, name] => (*plural, Some(*name), None),
+            [plural, name, sub] => (*plural, Some(*name), Some(*sub)),
+            _ => return Self::Unknown,
+        };
+        let Some(def) = resources.iter().find(|d| d.group == group && d.version == version && d.plural == plural)
+        else {
+            return Self::Unknown;
+        };
+        let status = match subresource {
+            None => false,
+            Some("status") if def.status_subresource => true,
+            Some(_) => return Self::Unknown,
+        };
+        // Namespaced objects are only addressed inside their namespace (a namespace-less
+        // path is the all-namespaces list); cluster-scoped ones never are.
+        let scope_ok = if def.namespaced { namespace.is_some() || name.is_none() } else { namespace.is_none() };
+        if !scope_ok {
+            return Self::Unknown;
+        }
+        Self::Resource(Target {
+            def: def.clone(),
+            namespace: namespace.map(str::to_owned),
+            name: name.map(str::to_owned),
+            status,
+        })
+    }
+}
+
+struct Context<'a> {
+    config: &'a Config,
+    store: &'a mut Store,
+    req: &'a ApiRequest,
+}
+
+/// How a PATCH body is interpreted, from its Content-Type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PatchKind {
+    Json,
+    Merge,
+    Apply,
+}
+
+impl Context<'_> {
+    fn serve(&mut self, route: Route) -> Result<Reply, ApiError> {
+        self.authorize_impersonation()?;
+        let discovery = Discovery { resources: &self.config.resources, preferred: &self.config.preferred };
+        let document = match route {
+            Route::Resource(target) => return self.serve_resource(&target),
+            Route::SelfSubjectAccessReview => return self.self_subject_access_review(),
+            Route::Unknown => return Err(ApiError::unknown_path()),
+            Route::Version => Some(Discovery::version()),
+            Route::CoreVersions => Some(Discovery::core_versions(&self.config.address)),
+            Route::Groups => Some(discovery.group_list()),
+            Route::Group(group) => discovery.group_document(&group),
+            Route::ResourceList { group, version } => discovery.resource_list(&group, &version),
+        };
+        if self.req.method != "GET" {
+            return Err(ApiError::method_not_allowed());
+        }
+        document.map(|d| Reply::json(200, &d)).ok_or_else(ApiError::unknown_path)
+    }
+
+    /// `Impersonate-User` needs the `impersonate` verb on `users` for the real user.
+    fn authorize_impersonation(&self) -> Result<(), ApiError> {
+        let Some(user) = &self.req.impersonate_user else {
+            return Ok(());
+        };
+        let attributes = Attributes {
+            user: DEFAULT_USER.into(),
+            verb: "impersonate".into(),
+            resource: "users".into(),
+            name: user.clone(),
+            ..Attributes::default()
+        };
+        if denied(&self.config.rules, &attributes) {
+            return Err(ApiError::forbidden("", "users", user, &attributes.forbidden_message()));
+        }
+        Ok(())
+    }
+
+    fn serve_resource(&mut self, t: &Target) -> Result<Reply, ApiError> {
+        let named = t.name.is_some();
+        let verb = match (self.req.method.as_str(), named) {
+            ("GET", false) if matches!(self.req.param("watch"), Some("true" | "1")) => "watch",
+            ("GET", false) => "list",
+            ("GET", true) => "get",
+            ("POST", false) if t.namespace.is_some() || !t.def.namespaced => "create",
+            ("PUT", true) => "update",
+            ("PATCH", true) => "patch",
+            ("DELETE", true) if !t.status => "delete",
+            _ => return Err(ApiError::method_not_allowed()),
+        };
+        let attributes = Attributes {
+            user: self.req.user().to_owned(),
+            verb: verb.into(),
+            group: t.def.group.clone(),
+            resource: t.def.plural.clone(),
+            subresource: t.subresource().unwrap_or_default().into(),
+            namespace: t.namespace().into(),
+            name: t.name().into(),
+        };
+        if denied(&self.config.rules, &attributes) {
+            return Err(ApiError::forbidden(&t.def.group, &t.def.plural, t.name(), &attributes.forbidden_message()));
+        }
+        match verb {
+            "get" => self.get(t),
+            "list" => self.list(t, false),
+            "watch" => self.list(t, true),
+            "create" => self.create(t),
+            "update" => self.update(t),
+            "patch" => self.patch(t),
+            _ => self.delete(t),
+        }
+    }
+
+    fn get(&self, t: &Target) -> Result<Reply, ApiError> {
+        let object = self.store.get_key(&t.key(t.name())).ok_or_else(|| ApiError::not_found(&t.def, t.name()))?;
+        Ok(Reply::json(200, &as_served(&t.def, object.clone())))
+    }
+
+    /// LIST (with label/field selectors and `limit`/`continue` paging) or WATCH. A watch
+    /// sends an ADDED event per current object and ends; nothing in this project follows
+    /// watches further.
+    fn list(&self, t: &Target, watch: bool) -> Result<Reply, ApiError> {
+        let labels = self.selector("labelSelector", Selector::parse_labels)?;
+        let fields = self.selector("fieldSelector", Selector::parse_fields)?;
+        let mut items: Vec<Value> = self
+            .store
+            .list(&t.def.group, &t.def.plural)
+            .into_iter()
+            .filter(|o| t.namespace.is_none() || o["metadata"]["namespace"] == t.namespace())
+            .filter(|o| labels.matches_labels(o) && fields.matches_fields(o))
+            .map(|o| as_served(&t.def, o))
+            .collect();
+        if watch {
+            let body = items
+                .into_iter()
+                .map(|object| format!("{}\n", json!({ "type": "ADDED", "object": object })))
+                .collect::<String>();
+            return Ok(Reply { status: 200, body: body.into_bytes() });
+        }
+        let mut metadata = json!({ "resourceVersion": self.store.resource_version() });
+        if let Some((namespace, name)) = self.req.param("continue").and_then(|c| c.split_once('/')) {
+            items.retain(|o| position(o) > (namespace, name));
+        }
+        let limit = self.req.param("limit").and_then(|l| l.parse::<usize>().ok());
+        if let Some(limit) = limit.filter(|&l| l > 0 && l < items.len()) {
+            let remaining = items.len() - limit;
+            items.truncate(limit);
+            let (namespace, name) = position(&items[limit - 1]);
+            metadata["continue"] = format!("{namespace}/{name}").into();
+            metadata["remainingItemCount"] = remaining.into();
+        }
+        Ok(Reply::json(
+            200,
+            &json!({
+                "apiVersion": t.def.api_version(),
+                "kind": format!("{}List", t.def.kind),
+                "metadata": metadata,
+                "items": items,
+            }),
+        ))
+    }
+
+    fn selector(&self, param: &str, parse: fn(&str) -> Result<Selector, String>) -> Result<Selector, ApiError> {
+        self.req.param(param).map(parse).transpose().map(Option::unwrap_or_default).map_err(ApiError::bad_request)
+    }
+
+    fn create(&mut self, t: &Target) -> Result<Reply, ApiError> {
+        let def = &t.def;
+        let mut object = self.body_object()?;
+        let body_namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        if def.namespaced && !body_namespace.is_empty() && body_namespace != t.namespace() {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let name = match (
+            object["metadata"]["name"].as_str().filter(|n| !n.is_empty()),
+            object["metadata"]["generateName"].as_str().filter(|n| !n.is_empty()),
+        ) {
+            (Some(name), _) => name.to_owned(),
+            (None, Some(prefix)) => self.store.generate_name(prefix),
+            (None, None) => {
+                return Err(ApiError::invalid(
+                    def,
+                    "",
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                ));
+            }
+        };
+        if !object["metadata"]["resourceVersion"].as_str().unwrap_or_default().is_empty() {
+            return Err(ApiError::internal_unknown("resourceVersion should not be set on objects to be created"));
+        }
+        self.prepare_new(t, &mut object, &name);
+        self.admit("create", t, &object, None)?;
+        if self.store.get_key(&t.key(&name)).is_some() {
+            return Err(ApiError::already_exists(def, &name));
+        }
+        self.persist(t, &name, None, object, 201)
+    }
+
+    fn update(&mut self, t: &Target) -> Result<Reply, ApiError> {
+        let def = &t.def;
+        let object = self.body_object()?;
+        check_name(&object, t.name(), t.namespace())?;
+        let old = self.stored(t)?;
+        match object["metadata"]["resourceVersion"].as_str().unwrap_or_default() {
+            // Custom resources refuse unconditional updates; core types allow them.
+            "" if def.is_custom() => {
+                return Err(ApiError::invalid(
+                    def,
+                    t.name(),
+                    "metadata.resourceVersion",
+                    "Invalid value: 0x0: must be specified for an update",
+                ));
+            }
+            "" => {}
+            rv if rv != old["metadata"]["resourceVersion"] => {
+                return Err(ApiError::modified(def, t.name()));
+            }
+            _ => {}
+        }
+        let candidate = updated_object(t, &old, object);
+        self.admit("update", t, &candidate, Some(&old))?;
+        self.persist(t, t.name(), Some(&old), candidate, 200)
+    }
+
+    fn patch(&mut self, t: &Target) -> Result<Reply, ApiError> {
+        let kind = self.patch_kind(&t.def)?;
+        self.validate_patch_options(kind)?;
+        let old = self.store.get_key(&t.key(t.name())).cloned();
+        let base = match &old {
+            Some(old) => old.clone(),
+            // Server-side apply creates missing objects.
+            None if kind == PatchKind::Apply && !t.status => skeleton(&t.def, t.namespace(), t.name()),
+            None => return Err(ApiError::not_found(&t.def, t.name())),
+        };
+        let mut patched = as_served(&t.def, base);
+        self.apply_patch(kind, &mut patched)?;
+        if !patched.is_object() {
+            return Err(ApiError::bad_request("the patched object is not a JSON object"));
+        }
+        check_name(&patched, t.name(), t.namespace())?;
+        let Some(old) = old else {
+            let mut object = patched;
+            self.prepare_new(t, &mut object, t.name());
+            self.admit("patch", t, &object, None)?;
+            return self.persist(t, t.name(), None, object, 201);
+        };
+        // A resourceVersion inside the patch is a precondition, as with PUT.
+        let patched_rv = patched["metadata"]["resourceVersion"].as_str().unwrap_or_default();
+        if !patched_rv.is_empty() && patched_rv != old["metadata"]["resourceVersion"] {
+            return Err(ApiError::modified(&t.def, t.name()));
+        }
+        let candidate = updated_object(t, &old, patched);
+        self.admit("patch", t, &candidate, Some(&old))?;
+        self.persist(t, t.name(), Some(&old), candidate, 200)
+    }
+
+    fn delete(&mut self, t: &Target) -> Result<Reply, ApiError> {
+        let old = self.stored(t)?;
+        let options: Value = if self.req.body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&self.req.body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+        };
+        for (field, label) in [("resourceVersion", "ResourceVersion"), ("uid", "UID")] {
+            let (wanted, actual) = (&options["preconditions"][field], &old["metadata"][field]);
+            if !wanted.is_null() && wanted != actual {
+                let cause = format!(
+                    "Precondition failed: {label} in precondition: {}, {label} in object meta: {}",
+                    wanted.as_str().unwrap_or_default(),
+                    actual.as_str().unwrap_or_default()
+                );
+                return Err(ApiError::conflict(&t.def, t.name(), &cause));
+            }
+        }
+        let body_dry_run = options["dryRun"].as_array().is_some_and(|d| d.iter().any(|v| v == "All"));
+        if !(self.dry_run()? || body_dry_run) {
+            self.store.remove(&t.key(t.name()));
+        }
+        Ok(Reply::json(200, &delete_success(&t.def, t.name(), &old["metadata"]["uid"])))
+    }
+
+    /// Answers from the deny rules, for the impersonated user when there is one.
+    fn self_subject_access_review(&self) -> Result<Reply, ApiError> {
+        if self.req.method != "POST" {
+            return Err(ApiError::method_not_allowed());
+        }
+        let mut review = self.body_object()?;
+        let attrs = &review["spec"]["resourceAttributes"];
+        let field = |name: &str| attrs[name].as_str().unwrap_or_default().to_owned();
+        // Non-resource requests (`nonResourceAttributes`) are never denied.
+        let allowed = attrs.is_null()
+            || !denied(
+                &self.config.rules,
+                &Attributes {
+                    user: self.req.user().to_owned(),
+                    verb: field("verb"),
+                    group: field("group"),
+                    resource: field("resource"),
+                    subresource: field("subresource"),
+                    namespace: field("namespace"),
+                    name: field("name"),
+                },
+            );
+        review["apiVersion"] = "authorization.k8s.io/v1".into();
+        review["kind"] = "SelfSubjectAccessReview".into();
+        review["metadata"] = json!({ "creationTimestamp": null });
+        review["status"] = json!({ "allowed": allowed });
+        Ok(Reply::json(201, &review))
+    }
+
+    fn stored(&self, t: &Target) -> Result<Value, ApiError> {
+        self.store.get_key(&t.key(t.name())).cloned().ok_or_else(|| ApiError::not_found(&t.def, t.name()))
+    }
+
+    /// Turns a client's object into a new object: type and identity fields set by the
+    /// server, status dropped when it is a subresource (as the CRD registry does).
+    fn prepare_new(&mut self, t: &Target, object: &mut Value, name: &str) {
+        let def = &t.def;
+        object["apiVersion"] = def.api_version().into();
+        object["kind"] = def.kind.clone().into();
+        let metadata = &mut object["metadata"];
+        metadata["name"] = name.into();
+        if let Some(metadata) = metadata.as_object_mut() {
+            metadata.remove("resourceVersion");
+            metadata.remove("deletionTimestamp");
+            if def.namespaced {
+                metadata.insert("namespace".into(), t.namespace().into());
+            } else {
+                metadata.remove("namespace");
+            }
+        }
+        if def.status_subresource
+            && let Some(map) = object.as_object_mut()
+        {
+            map.remove("status");
+        }
+        self.store.stamp_new(def, object);
+    }
+
+    fn admit(&self, verb: &str, t: &Target, object: &Value, old_object: Option<&Value>) -> Result<(), ApiError> {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let request = AdmissionRequest {
+            verb,
+            group: &t.def.group,
+            version: &t.def.version,
+            plural: &t.def.plural,
+            subresource: t.subresource(),
+            namespace: t.namespace(),
+            name,
+            dry_run: self.dry_run()?,
+            object,
+            old_object,
+        };
+        for (webhook, hook) in &self.config.webhooks {
+            hook(&request).map_err(|msg| ApiError::admission_denied(&t.def, name, webhook, &msg))?;
+        }
+        Ok(())
+    }
+
+    /// Stores `candidate` unless it is a dry run or changes nothing (the apiserver skips
+    /// no-op writes, keeping the resourceVersion), and answers with the resulting object.
+    fn persist(
+        &mut self,
+        t: &Target,
+        name: &str,
+        old: Option<&Value>,
+        candidate: Value,
+        status: u16,
+    ) -> Result<Reply, ApiError> {
+        if let Some(old) = old
+            && same_content(old, &candidate)
+        {
+            return Ok(Reply::json(status, &as_served(&t.def, old.clone())));
+        }
+        let result = if self.dry_run()? { candidate } else { self.store.commit(t.key(name), candidate) };
+        Ok(Reply::json(status, &as_served(&t.def, result)))
+    }
+
+    /// `dryRun=All`; any other value is refused rather than ignored, so a typo never
+    /// persists.
+    fn dry_run(&self) -> Result<bool, ApiError> {
+        match self.req.param("dryRun") {
+            None => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => {
+                Err(ApiError::bad_request(format!("Invalid dryRun value {other:?}: only \"All\" is supported")))
+            }
+        }
+    }
+
+    /// The JSON (or YAML) object in a create, update or review body.
+    fn body_object(&self) -> Result<Value, ApiError> {
+        let body = &self.req.body;
+        let value: Value = match self.req.media_type().as_deref() {
+            None | Some("application/json") => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("unable to decode request body: {e}")))?,
+            Some("application/yaml") => serde_saphyr::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("unable to decode request body: {e}")))?,
+            Some(_) => {
+                return Err(ApiError::unsupported_media_type(&["application/json", "application/yaml"]));
+            }
+        };
+        if value.is_object() { Ok(value) } else { Err(ApiError::bad_request("the request body is not a JSON object")) }
+    }
+
+    fn patch_kind(&self, def: &ApiResourceDef) -> Result<PatchKind, ApiError> {
+        // Custom resources have no strategic merge patch. For the core types served here
+        // (ConfigMap) a strategic merge patch behaves as a JSON merge patch.
+        let mut accepted = vec!["application/json-patch+json", "application/merge-patch+json"];
+        if !def.is_custom() {
+            accepted.push("application/strategic-merge-patch+json");
+        }
+        accepted.push("application/apply-patch+yaml");
+        match self.req.media_type().as_deref() {
+            Some("application/json-patch+json") => Ok(PatchKind::Json),
+            Some("application/merge-patch+json") => Ok(PatchKind::Merge),
+            Some("application/strategic-merge-patch+json") if !def.is_custom() => Ok(PatchKind::Merge),
+            Some("application/apply-patch+yaml") => Ok(PatchKind::Apply),
+            _ => Err(ApiError::unsupported_media_type(&accepted)),
+        }
+    }
+
+    /// `ValidatePatchOptions`: apply needs a field manager, and only apply may force.
+    fn validate_patch_options(&self, kind: PatchKind) -> Result<(), ApiError> {
+        let field_manager = self.req.param("fieldManager").unwrap_or_default();
+        let forced = self.req.param("force") == Some("true");
+        let (field, detail) = match kind {
+            PatchKind::Apply if field_manager.is_empty() => {
+                ("fieldManager", "Required value: is required for apply patch")
+            }
+            PatchKind::Json | PatchKind::Merge if forced => {
+                ("force", "Forbidden: may not be specified for non-apply patch")
+            }
+            _ => return Ok(()),
+        };
+        let options = ApiResourceDef::new("meta.k8s.io", "v1", "PatchOptions", "patchoptions");
+        Err(ApiError::invalid(&options, "", field, detail))
+    }
+
+    fn apply_patch(&self, kind: PatchKind, object: &mut Value) -> Result<(), ApiError> {
+        let body = &self.req.body;
+        let decode_error = |e: &dyn std::fmt::Display| ApiError::bad_request(format!("unable to decode patch: {e}"));
+        match kind {
+            PatchKind::Merge => {
+                let patch: Value = serde_json::from_slice(body).map_err(|e| decode_error(&e))?;
+                json_patch::merge(object, &patch);
+            }
+            PatchKind::Json => {
+                let patch: json_patch::Patch = serde_json::from_slice(body).map_err(|e| decode_error(&e))?;
+                json_patch::patch(object, &patch).map_err(|_| ApiError::patch_failed())?;
+            }
+            // Approximation: server-side apply merges the applied configuration without
+            // tracking field ownership. kube sends JSON, which is YAML too.
+            PatchKind::Apply => {
+                let patch: Value = serde_json::from_slice(body)
+                    .or_else(|_| serde_saphyr::from_slice(body))
+                    .map_err(|e| decode_error(&e))?;
+                json_patch::merge(object, &patch);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The replacement for `old` that an update or patch produces, following the registry's
+/// rules: identity fields are kept; a status write changes only `.status`, and a main
+/// write leaves `.status` alone when status is a subresource.
+fn updated_object(t: &Target, old: &Value, mut new: Value) -> Value {
+    let def = &t.def;
+    let mut result = if t.status {
+        let mut result = old.clone();
+        set_or_remove(&mut result, "status", new.get_mut("status").map(Value::take));
+        result
+    } else {
+        if def.status_subresource {
+            set_or_remove(&mut new, "status", old.get("status").cloned());
+        }
+        new["metadata"]["name"] = t.name().into();
+        if def.namespaced {
+            new["metadata"]["namespace"] = t.namespace().into();
+        }
+        carry_over_identity(def, old, &mut new);
+        new
+    };
+    result["apiVersion"] = def.api_version().into();
+    result["kind"] = def.kind.clone().into();
+    result["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    result
+}
+
+fn set_or_remove(object: &mut Value, field: &str, value: Option<Value>) {
+    match (value, object.as_object_mut()) {
+        (Some(value), Some(map)) => {
+            map.insert(field.into(), value);
+        }
+        (None, Some(map)) => {
+            map.remove(field);
+        }
+        (_, None) => {}
+    }
+}
+
+/// Equal apart from `apiVersion` (storage is shared by all versions of a group).
+fn same_content(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        set_or_remove(&mut v, "apiVersion", None);
+        v
+    };
+    strip(a) == strip(b)
+}
+
+/// `checkName`: the body's name must equal the URL's, and its namespace, when set, too.
+fn check_name(object: &Value, name: &str, namespace: &str) -> Result<(), ApiError> {
+    let body_name = object["metadata"]["name"].as_str().unwrap_or_default();
+    if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let body_namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+    if !namespace.is_empty() && !body_namespace.is_empty() && body_namespace != namespace {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({body_namespace}) does not match the namespace on the URL ({namespace})"
+        )));
+    }
+    Ok(())
+}
+
+/// The object as served at the request's version (no schema conversion, as for CRDs
+/// with `conversion: None`).
+fn as_served(def: &ApiResourceDef, mut object: Value) -> Value {
+    object["apiVersion"] = def.api_version().into();
+    object["kind"] = def.kind.clone().into();
+    object
+}
+
+/// Where an object sits in list order; `continue` tokens are `namespace/name` of the last
+/// item returned (names cannot contain `/`).
+fn position(object: &Value) -> (&str, &str) {
+    let metadata = &object["metadata"];
+    (metadata["namespace"].as_str().unwrap_or_default(), metadata["name"].as_str().unwrap_or_default())
+}
+
+/// Decodes `%XX` escapes; invalid escapes are kept as they are.
+pub(crate) fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Splits a query string into decoded pairs (`+` is a space).
+pub(crate) fn parse_query(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let decode = |s: &str| percent_decode(&s.replace('+', " "));
+            (decode(key), decode(value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_decoding() {
+        assert_eq!(
+            parse_query("labelSelector=app%3Dweb%2Ctier+in+(a%2Cb)&dryRun=All&&watch"),
+            vec![
+                ("labelSelector".into(), "app=web,tier in (a,b)".into()),
+                ("dryRun".into(), "All".into()),
+                ("watch".into(), String::new()),
+            ]
+        );
+        assert_eq!(percent_decode("100%"), "100%");
+    }
+}
