@@ -9,6 +9,7 @@ pub mod lua;
 pub mod model;
 pub mod output;
 pub mod plan;
+pub mod rbac;
 pub mod scripts;
 pub mod snapshot;
 pub mod source;

@@ -88,7 +88,10 @@ pub fn plan_text(plans: &[RoutingPlan]) -> String {
     let _ = writeln!(
         out,
         "{}",
-        paint(BOLD, &format!("Plan: {changed} object change(s), {unchanged} object(s) already as planned."))
+        paint(
+            BOLD,
+            &format!("Plan: {changed} to change, {unchanged} already as planned (counted per step and object).")
+        )
     );
     out
 }
@@ -159,7 +162,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
             serde_json::json!({"owner": plan.owner, "warnings": plan.warnings, "stages": stages})
         })
         .collect();
-    serde_json::json!({"plans": plans, "summary": {"objects": total, "changed": changed}})
+    serde_json::json!({"plans": plans, "summary": {"objectPlans": total, "changed": changed}})
 }
 
 #[cfg(test)]

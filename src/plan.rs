@@ -10,6 +10,9 @@ use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The pod label the built-in DestinationRule script's `canary` subset selects.
+const CANARY_SUBSET_LABEL: (&str, &str) = ("istio.service.tag", "gray");
+
 /// Gateway objects by (group, kind, namespace, name); the version is ignored, as the API server
 /// serves an object at every version of its kind.
 #[derive(Clone, Debug, Default)]
@@ -108,7 +111,7 @@ impl Planner<'_> {
         stages: &[Stage],
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
-        let mut warnings = rollout.warnings.iter().map(|w| format!("{owner}: {w}")).collect::<Vec<_>>();
+        let mut warnings = rollout.warnings.clone();
         let own = rollout.traffic_routing.as_ref().filter(|r| !r.custom_network_refs.is_empty());
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
@@ -118,12 +121,23 @@ impl Planner<'_> {
                     r.other_providers.join(" and ")
                 ),
             };
-            return Err(Error::Input(format!("{owner} has no Lua traffic routing to plan: {why}")));
+            let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
+            return Err(Error::Input(format!("{owner} has no Lua traffic routing to plan: {why}{notes}")));
         }
         if let Some(r) = own.filter(|r| !r.other_providers.is_empty()) {
             warnings.push(format!(
-                "{owner}: its {} routing is done by the controller in Go and is not shown",
+                "its {} routing is done by the controller in Go and is not shown",
                 r.other_providers.join(" and ")
+            ));
+        }
+        let (label, value) = CANARY_SUBSET_LABEL;
+        let pods_labelled = rollout.enable_extra_workload_for_canary
+            && rollout.canary_pod_labels.get(label).is_some_and(|v| v == value);
+        if let Some(r) = own.filter(|_| rollout.disable_generate_canary_service && !pods_labelled)
+            && r.custom_network_refs.iter().any(|r| r.kind == "DestinationRule")
+        {
+            warnings.push(format!(
+                "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary"
             ));
         }
         let routing = own.map(|r| Routing {
@@ -147,14 +161,21 @@ impl Planner<'_> {
             if let Some(cr) = cr {
                 objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr.strategy)?);
             }
-            let mut description = strategy.describe();
+            let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
-                let step = &rollout.steps[i - 1];
-                description = format!("{}, {description}, {}", step.describe_replicas(), step.describe_pause());
+                let (replicas, pause) = rollout.describe_step(i);
+                parts.push(replicas);
+                if routing.is_some() {
+                    parts.push(strategy.describe());
+                }
+                parts.push(pause);
+            } else {
+                parts.push(strategy.describe());
             }
             if let Some(cr) = cr {
-                description.push_str(&format!("; TrafficRouting {}: {}", cr.name, cr.strategy.describe()));
+                parts.push(format!("TrafficRouting {}: {}", cr.name, cr.strategy.describe()));
             }
+            let description = parts.join(", ");
             plans.push(StagePlan { stage: Some(stage), label: rollout.stage_label(stage), description, objects });
         }
         if let Some(cr) = cr {
@@ -173,7 +194,7 @@ impl Planner<'_> {
             description: cr.strategy.describe(),
             objects,
         };
-        let warnings = cr.warnings.iter().map(|w| format!("{}: {w}", routing.owner)).collect();
+        let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner, stages: vec![stage], warnings })
     }
 
@@ -218,7 +239,7 @@ impl Planner<'_> {
             }
             let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
             let planned = result.apply_to(&current, Some(&stored));
-            warnings.extend(routing_warnings(reference, &script, &planned, strategy));
+            warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
             (planned, Action::Lua(script))
         };
         Ok(ObjectPlan {
@@ -248,6 +269,7 @@ fn cr_routing<'a>(cr: &'a TrafficRoutingCr, namespace: &'a str) -> Routing<'a> {
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,
+    original: &Data,
     planned: &Value,
     strategy: &RouteStrategy,
 ) -> Vec<String> {
@@ -257,6 +279,14 @@ fn routing_warnings(
     if !builtin && strategy.traffic.is_none() && strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
         warnings.push(format!(
             "{reference}: this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101"
+        ));
+    }
+    if builtin
+        && reference.kind == "DestinationRule"
+        && original.spec.as_ref().is_none_or(|s| s.get("subsets").is_none_or(Value::is_null))
+    {
+        warnings.push(format!(
+            "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
         ));
     }
     if reference.kind != "VirtualService" {

@@ -8,16 +8,13 @@ use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts};
 use crate::yaml::Document;
 use serde_json::Value;
 
-/// Where a document came from, for messages: `file.yaml:12`.
+/// Where an object came from, for messages: `file.yaml:12`, or the cluster resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    pub source: String,
-    pub line: usize,
-}
+pub struct Origin(pub String);
 
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.source, self.line)
+        f.write_str(&self.0)
     }
 }
 
@@ -44,7 +41,7 @@ impl Snapshot {
     pub fn from_documents(documents: Vec<(String, Document)>, default_namespace: &str) -> Result<Snapshot, Error> {
         let mut snapshot = Snapshot::default();
         for (source, document) in documents {
-            let origin = Origin { source, line: document.line };
+            let origin = Origin(format!("{source}:{}", document.line));
             let value = document.value;
             if !value.is_object() {
                 return Err(Error::Input(format!(

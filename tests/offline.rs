@@ -60,7 +60,7 @@ fn plan_shows_every_step_as_a_diff() {
         .stdout_has("step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50)")
         .stdout_has("+      weight: 50\n+    - destination:\n+        host: demo-canary\n+      weight: 50\n")
         .stdout_has("VirtualService shop/demo: already as planned; original routing, nothing stored: left alone")
-        .stdout_has("Plan: 2 object change(s), 1 object(s) already as planned.");
+        .stdout_has("Plan: 2 to change, 1 already as planned (counted per step and object).");
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn plan_output_is_machine_readable_and_byte_faithful() {
         planned["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"],
         r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#
     );
-    assert_eq!(doc["summary"], serde_json::json!({"objects": 1, "changed": 1}));
+    assert_eq!(doc["summary"], serde_json::json!({"objectPlans": 1, "changed": 1}));
     manifests()
         .args(["plan", "-f", "m", "--step", "1", "-o", "yaml"])
         .run()

@@ -53,7 +53,12 @@ impl Step {
         }
     }
 
-    pub fn describe_pause(&self) -> String {
+    /// `last` matters: the controller completes a last step whose replicas are literally
+    /// `"100%"` without pausing (controller-semantics.md 3.5).
+    pub fn describe_pause(&self, last: bool) -> String {
+        if last && self.replicas == Some(Value::String("100%".into())) {
+            return "no pause (last step at 100% completes the release)".into();
+        }
         match self.pause_seconds {
             Some(seconds) => format!("pause {seconds}s"),
             None => "pause until approved".into(),
@@ -98,6 +103,8 @@ pub struct Rollout {
     pub enable_extra_workload_for_canary: bool,
     /// The TrafficRouting CR named by the `rollouts.kruise.io/trafficrouting` annotation.
     pub traffic_routing_cr: Option<String>,
+    /// `patchPodTemplateMetadata.labels`: labels the canary pods get (canary style only).
+    pub canary_pod_labels: std::collections::BTreeMap<String, String>,
     pub paused: bool,
     pub disabled: bool,
     pub status: RolloutStatus,
@@ -149,21 +156,21 @@ impl Rollout {
             kind == StrategyKind::Canary && flag("enableExtraWorkloadForCanary")
         };
         if alpha && disable_generate_canary_service {
-            warnings.push(
+            let service = traffic_routing.as_ref().map_or("<service>", |t| t.service.as_str());
+            warnings.push(format!(
                 "spec.strategy.canary.disableGenerateCanaryService is dropped by the v1alpha1 to v1beta1 conversion: \
-                 the controller generates and routes to <service>-canary; apply the Rollout as v1beta1 to keep it"
-                    .into(),
-            );
+                 the controller generates and routes to {service}-canary; apply the Rollout as v1beta1 to keep it"
+            ));
             disable_generate_canary_service = false;
         }
-        if !alpha
-            && body.get("trafficRoutingRef").is_some_and(|r| !r.is_null())
-            && annotation(super::TRAFFIC_ROUTING_ANNOTATION).is_none()
+        let linked = annotation(TRAFFIC_ROUTING_ANNOTATION).filter(|s| !s.is_empty());
+        if let Some(field) = body.get("trafficRoutingRef").and_then(Value::as_str).filter(|_| !alpha)
+            && linked != Some(field)
         {
-            warnings.push(format!(
-                "{path}.trafficRoutingRef is not read by the controller; only the annotation {} links a TrafficRouting",
-                super::TRAFFIC_ROUTING_ANNOTATION
-            ));
+            warnings.push(match linked {
+                None => format!("{path}.trafficRoutingRef ({field}) is not read by the controller; only the annotation {TRAFFIC_ROUTING_ANNOTATION} links a TrafficRouting"),
+                Some(other) => format!("{path}.trafficRoutingRef names {field}, but the controller follows the annotation {TRAFFIC_ROUTING_ANNOTATION}: {other}"),
+            });
         }
         Ok(Rollout {
             name: name.into(),
@@ -174,7 +181,11 @@ impl Rollout {
             traffic_routing,
             disable_generate_canary_service,
             enable_extra_workload_for_canary,
-            traffic_routing_cr: annotation(TRAFFIC_ROUTING_ANNOTATION).filter(|s| !s.is_empty()).map(str::to_string),
+            traffic_routing_cr: linked.map(str::to_string),
+            canary_pod_labels: body["patchPodTemplateMetadata"]["labels"]
+                .as_object()
+                .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+                .unwrap_or_default(),
             paused: object["spec"]["strategy"]["paused"].as_bool().unwrap_or(false),
             disabled: object["spec"]["disabled"].as_bool().unwrap_or(false),
             status: read_status(&object["status"], kind),
@@ -209,6 +220,12 @@ impl Rollout {
             Stage::Step(i) => format!("step {i}/{}", self.steps.len()),
             Stage::BlueGreenFinal => "final (route all traffic to the new version)".into(),
         }
+    }
+
+    /// What a step does besides routing: replicas and pause.
+    pub fn describe_step(&self, index: usize) -> (String, String) {
+        let step = &self.steps[index - 1];
+        (step.describe_replicas(), step.describe_pause(index == self.steps.len()))
     }
 
     /// The current step from the status, when the index is a valid step.

@@ -1,3 +1,5 @@
 //! The I/O edge: files and (later) the cluster. Everything else works on what these return.
 
+pub mod cluster;
 pub mod files;
+pub mod live;

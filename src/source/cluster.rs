@@ -1,0 +1,264 @@
+//! The cluster edge: a kube client built the way kubectl builds its own (kubeconfig, context,
+//! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
+//! writes the commands need. Everything returned is plain JSON for the pure core.
+
+use crate::error::Error;
+use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::{Client, Config};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// The field manager named in writes.
+pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
+/// How long a discovery document stays fresh on disk (kubectl keeps its own for hours; plural
+/// names almost never change, and a 404 refreshes it early).
+const DISCOVERY_TTL: Duration = Duration::from_secs(600);
+
+/// kubectl's connection flags.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectionArgs {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub namespace: Option<String>,
+    pub as_user: Option<String>,
+    pub as_groups: Vec<String>,
+    pub request_timeout: Option<Duration>,
+}
+
+#[derive(Clone)]
+pub struct Cluster {
+    pub client: Client,
+    /// The namespace commands work in: `-n`, else the context's, else `default`.
+    pub namespace: String,
+    /// The kubeconfig context (for backup paths and messages).
+    pub context: String,
+    /// The impersonated user, when `--as` is given.
+    pub user: Option<String>,
+    discovery_dir: Option<PathBuf>,
+}
+
+/// A served resource: its API coordinates and scope.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resource {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    pub namespaced: bool,
+}
+
+impl Resource {
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(&self.group, &self.version, &self.kind), &self.plural)
+    }
+
+    /// `virtualservices.networking.istio.io`, as kubectl names resources.
+    pub fn qualified(&self) -> String {
+        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedResources {
+    resources: Vec<Resource>,
+}
+
+impl Cluster {
+    pub async fn connect(args: &ConnectionArgs) -> Result<Cluster, Error> {
+        let kubeconfig = match &args.kubeconfig {
+            Some(path) => Kubeconfig::read_from(path),
+            None => Kubeconfig::read(),
+        }
+        .map_err(|e| Error::Input(format!("reading the kubeconfig: {e} (set KUBECONFIG or --kubeconfig)")))?;
+        let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
+        let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
+        let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .map_err(|e| Error::Input(format!("kubeconfig context {context:?}: {e}")))?;
+        if let Some(user) = &args.as_user {
+            config.auth_info.impersonate = Some(user.clone());
+        }
+        if !args.as_groups.is_empty() {
+            config.auth_info.impersonate_groups = Some(args.as_groups.clone());
+        }
+        if let Some(timeout) = args.request_timeout {
+            config.connect_timeout = Some(timeout);
+            config.read_timeout = Some(timeout);
+            config.write_timeout = Some(timeout);
+        }
+        let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
+        let server = config.cluster_url.authority().map(|a| a.as_str().replace(':', "_")).unwrap_or_default();
+        let discovery_dir = cache_home().map(|home| home.join("kubectl-rollout-lua/discovery").join(server));
+        let client = Client::try_from(config).map_err(|e| Error::Input(format!("connecting to the cluster: {e}")))?;
+        Ok(Cluster { client, namespace, context, user: args.as_user.clone(), discovery_dir })
+    }
+
+    /// The resources served at `group/version`, from the disk cache when fresh; `None` when the
+    /// API server does not serve that version.
+    pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
+        let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+        let cache = self
+            .discovery_dir
+            .as_ref()
+            .map(|d| d.join(if group.is_empty() { "core" } else { group }).join(format!("{version}.json")));
+        if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
+            return Ok(Some(cached.resources));
+        }
+        let list = match self.client.list_api_group_resources(&api_version).await {
+            Ok(list) => list,
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
+            Err(e) => return Err(api_error(&format!("discovering {api_version}"), e)),
+        };
+        let resources: Vec<Resource> = list
+            .resources
+            .into_iter()
+            .filter(|r| !r.name.contains('/'))
+            .map(|r| Resource {
+                group: group.into(),
+                version: version.into(),
+                kind: r.kind,
+                plural: r.name,
+                namespaced: r.namespaced,
+            })
+            .collect();
+        if let Some(path) = cache {
+            // The cache is an optimisation: failing to write it is not an error.
+            let _ = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|_| {
+                std::fs::write(
+                    &path,
+                    serde_json::to_vec(&CachedResources { resources: resources.clone() }).unwrap_or_default(),
+                )
+            });
+        }
+        Ok(Some(resources))
+    }
+
+    /// The resource for `kind` at `group/version` (targeted discovery of that group/version only).
+    pub async fn resource(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        refresh: bool,
+    ) -> Result<Option<Resource>, Error> {
+        Ok(self.resources(group, version, refresh).await?.and_then(|all| all.into_iter().find(|r| r.kind == kind)))
+    }
+
+    fn api(&self, resource: &Resource, namespace: &str) -> Api<DynamicObject> {
+        if resource.namespaced {
+            Api::namespaced_with(self.client.clone(), namespace, &resource.api_resource())
+        } else {
+            Api::all_with(self.client.clone(), &resource.api_resource())
+        }
+    }
+
+    /// GET an object; `None` when it does not exist.
+    pub async fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Option<Value>, Error> {
+        match self.api(resource, namespace).get_opt(name).await {
+            Ok(object) => Ok(object.map(to_value)),
+            Err(e) => Err(api_error(&format!("reading {} {namespace}/{name}", resource.qualified()), e)),
+        }
+    }
+
+    pub async fn list(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<Vec<Value>, Error> {
+        let list = self
+            .api(resource, namespace)
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map_err(|e| api_error(&format!("listing {} in {namespace}", resource.qualified()), e))?;
+        Ok(list.items.into_iter().map(to_value).collect())
+    }
+
+    /// PUT an object (its metadata.resourceVersion is the precondition).
+    pub async fn replace(&self, resource: &Resource, object: &Value, dry_run: bool) -> Result<Value, kube::Error> {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or(&self.namespace);
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let dynamic: DynamicObject = serde_json::from_value(object.clone()).map_err(kube::Error::SerdeError)?;
+        let params = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+        self.api(resource, namespace).replace(name, &params, &dynamic).await.map(to_value)
+    }
+
+    /// A JSON merge patch of the status subresource.
+    pub async fn merge_patch_status(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+        dry_run: bool,
+    ) -> Result<Value, kube::Error> {
+        let params = PatchParams { dry_run, field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+        self.api(resource, namespace).patch_status(name, &params, &Patch::Merge(patch)).await.map(to_value)
+    }
+
+    /// Whether the user (or the impersonated one) may `verb` the resource in `namespace`.
+    pub async fn can_i(&self, permission: &Permission) -> Result<bool, Error> {
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(ResourceAttributes {
+                    namespace: Some(permission.namespace.clone()),
+                    verb: Some(permission.verb.clone()),
+                    group: Some(permission.group.clone()),
+                    resource: Some(permission.resource.clone()),
+                    subresource: permission.subresource.clone(),
+                    name: permission.name.clone(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let api: Api<SelfSubjectAccessReview> = Api::all(self.client.clone());
+        let answer = api
+            .create(&PostParams::default(), &review)
+            .await
+            .map_err(|e| api_error("asking the API server what you may do (SelfSubjectAccessReview)", e))?;
+        Ok(answer.status.is_some_and(|s| s.allowed))
+    }
+}
+
+/// One permission a command needs.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Permission {
+    pub verb: String,
+    pub group: String,
+    pub resource: String,
+    pub subresource: Option<String>,
+    pub namespace: String,
+    pub name: Option<String>,
+}
+
+fn to_value(object: DynamicObject) -> Value {
+    serde_json::to_value(object).unwrap_or(Value::Null)
+}
+
+fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    if SystemTime::now().duration_since(modified).ok()? > DISCOVERY_TTL {
+        return None;
+    }
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+fn cache_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+}
+
+/// An API failure as a sentence: what was being done, the server's message, code and reason.
+pub fn api_error(doing: &str, error: kube::Error) -> Error {
+    Error::Input(format!("{doing}: {}", describe_api_error(&error)))
+}
+
+pub fn describe_api_error(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!("{} ({} {})", status.message, status.code, status.reason),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,217 @@
+//! The live state of Rollouts and everything their routing touches, read with as few
+//! sequential round trips as the data allows: the Rollouts, then (together) their gateway
+//! objects, TrafficRoutings and the script ConfigMap, then a TrafficRouting's own objects.
+
+use super::cluster::{Cluster, Resource};
+use crate::error::Error;
+use crate::model::{ObjectRef, Rollout, TrafficRoutingCr};
+use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
+use crate::snapshot::{Located, Origin, Snapshot};
+use futures::future::try_join_all;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+const GROUP: &str = "rollouts.kruise.io";
+
+/// Which Rollouts a command works on.
+#[derive(Clone, Debug)]
+pub enum Selection {
+    Names(Vec<String>),
+    Selector(String),
+}
+
+/// What was read, and the resources to write it back through.
+pub struct Live {
+    pub snapshot: Snapshot,
+    pub rollouts: Resource,
+    /// The resource of each gateway object kind read, by (group, kind).
+    pub resources: BTreeMap<(String, String), Resource>,
+}
+
+impl Live {
+    pub fn resource_of(&self, reference: &ObjectRef) -> Option<&Resource> {
+        self.resources.get(&(reference.group().to_string(), reference.kind.clone()))
+    }
+}
+
+/// `NAME` or `rollout/NAME` (also `rollouts/…` and the qualified resource name).
+pub fn rollout_name(argument: &str) -> &str {
+    argument.split_once('/').filter(|(kind, _)| kind.starts_with("rollout")).map_or(argument, |(_, name)| name)
+}
+
+/// Reads the selected Rollouts and what their routing needs. `catalog` says which kinds need
+/// the ConfigMap (read from `controller_namespace` only then).
+pub async fn load(
+    cluster: &Cluster,
+    selection: &Selection,
+    catalog: &ScriptCatalog,
+    controller_namespace: &str,
+) -> Result<Live, Error> {
+    let rollouts = rollout_resource(cluster).await?;
+    let namespace = &cluster.namespace;
+    let raws: Vec<Value> = match selection {
+        Selection::Names(names) => {
+            try_join_all(names.iter().map(|argument| async {
+                let name = rollout_name(argument);
+                cluster.get(&rollouts, namespace, name).await?.ok_or_else(|| {
+                    Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
+                })
+            }))
+            .await?
+        }
+        Selection::Selector(selector) => cluster.list(&rollouts, namespace, selector).await?,
+    };
+    if raws.is_empty() {
+        return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
+    }
+    let mut snapshot = Snapshot::default();
+    for raw in raws {
+        let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let item = Rollout::from_object(&raw).map_err(|e| Error::Input(format!("Rollout {namespace}/{name}: {e}")))?;
+        snapshot.rollouts.push(Located {
+            origin: Origin(format!("rollout.{GROUP}/{name}")),
+            namespace: namespace.clone(),
+            item,
+            raw,
+        });
+    }
+
+    let own_refs: BTreeSet<ObjectRef> = snapshot
+        .rollouts
+        .iter()
+        .flat_map(|r| r.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone()))
+        .collect();
+    let cr_names: BTreeSet<String> =
+        snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
+    let own_need_configmap = own_refs.iter().any(|r| catalog.needs_configmap(r));
+    // Second round trip: the Rollouts' gateway objects, their TrafficRoutings (each followed by
+    // its own gateway objects) and, when a script must come from it, the ConfigMap.
+    let (objects, crs, configmap) = futures::try_join!(
+        read_refs(cluster, own_refs.iter()),
+        try_join_all(cr_names.iter().map(|name| read_traffic_routing(cluster, name))),
+        async { if own_need_configmap { read_configmap(cluster, controller_namespace).await } else { Ok(None) } },
+    )?;
+    let mut resources = BTreeMap::new();
+    let mut add = |snapshot: &mut Snapshot, found: Vec<(ObjectRef, Resource, Option<Value>)>| {
+        for (reference, resource, object) in found {
+            resources.insert((reference.group().to_string(), reference.kind.clone()), resource);
+            if let Some(object) = object {
+                snapshot.objects.insert(namespace, object);
+            }
+        }
+    };
+    add(&mut snapshot, objects);
+    let mut cr_refs_need_configmap = false;
+    for (cr, found) in crs {
+        cr_refs_need_configmap |=
+            cr.item.traffic_routing.custom_network_refs.iter().any(|r| catalog.needs_configmap(r));
+        add(&mut snapshot, found);
+        snapshot.traffic_routings.push(cr);
+    }
+    snapshot.configmap = match configmap {
+        None if cr_refs_need_configmap => read_configmap(cluster, controller_namespace).await?,
+        other => other,
+    };
+    Ok(Live { snapshot, rollouts, resources })
+}
+
+/// The Rollout resource at v1beta1 when served (the controller's view, the API server
+/// converts), else v1alpha1.
+pub async fn rollout_resource(cluster: &Cluster) -> Result<Resource, Error> {
+    for version in ["v1beta1", "v1alpha1"] {
+        if let Some(resource) = cluster.resource(GROUP, version, "Rollout", false).await? {
+            return Ok(resource);
+        }
+    }
+    Err(Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)")))
+}
+
+/// Each ref's resource (targeted discovery) and object, concurrently.
+async fn read_refs<'a>(
+    cluster: &Cluster,
+    refs: impl Iterator<Item = &'a ObjectRef>,
+) -> Result<Vec<(ObjectRef, Resource, Option<Value>)>, Error> {
+    try_join_all(refs.map(|reference| async move {
+        let (resource, object) = read_ref(cluster, reference).await?;
+        Ok::<_, Error>((reference.clone(), resource, object))
+    }))
+    .await
+}
+
+async fn read_ref(cluster: &Cluster, reference: &ObjectRef) -> Result<(Resource, Option<Value>), Error> {
+    let not_served = || {
+        Error::Input(format!(
+            "the API server does not serve {} {} (ref {reference})",
+            reference.api_version, reference.kind
+        ))
+    };
+    let resource = cluster
+        .resource(reference.group(), reference.version(), &reference.kind, false)
+        .await?
+        .ok_or_else(not_served)?;
+    let object = cluster.get(&resource, &cluster.namespace, &reference.name).await?;
+    if object.is_some() {
+        return Ok((resource, object));
+    }
+    // A 404 may come from stale discovery (a renamed or removed resource): look again once.
+    let fresh = cluster
+        .resource(reference.group(), reference.version(), &reference.kind, true)
+        .await?
+        .ok_or_else(not_served)?;
+    if fresh == resource {
+        return Ok((resource, None));
+    }
+    let object = cluster.get(&fresh, &cluster.namespace, &reference.name).await?;
+    Ok((fresh, object))
+}
+
+async fn read_traffic_routing(
+    cluster: &Cluster,
+    name: &str,
+) -> Result<(Located<TrafficRoutingCr>, Vec<(ObjectRef, Resource, Option<Value>)>), Error> {
+    let namespace = &cluster.namespace;
+    let resource = cluster
+        .resource(GROUP, "v1alpha1", "TrafficRouting", false)
+        .await?
+        .ok_or_else(|| Error::Input(format!("the API server serves no trafficroutings.{GROUP}/v1alpha1")))?;
+    let raw = cluster.get(&resource, namespace, name).await?.ok_or_else(|| {
+        Error::Input(format!("trafficroutings.{GROUP} \"{name}\" not found in namespace {namespace}"))
+    })?;
+    let item = TrafficRoutingCr::from_object(&raw)
+        .map_err(|e| Error::Input(format!("TrafficRouting {namespace}/{name}: {e}")))?;
+    let objects = read_refs(cluster, item.traffic_routing.custom_network_refs.iter()).await?;
+    Ok((
+        Located { origin: Origin(format!("trafficrouting.{GROUP}/{name}")), namespace: namespace.clone(), item, raw },
+        objects,
+    ))
+}
+
+async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option<ConfigMapScripts>, Error> {
+    let resource = Resource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    };
+    let configmap = cluster.get(&resource, namespace, CONFIGMAP_NAME).await?;
+    Ok(configmap.map(|c| ConfigMapScripts {
+        namespace: namespace.to_string(),
+        data: c["data"]
+            .as_object()
+            .map(|d| d.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+            .unwrap_or_default(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rollout_names_may_carry_a_kind() {
+        assert_eq!(rollout_name("demo"), "demo");
+        assert_eq!(rollout_name("rollout/demo"), "demo");
+        assert_eq!(rollout_name("rollouts.rollouts.kruise.io/demo"), "demo");
+    }
+}
