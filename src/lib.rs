@@ -14,6 +14,7 @@ pub mod scripts;
 pub mod snapshot;
 pub mod source;
 pub mod testcase;
+pub mod write;
 pub mod yaml;
 
 /// The version and the git commit it was built from.

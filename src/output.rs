@@ -69,22 +69,11 @@ pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) ->
 /// The text form of plans: per owner and stage, a header per object and a diff from its
 /// current content to the planned one, then a closing count.
 pub fn plan_text(plans: &[RoutingPlan]) -> String {
-    let mut out = String::new();
-    let (mut changed, mut unchanged) = (0, 0);
-    for plan in plans {
-        let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
-        for warning in &plan.warnings {
-            let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
-        }
-        for stage in &plan.stages {
-            let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
-            for object in &stage.objects {
-                out.push_str(&object_text(object, &stage.label));
-                if object.changed() { changed += 1 } else { unchanged += 1 }
-            }
-        }
-        out.push('\n');
-    }
+    let mut out = plans_text(plans);
+    let count = |changed: bool| {
+        plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.changed() == changed).count()
+    };
+    let (changed, unchanged) = (count(true), count(false));
     let _ = writeln!(
         out,
         "{}",
@@ -93,6 +82,28 @@ pub fn plan_text(plans: &[RoutingPlan]) -> String {
             &format!("Plan: {changed} to change, {unchanged} already as planned (counted per step and object).")
         )
     );
+    out
+}
+
+/// Plans without the closing count (for previews).
+pub fn plans_text(plans: &[RoutingPlan]) -> String {
+    let mut out = String::new();
+    for plan in plans {
+        let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
+        for note in &plan.notes {
+            let _ = writeln!(out, "  {note}");
+        }
+        for warning in &plan.warnings {
+            let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
+        }
+        for stage in &plan.stages {
+            let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
+            for object in &stage.objects {
+                out.push_str(&object_text(object, &stage.label));
+            }
+        }
+        out.push('\n');
+    }
     out
 }
 

@@ -76,6 +76,8 @@ pub struct StagePlan {
 pub struct RoutingPlan {
     /// `Rollout ns/name` or `TrafficRouting ns/name`.
     pub owner: String,
+    /// Facts shown under the owner (a Rollout's phase and step in the cluster).
+    pub notes: Vec<String>,
     pub stages: Vec<StagePlan>,
     pub warnings: Vec<String>,
 }
@@ -181,7 +183,7 @@ impl Planner<'_> {
         if let Some(cr) = cr {
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
         }
-        Ok(RoutingPlan { owner, stages: plans, warnings })
+        Ok(RoutingPlan { owner, notes: Vec::new(), stages: plans, warnings })
     }
 
     /// Plans a TrafficRouting on its own: its strategy through its refs.
@@ -195,7 +197,7 @@ impl Planner<'_> {
             objects,
         };
         let warnings = cr.warnings.clone();
-        Ok(RoutingPlan { owner: routing.owner, stages: vec![stage], warnings })
+        Ok(RoutingPlan { owner: routing.owner, notes: Vec::new(), stages: vec![stage], warnings })
     }
 
     fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy) -> Result<Vec<ObjectPlan>, Error> {

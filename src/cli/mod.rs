@@ -1,14 +1,36 @@
 //! The command line: arguments, dispatch, and the one place exit codes are decided.
 
+mod cluster;
 mod offline;
 
 use crate::error::Error;
 use crate::lua::Limits;
+use crate::scripts::DEFAULT_CONTROLLER_NAMESPACE;
+use crate::source::cluster::ConnectionArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+
+const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
+    With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
+    current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
+    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.";
+
+const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
+    Guards run before anything is written: the step must be StepPaused (--traffic-only: any progressing state), \
+    --expect-step must match, and a permission check (SelfSubjectAccessReview) covers every write. The plan is \
+    shown and confirmed (--yes to skip; without a terminal --yes is required). An object without the \
+    original-spec annotation gets it first, in the controller's format; every write is conditional on the \
+    resourceVersion read, backed up locally first, and rolled back if a later write fails. The approval is a \
+    merge patch of the status subresource (currentStepState StepReady), as kubectl-kruise does.";
+
+const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
+    original-spec annotation goes away), as the controller does when a release ends.\n\n\
+    If an object differs from what the current step should have written, someone edited it during the \
+    release: the edits are shown, and --force (or a confirmation on a terminal) is needed to discard them. \
+    --from-backup FILE puts back an object saved by an earlier write.";
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -48,19 +70,54 @@ pub struct GlobalArgs {
     /// Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
     #[arg(long, global = true, default_value = "64Mi", value_parser = parse_size, value_name = "SIZE")]
     pub lua_memory: usize,
+    /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// The namespace (default: the context's; offline: objects without one are in "default")
+    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Username to impersonate for the operation
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub as_user: Option<String>,
+    /// Group to impersonate for the operation (repeatable)
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub as_groups: Vec<String>,
+    /// Time limit for each request to the API server (e.g. 10s; 0 for none)
+    #[arg(long, global = true, value_parser = parse_duration, value_name = "DURATION")]
+    pub request_timeout: Option<Duration>,
 }
 
 impl GlobalArgs {
     pub fn limits(&self) -> Limits {
         Limits { timeout: self.lua_timeout, memory: self.lua_memory }
     }
+
+    pub fn connection(&self) -> ConnectionArgs {
+        ConnectionArgs {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+            as_user: self.as_user.clone(),
+            as_groups: self.as_groups.clone(),
+            request_timeout: self.request_timeout.filter(|t| !t.is_zero()),
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Show what each step does to the gateway objects, as a diff from their current content
-    #[command(after_help = EXIT_CODES)]
+    /// Show what a step does to the gateway objects, as a diff from their current content
+    #[command(after_help = EXIT_CODES, long_about = PLAN_ABOUT)]
     Plan(PlanArgs),
+    /// Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)
+    #[command(after_help = EXIT_CODES, long_about = APPROVE_ABOUT)]
+    Approve(ApproveArgs),
+    /// Put gateway objects back to their stored original (as the controller does when a release ends)
+    #[command(after_help = EXIT_CODES, long_about = RESTORE_ABOUT)]
+    Restore(RestoreArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
     #[command(after_help = EXIT_CODES)]
     Test(TestArgs),
@@ -78,6 +135,30 @@ pub struct ScriptArgs {
     /// Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
     #[arg(long, value_name = "DIR")]
     pub lua_dir: Option<PathBuf>,
+    /// Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    #[arg(long, default_value = DEFAULT_CONTROLLER_NAMESPACE, value_name = "NAMESPACE")]
+    pub controller_namespace: String,
+}
+
+/// `--dry-run`: `client` writes nothing; `server` sends the writes with dryRun=All so admission
+/// webhooks judge them, and nothing is stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum DryRun {
+    #[default]
+    None,
+    Client,
+    Server,
+}
+
+/// Which Rollouts: names or a label selector.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RolloutSelection {
+    /// Rollouts, as NAME or rollout/NAME
+    #[arg(value_name = "ROLLOUT")]
+    pub rollouts: Vec<String>,
+    /// Select Rollouts by label (e.g. app=shop)
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", conflicts_with = "rollouts")]
+    pub selector: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -88,25 +169,77 @@ pub enum Format {
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
-    /// Rollouts to plan (all Rollouts in the input when none are named)
-    #[arg(value_name = "ROLLOUT")]
-    pub rollouts: Vec<String>,
-    /// Files or directories of manifests (YAML or JSON, multi-document; - for stdin): Rollouts,
-    /// TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap
-    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
+    #[command(flatten)]
+    pub selection: RolloutSelection,
+    /// Plan from files instead of the cluster: files or directories of manifests (YAML or JSON,
+    /// multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally
+    /// the kruise-rollout-configuration ConfigMap
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<String>,
-    /// Plan only this step (1-based); default: every step in order
-    #[arg(long, value_name = "N")]
+    /// Plan this step (1-based); default: the current step (offline: every step)
+    #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
-    /// Namespace for objects that name none
-    #[arg(short = 'n', long, default_value = "default")]
-    pub namespace: String,
+    /// Plan the step after the current one
+    #[arg(long, conflicts_with = "all_steps")]
+    pub next: bool,
+    /// Plan every step in order
+    #[arg(long)]
+    pub all_steps: bool,
+    /// Also send the planned objects to the API server with dryRun=All, so admission webhooks
+    /// (e.g. Istio's validation) judge them; only `server` is meaningful here
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub dry_run: Option<DryRun>,
     /// Print the planned objects and a summary instead of diffs
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
     /// Exit 0 when nothing would change, 2 when something would, 1 on error
     #[arg(long)]
     pub detailed_exitcode: bool,
+    #[command(flatten)]
+    pub scripts: ScriptArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    pub selection: RolloutSelection,
+    /// Do not ask for confirmation (required when stdin is not a terminal)
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// Refuse unless the current step is N
+    #[arg(long, value_name = "N")]
+    pub expect_step: Option<usize>,
+    /// Only make the gateway objects match the current step; do not approve (allowed in any
+    /// progressing state)
+    #[arg(long)]
+    pub traffic_only: bool,
+    /// client: show what would be written; server: send every write with dryRun=All
+    #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
+    pub dry_run: DryRun,
+    #[command(flatten)]
+    pub scripts: ScriptArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    #[command(flatten)]
+    pub selection: RolloutSelection,
+    /// Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for
+    /// VirtualService and DestinationRule (repeatable)
+    #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]
+    pub refs: Vec<String>,
+    /// Put back an object saved by an earlier write (a file under the backups folder)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
+    pub from_backup: Option<PathBuf>,
+    /// Restore even when someone edited the objects after the controller (or approve) wrote them
+    #[arg(long)]
+    pub force: bool,
+    /// Do not ask for confirmation (required when stdin is not a terminal)
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// client: show what would be written; server: send every write with dryRun=All
+    #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
+    pub dry_run: DryRun,
     #[command(flatten)]
     pub scripts: ScriptArgs,
 }
@@ -172,7 +305,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         anstream::ColorChoice::Never.write_global();
     }
     let result = match &cli.command {
-        Command::Plan(args) => offline::plan(&cli.global, args),
+        Command::Plan(args) if !args.files.is_empty() => offline::plan(&cli.global, args),
+        Command::Plan(args) => cluster::plan(&cli.global, args),
+        Command::Approve(args) => cluster::approve(&cli.global, args),
+        Command::Restore(args) => cluster::restore(&cli.global, args),
         Command::Test(args) => offline::test(&cli.global, args),
         Command::Eval(args) => offline::eval(&cli.global, args),
         Command::LuaObj(args) => offline::lua_obj(args),
@@ -207,6 +343,25 @@ pub(crate) fn print(text: &str) -> std::io::Result<()> {
     let mut out = anstream::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+/// Asks a yes/no question on the terminal; refuses without one unless `yes`.
+pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err(Error::Refused(
+            "nothing was written: there is no terminal to confirm on; pass --yes to go ahead without asking".into(),
+        ));
+    }
+    let mut stderr = anstream::stderr();
+    let _ = write!(stderr, "{question} Only 'yes' goes ahead: ");
+    let _ = stderr.flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).map_err(|e| Error::Input(format!("reading the answer: {e}")))?;
+    if answer.trim() == "yes" { Ok(()) } else { Err(Error::Refused("nothing was written: not confirmed".into())) }
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {

@@ -9,6 +9,7 @@ use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
 use crate::snapshot::Snapshot;
 use crate::source::files;
+use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase};
 use crate::{gojson, yaml};
 use anyhow::Context;
@@ -16,14 +17,18 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
-    let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, &args.namespace)?;
+    let namespace = global.namespace.as_deref().unwrap_or("default");
+    let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
         configmap: snapshot.configmap.clone(),
     };
     let planner = Planner { objects: &snapshot.objects, scripts: &catalog, limits: global.limits() };
-    let wanted: Vec<&str> = args.rollouts.iter().map(|r| r.strip_prefix("rollout/").unwrap_or(r)).collect();
+    if args.selection.selector.is_some() || args.next || args.dry_run.is_some() {
+        return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
+    }
+    let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
         return Err(Error::Input(format!("no Rollout named {missing} in the input")).into());
     }

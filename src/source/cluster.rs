@@ -138,6 +138,23 @@ impl Cluster {
         Ok(Some(resources))
     }
 
+    /// The group's preferred version (`GET /apis/<group>`); `None` when it is not served.
+    pub async fn preferred_version(&self, group: &str) -> Result<Option<String>, Error> {
+        if group.is_empty() {
+            return Ok(Some("v1".into()));
+        }
+        let request =
+            http::Request::get(format!("/apis/{group}")).body(Vec::new()).map_err(|e| Error::Input(e.to_string()))?;
+        match self.client.request::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup>(request).await {
+            Ok(api_group) => Ok(api_group
+                .preferred_version
+                .map(|v| v.version)
+                .or_else(|| api_group.versions.first().map(|v| v.version.clone()))),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(e) => Err(api_error(&format!("discovering {group}"), e)),
+        }
+    }
+
     /// The resource for `kind` at `group/version` (targeted discovery of that group/version only).
     pub async fn resource(
         &self,

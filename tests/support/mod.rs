@@ -65,11 +65,26 @@ impl Test {
 
     #[track_caller]
     pub fn run(&self) -> Output {
+        self.execute(&self.args)
+    }
+
+    /// Runs with other arguments in the same temp dir (same HOME, backups and kubeconfig).
+    #[track_caller]
+    pub fn run_args<I, S>(&self, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.execute(&args.into_iter().map(Into::into).collect::<Vec<_>>())
+    }
+
+    #[track_caller]
+    fn execute(&self, args: &[OsString]) -> Output {
         let home = self.path("home");
         std::fs::create_dir_all(&home).unwrap();
         let mut command = Command::new(BINARY);
         command
-            .args(&self.args)
+            .args(args)
             .current_dir(self.dir.path())
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -141,5 +156,93 @@ impl Output {
 
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// The fake API server, with the kubeconfig of a test pointing at it.
+pub mod cluster {
+    use super::Test;
+    pub use fake_apiserver::{FakeApiServer, FakeHandle, Rule};
+    use serde_json::{Value, json};
+
+    pub const NAMESPACE: &str = "shop";
+
+    impl Test {
+        /// Points the test's KUBECONFIG at `server`, namespace `shop`.
+        pub fn kubeconfig(self, server: &FakeHandle) -> Test {
+            server.write_kubeconfig(self.path("kubeconfig"), NAMESPACE).unwrap();
+            self
+        }
+    }
+
+    /// A v1beta1 canary Rollout `demo` routing through VirtualService and DestinationRule
+    /// `demo`: step 1 matches a header, step 2 sends 50%, step 3 is replicas only.
+    pub fn rollout(step: i64, state: &str) -> Value {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "demo", "namespace": NAMESPACE, "labels": {"app": "demo"}},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"},
+                "strategy": {"canary": {
+                    "steps": [
+                        {"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "user-agent", "value": "pc"}]}]},
+                        {"replicas": "50%", "traffic": "50%"},
+                        {"replicas": "100%"}
+                    ],
+                    "trafficRoutings": [{"service": "demo", "gracePeriodSeconds": 3, "customNetworkRefs": [
+                        {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"},
+                        {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": "demo"}
+                    ]}]
+                }}
+            },
+            "status": {
+                "phase": "Progressing",
+                "message": format!("Rollout is in step({step}/3), and you need manually confirm to enter the next step"),
+                "currentStepIndex": step, "currentStepState": state,
+                "canaryStatus": {"currentStepIndex": step, "currentStepState": state, "canaryReplicas": 1, "canaryReadyReplicas": 1}
+            }
+        })
+    }
+
+    pub fn virtual_service() -> Value {
+        json!({
+            "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+            "metadata": {"name": "demo", "namespace": NAMESPACE, "labels": {"app": "demo"}},
+            "spec": {"hosts": ["demo"], "http": [{"route": [{"destination": {"host": "demo"}}]}]}
+        })
+    }
+
+    pub fn destination_rule() -> Value {
+        json!({
+            "apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule",
+            "metadata": {"name": "demo", "namespace": NAMESPACE},
+            "spec": {"host": "demo", "subsets": [{"name": "stable", "labels": {"version": "v1"}}]}
+        })
+    }
+
+    /// Kruise and Istio served, with the Rollout at `step`/`state` and its two gateway objects.
+    pub fn shop(step: i64, state: &str) -> fake_apiserver::Builder {
+        FakeApiServer::builder()
+            .kruise_and_istio()
+            .object(rollout(step, state))
+            .object(virtual_service())
+            .object(destination_rule())
+    }
+
+    pub fn vs(server: &FakeHandle) -> Value {
+        server.object("networking.istio.io", "*", "virtualservices", NAMESPACE, "demo").expect("the VirtualService")
+    }
+
+    pub fn dr(server: &FakeHandle) -> Value {
+        server.object("networking.istio.io", "*", "destinationrules", NAMESPACE, "demo").expect("the DestinationRule")
+    }
+
+    pub fn rollout_status(server: &FakeHandle) -> Value {
+        server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").expect("the Rollout")["status"].clone()
+    }
+
+    /// The requests that changed something (SelfSubjectAccessReviews excluded).
+    pub fn writes(server: &FakeHandle) -> Vec<String> {
+        server.writes().iter().map(|r| format!("{} {}", r.method, r.path)).collect()
     }
 }

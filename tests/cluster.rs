@@ -1,0 +1,353 @@
+//! `plan`, `approve` and `restore` against the fake API server: the output, the server's final
+//! objects, and its request log.
+
+use crate::support::Test;
+use crate::support::cluster::*;
+use serde_json::json;
+
+const STORED: &str =
+    r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]},"labels":{"app":"demo"}}"#;
+
+#[test]
+fn plan_shows_the_current_step_and_writes_nothing() {
+    let server = shop(2, "StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "rollout/demo"])
+        .run()
+        .success()
+        .stdout_has("Rollout shop/demo\n  phase Progressing, step 2/3 StepPaused: Rollout is in step(2/3), and you need manually confirm")
+        .stdout_has("step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50), pause until approved")
+        .stdout_has("+    rollouts.kruise.io/original-spec-configuration:")
+        .stdout_has("+      weight: 50\n+    - destination:\n+        host: demo-canary\n+      weight: 50\n")
+        .stdout_has("DestinationRule shop/demo: script built-in lua_configuration/networking.istio.io/DestinationRule/trafficRouting.lua");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn plan_chooses_steps() {
+    let server = shop(1, "StepPaused").start();
+    let plan = |args: &[&str]| Test::new().kubeconfig(&server).arg("plan").args(args.iter().copied()).run();
+    plan(&["demo", "--next"]).success().stdout_has("step 2/3: replicas 50%");
+    plan(&["demo", "--step", "3"]).success().stdout_has("step 3/3: replicas 100%");
+    let all = plan(&["demo", "--all-steps", "-o", "json"]).success().json();
+    assert_eq!(all["plans"][0]["stages"].as_array().unwrap().len(), 3);
+    plan(&["-l", "app=demo", "--detailed-exitcode"]).status(2);
+    plan(&["demo", "--step", "7"]).status(1).stderr_has("--step 7: Rollout demo has 3 steps");
+    plan(&["missing"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"missing\" not found in namespace shop");
+}
+
+#[test]
+fn plan_of_an_object_already_routed_says_so() {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo", "--detailed-exitcode"])
+        .run()
+        .status(0)
+        .stdout_has("VirtualService shop/demo: already as planned")
+        .stdout_has("DestinationRule shop/demo: already as planned");
+}
+
+#[test]
+fn plan_server_dry_run_reports_admission_rejections() {
+    let server = shop(2, "StepPaused")
+        .admission("validation.istio.io", |request| {
+            if request.plural == "virtualservices" {
+                Err("total destination weight = 101 != 100".into())
+            } else {
+                Ok(())
+            }
+        })
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo", "--dry-run", "server"])
+        .run()
+        .status(1)
+        .stdout_has("server dry-run accepted DestinationRule shop/demo (step 2/3)")
+        .stdout_has("server dry-run REJECTED VirtualService shop/demo (step 2/3): admission webhook \"validation.istio.io\" denied the request: total destination weight = 101 != 100")
+        .stderr_has("the API server rejected a planned object");
+    assert!(server.writes().iter().all(|w| w.is_dry_run()), "only dry-run writes: {:?}", writes(&server));
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
+fn approve_routes_the_step_stores_the_original_and_approves() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]);
+    test.run()
+        .success()
+        .stdout_has("VirtualService shop/demo updated (backup ")
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
+        .stdout_has("Next for Rollout shop/demo: step 3/3");
+    let vs = vs(&server);
+    assert_eq!(vs["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"], STORED);
+    assert_eq!(
+        vs["spec"]["http"][0]["route"],
+        json!([{"destination": {"host": "demo"}, "weight": 50}, {"destination": {"host": "demo-canary"}, "weight": 50}])
+    );
+    assert_eq!(dr(&server)["spec"]["subsets"][1], json!({"name": "canary", "labels": {"istio.service.tag": "gray"}}));
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+    // The original is stored first (as the controller does), then each object is replaced,
+    // then the status subresource is patched.
+    assert_eq!(
+        writes(&server),
+        [
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo",
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo",
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo",
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo",
+            "PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/demo/status",
+        ]
+    );
+    let patch = server.writes().last().unwrap().clone();
+    assert_eq!(patch.content_type.as_deref(), Some("application/merge-patch+json"));
+    assert_eq!(patch.body["status"], json!({"canaryStatus": {"currentStepState": "StepReady"}}));
+    assert!(patch.body["metadata"]["resourceVersion"].is_string(), "a resourceVersion precondition: {}", patch.body);
+    let backups = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+    assert_eq!(std::fs::read_dir(backups).unwrap().count(), 1);
+}
+
+#[test]
+fn approve_refuses_unless_the_step_is_paused() {
+    let server = shop(2, "StepTrafficRouting").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("rollouts.rollouts.kruise.io \"demo\" does not allow to approve, because current canary state is not 'StepPaused' (it is StepTrafficRouting)");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn approve_refuses_an_unexpected_step() {
+    let server = shop(2, "StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes", "--expect-step", "1"])
+        .run()
+        .status(3)
+        .stderr_has("is at step 2/3, not at step 1 (--expect-step)");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn approve_without_a_terminal_needs_yes() {
+    let server = shop(2, "StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo"])
+        .run()
+        .status(3)
+        .stdout_has("+      weight: 50")
+        .stderr_has("nothing was written: there is no terminal to confirm on; pass --yes");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn approve_checks_permissions_before_any_write() {
+    let server = shop(2, "StepPaused")
+        .deny(Rule::new(["update"]).resources(["destinationrules"]))
+        .deny(Rule::new(["patch"]).resources(["rollouts/status"]))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes", "--as", "jane"])
+        .run()
+        .status(3)
+        .stderr_has("nothing was written: user jane may not\n  patch rollouts/status (API group rollouts.kruise.io) in namespace shop\n  update destinationrules (API group networking.istio.io) in namespace shop")
+        .stderr_has("kind: Role")
+        .stderr_has("resources: [\"destinationrules\"]\n  verbs: [\"update\"]")
+        .stderr_has("  kind: User\n  name: jane");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert!(server.requests().iter().any(|r| r.impersonate_user.as_deref() == Some("jane")), "--as impersonates");
+}
+
+#[test]
+fn approve_retries_a_conflict_when_the_plan_is_unchanged() {
+    let server = shop(2, "StepPaused").start();
+    server.conflict_next_writes(1);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .success()
+        .stderr_has("conflict: ")
+        .stdout_has("approved (step 2/3)");
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+}
+
+#[test]
+fn approve_refuses_when_a_conflict_changes_the_plan() {
+    let server = shop(2, "StepPaused").start();
+    // Someone edits the VirtualService's spec between our read and our first write.
+    server.before_write(1, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("The plan changed since it was confirmed")
+        .stderr_has("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen");
+    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]), "the other actor's edit stays");
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+}
+
+#[test]
+fn approve_rolls_back_when_a_later_write_fails() {
+    let server = shop(2, "StepPaused")
+        .admission("validation.istio.io", |request| {
+            if request.plural == "destinationrules" { Err("subset canary is not allowed".into()) } else { Ok(()) }
+        })
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("storing the original of DestinationRule shop/demo: admission webhook \"validation.istio.io\" denied the request: subset canary is not allowed")
+        .stderr_has("rolled back VirtualService shop/demo");
+    assert_eq!(
+        vs(&server)["spec"],
+        virtual_service()["spec"],
+        "the VirtualService is back to its state before the run"
+    );
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+}
+
+#[test]
+fn approve_client_dry_run_writes_nothing_and_server_dry_run_stores_nothing() {
+    let server = shop(2, "StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--dry-run", "client"])
+        .run()
+        .success()
+        .stdout_has("dry run (client): nothing was written");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--dry-run", "server"])
+        .run()
+        .success()
+        .stdout_has("server dry-run accepted the approval of Rollout demo");
+    assert!(server.writes().iter().all(|w| w.is_dry_run()));
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+}
+
+#[test]
+fn restore_puts_the_original_back() {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .success()
+        .stdout_has("VirtualService shop/demo: restore the stored original")
+        .stdout_has("VirtualService shop/demo restored (backup ");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert!(vs(&server)["metadata"]["annotations"].is_null(), "the annotation goes away");
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+}
+
+#[test]
+fn restore_refuses_to_discard_edits_without_force() {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    let mut edited = vs(&server);
+    edited["spec"]["http"][0]["timeout"] = json!("5s");
+    server.put_object(edited);
+    server.clear_log();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stdout_has("VirtualService shop/demo was edited after it was routed; a restore discards these edits:")
+        .stdout_has("+    timeout: 5s")
+        .stderr_has("pass --force to restore anyway");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    Test::new().kubeconfig(&server).args(["restore", "demo", "--yes", "--force"]).run().success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
+fn restore_refuses_a_corrupt_annotation() {
+    let mut corrupt = virtual_service();
+    corrupt["metadata"]["annotations"] =
+        json!({"rollouts.kruise.io/original-spec-configuration": "{\"spec\": [not json"});
+    let server = shop(2, "StepPaused").object(corrupt).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes", "--force"])
+        .run()
+        .status(3)
+        .stderr_has("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn restore_skips_missing_objects_and_objects_without_an_original() {
+    let server = shop(2, "StepPaused").start();
+    server.delete_object("networking.istio.io", "destinationrules", NAMESPACE, "demo");
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .success()
+        .stderr_has("DestinationRule/demo in namespace shop: not found, skipped")
+        .stderr_has("VirtualService shop/demo: no rollouts.kruise.io/original-spec-configuration annotation, nothing to restore");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn restore_a_single_ref_and_from_a_backup() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let routed = vs(&server);
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .success()
+        .stdout_has("VirtualService shop/demo restored");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(dr(&server)["spec"]["subsets"].as_array().unwrap().len(), 2, "only the named ref");
+    // The restore backed up the routed object; putting that backup back routes it again.
+    let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "one backup per write run: {files:?}");
+    let routed_backup = files.last().unwrap().clone();
+    test.run_args(["restore".as_ref(), "--from-backup".as_ref(), routed_backup.as_os_str(), "--yes".as_ref()])
+        .success()
+        .stdout_has("restored from");
+    assert_eq!(vs(&server)["spec"], routed["spec"]);
+    assert_eq!(vs(&server)["metadata"]["annotations"], routed["metadata"]["annotations"]);
+}
+
+#[test]
+fn restore_checks_permissions() {
+    let server = shop(2, "StepPaused").deny(Rule::new(["update"]).resources(["virtualservices"])).start();
+    let mut routed = virtual_service();
+    routed["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": STORED});
+    server.put_object(routed);
+    server.clear_log();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes", "--force"])
+        .run()
+        .status(3)
+        .stderr_has("update virtualservices (API group networking.istio.io) in namespace shop");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
