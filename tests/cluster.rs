@@ -351,3 +351,254 @@ fn restore_checks_permissions() {
         .stderr_has("update virtualservices (API group networking.istio.io) in namespace shop");
     assert_eq!(writes(&server), Vec::<String>::new());
 }
+
+/// Two services released together (mocka -> mockb), each Rollout linked by annotation to a
+/// TrafficRouting that routes a header to the DestinationRule subset `canary`.
+fn full_link(state_b: &str) -> fake_apiserver::Builder {
+    let mut builder = FakeApiServer::builder().kruise_and_istio();
+    for (name, state) in [("mocka", "StepPaused"), ("mockb", state_b)] {
+        builder = builder
+            .object(json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"release": "full-link"}, "annotations": {"rollouts.kruise.io/trafficrouting": format!("{name}-tr")}},
+                "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}, "strategy": {"canary": {
+                    "enableExtraWorkloadForCanary": true,
+                    "steps": [{"replicas": 1}, {"replicas": "100%"}]
+                }}},
+                "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": state}}
+            }))
+            .object(json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                "metadata": {"name": format!("{name}-tr"), "namespace": NAMESPACE},
+                "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "my-request-id", "value": "canary"}]}]}, "objectRef": [{"service": name, "customNetworkRefs": [
+                    {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": name},
+                    {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": name}
+                ]}]}
+            }))
+            .object(json!({
+                "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+                "metadata": {"name": name, "namespace": NAMESPACE},
+                "spec": {"hosts": [name], "http": [{"route": [{"destination": {"host": name, "subset": "base"}}]}]}
+            }))
+            .object(json!({
+                "apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule",
+                "metadata": {"name": name, "namespace": NAMESPACE},
+                "spec": {"host": name, "subsets": [{"name": "base", "labels": {"version": "base"}}]}
+            }));
+    }
+    builder
+}
+
+fn object(server: &FakeHandle, plural: &str, name: &str) -> serde_json::Value {
+    server.object("networking.istio.io", "*", plural, NAMESPACE, name).unwrap()
+}
+
+#[test]
+fn approve_several_rollouts_with_traffic_routings() {
+    let server = full_link("StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "-l", "release=full-link", "--yes"])
+        .run()
+        .success()
+        .stdout_has("TrafficRouting mocka-tr: matches [header my-request-id=canary]")
+        .stdout_has("rollout.rollouts.kruise.io/mocka approved (step 1/2)")
+        .stdout_has("rollout.rollouts.kruise.io/mockb approved (step 1/2)");
+    for name in ["mocka", "mockb"] {
+        let vs = object(&server, "virtualservices", name);
+        assert_eq!(vs["spec"]["http"][0]["match"], json!([{"headers": {"my-request-id": {"exact": "canary"}}}]));
+        assert_eq!(vs["spec"]["http"][0]["route"], json!([{"destination": {"host": name, "subset": "canary"}}]));
+        assert_eq!(object(&server, "destinationrules", name)["spec"]["subsets"][1]["name"], "canary");
+    }
+}
+
+#[test]
+fn approve_several_rollouts_checks_every_guard_first() {
+    let server = full_link("StepUpgrade").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "mocka", "mockb", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("\"mockb\" does not allow to approve");
+    assert_eq!(writes(&server), Vec::<String>::new(), "no write for mocka either");
+}
+
+#[test]
+fn approve_several_rollouts_rolls_back_all_of_them() {
+    let server = full_link("StepPaused")
+        .admission("validation.istio.io", |request| {
+            if request.name == "mockb" && request.plural == "destinationrules" { Err("no".into()) } else { Ok(()) }
+        })
+        .start();
+    let out = Test::new().kubeconfig(&server).args(["approve", "mocka", "mockb", "--yes"]).run().status(1);
+    for rolled_back in ["VirtualService shop/mocka", "DestinationRule shop/mocka", "VirtualService shop/mockb"] {
+        assert!(out.stderr.contains(&format!("rolled back {rolled_back}")), "{}", out.stderr);
+    }
+    for name in ["mocka", "mockb"] {
+        assert!(object(&server, "virtualservices", name)["metadata"]["annotations"].is_null(), "{name} rolled back");
+        assert_eq!(object(&server, "destinationrules", name)["spec"]["subsets"].as_array().unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn v1alpha1_only_servers() {
+    let rollout = json!({
+        "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout",
+        "metadata": {"name": "demo", "namespace": NAMESPACE, "annotations": {"rollouts.kruise.io/rolling-style": "partition"}},
+        "spec": {"objectRef": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"}}, "strategy": {"canary": {
+            "steps": [{"weight": 20}, {"replicas": "100%"}],
+            "trafficRoutings": [{"service": "demo", "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}]}]
+        }}},
+        "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}}
+    });
+    let server = FakeApiServer::builder()
+        .resources([
+            fake_apiserver::rollouts("v1alpha1"),
+            fake_apiserver::virtualservices("v1beta1"),
+            fake_apiserver::configmaps(),
+        ])
+        .object(rollout)
+        .object(virtual_service())
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success().stdout_has("step 1/2: replicas 20%, traffic 20% (canary 20 / stable 80)");
+    test.run_args(["approve", "demo", "--yes"]).success();
+    assert_eq!(
+        vs(&server)["spec"]["http"][0]["route"][1],
+        json!({"destination": {"host": "demo-canary"}, "weight": 20})
+    );
+    let patch = server.writes().last().unwrap().clone();
+    assert_eq!(patch.path, "/apis/rollouts.kruise.io/v1alpha1/namespaces/shop/rollouts/demo/status");
+    assert_eq!(patch.body["status"], json!({"canaryStatus": {"currentStepState": "StepReady"}}));
+}
+
+#[test]
+fn blue_green_approval_patches_the_blue_green_status() {
+    let mut rollout = rollout(1, "StepPaused");
+    let canary = rollout["spec"]["strategy"]["canary"].take();
+    rollout["spec"]["strategy"] = json!({"blueGreen": {"steps": [{"replicas": "100%", "traffic": "0%"}, {"replicas": "100%", "traffic": "50%"}], "trafficRoutings": canary["trafficRoutings"]}});
+    rollout["status"] =
+        json!({"phase": "Progressing", "blueGreenStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}});
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .object(rollout)
+        .object(virtual_service())
+        .object(destination_rule())
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .success()
+        .stdout_has("Next for Rollout shop/demo: final (route all traffic to the new version)");
+    assert_eq!(rollout_status(&server)["blueGreenStatus"]["currentStepState"], "StepReady");
+}
+
+#[test]
+fn discovery_is_targeted_and_cached() {
+    // Latency makes concurrent requests overlap, so sequential round trips can be counted.
+    let server = shop(2, "StepPaused").latency(std::time::Duration::from_millis(40)).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success();
+    let discovery = |server: &FakeHandle| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.path == "/apis"
+                    || r.path == "/api"
+                    || r.path.matches('/').count() == 3 && r.path.starts_with("/apis/")
+            })
+            .map(|r| r.path.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        discovery(&server),
+        ["/apis/rollouts.kruise.io/v1beta1", "/apis/networking.istio.io/v1beta1"],
+        "only the groups needed"
+    );
+    server.clear_log();
+    test.run_args(["plan", "demo"]).success();
+    assert_eq!(discovery(&server), Vec::<String>::new(), "warm cache: no discovery");
+    assert_eq!(
+        server.round_trips(),
+        2,
+        "the Rollout, then its objects: {:?}",
+        server.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn connection_flags_work_like_kubectl() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    // The second context points at namespace `other`, where there is no Rollout.
+    test.run_args(["plan", "demo", "--context", "other"]).status(1).stderr_has("\"demo\" not found in namespace other");
+    test.run_args(["plan", "demo", "--context", "other", "-n", "shop"]).success();
+    test.run_args(["plan", "demo", "--kubeconfig", "missing.yaml"]).status(1).stderr_has("reading the kubeconfig");
+    test.run_args(["plan", "demo", "--as", "jane", "--as-group", "ops"]).success();
+    let request = server.requests().last().unwrap().clone();
+    assert_eq!(
+        (request.impersonate_user.as_deref(), request.impersonate_groups.clone()),
+        (Some("jane"), vec!["ops".to_string()])
+    );
+}
+
+#[test]
+fn api_errors_are_reported() {
+    let server = shop(2, "StepPaused").deny(Rule::new(["get"]).resources(["virtualservices"])).start();
+    Test::new().kubeconfig(&server).args(["plan", "demo"]).run().status(1).stderr_has("reading virtualservices.networking.istio.io shop/demo: virtualservices.networking.istio.io \"demo\" is forbidden: User \"fake-user\" cannot get resource \"virtualservices\"");
+}
+
+mod kubectl {
+    use super::*;
+    use crate::support::BINARY;
+    use std::process::Command;
+
+    /// A PATH with the plugin and kubectl, or None when kubectl is not installed.
+    fn plugin_path(test: &Test) -> Option<String> {
+        let kubectl = std::env::var_os("PATH")
+            .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("kubectl")).find(|p| p.is_file()))?;
+        let bin = test.path("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::copy(BINARY, bin.join("kubectl-rollout_lua")).unwrap();
+        Some(format!("{}:{}", bin.display(), kubectl.parent().unwrap().display()))
+    }
+
+    fn kubectl(test: &Test, path: &str, args: &[&str]) -> std::process::Output {
+        Command::new("kubectl")
+            .args(args)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", test.path("home"))
+            .env("KUBECONFIG", test.path("kubeconfig"))
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    }
+
+    #[test]
+    fn plugin_list_shows_the_plugin_without_a_warning() {
+        let test = Test::new();
+        let Some(path) = plugin_path(&test) else { return eprintln!("kubectl not installed: skipped") };
+        std::fs::create_dir_all(test.path("home")).unwrap();
+        let out = kubectl(&test, &path, &["plugin", "list"]);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("kubectl-rollout_lua"), "{text}");
+        assert!(!text.contains("warning"), "{text}");
+    }
+
+    #[test]
+    fn kubectl_runs_the_plugin_against_the_cluster() {
+        let server = shop(2, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        let Some(path) = plugin_path(&test) else { return eprintln!("kubectl not installed: skipped") };
+        std::fs::create_dir_all(test.path("home")).unwrap();
+        let out = kubectl(&test, &path, &["rollout-lua", "plan", "demo", "-n", "shop"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("step 2/3: replicas 50%, traffic 50%"), "{stdout}");
+    }
+}

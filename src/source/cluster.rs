@@ -10,7 +10,9 @@ use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// The field manager named in writes.
@@ -40,6 +42,8 @@ pub struct Cluster {
     /// The impersonated user, when `--as` is given.
     pub user: Option<String>,
     discovery_dir: Option<PathBuf>,
+    /// Discovery already read in this run, by `group/version`.
+    discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
 }
 
 /// A served resource: its API coordinates and scope.
@@ -95,13 +99,35 @@ impl Cluster {
         let server = config.cluster_url.authority().map(|a| a.as_str().replace(':', "_")).unwrap_or_default();
         let discovery_dir = cache_home().map(|home| home.join("kubectl-rollout-lua/discovery").join(server));
         let client = Client::try_from(config).map_err(|e| Error::Input(format!("connecting to the cluster: {e}")))?;
-        Ok(Cluster { client, namespace, context, user: args.as_user.clone(), discovery_dir })
+        Ok(Cluster {
+            client,
+            namespace,
+            context,
+            user: args.as_user.clone(),
+            discovery_dir,
+            discovered: Default::default(),
+        })
     }
 
     /// The resources served at `group/version`, from the disk cache when fresh; `None` when the
     /// API server does not serve that version.
     pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
         let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+        if !refresh && let Some(known) = self.discovered.lock().expect("not poisoned").get(&api_version) {
+            return Ok(known.clone());
+        }
+        let found = self.discover(group, version, &api_version, refresh).await?;
+        self.discovered.lock().expect("not poisoned").insert(api_version, found.clone());
+        Ok(found)
+    }
+
+    async fn discover(
+        &self,
+        group: &str,
+        version: &str,
+        api_version: &str,
+        refresh: bool,
+    ) -> Result<Option<Vec<Resource>>, Error> {
         let cache = self
             .discovery_dir
             .as_ref()
@@ -109,7 +135,7 @@ impl Cluster {
         if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
             return Ok(Some(cached.resources));
         }
-        let list = match self.client.list_api_group_resources(&api_version).await {
+        let list = match self.client.list_api_group_resources(api_version).await {
             Ok(list) => list,
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
             Err(e) => return Err(api_error(&format!("discovering {api_version}"), e)),

@@ -126,12 +126,15 @@ pub async fn rollout_resource(cluster: &Cluster) -> Result<Resource, Error> {
     Err(Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)")))
 }
 
-/// Each ref's resource (targeted discovery) and object, concurrently.
+/// Each ref's resource (targeted discovery, once per group/version) and object, concurrently.
 async fn read_refs<'a>(
     cluster: &Cluster,
     refs: impl Iterator<Item = &'a ObjectRef>,
 ) -> Result<Vec<(ObjectRef, Resource, Option<Value>)>, Error> {
-    try_join_all(refs.map(|reference| async move {
+    let refs: Vec<&ObjectRef> = refs.collect();
+    let group_versions: BTreeSet<(&str, &str)> = refs.iter().map(|r| (r.group(), r.version())).collect();
+    try_join_all(group_versions.into_iter().map(|(group, version)| cluster.resources(group, version, false))).await?;
+    try_join_all(refs.into_iter().map(|reference| async move {
         let (resource, object) = read_ref(cluster, reference).await?;
         Ok::<_, Error>((reference.clone(), resource, object))
     }))
