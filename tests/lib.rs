@@ -3,4 +3,6 @@
 
 mod support;
 
+mod cluster;
+mod differential;
 mod offline;
