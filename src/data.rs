@@ -61,20 +61,33 @@ impl Data {
         Data::from_decoded(value)
     }
 
-    /// Go's `json.Unmarshal` of a decoded value into `Data`: unknown keys are ignored, field names
-    /// match case-insensitively, labels and annotations must be maps of strings.
+    /// Go's `json.Unmarshal` of a decoded value into `Data`: keys are taken in order (sorted, as
+    /// the controller's encoder writes them), an exact field name first, else a case-folded one
+    /// (so `Labels` and `labels` both fill, and merge into, the labels); unknown keys are ignored;
+    /// labels and annotations must be maps of strings, and the first type error fails the decode.
     pub fn from_decoded(value: Value) -> Result<Data, String> {
         let map = match value {
             Value::Null => return Ok(Data::default()),
             Value::Object(map) => map,
             other => return Err(format!("json: cannot unmarshal {} into Go value of type Data", json_kind(&other))),
         };
-        let field = |name: &str| map.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v).next_back();
-        Ok(Data {
-            spec: field("spec").filter(|s| !s.is_null()).cloned().map(gojson::normalize_numbers),
-            labels: strict_string_map(field("labels"), "labels")?,
-            annotations: strict_string_map(field("annotations"), "annotations")?,
-        })
+        let mut data = Data::default();
+        let mut first_error = None;
+        for (key, value) in map {
+            let result = match go_field(&key) {
+                Some("spec") => {
+                    data.spec = Some(value).filter(|v| !v.is_null()).map(gojson::normalize_numbers);
+                    Ok(())
+                }
+                Some("labels") => merge_string_map(&mut data.labels, value, "labels"),
+                Some("annotations") => merge_string_map(&mut data.annotations, value, "annotations"),
+                _ => Ok(()),
+            };
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(data), Err)
     }
 
     /// The object after the controller writes this data onto it: spec, labels and annotations
@@ -131,24 +144,55 @@ fn string_map(value: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-fn strict_string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
+/// The `Data` field a JSON key decodes into, matched as Go's decoder matches struct fields.
+fn go_field(key: &str) -> Option<&'static str> {
+    const FIELDS: [&str; 3] = ["spec", "labels", "annotations"];
+    if let Some(exact) = FIELDS.iter().find(|f| **f == key) {
+        return Some(exact);
+    }
+    // Go folds case with Unicode simple folding; for these ASCII names that adds only the long
+    // s (U+017F) for "s" and the Kelvin sign (U+212A) for "k".
+    let folds = |c: char, want: char| {
+        c.to_ascii_lowercase() == want || (c == '\u{17F}' && want == 's') || (c == '\u{212A}' && want == 'k')
+    };
+    FIELDS.into_iter().find(|field| {
+        key.chars().count() == field.len() && key.chars().zip(field.chars()).all(|(c, want)| folds(c, want))
+    })
+}
+
+/// Decodes a JSON value into a Go `map[string]string` that may already hold entries: null
+/// empties it, an object adds to it (a null element becomes ""), anything else is a type error.
+fn merge_string_map(map: &mut BTreeMap<String, String>, value: Value, field: &str) -> Result<(), String> {
     match value {
-        None | Some(Value::Null) => Ok(BTreeMap::new()),
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                // Go leaves a map element decoded from null at its zero value.
-                Value::Null => Ok((k.clone(), String::new())),
-                other => Err(format!(
-                    "json: cannot unmarshal {} into Go struct field Data.{field} of type string",
-                    json_kind(other)
-                )),
-            })
-            .collect(),
-        Some(other) => Err(format!(
+        Value::Null => {
+            map.clear();
+            Ok(())
+        }
+        Value::Object(entries) => {
+            let mut first_error = Ok(());
+            for (key, value) in entries {
+                match value {
+                    Value::String(s) => {
+                        map.insert(key, s);
+                    }
+                    Value::Null => {
+                        map.insert(key, String::new());
+                    }
+                    other => {
+                        if first_error.is_ok() {
+                            first_error = Err(format!(
+                                "json: cannot unmarshal {} into Go struct field Data.{field} of type string",
+                                json_kind(&other)
+                            ));
+                        }
+                    }
+                }
+            }
+            first_error
+        }
+        other => Err(format!(
             "json: cannot unmarshal {} into Go struct field Data.{field} of type map[string]string",
-            json_kind(other)
+            json_kind(&other)
         )),
     }
 }
@@ -194,6 +238,11 @@ mod tests {
         assert_eq!(d.labels.get("n").map(String::as_str), Some(""));
         assert!(Data::from_decoded(json!([1])).unwrap_err().contains("cannot unmarshal array"));
         assert!(Data::from_decoded(json!({"labels": {"a": 1}})).unwrap_err().contains("Data.labels of type string"));
+        let merged =
+            Data::from_decoded(json!({"Labels": {"a": "1"}, "labels": {"b": "2"}, "\u{17F}pec": {"x": 1}})).unwrap();
+        assert_eq!(merged.labels.len(), 2);
+        assert_eq!(merged.spec, Some(json!({"x": 1})));
+        assert!(Data::from_decoded(json!({"LABELS": {"n": 3}, "labels": {"app": "demo"}})).is_err());
     }
 
     #[test]

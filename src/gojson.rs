@@ -74,16 +74,27 @@ fn write_number(out: &mut String, n: &Number) {
 /// Go's float64 encoding: shortest digits, plain notation unless |f| < 1e-6 or |f| >= 1e21,
 /// exponent with a sign and without a leading zero (`1e+21`, `1.5e-7`).
 pub fn format_float(f: f64) -> String {
+    // `{:e}` gives the shortest round-trip digits; Rust's plain `{}` would print every digit
+    // of a large whole number, where Go pads the shortest digits with zeros.
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
+    let exponent: i32 = exponent.parse().expect("a decimal exponent");
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let s = format!("{f:e}");
-        match s.split_once('e') {
-            Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
-            _ => s,
-        }
-    } else {
-        format!("{f}")
+        let sign = if exponent < 0 { "" } else { "+" };
+        return format!("{mantissa}e{sign}{exponent}");
     }
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let point = exponent + 1; // digits before the decimal point
+    let body = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+    };
+    format!("{sign}{body}")
 }
 
 fn write_string(out: &mut String, s: &str) {
@@ -132,6 +143,12 @@ mod tests {
             (0.000001, "0.000001"),
             (9007199254740992.0, "9007199254740992"),
             (-2.25, "-2.25"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1152921504606846976.0, "1152921504606847000"),
+            (123.456, "123.456"),
+            (0.001234, "0.001234"),
+            (1e20 + 65536.0, "100000000000000070000"),
             (1e100, "1e+100"),
         ] {
             assert_eq!(format_float(f), want, "{f}");

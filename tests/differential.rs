@@ -21,9 +21,8 @@
 //!
 //! Inputs: the built-in scripts on their test cases; generated VirtualService and DestinationRule
 //! objs from a fixed seed; and the stress scripts `tests/fixtures/lua/*.lua` on every obj in
-//! `tests/fixtures/lua/obj/`. The `known_mismatch_*` tests run `tests/fixtures/lua/mismatch/`,
-//! cases where the engine still disagrees with the controller; they are ignored until the engine
-//! is fixed, and nothing in the other tests' corpus hits them.
+//! `tests/fixtures/lua/obj/`. The `regression_*` tests run `tests/fixtures/lua/regression/`:
+//! cases where the engine once disagreed with the controller, one test per fixed bug.
 
 use crate::support::{self, Test};
 use rollout_lua::testcase::TestCase;
@@ -100,61 +99,52 @@ fn stress_scripts_agree_on_conversion_and_number_formatting() {
 }
 
 #[test]
-#[ignore = "engine bug: -0 is written 0 (lua::number turns integral doubles into i64), Go writes -0"]
-fn known_mismatch_negative_zero() {
-    known_mismatches(&[("identity.lua", "mismatch/negative_zero.json", Expect::Success)]);
+fn regression_negative_zero() {
+    regression_cases(&[("identity.lua", "regression/negative_zero.json", Expect::Success)]);
 }
 
 #[test]
-#[ignore = "engine bug: integral doubles in (2^53, 2^63) are written with every digit, Go writes the shortest \
-            round-trip digits (2^60 is 1152921504606847000)"]
-fn known_mismatch_large_integral_doubles() {
-    known_mismatches(&[
-        ("mismatch/large_integral_doubles.lua", "mismatch/large_integral_doubles.json", Expect::Success),
-        ("identity.lua", "mismatch/large_integral_doubles.json", Expect::Success),
+fn regression_large_integral_doubles() {
+    regression_cases(&[
+        ("regression/large_integral_doubles.lua", "regression/large_integral_doubles.json", Expect::Success),
+        ("identity.lua", "regression/large_integral_doubles.json", Expect::Success),
     ]);
 }
 
 #[test]
-#[ignore = "engine bug: json.encode/json.decode return a second value (nil) on success, and json.encode() \
-            without an argument returns \"null\" where the controller raises"]
-fn known_mismatch_json_module_calling_convention() {
-    known_mismatches(&[
-        ("mismatch/json_decode_as_last_value.lua", "obj/minimal.json", Expect::Success),
-        ("mismatch/json_value_counts.lua", "obj/minimal.json", Expect::Success),
-        ("mismatch/json_encode_without_argument.lua", "obj/minimal.json", Expect::Failure),
+fn regression_json_module_calling_convention() {
+    regression_cases(&[
+        ("regression/json_decode_as_last_value.lua", "obj/minimal.json", Expect::Success),
+        ("regression/json_value_counts.lua", "obj/minimal.json", Expect::Success),
+        ("regression/json_encode_without_argument.lua", "obj/minimal.json", Expect::Failure),
     ]);
 }
 
 #[test]
-#[ignore = "engine bug: eval's stdout (anstream) drops U+007F, which Go's encoder writes as is"]
-fn known_mismatch_del_character() {
-    known_mismatches(&[
-        ("identity.lua", "mismatch/del_character.json", Expect::Success),
-        ("mismatch/del_character.lua", "mismatch/del_character.json", Expect::Success),
+fn regression_del_character() {
+    regression_cases(&[
+        ("identity.lua", "regression/del_character.json", Expect::Success),
+        ("regression/del_character.lua", "regression/del_character.json", Expect::Success),
     ]);
 }
 
 #[test]
-#[ignore = "engine bug: returned keys are matched to spec/labels/annotations unlike Go's json.Unmarshal (case \
-            variants of labels/annotations merge, each is type-checked, and U+017F folds to s)"]
-fn known_mismatch_returned_key_matching() {
-    known_mismatches(&[
-        ("mismatch/case_variant_labels_merge.lua", "obj/minimal.json", Expect::Success),
-        ("mismatch/case_variant_with_bad_labels.lua", "obj/minimal.json", Expect::Failure),
-        ("mismatch/unicode_folded_keys.lua", "obj/minimal.json", Expect::Success),
+fn regression_returned_key_matching() {
+    regression_cases(&[
+        ("regression/case_variant_labels_merge.lua", "obj/minimal.json", Expect::Success),
+        ("regression/case_variant_with_bad_labels.lua", "obj/minimal.json", Expect::Failure),
+        ("regression/unicode_folded_keys.lua", "obj/minimal.json", Expect::Success),
     ]);
 }
 
 #[test]
-#[ignore = "engine bug: invalid UTF-8 becomes one U+FFFD per invalid sequence, Go writes one per byte"]
-fn known_mismatch_invalid_utf8() {
-    known_mismatches(&[("mismatch/truncated_utf8.lua", "obj/minimal.json", Expect::Success)]);
+fn regression_invalid_utf8() {
+    regression_cases(&[("regression/truncated_utf8.lua", "obj/minimal.json", Expect::Success)]);
 }
 
 /// Compares (script, obj, what the controller does) cases named relative to tests/fixtures/lua.
-fn known_mismatches(cases: &[(&str, &str, Expect)]) {
-    let mut corpus = Corpus::new("known mismatches");
+fn regression_cases(cases: &[(&str, &str, Expect)]) {
+    let mut corpus = Corpus::new("regressions");
     let dir = support::repo(STRESS);
     for (script, obj, expect) in cases {
         corpus.add(&format!("{script} on {obj}"), &dir.join(script), &dir.join(obj), *expect);

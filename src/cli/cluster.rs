@@ -1,8 +1,8 @@
 //! Commands against the API server: `plan ROLLOUT…`, `approve`, `restore`.
 
 use super::{
-    ApproveArgs, DryRun, GlobalArgs, Outcome, PlanArgs, RestoreArgs, RolloutSelection, ScriptArgs, confirm, offline,
-    print,
+    ApproveArgs, DryRun, GlobalArgs, Outcome, PlanArgs, RestoreArgs, RolloutSelection, ScriptArgs, confirm, print,
+    print_plans,
 };
 use crate::data::{self, Data};
 use crate::error::Error;
@@ -118,10 +118,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         if args.dry_run == Some(DryRun::Server) {
             server_dry_run_report(&session.cluster, &live, &mut plans).await?;
         }
-        print(&match args.output {
-            None => output::plan_text(&plans),
-            Some(format) => offline::render(&output::plan_document(&plans), format),
-        })?;
+        print_plans(&plans, args.output)?;
         if let Some(rejected) = plans.iter().flat_map(|p| &p.notes).find(|n| n.starts_with(REJECTED)) {
             return Err(Error::Input(format!(
                 "the API server rejected a planned object ({})",

@@ -338,11 +338,26 @@ fn exit_code(result: anyhow::Result<Outcome>) -> i32 {
     }
 }
 
-/// Writes to stdout through anstream (colour stripped where off).
+/// Writes text for people to stdout through anstream (colour stripped where off).
 pub(crate) fn print(text: &str) -> std::io::Result<()> {
     let mut out = anstream::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+/// Writes machine output to stdout byte for byte (anstream would also strip control characters).
+pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Plans as text, or as a YAML/JSON document.
+pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], format: Option<Format>) -> std::io::Result<()> {
+    match format {
+        None => print(&crate::output::plan_text(plans)),
+        Some(format) => print_raw(&offline::render(&crate::output::plan_document(plans), format)),
+    }
 }
 
 /// Asks a yes/no question on the terminal; refuses without one unless `yes`.

@@ -1,6 +1,6 @@
 //! Commands that need no cluster: `plan -f`, `test`, `eval`, `lua-obj`.
 
-use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print};
+use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print, print_plans, print_raw};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::model::Stage;
@@ -72,10 +72,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     if plans.is_empty() {
         return Err(Error::Input(format!("no Rollout or TrafficRouting in {}", args.files.join(", "))).into());
     }
-    print(&match args.output {
-        None => output::plan_text(&plans),
-        Some(format) => render(&output::plan_document(&plans), format),
-    })?;
+    print_plans(&plans, args.output)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }
@@ -152,10 +149,10 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     }
     let passed = reports.iter().filter(|(_, r)| r.passed()).count();
     let failed = reports.len() - passed;
-    print(&match args.output {
-        Some(TestFormat::Json) => render(&test_document(&reports, passed, failed), Format::Json),
-        None => test_text(&reports, passed, failed),
-    })?;
+    match args.output {
+        Some(TestFormat::Json) => print_raw(&render(&test_document(&reports, passed, failed), Format::Json))?,
+        None => print(&test_text(&reports, passed, failed))?,
+    }
     Ok(if failed > 0 { Outcome::Failed } else { Outcome::Done })
 }
 
@@ -229,7 +226,7 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
         EvalOptions::CONTROLLER,
     )
     .map_err(Error::from)?;
-    print(&format!("{}\n", data.to_go_json()))?;
+    print_raw(&format!("{}\n", data.to_go_json()))?;
     Ok(Outcome::Done)
 }
 
@@ -239,7 +236,7 @@ pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     let text = case.lua_objects();
     match &args.output {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
-        None => print(&text)?,
+        None => print_raw(&text)?,
     }
     Ok(Outcome::Done)
 }

@@ -86,16 +86,19 @@ fn encode(value: &LuaValue, empty: EmptyTable, visited: &mut HashSet<usize>) -> 
     match value {
         LuaValue::Nil => Ok(Value::Null),
         LuaValue::Boolean(b) => Ok(Value::Bool(*b)),
-        LuaValue::Integer(i) => Ok(Value::from(*i)),
+        // Lua 5.1 has only doubles; mlua hands whole ones over as integers.
+        LuaValue::Integer(i) => number(*i as f64),
         LuaValue::Number(n) => number(*n),
-        LuaValue::String(s) => Ok(Value::String(s.to_string_lossy())),
+        LuaValue::String(s) => Ok(Value::String(go_string(&s.as_bytes()))),
         LuaValue::Table(table) => encode_table(table, empty, visited),
         other => Err(format!("cannot encode {} to JSON", other.type_name())),
     }
 }
 
-/// A double as JSON: integral values that fit an i64 become integers (Go prints them without a
-/// fraction); NaN and infinities are rejected, as Go's json.Marshal rejects them.
+/// A double as JSON, as Go's encoder prints it: whole numbers below 2^53 (exact, and printed
+/// with every digit either way) become integers so a weight is never `50.0`; everything else
+/// stays a double, printed with Go's shortest digits (`-0`, `1152921504606847000`). NaN and
+/// infinities are rejected, as Go's json.Marshal rejects them.
 pub fn number(n: f64) -> Result<Value, String> {
     if n.is_nan() || n.is_infinite() {
         let shown = if n.is_nan() {
@@ -107,10 +110,33 @@ pub fn number(n: f64) -> Result<Value, String> {
         };
         return Err(format!("json: unsupported value: {shown}"));
     }
-    if n.fract() == 0.0 && n.abs() < 9.2e18 {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if n.fract() == 0.0 && n.abs() < EXACT && !(n == 0.0 && n.is_sign_negative()) {
         return Ok(Value::from(n as i64));
     }
     Ok(Value::Number(Number::from_f64(n).expect("finite")))
+}
+
+/// A Lua string as Go sees it: invalid UTF-8 becomes one U+FFFD per bad byte (Go's decoder
+/// steps a byte at a time; Rust's lossy conversion replaces whole sequences).
+pub fn go_string(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                out.push_str(valid);
+                return out;
+            }
+            Err(error) => {
+                let (valid, after) = rest.split_at(error.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).expect("checked"));
+                let bad = error.error_len().unwrap_or(after.len());
+                out.extend(std::iter::repeat_n('\u{FFFD}', bad));
+                rest = &after[bad..];
+            }
+        }
+    }
 }
 
 fn encode_table(table: &Table, empty: EmptyTable, visited: &mut HashSet<usize>) -> Result<Value, String> {
@@ -128,7 +154,7 @@ fn encode_table(table: &Table, empty: EmptyTable, visited: &mut HashSet<usize>) 
             }
             LuaValue::Integer(i) if i >= 1 && (i as f64) < MAX_ARRAY_INDEX => array_part.push((i as f64, item)),
             LuaValue::Number(_) | LuaValue::Integer(_) => other_numbers += 1,
-            LuaValue::String(s) => strings.push((s.to_string_lossy(), item)),
+            LuaValue::String(s) => strings.push((go_string(&s.as_bytes()), item)),
             _ => other_keys += 1,
         }
     }
@@ -190,7 +216,10 @@ mod tests {
         let ok = |code: &str, want: Value| assert_eq!(eval(code, EmptyTable::Null).unwrap(), want, "{code}");
         ok("return {}", Value::Null);
         ok("return {a = {}, b = {1, 2}}", json!({"a": null, "b": [1, 2]}));
-        ok("return {100/2, 0.5, 2^53, 7.0}", json!([50, 0.5, 9007199254740992i64, 7]));
+        ok("return {100/2, 0.5, 2^52, 7.0}", json!([50, 0.5, 4503599627370496i64, 7]));
+        // Go prints the shortest digits of large doubles, and keeps negative zero.
+        let big = eval("return {2^60, -0.0}", EmptyTable::Null).unwrap();
+        assert_eq!(crate::gojson::to_string(&big), "[1152921504606847000,-0]");
         ok("local t = {} t[2] = 'b' t[1] = 'a' return t", json!(["a", "b"]));
         ok("return {x = 'y', n = {z = true}}", json!({"n": {"z": true}, "x": "y"}));
     }
@@ -206,6 +235,13 @@ mod tests {
         err("local x = {1} return {a = x, b = x}", "cannot encode recursively nested tables to JSON");
         err("return {f = print}", "cannot encode function to JSON");
         err("return {n = 1/0}", "json: unsupported value: +Inf");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_a_byte_at_a_time() {
+        assert_eq!(go_string(b"x\xe2\x82y"), "x\u{FFFD}\u{FFFD}y");
+        assert_eq!(go_string(b"ok \xf0\x9f\x98"), "ok \u{FFFD}\u{FFFD}\u{FFFD}");
+        assert_eq!(go_string("h\u{e9}".as_bytes()), "h\u{e9}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::{EmptyTable, EvalOptions, PairsOrder, convert};
 use crate::gojson;
-use mlua::{Lua, MultiValue, Table, Value as LuaValue};
+use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
 
 const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
 
@@ -49,6 +49,16 @@ pub fn input_registry(lua: &Lua) -> mlua::Result<Option<Table>> {
     lua.named_registry_value::<Option<Table>>(INPUT_TABLES)
 }
 
+/// A single return value, as the controller's module returns on success.
+fn one(lua: &Lua, value: LuaValue) -> mlua::Result<MultiValue> {
+    (value,).into_lua_multi(lua)
+}
+
+/// `nil, message`: the controller's module reports failures instead of raising them.
+fn failed(lua: &Lua, message: &str) -> mlua::Result<MultiValue> {
+    (LuaValue::Nil, lua.create_string(message)?).into_lua_multi(lua)
+}
+
 /// `print` writes to stderr with the script's name, keeping stdout for plans and YAML.
 fn print_function(lua: &Lua, script_name: &str, enabled: bool) -> mlua::Result<mlua::Function> {
     let prefix = format!("[{script_name}]");
@@ -70,19 +80,23 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
     let module = lua.create_table()?;
     module.raw_set(
         "encode",
-        lua.create_function(|lua, value: LuaValue| match convert::from_lua(&value, EmptyTable::Null) {
-            Ok(json) => Ok((LuaValue::String(lua.create_string(gojson::to_string(&json))?), LuaValue::Nil)),
-            Err(message) => Ok((LuaValue::Nil, LuaValue::String(lua.create_string(message)?))),
+        lua.create_function(|lua, args: MultiValue| {
+            let value = args
+                .into_iter()
+                .next()
+                .ok_or_else(|| mlua::Error::runtime("bad argument #1 to encode (value expected)"))?;
+            match convert::from_lua(&value, EmptyTable::Null) {
+                Ok(json) => one(lua, LuaValue::String(lua.create_string(gojson::to_string(&json))?)),
+                Err(message) => failed(lua, &message),
+            }
         })?,
     )?;
     module.raw_set(
         "decode",
         lua.create_function(|lua, text: mlua::LuaString| {
             match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
-                Ok(json) => {
-                    Ok((convert::to_lua(lua, &json, convert::KeyOrder::Sorted, &mut |_| Ok(()))?, LuaValue::Nil))
-                }
-                Err(e) => Ok((LuaValue::Nil, LuaValue::String(lua.create_string(e.to_string())?))),
+                Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted, &mut |_| Ok(()))?),
+                Err(e) => failed(lua, &e.to_string()),
             }
         })?,
     )?;
