@@ -58,10 +58,11 @@ impl Data {
     /// Go's `json.Unmarshal` of an annotation value into `Data`.
     pub fn from_go_json(text: &str) -> Result<Data, String> {
         let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-        Data::from_decoded(value)
+        Data::from_decoded(gojson::normalize_numbers(value))
     }
 
-    /// Go's `json.Unmarshal` of a decoded value into `Data`: keys are taken in order (sorted, as
+    /// Go's `json.Unmarshal` of a decoded value (numbers already read as Go reads them, see
+    /// `gojson::normalize_numbers`) into `Data`: keys are taken in order (sorted, as
     /// the controller's encoder writes them), an exact field name first, else a case-folded one
     /// (so `Labels` and `labels` both fill, and merge into, the labels); unknown keys are ignored;
     /// labels and annotations must be maps of strings, and the first type error fails the decode.
@@ -76,7 +77,7 @@ impl Data {
         for (key, value) in map {
             let result = match go_field(&key) {
                 Some("spec") => {
-                    data.spec = Some(value).filter(|v| !v.is_null()).map(gojson::normalize_numbers);
+                    data.spec = Some(value).filter(|v| !v.is_null());
                     Ok(())
                 }
                 Some("labels") => merge_string_map(&mut data.labels, value, "labels"),

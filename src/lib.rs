@@ -8,6 +8,7 @@ pub mod gojson;
 pub mod lua;
 pub mod model;
 pub mod output;
+pub mod parallel;
 pub mod plan;
 pub mod rbac;
 pub mod scripts;

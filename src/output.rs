@@ -87,23 +87,25 @@ pub fn plan_text(plans: &[RoutingPlan]) -> String {
 
 /// Plans without the closing count (for previews).
 pub fn plans_text(plans: &[RoutingPlan]) -> String {
+    crate::parallel::map(plans, plan_text_of).concat()
+}
+
+fn plan_text_of(plan: &RoutingPlan) -> String {
     let mut out = String::new();
-    for plan in plans {
-        let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
-        for note in &plan.notes {
-            let _ = writeln!(out, "  {note}");
-        }
-        for warning in &plan.warnings {
-            let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
-        }
-        for stage in &plan.stages {
-            let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
-            for object in &stage.objects {
-                out.push_str(&object_text(object, &stage.label));
-            }
-        }
-        out.push('\n');
+    let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
+    for note in &plan.notes {
+        let _ = writeln!(out, "  {note}");
     }
+    for warning in &plan.warnings {
+        let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
+    }
+    for stage in &plan.stages {
+        let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
+        for object in &stage.objects {
+            out.push_str(&object_text(object, &stage.label));
+        }
+    }
+    out.push('\n');
     out
 }
 

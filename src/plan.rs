@@ -6,8 +6,9 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits, OrderDependence};
 use crate::model::{self, ObjectRef, Rollout, RouteStrategy, Stage, TrafficRoutingCr};
-use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
+use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey, ScriptSource};
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
@@ -98,12 +99,28 @@ struct Routing<'a> {
 }
 
 pub struct Planner<'a> {
-    pub objects: &'a ObjectIndex,
-    pub scripts: &'a ScriptCatalog,
-    pub limits: Limits,
+    objects: &'a ObjectIndex,
+    scripts: &'a ScriptCatalog,
+    limits: Limits,
+    /// Scripts resolved so far: each is compiled and hashed once per plan.
+    resolved: RefCell<BTreeMap<ScriptKey, ResolvedScript>>,
 }
 
-impl Planner<'_> {
+impl<'a> Planner<'a> {
+    pub fn new(objects: &'a ObjectIndex, scripts: &'a ScriptCatalog, limits: Limits) -> Planner<'a> {
+        Planner { objects, scripts, limits, resolved: RefCell::default() }
+    }
+
+    fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
+        let key = scripts::key_of(reference);
+        if let Some(known) = self.resolved.borrow().get(&key) {
+            return Ok(known.clone());
+        }
+        let script = self.scripts.resolve(reference)?;
+        self.resolved.borrow_mut().insert(key, script.clone());
+        Ok(script)
+    }
+
     /// Plans `stages` of a Rollout; `cr` is the TrafficRouting its annotation names, if any.
     pub fn plan_rollout(
         &self,
@@ -227,10 +244,16 @@ impl Planner<'_> {
                 None => (current.clone(), Action::Keep),
             }
         } else {
-            let script = self.scripts.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
+            let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
             let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
             let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)?;
-            match lua::order_dependence(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER, &result) {
+            // The built-in scripts' independence from pairs() order is checked by their test cases
+            // (`test` flags any dependence); other scripts are checked on every plan.
+            let order = match script.source {
+                ScriptSource::BuiltIn { .. } => None,
+                _ => lua::order_dependence(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER, &result),
+            };
+            match order {
                 Some(OrderDependence::InputMaps) => warnings.push(format!(
                     "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
                 )),

@@ -71,7 +71,7 @@ impl ResolvedScript {
     fn new(source: ScriptSource, name: String, code: String) -> ResolvedScript {
         let sha256 =
             digest::digest(&digest::SHA256, code.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect();
-        ResolvedScript { source, script: Script { name, code }, sha256 }
+        ResolvedScript { source, script: Script::new(name, code), sha256 }
     }
 
     /// The first 12 hex digits, as shown in plans (`sha256sum FILE | cut -c1-12`).

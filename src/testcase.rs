@@ -250,7 +250,7 @@ expected:
         let case = TestCase::parse("case.yaml", CASE).unwrap();
         assert_eq!(case.steps[0]["canaryService"], json!("svc-canary"));
         assert_eq!(case.steps[1]["canaryWeight"], json!(-1), "steps without traffic still run");
-        let script = Script { name: "s.lua".into(), code: "obj.data.spec.n = obj.canaryWeight return obj.data".into() };
+        let script = Script::new("s.lua", "obj.data.spec.n = obj.canaryWeight return obj.data");
         let report = case.run(&script, &Limits::default());
         assert_eq!(report.steps[0].outcome, Outcome::Pass);
         assert!(

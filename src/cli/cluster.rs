@@ -68,7 +68,7 @@ impl Session {
         stages: &[Stage],
     ) -> Result<RoutingPlan, Error> {
         let cr = live.snapshot.traffic_routing_of(rollout)?;
-        let planner = Planner { objects, scripts: catalog, limits: self.limits };
+        let planner = Planner::new(objects, catalog, self.limits);
         let mut plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), stages)?;
         plan.notes.push(status_line(&rollout.item));
         Ok(plan)
@@ -108,13 +108,13 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
         let (live, catalog) = session.load(&selection(&args.selection)?).await?;
-        let mut plans = Vec::new();
-        for rollout in &live.snapshot.rollouts {
+        let planned = crate::parallel::map(&live.snapshot.rollouts, |rollout| {
             let (stages, note) = chosen_stages(&rollout.item, args)?;
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
             plan.notes.extend(note);
-            plans.push(plan);
-        }
+            Ok::<_, Error>(plan)
+        });
+        let mut plans = planned.into_iter().collect::<Result<Vec<_>, Error>>()?;
         if args.dry_run == Some(DryRun::Server) {
             server_dry_run_report(&session.cluster, &live, &mut plans).await?;
         }

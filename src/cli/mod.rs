@@ -338,11 +338,14 @@ fn exit_code(result: anyhow::Result<Outcome>) -> i32 {
     }
 }
 
-/// Writes text for people to stdout through anstream (colour stripped where off).
+/// Writes text for people to stdout, with its colour codes stripped where colour is off (not a
+/// terminal, NO_COLOR, TERM=dumb, --no-color), in one write.
 pub(crate) fn print(text: &str) -> std::io::Result<()> {
-    let mut out = anstream::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()
+    let stdout = std::io::stdout();
+    match anstream::AutoStream::choice(&stdout) {
+        anstream::ColorChoice::Never => print_raw(&anstream::adapter::strip_str(text).to_string()),
+        _ => print_raw(text),
+    }
 }
 
 /// Writes machine output to stdout byte for byte (anstream would also strip control characters).

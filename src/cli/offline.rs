@@ -24,7 +24,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
         configmap: snapshot.configmap.clone(),
     };
-    let planner = Planner { objects: &snapshot.objects, scripts: &catalog, limits: global.limits() };
+    let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
     if args.selection.selector.is_some() || args.next || args.dry_run.is_some() {
         return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
     }
@@ -34,25 +34,23 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     let rollouts: Vec<_> =
         snapshot.rollouts.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.item.name.as_str())).collect();
-    let mut plans: Vec<RoutingPlan> = Vec::new();
-    for rollout in &rollouts {
+    let planned = crate::parallel::map(&rollouts, |rollout| -> anyhow::Result<RoutingPlan> {
+        let steps = rollout.item.steps.len();
         let stages = match args.step {
             None => rollout.item.stages(),
-            Some(n) if (1..=rollout.item.steps.len()).contains(&n) => vec![Stage::Step(n)],
+            Some(n) if (1..=steps).contains(&n) => vec![Stage::Step(n)],
             Some(n) => {
-                let message = format!(
-                    "{}: --step {n}: Rollout {} has {} steps",
-                    rollout.origin,
-                    rollout.item.name,
-                    rollout.item.steps.len()
-                );
+                let message =
+                    format!("{}: --step {n}: Rollout {} has {steps} steps", rollout.origin, rollout.item.name);
                 return Err(Error::Input(message).into());
             }
         };
         let cr = snapshot.traffic_routing_of(rollout)?;
+        let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
-        plans.push(plan.with_context(|| format!("planning {}", rollout.origin))?);
-    }
+        plan.with_context(|| format!("planning {}", rollout.origin))
+    });
+    let mut plans = planned.into_iter().collect::<anyhow::Result<Vec<RoutingPlan>>>()?;
     // A TrafficRouting no Rollout in the input names is planned on its own.
     if wanted.is_empty() {
         for cr in &snapshot.traffic_routings {
@@ -97,7 +95,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
             .iter()
             .map(|b| Suite {
                 label: format!("{}/{}", b.group, b.kind),
-                script: Script { name: b.path(), code: b.code.into() },
+                script: Script::new(b.path(), b.code),
                 cases: b
                     .testdata
                     .iter()
@@ -114,7 +112,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                 let name = dir.script.display().to_string();
                 suites.push(Suite {
                     label: format!("{}/{}", dir.key.0, dir.key.1),
-                    script: Script { name, code: dir.code },
+                    script: Script::new(name, dir.code),
                     cases: dir.testdata,
                 });
             }
@@ -213,7 +211,7 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
 }
 
 pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outcome> {
-    let script = Script { name: args.script.display().to_string(), code: files::read_text(&args.script)? };
+    let script = Script::new(args.script.display().to_string(), files::read_text(&args.script)?);
     let source = args.obj.display().to_string();
     let documents = yaml::parse_documents(&files::read_text(&args.obj)?, &source).map_err(Error::Input)?;
     let [document] = documents.as_slice() else {

@@ -6,9 +6,10 @@
 //! object, anything else is an error with the controller's wording. Integral numbers come out
 //! as integers so a weight is never written `50.0`.
 
-use mlua::{Lua, Table, Value as LuaValue};
-use serde_json::{Map, Number, Value};
+use mlua::{Lua, Value as LuaValue, ffi};
+use serde_json::{Number, Value};
 use std::collections::HashSet;
+use std::ffi::c_int;
 
 /// The order in which map keys are inserted into the Lua tables built from input. The
 /// controller's order is random (Go map iteration); evaluating under several orders shows
@@ -30,69 +31,91 @@ pub enum EmptyTable {
 /// gopher-lua keeps positive integer keys below this in a table's array part.
 const MAX_ARRAY_INDEX: f64 = 67_108_864.0;
 
-/// Builds the Lua value for a JSON value; `on_table` sees every table created (used to mark
-/// input tables).
-pub fn to_lua(
-    lua: &Lua,
-    value: &Value,
-    order: KeyOrder,
-    on_table: &mut dyn FnMut(&Table) -> mlua::Result<()>,
-) -> mlua::Result<LuaValue> {
-    Ok(match value {
-        Value::Null => LuaValue::Nil,
-        Value::Bool(b) => LuaValue::Boolean(*b),
-        Value::Number(n) => LuaValue::Number(n.as_f64().unwrap_or_default()),
-        Value::String(s) => LuaValue::String(lua.create_string(s)?),
-        Value::Array(items) => {
-            let table = lua.create_table_with_capacity(items.len(), 0)?;
-            let mut index = 0;
-            for item in items {
-                let converted = to_lua(lua, item, order, on_table)?;
-                if !converted.is_nil() {
-                    index += 1;
-                    table.raw_set(index, converted)?;
+/// Builds the Lua value for a JSON value, inserting each map's keys in `order`.
+pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValue> {
+    let depth = depth(value);
+    if depth > MAX_DEPTH {
+        return Err(mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")));
+    }
+    // SAFETY: the build pushes with lua_createtable, lua_pushlstring, lua_pushnumber,
+    // lua_pushboolean, lua_rawset and lua_rawseti into stack slots reserved up front; a memory
+    // error raises to exec_raw's protected call through frames that own nothing to drop (they
+    // hold references and borrowing iterators only).
+    unsafe {
+        lua.exec_raw::<LuaValue>((), |state| {
+            if ffi::lua_checkstack(state, 2 * depth as c_int + 4) != 0 {
+                push(state, value, order);
+            }
+        })
+    }
+}
+
+/// How deeply lists and maps nest in a value.
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Pushes a value as gopher-lua's `decodeValue` builds it: lists append their non-null items
+/// (so they close up around nulls), maps set their non-null entries.
+unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder) {
+    // SAFETY: see `to_lua`; each level takes two of the reserved slots (key and value).
+    unsafe {
+        match value {
+            Value::Null => ffi::lua_pushnil(state),
+            Value::Bool(b) => ffi::lua_pushboolean(state, c_int::from(*b)),
+            Value::Number(n) => ffi::lua_pushnumber(state, n.as_f64().unwrap_or_default()),
+            Value::String(s) => {
+                ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
+            }
+            Value::Array(items) => {
+                ffi::lua_createtable(state, items.len() as c_int, 0);
+                for (index, item) in items.iter().filter(|i| !i.is_null()).enumerate() {
+                    push(state, item, order);
+                    ffi::lua_rawseti_(state, -2, index as c_int + 1);
                 }
             }
-            on_table(&table)?;
-            LuaValue::Table(table)
-        }
-        Value::Object(map) => {
-            let table = lua.create_table_with_capacity(0, map.len())?;
-            let mut entries: Vec<_> = map.iter().collect();
-            if order == KeyOrder::Reversed {
-                entries.reverse();
-            }
-            for (key, item) in entries {
-                let converted = to_lua(lua, item, order, on_table)?;
-                if !converted.is_nil() {
-                    table.raw_set(key.as_str(), converted)?;
+            Value::Object(map) => {
+                ffi::lua_createtable(state, 0, map.len() as c_int);
+                let mut set = |(key, item): (&String, &Value)| {
+                    ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
+                    push(state, item, order);
+                    ffi::lua_rawset(state, -3);
+                };
+                let entries = map.iter().filter(|(_, v)| !v.is_null());
+                match order {
+                    KeyOrder::Sorted => entries.for_each(&mut set),
+                    KeyOrder::Reversed => entries.rev().for_each(&mut set),
                 }
             }
-            on_table(&table)?;
-            LuaValue::Table(table)
         }
-    })
+    }
 }
 
 /// Encodes a Lua value as the controller's encoder does.
-pub fn from_lua(value: &LuaValue, empty: EmptyTable) -> Result<Value, String> {
-    // The controller's encoder never forgets a table it has visited, so a table reachable twice
-    // (not only a cycle) is "recursively nested".
-    let mut visited = HashSet::new();
-    encode(value, empty, &mut visited)
-}
-
-fn encode(value: &LuaValue, empty: EmptyTable, visited: &mut HashSet<usize>) -> Result<Value, String> {
-    match value {
-        LuaValue::Nil => Ok(Value::Null),
-        LuaValue::Boolean(b) => Ok(Value::Bool(*b)),
-        // Lua 5.1 has only doubles; mlua hands whole ones over as integers.
-        LuaValue::Integer(i) => number(*i as f64),
-        LuaValue::Number(n) => number(*n),
-        LuaValue::String(s) => Ok(Value::String(go_string(&s.as_bytes()))),
-        LuaValue::Table(table) => encode_table(table, empty, visited),
-        other => Err(format!("cannot encode {} to JSON", other.type_name())),
-    }
+pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable) -> Result<Value, String> {
+    let mut result = None;
+    // SAFETY: the walk reads the value on the stack with calls that neither allocate nor raise
+    // (lua_type, lua_tonumber, lua_toboolean, lua_topointer, lua_tolstring on strings only,
+    // lua_next with untouched keys), after reserving every stack slot it can need up front,
+    // before any Rust value that needs dropping exists.
+    let outcome = unsafe {
+        lua.exec_raw::<()>(value, |state| {
+            if ffi::lua_checkstack(state, 2 * MAX_DEPTH as c_int + 4) == 0 {
+                result = Some(Err("cannot encode: not enough Lua stack".to_string()));
+                return;
+            }
+            // The controller's encoder never forgets a table it has visited, so a table reachable
+            // twice (not only a cycle) is "recursively nested".
+            let mut visited = HashSet::new();
+            result = Some(walk(state, ffi::lua_gettop(state), empty, &mut visited, 0));
+        })
+    };
+    outcome.map_err(|e| e.to_string())?;
+    result.expect("the walk ran")
 }
 
 /// A double as JSON, as Go's encoder prints it: whole numbers below 2^53 (exact, and printed
@@ -139,23 +162,78 @@ pub fn go_string(bytes: &[u8]) -> String {
     }
 }
 
-fn encode_table(table: &Table, empty: EmptyTable, visited: &mut HashSet<usize>) -> Result<Value, String> {
-    if !visited.insert(table.to_pointer() as usize) {
+/// Tables nested deeper than this are refused (the stack is reserved for this many levels).
+const MAX_DEPTH: usize = 1000;
+
+/// Converts the value at stack index `index` (absolute).
+unsafe fn walk(
+    state: *mut ffi::lua_State,
+    index: c_int,
+    empty: EmptyTable,
+    visited: &mut HashSet<usize>,
+    depth: usize,
+) -> Result<Value, String> {
+    // SAFETY: see `from_lua`.
+    unsafe {
+        match ffi::lua_type(state, index) {
+            ffi::LUA_TNIL => Ok(Value::Null),
+            ffi::LUA_TBOOLEAN => Ok(Value::Bool(ffi::lua_toboolean(state, index) != 0)),
+            ffi::LUA_TNUMBER => number(ffi::lua_tonumber(state, index)),
+            ffi::LUA_TSTRING => Ok(Value::String(go_string(string_at(state, index)))),
+            ffi::LUA_TTABLE => walk_table(state, index, empty, visited, depth),
+            ffi::LUA_TFUNCTION => Err("cannot encode function to JSON".into()),
+            ffi::LUA_TTHREAD => Err("cannot encode thread to JSON".into()),
+            _ => Err("cannot encode userdata to JSON".into()),
+        }
+    }
+}
+
+/// The bytes of the string at `index`; valid while it stays on the stack.
+unsafe fn string_at<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
+    let mut length = 0;
+    // SAFETY: only called on strings, where lua_tolstring neither allocates nor changes the value.
+    unsafe {
+        let data = ffi::lua_tolstring(state, index, &mut length);
+        std::slice::from_raw_parts(data.cast::<u8>(), length)
+    }
+}
+
+unsafe fn walk_table(
+    state: *mut ffi::lua_State,
+    index: c_int,
+    empty: EmptyTable,
+    visited: &mut HashSet<usize>,
+    depth: usize,
+) -> Result<Value, String> {
+    if !visited.insert(unsafe { ffi::lua_topointer(state, index) } as usize) {
         return Err("cannot encode recursively nested tables to JSON".into());
     }
-    let mut array_part: Vec<(f64, LuaValue)> = Vec::new();
-    let mut strings: Vec<(String, LuaValue)> = Vec::new();
+    if depth >= MAX_DEPTH {
+        return Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep"));
+    }
+    let mut array_part: Vec<(f64, Value)> = Vec::new();
+    let mut strings: Vec<(String, Value)> = Vec::new();
     let (mut other_numbers, mut other_keys) = (0, 0);
-    for pair in table.pairs::<LuaValue, LuaValue>() {
-        let (key, item) = pair.map_err(|e| e.to_string())?;
-        match key {
-            LuaValue::Number(n) if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 => {
-                array_part.push((n, item))
+    // SAFETY: see `from_lua`; each level uses two of the reserved slots (key and value).
+    unsafe {
+        ffi::lua_pushnil(state);
+        while ffi::lua_next(state, index) != 0 {
+            let value_index = ffi::lua_gettop(state);
+            let key_index = value_index - 1;
+            let item = walk(state, value_index, empty, visited, depth + 1);
+            match ffi::lua_type(state, key_index) {
+                ffi::LUA_TNUMBER => {
+                    let n = ffi::lua_tonumber(state, key_index);
+                    if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
+                        array_part.push((n, item?));
+                    } else {
+                        other_numbers += 1;
+                    }
+                }
+                ffi::LUA_TSTRING => strings.push((go_string(string_at(state, key_index)), item?)),
+                _ => other_keys += 1,
             }
-            LuaValue::Integer(i) if i >= 1 && (i as f64) < MAX_ARRAY_INDEX => array_part.push((i as f64, item)),
-            LuaValue::Number(_) | LuaValue::Integer(_) => other_numbers += 1,
-            LuaValue::String(s) => strings.push((go_string(&s.as_bytes()), item)),
-            _ => other_keys += 1,
+            ffi::lua_pop(state, 1);
         }
     }
     // gopher-lua iterates the array part (ascending) before any other key, so that part decides
@@ -164,11 +242,11 @@ fn encode_table(table: &Table, empty: EmptyTable, visited: &mut HashSet<usize>) 
     if !array_part.is_empty() {
         array_part.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut items = Vec::with_capacity(array_part.len());
-        for (want, (key, item)) in array_part.iter().enumerate() {
-            if *key != (want + 1) as f64 {
+        for (want, (key, item)) in array_part.into_iter().enumerate() {
+            if key != (want + 1) as f64 {
                 return Err("cannot encode sparse array".into());
             }
-            items.push(encode(item, empty, visited)?);
+            items.push(item);
         }
         if !strings.is_empty() || other_keys > 0 {
             return Err("cannot encode mixed or invalid key types".into());
@@ -190,14 +268,7 @@ fn encode_table(table: &Table, empty: EmptyTable, visited: &mut HashSet<usize>) 
     if other_numbers > 0 {
         return Err("cannot encode sparse array".into());
     }
-    // Go marshals a map in sorted key order, so nested errors surface in that order too.
-    strings.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut map = Map::new();
-    for (key, item) in strings {
-        let encoded = encode(&item, empty, visited)?;
-        map.insert(key, encoded);
-    }
-    Ok(Value::Object(map))
+    Ok(Value::Object(strings.into_iter().collect()))
 }
 
 #[cfg(test)]
@@ -208,7 +279,7 @@ mod tests {
     fn eval(code: &str, empty: EmptyTable) -> Result<Value, String> {
         let lua = Lua::new();
         let value: LuaValue = lua.load(code).eval().unwrap();
-        from_lua(&value, empty)
+        from_lua(&lua, value, empty)
     }
 
     #[test]
@@ -253,7 +324,7 @@ mod tests {
     fn input_drops_nulls_and_keeps_numbers_as_doubles() {
         let lua = Lua::new();
         let input = json!({"list": [1, null, 2], "gone": null, "n": 50});
-        let value = to_lua(&lua, &input, KeyOrder::Sorted, &mut |_| Ok(())).unwrap();
+        let value = to_lua(&lua, &input, KeyOrder::Sorted).unwrap();
         lua.globals().set("obj", value).unwrap();
         let got: String =
             lua.load("return #obj.list .. ' ' .. tostring(obj.gone) .. ' ' .. tostring(obj.n / 2)").eval().unwrap();

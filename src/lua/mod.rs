@@ -11,8 +11,10 @@ use crate::data::Data;
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
 use serde_json::Value;
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Resource limits for one evaluation.
@@ -34,6 +36,31 @@ impl Default for Limits {
 pub struct Script {
     pub name: String,
     pub code: String,
+    /// The chunk compiled once per distinct text in this process (bytecode with line
+    /// information): every evaluation needs a fresh state, but not a fresh parse.
+    compiled: Arc<Compiled>,
+}
+
+/// Bytecode, or the syntax error, of a script's text.
+type Compiled = OnceLock<Result<Vec<u8>, String>>;
+
+impl Script {
+    pub fn new(name: impl Into<String>, code: impl Into<String>) -> Script {
+        static COMPILED: LazyLock<Mutex<HashMap<String, Arc<Compiled>>>> = LazyLock::new(Default::default);
+        let code = code.into();
+        let compiled = COMPILED.lock().expect("not poisoned").entry(code.clone()).or_default().clone();
+        Script { name: name.into(), code, compiled }
+    }
+
+    fn bytecode(&self) -> Result<&[u8], String> {
+        let compiled = self.compiled.get_or_init(|| {
+            let lua = Lua::new_with(StdLib::NONE, LuaOptions::default()).map_err(|e| e.to_string())?;
+            // Text only: a user's file holding bytecode is refused (it would bypass the parser).
+            let chunk = lua.load(self.code.as_str()).set_name(format!("={CHUNK_NAME}")).set_mode(ChunkMode::Text);
+            chunk.into_function().map(|f| f.dump(false)).map_err(|e| lua_message(&e))
+        });
+        compiled.as_deref().map_err(Clone::clone)
+    }
 }
 
 /// How `pairs()` walks tables: the controller's order over input maps is random, so the
@@ -103,12 +130,11 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
     let timed_out = Rc::new(Cell::new(None::<usize>));
     let setup = || -> mlua::Result<()> {
         stdlib::install(&lua, &script.name, options)?;
-        let inputs = stdlib::input_registry(&lua)?;
-        let mark = &mut |t: &mlua::Table| match &inputs {
-            Some(inputs) => inputs.raw_set(t, true),
-            None => Ok(()),
-        };
-        lua.globals().set("obj", convert::to_lua(&lua, obj, options.keys, mark)?)?;
+        // Building the input makes no garbage: collecting meanwhile would only re-mark it.
+        lua.gc_stop();
+        lua.globals().set("obj", convert::to_lua(&lua, obj, options.keys)?)?;
+        lua.gc_restart();
+        stdlib::mark_inputs(&lua)?;
         lua.set_memory_limit(limits.memory)?;
         let deadline = Instant::now() + limits.timeout;
         let flag = timed_out.clone();
@@ -122,10 +148,11 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
     };
     setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
 
+    let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
+    // The bytecode is this engine's own compilation of the script's text.
     let function = lua
-        .load(script.code.as_str())
-        .set_name(format!("={CHUNK_NAME}"))
-        .set_mode(ChunkMode::Text)
+        .load(bytecode)
+        .set_mode(ChunkMode::Binary)
         .into_function()
         .map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
     let returned = match function.call::<mlua::MultiValue>(()) {
@@ -136,7 +163,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
                     format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
                 return Err(fail(ScriptErrorKind::Timeout, message));
             }
-            if matches!(e, mlua::Error::MemoryError(_)) {
+            if is_memory_error(&e) {
                 let message = format!("ran out of memory (limit {} MiB)", limits.memory >> 20);
                 return Err(fail(ScriptErrorKind::Memory, message));
             }
@@ -151,7 +178,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    let encoded = convert::from_lua(&last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))?;
+    let encoded = convert::from_lua(&lua, last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))?;
     Data::from_decoded(encoded).map_err(|e| fail(ScriptErrorKind::Output, e))
 }
 
@@ -176,13 +203,15 @@ pub fn order_dependence(
 ) -> Option<OrderDependence> {
     let quiet = EvalOptions { print: false, ..options };
     let differs = |variant: EvalOptions| evaluate(script, obj, limits, variant).map_or(true, |d| &d != baseline);
+    // One run with every order reversed settles the common case; a difference is then pinned on
+    // the input maps or on the script's own tables.
+    if !differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForAll, ..quiet }) {
+        return None;
+    }
     if differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForInput, ..quiet }) {
         return Some(OrderDependence::InputMaps);
     }
-    if differs(EvalOptions { pairs: PairsOrder::ReversedForAll, ..quiet }) {
-        return Some(OrderDependence::ScriptTables);
-    }
-    None
+    Some(OrderDependence::ScriptTables)
 }
 
 /// The type as Lua 5.1's `type()` names it (mlua calls integral numbers "integer").
@@ -190,6 +219,15 @@ fn lua_type(value: &LuaValue) -> &'static str {
     match value {
         LuaValue::Integer(_) => "number",
         other => other.type_name(),
+    }
+}
+
+/// Whether the error is Lua running out of memory, also inside a callback (json.decode).
+fn is_memory_error(error: &mlua::Error) -> bool {
+    match error {
+        mlua::Error::MemoryError(_) => true,
+        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => is_memory_error(cause),
+        _ => false,
     }
 }
 
@@ -210,7 +248,7 @@ mod tests {
     use serde_json::json;
 
     fn run(code: &str, obj: Value) -> Result<Data, ScriptError> {
-        let script = Script { name: "test.lua".into(), code: code.into() };
+        let script = Script::new("test.lua", code);
         evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER)
     }
 
@@ -270,7 +308,7 @@ mod tests {
 
     #[test]
     fn stops_infinite_loops_and_memory_bombs() {
-        let script = Script { name: "loop.lua".into(), code: "local i = 0\nwhile true do i = i + 1 end".into() };
+        let script = Script::new("loop.lua", "local i = 0\nwhile true do i = i + 1 end");
         let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
         let err = evaluate(&script, &json!({}), &limits, EvalOptions::CONTROLLER).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
@@ -279,6 +317,23 @@ mod tests {
             let err = run(bomb, json!({})).unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
+    }
+
+    #[test]
+    fn memory_runs_out_safely_while_decoding_json() {
+        // The input builder raises Lua's memory error from inside its own frames.
+        let script = Script::new(
+            "decode.lua",
+            "local text = '[' .. string.rep('[1],', 100000) .. '[]]' local t = json.decode(text) return {spec = #t}",
+        );
+        let limits = Limits { memory: 4 << 20, ..Limits::default() };
+        let err = evaluate(&script, &json!({}), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        assert_eq!(err.kind, ScriptErrorKind::Memory, "{err}");
+        let without_decode = Script::new(
+            "text.lua",
+            script.code.replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
+        );
+        evaluate(&without_decode, &json!({}), &limits, EvalOptions::CONTROLLER).expect("building the text fits");
     }
 
     #[test]
@@ -291,7 +346,7 @@ mod tests {
     fn flags_scripts_that_depend_on_pairs_order() {
         let obj = json!({"data": {"labels": {"a": "1", "b": "2", "c": "3", "d": "4"}}});
         let check = |code: &str| {
-            let script = Script { name: "order.lua".into(), code: code.into() };
+            let script = Script::new("order.lua", code);
             let baseline = evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER).unwrap();
             order_dependence(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER, &baseline)
         };

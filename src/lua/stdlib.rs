@@ -44,10 +44,24 @@ pub fn install(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Resu
     Ok(())
 }
 
-/// Where input tables are recorded when `pairs` walks them backwards; `None` otherwise.
-pub fn input_registry(lua: &Lua) -> mlua::Result<Option<Table>> {
-    lua.named_registry_value::<Option<Table>>(INPUT_TABLES)
+/// Records every table reachable from `obj` as input, when `pairs` walks input backwards.
+pub fn mark_inputs(lua: &Lua) -> mlua::Result<()> {
+    let Some(inputs) = lua.named_registry_value::<Option<Table>>(INPUT_TABLES)? else { return Ok(()) };
+    lua.load(MARK_INPUTS).set_name("=mark").call::<()>((inputs, lua.globals().get::<LuaValue>("obj")?))
 }
+
+const MARK_INPUTS: &str = r#"
+local inputs, obj = ...
+local next, type = next, type
+local function mark(t)
+  if inputs[t] then return end
+  inputs[t] = true
+  for _, v in next, t do
+    if type(v) == "table" then mark(v) end
+  end
+end
+if type(obj) == "table" then mark(obj) end
+"#;
 
 /// A single return value, as the controller's module returns on success.
 fn one(lua: &Lua, value: LuaValue) -> mlua::Result<MultiValue> {
@@ -85,7 +99,7 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 .into_iter()
                 .next()
                 .ok_or_else(|| mlua::Error::runtime("bad argument #1 to encode (value expected)"))?;
-            match convert::from_lua(&value, EmptyTable::Null) {
+            match convert::from_lua(lua, value, EmptyTable::Null) {
                 Ok(json) => one(lua, LuaValue::String(lua.create_string(gojson::to_string(&json))?)),
                 Err(message) => failed(lua, &message),
             }
@@ -95,7 +109,7 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
         "decode",
         lua.create_function(|lua, text: mlua::LuaString| {
             match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
-                Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted, &mut |_| Ok(()))?),
+                Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
                 Err(e) => failed(lua, &e.to_string()),
             }
         })?,

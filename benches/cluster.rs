@@ -1,0 +1,109 @@
+//! `plan` against the fake API server with 50 ms added to every response: sequential round
+//! trips and wall time for 1 Rollout with 2 refs, 20 Rollouts with 2 refs each, and a Rollout
+//! routed through a TrafficRouting, each with a cold and a warm discovery cache. Each figure is
+//! the median of several runs (the machine is noisy).
+//!
+//! cargo bench --bench cluster
+
+use fake_apiserver::{FakeApiServer, FakeHandle};
+use serde_json::{Value, json};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const LATENCY: Duration = Duration::from_millis(50);
+const RUNS: usize = 5;
+const NAMESPACE: &str = "shop";
+
+fn main() {
+    println!(
+        "| scenario | discovery cache | sequential round trips | wall time (ms) | target: ≤ 1.2 × round trips × 50 ms |"
+    );
+    println!("|---|---|---:|---:|---|");
+    for (scenario, objects, rollouts) in [
+        ("1 Rollout, 2 refs", rollout_objects(1, false), 1),
+        ("20 Rollouts, 2 refs each", rollout_objects(20, false), 20),
+        ("1 Rollout with a TrafficRouting (2 refs)", rollout_objects(1, true), 1),
+    ] {
+        let server = objects
+            .into_iter()
+            .fold(FakeApiServer::builder().kruise_and_istio(), |b, o| b.object(o))
+            .latency(LATENCY)
+            .start();
+        let dir = tempfile::tempdir().unwrap();
+        server.write_kubeconfig(dir.path().join("kubeconfig"), NAMESPACE).unwrap();
+        let names: Vec<String> = (0..rollouts).map(|i| format!("app{i}")).collect();
+        for cache in ["cold", "warm"] {
+            let mut runs: Vec<(f64, usize)> = (0..RUNS)
+                .map(|_| {
+                    if cache == "cold" {
+                        let _ = std::fs::remove_dir_all(dir.path().join("cache"));
+                    } else {
+                        plan(&server, dir.path(), &names);
+                    }
+                    server.clear_log();
+                    let start = Instant::now();
+                    plan(&server, dir.path(), &names);
+                    (start.elapsed().as_secs_f64() * 1000.0, server.round_trips())
+                })
+                .collect();
+            runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (wall, trips) = runs[RUNS / 2];
+            let budget = 1.2 * trips as f64 * LATENCY.as_secs_f64() * 1000.0;
+            let verdict =
+                if wall <= budget { format!("met ({budget:.0} ms)") } else { format!("MISSED ({budget:.0} ms)") };
+            println!("| {scenario} | {cache} | {trips} | {wall:.0} | {verdict} |");
+        }
+    }
+}
+
+fn plan(server: &FakeHandle, dir: &std::path::Path, names: &[String]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-rollout_lua"))
+        .arg("plan")
+        .args(names)
+        .env_clear()
+        .env("HOME", dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("KUBECONFIG", dir.join("kubeconfig"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "plan failed against {}: {}", server.url(), String::from_utf8_lossy(&out.stderr));
+}
+
+/// `count` Rollouts `app<i>` at step 2 of 2 (20% traffic), each with a VirtualService and a
+/// DestinationRule, routed by the Rollout itself or through a TrafficRouting.
+fn rollout_objects(count: usize, through_traffic_routing: bool) -> Vec<Value> {
+    let mut objects = Vec::new();
+    for i in 0..count {
+        let name = format!("app{i}");
+        let refs = json!([
+            {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": name},
+            {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": name}
+        ]);
+        let mut canary = json!({"steps": [{"replicas": 1}, {"replicas": "20%", "traffic": "20%"}]});
+        let mut metadata = json!({"name": name, "namespace": NAMESPACE});
+        if through_traffic_routing {
+            metadata["annotations"] = json!({"rollouts.kruise.io/trafficrouting": format!("{name}-tr")});
+            objects.push(json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": format!("{name}-tr"), "namespace": NAMESPACE},
+                "spec": {"strategy": {"weight": 20}, "objectRef": [{"service": name, "customNetworkRefs": refs}]}
+            }));
+        } else {
+            canary["trafficRoutings"] = json!([{"service": name, "customNetworkRefs": refs}]);
+        }
+        objects.push(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": metadata,
+            "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}, "strategy": {"canary": canary}},
+            "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}
+        }));
+        objects.push(json!({
+            "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"hosts": [name], "http": [{"route": [{"destination": {"host": name}}]}]}
+        }));
+        objects.push(json!({
+            "apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"host": name, "subsets": [{"name": "stable", "labels": {"version": "v1"}}]}
+        }));
+    }
+    objects
+}
