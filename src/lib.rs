@@ -14,7 +14,9 @@ pub mod rbac;
 pub mod scripts;
 pub mod snapshot;
 pub mod source;
+pub mod status;
 pub mod testcase;
+pub mod time;
 pub mod write;
 pub mod yaml;
 

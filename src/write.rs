@@ -33,38 +33,11 @@ impl Backups {
         let dir = self.root.join(field("namespace")).join(kind).join(field("name"));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::Input(format!("creating the backup folder {}: {e}", dir.display())))?;
-        let path = dir.join(format!("{}.yaml", timestamp()));
+        let path = dir.join(format!("{}.yaml", crate::time::file_timestamp(SystemTime::now())));
         std::fs::write(&path, crate::yaml::to_string(object))
             .map_err(|e| Error::Input(format!("writing the backup {}: {e}", path.display())))?;
         Ok(path)
     }
-}
-
-/// UTC `YYYYMMDDTHHMMSS.mmmZ`, sortable, without a date crate.
-fn timestamp() -> String {
-    let since = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
-    let (days, seconds) = (since.as_secs() / 86_400, since.as_secs() % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}.{:03}Z",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60,
-        since.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 /// An object this run wrote: its state before the run, and after this run's last write.
@@ -211,16 +184,4 @@ pub async fn preflight(cluster: &Cluster, mut permissions: Vec<Permission>) -> R
         lines.join("\n"),
         output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_from_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_414), (2025, 11, 22));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 }

@@ -6,3 +6,4 @@ mod support;
 mod cluster;
 mod differential;
 mod offline;
+mod status;

@@ -1,5 +1,6 @@
 //! Commands against the API server: `plan ROLLOUT…`, `approve`, `restore`.
 
+use super::status::Follower;
 use super::{
     ApproveArgs, DryRun, GlobalArgs, Outcome, PlanArgs, RestoreArgs, RolloutSelection, ScriptArgs, confirm, print,
     print_plans,
@@ -15,6 +16,7 @@ use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Permission, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
+use crate::status::{Progress, RolloutView};
 use crate::write::{self, Backups, WriteFailure, Written};
 use crate::yaml;
 use serde_json::{Value, json};
@@ -23,20 +25,20 @@ use std::collections::BTreeMap;
 /// How often a run re-reads and re-plans after a conflict before giving up.
 const MAX_ATTEMPTS: usize = 4;
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
 }
 
 /// A connection, the scripts the user gave, and the limits: what every cluster command needs.
-struct Session {
-    cluster: Cluster,
+pub(super) struct Session {
+    pub(super) cluster: Cluster,
     catalog: ScriptCatalog,
     controller_namespace: String,
     limits: Limits,
 }
 
 impl Session {
-    async fn open(global: &GlobalArgs, scripts: &ScriptArgs) -> Result<Session, Error> {
+    pub(super) async fn open(global: &GlobalArgs, scripts: &ScriptArgs) -> Result<Session, Error> {
         let catalog = ScriptCatalog {
             overrides: files::read_script_flags(&scripts.scripts)?,
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
@@ -52,14 +54,14 @@ impl Session {
     }
 
     /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
-    async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
+    pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
         let live = live::load(&self.cluster, selection, &self.catalog, &self.controller_namespace).await?;
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }
 
     /// Plans `stages` of one Rollout against `objects`.
-    fn plan(
+    pub(super) fn plan(
         &self,
         live: &Live,
         catalog: &ScriptCatalog,
@@ -75,7 +77,7 @@ impl Session {
     }
 }
 
-fn selection(args: &RolloutSelection) -> Result<Selection, Error> {
+pub(super) fn selection(args: &RolloutSelection) -> Result<Selection, Error> {
     match &args.selector {
         Some(selector) => Ok(Selection::Selector(selector.clone())),
         None if args.rollouts.is_empty() => Err(Error::Input(
@@ -191,7 +193,11 @@ struct Approval<'a> {
 }
 
 /// The guards of one approval, before anything is written.
-fn check_approvable(rollout: &Located<Rollout>, args: &ApproveArgs) -> Result<Stage, Error> {
+fn check_approvable(
+    rollout: &Located<Rollout>,
+    args: &ApproveArgs,
+    expect_step: Option<usize>,
+) -> Result<Stage, Error> {
     let item = &rollout.item;
     let name = format!("rollouts.rollouts.kruise.io \"{}\"", item.name);
     let kind = match item.kind {
@@ -216,7 +222,7 @@ fn check_approvable(rollout: &Located<Rollout>, args: &ApproveArgs) -> Result<St
             "{name} does not allow to approve, because current {kind} state is not 'StepPaused' (it is {state})"
         )));
     }
-    if let (Some(expected), Stage::Step(current)) = (args.expect_step, stage)
+    if let (Some(expected), Stage::Step(current)) = (expect_step, stage)
         && expected != current
     {
         return Err(Error::Refused(format!(
@@ -263,79 +269,179 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
         let selection = selection(&args.selection)?;
-        let backups = Backups::new(&session.cluster.context);
-        let mut written: Vec<Written> = Vec::new();
-        let mut confirmed: Option<BTreeMap<String, String>> = None;
-        for attempt in 1..=MAX_ATTEMPTS {
-            let (live, catalog) = session.load(&selection).await?;
-            // Every guard passes for every Rollout before anything is written.
-            let approvals = live
-                .snapshot
-                .rollouts
-                .iter()
-                .map(|rollout| {
-                    let stage = check_approvable(rollout, args)?;
-                    let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
-                    Ok(Approval { rollout, stage, plan })
-                })
-                .collect::<Result<Vec<_>, Error>>()
-                .inspect_err(|_| report_rollback_needed(&written))?;
-            let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
-            let planned = targets(&plans);
-            match &confirmed {
-                None => {
-                    let mut permissions = write_permissions(&live, &plans)?;
-                    if !args.traffic_only {
-                        for approval in &approvals {
-                            permissions.push(Permission { verb: "patch".into(), group: live.rollouts.group.clone(), resource: live.rollouts.plural.clone(), subresource: Some("status".into()), namespace: approval.rollout.namespace.clone(), name: None });
-                        }
-                    }
-                    if args.dry_run != DryRun::Client {
-                        write::preflight(&session.cluster, permissions).await?;
-                    }
-                    print(&output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()))?;
-                    match args.dry_run {
-                        DryRun::Client => {
-                            print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
-                            return Ok(Outcome::Done);
-                        }
-                        DryRun::Server => return approve_server_dry_run(&session.cluster, &live, &approvals, args.traffic_only).await,
-                        DryRun::None => {}
-                    }
-                    let what = if args.traffic_only { "Apply these changes?" } else { "Apply these changes and approve?" };
-                    confirm(what, args.yes)?;
-                }
-                Some(previous) if *previous != planned => {
-                    eprintln!("{}", paint(YELLOW, "The plan changed since it was confirmed (something was edited concurrently):"));
-                    print(&output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()))?;
-                    let asked = if args.yes {
-                        Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()))
-                    } else {
-                        confirm("Apply the new plan?", false)
-                    };
-                    if let Err(refusal) = asked {
-                        return Err(with_rollback(&session.cluster, &written, refusal).await.into());
-                    }
-                }
-                Some(_) => {}
+        let sequence = args.until_step.is_some() || args.to_end;
+        let mut follower = sequence.then(|| Follower::new(args.timeout));
+        let Some(mut approved) = approve_step(&session, &selection, args, args.expect_step, true).await? else {
+            return Ok(Outcome::Done);
+        };
+        let Some(follower) = follower.as_mut() else { return Ok(Outcome::Done) };
+        loop {
+            if let Some(last) = args.until_step
+                && approved.values().all(|(stage, _)| *stage >= Stage::Step(last))
+            {
+                print(&format!("approved every pause up to step {last}\n"))?;
+                return Ok(Outcome::Done);
             }
-            confirmed = Some(planned);
-            match apply_approvals(&session.cluster, &live, &approvals, &backups, &mut written, args.traffic_only).await {
-                Ok(lines) => {
-                    print(&lines.join(""))?;
-                    print(&preview_next(&session, &live, &catalog, &approvals)?)?;
-                    return Ok(Outcome::Done);
+            let views = follower.next(&session, &selection).await?;
+            for view in &views {
+                let (stage, generation) = approved.get(&view.name).cloned().unwrap_or((Stage::Step(0), None));
+                if view.generation != generation {
+                    return Err(Error::Input(format!(
+                        "Rollout {} was changed by someone else (generation {:?} -> {:?}); stopped",
+                        view.name, generation, view.generation
+                    ))
+                    .into());
                 }
-                Err(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
-                    eprintln!("{}", paint(YELLOW, &format!("conflict: {message}; reading again and re-planning ({attempt}/{MAX_ATTEMPTS})")));
+                if let Progress::Failed { reason } = &view.progress {
+                    return Err(Error::Input(format!("Rollout {}: {reason}; stopped", view.name)).into());
                 }
-                Err(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
-                    return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());
+                if view.progress == Progress::WaitingForApproval && view.stage.is_some_and(|s| s < stage) {
+                    return Err(Error::Input(format!(
+                        "Rollout {} went back to {}; someone else is driving it; stopped",
+                        view.name,
+                        view.step.as_deref().unwrap_or("an earlier step")
+                    ))
+                    .into());
+                }
+            }
+            if views.iter().all(|v| v.progress.is_final()) {
+                follower.finish();
+                print("the release completed\n")?;
+                return Ok(Outcome::Done);
+            }
+            let paused_later = |v: &RolloutView| {
+                v.progress == Progress::WaitingForApproval && v.stage > approved.get(&v.name).map(|a| a.0)
+            };
+            if views.iter().all(paused_later) {
+                follower.detach();
+                let expected = views.first().and_then(|v| match v.stage {
+                    Some(Stage::Step(i)) if views.len() == 1 => Some(i),
+                    _ => None,
+                });
+                match approve_step(&session, &selection, args, expected, false).await? {
+                    Some(next) => approved = next,
+                    None => return Ok(Outcome::Done),
                 }
             }
         }
-        unreachable!("the last attempt returns")
     })
+}
+
+/// Approves the current step of every selected Rollout (one approve, every guard); returns the
+/// stage and generation each was approved at, or None when nothing was written (a dry run).
+/// `ask` asks for confirmation (a sequence asks once, for all its steps).
+async fn approve_step(
+    session: &Session,
+    selection: &Selection,
+    args: &ApproveArgs,
+    expect_step: Option<usize>,
+    ask: bool,
+) -> anyhow::Result<Option<BTreeMap<String, (Stage, Option<i64>)>>> {
+    let backups = Backups::new(&session.cluster.context);
+    let mut written: Vec<Written> = Vec::new();
+    let mut confirmed: Option<BTreeMap<String, String>> = None;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let (live, catalog) = session.load(selection).await?;
+        // Every guard passes for every Rollout before anything is written.
+        let approvals = live
+            .snapshot
+            .rollouts
+            .iter()
+            .map(|rollout| {
+                let stage = check_approvable(rollout, args, expect_step)?;
+                let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+                Ok(Approval { rollout, stage, plan })
+            })
+            .collect::<Result<Vec<_>, Error>>()
+            .inspect_err(|_| report_rollback_needed(&written))?;
+        let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
+        let planned = targets(&plans);
+        match &confirmed {
+            None => {
+                let mut permissions = write_permissions(&live, &plans)?;
+                if !args.traffic_only {
+                    for approval in &approvals {
+                        permissions.push(Permission {
+                            verb: "patch".into(),
+                            group: live.rollouts.group.clone(),
+                            resource: live.rollouts.plural.clone(),
+                            subresource: Some("status".into()),
+                            namespace: approval.rollout.namespace.clone(),
+                            name: None,
+                        });
+                    }
+                }
+                if args.dry_run != DryRun::Client {
+                    write::preflight(&session.cluster, permissions).await?;
+                }
+                print(&output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()))?;
+                match args.dry_run {
+                    DryRun::Client => {
+                        print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
+                        return Ok(None);
+                    }
+                    DryRun::Server => {
+                        approve_server_dry_run(&session.cluster, &live, &approvals, args.traffic_only).await?;
+                        return Ok(None);
+                    }
+                    DryRun::None => {}
+                }
+                if ask {
+                    let question = match (args.traffic_only, args.until_step, args.to_end) {
+                        (true, _, _) => "Apply these changes?".to_string(),
+                        (false, Some(last), _) => {
+                            format!("Apply these changes, approve, and approve each later pause up to step {last}?")
+                        }
+                        (false, None, true) => {
+                            "Apply these changes, approve, and approve every later pause to the end?".into()
+                        }
+                        (false, None, false) => "Apply these changes and approve?".into(),
+                    };
+                    confirm(&question, args.yes)?;
+                }
+            }
+            Some(previous) if *previous != planned => {
+                eprintln!(
+                    "{}",
+                    paint(YELLOW, "The plan changed since it was confirmed (something was edited concurrently):")
+                );
+                print(&output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()))?;
+                let asked = if args.yes || !ask {
+                    Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()))
+                } else {
+                    confirm("Apply the new plan?", false)
+                };
+                if let Err(refusal) = asked {
+                    return Err(with_rollback(&session.cluster, &written, refusal).await.into());
+                }
+            }
+            Some(_) => {}
+        }
+        confirmed = Some(planned);
+        match apply_approvals(&session.cluster, &live, &approvals, &backups, &mut written, args.traffic_only).await {
+            Ok(lines) => {
+                print(&lines.join(""))?;
+                print(&preview_next(session, &live, &catalog, &approvals)?)?;
+                let generation = |a: &Approval| a.rollout.raw["metadata"]["generation"].as_i64();
+                return Ok(Some(
+                    approvals.iter().map(|a| (a.rollout.item.name.clone(), (a.stage, generation(a)))).collect(),
+                ));
+            }
+            Err(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
+                eprintln!(
+                    "{}",
+                    paint(
+                        YELLOW,
+                        &format!("conflict: {message}; reading again and re-planning ({attempt}/{MAX_ATTEMPTS})")
+                    )
+                );
+            }
+            Err(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
+                return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());
+            }
+        }
+    }
+    unreachable!("the last attempt returns")
 }
 
 fn report_rollback_needed(written: &[Written]) {

@@ -1,7 +1,10 @@
 //! The command line: arguments, dispatch, and the one place exit codes are decided.
 
 mod cluster;
+mod completion;
 mod offline;
+mod record;
+mod status;
 
 use crate::error::Error;
 use crate::lua::Limits;
@@ -31,6 +34,13 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     If an object differs from what the current step should have written, someone edited it during the \
     release: the edits are shown, and --force (or a confirmation on a terminal) is needed to discard them. \
     --from-backup FILE puts back an object saved by an earlier write.";
+
+const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
+    state, the controller's message, canary replicas, and for a timed pause the time left; and for every gateway \
+    object whether it is at its original, at step k (it equals the plan of step k), or drifted (it equals no \
+    step's plan), with the script used.\n\n\
+    -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
+    0 as soon as they wait for approval.";
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -118,6 +128,11 @@ pub enum Command {
     /// Put gateway objects back to their stored original (as the controller does when a release ends)
     #[command(after_help = EXIT_CODES, long_about = RESTORE_ABOUT)]
     Restore(RestoreArgs),
+    /// Show Rollouts' progress and where each gateway object stands; -w follows it
+    #[command(after_help = EXIT_CODES, long_about = STATUS_ABOUT)]
+    Status(StatusArgs),
+    /// Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
+    Record(RecordArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
     #[command(after_help = EXIT_CODES)]
     Test(TestArgs),
@@ -125,6 +140,11 @@ pub enum Command {
     Eval(EvalArgs),
     /// Write the obj of every step of a test case as a Lua file, for debugging a script
     LuaObj(LuaObjArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
+    Completions(CompletionsArgs),
+    /// Completion candidates in kubectl's plugin-completion protocol (run by kubectl_complete-rollout_lua)
+    #[command(name = "__complete", hide = true)]
+    Complete(CompleteArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -216,8 +236,74 @@ pub struct ApproveArgs {
     /// client: show what would be written; server: send every write with dryRun=All
     #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
     pub dry_run: DryRun,
+    /// After approving, follow the Rollout and approve each later pause up to step N
+    #[arg(long, value_name = "N", conflicts_with_all = ["to_end", "traffic_only", "dry_run"])]
+    pub until_step: Option<usize>,
+    /// After approving, follow the Rollout and approve every later pause until it completes
+    #[arg(long, conflicts_with_all = ["traffic_only", "dry_run"])]
+    pub to_end: bool,
+    /// With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
+    pub timeout: Duration,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub selection: RolloutSelection,
+    /// Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line
+    /// per change otherwise)
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// With --watch: give up after this long (e.g. 10m; 0 for never)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
+    pub timeout: Duration,
+    /// With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
+    #[arg(long, requires = "watch")]
+    pub until_paused: bool,
+    /// Print the status as YAML or JSON
+    #[arg(short = 'o', long = "output", value_enum, conflicts_with = "watch")]
+    pub output: Option<Format>,
+    #[command(flatten)]
+    pub scripts: ScriptArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
+    #[arg(value_name = "ROLLOUT")]
+    pub rollout: String,
+    /// Write the test case to FILE instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub scripts: ScriptArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
+    Nushell,
+}
+
+#[derive(Args, Debug)]
+pub struct CompleteArgs {
+    /// The words after `kubectl rollout-lua`, the last one being completed ("" for a new word)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "WORD")]
+    pub words: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -309,6 +395,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Plan(args) => cluster::plan(&cli.global, args),
         Command::Approve(args) => cluster::approve(&cli.global, args),
         Command::Restore(args) => cluster::restore(&cli.global, args),
+        Command::Status(args) => status::status(&cli.global, args),
+        Command::Record(args) => record::record(&cli.global, args),
+        Command::Completions(args) => completion::completions(args),
+        Command::Complete(args) => completion::complete(&cli.global, args),
         Command::Test(args) => offline::test(&cli.global, args),
         Command::Eval(args) => offline::eval(&cli.global, args),
         Command::LuaObj(args) => offline::lua_obj(args),

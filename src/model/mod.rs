@@ -7,7 +7,7 @@ mod strategy;
 mod traffic_routing;
 
 pub use luadata::{Semantics, lua_data};
-pub use rollout::{Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
+pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
 pub use strategy::RouteStrategy;
 pub use traffic_routing::TrafficRoutingCr;
 

@@ -1,7 +1,7 @@
 //! A Rollout (`rollouts.kruise.io` v1beta1, or v1alpha1 through the controller's conversion).
 
 use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
-use super::{ModelError, Path, TrafficRoutingRef, metadata_str};
+use super::{ModelError, ObjectRef, Path, TrafficRoutingRef, metadata_str};
 use serde_json::Value;
 use std::fmt;
 
@@ -88,6 +88,22 @@ pub struct RolloutStatus {
     pub canary_ready_replicas: Option<i64>,
     /// Whether the status has the sub-status the strategy expects.
     pub has_sub_status: bool,
+    pub conditions: Vec<Condition>,
+}
+
+/// A status condition (`Progressing`, `Succeeded`, `Terminating`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Condition {
+    pub kind: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+}
+
+impl RolloutStatus {
+    pub fn condition(&self, kind: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.kind == kind)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -107,6 +123,10 @@ pub struct Rollout {
     pub canary_pod_labels: std::collections::BTreeMap<String, String>,
     pub paused: bool,
     pub disabled: bool,
+    /// `metadata.generation` (changes when the spec does).
+    pub generation: Option<i64>,
+    /// The workload the Rollout releases (`workloadRef`, v1alpha1 `objectRef.workloadRef`).
+    pub workload: Option<ObjectRef>,
     pub status: RolloutStatus,
     /// Things the API server or the conversion would silently change.
     pub warnings: Vec<String>,
@@ -188,6 +208,17 @@ impl Rollout {
                 .unwrap_or_default(),
             paused: object["spec"]["strategy"]["paused"].as_bool().unwrap_or(false),
             disabled: object["spec"]["disabled"].as_bool().unwrap_or(false),
+            generation: object["metadata"]["generation"].as_i64(),
+            workload: {
+                let reference =
+                    if alpha { &object["spec"]["objectRef"]["workloadRef"] } else { &object["spec"]["workloadRef"] };
+                match (reference["apiVersion"].as_str(), reference["kind"].as_str(), reference["name"].as_str()) {
+                    (Some(api_version), Some(kind), Some(name)) => {
+                        Some(ObjectRef { api_version: api_version.into(), kind: kind.into(), name: name.into() })
+                    }
+                    _ => None,
+                }
+            },
             status: read_status(&object["status"], kind),
             warnings,
         })
@@ -309,6 +340,17 @@ fn read_status(status: &Value, kind: StrategyKind) -> RolloutStatus {
         canary_replicas: sub[replicas].as_i64(),
         canary_ready_replicas: sub[ready].as_i64(),
         has_sub_status: sub.is_object(),
+        conditions: status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| Condition {
+                kind: c["type"].as_str().unwrap_or_default().into(),
+                status: c["status"].as_str().unwrap_or_default().into(),
+                reason: c["reason"].as_str().unwrap_or_default().into(),
+                message: c["message"].as_str().unwrap_or_default().into(),
+            })
+            .collect(),
     }
 }
 

@@ -288,6 +288,12 @@ preferences: {{}}
     /// The stored object. `version` sets the `apiVersion` it is returned with, as a GET at
     /// that version would; `"*"` returns it as last written. `namespace` is `""` for
     /// cluster-scoped resources.
+    /// A second handle on the same server for another thread (a stand-in controller, say); it
+    /// does not own the server, which stops when the original handle is dropped.
+    pub fn clone_handle(&self) -> FakeHandle {
+        FakeHandle { shared: self.shared.clone(), address: self.address, shutdown: None, thread: None }
+    }
+
     pub fn object(&self, group: &str, version: &str, plural: &str, namespace: &str, name: &str) -> Option<Value> {
         let mut object = self.shared.lock().store.get(group, plural, namespace, name)?.clone();
         if version != "*" {

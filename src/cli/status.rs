@@ -1,0 +1,185 @@
+//! `status`: where Rollouts and their gateway objects stand, once or followed (`-w`), and the
+//! follower `approve --until-step` uses between approvals.
+
+use super::cluster::{Session, runtime, selection};
+use super::{GlobalArgs, Outcome, StatusArgs, print, print_raw};
+use crate::error::Error;
+use crate::model::ObjectRef;
+use crate::source::cluster::Cluster;
+use crate::source::live::Selection;
+use crate::status::{Progress, RolloutView, WorkloadView};
+use futures::FutureExt;
+use std::future::Future;
+use std::io::{IsTerminal, Write};
+use std::pin::Pin;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often a follower reads the Rollouts again.
+const POLL: Duration = Duration::from_secs(2);
+
+pub fn status(global: &GlobalArgs, args: &StatusArgs) -> anyhow::Result<Outcome> {
+    runtime()?.block_on(async {
+        let session = Session::open(global, &args.scripts).await?;
+        let selection = selection(&args.selection)?;
+        if !args.watch {
+            let views = views(&session, &selection).await?;
+            match args.output {
+                Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
+                None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
+            }
+            return Ok(Outcome::Done);
+        }
+        let mut follower = Follower::new(args.timeout);
+        loop {
+            let views = follower.next(&session, &selection).await?;
+            if args.until_paused && views.iter().all(|v| v.progress == Progress::WaitingForApproval) {
+                follower.finish();
+                return Ok(Outcome::Done);
+            }
+            if views.iter().all(|v| v.progress.is_final()) {
+                follower.finish();
+                return match views.iter().find_map(|v| match &v.progress {
+                    Progress::Failed { reason } => Some(format!("Rollout {}/{}: {reason}", v.namespace, v.name)),
+                    _ => None,
+                }) {
+                    Some(failure) => Err(Error::Input(failure).into()),
+                    None => Ok(Outcome::Done),
+                };
+            }
+        }
+    })
+}
+
+/// Reads the Rollouts and places their objects (a plan of every stage).
+pub(super) async fn views(session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
+    let (live, catalog) = session.load(selection).await?;
+    let workloads = futures::future::join_all(
+        live.snapshot.rollouts.iter().map(|r| workload(&session.cluster, r.item.workload.as_ref())),
+    )
+    .await;
+    let now = SystemTime::now();
+    Ok(live
+        .snapshot
+        .rollouts
+        .iter()
+        .zip(workloads)
+        .map(|(rollout, workload)| {
+            let plan = session
+                .plan(&live, &catalog, &live.snapshot.objects, rollout, &rollout.item.stages())
+                .map_err(|e| e.to_string());
+            RolloutView::new(&rollout.item, &rollout.namespace, plan.as_ref().map_err(Clone::clone), workload, now)
+        })
+        .collect())
+}
+
+/// The workload's replicas, when it can be read (a missing permission only hides them).
+async fn workload(cluster: &Cluster, reference: Option<&ObjectRef>) -> Option<WorkloadView> {
+    let reference = reference?;
+    let resource = cluster.resource(reference.group(), reference.version(), &reference.kind, false).await.ok()??;
+    let object = cluster.get(&resource, &cluster.namespace, &reference.name).await.ok()??;
+    Some(WorkloadView {
+        kind: reference.kind.clone(),
+        name: reference.name.clone(),
+        replicas: object["status"]["replicas"].as_i64(),
+        ready_replicas: object["status"]["readyReplicas"].as_i64(),
+    })
+}
+
+/// Follows Rollouts: reads them every couple of seconds and shows them, redrawn in place on a
+/// terminal, or as one line per change otherwise (logs, CI).
+pub(super) struct Follower {
+    /// Ctrl-C, listened for from the start so that it never cuts a write short: it is noticed
+    /// only while waiting.
+    interrupt: Pin<Box<dyn Future<Output = std::io::Result<()>>>>,
+    deadline: Option<Instant>,
+    timeout: Duration,
+    terminal: bool,
+    /// Terminal rows drawn last time (to redraw over them).
+    drawn: usize,
+    last_lines: Vec<String>,
+    first: bool,
+}
+
+impl Follower {
+    /// Must be called inside the runtime.
+    pub(super) fn new(timeout: Duration) -> Follower {
+        let mut interrupt: Pin<Box<dyn Future<Output = std::io::Result<()>>>> = Box::pin(tokio::signal::ctrl_c());
+        // The first poll installs the handler.
+        let _ = (&mut interrupt).now_or_never();
+        Follower {
+            interrupt,
+            deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout),
+            timeout,
+            terminal: std::io::stdout().is_terminal(),
+            drawn: 0,
+            last_lines: Vec::new(),
+            first: true,
+        }
+    }
+
+    /// The next views, shown; waits between reads, and fails on timeout or Ctrl-C.
+    pub(super) async fn next(&mut self, session: &Session, selection: &Selection) -> anyhow::Result<Vec<RolloutView>> {
+        if !self.first {
+            self.wait().await?;
+        }
+        self.first = false;
+        let views = views(session, selection).await?;
+        self.show(&views)?;
+        Ok(views)
+    }
+
+    async fn wait(&mut self) -> anyhow::Result<()> {
+        let pause = match self.deadline {
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(Error::Input(format!("timed out after {}", crate::time::human(self.timeout))).into());
+                }
+                left.min(POLL)
+            }
+            None => POLL,
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => Ok(()),
+            _ = &mut self.interrupt => Err(Error::Input("interrupted (Ctrl-C); nothing was left half-written".into()).into()),
+        }
+    }
+
+    fn show(&mut self, views: &[RolloutView]) -> std::io::Result<()> {
+        if self.terminal {
+            let text: String = views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n");
+            // Move up over what was drawn and clear it: the display stays in place.
+            let mut frame = if self.drawn > 0 { format!("\x1b[{}F\x1b[J", self.drawn) } else { String::new() };
+            frame.push_str(&text);
+            self.drawn = rows(&text);
+            print(&frame)
+        } else {
+            let stamp = crate::time::rfc3339(SystemTime::now());
+            for (index, view) in views.iter().enumerate() {
+                let line = view.line();
+                if self.last_lines.get(index) != Some(&line) {
+                    print_raw(&format!("{stamp} {line}\n"))?;
+                }
+            }
+            self.last_lines = views.iter().map(RolloutView::line).collect();
+            Ok(())
+        }
+    }
+
+    /// Leaves the last display where it is.
+    pub(super) fn finish(&mut self) {
+        self.drawn = 0;
+        let _ = std::io::stdout().flush();
+    }
+
+    /// Stops redrawing over what is on screen (other output follows).
+    pub(super) fn detach(&mut self) {
+        self.drawn = 0;
+    }
+}
+
+/// Terminal rows `text` takes, with long lines wrapping at the terminal's width.
+fn rows(text: &str) -> usize {
+    let width = terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0)).max(1);
+    anstream::adapter::strip_str(text).to_string().lines().map(|line| line.chars().count().div_ceil(width).max(1)).sum()
+}

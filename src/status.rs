@@ -1,0 +1,361 @@
+//! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
+//! object is (its original, at step k, or drifted), for `status` and for following a release.
+
+use crate::data;
+use crate::model::{Rollout, Stage, StrategyKind};
+use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
+use crate::plan::{Action, RoutingPlan};
+use serde::Serialize;
+use std::fmt::Write;
+use std::time::{Duration, SystemTime};
+
+/// What a release is doing, as far as a follower cares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Progress {
+    /// Not releasing (nothing to follow).
+    NotInRelease,
+    Progressing,
+    /// Paused until someone approves the step.
+    WaitingForApproval,
+    /// A timed pause, with the seconds left when known.
+    Paused {
+        seconds_left: Option<u64>,
+    },
+    /// Every step is done; the controller is restoring the routing.
+    Finalising,
+    Completed,
+    Failed {
+        reason: String,
+    },
+}
+
+impl Progress {
+    pub fn of(rollout: &Rollout, now: SystemTime) -> Progress {
+        let status = &rollout.status;
+        let reason = |kind: &str| status.condition(kind).map(|c| c.reason.as_str()).unwrap_or_default();
+        let succeeded = status.condition("Succeeded").map(|c| c.status.as_str());
+        match status.phase.as_deref() {
+            Some("Progressing") => {
+                if reason("Progressing") == "Cancelling" {
+                    return Progress::Failed { reason: "the release is being rolled back (Cancelling)".into() };
+                }
+                match status.current_step_state.as_deref() {
+                    Some("Completed") => Progress::Finalising,
+                    Some("StepPaused") => match rollout.current_stage() {
+                        Some(Stage::Step(i)) if rollout.steps[i - 1].pause_seconds.is_some() => {
+                            let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
+                            let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
+                            let seconds_left = since.map(|t| (t + pause - crate::time::now_seconds(now)).max(0) as u64);
+                            Progress::Paused { seconds_left }
+                        }
+                        _ => Progress::WaitingForApproval,
+                    },
+                    _ => Progress::Progressing,
+                }
+            }
+            Some("Healthy") if succeeded == Some("True") || reason("Progressing") == "Completed" => Progress::Completed,
+            Some("Healthy") if succeeded == Some("False") => {
+                Progress::Failed { reason: "the release did not succeed".into() }
+            }
+            Some("Disabled" | "Disabling") => Progress::Failed { reason: "the Rollout is disabled".into() },
+            Some("Terminating") => Progress::Failed { reason: "the Rollout is being deleted".into() },
+            _ => Progress::NotInRelease,
+        }
+    }
+
+    /// Whether a follower stops here.
+    pub fn is_final(&self) -> bool {
+        matches!(self, Progress::NotInRelease | Progress::Completed | Progress::Failed { .. })
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Progress::NotInRelease => "not releasing".into(),
+            Progress::Progressing => "progressing".into(),
+            Progress::WaitingForApproval => "waiting for approval".into(),
+            Progress::Paused { seconds_left: Some(s) } => {
+                format!("resumes in {}", crate::time::human(Duration::from_secs(*s)))
+            }
+            Progress::Paused { seconds_left: None } => "paused".into(),
+            Progress::Finalising => "all steps done, finalising".into(),
+            Progress::Completed => "completed".into(),
+            Progress::Failed { reason } => format!("failed: {reason}"),
+        }
+    }
+}
+
+/// Where a gateway object stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Position {
+    /// As before any release: no stored original.
+    Original,
+    /// Equal to the plan of these steps.
+    AtStep { steps: Vec<String> },
+    /// Routed (an original is stored) but equal to no step's plan: someone edited it.
+    Drifted,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectView {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub position: Position,
+    /// The script and its short hash.
+    pub script: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutView {
+    pub name: String,
+    pub namespace: String,
+    pub phase: String,
+    pub strategy: String,
+    /// `metadata.generation`: a change means someone edited the spec.
+    pub generation: Option<i64>,
+    #[serde(skip)]
+    pub stage: Option<Stage>,
+    pub step: Option<String>,
+    pub step_does: Option<String>,
+    pub state: Option<String>,
+    pub progress: Progress,
+    pub message: Option<String>,
+    pub canary_replicas: Option<i64>,
+    pub canary_ready_replicas: Option<i64>,
+    /// The workload's replicas and ready replicas, when it could be read.
+    pub workload: Option<WorkloadView>,
+    /// The gateway objects, or why they could not be placed.
+    pub objects: Result<Vec<ObjectView>, String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadView {
+    pub kind: String,
+    pub name: String,
+    pub replicas: Option<i64>,
+    pub ready_replicas: Option<i64>,
+}
+
+impl RolloutView {
+    /// `every_stage` is the plan of every stage (it places the objects).
+    pub fn new(
+        rollout: &Rollout,
+        namespace: &str,
+        every_stage: Result<&RoutingPlan, String>,
+        workload: Option<WorkloadView>,
+        now: SystemTime,
+    ) -> RolloutView {
+        let status = &rollout.status;
+        let style = match (rollout.kind, rollout.enable_extra_workload_for_canary) {
+            (StrategyKind::BlueGreen, _) => "blue-green",
+            (StrategyKind::Canary, true) => "canary (extra workload)",
+            (StrategyKind::Canary, false) => "canary (partition)",
+        };
+        let stage = rollout.current_stage();
+        let step_does = stage.map(|stage| {
+            let strategy = rollout.strategy_at(stage).describe();
+            match stage {
+                Stage::Step(i) => {
+                    let (replicas, pause) = rollout.describe_step(i);
+                    format!("{replicas}, {strategy}, {pause}")
+                }
+                Stage::BlueGreenFinal => strategy,
+            }
+        });
+        RolloutView {
+            name: rollout.name.clone(),
+            namespace: namespace.into(),
+            phase: status.phase.clone().unwrap_or_else(|| "unknown".into()),
+            strategy: format!("{style}, {} steps", rollout.steps.len()),
+            generation: rollout.generation,
+            stage,
+            step: stage.map(|s| rollout.stage_label(s)),
+            step_does,
+            state: status.current_step_state.clone(),
+            progress: Progress::of(rollout, now),
+            message: status.message.clone(),
+            canary_replicas: status.canary_replicas,
+            canary_ready_replicas: status.canary_ready_replicas,
+            workload,
+            objects: every_stage.map(positions),
+        }
+    }
+
+    /// The full text form.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", paint(BOLD, &format!("Rollout {}/{}", self.namespace, self.name)));
+        let field = |out: &mut String, name: &str, value: &str| {
+            let _ = writeln!(out, "  {:<10}{value}", format!("{name}:"));
+        };
+        field(&mut out, "Phase", &format!("{} ({})", self.phase, self.strategy));
+        if let Some(step) = &self.step {
+            field(&mut out, "Step", &format!("{step}: {}", self.step_does.as_deref().unwrap_or_default()));
+        }
+        let state = self.state.as_deref().unwrap_or("-");
+        field(
+            &mut out,
+            "State",
+            &format!("{state}, {}", paint(progress_style(&self.progress), &self.progress.describe())),
+        );
+        if let Some(message) = &self.message {
+            field(&mut out, "Message", message);
+        }
+        let mut replicas = Vec::new();
+        if let Some(canary) = self.canary_replicas {
+            replicas.push(format!("canary {canary} ({} ready)", self.canary_ready_replicas.unwrap_or(0)));
+        }
+        if let Some(w) = &self.workload {
+            let count = |n: Option<i64>| n.map_or("?".into(), |n| n.to_string());
+            replicas.push(format!("{} {} {} ({} ready)", w.kind, w.name, count(w.replicas), count(w.ready_replicas)));
+        }
+        if !replicas.is_empty() {
+            field(&mut out, "Replicas", &replicas.join("; "));
+        }
+        match &self.objects {
+            Err(why) => field(&mut out, "Objects", &paint(RED, &format!("cannot place them: {why}"))),
+            Ok(objects) => {
+                let _ = writeln!(out, "  Objects:");
+                let width =
+                    objects.iter().map(|o| o.kind.len() + o.namespace.len() + o.name.len() + 2).max().unwrap_or(0);
+                for object in objects {
+                    let what = format!("{} {}/{}", object.kind, object.namespace, object.name);
+                    let (text, style) = position_text(&object.position);
+                    let script =
+                        object.script.as_deref().map(|s| format!("  {}", paint(output::DIM, s))).unwrap_or_default();
+                    let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &format!("{text:<12}")));
+                }
+            }
+        }
+        out
+    }
+
+    /// One line, for following a release in a log; it changes only when something happens.
+    pub fn line(&self) -> String {
+        let progress = match &self.progress {
+            Progress::Paused { .. } => "paused".to_string(),
+            other => other.describe(),
+        };
+        let mut line = format!(
+            "{}/{}: {}, {} {} ({progress})",
+            self.namespace,
+            self.name,
+            self.phase,
+            self.step.as_deref().unwrap_or("no step"),
+            self.state.as_deref().unwrap_or("-")
+        );
+        if let Ok(objects) = &self.objects {
+            let places: Vec<String> =
+                objects.iter().map(|o| format!("{} {} {}", o.kind, o.name, position_text(&o.position).0)).collect();
+            if !places.is_empty() {
+                line.push_str(&format!("; {}", places.join(", ")));
+            }
+        }
+        line
+    }
+}
+
+fn progress_style(progress: &Progress) -> anstyle::Style {
+    match progress {
+        Progress::Completed => GREEN,
+        Progress::Failed { .. } => RED,
+        Progress::WaitingForApproval | Progress::Paused { .. } => YELLOW,
+        _ => anstyle::Style::new(),
+    }
+}
+
+fn position_text(position: &Position) -> (String, anstyle::Style) {
+    match position {
+        Position::Original => ("original".into(), anstyle::Style::new()),
+        Position::AtStep { steps } => (format!("at {}", steps.join(", ")), GREEN),
+        Position::Drifted => ("drifted".into(), RED),
+    }
+}
+
+/// Places every object of a plan of all stages: at the stages whose plan it equals.
+fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
+    let mut views: Vec<ObjectView> = Vec::new();
+    for stage in &plan.stages {
+        for object in &stage.objects {
+            let index = match views.iter().position(|v| {
+                v.kind == object.reference.kind && v.name == object.reference.name && v.namespace == object.namespace
+            }) {
+                Some(index) => index,
+                None => {
+                    let position = if data::stored_original(&object.current).is_none() {
+                        Position::Original
+                    } else {
+                        Position::Drifted
+                    };
+                    views.push(ObjectView {
+                        kind: object.reference.kind.clone(),
+                        namespace: object.namespace.clone(),
+                        name: object.reference.name.clone(),
+                        position,
+                        script: None,
+                    });
+                    views.len() - 1
+                }
+            };
+            let view = &mut views[index];
+            if let Action::Lua(script) = &object.action {
+                view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
+                if view.position != Position::Original && !object.changed() {
+                    let step = stage.stage.map_or_else(
+                        || stage.label.clone(),
+                        |s| match s {
+                            Stage::Step(i) => format!("step {i}"),
+                            Stage::BlueGreenFinal => "final".into(),
+                        },
+                    );
+                    match &mut view.position {
+                        Position::AtStep { steps } => steps.push(step),
+                        other => *other = Position::AtStep { steps: vec![step] },
+                    }
+                }
+            }
+        }
+    }
+    views
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rollout(status: serde_json::Value) -> Rollout {
+        Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "pause": {"duration": 60}}, {"replicas": "100%"}], "trafficRoutings": [{"service": "s"}]}}},
+            "status": status
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn progress_follows_the_status() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_316_400); // 2026-11-22T03:00:00Z
+        let paused = rollout(
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "lastUpdateTime": "2026-11-22T02:59:30Z"}}),
+        );
+        assert_eq!(Progress::of(&paused, now), Progress::Paused { seconds_left: Some(30) });
+        let manual = rollout(
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}),
+        );
+        assert_eq!(Progress::of(&manual, now), Progress::WaitingForApproval);
+        let done = rollout(json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]}));
+        assert_eq!(Progress::of(&done, now), Progress::Completed);
+        let cancelled = rollout(
+            json!({"phase": "Progressing", "conditions": [{"type": "Progressing", "status": "True", "reason": "Cancelling"}]}),
+        );
+        assert!(matches!(Progress::of(&cancelled, now), Progress::Failed { .. }));
+        assert_eq!(Progress::of(&rollout(json!({"phase": "Healthy"})), now), Progress::NotInRelease);
+        assert!(Progress::of(&done, now).is_final());
+    }
+}
