@@ -18,6 +18,19 @@ impl std::fmt::Display for Origin {
     }
 }
 
+/// A test-case document becomes its subject and its original object; others stay as they are.
+fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Document)> {
+    let value = &document.value;
+    let subject = ["rollout", "trafficRouting"].into_iter().find_map(|key| value.get(key).filter(|v| v.is_object()));
+    match (subject, value.get("original").filter(|v| v.is_object())) {
+        (Some(subject), Some(original)) if value.get("kind").is_none() => [subject, original]
+            .into_iter()
+            .map(|part| (source.clone(), Document { line: document.line, value: part.clone() }))
+            .collect(),
+        _ => vec![(source, document)],
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Located<T> {
     pub origin: Origin,
@@ -38,9 +51,12 @@ pub struct Snapshot {
 impl Snapshot {
     /// Sorts documents into Rollouts, TrafficRoutings, the script ConfigMap and gateway objects;
     /// objects without a namespace are in `default_namespace`, as `kubectl apply -f` would put them.
+    /// Test cases (`rollout` or `trafficRouting` with `original`, as `record` writes them) count
+    /// as their Rollout or TrafficRouting and their gateway object; the same Rollout met twice
+    /// (one case per gateway object) is taken once.
     pub fn from_documents(documents: Vec<(String, Document)>, default_namespace: &str) -> Result<Snapshot, Error> {
         let mut snapshot = Snapshot::default();
-        for (source, document) in documents {
+        for (source, document) in documents.into_iter().flat_map(expand_test_case) {
             let origin = Origin(format!("{source}:{}", document.line));
             let value = document.value;
             if !value.is_object() {
@@ -54,6 +70,8 @@ impl Snapshot {
             let describe =
                 || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
             match (group, kind) {
+                ("rollouts.kruise.io", "Rollout" | "TrafficRouting")
+                    if snapshot.contains(&value, &namespace, &origin)? => {}
                 ("rollouts.kruise.io", "Rollout") => {
                     let item =
                         Rollout::from_object(&value).map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
@@ -78,6 +96,29 @@ impl Snapshot {
             }
         }
         Ok(snapshot)
+    }
+
+    /// Whether an equal Rollout or TrafficRouting is already in; one of the same name that
+    /// differs is an error.
+    fn contains(&self, value: &Value, namespace: &str, origin: &Origin) -> Result<bool, Error> {
+        let name = value["metadata"]["name"].as_str();
+        let same = |raw: &Value, ns: &str| {
+            ns == namespace && raw["metadata"]["name"].as_str() == name && raw["kind"] == value["kind"]
+        };
+        let earlier = self
+            .rollouts
+            .iter()
+            .map(|r| (&r.raw, r.namespace.as_str(), &r.origin))
+            .chain(self.traffic_routings.iter().map(|t| (&t.raw, t.namespace.as_str(), &t.origin)));
+        match earlier.into_iter().find(|(raw, ns, _)| same(raw, ns)) {
+            None => Ok(false),
+            Some((raw, _, _)) if raw == value => Ok(true),
+            Some((_, _, first)) => Err(Error::Input(format!(
+                "{origin}: a different {} {namespace}/{} is already defined at {first}",
+                value["kind"].as_str().unwrap_or_default(),
+                name.unwrap_or_default()
+            ))),
+        }
     }
 
     /// The TrafficRouting a Rollout names, or an error naming both when it is missing.

@@ -4,6 +4,9 @@
 mod support;
 
 mod cluster;
+mod completion;
 mod differential;
+mod docs;
 mod offline;
+mod record;
 mod status;

@@ -54,6 +54,19 @@ impl Session {
     }
 
     /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
+    pub(super) fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The scripts for `refs`, with the ConfigMap read only when one of them needs it.
+    pub(super) async fn catalog_for(&self, refs: impl Iterator<Item = &ObjectRef>) -> Result<ScriptCatalog, Error> {
+        let mut catalog = self.catalog.clone();
+        if refs.into_iter().any(|r| catalog.needs_configmap(r)) {
+            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
+        }
+        Ok(catalog)
+    }
+
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
         let live = live::load(&self.cluster, selection, &self.catalog, &self.controller_namespace).await?;
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };

@@ -232,18 +232,18 @@ fn analyse(words: &[String], global: &GlobalArgs) -> (Want, ConnectionArgs) {
         }
     }
     let want = if let Some(arg) = pending {
-        Want { kind: value_kind(arg, &positionals), prefix: current.to_string() }
+        Want { kind: value_kind(arg, &positionals, current), prefix: current.to_string() }
     } else if only_positionals {
-        Want { kind: positional_kind(command, &positionals), prefix: current.to_string() }
+        Want { kind: positional_kind(command, &positionals, current), prefix: current.to_string() }
     } else if let Some((name, value)) = current.strip_prefix("--").and_then(|long| long.split_once('=')) {
         let kind = find_long(command, name)
             .filter(|arg| takes_value(arg))
-            .map_or_else(Kind::nothing, |arg| value_kind(arg, &positionals));
+            .map_or_else(Kind::nothing, |arg| value_kind(arg, &positionals, value));
         Want { kind, prefix: value.to_string() }
     } else if current.starts_with('-') {
         Want { kind: flags(command, &seen), prefix: current.to_string() }
     } else {
-        Want { kind: positional_kind(command, &positionals), prefix: current.to_string() }
+        Want { kind: positional_kind(command, &positionals, current), prefix: current.to_string() }
     };
     (want, connection)
 }
@@ -281,7 +281,8 @@ fn flags(command: &Command, seen: &[&str]) -> Kind {
         if !repeatable && seen.contains(&arg.get_id().as_str()) {
             continue;
         }
-        let help = first_line(arg.get_help().map(ToString::to_string));
+        // clap's `-h` says "Print help (see more with '--help')".
+        let help = first_line(arg.get_help().map(|h| h.to_string().replace(" (see more with '--help')", "")));
         for long in arg.get_long_and_visible_aliases().unwrap_or_default() {
             candidates.push((format!("--{long}"), help.clone()));
         }
@@ -293,7 +294,7 @@ fn flags(command: &Command, seen: &[&str]) -> Kind {
 }
 
 /// The next positional argument: a subcommand name, or the command's positional at that index.
-fn positional_kind(command: &Command, positionals: &[&str]) -> Kind {
+fn positional_kind(command: &Command, positionals: &[&str], current: &str) -> Kind {
     if command.has_subcommands() {
         let subcommands = command
             .get_subcommands()
@@ -307,15 +308,15 @@ fn positional_kind(command: &Command, positionals: &[&str]) -> Kind {
     while let Some(arg) = args.next() {
         let multiple = matches!(arg.get_action(), ArgAction::Append);
         if index == positionals.len() || (multiple && args.peek().is_none()) {
-            return value_kind(arg, positionals);
+            return value_kind(arg, positionals, current);
         }
         index += 1;
     }
     Kind::nothing()
 }
 
-/// The values of one argument.
-fn value_kind(arg: &Arg, positionals: &[&str]) -> Kind {
+/// The values of one argument (`current` is the part of the word typed so far).
+fn value_kind(arg: &Arg, positionals: &[&str], current: &str) -> Kind {
     let values: Vec<_> = arg
         .get_possible_values()
         .into_iter()
@@ -334,7 +335,9 @@ fn value_kind(arg: &Arg, positionals: &[&str]) -> Kind {
         "files" => Kind::files(),
         // Script folders for `test`, the script tree for `--lua-dir`.
         "lua_dir" | "paths" => Kind::Static(Vec::new(), DIRECTIVE_DIRS),
-        // KIND.GROUP=FILE: the kinds of the built-in scripts until there is a `=`, then files.
+        // KIND.GROUP=FILE: the kinds of the built-in scripts until there is a `=`, then files
+        // (shells that split words at `=`, like bash, complete the part after it).
+        "scripts" if current.contains('=') => Kind::files(),
         "scripts" => Kind::Static(
             crate::scripts::BUILTIN_SCRIPTS.iter().map(|s| (format!("{}.{}=", s.kind, s.group), None)).collect(),
             DIRECTIVE_NO_SPACE | DIRECTIVE_NO_FILES,

@@ -1,7 +1,185 @@
-//! `record`: a live Rollout and its gateway objects as a replayable test case.
+//! `record`: a live Rollout (or TrafficRouting) and its gateway objects' originals as test cases
+//! in the controller's format, `expected` filled with every step's current plan, so that a script
+//! change can be replayed offline (`test`, `plan -f`) against real cluster state.
 
-use super::{GlobalArgs, Outcome, RecordArgs};
+use super::cluster::{Session, runtime};
+use super::{GlobalArgs, Outcome, RecordArgs, print_raw};
+use crate::data::Data;
+use crate::error::Error;
+use crate::lua::{self, EvalOptions, Limits};
+use crate::model::ObjectRef;
+use crate::scripts::ResolvedScript;
+use crate::source::live::{self, Selection};
+use crate::testcase::TestCase;
+use crate::yaml;
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::time::SystemTime;
 
-pub fn record(_global: &GlobalArgs, _args: &RecordArgs) -> anyhow::Result<Outcome> {
-    anyhow::bail!("record is being written")
+/// One recorded case: which script it is for, and its YAML.
+struct Recorded {
+    reference: ObjectRef,
+    script: ResolvedScript,
+    file_name: String,
+    text: String,
+}
+
+pub fn record(global: &GlobalArgs, args: &RecordArgs) -> anyhow::Result<Outcome> {
+    runtime()?.block_on(async {
+        let session = Session::open(global, &args.scripts).await?;
+        let cases = match args.rollout.split_once('/').filter(|(kind, _)| kind.starts_with("trafficrouting")) {
+            Some((_, name)) => record_traffic_routing(&session, name).await?,
+            None => record_rollout(&session, live::rollout_name(&args.rollout)).await?,
+        };
+        let header = format!(
+            "# Recorded by kubectl-rollout-lua {} from context {:?}, namespace {}, at {}.\n",
+            crate::VERSION,
+            session.cluster.context,
+            session.cluster.namespace,
+            crate::time::rfc3339(SystemTime::now())
+        );
+        match &args.output {
+            None => print_raw(&documents(&header, &cases))?,
+            Some(path) if path.extension().is_some_and(|e| e == "yaml" || e == "yml") => {
+                std::fs::write(path, documents(&header, &cases))
+                    .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))?;
+            }
+            Some(dir) => write_tree(dir, &header, &cases)?,
+        }
+        Ok(Outcome::Done)
+    })
+}
+
+fn documents(header: &str, cases: &[Recorded]) -> String {
+    let texts: Vec<&str> = cases.iter().map(|c| c.text.as_str()).collect();
+    format!("{header}{}", texts.join("---\n"))
+}
+
+/// `DIR/<group>/<Kind>/testdata/<case>.yaml`, with the script that made `expected` next to it
+/// (unless one is there already), so `test DIR` replays them.
+fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error> {
+    let io = |path: &Path, e: std::io::Error| Error::Input(format!("writing {}: {e}", path.display()));
+    for case in cases {
+        let kind_dir = dir.join(case.reference.script_group()).join(&case.reference.kind);
+        let testdata = kind_dir.join("testdata");
+        std::fs::create_dir_all(&testdata).map_err(|e| io(&testdata, e))?;
+        let file = testdata.join(&case.file_name);
+        std::fs::write(&file, format!("{header}{}", case.text)).map_err(|e| io(&file, e))?;
+        let script = kind_dir.join("trafficRouting.lua");
+        if !script.exists() {
+            std::fs::write(&script, &case.script.script.code).map_err(|e| io(&script, e))?;
+        }
+        eprintln!("wrote {}", file.display());
+    }
+    Ok(())
+}
+
+async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
+    let (live, catalog) = session.load(&Selection::Names(vec![name.to_string()])).await?;
+    let rollout = &live.snapshot.rollouts[0];
+    let mut cases = Vec::new();
+    for reference in rollout.item.traffic_routing.iter().flat_map(|t| &t.custom_network_refs) {
+        let object = live
+            .snapshot
+            .objects
+            .get(reference, &rollout.namespace)
+            .ok_or_else(|| missing(reference, &rollout.namespace))?;
+        let script = catalog.resolve(reference).map_err(Error::Input)?;
+        cases.push(case("rollout", &rollout.raw, object, reference, script, session.limits(), &rollout.item.name)?);
+    }
+    if let Some(cr) = live.snapshot.traffic_routing_of(rollout)? {
+        for reference in &cr.item.traffic_routing.custom_network_refs {
+            let object =
+                live.snapshot.objects.get(reference, &cr.namespace).ok_or_else(|| missing(reference, &cr.namespace))?;
+            let script = catalog.resolve(reference).map_err(Error::Input)?;
+            cases.push(case("trafficRouting", &cr.raw, object, reference, script, session.limits(), &cr.item.name)?);
+        }
+    }
+    if cases.is_empty() {
+        return Err(Error::Input(format!(
+            "Rollout {} routes through no gateway object (no customNetworkRefs, no TrafficRouting)",
+            rollout.item.name
+        )));
+    }
+    Ok(cases)
+}
+
+async fn record_traffic_routing(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
+    let (cr, objects) = live::read_traffic_routing(&session.cluster, name).await?;
+    let catalog = session.catalog_for(objects.iter().map(|(r, _, _)| r)).await?;
+    objects
+        .iter()
+        .map(|(reference, _, object)| {
+            let object = object.as_ref().ok_or_else(|| missing(reference, &cr.namespace))?;
+            let script = catalog.resolve(reference).map_err(Error::Input)?;
+            case("trafficRouting", &cr.raw, object, reference, script, session.limits(), &cr.item.name)
+        })
+        .collect()
+}
+
+fn missing(reference: &ObjectRef, namespace: &str) -> Error {
+    Error::Input(format!("{reference} ({}) is not in namespace {namespace}", reference.api_version))
+}
+
+/// One test case: the subject (Rollout or TrafficRouting) as applied, the object's original, and
+/// each step's result with the controller's test-harness semantics (what `test` compares).
+fn case(
+    key: &str,
+    subject: &Value,
+    live: &Value,
+    reference: &ObjectRef,
+    script: ResolvedScript,
+    limits: Limits,
+    owner: &str,
+) -> Result<Recorded, Error> {
+    let original =
+        Data::original_of(live).map_err(|e| Error::Input(format!("{reference}: {e}")))?.apply_to(&skeleton(live), None);
+    let subject = manifest(subject);
+    let draft =
+        format!("{key}:\n{}original:\n{}", indent(&yaml::to_string(&subject)), indent(&yaml::to_string(&original)));
+    let file_name = format!("{owner}-{}-{}.yaml", reference.kind.to_lowercase(), reference.name);
+    let steps = TestCase::parse(&file_name, &draft).map_err(Error::Input)?.steps;
+    let expected = steps
+        .iter()
+        .map(|obj| {
+            let data = lua::evaluate(&script.script, obj, &limits, EvalOptions::HARNESS)?;
+            Ok(data.apply_to(&original, None))
+        })
+        .collect::<Result<Vec<Value>, Error>>()?;
+    let text = format!(
+        "# {reference} with {} (sha256 {}).\n{draft}expected:\n{}",
+        script.source,
+        script.short_hash(),
+        yaml::to_string(&Value::Array(expected))
+    );
+    Ok(Recorded { reference: reference.clone(), script, file_name, text })
+}
+
+/// An object as one would apply it: identity, labels, annotations, spec; no status or
+/// server-set metadata.
+fn manifest(object: &Value) -> Value {
+    let mut out = skeleton(object);
+    for field in ["labels", "annotations"] {
+        if let Some(value) = object["metadata"].get(field).filter(|v| v.as_object().is_some_and(|m| !m.is_empty())) {
+            out["metadata"][field] = value.clone();
+        }
+    }
+    if let Some(spec) = object.get("spec") {
+        out["spec"] = spec.clone();
+    }
+    out
+}
+
+fn skeleton(object: &Value) -> Value {
+    let mut metadata = Map::new();
+    for field in ["name", "namespace"] {
+        if let Some(value) = object["metadata"].get(field) {
+            metadata.insert(field.into(), value.clone());
+        }
+    }
+    json!({"apiVersion": object["apiVersion"], "kind": object["kind"], "metadata": metadata})
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("  {line}\n")).collect()
 }

@@ -168,7 +168,7 @@ async fn read_ref(cluster: &Cluster, reference: &ObjectRef) -> Result<(Resource,
     Ok((fresh, object))
 }
 
-async fn read_traffic_routing(
+pub async fn read_traffic_routing(
     cluster: &Cluster,
     name: &str,
 ) -> Result<(Located<TrafficRoutingCr>, Vec<(ObjectRef, Resource, Option<Value>)>), Error> {
@@ -189,7 +189,7 @@ async fn read_traffic_routing(
     ))
 }
 
-async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option<ConfigMapScripts>, Error> {
+pub async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option<ConfigMapScripts>, Error> {
     let resource = Resource {
         group: String::new(),
         version: "v1".into(),

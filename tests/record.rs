@@ -1,0 +1,92 @@
+//! `record`: live state as replayable test cases.
+
+use crate::support::Test;
+use crate::support::cluster::*;
+use serde_json::Value;
+
+#[test]
+fn record_writes_a_case_per_gateway_object_with_every_step_planned() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    // Route step 2 first: the case must start from the stored original, not the live object.
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.clear_log();
+    let out = test.run_args(["record", "rollout/demo"]).success();
+    let documents = rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap();
+    assert_eq!(documents.len(), 2, "{}", out.stdout);
+    let vs_case = &documents[0].value;
+    assert_eq!(vs_case["rollout"]["metadata"]["name"], "demo");
+    assert!(vs_case["rollout"].get("status").is_none(), "no status in the recorded Rollout");
+    assert_eq!(vs_case["original"]["spec"], virtual_service()["spec"]);
+    assert!(
+        vs_case["original"]["metadata"].get("annotations").is_none(),
+        "the original has no original-spec annotation"
+    );
+    let expected = vs_case["expected"].as_array().unwrap();
+    assert_eq!(expected.len(), 3, "one per step");
+    assert_eq!(
+        expected[1]["spec"]["http"][0]["route"][1],
+        serde_json::json!({"destination": {"host": "demo-canary"}, "weight": 50})
+    );
+    assert_eq!(documents[1].value["original"]["kind"], "DestinationRule");
+    // Only the Rollout and its gateway objects are read.
+    for request in server.requests() {
+        assert!(
+            request.method == "GET" && !request.path.contains("secrets") && !request.path.contains("configmaps"),
+            "{} {}",
+            request.method,
+            request.path
+        );
+    }
+}
+
+#[test]
+fn a_recorded_tree_replays_with_test_and_plan() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["record", "demo", "-o", "cases"])
+        .success()
+        .stderr_has("wrote cases/networking.istio.io/VirtualService/testdata/demo-virtualservice-demo.yaml");
+    assert!(
+        test.path("cases/networking.istio.io/VirtualService/trafficRouting.lua").is_file(),
+        "the script is kept next to its cases"
+    );
+    test.run_args(["test", "cases"]).success().stdout_has("2 passed, 0 failed");
+    // A changed script fails the replay, with a diff.
+    std::fs::write(test.path("cases/networking.istio.io/VirtualService/trafficRouting.lua"), "return obj.data")
+        .unwrap();
+    test.run_args(["test", "cases"]).status(1).stdout_has("1 passed, 1 failed");
+
+    // The same live state, planned offline from one recorded file, gives the cluster's plan.
+    test.run_args(["record", "demo", "-o", "demo.yaml"]).success();
+    let offline = test.run_args(["plan", "-f", "demo.yaml", "--step", "2", "-o", "json"]).success().json();
+    let live = test.run_args(["plan", "demo", "--step", "2", "-o", "json"]).success().json();
+    let specs = |doc: &Value| {
+        doc["plans"][0]["stages"][0]["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["planned"]["spec"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(specs(&offline), specs(&live));
+}
+
+#[test]
+fn record_a_traffic_routing() {
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .object(serde_json::json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr", "namespace": NAMESPACE},
+            "spec": {"strategy": {"weight": 10}, "objectRef": [{"service": "demo", "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}]}]}
+        }))
+        .object(virtual_service())
+        .start();
+    let out = Test::new().kubeconfig(&server).args(["record", "trafficrouting/tr"]).run().success();
+    let case = &rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap()[0].value;
+    assert_eq!(case["trafficRouting"]["metadata"]["name"], "tr");
+    assert_eq!(
+        case["expected"][0]["spec"]["http"][0]["route"][1],
+        serde_json::json!({"destination": {"host": "demo", "subset": "canary"}, "weight": 10})
+    );
+}
