@@ -42,6 +42,57 @@ pub fn routing_view(object: &Value) -> String {
     yaml::to_string(&Value::Object(view))
 }
 
+/// The diff of an object's routing (labels, annotations, spec) from `old` to `new`: a unified
+/// diff, or the output of `KUBECTL_EXTERNAL_DIFF` when set, run as `kubectl diff` runs it (two
+/// folders holding a file named `<group>.<version>.<Kind>.<namespace>.<name>`; exit 0 or 1 is
+/// a diff, anything else an error).
+pub fn object_diff(old: &Value, new: &Value, old_header: &str, new_header: &str) -> Result<String, String> {
+    let (old_text, new_text) = (routing_view(old), routing_view(new));
+    match std::env::var("KUBECTL_EXTERNAL_DIFF").ok().filter(|c| !c.trim().is_empty()) {
+        None => Ok(unified_diff(&old_text, &new_text, old_header, new_header)),
+        Some(command) => external_diff(&command, &file_name(new), &old_text, &new_text),
+    }
+}
+
+/// kubectl diff's name for an object's file.
+fn file_name(object: &Value) -> String {
+    let api_version = object["apiVersion"].as_str().unwrap_or("v1").replace('/', ".");
+    let field = |name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
+    format!("{api_version}.{}.{}.{}", object["kind"].as_str().unwrap_or_default(), field("namespace"), field("name"))
+}
+
+fn external_diff(command: &str, name: &str, old: &str, new: &str) -> Result<String, String> {
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let root = std::env::temp_dir().join(format!("kubectl-rollout-lua-diff-{}-{run}", std::process::id()));
+    let (live, merged) = (root.join("LIVE"), root.join("MERGED"));
+    let result = (|| {
+        for (dir, text) in [(&live, old), (&merged, new)] {
+            std::fs::create_dir_all(dir)
+                .and_then(|_| std::fs::write(dir.join(name), text))
+                .map_err(|e| format!("writing {}: {e}", dir.display()))?;
+        }
+        let mut words = command.split_whitespace();
+        let program = words.next().unwrap_or("diff");
+        let output = std::process::Command::new(program)
+            .args(words)
+            .arg(&live)
+            .arg(&merged)
+            .output()
+            .map_err(|e| format!("running KUBECTL_EXTERNAL_DIFF ({command}): {e}"))?;
+        match output.status.code() {
+            Some(0 | 1) => Ok(String::from_utf8_lossy(&output.stdout).into_owned()),
+            code => Err(format!(
+                "KUBECTL_EXTERNAL_DIFF ({command}) failed (exit {}): {}",
+                code.map_or("by a signal".into(), |c| c.to_string()),
+                String::from_utf8_lossy(&output.stderr).trim()
+            )),
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
 /// A unified diff (3 lines of context) with `---`/`+++` headers, coloured by line.
 pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) -> String {
     let diff = TextDiff::from_lines(old, new);
@@ -68,8 +119,8 @@ pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) ->
 
 /// The text form of plans: per owner and stage, a header per object and a diff from its
 /// current content to the planned one, then a closing count.
-pub fn plan_text(plans: &[RoutingPlan]) -> String {
-    let mut out = plans_text(plans);
+pub fn plan_text(plans: &[RoutingPlan]) -> Result<String, String> {
+    let mut out = plans_text(plans)?;
     let count = |changed: bool| {
         plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.changed() == changed).count()
     };
@@ -82,15 +133,15 @@ pub fn plan_text(plans: &[RoutingPlan]) -> String {
             &format!("Plan: {changed} to change, {unchanged} already as planned (counted per step and object).")
         )
     );
-    out
+    Ok(out)
 }
 
 /// Plans without the closing count (for previews).
-pub fn plans_text(plans: &[RoutingPlan]) -> String {
-    crate::parallel::map(plans, plan_text_of).concat()
+pub fn plans_text(plans: &[RoutingPlan]) -> Result<String, String> {
+    crate::parallel::map(plans, plan_text_of).into_iter().collect()
 }
 
-fn plan_text_of(plan: &RoutingPlan) -> String {
+fn plan_text_of(plan: &RoutingPlan) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
     for note in &plan.notes {
@@ -102,14 +153,14 @@ fn plan_text_of(plan: &RoutingPlan) -> String {
     for stage in &plan.stages {
         let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
         for object in &stage.objects {
-            out.push_str(&object_text(object, &stage.label));
+            out.push_str(&object_text(object, &stage.label)?);
         }
     }
     out.push('\n');
-    out
+    Ok(out)
 }
 
-fn object_text(object: &ObjectPlan, stage: &str) -> String {
+fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
     let what = format!("{} {}/{}", object.reference.kind, object.namespace, object.reference.name);
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
@@ -119,19 +170,19 @@ fn object_text(object: &ObjectPlan, stage: &str) -> String {
     let mut out = String::new();
     if object.changed() {
         let _ = writeln!(out, "  {} {how}", paint(BOLD, &format!("{what}:")));
-        out.push_str(&unified_diff(
-            &routing_view(&object.current),
-            &routing_view(&object.planned),
+        out.push_str(&object_diff(
+            &object.current,
+            &object.planned,
             &format!("{what} (current)"),
             &format!("{what} ({stage})"),
-        ));
+        )?);
     } else {
         let _ = writeln!(out, "  {} already as planned; {how}", paint(BOLD, &format!("{what}:")));
     }
     for warning in &object.warnings {
         let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
     }
-    out
+    Ok(out)
 }
 
 /// The machine form of plans (`-o yaml|json`): every planned object and a summary.

@@ -8,5 +8,6 @@ mod completion;
 mod differential;
 mod docs;
 mod offline;
+mod output;
 mod record;
 mod status;

@@ -387,7 +387,10 @@ async fn approve_step(
                 if args.dry_run != DryRun::Client {
                     write::preflight(&session.cluster, permissions).await?;
                 }
-                print(&output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()))?;
+                print(
+                    &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
+                        .map_err(Error::Input)?,
+                )?;
                 match args.dry_run {
                     DryRun::Client => {
                         print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
@@ -418,7 +421,10 @@ async fn approve_step(
                     "{}",
                     paint(YELLOW, "The plan changed since it was confirmed (something was edited concurrently):")
                 );
-                print(&output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()))?;
+                print(
+                    &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
+                        .map_err(Error::Input)?,
+                )?;
                 let asked = if args.yes || !ask {
                     Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()))
                 } else {
@@ -598,7 +604,7 @@ fn preview_next(
         );
         plan.notes.clear();
         out.push('\n');
-        out.push_str(&output::plans_text(&[plan]));
+        out.push_str(&output::plans_text(&[plan]).map_err(Error::Input)?);
     }
     Ok(out)
 }
@@ -636,7 +642,7 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
                     if args.dry_run != DryRun::Client {
                         write::preflight(&session.cluster, permissions).await?;
                     }
-                    print(&restoration_text(&restorations))?;
+                    print(&restoration_text(&restorations)?)?;
                     if restorations.is_empty() {
                         return Ok(Outcome::Done);
                     }
@@ -797,7 +803,7 @@ async fn resolve_ref(cluster: &Cluster, argument: &str) -> Result<(Resource, Str
     Ok((resource, name.to_string()))
 }
 
-fn restoration_text(restorations: &[Restoration]) -> String {
+fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     let mut out = String::new();
     for r in restorations {
         let what = write::describe_object(&r.live);
@@ -806,22 +812,23 @@ fn restoration_text(restorations: &[Restoration]) -> String {
                 "{}\n",
                 paint(YELLOW, &format!("{what} was edited after it was routed; a restore discards these edits:"))
             ));
-            out.push_str(&output::unified_diff(
-                &output::routing_view(expected),
-                &output::routing_view(&r.live),
-                &format!("{what} (as the current step routes it)"),
-                &format!("{what} (live)"),
-            ));
+            out.push_str(
+                &output::object_diff(
+                    expected,
+                    &r.live,
+                    &format!("{what} (as the current step routes it)"),
+                    &format!("{what} (live)"),
+                )
+                .map_err(Error::Input)?,
+            );
         }
         out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: restore the stored original"))));
-        out.push_str(&output::unified_diff(
-            &output::routing_view(&r.live),
-            &output::routing_view(&r.restored),
-            &format!("{what} (live)"),
-            &format!("{what} (restored)"),
-        ));
+        out.push_str(
+            &output::object_diff(&r.live, &r.restored, &format!("{what} (live)"), &format!("{what} (restored)"))
+                .map_err(Error::Input)?,
+        );
     }
-    out
+    Ok(out)
 }
 
 /// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object.
@@ -862,12 +869,10 @@ async fn restore_backup(session: &Session, file: &std::path::Path, args: &Restor
             .to_vec(),
     )
     .await?;
-    print(&output::unified_diff(
-        &output::routing_view(&live),
-        &output::routing_view(&restored),
-        &format!("{what} (live)"),
-        &format!("{what} (from {source})"),
-    ))?;
+    print(
+        &output::object_diff(&live, &restored, &format!("{what} (live)"), &format!("{what} (from {source})"))
+            .map_err(Error::Input)?,
+    )?;
     if data::same_routing(&live, &restored) {
         print(&format!("{what} already matches the backup\n"))?;
         return Ok(Outcome::Done);

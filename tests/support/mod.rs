@@ -19,12 +19,19 @@ pub struct Test {
     dir: TempDir,
     args: Vec<OsString>,
     env: Vec<(String, String)>,
+    removed: Vec<String>,
     stdin: Option<String>,
 }
 
 impl Test {
     pub fn new() -> Test {
-        Test { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), env: Vec::new(), stdin: None }
+        Test {
+            dir: tempfile::tempdir().expect("temp dir"),
+            args: Vec::new(),
+            env: Vec::new(),
+            removed: Vec::new(),
+            stdin: None,
+        }
     }
 
     pub fn args<I, S>(mut self, args: I) -> Test
@@ -42,6 +49,12 @@ impl Test {
 
     pub fn env(mut self, key: &str, value: &str) -> Test {
         self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Leaves a variable of the scrubbed environment out (NO_COLOR, to test colour).
+    pub fn without_env(mut self, key: &str) -> Test {
+        self.removed.push(key.into());
         self
     }
 
@@ -96,6 +109,9 @@ impl Test {
             .stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        for key in &self.removed {
+            command.env_remove(key);
+        }
         for (key, value) in &self.env {
             command.env(key, value);
         }

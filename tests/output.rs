@@ -1,0 +1,87 @@
+//! Output conventions: colour only on a terminal and never with NO_COLOR, --no-color or
+//! TERM=dumb; KUBECTL_EXTERNAL_DIFF; a closed pipe is not an error.
+
+use crate::support::{BINARY, Test, repo};
+use std::process::{Command, Stdio};
+
+const ESC: char = '\u{1b}';
+
+fn plan() -> Test {
+    Test::new().args(["plan".as_ref(), "-f".as_ref(), repo("examples/istio-canary-ab").as_os_str()])
+}
+
+#[test]
+fn colour_only_where_wanted() {
+    assert!(!plan().without_env("NO_COLOR").run().success().stdout.contains(ESC), "a pipe gets no colour");
+    assert!(
+        plan().without_env("NO_COLOR").env("CLICOLOR_FORCE", "1").run().success().stdout.contains(ESC),
+        "forced colour works"
+    );
+    assert!(!plan().env("CLICOLOR_FORCE", "1").run().success().stdout.contains(ESC), "NO_COLOR wins");
+    assert!(
+        !plan()
+            .without_env("NO_COLOR")
+            .env("CLICOLOR_FORCE", "1")
+            .arg("--no-color")
+            .run()
+            .success()
+            .stdout
+            .contains(ESC),
+        "--no-color wins"
+    );
+}
+
+#[test]
+fn colour_on_a_terminal_unless_term_is_dumb() {
+    // util-linux `script` runs the command on a pseudo-terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        return eprintln!("script (util-linux) not installed: skipped");
+    }
+    let under_pty = |term: &str| {
+        let command = format!("TERM={term} {BINARY} plan -f {}", repo("examples/istio-canary-ab").display());
+        let out = Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(under_pty("xterm-256color").contains(ESC), "a terminal gets colour");
+    assert!(!under_pty("dumb").contains(ESC), "TERM=dumb gets none");
+}
+
+#[test]
+fn external_diff_programs_are_run_as_kubectl_diff_runs_them() {
+    let out = plan().env("KUBECTL_EXTERNAL_DIFF", "diff -u -N").run().success();
+    assert!(out.stdout.contains("/LIVE/networking.istio.io.v1beta1.VirtualService.demo.echoserver"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("/MERGED/networking.istio.io.v1beta1.VirtualService.demo.echoserver"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("+  - match:"), "{}", out.stdout);
+    plan().env("KUBECTL_EXTERNAL_DIFF", "sh -c 'exit 3'").run().status(1).stderr_has("KUBECTL_EXTERNAL_DIFF");
+    plan().env("KUBECTL_EXTERNAL_DIFF", "false").run().success();
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BINARY)
+        .args(["plan", "-f"])
+        .arg(repo("examples"))
+        .env_clear()
+        .env("HOME", home.path())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before the output is written (like `| head` finishing early).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
