@@ -480,12 +480,7 @@ fn blue_green_approval_patches_the_blue_green_status() {
     rollout["spec"]["strategy"] = json!({"blueGreen": {"steps": [{"replicas": "100%", "traffic": "0%"}, {"replicas": "100%", "traffic": "50%"}], "trafficRoutings": canary["trafficRoutings"]}});
     rollout["status"] =
         json!({"phase": "Progressing", "blueGreenStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}});
-    let server = FakeApiServer::builder()
-        .kruise_and_istio()
-        .object(rollout)
-        .object(virtual_service())
-        .object(destination_rule())
-        .start();
+    let server = serving(rollout).start();
     Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])
@@ -601,4 +596,33 @@ mod kubectl {
         assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
         assert!(stdout.contains("step 2/3: replicas 50%, traffic 50%"), "{stdout}");
     }
+}
+
+#[test]
+fn exec_credential_plugins_and_request_timeouts_work() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    // A kubeconfig user whose token comes from an exec credential plugin.
+    let plugin = test.path("token-plugin");
+    std::fs::write(&plugin, "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"from-exec\"}}'\n").unwrap();
+    std::fs::set_permissions(&plugin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
+    let exec = format!(
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
+        plugin.display()
+    );
+    assert!(kubeconfig.contains("    token: fake-token\n"));
+    std::fs::write(test.path("kubeconfig"), kubeconfig.replace("    token: fake-token\n", &exec)).unwrap();
+    server.clear_log();
+    test.run_args(["plan", "demo"]).success();
+    assert!(
+        server.requests().iter().all(|r| r.authorization.as_deref() == Some("Bearer from-exec")),
+        "{:?}",
+        server.requests().iter().map(|r| &r.authorization).collect::<Vec<_>>()
+    );
+
+    let slow = shop(2, "StepPaused").latency(std::time::Duration::from_secs(3)).start();
+    let started = std::time::Instant::now();
+    Test::new().kubeconfig(&slow).args(["plan", "demo", "--request-timeout", "300ms"]).run().status(1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "--request-timeout cuts a slow request short");
 }

@@ -39,12 +39,7 @@ fn status_shows_the_time_left_of_a_timed_pause() {
     // The pause started 50 minutes ago: about 10 minutes are left.
     let started = std::time::SystemTime::now() - Duration::from_secs(3000);
     rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
-    let server = FakeApiServer::builder()
-        .kruise_and_istio()
-        .object(rollout)
-        .object(virtual_service())
-        .object(destination_rule())
-        .start();
+    let server = serving(rollout).start();
     let out = Test::new().kubeconfig(&server).args(["status", "demo"]).run().success().stdout_has("pause 3600s");
     assert!(
         out.stdout.contains("StepPaused, resumes in 9m5") || out.stdout.contains("StepPaused, resumes in 10m00s"),
@@ -91,9 +86,19 @@ fn approve_until_a_step_approves_each_pause_on_the_way() {
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
         .stdout_has("approved every pause up to step 2");
+    // Step 2 was approved last: the stand-in controller moves on to step 3 and stops there.
+    for _ in 0..100 {
+        if rollout_status(&server)["canaryStatus"]["currentStepIndex"] == 3 {
+            break;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
     stop.store(true, Ordering::Relaxed);
     handle.join().unwrap();
-    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepIndex"], 3, "the controller moved on to step 3");
+    assert_eq!(
+        rollout_status(&server)["canaryStatus"],
+        json!({"currentStepIndex": 3, "currentStepState": "StepPaused"})
+    );
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "step 2's traffic was applied");
 }
 

@@ -238,11 +238,12 @@ pub mod cluster {
 
     /// Kruise and Istio served, with the Rollout at `step`/`state` and its two gateway objects.
     pub fn shop(step: i64, state: &str) -> fake_apiserver::Builder {
-        FakeApiServer::builder()
-            .kruise_and_istio()
-            .object(rollout(step, state))
-            .object(virtual_service())
-            .object(destination_rule())
+        serving(rollout(step, state))
+    }
+
+    /// Kruise and Istio served, with this Rollout and the two gateway objects of `rollout()`.
+    pub fn serving(rollout: Value) -> fake_apiserver::Builder {
+        FakeApiServer::builder().kruise_and_istio().object(rollout).object(virtual_service()).object(destination_rule())
     }
 
     pub fn vs(server: &FakeHandle) -> Value {
