@@ -69,45 +69,44 @@ fn fix_bash_case_labels(script: &str) -> String {
 /// Removes the offers of the hidden `__complete` subcommand, which clap_complete lists like
 /// any other (its handlers stay: they only run after someone typed `__complete`).
 fn without_hidden_subcommand(shell: CompletionShell, script: &str) -> String {
-    let mut out = String::with_capacity(script.len());
-    let mut skipping_block = false;
+    let mut lines: Vec<String> = Vec::new();
+    // Nushell declares it as a block: its doc comment, `export extern "… __complete" [`, its
+    // flags, `]` and a blank line.
+    let mut in_block = false;
+    let mut after_block = false;
     for line in script.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if skipping_block {
-            // A nushell `export extern "… __complete" [` block ends at its `]`.
-            skipping_block = trimmed.trim_end() != "]";
+        let trimmed = line.trim();
+        if in_block {
+            in_block = trimmed != "]";
+            after_block = !in_block;
+            continue;
+        }
+        if std::mem::take(&mut after_block) && trimmed.is_empty() {
             continue;
         }
         let offer = match shell {
-            CompletionShell::Bash => {
-                if trimmed.starts_with("opts=\"") {
-                    out.push_str(&line.replace(&format!(" {COMPLETE} "), " "));
-                    continue;
-                }
-                false
+            CompletionShell::Bash if trimmed.starts_with("opts=\"") => {
+                lines.push(line.replace(&format!(" {COMPLETE} "), " "));
+                continue;
             }
+            CompletionShell::Bash => false,
             CompletionShell::Zsh => trimmed.starts_with(&format!("'{COMPLETE}:")),
             CompletionShell::Fish => trimmed.contains(&format!("-a \"{COMPLETE}\"")),
             CompletionShell::Powershell => trimmed.starts_with(&format!("[CompletionResult]::new('{COMPLETE}',")),
             CompletionShell::Elvish => trimmed.starts_with(&format!("cand {COMPLETE} ")),
             CompletionShell::Nushell => {
-                if trimmed.starts_with("export extern \"") && trimmed.contains(&format!(" {COMPLETE}\" [")) {
-                    skipping_block = true;
+                in_block = trimmed.starts_with("export extern \"") && trimmed.ends_with(&format!(" {COMPLETE}\" ["));
+                if in_block && lines.last().is_some_and(|l| l.trim_start().starts_with('#')) {
+                    lines.pop();
                 }
-                skipping_block
+                in_block
             }
         };
         if !offer {
-            out.push_str(line);
+            lines.push(line.to_string());
         }
     }
-    // The blank line after a removed nushell block would be doubled.
-    if shell == CompletionShell::Nushell {
-        while out.contains("\n\n\n") {
-            out = out.replace("\n\n\n", "\n\n");
-        }
-    }
-    out
+    lines.concat()
 }
 
 /// Prints the candidates for the last word in kubectl's plugin-completion protocol.
@@ -221,10 +220,7 @@ fn analyse(words: &[String], global: &GlobalArgs) -> (Want, ConnectionArgs) {
             }
         } else if command.has_subcommands() {
             match command.find_subcommand(word) {
-                Some(sub) => {
-                    command = sub;
-                    seen.clear();
-                }
+                Some(sub) => command = sub,
                 None => positionals.push(word),
             }
         } else {
@@ -235,10 +231,8 @@ fn analyse(words: &[String], global: &GlobalArgs) -> (Want, ConnectionArgs) {
         Want { kind: value_kind(arg, &positionals, current), prefix: current.to_string() }
     } else if only_positionals {
         Want { kind: positional_kind(command, &positionals, current), prefix: current.to_string() }
-    } else if let Some((name, value)) = current.strip_prefix("--").and_then(|long| long.split_once('=')) {
-        let kind = find_long(command, name)
-            .filter(|arg| takes_value(arg))
-            .map_or_else(Kind::nothing, |arg| value_kind(arg, &positionals, value));
+    } else if let Some((arg, value)) = flag_with_value(command, current) {
+        let kind = if takes_value(arg) { value_kind(arg, &positionals, value) } else { Kind::nothing() };
         Want { kind, prefix: value.to_string() }
     } else if current.starts_with('-') {
         Want { kind: flags(command, &seen), prefix: current.to_string() }
@@ -246,6 +240,20 @@ fn analyse(words: &[String], global: &GlobalArgs) -> (Want, ConnectionArgs) {
         Want { kind: positional_kind(command, &positionals, current), prefix: current.to_string() }
     };
     (want, connection)
+}
+
+/// `--flag=value` or `-f=value`: the flag and the value typed so far.
+fn flag_with_value<'a, 'w>(command: &'a Command, word: &'w str) -> Option<(&'a Arg, &'w str)> {
+    let (flag, value) = word.split_once('=')?;
+    let arg = match flag.strip_prefix("--") {
+        Some(long) => find_long(command, long),
+        None => {
+            let mut chars = flag.strip_prefix('-')?.chars();
+            let short = chars.next().filter(|_| chars.next().is_none())?;
+            command.get_arguments().find(|a| a.get_short() == Some(short))
+        }
+    }?;
+    Some((arg, value))
 }
 
 fn find_long<'a>(command: &'a Command, name: &str) -> Option<&'a Arg> {
@@ -462,6 +470,8 @@ mod tests {
         assert_eq!(names_of(&want(&["approve", "--dry-run", ""]).0.kind), ["none", "client", "server"]);
         let (w, _) = want(&["plan", "--dry-run=se"]);
         assert_eq!((names_of(&w.kind).len(), w.prefix.as_str()), (3, "se"));
+        let (w, _) = want(&["status", "-o=j"]);
+        assert_eq!((names_of(&w.kind), w.prefix.as_str()), (vec!["yaml", "json"], "j"));
         assert!(names_of(&want(&["completions", ""]).0.kind).contains(&"nushell"));
     }
 
@@ -506,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn scripts_name_the_binary_and_hide_complete() {
+    fn scripts_name_the_binary() {
         for shell in [
             CompletionShell::Bash,
             CompletionShell::Zsh,
@@ -516,7 +526,7 @@ mod tests {
             CompletionShell::Nushell,
         ] {
             let text = script(shell);
-            assert!(!text.contains("kubectl rollout-lua") && !text.contains("kubectl__subcmd__"), "{shell:?}");
+            assert!(!text.contains("kubectl__subcmd__"), "{shell:?}");
             assert!(text.contains(BINARY), "{shell:?}");
         }
     }

@@ -1,0 +1,281 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'kubectl-rollout_lua'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'kubectl-rollout_lua'= {
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand plan 'Show what a step does to the gateway objects, as a diff from their current content'
+            cand approve 'Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)'
+            cand restore 'Put gateway objects back to their stored original (as the controller does when a release ends)'
+            cand status 'Show Rollouts'' progress and where each gateway object stands; -w follows it'
+            cand record 'Write a live Rollout and its gateway objects'' originals as a test case, every step''s plan as expected'
+            cand test 'Run scripts'' test cases (the controller''s testdata format) with the controller''s test-harness semantics'
+            cand eval 'Run one script on one obj and print the result as canonical JSON'
+            cand lua-obj 'Write the obj of every step of a test case as a Lua file, for debugging a script'
+            cand completions 'Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-rollout_lua;plan'= {
+            cand -l 'Select Rollouts by label (e.g. app=shop)'
+            cand --selector 'Select Rollouts by label (e.g. app=shop)'
+            cand -f 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap'
+            cand --filename 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap'
+            cand --step 'Plan this step (1-based); default: the current step (offline: every step)'
+            cand --dry-run 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio''s validation) judge them; only `server` is meaningful here'
+            cand -o 'Print the planned objects and a summary instead of diffs'
+            cand --output 'Print the planned objects and a summary instead of diffs'
+            cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)'
+            cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts'
+            cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --next 'Plan the step after the current one'
+            cand --all-steps 'Plan every step in order'
+            cand --detailed-exitcode 'Exit 0 when nothing would change, 2 when something would, 1 on error'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-rollout_lua;approve'= {
+            cand -l 'Select Rollouts by label (e.g. app=shop)'
+            cand --selector 'Select Rollouts by label (e.g. app=shop)'
+            cand --expect-step 'Refuse unless the current step is N'
+            cand --dry-run 'client: show what would be written; server: send every write with dryRun=All'
+            cand --until-step 'After approving, follow the Rollout and approve each later pause up to step N'
+            cand --timeout 'With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)'
+            cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)'
+            cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts'
+            cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --traffic-only 'Only make the gateway objects match the current step; do not approve (allowed in any progressing state)'
+            cand --to-end 'After approving, follow the Rollout and approve every later pause until it completes'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-rollout_lua;restore'= {
+            cand -l 'Select Rollouts by label (e.g. app=shop)'
+            cand --selector 'Select Rollouts by label (e.g. app=shop)'
+            cand --ref 'Restore this gateway object instead of a Rollout''s: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable)'
+            cand --from-backup 'Put back an object saved by an earlier write (a file under the backups folder)'
+            cand --dry-run 'client: show what would be written; server: send every write with dryRun=All'
+            cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)'
+            cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts'
+            cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --force 'Restore even when someone edited the objects after the controller (or approve) wrote them'
+            cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-rollout_lua;status'= {
+            cand -l 'Select Rollouts by label (e.g. app=shop)'
+            cand --selector 'Select Rollouts by label (e.g. app=shop)'
+            cand --timeout 'With --watch: give up after this long (e.g. 10m; 0 for never)'
+            cand -o 'Print the status as YAML or JSON'
+            cand --output 'Print the status as YAML or JSON'
+            cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)'
+            cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts'
+            cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand -w 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
+            cand --watch 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
+            cand --until-paused 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-rollout_lua;record'= {
+            cand -o 'Write the test case to FILE instead of stdout'
+            cand --output 'Write the test case to FILE instead of stdout'
+            cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)'
+            cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts'
+            cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'kubectl-rollout_lua;test'= {
+            cand -o 'Print a JSON report instead of text'
+            cand --output 'Print a JSON report instead of text'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'kubectl-rollout_lua;eval'= {
+            cand --obj 'The obj the script sees (JSON or YAML)'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'kubectl-rollout_lua;lua-obj'= {
+            cand -o 'Write to FILE instead of stdout'
+            cand --output 'Write to FILE instead of stdout'
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'kubectl-rollout_lua;completions'= {
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'kubectl-rollout_lua;__complete'= {
+            cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
+            cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --namespace 'The namespace (default: the context''s; offline: objects without one are in "default")'
+            cand --as 'Username to impersonate for the operation'
+            cand --as-group 'Group to impersonate for the operation (repeatable)'
+            cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
+            cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'kubectl-rollout_lua;help'= {
+            cand plan 'Show what a step does to the gateway objects, as a diff from their current content'
+            cand approve 'Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)'
+            cand restore 'Put gateway objects back to their stored original (as the controller does when a release ends)'
+            cand status 'Show Rollouts'' progress and where each gateway object stands; -w follows it'
+            cand record 'Write a live Rollout and its gateway objects'' originals as a test case, every step''s plan as expected'
+            cand test 'Run scripts'' test cases (the controller''s testdata format) with the controller''s test-harness semantics'
+            cand eval 'Run one script on one obj and print the result as canonical JSON'
+            cand lua-obj 'Write the obj of every step of a test case as a Lua file, for debugging a script'
+            cand completions 'Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-rollout_lua;help;plan'= {
+        }
+        &'kubectl-rollout_lua;help;approve'= {
+        }
+        &'kubectl-rollout_lua;help;restore'= {
+        }
+        &'kubectl-rollout_lua;help;status'= {
+        }
+        &'kubectl-rollout_lua;help;record'= {
+        }
+        &'kubectl-rollout_lua;help;test'= {
+        }
+        &'kubectl-rollout_lua;help;eval'= {
+        }
+        &'kubectl-rollout_lua;help;lua-obj'= {
+        }
+        &'kubectl-rollout_lua;help;completions'= {
+        }
+        &'kubectl-rollout_lua;help;__complete'= {
+        }
+        &'kubectl-rollout_lua;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

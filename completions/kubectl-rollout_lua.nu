@@ -1,0 +1,273 @@
+module completions {
+
+  # Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts
+  export extern kubectl-rollout_lua [
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    --version(-V)             # Print version
+  ]
+
+  def "nu-complete kubectl-rollout_lua plan dry_run" [] {
+    [ "none" "client" "server" ]
+  }
+
+  def "nu-complete kubectl-rollout_lua plan output" [] {
+    [ "yaml" "json" ]
+  }
+
+  # Show what a step does to the gateway objects, as a diff from their current content
+  export extern "kubectl-rollout_lua plan" [
+    --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --filename(-f): string    # Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap
+    --step: string            # Plan this step (1-based); default: the current step (offline: every step)
+    --next                    # Plan the step after the current one
+    --all-steps               # Plan every step in order
+    --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them; only `server` is meaningful here
+    --output(-o): string@"nu-complete kubectl-rollout_lua plan output" # Print the planned objects and a summary instead of diffs
+    --detailed-exitcode       # Exit 0 when nothing would change, 2 when something would, 1 on error
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    ...rollouts: string       # Rollouts, as NAME or rollout/NAME
+  ]
+
+  def "nu-complete kubectl-rollout_lua approve dry_run" [] {
+    [ "none" "client" "server" ]
+  }
+
+  # Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)
+  export extern "kubectl-rollout_lua approve" [
+    --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
+    --expect-step: string     # Refuse unless the current step is N
+    --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any progressing state)
+    --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
+    --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
+    --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
+    --timeout: string         # With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    ...rollouts: string       # Rollouts, as NAME or rollout/NAME
+  ]
+
+  def "nu-complete kubectl-rollout_lua restore dry_run" [] {
+    [ "none" "client" "server" ]
+  }
+
+  # Put gateway objects back to their stored original (as the controller does when a release ends)
+  export extern "kubectl-rollout_lua restore" [
+    --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable)
+    --from-backup: path       # Put back an object saved by an earlier write (a file under the backups folder)
+    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them
+    --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
+    --dry-run: string@"nu-complete kubectl-rollout_lua restore dry_run" # client: show what would be written; server: send every write with dryRun=All
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    ...rollouts: string       # Rollouts, as NAME or rollout/NAME
+  ]
+
+  def "nu-complete kubectl-rollout_lua status output" [] {
+    [ "yaml" "json" ]
+  }
+
+  # Show Rollouts' progress and where each gateway object stands; -w follows it
+  export extern "kubectl-rollout_lua status" [
+    --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --watch(-w)               # Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)
+    --timeout: string         # With --watch: give up after this long (e.g. 10m; 0 for never)
+    --until-paused            # With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
+    --output(-o): string@"nu-complete kubectl-rollout_lua status output" # Print the status as YAML or JSON
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    ...rollouts: string       # Rollouts, as NAME or rollout/NAME
+  ]
+
+  # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
+  export extern "kubectl-rollout_lua record" [
+    --output(-o): path        # Write the test case to FILE instead of stdout
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help
+    rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
+  ]
+
+  def "nu-complete kubectl-rollout_lua test output" [] {
+    [ "json" ]
+  }
+
+  # Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
+  export extern "kubectl-rollout_lua test" [
+    --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help
+    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder), searched recursively; default: the built-in scripts
+  ]
+
+  # Run one script on one obj and print the result as canonical JSON
+  export extern "kubectl-rollout_lua eval" [
+    --obj: path               # The obj the script sees (JSON or YAML)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help
+    script: path              # The Lua script
+  ]
+
+  # Write the obj of every step of a test case as a Lua file, for debugging a script
+  export extern "kubectl-rollout_lua lua-obj" [
+    --output(-o): path        # Write to FILE instead of stdout
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help
+    case: path                # A test case (rollout or trafficRouting, original, expected)
+  ]
+
+  def "nu-complete kubectl-rollout_lua completions shell" [] {
+    [ "bash" "zsh" "fish" "powershell" "elvish" "nushell" ]
+  }
+
+  # Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
+  export extern "kubectl-rollout_lua completions" [
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --help(-h)                # Print help
+    shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell
+  ]
+
+  # Print this message or the help of the given subcommand(s)
+  export extern "kubectl-rollout_lua help" [
+  ]
+
+  # Show what a step does to the gateway objects, as a diff from their current content
+  export extern "kubectl-rollout_lua help plan" [
+  ]
+
+  # Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)
+  export extern "kubectl-rollout_lua help approve" [
+  ]
+
+  # Put gateway objects back to their stored original (as the controller does when a release ends)
+  export extern "kubectl-rollout_lua help restore" [
+  ]
+
+  # Show Rollouts' progress and where each gateway object stands; -w follows it
+  export extern "kubectl-rollout_lua help status" [
+  ]
+
+  # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
+  export extern "kubectl-rollout_lua help record" [
+  ]
+
+  # Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
+  export extern "kubectl-rollout_lua help test" [
+  ]
+
+  # Run one script on one obj and print the result as canonical JSON
+  export extern "kubectl-rollout_lua help eval" [
+  ]
+
+  # Write the obj of every step of a test case as a Lua file, for debugging a script
+  export extern "kubectl-rollout_lua help lua-obj" [
+  ]
+
+  # Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
+  export extern "kubectl-rollout_lua help completions" [
+  ]
+
+  # Print this message or the help of the given subcommand(s)
+  export extern "kubectl-rollout_lua help help" [
+  ]
+
+}
+
+export use completions *

@@ -1,0 +1,309 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'kubectl-rollout_lua'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'kubectl-rollout_lua' {
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'Show what a step does to the gateway objects, as a diff from their current content')
+            [CompletionResult]::new('approve', 'approve', [CompletionResultType]::ParameterValue, 'Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Put gateway objects back to their stored original (as the controller does when a release ends)')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show Rollouts'' progress and where each gateway object stands; -w follows it')
+            [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Write a live Rollout and its gateway objects'' originals as a test case, every step''s plan as expected')
+            [CompletionResult]::new('test', 'test', [CompletionResultType]::ParameterValue, 'Run scripts'' test cases (the controller''s testdata format) with the controller''s test-harness semantics')
+            [CompletionResult]::new('eval', 'eval', [CompletionResultType]::ParameterValue, 'Run one script on one obj and print the result as canonical JSON')
+            [CompletionResult]::new('lua-obj', 'lua-obj', [CompletionResultType]::ParameterValue, 'Write the obj of every step of a test case as a Lua file, for debugging a script')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-rollout_lua;plan' {
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap')
+            [CompletionResult]::new('--step', '--step', [CompletionResultType]::ParameterName, 'Plan this step (1-based); default: the current step (offline: every step)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio''s validation) judge them; only `server` is meaningful here')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Print the planned objects and a summary instead of diffs')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Print the planned objects and a summary instead of diffs')
+            [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)')
+            [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'Plan the step after the current one')
+            [CompletionResult]::new('--all-steps', '--all-steps', [CompletionResultType]::ParameterName, 'Plan every step in order')
+            [CompletionResult]::new('--detailed-exitcode', '--detailed-exitcode', [CompletionResultType]::ParameterName, 'Exit 0 when nothing would change, 2 when something would, 1 on error')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-rollout_lua;approve' {
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('--expect-step', '--expect-step', [CompletionResultType]::ParameterName, 'Refuse unless the current step is N')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: show what would be written; server: send every write with dryRun=All')
+            [CompletionResult]::new('--until-step', '--until-step', [CompletionResultType]::ParameterName, 'After approving, follow the Rollout and approve each later pause up to step N')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)')
+            [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)')
+            [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--traffic-only', '--traffic-only', [CompletionResultType]::ParameterName, 'Only make the gateway objects match the current step; do not approve (allowed in any progressing state)')
+            [CompletionResult]::new('--to-end', '--to-end', [CompletionResultType]::ParameterName, 'After approving, follow the Rollout and approve every later pause until it completes')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-rollout_lua;restore' {
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('--ref', '--ref', [CompletionResultType]::ParameterName, 'Restore this gateway object instead of a Rollout''s: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable)')
+            [CompletionResult]::new('--from-backup', '--from-backup', [CompletionResultType]::ParameterName, 'Put back an object saved by an earlier write (a file under the backups folder)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: show what would be written; server: send every write with dryRun=All')
+            [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)')
+            [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Restore even when someone edited the objects after the controller (or approve) wrote them')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-rollout_lua;status' {
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --watch: give up after this long (e.g. 10m; 0 for never)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Print the status as YAML or JSON')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Print the status as YAML or JSON')
+            [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)')
+            [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)')
+            [CompletionResult]::new('--until-paused', '--until-paused', [CompletionResultType]::ParameterName, 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-rollout_lua;record' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the test case to FILE instead of stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the test case to FILE instead of stdout')
+            [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)')
+            [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-rollout_lua;test' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Print a JSON report instead of text')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Print a JSON report instead of text')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-rollout_lua;eval' {
+            [CompletionResult]::new('--obj', '--obj', [CompletionResultType]::ParameterName, 'The obj the script sees (JSON or YAML)')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-rollout_lua;lua-obj' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-rollout_lua;completions' {
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-rollout_lua;__complete' {
+            [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
+            [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s; offline: objects without one are in "default")')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-rollout_lua;help' {
+            [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'Show what a step does to the gateway objects, as a diff from their current content')
+            [CompletionResult]::new('approve', 'approve', [CompletionResultType]::ParameterValue, 'Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Put gateway objects back to their stored original (as the controller does when a release ends)')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show Rollouts'' progress and where each gateway object stands; -w follows it')
+            [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Write a live Rollout and its gateway objects'' originals as a test case, every step''s plan as expected')
+            [CompletionResult]::new('test', 'test', [CompletionResultType]::ParameterValue, 'Run scripts'' test cases (the controller''s testdata format) with the controller''s test-harness semantics')
+            [CompletionResult]::new('eval', 'eval', [CompletionResultType]::ParameterValue, 'Run one script on one obj and print the result as canonical JSON')
+            [CompletionResult]::new('lua-obj', 'lua-obj', [CompletionResultType]::ParameterValue, 'Write the obj of every step of a test case as a Lua file, for debugging a script')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-rollout_lua;help;plan' {
+            break
+        }
+        'kubectl-rollout_lua;help;approve' {
+            break
+        }
+        'kubectl-rollout_lua;help;restore' {
+            break
+        }
+        'kubectl-rollout_lua;help;status' {
+            break
+        }
+        'kubectl-rollout_lua;help;record' {
+            break
+        }
+        'kubectl-rollout_lua;help;test' {
+            break
+        }
+        'kubectl-rollout_lua;help;eval' {
+            break
+        }
+        'kubectl-rollout_lua;help;lua-obj' {
+            break
+        }
+        'kubectl-rollout_lua;help;completions' {
+            break
+        }
+        'kubectl-rollout_lua;help;__complete' {
+            break
+        }
+        'kubectl-rollout_lua;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,174 @@
+//! The man pages under `docs/man/` are what clap_mangen renders from the command line definition
+//! now (one page for the plugin, one per visible subcommand, as git's), and `man` renders them.
+
+use crate::completion::{UPDATE, assert_fresh, check_generated};
+use crate::support::repo;
+use clap::CommandFactory;
+use rollout_lua::cli::Cli;
+use std::process::Command;
+
+const PLUGIN: &str = "kubectl-rollout_lua";
+
+/// (file name, page) for the plugin and each visible subcommand.
+fn pages() -> Vec<(String, Vec<u8>)> {
+    let mut command = Cli::command().disable_help_subcommand(true);
+    // Building runs the derive's deferred settings, which set the version with the git commit:
+    // the pages carry the package version only (in their footer), so that they change with
+    // releases, not with every commit.
+    command.build();
+    let version = env!("CARGO_PKG_VERSION");
+    let source = format!("{PLUGIN} {version}");
+    let mut pages: Vec<(String, Vec<u8>)> = command
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
+        .map(|sub| (format!("{PLUGIN}-{}.1", sub.get_name()), render(sub.clone(), &source, false)))
+        .collect();
+    pages.insert(0, (format!("{PLUGIN}.1"), render(command, &source, true)));
+    pages
+}
+
+/// clap_mangen's page, with the exit codes (the commands' after-help) as an EXIT STATUS
+/// section and, on a subcommand's page, SEE ALSO pointing to the plugin's page.
+fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
+    let exit_codes = command.get_after_help().map(ToString::to_string);
+    let command = command.after_help(None).after_long_help(None).version(None);
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command)
+        .source(source)
+        .manual("kubectl rollout-lua")
+        .render(&mut page)
+        .expect("render a man page");
+    if let Some(text) = exit_codes {
+        page.extend_from_slice(exit_status(&text).as_bytes());
+    }
+    if !root {
+        page.extend_from_slice(format!(".SH \"SEE ALSO\"\n\\fB{}\\fR(1)\n", roff(PLUGIN)).as_bytes());
+    }
+    page
+}
+
+/// "Exit codes:" and lines "  N  meaning" as a tagged list; other text as it is.
+fn exit_status(text: &str) -> String {
+    let mut section = String::from(".SH \"EXIT STATUS\"\n");
+    let codes: Option<Vec<(&str, &str)>> = text
+        .lines()
+        .skip_while(|line| line.ends_with(':'))
+        .map(|line| line.trim().split_once("  ").filter(|(code, _)| code.parse::<u8>().is_ok()))
+        .collect();
+    match codes {
+        Some(codes) if !codes.is_empty() => {
+            for (code, meaning) in codes {
+                section.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(meaning.trim())));
+            }
+        }
+        _ => section.push_str(&format!(".nf\n{}\n.fi\n", roff(text))),
+    }
+    section
+}
+
+/// Text for a roff line: backslashes and hyphens escaped (text here never starts with `.`).
+fn roff(text: &str) -> String {
+    text.replace('\\', "\\e").replace('-', "\\-")
+}
+
+#[test]
+fn generated_files_are_current() {
+    let dir = repo("docs/man");
+    let pages = pages();
+    let names: Vec<&str> = pages.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(names.contains(&"kubectl-rollout_lua-plan.1") && names.contains(&"kubectl-rollout_lua-lua-obj.1"));
+    assert!(!names.iter().any(|n| n.contains("__complete") || n.ends_with("-help.1")), "{names:?}");
+    let mut complaints: Vec<String> =
+        pages.iter().filter_map(|(name, page)| check_generated(&dir.join(name), page)).collect();
+    // A page of a subcommand that no longer exists.
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".1") && !names.contains(&name.as_str()) {
+            if std::env::var_os(UPDATE).is_some_and(|v| v == "1") {
+                std::fs::remove_file(entry.path()).unwrap();
+                eprintln!("removed {}", entry.path().display());
+            } else {
+                complaints.push(format!("{} has no subcommand any more", entry.path().display()));
+            }
+        }
+    }
+    assert_fresh(complaints);
+}
+
+#[test]
+fn man_pages_reference_each_other() {
+    let pages = pages();
+    let root = String::from_utf8_lossy(&pages[0].1).into_owned();
+    for (name, _) in &pages[1..] {
+        let reference = name.trim_end_matches(".1");
+        assert!(root.contains(&format!("{}(1)", roff(reference))), "{PLUGIN}.1 does not point to {reference}(1)");
+    }
+    let plan = &pages.iter().find(|(name, _)| name == "kubectl-rollout_lua-plan.1").unwrap().1;
+    let plan = String::from_utf8_lossy(plan);
+    assert!(plan.contains("kubectl rollout\\-lua plan"), "the synopsis names the command as users type it:\n{plan}");
+}
+
+#[test]
+fn man_renders_the_pages() {
+    if !std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("man").is_file())) {
+        return eprintln!("man is not installed: skipped");
+    }
+    for (name, _) in pages() {
+        let path = repo("docs/man").join(&name);
+        let out = Command::new("man")
+            .arg("-l")
+            .arg(&path)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .env("MAN_KEEP_FORMATTING", "")
+            .env("LC_ALL", "C.UTF-8")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && stderr.is_empty(), "man -l {name}:\n{stderr}");
+        assert!(
+            stdout.contains("NAME") && stdout.contains("SYNOPSIS") && stdout.contains("kubectl rollout-lua"),
+            "{stdout}"
+        );
+        if name == "kubectl-rollout_lua.1" {
+            assert!(stdout.contains("kubectl-rollout_lua-plan(1)") && stdout.contains("EXIT STATUS"), "{stdout}");
+        } else {
+            assert!(stdout.contains("SEE ALSO\n       kubectl-rollout_lua(1)"), "{stdout}");
+        }
+    }
+}
+
+#[test]
+fn krew_manifest_is_a_template_for_the_four_platforms() {
+    let text = std::fs::read_to_string(repo(".krew.yaml")).unwrap();
+    let manifest: serde_json::Value = serde_saphyr::from_str(&text).expect(".krew.yaml is YAML");
+    assert_eq!(manifest["apiVersion"], "krew.googlecontainertools.github.com/v1alpha2");
+    assert_eq!(
+        (manifest["kind"].as_str(), manifest["metadata"]["name"].as_str()),
+        (Some("Plugin"), Some("rollout-lua"))
+    );
+    let spec = &manifest["spec"];
+    for field in ["version", "homepage", "shortDescription", "description", "caveats"] {
+        assert!(spec[field].as_str().is_some_and(|v| !v.is_empty()), "spec.{field}");
+    }
+    // kubectl_complete-rollout_lua as the one shipped in completions/.
+    let exec_line = "exec kubectl-rollout_lua __complete -- \"$@\"";
+    assert!(spec["caveats"].as_str().unwrap().contains(&format!("#!/bin/sh\\n{exec_line}\\n")));
+    let helper = std::fs::read_to_string(repo("completions/kubectl_complete-rollout_lua")).unwrap();
+    assert!(helper.starts_with("#!/bin/sh\n") && helper.ends_with(&format!("\n{exec_line}\n")), "{helper}");
+    let platforms: Vec<(String, String)> = spec["platforms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            assert_eq!(p["bin"], PLUGIN);
+            let labels = &p["selector"]["matchLabels"];
+            let (os, arch) = (labels["os"].as_str().unwrap(), labels["arch"].as_str().unwrap());
+            assert!(p["uri"].as_str().unwrap().ends_with(&format!("-{os}-{arch}.tar.gz")), "{p}");
+            assert!(p["sha256"].as_str().unwrap().contains("FILLED BY THE RELEASE"), "{p}");
+            (os.to_string(), arch.to_string())
+        })
+        .collect();
+    let expected = [("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64")];
+    assert_eq!(platforms, expected.map(|(os, arch)| (os.to_string(), arch.to_string())));
+}
