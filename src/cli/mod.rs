@@ -1,9 +1,11 @@
 //! The command line: arguments, dispatch, and the one place exit codes are decided.
 
+mod approve;
 mod cluster;
 mod completion;
 mod offline;
 mod record;
+mod restore;
 mod status;
 
 use crate::error::Error;
@@ -393,8 +395,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     let result = match &cli.command {
         Command::Plan(args) if !args.files.is_empty() => offline::plan(&cli.global, args),
         Command::Plan(args) => cluster::plan(&cli.global, args),
-        Command::Approve(args) => cluster::approve(&cli.global, args),
-        Command::Restore(args) => cluster::restore(&cli.global, args),
+        Command::Approve(args) => approve::approve(&cli.global, args),
+        Command::Restore(args) => restore::restore(&cli.global, args),
         Command::Status(args) => status::status(&cli.global, args),
         Command::Record(args) => record::record(&cli.global, args),
         Command::Completions(args) => completion::completions(args),
