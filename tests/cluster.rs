@@ -626,3 +626,45 @@ fn exec_credential_plugins_and_request_timeouts_work() {
     Test::new().kubeconfig(&slow).args(["plan", "demo", "--request-timeout", "300ms"]).run().status(1);
     assert!(started.elapsed() < std::time::Duration::from_secs(3), "--request-timeout cuts a slow request short");
 }
+
+#[test]
+fn plan_of_a_rollout_not_in_a_release_shows_step_one() {
+    let mut healthy = rollout(1, "StepPaused");
+    healthy["status"] = json!({"phase": "Healthy"});
+    let server = serving(healthy).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("  phase Healthy\n  not in a release: showing what step 1 would do\n")
+        .stdout_has("step 1/3: replicas 1, matches [header user-agent=pc]");
+}
+
+#[test]
+fn approve_reports_server_errors_and_dropped_connections() {
+    // A 500 on the first write: nothing was written, the error says what failed.
+    let server = shop(2, "StepPaused").start();
+    server.fail_next_writes(1, 500);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("storing the original of VirtualService shop/demo:");
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+
+    // The connection drops on a later write: what was written is rolled back.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success(); // warm the discovery cache: the request count below is exact
+    // Reads: the Rollout, then the VirtualService and DestinationRule; the access reviews (get and
+    // update on both kinds, patch on rollouts/status); then the writes: the VirtualService twice,
+    // so the DestinationRule's first write is the 11th request.
+    server.drop_connection_on_request(11);
+    let out = test.run_args(["approve", "demo", "--yes"]).status(1);
+    assert!(out.stderr.contains("rolled back VirtualService shop/demo"), "{}", out.stderr);
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+}

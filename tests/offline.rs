@@ -276,6 +276,30 @@ fn eval_prints_canonical_json() {
 }
 
 #[test]
+fn scripts_print_to_stderr_with_their_name() {
+    Test::new()
+        .file("s.lua", "print('weight', obj.canaryWeight) return obj.data")
+        .file("obj.json", "{\"data\": {}, \"canaryWeight\": 20}")
+        .args(["eval", "s.lua", "--obj", "obj.json"])
+        .run()
+        .success()
+        .stdout_is("{}\n")
+        .stderr_has("[s.lua] weight\t20\n");
+}
+
+#[test]
+fn version_names_the_commit() {
+    let out = Test::new().arg("--version").run().success();
+    let (name, commit) = out.stdout.trim().split_once(" (").unwrap();
+    assert_eq!(name, format!("kubectl-rollout_lua {}", env!("CARGO_PKG_VERSION")));
+    let commit = commit.trim_end_matches(')');
+    assert!(
+        commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit()) || commit == "unknown commit",
+        "{commit}"
+    );
+}
+
+#[test]
 fn lua_obj_writes_loadable_lua() {
     let case = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
     let test = Test::new();
