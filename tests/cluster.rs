@@ -668,3 +668,50 @@ fn approve_reports_server_errors_and_dropped_connections() {
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }
+
+/// `count` Rollouts `app<i>` at step 1 (20% traffic), each with its own VirtualService.
+fn many(count: usize) -> fake_apiserver::Builder {
+    (0..count).fold(FakeApiServer::builder().kruise_and_istio(), |builder, i| {
+        let name = format!("app{i}");
+        builder
+            .object(json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": name, "namespace": NAMESPACE},
+                "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}, "strategy": {"canary": {
+                    "steps": [{"replicas": "20%", "traffic": "20%"}],
+                    "trafficRoutings": [{"service": name, "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": name}]}]
+                }}},
+                "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}}
+            }))
+            .object(json!({
+                "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": name, "namespace": NAMESPACE},
+                "spec": {"hosts": [name], "http": [{"route": [{"destination": {"host": name}}]}]}
+            }))
+    })
+}
+
+#[test]
+fn many_objects_of_a_kind_are_read_with_one_list_or_a_get_each_when_listing_is_forbidden() {
+    let names: Vec<String> = (0..5).map(|i| format!("app{i}")).collect();
+    let reads = |server: &FakeHandle| {
+        server.requests().iter().filter(|r| r.path.contains("/namespaces/")).map(|r| r.path.clone()).collect::<Vec<_>>()
+    };
+    let server = many(5).start();
+    Test::new().kubeconfig(&server).arg("plan").args(&names).run().success().stdout_has("Plan: 5 to change");
+    assert_eq!(
+        reads(&server),
+        [
+            "/apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts",
+            "/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices"
+        ]
+    );
+
+    let server = many(5).deny(Rule::new(["list"]).resources(["rollouts", "virtualservices"])).start();
+    Test::new().kubeconfig(&server).arg("plan").args(&names).run().success().stdout_has("Plan: 5 to change");
+    assert_eq!(reads(&server).len(), 2 + 10, "a forbidden LIST each, then a GET per object");
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "app0", "app1", "app2", "gone"])
+        .run()
+        .status(1)
+        .stderr_has("rollouts.rollouts.kruise.io \"gone\" not found in namespace shop");
+}

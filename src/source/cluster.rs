@@ -21,6 +21,9 @@ pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
 /// names almost never change, and a 404 refreshes it early).
 const DISCOVERY_TTL: Duration = Duration::from_secs(600);
 
+/// From how many objects of one resource reading them is one LIST rather than a GET each.
+const LIST_FROM: usize = 4;
+
 /// kubectl's connection flags.
 #[derive(Clone, Debug, Default)]
 pub struct ConnectionArgs {
@@ -219,6 +222,35 @@ impl Cluster {
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
             Err(e) => Err(api_error(&doing(), e)),
         }
+    }
+
+    /// The named objects of one resource in `namespace` (None for a missing one), concurrently:
+    /// one LIST when there are many of them (fewer requests and connections, the same single
+    /// round trip), a GET each when there are few or listing is forbidden.
+    pub async fn get_many(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        names: &[&str],
+    ) -> Result<Vec<Option<Value>>, Error> {
+        if names.len() >= LIST_FROM {
+            let scope = resource.namespaced.then_some(namespace);
+            let path = <DynamicObject as kube::Resource>::url_path(&resource.api_resource(), scope);
+            let doing = || format!("listing {} in {namespace}", resource.qualified());
+            let request = kube::core::Request::new(path)
+                .list(&ListParams::default())
+                .map_err(|e| Error::Input(format!("{}: {e}", doing())))?;
+            match self.client.request::<Value>(request).await {
+                Ok(list) => {
+                    let items = list["items"].as_array().cloned().unwrap_or_default();
+                    let named = |name: &str| items.iter().find(|o| o["metadata"]["name"] == name).cloned();
+                    return Ok(names.iter().map(|n| named(n)).collect());
+                }
+                Err(kube::Error::Api(status)) if status.code == 403 => {}
+                Err(e) => return Err(api_error(&doing(), e)),
+            }
+        }
+        futures::future::try_join_all(names.iter().map(|name| self.get(resource, namespace, name))).await
     }
 
     pub async fn list(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<Vec<Value>, Error> {

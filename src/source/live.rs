@@ -50,14 +50,18 @@ pub async fn load(
     let rollouts = rollout_resource(cluster).await?;
     let namespace = &cluster.namespace;
     let raws: Vec<Value> = match selection {
-        Selection::Names(names) => {
-            try_join_all(names.iter().map(|argument| async {
-                let name = rollout_name(argument);
-                cluster.get(&rollouts, namespace, name).await?.ok_or_else(|| {
-                    Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
+        Selection::Names(arguments) => {
+            let names: Vec<&str> = arguments.iter().map(|a| rollout_name(a)).collect();
+            let found = cluster.get_many(&rollouts, namespace, &names).await?;
+            names
+                .iter()
+                .zip(found)
+                .map(|(name, object)| {
+                    object.ok_or_else(|| {
+                        Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
+                    })
                 })
-            }))
-            .await?
+                .collect::<Result<_, _>>()?
         }
         Selection::Selector(selector) => cluster.list(&rollouts, namespace, selector).await?,
     };
@@ -126,7 +130,8 @@ pub async fn rollout_resource(cluster: &Cluster) -> Result<Resource, Error> {
     Err(Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)")))
 }
 
-/// Each ref's resource (targeted discovery, once per group/version) and object, concurrently.
+/// Each ref's resource (targeted discovery, once per group/version) and object, concurrently
+/// (the objects of one resource together, see `Cluster::get_many`).
 async fn read_refs<'a>(
     cluster: &Cluster,
     refs: impl Iterator<Item = &'a ObjectRef>,
@@ -134,35 +139,56 @@ async fn read_refs<'a>(
     let refs: Vec<&ObjectRef> = refs.collect();
     let group_versions: BTreeSet<(&str, &str)> = refs.iter().map(|r| (r.group(), r.version())).collect();
     try_join_all(group_versions.into_iter().map(|(group, version)| cluster.resources(group, version, false))).await?;
-    try_join_all(refs.into_iter().map(|reference| async move {
-        let (resource, object) = read_ref(cluster, reference).await?;
-        Ok::<_, Error>((reference.clone(), resource, object))
+    let mut by_resource: Vec<(Resource, Vec<&ObjectRef>)> = Vec::new();
+    for reference in refs {
+        let resource = cluster
+            .resource(reference.group(), reference.version(), &reference.kind, false)
+            .await?
+            .ok_or_else(|| not_served(reference))?;
+        match by_resource.iter_mut().find(|(r, _)| *r == resource) {
+            Some((_, members)) => members.push(reference),
+            None => by_resource.push((resource, vec![reference])),
+        }
+    }
+    let read = try_join_all(by_resource.iter().map(|(resource, members)| async move {
+        let names: Vec<&str> = members.iter().map(|r| r.name.as_str()).collect();
+        cluster.get_many(resource, &cluster.namespace, &names).await
     }))
-    .await
+    .await?;
+    let mut found = Vec::new();
+    for ((resource, members), objects) in by_resource.into_iter().zip(read) {
+        for (reference, object) in members.into_iter().zip(objects) {
+            // A 404 may come from stale discovery (a renamed or removed resource): look again once.
+            let (resource, object) = match object {
+                Some(object) => (resource.clone(), Some(object)),
+                None => read_after_rediscovery(cluster, reference, &resource).await?,
+            };
+            found.push((reference.clone(), resource, object));
+        }
+    }
+    Ok(found)
 }
 
-async fn read_ref(cluster: &Cluster, reference: &ObjectRef) -> Result<(Resource, Option<Value>), Error> {
-    let not_served = || {
-        Error::Input(format!(
-            "the API server does not serve {} {} (ref {reference})",
-            reference.api_version, reference.kind
-        ))
-    };
-    let resource = cluster
-        .resource(reference.group(), reference.version(), &reference.kind, false)
-        .await?
-        .ok_or_else(not_served)?;
-    let object = cluster.get(&resource, &cluster.namespace, &reference.name).await?;
-    if object.is_some() {
-        return Ok((resource, object));
-    }
-    // A 404 may come from stale discovery (a renamed or removed resource): look again once.
+fn not_served(reference: &ObjectRef) -> Error {
+    Error::Input(format!(
+        "the API server does not serve {} {} (ref {reference})",
+        reference.api_version, reference.kind
+    ))
+}
+
+/// A ref whose object was not found: when fresh discovery names another resource for its kind,
+/// read it there.
+async fn read_after_rediscovery(
+    cluster: &Cluster,
+    reference: &ObjectRef,
+    cached: &Resource,
+) -> Result<(Resource, Option<Value>), Error> {
     let fresh = cluster
         .resource(reference.group(), reference.version(), &reference.kind, true)
         .await?
-        .ok_or_else(not_served)?;
-    if fresh == resource {
-        return Ok((resource, None));
+        .ok_or_else(|| not_served(reference))?;
+    if fresh == *cached {
+        return Ok((fresh, None));
     }
     let object = cluster.get(&fresh, &cluster.namespace, &reference.name).await?;
     Ok((fresh, object))
