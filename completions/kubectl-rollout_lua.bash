@@ -632,7 +632,7 @@ _kubectl__rollout_lua() {
                     return 0
                     ;;
                 --dry-run)
-                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "server" -- "${cur}"))
                     return 0
                     ;;
                 --output)

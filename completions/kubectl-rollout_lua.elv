@@ -49,7 +49,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand -f 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap'
             cand --filename 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap'
             cand --step 'Plan this step (1-based); default: the current step (offline: every step)'
-            cand --dry-run 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio''s validation) judge them; only `server` is meaningful here'
+            cand --dry-run 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio''s validation) judge them'
             cand -o 'Print the planned objects and a summary instead of diffs'
             cand --output 'Print the planned objects and a summary instead of diffs'
             cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)'

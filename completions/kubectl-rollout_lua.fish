@@ -48,9 +48,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s f -l filename -d 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l step -d 'Plan this step (1-based); default: the current step (offline: every step)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l dry-run -d 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio\'s validation) judge them; only `server` is meaningful here' -r -f -a "none\t''
-client\t''
-server\t''"
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l dry-run -d 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio\'s validation) judge them' -r -f -a "server\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s o -l output -d 'Print the planned objects and a summary instead of diffs' -r -f -a "yaml\t''
 json\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l script -d 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)' -r

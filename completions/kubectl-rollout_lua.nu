@@ -16,7 +16,7 @@ module completions {
   ]
 
   def "nu-complete kubectl-rollout_lua plan dry_run" [] {
-    [ "none" "client" "server" ]
+    [ "server" ]
   }
 
   def "nu-complete kubectl-rollout_lua plan output" [] {
@@ -30,7 +30,7 @@ module completions {
     --step: string            # Plan this step (1-based); default: the current step (offline: every step)
     --next                    # Plan the step after the current one
     --all-steps               # Plan every step in order
-    --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them; only `server` is meaningful here
+    --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them
     --output(-o): string@"nu-complete kubectl-rollout_lua plan output" # Print the planned objects and a summary instead of diffs
     --detailed-exitcode       # Exit 0 when nothing would change, 2 when something would, 1 on error
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)

@@ -55,6 +55,11 @@ impl Data {
         format!("{{{}}}", fields.join(","))
     }
 
+    /// `{spec, labels, annotations}` as a JSON value, empty fields left out.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(&self.to_go_json()).expect("Go's JSON is JSON")
+    }
+
     /// Go's `json.Unmarshal` of an annotation value into `Data`.
     pub fn from_go_json(text: &str) -> Result<Data, String> {
         let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;

@@ -223,7 +223,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                     serde_json::json!({"step": step, "label": stage.label, "description": stage.description, "objects": objects})
                 })
                 .collect();
-            serde_json::json!({"owner": plan.owner, "warnings": plan.warnings, "stages": stages})
+            serde_json::json!({"owner": plan.owner, "notes": plan.notes, "warnings": plan.warnings, "stages": stages})
         })
         .collect();
     serde_json::json!({"plans": plans, "summary": {"objectPlans": total, "changed": changed}})

@@ -174,11 +174,12 @@ impl<'a> Planner<'a> {
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
             let mut objects = Vec::new();
+            let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects(routing, &strategy)?);
+                objects.extend(self.plan_objects(routing, &strategy, &label)?);
             }
             if let Some(cr) = cr {
-                objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr.strategy)?);
+                objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr.strategy, &label)?);
             }
             let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
@@ -195,7 +196,7 @@ impl<'a> Planner<'a> {
                 parts.push(format!("TrafficRouting {}: {}", cr.name, cr.strategy.describe()));
             }
             let description = parts.join(", ");
-            plans.push(StagePlan { stage: Some(stage), label: rollout.stage_label(stage), description, objects });
+            plans.push(StagePlan { stage: Some(stage), label, description, objects });
         }
         if let Some(cr) = cr {
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
@@ -206,19 +207,15 @@ impl<'a> Planner<'a> {
     /// Plans a TrafficRouting on its own: its strategy through its refs.
     pub fn plan_traffic_routing(&self, cr: &TrafficRoutingCr, namespace: &str) -> Result<RoutingPlan, Error> {
         let routing = cr_routing(cr, namespace);
-        let objects = self.plan_objects(&routing, &cr.strategy)?;
-        let stage = StagePlan {
-            stage: None,
-            label: "TrafficRouting strategy".into(),
-            description: cr.strategy.describe(),
-            objects,
-        };
+        let label = "TrafficRouting strategy".to_string();
+        let objects = self.plan_objects(&routing, &cr.strategy, &label)?;
+        let stage = StagePlan { stage: None, label, description: cr.strategy.describe(), objects };
         let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner, notes: Vec::new(), stages: vec![stage], warnings })
     }
 
-    fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy) -> Result<Vec<ObjectPlan>, Error> {
-        routing.refs.iter().map(|reference| self.plan_object(routing, reference, strategy)).collect()
+    fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
+        routing.refs.iter().map(|reference| self.plan_object(routing, reference, strategy, stage)).collect()
     }
 
     fn plan_object(
@@ -226,6 +223,7 @@ impl<'a> Planner<'a> {
         routing: &Routing,
         reference: &ObjectRef,
         strategy: &RouteStrategy,
+        stage: &str,
     ) -> Result<ObjectPlan, Error> {
         let context = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
         let current = self
@@ -246,7 +244,8 @@ impl<'a> Planner<'a> {
         } else {
             let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
             let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
-            let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)?;
+            let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)
+                .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))?;
             // The built-in scripts' independence from pairs() order is checked by their test cases
             // (`test` flags any dependence); other scripts are checked on every plan.
             let order = match script.source {
@@ -289,6 +288,16 @@ fn cr_routing<'a>(cr: &'a TrafficRoutingCr, namespace: &'a str) -> Routing<'a> {
     }
 }
 
+/// The path of the first null inside a value.
+fn first_null(value: &Value, path: &str) -> Option<String> {
+    match value {
+        Value::Null => Some(path.to_string()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| first_null(v, &format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| first_null(v, &format!("{path}.{k}"))),
+        _ => None,
+    }
+}
+
 /// The rough edges of weight routing worth a warning (builtin-scripts.md): weights that do not
 /// add up to 100 after flooring, and a rule sent to the canary twice.
 fn routing_warnings(
@@ -299,6 +308,25 @@ fn routing_warnings(
     strategy: &RouteStrategy,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
+    // Returned labels and annotations replace the object's: a script that forgets them wipes them.
+    if !original.labels.is_empty() && planned["metadata"].get("labels").is_none() {
+        warnings.push(format!(
+            "{reference}: the script returns no labels, so the controller removes all the object's labels"
+        ));
+    }
+    let kept_annotations = planned["metadata"]["annotations"]
+        .as_object()
+        .is_some_and(|a| a.keys().any(|k| k != data::ORIGINAL_SPEC_ANNOTATION));
+    if !original.annotations.is_empty() && !kept_annotations {
+        warnings.push(format!(
+            "{reference}: the script returns no annotations, so the controller removes the object's annotations"
+        ));
+    }
+    if let Some(path) = planned.get("spec").and_then(|spec| first_null(spec, "spec")) {
+        warnings.push(format!(
+            "{reference}: the result has null at {path} (an empty Lua table encodes as null); if the API server drops it, the controller finds a difference on every pass and the step never finishes"
+        ));
+    }
     // The built-in scripts ignore weights on the matches path; a custom script may not.
     let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
     if !builtin && strategy.traffic.is_none() && strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {

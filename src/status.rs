@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 /// What a release is doing, as far as a follower cares.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Progress {
     /// Not releasing (nothing to follow).
     NotInRelease,
@@ -129,7 +129,22 @@ pub struct RolloutView {
     /// The workload's replicas and ready replicas, when it could be read.
     pub workload: Option<WorkloadView>,
     /// The gateway objects, or why they could not be placed.
+    #[serde(flatten, serialize_with = "objects_or_error")]
     pub objects: Result<Vec<ObjectView>, String>,
+}
+
+/// `objects: [...]`, or `objectsError: "…"` when they could not be placed.
+fn objects_or_error<S: serde::Serializer>(
+    objects: &Result<Vec<ObjectView>, String>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(1))?;
+    match objects {
+        Ok(objects) => map.serialize_entry("objects", objects)?,
+        Err(why) => map.serialize_entry("objectsError", why)?,
+    }
+    map.end()
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -223,12 +238,13 @@ impl RolloutView {
                 let _ = writeln!(out, "  Objects:");
                 let width =
                     objects.iter().map(|o| o.kind.len() + o.namespace.len() + o.name.len() + 2).max().unwrap_or(0);
+                let places = objects.iter().map(|o| position_text(&o.position).0.len()).max().unwrap_or(0);
                 for object in objects {
                     let what = format!("{} {}/{}", object.kind, object.namespace, object.name);
                     let (text, style) = position_text(&object.position);
                     let script =
                         object.script.as_deref().map(|s| format!("  {}", paint(output::DIM, s))).unwrap_or_default();
-                    let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &format!("{text:<12}")));
+                    let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &format!("{text:<places$}")));
                 }
             }
         }

@@ -96,11 +96,7 @@ impl TestCase {
             ),
             None => {}
         }
-        let outcome = if got.to_go_json() == want.to_go_json() {
-            Outcome::Pass
-        } else {
-            Outcome::Fail { want: data_yaml(&want), got: data_yaml(&got) }
-        };
+        let outcome = if got.to_go_json() == want.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } };
         StepReport { index, outcome, notes }
     }
 
@@ -123,7 +119,7 @@ impl TestCase {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     Pass,
-    Fail { want: String, got: String },
+    Fail { want: Data, got: Data },
     Error(String),
 }
 
@@ -149,8 +145,7 @@ impl CaseReport {
 
 /// spec, labels and annotations as YAML, for diffs.
 pub fn data_yaml(data: &Data) -> String {
-    let value: Value = serde_json::from_str(&data.to_go_json()).expect("Go JSON is JSON");
-    yaml::to_string(&value)
+    yaml::to_string(&data.to_value())
 }
 
 fn write_lua(out: &mut String, value: &Value, depth: usize) {

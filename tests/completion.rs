@@ -430,7 +430,7 @@ fn kubectl_completes_the_plugin_through_the_helper() {
     assert_eq!(kubectl_complete(&test, &path, &["plan", ""]), "demo\n:4\n");
     assert_eq!(
         kubectl_complete(&test, &path, &["plan", "-n", "shop", "--dry"]),
-        "--dry-run\tAlso send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them; only `server` is meaningful here\n:4\n"
+        "--dry-run\tAlso send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them\n:4\n"
     );
     assert_eq!(kubectl_complete(&test, &path, &["status", "-o", ""]), "yaml\njson\n:4\n");
 }

@@ -89,7 +89,7 @@ fn plan_output_is_machine_readable_and_byte_faithful() {
         .args(["plan", "-f", "m", "--step", "1", "-o", "yaml"])
         .run()
         .success()
-        .stdout_has("plans:\n- owner: Rollout shop/demo\n");
+        .stdout_has("plans:\n- notes: []\n  owner: Rollout shop/demo\n");
 }
 
 #[test]
@@ -236,7 +236,7 @@ fn test_reports_failures_with_a_diff_and_exit_1() {
         .args(["test", "lua"])
         .run()
         .status(1)
-        .stdout_has("FAIL networking.istio.io/VirtualService weight.yaml (1 steps)")
+        .stdout_has("FAIL networking.istio.io/VirtualService weight.yaml (1 step)")
         .stdout_has("step 0: the result differs from expected[0]")
         .stdout_has("-      weight: 50\n")
         .stdout_has("0 passed, 1 failed\n");

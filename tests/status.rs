@@ -27,7 +27,8 @@ fn status_places_every_object() {
     edited["spec"]["hosts"] = json!(["other"]);
     server.put_object(edited);
     let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
-    assert_eq!(json[0]["objects"]["Ok"][0]["position"], json!({"kind": "drifted"}));
+    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "drifted"}));
+    assert_eq!(json[0]["canaryReplicas"], 1);
     assert_eq!(json[0]["progress"], json!({"kind": "waitingForApproval"}));
     assert_eq!(writes(&server).iter().filter(|w| w.starts_with("PATCH")).count(), 0, "status writes nothing");
 }

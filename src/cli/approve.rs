@@ -83,16 +83,7 @@ fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permissi
     let mut permissions = Vec::new();
     for object in plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects) {
         let resource = resource_of(live, &object.reference)?;
-        for verb in ["get", "update"] {
-            permissions.push(Permission {
-                verb: verb.into(),
-                group: resource.group.clone(),
-                resource: resource.plural.clone(),
-                subresource: None,
-                namespace: object.namespace.clone(),
-                name: None,
-            });
-        }
+        permissions.extend(Permission::replace(resource, &object.namespace));
     }
     Ok(permissions)
 }
@@ -193,14 +184,12 @@ async fn approve_step(
                 let mut permissions = write_permissions(&live, &plans)?;
                 if !args.traffic_only {
                     for approval in &approvals {
-                        permissions.push(Permission {
-                            verb: "patch".into(),
-                            group: live.rollouts.group.clone(),
-                            resource: live.rollouts.plural.clone(),
-                            subresource: Some("status".into()),
-                            namespace: approval.rollout.namespace.clone(),
-                            name: None,
-                        });
+                        permissions.push(Permission::on(
+                            "patch",
+                            &live.rollouts,
+                            Some("status"),
+                            &approval.rollout.namespace,
+                        ));
                     }
                 }
                 if args.dry_run != DryRun::Client {
@@ -236,7 +225,7 @@ async fn approve_step(
                 }
             }
             Some(previous) if *previous != planned => {
-                eprintln!(
+                anstream::eprintln!(
                     "{}",
                     paint(YELLOW, "The plan changed since it was confirmed (something was edited concurrently):")
                 );
@@ -266,7 +255,7 @@ async fn approve_step(
                 ));
             }
             Err(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
-                eprintln!(
+                anstream::eprintln!(
                     "{}",
                     paint(
                         YELLOW,
@@ -284,7 +273,10 @@ async fn approve_step(
 
 fn report_rollback_needed(written: &[Written]) {
     if !written.is_empty() {
-        eprintln!("{}", paint(YELLOW, "a guard refused after some objects were written; they are rolled back"));
+        anstream::eprintln!(
+            "{}",
+            paint(YELLOW, "a guard refused after some objects were written; they are rolled back")
+        );
     }
 }
 

@@ -1,7 +1,7 @@
 //! What the commands against the API server share (a session, Rollout selection, rollback
 //! reporting), and `plan ROLLOUT…`.
 
-use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print_plans};
+use super::{GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print_plans};
 use crate::error::Error;
 use crate::lua::Limits;
 use crate::model::{ObjectRef, Rollout, Stage, StrategyKind};
@@ -35,7 +35,7 @@ impl Session {
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
             configmap: None,
         };
-        let cluster = Cluster::connect(&global.connection()).await?;
+        let cluster = Cluster::connect(&global.connection.connection()).await?;
         Ok(Session {
             cluster,
             catalog,
@@ -121,7 +121,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             Ok::<_, Error>(plan)
         });
         let mut plans = planned.into_iter().collect::<Result<Vec<_>, Error>>()?;
-        if args.dry_run == Some(DryRun::Server) {
+        if args.dry_run.is_some() {
             server_dry_run_report(&session.cluster, &live, &mut plans).await?;
         }
         print_plans(&plans, args.output)?;

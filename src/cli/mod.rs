@@ -18,6 +18,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
+const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
+
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
     With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
@@ -82,6 +84,19 @@ pub struct GlobalArgs {
     /// Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
     #[arg(long, global = true, default_value = "64Mi", value_parser = parse_size, value_name = "SIZE")]
     pub lua_memory: usize,
+    #[command(flatten)]
+    pub connection: ConnectionFlags,
+}
+
+impl GlobalArgs {
+    pub fn limits(&self) -> Limits {
+        Limits { timeout: self.lua_timeout, memory: self.lua_memory }
+    }
+}
+
+/// kubectl's connection flags; global, as kubectl's are (they may come before the command).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ConnectionFlags {
     /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
@@ -102,11 +117,7 @@ pub struct GlobalArgs {
     pub request_timeout: Option<Duration>,
 }
 
-impl GlobalArgs {
-    pub fn limits(&self) -> Limits {
-        Limits { timeout: self.lua_timeout, memory: self.lua_memory }
-    }
-
+impl ConnectionFlags {
     pub fn connection(&self) -> ConnectionArgs {
         ConnectionArgs {
             kubeconfig: self.kubeconfig.clone(),
@@ -134,9 +145,10 @@ pub enum Command {
     #[command(after_help = EXIT_CODES, long_about = STATUS_ABOUT)]
     Status(StatusArgs),
     /// Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
+    #[command(after_help = EXIT_CODES_SIMPLE)]
     Record(RecordArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error")]
     Test(TestArgs),
     /// Run one script on one obj and print the result as canonical JSON
     Eval(EvalArgs),
@@ -169,6 +181,12 @@ pub enum DryRun {
     #[default]
     None,
     Client,
+    Server,
+}
+
+/// `plan --dry-run`: only the server can judge a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServerDryRun {
     Server,
 }
 
@@ -208,9 +226,9 @@ pub struct PlanArgs {
     #[arg(long)]
     pub all_steps: bool,
     /// Also send the planned objects to the API server with dryRun=All, so admission webhooks
-    /// (e.g. Istio's validation) judge them; only `server` is meaningful here
+    /// (e.g. Istio's validation) judge them
     #[arg(long, value_enum, value_name = "MODE")]
-    pub dry_run: Option<DryRun>,
+    pub dry_run: Option<ServerDryRun>,
     /// Print the planned objects and a summary instead of diffs
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,

@@ -10,14 +10,14 @@ use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
 use crate::snapshot::Snapshot;
 use crate::source::files;
 use crate::source::live::rollout_name;
-use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase};
+use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
 use crate::{gojson, yaml};
 use anyhow::Context;
 use serde_json::{Value, json};
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
-    let namespace = global.namespace.as_deref().unwrap_or("default");
+    let namespace = global.connection.namespace.as_deref().unwrap_or("default");
     let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
@@ -160,7 +160,11 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
         let file =
             Path::new(&report.case).file_name().map_or(report.case.clone(), |n| n.to_string_lossy().into_owned());
         let status = if report.passed() { paint(GREEN, "ok  ") } else { paint(RED, "FAIL") };
-        out.push_str(&format!("{status} {} {file} ({} steps)\n", suite.label, report.steps.len()));
+        let steps = match report.steps.len() {
+            1 => "1 step".to_string(),
+            n => format!("{n} steps"),
+        };
+        out.push_str(&format!("{status} {} {file} ({steps})\n", suite.label));
         for step in &report.steps {
             let at = format!("{} step {}", report.case, step.index);
             match &step.outcome {
@@ -173,7 +177,8 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
                         "  {}\n",
                         paint(RED, &format!("step {}: the result differs from expected[{}]", step.index, step.index))
                     ));
-                    out.push_str(&output::unified_diff(want, got, &format!("{at} expected"), &format!("{at} got")));
+                    let (want, got) = (data_yaml(want), data_yaml(got));
+                    out.push_str(&output::unified_diff(&want, &got, &format!("{at} expected"), &format!("{at} got")));
                 }
             }
             for note in &step.notes {
@@ -196,7 +201,9 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                 .map(|step| {
                     let mut entry = match &step.outcome {
                         StepOutcome::Pass => json!({"status": "pass"}),
-                        StepOutcome::Fail { want, got } => json!({"status": "fail", "expected": want, "got": got}),
+                        StepOutcome::Fail { want, got } => {
+                            json!({"status": "fail", "expected": want.to_value(), "got": got.to_value()})
+                        }
                         StepOutcome::Error(message) => json!({"status": "error", "message": message}),
                     };
                     entry["step"] = json!(step.index);

@@ -147,7 +147,10 @@ fn case(
         })
         .collect::<Result<Vec<Value>, Error>>()?;
     let text = format!(
-        "# {reference} with {} (sha256 {}).\n{draft}expected:\n{}",
+        "# {reference} with {} (sha256 {}).\n\
+         # expected follows the controller's test harness, as `test` checks it: the canary Service is always\n\
+         # <service>-canary and steps without traffic or matches still run the script; `plan -f` shows what\n\
+         # the controller itself would write.\n{draft}expected:\n{}",
         script.source,
         script.short_hash(),
         yaml::to_string(&Value::Array(expected))

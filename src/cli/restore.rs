@@ -35,14 +35,14 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
         for attempt in 1..=MAX_ATTEMPTS {
             let (restorations, notes) = restorations(&session, args).await?;
             for note in &notes {
-                eprintln!("{note}");
+                anstream::eprintln!("{note}");
             }
             let targets: Vec<Value> = restorations.iter().map(|r| r.restored.clone()).collect();
             match &confirmed {
                 None => {
                     let permissions = restorations
                         .iter()
-                        .flat_map(|r| ["get", "update"].map(|verb| Permission { verb: verb.into(), group: r.resource.group.clone(), resource: r.resource.plural.clone(), subresource: None, namespace: r.live["metadata"]["namespace"].as_str().unwrap_or_default().into(), name: None }))
+                        .flat_map(|r| Permission::replace(&r.resource, r.live["metadata"]["namespace"].as_str().unwrap_or_default()))
                         .collect();
                     if args.dry_run != DryRun::Client {
                         write::preflight(&session.cluster, permissions).await?;
@@ -101,7 +101,7 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
                     return Ok(Outcome::Done);
                 }
                 Err(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
-                    eprintln!("{}", paint(YELLOW, &format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})")));
+                    anstream::eprintln!("{}", paint(YELLOW, &format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})")));
                 }
                 Err(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
                     return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());
@@ -260,28 +260,17 @@ async fn restore_backup(session: &Session, file: &std::path::Path, args: &Restor
     })?;
     let restored = Data::of_object(backup).apply_to(&live, None);
     let what = write::describe_object(&live);
-    write::preflight(
-        &session.cluster,
-        ["get", "update"]
-            .map(|verb| Permission {
-                verb: verb.into(),
-                group: resource.group.clone(),
-                resource: resource.plural.clone(),
-                subresource: None,
-                namespace: namespace.clone(),
-                name: None,
-            })
-            .to_vec(),
-    )
-    .await?;
-    print(
-        &output::object_diff(&live, &restored, &format!("{what} (live)"), &format!("{what} (from {source})"))
-            .map_err(Error::Input)?,
-    )?;
     if data::same_routing(&live, &restored) {
         print(&format!("{what} already matches the backup\n"))?;
         return Ok(Outcome::Done);
     }
+    if args.dry_run != DryRun::Client {
+        write::preflight(&session.cluster, Permission::replace(&resource, &namespace).to_vec()).await?;
+    }
+    print(
+        &output::object_diff(&live, &restored, &format!("{what} (live)"), &format!("{what} (from {source})"))
+            .map_err(Error::Input)?,
+    )?;
     match args.dry_run {
         DryRun::Client => {
             print("dry run (client): nothing was written\n")?;

@@ -28,7 +28,8 @@ end
 
 pub fn install(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
     let globals = lua.globals();
-    for name in ["dofile", "loadfile", "load", "loadstring", "require", "module"] {
+    // The controller's gopher-lua has no coroutine library, gcinfo or newproxy either.
+    for name in ["dofile", "loadfile", "load", "loadstring", "require", "module", "coroutine", "gcinfo", "newproxy"] {
         globals.raw_set(name, LuaValue::Nil)?;
     }
     // gopher-lua's math.huge is the largest double, not infinity.

@@ -44,6 +44,8 @@ pub struct Cluster {
     pub context: String,
     /// The impersonated user, when `--as` is given.
     pub user: Option<String>,
+    /// The API server's URL, for messages.
+    pub server: String,
     discovery_dir: Option<PathBuf>,
     /// Discovery already read in this run, by `group/version`.
     discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
@@ -104,14 +106,16 @@ impl Cluster {
             config.write_timeout = Some(timeout);
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
-        let server = config.cluster_url.authority().map(|a| a.as_str().replace(':', "_")).unwrap_or_default();
-        let discovery_dir = cache_home().map(|home| home.join("kubectl-rollout-lua/discovery").join(server));
+        let server = config.cluster_url.to_string();
+        let cache_name = config.cluster_url.authority().map(|a| a.as_str().replace(':', "_")).unwrap_or_default();
+        let discovery_dir = cache_home().map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_name));
         let client = Client::try_from(config).map_err(|e| Error::Input(format!("connecting to the cluster: {e}")))?;
         Ok(Cluster {
             client,
             namespace,
             context,
             user: args.as_user.clone(),
+            server,
             discovery_dir,
             discovered: Default::default(),
         })
@@ -146,7 +150,7 @@ impl Cluster {
         let list = match self.client.list_api_group_resources(api_version).await {
             Ok(list) => list,
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
-            Err(e) => return Err(api_error(&format!("discovering {api_version}"), e)),
+            Err(e) => return Err(self.failure(&format!("discovering {api_version}"), e)),
         };
         let resources: Vec<Resource> = list
             .resources
@@ -185,7 +189,7 @@ impl Cluster {
                 .map(|v| v.version)
                 .or_else(|| api_group.versions.first().map(|v| v.version.clone()))),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-            Err(e) => Err(api_error(&format!("discovering {group}"), e)),
+            Err(e) => Err(self.failure(&format!("discovering {group}"), e)),
         }
     }
 
@@ -220,7 +224,7 @@ impl Cluster {
         match self.client.request::<Value>(request).await {
             Ok(object) => Ok(Some(object)),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-            Err(e) => Err(api_error(&doing(), e)),
+            Err(e) => Err(self.failure(&doing(), e)),
         }
     }
 
@@ -247,7 +251,7 @@ impl Cluster {
                     return Ok(names.iter().map(|n| named(n)).collect());
                 }
                 Err(kube::Error::Api(status)) if status.code == 403 => {}
-                Err(e) => return Err(api_error(&doing(), e)),
+                Err(e) => return Err(self.failure(&doing(), e)),
             }
         }
         futures::future::try_join_all(names.iter().map(|name| self.get(resource, namespace, name))).await
@@ -258,7 +262,7 @@ impl Cluster {
             .api(resource, namespace)
             .list(&ListParams::default().labels(selector))
             .await
-            .map_err(|e| api_error(&format!("listing {} in {namespace}", resource.qualified()), e))?;
+            .map_err(|e| self.failure(&format!("listing {} in {namespace}", resource.qualified()), e))?;
         Ok(list.items.into_iter().map(to_value).collect())
     }
 
@@ -305,8 +309,17 @@ impl Cluster {
         let answer = api
             .create(&PostParams::default(), &review)
             .await
-            .map_err(|e| api_error("asking the API server what you may do (SelfSubjectAccessReview)", e))?;
+            .map_err(|e| self.failure("asking the API server what you may do (SelfSubjectAccessReview)", e))?;
         Ok(answer.status.is_some_and(|s| s.allowed))
+    }
+
+    /// An API failure naming what was being done; one that never reached an answer names the
+    /// server too.
+    fn failure(&self, doing: &str, error: kube::Error) -> Error {
+        match error {
+            kube::Error::Api(_) => api_error(doing, error),
+            other => Error::Input(format!("{doing} at {}: {}", self.server, describe_api_error(&other))),
+        }
     }
 }
 
@@ -319,6 +332,25 @@ pub struct Permission {
     pub subresource: Option<String>,
     pub namespace: String,
     pub name: Option<String>,
+}
+
+impl Permission {
+    /// `verb` on a resource (or its `subresource`) in `namespace`.
+    pub fn on(verb: &str, resource: &Resource, subresource: Option<&str>, namespace: &str) -> Permission {
+        Permission {
+            verb: verb.into(),
+            group: resource.group.clone(),
+            resource: resource.plural.clone(),
+            subresource: subresource.map(str::to_string),
+            namespace: namespace.into(),
+            name: None,
+        }
+    }
+
+    /// What replacing objects of a resource needs: `get` and `update`.
+    pub fn replace(resource: &Resource, namespace: &str) -> [Permission; 2] {
+        ["get", "update"].map(|verb| Permission::on(verb, resource, None, namespace))
+    }
 }
 
 fn to_value(object: DynamicObject) -> Value {
@@ -347,6 +379,19 @@ pub fn api_error(doing: &str, error: kube::Error) -> Error {
 pub fn describe_api_error(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => format!("{} ({} {})", status.message, status.code, status.reason),
-        other => other.to_string(),
+        // Connection failures hide their cause in the source chain (refused, timed out, TLS).
+        other => {
+            let mut text = other.to_string();
+            let mut source = std::error::Error::source(other);
+            while let Some(cause) = source {
+                let cause_text = cause.to_string();
+                if !text.contains(&cause_text) {
+                    text.push_str(": ");
+                    text.push_str(&cause_text);
+                }
+                source = cause.source();
+            }
+            text
+        }
     }
 }
