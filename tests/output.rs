@@ -37,12 +37,15 @@ fn colour_on_a_terminal_unless_term_is_dumb() {
     if Command::new("script").arg("--version").output().is_err() {
         return eprintln!("script (util-linux) not installed: skipped");
     }
+    // CI=true as on a CI machine, where anstream alone would colour even a dumb terminal.
     let under_pty = |term: &str| {
-        let command = format!("TERM={term} {BINARY} plan -f {}", repo("examples/istio-canary-ab").display());
+        let command = format!("TERM={term} CI=true {BINARY} plan -f {}", repo("examples/istio-canary-ab").display());
+        let home = tempfile::tempdir().unwrap();
         let out = Command::new("script")
             .args(["-qec", &command, "/dev/null"])
-            .env_remove("NO_COLOR")
-            .env_remove("CLICOLOR_FORCE")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

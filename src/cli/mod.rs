@@ -407,7 +407,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
-    if cli.global.no_color {
+    if cli.global.no_color || dumb_terminal() {
         anstream::ColorChoice::Never.write_global();
     }
     let result = match &cli.command {
@@ -446,6 +446,13 @@ fn exit_code(result: anyhow::Result<Outcome>) -> i32 {
             }
         }
     }
+}
+
+/// TERM=dumb cannot show colour; anstream would still colour it when `CI` or `CLICOLOR` is set.
+/// `CLICOLOR_FORCE` still wins, as everywhere else.
+fn dumb_terminal() -> bool {
+    std::env::var_os("TERM").is_some_and(|term| term == "dumb")
+        && std::env::var_os("CLICOLOR_FORCE").is_none_or(|force| force.is_empty() || force == "0")
 }
 
 /// Writes text for people to stdout, with its colour codes stripped where colour is off (not a
