@@ -1,7 +1,7 @@
 //! Output conventions: colour only on a terminal and never with NO_COLOR, --no-color or
 //! TERM=dumb; KUBECTL_EXTERNAL_DIFF; a closed pipe is not an error.
 
-use crate::support::{BINARY, Test, repo};
+use crate::support::{BINARY, Test, repo, terminal_available};
 use std::process::{Command, Stdio};
 
 const ESC: char = '\u{1b}';
@@ -33,26 +33,14 @@ fn colour_only_where_wanted() {
 
 #[test]
 fn colour_on_a_terminal_unless_term_is_dumb() {
-    // util-linux `script` runs the command on a pseudo-terminal.
-    if Command::new("script").arg("--version").output().is_err() {
+    if !terminal_available() {
         return eprintln!("script (util-linux) not installed: skipped");
     }
     // CI=true as on a CI machine, where anstream alone would colour even a dumb terminal.
-    let under_pty = |term: &str| {
-        let command = format!("TERM={term} CI=true {BINARY} plan -f {}", repo("examples/istio-canary-ab").display());
-        let home = tempfile::tempdir().unwrap();
-        let out = Command::new("script")
-            .args(["-qec", &command, "/dev/null"])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    assert!(under_pty("xterm-256color").contains(ESC), "a terminal gets colour");
-    assert!(!under_pty("dumb").contains(ESC), "TERM=dumb gets none");
+    let under_pty =
+        |term: &str| plan().without_env("NO_COLOR").env("TERM", term).env("CI", "true").on_terminal().run().success();
+    assert!(under_pty("xterm-256color").stdout.contains(ESC), "a terminal gets colour");
+    assert!(!under_pty("dumb").stdout.contains(ESC), "TERM=dumb gets none");
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! `status` (once and followed) and `approve --until-step/--to-end` against the fake API server,
 //! with a stand-in for the controller that moves the Rollout on once a step is approved.
 
-use crate::support::Test;
 use crate::support::cluster::*;
+use crate::support::{Test, terminal_available};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,4 +155,37 @@ fn status_watch_ends_when_the_release_ends_or_times_out() {
     done["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]});
     server.put_object(done);
     test.run_args(["status", "demo", "-w"]).success().stdout_has("(completed)");
+}
+
+#[test]
+fn status_watch_redraws_in_place_on_a_terminal() {
+    if !terminal_available() {
+        return eprintln!("script (util-linux) not installed: skipped");
+    }
+    let server = shop(1, "StepPaused").start();
+    // The builder sets NO_COLOR: it turns colour off, not the cursor moves of the redraw.
+    let out = Test::new().kubeconfig(&server).args(["status", "demo", "-w", "--timeout", "3s"]).on_terminal().run();
+    let screen = out.stdout.replace("\r\n", "\n");
+    let (drawn, error) = screen.rsplit_once("error: ").expect("the timeout is reported");
+    assert!(error.starts_with("timed out after 3s"), "{screen:?}");
+    // Each redraw moves up over the rows the last frame took (the pseudo-terminal has no size,
+    // so 80 columns) and clears them: the same frame is drawn over itself, never appended.
+    let pieces: Vec<&str> = drawn.split("\x1b[J").collect();
+    assert!(pieces.len() >= 2, "at least one redraw in 3 s (a read every 2 s): {screen:?}");
+    let frame = pieces.last().unwrap();
+    assert!(frame.starts_with("Rollout shop/demo\n") && !frame.contains('\x1b'), "{screen:?}");
+    let rows: usize = frame.lines().map(|line| line.chars().count().div_ceil(80).max(1)).sum();
+    for piece in &pieces[..pieces.len() - 1] {
+        assert_eq!(*piece, format!("{frame}\x1b[{rows}F"), "{screen:?}");
+    }
+    // A dumb terminal moves no cursor: it gets the line-per-change form, as a log does.
+    let dumb = Test::new()
+        .kubeconfig(&server)
+        .args(["status", "demo", "-w", "--until-paused"])
+        .env("TERM", "dumb")
+        .on_terminal()
+        .run()
+        .success()
+        .stdout_has("shop/demo: Progressing, step 1/3 StepPaused (waiting for approval)");
+    assert!(!dumb.stdout.contains('\x1b'), "{:?}", dumb.stdout);
 }

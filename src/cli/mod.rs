@@ -448,20 +448,28 @@ fn exit_code(result: anyhow::Result<Outcome>) -> i32 {
     }
 }
 
-/// TERM=dumb cannot show colour; anstream would still colour it when `CI` or `CLICOLOR` is set.
-/// `CLICOLOR_FORCE` still wins, as everywhere else.
-fn dumb_terminal() -> bool {
+/// TERM=dumb: a terminal that understands no escape sequences, neither colour nor cursor moves.
+pub(crate) fn term_is_dumb() -> bool {
     std::env::var_os("TERM").is_some_and(|term| term == "dumb")
-        && std::env::var_os("CLICOLOR_FORCE").is_none_or(|force| force.is_empty() || force == "0")
+}
+
+/// Colour off for a dumb terminal, which anstream would still colour when `CI` or `CLICOLOR` is
+/// set; `CLICOLOR_FORCE` still wins, as everywhere else.
+fn dumb_terminal() -> bool {
+    term_is_dumb() && std::env::var_os("CLICOLOR_FORCE").is_none_or(|force| force.is_empty() || force == "0")
 }
 
 /// Writes text for people to stdout, with its colour codes stripped where colour is off (not a
 /// terminal, NO_COLOR, TERM=dumb, --no-color), in one write.
 pub(crate) fn print(text: &str) -> std::io::Result<()> {
-    let stdout = std::io::stdout();
-    match anstream::AutoStream::choice(&stdout) {
-        anstream::ColorChoice::Never => print_raw(&anstream::adapter::strip_str(text).to_string()),
-        _ => print_raw(text),
+    print_raw(&without_colour_where_off(text))
+}
+
+/// `text` with its colour codes stripped where colour is off (see [`print`]).
+pub(crate) fn without_colour_where_off(text: &str) -> std::borrow::Cow<'_, str> {
+    match anstream::AutoStream::choice(&std::io::stdout()) {
+        anstream::ColorChoice::Never => anstream::adapter::strip_str(text).to_string().into(),
+        _ => text.into(),
     }
 }
 

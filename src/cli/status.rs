@@ -2,7 +2,7 @@
 //! follower `approve --until-step` uses between approvals.
 
 use super::cluster::{Session, runtime, selection};
-use super::{GlobalArgs, Outcome, StatusArgs, print, print_raw};
+use super::{GlobalArgs, Outcome, StatusArgs, print, print_raw, term_is_dumb, without_colour_where_off};
 use crate::error::Error;
 use crate::model::ObjectRef;
 use crate::source::cluster::Cluster;
@@ -110,7 +110,7 @@ impl Follower {
             interrupt,
             deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout),
             timeout,
-            terminal: std::io::stdout().is_terminal(),
+            terminal: std::io::stdout().is_terminal() && !term_is_dumb(),
             drawn: 0,
             last_lines: Vec::new(),
             first: true,
@@ -148,11 +148,12 @@ impl Follower {
     fn show(&mut self, views: &[RolloutView]) -> std::io::Result<()> {
         if self.terminal {
             let text: String = views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n");
-            // Move up over what was drawn and clear it: the display stays in place.
+            // Move up over what was drawn and clear it: the display stays in place. Cursor moves
+            // are not colour: NO_COLOR and --no-color keep them.
             let mut frame = if self.drawn > 0 { format!("\x1b[{}F\x1b[J", self.drawn) } else { String::new() };
-            frame.push_str(&text);
+            frame.push_str(&without_colour_where_off(&text));
             self.drawn = rows(&text);
-            print(&frame)
+            print_raw(&frame)
         } else {
             let stamp = crate::time::rfc3339(SystemTime::now());
             for (index, view) in views.iter().enumerate() {

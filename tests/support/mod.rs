@@ -21,6 +21,7 @@ pub struct Test {
     env: Vec<(String, String)>,
     removed: Vec<String>,
     stdin: Option<String>,
+    terminal: bool,
 }
 
 impl Test {
@@ -31,6 +32,7 @@ impl Test {
             env: Vec::new(),
             removed: Vec::new(),
             stdin: None,
+            terminal: false,
         }
     }
 
@@ -55,6 +57,13 @@ impl Test {
     /// Leaves a variable of the scrubbed environment out (NO_COLOR, to test colour).
     pub fn without_env(mut self, key: &str) -> Test {
         self.removed.push(key.into());
+        self
+    }
+
+    /// Runs the binary on a pseudo-terminal (util-linux `script`): stdout and stderr both arrive
+    /// in `stdout`, with `\r\n` line ends. Check [`terminal_available`] first.
+    pub fn on_terminal(mut self) -> Test {
+        self.terminal = true;
         self
     }
 
@@ -95,9 +104,18 @@ impl Test {
     fn execute(&self, args: &[OsString]) -> Output {
         let home = self.path("home");
         std::fs::create_dir_all(&home).unwrap();
-        let mut command = Command::new(BINARY);
+        let mut command = if self.terminal {
+            let line: Vec<String> =
+                std::iter::once(BINARY.into()).chain(args.iter().map(|a| a.to_string_lossy().into_owned())).collect();
+            let mut script = Command::new("script");
+            script.args(["-qec", &line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "), "/dev/null"]);
+            script
+        } else {
+            let mut binary = Command::new(BINARY);
+            binary.args(args);
+            binary
+        };
         command
-            .args(args)
             .current_dir(self.dir.path())
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -126,6 +144,15 @@ impl Test {
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
     }
+}
+
+/// Whether util-linux `script` is there to run a command on a pseudo-terminal.
+pub fn terminal_available() -> bool {
+    Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 #[derive(Debug)]
