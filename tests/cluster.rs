@@ -1,8 +1,8 @@
 //! `plan`, `approve` and `restore` against the fake API server: the output, the server's final
 //! objects, and its request log.
 
-use crate::support::Test;
 use crate::support::cluster::*;
+use crate::support::{Test, terminal_available};
 use serde_json::json;
 
 const STORED: &str =
@@ -145,6 +145,24 @@ fn approve_without_a_terminal_needs_yes() {
         .stdout_has("+      weight: 50")
         .stderr_has("nothing was written: there is no terminal to confirm on; pass --yes");
     assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn approve_on_a_terminal_asks_and_only_yes_goes_ahead() {
+    if !terminal_available() {
+        return eprintln!("script (util-linux) not installed: skipped");
+    }
+    let server = shop(2, "StepPaused").start();
+    let approve = |answer: &str| Test::new().kubeconfig(&server).args(["approve", "demo"]).stdin(answer).on_terminal();
+    approve("y\n")
+        .run()
+        .status(3)
+        .stdout_has("+      weight: 50")
+        .stdout_has("Only 'yes' goes ahead: ")
+        .stdout_has("nothing was written: not confirmed");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    approve("yes\n").run().success().stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 }
 
 #[test]
