@@ -41,13 +41,19 @@ pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValu
     // lua_pushboolean, lua_rawset and lua_rawseti into stack slots reserved up front; a memory
     // error raises to exec_raw's protected call through frames that own nothing to drop (they
     // hold references and borrowing iterators only).
-    unsafe {
+    let mut reserved = false;
+    let built = unsafe {
         lua.exec_raw::<LuaValue>((), |state| {
-            if ffi::lua_checkstack(state, 2 * depth as c_int + 4) != 0 {
+            reserved = ffi::lua_checkstack(state, 2 * depth as c_int + 4) != 0;
+            if reserved {
                 push(state, value, order);
             }
         })
+    }?;
+    if !reserved {
+        return Err(mlua::Error::runtime("cannot hand the value to Lua: not enough Lua stack"));
     }
+    Ok(built)
 }
 
 /// How deeply lists and maps nest in a value.
@@ -211,64 +217,74 @@ unsafe fn walk_table(
     if depth >= MAX_DEPTH {
         return Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep"));
     }
-    let mut array_part: Vec<(f64, Value)> = Vec::new();
-    let mut strings: Vec<(String, Value)> = Vec::new();
-    let (mut other_numbers, mut other_keys) = (0, 0);
+    // First the keys alone decide the table's shape, as in the controller, before any value is
+    // encoded; keys are remembered with their place in the walk.
+    let mut array_keys: Vec<(f64, usize)> = Vec::new();
+    let mut string_keys: Vec<(String, usize)> = Vec::new();
+    let (mut other_numbers, mut other_keys, mut count) = (0, 0, 0);
     // SAFETY: see `from_lua`; each level uses two of the reserved slots (key and value).
     unsafe {
         ffi::lua_pushnil(state);
         while ffi::lua_next(state, index) != 0 {
-            let value_index = ffi::lua_gettop(state);
-            let key_index = value_index - 1;
-            let item = walk(state, value_index, empty, visited, depth + 1);
-            match ffi::lua_type(state, key_index) {
+            match ffi::lua_type(state, -2) {
                 ffi::LUA_TNUMBER => {
-                    let n = ffi::lua_tonumber(state, key_index);
+                    let n = ffi::lua_tonumber(state, -2);
                     if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
-                        array_part.push((n, item?));
+                        array_keys.push((n, count));
                     } else {
                         other_numbers += 1;
                     }
                 }
-                ffi::LUA_TSTRING => strings.push((go_string(string_at(state, key_index)), item?)),
+                ffi::LUA_TSTRING => string_keys.push((go_string(string_at(state, -2)), count)),
                 _ => other_keys += 1,
             }
+            count += 1;
             ffi::lua_pop(state, 1);
         }
     }
     // gopher-lua iterates the array part (ascending) before any other key, so that part decides
     // whether the table is a list; in the hash part the first key decides, in insertion order,
     // which this engine cannot see: a mix is an error either way, only the wording may differ.
-    if !array_part.is_empty() {
-        array_part.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut items = Vec::with_capacity(array_part.len());
-        for (want, (key, item)) in array_part.into_iter().enumerate() {
-            if key != (want + 1) as f64 {
-                return Err("cannot encode sparse array".into());
-            }
-            items.push(item);
+    let list = !array_keys.is_empty();
+    if list {
+        array_keys.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if array_keys.iter().enumerate().any(|(want, (key, _))| *key != (want + 1) as f64) {
+            return Err("cannot encode sparse array".into());
         }
-        if !strings.is_empty() || other_keys > 0 {
+        if !string_keys.is_empty() || other_keys > 0 {
             return Err("cannot encode mixed or invalid key types".into());
         }
         if other_numbers > 0 {
             return Err("cannot encode sparse array".into());
         }
-        return Ok(Value::Array(items));
-    }
-    if strings.is_empty() && other_keys == 0 && other_numbers == 0 {
+    } else if count == 0 {
         return Ok(match empty {
             EmptyTable::Null => Value::Null,
             EmptyTable::EmptyList => Value::Array(Vec::new()),
         });
-    }
-    if other_keys > 0 || (other_numbers > 0 && !strings.is_empty()) {
+    } else if other_keys > 0 || (other_numbers > 0 && !string_keys.is_empty()) {
         return Err("cannot encode mixed or invalid key types".into());
-    }
-    if other_numbers > 0 {
+    } else if other_numbers > 0 {
         return Err("cannot encode sparse array".into());
     }
-    Ok(Value::Object(strings.into_iter().collect()))
+    // Then every value, in the walk's order; a failed value leaves the stack as it found it
+    // (settop), and errors surface in the order Go marshals: list order, or sorted keys.
+    let mut values: Vec<Option<Result<Value, String>>> = Vec::with_capacity(count);
+    // SAFETY: as above.
+    unsafe {
+        ffi::lua_pushnil(state);
+        while ffi::lua_next(state, index) != 0 {
+            let value_index = ffi::lua_gettop(state);
+            values.push(Some(walk(state, value_index, empty, visited, depth + 1)));
+            ffi::lua_settop(state, value_index - 1);
+        }
+    }
+    let mut take = |place: usize| values[place].take().expect("each value is taken once");
+    if list {
+        return array_keys.into_iter().map(|(_, place)| take(place)).collect::<Result<_, _>>().map(Value::Array);
+    }
+    string_keys.sort_by(|a, b| a.0.cmp(&b.0));
+    string_keys.into_iter().map(|(key, place)| Ok((key, take(place)?))).collect::<Result<_, _>>().map(Value::Object)
 }
 
 #[cfg(test)]
@@ -306,6 +322,15 @@ mod tests {
         err("local x = {1} return {a = x, b = x}", "cannot encode recursively nested tables to JSON");
         err("return {f = print}", "cannot encode function to JSON");
         err("return {n = 1/0}", "json: unsupported value: +Inf");
+        // The keys decide the shape before any value is encoded, and a failed value leaves the
+        // walk of its parent intact.
+        err("return {spec = {[true] = {{print}}}}", "cannot encode mixed or invalid key types");
+        err("return {[true] = {{print}}, [false] = 1}", "cannot encode mixed or invalid key types");
+        // Values fail in sorted key order, as Go marshals a map, whatever order Lua walks them.
+        for _ in 0..20 {
+            err("return {a = print, b = {[1] = 1, [3] = 3}, c = 1/0}", "cannot encode function to JSON");
+            err("return {z = print, y = {[1] = 1, [3] = 3}}", "cannot encode sparse array");
+        }
     }
 
     #[test]
