@@ -1,9 +1,65 @@
 //! The permissions a command needs, and a Role + RoleBinding that would grant the missing ones.
 
 use crate::source::cluster::Permission;
+use serde::Serialize;
+use serde_saphyr::{DoubleQuoted, FlowSeq};
 use std::collections::BTreeMap;
 
+const API_GROUP: &str = "rbac.authorization.k8s.io";
+const API_VERSION: &str = "rbac.authorization.k8s.io/v1";
+const NAME: &str = "rollout-lua";
+
+/// A list written `["a", "b"]`, as RBAC examples do.
+type Strings<'a> = FlowSeq<Vec<DoubleQuoted<&'a str>>>;
+
+fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> Strings<'a> {
+    FlowSeq(items.into_iter().map(DoubleQuoted).collect())
+}
+
+#[derive(Serialize)]
+struct Metadata<'a> {
+    name: &'a str,
+    namespace: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Role<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    metadata: Metadata<'a>,
+    rules: Vec<Rule<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule<'a> {
+    api_groups: Strings<'a>,
+    resources: Strings<'a>,
+    verbs: Strings<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RoleBinding<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    metadata: Metadata<'a>,
+    role_ref: Reference<'a>,
+    subjects: [Reference<'a>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Reference<'a> {
+    api_group: &'a str,
+    kind: &'a str,
+    name: &'a str,
+}
+
 /// A Role and RoleBinding granting `missing` (grouped by namespace, API group and resource).
+/// Rendered by the YAML serializer, so that any user, namespace or resource name is quoted as
+/// it needs (`--as '#ops'`).
 pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
     let mut by_namespace: BTreeMap<&str, BTreeMap<(&str, String), Vec<&str>>> = BTreeMap::new();
     for p in missing {
@@ -18,22 +74,34 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
     }
     let subject = user.unwrap_or("YOUR-USER");
     let mut out = Vec::new();
-    for (namespace, rules) in by_namespace {
-        let mut role = format!(
-            "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: rollout-lua\n  namespace: {namespace}\nrules:\n"
-        );
-        for ((group, resource), verbs) in rules {
-            role.push_str(&format!(
-                "- apiGroups: [\"{group}\"]\n  resources: [\"{resource}\"]\n  verbs: [{}]\n",
-                verbs.iter().map(|v| format!("\"{v}\"")).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        out.push(role);
-        out.push(format!(
-            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: rollout-lua\n  namespace: {namespace}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: rollout-lua\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: {subject}\n"
-        ));
+    for (namespace, rules) in &by_namespace {
+        let metadata = || Metadata { name: NAME, namespace };
+        out.push(render(&Role {
+            api_version: API_VERSION,
+            kind: "Role",
+            metadata: metadata(),
+            rules: rules
+                .iter()
+                .map(|((group, resource), verbs)| Rule {
+                    api_groups: strings([*group]),
+                    resources: strings([resource.as_str()]),
+                    verbs: strings(verbs.iter().copied()),
+                })
+                .collect(),
+        }));
+        out.push(render(&RoleBinding {
+            api_version: API_VERSION,
+            kind: "RoleBinding",
+            metadata: metadata(),
+            role_ref: Reference { api_group: API_GROUP, kind: "Role", name: NAME },
+            subjects: [Reference { api_group: API_GROUP, kind: "User", name: subject }],
+        }));
     }
     out.join("---\n")
+}
+
+fn render(object: &impl Serialize) -> String {
+    serde_saphyr::to_string(object).unwrap_or_else(|e| format!("# cannot render as YAML: {e}\n"))
 }
 
 #[cfg(test)]
@@ -48,7 +116,6 @@ mod tests {
             resource: resource.into(),
             subresource: sub.map(str::to_string),
             namespace: "shop".into(),
-            name: None,
         };
         let yaml = grant(
             &[
@@ -61,5 +128,64 @@ mod tests {
         assert!(yaml.contains("- apiGroups: [\"networking.istio.io\"]\n  resources: [\"virtualservices\"]\n  verbs: [\"update\", \"get\"]\n"), "{yaml}");
         assert!(yaml.contains("resources: [\"rollouts/status\"]\n  verbs: [\"patch\"]"), "{yaml}");
         assert!(yaml.contains("kind: RoleBinding") && yaml.contains("name: jane"), "{yaml}");
+    }
+
+    #[test]
+    fn any_user_name_stays_one_yaml_string() {
+        let p = |verb: &str, group: &str, resource: &str| Permission {
+            verb: verb.into(),
+            group: group.into(),
+            resource: resource.into(),
+            subresource: None,
+            namespace: "shop".into(),
+        };
+        let missing = [p("get", "", "configmaps"), p("update", "networking.istio.io", "virtualservices")];
+        for user in ["#ops", "a: b", "- x", "true", "007", "'q\" \\ x", "line\nbreak", "[x, y]", "*anchor", ""] {
+            let yaml = grant(&missing, Some(user));
+            let documents: Vec<serde_json::Value> =
+                serde_saphyr::from_multiple(&yaml).unwrap_or_else(|e| panic!("{user:?}: {e}\n{yaml}"));
+            assert_eq!(documents.len(), 2, "{yaml}");
+            let (role, binding) = (&documents[0], &documents[1]);
+            assert_eq!(
+                binding["subjects"],
+                serde_json::json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]),
+                "{yaml}"
+            );
+            assert_eq!(binding["roleRef"]["name"], "rollout-lua");
+            assert_eq!((role["kind"].as_str(), binding["kind"].as_str()), (Some("Role"), Some("RoleBinding")));
+            assert_eq!(
+                role["rules"],
+                serde_json::json!([
+                    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
+                    {"apiGroups": ["networking.istio.io"], "resources": ["virtualservices"], "verbs": ["update"]},
+                ]),
+                "{yaml}"
+            );
+        }
+        let yaml = grant(&missing, Some("#ops"));
+        assert!(yaml.contains("- apiGroups: [\"\"]\n  resources: [\"configmaps\"]\n  verbs: [\"get\"]\n"), "{yaml}");
+        assert!(!yaml.contains("name: #ops"), "{yaml}");
+    }
+
+    #[test]
+    fn a_role_and_binding_per_namespace_for_a_placeholder_user() {
+        let p = |namespace: &str| Permission {
+            verb: "get".into(),
+            group: "rollouts.kruise.io".into(),
+            resource: "rollouts".into(),
+            subresource: None,
+            namespace: namespace.into(),
+        };
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&grant(&[p("shop"), p("kruise-rollout")], None)).unwrap();
+        let summary: Vec<(&str, &str)> = documents
+            .iter()
+            .map(|d| (d["kind"].as_str().unwrap(), d["metadata"]["namespace"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            summary,
+            [("Role", "kruise-rollout"), ("RoleBinding", "kruise-rollout"), ("Role", "shop"), ("RoleBinding", "shop")]
+        );
+        assert_eq!(documents[1]["subjects"][0]["name"], "YOUR-USER");
     }
 }

@@ -7,6 +7,7 @@ mod cluster;
 mod completion;
 mod differential;
 mod docs;
+mod edge;
 mod offline;
 mod output;
 mod record;

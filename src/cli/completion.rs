@@ -12,6 +12,7 @@
 
 use super::{Cli, CompleteArgs, CompletionShell, CompletionsArgs, GlobalArgs, Outcome, print_raw};
 use crate::source::cluster::{Cluster, ConnectionArgs, Resource};
+use crate::source::live::rollout_name;
 use clap::{Arg, ArgAction, Command, CommandFactory, ValueHint};
 use clap_complete::Shell;
 use kube::config::Kubeconfig;
@@ -358,10 +359,6 @@ fn value_kind(arg: &Arg, positionals: &[&str], current: &str) -> Kind {
     }
 }
 
-fn rollout_name(argument: &str) -> &str {
-    argument.strip_prefix("rollout/").or_else(|| argument.strip_prefix("rollouts/")).unwrap_or(argument)
-}
-
 #[derive(Clone, Copy)]
 enum Dynamic {
     Rollouts,
@@ -511,6 +508,19 @@ mod tests {
         assert_eq!(want(&["record", "demo", ""]).0.kind, Kind::nothing());
         // Durations and the like: nothing, and no files.
         assert_eq!(want(&["--lua-timeout", ""]).0.kind, Kind::nothing());
+        // Rollouts already given, however named, are not offered again.
+        assert_eq!(
+            want(&[
+                "approve",
+                "rollout/a",
+                "rollouts.rollouts.kruise.io/b",
+                "rollouts.v1beta1.rollouts.kruise.io/c",
+                ""
+            ])
+            .0
+            .kind,
+            Kind::Rollouts { given: vec!["a".into(), "b".into(), "c".into()] }
+        );
         // After `--`, words are positional.
         assert_eq!(want(&["approve", "--", "-x", ""]).0.kind, Kind::Rollouts { given: vec!["-x".into()] });
     }

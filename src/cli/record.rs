@@ -13,6 +13,7 @@ use crate::source::live::{self, Selection};
 use crate::testcase::TestCase;
 use crate::yaml;
 use serde_json::{Map, Value, json};
+use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -69,7 +70,8 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         if !script.exists() {
             std::fs::write(&script, &case.script.script.code).map_err(|e| io(&script, e))?;
         }
-        eprintln!("wrote {}", file.display());
+        // A note only: a closed stderr must not stop the recording.
+        let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());
     }
     Ok(())
 }

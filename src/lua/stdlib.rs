@@ -4,6 +4,7 @@
 use super::{EmptyTable, EvalOptions, PairsOrder, convert};
 use crate::gojson;
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
+use std::io::Write;
 
 const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
 
@@ -84,7 +85,9 @@ fn print_function(lua: &Lua, script_name: &str, enabled: bool) -> mlua::Result<m
             parts.push(tostring.call::<mlua::LuaString>(arg)?.to_string_lossy());
         }
         if enabled {
-            eprintln!("{prefix} {}", parts.join("\t"));
+            // Like the controller's log, print never fails the script: not even when stderr
+            // is a closed pipe (`… 2>&1 | head -1`).
+            let _ = writeln!(std::io::stderr().lock(), "{prefix} {}", parts.join("\t"));
         }
         Ok(())
     })

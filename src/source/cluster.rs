@@ -107,8 +107,8 @@ impl Cluster {
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
-        let cache_name = config.cluster_url.authority().map(|a| a.as_str().replace(':', "_")).unwrap_or_default();
-        let discovery_dir = cache_home().map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_name));
+        let discovery_dir =
+            cache_home().map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
         let client = Client::try_from(config).map_err(|e| Error::Input(format!("connecting to the cluster: {e}")))?;
         Ok(Cluster {
             client,
@@ -245,11 +245,7 @@ impl Cluster {
                 .list(&ListParams::default())
                 .map_err(|e| Error::Input(format!("{}: {e}", doing())))?;
             match self.client.request::<Value>(request).await {
-                Ok(list) => {
-                    let items = list["items"].as_array().cloned().unwrap_or_default();
-                    let named = |name: &str| items.iter().find(|o| o["metadata"]["name"] == name).cloned();
-                    return Ok(names.iter().map(|n| named(n)).collect());
-                }
+                Ok(list) => return Ok(pick(list, resource, names)),
                 Err(kube::Error::Api(status)) if status.code == 403 => {}
                 Err(e) => return Err(self.failure(&doing(), e)),
             }
@@ -298,7 +294,6 @@ impl Cluster {
                     group: Some(permission.group.clone()),
                     resource: Some(permission.resource.clone()),
                     subresource: permission.subresource.clone(),
-                    name: permission.name.clone(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -331,7 +326,6 @@ pub struct Permission {
     pub resource: String,
     pub subresource: Option<String>,
     pub namespace: String,
-    pub name: Option<String>,
 }
 
 impl Permission {
@@ -343,7 +337,6 @@ impl Permission {
             resource: resource.plural.clone(),
             subresource: subresource.map(str::to_string),
             namespace: namespace.into(),
-            name: None,
         }
     }
 
@@ -351,6 +344,53 @@ impl Permission {
     pub fn replace(resource: &Resource, namespace: &str) -> [Permission; 2] {
         ["get", "update"].map(|verb| Permission::on(verb, resource, None, namespace))
     }
+}
+
+/// The objects named `names` (in that order, `None` for a missing one) among the items of a LIST
+/// of `resource`, each with its `apiVersion` and `kind`: a real API server leaves them out of
+/// the items of built-in resources (it puts them on the list only).
+fn pick(list: Value, resource: &Resource, names: &[&str]) -> Vec<Option<Value>> {
+    let Value::Object(mut list) = list else { return vec![None; names.len()] };
+    let Some(Value::Array(items)) = list.remove("items") else { return vec![None; names.len()] };
+    let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, name) in names.iter().enumerate() {
+        positions.entry(name).or_default().push(i);
+    }
+    let api_version = if resource.group.is_empty() {
+        resource.version.clone()
+    } else {
+        format!("{}/{}", resource.group, resource.version)
+    };
+    let mut found = vec![None; names.len()];
+    for mut item in items {
+        let Some(at) = item["metadata"]["name"].as_str().and_then(|name| positions.remove(name)) else { continue };
+        if let Some(object) = item.as_object_mut() {
+            for (field, value) in [("apiVersion", &api_version), ("kind", &resource.kind)] {
+                if object.get(field).and_then(Value::as_str).is_none_or(str::is_empty) {
+                    object.insert(field.into(), Value::String(value.clone()));
+                }
+            }
+        }
+        let (last, others) = at.split_last().expect("at least one position per name");
+        for &i in others {
+            found[i] = Some(item.clone());
+        }
+        found[*last] = Some(item);
+    }
+    found
+}
+
+/// The discovery cache folder of a server: its host, port and path (two clusters behind one
+/// proxy differ by path only), as one file name, like kubectl's own discovery cache.
+fn cache_key(url: &http::Uri) -> String {
+    let authority = url.authority().map(|a| a.as_str()).unwrap_or_default();
+    let path = url.path().trim_end_matches('/');
+    let key: String = format!("{authority}{path}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+        .collect();
+    // Never `.`, `..` or nothing: the folder must be a child of the cache.
+    if key.chars().all(|c| c == '.') { format!("_{key}") } else { key }
 }
 
 fn to_value(object: DynamicObject) -> Value {
@@ -393,5 +433,66 @@ pub fn describe_api_error(error: &kube::Error) -> String {
             }
             text
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn resource(group: &str, kind: &str, plural: &str) -> Resource {
+        Resource {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            namespaced: true,
+        }
+    }
+
+    #[test]
+    fn listed_items_get_their_api_version_and_kind() {
+        // A real API server leaves apiVersion and kind out of the items of built-in resources.
+        let list = json!({"apiVersion": "v1", "kind": "ServiceList", "items": [
+            {"metadata": {"name": "a"}, "spec": {"n": 1}},
+            {"metadata": {"name": "b"}},
+            {"metadata": {"name": "c"}},
+        ]});
+        let found = pick(list, &resource("", "Service", "services"), &["c", "missing", "a", "c"]);
+        assert_eq!(
+            found,
+            [
+                Some(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "c"}})),
+                None,
+                Some(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}, "spec": {"n": 1}})),
+                Some(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "c"}})),
+            ]
+        );
+        let list = json!({"items": [{"metadata": {"name": "web"}}]});
+        let found = pick(list, &resource("apps", "Deployment", "deployments"), &["web"]);
+        assert_eq!(found[0].as_ref().unwrap()["apiVersion"], "apps/v1");
+        assert_eq!(found[0].as_ref().unwrap()["kind"], "Deployment");
+    }
+
+    #[test]
+    fn listed_items_keep_the_api_version_and_kind_they_have() {
+        let item =
+            json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "vs"}});
+        let list = json!({"items": [item.clone()]});
+        let found = pick(list, &resource("networking.istio.io", "VirtualService", "virtualservices"), &["vs", "x"]);
+        assert_eq!(found, [Some(item), None]);
+        assert_eq!(pick(json!({"kind": "Status"}), &resource("", "Service", "services"), &["a"]), [None]);
+    }
+
+    #[test]
+    fn discovery_cache_key_is_host_port_and_path() {
+        let key = |url: &str| cache_key(&url.parse().unwrap());
+        assert_eq!(key("https://10.0.0.1:6443"), "10.0.0.1_6443");
+        assert_eq!(key("https://10.0.0.1:6443/"), "10.0.0.1_6443");
+        assert_eq!(key("https://proxy.example.com/clusters/a"), "proxy.example.com_clusters_a");
+        assert_ne!(key("https://proxy.example.com/clusters/a"), key("https://proxy.example.com/clusters/b"));
+        assert_eq!(key("http://[::1]:8001/k8s/c%201/"), "___1__8001_k8s_c_201");
+        assert_eq!(key("https://user@host:1/x~y"), "user_host_1_x_y");
     }
 }

@@ -51,7 +51,10 @@ pub async fn load(
     let namespace = &cluster.namespace;
     let raws: Vec<Value> = match selection {
         Selection::Names(arguments) => {
-            let names: Vec<&str> = arguments.iter().map(|a| rollout_name(a)).collect();
+            // `approve demo rollout/demo` names one Rollout: read (and work on) it once.
+            let mut seen = BTreeSet::new();
+            let names: Vec<&str> =
+                arguments.iter().map(|a| rollout_name(a)).filter(|name| seen.insert(*name)).collect();
             let found = cluster.get_many(&rollouts, namespace, &names).await?;
             names
                 .iter()
