@@ -294,7 +294,7 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
 }
 
 /// Places every object of a plan of all stages: at the stages whose plan it equals.
-fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
+pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
         for object in &stage.objects {

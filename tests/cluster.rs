@@ -370,6 +370,132 @@ fn restore_checks_permissions() {
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 
+const VS_PATH: &str = "/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo";
+const DR_PATH: &str = "/apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo";
+
+#[test]
+fn restore_retries_a_conflict_after_reading_again() {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    server.clear_log();
+    // Another client touches the DestinationRule (not its routing) between our read and our
+    // second write, which then conflicts; the VirtualService is already restored by then.
+    server.before_write(2, |store| {
+        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
+            dr["metadata"]["finalizers"] = json!(["example.com/keep"])
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .success()
+        .stderr_has("conflict: ")
+        .stderr_has("reading again (1/4)")
+        .stdout_has("VirtualService shop/demo restored (backup ")
+        .stdout_has("DestinationRule shop/demo restored (backup ");
+    assert_eq!(writes(&server), [format!("PUT {VS_PATH}"), format!("PUT {DR_PATH}"), format!("PUT {DR_PATH}")]);
+    let statuses: Vec<Option<u16>> = server.writes().iter().map(|w| w.status).collect();
+    assert_eq!(statuses, [Some(200), Some(409), Some(200)]);
+    let requests = server.requests();
+    let conflict = requests.iter().position(|r| r.status == Some(409)).unwrap();
+    assert!(
+        requests[conflict..].iter().any(|r| r.method == "GET" && r.path.contains("/destinationrules")),
+        "the DestinationRule is read again after the conflict"
+    );
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+    assert!(dr(&server)["metadata"]["annotations"].is_null());
+    assert_eq!(dr(&server)["metadata"]["finalizers"], json!(["example.com/keep"]), "the other client's change stays");
+}
+
+#[test]
+fn restore_writes_an_object_two_rollouts_share_once() {
+    let mut twin = rollout(2, "StepPaused");
+    twin["metadata"]["name"] = json!("demo-twin");
+    let server = shop(2, "StepPaused").object(twin).start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    server.clear_log();
+    let out = Test::new().kubeconfig(&server).args(["restore", "demo", "demo-twin", "--yes"]).run().success();
+    assert_eq!(out.stdout.matches("VirtualService shop/demo: restore the stored original").count(), 1);
+    assert_eq!(writes(&server), [format!("PUT {VS_PATH}"), format!("PUT {DR_PATH}")]);
+    assert!(server.writes().iter().all(|w| w.status == Some(200)));
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+}
+
+#[test]
+fn restore_after_a_conflict_refuses_to_discard_an_edit_made_meanwhile() {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    let routed = vs(&server);
+    server.clear_log();
+    // Someone edits the DestinationRule's routing between our read and our write to it.
+    server.before_write(2, |store| {
+        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
+            dr["spec"]["trafficPolicy"] = json!({"tls": {"mode": "ISTIO_MUTUAL"}})
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes", "--force"])
+        .run()
+        .status(3)
+        .stderr_has("conflict: ")
+        .stderr_has("DestinationRule shop/demo changed while restoring, and a restore would discard that change")
+        .stderr_has("rolled back VirtualService shop/demo");
+    assert_eq!(vs(&server)["spec"], routed["spec"], "the VirtualService is routed again");
+    assert_eq!(vs(&server)["metadata"]["annotations"], routed["metadata"]["annotations"]);
+    assert_eq!(dr(&server)["spec"]["trafficPolicy"], json!({"tls": {"mode": "ISTIO_MUTUAL"}}), "the edit stays");
+    assert!(dr(&server)["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"].is_string());
+}
+
+#[test]
+fn restore_rolls_back_when_reading_again_fails() {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    let routed = vs(&server);
+    server.clear_log();
+    // The conflicting write leaves the DestinationRule with an annotation that does not parse.
+    server.before_write(2, |store| {
+        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
+            dr["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"] = json!("{not json")
+        });
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has(
+            "DestinationRule shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse",
+        )
+        .stderr_has("rolled back VirtualService shop/demo");
+    assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+    assert_eq!(vs(&server)["spec"], routed["spec"], "the VirtualService is routed again");
+    assert_eq!(vs(&server)["metadata"]["annotations"], routed["metadata"]["annotations"]);
+}
+
+#[test]
+fn restore_while_the_next_step_upgrades_sees_no_edit() {
+    // Routed at step 1; the controller has moved on to step 2 but not routed it yet.
+    let server = shop(1, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    server.put_object(rollout(2, "StepUpgrade"));
+    server.clear_log();
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .success()
+        .stdout_has("VirtualService shop/demo restored (backup ")
+        .stdout_has("DestinationRule shop/demo restored (backup ");
+    assert!(!out.stdout.contains("edited"), "{}", out.stdout);
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+}
+
 /// Two services released together (mocka -> mockb), each Rollout linked by annotation to a
 /// TrafficRouting that routes a header to the DestinationRule subset `canary`.
 fn full_link(state_b: &str) -> fake_apiserver::Builder {

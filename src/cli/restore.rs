@@ -5,22 +5,61 @@ use super::cluster::{MAX_ATTEMPTS, Session, resource_of, runtime, selection, wit
 use super::{DryRun, GlobalArgs, Outcome, RestoreArgs, confirm, print};
 use crate::data::{self, Data};
 use crate::error::Error;
-use crate::model::ObjectRef;
+use crate::model::{ObjectRef, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
+use crate::plan::RoutingPlan;
 use crate::source::cluster::{Cluster, Permission, Resource};
 use crate::source::files;
+use crate::status::{self, Position};
 use crate::write::{self, Backups, WriteFailure, Written};
 use crate::yaml;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+
+/// An object: its resource's group and plural, its namespace and name.
+type Key = (String, String, String, String);
+
+fn key_of(resource: &Resource, object: &Value) -> Key {
+    let field = |name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
+    (resource.group.clone(), resource.plural.clone(), field("namespace"), field("name"))
+}
+
+/// Where an object stands against the Rollouts that route it.
+#[derive(Clone, Debug)]
+enum Placement {
+    /// No Rollout could tell (none is progressing, or its stages do not plan, or `--ref`).
+    Unchecked,
+    /// Edited after it was routed: it matches no stage of any Rollout routing it. `expected` is
+    /// what the `label` stage routes it to, to show the edits against.
+    Edited { label: String, expected: Value },
+    /// At a stage of a Rollout that routes it, or at its original: no edit to lose.
+    Placed,
+}
+
+impl Placement {
+    /// Adds another Rollout's verdict on the same object: a stage of either places it.
+    fn merge(&mut self, other: Placement) {
+        match (&*self, other) {
+            (Placement::Placed, _) | (Placement::Edited { .. }, Placement::Unchecked) => {}
+            (_, other) => *self = other,
+        }
+    }
+}
 
 /// One object to restore.
 struct Restoration {
+    key: Key,
     resource: Resource,
     live: Value,
     restored: Value,
-    /// What the object should look like at the current step, when a Rollout says so.
-    expected: Option<Value>,
+    placement: Placement,
+}
+
+/// What was confirmed of an object: its live state and what the restore writes.
+struct Confirmed {
+    live: Value,
+    restored: Value,
 }
 
 pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
@@ -31,18 +70,26 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
         }
         let backups = Backups::new(&session.cluster.context);
         let mut written: Vec<Written> = Vec::new();
-        let mut confirmed: Option<Vec<Value>> = None;
+        let mut confirmed: Option<BTreeMap<Key, Confirmed>> = None;
+        let mut shown_notes = BTreeSet::new();
+        let mut lines = Vec::new();
         for attempt in 1..=MAX_ATTEMPTS {
-            let (restorations, notes) = restorations(&session, args).await?;
-            for note in &notes {
-                anstream::eprintln!("{note}");
+            // Objects this run restored have no annotation any more: they are done.
+            let done: BTreeSet<Key> = written.iter().map(|w| key_of(&w.resource, &w.before)).collect();
+            let (restorations, notes) = match restorations(&session, args, &done).await {
+                Ok(found) => found,
+                Err(error) => return Err(with_rollback(&session.cluster, &written, error).await.into()),
+            };
+            for note in notes {
+                if shown_notes.insert(note.clone()) {
+                    let _ = writeln!(anstream::stderr(), "{note}");
+                }
             }
-            let targets: Vec<Value> = restorations.iter().map(|r| r.restored.clone()).collect();
             match &confirmed {
                 None => {
                     let permissions = restorations
                         .iter()
-                        .flat_map(|r| Permission::replace(&r.resource, r.live["metadata"]["namespace"].as_str().unwrap_or_default()))
+                        .flat_map(|r| Permission::replace(&r.resource, &r.key.2))
                         .collect();
                     if args.dry_run != DryRun::Client {
                         write::preflight(&session.cluster, permissions).await?;
@@ -51,7 +98,7 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
                     if restorations.is_empty() {
                         return Ok(Outcome::Done);
                     }
-                    let drifted = restorations.iter().any(|r| r.expected.as_ref().is_some_and(|e| !data::same_routing(e, &r.live)));
+                    let drifted = restorations.iter().any(|r| matches!(r.placement, Placement::Edited { .. }));
                     match args.dry_run {
                         DryRun::Client => {
                             print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
@@ -77,33 +124,44 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
                             .map_err(|_| Error::Refused("nothing was written: the objects were edited during the release (shown above); a restore would discard those edits: pass --force to restore anyway".into()))?;
                     }
                     confirm("Restore these objects?", args.yes)?;
+                    confirmed = Some(
+                        restorations
+                            .iter()
+                            .map(|r| (r.key.clone(), Confirmed { live: r.live.clone(), restored: r.restored.clone() }))
+                            .collect(),
+                    );
                 }
-                Some(previous) if *previous != targets => {
-                    let refusal = Error::Refused("an object changed while restoring and the restore would now write something else; run again to review it".into());
-                    return Err(with_rollback(&session.cluster, &written, refusal).await.into());
+                Some(previous) => {
+                    if let Err(refusal) = still_as_confirmed(previous, &restorations, &done) {
+                        return Err(with_rollback(&session.cluster, &written, refusal).await.into());
+                    }
                 }
-                Some(_) => {}
             }
-            confirmed = Some(targets);
-            let mut result = Ok(Vec::new());
+            let mut failure = None;
             for r in &restorations {
                 match write::write_planned(&session.cluster, &r.resource, &r.live, &r.restored, &backups, &mut written).await {
-                    Ok(backup) => result.as_mut().map(|lines: &mut Vec<String>| lines.push(format!("{} restored (backup {})\n", write::describe_object(&r.live), backup.display()))).unwrap_or(()),
-                    Err(failure) => {
-                        result = Err(failure);
+                    Ok(backup) => {
+                        lines.push(format!("{} restored (backup {})\n", write::describe_object(&r.live), backup.display()))
+                    }
+                    Err(error) => {
+                        failure = Some(error);
                         break;
                     }
                 }
             }
-            match result {
-                Ok(lines) => {
+            match failure {
+                None => {
                     print(&lines.join(""))?;
                     return Ok(Outcome::Done);
                 }
-                Err(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
-                    anstream::eprintln!("{}", paint(YELLOW, &format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})")));
+                Some(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
+                    let _ = writeln!(
+                        anstream::stderr(),
+                        "{}",
+                        paint(YELLOW, &format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})"))
+                    );
                 }
-                Err(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
+                Some(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
                     return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());
                 }
             }
@@ -112,10 +170,49 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
     })
 }
 
-/// The objects a restore writes, and notes on those it skips.
-async fn restorations(session: &Session, args: &RestoreArgs) -> Result<(Vec<Restoration>, Vec<String>), Error> {
+/// After a conflict: refuses when the restore would now write something other than what was
+/// confirmed, or would discard an edit made since (objects this run already restored are done).
+fn still_as_confirmed(
+    previous: &BTreeMap<Key, Confirmed>,
+    restorations: &[Restoration],
+    done: &BTreeSet<Key>,
+) -> Result<(), Error> {
+    let now: BTreeSet<&Key> = restorations.iter().map(|r| &r.key).collect();
+    let same_targets =
+        restorations.iter().all(|r| previous.get(&r.key).is_some_and(|c| data::same_routing(&c.restored, &r.restored)))
+            && previous.keys().all(|k| now.contains(k) || done.contains(k));
+    if !same_targets {
+        return Err(Error::Refused(
+            "an object changed while restoring and the restore would now write something else; run again to review it"
+                .into(),
+        ));
+    }
+    // The restore writes the same, but it would also discard whatever changed the object since
+    // it was confirmed, unless a Rollout's stage explains the change (the controller routed it).
+    let edited: Vec<String> = restorations
+        .iter()
+        .filter(|r| !matches!(r.placement, Placement::Placed))
+        .filter(|r| previous.get(&r.key).is_some_and(|c| !data::same_routing(&c.live, &r.live)))
+        .map(|r| write::describe_object(&r.live))
+        .collect();
+    if !edited.is_empty() {
+        return Err(Error::Refused(format!(
+            "{} changed while restoring, and a restore would discard that change nobody has reviewed; run again to review it",
+            edited.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The objects a restore writes, each once, and notes on those it skips. `done` are the objects
+/// this run already restored.
+async fn restorations(
+    session: &Session,
+    args: &RestoreArgs,
+    done: &BTreeSet<Key>,
+) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
-    let mut candidates: Vec<(Resource, Value, Option<Value>)> = Vec::new();
+    let mut candidates: Vec<(Resource, Value, Placement)> = Vec::new();
     if args.refs.is_empty() {
         let (live, catalog) = session.load(&selection(&args.selection)?).await?;
         for rollout in &live.snapshot.rollouts {
@@ -123,34 +220,28 @@ async fn restorations(session: &Session, args: &RestoreArgs) -> Result<(Vec<Rest
             let mut refs: Vec<ObjectRef> =
                 rollout.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone()).collect();
             refs.extend(cr.iter().flat_map(|c| c.item.traffic_routing.custom_network_refs.clone()));
-            // What the current step should have written: anything else is someone's edit.
-            let expected: BTreeMap<ObjectRef, Value> = match rollout
-                .item
-                .current_stage()
-                .filter(|_| rollout.item.status.phase.as_deref() == Some("Progressing"))
-            {
-                Some(stage) => match session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage]) {
-                    Ok(plan) => {
-                        plan.stages.into_iter().flat_map(|s| s.objects).map(|o| (o.reference, o.planned)).collect()
-                    }
-                    Err(e) => {
-                        notes.push(format!(
-                            "Rollout {}: cannot check for edits, the current step does not plan: {e}",
-                            rollout.item.name
-                        ));
-                        BTreeMap::new()
-                    }
-                },
-                None => BTreeMap::new(),
-            };
+            // Where the objects stand against every stage (as `status` places them): an object
+            // at no stage was edited. In StepUpgrade of step k they still hold step k-1's routing.
+            let mut placements: BTreeMap<(String, String, String), Placement> = BTreeMap::new();
+            if rollout.item.status.phase.as_deref() == Some("Progressing") {
+                match session.plan(&live, &catalog, &live.snapshot.objects, rollout, &rollout.item.stages()) {
+                    Ok(plan) => placements = placed(&plan, rollout.item.current_stage()),
+                    Err(e) => notes.push(format!(
+                        "Rollout {}: cannot check for edits, its steps do not plan: {e}",
+                        rollout.item.name
+                    )),
+                }
+            }
             for reference in refs {
                 match live.snapshot.objects.get(&reference, &rollout.namespace) {
                     None => notes.push(format!("{reference} in namespace {}: not found, skipped", rollout.namespace)),
-                    Some(object) => candidates.push((
-                        resource_of(&live, &reference)?.clone(),
-                        object.clone(),
-                        expected.get(&reference).cloned(),
-                    )),
+                    Some(object) => {
+                        let placement = placements
+                            .get(&(reference.kind.clone(), rollout.namespace.clone(), reference.name.clone()))
+                            .cloned()
+                            .unwrap_or(Placement::Unchecked);
+                        candidates.push((resource_of(&live, &reference)?.clone(), object.clone(), placement));
+                    }
                 }
             }
         }
@@ -161,24 +252,71 @@ async fn restorations(session: &Session, args: &RestoreArgs) -> Result<(Vec<Rest
                 None => {
                     notes.push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace))
                 }
-                Some(object) => candidates.push((resource, object, None)),
+                Some(object) => candidates.push((resource, object, Placement::Unchecked)),
             }
         }
     }
-    let mut restorations = Vec::new();
-    for (resource, live, expected) in candidates {
-        let what = write::describe_object(&live);
-        let Some(stored) = data::stored_original(&live) else {
-            notes.push(format!("{what}: no {} annotation, nothing to restore", data::ORIGINAL_SPEC_ANNOTATION));
+    let mut restorations: Vec<Restoration> = Vec::new();
+    for (resource, live, placement) in candidates {
+        let key = key_of(&resource, &live);
+        // Two Rollouts (or two --ref) may name one object: it is restored once.
+        if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
+            known.placement.merge(placement);
             continue;
-        };
-        let original = Data::from_go_json(stored).map_err(|e| {
-            Error::Refused(format!("nothing was written: {what}: its annotation {} does not parse ({e}); fix or remove it, or restore from a backup", data::ORIGINAL_SPEC_ANNOTATION))
+        }
+        let what = write::describe_object(&live);
+        if data::stored_original(&live).is_none() {
+            if !done.contains(&key) {
+                notes.push(format!("{what}: no {} annotation, nothing to restore", data::ORIGINAL_SPEC_ANNOTATION));
+            }
+            continue;
+        }
+        let original = Data::original_of(&live).map_err(|e| {
+            let nothing = if done.is_empty() { "nothing was written: " } else { "" };
+            Error::Refused(format!("{nothing}{what}: {e}; fix or remove it, or restore from a backup"))
         })?;
         let restored = original.apply_to(&live, None);
-        restorations.push(Restoration { resource, live, restored, expected });
+        restorations.push(Restoration { key, resource, live, restored, placement });
+    }
+    for r in &mut restorations {
+        // Still at its original (stored, not routed yet): there is no edit to lose.
+        let mut unrouted = r.live.clone();
+        if let Some(annotations) = unrouted["metadata"]["annotations"].as_object_mut() {
+            annotations.remove(data::ORIGINAL_SPEC_ANNOTATION);
+        }
+        if data::same_routing(&unrouted, &r.restored) {
+            r.placement = Placement::Placed;
+        }
     }
     Ok((restorations, notes))
+}
+
+/// Each object of a plan of every stage, by (kind, namespace, name): placed at a stage, or
+/// edited (shown against the current stage's plan, else the first stage's).
+fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<(String, String, String), Placement> {
+    let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
+    status::positions(plan)
+        .into_iter()
+        .map(|view| {
+            let placement = match view.position {
+                Position::Drifted => shown
+                    .and_then(|stage| {
+                        stage
+                            .objects
+                            .iter()
+                            .find(|o| {
+                                o.reference.kind == view.kind
+                                    && o.reference.name == view.name
+                                    && o.namespace == view.namespace
+                            })
+                            .map(|o| Placement::Edited { label: stage.label.clone(), expected: o.planned.clone() })
+                    })
+                    .unwrap_or(Placement::Unchecked),
+                Position::Original | Position::AtStep { .. } => Placement::Placed,
+            };
+            ((view.kind, view.namespace, view.name), placement)
+        })
+        .collect()
 }
 
 /// `KIND.GROUP/NAME`, or `KIND/NAME` for the Istio kinds, to a served resource and a name.
@@ -212,7 +350,7 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     let mut out = String::new();
     for r in restorations {
         let what = write::describe_object(&r.live);
-        if let Some(expected) = r.expected.as_ref().filter(|e| !data::same_routing(e, &r.live)) {
+        if let Placement::Edited { label, expected } = &r.placement {
             out.push_str(&format!(
                 "{}\n",
                 paint(YELLOW, &format!("{what} was edited after it was routed; a restore discards these edits:"))
@@ -221,7 +359,7 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 &output::object_diff(
                     expected,
                     &r.live,
-                    &format!("{what} (as the current step routes it)"),
+                    &format!("{what} (as {label} routes it)"),
                     &format!("{what} (live)"),
                 )
                 .map_err(Error::Input)?,
