@@ -71,7 +71,7 @@ pub enum WriteFailure {
     Failed(String),
 }
 
-fn failure(doing: &str, error: kube::Error) -> WriteFailure {
+pub(crate) fn failure(doing: &str, error: kube::Error) -> WriteFailure {
     let message = format!("{doing}: {}", describe_api_error(&error));
     match &error {
         kube::Error::Api(status) if status.code == 409 => WriteFailure::Conflict(message),
@@ -119,9 +119,16 @@ pub async fn write_planned(
     if !data::same_routing(&current, planned) {
         let mut next = planned.clone();
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
-        let after =
+        current =
             cluster.replace(resource, &next, false).await.map_err(|e| failure(&format!("updating {what}"), e))?;
-        record(written, resource, live, after);
+        record(written, resource, live, current.clone());
+    }
+    // What the server stored is what counts: a mutating admission webhook may have changed it,
+    // and the controller would then see routing it did not plan.
+    if !data::same_routing(&current, planned) {
+        return Err(WriteFailure::Failed(format!(
+            "{what} was stored with other spec, labels or annotations than planned (a mutating admission webhook changed it?)"
+        )));
     }
     Ok(backup)
 }

@@ -244,6 +244,30 @@ fn approve_rolls_back_when_a_later_write_fails() {
 }
 
 #[test]
+fn approve_verifies_what_the_server_stored() {
+    // A mutating webhook that rewrites the routing: what is stored is not what was planned.
+    let server = shop(2, "StepPaused")
+        .mutation(|plural, object| {
+            if plural == "virtualservices" && object["spec"]["http"][0]["route"].as_array().is_some_and(|r| r.len() > 1)
+            {
+                object["spec"]["http"][0]["route"][1]["weight"] = json!(0);
+                object["spec"]["http"][0]["route"][0]["weight"] = json!(100);
+            }
+        })
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("VirtualService shop/demo was stored with other spec, labels or annotations than planned")
+        .stderr_has("rolled back VirtualService shop/demo");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "the VirtualService is back to its state before the run");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "not approved");
+    assert!(!writes(&server).iter().any(|w| w.starts_with("PATCH")), "{:?}", writes(&server));
+}
+
+#[test]
 fn approve_client_dry_run_writes_nothing_and_server_dry_run_stores_nothing() {
     let server = shop(2, "StepPaused").start();
     Test::new()

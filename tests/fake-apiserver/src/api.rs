@@ -41,6 +41,10 @@ pub struct AdmissionRequest<'a> {
 /// A validating admission hook: `Err(message)` rejects the request.
 pub(crate) type AdmissionHook = Arc<dyn Fn(&AdmissionRequest) -> Result<(), String> + Send + Sync>;
 
+/// A mutating admission hook: changes an object of the named resource (plural) before it is
+/// validated and stored.
+pub(crate) type MutatingHook = Arc<dyn Fn(&str, &mut Value) + Send + Sync>;
+
 /// Called with every logged request, after its response is ready.
 pub(crate) type RequestObserver = Arc<dyn Fn(&LoggedRequest) + Send + Sync>;
 
@@ -51,6 +55,8 @@ pub(crate) struct Config {
     pub rules: Vec<Rule>,
     /// `(webhook name, hook)`, run in order.
     pub webhooks: Vec<(String, AdmissionHook)>,
+    /// Mutating hooks, run in order before the validating ones.
+    pub mutations: Vec<MutatingHook>,
     pub on_request: Option<RequestObserver>,
     /// `host:port`, for `/api`'s serverAddressByClientCIDRs.
     pub address: String,
@@ -416,6 +422,7 @@ impl Context<'_> {
             return Err(ApiError::internal_unknown("resourceVersion should not be set on objects to be created"));
         }
         self.prepare_new(t, &mut object, &name);
+        self.mutate(t, &mut object);
         self.admit("create", t, &object, None)?;
         if self.store.get_key(&t.key(&name)).is_some() {
             return Err(ApiError::already_exists(def, &name));
@@ -444,7 +451,8 @@ impl Context<'_> {
             }
             _ => {}
         }
-        let candidate = updated_object(t, &old, object);
+        let mut candidate = updated_object(t, &old, object);
+        self.mutate(t, &mut candidate);
         self.admit("update", t, &candidate, Some(&old))?;
         self.persist(t, t.name(), Some(&old), candidate, 200)
     }
@@ -468,6 +476,7 @@ impl Context<'_> {
         let Some(old) = old else {
             let mut object = patched;
             self.prepare_new(t, &mut object, t.name());
+            self.mutate(t, &mut object);
             self.admit("patch", t, &object, None)?;
             return self.persist(t, t.name(), None, object, 201);
         };
@@ -476,7 +485,8 @@ impl Context<'_> {
         if !patched_rv.is_empty() && patched_rv != old["metadata"]["resourceVersion"] {
             return Err(ApiError::modified(&t.def, t.name()));
         }
-        let candidate = updated_object(t, &old, patched);
+        let mut candidate = updated_object(t, &old, patched);
+        self.mutate(t, &mut candidate);
         self.admit("patch", t, &candidate, Some(&old))?;
         self.persist(t, t.name(), Some(&old), candidate, 200)
     }
@@ -563,6 +573,13 @@ impl Context<'_> {
             map.remove("status");
         }
         self.store.stamp_new(def, object);
+    }
+
+    /// Mutating admission: the main resource only, as webhooks registered without subresources.
+    fn mutate(&self, t: &Target, object: &mut Value) {
+        if !t.status {
+            self.config.mutations.iter().for_each(|hook| hook(&t.def.plural, object));
+        }
     }
 
     fn admit(&self, verb: &str, t: &Target, object: &Value, old_object: Option<&Value>) -> Result<(), ApiError> {

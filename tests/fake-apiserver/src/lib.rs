@@ -64,7 +64,7 @@ pub use resource::{
 };
 pub use store::Store;
 
-use api::{AdmissionHook, Config, RequestObserver, State};
+use api::{AdmissionHook, Config, MutatingHook, RequestObserver, State};
 use faults::{Faults, RequestFault};
 use server::Shared;
 
@@ -85,6 +85,7 @@ pub struct Builder {
     objects: Vec<Value>,
     rules: Vec<Rule>,
     webhooks: Vec<(String, AdmissionHook)>,
+    mutations: Vec<MutatingHook>,
     latency: Duration,
     port: u16,
     on_request: Option<RequestObserver>,
@@ -158,6 +159,14 @@ impl Builder {
         self
     }
 
+    /// Adds a mutating admission webhook: it may change every object of a resource (by plural)
+    /// that is created, updated or patched, before the validating hooks and storage, as a
+    /// defaulting or policy webhook does. Status subresource writes are left alone.
+    pub fn mutation(mut self, hook: impl Fn(&str, &mut Value) + Send + Sync + 'static) -> Self {
+        self.mutations.push(Arc::new(hook));
+        self
+    }
+
     /// Delays every response by `latency` (without blocking other requests).
     pub fn latency(mut self, latency: Duration) -> Self {
         self.latency = latency;
@@ -209,6 +218,7 @@ impl Builder {
                 preferred: self.preferred,
                 rules: self.rules,
                 webhooks: self.webhooks,
+                mutations: self.mutations,
                 on_request: self.on_request,
                 address: address.to_string(),
             },

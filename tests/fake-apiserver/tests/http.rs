@@ -494,6 +494,34 @@ fn admission_hooks_reject_with_422_even_on_dry_run() {
 }
 
 #[test]
+fn mutating_hooks_change_what_is_stored_before_validation() {
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .mutation(|plural, object| {
+            if plural == "virtualservices" {
+                object["spec"]["gateways"] = json!(["mesh"]);
+            }
+        })
+        .admission("validation.istio.io", |req| match req.object["spec"]["gateways"].is_array() {
+            true => Ok(()),
+            false => Err("validation ran before mutation".into()),
+        })
+        .start();
+    let path = "/apis/networking.istio.io/v1alpha3/namespaces/demo/virtualservices";
+    let vs = json!({
+        "apiVersion": "networking.istio.io/v1alpha3", "kind": "VirtualService",
+        "metadata": { "name": "vs" }, "spec": { "hosts": ["a"] },
+    });
+    let created = call(&server, "POST", path).json(&vs).send();
+    assert_eq!((created.status, &created.body["spec"]["gateways"]), (201, &json!(["mesh"])));
+    let mut replaced = created.body.clone();
+    replaced["spec"] = json!({"hosts": ["b"]});
+    let updated = call(&server, "PUT", &format!("{path}/vs")).json(&replaced).send();
+    assert_eq!((updated.status, &updated.body["spec"]), (200, &json!({"hosts": ["b"], "gateways": ["mesh"]})));
+    assert_eq!(server.objects("networking.istio.io", "virtualservices")[0]["spec"], updated.body["spec"]);
+}
+
+#[test]
 fn latency_overlaps_for_concurrent_requests() {
     let latency = Duration::from_millis(300);
     let server = kruise();
