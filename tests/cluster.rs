@@ -32,9 +32,13 @@ fn plan_chooses_steps() {
     plan(&["demo", "--step", "3"]).success().stdout_has("step 3/3: replicas 100%");
     let all = plan(&["demo", "--all-steps", "-o", "json"]).success().json();
     assert_eq!(all["plans"][0]["stages"].as_array().unwrap().len(), 3);
-    plan(&["-l", "app=demo", "--detailed-exitcode"]).status(2);
+    plan(&["-l", "app=demo", "--detailed-exitcode"]).status(2).stdout_has("Rollout shop/demo\n");
     plan(&["demo", "--step", "7"]).status(1).stderr_has("--step 7: Rollout demo has 3 steps");
     plan(&["missing"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"missing\" not found in namespace shop");
+    plan(&[]).status(1).stderr_has("name the Rollouts (NAME or rollout/NAME), or select them with -l; or plan manifest files with -f");
+    let restore = Test::new().kubeconfig(&server).arg("restore").run();
+    restore.status(1).stderr_has("select them with -l; or name objects with --ref KIND/NAME, or a backup with --from-backup");
+    assert_eq!(writes(&server), Vec::<String>::new());
 }
 
 #[test]

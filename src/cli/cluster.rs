@@ -44,7 +44,6 @@ impl Session {
         })
     }
 
-    /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
     pub(super) fn limits(&self) -> Limits {
         self.limits
     }
@@ -58,6 +57,7 @@ impl Session {
         Ok(catalog)
     }
 
+    /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
         let live = live::load(&self.cluster, selection, &self.catalog, &self.controller_namespace).await?;
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
@@ -84,9 +84,9 @@ impl Session {
 pub(super) fn selection(args: &RolloutSelection) -> Result<Selection, Error> {
     match &args.selector {
         Some(selector) => Ok(Selection::Selector(selector.clone())),
-        None if args.rollouts.is_empty() => Err(Error::Input(
-            "name the Rollouts (NAME or rollout/NAME), or select them with -l; or plan files with -f".into(),
-        )),
+        None if args.rollouts.is_empty() => {
+            Err(Error::Input("name the Rollouts (NAME or rollout/NAME), or select them with -l".into()))
+        }
         None => Ok(Selection::Names(args.rollouts.clone())),
     }
 }
@@ -113,7 +113,9 @@ fn status_line(rollout: &Rollout) -> String {
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
-        let (live, catalog) = session.load(&selection(&args.selection)?).await?;
+        let selection = selection(&args.selection)
+            .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
+        let (live, catalog) = session.load(&selection).await?;
         let planned = crate::parallel::map(&live.snapshot.rollouts, |rollout| {
             let (stages, note) = chosen_stages(&rollout.item, args)?;
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;

@@ -214,7 +214,10 @@ async fn restorations(
     let mut notes = Vec::new();
     let mut candidates: Vec<(Resource, Value, Placement)> = Vec::new();
     if args.refs.is_empty() {
-        let (live, catalog) = session.load(&selection(&args.selection)?).await?;
+        let selection = selection(&args.selection).map_err(|e| {
+            Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
+        })?;
+        let (live, catalog) = session.load(&selection).await?;
         for rollout in &live.snapshot.rollouts {
             let cr = live.snapshot.traffic_routing_of(rollout)?;
             let mut refs: Vec<ObjectRef> =
