@@ -74,6 +74,14 @@ fn plan_server_dry_run_reports_admission_rejections() {
         .stdout_has("server dry-run REJECTED VirtualService shop/demo (step 2/3): admission webhook \"validation.istio.io\" denied the request: total destination weight = 101 != 100")
         .stderr_has("the API server rejected a planned object");
     assert!(server.writes().iter().all(|w| w.is_dry_run()), "only dry-run writes: {:?}", writes(&server));
+    assert_eq!(
+        writes(&server),
+        [
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo",
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo",
+        ],
+        "each changed object is sent once"
+    );
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
@@ -287,7 +295,15 @@ fn approve_client_dry_run_writes_nothing_and_server_dry_run_stores_nothing() {
         .run()
         .success()
         .stdout_has("server dry-run accepted the approval of Rollout demo");
-    assert!(server.writes().iter().all(|w| w.is_dry_run()));
+    assert!(server.writes().iter().all(|w| w.is_dry_run()), "{:?}", writes(&server));
+    assert_eq!(
+        writes(&server),
+        [
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo",
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo",
+            "PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/demo/status",
+        ]
+    );
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }
@@ -795,8 +811,15 @@ fn exec_credential_plugins_and_request_timeouts_work() {
 
     let slow = shop(2, "StepPaused").latency(std::time::Duration::from_secs(3)).start();
     let started = std::time::Instant::now();
-    Test::new().kubeconfig(&slow).args(["plan", "demo", "--request-timeout", "300ms"]).run().status(1);
-    assert!(started.elapsed() < std::time::Duration::from_secs(3), "--request-timeout cuts a slow request short");
+    Test::new()
+        .kubeconfig(&slow)
+        .args(["plan", "demo", "--request-timeout", "300ms"])
+        .run()
+        .status(1)
+        .stderr_has("timed out");
+    let elapsed = started.elapsed();
+    assert!(elapsed >= std::time::Duration::from_millis(300), "{elapsed:?}");
+    assert!(elapsed < std::time::Duration::from_secs(3), "--request-timeout cuts a slow request short: {elapsed:?}");
 }
 
 #[test]
@@ -834,9 +857,17 @@ fn approve_reports_server_errors_and_dropped_connections() {
     // Reads: the Rollout, then the VirtualService and DestinationRule; the access reviews (get and
     // update on both kinds, patch on rollouts/status); then the writes: the VirtualService twice,
     // so the DestinationRule's first write is the 11th request.
+    server.clear_log();
     server.drop_connection_on_request(11);
     let out = test.run_args(["approve", "demo", "--yes"]).status(1);
     assert!(out.stderr.contains("rolled back VirtualService shop/demo"), "{}", out.stderr);
+    assert!(out.stderr.contains("DestinationRule shop/demo"), "the dropped write is named: {}", out.stderr);
+    let dropped = server.requests().into_iter().nth(10).expect("an 11th request");
+    assert_eq!(
+        (dropped.method.as_str(), dropped.path.as_str(), dropped.status),
+        ("PUT", "/apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo", None),
+        "the dropped request is the DestinationRule's first write"
+    );
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }

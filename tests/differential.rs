@@ -58,24 +58,28 @@ fn builtin_scripts_agree_on_their_test_cases() {
 
 #[test]
 fn virtual_service_script_agrees_on_generated_inputs() {
-    let script = support::repo(&format!("{VIRTUAL_SERVICE}/trafficRouting.lua"));
-    let mut rng = SplitMix64(0x5eed_0000_0000_0001);
-    let mut corpus = Corpus::new("VirtualService script on generated inputs");
-    for i in 0..600 {
-        let obj = step_obj(&mut rng, virtual_service);
-        corpus.add_obj(&format!("generated VirtualService #{i}"), &script, &obj, Expect::Success);
-    }
-    corpus.check();
+    agrees_on_generated_inputs("VirtualService", VIRTUAL_SERVICE, 0x5eed_0000_0000_0001, 600, virtual_service);
 }
 
 #[test]
 fn destination_rule_script_agrees_on_generated_inputs() {
-    let script = support::repo(&format!("{DESTINATION_RULE}/trafficRouting.lua"));
-    let mut rng = SplitMix64(0x5eed_0000_0000_0002);
-    let mut corpus = Corpus::new("DestinationRule script on generated inputs");
-    for i in 0..120 {
-        let obj = step_obj(&mut rng, destination_rule);
-        corpus.add_obj(&format!("generated DestinationRule #{i}"), &script, &obj, Expect::Success);
+    agrees_on_generated_inputs("DestinationRule", DESTINATION_RULE, 0x5eed_0000_0000_0002, 120, destination_rule);
+}
+
+/// `count` random steps over random objects of a kind, through its built-in script in `dir`.
+fn agrees_on_generated_inputs(
+    kind: &str,
+    dir: &str,
+    seed: u64,
+    count: usize,
+    object: fn(&mut SplitMix64, &str) -> Value,
+) {
+    let script = support::repo(&format!("{dir}/trafficRouting.lua"));
+    let mut rng = SplitMix64(seed);
+    let mut corpus = Corpus::new(format!("{kind} script on generated inputs"));
+    for i in 0..count {
+        let obj = step_obj(&mut rng, object);
+        corpus.add_obj(&format!("generated {kind} #{i}"), &script, &obj, Expect::Success);
     }
     corpus.check();
 }
@@ -172,7 +176,7 @@ struct Case {
 
 /// The cases of one test, with a directory for the objs it generates.
 struct Corpus {
-    title: &'static str,
+    title: String,
     dir: TempDir,
     cases: Vec<Case>,
 }
@@ -184,8 +188,8 @@ struct Run {
 }
 
 impl Corpus {
-    fn new(title: &'static str) -> Corpus {
-        Corpus { title, dir: tempfile::tempdir().expect("temp dir"), cases: Vec::new() }
+    fn new(title: impl Into<String>) -> Corpus {
+        Corpus { title: title.into(), dir: tempfile::tempdir().expect("temp dir"), cases: Vec::new() }
     }
 
     fn add(&mut self, name: &str, script: &Path, obj: &Path, expect: Expect) {
