@@ -149,8 +149,8 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'kubectl-rollout_lua;record'= {
-            cand -o 'Write the test case to FILE instead of stdout'
-            cand --output 'Write the test case to FILE instead of stdout'
+            cand -o 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it'
+            cand --output 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it'
             cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)'
             cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts'
             cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'

@@ -130,7 +130,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l until-paused -d 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s o -l output -d 'Write the test case to FILE instead of stdout' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s o -l output -d 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l script -d 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r

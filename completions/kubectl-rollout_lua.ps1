@@ -157,8 +157,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             break
         }
         'kubectl-rollout_lua;record' {
-            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the test case to FILE instead of stdout')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the test case to FILE instead of stdout')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it')
             [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)')
             [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts')
             [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')

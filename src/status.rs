@@ -126,6 +126,10 @@ pub struct RolloutView {
     pub message: Option<String>,
     pub canary_replicas: Option<i64>,
     pub canary_ready_replicas: Option<i64>,
+    /// The old version's pods: the whole workload when the canary runs in an extra workload,
+    /// else the workload's pods that are not canary (partition, blue-green).
+    pub stable_replicas: Option<i64>,
+    pub stable_ready_replicas: Option<i64>,
     /// The workload's replicas and ready replicas, when it could be read.
     pub workload: Option<WorkloadView>,
     /// The gateway objects, or why they could not be placed.
@@ -171,6 +175,11 @@ impl RolloutView {
             (StrategyKind::Canary, true) => "canary (extra workload)",
             (StrategyKind::Canary, false) => "canary (partition)",
         };
+        // The extra canary workload's pods are not in the workload; otherwise its canary pods are.
+        let extra_workload = rollout.kind == StrategyKind::Canary && rollout.enable_extra_workload_for_canary;
+        let stable = |workload: Option<i64>, canary: Option<i64>| {
+            workload.map(|all| if extra_workload { all } else { (all - canary.unwrap_or(0)).max(0) })
+        };
         let stage = rollout.current_stage();
         let step_does = stage.map(|stage| {
             let strategy = rollout.strategy_at(stage).describe();
@@ -196,6 +205,11 @@ impl RolloutView {
             message: status.message.clone(),
             canary_replicas: status.canary_replicas,
             canary_ready_replicas: status.canary_ready_replicas,
+            stable_replicas: stable(workload.as_ref().and_then(|w| w.replicas), status.canary_replicas),
+            stable_ready_replicas: stable(
+                workload.as_ref().and_then(|w| w.ready_replicas),
+                status.canary_ready_replicas,
+            ),
             workload,
             objects: every_stage.map(positions),
         }
@@ -224,6 +238,9 @@ impl RolloutView {
         let mut replicas = Vec::new();
         if let Some(canary) = self.canary_replicas {
             replicas.push(format!("canary {canary} ({} ready)", self.canary_ready_replicas.unwrap_or(0)));
+        }
+        if let Some(stable) = self.stable_replicas {
+            replicas.push(format!("stable {stable} ({} ready)", self.stable_ready_replicas.unwrap_or(0)));
         }
         if let Some(w) = &self.workload {
             let count = |n: Option<i64>| n.map_or("?".into(), |n| n.to_string());
@@ -373,5 +390,27 @@ mod tests {
         assert!(matches!(Progress::of(&cancelled, now), Progress::Failed { .. }));
         assert_eq!(Progress::of(&rollout(json!({"phase": "Healthy"})), now), Progress::NotInRelease);
         assert!(Progress::of(&done, now).is_final());
+    }
+
+    #[test]
+    fn stable_replicas_are_the_workloads_pods_that_are_not_canary() {
+        let status = json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "canaryReplicas": 1, "canaryReadyReplicas": 1}});
+        let workload = || {
+            Some(WorkloadView { kind: "Deployment".into(), name: "demo".into(), replicas: Some(4), ready_replicas: Some(3) })
+        };
+        let view = |rollout: &Rollout| {
+            RolloutView::new(rollout, "shop", Err("not planned".into()), workload(), SystemTime::UNIX_EPOCH)
+        };
+        // Partition: the canary pods are among the workload's.
+        let partition = view(&rollout(status.clone()));
+        assert_eq!((partition.stable_replicas, partition.stable_ready_replicas), (Some(3), Some(2)));
+        assert!(partition.text().contains("Replicas: canary 1 (1 ready); stable 3 (2 ready); Deployment demo 4 (3 ready)"));
+        // An extra canary workload: the workload holds only the stable pods.
+        let mut extra = rollout(status);
+        extra.enable_extra_workload_for_canary = true;
+        assert_eq!(view(&extra).stable_replicas, Some(4));
+        // Without the workload, nothing is guessed.
+        let unknown = RolloutView::new(&extra, "shop", Err("not planned".into()), None, SystemTime::UNIX_EPOCH);
+        assert_eq!(unknown.stable_replicas, None);
     }
 }

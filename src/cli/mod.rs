@@ -40,7 +40,7 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     --from-backup FILE puts back an object saved by an earlier write.";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
-    state, the controller's message, canary replicas, and for a timed pause the time left; and for every gateway \
+    state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at its original, at step k (it equals the plan of step k), or drifted (it equals no \
     step's plan), with the script used.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
@@ -52,6 +52,23 @@ Exit codes:
   1  error (bad input, script failure, API error)
   2  changes pending (only with --detailed-exitcode)
   3  refused by a guard (step state, expected step, drift, permissions, no terminal to confirm)";
+
+const PLAN_EXIT_CODES: &str = "\
+Exit codes:
+  0  done (with --detailed-exitcode: done, no changes)
+  1  error (bad input, script failure, API error, a server dry-run rejection)
+  2  changes pending (only with --detailed-exitcode)";
+
+const WRITE_EXIT_CODES: &str = "\
+Exit codes:
+  0  done
+  1  error (bad input, script failure, API error)
+  3  refused by a guard (step state, expected step, drift, permissions, no terminal to confirm)";
+
+const STATUS_EXIT_CODES: &str = "\
+Exit codes:
+  0  done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
+  1  error; with -w: a Rollout failed, --timeout passed, or Ctrl-C";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -133,16 +150,16 @@ impl ConnectionFlags {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show what a step does to the gateway objects, as a diff from their current content
-    #[command(after_help = EXIT_CODES, long_about = PLAN_ABOUT)]
+    #[command(after_help = PLAN_EXIT_CODES, long_about = PLAN_ABOUT)]
     Plan(PlanArgs),
     /// Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)
-    #[command(after_help = EXIT_CODES, long_about = APPROVE_ABOUT)]
+    #[command(after_help = WRITE_EXIT_CODES, long_about = APPROVE_ABOUT)]
     Approve(ApproveArgs),
     /// Put gateway objects back to their stored original (as the controller does when a release ends)
-    #[command(after_help = EXIT_CODES, long_about = RESTORE_ABOUT)]
+    #[command(after_help = WRITE_EXIT_CODES, long_about = RESTORE_ABOUT)]
     Restore(RestoreArgs),
     /// Show Rollouts' progress and where each gateway object stands; -w follows it
-    #[command(after_help = EXIT_CODES, long_about = STATUS_ABOUT)]
+    #[command(after_help = STATUS_EXIT_CODES, long_about = STATUS_ABOUT)]
     Status(StatusArgs),
     /// Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
     #[command(after_help = EXIT_CODES_SIMPLE)]
@@ -295,8 +312,10 @@ pub struct RecordArgs {
     /// The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
     #[arg(value_name = "ROLLOUT")]
     pub rollout: String,
-    /// Write the test case to FILE instead of stdout
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    /// Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a
+    /// directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the
+    /// script next to them) so that `test DIR` replays it
+    #[arg(short = 'o', long = "output", value_name = "FILE|DIR")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub scripts: ScriptArgs,
@@ -454,9 +473,9 @@ pub(crate) fn term_is_dumb() -> bool {
 }
 
 /// Colour off for a dumb terminal, which anstream would still colour when `CI` or `CLICOLOR` is
-/// set; `CLICOLOR_FORCE` still wins, as everywhere else.
+/// set; `CLICOLOR_FORCE` still wins, by anstream's own reading of it.
 fn dumb_terminal() -> bool {
-    term_is_dumb() && std::env::var_os("CLICOLOR_FORCE").is_none_or(|force| force.is_empty() || force == "0")
+    term_is_dumb() && !anstyle_query::clicolor_force()
 }
 
 /// Writes text for people to stdout, with its colour codes stripped where colour is off (not a
