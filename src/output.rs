@@ -1,5 +1,6 @@
 //! Rendering for people: unified diffs with colour. Colour codes are always written here;
-//! `anstream` strips them when stdout is not a terminal, or with NO_COLOR / --no-color.
+//! `cli::print` strips them where colour is off (not a terminal, NO_COLOR, TERM=dumb,
+//! --no-color).
 
 use crate::plan::{Action, ObjectPlan, RoutingPlan};
 use crate::yaml;
@@ -66,9 +67,12 @@ fn external_diff(command: &str, name: &str, old: &str, new: &str) -> Result<Stri
     let run = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let root = std::env::temp_dir().join(format!("kubectl-rollout-lua-diff-{}-{run}", std::process::id()));
     let (live, merged) = (root.join("LIVE"), root.join("MERGED"));
+    // A fresh folder of our own: one that already exists (made by someone else in the shared
+    // temp folder) is refused, and left alone.
+    std::fs::create_dir(&root).map_err(|e| format!("creating {}: {e}", root.display()))?;
     let result = (|| {
         for (dir, text) in [(&live, old), (&merged, new)] {
-            std::fs::create_dir_all(dir)
+            std::fs::create_dir(dir)
                 .and_then(|_| std::fs::write(dir.join(name), text))
                 .map_err(|e| format!("writing {}: {e}", dir.display()))?;
         }
