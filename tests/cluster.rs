@@ -35,9 +35,13 @@ fn plan_chooses_steps() {
     plan(&["-l", "app=demo", "--detailed-exitcode"]).status(2).stdout_has("Rollout shop/demo\n");
     plan(&["demo", "--step", "7"]).status(1).stderr_has("--step 7: Rollout demo has 3 steps");
     plan(&["missing"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"missing\" not found in namespace shop");
-    plan(&[]).status(1).stderr_has("name the Rollouts (NAME or rollout/NAME), or select them with -l; or plan manifest files with -f");
+    plan(&[])
+        .status(1)
+        .stderr_has("name the Rollouts (NAME or rollout/NAME), or select them with -l; or plan manifest files with -f");
     let restore = Test::new().kubeconfig(&server).arg("restore").run();
-    restore.status(1).stderr_has("select them with -l; or name objects with --ref KIND/NAME, or a backup with --from-backup");
+    restore
+        .status(1)
+        .stderr_has("select them with -l; or name objects with --ref KIND/NAME, or a backup with --from-backup");
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 
@@ -274,7 +278,11 @@ fn approve_verifies_what_the_server_stored() {
         .status(1)
         .stderr_has("VirtualService shop/demo was stored with other spec, labels or annotations than planned")
         .stderr_has("rolled back VirtualService shop/demo");
-    assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "the VirtualService is back to its state before the run");
+    assert_eq!(
+        vs(&server)["spec"],
+        virtual_service()["spec"],
+        "the VirtualService is back to its state before the run"
+    );
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "not approved");
     assert!(!writes(&server).iter().any(|w| w.starts_with("PATCH")), "{:?}", writes(&server));
 }
@@ -917,4 +925,52 @@ fn many_objects_of_a_kind_are_read_with_one_list_or_a_get_each_when_listing_is_f
         .run()
         .status(1)
         .stderr_has("rollouts.rollouts.kruise.io \"gone\" not found in namespace shop");
+}
+
+#[test]
+fn traffic_only_routes_any_progressing_step_and_approves_nothing() {
+    // The controller is still upgrading step 2: a plain approve refuses, --traffic-only routes it.
+    let server = shop(2, "StepUpgrade").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has("StepUpgrade");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    assert!(!writes(&server).iter().any(|w| w.starts_with("PATCH")), "no approval: {:?}", writes(&server));
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepUpgrade");
+
+    // Not in a release: nothing to route or approve, with or without --traffic-only.
+    let mut healthy = rollout(1, "StepPaused");
+    healthy["status"] = json!({"phase": "Healthy"});
+    let server = serving(healthy).start();
+    let test = Test::new().kubeconfig(&server);
+    for args in [&["approve", "demo", "--yes"][..], &["approve", "demo", "--traffic-only", "--yes"]] {
+        test.run_args(args).status(3).stderr_has("not in canary or blue-green progress");
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn stale_discovery_is_refreshed_on_a_404() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success();
+    // A cached discovery document naming a plural the server no longer serves (a renamed resource).
+    let cached = std::fs::read_dir(test.path("home/.cache/kubectl-rollout-lua/discovery"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("networking.istio.io/v1beta1.json"))
+        .find(|path| path.exists())
+        .expect("the Istio group's discovery is cached");
+    let text = std::fs::read_to_string(&cached).unwrap();
+    std::fs::write(&cached, text.replace("\"virtualservices\"", "\"vses\"")).unwrap();
+    server.clear_log();
+    test.run_args(["plan", "demo", "-o", "yaml"]).success().stdout_has("kind: VirtualService");
+    let requests: Vec<(String, Option<u16>)> = server.requests().iter().map(|r| (r.path.clone(), r.status)).collect();
+    let at = |path: &str| requests.iter().position(|(p, _)| p == path);
+    let stale = at("/apis/networking.istio.io/v1beta1/namespaces/shop/vses/demo").expect("read at the cached plural");
+    assert_eq!(requests[stale].1, Some(404));
+    let refreshed = at("/apis/networking.istio.io/v1beta1").expect("discovery read again");
+    let fresh = at("/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo").expect("read again");
+    assert!(stale < refreshed && refreshed < fresh, "{requests:?}");
+    assert!(std::fs::read_to_string(&cached).unwrap().contains("\"virtualservices\""), "the cache is mended");
 }
