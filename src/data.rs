@@ -143,7 +143,8 @@ pub fn same_routing(a: &Value, b: &Value) -> bool {
     part(a) == part(b)
 }
 
-fn string_map(value: &Value) -> BTreeMap<String, String> {
+/// The string entries of a JSON map (others are skipped); empty for anything else.
+pub fn string_map(value: &Value) -> BTreeMap<String, String> {
     value
         .as_object()
         .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())

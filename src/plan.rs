@@ -24,7 +24,7 @@ pub struct ObjectIndex {
 impl ObjectIndex {
     pub fn insert(&mut self, namespace: &str, object: Value) {
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+        let group = model::api_group(api_version).to_string();
         let kind = object["kind"].as_str().unwrap_or_default().to_string();
         let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
         self.objects.insert((group, kind, namespace.to_string(), name), object);

@@ -87,6 +87,13 @@ pub struct ConfigMapScripts {
     pub data: BTreeMap<String, String>,
 }
 
+impl ConfigMapScripts {
+    /// The scripts of a ConfigMap object (its string `data` entries).
+    pub fn from_object(namespace: &str, configmap: &serde_json::Value) -> ConfigMapScripts {
+        ConfigMapScripts { namespace: namespace.to_string(), data: crate::data::string_map(&configmap["data"]) }
+    }
+}
+
 /// Every place a script can come from, already read into memory.
 #[derive(Clone, Debug, Default)]
 pub struct ScriptCatalog {

@@ -66,7 +66,7 @@ impl Snapshot {
             }
             let namespace = value["metadata"]["namespace"].as_str().unwrap_or(default_namespace).to_string();
             let kind = value["kind"].as_str().unwrap_or_default();
-            let group = value["apiVersion"].as_str().unwrap_or_default().rsplit_once('/').map_or("", |(g, _)| g);
+            let group = crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default());
             let describe =
                 || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
             match (group, kind) {
@@ -83,11 +83,7 @@ impl Snapshot {
                     snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
                 }
                 ("", "ConfigMap") if value["metadata"]["name"] == CONFIGMAP_NAME => {
-                    let data = value["data"]
-                        .as_object()
-                        .map(|d| d.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
-                        .unwrap_or_default();
-                    snapshot.configmap = Some(ConfigMapScripts { namespace, data });
+                    snapshot.configmap = Some(ConfigMapScripts::from_object(&namespace, &value));
                 }
                 _ if kind.is_empty() || value["metadata"]["name"].as_str().is_none() => {
                     return Err(Error::Input(format!("{origin}: not a Kubernetes object (no kind or metadata.name)")));

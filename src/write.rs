@@ -18,10 +18,7 @@ pub struct Backups {
 
 impl Backups {
     pub fn new(context: &str) -> Backups {
-        let state = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-            .unwrap_or_else(std::env::temp_dir);
+        let state = crate::source::files::xdg_dir("XDG_STATE_HOME", ".local/state").unwrap_or_else(std::env::temp_dir);
         let context = if context.is_empty() { "default" } else { context };
         Backups { root: state.join("kubectl-rollout-lua/backups").join(context.replace('/', "_")) }
     }
@@ -119,8 +116,7 @@ pub async fn write_planned(
     if !data::same_routing(&current, planned) {
         let mut next = planned.clone();
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
-        current =
-            cluster.replace(resource, &next, false).await.map_err(|e| failure(&format!("updating {what}"), e))?;
+        current = cluster.replace(resource, &next, false).await.map_err(|e| failure(&format!("updating {what}"), e))?;
         record(written, resource, live, current.clone());
     }
     // What the server stored is what counts: a mutating admission webhook may have changed it,

@@ -59,10 +59,15 @@ pub struct ObjectRef {
     pub name: String,
 }
 
+/// The API group of an apiVersion (`""` for the core group's `v1`).
+pub fn api_group(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
 impl ObjectRef {
     /// The API group (`""` for the core group).
     pub fn group(&self) -> &str {
-        self.api_version.rsplit_once('/').map_or("", |(group, _)| group)
+        api_group(&self.api_version)
     }
 
     /// The group as the controller's script lookup computes it: the text before the first `/`,

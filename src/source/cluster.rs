@@ -107,8 +107,8 @@ impl Cluster {
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
-        let discovery_dir =
-            cache_home().map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
+        let discovery_dir = super::files::xdg_dir("XDG_CACHE_HOME", ".cache")
+            .map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
         let client = Client::try_from(config).map_err(|e| Error::Input(format!("connecting to the cluster: {e}")))?;
         Ok(Cluster {
             client,
@@ -403,12 +403,6 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
         return None;
     }
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
-}
-
-fn cache_home() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
 }
 
 /// An API failure as a sentence: what was being done, the server's message, code and reason.

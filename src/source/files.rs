@@ -129,3 +129,10 @@ fn script_dir(script: &Path) -> Result<ScriptDir, Error> {
     }
     Ok(ScriptDir { key, script: script.to_path_buf(), code: read_text(script)?, testdata })
 }
+
+/// An XDG base directory: `$VAR`, else `$HOME/<fallback>` (e.g. `XDG_CACHE_HOME`, `.cache`).
+pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))
+}

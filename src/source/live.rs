@@ -227,13 +227,7 @@ pub async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option
         namespaced: true,
     };
     let configmap = cluster.get(&resource, namespace, CONFIGMAP_NAME).await?;
-    Ok(configmap.map(|c| ConfigMapScripts {
-        namespace: namespace.to_string(),
-        data: c["data"]
-            .as_object()
-            .map(|d| d.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
-            .unwrap_or_default(),
-    }))
+    Ok(configmap.map(|c| ConfigMapScripts::from_object(namespace, &c)))
 }
 
 #[cfg(test)]
