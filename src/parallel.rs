@@ -11,7 +11,10 @@ pub fn map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<
     std::thread::scope(|scope| {
         let handles: Vec<_> =
             items.chunks(chunk).map(|part| scope.spawn(|| part.iter().map(&work).collect::<Vec<_>>())).collect();
-        handles.into_iter().flat_map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
     })
 }
 

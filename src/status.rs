@@ -396,7 +396,12 @@ mod tests {
     fn stable_replicas_are_the_workloads_pods_that_are_not_canary() {
         let status = json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "canaryReplicas": 1, "canaryReadyReplicas": 1}});
         let workload = || {
-            Some(WorkloadView { kind: "Deployment".into(), name: "demo".into(), replicas: Some(4), ready_replicas: Some(3) })
+            Some(WorkloadView {
+                kind: "Deployment".into(),
+                name: "demo".into(),
+                replicas: Some(4),
+                ready_replicas: Some(3),
+            })
         };
         let view = |rollout: &Rollout| {
             RolloutView::new(rollout, "shop", Err("not planned".into()), workload(), SystemTime::UNIX_EPOCH)
@@ -404,7 +409,9 @@ mod tests {
         // Partition: the canary pods are among the workload's.
         let partition = view(&rollout(status.clone()));
         assert_eq!((partition.stable_replicas, partition.stable_ready_replicas), (Some(3), Some(2)));
-        assert!(partition.text().contains("Replicas: canary 1 (1 ready); stable 3 (2 ready); Deployment demo 4 (3 ready)"));
+        assert!(
+            partition.text().contains("Replicas: canary 1 (1 ready); stable 3 (2 ready); Deployment demo 4 (3 ready)")
+        );
         // An extra canary workload: the workload holds only the stable pods.
         let mut extra = rollout(status);
         extra.enable_extra_workload_for_canary = true;
