@@ -165,7 +165,7 @@ fn plan_text_of(plan: &RoutingPlan) -> Result<String, String> {
 }
 
 fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
-    let what = format!("{} {}/{}", object.reference.kind, object.namespace, object.reference.name);
+    let what = object.describe();
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),

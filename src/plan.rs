@@ -57,6 +57,11 @@ pub struct ObjectPlan {
 }
 
 impl ObjectPlan {
+    /// `VirtualService shop/demo`.
+    pub fn describe(&self) -> String {
+        format!("{} {}/{}", self.reference.kind, self.namespace, self.reference.name)
+    }
+
     pub fn changed(&self) -> bool {
         !data::same_routing(&self.current, &self.planned)
     }

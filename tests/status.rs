@@ -2,8 +2,10 @@
 //! with a stand-in for the controller that moves the Rollout on once a step is approved.
 
 use crate::support::cluster::*;
-use crate::support::{Test, terminal_available};
-use serde_json::json;
+use crate::support::{BINARY, Test, terminal_available};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
@@ -52,27 +54,66 @@ fn status_shows_the_time_left_of_a_timed_pause() {
 /// Moves the Rollout on as the controller would once a step is approved: StepReady becomes the
 /// next step's StepPaused, and after the last step the release completes.
 fn controller(server: &FakeHandle) -> (Arc<AtomicBool>, thread::JoinHandle<()>) {
+    controller_of(server, &["demo"])
+}
+
+/// [`controller`] for each of `names`; a timed pause also moves on (at once).
+fn controller_of(server: &FakeHandle, names: &[&str]) -> (Arc<AtomicBool>, thread::JoinHandle<()>) {
     let stop = Arc::new(AtomicBool::new(false));
     let handle = {
         let (server, stop) = (server.clone_handle(), stop.clone());
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                if let Some(mut rollout) = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
-                    && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
-                {
-                    let step = rollout["status"]["canaryStatus"]["currentStepIndex"].as_i64().unwrap();
-                    rollout["status"] = if step == 3 {
-                        json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]})
-                    } else {
-                        json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": step + 1, "currentStepState": "StepPaused"}})
+                for name in &names {
+                    let Some(mut rollout) = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, name)
+                    else {
+                        continue;
                     };
-                    server.put_object(rollout);
+                    let steps = rollout["spec"]["strategy"]["canary"]["steps"].clone();
+                    let status = &rollout["status"]["canaryStatus"];
+                    let Some(step) = status["currentStepIndex"].as_i64() else { continue };
+                    let timed = !steps[(step - 1) as usize]["pause"]["duration"].is_null();
+                    let state = status["currentStepState"].clone();
+                    if state == "StepReady" || (state == "StepPaused" && timed) {
+                        rollout["status"] = if step == steps.as_array().unwrap().len() as i64 {
+                            json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]})
+                        } else {
+                            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": step + 1, "currentStepState": "StepPaused"}})
+                        };
+                        server.put_object(rollout);
+                    }
                 }
                 thread::sleep(Duration::from_millis(50));
             }
         })
     };
     (stop, handle)
+}
+
+/// `value` for a second Rollout `solo`: its own Service, workload and gateway objects.
+fn solo(value: Value) -> Value {
+    serde_json::from_str(&value.to_string().replace("demo", "solo")).unwrap()
+}
+
+/// `demo` at `step`/`state`, and `solo` (with `solo_rollout`'s status and steps) beside it.
+fn demo_and_solo(step: i64, state: &str, solo_rollout: Value) -> fake_apiserver::Builder {
+    shop(step, state).object(solo(solo_rollout)).object(solo(virtual_service())).object(solo(destination_rule()))
+}
+
+/// The writes an approval makes on a fresh server, for placing a fault on one of them.
+fn writes_of(server: fake_apiserver::Builder, args: &[&str]) -> Vec<String> {
+    let server = server.start();
+    Test::new().kubeconfig(&server).args(args).run().success();
+    writes(&server)
+}
+
+/// The Rollouts an approval patched, in order.
+fn approved_in(writes: &[String]) -> Vec<String> {
+    writes
+        .iter()
+        .filter_map(|w| w.strip_prefix("PATCH ")?.strip_suffix("/status")?.rsplit('/').next().map(String::from))
+        .collect()
 }
 
 #[test]
@@ -188,4 +229,278 @@ fn status_watch_redraws_in_place_on_a_terminal() {
         .success()
         .stdout_has("shop/demo: Progressing, step 1/3 StepPaused (waiting for approval)");
     assert!(!dumb.stdout.contains('\x1b'), "{:?}", dumb.stdout);
+}
+
+#[test]
+fn approve_rolls_back_when_a_guard_refuses_after_a_conflict() {
+    let args = ["approve", "demo", "--yes"];
+    let last = writes_of(shop(2, "StepPaused"), &args).len();
+    let server = shop(2, "StepPaused").start();
+    // Right before the approval (the last write), the controller moves the Rollout on: the
+    // approval conflicts, and on the retry the guard refuses.
+    server.before_write(last, |store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |r| {
+            r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(args)
+        .run()
+        .status(3)
+        .stderr_has("conflict: approving Rollout demo")
+        .stderr_has("does not allow to approve, because current canary state is not 'StepPaused' (it is StepUpgrade)")
+        .stderr_has("rolled back VirtualService shop/demo")
+        .stderr_has("rolled back DestinationRule shop/demo");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepUpgrade");
+}
+
+#[test]
+fn approve_several_rollouts_leaves_the_approved_ones_out_of_a_retry() {
+    let args = ["approve", "demo", "solo", "--yes"];
+    let measured = writes_of(demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")), &args);
+    let order = approved_in(&measured);
+    assert_eq!(order.len(), 2, "{measured:?}");
+    let server = demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")).start();
+    // The first approval goes through; the second conflicts (its Rollout was touched).
+    let second = order[1].clone();
+    server.before_write(measured.len(), move |store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, &second, |r| {
+            r["metadata"]["annotations"] = json!({"touched": "yes"})
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(args)
+        .run()
+        .success()
+        .stderr_has(&format!("conflict: approving Rollout {}", order[1]))
+        .stdout_has(&format!("rollout.rollouts.kruise.io/{} approved (step 2/3)", order[0]))
+        .stdout_has(&format!("rollout.rollouts.kruise.io/{} approved (step 2/3)", order[1]))
+        .stdout_has(&format!("Next for Rollout shop/{}: step 3/3", order[0]))
+        .stdout_has(&format!("Next for Rollout shop/{}: step 3/3", order[1]));
+    assert_eq!(approved_in(&writes(&server)), [order[0].as_str(), &order[1], &order[1]], "the first is approved once");
+    for name in ["demo", "solo"] {
+        let rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, name).unwrap();
+        assert_eq!(rollout["status"]["canaryStatus"]["currentStepState"], "StepReady", "{name}");
+    }
+}
+
+#[test]
+fn approve_several_rollouts_says_which_approvals_stay_when_a_retry_is_refused() {
+    let args = ["approve", "demo", "solo", "--yes"];
+    let measured = writes_of(demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")), &args);
+    let order = approved_in(&measured);
+    let server = demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")).start();
+    let second = order[1].clone();
+    server.before_write(measured.len(), move |store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, &second, |r| {
+            r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(args)
+        .run()
+        .status(3)
+        .stderr_has(&format!("\"{}\" does not allow to approve", order[1]))
+        .stderr_has(&format!("rolled back VirtualService shop/{}", order[1]))
+        .stderr_has(&format!(
+            "the status patches already applied cannot be undone:\n    Rollout {} stays approved (step 2/3), its gateway objects as routed",
+            order[0]
+        ));
+    let vs = |name: &str| server.object("networking.istio.io", "*", "virtualservices", NAMESPACE, name).unwrap();
+    // The refused Rollout's objects are back as they were.
+    let refused = vs(&order[1]);
+    assert_eq!(
+        refused["spec"],
+        json!({"hosts": [order[1]], "http": [{"route": [{"destination": {"host": order[1]}}]}]})
+    );
+    assert!(refused["metadata"]["annotations"].is_null());
+    // The approved one keeps the routing of the step it was approved at: approved with the
+    // routing of the step before would be a half-done step.
+    let approved = vs(&order[0]);
+    assert_eq!(approved["spec"]["http"][0]["route"][1]["weight"], 50, "{approved}");
+    assert!(!approved["metadata"]["annotations"].is_null());
+}
+
+#[test]
+fn approve_until_a_step_refuses_a_rollout_already_past_it() {
+    let server = shop(3, "StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
+        .run()
+        .status(3)
+        .stderr_has("\"demo\" is already at step 3/3, past step 2");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn approve_until_a_step_stops_past_it_when_its_pause_is_timed() {
+    let mut rollout = rollout(1, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"] = json!([
+        {"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "user-agent", "value": "pc"}]}]},
+        {"replicas": "50%", "traffic": "50%", "pause": {"duration": 1}},
+        {"replicas": "80%", "traffic": "80%"},
+        {"replicas": "100%"}
+    ]);
+    let server = serving(rollout).start();
+    let (stop, handle) = controller_of(&server, &["demo"]);
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
+        .run();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    let out = out.success().stdout_has("approved (step 1/4)").stdout_has("approved every pause up to step 2");
+    assert!(!out.stdout.contains("approved (step 3/4)"), "{}", out.stdout);
+    assert_eq!(approved_in(&writes(&server)), ["demo"], "step 3's pause is not approved");
+    assert_eq!(
+        rollout_status(&server)["canaryStatus"],
+        json!({"currentStepIndex": 3, "currentStepState": "StepPaused"})
+    );
+}
+
+#[test]
+fn approve_to_the_end_goes_on_when_one_rollout_completes_first() {
+    let mut one_step = rollout(1, "StepPaused");
+    one_step["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap().truncate(1);
+    let server = demo_and_solo(1, "StepPaused", one_step).start();
+    let (stop, handle) = controller_of(&server, &["demo", "solo"]);
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "solo", "--to-end", "--yes", "--timeout", "30s"])
+        .run();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    out.success()
+        .stdout_has("rollout.rollouts.kruise.io/solo approved (step 1/1)")
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 3/3)")
+        .stdout_has("the release completed");
+    let mut patched = approved_in(&writes(&server));
+    patched.sort();
+    assert_eq!(patched, ["demo", "demo", "demo", "solo"], "solo is approved once, and only while paused");
+}
+
+#[test]
+fn status_watch_until_paused_ends_when_the_others_are_done() {
+    let mut done = rollout(3, "Completed");
+    done["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]});
+    let server = demo_and_solo(1, "StepPaused", done).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "demo", "solo", "-w", "--until-paused", "--timeout", "10s"])
+        .run()
+        .success()
+        .stdout_has("shop/demo: Progressing, step 1/3 StepPaused (waiting for approval)");
+}
+
+#[test]
+fn approve_succeeds_when_only_the_preview_of_the_next_step_fails() {
+    // The script fails on 50% traffic: step 2, which the preview plans after step 1 is approved.
+    let script = "if obj.canaryWeight == 50 then error('no script for 50%') end\n\
+                  obj.data.spec.hosts = {'demo', 'weight' .. obj.canaryWeight}\nreturn obj.data\n";
+    let server = shop(1, "StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .file("vs.lua", script)
+        .args(["approve", "demo", "--yes", "--script", "VirtualService.networking.istio.io=vs.lua"])
+        .run()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stderr_has("warning: could not preview the next step of Rollout demo: ")
+        .stderr_has("no script for 50%");
+    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "weight-1"]));
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+}
+
+/// The binary as [`Test`] runs it, with stderr of the caller's choosing.
+fn binary(test: &Test, program: &str, args: &[&str], stderr: Stdio) -> Command {
+    let home = test.path("home");
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(test.path(""))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("KUBECONFIG", test.path("kubeconfig"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    command
+}
+
+#[test]
+fn approve_survives_a_stderr_it_cannot_write() {
+    // The conflict is reported on stderr: a closed pipe, then a full device.
+    let closed = || Stdio::piped();
+    let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    for (what, stderr) in [("closed", closed as fn() -> Stdio), ("full", full)] {
+        if what == "full" && !std::path::Path::new("/dev/full").exists() {
+            continue;
+        }
+        let server = shop(2, "StepPaused").start();
+        server.conflict_next_writes(1);
+        let test = Test::new().kubeconfig(&server);
+        let mut child = binary(&test, BINARY, &["approve", "demo", "--yes"], stderr()).spawn().unwrap();
+        drop(child.stderr.take());
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "stderr {what}: {stdout}");
+        assert!(stdout.contains("rollout.rollouts.kruise.io/demo approved (step 2/3)"), "stderr {what}: {stdout}");
+        assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+    }
+}
+
+#[test]
+fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
+    if !terminal_available() {
+        return eprintln!("script (util-linux) not installed: skipped");
+    }
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let line = format!("'{BINARY}' approve demo --until-step 2 --timeout 60s");
+    let mut child = binary(&test, "script", &["-qec", &line, "/dev/null"], Stdio::piped()).spawn().unwrap();
+    let screen = Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let (mut stdout, screen) = (child.stdout.take().unwrap(), screen.clone());
+        thread::spawn(move || {
+            let mut buffer = [0; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buffer) {
+                screen.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        })
+    };
+    let prompted = (0..600).any(|_| {
+        thread::sleep(Duration::from_millis(50));
+        screen.lock().unwrap().contains("Only 'yes' goes ahead: ")
+    });
+    assert!(prompted, "{:?}", screen.lock().unwrap());
+    // Ctrl-C at the prompt (the terminal makes it a SIGINT), then a "yes" nobody meant.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"\x03").unwrap();
+    thread::sleep(Duration::from_millis(500));
+    let _ = stdin.write_all(b"yes\n");
+    drop(stdin);
+    let status = (0..600).find_map(|_| {
+        thread::sleep(Duration::from_millis(50));
+        child.try_wait().unwrap()
+    });
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    reader.join().unwrap();
+    let screen = screen.lock().unwrap().clone();
+    assert!(status.is_some_and(|s| !s.success()), "{status:?}\n{screen}");
+    assert!(!screen.contains("demo approved"), "{screen}");
+    assert_eq!(writes(&server), Vec::<String>::new(), "{screen}");
 }

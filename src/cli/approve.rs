@@ -15,7 +15,8 @@ use crate::source::live::{Live, Selection};
 use crate::status::{Progress, RolloutView};
 use crate::write::{self, Backups, WriteFailure, Written};
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 
 /// One Rollout to approve: its current stage's plan, checked by every guard.
 struct Approval<'a> {
@@ -24,23 +25,61 @@ struct Approval<'a> {
     plan: RoutingPlan,
 }
 
+/// A Rollout this run approved: where, its generation then, and the stage's label.
+#[derive(Clone, Debug)]
+struct Approved {
+    stage: Stage,
+    generation: Option<i64>,
+    label: String,
+    /// Its gateway objects (`Kind namespace/name`): routed as its approved step wants, they stay
+    /// when a later failure rolls the rest back.
+    objects: BTreeSet<String>,
+}
+
+/// Which Rollouts one approval covers.
+enum Targets {
+    /// Every selected Rollout, at the step `--expect-step` names, if any.
+    Selected(Option<usize>),
+    /// These Rollouts, each at the step the follower last saw it paused at.
+    Only(BTreeMap<String, usize>),
+}
+
+impl Targets {
+    /// Whether `rollout` is covered, and the step it must be at (with why).
+    fn expectation(&self, rollout: &Located<Rollout>) -> Option<Option<(usize, &'static str)>> {
+        match self {
+            Targets::Selected(step) => Some(step.map(|s| (s, "--expect-step"))),
+            Targets::Only(steps) => steps.get(&rollout.item.name).map(|s| Some((*s, "where it was last seen paused"))),
+        }
+    }
+}
+
+/// Whether the run follows the Rollouts after the first approval.
+fn follows(args: &ApproveArgs) -> bool {
+    args.until_step.is_some() || args.to_end
+}
+
 /// The guards of one approval, before anything is written.
 fn check_approvable(
     rollout: &Located<Rollout>,
     args: &ApproveArgs,
-    expect_step: Option<usize>,
+    expect: Option<(usize, &str)>,
 ) -> Result<Stage, Error> {
     let item = &rollout.item;
     let name = format!("rollouts.rollouts.kruise.io \"{}\"", item.name);
-    let kind = match item.kind {
-        StrategyKind::Canary => "canary",
-        StrategyKind::BlueGreen => "blue-green",
-    };
     if !item.status.has_sub_status {
         return Err(Error::Refused(format!("{name}: no need to approve: not in canary or blue-green progress")));
     }
     let stage =
         item.current_stage().ok_or_else(|| Error::Refused(format!("{name}: the status names no current step")))?;
+    if let (Some(last), Stage::Step(current)) = (args.until_step, stage)
+        && current > last
+    {
+        return Err(Error::Refused(format!(
+            "{name} is already at step {current}/{}, past step {last}: there is no pause up to step {last} left to approve (--until-step)",
+            item.steps.len()
+        )));
+    }
     let state = item.status.current_step_state.as_deref().unwrap_or("unknown");
     if args.traffic_only {
         if item.status.phase.as_deref() != Some("Progressing") {
@@ -51,14 +90,15 @@ fn check_approvable(
         }
     } else if state != "StepPaused" {
         return Err(Error::Refused(format!(
-            "{name} does not allow to approve, because current {kind} state is not 'StepPaused' (it is {state})"
+            "{name} does not allow to approve, because current {} state is not 'StepPaused' (it is {state})",
+            item.kind
         )));
     }
-    if let (Some(expected), Stage::Step(current)) = (expect_step, stage)
+    if let (Some((expected, why)), Stage::Step(current)) = (expect, stage)
         && expected != current
     {
         return Err(Error::Refused(format!(
-            "{name} is at step {current}/{}, not at step {expected} (--expect-step)",
+            "{name} is at step {current}/{}, not at step {expected} ({why})",
             item.steps.len()
         )));
     }
@@ -67,10 +107,9 @@ fn check_approvable(
 
 /// The planned state of every object, for noticing that a re-plan after a conflict differs from
 /// what was confirmed.
-fn targets(plans: &[&RoutingPlan]) -> BTreeMap<String, String> {
-    plans
+fn planned_objects(plan: &RoutingPlan) -> BTreeMap<String, String> {
+    plan.stages
         .iter()
-        .flat_map(|p| &p.stages)
         .flat_map(|s| &s.objects)
         .map(|o| {
             (format!("{}/{}/{}", o.reference.kind, o.namespace, o.reference.name), output::routing_view(&o.planned))
@@ -88,26 +127,38 @@ fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permissi
     Ok(permissions)
 }
 
+fn warn(text: &str) {
+    let _ = writeln!(anstream::stderr(), "{}", paint(YELLOW, text));
+}
+
 pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
         let selection = selection(&args.selection)?;
-        let sequence = args.until_step.is_some() || args.to_end;
-        let mut follower = sequence.then(|| Follower::new(args.timeout));
-        let Some(mut approved) = approve_step(&session, &selection, args, args.expect_step, true).await? else {
+        // Made by the first approval once it is confirmed: its Ctrl-C handler would otherwise
+        // swallow a Ctrl-C at the confirmation prompt.
+        let mut follower: Option<Follower> = None;
+        let first = Targets::Selected(args.expect_step);
+        let Some(mut approved) = approve_step(&session, &selection, args, &first, true, &mut follower).await? else {
             return Ok(Outcome::Done);
         };
-        let Some(follower) = follower.as_mut() else { return Ok(Outcome::Done) };
+        if !follows(args) {
+            return Ok(Outcome::Done);
+        }
         loop {
             if let Some(last) = args.until_step
-                && approved.values().all(|(stage, _)| *stage >= Stage::Step(last))
+                && approved.values().all(|a| a.stage >= Stage::Step(last))
             {
                 print(&format!("approved every pause up to step {last}\n"))?;
                 return Ok(Outcome::Done);
             }
-            let views = follower.next(&session, &selection).await?;
+            let Some(following) = follower.as_mut() else {
+                unreachable!("the first approval of a sequence makes the follower before it writes")
+            };
+            let views = following.next(&session, &selection).await?;
             for view in &views {
-                let (stage, generation) = approved.get(&view.name).cloned().unwrap_or((Stage::Step(0), None));
+                let (stage, generation) =
+                    approved.get(&view.name).map_or((Stage::Step(0), None), |a| (a.stage, a.generation));
                 if view.generation != generation {
                     return Err(Error::Input(format!(
                         "Rollout {} was changed by someone else (generation {:?} -> {:?}); stopped",
@@ -128,21 +179,36 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
                 }
             }
             if views.iter().all(|v| v.progress.is_final()) {
-                follower.finish();
+                following.finish();
                 print("the release completed\n")?;
                 return Ok(Outcome::Done);
             }
-            let paused_later = |v: &RolloutView| {
-                v.progress == Progress::WaitingForApproval && v.stage > approved.get(&v.name).map(|a| a.0)
+            // Past step N (its pause may have been a timed one): nothing more to approve.
+            let past = |v: &RolloutView| args.until_step.is_some_and(|last| v.stage > Some(Stage::Step(last)));
+            if let Some(last) = args.until_step
+                && views.iter().all(|v| past(v) || v.progress.is_final())
+            {
+                following.finish();
+                print(&format!("past step {last}: approved every pause up to step {last}\n"))?;
+                return Ok(Outcome::Done);
+            }
+            let due = |v: &RolloutView| {
+                v.progress == Progress::WaitingForApproval
+                    && v.stage > approved.get(&v.name).map(|a| a.stage)
+                    && !past(v)
             };
-            if views.iter().all(paused_later) {
-                follower.detach();
-                let expected = views.first().and_then(|v| match v.stage {
-                    Some(Stage::Step(i)) if views.len() == 1 => Some(i),
-                    _ => None,
-                });
-                match approve_step(&session, &selection, args, expected, false).await? {
-                    Some(next) => approved = next,
+            if views.iter().all(|v| due(v) || past(v) || v.progress.is_final()) {
+                following.detach();
+                let only = views
+                    .iter()
+                    .filter(|v| due(v))
+                    .filter_map(|v| match v.stage {
+                        Some(Stage::Step(i)) => Some((v.name.clone(), i)),
+                        _ => None,
+                    })
+                    .collect();
+                match approve_step(&session, &selection, args, &Targets::Only(only), false, &mut follower).await? {
+                    Some(next) => approved.extend(next),
                     None => return Ok(Outcome::Done),
                 }
             }
@@ -150,157 +216,249 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
     })
 }
 
-/// Approves the current step of every selected Rollout (one approve, every guard); returns the
-/// stage and generation each was approved at, or None when nothing was written (a dry run).
-/// `ask` asks for confirmation (a sequence asks once, for all its steps).
+/// What one approval has done so far, over its attempts.
+struct StepState {
+    backups: Backups,
+    written: Vec<Written>,
+    /// Rollouts approved (their status patched): left out of the guards, plans and patches of
+    /// later attempts.
+    approved: BTreeMap<String, Approved>,
+    /// What was written and approved, and what each next stage will change.
+    lines: Vec<String>,
+    previews: Vec<String>,
+    warnings: Vec<String>,
+    /// The planned state of every object of each Rollout, as confirmed.
+    confirmed: Option<BTreeMap<String, BTreeMap<String, String>>>,
+}
+
+/// What one attempt came to.
+enum Attempt {
+    /// A dry run: nothing was written.
+    DryRun,
+    /// Every write and approval went through.
+    Applied,
+    /// Something changed since it was read: read again and re-plan.
+    Conflict(String),
+}
+
+/// Approves the current step of `targets` (one approve, every guard); returns the Rollouts
+/// approved, or None when nothing was written (a dry run). `ask` asks for confirmation (a
+/// sequence asks once, for all its steps). In a sequence, the follower is made (and Ctrl-C
+/// listened for) before the first write, and a Ctrl-C stops the run before any later write.
 async fn approve_step(
     session: &Session,
     selection: &Selection,
     args: &ApproveArgs,
-    expect_step: Option<usize>,
+    targets: &Targets,
     ask: bool,
-) -> anyhow::Result<Option<BTreeMap<String, (Stage, Option<i64>)>>> {
-    let backups = Backups::new(&session.cluster.context);
-    let mut written: Vec<Written> = Vec::new();
-    let mut confirmed: Option<BTreeMap<String, String>> = None;
+    follower: &mut Option<Follower>,
+) -> anyhow::Result<Option<BTreeMap<String, Approved>>> {
+    let mut step = StepState {
+        backups: Backups::new(&session.cluster.context),
+        written: Vec::new(),
+        approved: BTreeMap::new(),
+        lines: Vec::new(),
+        previews: Vec::new(),
+        warnings: Vec::new(),
+        confirmed: None,
+    };
     for attempt in 1..=MAX_ATTEMPTS {
-        let (live, catalog) = session.load(selection).await?;
-        // Every guard passes for every Rollout before anything is written.
-        let approvals = live
-            .snapshot
-            .rollouts
-            .iter()
-            .map(|rollout| {
-                let stage = check_approvable(rollout, args, expect_step)?;
-                let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
-                Ok(Approval { rollout, stage, plan })
-            })
-            .collect::<Result<Vec<_>, Error>>()
-            .inspect_err(|_| report_rollback_needed(&written))?;
-        let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
-        let planned = targets(&plans);
-        match &confirmed {
-            None => {
-                let mut permissions = write_permissions(&live, &plans)?;
-                if !args.traffic_only {
-                    for approval in &approvals {
-                        permissions.push(Permission::on(
-                            "patch",
-                            &live.rollouts,
-                            Some("status"),
-                            &approval.rollout.namespace,
-                        ));
-                    }
+        let outcome = match attempt_step(session, selection, args, targets, ask, follower, &mut step).await {
+            Ok(outcome) => outcome,
+            Err(error) => return Err(undo(&session.cluster, &step, error).await),
+        };
+        match outcome {
+            Attempt::DryRun => return Ok(None),
+            Attempt::Applied => {
+                print(&step.lines.concat())?;
+                print(&step.previews.concat())?;
+                for warning in &step.warnings {
+                    warn(warning);
                 }
-                if args.dry_run != DryRun::Client {
-                    write::preflight(&session.cluster, permissions).await?;
-                }
-                print(
-                    &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
-                        .map_err(Error::Input)?,
-                )?;
-                match args.dry_run {
-                    DryRun::Client => {
-                        print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
-                        return Ok(None);
-                    }
-                    DryRun::Server => {
-                        approve_server_dry_run(&session.cluster, &live, &approvals, args.traffic_only).await?;
-                        return Ok(None);
-                    }
-                    DryRun::None => {}
-                }
-                if ask {
-                    let question = match (args.traffic_only, args.until_step, args.to_end) {
-                        (true, _, _) => "Apply these changes?".to_string(),
-                        (false, Some(last), _) => {
-                            format!("Apply these changes, approve, and approve each later pause up to step {last}?")
-                        }
-                        (false, None, true) => {
-                            "Apply these changes, approve, and approve every later pause to the end?".into()
-                        }
-                        (false, None, false) => "Apply these changes and approve?".into(),
-                    };
-                    confirm(&question, args.yes)?;
-                }
+                return Ok(Some(step.approved));
             }
-            Some(previous) if *previous != planned => {
-                anstream::eprintln!(
-                    "{}",
-                    paint(YELLOW, "The plan changed since it was confirmed (something was edited concurrently):")
-                );
-                print(
-                    &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
-                        .map_err(Error::Input)?,
-                )?;
-                let asked = if args.yes || !ask {
-                    Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()))
-                } else {
-                    confirm("Apply the new plan?", false)
-                };
-                if let Err(refusal) = asked {
-                    return Err(with_rollback(&session.cluster, &written, refusal).await.into());
-                }
+            Attempt::Conflict(message) if attempt < MAX_ATTEMPTS => {
+                warn(&format!("conflict: {message}; reading again and re-planning ({attempt}/{MAX_ATTEMPTS})"));
             }
-            Some(_) => {}
-        }
-        confirmed = Some(planned);
-        match apply_approvals(&session.cluster, &live, &approvals, &backups, &mut written, args.traffic_only).await {
-            Ok(lines) => {
-                print(&lines.join(""))?;
-                print(&preview_next(session, &live, &catalog, &approvals)?)?;
-                let generation = |a: &Approval| a.rollout.raw["metadata"]["generation"].as_i64();
-                return Ok(Some(
-                    approvals.iter().map(|a| (a.rollout.item.name.clone(), (a.stage, generation(a)))).collect(),
-                ));
-            }
-            Err(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
-                anstream::eprintln!(
-                    "{}",
-                    paint(
-                        YELLOW,
-                        &format!("conflict: {message}; reading again and re-planning ({attempt}/{MAX_ATTEMPTS})")
-                    )
-                );
-            }
-            Err(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
-                return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());
+            Attempt::Conflict(message) => {
+                return Err(undo(&session.cluster, &step, Error::Input(message).into()).await);
             }
         }
     }
     unreachable!("the last attempt returns")
 }
 
-fn report_rollback_needed(written: &[Written]) {
-    if !written.is_empty() {
-        anstream::eprintln!(
-            "{}",
-            paint(YELLOW, "a guard refused after some objects were written; they are rolled back")
-        );
+/// Rolls back the objects an approval wrote, and says which approvals stay (a status patch
+/// cannot be undone). Before anything was done, the error is returned as it is.
+async fn undo(cluster: &Cluster, step: &StepState, error: anyhow::Error) -> anyhow::Error {
+    if step.written.is_empty() && step.approved.is_empty() {
+        return error;
     }
+    let error = error.downcast::<Error>().unwrap_or_else(|other| Error::Input(format!("{other:#}")));
+    // An approved Rollout's objects match its approved step: rolling them back would leave it
+    // approved with the routing of the step before.
+    let kept = |w: &&Written| step.approved.values().any(|a| a.objects.contains(&w.describe()));
+    let undone: Vec<Written> = step.written.iter().filter(|w| !kept(w)).cloned().collect();
+    let error = with_rollback(cluster, &undone, error).await;
+    if step.approved.is_empty() {
+        return error.into();
+    }
+    let stays: String = step
+        .approved
+        .iter()
+        .map(|(name, a)| format!("\n    Rollout {name} stays approved ({}), its gateway objects as routed", a.label))
+        .collect();
+    let message = format!("{error}\n  the status patches already applied cannot be undone:{stays}");
+    match error {
+        Error::Refused(_) => Error::Refused(message),
+        _ => Error::Input(message),
+    }
+    .into()
 }
 
-/// Writes every changed object, then approves each Rollout; returns what was done.
+/// One attempt: read, guard and plan every target not approved yet, confirm (the first time),
+/// then write and approve.
+async fn attempt_step(
+    session: &Session,
+    selection: &Selection,
+    args: &ApproveArgs,
+    targets: &Targets,
+    ask: bool,
+    follower: &mut Option<Follower>,
+    step: &mut StepState,
+) -> anyhow::Result<Attempt> {
+    let (live, catalog) = session.load(selection).await?;
+    // Every guard passes for every Rollout before anything is written.
+    let approvals = live
+        .snapshot
+        .rollouts
+        .iter()
+        .filter(|rollout| !step.approved.contains_key(&rollout.item.name))
+        .filter_map(|rollout| targets.expectation(rollout).map(|expect| (rollout, expect)))
+        .map(|(rollout, expect)| {
+            let stage = check_approvable(rollout, args, expect)?;
+            let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+            Ok(Approval { rollout, stage, plan })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
+    let planned: BTreeMap<String, BTreeMap<String, String>> =
+        approvals.iter().map(|a| (a.rollout.item.name.clone(), planned_objects(&a.plan))).collect();
+    match &step.confirmed {
+        None => {
+            let mut permissions = write_permissions(&live, &plans)?;
+            if !args.traffic_only {
+                for approval in &approvals {
+                    permissions.push(Permission::on(
+                        "patch",
+                        &live.rollouts,
+                        Some("status"),
+                        &approval.rollout.namespace,
+                    ));
+                }
+            }
+            if args.dry_run != DryRun::Client {
+                write::preflight(&session.cluster, permissions).await?;
+            }
+            print(
+                &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
+                    .map_err(Error::Input)?,
+            )?;
+            match args.dry_run {
+                DryRun::Client => {
+                    print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
+                    return Ok(Attempt::DryRun);
+                }
+                DryRun::Server => {
+                    approve_server_dry_run(&session.cluster, &live, &approvals, args.traffic_only).await?;
+                    return Ok(Attempt::DryRun);
+                }
+                DryRun::None => {}
+            }
+            if ask {
+                let question = match (args.traffic_only, args.until_step, args.to_end) {
+                    (true, _, _) => "Apply these changes?".to_string(),
+                    (false, Some(last), _) => {
+                        format!("Apply these changes, approve, and approve each later pause up to step {last}?")
+                    }
+                    (false, None, true) => {
+                        "Apply these changes, approve, and approve every later pause to the end?".into()
+                    }
+                    (false, None, false) => "Apply these changes and approve?".into(),
+                };
+                confirm(&question, args.yes)?;
+            }
+        }
+        Some(previous) => {
+            // The Rollouts approved since are no longer planned.
+            let unchanged = previous.iter().filter(|(name, _)| !step.approved.contains_key(*name)).eq(planned.iter());
+            if !unchanged {
+                warn("The plan changed since it was confirmed (something was edited concurrently):");
+                print(
+                    &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
+                        .map_err(Error::Input)?,
+                )?;
+                if args.yes || !ask {
+                    return Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()).into());
+                }
+                confirm("Apply the new plan?", false)?;
+            }
+        }
+    }
+    step.confirmed = Some(planned);
+    if follows(args) {
+        let follower = follower.get_or_insert_with(|| Follower::new(args.timeout));
+        if follower.interrupted().await {
+            return Err(Follower::interruption().into());
+        }
+    }
+    let applied = apply_approvals(&session.cluster, &live, &approvals, step, args.traffic_only).await;
+    let outcome = match applied {
+        Ok(()) => Attempt::Applied,
+        Err(WriteFailure::Conflict(message)) => Attempt::Conflict(message),
+        Err(WriteFailure::Failed(message)) => return Err(Error::Input(message).into()),
+    };
+    // What comes next, for each Rollout done with (every one when all went through).
+    for approval in &approvals {
+        if matches!(outcome, Attempt::Applied) || step.approved.contains_key(&approval.rollout.item.name) {
+            match preview_next(session, &live, &catalog, approval) {
+                Ok(preview) => step.previews.push(preview),
+                Err(e) => step.warnings.push(format!(
+                    "warning: could not preview the next step of Rollout {}: {e}",
+                    approval.rollout.item.name
+                )),
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// Writes every changed object, then approves each Rollout; records what was done in `step`.
 async fn apply_approvals(
     cluster: &Cluster,
     live: &Live,
     approvals: &[Approval<'_>],
-    backups: &Backups,
-    written: &mut Vec<Written>,
+    step: &mut StepState,
     traffic_only: bool,
-) -> Result<Vec<String>, WriteFailure> {
-    let mut lines = Vec::new();
+) -> Result<(), WriteFailure> {
     for approval in approvals {
         for object in approval.plan.stages.iter().flat_map(|s| &s.objects).filter(|o| o.changed()) {
             let resource = resource_of(live, &object.reference).map_err(|e| WriteFailure::Failed(e.to_string()))?;
-            let backup =
-                write::write_planned(cluster, resource, &object.current, &object.planned, backups, written).await?;
-            lines.push(format!("{} updated (backup {})\n", object_name(object), backup.display()));
+            let backup = write::write_planned(
+                cluster,
+                resource,
+                &object.current,
+                &object.planned,
+                &step.backups,
+                &mut step.written,
+            )
+            .await?;
+            step.lines.push(format!("{} updated (backup {})\n", object.describe(), backup.display()));
         }
     }
     if traffic_only {
-        lines.push("gateway objects match the current step; not approved (--traffic-only)\n".into());
-        return Ok(lines);
+        step.lines.push("gateway objects match the current step; not approved (--traffic-only)\n".into());
+        return Ok(());
     }
     for approval in approvals {
         let rollout = approval.rollout;
@@ -311,24 +469,21 @@ async fn apply_approvals(
         cluster
             .merge_patch_status(&live.rollouts, &rollout.namespace, &rollout.item.name, &patch, false)
             .await
-            .map_err(|e| match &e {
-                kube::Error::Api(s) if s.code == 409 => WriteFailure::Conflict(format!(
-                    "approving Rollout {}: it changed since it was read",
-                    rollout.item.name
-                )),
-                _ => WriteFailure::Failed(format!(
-                    "approving Rollout {}: {}",
-                    rollout.item.name,
-                    crate::source::cluster::describe_api_error(&e)
-                )),
-            })?;
-        lines.push(format!(
-            "rollout.rollouts.kruise.io/{} approved ({})\n",
-            rollout.item.name,
-            rollout.item.stage_label(approval.stage)
-        ));
+            .map_err(|e| write::failure(&format!("approving Rollout {}", rollout.item.name), e))?;
+        let label = rollout.item.stage_label(approval.stage);
+        step.lines.push(format!("rollout.rollouts.kruise.io/{} approved ({label})\n", rollout.item.name));
+        let objects = approval.plan.stages.iter().flat_map(|s| &s.objects).map(ObjectPlan::describe).collect();
+        step.approved.insert(
+            rollout.item.name.clone(),
+            Approved {
+                stage: approval.stage,
+                generation: rollout.raw["metadata"]["generation"].as_i64(),
+                label,
+                objects,
+            },
+        );
     }
-    Ok(lines)
+    Ok(())
 }
 
 async fn approve_server_dry_run(
@@ -342,8 +497,8 @@ async fn approve_server_dry_run(
         for object in approval.plan.stages.iter().flat_map(|s| &s.objects).filter(|o| o.changed()) {
             let resource = resource_of(live, &object.reference)?;
             match write::server_dry_run(cluster, resource, &object.current, &object.planned).await {
-                Ok(()) => print(&format!("server dry-run accepted {}\n", object_name(object)))?,
-                Err(message) => rejected.push(format!("{}: {message}", object_name(object))),
+                Ok(()) => print(&format!("server dry-run accepted {}\n", object.describe()))?,
+                Err(message) => rejected.push(format!("{}: {message}", object.describe())),
             }
         }
         if !traffic_only {
@@ -368,41 +523,34 @@ async fn approve_server_dry_run(
     }
 }
 
-fn object_name(object: &ObjectPlan) -> String {
-    format!("{} {}/{}", object.reference.kind, object.namespace, object.reference.name)
-}
-
 /// What the next stage will change once its pods are ready, from the state just written.
 fn preview_next(
     session: &Session,
     live: &Live,
     catalog: &ScriptCatalog,
-    approvals: &[Approval<'_>],
+    approval: &Approval<'_>,
 ) -> Result<String, Error> {
-    let mut out = String::new();
-    for approval in approvals {
-        let rollout = &approval.rollout.item;
-        let next = match approval.stage {
-            Stage::Step(i) if i < rollout.steps.len() => Stage::Step(i + 1),
-            Stage::Step(_) if rollout.kind == StrategyKind::BlueGreen => Stage::BlueGreenFinal,
-            _ => {
-                out.push_str(&format!("\nRollout {}: this was the last step; when it completes, the controller restores the original routing.\n", rollout.name));
-                continue;
-            }
-        };
-        let mut objects = live.snapshot.objects.clone();
-        for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
-            objects.insert(&object.namespace, object.planned.clone());
+    let rollout = &approval.rollout.item;
+    let next = match approval.stage {
+        Stage::Step(i) if i < rollout.steps.len() => Stage::Step(i + 1),
+        Stage::Step(_) if rollout.kind == StrategyKind::BlueGreen => Stage::BlueGreenFinal,
+        _ => {
+            return Ok(format!(
+                "\nRollout {}: this was the last step; when it completes, the controller restores the original routing.\n",
+                rollout.name
+            ));
         }
-        let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
-        plan.owner = format!(
-            "Next for {}: {} (applied by the controller once its pods are ready)",
-            plan.owner,
-            rollout.stage_label(next)
-        );
-        plan.notes.clear();
-        out.push('\n');
-        out.push_str(&output::plans_text(&[plan]).map_err(Error::Input)?);
+    };
+    let mut objects = live.snapshot.objects.clone();
+    for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
+        objects.insert(&object.namespace, object.planned.clone());
     }
-    Ok(out)
+    let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
+    plan.owner = format!(
+        "Next for {}: {} (applied by the controller once its pods are ready)",
+        plan.owner,
+        rollout.stage_label(next)
+    );
+    plan.notes.clear();
+    Ok(format!("\n{}", output::plans_text(&[plan]).map_err(Error::Input)?))
 }

@@ -149,7 +149,7 @@ async fn server_dry_run_report(cluster: &Cluster, live: &Live, plans: &mut [Rout
             plan.stages.iter().flat_map(|s| s.objects.iter().map(move |o| (&s.label, o))).filter(|(_, o)| o.changed())
         {
             let resource = resource_of(live, &object.reference)?;
-            let what = format!("{} {}/{} ({stage})", object.reference.kind, object.namespace, object.reference.name);
+            let what = format!("{} ({stage})", object.describe());
             verdicts.push(match write::server_dry_run(cluster, resource, &object.current, &object.planned).await {
                 Ok(()) => format!("server dry-run accepted {what}"),
                 Err(message) => format!("{REJECTED}{what}: {message}"),

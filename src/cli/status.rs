@@ -32,11 +32,11 @@ pub fn status(global: &GlobalArgs, args: &StatusArgs) -> anyhow::Result<Outcome>
         let mut follower = Follower::new(args.timeout);
         loop {
             let views = follower.next(&session, &selection).await?;
-            if args.until_paused && views.iter().all(|v| v.progress == Progress::WaitingForApproval) {
-                follower.finish();
-                return Ok(Outcome::Done);
-            }
-            if views.iter().all(|v| v.progress.is_final()) {
+            // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
+            let settled = |v: &RolloutView| {
+                v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
+            };
+            if views.iter().all(settled) {
                 follower.finish();
                 return match views.iter().find_map(|v| match &v.progress {
                     Progress::Failed { reason } => Some(format!("Rollout {}/{}: {reason}", v.namespace, v.name)),
@@ -89,8 +89,10 @@ async fn workload(cluster: &Cluster, reference: Option<&ObjectRef>) -> Option<Wo
 /// terminal, or as one line per change otherwise (logs, CI).
 pub(super) struct Follower {
     /// Ctrl-C, listened for from the start so that it never cuts a write short: it is noticed
-    /// only while waiting.
+    /// while waiting, or when asked ([`Follower::interrupted`]).
     interrupt: Pin<Box<dyn Future<Output = std::io::Result<()>>>>,
+    /// Whether `interrupt` fired (it must not be polled again).
+    interrupted: bool,
     deadline: Option<Instant>,
     timeout: Duration,
     terminal: bool,
@@ -108,6 +110,7 @@ impl Follower {
         let _ = (&mut interrupt).now_or_never();
         Follower {
             interrupt,
+            interrupted: false,
             deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout),
             timeout,
             terminal: std::io::stdout().is_terminal() && !term_is_dumb(),
@@ -128,7 +131,25 @@ impl Follower {
         Ok(views)
     }
 
+    /// Whether Ctrl-C was pressed since the follower was made; never waits (the runtime first
+    /// takes in a signal that arrived while it was busy).
+    pub(super) async fn interrupted(&mut self) -> bool {
+        tokio::task::yield_now().await;
+        if !self.interrupted {
+            self.interrupted = (&mut self.interrupt).now_or_never().is_some();
+        }
+        self.interrupted
+    }
+
+    /// The error a Ctrl-C ends a follower with.
+    pub(super) fn interruption() -> Error {
+        Error::Input("interrupted (Ctrl-C); nothing was left half-written".into())
+    }
+
     async fn wait(&mut self) -> anyhow::Result<()> {
+        if self.interrupted {
+            return Err(Follower::interruption().into());
+        }
         let pause = match self.deadline {
             Some(deadline) => {
                 let left = deadline.saturating_duration_since(Instant::now());
@@ -141,7 +162,10 @@ impl Follower {
         };
         tokio::select! {
             _ = tokio::time::sleep(pause) => Ok(()),
-            _ = &mut self.interrupt => Err(Error::Input("interrupted (Ctrl-C); nothing was left half-written".into()).into()),
+            _ = &mut self.interrupt => {
+                self.interrupted = true;
+                Err(Follower::interruption().into())
+            }
         }
     }
 
