@@ -171,10 +171,7 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         return Ok((rollout.stages(), None));
     }
     if let Some(n) = args.step {
-        if !(1..=count).contains(&n) {
-            return Err(Error::Input(format!("--step {n}: Rollout {} has {count} steps", rollout.name)));
-        }
-        return Ok((vec![Stage::Step(n)], None));
+        return Ok((vec![rollout.step_stage(n).map_err(Error::Input)?], None));
     }
     let current = rollout.current_stage();
     if args.next {

@@ -41,16 +41,18 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<Outcome> {
 pub fn script(shell: CompletionShell) -> String {
     let mut command = Cli::command();
     let mut script = Vec::new();
-    match shell {
-        CompletionShell::Bash => clap_complete::generate(Shell::Bash, &mut command, BINARY, &mut script),
-        CompletionShell::Zsh => clap_complete::generate(Shell::Zsh, &mut command, BINARY, &mut script),
-        CompletionShell::Fish => clap_complete::generate(Shell::Fish, &mut command, BINARY, &mut script),
-        CompletionShell::Powershell => clap_complete::generate(Shell::PowerShell, &mut command, BINARY, &mut script),
-        CompletionShell::Elvish => clap_complete::generate(Shell::Elvish, &mut command, BINARY, &mut script),
+    let clap_shell = match shell {
+        CompletionShell::Bash => Shell::Bash,
+        CompletionShell::Zsh => Shell::Zsh,
+        CompletionShell::Fish => Shell::Fish,
+        CompletionShell::Powershell => Shell::PowerShell,
+        CompletionShell::Elvish => Shell::Elvish,
         CompletionShell::Nushell => {
-            clap_complete::generate(clap_complete_nushell::Nushell, &mut command, BINARY, &mut script)
+            clap_complete::generate(clap_complete_nushell::Nushell, &mut command, BINARY, &mut script);
+            return without_hidden_subcommand(shell, &String::from_utf8_lossy(&script));
         }
-    }
+    };
+    clap_complete::generate(clap_shell, &mut command, BINARY, &mut script);
     let script = without_hidden_subcommand(shell, &String::from_utf8_lossy(&script));
     match shell {
         CompletionShell::Bash => fix_bash_case_labels(&script),

@@ -3,7 +3,6 @@
 use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print, print_plans, print_raw};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
-use crate::model::Stage;
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
@@ -17,6 +16,9 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
+    if args.selection.selector.is_some() || args.next || args.dry_run.is_some() {
+        return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
+    }
     let namespace = global.connection.namespace.as_deref().unwrap_or("default");
     let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
     let catalog = ScriptCatalog {
@@ -25,9 +27,6 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         configmap: snapshot.configmap.clone(),
     };
     let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
-    if args.selection.selector.is_some() || args.next || args.dry_run.is_some() {
-        return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
-    }
     let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
         return Err(Error::Input(format!("no Rollout named {missing} in the input")).into());
@@ -35,15 +34,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     let rollouts: Vec<_> =
         snapshot.rollouts.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.item.name.as_str())).collect();
     let planned = crate::parallel::map(&rollouts, |rollout| -> anyhow::Result<RoutingPlan> {
-        let steps = rollout.item.steps.len();
         let stages = match args.step {
             None => rollout.item.stages(),
-            Some(n) if (1..=steps).contains(&n) => vec![Stage::Step(n)],
-            Some(n) => {
-                let message =
-                    format!("{}: --step {n}: Rollout {} has {steps} steps", rollout.origin, rollout.item.name);
-                return Err(Error::Input(message).into());
-            }
+            Some(n) => vec![rollout.item.step_stage(n).map_err(|e| Error::Input(format!("{}: {e}", rollout.origin)))?],
         };
         let cr = snapshot.traffic_routing_of(rollout)?;
         let planner = Planner::new(&snapshot.objects, &catalog, global.limits());

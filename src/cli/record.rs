@@ -68,7 +68,7 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         std::fs::write(&file, format!("{header}{}", case.text)).map_err(|e| io(&file, e))?;
         let script = kind_dir.join("trafficRouting.lua");
         if !script.exists() {
-            std::fs::write(&script, &case.script.script.code).map_err(|e| io(&script, e))?;
+            std::fs::write(&script, case.script.script.code()).map_err(|e| io(&script, e))?;
         }
         // A note only: a closed stderr must not stop the recording.
         let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());

@@ -35,7 +35,7 @@ impl Default for Limits {
 #[derive(Clone, Debug)]
 pub struct Script {
     pub name: String,
-    pub code: String,
+    code: String,
     /// The chunk compiled once per distinct text in this process (bytecode with line
     /// information): every evaluation needs a fresh state, but not a fresh parse.
     compiled: Arc<Compiled>,
@@ -48,8 +48,18 @@ impl Script {
     pub fn new(name: impl Into<String>, code: impl Into<String>) -> Script {
         static COMPILED: LazyLock<Mutex<HashMap<String, Arc<Compiled>>>> = LazyLock::new(Default::default);
         let code = code.into();
-        let compiled = COMPILED.lock().expect("not poisoned").entry(code.clone()).or_default().clone();
+        let mut cache = COMPILED.lock().expect("not poisoned");
+        let compiled = match cache.get(&code) {
+            Some(known) => known.clone(),
+            None => cache.entry(code.clone()).or_default().clone(),
+        };
+        drop(cache);
         Script { name: name.into(), code, compiled }
+    }
+
+    /// The text (private: the compiled bytecode is cached by it).
+    pub fn code(&self) -> &str {
+        &self.code
     }
 
     fn bytecode(&self) -> Result<&[u8], String> {
@@ -224,21 +234,23 @@ fn lua_type(value: &LuaValue) -> &'static str {
 
 /// Whether the error is Lua running out of memory, also inside a callback (json.decode).
 fn is_memory_error(error: &mlua::Error) -> bool {
-    match error {
-        mlua::Error::MemoryError(_) => true,
-        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => is_memory_error(cause),
-        _ => false,
-    }
+    matches!(root_cause(error), mlua::Error::MemoryError(_))
 }
 
 /// The Lua message of an error, without mlua's wrapping or the stack traceback it appends.
 fn lua_message(error: &mlua::Error) -> String {
-    match error {
+    match root_cause(error) {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::RuntimeError(message) => message.split("\nstack traceback:").next().unwrap_or(message).to_string(),
-        mlua::Error::CallbackError { cause, .. } => lua_message(cause),
-        mlua::Error::WithContext { cause, .. } => lua_message(cause),
         other => other.to_string(),
+    }
+}
+
+/// The error under mlua's callback and context wrapping.
+fn root_cause(error: &mlua::Error) -> &mlua::Error {
+    match error {
+        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => root_cause(cause),
+        other => other,
     }
 }
 
@@ -334,7 +346,7 @@ mod tests {
         assert_eq!(err.kind, ScriptErrorKind::Memory, "{err}");
         let without_decode = Script::new(
             "text.lua",
-            script.code.replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
+            script.code().replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
         );
         evaluate(&without_decode, &json!({}), &limits, EvalOptions::CONTROLLER).expect("building the text fits");
     }

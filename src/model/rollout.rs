@@ -233,6 +233,14 @@ impl Rollout {
         stages
     }
 
+    /// Step `n` (1-based), as `--step N` names it.
+    pub fn step_stage(&self, n: usize) -> Result<Stage, String> {
+        match (1..=self.steps.len()).contains(&n) {
+            true => Ok(Stage::Step(n)),
+            false => Err(format!("--step {n}: Rollout {} has {} steps", self.name, self.steps.len())),
+        }
+    }
+
     /// The strategy the controller routes with at a stage (controller-semantics.md 3.3).
     pub fn strategy_at(&self, stage: Stage) -> RouteStrategy {
         match stage {
