@@ -282,6 +282,11 @@ impl RolloutView {
             self.step.as_deref().unwrap_or("no step"),
             self.state.as_deref().unwrap_or("-")
         );
+        // What the step does (traffic split, pause length): a log line per change has no
+        // countdown, which would change it every read.
+        if let Some(does) = &self.step_does {
+            line.push_str(&format!(": {does}"));
+        }
         if let Ok(objects) = &self.objects {
             let places: Vec<String> =
                 objects.iter().map(|o| format!("{} {} {}", o.kind, o.name, position_text(&o.position).0)).collect();
