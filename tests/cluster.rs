@@ -689,7 +689,7 @@ fn blue_green_approval_patches_the_blue_green_status() {
 #[test]
 fn discovery_is_targeted_and_cached() {
     // Latency makes concurrent requests overlap, so sequential round trips can be counted.
-    let server = shop(2, "StepPaused").latency(std::time::Duration::from_millis(40)).start();
+    let server = shop(2, "StepPaused").latency(std::time::Duration::from_millis(200)).start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["plan", "demo"]).success();
     let discovery = |server: &FakeHandle| {
@@ -753,7 +753,7 @@ mod kubectl {
             .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("kubectl")).find(|p| p.is_file()))?;
         let bin = test.path("bin");
         std::fs::create_dir_all(&bin).unwrap();
-        std::fs::copy(BINARY, bin.join("kubectl-rollout_lua")).unwrap();
+        std::os::unix::fs::symlink(BINARY, bin.join("kubectl-rollout_lua")).unwrap();
         Some(format!("{}:{}", bin.display(), kubectl.parent().unwrap().display()))
     }
 

@@ -397,8 +397,8 @@ fn plugin_path(test: &Test) -> Option<String> {
     let kubectl = tool("kubectl")?;
     let bin = test.path("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    std::fs::copy(BINARY, bin.join("kubectl-rollout_lua")).unwrap();
-    std::fs::copy(repo("completions").join(HELPER), bin.join(HELPER)).unwrap();
+    std::os::unix::fs::symlink(BINARY, bin.join("kubectl-rollout_lua")).unwrap();
+    std::os::unix::fs::symlink(repo("completions").join(HELPER), bin.join(HELPER)).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(bin.join(HELPER), std::fs::Permissions::from_mode(0o755)).unwrap();
     Some(format!("{}:{}:/usr/bin:/bin", bin.display(), kubectl.parent().unwrap().display()))
