@@ -299,6 +299,27 @@ fn version_names_the_commit() {
 }
 
 #[test]
+fn cargo_install_installs_the_plugin_binary_alone() {
+    // `cargo install --path .` installs every bin target: exactly the one kubectl finds.
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--offline", "--format-version", "1", "--manifest-path"])
+        .arg(repo("Cargo.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let package = metadata["packages"].as_array().unwrap().iter().find(|p| p["name"] == "kubectl-rollout-lua").unwrap();
+    let bins: Vec<&str> = package["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(bins, ["kubectl-rollout_lua"]);
+}
+
+#[test]
 fn lua_obj_output_loads_in_lua() {
     let case = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
     let test = Test::new().args(["lua-obj".as_ref(), case.as_os_str()]);

@@ -513,3 +513,35 @@ fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
     assert!(!screen.contains("demo approved"), "{screen}");
     assert_eq!(writes(&server), Vec::<String>::new(), "{screen}");
 }
+
+#[test]
+fn following_stops_with_an_error_when_the_release_fails() {
+    let server = shop(1, "StepPaused").start();
+    let canceller = server.clone_handle();
+    // Once step 1 is approved, the release is cancelled instead of moving on.
+    let handle = thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if let Some(mut rollout) = canceller.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
+                && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
+            {
+                rollout["status"]["conditions"] =
+                    json!([{"type": "Progressing", "status": "True", "reason": "Cancelling"}]);
+                canceller.put_object(rollout);
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .status(1)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stderr_has("the release is being rolled back (Cancelling)");
+    handle.join().unwrap();
+    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    assert_eq!(approvals, 1, "nothing approved after the failure: {:?}", writes(&server));
+    test.run_args(["status", "demo", "-w", "--timeout", "10s"])
+        .status(1)
+        .stderr_has("the release is being rolled back (Cancelling)");
+}
