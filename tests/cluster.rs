@@ -479,15 +479,9 @@ fn restore_writes_an_object_two_rollouts_share_once() {
 
 #[test]
 fn restore_after_a_conflict_refuses_to_discard_an_edit_made_meanwhile() {
-    let server = shop(2, "StepPaused").start();
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
-    let routed = vs(&server);
-    server.clear_log();
     // Someone edits the DestinationRule's routing between our read and our write to it.
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
-            dr["spec"]["trafficPolicy"] = json!({"tls": {"mode": "ISTIO_MUTUAL"}})
-        });
+    let (server, routed) = routed_then_edited_before_the_second_write(|dr| {
+        dr["spec"]["trafficPolicy"] = json!({"tls": {"mode": "ISTIO_MUTUAL"}})
     });
     Test::new()
         .kubeconfig(&server)
@@ -505,15 +499,9 @@ fn restore_after_a_conflict_refuses_to_discard_an_edit_made_meanwhile() {
 
 #[test]
 fn restore_rolls_back_when_reading_again_fails() {
-    let server = shop(2, "StepPaused").start();
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
-    let routed = vs(&server);
-    server.clear_log();
     // The conflicting write leaves the DestinationRule with an annotation that does not parse.
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
-            dr["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"] = json!("{not json")
-        });
+    let (server, routed) = routed_then_edited_before_the_second_write(|dr| {
+        dr["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"] = json!("{not json")
     });
     let out = Test::new()
         .kubeconfig(&server)
@@ -973,4 +961,19 @@ fn stale_discovery_is_refreshed_on_a_404() {
     let fresh = at("/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo").expect("read again");
     assert!(stale < refreshed && refreshed < fresh, "{requests:?}");
     assert!(std::fs::read_to_string(&cached).unwrap().contains("\"virtualservices\""), "the cache is mended");
+}
+
+/// A Rollout at step 2 whose objects are routed (`--traffic-only`), with `edit` applied to the
+/// DestinationRule right before the server's second write from now; returns the routed VirtualService.
+fn routed_then_edited_before_the_second_write(
+    edit: impl Fn(&mut serde_json::Value) + Send + 'static,
+) -> (FakeHandle, serde_json::Value) {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    let routed = vs(&server);
+    server.clear_log();
+    server.before_write(2, move |store| {
+        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", edit);
+    });
+    (server, routed)
 }

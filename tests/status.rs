@@ -247,11 +247,7 @@ fn approve_rolls_back_when_a_guard_refuses_after_a_conflict() {
     let server = shop(2, "StepPaused").start();
     // Right before the approval (the last write), the controller moves the Rollout on: the
     // approval conflicts, and on the retry the guard refuses.
-    server.before_write(last, |store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |r| {
-            r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
-        });
-    });
+    upgrade_before_write(&server, last, "demo");
     Test::new()
         .kubeconfig(&server)
         .args(args)
@@ -304,12 +300,7 @@ fn approve_several_rollouts_says_which_approvals_stay_when_a_retry_is_refused() 
     let measured = writes_of(demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")), &args);
     let order = approved_in(&measured);
     let server = demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")).start();
-    let second = order[1].clone();
-    server.before_write(measured.len(), move |store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, &second, |r| {
-            r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
-        });
-    });
+    upgrade_before_write(&server, measured.len(), &order[1]);
     Test::new()
         .kubeconfig(&server)
         .args(args)
@@ -544,4 +535,15 @@ fn following_stops_with_an_error_when_the_release_fails() {
     test.run_args(["status", "demo", "-w", "--timeout", "10s"])
         .status(1)
         .stderr_has("the release is being rolled back (Cancelling)");
+}
+
+/// Right before the server's `write`-th write, the controller moves Rollout `name` on to
+/// StepUpgrade (so an approval of it conflicts, and a retry's guard refuses).
+fn upgrade_before_write(server: &FakeHandle, write: usize, name: &str) {
+    let name = name.to_string();
+    server.before_write(write, move |store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, &name, |r| {
+            r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
+        });
+    });
 }
