@@ -977,3 +977,88 @@ fn routed_then_edited_before_the_second_write(
     });
     (server, routed)
 }
+
+#[test]
+fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
+    let server = shop(2, "StepPaused")
+        .admission("validation.istio.io", |request| {
+            if request.plural == "destinationrules" { Err("subset canary is not allowed".into()) } else { Ok(()) }
+        })
+        .start();
+    // Between our last write to the VirtualService and its rollback, someone else changes it.
+    server.before_write(4, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["labels"]["edited"] = json!("yes")
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("subset canary is not allowed")
+        .stderr_has("could NOT roll back VirtualService shop/demo")
+        .stderr_has("its state before this run is in the backup folder");
+    let vs = vs(&server);
+    assert_eq!(vs["metadata"]["labels"]["edited"], "yes", "someone else's change is kept");
+    assert_eq!(vs["spec"]["http"][0]["route"][1]["weight"], 50, "not rolled back over it");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+}
+
+#[test]
+fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
+    let route = fake_apiserver::ApiResourceDef::new("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes");
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "name": "demo"}]);
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(route)
+        .object(rollout)
+        .object(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "demo", "namespace": NAMESPACE}, "spec": {"weight": 0},
+        }))
+        .object(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "kruise-rollout-configuration", "namespace": "kruise-rollout"},
+            "data": {"lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io": "return {spec = {weight = obj.canaryWeight}}"},
+        }))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io")
+        .stdout_has("-  weight: 0\n+  weight: 50\n");
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(
+        paths.contains(&"/api/v1/namespaces/kruise-rollout/configmaps/kruise-rollout-configuration".to_string()),
+        "{paths:?}"
+    );
+    // --controller-namespace says where the controller runs.
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo", "--controller-namespace", "elsewhere"])
+        .run()
+        .status(1)
+        .stderr_has(
+            "no ConfigMap kruise-rollout-configuration (key lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io)",
+        );
+}
+
+#[test]
+fn plan_shows_the_current_step_in_every_step_state() {
+    for state in ["StepUpgrade", "StepTrafficRouting", "StepMetricsAnalysis", "StepPaused", "StepReady", "Completed"] {
+        let server = shop(2, state).start();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["plan", "demo"])
+            .run()
+            .success()
+            .stdout_has(&format!("phase Progressing, step 2/3 {state}"))
+            .stdout_has("step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50), pause until approved");
+        assert_eq!(writes(&server), Vec::<String>::new(), "{state}");
+    }
+}
