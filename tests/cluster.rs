@@ -237,6 +237,37 @@ fn approve_refuses_when_a_conflict_changes_the_plan() {
 }
 
 #[test]
+fn approve_on_a_terminal_asks_again_when_a_conflict_changes_the_plan() {
+    if !terminal_available() {
+        return eprintln!("script (util-linux) not installed: skipped");
+    }
+    let run = |second_answer: &str| {
+        let server = shop(2, "StepPaused").start();
+        server.before_write(1, |store| {
+            store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+                vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
+            });
+        });
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "demo"])
+            .stdin(&format!("yes\n{second_answer}\n"))
+            .on_terminal()
+            .run();
+        (server, out)
+    };
+    let (server, out) = run("no");
+    out.status(3).stdout_has("The plan changed since it was confirmed").stdout_has("Apply the new plan?");
+    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]));
+    assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written");
+    let (server, out) = run("yes");
+    out.success().stdout_has("Apply the new plan?").stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    let routed = vs(&server);
+    assert_eq!(routed["spec"]["hosts"], json!(["demo", "demo.example.com"]), "the new plan keeps the edit");
+    assert_eq!(routed["spec"]["http"][0]["route"][1]["weight"], 50);
+}
+
+#[test]
 fn approve_rolls_back_when_a_later_write_fails() {
     let server = shop(2, "StepPaused")
         .admission("validation.istio.io", |request| {
