@@ -708,3 +708,62 @@ fn dropping_the_handle_stops_the_server() {
     drop(server);
     assert!(std::net::TcpStream::connect(address).is_err());
 }
+
+#[test]
+fn cluster_scoped_resources_are_served_without_a_namespace() {
+    let mut def = fake_apiserver::ApiResourceDef::new("networking.istio.io", "v1beta1", "MeshConfig", "meshconfigs");
+    def.namespaced = false;
+    let server = FakeApiServer::builder().resource(def).start();
+    let path = "/apis/networking.istio.io/v1beta1/meshconfigs";
+    let object = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "MeshConfig", "metadata": {"name": "mesh"}, "spec": {"a": 1}});
+    let created = call(&server, "POST", path).json(&object).send();
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert!(created.body["metadata"].get("namespace").is_none(), "{}", created.body);
+    let mut changed = created.body.clone();
+    changed["spec"]["a"] = json!(2);
+    assert_eq!(call(&server, "PUT", &format!("{path}/mesh")).json(&changed).send().status, 200);
+    assert_eq!(get(&server, &format!("{path}/mesh")).body["spec"]["a"], 2);
+    assert_eq!(get(&server, path).body["items"].as_array().unwrap().len(), 1);
+    // A namespaced path for it is not served.
+    assert_eq!(get(&server, "/apis/networking.istio.io/v1beta1/namespaces/demo/meshconfigs/mesh").status, 404);
+}
+
+#[test]
+fn the_binary_serves_fixtures_and_writes_a_kubeconfig() {
+    use std::io::BufRead;
+    let dir = std::env::temp_dir().join(format!("fake-apiserver-binary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = dir.join("rollout.json");
+    std::fs::write(&fixture, rollout("demo").to_string()).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fake-apiserver"))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--namespace", "demo"])
+        .arg(&fixture)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
+    let url = url.trim().to_string();
+    let config = std::fs::read_to_string(&kubeconfig).unwrap();
+    let served = get_over_tcp(&url, "/apis/rollouts.kruise.io/v1beta1/namespaces/demo/rollouts/demo");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    assert!(config.contains(&format!("server: {url}")) && config.contains("demo"), "{config}");
+    assert!(served.starts_with("HTTP/1.1 200") && served.contains("\"name\":\"demo\""), "{served}");
+}
+
+/// A GET over a plain TCP connection (the server under test is another process here).
+fn get_over_tcp(url: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
