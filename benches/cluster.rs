@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const LATENCY: Duration = Duration::from_millis(50);
-const RUNS: usize = 5;
+const RUNS: usize = 11;
 const NAMESPACE: &str = "shop";
 
 fn main() {

@@ -124,28 +124,26 @@ pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) ->
 /// The text form of plans: per owner and stage, a header per object and a diff from its
 /// current content to the planned one, then a closing count.
 pub fn plan_text(plans: &[RoutingPlan]) -> Result<String, String> {
-    let mut out = plans_text(plans)?;
+    Ok(plans_text(plans)? + &plan_summary(plans))
+}
+
+/// The closing count of `plan_text`.
+pub fn plan_summary(plans: &[RoutingPlan]) -> String {
     let count = |changed: bool| {
         plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.changed() == changed).count()
     };
     let (changed, unchanged) = (count(true), count(false));
-    let _ = writeln!(
-        out,
-        "{}",
-        paint(
-            BOLD,
-            &format!("Plan: {changed} to change, {unchanged} already as planned (counted per step and object).")
-        )
-    );
-    Ok(out)
+    let summary = format!("Plan: {changed} to change, {unchanged} already as planned (counted per step and object).");
+    format!("{}\n", paint(BOLD, &summary))
 }
 
 /// Plans without the closing count (for previews).
 pub fn plans_text(plans: &[RoutingPlan]) -> Result<String, String> {
-    crate::parallel::map(plans, plan_text_of).into_iter().collect()
+    crate::parallel::map(plans, plan_block).into_iter().collect()
 }
 
-fn plan_text_of(plan: &RoutingPlan) -> Result<String, String> {
+/// One plan's part of `plans_text`.
+pub fn plan_block(plan: &RoutingPlan) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
     for note in &plan.notes {

@@ -1,17 +1,22 @@
 //! What the commands against the API server share (a session, Rollout selection, rollback
 //! reporting), and `plan ROLLOUT…`.
 
-use super::{GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print_plans};
+use super::{GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
 use crate::error::Error;
-use crate::lua::Limits;
+use crate::lua::{self, Limits, Script};
 use crate::model::{ObjectRef, Rollout, Stage, StrategyKind};
+use crate::output;
 use crate::plan::{ObjectIndex, Planner, RoutingPlan};
-use crate::scripts::ScriptCatalog;
+use crate::scripts::{self, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
 use crate::write::{self, Written};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How long the gateway objects' reads run before the evaluations are made ready meanwhile.
+const PREPARE_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// How often a run re-reads and re-plans after a conflict before giving up.
 pub(super) const MAX_ATTEMPTS: usize = 4;
@@ -35,6 +40,8 @@ impl Session {
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
             configmap: None,
         };
+        // The planning threads start while the first request is out.
+        crate::parallel::on_each_thread(|_| ());
         let cluster = Cluster::connect(&global.connection.connection()).await?;
         Ok(Session {
             cluster,
@@ -59,9 +66,36 @@ impl Session {
 
     /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
-        let live = live::load(&self.cluster, selection, &self.catalog, &self.controller_namespace).await?;
+        let rollouts = live::read_rollouts(&self.cluster, selection).await?;
+        let refs = rollouts.own_refs();
+        let routing = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace);
+        tokio::pin!(routing);
+        // The requests go out and the API server gets to them first; when it has not answered
+        // by then, the wait is used to get the evaluations ready.
+        let live = tokio::select! {
+            live = &mut routing => live?,
+            () = tokio::time::sleep(PREPARE_AFTER) => {
+                self.prepare_evaluations(&refs);
+                routing.await?
+            }
+        };
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
+    }
+
+    /// While the API server answers for the gateway objects, compiles the scripts `refs` will
+    /// run and makes a sandbox per evaluation of the current step on the threads that will plan.
+    fn prepare_evaluations(&self, refs: &BTreeSet<ObjectRef>) {
+        let scripts: BTreeMap<_, _> = refs
+            .iter()
+            .filter(|r| !self.catalog.needs_configmap(r))
+            .filter_map(|r| Some((scripts::key_of(r), self.catalog.resolve(r).ok()?.script)))
+            .collect();
+        let scripts: Vec<Script> = scripts.into_values().collect();
+        let evaluations = refs.len();
+        crate::parallel::on_each_thread(move |threads| {
+            lua::prepare(&scripts, evaluations.div_ceil(threads) + 1);
+        });
     }
 
     /// Plans `stages` of one Rollout against `objects`.
@@ -116,17 +150,25 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
         let (live, catalog) = session.load(&selection).await?;
+        // The text is rendered where each plan is made, in the same pass over the cores; a
+        // server dry run adds notes to the plans first, so then it is rendered afterwards.
+        let render_now = args.output.is_none() && args.dry_run.is_none();
         let planned = crate::parallel::map(&live.snapshot.rollouts, |rollout| {
             let (stages, note) = chosen_stages(&rollout.item, args)?;
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
             plan.notes.extend(note);
-            Ok::<_, Error>(plan)
+            let text = render_now.then(|| output::plan_block(&plan)).transpose().map_err(Error::Input)?;
+            Ok::<_, Error>((plan, text))
         });
-        let mut plans = planned.into_iter().collect::<Result<Vec<_>, Error>>()?;
+        let (mut plans, texts): (Vec<RoutingPlan>, Vec<Option<String>>) =
+            planned.into_iter().collect::<Result<Vec<_>, Error>>()?.into_iter().unzip();
         if args.dry_run.is_some() {
             server_dry_run_report(&session.cluster, &live, &mut plans).await?;
         }
-        print_plans(&plans, args.output)?;
+        match texts.into_iter().collect::<Option<Vec<String>>>() {
+            Some(blocks) => print(&(blocks.concat() + &output::plan_summary(&plans)))?,
+            None => print_plans(&plans, args.output)?,
+        }
         if let Some(rejected) = plans.iter().flat_map(|p| &p.notes).find(|n| n.starts_with(REJECTED)) {
             return Err(Error::Input(format!(
                 "the API server rejected a planned object ({})",
@@ -135,6 +177,8 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             .into());
         }
         let changed = plans.iter().any(RoutingPlan::changed);
+        // The process ends next: freeing every object and plan one by one would only delay it.
+        std::mem::forget((plans, live));
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
 }

@@ -10,7 +10,7 @@ pub use convert::{EmptyTable, KeyOrder, number};
 use crate::data::Data;
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
 use serde_json::Value;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
@@ -71,6 +71,74 @@ impl Script {
         });
         compiled.as_deref().map_err(Clone::clone)
     }
+}
+
+thread_local! {
+    /// Sandboxes made ahead of need on this thread (see `prepare`).
+    static SANDBOXES: RefCell<Vec<Lua>> = const { RefCell::new(Vec::new()) };
+    /// Used states waiting to be closed by the next `prepare` on this thread.
+    static SPENT: RefCell<Vec<Lua>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many used states a thread keeps for later closing, and the most memory one may hold to
+/// be kept: beyond that they are closed at once.
+const SPENT_STATES: usize = 64;
+const SPENT_STATE_MEMORY: usize = 256 << 10;
+
+/// A fresh state with the controller's libraries: what every evaluation starts from.
+fn new_sandbox() -> mlua::Result<Lua> {
+    let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())?;
+    stdlib::install_common(&lua)?;
+    Ok(lua)
+}
+
+/// A state for one evaluation: a prepared sandbox when this thread has one. Once used, it is
+/// set aside to be closed by the next `prepare` (closing costs about as much as creating).
+struct Sandbox(Option<Lua>);
+
+impl Sandbox {
+    fn take() -> mlua::Result<Sandbox> {
+        let prepared = SANDBOXES.with(|prepared| prepared.borrow_mut().pop());
+        Ok(Sandbox(Some(prepared.map_or_else(new_sandbox, Ok)?)))
+    }
+}
+
+impl std::ops::Deref for Sandbox {
+    type Target = Lua;
+
+    fn deref(&self) -> &Lua {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let Some(lua) = self.0.take() else { return };
+        if lua.used_memory() > SPENT_STATE_MEMORY {
+            return;
+        }
+        // During thread teardown the list is gone: then the state closes here.
+        let _ = SPENT.try_with(|spent| {
+            let mut spent = spent.borrow_mut();
+            if spent.len() < SPENT_STATES {
+                spent.push(lua);
+            }
+        });
+    }
+}
+
+/// Gets this thread ready to evaluate `scripts`, e.g. while the API server answers: closes the
+/// states earlier evaluations used, compiles the scripts (a failure is reported when they run)
+/// and tops up this thread's fresh sandboxes to `count`. Each sandbox serves one evaluation, so
+/// every evaluation still starts from a fresh state.
+pub fn prepare(scripts: &[Script], count: usize) {
+    SPENT.with(|spent| spent.take());
+    for script in scripts {
+        let _ = script.bytecode();
+    }
+    let missing = count.saturating_sub(SANDBOXES.with(|prepared| prepared.borrow().len()));
+    let made: Vec<Lua> = (0..missing).map_while(|_| new_sandbox().ok()).collect();
+    SANDBOXES.with(|prepared| prepared.borrow_mut().extend(made));
 }
 
 /// How `pairs()` walks tables: the controller's order over input maps is random, so the
@@ -135,11 +203,10 @@ const CHUNK_NAME: &str = "script";
 /// Runs `script` with `obj` and returns what the controller would read back from it.
 pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Data, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
-    let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())
-        .map_err(|e| fail(ScriptErrorKind::Runtime, e.to_string()))?;
+    let lua = Sandbox::take().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     let timed_out = Rc::new(Cell::new(None::<usize>));
     let setup = || -> mlua::Result<()> {
-        stdlib::install(&lua, &script.name, options)?;
+        stdlib::install_for(&lua, &script.name, options)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
         lua.globals().set("obj", convert::to_lua(&lua, obj, options.keys)?)?;
@@ -285,6 +352,62 @@ mod tests {
             got,
             json!(["nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil"])
         );
+    }
+
+    #[test]
+    fn prepared_sandboxes_are_fresh_and_serve_one_evaluation_each() {
+        // A script that leaves a global behind and reports what it found: every evaluation, on
+        // a prepared sandbox or on a new one, must find nothing left by an earlier one.
+        let script = Script::new(
+            "leaky.lua",
+            "local seen = leftover; leftover = 1; return {spec = {seen == nil, type(print), type(json), type(coroutine)}}",
+        );
+        let fresh = json!([true, "function", "table", "nil"]);
+        prepare(std::slice::from_ref(&script), 3);
+        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 3);
+        for left in (0..3).rev() {
+            let got = evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+            assert_eq!(got.spec.unwrap(), fresh);
+            assert_eq!(SANDBOXES.with(|s| s.borrow().len()), left, "each evaluation takes one sandbox");
+        }
+        // With none left, an evaluation makes its own.
+        let got = evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+        assert_eq!(got.spec.unwrap(), fresh);
+        assert!(SPENT.with(|s| s.borrow().len()) >= 4, "used states wait to be closed");
+        // Topping up closes the used states and counts what is still there.
+        prepare(&[], 2);
+        prepare(&[], 1);
+        assert_eq!((SANDBOXES.with(|s| s.borrow().len()), SPENT.with(|s| s.borrow().len())), (2, 0));
+    }
+
+    #[test]
+    fn used_states_waiting_to_close_are_bounded() {
+        let small = Script::new("small.lua", "return {spec = {}}");
+        let big = Script::new("big.lua", "keep = string.rep('x', 1024 * 1024) return {spec = {}}");
+        prepare(&[], 0);
+        for _ in 0..SPENT_STATES + 10 {
+            evaluate(&small, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+        }
+        assert_eq!(SPENT.with(|s| s.borrow().len()), SPENT_STATES);
+        prepare(&[], 0);
+        evaluate(&big, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+        assert_eq!(SPENT.with(|s| s.borrow().len()), 0, "a state holding a lot of memory is closed at once");
+    }
+
+    #[test]
+    fn a_prepared_sandbox_takes_the_options_of_its_evaluation() {
+        let script = Script::new(
+            "order.lua",
+            "local keys = {} for k in pairs(obj.m) do keys[#keys + 1] = k end return {spec = keys}",
+        );
+        let obj = json!({"m": {"a": 1, "b": 2, "c": 3}});
+        prepare(&[], 2);
+        let natural = evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+        let reversed = EvalOptions { pairs: PairsOrder::ReversedForInput, print: false, ..EvalOptions::CONTROLLER };
+        let backwards = evaluate(&script, &obj, &Limits::default(), reversed).unwrap();
+        let mut walked = backwards.spec.unwrap().as_array().unwrap().clone();
+        walked.reverse();
+        assert_eq!(natural.spec.unwrap(), Value::Array(walked));
     }
 
     #[test]

@@ -27,7 +27,8 @@ function pairs(t)
 end
 "#;
 
-pub fn install(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
+/// What every evaluation's state holds, whatever the script and options.
+pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     let globals = lua.globals();
     // The controller's gopher-lua has no coroutine library, gcinfo or newproxy either.
     for name in ["dofile", "loadfile", "load", "loadstring", "require", "module", "coroutine", "gcinfo", "newproxy"] {
@@ -35,8 +36,13 @@ pub fn install(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Resu
     }
     // gopher-lua's math.huge is the largest double, not infinity.
     globals.get::<Table>("math")?.raw_set("huge", f64::MAX)?;
+    globals.raw_set("json", json_module(lua)?)
+}
+
+/// What depends on the script and the options: `print`, and the order `pairs` walks in.
+pub fn install_for(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
+    let globals = lua.globals();
     globals.raw_set("print", print_function(lua, script_name, options.print)?)?;
-    globals.raw_set("json", json_module(lua)?)?;
     if options.pairs != PairsOrder::Natural {
         let inputs = lua.create_table()?;
         inputs.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;

@@ -39,15 +39,25 @@ pub fn rollout_name(argument: &str) -> &str {
     argument.split_once('/').filter(|(kind, _)| kind.starts_with("rollout")).map_or(argument, |(_, name)| name)
 }
 
-/// Reads the selected Rollouts and what their routing needs. `catalog` says which kinds need
-/// the ConfigMap (read from `controller_namespace` only then).
-pub async fn load(
-    cluster: &Cluster,
-    selection: &Selection,
-    catalog: &ScriptCatalog,
-    controller_namespace: &str,
-) -> Result<Live, Error> {
-    let rollouts = rollout_resource(cluster).await?;
+/// The Rollouts a command works on, read in one round trip.
+pub struct Rollouts {
+    pub resource: Resource,
+    pub found: Vec<Located<Rollout>>,
+}
+
+impl Rollouts {
+    /// The gateway objects the Rollouts route through themselves (a TrafficRouting's are read later).
+    pub fn own_refs(&self) -> BTreeSet<ObjectRef> {
+        self.found
+            .iter()
+            .flat_map(|r| r.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone()))
+            .collect()
+    }
+}
+
+/// Reads the selected Rollouts: the first round trip.
+pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<Rollouts, Error> {
+    let resource = rollout_resource(cluster).await?;
     let namespace = &cluster.namespace;
     let raws: Vec<Value> = match selection {
         Selection::Names(arguments) => {
@@ -55,7 +65,7 @@ pub async fn load(
             let mut seen = BTreeSet::new();
             let names: Vec<&str> =
                 arguments.iter().map(|a| rollout_name(a)).filter(|name| seen.insert(*name)).collect();
-            let found = cluster.get_many(&rollouts, namespace, &names).await?;
+            let found = cluster.get_many(&resource, namespace, &names).await?;
             names
                 .iter()
                 .zip(found)
@@ -66,28 +76,34 @@ pub async fn load(
                 })
                 .collect::<Result<_, _>>()?
         }
-        Selection::Selector(selector) => cluster.list(&rollouts, namespace, selector).await?,
+        Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
     };
     if raws.is_empty() {
         return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
     }
-    let mut snapshot = Snapshot::default();
-    for raw in raws {
-        let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        let item = Rollout::from_object(&raw).map_err(|e| Error::Input(format!("Rollout {namespace}/{name}: {e}")))?;
-        snapshot.rollouts.push(Located {
-            origin: Origin(format!("rollout.{GROUP}/{name}")),
-            namespace: namespace.clone(),
-            item,
-            raw,
-        });
-    }
+    let found = raws
+        .into_iter()
+        .map(|raw| {
+            let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            let item =
+                Rollout::from_object(&raw).map_err(|e| Error::Input(format!("Rollout {namespace}/{name}: {e}")))?;
+            Ok(Located { origin: Origin(format!("rollout.{GROUP}/{name}")), namespace: namespace.clone(), item, raw })
+        })
+        .collect::<Result<_, Error>>()?;
+    Ok(Rollouts { resource, found })
+}
 
-    let own_refs: BTreeSet<ObjectRef> = snapshot
-        .rollouts
-        .iter()
-        .flat_map(|r| r.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone()))
-        .collect();
+/// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
+/// from `controller_namespace` only then).
+pub async fn read_routing(
+    cluster: &Cluster,
+    rollouts: Rollouts,
+    catalog: &ScriptCatalog,
+    controller_namespace: &str,
+) -> Result<Live, Error> {
+    let namespace = &cluster.namespace;
+    let own_refs = rollouts.own_refs();
+    let mut snapshot = Snapshot { rollouts: rollouts.found, ..Snapshot::default() };
     let cr_names: BTreeSet<String> =
         snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
     let own_need_configmap = own_refs.iter().any(|r| catalog.needs_configmap(r));
@@ -119,7 +135,7 @@ pub async fn load(
         None if cr_refs_need_configmap => read_configmap(cluster, controller_namespace).await?,
         other => other,
     };
-    Ok(Live { snapshot, rollouts, resources })
+    Ok(Live { snapshot, rollouts: rollouts.resource, resources })
 }
 
 /// The Rollout resource at v1beta1 when served (the controller's view, the API server
