@@ -16,7 +16,7 @@ const NAMESPACE: &str = "shop";
 
 fn main() {
     println!(
-        "| scenario | discovery cache | sequential round trips | wall time (ms) | target: ≤ 1.2 × round trips × 50 ms |"
+        "| scenario | discovery cache | sequential round trips | wall time (ms), median of {RUNS} (min–max) | target: ≤ 1.2 × round trips × 50 ms |"
     );
     println!("|---|---|---:|---:|---|");
     for (scenario, objects, rollouts) in [
@@ -48,10 +48,11 @@ fn main() {
                 .collect();
             runs.sort_by(|a, b| a.0.total_cmp(&b.0));
             let (wall, trips) = runs[RUNS / 2];
+            let (fastest, slowest) = (runs[0].0, runs[RUNS - 1].0);
             let budget = 1.2 * trips as f64 * LATENCY.as_secs_f64() * 1000.0;
             let verdict =
                 if wall <= budget { format!("met ({budget:.0} ms)") } else { format!("MISSED ({budget:.0} ms)") };
-            println!("| {scenario} | {cache} | {trips} | {wall:.0} | {verdict} |");
+            println!("| {scenario} | {cache} | {trips} | {wall:.0} ({fastest:.0}–{slowest:.0}) | {verdict} |");
         }
     }
 }
