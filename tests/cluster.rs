@@ -267,13 +267,16 @@ fn approve_on_a_terminal_asks_again_when_a_conflict_changes_the_plan() {
     assert_eq!(routed["spec"]["http"][0]["route"][1]["weight"], 50);
 }
 
+/// The shop at step 2, with a webhook that rejects every DestinationRule write.
+fn rejecting_destination_rules() -> fake_apiserver::Builder {
+    shop(2, "StepPaused").admission("validation.istio.io", |request| {
+        if request.plural == "destinationrules" { Err("subset canary is not allowed".into()) } else { Ok(()) }
+    })
+}
+
 #[test]
 fn approve_rolls_back_when_a_later_write_fails() {
-    let server = shop(2, "StepPaused")
-        .admission("validation.istio.io", |request| {
-            if request.plural == "destinationrules" { Err("subset canary is not allowed".into()) } else { Ok(()) }
-        })
-        .start();
+    let server = rejecting_destination_rules().start();
     Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])
@@ -1011,11 +1014,7 @@ fn routed_then_edited_before_the_second_write(
 
 #[test]
 fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
-    let server = shop(2, "StepPaused")
-        .admission("validation.istio.io", |request| {
-            if request.plural == "destinationrules" { Err("subset canary is not allowed".into()) } else { Ok(()) }
-        })
-        .start();
+    let server = rejecting_destination_rules().start();
     // Between our last write to the VirtualService and its rollback, someone else changes it.
     server.before_write(4, |store| {
         store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {

@@ -5,7 +5,7 @@ use crate::support::cluster::*;
 use crate::support::{BINARY, Test, terminal_available};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
@@ -54,14 +54,29 @@ fn status_shows_the_time_left_of_a_timed_pause() {
 
 /// Moves the Rollout on as the controller would once a step is approved: StepReady becomes the
 /// next step's StepPaused, and after the last step the release completes.
-fn controller(server: &FakeHandle) -> (Arc<AtomicBool>, thread::JoinHandle<()>) {
+fn controller(server: &FakeHandle) -> Controller {
     controller_of(server, &["demo"])
 }
 
+/// A stand-in controller's thread: dropping it stops the thread and waits for it.
+struct Controller {
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// [`controller`] for each of `names`; a timed pause also moves on (at once).
-fn controller_of(server: &FakeHandle, names: &[&str]) -> (Arc<AtomicBool>, thread::JoinHandle<()>) {
+fn controller_of(server: &FakeHandle, names: &[&str]) -> Controller {
     let stop = Arc::new(AtomicBool::new(false));
-    let handle = {
+    let thread = {
         let (server, stop) = (server.clone_handle(), stop.clone());
         let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         thread::spawn(move || {
@@ -89,7 +104,7 @@ fn controller_of(server: &FakeHandle, names: &[&str]) -> (Arc<AtomicBool>, threa
             }
         })
     };
-    (stop, handle)
+    Controller { stop, thread: Some(thread) }
 }
 
 /// `value` for a second Rollout `solo`: its own Service, workload and gateway objects.
@@ -120,7 +135,7 @@ fn approved_in(writes: &[String]) -> Vec<String> {
 #[test]
 fn approve_until_a_step_approves_each_pause_on_the_way() {
     let server = shop(1, "StepPaused").start();
-    let (stop, handle) = controller(&server);
+    let controller = controller(&server);
     Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
@@ -134,8 +149,7 @@ fn approve_until_a_step_approves_each_pause_on_the_way() {
     while rollout_status(&server)["canaryStatus"]["currentStepIndex"] != 3 && std::time::Instant::now() < deadline {
         thread::sleep(Duration::from_millis(20));
     }
-    stop.store(true, Ordering::Relaxed);
-    handle.join().unwrap();
+    drop(controller);
     assert_eq!(
         rollout_status(&server)["canaryStatus"],
         json!({"currentStepIndex": 3, "currentStepState": "StepPaused"})
@@ -146,14 +160,13 @@ fn approve_until_a_step_approves_each_pause_on_the_way() {
 #[test]
 fn approve_to_the_end_follows_the_release_until_it_completes() {
     let server = shop(1, "StepPaused").start();
-    let (stop, handle) = controller(&server);
+    let controller = controller(&server);
     let out = Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
         .run()
         .success();
-    stop.store(true, Ordering::Relaxed);
-    handle.join().unwrap();
+    drop(controller);
     out.stdout_has("approved (step 3/3)").stdout_has("the release completed");
     assert_eq!(rollout_status(&server)["phase"], "Healthy");
     let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
@@ -349,13 +362,12 @@ fn approve_until_a_step_stops_past_it_when_its_pause_is_timed() {
         {"replicas": "100%"}
     ]);
     let server = serving(rollout).start();
-    let (stop, handle) = controller_of(&server, &["demo"]);
+    let controller = controller_of(&server, &["demo"]);
     let out = Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
         .run();
-    stop.store(true, Ordering::Relaxed);
-    handle.join().unwrap();
+    drop(controller);
     let out = out.success().stdout_has("approved (step 1/4)").stdout_has("approved every pause up to step 2");
     assert!(!out.stdout.contains("approved (step 3/4)"), "{}", out.stdout);
     assert_eq!(approved_in(&writes(&server)), ["demo"], "step 3's pause is not approved");
@@ -370,13 +382,12 @@ fn approve_to_the_end_goes_on_when_one_rollout_completes_first() {
     let mut one_step = rollout(1, "StepPaused");
     one_step["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap().truncate(1);
     let server = demo_and_solo(1, "StepPaused", one_step).start();
-    let (stop, handle) = controller_of(&server, &["demo", "solo"]);
+    let controller = controller_of(&server, &["demo", "solo"]);
     let out = Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "solo", "--to-end", "--yes", "--timeout", "30s"])
         .run();
-    stop.store(true, Ordering::Relaxed);
-    handle.join().unwrap();
+    drop(controller);
     out.success()
         .stdout_has("rollout.rollouts.kruise.io/solo approved (step 1/1)")
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 3/3)")
@@ -418,26 +429,6 @@ fn approve_succeeds_when_only_the_preview_of_the_next_step_fails() {
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 }
 
-/// The binary as [`Test`] runs it, with stderr of the caller's choosing.
-fn binary(test: &Test, program: &str, args: &[&str], stderr: Stdio) -> Command {
-    let home = test.path("home");
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .current_dir(test.path(""))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("KUBECONFIG", test.path("kubeconfig"))
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr);
-    command
-}
-
 #[test]
 fn approve_survives_a_stderr_it_cannot_write() {
     // The conflict is reported on stderr: a closed pipe, then a full device.
@@ -450,7 +441,7 @@ fn approve_survives_a_stderr_it_cannot_write() {
         let server = shop(2, "StepPaused").start();
         server.conflict_next_writes(1);
         let test = Test::new().kubeconfig(&server);
-        let mut child = binary(&test, BINARY, &["approve", "demo", "--yes"], stderr()).spawn().unwrap();
+        let mut child = test.command(BINARY, ["approve", "demo", "--yes"]).stderr(stderr()).spawn().unwrap();
         drop(child.stderr.take());
         drop(child.stdin.take());
         let out = child.wait_with_output().unwrap();
@@ -469,7 +460,7 @@ fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
     let server = shop(1, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     let line = format!("'{BINARY}' approve demo --until-step 2 --timeout 60s");
-    let mut child = binary(&test, "script", &["-qec", &line, "/dev/null"], Stdio::piped()).spawn().unwrap();
+    let mut child = test.command("script", ["-qec", line.as_str(), "/dev/null"]).spawn().unwrap();
     let screen = Arc::new(std::sync::Mutex::new(String::new()));
     let reader = {
         let (mut stdout, screen) = (child.stdout.take().unwrap(), screen.clone());

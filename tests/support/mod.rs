@@ -100,22 +100,19 @@ impl Test {
         self.execute(&args.into_iter().map(Into::into).collect::<Vec<_>>())
     }
 
-    #[track_caller]
-    fn execute(&self, args: &[OsString]) -> Output {
+    /// `program` with `args`, run as every test runs the binary: in the temp dir, with only
+    /// PATH from the caller's environment, a temp HOME, XDG dirs and KUBECONFIG, NO_COLOR, and
+    /// piped stdin, stdout and stderr.
+    pub fn command<I, S>(&self, program: &str, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
         let home = self.path("home");
         std::fs::create_dir_all(&home).unwrap();
-        let mut command = if self.terminal {
-            let line: Vec<String> =
-                std::iter::once(BINARY.into()).chain(args.iter().map(|a| a.to_string_lossy().into_owned())).collect();
-            let mut script = Command::new("script");
-            script.args(["-qec", &line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "), "/dev/null"]);
-            script
-        } else {
-            let mut binary = Command::new(BINARY);
-            binary.args(args);
-            binary
-        };
+        let mut command = Command::new(program);
         command
+            .args(args)
             .current_dir(self.dir.path())
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -124,9 +121,25 @@ impl Test {
             .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("KUBECONFIG", self.path("kubeconfig"))
             .env("NO_COLOR", "1")
-            .stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        command
+    }
+
+    #[track_caller]
+    fn execute(&self, args: &[OsString]) -> Output {
+        let mut command = if self.terminal {
+            let line: Vec<String> =
+                std::iter::once(BINARY.into()).chain(args.iter().map(|a| a.to_string_lossy().into_owned())).collect();
+            let line = line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+            self.command("script", ["-qec", line.as_str(), "/dev/null"])
+        } else {
+            self.command(BINARY, args)
+        };
+        if self.stdin.is_none() {
+            command.stdin(Stdio::null());
+        }
         for key in &self.removed {
             command.env_remove(key);
         }
