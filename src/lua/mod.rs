@@ -92,14 +92,20 @@ fn new_sandbox() -> mlua::Result<Lua> {
     Ok(lua)
 }
 
-/// A state for one evaluation: a prepared sandbox when this thread has one. Once used, it is
-/// set aside to be closed by the next `prepare` (closing costs about as much as creating).
-struct Sandbox(Option<Lua>);
+/// A state for one evaluation: a prepared sandbox when this thread has one. A prepared one is,
+/// once used, set aside to be closed by the next `prepare` (closing costs about as much as
+/// creating); one made here is closed here, as on a thread that never prepares nothing would.
+struct Sandbox {
+    lua: Option<Lua>,
+    prepared: bool,
+}
 
 impl Sandbox {
     fn take() -> mlua::Result<Sandbox> {
-        let prepared = SANDBOXES.with(|prepared| prepared.borrow_mut().pop());
-        Ok(Sandbox(Some(prepared.map_or_else(new_sandbox, Ok)?)))
+        Ok(match SANDBOXES.with(|prepared| prepared.borrow_mut().pop()) {
+            Some(lua) => Sandbox { lua: Some(lua), prepared: true },
+            None => Sandbox { lua: Some(new_sandbox()?), prepared: false },
+        })
     }
 }
 
@@ -107,14 +113,14 @@ impl std::ops::Deref for Sandbox {
     type Target = Lua;
 
     fn deref(&self) -> &Lua {
-        self.0.as_ref().expect("present until dropped")
+        self.lua.as_ref().expect("present until dropped")
     }
 }
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        let Some(lua) = self.0.take() else { return };
-        if lua.used_memory() > SPENT_STATE_MEMORY {
+        let Some(lua) = self.lua.take() else { return };
+        if !self.prepared || lua.used_memory() > SPENT_STATE_MEMORY {
             return;
         }
         // During thread teardown the list is gone: then the state closes here.
@@ -128,17 +134,17 @@ impl Drop for Sandbox {
 }
 
 /// Gets this thread ready to evaluate `scripts`, e.g. while the API server answers: closes the
-/// states earlier evaluations used, compiles the scripts (a failure is reported when they run)
-/// and tops up this thread's fresh sandboxes to `count`. Each sandbox serves one evaluation, so
+/// prepared states earlier evaluations used, tops up this thread's fresh sandboxes to `count`
+/// and compiles the scripts (once per process; a failure is reported when they run). Each sandbox serves one evaluation, so
 /// every evaluation still starts from a fresh state.
 pub fn prepare(scripts: &[Script], count: usize) {
     SPENT.with(|spent| spent.take());
-    for script in scripts {
-        let _ = script.bytecode();
-    }
     let missing = count.saturating_sub(SANDBOXES.with(|prepared| prepared.borrow().len()));
     let made: Vec<Lua> = (0..missing).map_while(|_| new_sandbox().ok()).collect();
     SANDBOXES.with(|prepared| prepared.borrow_mut().extend(made));
+    for script in scripts {
+        let _ = script.bytecode();
+    }
 }
 
 /// How `pairs()` walks tables: the controller's order over input maps is random, so the
@@ -373,7 +379,7 @@ mod tests {
         // With none left, an evaluation makes its own.
         let got = evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
         assert_eq!(got.spec.unwrap(), fresh);
-        assert!(SPENT.with(|s| s.borrow().len()) >= 4, "used states wait to be closed");
+        assert_eq!(SPENT.with(|s| s.borrow().len()), 3, "prepared states wait to be closed, the one made here did not");
         // Topping up closes the used states and counts what is still there.
         prepare(&[], 2);
         prepare(&[], 1);
@@ -384,12 +390,14 @@ mod tests {
     fn used_states_waiting_to_close_are_bounded() {
         let small = Script::new("small.lua", "return {spec = {}}");
         let big = Script::new("big.lua", "keep = string.rep('x', 1024 * 1024) return {spec = {}}");
-        prepare(&[], 0);
+        evaluate(&small, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+        assert_eq!(SPENT.with(|s| s.borrow().len()), 0, "without prepare, nothing is kept");
+        prepare(&[], SPENT_STATES + 10);
         for _ in 0..SPENT_STATES + 10 {
             evaluate(&small, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
         }
         assert_eq!(SPENT.with(|s| s.borrow().len()), SPENT_STATES);
-        prepare(&[], 0);
+        prepare(&[], 1);
         evaluate(&big, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
         assert_eq!(SPENT.with(|s| s.borrow().len()), 0, "a state holding a lot of memory is closed at once");
     }
