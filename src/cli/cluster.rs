@@ -40,8 +40,6 @@ impl Session {
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
             configmap: None,
         };
-        // The planning threads start while the first request is out.
-        crate::parallel::on_each_thread(|_| ());
         let cluster = Cluster::connect(&global.connection.connection()).await?;
         Ok(Session {
             cluster,
@@ -66,16 +64,26 @@ impl Session {
 
     /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
+        self.read(selection, false).await
+    }
+
+    /// As `load`, and gets the threads `parallel::map` plans on ready while the second read is
+    /// out (for `plan`; the other commands plan on the calling thread).
+    pub(super) async fn load_for_planning(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
+        self.read(selection, true).await
+    }
+
+    async fn read(&self, selection: &Selection, prepare: bool) -> Result<(Live, ScriptCatalog), Error> {
         let rollouts = live::read_rollouts(&self.cluster, selection).await?;
-        let refs = rollouts.own_refs();
+        let preparation = prepare.then(|| self.preparation(&rollouts.own_refs));
         let routing = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace);
         tokio::pin!(routing);
         // The requests go out and the API server gets to them first; when it has not answered
         // by then, the wait is used to get the evaluations ready.
         let live = tokio::select! {
             live = &mut routing => live?,
-            () = tokio::time::sleep(PREPARE_AFTER) => {
-                self.prepare_evaluations(&refs);
+            () = tokio::time::sleep(PREPARE_AFTER), if preparation.is_some() => {
+                crate::parallel::on_each_thread(preparation.expect("checked by the guard"));
                 routing.await?
             }
         };
@@ -83,19 +91,15 @@ impl Session {
         Ok((live, catalog))
     }
 
-    /// While the API server answers for the gateway objects, compiles the scripts `refs` will
-    /// run and makes a sandbox per evaluation of the current step on the threads that will plan.
-    fn prepare_evaluations(&self, refs: &BTreeSet<ObjectRef>) {
-        let scripts: BTreeMap<_, _> = refs
-            .iter()
-            .filter(|r| !self.catalog.needs_configmap(r))
-            .filter_map(|r| Some((scripts::key_of(r), self.catalog.resolve(r).ok()?.script)))
-            .collect();
-        let scripts: Vec<Script> = scripts.into_values().collect();
+    /// What gets a planning thread ready for `refs`: the scripts they run (those known without
+    /// the ConfigMap, resolved once per kind) compiled, and its share of a sandbox per ref (one
+    /// evaluation each at the current step; other evaluations make their own).
+    fn preparation(&self, refs: &BTreeSet<ObjectRef>) -> impl Fn(usize) + Send + Sync + 'static {
+        let kinds: BTreeMap<_, _> = refs.iter().map(|r| (scripts::key_of(r), r)).collect();
+        let scripts: Vec<Script> =
+            kinds.values().filter_map(|r| self.catalog.resolve(r).ok()).map(|resolved| resolved.script).collect();
         let evaluations = refs.len();
-        crate::parallel::on_each_thread(move |threads| {
-            lua::prepare(&scripts, evaluations.div_ceil(threads) + 1);
-        });
+        move |threads| lua::prepare(&scripts, evaluations.div_ceil(threads) + 1)
     }
 
     /// Plans `stages` of one Rollout against `objects`.
@@ -149,7 +153,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(global, &args.scripts).await?;
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
-        let (live, catalog) = session.load(&selection).await?;
+        let (live, catalog) = session.load_for_planning(&selection).await?;
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
         let render_now = args.output.is_none() && args.dry_run.is_none();
@@ -165,9 +169,10 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         if args.dry_run.is_some() {
             server_dry_run_report(&session.cluster, &live, &mut plans).await?;
         }
-        match texts.into_iter().collect::<Option<Vec<String>>>() {
-            Some(blocks) => print(&(blocks.concat() + &output::plan_summary(&plans)))?,
-            None => print_plans(&plans, args.output)?,
+        if render_now {
+            print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
+        } else {
+            print_plans(&plans, args.output)?;
         }
         if let Some(rejected) = plans.iter().flat_map(|p| &p.notes).find(|n| n.starts_with(REJECTED)) {
             return Err(Error::Input(format!(

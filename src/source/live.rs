@@ -43,16 +43,8 @@ pub fn rollout_name(argument: &str) -> &str {
 pub struct Rollouts {
     pub resource: Resource,
     pub found: Vec<Located<Rollout>>,
-}
-
-impl Rollouts {
     /// The gateway objects the Rollouts route through themselves (a TrafficRouting's are read later).
-    pub fn own_refs(&self) -> BTreeSet<ObjectRef> {
-        self.found
-            .iter()
-            .flat_map(|r| r.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone()))
-            .collect()
-    }
+    pub own_refs: BTreeSet<ObjectRef>,
 }
 
 /// Reads the selected Rollouts: the first round trip.
@@ -89,8 +81,10 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
                 Rollout::from_object(&raw).map_err(|e| Error::Input(format!("Rollout {namespace}/{name}: {e}")))?;
             Ok(Located { origin: Origin(format!("rollout.{GROUP}/{name}")), namespace: namespace.clone(), item, raw })
         })
-        .collect::<Result<_, Error>>()?;
-    Ok(Rollouts { resource, found })
+        .collect::<Result<Vec<Located<Rollout>>, Error>>()?;
+    let own_refs =
+        found.iter().flat_map(|r| r.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone())).collect();
+    Ok(Rollouts { resource, found, own_refs })
 }
 
 /// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
@@ -102,7 +96,7 @@ pub async fn read_routing(
     controller_namespace: &str,
 ) -> Result<Live, Error> {
     let namespace = &cluster.namespace;
-    let own_refs = rollouts.own_refs();
+    let own_refs = rollouts.own_refs;
     let mut snapshot = Snapshot { rollouts: rollouts.found, ..Snapshot::default() };
     let cr_names: BTreeSet<String> =
         snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
