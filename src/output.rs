@@ -78,7 +78,8 @@ fn external_diff(command: &str, name: &str, old: &str, new: &str) -> Result<Stri
         }
         let mut words = command.split_whitespace();
         let program = words.next().unwrap_or("diff");
-        let output = std::process::Command::new(program)
+        // Rendering runs on the planning threads, each kept on one core; the diff need not be.
+        let output = crate::parallel::unpinned(&mut std::process::Command::new(program))
             .args(words)
             .arg(&live)
             .arg(&merged)

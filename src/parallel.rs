@@ -41,9 +41,21 @@ fn start() {
     });
 }
 
+/// Lets a program started from a pool thread run on every core the process may use, not only
+/// on that thread's.
+pub fn unpinned(command: &mut std::process::Command) -> &mut std::process::Command {
+    affinity::free_child(command);
+    command
+}
+
 #[cfg(target_os = "linux")]
 mod affinity {
     use std::mem::{size_of, zeroed};
+    use std::os::unix::process::CommandExt;
+    use std::sync::OnceLock;
+
+    /// The process's cores, as the pool found them before pinning its threads.
+    static ALLOWED: OnceLock<libc::cpu_set_t> = OnceLock::new();
 
     /// The cores this process may run on.
     pub fn allowed_cores() -> Vec<usize> {
@@ -54,7 +66,21 @@ mod affinity {
             if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
                 return Vec::new();
             }
+            let _ = ALLOWED.set(allowed);
             (0..libc::CPU_SETSIZE as usize).filter(|&core| libc::CPU_ISSET(core, &allowed)).collect()
+        }
+    }
+
+    /// Gives the child the process's cores back between fork and exec.
+    pub fn free_child(command: &mut std::process::Command) {
+        let Some(&allowed) = ALLOWED.get() else { return };
+        // SAFETY: the hook makes one system call (async-signal-safe) on a set copied beforehand;
+        // it allocates nothing. A failure leaves the child on the thread's core.
+        unsafe {
+            command.pre_exec(move || {
+                libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &allowed);
+                Ok(())
+            });
         }
     }
 
@@ -77,6 +103,8 @@ mod affinity {
     }
 
     pub fn pin_to(_core: usize) {}
+
+    pub fn free_child(_command: &mut std::process::Command) {}
 }
 
 #[cfg(test)]
@@ -112,5 +140,14 @@ mod tests {
         }
         kept.sort();
         assert_eq!(kept, cores.iter().map(|&core| vec![core]).collect::<Vec<_>>());
+        // A program started from a pinned thread gets every core back.
+        let allowed = |command: &mut std::process::Command| {
+            let out = command.args(["-c", "grep Cpus_allowed_list /proc/self/status"]).output().unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let here = allowed(&mut std::process::Command::new("sh"));
+        let from_pool: Vec<String> =
+            rayon::broadcast(|_| allowed(super::unpinned(&mut std::process::Command::new("sh"))));
+        assert!(from_pool.iter().all(|listed| *listed == here), "{here} vs {from_pool:?}");
     }
 }
