@@ -143,6 +143,21 @@ pub fn same_routing(a: &Value, b: &Value) -> bool {
     part(a) == part(b)
 }
 
+/// Whether `stored` is `planned` as an API server stores it: a structural schema prunes fields
+/// whose value is null (an empty Lua table encodes as null), so those may be gone.
+pub fn stored_as_planned(stored: &Value, planned: &Value) -> bool {
+    fn without_null_fields(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_null_fields(v))).collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(without_null_fields).collect()),
+            other => other.clone(),
+        }
+    }
+    same_routing(stored, planned) || same_routing(stored, &without_null_fields(planned))
+}
+
 /// The string entries of a JSON map (others are skipped); empty for anything else.
 pub fn string_map(value: &Value) -> BTreeMap<String, String> {
     value
@@ -265,5 +280,16 @@ mod tests {
             &live,
             &json!({"metadata": {"labels": {"a": "b"}, "annotations": {}}, "spec": {"x": 1.0}})
         ));
+    }
+
+    #[test]
+    fn stored_as_planned_allows_for_pruned_null_fields_only() {
+        let planned = json!({"spec": {"http": [{"route": [{"weight": 20}], "headers": {"request": {"set": null}}}]}});
+        let pruned = json!({"spec": {"http": [{"route": [{"weight": 20}], "headers": {"request": {}}}]}});
+        assert!(!same_routing(&pruned, &planned), "a shown plan keeps the null, as the controller's result does");
+        assert!(stored_as_planned(&pruned, &planned));
+        assert!(stored_as_planned(&planned, &planned));
+        let mutated = json!({"spec": {"http": [{"route": [{"weight": 0}], "headers": {"request": {}}}]}});
+        assert!(!stored_as_planned(&mutated, &planned));
     }
 }

@@ -121,7 +121,7 @@ pub async fn write_planned(
     }
     // What the server stored is what counts: a mutating admission webhook may have changed it,
     // and the controller would then see routing it did not plan.
-    if !data::same_routing(&current, planned) {
+    if !data::stored_as_planned(&current, planned) {
         return Err(WriteFailure::Failed(format!(
             "{what} was stored with other spec, labels or annotations than planned (a mutating admission webhook changed it?)"
         )));

@@ -322,6 +322,28 @@ fn approve_verifies_what_the_server_stored() {
 }
 
 #[test]
+fn approve_accepts_a_stored_object_without_the_null_fields_it_planned() {
+    // A script whose empty table encodes as null; the API server prunes null fields on store.
+    let script = "local spec = obj.data.spec spec.tcp = {} return {spec = spec}";
+    let server = shop(2, "StepPaused")
+        .mutation(|plural, object| {
+            if plural == "virtualservices" && object["spec"]["tcp"].is_null() {
+                object["spec"].as_object_mut().unwrap().remove("tcp");
+            }
+        })
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .file("vs.lua", script)
+        .args(["approve", "demo", "--yes", "--script", "VirtualService.networking.istio.io=vs.lua"])
+        .run()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    assert!(vs(&server)["spec"].get("tcp").is_none(), "stored without the null field");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+}
+
+#[test]
 fn approve_client_dry_run_writes_nothing_and_server_dry_run_stores_nothing() {
     let server = shop(2, "StepPaused").start();
     Test::new()
