@@ -13,3 +13,14 @@ pub enum Error {
     #[error("{0}")]
     Refused(String),
 }
+
+impl Error {
+    /// The same failure with another message: a refusal stays a refusal (exit 3), anything
+    /// else becomes an input error.
+    pub fn reworded(self, message: String) -> Error {
+        match self {
+            Error::Refused(_) => Error::Refused(message),
+            _ => Error::Input(message),
+        }
+    }
+}

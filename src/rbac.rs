@@ -76,7 +76,7 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
     let mut out = Vec::new();
     for (namespace, rules) in &by_namespace {
         let metadata = || Metadata { name: NAME, namespace };
-        out.push(render(&Role {
+        out.push(crate::yaml::to_string(&Role {
             api_version: API_VERSION,
             kind: "Role",
             metadata: metadata(),
@@ -89,7 +89,7 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
                 })
                 .collect(),
         }));
-        out.push(render(&RoleBinding {
+        out.push(crate::yaml::to_string(&RoleBinding {
             api_version: API_VERSION,
             kind: "RoleBinding",
             metadata: metadata(),
@@ -98,10 +98,6 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
         }));
     }
     out.join("---\n")
-}
-
-fn render(object: &impl Serialize) -> String {
-    serde_saphyr::to_string(object).unwrap_or_else(|e| format!("# cannot render as YAML: {e}\n"))
 }
 
 #[cfg(test)]

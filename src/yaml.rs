@@ -69,7 +69,7 @@ fn flatten_lists(documents: Vec<Document>) -> Vec<Document> {
 }
 
 /// YAML as kubectl prints it (block style, sorted keys).
-pub fn to_string(value: &Value) -> String {
+pub fn to_string(value: &impl serde::Serialize) -> String {
     serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# cannot render as YAML: {e}\n"))
 }
 

@@ -3,7 +3,7 @@
 
 use super::cluster::{MAX_ATTEMPTS, Session, resource_of, runtime, selection, with_rollback};
 use super::status::Follower;
-use super::{ApproveArgs, DryRun, GlobalArgs, Outcome, confirm, print};
+use super::{ApproveArgs, DryRun, GlobalArgs, Outcome, confirm, print, warn};
 use crate::error::Error;
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, YELLOW, paint};
@@ -16,7 +16,6 @@ use crate::status::{Progress, RolloutView};
 use crate::write::{self, Backups, WriteFailure, Written};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 
 /// One Rollout to approve: its current stage's plan, checked by every guard.
 struct Approval<'a> {
@@ -125,10 +124,6 @@ fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permissi
         permissions.extend(Permission::replace(resource, &object.namespace));
     }
     Ok(permissions)
-}
-
-fn warn(text: &str) {
-    let _ = writeln!(anstream::stderr(), "{}", paint(YELLOW, text));
 }
 
 pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcome> {
@@ -309,11 +304,7 @@ async fn undo(cluster: &Cluster, step: &StepState, error: anyhow::Error) -> anyh
         .map(|(name, a)| format!("\n    Rollout {name} stays approved ({}), its gateway objects as routed", a.label))
         .collect();
     let message = format!("{error}\n  the status patches already applied cannot be undone:{stays}");
-    match error {
-        Error::Refused(_) => Error::Refused(message),
-        _ => Error::Input(message),
-    }
-    .into()
+    error.reworded(message).into()
 }
 
 /// One attempt: read, guard and plan every target not approved yet, confirm (the first time),

@@ -244,8 +244,5 @@ pub(super) async fn with_rollback(cluster: &Cluster, written: &[Written], error:
     }
     let report = write::roll_back(cluster, written).await;
     let message = format!("{error}\n{}", report.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"));
-    match error {
-        Error::Refused(_) => Error::Refused(message),
-        _ => Error::Input(message),
-    }
+    error.reworded(message)
 }

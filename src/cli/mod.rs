@@ -492,6 +492,12 @@ pub(crate) fn without_colour_where_off(text: &str) -> std::borrow::Cow<'_, str> 
     }
 }
 
+/// A warning on stderr, in yellow where colour is on; a stderr that cannot be written is no
+/// reason to fail.
+pub(crate) fn warn(text: &str) {
+    let _ = writeln!(anstream::stderr(), "{}", crate::output::paint(crate::output::YELLOW, text));
+}
+
 /// Writes machine output to stdout byte for byte (anstream would also strip control characters).
 pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -2,7 +2,7 @@
 //! does, after checking for edits made during the release.
 
 use super::cluster::{MAX_ATTEMPTS, Session, resource_of, runtime, selection, with_rollback};
-use super::{DryRun, GlobalArgs, Outcome, RestoreArgs, confirm, print};
+use super::{DryRun, GlobalArgs, Outcome, RestoreArgs, confirm, print, warn};
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::{ObjectRef, Stage};
@@ -155,11 +155,7 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
                     return Ok(Outcome::Done);
                 }
                 Some(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
-                    let _ = writeln!(
-                        anstream::stderr(),
-                        "{}",
-                        paint(YELLOW, &format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})"))
-                    );
+                    warn(&format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})"));
                 }
                 Some(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
                     return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());

@@ -356,11 +356,7 @@ fn pick(list: Value, resource: &Resource, names: &[&str]) -> Vec<Option<Value>> 
     for (i, name) in names.iter().enumerate() {
         positions.entry(name).or_default().push(i);
     }
-    let api_version = if resource.group.is_empty() {
-        resource.version.clone()
-    } else {
-        format!("{}/{}", resource.group, resource.version)
-    };
+    let api_version = resource.api_resource().api_version;
     let mut found = vec![None; names.len()];
     for mut item in items {
         let Some(at) = item["metadata"]["name"].as_str().and_then(|name| positions.remove(name)) else { continue };
