@@ -54,6 +54,9 @@ pub struct ObjectPlan {
     pub planned: Value,
     pub action: Action,
     pub warnings: Vec<String>,
+    /// Whether `planned` routes differently from `current`: asked for by every rendering and
+    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made.
+    changed: bool,
 }
 
 impl ObjectPlan {
@@ -63,7 +66,7 @@ impl ObjectPlan {
     }
 
     pub fn changed(&self) -> bool {
-        !data::same_routing(&self.current, &self.planned)
+        self.changed
     }
 }
 
@@ -274,6 +277,7 @@ impl<'a> Planner<'a> {
         Ok(ObjectPlan {
             reference: reference.clone(),
             namespace: routing.namespace.to_string(),
+            changed: !data::same_routing(&current, &planned),
             current,
             planned,
             action,
