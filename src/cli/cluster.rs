@@ -91,15 +91,24 @@ impl Session {
         Ok((live, catalog))
     }
 
-    /// What gets a planning thread ready for `refs`: the scripts they run (those known without
-    /// the ConfigMap, resolved once per kind) compiled, and its share of a sandbox per ref (one
-    /// evaluation each at the current step; other evaluations make their own).
+    /// What gets a planning thread ready for `refs`: its share of a sandbox per ref (one
+    /// evaluation each at the current step; other evaluations make their own), with the script
+    /// the ref runs loaded when it is known without the ConfigMap (resolved once per kind).
     fn preparation(&self, refs: &BTreeSet<ObjectRef>) -> impl Fn(usize) + Send + Sync + 'static {
-        let kinds: BTreeMap<_, _> = refs.iter().map(|r| (scripts::key_of(r), r)).collect();
-        let scripts: Vec<Script> =
-            kinds.values().filter_map(|r| self.catalog.resolve(r).ok()).map(|resolved| resolved.script).collect();
-        let evaluations = refs.len();
-        move |threads| lua::prepare(&scripts, evaluations.div_ceil(threads) + 1)
+        let mut kinds: BTreeMap<_, (&ObjectRef, usize)> = BTreeMap::new();
+        for reference in refs {
+            kinds.entry(scripts::key_of(reference)).or_insert((reference, 0)).1 += 1;
+        }
+        let scripts: Vec<(Script, usize)> = kinds
+            .values()
+            .filter_map(|(r, count)| self.catalog.resolve(r).ok().map(|resolved| (resolved.script, *count)))
+            .collect();
+        let others = refs.len() - scripts.iter().map(|(_, count)| count).sum::<usize>();
+        move |threads| {
+            let share = |count: usize| if count == 0 { 0 } else { count.div_ceil(threads) + 1 };
+            let scripts: Vec<(Script, usize)> = scripts.iter().map(|(s, count)| (s.clone(), share(*count))).collect();
+            lua::prepare(&scripts, share(others));
+        }
     }
 
     /// Plans `stages` of one Rollout against `objects`.

@@ -73,9 +73,34 @@ impl Script {
     }
 }
 
+/// A sandbox made ahead of need (see `prepare`), with the chunk of the script it was made for
+/// loaded (not run) when that script compiles: loading is the costly part of the controller's
+/// `DoString`, and has no effect the script could see.
+struct Prepared {
+    lua: Lua,
+    chunk: Option<(Arc<Compiled>, mlua::Function)>,
+}
+
+impl Prepared {
+    fn new(script: Option<&Script>) -> mlua::Result<Prepared> {
+        let lua = new_sandbox()?;
+        let chunk =
+            script.and_then(|script| Some((script.compiled.clone(), load_chunk(&lua, script.bytecode().ok()?).ok()?)));
+        Ok(Prepared { lua, chunk })
+    }
+
+    fn is_for(&self, script: Option<&Script>) -> bool {
+        match (&self.chunk, script) {
+            (Some((compiled, _)), Some(script)) => Arc::ptr_eq(compiled, &script.compiled),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
 thread_local! {
     /// Sandboxes made ahead of need on this thread (see `prepare`).
-    static SANDBOXES: RefCell<Vec<Lua>> = const { RefCell::new(Vec::new()) };
+    static SANDBOXES: RefCell<Vec<Prepared>> = const { RefCell::new(Vec::new()) };
     /// Used states waiting to be closed by the next `prepare` on this thread.
     static SPENT: RefCell<Vec<Lua>> = const { RefCell::new(Vec::new()) };
 }
@@ -92,19 +117,33 @@ fn new_sandbox() -> mlua::Result<Lua> {
     Ok(lua)
 }
 
-/// A state for one evaluation: a prepared sandbox when this thread has one. A prepared one is,
-/// once used, set aside to be closed by the next `prepare` (closing costs about as much as
-/// creating); one made here is closed here, as on a thread that never prepares nothing would.
+/// The function a chunk of this engine's bytecode compiles to in `lua`.
+fn load_chunk(lua: &Lua, bytecode: &[u8]) -> mlua::Result<mlua::Function> {
+    // The bytecode is this engine's own compilation of the script's text.
+    lua.load(bytecode).set_mode(ChunkMode::Binary).into_function()
+}
+
+/// A state for one evaluation of `script`: a prepared sandbox when this thread has one (made
+/// for `script`, else one made for no script). A prepared one is, once used, set aside to be
+/// closed by the next `prepare` (closing costs about as much as creating); one made here is
+/// closed here, as on a thread that never prepares nothing would.
 struct Sandbox {
     lua: Option<Lua>,
+    /// `script`'s chunk, loaded ahead.
+    chunk: Option<mlua::Function>,
     prepared: bool,
 }
 
 impl Sandbox {
-    fn take() -> mlua::Result<Sandbox> {
-        Ok(match SANDBOXES.with(|prepared| prepared.borrow_mut().pop()) {
-            Some(lua) => Sandbox { lua: Some(lua), prepared: true },
-            None => Sandbox { lua: Some(new_sandbox()?), prepared: false },
+    fn take(script: &Script) -> mlua::Result<Sandbox> {
+        let prepared = SANDBOXES.with(|prepared| {
+            let mut prepared = prepared.borrow_mut();
+            let found = prepared.iter().rposition(|p| p.is_for(Some(script)));
+            found.or_else(|| prepared.iter().rposition(|p| p.is_for(None))).map(|i| prepared.swap_remove(i))
+        });
+        Ok(match prepared {
+            Some(Prepared { lua, chunk }) => Sandbox { lua: Some(lua), chunk: chunk.map(|(_, f)| f), prepared: true },
+            None => Sandbox { lua: Some(new_sandbox()?), chunk: None, prepared: false },
         })
     }
 }
@@ -119,6 +158,7 @@ impl std::ops::Deref for Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
+        self.chunk = None;
         let Some(lua) = self.lua.take() else { return };
         if !self.prepared || lua.used_memory() > SPENT_STATE_MEMORY {
             return;
@@ -133,17 +173,19 @@ impl Drop for Sandbox {
     }
 }
 
-/// Gets this thread ready to evaluate `scripts`, e.g. while the API server answers: closes the
-/// prepared states earlier evaluations used, tops up this thread's fresh sandboxes to `count`
-/// and compiles the scripts (once per process; a failure is reported when they run). Each sandbox serves one evaluation, so
-/// every evaluation still starts from a fresh state.
-pub fn prepare(scripts: &[Script], count: usize) {
+/// Gets this thread ready for evaluations, e.g. while the API server answers: closes the
+/// prepared states earlier evaluations used, and tops up this thread's fresh sandboxes to the
+/// given count for each script (compiled once per process, its chunk loaded into each; a script
+/// that does not compile gets plain sandboxes and its error when it runs) and to `others` for
+/// scripts not known yet. Each sandbox serves one evaluation, so every evaluation still starts
+/// from a fresh state.
+pub fn prepare(scripts: &[(Script, usize)], others: usize) {
     SPENT.with(|spent| spent.take());
-    let missing = count.saturating_sub(SANDBOXES.with(|prepared| prepared.borrow().len()));
-    let made: Vec<Lua> = (0..missing).map_while(|_| new_sandbox().ok()).collect();
-    SANDBOXES.with(|prepared| prepared.borrow_mut().extend(made));
-    for script in scripts {
-        let _ = script.bytecode();
+    let wanted = scripts.iter().map(|(script, count)| (Some(script), *count)).chain([(None, others)]);
+    for (script, count) in wanted {
+        let have = SANDBOXES.with(|prepared| prepared.borrow().iter().filter(|p| p.is_for(script)).count());
+        let made: Vec<Prepared> = (have..count).map_while(|_| Prepared::new(script).ok()).collect();
+        SANDBOXES.with(|prepared| prepared.borrow_mut().extend(made));
     }
 }
 
@@ -209,7 +251,9 @@ const CHUNK_NAME: &str = "script";
 /// Runs `script` with `obj` and returns what the controller would read back from it.
 pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Data, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
-    let lua = Sandbox::take().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+    let mut lua =
+        Sandbox::take(script).map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+    let loaded = lua.chunk.take();
     let timed_out = Rc::new(Cell::new(None::<usize>));
     let setup = || -> mlua::Result<()> {
         stdlib::install_for(&lua, &script.name, options)?;
@@ -231,13 +275,13 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
     };
     setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
 
-    let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
-    // The bytecode is this engine's own compilation of the script's text.
-    let function = lua
-        .load(bytecode)
-        .set_mode(ChunkMode::Binary)
-        .into_function()
-        .map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
+    let function = match loaded {
+        Some(function) => function,
+        None => {
+            let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
+            load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?
+        }
+    };
     let returned = match function.call::<mlua::MultiValue>(()) {
         Ok(values) => values,
         Err(e) => {
@@ -369,8 +413,8 @@ mod tests {
             "local seen = leftover; leftover = 1; return {spec = {seen == nil, type(print), type(json), type(coroutine)}}",
         );
         let fresh = json!([true, "function", "table", "nil"]);
-        prepare(std::slice::from_ref(&script), 3);
-        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 3);
+        prepare(&[(script.clone(), 3)], 0);
+        assert_eq!(SANDBOXES.with(|s| s.borrow().iter().filter(|p| p.is_for(Some(&script))).count()), 3);
         for left in (0..3).rev() {
             let got = evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
             assert_eq!(got.spec.unwrap(), fresh);
@@ -384,6 +428,44 @@ mod tests {
         prepare(&[], 2);
         prepare(&[], 1);
         assert_eq!((SANDBOXES.with(|s| s.borrow().len()), SPENT.with(|s| s.borrow().len())), (2, 0));
+        prepare(&[(script.clone(), 1)], 0);
+        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 3);
+        SANDBOXES.with(|s| s.borrow_mut().clear());
+    }
+
+    #[test]
+    fn a_sandbox_prepared_for_one_script_serves_only_that_script() {
+        let (a, b) = (Script::new("a.lua", "return {spec = {'a'}}"), Script::new("b.lua", "return {spec = {'b'}}"));
+        prepare(&[(a.clone(), 1)], 1);
+        let spec =
+            |script: &Script| evaluate(script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap().spec;
+        // b takes the plain sandbox (and loads itself), leaving a's; a then takes its own.
+        assert_eq!(spec(&b), Some(json!(["b"])));
+        assert!(SANDBOXES.with(|s| s.borrow().iter().all(|p| p.is_for(Some(&a)))));
+        assert_eq!(spec(&a), Some(json!(["a"])));
+        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 0);
+        // With none prepared for it, b makes its own rather than run in a's.
+        prepare(&[(a.clone(), 1)], 0);
+        assert_eq!(spec(&b), Some(json!(["b"])));
+        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 1);
+        SANDBOXES.with(|s| s.borrow_mut().clear());
+    }
+
+    #[test]
+    fn a_loaded_chunk_reports_errors_as_a_loaded_script_does() {
+        let failing = Script::new("failing.lua", "local x = 1\nerror('boom')");
+        let unprepared = evaluate(&failing, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap_err();
+        prepare(&[(failing.clone(), 1)], 0);
+        assert!(SANDBOXES.with(|s| s.borrow()[0].is_for(Some(&failing))));
+        let prepared = evaluate(&failing, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap_err();
+        assert_eq!(prepared, unprepared);
+        assert_eq!(prepared.to_string(), "script failing.lua:2: boom");
+        // A script that does not compile gets a plain sandbox, and its syntax error when it runs.
+        let broken = Script::new("broken.lua", "return {");
+        prepare(&[(broken.clone(), 1)], 0);
+        assert!(SANDBOXES.with(|s| s.borrow()[0].is_for(None)));
+        let error = evaluate(&broken, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap_err();
+        assert_eq!(error.kind, ScriptErrorKind::Syntax);
     }
 
     #[test]
