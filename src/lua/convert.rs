@@ -103,25 +103,40 @@ unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder) {
 
 /// Encodes a Lua value as the controller's encoder does.
 pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable) -> Result<Value, String> {
-    let mut result = None;
+    // Reserving the stack for MAX_DEPTH levels grows it to 32 KiB, which costs more than the
+    // walk of a usual output: a first walk reserves for a few levels, and only an output that
+    // nests deeper is walked again with the full reservation (a walk changes nothing, so the
+    // second one sees what the first saw).
+    walk_reserving(lua, value.clone(), empty, SHALLOW_DEPTH).unwrap_or_else(|| {
+        walk_reserving(lua, value, empty, MAX_DEPTH).expect("the full reservation covers every level")
+    })
+}
+
+/// The walk of `value` with stack slots reserved for `levels` levels, or None when it nests
+/// deeper than that (below MAX_DEPTH).
+fn walk_reserving(lua: &Lua, value: LuaValue, empty: EmptyTable, levels: usize) -> Option<Result<Value, String>> {
+    let mut result: Option<Option<Result<Value, String>>> = None;
     // SAFETY: the walk reads the value on the stack with calls that neither allocate nor raise
     // (lua_type, lua_tonumber, lua_toboolean, lua_topointer, lua_tolstring on strings only,
     // lua_next with untouched keys), after reserving every stack slot it can need up front,
     // before any Rust value that needs dropping exists.
     let outcome = unsafe {
         lua.exec_raw::<()>(value, |state| {
-            if ffi::lua_checkstack(state, 2 * MAX_DEPTH as c_int + 4) == 0 {
-                result = Some(Err("cannot encode: not enough Lua stack".to_string()));
+            if ffi::lua_checkstack(state, 2 * levels as c_int + 4) == 0 {
+                result = Some(Some(Err("cannot encode: not enough Lua stack".to_string())));
                 return;
             }
             // The controller's encoder never forgets a table it has visited, so a table reachable
             // twice (not only a cycle) is "recursively nested".
-            let mut visited = HashSet::new();
-            result = Some(walk(state, ffi::lua_gettop(state), empty, &mut visited, 0));
+            let mut walk = Walk { empty, visited: HashSet::new(), levels, too_deep: false };
+            let walked = walk.value(state, ffi::lua_gettop(state), 0);
+            result = Some((!walk.too_deep).then_some(walked));
         })
     };
-    outcome.map_err(|e| e.to_string())?;
-    result.expect("the walk ran")
+    match outcome {
+        Err(e) => Some(Err(e.to_string())),
+        Ok(()) => result.expect("the walk ran"),
+    }
 }
 
 /// A double as JSON, as Go's encoder prints it: whole numbers below 2^53 (exact, and printed
@@ -171,26 +186,116 @@ pub fn go_string(bytes: &[u8]) -> String {
 /// Tables nested deeper than this are refused (the stack is reserved for this many levels).
 const MAX_DEPTH: usize = 1000;
 
-/// Converts the value at stack index `index` (absolute).
-unsafe fn walk(
-    state: *mut ffi::lua_State,
-    index: c_int,
+/// The levels a first walk reserves the stack for (see `from_lua`).
+const SHALLOW_DEPTH: usize = 32;
+
+/// One walk of a Lua value on the stack.
+struct Walk {
     empty: EmptyTable,
-    visited: &mut HashSet<usize>,
-    depth: usize,
-) -> Result<Value, String> {
-    // SAFETY: see `from_lua`.
-    unsafe {
-        match ffi::lua_type(state, index) {
-            ffi::LUA_TNIL => Ok(Value::Null),
-            ffi::LUA_TBOOLEAN => Ok(Value::Bool(ffi::lua_toboolean(state, index) != 0)),
-            ffi::LUA_TNUMBER => number(ffi::lua_tonumber(state, index)),
-            ffi::LUA_TSTRING => Ok(Value::String(go_string(string_at(state, index)))),
-            ffi::LUA_TTABLE => walk_table(state, index, empty, visited, depth),
-            ffi::LUA_TFUNCTION => Err("cannot encode function to JSON".into()),
-            ffi::LUA_TTHREAD => Err("cannot encode thread to JSON".into()),
-            _ => Err("cannot encode userdata to JSON".into()),
+    visited: HashSet<usize>,
+    /// The levels the stack was reserved for.
+    levels: usize,
+    /// Set when a table nests deeper than `levels` allows: the result is then incomplete.
+    too_deep: bool,
+}
+
+impl Walk {
+    /// Converts the value at stack index `index` (absolute).
+    unsafe fn value(&mut self, state: *mut ffi::lua_State, index: c_int, depth: usize) -> Result<Value, String> {
+        // SAFETY: see `from_lua`.
+        unsafe {
+            match ffi::lua_type(state, index) {
+                ffi::LUA_TNIL => Ok(Value::Null),
+                ffi::LUA_TBOOLEAN => Ok(Value::Bool(ffi::lua_toboolean(state, index) != 0)),
+                ffi::LUA_TNUMBER => number(ffi::lua_tonumber(state, index)),
+                ffi::LUA_TSTRING => Ok(Value::String(go_string(string_at(state, index)))),
+                ffi::LUA_TTABLE => self.table(state, index, depth),
+                ffi::LUA_TFUNCTION => Err("cannot encode function to JSON".into()),
+                ffi::LUA_TTHREAD => Err("cannot encode thread to JSON".into()),
+                _ => Err("cannot encode userdata to JSON".into()),
+            }
         }
+    }
+
+    unsafe fn table(&mut self, state: *mut ffi::lua_State, index: c_int, depth: usize) -> Result<Value, String> {
+        if !self.visited.insert(unsafe { ffi::lua_topointer(state, index) } as usize) {
+            return Err("cannot encode recursively nested tables to JSON".into());
+        }
+        if depth >= MAX_DEPTH {
+            return Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep"));
+        }
+        if depth >= self.levels {
+            self.too_deep = true;
+            return Err("deeper than the stack reserved".into());
+        }
+        // First the keys alone decide the table's shape, as in the controller, before any value is
+        // encoded; keys are remembered with their place in the walk.
+        let mut array_keys: Vec<(f64, usize)> = Vec::new();
+        let mut string_keys: Vec<(String, usize)> = Vec::new();
+        let (mut other_numbers, mut other_keys, mut count) = (0, 0, 0);
+        // SAFETY: see `from_lua`; each level uses two of the reserved slots (key and value).
+        unsafe {
+            ffi::lua_pushnil(state);
+            while ffi::lua_next(state, index) != 0 {
+                match ffi::lua_type(state, -2) {
+                    ffi::LUA_TNUMBER => {
+                        let n = ffi::lua_tonumber(state, -2);
+                        if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
+                            array_keys.push((n, count));
+                        } else {
+                            other_numbers += 1;
+                        }
+                    }
+                    ffi::LUA_TSTRING => string_keys.push((go_string(string_at(state, -2)), count)),
+                    _ => other_keys += 1,
+                }
+                count += 1;
+                ffi::lua_pop(state, 1);
+            }
+        }
+        // gopher-lua iterates the array part (ascending) before any other key, so that part decides
+        // whether the table is a list; in the hash part the first key decides, in insertion order,
+        // which this engine cannot see: a mix is an error either way, only the wording may differ.
+        let list = !array_keys.is_empty();
+        if list {
+            array_keys.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if array_keys.iter().enumerate().any(|(want, (key, _))| *key != (want + 1) as f64) {
+                return Err("cannot encode sparse array".into());
+            }
+            if !string_keys.is_empty() || other_keys > 0 {
+                return Err("cannot encode mixed or invalid key types".into());
+            }
+            if other_numbers > 0 {
+                return Err("cannot encode sparse array".into());
+            }
+        } else if count == 0 {
+            return Ok(match self.empty {
+                EmptyTable::Null => Value::Null,
+                EmptyTable::EmptyList => Value::Array(Vec::new()),
+            });
+        } else if other_keys > 0 || (other_numbers > 0 && !string_keys.is_empty()) {
+            return Err("cannot encode mixed or invalid key types".into());
+        } else if other_numbers > 0 {
+            return Err("cannot encode sparse array".into());
+        }
+        // Then every value, in the walk's order; a failed value leaves the stack as it found it
+        // (settop), and errors surface in the order Go marshals: list order, or sorted keys.
+        let mut values: Vec<Option<Result<Value, String>>> = Vec::with_capacity(count);
+        // SAFETY: as above.
+        unsafe {
+            ffi::lua_pushnil(state);
+            while ffi::lua_next(state, index) != 0 {
+                let value_index = ffi::lua_gettop(state);
+                values.push(Some(self.value(state, value_index, depth + 1)));
+                ffi::lua_settop(state, value_index - 1);
+            }
+        }
+        let mut take = |place: usize| values[place].take().expect("each value is taken once");
+        if list {
+            return array_keys.into_iter().map(|(_, place)| take(place)).collect::<Result<_, _>>().map(Value::Array);
+        }
+        string_keys.sort_by(|a, b| a.0.cmp(&b.0));
+        string_keys.into_iter().map(|(key, place)| Ok((key, take(place)?))).collect::<Result<_, _>>().map(Value::Object)
     }
 }
 
@@ -202,89 +307,6 @@ unsafe fn string_at<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
         let data = ffi::lua_tolstring(state, index, &mut length);
         std::slice::from_raw_parts(data.cast::<u8>(), length)
     }
-}
-
-unsafe fn walk_table(
-    state: *mut ffi::lua_State,
-    index: c_int,
-    empty: EmptyTable,
-    visited: &mut HashSet<usize>,
-    depth: usize,
-) -> Result<Value, String> {
-    if !visited.insert(unsafe { ffi::lua_topointer(state, index) } as usize) {
-        return Err("cannot encode recursively nested tables to JSON".into());
-    }
-    if depth >= MAX_DEPTH {
-        return Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep"));
-    }
-    // First the keys alone decide the table's shape, as in the controller, before any value is
-    // encoded; keys are remembered with their place in the walk.
-    let mut array_keys: Vec<(f64, usize)> = Vec::new();
-    let mut string_keys: Vec<(String, usize)> = Vec::new();
-    let (mut other_numbers, mut other_keys, mut count) = (0, 0, 0);
-    // SAFETY: see `from_lua`; each level uses two of the reserved slots (key and value).
-    unsafe {
-        ffi::lua_pushnil(state);
-        while ffi::lua_next(state, index) != 0 {
-            match ffi::lua_type(state, -2) {
-                ffi::LUA_TNUMBER => {
-                    let n = ffi::lua_tonumber(state, -2);
-                    if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
-                        array_keys.push((n, count));
-                    } else {
-                        other_numbers += 1;
-                    }
-                }
-                ffi::LUA_TSTRING => string_keys.push((go_string(string_at(state, -2)), count)),
-                _ => other_keys += 1,
-            }
-            count += 1;
-            ffi::lua_pop(state, 1);
-        }
-    }
-    // gopher-lua iterates the array part (ascending) before any other key, so that part decides
-    // whether the table is a list; in the hash part the first key decides, in insertion order,
-    // which this engine cannot see: a mix is an error either way, only the wording may differ.
-    let list = !array_keys.is_empty();
-    if list {
-        array_keys.sort_by(|a, b| a.0.total_cmp(&b.0));
-        if array_keys.iter().enumerate().any(|(want, (key, _))| *key != (want + 1) as f64) {
-            return Err("cannot encode sparse array".into());
-        }
-        if !string_keys.is_empty() || other_keys > 0 {
-            return Err("cannot encode mixed or invalid key types".into());
-        }
-        if other_numbers > 0 {
-            return Err("cannot encode sparse array".into());
-        }
-    } else if count == 0 {
-        return Ok(match empty {
-            EmptyTable::Null => Value::Null,
-            EmptyTable::EmptyList => Value::Array(Vec::new()),
-        });
-    } else if other_keys > 0 || (other_numbers > 0 && !string_keys.is_empty()) {
-        return Err("cannot encode mixed or invalid key types".into());
-    } else if other_numbers > 0 {
-        return Err("cannot encode sparse array".into());
-    }
-    // Then every value, in the walk's order; a failed value leaves the stack as it found it
-    // (settop), and errors surface in the order Go marshals: list order, or sorted keys.
-    let mut values: Vec<Option<Result<Value, String>>> = Vec::with_capacity(count);
-    // SAFETY: as above.
-    unsafe {
-        ffi::lua_pushnil(state);
-        while ffi::lua_next(state, index) != 0 {
-            let value_index = ffi::lua_gettop(state);
-            values.push(Some(walk(state, value_index, empty, visited, depth + 1)));
-            ffi::lua_settop(state, value_index - 1);
-        }
-    }
-    let mut take = |place: usize| values[place].take().expect("each value is taken once");
-    if list {
-        return array_keys.into_iter().map(|(_, place)| take(place)).collect::<Result<_, _>>().map(Value::Array);
-    }
-    string_keys.sort_by(|a, b| a.0.cmp(&b.0));
-    string_keys.into_iter().map(|(key, place)| Ok((key, take(place)?))).collect::<Result<_, _>>().map(Value::Object)
 }
 
 #[cfg(test)]
@@ -331,6 +353,24 @@ mod tests {
             err("return {a = print, b = {[1] = 1, [3] = 3}, c = 1/0}", "cannot encode function to JSON");
             err("return {z = print, y = {[1] = 1, [3] = 3}}", "cannot encode sparse array");
         }
+    }
+
+    #[test]
+    fn outputs_nesting_past_the_first_reservation_are_walked_in_full() {
+        // `d` ends up `levels` one-item lists deep around `t`.
+        let nested = |levels: usize| format!("local t = {{}} local d = t for i = 1, {levels} do d = {{d}} end ");
+        let mut want = Value::Null;
+        for _ in 0..SHALLOW_DEPTH + 8 {
+            want = json!([want]);
+        }
+        assert_eq!(eval(&format!("{}return {{1, d}}", nested(SHALLOW_DEPTH + 8)), EmptyTable::Null).unwrap()[1], want);
+        // A deep branch does not change which error comes first, nor hide a table seen twice.
+        let code = format!("{}return {{a = d, b = t, c = print}}", nested(SHALLOW_DEPTH + 8));
+        assert_eq!(eval(&code, EmptyTable::Null).unwrap_err(), "cannot encode recursively nested tables to JSON");
+        assert_eq!(
+            eval(&format!("{}return d", nested(MAX_DEPTH + 1)), EmptyTable::Null).unwrap_err(),
+            format!("cannot encode tables nested more than {MAX_DEPTH} deep")
+        );
     }
 
     #[test]
