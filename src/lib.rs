@@ -5,6 +5,7 @@ pub mod cli;
 pub mod data;
 pub mod error;
 pub mod gojson;
+pub mod heap;
 pub mod lua;
 pub mod model;
 pub mod output;
