@@ -15,7 +15,7 @@ use crate::source::live::{self, Live, Selection};
 use crate::write::{self, Written};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// How long the gateway objects' reads run before the evaluations are made ready meanwhile.
+/// How long a read runs before the wait is used (see `meanwhile`).
 const PREPARE_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// The heap a planning thread uses per evaluation, rendering included (measured: about 14
@@ -78,18 +78,13 @@ impl Session {
     }
 
     async fn read(&self, selection: &Selection, prepare: bool) -> Result<(Live, ScriptCatalog), Error> {
-        let rollouts = live::read_rollouts(&self.cluster, selection).await?;
+        let rollouts =
+            meanwhile(live::read_rollouts(&self.cluster, selection), || self.cluster.read_discovery_cache()).await?;
         let preparation = prepare.then(|| self.preparation(&rollouts.own_refs));
         let routing = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace);
-        tokio::pin!(routing);
-        // The requests go out and the API server gets to them first; when it has not answered
-        // by then, the wait is used to get the evaluations ready.
-        let live = tokio::select! {
-            live = &mut routing => live?,
-            () = tokio::time::sleep(PREPARE_AFTER), if preparation.is_some() => {
-                crate::parallel::on_each_thread(preparation.expect("checked by the guard"));
-                routing.await?
-            }
+        let live = match preparation {
+            Some(preparation) => meanwhile(routing, || crate::parallel::on_each_thread(preparation)).await?,
+            None => routing.await?,
         };
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
@@ -141,6 +136,19 @@ pub(super) fn selection(args: &RolloutSelection) -> Result<Selection, Error> {
             Err(Error::Input("name the Rollouts (NAME or rollout/NAME), or select them with -l".into()))
         }
         None => Ok(Selection::Names(args.rollouts.clone())),
+    }
+}
+
+/// Awaits `future`, and runs `work` meanwhile once it has been out for `PREPARE_AFTER`: its
+/// requests go out and the API server gets to them first, and the wait is not lost.
+async fn meanwhile<T>(future: impl std::future::Future<Output = T>, work: impl FnOnce()) -> T {
+    tokio::pin!(future);
+    tokio::select! {
+        output = &mut future => output,
+        () = tokio::time::sleep(PREPARE_AFTER) => {
+            work();
+            future.await
+        }
     }
 }
 
