@@ -126,15 +126,23 @@ fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permissi
     Ok(permissions)
 }
 
+/// One `approve` run: what every approval of it needs.
+struct Run<'a> {
+    session: &'a Session,
+    selection: &'a Selection,
+    args: &'a ApproveArgs,
+    /// Made by the first approval once it is confirmed: its Ctrl-C handler would otherwise
+    /// swallow a Ctrl-C at the confirmation prompt.
+    follower: Option<Follower>,
+}
+
 pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
         let selection = selection(&args.selection)?;
-        // Made by the first approval once it is confirmed: its Ctrl-C handler would otherwise
-        // swallow a Ctrl-C at the confirmation prompt.
-        let mut follower: Option<Follower> = None;
+        let mut run = Run { session: &session, selection: &selection, args, follower: None };
         let first = Targets::Selected(args.expect_step);
-        let Some(mut approved) = approve_step(&session, &selection, args, &first, true, &mut follower).await? else {
+        let Some(mut approved) = run.approve_step(&first, true).await? else {
             return Ok(Outcome::Done);
         };
         if !follows(args) {
@@ -147,9 +155,7 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
                 print(&format!("approved every pause up to step {last}\n"))?;
                 return Ok(Outcome::Done);
             }
-            let Some(following) = follower.as_mut() else {
-                unreachable!("the first approval of a sequence makes the follower before it writes")
-            };
+            let following = run.follower.get_or_insert_with(|| Follower::new(args.timeout));
             let views = following.next(&session, &selection).await?;
             for view in &views {
                 let (stage, generation) =
@@ -202,7 +208,7 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
                         _ => None,
                     })
                     .collect();
-                match approve_step(&session, &selection, args, &Targets::Only(only), false, &mut follower).await? {
+                match run.approve_step(&Targets::Only(only), false).await? {
                     Some(next) => approved.extend(next),
                     None => return Ok(Outcome::Done),
                 }
@@ -236,53 +242,6 @@ enum Attempt {
     Conflict(String),
 }
 
-/// Approves the current step of `targets` (one approve, every guard); returns the Rollouts
-/// approved, or None when nothing was written (a dry run). `ask` asks for confirmation (a
-/// sequence asks once, for all its steps). In a sequence, the follower is made (and Ctrl-C
-/// listened for) before the first write, and a Ctrl-C stops the run before any later write.
-async fn approve_step(
-    session: &Session,
-    selection: &Selection,
-    args: &ApproveArgs,
-    targets: &Targets,
-    ask: bool,
-    follower: &mut Option<Follower>,
-) -> anyhow::Result<Option<BTreeMap<String, Approved>>> {
-    let mut step = StepState {
-        backups: Backups::new(&session.cluster.context),
-        written: Vec::new(),
-        approved: BTreeMap::new(),
-        lines: Vec::new(),
-        previews: Vec::new(),
-        warnings: Vec::new(),
-        confirmed: None,
-    };
-    for attempt in 1..=MAX_ATTEMPTS {
-        let outcome = match attempt_step(session, selection, args, targets, ask, follower, &mut step).await {
-            Ok(outcome) => outcome,
-            Err(error) => return Err(undo(&session.cluster, &step, error).await),
-        };
-        match outcome {
-            Attempt::DryRun => return Ok(None),
-            Attempt::Applied => {
-                print(&step.lines.concat())?;
-                print(&step.previews.concat())?;
-                for warning in &step.warnings {
-                    warn(warning);
-                }
-                return Ok(Some(step.approved));
-            }
-            Attempt::Conflict(message) if attempt < MAX_ATTEMPTS => {
-                warn(&format!("conflict: {message}; reading again and re-planning ({attempt}/{MAX_ATTEMPTS})"));
-            }
-            Attempt::Conflict(message) => {
-                return Err(undo(&session.cluster, &step, Error::Input(message).into()).await);
-            }
-        }
-    }
-    unreachable!("the last attempt returns")
-}
-
 /// Rolls back the objects an approval wrote, and says which approvals stay (a status patch
 /// cannot be undone). Before anything was done, the error is returned as it is.
 async fn undo(cluster: &Cluster, step: &StepState, error: anyhow::Error) -> anyhow::Error {
@@ -307,121 +266,163 @@ async fn undo(cluster: &Cluster, step: &StepState, error: anyhow::Error) -> anyh
     error.reworded(message).into()
 }
 
-/// One attempt: read, guard and plan every target not approved yet, confirm (the first time),
-/// then write and approve.
-async fn attempt_step(
-    session: &Session,
-    selection: &Selection,
-    args: &ApproveArgs,
-    targets: &Targets,
-    ask: bool,
-    follower: &mut Option<Follower>,
-    step: &mut StepState,
-) -> anyhow::Result<Attempt> {
-    let (live, catalog) = session.load(selection).await?;
-    // Every guard passes for every Rollout before anything is written.
-    let approvals = live
-        .snapshot
-        .rollouts
-        .iter()
-        .filter(|rollout| !step.approved.contains_key(&rollout.item.name))
-        .filter_map(|rollout| targets.expectation(rollout).map(|expect| (rollout, expect)))
-        .map(|(rollout, expect)| {
-            let stage = check_approvable(rollout, args, expect)?;
-            let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
-            Ok(Approval { rollout, stage, plan })
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
-    let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
-    let planned: BTreeMap<String, BTreeMap<String, String>> =
-        approvals.iter().map(|a| (a.rollout.item.name.clone(), planned_objects(&a.plan))).collect();
-    match &step.confirmed {
-        None => {
-            let mut permissions = write_permissions(&live, &plans)?;
-            if !args.traffic_only {
-                for approval in &approvals {
-                    permissions.push(Permission::on(
-                        "patch",
-                        &live.rollouts,
-                        Some("status"),
-                        &approval.rollout.namespace,
-                    ));
-                }
-            }
-            if args.dry_run != DryRun::Client {
-                write::preflight(&session.cluster, permissions).await?;
-            }
-            print(
-                &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
-                    .map_err(Error::Input)?,
-            )?;
-            match args.dry_run {
-                DryRun::Client => {
-                    print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
-                    return Ok(Attempt::DryRun);
-                }
-                DryRun::Server => {
-                    approve_server_dry_run(&session.cluster, &live, &approvals, args.traffic_only).await?;
-                    return Ok(Attempt::DryRun);
-                }
-                DryRun::None => {}
-            }
-            if ask {
-                let question = match (args.traffic_only, args.until_step, args.to_end) {
-                    (true, _, _) => "Apply these changes?".to_string(),
-                    (false, Some(last), _) => {
-                        format!("Apply these changes, approve, and approve each later pause up to step {last}?")
+impl Run<'_> {
+    /// Approves the current step of `targets` (one approve, every guard); returns the Rollouts
+    /// approved, or None when nothing was written (a dry run). `ask` asks for confirmation (a
+    /// sequence asks once, for all its steps). In a sequence, the follower is made (and Ctrl-C
+    /// listened for) before the first write, and a Ctrl-C stops the run before any later write.
+    async fn approve_step(
+        &mut self,
+        targets: &Targets,
+        ask: bool,
+    ) -> anyhow::Result<Option<BTreeMap<String, Approved>>> {
+        let session = self.session;
+        let mut step = StepState {
+            backups: Backups::new(&session.cluster.context),
+            written: Vec::new(),
+            approved: BTreeMap::new(),
+            lines: Vec::new(),
+            previews: Vec::new(),
+            warnings: Vec::new(),
+            confirmed: None,
+        };
+        let mut attempt = 1;
+        loop {
+            let outcome = match self.attempt_step(targets, ask, &mut step).await {
+                Ok(outcome) => outcome,
+                Err(error) => return Err(undo(&session.cluster, &step, error).await),
+            };
+            match outcome {
+                Attempt::DryRun => return Ok(None),
+                Attempt::Applied => {
+                    print(&step.lines.concat())?;
+                    print(&step.previews.concat())?;
+                    for warning in &step.warnings {
+                        warn(warning);
                     }
-                    (false, None, true) => {
-                        "Apply these changes, approve, and approve every later pause to the end?".into()
-                    }
-                    (false, None, false) => "Apply these changes and approve?".into(),
-                };
-                confirm(&question, args.yes)?;
+                    return Ok(Some(step.approved));
+                }
+                Attempt::Conflict(message) if attempt < MAX_ATTEMPTS => {
+                    warn(&format!("conflict: {message}; reading again and re-planning ({attempt}/{MAX_ATTEMPTS})"));
+                    attempt += 1;
+                }
+                Attempt::Conflict(message) => {
+                    return Err(undo(&session.cluster, &step, Error::Input(message).into()).await);
+                }
             }
         }
-        Some(previous) => {
-            // The Rollouts approved since are no longer planned.
-            let unchanged = previous.iter().filter(|(name, _)| !step.approved.contains_key(*name)).eq(planned.iter());
-            if !unchanged {
-                warn("The plan changed since it was confirmed (something was edited concurrently):");
+    }
+
+    /// One attempt: read, guard and plan every target not approved yet, confirm (the first time),
+    /// then write and approve.
+    async fn attempt_step(&mut self, targets: &Targets, ask: bool, step: &mut StepState) -> anyhow::Result<Attempt> {
+        let (session, args) = (self.session, self.args);
+        let (live, catalog) = session.load(self.selection).await?;
+        // Every guard passes for every Rollout before anything is written.
+        let approvals = live
+            .snapshot
+            .rollouts
+            .iter()
+            .filter(|rollout| !step.approved.contains_key(&rollout.item.name))
+            .filter_map(|rollout| targets.expectation(rollout).map(|expect| (rollout, expect)))
+            .map(|(rollout, expect)| {
+                let stage = check_approvable(rollout, args, expect)?;
+                let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+                Ok(Approval { rollout, stage, plan })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
+        let planned: BTreeMap<String, BTreeMap<String, String>> =
+            approvals.iter().map(|a| (a.rollout.item.name.clone(), planned_objects(&a.plan))).collect();
+        match &step.confirmed {
+            None => {
+                let mut permissions = write_permissions(&live, &plans)?;
+                if !args.traffic_only {
+                    for approval in &approvals {
+                        permissions.push(Permission::on(
+                            "patch",
+                            &live.rollouts,
+                            Some("status"),
+                            &approval.rollout.namespace,
+                        ));
+                    }
+                }
+                if args.dry_run != DryRun::Client {
+                    write::preflight(&session.cluster, permissions).await?;
+                }
                 print(
                     &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
                         .map_err(Error::Input)?,
                 )?;
-                if args.yes || !ask {
-                    return Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()).into());
+                match args.dry_run {
+                    DryRun::Client => {
+                        print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
+                        return Ok(Attempt::DryRun);
+                    }
+                    DryRun::Server => {
+                        approve_server_dry_run(&session.cluster, &live, &approvals, args.traffic_only).await?;
+                        return Ok(Attempt::DryRun);
+                    }
+                    DryRun::None => {}
                 }
-                confirm("Apply the new plan?", false)?;
+                if ask {
+                    let question = match (args.traffic_only, args.until_step, args.to_end) {
+                        (true, _, _) => "Apply these changes?".to_string(),
+                        (false, Some(last), _) => {
+                            format!("Apply these changes, approve, and approve each later pause up to step {last}?")
+                        }
+                        (false, None, true) => {
+                            "Apply these changes, approve, and approve every later pause to the end?".into()
+                        }
+                        (false, None, false) => "Apply these changes and approve?".into(),
+                    };
+                    confirm(&question, args.yes)?;
+                }
+            }
+            Some(previous) => {
+                // The Rollouts approved since are no longer planned.
+                let unchanged =
+                    previous.iter().filter(|(name, _)| !step.approved.contains_key(*name)).eq(planned.iter());
+                if !unchanged {
+                    warn("The plan changed since it was confirmed (something was edited concurrently):");
+                    print(
+                        &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
+                            .map_err(Error::Input)?,
+                    )?;
+                    if args.yes || !ask {
+                        return Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()).into());
+                    }
+                    confirm("Apply the new plan?", false)?;
+                }
             }
         }
-    }
-    step.confirmed = Some(planned);
-    if follows(args) {
-        let follower = follower.get_or_insert_with(|| Follower::new(args.timeout));
-        if follower.interrupted().await {
-            return Err(Follower::interruption().into());
-        }
-    }
-    let applied = apply_approvals(&session.cluster, &live, &approvals, step, args.traffic_only).await;
-    let outcome = match applied {
-        Ok(()) => Attempt::Applied,
-        Err(WriteFailure::Conflict(message)) => Attempt::Conflict(message),
-        Err(WriteFailure::Failed(message)) => return Err(Error::Input(message).into()),
-    };
-    // What comes next, for each Rollout done with (every one when all went through).
-    for approval in &approvals {
-        if matches!(outcome, Attempt::Applied) || step.approved.contains_key(&approval.rollout.item.name) {
-            match preview_next(session, &live, &catalog, approval) {
-                Ok(preview) => step.previews.push(preview),
-                Err(e) => step.warnings.push(format!(
-                    "warning: could not preview the next step of Rollout {}: {e}",
-                    approval.rollout.item.name
-                )),
+        step.confirmed = Some(planned);
+        if follows(args) {
+            let follower = self.follower.get_or_insert_with(|| Follower::new(args.timeout));
+            if follower.interrupted().await {
+                return Err(Follower::interruption().into());
             }
         }
+        let applied = apply_approvals(&session.cluster, &live, &approvals, step, args.traffic_only).await;
+        let outcome = match applied {
+            Ok(()) => Attempt::Applied,
+            Err(WriteFailure::Conflict(message)) => Attempt::Conflict(message),
+            Err(WriteFailure::Failed(message)) => return Err(Error::Input(message).into()),
+        };
+        // What comes next, for each Rollout done with (every one when all went through).
+        for approval in &approvals {
+            if matches!(outcome, Attempt::Applied) || step.approved.contains_key(&approval.rollout.item.name) {
+                match preview_next(session, &live, &catalog, approval) {
+                    Ok(preview) => step.previews.push(preview),
+                    Err(e) => step.warnings.push(format!(
+                        "warning: could not preview the next step of Rollout {}: {e}",
+                        approval.rollout.item.name
+                    )),
+                }
+            }
+        }
+        Ok(outcome)
     }
-    Ok(outcome)
 }
 
 /// Writes every changed object, then approves each Rollout; records what was done in `step`.

@@ -73,7 +73,8 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
         let mut confirmed: Option<BTreeMap<Key, Confirmed>> = None;
         let mut shown_notes = BTreeSet::new();
         let mut lines = Vec::new();
-        for attempt in 1..=MAX_ATTEMPTS {
+        let mut attempt = 1;
+        loop {
             // Objects this run restored have no annotation any more: they are done.
             let done: BTreeSet<Key> = written.iter().map(|w| key_of(&w.resource, &w.before)).collect();
             let (restorations, notes) = match restorations(&session, args, &done).await {
@@ -156,13 +157,13 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
                 }
                 Some(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
                     warn(&format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})"));
+                    attempt += 1;
                 }
                 Some(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
                     return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());
                 }
             }
         }
-        unreachable!("the last attempt returns")
     })
 }
 
