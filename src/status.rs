@@ -176,9 +176,12 @@ impl RolloutView {
             (StrategyKind::Canary, false) => "canary (partition)",
         };
         // The extra canary workload's pods are not in the workload; otherwise its canary pods are.
+        // Outside a release (no canary count) there is no split: the workload's line says it all.
         let extra_workload = rollout.kind == StrategyKind::Canary && rollout.enable_extra_workload_for_canary;
+        let in_release = status.canary_replicas.is_some();
         let stable = |workload: Option<i64>, canary: Option<i64>| {
-            workload.map(|all| if extra_workload { all } else { (all - canary.unwrap_or(0)).max(0) })
+            let stable = workload.map(|all| if extra_workload { all } else { (all - canary.unwrap_or(0)).max(0) });
+            stable.filter(|_| in_release)
         };
         let stage = rollout.current_stage();
         let step_does = stage.map(|stage| {
@@ -424,5 +427,9 @@ mod tests {
         // Without the workload, nothing is guessed.
         let unknown = RolloutView::new(&extra, "shop", Err("not planned".into()), None, SystemTime::UNIX_EPOCH);
         assert_eq!(unknown.stable_replicas, None);
+        // Outside a release there is no canary, and no stable part to tell from the workload.
+        let idle = view(&rollout(json!({"phase": "Healthy"})));
+        assert_eq!((idle.stable_replicas, idle.stable_ready_replicas), (None, None));
+        assert!(idle.text().contains("Replicas: Deployment demo 4 (3 ready)\n"), "{}", idle.text());
     }
 }
