@@ -39,25 +39,26 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<Outcome> {
 
 /// The completion script for `shell`, registered for the command `kubectl-rollout_lua`.
 pub fn script(shell: CompletionShell) -> String {
-    let mut command = Cli::command();
-    let mut script = Vec::new();
-    let clap_shell = match shell {
-        CompletionShell::Bash => Shell::Bash,
-        CompletionShell::Zsh => Shell::Zsh,
-        CompletionShell::Fish => Shell::Fish,
-        CompletionShell::Powershell => Shell::PowerShell,
-        CompletionShell::Elvish => Shell::Elvish,
-        CompletionShell::Nushell => {
-            clap_complete::generate(clap_complete_nushell::Nushell, &mut command, BINARY, &mut script);
-            return without_hidden_subcommand(shell, &String::from_utf8_lossy(&script));
-        }
+    let generated = match shell {
+        CompletionShell::Bash => generate(Shell::Bash),
+        CompletionShell::Zsh => generate(Shell::Zsh),
+        CompletionShell::Fish => generate(Shell::Fish),
+        CompletionShell::Powershell => generate(Shell::PowerShell),
+        CompletionShell::Elvish => generate(Shell::Elvish),
+        CompletionShell::Nushell => generate(clap_complete_nushell::Nushell),
     };
-    clap_complete::generate(clap_shell, &mut command, BINARY, &mut script);
-    let script = without_hidden_subcommand(shell, &String::from_utf8_lossy(&script));
+    let script = without_hidden_subcommand(shell, &generated);
     match shell {
         CompletionShell::Bash => fix_bash_case_labels(&script),
         _ => script,
     }
+}
+
+/// clap_complete's script for the command.
+fn generate(generator: impl clap_complete::Generator) -> String {
+    let mut script = Vec::new();
+    clap_complete::generate(generator, &mut Cli::command(), BINARY, &mut script);
+    String::from_utf8_lossy(&script).into_owned()
 }
 
 /// clap_complete's bash script names a subcommand's state `kubectl__rollout_lua__subcmd__plan`
