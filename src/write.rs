@@ -37,6 +37,33 @@ impl Backups {
     }
 }
 
+/// Which object a JSON object is, across reads and writes: its API group, kind, namespace and
+/// name (the version may differ between reads; the object is the same).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ObjectKey {
+    group: String,
+    kind: String,
+    namespace: String,
+    name: String,
+}
+
+impl ObjectKey {
+    pub fn of(object: &Value) -> ObjectKey {
+        let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        ObjectKey {
+            group: api_version.rsplit_once('/').map_or("", |(group, _)| group).to_string(),
+            kind: text(&object["kind"]),
+            namespace: text(&object["metadata"]["namespace"]),
+            name: text(&object["metadata"]["name"]),
+        }
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+}
+
 /// An object this run wrote: its state before the run, and after this run's last write.
 #[derive(Clone, Debug)]
 pub struct Written {
@@ -48,6 +75,10 @@ pub struct Written {
 impl Written {
     pub fn describe(&self) -> String {
         describe_object(&self.before)
+    }
+
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::of(&self.before)
     }
 }
 
@@ -187,4 +218,26 @@ pub async fn preflight(cluster: &Cluster, mut permissions: Vec<Permission>) -> R
         lines.join("\n"),
         output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ObjectKey;
+    use serde_json::json;
+
+    #[test]
+    fn an_object_is_the_same_at_any_version_of_its_group() {
+        let vs = |api_version: &str, namespace: &str| {
+            ObjectKey::of(
+                &json!({"apiVersion": api_version, "kind": "VirtualService", "metadata": {"name": "web", "namespace": namespace}}),
+            )
+        };
+        assert_eq!(vs("networking.istio.io/v1beta1", "shop"), vs("networking.istio.io/v1", "shop"));
+        assert_ne!(vs("networking.istio.io/v1", "shop"), vs("networking.istio.io/v1", "other"));
+        assert_ne!(vs("networking.istio.io/v1", "shop"), vs("example.com/v1", "shop"));
+        let service = ObjectKey::of(
+            &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"}}),
+        );
+        assert_eq!((service.group.as_str(), service.namespace()), ("", "shop"));
+    }
 }

@@ -7,13 +7,13 @@ use super::{ApproveArgs, DryRun, GlobalArgs, Outcome, confirm, print, warn};
 use crate::error::Error;
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, YELLOW, paint};
-use crate::plan::{ObjectPlan, RoutingPlan};
+use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Permission};
 use crate::source::live::{Live, Selection};
 use crate::status::{Progress, RolloutView};
-use crate::write::{self, Backups, WriteFailure, Written};
+use crate::write::{self, Backups, ObjectKey, WriteFailure, Written};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,9 +30,9 @@ struct Approved {
     stage: Stage,
     generation: Option<i64>,
     label: String,
-    /// Its gateway objects (`Kind namespace/name`): routed as its approved step wants, they stay
-    /// when a later failure rolls the rest back.
-    objects: BTreeSet<String>,
+    /// Its gateway objects: routed as its approved step wants, they stay when a later failure
+    /// rolls the rest back.
+    objects: BTreeSet<ObjectKey>,
 }
 
 /// Which Rollouts one approval covers.
@@ -106,13 +106,11 @@ fn check_approvable(
 
 /// The planned state of every object, for noticing that a re-plan after a conflict differs from
 /// what was confirmed.
-fn planned_objects(plan: &RoutingPlan) -> BTreeMap<String, String> {
+fn planned_objects(plan: &RoutingPlan) -> BTreeMap<ObjectKey, String> {
     plan.stages
         .iter()
         .flat_map(|s| &s.objects)
-        .map(|o| {
-            (format!("{}/{}/{}", o.reference.kind, o.namespace, o.reference.name), output::routing_view(&o.planned))
-        })
+        .map(|o| (ObjectKey::of(&o.current), output::routing_view(&o.planned)))
         .collect()
 }
 
@@ -229,7 +227,7 @@ struct StepState {
     previews: Vec<String>,
     warnings: Vec<String>,
     /// The planned state of every object of each Rollout, as confirmed.
-    confirmed: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    confirmed: Option<BTreeMap<String, BTreeMap<ObjectKey, String>>>,
 }
 
 /// What one attempt came to.
@@ -251,7 +249,7 @@ async fn undo(cluster: &Cluster, step: &StepState, error: anyhow::Error) -> anyh
     let error = error.downcast::<Error>().unwrap_or_else(|other| Error::Input(format!("{other:#}")));
     // An approved Rollout's objects match its approved step: rolling them back would leave it
     // approved with the routing of the step before.
-    let kept = |w: &&Written| step.approved.values().any(|a| a.objects.contains(&w.describe()));
+    let kept = |w: &&Written| step.approved.values().any(|a| a.objects.contains(&w.key()));
     let undone: Vec<Written> = step.written.iter().filter(|w| !kept(w)).cloned().collect();
     let error = with_rollback(cluster, &undone, error).await;
     if step.approved.is_empty() {
@@ -332,7 +330,7 @@ impl Run<'_> {
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
-        let planned: BTreeMap<String, BTreeMap<String, String>> =
+        let planned: BTreeMap<String, BTreeMap<ObjectKey, String>> =
             approvals.iter().map(|a| (a.rollout.item.name.clone(), planned_objects(&a.plan))).collect();
         match &step.confirmed {
             None => {
@@ -464,7 +462,7 @@ async fn apply_approvals(
             .map_err(|e| write::failure(&format!("approving Rollout {}", rollout.item.name), e))?;
         let label = rollout.item.stage_label(approval.stage);
         step.lines.push(format!("rollout.rollouts.kruise.io/{} approved ({label})\n", rollout.item.name));
-        let objects = approval.plan.stages.iter().flat_map(|s| &s.objects).map(ObjectPlan::describe).collect();
+        let objects = approval.plan.stages.iter().flat_map(|s| &s.objects).map(|o| ObjectKey::of(&o.current)).collect();
         step.approved.insert(
             rollout.item.name.clone(),
             Approved {

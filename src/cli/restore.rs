@@ -11,19 +11,11 @@ use crate::plan::RoutingPlan;
 use crate::source::cluster::{Cluster, Permission, Resource};
 use crate::source::files;
 use crate::status::{self, Position};
-use crate::write::{self, Backups, WriteFailure, Written};
+use crate::write::{self, Backups, ObjectKey, WriteFailure, Written};
 use crate::yaml;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-
-/// An object: its resource's group and plural, its namespace and name.
-type Key = (String, String, String, String);
-
-fn key_of(resource: &Resource, object: &Value) -> Key {
-    let field = |name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
-    (resource.group.clone(), resource.plural.clone(), field("namespace"), field("name"))
-}
 
 /// Where an object stands against the Rollouts that route it.
 #[derive(Clone, Debug)]
@@ -49,7 +41,7 @@ impl Placement {
 
 /// One object to restore.
 struct Restoration {
-    key: Key,
+    key: ObjectKey,
     resource: Resource,
     live: Value,
     restored: Value,
@@ -70,13 +62,13 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
         }
         let backups = Backups::new(&session.cluster.context);
         let mut written: Vec<Written> = Vec::new();
-        let mut confirmed: Option<BTreeMap<Key, Confirmed>> = None;
+        let mut confirmed: Option<BTreeMap<ObjectKey, Confirmed>> = None;
         let mut shown_notes = BTreeSet::new();
         let mut lines = Vec::new();
         let mut attempt = 1;
         loop {
             // Objects this run restored have no annotation any more: they are done.
-            let done: BTreeSet<Key> = written.iter().map(|w| key_of(&w.resource, &w.before)).collect();
+            let done: BTreeSet<ObjectKey> = written.iter().map(Written::key).collect();
             let (restorations, notes) = match restorations(&session, args, &done).await {
                 Ok(found) => found,
                 Err(error) => return Err(with_rollback(&session.cluster, &written, error).await.into()),
@@ -90,7 +82,7 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
                 None => {
                     let permissions = restorations
                         .iter()
-                        .flat_map(|r| Permission::replace(&r.resource, &r.key.2))
+                        .flat_map(|r| Permission::replace(&r.resource, r.key.namespace()))
                         .collect();
                     if args.dry_run != DryRun::Client {
                         write::preflight(&session.cluster, permissions).await?;
@@ -170,11 +162,11 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
 /// After a conflict: refuses when the restore would now write something other than what was
 /// confirmed, or would discard an edit made since (objects this run already restored are done).
 fn still_as_confirmed(
-    previous: &BTreeMap<Key, Confirmed>,
+    previous: &BTreeMap<ObjectKey, Confirmed>,
     restorations: &[Restoration],
-    done: &BTreeSet<Key>,
+    done: &BTreeSet<ObjectKey>,
 ) -> Result<(), Error> {
-    let now: BTreeSet<&Key> = restorations.iter().map(|r| &r.key).collect();
+    let now: BTreeSet<&ObjectKey> = restorations.iter().map(|r| &r.key).collect();
     let same_targets =
         restorations.iter().all(|r| previous.get(&r.key).is_some_and(|c| data::same_routing(&c.restored, &r.restored)))
             && previous.keys().all(|k| now.contains(k) || done.contains(k));
@@ -206,7 +198,7 @@ fn still_as_confirmed(
 async fn restorations(
     session: &Session,
     args: &RestoreArgs,
-    done: &BTreeSet<Key>,
+    done: &BTreeSet<ObjectKey>,
 ) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
     let mut candidates: Vec<(Resource, Value, Placement)> = Vec::new();
@@ -258,7 +250,7 @@ async fn restorations(
     }
     let mut restorations: Vec<Restoration> = Vec::new();
     for (resource, live, placement) in candidates {
-        let key = key_of(&resource, &live);
+        let key = ObjectKey::of(&live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
             known.placement.merge(placement);
