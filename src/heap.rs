@@ -30,7 +30,9 @@ mod glibc {
 
     /// glibc gives the free memory at the top of a heap back to the kernel once more than
     /// 128 KiB are free there, which would undo the warming; set once for the process, which
-    /// then keeps what it freed (`plan` is short-lived).
+    /// then keeps what it freed (`plan` is short-lived). Setting it also fixes glibc's mmap
+    /// threshold at 128 KiB (it no longer grows with freed blocks): a larger block is mapped
+    /// afresh each time, as before the first such block is freed.
     fn keep_freed_memory() {
         static KEEP: Once = Once::new();
         // SAFETY: mallopt only sets an allocator parameter; it is thread-safe.

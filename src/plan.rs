@@ -55,7 +55,8 @@ pub struct ObjectPlan {
     pub action: Action,
     pub warnings: Vec<String>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
-    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made.
+    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
+    /// (nothing changes `current` or `planned` afterwards).
     changed: bool,
 }
 

@@ -176,9 +176,12 @@ impl RolloutView {
             (StrategyKind::Canary, false) => "canary (partition)",
         };
         // The extra canary workload's pods are not in the workload; otherwise its canary pods are.
-        // Outside a release (no canary count) there is no split: the workload's line says it all.
+        // Outside a release there is no split: the workload's line says it all. The controller
+        // keeps the sub-status (and its canary count) after a release, with state Completed.
         let extra_workload = rollout.kind == StrategyKind::Canary && rollout.enable_extra_workload_for_canary;
-        let in_release = status.canary_replicas.is_some();
+        let in_release = status.phase.as_deref() == Some("Progressing")
+            && status.current_step_state.as_deref() != Some("Completed")
+            && status.canary_replicas.is_some();
         let stable = |workload: Option<i64>, canary: Option<i64>| {
             let stable = workload.map(|all| if extra_workload { all } else { (all - canary.unwrap_or(0)).max(0) });
             stable.filter(|_| in_release)
@@ -427,9 +430,15 @@ mod tests {
         // Without the workload, nothing is guessed.
         let unknown = RolloutView::new(&extra, "shop", Err("not planned".into()), None, SystemTime::UNIX_EPOCH);
         assert_eq!(unknown.stable_replicas, None);
-        // Outside a release there is no canary, and no stable part to tell from the workload.
-        let idle = view(&rollout(json!({"phase": "Healthy"})));
-        assert_eq!((idle.stable_replicas, idle.stable_ready_replicas), (None, None));
-        assert!(idle.text().contains("Replicas: Deployment demo 4 (3 ready)\n"), "{}", idle.text());
+        // Outside a release (before the first, or after one, whose sub-status the controller
+        // keeps) there is no stable part to tell from the workload.
+        let completed = json!({"phase": "Healthy", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "Completed", "canaryReplicas": 4, "canaryReadyReplicas": 4}});
+        let never = (json!({"phase": "Healthy"}), "Replicas: Deployment demo 4 (3 ready)\n");
+        let after = (completed, "Replicas: canary 4 (4 ready); Deployment demo 4 (3 ready)\n");
+        for (status, line) in [never, after] {
+            let idle = view(&rollout(status));
+            assert_eq!((idle.stable_replicas, idle.stable_ready_replicas), (None, None));
+            assert!(idle.text().contains(line), "{}", idle.text());
+        }
     }
 }

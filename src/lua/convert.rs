@@ -183,7 +183,8 @@ pub fn go_string(bytes: &[u8]) -> String {
     }
 }
 
-/// Tables nested deeper than this are refused (the stack is reserved for this many levels).
+/// Tables nested deeper than this are refused (a second walk reserves the stack for this many
+/// levels, see `from_lua`).
 const MAX_DEPTH: usize = 1000;
 
 /// The levels a first walk reserves the stack for (see `from_lua`).

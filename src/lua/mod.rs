@@ -158,7 +158,6 @@ impl std::ops::Deref for Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        self.chunk = None;
         let Some(lua) = self.lua.take() else { return };
         if !self.prepared || lua.used_memory() > SPENT_STATE_MEMORY {
             return;
@@ -181,7 +180,10 @@ impl Drop for Sandbox {
 /// from a fresh state.
 pub fn prepare(scripts: &[(Script, usize)], others: usize) {
     SPENT.with(|spent| spent.take());
-    let wanted = scripts.iter().map(|(script, count)| (Some(script), *count)).chain([(None, others)]);
+    // A script that does not compile gets plain sandboxes: they count with the others.
+    let (compiled, broken): (Vec<_>, Vec<_>) = scripts.iter().partition(|(script, _)| script.bytecode().is_ok());
+    let others = others + broken.iter().map(|(_, count)| count).sum::<usize>();
+    let wanted = compiled.into_iter().map(|(script, count)| (Some(script), *count)).chain([(None, others)]);
     for (script, count) in wanted {
         let have = SANDBOXES.with(|prepared| prepared.borrow().iter().filter(|p| p.is_for(script)).count());
         let made: Vec<Prepared> = (have..count).map_while(|_| Prepared::new(script).ok()).collect();
@@ -463,6 +465,8 @@ mod tests {
         // A script that does not compile gets a plain sandbox, and its syntax error when it runs.
         let broken = Script::new("broken.lua", "return {");
         prepare(&[(broken.clone(), 1)], 0);
+        prepare(&[(broken.clone(), 1)], 0);
+        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 1, "its plain sandboxes count with the others");
         assert!(SANDBOXES.with(|s| s.borrow()[0].is_for(None)));
         let error = evaluate(&broken, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap_err();
         assert_eq!(error.kind, ScriptErrorKind::Syntax);
