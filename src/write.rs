@@ -37,8 +37,9 @@ impl Backups {
     }
 }
 
-/// Which object a JSON object is, across reads and writes: its API group, kind, namespace and
-/// name (the version may differ between reads; the object is the same).
+/// Which object, across reads and writes: its API group, kind, namespace and name (the version
+/// may differ between reads; the object is the same). Group and kind come from what it was read
+/// as, not from its JSON.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ObjectKey {
     group: String,
@@ -48,15 +49,14 @@ pub struct ObjectKey {
 }
 
 impl ObjectKey {
-    pub fn of(object: &Value) -> ObjectKey {
-        let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        ObjectKey {
-            group: api_version.rsplit_once('/').map_or("", |(group, _)| group).to_string(),
-            kind: text(&object["kind"]),
-            namespace: text(&object["metadata"]["namespace"]),
-            name: text(&object["metadata"]["name"]),
-        }
+    pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> ObjectKey {
+        ObjectKey { group: group.into(), kind: kind.into(), namespace: namespace.into(), name: name.into() }
+    }
+
+    /// `object`, read as `resource`.
+    pub fn of(resource: &Resource, object: &Value) -> ObjectKey {
+        let field = |name: &str| object["metadata"][name].as_str().unwrap_or_default();
+        ObjectKey::new(&resource.group, &resource.kind, field("namespace"), field("name"))
     }
 
     pub fn namespace(&self) -> &str {
@@ -78,7 +78,7 @@ impl Written {
     }
 
     pub fn key(&self) -> ObjectKey {
-        ObjectKey::of(&self.before)
+        ObjectKey::of(&self.resource, &self.before)
     }
 }
 
@@ -109,9 +109,8 @@ pub(crate) fn failure(doing: &str, error: kube::Error) -> WriteFailure {
 
 /// Records a successful write, keeping the earliest `before` of an object written twice.
 fn record(written: &mut Vec<Written>, resource: &Resource, before: &Value, after: Value) {
-    let same = |w: &Written| {
-        w.before["metadata"]["uid"] == before["metadata"]["uid"] && w.describe() == describe_object(before)
-    };
+    let key = ObjectKey::of(resource, before);
+    let same = |w: &Written| w.before["metadata"]["uid"] == before["metadata"]["uid"] && w.key() == key;
     match written.iter_mut().find(|w| same(w)) {
         Some(entry) => entry.after = after,
         None => written.push(Written { resource: resource.clone(), before: before.clone(), after }),
@@ -222,22 +221,28 @@ pub async fn preflight(cluster: &Cluster, mut permissions: Vec<Permission>) -> R
 
 #[cfg(test)]
 mod tests {
-    use super::ObjectKey;
+    use super::{ObjectKey, Resource};
     use serde_json::json;
 
     #[test]
     fn an_object_is_the_same_at_any_version_of_its_group() {
-        let vs = |api_version: &str, namespace: &str| {
-            ObjectKey::of(
-                &json!({"apiVersion": api_version, "kind": "VirtualService", "metadata": {"name": "web", "namespace": namespace}}),
-            )
+        let resource = |group: &str, version: &str, kind: &str| Resource {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: format!("{}s", kind.to_lowercase()),
+            namespaced: true,
         };
-        assert_eq!(vs("networking.istio.io/v1beta1", "shop"), vs("networking.istio.io/v1", "shop"));
-        assert_ne!(vs("networking.istio.io/v1", "shop"), vs("networking.istio.io/v1", "other"));
-        assert_ne!(vs("networking.istio.io/v1", "shop"), vs("example.com/v1", "shop"));
-        let service = ObjectKey::of(
-            &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"}}),
+        let web = |namespace: &str| json!({"metadata": {"name": "web", "namespace": namespace}});
+        let vs = |version: &str| resource("networking.istio.io", version, "VirtualService");
+        assert_eq!(ObjectKey::of(&vs("v1beta1"), &web("shop")), ObjectKey::of(&vs("v1"), &web("shop")));
+        assert_eq!(
+            ObjectKey::of(&vs("v1"), &web("shop")),
+            ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web")
         );
-        assert_eq!((service.group.as_str(), service.namespace()), ("", "shop"));
+        assert_ne!(ObjectKey::of(&vs("v1"), &web("shop")), ObjectKey::of(&vs("v1"), &web("other")));
+        // Named alike, read as other resources (whatever their JSON says): other objects.
+        assert_ne!(ObjectKey::of(&vs("v1"), &web("shop")), ObjectKey::of(&resource("", "v1", "Service"), &web("shop")));
+        assert_eq!(ObjectKey::of(&resource("", "v1", "Service"), &web("shop")).namespace(), "shop");
     }
 }

@@ -7,7 +7,7 @@ use super::{ApproveArgs, DryRun, GlobalArgs, Outcome, confirm, print, warn};
 use crate::error::Error;
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, YELLOW, paint};
-use crate::plan::RoutingPlan;
+use crate::plan::{ObjectPlan, RoutingPlan};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Permission};
@@ -107,11 +107,11 @@ fn check_approvable(
 /// The planned state of every object, for noticing that a re-plan after a conflict differs from
 /// what was confirmed.
 fn planned_objects(plan: &RoutingPlan) -> BTreeMap<ObjectKey, String> {
-    plan.stages
-        .iter()
-        .flat_map(|s| &s.objects)
-        .map(|o| (ObjectKey::of(&o.current), output::routing_view(&o.planned)))
-        .collect()
+    plan.stages.iter().flat_map(|s| &s.objects).map(|o| (key_of(o), output::routing_view(&o.planned))).collect()
+}
+
+fn key_of(object: &ObjectPlan) -> ObjectKey {
+    ObjectKey::new(object.reference.group(), &object.reference.kind, &object.namespace, &object.reference.name)
 }
 
 /// get and update on every object a plan writes.
@@ -462,7 +462,7 @@ async fn apply_approvals(
             .map_err(|e| write::failure(&format!("approving Rollout {}", rollout.item.name), e))?;
         let label = rollout.item.stage_label(approval.stage);
         step.lines.push(format!("rollout.rollouts.kruise.io/{} approved ({label})\n", rollout.item.name));
-        let objects = approval.plan.stages.iter().flat_map(|s| &s.objects).map(|o| ObjectKey::of(&o.current)).collect();
+        let objects = approval.plan.stages.iter().flat_map(|s| &s.objects).map(key_of).collect();
         step.approved.insert(
             rollout.item.name.clone(),
             Approved {

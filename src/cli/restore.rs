@@ -250,7 +250,7 @@ async fn restorations(
     }
     let mut restorations: Vec<Restoration> = Vec::new();
     for (resource, live, placement) in candidates {
-        let key = ObjectKey::of(&live);
+        let key = ObjectKey::of(&resource, &live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
             known.placement.merge(placement);
