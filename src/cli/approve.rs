@@ -390,7 +390,11 @@ impl Run<'_> {
                     if args.yes || !ask {
                         return Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()).into());
                     }
-                    confirm("Apply the new plan?", false)?;
+                    // A follower listens for Ctrl-C: then it must end the prompt itself.
+                    match self.follower.as_mut() {
+                        Some(follower) => follower.confirm("Apply the new plan?").await?,
+                        None => confirm("Apply the new plan?", false)?,
+                    }
                 }
             }
         }

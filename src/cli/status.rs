@@ -141,6 +141,31 @@ impl Follower {
         self.interrupted
     }
 
+    /// `confirm` while the follower listens for Ctrl-C (which then no longer ends the process):
+    /// a Ctrl-C ends the wait for an answer. Reading stdin cannot be interrupted, so the prompt
+    /// reads on a thread of its own, left behind on Ctrl-C (it ends with the process).
+    pub(super) async fn confirm(&mut self, question: &str) -> Result<(), Error> {
+        let (sender, answer) = std::sync::mpsc::channel();
+        let question = question.to_string();
+        std::thread::spawn(move || {
+            let _ = sender.send(super::confirm(&question, false));
+        });
+        loop {
+            match answer.try_recv() {
+                Ok(answer) => return answer,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    return Err(Error::Input("reading the answer failed".into()));
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            }
+            if self.interrupted().await {
+                eprintln!();
+                return Err(Follower::interruption());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The error a Ctrl-C ends a follower with.
     pub(super) fn interruption() -> Error {
         Error::Input("interrupted (Ctrl-C); nothing was left half-written".into())
