@@ -332,13 +332,7 @@ fn approve_accepts_a_stored_object_without_the_null_fields_it_planned() {
             }
         })
         .start();
-    Test::new()
-        .kubeconfig(&server)
-        .file("vs.lua", script)
-        .args(["approve", "demo", "--yes", "--script", "VirtualService.networking.istio.io=vs.lua"])
-        .run()
-        .success()
-        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    approve_with_script(&server, script).success().stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
     assert!(vs(&server)["spec"].get("tcp").is_none(), "stored without the null field");
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 }

@@ -4,7 +4,6 @@
 use crate::support::cluster::*;
 use crate::support::{BINARY, Test, terminal_available};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -416,11 +415,7 @@ fn approve_succeeds_when_only_the_preview_of_the_next_step_fails() {
     let script = "if obj.canaryWeight == 50 then error('no script for 50%') end\n\
                   obj.data.spec.hosts = {'demo', 'weight' .. obj.canaryWeight}\nreturn obj.data\n";
     let server = shop(1, "StepPaused").start();
-    Test::new()
-        .kubeconfig(&server)
-        .file("vs.lua", script)
-        .args(["approve", "demo", "--yes", "--script", "VirtualService.networking.istio.io=vs.lua"])
-        .run()
+    approve_with_script(&server, script)
         .success()
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stderr_has("warning: could not preview the next step of Rollout demo: ")
@@ -452,58 +447,17 @@ fn approve_survives_a_stderr_it_cannot_write() {
     }
 }
 
-/// Runs `line` on a pseudo-terminal and, at each step, waits for the screen to show the text
-/// (if any) then types the keys. Returns how it ended (None: not within 30 s, then killed) and
-/// the screen.
-fn on_terminal(test: &Test, line: &str, steps: &[(Option<&str>, &[u8])]) -> (Option<std::process::ExitStatus>, String) {
-    let mut child = test.command("script", ["-qec", line, "/dev/null"]).spawn().unwrap();
-    let screen = Arc::new(std::sync::Mutex::new(String::new()));
-    let reader = {
-        let (mut stdout, screen) = (child.stdout.take().unwrap(), screen.clone());
-        thread::spawn(move || {
-            let mut buffer = [0; 4096];
-            while let Ok(n @ 1..) = stdout.read(&mut buffer) {
-                screen.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-        })
-    };
-    let mut stdin = child.stdin.take().unwrap();
-    for (shown, keys) in steps {
-        match shown {
-            Some(text) => {
-                let seen = (0..600).any(|_| {
-                    thread::sleep(Duration::from_millis(50));
-                    screen.lock().unwrap().contains(text)
-                });
-                assert!(seen, "never showed {text:?}: {:?}", screen.lock().unwrap());
-            }
-            None => thread::sleep(Duration::from_millis(500)),
-        }
-        let _ = stdin.write_all(keys);
-    }
-    let status = (0..600).find_map(|_| {
-        thread::sleep(Duration::from_millis(50));
-        child.try_wait().unwrap()
-    });
-    if status.is_none() {
-        let _ = child.kill();
-    }
-    drop(stdin);
-    reader.join().unwrap();
-    let screen = screen.lock().unwrap().clone();
-    (status, screen)
-}
-
 #[test]
 fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
     if !terminal_available() {
         return eprintln!("script (util-linux) not installed: skipped");
     }
     let server = shop(1, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server);
-    let line = format!("'{BINARY}' approve demo --until-step 2 --timeout 60s");
+    let approve = ["approve", "demo", "--until-step", "2", "--timeout", "60s"];
     // Ctrl-C at the prompt (the terminal makes it a SIGINT), then a "yes" nobody meant.
-    let (status, screen) = on_terminal(&test, &line, &[(Some("Only 'yes' goes ahead: "), b"\x03"), (None, b"yes\n")]);
+    let (status, screen) = Test::new()
+        .kubeconfig(&server)
+        .interact(&approve, &[(Some("Only 'yes' goes ahead: "), b"\x03"), (None, b"yes\n")]);
     assert!(status.is_some_and(|s| !s.success()), "{status:?}\n{screen}");
     assert!(!screen.contains("demo approved"), "{screen}");
     assert_eq!(writes(&server), Vec::<String>::new(), "{screen}");
@@ -521,19 +475,16 @@ fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
             vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
         });
     });
-    let test = Test::new().kubeconfig(&server);
-    let line = format!("'{BINARY}' approve demo --until-step 2 --timeout 60s");
+    let approve = ["approve", "demo", "--until-step", "2", "--timeout", "60s"];
     // Listening for Ctrl-C (to stop following) must not keep a Ctrl-C at the second question
     // waiting for Enter.
-    let (status, screen) = on_terminal(
-        &test,
-        &line,
+    let (status, screen) = Test::new().kubeconfig(&server).interact(
+        &approve,
         &[(Some("Only 'yes' goes ahead: "), b"yes\n"), (Some("Apply the new plan? Only 'yes' goes ahead: "), b"\x03")],
     );
     assert!(status.is_some_and(|s| !s.success()), "{status:?}\n{screen}");
     assert!(screen.contains("interrupted (Ctrl-C)"), "{screen}");
-    let vs = server.object("networking.istio.io", "*", "virtualservices", NAMESPACE, "demo").unwrap();
-    assert!(vs["metadata"]["annotations"].is_null(), "nothing written: {screen}");
+    assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written: {screen}");
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }
 

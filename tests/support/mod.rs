@@ -3,9 +3,11 @@
 #![allow(dead_code)] // each test module uses a different part of the builder
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tempfile::TempDir;
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_kubectl-rollout_lua");
@@ -127,16 +129,60 @@ impl Test {
         command
     }
 
+    /// The binary with `args` on a pseudo-terminal (util-linux `script`).
+    fn terminal_command(&self, args: &[OsString]) -> Command {
+        let line: Vec<String> =
+            std::iter::once(BINARY.into()).chain(args.iter().map(|a| a.to_string_lossy().into_owned())).collect();
+        let line = line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+        self.command("script", ["-qec", line.as_str(), "/dev/null"])
+    }
+
+    /// Runs the binary with `args` on a pseudo-terminal and, at each step, waits for the screen
+    /// to show the text (if any; else half a second) then types the keys. Returns how it ended
+    /// (None: not within 30 s, then killed) and the screen.
+    pub fn interact(&self, args: &[&str], steps: &[(Option<&str>, &[u8])]) -> (Option<ExitStatus>, String) {
+        let args: Vec<OsString> = args.iter().map(Into::into).collect();
+        let mut child = self.terminal_command(&args).spawn().expect("run the binary");
+        let screen = Arc::new(Mutex::new(String::new()));
+        let reader = {
+            let (mut stdout, screen) = (child.stdout.take().unwrap(), screen.clone());
+            std::thread::spawn(move || {
+                let mut buffer = [0; 4096];
+                while let Ok(n @ 1..) = stdout.read(&mut buffer) {
+                    screen.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
+                }
+            })
+        };
+        let mut stdin = child.stdin.take().unwrap();
+        for (shown, keys) in steps {
+            match shown {
+                Some(text) => {
+                    let seen = (0..600).any(|_| {
+                        std::thread::sleep(Duration::from_millis(50));
+                        screen.lock().unwrap().contains(text)
+                    });
+                    assert!(seen, "never showed {text:?}: {:?}", screen.lock().unwrap());
+                }
+                None => std::thread::sleep(Duration::from_millis(500)),
+            }
+            let _ = stdin.write_all(keys);
+        }
+        let status = (0..600).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            child.try_wait().unwrap()
+        });
+        if status.is_none() {
+            let _ = child.kill();
+        }
+        drop(stdin);
+        reader.join().unwrap();
+        let screen = screen.lock().unwrap().clone();
+        (status, screen)
+    }
+
     #[track_caller]
     fn execute(&self, args: &[OsString]) -> Output {
-        let mut command = if self.terminal {
-            let line: Vec<String> =
-                std::iter::once(BINARY.into()).chain(args.iter().map(|a| a.to_string_lossy().into_owned())).collect();
-            let line = line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
-            self.command("script", ["-qec", line.as_str(), "/dev/null"])
-        } else {
-            self.command(BINARY, args)
-        };
+        let mut command = if self.terminal { self.terminal_command(args) } else { self.command(BINARY, args) };
         if self.stdin.is_none() {
             command.stdin(Stdio::null());
         }
@@ -296,6 +342,15 @@ pub mod cluster {
 
     pub fn rollout_status(server: &FakeHandle) -> Value {
         server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").expect("the Rollout")["status"].clone()
+    }
+
+    /// `approve demo --yes` with `script` as the VirtualService's script.
+    pub fn approve_with_script(server: &FakeHandle, script: &str) -> super::Output {
+        Test::new()
+            .kubeconfig(server)
+            .file("vs.lua", script)
+            .args(["approve", "demo", "--yes", "--script", "VirtualService.networking.istio.io=vs.lua"])
+            .run()
     }
 
     /// The requests that changed something (SelfSubjectAccessReviews excluded).
