@@ -106,8 +106,9 @@ impl Session {
         move |threads| {
             let share = |count: usize| if count == 0 { 0 } else { count.div_ceil(threads) + 1 };
             let scripts: Vec<(Script, usize)> = scripts.iter().map(|(s, count)| (s.clone(), share(*count))).collect();
-            lua::prepare(&scripts, share(others));
-            let evaluations = scripts.iter().map(|(_, count)| count).sum::<usize>() + share(others);
+            let others = share(others);
+            lua::prepare(&scripts, others);
+            let evaluations = scripts.iter().map(|(_, count)| count).sum::<usize>() + others;
             crate::heap::warm(evaluations * HEAP_PER_EVALUATION);
         }
     }

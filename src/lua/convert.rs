@@ -115,7 +115,7 @@ pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable) -> Result<Value, 
 /// The walk of `value` with stack slots reserved for `levels` levels, or None when it nests
 /// deeper than that (below MAX_DEPTH).
 fn walk_reserving(lua: &Lua, value: LuaValue, empty: EmptyTable, levels: usize) -> Option<Result<Value, String>> {
-    let mut result: Option<Option<Result<Value, String>>> = None;
+    let (mut result, mut too_deep) = (None, false);
     // SAFETY: the walk reads the value on the stack with calls that neither allocate nor raise
     // (lua_type, lua_tonumber, lua_toboolean, lua_topointer, lua_tolstring on strings only,
     // lua_next with untouched keys), after reserving every stack slot it can need up front,
@@ -123,19 +123,19 @@ fn walk_reserving(lua: &Lua, value: LuaValue, empty: EmptyTable, levels: usize) 
     let outcome = unsafe {
         lua.exec_raw::<()>(value, |state| {
             if ffi::lua_checkstack(state, 2 * levels as c_int + 4) == 0 {
-                result = Some(Some(Err("cannot encode: not enough Lua stack".to_string())));
+                result = Some(Err("cannot encode: not enough Lua stack".to_string()));
                 return;
             }
             // The controller's encoder never forgets a table it has visited, so a table reachable
             // twice (not only a cycle) is "recursively nested".
             let mut walk = Walk { empty, visited: HashSet::new(), levels, too_deep: false };
-            let walked = walk.value(state, ffi::lua_gettop(state), 0);
-            result = Some((!walk.too_deep).then_some(walked));
+            result = Some(walk.value(state, ffi::lua_gettop(state), 0));
+            too_deep = walk.too_deep;
         })
     };
     match outcome {
         Err(e) => Some(Err(e.to_string())),
-        Ok(()) => result.expect("the walk ran"),
+        Ok(()) => (!too_deep).then(|| result.expect("the walk ran")),
     }
 }
 

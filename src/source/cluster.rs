@@ -134,7 +134,7 @@ impl Cluster {
     /// The resources served at `group/version`, from the disk cache when fresh; `None` when the
     /// API server does not serve that version.
     pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
-        let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+        let api_version = api_version(group, version);
         if !refresh && let Some(known) = self.discovered.lock().expect("not poisoned").get(&api_version) {
             return Ok(known.clone());
         }
@@ -153,7 +153,7 @@ impl Cluster {
         let cache = self
             .discovery_dir
             .as_ref()
-            .map(|d| d.join(if group.is_empty() { "core" } else { group }).join(format!("{version}.json")));
+            .map(|d| d.join(if group.is_empty() { CORE_FOLDER } else { group }).join(format!("{version}.json")));
         if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
             return Ok(Some(cached.resources));
         }
@@ -403,6 +403,14 @@ fn to_value(object: DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
+/// The discovery cache's folder for the core group (other groups have their name).
+const CORE_FOLDER: &str = "core";
+
+/// `group/version`, or `version` for the core group.
+fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() { version.to_string() } else { format!("{group}/{version}") }
+}
+
 /// The fresh entries of a discovery cache folder (`<group or core>/<version>.json`), by
 /// apiVersion.
 fn fresh_cache_entries(dir: &std::path::Path) -> Vec<(String, Vec<Resource>)> {
@@ -414,10 +422,9 @@ fn fresh_cache_entries(dir: &std::path::Path) -> Vec<(String, Vec<Resource>)> {
             let Some(version) = path.file_stem().filter(|_| path.extension().is_some_and(|e| e == "json")) else {
                 continue;
             };
-            let version = version.to_string_lossy();
             if let Some(cached) = read_fresh(&path) {
-                let api_version = if name == "core" { version.into_owned() } else { format!("{name}/{version}") };
-                entries.push((api_version, cached.resources));
+                let group = if name == CORE_FOLDER { "" } else { &name };
+                entries.push((api_version(group, &version.to_string_lossy()), cached.resources));
             }
         }
     }
