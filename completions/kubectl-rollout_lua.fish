@@ -31,7 +31,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s V -l version -d 'Print version'
@@ -61,7 +61,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l next -d 'Plan the step after the current one'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l all-steps -d 'Plan every step in order'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l detailed-exitcode -d 'Exit 0 when nothing would change, 2 when something would, 1 on error'
@@ -84,7 +84,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l traffic-only -d 'Only make the gateway objects match the current step; do not approve (allowed in any progressing state)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l to-end -d 'After approving, follow the Rollout and approve every later pause until it completes'
@@ -106,7 +106,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l force -d 'Restore even when someone edited the objects after the controller (or approve) wrote them'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
@@ -125,7 +125,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s w -l watch -d 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l until-paused -d 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
@@ -141,7 +141,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s o -l output -d 'Print a JSON report instead of text' -r -f -a "json\t''"
@@ -152,7 +152,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML)' -r -F
@@ -163,7 +163,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s o -l output -d 'Write to FILE instead of stdout' -r -F
@@ -174,7 +174,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
@@ -184,7 +184,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
@@ -194,7 +194,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "plan" -d 'Show what a step does to the gateway objects, as a diff from their current content'

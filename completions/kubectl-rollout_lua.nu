@@ -10,7 +10,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     --version(-V)             # Print version
   ]
@@ -44,7 +44,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -74,7 +74,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -102,7 +102,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -129,7 +129,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -148,7 +148,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
   ]
@@ -168,7 +168,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder), searched recursively; default: the built-in scripts
   ]
@@ -184,7 +184,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     script: path              # The Lua script
   ]
@@ -200,7 +200,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     case: path                # A test case (rollout or trafficRouting, original, expected)
   ]
@@ -219,7 +219,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell
   ]
