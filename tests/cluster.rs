@@ -862,7 +862,7 @@ fn exec_credential_plugins_and_request_timeouts_work() {
         .args(["plan", "demo", "--request-timeout", "300ms"])
         .run()
         .status(1)
-        .stderr_has("timed out");
+        .stderr_has("timed out, no answer within 0.3s");
     let elapsed = started.elapsed();
     assert!(elapsed >= std::time::Duration::from_millis(300), "{elapsed:?}");
     assert!(elapsed < std::time::Duration::from_secs(3), "--request-timeout cuts a slow request short: {elapsed:?}");

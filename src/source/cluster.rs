@@ -380,10 +380,10 @@ impl Cluster {
         match error {
             kube::Error::Api(_) => api_error(doing, error),
             other if timed_out(&other) => {
-                let limit = self.request_limit.map(crate::time::human).unwrap_or_default();
+                let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
                 Error::Input(format!(
-                    "{doing} at {}: no answer within {limit} (the request timeout: --request-timeout, {} by \
-                     default; 0 for none)",
+                    "{doing} at {}: timed out, no answer within {limit} (the request timeout: \
+                     --request-timeout, {} by default; 0 for none)",
                     self.server,
                     crate::time::human(DEFAULT_REQUEST_TIMEOUT)
                 ))
