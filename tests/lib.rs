@@ -6,6 +6,7 @@ mod support;
 mod cluster;
 mod completion;
 mod differential;
+mod differential_ingress;
 mod docs;
 mod edge;
 mod offline;
