@@ -9,6 +9,7 @@ mod differential;
 mod differential_ingress;
 mod docs;
 mod edge;
+mod ingress;
 mod offline;
 mod output;
 mod record;
