@@ -1,7 +1,8 @@
 //! Build steps:
 //! - compiles Lua 5.1 with the controller's (gopher-lua's) number formatting; mlua-sys runs in
 //!   `external` mode, so this script compiles Lua and emits the link lines;
-//! - embeds the built-in scripts and their test cases from `lua_configuration/`.
+//! - embeds the built-in scripts and their test cases from `lua_configuration/` (custom refs'
+//!   `<group>/<Kind>/trafficRouting.lua`, Ingress classes' `trafficrouting_ingress/<classType>.lua`).
 
 use std::{env, fs, path::Path, path::PathBuf};
 
@@ -9,6 +10,7 @@ fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     build_lua(&manifest);
     embed_builtin_scripts(&manifest);
+    embed_builtin_ingress_scripts(&manifest);
     record_git_commit();
 }
 
@@ -52,20 +54,7 @@ fn embed_builtin_scripts(manifest: &Path) {
             if !script.is_file() {
                 continue;
             }
-            let mut cases = String::new();
-            let testdata = kind.join("testdata");
-            if testdata.is_dir() {
-                let mut files: Vec<PathBuf> = fs::read_dir(&testdata)
-                    .unwrap()
-                    .map(|e| e.unwrap().path())
-                    .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-                    .collect();
-                files.sort();
-                for file in files {
-                    let name = file.file_name().unwrap().to_str().unwrap();
-                    cases.push_str(&format!("({name:?}, include_str!({:?})), ", file.display().to_string()));
-                }
-            }
+            let cases = included_cases(&kind.join("testdata"));
             entries.push_str(&format!(
                 "BuiltinScript {{ group: {:?}, kind: {:?}, code: include_str!({:?}), testdata: &[{cases}] }},\n",
                 name_of(&group),
@@ -76,6 +65,50 @@ fn embed_builtin_scripts(manifest: &Path) {
     }
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("builtin_scripts.rs");
     fs::write(out, format!("pub static BUILTIN_SCRIPTS: &[BuiltinScript] = &[\n{entries}];\n")).unwrap();
+}
+
+/// Writes `builtin_ingress_scripts.rs`: one entry per
+/// `lua_configuration/trafficrouting_ingress/<classType>.lua` with its
+/// `testdata/<classType>/*.yaml` cases.
+fn embed_builtin_ingress_scripts(manifest: &Path) {
+    let root = manifest.join("lua_configuration/trafficrouting_ingress");
+    let mut scripts: Vec<PathBuf> = match fs::read_dir(&root) {
+        Ok(entries) => {
+            entries.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "lua")).collect()
+        }
+        Err(_) => Vec::new(),
+    };
+    scripts.sort();
+    let mut entries = String::new();
+    for script in scripts {
+        let class_type = script.file_stem().unwrap().to_str().unwrap();
+        let cases = included_cases(&root.join("testdata").join(class_type));
+        entries.push_str(&format!(
+            "BuiltinIngressScript {{ class_type: {class_type:?}, code: include_str!({:?}), testdata: &[{cases}] }},\n",
+            script.display().to_string(),
+        ));
+    }
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("builtin_ingress_scripts.rs");
+    fs::write(out, format!("pub static BUILTIN_INGRESS_SCRIPTS: &[BuiltinIngressScript] = &[\n{entries}];\n")).unwrap();
+}
+
+/// `(file name, include_str!(path)), ` for each `*.yaml|yml` in `testdata`, in name order.
+fn included_cases(testdata: &Path) -> String {
+    let mut files: Vec<PathBuf> = match fs::read_dir(testdata) {
+        Ok(entries) => entries
+            .map(|e| e.unwrap().path())
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files
+        .iter()
+        .map(|file| {
+            let name = file.file_name().unwrap().to_str().unwrap();
+            format!("({name:?}, include_str!({:?})), ", file.display().to_string())
+        })
+        .collect()
 }
 
 fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {

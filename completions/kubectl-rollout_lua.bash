@@ -325,7 +325,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__eval)
-            opts="-n -h --obj --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-n -h --obj --ingress --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

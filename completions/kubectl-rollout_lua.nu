@@ -33,8 +33,8 @@ module completions {
     --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them
     --output(-o): string@"nu-complete kubectl-rollout_lua plan output" # Print the planned objects and a summary instead of diffs
     --detailed-exitcode       # Exit 0 when nothing would change, 2 when something would, 1 on error
-    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
-    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
@@ -63,8 +63,8 @@ module completions {
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
     --timeout: string         # With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
-    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
-    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
@@ -91,8 +91,8 @@ module completions {
     --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --dry-run: string@"nu-complete kubectl-rollout_lua restore dry_run" # client: show what would be written; server: send every write with dryRun=All
-    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
-    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
@@ -118,8 +118,8 @@ module completions {
     --timeout: string         # With --watch: give up after this long (e.g. 10m; 0 for never)
     --until-paused            # With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
     --output(-o): string@"nu-complete kubectl-rollout_lua status output" # Print the status as YAML or JSON
-    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
-    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
@@ -137,8 +137,8 @@ module completions {
   # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
   export extern "kubectl-rollout_lua record" [
     --output(-o): path        # Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it
-    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
-    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
+    --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
@@ -170,12 +170,13 @@ module completions {
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
-    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder), searched recursively; default: the built-in scripts
+    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/), searched recursively; default: the built-in scripts
   ]
 
   # Run one script on one obj and print the result as canonical JSON
   export extern "kubectl-rollout_lua eval" [
     --obj: path               # The obj the script sees (JSON or YAML)
+    --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)

@@ -11,6 +11,7 @@ pub mod model;
 pub mod output;
 pub mod parallel;
 pub mod plan;
+pub mod providers;
 pub mod rbac;
 pub mod scripts;
 pub mod snapshot;

@@ -46,6 +46,15 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
     0 as soon as they wait for approval.";
 
+const EVAL_EXAMPLES: &str = "\
+Examples:
+  kubectl rollout-lua eval trafficRouting.lua --obj step1.obj.json
+  kubectl rollout-lua eval lua_configuration/trafficrouting_ingress/nginx.lua --ingress --obj obj.yaml
+
+Exit codes:
+  0  done
+  1  error (bad input, script failure)";
+
 const EXIT_CODES: &str = "\
 Exit codes:
   0  done (with --detailed-exitcode: done, no changes)
@@ -169,6 +178,7 @@ pub enum Command {
     #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error")]
     Test(TestArgs),
     /// Run one script on one obj and print the result as canonical JSON
+    #[command(after_help = EVAL_EXAMPLES)]
     Eval(EvalArgs),
     /// Write the obj of every step of a test case as a Lua file, for debugging a script
     LuaObj(LuaObjArgs),
@@ -181,10 +191,12 @@ pub enum Command {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct ScriptArgs {
-    /// Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
+    /// Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or
+    /// ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     #[arg(long = "script", value_name = "KIND.GROUP=FILE")]
     pub scripts: Vec<String>,
-    /// Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    /// Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua
+    /// before the built-in scripts and the ConfigMap
     #[arg(long, value_name = "DIR")]
     pub lua_dir: Option<PathBuf>,
     /// Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
@@ -372,8 +384,9 @@ pub struct RestoreArgs {
 
 #[derive(Args, Debug)]
 pub struct TestArgs {
-    /// Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder), searched
-    /// recursively; default: the built-in scripts
+    /// Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and
+    /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/), searched recursively;
+    /// default: the built-in scripts
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON report instead of text
@@ -394,6 +407,11 @@ pub struct EvalArgs {
     /// The obj the script sees (JSON or YAML)
     #[arg(long, value_name = "FILE")]
     pub obj: PathBuf,
+    /// Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has
+    /// annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the
+    /// returned annotations print as a JSON map with sorted keys (null for none)
+    #[arg(long)]
+    pub ingress: bool,
 }
 
 #[derive(Args, Debug)]

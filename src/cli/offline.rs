@@ -5,7 +5,8 @@ use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
-use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
+use crate::providers::ingress::{self, testcase::IngressTestCase};
+use crate::scripts::{BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, ScriptCatalog, builtin_ingress};
 use crate::snapshot::Snapshot;
 use crate::source::files;
 use crate::source::live::rollout_name;
@@ -79,25 +80,53 @@ pub fn render(value: &Value, format: Format) -> String {
 struct Suite {
     label: String,
     script: Script,
+    /// `None` for a gateway object's script; an Ingress script's class and whether it is the
+    /// built-in one (whose quirks are then noted).
+    ingress: Option<(String, bool)>,
     cases: Vec<(String, String)>,
+}
+
+impl Suite {
+    fn run(&self, name: &str, text: &str, limits: &crate::lua::Limits) -> Result<CaseReport, String> {
+        Ok(match &self.ingress {
+            None => TestCase::parse(name, text)?.run(&self.script, limits),
+            Some((class_type, builtin)) => {
+                IngressTestCase::parse(name, text)?.run(class_type, &self.script, *builtin, limits)
+            }
+        })
+    }
 }
 
 pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     let suites: Vec<Suite> = if args.paths.is_empty() {
-        BUILTIN_SCRIPTS
-            .iter()
-            .map(|b| Suite {
-                label: format!("{}/{}", b.group, b.kind),
-                script: Script::new(b.path(), b.code),
-                cases: b
-                    .testdata
-                    .iter()
-                    .map(|(name, text)| {
-                        (format!("lua_configuration/{}/{}/testdata/{name}", b.group, b.kind), text.to_string())
-                    })
-                    .collect(),
-            })
-            .collect()
+        let custom = BUILTIN_SCRIPTS.iter().map(|b| Suite {
+            label: format!("{}/{}", b.group, b.kind),
+            script: Script::new(b.path(), b.code),
+            ingress: None,
+            cases: b
+                .testdata
+                .iter()
+                .map(|(name, text)| {
+                    (format!("lua_configuration/{}/{}/testdata/{name}", b.group, b.kind), text.to_string())
+                })
+                .collect(),
+        });
+        let ingress = BUILTIN_INGRESS_SCRIPTS.iter().map(|b| Suite {
+            label: format!("trafficrouting_ingress/{}", b.class_type),
+            script: Script::new(b.path(), b.code),
+            ingress: Some((b.class_type.to_string(), true)),
+            cases: b
+                .testdata
+                .iter()
+                .map(|(name, text)| {
+                    (
+                        format!("lua_configuration/trafficrouting_ingress/testdata/{}/{name}", b.class_type),
+                        text.to_string(),
+                    )
+                })
+                .collect(),
+        });
+        custom.chain(ingress).collect()
     } else {
         let mut suites = Vec::new();
         for path in &args.paths {
@@ -106,7 +135,18 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                 suites.push(Suite {
                     label: format!("{}/{}", dir.key.0, dir.key.1),
                     script: Script::new(name, dir.code),
+                    ingress: None,
                     cases: dir.testdata,
+                });
+            }
+            for found in files::ingress_scripts(path)? {
+                // A script on disk is the built-in one only if it is the same text.
+                let builtin = builtin_ingress(&found.class_type).is_some_and(|b| b.code == found.code);
+                suites.push(Suite {
+                    label: format!("trafficrouting_ingress/{}", found.class_type),
+                    script: Script::new(found.script.display().to_string(), found.code),
+                    ingress: Some((found.class_type, builtin)),
+                    cases: found.testdata,
                 });
             }
         }
@@ -116,8 +156,8 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     let mut reports: Vec<(&Suite, CaseReport)> = Vec::new();
     for suite in &suites {
         for (name, text) in &suite.cases {
-            let report = match TestCase::parse(name, text) {
-                Ok(case) => case.run(&suite.script, &limits),
+            let report = match suite.run(name, text, &limits) {
+                Ok(report) => report,
                 Err(e) => CaseReport {
                     case: name.clone(),
                     steps: vec![crate::testcase::StepReport {
@@ -133,7 +173,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     if reports.is_empty() {
         let searched: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::Input(format!(
-            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml) under {}",
+            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, or trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml) under {}",
             searched.join(", ")
         ))
         .into());
@@ -217,14 +257,14 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     let [document] = documents.as_slice() else {
         return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")).into());
     };
-    let data = lua::evaluate(
-        &script,
-        &gojson::normalize_numbers(document.value.clone()),
-        &global.limits(),
-        EvalOptions::CONTROLLER,
-    )
-    .map_err(Error::from)?;
-    print_raw(&format!("{}\n", data.to_go_json()))?;
+    let obj = gojson::normalize_numbers(document.value.clone());
+    let result = match args.ingress {
+        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &global.limits()).map_err(Error::from)?),
+        false => {
+            lua::evaluate(&script, &obj, &global.limits(), EvalOptions::CONTROLLER).map_err(Error::from)?.to_go_json()
+        }
+    };
+    print_raw(&format!("{result}\n"))?;
     Ok(Outcome::Done)
 }
 

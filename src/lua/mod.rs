@@ -252,6 +252,22 @@ const CHUNK_NAME: &str = "script";
 
 /// Runs `script` with `obj` and returns what the controller would read back from it.
 pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Data, ScriptError> {
+    let encoded = evaluate_value(script, obj, limits, options)?;
+    Data::from_decoded(encoded).map_err(|message| ScriptError {
+        script: script.name.clone(),
+        kind: ScriptErrorKind::Output,
+        message,
+    })
+}
+
+/// Runs `script` with `obj` and returns its last return value as the controller encodes it,
+/// before it is decoded into a gateway object's `Data` or an Ingress's annotations.
+pub fn evaluate_value(
+    script: &Script,
+    obj: &Value,
+    limits: &Limits,
+    options: EvalOptions,
+) -> Result<Value, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
     let mut lua =
         Sandbox::take(script).map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
@@ -307,8 +323,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    let encoded = convert::from_lua(&lua, last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))?;
-    Data::from_decoded(encoded).map_err(|e| fail(ScriptErrorKind::Output, e))
+    convert::from_lua(&lua, last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))
 }
 
 /// How a script's output depends on `pairs()` order, if it does.

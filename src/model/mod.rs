@@ -93,8 +93,30 @@ pub struct TrafficRoutingRef {
     pub service: String,
     pub grace_period_seconds: i64,
     pub custom_network_refs: Vec<ObjectRef>,
+    pub ingress: Option<IngressRef>,
     /// Ingress and Gateway API routing: the controller handles them in Go, not Lua.
     pub other_providers: Vec<&'static str>,
+}
+
+/// `ingress: {name, classType}`: the stable Ingress, and the class that picks the script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IngressRef {
+    pub name: String,
+    /// `classType`, with the controller's default `nginx` for an empty or absent one.
+    pub class_type: String,
+}
+
+impl IngressRef {
+    fn read(value: &Value, path: &Path) -> Result<IngressRef, ModelError> {
+        let name = strategy::required_string(value.get("name"), &path.field("name"))?;
+        if name.is_empty() {
+            return Err(path.field("name").error("must not be empty"));
+        }
+        let class_type = strategy::optional_string(value.get("classType"), &path.field("classType"))?
+            .filter(|c| !c.is_empty())
+            .unwrap_or("nginx");
+        Ok(IngressRef { name: name.into(), class_type: class_type.into() })
+    }
 }
 
 impl TrafficRoutingRef {
@@ -121,12 +143,17 @@ impl TrafficRoutingRef {
                 })
                 .collect::<Result<_, ModelError>>()?,
         };
+        let ingress = match value.get("ingress").filter(|i| !i.is_null()) {
+            Some(ingress) => Some(IngressRef::read(ingress, &path.field("ingress"))?),
+            None => None,
+        };
         let other_providers =
             ["ingress", "gateway"].into_iter().filter(|p| value.get(*p).is_some_and(|v| !v.is_null())).collect();
         Ok(TrafficRoutingRef {
             service: service.into(),
             grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
             custom_network_refs,
+            ingress,
             other_providers,
         })
     }
@@ -135,4 +162,28 @@ impl TrafficRoutingRef {
 /// `metadata.name`, `metadata.namespace` and the annotations of an object.
 pub(crate) fn metadata_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
     object["metadata"][field].as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_an_ingress_ref_with_the_controllers_default_class() {
+        let path = Path::root("trafficRoutings[0]");
+        let read = |ingress: Value| TrafficRoutingRef::read(&json!({"service": "svc", "ingress": ingress}), &path);
+        let ingress = read(json!({"name": "web"})).unwrap().ingress.unwrap();
+        assert_eq!(ingress, IngressRef { name: "web".into(), class_type: "nginx".into() });
+        let alb = read(json!({"name": "web", "classType": "aliyun-alb"})).unwrap().ingress.unwrap();
+        assert_eq!(alb.class_type, "aliyun-alb");
+        assert_eq!(read(json!({"name": "web", "classType": ""})).unwrap().ingress.unwrap().class_type, "nginx");
+        assert_eq!(
+            read(json!({"name": ""})).unwrap_err().to_string(),
+            "trafficRoutings[0].ingress.name: must not be empty"
+        );
+        assert_eq!(read(json!({})).unwrap_err().to_string(), "trafficRoutings[0].ingress.name: is required");
+        let none = TrafficRoutingRef::read(&json!({"service": "svc"}), &path).unwrap();
+        assert_eq!(none.ingress, None);
+    }
 }

@@ -1,7 +1,7 @@
 //! Reading input files: manifests (`-f`), scripts, `--lua-dir`, test cases.
 
 use crate::error::Error;
-use crate::scripts::{ScriptKey, parse_script_flag};
+use crate::scripts::{ScriptKey, ingress_key, parse_script_flag};
 use crate::yaml::{self, Document};
 use std::collections::BTreeMap;
 use std::fs;
@@ -69,12 +69,87 @@ pub fn read_script_flags(flags: &[String]) -> Result<BTreeMap<ScriptKey, (String
         .collect()
 }
 
-/// `--lua-dir DIR`: every `DIR/<group>/<Kind>/trafficRouting.lua`.
+/// `--lua-dir DIR`: every `DIR/<group>/<Kind>/trafficRouting.lua`, and every
+/// `DIR/trafficrouting_ingress/<classType>.lua`.
 pub fn read_lua_dir(dir: &Path) -> Result<BTreeMap<ScriptKey, (String, String)>, Error> {
-    Ok(script_dirs(dir)?
+    let custom =
+        script_dirs(dir)?.into_iter().map(|found| (found.key, (found.script.display().to_string(), found.code)));
+    let ingress = ingress_scripts_in(&dir.join(INGRESS_DIR))?
         .into_iter()
-        .map(|found| (found.key, (found.script.display().to_string(), found.code)))
-        .collect())
+        .map(|found| (ingress_key(&found.class_type), (found.script.display().to_string(), found.code)));
+    Ok(custom.chain(ingress).collect())
+}
+
+/// Where Ingress scripts live, as in the controller's `lua_configuration/`.
+const INGRESS_DIR: &str = "trafficrouting_ingress";
+
+/// A `trafficrouting_ingress/<classType>.lua` found on disk.
+pub struct IngressScriptFile {
+    pub class_type: String,
+    pub script: PathBuf,
+    pub code: String,
+    /// Its `testdata/<classType>/*.yaml|yml` cases: (path, contents).
+    pub testdata: Vec<(String, String)>,
+}
+
+/// Finds every Ingress script at or below `path`: a `trafficrouting_ingress/<classType>.lua`
+/// file, or the ones in each `trafficrouting_ingress` folder under a directory.
+pub fn ingress_scripts(path: &Path) -> Result<Vec<IngressScriptFile>, Error> {
+    if path.is_file() {
+        let in_ingress_dir = path.parent().and_then(Path::file_name).is_some_and(|n| n == INGRESS_DIR);
+        return match in_ingress_dir && path.extension().is_some_and(|e| e == "lua") {
+            true => Ok(vec![ingress_script(path)?]),
+            false => Ok(Vec::new()),
+        };
+    }
+    if path.file_name().is_some_and(|n| n == INGRESS_DIR) {
+        return ingress_scripts_in(path);
+    }
+    let mut found = Vec::new();
+    if path.is_dir() {
+        for entry in sorted_entries(path)? {
+            if entry.is_dir() && entry.file_name().is_some_and(|n| n != "testdata") {
+                found.extend(ingress_scripts(&entry)?);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The `*.lua` files directly in a `trafficrouting_ingress` folder (none when it is missing).
+fn ingress_scripts_in(dir: &Path) -> Result<Vec<IngressScriptFile>, Error> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    sorted_entries(dir)?
+        .iter()
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "lua"))
+        .map(|p| ingress_script(p))
+        .collect()
+}
+
+fn ingress_script(script: &Path) -> Result<IngressScriptFile, Error> {
+    let class_type = script.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    let testdata_dir = script.parent().unwrap_or(Path::new(".")).join("testdata").join(&class_type);
+    Ok(IngressScriptFile {
+        testdata: yaml_files(&testdata_dir)?,
+        code: read_text(script)?,
+        script: script.into(),
+        class_type,
+    })
+}
+
+/// The `*.yaml|yml` files directly in `dir`, read (none when it is missing): (path, contents).
+fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
+    let mut found = Vec::new();
+    if dir.is_dir() {
+        for file in sorted_entries(dir)? {
+            if matches!(file.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+                found.push((file.display().to_string(), read_text(&file)?));
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// A `<group>/<Kind>/trafficRouting.lua` found on disk.
@@ -118,15 +193,7 @@ fn script_dir(script: &Path) -> Result<ScriptDir, Error> {
     let name = |p: Option<&Path>| p.and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or_default().to_string();
     let kind_dir = absolute.parent();
     let key = (name(kind_dir.and_then(Path::parent)), name(kind_dir));
-    let testdata_dir = script.parent().unwrap_or(Path::new(".")).join("testdata");
-    let mut testdata = Vec::new();
-    if testdata_dir.is_dir() {
-        for file in sorted_entries(&testdata_dir)? {
-            if matches!(file.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
-                testdata.push((file.display().to_string(), read_text(&file)?));
-            }
-        }
-    }
+    let testdata = yaml_files(&script.parent().unwrap_or(Path::new(".")).join("testdata"))?;
     Ok(ScriptDir { key, script: script.to_path_buf(), code: read_text(script)?, testdata })
 }
 

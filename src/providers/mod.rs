@@ -1,0 +1,3 @@
+//! Traffic-routing providers: how the controller turns a step into writes, per kind of ref.
+
+pub mod ingress;
