@@ -5,6 +5,7 @@
 use crate::plan::{Action, ObjectPlan, RoutingPlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 use similar::{ChangeTag, TextDiff};
 use std::fmt::Write;
@@ -78,8 +79,7 @@ fn external_diff(command: &str, name: &str, old: &str, new: &str) -> Result<Stri
         }
         let mut words = command.split_whitespace();
         let program = words.next().unwrap_or("diff");
-        // Rendering runs on the planning threads, each kept on one core; the diff need not be.
-        let output = crate::parallel::unpinned(&mut std::process::Command::new(program))
+        let output = std::process::Command::new(program)
             .args(words)
             .arg(&live)
             .arg(&merged)
@@ -140,7 +140,7 @@ pub fn plan_summary(plans: &[RoutingPlan]) -> String {
 
 /// Plans without the closing count (for previews).
 pub fn plans_text(plans: &[RoutingPlan]) -> Result<String, String> {
-    crate::parallel::map(plans, plan_block).into_iter().collect()
+    plans.par_iter().map(plan_block).collect()
 }
 
 /// One plan's part of `plans_text`.

@@ -3,24 +3,17 @@
 
 use super::{GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
 use crate::error::Error;
-use crate::lua::{self, Limits, Script};
+use crate::lua::Limits;
 use crate::model::{ObjectRef, Rollout, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{ObjectIndex, Planner, RoutingPlan};
-use crate::scripts::{self, ScriptCatalog};
+use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
 use crate::write::{self, Written};
-use std::collections::{BTreeMap, BTreeSet};
-
-/// How long a read runs before the wait is used (see `meanwhile`).
-const PREPARE_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
-
-/// The heap a planning thread uses per evaluation, rendering included (measured: about 14
-/// new pages per Rollout of two refs), with room to spare.
-const HEAP_PER_EVALUATION: usize = 48 << 10;
+use rayon::prelude::*;
 
 /// How often a run re-reads and re-plans after a conflict before giving up.
 pub(super) const MAX_ATTEMPTS: usize = 4;
@@ -68,49 +61,10 @@ impl Session {
 
     /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
-        self.read(selection, false).await
-    }
-
-    /// As `load`, and gets the threads `parallel::map` plans on ready while the second read is
-    /// out (for `plan`; the other commands plan on the calling thread).
-    pub(super) async fn load_for_planning(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
-        self.read(selection, true).await
-    }
-
-    async fn read(&self, selection: &Selection, prepare: bool) -> Result<(Live, ScriptCatalog), Error> {
-        let rollouts =
-            meanwhile(live::read_rollouts(&self.cluster, selection), || self.cluster.read_discovery_cache()).await?;
-        let preparation = prepare.then(|| self.preparation(&rollouts.own_refs));
-        let routing = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace);
-        let live = match preparation {
-            Some(preparation) => meanwhile(routing, || crate::parallel::on_each_thread(preparation)).await?,
-            None => routing.await?,
-        };
+        let rollouts = live::read_rollouts(&self.cluster, selection).await?;
+        let live = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace).await?;
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
-    }
-
-    /// What gets a planning thread ready for `refs`: its share of a sandbox per ref (one
-    /// evaluation each at the current step; other evaluations make their own), with the script
-    /// the ref runs loaded when it is known without the ConfigMap (resolved once per kind).
-    fn preparation(&self, refs: &BTreeSet<ObjectRef>) -> impl Fn(usize) + Send + Sync + 'static {
-        let mut kinds: BTreeMap<_, (&ObjectRef, usize)> = BTreeMap::new();
-        for reference in refs {
-            kinds.entry(scripts::key_of(reference)).or_insert((reference, 0)).1 += 1;
-        }
-        let scripts: Vec<(Script, usize)> = kinds
-            .values()
-            .filter_map(|(r, count)| self.catalog.resolve(r).ok().map(|resolved| (resolved.script, *count)))
-            .collect();
-        let others = refs.len() - scripts.iter().map(|(_, count)| count).sum::<usize>();
-        move |threads| {
-            let share = |count: usize| if count == 0 { 0 } else { count.div_ceil(threads) + 1 };
-            let scripts: Vec<(Script, usize)> = scripts.iter().map(|(s, count)| (s.clone(), share(*count))).collect();
-            let others = share(others);
-            lua::prepare(&scripts, others);
-            let evaluations = scripts.iter().map(|(_, count)| count).sum::<usize>() + others;
-            crate::heap::warm(evaluations * HEAP_PER_EVALUATION);
-        }
     }
 
     /// Plans `stages` of one Rollout against `objects`.
@@ -140,19 +94,6 @@ pub(super) fn selection(args: &RolloutSelection) -> Result<Selection, Error> {
     }
 }
 
-/// Awaits `future`, and runs `work` meanwhile once it has been out for `PREPARE_AFTER`: its
-/// requests go out and the API server gets to them first, and the wait is not lost.
-async fn meanwhile<T>(future: impl std::future::Future<Output = T>, work: impl FnOnce()) -> T {
-    tokio::pin!(future);
-    tokio::select! {
-        output = &mut future => output,
-        () = tokio::time::sleep(PREPARE_AFTER) => {
-            work();
-            future.await
-        }
-    }
-}
-
 /// `phase Progressing, step 2/4 StepPaused: <the controller's message>`.
 fn status_line(rollout: &Rollout) -> String {
     let status = &rollout.status;
@@ -177,19 +118,23 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(global, &args.scripts).await?;
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
-        let (live, catalog) = session.load_for_planning(&selection).await?;
+        let (live, catalog) = session.load(&selection).await?;
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
         let render_now = args.output.is_none() && args.dry_run.is_none();
-        let planned = crate::parallel::map(&live.snapshot.rollouts, |rollout| {
-            let (stages, note) = chosen_stages(&rollout.item, args)?;
-            let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
-            plan.notes.extend(note);
-            let text = render_now.then(|| output::plan_block(&plan)).transpose().map_err(Error::Input)?;
-            Ok::<_, Error>((plan, text))
-        });
-        let (mut plans, texts): (Vec<RoutingPlan>, Vec<Option<String>>) =
-            planned.into_iter().collect::<Result<Vec<_>, Error>>()?.into_iter().unzip();
+        let planned: Vec<(RoutingPlan, Option<String>)> = live
+            .snapshot
+            .rollouts
+            .par_iter()
+            .map(|rollout| {
+                let (stages, note) = chosen_stages(&rollout.item, args)?;
+                let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
+                plan.notes.extend(note);
+                let text = render_now.then(|| output::plan_block(&plan)).transpose().map_err(Error::Input)?;
+                Ok::<_, Error>((plan, text))
+            })
+            .collect::<Result<_, _>>()?;
+        let (mut plans, texts): (Vec<RoutingPlan>, Vec<Option<String>>) = planned.into_iter().unzip();
         if args.dry_run.is_some() {
             server_dry_run_report(&session.cluster, &live, &mut plans).await?;
         }
@@ -206,8 +151,6 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             .into());
         }
         let changed = plans.iter().any(RoutingPlan::changed);
-        // The process ends next: freeing every object and plan one by one would only delay it.
-        std::mem::forget((plans, live));
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
 }

@@ -13,6 +13,7 @@ use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
 use crate::{gojson, yaml};
 use anyhow::Context;
+use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -34,7 +35,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     let rollouts: Vec<_> =
         snapshot.rollouts.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.item.name.as_str())).collect();
-    let planned = crate::parallel::map(&rollouts, |rollout| -> anyhow::Result<RoutingPlan> {
+    let planned = rollouts.par_iter().map(|rollout| -> anyhow::Result<RoutingPlan> {
         let stages = match args.step {
             None => rollout.item.stages(),
             Some(n) => vec![rollout.item.step_stage(n).map_err(|e| Error::Input(format!("{}: {e}", rollout.origin)))?],
@@ -44,7 +45,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
         plan.with_context(|| format!("planning {}", rollout.origin))
     });
-    let mut plans = planned.into_iter().collect::<anyhow::Result<Vec<RoutingPlan>>>()?;
+    let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>()?;
     // A TrafficRouting no Rollout in the input names is planned on its own.
     if wanted.is_empty() {
         for cr in &snapshot.traffic_routings {

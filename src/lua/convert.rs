@@ -103,39 +103,26 @@ unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder) {
 
 /// Encodes a Lua value as the controller's encoder does.
 pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable) -> Result<Value, String> {
-    // Reserving the stack for MAX_DEPTH levels grows it to 32 KiB, which costs more than the
-    // walk of a usual output: a first walk reserves for a few levels, and only an output that
-    // nests deeper is walked again with the full reservation (a walk changes nothing, so the
-    // second one sees what the first saw).
-    walk_reserving(lua, value.clone(), empty, SHALLOW_DEPTH).unwrap_or_else(|| {
-        walk_reserving(lua, value, empty, MAX_DEPTH).expect("the full reservation covers every level")
-    })
-}
-
-/// The walk of `value` with stack slots reserved for `levels` levels, or None when it nests
-/// deeper than that (below MAX_DEPTH).
-fn walk_reserving(lua: &Lua, value: LuaValue, empty: EmptyTable, levels: usize) -> Option<Result<Value, String>> {
-    let (mut result, mut too_deep) = (None, false);
+    let mut result = None;
     // SAFETY: the walk reads the value on the stack with calls that neither allocate nor raise
     // (lua_type, lua_tonumber, lua_toboolean, lua_topointer, lua_tolstring on strings only,
     // lua_next with untouched keys), after reserving every stack slot it can need up front,
     // before any Rust value that needs dropping exists.
     let outcome = unsafe {
         lua.exec_raw::<()>(value, |state| {
-            if ffi::lua_checkstack(state, 2 * levels as c_int + 4) == 0 {
+            if ffi::lua_checkstack(state, 2 * MAX_DEPTH as c_int + 4) == 0 {
                 result = Some(Err("cannot encode: not enough Lua stack".to_string()));
                 return;
             }
             // The controller's encoder never forgets a table it has visited, so a table reachable
             // twice (not only a cycle) is "recursively nested".
-            let mut walk = Walk { empty, visited: HashSet::new(), levels, too_deep: false };
+            let mut walk = Walk { empty, visited: HashSet::new() };
             result = Some(walk.value(state, ffi::lua_gettop(state), 0));
-            too_deep = walk.too_deep;
         })
     };
     match outcome {
-        Err(e) => Some(Err(e.to_string())),
-        Ok(()) => (!too_deep).then(|| result.expect("the walk ran")),
+        Err(e) => Err(e.to_string()),
+        Ok(()) => result.expect("the walk ran"),
     }
 }
 
@@ -183,21 +170,14 @@ pub fn go_string(bytes: &[u8]) -> String {
     }
 }
 
-/// Tables nested deeper than this are refused (a second walk reserves the stack for this many
-/// levels, see `from_lua`).
+/// Tables nested deeper than this are refused (`from_lua` reserves the stack for this many
+/// levels).
 const MAX_DEPTH: usize = 1000;
-
-/// The levels a first walk reserves the stack for (see `from_lua`).
-const SHALLOW_DEPTH: usize = 32;
 
 /// One walk of a Lua value on the stack.
 struct Walk {
     empty: EmptyTable,
     visited: HashSet<usize>,
-    /// The levels the stack was reserved for.
-    levels: usize,
-    /// Set when a table nests deeper than `levels` allows: the result is then incomplete.
-    too_deep: bool,
 }
 
 impl Walk {
@@ -224,10 +204,6 @@ impl Walk {
         }
         if depth >= MAX_DEPTH {
             return Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep"));
-        }
-        if depth >= self.levels {
-            self.too_deep = true;
-            return Err("deeper than the stack reserved".into());
         }
         // First the keys alone decide the table's shape, as in the controller, before any value is
         // encoded; keys are remembered with their place in the walk.
@@ -357,19 +333,15 @@ mod tests {
     }
 
     #[test]
-    fn outputs_nesting_past_the_first_reservation_are_walked_in_full() {
-        // `d` ends up `levels` one-item lists deep around `t`.
-        let nested = |levels: usize| format!("local t = {{}} local d = t for i = 1, {levels} do d = {{d}} end ");
+    fn outputs_nesting_too_deep_are_refused() {
+        let nested = |levels: usize| format!("local d = {{}} for i = 1, {levels} do d = {{d}} end return d");
         let mut want = Value::Null;
-        for _ in 0..SHALLOW_DEPTH + 8 {
+        for _ in 0..MAX_DEPTH - 1 {
             want = json!([want]);
         }
-        assert_eq!(eval(&format!("{}return {{1, d}}", nested(SHALLOW_DEPTH + 8)), EmptyTable::Null).unwrap()[1], want);
-        // A deep branch does not change which error comes first, nor hide a table seen twice.
-        let code = format!("{}return {{a = d, b = t, c = print}}", nested(SHALLOW_DEPTH + 8));
-        assert_eq!(eval(&code, EmptyTable::Null).unwrap_err(), "cannot encode recursively nested tables to JSON");
+        assert_eq!(eval(&nested(MAX_DEPTH - 1), EmptyTable::Null).unwrap(), want);
         assert_eq!(
-            eval(&format!("{}return d", nested(MAX_DEPTH + 1)), EmptyTable::Null).unwrap_err(),
+            eval(&nested(MAX_DEPTH + 1), EmptyTable::Null).unwrap_err(),
             format!("cannot encode tables nested more than {MAX_DEPTH} deep")
         );
     }

@@ -10,7 +10,7 @@ pub use convert::{EmptyTable, KeyOrder, number};
 use crate::data::Data;
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
 use serde_json::Value;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
@@ -73,43 +73,6 @@ impl Script {
     }
 }
 
-/// A sandbox made ahead of need (see `prepare`), with the chunk of the script it was made for
-/// loaded (not run) when that script compiles: loading is the costly part of the controller's
-/// `DoString`, and has no effect the script could see.
-struct Prepared {
-    lua: Lua,
-    chunk: Option<(Arc<Compiled>, mlua::Function)>,
-}
-
-impl Prepared {
-    fn new(script: Option<&Script>) -> mlua::Result<Prepared> {
-        let lua = new_sandbox()?;
-        let chunk =
-            script.and_then(|script| Some((script.compiled.clone(), load_chunk(&lua, script.bytecode().ok()?).ok()?)));
-        Ok(Prepared { lua, chunk })
-    }
-
-    fn is_for(&self, script: Option<&Script>) -> bool {
-        match (&self.chunk, script) {
-            (Some((compiled, _)), Some(script)) => Arc::ptr_eq(compiled, &script.compiled),
-            (None, None) => true,
-            _ => false,
-        }
-    }
-}
-
-thread_local! {
-    /// Sandboxes made ahead of need on this thread (see `prepare`).
-    static SANDBOXES: RefCell<Vec<Prepared>> = const { RefCell::new(Vec::new()) };
-    /// Used states waiting to be closed by the next `prepare` on this thread.
-    static SPENT: RefCell<Vec<Lua>> = const { RefCell::new(Vec::new()) };
-}
-
-/// How many used states a thread keeps for later closing, and the most memory one may hold to
-/// be kept: beyond that they are closed at once.
-const SPENT_STATES: usize = 64;
-const SPENT_STATE_MEMORY: usize = 256 << 10;
-
 /// A fresh state with the controller's libraries: what every evaluation starts from.
 fn new_sandbox() -> mlua::Result<Lua> {
     let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())?;
@@ -121,74 +84,6 @@ fn new_sandbox() -> mlua::Result<Lua> {
 fn load_chunk(lua: &Lua, bytecode: &[u8]) -> mlua::Result<mlua::Function> {
     // The bytecode is this engine's own compilation of the script's text.
     lua.load(bytecode).set_mode(ChunkMode::Binary).into_function()
-}
-
-/// A state for one evaluation of `script`: a prepared sandbox when this thread has one (made
-/// for `script`, else one made for no script). A prepared one is, once used, set aside to be
-/// closed by the next `prepare` (closing costs about as much as creating); one made here is
-/// closed here, as on a thread that never prepares nothing would.
-struct Sandbox {
-    lua: Option<Lua>,
-    /// `script`'s chunk, loaded ahead.
-    chunk: Option<mlua::Function>,
-    prepared: bool,
-}
-
-impl Sandbox {
-    fn take(script: &Script) -> mlua::Result<Sandbox> {
-        let prepared = SANDBOXES.with(|prepared| {
-            let mut prepared = prepared.borrow_mut();
-            let found = prepared.iter().rposition(|p| p.is_for(Some(script)));
-            found.or_else(|| prepared.iter().rposition(|p| p.is_for(None))).map(|i| prepared.swap_remove(i))
-        });
-        Ok(match prepared {
-            Some(Prepared { lua, chunk }) => Sandbox { lua: Some(lua), chunk: chunk.map(|(_, f)| f), prepared: true },
-            None => Sandbox { lua: Some(new_sandbox()?), chunk: None, prepared: false },
-        })
-    }
-}
-
-impl std::ops::Deref for Sandbox {
-    type Target = Lua;
-
-    fn deref(&self) -> &Lua {
-        self.lua.as_ref().expect("present until dropped")
-    }
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        let Some(lua) = self.lua.take() else { return };
-        if !self.prepared || lua.used_memory() > SPENT_STATE_MEMORY {
-            return;
-        }
-        // During thread teardown the list is gone: then the state closes here.
-        let _ = SPENT.try_with(|spent| {
-            let mut spent = spent.borrow_mut();
-            if spent.len() < SPENT_STATES {
-                spent.push(lua);
-            }
-        });
-    }
-}
-
-/// Gets this thread ready for evaluations, e.g. while the API server answers: closes the
-/// prepared states earlier evaluations used, and tops up this thread's fresh sandboxes to the
-/// given count for each script (compiled once per process, its chunk loaded into each; a script
-/// that does not compile gets plain sandboxes and its error when it runs) and to `others` for
-/// scripts not known yet. Each sandbox serves one evaluation, so every evaluation still starts
-/// from a fresh state.
-pub fn prepare(scripts: &[(Script, usize)], others: usize) {
-    SPENT.with(|spent| spent.take());
-    // A script that does not compile gets plain sandboxes: they count with the others.
-    let (compiled, broken): (Vec<_>, Vec<_>) = scripts.iter().partition(|(script, _)| script.bytecode().is_ok());
-    let others = others + broken.iter().map(|(_, count)| count).sum::<usize>();
-    let wanted = compiled.into_iter().map(|(script, count)| (Some(script), *count)).chain([(None, others)]);
-    for (script, count) in wanted {
-        let have = SANDBOXES.with(|prepared| prepared.borrow().iter().filter(|p| p.is_for(script)).count());
-        let made: Vec<Prepared> = (have..count).map_while(|_| Prepared::new(script).ok()).collect();
-        SANDBOXES.with(|prepared| prepared.borrow_mut().extend(made));
-    }
 }
 
 /// How `pairs()` walks tables: the controller's order over input maps is random, so the
@@ -269,9 +164,7 @@ pub fn evaluate_value(
     options: EvalOptions,
 ) -> Result<Value, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
-    let mut lua =
-        Sandbox::take(script).map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
-    let loaded = lua.chunk.take();
+    let lua = new_sandbox().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     let timed_out = Rc::new(Cell::new(None::<usize>));
     let setup = || -> mlua::Result<()> {
         stdlib::install_for(&lua, &script.name, options)?;
@@ -293,13 +186,8 @@ pub fn evaluate_value(
     };
     setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
 
-    let function = match loaded {
-        Some(function) => function,
-        None => {
-            let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
-            load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?
-        }
-    };
+    let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
+    let function = load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
     let returned = match function.call::<mlua::MultiValue>(()) {
         Ok(values) => values,
         Err(e) => {
@@ -422,101 +310,16 @@ mod tests {
     }
 
     #[test]
-    fn prepared_sandboxes_are_fresh_and_serve_one_evaluation_each() {
-        // A script that leaves a global behind and reports what it found: every evaluation, on
-        // a prepared sandbox or on a new one, must find nothing left by an earlier one.
+    fn every_evaluation_starts_from_a_fresh_state() {
+        // A script that leaves a global behind must find nothing left by an earlier evaluation.
         let script = Script::new(
             "leaky.lua",
             "local seen = leftover; leftover = 1; return {spec = {seen == nil, type(print), type(json), type(coroutine)}}",
         );
-        let fresh = json!([true, "function", "table", "nil"]);
-        prepare(&[(script.clone(), 3)], 0);
-        assert_eq!(SANDBOXES.with(|s| s.borrow().iter().filter(|p| p.is_for(Some(&script))).count()), 3);
-        for left in (0..3).rev() {
+        for _ in 0..2 {
             let got = evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
-            assert_eq!(got.spec.unwrap(), fresh);
-            assert_eq!(SANDBOXES.with(|s| s.borrow().len()), left, "each evaluation takes one sandbox");
+            assert_eq!(got.spec.unwrap(), json!([true, "function", "table", "nil"]));
         }
-        // With none left, an evaluation makes its own.
-        let got = evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
-        assert_eq!(got.spec.unwrap(), fresh);
-        assert_eq!(SPENT.with(|s| s.borrow().len()), 3, "prepared states wait to be closed, the one made here did not");
-        // Topping up closes the used states and counts what is still there.
-        prepare(&[], 2);
-        prepare(&[], 1);
-        assert_eq!((SANDBOXES.with(|s| s.borrow().len()), SPENT.with(|s| s.borrow().len())), (2, 0));
-        prepare(&[(script.clone(), 1)], 0);
-        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 3);
-        SANDBOXES.with(|s| s.borrow_mut().clear());
-    }
-
-    #[test]
-    fn a_sandbox_prepared_for_one_script_serves_only_that_script() {
-        let (a, b) = (Script::new("a.lua", "return {spec = {'a'}}"), Script::new("b.lua", "return {spec = {'b'}}"));
-        prepare(&[(a.clone(), 1)], 1);
-        let spec =
-            |script: &Script| evaluate(script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap().spec;
-        // b takes the plain sandbox (and loads itself), leaving a's; a then takes its own.
-        assert_eq!(spec(&b), Some(json!(["b"])));
-        assert!(SANDBOXES.with(|s| s.borrow().iter().all(|p| p.is_for(Some(&a)))));
-        assert_eq!(spec(&a), Some(json!(["a"])));
-        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 0);
-        // With none prepared for it, b makes its own rather than run in a's.
-        prepare(&[(a.clone(), 1)], 0);
-        assert_eq!(spec(&b), Some(json!(["b"])));
-        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 1);
-        SANDBOXES.with(|s| s.borrow_mut().clear());
-    }
-
-    #[test]
-    fn a_loaded_chunk_reports_errors_as_a_loaded_script_does() {
-        let failing = Script::new("failing.lua", "local x = 1\nerror('boom')");
-        let unprepared = evaluate(&failing, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap_err();
-        prepare(&[(failing.clone(), 1)], 0);
-        assert!(SANDBOXES.with(|s| s.borrow()[0].is_for(Some(&failing))));
-        let prepared = evaluate(&failing, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap_err();
-        assert_eq!(prepared, unprepared);
-        assert_eq!(prepared.to_string(), "script failing.lua:2: boom");
-        // A script that does not compile gets a plain sandbox, and its syntax error when it runs.
-        let broken = Script::new("broken.lua", "return {");
-        prepare(&[(broken.clone(), 1)], 0);
-        prepare(&[(broken.clone(), 1)], 0);
-        assert_eq!(SANDBOXES.with(|s| s.borrow().len()), 1, "its plain sandboxes count with the others");
-        assert!(SANDBOXES.with(|s| s.borrow()[0].is_for(None)));
-        let error = evaluate(&broken, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap_err();
-        assert_eq!(error.kind, ScriptErrorKind::Syntax);
-    }
-
-    #[test]
-    fn used_states_waiting_to_close_are_bounded() {
-        let small = Script::new("small.lua", "return {spec = {}}");
-        let big = Script::new("big.lua", "keep = string.rep('x', 1024 * 1024) return {spec = {}}");
-        evaluate(&small, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
-        assert_eq!(SPENT.with(|s| s.borrow().len()), 0, "without prepare, nothing is kept");
-        prepare(&[], SPENT_STATES + 10);
-        for _ in 0..SPENT_STATES + 10 {
-            evaluate(&small, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
-        }
-        assert_eq!(SPENT.with(|s| s.borrow().len()), SPENT_STATES);
-        prepare(&[], 1);
-        evaluate(&big, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
-        assert_eq!(SPENT.with(|s| s.borrow().len()), 0, "a state holding a lot of memory is closed at once");
-    }
-
-    #[test]
-    fn a_prepared_sandbox_takes_the_options_of_its_evaluation() {
-        let script = Script::new(
-            "order.lua",
-            "local keys = {} for k in pairs(obj.m) do keys[#keys + 1] = k end return {spec = keys}",
-        );
-        let obj = json!({"m": {"a": 1, "b": 2, "c": 3}});
-        prepare(&[], 2);
-        let natural = evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER).unwrap();
-        let reversed = EvalOptions { pairs: PairsOrder::ReversedForInput, print: false, ..EvalOptions::CONTROLLER };
-        let backwards = evaluate(&script, &obj, &Limits::default(), reversed).unwrap();
-        let mut walked = backwards.spec.unwrap().as_array().unwrap().clone();
-        walked.reverse();
-        assert_eq!(natural.spec.unwrap(), Value::Array(walked));
     }
 
     #[test]

@@ -177,16 +177,6 @@ impl Cluster {
         })
     }
 
-    /// Reads every fresh entry of the on-disk discovery cache into memory: for a moment the
-    /// process would otherwise spend waiting, so that the lookups after it cost nothing.
-    pub fn read_discovery_cache(&self) {
-        let Some(dir) = &self.discovery_dir else { return };
-        let mut discovered = self.discovered.lock().expect("not poisoned");
-        for (api_version, resources) in fresh_cache_entries(dir) {
-            discovered.entry(api_version).or_insert(Some(resources));
-        }
-    }
-
     /// The resources served at `group/version`, from the disk cache when fresh; `None` when the
     /// API server does not serve that version.
     pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
@@ -501,26 +491,6 @@ fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() { version.to_string() } else { format!("{group}/{version}") }
 }
 
-/// The fresh entries of a discovery cache folder (`<group or core>/<version>.json`), by
-/// apiVersion.
-fn fresh_cache_entries(dir: &std::path::Path) -> Vec<(String, Vec<Resource>)> {
-    let mut entries = Vec::new();
-    for group in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let name = group.file_name().to_string_lossy().into_owned();
-        for file in std::fs::read_dir(group.path()).into_iter().flatten().flatten() {
-            let path = file.path();
-            let Some(version) = path.file_stem().filter(|_| path.extension().is_some_and(|e| e == "json")) else {
-                continue;
-            };
-            if let Some(cached) = read_fresh(&path) {
-                let group = if name == CORE_FOLDER { "" } else { &name };
-                entries.push((api_version(group, &version.to_string_lossy()), cached.resources));
-            }
-        }
-    }
-    entries
-}
-
 fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
     if SystemTime::now().duration_since(modified).ok()? > DISCOVERY_TTL {
@@ -601,36 +571,6 @@ mod tests {
         let found = pick(list, &resource("networking.istio.io", "VirtualService", "virtualservices"), &["vs", "x"]);
         assert_eq!(found, [Some(item), None]);
         assert_eq!(pick(json!({"kind": "Status"}), &resource("", "Service", "services"), &["a"]), [None]);
-    }
-
-    #[test]
-    fn every_fresh_discovery_cache_entry_is_read_by_api_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |path: &str, resources: &[Resource]| {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, serde_json::to_vec(&json!({"resources": resources})).unwrap()).unwrap();
-        };
-        let services = resource("", "Service", "services");
-        let services_v1 = Resource { version: "v1".into(), ..services.clone() };
-        write("core/v1.json", std::slice::from_ref(&services_v1));
-        let vs = Resource {
-            version: "v1beta1".into(),
-            ..resource("networking.istio.io", "VirtualService", "virtualservices")
-        };
-        write("networking.istio.io/v1beta1.json", std::slice::from_ref(&vs));
-        write("networking.istio.io/notes.txt", &[]);
-        write("apps/v1.json", &[]);
-        // Stale: older than the cache's time to live.
-        let stale = std::fs::File::options().write(true).open(dir.path().join("apps/v1.json")).unwrap();
-        stale.set_modified(SystemTime::now() - DISCOVERY_TTL - std::time::Duration::from_secs(1)).unwrap();
-        let mut entries = fresh_cache_entries(dir.path());
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        assert_eq!(
-            entries,
-            [("networking.istio.io/v1beta1".to_string(), vec![vs]), ("v1".to_string(), vec![services_v1])]
-        );
-        assert!(fresh_cache_entries(&dir.path().join("missing")).is_empty());
     }
 
     #[test]
