@@ -3,6 +3,7 @@
 //! written back onto an object.
 
 use crate::gojson;
+use crate::lua::{self, EvalOptions, Limits, Script, ScriptError};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -123,6 +124,13 @@ impl Data {
         }
         out
     }
+}
+
+/// Runs a custom ref's script on `obj` and reads its output as the controller does: decoded
+/// into `Data` (see `Data::from_decoded`).
+pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Data, ScriptError> {
+    let output = lua::evaluate(script, obj, limits, options)?;
+    Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))
 }
 
 /// The original-spec annotation of an object, if it has one.

@@ -24,11 +24,33 @@ pub fn quote(s: &str) -> String {
 /// compare and print as they would after a round trip through the controller.
 pub fn normalize_numbers(value: Value) -> Value {
     match value {
-        Value::Number(n) => n.as_f64().and_then(|f| crate::lua::number(f).ok()).unwrap_or(Value::Number(n)),
+        Value::Number(n) => n.as_f64().and_then(|f| number(f).ok()).unwrap_or(Value::Number(n)),
         Value::Array(items) => Value::Array(items.into_iter().map(normalize_numbers).collect()),
         Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, normalize_numbers(v))).collect()),
         other => other,
     }
+}
+
+/// A double as JSON, as Go's encoder prints it: whole numbers below 2^53 (exact, and printed
+/// with every digit either way) become integers so a weight is never `50.0`; everything else
+/// stays a double, printed with Go's shortest digits (`-0`, `1152921504606847000`). NaN and
+/// infinities are rejected, as Go's json.Marshal rejects them.
+pub fn number(n: f64) -> Result<Value, String> {
+    if n.is_nan() || n.is_infinite() {
+        let shown = if n.is_nan() {
+            "NaN"
+        } else if n > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        };
+        return Err(format!("json: unsupported value: {shown}"));
+    }
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if n.fract() == 0.0 && n.abs() < EXACT && !(n == 0.0 && n.is_sign_negative()) {
+        return Ok(Value::from(n as i64));
+    }
+    Ok(Value::Number(Number::from_f64(n).expect("finite")))
 }
 
 fn write_value(out: &mut String, value: &Value) {

@@ -253,13 +253,20 @@ impl<'a> Planner<'a> {
         } else {
             let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
             let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
-            let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)
+            let result = data::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)
                 .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))?;
             // The built-in scripts' independence from pairs() order is checked by their test cases
             // (`test` flags any dependence); other scripts are checked on every plan.
             let order = match script.source {
                 ScriptSource::BuiltIn { .. } => None,
-                _ => lua::order_dependence(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER, &result),
+                _ => lua::order_dependence(
+                    &script.script,
+                    &obj,
+                    &self.limits,
+                    EvalOptions::CONTROLLER,
+                    &result,
+                    Data::from_decoded,
+                ),
             };
             match order {
                 Some(OrderDependence::InputMaps) => warnings.push(format!(

@@ -2,7 +2,7 @@
 //! `expected` per step), run with the controller's test-harness semantics
 //! (controller-semantics.md 6.2), and each step's `obj` as Lua for debugging (`lua-obj`).
 
-use crate::data::Data;
+use crate::data::{self, Data};
 use crate::lua::{self, EvalOptions, Limits, OrderDependence, Script};
 use crate::model::{self, Rollout, RouteStrategy, TrafficRoutingCr};
 use crate::{gojson, yaml};
@@ -77,17 +77,17 @@ impl TestCase {
             return StepReport { index, outcome, notes };
         };
         let want = Data::of_object(expected);
-        let got = match lua::evaluate(script, obj, limits, EvalOptions::HARNESS) {
+        let got = match data::evaluate(script, obj, limits, EvalOptions::HARNESS) {
             Ok(got) => got,
             Err(e) => return StepReport { index, outcome: Outcome::Error(e.to_string()), notes },
         };
         if let Ok(controller) =
-            lua::evaluate(script, obj, limits, EvalOptions { print: false, ..EvalOptions::CONTROLLER })
+            data::evaluate(script, obj, limits, EvalOptions { print: false, ..EvalOptions::CONTROLLER })
             && controller != got
         {
             notes.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
         }
-        match lua::order_dependence(script, obj, limits, EvalOptions::HARNESS, &got) {
+        match lua::order_dependence(script, obj, limits, EvalOptions::HARNESS, &got, Data::from_decoded) {
             Some(OrderDependence::InputMaps) => notes.push(
                 "nondeterministic: the output changes with the order pairs() walks the input maps, which is random in the controller (it would never settle)".into(),
             ),

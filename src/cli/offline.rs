@@ -2,7 +2,7 @@
 
 use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print, print_plans, print_raw};
 use crate::error::Error;
-use crate::lua::{self, EvalOptions, Script};
+use crate::lua::{EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
 use crate::providers::ingress::{self, testcase::IngressTestCase};
@@ -11,7 +11,7 @@ use crate::snapshot::Snapshot;
 use crate::source::files;
 use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
-use crate::{gojson, yaml};
+use crate::{data, gojson, yaml};
 use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::{Value, json};
@@ -262,7 +262,7 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     let result = match args.ingress {
         true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &global.limits()).map_err(Error::from)?),
         false => {
-            lua::evaluate(&script, &obj, &global.limits(), EvalOptions::CONTROLLER).map_err(Error::from)?.to_go_json()
+            data::evaluate(&script, &obj, &global.limits(), EvalOptions::CONTROLLER).map_err(Error::from)?.to_go_json()
         }
     };
     print_raw(&format!("{result}\n"))?;

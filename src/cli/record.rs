@@ -4,9 +4,9 @@
 
 use super::cluster::{Session, runtime};
 use super::{GlobalArgs, Outcome, RecordArgs, print_raw};
-use crate::data::Data;
+use crate::data::{self, Data};
 use crate::error::Error;
-use crate::lua::{self, EvalOptions, Limits};
+use crate::lua::{EvalOptions, Limits};
 use crate::model::ObjectRef;
 use crate::scripts::ResolvedScript;
 use crate::source::live::{self, Selection};
@@ -144,7 +144,7 @@ fn case(
     let expected = steps
         .iter()
         .map(|obj| {
-            let data = lua::evaluate(&script.script, obj, &limits, EvalOptions::HARNESS)?;
+            let data = data::evaluate(&script.script, obj, &limits, EvalOptions::HARNESS)?;
             Ok(data.apply_to(&original, None))
         })
         .collect::<Result<Vec<Value>, Error>>()?;

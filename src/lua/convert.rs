@@ -6,8 +6,9 @@
 //! object, anything else is an error with the controller's wording. Integral numbers come out
 //! as integers so a weight is never written `50.0`.
 
+use crate::gojson::number;
 use mlua::{Lua, Value as LuaValue, ffi};
-use serde_json::{Number, Value};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::ffi::c_int;
 
@@ -124,28 +125,6 @@ pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable) -> Result<Value, 
         Err(e) => Err(e.to_string()),
         Ok(()) => result.expect("the walk ran"),
     }
-}
-
-/// A double as JSON, as Go's encoder prints it: whole numbers below 2^53 (exact, and printed
-/// with every digit either way) become integers so a weight is never `50.0`; everything else
-/// stays a double, printed with Go's shortest digits (`-0`, `1152921504606847000`). NaN and
-/// infinities are rejected, as Go's json.Marshal rejects them.
-pub fn number(n: f64) -> Result<Value, String> {
-    if n.is_nan() || n.is_infinite() {
-        let shown = if n.is_nan() {
-            "NaN"
-        } else if n > 0.0 {
-            "+Inf"
-        } else {
-            "-Inf"
-        };
-        return Err(format!("json: unsupported value: {shown}"));
-    }
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    if n.fract() == 0.0 && n.abs() < EXACT && !(n == 0.0 && n.is_sign_negative()) {
-        return Ok(Value::from(n as i64));
-    }
-    Ok(Value::Number(Number::from_f64(n).expect("finite")))
 }
 
 /// A Lua string as Go sees it: invalid UTF-8 becomes one U+FFFD per bad byte (Go's decoder

@@ -7,7 +7,7 @@ pub mod testcase;
 
 use crate::error::Error;
 use crate::gojson;
-use crate::lua::{self, EvalOptions, Limits, Script, ScriptError, ScriptErrorKind};
+use crate::lua::{self, EvalOptions, Limits, Script, ScriptError};
 use crate::model::RouteStrategy;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -159,12 +159,8 @@ fn kind(value: &Value) -> &'static str {
 
 /// Runs an Ingress script on `obj` and returns the annotations the controller reads back.
 pub fn evaluate(script: &Script, obj: &Value, limits: &Limits) -> Result<Annotations, ScriptError> {
-    let encoded = lua::evaluate_value(script, obj, limits, EvalOptions::CONTROLLER)?;
-    decode_annotations(encoded).map_err(|message| ScriptError {
-        script: script.name.clone(),
-        kind: ScriptErrorKind::Output,
-        message,
-    })
+    let encoded = lua::evaluate(script, obj, limits, EvalOptions::CONTROLLER)?;
+    decode_annotations(encoded).map_err(|message| ScriptError::output(script, message))
 }
 
 /// Annotations as compact JSON with sorted keys, `null` for none: how `eval --ingress` and the
@@ -674,7 +670,7 @@ mod tests {
         let err = run("return {a = 1}").unwrap_err();
         assert_eq!(
             (err.kind, err.message.as_str()),
-            (ScriptErrorKind::Output, "json: cannot unmarshal number into Go value of type string")
+            (crate::lua::ScriptErrorKind::Output, "json: cannot unmarshal number into Go value of type string")
         );
     }
 
