@@ -44,16 +44,35 @@ pub fn routing_view(object: &Value) -> String {
     yaml::to_string(&Value::Object(view))
 }
 
-/// The diff of an object's routing (labels, annotations, spec) from `old` to `new`: a unified
-/// diff, or the output of `KUBECTL_EXTERNAL_DIFF` when set, run as `kubectl diff` runs it (two
-/// folders holding a file named `<group>.<version>.<Kind>.<namespace>.<name>`; exit 0 or 1 is
-/// a diff, anything else an error).
-pub fn object_diff(old: &Value, new: &Value, old_header: &str, new_header: &str) -> Result<String, String> {
-    let (old_text, new_text) = (routing_view(old), routing_view(new));
-    match std::env::var("KUBECTL_EXTERNAL_DIFF").ok().filter(|c| !c.trim().is_empty()) {
-        None => Ok(unified_diff(&old_text, &new_text, old_header, new_header)),
-        Some(command) => external_diff(&command, &file_name(new), &old_text, &new_text),
-    }
+/// The two sides of an object's diff: the YAML of its routing before and after (see
+/// `routing_view`), their headers, and kubectl diff's name for the object's file
+/// (`<group>.<version>.<Kind>.<namespace>.<name>`).
+pub struct Sides<'a> {
+    pub old: String,
+    pub new: String,
+    pub old_header: &'a str,
+    pub new_header: &'a str,
+    pub file_name: String,
+}
+
+/// How a change is shown: `unified`, or a program the command-line edge runs on the sides
+/// (`KUBECTL_EXTERNAL_DIFF`).
+pub type Differ = dyn Fn(&Sides) -> Result<String, String> + Sync;
+
+/// The built-in differ: a unified diff.
+pub fn unified(sides: &Sides) -> Result<String, String> {
+    Ok(unified_diff(&sides.old, &sides.new, sides.old_header, sides.new_header))
+}
+
+/// The diff of an object's routing (labels, annotations, spec) from `old` to `new`.
+pub fn object_diff(
+    old: &Value,
+    new: &Value,
+    old_header: &str,
+    new_header: &str,
+    diff: &Differ,
+) -> Result<String, String> {
+    diff(&Sides { old: routing_view(old), new: routing_view(new), old_header, new_header, file_name: file_name(new) })
 }
 
 /// kubectl diff's name for an object's file.
@@ -61,41 +80,6 @@ fn file_name(object: &Value) -> String {
     let api_version = object["apiVersion"].as_str().unwrap_or("v1").replace('/', ".");
     let field = |name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
     format!("{api_version}.{}.{}.{}", object["kind"].as_str().unwrap_or_default(), field("namespace"), field("name"))
-}
-
-fn external_diff(command: &str, name: &str, old: &str, new: &str) -> Result<String, String> {
-    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let run = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let root = std::env::temp_dir().join(format!("kubectl-rollout-lua-diff-{}-{run}", std::process::id()));
-    let (live, merged) = (root.join("LIVE"), root.join("MERGED"));
-    // A fresh folder of our own: one that already exists (made by someone else in the shared
-    // temp folder) is refused, and left alone.
-    std::fs::create_dir(&root).map_err(|e| format!("creating {}: {e}", root.display()))?;
-    let result = (|| {
-        for (dir, text) in [(&live, old), (&merged, new)] {
-            std::fs::create_dir(dir)
-                .and_then(|_| std::fs::write(dir.join(name), text))
-                .map_err(|e| format!("writing {}: {e}", dir.display()))?;
-        }
-        let mut words = command.split_whitespace();
-        let program = words.next().unwrap_or("diff");
-        let output = std::process::Command::new(program)
-            .args(words)
-            .arg(&live)
-            .arg(&merged)
-            .output()
-            .map_err(|e| format!("running KUBECTL_EXTERNAL_DIFF ({command}): {e}"))?;
-        match output.status.code() {
-            Some(0 | 1) => Ok(String::from_utf8_lossy(&output.stdout).into_owned()),
-            code => Err(format!(
-                "KUBECTL_EXTERNAL_DIFF ({command}) failed (exit {}): {}",
-                code.map_or("by a signal".into(), |c| c.to_string()),
-                String::from_utf8_lossy(&output.stderr).trim()
-            )),
-        }
-    })();
-    let _ = std::fs::remove_dir_all(&root);
-    result
 }
 
 /// A unified diff (3 lines of context) with `---`/`+++` headers, coloured by line.
@@ -124,8 +108,8 @@ pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) ->
 
 /// The text form of plans: per owner and stage, a header per object and a diff from its
 /// current content to the planned one, then a closing count.
-pub fn plan_text(plans: &[RoutingPlan]) -> Result<String, String> {
-    Ok(plans_text(plans)? + &plan_summary(plans))
+pub fn plan_text(plans: &[RoutingPlan], diff: &Differ) -> Result<String, String> {
+    Ok(plans_text(plans, diff)? + &plan_summary(plans))
 }
 
 /// The closing count of `plan_text`.
@@ -139,12 +123,12 @@ pub fn plan_summary(plans: &[RoutingPlan]) -> String {
 }
 
 /// Plans without the closing count (for previews).
-pub fn plans_text(plans: &[RoutingPlan]) -> Result<String, String> {
-    plans.par_iter().map(plan_block).collect()
+pub fn plans_text(plans: &[RoutingPlan], diff: &Differ) -> Result<String, String> {
+    plans.par_iter().map(|plan| plan_block(plan, diff)).collect()
 }
 
 /// One plan's part of `plans_text`.
-pub fn plan_block(plan: &RoutingPlan) -> Result<String, String> {
+pub fn plan_block(plan: &RoutingPlan, diff: &Differ) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
     for note in &plan.notes {
@@ -156,14 +140,14 @@ pub fn plan_block(plan: &RoutingPlan) -> Result<String, String> {
     for stage in &plan.stages {
         let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
         for object in &stage.objects {
-            out.push_str(&object_text(object, &stage.label)?);
+            out.push_str(&object_text(object, &stage.label, diff)?);
         }
     }
     out.push('\n');
     Ok(out)
 }
 
-fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
+fn object_text(object: &ObjectPlan, stage: &str, diff: &Differ) -> Result<String, String> {
     let what = object.describe();
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
@@ -178,6 +162,7 @@ fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
             &object.planned,
             &format!("{what} (current)"),
             &format!("{what} ({stage})"),
+            diff,
         )?);
     } else {
         let _ = writeln!(out, "  {} already as planned; {how}", paint(BOLD, &format!("{what}:")));
@@ -246,6 +231,26 @@ mod tests {
         let out = unified_diff("a: 1\nb: 2\n", "a: 1\nb: 3\n", "live", "planned");
         assert_eq!(strip(&out), "--- live\n+++ planned\n@@ -1,2 +1,2 @@\n a: 1\n-b: 2\n+b: 3\n");
         assert!(out.contains(&format!("{RED}-b: 2{RED:#}\n")), "{out:?}");
+    }
+
+    #[test]
+    fn a_differ_gets_both_views_the_headers_and_kubectl_diffs_file_name() {
+        let old = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "vs", "namespace": "shop"}, "spec": {"a": 1}});
+        let new = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "vs", "namespace": "shop"}, "spec": {"a": 2}});
+        let shown = object_diff(&old, &new, "live", "planned", &|sides: &Sides| {
+            Ok(format!("{} {} {}\n{}{}", sides.file_name, sides.old_header, sides.new_header, sides.old, sides.new))
+        })
+        .unwrap();
+        assert_eq!(
+            shown,
+            format!(
+                "networking.istio.io.v1beta1.VirtualService.shop.vs live planned\n{}{}",
+                routing_view(&old),
+                routing_view(&new)
+            )
+        );
+        let unified = object_diff(&old, &new, "live", "planned", &unified).unwrap();
+        assert!(strip(&unified).contains("-  a: 1\n+  a: 2\n"), "{unified}");
     }
 
     #[test]

@@ -349,8 +349,11 @@ impl Run<'_> {
                     write::preflight(&session.cluster, permissions).await?;
                 }
                 print(
-                    &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
-                        .map_err(Error::Input)?,
+                    &output::plans_text(
+                        &approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(),
+                        &super::diff::differ(),
+                    )
+                    .map_err(Error::Input)?,
                 )?;
                 match args.dry_run {
                     DryRun::Client => {
@@ -384,8 +387,11 @@ impl Run<'_> {
                 if !unchanged {
                     warn("The plan changed since it was confirmed (something was edited concurrently):");
                     print(
-                        &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>())
-                            .map_err(Error::Input)?,
+                        &output::plans_text(
+                            &approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(),
+                            &super::diff::differ(),
+                        )
+                        .map_err(Error::Input)?,
                     )?;
                     if args.yes || !ask {
                         return Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()).into());
@@ -546,5 +552,5 @@ fn preview_next(
         rollout.stage_label(next)
     );
     plan.notes.clear();
-    Ok(format!("\n{}", output::plans_text(&[plan]).map_err(Error::Input)?))
+    Ok(format!("\n{}", output::plans_text(&[plan], &super::diff::differ()).map_err(Error::Input)?))
 }

@@ -122,6 +122,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
         let render_now = args.output.is_none() && args.dry_run.is_none();
+        let differ = super::diff::differ();
         let planned: Vec<(RoutingPlan, Option<String>)> = live
             .snapshot
             .rollouts
@@ -130,7 +131,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
                 let (stages, note) = chosen_stages(&rollout.item, args)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
-                let text = render_now.then(|| output::plan_block(&plan)).transpose().map_err(Error::Input)?;
+                let text = render_now.then(|| output::plan_block(&plan, &differ)).transpose().map_err(Error::Input)?;
                 Ok::<_, Error>((plan, text))
             })
             .collect::<Result<_, _>>()?;

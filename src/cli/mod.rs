@@ -3,6 +3,7 @@
 mod approve;
 mod cluster;
 mod completion;
+mod diff;
 mod offline;
 mod record;
 mod restore;
@@ -527,7 +528,7 @@ pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
 /// Plans as text, or as a YAML/JSON document.
 pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], format: Option<Format>) -> std::io::Result<()> {
     match format {
-        None => print(&crate::output::plan_text(plans).map_err(std::io::Error::other)?),
+        None => print(&crate::output::plan_text(plans, &diff::differ()).map_err(std::io::Error::other)?),
         Some(format) => print_raw(&offline::render(&crate::output::plan_document(plans), format)),
     }
 }

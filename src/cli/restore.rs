@@ -353,14 +353,21 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                     &r.live,
                     &format!("{what} (as {label} routes it)"),
                     &format!("{what} (live)"),
+                    &super::diff::differ(),
                 )
                 .map_err(Error::Input)?,
             );
         }
         out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: restore the stored original"))));
         out.push_str(
-            &output::object_diff(&r.live, &r.restored, &format!("{what} (live)"), &format!("{what} (restored)"))
-                .map_err(Error::Input)?,
+            &output::object_diff(
+                &r.live,
+                &r.restored,
+                &format!("{what} (live)"),
+                &format!("{what} (restored)"),
+                &super::diff::differ(),
+            )
+            .map_err(Error::Input)?,
         );
     }
     Ok(out)
@@ -398,8 +405,14 @@ async fn restore_backup(session: &Session, file: &std::path::Path, args: &Restor
         write::preflight(&session.cluster, Permission::replace(&resource, &namespace).to_vec()).await?;
     }
     print(
-        &output::object_diff(&live, &restored, &format!("{what} (live)"), &format!("{what} (from {source})"))
-            .map_err(Error::Input)?,
+        &output::object_diff(
+            &live,
+            &restored,
+            &format!("{what} (live)"),
+            &format!("{what} (from {source})"),
+            &super::diff::differ(),
+        )
+        .map_err(Error::Input)?,
     )?;
     match args.dry_run {
         DryRun::Client => {

@@ -1,0 +1,50 @@
+//! How this run shows object diffs: the program `KUBECTL_EXTERNAL_DIFF` names, run as
+//! `kubectl diff` runs it, else the built-in unified diff (`output::unified`).
+
+use crate::output::{self, Sides};
+
+/// The differ for this run, read from the environment once per call.
+pub(crate) fn differ() -> impl Fn(&Sides) -> Result<String, String> + Sync {
+    let command = std::env::var("KUBECTL_EXTERNAL_DIFF").ok().filter(|c| !c.trim().is_empty());
+    move |sides: &Sides| match &command {
+        None => output::unified(sides),
+        Some(command) => external_diff(command, sides),
+    }
+}
+
+/// Runs `command` on two folders, `LIVE` and `MERGED`, each holding the object's file (named as
+/// kubectl diff names it) with one side; exit 0 or 1 is a diff, anything else an error.
+fn external_diff(command: &str, sides: &Sides) -> Result<String, String> {
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let root = std::env::temp_dir().join(format!("kubectl-rollout-lua-diff-{}-{run}", std::process::id()));
+    let (live, merged) = (root.join("LIVE"), root.join("MERGED"));
+    // A fresh folder of our own: one that already exists (made by someone else in the shared
+    // temp folder) is refused, and left alone.
+    std::fs::create_dir(&root).map_err(|e| format!("creating {}: {e}", root.display()))?;
+    let result = (|| {
+        for (dir, text) in [(&live, &sides.old), (&merged, &sides.new)] {
+            std::fs::create_dir(dir)
+                .and_then(|_| std::fs::write(dir.join(&sides.file_name), text))
+                .map_err(|e| format!("writing {}: {e}", dir.display()))?;
+        }
+        let mut words = command.split_whitespace();
+        let program = words.next().unwrap_or("diff");
+        let output = std::process::Command::new(program)
+            .args(words)
+            .arg(&live)
+            .arg(&merged)
+            .output()
+            .map_err(|e| format!("running KUBECTL_EXTERNAL_DIFF ({command}): {e}"))?;
+        match output.status.code() {
+            Some(0 | 1) => Ok(String::from_utf8_lossy(&output.stdout).into_owned()),
+            code => Err(format!(
+                "KUBECTL_EXTERNAL_DIFF ({command}) failed (exit {}): {}",
+                code.map_or("by a signal".into(), |c| c.to_string()),
+                String::from_utf8_lossy(&output.stderr).trim()
+            )),
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
