@@ -99,30 +99,33 @@ impl Data {
 
     /// The object after the controller writes this data onto it: spec, labels and annotations
     /// replaced wholesale, and the original-spec annotation set to `stored` when given.
-    pub fn apply_to(&self, object: &Value, stored: Option<&str>) -> Value {
-        let mut out = object.clone();
-        let root = out.as_object_mut().expect("objects are JSON objects");
-        match &self.spec {
-            Some(spec) => root.insert("spec".into(), spec.clone()),
-            None => root.remove("spec"),
-        };
+    pub fn apply_to(self, object: &Value, stored: Option<&str>) -> Value {
+        // Everything but the spec is copied: the spec is replaced, so its copy would be wasted.
+        let mut root: Map<String, Value> = object
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "spec")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(spec) = self.spec {
+            root.insert("spec".into(), spec);
+        }
         let metadata = root.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
         let metadata = metadata.as_object_mut().expect("metadata is an object");
-        let mut annotations = self.annotations.clone();
+        let mut annotations = self.annotations;
         if let Some(stored) = stored {
             annotations.insert(ORIGINAL_SPEC_ANNOTATION.into(), stored.into());
         }
-        for (name, map) in [("labels", &self.labels), ("annotations", &annotations)] {
+        for (name, map) in [("labels", self.labels), ("annotations", annotations)] {
             if map.is_empty() {
                 metadata.remove(name);
             } else {
-                metadata.insert(
-                    name.into(),
-                    Value::Object(map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect()),
-                );
+                metadata
+                    .insert(name.into(), Value::Object(map.into_iter().map(|(k, v)| (k, Value::String(v))).collect()));
             }
         }
-        out
+        Value::Object(root)
     }
 }
 
@@ -139,16 +142,15 @@ pub fn stored_original(object: &Value) -> Option<&str> {
 }
 
 /// Whether two objects carry the same spec, labels and annotations, compared as the controller
-/// does (spec through Go's JSON encoding; an empty map is the same as an absent one).
+/// does (spec through Go's JSON encoding, see `gojson::same`; an empty map is the same as an
+/// absent one).
 pub fn same_routing(a: &Value, b: &Value) -> bool {
-    let part = |o: &Value| {
-        (
-            o.get("spec").cloned().map(gojson::normalize_numbers).map(|s| gojson::to_string(&s)),
-            string_map(&o["metadata"]["labels"]),
-            string_map(&o["metadata"]["annotations"]),
-        )
+    let same_spec = match (a.get("spec"), b.get("spec")) {
+        (Some(a), Some(b)) => gojson::same(a, b),
+        (a, b) => a.is_none() && b.is_none(),
     };
-    part(a) == part(b)
+    let meta = |o: &Value, name: &str| string_map(&o["metadata"][name]);
+    same_spec && meta(a, "labels") == meta(b, "labels") && meta(a, "annotations") == meta(b, "annotations")
 }
 
 /// Whether `stored` is `planned` as an API server stores it: a structural schema prunes fields
@@ -254,7 +256,7 @@ mod tests {
         let want = r#"{"spec":{"hosts":["echoserver.example.com"],"http":[{"route":[{"destination":{"host":"echoserver"}}]}]},"annotations":{"virtual":"test"}}"#;
         assert_eq!(data.to_go_json(), want);
         assert_eq!(Data::from_go_json(want).unwrap(), data);
-        let stored = data.apply_to(&object, Some(want));
+        let stored = data.clone().apply_to(&object, Some(want));
         assert_eq!(Data::original_of(&stored).unwrap(), data);
         let corrupt = data.apply_to(&object, Some("{not json"));
         assert!(Data::original_of(&corrupt).unwrap_err().contains("does not parse"));

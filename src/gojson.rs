@@ -1,5 +1,6 @@
 //! JSON written exactly as Go's `encoding/json` writes it for the controller's values: compact,
-//! map keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, floats in Go's format. The
+//! map keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, every number a float64 in Go's
+//! format (the controller decodes objects into `interface{}`, where every number is one). The
 //! controller compares and stores objects in this form (the original-spec annotation is one),
 //! so byte-for-byte fidelity depends on it.
 
@@ -22,12 +23,35 @@ pub fn quote(s: &str) -> String {
 
 /// Go decodes every JSON number into a float64; re-reading a value this way makes numbers
 /// compare and print as they would after a round trip through the controller.
-pub fn normalize_numbers(value: Value) -> Value {
+pub fn normalize_numbers(mut value: Value) -> Value {
+    normalize_in_place(&mut value);
+    value
+}
+
+/// `normalize_numbers` without moving the value: only its numbers change.
+fn normalize_in_place(value: &mut Value) {
     match value {
-        Value::Number(n) => n.as_f64().and_then(|f| number(f).ok()).unwrap_or(Value::Number(n)),
-        Value::Array(items) => Value::Array(items.into_iter().map(normalize_numbers).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, normalize_numbers(v))).collect()),
-        other => other,
+        Value::Number(n) => {
+            if let Some(normal) = n.as_f64().and_then(|f| number(f).ok()) {
+                *value = normal;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize_in_place),
+        Value::Object(map) => map.values_mut().for_each(normalize_in_place),
+        _ => {}
+    }
+}
+
+/// Whether two values are the same to Go, i.e. encode to the same JSON: as `==`, except that
+/// numbers are compared as the float64s Go decodes them into.
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((kx, vx), (ky, vy))| kx == ky && same(vx, vy))
+        }
+        _ => a == b,
     }
 }
 
@@ -85,11 +109,15 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
+/// A number as the float64 Go holds it (see `number`).
 fn write_number(out: &mut String, n: &Number) {
-    if n.is_f64() {
-        out.push_str(&format_float(n.as_f64().unwrap_or_default()));
-    } else {
-        out.push_str(&n.to_string());
+    match n.as_f64().map(number) {
+        Some(Ok(Value::Number(n))) if !n.is_f64() => {
+            let _ = write!(out, "{n}");
+        }
+        Some(Ok(_)) | None => out.push_str(&format_float(n.as_f64().unwrap_or_default())),
+        // Not from JSON, which has no NaN or infinity.
+        Some(Err(_)) => out.push_str("null"),
     }
 }
 
@@ -121,22 +149,26 @@ pub fn format_float(f: f64) -> String {
 
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
+    let mut rest = s;
+    // Runs without anything to escape are copied whole.
+    while let Some(at) =
+        rest.find(|c: char| matches!(c, '"' | '\\' | '<' | '>' | '&' | '\u{2028}' | '\u{2029}') || c < ' ')
+    {
+        out.push_str(&rest[..at]);
+        let c = rest[at..].chars().next().expect("found");
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+            c => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
         }
+        rest = &rest[at + c.len_utf8()..];
     }
+    out.push_str(rest);
     out.push('"');
 }
 
@@ -184,7 +216,28 @@ mod tests {
 
     #[test]
     fn normalizes_numbers_as_go_decodes_them() {
-        let v = normalize_numbers(json!({"a": 50.0, "b": 12345678901234567890u64, "c": 0.5}));
-        assert_eq!(to_string(&v), r#"{"a":50,"b":12345678901234567000,"c":0.5}"#);
+        let raw = json!({"a": 50.0, "b": [12345678901234567890u64], "c": 0.5, "d": -0.0});
+        let v = normalize_numbers(raw.clone());
+        assert_eq!(v, json!({"a": 50, "b": [12345678901234567000.0], "c": 0.5, "d": -0.0}));
+        // Go's encoding of a value does not depend on how its numbers were read.
+        assert_eq!(to_string(&v), r#"{"a":50,"b":[12345678901234567000],"c":0.5,"d":-0}"#);
+        assert_eq!(to_string(&raw), to_string(&v));
+    }
+
+    #[test]
+    fn values_are_the_same_when_go_encodes_them_alike() {
+        assert!(same(&json!({"a": [50, 0.5]}), &json!({"a": [50.0, 0.5]})));
+        assert!(same(&json!(12345678901234567890u64), &json!(12345678901234567000.0)));
+        for (a, b) in [
+            (json!(0), json!(-0.0)),
+            (json!({"a": 1}), json!({"b": 1})),
+            (json!({"a": 1}), json!({"a": 1, "b": 2})),
+            (json!([1]), json!([1, 1])),
+            (json!(null), json!({})),
+            (json!("1"), json!(1)),
+        ] {
+            assert!(!same(&a, &b), "{a} {b}");
+            assert_ne!(to_string(&a), to_string(&b));
+        }
     }
 }
