@@ -6,7 +6,8 @@ use crate::plan::{Action, ObjectPlan, RoutingPlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
 use rayon::prelude::*;
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 use std::fmt::Write;
 
@@ -23,25 +24,41 @@ pub fn paint(style: Style, text: &str) -> String {
 }
 
 /// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
-/// annotations and spec.
+/// annotations and spec (borrowed from the object, keys in sorted order as kubectl prints them).
 pub fn routing_view(object: &Value) -> String {
-    let mut metadata = Map::new();
-    for field in ["name", "namespace", "labels", "annotations"] {
-        if let Some(value) = object["metadata"].get(field).filter(|v| !v.is_null()) {
-            metadata.insert(field.into(), value.clone());
-        }
+    #[derive(Serialize)]
+    struct View<'a> {
+        #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+        api_version: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kind: Option<&'a Value>,
+        metadata: Metadata<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        spec: Option<&'a Value>,
     }
-    let mut view = Map::new();
-    for field in ["apiVersion", "kind"] {
-        if let Some(value) = object.get(field) {
-            view.insert(field.into(), value.clone());
-        }
+    #[derive(Serialize)]
+    struct Metadata<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        labels: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        namespace: Option<&'a Value>,
     }
-    view.insert("metadata".into(), Value::Object(metadata));
-    if let Some(spec) = object.get("spec") {
-        view.insert("spec".into(), spec.clone());
-    }
-    yaml::to_string(&Value::Object(view))
+    let metadata = |field: &str| object["metadata"].get(field).filter(|v| !v.is_null());
+    yaml::to_string(&View {
+        api_version: object.get("apiVersion"),
+        kind: object.get("kind"),
+        metadata: Metadata {
+            annotations: metadata("annotations"),
+            labels: metadata("labels"),
+            name: metadata("name"),
+            namespace: metadata("namespace"),
+        },
+        spec: object.get("spec"),
+    })
 }
 
 /// The two sides of an object's diff: the YAML of its routing before and after (see
@@ -84,7 +101,7 @@ fn file_name(object: &Value) -> String {
 
 /// A unified diff (3 lines of context) with `---`/`+++` headers, coloured by line.
 pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) -> String {
-    let diff = TextDiff::from_lines(old, new);
+    let diff = TextDiff::configure().algorithm(similar::Algorithm::Patience).diff_lines(old, new);
     let mut out = String::new();
     let _ = writeln!(out, "{}", paint(BOLD, &format!("--- {old_header}")));
     let _ = writeln!(out, "{}", paint(BOLD, &format!("+++ {new_header}")));

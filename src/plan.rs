@@ -305,12 +305,12 @@ fn cr_routing<'a>(cr: &'a TrafficRoutingCr, namespace: &'a str) -> Routing<'a> {
     }
 }
 
-/// The path of the first null inside a value.
-fn first_null(value: &Value, path: &str) -> Option<String> {
+/// The path of the first null inside a value, relative to it (`.a[2]`), made only when found.
+fn first_null(value: &Value) -> Option<String> {
     match value {
-        Value::Null => Some(path.to_string()),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| first_null(v, &format!("{path}[{i}]"))),
-        Value::Object(map) => map.iter().find_map(|(k, v)| first_null(v, &format!("{path}.{k}"))),
+        Value::Null => Some(String::new()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| Some(format!("[{i}]{}", first_null(v)?))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| Some(format!(".{k}{}", first_null(v)?))),
         _ => None,
     }
 }
@@ -339,7 +339,7 @@ fn routing_warnings(
             "{reference}: the script returns no annotations, so the controller removes the object's annotations"
         ));
     }
-    if let Some(path) = planned.get("spec").and_then(|spec| first_null(spec, "spec")) {
+    if let Some(path) = planned.get("spec").and_then(first_null).map(|path| format!("spec{path}")) {
         warnings.push(format!(
             "{reference}: the result has null at {path} (an empty Lua table encodes as null); if the API server drops it, the controller finds a difference on every pass and the step never finishes"
         ));
@@ -379,4 +379,17 @@ fn routing_warnings(
         }
     }
     warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_first_null_is_named_by_its_path() {
+        assert_eq!(first_null(&json!({"a": 1, "b": [{"c": 2}, {"d": null, "e": null}]})), Some(".b[1].d".into()));
+        assert_eq!(first_null(&json!({"a": [1, 2], "b": {}})), None);
+        assert_eq!(first_null(&Value::Null), Some(String::new()));
+    }
 }
