@@ -276,6 +276,20 @@ fn eval_prints_canonical_json() {
 }
 
 #[test]
+fn eval_refuses_a_result_far_larger_than_the_memory_limit_at_once() {
+    // 16 MiB stored once in Lua and referenced 400 times would be 6.4 GB as a result.
+    let started = std::time::Instant::now();
+    Test::new()
+        .file("big.lua", "local s = string.rep('x', 16 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end return {spec = t}")
+        .file("obj.json", "{\"data\": {}}")
+        .args(["eval", "big.lua", "--obj", "obj.json"])
+        .run()
+        .status(1)
+        .stderr_has("script big.lua: its result is too large: its strings and keys add up to more than the memory limit (64 MiB, --lua-memory)");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+}
+
+#[test]
 fn scripts_print_to_stderr_with_their_name() {
     Test::new()
         .file("s.lua", "print('weight', obj.canaryWeight) return obj.data")

@@ -4,13 +4,13 @@
 //! absent, numbers are doubles. Out of Lua (the controller's `luamanager` encoder): an empty
 //! table is null, a table is a list only when its keys are exactly 1..n, string keys make an
 //! object, anything else is an error with the controller's wording. Integral numbers come out
-//! as integers so a weight is never written `50.0`.
+//! as integers so a weight is never written `50.0`. The stack operations are in `stack`.
 
+use super::stack::{self, Index, Kind, Stack};
 use crate::gojson::number;
-use mlua::{Lua, Value as LuaValue, ffi};
-use serde_json::Value;
+use mlua::{Lua, Value as LuaValue};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
-use std::ffi::c_int;
 
 /// The order in which map keys are inserted into the Lua tables built from input. The
 /// controller's order is random (Go map iteration); evaluating under several orders shows
@@ -29,32 +29,30 @@ pub enum EmptyTable {
     EmptyList,
 }
 
+/// Why a Lua value is not encoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EncodeError {
+    /// The controller's encoder refuses it too, with this message.
+    Refused(String),
+    /// Its strings and keys add up to more bytes than the budget: a string referenced many
+    /// times is stored once in Lua, but copied for each reference in the result.
+    TooLarge,
+}
+
 /// gopher-lua keeps positive integer keys below this in a table's array part.
 const MAX_ARRAY_INDEX: f64 = 67_108_864.0;
 
+/// Values nested deeper than this are refused, both ways (the stack is reserved for this many
+/// levels): a Kubernetes object nests far less, and serde_json reads at most 128 levels.
+const MAX_DEPTH: usize = 100;
+
 /// Builds the Lua value for a JSON value, inserting each map's keys in `order`.
 pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValue> {
-    let depth = depth(value);
-    if depth > MAX_DEPTH {
+    let levels = depth(value);
+    if levels > MAX_DEPTH {
         return Err(mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")));
     }
-    // SAFETY: the build pushes with lua_createtable, lua_pushlstring, lua_pushnumber,
-    // lua_pushboolean, lua_rawset and lua_rawseti into stack slots reserved up front; a memory
-    // error raises to exec_raw's protected call through frames that own nothing to drop (they
-    // hold references and borrowing iterators only).
-    let mut reserved = false;
-    let built = unsafe {
-        lua.exec_raw::<LuaValue>((), |state| {
-            reserved = ffi::lua_checkstack(state, 2 * depth as c_int + 4) != 0;
-            if reserved {
-                push(state, value, order);
-            }
-        })
-    }?;
-    if !reserved {
-        return Err(mlua::Error::runtime("cannot hand the value to Lua: not enough Lua stack"));
-    }
-    Ok(built)
+    stack::build(lua, value, order, levels)
 }
 
 /// How deeply lists and maps nest in a value.
@@ -66,64 +64,16 @@ fn depth(value: &Value) -> usize {
     }
 }
 
-/// Pushes a value as gopher-lua's `decodeValue` builds it: lists append their non-null items
-/// (so they close up around nulls), maps set their non-null entries.
-unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder) {
-    // SAFETY: see `to_lua`; each level takes two of the reserved slots (key and value).
-    unsafe {
-        match value {
-            Value::Null => ffi::lua_pushnil(state),
-            Value::Bool(b) => ffi::lua_pushboolean(state, c_int::from(*b)),
-            Value::Number(n) => ffi::lua_pushnumber(state, n.as_f64().unwrap_or_default()),
-            Value::String(s) => {
-                ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
-            }
-            Value::Array(items) => {
-                ffi::lua_createtable(state, items.len() as c_int, 0);
-                for (index, item) in items.iter().filter(|i| !i.is_null()).enumerate() {
-                    push(state, item, order);
-                    ffi::lua_rawseti_(state, -2, index as c_int + 1);
-                }
-            }
-            Value::Object(map) => {
-                ffi::lua_createtable(state, 0, map.len() as c_int);
-                let mut set = |(key, item): (&String, &Value)| {
-                    ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
-                    push(state, item, order);
-                    ffi::lua_rawset(state, -3);
-                };
-                let entries = map.iter().filter(|(_, v)| !v.is_null());
-                match order {
-                    KeyOrder::Sorted => entries.for_each(&mut set),
-                    KeyOrder::Reversed => entries.rev().for_each(&mut set),
-                }
-            }
-        }
-    }
-}
-
-/// Encodes a Lua value as the controller's encoder does.
-pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable) -> Result<Value, String> {
-    let mut result = None;
-    // SAFETY: the walk reads the value on the stack with calls that neither allocate nor raise
-    // (lua_type, lua_tonumber, lua_toboolean, lua_topointer, lua_tolstring on strings only,
-    // lua_next with untouched keys), after reserving every stack slot it can need up front,
-    // before any Rust value that needs dropping exists.
-    let outcome = unsafe {
-        lua.exec_raw::<()>(value, |state| {
-            if ffi::lua_checkstack(state, 2 * MAX_DEPTH as c_int + 4) == 0 {
-                result = Some(Err("cannot encode: not enough Lua stack".to_string()));
-                return;
-            }
-            // The controller's encoder never forgets a table it has visited, so a table reachable
-            // twice (not only a cycle) is "recursively nested".
-            let mut walk = Walk { empty, visited: HashSet::new() };
-            result = Some(walk.value(state, ffi::lua_gettop(state), 0));
-        })
-    };
-    match outcome {
-        Err(e) => Err(e.to_string()),
-        Ok(()) => result.expect("the walk ran"),
+/// Encodes a Lua value as the controller's encoder does, its strings and keys adding up to at
+/// most `budget` bytes.
+pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable, budget: usize) -> Result<Value, EncodeError> {
+    // The controller's encoder never forgets a table it has visited, so a table reachable twice
+    // (not only a cycle) is "recursively nested".
+    let mut walk = Walk { empty, visited: HashSet::new(), budget };
+    match stack::read(lua, value, MAX_DEPTH, |stack, index| walk.value(stack, index, 0)) {
+        Ok(Ok(encoded)) => encoded.map_err(EncodeError::Refused),
+        Ok(Err(Abort::TooLarge)) => Err(EncodeError::TooLarge),
+        Ok(Err(Abort::NoRoom)) | Err(_) => Err(EncodeError::Refused("cannot encode: not enough Lua stack".into())),
     }
 }
 
@@ -149,119 +99,107 @@ pub fn go_string(bytes: &[u8]) -> String {
     }
 }
 
-/// Tables nested deeper than this are refused (`from_lua` reserves the stack for this many
-/// levels).
-const MAX_DEPTH: usize = 1000;
+/// Why a walk ends at once, whatever else it would find.
+enum Abort {
+    TooLarge,
+    NoRoom,
+}
+
+/// A value's JSON, or the controller's message for why it has none.
+type Encoded = Result<Value, String>;
 
 /// One walk of a Lua value on the stack.
 struct Walk {
     empty: EmptyTable,
     visited: HashSet<usize>,
+    /// The bytes the strings and keys still to come may take.
+    budget: usize,
 }
 
 impl Walk {
-    /// Converts the value at stack index `index` (absolute).
-    unsafe fn value(&mut self, state: *mut ffi::lua_State, index: c_int, depth: usize) -> Result<Value, String> {
-        // SAFETY: see `from_lua`.
-        unsafe {
-            match ffi::lua_type(state, index) {
-                ffi::LUA_TNIL => Ok(Value::Null),
-                ffi::LUA_TBOOLEAN => Ok(Value::Bool(ffi::lua_toboolean(state, index) != 0)),
-                ffi::LUA_TNUMBER => number(ffi::lua_tonumber(state, index)),
-                ffi::LUA_TSTRING => Ok(Value::String(go_string(string_at(state, index)))),
-                ffi::LUA_TTABLE => self.table(state, index, depth),
-                ffi::LUA_TFUNCTION => Err("cannot encode function to JSON".into()),
-                ffi::LUA_TTHREAD => Err("cannot encode thread to JSON".into()),
-                _ => Err("cannot encode userdata to JSON".into()),
-            }
-        }
+    fn value(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded, Abort> {
+        Ok(match stack.kind(index) {
+            Kind::Nil => Ok(Value::Null),
+            Kind::Boolean => Ok(Value::Bool(stack.boolean(index))),
+            Kind::Number => number(stack.number(index)),
+            Kind::String => Ok(Value::String(self.string(stack, index)?)),
+            Kind::Table => return self.table(stack, index, depth),
+            Kind::Function => Err("cannot encode function to JSON".into()),
+            Kind::Thread => Err("cannot encode thread to JSON".into()),
+            Kind::Userdata => Err("cannot encode userdata to JSON".into()),
+        })
     }
 
-    unsafe fn table(&mut self, state: *mut ffi::lua_State, index: c_int, depth: usize) -> Result<Value, String> {
-        if !self.visited.insert(unsafe { ffi::lua_topointer(state, index) } as usize) {
-            return Err("cannot encode recursively nested tables to JSON".into());
+    /// The string at `index`, charged to the budget before it is copied.
+    fn string(&mut self, stack: &Stack, index: Index) -> Result<String, Abort> {
+        let bytes = stack.string(index).unwrap_or_default();
+        self.budget = self.budget.checked_sub(bytes.len()).ok_or(Abort::TooLarge)?;
+        Ok(go_string(bytes))
+    }
+
+    fn table(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded, Abort> {
+        if !self.visited.insert(stack.pointer(index)) {
+            return Ok(Err("cannot encode recursively nested tables to JSON".into()));
         }
         if depth >= MAX_DEPTH {
-            return Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep"));
+            return Ok(Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep")));
         }
-        // First the keys alone decide the table's shape, as in the controller, before any value is
-        // encoded; keys are remembered with their place in the walk.
-        let mut array_keys: Vec<(f64, usize)> = Vec::new();
-        let mut string_keys: Vec<(String, usize)> = Vec::new();
-        let (mut other_numbers, mut other_keys, mut count) = (0, 0, 0);
-        // SAFETY: see `from_lua`; each level uses two of the reserved slots (key and value).
-        unsafe {
-            ffi::lua_pushnil(state);
-            while ffi::lua_next(state, index) != 0 {
-                match ffi::lua_type(state, -2) {
-                    ffi::LUA_TNUMBER => {
-                        let n = ffi::lua_tonumber(state, -2);
-                        if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
-                            array_keys.push((n, count));
-                        } else {
-                            other_numbers += 1;
-                        }
+        // Each value is encoded as its key comes; the keys alone decide the table's shape, as in
+        // the controller, and the values' order decides which error counts.
+        let mut items: Vec<(f64, Encoded)> = Vec::new();
+        let mut entries: Vec<(String, Encoded)> = Vec::new();
+        let (mut other_numbers, mut other_keys) = (0, 0);
+        let each = |stack: &mut Stack, key: Index, value: Index| {
+            match stack.kind(key) {
+                Kind::Number => {
+                    let n = stack.number(key);
+                    if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
+                        items.push((n, self.value(stack, value, depth + 1)?));
+                    } else {
+                        other_numbers += 1;
                     }
-                    ffi::LUA_TSTRING => string_keys.push((go_string(string_at(state, -2)), count)),
-                    _ => other_keys += 1,
                 }
-                count += 1;
-                ffi::lua_pop(state, 1);
+                Kind::String => {
+                    let key = self.string(stack, key)?;
+                    entries.push((key, self.value(stack, value, depth + 1)?));
+                }
+                _ => other_keys += 1,
             }
-        }
+            Ok(())
+        };
+        stack.for_each(index, each, Abort::NoRoom)?;
         // gopher-lua iterates the array part (ascending) before any other key, so that part decides
         // whether the table is a list; in the hash part the first key decides, in insertion order,
         // which this engine cannot see: a mix is an error either way, only the wording may differ.
-        let list = !array_keys.is_empty();
-        if list {
-            array_keys.sort_by(|a, b| a.0.total_cmp(&b.0));
-            if array_keys.iter().enumerate().any(|(want, (key, _))| *key != (want + 1) as f64) {
-                return Err("cannot encode sparse array".into());
+        if !items.is_empty() {
+            items.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if items.iter().enumerate().any(|(want, (key, _))| *key != (want + 1) as f64) {
+                return Ok(Err("cannot encode sparse array".into()));
             }
-            if !string_keys.is_empty() || other_keys > 0 {
-                return Err("cannot encode mixed or invalid key types".into());
+            if !entries.is_empty() || other_keys > 0 {
+                return Ok(Err("cannot encode mixed or invalid key types".into()));
             }
             if other_numbers > 0 {
-                return Err("cannot encode sparse array".into());
+                return Ok(Err("cannot encode sparse array".into()));
             }
-        } else if count == 0 {
-            return Ok(match self.empty {
+            // Go encodes a list in order and stops at the first item that fails.
+            return Ok(items.into_iter().map(|(_, item)| item).collect::<Result<_, _>>().map(Value::Array));
+        }
+        if entries.is_empty() && other_numbers == 0 && other_keys == 0 {
+            return Ok(Ok(match self.empty {
                 EmptyTable::Null => Value::Null,
                 EmptyTable::EmptyList => Value::Array(Vec::new()),
-            });
-        } else if other_keys > 0 || (other_numbers > 0 && !string_keys.is_empty()) {
-            return Err("cannot encode mixed or invalid key types".into());
-        } else if other_numbers > 0 {
-            return Err("cannot encode sparse array".into());
+            }));
         }
-        // Then every value, in the walk's order; a failed value leaves the stack as it found it
-        // (settop), and errors surface in the order Go marshals: list order, or sorted keys.
-        let mut values: Vec<Option<Result<Value, String>>> = Vec::with_capacity(count);
-        // SAFETY: as above.
-        unsafe {
-            ffi::lua_pushnil(state);
-            while ffi::lua_next(state, index) != 0 {
-                let value_index = ffi::lua_gettop(state);
-                values.push(Some(self.value(state, value_index, depth + 1)));
-                ffi::lua_settop(state, value_index - 1);
-            }
+        if other_keys > 0 || (other_numbers > 0 && !entries.is_empty()) {
+            return Ok(Err("cannot encode mixed or invalid key types".into()));
         }
-        let mut take = |place: usize| values[place].take().expect("each value is taken once");
-        if list {
-            return array_keys.into_iter().map(|(_, place)| take(place)).collect::<Result<_, _>>().map(Value::Array);
+        if other_numbers > 0 {
+            return Ok(Err("cannot encode sparse array".into()));
         }
-        string_keys.sort_by(|a, b| a.0.cmp(&b.0));
-        string_keys.into_iter().map(|(key, place)| Ok((key, take(place)?))).collect::<Result<_, _>>().map(Value::Object)
-    }
-}
-
-/// The bytes of the string at `index`; valid while it stays on the stack.
-unsafe fn string_at<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
-    let mut length = 0;
-    // SAFETY: only called on strings, where lua_tolstring neither allocates nor changes the value.
-    unsafe {
-        let data = ffi::lua_tolstring(state, index, &mut length);
-        std::slice::from_raw_parts(data.cast::<u8>(), length)
+        // Go encodes a map in sorted key order and stops at the first value that fails.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(entries.into_iter().map(|(key, item)| Ok((key, item?))).collect::<Result<Map<_, _>, _>>().map(Value::Object))
     }
 }
 
@@ -273,7 +211,10 @@ mod tests {
     fn eval(code: &str, empty: EmptyTable) -> Result<Value, String> {
         let lua = Lua::new();
         let value: LuaValue = lua.load(code).eval().unwrap();
-        from_lua(&lua, value, empty)
+        from_lua(&lua, value, empty, usize::MAX).map_err(|e| match e {
+            EncodeError::Refused(message) => message,
+            EncodeError::TooLarge => "too large".into(),
+        })
     }
 
     #[test]
@@ -323,6 +264,23 @@ mod tests {
             eval(&nested(MAX_DEPTH + 1), EmptyTable::Null).unwrap_err(),
             format!("cannot encode tables nested more than {MAX_DEPTH} deep")
         );
+    }
+
+    #[test]
+    fn the_strings_and_keys_of_a_result_are_charged_to_the_budget() {
+        let lua = Lua::new();
+        let encode = |code: &str, budget: usize| {
+            let value: LuaValue = lua.load(code).eval().unwrap();
+            from_lua(&lua, value, EmptyTable::Null, budget)
+        };
+        // One string stored once in Lua and referenced four times: four copies in the result.
+        let shared = "local s = string.rep('x', 1000) return {s, s, s, s}";
+        assert_eq!(encode(shared, 4000).unwrap(), Value::Array(vec![json!("x".repeat(1000)); 4]));
+        assert_eq!(encode(shared, 3999), Err(EncodeError::TooLarge));
+        // Keys count too, and the budget beats an error found later.
+        assert_eq!(encode("return {abc = 'de'}", 5).unwrap(), json!({"abc": "de"}));
+        assert_eq!(encode("return {abc = 'de'}", 4), Err(EncodeError::TooLarge));
+        assert_eq!(encode("return {'xx', print}", 1), Err(EncodeError::TooLarge));
     }
 
     #[test]

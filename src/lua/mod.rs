@@ -3,8 +3,10 @@
 //! global, a time and memory limit, and the controller's value conversion.
 
 mod convert;
+mod stack;
 mod stdlib;
 
+use convert::EncodeError;
 pub use convert::{EmptyTable, KeyOrder};
 
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
@@ -166,6 +168,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
         lua.gc_restart();
         stdlib::mark_inputs(&lua)?;
         lua.set_memory_limit(limits.memory)?;
+        lua.set_app_data(*limits);
         let deadline = Instant::now() + limits.timeout;
         let flag = timed_out.clone();
         lua.set_hook(HookTriggers::new().every_nth_instruction(1000), move |_, debug| {
@@ -189,7 +192,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
                 return Err(fail(ScriptErrorKind::Timeout, message));
             }
             if is_memory_error(&e) {
-                let message = format!("ran out of memory (limit {} MiB)", limits.memory >> 20);
+                let message = format!("ran out of memory (limit {})", shown_size(limits.memory));
                 return Err(fail(ScriptErrorKind::Memory, message));
             }
             return Err(fail(ScriptErrorKind::Runtime, lua_message(&e)));
@@ -203,7 +206,30 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    convert::from_lua(&lua, last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))
+    convert::from_lua(&lua, last, options.empty, limits.memory).map_err(|e| match e {
+        EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
+        EncodeError::TooLarge => fail(
+            ScriptErrorKind::Memory,
+            format!(
+                "its result is too large: its strings and keys add up to more than the memory limit ({}, --lua-memory)",
+                shown_size(limits.memory)
+            ),
+        ),
+    })
+}
+
+/// The most bytes the strings and keys of a value converted out of `lua` may take (see
+/// `EncodeError::TooLarge`): the memory limit of its evaluation.
+fn output_budget(lua: &Lua) -> usize {
+    lua.app_data_ref::<Limits>().map_or(usize::MAX, |limits| limits.memory)
+}
+
+/// A size as the flags take it: `64 MiB`, else in bytes.
+fn shown_size(bytes: usize) -> String {
+    match bytes % (1 << 20) {
+        0 => format!("{} MiB", bytes >> 20),
+        _ => format!("{bytes} bytes"),
+    }
 }
 
 /// How a script's output depends on `pairs()` order, if it does.
@@ -362,6 +388,26 @@ mod tests {
             let err = run(bomb, json!({})).unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
+    }
+
+    #[test]
+    fn a_result_larger_than_the_memory_limit_is_refused_before_it_is_copied() {
+        // 16 MiB stored once in Lua, referenced 400 times: 6.4 GB as a result.
+        let code = "local s = string.rep('x', 16 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end";
+        let started = Instant::now();
+        let err = run(&format!("{code} return {{spec = t}}"), json!({})).unwrap_err();
+        assert_eq!(err.kind, ScriptErrorKind::Memory);
+        assert_eq!(
+            err.to_string(),
+            "script test.lua: its result is too large: its strings and keys add up to more than the memory limit (64 MiB, --lua-memory)"
+        );
+        // json.encode's text would have to fit in the sandbox too.
+        let err = run(&format!("{code} local text = json.encode(t) return {{}}"), json!({})).unwrap_err();
+        assert_eq!(
+            (err.kind, err.to_string()),
+            (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 64 MiB)".into())
+        );
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 
     #[test]

@@ -109,9 +109,11 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 .into_iter()
                 .next()
                 .ok_or_else(|| mlua::Error::runtime("bad argument #1 to encode (value expected)"))?;
-            match convert::from_lua(lua, value, EmptyTable::Null) {
+            match convert::from_lua(lua, value, EmptyTable::Null, super::output_budget(lua)) {
                 Ok(json) => one(lua, LuaValue::String(lua.create_string(gojson::to_string(&json))?)),
-                Err(message) => failed(lua, &message),
+                Err(convert::EncodeError::Refused(message)) => failed(lua, &message),
+                // The text would not fit in the sandbox's memory either.
+                Err(convert::EncodeError::TooLarge) => Err(mlua::Error::MemoryError("json.encode".into())),
             }
         })?,
     )?;
