@@ -5,6 +5,7 @@
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Limits, Script, ScriptError};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The annotation holding a gateway object's pre-release state, written by the controller.
@@ -129,9 +130,14 @@ impl Data {
     }
 }
 
-/// Runs a custom ref's script on `obj` and reads its output as the controller does: decoded
-/// into `Data` (see `Data::from_decoded`).
-pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Data, ScriptError> {
+/// Runs a custom ref's script on `obj` (see `lua::evaluate`) and reads its output as the
+/// controller does: decoded into `Data` (see `Data::from_decoded`).
+pub fn evaluate(
+    script: &Script,
+    obj: Cow<'_, Value>,
+    limits: &Limits,
+    options: EvalOptions,
+) -> Result<Data, ScriptError> {
     let output = lua::evaluate(script, obj, limits, options)?;
     Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))
 }

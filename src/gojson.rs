@@ -150,21 +150,21 @@ pub fn format_float(f: f64) -> String {
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
     let mut rest = s;
-    // Runs without anything to escape are copied whole.
-    while let Some(at) =
-        rest.find(|c: char| matches!(c, '"' | '\\' | '<' | '>' | '&' | '\u{2028}' | '\u{2029}') || c < ' ')
-    {
+    // Runs without anything to escape are copied whole. 0xE2 starts U+2028 and U+2029 (and
+    // other characters, copied as they are).
+    while let Some(at) = rest.bytes().position(|b| b < b' ' || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2)) {
         out.push_str(&rest[..at]);
-        let c = rest[at..].chars().next().expect("found");
+        let c = rest[at..].chars().next().expect("a character starts here");
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c => {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' | '\0'..='\u{1f}' => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
+            c => out.push(c),
         }
         rest = &rest[at + c.len_utf8()..];
     }
@@ -183,6 +183,8 @@ mod tests {
             to_string(&json!("<a>&\u{2028}\u{2029}\"\\\n\u{1}")),
             r#""\u003ca\u003e\u0026\u2028\u2029\"\\\n\u0001""#
         );
+        // Other characters starting with the byte 0xE2 are kept.
+        assert_eq!(to_string(&json!("5\u{20ac} \u{2027}\u{202a}")), "\"5\u{20ac} \u{2027}\u{202a}\"");
     }
 
     #[test]

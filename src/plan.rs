@@ -8,6 +8,7 @@ use crate::lua::{self, EvalOptions, Limits, OrderDependence};
 use crate::model::{self, ObjectRef, Rollout, RouteStrategy, Stage, TrafficRoutingCr};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey, ScriptSource};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -253,20 +254,21 @@ impl<'a> Planner<'a> {
         } else {
             let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
             let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
-            let result = data::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)
-                .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))?;
             // The built-in scripts' independence from pairs() order is checked by their test cases
-            // (`test` flags any dependence); other scripts are checked on every plan.
-            let order = match script.source {
-                ScriptSource::BuiltIn { .. } => None,
-                _ => lua::order_dependence(
-                    &script.script,
-                    &obj,
-                    &self.limits,
-                    EvalOptions::CONTROLLER,
-                    &result,
-                    Data::from_decoded,
-                ),
+            // (`test` flags any dependence); other scripts are checked on every plan, on the same obj.
+            let (limits, options) = (&self.limits, EvalOptions::CONTROLLER);
+            let evaluate = |obj| {
+                data::evaluate(&script.script, obj, limits, options)
+                    .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))
+            };
+            let (result, order) = match script.source {
+                ScriptSource::BuiltIn { .. } => (evaluate(Cow::Owned(obj))?, None),
+                _ => {
+                    let result = evaluate(Cow::Borrowed(&obj))?;
+                    let order =
+                        lua::order_dependence(&script.script, &obj, limits, options, &result, Data::from_decoded);
+                    (result, order)
+                }
             };
             match order {
                 Some(OrderDependence::InputMaps) => warnings.push(format!(

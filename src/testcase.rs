@@ -7,6 +7,7 @@ use crate::lua::{self, EvalOptions, Limits, OrderDependence, Script};
 use crate::model::{self, Rollout, RouteStrategy, TrafficRoutingCr};
 use crate::{gojson, yaml};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// A parsed test case.
 #[derive(Clone, Debug)]
@@ -77,12 +78,12 @@ impl TestCase {
             return StepReport { index, outcome, notes };
         };
         let want = Data::of_object(expected);
-        let got = match data::evaluate(script, obj, limits, EvalOptions::HARNESS) {
+        let got = match data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS) {
             Ok(got) => got,
             Err(e) => return StepReport { index, outcome: Outcome::Error(e.to_string()), notes },
         };
         if let Ok(controller) =
-            data::evaluate(script, obj, limits, EvalOptions { print: false, ..EvalOptions::CONTROLLER })
+            data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions { print: false, ..EvalOptions::CONTROLLER })
             && controller != got
         {
             notes.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());

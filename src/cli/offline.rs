@@ -11,10 +11,11 @@ use crate::snapshot::Snapshot;
 use crate::source::files;
 use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
-use crate::{data, gojson, yaml};
+use crate::{data, yaml};
 use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
@@ -255,15 +256,16 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script)?);
     let source = args.obj.display().to_string();
     let documents = yaml::parse_documents(&files::read_text(&args.obj)?, &source).map_err(Error::Input)?;
-    let [document] = documents.as_slice() else {
+    let Ok([document]) = <[_; 1]>::try_from(documents) else {
         return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")).into());
     };
-    let obj = gojson::normalize_numbers(document.value.clone());
+    // Every number reaches Lua as a double: the obj is used as read.
+    let obj = document.value;
     let result = match args.ingress {
         true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &global.limits()).map_err(Error::from)?),
-        false => {
-            data::evaluate(&script, &obj, &global.limits(), EvalOptions::CONTROLLER).map_err(Error::from)?.to_go_json()
-        }
+        false => data::evaluate(&script, Cow::Owned(obj), &global.limits(), EvalOptions::CONTROLLER)
+            .map_err(Error::from)?
+            .to_go_json(),
     };
     print_raw(&format!("{result}\n"))?;
     Ok(Outcome::Done)

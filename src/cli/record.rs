@@ -13,6 +13,7 @@ use crate::source::live::{self, Selection};
 use crate::testcase::TestCase;
 use crate::yaml;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
@@ -144,7 +145,7 @@ fn case(
     let expected = steps
         .iter()
         .map(|obj| {
-            let data = data::evaluate(&script.script, obj, &limits, EvalOptions::HARNESS)?;
+            let data = data::evaluate(&script.script, Cow::Borrowed(obj), &limits, EvalOptions::HARNESS)?;
             Ok(data.apply_to(&original, None))
         })
         .collect::<Result<Vec<Value>, Error>>()?;

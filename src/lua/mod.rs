@@ -11,6 +11,7 @@ pub use convert::{EmptyTable, KeyOrder};
 
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
@@ -155,8 +156,14 @@ const CHUNK_NAME: &str = "script";
 
 /// Runs `script` with `obj` and returns its last return value as the controller encodes it:
 /// plain JSON, which the caller reads as its contract says (a gateway object's `Data`, an
-/// Ingress's annotations).
-pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Value, ScriptError> {
+/// Ingress's annotations). An `obj` handed over (owned) is freed once it is in Lua, so that
+/// the result can reuse its memory.
+pub fn evaluate(
+    script: &Script,
+    obj: Cow<'_, Value>,
+    limits: &Limits,
+    options: EvalOptions,
+) -> Result<Value, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
     let lua = new_sandbox().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     let timed_out = Rc::new(Cell::new(None::<usize>));
@@ -164,7 +171,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
         stdlib::install_for(&lua, &script.name, options)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
-        lua.globals().set("obj", convert::to_lua(&lua, obj, options.keys)?)?;
+        lua.globals().set("obj", convert::to_lua(&lua, &obj, options.keys)?)?;
         lua.gc_restart();
         stdlib::mark_inputs(&lua)?;
         lua.set_memory_limit(limits.memory)?;
@@ -180,6 +187,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
         })
     };
     setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+    drop(obj);
 
     let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
     let function = load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
@@ -255,7 +263,10 @@ pub fn order_dependence<T: PartialEq>(
 ) -> Option<OrderDependence> {
     let quiet = EvalOptions { print: false, ..options };
     let differs = |variant: EvalOptions| {
-        evaluate(script, obj, limits, variant).ok().and_then(|output| read(output).ok()).is_none_or(|d| &d != baseline)
+        evaluate(script, Cow::Borrowed(obj), limits, variant)
+            .ok()
+            .and_then(|output| read(output).ok())
+            .is_none_or(|d| &d != baseline)
     };
     // One run with every order reversed settles the common case; a difference is then pinned on
     // the input maps or on the script's own tables.
@@ -305,7 +316,7 @@ mod tests {
 
     fn run(code: &str, obj: Value) -> Result<Value, ScriptError> {
         let script = Script::new("test.lua", code);
-        evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER)
+        evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER)
     }
 
     fn spec(code: &str) -> Value {
@@ -339,7 +350,7 @@ mod tests {
             "local seen = leftover; leftover = 1; return {spec = {seen == nil, type(print), type(json), type(coroutine)}}",
         );
         for _ in 0..2 {
-            let got = evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+            let got = evaluate(&script, Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
             assert_eq!(got, json!({"spec": [true, "function", "table", "nil"]}));
         }
     }
@@ -381,7 +392,7 @@ mod tests {
     fn stops_infinite_loops_and_memory_bombs() {
         let script = Script::new("loop.lua", "local i = 0\nwhile true do i = i + 1 end");
         let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
-        let err = evaluate(&script, &json!({}), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
         assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
         for bomb in ["local t = {} for i = 1, 1e9 do t[i] = i end return t", "return {spec = string.rep('x', 1e9)}"] {
@@ -418,13 +429,14 @@ mod tests {
             "local text = '[' .. string.rep('[1],', 100000) .. '[]]' local t = json.decode(text) return {spec = #t}",
         );
         let limits = Limits { memory: 4 << 20, ..Limits::default() };
-        let err = evaluate(&script, &json!({}), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Memory, "{err}");
         let without_decode = Script::new(
             "text.lua",
             script.code().replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
         );
-        evaluate(&without_decode, &json!({}), &limits, EvalOptions::CONTROLLER).expect("building the text fits");
+        evaluate(&without_decode, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER)
+            .expect("building the text fits");
     }
 
     #[test]
@@ -440,7 +452,9 @@ mod tests {
         let read = |output: Value| Ok(output["spec"].clone());
         let check = |code: &str| {
             let script = Script::new("order.lua", code);
-            let baseline = read(evaluate(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER).unwrap()).unwrap();
+            let baseline =
+                read(evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER).unwrap())
+                    .unwrap();
             order_dependence(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER, &baseline, read)
         };
         let from_input = "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end return {spec = l}";

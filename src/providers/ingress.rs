@@ -10,6 +10,7 @@ use crate::gojson;
 use crate::lua::{self, EvalOptions, Limits, Script, ScriptError};
 use crate::model::RouteStrategy;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// An Ingress's annotations, as the controller holds them (`map[string]string`).
@@ -159,7 +160,7 @@ fn kind(value: &Value) -> &'static str {
 
 /// Runs an Ingress script on `obj` and returns the annotations the controller reads back.
 pub fn evaluate(script: &Script, obj: &Value, limits: &Limits) -> Result<Annotations, ScriptError> {
-    let encoded = lua::evaluate(script, obj, limits, EvalOptions::CONTROLLER)?;
+    let encoded = lua::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER)?;
     decode_annotations(encoded).map_err(|message| ScriptError::output(script, message))
 }
 
