@@ -48,20 +48,8 @@ const MAX_DEPTH: usize = 100;
 
 /// Builds the Lua value for a JSON value, inserting each map's keys in `order`.
 pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValue> {
-    let levels = depth(value);
-    if levels > MAX_DEPTH {
-        return Err(mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")));
-    }
-    stack::build(lua, value, order, levels)
-}
-
-/// How deeply lists and maps nest in a value.
-fn depth(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
-        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
-        _ => 0,
-    }
+    stack::build(lua, value, order, MAX_DEPTH)?
+        .ok_or_else(|| mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")))
 }
 
 /// Encodes a Lua value as the controller's encoder does, its strings and keys adding up to at
@@ -199,7 +187,14 @@ impl Walk {
         }
         // Go encodes a map in sorted key order and stops at the first value that fails.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(entries.into_iter().map(|(key, item)| Ok((key, item?))).collect::<Result<Map<_, _>, _>>().map(Value::Object))
+        let mut map = Map::new();
+        for (key, item) in entries {
+            match item {
+                Ok(item) => map.insert(key, item),
+                Err(message) => return Ok(Err(message)),
+            };
+        }
+        Ok(Ok(Value::Object(map)))
     }
 }
 
@@ -293,6 +288,18 @@ mod tests {
     #[test]
     fn harness_encodes_empty_tables_as_lists() {
         assert_eq!(eval("return {a = {}}", EmptyTable::EmptyList).unwrap(), json!({"a": []}));
+    }
+
+    #[test]
+    fn inputs_nesting_too_deep_are_refused() {
+        let nested = |levels: usize| (0..levels).fold(json!(1), |inner, _| json!({"a": [inner]}));
+        let lua = Lua::new();
+        let value = to_lua(&lua, &nested(MAX_DEPTH / 2), KeyOrder::Sorted).unwrap();
+        lua.globals().set("obj", value).unwrap();
+        let path = "obj".to_string() + &".a[1]".repeat(MAX_DEPTH / 2);
+        assert_eq!(lua.load(format!("return {path}")).eval::<i64>().unwrap(), 1);
+        let err = to_lua(&lua, &nested(MAX_DEPTH / 2 + 1), KeyOrder::Reversed).unwrap_err();
+        assert!(err.to_string().contains("nested more than 100 deep"), "{err}");
     }
 
     #[test]

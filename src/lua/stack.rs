@@ -43,26 +43,34 @@ pub enum Kind {
 
 /// Builds the Lua value for a JSON value as gopher-lua's `decodeValue` does: lists append
 /// their non-null items (so they close up around nulls), maps set their non-null entries, each
-/// map's keys inserted in `order`. The value nests at most `levels` deep (the caller checks).
-pub fn build(lua: &Lua, value: &Value, order: KeyOrder, levels: usize) -> mlua::Result<LuaValue> {
-    let mut reserved = false;
+/// map's keys inserted in `order`. `None` when lists and maps nest deeper than `levels`.
+pub fn build(lua: &Lua, value: &Value, order: KeyOrder, levels: usize) -> mlua::Result<Option<LuaValue>> {
+    let (mut reserved, mut within) = (false, false);
     // SAFETY: invariants 1 and 3; `push` uses two of the slots reserved here a level.
     let built = unsafe {
         lua.exec_raw::<LuaValue>((), |state| {
             reserved = ffi::lua_checkstack(state, 2 * levels as c_int + 4) != 0;
             if reserved {
-                push(state, value, order);
+                let top = ffi::lua_gettop(state);
+                within = push(state, value, order, levels);
+                if !within {
+                    ffi::lua_settop(state, top);
+                }
             }
         })
     }?;
     if !reserved {
         return Err(mlua::Error::runtime("cannot hand the value to Lua: not enough Lua stack"));
     }
-    Ok(built)
+    Ok(within.then_some(built))
 }
 
-/// Pushes `value` (see `build`).
-unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder) {
+/// Pushes `value` (see `build`), with `levels` levels of lists and maps left; false (with
+/// what was pushed left on the stack) when it nests deeper.
+unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder, levels: usize) -> bool {
+    if levels == 0 && matches!(value, Value::Array(_) | Value::Object(_)) {
+        return false;
+    }
     // SAFETY: invariants 1 and 3: this frame holds references and borrowing iterators only.
     unsafe {
         match value {
@@ -75,7 +83,9 @@ unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder) {
             Value::Array(items) => {
                 ffi::lua_createtable(state, items.len() as c_int, 0);
                 for (index, item) in items.iter().filter(|i| !i.is_null()).enumerate() {
-                    push(state, item, order);
+                    if !push(state, item, order, levels - 1) {
+                        return false;
+                    }
                     ffi::lua_rawseti_(state, -2, index as c_int + 1);
                 }
             }
@@ -83,17 +93,24 @@ unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder) {
                 ffi::lua_createtable(state, 0, map.len() as c_int);
                 let mut set = |(key, item): (&String, &Value)| {
                     ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
-                    push(state, item, order);
-                    ffi::lua_rawset(state, -3);
+                    let within = push(state, item, order, levels - 1);
+                    if within {
+                        ffi::lua_rawset(state, -3);
+                    }
+                    within
                 };
-                let entries = map.iter().filter(|(_, v)| !v.is_null());
-                match order {
-                    KeyOrder::Sorted => entries.for_each(&mut set),
-                    KeyOrder::Reversed => entries.rev().for_each(&mut set),
+                let mut entries = map.iter().filter(|(_, v)| !v.is_null());
+                let within = match order {
+                    KeyOrder::Sorted => entries.all(&mut set),
+                    KeyOrder::Reversed => entries.rev().all(&mut set),
+                };
+                if !within {
+                    return false;
                 }
             }
         }
     }
+    true
 }
 
 /// Lets `walk` read `value` from the stack, with room for `levels` levels of tables (two
