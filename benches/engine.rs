@@ -1,7 +1,7 @@
 //! Whole processes against the controller's engine: `eval` of the built-in VirtualService
 //! script on a VirtualService with 1000 http rules, and `plan -f` of one Rollout routing through
-//! that VirtualService, each against the oracle (gopher-lua with the controller's conversion) on
-//! the same obj. The runs are interleaved, so that the machine's load falls on all of them
+//! that VirtualService (its manifests as YAML, and as JSON), each against the oracle (gopher-lua
+//! with the controller's conversion) on the same obj. The runs are interleaved, so that the machine's load falls on all of them
 //! alike; the table gives medians and the ratios of medians, measured in this one run.
 //! Also the `--version` start-up time and the binary's size.
 //!
@@ -23,31 +23,39 @@ fn main() {
     let binary = env!("CARGO_BIN_EXE_kubectl-rollout_lua");
     let oracle = oracle(root);
     let dir = tempfile::tempdir().unwrap();
-    let (obj_file, manifests) = (dir.path().join("obj.json"), dir.path().join("manifests.yaml"));
+    let (obj_file, yaml, json) =
+        (dir.path().join("obj.json"), dir.path().join("manifests.yaml"), dir.path().join("manifests.json"));
     let spec = spec(RULES);
     let obj = json!({
         "data": {"spec": spec, "labels": {"app": "reviews"}},
         "canaryWeight": 20, "stableWeight": 80, "canaryService": "reviews-canary", "stableService": "reviews"
     });
     std::fs::write(&obj_file, obj.to_string()).unwrap();
-    std::fs::write(&manifests, manifests_yaml(&spec)).unwrap();
+    let manifests = manifests(&spec);
+    std::fs::write(
+        &yaml,
+        manifests.iter().map(|m| serde_saphyr::to_string(m).unwrap()).collect::<Vec<_>>().join("---\n"),
+    )
+    .unwrap();
+    std::fs::write(&json, Value::Array(manifests).to_string()).unwrap();
     let script = root.join(SCRIPT);
     let eval = [binary.as_ref(), "eval".as_ref(), script.as_os_str(), "--obj".as_ref(), obj_file.as_os_str()];
     let controller = [oracle.as_os_str(), script.as_os_str(), obj_file.as_os_str()];
-    let plan = [binary.as_ref(), "plan".as_ref(), "-f".as_ref(), manifests.as_os_str()];
+    let plan_yaml = [binary.as_ref(), "plan".as_ref(), "-f".as_ref(), yaml.as_os_str()];
+    let plan_json = [binary.as_ref(), "plan".as_ref(), "-f".as_ref(), json.as_os_str()];
     let same =
         |a: &[u8], b: &[u8]| serde_json::from_slice::<Value>(a).unwrap() == serde_json::from_slice::<Value>(b).unwrap();
     assert!(same(&run(&eval), &run(&controller)), "eval and the oracle disagree");
 
-    let mut times: [Vec<f64>; 3] = Default::default();
+    let mut times: [Vec<f64>; 4] = Default::default();
     for _ in 0..RUNS {
-        for (command, times) in [&eval[..], &controller, &plan].into_iter().zip(&mut times) {
+        for (command, times) in [&eval[..], &controller, &plan_yaml, &plan_json].into_iter().zip(&mut times) {
             let start = Instant::now();
             run(command);
             times.push(start.elapsed().as_secs_f64() * 1000.0);
         }
     }
-    let [eval, controller, plan] = times.map(|mut t| {
+    let [eval, controller, plan_yaml, plan_json] = times.map(|mut t| {
         t.sort_by(f64::total_cmp);
         (t[RUNS / 2], t[0], t[RUNS - 1])
     });
@@ -60,7 +68,8 @@ fn main() {
         println!("| {name} | {median:.1} | {min:.1}–{max:.1} | {ratio:.1}× | {verdict} |");
     };
     row("`eval` (the script, the obj)", eval);
-    row("`plan -f` (a Rollout, the VirtualService)", plan);
+    row("`plan -f` (a Rollout, the VirtualService; YAML)", plan_yaml);
+    row("`plan -f` (the same as JSON)", plan_json);
     let (median, min, max) = controller;
     println!("| the oracle (the script, the obj) | {median:.1} | {min:.1}–{max:.1} | | |");
     start_up(binary);
@@ -88,8 +97,8 @@ fn spec(rules: usize) -> Value {
     json!({"hosts": ["reviews"], "gateways": ["mesh"], "http": http})
 }
 
-/// A Rollout with one 20% step through a VirtualService with `spec`, as YAML.
-fn manifests_yaml(spec: &Value) -> String {
+/// A Rollout with one 20% step through a VirtualService with `spec`.
+fn manifests(spec: &Value) -> Vec<Value> {
     let rollout = json!({
         "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "reviews", "namespace": "shop"},
         "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviews"}, "strategy": {"canary": {
@@ -101,7 +110,7 @@ fn manifests_yaml(spec: &Value) -> String {
         "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
         "metadata": {"name": "reviews", "namespace": "shop", "labels": {"app": "reviews"}}, "spec": spec
     });
-    format!("{}---\n{}", serde_saphyr::to_string(&rollout).unwrap(), serde_saphyr::to_string(&service).unwrap())
+    vec![rollout, service]
 }
 
 /// The oracle built from the shared fidelity tools (the gopher-lua the controller pins), else

@@ -25,7 +25,7 @@ function __fish_kubectl_rollout_lua_using_subcommand
 end
 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -55,7 +55,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -78,7 +78,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -100,7 +100,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -119,7 +119,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -135,7 +135,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -146,7 +146,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s o -l output -d 'Print a JSON report instead of text' -r -f -a "json\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -157,7 +157,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -169,7 +169,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s o -l output -d 'Write to FILE instead of stdout' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -179,7 +179,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -189,7 +189,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r

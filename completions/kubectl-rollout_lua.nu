@@ -4,7 +4,7 @@ module completions {
   export extern kubectl-rollout_lua [
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -38,7 +38,7 @@ module completions {
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -68,7 +68,7 @@ module completions {
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -96,7 +96,7 @@ module completions {
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -123,7 +123,7 @@ module completions {
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -142,7 +142,7 @@ module completions {
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -162,7 +162,7 @@ module completions {
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -179,7 +179,7 @@ module completions {
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -195,7 +195,7 @@ module completions {
     --output(-o): path        # Write to FILE instead of stdout
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -214,7 +214,7 @@ module completions {
   export extern "kubectl-rollout_lua completions" [
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")

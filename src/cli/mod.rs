@@ -108,7 +108,7 @@ pub struct GlobalArgs {
     /// Time limit for one script evaluation (the controller's is 1s)
     #[arg(long, global = true, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
     pub lua_timeout: Duration,
-    /// Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    /// Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
     #[arg(long, global = true, default_value = "64Mi", value_parser = parse_size, value_name = "SIZE")]
     pub lua_memory: usize,
     #[command(flatten)]
