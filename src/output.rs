@@ -205,15 +205,14 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                         .map(|object| {
                             total += 1;
                             changed += usize::from(object.changed());
-                            let (action, script) = match &object.action {
-                                Action::Lua(s) => ("lua", serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256})),
-                                Action::Restore => ("restore", Value::Null),
-                                Action::Keep => ("keep", Value::Null),
+                            let script = match &object.action {
+                                Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
+                                Action::Restore | Action::Keep => Value::Null,
                             };
                             serde_json::json!({
                                 "apiVersion": object.current["apiVersion"], "kind": object.reference.kind,
                                 "namespace": object.namespace, "name": object.reference.name,
-                                "action": action, "script": script, "changed": object.changed(),
+                                "action": object.action_name(), "script": script, "changed": object.changed(),
                                 "warnings": object.warnings, "planned": object.planned,
                             })
                         })

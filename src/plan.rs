@@ -1,39 +1,22 @@
-//! Planning: for each gateway object a Rollout (or TrafficRouting) routes through, the object
-//! the controller would write at a stage, computed from the stored original as the controller
-//! does, and whether it differs from the object as it is now.
+//! Planning: walks an owner's stages and its routing's providers (`providers/`), in the
+//! controller's order, and collects for each gateway object the object the controller would
+//! write at a stage, the changes that get it there, and warnings.
 
-use crate::data::{self, Data};
+use crate::change::Change;
+use crate::data;
 use crate::error::Error;
-use crate::lua::{self, EvalOptions, Limits, OrderDependence};
-use crate::model::{self, ObjectRef, Rollout, RouteStrategy, Stage, TrafficRoutingCr};
-use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey, ScriptSource};
+use crate::lua::Limits;
+use crate::model::{
+    self, ObjectIndex, ObjectKey, ObjectRef, Provider, Rollout, RouteStrategy, Routing, Stage, TrafficRoutingCr,
+};
+use crate::providers::custom;
+use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
 const CANARY_SUBSET_LABEL: (&str, &str) = ("istio.service.tag", "gray");
-
-/// Gateway objects by (group, kind, namespace, name); the version is ignored, as the API server
-/// serves an object at every version of its kind.
-#[derive(Clone, Debug, Default)]
-pub struct ObjectIndex {
-    objects: BTreeMap<(String, String, String, String), Value>,
-}
-
-impl ObjectIndex {
-    pub fn insert(&mut self, namespace: &str, object: Value) {
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let group = model::api_group(api_version).to_string();
-        let kind = object["kind"].as_str().unwrap_or_default().to_string();
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        self.objects.insert((group, kind, namespace.to_string(), name), object);
-    }
-
-    pub fn get(&self, reference: &ObjectRef, namespace: &str) -> Option<&Value> {
-        self.objects.get(&(reference.group().into(), reference.kind.clone(), namespace.into(), reference.name.clone()))
-    }
-}
 
 /// What the controller does to an object at a stage.
 #[derive(Clone, Debug)]
@@ -49,11 +32,17 @@ pub enum Action {
 #[derive(Clone, Debug)]
 pub struct ObjectPlan {
     pub reference: ObjectRef,
+    pub key: ObjectKey,
     pub namespace: String,
     pub current: Value,
     pub planned: Value,
     pub action: Action,
     pub warnings: Vec<String>,
+    /// The stored original, when it parses but holds nothing (no spec, or an empty one): writing
+    /// from it wipes the object, so `approve` and `restore` refuse it without `--force`.
+    pub degenerate_original: Option<String>,
+    /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
+    pub changes: Vec<Change>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
     /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
     /// (nothing changes `current` or `planned` afterwards).
@@ -61,13 +50,49 @@ pub struct ObjectPlan {
 }
 
 impl ObjectPlan {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        reference: ObjectRef,
+        key: ObjectKey,
+        current: Value,
+        planned: Value,
+        action: Action,
+        warnings: Vec<String>,
+        degenerate_original: Option<String>,
+        changes: Vec<Change>,
+    ) -> ObjectPlan {
+        ObjectPlan {
+            namespace: key.namespace.clone(),
+            changed: !data::same_routing(&current, &planned),
+            reference,
+            key,
+            current,
+            planned,
+            action,
+            warnings,
+            degenerate_original,
+            changes,
+        }
+    }
+
     /// `VirtualService shop/demo`.
     pub fn describe(&self) -> String {
-        format!("{} {}/{}", self.reference.kind, self.namespace, self.reference.name)
+        self.key.to_string()
     }
 
     pub fn changed(&self) -> bool {
         self.changed
+    }
+
+    /// The `action` of `plan -o json`: the last change's (`create`, `replace`, `patch`,
+    /// `delete`, `keep`).
+    pub fn action_name(&self) -> &'static str {
+        self.changes.last().map_or("keep", Change::action)
+    }
+
+    /// The changes that write something.
+    pub fn writes(&self) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(|c| c.writes())
     }
 }
 
@@ -98,15 +123,6 @@ impl RoutingPlan {
     }
 }
 
-/// The routing an owner applies: its refs, services, and the strategy per stage.
-struct Routing<'a> {
-    owner: String,
-    namespace: &'a str,
-    refs: &'a [ObjectRef],
-    stable: &'a str,
-    canary: String,
-}
-
 pub struct Planner<'a> {
     objects: &'a ObjectIndex,
     scripts: &'a ScriptCatalog,
@@ -120,7 +136,7 @@ impl<'a> Planner<'a> {
         Planner { objects, scripts, limits, resolved: RefCell::default() }
     }
 
-    fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
+    pub fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
         let key = scripts::key_of(reference);
         if let Some(known) = self.resolved.borrow().get(&key) {
             return Ok(known.clone());
@@ -140,45 +156,36 @@ impl<'a> Planner<'a> {
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
         let mut warnings = rollout.warnings.clone();
-        let own = rollout.traffic_routing.as_ref().filter(|r| !r.custom_network_refs.is_empty());
+        let own = Routing::of_rollout(rollout, namespace).filter(|r| !r.custom_refs().is_empty());
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
                 None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
                 Some(r) => format!(
                     "its trafficRoutings use only {} (routed by the controller in Go, not Lua)",
-                    r.other_providers.join(" and ")
+                    r.other_providers().join(" and ")
                 ),
             };
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::Input(format!("{owner} has no Lua traffic routing to plan: {why}{notes}")));
         }
-        if let Some(r) = own.filter(|r| !r.other_providers.is_empty()) {
+        if let Some(r) = rollout.traffic_routing.as_ref().filter(|r| own.is_some() && !r.other_providers().is_empty()) {
             warnings.push(format!(
                 "its {} routing is done by the controller in Go and is not shown",
-                r.other_providers.join(" and ")
+                r.other_providers().join(" and ")
             ));
         }
         let (label, value) = CANARY_SUBSET_LABEL;
         let pods_labelled = rollout.enable_extra_workload_for_canary
             && rollout.canary_pod_labels.get(label).is_some_and(|v| v == value);
-        if let Some(r) = own.filter(|_| rollout.disable_generate_canary_service && !pods_labelled)
-            && r.custom_network_refs.iter().any(|r| r.kind == "DestinationRule")
+        if let Some(r) = own.as_ref().filter(|_| rollout.disable_generate_canary_service && !pods_labelled)
+            && r.custom_refs().iter().any(|r| r.kind == "DestinationRule")
         {
             warnings.push(format!(
                 "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary"
             ));
         }
-        let routing = own.map(|r| Routing {
-            owner: owner.clone(),
-            namespace,
-            refs: &r.custom_network_refs,
-            stable: &r.service,
-            canary: if rollout.disable_generate_canary_service {
-                r.service.clone()
-            } else {
-                format!("{}-canary", r.service)
-            },
-        });
+        let routing = own;
+        let cr_routing = cr.map(|cr| Routing::of_traffic_routing(cr, namespace));
         let mut plans = Vec::with_capacity(stages.len());
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
@@ -187,8 +194,8 @@ impl<'a> Planner<'a> {
             if let Some(routing) = &routing {
                 objects.extend(self.plan_objects(routing, &strategy, &label)?);
             }
-            if let Some(cr) = cr {
-                objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr.strategy, &label)?);
+            if let (Some(cr), Some(cr_routing)) = (cr, &cr_routing) {
+                objects.extend(self.plan_objects(cr_routing, &cr.strategy, &label)?);
             }
             let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
@@ -215,161 +222,27 @@ impl<'a> Planner<'a> {
 
     /// Plans a TrafficRouting on its own: its strategy through its refs.
     pub fn plan_traffic_routing(&self, cr: &TrafficRoutingCr, namespace: &str) -> Result<RoutingPlan, Error> {
-        let routing = cr_routing(cr, namespace);
+        let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
         let objects = self.plan_objects(&routing, &cr.strategy, &label)?;
         let stage = StagePlan { stage: None, label, description: cr.strategy.describe(), objects };
         let warnings = cr.warnings.clone();
-        Ok(RoutingPlan { owner: routing.owner, notes: Vec::new(), stages: vec![stage], warnings })
+        Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
     }
 
+    /// The objects of every provider of `routing` at one stage, in the controller's order;
+    /// the first error stops the plan. Only custom refs are planned so far: an Ingress or
+    /// Gateway API provider is named in a warning of the owner's plan.
     fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
-        routing.refs.iter().map(|reference| self.plan_object(routing, reference, strategy, stage)).collect()
-    }
-
-    fn plan_object(
-        &self,
-        routing: &Routing,
-        reference: &ObjectRef,
-        strategy: &RouteStrategy,
-        stage: &str,
-    ) -> Result<ObjectPlan, Error> {
-        let context = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
-        let current = self
-            .objects
-            .get(reference, routing.namespace)
-            .ok_or_else(|| {
-                Error::Input(format!("{context}, but there is no such object in namespace {}", routing.namespace))
-            })?
-            .clone();
-        let stored = data::stored_original(&current);
-        let original = Data::original_of(&current).map_err(|e| Error::Input(format!("{context}: {e}")))?;
-        let mut warnings = Vec::new();
-        let (planned, action) = if !strategy.routes_traffic() {
-            match stored {
-                Some(_) => (original.apply_to(&current, None), Action::Restore),
-                None => (current.clone(), Action::Keep),
-            }
-        } else {
-            let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
-            let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
-            let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)
-                .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))?;
-            // The built-in scripts' independence from pairs() order is checked by their test cases
-            // (`test` flags any dependence); other scripts are checked on every plan.
-            let order = match script.source {
-                ScriptSource::BuiltIn { .. } => None,
-                _ => lua::order_dependence(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER, &result),
-            };
-            match order {
-                Some(OrderDependence::InputMaps) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
-                )),
-                Some(OrderDependence::ScriptTables) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
-                )),
-                None => {}
-            }
-            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
-            let planned = result.apply_to(&current, Some(&stored));
-            warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
-            (planned, Action::Lua(script))
-        };
-        Ok(ObjectPlan {
-            reference: reference.clone(),
-            namespace: routing.namespace.to_string(),
-            changed: !data::same_routing(&current, &planned),
-            current,
-            planned,
-            action,
-            warnings,
-        })
-    }
-}
-
-fn cr_routing<'a>(cr: &'a TrafficRoutingCr, namespace: &'a str) -> Routing<'a> {
-    // A TrafficRouting never generates a canary Service: canary and stable are the same name.
-    Routing {
-        owner: format!("TrafficRouting {namespace}/{}", cr.name),
-        namespace,
-        refs: &cr.traffic_routing.custom_network_refs,
-        stable: &cr.traffic_routing.service,
-        canary: cr.traffic_routing.service.clone(),
-    }
-}
-
-/// The path of the first null inside a value.
-fn first_null(value: &Value, path: &str) -> Option<String> {
-    match value {
-        Value::Null => Some(path.to_string()),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| first_null(v, &format!("{path}[{i}]"))),
-        Value::Object(map) => map.iter().find_map(|(k, v)| first_null(v, &format!("{path}.{k}"))),
-        _ => None,
-    }
-}
-
-/// The rough edges of weight routing worth a warning (builtin-scripts.md): weights that do not
-/// add up to 100 after flooring, and a rule sent to the canary twice.
-fn routing_warnings(
-    reference: &ObjectRef,
-    script: &ResolvedScript,
-    original: &Data,
-    planned: &Value,
-    strategy: &RouteStrategy,
-) -> Vec<String> {
-    let mut warnings = Vec::new();
-    // Returned labels and annotations replace the object's: a script that forgets them wipes them.
-    if !original.labels.is_empty() && planned["metadata"].get("labels").is_none() {
-        warnings.push(format!(
-            "{reference}: the script returns no labels, so the controller removes all the object's labels"
-        ));
-    }
-    let kept_annotations = planned["metadata"]["annotations"]
-        .as_object()
-        .is_some_and(|a| a.keys().any(|k| k != data::ORIGINAL_SPEC_ANNOTATION));
-    if !original.annotations.is_empty() && !kept_annotations {
-        warnings.push(format!(
-            "{reference}: the script returns no annotations, so the controller removes the object's annotations"
-        ));
-    }
-    if let Some(path) = planned.get("spec").and_then(|spec| first_null(spec, "spec")) {
-        warnings.push(format!(
-            "{reference}: the result has null at {path} (an empty Lua table encodes as null); if the API server drops it, the controller finds a difference on every pass and the step never finishes"
-        ));
-    }
-    // The built-in scripts ignore weights on the matches path; a custom script may not.
-    let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
-    if !builtin && strategy.traffic.is_none() && strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
-        warnings.push(format!(
-            "{reference}: this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101"
-        ));
-    }
-    if builtin
-        && reference.kind == "DestinationRule"
-        && original.spec.as_ref().is_none_or(|s| s.get("subsets").is_none_or(Value::is_null))
-    {
-        warnings.push(format!(
-            "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
-        ));
-    }
-    if reference.kind != "VirtualService" {
-        return warnings;
-    }
-    for protocol in ["http", "tcp", "tls"] {
-        for (i, rule) in planned["spec"][protocol].as_array().into_iter().flatten().enumerate() {
-            let routes = rule["route"].as_array().map(Vec::as_slice).unwrap_or_default();
-            let weights: Vec<i64> = routes.iter().filter_map(|r| r["weight"].as_i64()).collect();
-            if weights.len() == routes.len() && routes.len() > 1 {
-                let total: i64 = weights.iter().sum();
-                if total != 100 {
-                    warnings.push(format!("{reference}: spec.{protocol}[{i}] route weights add up to {total}, not 100 (the script floors each weight)"));
+        let context = custom::Context { routing, strategy, stage, limits: &self.limits };
+        let mut objects = Vec::new();
+        for provider in &routing.providers {
+            if let Provider::Custom(refs) = provider {
+                for reference in refs {
+                    objects.push(custom::plan_object(&context, self.objects, reference, || self.resolve(reference))?);
                 }
             }
-            let canary_routes = routes.iter().filter(|r| r["destination"]["subset"] == "canary").count();
-            if canary_routes > 1 {
-                warnings.push(format!("{reference}: spec.{protocol}[{i}] routes to the canary {canary_routes} times (a rule with two stable-host routes is processed twice by the script)"));
-            }
         }
+        Ok(objects)
     }
-    warnings
 }

@@ -2,8 +2,8 @@
 //! gateway objects, and the controller's script ConfigMap.
 
 use crate::error::Error;
+use crate::model::ObjectIndex;
 use crate::model::{Rollout, TrafficRoutingCr};
-use crate::plan::ObjectIndex;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts};
 use crate::yaml::Document;
 use serde_json::Value;

@@ -68,7 +68,7 @@ fn plan_output_is_machine_readable_and_byte_faithful() {
     let out = manifests().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success();
     let doc = out.json();
     let object = &doc["plans"][0]["stages"][0]["objects"][0];
-    assert_eq!(object["action"], "lua");
+    assert_eq!(object["action"], "replace");
     assert_eq!(object["changed"], true);
     assert_eq!(
         object["script"]["source"],

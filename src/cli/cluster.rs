@@ -4,9 +4,10 @@
 use super::{GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
 use crate::error::Error;
 use crate::lua::{self, Limits, Script};
+use crate::model::ObjectIndex;
 use crate::model::{ObjectRef, Rollout, Stage, StrategyKind};
 use crate::output;
-use crate::plan::{ObjectIndex, Planner, RoutingPlan};
+use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};

@@ -7,7 +7,7 @@ use super::{GlobalArgs, Outcome, RecordArgs, print_raw};
 use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits};
-use crate::model::ObjectRef;
+use crate::model::{ObjectKey, ObjectRef, Routing};
 use crate::scripts::ResolvedScript;
 use crate::source::live::{self, Selection};
 use crate::testcase::TestCase;
@@ -79,22 +79,23 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
 async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
     let (live, catalog) = session.load(&Selection::Names(vec![name.to_string()])).await?;
     let rollout = &live.snapshot.rollouts[0];
+    let cr = live.snapshot.traffic_routing_of(rollout)?;
+    // The Rollout's own routing, then its TrafficRouting's, each recorded with its owner.
+    let owners = Routing::of_rollout(&rollout.item, &rollout.namespace)
+        .map(|routing| ("rollout", &rollout.raw, routing))
+        .into_iter()
+        .chain(cr.map(|cr| ("trafficRouting", &cr.raw, Routing::of_traffic_routing(&cr.item, &cr.namespace))));
     let mut cases = Vec::new();
-    for reference in rollout.item.traffic_routing.iter().flat_map(|t| &t.custom_network_refs) {
-        let object = live
-            .snapshot
-            .objects
-            .get(reference, &rollout.namespace)
-            .ok_or_else(|| missing(reference, &rollout.namespace))?;
-        let script = catalog.resolve(reference).map_err(Error::Input)?;
-        cases.push(case("rollout", &rollout.raw, object, reference, script, session.limits(), &rollout.item.name)?);
-    }
-    if let Some(cr) = live.snapshot.traffic_routing_of(rollout)? {
-        for reference in &cr.item.traffic_routing.custom_network_refs {
-            let object =
-                live.snapshot.objects.get(reference, &cr.namespace).ok_or_else(|| missing(reference, &cr.namespace))?;
+    for (key, raw, routing) in owners {
+        for reference in routing.custom_refs() {
+            let namespace = &routing.owner.namespace;
+            let object = live
+                .snapshot
+                .objects
+                .get(&ObjectKey::of_ref(reference, namespace))
+                .ok_or_else(|| missing(reference, namespace))?;
             let script = catalog.resolve(reference).map_err(Error::Input)?;
-            cases.push(case("trafficRouting", &cr.raw, object, reference, script, session.limits(), &cr.item.name)?);
+            cases.push(case(key, raw, object, reference, script, session.limits(), &routing.owner.name)?);
         }
     }
     if cases.is_empty() {

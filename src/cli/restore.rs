@@ -5,7 +5,7 @@ use super::cluster::{MAX_ATTEMPTS, Session, resource_of, runtime, selection, wit
 use super::{DryRun, GlobalArgs, Outcome, RestoreArgs, confirm, print, warn};
 use crate::data::{self, Data};
 use crate::error::Error;
-use crate::model::{ObjectRef, Stage};
+use crate::model::{self, ObjectRef, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::source::cluster::{Cluster, Permission, Resource};
@@ -209,9 +209,10 @@ async fn restorations(
         let (live, catalog) = session.load(&selection).await?;
         for rollout in &live.snapshot.rollouts {
             let cr = live.snapshot.traffic_routing_of(rollout)?;
-            let mut refs: Vec<ObjectRef> =
-                rollout.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone()).collect();
-            refs.extend(cr.iter().flat_map(|c| c.item.traffic_routing.custom_network_refs.clone()));
+            let routings = Routing::of_rollout(&rollout.item, &rollout.namespace)
+                .into_iter()
+                .chain(cr.map(|cr| Routing::of_traffic_routing(&cr.item, &cr.namespace)));
+            let refs: Vec<ObjectRef> = routings.flat_map(|r| r.custom_refs().to_vec()).collect();
             // Where the objects stand against every stage (as `status` places them): an object
             // at no stage was edited. In StepUpgrade of step k they still hold step k-1's routing.
             let mut placements: BTreeMap<(String, String, String), Placement> = BTreeMap::new();
@@ -225,7 +226,7 @@ async fn restorations(
                 }
             }
             for reference in refs {
-                match live.snapshot.objects.get(&reference, &rollout.namespace) {
+                match live.snapshot.objects.get(&model::ObjectKey::of_ref(&reference, &rollout.namespace)) {
                     None => notes.push(format!("{reference} in namespace {}: not found, skipped", rollout.namespace)),
                     Some(object) => {
                         let placement = placements

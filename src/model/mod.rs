@@ -3,11 +3,13 @@
 
 mod luadata;
 mod rollout;
+mod routing;
 mod strategy;
 mod traffic_routing;
 
 pub use luadata::{Semantics, lua_data};
 pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
+pub use routing::{ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing};
 pub use strategy::RouteStrategy;
 pub use traffic_routing::TrafficRoutingCr;
 
@@ -93,11 +95,28 @@ pub struct TrafficRoutingRef {
     pub service: String,
     pub grace_period_seconds: i64,
     pub custom_network_refs: Vec<ObjectRef>,
-    /// Ingress and Gateway API routing: the controller handles them in Go, not Lua.
-    pub other_providers: Vec<&'static str>,
+    /// `ingress`: the stable Ingress's name and the class whose script routes it (`nginx` when empty).
+    pub ingress: Option<IngressRef>,
+    /// `gateway.httpRouteName`.
+    pub gateway: Option<String>,
+}
+
+/// `trafficRoutings[0].ingress`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IngressRef {
+    pub name: String,
+    pub class_type: String,
 }
 
 impl TrafficRoutingRef {
+    /// The providers the controller routes in Go rather than through custom refs, for messages.
+    pub fn other_providers(&self) -> Vec<&'static str> {
+        [("ingress", self.ingress.is_some()), ("gateway", self.gateway.is_some())]
+            .into_iter()
+            .filter_map(|(name, set)| set.then_some(name))
+            .collect()
+    }
+
     fn read(value: &Value, path: &Path) -> Result<TrafficRoutingRef, ModelError> {
         let service = strategy::required_string(value.get("service"), &path.field("service"))?;
         if service.is_empty() {
@@ -121,13 +140,23 @@ impl TrafficRoutingRef {
                 })
                 .collect::<Result<_, ModelError>>()?,
         };
-        let other_providers =
-            ["ingress", "gateway"].into_iter().filter(|p| value.get(*p).is_some_and(|v| !v.is_null())).collect();
+        let ingress = value.get("ingress").filter(|v| !v.is_null()).map(|ingress| IngressRef {
+            name: ingress["name"].as_str().unwrap_or_default().into(),
+            class_type: match ingress["classType"].as_str().unwrap_or_default() {
+                "" => "nginx".into(),
+                class => class.into(),
+            },
+        });
+        let gateway = value
+            .get("gateway")
+            .filter(|v| !v.is_null())
+            .map(|gateway| gateway["httpRouteName"].as_str().unwrap_or_default().to_string());
         Ok(TrafficRoutingRef {
             service: service.into(),
             grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
             custom_network_refs,
-            other_providers,
+            ingress,
+            gateway,
         })
     }
 }

@@ -110,6 +110,8 @@ impl RolloutStatus {
 pub struct Rollout {
     pub name: String,
     pub namespace: Option<String>,
+    /// `metadata.uid` (empty in a manifest without one).
+    pub uid: String,
     /// The version it was read at (`v1alpha1` or `v1beta1`).
     pub version: String,
     pub kind: StrategyKind,
@@ -195,6 +197,7 @@ impl Rollout {
         Ok(Rollout {
             name: name.into(),
             namespace: metadata_str(object, "namespace").map(str::to_string),
+            uid: metadata_str(object, "uid").unwrap_or_default().into(),
             version: version.into(),
             kind,
             steps,

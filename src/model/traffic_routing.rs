@@ -9,6 +9,8 @@ use serde_json::Value;
 pub struct TrafficRoutingCr {
     pub name: String,
     pub namespace: Option<String>,
+    /// `metadata.uid` (empty in a manifest without one).
+    pub uid: String,
     /// `objectRef[0]`; the controller uses only the first entry.
     pub traffic_routing: TrafficRoutingRef,
     /// The strategy after `ConversionToV1beta1TrafficRoutingStrategy`: weight N becomes traffic
@@ -50,6 +52,7 @@ impl TrafficRoutingCr {
         Ok(TrafficRoutingCr {
             name: name.into(),
             namespace: metadata_str(object, "namespace").map(str::to_string),
+            uid: metadata_str(object, "uid").unwrap_or_default().into(),
             traffic_routing,
             strategy: RouteStrategy { traffic, matches, request_header_modifier },
             phase: object["status"]["phase"].as_str().map(str::to_string),

@@ -4,7 +4,7 @@
 
 use super::cluster::{Cluster, Resource};
 use crate::error::Error;
-use crate::model::{ObjectRef, Rollout, TrafficRoutingCr};
+use crate::model::{ObjectRef, Rollout, Routing, TrafficRoutingCr};
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
 use futures::future::try_join_all;
@@ -82,8 +82,11 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
             Ok(Located { origin: Origin(format!("rollout.{GROUP}/{name}")), namespace: namespace.clone(), item, raw })
         })
         .collect::<Result<Vec<Located<Rollout>>, Error>>()?;
-    let own_refs =
-        found.iter().flat_map(|r| r.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone())).collect();
+    let own_refs = found
+        .iter()
+        .filter_map(|r| Routing::of_rollout(&r.item, &r.namespace))
+        .flat_map(|routing| routing.custom_refs().to_vec())
+        .collect();
     Ok(Rollouts { resource, found, own_refs })
 }
 
@@ -120,8 +123,10 @@ pub async fn read_routing(
     add(&mut snapshot, objects);
     let mut cr_refs_need_configmap = false;
     for (cr, found) in crs {
-        cr_refs_need_configmap |=
-            cr.item.traffic_routing.custom_network_refs.iter().any(|r| catalog.needs_configmap(r));
+        cr_refs_need_configmap |= Routing::of_traffic_routing(&cr.item, &cr.namespace)
+            .custom_refs()
+            .iter()
+            .any(|r| catalog.needs_configmap(r));
         add(&mut snapshot, found);
         snapshot.traffic_routings.push(cr);
     }
@@ -221,7 +226,7 @@ pub async fn read_traffic_routing(
     })?;
     let item = TrafficRoutingCr::from_object(&raw)
         .map_err(|e| Error::Input(format!("TrafficRouting {namespace}/{name}: {e}")))?;
-    let objects = read_refs(cluster, item.traffic_routing.custom_network_refs.iter()).await?;
+    let objects = read_refs(cluster, Routing::of_traffic_routing(&item, namespace).custom_refs().iter()).await?;
     Ok((
         Located { origin: Origin(format!("trafficrouting.{GROUP}/{name}")), namespace: namespace.clone(), item, raw },
         objects,

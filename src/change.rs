@@ -1,0 +1,394 @@
+//! A change to one object: what a write does, the exact request it makes, the change that
+//! undoes it, and how to tell from a fresh read whether it landed. Pure: the writer
+//! (`write.rs`) sends the requests.
+
+use crate::data;
+use crate::model::ObjectKey;
+use serde_json::{Map, Value};
+
+/// One write a plan makes (or, `Keep`, does not make).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// POST `object` (it must not exist).
+    Create { key: ObjectKey, object: Value },
+    /// PUT `after` over `before`, conditional on the resourceVersion this run last saw.
+    Replace { key: ObjectKey, before: Value, after: Value },
+    /// A JSON merge patch of the object (or of its `status` subresource), conditional on the
+    /// resourceVersion this run last saw.
+    MergePatch { key: ObjectKey, subresource: Option<&'static str>, before: Value, patch: Value },
+    /// DELETE, conditional on the object's UID and the resourceVersion this run last saw.
+    Delete { key: ObjectKey, before: Value },
+    /// Nothing to write.
+    Keep { key: ObjectKey, object: Value },
+}
+
+/// The request a change sends. `resourceVersion` preconditions are filled in by
+/// [`Change::request`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    Create { body: Value },
+    Replace { body: Value },
+    MergePatch { subresource: Option<&'static str>, body: Value },
+    Delete { uid: Option<String>, resource_version: Option<String> },
+}
+
+/// What a fresh read says about a change whose reply never came.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Landed {
+    /// The object is as the change leaves it.
+    Applied,
+    /// The object is as it was before: the change did not happen.
+    NotApplied,
+    /// Neither: someone else changed (or removed, or made) the object.
+    ChangedBySomeoneElse,
+}
+
+impl Change {
+    pub fn key(&self) -> &ObjectKey {
+        match self {
+            Change::Create { key, .. }
+            | Change::Replace { key, .. }
+            | Change::MergePatch { key, .. }
+            | Change::Delete { key, .. }
+            | Change::Keep { key, .. } => key,
+        }
+    }
+
+    /// `create`, `replace`, `patch`, `delete`, `keep`: the `action` of `plan -o json`.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Change::Create { .. } => "create",
+            Change::Replace { .. } => "replace",
+            Change::MergePatch { .. } => "patch",
+            Change::Delete { .. } => "delete",
+            Change::Keep { .. } => "keep",
+        }
+    }
+
+    /// The object before the change (None for a Create).
+    pub fn before(&self) -> Option<&Value> {
+        match self {
+            Change::Create { .. } => None,
+            Change::Replace { before, .. } | Change::MergePatch { before, .. } | Change::Delete { before, .. } => {
+                Some(before)
+            }
+            Change::Keep { object, .. } => Some(object),
+        }
+    }
+
+    /// The object as the change means to leave it (None for a Delete).
+    pub fn after(&self) -> Option<Value> {
+        match self {
+            Change::Create { object, .. } | Change::Keep { object, .. } => Some(object.clone()),
+            Change::Replace { after, .. } => Some(after.clone()),
+            Change::MergePatch { before, patch, .. } => Some(merge_patch(before, patch)),
+            Change::Delete { .. } => None,
+        }
+    }
+
+    /// Whether the change writes anything at all.
+    pub fn writes(&self) -> bool {
+        !matches!(self, Change::Keep { .. })
+    }
+
+    /// The request, conditional on `resource_version` (the version this run last read or
+    /// wrote of the object; by default the one of `before`). None for a Keep.
+    pub fn request(&self, resource_version: Option<&str>) -> Option<Request> {
+        let version = resource_version.map(str::to_string).or_else(|| self.before().and_then(resource_version_of));
+        let with_version = |mut body: Value| {
+            if let Some(version) = &version {
+                body["metadata"]["resourceVersion"] = Value::String(version.clone());
+            }
+            body
+        };
+        match self {
+            Change::Create { object, .. } => Some(Request::Create { body: without_server_fields(object) }),
+            Change::Replace { after, .. } => Some(Request::Replace { body: with_version(after.clone()) }),
+            Change::MergePatch { subresource, patch, .. } => {
+                Some(Request::MergePatch { subresource: *subresource, body: with_version(patch.clone()) })
+            }
+            Change::Delete { before, .. } => Some(Request::Delete {
+                uid: before["metadata"]["uid"].as_str().map(str::to_string),
+                resource_version: version,
+            }),
+            Change::Keep { .. } => None,
+        }
+    }
+
+    /// The change that undoes this one, given the object as this run's write left it
+    /// (`written`, as the server returned it). Sent conditional on `written`'s resourceVersion,
+    /// it only ever undoes what nobody changed since. None for a Keep.
+    pub fn inverse(&self, written: Option<&Value>) -> Option<Change> {
+        let key = self.key().clone();
+        match (self, written) {
+            (Change::Create { .. }, Some(written)) => Some(Change::Delete { key, before: written.clone() }),
+            (Change::Replace { before, .. }, Some(written)) => {
+                let mut after = before.clone();
+                after["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"].clone();
+                Some(Change::Replace { key, before: written.clone(), after })
+            }
+            (Change::MergePatch { subresource, before, .. }, Some(written)) => {
+                let part = |object: &Value| match subresource {
+                    Some(sub) => serde_json::json!({ *sub: object[*sub] }),
+                    None => without_server_fields(object),
+                };
+                Some(Change::MergePatch {
+                    key,
+                    subresource: *subresource,
+                    before: written.clone(),
+                    patch: merge_diff(&part(written), &part(before)),
+                })
+            }
+            (Change::Delete { before, .. }, _) => Some(Change::Create { key, object: without_server_fields(before) }),
+            _ => None,
+        }
+    }
+
+    /// Whether a change whose reply was lost landed, from a fresh read (`None`: not found).
+    pub fn landed(&self, fresh: Option<&Value>) -> Landed {
+        let unchanged = |before: &Value, fresh: &Value| {
+            resource_version_of(before).is_some() && resource_version_of(before) == resource_version_of(fresh)
+        };
+        match (self, fresh) {
+            (Change::Keep { .. }, _) => Landed::Applied,
+            (Change::Create { .. }, None) => Landed::NotApplied,
+            (Change::Create { object, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, object)),
+            (Change::Delete { .. }, None) => Landed::Applied,
+            (Change::Delete { before, .. }, Some(fresh)) if fresh["metadata"]["uid"] != before["metadata"]["uid"] => {
+                // Deleted, and made again since by someone else.
+                Landed::Applied
+            }
+            (Change::Delete { before, .. }, Some(fresh)) if unchanged(before, fresh) => Landed::NotApplied,
+            (Change::Delete { .. }, Some(_)) => Landed::ChangedBySomeoneElse,
+            (_, None) => Landed::ChangedBySomeoneElse,
+            (Change::Replace { before, .. } | Change::MergePatch { before, .. }, Some(fresh))
+                if unchanged(before, fresh) =>
+            {
+                Landed::NotApplied
+            }
+            (Change::Replace { after, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, after)),
+            (Change::MergePatch { patch, .. }, Some(fresh)) => {
+                let mut patch = patch.clone();
+                // The precondition is not content.
+                if let Some(metadata) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
+                    metadata.remove("resourceVersion");
+                }
+                same_or_other(merge_patch(fresh, &patch) == *fresh)
+            }
+        }
+    }
+}
+
+fn same_or_other(same: bool) -> Landed {
+    if same { Landed::Applied } else { Landed::ChangedBySomeoneElse }
+}
+
+pub fn resource_version_of(object: &Value) -> Option<String> {
+    object["metadata"]["resourceVersion"].as_str().map(str::to_string)
+}
+
+/// The object without what the API server sets (uid, resourceVersion, timestamps, managed
+/// fields, generation) and without its status: what can be sent to make it again.
+pub fn without_server_fields(object: &Value) -> Value {
+    let mut out = object.clone();
+    if let Some(root) = out.as_object_mut() {
+        root.remove("status");
+    }
+    if let Some(metadata) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in ["uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "selfLink"] {
+            metadata.remove(field);
+        }
+    }
+    out
+}
+
+/// RFC 7386: `patch` applied to `target` (null removes a field; anything but a map replaces).
+pub fn merge_patch(target: &Value, patch: &Value) -> Value {
+    let Value::Object(patch) = patch else { return patch.clone() };
+    let mut out = match target {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    for (field, value) in patch {
+        if value.is_null() {
+            out.remove(field);
+        } else {
+            let merged = merge_patch(out.get(field).unwrap_or(&Value::Null), value);
+            out.insert(field.clone(), merged);
+        }
+    }
+    Value::Object(out)
+}
+
+/// The merge patch that turns `from` into `to` (maps field by field; anything else whole).
+pub fn merge_diff(from: &Value, to: &Value) -> Value {
+    match (from, to) {
+        (Value::Object(from), Value::Object(to)) => {
+            let mut patch = Map::new();
+            for (field, old) in from {
+                match to.get(field) {
+                    None => {
+                        patch.insert(field.clone(), Value::Null);
+                    }
+                    Some(new) if new != old => {
+                        patch.insert(field.clone(), merge_diff(old, new));
+                    }
+                    Some(_) => {}
+                }
+            }
+            for (field, new) in to {
+                if !from.contains_key(field) {
+                    patch.insert(field.clone(), new.clone());
+                }
+            }
+            Value::Object(patch)
+        }
+        _ => to.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key() -> ObjectKey {
+        ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web")
+    }
+
+    fn vs(version: &str, weight: i64) -> Value {
+        json!({"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+               "metadata": {"name": "web", "namespace": "shop", "uid": "u-1", "resourceVersion": version},
+               "spec": {"http": [{"route": [{"weight": weight}]}]}})
+    }
+
+    #[test]
+    fn a_replace_is_conditional_on_the_version_last_seen() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        assert_eq!(change.action(), "replace");
+        let Some(Request::Replace { body }) = change.request(None) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "5");
+        assert_eq!(body["spec"], vs("5", 80)["spec"]);
+        // After this run's own earlier write (storing the original), the next write is
+        // conditional on that write's version.
+        let Some(Request::Replace { body }) = change.request(Some("7")) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn a_replace_is_undone_by_a_replace_back_conditional_on_this_runs_write() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let inverse = change.inverse(Some(&vs("6", 80))).unwrap();
+        let Change::Replace { before, after, .. } = &inverse else { panic!() };
+        assert_eq!(before, &vs("6", 80));
+        assert_eq!(after["spec"], vs("5", 100)["spec"]);
+        let Some(Request::Replace { body }) = inverse.request(None) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "6");
+    }
+
+    #[test]
+    fn a_create_is_undone_by_a_delete_with_a_uid_precondition() {
+        let object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web-canary", "namespace": "shop"}});
+        let change = Change::Create { key: key(), object: object.clone() };
+        let Some(Request::Create { body }) = change.request(None) else { panic!() };
+        assert_eq!(body, object);
+        let mut written = object.clone();
+        written["metadata"]["uid"] = json!("u-9");
+        written["metadata"]["resourceVersion"] = json!("12");
+        let inverse = change.inverse(Some(&written)).unwrap();
+        assert_eq!(inverse.action(), "delete");
+        assert_eq!(
+            inverse.request(None),
+            Some(Request::Delete { uid: Some("u-9".into()), resource_version: Some("12".into()) })
+        );
+        // And a delete is undone by making the object again, without what the server set.
+        let again = inverse.inverse(None).unwrap();
+        let Change::Create { object: made, .. } = &again else { panic!() };
+        assert_eq!(made, &object);
+    }
+
+    #[test]
+    fn a_merge_patch_is_undone_by_the_reverse_merge_patch() {
+        let before = json!({"metadata": {"name": "web-canary", "resourceVersion": "3", "annotations": {"a": "1", "weight": "0"}}});
+        let patch = json!({"metadata": {"annotations": {"weight": "20", "header": "x"}}});
+        let change = Change::MergePatch { key: key(), subresource: None, before: before.clone(), patch: patch.clone() };
+        assert_eq!(change.action(), "patch");
+        let written = {
+            let mut w = merge_patch(&before, &patch);
+            w["metadata"]["resourceVersion"] = json!("4");
+            w
+        };
+        assert_eq!(written["metadata"]["annotations"], json!({"a": "1", "weight": "20", "header": "x"}));
+        let inverse = change.inverse(Some(&written)).unwrap();
+        let Change::MergePatch { patch: back, .. } = &inverse else { panic!() };
+        assert_eq!(back, &json!({"metadata": {"annotations": {"weight": "0", "header": null}}}));
+        assert_eq!(inverse.after().unwrap()["metadata"]["annotations"], before["metadata"]["annotations"]);
+        let Some(Request::MergePatch { body, .. }) = inverse.request(None) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "4");
+    }
+
+    #[test]
+    fn a_status_patch_inverse_touches_only_the_status() {
+        let before = json!({"metadata": {"resourceVersion": "3"}, "spec": {"x": 1}, "status": {"canaryStatus": {"currentStepState": "StepPaused"}}});
+        let patch = json!({"status": {"canaryStatus": {"currentStepState": "StepReady"}}});
+        let change = Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone(), patch };
+        let mut written = change.after().unwrap();
+        written["metadata"]["resourceVersion"] = json!("4");
+        let Some(Change::MergePatch { patch, subresource, .. }) = change.inverse(Some(&written)) else { panic!() };
+        assert_eq!(subresource, Some("status"));
+        assert_eq!(patch, json!({"status": {"canaryStatus": {"currentStepState": "StepPaused"}}}));
+    }
+
+    #[test]
+    fn a_fresh_read_tells_whether_a_replace_landed() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        assert_eq!(change.landed(Some(&vs("6", 80))), Landed::Applied);
+        assert_eq!(change.landed(Some(&vs("5", 100))), Landed::NotApplied);
+        assert_eq!(change.landed(Some(&vs("6", 50))), Landed::ChangedBySomeoneElse);
+        assert_eq!(change.landed(None), Landed::ChangedBySomeoneElse);
+    }
+
+    #[test]
+    fn a_fresh_read_tells_whether_a_patch_create_or_delete_landed() {
+        let before = json!({"metadata": {"resourceVersion": "3"}, "status": {"state": "StepPaused"}});
+        let patch = json!({"metadata": {"resourceVersion": "3"}, "status": {"state": "StepReady"}});
+        let change = Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone(), patch };
+        let ready = json!({"metadata": {"resourceVersion": "4"}, "status": {"state": "StepReady"}});
+        assert_eq!(change.landed(Some(&ready)), Landed::Applied);
+        assert_eq!(change.landed(Some(&before)), Landed::NotApplied);
+        let moved = json!({"metadata": {"resourceVersion": "9"}, "status": {"state": "StepUpgrade"}});
+        assert_eq!(change.landed(Some(&moved)), Landed::ChangedBySomeoneElse);
+
+        let object = json!({"kind": "Ingress", "metadata": {"name": "c"}, "spec": {"a": 1}});
+        let create = Change::Create { key: key(), object: object.clone() };
+        assert_eq!(create.landed(None), Landed::NotApplied);
+        assert_eq!(create.landed(Some(&object)), Landed::Applied);
+        assert_eq!(create.landed(Some(&json!({"kind": "Ingress", "spec": {"a": 2}}))), Landed::ChangedBySomeoneElse);
+
+        let delete = Change::Delete { key: key(), before: vs("5", 100) };
+        assert_eq!(delete.landed(None), Landed::Applied);
+        assert_eq!(delete.landed(Some(&vs("5", 100))), Landed::NotApplied);
+        assert_eq!(delete.landed(Some(&vs("6", 100))), Landed::ChangedBySomeoneElse);
+        let mut remade = vs("9", 100);
+        remade["metadata"]["uid"] = json!("u-2");
+        assert_eq!(delete.landed(Some(&remade)), Landed::Applied);
+    }
+
+    #[test]
+    fn keep_writes_nothing() {
+        let keep = Change::Keep { key: key(), object: vs("5", 100) };
+        assert!(!keep.writes());
+        assert_eq!(keep.request(None), None);
+        assert_eq!(keep.inverse(Some(&vs("5", 100))), None);
+        assert_eq!(keep.action(), "keep");
+    }
+
+    #[test]
+    fn merge_patches_follow_rfc_7386() {
+        let target = json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
+        let patch = json!({"a": {"b": null, "c": [3]}, "e": {"f": 1}});
+        assert_eq!(merge_patch(&target, &patch), json!({"a": {"c": [3]}, "d": 1, "e": {"f": 1}}));
+        let to = json!({"a": {"c": [3]}, "e": 1});
+        assert_eq!(merge_patch(&target, &merge_diff(&target, &to)), to);
+    }
+}
