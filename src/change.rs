@@ -179,6 +179,52 @@ impl Change {
     }
 }
 
+impl Change {
+    /// After a conflict: whether the object as it is now (`fresh`) differs from what this run
+    /// last saw of it (`seen`) in something that matters to this change: the routing (spec,
+    /// labels, annotations) of an object it writes, or a field the patch writes (a status patch:
+    /// the fields it sets, and the generation). Anything else (the server's bookkeeping, status
+    /// fields the patch leaves alone) may change without making the write wrong.
+    pub fn someone_else_changed(&self, seen: &Value, fresh: &Value) -> bool {
+        match self {
+            Change::Create { .. } => true,
+            Change::Keep { .. } => false,
+            Change::Replace { .. } | Change::Delete { .. } => !data::same_routing(seen, fresh),
+            Change::MergePatch { subresource, patch, .. } => {
+                let mut fields = Vec::new();
+                leaves(patch, &mut Vec::new(), &mut fields);
+                let patched_field_changed = fields
+                    .iter()
+                    .filter(|path| path.as_slice() != ["metadata", "resourceVersion"])
+                    .any(|path| pointer(seen, path) != pointer(fresh, path));
+                let content_changed = match subresource {
+                    Some(_) => seen["metadata"]["generation"] != fresh["metadata"]["generation"],
+                    None => !data::same_routing(seen, fresh),
+                };
+                patched_field_changed || content_changed
+            }
+        }
+    }
+}
+
+/// The paths of the leaves of a patch (every value that is not a map).
+fn leaves<'a>(value: &'a Value, path: &mut Vec<&'a str>, out: &mut Vec<Vec<&'a str>>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (field, inner) in map {
+                path.push(field);
+                leaves(inner, path, out);
+                path.pop();
+            }
+        }
+        _ => out.push(path.clone()),
+    }
+}
+
+fn pointer<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |value, field| value.get(*field))
+}
+
 fn same_or_other(same: bool) -> Landed {
     if same { Landed::Applied } else { Landed::ChangedBySomeoneElse }
 }
@@ -372,6 +418,35 @@ mod tests {
         let mut remade = vs("9", 100);
         remade["metadata"]["uid"] = json!("u-2");
         assert_eq!(delete.landed(Some(&remade)), Landed::Applied);
+    }
+
+    #[test]
+    fn a_conflict_matters_only_when_someone_changed_what_the_change_is_about() {
+        let replace = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let mut relabelled = vs("6", 100);
+        relabelled["metadata"]["managedFields"] = json!([{"manager": "kubectl"}]);
+        assert!(!replace.someone_else_changed(&vs("5", 100), &relabelled), "bookkeeping only");
+        assert!(replace.someone_else_changed(&vs("5", 100), &vs("6", 90)), "another spec");
+
+        let rollout = |version: &str, index: i64, state: &str, message: &str| {
+            json!({"metadata": {"resourceVersion": version, "generation": 3},
+                   "status": {"canaryStatus": {"currentStepIndex": index, "currentStepState": state, "message": message}}})
+        };
+        let approval = Change::MergePatch {
+            key: key(),
+            subresource: Some("status"),
+            before: rollout("5", 2, "StepPaused", "a"),
+            patch: json!({"metadata": {"resourceVersion": "5"}, "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}}),
+        };
+        let seen = rollout("5", 2, "StepPaused", "a");
+        assert!(!approval.someone_else_changed(&seen, &rollout("6", 2, "StepPaused", "b")), "a message is not the step");
+        assert!(approval.someone_else_changed(&seen, &rollout("6", 2, "StepReady", "a")), "approved by someone else");
+        assert!(approval.someone_else_changed(&seen, &rollout("6", 3, "StepPaused", "a")), "another step");
+        let mut edited = seen.clone();
+        edited["metadata"]["generation"] = json!(4);
+        assert!(approval.someone_else_changed(&seen, &edited), "a new spec");
+        let create = Change::Create { key: key(), object: vs("1", 1) };
+        assert!(create.someone_else_changed(&Value::Null, &vs("1", 1)));
     }
 
     #[test]

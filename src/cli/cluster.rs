@@ -1,11 +1,11 @@
-//! What the commands against the API server share (a session, Rollout selection, rollback
-//! reporting), and `plan ROLLOUT…`.
+//! What the commands against the API server share (a session, Rollout selection, the writer's
+//! mode), and `plan ROLLOUT…`.
 
-use super::{GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
+use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
 use crate::error::Error;
 use crate::lua::{self, Limits, Script};
 use crate::model::ObjectIndex;
-use crate::model::{ObjectRef, Rollout, Stage, StrategyKind};
+use crate::model::{ObjectKey, ObjectRef, Rollout, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
@@ -13,7 +13,7 @@ use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
-use crate::write::{self, Written};
+use crate::write::{self, Mode};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How long a read runs before the wait is used (see `meanwhile`).
@@ -22,9 +22,6 @@ const PREPARE_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
 /// The heap a planning thread uses per evaluation, rendering included (measured: about 14
 /// new pages per Rollout of two refs), with room to spare.
 const HEAP_PER_EVALUATION: usize = 48 << 10;
-
-/// How often a run re-reads and re-plans after a conflict before giving up.
-pub(super) const MAX_ATTEMPTS: usize = 4;
 
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
@@ -191,20 +188,17 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         });
         let (mut plans, texts): (Vec<RoutingPlan>, Vec<Option<String>>) =
             planned.into_iter().collect::<Result<Vec<_>, Error>>()?.into_iter().unzip();
-        if args.dry_run.is_some() {
-            server_dry_run_report(&session.cluster, &live, &mut plans).await?;
-        }
+        let rejected = match args.dry_run {
+            Some(_) => server_dry_run_report(&session.cluster, &live, &mut plans).await?,
+            None => None,
+        };
         if render_now {
             print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
         } else {
             print_plans(&plans, args.output)?;
         }
-        if let Some(rejected) = plans.iter().flat_map(|p| &p.notes).find(|n| n.starts_with(REJECTED)) {
-            return Err(Error::Input(format!(
-                "the API server rejected a planned object ({})",
-                rejected.trim_start_matches(REJECTED)
-            ))
-            .into());
+        if let Some(rejected) = rejected {
+            return Err(Error::Input(format!("the API server rejected a planned object ({rejected})")).into());
         }
         let changed = plans.iter().any(RoutingPlan::changed);
         // The process ends next: freeing every object and plan one by one would only delay it.
@@ -213,29 +207,50 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-const REJECTED: &str = "server dry-run REJECTED ";
-
-/// Sends every changed planned object with dryRun=All and notes each verdict on its plan.
-async fn server_dry_run_report(cluster: &Cluster, live: &Live, plans: &mut [RoutingPlan]) -> Result<(), Error> {
+/// Sends every changed planned object with dryRun=All and notes each verdict on its plan;
+/// returns the first rejection.
+async fn server_dry_run_report(
+    cluster: &Cluster,
+    live: &Live,
+    plans: &mut [RoutingPlan],
+) -> Result<Option<String>, Error> {
+    let mut first_rejection = None;
     for plan in plans.iter_mut() {
         let mut verdicts = Vec::new();
         for (stage, object) in
             plan.stages.iter().flat_map(|s| s.objects.iter().map(move |o| (&s.label, o))).filter(|(_, o)| o.changed())
         {
-            let resource = resource_of(live, &object.reference)?;
+            let resource = resource_of(live, &object.key)?;
             let what = format!("{} ({stage})", object.describe());
-            verdicts.push(match write::server_dry_run(cluster, resource, &object.current, &object.planned).await {
+            // The last change is the planned object: what admission must accept.
+            let verdict = match object.writes().last() {
+                Some(change) => write::server_dry_run(cluster, resource, change).await,
+                None => Ok(()),
+            };
+            verdicts.push(match verdict {
                 Ok(()) => format!("server dry-run accepted {what}"),
-                Err(message) => format!("{REJECTED}{what}: {message}"),
+                Err(message) => {
+                    first_rejection.get_or_insert_with(|| format!("{what}: {message}"));
+                    format!("server dry-run REJECTED {what}: {message}")
+                }
             });
         }
         plan.notes.extend(verdicts);
     }
-    Ok(())
+    Ok(first_rejection)
 }
 
-pub(super) fn resource_of<'a>(live: &'a Live, reference: &ObjectRef) -> Result<&'a Resource, Error> {
-    live.resource_of(reference).ok_or_else(|| Error::Input(format!("no API resource known for {reference}")))
+pub(super) fn resource_of<'a>(live: &'a Live, key: &ObjectKey) -> Result<&'a Resource, Error> {
+    live.resource_of(key).ok_or_else(|| Error::Input(format!("no API resource known for {key}")))
+}
+
+/// The writer's mode for `--dry-run`.
+pub(super) fn writer_mode(dry_run: DryRun) -> Mode {
+    match dry_run {
+        DryRun::None => Mode::Apply,
+        DryRun::Client => Mode::ClientDryRun,
+        DryRun::Server => Mode::ServerDryRun,
+    }
 }
 
 /// The stages `plan` shows, and a note when the choice needs explaining.
@@ -260,14 +275,4 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         Some(stage) => Ok((vec![stage], None)),
         None => Ok((vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()))),
     }
-}
-
-/// Rolls back what this run wrote and adds the report to the error.
-pub(super) async fn with_rollback(cluster: &Cluster, written: &[Written], error: Error) -> Error {
-    if written.is_empty() {
-        return error;
-    }
-    let report = write::roll_back(cluster, written).await;
-    let message = format!("{error}\n{}", report.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"));
-    error.reworded(message)
 }

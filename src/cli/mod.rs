@@ -1,6 +1,7 @@
 //! The command line: arguments, dispatch, and the one place exit codes are decided.
 
 mod approve;
+mod claim;
 mod cluster;
 mod completion;
 mod offline;
@@ -38,6 +39,13 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     If an object differs from what the current step should have written, someone edited it during the \
     release: the edits are shown, and --force (or a confirmation on a terminal) is needed to discard them. \
     --from-backup FILE puts back an object saved by an earlier write.";
+
+const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
+    approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
+    that a second approve or restore refuses instead of racing it. The claim is released at the end, also after a \
+    failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
+    deletes it at once, whoever holds it: use it only when its holder is gone (status shows the holder).\n\n\
+    Example:\n  kubectl rollout-lua release-claim demo --yes";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
@@ -161,6 +169,9 @@ pub enum Command {
     /// Show Rollouts' progress and where each gateway object stands; -w follows it
     #[command(after_help = STATUS_EXIT_CODES, long_about = STATUS_ABOUT)]
     Status(StatusArgs),
+    /// Release the claim an approve or restore left on Rollouts (when its holder is gone)
+    #[command(name = "release-claim", after_help = WRITE_EXIT_CODES, long_about = RELEASE_CLAIM_ABOUT)]
+    ReleaseClaim(ReleaseClaimArgs),
     /// Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
     #[command(after_help = EXIT_CODES_SIMPLE)]
     Record(RecordArgs),
@@ -270,6 +281,10 @@ pub struct ApproveArgs {
     /// progressing state)
     #[arg(long)]
     pub traffic_only: bool,
+    /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing
+    /// from it wipes the object's routing
+    #[arg(long)]
+    pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All
     #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
     pub dry_run: DryRun,
@@ -305,6 +320,15 @@ pub struct StatusArgs {
     pub output: Option<Format>,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReleaseClaimArgs {
+    #[command(flatten)]
+    pub selection: RolloutSelection,
+    /// Do not ask for confirmation (required when stdin is not a terminal)
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Args, Debug)]
@@ -356,7 +380,8 @@ pub struct RestoreArgs {
     /// Put back an object saved by an earlier write (a file under the backups folder)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
-    /// Restore even when someone edited the objects after the controller (or approve) wrote them
+    /// Restore even when someone edited the objects after the controller (or approve) wrote
+    /// them, or when a stored original holds no spec (restoring it wipes the object's routing)
     #[arg(long)]
     pub force: bool,
     /// Do not ask for confirmation (required when stdin is not a terminal)
@@ -435,6 +460,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Approve(args) => approve::approve(&cli.global, args),
         Command::Restore(args) => restore::restore(&cli.global, args),
         Command::Status(args) => status::status(&cli.global, args),
+        Command::ReleaseClaim(args) => claim::release_claim(&cli.global, args),
         Command::Record(args) => record::record(&cli.global, args),
         Command::Completions(args) => completion::completions(args),
         Command::Complete(args) => completion::complete(&cli.global, args),
@@ -459,10 +485,7 @@ fn exit_code(result: anyhow::Result<Outcome>) -> i32 {
                 return 0;
             }
             let _ = writeln!(anstream::stderr(), "error: {error:#}");
-            match error.downcast_ref::<Error>() {
-                Some(Error::Refused(_)) => 3,
-                _ => 1,
-            }
+            error.downcast_ref::<Error>().map_or(1, Error::exit_code)
         }
     }
 }
@@ -511,6 +534,14 @@ pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], format: Option<For
         None => print(&crate::output::plan_text(plans).map_err(std::io::Error::other)?),
         Some(format) => print_raw(&offline::render(&crate::output::plan_document(plans), format)),
     }
+}
+
+/// The question the writer may ask (whether to overwrite someone else's edit): only on a
+/// terminal, and never with `--yes` (which covers only what was shown before).
+pub(crate) fn terminal_question(yes: bool) -> Option<crate::write::Ask> {
+    use std::io::IsTerminal;
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    (terminal && !yes).then_some(|question: &str| confirm(question, false))
 }
 
 /// Asks a yes/no question on the terminal; refuses without one unless `yes`.

@@ -109,7 +109,7 @@ fn changes(key: &ObjectKey, current: &Value, planned: &Value) -> Vec<Change> {
 
 /// An original that parses but would wipe the object: no spec (`{}`, `null`, `{"spec":null}`)
 /// or an empty one (`{"spec":{}}`).
-fn holds_nothing(original: &Data) -> bool {
+pub fn holds_nothing(original: &Data) -> bool {
     original.spec.as_ref().is_none_or(|spec| spec.is_null() || spec.as_object().is_some_and(|m| m.is_empty()))
 }
 

@@ -2,9 +2,11 @@
 //! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
-use crate::error::Error;
+use crate::change::Request;
+use crate::error::{ApiFailure, Error};
+use crate::model::ObjectKey;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
@@ -272,26 +274,41 @@ impl Cluster {
         Ok(list.items.into_iter().map(to_value).collect())
     }
 
-    /// PUT an object (its metadata.resourceVersion is the precondition).
-    pub async fn replace(&self, resource: &Resource, object: &Value, dry_run: bool) -> Result<Value, kube::Error> {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or(&self.namespace);
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        let dynamic: DynamicObject = serde_json::from_value(object.clone()).map_err(kube::Error::SerdeError)?;
-        let params = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
-        self.api(resource, namespace).replace(name, &params, &dynamic).await.map(to_value)
-    }
-
-    /// A JSON merge patch of the status subresource.
-    pub async fn merge_patch_status(
+    /// Sends a change's request (`change::Request`, preconditions included) for the object
+    /// `key` of `resource`; returns the object as the server stored it (None after a delete).
+    /// With `dry_run`, admission judges it and nothing is stored.
+    pub async fn send(
         &self,
         resource: &Resource,
-        namespace: &str,
-        name: &str,
-        patch: &Value,
+        key: &ObjectKey,
+        request: &Request,
         dry_run: bool,
-    ) -> Result<Value, kube::Error> {
-        let params = PatchParams { dry_run, field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
-        self.api(resource, namespace).patch_status(name, &params, &Patch::Merge(patch)).await.map(to_value)
+    ) -> Result<Option<Value>, Error> {
+        let api = self.api(resource, &key.namespace);
+        let name = key.name.as_str();
+        let post = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+        let patch = PatchParams { dry_run, field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+        let dynamic = |body: &Value| serde_json::from_value::<DynamicObject>(body.clone()).map_err(kube::Error::SerdeError);
+        let stored = |object: DynamicObject| Some(to_value(object));
+        let (doing, sent) = match request {
+            Request::Create { body } => ("creating", async { api.create(&post, &dynamic(body)?).await }.await.map(stored)),
+            Request::Replace { body } => {
+                ("updating", async { api.replace(name, &post, &dynamic(body)?).await }.await.map(stored))
+            }
+            Request::MergePatch { subresource: Some("status"), body } => {
+                ("patching the status of", api.patch_status(name, &patch, &Patch::Merge(body)).await.map(stored))
+            }
+            Request::MergePatch { body, .. } => ("patching", api.patch(name, &patch, &Patch::Merge(body)).await.map(stored)),
+            Request::Delete { uid, resource_version } => {
+                let params = DeleteParams {
+                    dry_run,
+                    preconditions: Some(Preconditions { uid: uid.clone(), resource_version: resource_version.clone() }),
+                    ..Default::default()
+                };
+                ("deleting", api.delete(name, &params).await.map(|_| None))
+            }
+        };
+        sent.map_err(|e| self.failure(&format!("{doing} {key}"), e))
     }
 
     /// Whether the user (or the impersonated one) may `verb` the resource in `namespace`.
@@ -321,10 +338,17 @@ impl Cluster {
     /// An API failure naming what was being done; one that never reached an answer names the
     /// server too.
     fn failure(&self, doing: &str, error: kube::Error) -> Error {
-        match error {
-            kube::Error::Api(_) => api_error(doing, error),
-            other => Error::Input(format!("{doing} at {}: {}", self.server, describe_api_error(&other))),
-        }
+        let failure = match error {
+            kube::Error::Api(status) => {
+                ApiFailure { code: Some(status.code), reason: status.reason.clone(), message: status.message.clone() }
+            }
+            other => ApiFailure {
+                code: None,
+                reason: "no answer".into(),
+                message: format!("{} (at {})", describe_api_error(&other), self.server),
+            },
+        };
+        Error::Api { doing: doing.to_string(), failure }
     }
 }
 
@@ -439,12 +463,7 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
-/// An API failure as a sentence: what was being done, the server's message, code and reason.
-pub fn api_error(doing: &str, error: kube::Error) -> Error {
-    Error::Input(format!("{doing}: {}", describe_api_error(&error)))
-}
-
-pub fn describe_api_error(error: &kube::Error) -> String {
+fn describe_api_error(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => format!("{} ({} {})", status.message, status.code, status.reason),
         // Connection failures hide their cause in the source chain (refused, timed out, TLS).

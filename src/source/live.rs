@@ -4,7 +4,7 @@
 
 use super::cluster::{Cluster, Resource};
 use crate::error::Error;
-use crate::model::{ObjectRef, Rollout, Routing, TrafficRoutingCr};
+use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, TrafficRoutingCr};
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
 use futures::future::try_join_all;
@@ -29,8 +29,8 @@ pub struct Live {
 }
 
 impl Live {
-    pub fn resource_of(&self, reference: &ObjectRef) -> Option<&Resource> {
-        self.resources.get(&(reference.group().to_string(), reference.kind.clone()))
+    pub fn resource_of(&self, key: &ObjectKey) -> Option<&Resource> {
+        self.resources.get(&(key.group.clone(), key.kind.clone()))
     }
 }
 
