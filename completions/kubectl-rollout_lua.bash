@@ -40,6 +40,9 @@ _kubectl__rollout_lua() {
             kubectl__rollout_lua,record)
                 cmd="kubectl__rollout_lua__subcmd__record"
                 ;;
+            kubectl__rollout_lua,release-claim)
+                cmd="kubectl__rollout_lua__subcmd__release__subcmd__claim"
+                ;;
             kubectl__rollout_lua,restore)
                 cmd="kubectl__rollout_lua__subcmd__restore"
                 ;;
@@ -73,6 +76,9 @@ _kubectl__rollout_lua() {
             kubectl__rollout_lua__subcmd__help,record)
                 cmd="kubectl__rollout_lua__subcmd__help__subcmd__record"
                 ;;
+            kubectl__rollout_lua__subcmd__help,release-claim)
+                cmd="kubectl__rollout_lua__subcmd__help__subcmd__release__subcmd__claim"
+                ;;
             kubectl__rollout_lua__subcmd__help,restore)
                 cmd="kubectl__rollout_lua__subcmd__help__subcmd__restore"
                 ;;
@@ -89,7 +95,7 @@ _kubectl__rollout_lua() {
 
     case "${cmd}" in
         kubectl__rollout_lua)
-            opts="-n -h -V --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help --version plan approve restore status record test eval lua-obj completions help"
+            opts="-n -h -V --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help --version plan approve restore status release-claim record test eval lua-obj completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -189,7 +195,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__approve)
-            opts="-l -y -n -h --selector --yes --expect-step --traffic-only --dry-run --until-step --to-end --timeout --script --lua-dir --controller-namespace --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-l -y -n -h --selector --yes --expect-step --traffic-only --force --dry-run --until-step --to-end --timeout --script --lua-dir --controller-namespace --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -379,7 +385,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__help)
-            opts="plan approve restore status record test eval lua-obj completions help"
+            opts="plan approve restore status release-claim record test eval lua-obj completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,6 +497,20 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__help__subcmd__record)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__rollout_lua__subcmd__help__subcmd__release__subcmd__claim)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -722,6 +742,64 @@ _kubectl__rollout_lua() {
                     return 0
                     ;;
                 --controller-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lua-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lua-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as-group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__rollout_lua__subcmd__release__subcmd__claim)
+            opts="-l -y -n -h --selector --yes --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

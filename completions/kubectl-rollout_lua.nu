@@ -10,7 +10,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     --version(-V)             # Print version
   ]
@@ -44,7 +44,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -59,6 +59,7 @@ module completions {
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --expect-step: string     # Refuse unless the current step is N
     --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any progressing state)
+    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
@@ -74,7 +75,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -88,7 +89,7 @@ module completions {
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable)
     --from-backup: path       # Put back an object saved by an earlier write (a file under the backups folder)
-    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them
+    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, or when a stored original holds no spec (restoring it wipes the object's routing)
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --dry-run: string@"nu-complete kubectl-rollout_lua restore dry_run" # client: show what would be written; server: send every write with dryRun=All
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
@@ -102,7 +103,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -129,7 +130,24 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    ...rollouts: string       # Rollouts, as NAME or rollout/NAME
+  ]
+
+  # Release the claim an approve or restore left on Rollouts (when its holder is gone)
+  export extern "kubectl-rollout_lua release-claim" [
+    --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -148,7 +166,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
   ]
@@ -168,7 +186,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder), searched recursively; default: the built-in scripts
   ]
@@ -184,7 +202,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     script: path              # The Lua script
   ]
@@ -200,7 +218,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     case: path                # A test case (rollout or trafficRouting, original, expected)
   ]
@@ -219,7 +237,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server (e.g. 10s; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell
   ]
@@ -242,6 +260,10 @@ module completions {
 
   # Show Rollouts' progress and where each gateway object stands; -w follows it
   export extern "kubectl-rollout_lua help status" [
+  ]
+
+  # Release the claim an approve or restore left on Rollouts (when its holder is gone)
+  export extern "kubectl-rollout_lua help release-claim" [
   ]
 
   # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected

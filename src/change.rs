@@ -207,6 +207,27 @@ impl Change {
     }
 }
 
+impl Change {
+    /// The same change, made over the object as it is now (`fresh`, after a conflict): a
+    /// replace writes its routing (spec, labels, annotations) over what else changed, a patch
+    /// or delete is conditional on the new version.
+    pub fn rebased(&self, fresh: &Value) -> Change {
+        let key = self.key().clone();
+        match self {
+            Change::Replace { after, .. } => {
+                let mut after = data::Data::of_object(after).apply_to(fresh, None);
+                after["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"].clone();
+                Change::Replace { key, before: fresh.clone(), after }
+            }
+            Change::MergePatch { subresource, patch, .. } => {
+                Change::MergePatch { key, subresource: *subresource, before: fresh.clone(), patch: patch.clone() }
+            }
+            Change::Delete { .. } => Change::Delete { key, before: fresh.clone() },
+            Change::Create { .. } | Change::Keep { .. } => self.clone(),
+        }
+    }
+}
+
 /// The paths of the leaves of a patch (every value that is not a map).
 fn leaves<'a>(value: &'a Value, path: &mut Vec<&'a str>, out: &mut Vec<Vec<&'a str>>) {
     match value {
@@ -439,7 +460,10 @@ mod tests {
             patch: json!({"metadata": {"resourceVersion": "5"}, "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}}),
         };
         let seen = rollout("5", 2, "StepPaused", "a");
-        assert!(!approval.someone_else_changed(&seen, &rollout("6", 2, "StepPaused", "b")), "a message is not the step");
+        assert!(
+            !approval.someone_else_changed(&seen, &rollout("6", 2, "StepPaused", "b")),
+            "a message is not the step"
+        );
         assert!(approval.someone_else_changed(&seen, &rollout("6", 2, "StepReady", "a")), "approved by someone else");
         assert!(approval.someone_else_changed(&seen, &rollout("6", 3, "StepPaused", "a")), "another step");
         let mut edited = seen.clone();
@@ -447,6 +471,18 @@ mod tests {
         assert!(approval.someone_else_changed(&seen, &edited), "a new spec");
         let create = Change::Create { key: key(), object: vs("1", 1) };
         assert!(create.someone_else_changed(&Value::Null, &vs("1", 1)));
+    }
+
+    #[test]
+    fn a_rebased_replace_keeps_what_someone_else_changed_besides_the_routing() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let mut fresh = vs("6", 100);
+        fresh["metadata"]["finalizers"] = json!(["keep"]);
+        let Change::Replace { before, after, .. } = change.rebased(&fresh) else { panic!() };
+        assert_eq!(before, fresh);
+        assert_eq!(after["metadata"]["finalizers"], json!(["keep"]));
+        assert_eq!(after["spec"], vs("5", 80)["spec"]);
+        assert_eq!(after["metadata"]["resourceVersion"], "6");
     }
 
     #[test]

@@ -208,7 +208,10 @@ impl<'a> Writer<'a> {
         for claim in &mut self.claims {
             claim.keep(self.cluster).await?;
         }
-        let backup = change.before().map(|before| self.backups.save(before)).transpose()?;
+        // One backup per object and run: its state before this run's first write to it.
+        let first_write = !self.written.iter().any(|w| w.change.key() == &key);
+        let backup = change.before().filter(|_| first_write).map(|before| self.backups.save(before)).transpose()?;
+        let mut change = change.clone();
         let mut attempt = 0;
         loop {
             let version = self.seen.get(&key).and_then(resource_version_of);
@@ -219,10 +222,10 @@ impl<'a> Writer<'a> {
                 Err(stop) => return Err(stop.with_report(&self.half_written(&key, backup.as_ref()))),
             };
             match sent {
-                Ok(stored) => return self.record(resource, change, version, stored, backup, false),
+                Ok(stored) => return self.record(resource, &change, version, stored, backup, false),
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
                     attempt += 1;
-                    self.after_conflict(resource, change).await?;
+                    change = self.after_conflict(resource, &change).await?;
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
                     let fresh = self.until_stopped(self.cluster.get(resource, &key.namespace, &key.name)).await?;
@@ -233,11 +236,11 @@ impl<'a> Writer<'a> {
                         .with_report(&self.half_written(&key, backup.as_ref()))
                     })?;
                     return match change.landed(fresh.as_ref()) {
-                        Landed::Applied => self.record(resource, change, version, fresh, backup, true),
+                        Landed::Applied => self.record(resource, &change, version, fresh, backup, true),
                         Landed::NotApplied => Err(Error::Api { doing, failure }
                             .with_report(&format!("  {key}: not written (a fresh read shows it as before)"))),
                         Landed::ChangedBySomeoneElse => Err(self.other_edit(
-                            &key,
+                            &change,
                             fresh.as_ref(),
                             &format!("{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile"),
                         )),
@@ -248,39 +251,55 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// After a 409: read the object again. Nobody changed what the change is about: the write
-    /// is sent again at the new resourceVersion. Someone did: refuse, showing their edit, or on a
-    /// terminal show it and ask whether to overwrite it (never for a status patch).
-    async fn after_conflict(&mut self, resource: &Resource, change: &Change) -> Result<(), Error> {
+    /// After a 409: read the object again. Nobody changed what the change is about: the change
+    /// is made again over the object as it is now. Someone did: refuse, showing their edit, or on
+    /// a terminal show it and ask whether to overwrite it (never for a status patch or a create).
+    async fn after_conflict(&mut self, resource: &Resource, change: &Change) -> Result<Change, Error> {
         let key = change.key();
         let fresh = self.until_stopped(self.cluster.get(resource, &key.namespace, &key.name)).await??;
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
         let Some(fresh) = fresh else {
             return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
         };
-        if change.someone_else_changed(&seen, &fresh) {
+        if !change.someone_else_changed(&seen, &fresh) {
+            eprintln!(
+                "conflict on {key}: nobody changed what this write is about; writing it again at the new resourceVersion"
+            );
+        } else {
             let message = format!("{key} was changed by someone else while this run wrote it");
-            let overwritable = !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
+            let overwritable =
+                !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
             match self.ask.filter(|_| overwritable) {
                 Some(ask) => {
-                    eprintln!("{}", self.other_edit(key, Some(&fresh), &message));
+                    eprintln!("{}", self.other_edit(change, Some(&fresh), &message));
                     self.interrupt.confirm("Overwrite their change?", ask).await?;
                 }
-                None => return Err(self.other_edit(key, Some(&fresh), &message)),
+                None => return Err(self.other_edit(change, Some(&fresh), &message)),
             }
         }
+        let rebased = change.rebased(&fresh);
         self.seen.insert(key.clone(), fresh);
-        Ok(())
+        Ok(rebased)
     }
 
-    /// A refusal showing someone else's edit of `key` as a diff from what this run last saw.
-    fn other_edit(&self, key: &ObjectKey, fresh: Option<&Value>, message: &str) -> Error {
-        let seen = self.seen.get(key).cloned().unwrap_or(Value::Null);
+    /// A refusal showing someone else's edit of the object `change` writes, as a diff from what
+    /// this run last saw of it (for a status patch: of the status).
+    fn other_edit(&self, change: &Change, fresh: Option<&Value>, message: &str) -> Error {
+        let key = change.key();
+        let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
+        let (seen_header, now_header) = (format!("{key} (as this run saw it)"), format!("{key} (now)"));
         let diff = match fresh {
-            Some(fresh) => {
-                output::object_diff(&seen, fresh, &format!("{key} (as this run saw it)"), &format!("{key} (now)"))
-                    .unwrap_or_default()
+            // A status patch is about the status (and the spec's generation): show those.
+            Some(fresh) if matches!(change, Change::MergePatch { subresource: Some(_), .. }) => {
+                let shown = |object: &Value| {
+                    crate::yaml::to_string(&serde_json::json!({
+                        "metadata": {"generation": object["metadata"]["generation"]},
+                        "status": object["status"],
+                    }))
+                };
+                output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
             }
+            Some(fresh) => output::object_diff(&seen, fresh, &seen_header, &now_header).unwrap_or_default(),
             None => format!("{key} no longer exists\n"),
         };
         Error::Conflict(format!(
@@ -301,8 +320,9 @@ impl<'a> Writer<'a> {
     ) -> Result<Option<Value>, Error> {
         let key = change.key().clone();
         let version = change.before().and_then(resource_version_of);
-        let unchanged =
-            stored.as_ref().is_some_and(|s| resource_version_of(s).is_some_and(|v| Some(&v) == sent_version.as_ref().or(version.as_ref())));
+        let unchanged = stored.as_ref().is_some_and(|s| {
+            resource_version_of(s).is_some_and(|v| Some(&v) == sent_version.as_ref().or(version.as_ref()))
+        });
         match &stored {
             Some(stored) => self.seen.insert(key.clone(), stored.clone()),
             None => self.seen.remove(&key),
@@ -327,6 +347,12 @@ impl<'a> Writer<'a> {
             )));
         }
         Ok(stored)
+    }
+
+    /// After the command read the objects again (a later step of `approve --until-step`): the
+    /// changes it plans now carry the versions of that read, newer than any this run wrote.
+    pub fn read_again(&mut self) {
+        self.seen.clear();
     }
 
     /// Whether this run wrote `key` (and it was not rolled back).
@@ -385,20 +411,32 @@ impl<'a> Writer<'a> {
                     Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
                 }
                 Err(Error::Api { failure, .. }) if failure.outcome_unknown() => {
-                    match self.cluster.get(&resource, &key.namespace, &key.name).await.map(|f| inverse.landed(f.as_ref())) {
+                    match self
+                        .cluster
+                        .get(&resource, &key.namespace, &key.name)
+                        .await
+                        .map(|f| inverse.landed(f.as_ref()))
+                    {
                         Ok(Landed::Applied) => Fate::RolledBack,
                         Ok(Landed::NotApplied) => Fate::Kept(format!("NOT rolled back: {failure}")),
                         Ok(Landed::ChangedBySomeoneElse) => {
                             Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
                         }
-                        Err(e) => Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})")),
+                        Err(e) => {
+                            Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"))
+                        }
                     }
                 }
                 Err(e) => Fate::Kept(format!("could NOT roll back: {e}")),
             };
-            // A rolled-back object is back as before every write of this run to it.
-            for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
-                entry.fate = fate.clone();
+            // An object not rolled back at its newest write stays as it is: its earlier writes
+            // are not undone under someone else's.
+            if fate == Fate::RolledBack {
+                self.written[index].fate = fate;
+            } else {
+                for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
+                    entry.fate = fate.clone();
+                }
             }
         }
     }
@@ -414,7 +452,10 @@ impl<'a> Writer<'a> {
                 continue;
             }
             done.push(key);
-            let backup = self.backup_of(key).map(|b| format!(" (its state before this run: {})", b.display())).unwrap_or_default();
+            let backup = self
+                .backup_of(key)
+                .map(|b| format!(" (its state before this run: {})", b.display()))
+                .unwrap_or_default();
             let lost = if self.resolved(key) { " (the reply was lost; a fresh read shows the write)" } else { "" };
             lines.push(match &entry.fate {
                 Fate::Written => format!("  {key}: written{lost}{backup}"),
@@ -515,5 +556,8 @@ pub async fn preflight(cluster: &Cluster, mut permissions: Vec<Permission>) -> R
 
 /// What claiming Rollouts in `namespace` needs: get, create, update and delete on Leases.
 pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
-    ["get", "create", "update", "delete"].iter().map(|verb| Permission::on(verb, &lease_resource(), None, namespace)).collect()
+    ["get", "create", "update", "delete"]
+        .iter()
+        .map(|verb| Permission::on(verb, &lease_resource(), None, namespace))
+        .collect()
 }

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod bounds;
 mod cluster;
 mod completion;
 mod differential;

@@ -192,7 +192,8 @@ impl Run<'_> {
                 return Ok(Outcome::Done);
             }
             writer.keep_claims().await?;
-            let following = self.follower.get_or_insert_with(|| Follower::new(args.timeout, writer.interrupt().clone()));
+            let following =
+                self.follower.get_or_insert_with(|| Follower::new(args.timeout, writer.interrupt().clone()));
             let views = following.next(session, selection).await?;
             for view in &views {
                 let (stage, generation) =
@@ -262,6 +263,7 @@ impl Run<'_> {
     ) -> Result<Option<BTreeMap<String, Approved>>, Error> {
         let (session, args) = (self.session, self.args);
         let (live, catalog) = session.load(self.selection).await?;
+        writer.read_again();
         // Every guard passes for every Rollout before anything is written.
         let approvals = live
             .snapshot
@@ -286,7 +288,9 @@ impl Run<'_> {
         if writer.mode() != Mode::ClientDryRun {
             write::preflight(&session.cluster, permissions).await?;
         }
-        print(&output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()).map_err(Error::Input)?)?;
+        print(
+            &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()).map_err(Error::Input)?,
+        )?;
         if ask && writer.mode() == Mode::Apply {
             let question = match (args.traffic_only, args.until_step, args.to_end) {
                 (true, _, _) => "Apply these changes?".to_string(),
@@ -301,11 +305,16 @@ impl Run<'_> {
                 false => writer.interrupt().confirm(&question, |q| confirm(q, false)).await?,
             }
         }
+        // Every Rollout's routing first, then the approvals: a failure before the first
+        // approval rolls every object back.
         let mut lines = Vec::new();
-        let mut approved = BTreeMap::new();
         for approval in &approvals {
-            lines.extend(write_approval(&session.cluster, &live, writer, approval, args.traffic_only).await?);
-            if !args.traffic_only {
+            lines.extend(write_routing(&live, writer, approval).await?);
+        }
+        let mut approved = BTreeMap::new();
+        if !args.traffic_only {
+            for approval in &approvals {
+                lines.push(write_approval(&session.cluster, &live, writer, approval).await?);
                 approved.insert(
                     approval.rollout.item.name.clone(),
                     Approved { stage: approval.stage, generation: approval.rollout.item.generation },
@@ -370,19 +379,10 @@ pub(super) async fn claim_rollouts(
     Ok(())
 }
 
-/// Writes one Rollout's changes, then its approval; returns the lines saying what was written.
-/// Once the approval stands, its routing is never rolled back: a Rollout approved with the
-/// routing of the step before would send traffic the approved step did not ask for.
-async fn write_approval(
-    cluster: &Cluster,
-    live: &Live,
-    writer: &mut Writer<'_>,
-    approval: &Approval<'_>,
-    traffic_only: bool,
-) -> Result<Vec<String>, Error> {
+/// Writes one Rollout's routing changes; returns the lines saying what was written.
+async fn write_routing(live: &Live, writer: &mut Writer<'_>, approval: &Approval<'_>) -> Result<Vec<String>, Error> {
     let mut lines = Vec::new();
-    let objects: Vec<&crate::plan::ObjectPlan> = approval.plan.stages.iter().flat_map(|s| &s.objects).collect();
-    for object in &objects {
+    for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
         let resource = resource_of(live, &object.key)?;
         for change in object.writes() {
             writer.apply(resource, change).await?;
@@ -393,54 +393,68 @@ async fn write_approval(
             lines.push(format!("{} updated (backup {backup}{lost})\n", object.describe()));
         }
     }
-    if traffic_only {
-        return Ok(lines);
-    }
+    Ok(lines)
+}
+
+/// Approves one Rollout whose routing is written; returns the line saying so. Once the
+/// approval stands, its routing is never rolled back: a Rollout approved with the routing of
+/// the step before would send traffic the approved step did not ask for.
+async fn write_approval(
+    cluster: &Cluster,
+    live: &Live,
+    writer: &mut Writer<'_>,
+    approval: &Approval<'_>,
+) -> Result<String, Error> {
     let rollout = approval.rollout;
     let change = approval_change(rollout);
     let approved = writer.apply(&live.rollouts, &change).await;
-    let keep = |writer: &mut Writer<'_>, why: &str| {
-        for object in &objects {
-            writer.keep(&object.key, why);
-        }
-        writer.keep(change.key(), why);
-    };
+    let keys: Vec<&ObjectKey> =
+        approval.plan.stages.iter().flat_map(|s| &s.objects).map(|o| &o.key).chain([change.key()]).collect();
+    let label = rollout.item.stage_label(approval.stage);
     match approved {
         Ok(_) => {
-            keep(writer, &format!("written and kept: Rollout {} is approved with it", rollout.item.name));
+            for key in keys {
+                writer.keep(key, &format!("written and kept: Rollout {} is approved with it", rollout.item.name));
+            }
             let lost = if writer.resolved(change.key()) { " (the reply was lost; a fresh read shows it)" } else { "" };
-            let label = rollout.item.stage_label(approval.stage);
-            lines.push(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name));
-            Ok(lines)
+            Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))
         }
         Err(error) => {
             // Roll the routing back only when the Rollout is verifiably still waiting at the
             // step: approved (by this run or anyone), moved on, or unreadable, its routing stays.
-            if !still_paused_at(cluster, &live.rollouts, rollout).await {
-                keep(
-                    writer,
-                    &format!(
-                        "written and kept: Rollout {} is no longer paused at {} (approved?), so its routing stays",
-                        rollout.item.name,
-                        rollout.item.stage_label(approval.stage)
-                    ),
-                );
+            if !still_unapproved(cluster, &live.rollouts, rollout).await {
+                for key in keys {
+                    writer.keep(
+                        key,
+                        &format!(
+                            "written and kept: Rollout {} is no longer paused at {label} (approved?), so its routing stays",
+                            rollout.item.name
+                        ),
+                    );
+                }
             }
             Err(error)
         }
     }
 }
 
-/// Whether a fresh read shows the Rollout still paused at the step it was read at.
-async fn still_paused_at(cluster: &Cluster, resource: &Resource, rollout: &Located<Rollout>) -> bool {
+/// Whether a fresh read shows the Rollout not approved at the step it was read at: still at
+/// that step, before its approval (StepPaused, or the step started over). Approved there
+/// (StepReady), moved on, or unreadable: the approval may have landed.
+async fn still_unapproved(cluster: &Cluster, resource: &Resource, rollout: &Located<Rollout>) -> bool {
     let field = rollout.item.kind.status_field();
     match cluster.get(resource, &rollout.namespace, &rollout.item.name).await {
-        Ok(Some(fresh)) => {
-            let (now, then) = (&fresh["status"][field], &rollout.raw["status"][field]);
-            now["currentStepState"] == "StepPaused" && now["currentStepIndex"] == then["currentStepIndex"]
-        }
+        Ok(Some(fresh)) => not_approved(&fresh["status"][field], &rollout.raw["status"][field]),
         _ => false,
     }
+}
+
+/// `now` (a Rollout's canaryStatus or blueGreenStatus) is at the step `then` was at, before its
+/// approval.
+fn not_approved(now: &serde_json::Value, then: &serde_json::Value) -> bool {
+    let before_approval = ["StepUpgrade", "StepTrafficRouting", "StepMetricsAnalysis", "StepPaused"];
+    now["currentStepIndex"] == then["currentStepIndex"]
+        && now["currentStepState"].as_str().is_some_and(|state| before_approval.contains(&state))
 }
 
 /// What the next stage will change once its pods are ready, from the state just written.
@@ -478,6 +492,17 @@ fn preview_next(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routing_is_rolled_back_only_while_the_step_is_verifiably_unapproved() {
+        let status = |index: i64, state: &str| json!({"currentStepIndex": index, "currentStepState": state});
+        let then = status(2, "StepPaused");
+        assert!(not_approved(&status(2, "StepPaused"), &then));
+        assert!(not_approved(&status(2, "StepUpgrade"), &then), "the step started over");
+        assert!(!not_approved(&status(2, "StepReady"), &then), "approved");
+        assert!(!not_approved(&status(3, "StepUpgrade"), &then), "moved on");
+        assert!(!not_approved(&json!({}), &then), "finished");
+    }
 
     #[test]
     fn the_approval_carries_the_step_it_approves() {

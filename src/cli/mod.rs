@@ -137,7 +137,8 @@ pub struct ConnectionFlags {
     /// Group to impersonate for the operation (repeatable)
     #[arg(long = "as-group", global = true, value_name = "GROUP")]
     pub as_groups: Vec<String>,
-    /// Time limit for each request to the API server (e.g. 10s; 0 for none)
+    /// Time limit for each request to the API server, and for an exec credential plugin
+    /// (default: 30s a request, 60s a plugin; 0 for none)
     #[arg(long, global = true, value_parser = parse_duration, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }
@@ -150,7 +151,7 @@ impl ConnectionFlags {
             namespace: self.namespace.clone(),
             as_user: self.as_user.clone(),
             as_groups: self.as_groups.clone(),
-            request_timeout: self.request_timeout.filter(|t| !t.is_zero()),
+            request_timeout: self.request_timeout,
         }
     }
 }

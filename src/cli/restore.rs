@@ -8,19 +8,19 @@ use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question}
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
+use crate::model::Rollout;
 use crate::model::{ObjectKey, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::custom;
+use crate::scripts::ScriptCatalog;
+use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Permission, Resource};
 use crate::source::files;
 use crate::source::live::{Live, Selection};
 use crate::status::{self, Position};
 use crate::write::{self, Interrupt, Mode, Writer};
 use crate::yaml;
-use crate::scripts::ScriptCatalog;
-use crate::snapshot::Located;
-use crate::model::Rollout;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -315,7 +315,10 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
             let placement = match view.position {
                 Position::Drifted => shown
                     .and_then(|stage| stage.objects.iter().find(|o| o.key == key))
-                    .map(|o| Placement::Edited { label: shown.map(|s| s.label.clone()).unwrap_or_default(), expected: o.planned.clone() })
+                    .map(|o| Placement::Edited {
+                        label: shown.map(|s| s.label.clone()).unwrap_or_default(),
+                        expected: o.planned.clone(),
+                    })
                     .unwrap_or(Placement::Unchecked),
                 Position::Original | Position::AtStep { .. } => Placement::Placed,
             };

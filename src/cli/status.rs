@@ -129,9 +129,20 @@ impl Follower {
             self.wait().await?;
         }
         self.first = false;
-        let views = views(session, selection).await?;
+        // The deadline holds while a read is in flight too.
+        let reading = views(session, selection);
+        let views = match self.deadline {
+            Some(deadline) => {
+                tokio::time::timeout_at(deadline.into(), reading).await.map_err(|_| self.timed_out())??
+            }
+            None => reading.await?,
+        };
         self.show(&views)?;
         Ok(views)
+    }
+
+    fn timed_out(&self) -> Error {
+        Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout)))
     }
 
     async fn wait(&mut self) -> Result<(), Error> {
@@ -142,7 +153,7 @@ impl Follower {
             Some(deadline) => {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Err(Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout))));
+                    return Err(self.timed_out());
                 }
                 left.min(POLL)
             }

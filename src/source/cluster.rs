@@ -2,11 +2,16 @@
 //! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
+use super::exec_plugin::Credential;
+use super::retry::Retries;
 use crate::change::Request;
 use crate::error::{ApiFailure, Error};
 use crate::model::ObjectKey;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
@@ -16,12 +21,23 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+use tower::buffer::BufferLayer;
+use tower::retry::RetryLayer;
 
 /// The field manager named in writes.
 pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
 /// How long a discovery document stays fresh on disk (kubectl keeps its own for hours; plural
 /// names almost never change, and a 404 refreshes it early).
 const DISCOVERY_TTL: Duration = Duration::from_secs(600);
+
+/// The time limit of one request when `--request-timeout` is not given: long enough for any
+/// request this tool makes to a healthy (even slow, distant) API server, short enough that a
+/// server that never answers is reported while the user still waits for it.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The time limit of an exec credential plugin when `--request-timeout` is not given: some
+/// plugins log in interactively (a browser, a code to type).
+pub const DEFAULT_EXEC_PLUGIN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// From how many objects of one resource reading them is one LIST rather than a GET each.
 const LIST_FROM: usize = 4;
@@ -34,7 +50,21 @@ pub struct ConnectionArgs {
     pub namespace: Option<String>,
     pub as_user: Option<String>,
     pub as_groups: Vec<String>,
+    /// `--request-timeout`: `None` when not given ([`DEFAULT_REQUEST_TIMEOUT`]), zero for no
+    /// limit.
     pub request_timeout: Option<Duration>,
+}
+
+impl ConnectionArgs {
+    /// The time limit of one request; `None` for none.
+    pub fn request_limit(&self) -> Option<Duration> {
+        self.request_timeout.or(Some(DEFAULT_REQUEST_TIMEOUT)).filter(|t| !t.is_zero())
+    }
+
+    /// The time limit of the exec credential plugin; `None` for none.
+    fn exec_plugin_limit(&self) -> Option<Duration> {
+        self.request_timeout.or(Some(DEFAULT_EXEC_PLUGIN_TIMEOUT)).filter(|t| !t.is_zero())
+    }
 }
 
 #[derive(Clone)]
@@ -48,6 +78,8 @@ pub struct Cluster {
     pub user: Option<String>,
     /// The API server's URL, for messages.
     pub server: String,
+    /// The time limit of one request (for messages); `None` for none.
+    request_limit: Option<Duration>,
     discovery_dir: Option<PathBuf>,
     /// Discovery already read in this run, by `group/version`.
     discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
@@ -102,22 +134,46 @@ impl Cluster {
         if !args.as_groups.is_empty() {
             config.auth_info.impersonate_groups = Some(args.as_groups.clone());
         }
-        if let Some(timeout) = args.request_timeout {
-            config.connect_timeout = Some(timeout);
-            config.read_timeout = Some(timeout);
-            config.write_timeout = Some(timeout);
+        // The limit bounds each phase of a request: connecting, sending it, and every wait for
+        // the reply (hyper-timeout's read timeout restarts when data arrives, and, with
+        // reset_reader_on_write, when a request is sent on a pooled connection). A server that
+        // accepts and never answers is therefore given up on after the limit.
+        let request_limit = args.request_limit();
+        config.connect_timeout = request_limit;
+        config.read_timeout = request_limit;
+        config.write_timeout = request_limit;
+        config.reset_reader_on_write = true;
+        // Retries are ours (see super::retry): kube's retried for minutes, without a word.
+        config.default_retry = false;
+        if let Some(exec) = exec_plugin_to_run(&mut config.auth_info) {
+            match super::exec_plugin::run(&exec, args.exec_plugin_limit())? {
+                Credential::Token(token) => config.auth_info.token = Some(token.into()),
+                Credential::Certificate { certificate, key } => {
+                    // The kubeconfig's form: base64 of the PEM text.
+                    config.auth_info.client_certificate_data = Some(BASE64.encode(certificate));
+                    config.auth_info.client_key_data = Some(BASE64.encode(key).into());
+                }
+            }
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
         let discovery_dir = super::files::xdg_dir("XDG_CACHE_HOME", ".cache")
             .map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
-        let client = Client::try_from(config).map_err(|e| Error::Input(format!("connecting to the cluster: {e}")))?;
+        let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
+        // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
+        // (as kube's own Client puts in front of it) makes it one.
+        let builder = ClientBuilder::try_from(config)
+            .map_err(connecting)?
+            .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
+            .with_layer(&RetryLayer::new(Retries::default()));
+        let client = builder.build();
         Ok(Cluster {
             client,
             namespace,
             context,
             user: args.as_user.clone(),
             server,
+            request_limit,
             discovery_dir,
             discovered: Default::default(),
         })
@@ -288,17 +344,22 @@ impl Cluster {
         let name = key.name.as_str();
         let post = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
         let patch = PatchParams { dry_run, field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
-        let dynamic = |body: &Value| serde_json::from_value::<DynamicObject>(body.clone()).map_err(kube::Error::SerdeError);
+        let dynamic =
+            |body: &Value| serde_json::from_value::<DynamicObject>(body.clone()).map_err(kube::Error::SerdeError);
         let stored = |object: DynamicObject| Some(to_value(object));
         let (doing, sent) = match request {
-            Request::Create { body } => ("creating", async { api.create(&post, &dynamic(body)?).await }.await.map(stored)),
+            Request::Create { body } => {
+                ("creating", async { api.create(&post, &dynamic(body)?).await }.await.map(stored))
+            }
             Request::Replace { body } => {
                 ("updating", async { api.replace(name, &post, &dynamic(body)?).await }.await.map(stored))
             }
             Request::MergePatch { subresource: Some("status"), body } => {
                 ("patching the status of", api.patch_status(name, &patch, &Patch::Merge(body)).await.map(stored))
             }
-            Request::MergePatch { body, .. } => ("patching", api.patch(name, &patch, &Patch::Merge(body)).await.map(stored)),
+            Request::MergePatch { body, .. } => {
+                ("patching", api.patch(name, &patch, &Patch::Merge(body)).await.map(stored))
+            }
             Request::Delete { uid, resource_version } => {
                 let params = DeleteParams {
                     dry_run,
@@ -336,19 +397,32 @@ impl Cluster {
     }
 
     /// An API failure naming what was being done; one that never reached an answer names the
-    /// server too.
+    /// server too, and one that timed out the limit.
     fn failure(&self, doing: &str, error: kube::Error) -> Error {
         let failure = match error {
             kube::Error::Api(status) => {
-                ApiFailure { code: Some(status.code), reason: status.reason.clone(), message: status.message.clone() }
+                let failure = ApiFailure {
+                    code: Some(status.code),
+                    reason: status.reason.clone(),
+                    message: status.message.clone(),
+                };
+                return Error::Api { doing: doing.to_string(), failure };
             }
-            other => ApiFailure {
-                code: None,
-                reason: "no answer".into(),
-                message: format!("{} (at {})", describe_api_error(&other), self.server),
-            },
+            other if timed_out(&other) => {
+                let limit = self.request_limit.map(crate::time::human).unwrap_or_default();
+                ApiFailure {
+                    code: None,
+                    reason: "timed out".into(),
+                    message: format!(
+                        "timed out: no answer within {limit} (the request timeout: --request-timeout, {} by default; 0 for none)",
+                        crate::time::human(DEFAULT_REQUEST_TIMEOUT)
+                    ),
+                }
+            }
+            other => ApiFailure { code: None, reason: "no answer".into(), message: describe_api_error(&other) },
         };
-        Error::Api { doing: doing.to_string(), failure }
+        // A request that never got an answer names the server it was sent to.
+        Error::Api { doing: format!("{doing} at {}", self.server), failure }
     }
 }
 
@@ -408,6 +482,31 @@ fn pick(list: Value, resource: &Resource, names: &[&str]) -> Vec<Option<Value>> 
         found[*last] = Some(item);
     }
     found
+}
+
+/// How many requests may wait for the client at once (the commands make a few dozen at most).
+const REQUESTS_IN_FLIGHT: usize = 1024;
+
+/// The exec credential plugin kube would run for these credentials (none when the kubeconfig
+/// gives a password, a token or a token file, which kube prefers), taken out so that kube
+/// does not run it again.
+fn exec_plugin_to_run(auth: &mut kube::config::AuthInfo) -> Option<kube::config::ExecConfig> {
+    if auth.username.is_some() || auth.token.is_some() || auth.token_file.is_some() {
+        return None;
+    }
+    auth.exec.take()
+}
+
+/// Whether a request failed for lack of an answer in time (connecting, sending or waiting).
+fn timed_out(error: &kube::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::TimedOut) {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// The discovery cache folder of a server: its host, port and path (two clusters behind one

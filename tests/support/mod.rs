@@ -329,7 +329,12 @@ pub mod cluster {
 
     /// Kruise and Istio served, with this Rollout and the two gateway objects of `rollout()`.
     pub fn serving(rollout: Value) -> fake_apiserver::Builder {
-        FakeApiServer::builder().kruise_and_istio().object(rollout).object(virtual_service()).object(destination_rule())
+        FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .object(rollout)
+            .object(virtual_service())
+            .object(destination_rule())
     }
 
     pub fn vs(server: &FakeHandle) -> Value {
@@ -353,8 +358,24 @@ pub mod cluster {
             .run()
     }
 
-    /// The requests that changed something (SelfSubjectAccessReviews excluded).
+    /// The requests that changed something, other than the claim on a Rollout (a Lease) and
+    /// SelfSubjectAccessReviews.
     pub fn writes(server: &FakeHandle) -> Vec<String> {
-        server.writes().iter().map(|r| format!("{} {}", r.method, r.path)).collect()
+        routing_writes(server).iter().map(|r| format!("{} {}", r.method, r.path)).collect()
+    }
+
+    /// The logged writes other than the claim on a Rollout (a Lease).
+    pub fn routing_writes(server: &FakeHandle) -> Vec<fake_apiserver::LoggedRequest> {
+        server.writes().into_iter().filter(|r| !r.path.contains("/leases")).collect()
+    }
+
+    /// The writes to the claims (Leases).
+    pub fn claim_writes(server: &FakeHandle) -> Vec<String> {
+        server
+            .writes()
+            .iter()
+            .filter(|r| r.path.contains("/leases"))
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
     }
 }

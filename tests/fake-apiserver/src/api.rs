@@ -8,8 +8,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::discovery::Discovery;
-use crate::faults::{Faults, RequestFault, WriteFault};
-use crate::log::{LoggedRequest, SSAR_PATH, is_write};
+use crate::faults::{Faults, RequestInfo};
+use crate::log::{LoggedRequest, SSAR_PATH};
 use crate::rbac::{Attributes, DEFAULT_USER, Rule, denied};
 use crate::resource::ApiResourceDef;
 use crate::selector::Selector;
@@ -98,53 +98,46 @@ impl ApiRequest {
 }
 
 /// A response ready to send.
+#[derive(Clone)]
 pub(crate) struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
+    /// The `Retry-After` header, in seconds.
+    pub retry_after: Option<u64>,
 }
 
 impl Reply {
     fn json(status: u16, body: &Value) -> Self {
-        Self { status, body: body.to_string().into_bytes() }
+        Self { status, body: body.to_string().into_bytes(), retry_after: None }
     }
 }
 
 impl From<ApiError> for Reply {
     fn from(e: ApiError) -> Self {
-        Self::json(e.code, &e.body)
+        Self { retry_after: e.retry_after, ..Self::json(e.code, &e.body) }
     }
 }
 
-pub(crate) enum Outcome {
-    Reply(Reply),
-    /// Close the connection without answering.
-    Drop,
-}
-
-/// Handles one request against the state. Never blocks: latency is added by the caller.
-pub(crate) fn handle(config: &Config, state: &mut State, req: &ApiRequest) -> Outcome {
-    match state.faults.on_request() {
-        Some(RequestFault::Drop) => return Outcome::Drop,
-        Some(RequestFault::Fail(code)) => return Outcome::Reply(ApiError::injected(code).into()),
-        None => {}
-    }
+/// Serves one request against the store. Never blocks: faults and latency are the caller's.
+pub(crate) fn handle(config: &Config, store: &mut Store, req: &ApiRequest) -> Reply {
     let route = Route::parse(&config.resources, &req.path);
-    if is_write(&req.method, &req.path) {
-        let (edits, fault) = state.faults.on_write();
-        for edit in edits {
-            edit(&mut state.store);
-        }
-        if let Some(fault) = fault {
-            return Outcome::Reply(injected_write_fault(fault, &route, req).into());
-        }
-    }
-    let mut ctx = Context { config, store: &mut state.store, req };
-    Outcome::Reply(ctx.serve(route).unwrap_or_else(Reply::from))
+    let mut ctx = Context { config, store, req };
+    ctx.serve(route).unwrap_or_else(Reply::from)
 }
 
-fn injected_write_fault(fault: WriteFault, route: &Route, req: &ApiRequest) -> ApiError {
-    match (fault, route) {
-        (WriteFault::Conflict, Route::Resource(target)) => {
+/// What fault injection matches a request on.
+pub(crate) fn request_info<'a>(config: &Config, req: &'a ApiRequest) -> RequestInfo<'a> {
+    let attributes = match Route::parse(&config.resources, &req.path) {
+        Route::Resource(target) => target.attributes(req),
+        _ => None,
+    };
+    RequestInfo { method: &req.method, path: &req.path, attributes }
+}
+
+/// The 409 an injected conflict answers with: about the requested object when there is one.
+pub(crate) fn injected_conflict(config: &Config, req: &ApiRequest) -> Reply {
+    let error = match Route::parse(&config.resources, &req.path) {
+        Route::Resource(target) => {
             let name = target.name.clone().unwrap_or_else(|| {
                 // A create names its object in the body.
                 serde_json::from_slice::<Value>(&req.body)
@@ -154,9 +147,9 @@ fn injected_write_fault(fault: WriteFault, route: &Route, req: &ApiRequest) -> A
             });
             ApiError::modified(&target.def, &name)
         }
-        (WriteFault::Conflict, _) => ApiError::injected(409),
-        (WriteFault::Fail(code), _) => ApiError::injected(code),
-    }
+        _ => ApiError::injected(409, None),
+    };
+    error.into()
 }
 
 enum Route {
@@ -194,6 +187,35 @@ impl Target {
 
     fn subresource(&self) -> Option<&'static str> {
         self.status.then_some("status")
+    }
+
+    /// The authorization verb of `req` on this target; `None` for a method the resource
+    /// does not allow.
+    fn verb(&self, req: &ApiRequest) -> Option<&'static str> {
+        let named = self.name.is_some();
+        Some(match (req.method.as_str(), named) {
+            ("GET", false) if matches!(req.param("watch"), Some("true" | "1")) => "watch",
+            ("GET", false) => "list",
+            ("GET", true) => "get",
+            ("POST", false) if self.namespace.is_some() || !self.def.namespaced => "create",
+            ("PUT", true) => "update",
+            ("PATCH", true) => "patch",
+            ("DELETE", true) if !self.status => "delete",
+            _ => return None,
+        })
+    }
+
+    /// What the authorizer sees of `req`; `None` for a method the resource does not allow.
+    fn attributes(&self, req: &ApiRequest) -> Option<Attributes> {
+        Some(Attributes {
+            user: req.user().to_owned(),
+            verb: self.verb(req)?.into(),
+            group: self.def.group.clone(),
+            resource: self.def.plural.clone(),
+            subresource: self.subresource().unwrap_or_default().into(),
+            namespace: self.namespace().into(),
+            name: self.name().into(),
+        })
     }
 }
 
@@ -307,30 +329,11 @@ impl Context<'_> {
     }
 
     fn serve_resource(&mut self, t: &Target) -> Result<Reply, ApiError> {
-        let named = t.name.is_some();
-        let verb = match (self.req.method.as_str(), named) {
-            ("GET", false) if matches!(self.req.param("watch"), Some("true" | "1")) => "watch",
-            ("GET", false) => "list",
-            ("GET", true) => "get",
-            ("POST", false) if t.namespace.is_some() || !t.def.namespaced => "create",
-            ("PUT", true) => "update",
-            ("PATCH", true) => "patch",
-            ("DELETE", true) if !t.status => "delete",
-            _ => return Err(ApiError::method_not_allowed()),
-        };
-        let attributes = Attributes {
-            user: self.req.user().to_owned(),
-            verb: verb.into(),
-            group: t.def.group.clone(),
-            resource: t.def.plural.clone(),
-            subresource: t.subresource().unwrap_or_default().into(),
-            namespace: t.namespace().into(),
-            name: t.name().into(),
-        };
+        let attributes = t.attributes(self.req).ok_or_else(ApiError::method_not_allowed)?;
         if denied(&self.config.rules, &attributes) {
             return Err(ApiError::forbidden(&t.def.group, &t.def.plural, t.name(), &attributes.forbidden_message()));
         }
-        match verb {
+        match attributes.verb.as_str() {
             "get" => self.get(t),
             "list" => self.list(t, false),
             "watch" => self.list(t, true),
@@ -365,7 +368,7 @@ impl Context<'_> {
                 .into_iter()
                 .map(|object| format!("{}\n", json!({ "type": "ADDED", "object": object })))
                 .collect::<String>();
-            return Ok(Reply { status: 200, body: body.into_bytes() });
+            return Ok(Reply { status: 200, body: body.into_bytes(), retry_after: None });
         }
         let mut metadata = json!({ "resourceVersion": self.store.resource_version() });
         if let Some((namespace, name)) = self.req.param("continue").and_then(|c| c.split_once('/')) {
@@ -436,8 +439,8 @@ impl Context<'_> {
         check_name(&object, t.name(), t.namespace())?;
         let old = self.stored(t)?;
         match object["metadata"]["resourceVersion"].as_str().unwrap_or_default() {
-            // Custom resources refuse unconditional updates; core types allow them.
-            "" if def.is_custom() => {
+            // Custom resources (and a few built-in types) refuse unconditional updates.
+            "" if !def.unconditional_update => {
                 return Err(ApiError::invalid(
                     def,
                     t.name(),
@@ -575,8 +578,10 @@ impl Context<'_> {
         self.store.stamp_new(def, object);
     }
 
-    /// Mutating admission: the main resource only, as webhooks registered without subresources.
+    /// Defaulting, then mutating admission (the main resource only, as webhooks registered
+    /// without subresources).
     fn mutate(&self, t: &Target, object: &mut Value) {
+        t.def.apply_defaults(object);
         if !t.status {
             self.config.mutations.iter().for_each(|hook| hook(&t.def.plural, object));
         }
@@ -652,14 +657,14 @@ impl Context<'_> {
         // Custom resources have no strategic merge patch. For the core types served here
         // (ConfigMap) a strategic merge patch behaves as a JSON merge patch.
         let mut accepted = vec!["application/json-patch+json", "application/merge-patch+json"];
-        if !def.is_custom() {
+        if !def.custom {
             accepted.push("application/strategic-merge-patch+json");
         }
         accepted.push("application/apply-patch+yaml");
         match self.req.media_type().as_deref() {
             Some("application/json-patch+json") => Ok(PatchKind::Json),
             Some("application/merge-patch+json") => Ok(PatchKind::Merge),
-            Some("application/strategic-merge-patch+json") if !def.is_custom() => Ok(PatchKind::Merge),
+            Some("application/strategic-merge-patch+json") if !def.custom => Ok(PatchKind::Merge),
             Some("application/apply-patch+yaml") => Ok(PatchKind::Apply),
             _ => Err(ApiError::unsupported_media_type(&accepted)),
         }

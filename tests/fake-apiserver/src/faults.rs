@@ -1,84 +1,207 @@
 //! Fault injection, armed from the test through [`crate::FakeHandle`].
 //!
-//! Requests and writes are counted in arrival order; "the k-th from now" is 1-based, so
-//! `k = 1` is the next one.
+//! Every armed fault selects requests ([`Requests`]), counts the ones it selects from the
+//! moment it is armed, and hits some of them: "the k-th from now" is 1-based, so `k = 1` is
+//! the next one. A hit applies the fault's [`Effect`] before the request is served (nothing
+//! is stored) or after (the write is stored, but the client does not learn it). When several
+//! faults hit one request, they apply in the order they were armed, and the first one that
+//! answers (or withholds the answer) decides the reply.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
+
+use crate::log::is_write;
+use crate::rbac::{Attributes, Rule};
 use crate::store::Store;
 
-/// A mutation run against the store right before a write is handled.
+/// A mutation run against the store right before or after a write is handled.
 pub(crate) type StoreEdit = Box<dyn FnOnce(&mut Store) + Send>;
 
-/// What to do with one particular request instead of serving it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RequestFault {
-    /// Answer with this status code and a matching Status body.
-    Fail(u16),
-    /// Close the connection without a response.
-    Drop,
+/// Which requests a fault counts.
+#[derive(Clone, Debug)]
+pub enum Requests {
+    /// Every request, discovery and access reviews included.
+    All,
+    /// POST, PUT, PATCH and DELETE, except SelfSubjectAccessReviews (see
+    /// [`crate::LoggedRequest::is_write`]).
+    Writes,
+    /// Requests for served resources that `rule` matches, as a deny rule would (so a rule
+    /// selects by verb, resource, subresource, namespace, name and user).
+    Matching(Rule),
 }
 
-/// What to do with a write instead of serving it.
+/// When a fault applies to the request it hits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WriteFault {
+pub enum Stage {
+    /// Before the request is served: a write is not stored.
+    BeforeStore,
+    /// After the request is served: a write is stored, the client just does not hear it.
+    AfterStore,
+}
+
+/// What happens to the reply of a request a fault hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyFault {
+    /// The connection is closed without a response.
+    Lost,
+    /// `200 OK` with the first half of the real body: truncated, invalid JSON.
+    Garbled,
+    /// No response ever: the connection stays open until the client gives up or the server
+    /// stops.
+    NeverSent,
+}
+
+/// What a fault does to a request it hits.
+#[derive(Clone, Debug)]
+pub(crate) enum Effect {
+    /// Answer with this status code and the Status body the apiserver sends for it, with a
+    /// `Retry-After` header (and `details.retryAfterSeconds`) when given.
+    Status {
+        code: u16,
+        retry_after: Option<u64>,
+    },
+    /// Answer 409 "the object has been modified" for the requested object.
     Conflict,
-    Fail(u16),
+    Reply(ReplyFault),
+    /// Hold the request until the test releases it.
+    Hold(Arc<PauseShared>),
+}
+
+impl Effect {
+    /// Whether the effect decides the reply (anything but a hold, which only delays it).
+    fn answers(&self) -> bool {
+        !matches!(self, Effect::Hold(_))
+    }
+}
+
+/// What the server knows of a request when faults are matched.
+pub(crate) struct RequestInfo<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    /// The authorization attributes, for requests to served resources.
+    pub attributes: Option<Attributes>,
+}
+
+impl Requests {
+    fn selects(&self, request: &RequestInfo) -> bool {
+        match self {
+            Requests::All => true,
+            Requests::Writes => is_write(request.method, request.path),
+            Requests::Matching(rule) => request.attributes.as_ref().is_some_and(|a| rule.matches(a)),
+        }
+    }
+}
+
+struct Armed {
+    requests: Requests,
+    /// Selected requests seen since the fault was armed.
+    seen: u64,
+    /// The first selected request it hits (1-based).
+    from: u64,
+    /// Hits left; `None` until cleared.
+    hits_left: Option<u64>,
+    stage: Stage,
+    effect: Effect,
+}
+
+/// The effects that hit one request, and the store edits to run around it.
+#[derive(Default)]
+pub(crate) struct Hits {
+    pub before: Vec<Effect>,
+    pub after: Vec<Effect>,
+    pub edits_before: Vec<StoreEdit>,
+    pub edits_after: Vec<StoreEdit>,
+}
+
+impl Hits {
+    /// The effects of `stage` that apply: every hold up to and including the first effect
+    /// that answers.
+    pub fn at(&mut self, stage: Stage) -> Vec<Effect> {
+        let effects = std::mem::take(match stage {
+            Stage::BeforeStore => &mut self.before,
+            Stage::AfterStore => &mut self.after,
+        });
+        let mut applied = Vec::new();
+        for effect in effects {
+            let answers = effect.answers();
+            applied.push(effect);
+            if answers {
+                break;
+            }
+        }
+        applied
+    }
 }
 
 #[derive(Default)]
 pub(crate) struct Faults {
-    requests_seen: u64,
     writes_seen: u64,
-    request_faults: BTreeMap<u64, RequestFault>,
-    write_edits: BTreeMap<u64, Vec<StoreEdit>>,
-    conflicts_left: usize,
-    failures_left: usize,
-    failure_code: u16,
+    armed: Vec<Armed>,
+    edits_before: BTreeMap<u64, Vec<StoreEdit>>,
+    edits_after: BTreeMap<u64, Vec<StoreEdit>>,
 }
 
 impl Faults {
-    pub fn request_fault(&mut self, k: usize, fault: RequestFault) {
-        let index = self.requests_seen + nth(k);
-        self.request_faults.insert(index, fault);
+    /// Arms `effect` for the `k`-th selected request from now.
+    pub fn once(&mut self, requests: Requests, k: usize, stage: Stage, effect: Effect) {
+        self.arm(requests, nth(k), Some(1), stage, effect);
+    }
+
+    /// Arms `effect` for the next `n` selected requests, or all of them until cleared.
+    pub fn repeat(&mut self, requests: Requests, n: Option<usize>, stage: Stage, effect: Effect) {
+        self.arm(requests, 1, n.map(|n| n as u64), stage, effect);
+    }
+
+    fn arm(&mut self, requests: Requests, from: u64, hits_left: Option<u64>, stage: Stage, effect: Effect) {
+        self.armed.push(Armed { requests, seen: 0, from, hits_left, stage, effect });
+    }
+
+    /// Disarms every fault and pending store edit. Requests already held or hanging stay so.
+    pub fn clear(&mut self) {
+        self.armed.clear();
+        self.edits_before.clear();
+        self.edits_after.clear();
     }
 
     pub fn before_write(&mut self, k: usize, edit: StoreEdit) {
-        let index = self.writes_seen + nth(k);
-        self.write_edits.entry(index).or_default().push(edit);
+        self.edits_before.entry(self.writes_seen + nth(k)).or_default().push(edit);
     }
 
-    pub fn conflict_next_writes(&mut self, n: usize) {
-        self.conflicts_left = n;
+    pub fn after_write(&mut self, k: usize, edit: StoreEdit) {
+        self.edits_after.entry(self.writes_seen + nth(k)).or_default().push(edit);
     }
 
-    pub fn fail_next_writes(&mut self, n: usize, code: u16) {
-        self.failures_left = n;
-        self.failure_code = code;
-    }
-
-    /// Counts an arriving request; returns the fault armed for it, if any.
-    pub fn on_request(&mut self) -> Option<RequestFault> {
-        self.requests_seen += 1;
-        self.request_faults.remove(&self.requests_seen)
-    }
-
-    /// Counts an arriving write; returns the store edits to run first and the fault to
-    /// answer with instead of handling the write, if any. Failures are consumed before
-    /// conflicts.
-    pub fn on_write(&mut self) -> (Vec<StoreEdit>, Option<WriteFault>) {
-        self.writes_seen += 1;
-        let edits = self.write_edits.remove(&self.writes_seen).unwrap_or_default();
-        let fault = if self.failures_left > 0 {
-            self.failures_left -= 1;
-            Some(WriteFault::Fail(self.failure_code))
-        } else if self.conflicts_left > 0 {
-            self.conflicts_left -= 1;
-            Some(WriteFault::Conflict)
-        } else {
-            None
-        };
-        (edits, fault)
+    /// Counts an arriving request; returns what hits it.
+    pub fn on_request(&mut self, request: &RequestInfo) -> Hits {
+        let mut hits = Hits::default();
+        if is_write(request.method, request.path) {
+            self.writes_seen += 1;
+            hits.edits_before = self.edits_before.remove(&self.writes_seen).unwrap_or_default();
+            hits.edits_after = self.edits_after.remove(&self.writes_seen).unwrap_or_default();
+        }
+        for armed in &mut self.armed {
+            if !armed.requests.selects(request) {
+                continue;
+            }
+            armed.seen += 1;
+            if armed.seen < armed.from {
+                continue;
+            }
+            match &mut armed.hits_left {
+                Some(0) => continue,
+                Some(left) => *left -= 1,
+                None => {}
+            }
+            match armed.stage {
+                Stage::BeforeStore => hits.before.push(armed.effect.clone()),
+                Stage::AfterStore => hits.after.push(armed.effect.clone()),
+            }
+        }
+        self.armed.retain(|a| a.hits_left != Some(0));
+        hits
     }
 }
 
@@ -87,29 +210,153 @@ fn nth(k: usize) -> u64 {
     k as u64
 }
 
+/// A request held by the server until the test releases it: the test can wait until the
+/// request is held, act (send a signal to the client, say), then let it go on. Dropping the
+/// pause releases it, so a test never leaves a request held.
+#[derive(Debug)]
+#[must_use = "dropping the pause releases it"]
+pub struct Pause {
+    shared: Arc<PauseShared>,
+}
+
+/// The server's side of a [`Pause`].
+#[derive(Debug)]
+pub(crate) struct PauseShared {
+    /// Requests held so far.
+    held: Mutex<usize>,
+    arrived: Condvar,
+    released: watch::Sender<bool>,
+}
+
+impl Pause {
+    pub(crate) fn new() -> Self {
+        let shared = PauseShared { held: Mutex::new(0), arrived: Condvar::new(), released: watch::Sender::new(false) };
+        Self { shared: Arc::new(shared) }
+    }
+
+    /// The effect that holds requests at this pause.
+    pub(crate) fn effect(&self) -> Effect {
+        Effect::Hold(self.shared.clone())
+    }
+
+    /// Waits until a request is held (at most `timeout`); returns whether one is.
+    pub fn wait_until_held(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut held = self.shared.held.lock().unwrap_or_else(PoisonError::into_inner);
+        while *held == 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            held = self.shared.arrived.wait_timeout(held, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        true
+    }
+
+    /// Lets held requests (and any that reach the pause later) go on.
+    pub fn release(&self) {
+        self.shared.released.send_replace(true);
+    }
+}
+
+impl Drop for Pause {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl PauseShared {
+    /// Holds the calling request until released.
+    pub(crate) async fn hold(&self) {
+        let mut released = self.released.subscribe();
+        *self.held.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.arrived.notify_all();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = released.wait_for(|released| *released).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn positions_are_relative_to_now() {
-        let mut f = Faults::default();
-        f.on_request();
-        f.request_fault(2, RequestFault::Drop);
-        assert_eq!(f.on_request(), None);
-        assert_eq!(f.on_request(), Some(RequestFault::Drop));
-        assert_eq!(f.on_request(), None);
+    fn request<'a>(method: &'a str, path: &'a str) -> RequestInfo<'a> {
+        RequestInfo { method, path, attributes: None }
+    }
+
+    fn status(code: u16) -> Effect {
+        Effect::Status { code, retry_after: None }
+    }
+
+    fn codes(effects: &[Effect]) -> Vec<u16> {
+        effects
+            .iter()
+            .map(|e| match e {
+                Effect::Status { code, .. } => *code,
+                Effect::Conflict => 409,
+                _ => 0,
+            })
+            .collect()
     }
 
     #[test]
-    fn write_faults_are_consumed_in_order() {
+    fn positions_are_relative_to_now_and_count_selected_requests() {
         let mut f = Faults::default();
-        f.conflict_next_writes(1);
-        f.fail_next_writes(1, 500);
-        f.before_write(3, Box::new(|_| {}));
-        assert_eq!(f.on_write().1, Some(WriteFault::Fail(500)));
-        assert_eq!(f.on_write().1, Some(WriteFault::Conflict));
-        let (edits, fault) = f.on_write();
-        assert_eq!((edits.len(), fault), (1, None));
+        f.on_request(&request("GET", "/api"));
+        f.once(Requests::Writes, 2, Stage::AfterStore, Effect::Reply(ReplyFault::Lost));
+        f.once(Requests::All, 2, Stage::BeforeStore, status(500));
+        assert!(f.on_request(&request("PUT", "/x")).after.is_empty());
+        let second = f.on_request(&request("GET", "/x"));
+        assert_eq!((codes(&second.before), second.after.len()), (vec![500], 0));
+        let hit = f.on_request(&request("PATCH", "/x"));
+        assert!(matches!(hit.after[..], [Effect::Reply(ReplyFault::Lost)]));
+        assert!(f.armed.is_empty(), "spent faults are disarmed");
+    }
+
+    #[test]
+    fn repeated_faults_hit_n_times_or_until_cleared() {
+        let mut f = Faults::default();
+        f.repeat(Requests::Writes, Some(2), Stage::BeforeStore, status(503));
+        f.repeat(Requests::Writes, None, Stage::BeforeStore, Effect::Conflict);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(codes(&f.on_request(&request("PUT", "/x")).at(Stage::BeforeStore)));
+        }
+        // The storm armed first answers while it lasts; the endless conflicts then take over.
+        assert_eq!(seen, [vec![503], vec![503], vec![409]]);
+        f.clear();
+        assert!(f.on_request(&request("PUT", "/x")).before.is_empty());
+    }
+
+    #[test]
+    fn holds_come_before_the_effect_that_answers() {
+        let mut f = Faults::default();
+        let pause = Pause::new();
+        f.once(Requests::Writes, 1, Stage::BeforeStore, pause.effect());
+        f.once(Requests::Writes, 1, Stage::BeforeStore, status(500));
+        f.once(Requests::Writes, 1, Stage::BeforeStore, status(503));
+        let applied = f.on_request(&request("POST", "/x")).at(Stage::BeforeStore);
+        assert!(matches!(applied[0], Effect::Hold(_)));
+        assert_eq!(codes(&applied[1..]), [500]);
+    }
+
+    #[test]
+    fn store_edits_run_around_the_kth_write() {
+        let mut f = Faults::default();
+        f.before_write(2, Box::new(|_| {}));
+        f.after_write(1, Box::new(|_| {}));
+        let first = f.on_request(&request("PUT", "/x"));
+        assert_eq!((first.edits_before.len(), first.edits_after.len()), (0, 1));
+        f.on_request(&request("GET", "/x"));
+        assert_eq!(f.on_request(&request("DELETE", "/x")).edits_before.len(), 1);
+    }
+
+    #[test]
+    fn a_pause_is_released_when_the_test_drops_it() {
+        let pause = Pause::new();
+        let Effect::Hold(armed) = pause.effect() else { unreachable!() };
+        assert!(!pause.wait_until_held(Duration::from_millis(10)));
+        drop(pause);
+        assert!(*armed.released.borrow());
     }
 }

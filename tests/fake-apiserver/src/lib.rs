@@ -30,6 +30,23 @@
 //! assert!(server.writes().is_empty());
 //! ```
 //!
+//! Faults are armed on the handle while the server runs, for the next or the k-th request
+//! that a [`Requests`] selects (all, writes, or those a [`Rule`] matches), and apply before
+//! the request is served or after it (a write stored, its outcome unknown to the client):
+//! - [`FakeHandle::reply_fault`]: the reply lost (connection closed), garbled (a 200 with
+//!   truncated JSON) or never sent ([`ReplyFault`]); [`FakeHandle::hang_all`]: a server that
+//!   never answers again;
+//! - [`FakeHandle::storm`]: 429/503 with `Retry-After` for the next N requests or until
+//!   [`FakeHandle::clear_faults`]; `fail_next_writes`, `fail_request`, `conflict_next_writes`;
+//! - [`FakeHandle::pause`]: hold a request until the test releases it, and wait until it is
+//!   held (to signal the client exactly between two writes);
+//! - [`FakeHandle::before_write`] / [`FakeHandle::after_write`]: a second writer's edit of
+//!   the store around the k-th write;
+//! - [`Builder::latency_between`]: a seeded random delay per request, for races.
+//!
+//! Besides Kruise and Istio ([`kruise_and_istio`]), it serves Leases, Ingresses and HTTPRoutes
+//! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults.
+//!
 //! Authentication is not checked (kubectl sends no bearer token over plain HTTP); the
 //! `Authorization` header is logged. The user is `fake-user`, or the `Impersonate-User`
 //! header when sent.
@@ -57,16 +74,18 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 pub use api::AdmissionRequest;
+pub use faults::{Pause, ReplyFault, Requests, Stage};
 pub use log::{LoggedRequest, count_round_trips};
 pub use rbac::{DEFAULT_USER, Rule};
 pub use resource::{
-    ApiResourceDef, configmaps, destinationrules, kruise_and_istio, rollouts, trafficroutings, virtualservices,
+    ApiResourceDef, Defaults, configmaps, destinationrules, gateway_ingress_and_leases, httproutes, ingresses,
+    kruise_and_istio, leases, rollouts, trafficroutings, virtualservices,
 };
 pub use store::Store;
 
 use api::{AdmissionHook, Config, MutatingHook, RequestObserver, State};
-use faults::{Faults, RequestFault};
-use server::Shared;
+use faults::{Effect, Faults};
+use server::{Latency, Shared};
 
 /// Entry point: `FakeApiServer::builder()...start()`.
 pub struct FakeApiServer;
@@ -86,7 +105,7 @@ pub struct Builder {
     rules: Vec<Rule>,
     webhooks: Vec<(String, AdmissionHook)>,
     mutations: Vec<MutatingHook>,
-    latency: Duration,
+    latency: (Duration, Duration, u64),
     port: u16,
     on_request: Option<RequestObserver>,
 }
@@ -169,7 +188,15 @@ impl Builder {
 
     /// Delays every response by `latency` (without blocking other requests).
     pub fn latency(mut self, latency: Duration) -> Self {
-        self.latency = latency;
+        self.latency = (latency, latency, 0);
+        self
+    }
+
+    /// Delays every response by a time drawn from `min..=max` (to the microsecond), from a
+    /// generator seeded with `seed`: the same seed draws the same delays in the same request
+    /// order, so a race that fails can be replayed. For race tests of concurrent clients.
+    pub fn latency_between(mut self, min: Duration, max: Duration, seed: u64) -> Self {
+        self.latency = (min, max, seed);
         self
     }
 
@@ -222,7 +249,7 @@ impl Builder {
                 on_request: self.on_request,
                 address: address.to_string(),
             },
-            latency: self.latency,
+            latency: Latency { min: self.latency.0, max: self.latency.1, state: Mutex::new(self.latency.2) },
             state: Mutex::new(State { store, faults: Faults::default(), log: Vec::new() }),
             started,
         });
@@ -357,33 +384,104 @@ preferences: {{}}
     /// The next `n` writes answer 409 Conflict (the usual "object has been modified"
     /// Status) without being applied, whatever their resourceVersion.
     ///
-    /// For all write faults, a write is any POST, PUT, PATCH or DELETE except
-    /// SelfSubjectAccessReviews, counted when it arrives (before authorization).
+    /// Faults count requests from the moment they are armed, in arrival order; positions are
+    /// 1-based (`k = 1` is the next one). A write is any POST, PUT, PATCH or DELETE except
+    /// SelfSubjectAccessReviews. When several faults hit one request they apply in the order
+    /// they were armed: holds first wait, then the first other fault decides the reply.
     pub fn conflict_next_writes(&self, n: usize) {
-        self.shared.lock().faults.conflict_next_writes(n);
+        self.shared.lock().faults.repeat(Requests::Writes, Some(n), Stage::BeforeStore, Effect::Conflict);
     }
 
     /// Runs `edit` on the store right before the `k`-th write from now (1 = the next) is
-    /// handled, e.g. another actor modifying the object so the write genuinely conflicts.
+    /// handled, as another client writing between two of the client's writes (after any reads
+    /// in between), so the `k`-th write genuinely conflicts.
     /// The server's state is locked meanwhile: `edit` must not call back into this handle.
     pub fn before_write(&self, k: usize, edit: impl FnOnce(&mut Store) + Send + 'static) {
         self.shared.lock().faults.before_write(k, Box::new(edit));
     }
 
-    /// The next `n` writes fail with `status` (e.g. 500 InternalError) without being
-    /// applied. Takes precedence over [`FakeHandle::conflict_next_writes`].
+    /// Runs `edit` on the store right after the `k`-th write from now is handled (stored or
+    /// refused), before its reply is sent: another client's edit lands before the client can
+    /// read anything again.
+    pub fn after_write(&self, k: usize, edit: impl FnOnce(&mut Store) + Send + 'static) {
+        self.shared.lock().faults.after_write(k, Box::new(edit));
+    }
+
+    /// The next `n` writes fail with `status` (e.g. 500 InternalError) without being applied.
     pub fn fail_next_writes(&self, n: usize, status: u16) {
-        self.shared.lock().faults.fail_next_writes(n, status);
+        let effect = Effect::Status { code: status, retry_after: None };
+        self.shared.lock().faults.repeat(Requests::Writes, Some(n), Stage::BeforeStore, effect);
     }
 
     /// The `k`-th request from now (1 = the next, any method) fails with `status`.
     pub fn fail_request(&self, k: usize, status: u16) {
-        self.shared.lock().faults.request_fault(k, RequestFault::Fail(status));
+        let effect = Effect::Status { code: status, retry_after: None };
+        self.shared.lock().faults.once(Requests::All, k, Stage::BeforeStore, effect);
     }
 
-    /// The `k`-th request from now gets no response: the connection is closed.
+    /// The `k`-th request from now gets no response: the connection is closed before the
+    /// request is served.
     pub fn drop_connection_on_request(&self, k: usize) {
-        self.shared.lock().faults.request_fault(k, RequestFault::Drop);
+        self.reply_fault(Requests::All, k, Stage::BeforeStore, ReplyFault::Lost);
+    }
+
+    /// The `k`-th request selected by `requests` from now gets `fault` instead of its reply,
+    /// before it is served (nothing is stored) or after (a write is stored, and the client
+    /// cannot know it).
+    ///
+    /// ```no_run
+    /// # let server = fake_apiserver::FakeApiServer::builder().start();
+    /// use fake_apiserver::{ReplyFault, Requests, Rule, Stage};
+    /// // The status patch is applied, but its reply is lost.
+    /// let status_patch = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    /// server.reply_fault(status_patch, 1, Stage::AfterStore, ReplyFault::Lost);
+    /// ```
+    pub fn reply_fault(&self, requests: Requests, k: usize, stage: Stage, fault: ReplyFault) {
+        self.shared.lock().faults.once(requests, k, stage, Effect::Reply(fault));
+    }
+
+    /// From now on no request is ever answered (until [`FakeHandle::clear_faults`]; requests
+    /// already hanging stay so): a server that accepts connections and never replies.
+    pub fn hang_all(&self) {
+        let effect = Effect::Reply(ReplyFault::NeverSent);
+        self.shared.lock().faults.repeat(Requests::All, None, Stage::BeforeStore, effect);
+    }
+
+    /// A storm: the next `count` requests selected by `requests` (`None`: all of them until
+    /// [`FakeHandle::clear_faults`]) answer `status` (429 TooManyRequests, 503
+    /// ServiceUnavailable, ...) with the apiserver's Status body, unserved. With
+    /// `retry_after` (seconds) the reply has a `Retry-After` header and
+    /// `details.retryAfterSeconds`, as the apiserver's overload protection sends.
+    pub fn storm(&self, requests: Requests, count: Option<usize>, status: u16, retry_after: Option<u64>) {
+        let effect = Effect::Status { code: status, retry_after };
+        self.shared.lock().faults.repeat(requests, count, Stage::BeforeStore, effect);
+    }
+
+    /// Holds the `k`-th request selected by `requests` from now, before it is served or after
+    /// (with its reply ready), until the returned [`Pause`] is released or dropped. A test
+    /// waits with [`Pause::wait_until_held`] to act exactly between two writes:
+    ///
+    /// ```no_run
+    /// # let server = fake_apiserver::FakeApiServer::builder().start();
+    /// # let mut cli = std::process::Command::new("true").spawn().unwrap();
+    /// use fake_apiserver::{Requests, Stage};
+    /// use std::time::Duration;
+    /// let second_write = server.pause(Requests::Writes, 2, Stage::BeforeStore);
+    /// // ... start the CLI ...
+    /// assert!(second_write.wait_until_held(Duration::from_secs(30)));
+    /// // ... send it SIGTERM: the first write is stored, the second not yet ...
+    /// second_write.release();
+    /// ```
+    pub fn pause(&self, requests: Requests, k: usize, stage: Stage) -> Pause {
+        let pause = Pause::new();
+        self.shared.lock().faults.once(requests, k, stage, pause.effect());
+        pause
+    }
+
+    /// Disarms every fault and pending store edit. Requests already held, hanging or delayed
+    /// are not affected.
+    pub fn clear_faults(&self) {
+        self.shared.lock().faults.clear();
     }
 }
 

@@ -2,6 +2,8 @@
 
 use std::cmp::Ordering;
 
+use serde_json::{Value, json};
+
 /// One served group/version/kind, as a CRD version or a built-in type would register it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiResourceDef {
@@ -16,6 +18,30 @@ pub struct ApiResourceDef {
     /// Serve `<plural>/status`; writes to the main resource then leave `.status` alone.
     pub status_subresource: bool,
     pub short_names: Vec<String>,
+    /// A custom resource (CRD): no strategic merge patch. Defaults to a non-core group.
+    pub custom: bool,
+    /// `metadata.generation` is set on create and moves on with every change outside
+    /// metadata (and status, when it is a subresource). Defaults to `custom`.
+    pub tracks_generation: bool,
+    /// A PUT without `metadata.resourceVersion` is accepted (most built-in types); custom
+    /// resources refuse it. Defaults to `!custom`.
+    pub unconditional_update: bool,
+    /// Defaults the API server fills in on every write.
+    pub defaults: Defaults,
+}
+
+/// The defaults the API server gives objects of a kind, as its defaulting functions or a CRD's
+/// schema `default`s do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Defaults {
+    #[default]
+    None,
+    /// `networking.k8s.io/v1` Ingress: `status.loadBalancer: {}`.
+    Ingress,
+    /// Gateway API HTTPRoute's schema defaults: parentRefs' group and kind, a catch-all rule
+    /// and match (`PathPrefix /`), header and query matches `Exact`, backendRefs' group,
+    /// kind and weight.
+    HttpRoute,
 }
 
 impl ApiResourceDef {
@@ -31,6 +57,10 @@ impl ApiResourceDef {
             namespaced: true,
             status_subresource: false,
             short_names: Vec::new(),
+            custom: !group.is_empty(),
+            tracks_generation: !group.is_empty(),
+            unconditional_update: group.is_empty(),
+            defaults: Defaults::None,
         }
     }
 
@@ -49,12 +79,6 @@ impl ApiResourceDef {
         if self.group.is_empty() { self.kind.clone() } else { format!("{}.{}", self.kind, self.group) }
     }
 
-    /// Custom resources follow the CRD registry rules (generation tracking, mandatory
-    /// resourceVersion on update, no strategic merge patch); core types do not.
-    pub(crate) fn is_custom(&self) -> bool {
-        !self.group.is_empty()
-    }
-
     fn with_status(mut self) -> Self {
         self.status_subresource = true;
         self
@@ -63,6 +87,72 @@ impl ApiResourceDef {
     fn with_short_names(mut self, names: &[&str]) -> Self {
         self.short_names = names.iter().map(|n| (*n).to_owned()).collect();
         self
+    }
+
+    /// A type built into kube-apiserver (strategic merge patch served).
+    fn built_in(mut self, tracks_generation: bool, unconditional_update: bool) -> Self {
+        self.custom = false;
+        self.tracks_generation = tracks_generation;
+        self.unconditional_update = unconditional_update;
+        self
+    }
+
+    /// Fills in what the API server defaults in `object` (a whole object of this kind).
+    pub(crate) fn apply_defaults(&self, object: &mut Value) {
+        match self.defaults {
+            Defaults::None => {}
+            Defaults::Ingress => {
+                if !object["status"]["loadBalancer"].is_object() {
+                    object["status"]["loadBalancer"] = json!({});
+                }
+            }
+            Defaults::HttpRoute => default_http_route(&mut object["spec"]),
+        }
+    }
+}
+
+/// The `default`s of the HTTPRoute CRD's schema (Gateway API v1.x standard channel).
+fn default_http_route(spec: &mut Value) {
+    if !spec.is_object() {
+        return;
+    }
+    for parent in items(spec, "parentRefs") {
+        default_field(parent, "group", json!("gateway.networking.k8s.io"));
+        default_field(parent, "kind", json!("Gateway"));
+    }
+    let catch_all = json!({ "path": { "type": "PathPrefix", "value": "/" } });
+    default_field(spec, "rules", json!([{ "matches": [catch_all.clone()] }]));
+    for rule in items(spec, "rules") {
+        default_field(rule, "matches", json!([catch_all.clone()]));
+        for m in items(rule, "matches") {
+            default_field(m, "path", json!({}));
+            default_field(&mut m["path"], "type", json!("PathPrefix"));
+            default_field(&mut m["path"], "value", json!("/"));
+            for list in ["headers", "queryParams"] {
+                for h in items(m, list) {
+                    default_field(h, "type", json!("Exact"));
+                }
+            }
+        }
+        for backend in items(rule, "backendRefs") {
+            default_field(backend, "group", json!(""));
+            default_field(backend, "kind", json!("Service"));
+            default_field(backend, "weight", json!(1));
+        }
+    }
+}
+
+/// The elements of an array field (none when it is absent or not an array; indexing a
+/// `Value` mutably would insert a null).
+fn items<'a>(object: &'a mut Value, field: &str) -> impl Iterator<Item = &'a mut Value> {
+    object.get_mut(field).and_then(Value::as_array_mut).into_iter().flatten()
+}
+
+/// Sets `object[field]` when `object` is an object without it (a schema default applies to
+/// absent fields only).
+fn default_field(object: &mut Value, field: &str, value: Value) {
+    if let Some(map) = object.as_object_mut() {
+        map.entry(field).or_insert(value);
     }
 }
 
@@ -97,6 +187,38 @@ pub fn destinationrules(version: &str) -> ApiResourceDef {
 /// Core `v1` ConfigMap, short name `cm`.
 pub fn configmaps() -> ApiResourceDef {
     ApiResourceDef::new("", "v1", "ConfigMap", "configmaps").with_short_names(&["cm"])
+}
+
+/// `coordination.k8s.io/v1` Lease (built in; no status, no generation, updates need a
+/// resourceVersion).
+pub fn leases() -> ApiResourceDef {
+    ApiResourceDef::new("coordination.k8s.io", "v1", "Lease", "leases").built_in(false, false)
+}
+
+/// `networking.k8s.io/v1` Ingress (built in; status subresource, generation tracked,
+/// `status.loadBalancer: {}` defaulted), short name `ing`.
+pub fn ingresses() -> ApiResourceDef {
+    let mut def = ApiResourceDef::new("networking.k8s.io", "v1", "Ingress", "ingresses")
+        .with_status()
+        .with_short_names(&["ing"])
+        .built_in(true, true);
+    def.defaults = Defaults::Ingress;
+    def
+}
+
+/// `gateway.networking.k8s.io` HTTPRoute (`v1` or `v1beta1`; serve both to see one stored
+/// object at both versions), a custom resource with status subresource and the CRD's
+/// defaults.
+pub fn httproutes(version: &str) -> ApiResourceDef {
+    let mut def = ApiResourceDef::new("gateway.networking.k8s.io", version, "HTTPRoute", "httproutes").with_status();
+    def.defaults = Defaults::HttpRoute;
+    def
+}
+
+/// HTTPRoutes at `v1` and `v1beta1`, Ingresses and Leases: what the other routing kinds and
+/// the claim on a Rollout need, to serve next to [`kruise_and_istio`].
+pub fn gateway_ingress_and_leases() -> Vec<ApiResourceDef> {
+    vec![httproutes("v1"), httproutes("v1beta1"), ingresses(), leases()]
 }
 
 /// Rollouts (v1alpha1 and v1beta1), TrafficRoutings, VirtualServices and DestinationRules

@@ -1,5 +1,4 @@
-//! HTTP/1.1 plumbing on hyper: one task per connection, latency, logging, dropped
-//! connections.
+//! HTTP/1.1 plumbing on hyper: one task per connection, injected faults, latency, logging.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -17,13 +16,15 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::api::{self, ApiRequest, Config, Outcome, State};
+use crate::api::{self, ApiRequest, Config, Reply, State};
+use crate::faults::{Effect, ReplyFault, Stage};
 use crate::log::LoggedRequest;
+use crate::status::ApiError;
 
 /// State shared by all connections and the test's [`crate::FakeHandle`].
 pub(crate) struct Shared {
     pub config: Config,
-    pub latency: Duration,
+    pub latency: Latency,
     pub state: Mutex<State>,
     pub started: Instant,
 }
@@ -68,27 +69,84 @@ impl fmt::Display for DropConnection {
 
 impl std::error::Error for DropConnection {}
 
+/// What the client gets.
+enum Delivery {
+    Reply(Reply),
+    /// The connection is closed without a response.
+    Lost,
+    /// Nothing, ever.
+    NeverSent,
+}
+
 async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, DropConnection> {
     let started = shared.started.elapsed();
     let (parts, body) = req.into_parts();
     // A body that fails to arrive is the client's problem; handle what we have.
     let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let request = api_request(&parts, body);
-    let outcome = api::handle(&shared.config, &mut shared.lock(), &request);
-    delay(shared.latency).await;
-    let status = match &outcome {
-        Outcome::Reply(reply) => Some(reply.status),
-        Outcome::Drop => None,
+    let mut hits = shared.lock().faults.on_request(&api::request_info(&shared.config, &request));
+    let delivery = match inject(&shared.config, &request, hits.at(Stage::BeforeStore), None).await {
+        Some(delivery) => delivery,
+        None => {
+            let reply = {
+                let mut state = shared.lock();
+                hits.edits_before.drain(..).for_each(|edit| edit(&mut state.store));
+                let reply = api::handle(&shared.config, &mut state.store, &request);
+                hits.edits_after.drain(..).for_each(|edit| edit(&mut state.store));
+                reply
+            };
+            let injected = inject(&shared.config, &request, hits.at(Stage::AfterStore), Some(&reply)).await;
+            injected.unwrap_or(Delivery::Reply(reply))
+        }
+    };
+    if !matches!(delivery, Delivery::NeverSent) {
+        delay(shared.latency.next()).await;
+    }
+    let status = match &delivery {
+        Delivery::Reply(reply) => Some(reply.status),
+        Delivery::Lost | Delivery::NeverSent => None,
     };
     let entry = log_entry(request, status, started, shared.started.elapsed());
     if let Some(observer) = &shared.config.on_request {
         observer(&entry);
     }
     shared.lock().log.push(entry);
-    match outcome {
-        Outcome::Reply(reply) => Ok(json_response(reply.status, reply.body)),
-        Outcome::Drop => Err(DropConnection),
+    match delivery {
+        Delivery::Reply(reply) => Ok(json_response(reply)),
+        Delivery::Lost => Err(DropConnection),
+        Delivery::NeverSent => std::future::pending().await,
     }
+}
+
+/// Applies injected effects in order: holds wait for their release; the first other effect
+/// decides what the client gets instead of `reply` (the request's real reply, `None` before
+/// it is served).
+async fn inject(
+    config: &Config,
+    request: &ApiRequest,
+    effects: Vec<Effect>,
+    reply: Option<&Reply>,
+) -> Option<Delivery> {
+    for effect in effects {
+        return Some(match effect {
+            Effect::Hold(pause) => {
+                pause.hold().await;
+                continue;
+            }
+            Effect::Status { code, retry_after } => Delivery::Reply(ApiError::injected(code, retry_after).into()),
+            Effect::Conflict => Delivery::Reply(api::injected_conflict(config, request)),
+            Effect::Reply(ReplyFault::Lost) => Delivery::Lost,
+            Effect::Reply(ReplyFault::NeverSent) => Delivery::NeverSent,
+            Effect::Reply(ReplyFault::Garbled) => Delivery::Reply(garbled(reply)),
+        });
+    }
+    None
+}
+
+/// `200 OK` with the first half of `reply`'s body (or of an empty Status): invalid JSON.
+fn garbled(reply: Option<&Reply>) -> Reply {
+    let body = reply.map_or_else(|| br#"{"kind":"Status"}"#.to_vec(), |r| r.body.clone());
+    Reply { status: 200, body: body[..body.len() / 2].to_vec(), retry_after: None }
 }
 
 /// Waits `latency`, to within a fraction of a millisecond: tokio's timer rounds up to its
@@ -100,10 +158,40 @@ async fn delay(latency: Duration) {
     }
 }
 
-fn json_response(status: u16, body: Vec<u8>) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+/// The delay added to every response: fixed, or drawn per request from a seeded range.
+pub(crate) struct Latency {
+    pub min: Duration,
+    pub max: Duration,
+    /// The state of a splitmix64 generator: the same seed gives the same delays in the same
+    /// request order.
+    pub state: Mutex<u64>,
+}
+
+impl Latency {
+    fn next(&self) -> Duration {
+        if self.max <= self.min {
+            return self.min;
+        }
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let span = (self.max - self.min).as_micros() as u64 + 1;
+        self.min + Duration::from_micros(z % span)
+    }
+}
+
+fn json_response(reply: Reply) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(reply.body)));
+    *response.status_mut() =
+        http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(seconds) = reply.retry_after {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
     response
 }
 
@@ -148,5 +236,23 @@ fn log_entry(request: ApiRequest, status: Option<u16>, started: Duration, finish
         impersonate_groups: request.impersonate_groups,
         started,
         finished,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_latency_is_in_range_and_repeats_with_its_seed() {
+        let latency =
+            |seed| Latency { min: Duration::from_millis(10), max: Duration::from_millis(20), state: Mutex::new(seed) };
+        let draw = |l: &Latency| (0..50).map(|_| l.next()).collect::<Vec<_>>();
+        let (a, b, c) = (draw(&latency(1)), draw(&latency(1)), draw(&latency(2)));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(a.iter().all(|d| (Duration::from_millis(10)..=Duration::from_millis(20)).contains(d)));
+        let fixed = Latency { min: Duration::from_millis(5), max: Duration::from_millis(5), state: Mutex::new(0) };
+        assert_eq!(fixed.next(), Duration::from_millis(5));
     }
 }

@@ -10,6 +10,8 @@ use crate::resource::ApiResourceDef;
 pub(crate) struct ApiError {
     pub code: u16,
     pub body: Value,
+    /// Seconds for a `Retry-After` header.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -29,7 +31,7 @@ impl ApiError {
         if let Some(details) = details {
             body["details"] = details;
         }
-        Self { code, body }
+        Self { code, body, retry_after: None }
     }
 
     pub fn not_found(def: &ApiResourceDef, name: &str) -> Self {
@@ -143,11 +145,13 @@ impl ApiError {
         Self::new(500, "", message.into(), None)
     }
 
-    /// The response an injected failure sends for `code`.
-    pub fn injected(code: u16) -> Self {
+    /// The response an injected failure sends for `code`, telling the client to retry after
+    /// `retry_after` seconds when given (header and `details.retryAfterSeconds`, as
+    /// kube-apiserver's max-in-flight filter and priority-and-fairness do).
+    pub fn injected(code: u16, retry_after: Option<u64>) -> Self {
         let (reason, message) = match code {
             409 => ("Conflict", "injected conflict"),
-            429 => ("TooManyRequests", "the server has received too many requests and has asked us to try again later"),
+            429 => ("TooManyRequests", "Too many requests, please try again later."),
             500 => ("InternalError", "Internal error occurred: injected failure"),
             503 => ("ServiceUnavailable", "the server is currently unable to handle the request"),
             504 => (
@@ -156,7 +160,8 @@ impl ApiError {
             ),
             _ => ("", "injected failure"),
         };
-        Self::new(code, reason, message.into(), None)
+        let details = retry_after.map(|seconds| json!({ "retryAfterSeconds": seconds }));
+        Self { retry_after, ..Self::new(code, reason, message.into(), details) }
     }
 }
 

@@ -95,6 +95,7 @@ impl Store {
             Some(old) => carry_over_identity(&def, old, &mut object),
             None => self.stamp_new(&def, &mut object),
         }
+        def.apply_defaults(&mut object);
         Ok(self.commit(key, object))
     }
 
@@ -149,7 +150,7 @@ impl Store {
         let metadata = &mut object["metadata"];
         metadata["uid"] = format!("00000000-0000-4000-8000-{:012x}", self.created).into();
         metadata["creationTimestamp"] = now_rfc3339().into();
-        if def.is_custom() {
+        if def.tracks_generation {
             metadata["generation"] = 1.into();
         }
     }
@@ -185,7 +186,7 @@ pub(crate) fn carry_over_identity(def: &ApiResourceDef, old: &Value, new: &mut V
     for field in ["uid", "creationTimestamp"] {
         new["metadata"][field] = old["metadata"][field].clone();
     }
-    if def.is_custom() {
+    if def.tracks_generation {
         new["metadata"]["generation"] = next_generation(def, old, new).into();
     }
 }
@@ -196,6 +197,8 @@ fn next_generation(def: &ApiResourceDef, old: &Value, new: &Value) -> i64 {
     let content = |v: &Value| {
         let mut v = v.clone();
         if let Some(map) = v.as_object_mut() {
+            // The version written through does not matter: versions share storage.
+            map.remove("apiVersion");
             map.remove("metadata");
             if def.status_subresource {
                 map.remove("status");

@@ -1,6 +1,9 @@
 //! A minimal blocking HTTP/1.1 client over `std::net::TcpStream`, enough to drive the
 //! fake server without pulling an HTTP client into the tests.
 
+// Each test binary uses part of this module.
+#![allow(dead_code)]
+
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -11,10 +14,19 @@ use serde_json::{Value, json};
 pub const ROLLOUTS: &str = "/apis/rollouts.kruise.io/v1beta1/namespaces/demo/rollouts";
 pub const GROUP: &str = "rollouts.kruise.io";
 
+#[derive(Debug)]
 pub struct Response {
     pub status: u16,
     pub content_type: String,
+    /// Response headers, names lower-cased.
+    pub headers: Vec<(String, String)>,
     pub body: Value,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
 }
 
 /// A request under construction: `call(&server, "GET", path).send()`.
@@ -25,6 +37,7 @@ pub struct Call<'a> {
     content_type: Option<&'a str>,
     headers: Vec<(&'a str, &'a str)>,
     body: String,
+    timeout: Duration,
 }
 
 pub fn call<'a>(server: &'a FakeHandle, method: &'a str, path: &'a str) -> Call<'a> {
@@ -35,6 +48,7 @@ pub fn call<'a>(server: &'a FakeHandle, method: &'a str, path: &'a str) -> Call<
         content_type: None,
         headers: vec![("Authorization", "Bearer fake-token")],
         body: String::new(),
+        timeout: Duration::from_secs(10),
     }
 }
 
@@ -56,15 +70,22 @@ impl<'a> Call<'a> {
         self
     }
 
+    /// How long to wait for the response (default 10 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
     #[track_caller]
     pub fn send(self) -> Response {
         self.try_send().expect("request failed")
     }
 
-    /// Sends the request; an error means the connection closed without a response.
+    /// Sends the request; an error means the connection closed without a response, or none
+    /// came within the timeout (`WouldBlock` or `TimedOut`).
     pub fn try_send(self) -> io::Result<Response> {
         let mut stream = TcpStream::connect(self.server.address())?;
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_read_timeout(Some(self.timeout))?;
         let mut head = format!(
             "{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
             self.method,
@@ -85,12 +106,15 @@ impl<'a> Call<'a> {
             .split_once("\r\n\r\n")
             .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, format!("no response: {raw:?}")))?;
         let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("status line");
-        let content_type = head
+        let headers: Vec<(String, String)> = head
             .lines()
-            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-type: ").map(str::to_owned))
-            .unwrap_or_default();
+            .skip(1)
+            .filter_map(|l| l.split_once(": ").map(|(n, v)| (n.to_ascii_lowercase(), v.to_owned())))
+            .collect();
+        let content_type =
+            headers.iter().find(|(n, _)| n == "content-type").map(|(_, v)| v.clone()).unwrap_or_default();
         let body = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_owned()));
-        Ok(Response { status, content_type, body })
+        Ok(Response { status, content_type, headers, body })
     }
 }
 

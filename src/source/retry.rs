@@ -1,0 +1,183 @@
+//! The one retry policy of API requests: a busy API server (429, or 5xx on a request that is
+//! safe to repeat) is asked again after its `Retry-After` (or a short backoff), within a total
+//! budget per request, with each retry announced on stderr. kube's own retry layer is off: it
+//! retried 429/503/504 silently for minutes, writes included.
+
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use kube::client::Body;
+use std::io::Write;
+use std::time::{Duration, Instant};
+use tower::BoxError;
+use tower::retry::Policy;
+
+/// How long one request may spend waiting to be retried, in total.
+pub const RETRY_BUDGET: Duration = Duration::from_secs(20);
+
+/// The wait before the first retry when the server names none; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(4);
+
+/// Per request: when it was first refused, and how many times it was retried.
+#[derive(Clone, Default)]
+pub struct Retries {
+    first_refused: Option<Instant>,
+    retried: u32,
+}
+
+/// Whether a request refused with `status` may be sent again. A 429 means the server refused
+/// the request before handling it (overload protection, priority and fairness), so any request
+/// may be repeated. A 5xx may come after a write was stored: only reads (and access reviews,
+/// which change nothing) are repeated; a write's 5xx goes back to the writer, which reads the
+/// object again to learn whether the write landed.
+pub fn may_retry(method: &Method, path: &str, status: StatusCode) -> bool {
+    let safe_to_repeat = method == Method::GET || path.ends_with("/selfsubjectaccessreviews");
+    match status {
+        StatusCode::TOO_MANY_REQUESTS => true,
+        StatusCode::INTERNAL_SERVER_ERROR
+        | StatusCode::BAD_GATEWAY
+        | StatusCode::SERVICE_UNAVAILABLE
+        | StatusCode::GATEWAY_TIMEOUT => safe_to_repeat,
+        _ => false,
+    }
+}
+
+/// The wait the server asks for (`Retry-After` in seconds; an HTTP date is treated as absent).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok()?;
+    Some(Duration::from_secs(seconds))
+}
+
+impl Retries {
+    /// How long to wait before the next attempt, or `None` when the budget does not allow one
+    /// (`left` is the budget that remains).
+    fn next_wait(&mut self, asked: Option<Duration>, now: Instant) -> (Option<Duration>, Duration) {
+        let first = *self.first_refused.get_or_insert(now);
+        let left = RETRY_BUDGET.saturating_sub(now - first);
+        let backoff = FIRST_BACKOFF.saturating_mul(1 << self.retried.min(8)).min(MAX_BACKOFF);
+        let wait = asked.unwrap_or(backoff);
+        if wait > left {
+            return (None, left);
+        }
+        self.retried += 1;
+        (Some(wait), left - wait)
+    }
+}
+
+impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
+    type Future = tokio::time::Sleep;
+
+    fn retry(
+        &mut self,
+        request: &mut Request<Body>,
+        result: &mut Result<Response<B>, BoxError>,
+    ) -> Option<Self::Future> {
+        let response = result.as_ref().ok()?;
+        let status = response.status();
+        if !may_retry(request.method(), request.uri().path(), status) {
+            return None;
+        }
+        let code = status.as_u16();
+        let mut stderr = std::io::stderr();
+        match self.next_wait(retry_after(response.headers()), Instant::now()) {
+            (Some(wait), left) => {
+                let _ = writeln!(
+                    stderr,
+                    "API server busy ({code}), retrying in {}, {} left",
+                    seconds(wait),
+                    seconds(Duration::from_secs(left.as_secs_f64().round() as u64))
+                );
+                Some(tokio::time::sleep(wait))
+            }
+            (None, _) => {
+                let _ = writeln!(
+                    stderr,
+                    "API server busy ({code}): giving up (retries of a request are bounded to {} in all)",
+                    seconds(RETRY_BUDGET)
+                );
+                None
+            }
+        }
+    }
+
+    fn clone_request(&mut self, request: &Request<Body>) -> Option<Request<Body>> {
+        let mut copy = Request::new(request.body().try_clone()?);
+        *copy.method_mut() = request.method().clone();
+        *copy.uri_mut() = request.uri().clone();
+        *copy.version_mut() = request.version();
+        *copy.headers_mut() = request.headers().clone();
+        *copy.extensions_mut() = request.extensions().clone();
+        Some(copy)
+    }
+}
+
+/// `2s`, or `0.5s` below a second.
+fn seconds(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) && !duration.is_zero() {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        crate::time::human(duration)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_requests_safe_to_repeat_are_retried_after_a_5xx() {
+        let path = "/apis/networking.istio.io/v1beta1/namespaces/a/virtualservices/vs";
+        let ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+        for status in [500, 502, 503, 504] {
+            let status = StatusCode::from_u16(status).unwrap();
+            assert!(may_retry(&Method::GET, path, status));
+            assert!(may_retry(&Method::POST, ssar, status));
+            for write in [Method::PUT, Method::PATCH, Method::POST, Method::DELETE] {
+                assert!(!may_retry(&write, path, status), "{write} {status}");
+            }
+        }
+        for method in [Method::GET, Method::PUT, Method::PATCH, Method::POST, Method::DELETE] {
+            assert!(may_retry(&method, path, StatusCode::TOO_MANY_REQUESTS), "{method}");
+        }
+        for status in [400, 403, 404, 409, 422, 501] {
+            assert!(!may_retry(&Method::GET, path, StatusCode::from_u16(status).unwrap()));
+        }
+    }
+
+    #[test]
+    fn waits_follow_retry_after_or_back_off_within_the_budget() {
+        let start = Instant::now();
+        let mut retries = Retries::default();
+        assert_eq!(
+            retries.next_wait(Some(Duration::from_secs(2)), start),
+            (Some(Duration::from_secs(2)), Duration::from_secs(18))
+        );
+        let later = start + Duration::from_secs(2);
+        assert_eq!(retries.next_wait(None, later).0, Some(Duration::from_secs(1)));
+        let (wait, left) = retries.next_wait(None, later + Duration::from_secs(1));
+        assert_eq!((wait, left), (Some(Duration::from_secs(2)), Duration::from_secs(15)));
+        // Backoff doubles up to its cap.
+        let mut capped = Retries { retried: 9, ..Retries::default() };
+        assert_eq!(capped.next_wait(None, start).0, Some(MAX_BACKOFF));
+        // A wait beyond what is left of the budget ends the retries.
+        let near_the_end = start + Duration::from_secs(19);
+        assert_eq!(retries.next_wait(Some(Duration::from_secs(2)), near_the_end), (None, Duration::from_secs(1)));
+        assert_eq!(retries.next_wait(None, start + RETRY_BUDGET).0, None);
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert(header::RETRY_AFTER, "3".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+        headers.insert(header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn short_waits_are_shown_in_tenths() {
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5s");
+        assert_eq!(seconds(Duration::from_secs(14)), "14s");
+        assert_eq!(seconds(Duration::ZERO), "0s");
+    }
+}
