@@ -101,6 +101,9 @@ pub struct Writer<'a> {
     seen: BTreeMap<ObjectKey, Value>,
     /// `--dry-run=server`: each object's verdict.
     verdicts: BTreeMap<ObjectKey, Result<(), String>>,
+    /// The object a request is out for (a write, or the read that resolves one), with the
+    /// backup of its state before this run.
+    in_flight: Option<(ObjectKey, Option<PathBuf>)>,
     /// A second signal stopped the run at once: nothing more is sent, not even a rollback.
     stopped: bool,
 }
@@ -117,6 +120,7 @@ impl<'a> Writer<'a> {
             written: Vec::new(),
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
+            in_flight: None,
             stopped: false,
         }
     }
@@ -134,7 +138,7 @@ impl<'a> Writer<'a> {
         if self.mode != Mode::Apply {
             return Ok(());
         }
-        let claim = self.until_stopped(Claim::take(self.cluster, namespace, rollout, command)).await??;
+        let claim = Claim::take(self.cluster, namespace, rollout, command).await?;
         self.claims.push(claim);
         Ok(())
     }
@@ -172,13 +176,41 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Awaits `future` unless a second signal comes first: then the run stops at once.
-    async fn until_stopped<T>(&mut self, future: impl std::future::Future<Output = T>) -> Result<T, Error> {
+    /// A second signal came: the run stops at once (the command dropped its work). Nothing more
+    /// is sent, not even a rollback or the claims' release; the error names the object whose
+    /// request was out, what was written, and the backups.
+    pub fn stop_at_once(&mut self, signal: Signal) -> Error {
+        self.stopped = true;
+        let in_flight = match &self.in_flight {
+            Some((key, backup)) => {
+                let backup = backup
+                    .as_ref()
+                    .or(self.backup_of(key))
+                    .map(|b| format!("; its state before this run: {}", b.display()));
+                format!("  {key}: may be half written (a request for it was out){}\n", backup.unwrap_or_default())
+            }
+            None => String::new(),
+        };
+        let claims = match self.claims.len() {
+            0 => String::new(),
+            _ => format!(
+                "\n  the claim stays until it expires ({}s) or `kubectl rollout-lua release-claim` releases it",
+                LEASE_DURATION.as_secs()
+            ),
+        };
+        Error::Interrupted {
+            signal,
+            report: format!("stopped at once by a second signal\n{in_flight}{}{claims}", self.report()),
+        }
+    }
+
+    /// Awaits `future` (a rollback's request) unless a second signal comes first.
+    async fn unless_stopped<T>(&mut self, future: impl std::future::Future<Output = T>) -> Option<T> {
         tokio::select! {
-            output = future => Ok(output),
-            signal = self.interrupt.wait_for(2) => {
+            output = future => Some(output),
+            _ = self.interrupt.wait_for(2) => {
                 self.stopped = true;
-                Err(Error::Interrupted { signal, report: "stopped at once by a second signal".into() })
+                None
             }
         }
     }
@@ -216,11 +248,9 @@ impl<'a> Writer<'a> {
         loop {
             let version = self.seen.get(&key).and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
-            let sent = self.until_stopped(self.cluster.send(resource, &key, &request, false)).await;
-            let sent = match sent {
-                Ok(sent) => sent,
-                Err(stop) => return Err(stop.with_report(&self.half_written(&key, backup.as_ref()))),
-            };
+            self.in_flight = Some((key.clone(), backup.clone()));
+            let sent = self.cluster.send(resource, &key, &request, false).await;
+            self.in_flight = None;
             match sent {
                 Ok(stored) => return self.record(resource, &change, version, stored, backup, false),
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
@@ -228,7 +258,9 @@ impl<'a> Writer<'a> {
                     change = self.after_conflict(resource, &change).await?;
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-                    let fresh = self.until_stopped(self.cluster.get(resource, &key.namespace, &key.name)).await?;
+                    self.in_flight = Some((key.clone(), backup.clone()));
+                    let fresh = self.cluster.get(resource, &key.namespace, &key.name).await;
+                    self.in_flight = None;
                     let fresh = fresh.map_err(|e| {
                         Error::Input(format!(
                             "{doing}: {failure}; reading it again to tell whether it was written failed too: {e}"
@@ -256,7 +288,7 @@ impl<'a> Writer<'a> {
     /// a terminal show it and ask whether to overwrite it (never for a status patch or a create).
     async fn after_conflict(&mut self, resource: &Resource, change: &Change) -> Result<Change, Error> {
         let key = change.key();
-        let fresh = self.until_stopped(self.cluster.get(resource, &key.namespace, &key.name)).await??;
+        let fresh = self.cluster.get(resource, &key.namespace, &key.name).await?;
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
         let Some(fresh) = fresh else {
             return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
@@ -395,10 +427,11 @@ impl<'a> Writer<'a> {
             let Some(inverse) = change.inverse(stored.as_ref()) else { continue };
             let version = self.seen.get(&key).and_then(resource_version_of);
             let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
-            let sent = match self.until_stopped(self.cluster.send(&resource, &key, &request, false)).await {
-                Ok(sent) => sent,
-                Err(_) => return,
+            self.in_flight = Some((key.clone(), None));
+            let Some(sent) = self.unless_stopped(self.cluster.send(&resource, &key, &request, false)).await else {
+                return;
             };
+            self.in_flight = None;
             let fate = match sent {
                 Ok(stored) => {
                     match stored {
@@ -470,10 +503,10 @@ impl<'a> Writer<'a> {
         lines.join("\n")
     }
 
-    /// The report when a second signal stopped a write to `key` in flight.
+    /// The report when whether a write of `key` landed cannot be told.
     fn half_written(&self, key: &ObjectKey, backup: Option<&PathBuf>) -> String {
-        let backup = backup.map(|b| format!("; its state before: {}", b.display())).unwrap_or_default();
-        format!("  {key}: may be half written (its write was in flight){backup}\n{}", self.report())
+        let backup = backup.map(|b| format!("; its state before this run: {}", b.display())).unwrap_or_default();
+        format!("  {key}: may or may not be written{backup}\n{}", self.report())
     }
 
     /// `--dry-run=server`: one line per object accepted, or the rejections as an error.
@@ -490,10 +523,17 @@ impl<'a> Writer<'a> {
     }
 
     /// Ends a run: on an error, rolls back what it wrote (unless kept) and adds the report;
-    /// always releases the claims.
+    /// always releases the claims. A run a signal came to, which finished all the same (the
+    /// signal came during its last write), still ends as interrupted.
     pub async fn finish<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         let result = match result {
-            Ok(value) => Ok(value),
+            Ok(value) => match self.interrupt.received().await {
+                None => Ok(value),
+                Some(signal) => Err(Error::Interrupted {
+                    signal,
+                    report: format!("it came during the last write, which was finished\n{}", self.report()),
+                }),
+            },
             Err(error) => {
                 self.roll_back().await;
                 let report = match &error {

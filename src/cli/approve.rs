@@ -2,7 +2,7 @@
 //! `--until-step`/`--to-end`, follow the Rollout and approve each later pause. Gather (claim,
 //! then read) → guard → render → confirm → write.
 
-use super::cluster::{Session, resource_of, runtime, selection, writer_mode};
+use super::cluster::{Session, resource_of, runtime, selection, stoppable, writer_mode};
 use super::status::Follower;
 use super::{ApproveArgs, GlobalArgs, Outcome, confirm, print, terminal_question, warn};
 use crate::change::Change;
@@ -163,9 +163,10 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
         let selection = selection(&args.selection)?;
         let interrupt = Interrupt::listen()?;
         let mut writer =
-            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt, terminal_question(args.yes));
+            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let mut run = Run { session: &session, selection: &selection, args, follower: None };
-        let result = run.approve_all(&mut writer).await;
+        let outcome = stoppable(run.approve_all(&mut writer), &interrupt).await;
+        let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
     })
 }

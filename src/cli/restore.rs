@@ -3,7 +3,7 @@
 //! render → confirm → write.
 
 use super::approve::claim_rollouts;
-use super::cluster::{Session, resource_of, runtime, selection, writer_mode};
+use super::cluster::{Session, resource_of, runtime, selection, stoppable, writer_mode};
 use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
@@ -63,11 +63,12 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
         let session = Session::open(global, &args.scripts).await?;
         let interrupt = Interrupt::listen()?;
         let mut writer =
-            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt, terminal_question(args.yes));
-        let result = match &args.from_backup {
-            Some(file) => restore_backup(&session, &mut writer, file, args).await,
-            None => restore_objects(&session, &mut writer, args).await,
+            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
+        let outcome = match &args.from_backup {
+            Some(file) => stoppable(restore_backup(&session, &mut writer, file, args), &interrupt).await,
+            None => stoppable(restore_objects(&session, &mut writer, args), &interrupt).await,
         };
+        let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
     })
 }

@@ -55,6 +55,27 @@ fn micro_time(now: SystemTime) -> String {
         .to_string()
 }
 
+/// Sends a change to a Lease; a reply that was lost, garbled or timed out is resolved by
+/// reading the Lease again. A 409, or a fresh read showing someone else's change, is
+/// `Ok(Err(()))`: the Lease is not as this run wanted.
+async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>, ()>, Error> {
+    let key = change.key();
+    let request = change.request(None).expect("a Lease change sends a request");
+    match cluster.send(&lease_resource(), key, &request, false).await {
+        Ok(stored) => Ok(Ok(stored)),
+        Err(Error::Api { failure, .. }) if failure.is_conflict() => Ok(Err(())),
+        Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
+            let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await?;
+            match change.landed(fresh.as_ref()) {
+                Landed::Applied => Ok(Ok(fresh)),
+                Landed::NotApplied => Err(Error::Api { doing, failure }),
+                Landed::ChangedBySomeoneElse => Ok(Err(())),
+            }
+        }
+        Err(other) => Err(other),
+    }
+}
+
 /// A claim this run holds.
 pub struct Claim {
     key: ObjectKey,
@@ -118,26 +139,11 @@ impl Claim {
         });
         let create = Change::Create { key: key.clone(), object: lease.clone() };
         let resource = lease_resource();
-        let request = create.request(None).expect("a create sends a request");
         // A 409 with no Lease to be seen: it was released meanwhile; try once more.
         let mut attempts = 2;
         let held = loop {
             attempts -= 1;
-            let taken = match cluster.send(&resource, &key, &request, false).await {
-                Ok(stored) => stored,
-                Err(Error::Api { failure, .. }) if failure.is_conflict() => None,
-                Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-                    // The reply was lost: the Lease is ours if it is as this run sent it.
-                    let fresh = cluster.get(&resource, namespace, &key.name).await?;
-                    match create.landed(fresh.as_ref()) {
-                        Landed::Applied => fresh,
-                        Landed::NotApplied => return Err(Error::Api { doing, failure }),
-                        Landed::ChangedBySomeoneElse => None,
-                    }
-                }
-                Err(other) => return Err(other),
-            };
-            if let Some(stored) = taken {
+            if let Ok(Some(stored)) = send(cluster, &create).await? {
                 return Ok(Claim { key, lease: stored, renewed: Instant::now() });
             }
             match cluster.get(&resource, namespace, &key.name).await? {
@@ -162,14 +168,11 @@ impl Claim {
         let mut takeover = lease;
         takeover["metadata"]["resourceVersion"] = held["metadata"]["resourceVersion"].clone();
         let replace = Change::Replace { key: key.clone(), before: held.clone(), after: takeover };
-        let request = replace.request(None).expect("a replace sends a request");
-        match cluster.send(&resource, &key, &request, false).await {
+        match send(cluster, &replace).await? {
             Ok(Some(stored)) => Ok(Claim { key, lease: stored, renewed: Instant::now() }),
-            Ok(None) => Err(Error::Input(format!("taking over the expired claim {}: no Lease came back", key.name))),
-            Err(Error::Api { failure, .. }) if failure.is_conflict() => Err(Error::Refused(format!(
+            _ => Err(Error::Refused(format!(
                 "nothing was written: someone else took the expired claim on Rollout {namespace}/{rollout} first; run again"
             ))),
-            Err(other) => Err(other),
         }
     }
 
@@ -182,28 +185,25 @@ impl Claim {
         let mut renewed = self.lease.clone();
         renewed["spec"]["renewTime"] = Value::String(micro_time(SystemTime::now()));
         let replace = Change::Replace { key: self.key.clone(), before: self.lease.clone(), after: renewed };
-        let request = replace.request(None).expect("a replace sends a request");
-        match cluster.send(&lease_resource(), &self.key, &request, false).await {
-            Ok(Some(stored)) => {
-                self.lease = stored;
+        match send(cluster, &replace).await? {
+            Ok(stored) => {
+                self.lease = stored.unwrap_or_else(|| self.lease.clone());
                 self.renewed = Instant::now();
                 Ok(())
             }
-            Ok(None) => Ok(()),
-            Err(Error::Api { failure, .. }) if failure.is_conflict() => Err(Error::Refused(format!(
+            Err(()) => Err(Error::Refused(format!(
                 "stopped: the claim {} was taken over by someone else (this run held it too long without renewing it)",
                 self.key
             ))),
-            Err(other) => Err(other),
         }
     }
 
     /// Gives the claim up: a delete conditional on the Lease being exactly as this run left it.
     pub async fn release(self, cluster: &Cluster) -> Result<(), Error> {
         let delete = Change::Delete { key: self.key.clone(), before: self.lease };
-        let request = delete.request(None).expect("a delete sends a request");
-        match cluster.send(&lease_resource(), &self.key, &request, false).await {
-            Ok(_) => Ok(()),
+        match send(cluster, &delete).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(())) => Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key))),
             Err(Error::Api { failure, .. }) if failure.code == Some(404) => Ok(()),
             Err(other) => Err(other),
         }
