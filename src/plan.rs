@@ -156,23 +156,29 @@ impl<'a> Planner<'a> {
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
         let mut warnings = rollout.warnings.clone();
-        let own = Routing::of_rollout(rollout, namespace).filter(|r| !r.custom_refs().is_empty());
+        let routing = Routing::of_rollout(rollout, namespace);
+        // Only custom refs are planned so far; the controller routes the others in Go.
+        let others: Vec<&str> = routing
+            .iter()
+            .flat_map(|r| &r.providers)
+            .filter(|p| !matches!(p, Provider::Custom(_)))
+            .map(Provider::name)
+            .collect();
+        let own = routing.filter(|r| !r.custom_refs().is_empty());
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
                 None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
-                Some(r) => format!(
+                Some(_) => format!(
                     "its trafficRoutings use only {} (routed by the controller in Go, not Lua)",
-                    r.other_providers().join(" and ")
+                    others.join(" and ")
                 ),
             };
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::Input(format!("{owner} has no Lua traffic routing to plan: {why}{notes}")));
         }
-        if let Some(r) = rollout.traffic_routing.as_ref().filter(|r| own.is_some() && !r.other_providers().is_empty()) {
-            warnings.push(format!(
-                "its {} routing is done by the controller in Go and is not shown",
-                r.other_providers().join(" and ")
-            ));
+        if own.is_some() && !others.is_empty() {
+            warnings
+                .push(format!("its {} routing is done by the controller in Go and is not shown", others.join(" and ")));
         }
         let (label, value) = CANARY_SUBSET_LABEL;
         let pods_labelled = rollout.enable_extra_workload_for_canary

@@ -524,16 +524,10 @@ impl<'a> Writer<'a> {
 
     /// Ends a run: on an error, rolls back what it wrote (unless kept) and adds the report;
     /// always releases the claims. A run a signal came to, which finished all the same (the
-    /// signal came during its last write), still ends as interrupted.
+    /// signal came during its last write, or the release), still ends as interrupted.
     pub async fn finish<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         let result = match result {
-            Ok(value) => match self.interrupt.received().await {
-                None => Ok(value),
-                Some(signal) => Err(Error::Interrupted {
-                    signal,
-                    report: format!("it came during the last write, which was finished\n{}", self.report()),
-                }),
-            },
+            Ok(value) => Ok(value),
             Err(error) => {
                 self.roll_back().await;
                 let report = match &error {
@@ -547,12 +541,13 @@ impl<'a> Writer<'a> {
         for warning in self.release_claims().await {
             eprintln!("{warning}");
         }
-        result
-    }
-
-    /// The signal that stopped the run, if one did.
-    pub async fn signal(&self) -> Option<Signal> {
-        self.interrupt.received().await
+        match (result, self.interrupt.received().await) {
+            (Ok(_), Some(signal)) => Err(Error::Interrupted {
+                signal,
+                report: format!("it came during the last write, which was finished\n{}", self.report()),
+            }),
+            (result, _) => result,
+        }
     }
 }
 

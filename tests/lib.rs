@@ -13,3 +13,4 @@ mod offline;
 mod output;
 mod record;
 mod status;
+mod writes;

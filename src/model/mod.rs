@@ -109,14 +109,6 @@ pub struct IngressRef {
 }
 
 impl TrafficRoutingRef {
-    /// The providers the controller routes in Go rather than through custom refs, for messages.
-    pub fn other_providers(&self) -> Vec<&'static str> {
-        [("ingress", self.ingress.is_some()), ("gateway", self.gateway.is_some())]
-            .into_iter()
-            .filter_map(|(name, set)| set.then_some(name))
-            .collect()
-    }
-
     fn read(value: &Value, path: &Path) -> Result<TrafficRoutingRef, ModelError> {
         let service = strategy::required_string(value.get("service"), &path.field("service"))?;
         if service.is_empty() {

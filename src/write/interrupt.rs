@@ -39,11 +39,6 @@ impl Interrupt {
         self.received.borrow().first().copied()
     }
 
-    /// How many signals have been received.
-    pub fn count(&self) -> usize {
-        self.received.borrow().len()
-    }
-
     /// Waits until `count` signals have been received in all; returns the last one.
     pub async fn wait_for(&self, count: usize) -> Signal {
         let mut received = self.received.clone();
