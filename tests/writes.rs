@@ -393,3 +393,18 @@ fn a_503_storm_during_approve_fails_clearly_and_writes_nothing() {
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
 }
+
+#[test]
+fn a_claim_that_may_not_be_taken_is_refused_with_the_role_that_grants_it() {
+    let server = shop(2, "StepPaused").deny(Rule::new(["create"]).resources(["leases"])).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has(
+            "nothing was written: you may not\n  create leases (API group coordination.k8s.io) in namespace shop",
+        )
+        .stderr_has("resources: [\"leases\"]");
+    assert!(server.writes().is_empty());
+}

@@ -374,6 +374,8 @@ pub(super) async fn claim_rollouts(
         }
     };
     let namespace = session.cluster.namespace.clone();
+    // A claim that may not be taken is refused as every missing permission is, with a Role.
+    write::preflight(&session.cluster, write::claim_permissions(&namespace)).await?;
     for name in names {
         writer.claim(&namespace, &name, &format!("{command} {name}")).await?;
     }

@@ -27,18 +27,29 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
     With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
-    Guards run before anything is written: the step must be StepPaused (--traffic-only: any progressing state), \
-    --expect-step must match, and a permission check (SelfSubjectAccessReview) covers every write. The plan is \
-    shown and confirmed (--yes to skip; without a terminal --yes is required). An object without the \
-    original-spec annotation gets it first, in the controller's format; every write is conditional on the \
-    resourceVersion read, backed up locally first, and rolled back if a later write fails. The approval is a \
-    merge patch of the status subresource (currentStepState StepReady), as kubectl-kruise does.";
+    The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
+    read after the claim. Guards run before anything is written: the step must be StepPaused (--traffic-only: \
+    any progressing state), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
+    write, and a stored original that holds no spec is refused without --force. The plan is shown and \
+    confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
+    annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
+    read and backed up locally first. Someone else's edit is never overwritten: it is shown and refused (on a \
+    terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
+    what the run wrote, except the routing of an approved Rollout. The approval is a merge patch of the status \
+    subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C or SIGTERM stops the run before \
+    its next write (a second one at once).\n\n\
+    Examples:\n  kubectl rollout-lua approve demo --expect-step 2\n  kubectl rollout-lua approve demo --yes --to-end --timeout 2h\n  \
+    kubectl rollout-lua approve -l app=shop --dry-run=server";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
     original-spec annotation goes away), as the controller does when a release ends.\n\n\
-    If an object differs from what the current step should have written, someone edited it during the \
-    release: the edits are shown, and --force (or a confirmation on a terminal) is needed to discard them. \
-    --from-backup FILE puts back an object saved by an earlier write.";
+    The Rollouts are claimed first, as approve does. If an object differs from what the current step should \
+    have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
+    a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
+    stored original that holds no spec is refused without --force. --from-backup FILE puts back an object saved \
+    by an earlier write.\n\n\
+    Examples:\n  kubectl rollout-lua restore demo\n  kubectl rollout-lua restore --ref VirtualService/demo --yes\n  \
+    kubectl rollout-lua restore --from-backup ~/.local/state/kubectl-rollout-lua/backups/ctx/shop/VirtualService/demo/20260101T000000.000Z.yaml";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
@@ -56,10 +67,11 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  done (with --detailed-exitcode: done, no changes)
-  1  error (bad input, script failure, API error)
-  2  changes pending (only with --detailed-exitcode)
-  3  refused by a guard (step state, expected step, drift, permissions, no terminal to confirm)";
+  0    done (with --detailed-exitcode: done, no changes)
+  1    error (bad input, script failure, API error, timeout)
+  2    changes pending (only with --detailed-exitcode)
+  3    refused (step state, expected step, drift, permissions, a claim, someone else's edit, no terminal to confirm)
+  130  interrupted by SIGINT; 143 by SIGTERM";
 
 const PLAN_EXIT_CODES: &str = "\
 Exit codes:
@@ -69,9 +81,12 @@ Exit codes:
 
 const WRITE_EXIT_CODES: &str = "\
 Exit codes:
-  0  done
-  1  error (bad input, script failure, API error)
-  3  refused by a guard (step state, expected step, drift, permissions, no terminal to confirm)";
+  0    done
+  1    error (bad input, script failure, API error, timeout); what was written is rolled back
+  3    refused (step state, expected step, drift, permissions, another run's claim, someone else's edit, a \
+stored original without spec, no terminal to confirm)
+  130  interrupted by SIGINT (143: SIGTERM): stopped before the next write, the step in flight rolled back or \
+finished";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
