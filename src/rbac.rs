@@ -1,6 +1,6 @@
 //! The permissions a command needs, and a Role + RoleBinding that would grant the missing ones.
 
-use crate::source::cluster::Permission;
+use crate::model::Permission;
 use serde::Serialize;
 use serde_saphyr::{DoubleQuoted, FlowSeq};
 use std::collections::BTreeMap;

@@ -16,9 +16,10 @@ use crate::change::{Change, Landed, resource_version_of};
 use crate::data;
 use crate::error::{Error, Signal};
 use crate::model::ObjectKey;
+use crate::model::Permission;
 use crate::output;
 use crate::rbac;
-use crate::source::cluster::{Cluster, Permission, Resource};
+use crate::source::cluster::{Cluster, Resource};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -593,6 +594,6 @@ pub async fn preflight(cluster: &Cluster, mut permissions: Vec<Permission>) -> R
 pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
     ["get", "create", "update", "delete"]
         .iter()
-        .map(|verb| Permission::on(verb, &lease_resource(), None, namespace))
+        .map(|verb| lease_resource().permission(verb, None, namespace))
         .collect()
 }

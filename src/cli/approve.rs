@@ -7,12 +7,13 @@ use super::status::Follower;
 use super::{ApproveArgs, GlobalArgs, Outcome, confirm, print, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
+use crate::model::Permission;
 use crate::model::{ObjectKey, Rollout, Stage, StrategyKind};
 use crate::output::{self, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
-use crate::source::cluster::{Cluster, Permission, Resource};
+use crate::source::cluster::{Cluster, Resource};
 use crate::source::live::{self, Live, Selection};
 use crate::status::{Progress, RolloutView};
 use crate::write::{self, Interrupt, Mode, Writer};
@@ -124,7 +125,7 @@ fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permissi
     let mut permissions = Vec::new();
     for object in plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects) {
         let resource = resource_of(live, &object.key)?;
-        permissions.extend(Permission::replace(resource, &object.namespace));
+        permissions.extend(resource.replace_permissions(&object.namespace));
     }
     Ok(permissions)
 }
@@ -283,7 +284,7 @@ impl Run<'_> {
         permissions.extend(write::claim_permissions(&session.cluster.namespace));
         if !args.traffic_only {
             for approval in &approvals {
-                permissions.push(Permission::on("patch", &live.rollouts, Some("status"), &approval.rollout.namespace));
+                permissions.push(live.rollouts.permission("patch", Some("status"), &approval.rollout.namespace));
             }
         }
         if writer.mode() != Mode::ClientDryRun {

@@ -8,6 +8,7 @@ use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question}
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
+use crate::model::Permission;
 use crate::model::Rollout;
 use crate::model::{ObjectKey, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
@@ -15,7 +16,7 @@ use crate::plan::RoutingPlan;
 use crate::providers::custom;
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
-use crate::source::cluster::{Cluster, Permission, Resource};
+use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{Live, Selection};
 use crate::status::{self, Position};
@@ -89,7 +90,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     refuse_degenerate(&restorations, args.force)?;
     let mut permissions: Vec<Permission> =
-        restorations.iter().flat_map(|r| Permission::replace(&r.resource, &r.key.namespace)).collect();
+        restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
     if selection.is_some() {
         permissions.extend(write::claim_permissions(&session.cluster.namespace));
     }
@@ -417,7 +418,7 @@ async fn restore_backup(
         return Ok(Outcome::Done);
     }
     if writer.mode() != Mode::ClientDryRun {
-        write::preflight(&session.cluster, Permission::replace(&resource, &namespace).to_vec()).await?;
+        write::preflight(&session.cluster, resource.replace_permissions(&namespace).to_vec()).await?;
     }
     print(
         &output::object_diff(&live, &restored, &format!("{key} (live)"), &format!("{key} (from {source})"))

@@ -2,12 +2,14 @@
 //! hands to a gateway object's script.
 
 mod luadata;
+mod permission;
 mod rollout;
 mod routing;
 mod strategy;
 mod traffic_routing;
 
 pub use luadata::{Semantics, lua_data};
+pub use permission::Permission;
 pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
 pub use routing::{ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing};
 pub use strategy::RouteStrategy;

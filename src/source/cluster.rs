@@ -6,7 +6,7 @@ use super::exec_plugin::Credential;
 use super::retry::Retries;
 use crate::change::Request;
 use crate::error::{ApiFailure, Error};
-use crate::model::ObjectKey;
+use crate::model::{ObjectKey, Permission};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
@@ -98,6 +98,16 @@ pub struct Resource {
 impl Resource {
     pub fn api_resource(&self) -> ApiResource {
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(&self.group, &self.version, &self.kind), &self.plural)
+    }
+
+    /// `verb` on this resource (or its `subresource`) in `namespace`.
+    pub fn permission(&self, verb: &str, subresource: Option<&str>, namespace: &str) -> Permission {
+        Permission::new(verb, &self.group, &self.plural, subresource, namespace)
+    }
+
+    /// What replacing objects of this resource needs: `get` and `update`.
+    pub fn replace_permissions(&self, namespace: &str) -> [Permission; 2] {
+        ["get", "update"].map(|verb| self.permission(verb, None, namespace))
     }
 
     /// `virtualservices.networking.istio.io`, as kubectl names resources.
@@ -423,34 +433,6 @@ impl Cluster {
         };
         // A request that never got an answer names the server it was sent to.
         Error::Api { doing: format!("{doing} at {}", self.server), failure }
-    }
-}
-
-/// One permission a command needs.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Permission {
-    pub verb: String,
-    pub group: String,
-    pub resource: String,
-    pub subresource: Option<String>,
-    pub namespace: String,
-}
-
-impl Permission {
-    /// `verb` on a resource (or its `subresource`) in `namespace`.
-    pub fn on(verb: &str, resource: &Resource, subresource: Option<&str>, namespace: &str) -> Permission {
-        Permission {
-            verb: verb.into(),
-            group: resource.group.clone(),
-            resource: resource.plural.clone(),
-            subresource: subresource.map(str::to_string),
-            namespace: namespace.into(),
-        }
-    }
-
-    /// What replacing objects of a resource needs: `get` and `update`.
-    pub fn replace(resource: &Resource, namespace: &str) -> [Permission; 2] {
-        ["get", "update"].map(|verb| Permission::on(verb, resource, None, namespace))
     }
 }
 
