@@ -90,8 +90,9 @@ finished";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
-  0  done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
-  1  error; with -w: a Rollout failed, --timeout passed, or Ctrl-C";
+  0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
+  1    error; with -w: a Rollout failed, or --timeout passed
+  130  with -w: Ctrl-C (143: SIGTERM)";
 
 #[derive(Parser, Debug)]
 #[command(
