@@ -388,9 +388,15 @@ impl<'a> Writer<'a> {
         self.seen.clear();
     }
 
-    /// Whether this run wrote `key` (and it was not rolled back).
-    pub fn wrote(&self, key: &ObjectKey) -> bool {
-        self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written)
+    /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
+    /// how), noting a reply that was lost.
+    pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
+        if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
+            return None;
+        }
+        let backup = self.backup_of(key).map(|b| b.display().to_string()).unwrap_or_default();
+        let lost = if self.resolved(key) { "; the reply was lost, a fresh read shows it" } else { "" };
+        Some(format!("{key} {done} (backup {backup}{lost})\n"))
     }
 
     /// Where the backup of the first write of `key` is.

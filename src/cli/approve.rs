@@ -2,7 +2,7 @@
 //! `--until-step`/`--to-end`, follow the Rollout and approve each later pause. Gather (claim,
 //! then read) → guard → render → confirm → write.
 
-use super::cluster::{Session, resource_of, runtime, selection, stoppable, writer_mode};
+use super::cluster::{Session, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode};
 use super::status::Follower;
 use super::{ApproveArgs, GlobalArgs, Outcome, confirm, print, terminal_question, warn};
 use crate::change::Change;
@@ -101,23 +101,6 @@ fn check_approvable(
         )));
     }
     Ok(stage)
-}
-
-/// Refuses plans that write from a stored original holding nothing, unless `force`.
-pub(super) fn refuse_degenerate<'a>(
-    objects: impl Iterator<Item = &'a crate::plan::ObjectPlan>,
-    force: bool,
-) -> Result<(), Error> {
-    let degenerate: Vec<String> = objects
-        .filter_map(|o| o.degenerate_original.as_ref().map(|text| format!("  {}: stored original {text}", o.key)))
-        .collect();
-    if degenerate.is_empty() || force {
-        return Ok(());
-    }
-    Err(Error::Refused(format!(
-        "nothing was written: these stored originals hold no spec, and writing from them would wipe the objects' routing:\n{}\nFix the annotation (or restore from a backup with --from-backup), or pass --force to write anyway",
-        degenerate.join("\n")
-    )))
 }
 
 /// get and update on every object a plan writes, and the claims.
@@ -279,7 +262,8 @@ impl Run<'_> {
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
-        refuse_degenerate(plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects), args.force)?;
+        let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
+        refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
         let mut permissions = write_permissions(&live, &plans)?;
         permissions.extend(write::claim_permissions(&session.cluster.namespace));
         if !args.traffic_only {
@@ -391,11 +375,7 @@ async fn write_routing(live: &Live, writer: &mut Writer<'_>, approval: &Approval
         for change in object.writes() {
             writer.apply(resource, change).await?;
         }
-        if writer.wrote(&object.key) {
-            let backup = writer.backup_of(&object.key).map(|b| b.display().to_string()).unwrap_or_default();
-            let lost = if writer.resolved(&object.key) { "; the reply was lost, a fresh read shows it" } else { "" };
-            lines.push(format!("{} updated (backup {backup}{lost})\n", object.describe()));
-        }
+        lines.extend(writer.written_line(&object.key, "updated"));
     }
     Ok(lines)
 }

@@ -256,6 +256,22 @@ pub(super) async fn stoppable<T>(
     }
 }
 
+/// Refuses to write from stored originals that hold no spec (`(object, annotation)`), unless
+/// `force`: writing from one wipes the object's routing.
+pub(super) fn refuse_degenerate<'a>(
+    found: impl Iterator<Item = (&'a ObjectKey, &'a String)>,
+    force: bool,
+) -> Result<(), Error> {
+    let lines: Vec<String> = found.map(|(key, text)| format!("  {key}: stored original {text}")).collect();
+    if lines.is_empty() || force {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "nothing was written: these stored originals hold no spec, and writing from them (as the controller would) wipes the objects' routing:\n{}\nFix the annotation, restore from a backup with --from-backup, or pass --force to write anyway",
+        lines.join("\n")
+    )))
+}
+
 /// The writer's mode for `--dry-run`.
 pub(super) fn writer_mode(dry_run: DryRun) -> Mode {
     match dry_run {

@@ -3,7 +3,7 @@
 //! render → confirm → write.
 
 use super::approve::claim_rollouts;
-use super::cluster::{Session, resource_of, runtime, selection, stoppable, writer_mode};
+use super::cluster::{Session, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode};
 use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
@@ -88,7 +88,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     for note in notes {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
-    refuse_degenerate(&restorations, args.force)?;
+    refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     let mut permissions: Vec<Permission> =
         restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
     if selection.is_some() {
@@ -124,11 +124,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     for r in &restorations {
         let change = Change::Replace { key: r.key.clone(), before: r.live.clone(), after: r.restored.clone() };
         writer.apply(&r.resource, &change).await?;
-        if writer.wrote(&r.key) {
-            let backup = writer.backup_of(&r.key).map(|b| b.display().to_string()).unwrap_or_default();
-            let lost = if writer.resolved(&r.key) { "; the reply was lost, a fresh read shows it" } else { "" };
-            lines.push(format!("{} restored (backup {backup}{lost})\n", r.key));
-        }
+        lines.extend(writer.written_line(&r.key, "restored"));
     }
     finish_mode(writer, &lines.concat(), "every restore")
 }
@@ -144,21 +140,6 @@ fn finish_mode(writer: &Writer<'_>, lines: &str, what: &str) -> Result<Outcome, 
         Mode::Apply => print(lines)?,
     }
     Ok(Outcome::Done)
-}
-
-/// Refuses restorations from a stored original that holds nothing, unless `force`.
-fn refuse_degenerate(restorations: &[Restoration], force: bool) -> Result<(), Error> {
-    let degenerate: Vec<String> = restorations
-        .iter()
-        .filter_map(|r| r.degenerate.as_ref().map(|text| format!("  {}: stored original {text}", r.key)))
-        .collect();
-    if degenerate.is_empty() || force {
-        return Ok(());
-    }
-    Err(Error::Refused(format!(
-        "nothing was written: these stored originals hold no spec, and restoring them would wipe the objects' routing (the controller's finalise would do just that):\n{}\nFix the annotation, restore from a backup with --from-backup, or pass --force to restore anyway",
-        degenerate.join("\n")
-    )))
 }
 
 /// The objects a restore writes, each once, and notes on those it skips.

@@ -5,7 +5,7 @@
 //! unaffected), creating it is atomic (AlreadyExists means someone holds it), and holder and
 //! expiry are fields of its own.
 
-use crate::change::{Change, Landed, Request};
+use crate::change::{Change, Landed};
 use crate::error::Error;
 use crate::model::ObjectKey;
 use crate::source::cluster::{Cluster, Resource};
@@ -165,9 +165,7 @@ impl Claim {
                 expiry(&held).unwrap_or_else(|| "soon".into())
             )));
         }
-        let mut takeover = lease;
-        takeover["metadata"]["resourceVersion"] = held["metadata"]["resourceVersion"].clone();
-        let replace = Change::Replace { key: key.clone(), before: held.clone(), after: takeover };
+        let replace = Change::Replace { key: key.clone(), before: held, after: lease };
         match send(cluster, &replace).await? {
             Ok(Some(stored)) => Ok(Claim { key, lease: stored, renewed: Instant::now() }),
             _ => Err(Error::Refused(format!(
@@ -217,12 +215,13 @@ pub async fn release_any(cluster: &Cluster, namespace: &str, rollout: &str) -> R
     let Some(held) = cluster.get(&lease_resource(), namespace, &key.name).await? else {
         return Ok(None);
     };
-    let request = Request::Delete {
-        uid: held["metadata"]["uid"].as_str().map(str::to_string),
-        resource_version: held["metadata"]["resourceVersion"].as_str().map(str::to_string),
-    };
-    cluster.send(&lease_resource(), &key, &request, false).await?;
-    Ok(Some(describe_holder(&held)))
+    let holder = describe_holder(&held);
+    match send(cluster, &Change::Delete { key, before: held }).await? {
+        Ok(_) => Ok(Some(holder)),
+        Err(()) => Err(Error::Conflict(format!(
+            "the claim on Rollout {namespace}/{rollout} changed while it was released (renewed or taken again); look at it again"
+        ))),
+    }
 }
 
 #[cfg(test)]
