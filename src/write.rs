@@ -510,10 +510,11 @@ impl<'a> Writer<'a> {
         lines.join("\n")
     }
 
-    /// The report when whether a write of `key` landed cannot be told.
+    /// The line for a write of `key` whose landing cannot be told (the report of what was
+    /// written follows it, from `finish`).
     fn half_written(&self, key: &ObjectKey, backup: Option<&PathBuf>) -> String {
-        let backup = backup.map(|b| format!("; its state before this run: {}", b.display())).unwrap_or_default();
-        format!("  {key}: may or may not be written{backup}\n{}", self.report())
+        let backup = backup.or(self.backup_of(key)).map(|b| format!("; its state before this run: {}", b.display()));
+        format!("  {key}: may or may not be written{}", backup.unwrap_or_default())
     }
 
     /// `--dry-run=server`: one line per object accepted, or the rejections as an error.

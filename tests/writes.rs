@@ -408,3 +408,28 @@ fn a_claim_that_may_not_be_taken_is_refused_with_the_role_that_grants_it() {
         .stderr_has("resources: [\"leases\"]");
     assert!(server.writes().is_empty());
 }
+
+#[test]
+fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_exact_report() {
+    let server = shop(2, "StepPaused").start();
+    // The VirtualService's original is stored (write 2); from its second write on, the server
+    // answers nothing at all: not the write, not the read that would resolve it, not the
+    // rollback, not the release of the claim.
+    let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let started = Instant::now();
+    let child = spawn(&test, &["approve", "demo", "--yes", "--request-timeout", "2s"]);
+    assert!(pause.wait_until_held(Duration::from_secs(30)));
+    server.hang_all();
+    let out = finish(child).status(1);
+    assert!(started.elapsed() < Duration::from_secs(30), "bounded: {:?}", started.elapsed());
+    let out = out
+        .stderr_has("updating VirtualService shop/demo at http://")
+        .stderr_has("timed out")
+        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("VirtualService shop/demo: may or may not be written; its state before this run: ")
+        .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
+        .stderr_has("could not release the claim");
+    assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);
+    drop(pause);
+}
