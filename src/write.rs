@@ -144,7 +144,7 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// Renews the claims that need it (a long run calls this while it waits).
+    /// Renews the claims that need it (before each write, and while a long run waits).
     pub async fn keep_claims(&mut self) -> Result<(), Error> {
         for claim in &mut self.claims {
             claim.keep(self.cluster).await?;
@@ -238,9 +238,7 @@ impl<'a> Writer<'a> {
             return Ok(None);
         }
         self.check_interrupt().await?;
-        for claim in &mut self.claims {
-            claim.keep(self.cluster).await?;
-        }
+        self.keep_claims().await?;
         // One backup per object and run: its state before this run's first write to it.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
         let backup = change.before().filter(|_| first_write).map(|before| self.backups.save(before)).transpose()?;

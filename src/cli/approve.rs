@@ -2,14 +2,16 @@
 //! `--until-step`/`--to-end`, follow the Rollout and approve each later pause. Gather (claim,
 //! then read) → guard → render → confirm → write.
 
-use super::cluster::{Session, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode};
+use super::cluster::{
+    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
+};
 use super::status::Follower;
 use super::{ApproveArgs, GlobalArgs, Outcome, confirm, print, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::{ObjectKey, Rollout, Stage, StrategyKind};
-use crate::output::{self, YELLOW, paint};
+use crate::output;
 use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
@@ -286,9 +288,8 @@ impl Run<'_> {
                 (false, None, true) => "Apply these changes, approve, and approve every later pause to the end?".into(),
                 (false, None, false) => "Apply these changes and approve?".into(),
             };
-            match args.yes {
-                true => {}
-                false => writer.interrupt().confirm(&question, |q| confirm(q, false)).await?,
+            if !args.yes {
+                writer.interrupt().confirm(&question, |q| confirm(q, false)).await?;
             }
         }
         // Every Rollout's routing first, then the approvals: a failure before the first
@@ -307,22 +308,13 @@ impl Run<'_> {
                 );
             }
         }
-        match writer.mode() {
-            Mode::ClientDryRun => {
-                print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
-                return Ok(None);
-            }
-            Mode::ServerDryRun => {
-                let verdicts = writer.verdicts()?;
-                print(&format!("{}\ndry run (server): nothing was stored\n", verdicts.join("\n")))?;
-                return Ok(None);
-            }
-            Mode::Apply => {}
-        }
         if args.traffic_only {
             lines.push("gateway objects match the current step; not approved (--traffic-only)\n".into());
         }
-        print(&lines.concat())?;
+        print_outcome(writer, &lines.concat())?;
+        if writer.mode() != Mode::Apply {
+            return Ok(None);
+        }
         for approval in &approvals {
             match preview_next(session, &live, &catalog, approval) {
                 Ok(preview) => print(&preview)?,

@@ -13,7 +13,7 @@ use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
-use crate::write::{self, Interrupt, Mode};
+use crate::write::{self, Interrupt, Mode, Writer};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How long a read runs before the wait is used (see `meanwhile`).
@@ -270,6 +270,22 @@ pub(super) fn refuse_degenerate<'a>(
         "nothing was written: these stored originals hold no spec, and writing from them (as the controller would) wipes the objects' routing:\n{}\nFix the annotation, restore from a backup with --from-backup, or pass --force to write anyway",
         lines.join("\n")
     )))
+}
+
+/// Prints what a writing run did in its mode: `lines` (what was written), or the dry run's
+/// verdict (the objects the API server accepted; its rejections are the error).
+pub(super) fn print_outcome(writer: &Writer<'_>, lines: &str) -> Result<(), Error> {
+    match writer.mode() {
+        Mode::ClientDryRun => {
+            print(&format!("{}\n", output::paint(output::YELLOW, "dry run (client): nothing was written")))?
+        }
+        Mode::ServerDryRun => {
+            let accepted: String = writer.verdicts()?.iter().map(|line| format!("{line}\n")).collect();
+            print(&format!("{accepted}dry run (server): nothing was stored\n"))?;
+        }
+        Mode::Apply => print(lines)?,
+    }
+    Ok(())
 }
 
 /// The writer's mode for `--dry-run`.

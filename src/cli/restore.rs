@@ -3,7 +3,9 @@
 //! render → confirm → write.
 
 use super::approve::claim_rollouts;
-use super::cluster::{Session, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode};
+use super::cluster::{
+    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
+};
 use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
@@ -126,19 +128,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
         writer.apply(&r.resource, &change).await?;
         lines.extend(writer.written_line(&r.key, "restored"));
     }
-    finish_mode(writer, &lines.concat(), "every restore")
-}
-
-/// Prints what a run did in its mode: the written lines, or the dry run's verdict.
-fn finish_mode(writer: &Writer<'_>, lines: &str, what: &str) -> Result<Outcome, Error> {
-    match writer.mode() {
-        Mode::ClientDryRun => print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?,
-        Mode::ServerDryRun => {
-            writer.verdicts()?;
-            print(&format!("dry run (server): the API server accepted {what}; nothing was stored\n"))?;
-        }
-        Mode::Apply => print(lines)?,
-    }
+    print_outcome(writer, &lines.concat())?;
     Ok(Outcome::Done)
 }
 
@@ -411,5 +401,6 @@ async fn restore_backup(
     let change = Change::Replace { key: key.clone(), before: live, after: restored };
     writer.apply(&resource, &change).await?;
     let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
-    finish_mode(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"), "it")
+    print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"))?;
+    Ok(Outcome::Done)
 }
