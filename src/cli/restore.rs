@@ -77,11 +77,13 @@ pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcom
 }
 
 async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &RestoreArgs) -> Result<Outcome, Error> {
-    let selection = match args.refs.is_empty() {
-        true => Some(selection(&args.selection).map_err(|e| {
+    // `--ref` names objects, no Rollout: there is nothing to claim.
+    let selection = if args.refs.is_empty() {
+        Some(selection(&args.selection).map_err(|e| {
             Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
-        })?),
-        false => None,
+        })?)
+    } else {
+        None
     };
     if let Some(selection) = &selection {
         claim_rollouts(session, selection, writer, "restore").await?;
