@@ -11,4 +11,5 @@ mod edge;
 mod offline;
 mod output;
 mod record;
+mod sandbox;
 mod status;

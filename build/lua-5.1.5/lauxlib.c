@@ -194,6 +194,12 @@ LUALIB_API lua_Integer luaL_checkinteger (lua_State *L, int narg) {
 }
 
 
+/* kubectl-rollout-lua: see luaL_checkint in lauxlib.h */
+LUALIB_API int luaL_saturateint (lua_Integer n) {
+  return n > INT_MAX ? INT_MAX : n < INT_MIN ? INT_MIN : (int)n;
+}
+
+
 LUALIB_API lua_Integer luaL_optinteger (lua_State *L, int narg,
                                                       lua_Integer def) {
   return luaL_opt(L, luaL_checkinteger, narg, def);

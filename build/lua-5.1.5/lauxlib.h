@@ -55,6 +55,7 @@ LUALIB_API lua_Number (luaL_checknumber) (lua_State *L, int numArg);
 LUALIB_API lua_Number (luaL_optnumber) (lua_State *L, int nArg, lua_Number def);
 
 LUALIB_API lua_Integer (luaL_checkinteger) (lua_State *L, int numArg);
+LUALIB_API int (luaL_saturateint) (lua_Integer n);  /* kubectl-rollout-lua */
 LUALIB_API lua_Integer (luaL_optinteger) (lua_State *L, int nArg,
                                           lua_Integer def);
 
@@ -101,8 +102,13 @@ LUALIB_API const char *(luaL_findtable) (lua_State *L, int idx,
 		((void)((cond) || luaL_argerror(L, (numarg), (extramsg))))
 #define luaL_checkstring(L,n)	(luaL_checklstring(L, (n), NULL))
 #define luaL_optstring(L,n,d)	(luaL_optlstring(L, (n), (d), NULL))
-#define luaL_checkint(L,n)	((int)luaL_checkinteger(L, (n)))
-#define luaL_optint(L,n,d)	((int)luaL_optinteger(L, (n), (d)))
+/*
+** kubectl-rollout-lua: an integer argument beyond an int saturates instead of
+** wrapping. gopher-lua's ints have 64 bits: string.gsub(s, p, r, 2^32) there
+** replaces every match, and must not replace none here.
+*/
+#define luaL_checkint(L,n)	luaL_saturateint(luaL_checkinteger(L, (n)))
+#define luaL_optint(L,n,d)	luaL_saturateint(luaL_optinteger(L, (n), (d)))
 #define luaL_checklong(L,n)	((long)luaL_checkinteger(L, (n)))
 #define luaL_optlong(L,n,d)	((long)luaL_optinteger(L, (n), (d)))
 

@@ -66,6 +66,20 @@ LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count) {
 }
 
 
+/*
+** kubectl-rollout-lua: a step of a loop in a library function counts as a VM
+** instruction for the count hook, so that a hook bounding the running time
+** also stops library functions that loop in C (pattern matching, string.rep,
+** the table library) and would otherwise never reach it.
+*/
+LUA_API void lua_librarystep (lua_State *L) {
+  if ((L->hookmask & LUA_MASKCOUNT) && --L->hookcount == 0) {
+    resethookcount(L);
+    luaD_callhook(L, LUA_HOOKCOUNT, -1);
+  }
+}
+
+
 LUA_API lua_Hook lua_gethook (lua_State *L) {
   return L->hook;
 }
@@ -617,12 +631,18 @@ static void addinfo (lua_State *L, const char *msg) {
 
 void luaG_errormsg (lua_State *L) {
   if (L->errfunc != 0) {  /* is there an error handling function? */
+    lu_byte allowhook;
     StkId errfunc = restorestack(L, L->errfunc);
     if (!ttisfunction(errfunc)) luaD_throw(L, LUA_ERRERR);
     setobjs2s(L, L->top, L->top - 1);  /* move argument */
     setobjs2s(L, L->top - 1, errfunc);  /* push function */
     incr_top(L);
+    /* kubectl-rollout-lua: an error a hook raises (the time limit) would run
+       the handler with hooks off, where nothing could stop it */
+    allowhook = L->allowhook;
+    L->allowhook = 1;
     luaD_call(L, L->top - 2, 1);  /* call it */
+    L->allowhook = allowhook;
   }
   luaD_throw(L, LUA_ERRRUN);
 }

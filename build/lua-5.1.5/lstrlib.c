@@ -90,14 +90,22 @@ static int str_upper (lua_State *L) {
   return 1;
 }
 
+/*
+** kubectl-rollout-lua: the count has 64 bits, as gopher-lua's, so that
+** string.rep("x", 2^31) runs out of memory (or time) as there instead of
+** returning "" (an int count wraps to a negative one); Go's strings.Repeat
+** returns an empty string at once, whatever the count.
+*/
 static int str_rep (lua_State *L) {
   size_t l;
   luaL_Buffer b;
   const char *s = luaL_checklstring(L, 1, &l);
-  int n = luaL_checkint(L, 2);
+  lua_Integer n = luaL_checkinteger(L, 2);
   luaL_buffinit(L, &b);
-  while (n-- > 0)
+  while (l > 0 && n-- > 0) {
     luaL_addlstring(&b, s, l);
+    lua_librarystep(L);
+  }
   luaL_pushresult(&b);
   return 1;
 }
@@ -363,6 +371,7 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
 
 
 static const char *match (MatchState *ms, const char *s, const char *p) {
+  lua_librarystep(ms->L);  /* kubectl-rollout-lua: backtracking can take ages */
   init: /* using goto's to optimize tail recursion */
   switch (*p) {
     case '(': {  /* start capture */

@@ -4,6 +4,7 @@
 use super::{EmptyTable, EvalOptions, PairsOrder, convert};
 use crate::gojson;
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
+use std::cell::Cell;
 use std::io::Write;
 
 const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
@@ -81,20 +82,40 @@ fn failed(lua: &Lua, message: &str) -> mlua::Result<MultiValue> {
     (LuaValue::Nil, lua.create_string(message)?).into_lua_multi(lua)
 }
 
+/// What `print` may write in one evaluation: a script printing in a loop could otherwise write
+/// hundreds of megabytes within its time limit. Past it, output stops with a note saying so.
+pub const PRINT_LIMIT: usize = 1 << 20;
+
 /// `print` writes to stderr with the script's name, keeping stdout for plans and YAML.
 fn print_function(lua: &Lua, script_name: &str, enabled: bool) -> mlua::Result<mlua::Function> {
-    let prefix = format!("[{script_name}]");
+    let prefix = format!("[{script_name}] ");
+    let left = Cell::new(PRINT_LIMIT);
     lua.create_function(move |lua, args: MultiValue| {
         let tostring: mlua::Function = lua.globals().get("tostring")?;
-        let mut parts = Vec::with_capacity(args.len());
-        for arg in args {
-            parts.push(tostring.call::<mlua::LuaString>(arg)?.to_string_lossy());
+        let mut line = prefix.clone().into_bytes();
+        for (i, arg) in args.into_iter().enumerate() {
+            let text = tostring.call::<mlua::LuaString>(arg)?;
+            if i > 0 {
+                line.push(b'\t');
+            }
+            // What is left of the limit, and a byte to tell it is exceeded, is all that is copied.
+            let text = text.as_bytes();
+            let room = (left.get() + 1).saturating_sub(line.len());
+            line.extend_from_slice(&text[..text.len().min(room)]);
         }
-        if enabled {
-            // Like the controller's log, print never fails the script: not even when stderr
-            // is a closed pipe (`… 2>&1 | head -1`).
-            let _ = writeln!(std::io::stderr().lock(), "{prefix} {}", parts.join("\t"));
+        line.push(b'\n');
+        if !enabled || left.get() == 0 {
+            return Ok(());
         }
+        if line.len() > left.get() {
+            line.truncate(left.get());
+            let note = format!("\n{prefix}print: output stops here, at its limit of {} MiB\n", PRINT_LIMIT >> 20);
+            line.extend_from_slice(note.as_bytes());
+        }
+        left.set(left.get().saturating_sub(line.len()));
+        // Like the controller's log, print never fails the script: not even when stderr is a
+        // closed pipe (`… 2>&1 | head -1`).
+        let _ = std::io::stderr().lock().write_all(&line);
         Ok(())
     })
 }
@@ -125,4 +146,34 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lua::{EvalOptions, Limits, Script, ScriptErrorKind, evaluate};
+    use serde_json::{Value, json};
+
+    fn run(code: &str) -> Result<Value, ScriptErrorKind> {
+        let script = Script::new("tables.lua", code);
+        evaluate(&script, &json!({}), &Limits::default(), EvalOptions::CONTROLLER)
+            .map(|data| data.spec.unwrap_or_default())
+            .map_err(|e| e.kind)
+    }
+
+    /// `code` builds `r`, which the script returns as its spec.
+    fn spec(code: &str) -> Value {
+        run(&format!("local r = {{}} {code} return {{spec = r}}")).unwrap_or_else(|e| panic!("{code}: {e:?}"))
+    }
+
+    #[test]
+    fn counts_beyond_an_int_do_not_wrap() {
+        // An int count would wrap 2^31 to a negative one and return "". The controller's engine
+        // runs out of time building it; here it runs out of memory (or, on a slow machine, time).
+        let huge = run("return {spec = string.rep('x', 2^31)}");
+        assert!(matches!(huge, Err(ScriptErrorKind::Memory | ScriptErrorKind::Timeout)), "{huge:?}");
+        let got = spec(
+            "r[1] = select(2, string.gsub('aaa', 'a', 'b', 2^32)) r[2] = string.rep('', 2^40) r[3] = string.rep('ab', 2)",
+        );
+        assert_eq!(got, json!([3, "", "abab"]));
+    }
 }

@@ -1,0 +1,112 @@
+//! The time limit. The controller's engine checks its deadline before every instruction, so once
+//! it has passed nothing runs: `pcall` catches the timeout error, and the next instruction fails
+//! again. Here a count hook looks at the clock every `CHECK_EVERY` instructions; once the deadline
+//! has passed it fails the script, and from then on every instruction the script reaches, so that
+//! no error handler (`pcall`, `xpcall`'s handler, a metamethod) can carry on. Library functions
+//! that loop in C (pattern matching, `string.rep`) count their steps as instructions
+//! (`lua_librarystep` in build/lua-5.1.5), so the hook stops them too.
+
+use mlua::{HookTriggers, Lua, VmState};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// Instructions between two looks at the clock: a few microseconds of Lua.
+const CHECK_EVERY: u32 = 1000;
+
+/// The clock of one evaluation: where the script was when its time ran out, if it did.
+#[derive(Clone, Default)]
+pub struct Deadline(Rc<Cell<Option<usize>>>);
+
+impl Deadline {
+    /// Starts the clock for the script about to run in `lua`.
+    pub fn start(lua: &Lua, timeout: Duration) -> mlua::Result<Deadline> {
+        let deadline = Instant::now() + timeout;
+        let clock = Deadline::default();
+        let passed = clock.clone();
+        lua.set_hook(HookTriggers::new().every_nth_instruction(CHECK_EVERY), move |lua, _| {
+            if Instant::now() < deadline {
+                return Ok(VmState::Continue);
+            }
+            passed.0.set(Some(current_line(lua)));
+            // Installing the new hook allocates, which must not fail for a script that holds all
+            // the memory it may: what is left to run after the deadline is error handling only.
+            let _ = lua.set_memory_limit(0);
+            lua.set_hook(HookTriggers::new().every_nth_instruction(1), |_, _| Err(timed_out()))?;
+            Err(timed_out())
+        })?;
+        Ok(clock)
+    }
+
+    /// The line the script was running when its time ran out (0 where Lua knows none), or None
+    /// while it has time left.
+    pub fn passed_at(&self) -> Option<usize> {
+        self.0.get()
+    }
+}
+
+fn timed_out() -> mlua::Error {
+    mlua::Error::runtime("timed out")
+}
+
+/// The current line of the innermost Lua function: the hook may fire inside a library function.
+fn current_line(lua: &Lua) -> usize {
+    (0..).map_while(|level| lua.inspect_stack(level, |frame| frame.current_line())).flatten().next().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lua::{EvalOptions, Limits, Script, ScriptErrorKind, evaluate};
+    use serde_json::json;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Runs `code` with a 100 ms limit, which it must break, and returns the message. A script
+    /// still running after 5 s fails the test (its thread is left behind).
+    fn times_out(code: &str) -> String {
+        let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
+        let script = Script::new("runaway.lua", code);
+        let quiet = EvalOptions { print: false, ..EvalOptions::CONTROLLER };
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || sender.send(evaluate(&script, &json!({}), &limits, quiet)));
+        let outcome = receiver.recv_timeout(Duration::from_secs(5));
+        let error = outcome.unwrap_or_else(|_| panic!("{code}: still running after 5 s")).unwrap_err();
+        assert_eq!(error.kind, ScriptErrorKind::Timeout, "{code}: {error}");
+        error.to_string()
+    }
+
+    #[test]
+    fn no_error_handler_runs_on_after_the_deadline() {
+        times_out("while true do pcall(function() while true do end end) end");
+        times_out("return pcall(function() while true do end end)");
+        times_out("local h = function() while true do end end while true do xpcall(h, h) end");
+        times_out("while true do xpcall(function() while true do end end, print) end");
+        times_out(
+            "local t = setmetatable({}, {__index = function() while true do end end}) while true do pcall(function() return t.x end) end",
+        );
+        times_out(
+            "local o = setmetatable({}, {__tostring = function() while true do end end}) while true do pcall(tostring, o) end",
+        );
+        // Holding all the memory it may does not let a script escape either.
+        times_out(
+            "local keep = {} pcall(function() while true do keep[#keep + 1] = {} end end)\n\
+             while true do pcall(function() while true do end end) end",
+        );
+    }
+
+    #[test]
+    fn library_functions_that_loop_in_c_stop_at_the_deadline() {
+        let text = "local s = string.rep('a', 500) ";
+        for call in ["s:find('.-.-.-b')", "s:match('.-.-.-b')", "s:gsub('.-.-.-b', '')", "s:gmatch('.-.-.-b')()"] {
+            times_out(&format!("{text} return {{spec = {{{call}}}}}"));
+        }
+    }
+
+    #[test]
+    fn the_timeout_names_the_line_the_script_was_on() {
+        assert!(times_out("local x = 1\nwhile true do end").starts_with("script runaway.lua:2: timed out after 100ms"));
+        // In a library function: the line that called it.
+        let message = times_out("local s = string.rep('a', 500)\nlocal x = s:find('.-.-.-b')");
+        assert!(message.starts_with("script runaway.lua:2: timed out after 100ms"), "{message}");
+    }
+}
