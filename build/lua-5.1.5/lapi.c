@@ -382,6 +382,29 @@ LUA_API size_t lua_objlen (lua_State *L, int idx) {
 }
 
 
+/*
+** kubectl-rollout-lua: the length of gopher-lua's array part of a table
+** (ltable.c), which table.remove and table.sort work on; and dropping its
+** last element, already set to nil (table.remove).
+*/
+LUA_API int lua_goarraylen (lua_State *L, int idx) {
+  StkId o = index2adr(L, idx);
+  api_check(L, ttistable(o));
+  return hvalue(o)->golen;
+}
+
+
+LUA_API void lua_goarraypop (lua_State *L, int idx) {
+  Table *t;
+  StkId o = index2adr(L, idx);
+  api_check(L, ttistable(o));
+  t = hvalue(o);
+  api_check(L, t->golen > 0);
+  t->golen--;
+  if (t->goborder > t->golen) t->goborder = t->golen;
+}
+
+
 LUA_API lua_CFunction lua_tocfunction (lua_State *L, int idx) {
   StkId o = index2adr(L, idx);
   return (!iscfunction(o)) ? NULL : clvalue(o)->c.f;

@@ -345,6 +345,9 @@ typedef struct Table {
   Node *lastfree;  /* any free position is before this position */
   GCObject *gclist;
   int sizearray;  /* size of `array' array */
+  /* kubectl-rollout-lua: gopher-lua's array part (see ltable.c) */
+  int golen;  /* its length */
+  int goborder;  /* no non-nil value in it above this index */
 } Table;
 
 

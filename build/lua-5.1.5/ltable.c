@@ -47,6 +47,30 @@
 #define MAXASIZE	(1 << MAXBITS)
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's array part.
+** gopher-lua, the controller's engine, keeps every positive integer key
+** below 2^26 in an array that grows, padded with nils, to the largest such
+** key ever set (to nil too) and shrinks only by table.remove. Its length
+** (`#', table.getn, unpack, table.insert) is the index of the last non-nil
+** value in that array: after `t = {}; t[3] = 1', #t is 3, where Lua's
+** border could be 0. Tables here keep Lua's layout, and record the length
+** gopher-lua's array would have (`golen', which table.remove and table.sort
+** read) and a bound on its last non-nil value (`goborder', so that `#' only
+** steps over the nils set since it last ran).
+*/
+#define GOARRAY_KEYS	(1 << 26)
+
+static void goarray_set (Table *t, lua_Number key) {
+  int k;
+  if (!(key >= 1 && key < GOARRAY_KEYS)) return;
+  k = cast_int(key);
+  if (cast_num(k) != key) return;
+  if (k > t->golen) t->golen = k;
+  if (k > t->goborder) t->goborder = k;
+}
+
+
 #define hashpow2(t,n)      (gnode(t, lmod((n), sizenode(t))))
   
 #define hashstr(t,str)  hashpow2(t, (str)->tsv.hash)
@@ -363,6 +387,7 @@ Table *luaH_new (lua_State *L, int narray, int nhash) {
   /* temporary values (kept only if some malloc fails) */
   t->array = NULL;
   t->sizearray = 0;
+  t->golen = t->goborder = 0;  /* kubectl-rollout-lua */
   t->lsizenode = 0;
   t->node = cast(Node *, dummynode);
   setarrayvector(L, t, narray);
@@ -493,6 +518,7 @@ const TValue *luaH_get (Table *t, const TValue *key) {
 
 TValue *luaH_set (lua_State *L, Table *t, const TValue *key) {
   const TValue *p = luaH_get(t, key);
+  if (ttisnumber(key)) goarray_set(t, nvalue(key));  /* kubectl-rollout-lua */
   t->flags = 0;
   if (p != luaO_nilobject)
     return cast(TValue *, p);
@@ -507,6 +533,7 @@ TValue *luaH_set (lua_State *L, Table *t, const TValue *key) {
 
 TValue *luaH_setnum (lua_State *L, Table *t, int key) {
   const TValue *p = luaH_getnum(t, key);
+  goarray_set(t, cast_num(key));  /* kubectl-rollout-lua */
   if (p != luaO_nilobject)
     return cast(TValue *, p);
   else {
@@ -529,50 +556,43 @@ TValue *luaH_setstr (lua_State *L, Table *t, TString *key) {
 }
 
 
-static int unbound_search (Table *t, unsigned int j) {
-  unsigned int i = j;  /* i is zero or a present index */
-  j++;
-  /* find `i' and `j' such that i is present and j is not */
-  while (!ttisnil(luaH_getnum(t, j))) {
-    i = j;
-    j *= 2;
-    if (j > cast(unsigned int, MAX_INT)) {  /* overflow? */
-      /* table was built with bad purposes: resort to linear search */
-      i = 1;
-      while (!ttisnil(luaH_getnum(t, i))) i++;
-      return i - 1;
+/*
+** kubectl-rollout-lua: the largest integer key in the hash part up to `n'
+** with a non-nil value, or the size of the array part when there is none.
+*/
+static int golast_in_hash (Table *t, int n) {
+  int last = t->sizearray;
+  int i;
+  for (i = sizenode(t) - 1; i >= 0; i--) {
+    Node *node = gnode(t, i);
+    if (ttisnumber(gkey(node)) && !ttisnil(gval(node))) {
+      lua_Number k = nvalue(gkey(node));
+      if (k > last && k <= n && k == cast_num(cast_int(k))) last = cast_int(k);
     }
   }
-  /* now do a binary search between them */
-  while (j - i > 1) {
-    unsigned int m = (i+j)/2;
-    if (ttisnil(luaH_getnum(t, m))) j = m;
-    else i = m;
-  }
-  return i;
+  return last;
 }
 
 
 /*
-** Try to find a boundary in table `t'. A `boundary' is an integer index
-** such that t[i] is non-nil and t[i+1] is nil (and 0 if t[1] is nil).
+** kubectl-rollout-lua: gopher-lua's length (see goarray_set) instead of a
+** border: the last non-nil value at or below `goborder'. Above the array part
+** it can only be in the hash part, found by stepping down or by one pass over
+** the hash part, whichever is shorter; so a length costs at most as many
+** steps as the table has slots, and, unless nils were set above it, one.
 */
 int luaH_getn (Table *t) {
-  unsigned int j = t->sizearray;
-  if (j > 0 && ttisnil(&t->array[j - 1])) {
-    /* there is a boundary in the array part: (binary) search for it */
-    unsigned int i = 0;
-    while (j - i > 1) {
-      unsigned int m = (i+j)/2;
-      if (ttisnil(&t->array[m - 1])) j = m;
-      else i = m;
-    }
-    return i;
+  int n = t->goborder;
+  if (n > t->sizearray) {
+    if (n - t->sizearray <= sizenode(t))
+      while (n > t->sizearray && ttisnil(luaH_getnum(t, n))) n--;
+    else
+      n = golast_in_hash(t, n);
   }
-  /* else must find a boundary in hash part */
-  else if (t->node == dummynode)  /* hash part is empty? */
-    return j;  /* that is easy... */
-  else return unbound_search(t, j);
+  if (n <= t->sizearray)
+    while (n > 0 && ttisnil(&t->array[n - 1])) n--;
+  t->goborder = n;
+  return n;
 }
 
 

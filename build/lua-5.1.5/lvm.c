@@ -138,6 +138,7 @@ void luaV_settable (lua_State *L, const TValue *t, TValue *key, StkId val) {
     const TValue *tm;
     if (ttistable(t)) {  /* `t' is a table? */
       Table *h = hvalue(t);
+      int golen = h->golen, goborder = h->goborder;  /* kubectl-rollout-lua */
       TValue *oldval = luaH_set(L, h, key); /* do a primitive set */
       if (!ttisnil(oldval) ||  /* result is no nil? */
           (tm = fasttm(L, h->metatable, TM_NEWINDEX)) == NULL) { /* or no TM? */
@@ -146,6 +147,10 @@ void luaV_settable (lua_State *L, const TValue *t, TValue *key, StkId val) {
         luaC_barriert(L, h, val);
         return;
       }
+      /* kubectl-rollout-lua: nothing is set here, so gopher-lua's array part
+         (ltable.c) is as it was */
+      h->golen = golen;
+      h->goborder = goborder;
       /* else will try the tag method */
     }
     else if (ttisnil(tm = luaT_gettmbyobj(L, t, TM_NEWINDEX)))

@@ -3,8 +3,8 @@
 //! again. Here a count hook looks at the clock every `CHECK_EVERY` instructions; once the deadline
 //! has passed it fails the script, and from then on every instruction the script reaches, so that
 //! no error handler (`pcall`, `xpcall`'s handler, a metamethod) can carry on. Library functions
-//! that loop in C (pattern matching, `string.rep`) count their steps as instructions
-//! (`lua_librarystep` in build/lua-5.1.5), so the hook stops them too.
+//! that loop in C (pattern matching, `string.rep`, the table library) count their steps as
+//! instructions (`lua_librarystep` in build/lua-5.1.5), so the hook stops them too.
 
 use mlua::{HookTriggers, Lua, VmState};
 use std::cell::Cell;
@@ -99,6 +99,14 @@ mod tests {
         let text = "local s = string.rep('a', 500) ";
         for call in ["s:find('.-.-.-b')", "s:match('.-.-.-b')", "s:gsub('.-.-.-b', '')", "s:gmatch('.-.-.-b')()"] {
             times_out(&format!("{text} return {{spec = {{{call}}}}}"));
+        }
+        let table = "local t = {} for i = 1, 100000 do t[i] = i end ";
+        for call in [
+            "while true do table.insert(t, 1, 0) table.remove(t, 1) end",
+            "while true do table.sort(t, function(a, b) return a > b end) end",
+            "while true do local s = table.concat(t, ',') end",
+        ] {
+            times_out(&format!("{table}{call}"));
         }
     }
 

@@ -165,6 +165,91 @@ mod tests {
         run(&format!("local r = {{}} {code} return {{spec = r}}")).unwrap_or_else(|e| panic!("{code}: {e:?}"))
     }
 
+    // The expected values below are what the controller's engine (the oracle) gives.
+
+    #[test]
+    fn length_is_the_last_value_of_gopher_luas_array_part() {
+        let got = spec(
+            "local t = {} t[3] = 'x' r[1] = #t r[2] = select('#', unpack(t)) r[3] = table.getn(t) r[4] = table.maxn(t)
+             local holes = {1, nil, 3} r[5] = #holes
+             local cut = {1, 2, 3} cut[3] = nil r[6] = #cut
+             local gone = {} gone[5] = nil r[7] = #gone
+             local far = {} far[2^26] = 1 far[1.5] = 1 far[-1] = 1 r[8] = #far r[9] = table.maxn(far)
+             local mixed = {n = 1, 5, 6} r[10] = #mixed",
+        );
+        assert_eq!(got, json!([3, 3, 3, 3, 3, 2, 0, 0, 0, 2]));
+    }
+
+    #[test]
+    fn a_length_below_many_nils_takes_no_longer_than_the_table_is_big() {
+        // Stepping down over 50 million nils for every `#` would take minutes.
+        let got = spec(
+            "local t = {} for i = 1, 100000 do t[i] = i end
+             local n = 0 for i = 1, 1000 do t[50000000] = nil n = n + #t end r[1] = n
+             for i = 2, 100000 do t[i] = nil end t.x = 1 r[2] = #t",
+        );
+        assert_eq!(got, json!([100000000, 1]));
+    }
+
+    #[test]
+    fn insert_and_remove_follow_gopher_lua() {
+        let got = spec(
+            "local t = {} t[3] = 'x' table.insert(t, 'y') r[1] = #t r[2] = t[4]
+             local a = {'a', 'b'} table.insert(a, 0, 'z') r[3] = table.concat(a, ',') r[4] = a[0]
+             table.insert(a, 5, 'e') r[5] = #a table.insert(a, nil) r[6] = #a
+             local b = {'a', 'b', 'c'} r[7] = table.remove(b, 0) r[8] = tostring(table.remove(b, 5)) r[9] = table.concat(b, ',')
+             local c = {1, 2, 3} c[3] = nil r[10] = tostring(table.remove(c)) r[11] = #c
+             r[12] = select('#', table.remove({}))",
+        );
+        assert_eq!(got, json!([4, "y", "a,b", "z", 5, 5, "c", "nil", "a,b", "nil", 2, 1]));
+    }
+
+    #[test]
+    fn a_key_a_metamethod_takes_does_not_grow_the_array_part() {
+        let got = spec(
+            "local t = setmetatable({1, 2}, {__newindex = function(t, k, v) rawset(t, 'k' .. k, v) end})
+             t[5] = 'x' r[1] = table.remove(t) r[2] = #t r[3] = t.k5",
+        );
+        assert_eq!(got, json!([2, 1, "x"]));
+    }
+
+    #[test]
+    fn concat_stays_within_the_length() {
+        let got = spec(
+            "local t = {'a', 'b', 'c'}
+             r[1] = table.concat(t, ',', 0) r[2] = table.concat(t, ',', 2, 10) r[3] = table.concat(t, ',', 5)
+             r[4] = table.concat(t, ',', -1, 2) r[5] = table.concat({1, 2.5}, ' ')",
+        );
+        assert_eq!(got, json!(["", "b,c", "", "a,b", "1 2.5"]));
+    }
+
+    #[test]
+    fn sort_is_gos_sort() {
+        // Go sorts up to 12 elements by insertion, which keeps equal ones in order, and longer
+        // arrays by pattern-defeating quicksort; Lua's quicksort orders ties otherwise.
+        let got = spec(
+            "local function names(t) local n = {} for i, v in ipairs(t) do n[i] = v.name end return table.concat(n, ' ') end
+             local small = {{name = 'a', w = 1}, {name = 'b', w = 0}, {name = 'c', w = 1}, {name = 'd', w = 0}, {name = 'e', w = 1}}
+             table.sort(small, function(x, y) return x.w < y.w end) r[1] = names(small)
+             local big = {} for i = 1, 30 do big[i] = {name = tostring(i), w = i % 4} end
+             table.sort(big, function(x, y) return x.w < y.w end) r[2] = names(big)
+             local n = {5, 2, 8, 1, 9, 3} table.sort(n) r[3] = table.concat(n, ',')",
+        );
+        let big = "24 8 28 4 20 12 16 9 29 1 21 25 13 5 17 22 26 18 30 14 2 10 6 7 23 15 27 3 11 19";
+        assert_eq!(got, json!(["b d a c e", big, "1,2,3,5,8,9"]));
+        // gopher-lua sorts its whole array part, nils included: they cannot be compared.
+        assert_eq!(run("local t = {3, 2, 1} t[3] = nil table.sort(t) return {}"), Err(ScriptErrorKind::Runtime));
+        assert_eq!(run("table.sort({2, 1}, nil) return {}"), Err(ScriptErrorKind::Runtime));
+    }
+
+    #[test]
+    fn the_table_library_has_the_controllers_functions_only() {
+        let got = spec(
+            "for _, f in ipairs({'foreach', 'foreachi', 'setn', 'getn', 'maxn'}) do r[#r + 1] = type(table[f]) end",
+        );
+        assert_eq!(got, json!(["nil", "nil", "nil", "function", "function"]));
+    }
+
     #[test]
     fn counts_beyond_an_int_do_not_wrap() {
         // An int count would wrap 2^31 to a negative one and return "". The controller's engine
