@@ -286,6 +286,14 @@ static int singlematch (int c, const char *p, const char *ep) {
 static const char *match (MatchState *ms, const char *s, const char *p);
 
 
+/*
+** kubectl-rollout-lua: a scan over the subject string counts one instruction
+** (lua_librarystep) per SCAN_STEP characters, so that with backtracking no
+** single step of a search takes long.
+*/
+#define SCAN_STEP	1024
+
+
 static const char *matchbalance (MatchState *ms, const char *s,
                                    const char *p) {
   if (*p == 0 || *(p+1) == 0)
@@ -295,7 +303,12 @@ static const char *matchbalance (MatchState *ms, const char *s,
     int b = *p;
     int e = *(p+1);
     int cont = 1;
+    int scanned = 0;  /* kubectl-rollout-lua */
     while (++s < ms->src_end) {
+      if (++scanned == SCAN_STEP) {
+        scanned = 0;
+        lua_librarystep(ms->L);
+      }
       if (*s == e) {
         if (--cont == 0) return s+1;
       }
@@ -309,8 +322,10 @@ static const char *matchbalance (MatchState *ms, const char *s,
 static const char *max_expand (MatchState *ms, const char *s,
                                  const char *p, const char *ep) {
   ptrdiff_t i = 0;  /* counts maximum expand for item */
-  while ((s+i)<ms->src_end && singlematch(uchar(*(s+i)), p, ep))
+  while ((s+i)<ms->src_end && singlematch(uchar(*(s+i)), p, ep)) {
     i++;
+    if (i % SCAN_STEP == 0) lua_librarystep(ms->L);  /* kubectl-rollout-lua */
+  }
   /* keeps trying to match with the maximum repetitions */
   while (i>=0) {
     const char *res = match(ms, (s+i), ep+1);
@@ -450,7 +465,21 @@ static const char *match (MatchState *ms, const char *s, const char *p) {
 
 
 
-static const char *lmemfind (const char *s1, size_t l1,
+/*
+** kubectl-rollout-lua: each candidate position, and each SCAN_STEP bytes
+** compared there, counts as an instruction (lua_librarystep): a plain search
+** can take time quadratic in the lengths.
+*/
+static int lmemequal (lua_State *L, const char *a, const char *b, size_t l) {
+  for (; l > SCAN_STEP; a += SCAN_STEP, b += SCAN_STEP, l -= SCAN_STEP) {
+    if (memcmp(a, b, SCAN_STEP) != 0) return 0;
+    lua_librarystep(L);
+  }
+  return memcmp(a, b, l) == 0;
+}
+
+
+static const char *lmemfind (lua_State *L, const char *s1, size_t l1,
                                const char *s2, size_t l2) {
   if (l2 == 0) return s1;  /* empty strings are everywhere */
   else if (l2 > l1) return NULL;  /* avoids a negative `l1' */
@@ -460,7 +489,8 @@ static const char *lmemfind (const char *s1, size_t l1,
     l1 = l1-l2;  /* `s2' cannot be found after that */
     while (l1 > 0 && (init = (const char *)memchr(s1, *s2, l1)) != NULL) {
       init++;   /* 1st char is already checked */
-      if (memcmp(init, s2+1, l2) == 0)
+      lua_librarystep(L);  /* kubectl-rollout-lua */
+      if (lmemequal(L, init, s2+1, l2))
         return init-1;
       else {  /* correct `l1' and `s1' to try again */
         l1 -= init-s1;
@@ -511,7 +541,7 @@ static int str_find_aux (lua_State *L, int find) {
   if (find && (lua_toboolean(L, 4) ||  /* explicit request? */
       strpbrk(p, SPECIALS) == NULL)) {  /* or no special characters? */
     /* do a plain search */
-    const char *s2 = lmemfind(s+init, l1-init, p, l2);
+    const char *s2 = lmemfind(L, s+init, l1-init, p, l2);
     if (s2) {
       lua_pushinteger(L, s2-s+1);
       lua_pushinteger(L, s2-s+l2);

@@ -100,6 +100,9 @@ mod tests {
         for call in ["s:find('.-.-.-b')", "s:match('.-.-.-b')", "s:gsub('.-.-.-b', '')", "s:gmatch('.-.-.-b')()"] {
             times_out(&format!("{text} return {{spec = {{{call}}}}}"));
         }
+        // A plain search takes time quadratic in the lengths; so does a balance with backtracking.
+        times_out("local s = string.rep('a', 2^22) return {spec = {s:find(string.rep('a', 2^20) .. 'b', 1, true)}}");
+        times_out("local s = string.rep('(', 200000) return {spec = {s:find('.-%b()')}}");
         let table = "local t = {} for i = 1, 100000 do t[i] = i end ";
         for call in [
             "while true do table.insert(t, 1, 0) table.remove(t, 1) end",
