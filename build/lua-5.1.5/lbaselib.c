@@ -198,6 +198,9 @@ static int luaB_collectgarbage (lua_State *L) {
   int o = luaL_checkoption(L, 1, "collect", opts);
   int ex = luaL_optint(L, 2, 0);
   int res = lua_gc(L, optsnum[o], ex);
+  /* kubectl-rollout-lua: a collection takes as long as many instructions: the
+     count hook (the time limit) runs after each */
+  lua_librarysteps(L, lua_gethookcount(L));
   switch (optsnum[o]) {
     case LUA_GCCOUNT: {
       int b = lua_gc(L, LUA_GCCOUNTB, 0);

@@ -67,13 +67,13 @@ LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count) {
 
 
 /*
-** kubectl-rollout-lua: a step of a loop in a library function counts as a VM
-** instruction for the count hook, so that a hook bounding the running time
-** also stops library functions that loop in C (pattern matching, string.rep,
-** the table library) and would otherwise never reach it.
+** kubectl-rollout-lua: `n' steps of a loop in a library function count as
+** `n' VM instructions for the count hook, so that a hook bounding the running
+** time also stops library functions that loop in C (pattern matching,
+** string.rep, the table library) and would otherwise never reach it.
 */
-LUA_API void lua_librarystep (lua_State *L) {
-  if ((L->hookmask & LUA_MASKCOUNT) && --L->hookcount == 0) {
+LUA_API void lua_librarysteps (lua_State *L, int n) {
+  if ((L->hookmask & LUA_MASKCOUNT) && (L->hookcount -= n) <= 0) {
     resethookcount(L);
     luaD_callhook(L, LUA_HOOKCOUNT, -1);
   }

@@ -344,7 +344,9 @@ LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count);
 LUA_API lua_Hook lua_gethook (lua_State *L);
 LUA_API int lua_gethookmask (lua_State *L);
 LUA_API int lua_gethookcount (lua_State *L);
-LUA_API void lua_librarystep (lua_State *L);  /* kubectl-rollout-lua */
+/* kubectl-rollout-lua: see ldebug.c */
+LUA_API void lua_librarysteps (lua_State *L, int n);
+#define lua_librarystep(L)	lua_librarysteps(L, 1)
 
 
 struct lua_Debug {

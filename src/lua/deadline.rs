@@ -3,8 +3,9 @@
 //! again. Here a count hook looks at the clock every `CHECK_EVERY` instructions; once the deadline
 //! has passed it fails the script, and from then on every instruction the script reaches, so that
 //! no error handler (`pcall`, `xpcall`'s handler, a metamethod) can carry on. Library functions
-//! that loop in C (pattern matching, `string.rep`, the table library) count their steps as
-//! instructions (`lua_librarystep` in build/lua-5.1.5), so the hook stops them too.
+//! that loop in C (pattern matching, `string.rep`, the table library, `collectgarbage`) count
+//! their steps as instructions (`lua_librarysteps` in build/lua-5.1.5), so the hook stops them
+//! too; the ones written in Rust (`json`) look at the clock themselves (`check`).
 
 use mlua::{HookTriggers, Lua, VmState};
 use std::cell::Cell;
@@ -14,26 +15,21 @@ use std::time::{Duration, Instant};
 /// Instructions between two looks at the clock: a few microseconds of Lua.
 const CHECK_EVERY: u32 = 1000;
 
-/// The clock of one evaluation: where the script was when its time ran out, if it did.
-#[derive(Clone, Default)]
-pub struct Deadline(Rc<Cell<Option<usize>>>);
+/// The clock of one evaluation: when its time is up, and where the script was then, if it was.
+#[derive(Clone)]
+pub struct Deadline {
+    at: Instant,
+    passed: Rc<Cell<Option<usize>>>,
+}
 
 impl Deadline {
     /// Starts the clock for the script about to run in `lua`.
     pub fn start(lua: &Lua, timeout: Duration) -> mlua::Result<Deadline> {
-        let deadline = Instant::now() + timeout;
-        let clock = Deadline::default();
-        let passed = clock.clone();
+        let clock = Deadline { at: Instant::now() + timeout, passed: Rc::default() };
+        lua.set_app_data(clock.clone());
+        let hook = clock.clone();
         lua.set_hook(HookTriggers::new().every_nth_instruction(CHECK_EVERY), move |lua, _| {
-            if Instant::now() < deadline {
-                return Ok(VmState::Continue);
-            }
-            passed.0.set(Some(current_line(lua)));
-            // Installing the new hook allocates, which must not fail for a script that holds all
-            // the memory it may: what is left to run after the deadline is error handling only.
-            let _ = lua.set_memory_limit(0);
-            lua.set_hook(HookTriggers::new().every_nth_instruction(1), |_, _| Err(timed_out()))?;
-            Err(timed_out())
+            hook.check(lua).map(|()| VmState::Continue)
         })?;
         Ok(clock)
     }
@@ -41,8 +37,30 @@ impl Deadline {
     /// The line the script was running when its time ran out (0 where Lua knows none), or None
     /// while it has time left.
     pub fn passed_at(&self) -> Option<usize> {
-        self.0.get()
+        self.passed.get()
     }
+
+    /// Fails once the time is up, and from then on makes every instruction fail too.
+    fn check(&self, lua: &Lua) -> mlua::Result<()> {
+        if Instant::now() < self.at {
+            return Ok(());
+        }
+        if self.passed.get().is_none() {
+            self.passed.set(Some(current_line(lua)));
+        }
+        // Installing the new hook allocates, which must not fail for a script that holds all
+        // the memory it may: what is left to run after the deadline is error handling only.
+        let _ = lua.set_memory_limit(0);
+        lua.set_hook(HookTriggers::new().every_nth_instruction(1), |_, _| Err(timed_out()))?;
+        Err(timed_out())
+    }
+}
+
+/// For library functions written in Rust (`json`), which the instruction hook does not see:
+/// fails when the script's time is up. Called after their work, which the memory limit bounds.
+pub fn check(lua: &Lua) -> mlua::Result<()> {
+    let clock = lua.app_data_ref::<Deadline>().map(|clock| clock.clone());
+    clock.map_or(Ok(()), |clock| clock.check(lua))
 }
 
 fn timed_out() -> mlua::Error {
@@ -95,11 +113,15 @@ mod tests {
     }
 
     #[test]
-    fn library_functions_that_loop_in_c_stop_at_the_deadline() {
+    fn library_functions_stop_at_the_deadline() {
         let text = "local s = string.rep('a', 500) ";
         for call in ["s:find('.-.-.-b')", "s:match('.-.-.-b')", "s:gsub('.-.-.-b', '')", "s:gmatch('.-.-.-b')()"] {
             times_out(&format!("{text} return {{spec = {{{call}}}}}"));
         }
+        // Each call is short, but would run a thousand times before the hook looks at the clock.
+        times_out("local t = {} for i = 1, 50000 do t[i] = i end while true do local s = json.encode(t) end");
+        times_out("local s = json.encode({string.rep('a', 2^22)}) while true do local t = json.decode(s) end");
+        times_out("local keep = {} for i = 1, 200000 do keep[i] = {i} end while true do collectgarbage() end");
         // A plain search takes time quadratic in the lengths; so does a balance with backtracking.
         times_out("local s = string.rep('a', 2^22) return {spec = {s:find(string.rep('a', 2^20) .. 'b', 1, true)}}");
         times_out("local s = string.rep('(', 200000) return {spec = {s:find('.-%b()')}}");

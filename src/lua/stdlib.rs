@@ -1,7 +1,7 @@
 //! What a script can reach: the controller's libraries, minus file access and bytecode loading,
 //! plus the controller's `json` module and its `math.huge`.
 
-use super::{EmptyTable, EvalOptions, PairsOrder, convert};
+use super::{EmptyTable, EvalOptions, PairsOrder, convert, deadline};
 use crate::gojson;
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
 use std::cell::Cell;
@@ -130,7 +130,9 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 .into_iter()
                 .next()
                 .ok_or_else(|| mlua::Error::runtime("bad argument #1 to encode (value expected)"))?;
-            match convert::from_lua(lua, value, EmptyTable::Null) {
+            let encoded = convert::from_lua(lua, value, EmptyTable::Null);
+            deadline::check(lua)?;
+            match encoded {
                 Ok(json) => one(lua, LuaValue::String(lua.create_string(gojson::to_string(&json))?)),
                 Err(message) => failed(lua, &message),
             }
@@ -139,10 +141,12 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
     module.raw_set(
         "decode",
         lua.create_function(|lua, text: mlua::LuaString| {
-            match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
+            let decoded = match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
                 Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
                 Err(e) => failed(lua, &e.to_string()),
-            }
+            };
+            deadline::check(lua)?;
+            decoded
         })?,
     )?;
     Ok(module)
