@@ -12,6 +12,10 @@
 //! - `goto`;
 //! - error message texts (Go's json wording differs), hence only success or failure is compared;
 //! - `print` (gopher-lua writes to stdout, this engine to stderr);
+//! - the depth of calls and values: gopher-lua's call stack holds 256 frames and its value stack
+//!   5120 values (253 nested Lua calls under a `pcall`, about 5100 values from `unpack`); Lua
+//!   5.1 allows about 20000 calls and 8000 values, so only a script past gopher-lua's limits
+//!   tells them apart (documented in the user guide);
 //! - runaway library calls: gopher-lua's pattern matching and `string.rep` never look at the
 //!   deadline (`string.rep("x", 2^31)` builds 2 GB first), so the oracle runs them for minutes
 //!   where this engine stops at the time limit; they are tested here (`tests/sandbox.rs`), not
