@@ -14,4 +14,5 @@ mod ingress;
 mod offline;
 mod output;
 mod record;
+mod sandbox;
 mod status;
