@@ -7,6 +7,7 @@ mod offline;
 mod record;
 mod restore;
 mod status;
+mod units;
 
 use crate::error::Error;
 use crate::lua::Limits;
@@ -17,6 +18,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+use units::{parse_duration, parse_lua_memory, parse_lua_timeout};
 
 const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 
@@ -95,11 +97,11 @@ pub struct GlobalArgs {
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     #[arg(long, global = true)]
     pub no_color: bool,
-    /// Time limit for one script evaluation (the controller's is 1s)
-    #[arg(long, global = true, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
+    /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    #[arg(long, global = true, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
     pub lua_timeout: Duration,
-    /// Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
-    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_size, value_name = "SIZE")]
+    /// Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
+    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
     pub lua_memory: usize,
     #[command(flatten)]
     pub connection: ConnectionFlags,
@@ -129,7 +131,7 @@ pub struct ConnectionFlags {
     /// Group to impersonate for the operation (repeatable)
     #[arg(long = "as-group", global = true, value_name = "GROUP")]
     pub as_groups: Vec<String>,
-    /// Time limit for each request to the API server (e.g. 10s; 0 for none)
+    /// Time limit for each request to the API server (e.g. 10s, 1m30s; 0 for none)
     #[arg(long, global = true, value_parser = parse_duration, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }
@@ -532,32 +534,6 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
     if answer.trim() == "yes" { Ok(()) } else { Err(Error::Refused("nothing was written: not confirmed".into())) }
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((text, "s"), |i| text.split_at(i));
-    let value: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration like 1s, 500ms or 2m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
-    };
-    Ok(Duration::from_secs_f64(seconds))
-}
-
-fn parse_size(text: &str) -> Result<usize, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit()).map_or((text, ""), |i| text.split_at(i));
-    let value: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 64Mi or 1Gi"))?;
-    let multiplier = match unit {
-        "" | "B" => 1,
-        "Ki" | "KiB" | "K" | "KB" => 1 << 10,
-        "Mi" | "MiB" | "M" | "MB" => 1 << 20,
-        "Gi" | "GiB" | "G" | "GB" => 1 << 30,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi)")),
-    };
-    Ok(value * multiplier)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -566,15 +542,5 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn parses_durations_and_sizes() {
-        assert_eq!(parse_duration("1s").unwrap(), Duration::from_secs(1));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert!(parse_duration("1d").is_err());
-        assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
-        assert!(parse_size("lots").is_err());
     }
 }
