@@ -8,6 +8,47 @@ use crate::support::Test;
 use crate::support::cluster::*;
 use serde_json::json;
 
+const VIRTUAL_SERVICE: &str = "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata: {name: demo, namespace: shop}\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {host: demo}\n";
+
+/// A v1beta1 partition Rollout `shop/demo` (no extra workload) on Deployment `demo`, routing
+/// through VirtualService `demo`, with these steps (YAML list items, indented 6).
+fn partition(steps: &str) -> String {
+    format!(
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {{name: demo, namespace: shop}}\nspec:\n  workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: demo}}\n  strategy:\n    canary:\n      steps:\n{steps}      trafficRoutings:\n      - service: demo\n        customNetworkRefs:\n        - {{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}}\n"
+    )
+}
+
+fn workload(replicas: i64) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: demo, namespace: shop}}\nspec: {{replicas: {replicas}}}\n"
+    )
+}
+
+const TWO_POD_STEPS: &str =
+    "      - {replicas: 1, traffic: 20%}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 2}\n";
+
+#[test]
+fn numbers_are_printed_as_gos_json_has_them() {
+    let script = "obj.data.spec.big = 12345678901234567890\nobj.data.spec.zero = 0 * -1\nreturn obj.data\n";
+    let files = || {
+        Test::new()
+            .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+            .file("m/deployment.yaml", &workload(4))
+            .file("m/vs.yaml", VIRTUAL_SERVICE)
+            .file("vs.lua", script)
+            .args(["plan", "-f", "m", "--step", "1", "--script", "VirtualService.networking.istio.io=vs.lua"])
+    };
+    files()
+        .arg("-o")
+        .arg("json")
+        .run()
+        .success()
+        .stdout_has("\"big\": 12345678901234567000,")
+        .stdout_has("\"zero\": -0\n");
+    files().arg("-o").arg("yaml").run().success().stdout_has("big: 12345678901234567000\n");
+    files().run().success().stdout_has("+  big: 12345678901234567000\n");
+}
+
 #[test]
 fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
     let server = shop(2, "StepPaused").start();

@@ -71,7 +71,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
 pub fn render(value: &Value, format: Format) -> String {
     match format {
         Format::Yaml => yaml::to_string(value),
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(value).expect("JSON values serialize")),
+        Format::Json => format!("{}\n", gojson::to_string_pretty(value)),
     }
 }
 
