@@ -28,6 +28,30 @@ const TWO_POD_STEPS: &str =
     "      - {replicas: 1, traffic: 20%}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 2}\n";
 
 #[test]
+fn test_says_how_the_controllers_go_test_treats_each_case() {
+    let script = "obj.data.spec.weight = obj.canaryWeight\nreturn obj.data\n";
+    // go test reads the rollout as v1beta1: weight is not a field there, canaryWeight is -1.
+    let alpha = "rollout:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{weight: 20}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weight: -1}\n";
+    let blue_green = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      blueGreen:\n        steps: [{traffic: 50%, replicas: 100%}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weight: 50}\n";
+    let files = || {
+        Test::new()
+            .file("s/example.com/Route/trafficRouting.lua", script)
+            .file("s/example.com/Route/testdata/alpha.yaml", alpha)
+            .file("s/example.com/Route/testdata/blue-green.yaml", blue_green)
+    };
+    files()
+        .args(["test", "s"])
+        .run()
+        .success()
+        .stdout_has("ok   example.com/Route alpha.yaml (1 step)\n  go test: it reads this v1alpha1 rollout as v1beta1 without the conversion, so steps[0].weight 20 is ignored and the script gets canaryWeight -1 there")
+        .stdout_has("ok   example.com/Route blue-green.yaml (1 step)\n  go test cannot run this case: it reads spec.strategy.canary only");
+    let report = files().args(["test", "s", "-o", "json"]).run().success().json();
+    let go_test: Vec<bool> =
+        report["cases"].as_array().unwrap().iter().map(|c| c["goTest"]["runs"].as_bool().unwrap()).collect();
+    assert_eq!(go_test, [true, false]);
+}
+
+#[test]
 fn numbers_are_printed_as_gos_json_has_them() {
     let script = "obj.data.spec.big = 12345678901234567890\nobj.data.spec.zero = 0 * -1\nreturn obj.data\n";
     let files = || {

@@ -9,7 +9,7 @@ use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
 use crate::snapshot::Snapshot;
 use crate::source::files;
 use crate::source::live::rollout_name;
-use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
+use crate::testcase::{CaseReport, GoTest, Outcome as StepOutcome, TestCase, data_yaml};
 use crate::{gojson, yaml};
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -125,6 +125,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                         outcome: StepOutcome::Error(e),
                         notes: vec![],
                     }],
+                    go_test: GoTest::Same,
                 },
             };
             reports.push((suite, report));
@@ -158,6 +159,13 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
             n => format!("{n} steps"),
         };
         out.push_str(&format!("{status} {} {file} ({steps})\n", suite.label));
+        match &report.go_test {
+            GoTest::Same => {}
+            GoTest::ReadsItAs(note) => out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test: {note}")))),
+            GoTest::CannotRun(why) => {
+                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test cannot run this case: {why}"))))
+            }
+        }
         for step in &report.steps {
             let at = format!("{} step {}", report.case, step.index);
             match &step.outcome {
@@ -204,7 +212,12 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                     entry
                 })
                 .collect();
-            json!({"script": suite.script.name, "case": report.case, "passed": report.passed(), "steps": steps})
+            let go_test = match &report.go_test {
+                GoTest::Same => json!({"runs": true, "note": null}),
+                GoTest::ReadsItAs(note) => json!({"runs": true, "note": note}),
+                GoTest::CannotRun(why) => json!({"runs": false, "note": why}),
+            };
+            json!({"script": suite.script.name, "case": report.case, "passed": report.passed(), "goTest": go_test, "steps": steps})
         })
         .collect();
     json!({"cases": cases, "passed": passed, "failed": failed})
