@@ -140,6 +140,8 @@ impl<'a> Planner<'a> {
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
         let mut warnings = rollout.warnings.clone();
+        // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
+        warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
         let own = rollout.traffic_routing.as_ref().filter(|r| !r.custom_network_refs.is_empty());
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {

@@ -28,6 +28,22 @@ const TWO_POD_STEPS: &str =
     "      - {replicas: 1, traffic: 20%}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 2}\n";
 
 #[test]
+fn weights_wrap_as_the_controllers_int32_does() {
+    // The webhook refuses this traffic, but the controller's test harness runs it.
+    let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{traffic: \"-2147483648%\"}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weights: [-2147483648, -2147483548]}\n";
+    Test::new()
+        .file(
+            "s/example.com/Route/trafficRouting.lua",
+            "obj.data.spec.weights = {obj.canaryWeight, obj.stableWeight}\nreturn obj.data\n",
+        )
+        .file("s/example.com/Route/testdata/wrap.yaml", case)
+        .args(["test", "s"])
+        .run()
+        .success()
+        .stdout_has("ok   example.com/Route wrap.yaml (1 step)");
+}
+
+#[test]
 fn test_says_how_the_controllers_go_test_treats_each_case() {
     let script = "obj.data.spec.weight = obj.canaryWeight\nreturn obj.data\n";
     // go test reads the rollout as v1beta1: weight is not a field there, canaryWeight is -1.
@@ -49,6 +65,31 @@ fn test_says_how_the_controllers_go_test_treats_each_case() {
     let go_test: Vec<bool> =
         report["cases"].as_array().unwrap().iter().map(|c| c["goTest"]["runs"].as_bool().unwrap()).collect();
     assert_eq!(go_test, [true, false]);
+}
+
+#[test]
+fn plan_f_refuses_what_the_webhook_rejects() {
+    let bad = partition("      - {replicas: 1, traffic: \"-50%\"}\n      - {traffic: 150%}\n");
+    let out = Test::new()
+        .file("m/rollout.yaml", &bad)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .status(1)
+        .stderr_has("m/rollout.yaml:1: Rollout shop/demo would be rejected by the controller's admission webhook:\n  spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]\n  spec.strategy.canary.steps[1].replicas: required\n  spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]\n");
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning() {
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("150%");
+    Test::new()
+        .kubeconfig(&serving(rollout).start())
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("warning: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%] (the controller's webhook rejects this now)");
 }
 
 #[test]

@@ -21,6 +21,18 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     let namespace = global.connection.namespace.as_deref().unwrap_or("default");
     let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
+    // The API server would not store these: no plan of them means anything.
+    if let Some(rollout) = snapshot.rollouts.iter().find(|r| !r.item.rejections.is_empty()) {
+        let problems: Vec<String> = rollout.item.rejections.iter().map(|r| format!("\n  {r}")).collect();
+        return Err(Error::Input(format!(
+            "{}: Rollout {}/{} would be rejected by the controller's admission webhook:{}",
+            rollout.origin,
+            rollout.namespace,
+            rollout.item.name,
+            problems.concat()
+        ))
+        .into());
+    }
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),

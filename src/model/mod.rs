@@ -1,6 +1,7 @@
 //! Rollouts and TrafficRoutings as the controller sees them, and the `obj` (LuaData) each step
 //! hands to a gateway object's script.
 
+mod admission;
 mod luadata;
 mod rollout;
 mod strategy;

@@ -1,7 +1,7 @@
 //! A Rollout (`rollouts.kruise.io` v1beta1, or v1alpha1 through the controller's conversion).
 
 use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
-use super::{ModelError, ObjectRef, Path, TrafficRoutingRef, metadata_str};
+use super::{ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str};
 use serde_json::Value;
 use std::fmt;
 
@@ -130,6 +130,9 @@ pub struct Rollout {
     pub status: RolloutStatus,
     /// Things the API server or the conversion would silently change.
     pub warnings: Vec<String>,
+    /// What the controller's admission webhook (or the CRD schema) refuses in this Rollout,
+    /// each as `field: what is wrong`.
+    pub rejections: Vec<String>,
 }
 
 impl Rollout {
@@ -166,6 +169,7 @@ impl Rollout {
         let alpha = version == "v1alpha1";
         let mut warnings = Vec::new();
         let steps = read_steps(body, &path.field("steps"), alpha, &mut warnings)?;
+        let rejections = admission::rejections(kind, alpha, &path, body, &steps);
         let traffic_routing = read_traffic_routings(body, &path.field("trafficRoutings"))?;
         let annotation = |key: &str| object["metadata"]["annotations"][key].as_str();
         let flag = |field: &str| body[field].as_bool().unwrap_or(false);
@@ -221,6 +225,7 @@ impl Rollout {
             },
             status: read_status(&object["status"], kind),
             warnings,
+            rejections,
         })
     }
 
@@ -311,22 +316,18 @@ fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>
                 None => None,
             };
             let strategy = RouteStrategy { traffic, matches, request_header_modifier };
-            if let Some(bad) = strategy.malformed_traffic() {
-                warnings.push(format!("{at}.traffic {bad:?} is not a percentage; the controller reads it as 0%"));
-            }
             Ok(Step { strategy, replicas, pause_seconds: step["pause"]["duration"].as_i64() })
         })
         .collect()
 }
 
+/// `trafficRoutings[0]`, the only entry the controller uses (the webhook allows one).
 fn read_traffic_routings(body: &Value, path: &Path) -> Result<Option<TrafficRoutingRef>, ModelError> {
     match body.get("trafficRoutings") {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => match items.as_slice() {
-            [] => Ok(None),
-            [only] => TrafficRoutingRef::read(only, &path.index(0)).map(Some),
-            _ => Err(path.error("has more than one entry; the controller's webhook allows at most one")),
-        },
+        Some(Value::Array(items)) => {
+            items.first().map(|first| TrafficRoutingRef::read(first, &path.index(0))).transpose()
+        }
         Some(_) => Err(path.error("must be a list")),
     }
 }
@@ -445,10 +446,93 @@ mod tests {
             err(base(json!({"canary": {"steps": [{"traffic": 20}]}}))),
             "spec.strategy.canary.steps[0].traffic: must be a string, not 20"
         );
-        assert_eq!(
-            err(base(json!({"canary": {"steps": [{}], "trafficRoutings": [{"service": "a"}, {"service": "b"}]}}))),
-            "spec.strategy.canary.trafficRoutings: has more than one entry; the controller's webhook allows at most one"
-        );
         assert!(err(json!({"apiVersion": "apps/v1", "kind": "Deployment"})).starts_with("not a Rollout"));
+    }
+
+    fn canary(steps: Value, extra: Value) -> Rollout {
+        let mut canary = json!({"steps": steps, "trafficRoutings": [{"service": "svc", "customNetworkRefs": []}]});
+        canary.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"}, "strategy": {"canary": canary}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_webhooks_rules_are_checked() {
+        let rejections = |steps: Value, extra: Value| canary(steps, extra).rejections;
+        assert_eq!(
+            rejections(json!([{"replicas": 1, "traffic": "20%"}, {"replicas": "100%"}]), json!({})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            rejections(
+                json!([{"traffic": "-50%"}, {"replicas": 0, "traffic": "150%"}, {"replicas": "101%", "traffic": "20"}]),
+                json!({})
+            ),
+            vec![
+                "spec.strategy.canary.steps[0].replicas: required",
+                "spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]",
+                "spec.strategy.canary.steps[1].replicas: 0 must be a positive number, or a percentage in (0%, 100%]",
+                "spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]",
+                "spec.strategy.canary.steps[2].replicas: \"101%\" must be a positive number, or a percentage in (0%, 100%]",
+                "spec.strategy.canary.steps[2].traffic: \"20\" must be a whole percentage such as \"20%\" (the controller reads it as 0%)",
+            ]
+        );
+        assert_eq!(
+            rejections(
+                json!([{"replicas": 2}, {"replicas": "50%"}, {"replicas": "40%", "traffic": "0%"}, {"replicas": 1}]),
+                json!({})
+            ),
+            vec![
+                "spec.strategy.canary.steps[2].traffic: \"0%\" must be in (0%, 100%]",
+                "spec.strategy.canary.steps[2].replicas: \"40%\" is less than spec.strategy.canary.steps[1].replicas: replicas must not decrease",
+            ],
+            "only neighbouring steps of the same kind compare"
+        );
+        let matches: Vec<Value> = (0..17).map(|_| json!({"headers": [{"name": "a", "value": "b"}]})).collect();
+        assert_eq!(
+            rejections(
+                json!([{"replicas": 1, "matches": matches}]),
+                json!({"trafficRoutings": [{"service": "a", "gracePeriodSeconds": -1, "customNetworkRefs": []}, {"service": "b"}]})
+            ),
+            vec![
+                "spec.strategy.canary.steps[0].matches: 17 matches, at most 16",
+                "spec.strategy.canary.trafficRoutings: 2 entries, at most 1",
+                "spec.strategy.canary.trafficRoutings[0].gracePeriodSeconds: -1 must not be negative",
+                "spec.strategy.canary.trafficRoutings[1]: needs one of ingress, gateway and customNetworkRefs",
+            ]
+        );
+        let many: Vec<Value> = (0..51).map(|_| json!({"replicas": 1})).collect();
+        assert_eq!(rejections(Value::Array(many), json!({})), vec!["spec.strategy.canary.steps: 51 steps, at most 50"]);
+        // Blue-green allows 0% traffic; v1alpha1 names weight and wants it not to decrease.
+        let blue_green = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "bg"},
+            "spec": {"strategy": {"blueGreen": {"steps": [{"replicas": "100%", "traffic": "0%"}, {"replicas": "100%", "traffic": "-1%"}]}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            blue_green.rejections,
+            vec!["spec.strategy.blueGreen.steps[1].traffic: \"-1%\" must be in [0%, 100%]"]
+        );
+        let alpha = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"strategy": {"canary": {"steps": [{"weight": 30}, {"weight": -20}]}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            alpha.rejections,
+            vec![
+                "spec.strategy.canary.steps[1].weight: -20 must be in (0%, 100%]",
+                "spec.strategy.canary.steps[1].weight: -20 is less than spec.strategy.canary.steps[0].weight 30: weights must not decrease",
+            ]
+        );
+        // The controller uses the first of several trafficRoutings.
+        let two = canary(
+            json!([{"replicas": 1}]),
+            json!({"trafficRoutings": [{"service": "a", "customNetworkRefs": []}, {"service": "b", "customNetworkRefs": []}]}),
+        );
+        assert_eq!(two.traffic_routing.unwrap().service, "a");
     }
 }
