@@ -28,6 +28,100 @@ const TWO_POD_STEPS: &str =
     "      - {replicas: 1, traffic: 20%}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 2}\n";
 
 #[test]
+fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing() {
+    let plan = |files: Test| files.args(["plan", "-f", "m", "--step", "2"]).run().success();
+    let with = |replicas: Option<i64>| {
+        let test = Test::new().file("m/rollout.yaml", &partition(TWO_POD_STEPS)).file("m/vs.yaml", VIRTUAL_SERVICE);
+        match replicas {
+            Some(replicas) => test.file("m/deployment.yaml", &workload(replicas)),
+            None => test,
+        }
+    };
+    // Two pods: step 2 puts both on the new version, and the controller skips its routing.
+    let out = plan(with(Some(2)))
+        .stdout_has("step 2/3: replicas 2, traffic 50% (canary 50 / stable 50) (the controller does not route this step: its replicas reach the workload's 2 in a partition release, so the gateway keeps step 1's routing)")
+        .stdout_has("+      weight: 80\n+    - destination:\n+        host: demo-canary\n+      weight: 20\n");
+    assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
+    assert!(!out.stdout.contains("is not known"), "{}", out.stdout);
+    // Four pods: step 2 is routed.
+    let out = plan(with(Some(4))).stdout_has("+      weight: 50\n");
+    assert!(!out.stdout.contains("does not route"), "{}", out.stdout);
+    // No workload among the files: routed, with the assumption said.
+    plan(with(None))
+        .stdout_has("warning: its workload Deployment demo is not known (not among the files, or not readable), so the plan assumes its replicas are above every step's")
+        .stdout_has("+      weight: 50\n");
+}
+
+#[test]
+fn the_workload_is_read_from_the_cluster_for_its_replicas() {
+    // Step 2 runs two pods of a two-pod Deployment: it keeps step 1's routing (a header match).
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!(2);
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+        .object(rollout)
+        .object(virtual_service())
+        .object(destination_rule())
+        .object(deployment(2))
+        .start();
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("so the gateway keeps step 1's routing")
+        .stdout_has("+        user-agent:\n+          exact: pc\n");
+    assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
+    assert!(server.requests().iter().any(|r| r.path == "/apis/apps/v1/namespaces/shop/deployments/demo"));
+}
+
+#[test]
+fn a_blue_green_last_step_at_100_percent_waits_for_approval() {
+    let blue_green = partition("      - {replicas: 50%, traffic: 0%}\n      - {replicas: 100%, traffic: 50%}\n")
+        .replace("    canary:\n", "    blueGreen:\n");
+    Test::new()
+        .file("m/rollout.yaml", &blue_green)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("step 2/2: replicas 100%, traffic 50% (canary 50 / stable 50), pause until approved (a blue-green last step at 100% waits too)");
+}
+
+#[test]
+fn v1alpha1_empty_matches_reach_the_script_as_nil() {
+    let alpha = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: Rollout\nmetadata: {name: demo, namespace: shop}\nspec:\n  objectRef: {workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}}\n  strategy:\n    canary:\n      steps:\n      - {weight: 20, matches: []}\n      trafficRoutings:\n      - service: demo\n        customNetworkRefs:\n        - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}\n";
+    // The controller's own test script tests `if (obj.matches)`: an empty table would be true.
+    let script = "if (obj.matches) then obj.data.spec.seen = 'matches' else obj.data.spec.seen = 'weight ' .. obj.canaryWeight end\nreturn obj.data\n";
+    Test::new()
+        .file("m/rollout.yaml", alpha)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .file("vs.lua", script)
+        .args(["plan", "-f", "m", "--script", "VirtualService.networking.istio.io=vs.lua"])
+        .run()
+        .success()
+        .stdout_has("+  seen: weight 20\n");
+}
+
+#[test]
+fn a_traffic_routing_without_weight_or_matches_writes_nothing() {
+    let stored = r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#;
+    let routed = format!(
+        "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: demo\n  namespace: shop\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{stored}'\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {{host: demo}}\n      weight: 90\n    - destination: {{host: demo, subset: canary}}\n      weight: 10\n"
+    );
+    let traffic_routing = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: TrafficRouting\nmetadata: {name: tr, namespace: shop}\nspec:\n  objectRef:\n  - service: demo\n    customNetworkRefs:\n    - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}\n  strategy: {}\n";
+    Test::new()
+        .file("m/tr.yaml", traffic_routing)
+        .file("m/vs.yaml", &routed)
+        .args(["plan", "-f", "m", "--detailed-exitcode"])
+        .run()
+        .status(0)
+        .stdout_has("TrafficRouting strategy: original routing (no traffic, no matches) (with neither weight nor matches the controller writes nothing while the TrafficRouting is progressing; the stored original comes back when it finalises)")
+        .stdout_has("VirtualService shop/demo: already as planned; the controller writes nothing here: left alone");
+}
+
+#[test]
 fn weights_wrap_as_the_controllers_int32_does() {
     // The webhook refuses this traffic, but the controller's test harness runs it.
     let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{traffic: \"-2147483648%\"}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weights: [-2147483648, -2147483548]}\n";
@@ -41,6 +135,19 @@ fn weights_wrap_as_the_controllers_int32_does() {
         .run()
         .success()
         .stdout_has("ok   example.com/Route wrap.yaml (1 step)");
+}
+
+#[test]
+fn a_disabled_rollout_plans_nothing_and_says_why() {
+    let disabled = partition(TWO_POD_STEPS).replace("spec:\n  workloadRef", "spec:\n  disabled: true\n  workloadRef");
+    Test::new()
+        .file("m/rollout.yaml", &disabled)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m", "--detailed-exitcode"])
+        .run()
+        .status(0)
+        .stdout_has("Rollout shop/demo\n  spec.disabled is true: the controller runs no step of a disabled Rollout")
+        .stdout_has("Plan: 0 to change, 0 already as planned");
 }
 
 #[test]
