@@ -54,6 +54,9 @@ pub struct ObjectPlan {
     pub planned: Value,
     pub action: Action,
     pub warnings: Vec<String>,
+    /// Why this tool must not write `planned` although the controller would (it works from a
+    /// stored original that does not decode, and the result loses the original).
+    pub unwritable: Option<String>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
     /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
     /// (nothing changes `current` or `planned` afterwards).
@@ -95,6 +98,11 @@ pub struct RoutingPlan {
 impl RoutingPlan {
     pub fn changed(&self) -> bool {
         self.stages.iter().flat_map(|s| &s.objects).any(ObjectPlan::changed)
+    }
+
+    /// Why a planned object must not be written, if one must not.
+    pub fn unwritable(&self) -> Option<&str> {
+        self.stages.iter().flat_map(|s| &s.objects).find_map(|o| o.unwritable.as_deref())
     }
 }
 
@@ -271,7 +279,7 @@ impl<'a> Planner<'a> {
             })?
             .clone();
         let stored = data::stored_original(&current);
-        let original = Data::original_of(&current).map_err(|e| Error::Input(format!("{context}: {e}")))?;
+        let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
         let mut warnings = Vec::new();
         let (planned, action) = match action {
             RoutingAction::Leave => (current.clone(), Action::Keep("the controller writes nothing here: left alone")),
@@ -305,6 +313,23 @@ impl<'a> Planner<'a> {
                 (planned, Action::Lua(script))
             }
         };
+        let unwritable = unreadable.filter(|_| !matches!(action, Action::Keep(_))).map(|error| {
+            let works_from = if original == Data::default() {
+                "nothing (no spec, labels or annotations)"
+            } else {
+                "the part that decodes"
+            };
+            let does = match (&action, original == Data::default()) {
+                (Action::Restore, true) => "restores that: it wipes the object's spec, labels and annotations",
+                (Action::Restore, _) => "restores that, as shown",
+                _ => "runs the script on that, as shown",
+            };
+            format!(
+                "{reference}: its annotation {} does not parse ({error}); the controller ignores that, works from {works_from} and {does}; approve and restore write nothing until the annotation is fixed",
+                data::ORIGINAL_SPEC_ANNOTATION
+            )
+        });
+        warnings.extend(unwritable.clone());
         Ok(ObjectPlan {
             reference: reference.clone(),
             namespace: routing.namespace.to_string(),
@@ -313,6 +338,7 @@ impl<'a> Planner<'a> {
             planned,
             action,
             warnings,
+            unwritable,
         })
     }
 }

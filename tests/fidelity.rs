@@ -121,6 +121,61 @@ fn a_traffic_routing_without_weight_or_matches_writes_nothing() {
         .stdout_has("VirtualService shop/demo: already as planned; the controller writes nothing here: left alone");
 }
 
+/// The VirtualService with a stored original the controller cannot decode.
+fn with_bad_original(original: &str) -> String {
+    format!(
+        "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: demo\n  namespace: shop\n  labels: {{app: demo}}\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{original}'\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {{host: demo}}\n      weight: 80\n    - destination: {{host: demo-canary}}\n      weight: 20\n"
+    )
+}
+
+#[test]
+fn a_stored_original_that_does_not_parse_is_read_as_the_controller_reads_it() {
+    let test = Test::new()
+        .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+        .file("m/deployment.yaml", &workload(4))
+        .file("m/vs.yaml", &with_bad_original("{bad"));
+    // Step 3 restores: the controller writes back the empty data it decoded.
+    test.args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("warning: VirtualService/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse (invalid JSON: key must be a string at line 1 column 2); the controller ignores that, works from nothing (no spec, labels or annotations) and restores that: it wipes the object's spec, labels and annotations; approve and restore write nothing until the annotation is fixed")
+        .stdout_has("-  labels:\n-    app: demo\n")
+        .stdout_has("-spec:\n");
+    // A label of another type: the rest decodes, that label becomes "".
+    let partly = r#"{"spec":{"hosts":["demo"]},"labels":{"app":"demo","tier":3}}"#;
+    Test::new()
+        .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+        .file("m/deployment.yaml", &workload(4))
+        .file("m/vs.yaml", &with_bad_original(partly))
+        .args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("does not parse (json: cannot unmarshal number into Go struct field Data.labels of type string); the controller ignores that, works from the part that decodes and restores that, as shown")
+        .stdout_has("+    tier: \"\"\n");
+}
+
+#[test]
+fn approve_refuses_to_write_from_a_stored_original_that_does_not_parse() {
+    // Step 3 (no traffic) restores; the VirtualService's stored original is not JSON.
+    let mut vs = virtual_service();
+    vs["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": "{bad"});
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+        .object(rollout(3, "StepPaused"))
+        .object(vs)
+        .object(destination_rule())
+        .object(deployment(4))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("nothing was written: VirtualService/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
 #[test]
 fn weights_wrap_as_the_controllers_int32_does() {
     // The webhook refuses this traffic, but the controller's test harness runs it.
