@@ -177,6 +177,29 @@ fn approve_refuses_to_write_from_a_stored_original_that_does_not_parse() {
 }
 
 #[test]
+fn a_script_configmap_outside_the_controllers_namespace_is_warned_about() {
+    let rollout = partition(TWO_POD_STEPS).replace(
+        "{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}",
+        "{apiVersion: gateway.example.com/v1, kind: Route, name: demo}",
+    );
+    let route =
+        "apiVersion: gateway.example.com/v1\nkind: Route\nmetadata: {name: demo, namespace: shop}\nspec: {weight: 0}\n";
+    // No namespace: `kubectl apply` would put it in the current namespace, default.
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kruise-rollout-configuration}\ndata:\n  lua.traffic.routing.Route.gateway.example.com: |\n    obj.data.spec.weight = obj.canaryWeight\n    return obj.data\n";
+    let files = || {
+        Test::new()
+            .file("m/rollout.yaml", &rollout)
+            .file("m/deployment.yaml", &workload(4))
+            .file("m/route.yaml", route)
+            .file("m/cm.yaml", configmap)
+    };
+    let warning = "warning: its scripts come from ConfigMap default/kruise-rollout-configuration, but the controller reads that ConfigMap only from its own namespace, kruise-rollout (--controller-namespace), so it would not find them there and would never route";
+    files().args(["plan", "-f", "m", "--step", "1"]).run().success().stdout_has(warning).stdout_has("+  weight: 20\n");
+    let out = files().args(["plan", "-f", "m", "--step", "1", "--controller-namespace", "default"]).run().success();
+    assert!(!out.stdout.contains("warning:"), "{}", out.stdout);
+}
+
+#[test]
 fn weights_wrap_as_the_controllers_int32_does() {
     // The webhook refuses this traffic, but the controller's test harness runs it.
     let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{traffic: \"-2147483648%\"}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weights: [-2147483648, -2147483548]}\n";

@@ -4,8 +4,8 @@ use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFor
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Planner, RoutingPlan};
-use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
+use crate::plan::{Action, Planner, RoutingPlan};
+use crate::scripts::{BUILTIN_SCRIPTS, CONFIGMAP_NAME, ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::snapshot::Snapshot;
 use crate::source::files;
 use crate::source::live::rollout_name;
@@ -75,9 +75,29 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     if plans.is_empty() {
         return Err(Error::Input(format!("no Rollout or TrafficRouting in {}", args.files.join(", "))).into());
     }
+    for plan in &mut plans {
+        plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
+    }
     print_plans(&plans, args.output)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
+}
+
+/// A warning when a plan runs scripts from a ConfigMap among the files that is not in the
+/// controller's namespace: the controller reads only its own (`$POD_NAMESPACE`,
+/// docs/controller-semantics.md §4.5), so it would find no script there and never route.
+fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option<String> {
+    let namespace = plan.stages.iter().flat_map(|s| &s.objects).find_map(|o| match &o.action {
+        Action::Lua(ResolvedScript { source: ScriptSource::ConfigMap { namespace, .. }, .. })
+            if namespace != controller_namespace =>
+        {
+            Some(namespace)
+        }
+        _ => None,
+    })?;
+    Some(format!(
+        "its scripts come from ConfigMap {namespace}/{CONFIGMAP_NAME}, but the controller reads that ConfigMap only from its own namespace, {controller_namespace} (--controller-namespace), so it would not find them there and would never route"
+    ))
 }
 
 pub fn render(value: &Value, format: Format) -> String {
