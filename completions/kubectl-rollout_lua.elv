@@ -180,8 +180,8 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --as-group 'Group to impersonate for the operation (repeatable)'
             cand --request-timeout 'Time limit for each request to the API server (e.g. 10s, 1m30s; 0 for none)'
             cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'kubectl-rollout_lua;eval'= {
             cand --obj 'The obj the script sees (JSON or YAML)'

@@ -169,7 +169,7 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server (e.g. 10s, 1m30s; 0 for none)
-    --help(-h)                # Print help
+    --help(-h)                # Print help (see more with '--help')
     ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder), searched recursively; default: the built-in scripts
   ]
 

@@ -25,7 +25,11 @@ const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
     With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
-    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.";
+    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.\n\n\
+    The plan is what the controller does, which is not always what a step says: a partition step whose replicas \
+    reach the workload's (read from the cluster, or the Deployment or CloneSet among the files) is not routed, and a \
+    disabled Rollout runs no step. A Rollout the controller's admission webhook would refuse is an error with -f, \
+    and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     Guards run before anything is written: the step must be StepPaused (--traffic-only: any progressing state), \
@@ -40,6 +44,12 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     If an object differs from what the current step should have written, someone edited it during the \
     release: the edits are shown, and --force (or a confirmation on a terminal) is needed to discard them. \
     --from-backup FILE puts back an object saved by an earlier write.";
+
+const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
+    test-harness semantics.\n\n\
+    Each case is read as the controller's own go test reads it: a Rollout as v1beta1, without the conversion (a \
+    v1alpha1 weight is ignored), the canary Service always <service>-canary, every step run. A note on the case \
+    says when go test reads it differently from the controller, or cannot run it (a blue-green case).";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
@@ -167,7 +177,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES_SIMPLE)]
     Record(RecordArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
-    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error")]
+    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error", long_about = TEST_ABOUT)]
     Test(TestArgs),
     /// Run one script on one obj and print the result as canonical JSON
     Eval(EvalArgs),
