@@ -74,6 +74,12 @@ fn the_workload_is_read_from_the_cluster_for_its_replicas() {
         .stdout_has("+        user-agent:\n+          exact: pc\n");
     assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
     assert!(server.requests().iter().any(|r| r.path == "/apis/apps/v1/namespaces/shop/deployments/demo"));
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "demo"])
+        .run()
+        .success()
+        .stdout_has("  Step:     step 2/3: replicas 2, traffic 50% (canary 50 / stable 50) (the controller does not route this step: its replicas reach the workload's 2 in a partition release, so the gateway keeps step 1's routing), pause until approved\n");
 }
 
 #[test]
