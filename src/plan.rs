@@ -204,6 +204,7 @@ impl<'a> Planner<'a> {
                 format!("{}-canary", r.service)
             },
         });
+        let cr_done = cr.map(|cr| (cr, cr.routing()));
         let mut plans = Vec::with_capacity(stages.len());
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
@@ -213,27 +214,22 @@ impl<'a> Planner<'a> {
             if let Some(routing) = &routing {
                 objects.extend(self.plan_objects(routing, &done.action, &label)?);
             }
-            let cr_done = cr.map(TrafficRoutingCr::routing);
-            if let (Some(cr), Some(cr_done)) = (cr, &cr_done) {
+            if let Some((cr, cr_done)) = &cr_done {
                 objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr_done.action, &label)?);
             }
             let mut parts = Vec::new();
-            let does = |described: String, note: &Option<String>| match note {
-                Some(note) => format!("{described} ({note})"),
-                None => described,
-            };
             if let Stage::Step(i) = stage {
                 let (replicas, pause) = rollout.describe_step(i);
                 parts.push(replicas);
                 if routing.is_some() {
-                    parts.push(does(strategy.describe(), &done.note));
+                    parts.push(done.describe(&strategy));
                 }
                 parts.push(pause);
             } else {
                 parts.push(strategy.describe());
             }
-            if let (Some(cr), Some(cr_done)) = (cr, &cr_done) {
-                parts.push(format!("TrafficRouting {}: {}", cr.name, does(cr.strategy.describe(), &cr_done.note)));
+            if let Some((cr, cr_done)) = &cr_done {
+                parts.push(format!("TrafficRouting {}: {}", cr.name, cr_done.describe(&cr.strategy)));
             }
             let description = parts.join(", ");
             plans.push(StagePlan { stage: Some(stage), label, description, objects });
@@ -250,11 +246,7 @@ impl<'a> Planner<'a> {
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
         let objects = self.plan_objects(&routing, &done.action, &label)?;
-        let description = match done.note {
-            Some(note) => format!("{} ({note})", cr.strategy.describe()),
-            None => cr.strategy.describe(),
-        };
-        let stage = StagePlan { stage: None, label, description, objects };
+        let stage = StagePlan { stage: None, label, description: done.describe(&cr.strategy), objects };
         let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner, notes: Vec::new(), stages: vec![stage], warnings })
     }

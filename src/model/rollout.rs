@@ -273,9 +273,8 @@ impl Rollout {
     /// it is not routed, and the objects keep what the last step before it left. Without the
     /// count, no step is taken to reach it.
     pub fn routing_at(&self, stage: Stage, workload_replicas: Option<i64>) -> StageRouting {
-        let Stage::Step(i) = stage else { return StageRouting::of(self.strategy_at(stage)) };
         let own = StageRouting::of(self.strategy_at(stage));
-        let Some(total) = workload_replicas.filter(|_| matches!(own.action, RoutingAction::Route(_))) else {
+        let (Stage::Step(i), Some(total), RoutingAction::Route(_)) = (stage, workload_replicas, &own.action) else {
             return own;
         };
         let reaches = |step: &Step| self.is_real_partition() && scaled_replicas(step.replicas.as_ref(), total) >= total;

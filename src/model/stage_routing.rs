@@ -31,6 +31,15 @@ impl StageRouting {
         let action = if strategy.routes_traffic() { RoutingAction::Route(strategy) } else { RoutingAction::Restore };
         StageRouting { action, note: None }
     }
+
+    /// What the stage asks for (`asked`, its own strategy), and why the controller does
+    /// otherwise when it does.
+    pub fn describe(&self, asked: &RouteStrategy) -> String {
+        match &self.note {
+            Some(note) => format!("{} ({note})", asked.describe()),
+            None => asked.describe(),
+        }
+    }
 }
 
 /// The workload's replica count as the controller reads it (`Workload.Replicas` in
@@ -68,6 +77,14 @@ mod tests {
         assert_eq!(workload_replicas(&json!({"kind": "CloneSet", "spec": {}})), Some(1), "defaulted to 1");
         assert_eq!(workload_replicas(&json!({"kind": "DaemonSet", "status": {"desiredNumberScheduled": 3}})), Some(3));
         assert_eq!(workload_replicas(&json!({"kind": "DaemonSet", "spec": {}})), None);
+    }
+
+    #[test]
+    fn a_description_says_why_the_controller_does_otherwise() {
+        let asked = RouteStrategy { traffic: Some("50%".into()), ..Default::default() };
+        assert_eq!(StageRouting::of(asked.clone()).describe(&asked), "traffic 50% (canary 50 / stable 50)");
+        let kept = StageRouting { action: RoutingAction::Leave, note: Some("not routed".into()) };
+        assert_eq!(kept.describe(&asked), "traffic 50% (canary 50 / stable 50) (not routed)");
     }
 
     #[test]
