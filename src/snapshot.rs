@@ -25,7 +25,7 @@ fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Docu
     match (subject, value.get("original").filter(|v| v.is_object())) {
         (Some(subject), Some(original)) if value.get("kind").is_none() => [subject, original]
             .into_iter()
-            .map(|part| (source.clone(), Document { line: document.line, value: part.clone() }))
+            .map(|part| (source.clone(), Document { value: part.clone(), ..document.clone() }))
             .collect(),
         _ => vec![(source, document)],
     }
@@ -57,7 +57,7 @@ impl Snapshot {
     pub fn from_documents(documents: Vec<(String, Document)>, default_namespace: &str) -> Result<Snapshot, Error> {
         let mut snapshot = Snapshot::default();
         for (source, document) in documents.into_iter().flat_map(expand_test_case) {
-            let origin = Origin(format!("{source}:{}", document.line));
+            let origin = Origin(document.place(&source));
             let value = document.value;
             if !value.is_object() {
                 return Err(Error::Input(format!(

@@ -348,7 +348,7 @@ mod bad_input {
     fn malformed_yaml_names_file_and_line() {
         fails(
             Test::new().file("m/bad.yaml", "a: 1\n---\nkind: [x,\n  y: z\n").args(["plan", "-f", "m"]),
-            "error: m/bad.yaml:3: ",
+            "error: m/bad.yaml:3:7: unclosed bracket '['\n",
         );
     }
 
