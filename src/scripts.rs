@@ -25,6 +25,10 @@ impl BuiltinScript {
 
 include!(concat!(env!("OUT_DIR"), "/builtin_scripts.rs"));
 
+/// The largest script read from a file or a ConfigMap: a ConfigMap holds 1 MiB at most, so no
+/// larger script can reach the controller.
+pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
 /// The ConfigMap the controller reads scripts from, and its key for a kind.
 pub const CONFIGMAP_NAME: &str = "kruise-rollout-configuration";
 pub const DEFAULT_CONTROLLER_NAMESPACE: &str = "kruise-rollout";
@@ -122,6 +126,12 @@ impl ScriptCatalog {
             && let Some(code) = configmap.data.get(&config_key)
         {
             let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key.clone() };
+            if code.len() > MAX_SCRIPT_BYTES {
+                return Err(format!(
+                    "{source}: the script passes {} MiB, the limit for a script",
+                    MAX_SCRIPT_BYTES >> 20
+                ));
+            }
             return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
         }
         let configmap = match &self.configmap {
@@ -196,6 +206,23 @@ mod tests {
         assert_eq!(
             catalog.resolve(&gateway).unwrap().source.to_string(),
             "ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.Route.gateway.example.com"
+        );
+    }
+
+    #[test]
+    fn configmap_scripts_have_a_size_limit() {
+        let gateway =
+            ObjectRef { api_version: "gateway.example.com/v1".into(), kind: "Route".into(), name: "r".into() };
+        let key = "lua.traffic.routing.Route.gateway.example.com".to_string();
+        let data = [(key, "-".repeat(MAX_SCRIPT_BYTES + 1))].into();
+        let catalog =
+            ScriptCatalog { configmap: Some(ConfigMapScripts { namespace: "ns".into(), data }), ..Default::default() };
+        let err = catalog.resolve(&gateway).unwrap_err();
+        assert!(
+            err.ends_with(
+                "key lua.traffic.routing.Route.gateway.example.com: the script passes 1 MiB, the limit for a script"
+            ),
+            "{err}"
         );
     }
 

@@ -8,6 +8,7 @@ mod completion;
 mod differential;
 mod docs;
 mod edge;
+mod inputs;
 mod offline;
 mod output;
 mod record;

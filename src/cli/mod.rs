@@ -92,6 +92,9 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
+    /// Say more on stderr: what was read, and what was skipped and why
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     #[arg(long, global = true)]
     pub no_color: bool,
@@ -225,14 +228,23 @@ pub enum Format {
 }
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("manifests").args(["files", "kustomize"])))]
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
     /// Plan from files instead of the cluster: files or directories of manifests (YAML or JSON,
     /// multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally
-    /// the kruise-rollout-configuration ConfigMap
+    /// the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them);
+    /// a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor
+    /// hidden files
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<String>,
+    /// With -f: read the subdirectories of directories too, as kubectl's -R
+    #[arg(short = 'R', long, requires = "files")]
+    pub recursive: bool,
+    /// Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
+    #[arg(short = 'k', long, value_name = "DIR", conflicts_with_all = ["files", "recursive"])]
+    pub kustomize: Option<PathBuf>,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
@@ -390,7 +402,7 @@ pub struct EvalArgs {
     /// The Lua script
     #[arg(value_name = "SCRIPT")]
     pub script: PathBuf,
-    /// The obj the script sees (JSON or YAML)
+    /// The obj the script sees (JSON or YAML; - for stdin)
     #[arg(long, value_name = "FILE")]
     pub obj: PathBuf,
 }
@@ -430,7 +442,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         anstream::ColorChoice::Never.write_global();
     }
     let result = match &cli.command {
-        Command::Plan(args) if !args.files.is_empty() => offline::plan(&cli.global, args),
+        Command::Plan(args) if !args.files.is_empty() || args.kustomize.is_some() => offline::plan(&cli.global, args),
         Command::Plan(args) => cluster::plan(&cli.global, args),
         Command::Approve(args) => approve::approve(&cli.global, args),
         Command::Restore(args) => restore::restore(&cli.global, args),

@@ -6,13 +6,14 @@ use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{self, Snapshot};
 use crate::source::files;
 use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
 use crate::{gojson, yaml};
 use anyhow::Context;
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
@@ -20,7 +21,18 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
     }
     let namespace = global.connection.namespace.as_deref().unwrap_or("default");
-    let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
+    let (manifests, input) = match &args.kustomize {
+        Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
+        None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
+    };
+    let documents = manifests.documents.len();
+    let (snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
+    if global.verbose {
+        note(&format!("read {} from {}", counted(documents, "document"), counted(manifests.files, "file")));
+        for line in manifests.skipped.iter().chain(&snapshot::skipped_lines(&skipped)) {
+            note(line);
+        }
+    }
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
@@ -61,11 +73,32 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
     }
     if plans.is_empty() {
-        return Err(Error::Input(format!("no Rollout or TrafficRouting in {}", args.files.join(", "))).into());
+        let mut message = format!(
+            "no Rollout or TrafficRouting in {input}: read {} from {}",
+            counted(documents, "document"),
+            counted(manifests.files, "file")
+        );
+        if !global.verbose && (!skipped.is_empty() || !manifests.skipped.is_empty()) {
+            message.push_str("; -v lists what was skipped and why");
+        }
+        if manifests.subdirectories_left {
+            message.push_str("; subdirectories were not read (-R reads them)");
+        }
+        return Err(Error::Input(message).into());
     }
     print_plans(&plans, args.output)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
+}
+
+/// `1 file`, `2 files`.
+fn counted(n: usize, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
+}
+
+/// A line on stderr for -v.
+fn note(text: &str) {
+    let _ = writeln!(anstream::stderr(), "{text}");
 }
 
 pub fn render(value: &Value, format: Format) -> String {
@@ -211,9 +244,10 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
 }
 
 pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outcome> {
-    let script = Script::new(args.script.display().to_string(), files::read_text(&args.script)?);
-    let source = args.obj.display().to_string();
-    let documents = yaml::parse_documents(&files::read_text(&args.obj)?, &source).map_err(Error::Input)?;
+    let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
+    let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
+    let documents =
+        yaml::parse_documents(&files::read_text(&args.obj, files::OBJECT)?, &source).map_err(Error::Input)?;
     let [document] = documents.as_slice() else {
         return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")).into());
     };
@@ -230,7 +264,7 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
 
 pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     let name = args.case.display().to_string();
-    let case = TestCase::parse(&name, &files::read_text(&args.case)?).map_err(Error::Input)?;
+    let case = TestCase::parse(&name, &files::read_text(&args.case, files::TEST_CASE)?).map_err(Error::Input)?;
     let text = case.lua_objects();
     match &args.output {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,

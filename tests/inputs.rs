@@ -1,0 +1,267 @@
+//! Inputs: limits on every input, files and documents skipped or refused, `-R` and `-k`,
+//! duplicate keys and objects, unknown fields, `--script` keys, and `eval`'s `--obj`.
+
+use crate::offline::{ROLLOUT, VIRTUAL_SERVICE, manifests};
+use crate::support::{BINARY, Test};
+use std::time::{Duration, Instant};
+
+/// Runs the binary with `args` in `test`'s environment; fails if it runs longer than `limit`.
+#[track_caller]
+fn within(test: &Test, args: &[&str], limit: Duration) -> crate::support::Output {
+    finishes(&mut test.command(BINARY, args), limit)
+}
+
+/// Runs `command`; fails if it runs longer than `limit`.
+#[track_caller]
+fn finishes(command: &mut std::process::Command, limit: Duration) -> crate::support::Output {
+    let mut child = command.stdin(std::process::Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("{command:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    crate::support::Output {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+mod walking {
+    use super::*;
+
+    /// A folder with two symbolic links to itself: every walk reads it once and ends.
+    fn looping() -> Test {
+        let test = manifests().file("m/networking.istio.io/VirtualService/trafficRouting.lua", "return obj.data").file(
+            "m/networking.istio.io/VirtualService/testdata/case.yaml",
+            &format!(
+                "rollout:\n{}original:\n  spec: {{hosts: [demo]}}\nexpected:\n{}",
+                indent(ROLLOUT),
+                "- spec: {hosts: [demo]}\n".repeat(3)
+            ),
+        );
+        for link in ["a", "b"] {
+            std::os::unix::fs::symlink(".", test.path("m").join(link)).unwrap();
+        }
+        test
+    }
+
+    fn indent(text: &str) -> String {
+        text.trim().lines().map(|l| format!("  {l}\n")).collect()
+    }
+
+    #[test]
+    fn symbolic_link_loops_are_walked_once() {
+        let test = looping();
+        let limit = Duration::from_secs(30);
+        within(&test, &["plan", "-R", "-f", "m", "--step", "2", "-v"], limit)
+            .success()
+            .stdout_has("weight: 50")
+            .stderr_has("skipped m/a: the folder ")
+            .stderr_has("skipped m/b: the folder ");
+        within(&test, &["test", "m"], limit).success().stdout_has("1 passed, 0 failed");
+        within(&test, &["plan", "-f", "m/rollout.yaml", "-f", "m/vs.yaml", "--lua-dir", "m", "--step", "2"], limit)
+            .success()
+            .stdout_has("script --lua-dir m/networking.istio.io/VirtualService/trafficRouting.lua");
+    }
+
+    #[test]
+    fn subdirectories_are_read_with_r_as_kubectl_does() {
+        let test = Test::new().file("m/rollout.yaml", ROLLOUT).file("m/gateway/vs.yaml", VIRTUAL_SERVICE);
+        test.run_args(["plan", "-f", "m", "--step", "2"])
+            .status(1)
+            .stderr_has("but there is no such object in namespace shop");
+        test.run_args(["plan", "-f", "m", "--step", "2", "-v"])
+            .stderr_has("skipped m/gateway: a subdirectory (-R reads subdirectories)");
+        test.run_args(["plan", "-R", "-f", "m", "--step", "2"]).success().stdout_has("weight: 50");
+        let test = Test::new().file("m/sub/rollout.yaml", ROLLOUT);
+        test.run_args(["plan", "-f", "m"]).status(1).stderr_has(
+            "error: no Rollout or TrafficRouting in m: read 0 documents from 0 files; -v lists what was skipped and why; subdirectories were not read (-R reads them)",
+        );
+    }
+
+    #[test]
+    fn unrelated_files_and_hidden_folders_are_skipped() {
+        let test = manifests()
+            .file("m/kustomization.yaml", "resources:\n- rollout.yaml\n")
+            .file("m/values.yaml", "replicaCount: 2\nimage: {tag: v2}\n")
+            .file("m/.github/workflows/ci.yml", "on: push\njobs: {test: {runs-on: ubuntu}}\n")
+            .file("m/.hidden.yaml", "not: [valid")
+            .file("m/deployment.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: demo, namespace: shop}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: demo}\n---\nkind: Thing\n");
+        let out = test.run_args(["plan", "-R", "-f", "m", "--step", "2", "-v"]).success().stdout_has("weight: 50");
+        let notes: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(
+            notes,
+            [
+                "read 7 documents from 5 files",
+                "skipped m/.github: hidden",
+                "skipped m/.hidden.yaml: hidden",
+                "skipped m/deployment.yaml: 1 Deployment, 1 Service (kinds no Rollout or TrafficRouting in the input routes through); 1 document that is not a Kubernetes object (m/deployment.yaml:9: no apiVersion or metadata.name)",
+                "skipped m/kustomization.yaml:1: not a Kubernetes object (no apiVersion, kind or metadata.name)",
+                "skipped m/values.yaml:1: not a Kubernetes object (no apiVersion, kind or metadata.name)",
+            ]
+        );
+        // Without -v, nothing is said about them.
+        test.run_args(["plan", "-R", "-f", "m", "--step", "2"]).success().stderr.is_empty().then_some(()).unwrap();
+    }
+
+    #[test]
+    fn nothing_plannable_names_what_was_read() {
+        Test::new()
+            .file("values.yaml", "replicaCount: 2\n")
+            .file("deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: demo}\n")
+            .args(["plan", "-f", "values.yaml", "-f", "deploy.yaml"])
+            .run()
+            .status(1)
+            .stderr_has("error: no Rollout or TrafficRouting in values.yaml, deploy.yaml: read 2 documents from 2 files; -v lists what was skipped and why\n");
+    }
+}
+
+mod limits {
+    use super::*;
+
+    #[test]
+    fn inputs_past_their_limit_are_refused_without_reading_on() {
+        let test = manifests().file("s.lua", "return obj.data").file("obj.json", "{\"data\": {}}");
+        let limit = Duration::from_secs(20);
+        within(&test, &["plan", "-f", "/dev/zero"], limit)
+            .status(1)
+            .stderr_has("error: /dev/zero: the input passes 64 MiB, the limit for manifests (-f, -k and stdin together): read only what the plan needs");
+        within(&test, &["eval", "s.lua", "--obj", "/dev/zero"], limit)
+            .status(1)
+            .stderr_has("error: /dev/zero: the input passes 8 MiB, the limit for an obj or object file\n");
+        within(&test, &["eval", "/dev/zero", "--obj", "obj.json"], limit)
+            .status(1)
+            .stderr_has("error: /dev/zero: the input passes 1 MiB, the limit for a script\n");
+        within(&test, &["plan", "-f", "m", "--script", "VirtualService.networking.istio.io=/dev/zero"], limit)
+            .status(1)
+            .stderr_has("the limit for a script");
+        within(&test, &["lua-obj", "/dev/zero"], limit).status(1).stderr_has("the limit for a test case");
+    }
+
+    #[test]
+    fn a_multi_document_export_of_thousands_of_objects_is_read() {
+        // More documents than the YAML parser allows by default (1,024).
+        let configmaps: String = (0..1500)
+            .map(|i| {
+                format!(
+                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}, namespace: shop}}\ndata: {{k: v}}\n"
+                )
+            })
+            .collect();
+        Test::new()
+            .file("export.yaml", &format!("{configmaps}---\n{ROLLOUT}---\n{VIRTUAL_SERVICE}"))
+            .args(["plan", "-f", "export.yaml", "--step", "2"])
+            .run()
+            .success()
+            .stdout_has("weight: 50");
+    }
+
+    #[test]
+    fn a_file_past_the_parser_limits_is_named_with_how_to_split_it() {
+        let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+        Test::new()
+            .file("deep.yaml", &format!("a: {deep}\n"))
+            .args(["plan", "-f", "deep.yaml"])
+            .run()
+            .status(1)
+            .stderr_has("error: deep.yaml:1:")
+            .stderr_has("maps and lists nested deeper than 128 levels, the limit");
+    }
+}
+
+mod duplicates {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_errors_naming_both_lines() {
+        let rollout = ROLLOUT.replace("  namespace: shop\n", "  namespace: shop\n  namespace: other\n");
+        manifests()
+            .file("m/rollout.yaml", &rollout)
+            .args(["plan", "-f", "m"])
+            .run()
+            .status(1)
+            .stderr_has("error: m/rollout.yaml:5:3: key \"namespace\" given twice, at lines 6 and 7\n");
+        Test::new()
+            .file("vs.json", "{\"apiVersion\": \"networking.istio.io/v1beta1\", \"kind\": \"VirtualService\",\n \"kind\": \"Gateway\"}")
+            .args(["plan", "-f", "vs.json"])
+            .run()
+            .status(1)
+            .stderr_has("error: vs.json:2:8: key \"kind\" given twice, at lines 1 and 2 (two documents without a --- line between them?)\n");
+    }
+
+    #[test]
+    fn two_different_copies_of_an_object_are_an_error_naming_both() {
+        let other = VIRTUAL_SERVICE.replace("hosts: [\"demo\"]", "hosts: [\"demo\", \"other\"]");
+        manifests()
+            .file("m/vs-copy.yaml", &other)
+            .args(["plan", "-f", "m"])
+            .run()
+            .status(1)
+            .stderr_has("error: m/vs.yaml:2: VirtualService shop/demo differs from the copy at m/vs-copy.yaml:2; keep one of them\n");
+        // The same copy twice is taken once.
+        manifests().file("m/vs-copy.yaml", VIRTUAL_SERVICE).args(["plan", "-f", "m", "--step", "2"]).run().success();
+        let rollout = ROLLOUT.replace("replicas: 100%", "replicas: 90%");
+        manifests()
+            .file("other/rollout.yaml", &rollout)
+            .args(["plan", "-f", "m", "-f", "other"])
+            .run()
+            .status(1)
+            .stderr_has("error: other/rollout.yaml:2: Rollout shop/demo differs from the copy at m/rollout.yaml:2; keep one of them\n");
+    }
+}
+
+mod kustomize {
+    use super::*;
+
+    /// A fake `kubectl` on PATH that records its arguments and runs `body`.
+    fn with_kubectl(body: &str) -> Test {
+        let test =
+            Test::new().file("bin/kubectl", &format!("#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/args\"\n{body}\n"));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(test.path("bin/kubectl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = path_with_bin(&test);
+        test.env("PATH", &path)
+    }
+
+    fn path_with_bin(test: &Test) -> String {
+        format!("{}:{}", test.path("bin").display(), std::env::var("PATH").unwrap_or_default())
+    }
+
+    #[test]
+    fn k_plans_what_kubectl_kustomize_builds() {
+        let manifests = format!("{ROLLOUT}---\n{VIRTUAL_SERVICE}");
+        let test =
+            with_kubectl(&format!("cat <<'EOF'\n{manifests}EOF")).file("overlay/kustomization.yaml", "resources: []\n");
+        test.run_args(["plan", "-k", "overlay", "--step", "2"]).success().stdout_has("weight: 50");
+        assert_eq!(std::fs::read_to_string(test.path("bin/args")).unwrap(), "kustomize overlay\n");
+    }
+
+    #[test]
+    fn k_fails_clearly() {
+        with_kubectl("echo 'Error: no kustomization file' >&2; exit 1")
+            .args(["plan", "-k", "overlay"])
+            .run()
+            .status(1)
+            .stderr_has("error: `kubectl kustomize overlay` failed (exit status: 1): Error: no kustomization file\n");
+        Test::new()
+            .env("PATH", "/nonexistent")
+            .args(["plan", "-k", "overlay"])
+            .run()
+            .status(1)
+            .stderr_has("error: -k runs `kubectl kustomize overlay`, but kubectl is not on PATH");
+        Test::new().args(["plan", "-k", "overlay", "-f", "m"]).run().status(1).stderr_has("cannot be used with");
+        // Output past the manifest limit stops kubectl.
+        let test = with_kubectl("exec yes 'a: b'");
+        finishes(
+            test.command(BINARY, ["plan", "-k", "overlay"]).env("PATH", path_with_bin(&test)),
+            Duration::from_secs(30),
+        )
+        .status(1)
+        .stderr_has("error: kubectl kustomize overlay: the input passes 64 MiB, the limit for manifests");
+    }
+}
