@@ -5,7 +5,7 @@
 use crate::lua::Script;
 use crate::model::ObjectRef;
 use ring::digest;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// A script shipped in the binary, from `lua_configuration/<group>/<Kind>/trafficRouting.lua`.
@@ -152,6 +152,28 @@ impl ScriptCatalog {
     }
 }
 
+/// A `--script` key that no gateway object of the plan uses is a mistake (a typo, the wrong case,
+/// a version): the user would believe their script ran while another did. `used` are the keys of
+/// the objects the plan routes through.
+pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<ScriptKey>) -> Result<(), String> {
+    let Some((group, kind)) = overrides.keys().find(|key| !used.contains(*key)) else { return Ok(()) };
+    let flag = |(group, kind): &ScriptKey| format!("{kind}.{group}");
+    let unversioned = |group: &str| group.split('/').next().unwrap_or_default().to_ascii_lowercase();
+    let near = used.iter().find(|(g, k)| k.eq_ignore_ascii_case(kind) && unversioned(g) == unversioned(group));
+    let hint = match near {
+        Some(key) => {
+            format!(" Did you mean {}? The key is KIND.GROUP, as the kind is written, without a version.", flag(key))
+        }
+        None => String::new(),
+    };
+    let keys: Vec<String> = used.iter().map(flag).collect();
+    let keys = if keys.is_empty() { "none (no gateway object)".to_string() } else { keys.join(", ") };
+    Err(format!(
+        "--script {}: no object in the plan is a {kind} of {group}, so the script would not run. The keys this plan uses: {keys}.{hint}",
+        flag(&(group.clone(), kind.clone()))
+    ))
+}
+
 pub fn builtin(key: &ScriptKey) -> Option<&'static BuiltinScript> {
     BUILTIN_SCRIPTS.iter().find(|b| b.group == key.0 && b.kind == key.1)
 }
@@ -224,6 +246,24 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn script_keys_no_object_uses_are_errors() {
+        let used: BTreeSet<ScriptKey> = [key_of(&vs())].into();
+        let given = |flag: &str| -> BTreeMap<ScriptKey, ()> { [(parse_script_flag(flag).unwrap().0, ())].into() };
+        assert_eq!(check_overrides(&given("VirtualService.networking.istio.io=x.lua"), &used), Ok(()));
+        for typo in ["virtualservice.networking.istio.io=x.lua", "VirtualService.networking.istio.io/v1beta1=x.lua"] {
+            let err = check_overrides(&given(typo), &used).unwrap_err();
+            assert!(err.contains("so the script would not run. The keys this plan uses: VirtualService.networking.istio.io. Did you mean VirtualService.networking.istio.io?"), "{err}");
+        }
+        let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &used).unwrap_err();
+        assert_eq!(
+            err,
+            "--script VirtualSvc.networking.istio.io: no object in the plan is a VirtualSvc of networking.istio.io, so the script would not run. The keys this plan uses: VirtualService.networking.istio.io."
+        );
+        let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &BTreeSet::new()).unwrap_err();
+        assert!(err.ends_with("The keys this plan uses: none (no gateway object)."), "{err}");
     }
 
     #[test]

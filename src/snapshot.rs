@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::model::ObjectRef;
 use crate::model::{Rollout, TrafficRoutingCr};
 use crate::plan::ObjectIndex;
-use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts};
+use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
 use crate::yaml::Document;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -266,6 +266,16 @@ impl Snapshot {
         kinds
     }
 
+    /// The `--script` keys of the gateway objects the Rollouts and TrafficRoutings route through.
+    pub fn script_keys(&self) -> BTreeSet<ScriptKey> {
+        self.rollouts
+            .iter()
+            .filter_map(|r| r.item.traffic_routing.as_ref())
+            .chain(self.traffic_routings.iter().map(|t| &t.item.traffic_routing))
+            .flat_map(|routing| routing.custom_network_refs.iter().map(scripts::key_of))
+            .collect()
+    }
+
     /// The TrafficRouting a Rollout names, or an error naming both when it is missing.
     pub fn traffic_routing_of(&self, rollout: &Located<Rollout>) -> Result<Option<&Located<TrafficRoutingCr>>, Error> {
         let Some(name) = &rollout.item.traffic_routing_cr else { return Ok(None) };
@@ -341,6 +351,7 @@ mod tests {
                 "skipped list.yaml:1: not a Kubernetes object (not a map)",
             ]
         );
+        assert_eq!(snapshot.script_keys(), [("networking.istio.io".to_string(), "VirtualService".to_string())].into());
     }
 
     #[test]

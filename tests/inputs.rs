@@ -2,6 +2,7 @@
 //! duplicate keys and objects, unknown fields, `--script` keys, and `eval`'s `--obj`.
 
 use crate::offline::{ROLLOUT, VIRTUAL_SERVICE, manifests};
+use crate::support::cluster::*;
 use crate::support::{BINARY, Test};
 use std::time::{Duration, Instant};
 
@@ -263,5 +264,51 @@ mod kustomize {
         )
         .status(1)
         .stderr_has("error: kubectl kustomize overlay: the input passes 64 MiB, the limit for manifests");
+    }
+}
+
+const SCRIPT_FLAG: &str = "VirtualService.networking.istio.io=s.lua";
+
+mod script_keys {
+    use super::*;
+
+    #[test]
+    fn a_script_key_no_object_uses_is_an_error_offline() {
+        for (key, hint) in [
+            ("virtualservice.networking.istio.io", " Did you mean VirtualService.networking.istio.io?"),
+            ("VirtualService.networking.istio.io/v1beta1", " Did you mean VirtualService.networking.istio.io?"),
+            ("VirtualSvc.networking.istio.io", ""),
+        ] {
+            manifests()
+                .file("s.lua", "return obj.data")
+                .args(["plan", "-f", "m", "--script", &format!("{key}=s.lua")])
+                .run()
+                .status(1)
+                .stderr_has(&format!("error: --script {key}: no object in the plan is a"))
+                .stderr_has(&format!(
+                    "so the script would not run. The keys this plan uses: VirtualService.networking.istio.io.{hint}"
+                ));
+        }
+    }
+
+    #[test]
+    fn a_script_key_no_object_uses_is_an_error_against_a_cluster() {
+        let server = shop(2, "StepPaused").start();
+        Test::new()
+            .kubeconfig(&server)
+            .file("s.lua", "return obj.data")
+            .args(["plan", "demo", "--script", "VirtualSvc.networking.istio.io=s.lua"])
+            .run()
+            .status(1)
+            .stderr_has(
+                "The keys this plan uses: DestinationRule.networking.istio.io, VirtualService.networking.istio.io.",
+            );
+        Test::new()
+            .kubeconfig(&server)
+            .file("s.lua", "return obj.data")
+            .args(["plan", "demo", "--script", SCRIPT_FLAG])
+            .run()
+            .success()
+            .stdout_has("script --script s.lua");
     }
 }

@@ -86,6 +86,7 @@ impl Session {
             Some(preparation) => meanwhile(routing, || crate::parallel::on_each_thread(preparation)).await?,
             None => routing.await?,
         };
+        scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
-use crate::scripts::{BUILTIN_SCRIPTS, ScriptCatalog};
+use crate::scripts::{self, BUILTIN_SCRIPTS, ScriptCatalog};
 use crate::snapshot::{self, Snapshot};
 use crate::source::files;
 use crate::source::live::rollout_name;
@@ -38,6 +38,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
         configmap: snapshot.configmap.clone(),
     };
+    scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
     let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
     let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
