@@ -52,6 +52,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --filename 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them); a directory''s .yaml, .yml and .json files are read, not its subdirectories (see -R) nor hidden files'
             cand -k 'Plan from the manifests `kubectl kustomize DIR` builds (as kubectl''s -k; needs kubectl on PATH)'
             cand --kustomize 'Plan from the manifests `kubectl kustomize DIR` builds (as kubectl''s -k; needs kubectl on PATH)'
+            cand --validate 'With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)'
             cand --step 'Plan this step (1-based); default: the current step (offline: every step)'
             cand --dry-run 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio''s validation) judge them'
             cand -o 'Print the planned objects and a summary instead of diffs'

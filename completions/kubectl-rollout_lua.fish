@@ -49,6 +49,9 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s f -l filename -d 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them); a directory\'s .yaml, .yml and .json files are read, not its subdirectories (see -R) nor hidden files' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s k -l kustomize -d 'Plan from the manifests `kubectl kustomize DIR` builds (as kubectl\'s -k; needs kubectl on PATH)' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l validate -d 'With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)' -r -f -a "strict\t'Refuse the input'
+warn\t'Warn in the plan'
+ignore\t'Say nothing'"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l step -d 'Plan this step (1-based); default: the current step (offline: every step)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l dry-run -d 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio\'s validation) judge them' -r -f -a "server\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s o -l output -d 'Print the planned objects and a summary instead of diffs' -r -f -a "yaml\t''

@@ -16,6 +16,10 @@ module completions {
     --version(-V)             # Print version
   ]
 
+  def "nu-complete kubectl-rollout_lua plan validate" [] {
+    [ "strict" "warn" "ignore" ]
+  }
+
   def "nu-complete kubectl-rollout_lua plan dry_run" [] {
     [ "server" ]
   }
@@ -30,6 +34,7 @@ module completions {
     --filename(-f): string    # Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them); a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor hidden files
     --recursive(-R)           # With -f: read the subdirectories of directories too, as kubectl's -R
     --kustomize(-k): path     # Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
+    --validate: string@"nu-complete kubectl-rollout_lua plan validate" # With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
     --step: string            # Plan this step (1-based); default: the current step (offline: every step)
     --next                    # Plan the step after the current one
     --all-steps               # Plan every step in order

@@ -12,6 +12,7 @@ pub mod output;
 pub mod parallel;
 pub mod plan;
 pub mod rbac;
+pub mod schema;
 pub mod scripts;
 pub mod snapshot;
 pub mod source;

@@ -1,10 +1,74 @@
 //! Inputs: limits on every input, files and documents skipped or refused, `-R` and `-k`,
 //! duplicate keys and objects, unknown fields, `--script` keys, and `eval`'s `--obj`.
 
+use crate::completion::{assert_fresh, check_generated};
 use crate::offline::{ROLLOUT, VIRTUAL_SERVICE, manifests};
 use crate::support::cluster::*;
-use crate::support::{BINARY, Test};
+use crate::support::{BINARY, Test, repo};
+use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
+
+/// ObjectMeta's fields: the CRDs leave `metadata` to the API server, which knows these.
+const OBJECT_META: [&str; 15] = [
+    "annotations",
+    "creationTimestamp",
+    "deletionGracePeriodSeconds",
+    "deletionTimestamp",
+    "finalizers",
+    "generateName",
+    "generation",
+    "labels",
+    "managedFields",
+    "name",
+    "namespace",
+    "ownerReferences",
+    "resourceVersion",
+    "selfLink",
+    "uid",
+];
+
+/// A CRD version's schema reduced to its field names (see `src/schema.rs`).
+fn fields(schema: &Value) -> Value {
+    if schema["x-kubernetes-preserve-unknown-fields"] == true {
+        return Value::Null;
+    }
+    if let Some(properties) = schema["properties"].as_object() {
+        return Value::Object(properties.iter().map(|(name, schema)| (name.clone(), fields(schema))).collect());
+    }
+    if schema["items"].is_object() {
+        return json!([fields(&schema["items"])]);
+    }
+    if schema["additionalProperties"].is_object() {
+        return json!({"*": fields(&schema["additionalProperties"])});
+    }
+    Value::Null
+}
+
+#[test]
+fn generated_files_field_schemas_are_current() {
+    let crds = repo("../shared/conformance/upstream/crds");
+    let Ok(entries) = std::fs::read_dir(&crds) else {
+        return eprintln!("skipped: {} not found (the CRDs the field schemas come from)", crds.display());
+    };
+    let mut paths: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    let mut kinds = Map::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for document in rollout_lua::yaml::parse_documents(&text, &path.display().to_string()).unwrap() {
+            let spec = &document.value["spec"];
+            let mut versions = Map::new();
+            for version in spec["versions"].as_array().unwrap() {
+                let mut schema = fields(&version["schema"]["openAPIV3Schema"]);
+                schema["metadata"] = OBJECT_META.iter().map(|field| (field.to_string(), Value::Null)).collect();
+                versions.insert(version["name"].as_str().unwrap().into(), schema);
+            }
+            kinds.insert(spec["names"]["kind"].as_str().unwrap().into(), Value::Object(versions));
+        }
+    }
+    let text = serde_json::to_string_pretty(&Value::Object(kinds)).unwrap() + "\n";
+    assert_fresh(check_generated(&repo("src/schema/rollouts.kruise.io.json"), text.as_bytes()).into_iter().collect());
+}
 
 /// Runs the binary with `args` in `test`'s environment; fails if it runs longer than `limit`.
 #[track_caller]
@@ -310,5 +374,45 @@ mod script_keys {
             .run()
             .success()
             .stdout_has("script --script s.lua");
+    }
+}
+
+mod fields {
+    use super::*;
+
+    fn misspelt() -> Test {
+        let rollout = ROLLOUT.replace("      - replicas: 1\n", "      - replica: 1\n");
+        manifests().file("m/rollout.yaml", &rollout)
+    }
+
+    #[test]
+    fn unknown_rollout_fields_are_warnings_by_default() {
+        misspelt()
+            .args(["plan", "-f", "m", "--step", "2"])
+            .run()
+            .success()
+            .stdout_has("Rollout shop/demo\n  warning: unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD, so the API server drops it (misspelt?)\n");
+        let json = misspelt().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success().json();
+        assert_eq!(
+            json["plans"][0]["warnings"][0].as_str().unwrap().split(':').next(),
+            Some("unknown field \"spec.strategy.canary.steps[0].replica\"")
+        );
+    }
+
+    #[test]
+    fn validate_strict_refuses_and_ignore_says_nothing() {
+        misspelt()
+            .args(["plan", "-f", "m", "--validate=strict"])
+            .run()
+            .status(1)
+            .stderr_has("error: fields the CRDs do not define, which the API server would drop (--validate=strict; --validate=warn only warns):\n  m/rollout.yaml:2: Rollout shop/demo: unknown field \"spec.strategy.canary.steps[0].replica\"\n");
+        misspelt().args(["plan", "-f", "m", "--validate=true"]).run().status(1);
+        let out = misspelt().args(["plan", "-f", "m", "--step", "2", "--validate=ignore"]).run().success();
+        assert!(!out.stdout.contains("unknown field"), "{}", out.stdout);
+        Test::new()
+            .args(["plan", "demo", "--validate=strict"])
+            .run()
+            .status(1)
+            .stderr_has("<--filename <PATH>|--kustomize <DIR>>");
     }
 }

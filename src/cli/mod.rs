@@ -227,6 +227,19 @@ pub enum Format {
     Json,
 }
 
+/// kubectl's `--validate`, for fields the Rollout and TrafficRouting CRDs do not define.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Validate {
+    /// Refuse the input
+    #[value(alias = "true")]
+    Strict,
+    /// Warn in the plan
+    Warn,
+    /// Say nothing
+    #[value(alias = "false")]
+    Ignore,
+}
+
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("manifests").args(["files", "kustomize"])))]
 pub struct PlanArgs {
@@ -245,6 +258,9 @@ pub struct PlanArgs {
     /// Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
     #[arg(short = 'k', long, value_name = "DIR", conflicts_with_all = ["files", "recursive"])]
     pub kustomize: Option<PathBuf>,
+    /// With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
+    #[arg(long, value_enum, value_name = "MODE", default_value = "warn", requires = "manifests")]
+    pub validate: Validate,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,

@@ -1,12 +1,15 @@
 //! Commands that need no cluster: `plan -f`, `test`, `eval`, `lua-obj`.
 
-use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print, print_plans, print_raw};
+use super::{
+    Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print, print_plans, print_raw,
+};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
+use crate::schema;
 use crate::scripts::{self, BUILTIN_SCRIPTS, ScriptCatalog};
-use crate::snapshot::{self, Snapshot};
+use crate::snapshot::{self, Origin, Snapshot};
 use crate::source::files;
 use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
@@ -26,13 +29,14 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
     };
     let documents = manifests.documents.len();
-    let (snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
+    let (mut snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
     if global.verbose {
         note(&format!("read {} from {}", counted(documents, "document"), counted(manifests.files, "file")));
         for line in manifests.skipped.iter().chain(&snapshot::skipped_lines(&skipped)) {
             note(line);
         }
     }
+    check_fields(&mut snapshot, args.validate)?;
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
@@ -100,6 +104,40 @@ fn counted(n: usize, thing: &str) -> String {
 /// A line on stderr for -v.
 fn note(text: &str) {
     let _ = writeln!(anstream::stderr(), "{text}");
+}
+
+/// Unknown fields of the Rollouts and TrafficRoutings read (`--validate`): warnings in their
+/// plans, or with `strict` an error listing them all.
+fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error> {
+    if validate == Validate::Ignore {
+        return Ok(());
+    }
+    let describe =
+        |kind: &str, origin: &Origin, namespace: &str, name: &str| format!("{origin}: {kind} {namespace}/{name}");
+    let mut found = Vec::new();
+    for rollout in &mut snapshot.rollouts {
+        let unknown = schema::unknown_fields(&rollout.raw);
+        let what = describe("Rollout", &rollout.origin, &rollout.namespace, &rollout.item.name);
+        found.extend(unknown.iter().map(|field| format!("{what}: unknown field \"{field}\"")));
+        rollout.item.warnings.extend(unknown.iter().map(|field| unknown_field(field)));
+    }
+    for cr in &mut snapshot.traffic_routings {
+        let unknown = schema::unknown_fields(&cr.raw);
+        let what = describe("TrafficRouting", &cr.origin, &cr.namespace, &cr.item.name);
+        found.extend(unknown.iter().map(|field| format!("{what}: unknown field \"{field}\"")));
+        cr.item.warnings.extend(unknown.iter().map(|field| unknown_field(field)));
+    }
+    if validate == Validate::Strict && !found.is_empty() {
+        return Err(Error::Input(format!(
+            "fields the CRDs do not define, which the API server would drop (--validate=strict; --validate=warn only warns):\n  {}",
+            found.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+fn unknown_field(field: &str) -> String {
+    format!("unknown field \"{field}\": not in the CRD, so the API server drops it (misspelt?)")
 }
 
 pub fn render(value: &Value, format: Format) -> String {
