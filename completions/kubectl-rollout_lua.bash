@@ -605,7 +605,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__plan)
-            opts="-l -f -R -k -o -v -n -h --selector --filename --recursive --kustomize --validate --step --next --all-steps --dry-run --output --detailed-exitcode --script --lua-dir --controller-namespace --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-l -f -R -k -o -v -n -h --selector --filename --recursive --kustomize --validate --show-obj --step --next --all-steps --dry-run --output --detailed-exitcode --script --lua-dir --controller-namespace --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

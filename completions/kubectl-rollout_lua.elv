@@ -71,6 +71,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --request-timeout 'Time limit for each request to the API server (e.g. 10s; 0 for none)'
             cand -R 'With -f: read the subdirectories of directories too, as kubectl''s -R'
             cand --recursive 'With -f: read the subdirectories of directories too, as kubectl''s -R'
+            cand --show-obj 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry''s obj is input for `eval --obj`'
             cand --next 'Plan the step after the current one'
             cand --all-steps 'Plan every step in order'
             cand --detailed-exitcode 'Exit 0 when nothing would change, 2 when something would, 1 on error'
@@ -203,7 +204,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --help 'Print help'
         }
         &'kubectl-rollout_lua;eval'= {
-            cand --obj 'The obj the script sees (JSON or YAML; - for stdin)'
+            cand --obj 'The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it'
             cand --lua-timeout 'Time limit for one script evaluation (the controller''s is 1s)'
             cand --lua-memory 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)'

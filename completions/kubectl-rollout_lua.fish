@@ -68,6 +68,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s R -l recursive -d 'With -f: read the subdirectories of directories too, as kubectl\'s -R'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l show-obj -d 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry\'s obj is input for `eval --obj`'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l next -d 'Plan the step after the current one'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l all-steps -d 'Plan every step in order'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l detailed-exitcode -d 'Exit 0 when nothing would change, 2 when something would, 1 on error'
@@ -167,7 +168,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s h -l help -d 'Print help'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML; - for stdin)' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-memory -d 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F

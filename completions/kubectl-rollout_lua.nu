@@ -35,6 +35,7 @@ module completions {
     --recursive(-R)           # With -f: read the subdirectories of directories too, as kubectl's -R
     --kustomize(-k): path     # Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
     --validate: string@"nu-complete kubectl-rollout_lua plan validate" # With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
+    --show-obj                # With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
     --step: string            # Plan this step (1-based); default: the current step (offline: every step)
     --next                    # Plan the step after the current one
     --all-steps               # Plan every step in order
@@ -189,7 +190,7 @@ module completions {
 
   # Run one script on one obj and print the result as canonical JSON
   export extern "kubectl-rollout_lua eval" [
-    --obj: path               # The obj the script sees (JSON or YAML; - for stdin)
+    --obj: path               # The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)

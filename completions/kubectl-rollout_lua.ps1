@@ -75,6 +75,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server (e.g. 10s; 0 for none)')
             [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'With -f: read the subdirectories of directories too, as kubectl''s -R')
             [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With -f: read the subdirectories of directories too, as kubectl''s -R')
+            [CompletionResult]::new('--show-obj', '--show-obj', [CompletionResultType]::ParameterName, 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry''s obj is input for `eval --obj`')
             [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'Plan the step after the current one')
             [CompletionResult]::new('--all-steps', '--all-steps', [CompletionResultType]::ParameterName, 'Plan every step in order')
             [CompletionResult]::new('--detailed-exitcode', '--detailed-exitcode', [CompletionResultType]::ParameterName, 'Exit 0 when nothing would change, 2 when something would, 1 on error')
@@ -213,7 +214,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             break
         }
         'kubectl-rollout_lua;eval' {
-            [CompletionResult]::new('--obj', '--obj', [CompletionResultType]::ParameterName, 'The obj the script sees (JSON or YAML; - for stdin)')
+            [CompletionResult]::new('--obj', '--obj', [CompletionResultType]::ParameterName, 'The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it')
             [CompletionResult]::new('--lua-timeout', '--lua-timeout', [CompletionResultType]::ParameterName, 'Time limit for one script evaluation (the controller''s is 1s)')
             [CompletionResult]::new('--lua-memory', '--lua-memory', [CompletionResultType]::ParameterName, 'Memory limit for one script evaluation (e.g. 64Mi, 1Gi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)')

@@ -53,6 +53,8 @@ pub struct ObjectPlan {
     pub current: Value,
     pub planned: Value,
     pub action: Action,
+    /// The script's input (`obj`), when a script runs.
+    pub obj: Option<Value>,
     pub warnings: Vec<String>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
     /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
@@ -245,10 +247,10 @@ impl<'a> Planner<'a> {
         let stored = data::stored_original(&current);
         let original = Data::original_of(&current).map_err(|e| Error::Input(format!("{context}: {e}")))?;
         let mut warnings = Vec::new();
-        let (planned, action) = if !strategy.routes_traffic() {
+        let (planned, action, obj) = if !strategy.routes_traffic() {
             match stored {
-                Some(_) => (original.apply_to(&current, None), Action::Restore),
-                None => (current.clone(), Action::Keep),
+                Some(_) => (original.apply_to(&current, None), Action::Restore, None),
+                None => (current.clone(), Action::Keep, None),
             }
         } else {
             let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
@@ -273,7 +275,7 @@ impl<'a> Planner<'a> {
             let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
             let planned = result.apply_to(&current, Some(&stored));
             warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
-            (planned, Action::Lua(script))
+            (planned, Action::Lua(script), Some(obj))
         };
         Ok(ObjectPlan {
             reference: reference.clone(),
@@ -282,6 +284,7 @@ impl<'a> Planner<'a> {
             current,
             planned,
             action,
+            obj,
             warnings,
         })
     }

@@ -96,6 +96,8 @@ fn finishes(command: &mut std::process::Command, limit: Duration) -> crate::supp
     }
 }
 
+const SCRIPT_FLAG: &str = "VirtualService.networking.istio.io=s.lua";
+
 mod walking {
     use super::*;
 
@@ -331,8 +333,6 @@ mod kustomize {
     }
 }
 
-const SCRIPT_FLAG: &str = "VirtualService.networking.istio.io=s.lua";
-
 mod script_keys {
     use super::*;
 
@@ -414,5 +414,70 @@ mod fields {
             .run()
             .status(1)
             .stderr_has("<--filename <PATH>|--kustomize <DIR>>");
+    }
+}
+
+mod objs {
+    use super::*;
+
+    const VS_SCRIPT: &str = "lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua";
+
+    #[test]
+    fn show_obj_prints_each_steps_obj() {
+        let json = manifests().args(["plan", "-f", "m", "--show-obj"]).run().success().json();
+        let entries = json.as_array().unwrap();
+        // Step 3 routes no traffic: no script runs, so it has no obj.
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1]["owner"], "Rollout shop/demo");
+        assert_eq!(entries[1]["stage"], "step 2/3");
+        assert_eq!(entries[1]["object"], "VirtualService shop/demo");
+        let obj = &entries[1]["obj"];
+        assert_eq!((obj["canaryWeight"].as_i64(), obj["stableWeight"].as_i64()), (Some(50), Some(50)));
+        assert_eq!(obj["data"]["spec"]["hosts"], json!(["demo"]));
+        manifests()
+            .args(["plan", "-f", "m", "--show-obj", "--step", "1", "-o", "yaml"])
+            .run()
+            .success()
+            .stdout_has("- obj:\n    canaryService: demo-canary\n    canaryWeight: -1\n");
+    }
+
+    #[test]
+    fn eval_takes_a_shown_obj_from_stdin() {
+        let test = manifests();
+        let shown = test.run_args(["plan", "-f", "m", "--show-obj", "--step", "2"]).success().stdout;
+        let script = repo(VS_SCRIPT);
+        let evaluated = Test::new()
+            .args(["eval".as_ref(), script.as_os_str(), "--obj".as_ref(), "-".as_ref()])
+            .stdin(&shown)
+            .run()
+            .success();
+        let obj = serde_json::to_string(&serde_json::from_str::<Value>(&shown).unwrap()[0]["obj"]).unwrap();
+        Test::new()
+            .args(["eval".as_ref(), script.as_os_str(), "--obj".as_ref(), "-".as_ref()])
+            .stdin(&obj)
+            .run()
+            .stdout_is(&evaluated.stdout);
+        assert!(evaluated.stdout.contains("\"weight\":50"), "{}", evaluated.stdout);
+        let all = test.run_args(["plan", "-f", "m", "--show-obj"]).success().stdout;
+        Test::new()
+            .args(["eval".as_ref(), script.as_os_str(), "--obj".as_ref(), "-".as_ref()])
+            .stdin(&all)
+            .run()
+            .status(1)
+            .stderr_has(
+                "error: <stdin> is `plan --show-obj` output with 2 entries: pass one entry's obj (`| jq '.[0].obj'`)",
+            );
+    }
+
+    #[test]
+    fn eval_of_a_manifest_says_it_is_not_an_obj() {
+        Test::new()
+            .file("vs.yaml", VIRTUAL_SERVICE)
+            .file("s.lua", "return obj.data")
+            .args(["eval", "s.lua", "--obj", "vs.yaml"])
+            .run()
+            .status(1)
+            .stderr_has("error: vs.yaml is a Kubernetes object (VirtualService demo), not an obj: a script gets {data: {spec, labels, annotations}, ")
+            .stderr_has("print the obj of every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj`");
     }
 }

@@ -261,6 +261,10 @@ pub struct PlanArgs {
     /// With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
     #[arg(long, value_enum, value_name = "MODE", default_value = "warn", requires = "manifests")]
     pub validate: Validate,
+    /// With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with
+    /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
+    #[arg(long, requires = "manifests")]
+    pub show_obj: bool,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
@@ -418,7 +422,7 @@ pub struct EvalArgs {
     /// The Lua script
     #[arg(value_name = "SCRIPT")]
     pub script: PathBuf,
-    /// The obj the script sees (JSON or YAML; - for stdin)
+    /// The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     #[arg(long, value_name = "FILE")]
     pub obj: PathBuf,
 }

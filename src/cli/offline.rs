@@ -91,6 +91,10 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
         return Err(Error::Input(message).into());
     }
+    if args.show_obj {
+        print_raw(&render(&obj_document(&plans), args.output.unwrap_or(Format::Json)))?;
+        return Ok(Outcome::Done);
+    }
     print_plans(&plans, args.output)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
@@ -138,6 +142,20 @@ fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error
 
 fn unknown_field(field: &str) -> String {
     format!("unknown field \"{field}\": not in the CRD, so the API server drops it (misspelt?)")
+}
+
+/// `--show-obj`: the obj of every object a script runs for, per plan and stage.
+fn obj_document(plans: &[RoutingPlan]) -> Value {
+    let entries: Vec<Value> = plans
+        .iter()
+        .flat_map(|plan| plan.stages.iter().map(move |stage| (plan, stage)))
+        .flat_map(|(plan, stage)| stage.objects.iter().map(move |object| (plan, stage, object)))
+        .filter_map(|(plan, stage, object)| {
+            let obj = object.obj.as_ref()?;
+            Some(json!({"owner": plan.owner, "stage": stage.label, "object": object.describe(), "obj": obj}))
+        })
+        .collect();
+    Value::Array(entries)
 }
 
 pub fn render(value: &Value, format: Format) -> String {
@@ -287,18 +305,47 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
     let documents =
         yaml::parse_documents(&files::read_text(&args.obj, files::OBJECT)?, &source).map_err(Error::Input)?;
-    let [document] = documents.as_slice() else {
-        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")).into());
-    };
-    let data = lua::evaluate(
-        &script,
-        &gojson::normalize_numbers(document.value.clone()),
-        &global.limits(),
-        EvalOptions::CONTROLLER,
-    )
-    .map_err(Error::from)?;
+    let obj = the_obj(&documents, &source)?;
+    let data =
+        lua::evaluate(&script, &gojson::normalize_numbers(obj.clone()), &global.limits(), EvalOptions::CONTROLLER)
+            .map_err(Error::from)?;
     print_raw(&format!("{}\n", data.to_go_json()))?;
     Ok(Outcome::Done)
+}
+
+/// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` output
+/// with one entry. A manifest given instead would make the script fail as if it were wrong
+/// (`attempt to index local 'data'`): that is said instead.
+fn the_obj<'a>(documents: &'a [yaml::Document], source: &str) -> Result<&'a Value, Error> {
+    // Its entries: JSON's array is read as documents, a YAML list as one.
+    let entries: Vec<&Value> = documents
+        .iter()
+        .flat_map(|d| d.value.as_array().map_or(std::slice::from_ref(&d.value), Vec::as_slice))
+        .filter(|entry| entry.get("owner").is_some() && entry.get("obj").is_some())
+        .collect();
+    match entries.as_slice() {
+        [] => {}
+        [entry] => return Ok(&entry["obj"]),
+        _ => {
+            return Err(Error::Input(format!(
+                "{source} is `plan --show-obj` output with {} entries: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout",
+                entries.len()
+            )));
+        }
+    }
+    let [document] = documents else {
+        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")));
+    };
+    let value = &document.value;
+    if let (Some(kind), Some(name)) = (value["kind"].as_str(), value["metadata"]["name"].as_str()) {
+        return Err(Error::Input(format!(
+            "{source} is a Kubernetes object ({kind} {name}), not an obj: a script gets {{data: {{spec, labels, \
+             annotations}}, stableService, canaryService, stableWeight, canaryWeight, matches, …}}; print the obj of \
+             every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj` (a test case is a manifest too) and \
+             pass one entry's obj (`| jq '.[0].obj'`)"
+        )));
+    }
+    Ok(value)
 }
 
 pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
