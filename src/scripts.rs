@@ -46,10 +46,21 @@ pub fn key_of(reference: &ObjectRef) -> ScriptKey {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScriptSource {
-    Flag { path: String },
-    LuaDir { path: String },
-    BuiltIn { path: String },
-    ConfigMap { namespace: String, key: String },
+    Flag {
+        path: String,
+    },
+    LuaDir {
+        path: String,
+    },
+    BuiltIn {
+        path: String,
+    },
+    ConfigMap {
+        namespace: String,
+        key: String,
+    },
+    /// No script was found; `plan --show-obj` shows the obj all the same.
+    Placeholder,
 }
 
 impl fmt::Display for ScriptSource {
@@ -59,6 +70,7 @@ impl fmt::Display for ScriptSource {
             ScriptSource::LuaDir { path } => write!(f, "--lua-dir {path}"),
             ScriptSource::BuiltIn { path } => write!(f, "built-in {path}"),
             ScriptSource::ConfigMap { namespace, key } => write!(f, "ConfigMap {namespace}/{CONFIGMAP_NAME} key {key}"),
+            ScriptSource::Placeholder => write!(f, "none (a placeholder returns obj.data)"),
         }
     }
 }
@@ -106,6 +118,9 @@ pub struct ScriptCatalog {
     /// `--lua-dir DIR`: key -> (path, code).
     pub lua_dir: BTreeMap<ScriptKey, (String, String)>,
     pub configmap: Option<ConfigMapScripts>,
+    /// A kind without a script gets a placeholder that returns `obj.data`, instead of an error:
+    /// for `plan --show-obj`, which shows a script's input, before there is a script.
+    pub placeholder: bool,
 }
 
 impl ScriptCatalog {
@@ -133,6 +148,9 @@ impl ScriptCatalog {
                 ));
             }
             return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
+        }
+        if self.placeholder {
+            return Ok(ResolvedScript::new(ScriptSource::Placeholder, "placeholder".into(), "return obj.data".into()));
         }
         let configmap = match &self.configmap {
             Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
@@ -223,6 +241,8 @@ mod tests {
         assert!(!catalog.needs_configmap(&vs()));
         let err = catalog.resolve(&gateway).unwrap_err();
         assert!(err.contains("key lua.traffic.routing.Route.gateway.example.com"), "{err}");
+        let stand_in = ScriptCatalog { placeholder: true, ..catalog.clone() }.resolve(&gateway).unwrap();
+        assert_eq!(stand_in.source, ScriptSource::Placeholder);
         let data = [("lua.traffic.routing.Route.gateway.example.com".to_string(), "return {}".to_string())].into();
         catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data });
         assert_eq!(

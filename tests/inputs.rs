@@ -442,6 +442,22 @@ mod objs {
     }
 
     #[test]
+    fn show_obj_needs_no_script_yet() {
+        let rollout = ROLLOUT.replace(
+            "apiVersion: networking.istio.io/v1beta1\n          kind: VirtualService",
+            "apiVersion: gateway.example.com/v1\n          kind: Route",
+        );
+        let route = "apiVersion: gateway.example.com/v1\nkind: Route\nmetadata: {name: demo, namespace: shop}\nspec: {weight: 0}\n";
+        let test = Test::new().file("m/rollout.yaml", &rollout).file("m/route.yaml", route);
+        test.run_args(["plan", "-f", "m", "--step", "2"])
+            .status(1)
+            .stderr_has("no Lua script for Route.gateway.example.com");
+        let json = test.run_args(["plan", "-f", "m", "--step", "2", "--show-obj"]).success().json();
+        assert_eq!(json[0]["obj"]["data"]["spec"], json!({"weight": 0}));
+        assert_eq!(json[0]["obj"]["canaryWeight"], 50);
+    }
+
+    #[test]
     fn eval_takes_a_shown_obj_from_stdin() {
         let test = manifests();
         let shown = test.run_args(["plan", "-f", "m", "--show-obj", "--step", "2"]).success().stdout;

@@ -42,7 +42,7 @@ impl Session {
         let catalog = ScriptCatalog {
             overrides: files::read_script_flags(&scripts.scripts)?,
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
-            configmap: None,
+            ..ScriptCatalog::default()
         };
         let cluster = Cluster::connect(&global.connection.connection()).await?;
         Ok(Session {

@@ -41,6 +41,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
         configmap: snapshot.configmap.clone(),
+        placeholder: args.show_obj,
     };
     scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
     let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
