@@ -23,7 +23,10 @@ const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
     With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
-    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.";
+    With -f (or -k), plans from manifest files and needs no cluster; every step is planned unless --step is given. \
+    As with kubectl, -f DIR reads the directory's own files and -R its subdirectories too; documents that are \
+    neither Rollouts, TrafficRoutings, the objects they route through nor the script ConfigMap are skipped \
+    (-v lists them). Every input is read with a size limit (64 MiB of manifests in all; see the user guide).";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     Guards run before anything is written: the step must be StepPaused (--traffic-only: any progressing state), \
