@@ -32,7 +32,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s V -l version -d 'Print version'
@@ -72,7 +72,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l next -d 'Plan the step after the current one'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l all-steps -d 'Plan every step in order'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l detailed-exitcode -d 'Exit 0 when nothing would change, 2 when something would, 1 on error'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
@@ -96,7 +96,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l traffic-only -d 'Only make the gateway objects match the current step; do not approve (allowed in any progressing state)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l to-end -d 'After approving, follow the Rollout and approve every later pause until it completes'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
@@ -118,7 +118,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l force -d 'Restore even when someone edited the objects after the controller (or approve) wrote them'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
@@ -138,7 +138,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s w -l watch -d 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l until-paused -d 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s o -l output -d 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it' -r -F
@@ -153,7 +153,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s o -l output -d 'Print a JSON report instead of text' -r -f -a "json\t''"
@@ -165,7 +165,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it' -r -F
@@ -177,7 +177,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s o -l output -d 'Write to FILE instead of stdout' -r -F
@@ -189,7 +189,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
@@ -200,7 +200,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
@@ -211,7 +211,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l request-timeout -d 'Time limit for each request to the API server (e.g. 10s; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s v -l verbose -d 'Say more on stderr: what was read, and what was skipped and why'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "plan" -d 'Show what a step does to the gateway objects, as a diff from their current content'

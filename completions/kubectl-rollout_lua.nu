@@ -2,7 +2,7 @@ module completions {
 
   # Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts
   export extern kubectl-rollout_lua [
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -45,7 +45,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -76,7 +76,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -105,7 +105,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -133,7 +133,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -153,7 +153,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -174,7 +174,7 @@ module completions {
   # Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
   export extern "kubectl-rollout_lua test" [
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -191,7 +191,7 @@ module completions {
   # Run one script on one obj and print the result as canonical JSON
   export extern "kubectl-rollout_lua eval" [
     --obj: path               # The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -208,7 +208,7 @@ module completions {
   # Write the obj of every step of a test case as a Lua file, for debugging a script
   export extern "kubectl-rollout_lua lua-obj" [
     --output(-o): path        # Write to FILE instead of stdout
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
@@ -228,7 +228,7 @@ module completions {
 
   # Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
   export extern "kubectl-rollout_lua completions" [
-    --verbose(-v)             # Say more on stderr: what was read, and what was skipped and why
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)

@@ -99,18 +99,20 @@ fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<Docume
     budget.max_events = 2 * limits.nodes + 2 * limits.documents + 2;
     options.budget = Some(budget);
     let documents: Vec<Spanned<YamlValue>> =
-        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| yaml_error(&e, source, limits))?;
+        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| yaml_error(&e, text, source, limits))?;
     Ok(documents
         .into_iter()
         .map(|d| Document { line: d.referenced.line() as usize, item: None, value: d.value.0 })
         .collect())
 }
 
-/// `file:line:column: message`, with what to do when a limit was reached.
-fn yaml_error(error: &serde_saphyr::Error, source: &str, limits: YamlLimits) -> String {
+/// `file:line:column: message`, with what to do when a limit was reached, and the line indented
+/// with a tab when there is one (the parser reports where the node it was reading began).
+fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: YamlLimits) -> String {
     let error = error.without_snippet();
+    let line = error.location().map_or(0, |location| location.line() as usize);
     let at = match error.location() {
-        Some(location) if location.line() > 0 => format!("{source}:{}:{}", location.line(), location.column()),
+        Some(location) if line > 0 => format!("{source}:{line}:{}", location.column()),
         _ => source.to_string(),
     };
     let split = "split the file (one per namespace or per kind, for example), or read only the objects the plan \
@@ -131,7 +133,18 @@ fn yaml_error(error: &serde_saphyr::Error, source: &str, limits: YamlLimits) -> 
         },
         other => {
             let message = serde_saphyr::DefaultMessageFormatter.format_message(other);
-            message.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+            let message: String = message.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            let tab = text
+                .lines()
+                .enumerate()
+                .skip(line.saturating_sub(1))
+                .find(|(_, l)| l.chars().take_while(|c| c.is_whitespace()).any(|c| c == '\t'));
+            match tab {
+                Some((i, _)) => {
+                    format!("{message} (line {} is indented with a tab: YAML indents with spaces only)", i + 1)
+                }
+                None => message,
+            }
         }
     };
     format!("{at}: {message}")
@@ -333,6 +346,16 @@ mod tests {
         let err = parse_documents("a: 1\n---\nb: [1,\n c: d\n", "bad.yaml").unwrap_err();
         assert!(err.starts_with("bad.yaml:3:"), "{err}");
         assert!(!err.contains("error") && !err.contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn a_tab_in_the_indentation_is_named() {
+        let err = parse_documents("a:\n  b: 1\n\tc: 2\n", "t.yaml").unwrap_err();
+        assert!(err.starts_with("t.yaml:2:"), "{err}");
+        assert!(err.ends_with(" (line 3 is indented with a tab: YAML indents with spaces only)"), "{err}");
+        // A tab elsewhere is no part of the message.
+        let err = parse_documents("a: [1,\n", "t.yaml").unwrap_err();
+        assert!(!err.contains("tab"), "{err}");
     }
 
     #[test]

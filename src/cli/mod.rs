@@ -95,7 +95,7 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
-    /// Say more on stderr: what was read, and what was skipped and why
+    /// Say more on stderr (plan -f: what was read, and what was skipped and why)
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)

@@ -76,19 +76,19 @@ pub struct Manifests {
     pub skipped: Vec<String>,
     /// Whether a directory had subdirectories that were not read (no -R).
     pub subdirectories_left: bool,
+    /// The bytes read so far, all under `MANIFESTS`.
+    bytes: usize,
 }
 
 impl Manifests {
-    fn add(&mut self, text: &str, source: &str) -> Result<(), Error> {
-        let documents = yaml::parse_documents(text, source).map_err(Error::Input)?;
+    /// Reads one more file (or stdin), within what is left of `MANIFESTS`.
+    fn read(&mut self, reader: impl Read, source: &str) -> Result<(), Error> {
+        let text = read_bounded(reader, source, MANIFESTS.bytes - self.bytes, MANIFESTS)?;
+        self.bytes += text.len();
+        let documents = yaml::parse_documents(&text, source).map_err(Error::Input)?;
         self.documents.extend(documents.into_iter().map(|d| (source.to_string(), d)));
         self.files += 1;
         Ok(())
-    }
-
-    /// Bytes still allowed under `MANIFESTS`.
-    fn room(&self, read: usize) -> usize {
-        MANIFESTS.bytes.saturating_sub(read)
     }
 }
 
@@ -96,26 +96,24 @@ impl Manifests {
 /// files in name order; with `recursive`, those of their subdirectories too) and `-` for stdin.
 pub fn read_manifests(paths: &[String], recursive: bool) -> Result<Manifests, Error> {
     let mut manifests = Manifests::default();
-    let mut read = 0;
     for path in paths {
-        let files = if Path::new(path).is_dir() {
-            let walk = walk(Path::new(path), recursive, |_| true)?;
+        if path == "-" {
+            manifests.read(std::io::stdin().lock(), "<stdin>")?;
+            continue;
+        }
+        let path = Path::new(path);
+        let files = if path.is_dir() {
+            let walk = walk(path, recursive, |_| true)?;
             manifests.skipped.extend(walk.skipped);
             manifests.subdirectories_left |= walk.subdirectories_left;
             walk.files.into_iter().filter(|f| has_extension(f, &["yaml", "yml", "json"])).collect()
         } else {
-            vec![PathBuf::from(path)]
+            vec![path.to_path_buf()]
         };
         for file in files {
             let source = file.display().to_string();
-            let text = if path == "-" {
-                read_bounded(std::io::stdin().lock(), "<stdin>", manifests.room(read), MANIFESTS)?
-            } else {
-                let handle = fs::File::open(&file).map_err(|e| Error::Input(format!("{source}: {e}")))?;
-                read_bounded(handle, &source, manifests.room(read), MANIFESTS)?
-            };
-            read += text.len();
-            manifests.add(&text, if path == "-" { "<stdin>" } else { &source })?;
+            let handle = fs::File::open(&file).map_err(|e| Error::Input(format!("{source}: {e}")))?;
+            manifests.read(handle, &source)?;
         }
     }
     Ok(manifests)
@@ -162,9 +160,8 @@ pub fn kustomize(dir: &Path) -> Result<Manifests, Error> {
         let errors = errors.join().unwrap_or_default();
         return Err(Error::Input(format!("`{command}` failed ({status}): {errors}")));
     }
-    let text = read_bounded(bytes.as_slice(), &command, MANIFESTS.bytes, MANIFESTS)?;
     let mut manifests = Manifests::default();
-    manifests.add(&text, &format!("kustomize {}", dir.display()))?;
+    manifests.read(bytes.as_slice(), &format!("kustomize {}", dir.display()))?;
     Ok(manifests)
 }
 
