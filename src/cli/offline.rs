@@ -117,20 +117,20 @@ fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error
     if validate == Validate::Ignore {
         return Ok(());
     }
-    let describe =
-        |kind: &str, origin: &Origin, namespace: &str, name: &str| format!("{origin}: {kind} {namespace}/{name}");
     let mut found = Vec::new();
-    for rollout in &mut snapshot.rollouts {
-        let unknown = schema::unknown_fields(&rollout.raw);
-        let what = describe("Rollout", &rollout.origin, &rollout.namespace, &rollout.item.name);
-        found.extend(unknown.iter().map(|field| format!("{what}: unknown field \"{field}\"")));
-        rollout.item.warnings.extend(unknown.iter().map(|field| unknown_field(field)));
+    let mut check =
+        |kind: &str, raw: &Value, origin: &Origin, namespace: &str, name: &str, warnings: &mut Vec<String>| {
+            for field in schema::unknown_fields(raw) {
+                found.push(format!("{origin}: {kind} {namespace}/{name}: unknown field \"{field}\""));
+                warnings
+                    .push(format!("unknown field \"{field}\": not in the CRD, so the API server drops it (misspelt?)"));
+            }
+        };
+    for r in &mut snapshot.rollouts {
+        check("Rollout", &r.raw, &r.origin, &r.namespace, &r.item.name, &mut r.item.warnings);
     }
-    for cr in &mut snapshot.traffic_routings {
-        let unknown = schema::unknown_fields(&cr.raw);
-        let what = describe("TrafficRouting", &cr.origin, &cr.namespace, &cr.item.name);
-        found.extend(unknown.iter().map(|field| format!("{what}: unknown field \"{field}\"")));
-        cr.item.warnings.extend(unknown.iter().map(|field| unknown_field(field)));
+    for t in &mut snapshot.traffic_routings {
+        check("TrafficRouting", &t.raw, &t.origin, &t.namespace, &t.item.name, &mut t.item.warnings);
     }
     if validate == Validate::Strict && !found.is_empty() {
         return Err(Error::Input(format!(
@@ -139,10 +139,6 @@ fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error
         )));
     }
     Ok(())
-}
-
-fn unknown_field(field: &str) -> String {
-    format!("unknown field \"{field}\": not in the CRD, so the API server drops it (misspelt?)")
 }
 
 /// `--show-obj`: the obj of every object a script runs for, per plan and stage.
