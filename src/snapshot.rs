@@ -2,8 +2,6 @@
 //! gateway objects, and the controller's script ConfigMap.
 
 use crate::error::Error;
-#[cfg(test)]
-use crate::model::ObjectRef;
 use crate::model::{Rollout, TrafficRoutingCr};
 use crate::plan::ObjectIndex;
 use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
@@ -298,6 +296,7 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ObjectRef;
     use serde_json::json;
 
     fn document(source: &str, line: usize, value: Value) -> (String, Document) {
