@@ -2,6 +2,7 @@ module completions {
 
   # Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts
   export extern kubectl-rollout_lua [
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -15,6 +16,10 @@ module completions {
     --version(-V)             # Print version
   ]
 
+  def "nu-complete kubectl-rollout_lua plan validate" [] {
+    [ "strict" "warn" "ignore" ]
+  }
+
   def "nu-complete kubectl-rollout_lua plan dry_run" [] {
     [ "server" ]
   }
@@ -26,7 +31,11 @@ module completions {
   # Show what a step does to the gateway objects, as a diff from their current content
   export extern "kubectl-rollout_lua plan" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
-    --filename(-f): string    # Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap
+    --filename(-f): string    # Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them); a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor hidden files
+    --recursive(-R)           # With -f: read the subdirectories of directories too, as kubectl's -R
+    --kustomize(-k): path     # Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
+    --validate: string@"nu-complete kubectl-rollout_lua plan validate" # With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
+    --show-obj                # With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
     --step: string            # Plan this step (1-based); default: the current step (offline: every step)
     --next                    # Plan the step after the current one
     --all-steps               # Plan every step in order
@@ -36,6 +45,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -66,6 +76,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -94,6 +105,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -121,6 +133,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -140,6 +153,7 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -160,6 +174,7 @@ module completions {
   # Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
   export extern "kubectl-rollout_lua test" [
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -175,8 +190,9 @@ module completions {
 
   # Run one script on one obj and print the result as canonical JSON
   export extern "kubectl-rollout_lua eval" [
-    --obj: path               # The obj the script sees (JSON or YAML)
+    --obj: path               # The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -193,6 +209,7 @@ module completions {
   # Write the obj of every step of a test case as a Lua file, for debugging a script
   export extern "kubectl-rollout_lua lua-obj" [
     --output(-o): path        # Write to FILE instead of stdout
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
@@ -212,6 +229,7 @@ module completions {
 
   # Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
   export extern "kubectl-rollout_lua completions" [
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)

@@ -53,6 +53,8 @@ pub struct ObjectPlan {
     pub current: Value,
     pub planned: Value,
     pub action: Action,
+    /// The script's input (`obj`), when a script runs.
+    pub obj: Option<Value>,
     pub warnings: Vec<String>,
     /// Why this tool must not write `planned` although the controller would (it works from a
     /// stored original that does not decode, and the result loses the original).
@@ -273,11 +275,13 @@ impl<'a> Planner<'a> {
         let stored = data::stored_original(&current);
         let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
         let mut warnings = Vec::new();
-        let (planned, action) = match action {
-            RoutingAction::Leave => (current.clone(), Action::Keep("the controller writes nothing here: left alone")),
+        let (planned, action, obj) = match action {
+            RoutingAction::Leave => {
+                (current.clone(), Action::Keep("the controller writes nothing here: left alone"), None)
+            }
             RoutingAction::Restore => match stored {
-                Some(_) => (original.apply_to(&current, None), Action::Restore),
-                None => (current.clone(), Action::Keep("original routing, nothing stored: left alone")),
+                Some(_) => (original.apply_to(&current, None), Action::Restore, None),
+                None => (current.clone(), Action::Keep("original routing, nothing stored: left alone"), None),
             },
             RoutingAction::Route(strategy) => {
                 let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
@@ -302,7 +306,7 @@ impl<'a> Planner<'a> {
                 let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
                 let planned = result.apply_to(&current, Some(&stored));
                 warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
-                (planned, Action::Lua(script))
+                (planned, Action::Lua(script), Some(obj))
             }
         };
         let unwritable = unreadable.filter(|_| !matches!(action, Action::Keep(_))).map(|error| {
@@ -329,6 +333,7 @@ impl<'a> Planner<'a> {
             current,
             planned,
             action,
+            obj,
             warnings,
             unwritable,
         })

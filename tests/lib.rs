@@ -12,6 +12,7 @@ mod docs;
 mod edge;
 mod fidelity;
 mod ingress;
+mod inputs;
 mod offline;
 mod output;
 mod record;

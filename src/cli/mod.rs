@@ -25,7 +25,10 @@ const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
     With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
-    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.\n\n\
+    With -f (or -k), plans from manifest files and needs no cluster; every step is planned unless --step is given. \
+    As with kubectl, -f DIR reads the directory's own files and -R its subdirectories too; documents that are \
+    neither Rollouts, TrafficRoutings, the objects they route through nor the script ConfigMap are skipped \
+    (-v lists them). Every input is read with a size limit (64 MiB of manifests in all; see the user guide).\n\n\
     The plan is what the controller does, which is not always what a step says: a partition step whose replicas \
     reach the workload's (read from the cluster, or the Deployment or CloneSet among the files) is not routed, and a \
     disabled Rollout runs no step. A Rollout the controller's admission webhook would refuse is an error with -f, \
@@ -113,6 +116,9 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
+    /// Say more on stderr (plan -f: what was read, and what was skipped and why)
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     #[arg(long, global = true)]
     pub no_color: bool,
@@ -249,15 +255,44 @@ pub enum Format {
     Json,
 }
 
+/// kubectl's `--validate`, for fields the Rollout and TrafficRouting CRDs do not define.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Validate {
+    /// Refuse the input
+    #[value(alias = "true")]
+    Strict,
+    /// Warn in the plan
+    Warn,
+    /// Say nothing
+    #[value(alias = "false")]
+    Ignore,
+}
+
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("manifests").args(["files", "kustomize"])))]
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
     /// Plan from files instead of the cluster: files or directories of manifests (YAML or JSON,
     /// multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally
-    /// the kruise-rollout-configuration ConfigMap
+    /// the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them);
+    /// a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor
+    /// hidden files
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<String>,
+    /// With -f: read the subdirectories of directories too, as kubectl's -R
+    #[arg(short = 'R', long, requires = "files")]
+    pub recursive: bool,
+    /// Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
+    #[arg(short = 'k', long, value_name = "DIR", conflicts_with_all = ["files", "recursive"])]
+    pub kustomize: Option<PathBuf>,
+    /// With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
+    #[arg(long, value_enum, value_name = "MODE", default_value = "warn", requires = "manifests")]
+    pub validate: Validate,
+    /// With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with
+    /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
+    #[arg(long, requires = "manifests")]
+    pub show_obj: bool,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
@@ -416,7 +451,7 @@ pub struct EvalArgs {
     /// The Lua script
     #[arg(value_name = "SCRIPT")]
     pub script: PathBuf,
-    /// The obj the script sees (JSON or YAML)
+    /// The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     #[arg(long, value_name = "FILE")]
     pub obj: PathBuf,
     /// Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has
@@ -461,7 +496,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         anstream::ColorChoice::Never.write_global();
     }
     let result = match &cli.command {
-        Command::Plan(args) if !args.files.is_empty() => offline::plan(&cli.global, args),
+        Command::Plan(args) if !args.files.is_empty() || args.kustomize.is_some() => offline::plan(&cli.global, args),
         Command::Plan(args) => cluster::plan(&cli.global, args),
         Command::Approve(args) => approve::approve(&cli.global, args),
         Command::Restore(args) => restore::restore(&cli.global, args),

@@ -1,22 +1,26 @@
 //! Commands that need no cluster: `plan -f`, `test`, `eval`, `lua-obj`.
 
-use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print, print_plans, print_raw};
+use super::{
+    Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print, print_plans, print_raw,
+};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Action, Planner, RoutingPlan};
 use crate::providers::ingress::{self, testcase::IngressTestCase};
+use crate::schema;
 use crate::scripts::{
-    BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ResolvedScript, ScriptCatalog, ScriptSource,
+    self, BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ResolvedScript, ScriptCatalog, ScriptSource,
     builtin_ingress,
 };
-use crate::snapshot::Snapshot;
+use crate::snapshot::{self, Origin, Snapshot};
 use crate::source::files;
 use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, GoTest, Outcome as StepOutcome, TestCase, data_yaml};
 use crate::{gojson, yaml};
 use anyhow::Context;
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
@@ -24,10 +28,27 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
     }
     let namespace = global.connection.namespace.as_deref().unwrap_or("default");
-    let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
+    let (manifests, input) = match &args.kustomize {
+        Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
+        None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
+    };
+    let documents = manifests.documents.len();
+    let (mut snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
+    if global.verbose {
+        note(&format!("read {} from {}", counted(documents, "document"), counted(manifests.files, "file")));
+        for line in manifests.skipped.iter().chain(&snapshot::skipped_lines(&skipped)) {
+            note(line);
+        }
+    }
+    check_fields(&mut snapshot, args.validate)?;
     // The API server would not store these: no plan of them means anything.
     if let Some(rollout) = snapshot.rollouts.iter().find(|r| !r.item.rejections.is_empty()) {
-        let problems: Vec<String> = rollout.item.rejections.iter().map(|r| format!("\n  {r}")).collect();
+        // A misspelt field is often why a required one is missing: name those too.
+        let misspelt = schema::unknown_fields(&rollout.raw)
+            .into_iter()
+            .map(|field| format!("unknown field \"{field}\": not in the CRD (misspelt?)"));
+        let problems: Vec<String> =
+            rollout.item.rejections.iter().cloned().chain(misspelt).map(|r| format!("\n  {r}")).collect();
         return Err(Error::Input(format!(
             "{}: Rollout {}/{} would be rejected by the controller's admission webhook:{}",
             rollout.origin,
@@ -41,7 +62,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
         configmap: snapshot.configmap.clone(),
+        placeholder: args.show_obj,
     };
+    scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
     let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
     let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
@@ -77,7 +100,22 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
     }
     if plans.is_empty() {
-        return Err(Error::Input(format!("no Rollout or TrafficRouting in {}", args.files.join(", "))).into());
+        let mut message = format!(
+            "no Rollout or TrafficRouting in {input}: read {} from {}",
+            counted(documents, "document"),
+            counted(manifests.files, "file")
+        );
+        if !global.verbose && (!skipped.is_empty() || !manifests.skipped.is_empty()) {
+            message.push_str("; -v lists what was skipped and why");
+        }
+        if manifests.subdirectories_left {
+            message.push_str("; subdirectories were not read (-R reads them)");
+        }
+        return Err(Error::Input(message).into());
+    }
+    if args.show_obj {
+        print_raw(&render(&obj_document(&plans), args.output.unwrap_or(Format::Json)))?;
+        return Ok(Outcome::Done);
     }
     for plan in &mut plans {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
@@ -102,6 +140,60 @@ fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option
     Some(format!(
         "its scripts come from ConfigMap {namespace}/{CONFIGMAP_NAME}, but the controller reads that ConfigMap only from its own namespace, {controller_namespace} (--controller-namespace), so it would not find them there and would never route"
     ))
+}
+
+/// `1 file`, `2 files`.
+fn counted(n: usize, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
+}
+
+/// A line on stderr for -v.
+fn note(text: &str) {
+    let _ = writeln!(anstream::stderr(), "{text}");
+}
+
+/// Unknown fields of the Rollouts and TrafficRoutings read (`--validate`): warnings in their
+/// plans, or with `strict` an error listing them all.
+fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error> {
+    if validate == Validate::Ignore {
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    let mut check =
+        |kind: &str, raw: &Value, origin: &Origin, namespace: &str, name: &str, warnings: &mut Vec<String>| {
+            for field in schema::unknown_fields(raw) {
+                found.push(format!("{origin}: {kind} {namespace}/{name}: unknown field \"{field}\""));
+                warnings
+                    .push(format!("unknown field \"{field}\": not in the CRD, so the API server drops it (misspelt?)"));
+            }
+        };
+    for r in &mut snapshot.rollouts {
+        check("Rollout", &r.raw, &r.origin, &r.namespace, &r.item.name, &mut r.item.warnings);
+    }
+    for t in &mut snapshot.traffic_routings {
+        check("TrafficRouting", &t.raw, &t.origin, &t.namespace, &t.item.name, &mut t.item.warnings);
+    }
+    if validate == Validate::Strict && !found.is_empty() {
+        return Err(Error::Input(format!(
+            "fields the CRDs do not define, which the API server would drop (--validate=strict; --validate=warn only warns):\n  {}",
+            found.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+/// `--show-obj`: the obj of every object a script runs for, per plan and stage.
+fn obj_document(plans: &[RoutingPlan]) -> Value {
+    let entries: Vec<Value> = plans
+        .iter()
+        .flat_map(|plan| plan.stages.iter().map(move |stage| (plan, stage)))
+        .flat_map(|(plan, stage)| stage.objects.iter().map(move |object| (plan, stage, object)))
+        .filter_map(|(plan, stage, object)| {
+            let obj = object.obj.as_ref()?;
+            Some(json!({"owner": plan.owner, "stage": stage.label, "object": object.describe(), "obj": obj}))
+        })
+        .collect();
+    Value::Array(entries)
 }
 
 pub fn render(value: &Value, format: Format) -> String {
@@ -299,13 +391,11 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
 }
 
 pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outcome> {
-    let script = Script::new(args.script.display().to_string(), files::read_text(&args.script)?);
-    let source = args.obj.display().to_string();
-    let documents = yaml::parse_documents(&files::read_text(&args.obj)?, &source).map_err(Error::Input)?;
-    let [document] = documents.as_slice() else {
-        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")).into());
-    };
-    let obj = gojson::normalize_numbers(document.value.clone());
+    let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
+    let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
+    let documents =
+        yaml::parse_documents(&files::read_text(&args.obj, files::OBJECT)?, &source).map_err(Error::Input)?;
+    let obj = gojson::normalize_numbers(the_obj(&documents, &source)?.clone());
     let result = match args.ingress {
         true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &global.limits()).map_err(Error::from)?),
         false => {
@@ -316,9 +406,44 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     Ok(Outcome::Done)
 }
 
+/// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` output
+/// with one entry. A manifest given instead would make the script fail as if it were wrong
+/// (`attempt to index local 'data'`): that is said instead.
+fn the_obj<'a>(documents: &'a [yaml::Document], source: &str) -> Result<&'a Value, Error> {
+    // Its entries: JSON's array is read as documents, a YAML list as one.
+    let entries: Vec<&Value> = documents
+        .iter()
+        .flat_map(|d| d.value.as_array().map_or(std::slice::from_ref(&d.value), Vec::as_slice))
+        .filter(|entry| entry.get("owner").is_some() && entry.get("obj").is_some())
+        .collect();
+    match entries.as_slice() {
+        [] => {}
+        [entry] => return Ok(&entry["obj"]),
+        _ => {
+            return Err(Error::Input(format!(
+                "{source} is `plan --show-obj` output with {} entries: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout",
+                entries.len()
+            )));
+        }
+    }
+    let [document] = documents else {
+        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")));
+    };
+    let value = &document.value;
+    if let (Some(kind), Some(name)) = (value["kind"].as_str(), value["metadata"]["name"].as_str()) {
+        return Err(Error::Input(format!(
+            "{source} is a Kubernetes object ({kind} {name}), not an obj: a script gets {{data: {{spec, labels, \
+             annotations}}, stableService, canaryService, stableWeight, canaryWeight, matches, …}}; print the obj of \
+             every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj` (a test case is a manifest too) and \
+             pass one entry's obj (`| jq '.[0].obj'`)"
+        )));
+    }
+    Ok(value)
+}
+
 pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     let name = args.case.display().to_string();
-    let case = TestCase::parse(&name, &files::read_text(&args.case)?).map_err(Error::Input)?;
+    let case = TestCase::parse(&name, &files::read_text(&args.case, files::TEST_CASE)?).map_err(Error::Input)?;
     let text = case.lua_objects();
     match &args.output {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,

@@ -369,7 +369,7 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
 /// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object.
 async fn restore_backup(session: &Session, file: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<Outcome> {
     let source = file.display().to_string();
-    let documents = yaml::parse_documents(&files::read_text(file)?, &source).map_err(Error::Input)?;
+    let documents = yaml::parse_documents(&files::read_text(file, files::OBJECT)?, &source).map_err(Error::Input)?;
     let [document] = documents.as_slice() else {
         return Err(Error::Input(format!("{source}: expected one object")).into());
     };
