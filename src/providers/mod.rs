@@ -1,3 +1,4 @@
 //! Traffic-routing providers: how the controller turns a step into writes, per kind of ref.
 
+pub mod gateway;
 pub mod ingress;
