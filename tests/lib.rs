@@ -10,6 +10,7 @@ mod differential;
 mod differential_ingress;
 mod docs;
 mod edge;
+mod gateway;
 mod ingress;
 mod offline;
 mod output;

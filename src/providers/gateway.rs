@@ -4,6 +4,7 @@
 //! (finalise). It works on the rules as gateway-api v0.8.1's Go types hold them (`types`) and
 //! replaces the whole object when they change. Pure: the caller reads the route and writes it.
 
+pub mod testcase;
 mod types;
 
 use crate::error::Error;
@@ -491,7 +492,7 @@ pub fn route_warnings(route: &GatewayRoute, current: &Value) -> Vec<String> {
     for (i, rule) in rules.iter().enumerate() {
         if refs(rule).is_empty() {
             warnings.push(format!(
-                "spec.rules[{i}] has no backendRefs (a redirect, say): the controller deletes it when it restores the route, at the end of the release or at any step without traffic"
+                "spec.rules[{i}] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route, at the end of the release or at any step without traffic"
             ));
         }
         for (j, r) in refs(rule).iter().enumerate() {
@@ -857,7 +858,7 @@ mod tests {
             ])
         );
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
-        assert!(route_warnings(&rollout(), &route).contains(&"spec.rules[2] has no backendRefs (a redirect, say): the controller deletes it when it restores the route, at the end of the release or at any step without traffic".to_string()));
+        assert!(route_warnings(&rollout(), &route).contains(&"spec.rules[2] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route, at the end of the release or at any step without traffic".to_string()));
         // restore() is the same finalise, whoever the owner is.
         assert_eq!(restore(&gateway(OwnerKind::TrafficRouting), Some(&route)).unwrap(), plan);
         // A restored route stays as it is; a missing one is nothing to restore.

@@ -152,6 +152,33 @@ fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
     Ok(found)
 }
 
+/// Where HTTPRoute test cases live: the Gateway API provider has no script, only cases.
+const HTTP_ROUTE_DIR: [&str; 2] = ["gateway.networking.k8s.io", "HTTPRoute"];
+
+/// Finds the HTTPRoute test cases at or below the folder `path`: the
+/// `gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml|yml` files, read: (path, contents). A
+/// folder with a `trafficRouting.lua` holds a custom script's cases instead (an HTTPRoute can
+/// be a `customNetworkRefs` object too).
+pub fn http_route_cases(path: &Path) -> Result<Vec<(String, String)>, Error> {
+    if !path.is_dir() {
+        return Ok(Vec::new());
+    }
+    let parents = [path.parent().and_then(Path::file_name), path.file_name()];
+    if parents.map(|n| n.and_then(|n| n.to_str())) == HTTP_ROUTE_DIR.map(Some) {
+        return match path.join("trafficRouting.lua").exists() {
+            true => Ok(Vec::new()),
+            false => yaml_files(&path.join("testdata")),
+        };
+    }
+    let mut found = Vec::new();
+    for entry in sorted_entries(path)? {
+        if entry.is_dir() && entry.file_name().is_some_and(|n| n != "testdata") {
+            found.extend(http_route_cases(&entry)?);
+        }
+    }
+    Ok(found)
+}
+
 /// A `<group>/<Kind>/trafficRouting.lua` found on disk.
 pub struct ScriptDir {
     pub key: ScriptKey,
