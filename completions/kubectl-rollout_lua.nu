@@ -3,14 +3,14 @@ module completions {
   # Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts
   export extern kubectl-rollout_lua [
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     --version(-V)             # Print version
   ]
@@ -37,14 +37,14 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -67,14 +67,14 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -95,14 +95,14 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -122,14 +122,14 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -141,14 +141,14 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
   ]
@@ -161,15 +161,15 @@ module completions {
   export extern "kubectl-rollout_lua test" [
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
-    --help(-h)                # Print help
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
     ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively; default: the built-in scripts
   ]
 
@@ -178,14 +178,14 @@ module completions {
     --obj: path               # The obj the script sees (JSON or YAML)
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     script: path              # The Lua script
   ]
@@ -194,14 +194,14 @@ module completions {
   export extern "kubectl-rollout_lua lua-obj" [
     --output(-o): path        # Write to FILE instead of stdout
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     case: path                # A test case (rollout or trafficRouting, original, expected)
   ]
@@ -213,14 +213,14 @@ module completions {
   # Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
   export extern "kubectl-rollout_lua completions" [
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell
   ]

@@ -168,7 +168,7 @@ fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
-        Action::Keep => "original routing, nothing stored: left alone".into(),
+        Action::Keep(why) => (*why).into(),
     };
     let mut out = String::new();
     if object.changed() {
@@ -208,7 +208,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             let (action, script) = match &object.action {
                                 Action::Lua(s) => ("lua", serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256})),
                                 Action::Restore => ("restore", Value::Null),
-                                Action::Keep => ("keep", Value::Null),
+                                Action::Keep(_) => ("keep", Value::Null),
                             };
                             serde_json::json!({
                                 "apiVersion": object.current["apiVersion"], "kind": object.reference.kind,

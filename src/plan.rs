@@ -5,7 +5,7 @@
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits, OrderDependence};
-use crate::model::{self, ObjectRef, Rollout, RouteStrategy, Stage, TrafficRoutingCr};
+use crate::model::{self, ObjectRef, Rollout, RouteStrategy, RoutingAction, Stage, TrafficRoutingCr};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey, ScriptSource};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -42,8 +42,8 @@ pub enum Action {
     Lua(ResolvedScript),
     /// No traffic and no matches: restores the stored original (the annotation goes away).
     Restore,
-    /// No traffic and no matches, and nothing stored: the object is left alone.
-    Keep,
+    /// The controller writes nothing to the object: left alone, for this reason.
+    Keep(&'static str),
 }
 
 #[derive(Clone, Debug)]
@@ -54,6 +54,9 @@ pub struct ObjectPlan {
     pub planned: Value,
     pub action: Action,
     pub warnings: Vec<String>,
+    /// Why this tool must not write `planned` although the controller would (it works from a
+    /// stored original that does not decode, and the result loses the original).
+    pub unwritable: Option<String>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
     /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
     /// (nothing changes `current` or `planned` afterwards).
@@ -95,6 +98,11 @@ pub struct RoutingPlan {
 impl RoutingPlan {
     pub fn changed(&self) -> bool {
         self.stages.iter().flat_map(|s| &s.objects).any(ObjectPlan::changed)
+    }
+
+    /// Why a planned object must not be written, if one must not.
+    pub fn unwritable(&self) -> Option<&str> {
+        self.stages.iter().flat_map(|s| &s.objects).find_map(|o| o.unwritable.as_deref())
     }
 }
 
@@ -140,6 +148,8 @@ impl<'a> Planner<'a> {
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
         let mut warnings = rollout.warnings.clone();
+        // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
+        warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
         let own = rollout.traffic_routing.as_ref().filter(|r| !r.custom_network_refs.is_empty());
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
@@ -168,6 +178,21 @@ impl<'a> Planner<'a> {
                 "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary"
             ));
         }
+        if let Some(why) = rollout.not_run() {
+            return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
+        }
+        let workload = rollout.workload.as_ref();
+        let workload_replicas =
+            workload.and_then(|w| self.objects.get(w, namespace)).and_then(model::workload_replicas);
+        if let Some(w) = workload.filter(|_| workload_replicas.is_none() && rollout.is_real_partition())
+            && own.is_some()
+            && rollout.steps.iter().any(|s| s.strategy.routes_traffic())
+        {
+            warnings.push(format!(
+                "its workload {} {} is not known (not among the files, or not readable), so the plan assumes its replicas are above every step's; the controller does not route a partition step whose replicas reach the workload's",
+                w.kind, w.name
+            ));
+        }
         let routing = own.map(|r| Routing {
             owner: owner.clone(),
             namespace,
@@ -179,30 +204,32 @@ impl<'a> Planner<'a> {
                 format!("{}-canary", r.service)
             },
         });
+        let cr_done = cr.map(|cr| (cr, cr.routing()));
         let mut plans = Vec::with_capacity(stages.len());
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
+            let done = rollout.routing_at(stage, workload_replicas);
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects(routing, &strategy, &label)?);
+                objects.extend(self.plan_objects(routing, &done.action, &label)?);
             }
-            if let Some(cr) = cr {
-                objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr.strategy, &label)?);
+            if let Some((cr, cr_done)) = &cr_done {
+                objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr_done.action, &label)?);
             }
             let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
                 let (replicas, pause) = rollout.describe_step(i);
                 parts.push(replicas);
                 if routing.is_some() {
-                    parts.push(strategy.describe());
+                    parts.push(done.describe(&strategy));
                 }
                 parts.push(pause);
             } else {
                 parts.push(strategy.describe());
             }
-            if let Some(cr) = cr {
-                parts.push(format!("TrafficRouting {}: {}", cr.name, cr.strategy.describe()));
+            if let Some((cr, cr_done)) = &cr_done {
+                parts.push(format!("TrafficRouting {}: {}", cr.name, cr_done.describe(&cr.strategy)));
             }
             let description = parts.join(", ");
             plans.push(StagePlan { stage: Some(stage), label, description, objects });
@@ -217,21 +244,22 @@ impl<'a> Planner<'a> {
     pub fn plan_traffic_routing(&self, cr: &TrafficRoutingCr, namespace: &str) -> Result<RoutingPlan, Error> {
         let routing = cr_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
-        let objects = self.plan_objects(&routing, &cr.strategy, &label)?;
-        let stage = StagePlan { stage: None, label, description: cr.strategy.describe(), objects };
+        let done = cr.routing();
+        let objects = self.plan_objects(&routing, &done.action, &label)?;
+        let stage = StagePlan { stage: None, label, description: done.describe(&cr.strategy), objects };
         let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner, notes: Vec::new(), stages: vec![stage], warnings })
     }
 
-    fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
-        routing.refs.iter().map(|reference| self.plan_object(routing, reference, strategy, stage)).collect()
+    fn plan_objects(&self, routing: &Routing, action: &RoutingAction, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
+        routing.refs.iter().map(|reference| self.plan_object(routing, reference, action, stage)).collect()
     }
 
     fn plan_object(
         &self,
         routing: &Routing,
         reference: &ObjectRef,
-        strategy: &RouteStrategy,
+        action: &RoutingAction,
         stage: &str,
     ) -> Result<ObjectPlan, Error> {
         let context = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
@@ -243,38 +271,57 @@ impl<'a> Planner<'a> {
             })?
             .clone();
         let stored = data::stored_original(&current);
-        let original = Data::original_of(&current).map_err(|e| Error::Input(format!("{context}: {e}")))?;
+        let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
         let mut warnings = Vec::new();
-        let (planned, action) = if !strategy.routes_traffic() {
-            match stored {
+        let (planned, action) = match action {
+            RoutingAction::Leave => (current.clone(), Action::Keep("the controller writes nothing here: left alone")),
+            RoutingAction::Restore => match stored {
                 Some(_) => (original.apply_to(&current, None), Action::Restore),
-                None => (current.clone(), Action::Keep),
+                None => (current.clone(), Action::Keep("original routing, nothing stored: left alone")),
+            },
+            RoutingAction::Route(strategy) => {
+                let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
+                let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
+                let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)
+                    .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))?;
+                // The built-in scripts' independence from pairs() order is checked by their test cases
+                // (`test` flags any dependence); other scripts are checked on every plan.
+                let order = match script.source {
+                    ScriptSource::BuiltIn { .. } => None,
+                    _ => lua::order_dependence(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER, &result),
+                };
+                match order {
+                    Some(OrderDependence::InputMaps) => warnings.push(format!(
+                        "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
+                    )),
+                    Some(OrderDependence::ScriptTables) => warnings.push(format!(
+                        "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
+                    )),
+                    None => {}
+                }
+                let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
+                let planned = result.apply_to(&current, Some(&stored));
+                warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
+                (planned, Action::Lua(script))
             }
-        } else {
-            let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
-            let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
-            let result = lua::evaluate(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER)
-                .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))?;
-            // The built-in scripts' independence from pairs() order is checked by their test cases
-            // (`test` flags any dependence); other scripts are checked on every plan.
-            let order = match script.source {
-                ScriptSource::BuiltIn { .. } => None,
-                _ => lua::order_dependence(&script.script, &obj, &self.limits, EvalOptions::CONTROLLER, &result),
-            };
-            match order {
-                Some(OrderDependence::InputMaps) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
-                )),
-                Some(OrderDependence::ScriptTables) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
-                )),
-                None => {}
-            }
-            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
-            let planned = result.apply_to(&current, Some(&stored));
-            warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
-            (planned, Action::Lua(script))
         };
+        let unwritable = unreadable.filter(|_| !matches!(action, Action::Keep(_))).map(|error| {
+            let works_from = if original == Data::default() {
+                "nothing (no spec, labels or annotations)"
+            } else {
+                "the part that decodes"
+            };
+            let does = match (&action, original == Data::default()) {
+                (Action::Restore, true) => "restores that: it wipes the object's spec, labels and annotations",
+                (Action::Restore, _) => "restores that, as shown",
+                _ => "runs the script on that, as shown",
+            };
+            format!(
+                "{reference}: its annotation {} does not parse ({error}); the controller ignores that, works from {works_from} and {does}; approve and restore write nothing until the annotation is fixed",
+                data::ORIGINAL_SPEC_ANNOTATION
+            )
+        });
+        warnings.extend(unwritable.clone());
         Ok(ObjectPlan {
             reference: reference.clone(),
             namespace: routing.namespace.to_string(),
@@ -283,6 +330,7 @@ impl<'a> Planner<'a> {
             planned,
             action,
             warnings,
+            unwritable,
         })
     }
 }
@@ -308,8 +356,8 @@ fn first_null(value: &Value, path: &str) -> Option<String> {
     }
 }
 
-/// The rough edges of weight routing worth a warning (builtin-scripts.md): weights that do not
-/// add up to 100 after flooring, and a rule sent to the canary twice.
+/// The rough edges of weight routing worth a warning (docs/controller-semantics.md §4.6): weights
+/// that do not add up to 100 after flooring, and a rule sent to the canary twice.
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,

@@ -68,8 +68,15 @@ fn flatten_lists(documents: Vec<Document>) -> Vec<Document> {
         .collect()
 }
 
-/// YAML as kubectl prints it (block style, sorted keys).
-pub fn to_string(value: &impl serde::Serialize) -> String {
+/// A JSON value as YAML, as kubectl prints it (block style, sorted keys), with its numbers as
+/// Go's JSON has them (`12345678901234567000`, not `1.2345678901234567e+19`); a negative zero
+/// and numbers Go writes with an exponent keep YAML's float syntax (`-0.0`, `1.0e+21`).
+pub fn to_string(value: &Value) -> String {
+    typed_to_string(&crate::gojson::GoNumbers(value))
+}
+
+/// A typed value as YAML (fields in their declared order).
+pub fn typed_to_string(value: &impl serde::Serialize) -> String {
     serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# cannot render as YAML: {e}\n"))
 }
 
@@ -91,6 +98,12 @@ mod tests {
     fn reads_json() {
         assert_eq!(parse_documents("{\"a\": 1}", "f.json").unwrap()[0].value, json!({"a": 1}));
         assert!(parse_documents("{\"a\": }", "f.json").unwrap_err().starts_with("f.json:1:"));
+    }
+
+    #[test]
+    fn numbers_are_written_as_go_writes_them() {
+        let value = json!({"big": 12345678901234567890.0, "count": 3, "half": 0.5});
+        assert_eq!(to_string(&value), "big: 12345678901234567000\ncount: 3\nhalf: 0.5\n");
     }
 
     #[test]

@@ -742,10 +742,13 @@ fn discovery_is_targeted_and_cached() {
             .map(|r| r.path.clone())
             .collect::<Vec<_>>()
     };
+    // The gateway objects' and the workload's are read concurrently, in either order.
+    let mut discovered = discovery(&server);
+    discovered[1..].sort();
     assert_eq!(
-        discovery(&server),
-        ["/apis/rollouts.kruise.io/v1beta1", "/apis/networking.istio.io/v1beta1"],
-        "only the groups needed"
+        discovered,
+        ["/apis/rollouts.kruise.io/v1beta1", "/apis/apps/v1", "/apis/networking.istio.io/v1beta1"],
+        "only the groups needed: the Rollout's, then its gateway objects' and its workload's (for its replicas)"
     );
     server.clear_log();
     test.run_args(["plan", "demo"]).success();
@@ -900,15 +903,15 @@ fn approve_reports_server_errors_and_dropped_connections() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["plan", "demo"]).success(); // warm the discovery cache: the request count below is exact
-    // Reads: the Rollout, then the VirtualService and DestinationRule; the access reviews (get and
-    // update on both kinds, patch on rollouts/status); then the writes: the VirtualService twice,
-    // so the DestinationRule's first write is the 11th request.
+    // Reads: the Rollout, then the VirtualService, DestinationRule and Deployment; the access
+    // reviews (get and update on both kinds, patch on rollouts/status); then the writes: the
+    // VirtualService twice, so the DestinationRule's first write is the 12th request.
     server.clear_log();
-    server.drop_connection_on_request(11);
+    server.drop_connection_on_request(12);
     let out = test.run_args(["approve", "demo", "--yes"]).status(1);
     assert!(out.stderr.contains("rolled back VirtualService shop/demo"), "{}", out.stderr);
     assert!(out.stderr.contains("DestinationRule shop/demo"), "the dropped write is named: {}", out.stderr);
-    let dropped = server.requests().into_iter().nth(10).expect("an 11th request");
+    let dropped = server.requests().into_iter().nth(11).expect("a 12th request");
     assert_eq!(
         (dropped.method.as_str(), dropped.path.as_str(), dropped.status),
         ("PUT", "/apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo", None),

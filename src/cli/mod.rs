@@ -7,6 +7,7 @@ mod offline;
 mod record;
 mod restore;
 mod status;
+mod units;
 
 use crate::error::Error;
 use crate::lua::Limits;
@@ -17,13 +18,18 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+use units::{parse_duration, parse_lua_memory, parse_lua_timeout};
 
 const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
     With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
-    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.";
+    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.\n\n\
+    The plan is what the controller does, which is not always what a step says: a partition step whose replicas \
+    reach the workload's (read from the cluster, or the Deployment or CloneSet among the files) is not routed, and a \
+    disabled Rollout runs no step. A Rollout the controller's admission webhook would refuse is an error with -f, \
+    and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     Guards run before anything is written: the step must be StepPaused (--traffic-only: any progressing state), \
@@ -38,6 +44,12 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     If an object differs from what the current step should have written, someone edited it during the \
     release: the edits are shown, and --force (or a confirmation on a terminal) is needed to discard them. \
     --from-backup FILE puts back an object saved by an earlier write.";
+
+const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
+    test-harness semantics.\n\n\
+    Each case is read as the controller's own go test reads it: a Rollout as v1beta1, without the conversion (a \
+    v1alpha1 weight is ignored), the canary Service always <service>-canary, every step run. A note on the case \
+    says when go test reads it differently from the controller, or cannot run it (a blue-green case).";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
@@ -104,11 +116,11 @@ pub struct GlobalArgs {
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     #[arg(long, global = true)]
     pub no_color: bool,
-    /// Time limit for one script evaluation (the controller's is 1s)
-    #[arg(long, global = true, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
+    /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    #[arg(long, global = true, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
     pub lua_timeout: Duration,
-    /// Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
-    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_size, value_name = "SIZE")]
+    /// Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
+    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
     pub lua_memory: usize,
     #[command(flatten)]
     pub connection: ConnectionFlags,
@@ -139,7 +151,7 @@ pub struct ConnectionFlags {
     #[arg(long = "as-group", global = true, value_name = "GROUP")]
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server, and for an exec credential plugin
-    /// (default: 30s a request, 60s a plugin; 0 for none)
+    /// (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     #[arg(long, global = true, value_parser = parse_duration, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }
@@ -175,7 +187,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES_SIMPLE)]
     Record(RecordArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
-    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error")]
+    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error", long_about = TEST_ABOUT)]
     Test(TestArgs),
     /// Run one script on one obj and print the result as canonical JSON
     #[command(after_help = EVAL_EXAMPLES)]
@@ -552,32 +564,6 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
     if answer.trim() == "yes" { Ok(()) } else { Err(Error::Refused("nothing was written: not confirmed".into())) }
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((text, "s"), |i| text.split_at(i));
-    let value: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration like 1s, 500ms or 2m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
-    };
-    Ok(Duration::from_secs_f64(seconds))
-}
-
-fn parse_size(text: &str) -> Result<usize, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit()).map_or((text, ""), |i| text.split_at(i));
-    let value: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 64Mi or 1Gi"))?;
-    let multiplier = match unit {
-        "" | "B" => 1,
-        "Ki" | "KiB" | "K" | "KB" => 1 << 10,
-        "Mi" | "MiB" | "M" | "MB" => 1 << 20,
-        "Gi" | "GiB" | "G" | "GB" => 1 << 30,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi)")),
-    };
-    Ok(value * multiplier)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,15 +572,5 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn parses_durations_and_sizes() {
-        assert_eq!(parse_duration("1s").unwrap(), Duration::from_secs(1));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert!(parse_duration("1d").is_err());
-        assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
-        assert!(parse_size("lots").is_err());
     }
 }

@@ -4,14 +4,17 @@ use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFor
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Planner, RoutingPlan};
+use crate::plan::{Action, Planner, RoutingPlan};
 use crate::providers::gateway::testcase::HttpRouteTestCase;
 use crate::providers::ingress::{self, testcase::IngressTestCase};
-use crate::scripts::{BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, ScriptCatalog, builtin_ingress};
+use crate::scripts::{
+    BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ResolvedScript, ScriptCatalog, ScriptSource,
+    builtin_ingress,
+};
 use crate::snapshot::Snapshot;
 use crate::source::files;
 use crate::source::live::rollout_name;
-use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
+use crate::testcase::{CaseReport, GoTest, Outcome as StepOutcome, TestCase, data_yaml};
 use crate::{gojson, yaml};
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -23,6 +26,18 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     let namespace = global.connection.namespace.as_deref().unwrap_or("default");
     let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
+    // The API server would not store these: no plan of them means anything.
+    if let Some(rollout) = snapshot.rollouts.iter().find(|r| !r.item.rejections.is_empty()) {
+        let problems: Vec<String> = rollout.item.rejections.iter().map(|r| format!("\n  {r}")).collect();
+        return Err(Error::Input(format!(
+            "{}: Rollout {}/{} would be rejected by the controller's admission webhook:{}",
+            rollout.origin,
+            rollout.namespace,
+            rollout.item.name,
+            problems.concat()
+        ))
+        .into());
+    }
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
@@ -65,15 +80,35 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     if plans.is_empty() {
         return Err(Error::Input(format!("no Rollout or TrafficRouting in {}", args.files.join(", "))).into());
     }
+    for plan in &mut plans {
+        plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
+    }
     print_plans(&plans, args.output)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }
 
+/// A warning when a plan runs scripts from a ConfigMap among the files that is not in the
+/// controller's namespace: the controller reads only its own (`$POD_NAMESPACE`,
+/// docs/controller-semantics.md §4.5), so it would find no script there and never route.
+fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option<String> {
+    let namespace = plan.stages.iter().flat_map(|s| &s.objects).find_map(|o| match &o.action {
+        Action::Lua(ResolvedScript { source: ScriptSource::ConfigMap { namespace, .. }, .. })
+            if namespace != controller_namespace =>
+        {
+            Some(namespace)
+        }
+        _ => None,
+    })?;
+    Some(format!(
+        "its scripts come from ConfigMap {namespace}/{CONFIGMAP_NAME}, but the controller reads that ConfigMap only from its own namespace, {controller_namespace} (--controller-namespace), so it would not find them there and would never route"
+    ))
+}
+
 pub fn render(value: &Value, format: Format) -> String {
     match format {
         Format::Yaml => yaml::to_string(value),
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(value).expect("JSON values serialize")),
+        Format::Json => format!("{}\n", gojson::to_string_pretty(value)),
     }
 }
 
@@ -194,6 +229,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                         outcome: StepOutcome::Error(e),
                         notes: vec![],
                     }],
+                    go_test: GoTest::Same,
                 },
             };
             reports.push((suite, report));
@@ -227,6 +263,13 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
             n => format!("{n} steps"),
         };
         out.push_str(&format!("{status} {} {file} ({steps})\n", suite.label));
+        match &report.go_test {
+            GoTest::Same => {}
+            GoTest::ReadsItAs(note) => out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test: {note}")))),
+            GoTest::CannotRun(why) => {
+                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test cannot run this case: {why}"))))
+            }
+        }
         for step in &report.steps {
             let at = format!("{} step {}", report.case, step.index);
             match &step.outcome {
@@ -273,7 +316,12 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                     entry
                 })
                 .collect();
-            json!({"script": suite.script(), "case": report.case, "passed": report.passed(), "steps": steps})
+            let go_test = match &report.go_test {
+                GoTest::Same => json!({"runs": true, "note": null}),
+                GoTest::ReadsItAs(note) => json!({"runs": true, "note": note}),
+                GoTest::CannotRun(why) => json!({"runs": false, "note": why}),
+            };
+            json!({"script": suite.script(), "case": report.case, "passed": report.passed(), "goTest": go_test, "steps": steps})
         })
         .collect();
     json!({"cases": cases, "passed": passed, "failed": failed})

@@ -3,19 +3,19 @@
 //! global, a time and memory limit, and the controller's value conversion.
 
 mod convert;
+mod deadline;
 mod stdlib;
 
 pub use convert::{EmptyTable, KeyOrder, number};
 
 use crate::data::Data;
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
+use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
 use serde_json::Value;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
-use std::rc::Rc;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Resource limits for one evaluation.
 #[derive(Clone, Copy, Debug)]
@@ -272,8 +272,7 @@ pub fn evaluate_value(
     let mut lua =
         Sandbox::take(script).map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     let loaded = lua.chunk.take();
-    let timed_out = Rc::new(Cell::new(None::<usize>));
-    let setup = || -> mlua::Result<()> {
+    let setup = || -> mlua::Result<deadline::Deadline> {
         stdlib::install_for(&lua, &script.name, options)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
@@ -281,17 +280,9 @@ pub fn evaluate_value(
         lua.gc_restart();
         stdlib::mark_inputs(&lua)?;
         lua.set_memory_limit(limits.memory)?;
-        let deadline = Instant::now() + limits.timeout;
-        let flag = timed_out.clone();
-        lua.set_hook(HookTriggers::new().every_nth_instruction(1000), move |_, debug| {
-            if Instant::now() < deadline {
-                return Ok(VmState::Continue);
-            }
-            flag.set(Some(debug.current_line().unwrap_or(0)));
-            Err(mlua::Error::runtime("timeout"))
-        })
+        deadline::Deadline::start(&lua, limits.timeout)
     };
-    setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+    let deadline = setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
 
     let function = match loaded {
         Some(function) => function,
@@ -300,14 +291,16 @@ pub fn evaluate_value(
             load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?
         }
     };
-    let returned = match function.call::<mlua::MultiValue>(()) {
+    let outcome = function.call::<mlua::MultiValue>(());
+    // Past the deadline nothing the script did counts, whatever it caught on the way out.
+    if let Some(line) = deadline.passed_at() {
+        let message =
+            format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
+        return Err(fail(ScriptErrorKind::Timeout, message));
+    }
+    let returned = match outcome {
         Ok(values) => values,
         Err(e) => {
-            if let Some(line) = timed_out.get() {
-                let message =
-                    format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
-                return Err(fail(ScriptErrorKind::Timeout, message));
-            }
             if is_memory_error(&e) {
                 let message = format!("ran out of memory (limit {} MiB)", limits.memory >> 20);
                 return Err(fail(ScriptErrorKind::Memory, message));

@@ -1,13 +1,16 @@
 //! Rollouts and TrafficRoutings as the controller sees them, and the `obj` (LuaData) each step
 //! hands to a gateway object's script.
 
+mod admission;
 mod luadata;
 mod rollout;
+mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
 pub use luadata::{Semantics, lua_data};
 pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
+pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::RouteStrategy;
 pub use traffic_routing::TrafficRoutingCr;
 
@@ -71,7 +74,7 @@ impl ObjectRef {
     }
 
     /// The group as the controller's script lookup computes it: the text before the first `/`,
-    /// so core `v1` becomes `"v1"` (controller-semantics.md 4.5).
+    /// so core `v1` becomes `"v1"` (docs/controller-semantics.md §4.5).
     pub fn script_group(&self) -> &str {
         self.api_version.split('/').next().unwrap_or_default()
     }

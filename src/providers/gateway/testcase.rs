@@ -9,7 +9,7 @@ use crate::data::Data;
 use crate::model::RouteStrategy;
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
 use crate::providers::ingress::OwnerKind;
-use crate::testcase::{CaseReport, Outcome, StepReport};
+use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
 use serde_json::Value;
 
 #[derive(Clone, Debug)]
@@ -96,7 +96,11 @@ impl HttpRouteTestCase {
             notes.extend(plan.warnings);
             steps.push(StepReport { index, outcome, notes });
         }
-        CaseReport { case: self.name.clone(), steps }
+        // The controller tests its Gateway API routing in Go (gateway_test.go), not from YAML cases.
+        let go_test = GoTest::CannotRun(
+            "HTTPRoute test cases are this tool's format; the controller has no YAML harness for its Gateway API routing".into(),
+        );
+        CaseReport { case: self.name.clone(), steps, go_test }
     }
 }
 

@@ -9,7 +9,7 @@ use super::{IngressRoute, Owner, RouteStrategy, plan_stage};
 use crate::data::Data;
 use crate::lua::{Limits, Script};
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
-use crate::testcase::{CaseReport, Outcome, StepReport};
+use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
 use serde_json::Value;
 
 #[derive(Clone, Debug)]
@@ -91,7 +91,11 @@ impl IngressTestCase {
             };
             steps.push(StepReport { index, outcome, notes: plan.warnings });
         }
-        CaseReport { case: self.name.clone(), steps }
+        // The controller tests its Ingress scripts in Go (ingress_test.go), not from YAML cases.
+        let go_test = GoTest::CannotRun(
+            "Ingress test cases are this tool's format; the controller has no YAML harness for Ingress scripts".into(),
+        );
+        CaseReport { case: self.name.clone(), steps, go_test }
     }
 }
 
