@@ -2,7 +2,7 @@
 //! stage) or `trafficRouting` (its one strategy) a case runs, read as the controller reads it.
 
 use super::ingress::{Owner, OwnerKind};
-use crate::model::{Rollout, RouteStrategy, TrafficRoutingCr, TrafficRoutingRef};
+use crate::model::{Rollout, RouteStrategy, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
 use crate::yaml;
 use serde_json::Value;
 
@@ -19,6 +19,9 @@ pub struct CaseRouting {
     pub owner: Owner,
     /// One per stage.
     pub strategies: Vec<RouteStrategy>,
+    /// What the controller does at each stage (a case knows no workload, so every stage is
+    /// routed as its strategy says).
+    pub actions: Vec<RoutingAction>,
     /// `<stable>-canary`, or the stable Service for a TrafficRouting or with
     /// `disableGenerateCanaryService`.
     pub canary_service: String,
@@ -36,14 +39,16 @@ pub fn case_routing(name: &str, case: &Value) -> Result<CaseRouting, String> {
             false => format!("{}-canary", routing.service),
         };
         let strategies = rollout.stages().into_iter().map(|stage| rollout.strategy_at(stage)).collect();
+        let actions = rollout.stages().into_iter().map(|stage| rollout.routing_at(stage, None).action).collect();
         let owner = Owner { kind: OwnerKind::Rollout, name: rollout.name, uid: uid(object) };
-        Ok(CaseRouting { routing, owner, strategies, canary_service })
+        Ok(CaseRouting { routing, owner, strategies, actions, canary_service })
     } else if let Some(object) = case.get("trafficRouting").filter(|t| !t.is_null()) {
         let cr = TrafficRoutingCr::from_object(object).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
+        let actions = vec![cr.routing().action];
         let owner = Owner { kind: OwnerKind::TrafficRouting, name: cr.name, uid: uid(object) };
         // A TrafficRouting routes to the stable Service itself.
         let canary_service = cr.traffic_routing.service.clone();
-        Ok(CaseRouting { routing: cr.traffic_routing, owner, strategies: vec![cr.strategy], canary_service })
+        Ok(CaseRouting { routing: cr.traffic_routing, owner, strategies: vec![cr.strategy], actions, canary_service })
     } else {
         Err(format!("{name}: neither rollout nor trafficRouting"))
     }

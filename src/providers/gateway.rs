@@ -8,7 +8,7 @@ pub mod testcase;
 mod types;
 
 use crate::error::Error;
-use crate::model::RouteStrategy;
+use crate::model::{RouteStrategy, RoutingAction};
 use crate::providers::ingress::OwnerKind;
 use serde_json::{Value, json};
 
@@ -22,8 +22,7 @@ pub struct GatewayRoute<'a> {
     /// `<stable>-canary`, or the stable Service itself for a TrafficRouting or with
     /// `disableGenerateCanaryService`.
     pub canary_service: &'a str,
-    /// A Rollout restores the route at a step without traffic or matches; a TrafficRouting
-    /// leaves it alone then.
+    /// Who routes: said in warnings about canary = stable.
     pub owner: OwnerKind,
 }
 
@@ -55,22 +54,6 @@ impl GatewayRoute<'_> {
         format!("HTTPRoute {}/{}", self.namespace, self.http_route)
     }
 
-    /// What the controller does at a stage with `strategy`; `None` when it leaves the route
-    /// alone (a TrafficRouting without traffic or matches).
-    pub fn mode<'s>(&self, strategy: &'s RouteStrategy) -> Option<Mode<'s>> {
-        if !strategy.routes_traffic() {
-            // A Rollout finalises its traffic routing before anything else on such a step.
-            return (self.owner == OwnerKind::Rollout).then_some(Mode::Finalise);
-        }
-        let weight = strategy.traffic.as_ref().map(|_| strategy.weights().0 as i32);
-        match strategy.matches.as_deref() {
-            // A TrafficRouting's `weight: -1` reaches the provider as -1: its restore.
-            _ if weight == Some(-1) => Some(Mode::Finalise),
-            Some(matches) if !matches.is_empty() => Some(Mode::Match(matches)),
-            _ => Some(Mode::Weight(weight.expect("a strategy that routes traffic without matches has traffic"))),
-        }
-    }
-
     fn same_service(&self) -> bool {
         self.canary_service == self.stable_service
     }
@@ -84,12 +67,29 @@ impl GatewayRoute<'_> {
     }
 }
 
+/// How the controller computes the rules for what it does at a stage; `None` when it leaves
+/// the route alone.
+pub fn mode(action: &RoutingAction) -> Option<Mode<'_>> {
+    let strategy = match action {
+        RoutingAction::Leave => return None,
+        RoutingAction::Restore => return Some(Mode::Finalise),
+        RoutingAction::Route(strategy) => strategy,
+    };
+    let weight = strategy.traffic.as_ref().map(|_| strategy.weights().0 as i32);
+    match strategy.matches.as_deref() {
+        // A TrafficRouting's `weight: -1` reaches the provider as -1: its restore.
+        _ if weight == Some(-1) => Some(Mode::Finalise),
+        Some(matches) if !matches.is_empty() => Some(Mode::Match(matches)),
+        Some(_) | None => weight.map(Mode::Weight),
+    }
+}
+
 /// What the controller converges to for one stage, from the route as it is (`None` when it
-/// does not exist): the rules computed in `mode`, compared with the current ones as Go
-/// compares them, and the whole object replaced when they differ.
-pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, strategy: &RouteStrategy) -> Result<StagePlan, Error> {
+/// does not exist): the rules computed in the stage's mode, compared with the current ones as
+/// Go compares them, and the whole object replaced when they differ.
+pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &RoutingAction) -> Result<StagePlan, Error> {
     let unchanged = |warnings| StagePlan { route: current.cloned(), writes: false, warnings };
-    let Some(mode) = route.mode(strategy) else { return Ok(unchanged(Vec::new())) };
+    let Some(mode) = mode(action) else { return Ok(unchanged(Vec::new())) };
     let Some(current) = current else {
         return match mode {
             // Finalise takes a missing route as restored.
@@ -103,7 +103,10 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, strategy: &Rout
     let decoded = types::decode(&current["spec"]).map_err(|e| Error::Input(format!("{}: {e}", route.describe())))?;
     let rules = decoded.spec.get("rules").and_then(Value::as_array);
     let rules_or_none = rules.map(Vec::as_slice).unwrap_or_default();
-    let mut warnings = ignored_fields(strategy, mode);
+    let mut warnings = match action {
+        RoutingAction::Route(strategy) => ignored_fields(strategy, mode),
+        _ => Vec::new(),
+    };
     let desired = match mode {
         Mode::Weight(weight) => {
             warnings.extend(weight_warnings(route, rules_or_none, weight));
@@ -141,23 +144,21 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, strategy: &Rout
 pub fn plan_stages(
     route: &GatewayRoute,
     current: Option<&Value>,
-    strategies: &[RouteStrategy],
+    actions: &[RoutingAction],
 ) -> Result<Vec<StagePlan>, Error> {
     let mut current = current.cloned();
-    let mut plans = Vec::with_capacity(strategies.len());
-    for strategy in strategies {
-        let plan = plan_stage(route, current.as_ref(), strategy)?;
+    let mut plans = Vec::with_capacity(actions.len());
+    for action in actions {
+        let plan = plan_stage(route, current.as_ref(), action)?;
         current = plan.route.clone();
         plans.push(plan);
     }
     Ok(plans)
 }
 
-/// The controller's finalise, what `restore` writes: the same as a Rollout's step without
-/// traffic or matches.
+/// The controller's finalise, what `restore` writes.
 pub fn restore(route: &GatewayRoute, current: Option<&Value>) -> Result<StagePlan, Error> {
-    let rollout = GatewayRoute { owner: OwnerKind::Rollout, ..*route };
-    plan_stage(&rollout, current, &RouteStrategy::default())
+    plan_stage(route, current, &RoutingAction::Restore)
 }
 
 /// The backendRefs of a rule (none when absent).
@@ -547,11 +548,15 @@ mod tests {
         })
     }
 
-    fn traffic(percent: &str) -> RouteStrategy {
-        RouteStrategy { traffic: Some(percent.into()), ..RouteStrategy::default() }
+    fn traffic(percent: &str) -> RoutingAction {
+        RoutingAction::Route(RouteStrategy { traffic: Some(percent.into()), ..RouteStrategy::default() })
     }
 
-    fn matches(matches: Value) -> RouteStrategy {
+    fn matches(matches: Value) -> RoutingAction {
+        RoutingAction::Route(strategy(matches))
+    }
+
+    fn strategy(matches: Value) -> RouteStrategy {
         RouteStrategy { matches: Some(matches.as_array().unwrap().clone()), ..RouteStrategy::default() }
     }
 
@@ -569,23 +574,24 @@ mod tests {
         plan.route.as_ref().unwrap()["spec"]["rules"].clone()
     }
 
-    fn plan(gateway: &GatewayRoute, route: &Value, strategy: &RouteStrategy) -> StagePlan {
-        plan_stage(gateway, Some(route), strategy).unwrap()
+    fn plan(gateway: &GatewayRoute, route: &Value, action: &RoutingAction) -> StagePlan {
+        plan_stage(gateway, Some(route), action).unwrap()
     }
 
     #[test]
     fn the_mode_follows_the_step() {
-        let (rollout, tr) = (rollout(), gateway(OwnerKind::TrafficRouting));
-        assert_eq!(rollout.mode(&traffic("20%")), Some(Mode::Weight(20)));
-        assert_eq!(rollout.mode(&traffic("20")), Some(Mode::Weight(0)), "unparsable traffic is 0");
+        assert_eq!(mode(&traffic("20%")), Some(Mode::Weight(20)));
+        assert_eq!(mode(&traffic("20")), Some(Mode::Weight(0)), "unparsable traffic is 0");
         let m = json!([{"headers": [header("a", "1")]}]);
-        let both = RouteStrategy { traffic: Some("20%".into()), ..matches(m.clone()) };
-        assert_eq!(rollout.mode(&both), Some(Mode::Match(m.as_array().unwrap())));
-        assert_eq!(rollout.mode(&RouteStrategy::default()), Some(Mode::Finalise));
-        assert_eq!(rollout.mode(&matches(json!([]))), Some(Mode::Finalise), "empty matches route nothing");
-        assert_eq!(tr.mode(&RouteStrategy::default()), None);
+        let both = RoutingAction::Route(RouteStrategy { traffic: Some("20%".into()), ..strategy(m.clone()) });
+        assert_eq!(mode(&both), Some(Mode::Match(m.as_array().unwrap())));
+        assert_eq!(mode(&RoutingAction::Restore), Some(Mode::Finalise));
+        assert_eq!(mode(&RoutingAction::Leave), None);
         // A TrafficRouting's weight -1 is the provider's restore, even with matches.
-        assert_eq!(tr.mode(&RouteStrategy { traffic: Some("-1%".into()), ..matches(m) }), Some(Mode::Finalise));
+        let minus_one = RoutingAction::Route(RouteStrategy { traffic: Some("-1%".into()), ..strategy(m) });
+        assert_eq!(mode(&minus_one), Some(Mode::Finalise));
+        // Nothing to route with (the model restores instead): left alone.
+        assert_eq!(mode(&matches(json!([]))), None);
     }
 
     #[test]
@@ -823,11 +829,11 @@ mod tests {
     #[test]
     fn traffic_and_the_header_modifier_are_ignored_with_matches() {
         let route = store_route();
-        let step = RouteStrategy {
+        let step = RoutingAction::Route(RouteStrategy {
             traffic: Some("30%".into()),
             request_header_modifier: Some(json!({"set": [{"name": "x", "value": "1"}]})),
-            ..matches(json!([{"headers": [header("h", "1")]}]))
-        };
+            ..strategy(json!([{"headers": [header("h", "1")]}]))
+        });
         let plan = plan(&rollout(), &route, &step);
         assert_eq!(written_rules(&plan).as_array().unwrap().len(), 5, "no weights: a canary rule per stable rule");
         assert_eq!(
@@ -849,7 +855,7 @@ mod tests {
             redirect.clone(),
             {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(7))]}
         ]));
-        let plan = plan(&rollout(), &route, &RouteStrategy::default());
+        let plan = plan(&rollout(), &route, &RoutingAction::Restore);
         assert_eq!(
             written_rules(&plan),
             json!([
@@ -863,8 +869,8 @@ mod tests {
         assert_eq!(restore(&gateway(OwnerKind::TrafficRouting), Some(&route)).unwrap(), plan);
         // A restored route stays as it is; a missing one is nothing to restore.
         let restored = plan.route.unwrap();
-        assert!(!self::plan(&rollout(), &restored, &RouteStrategy::default()).writes);
-        let missing = plan_stage(&rollout(), None, &RouteStrategy::default()).unwrap();
+        assert!(!self::plan(&rollout(), &restored, &RoutingAction::Restore).writes);
+        let missing = plan_stage(&rollout(), None, &RoutingAction::Restore).unwrap();
         assert_eq!((missing.route, missing.writes), (None, false));
     }
 
@@ -873,7 +879,7 @@ mod tests {
         let route = http_route(
             json!([{"backendRefs": [svc("other", Some(50)), svc(STABLE, Some(40)), svc(CANARY, Some(10))]}]),
         );
-        let plan = plan(&rollout(), &route, &RouteStrategy::default());
+        let plan = plan(&rollout(), &route, &RoutingAction::Restore);
         assert_eq!(written_rules(&plan), json!([{"backendRefs": [svc("other", Some(50)), svc(STABLE, Some(1))]}]));
         assert_eq!(
             plan.warnings,
@@ -888,11 +894,11 @@ mod tests {
         // No rules at all: the controller's desired list is nil too, nothing to write.
         let mut absent = http_route(json!(null));
         absent["spec"].as_object_mut().unwrap().remove("rules");
-        assert!(!plan(&rollout(), &absent, &RouteStrategy::default()).writes);
+        assert!(!plan(&rollout(), &absent, &RoutingAction::Restore).writes);
         // `rules: []` is an empty slice, which reflect.DeepEqual tells from nil: the controller
         // writes, and the update leaves rules out.
         let empty = http_route(json!([]));
-        let plan = plan(&rollout(), &empty, &RouteStrategy::default());
+        let plan = plan(&rollout(), &empty, &RoutingAction::Restore);
         assert!(plan.writes);
         assert_eq!(plan.route.unwrap()["spec"].get("rules"), None);
         // Lists inside a rule: an empty `filters: []` makes a kept rule differ from nothing, but a
@@ -923,14 +929,14 @@ mod tests {
             ]
         );
         // Nothing to write, nothing lost: the controller compares what it decoded.
-        let plan = self::plan(&rollout(), &route, &RouteStrategy::default());
+        let plan = self::plan(&rollout(), &route, &RoutingAction::Restore);
         assert!(!plan.writes && plan.warnings.is_empty(), "{plan:?}");
     }
 
     #[test]
-    fn a_traffic_routing_without_traffic_leaves_the_route_alone() {
+    fn left_alone_the_route_stays_as_it_is() {
         let route = store_route();
-        let plan = plan(&gateway(OwnerKind::TrafficRouting), &route, &RouteStrategy::default());
+        let plan = plan(&gateway(OwnerKind::TrafficRouting), &route, &RoutingAction::Leave);
         assert_eq!((plan.writes, plan.route), (false, Some(route)));
     }
 
@@ -970,7 +976,7 @@ mod tests {
             plan.warnings
         );
         // Finalise: the Service's backendRef is removed, rules left without one are deleted.
-        let plan = self::plan(&same(OwnerKind::Rollout), &route, &RouteStrategy::default());
+        let plan = self::plan(&same(OwnerKind::Rollout), &route, &RoutingAction::Restore);
         assert_eq!(
             written_rules(&plan),
             json!([
@@ -989,12 +995,8 @@ mod tests {
     #[test]
     fn stages_carry_the_route_from_one_to_the_next() {
         let route = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]}]));
-        let steps = [
-            matches(json!([{"headers": [header("h", "1")]}])),
-            traffic("20%"),
-            traffic("50%"),
-            RouteStrategy::default(),
-        ];
+        let steps =
+            [matches(json!([{"headers": [header("h", "1")]}])), traffic("20%"), traffic("50%"), RoutingAction::Restore];
         let plans = plan_stages(&rollout(), Some(&route), &steps).unwrap();
         let rules: Vec<Value> = plans.iter().map(|p| p.route.as_ref().unwrap()["spec"]["rules"].clone()).collect();
         let header_rule = json!({"matches": [{"path": path("/"), "headers": [header("h", "1")]}], "backendRefs": [svc(CANARY, Some(1))]});

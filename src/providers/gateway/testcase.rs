@@ -6,7 +6,7 @@
 
 use super::{GatewayRoute, plan_stage, route_warnings};
 use crate::data::Data;
-use crate::model::RouteStrategy;
+use crate::model::RoutingAction;
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
 use crate::providers::ingress::OwnerKind;
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
@@ -21,7 +21,7 @@ pub struct HttpRouteTestCase {
     canary_service: String,
     owner: OwnerKind,
     original: Value,
-    strategies: Vec<RouteStrategy>,
+    actions: Vec<RoutingAction>,
     expected: Vec<Value>,
 }
 
@@ -33,7 +33,7 @@ impl HttpRouteTestCase {
             .filter(|o| o.is_object())
             .ok_or_else(|| format!("{name}: no original (the HTTPRoute before the release)"))?
             .clone();
-        let CaseRouting { routing, owner, strategies, canary_service } = case_routing(name, case)?;
+        let CaseRouting { routing, owner, actions, canary_service, .. } = case_routing(name, case)?;
         let http_route =
             routing.gateway.ok_or_else(|| format!("{name}: its traffic routing has no gateway.httpRouteName"))?;
         if original["metadata"]["name"] != http_route.as_str() {
@@ -51,7 +51,7 @@ impl HttpRouteTestCase {
             owner: owner.kind,
             expected: expected(name, case, "HTTPRoutes")?,
             original,
-            strategies,
+            actions,
         })
     }
 
@@ -70,8 +70,8 @@ impl HttpRouteTestCase {
         let mut route = Some(self.original.clone());
         let mut route_notes = route_warnings(&gateway, &self.original);
         let mut steps = Vec::new();
-        for (index, strategy) in self.strategies.iter().enumerate() {
-            let plan = match plan_stage(&gateway, route.as_ref(), strategy) {
+        for (index, action) in self.actions.iter().enumerate() {
+            let plan = match plan_stage(&gateway, route.as_ref(), action) {
                 Ok(plan) => plan,
                 Err(e) => {
                     let notes = std::mem::take(&mut route_notes);
@@ -84,7 +84,7 @@ impl HttpRouteTestCase {
                 None => Outcome::Error(format!(
                     "expected has {} entries but the case has {} steps",
                     self.expected.len(),
-                    self.strategies.len()
+                    self.actions.len()
                 )),
                 Some(expected) => {
                     let want = Data::of_object(expected);

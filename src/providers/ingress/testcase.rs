@@ -35,7 +35,7 @@ impl IngressTestCase {
             .ok_or_else(|| format!("{name}: no original (the stable Ingress)"))?
             .clone();
         let canary = case.get("canary").filter(|c| !c.is_null()).cloned();
-        let CaseRouting { routing, owner, strategies, canary_service } = case_routing(name, case)?;
+        let CaseRouting { routing, owner, strategies, canary_service, .. } = case_routing(name, case)?;
         let ingress = routing.ingress.ok_or_else(|| format!("{name}: its traffic routing has no ingress"))?;
         let expected = expected(name, case, "canary Ingresses")?;
         Ok(IngressTestCase {
