@@ -102,23 +102,23 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
     };
     let decoded = types::decode(&current["spec"]).map_err(|e| Error::Input(format!("{}: {e}", route.describe())))?;
     let rules = decoded.spec.get("rules").and_then(Value::as_array);
-    let rules_or_none = rules.map(Vec::as_slice).unwrap_or_default();
+    let current_rules = rules.map(Vec::as_slice).unwrap_or_default();
     let mut warnings = match action {
         RoutingAction::Route(strategy) => ignored_fields(strategy, mode),
         _ => Vec::new(),
     };
     let desired = match mode {
         Mode::Weight(weight) => {
-            warnings.extend(weight_warnings(route, rules_or_none, weight));
-            weight_rules(rules_or_none, weight, route.stable_service, route.canary_service)
+            warnings.extend(weight_warnings(route, current_rules, weight));
+            weight_rules(current_rules, weight, route.stable_service, route.canary_service)
         }
         Mode::Match(matches) => {
-            warnings.extend(match_warnings(route, rules_or_none, matches));
-            match_rules(rules_or_none, matches, route.stable_service, route.canary_service)
+            warnings.extend(match_warnings(route, current_rules, matches));
+            match_rules(current_rules, matches, route.stable_service, route.canary_service)
         }
         Mode::Finalise => {
-            warnings.extend(finalise_warnings(route, rules_or_none));
-            finalise_rules(rules_or_none, route.stable_service, route.canary_service)
+            warnings.extend(finalise_warnings(route, current_rules));
+            finalise_rules(current_rules, route.stable_service, route.canary_service)
         }
     };
     // Go builds the list by appending to a nil slice: no rule is nil, which differs from `[]`.
