@@ -931,6 +931,19 @@ mod tests {
         // Nothing to write, nothing lost: the controller compares what it decoded.
         let plan = self::plan(&rollout(), &route, &RoutingAction::Restore);
         assert!(!plan.writes && plan.warnings.is_empty(), "{plan:?}");
+        // A backendRef's own filters too; the canary copies them.
+        let mut stable = svc(STABLE, Some(1));
+        stable["filters"] = json!([{"type": "ExternalAuth", "externalAuth": {"protocol": "HTTP"}}]);
+        let route = http_route(json!([{"backendRefs": [stable]}]));
+        let plan = self::plan(&rollout(), &route, &traffic("10%"));
+        assert_eq!(written_rules(&plan)[0]["backendRefs"][1]["filters"], json!([{"type": "ExternalAuth"}]));
+        assert!(
+            plan.warnings[1].starts_with(
+                "spec.rules[0].backendRefs[0].filters[0] (type ExternalAuth), spec.rules[0].backendRefs[1].filters[0] (type ExternalAuth): a filter type newer"
+            ),
+            "{:?}",
+            plan.warnings
+        );
     }
 
     #[test]
