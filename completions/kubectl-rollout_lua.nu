@@ -185,7 +185,7 @@ module completions {
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
-    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/), searched recursively; default: the built-in scripts
+    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively; default: the built-in scripts
   ]
 
   # Run one script on one obj and print the result as canonical JSON

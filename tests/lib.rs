@@ -11,6 +11,7 @@ mod differential_ingress;
 mod docs;
 mod edge;
 mod fidelity;
+mod gateway;
 mod ingress;
 mod inputs;
 mod offline;

@@ -432,8 +432,9 @@ pub struct RestoreArgs {
 #[derive(Args, Debug)]
 pub struct TestArgs {
     /// Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and
-    /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/), searched recursively;
-    /// default: the built-in scripts
+    /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases
+    /// (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing),
+    /// searched recursively; default: the built-in scripts
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON report instead of text

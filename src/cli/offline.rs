@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Action, Planner, RoutingPlan};
+use crate::providers::gateway::testcase::HttpRouteTestCase;
 use crate::providers::ingress::{self, testcase::IngressTestCase};
 use crate::schema;
 use crate::scripts::{
@@ -206,21 +207,37 @@ pub fn render(value: &Value, format: Format) -> String {
 /// A script and its test cases.
 struct Suite {
     label: String,
-    script: Script,
-    /// `None` for a gateway object's script; an Ingress script's class and whether it is the
-    /// built-in one (whose quirks are then noted).
-    ingress: Option<(String, bool)>,
+    runner: Runner,
     cases: Vec<(String, String)>,
+}
+
+/// What runs a suite's cases.
+enum Runner {
+    /// A gateway object's script, with the controller's test-harness semantics.
+    Lua(Script),
+    /// An Ingress script, and whether it is the class's built-in one (whose quirks are then
+    /// noted).
+    Ingress { script: Script, class_type: String, builtin: bool },
+    /// The Gateway API provider: HTTPRoute cases have no script.
+    HttpRoute,
 }
 
 impl Suite {
     fn run(&self, name: &str, text: &str, limits: &crate::lua::Limits) -> Result<CaseReport, String> {
-        Ok(match &self.ingress {
-            None => TestCase::parse(name, text)?.run(&self.script, limits),
-            Some((class_type, builtin)) => {
-                IngressTestCase::parse(name, text)?.run(class_type, &self.script, *builtin, limits)
+        Ok(match &self.runner {
+            Runner::Lua(script) => TestCase::parse(name, text)?.run(script, limits),
+            Runner::Ingress { script, class_type, builtin } => {
+                IngressTestCase::parse(name, text)?.run(class_type, script, *builtin, limits)
             }
+            Runner::HttpRoute => HttpRouteTestCase::parse(name, text)?.run(),
         })
+    }
+
+    fn script(&self) -> Option<&str> {
+        match &self.runner {
+            Runner::Lua(script) | Runner::Ingress { script, .. } => Some(&script.name),
+            Runner::HttpRoute => None,
+        }
     }
 }
 
@@ -228,8 +245,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     let suites: Vec<Suite> = if args.paths.is_empty() {
         let custom = BUILTIN_SCRIPTS.iter().map(|b| Suite {
             label: format!("{}/{}", b.group, b.kind),
-            script: Script::new(b.path(), b.code),
-            ingress: None,
+            runner: Runner::Lua(Script::new(b.path(), b.code)),
             cases: b
                 .testdata
                 .iter()
@@ -240,8 +256,11 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
         });
         let ingress = BUILTIN_INGRESS_SCRIPTS.iter().map(|b| Suite {
             label: format!("trafficrouting_ingress/{}", b.class_type),
-            script: Script::new(b.path(), b.code),
-            ingress: Some((b.class_type.to_string(), true)),
+            runner: Runner::Ingress {
+                script: Script::new(b.path(), b.code),
+                class_type: b.class_type.to_string(),
+                builtin: true,
+            },
             cases: b
                 .testdata
                 .iter()
@@ -261,8 +280,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                 let name = dir.script.display().to_string();
                 suites.push(Suite {
                     label: format!("{}/{}", dir.key.0, dir.key.1),
-                    script: Script::new(name, dir.code),
-                    ingress: None,
+                    runner: Runner::Lua(Script::new(name, dir.code)),
                     cases: dir.testdata,
                 });
             }
@@ -271,9 +289,20 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                 let builtin = builtin_ingress(&found.class_type).is_some_and(|b| b.code == found.code);
                 suites.push(Suite {
                     label: format!("trafficrouting_ingress/{}", found.class_type),
-                    script: Script::new(found.script.display().to_string(), found.code),
-                    ingress: Some((found.class_type, builtin)),
+                    runner: Runner::Ingress {
+                        script: Script::new(found.script.display().to_string(), found.code),
+                        class_type: found.class_type,
+                        builtin,
+                    },
                     cases: found.testdata,
+                });
+            }
+            let cases = files::http_route_cases(path)?;
+            if !cases.is_empty() {
+                suites.push(Suite {
+                    label: "gateway.networking.k8s.io/HTTPRoute".into(),
+                    runner: Runner::HttpRoute,
+                    cases,
                 });
             }
         }
@@ -301,7 +330,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     if reports.is_empty() {
         let searched: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::Input(format!(
-            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, or trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml) under {}",
+            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml, or gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml) under {}",
             searched.join(", ")
         ))
         .into());
@@ -384,7 +413,7 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                 GoTest::ReadsItAs(note) => json!({"runs": true, "note": note}),
                 GoTest::CannotRun(why) => json!({"runs": false, "note": why}),
             };
-            json!({"script": suite.script.name, "case": report.case, "passed": report.passed(), "goTest": go_test, "steps": steps})
+            json!({"script": suite.script(), "case": report.case, "passed": report.passed(), "goTest": go_test, "steps": steps})
         })
         .collect();
     json!({"cases": cases, "passed": passed, "failed": failed})

@@ -97,6 +97,8 @@ pub struct TrafficRoutingRef {
     pub grace_period_seconds: i64,
     pub custom_network_refs: Vec<ObjectRef>,
     pub ingress: Option<IngressRef>,
+    /// `gateway.httpRouteName`.
+    pub gateway: Option<String>,
     /// Ingress and Gateway API routing: the controller handles them in Go, not Lua.
     pub other_providers: Vec<&'static str>,
 }
@@ -150,6 +152,17 @@ impl TrafficRoutingRef {
             Some(ingress) => Some(IngressRef::read(ingress, &path.field("ingress"))?),
             None => None,
         };
+        let gateway = match value.get("gateway").filter(|g| !g.is_null()) {
+            Some(gateway) => {
+                let at = path.field("gateway").field("httpRouteName");
+                let name = strategy::required_string(gateway.get("httpRouteName"), &at)?;
+                if name.is_empty() {
+                    return Err(at.error("must not be empty"));
+                }
+                Some(name.to_string())
+            }
+            None => None,
+        };
         let other_providers =
             ["ingress", "gateway"].into_iter().filter(|p| value.get(*p).is_some_and(|v| !v.is_null())).collect();
         Ok(TrafficRoutingRef {
@@ -157,6 +170,7 @@ impl TrafficRoutingRef {
             grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
             custom_network_refs,
             ingress,
+            gateway,
             other_providers,
         })
     }
@@ -188,5 +202,18 @@ mod tests {
         assert_eq!(read(json!({})).unwrap_err().to_string(), "trafficRoutings[0].ingress.name: is required");
         let none = TrafficRoutingRef::read(&json!({"service": "svc"}), &path).unwrap();
         assert_eq!(none.ingress, None);
+    }
+
+    #[test]
+    fn reads_a_gateway_ref_as_the_webhook_checks_it() {
+        let path = Path::root("trafficRoutings[0]");
+        let read = |gateway: Value| TrafficRoutingRef::read(&json!({"service": "svc", "gateway": gateway}), &path);
+        assert_eq!(read(json!({"httpRouteName": "route"})).unwrap().gateway.as_deref(), Some("route"));
+        assert_eq!(
+            read(json!({"httpRouteName": ""})).unwrap_err().to_string(),
+            "trafficRoutings[0].gateway.httpRouteName: must not be empty"
+        );
+        assert_eq!(read(json!({})).unwrap_err().to_string(), "trafficRoutings[0].gateway.httpRouteName: is required");
+        assert_eq!(read(Value::Null).unwrap().gateway, None);
     }
 }

@@ -342,6 +342,32 @@ fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
     Ok(found)
 }
 
+/// Where HTTPRoute test cases live: the Gateway API provider has no script, only cases.
+const HTTP_ROUTE_DIR: [&str; 2] = ["gateway.networking.k8s.io", "HTTPRoute"];
+
+/// Finds the HTTPRoute test cases at or below the folder `path`: the
+/// `gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml|yml` files, read: (path, contents). A
+/// folder with a `trafficRouting.lua` holds a custom script's cases instead (an HTTPRoute can
+/// be a `customNetworkRefs` object too).
+pub fn http_route_cases(path: &Path) -> Result<Vec<(String, String)>, Error> {
+    if !path.is_dir() {
+        return Ok(Vec::new());
+    }
+    // The folder itself, or every `gateway.networking.k8s.io/HTTPRoute` folder below it (each
+    // walked once); one with a `trafficRouting.lua` holds that script's cases instead.
+    let is_route_dir = |dir: &Path| {
+        let names = [dir.parent().and_then(Path::file_name), dir.file_name()];
+        names.map(|n| n.and_then(|n| n.to_str())) == HTTP_ROUTE_DIR.map(Some)
+            && !dir.join("trafficRouting.lua").exists()
+    };
+    let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
+    let mut found = Vec::new();
+    for dir in walk.directories.iter().filter(|d| is_route_dir(d)) {
+        found.extend(yaml_files(&dir.join("testdata"))?);
+    }
+    Ok(found)
+}
+
 /// A `<group>/<Kind>/trafficRouting.lua` found on disk.
 pub struct ScriptDir {
     pub key: ScriptKey,
