@@ -14,6 +14,7 @@ pub mod parallel;
 pub mod plan;
 pub mod providers;
 pub mod rbac;
+pub mod schema;
 pub mod scripts;
 pub mod snapshot;
 pub mod source;

@@ -168,7 +168,7 @@ fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
-        Action::Keep => "original routing, nothing stored: left alone".into(),
+        Action::Keep(why) => (*why).into(),
     };
     let mut out = String::new();
     if object.changed() {
@@ -207,7 +207,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             changed += usize::from(object.changed());
                             let script = match &object.action {
                                 Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
-                                Action::Restore | Action::Keep => Value::Null,
+                                Action::Restore | Action::Keep(_) => Value::Null,
                             };
                             serde_json::json!({
                                 "apiVersion": object.current["apiVersion"], "kind": object.reference.kind,

@@ -7,7 +7,7 @@ use crate::data;
 use crate::error::Error;
 use crate::lua::Limits;
 use crate::model::{
-    self, ObjectIndex, ObjectKey, ObjectRef, Provider, Rollout, RouteStrategy, Routing, Stage, TrafficRoutingCr,
+    self, ObjectIndex, ObjectKey, ObjectRef, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr,
 };
 use crate::providers::custom;
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
@@ -25,8 +25,8 @@ pub enum Action {
     Lua(ResolvedScript),
     /// No traffic and no matches: restores the stored original (the annotation goes away).
     Restore,
-    /// No traffic and no matches, and nothing stored: the object is left alone.
-    Keep,
+    /// The controller writes nothing to the object: left alone, for this reason.
+    Keep(&'static str),
 }
 
 #[derive(Clone, Debug)]
@@ -37,9 +37,14 @@ pub struct ObjectPlan {
     pub current: Value,
     pub planned: Value,
     pub action: Action,
+    /// The script's input (`obj`), when a script runs.
+    pub obj: Option<Value>,
     pub warnings: Vec<String>,
-    /// The stored original, when it parses but holds nothing (no spec, or an empty one): writing
-    /// from it wipes the object, so `approve` and `restore` refuse it without `--force`.
+    /// Why this tool must not write `planned` although the controller would (it works from a
+    /// stored original that does not decode, and the result loses the original).
+    pub unwritable: Option<String>,
+    /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
+    /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
     pub degenerate_original: Option<String>,
     /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
     pub changes: Vec<Change>,
@@ -49,29 +54,35 @@ pub struct ObjectPlan {
     changed: bool,
 }
 
+/// What an `ObjectPlan` is made of, as a provider works it out.
+pub struct Planned {
+    pub reference: ObjectRef,
+    pub key: ObjectKey,
+    pub current: Value,
+    pub planned: Value,
+    pub action: Action,
+    pub obj: Option<Value>,
+    pub warnings: Vec<String>,
+    pub unwritable: Option<String>,
+    pub degenerate_original: Option<String>,
+    pub changes: Vec<Change>,
+}
+
 impl ObjectPlan {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        reference: ObjectRef,
-        key: ObjectKey,
-        current: Value,
-        planned: Value,
-        action: Action,
-        warnings: Vec<String>,
-        degenerate_original: Option<String>,
-        changes: Vec<Change>,
-    ) -> ObjectPlan {
+    pub fn new(planned: Planned) -> ObjectPlan {
         ObjectPlan {
-            namespace: key.namespace.clone(),
-            changed: !data::same_routing(&current, &planned),
-            reference,
-            key,
-            current,
-            planned,
-            action,
-            warnings,
-            degenerate_original,
-            changes,
+            namespace: planned.key.namespace.clone(),
+            changed: !data::same_routing(&planned.current, &planned.planned),
+            reference: planned.reference,
+            key: planned.key,
+            current: planned.current,
+            planned: planned.planned,
+            action: planned.action,
+            obj: planned.obj,
+            warnings: planned.warnings,
+            unwritable: planned.unwritable,
+            degenerate_original: planned.degenerate_original,
+            changes: planned.changes,
         }
     }
 
@@ -121,6 +132,11 @@ impl RoutingPlan {
     pub fn changed(&self) -> bool {
         self.stages.iter().flat_map(|s| &s.objects).any(ObjectPlan::changed)
     }
+
+    /// Why a planned object must not be written, if one must not.
+    pub fn unwritable(&self) -> Option<&str> {
+        self.stages.iter().flat_map(|s| &s.objects).find_map(|o| o.unwritable.as_deref())
+    }
 }
 
 pub struct Planner<'a> {
@@ -156,6 +172,8 @@ impl<'a> Planner<'a> {
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
         let mut warnings = rollout.warnings.clone();
+        // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
+        warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
         let routing = Routing::of_rollout(rollout, namespace);
         // Only custom refs are planned so far; the controller routes the others in Go.
         let others: Vec<&str> = routing
@@ -190,32 +208,49 @@ impl<'a> Planner<'a> {
                 "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary"
             ));
         }
+        if let Some(why) = rollout.not_run() {
+            return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
+        }
+        let workload = rollout.workload.as_ref();
+        let workload_replicas = workload
+            .and_then(|w| self.objects.get(&ObjectKey::of_ref(w, namespace)))
+            .and_then(model::workload_replicas);
+        if let Some(w) = workload.filter(|_| workload_replicas.is_none() && rollout.is_real_partition())
+            && own.is_some()
+            && rollout.steps.iter().any(|s| s.strategy.routes_traffic())
+        {
+            warnings.push(format!(
+                "its workload {} {} is not known (not among the files, or not readable), so the plan assumes its replicas are above every step's; the controller does not route a partition step whose replicas reach the workload's",
+                w.kind, w.name
+            ));
+        }
         let routing = own;
-        let cr_routing = cr.map(|cr| Routing::of_traffic_routing(cr, namespace));
+        let cr_done = cr.map(|cr| (cr, Routing::of_traffic_routing(cr, namespace), cr.routing()));
         let mut plans = Vec::with_capacity(stages.len());
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
+            let done = rollout.routing_at(stage, workload_replicas);
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects(routing, &strategy, &label)?);
+                objects.extend(self.plan_objects(routing, &done.action, &label)?);
             }
-            if let (Some(cr), Some(cr_routing)) = (cr, &cr_routing) {
-                objects.extend(self.plan_objects(cr_routing, &cr.strategy, &label)?);
+            if let Some((_, cr_routing, cr_done)) = &cr_done {
+                objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label)?);
             }
             let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
                 let (replicas, pause) = rollout.describe_step(i);
                 parts.push(replicas);
                 if routing.is_some() {
-                    parts.push(strategy.describe());
+                    parts.push(done.describe(&strategy));
                 }
                 parts.push(pause);
             } else {
                 parts.push(strategy.describe());
             }
-            if let Some(cr) = cr {
-                parts.push(format!("TrafficRouting {}: {}", cr.name, cr.strategy.describe()));
+            if let Some((cr, _, cr_done)) = &cr_done {
+                parts.push(format!("TrafficRouting {}: {}", cr.name, cr_done.describe(&cr.strategy)));
             }
             let description = parts.join(", ");
             plans.push(StagePlan { stage: Some(stage), label, description, objects });
@@ -230,8 +265,9 @@ impl<'a> Planner<'a> {
     pub fn plan_traffic_routing(&self, cr: &TrafficRoutingCr, namespace: &str) -> Result<RoutingPlan, Error> {
         let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
-        let objects = self.plan_objects(&routing, &cr.strategy, &label)?;
-        let stage = StagePlan { stage: None, label, description: cr.strategy.describe(), objects };
+        let done = cr.routing();
+        let objects = self.plan_objects(&routing, &done.action, &label)?;
+        let stage = StagePlan { stage: None, label, description: done.describe(&cr.strategy), objects };
         let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
     }
@@ -239,8 +275,8 @@ impl<'a> Planner<'a> {
     /// The objects of every provider of `routing` at one stage, in the controller's order;
     /// the first error stops the plan. Only custom refs are planned so far: an Ingress or
     /// Gateway API provider is named in a warning of the owner's plan.
-    fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
-        let context = custom::Context { routing, strategy, stage, limits: &self.limits };
+    fn plan_objects(&self, routing: &Routing, action: &RoutingAction, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
+        let context = custom::Context { routing, action, stage, limits: &self.limits };
         let mut objects = Vec::new();
         for provider in &routing.providers {
             if let Provider::Custom(refs) = provider {

@@ -1,11 +1,12 @@
 //! Which script runs for a gateway object, in the controller's order after the user's own:
 //! `--script`, `--lua-dir`, the built-in scripts (compiled in), then the ConfigMap
-//! `kruise-rollout-configuration`.
+//! `kruise-rollout-configuration`. For an Ingress class the controller reads the ConfigMap
+//! before its built-in script (ingress-gateway-semantics.md A.1).
 
 use crate::lua::Script;
 use crate::model::ObjectRef;
 use ring::digest;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// A script shipped in the binary, from `lua_configuration/<group>/<Kind>/trafficRouting.lua`.
@@ -25,6 +26,26 @@ impl BuiltinScript {
 
 include!(concat!(env!("OUT_DIR"), "/builtin_scripts.rs"));
 
+/// An Ingress script shipped in the binary, from `lua_configuration/trafficrouting_ingress/<classType>.lua`.
+pub struct BuiltinIngressScript {
+    pub class_type: &'static str,
+    pub code: &'static str,
+    /// `testdata/<classType>/` cases: (file name, contents).
+    pub testdata: &'static [(&'static str, &'static str)],
+}
+
+impl BuiltinIngressScript {
+    pub fn path(&self) -> String {
+        format!("lua_configuration/trafficrouting_ingress/{}.lua", self.class_type)
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/builtin_ingress_scripts.rs"));
+
+/// The largest script read from a file or a ConfigMap: a ConfigMap holds 1 MiB at most, so no
+/// larger script can reach the controller.
+pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
 /// The ConfigMap the controller reads scripts from, and its key for a kind.
 pub const CONFIGMAP_NAME: &str = "kruise-rollout-configuration";
 pub const DEFAULT_CONTROLLER_NAMESPACE: &str = "kruise-rollout";
@@ -33,8 +54,18 @@ pub fn configmap_key(kind: &str, group: &str) -> String {
     format!("lua.traffic.routing.{kind}.{group}")
 }
 
-/// (group, Kind) as the controller's script lookup names it.
+/// The ConfigMap key of an Ingress class's script.
+pub fn ingress_configmap_key(class_type: &str) -> String {
+    format!("lua.traffic.routing.ingress.{class_type}")
+}
+
+/// (group, Kind) as the controller's script lookup names it; an Ingress class is filed as
+/// (classType, `ingress`), which `--script ingress.<classType>=FILE` parses to.
 pub type ScriptKey = (String, String);
+
+pub fn ingress_key(class_type: &str) -> ScriptKey {
+    (class_type.to_string(), "ingress".to_string())
+}
 
 pub fn key_of(reference: &ObjectRef) -> ScriptKey {
     (reference.script_group().to_string(), reference.kind.clone())
@@ -42,10 +73,21 @@ pub fn key_of(reference: &ObjectRef) -> ScriptKey {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScriptSource {
-    Flag { path: String },
-    LuaDir { path: String },
-    BuiltIn { path: String },
-    ConfigMap { namespace: String, key: String },
+    Flag {
+        path: String,
+    },
+    LuaDir {
+        path: String,
+    },
+    BuiltIn {
+        path: String,
+    },
+    ConfigMap {
+        namespace: String,
+        key: String,
+    },
+    /// No script was found; `plan --show-obj` shows the obj all the same.
+    Placeholder,
 }
 
 impl fmt::Display for ScriptSource {
@@ -55,6 +97,7 @@ impl fmt::Display for ScriptSource {
             ScriptSource::LuaDir { path } => write!(f, "--lua-dir {path}"),
             ScriptSource::BuiltIn { path } => write!(f, "built-in {path}"),
             ScriptSource::ConfigMap { namespace, key } => write!(f, "ConfigMap {namespace}/{CONFIGMAP_NAME} key {key}"),
+            ScriptSource::Placeholder => write!(f, "none (a placeholder returns obj.data)"),
         }
     }
 }
@@ -102,6 +145,9 @@ pub struct ScriptCatalog {
     /// `--lua-dir DIR`: key -> (path, code).
     pub lua_dir: BTreeMap<ScriptKey, (String, String)>,
     pub configmap: Option<ConfigMapScripts>,
+    /// A kind without a script gets a placeholder that returns `obj.data`, instead of an error:
+    /// for `plan --show-obj`, which shows a script's input, before there is a script.
+    pub placeholder: bool,
 }
 
 impl ScriptCatalog {
@@ -122,7 +168,16 @@ impl ScriptCatalog {
             && let Some(code) = configmap.data.get(&config_key)
         {
             let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key.clone() };
+            if code.len() > MAX_SCRIPT_BYTES {
+                return Err(format!(
+                    "{source}: the script passes {} MiB, the limit for a script",
+                    MAX_SCRIPT_BYTES >> 20
+                ));
+            }
             return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
+        }
+        if self.placeholder {
+            return Ok(ResolvedScript::new(ScriptSource::Placeholder, "placeholder".into(), "return obj.data".into()));
         }
         let configmap = match &self.configmap {
             Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
@@ -140,6 +195,73 @@ impl ScriptCatalog {
         let key = key_of(reference);
         !self.overrides.contains_key(&key) && !self.lua_dir.contains_key(&key) && builtin(&key).is_none()
     }
+
+    /// The script of an Ingress class (already defaulted to `nginx`): `--script
+    /// ingress.<classType>=FILE`, `--lua-dir` (`DIR/trafficrouting_ingress/<classType>.lua`), then
+    /// as the controller: the ConfigMap key when present and non-empty, then the built-in script.
+    pub fn resolve_ingress(&self, class_type: &str) -> Result<ResolvedScript, String> {
+        let key = ingress_key(class_type);
+        if let Some((path, code)) = self.overrides.get(&key) {
+            return Ok(ResolvedScript::new(ScriptSource::Flag { path: path.clone() }, path.clone(), code.clone()));
+        }
+        if let Some((path, code)) = self.lua_dir.get(&key) {
+            return Ok(ResolvedScript::new(ScriptSource::LuaDir { path: path.clone() }, path.clone(), code.clone()));
+        }
+        let config_key = ingress_configmap_key(class_type);
+        if let Some(configmap) = &self.configmap
+            && let Some(code) = configmap.data.get(&config_key).filter(|code| !code.is_empty())
+        {
+            let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key.clone() };
+            return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
+        }
+        if let Some(builtin) = builtin_ingress(class_type) {
+            let path = builtin.path();
+            return Ok(ResolvedScript::new(ScriptSource::BuiltIn { path: path.clone() }, path, builtin.code.into()));
+        }
+        let built_in: Vec<&str> = BUILTIN_INGRESS_SCRIPTS.iter().map(|b| b.class_type).collect();
+        let configmap = match &self.configmap {
+            Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
+            None => format!("there is no ConfigMap {CONFIGMAP_NAME}"),
+        };
+        Err(format!(
+            "no Lua script for Ingress class {class_type:?}: none given with --script ingress.{class_type}=FILE or \
+             --lua-dir, none built in (only {}), and {configmap}; add the script under the key {config_key}",
+            built_in.join(", ")
+        ))
+    }
+
+    /// Whether resolving an Ingress class's script needs the ConfigMap (so it must be read):
+    /// unless the user gave one, the controller looks there first.
+    pub fn needs_configmap_for_ingress(&self, class_type: &str) -> bool {
+        let key = ingress_key(class_type);
+        !self.overrides.contains_key(&key) && !self.lua_dir.contains_key(&key)
+    }
+}
+
+pub fn builtin_ingress(class_type: &str) -> Option<&'static BuiltinIngressScript> {
+    BUILTIN_INGRESS_SCRIPTS.iter().find(|b| b.class_type == class_type)
+}
+
+/// A `--script` key that no gateway object of the plan uses is a mistake (a typo, the wrong case,
+/// a version): the user would believe their script ran while another did. `used` are the keys of
+/// the objects the plan routes through.
+pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<ScriptKey>) -> Result<(), String> {
+    let Some((group, kind)) = overrides.keys().find(|key| !used.contains(*key)) else { return Ok(()) };
+    let flag = |(group, kind): &ScriptKey| format!("{kind}.{group}");
+    let unversioned = |group: &str| group.split('/').next().unwrap_or_default().to_ascii_lowercase();
+    let near = used.iter().find(|(g, k)| k.eq_ignore_ascii_case(kind) && unversioned(g) == unversioned(group));
+    let hint = match near {
+        Some(key) => {
+            format!(" Did you mean {}? The key is KIND.GROUP, as the kind is written, without a version.", flag(key))
+        }
+        None => String::new(),
+    };
+    let keys: Vec<String> = used.iter().map(flag).collect();
+    let keys = if keys.is_empty() { "none (no gateway object)".to_string() } else { keys.join(", ") };
+    Err(format!(
+        "--script {}: no object in the plan is a {kind} of {group}, so the script would not run. The keys this plan uses: {keys}.{hint}",
+        flag(&(group.clone(), kind.clone()))
+    ))
 }
 
 pub fn builtin(key: &ScriptKey) -> Option<&'static BuiltinScript> {
@@ -191,12 +313,93 @@ mod tests {
         assert!(!catalog.needs_configmap(&vs()));
         let err = catalog.resolve(&gateway).unwrap_err();
         assert!(err.contains("key lua.traffic.routing.Route.gateway.example.com"), "{err}");
+        let stand_in = ScriptCatalog { placeholder: true, ..catalog.clone() }.resolve(&gateway).unwrap();
+        assert_eq!(stand_in.source, ScriptSource::Placeholder);
         let data = [("lua.traffic.routing.Route.gateway.example.com".to_string(), "return {}".to_string())].into();
         catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data });
         assert_eq!(
             catalog.resolve(&gateway).unwrap().source.to_string(),
             "ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.Route.gateway.example.com"
         );
+    }
+
+    #[test]
+    fn ingress_scripts_come_from_the_configmap_before_the_built_ins() {
+        let mut catalog = ScriptCatalog::default();
+        let nginx = catalog.resolve_ingress("nginx").unwrap();
+        assert_eq!(nginx.source.to_string(), "built-in lua_configuration/trafficrouting_ingress/nginx.lua");
+        assert!(catalog.needs_configmap_for_ingress("nginx"));
+        let key = "lua.traffic.routing.ingress.nginx".to_string();
+        let data = [(key.clone(), String::new()), ("lua.traffic.routing.ingress.apisix".into(), "return {}".into())];
+        catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data: data.into() });
+        assert!(
+            matches!(catalog.resolve_ingress("nginx").unwrap().source, ScriptSource::BuiltIn { .. }),
+            "an empty key does not count"
+        );
+        catalog.configmap.as_mut().unwrap().data.insert(key.clone(), "return obj.annotations".into());
+        assert_eq!(
+            catalog.resolve_ingress("nginx").unwrap().source.to_string(),
+            "ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.ingress.nginx"
+        );
+        assert!(matches!(catalog.resolve_ingress("apisix").unwrap().source, ScriptSource::ConfigMap { .. }));
+        catalog
+            .lua_dir
+            .insert(ingress_key("nginx"), ("dir/trafficrouting_ingress/nginx.lua".into(), "return {}".into()));
+        assert!(matches!(catalog.resolve_ingress("nginx").unwrap().source, ScriptSource::LuaDir { .. }));
+        assert!(!catalog.needs_configmap_for_ingress("nginx"));
+        let (flag_key, file) = parse_script_flag("ingress.nginx=mine.lua").unwrap();
+        assert_eq!(flag_key, ingress_key("nginx"));
+        catalog.overrides.insert(flag_key, (file, "return {}".into()));
+        assert_eq!(catalog.resolve_ingress("nginx").unwrap().source.to_string(), "--script mine.lua");
+    }
+
+    #[test]
+    fn an_unknown_ingress_class_names_the_key_to_add() {
+        let err = ScriptCatalog::default().resolve_ingress("traefik").unwrap_err();
+        assert_eq!(
+            err,
+            "no Lua script for Ingress class \"traefik\": none given with --script ingress.traefik=FILE or --lua-dir, \
+             none built in (only aliyun-alb, higress, mse, nginx), and there is no ConfigMap kruise-rollout-configuration; \
+             add the script under the key lua.traffic.routing.ingress.traefik"
+        );
+        for class in ["nginx", "aliyun-alb", "higress", "mse"] {
+            assert!(builtin_ingress(class).is_some(), "{class}");
+        }
+    }
+
+    #[test]
+    fn configmap_scripts_have_a_size_limit() {
+        let gateway =
+            ObjectRef { api_version: "gateway.example.com/v1".into(), kind: "Route".into(), name: "r".into() };
+        let key = "lua.traffic.routing.Route.gateway.example.com".to_string();
+        let data = [(key, "-".repeat(MAX_SCRIPT_BYTES + 1))].into();
+        let catalog =
+            ScriptCatalog { configmap: Some(ConfigMapScripts { namespace: "ns".into(), data }), ..Default::default() };
+        let err = catalog.resolve(&gateway).unwrap_err();
+        assert!(
+            err.ends_with(
+                "key lua.traffic.routing.Route.gateway.example.com: the script passes 1 MiB, the limit for a script"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn script_keys_no_object_uses_are_errors() {
+        let used: BTreeSet<ScriptKey> = [key_of(&vs())].into();
+        let given = |flag: &str| -> BTreeMap<ScriptKey, ()> { [(parse_script_flag(flag).unwrap().0, ())].into() };
+        assert_eq!(check_overrides(&given("VirtualService.networking.istio.io=x.lua"), &used), Ok(()));
+        for typo in ["virtualservice.networking.istio.io=x.lua", "VirtualService.networking.istio.io/v1beta1=x.lua"] {
+            let err = check_overrides(&given(typo), &used).unwrap_err();
+            assert!(err.contains("so the script would not run. The keys this plan uses: VirtualService.networking.istio.io. Did you mean VirtualService.networking.istio.io?"), "{err}");
+        }
+        let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &used).unwrap_err();
+        assert_eq!(
+            err,
+            "--script VirtualSvc.networking.istio.io: no object in the plan is a VirtualSvc of networking.istio.io, so the script would not run. The keys this plan uses: VirtualService.networking.istio.io."
+        );
+        let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &BTreeSet::new()).unwrap_err();
+        assert!(err.ends_with("The keys this plan uses: none (no gateway object)."), "{err}");
     }
 
     #[test]

@@ -187,15 +187,23 @@ impl RolloutView {
             stable.filter(|_| in_release)
         };
         let stage = rollout.current_stage();
-        let step_does = stage.map(|stage| {
-            let strategy = rollout.strategy_at(stage).describe();
-            match stage {
-                Stage::Step(i) => {
-                    let (replicas, pause) = rollout.describe_step(i);
-                    format!("{replicas}, {strategy}, {pause}")
+        // The plan's description says what the controller does at the stage (a step it does not
+        // route, for one); without a plan, what the step asks for.
+        let planned = every_stage
+            .as_ref()
+            .ok()
+            .and_then(|plan| plan.stages.iter().find(|s| s.stage.is_some() && s.stage == stage));
+        let step_does = planned.map(|s| s.description.clone()).or_else(|| {
+            stage.map(|stage| {
+                let strategy = rollout.strategy_at(stage).describe();
+                match stage {
+                    Stage::Step(i) => {
+                        let (replicas, pause) = rollout.describe_step(i);
+                        format!("{replicas}, {strategy}, {pause}")
+                    }
+                    Stage::BlueGreenFinal => strategy,
                 }
-                Stage::BlueGreenFinal => strategy,
-            }
+            })
         });
         RolloutView {
             name: rollout.name.clone(),
@@ -401,6 +409,31 @@ mod tests {
         assert!(matches!(Progress::of(&cancelled, now), Progress::Failed { .. }));
         assert_eq!(Progress::of(&rollout(json!({"phase": "Healthy"})), now), Progress::NotInRelease);
         assert!(Progress::of(&done, now).is_final());
+    }
+
+    #[test]
+    fn the_step_says_what_the_plan_says_the_controller_does() {
+        let status =
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}});
+        let r = rollout(status);
+        let plan = RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: vec![],
+            warnings: vec![],
+            stages: vec![crate::plan::StagePlan {
+                stage: Some(Stage::Step(1)),
+                label: "step 1/2".into(),
+                description: "replicas 1, not routed here, pause 60s".into(),
+                objects: vec![],
+            }],
+        };
+        let view = RolloutView::new(&r, "shop", Ok(&plan), None, SystemTime::UNIX_EPOCH);
+        assert_eq!(view.step_does.as_deref(), Some("replicas 1, not routed here, pause 60s"));
+        let unplanned = RolloutView::new(&r, "shop", Err("no plan".into()), None, SystemTime::UNIX_EPOCH);
+        assert_eq!(
+            unplanned.step_does.as_deref(),
+            Some("replicas 1, original routing (no traffic, no matches), pause 60s")
+        );
     }
 
     #[test]

@@ -155,7 +155,7 @@ t ""; t plan --fil; t plan -o ""; t approve --dry-run ""; t lua-obj --"#;
             "[--filename]",
             "[yaml json]",
             "[none client server]",
-            "[--output --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help]"
+            "[--output --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help]"
         ]
     );
 }

@@ -2,7 +2,7 @@
 
 use crate::support::{Test, repo};
 
-const ROLLOUT: &str = r#"
+pub(crate) const ROLLOUT: &str = r#"
 apiVersion: rollouts.kruise.io/v1beta1
 kind: Rollout
 metadata:
@@ -29,7 +29,7 @@ spec:
           name: demo
 "#;
 
-const VIRTUAL_SERVICE: &str = r#"
+pub(crate) const VIRTUAL_SERVICE: &str = r#"
 apiVersion: networking.istio.io/v1beta1
 kind: VirtualService
 metadata:
@@ -43,7 +43,7 @@ spec:
         host: demo
 "#;
 
-fn manifests() -> Test {
+pub(crate) fn manifests() -> Test {
     Test::new().file("m/rollout.yaml", ROLLOUT).file("m/vs.yaml", VIRTUAL_SERVICE)
 }
 
@@ -348,7 +348,7 @@ mod bad_input {
     fn malformed_yaml_names_file_and_line() {
         fails(
             Test::new().file("m/bad.yaml", "a: 1\n---\nkind: [x,\n  y: z\n").args(["plan", "-f", "m"]),
-            "error: m/bad.yaml:3: ",
+            "error: m/bad.yaml:3:7: unclosed bracket '['\n",
         );
     }
 

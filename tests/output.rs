@@ -62,7 +62,7 @@ fn a_closed_pipe_is_not_an_error() {
     let home = tempfile::tempdir().unwrap();
     let mut child = Command::new(BINARY)
         .args(["plan", "-f"])
-        .arg(repo("examples"))
+        .arg(repo("examples/istio-canary-ab"))
         .env_clear()
         .env("HOME", home.path())
         .env("NO_COLOR", "1")

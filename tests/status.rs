@@ -19,7 +19,7 @@ fn status_places_every_object() {
         .stdout_has("Rollout shop/demo\n  Phase:    Progressing (canary (partition), 3 steps)\n")
         .stdout_has("  Step:     step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50), pause until approved\n")
         .stdout_has("  State:    StepPaused, waiting for approval\n")
-        .stdout_has("  Replicas: canary 1 (1 ready)\n")
+        .stdout_has("  Replicas: canary 1 (1 ready); stable 3 (3 ready); Deployment demo 4 (4 ready)\n")
         .stdout_has("VirtualService shop/demo   original")
         .stdout_has("built-in lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua (sha256 ");
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();

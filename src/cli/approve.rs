@@ -260,6 +260,9 @@ impl Run<'_> {
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
                 let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+                if let Some(why) = plan.unwritable() {
+                    return Err(Error::Refused(format!("nothing was written: {why}")));
+                }
                 Ok(Approval { rollout, stage, plan })
             })
             .collect::<Result<Vec<_>, Error>>()?;

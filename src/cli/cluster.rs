@@ -40,7 +40,7 @@ impl Session {
         let catalog = ScriptCatalog {
             overrides: files::read_script_flags(&scripts.scripts)?,
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
-            configmap: None,
+            ..ScriptCatalog::default()
         };
         let cluster = Cluster::connect(&global.connection.connection()).await?;
         Ok(Session {
@@ -84,6 +84,7 @@ impl Session {
             Some(preparation) => meanwhile(routing, || crate::parallel::on_each_thread(preparation)).await?,
             None => routing.await?,
         };
+        scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }

@@ -8,6 +8,7 @@ mod offline;
 mod record;
 mod restore;
 mod status;
+mod units;
 
 use crate::error::Error;
 use crate::lua::Limits;
@@ -18,13 +19,21 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+use units::{parse_duration, parse_lua_memory, parse_lua_timeout};
 
 const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
     With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
-    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.";
+    With -f (or -k), plans from manifest files and needs no cluster; every step is planned unless --step is given. \
+    As with kubectl, -f DIR reads the directory's own files and -R its subdirectories too; documents that are \
+    neither Rollouts, TrafficRoutings, the objects they route through nor the script ConfigMap are skipped \
+    (-v lists them). Every input is read with a size limit (64 MiB of manifests in all; see the user guide).\n\n\
+    The plan is what the controller does, which is not always what a step says: a partition step whose replicas \
+    reach the workload's (read from the cluster, or the Deployment or CloneSet among the files) is not routed, and a \
+    disabled Rollout runs no step. A Rollout the controller's admission webhook would refuse is an error with -f, \
+    and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
@@ -58,12 +67,27 @@ const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds
     deletes it at once, whoever holds it: use it only when its holder is gone (status shows the holder).\n\n\
     Example:\n  kubectl rollout-lua release-claim demo --yes";
 
+const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
+    test-harness semantics.\n\n\
+    Each case is read as the controller's own go test reads it: a Rollout as v1beta1, without the conversion (a \
+    v1alpha1 weight is ignored), the canary Service always <service>-canary, every step run. A note on the case \
+    says when go test reads it differently from the controller, or cannot run it (a blue-green case).";
+
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at its original, at step k (it equals the plan of step k), or drifted (it equals no \
     step's plan), with the script used.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
     0 as soon as they wait for approval.";
+
+const EVAL_EXAMPLES: &str = "\
+Examples:
+  kubectl rollout-lua eval trafficRouting.lua --obj step1.obj.json
+  kubectl rollout-lua eval lua_configuration/trafficrouting_ingress/nginx.lua --ingress --obj obj.yaml
+
+Exit codes:
+  0  done
+  1  error (bad input, script failure)";
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -116,14 +140,17 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
+    /// Say more on stderr (plan -f: what was read, and what was skipped and why)
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     #[arg(long, global = true)]
     pub no_color: bool,
-    /// Time limit for one script evaluation (the controller's is 1s)
-    #[arg(long, global = true, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
+    /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    #[arg(long, global = true, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
     pub lua_timeout: Duration,
-    /// Memory limit for one script evaluation (e.g. 64Mi, 1Gi)
-    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_size, value_name = "SIZE")]
+    /// Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
+    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
     pub lua_memory: usize,
     #[command(flatten)]
     pub connection: ConnectionFlags,
@@ -154,7 +181,7 @@ pub struct ConnectionFlags {
     #[arg(long = "as-group", global = true, value_name = "GROUP")]
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server, and for an exec credential plugin
-    /// (default: 30s a request, 60s a plugin; 0 for none)
+    /// (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     #[arg(long, global = true, value_parser = parse_duration, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }
@@ -193,9 +220,10 @@ pub enum Command {
     #[command(after_help = EXIT_CODES_SIMPLE)]
     Record(RecordArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
-    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error")]
+    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error", long_about = TEST_ABOUT)]
     Test(TestArgs),
     /// Run one script on one obj and print the result as canonical JSON
+    #[command(after_help = EVAL_EXAMPLES)]
     Eval(EvalArgs),
     /// Write the obj of every step of a test case as a Lua file, for debugging a script
     LuaObj(LuaObjArgs),
@@ -208,10 +236,12 @@ pub enum Command {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct ScriptArgs {
-    /// Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE (repeatable)
+    /// Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or
+    /// ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     #[arg(long = "script", value_name = "KIND.GROUP=FILE")]
     pub scripts: Vec<String>,
-    /// Look for DIR/<group>/<Kind>/trafficRouting.lua before the built-in scripts
+    /// Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua
+    /// before the built-in scripts and the ConfigMap
     #[arg(long, value_name = "DIR")]
     pub lua_dir: Option<PathBuf>,
     /// Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
@@ -252,15 +282,44 @@ pub enum Format {
     Json,
 }
 
+/// kubectl's `--validate`, for fields the Rollout and TrafficRouting CRDs do not define.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Validate {
+    /// Refuse the input
+    #[value(alias = "true")]
+    Strict,
+    /// Warn in the plan
+    Warn,
+    /// Say nothing
+    #[value(alias = "false")]
+    Ignore,
+}
+
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("manifests").args(["files", "kustomize"])))]
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
     /// Plan from files instead of the cluster: files or directories of manifests (YAML or JSON,
     /// multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally
-    /// the kruise-rollout-configuration ConfigMap
+    /// the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them);
+    /// a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor
+    /// hidden files
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<String>,
+    /// With -f: read the subdirectories of directories too, as kubectl's -R
+    #[arg(short = 'R', long, requires = "files")]
+    pub recursive: bool,
+    /// Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
+    #[arg(short = 'k', long, value_name = "DIR", conflicts_with_all = ["files", "recursive"])]
+    pub kustomize: Option<PathBuf>,
+    /// With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
+    #[arg(long, value_enum, value_name = "MODE", default_value = "warn", requires = "manifests")]
+    pub validate: Validate,
+    /// With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with
+    /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
+    #[arg(long, requires = "manifests")]
+    pub show_obj: bool,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
@@ -413,8 +472,10 @@ pub struct RestoreArgs {
 
 #[derive(Args, Debug)]
 pub struct TestArgs {
-    /// Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder), searched
-    /// recursively; default: the built-in scripts
+    /// Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and
+    /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases
+    /// (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing),
+    /// searched recursively; default: the built-in scripts
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON report instead of text
@@ -432,9 +493,14 @@ pub struct EvalArgs {
     /// The Lua script
     #[arg(value_name = "SCRIPT")]
     pub script: PathBuf,
-    /// The obj the script sees (JSON or YAML)
+    /// The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     #[arg(long, value_name = "FILE")]
     pub obj: PathBuf,
+    /// Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has
+    /// annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the
+    /// returned annotations print as a JSON map with sorted keys (null for none)
+    #[arg(long)]
+    pub ingress: bool,
 }
 
 #[derive(Args, Debug)]
@@ -472,7 +538,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         anstream::ColorChoice::Never.write_global();
     }
     let result = match &cli.command {
-        Command::Plan(args) if !args.files.is_empty() => offline::plan(&cli.global, args),
+        Command::Plan(args) if !args.files.is_empty() || args.kustomize.is_some() => offline::plan(&cli.global, args),
         Command::Plan(args) => cluster::plan(&cli.global, args),
         Command::Approve(args) => approve::approve(&cli.global, args),
         Command::Restore(args) => restore::restore(&cli.global, args),
@@ -580,32 +646,6 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
     if answer.trim() == "yes" { Ok(()) } else { Err(Error::Refused("nothing was written: not confirmed".into())) }
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((text, "s"), |i| text.split_at(i));
-    let value: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration like 1s, 500ms or 2m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
-    };
-    Ok(Duration::from_secs_f64(seconds))
-}
-
-fn parse_size(text: &str) -> Result<usize, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit()).map_or((text, ""), |i| text.split_at(i));
-    let value: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 64Mi or 1Gi"))?;
-    let multiplier = match unit {
-        "" | "B" => 1,
-        "Ki" | "KiB" | "K" | "KB" => 1 << 10,
-        "Mi" | "MiB" | "M" | "MB" => 1 << 20,
-        "Gi" | "GiB" | "G" | "GB" => 1 << 30,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi)")),
-    };
-    Ok(value * multiplier)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -614,15 +654,5 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn parses_durations_and_sizes() {
-        assert_eq!(parse_duration("1s").unwrap(), Duration::from_secs(1));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert!(parse_duration("1d").is_err());
-        assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
-        assert!(parse_size("lots").is_err());
     }
 }

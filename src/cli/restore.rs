@@ -365,7 +365,7 @@ async fn restore_backup(
     args: &RestoreArgs,
 ) -> Result<Outcome, Error> {
     let source = file.display().to_string();
-    let documents = yaml::parse_documents(&files::read_text(file)?, &source).map_err(Error::Input)?;
+    let documents = yaml::parse_documents(&files::read_text(file, files::OBJECT)?, &source).map_err(Error::Input)?;
     let [document] = documents.as_slice() else {
         return Err(Error::Input(format!("{source}: expected one object")));
     };

@@ -3,19 +3,19 @@
 //! global, a time and memory limit, and the controller's value conversion.
 
 mod convert;
+mod deadline;
 mod stdlib;
 
 pub use convert::{EmptyTable, KeyOrder, number};
 
 use crate::data::Data;
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
+use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
 use serde_json::Value;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
-use std::rc::Rc;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Resource limits for one evaluation.
 #[derive(Clone, Copy, Debug)]
@@ -252,12 +252,27 @@ const CHUNK_NAME: &str = "script";
 
 /// Runs `script` with `obj` and returns what the controller would read back from it.
 pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOptions) -> Result<Data, ScriptError> {
+    let encoded = evaluate_value(script, obj, limits, options)?;
+    Data::from_decoded(encoded).map_err(|message| ScriptError {
+        script: script.name.clone(),
+        kind: ScriptErrorKind::Output,
+        message,
+    })
+}
+
+/// Runs `script` with `obj` and returns its last return value as the controller encodes it,
+/// before it is decoded into a gateway object's `Data` or an Ingress's annotations.
+pub fn evaluate_value(
+    script: &Script,
+    obj: &Value,
+    limits: &Limits,
+    options: EvalOptions,
+) -> Result<Value, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
     let mut lua =
         Sandbox::take(script).map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     let loaded = lua.chunk.take();
-    let timed_out = Rc::new(Cell::new(None::<usize>));
-    let setup = || -> mlua::Result<()> {
+    let setup = || -> mlua::Result<deadline::Deadline> {
         stdlib::install_for(&lua, &script.name, options)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
@@ -265,17 +280,9 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
         lua.gc_restart();
         stdlib::mark_inputs(&lua)?;
         lua.set_memory_limit(limits.memory)?;
-        let deadline = Instant::now() + limits.timeout;
-        let flag = timed_out.clone();
-        lua.set_hook(HookTriggers::new().every_nth_instruction(1000), move |_, debug| {
-            if Instant::now() < deadline {
-                return Ok(VmState::Continue);
-            }
-            flag.set(Some(debug.current_line().unwrap_or(0)));
-            Err(mlua::Error::runtime("timeout"))
-        })
+        deadline::Deadline::start(&lua, limits.timeout)
     };
-    setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+    let deadline = setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
 
     let function = match loaded {
         Some(function) => function,
@@ -284,14 +291,16 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
             load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?
         }
     };
-    let returned = match function.call::<mlua::MultiValue>(()) {
+    let outcome = function.call::<mlua::MultiValue>(());
+    // Past the deadline nothing the script did counts, whatever it caught on the way out.
+    if let Some(line) = deadline.passed_at() {
+        let message =
+            format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
+        return Err(fail(ScriptErrorKind::Timeout, message));
+    }
+    let returned = match outcome {
         Ok(values) => values,
         Err(e) => {
-            if let Some(line) = timed_out.get() {
-                let message =
-                    format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
-                return Err(fail(ScriptErrorKind::Timeout, message));
-            }
             if is_memory_error(&e) {
                 let message = format!("ran out of memory (limit {} MiB)", limits.memory >> 20);
                 return Err(fail(ScriptErrorKind::Memory, message));
@@ -307,8 +316,7 @@ pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, options: EvalOpti
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    let encoded = convert::from_lua(&lua, last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))?;
-    Data::from_decoded(encoded).map_err(|e| fail(ScriptErrorKind::Output, e))
+    convert::from_lua(&lua, last, options.empty).map_err(|e| fail(ScriptErrorKind::Output, e))
 }
 
 /// How a script's output depends on `pairs()` order, if it does.
@@ -545,8 +553,11 @@ mod tests {
         let err = evaluate(&script, &json!({}), &limits, EvalOptions::CONTROLLER).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
         assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
+        // Time enough that only the memory limit can stop them, however busy the machine.
+        let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
         for bomb in ["local t = {} for i = 1, 1e9 do t[i] = i end return t", "return {spec = string.rep('x', 1e9)}"] {
-            let err = run(bomb, json!({})).unwrap_err();
+            let script = Script::new("test.lua", bomb);
+            let err = evaluate(&script, &json!({}), &memory_only, EvalOptions::CONTROLLER).unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
     }

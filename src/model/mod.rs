@@ -1,10 +1,12 @@
 //! Rollouts and TrafficRoutings as the controller sees them, and the `obj` (LuaData) each step
 //! hands to a gateway object's script.
 
+mod admission;
 mod luadata;
 mod permission;
 mod rollout;
 mod routing;
+mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
@@ -12,6 +14,7 @@ pub use luadata::{Semantics, lua_data};
 pub use permission::Permission;
 pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
 pub use routing::{ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing};
+pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::RouteStrategy;
 pub use traffic_routing::TrafficRoutingCr;
 
@@ -75,7 +78,7 @@ impl ObjectRef {
     }
 
     /// The group as the controller's script lookup computes it: the text before the first `/`,
-    /// so core `v1` becomes `"v1"` (controller-semantics.md 4.5).
+    /// so core `v1` becomes `"v1"` (docs/controller-semantics.md §4.5).
     pub fn script_group(&self) -> &str {
         self.api_version.split('/').next().unwrap_or_default()
     }
@@ -97,17 +100,32 @@ pub struct TrafficRoutingRef {
     pub service: String,
     pub grace_period_seconds: i64,
     pub custom_network_refs: Vec<ObjectRef>,
-    /// `ingress`: the stable Ingress's name and the class whose script routes it (`nginx` when empty).
     pub ingress: Option<IngressRef>,
     /// `gateway.httpRouteName`.
     pub gateway: Option<String>,
+    /// Ingress and Gateway API routing: the controller handles them in Go, not Lua.
+    pub other_providers: Vec<&'static str>,
 }
 
-/// `trafficRoutings[0].ingress`.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// `ingress: {name, classType}`: the stable Ingress, and the class that picks the script.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IngressRef {
     pub name: String,
+    /// `classType`, with the controller's default `nginx` for an empty or absent one.
     pub class_type: String,
+}
+
+impl IngressRef {
+    fn read(value: &Value, path: &Path) -> Result<IngressRef, ModelError> {
+        let name = strategy::required_string(value.get("name"), &path.field("name"))?;
+        if name.is_empty() {
+            return Err(path.field("name").error("must not be empty"));
+        }
+        let class_type = strategy::optional_string(value.get("classType"), &path.field("classType"))?
+            .filter(|c| !c.is_empty())
+            .unwrap_or("nginx");
+        Ok(IngressRef { name: name.into(), class_type: class_type.into() })
+    }
 }
 
 impl TrafficRoutingRef {
@@ -134,23 +152,30 @@ impl TrafficRoutingRef {
                 })
                 .collect::<Result<_, ModelError>>()?,
         };
-        let ingress = value.get("ingress").filter(|v| !v.is_null()).map(|ingress| IngressRef {
-            name: ingress["name"].as_str().unwrap_or_default().into(),
-            class_type: match ingress["classType"].as_str().unwrap_or_default() {
-                "" => "nginx".into(),
-                class => class.into(),
-            },
-        });
-        let gateway = value
-            .get("gateway")
-            .filter(|v| !v.is_null())
-            .map(|gateway| gateway["httpRouteName"].as_str().unwrap_or_default().to_string());
+        let ingress = match value.get("ingress").filter(|i| !i.is_null()) {
+            Some(ingress) => Some(IngressRef::read(ingress, &path.field("ingress"))?),
+            None => None,
+        };
+        let gateway = match value.get("gateway").filter(|g| !g.is_null()) {
+            Some(gateway) => {
+                let at = path.field("gateway").field("httpRouteName");
+                let name = strategy::required_string(gateway.get("httpRouteName"), &at)?;
+                if name.is_empty() {
+                    return Err(at.error("must not be empty"));
+                }
+                Some(name.to_string())
+            }
+            None => None,
+        };
+        let other_providers =
+            ["ingress", "gateway"].into_iter().filter(|p| value.get(*p).is_some_and(|v| !v.is_null())).collect();
         Ok(TrafficRoutingRef {
             service: service.into(),
             grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
             custom_network_refs,
             ingress,
             gateway,
+            other_providers,
         })
     }
 }
@@ -158,4 +183,41 @@ impl TrafficRoutingRef {
 /// `metadata.name`, `metadata.namespace` and the annotations of an object.
 pub(crate) fn metadata_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
     object["metadata"][field].as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_an_ingress_ref_with_the_controllers_default_class() {
+        let path = Path::root("trafficRoutings[0]");
+        let read = |ingress: Value| TrafficRoutingRef::read(&json!({"service": "svc", "ingress": ingress}), &path);
+        let ingress = read(json!({"name": "web"})).unwrap().ingress.unwrap();
+        assert_eq!(ingress, IngressRef { name: "web".into(), class_type: "nginx".into() });
+        let alb = read(json!({"name": "web", "classType": "aliyun-alb"})).unwrap().ingress.unwrap();
+        assert_eq!(alb.class_type, "aliyun-alb");
+        assert_eq!(read(json!({"name": "web", "classType": ""})).unwrap().ingress.unwrap().class_type, "nginx");
+        assert_eq!(
+            read(json!({"name": ""})).unwrap_err().to_string(),
+            "trafficRoutings[0].ingress.name: must not be empty"
+        );
+        assert_eq!(read(json!({})).unwrap_err().to_string(), "trafficRoutings[0].ingress.name: is required");
+        let none = TrafficRoutingRef::read(&json!({"service": "svc"}), &path).unwrap();
+        assert_eq!(none.ingress, None);
+    }
+
+    #[test]
+    fn reads_a_gateway_ref_as_the_webhook_checks_it() {
+        let path = Path::root("trafficRoutings[0]");
+        let read = |gateway: Value| TrafficRoutingRef::read(&json!({"service": "svc", "gateway": gateway}), &path);
+        assert_eq!(read(json!({"httpRouteName": "route"})).unwrap().gateway.as_deref(), Some("route"));
+        assert_eq!(
+            read(json!({"httpRouteName": ""})).unwrap_err().to_string(),
+            "trafficRoutings[0].gateway.httpRouteName: must not be empty"
+        );
+        assert_eq!(read(json!({})).unwrap_err().to_string(), "trafficRoutings[0].gateway.httpRouteName: is required");
+        assert_eq!(read(Value::Null).unwrap().gateway, None);
+    }
 }

@@ -7,16 +7,16 @@ use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits, OrderDependence};
-use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, Routing};
-use crate::plan::{Action, ObjectPlan};
+use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, Routing, RoutingAction};
+use crate::plan::{Action, ObjectPlan, Planned};
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
 
-/// What planning an object needs besides the object: the owner's routing, the stage, the
-/// script of the ref's kind and the limits.
+/// What planning an object needs besides the object: the owner's routing, what the controller
+/// does at the stage, the stage's label and the limits.
 pub struct Context<'a> {
     pub routing: &'a Routing,
-    pub strategy: &'a RouteStrategy,
+    pub action: &'a RoutingAction,
     /// The stage's label, for messages.
     pub stage: &'a str,
     pub limits: &'a Limits,
@@ -39,39 +39,61 @@ pub fn plan_object(
         .ok_or_else(|| Error::Input(format!("{where_}, but there is no such object in namespace {namespace}")))?
         .clone();
     let stored = data::stored_original(&current);
-    let original = Data::original_of(&current).map_err(|e| Error::Input(format!("{where_}: {e}")))?;
+    let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
     let mut warnings = Vec::new();
-    let degenerate = stored.filter(|_| holds_nothing(&original)).map(str::to_string);
-    let (planned, action) = if !context.strategy.routes_traffic() {
-        match stored {
-            Some(_) => (original.apply_to(&current, None), Action::Restore),
-            None => (current.clone(), Action::Keep),
+    let (planned, action, obj) = match context.action {
+        RoutingAction::Leave => (current.clone(), Action::Keep("the controller writes nothing here: left alone"), None),
+        RoutingAction::Restore => match stored {
+            Some(_) => (original.apply_to(&current, None), Action::Restore, None),
+            None => (current.clone(), Action::Keep("original routing, nothing stored: left alone"), None),
+        },
+        RoutingAction::Route(strategy) => {
+            let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
+            let obj = model::lua_data(&original, strategy, &routing.stable_service, &routing.canary_service);
+            let result = lua::evaluate(&script.script, &obj, context.limits, EvalOptions::CONTROLLER)
+                .map_err(|e| Error::Input(format!("{}, {}, {reference}: {e}", routing.owner, context.stage)))?;
+            // The built-in scripts' independence from pairs() order is checked by their test cases
+            // (`test` flags any dependence); other scripts are checked on every plan.
+            let order = match script.source {
+                ScriptSource::BuiltIn { .. } => None,
+                _ => lua::order_dependence(&script.script, &obj, context.limits, EvalOptions::CONTROLLER, &result),
+            };
+            match order {
+                Some(OrderDependence::InputMaps) => warnings.push(format!(
+                    "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
+                )),
+                Some(OrderDependence::ScriptTables) => warnings.push(format!(
+                    "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
+                )),
+                None => {}
+            }
+            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
+            let planned = result.apply_to(&current, Some(&stored));
+            warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
+            (planned, Action::Lua(script), Some(obj))
         }
-    } else {
-        let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
-        let obj = model::lua_data(&original, context.strategy, &routing.stable_service, &routing.canary_service);
-        let result = lua::evaluate(&script.script, &obj, context.limits, EvalOptions::CONTROLLER)
-            .map_err(|e| Error::Input(format!("{}, {}, {reference}: {e}", routing.owner, context.stage)))?;
-        // The built-in scripts' independence from pairs() order is checked by their test cases
-        // (`test` flags any dependence); other scripts are checked on every plan.
-        let order = match script.source {
-            ScriptSource::BuiltIn { .. } => None,
-            _ => lua::order_dependence(&script.script, &obj, context.limits, EvalOptions::CONTROLLER, &result),
-        };
-        match order {
-            Some(OrderDependence::InputMaps) => warnings.push(format!(
-                "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
-            )),
-            Some(OrderDependence::ScriptTables) => warnings.push(format!(
-                "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
-            )),
-            None => {}
-        }
-        let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
-        let planned = result.apply_to(&current, Some(&stored));
-        warnings.extend(routing_warnings(reference, &script, &original, &planned, context.strategy));
-        (planned, Action::Lua(script))
     };
+    let writes = !matches!(action, Action::Keep(_));
+    let decoded = unreadable.is_none();
+    let unwritable = unreadable.filter(|_| writes).map(|error| {
+        let works_from = if original == Data::default() {
+            "nothing (no spec, labels or annotations)"
+        } else {
+            "the part that decodes"
+        };
+        let does = match (&action, original == Data::default()) {
+            (Action::Restore, true) => "restores that: it wipes the object's spec, labels and annotations",
+            (Action::Restore, _) => "restores that, as shown",
+            _ => "runs the script on that, as shown",
+        };
+        format!(
+            "{reference}: its annotation {} does not parse ({error}); the controller ignores that, works from {works_from} and {does}; approve and restore write nothing until the annotation is fixed",
+            data::ORIGINAL_SPEC_ANNOTATION
+        )
+    });
+    warnings.extend(unwritable.clone());
+    // An original that decodes but holds nothing: the controller writes from it all the same.
+    let degenerate = stored.filter(|_| writes && decoded && holds_nothing(&original)).map(str::to_string);
     if let Some(text) = &degenerate {
         let does = match action {
             Action::Lua(_) => "runs the script on an empty original and writes the result",
@@ -82,7 +104,18 @@ pub fn plan_object(
         ));
     }
     let changes = changes(&key, &current, &planned);
-    Ok(ObjectPlan::new(reference.clone(), key, current, planned, action, warnings, degenerate, changes))
+    Ok(ObjectPlan::new(Planned {
+        reference: reference.clone(),
+        key,
+        current,
+        planned,
+        action,
+        obj,
+        warnings,
+        unwritable,
+        degenerate_original: degenerate,
+        changes,
+    }))
 }
 
 /// The writes that take `current` to `planned`: the original stored first when it is not yet
@@ -123,8 +156,8 @@ fn first_null(value: &Value, path: &str) -> Option<String> {
     }
 }
 
-/// The rough edges of weight routing worth a warning (builtin-scripts.md): weights that do not
-/// add up to 100 after flooring, and a rule sent to the canary twice.
+/// The rough edges of weight routing worth a warning (docs/controller-semantics.md §4.6): weights
+/// that do not add up to 100 after flooring, and a rule sent to the canary twice.
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,
@@ -225,11 +258,15 @@ mod tests {
 
     #[test]
     fn originals_that_hold_nothing_are_degenerate() {
+        let original = |text: &str| {
+            let object = json!({"metadata": {"annotations": {(data::ORIGINAL_SPEC_ANNOTATION): text}}});
+            Data::original_of(&object).unwrap()
+        };
         for text in ["{}", "null", "{\"spec\":null}", "{\"spec\":{}}", "{\"labels\":{\"a\":\"b\"}}"] {
-            assert!(holds_nothing(&Data::from_go_json(text).unwrap()), "{text}");
+            assert!(holds_nothing(&original(text)), "{text}");
         }
         for text in ["{\"spec\":{\"hosts\":[\"a\"]}}", "{\"spec\":[]}", "{\"spec\":1}"] {
-            assert!(!holds_nothing(&Data::from_go_json(text).unwrap()), "{text}");
+            assert!(!holds_nothing(&original(text)), "{text}");
         }
     }
 }

@@ -1,5 +1,8 @@
-//! Providers: each turns (routing, a stage's strategy, the live objects) into the changes the
-//! controller would make, with warnings. They run in the controller's order (custom refs, then
-//! ingress, then gateway) and the first error stops the plan, as it stops the controller.
+//! Providers: each turns (routing, a stage's strategy, the live objects) into the writes the
+//! controller would make, with warnings. The controller runs them in a fixed order (custom
+//! refs, then ingress, then gateway) and the first error stops it.
 
+pub mod case;
 pub mod custom;
+pub mod gateway;
+pub mod ingress;

@@ -419,12 +419,12 @@ impl Cluster {
                 return Error::Api { doing: doing.to_string(), failure };
             }
             other if timed_out(&other) => {
-                let limit = self.request_limit.map(crate::time::human).unwrap_or_default();
+                let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
                 ApiFailure {
                     code: None,
                     reason: "timed out".into(),
                     message: format!(
-                        "timed out: no answer within {limit} (the request timeout: --request-timeout, {} by default; 0 for none)",
+                        "timed out, no answer within {limit} (the request timeout: --request-timeout, {} by default; 0 for none)",
                         crate::time::human(DEFAULT_REQUEST_TIMEOUT)
                     ),
                 }

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, TrafficRoutingCr};
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
-use futures::future::try_join_all;
+use futures::future::{join_all, try_join_all};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -105,12 +105,17 @@ pub async fn read_routing(
         snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
     let own_need_configmap = own_refs.iter().any(|r| catalog.needs_configmap(r));
     // Second round trip: the Rollouts' gateway objects, their TrafficRoutings (each followed by
-    // its own gateway objects) and, when a script must come from it, the ConfigMap.
-    let (objects, crs, configmap) = futures::try_join!(
+    // its own gateway objects), when a script must come from it the ConfigMap, and the workloads
+    // whose replica count decides whether a step is routed.
+    let (objects, crs, configmap, workloads) = futures::try_join!(
         read_refs(cluster, own_refs.iter()),
         try_join_all(cr_names.iter().map(|name| read_traffic_routing(cluster, name))),
         async { if own_need_configmap { read_configmap(cluster, controller_namespace).await } else { Ok(None) } },
+        async { Ok(read_workloads(cluster, &snapshot.rollouts).await) },
     )?;
+    for workload in workloads {
+        snapshot.objects.insert(namespace, workload);
+    }
     let mut resources = BTreeMap::new();
     let mut add = |snapshot: &mut Snapshot, found: Vec<(ObjectRef, Resource, Option<Value>)>| {
         for (reference, resource, object) in found {
@@ -210,6 +215,20 @@ async fn read_after_rediscovery(
     }
     let object = cluster.get(&fresh, &cluster.namespace, &reference.name).await?;
     Ok((fresh, object))
+}
+
+/// The workloads of partition releases (`Rollout::is_real_partition`): the planner needs their
+/// replica count (docs/controller-semantics.md §11). One that cannot be read (its kind not
+/// served, reading forbidden, gone) is left out, and the plan says what it assumes instead.
+async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>]) -> Vec<Value> {
+    let refs: BTreeSet<&ObjectRef> =
+        rollouts.iter().filter(|r| r.item.is_real_partition()).filter_map(|r| r.item.workload.as_ref()).collect();
+    let read = refs.into_iter().map(|reference| async move {
+        let resource =
+            cluster.resource(reference.group(), reference.version(), &reference.kind, false).await.ok()??;
+        cluster.get(&resource, &cluster.namespace, &reference.name).await.ok()?
+    });
+    join_all(read).await.into_iter().flatten().collect()
 }
 
 pub async fn read_traffic_routing(

@@ -111,7 +111,7 @@ impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
 }
 
 /// `2s`, or `0.5s` below a second.
-fn seconds(duration: Duration) -> String {
+pub(super) fn seconds(duration: Duration) -> String {
     if duration < Duration::from_secs(1) && !duration.is_zero() {
         format!("{:.1}s", duration.as_secs_f64())
     } else {

@@ -264,7 +264,7 @@ impl Output {
 /// The fake API server, with the kubeconfig of a test pointing at it.
 pub mod cluster {
     use super::Test;
-    pub use fake_apiserver::{FakeApiServer, FakeHandle, Rule};
+    pub use fake_apiserver::{ApiResourceDef, FakeApiServer, FakeHandle, Rule};
     use serde_json::{Value, json};
 
     pub const NAMESPACE: &str = "shop";
@@ -322,19 +322,32 @@ pub mod cluster {
         })
     }
 
+    /// The workload of `rollout()`: Deployment `demo` with `replicas` pods, all ready.
+    pub fn deployment(replicas: i64) -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "demo", "namespace": NAMESPACE},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "demo"}}},
+            "status": {"replicas": replicas, "readyReplicas": replicas}
+        })
+    }
+
     /// Kruise and Istio served, with the Rollout at `step`/`state` and its two gateway objects.
     pub fn shop(step: i64, state: &str) -> fake_apiserver::Builder {
         serving(rollout(step, state))
     }
 
-    /// Kruise and Istio served, with this Rollout and the two gateway objects of `rollout()`.
+    /// Kruise, Istio and Deployments served, with this Rollout, the two gateway objects of
+    /// `rollout()` and its workload (4 replicas: every step is routed).
     pub fn serving(rollout: Value) -> fake_apiserver::Builder {
         FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
+            .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
             .object(rollout)
             .object(virtual_service())
             .object(destination_rule())
+            .object(deployment(4))
     }
 
     pub fn vs(server: &FakeHandle) -> Value {

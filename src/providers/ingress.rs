@@ -1,0 +1,843 @@
+//! Ingress traffic routing as the controller does it (ingress-gateway-semantics.md A): next to
+//! the stable Ingress it creates a canary Ingress `<name>-canary` whose annotations a Lua script
+//! per class rewrites at every step, and deletes it when the release ends. Pure: the caller
+//! reads the objects and resolves the script.
+
+pub mod testcase;
+
+use crate::error::Error;
+use crate::gojson;
+use crate::lua::{self, EvalOptions, Limits, Script, ScriptError, ScriptErrorKind};
+use crate::model::RouteStrategy;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// An Ingress's annotations, as the controller holds them (`map[string]string`).
+pub type Annotations = BTreeMap<String, String>;
+
+/// The annotation key ALB orders forwarding rules by; the built-in aliyun-alb script writes "1".
+pub const ALB_ORDER: &str = "alb.ingress.kubernetes.io/order";
+const ALB_CANARY: &str = "alb.ingress.kubernetes.io/canary";
+
+/// The canary Ingress of a stable one: the name is fixed, not configurable.
+pub fn canary_name(ingress: &str) -> String {
+    format!("{ingress}-canary")
+}
+
+/// Who owns the canary Ingress: it gets exactly one (controller) owner reference to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerKind {
+    Rollout,
+    TrafficRouting,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    pub kind: OwnerKind,
+    pub name: String,
+    /// `metadata.uid`; empty when unknown (a manifest that was never applied).
+    pub uid: String,
+}
+
+impl Owner {
+    fn reference(&self) -> Value {
+        let (api_version, kind) = match self.kind {
+            OwnerKind::Rollout => ("rollouts.kruise.io/v1beta1", "Rollout"),
+            OwnerKind::TrafficRouting => ("rollouts.kruise.io/v1alpha1", "TrafficRouting"),
+        };
+        json!({"apiVersion": api_version, "kind": kind, "name": self.name, "uid": self.uid,
+               "controller": true, "blockOwnerDeletion": true})
+    }
+}
+
+/// One `ingress` ref of a Rollout or TrafficRouting, with what planning it needs.
+#[derive(Clone, Debug)]
+pub struct IngressRoute<'a> {
+    pub namespace: &'a str,
+    /// The stable Ingress.
+    pub ingress: &'a str,
+    /// `classType`, defaulted to `nginx`.
+    pub class_type: &'a str,
+    pub stable_service: &'a str,
+    /// `<stable>-canary`, or the stable Service itself for a TrafficRouting or with
+    /// `disableGenerateCanaryService`.
+    pub canary_service: &'a str,
+    pub owner: &'a Owner,
+    pub script: &'a Script,
+    /// Whether `script` is the built-in one of its class: the warnings about the built-in
+    /// scripts' quirks apply only then.
+    pub builtin: bool,
+    pub limits: Limits,
+}
+
+/// What a stage does to the canary Ingress, as the controller's writes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// POST the object (at weight 0, as the controller creates it).
+    Create(Value),
+    /// A JSON merge patch of `metadata.annotations` (no resourceVersion precondition).
+    Patch {
+        before: Value,
+        patch: Value,
+        after: Value,
+    },
+    /// Delete the canary Ingress (the controller's finalise).
+    Delete(Value),
+    Keep,
+}
+
+/// One stage of one Ingress ref.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StagePlan {
+    /// In order: a stage that creates the canary Ingress also patches it with the step's
+    /// annotations, as the controller's next reconcile does.
+    pub effects: Vec<Effect>,
+    /// The canary Ingress once the controller has converged on the stage; `None` when there is
+    /// none.
+    pub canary: Option<Value>,
+    pub warnings: Vec<String>,
+}
+
+/// The script's `obj` (A.5): `annotations` (absent when there are none), `weight` as a string
+/// ("-1" without traffic), `matches` and `requestHeaderModifier` when the strategy has them,
+/// `canaryService`. There is no `stableService`.
+pub fn lua_obj(annotations: &Annotations, strategy: &RouteStrategy, canary_service: &str) -> Value {
+    let mut obj = Map::new();
+    if !annotations.is_empty() {
+        obj.insert("annotations".into(), string_map_value(annotations));
+    }
+    obj.insert("weight".into(), strategy.weights().0.to_string().into());
+    if let Some(matches) = &strategy.matches {
+        obj.insert("matches".into(), Value::Array(matches.clone()));
+    }
+    obj.insert("canaryService".into(), canary_service.into());
+    if let Some(modifier) = &strategy.request_header_modifier {
+        obj.insert("requestHeaderModifier".into(), modifier.clone());
+    }
+    Value::Object(obj)
+}
+
+/// The script's encoded result decoded as Go's `json.Unmarshal` into a `map[string]string`:
+/// null is no annotations, a null element becomes "", any other non-string is an error.
+pub fn decode_annotations(encoded: Value) -> Result<Annotations, String> {
+    let entries = match encoded {
+        Value::Null => return Ok(Annotations::new()),
+        Value::Object(entries) => entries,
+        other => {
+            return Err(format!("json: cannot unmarshal {} into Go value of type map[string]string", kind(&other)));
+        }
+    };
+    let mut annotations = Annotations::new();
+    let mut first_error = None;
+    for (key, value) in entries {
+        match value {
+            Value::String(s) => {
+                annotations.insert(key, s);
+            }
+            Value::Null => {
+                annotations.insert(key, String::new());
+            }
+            other => {
+                first_error
+                    .get_or_insert(format!("json: cannot unmarshal {} into Go value of type string", kind(&other)));
+            }
+        }
+    }
+    first_error.map_or(Ok(annotations), Err)
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Runs an Ingress script on `obj` and returns the annotations the controller reads back.
+pub fn evaluate(script: &Script, obj: &Value, limits: &Limits) -> Result<Annotations, ScriptError> {
+    let encoded = lua::evaluate_value(script, obj, limits, EvalOptions::CONTROLLER)?;
+    decode_annotations(encoded).map_err(|message| ScriptError {
+        script: script.name.clone(),
+        kind: ScriptErrorKind::Output,
+        message,
+    })
+}
+
+/// Annotations as compact JSON with sorted keys, `null` for none: how `eval --ingress` and the
+/// controller's encoder print them.
+pub fn annotations_json(annotations: &Annotations) -> String {
+    match annotations.is_empty() {
+        true => "null".into(),
+        false => gojson::to_string(&string_map_value(annotations)),
+    }
+}
+
+fn string_map_value(map: &Annotations) -> Value {
+    Value::Object(map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+}
+
+/// The annotations of an object (its string entries).
+pub fn annotations_of(object: &Value) -> Annotations {
+    crate::data::string_map(&object["metadata"]["annotations"])
+}
+
+fn set_annotations(object: &mut Value, annotations: &Annotations) {
+    let metadata = object["metadata"].as_object_mut().expect("an Ingress has metadata");
+    match annotations.is_empty() {
+        true => metadata.remove("annotations"),
+        false => metadata.insert("annotations".into(), string_map_value(annotations)),
+    };
+}
+
+/// The canary Ingress the controller creates from the stable one (A.4), with the stable
+/// annotations (the script rewrites them next). The paths kept are those whose backend is the
+/// stable Service, pointed at the canary Service; rules left without a path are dropped; TLS
+/// and the class are copied, the default backend is not. A rule without `http` or a path
+/// without a Service backend is an error: the controller's reconcile panics on them.
+pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, String> {
+    let what = format!("Ingress {}/{}", route.namespace, route.ingress);
+    let mut rules = Vec::new();
+    for (i, rule) in stable["spec"]["rules"].as_array().into_iter().flatten().enumerate() {
+        let Some(http) = rule.get("http").filter(|h| h.is_object()) else {
+            return Err(format!(
+                "{what}: spec.rules[{i}] has no http; the controller fails on such a rule (it reads the paths of every rule): give it http.paths"
+            ));
+        };
+        let mut paths = Vec::new();
+        for (j, path) in http["paths"].as_array().into_iter().flatten().enumerate() {
+            let Some(service) = path["backend"].get("service").filter(|s| s.is_object()) else {
+                return Err(format!(
+                    "{what}: spec.rules[{i}].http.paths[{j}] has no service backend; the controller fails on a resource backend (it reads the service name of every path)"
+                ));
+            };
+            if service["name"] != route.stable_service {
+                continue;
+            }
+            let mut kept = Map::new();
+            for field in ["path", "pathType"] {
+                if let Some(value) = path.get(field).filter(|v| !v.is_null()) {
+                    kept.insert(field.into(), value.clone());
+                }
+            }
+            let mut service = service.clone();
+            service["name"] = route.canary_service.into();
+            kept.insert("backend".into(), json!({"service": service}));
+            paths.push(Value::Object(kept));
+        }
+        if !paths.is_empty() {
+            let mut kept = Map::new();
+            if let Some(host) = rule["host"].as_str().filter(|h| !h.is_empty()) {
+                kept.insert("host".into(), host.into());
+            }
+            kept.insert("http".into(), json!({"paths": paths}));
+            rules.push(Value::Object(kept));
+        }
+    }
+    let mut spec = Map::new();
+    if let Some(class) = stable["spec"].get("ingressClassName").filter(|c| !c.is_null()) {
+        spec.insert("ingressClassName".into(), class.clone());
+    }
+    if let Some(tls) = stable["spec"]["tls"].as_array().filter(|t| !t.is_empty()) {
+        spec.insert("tls".into(), Value::Array(tls.clone()));
+    }
+    if !rules.is_empty() {
+        spec.insert("rules".into(), Value::Array(rules));
+    }
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), canary_name(route.ingress).into());
+    metadata.insert("namespace".into(), route.namespace.into());
+    for field in ["labels", "annotations"] {
+        if let Some(map) = stable["metadata"][field].as_object().filter(|m| !m.is_empty()) {
+            metadata.insert(field.into(), Value::Object(map.clone()));
+        }
+    }
+    metadata.insert("ownerReferences".into(), json!([route.owner.reference()]));
+    Ok(json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}))
+}
+
+/// The merge patch the controller sends (A.3 step 7): `{"metadata":{"annotations":{…}}}` with
+/// every added or changed key and every removed key as null, keys sorted.
+pub fn annotations_patch(before: &Annotations, after: &Annotations) -> Value {
+    let mut diff = Map::new();
+    for (key, value) in after {
+        if before.get(key) != Some(value) {
+            diff.insert(key.clone(), value.clone().into());
+        }
+    }
+    for key in before.keys().filter(|k| !after.contains_key(*k)) {
+        diff.insert(key.clone(), Value::Null);
+    }
+    json!({"metadata": {"annotations": diff}})
+}
+
+/// What the controller converges to for one stage, from the canary Ingress as it is (`canary`,
+/// `None` when absent) and the stable Ingress it is built from when it must be created.
+///
+/// - No traffic and no matches: a Rollout's finalise deletes the canary Ingress; a
+///   TrafficRouting does nothing (A.9, controller-semantics.md 11).
+/// - No canary Ingress and a weight of 0: nothing is created.
+/// - No canary Ingress: it is created (the script run at weight "0" without matches on the
+///   stable annotations), then patched as below.
+/// - Otherwise the script runs on its current annotations with the step's weight, matches and
+///   header modifier, and a different result is merge-patched.
+pub fn plan_stage(
+    route: &IngressRoute,
+    stable: Option<&Value>,
+    canary: Option<&Value>,
+    strategy: &RouteStrategy,
+) -> Result<StagePlan, Error> {
+    if !strategy.routes_traffic() {
+        return Ok(match (canary, route.owner.kind) {
+            (Some(canary), OwnerKind::Rollout) => {
+                StagePlan { effects: vec![Effect::Delete(canary.clone())], canary: None, warnings: Vec::new() }
+            }
+            (canary, _) => StagePlan { effects: vec![Effect::Keep], canary: canary.cloned(), warnings: Vec::new() },
+        });
+    }
+    // What makes the built-in script fail, said with its error; what it ignores, as warnings.
+    let mut failures = Vec::new();
+    let mut warnings = Vec::new();
+    if route.builtin {
+        failures.extend(headerless_match(route.class_type, strategy));
+        failures.extend(modifier_without_set(route.class_type, strategy));
+        warnings.extend(ignored_conditions(route.class_type, strategy));
+    }
+    let mut effects = Vec::new();
+    let current = match canary {
+        Some(canary) => canary.clone(),
+        None if strategy.traffic.is_some() && strategy.weights().0 == 0 => {
+            return Ok(StagePlan { effects: vec![Effect::Keep], canary: None, warnings });
+        }
+        None => {
+            let stable = stable.ok_or_else(|| {
+                Error::Input(format!(
+                    "Ingress {}/{} not found: the canary Ingress is built from it",
+                    route.namespace, route.ingress
+                ))
+            })?;
+            let mut created = canary_ingress(route, stable).map_err(Error::Input)?;
+            let annotations = annotations_of(&created);
+            let mut failures = failures.clone();
+            if route.builtin {
+                failures.extend(mse_without_annotations(route.class_type, &annotations));
+            }
+            let creation = RouteStrategy { traffic: Some("0%".into()), ..RouteStrategy::default() };
+            let result = run_script(route, &annotations, &creation, &failures)?;
+            set_annotations(&mut created, &result);
+            effects.push(Effect::Create(created.clone()));
+            created
+        }
+    };
+    let before = annotations_of(&current);
+    if route.builtin {
+        failures.extend(mse_without_annotations(route.class_type, &before));
+    }
+    let after = run_script(route, &before, strategy, &failures)?;
+    if after == before {
+        if effects.is_empty() {
+            effects.push(Effect::Keep);
+        }
+        return Ok(StagePlan { effects, canary: Some(current), warnings });
+    }
+    let mut updated = current.clone();
+    set_annotations(&mut updated, &after);
+    let patch = annotations_patch(&before, &after);
+    effects.push(Effect::Patch { before: current, patch, after: updated.clone() });
+    Ok(StagePlan { effects, canary: Some(updated), warnings })
+}
+
+/// Plans stages in order, each from the canary Ingress the previous one left: annotations carry
+/// over from step to step as in the controller.
+pub fn plan_stages(
+    route: &IngressRoute,
+    stable: Option<&Value>,
+    canary: Option<&Value>,
+    strategies: &[RouteStrategy],
+) -> Result<Vec<StagePlan>, Error> {
+    let mut current = canary.cloned();
+    let mut plans = Vec::with_capacity(strategies.len());
+    for strategy in strategies {
+        let plan = plan_stage(route, stable, current.as_ref(), strategy)?;
+        current = plan.canary.clone();
+        plans.push(plan);
+    }
+    Ok(plans)
+}
+
+/// Runs the route's script; a failure carries the `explanations` of why the controller's
+/// script fails too.
+fn run_script(
+    route: &IngressRoute,
+    annotations: &Annotations,
+    strategy: &RouteStrategy,
+    explanations: &[String],
+) -> Result<Annotations, Error> {
+    let obj = lua_obj(annotations, strategy, route.canary_service);
+    evaluate(route.script, &obj, &route.limits).map_err(|e| match explanations {
+        [] => Error::Script(e),
+        _ => Error::Input(format!("{e} ({})", explanations.join("; "))),
+    })
+}
+
+/// The classes whose built-in scripts read the nginx annotation keys, and mse's query keys.
+fn builtin_reads_queries(class_type: &str) -> bool {
+    class_type == "mse"
+}
+
+fn is_builtin_class(class_type: &str) -> bool {
+    matches!(class_type, "nginx" | "higress" | "aliyun-alb" | "mse")
+}
+
+/// What the built-in script of a class ignores in the step's matches: headers after a match's
+/// first one, paths, and query parameters (mse: after a match's first one).
+pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<String> {
+    if !is_builtin_class(class_type) {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    for (i, m) in strategy.matches.iter().flatten().enumerate() {
+        let names = |field: &str, skip: usize| -> Vec<String> {
+            m[field]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .skip(skip)
+                .map(|h| h["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        };
+        let mut ignored = Vec::new();
+        let headers = names("headers", 1);
+        if !headers.is_empty() {
+            ignored.push(format!("header {} (only a match's first header is used)", headers.join(", ")));
+        }
+        if let Some(path) = m["path"]["value"].as_str() {
+            ignored.push(format!("path {path}"));
+        }
+        let queries = names("queryParams", if builtin_reads_queries(class_type) { 1 } else { 0 });
+        if !queries.is_empty() {
+            let why = if builtin_reads_queries(class_type) { " (only a match's first one is used)" } else { "" };
+            ignored.push(format!("query parameter {}{why}", queries.join(", ")));
+        }
+        if !ignored.is_empty() {
+            warnings.push(format!(
+                "matches[{i}]: the {class_type} Ingress script ignores {}, so the canary gets more traffic than the match describes",
+                ignored.join(" and ")
+            ));
+        }
+    }
+    warnings
+}
+
+/// higress and aliyun-alb: the built-in script reads the first header of every match and fails
+/// on a match without one.
+pub fn headerless_match(class_type: &str, strategy: &RouteStrategy) -> Option<String> {
+    if !matches!(class_type, "higress" | "aliyun-alb") {
+        return None;
+    }
+    let i = strategy.matches.iter().flatten().position(|m| m["headers"].as_array().is_none_or(Vec::is_empty))?;
+    Some(format!(
+        "matches[{i}] has no header: the controller's {class_type} script fails on it (it reads the first header of every match) and the step never finishes"
+    ))
+}
+
+/// mse: the built-in script has no fallback for an Ingress without annotations
+/// (openkruise/rollouts#228).
+pub fn mse_without_annotations(class_type: &str, annotations: &Annotations) -> Option<String> {
+    (class_type == "mse" && annotations.is_empty()).then(|| {
+        "the Ingress has no annotations: the controller's mse script fails on it (openkruise/rollouts#228); give the stable Ingress an annotation".to_string()
+    })
+}
+
+/// mse: a requestHeaderModifier without `set` makes the built-in script fail.
+pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Option<String> {
+    let modifier = strategy.request_header_modifier.as_ref()?;
+    (class_type == "mse" && modifier.get("set").is_none()).then(|| {
+        "requestHeaderModifier has no set: the controller's mse script fails on it (it only writes the set headers)"
+            .to_string()
+    })
+}
+
+/// The canary Ingress sends traffic to the canary Service; without it, requests get errors.
+/// The controller creates the Service itself when a step routes traffic, before the Ingress.
+pub fn missing_canary_service(canary_service: &str, exists: bool) -> Option<String> {
+    (!exists).then(|| {
+        format!(
+            "Service {canary_service} does not exist: the canary Ingress routes to it; the controller creates it before writing the Ingress, but without the controller the canary traffic fails"
+        )
+    })
+}
+
+/// openkruise/rollouts#128: ALB needs each forwarding rule's order to be unique, and the
+/// built-in aliyun-alb script gives every canary Ingress order "1". Warns when `planned` (a
+/// canary Ingress after a stage) carries the same order as another canary Ingress of the same
+/// class among `others`, naming it and the ConfigMap key of a script that writes another order.
+pub fn alb_order_clash(class_type: &str, planned: &Value, others: &[Value]) -> Option<String> {
+    let order = planned["metadata"]["annotations"][ALB_ORDER].as_str()?;
+    let id = |o: &Value| (o["metadata"]["namespace"].clone(), o["metadata"]["name"].clone());
+    let clash = others.iter().find(|other| {
+        id(other) != id(planned)
+            && other["metadata"]["annotations"][ALB_CANARY] == "true"
+            && ingress_class(other) == ingress_class(planned)
+            && other["metadata"]["annotations"][ALB_ORDER] == order
+    })?;
+    Some(format!(
+        "the canary Ingress gets {ALB_ORDER}: {order:?}, which canary Ingress {}/{} of the same class already has; ALB needs each order to be unique (openkruise/rollouts#128): give this class a script that writes another order, under the key {} of the ConfigMap {}",
+        clash["metadata"]["namespace"].as_str().unwrap_or_default(),
+        clash["metadata"]["name"].as_str().unwrap_or_default(),
+        crate::scripts::ingress_configmap_key(class_type),
+        crate::scripts::CONFIGMAP_NAME,
+    ))
+}
+
+/// `spec.ingressClassName`, else the `kubernetes.io/ingress.class` annotation.
+fn ingress_class(ingress: &Value) -> Option<&str> {
+    ingress["spec"]["ingressClassName"]
+        .as_str()
+        .or_else(|| ingress["metadata"]["annotations"]["kubernetes.io/ingress.class"].as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scripts::builtin_ingress;
+
+    fn owner() -> Owner {
+        Owner { kind: OwnerKind::Rollout, name: "demo".into(), uid: "u-1".into() }
+    }
+
+    fn script(class_type: &str) -> Script {
+        let builtin = builtin_ingress(class_type).unwrap();
+        Script::new(builtin.path(), builtin.code)
+    }
+
+    fn route<'a>(class_type: &'a str, owner: &'a Owner, script: &'a Script) -> IngressRoute<'a> {
+        IngressRoute {
+            namespace: "shop",
+            ingress: "web",
+            class_type,
+            stable_service: "web",
+            canary_service: "web-canary",
+            owner,
+            script,
+            builtin: true,
+            limits: Limits::default(),
+        }
+    }
+
+    fn stable() -> Value {
+        json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "s-1", "resourceVersion": "9",
+                         "labels": {"app": "web"}, "annotations": {"kubernetes.io/ingress.class": "nginx"}},
+            "spec": {
+                "ingressClassName": "nginx",
+                "defaultBackend": {"service": {"name": "web", "port": {"number": 80}}},
+                "tls": [{"hosts": ["other.example.com"], "secretName": "tls"}],
+                "rules": [
+                    {"host": "web.example.com", "http": {"paths": [
+                        {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}},
+                        {"path": "/api", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"name": "http"}}}}
+                    ]}},
+                    {"host": "api.example.com", "http": {"paths": [
+                        {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 80}}}}
+                    ]}},
+                    {"http": {"paths": [
+                        {"pathType": "ImplementationSpecific", "backend": {"service": {"name": "web", "port": {"name": "http"}}}}
+                    ]}}
+                ]
+            }
+        })
+    }
+
+    fn strategy(traffic: Option<&str>, matches: Option<Value>) -> RouteStrategy {
+        RouteStrategy {
+            traffic: traffic.map(str::to_string),
+            matches: matches.map(|m| m.as_array().unwrap().clone()),
+            request_header_modifier: None,
+        }
+    }
+
+    fn header(name: &str, value: &str, kind: &str) -> Value {
+        json!({"headers": [{"type": kind, "name": name, "value": value}]})
+    }
+
+    fn map(entries: &[(&str, &str)]) -> Annotations {
+        entries.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn builds_the_canary_ingress_from_the_stable_one() {
+        let (owner, script) = (owner(), script("nginx"));
+        let canary = canary_ingress(&route("nginx", &owner, &script), &stable()).unwrap();
+        assert_eq!(
+            canary,
+            json!({
+                "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                "metadata": {
+                    "name": "web-canary", "namespace": "shop", "labels": {"app": "web"},
+                    "annotations": {"kubernetes.io/ingress.class": "nginx"},
+                    "ownerReferences": [{"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "name": "demo",
+                                         "uid": "u-1", "controller": true, "blockOwnerDeletion": true}]
+                },
+                "spec": {
+                    "ingressClassName": "nginx",
+                    "tls": [{"hosts": ["other.example.com"], "secretName": "tls"}],
+                    "rules": [
+                        {"host": "web.example.com", "http": {"paths": [
+                            {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web-canary", "port": {"number": 80}}}}
+                        ]}},
+                        {"http": {"paths": [
+                            {"pathType": "ImplementationSpecific", "backend": {"service": {"name": "web-canary", "port": {"name": "http"}}}}
+                        ]}}
+                    ]
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn a_traffic_routing_owns_a_canary_ingress_on_the_stable_service() {
+        let owner = Owner { kind: OwnerKind::TrafficRouting, name: "tr".into(), uid: String::new() };
+        let script = script("nginx");
+        let route = IngressRoute { canary_service: "web", ..route("nginx", &owner, &script) };
+        let canary = canary_ingress(&route, &stable()).unwrap();
+        assert_eq!(canary["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "web");
+        assert_eq!(canary["metadata"]["ownerReferences"][0]["apiVersion"], "rollouts.kruise.io/v1alpha1");
+        assert_eq!(canary["metadata"]["ownerReferences"][0]["kind"], "TrafficRouting");
+        // Its strategy without traffic or matches leaves the canary Ingress alone.
+        let plan = plan_stage(&route, None, Some(&canary), &RouteStrategy::default()).unwrap();
+        assert_eq!((plan.effects, plan.canary), (vec![Effect::Keep], Some(canary)));
+    }
+
+    #[test]
+    fn rules_the_controller_would_panic_on_are_errors() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let mut no_http = stable();
+        no_http["spec"]["rules"][1] = json!({"host": "x"});
+        let err = canary_ingress(&route, &no_http).unwrap_err();
+        assert!(err.starts_with("Ingress shop/web: spec.rules[1] has no http;"), "{err}");
+        let mut resource = stable();
+        resource["spec"]["rules"][0]["http"]["paths"][1]["backend"] =
+            json!({"resource": {"apiGroup": "k8s.example.com", "kind": "StorageBucket", "name": "static"}});
+        let err = canary_ingress(&route, &resource).unwrap_err();
+        assert!(err.starts_with("Ingress shop/web: spec.rules[0].http.paths[1] has no service backend;"), "{err}");
+        let plan = plan_stage(&route, Some(&resource), None, &strategy(Some("20%"), None));
+        assert!(matches!(plan, Err(Error::Input(e)) if e.contains("has no service backend")));
+    }
+
+    #[test]
+    fn obj_has_the_controllers_keys_and_omissions() {
+        let none = lua_obj(&Annotations::new(), &strategy(None, None), "web-canary");
+        assert_eq!(none, json!({"weight": "-1", "canaryService": "web-canary"}));
+        let mut full = strategy(Some("30%"), Some(json!([{}])));
+        full.request_header_modifier = Some(json!({"set": [{"name": "x", "value": "y"}]}));
+        let obj = lua_obj(&map(&[("a", "b")]), &full, "c");
+        assert_eq!(
+            obj,
+            json!({"annotations": {"a": "b"}, "weight": "30", "matches": [{}], "canaryService": "c",
+                   "requestHeaderModifier": {"set": [{"name": "x", "value": "y"}]}})
+        );
+        assert_eq!(lua_obj(&Annotations::new(), &strategy(Some("5"), None), "c")["weight"], "0", "unparsable is 0");
+    }
+
+    #[test]
+    fn results_decode_as_gos_string_map() {
+        assert_eq!(decode_annotations(Value::Null).unwrap(), Annotations::new());
+        assert_eq!(decode_annotations(json!({"a": "1", "b": null})).unwrap(), map(&[("a", "1"), ("b", "")]));
+        assert_eq!(
+            decode_annotations(json!({"a": 1, "b": "x"})).unwrap_err(),
+            "json: cannot unmarshal number into Go value of type string"
+        );
+        assert!(decode_annotations(json!({"a": true})).is_err());
+        assert!(decode_annotations(json!({"a": ["x"]})).is_err());
+        assert_eq!(
+            decode_annotations(json!(["a"])).unwrap_err(),
+            "json: cannot unmarshal array into Go value of type map[string]string"
+        );
+        assert_eq!(annotations_json(&Annotations::new()), "null");
+        assert_eq!(annotations_json(&map(&[("b", "<"), ("a", "1")])), r#"{"a":"1","b":"\u003c"}"#);
+    }
+
+    #[test]
+    fn script_output_must_be_a_table_of_strings() {
+        let obj = json!({"weight": "0", "canaryService": "c"});
+        let run = |code: &str| evaluate(&Script::new("s.lua", code), &obj, &Limits::default());
+        assert_eq!(run("return {}").unwrap(), Annotations::new());
+        assert_eq!(run("return 1, {a = 'b'}").unwrap(), map(&[("a", "b")]));
+        let err = run("return {a = 'b'}, nil").unwrap_err();
+        assert_eq!(err.to_string(), "script s.lua: expect table output from Lua script, not nil");
+        let err = run("return {a = 1}").unwrap_err();
+        assert_eq!(
+            (err.kind, err.message.as_str()),
+            (ScriptErrorKind::Output, "json: cannot unmarshal number into Go value of type string")
+        );
+    }
+
+    #[test]
+    fn the_merge_patch_lists_changed_keys_and_nulls_removed_ones() {
+        let before = map(&[("keep", "1"), ("change", "a"), ("drop", "x")]);
+        let after = map(&[("keep", "1"), ("change", "b"), ("add", "y")]);
+        let patch = annotations_patch(&before, &after);
+        assert_eq!(patch, json!({"metadata": {"annotations": {"add": "y", "change": "b", "drop": null}}}));
+        assert_eq!(gojson::to_string(&patch), r#"{"metadata":{"annotations":{"add":"y","change":"b","drop":null}}}"#);
+    }
+
+    #[test]
+    fn first_use_creates_at_weight_zero_then_patches() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let plan = plan_stage(&route, Some(&stable()), None, &strategy(Some("20%"), None)).unwrap();
+        let [Effect::Create(created), Effect::Patch { before, patch, after }] = plan.effects.as_slice() else {
+            panic!("{:?}", plan.effects)
+        };
+        assert_eq!(
+            annotations_of(created),
+            map(&[
+                ("kubernetes.io/ingress.class", "nginx"),
+                ("nginx.ingress.kubernetes.io/canary", "true"),
+                ("nginx.ingress.kubernetes.io/canary-weight", "0")
+            ])
+        );
+        assert_eq!(before, created);
+        assert_eq!(patch, &json!({"metadata": {"annotations": {"nginx.ingress.kubernetes.io/canary-weight": "20"}}}));
+        assert_eq!(plan.canary.as_ref(), Some(after));
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+        // Converged: the same step again changes nothing.
+        let again = plan_stage(&route, Some(&stable()), plan.canary.as_ref(), &strategy(Some("20%"), None)).unwrap();
+        assert_eq!(again.effects, vec![Effect::Keep]);
+    }
+
+    #[test]
+    fn weight_zero_creates_nothing_and_a_step_without_traffic_deletes() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let zero = plan_stage(&route, Some(&stable()), None, &strategy(Some("0%"), None)).unwrap();
+        assert_eq!((zero.effects, zero.canary), (vec![Effect::Keep], None));
+        let created = plan_stage(&route, Some(&stable()), None, &strategy(Some("10%"), None)).unwrap().canary.unwrap();
+        let replicas_only = plan_stage(&route, Some(&stable()), Some(&created), &strategy(None, None)).unwrap();
+        assert_eq!((replicas_only.effects, replicas_only.canary), (vec![Effect::Delete(created)], None));
+        let nothing = plan_stage(&route, Some(&stable()), None, &strategy(None, Some(json!([])))).unwrap();
+        assert_eq!(nothing.effects, vec![Effect::Keep]);
+        assert!(plan_stage(&route, None, None, &strategy(Some("10%"), None)).is_err(), "the stable Ingress is needed");
+    }
+
+    #[test]
+    fn annotations_carry_over_from_step_to_step() {
+        let (owner, script) = (owner(), script("mse"));
+        let route = route("mse", &owner, &script);
+        let query = json!([{"queryParams": [{"type": "Exact", "name": "user", "value": "beta"}]}]);
+        let plans =
+            plan_stages(&route, Some(&stable()), None, &[strategy(None, Some(query)), strategy(Some("50%"), None)])
+                .unwrap();
+        let last = annotations_of(plans[1].canary.as_ref().unwrap());
+        // mse clears the mse-prefixed query keys but wrote nginx-prefixed ones: they stay.
+        assert_eq!(last.get("nginx.ingress.kubernetes.io/canary-by-query").map(String::as_str), Some("user"));
+        assert_eq!(last.get("nginx.ingress.kubernetes.io/canary-weight").map(String::as_str), Some("50"));
+        let [Effect::Patch { patch, .. }] = plans[1].effects.as_slice() else { panic!("{:?}", plans[1].effects) };
+        assert_eq!(patch, &json!({"metadata": {"annotations": {"nginx.ingress.kubernetes.io/canary-weight": "50"}}}));
+    }
+
+    #[test]
+    fn warns_about_what_the_built_in_scripts_ignore() {
+        let matches = json!([
+            {"headers": [{"type": "Exact", "name": "a", "value": "1"}, {"type": "Exact", "name": "b", "value": "2"}],
+             "path": {"type": "PathPrefix", "value": "/pc"}},
+            {"queryParams": [{"type": "Exact", "name": "q", "value": "1"}, {"type": "Exact", "name": "r", "value": "2"}]}
+        ]);
+        let step = strategy(None, Some(matches));
+        assert_eq!(
+            ignored_conditions("nginx", &step),
+            vec![
+                "matches[0]: the nginx Ingress script ignores header b (only a match's first header is used) and path /pc, so the canary gets more traffic than the match describes",
+                "matches[1]: the nginx Ingress script ignores query parameter q, r, so the canary gets more traffic than the match describes",
+            ]
+        );
+        assert_eq!(
+            ignored_conditions("mse", &step)[1],
+            "matches[1]: the mse Ingress script ignores query parameter r (only a match's first one is used), so the canary gets more traffic than the match describes"
+        );
+        assert!(ignored_conditions("traefik", &step).is_empty());
+        assert!(ignored_conditions("nginx", &strategy(None, Some(json!([header("a", "1", "Exact")])))).is_empty());
+    }
+
+    #[test]
+    fn warns_where_the_built_in_scripts_fail() {
+        let headerless = strategy(None, Some(json!([header("a", "1", "Exact"), {"path": {"value": "/"}}])));
+        for class in ["higress", "aliyun-alb"] {
+            let warning = headerless_match(class, &headerless).unwrap();
+            assert!(warning.starts_with(&format!("matches[1] has no header: the controller's {class} script fails")));
+        }
+        assert_eq!(headerless_match("nginx", &headerless), None);
+        assert_eq!(headerless_match("aliyun-alb", &strategy(Some("5%"), None)), None);
+        assert!(mse_without_annotations("mse", &Annotations::new()).unwrap().contains("#228"));
+        assert_eq!(mse_without_annotations("mse", &map(&[("a", "b")])), None);
+        assert_eq!(mse_without_annotations("nginx", &Annotations::new()), None);
+        let mut remove_only = strategy(Some("5%"), None);
+        remove_only.request_header_modifier = Some(json!({"remove": ["x"]}));
+        assert!(modifier_without_set("mse", &remove_only).is_some());
+        assert_eq!(modifier_without_set("nginx", &remove_only), None);
+        assert_eq!(modifier_without_set("mse", &strategy(Some("5%"), None)), None);
+    }
+
+    #[test]
+    fn a_failure_a_warning_explains_carries_it() {
+        let (owner, alb, mse) = (owner(), script("aliyun-alb"), script("mse"));
+        let alb_route = route("aliyun-alb", &owner, &alb);
+        let step = strategy(None, Some(json!([{"path": {"type": "PathPrefix", "value": "/"}}])));
+        let Err(Error::Input(message)) = plan_stage(&alb_route, Some(&stable()), None, &step) else { panic!() };
+        assert!(message.starts_with("script lua_configuration/trafficrouting_ingress/aliyun-alb.lua:"), "{message}");
+        assert!(message.ends_with("(matches[0] has no header: the controller's aliyun-alb script fails on it (it reads the first header of every match) and the step never finishes)"), "{message}");
+        let mse_route = route("mse", &owner, &mse);
+        let mut bare = stable();
+        bare["metadata"].as_object_mut().unwrap().remove("annotations");
+        let Err(Error::Input(message)) = plan_stage(&mse_route, Some(&bare), None, &strategy(Some("5%"), None)) else {
+            panic!()
+        };
+        assert!(message.contains("attempt to index") && message.contains("#228"), "{message}");
+        // Someone else's script for the class: the built-in's quirks are not its own.
+        let custom = Script::new("mine.lua", "return {['a'] = 'b'}");
+        let mine = IngressRoute { script: &custom, builtin: false, ..alb_route };
+        assert!(plan_stage(&mine, Some(&stable()), None, &step).unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn warns_when_the_canary_service_is_missing() {
+        assert!(missing_canary_service("web-canary", false).unwrap().starts_with("Service web-canary does not exist"));
+        assert_eq!(missing_canary_service("web-canary", true), None);
+    }
+
+    #[test]
+    fn warns_when_another_alb_canary_has_the_same_order() {
+        let (owner, script) = (owner(), script("aliyun-alb"));
+        let route = route("aliyun-alb", &owner, &script);
+        let planned = plan_stage(&route, Some(&stable()), None, &strategy(Some("10%"), None)).unwrap().canary.unwrap();
+        let other = |name: &str, order: &str, class: &str| {
+            json!({"metadata": {"namespace": "shop", "name": name,
+                   "annotations": {ALB_CANARY: "true", ALB_ORDER: order}}, "spec": {"ingressClassName": class}})
+        };
+        let warning = alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "1", "nginx")]).unwrap();
+        assert_eq!(
+            warning,
+            "the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class already has; ALB needs each order to be unique (openkruise/rollouts#128): give this class a script that writes another order, under the key lua.traffic.routing.ingress.aliyun-alb of the ConfigMap kruise-rollout-configuration"
+        );
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "2", "nginx")]), None);
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "1", "alb")]), None, "another ALB");
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, std::slice::from_ref(&planned)), None, "itself");
+        let mut not_canary = other("cart", "1", "nginx");
+        not_canary["metadata"]["annotations"].as_object_mut().unwrap().remove(ALB_CANARY);
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[not_canary]), None);
+        // A script that writes another order makes the warning go away.
+        let custom = Script::new(
+            "order.lua",
+            "local a = obj.annotations or {} a['alb.ingress.kubernetes.io/canary'] = 'true' a['alb.ingress.kubernetes.io/order'] = '2' return a",
+        );
+        let route = IngressRoute { script: &custom, builtin: false, ..route };
+        let planned = plan_stage(&route, Some(&stable()), None, &strategy(Some("10%"), None)).unwrap().canary.unwrap();
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "1", "nginx")]), None);
+    }
+}

@@ -1,0 +1,205 @@
+//! Ingress script test cases (`trafficrouting_ingress/testdata/<classType>/*.yaml`): `rollout`
+//! (or `trafficRouting`), `original` (the stable Ingress), optional `canary` (a canary Ingress
+//! that already exists), and `expected`: the canary Ingress once the controller has converged on
+//! each stage, `null` where there is none. They run through the controller's whole Ingress
+//! logic (creation at weight 0, annotations carried from step to step, deletion), and compare
+//! spec, labels and annotations.
+
+use super::{IngressRoute, Owner, RouteStrategy, plan_stage};
+use crate::data::Data;
+use crate::lua::{Limits, Script};
+use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
+use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
+use serde_json::Value;
+
+#[derive(Clone, Debug)]
+pub struct IngressTestCase {
+    pub name: String,
+    namespace: String,
+    ingress: String,
+    stable_service: String,
+    canary_service: String,
+    owner: Owner,
+    stable: Value,
+    canary: Option<Value>,
+    strategies: Vec<RouteStrategy>,
+    expected: Vec<Value>,
+}
+
+impl IngressTestCase {
+    pub fn parse(name: &str, text: &str) -> Result<IngressTestCase, String> {
+        let case = &case_document(name, text)?;
+        let stable = case
+            .get("original")
+            .filter(|o| o.is_object())
+            .ok_or_else(|| format!("{name}: no original (the stable Ingress)"))?
+            .clone();
+        let canary = case.get("canary").filter(|c| !c.is_null()).cloned();
+        let CaseRouting { routing, owner, strategies, canary_service, .. } = case_routing(name, case)?;
+        let ingress = routing.ingress.ok_or_else(|| format!("{name}: its traffic routing has no ingress"))?;
+        let expected = expected(name, case, "canary Ingresses")?;
+        Ok(IngressTestCase {
+            name: name.into(),
+            namespace: stable["metadata"]["namespace"].as_str().unwrap_or("default").into(),
+            ingress: ingress.name,
+            stable_service: routing.service,
+            canary_service,
+            owner,
+            stable,
+            canary,
+            strategies,
+            expected,
+        })
+    }
+
+    /// Plans every stage in order, from the canary Ingress the previous one left, and compares
+    /// each with `expected`; the stage's warnings become the step's notes. A failing stage
+    /// ends the case: later stages would start from a state the controller never reaches.
+    pub fn run(&self, class_type: &str, script: &Script, builtin: bool, limits: &Limits) -> CaseReport {
+        let route = IngressRoute {
+            namespace: &self.namespace,
+            ingress: &self.ingress,
+            class_type,
+            stable_service: &self.stable_service,
+            canary_service: &self.canary_service,
+            owner: &self.owner,
+            script,
+            builtin,
+            limits: *limits,
+        };
+        let mut canary = self.canary.clone();
+        let mut steps = Vec::new();
+        for (index, strategy) in self.strategies.iter().enumerate() {
+            let plan = match plan_stage(&route, Some(&self.stable), canary.as_ref(), strategy) {
+                Ok(plan) => plan,
+                Err(e) => {
+                    steps.push(StepReport { index, outcome: Outcome::Error(e.to_string()), notes: Vec::new() });
+                    break;
+                }
+            };
+            canary = plan.canary;
+            let outcome = match self.expected.get(index) {
+                None => Outcome::Error(format!(
+                    "expected has {} entries but the case has {} steps",
+                    self.expected.len(),
+                    self.strategies.len()
+                )),
+                Some(expected) => {
+                    let (want, got) = (contents(expected), canary.as_ref().map_or_else(Data::default, Data::of_object));
+                    if want.to_go_json() == got.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } }
+                }
+            };
+            steps.push(StepReport { index, outcome, notes: plan.warnings });
+        }
+        // The controller tests its Ingress scripts in Go (ingress_test.go), not from YAML cases.
+        let go_test = GoTest::CannotRun(
+            "Ingress test cases are this tool's format; the controller has no YAML harness for Ingress scripts".into(),
+        );
+        CaseReport { case: self.name.clone(), steps, go_test }
+    }
+}
+
+/// What a case compares of a canary Ingress: spec, labels and annotations; nothing for `null`.
+fn contents(canary: &Value) -> Data {
+    if canary.is_null() { Data::default() } else { Data::of_object(canary) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scripts::builtin_ingress;
+
+    const CASE: &str = r#"
+rollout:
+  apiVersion: rollouts.kruise.io/v1beta1
+  kind: Rollout
+  metadata: {name: demo, uid: u-1}
+  spec:
+    strategy:
+      canary:
+        steps:
+        - matches: [{headers: [{name: user-agent, value: pc}]}]
+        - traffic: "30%"
+        - replicas: 1
+        trafficRoutings:
+        - service: web
+          ingress: {name: web}
+original:
+  metadata: {name: web, annotations: {kubernetes.io/ingress.class: nginx}}
+  spec:
+    rules:
+    - http:
+        paths:
+        - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+expected:
+- metadata:
+    annotations:
+      kubernetes.io/ingress.class: nginx
+      nginx.ingress.kubernetes.io/canary: "true"
+      nginx.ingress.kubernetes.io/canary-by-header: user-agent
+      nginx.ingress.kubernetes.io/canary-by-header-value: pc
+  spec:
+    rules:
+    - http:
+        paths:
+        - {path: /, pathType: Prefix, backend: {service: {name: web-canary, port: {number: 80}}}}
+- metadata:
+    annotations:
+      kubernetes.io/ingress.class: nginx
+      nginx.ingress.kubernetes.io/canary: "true"
+      nginx.ingress.kubernetes.io/canary-weight: "30"
+  spec:
+    rules:
+    - http:
+        paths:
+        - {path: /, pathType: Prefix, backend: {service: {name: web-canary, port: {number: 80}}}}
+- null
+"#;
+
+    fn nginx() -> Script {
+        let builtin = builtin_ingress("nginx").unwrap();
+        Script::new(builtin.path(), builtin.code)
+    }
+
+    #[test]
+    fn runs_every_stage_from_the_one_before() {
+        let case = IngressTestCase::parse("case.yaml", CASE).unwrap();
+        let report = case.run("nginx", &nginx(), true, &Limits::default());
+        assert!(report.passed(), "{report:?}");
+        assert_eq!(report.steps.len(), 3);
+        let wrong = CASE.replace("canary-weight: \"30\"", "canary-weight: \"40\"");
+        let report =
+            IngressTestCase::parse("case.yaml", &wrong).unwrap().run("nginx", &nginx(), true, &Limits::default());
+        assert_eq!(report.steps.iter().map(|s| s.outcome == Outcome::Pass).collect::<Vec<_>>(), [true, false, true]);
+    }
+
+    #[test]
+    fn a_failing_stage_ends_the_case_and_a_short_expected_is_reported() {
+        let broken = Script::new("broken.lua", "return obj.nothing.here");
+        let report =
+            IngressTestCase::parse("case.yaml", CASE).unwrap().run("nginx", &broken, false, &Limits::default());
+        assert!(
+            matches!(&report.steps[..], [StepReport { outcome: Outcome::Error(e), .. }] if e.contains("broken.lua:1"))
+        );
+        let short = CASE.split("- null").next().unwrap();
+        let report =
+            IngressTestCase::parse("case.yaml", short).unwrap().run("nginx", &nginx(), true, &Limits::default());
+        assert!(
+            matches!(&report.steps[2].outcome, Outcome::Error(e) if e == "expected has 2 entries but the case has 3 steps")
+        );
+    }
+
+    #[test]
+    fn cases_need_an_ingress_ref_and_a_stable_ingress() {
+        let without_ingress = CASE.replace("          ingress: {name: web}\n", "");
+        assert_eq!(
+            IngressTestCase::parse("c.yaml", &without_ingress).unwrap_err(),
+            "c.yaml: its traffic routing has no ingress"
+        );
+        let without_original = CASE.split("original:").next().unwrap();
+        assert_eq!(
+            IngressTestCase::parse("c.yaml", without_original).unwrap_err(),
+            "c.yaml: no original (the stable Ingress)"
+        );
+    }
+}
