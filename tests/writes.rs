@@ -433,3 +433,25 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);
     drop(pause);
 }
+
+#[test]
+fn sigterm_while_following_keeps_the_approved_step_and_releases_the_claim() {
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let child = spawn(&test, &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
+    // Step 1 is approved; nothing moves the Rollout on, so the run follows it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while rollout_status(&server)["canaryStatus"]["currentStepState"] != "StepReady" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "TERM");
+    let started = Instant::now();
+    let out = finish(child).status(143);
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    out.stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stderr_has("interrupted (SIGTERM): stopped following")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it");
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][0]["destination"]["host"], "demo-canary", "step 1 routed");
+    assert!(claims(&server).is_empty());
+}
