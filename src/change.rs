@@ -145,9 +145,12 @@ impl Change {
     }
 
     /// Whether a change whose reply was lost landed, from a fresh read (`None`: not found).
-    pub fn landed(&self, fresh: Option<&Value>) -> Landed {
+    /// `sent_version` is the resourceVersion its request was conditional on (by default the one
+    /// of `before`): an object still at it was not written.
+    pub fn landed(&self, sent_version: Option<&str>, fresh: Option<&Value>) -> Landed {
         let unchanged = |before: &Value, fresh: &Value| {
-            resource_version_of(before).is_some() && resource_version_of(before) == resource_version_of(fresh)
+            let sent = sent_version.map(str::to_string).or_else(|| resource_version_of(before));
+            sent.is_some() && sent == resource_version_of(fresh)
         };
         match (self, fresh) {
             (Change::Keep { .. }, _) => Landed::Applied,
@@ -409,10 +412,20 @@ mod tests {
     #[test]
     fn a_fresh_read_tells_whether_a_replace_landed() {
         let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
-        assert_eq!(change.landed(Some(&vs("6", 80))), Landed::Applied);
-        assert_eq!(change.landed(Some(&vs("5", 100))), Landed::NotApplied);
-        assert_eq!(change.landed(Some(&vs("6", 50))), Landed::ChangedBySomeoneElse);
-        assert_eq!(change.landed(None), Landed::ChangedBySomeoneElse);
+        assert_eq!(change.landed(None, Some(&vs("6", 80))), Landed::Applied);
+        assert_eq!(change.landed(None, Some(&vs("5", 100))), Landed::NotApplied);
+        assert_eq!(change.landed(None, Some(&vs("6", 50))), Landed::ChangedBySomeoneElse);
+        assert_eq!(change.landed(None, None), Landed::ChangedBySomeoneElse);
+    }
+
+    #[test]
+    fn a_write_conditional_on_this_runs_own_version_is_judged_by_it() {
+        // The original was stored by this run (version 6); the routing write after it was sent
+        // at 6, and its reply lost.
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        assert_eq!(change.landed(Some("6"), Some(&vs("6", 100))), Landed::NotApplied);
+        assert_eq!(change.landed(Some("6"), Some(&vs("7", 80))), Landed::Applied);
+        assert_eq!(change.landed(Some("6"), Some(&vs("7", 90))), Landed::ChangedBySomeoneElse);
     }
 
     #[test]
@@ -421,24 +434,27 @@ mod tests {
         let patch = json!({"metadata": {"resourceVersion": "3"}, "status": {"state": "StepReady"}});
         let change = Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone(), patch };
         let ready = json!({"metadata": {"resourceVersion": "4"}, "status": {"state": "StepReady"}});
-        assert_eq!(change.landed(Some(&ready)), Landed::Applied);
-        assert_eq!(change.landed(Some(&before)), Landed::NotApplied);
+        assert_eq!(change.landed(None, Some(&ready)), Landed::Applied);
+        assert_eq!(change.landed(None, Some(&before)), Landed::NotApplied);
         let moved = json!({"metadata": {"resourceVersion": "9"}, "status": {"state": "StepUpgrade"}});
-        assert_eq!(change.landed(Some(&moved)), Landed::ChangedBySomeoneElse);
+        assert_eq!(change.landed(None, Some(&moved)), Landed::ChangedBySomeoneElse);
 
         let object = json!({"kind": "Ingress", "metadata": {"name": "c"}, "spec": {"a": 1}});
         let create = Change::Create { key: key(), object: object.clone() };
-        assert_eq!(create.landed(None), Landed::NotApplied);
-        assert_eq!(create.landed(Some(&object)), Landed::Applied);
-        assert_eq!(create.landed(Some(&json!({"kind": "Ingress", "spec": {"a": 2}}))), Landed::ChangedBySomeoneElse);
+        assert_eq!(create.landed(None, None), Landed::NotApplied);
+        assert_eq!(create.landed(None, Some(&object)), Landed::Applied);
+        assert_eq!(
+            create.landed(None, Some(&json!({"kind": "Ingress", "spec": {"a": 2}}))),
+            Landed::ChangedBySomeoneElse
+        );
 
         let delete = Change::Delete { key: key(), before: vs("5", 100) };
-        assert_eq!(delete.landed(None), Landed::Applied);
-        assert_eq!(delete.landed(Some(&vs("5", 100))), Landed::NotApplied);
-        assert_eq!(delete.landed(Some(&vs("6", 100))), Landed::ChangedBySomeoneElse);
+        assert_eq!(delete.landed(None, None), Landed::Applied);
+        assert_eq!(delete.landed(None, Some(&vs("5", 100))), Landed::NotApplied);
+        assert_eq!(delete.landed(None, Some(&vs("6", 100))), Landed::ChangedBySomeoneElse);
         let mut remade = vs("9", 100);
         remade["metadata"]["uid"] = json!("u-2");
-        assert_eq!(delete.landed(Some(&remade)), Landed::Applied);
+        assert_eq!(delete.landed(None, Some(&remade)), Landed::Applied);
     }
 
     #[test]

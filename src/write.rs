@@ -266,7 +266,7 @@ impl<'a> Writer<'a> {
                         ))
                         .with_report(&self.half_written(&key, backup.as_ref()))
                     })?;
-                    return match change.landed(fresh.as_ref()) {
+                    return match change.landed(version.as_deref(), fresh.as_ref()) {
                         Landed::Applied => self.record(resource, &change, version, fresh, backup, true),
                         Landed::NotApplied => Err(Error::Api { doing, failure }
                             .with_report(&format!("  {key}: not written (a fresh read shows it as before)"))),
@@ -449,17 +449,21 @@ impl<'a> Writer<'a> {
                     Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
                 }
                 Err(Error::Api { failure, .. }) if failure.outcome_unknown() => {
-                    match self
-                        .cluster
-                        .get(&resource, &key.namespace, &key.name)
-                        .await
-                        .map(|f| inverse.landed(f.as_ref()))
-                    {
-                        Ok(Landed::Applied) => Fate::RolledBack,
-                        Ok(Landed::NotApplied) => Fate::Kept(format!("NOT rolled back: {failure}")),
-                        Ok(Landed::ChangedBySomeoneElse) => {
-                            Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
-                        }
+                    match self.cluster.get(&resource, &key.namespace, &key.name).await {
+                        Ok(fresh) => match inverse.landed(version.as_deref(), fresh.as_ref()) {
+                            Landed::Applied => {
+                                // The next older write of the object is undone from here.
+                                match fresh {
+                                    Some(fresh) => self.seen.insert(key.clone(), fresh),
+                                    None => self.seen.remove(&key),
+                                };
+                                Fate::RolledBack
+                            }
+                            Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
+                            Landed::ChangedBySomeoneElse => {
+                                Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
+                            }
+                        },
                         Err(e) => {
                             Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"))
                         }

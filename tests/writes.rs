@@ -77,6 +77,25 @@ fn approve_reports_a_write_whose_reply_is_lost_and_that_was_not_stored() {
     assert!(claims(&server).is_empty());
 }
 
+#[test]
+fn a_lost_write_after_this_runs_own_write_is_judged_against_that_write() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
+        let server = shop(2, "StepPaused").start();
+        // The VirtualService's routing (write 3, sent at the version of this run's own write 2,
+        // which stored the original) is lost before it is stored.
+        server.reply_fault(Requests::Writes, 3, Stage::BeforeStore, fault);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "demo", "--yes"])
+            .run()
+            .status(1)
+            .stderr_has("VirtualService shop/demo: not written (a fresh read shows it as before)")
+            .stderr_has("VirtualService shop/demo: rolled back");
+        assert!(!approved_with_its_routing(&server), "{fault:?}");
+        assert!(claims(&server).is_empty());
+    }
+}
+
 fn routed() -> FakeHandle {
     let server = shop(2, "StepPaused").start();
     Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();

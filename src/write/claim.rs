@@ -66,7 +66,7 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
         Err(Error::Api { failure, .. }) if failure.is_conflict() => Ok(Err(())),
         Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
             let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await?;
-            match change.landed(fresh.as_ref()) {
+            match change.landed(None, fresh.as_ref()) {
                 Landed::Applied => Ok(Ok(fresh)),
                 Landed::NotApplied => Err(Error::Api { doing, failure }),
                 Landed::ChangedBySomeoneElse => Ok(Err(())),
