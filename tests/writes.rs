@@ -277,6 +277,37 @@ fn sigint_and_sigterm_after_each_write_stop_before_the_next_and_roll_back() {
 }
 
 #[test]
+fn restore_signalled_after_each_write_rolls_back_or_finishes() {
+    for (name, code) in [("INT", 130), ("TERM", 143)] {
+        for k in 1..=RESTORE_WRITES {
+            let server = routed();
+            let routed_vs = vs(&server);
+            let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
+            let test = Test::new().kubeconfig(&server);
+            let child = spawn(&test, &["restore", "demo", "--yes"]);
+            assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
+            signal(&child, name);
+            std::thread::sleep(Duration::from_millis(200));
+            pause.release();
+            let out = finish(child);
+            assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            // The objects are written 2nd and 3rd: after the 2nd, the VirtualService is rolled
+            // back; from the 3rd on, the restore had finished.
+            if k == 2 {
+                assert!(out.stderr.contains("VirtualService shop/demo: rolled back"), "{}", out.stderr);
+                assert_eq!(vs(&server)["spec"], routed_vs["spec"], "{name} after write {k}");
+            } else if k >= 3 {
+                assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "{name} after write {k}");
+                assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+            } else {
+                assert!(out.stderr.contains("nothing was written"), "{}", out.stderr);
+            }
+            assert!(claims(&server).is_empty(), "{name} after write {k}");
+        }
+    }
+}
+
+#[test]
 fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     let server = shop(2, "StepPaused").start();
     // Hold the VirtualService's second write (its routing) before it is stored.
