@@ -238,7 +238,7 @@ fn placements(
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
         return Ok(BTreeMap::new());
     }
-    match session.plan(live, catalog, &live.snapshot.objects, rollout, &rollout.item.stages()) {
+    match session.plan_to_place(live, catalog, rollout) {
         Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
         Err(e) => {
             notes.push(format!("Rollout {}: cannot check for edits, its steps do not plan: {e}", rollout.item.name));
