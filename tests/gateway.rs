@@ -80,3 +80,183 @@ fn a_malformed_route_is_an_error_naming_the_field() {
         .status(1)
         .stdout_has("step 0: HTTPRoute demo/store: spec.rules[0].backendRefs[0].port: must be an integer that fits Go's int32, not \"eighty\"");
 }
+
+/// On the fake API server: Rollout `store` routing through HTTPRoute `store` (a header step,
+/// a path step, 30%, then 100%), and the route: `/` to `store`, `/old` redirected.
+mod cluster {
+    use crate::support::Test;
+    use crate::support::cluster::*;
+    use fake_apiserver::FakeHandle;
+    use serde_json::{Value, json};
+
+    pub fn store_rollout(step: i64, state: &str) -> Value {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "store"},
+                "strategy": {"canary": {
+                    "steps": [
+                        {"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x-canary", "value": "true"}]}]},
+                        {"replicas": 2, "matches": [{"path": {"type": "PathPrefix", "value": "/beta"}}]},
+                        {"replicas": "30%", "traffic": "30%"},
+                        {"replicas": "100%"}
+                    ],
+                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+                }}
+            },
+            "status": {
+                "phase": "Progressing",
+                "canaryStatus": {"currentStepIndex": step, "currentStepState": state, "canaryReplicas": 1, "canaryReadyReplicas": 1}
+            }
+        })
+    }
+
+    /// As a user writes it; the fake server adds the CRD's defaults (kind, group, weight).
+    pub fn http_route(version: &str) -> Value {
+        json!({
+            "apiVersion": format!("gateway.networking.k8s.io/{version}"), "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "parentRefs": [{"name": "public"}],
+                "rules": [
+                    {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [{"name": "store", "port": 80}]},
+                    {"matches": [{"path": {"type": "Exact", "value": "/old"}}],
+                     "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/"}}}]}
+                ]
+            }
+        })
+    }
+
+    pub fn store(step: i64, state: &str, versions: &[&str]) -> fake_apiserver::Builder {
+        let mut builder = fake_apiserver::FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .object(store_rollout(step, state));
+        for version in versions {
+            builder = builder.resource(fake_apiserver::httproutes(version));
+        }
+        builder.object(http_route(versions[0]))
+    }
+
+    pub fn route(server: &FakeHandle) -> Value {
+        server.object("gateway.networking.k8s.io", "*", "httproutes", NAMESPACE, "store").expect("the HTTPRoute")
+    }
+
+    /// The route's rules, each as `path [header…] -> backend weight, …`.
+    pub fn rules(server: &FakeHandle) -> Vec<String> {
+        route(server)["spec"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|rule| {
+                let matches: Vec<String> = rule["matches"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|m| {
+                        let headers: String = m["headers"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|h| format!(" {}={}", h["name"].as_str().unwrap(), h["value"].as_str().unwrap()))
+                            .collect();
+                        format!("{}{headers}", m["path"]["value"].as_str().unwrap_or("-"))
+                    })
+                    .collect();
+                let backends: Vec<String> = rule["backendRefs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|b| format!("{} {}", b["name"].as_str().unwrap(), b["weight"]))
+                    .collect();
+                format!("{} -> {}", matches.join(" | "), backends.join(", "))
+            })
+            .collect()
+    }
+
+    /// What the controller does after an approval: the next step, paused.
+    fn next_step(server: &FakeHandle, step: i64) {
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap();
+        rollout["status"]["canaryStatus"]["currentStepIndex"] = step.into();
+        rollout["status"]["canaryStatus"]["currentStepState"] = "StepPaused".into();
+        server.put_object(rollout);
+    }
+
+    fn approve(server: &FakeHandle) -> crate::support::Output {
+        Test::new().kubeconfig(server).args(["approve", "store", "--yes"]).run().success()
+    }
+
+    const ORIGINAL: [&str; 2] = ["/ -> store 1", "/old -> "];
+
+    #[test]
+    fn approve_a_header_step_a_path_step_and_a_weight_step_then_restore() {
+        let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+        assert_eq!(rules(&server), ORIGINAL);
+        let status = |server: &FakeHandle| Test::new().kubeconfig(server).args(["status", "store"]).run().success();
+        status(&server).stdout_has("HTTPRoute shop/store  original\n");
+
+        approve(&server)
+            .stdout_has("HTTPRoute shop/store: the controller's Gateway API routing (no script), match mode")
+            .stdout_has("HTTPRoute shop/store updated (backup ");
+        assert_eq!(rules(&server), ["/ -> store 1", "/old -> ", "/ x-canary=true -> store-canary 1"]);
+        assert_eq!(route(&server)["metadata"]["annotations"], Value::Null, "an HTTPRoute stores no original");
+        assert_eq!(rollout_of(&server)["currentStepState"], "StepReady");
+        status(&server).stdout_has("HTTPRoute shop/store  at step 1\n");
+
+        next_step(&server, 2);
+        approve(&server);
+        // The header rule goes (it holds the canary); the path match makes a rule of its own.
+        assert_eq!(rules(&server), ["/ -> store 1", "/old -> ", "/beta -> store-canary 1"]);
+        status(&server).stdout_has("HTTPRoute shop/store  at step 2\n");
+
+        next_step(&server, 3);
+        approve(&server).stdout_has("weight mode: store 70, store-canary 30").stdout_has("a weight step keeps it");
+        assert_eq!(rules(&server), ["/ -> store 70, store-canary 30", "/old -> ", "/beta -> store-canary 1"]);
+        status(&server).stdout_has("HTTPRoute shop/store  at step 3\n");
+
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "store", "--yes"])
+            .run()
+            .success()
+            .stdout_has("HTTPRoute shop/store: the controller's restore of its rules")
+            .stdout_has("-  - filters:\n")
+            .stdout_has(
+                "warning: spec.rules[1] has no backendRefs (a redirect, for example): the controller deletes it",
+            )
+            .stdout_has("HTTPRoute shop/store restored (backup ");
+        // The controller's restore: the canary gone, weight 1, the redirect deleted.
+        assert_eq!(rules(&server), ["/ -> store 1"]);
+        status(&server).stdout_has("HTTPRoute shop/store  original\n");
+        // Restored: a second restore writes nothing.
+        server.clear_log();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "store", "--yes"])
+            .run()
+            .success()
+            .stderr_has("HTTPRoute shop/store: already restored");
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+    }
+
+    fn rollout_of(server: &FakeHandle) -> Value {
+        let rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").expect("the Rollout");
+        rollout["status"]["canaryStatus"].clone()
+    }
+
+    #[test]
+    fn the_route_is_read_at_v1_when_served_else_at_v1beta1() {
+        for (versions, read) in [(&["v1", "v1beta1"][..], "v1"), (&["v1beta1"][..], "v1beta1")] {
+            let server = store(1, "StepPaused", versions).start();
+            approve(&server);
+            let paths: Vec<String> = server
+                .writes()
+                .iter()
+                .filter(|r| r.path.contains("httproutes"))
+                .map(|r| format!("{} {}", r.method, r.path))
+                .collect();
+            assert_eq!(paths, [format!("PUT /apis/gateway.networking.k8s.io/{read}/namespaces/shop/httproutes/store")]);
+        }
+    }
+}
