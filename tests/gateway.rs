@@ -173,3 +173,124 @@ mod cluster {
         }
     }
 }
+
+#[test]
+fn the_example_plans_offline_as_four_replacements_of_the_route() {
+    Test::new()
+        .args(["plan", "-f"])
+        .arg(repo("examples/gateway-canary"))
+        .run()
+        .success()
+        .stdout_has("step 1/4: replicas 1, matches [header x-canary=true]")
+        .stdout_has("  HTTPRoute demo/store: the controller's Gateway API routing (no script), match mode")
+        .stdout_has("--- HTTPRoute demo/store (current)\n+++ HTTPRoute demo/store (step 1/4)\n")
+        .stdout_has("warning: spec.rules[2] has no backendRefs (a redirect, for example)")
+        // Each step starts from the route the step before left.
+        .stdout_has("--- HTTPRoute demo/store (after step 1/4)\n+++ HTTPRoute demo/store (step 2/4)\n")
+        .stdout_has("weight mode: store 80, store-canary 20")
+        .stdout_has("-      weight: 80\n+      weight: 50\n")
+        .stdout_has("restore: store-canary removed, store weight 1, rules left without backendRefs deleted")
+        .stdout_has("Plan: 4 to change, 0 already as planned");
+    let json = Test::new().args(["plan", "-o", "json", "-f"]).arg(repo("examples/gateway-canary")).run().success().json();
+    let stages = json["plans"][0]["stages"].as_array().unwrap();
+    let actions: Vec<&str> = stages.iter().map(|s| s["objects"][0]["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["replace"; 4]);
+    // What each step writes is what the HTTPRoute test case of the example expects.
+    let case = std::fs::read_to_string(repo(CASE)).unwrap();
+    let case = fake_apiserver::parse_objects(&case).unwrap().remove(0);
+    for (stage, expected) in stages.iter().zip(case["expected"].as_array().unwrap()) {
+        assert_eq!(stage["objects"][0]["planned"]["spec"], expected["spec"], "{}", stage["label"]);
+    }
+}
+
+const ROUTE: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    backendRefs: [{kind: Service, name: web, port: 80}]
+"#;
+
+const VIRTUAL_SERVICE: &str = r#"
+apiVersion: networking.istio.io/v1beta1
+kind: VirtualService
+metadata: {name: web, namespace: shop}
+spec:
+  hosts: [web]
+  http: [{route: [{destination: {host: web}}]}]
+"#;
+
+/// A Rollout routing through `routing` (YAML of one trafficRoutings entry), one 20% step.
+fn rollout_with(routing: &str, canary: &str) -> String {
+    format!(
+        r#"
+apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata: {{name: web, namespace: shop}}
+spec:
+  workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  strategy:
+    canary:
+      {canary}
+      steps: [{{replicas: 1, traffic: "20%"}}]
+      trafficRoutings:
+      - {routing}
+"#
+    )
+}
+
+#[test]
+fn custom_refs_and_a_gateway_plan_in_the_controllers_order_and_the_first_error_stops() {
+    let both = "{service: web, gateway: {httpRouteName: web}, customNetworkRefs: [{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: web}]}";
+    let test = Test::new()
+        .file("m/rollout.yaml", &rollout_with(both, ""))
+        .file("m/route.yaml", ROUTE)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .file("fails.lua", "error('no route for you')");
+    let out = test.run_args(["plan", "-f", "m"]).success();
+    let (vs, route) = (out.stdout.find("VirtualService shop/web:").unwrap(), out.stdout.find("HTTPRoute shop/web:").unwrap());
+    assert!(vs < route, "custom refs first, then the gateway: {}", out.stdout);
+    assert!(out.stdout.contains("weight mode: web 80, web-canary 20"), "{}", out.stdout);
+    // The custom refs' script fails: the plan stops there, as the controller's step does.
+    test.run_args(["plan", "-f", "m", "--script", "VirtualService.networking.istio.io=fails.lua"])
+        .status(1)
+        .stderr_has("no route for you");
+    // A missing route stops it too, after the custom refs planned.
+    let test = Test::new().file("m/rollout.yaml", &rollout_with(both, "")).file("m/vs.yaml", VIRTUAL_SERVICE);
+    test.run_args(["plan", "-f", "m"])
+        .status(1)
+        .stderr_has("Rollout shop/web routes through HTTPRoute shop/web, but there is no such object in namespace shop");
+}
+
+#[test]
+fn canary_equal_to_stable_is_planned_as_the_controller_does_with_a_warning() {
+    let gateway = "{service: web, gateway: {httpRouteName: web}}";
+    Test::new()
+        .file("m/rollout.yaml", &rollout_with(gateway, "disableGenerateCanaryService: true"))
+        .file("m/route.yaml", ROUTE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("weight mode: web 80, web 20")
+        .stdout_has("+      weight: 20\n")
+        .stdout_has("canary and stable Service are both web (disableGenerateCanaryService)");
+    let traffic_routing = r#"
+apiVersion: rollouts.kruise.io/v1alpha1
+kind: TrafficRouting
+metadata: {name: tr, namespace: shop}
+spec:
+  objectRef: [{service: web, gateway: {httpRouteName: web}}]
+  strategy: {weight: 30}
+"#;
+    Test::new()
+        .file("m/tr.yaml", traffic_routing)
+        .file("m/route.yaml", ROUTE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("TrafficRouting shop/tr")
+        .stdout_has("HTTPRoute shop/web: the controller's Gateway API routing (no script), weight mode: web 70, web 30")
+        .stdout_has("canary and stable Service are both web (a TrafficRouting routes to the stable Service itself)");
+}
