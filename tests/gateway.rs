@@ -191,7 +191,8 @@ fn the_example_plans_offline_as_four_replacements_of_the_route() {
         .stdout_has("-      weight: 80\n+      weight: 50\n")
         .stdout_has("restore: store-canary removed, store weight 1, rules left without backendRefs deleted")
         .stdout_has("Plan: 4 to change, 0 already as planned");
-    let json = Test::new().args(["plan", "-o", "json", "-f"]).arg(repo("examples/gateway-canary")).run().success().json();
+    let json =
+        Test::new().args(["plan", "-o", "json", "-f"]).arg(repo("examples/gateway-canary")).run().success().json();
     let stages = json["plans"][0]["stages"].as_array().unwrap();
     let actions: Vec<&str> = stages.iter().map(|s| s["objects"][0]["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["replace"; 4]);
@@ -250,7 +251,8 @@ fn custom_refs_and_a_gateway_plan_in_the_controllers_order_and_the_first_error_s
         .file("m/vs.yaml", VIRTUAL_SERVICE)
         .file("fails.lua", "error('no route for you')");
     let out = test.run_args(["plan", "-f", "m"]).success();
-    let (vs, route) = (out.stdout.find("VirtualService shop/web:").unwrap(), out.stdout.find("HTTPRoute shop/web:").unwrap());
+    let (vs, route) =
+        (out.stdout.find("VirtualService shop/web:").unwrap(), out.stdout.find("HTTPRoute shop/web:").unwrap());
     assert!(vs < route, "custom refs first, then the gateway: {}", out.stdout);
     assert!(out.stdout.contains("weight mode: web 80, web-canary 20"), "{}", out.stdout);
     // The custom refs' script fails: the plan stops there, as the controller's step does.
@@ -259,9 +261,9 @@ fn custom_refs_and_a_gateway_plan_in_the_controllers_order_and_the_first_error_s
         .stderr_has("no route for you");
     // A missing route stops it too, after the custom refs planned.
     let test = Test::new().file("m/rollout.yaml", &rollout_with(both, "")).file("m/vs.yaml", VIRTUAL_SERVICE);
-    test.run_args(["plan", "-f", "m"])
-        .status(1)
-        .stderr_has("Rollout shop/web routes through HTTPRoute shop/web, but there is no such object in namespace shop");
+    test.run_args(["plan", "-f", "m"]).status(1).stderr_has(
+        "Rollout shop/web routes through HTTPRoute shop/web, but there is no such object in namespace shop",
+    );
 }
 
 #[test]
@@ -293,4 +295,52 @@ spec:
         .stdout_has("TrafficRouting shop/tr")
         .stdout_has("HTTPRoute shop/web: the controller's Gateway API routing (no script), weight mode: web 70, web 30")
         .stdout_has("canary and stable Service are both web (a TrafficRouting routes to the stable Service itself)");
+}
+
+mod record {
+    use crate::support::Test;
+    use crate::support::cluster::*;
+
+    #[test]
+    fn record_writes_an_httproute_case_that_test_and_plan_replay() {
+        let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["record", "store", "-o", "cases"])
+            .success()
+            .stderr_has("cases/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml");
+        let case = std::fs::read_to_string(
+            test.path("cases/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml"),
+        )
+        .unwrap();
+        assert!(case.contains("with the controller's Gateway API routing (no script)"), "{case}");
+        assert!(!case.contains("in the middle of a release"), "{case}");
+        assert!(!test.path("cases/gateway.networking.k8s.io/HTTPRoute/trafficRouting.lua").exists(), "no script");
+        test.run_args(["test", "cases"])
+            .success()
+            .stdout_has("ok   gateway.networking.k8s.io/HTTPRoute store-httproute-store.yaml (4 steps)")
+            .stdout_has("1 passed, 0 failed");
+        // The same case planned offline: the route after each step, as the cluster's plan.
+        test.run_args(["record", "store", "-o", "store.yaml"]).success();
+        let offline = test.run_args(["plan", "-f", "store.yaml", "--step", "3", "-o", "json"]).success().json();
+        let live = test.run_args(["plan", "store", "--step", "1", "-o", "json"]).success().json();
+        assert_eq!(offline["plans"][0]["stages"][0]["objects"][0]["action"], "replace", "{offline}");
+        assert_eq!(
+            live["plans"][0]["stages"][0]["objects"][0]["planned"]["spec"]["rules"][2]["backendRefs"][0]["name"],
+            "store-canary"
+        );
+
+        // In the middle of the release the controller keeps no copy: original is its restore.
+        test.run_args(["approve", "store", "--yes"]).success();
+        test.run_args(["record", "store", "-o", "mid"]).success();
+        let case = std::fs::read_to_string(
+            test.path("mid/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml"),
+        )
+        .unwrap();
+        assert!(case.contains("is in the middle of a release, and the controller keeps no copy of it"), "{case}");
+        assert!(
+            !case[case.find("original:").unwrap()..case.find("expected:").unwrap()].contains("store-canary"),
+            "{case}"
+        );
+        test.run_args(["test", "mid"]).success().stdout_has("1 passed, 0 failed");
+    }
 }

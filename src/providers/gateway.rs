@@ -185,7 +185,7 @@ impl<'a> GatewayRoute<'a> {
 
     /// Whether the route shows no sign of a release: no backendRef to the canary Service.
     /// With canary = stable nothing tells, and the route counts as untouched.
-    fn untouched(&self, route: &Value) -> bool {
+    pub fn untouched(&self, route: &Value) -> bool {
         let rules = route["spec"]["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
         self.same_service() || !rules.iter().any(|rule| position(rule, self.canary_service).is_some())
     }
