@@ -335,3 +335,96 @@ impl<'a> Planner<'a> {
 fn planned(provider: &Provider) -> bool {
     matches!(provider, Provider::Custom(_) | Provider::Gateway { .. })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::{self, Position};
+    use serde_json::json;
+
+    fn rollout() -> Rollout {
+        Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]},
+                          {"replicas": 2, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+            }}}
+        }))
+        .unwrap()
+    }
+
+    fn route() -> Value {
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": "shop", "resourceVersion": "5"},
+            "spec": {"rules": [{"backendRefs": [{"kind": "Service", "name": "store", "port": 80, "weight": 1}]}]}
+        })
+    }
+
+    fn plan(objects: &ObjectIndex, from_read: bool) -> RoutingPlan {
+        let catalog = ScriptCatalog::default();
+        let planner = Planner::new(objects, &catalog, Limits::default());
+        let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
+        let rollout = rollout();
+        planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
+    }
+
+    #[test]
+    fn an_httproute_carries_from_stage_to_stage_unless_each_is_planned_from_the_route_read() {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let carried = plan(&objects, false);
+        let [step1, step2, ..] = carried.stages.as_slice() else { panic!("{carried:?}") };
+        let (first, second) = (&step1.objects[0], &step2.objects[0]);
+        assert_eq!((first.current.clone(), first.after.clone()), (route(), None));
+        assert_eq!(second.current, first.planned, "step 2 starts where step 1 left the route");
+        assert_eq!(second.after.as_deref(), Some(step1.label.as_str()));
+        // Step 2 keeps step 1's header rule and weights the stable rule.
+        assert_eq!(second.planned["spec"]["rules"].as_array().unwrap().len(), 2);
+        let [Change::Replace { before, after, .. }] = second.changes.as_slice() else { panic!("{:?}", second.changes) };
+        assert_eq!((before, after), (&first.planned, &second.planned));
+        assert!(first.untouched && !second.untouched);
+        assert!(matches!(&first.action, Action::Rules(how) if how.contains("match mode")), "{:?}", first.action);
+
+        let from_read = plan(&objects, true);
+        assert!(from_read.stages.iter().all(|s| s.objects[0].current == route() && s.objects[0].after.is_none()));
+        assert_eq!(status::positions(&from_read)[0].position, Position::Original);
+        // A route at step 1: step 1's plan writes nothing to it, step 2's does.
+        let mut at_step_1 = ObjectIndex::default();
+        at_step_1.insert("shop", first.planned.clone());
+        let placed = plan(&at_step_1, true);
+        assert_eq!(status::positions(&placed)[0].position, Position::AtStep { steps: vec!["step 1".into()] });
+        // Edited: at no step, and not untouched.
+        let mut edited = first.planned.clone();
+        edited["spec"]["rules"][1]["backendRefs"][0]["port"] = json!(8080);
+        let mut drifted = ObjectIndex::default();
+        drifted.insert("shop", edited);
+        assert_eq!(status::positions(&plan(&drifted, true))[0].position, Position::Drifted);
+    }
+
+    #[test]
+    fn a_rollout_with_only_ingress_routing_has_nothing_to_plan_yet() {
+        let mut object = json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web"},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "web", "ingress": {"name": "web"}}]}}}
+        });
+        let catalog = ScriptCatalog::default();
+        let objects = ObjectIndex::default();
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let rollout = Rollout::from_object(&object).unwrap();
+        let error = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap_err();
+        assert!(error.to_string().contains("its trafficRoutings use only ingress, which this tool does not plan yet"));
+        // With a gateway too, the ingress is named in a warning and the route is planned.
+        object["spec"]["strategy"]["canary"]["trafficRoutings"][0]["gateway"] = json!({"httpRouteName": "store"});
+        let rollout = Rollout::from_object(&object).unwrap();
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+        assert_eq!(plan.warnings, ["its ingress routing is not shown: this tool does not plan it yet"]);
+        assert_eq!(plan.stages[0].objects[0].describe(), "HTTPRoute shop/store");
+    }
+}

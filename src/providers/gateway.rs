@@ -1129,4 +1129,67 @@ mod tests {
         );
         assert!(route_warnings(&rollout(), &store_route()).is_empty());
     }
+
+    fn routing() -> Routing {
+        let owner = crate::model::Owner {
+            kind: OwnerKind::Rollout,
+            namespace: "shop".into(),
+            name: "store".into(),
+            uid: String::new(),
+        };
+        let http_route = "store".to_string();
+        Routing {
+            owner,
+            stable_service: STABLE.into(),
+            canary_service: CANARY.into(),
+            providers: vec![crate::model::Provider::Gateway { http_route }],
+        }
+    }
+
+    #[test]
+    fn plan_object_replaces_the_whole_route_or_keeps_it() {
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"filters": []}]));
+        let plan = plan_object(&routing(), "store", &traffic("20%"), Some(&route), None).unwrap();
+        assert_eq!(plan.describe(), "HTTPRoute shop/store");
+        assert_eq!(plan.reference.api_version, "gateway.networking.k8s.io/v1");
+        let [Change::Replace { before, after, .. }] = plan.changes.as_slice() else { panic!("{:?}", plan.changes) };
+        assert_eq!((before, after), (&route, &plan.planned));
+        assert!(plan.changed() && plan.untouched);
+        assert!(
+            matches!(&plan.action, Action::Rules(how) if how.ends_with("weight mode: store-svc 80, store-svc-canary 20"))
+        );
+        // The route's own warnings come with a plan from the route as read only.
+        assert!(plan.warnings[0].starts_with("spec.rules[1] has no backendRefs"), "{:?}", plan.warnings);
+        let next =
+            plan_object(&routing(), "store", &traffic("20%"), Some(&plan.planned), Some("step 1".into())).unwrap();
+        assert_eq!(next.changes, [Change::Keep { key: next.key.clone(), object: plan.planned.clone() }]);
+        assert!(!next.changed() && !next.untouched);
+        assert!(next.warnings.is_empty(), "{:?}", next.warnings);
+        assert_eq!(next.after.as_deref(), Some("step 1"));
+        let left = plan_object(&routing(), "store", &RoutingAction::Leave, Some(&route), None).unwrap();
+        assert!(matches!(left.action, Action::Keep(_)) && !left.changed());
+        assert!(matches!(
+            plan_object(&routing(), "store", &RoutingAction::Restore, Some(&plan.planned), None).unwrap().action,
+            Action::Rules(how) if how.contains("restore: store-svc-canary removed")
+        ));
+    }
+
+    #[test]
+    fn plan_object_of_a_missing_route_names_it() {
+        let error = plan_object(&routing(), "store", &RoutingAction::Restore, None, None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Rollout shop/store routes through HTTPRoute shop/store, but there is no such object in namespace shop"
+        );
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_a_route_counts_as_untouched() {
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}]));
+        assert!(rollout().untouched(&route));
+        let routed = http_route(json!([{"backendRefs": [svc(STABLE, Some(80)), svc(CANARY, Some(20))]}]));
+        assert!(!rollout().untouched(&routed));
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        assert!(same.untouched(&routed));
+    }
 }
