@@ -86,7 +86,7 @@ mod cluster {
     use crate::support::Test;
     use crate::support::cluster::*;
     use fake_apiserver::FakeHandle;
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     /// What the controller does after an approval: the next step, paused.
     fn next_step(server: &FakeHandle, step: i64) {
@@ -150,6 +150,38 @@ mod cluster {
             .run()
             .success()
             .stderr_has("HTTPRoute shop/store: already restored");
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+    }
+
+    #[test]
+    fn custom_refs_and_a_gateway_are_written_in_the_controllers_order_and_a_failing_script_writes_nothing() {
+        let mut rollout = rollout(2, "StepPaused");
+        rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["gateway"] = json!({"httpRouteName": "store"});
+        let mut demo_route = http_route("v1");
+        demo_route["spec"]["rules"][0]["backendRefs"][0]["name"] = json!("demo");
+        let start = || {
+            serving(rollout.clone())
+                .resource(fake_apiserver::httproutes("v1"))
+                .resource(fake_apiserver::httproutes("v1beta1"))
+                .object(demo_route.clone())
+                .start()
+        };
+        let server = start();
+        Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+        let kinds: Vec<String> =
+            writes(&server).iter().map(|w| w.split('/').nth_back(1).unwrap_or_default().to_string()).collect();
+        assert_eq!(
+            kinds,
+            // The approval is the status of Rollout demo: `…/rollouts/demo/status`.
+            ["virtualservices", "virtualservices", "destinationrules", "destinationrules", "httproutes", "demo"],
+            "{:?}",
+            writes(&server)
+        );
+        let rules = route(&server)["spec"]["rules"][0]["backendRefs"].clone();
+        assert_eq!((rules[0]["weight"].clone(), rules[1]["name"].clone()), (json!(50), json!("demo-canary")));
+        // The custom refs' script fails: the controller's step stops there, and nothing is written.
+        let server = start();
+        approve_with_script(&server, "error('no route for you')").status(1).stderr_has("no route for you");
         assert!(writes(&server).is_empty(), "{:?}", writes(&server));
     }
 
