@@ -1,6 +1,6 @@
 //! Build steps:
-//! - compiles Lua 5.1 with the controller's (gopher-lua's) number formatting; mlua-sys runs in
-//!   `external` mode, so this script compiles Lua and emits the link lines;
+//! - compiles the vendored Lua 5.1 with the controller's (gopher-lua's) number formatting;
+//!   mlua-sys runs in `external` mode, so this script compiles Lua and emits the link lines;
 //! - embeds the built-in scripts and their test cases from `lua_configuration/` (custom refs'
 //!   `<group>/<Kind>/trafficRouting.lua`, Ingress classes' `trafficrouting_ingress/<classType>.lua`).
 
@@ -28,18 +28,37 @@ fn record_git_commit() {
     println!("cargo:rerun-if-changed=.git/refs/heads");
 }
 
+/// Compiles the vendored Lua 5.1.5 (`build/lua-5.1.5/`, patched where its README says) with
+/// gopher-lua's number formatting forced into every file, as the static library mlua links.
 fn build_lua(manifest: &Path) {
+    let source = manifest.join("build/lua-5.1.5");
     let header = manifest.join("build/lua_go_numbers.h");
+    println!("cargo:rerun-if-changed=build/lua-5.1.5");
     println!("cargo:rerun-if-changed=build/lua_go_numbers.h");
     println!("cargo:rerun-if-changed=build.rs");
-    // cc reads C flags from the environment, the target-specific variable first; setting it in
-    // this build script's own process scopes the forced include to the Lua sources.
+    let mut build = cc::Build::new();
     let target = env::var("TARGET").unwrap();
-    let key = format!("CFLAGS_{target}");
-    let flags = format!("{} -include {}", env::var(&key).unwrap_or_default(), header.display());
-    // SAFETY: the build script is single-threaded at this point.
-    unsafe { env::set_var(&key, flags.trim()) };
-    lua_src::Build::new().build(lua_src::Lua51).print_cargo_metadata();
+    // The platform switches lua-src set for Lua 5.1 (they matter only to the io, os and package
+    // libraries, which the sandbox does not open).
+    if ["linux", "bsd", "apple-darwin"].iter().any(|os| target.contains(os)) {
+        build.define("LUA_USE_LINUX", None);
+    }
+    if env::var("PROFILE").as_deref() == Ok("debug") {
+        build.define("LUA_USE_APICHECK", None);
+    }
+    for entry in fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "c") {
+            build.file(path);
+        }
+    }
+    build
+        .include(&source)
+        .flag("-include")
+        .flag(header.to_str().unwrap())
+        .flag_if_supported("-fno-common")
+        .warnings(false)
+        .compile("lua5.1");
 }
 
 /// Writes `builtin_scripts.rs`: one entry per `lua_configuration/<group>/<Kind>/trafficRouting.lua`

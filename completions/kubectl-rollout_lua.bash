@@ -40,6 +40,9 @@ _kubectl__rollout_lua() {
             kubectl__rollout_lua,record)
                 cmd="kubectl__rollout_lua__subcmd__record"
                 ;;
+            kubectl__rollout_lua,release-claim)
+                cmd="kubectl__rollout_lua__subcmd__release__subcmd__claim"
+                ;;
             kubectl__rollout_lua,restore)
                 cmd="kubectl__rollout_lua__subcmd__restore"
                 ;;
@@ -73,6 +76,9 @@ _kubectl__rollout_lua() {
             kubectl__rollout_lua__subcmd__help,record)
                 cmd="kubectl__rollout_lua__subcmd__help__subcmd__record"
                 ;;
+            kubectl__rollout_lua__subcmd__help,release-claim)
+                cmd="kubectl__rollout_lua__subcmd__help__subcmd__release__subcmd__claim"
+                ;;
             kubectl__rollout_lua__subcmd__help,restore)
                 cmd="kubectl__rollout_lua__subcmd__help__subcmd__restore"
                 ;;
@@ -89,7 +95,7 @@ _kubectl__rollout_lua() {
 
     case "${cmd}" in
         kubectl__rollout_lua)
-            opts="-n -h -V --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help --version plan approve restore status record test eval lua-obj completions help"
+            opts="-v -n -h -V --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help --version plan approve restore status release-claim record test eval lua-obj completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -139,7 +145,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd____complete)
-            opts="-n -h --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-v -n -h --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -189,7 +195,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__approve)
-            opts="-l -y -n -h --selector --yes --expect-step --traffic-only --dry-run --until-step --to-end --timeout --script --lua-dir --controller-namespace --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-l -y -v -n -h --selector --yes --expect-step --traffic-only --force --dry-run --until-step --to-end --timeout --script --lua-dir --controller-namespace --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -275,7 +281,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__completions)
-            opts="-n -h --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help bash zsh fish powershell elvish nushell"
+            opts="-v -n -h --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help bash zsh fish powershell elvish nushell"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -325,7 +331,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__eval)
-            opts="-n -h --obj --ingress --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-v -n -h --obj --ingress --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -379,7 +385,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__help)
-            opts="plan approve restore status record test eval lua-obj completions help"
+            opts="plan approve restore status release-claim record test eval lua-obj completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -504,6 +510,20 @@ _kubectl__rollout_lua() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__rollout_lua__subcmd__help__subcmd__release__subcmd__claim)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__rollout_lua__subcmd__help__subcmd__restore)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -547,7 +567,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__lua__subcmd__obj)
-            opts="-o -n -h --output --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-o -v -n -h --output --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -605,7 +625,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__plan)
-            opts="-l -f -o -n -h --selector --filename --step --next --all-steps --dry-run --output --detailed-exitcode --script --lua-dir --controller-namespace --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-l -f -R -k -o -v -n -h --selector --filename --recursive --kustomize --validate --show-obj --step --next --all-steps --dry-run --output --detailed-exitcode --script --lua-dir --controller-namespace --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -625,6 +645,18 @@ _kubectl__rollout_lua() {
                     ;;
                 -f)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kustomize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --validate)
+                    COMPREPLY=($(compgen -W "strict warn ignore" -- "${cur}"))
                     return 0
                     ;;
                 --step)
@@ -699,7 +731,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__record)
-            opts="-o -n -h --output --script --lua-dir --controller-namespace --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-o -v -n -h --output --script --lua-dir --controller-namespace --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -768,8 +800,66 @@ _kubectl__rollout_lua() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__rollout_lua__subcmd__release__subcmd__claim)
+            opts="-l -y -v -n -h --selector --yes --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lua-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lua-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as-group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__rollout_lua__subcmd__restore)
-            opts="-l -y -n -h --selector --ref --from-backup --force --yes --dry-run --script --lua-dir --controller-namespace --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-l -y -v -n -h --selector --ref --from-backup --force --yes --dry-run --script --lua-dir --controller-namespace --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -851,7 +941,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__status)
-            opts="-l -w -o -n -h --selector --watch --timeout --until-paused --output --script --lua-dir --controller-namespace --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-l -w -o -v -n -h --selector --watch --timeout --until-paused --output --script --lua-dir --controller-namespace --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -933,7 +1023,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__test)
-            opts="-o -n -h --output --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
+            opts="-o -v -n -h --output --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

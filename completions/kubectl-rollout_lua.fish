@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_rollout_lua_global_optspecs
-    string join \n no-color lua-timeout= lua-memory= kubeconfig= context= n/namespace= as= as-group= request-timeout= h/help V/version
+    string join \n v/verbose no-color lua-timeout= lua-memory= kubeconfig= context= n/namespace= as= as-group= request-timeout= h/help V/version
 end
 
 function __fish_kubectl_rollout_lua_needs_command
@@ -24,14 +24,15 @@ function __fish_kubectl_rollout_lua_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -s V -l version -d 'Print version'
@@ -39,6 +40,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "approve" -d 'Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "restore" -d 'Put gateway objects back to their stored original (as the controller does when a release ends)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "status" -d 'Show Rollouts\' progress and where each gateway object stands; -w follows it'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "release-claim" -d 'Release the claim an approve or restore left on Rollouts (when its holder is gone)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "record" -d 'Write a live Rollout and its gateway objects\' originals as a test case, every step\'s plan as expected'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "test" -d 'Run scripts\' test cases (the controller\'s testdata format) with the controller\'s test-harness semantics'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "eval" -d 'Run one script on one obj and print the result as canonical JSON'
@@ -46,7 +48,11 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s f -l filename -d 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s f -l filename -d 'Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them); a directory\'s .yaml, .yml and .json files are read, not its subdirectories (see -R) nor hidden files' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s k -l kustomize -d 'Plan from the manifests `kubectl kustomize DIR` builds (as kubectl\'s -k; needs kubectl on PATH)' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l validate -d 'With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)' -r -f -a "strict\t'Refuse the input'
+warn\t'Warn in the plan'
+ignore\t'Say nothing'"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l step -d 'Plan this step (1-based); default: the current step (offline: every step)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l dry-run -d 'Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio\'s validation) judge them' -r -f -a "server\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s o -l output -d 'Print the planned objects and a summary instead of diffs' -r -f -a "yaml\t''
@@ -54,17 +60,20 @@ json\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l script -d 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s R -l recursive -d 'With -f: read the subdirectories of directories too, as kubectl\'s -R'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l show-obj -d 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry\'s obj is input for `eval --obj`'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l next -d 'Plan the step after the current one'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l all-steps -d 'Plan every step in order'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l detailed-exitcode -d 'Exit 0 when nothing would change, 2 when something would, 1 on error'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
@@ -77,17 +86,19 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l script -d 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l traffic-only -d 'Only make the gateway objects match the current step; do not approve (allowed in any progressing state)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l force -d 'Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object\'s routing'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l to-end -d 'After approving, follow the Rollout and approve every later pause until it completes'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
@@ -99,16 +110,17 @@ server\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l script -d 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l force -d 'Restore even when someone edited the objects after the controller (or approve) wrote them'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l force -d 'Restore even when someone edited the objects after the controller (or approve) wrote them, or when a stored original holds no spec (restoring it wipes the object\'s routing)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
@@ -118,93 +130,114 @@ json\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l script -d 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s w -l watch -d 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l until-paused -d 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l as -d 'Username to impersonate for the operation' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s o -l output -d 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l script -d 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s o -l output -d 'Print a JSON report instead of text' -r -f -a "json\t''"
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s h -l help -d 'Print help'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML)' -r -F
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l ingress -d 'Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s o -l output -d 'Write to FILE instead of stdout' -r -F
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand lua-obj" -s h -l help -d 'Print help'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-timeout -d 'Time limit for one script evaluation (the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-memory -d 'Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand __complete" -s h -l help -d 'Print help'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "plan" -d 'Show what a step does to the gateway objects, as a diff from their current content'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "approve" -d 'Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "restore" -d 'Put gateway objects back to their stored original (as the controller does when a release ends)'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "status" -d 'Show Rollouts\' progress and where each gateway object stands; -w follows it'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "record" -d 'Write a live Rollout and its gateway objects\' originals as a test case, every step\'s plan as expected'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "test" -d 'Run scripts\' test cases (the controller\'s testdata format) with the controller\'s test-harness semantics'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "eval" -d 'Run one script on one obj and print the result as canonical JSON'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "lua-obj" -d 'Write the obj of every step of a test case as a Lua file, for debugging a script'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status record test eval lua-obj completions __complete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "plan" -d 'Show what a step does to the gateway objects, as a diff from their current content'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "approve" -d 'Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "restore" -d 'Put gateway objects back to their stored original (as the controller does when a release ends)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "status" -d 'Show Rollouts\' progress and where each gateway object stands; -w follows it'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "release-claim" -d 'Release the claim an approve or restore left on Rollouts (when its holder is gone)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "record" -d 'Write a live Rollout and its gateway objects\' originals as a test case, every step\'s plan as expected'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "test" -d 'Run scripts\' test cases (the controller\'s testdata format) with the controller\'s test-harness semantics'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "eval" -d 'Run one script on one obj and print the result as canonical JSON'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "lua-obj" -d 'Write the obj of every step of a test case as a Lua file, for debugging a script'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand help; and not __fish_seen_subcommand_from plan approve restore status release-claim record test eval lua-obj completions __complete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

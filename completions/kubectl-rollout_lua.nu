@@ -2,18 +2,23 @@ module completions {
 
   # Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts
   export extern kubectl-rollout_lua [
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     --version(-V)             # Print version
   ]
+
+  def "nu-complete kubectl-rollout_lua plan validate" [] {
+    [ "strict" "warn" "ignore" ]
+  }
 
   def "nu-complete kubectl-rollout_lua plan dry_run" [] {
     [ "server" ]
@@ -26,7 +31,11 @@ module completions {
   # Show what a step does to the gateway objects, as a diff from their current content
   export extern "kubectl-rollout_lua plan" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
-    --filename(-f): string    # Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap
+    --filename(-f): string    # Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them); a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor hidden files
+    --recursive(-R)           # With -f: read the subdirectories of directories too, as kubectl's -R
+    --kustomize(-k): path     # Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
+    --validate: string@"nu-complete kubectl-rollout_lua plan validate" # With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
+    --show-obj                # With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
     --step: string            # Plan this step (1-based); default: the current step (offline: every step)
     --next                    # Plan the step after the current one
     --all-steps               # Plan every step in order
@@ -36,15 +45,16 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -59,6 +69,7 @@ module completions {
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --expect-step: string     # Refuse unless the current step is N
     --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any progressing state)
+    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
@@ -66,15 +77,16 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -88,21 +100,22 @@ module completions {
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable)
     --from-backup: path       # Put back an object saved by an earlier write (a file under the backups folder)
-    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them
+    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, or when a stored original holds no spec (restoring it wipes the object's routing)
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --dry-run: string@"nu-complete kubectl-rollout_lua restore dry_run" # client: show what would be written; server: send every write with dryRun=All
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -121,15 +134,34 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    ...rollouts: string       # Rollouts, as NAME or rollout/NAME
+  ]
+
+  # Release the claim an approve or restore left on Rollouts (when its holder is gone)
+  export extern "kubectl-rollout_lua release-claim" [
+    --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+    --context: string         # The kubeconfig context to use
+    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
+    --as: string              # Username to impersonate for the operation
+    --as-group: string        # Group to impersonate for the operation (repeatable)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -140,15 +172,16 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
   ]
@@ -160,32 +193,34 @@ module completions {
   # Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
   export extern "kubectl-rollout_lua test" [
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
-    --help(-h)                # Print help
-    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/), searched recursively; default: the built-in scripts
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --help(-h)                # Print help (see more with '--help')
+    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively; default: the built-in scripts
   ]
 
   # Run one script on one obj and print the result as canonical JSON
   export extern "kubectl-rollout_lua eval" [
-    --obj: path               # The obj the script sees (JSON or YAML)
+    --obj: path               # The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     script: path              # The Lua script
   ]
@@ -193,15 +228,16 @@ module completions {
   # Write the obj of every step of a test case as a Lua file, for debugging a script
   export extern "kubectl-rollout_lua lua-obj" [
     --output(-o): path        # Write to FILE instead of stdout
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     case: path                # A test case (rollout or trafficRouting, original, expected)
   ]
@@ -212,15 +248,16 @@ module completions {
 
   # Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
   export extern "kubectl-rollout_lua completions" [
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation (the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
+    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell
   ]
@@ -243,6 +280,10 @@ module completions {
 
   # Show Rollouts' progress and where each gateway object stands; -w follows it
   export extern "kubectl-rollout_lua help status" [
+  ]
+
+  # Release the claim an approve or restore left on Rollouts (when its holder is gone)
+  export extern "kubectl-rollout_lua help release-claim" [
   ]
 
   # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected

@@ -28,16 +28,30 @@ impl Data {
         }
     }
 
-    /// The original of an object as the controller reads it: the stored annotation when present,
-    /// else the object itself minus that annotation (what the controller would store).
+    /// The original of an object: the stored annotation when present, else the object itself
+    /// minus that annotation (what the controller would store). An annotation that does not
+    /// decode cleanly is an error here; see [`Data::original_as_the_controller_reads_it`].
     pub fn original_of(object: &Value) -> Result<Data, String> {
-        if let Some(stored) = stored_original(object) {
-            return Data::from_go_json(stored)
-                .map_err(|e| format!("its annotation {ORIGINAL_SPEC_ANNOTATION} does not parse ({e})"));
+        match Data::original_as_the_controller_reads_it(object) {
+            (data, None) => Ok(data),
+            (_, Some(error)) => Err(format!("its annotation {ORIGINAL_SPEC_ANNOTATION} does not parse ({error})")),
         }
-        let mut data = Data::of_object(object);
-        data.annotations.remove(ORIGINAL_SPEC_ANNOTATION);
-        Ok(data)
+    }
+
+    /// The original as the controller reads it: it ignores the error of `json.Unmarshal`
+    /// (docs/controller-semantics.md §11), so invalid JSON (`{bad`, trailing text) gives empty
+    /// data and a type error keeps what decoded. The error comes along.
+    pub fn original_as_the_controller_reads_it(object: &Value) -> (Data, Option<String>) {
+        let Some(stored) = stored_original(object) else {
+            let mut data = Data::of_object(object);
+            data.annotations.remove(ORIGINAL_SPEC_ANNOTATION);
+            return (data, None);
+        };
+        // Go checks the whole text before decoding any of it.
+        match serde_json::from_str(stored) {
+            Ok(value) => Data::decode(gojson::normalize_numbers(value)),
+            Err(e) => (Data::default(), Some(format!("invalid JSON: {e}"))),
+        }
     }
 
     /// Go's `json.Marshal(Data)`: compact, `spec`/`labels`/`annotations` in that order, empty
@@ -62,22 +76,28 @@ impl Data {
         serde_json::from_str(&self.to_go_json()).expect("Go's JSON is JSON")
     }
 
-    /// Go's `json.Unmarshal` of an annotation value into `Data`.
-    pub fn from_go_json(text: &str) -> Result<Data, String> {
-        let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-        Data::from_decoded(gojson::normalize_numbers(value))
-    }
-
     /// Go's `json.Unmarshal` of a decoded value (numbers already read as Go reads them, see
     /// `gojson::normalize_numbers`) into `Data`: keys are taken in order (sorted, as
     /// the controller's encoder writes them), an exact field name first, else a case-folded one
     /// (so `Labels` and `labels` both fill, and merge into, the labels); unknown keys are ignored;
     /// labels and annotations must be maps of strings, and the first type error fails the decode.
     pub fn from_decoded(value: Value) -> Result<Data, String> {
+        match Data::decode(value) {
+            (data, None) => Ok(data),
+            (_, Some(error)) => Err(error),
+        }
+    }
+
+    /// [`Data::from_decoded`] with what Go leaves in the value after a type error: decoding goes
+    /// on, a label or annotation of another type becomes "", and the first error is returned.
+    fn decode(value: Value) -> (Data, Option<String>) {
         let map = match value {
-            Value::Null => return Ok(Data::default()),
+            Value::Null => return (Data::default(), None),
             Value::Object(map) => map,
-            other => return Err(format!("json: cannot unmarshal {} into Go value of type Data", json_kind(&other))),
+            other => {
+                let error = format!("json: cannot unmarshal {} into Go value of type Data", json_kind(&other));
+                return (Data::default(), Some(error));
+            }
         };
         let mut data = Data::default();
         let mut first_error = None;
@@ -95,7 +115,7 @@ impl Data {
                 first_error.get_or_insert(e);
             }
         }
-        first_error.map_or(Ok(data), Err)
+        (data, first_error)
     }
 
     /// The object after the controller writes this data onto it: spec, labels and annotations
@@ -199,7 +219,8 @@ fn go_field(key: &str) -> Option<&'static str> {
 }
 
 /// Decodes a JSON value into a Go `map[string]string` that may already hold entries: null
-/// empties it, an object adds to it (a null element becomes ""), anything else is a type error.
+/// empties it, an object adds to it (a null element becomes "", so does one of another type,
+/// with a type error), anything else is a type error.
 fn merge_string_map(map: &mut BTreeMap<String, String>, value: Value, field: &str) -> Result<(), String> {
     match value {
         Value::Null => {
@@ -217,6 +238,8 @@ fn merge_string_map(map: &mut BTreeMap<String, String>, value: Value, field: &st
                         map.insert(key, String::new());
                     }
                     other => {
+                        // Go stores the element's zero value, then reports the type.
+                        map.insert(key, String::new());
                         if first_error.is_ok() {
                             first_error = Err(format!(
                                 "json: cannot unmarshal {} into Go struct field Data.{field} of type string",
@@ -258,10 +281,9 @@ mod tests {
             "spec": {"hosts": ["echoserver.example.com"], "http": [{"route": [{"destination": {"host": "echoserver"}}]}]}
         });
         let data = Data::original_of(&object).unwrap();
-        // The example from the controller's unit test (controller-semantics.md 3.4).
+        // The example from the controller's unit test (docs/controller-semantics.md §3.4).
         let want = r#"{"spec":{"hosts":["echoserver.example.com"],"http":[{"route":[{"destination":{"host":"echoserver"}}]}]},"annotations":{"virtual":"test"}}"#;
         assert_eq!(data.to_go_json(), want);
-        assert_eq!(Data::from_go_json(want).unwrap(), data);
         let stored = data.clone().apply_to(&object, Some(want));
         assert_eq!(Data::original_of(&stored).unwrap(), data);
         let corrupt = data.apply_to(&object, Some("{not json"));
@@ -281,6 +303,28 @@ mod tests {
         assert_eq!(merged.labels.len(), 2);
         assert_eq!(merged.spec, Some(json!({"x": 1})));
         assert!(Data::from_decoded(json!({"LABELS": {"n": 3}, "labels": {"app": "demo"}})).is_err());
+    }
+
+    #[test]
+    fn the_controller_ignores_a_stored_original_that_does_not_decode() {
+        let with = |stored: &str| json!({"metadata": {"annotations": {ORIGINAL_SPEC_ANNOTATION: stored}}, "spec": {"live": 1}});
+        for invalid in ["{bad", r#"{"spec":{"a":1}} trailing"#] {
+            let (data, error) = Data::original_as_the_controller_reads_it(&with(invalid));
+            assert_eq!(data, Data::default(), "nothing of {invalid} is decoded");
+            assert!(error.unwrap().starts_with("invalid JSON"));
+            assert!(Data::original_of(&with(invalid)).unwrap_err().contains("does not parse"));
+        }
+        // A type error: decoding goes on, the bad label becomes "".
+        let (data, error) = Data::original_as_the_controller_reads_it(&with(
+            r#"{"spec":{"a":1},"labels":{"app":"demo","n":3},"annotations":{"x":"y"}}"#,
+        ));
+        assert_eq!(data.spec, Some(json!({"a": 1})));
+        assert_eq!(data.labels.get("n").map(String::as_str), Some(""));
+        assert_eq!(data.labels.get("app").map(String::as_str), Some("demo"));
+        assert_eq!(data.annotations.len(), 1);
+        assert_eq!(error.unwrap(), "json: cannot unmarshal number into Go struct field Data.labels of type string");
+        let (data, error) = Data::original_as_the_controller_reads_it(&json!({"spec": {"live": 1}}));
+        assert_eq!((data.spec, error), (Some(json!({"live": 1})), None), "nothing stored: the object itself");
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! Failures a user sees. Exit codes are mapped from these in one place (`cli::exit_code`).
+//! Failures a user sees, as values: what went wrong decides the exit code ([`Error::exit_code`],
+//! the one mapping), never the wording of a message.
 
 use crate::lua::ScriptError;
+use std::fmt;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -9,18 +11,145 @@ pub enum Error {
     Input(String),
     #[error(transparent)]
     Script(#[from] ScriptError),
-    /// A guard refused the operation and nothing was written.
+    /// A request the API server refused or never answered: what was being done (operation and
+    /// object) and the failure.
+    #[error("{doing}: {failure}")]
+    Api { doing: String, failure: ApiFailure },
+    /// Someone else changed an object this run reads or writes; the message shows their edit.
+    #[error("{0}")]
+    Conflict(String),
+    /// A guard refused the operation; the message says what was (not) written.
     #[error("{0}")]
     Refused(String),
+    /// SIGINT or SIGTERM stopped the run; the message says what was done.
+    #[error("interrupted ({signal}): {report}")]
+    Interrupted { signal: Signal, report: String },
+    /// A wait ran out.
+    #[error("{0}")]
+    TimedOut(String),
+    /// Writing the output failed (a closed pipe is not a failure: see `cli::exit_code`).
+    #[error("writing the output: {0}")]
+    Output(#[from] std::io::Error),
 }
 
 impl Error {
-    /// The same failure with another message: a refusal stays a refusal (exit 3), anything
-    /// else becomes an input error.
-    pub fn reworded(self, message: String) -> Error {
+    /// The process exit code: 1 for errors, 3 for a refusal or someone else's edit (nothing of
+    /// theirs was overwritten), 130 and 143 after SIGINT and SIGTERM (128 + the signal, as shells
+    /// report them).
+    pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Refused(_) => Error::Refused(message),
-            _ => Error::Input(message),
+            Error::Input(_) | Error::Script(_) | Error::Api { .. } | Error::TimedOut(_) | Error::Output(_) => 1,
+            Error::Conflict(_) | Error::Refused(_) => 3,
+            Error::Interrupted { signal: Signal::Interrupt, .. } => 130,
+            Error::Interrupted { signal: Signal::Terminate, .. } => 143,
         }
+    }
+
+    /// The same failure (the same exit code), with `report` (what was written, rolled back,
+    /// kept) added below its message: the last thing done with an error before it is shown.
+    pub fn with_report(self, report: &str) -> Error {
+        if report.is_empty() {
+            return self;
+        }
+        let add = |message: String| format!("{message}\n{report}");
+        match self {
+            Error::Input(m) => Error::Input(add(m)),
+            error @ (Error::Script(_) | Error::Api { .. } | Error::Output(_)) => Error::Input(add(error.to_string())),
+            Error::Conflict(m) => Error::Conflict(add(m)),
+            Error::Refused(m) => Error::Refused(add(m)),
+            Error::Interrupted { signal, report: r } => Error::Interrupted { signal, report: add(r) },
+            Error::TimedOut(m) => Error::TimedOut(add(m)),
+        }
+    }
+}
+
+/// Why a request failed, as the API server (or the connection) said it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiFailure {
+    /// The HTTP status of the server's answer; None when no answer came (connection lost or
+    /// refused, timed out, or an answer that does not parse).
+    pub code: Option<u16>,
+    /// The Status reason (`Conflict`, `NotFound`…), or the kind of transport failure.
+    pub reason: String,
+    pub message: String,
+}
+
+impl ApiFailure {
+    /// 409: the object changed since it was read (or a delete precondition failed).
+    pub fn is_conflict(&self) -> bool {
+        self.code == Some(409)
+    }
+
+    /// Whether a write that failed this way may still have been applied: no answer, a garbled
+    /// one, or a server error (5xx) say nothing about it. Any other answer (4xx) is a refusal:
+    /// nothing was written.
+    pub fn outcome_unknown(&self) -> bool {
+        self.code.is_none_or(|code| code >= 500)
+    }
+}
+
+impl fmt::Display for ApiFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.code {
+            Some(code) => write!(f, "{} ({code} {})", self.message, self.reason),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+/// The signals that stop a writing command cleanly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM (a cancelled CI job, `kill`).
+    Terminate,
+}
+
+impl fmt::Display for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(code: Option<u16>) -> ApiFailure {
+        ApiFailure { code, reason: "X".into(), message: "m".into() }
+    }
+
+    #[test]
+    fn exit_codes_come_from_the_kind_of_failure() {
+        assert_eq!(Error::Input("x".into()).exit_code(), 1);
+        assert_eq!(Error::Api { doing: "d".into(), failure: failure(Some(500)) }.exit_code(), 1);
+        assert_eq!(Error::TimedOut("t".into()).exit_code(), 1);
+        assert_eq!(Error::Refused("r".into()).exit_code(), 3);
+        assert_eq!(Error::Conflict("c".into()).exit_code(), 3);
+        assert_eq!(Error::Interrupted { signal: Signal::Interrupt, report: String::new() }.exit_code(), 130);
+        assert_eq!(Error::Interrupted { signal: Signal::Terminate, report: String::new() }.exit_code(), 143);
+    }
+
+    #[test]
+    fn a_report_keeps_the_kind_of_failure() {
+        let refused = Error::Refused("no".into()).with_report("  rolled back X");
+        assert_eq!(refused.exit_code(), 3);
+        assert_eq!(refused.to_string(), "no\n  rolled back X");
+        let api = Error::Api { doing: "updating X".into(), failure: failure(Some(500)) }.with_report("r");
+        assert_eq!(api.exit_code(), 1);
+        assert_eq!(api.to_string(), "updating X: m (500 X)\nr");
+    }
+
+    #[test]
+    fn only_refusals_say_a_write_did_not_happen() {
+        assert!(failure(None).outcome_unknown());
+        assert!(failure(Some(503)).outcome_unknown());
+        assert!(!failure(Some(409)).outcome_unknown());
+        assert!(failure(Some(409)).is_conflict());
+        assert!(!failure(Some(422)).outcome_unknown());
     }
 }

@@ -4,14 +4,96 @@
 //! controller compares and stores objects in this form (the original-spec annotation is one),
 //! so byte-for-byte fidelity depends on it.
 
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::ser::{Formatter, PrettyFormatter};
 use serde_json::{Number, Value};
 use std::fmt::Write;
+use std::io;
 
 /// Go's `json.Marshal` of a decoded JSON value.
 pub fn to_string(value: &Value) -> String {
     let mut out = String::new();
     write_value(&mut out, value);
     out
+}
+
+/// Indented JSON for people and programs, numbers written as Go writes them
+/// (`12345678901234567000`, `-0`; serde_json would write `1.2345678901234567e19`, `-0.0`).
+pub fn to_string_pretty(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, GoFloats(PrettyFormatter::new()));
+    value.serialize(&mut serializer).expect("JSON values serialize");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's pretty layout with Go's float format.
+struct GoFloats<'a>(PrettyFormatter<'a>);
+
+impl Formatter for GoFloats<'_> {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        writer.write_all(format_float(value).as_bytes())
+    }
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_array(writer)
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array(writer)
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_array_value(writer, first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array_value(writer)
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object(writer)
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object(writer)
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_object_key(writer, first)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(writer)
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object_value(writer)
+    }
+}
+
+/// A JSON value that serializes its numbers as Go writes them, for other formats (YAML): a
+/// number Go writes as a whole number (`12345678901234567000`) is handed over as one. The rest
+/// (fractions, exponents, `-0`) are handed over as floats, in the format's own float syntax.
+pub struct GoNumbers<'a>(pub &'a Value);
+
+impl Serialize for GoNumbers<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Number(n) => match n.as_f64().filter(|_| n.is_f64()) {
+                Some(f) => match format_float(f).parse::<i128>() {
+                    Ok(whole) if !(f == 0.0 && f.is_sign_negative()) => serializer.serialize_i128(whole),
+                    _ => serializer.serialize_f64(f),
+                },
+                None => n.serialize(serializer),
+            },
+            Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&GoNumbers(item))?;
+                }
+                seq.end()
+            }
+            Value::Object(map) => {
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                for (key, item) in map {
+                    out.serialize_entry(key, &GoNumbers(item))?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// A string as Go's encoder quotes it.
@@ -209,6 +291,20 @@ mod tests {
         ] {
             assert_eq!(format_float(f), want, "{f}");
         }
+    }
+
+    #[test]
+    fn pretty_json_and_other_formats_get_gos_numbers() {
+        let value = json!({"big": 12345678901234567890.0, "zero": -0.0, "half": 0.5, "n": 7, "huge": 1e21});
+        assert_eq!(
+            to_string_pretty(&value),
+            "{\n  \"big\": 12345678901234567000,\n  \"half\": 0.5,\n  \"huge\": 1e+21,\n  \"n\": 7,\n  \"zero\": -0\n}"
+        );
+        assert_eq!(
+            serde_json::to_string(&GoNumbers(&value)).unwrap(),
+            r#"{"big":12345678901234567000,"half":0.5,"huge":1e+21,"n":7,"zero":-0.0}"#,
+            "whole numbers as Go writes them; the format's own syntax for the rest"
+        );
     }
 
     #[test]

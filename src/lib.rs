@@ -1,6 +1,7 @@
 //! kubectl-rollout-lua: plans, applies, approves and restores the Lua traffic routing of
 //! OpenKruise Rollouts from a workstation, with the controller's semantics.
 
+pub mod change;
 pub mod cli;
 pub mod data;
 pub mod error;
@@ -11,6 +12,7 @@ pub mod output;
 pub mod plan;
 pub mod providers;
 pub mod rbac;
+pub mod schema;
 pub mod scripts;
 pub mod snapshot;
 pub mod source;

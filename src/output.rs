@@ -2,6 +2,7 @@
 //! `cli::print` strips them where colour is off (not a terminal, NO_COLOR, TERM=dumb,
 //! --no-color).
 
+use crate::gojson::GoNumbers;
 use crate::plan::{Action, ObjectPlan, RoutingPlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
@@ -29,35 +30,36 @@ pub fn routing_view(object: &Value) -> String {
     #[derive(Serialize)]
     struct View<'a> {
         #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
-        api_version: Option<&'a Value>,
+        api_version: Option<GoNumbers<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        kind: Option<&'a Value>,
+        kind: Option<GoNumbers<'a>>,
         metadata: Metadata<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        spec: Option<&'a Value>,
+        spec: Option<GoNumbers<'a>>,
     }
     #[derive(Serialize)]
     struct Metadata<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
-        annotations: Option<&'a Value>,
+        annotations: Option<GoNumbers<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        labels: Option<&'a Value>,
+        labels: Option<GoNumbers<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        name: Option<&'a Value>,
+        name: Option<GoNumbers<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        namespace: Option<&'a Value>,
+        namespace: Option<GoNumbers<'a>>,
     }
-    let metadata = |field: &str| object["metadata"].get(field).filter(|v| !v.is_null());
-    yaml::to_string(&View {
-        api_version: object.get("apiVersion"),
-        kind: object.get("kind"),
+    let field = |name: &str| object.get(name).map(GoNumbers);
+    let metadata = |name: &str| object["metadata"].get(name).filter(|v| !v.is_null()).map(GoNumbers);
+    yaml::typed_to_string(&View {
+        api_version: field("apiVersion"),
+        kind: field("kind"),
         metadata: Metadata {
             annotations: metadata("annotations"),
             labels: metadata("labels"),
             name: metadata("name"),
             namespace: metadata("namespace"),
         },
-        spec: object.get("spec"),
+        spec: field("spec"),
     })
 }
 
@@ -169,7 +171,8 @@ fn object_text(object: &ObjectPlan, stage: &str, diff: &Differ) -> Result<String
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
-        Action::Keep => "original routing, nothing stored: left alone".into(),
+        Action::Rules(how) => how.clone(),
+        Action::Keep(why) => (*why).into(),
     };
     let mut out = String::new();
     if object.changed() {
@@ -177,7 +180,10 @@ fn object_text(object: &ObjectPlan, stage: &str, diff: &Differ) -> Result<String
         out.push_str(&object_diff(
             &object.current,
             &object.planned,
-            &format!("{what} (current)"),
+            &object
+                .after
+                .as_ref()
+                .map_or_else(|| format!("{what} (current)"), |stage| format!("{what} (after {stage})")),
             &format!("{what} ({stage})"),
             diff,
         )?);
@@ -207,15 +213,14 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                         .map(|object| {
                             total += 1;
                             changed += usize::from(object.changed());
-                            let (action, script) = match &object.action {
-                                Action::Lua(s) => ("lua", serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256})),
-                                Action::Restore => ("restore", Value::Null),
-                                Action::Keep => ("keep", Value::Null),
+                            let script = match &object.action {
+                                Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
+                                Action::Restore | Action::Rules(_) | Action::Keep(_) => Value::Null,
                             };
                             serde_json::json!({
                                 "apiVersion": object.current["apiVersion"], "kind": object.reference.kind,
                                 "namespace": object.namespace, "name": object.reference.name,
-                                "action": action, "script": script, "changed": object.changed(),
+                                "action": object.action_name(), "script": script, "changed": object.changed(),
                                 "warnings": object.warnings, "planned": object.planned,
                             })
                         })

@@ -1,40 +1,22 @@
-//! Planning: for each gateway object a Rollout (or TrafficRouting) routes through, the object
-//! the controller would write at a stage, computed from the stored original as the controller
-//! does, and whether it differs from the object as it is now.
+//! Planning: walks an owner's stages and its routing's providers (`providers/`), in the
+//! controller's order, and collects for each gateway object the object the controller would
+//! write at a stage, the changes that get it there, and warnings.
 
-use crate::data::{self, Data};
+use crate::change::Change;
+use crate::data;
 use crate::error::Error;
-use crate::lua::{self, EvalOptions, Limits, OrderDependence};
-use crate::model::{self, ObjectRef, Rollout, RouteStrategy, Stage, TrafficRoutingCr};
-use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey, ScriptSource};
+use crate::lua::Limits;
+use crate::model::{
+    self, ObjectIndex, ObjectKey, ObjectRef, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr,
+};
+use crate::providers::{custom, gateway};
+use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
 const CANARY_SUBSET_LABEL: (&str, &str) = ("istio.service.tag", "gray");
-
-/// Gateway objects by (group, kind, namespace, name); the version is ignored, as the API server
-/// serves an object at every version of its kind.
-#[derive(Clone, Debug, Default)]
-pub struct ObjectIndex {
-    objects: BTreeMap<(String, String, String, String), Value>,
-}
-
-impl ObjectIndex {
-    pub fn insert(&mut self, namespace: &str, object: Value) {
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let group = model::api_group(api_version).to_string();
-        let kind = object["kind"].as_str().unwrap_or_default().to_string();
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        self.objects.insert((group, kind, namespace.to_string(), name), object);
-    }
-
-    pub fn get(&self, reference: &ObjectRef, namespace: &str) -> Option<&Value> {
-        self.objects.get(&(reference.group().into(), reference.kind.clone(), namespace.into(), reference.name.clone()))
-    }
-}
 
 /// What the controller does to an object at a stage.
 #[derive(Clone, Debug)]
@@ -43,32 +25,98 @@ pub enum Action {
     Lua(ResolvedScript),
     /// No traffic and no matches: restores the stored original (the annotation goes away).
     Restore,
-    /// No traffic and no matches, and nothing stored: the object is left alone.
-    Keep,
+    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode,
+    /// match mode or its restore).
+    Rules(String),
+    /// The controller writes nothing to the object: left alone, for this reason.
+    Keep(&'static str),
 }
 
 #[derive(Clone, Debug)]
 pub struct ObjectPlan {
     pub reference: ObjectRef,
+    pub key: ObjectKey,
     pub namespace: String,
     pub current: Value,
     pub planned: Value,
     pub action: Action,
+    /// The script's input (`obj`), when a script runs.
+    pub obj: Option<Value>,
     pub warnings: Vec<String>,
+    /// Why this tool must not write `planned` although the controller would (it works from a
+    /// stored original that does not decode, and the result loses the original).
+    pub unwritable: Option<String>,
+    /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
+    /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
+    pub degenerate_original: Option<String>,
+    /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
+    pub changes: Vec<Change>,
+    /// Whether `current` shows no sign of a release: a custom ref without a stored original, an
+    /// HTTPRoute without a backendRef to the canary Service (what `status` calls `original`).
+    pub untouched: bool,
+    /// The stage whose result `current` is, when the plan starts from where an earlier stage
+    /// left the object (an HTTPRoute's rules carry over); None: the object as read.
+    pub after: Option<String>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
     /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
     /// (nothing changes `current` or `planned` afterwards).
     changed: bool,
 }
 
+/// What an `ObjectPlan` is made of, as a provider works it out.
+pub struct Planned {
+    pub reference: ObjectRef,
+    pub key: ObjectKey,
+    pub current: Value,
+    pub planned: Value,
+    pub action: Action,
+    pub obj: Option<Value>,
+    pub warnings: Vec<String>,
+    pub unwritable: Option<String>,
+    pub degenerate_original: Option<String>,
+    pub changes: Vec<Change>,
+    pub untouched: bool,
+    pub after: Option<String>,
+}
+
 impl ObjectPlan {
+    pub fn new(planned: Planned) -> ObjectPlan {
+        ObjectPlan {
+            namespace: planned.key.namespace.clone(),
+            changed: !data::same_routing(&planned.current, &planned.planned),
+            reference: planned.reference,
+            key: planned.key,
+            current: planned.current,
+            planned: planned.planned,
+            action: planned.action,
+            obj: planned.obj,
+            warnings: planned.warnings,
+            unwritable: planned.unwritable,
+            degenerate_original: planned.degenerate_original,
+            changes: planned.changes,
+            untouched: planned.untouched,
+            after: planned.after,
+        }
+    }
+
     /// `VirtualService shop/demo`.
     pub fn describe(&self) -> String {
-        format!("{} {}/{}", self.reference.kind, self.namespace, self.reference.name)
+        self.key.to_string()
     }
 
     pub fn changed(&self) -> bool {
         self.changed
+    }
+
+    /// The `action` of `plan -o json`: the last change's (`create`, `replace`, `patch`,
+    /// `delete`, `keep`).
+    pub fn action_name(&self) -> &'static str {
+        self.changes.last().map_or("keep", Change::action)
+    }
+
+    /// The changes that write something.
+    pub fn writes(&self) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(|c| c.writes())
     }
 }
 
@@ -97,19 +145,21 @@ impl RoutingPlan {
     pub fn changed(&self) -> bool {
         self.stages.iter().flat_map(|s| &s.objects).any(ObjectPlan::changed)
     }
+
+    /// Why a planned object must not be written, if one must not.
+    pub fn unwritable(&self) -> Option<&str> {
+        self.stages.iter().flat_map(|s| &s.objects).find_map(|o| o.unwritable.as_deref())
+    }
 }
 
-/// The routing an owner applies: its refs, services, and the strategy per stage.
-struct Routing<'a> {
-    owner: String,
-    namespace: &'a str,
-    refs: &'a [ObjectRef],
-    stable: &'a str,
-    canary: String,
-}
+/// The objects earlier stages left, by key, with the label of the stage that left each.
+type Carried = BTreeMap<ObjectKey, (Value, String)>;
 
 pub struct Planner<'a> {
     objects: &'a ObjectIndex,
+    /// Whether a stage starts from where the stage before left an HTTPRoute (as a release goes
+    /// through them) or from the route as read (to tell which stage it is at).
+    carry: bool,
     scripts: &'a ScriptCatalog,
     limits: Limits,
     /// Scripts resolved so far: each is compiled and hashed once per plan.
@@ -118,10 +168,16 @@ pub struct Planner<'a> {
 
 impl<'a> Planner<'a> {
     pub fn new(objects: &'a ObjectIndex, scripts: &'a ScriptCatalog, limits: Limits) -> Planner<'a> {
-        Planner { objects, scripts, limits, resolved: RefCell::default() }
+        Planner { objects, carry: true, scripts, limits, resolved: RefCell::default() }
     }
 
-    fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
+    /// Plans every stage from the objects as read, as the controller would from them now: to
+    /// place an object (`status`, `restore`'s check for edits), not to follow a release.
+    pub fn each_stage_from_the_objects_read(self) -> Planner<'a> {
+        Planner { carry: false, ..self }
+    }
+
+    pub fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
         let key = scripts::key_of(reference);
         if let Some(known) = self.resolved.borrow().get(&key) {
             return Ok(known.clone());
@@ -141,69 +197,80 @@ impl<'a> Planner<'a> {
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
         let mut warnings = rollout.warnings.clone();
-        let own = rollout.traffic_routing.as_ref().filter(|r| !r.custom_network_refs.is_empty());
+        // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
+        warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
+        let routing = Routing::of_rollout(rollout, namespace);
+        // The providers not planned yet (the controller routes them in Go).
+        let others: Vec<&str> =
+            routing.iter().flat_map(|r| &r.providers).filter(|p| !planned(p)).map(Provider::name).collect();
+        let own = routing.filter(|r| r.providers.iter().any(planned));
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
                 None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
-                Some(r) => format!(
-                    "its trafficRoutings use only {} (routed by the controller in Go, not Lua)",
-                    r.other_providers.join(" and ")
-                ),
+                Some(_) => {
+                    format!("its trafficRoutings use only {}, which this tool does not plan yet", others.join(" and "))
+                }
             };
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
-            return Err(Error::Input(format!("{owner} has no Lua traffic routing to plan: {why}{notes}")));
+            return Err(Error::Input(format!("{owner} has no traffic routing to plan: {why}{notes}")));
         }
-        if let Some(r) = own.filter(|r| !r.other_providers.is_empty()) {
-            warnings.push(format!(
-                "its {} routing is done by the controller in Go and is not shown",
-                r.other_providers.join(" and ")
-            ));
+        if own.is_some() && !others.is_empty() {
+            warnings.push(format!("its {} routing is not shown: this tool does not plan it yet", others.join(" and ")));
         }
         let (label, value) = CANARY_SUBSET_LABEL;
         let pods_labelled = rollout.enable_extra_workload_for_canary
             && rollout.canary_pod_labels.get(label).is_some_and(|v| v == value);
-        if let Some(r) = own.filter(|_| rollout.disable_generate_canary_service && !pods_labelled)
-            && r.custom_network_refs.iter().any(|r| r.kind == "DestinationRule")
+        if let Some(r) = own.as_ref().filter(|_| rollout.disable_generate_canary_service && !pods_labelled)
+            && r.custom_refs().iter().any(|r| r.kind == "DestinationRule")
         {
             warnings.push(format!(
                 "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary"
             ));
         }
-        let routing = own.map(|r| Routing {
-            owner: owner.clone(),
-            namespace,
-            refs: &r.custom_network_refs,
-            stable: &r.service,
-            canary: if rollout.disable_generate_canary_service {
-                r.service.clone()
-            } else {
-                format!("{}-canary", r.service)
-            },
-        });
+        if let Some(why) = rollout.not_run() {
+            return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
+        }
+        let workload = rollout.workload.as_ref();
+        let workload_replicas = workload
+            .and_then(|w| self.objects.get(&ObjectKey::of_ref(w, namespace)))
+            .and_then(model::workload_replicas);
+        if let Some(w) = workload.filter(|_| workload_replicas.is_none() && rollout.is_real_partition())
+            && own.is_some()
+            && rollout.steps.iter().any(|s| s.strategy.routes_traffic())
+        {
+            warnings.push(format!(
+                "its workload {} {} is not known (not among the files, or not readable), so the plan assumes its replicas are above every step's; the controller does not route a partition step whose replicas reach the workload's",
+                w.kind, w.name
+            ));
+        }
+        let routing = own;
+        let cr_done = cr.map(|cr| (cr, Routing::of_traffic_routing(cr, namespace), cr.routing()));
         let mut plans = Vec::with_capacity(stages.len());
+        let mut carried = Carried::new();
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
+            let done = rollout.routing_at(stage, workload_replicas);
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects(routing, &strategy, &label)?);
+                objects.extend(self.plan_objects(routing, &done.action, &label, &mut carried)?);
             }
-            if let Some(cr) = cr {
-                objects.extend(self.plan_objects(&cr_routing(cr, namespace), &cr.strategy, &label)?);
+            if let Some((_, cr_routing, cr_done)) = &cr_done {
+                objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label, &mut carried)?);
             }
             let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
                 let (replicas, pause) = rollout.describe_step(i);
                 parts.push(replicas);
                 if routing.is_some() {
-                    parts.push(strategy.describe());
+                    parts.push(done.describe(&strategy));
                 }
                 parts.push(pause);
             } else {
                 parts.push(strategy.describe());
             }
-            if let Some(cr) = cr {
-                parts.push(format!("TrafficRouting {}: {}", cr.name, cr.strategy.describe()));
+            if let Some((cr, _, cr_done)) = &cr_done {
+                parts.push(format!("TrafficRouting {}: {}", cr.name, cr_done.describe(&cr.strategy)));
             }
             let description = parts.join(", ");
             plans.push(StagePlan { stage: Some(stage), label, description, objects });
@@ -216,182 +283,148 @@ impl<'a> Planner<'a> {
 
     /// Plans a TrafficRouting on its own: its strategy through its refs.
     pub fn plan_traffic_routing(&self, cr: &TrafficRoutingCr, namespace: &str) -> Result<RoutingPlan, Error> {
-        let routing = cr_routing(cr, namespace);
+        let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
-        let objects = self.plan_objects(&routing, &cr.strategy, &label)?;
-        let stage = StagePlan { stage: None, label, description: cr.strategy.describe(), objects };
+        let done = cr.routing();
+        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
+        let stage = StagePlan { stage: None, label, description: done.describe(&cr.strategy), objects };
         let warnings = cr.warnings.clone();
-        Ok(RoutingPlan { owner: routing.owner, notes: Vec::new(), stages: vec![stage], warnings })
+        Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
     }
 
-    fn plan_objects(&self, routing: &Routing, strategy: &RouteStrategy, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
-        routing.refs.iter().map(|reference| self.plan_object(routing, reference, strategy, stage)).collect()
-    }
-
-    fn plan_object(
+    /// The objects of every provider of `routing` at one stage, in the controller's order;
+    /// the first error stops the plan. An HTTPRoute is planned from where the stage before
+    /// left it (`carried`) unless the planner plans each stage from the objects as read.
+    fn plan_objects(
         &self,
         routing: &Routing,
-        reference: &ObjectRef,
-        strategy: &RouteStrategy,
+        action: &RoutingAction,
         stage: &str,
-    ) -> Result<ObjectPlan, Error> {
-        let context = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
-        let current = self
-            .objects
-            .get(reference, routing.namespace)
-            .ok_or_else(|| {
-                Error::Input(format!("{context}, but there is no such object in namespace {}", routing.namespace))
-            })?
-            .clone();
-        let stored = data::stored_original(&current);
-        let original = Data::original_of(&current).map_err(|e| Error::Input(format!("{context}: {e}")))?;
-        let mut warnings = Vec::new();
-        let (planned, action) = if !strategy.routes_traffic() {
-            match stored {
-                Some(_) => (original.apply_to(&current, None), Action::Restore),
-                None => (current.clone(), Action::Keep),
-            }
-        } else {
-            let script = self.resolve(reference).map_err(|e| Error::Input(format!("{context}: {e}")))?;
-            let obj = model::lua_data(&original, strategy, routing.stable, &routing.canary);
-            // The built-in scripts' independence from pairs() order is checked by their test cases
-            // (`test` flags any dependence); other scripts are checked on every plan, on the same obj.
-            let (limits, options) = (&self.limits, EvalOptions::CONTROLLER);
-            let evaluate = |obj| {
-                data::evaluate(&script.script, obj, limits, options)
-                    .map_err(|e| Error::Input(format!("{}, {stage}, {reference}: {e}", routing.owner)))
-            };
-            let (result, order) = match script.source {
-                ScriptSource::BuiltIn { .. } => (evaluate(Cow::Owned(obj))?, None),
-                _ => {
-                    let result = evaluate(Cow::Borrowed(&obj))?;
-                    let order =
-                        lua::order_dependence(&script.script, &obj, limits, options, &result, Data::from_decoded);
-                    (result, order)
+        carried: &mut Carried,
+    ) -> Result<Vec<ObjectPlan>, Error> {
+        let context = custom::Context { routing, action, stage, limits: &self.limits };
+        let mut objects = Vec::new();
+        for provider in &routing.providers {
+            match provider {
+                Provider::Custom(refs) => {
+                    for reference in refs {
+                        objects
+                            .push(custom::plan_object(&context, self.objects, reference, || self.resolve(reference))?);
+                    }
                 }
-            };
-            match order {
-                Some(OrderDependence::InputMaps) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
-                )),
-                Some(OrderDependence::ScriptTables) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
-                )),
-                None => {}
-            }
-            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
-            let planned = result.apply_to(&current, Some(&stored));
-            warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
-            (planned, Action::Lua(script))
-        };
-        Ok(ObjectPlan {
-            reference: reference.clone(),
-            namespace: routing.namespace.to_string(),
-            changed: !data::same_routing(&current, &planned),
-            current,
-            planned,
-            action,
-            warnings,
-        })
-    }
-}
-
-fn cr_routing<'a>(cr: &'a TrafficRoutingCr, namespace: &'a str) -> Routing<'a> {
-    // A TrafficRouting never generates a canary Service: canary and stable are the same name.
-    Routing {
-        owner: format!("TrafficRouting {namespace}/{}", cr.name),
-        namespace,
-        refs: &cr.traffic_routing.custom_network_refs,
-        stable: &cr.traffic_routing.service,
-        canary: cr.traffic_routing.service.clone(),
-    }
-}
-
-/// The path of the first null inside a value, relative to it (`.a[2]`), made only when found.
-fn first_null(value: &Value) -> Option<String> {
-    match value {
-        Value::Null => Some(String::new()),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| Some(format!("[{i}]{}", first_null(v)?))),
-        Value::Object(map) => map.iter().find_map(|(k, v)| Some(format!(".{k}{}", first_null(v)?))),
-        _ => None,
-    }
-}
-
-/// The rough edges of weight routing worth a warning (builtin-scripts.md): weights that do not
-/// add up to 100 after flooring, and a rule sent to the canary twice.
-fn routing_warnings(
-    reference: &ObjectRef,
-    script: &ResolvedScript,
-    original: &Data,
-    planned: &Value,
-    strategy: &RouteStrategy,
-) -> Vec<String> {
-    let mut warnings = Vec::new();
-    // Returned labels and annotations replace the object's: a script that forgets them wipes them.
-    if !original.labels.is_empty() && planned["metadata"].get("labels").is_none() {
-        warnings.push(format!(
-            "{reference}: the script returns no labels, so the controller removes all the object's labels"
-        ));
-    }
-    let kept_annotations = planned["metadata"]["annotations"]
-        .as_object()
-        .is_some_and(|a| a.keys().any(|k| k != data::ORIGINAL_SPEC_ANNOTATION));
-    if !original.annotations.is_empty() && !kept_annotations {
-        warnings.push(format!(
-            "{reference}: the script returns no annotations, so the controller removes the object's annotations"
-        ));
-    }
-    if let Some(path) = planned.get("spec").and_then(first_null).map(|path| format!("spec{path}")) {
-        warnings.push(format!(
-            "{reference}: the result has null at {path} (an empty Lua table encodes as null); if the API server drops it, the controller finds a difference on every pass and the step never finishes"
-        ));
-    }
-    // The built-in scripts ignore weights on the matches path; a custom script may not.
-    let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
-    if !builtin && strategy.traffic.is_none() && strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
-        warnings.push(format!(
-            "{reference}: this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101"
-        ));
-    }
-    if builtin
-        && reference.kind == "DestinationRule"
-        && original.spec.as_ref().is_none_or(|s| s.get("subsets").is_none_or(Value::is_null))
-    {
-        warnings.push(format!(
-            "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
-        ));
-    }
-    if reference.kind != "VirtualService" {
-        return warnings;
-    }
-    for protocol in ["http", "tcp", "tls"] {
-        for (i, rule) in planned["spec"][protocol].as_array().into_iter().flatten().enumerate() {
-            let routes = rule["route"].as_array().map(Vec::as_slice).unwrap_or_default();
-            let weights: Vec<i64> = routes.iter().filter_map(|r| r["weight"].as_i64()).collect();
-            if weights.len() == routes.len() && routes.len() > 1 {
-                let total: i64 = weights.iter().sum();
-                if total != 100 {
-                    warnings.push(format!("{reference}: spec.{protocol}[{i}] route weights add up to {total}, not 100 (the script floors each weight)"));
+                Provider::Gateway { http_route } => {
+                    let key = gateway::GatewayRoute::of(routing, http_route).key();
+                    let (current, after) = match carried.get(&key) {
+                        Some((route, label)) => (Some(route), Some(label.clone())),
+                        None => (self.objects.get(&key), None),
+                    };
+                    let plan = gateway::plan_object(routing, http_route, action, current, after)?;
+                    if self.carry {
+                        carried.insert(key, (plan.planned.clone(), stage.to_string()));
+                    }
+                    objects.push(plan);
                 }
-            }
-            let canary_routes = routes.iter().filter(|r| r["destination"]["subset"] == "canary").count();
-            if canary_routes > 1 {
-                warnings.push(format!("{reference}: spec.{protocol}[{i}] routes to the canary {canary_routes} times (a rule with two stable-host routes is processed twice by the script)"));
+                Provider::Ingress { .. } => {}
             }
         }
+        Ok(objects)
     }
-    warnings
+}
+
+/// Whether this tool plans a provider yet (Ingress routing is being wired in).
+fn planned(provider: &Provider) -> bool {
+    matches!(provider, Provider::Custom(_) | Provider::Gateway { .. })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::{self, Position};
     use serde_json::json;
 
+    fn rollout() -> Rollout {
+        Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]},
+                          {"replicas": 2, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+            }}}
+        }))
+        .unwrap()
+    }
+
+    fn route() -> Value {
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": "shop", "resourceVersion": "5"},
+            "spec": {"rules": [{"backendRefs": [{"kind": "Service", "name": "store", "port": 80, "weight": 1}]}]}
+        })
+    }
+
+    fn plan(objects: &ObjectIndex, from_read: bool) -> RoutingPlan {
+        let catalog = ScriptCatalog::default();
+        let planner = Planner::new(objects, &catalog, Limits::default());
+        let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
+        let rollout = rollout();
+        planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
+    }
+
     #[test]
-    fn the_first_null_is_named_by_its_path() {
-        assert_eq!(first_null(&json!({"a": 1, "b": [{"c": 2}, {"d": null, "e": null}]})), Some(".b[1].d".into()));
-        assert_eq!(first_null(&json!({"a": [1, 2], "b": {}})), None);
-        assert_eq!(first_null(&Value::Null), Some(String::new()));
+    fn an_httproute_carries_from_stage_to_stage_unless_each_is_planned_from_the_route_read() {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let carried = plan(&objects, false);
+        let [step1, step2, ..] = carried.stages.as_slice() else { panic!("{carried:?}") };
+        let (first, second) = (&step1.objects[0], &step2.objects[0]);
+        assert_eq!((first.current.clone(), first.after.clone()), (route(), None));
+        assert_eq!(second.current, first.planned, "step 2 starts where step 1 left the route");
+        assert_eq!(second.after.as_deref(), Some(step1.label.as_str()));
+        // Step 2 keeps step 1's header rule and weights the stable rule.
+        assert_eq!(second.planned["spec"]["rules"].as_array().unwrap().len(), 2);
+        let [Change::Replace { before, after, .. }] = second.changes.as_slice() else { panic!("{:?}", second.changes) };
+        assert_eq!((before, after), (&first.planned, &second.planned));
+        assert!(first.untouched && !second.untouched);
+        assert!(matches!(&first.action, Action::Rules(how) if how.contains("match mode")), "{:?}", first.action);
+
+        let from_read = plan(&objects, true);
+        assert!(from_read.stages.iter().all(|s| s.objects[0].current == route() && s.objects[0].after.is_none()));
+        assert_eq!(status::positions(&from_read)[0].position, Position::Original);
+        // A route at step 1: step 1's plan writes nothing to it, step 2's does.
+        let mut at_step_1 = ObjectIndex::default();
+        at_step_1.insert("shop", first.planned.clone());
+        let placed = plan(&at_step_1, true);
+        assert_eq!(status::positions(&placed)[0].position, Position::AtStep { steps: vec!["step 1".into()] });
+        // Edited: at no step, and not untouched.
+        let mut edited = first.planned.clone();
+        edited["spec"]["rules"][1]["backendRefs"][0]["port"] = json!(8080);
+        let mut drifted = ObjectIndex::default();
+        drifted.insert("shop", edited);
+        assert_eq!(status::positions(&plan(&drifted, true))[0].position, Position::Drifted);
+    }
+
+    #[test]
+    fn a_rollout_with_only_ingress_routing_has_nothing_to_plan_yet() {
+        let mut object = json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web"},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "web", "ingress": {"name": "web"}}]}}}
+        });
+        let catalog = ScriptCatalog::default();
+        let objects = ObjectIndex::default();
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let rollout = Rollout::from_object(&object).unwrap();
+        let error = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap_err();
+        assert!(error.to_string().contains("its trafficRoutings use only ingress, which this tool does not plan yet"));
+        // With a gateway too, the ingress is named in a warning and the route is planned.
+        object["spec"]["strategy"]["canary"]["trafficRoutings"][0]["gateway"] = json!({"httpRouteName": "store"});
+        let rollout = Rollout::from_object(&object).unwrap();
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+        assert_eq!(plan.warnings, ["its ingress routing is not shown: this tool does not plan it yet"]);
+        assert_eq!(plan.stages[0].objects[0].describe(), "HTTPRoute shop/store");
     }
 }

@@ -1,6 +1,6 @@
 //! The permissions a command needs, and a Role + RoleBinding that would grant the missing ones.
 
-use crate::source::cluster::Permission;
+use crate::model::Permission;
 use serde::Serialize;
 use serde_saphyr::{DoubleQuoted, FlowSeq};
 use std::collections::BTreeMap;
@@ -76,7 +76,7 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
     let mut out = Vec::new();
     for (namespace, rules) in &by_namespace {
         let metadata = || Metadata { name: NAME, namespace };
-        out.push(crate::yaml::to_string(&Role {
+        out.push(crate::yaml::typed_to_string(&Role {
             api_version: API_VERSION,
             kind: "Role",
             metadata: metadata(),
@@ -89,7 +89,7 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
                 })
                 .collect(),
         }));
-        out.push(crate::yaml::to_string(&RoleBinding {
+        out.push(crate::yaml::typed_to_string(&RoleBinding {
             api_version: API_VERSION,
             kind: "RoleBinding",
             metadata: metadata(),

@@ -6,7 +6,7 @@
 use crate::lua::Script;
 use crate::model::ObjectRef;
 use ring::digest;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// A script shipped in the binary, from `lua_configuration/<group>/<Kind>/trafficRouting.lua`.
@@ -42,6 +42,10 @@ impl BuiltinIngressScript {
 
 include!(concat!(env!("OUT_DIR"), "/builtin_ingress_scripts.rs"));
 
+/// The largest script read from a file or a ConfigMap: a ConfigMap holds 1 MiB at most, so no
+/// larger script can reach the controller.
+pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
 /// The ConfigMap the controller reads scripts from, and its key for a kind.
 pub const CONFIGMAP_NAME: &str = "kruise-rollout-configuration";
 pub const DEFAULT_CONTROLLER_NAMESPACE: &str = "kruise-rollout";
@@ -69,10 +73,21 @@ pub fn key_of(reference: &ObjectRef) -> ScriptKey {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScriptSource {
-    Flag { path: String },
-    LuaDir { path: String },
-    BuiltIn { path: String },
-    ConfigMap { namespace: String, key: String },
+    Flag {
+        path: String,
+    },
+    LuaDir {
+        path: String,
+    },
+    BuiltIn {
+        path: String,
+    },
+    ConfigMap {
+        namespace: String,
+        key: String,
+    },
+    /// No script was found; `plan --show-obj` shows the obj all the same.
+    Placeholder,
 }
 
 impl fmt::Display for ScriptSource {
@@ -82,6 +97,7 @@ impl fmt::Display for ScriptSource {
             ScriptSource::LuaDir { path } => write!(f, "--lua-dir {path}"),
             ScriptSource::BuiltIn { path } => write!(f, "built-in {path}"),
             ScriptSource::ConfigMap { namespace, key } => write!(f, "ConfigMap {namespace}/{CONFIGMAP_NAME} key {key}"),
+            ScriptSource::Placeholder => write!(f, "none (a placeholder returns obj.data)"),
         }
     }
 }
@@ -129,6 +145,9 @@ pub struct ScriptCatalog {
     /// `--lua-dir DIR`: key -> (path, code).
     pub lua_dir: BTreeMap<ScriptKey, (String, String)>,
     pub configmap: Option<ConfigMapScripts>,
+    /// A kind without a script gets a placeholder that returns `obj.data`, instead of an error:
+    /// for `plan --show-obj`, which shows a script's input, before there is a script.
+    pub placeholder: bool,
 }
 
 impl ScriptCatalog {
@@ -149,7 +168,16 @@ impl ScriptCatalog {
             && let Some(code) = configmap.data.get(&config_key)
         {
             let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key.clone() };
+            if code.len() > MAX_SCRIPT_BYTES {
+                return Err(format!(
+                    "{source}: the script passes {} MiB, the limit for a script",
+                    MAX_SCRIPT_BYTES >> 20
+                ));
+            }
             return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
+        }
+        if self.placeholder {
+            return Ok(ResolvedScript::new(ScriptSource::Placeholder, "placeholder".into(), "return obj.data".into()));
         }
         let configmap = match &self.configmap {
             Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
@@ -214,6 +242,28 @@ pub fn builtin_ingress(class_type: &str) -> Option<&'static BuiltinIngressScript
     BUILTIN_INGRESS_SCRIPTS.iter().find(|b| b.class_type == class_type)
 }
 
+/// A `--script` key that no gateway object of the plan uses is a mistake (a typo, the wrong case,
+/// a version): the user would believe their script ran while another did. `used` are the keys of
+/// the objects the plan routes through.
+pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<ScriptKey>) -> Result<(), String> {
+    let Some((group, kind)) = overrides.keys().find(|key| !used.contains(*key)) else { return Ok(()) };
+    let flag = |(group, kind): &ScriptKey| format!("{kind}.{group}");
+    let unversioned = |group: &str| group.split('/').next().unwrap_or_default().to_ascii_lowercase();
+    let near = used.iter().find(|(g, k)| k.eq_ignore_ascii_case(kind) && unversioned(g) == unversioned(group));
+    let hint = match near {
+        Some(key) => {
+            format!(" Did you mean {}? The key is KIND.GROUP, as the kind is written, without a version.", flag(key))
+        }
+        None => String::new(),
+    };
+    let keys: Vec<String> = used.iter().map(flag).collect();
+    let keys = if keys.is_empty() { "none (no gateway object)".to_string() } else { keys.join(", ") };
+    Err(format!(
+        "--script {}: no object in the plan is a {kind} of {group}, so the script would not run. The keys this plan uses: {keys}.{hint}",
+        flag(&(group.clone(), kind.clone()))
+    ))
+}
+
 pub fn builtin(key: &ScriptKey) -> Option<&'static BuiltinScript> {
     BUILTIN_SCRIPTS.iter().find(|b| b.group == key.0 && b.kind == key.1)
 }
@@ -263,6 +313,8 @@ mod tests {
         assert!(!catalog.needs_configmap(&vs()));
         let err = catalog.resolve(&gateway).unwrap_err();
         assert!(err.contains("key lua.traffic.routing.Route.gateway.example.com"), "{err}");
+        let stand_in = ScriptCatalog { placeholder: true, ..catalog.clone() }.resolve(&gateway).unwrap();
+        assert_eq!(stand_in.source, ScriptSource::Placeholder);
         let data = [("lua.traffic.routing.Route.gateway.example.com".to_string(), "return {}".to_string())].into();
         catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data });
         assert_eq!(
@@ -313,6 +365,41 @@ mod tests {
         for class in ["nginx", "aliyun-alb", "higress", "mse"] {
             assert!(builtin_ingress(class).is_some(), "{class}");
         }
+    }
+
+    #[test]
+    fn configmap_scripts_have_a_size_limit() {
+        let gateway =
+            ObjectRef { api_version: "gateway.example.com/v1".into(), kind: "Route".into(), name: "r".into() };
+        let key = "lua.traffic.routing.Route.gateway.example.com".to_string();
+        let data = [(key, "-".repeat(MAX_SCRIPT_BYTES + 1))].into();
+        let catalog =
+            ScriptCatalog { configmap: Some(ConfigMapScripts { namespace: "ns".into(), data }), ..Default::default() };
+        let err = catalog.resolve(&gateway).unwrap_err();
+        assert!(
+            err.ends_with(
+                "key lua.traffic.routing.Route.gateway.example.com: the script passes 1 MiB, the limit for a script"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn script_keys_no_object_uses_are_errors() {
+        let used: BTreeSet<ScriptKey> = [key_of(&vs())].into();
+        let given = |flag: &str| -> BTreeMap<ScriptKey, ()> { [(parse_script_flag(flag).unwrap().0, ())].into() };
+        assert_eq!(check_overrides(&given("VirtualService.networking.istio.io=x.lua"), &used), Ok(()));
+        for typo in ["virtualservice.networking.istio.io=x.lua", "VirtualService.networking.istio.io/v1beta1=x.lua"] {
+            let err = check_overrides(&given(typo), &used).unwrap_err();
+            assert!(err.contains("so the script would not run. The keys this plan uses: VirtualService.networking.istio.io. Did you mean VirtualService.networking.istio.io?"), "{err}");
+        }
+        let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &used).unwrap_err();
+        assert_eq!(
+            err,
+            "--script VirtualSvc.networking.istio.io: no object in the plan is a VirtualSvc of networking.istio.io, so the script would not run. The keys this plan uses: VirtualService.networking.istio.io."
+        );
+        let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &BTreeSet::new()).unwrap_err();
+        assert!(err.ends_with("The keys this plan uses: none (no gateway object)."), "{err}");
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! gateway objects, and the controller's script ConfigMap.
 
 use crate::error::Error;
+use crate::model::ObjectIndex;
 use crate::model::{Rollout, TrafficRoutingCr};
-use crate::plan::ObjectIndex;
-use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts};
+use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
 use crate::yaml::Document;
 use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
 
 /// Where an object came from, for messages: `file.yaml:12`, or the cluster resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,10 +26,90 @@ fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Docu
     match (subject, value.get("original").filter(|v| v.is_object())) {
         (Some(subject), Some(original)) if value.get("kind").is_none() => [subject, original]
             .into_iter()
-            .map(|part| (source.clone(), Document { line: document.line, value: part.clone() }))
+            .map(|part| (source.clone(), Document { value: part.clone(), ..document.clone() }))
             .collect(),
         _ => vec![(source, document)],
     }
+}
+
+/// What keeps a document from being a Kubernetes object (`no apiVersion or kind`), if anything.
+fn missing_identity(value: &Value) -> Option<String> {
+    if !value.is_object() {
+        return Some("not a map".into());
+    }
+    let missing: Vec<&str> =
+        [("apiVersion", &value["apiVersion"]), ("kind", &value["kind"]), ("metadata.name", &value["metadata"]["name"])]
+            .into_iter()
+            .filter(|(_, v)| v.as_str().is_none_or(str::is_empty))
+            .map(|(field, _)| field)
+            .collect();
+    match missing.as_slice() {
+        [] => None,
+        [one] => Some(format!("no {one}")),
+        [first @ .., last] => Some(format!("no {} or {last}", first.join(", "))),
+    }
+}
+
+fn identity(value: &Value, namespace: &str) -> Identity {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (
+        crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default()).to_string(),
+        text(&value["kind"]),
+        namespace.to_string(),
+        text(&value["metadata"]["name"]),
+    )
+}
+
+/// One line per file for the skipped documents (shown with -v), in the order the files were read:
+/// `skipped m/values.yaml:1: not a Kubernetes object (no apiVersion, kind or metadata.name)`,
+/// `skipped m/all.yaml: 2 Deployment, 1 Service (kinds no Rollout or TrafficRouting … routes through)`.
+pub fn skipped_lines(skipped: &[Skipped]) -> Vec<String> {
+    let mut files: Vec<(&str, Vec<&Skipped>)> = Vec::new();
+    for entry in skipped {
+        match files.iter_mut().find(|(source, _)| *source == entry.source) {
+            Some((_, entries)) => entries.push(entry),
+            None => files.push((&entry.source, vec![entry])),
+        }
+    }
+    files.into_iter().map(|(source, entries)| format!("skipped {}", skipped_in(source, &entries))).collect()
+}
+
+fn skipped_in(source: &str, entries: &[&Skipped]) -> String {
+    let not_objects: Vec<(&Origin, &str)> = entries
+        .iter()
+        .filter_map(|e| match &e.reason {
+            SkipReason::NotAnObject(missing) => Some((&e.origin, missing.as_str())),
+            SkipReason::Unused { .. } => None,
+        })
+        .collect();
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for entry in entries {
+        if let SkipReason::Unused { kind } = &entry.reason {
+            match kinds.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, count)) => *count += 1,
+                None => kinds.push((kind, 1)),
+            }
+        }
+    }
+    if let ([(origin, missing)], []) = (not_objects.as_slice(), kinds.as_slice()) {
+        return format!("{origin}: not a Kubernetes object ({missing})");
+    }
+    let mut parts = Vec::new();
+    if !kinds.is_empty() {
+        let counted: Vec<String> = kinds.iter().map(|(kind, count)| format!("{count} {kind}")).collect();
+        let these = if kinds.len() == 1 { "a kind" } else { "kinds" };
+        parts
+            .push(format!("{} ({these} no Rollout or TrafficRouting in the input routes through)", counted.join(", ")));
+    }
+    match not_objects.as_slice() {
+        [] => {}
+        [(origin, missing)] => parts.push(format!("1 document that is not a Kubernetes object ({origin}: {missing})")),
+        [(origin, missing), ..] => parts.push(format!(
+            "{} documents that are not Kubernetes objects (the first, {origin}: {missing})",
+            not_objects.len()
+        )),
+    }
+    format!("{source}: {}", parts.join("; "))
 }
 
 #[derive(Clone, Debug)]
@@ -48,22 +129,69 @@ pub struct Snapshot {
     pub configmap: Option<ConfigMapScripts>,
 }
 
+/// A document read from files that is not in the snapshot, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub source: String,
+    pub origin: Origin,
+    pub reason: SkipReason,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Not an object the API server would take: what is missing (`no apiVersion or kind`).
+    NotAnObject(String),
+    /// An object of a kind no Rollout or TrafficRouting in the input routes through.
+    Unused { kind: String },
+}
+
+/// (group, kind, namespace, name): one object however many copies and versions are read.
+type Identity = (String, String, String, String);
+
+/// The first copy of each object read, to tell a repeated copy (taken once) from a different
+/// one (an error naming both places).
+#[derive(Default)]
+struct Copies(HashMap<Identity, (Origin, Value)>);
+
+impl Copies {
+    /// Whether this is the first copy of the object; a copy that differs from the first is an
+    /// error.
+    fn first(&mut self, identity: Identity, origin: &Origin, value: &Value) -> Result<bool, Error> {
+        match self.0.get(&identity) {
+            None => {
+                self.0.insert(identity, (origin.clone(), value.clone()));
+                Ok(true)
+            }
+            Some((_, first)) if first == value => Ok(false),
+            Some((first, _)) => {
+                let (_, kind, namespace, name) = identity;
+                Err(Error::Input(format!(
+                    "{origin}: {kind} {namespace}/{name} differs from the copy at {first}; keep one of them"
+                )))
+            }
+        }
+    }
+}
+
 impl Snapshot {
     /// Sorts documents into Rollouts, TrafficRoutings, the script ConfigMap and gateway objects;
     /// objects without a namespace are in `default_namespace`, as `kubectl apply -f` would put them.
     /// Test cases (`rollout` or `trafficRouting` with `original`, as `record` writes them) count
-    /// as their Rollout or TrafficRouting and their gateway object; the same Rollout met twice
-    /// (one case per gateway object) is taken once.
-    pub fn from_documents(documents: Vec<(String, Document)>, default_namespace: &str) -> Result<Snapshot, Error> {
+    /// as their Rollout or TrafficRouting and their gateway object. An object read twice is taken
+    /// once; two different copies of one are an error. Documents that are not Kubernetes objects,
+    /// and objects of kinds no Rollout or TrafficRouting routes through, are skipped (and listed).
+    pub fn from_documents(
+        documents: Vec<(String, Document)>,
+        default_namespace: &str,
+    ) -> Result<(Snapshot, Vec<Skipped>), Error> {
         let mut snapshot = Snapshot::default();
+        let mut skipped = Vec::new();
+        let mut copies = Copies::default();
+        // The other objects wait until the kinds the Rollouts and TrafficRoutings use are known.
+        let mut others = Vec::new();
         for (source, document) in documents.into_iter().flat_map(expand_test_case) {
-            let origin = Origin(format!("{source}:{}", document.line));
+            let origin = Origin(document.place(&source));
             let value = document.value;
-            if !value.is_object() {
-                return Err(Error::Input(format!(
-                    "{origin}: not a Kubernetes object (expected a map with apiVersion and kind)"
-                )));
-            }
             let namespace = value["metadata"]["namespace"].as_str().unwrap_or(default_namespace).to_string();
             let kind = value["kind"].as_str().unwrap_or_default();
             let group = crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default());
@@ -71,7 +199,7 @@ impl Snapshot {
                 || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
             match (group, kind) {
                 ("rollouts.kruise.io", "Rollout" | "TrafficRouting")
-                    if snapshot.contains(&value, &namespace, &origin)? => {}
+                    if !copies.first(identity(&value, &namespace), &origin, &value)? => {}
                 ("rollouts.kruise.io", "Rollout") => {
                     let item =
                         Rollout::from_object(&value).map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
@@ -82,39 +210,74 @@ impl Snapshot {
                         .map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
                     snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
                 }
-                ("", "ConfigMap") if value["metadata"]["name"] == CONFIGMAP_NAME => {
-                    snapshot.configmap = Some(ConfigMapScripts::from_object(&namespace, &value));
-                }
-                _ if kind.is_empty() || value["metadata"]["name"].as_str().is_none() => {
-                    return Err(Error::Input(format!("{origin}: not a Kubernetes object (no kind or metadata.name)")));
-                }
-                _ => snapshot.objects.insert(&namespace, value),
+                _ => match missing_identity(&value) {
+                    Some(missing) => skipped.push(Skipped { source, origin, reason: SkipReason::NotAnObject(missing) }),
+                    None => others.push((source, origin, namespace, value)),
+                },
             }
         }
-        Ok(snapshot)
+        let routed = snapshot.routed_kinds();
+        for (source, origin, namespace, value) in others {
+            let identity = identity(&value, &namespace);
+            let (group, kind, _, name) = &identity;
+            let script_configmap = group.is_empty() && kind == "ConfigMap" && name == CONFIGMAP_NAME;
+            if !script_configmap && !routed.contains(&(group.clone(), kind.clone())) {
+                skipped.push(Skipped { source, origin, reason: SkipReason::Unused { kind: kind.clone() } });
+                continue;
+            }
+            if !copies.first(identity.clone(), &origin, &value)? {
+                continue;
+            }
+            if script_configmap {
+                if let Some(first) = &snapshot.configmap {
+                    return Err(Error::Input(format!(
+                        "{origin}: a second {CONFIGMAP_NAME} ConfigMap (the first is in namespace {}): keep the one of the controller's namespace",
+                        first.namespace
+                    )));
+                }
+                snapshot.configmap = Some(ConfigMapScripts::from_object(&namespace, &value));
+            } else {
+                snapshot.objects.insert(&namespace, value);
+            }
+        }
+        Ok((snapshot, skipped))
     }
 
-    /// Whether an equal Rollout or TrafficRouting is already in; one of the same name that
-    /// differs is an error.
-    fn contains(&self, value: &Value, namespace: &str, origin: &Origin) -> Result<bool, Error> {
-        let name = value["metadata"]["name"].as_str();
-        let same = |raw: &Value, ns: &str| {
-            ns == namespace && raw["metadata"]["name"].as_str() == name && raw["kind"] == value["kind"]
-        };
-        let earlier = self
+    /// (group, kind) of every object a plan reads: what the Rollouts and TrafficRoutings route
+    /// through (their custom refs, Ingresses and Gateway API routes) and the Rollouts' workloads
+    /// (their replicas decide whether a partition step is routed).
+    fn routed_kinds(&self) -> BTreeSet<(String, String)> {
+        let routings = self
             .rollouts
             .iter()
-            .map(|r| (&r.raw, r.namespace.as_str(), &r.origin))
-            .chain(self.traffic_routings.iter().map(|t| (&t.raw, t.namespace.as_str(), &t.origin)));
-        match earlier.into_iter().find(|(raw, ns, _)| same(raw, ns)) {
-            None => Ok(false),
-            Some((raw, _, _)) if raw == value => Ok(true),
-            Some((_, _, first)) => Err(Error::Input(format!(
-                "{origin}: a different {} {namespace}/{} is already defined at {first}",
-                value["kind"].as_str().unwrap_or_default(),
-                name.unwrap_or_default()
-            ))),
+            .filter_map(|r| r.item.traffic_routing.as_ref())
+            .chain(self.traffic_routings.iter().map(|t| &t.item.traffic_routing));
+        let mut kinds: BTreeSet<(String, String)> = self
+            .rollouts
+            .iter()
+            .filter_map(|r| r.item.workload.as_ref())
+            .map(|w| (w.group().to_string(), w.kind.clone()))
+            .collect();
+        for routing in routings {
+            kinds.extend(routing.custom_network_refs.iter().map(|r| (r.group().to_string(), r.kind.clone())));
+            for provider in &routing.other_providers {
+                kinds.insert(match *provider {
+                    "ingress" => ("networking.k8s.io".into(), "Ingress".into()),
+                    _ => ("gateway.networking.k8s.io".into(), "HTTPRoute".into()),
+                });
+            }
         }
+        kinds
+    }
+
+    /// The `--script` keys of the gateway objects the Rollouts and TrafficRoutings route through.
+    pub fn script_keys(&self) -> BTreeSet<ScriptKey> {
+        self.rollouts
+            .iter()
+            .filter_map(|r| r.item.traffic_routing.as_ref())
+            .chain(self.traffic_routings.iter().map(|t| &t.item.traffic_routing))
+            .flat_map(|routing| routing.custom_network_refs.iter().map(scripts::key_of))
+            .collect()
     }
 
     /// The TrafficRouting a Rollout names, or an error naming both when it is missing.
@@ -133,5 +296,108 @@ impl Snapshot {
                     crate::model::TRAFFIC_ROUTING_ANNOTATION
                 ))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ObjectKey, ObjectRef};
+    use serde_json::json;
+
+    fn document(source: &str, line: usize, value: Value) -> (String, Document) {
+        (source.to_string(), Document { line, item: None, value })
+    }
+
+    fn rollout() -> Value {
+        json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "r"},
+               "spec": {"strategy": {"canary": {"steps": [{"traffic": "10%"}], "trafficRoutings": [{"service": "s",
+                   "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "vs"}]}]}}}})
+    }
+
+    fn vs(hosts: &[&str]) -> Value {
+        json!({"apiVersion": "networking.istio.io/v1alpha3", "kind": "VirtualService", "metadata": {"name": "vs"}, "spec": {"hosts": hosts}})
+    }
+
+    #[test]
+    fn keeps_the_objects_the_routing_uses_and_skips_the_rest() {
+        let (snapshot, skipped) = Snapshot::from_documents(
+            vec![
+                document("all.yaml", 1, json!({"replicaCount": 2})),
+                document(
+                    "all.yaml",
+                    3,
+                    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}),
+                ),
+                document("all.yaml", 5, rollout()),
+                document("all.yaml", 9, vs(&["a"])),
+                document(
+                    "cm.yaml",
+                    1,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIGMAP_NAME}}),
+                ),
+                document("list.yaml", 1, json!(["not", "an", "object"])),
+            ],
+            "ns",
+        )
+        .unwrap();
+        assert_eq!(snapshot.rollouts.len(), 1);
+        assert!(snapshot.configmap.is_some());
+        let reference = ObjectRef {
+            api_version: "networking.istio.io/v1beta1".into(),
+            kind: "VirtualService".into(),
+            name: "vs".into(),
+        };
+        assert!(snapshot.objects.get(&ObjectKey::of_ref(&reference, "ns")).is_some());
+        assert_eq!(
+            skipped_lines(&skipped),
+            [
+                "skipped all.yaml: 1 Deployment (a kind no Rollout or TrafficRouting in the input routes through); 1 document that is not a Kubernetes object (all.yaml:1: no apiVersion, kind or metadata.name)",
+                "skipped list.yaml:1: not a Kubernetes object (not a map)",
+            ]
+        );
+        assert_eq!(snapshot.script_keys(), [("networking.istio.io".to_string(), "VirtualService".to_string())].into());
+    }
+
+    #[test]
+    fn the_same_object_twice_is_taken_once_and_two_different_copies_are_an_error() {
+        let read = |second: Value| {
+            Snapshot::from_documents(
+                vec![
+                    document("r.yaml", 1, rollout()),
+                    document("a.yaml", 2, vs(&["a"])),
+                    document("b.yaml", 4, second),
+                ],
+                "ns",
+            )
+        };
+        assert!(read(vs(&["a"])).is_ok());
+        let err = read(vs(&["b"])).unwrap_err().to_string();
+        assert_eq!(err, "b.yaml:4: VirtualService ns/vs differs from the copy at a.yaml:2; keep one of them");
+        let mut other = rollout();
+        other["spec"]["strategy"]["canary"]["steps"][0]["traffic"] = json!("20%");
+        let err = read(other).unwrap_err().to_string();
+        assert_eq!(err, "b.yaml:4: Rollout ns/r differs from the copy at r.yaml:1; keep one of them");
+        // Objects of kinds nothing routes through are not compared.
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
+        let mut changed = deployment.clone();
+        changed["spec"] = json!({"replicas": 2});
+        let documents = vec![document("a.yaml", 1, deployment), document("b.yaml", 1, changed)];
+        assert!(Snapshot::from_documents(documents, "ns").is_ok());
+    }
+
+    #[test]
+    fn two_script_configmaps_are_an_error() {
+        let configmap = |namespace: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIGMAP_NAME, "namespace": namespace}});
+        let err = Snapshot::from_documents(
+            vec![document("a.yaml", 1, configmap("x")), document("b.yaml", 1, configmap("y"))],
+            "ns",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("b.yaml:1: a second kruise-rollout-configuration ConfigMap (the first is in namespace x)"),
+            "{err}"
+        );
     }
 }

@@ -1,7 +1,6 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::data;
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Action, RoutingPlan};
@@ -187,15 +186,23 @@ impl RolloutView {
             stable.filter(|_| in_release)
         };
         let stage = rollout.current_stage();
-        let step_does = stage.map(|stage| {
-            let strategy = rollout.strategy_at(stage).describe();
-            match stage {
-                Stage::Step(i) => {
-                    let (replicas, pause) = rollout.describe_step(i);
-                    format!("{replicas}, {strategy}, {pause}")
+        // The plan's description says what the controller does at the stage (a step it does not
+        // route, for one); without a plan, what the step asks for.
+        let planned = every_stage
+            .as_ref()
+            .ok()
+            .and_then(|plan| plan.stages.iter().find(|s| s.stage.is_some() && s.stage == stage));
+        let step_does = planned.map(|s| s.description.clone()).or_else(|| {
+            stage.map(|stage| {
+                let strategy = rollout.strategy_at(stage).describe();
+                match stage {
+                    Stage::Step(i) => {
+                        let (replicas, pause) = rollout.describe_step(i);
+                        format!("{replicas}, {strategy}, {pause}")
+                    }
+                    Stage::BlueGreenFinal => strategy,
                 }
-                Stage::BlueGreenFinal => strategy,
-            }
+            })
         });
         RolloutView {
             name: rollout.name.clone(),
@@ -331,11 +338,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             }) {
                 Some(index) => index,
                 None => {
-                    let position = if data::stored_original(&object.current).is_none() {
-                        Position::Original
-                    } else {
-                        Position::Drifted
-                    };
+                    let position = if object.untouched { Position::Original } else { Position::Drifted };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
                         namespace: object.namespace.clone(),
@@ -347,20 +350,25 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                 }
             };
             let view = &mut views[index];
-            if let Action::Lua(script) = &object.action {
-                view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                if view.position != Position::Original && !object.changed() {
-                    let step = stage.stage.map_or_else(
-                        || stage.label.clone(),
-                        |s| match s {
-                            Stage::Step(i) => format!("step {i}"),
-                            Stage::BlueGreenFinal => "final".into(),
-                        },
-                    );
-                    match &mut view.position {
-                        Position::AtStep { steps } => steps.push(step),
-                        other => *other = Position::AtStep { steps: vec![step] },
-                    }
+            let routes = match &object.action {
+                Action::Lua(script) => {
+                    view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
+                    true
+                }
+                Action::Rules(_) => true,
+                Action::Restore | Action::Keep(_) => false,
+            };
+            if routes && view.position != Position::Original && !object.changed() {
+                let step = stage.stage.map_or_else(
+                    || stage.label.clone(),
+                    |s| match s {
+                        Stage::Step(i) => format!("step {i}"),
+                        Stage::BlueGreenFinal => "final".into(),
+                    },
+                );
+                match &mut view.position {
+                    Position::AtStep { steps } => steps.push(step),
+                    other => *other = Position::AtStep { steps: vec![step] },
                 }
             }
         }
@@ -401,6 +409,31 @@ mod tests {
         assert!(matches!(Progress::of(&cancelled, now), Progress::Failed { .. }));
         assert_eq!(Progress::of(&rollout(json!({"phase": "Healthy"})), now), Progress::NotInRelease);
         assert!(Progress::of(&done, now).is_final());
+    }
+
+    #[test]
+    fn the_step_says_what_the_plan_says_the_controller_does() {
+        let status =
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}});
+        let r = rollout(status);
+        let plan = RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: vec![],
+            warnings: vec![],
+            stages: vec![crate::plan::StagePlan {
+                stage: Some(Stage::Step(1)),
+                label: "step 1/2".into(),
+                description: "replicas 1, not routed here, pause 60s".into(),
+                objects: vec![],
+            }],
+        };
+        let view = RolloutView::new(&r, "shop", Ok(&plan), None, SystemTime::UNIX_EPOCH);
+        assert_eq!(view.step_does.as_deref(), Some("replicas 1, not routed here, pause 60s"));
+        let unplanned = RolloutView::new(&r, "shop", Err("no plan".into()), None, SystemTime::UNIX_EPOCH);
+        assert_eq!(
+            unplanned.step_does.as_deref(),
+            Some("replicas 1, original routing (no traffic, no matches), pause 60s")
+        );
     }
 
     #[test]

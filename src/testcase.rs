@@ -1,10 +1,11 @@
 //! Script test cases in the controller's format (`rollout` or `trafficRouting`, `original`,
 //! `expected` per step), run with the controller's test-harness semantics
-//! (controller-semantics.md 6.2), and each step's `obj` as Lua for debugging (`lua-obj`).
+//! (`TestLuaScript` in `pkg/trafficrouting/network/customNetworkProvider/custom_network_provider_test.go`,
+//! docs/controller-semantics.md §6.2), and each step's `obj` as Lua for debugging (`lua-obj`).
 
 use crate::data::{self, Data};
 use crate::lua::{self, EvalOptions, Limits, OrderDependence, Script};
-use crate::model::{self, Rollout, RouteStrategy, TrafficRoutingCr};
+use crate::model::{self, Rollout, RouteStrategy, StrategyKind, TrafficRoutingCr};
 use crate::{gojson, yaml};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -18,6 +19,18 @@ pub struct TestCase {
     pub expected: Vec<Value>,
     /// `rollout` or `trafficRouting`.
     pub subject: &'static str,
+    pub go_test: GoTest,
+}
+
+/// How the controller's own `go test` treats a case, where that is not plain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GoTest {
+    /// It runs the case as `test` does (no difference known).
+    Same,
+    /// It runs the case, reading it as said; so does `test`, though the controller would not.
+    ReadsItAs(String),
+    /// It cannot run the case; `test` runs it as the controller would.
+    CannotRun(String),
 }
 
 impl TestCase {
@@ -32,8 +45,17 @@ impl TestCase {
         let original =
             case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
         let data = Data::of_object(original);
+        let mut go_test = GoTest::Same;
         let (subject, steps) = if let Some(rollout) = case.get("rollout").filter(|r| !r.is_null()) {
-            let rollout = Rollout::from_object(rollout).map_err(|e| format!("{name}: rollout: {e}"))?;
+            let (rollout, read_as) = harness_rollout(rollout).map_err(|e| format!("{name}: rollout: {e}"))?;
+            if let Some(read_as) = read_as {
+                go_test = GoTest::ReadsItAs(read_as);
+            }
+            if rollout.kind == StrategyKind::BlueGreen {
+                go_test = GoTest::CannotRun(
+                    "it reads spec.strategy.canary only and fails on a blue-green rollout; this tool runs the blue-green steps by the harness's other rules".into(),
+                );
+            }
             let service = &rollout
                 .traffic_routing
                 .as_ref()
@@ -58,20 +80,20 @@ impl TestCase {
             None | Some(Value::Null) => Vec::new(),
             Some(_) => return Err(format!("{name}: expected must be a list of objects, one per step")),
         };
-        Ok(TestCase { name: name.into(), steps, expected, subject })
+        Ok(TestCase { name: name.into(), steps, expected, subject, go_test })
     }
 
     /// Runs every step and compares spec, labels and annotations with `expected`.
     pub fn run(&self, script: &Script, limits: &Limits) -> CaseReport {
         let steps = self.steps.iter().enumerate().map(|(i, obj)| self.run_step(script, limits, i, obj)).collect();
-        CaseReport { case: self.name.clone(), steps }
+        CaseReport { case: self.name.clone(), steps, go_test: self.go_test.clone() }
     }
 
     fn run_step(&self, script: &Script, limits: &Limits, index: usize, obj: &Value) -> StepReport {
         let mut notes = Vec::new();
         let Some(expected) = self.expected.get(index) else {
             let outcome = Outcome::Error(format!(
-                "expected has {} entries but the case has {} steps",
+                "expected has {} entries but the case has {} steps (go test fails on that: index out of range)",
                 self.expected.len(),
                 self.steps.len()
             ));
@@ -136,12 +158,42 @@ pub struct StepReport {
 pub struct CaseReport {
     pub case: String,
     pub steps: Vec<StepReport>,
+    pub go_test: GoTest,
 }
 
 impl CaseReport {
     pub fn passed(&self) -> bool {
         self.steps.iter().all(|s| s.outcome == Outcome::Pass)
     }
+}
+
+/// The Rollout of a case as the harness reads it: decoded into the v1beta1 type whatever its
+/// apiVersion, without the conversion, so a v1alpha1 `weight` is ignored (the script gets
+/// canaryWeight -1 there). Says so when that differs from what the controller would read.
+fn harness_rollout(rollout: &Value) -> Result<(Rollout, Option<String>), crate::model::ModelError> {
+    if rollout["apiVersion"] != "rollouts.kruise.io/v1alpha1" {
+        return Ok((Rollout::from_object(rollout)?, None));
+    }
+    let mut as_beta = rollout.clone();
+    as_beta["apiVersion"] = "rollouts.kruise.io/v1beta1".into();
+    let read = Rollout::from_object(&as_beta)?;
+    let weights: Vec<String> = rollout["spec"]["strategy"]["canary"]["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, step)| step.get("weight").filter(|w| !w.is_null()).map(|w| format!("steps[{i}].weight {w}")))
+        .collect();
+    let note = (!weights.is_empty()).then(|| {
+        format!(
+            "it reads this v1alpha1 rollout as v1beta1 without the conversion, so {} ignored and the script gets canaryWeight -1 there (the controller converts weight N to traffic \"N%\"); this tool does as go test does",
+            match weights.as_slice() {
+                [one] => format!("{one} is"),
+                many => format!("{} are", many.join(", ")),
+            }
+        )
+    });
+    Ok((read, note))
 }
 
 /// spec, labels and annotations as YAML, for diffs.
@@ -279,5 +331,30 @@ expected:
         .unwrap();
         assert_eq!(case.steps[0]["matches"], json!([]));
         assert_eq!(case.steps[0]["canaryService"], json!("svc"));
+        assert_eq!(case.go_test, GoTest::Same);
+    }
+
+    #[test]
+    fn the_harness_ignores_a_v1alpha1_weight() {
+        let case = TestCase::parse(
+            "alpha.yaml",
+            "rollout:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{weight: 20}, {weight: 40, matches: []}]\n        trafficRoutings: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+        )
+        .unwrap();
+        assert_eq!(case.steps[0]["canaryWeight"], json!(-1), "weight is not a v1beta1 field");
+        assert_eq!(case.steps[1]["matches"], json!([]), "no conversion drops the empty list");
+        let GoTest::ReadsItAs(note) = &case.go_test else { panic!("{:?}", case.go_test) };
+        assert!(note.contains("steps[0].weight 20, steps[1].weight 40 are ignored"), "{note}");
+    }
+
+    #[test]
+    fn the_harness_cannot_run_blue_green_cases() {
+        let case = TestCase::parse(
+            "bg.yaml",
+            "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      blueGreen:\n        steps: [{traffic: 50%, replicas: 100%}]\n        trafficRoutings: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+        )
+        .unwrap();
+        assert_eq!(case.steps[0]["canaryWeight"], json!(50), "run as the controller would");
+        assert!(matches!(&case.go_test, GoTest::CannotRun(why) if why.contains("spec.strategy.canary only")));
     }
 }

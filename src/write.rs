@@ -1,15 +1,33 @@
-//! Guarded writes to the cluster: a local backup before every write, the original stored in the
-//! controller's format before an object is changed, resourceVersion preconditions on every PUT,
-//! and a rollback of everything a run wrote when a later write fails.
+//! The writer: applies changes (`change::Change`) in a [`Mode`], for `approve` and `restore`.
+//! Under a claim on each Rollout (`claim`), every write is backed up locally first and
+//! conditional on the resourceVersion this run last saw. A conflict is retried only when
+//! nobody changed what the change is about; otherwise it is refused, showing the other edit.
+//! A write whose reply is lost, garbled or timed out is resolved by reading the object again.
+//! A rollback undoes exactly what this run wrote, and only where nobody changed it since.
+//! Signals (`interrupt`) stop the run before its next write; a second one stops it at once.
 
+mod claim;
+mod interrupt;
+
+pub use claim::{Claim, LEASE_DURATION, describe_holder, expired, expiry, lease_key, lease_resource, release_any};
+pub use interrupt::Interrupt;
+
+use crate::change::{Change, Landed, resource_version_of};
 use crate::data;
-use crate::error::Error;
+use crate::error::{Error, Signal};
+use crate::model::ObjectKey;
+use crate::model::Permission;
 use crate::output;
 use crate::rbac;
-use crate::source::cluster::{Cluster, Permission, Resource, describe_api_error};
+use crate::source::cluster::{Cluster, Resource};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
+
+/// How often one write is sent again after a conflict that nobody's edit explains (the server's
+/// bookkeeping, the controller's status updates).
+const CONFLICT_RETRIES: usize = 3;
 
 /// Where backups go: `$XDG_STATE_HOME/kubectl-rollout-lua/backups/<context>/<namespace>/<kind>/<name>/<time>.yaml`.
 pub struct Backups {
@@ -37,159 +55,523 @@ impl Backups {
     }
 }
 
-/// Which object, across reads and writes: its API group, kind, namespace and name (the version
-/// may differ between reads; the object is the same). Group and kind come from what it was read
-/// as, not from its JSON.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ObjectKey {
-    group: String,
-    kind: String,
-    namespace: String,
-    name: String,
+/// How the writer treats changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Write them.
+    Apply,
+    /// Write nothing (`--dry-run=client`).
+    ClientDryRun,
+    /// Send each with `dryRun=All`: admission judges it, nothing is stored (`--dry-run=server`).
+    ServerDryRun,
 }
 
-impl ObjectKey {
-    pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> ObjectKey {
-        ObjectKey { group: group.into(), kind: kind.into(), namespace: namespace.into(), name: name.into() }
-    }
-
-    /// `object`, read as `resource`.
-    pub fn of(resource: &Resource, object: &Value) -> ObjectKey {
-        let field = |name: &str| object["metadata"][name].as_str().unwrap_or_default();
-        ObjectKey::new(&resource.group, &resource.kind, field("namespace"), field("name"))
-    }
-
-    pub fn namespace(&self) -> &str {
-        &self.namespace
-    }
+/// What became of an object this run wrote.
+#[derive(Clone, Debug, PartialEq)]
+enum Fate {
+    Written,
+    RolledBack,
+    /// Left as this run wrote it, and why.
+    Kept(String),
 }
 
-/// An object this run wrote: its state before the run, and after this run's last write.
-#[derive(Clone, Debug)]
-pub struct Written {
-    pub resource: Resource,
-    pub before: Value,
-    pub after: Value,
+/// One write this run made.
+struct Written {
+    change: Change,
+    resource: Resource,
+    /// The object as the server stored it (None after a delete).
+    stored: Option<Value>,
+    backup: Option<PathBuf>,
+    /// The reply was lost; a fresh read showed the write landed.
+    resolved: bool,
+    fate: Fate,
 }
 
-impl Written {
-    pub fn describe(&self) -> String {
-        describe_object(&self.before)
+/// A question the writer may ask on a terminal (the command's `confirm`); None: never ask.
+pub type Ask = fn(&str) -> Result<(), Error>;
+
+pub struct Writer<'a> {
+    cluster: &'a Cluster,
+    mode: Mode,
+    backups: Backups,
+    interrupt: Interrupt,
+    ask: Option<Ask>,
+    claims: Vec<Claim>,
+    written: Vec<Written>,
+    /// Each object as this run last read or wrote it: the resourceVersion of its next write.
+    seen: BTreeMap<ObjectKey, Value>,
+    /// `--dry-run=server`: each object's verdict.
+    verdicts: BTreeMap<ObjectKey, Result<(), String>>,
+    /// The object a request is out for (a write, or the read that resolves one), with the
+    /// backup of its state before this run.
+    in_flight: Option<(ObjectKey, Option<PathBuf>)>,
+    /// A second signal stopped the run at once: nothing more is sent, not even a rollback.
+    stopped: bool,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(cluster: &'a Cluster, mode: Mode, interrupt: Interrupt, ask: Option<Ask>) -> Writer<'a> {
+        Writer {
+            cluster,
+            mode,
+            backups: Backups::new(&cluster.context),
+            interrupt,
+            ask,
+            claims: Vec::new(),
+            written: Vec::new(),
+            seen: BTreeMap::new(),
+            verdicts: BTreeMap::new(),
+            in_flight: None,
+            stopped: false,
+        }
     }
 
-    pub fn key(&self) -> ObjectKey {
-        ObjectKey::of(&self.resource, &self.before)
+    pub fn mode(&self) -> Mode {
+        self.mode
     }
-}
 
-pub fn describe_object(object: &Value) -> String {
-    format!(
-        "{} {}/{}",
-        object["kind"].as_str().unwrap_or("object"),
-        object["metadata"]["namespace"].as_str().unwrap_or_default(),
-        object["metadata"]["name"].as_str().unwrap_or_default()
-    )
-}
-
-/// Why a write did not happen.
-#[derive(Debug)]
-pub enum WriteFailure {
-    /// 409 (or a failed precondition): the object changed since it was read.
-    Conflict(String),
-    Failed(String),
-}
-
-pub(crate) fn failure(doing: &str, error: kube::Error) -> WriteFailure {
-    let message = format!("{doing}: {}", describe_api_error(&error));
-    match &error {
-        kube::Error::Api(status) if status.code == 409 => WriteFailure::Conflict(message),
-        _ => WriteFailure::Failed(message),
+    pub fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
     }
-}
 
-/// Records a successful write, keeping the earliest `before` of an object written twice.
-fn record(written: &mut Vec<Written>, resource: &Resource, before: &Value, after: Value) {
-    let key = ObjectKey::of(resource, before);
-    let same = |w: &Written| w.before["metadata"]["uid"] == before["metadata"]["uid"] && w.key() == key;
-    match written.iter_mut().find(|w| same(w)) {
-        Some(entry) => entry.after = after,
-        None => written.push(Written { resource: resource.clone(), before: before.clone(), after }),
+    /// Claims Rollout `namespace/rollout` for this run (nothing to claim in a dry run).
+    pub async fn claim(&mut self, namespace: &str, rollout: &str, command: &str) -> Result<(), Error> {
+        if self.mode != Mode::Apply {
+            return Ok(());
+        }
+        let claim = Claim::take(self.cluster, namespace, rollout, command).await?;
+        self.claims.push(claim);
+        Ok(())
     }
-}
 
-/// Writes `planned` over `live` as the controller would: when `live` has no original-spec
-/// annotation, the original is stored first (one PUT), then the planned object replaces it
-/// (a second PUT), each with the resourceVersion just read or written. `live` is backed up
-/// first. Every successful write is recorded in `written`.
-pub async fn write_planned(
-    cluster: &Cluster,
-    resource: &Resource,
-    live: &Value,
-    planned: &Value,
-    backups: &Backups,
-    written: &mut Vec<Written>,
-) -> Result<PathBuf, WriteFailure> {
-    let backup = backups.save(live).map_err(|e| WriteFailure::Failed(e.to_string()))?;
-    let what = describe_object(live);
-    let mut current = live.clone();
-    if data::stored_original(live).is_none()
-        && let Some(stored) = data::stored_original(planned)
-    {
-        let mut with_original = live.clone();
-        with_original["metadata"]["annotations"][data::ORIGINAL_SPEC_ANNOTATION] = Value::String(stored.into());
-        current = cluster
-            .replace(resource, &with_original, false)
-            .await
-            .map_err(|e| failure(&format!("storing the original of {what}"), e))?;
-        record(written, resource, live, current.clone());
+    /// Renews the claims that need it (before each write, and while a long run waits).
+    pub async fn keep_claims(&mut self) -> Result<(), Error> {
+        for claim in &mut self.claims {
+            claim.keep(self.cluster).await?;
+        }
+        Ok(())
     }
-    if !data::same_routing(&current, planned) {
-        let mut next = planned.clone();
-        next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
-        current = cluster.replace(resource, &next, false).await.map_err(|e| failure(&format!("updating {what}"), e))?;
-        record(written, resource, live, current.clone());
-    }
-    // What the server stored is what counts: a mutating admission webhook may have changed it,
-    // and the controller would then see routing it did not plan.
-    if !data::stored_as_planned(&current, planned) {
-        return Err(WriteFailure::Failed(format!(
-            "{what} was stored with other spec, labels or annotations than planned (a mutating admission webhook changed it?)"
-        )));
-    }
-    Ok(backup)
-}
 
-/// Sends `planned` with `dryRun=All`: admission (e.g. Istio's validation) judges it, nothing is
-/// stored. Returns the server's rejection, if any.
-pub async fn server_dry_run(
-    cluster: &Cluster,
-    resource: &Resource,
-    live: &Value,
-    planned: &Value,
-) -> Result<(), String> {
-    let mut next = planned.clone();
-    next["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
-    cluster.replace(resource, &next, true).await.map(|_| ()).map_err(|e| describe_api_error(&e))
-}
+    /// Releases every claim; returns a warning per claim that could not be released.
+    pub async fn release_claims(&mut self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.stopped {
+            return warnings;
+        }
+        for claim in std::mem::take(&mut self.claims) {
+            if let Err(e) = claim.release(self.cluster).await {
+                warnings.push(format!(
+                    "warning: could not release the claim ({e}); it expires within {}s",
+                    LEASE_DURATION.as_secs()
+                ));
+            }
+        }
+        warnings
+    }
 
-/// Puts every object this run wrote back to its state before the run, newest first, each
-/// conditional on this run's own last write (an object someone changed since is left alone).
-/// Returns one line per object saying what happened.
-pub async fn roll_back(cluster: &Cluster, written: &[Written]) -> Vec<String> {
-    let mut report = Vec::new();
-    for entry in written.iter().rev() {
-        let mut restore = entry.before.clone();
-        restore["metadata"]["resourceVersion"] = entry.after["metadata"]["resourceVersion"].clone();
-        report.push(match cluster.replace(&entry.resource, &restore, false).await {
-            Ok(_) => format!("rolled back {}", entry.describe()),
-            Err(e) => format!(
-                "could NOT roll back {}: {} (its state before this run is in the backup folder)",
-                entry.describe(),
-                describe_api_error(&e)
+    /// Stops before a new write when a signal came.
+    async fn check_interrupt(&self) -> Result<(), Error> {
+        match self.interrupt.received().await {
+            Some(signal) => Err(Error::Interrupted { signal, report: "no new write was started".into() }),
+            None => Ok(()),
+        }
+    }
+
+    /// A second signal came: the run stops at once (the command dropped its work). Nothing more
+    /// is sent, not even a rollback or the claims' release; the error names the object whose
+    /// request was out, what was written, and the backups.
+    pub fn stop_at_once(&mut self, signal: Signal) -> Error {
+        self.stopped = true;
+        let in_flight = match &self.in_flight {
+            Some((key, backup)) => {
+                let backup = backup
+                    .as_ref()
+                    .or(self.backup_of(key))
+                    .map(|b| format!("; its state before this run: {}", b.display()));
+                format!("  {key}: may be half written (a request for it was out){}\n", backup.unwrap_or_default())
+            }
+            None => String::new(),
+        };
+        let claims = match self.claims.len() {
+            0 => String::new(),
+            _ => format!(
+                "\n  the claim stays until it expires ({}s) or `kubectl rollout-lua release-claim` releases it",
+                LEASE_DURATION.as_secs()
             ),
-        });
+        };
+        Error::Interrupted {
+            signal,
+            report: format!("stopped at once by a second signal\n{in_flight}{}{claims}", self.report()),
+        }
     }
-    report
+
+    /// Awaits `future` (a rollback's request) unless a second signal comes first.
+    async fn unless_stopped<T>(&mut self, future: impl std::future::Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            output = future => Some(output),
+            _ = self.interrupt.wait_for(2) => {
+                self.stopped = true;
+                None
+            }
+        }
+    }
+
+    /// Applies one change to an object of `resource`; returns the object as stored (None when
+    /// nothing was stored: a dry run, a delete, a Keep).
+    pub async fn apply(&mut self, resource: &Resource, change: &Change) -> Result<Option<Value>, Error> {
+        if !change.writes() || self.mode == Mode::ClientDryRun {
+            return Ok(None);
+        }
+        let key = change.key().clone();
+        if self.mode == Mode::ServerDryRun {
+            let request = change.request(None).expect("a write sends a request");
+            let verdict = match self.cluster.send(resource, &key, &request, true).await {
+                Ok(_) => Ok(()),
+                Err(Error::Api { failure, .. }) => Err(failure.to_string()),
+                Err(other) => return Err(other),
+            };
+            // An object written twice (its original stored first) is rejected if either is.
+            let entry = self.verdicts.entry(key).or_insert(Ok(()));
+            if entry.is_ok() {
+                *entry = verdict;
+            }
+            return Ok(None);
+        }
+        self.check_interrupt().await?;
+        self.keep_claims().await?;
+        // One backup per object and run: its state before this run's first write to it.
+        let first_write = !self.written.iter().any(|w| w.change.key() == &key);
+        let backup = change.before().filter(|_| first_write).map(|before| self.backups.save(before)).transpose()?;
+        let mut change = change.clone();
+        let mut attempt = 0;
+        loop {
+            let version = self.seen.get(&key).and_then(resource_version_of);
+            let request = change.request(version.as_deref()).expect("a write sends a request");
+            self.in_flight = Some((key.clone(), backup.clone()));
+            let sent = self.cluster.send(resource, &key, &request, false).await;
+            self.in_flight = None;
+            match sent {
+                Ok(stored) => return self.record(resource, &change, version, stored, backup, false),
+                Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
+                    attempt += 1;
+                    change = self.after_conflict(resource, &change).await?;
+                }
+                Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
+                    self.in_flight = Some((key.clone(), backup.clone()));
+                    let fresh = self.cluster.get(resource, &key.namespace, &key.name).await;
+                    self.in_flight = None;
+                    let fresh = fresh.map_err(|e| {
+                        Error::Input(format!(
+                            "{doing}: {failure}; reading it again to tell whether it was written failed too: {e}"
+                        ))
+                        .with_report(&self.half_written(&key, backup.as_ref()))
+                    })?;
+                    return match change.landed(version.as_deref(), fresh.as_ref()) {
+                        Landed::Applied => self.record(resource, &change, version, fresh, backup, true),
+                        Landed::NotApplied => Err(Error::Api { doing, failure }
+                            .with_report(&format!("  {key}: not written (a fresh read shows it as before)"))),
+                        Landed::ChangedBySomeoneElse => Err(self.other_edit(
+                            &change,
+                            fresh.as_ref(),
+                            &format!("{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile"),
+                        )),
+                    };
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// After a 409: read the object again. Nobody changed what the change is about: the change
+    /// is made again over the object as it is now. Someone did: refuse, showing their edit, or on
+    /// a terminal show it and ask whether to overwrite it (never for a status patch or a create).
+    async fn after_conflict(&mut self, resource: &Resource, change: &Change) -> Result<Change, Error> {
+        let key = change.key();
+        let fresh = self.cluster.get(resource, &key.namespace, &key.name).await?;
+        let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
+        let Some(fresh) = fresh else {
+            return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
+        };
+        if !change.someone_else_changed(&seen, &fresh) {
+            eprintln!(
+                "conflict on {key}: nobody changed what this write is about; writing it again at the new resourceVersion"
+            );
+        } else {
+            let message = format!("{key} was changed by someone else while this run wrote it");
+            let overwritable =
+                !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
+            match self.ask.filter(|_| overwritable) {
+                Some(ask) => {
+                    eprintln!("{}", self.other_edit(change, Some(&fresh), &message));
+                    self.interrupt.confirm("Overwrite their change?", ask).await?;
+                }
+                None => return Err(self.other_edit(change, Some(&fresh), &message)),
+            }
+        }
+        let rebased = change.rebased(&fresh);
+        self.seen.insert(key.clone(), fresh);
+        Ok(rebased)
+    }
+
+    /// A refusal showing someone else's edit of the object `change` writes, as a diff from what
+    /// this run last saw of it (for a status patch: of the status).
+    fn other_edit(&self, change: &Change, fresh: Option<&Value>, message: &str) -> Error {
+        let key = change.key();
+        let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
+        let (seen_header, now_header) = (format!("{key} (as this run saw it)"), format!("{key} (now)"));
+        let diff = match fresh {
+            // A status patch is about the status (and the spec's generation): show those.
+            Some(fresh) if matches!(change, Change::MergePatch { subresource: Some(_), .. }) => {
+                let shown = |object: &Value| {
+                    crate::yaml::to_string(&serde_json::json!({
+                        "metadata": {"generation": object["metadata"]["generation"]},
+                        "status": object["status"],
+                    }))
+                };
+                output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
+            }
+            Some(fresh) => {
+                output::object_diff(&seen, fresh, &seen_header, &now_header, &output::unified).unwrap_or_default()
+            }
+            None => format!("{key} no longer exists\n"),
+        };
+        Error::Conflict(format!(
+            "{message}; not overwriting their edit:\n{diff}Review it and run again (a restore or approve puts the planned routing back over it)"
+        ))
+    }
+
+    /// Records a write that landed. A replace the server kept at the resourceVersion it was
+    /// sent with wrote nothing, and is never rolled back.
+    fn record(
+        &mut self,
+        resource: &Resource,
+        change: &Change,
+        sent_version: Option<String>,
+        stored: Option<Value>,
+        backup: Option<PathBuf>,
+        resolved: bool,
+    ) -> Result<Option<Value>, Error> {
+        let key = change.key().clone();
+        let version = change.before().and_then(resource_version_of);
+        let unchanged = stored.as_ref().is_some_and(|s| {
+            resource_version_of(s).is_some_and(|v| Some(&v) == sent_version.as_ref().or(version.as_ref()))
+        });
+        match &stored {
+            Some(stored) => self.seen.insert(key.clone(), stored.clone()),
+            None => self.seen.remove(&key),
+        };
+        if !unchanged {
+            self.written.push(Written {
+                change: change.clone(),
+                resource: resource.clone(),
+                stored: stored.clone(),
+                backup,
+                resolved,
+                fate: Fate::Written,
+            });
+        }
+        // What the server stored is what counts: a mutating admission webhook may have changed
+        // it, and the controller would then see routing it did not plan.
+        if let (Change::Replace { after, .. }, Some(stored)) = (change, &stored)
+            && !data::stored_as_planned(stored, after)
+        {
+            return Err(Error::Input(format!(
+                "{key} was stored with other spec, labels or annotations than planned (a mutating admission webhook changed it?)"
+            )));
+        }
+        Ok(stored)
+    }
+
+    /// After the command read the objects again (a later step of `approve --until-step`): the
+    /// changes it plans now carry the versions of that read, newer than any this run wrote.
+    pub fn read_again(&mut self) {
+        self.seen.clear();
+    }
+
+    /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
+    /// how), noting a reply that was lost.
+    pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
+        if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
+            return None;
+        }
+        let backup = self.backup_of(key).map(|b| b.display().to_string()).unwrap_or_default();
+        let lost = if self.resolved(key) { "; the reply was lost, a fresh read shows it" } else { "" };
+        Some(format!("{key} {done} (backup {backup}{lost})\n"))
+    }
+
+    /// Where the backup of the first write of `key` is.
+    pub fn backup_of(&self, key: &ObjectKey) -> Option<&PathBuf> {
+        self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref())
+    }
+
+    /// Whether the reply of a write of `key` was lost and a fresh read resolved it.
+    pub fn resolved(&self, key: &ObjectKey) -> bool {
+        self.written.iter().any(|w| w.change.key() == key && w.resolved)
+    }
+
+    /// Marks the writes of `key` as kept (never rolled back), saying why.
+    pub fn keep(&mut self, key: &ObjectKey, why: &str) {
+        for entry in self.written.iter_mut().filter(|w| w.change.key() == key && w.fate == Fate::Written) {
+            entry.fate = Fate::Kept(why.to_string());
+        }
+    }
+
+    /// Undoes this run's writes, newest first, each conditional on this run's own last write: an
+    /// object someone changed since is left alone. Objects marked kept stay.
+    pub async fn roll_back(&mut self) {
+        if self.stopped || self.mode != Mode::Apply {
+            return;
+        }
+        for index in (0..self.written.len()).rev() {
+            if self.written[index].fate != Fate::Written {
+                continue;
+            }
+            let (resource, change, stored) = {
+                let entry = &self.written[index];
+                (entry.resource.clone(), entry.change.clone(), entry.stored.clone())
+            };
+            let key = change.key().clone();
+            let Some(inverse) = change.inverse(stored.as_ref()) else { continue };
+            let version = self.seen.get(&key).and_then(resource_version_of);
+            let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
+            self.in_flight = Some((key.clone(), None));
+            let Some(sent) = self.unless_stopped(self.cluster.send(&resource, &key, &request, false)).await else {
+                return;
+            };
+            self.in_flight = None;
+            let fate = match sent {
+                Ok(stored) => {
+                    match stored {
+                        Some(stored) => self.seen.insert(key.clone(), stored),
+                        None => self.seen.remove(&key),
+                    };
+                    Fate::RolledBack
+                }
+                Err(Error::Api { failure, .. }) if failure.is_conflict() => {
+                    Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
+                }
+                Err(Error::Api { failure, .. }) if failure.outcome_unknown() => {
+                    match self.cluster.get(&resource, &key.namespace, &key.name).await {
+                        Ok(fresh) => match inverse.landed(version.as_deref(), fresh.as_ref()) {
+                            Landed::Applied => {
+                                // The next older write of the object is undone from here.
+                                match fresh {
+                                    Some(fresh) => self.seen.insert(key.clone(), fresh),
+                                    None => self.seen.remove(&key),
+                                };
+                                Fate::RolledBack
+                            }
+                            Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
+                            Landed::ChangedBySomeoneElse => {
+                                Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
+                            }
+                        },
+                        Err(e) => {
+                            Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"))
+                        }
+                    }
+                }
+                Err(e) => Fate::Kept(format!("could NOT roll back: {e}")),
+            };
+            // An object not rolled back at its newest write stays as it is: its earlier writes
+            // are not undone under someone else's.
+            if fate == Fate::RolledBack {
+                self.written[index].fate = fate;
+            } else {
+                for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
+                    entry.fate = fate.clone();
+                }
+            }
+        }
+    }
+
+    /// What this run wrote and what became of it, a line per object; `nothing was written`
+    /// when nothing was.
+    pub fn report(&self) -> String {
+        let mut lines: Vec<String> = Vec::new();
+        let mut done: Vec<&ObjectKey> = Vec::new();
+        for entry in &self.written {
+            let key = entry.change.key();
+            if done.contains(&key) {
+                continue;
+            }
+            done.push(key);
+            let backup = self
+                .backup_of(key)
+                .map(|b| format!(" (its state before this run: {})", b.display()))
+                .unwrap_or_default();
+            let lost = if self.resolved(key) { " (the reply was lost; a fresh read shows the write)" } else { "" };
+            lines.push(match &entry.fate {
+                Fate::Written => format!("  {key}: written{lost}{backup}"),
+                Fate::RolledBack => format!("  {key}: rolled back"),
+                Fate::Kept(why) => format!("  {key}: {why}{backup}"),
+            });
+        }
+        if lines.is_empty() {
+            return "  nothing was written".into();
+        }
+        lines.push("  nothing else was written".into());
+        lines.join("\n")
+    }
+
+    /// The line for a write of `key` whose landing cannot be told (the report of what was
+    /// written follows it, from `finish`).
+    fn half_written(&self, key: &ObjectKey, backup: Option<&PathBuf>) -> String {
+        let backup = backup.or(self.backup_of(key)).map(|b| format!("; its state before this run: {}", b.display()));
+        format!("  {key}: may or may not be written{}", backup.unwrap_or_default())
+    }
+
+    /// `--dry-run=server`: one line per object accepted, or the rejections as an error.
+    pub fn verdicts(&self) -> Result<Vec<String>, Error> {
+        let rejected: Vec<String> = self
+            .verdicts
+            .iter()
+            .filter_map(|(key, verdict)| verdict.as_ref().err().map(|message| format!("{key}: {message}")))
+            .collect();
+        if !rejected.is_empty() {
+            return Err(Error::Input(format!("the API server rejected:\n  {}", rejected.join("\n  "))));
+        }
+        Ok(self.verdicts.keys().map(|key| format!("server dry-run accepted {key}")).collect())
+    }
+
+    /// Ends a run: on an error, rolls back what it wrote (unless kept) and adds the report;
+    /// always releases the claims. A run a signal came to, which finished all the same (the
+    /// signal came during its last write, or the release), still ends as interrupted.
+    pub async fn finish<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        let result = match result {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                self.roll_back().await;
+                let report = match &error {
+                    // The report of a run stopped at once is in the error already.
+                    Error::Interrupted { .. } if self.stopped => String::new(),
+                    _ => self.report(),
+                };
+                Err(error.with_report(&report))
+            }
+        };
+        for warning in self.release_claims().await {
+            eprintln!("{warning}");
+        }
+        match (result, self.interrupt.received().await) {
+            (Ok(_), Some(signal)) => Err(Error::Interrupted {
+                signal,
+                report: format!("it came during the last write, which was finished\n{}", self.report()),
+            }),
+            (result, _) => result,
+        }
+    }
+}
+
+/// Sends `change` with `dryRun=All` (for `plan --dry-run=server`): admission judges it,
+/// nothing is stored. Returns the server's rejection, if any.
+pub async fn server_dry_run(cluster: &Cluster, resource: &Resource, change: &Change) -> Result<(), String> {
+    let Some(request) = change.request(None) else { return Ok(()) };
+    match cluster.send(resource, change.key(), &request, true).await {
+        Ok(_) => Ok(()),
+        Err(Error::Api { failure, .. }) => Err(failure.to_string()),
+        Err(other) => Err(other.to_string()),
+    }
 }
 
 /// Asks the API server about every permission before anything is written; refuses, naming
@@ -219,30 +601,10 @@ pub async fn preflight(cluster: &Cluster, mut permissions: Vec<Permission>) -> R
     )))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{ObjectKey, Resource};
-    use serde_json::json;
-
-    #[test]
-    fn an_object_is_the_same_at_any_version_of_its_group() {
-        let resource = |group: &str, version: &str, kind: &str| Resource {
-            group: group.into(),
-            version: version.into(),
-            kind: kind.into(),
-            plural: format!("{}s", kind.to_lowercase()),
-            namespaced: true,
-        };
-        let web = |namespace: &str| json!({"metadata": {"name": "web", "namespace": namespace}});
-        let vs = |version: &str| resource("networking.istio.io", version, "VirtualService");
-        assert_eq!(ObjectKey::of(&vs("v1beta1"), &web("shop")), ObjectKey::of(&vs("v1"), &web("shop")));
-        assert_eq!(
-            ObjectKey::of(&vs("v1"), &web("shop")),
-            ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web")
-        );
-        assert_ne!(ObjectKey::of(&vs("v1"), &web("shop")), ObjectKey::of(&vs("v1"), &web("other")));
-        // Named alike, read as other resources (whatever their JSON says): other objects.
-        assert_ne!(ObjectKey::of(&vs("v1"), &web("shop")), ObjectKey::of(&resource("", "v1", "Service"), &web("shop")));
-        assert_eq!(ObjectKey::of(&resource("", "v1", "Service"), &web("shop")).namespace(), "shop");
-    }
+/// What claiming Rollouts in `namespace` needs: get, create, update and delete on Leases.
+pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
+    ["get", "create", "update", "delete"]
+        .iter()
+        .map(|verb| lease_resource().permission(verb, None, namespace))
+        .collect()
 }

@@ -1,75 +1,312 @@
 //! YAML and JSON documents in, YAML out: multi-document files with the line each document
-//! starts on, so messages can point at it.
+//! starts on, so messages can point at it. A key given twice in one map is an error naming
+//! both lines (never last-wins), and the YAML parser's budget is sized for cluster exports.
 
-use serde_json::Value;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use serde_saphyr::budget::BudgetBreach;
+use serde_saphyr::{Budget, DuplicateKeyPolicy, MessageFormatter, Spanned};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Read;
 
-/// A document read from a file, and the line (1-based) it starts on.
+/// The YAML parser's limits for one file.
+#[derive(Clone, Copy, Debug)]
+pub struct YamlLimits {
+    /// Maps, lists and scalars.
+    pub nodes: usize,
+    /// Documents (`---`).
+    pub documents: usize,
+    /// Nesting of maps and lists.
+    pub depth: usize,
+}
+
+/// A `kubectl get … -o yaml` export of 3,000 Deployments, ReplicaSets, Pods, Services and
+/// ConfigMaps (managedFields included) is 13.6 MB: about 300 nodes per object and 15 bytes per
+/// node. These limits let a file reach the 64 MiB manifest limit (about 14,000 such objects, or
+/// one document each) before they do; the depth is serde_json's, so JSON has the same.
+pub const YAML_LIMITS: YamlLimits = YamlLimits { nodes: 5_000_000, documents: 50_000, depth: 128 };
+
+/// A document read from a file, and where it starts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Document {
+    /// The line (1-based) the document starts on.
     pub line: usize,
+    /// Its place in the document it was taken from: `items[3]` of a `kind: List`, `[3]` of a
+    /// JSON array.
+    pub item: Option<String>,
     pub value: Value,
+}
+
+impl Document {
+    /// `file.yaml:12`, or `file.yaml:1 items[3]` for an item of a list.
+    pub fn place(&self, source: &str) -> String {
+        match &self.item {
+            Some(item) => format!("{source}:{} {item}", self.line),
+            None => format!("{source}:{}", self.line),
+        }
+    }
 }
 
 /// Parses a file's text: JSON when it starts with `{` or `[`, else (multi-document) YAML.
 /// `kind: List` documents are flattened into their items. Errors name `source` and the line.
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Document>, String> {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("{source}:{}:{}: {e}", e.line(), e.column()))?;
-        let documents = match value {
-            Value::Array(items) => items.into_iter().map(|value| Document { line: 1, value }).collect(),
-            value => vec![Document { line: 1, value }],
-        };
-        return Ok(flatten_lists(documents));
-    }
-    let values: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| {
-        let line = e.location().map(|l| format!(":{}", l.line())).unwrap_or_default();
-        format!("{source}{line}: {}", e.to_string().replace("<input>", source))
-    })?;
-    let starts = document_start_lines(text);
-    let documents = values
-        .into_iter()
-        .filter(|v| !v.is_null())
-        .enumerate()
-        .map(|(i, value)| Document { line: starts.get(i).copied().unwrap_or(1), value })
-        .collect();
+    let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        match parse_json(text, source)? {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, value)| Document { line: 1, item: Some(format!("[{i}]")), value })
+                .collect(),
+            value => vec![Document { line: 1, item: None, value }],
+        }
+    } else {
+        parse_yaml(text, source, YAML_LIMITS)?
+    };
     Ok(flatten_lists(documents))
 }
 
-/// The first content line of each non-empty document (separated by `---` lines).
-fn document_start_lines(text: &str) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut in_document = false;
-    for (i, line) in text.lines().enumerate() {
-        let content = line.trim_end();
-        if content == "---" || content.starts_with("--- ") || content == "..." {
-            in_document = false;
-            continue;
+fn parse_json(text: &str, source: &str) -> Result<Value, String> {
+    let line = Cell::new(1);
+    let reader = LineCounting { rest: text.as_bytes(), line: &line };
+    let mut deserializer = serde_json::Deserializer::from_reader(reader);
+    let value = ValueSeed { lines: Lines::Counted(&line) }
+        .deserialize(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value))
+        .map_err(|e| {
+            // serde_json's message ends with its own " at line L column C".
+            let message = e.to_string();
+            let message =
+                message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
+            format!("{source}:{}:{}: {message}", e.line(), e.column())
+        })?;
+    Ok(value)
+}
+
+fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<Document>, String> {
+    let mut options = serde_saphyr::options! {
+        // Duplicates reach the map visitor, which names both lines.
+        duplicate_keys: DuplicateKeyPolicy::PassThrough,
+    };
+    let mut budget = Budget::default();
+    budget.max_nodes = limits.nodes;
+    budget.max_documents = limits.documents;
+    budget.max_depth = limits.depth;
+    // Every node is at most a start and an end event, and a document adds two more: the nodes
+    // or documents limit is reached first, with its own message.
+    budget.max_events = 2 * limits.nodes + 2 * limits.documents + 2;
+    options.budget = Some(budget);
+    let documents: Vec<Spanned<YamlValue>> =
+        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| yaml_error(&e, text, source, limits))?;
+    Ok(documents
+        .into_iter()
+        .map(|d| Document { line: d.referenced.line() as usize, item: None, value: d.value.0 })
+        .collect())
+}
+
+/// `file:line:column: message`, with what to do when a limit was reached, and the line indented
+/// with a tab when there is one (the parser reports where the node it was reading began).
+fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: YamlLimits) -> String {
+    let error = error.without_snippet();
+    let line = error.location().map_or(0, |location| location.line() as usize);
+    let at = match error.location() {
+        Some(location) if line > 0 => format!("{source}:{line}:{}", location.column()),
+        _ => source.to_string(),
+    };
+    let split = "split the file (one per namespace or per kind, for example), or read only the objects the plan \
+                 needs: Rollouts, TrafficRoutings, their gateway objects and the script ConfigMap";
+    let message = match error {
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Nodes { .. } | BudgetBreach::Events { .. } => {
+                format!("more than {} YAML nodes, the limit for one file: {split}", limits.nodes)
+            }
+            BudgetBreach::Documents { .. } => {
+                format!("more than {} YAML documents, the limit for one file: {split}", limits.documents)
+            }
+            BudgetBreach::Depth { .. } => {
+                format!("maps and lists nested deeper than {} levels, the limit", limits.depth)
+            }
+            _ => "too much for the YAML parser: anchors and aliases that expand too far, or more than 64 MiB of text"
+                .to_string(),
+        },
+        other => {
+            let message = serde_saphyr::DefaultMessageFormatter.format_message(other);
+            let message: String = message.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            let tab = text
+                .lines()
+                .enumerate()
+                .skip(line.saturating_sub(1))
+                .find(|(_, l)| l.chars().take_while(|c| c.is_whitespace()).any(|c| c == '\t'));
+            match tab {
+                Some((i, _)) => {
+                    format!("{message} (line {} is indented with a tab: YAML indents with spaces only)", i + 1)
+                }
+                None => message,
+            }
         }
-        let blank = content.trim_start().is_empty() || content.trim_start().starts_with('#');
-        if !in_document && !blank {
-            starts.push(i + 1);
-            in_document = true;
-        }
+    };
+    format!("{at}: {message}")
+}
+
+/// serde_json reads an `io::Read` a byte at a time, so the lines read so far are the line of
+/// the key it has just read: duplicate keys in JSON are reported with both lines, as in YAML.
+struct LineCounting<'a> {
+    rest: &'a [u8],
+    line: &'a Cell<usize>,
+}
+
+impl Read for LineCounting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.rest.read(buf)?;
+        self.line.set(self.line.get() + buf[..n].iter().filter(|&&b| b == b'\n').count());
+        Ok(n)
     }
-    starts
+}
+
+/// How a map visitor learns the line of a key.
+#[derive(Clone, Copy)]
+enum Lines<'a> {
+    /// YAML: keys come with their span.
+    Spans,
+    /// JSON: the line counted so far.
+    Counted(&'a Cell<usize>),
+}
+
+/// A document's value, read as serde_json's `Value` is, but refusing duplicate keys.
+struct YamlValue(Value);
+
+impl<'de> de::Deserialize<'de> for YamlValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<YamlValue, D::Error> {
+        ValueSeed { lines: Lines::Spans }.deserialize(deserializer).map(YamlValue)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ValueSeed<'a> {
+    lines: Lines<'a>,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a YAML or JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.into()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut values = Map::new();
+        let mut first_lines: HashMap<String, usize> = HashMap::new();
+        loop {
+            let (key, line) = match self.lines {
+                Lines::Spans => match map.next_key::<Spanned<String>>()? {
+                    Some(key) => (key.value, key.referenced.line() as usize),
+                    None => break,
+                },
+                Lines::Counted(line) => match map.next_key::<String>()? {
+                    Some(key) => (key, line.get()),
+                    None => break,
+                },
+            };
+            if let Some(first) = first_lines.get(&key) {
+                let pasted = if matches!(key.as_str(), "apiVersion" | "kind") {
+                    " (two documents without a --- line between them?)"
+                } else {
+                    ""
+                };
+                return Err(de::Error::custom(format!("key {key:?} given twice, at lines {first} and {line}{pasted}")));
+            }
+            first_lines.insert(key.clone(), line);
+            values.insert(key, map.next_value_seed(self)?);
+        }
+        Ok(Value::Object(values))
+    }
 }
 
 fn flatten_lists(documents: Vec<Document>) -> Vec<Document> {
-    documents
-        .into_iter()
-        .flat_map(|d| match d.value.get("items").and_then(Value::as_array) {
-            Some(items) if d.value["kind"].as_str().is_some_and(|k| k.ends_with("List")) => {
-                items.iter().map(|value| Document { line: d.line, value: value.clone() }).collect()
+    let mut flat = Vec::with_capacity(documents.len());
+    for mut document in documents {
+        let list = document.value["kind"].as_str().is_some_and(|k| k.ends_with("List"));
+        match document.value.get_mut("items").map(Value::take) {
+            Some(Value::Array(items)) if list => {
+                flat.extend(items.into_iter().enumerate().map(|(i, value)| Document {
+                    line: document.line,
+                    item: Some(format!("items[{i}]")),
+                    value,
+                }))
             }
-            _ => vec![d],
-        })
-        .collect()
+            Some(items) => {
+                document.value["items"] = items;
+                flat.push(document);
+            }
+            None => flat.push(document),
+        }
+    }
+    flat
 }
 
-/// YAML as kubectl prints it (block style, sorted keys).
-pub fn to_string(value: &impl serde::Serialize) -> String {
+/// A JSON value as YAML, as kubectl prints it (block style, sorted keys), with its numbers as
+/// Go's JSON has them (`12345678901234567000`, not `1.2345678901234567e+19`); a negative zero
+/// and numbers Go writes with an exponent keep YAML's float syntax (`-0.0`, `1.0e+21`).
+pub fn to_string(value: &Value) -> String {
+    typed_to_string(&crate::gojson::GoNumbers(value))
+}
+
+/// A typed value as YAML (fields in their declared order).
+pub fn typed_to_string(value: &impl serde::Serialize) -> String {
     serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# cannot render as YAML: {e}\n"))
 }
 
@@ -85,17 +322,98 @@ mod tests {
         let lines: Vec<usize> = docs.iter().map(|d| d.line).collect();
         assert_eq!(lines, vec![2, 5, 7, 7]);
         assert_eq!(docs[3].value, json!({"d": 4}));
+        assert_eq!(docs[3].place("f.yaml"), "f.yaml:7 items[1]");
+        assert_eq!(docs[1].place("f.yaml"), "f.yaml:5");
+    }
+
+    #[test]
+    fn empty_documents_and_comments_do_not_shift_lines() {
+        let docs = parse_documents("---\n~\n---\n--- # note\na: [1,\n  2]\n---\n- x\n", "f.yaml").unwrap();
+        let found: Vec<(usize, Value)> = docs.into_iter().map(|d| (d.line, d.value)).collect();
+        assert_eq!(found, vec![(5, json!({"a": [1, 2]})), (8, json!(["x"]))]);
     }
 
     #[test]
     fn reads_json() {
         assert_eq!(parse_documents("{\"a\": 1}", "f.json").unwrap()[0].value, json!({"a": 1}));
-        assert!(parse_documents("{\"a\": }", "f.json").unwrap_err().starts_with("f.json:1:"));
+        assert_eq!(parse_documents("{\"a\": }", "f.json").unwrap_err(), "f.json:1:7: expected value");
+        assert_eq!(parse_documents("{} x", "f.json").unwrap_err(), "f.json:1:4: trailing characters");
+        let docs = parse_documents("[{\"a\": 1}, {\"b\": 2}]", "f.json").unwrap();
+        assert_eq!(docs[1].place("f.json"), "f.json:1 [1]");
     }
 
     #[test]
-    fn errors_name_the_file_and_line() {
+    fn numbers_are_written_as_go_writes_them() {
+        let value = json!({"big": 12345678901234567890.0, "count": 3, "half": 0.5});
+        assert_eq!(to_string(&value), "big: 12345678901234567000\ncount: 3\nhalf: 0.5\n");
+    }
+
+    #[test]
+    fn json_numbers_read_as_serde_json_reads_them() {
+        let text = r#"{"i": -3, "u": 18446744073709551615, "f": 0.1, "e": 1e+21, "z": -0.0, "s": "\u00e9"}"#;
+        assert_eq!(parse_documents(text, "f.json").unwrap()[0].value, serde_json::from_str::<Value>(text).unwrap());
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_column_once() {
         let err = parse_documents("a: 1\n---\nb: [1,\n c: d\n", "bad.yaml").unwrap_err();
-        assert!(err.starts_with("bad.yaml:3: "), "{err}");
+        assert!(err.starts_with("bad.yaml:3:"), "{err}");
+        assert!(!err.contains("error") && !err.contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn a_tab_in_the_indentation_is_named() {
+        let err = parse_documents("a:\n  b: 1\n\tc: 2\n", "t.yaml").unwrap_err();
+        assert!(err.starts_with("t.yaml:2:"), "{err}");
+        assert!(err.ends_with(" (line 3 is indented with a tab: YAML indents with spaces only)"), "{err}");
+        // A tab elsewhere is no part of the message.
+        let err = parse_documents("a: [1,\n", "t.yaml").unwrap_err();
+        assert!(!err.contains("tab"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_keys_name_both_lines() {
+        assert_eq!(
+            parse_documents("a: 1\nb:\n  c: 1\n  c: 2\n", "d.yaml").unwrap_err(),
+            "d.yaml:3:3: key \"c\" given twice, at lines 3 and 4"
+        );
+        assert_eq!(
+            parse_documents("{\"a\": {\"b\": 1,\n\n \"b\": 2}}", "d.json").unwrap_err(),
+            "d.json:3:5: key \"b\" given twice, at lines 1 and 3"
+        );
+        // Two objects pasted together without `---`.
+        let pasted = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\napiVersion: v1\nkind: ConfigMap\n";
+        assert_eq!(
+            parse_documents(pasted, "p.yaml").unwrap_err(),
+            "p.yaml: key \"apiVersion\" given twice, at lines 1 and 4 (two documents without a --- line between them?)"
+        );
+        // The same key in two maps, and keys a merge overrides, are no duplicates.
+        let merged = parse_documents("x: {k: 1}\ny: {k: 2}\nbase: &b {k: 1, j: 2}\nm:\n  <<: *b\n  k: 3\n", "m.yaml");
+        assert_eq!(merged.unwrap()[0].value["m"], json!({"k": 3, "j": 2}));
+    }
+
+    #[test]
+    fn limits_say_which_and_how_to_split() {
+        let small = YamlLimits { nodes: 20, documents: 3, depth: 4 };
+        let err = parse_yaml("a: [[[[[1]]]]]\n", "deep.yaml", small).unwrap_err();
+        assert_eq!(err, "deep.yaml:1:7: maps and lists nested deeper than 4 levels, the limit");
+        let err = parse_yaml(&"---\na: 1\n".repeat(4), "many.yaml", small).unwrap_err();
+        assert!(
+            err.starts_with("many.yaml:7:1: more than 3 YAML documents, the limit for one file: split the file"),
+            "{err}"
+        );
+        let err = parse_yaml(&format!("a: [{}0]\n", "0,".repeat(20)), "big.yaml", small).unwrap_err();
+        assert!(err.contains(": more than 20 YAML nodes, the limit for one file: split the file"), "{err}");
+        assert!(parse_yaml(&format!("a: [{}0]\n", "0,".repeat(16)), "fits.yaml", small).is_ok());
+    }
+
+    #[test]
+    fn a_cluster_export_fits_the_limits() {
+        // 3,000 objects of a few kB each, as one List and as separate documents.
+        let object = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: x, namespace: y, labels: {a: b}}\n  data: {k: v}\n";
+        let list = format!("apiVersion: v1\nkind: List\nitems:\n{}", object.repeat(3000));
+        assert_eq!(parse_documents(&list, "export.yaml").unwrap().len(), 3000);
+        let documents = object.replace("- ", "---\n").replace("\n  ", "\n").repeat(3000);
+        assert_eq!(parse_documents(&documents, "export.yaml").unwrap().len(), 3000);
     }
 }

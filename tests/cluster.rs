@@ -3,6 +3,7 @@
 
 use crate::support::cluster::*;
 use crate::support::{Test, terminal_available};
+use fake_apiserver::{ReplyFault, Requests, Rule, Stage};
 use serde_json::json;
 
 const STORED: &str =
@@ -77,7 +78,7 @@ fn plan_server_dry_run_reports_admission_rejections() {
         .stdout_has("server dry-run accepted DestinationRule shop/demo (step 2/3)")
         .stdout_has("server dry-run REJECTED VirtualService shop/demo (step 2/3): admission webhook \"validation.istio.io\" denied the request: total destination weight = 101 != 100")
         .stderr_has("the API server rejected a planned object");
-    assert!(server.writes().iter().all(|w| w.is_dry_run()), "only dry-run writes: {:?}", writes(&server));
+    assert!(routing_writes(&server).iter().all(|w| w.is_dry_run()), "only dry-run writes: {:?}", writes(&server));
     assert_eq!(
         writes(&server),
         [
@@ -118,9 +119,10 @@ fn approve_routes_the_step_stores_the_original_and_approves() {
             "PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/demo/status",
         ]
     );
-    let patch = server.writes().last().unwrap().clone();
+    let patch = server.writes().into_iter().rfind(|w| w.path.ends_with("/status")).unwrap();
     assert_eq!(patch.content_type.as_deref(), Some("application/merge-patch+json"));
-    assert_eq!(patch.body["status"], json!({"canaryStatus": {"currentStepState": "StepReady"}}));
+    // The step index goes along unchanged: the patch can only approve the step guarded.
+    assert_eq!(patch.body["status"], json!({"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}));
     assert!(patch.body["metadata"]["resourceVersion"].is_string(), "a resourceVersion precondition: {}", patch.body);
     let backups = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
     assert_eq!(std::fs::read_dir(backups).unwrap().count(), 1);
@@ -201,25 +203,32 @@ fn approve_checks_permissions_before_any_write() {
 }
 
 #[test]
-fn approve_retries_a_conflict_when_the_plan_is_unchanged() {
+fn approve_retries_a_conflict_nobodys_edit_explains() {
     let server = shop(2, "StepPaused").start();
-    server.conflict_next_writes(1);
+    // Another client touches the VirtualService's metadata, not its routing, before our first
+    // write to it (the claim is the first write of all).
+    server.before_write(2, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["finalizers"] = json!(["example.com/keep"])
+        });
+    });
     Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])
         .run()
         .success()
-        .stderr_has("conflict: ")
+        .stderr_has("conflict on VirtualService shop/demo: nobody changed what this write is about; writing it again")
         .stdout_has("approved (step 2/3)");
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 }
 
 #[test]
-fn approve_refuses_when_a_conflict_changes_the_plan() {
+fn approve_refuses_to_overwrite_an_edit_made_meanwhile() {
     let server = shop(2, "StepPaused").start();
-    // Someone edits the VirtualService's spec between our read and our first write.
-    server.before_write(1, |store| {
+    // Someone edits the VirtualService's spec between our read and our first write to it (the
+    // claim is the first write of all).
+    server.before_write(2, |store| {
         store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
             vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
         });
@@ -229,21 +238,24 @@ fn approve_refuses_when_a_conflict_changes_the_plan() {
         .args(["approve", "demo", "--yes"])
         .run()
         .status(3)
-        .stderr_has("The plan changed since it was confirmed")
-        .stderr_has("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen");
+        .stderr_has(
+            "VirtualService shop/demo was changed by someone else while this run wrote it; not overwriting their edit",
+        )
+        .stderr_has("+  - demo.example.com")
+        .stderr_has("nothing was written");
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]), "the other actor's edit stays");
     assert!(vs(&server)["metadata"]["annotations"].is_null());
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }
 
 #[test]
-fn approve_on_a_terminal_asks_again_when_a_conflict_changes_the_plan() {
+fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
     if !terminal_available() {
         return eprintln!("script (util-linux) not installed: skipped");
     }
     let run = |second_answer: &str| {
         let server = shop(2, "StepPaused").start();
-        server.before_write(1, |store| {
+        server.before_write(2, |store| {
             store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
                 vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
             });
@@ -257,13 +269,18 @@ fn approve_on_a_terminal_asks_again_when_a_conflict_changes_the_plan() {
         (server, out)
     };
     let (server, out) = run("no");
-    out.status(3).stdout_has("The plan changed since it was confirmed").stdout_has("Apply the new plan?");
-    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]));
+    out.status(3)
+        .stdout_has("VirtualService shop/demo was changed by someone else while this run wrote it")
+        .stdout_has("+  - demo.example.com")
+        .stdout_has("Overwrite their change?");
+    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]), "their edit stays");
     assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written");
     let (server, out) = run("yes");
-    out.success().stdout_has("Apply the new plan?").stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    out.success()
+        .stdout_has("Overwrite their change?")
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
     let routed = vs(&server);
-    assert_eq!(routed["spec"]["hosts"], json!(["demo", "demo.example.com"]), "the new plan keeps the edit");
+    assert_eq!(routed["spec"]["hosts"], json!(["demo"]), "overwritten, as confirmed");
     assert_eq!(routed["spec"]["http"][0]["route"][1]["weight"], 50);
 }
 
@@ -282,8 +299,8 @@ fn approve_rolls_back_when_a_later_write_fails() {
         .args(["approve", "demo", "--yes"])
         .run()
         .status(1)
-        .stderr_has("storing the original of DestinationRule shop/demo: admission webhook \"validation.istio.io\" denied the request: subset canary is not allowed")
-        .stderr_has("rolled back VirtualService shop/demo");
+        .stderr_has("updating DestinationRule shop/demo: admission webhook \"validation.istio.io\" denied the request: subset canary is not allowed")
+        .stderr_has("VirtualService shop/demo: rolled back");
     assert_eq!(
         vs(&server)["spec"],
         virtual_service()["spec"],
@@ -311,7 +328,7 @@ fn approve_verifies_what_the_server_stored() {
         .run()
         .status(1)
         .stderr_has("VirtualService shop/demo was stored with other spec, labels or annotations than planned")
-        .stderr_has("rolled back VirtualService shop/demo");
+        .stderr_has("VirtualService shop/demo: rolled back");
     assert_eq!(
         vs(&server)["spec"],
         virtual_service()["spec"],
@@ -352,16 +369,20 @@ fn approve_client_dry_run_writes_nothing_and_server_dry_run_stores_nothing() {
         .args(["approve", "demo", "--dry-run", "server"])
         .run()
         .success()
-        .stdout_has("server dry-run accepted the approval of Rollout demo");
-    assert!(server.writes().iter().all(|w| w.is_dry_run()), "{:?}", writes(&server));
+        .stdout_has("server dry-run accepted Rollout shop/demo");
+    assert!(routing_writes(&server).iter().all(|w| w.is_dry_run()), "{:?}", writes(&server));
+    // Every write the approval would make, the original stored first.
     assert_eq!(
         writes(&server),
         [
             "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo",
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo",
+            "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo",
             "PUT /apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo",
             "PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/demo/status",
         ]
     );
+    assert_eq!(claim_writes(&server), Vec::<String>::new(), "a dry run claims nothing");
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }
@@ -427,7 +448,7 @@ fn restore_skips_missing_objects_and_objects_without_an_original() {
         .args(["restore", "demo", "--yes"])
         .run()
         .success()
-        .stderr_has("DestinationRule/demo in namespace shop: not found, skipped")
+        .stderr_has("DestinationRule shop/demo: not found, skipped")
         .stderr_has("VirtualService shop/demo: no rollouts.kruise.io/original-spec-configuration annotation, nothing to restore");
     assert_eq!(writes(&server), Vec::<String>::new());
 }
@@ -481,8 +502,9 @@ fn restore_retries_a_conflict_after_reading_again() {
     Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
     server.clear_log();
     // Another client touches the DestinationRule (not its routing) between our read and our
-    // second write, which then conflicts; the VirtualService is already restored by then.
-    server.before_write(2, |store| {
+    // second write (the claim is the first), which then conflicts; the VirtualService is
+    // already restored by then.
+    server.before_write(3, |store| {
         store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
             dr["metadata"]["finalizers"] = json!(["example.com/keep"])
         });
@@ -492,12 +514,11 @@ fn restore_retries_a_conflict_after_reading_again() {
         .args(["restore", "demo", "--yes"])
         .run()
         .success()
-        .stderr_has("conflict: ")
-        .stderr_has("reading again (1/4)")
+        .stderr_has("conflict on DestinationRule shop/demo: nobody changed what this write is about; writing it again")
         .stdout_has("VirtualService shop/demo restored (backup ")
         .stdout_has("DestinationRule shop/demo restored (backup ");
     assert_eq!(writes(&server), [format!("PUT {VS_PATH}"), format!("PUT {DR_PATH}"), format!("PUT {DR_PATH}")]);
-    let statuses: Vec<Option<u16>> = server.writes().iter().map(|w| w.status).collect();
+    let statuses: Vec<Option<u16>> = routing_writes(&server).iter().map(|w| w.status).collect();
     assert_eq!(statuses, [Some(200), Some(409), Some(200)]);
     let requests = server.requests();
     let conflict = requests.iter().position(|r| r.status == Some(409)).unwrap();
@@ -522,7 +543,7 @@ fn restore_writes_an_object_two_rollouts_share_once() {
     let out = Test::new().kubeconfig(&server).args(["restore", "demo", "demo-twin", "--yes"]).run().success();
     assert_eq!(out.stdout.matches("VirtualService shop/demo: restore the stored original").count(), 1);
     assert_eq!(writes(&server), [format!("PUT {VS_PATH}"), format!("PUT {DR_PATH}")]);
-    assert!(server.writes().iter().all(|w| w.status == Some(200)));
+    assert!(routing_writes(&server).iter().all(|w| w.status == Some(200)));
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
 }
@@ -538,9 +559,11 @@ fn restore_after_a_conflict_refuses_to_discard_an_edit_made_meanwhile() {
         .args(["restore", "demo", "--yes", "--force"])
         .run()
         .status(3)
-        .stderr_has("conflict: ")
-        .stderr_has("DestinationRule shop/demo changed while restoring, and a restore would discard that change")
-        .stderr_has("rolled back VirtualService shop/demo");
+        .stderr_has(
+            "DestinationRule shop/demo was changed by someone else while this run wrote it; not overwriting their edit",
+        )
+        .stderr_has("+    tls:\n+      mode: ISTIO_MUTUAL")
+        .stderr_has("VirtualService shop/demo: rolled back");
     assert_eq!(vs(&server)["spec"], routed["spec"], "the VirtualService is routed again");
     assert_eq!(vs(&server)["metadata"]["annotations"], routed["metadata"]["annotations"]);
     assert_eq!(dr(&server)["spec"]["trafficPolicy"], json!({"tls": {"mode": "ISTIO_MUTUAL"}}), "the edit stays");
@@ -548,7 +571,7 @@ fn restore_after_a_conflict_refuses_to_discard_an_edit_made_meanwhile() {
 }
 
 #[test]
-fn restore_rolls_back_when_reading_again_fails() {
+fn restore_rolls_back_when_someone_else_rewrites_the_stored_original() {
     // The conflicting write leaves the DestinationRule with an annotation that does not parse.
     let (server, routed) = routed_then_edited_before_the_second_write(|dr| {
         dr["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"] = json!("{not json")
@@ -558,10 +581,9 @@ fn restore_rolls_back_when_reading_again_fails() {
         .args(["restore", "demo", "--yes"])
         .run()
         .status(3)
-        .stderr_has(
-            "DestinationRule shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse",
-        )
-        .stderr_has("rolled back VirtualService shop/demo");
+        .stderr_has("DestinationRule shop/demo was changed by someone else while this run wrote it")
+        .stderr_has("{not json")
+        .stderr_has("VirtualService shop/demo: rolled back");
     assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
     assert_eq!(vs(&server)["spec"], routed["spec"], "the VirtualService is routed again");
     assert_eq!(vs(&server)["metadata"]["annotations"], routed["metadata"]["annotations"]);
@@ -589,7 +611,7 @@ fn restore_while_the_next_step_upgrades_sees_no_edit() {
 /// Two services released together (mocka -> mockb), each Rollout linked by annotation to a
 /// TrafficRouting that routes a header to the DestinationRule subset `canary`.
 fn full_link(state_b: &str) -> fake_apiserver::Builder {
-    let mut builder = FakeApiServer::builder().kruise_and_istio();
+    let mut builder = FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases());
     for (name, state) in [("mocka", "StepPaused"), ("mockb", state_b)] {
         builder = builder
             .object(json!({
@@ -667,7 +689,7 @@ fn approve_several_rollouts_rolls_back_all_of_them() {
         .start();
     let out = Test::new().kubeconfig(&server).args(["approve", "mocka", "mockb", "--yes"]).run().status(1);
     for rolled_back in ["VirtualService shop/mocka", "DestinationRule shop/mocka", "VirtualService shop/mockb"] {
-        assert!(out.stderr.contains(&format!("rolled back {rolled_back}")), "{}", out.stderr);
+        assert!(out.stderr.contains(&format!("{rolled_back}: rolled back")), "{}", out.stderr);
     }
     for name in ["mocka", "mockb"] {
         assert!(object(&server, "virtualservices", name)["metadata"]["annotations"].is_null(), "{name} rolled back");
@@ -688,6 +710,7 @@ fn v1alpha1_only_servers() {
     });
     let server = FakeApiServer::builder()
         .resources([
+            fake_apiserver::leases(),
             fake_apiserver::rollouts("v1alpha1"),
             fake_apiserver::virtualservices("v1beta1"),
             fake_apiserver::configmaps(),
@@ -702,9 +725,9 @@ fn v1alpha1_only_servers() {
         vs(&server)["spec"]["http"][0]["route"][1],
         json!({"destination": {"host": "demo-canary"}, "weight": 20})
     );
-    let patch = server.writes().last().unwrap().clone();
+    let patch = routing_writes(&server).last().unwrap().clone();
     assert_eq!(patch.path, "/apis/rollouts.kruise.io/v1alpha1/namespaces/shop/rollouts/demo/status");
-    assert_eq!(patch.body["status"], json!({"canaryStatus": {"currentStepState": "StepReady"}}));
+    assert_eq!(patch.body["status"], json!({"canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepReady"}}));
 }
 
 #[test]
@@ -742,10 +765,13 @@ fn discovery_is_targeted_and_cached() {
             .map(|r| r.path.clone())
             .collect::<Vec<_>>()
     };
+    // The gateway objects' and the workload's are read concurrently, in either order.
+    let mut discovered = discovery(&server);
+    discovered[1..].sort();
     assert_eq!(
-        discovery(&server),
-        ["/apis/rollouts.kruise.io/v1beta1", "/apis/networking.istio.io/v1beta1"],
-        "only the groups needed"
+        discovered,
+        ["/apis/rollouts.kruise.io/v1beta1", "/apis/apps/v1", "/apis/networking.istio.io/v1beta1"],
+        "only the groups needed: the Rollout's, then its gateway objects' and its workload's (for its replicas)"
     );
     server.clear_log();
     test.run_args(["plan", "demo"]).success();
@@ -884,35 +910,31 @@ fn plan_of_a_rollout_not_in_a_release_shows_step_one() {
 
 #[test]
 fn approve_reports_server_errors_and_dropped_connections() {
-    // A 500 on the first write: nothing was written, the error says what failed.
+    // A 500 on the first write to the objects: a fresh read shows it was not written.
     let server = shop(2, "StepPaused").start();
-    server.fail_next_writes(1, 500);
+    server.storm(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), Some(1), 500, None);
     Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])
         .run()
         .status(1)
-        .stderr_has("storing the original of VirtualService shop/demo:");
+        .stderr_has("updating VirtualService shop/demo: ")
+        .stderr_has("(500 ")
+        .stderr_has("VirtualService shop/demo: not written (a fresh read shows it as before)");
     assert!(vs(&server)["metadata"]["annotations"].is_null());
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 
     // The connection drops on a later write: what was written is rolled back.
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    test.run_args(["plan", "demo"]).success(); // warm the discovery cache: the request count below is exact
-    // Reads: the Rollout, then the VirtualService and DestinationRule; the access reviews (get and
-    // update on both kinds, patch on rollouts/status); then the writes: the VirtualService twice,
-    // so the DestinationRule's first write is the 11th request.
-    server.clear_log();
-    server.drop_connection_on_request(11);
+    let destination_rules = Requests::Matching(Rule::new(["update"]).resources(["destinationrules"]));
+    server.reply_fault(destination_rules, 1, Stage::BeforeStore, ReplyFault::Lost);
     let out = test.run_args(["approve", "demo", "--yes"]).status(1);
-    assert!(out.stderr.contains("rolled back VirtualService shop/demo"), "{}", out.stderr);
-    assert!(out.stderr.contains("DestinationRule shop/demo"), "the dropped write is named: {}", out.stderr);
-    let dropped = server.requests().into_iter().nth(10).expect("an 11th request");
-    assert_eq!(
-        (dropped.method.as_str(), dropped.path.as_str(), dropped.status),
-        ("PUT", "/apis/networking.istio.io/v1beta1/namespaces/shop/destinationrules/demo", None),
-        "the dropped request is the DestinationRule's first write"
+    assert!(out.stderr.contains("VirtualService shop/demo: rolled back"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("DestinationRule shop/demo: not written (a fresh read shows it as before)"),
+        "the dropped write is named: {}",
+        out.stderr
     );
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
@@ -920,7 +942,7 @@ fn approve_reports_server_errors_and_dropped_connections() {
 
 /// `count` Rollouts `app<i>` at step 1 (20% traffic), each with its own VirtualService.
 fn many(count: usize) -> fake_apiserver::Builder {
-    (0..count).fold(FakeApiServer::builder().kruise_and_istio(), |builder, i| {
+    (0..count).fold(FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases()), |builder, i| {
         let name = format!("app{i}");
         builder
             .object(json!({
@@ -1014,7 +1036,8 @@ fn stale_discovery_is_refreshed_on_a_404() {
 }
 
 /// A Rollout at step 2 whose objects are routed (`--traffic-only`), with `edit` applied to the
-/// DestinationRule right before the server's second write from now; returns the routed VirtualService.
+/// DestinationRule right before the restore's second write to the objects (the claim is the
+/// first write of all); returns the routed VirtualService.
 fn routed_then_edited_before_the_second_write(
     edit: impl Fn(&mut serde_json::Value) + Send + 'static,
 ) -> (FakeHandle, serde_json::Value) {
@@ -1022,7 +1045,7 @@ fn routed_then_edited_before_the_second_write(
     Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
     let routed = vs(&server);
     server.clear_log();
-    server.before_write(2, move |store| {
+    server.before_write(3, move |store| {
         store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", edit);
     });
     (server, routed)
@@ -1031,7 +1054,8 @@ fn routed_then_edited_before_the_second_write(
 #[test]
 fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
     let server = rejecting_destination_rules().start();
-    // Between our last write to the VirtualService and its rollback, someone else changes it.
+    // Between our last write to the VirtualService and its rollback, someone else changes it
+    // (the writes: the claim, the VirtualService twice, the DestinationRule).
     server.before_write(4, |store| {
         store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
             vs["metadata"]["labels"]["edited"] = json!("yes")
@@ -1043,8 +1067,8 @@ fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
         .run()
         .status(1)
         .stderr_has("subset canary is not allowed")
-        .stderr_has("could NOT roll back VirtualService shop/demo")
-        .stderr_has("its state before this run is in the backup folder");
+        .stderr_has("VirtualService shop/demo: NOT rolled back: someone changed it since this run wrote it")
+        .stderr_has("(its state before this run: ");
     let vs = vs(&server);
     assert_eq!(vs["metadata"]["labels"]["edited"], "yes", "someone else's change is kept");
     assert_eq!(vs["spec"]["http"][0]["route"][1]["weight"], 50, "not rolled back over it");
@@ -1059,6 +1083,7 @@ fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
         json!([{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "name": "demo"}]);
     let server = FakeApiServer::builder()
         .kruise_and_istio()
+        .resource(fake_apiserver::leases())
         .resource(route)
         .object(rollout)
         .object(json!({

@@ -144,7 +144,10 @@ t ""; t plan --fil; t plan -o ""; t approve --dry-run ""; t lua-obj --"#;
     assert!(ok && stderr.is_empty(), "{stdout}{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[0], "complete -o bashdefault -o default -o nosort -F _kubectl__rollout_lua kubectl-rollout_lua");
-    assert!(lines[1].contains(" plan approve restore status record test eval lua-obj completions help]"), "{stdout}");
+    assert!(
+        lines[1].contains(" plan approve restore status release-claim record test eval lua-obj completions help]"),
+        "{stdout}"
+    );
     assert!(!lines[1].contains("__complete"), "{stdout}");
     assert_eq!(
         &lines[2..],
@@ -152,7 +155,7 @@ t ""; t plan --fil; t plan -o ""; t approve --dry-run ""; t lua-obj --"#;
             "[--filename]",
             "[yaml json]",
             "[none client server]",
-            "[--output --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help]"
+            "[--output --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help]"
         ]
     );
 }
@@ -196,7 +199,19 @@ complete -C 'kubectl-rollout_lua status -o '"#;
         stdout.split("---\n").map(|part| part.lines().map(|l| l.split('\t').next().unwrap()).collect()).collect();
     assert_eq!(
         parts[0],
-        ["approve", "completions", "eval", "help", "lua-obj", "plan", "record", "restore", "status", "test"]
+        [
+            "approve",
+            "completions",
+            "eval",
+            "help",
+            "lua-obj",
+            "plan",
+            "record",
+            "release-claim",
+            "restore",
+            "status",
+            "test"
+        ]
     );
     assert_eq!(parts[1], ["--filename"]);
     assert_eq!(parts[2], ["json", "yaml"]);
@@ -229,7 +244,10 @@ fn complete_lists_subcommands_with_descriptions() {
     assert!(stdout.starts_with("plan\tShow what a step does to the gateway objects"), "{stdout}");
     assert!(stdout.ends_with("\nhelp\tPrint this message or the help of the given subcommand(s)\n:4\n"), "{stdout}");
     assert!(!stdout.contains("__complete"), "{stdout}");
-    assert_eq!(candidates(&test, &["re"]), (vec!["restore".into(), "record".into()], ":4".into()));
+    assert_eq!(
+        candidates(&test, &["re"]),
+        (vec!["restore".into(), "release-claim".into(), "record".into()], ":4".into())
+    );
     // Global flags before the subcommand are skipped over.
     assert_eq!(candidates(&test, &["-n", "shop", "--context=x", "ap"]).0, ["approve"]);
     assert_eq!(candidates(&test, &["help", "lu"]).0, ["lua-obj"]);

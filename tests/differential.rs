@@ -11,18 +11,32 @@
 //! - arithmetic that yields inf, nan, or negative zero through division;
 //! - `goto`;
 //! - error message texts (Go's json wording differs), hence only success or failure is compared;
-//! - `print` (gopher-lua writes to stdout, this engine to stderr).
+//! - `print` (gopher-lua writes to stdout, this engine to stderr);
+//! - the depth of calls and values: gopher-lua's call stack holds 256 frames and its value stack
+//!   5120 values (253 nested Lua calls under a `pcall`, about 5100 values from `unpack`); Lua
+//!   5.1 allows about 20000 calls and 8000 values, so only a script past gopher-lua's limits
+//!   tells them apart (documented in the user guide);
+//! - runaway library calls: gopher-lua's pattern matching and `string.rep` never look at the
+//!   deadline (`string.rep("x", 2^31)` builds 2 GB first), so the oracle runs them for minutes
+//!   where this engine stops at the time limit; they are tested here (`tests/sandbox.rs`), not
+//!   against the oracle.
 //!
-//! The oracle builds against Debian's gopher-lua, a 2017 snapshot older than the controller's pin:
-//! - its `LTable.Append` keeps nils, so the vendored oracle drops nulls inside input lists itself,
-//!   as the controller's gopher-lua does (tests/oracle/README.md);
+//! The oracle builds against the gopher-lua the controller pins when `../shared` is next to the
+//! checkout (CI), and otherwise against Debian's, a 2017 snapshot (tests/oracle/build.sh); each
+//! test prints which one ran. The snapshot differs from the pin:
+//! - its `LTable.Append` keeps nils, so the oracle drops nulls inside input lists itself there, as
+//!   the controller's gopher-lua does (tests/oracle/append_2017.go);
 //! - its `CheckString` rejects numbers where the controller's converts them, so the corpus never
-//!   calls `json.decode` with a number.
+//!   calls `json.decode` with a number;
+//! - its table library appends after trailing nils and does not check `concat`'s values, so the
+//!   table corpus (`tests/fixtures/lua/tables/`) is skipped against it, saying so.
 //!
 //! Inputs: the built-in scripts on their test cases; generated VirtualService and DestinationRule
-//! objs from a fixed seed; and the stress scripts `tests/fixtures/lua/*.lua` on every obj in
-//! `tests/fixtures/lua/obj/`. The `regression_*` tests run `tests/fixtures/lua/regression/`:
-//! cases where the engine once disagreed with the controller, one test per fixed bug.
+//! objs from a fixed seed; the stress scripts `tests/fixtures/lua/*.lua` on every obj in
+//! `tests/fixtures/lua/obj/`; gopher-lua's table semantics (`tables/`); and scripts that never end
+//! (`runaway/`), which both engines must stop. The `regression_*` tests run
+//! `tests/fixtures/lua/regression/`: cases where the engine once disagreed with the controller,
+//! one test per fixed bug.
 
 use crate::support::{self, Test};
 use rollout_lua::testcase::TestCase;
@@ -98,6 +112,34 @@ fn stress_scripts_agree_on_conversion_and_number_formatting() {
         for obj in &objs {
             corpus.add(&format!("{} on {}", file_name(&script), file_name(obj)), &script, obj, expect);
         }
+    }
+    corpus.check();
+}
+
+/// gopher-lua's array part (lengths, the table library, sorting) and the encoder's sparse-array
+/// errors it leads to; scripts named `error_*` must fail in the controller.
+#[test]
+fn table_semantics_agree() {
+    if !oracle().pinned {
+        println!("skipped: the table corpus needs the gopher-lua the controller pins, not {}", oracle().engine);
+        return;
+    }
+    let mut corpus = Corpus::new("gopher-lua tables");
+    let obj = support::repo(&format!("{STRESS}/obj/minimal.json"));
+    for script in files(&support::repo(&format!("{STRESS}/tables")), "lua") {
+        let expect = if file_name(&script).starts_with("error_") { Expect::Failure } else { Expect::Success };
+        corpus.add(&file_name(&script), &script, &obj, expect);
+    }
+    corpus.check();
+}
+
+/// Scripts that never end, however they catch the timeout: both engines stop them.
+#[test]
+fn runaway_scripts_fail_in_both_engines() {
+    let mut corpus = Corpus::new("runaway scripts");
+    let obj = support::repo(&format!("{STRESS}/obj/minimal.json"));
+    for script in files(&support::repo(&format!("{STRESS}/runaway")), "lua") {
+        corpus.add(&file_name(&script), &script, &obj, Expect::Failure);
     }
     corpus.check();
 }
@@ -206,7 +248,7 @@ impl Corpus {
     /// Runs every case on both engines (in parallel) and fails once, listing every problem.
     fn check(self) {
         assert!(!self.cases.is_empty(), "{}: no cases (fixtures missing?)", self.title);
-        let oracle = oracle();
+        let reference = oracle();
         let started = Instant::now();
         let next = AtomicUsize::new(0);
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -218,7 +260,7 @@ impl Corpus {
                         loop {
                             let index = next.fetch_add(1, Ordering::Relaxed);
                             let Some(case) = self.cases.get(index) else { break found };
-                            if let Some(problem) = compare(case, oracle) {
+                            if let Some(problem) = compare(case, &reference.path) {
                                 found.push((index, problem));
                             }
                         }
@@ -230,10 +272,11 @@ impl Corpus {
         let elapsed = started.elapsed();
         let failures = self.cases.iter().filter(|c| c.expect == Expect::Failure).count();
         println!(
-            "differential, {}: {} comparisons ({failures} expected to fail) on {threads} threads in {:.2?}",
+            "differential, {}: {} comparisons ({failures} expected to fail) on {threads} threads in {:.2?}, against {}",
             self.title,
             self.cases.len(),
-            elapsed
+            elapsed,
+            reference.engine
         );
         if problems.is_empty() {
             return;
@@ -324,18 +367,27 @@ fn file_name(path: &Path) -> String {
 // ---------------------------------------------------------------------------------------------
 // The oracle
 
-/// The oracle binary, built once per test process; a build failure fails every differential
-/// test, since CI must prove fidelity rather than skip it.
-fn oracle() -> &'static Path {
-    static ORACLE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+/// The reference engine: the oracle binary and the gopher-lua it was built with.
+struct Oracle {
+    path: PathBuf,
+    /// What build.sh says it built against.
+    engine: String,
+    /// Whether that is the gopher-lua the controller pins (rather than Debian's older one).
+    pinned: bool,
+}
+
+/// The oracle, built once per test process; a build failure fails every differential test, since
+/// CI must prove fidelity rather than skip it.
+fn oracle() -> &'static Oracle {
+    static ORACLE: OnceLock<Result<Oracle, String>> = OnceLock::new();
     match ORACLE.get_or_init(build_oracle) {
-        Ok(path) => path,
+        Ok(oracle) => oracle,
         Err(message) => panic!("{message}"),
     }
 }
 
 /// Builds the vendored oracle into `<target>/oracle/oracle`.
-fn build_oracle() -> Result<PathBuf, String> {
+fn build_oracle() -> Result<Oracle, String> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| manifest.join("target"), |d| manifest.join(d));
     let dir = target.join("oracle");
@@ -350,8 +402,8 @@ fn build_oracle() -> Result<PathBuf, String> {
         .map_err(|e| format!("running {}: {e}", script.display()))?;
     if !output.status.success() {
         return Err(format!(
-            "building the differential oracle with {} failed ({}); it needs Go and gopher-lua \
-             (Debian: golang-go golang-github-yuin-gopher-lua-dev)\n{}{}",
+            "building the differential oracle with {} failed ({}); it needs Go, and gopher-lua in \
+             ../shared/tools/oracle/third_party or Debian's golang-github-yuin-gopher-lua-dev\n{}{}",
             script.display(),
             output.status,
             String::from_utf8_lossy(&output.stdout),
@@ -360,7 +412,10 @@ fn build_oracle() -> Result<PathBuf, String> {
     }
     let binary = dir.join("oracle");
     std::fs::rename(&partial, &binary).map_err(|e| format!("moving the oracle to {}: {e}", binary.display()))?;
-    Ok(binary)
+    let engine = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    // build.sh's wording for the pinned version.
+    let pinned = engine.starts_with("the gopher-lua the controller pins");
+    Ok(Oracle { path: binary, engine, pinned })
 }
 
 // ---------------------------------------------------------------------------------------------

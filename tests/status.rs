@@ -19,7 +19,7 @@ fn status_places_every_object() {
         .stdout_has("Rollout shop/demo\n  Phase:    Progressing (canary (partition), 3 steps)\n")
         .stdout_has("  Step:     step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50), pause until approved\n")
         .stdout_has("  State:    StepPaused, waiting for approval\n")
-        .stdout_has("  Replicas: canary 1 (1 ready)\n")
+        .stdout_has("  Replicas: canary 1 (1 ready); stable 3 (3 ready); Deployment demo 4 (4 ready)\n")
         .stdout_has("VirtualService shop/demo   original")
         .stdout_has("built-in lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua (sha256 ");
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
@@ -117,10 +117,16 @@ fn demo_and_solo(step: i64, state: &str, solo_rollout: Value) -> fake_apiserver:
 }
 
 /// The writes an approval makes on a fresh server, for placing a fault on one of them.
+/// Every write of a run of `args` up to the release of its claims: the claims, the objects, the
+/// approvals (a position in it is a position for `before_write`).
 fn writes_of(server: fake_apiserver::Builder, args: &[&str]) -> Vec<String> {
     let server = server.start();
     Test::new().kubeconfig(&server).args(args).run().success();
-    writes(&server)
+    let all = server.writes();
+    all.iter()
+        .take_while(|w| !(w.method == "DELETE" && w.path.contains("/leases/")))
+        .map(|w| format!("{} {}", w.method, w.path))
+        .collect()
 }
 
 /// The Rollouts an approval patched, in order.
@@ -253,7 +259,7 @@ fn status_watch_redraws_in_place_on_a_terminal() {
 }
 
 #[test]
-fn approve_rolls_back_when_a_guard_refuses_after_a_conflict() {
+fn approve_rolls_back_when_the_rollout_moves_on_before_the_approval() {
     let args = ["approve", "demo", "--yes"];
     let last = writes_of(shop(2, "StepPaused"), &args).len();
     let server = shop(2, "StepPaused").start();
@@ -265,10 +271,10 @@ fn approve_rolls_back_when_a_guard_refuses_after_a_conflict() {
         .args(args)
         .run()
         .status(3)
-        .stderr_has("conflict: approving Rollout demo")
-        .stderr_has("does not allow to approve, because current canary state is not 'StepPaused' (it is StepUpgrade)")
-        .stderr_has("rolled back VirtualService shop/demo")
-        .stderr_has("rolled back DestinationRule shop/demo");
+        .stderr_has("Rollout shop/demo was changed by someone else while this run wrote it")
+        .stderr_has("-    currentStepState: StepPaused\n+    currentStepState: StepUpgrade")
+        .stderr_has("VirtualService shop/demo: rolled back")
+        .stderr_has("DestinationRule shop/demo: rolled back");
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert!(vs(&server)["metadata"]["annotations"].is_null());
     assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
@@ -294,7 +300,10 @@ fn approve_several_rollouts_leaves_the_approved_ones_out_of_a_retry() {
         .args(args)
         .run()
         .success()
-        .stderr_has(&format!("conflict: approving Rollout {}", order[1]))
+        .stderr_has(&format!(
+            "conflict on Rollout shop/{}: nobody changed what this write is about; writing it again",
+            order[1]
+        ))
         .stdout_has(&format!("rollout.rollouts.kruise.io/{} approved (step 2/3)", order[0]))
         .stdout_has(&format!("rollout.rollouts.kruise.io/{} approved (step 2/3)", order[1]))
         .stdout_has(&format!("Next for Rollout shop/{}: step 3/3", order[0]))
@@ -318,12 +327,9 @@ fn approve_several_rollouts_says_which_approvals_stay_when_a_retry_is_refused() 
         .args(args)
         .run()
         .status(3)
-        .stderr_has(&format!("\"{}\" does not allow to approve", order[1]))
-        .stderr_has(&format!("rolled back VirtualService shop/{}", order[1]))
-        .stderr_has(&format!(
-            "the status patches already applied cannot be undone:\n    Rollout {} stays approved (step 2/3), its gateway objects as routed",
-            order[0]
-        ));
+        .stderr_has(&format!("Rollout shop/{} was changed by someone else while this run wrote it", order[1]))
+        .stderr_has(&format!("VirtualService shop/{}: rolled back", order[1]))
+        .stderr_has(&format!("VirtualService shop/{0}: written and kept: Rollout {0} is approved with it", order[0]));
     let vs = |name: &str| server.object("networking.istio.io", "*", "virtualservices", NAMESPACE, name).unwrap();
     // The refused Rollout's objects are back as they were.
     let refused = vs(&order[1]);
@@ -469,8 +475,9 @@ fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
         return eprintln!("script (util-linux) not installed: skipped");
     }
     let server = shop(1, "StepPaused").start();
-    // Someone edits the VirtualService between our read and our first write: the plan changes.
-    server.before_write(1, |store| {
+    // Someone edits the VirtualService between our read and our first write to it (the claim
+    // is the first write of all).
+    server.before_write(2, |store| {
         store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
             vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
         });
@@ -480,10 +487,13 @@ fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
     // waiting for Enter.
     let (status, screen) = Test::new().kubeconfig(&server).interact(
         &approve,
-        &[(Some("Only 'yes' goes ahead: "), b"yes\n"), (Some("Apply the new plan? Only 'yes' goes ahead: "), b"\x03")],
+        &[
+            (Some("Only 'yes' goes ahead: "), b"yes\n"),
+            (Some("Overwrite their change? Only 'yes' goes ahead: "), b"\x03"),
+        ],
     );
-    assert!(status.is_some_and(|s| !s.success()), "{status:?}\n{screen}");
-    assert!(screen.contains("interrupted (Ctrl-C)"), "{screen}");
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{screen}");
+    assert!(screen.contains("interrupted (SIGINT)"), "{screen}");
     assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written: {screen}");
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }

@@ -1,21 +1,26 @@
 //! `approve`: make the gateway objects match the current step, then approve it; with
-//! `--until-step`/`--to-end`, follow the Rollout and approve each later pause.
+//! `--until-step`/`--to-end`, follow the Rollout and approve each later pause. Gather (claim,
+//! then read) → guard → render → confirm → write.
 
-use super::cluster::{MAX_ATTEMPTS, Session, resource_of, runtime, selection, with_rollback};
+use super::cluster::{
+    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
+};
 use super::status::Follower;
-use super::{ApproveArgs, DryRun, GlobalArgs, Outcome, confirm, print, warn};
+use super::{ApproveArgs, GlobalArgs, Outcome, confirm, print, terminal_question, warn};
+use crate::change::Change;
 use crate::error::Error;
-use crate::model::{Rollout, Stage, StrategyKind};
-use crate::output::{self, YELLOW, paint};
-use crate::plan::{ObjectPlan, RoutingPlan};
+use crate::model::Permission;
+use crate::model::{ObjectKey, Rollout, Stage, StrategyKind};
+use crate::output;
+use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
-use crate::source::cluster::{Cluster, Permission};
-use crate::source::live::{Live, Selection};
+use crate::source::cluster::{Cluster, Resource};
+use crate::source::live::{self, Live, Selection};
 use crate::status::{Progress, RolloutView};
-use crate::write::{self, Backups, ObjectKey, WriteFailure, Written};
+use crate::write::{self, Interrupt, Mode, Writer};
 use serde_json::json;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// One Rollout to approve: its current stage's plan, checked by every guard.
 struct Approval<'a> {
@@ -24,15 +29,11 @@ struct Approval<'a> {
     plan: RoutingPlan,
 }
 
-/// A Rollout this run approved: where, its generation then, and the stage's label.
+/// A Rollout this run approved: where, and its generation then.
 #[derive(Clone, Debug)]
 struct Approved {
     stage: Stage,
     generation: Option<i64>,
-    label: String,
-    /// Its gateway objects: routed as its approved step wants, they stay when a later failure
-    /// rolls the rest back.
-    objects: BTreeSet<ObjectKey>,
 }
 
 /// Which Rollouts one approval covers.
@@ -104,24 +105,34 @@ fn check_approvable(
     Ok(stage)
 }
 
-/// The planned state of every object, for noticing that a re-plan after a conflict differs from
-/// what was confirmed.
-fn planned_objects(plan: &RoutingPlan) -> BTreeMap<ObjectKey, String> {
-    plan.stages.iter().flat_map(|s| &s.objects).map(|o| (key_of(o), output::routing_view(&o.planned))).collect()
-}
-
-fn key_of(object: &ObjectPlan) -> ObjectKey {
-    ObjectKey::new(object.reference.group(), &object.reference.kind, &object.namespace, &object.reference.name)
-}
-
-/// get and update on every object a plan writes.
+/// get and update on every object a plan writes, and the claims.
 fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permission>, Error> {
     let mut permissions = Vec::new();
     for object in plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects) {
-        let resource = resource_of(live, &object.reference)?;
-        permissions.extend(Permission::replace(resource, &object.namespace));
+        let resource = resource_of(live, &object.key)?;
+        permissions.extend(resource.replace_permissions(&object.namespace));
     }
     Ok(permissions)
+}
+
+/// The approval itself: `currentStepState: StepReady` on the status subresource, as
+/// kubectl-kruise writes it, conditional on the resourceVersion read. The step index goes along
+/// unchanged, so that the patch can only approve the step that was guarded.
+fn approval_change(rollout: &Located<Rollout>) -> Change {
+    let field = rollout.item.kind.status_field();
+    Change::MergePatch {
+        key: rollout_key(rollout),
+        subresource: Some("status"),
+        before: rollout.raw.clone(),
+        patch: json!({"status": {field: {
+            "currentStepIndex": rollout.raw["status"][field]["currentStepIndex"],
+            "currentStepState": "StepReady",
+        }}}),
+    }
+}
+
+fn rollout_key(rollout: &Located<Rollout>) -> ObjectKey {
+    ObjectKey::new("rollouts.kruise.io", "Rollout", &rollout.namespace, &rollout.item.name)
 }
 
 /// One `approve` run: what every approval of it needs.
@@ -129,8 +140,6 @@ struct Run<'a> {
     session: &'a Session,
     selection: &'a Selection,
     args: &'a ApproveArgs,
-    /// Made by the first approval once it is confirmed: its Ctrl-C handler would otherwise
-    /// swallow a Ctrl-C at the confirmation prompt.
     follower: Option<Follower>,
 }
 
@@ -138,14 +147,30 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
         let selection = selection(&args.selection)?;
+        let interrupt = Interrupt::listen()?;
+        let mut writer =
+            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let mut run = Run { session: &session, selection: &selection, args, follower: None };
+        let outcome = stoppable(run.approve_all(&mut writer), &interrupt).await;
+        let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
+        Ok(writer.finish(result).await?)
+    })
+}
+
+impl Run<'_> {
+    /// Claims the selected Rollouts, approves them, and with `--until-step`/`--to-end` follows
+    /// them and approves each later pause.
+    async fn approve_all(&mut self, writer: &mut Writer<'_>) -> Result<Outcome, Error> {
+        let (session, args) = (self.session, self.args);
+        claim_rollouts(session, self.selection, writer, "approve").await?;
         let first = Targets::Selected(args.expect_step);
-        let Some(mut approved) = run.approve_step(&first, true).await? else {
+        let Some(mut approved) = self.approve_step(writer, &first, true).await? else {
             return Ok(Outcome::Done);
         };
         if !follows(args) {
             return Ok(Outcome::Done);
         }
+        let selection = self.selection;
         loop {
             if let Some(last) = args.until_step
                 && approved.values().all(|a| a.stage >= Stage::Step(last))
@@ -153,8 +178,10 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
                 print(&format!("approved every pause up to step {last}\n"))?;
                 return Ok(Outcome::Done);
             }
-            let following = run.follower.get_or_insert_with(|| Follower::new(args.timeout));
-            let views = following.next(&session, &selection).await?;
+            writer.keep_claims().await?;
+            let following =
+                self.follower.get_or_insert_with(|| Follower::new(args.timeout, writer.interrupt().clone()));
+            let views = following.next(session, selection).await?;
             for view in &views {
                 let (stage, generation) =
                     approved.get(&view.name).map_or((Stage::Step(0), None), |a| (a.stage, a.generation));
@@ -162,19 +189,17 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
                     return Err(Error::Input(format!(
                         "Rollout {} was changed by someone else (generation {:?} -> {:?}); stopped",
                         view.name, generation, view.generation
-                    ))
-                    .into());
+                    )));
                 }
                 if let Progress::Failed { reason } = &view.progress {
-                    return Err(Error::Input(format!("Rollout {}: {reason}; stopped", view.name)).into());
+                    return Err(Error::Input(format!("Rollout {}: {reason}; stopped", view.name)));
                 }
                 if view.progress == Progress::WaitingForApproval && view.stage.is_some_and(|s| s < stage) {
                     return Err(Error::Input(format!(
                         "Rollout {} went back to {}; someone else is driving it; stopped",
                         view.name,
                         view.step.as_deref().unwrap_or("an earlier step")
-                    ))
-                    .into());
+                    )));
                 }
             }
             if views.iter().all(|v| v.progress.is_final()) {
@@ -206,321 +231,210 @@ pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcom
                         _ => None,
                     })
                     .collect();
-                match run.approve_step(&Targets::Only(only), false).await? {
+                match self.approve_step(writer, &Targets::Only(only), false).await? {
                     Some(next) => approved.extend(next),
                     None => return Ok(Outcome::Done),
                 }
             }
         }
-    })
-}
-
-/// What one approval has done so far, over its attempts.
-struct StepState {
-    backups: Backups,
-    written: Vec<Written>,
-    /// Rollouts approved (their status patched): left out of the guards, plans and patches of
-    /// later attempts.
-    approved: BTreeMap<String, Approved>,
-    /// What was written and approved, and what each next stage will change.
-    lines: Vec<String>,
-    previews: Vec<String>,
-    warnings: Vec<String>,
-    /// The planned state of every object of each Rollout, as confirmed.
-    confirmed: Option<BTreeMap<String, BTreeMap<ObjectKey, String>>>,
-}
-
-/// What one attempt came to.
-enum Attempt {
-    /// A dry run: nothing was written.
-    DryRun,
-    /// Every write and approval went through.
-    Applied,
-    /// Something changed since it was read: read again and re-plan.
-    Conflict(String),
-}
-
-/// Rolls back the objects an approval wrote, and says which approvals stay (a status patch
-/// cannot be undone). Before anything was done, the error is returned as it is.
-async fn undo(cluster: &Cluster, step: &StepState, error: anyhow::Error) -> anyhow::Error {
-    if step.written.is_empty() && step.approved.is_empty() {
-        return error;
     }
-    let error = error.downcast::<Error>().unwrap_or_else(|other| Error::Input(format!("{other:#}")));
-    // An approved Rollout's objects match its approved step: rolling them back would leave it
-    // approved with the routing of the step before.
-    let kept = |w: &&Written| step.approved.values().any(|a| a.objects.contains(&w.key()));
-    let undone: Vec<Written> = step.written.iter().filter(|w| !kept(w)).cloned().collect();
-    let error = with_rollback(cluster, &undone, error).await;
-    if step.approved.is_empty() {
-        return error.into();
-    }
-    let stays: String = step
-        .approved
-        .iter()
-        .map(|(name, a)| format!("\n    Rollout {name} stays approved ({}), its gateway objects as routed", a.label))
-        .collect();
-    let message = format!("{error}\n  the status patches already applied cannot be undone:{stays}");
-    error.reworded(message).into()
-}
 
-impl Run<'_> {
-    /// Approves the current step of `targets` (one approve, every guard); returns the Rollouts
-    /// approved, or None when nothing was written (a dry run). `ask` asks for confirmation (a
-    /// sequence asks once, for all its steps). In a sequence, the follower is made (and Ctrl-C
-    /// listened for) before the first write, and a Ctrl-C stops the run before any later write.
+    /// Approves the current step of `targets`: reads (under the claim), guards, plans, shows,
+    /// confirms (`ask`: a sequence asks once, for all its steps), writes every change and then
+    /// the approval. Returns the Rollouts approved, or None when nothing was written (a dry run).
     async fn approve_step(
         &mut self,
+        writer: &mut Writer<'_>,
         targets: &Targets,
         ask: bool,
-    ) -> anyhow::Result<Option<BTreeMap<String, Approved>>> {
-        let session = self.session;
-        let mut step = StepState {
-            backups: Backups::new(&session.cluster.context),
-            written: Vec::new(),
-            approved: BTreeMap::new(),
-            lines: Vec::new(),
-            previews: Vec::new(),
-            warnings: Vec::new(),
-            confirmed: None,
-        };
-        let mut attempt = 1;
-        loop {
-            let outcome = match self.attempt_step(targets, ask, &mut step).await {
-                Ok(outcome) => outcome,
-                Err(error) => return Err(undo(&session.cluster, &step, error).await),
-            };
-            match outcome {
-                Attempt::DryRun => return Ok(None),
-                Attempt::Applied => {
-                    print(&step.lines.concat())?;
-                    print(&step.previews.concat())?;
-                    for warning in &step.warnings {
-                        warn(warning);
-                    }
-                    return Ok(Some(step.approved));
-                }
-                Attempt::Conflict(message) if attempt < MAX_ATTEMPTS => {
-                    warn(&format!("conflict: {message}; reading again and re-planning ({attempt}/{MAX_ATTEMPTS})"));
-                    attempt += 1;
-                }
-                Attempt::Conflict(message) => {
-                    return Err(undo(&session.cluster, &step, Error::Input(message).into()).await);
-                }
-            }
-        }
-    }
-
-    /// One attempt: read, guard and plan every target not approved yet, confirm (the first time),
-    /// then write and approve.
-    async fn attempt_step(&mut self, targets: &Targets, ask: bool, step: &mut StepState) -> anyhow::Result<Attempt> {
+    ) -> Result<Option<BTreeMap<String, Approved>>, Error> {
         let (session, args) = (self.session, self.args);
         let (live, catalog) = session.load(self.selection).await?;
+        writer.read_again();
         // Every guard passes for every Rollout before anything is written.
         let approvals = live
             .snapshot
             .rollouts
             .iter()
-            .filter(|rollout| !step.approved.contains_key(&rollout.item.name))
             .filter_map(|rollout| targets.expectation(rollout).map(|expect| (rollout, expect)))
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
                 let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+                if let Some(why) = plan.unwritable() {
+                    return Err(Error::Refused(format!("nothing was written: {why}")));
+                }
                 Ok(Approval { rollout, stage, plan })
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
-        let planned: BTreeMap<String, BTreeMap<ObjectKey, String>> =
-            approvals.iter().map(|a| (a.rollout.item.name.clone(), planned_objects(&a.plan))).collect();
-        match &step.confirmed {
-            None => {
-                let mut permissions = write_permissions(&live, &plans)?;
-                if !args.traffic_only {
-                    for approval in &approvals {
-                        permissions.push(Permission::on(
-                            "patch",
-                            &live.rollouts,
-                            Some("status"),
-                            &approval.rollout.namespace,
-                        ));
-                    }
-                }
-                if args.dry_run != DryRun::Client {
-                    write::preflight(&session.cluster, permissions).await?;
-                }
-                print(
-                    &output::plans_text(
-                        &approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(),
-                        &super::diff::differ(),
-                    )
-                    .map_err(Error::Input)?,
-                )?;
-                match args.dry_run {
-                    DryRun::Client => {
-                        print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
-                        return Ok(Attempt::DryRun);
-                    }
-                    DryRun::Server => {
-                        approve_server_dry_run(&session.cluster, &live, &approvals, args.traffic_only).await?;
-                        return Ok(Attempt::DryRun);
-                    }
-                    DryRun::None => {}
-                }
-                if ask {
-                    let question = match (args.traffic_only, args.until_step, args.to_end) {
-                        (true, _, _) => "Apply these changes?".to_string(),
-                        (false, Some(last), _) => {
-                            format!("Apply these changes, approve, and approve each later pause up to step {last}?")
-                        }
-                        (false, None, true) => {
-                            "Apply these changes, approve, and approve every later pause to the end?".into()
-                        }
-                        (false, None, false) => "Apply these changes and approve?".into(),
-                    };
-                    confirm(&question, args.yes)?;
-                }
-            }
-            Some(previous) => {
-                // The Rollouts approved since are no longer planned.
-                let unchanged =
-                    previous.iter().filter(|(name, _)| !step.approved.contains_key(*name)).eq(planned.iter());
-                if !unchanged {
-                    warn("The plan changed since it was confirmed (something was edited concurrently):");
-                    print(
-                        &output::plans_text(
-                            &approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(),
-                            &super::diff::differ(),
-                        )
-                        .map_err(Error::Input)?,
-                    )?;
-                    if args.yes || !ask {
-                        return Err(Error::Refused("the plan changed after it was confirmed, and --yes does not cover a plan nobody has seen; run again to review it".into()).into());
-                    }
-                    // A follower listens for Ctrl-C: then it must end the prompt itself.
-                    match self.follower.as_mut() {
-                        Some(follower) => follower.confirm("Apply the new plan?").await?,
-                        None => confirm("Apply the new plan?", false)?,
-                    }
-                }
+        let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
+        refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
+        let mut permissions = write_permissions(&live, &plans)?;
+        permissions.extend(write::claim_permissions(&session.cluster.namespace));
+        if !args.traffic_only {
+            for approval in &approvals {
+                permissions.push(live.rollouts.permission("patch", Some("status"), &approval.rollout.namespace));
             }
         }
-        step.confirmed = Some(planned);
-        if follows(args) {
-            let follower = self.follower.get_or_insert_with(|| Follower::new(args.timeout));
-            if follower.interrupted().await {
-                return Err(Follower::interruption().into());
+        if writer.mode() != Mode::ClientDryRun {
+            write::preflight(&session.cluster, permissions).await?;
+        }
+        print(
+            &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(), &super::diff::differ())
+                .map_err(Error::Input)?,
+        )?;
+        if ask && writer.mode() == Mode::Apply {
+            let question = match (args.traffic_only, args.until_step, args.to_end) {
+                (true, _, _) => "Apply these changes?".to_string(),
+                (false, Some(last), _) => {
+                    format!("Apply these changes, approve, and approve each later pause up to step {last}?")
+                }
+                (false, None, true) => "Apply these changes, approve, and approve every later pause to the end?".into(),
+                (false, None, false) => "Apply these changes and approve?".into(),
+            };
+            if !args.yes {
+                writer.interrupt().confirm(&question, |q| confirm(q, false)).await?;
             }
         }
-        let applied = apply_approvals(&session.cluster, &live, &approvals, step, args.traffic_only).await;
-        let outcome = match applied {
-            Ok(()) => Attempt::Applied,
-            Err(WriteFailure::Conflict(message)) => Attempt::Conflict(message),
-            Err(WriteFailure::Failed(message)) => return Err(Error::Input(message).into()),
-        };
-        // What comes next, for each Rollout done with (every one when all went through).
+        // Every Rollout's routing first, then the approvals: a failure before the first
+        // approval rolls every object back.
+        let mut lines = Vec::new();
         for approval in &approvals {
-            if matches!(outcome, Attempt::Applied) || step.approved.contains_key(&approval.rollout.item.name) {
-                match preview_next(session, &live, &catalog, approval) {
-                    Ok(preview) => step.previews.push(preview),
-                    Err(e) => step.warnings.push(format!(
-                        "warning: could not preview the next step of Rollout {}: {e}",
-                        approval.rollout.item.name
-                    )),
-                }
+            lines.extend(write_routing(&live, writer, approval).await?);
+        }
+        let mut approved = BTreeMap::new();
+        if !args.traffic_only {
+            for approval in &approvals {
+                lines.push(write_approval(&session.cluster, &live, writer, approval).await?);
+                approved.insert(
+                    approval.rollout.item.name.clone(),
+                    Approved { stage: approval.stage, generation: approval.rollout.item.generation },
+                );
             }
         }
-        Ok(outcome)
+        if args.traffic_only {
+            lines.push("gateway objects match the current step; not approved (--traffic-only)\n".into());
+        }
+        print_outcome(writer, &lines.concat())?;
+        if writer.mode() != Mode::Apply {
+            return Ok(None);
+        }
+        for approval in &approvals {
+            match preview_next(session, &live, &catalog, approval) {
+                Ok(preview) => print(&preview)?,
+                Err(e) => warn(&format!(
+                    "warning: could not preview the next step of Rollout {}: {e}",
+                    approval.rollout.item.name
+                )),
+            }
+        }
+        Ok(Some(approved))
     }
 }
 
-/// Writes every changed object, then approves each Rollout; records what was done in `step`.
-async fn apply_approvals(
-    cluster: &Cluster,
-    live: &Live,
-    approvals: &[Approval<'_>],
-    step: &mut StepState,
-    traffic_only: bool,
-) -> Result<(), WriteFailure> {
-    for approval in approvals {
-        for object in approval.plan.stages.iter().flat_map(|s| &s.objects).filter(|o| o.changed()) {
-            let resource = resource_of(live, &object.reference).map_err(|e| WriteFailure::Failed(e.to_string()))?;
-            let backup = write::write_planned(
-                cluster,
-                resource,
-                &object.current,
-                &object.planned,
-                &step.backups,
-                &mut step.written,
-            )
-            .await?;
-            step.lines.push(format!("{} updated (backup {})\n", object.describe(), backup.display()));
-        }
-    }
-    if traffic_only {
-        step.lines.push("gateway objects match the current step; not approved (--traffic-only)\n".into());
+/// Takes the claim on every selected Rollout before anything is read for the guards and plans.
+pub(super) async fn claim_rollouts(
+    session: &Session,
+    selection: &Selection,
+    writer: &mut Writer<'_>,
+    command: &str,
+) -> Result<(), Error> {
+    if writer.mode() != Mode::Apply {
         return Ok(());
     }
-    for approval in approvals {
-        let rollout = approval.rollout;
-        let patch = json!({
-            "metadata": {"resourceVersion": rollout.raw["metadata"]["resourceVersion"]},
-            "status": {rollout.item.kind.status_field(): {"currentStepState": "StepReady"}},
-        });
-        cluster
-            .merge_patch_status(&live.rollouts, &rollout.namespace, &rollout.item.name, &patch, false)
-            .await
-            .map_err(|e| write::failure(&format!("approving Rollout {}", rollout.item.name), e))?;
-        let label = rollout.item.stage_label(approval.stage);
-        step.lines.push(format!("rollout.rollouts.kruise.io/{} approved ({label})\n", rollout.item.name));
-        let objects = approval.plan.stages.iter().flat_map(|s| &s.objects).map(key_of).collect();
-        step.approved.insert(
-            rollout.item.name.clone(),
-            Approved {
-                stage: approval.stage,
-                generation: rollout.raw["metadata"]["generation"].as_i64(),
-                label,
-                objects,
-            },
-        );
+    let names: Vec<String> = match selection {
+        Selection::Names(names) => {
+            let mut names: Vec<String> = names.iter().map(|n| live::rollout_name(n).to_string()).collect();
+            names.sort();
+            names.dedup();
+            names
+        }
+        Selection::Selector(_) => {
+            let found = live::read_rollouts(&session.cluster, selection).await?;
+            found.found.iter().map(|r| r.item.name.clone()).collect()
+        }
+    };
+    let namespace = session.cluster.namespace.clone();
+    // A claim that may not be taken is refused as every missing permission is, with a Role.
+    write::preflight(&session.cluster, write::claim_permissions(&namespace)).await?;
+    for name in names {
+        writer.claim(&namespace, &name, &format!("{command} {name}")).await?;
     }
     Ok(())
 }
 
-async fn approve_server_dry_run(
+/// Writes one Rollout's routing changes; returns the lines saying what was written.
+async fn write_routing(live: &Live, writer: &mut Writer<'_>, approval: &Approval<'_>) -> Result<Vec<String>, Error> {
+    let mut lines = Vec::new();
+    for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
+        let resource = resource_of(live, &object.key)?;
+        for change in object.writes() {
+            writer.apply(resource, change).await?;
+        }
+        lines.extend(writer.written_line(&object.key, "updated"));
+    }
+    Ok(lines)
+}
+
+/// Approves one Rollout whose routing is written; returns the line saying so. Once the
+/// approval stands, its routing is never rolled back: a Rollout approved with the routing of
+/// the step before would send traffic the approved step did not ask for.
+async fn write_approval(
     cluster: &Cluster,
     live: &Live,
-    approvals: &[Approval<'_>],
-    traffic_only: bool,
-) -> anyhow::Result<Outcome> {
-    let mut rejected = Vec::new();
-    for approval in approvals {
-        for object in approval.plan.stages.iter().flat_map(|s| &s.objects).filter(|o| o.changed()) {
-            let resource = resource_of(live, &object.reference)?;
-            match write::server_dry_run(cluster, resource, &object.current, &object.planned).await {
-                Ok(()) => print(&format!("server dry-run accepted {}\n", object.describe()))?,
-                Err(message) => rejected.push(format!("{}: {message}", object.describe())),
+    writer: &mut Writer<'_>,
+    approval: &Approval<'_>,
+) -> Result<String, Error> {
+    let rollout = approval.rollout;
+    let change = approval_change(rollout);
+    let approved = writer.apply(&live.rollouts, &change).await;
+    let keys: Vec<&ObjectKey> =
+        approval.plan.stages.iter().flat_map(|s| &s.objects).map(|o| &o.key).chain([change.key()]).collect();
+    let label = rollout.item.stage_label(approval.stage);
+    match approved {
+        Ok(_) => {
+            for key in keys {
+                writer.keep(key, &format!("written and kept: Rollout {} is approved with it", rollout.item.name));
             }
+            let lost = if writer.resolved(change.key()) { " (the reply was lost; a fresh read shows it)" } else { "" };
+            Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))
         }
-        if !traffic_only {
-            let rollout = approval.rollout;
-            let patch = json!({"metadata": {"resourceVersion": rollout.raw["metadata"]["resourceVersion"]}, "status": {rollout.item.kind.status_field(): {"currentStepState": "StepReady"}}});
-            match cluster.merge_patch_status(&live.rollouts, &rollout.namespace, &rollout.item.name, &patch, true).await
-            {
-                Ok(_) => print(&format!("server dry-run accepted the approval of Rollout {}\n", rollout.item.name))?,
-                Err(e) => rejected.push(format!(
-                    "approving Rollout {}: {}",
-                    rollout.item.name,
-                    crate::source::cluster::describe_api_error(&e)
-                )),
+        Err(error) => {
+            // Roll the routing back only when the Rollout is verifiably still waiting at the
+            // step: approved (by this run or anyone), moved on, or unreadable, its routing stays.
+            if !still_unapproved(cluster, &live.rollouts, rollout).await {
+                for key in keys {
+                    writer.keep(
+                        key,
+                        &format!(
+                            "written and kept: Rollout {} is no longer paused at {label} (approved?), so its routing stays",
+                            rollout.item.name
+                        ),
+                    );
+                }
             }
+            Err(error)
         }
     }
-    if rejected.is_empty() {
-        print("dry run (server): nothing was stored\n")?;
-        Ok(Outcome::Done)
-    } else {
-        Err(Error::Input(format!("the API server rejected:\n  {}", rejected.join("\n  "))).into())
+}
+
+/// Whether a fresh read shows the Rollout not approved at the step it was read at: still at
+/// that step, before its approval (StepPaused, or the step started over). Approved there
+/// (StepReady), moved on, or unreadable: the approval may have landed.
+async fn still_unapproved(cluster: &Cluster, resource: &Resource, rollout: &Located<Rollout>) -> bool {
+    let field = rollout.item.kind.status_field();
+    match cluster.get(resource, &rollout.namespace, &rollout.item.name).await {
+        Ok(Some(fresh)) => not_approved(&fresh["status"][field], &rollout.raw["status"][field]),
+        _ => false,
     }
+}
+
+/// `now` (a Rollout's canaryStatus or blueGreenStatus) is at the step `then` was at, before its
+/// approval.
+fn not_approved(now: &serde_json::Value, then: &serde_json::Value) -> bool {
+    let before_approval = ["StepUpgrade", "StepTrafficRouting", "StepMetricsAnalysis", "StepPaused"];
+    now["currentStepIndex"] == then["currentStepIndex"]
+        && now["currentStepState"].as_str().is_some_and(|state| before_approval.contains(&state))
 }
 
 /// What the next stage will change once its pods are ready, from the state just written.
@@ -553,4 +467,38 @@ fn preview_next(
     );
     plan.notes.clear();
     Ok(format!("\n{}", output::plans_text(&[plan], &super::diff::differ()).map_err(Error::Input)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_is_rolled_back_only_while_the_step_is_verifiably_unapproved() {
+        let status = |index: i64, state: &str| json!({"currentStepIndex": index, "currentStepState": state});
+        let then = status(2, "StepPaused");
+        assert!(not_approved(&status(2, "StepPaused"), &then));
+        assert!(not_approved(&status(2, "StepUpgrade"), &then), "the step started over");
+        assert!(!not_approved(&status(2, "StepReady"), &then), "approved");
+        assert!(!not_approved(&status(3, "StepUpgrade"), &then), "moved on");
+        assert!(!not_approved(&json!({}), &then), "finished");
+    }
+
+    #[test]
+    fn the_approval_carries_the_step_it_approves() {
+        let raw = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "demo", "namespace": "shop", "resourceVersion": "7"},
+            "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"},
+                     "strategy": {"canary": {"steps": [{"traffic": "10%"}, {"traffic": "50%"}]}}},
+            "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+        let item = Rollout::from_object(&raw).unwrap();
+        let rollout = Located { origin: crate::snapshot::Origin("x".into()), namespace: "shop".into(), item, raw };
+        let change = approval_change(&rollout);
+        let Some(crate::change::Request::MergePatch { subresource, body }) = change.request(None) else { panic!() };
+        assert_eq!(subresource, Some("status"));
+        assert_eq!(
+            body,
+            json!({"metadata": {"resourceVersion": "7"}, "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}})
+        );
+    }
 }

@@ -1,22 +1,20 @@
-//! What the commands against the API server share (a session, Rollout selection, rollback
-//! reporting), and `plan ROLLOUT…`.
+//! What the commands against the API server share (a session, Rollout selection, the writer's
+//! mode), and `plan ROLLOUT…`.
 
-use super::{GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
-use crate::error::Error;
+use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
+use crate::error::{Error, Signal};
 use crate::lua::Limits;
-use crate::model::{ObjectRef, Rollout, Stage, StrategyKind};
+use crate::model::ObjectIndex;
+use crate::model::{ObjectKey, ObjectRef, Rollout, Stage, StrategyKind};
 use crate::output;
-use crate::plan::{ObjectIndex, Planner, RoutingPlan};
-use crate::scripts::ScriptCatalog;
+use crate::plan::{Planner, RoutingPlan};
+use crate::scripts::{self, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
-use crate::write::{self, Written};
+use crate::write::{self, Interrupt, Mode, Writer};
 use rayon::prelude::*;
-
-/// How often a run re-reads and re-plans after a conflict before giving up.
-pub(super) const MAX_ATTEMPTS: usize = 4;
 
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
@@ -35,7 +33,7 @@ impl Session {
         let catalog = ScriptCatalog {
             overrides: files::read_script_flags(&scripts.scripts)?,
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
-            configmap: None,
+            ..ScriptCatalog::default()
         };
         let cluster = Cluster::connect(&global.connection.connection()).await?;
         Ok(Session {
@@ -63,6 +61,7 @@ impl Session {
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
         let rollouts = live::read_rollouts(&self.cluster, selection).await?;
         let live = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace).await?;
+        scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }
@@ -76,8 +75,29 @@ impl Session {
         rollout: &Located<Rollout>,
         stages: &[Stage],
     ) -> Result<RoutingPlan, Error> {
+        self.plan_with(Planner::new(objects, catalog, self.limits), live, rollout, stages)
+    }
+
+    /// Plans every stage of one Rollout from its objects as read, to tell where each object
+    /// stands (`status`, `restore`'s check for edits).
+    pub(super) fn plan_to_place(
+        &self,
+        live: &Live,
+        catalog: &ScriptCatalog,
+        rollout: &Located<Rollout>,
+    ) -> Result<RoutingPlan, Error> {
+        let planner = Planner::new(&live.snapshot.objects, catalog, self.limits).each_stage_from_the_objects_read();
+        self.plan_with(planner, live, rollout, &rollout.item.stages())
+    }
+
+    fn plan_with(
+        &self,
+        planner: Planner,
+        live: &Live,
+        rollout: &Located<Rollout>,
+        stages: &[Stage],
+    ) -> Result<RoutingPlan, Error> {
         let cr = live.snapshot.traffic_routing_of(rollout)?;
-        let planner = Planner::new(objects, catalog, self.limits);
         let mut plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), stages)?;
         plan.notes.push(status_line(&rollout.item));
         Ok(plan)
@@ -136,49 +156,111 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             })
             .collect::<Result<_, _>>()?;
         let (mut plans, texts): (Vec<RoutingPlan>, Vec<Option<String>>) = planned.into_iter().unzip();
-        if args.dry_run.is_some() {
-            server_dry_run_report(&session.cluster, &live, &mut plans).await?;
-        }
+        let rejected = match args.dry_run {
+            Some(_) => server_dry_run_report(&session.cluster, &live, &mut plans).await?,
+            None => None,
+        };
         if render_now {
             print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
         } else {
             print_plans(&plans, args.output)?;
         }
-        if let Some(rejected) = plans.iter().flat_map(|p| &p.notes).find(|n| n.starts_with(REJECTED)) {
-            return Err(Error::Input(format!(
-                "the API server rejected a planned object ({})",
-                rejected.trim_start_matches(REJECTED)
-            ))
-            .into());
+        if let Some(rejected) = rejected {
+            return Err(Error::Input(format!("the API server rejected a planned object ({rejected})")).into());
         }
         let changed = plans.iter().any(RoutingPlan::changed);
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
 }
 
-const REJECTED: &str = "server dry-run REJECTED ";
-
-/// Sends every changed planned object with dryRun=All and notes each verdict on its plan.
-async fn server_dry_run_report(cluster: &Cluster, live: &Live, plans: &mut [RoutingPlan]) -> Result<(), Error> {
+/// Sends every changed planned object with dryRun=All and notes each verdict on its plan;
+/// returns the first rejection.
+async fn server_dry_run_report(
+    cluster: &Cluster,
+    live: &Live,
+    plans: &mut [RoutingPlan],
+) -> Result<Option<String>, Error> {
+    let mut first_rejection = None;
     for plan in plans.iter_mut() {
         let mut verdicts = Vec::new();
         for (stage, object) in
             plan.stages.iter().flat_map(|s| s.objects.iter().map(move |o| (&s.label, o))).filter(|(_, o)| o.changed())
         {
-            let resource = resource_of(live, &object.reference)?;
+            let resource = resource_of(live, &object.key)?;
             let what = format!("{} ({stage})", object.describe());
-            verdicts.push(match write::server_dry_run(cluster, resource, &object.current, &object.planned).await {
+            // The last change is the planned object: what admission must accept.
+            let verdict = match object.writes().last() {
+                Some(change) => write::server_dry_run(cluster, resource, change).await,
+                None => Ok(()),
+            };
+            verdicts.push(match verdict {
                 Ok(()) => format!("server dry-run accepted {what}"),
-                Err(message) => format!("{REJECTED}{what}: {message}"),
+                Err(message) => {
+                    first_rejection.get_or_insert_with(|| format!("{what}: {message}"));
+                    format!("server dry-run REJECTED {what}: {message}")
+                }
             });
         }
         plan.notes.extend(verdicts);
     }
+    Ok(first_rejection)
+}
+
+pub(super) fn resource_of<'a>(live: &'a Live, key: &ObjectKey) -> Result<&'a Resource, Error> {
+    live.resource_of(key).ok_or_else(|| Error::Input(format!("no API resource known for {key}")))
+}
+
+/// Runs a writing command's work to its end, or until a second signal stops it at once (the
+/// work is dropped where it stands): then the signal.
+pub(super) async fn stoppable<T>(
+    work: impl std::future::Future<Output = Result<T, Error>>,
+    interrupt: &Interrupt,
+) -> Result<Result<T, Error>, Signal> {
+    tokio::select! {
+        result = work => Ok(result),
+        signal = interrupt.wait_for(2) => Err(signal),
+    }
+}
+
+/// Refuses to write from stored originals that hold no spec (`(object, annotation)`), unless
+/// `force`: writing from one wipes the object's routing.
+pub(super) fn refuse_degenerate<'a>(
+    found: impl Iterator<Item = (&'a ObjectKey, &'a String)>,
+    force: bool,
+) -> Result<(), Error> {
+    let lines: Vec<String> = found.map(|(key, text)| format!("  {key}: stored original {text}")).collect();
+    if lines.is_empty() || force {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "nothing was written: these stored originals hold no spec, and writing from them (as the controller would) wipes the objects' routing:\n{}\nFix the annotation, restore from a backup with --from-backup, or pass --force to write anyway",
+        lines.join("\n")
+    )))
+}
+
+/// Prints what a writing run did in its mode: `lines` (what was written), or the dry run's
+/// verdict (the objects the API server accepted; its rejections are the error).
+pub(super) fn print_outcome(writer: &Writer<'_>, lines: &str) -> Result<(), Error> {
+    match writer.mode() {
+        Mode::ClientDryRun => {
+            print(&format!("{}\n", output::paint(output::YELLOW, "dry run (client): nothing was written")))?
+        }
+        Mode::ServerDryRun => {
+            let accepted: String = writer.verdicts()?.iter().map(|line| format!("{line}\n")).collect();
+            print(&format!("{accepted}dry run (server): nothing was stored\n"))?;
+        }
+        Mode::Apply => print(lines)?,
+    }
     Ok(())
 }
 
-pub(super) fn resource_of<'a>(live: &'a Live, reference: &ObjectRef) -> Result<&'a Resource, Error> {
-    live.resource_of(reference).ok_or_else(|| Error::Input(format!("no API resource known for {reference}")))
+/// The writer's mode for `--dry-run`.
+pub(super) fn writer_mode(dry_run: DryRun) -> Mode {
+    match dry_run {
+        DryRun::None => Mode::Apply,
+        DryRun::Client => Mode::ClientDryRun,
+        DryRun::Server => Mode::ServerDryRun,
+    }
 }
 
 /// The stages `plan` shows, and a note when the choice needs explaining.
@@ -203,14 +285,4 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         Some(stage) => Ok((vec![stage], None)),
         None => Ok((vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()))),
     }
-}
-
-/// Rolls back what this run wrote and adds the report to the error.
-pub(super) async fn with_rollback(cluster: &Cluster, written: &[Written], error: Error) -> Error {
-    if written.is_empty() {
-        return error;
-    }
-    let report = write::roll_back(cluster, written).await;
-    let message = format!("{error}\n{}", report.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"));
-    error.reworded(message)
 }

@@ -1,6 +1,7 @@
 //! The command line: arguments, dispatch, and the one place exit codes are decided.
 
 mod approve;
+mod claim;
 mod cluster;
 mod completion;
 mod diff;
@@ -8,6 +9,7 @@ mod offline;
 mod record;
 mod restore;
 mod status;
+mod units;
 
 use crate::error::Error;
 use crate::lua::Limits;
@@ -18,32 +20,68 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+use units::{parse_duration, parse_lua_memory, parse_lua_timeout};
 
 const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
     With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
-    With -f, plans from manifest files and needs no cluster; every step is planned unless --step is given.";
+    With -f (or -k), plans from manifest files and needs no cluster; every step is planned unless --step is given. \
+    An HTTPRoute (gateway.httpRouteName) has no script and no stored original: the controller rewrites its rules \
+    from the route as it is, so each step is planned from the route the step before left. \
+    As with kubectl, -f DIR reads the directory's own files and -R its subdirectories too; documents that are \
+    neither Rollouts, TrafficRoutings, the objects they route through nor the script ConfigMap are skipped \
+    (-v lists them). Every input is read with a size limit (64 MiB of manifests in all; see the user guide).\n\n\
+    The plan is what the controller does, which is not always what a step says: a partition step whose replicas \
+    reach the workload's (read from the cluster, or the Deployment or CloneSet among the files) is not routed, and a \
+    disabled Rollout runs no step. A Rollout the controller's admission webhook would refuse is an error with -f, \
+    and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
-    Guards run before anything is written: the step must be StepPaused (--traffic-only: any progressing state), \
-    --expect-step must match, and a permission check (SelfSubjectAccessReview) covers every write. The plan is \
-    shown and confirmed (--yes to skip; without a terminal --yes is required). An object without the \
-    original-spec annotation gets it first, in the controller's format; every write is conditional on the \
-    resourceVersion read, backed up locally first, and rolled back if a later write fails. The approval is a \
-    merge patch of the status subresource (currentStepState StepReady), as kubectl-kruise does.";
+    The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
+    read after the claim. Guards run before anything is written: the step must be StepPaused (--traffic-only: \
+    any progressing state), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
+    write, and a stored original that holds no spec is refused without --force. The plan is shown and \
+    confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
+    annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
+    read and backed up locally first. Someone else's edit is never overwritten: it is shown and refused (on a \
+    terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
+    what the run wrote, except the routing of an approved Rollout. The approval is a merge patch of the status \
+    subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C or SIGTERM stops the run before \
+    its next write (a second one at once).\n\n\
+    Examples:\n  kubectl rollout-lua approve demo --expect-step 2\n  kubectl rollout-lua approve demo --yes --to-end --timeout 2h\n  \
+    kubectl rollout-lua approve -l app=shop --dry-run=server";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
-    original-spec annotation goes away), as the controller does when a release ends.\n\n\
-    If an object differs from what the current step should have written, someone edited it during the \
-    release: the edits are shown, and --force (or a confirmation on a terminal) is needed to discard them. \
-    --from-backup FILE puts back an object saved by an earlier write.";
+    original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute gets the \
+    controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, and every rule \
+    left without a backendRef (a redirect, too) deleted, shown in the diff.\n\n\
+    The Rollouts are claimed first, as approve does. If an object differs from what the current step should \
+    have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
+    a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
+    stored original that holds no spec is refused without --force. --from-backup FILE puts back an object saved \
+    by an earlier write.\n\n\
+    Examples:\n  kubectl rollout-lua restore demo\n  kubectl rollout-lua restore --ref VirtualService/demo --yes\n  \
+    kubectl rollout-lua restore --from-backup ~/.local/state/kubectl-rollout-lua/backups/ctx/shop/VirtualService/demo/20260101T000000.000Z.yaml";
+
+const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
+    approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
+    that a second approve or restore refuses instead of racing it. The claim is released at the end, also after a \
+    failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
+    deletes it at once, whoever holds it: use it only when its holder is gone (status shows the holder).\n\n\
+    Example:\n  kubectl rollout-lua release-claim demo --yes";
+
+const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
+    test-harness semantics.\n\n\
+    Each case is read as the controller's own go test reads it: a Rollout as v1beta1, without the conversion (a \
+    v1alpha1 weight is ignored), the canary Service always <service>-canary, every step run. A note on the case \
+    says when go test reads it differently from the controller, or cannot run it (a blue-green case).";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
-    object whether it is at its original, at step k (it equals the plan of step k), or drifted (it equals no \
-    step's plan), with the script used.\n\n\
+    object whether it is at its original (an HTTPRoute: no backendRef to the canary Service), at step k (planning \
+    step k from it writes nothing), or drifted (neither), with the script used.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
     0 as soon as they wait for approval.";
 
@@ -58,10 +96,11 @@ Exit codes:
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  done (with --detailed-exitcode: done, no changes)
-  1  error (bad input, script failure, API error)
-  2  changes pending (only with --detailed-exitcode)
-  3  refused by a guard (step state, expected step, drift, permissions, no terminal to confirm)";
+  0    done (with --detailed-exitcode: done, no changes)
+  1    error (bad input, script failure, API error, timeout)
+  2    changes pending (only with --detailed-exitcode)
+  3    refused (step state, expected step, drift, permissions, a claim, someone else's edit, no terminal to confirm)
+  130  interrupted by SIGINT; 143 by SIGTERM";
 
 const PLAN_EXIT_CODES: &str = "\
 Exit codes:
@@ -71,14 +110,18 @@ Exit codes:
 
 const WRITE_EXIT_CODES: &str = "\
 Exit codes:
-  0  done
-  1  error (bad input, script failure, API error)
-  3  refused by a guard (step state, expected step, drift, permissions, no terminal to confirm)";
+  0    done
+  1    error (bad input, script failure, API error, timeout); what was written is rolled back
+  3    refused (step state, expected step, drift, permissions, another run's claim, someone else's edit, a \
+stored original without spec, no terminal to confirm)
+  130  interrupted by SIGINT (143: SIGTERM): stopped before the next write, the step in flight rolled back or \
+finished";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
-  0  done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
-  1  error; with -w: a Rollout failed, --timeout passed, or Ctrl-C";
+  0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
+  1    error; with -w: a Rollout failed, or --timeout passed
+  130  with -w: Ctrl-C (143: SIGTERM)";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -102,14 +145,17 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
+    /// Say more on stderr (plan -f: what was read, and what was skipped and why)
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     #[arg(long, global = true)]
     pub no_color: bool,
-    /// Time limit for one script evaluation (the controller's is 1s)
-    #[arg(long, global = true, default_value = "1s", value_parser = parse_duration, value_name = "DURATION")]
+    /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    #[arg(long, global = true, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
     pub lua_timeout: Duration,
-    /// Memory limit for one script evaluation, its result included (e.g. 64Mi, 1Gi)
-    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_size, value_name = "SIZE")]
+    /// Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
     pub lua_memory: usize,
     #[command(flatten)]
     pub connection: ConnectionFlags,
@@ -140,7 +186,7 @@ pub struct ConnectionFlags {
     #[arg(long = "as-group", global = true, value_name = "GROUP")]
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server, and for an exec credential plugin
-    /// (default: 30s a request, 60s a plugin; 0 for none)
+    /// (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     #[arg(long, global = true, value_parser = parse_duration, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }
@@ -172,11 +218,14 @@ pub enum Command {
     /// Show Rollouts' progress and where each gateway object stands; -w follows it
     #[command(after_help = STATUS_EXIT_CODES, long_about = STATUS_ABOUT)]
     Status(StatusArgs),
+    /// Release the claim an approve or restore left on Rollouts (when its holder is gone)
+    #[command(name = "release-claim", after_help = WRITE_EXIT_CODES, long_about = RELEASE_CLAIM_ABOUT)]
+    ReleaseClaim(ReleaseClaimArgs),
     /// Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
     #[command(after_help = EXIT_CODES_SIMPLE)]
     Record(RecordArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
-    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error")]
+    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error", long_about = TEST_ABOUT)]
     Test(TestArgs),
     /// Run one script on one obj and print the result as canonical JSON
     #[command(after_help = EVAL_EXAMPLES)]
@@ -238,15 +287,44 @@ pub enum Format {
     Json,
 }
 
+/// kubectl's `--validate`, for fields the Rollout and TrafficRouting CRDs do not define.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Validate {
+    /// Refuse the input
+    #[value(alias = "true")]
+    Strict,
+    /// Warn in the plan
+    Warn,
+    /// Say nothing
+    #[value(alias = "false")]
+    Ignore,
+}
+
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("manifests").args(["files", "kustomize"])))]
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
     /// Plan from files instead of the cluster: files or directories of manifests (YAML or JSON,
     /// multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally
-    /// the kruise-rollout-configuration ConfigMap
+    /// the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them);
+    /// a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor
+    /// hidden files
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<String>,
+    /// With -f: read the subdirectories of directories too, as kubectl's -R
+    #[arg(short = 'R', long, requires = "files")]
+    pub recursive: bool,
+    /// Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
+    #[arg(short = 'k', long, value_name = "DIR", conflicts_with_all = ["files", "recursive"])]
+    pub kustomize: Option<PathBuf>,
+    /// With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
+    #[arg(long, value_enum, value_name = "MODE", default_value = "warn", requires = "manifests")]
+    pub validate: Validate,
+    /// With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with
+    /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
+    #[arg(long, requires = "manifests")]
+    pub show_obj: bool,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
@@ -284,6 +362,10 @@ pub struct ApproveArgs {
     /// progressing state)
     #[arg(long)]
     pub traffic_only: bool,
+    /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing
+    /// from it wipes the object's routing
+    #[arg(long)]
+    pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All
     #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
     pub dry_run: DryRun,
@@ -319,6 +401,15 @@ pub struct StatusArgs {
     pub output: Option<Format>,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReleaseClaimArgs {
+    #[command(flatten)]
+    pub selection: RolloutSelection,
+    /// Do not ask for confirmation (required when stdin is not a terminal)
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Args, Debug)]
@@ -370,7 +461,8 @@ pub struct RestoreArgs {
     /// Put back an object saved by an earlier write (a file under the backups folder)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
-    /// Restore even when someone edited the objects after the controller (or approve) wrote them
+    /// Restore even when someone edited the objects after the controller (or approve) wrote
+    /// them, or when a stored original holds no spec (restoring it wipes the object's routing)
     #[arg(long)]
     pub force: bool,
     /// Do not ask for confirmation (required when stdin is not a terminal)
@@ -386,8 +478,9 @@ pub struct RestoreArgs {
 #[derive(Args, Debug)]
 pub struct TestArgs {
     /// Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and
-    /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/), searched recursively;
-    /// default: the built-in scripts
+    /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases
+    /// (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing),
+    /// searched recursively; default: the built-in scripts
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON report instead of text
@@ -405,7 +498,7 @@ pub struct EvalArgs {
     /// The Lua script
     #[arg(value_name = "SCRIPT")]
     pub script: PathBuf,
-    /// The obj the script sees (JSON or YAML)
+    /// The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     #[arg(long, value_name = "FILE")]
     pub obj: PathBuf,
     /// Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has
@@ -450,11 +543,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         anstream::ColorChoice::Never.write_global();
     }
     let result = match &cli.command {
-        Command::Plan(args) if !args.files.is_empty() => offline::plan(&cli.global, args),
+        Command::Plan(args) if !args.files.is_empty() || args.kustomize.is_some() => offline::plan(&cli.global, args),
         Command::Plan(args) => cluster::plan(&cli.global, args),
         Command::Approve(args) => approve::approve(&cli.global, args),
         Command::Restore(args) => restore::restore(&cli.global, args),
         Command::Status(args) => status::status(&cli.global, args),
+        Command::ReleaseClaim(args) => claim::release_claim(&cli.global, args),
         Command::Record(args) => record::record(&cli.global, args),
         Command::Completions(args) => completion::completions(args),
         Command::Complete(args) => completion::complete(&cli.global, args),
@@ -479,10 +573,7 @@ fn exit_code(result: anyhow::Result<Outcome>) -> i32 {
                 return 0;
             }
             let _ = writeln!(anstream::stderr(), "error: {error:#}");
-            match error.downcast_ref::<Error>() {
-                Some(Error::Refused(_)) => 3,
-                _ => 1,
-            }
+            error.downcast_ref::<Error>().map_or(1, Error::exit_code)
         }
     }
 }
@@ -533,6 +624,14 @@ pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], format: Option<For
     }
 }
 
+/// The question the writer may ask (whether to overwrite someone else's edit): only on a
+/// terminal, and never with `--yes` (which covers only what was shown before).
+pub(crate) fn terminal_question(yes: bool) -> Option<crate::write::Ask> {
+    use std::io::IsTerminal;
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    (terminal && !yes).then_some(|question: &str| confirm(question, false))
+}
+
 /// Asks a yes/no question on the terminal; refuses without one unless `yes`.
 pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
     use std::io::IsTerminal;
@@ -552,32 +651,6 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
     if answer.trim() == "yes" { Ok(()) } else { Err(Error::Refused("nothing was written: not confirmed".into())) }
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((text, "s"), |i| text.split_at(i));
-    let value: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration like 1s, 500ms or 2m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
-    };
-    Ok(Duration::from_secs_f64(seconds))
-}
-
-fn parse_size(text: &str) -> Result<usize, String> {
-    let (number, unit) = text.find(|c: char| !c.is_ascii_digit()).map_or((text, ""), |i| text.split_at(i));
-    let value: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 64Mi or 1Gi"))?;
-    let multiplier = match unit {
-        "" | "B" => 1,
-        "Ki" | "KiB" | "K" | "KB" => 1 << 10,
-        "Mi" | "MiB" | "M" | "MB" => 1 << 20,
-        "Gi" | "GiB" | "G" | "GB" => 1 << 30,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi)")),
-    };
-    Ok(value * multiplier)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,15 +659,5 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn parses_durations_and_sizes() {
-        assert_eq!(parse_duration("1s").unwrap(), Duration::from_secs(1));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert!(parse_duration("1d").is_err());
-        assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
-        assert!(parse_size("lots").is_err());
     }
 }

@@ -1,21 +1,29 @@
 //! Commands that need no cluster: `plan -f`, `test`, `eval`, `lua-obj`.
 
-use super::{Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, print, print_plans, print_raw};
+use super::{
+    Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print, print_plans, print_raw,
+};
 use crate::error::Error;
 use crate::lua::{EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Planner, RoutingPlan};
+use crate::plan::{Action, Planner, RoutingPlan};
+use crate::providers::gateway::testcase::HttpRouteTestCase;
 use crate::providers::ingress::{self, testcase::IngressTestCase};
-use crate::scripts::{BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, ScriptCatalog, builtin_ingress};
-use crate::snapshot::Snapshot;
+use crate::schema;
+use crate::scripts::{
+    self, BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ResolvedScript, ScriptCatalog, ScriptSource,
+    builtin_ingress,
+};
+use crate::snapshot::{self, Origin, Snapshot};
 use crate::source::files;
 use crate::source::live::rollout_name;
-use crate::testcase::{CaseReport, Outcome as StepOutcome, TestCase, data_yaml};
-use crate::{data, yaml};
+use crate::testcase::{CaseReport, GoTest, Outcome as StepOutcome, TestCase, data_yaml};
+use crate::{data, gojson, yaml};
 use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
@@ -23,12 +31,43 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
     }
     let namespace = global.connection.namespace.as_deref().unwrap_or("default");
-    let snapshot = Snapshot::from_documents(files::read_manifests(&args.files)?, namespace)?;
+    let (manifests, input) = match &args.kustomize {
+        Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
+        None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
+    };
+    let documents = manifests.documents.len();
+    let (mut snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
+    if global.verbose {
+        note(&format!("read {} from {}", counted(documents, "document"), counted(manifests.files, "file")));
+        for line in manifests.skipped.iter().chain(&snapshot::skipped_lines(&skipped)) {
+            note(line);
+        }
+    }
+    check_fields(&mut snapshot, args.validate)?;
+    // The API server would not store these: no plan of them means anything.
+    if let Some(rollout) = snapshot.rollouts.iter().find(|r| !r.item.rejections.is_empty()) {
+        // A misspelt field is often why a required one is missing: name those too.
+        let misspelt = schema::unknown_fields(&rollout.raw)
+            .into_iter()
+            .map(|field| format!("unknown field \"{field}\": not in the CRD (misspelt?)"));
+        let problems: Vec<String> =
+            rollout.item.rejections.iter().cloned().chain(misspelt).map(|r| format!("\n  {r}")).collect();
+        return Err(Error::Input(format!(
+            "{}: Rollout {}/{} would be rejected by the controller's admission webhook:{}",
+            rollout.origin,
+            rollout.namespace,
+            rollout.item.name,
+            problems.concat()
+        ))
+        .into());
+    }
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
         configmap: snapshot.configmap.clone(),
+        placeholder: args.show_obj,
     };
+    scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
     let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
     let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
@@ -64,38 +103,143 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
     }
     if plans.is_empty() {
-        return Err(Error::Input(format!("no Rollout or TrafficRouting in {}", args.files.join(", "))).into());
+        let mut message = format!(
+            "no Rollout or TrafficRouting in {input}: read {} from {}",
+            counted(documents, "document"),
+            counted(manifests.files, "file")
+        );
+        if !global.verbose && (!skipped.is_empty() || !manifests.skipped.is_empty()) {
+            message.push_str("; -v lists what was skipped and why");
+        }
+        if manifests.subdirectories_left {
+            message.push_str("; subdirectories were not read (-R reads them)");
+        }
+        return Err(Error::Input(message).into());
+    }
+    if args.show_obj {
+        print_raw(&render(&obj_document(&plans), args.output.unwrap_or(Format::Json)))?;
+        return Ok(Outcome::Done);
+    }
+    for plan in &mut plans {
+        plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
     print_plans(&plans, args.output)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }
 
+/// A warning when a plan runs scripts from a ConfigMap among the files that is not in the
+/// controller's namespace: the controller reads only its own (`$POD_NAMESPACE`,
+/// docs/controller-semantics.md §4.5), so it would find no script there and never route.
+fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option<String> {
+    let namespace = plan.stages.iter().flat_map(|s| &s.objects).find_map(|o| match &o.action {
+        Action::Lua(ResolvedScript { source: ScriptSource::ConfigMap { namespace, .. }, .. })
+            if namespace != controller_namespace =>
+        {
+            Some(namespace)
+        }
+        _ => None,
+    })?;
+    Some(format!(
+        "its scripts come from ConfigMap {namespace}/{CONFIGMAP_NAME}, but the controller reads that ConfigMap only from its own namespace, {controller_namespace} (--controller-namespace), so it would not find them there and would never route"
+    ))
+}
+
+/// `1 file`, `2 files`.
+fn counted(n: usize, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
+}
+
+/// A line on stderr for -v.
+fn note(text: &str) {
+    let _ = writeln!(anstream::stderr(), "{text}");
+}
+
+/// Unknown fields of the Rollouts and TrafficRoutings read (`--validate`): warnings in their
+/// plans, or with `strict` an error listing them all.
+fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error> {
+    if validate == Validate::Ignore {
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    let mut check =
+        |kind: &str, raw: &Value, origin: &Origin, namespace: &str, name: &str, warnings: &mut Vec<String>| {
+            for field in schema::unknown_fields(raw) {
+                found.push(format!("{origin}: {kind} {namespace}/{name}: unknown field \"{field}\""));
+                warnings
+                    .push(format!("unknown field \"{field}\": not in the CRD, so the API server drops it (misspelt?)"));
+            }
+        };
+    for r in &mut snapshot.rollouts {
+        check("Rollout", &r.raw, &r.origin, &r.namespace, &r.item.name, &mut r.item.warnings);
+    }
+    for t in &mut snapshot.traffic_routings {
+        check("TrafficRouting", &t.raw, &t.origin, &t.namespace, &t.item.name, &mut t.item.warnings);
+    }
+    if validate == Validate::Strict && !found.is_empty() {
+        return Err(Error::Input(format!(
+            "fields the CRDs do not define, which the API server would drop (--validate=strict; --validate=warn only warns):\n  {}",
+            found.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+/// `--show-obj`: the obj of every object a script runs for, per plan and stage.
+fn obj_document(plans: &[RoutingPlan]) -> Value {
+    let entries: Vec<Value> = plans
+        .iter()
+        .flat_map(|plan| plan.stages.iter().map(move |stage| (plan, stage)))
+        .flat_map(|(plan, stage)| stage.objects.iter().map(move |object| (plan, stage, object)))
+        .filter_map(|(plan, stage, object)| {
+            let obj = object.obj.as_ref()?;
+            Some(json!({"owner": plan.owner, "stage": stage.label, "object": object.describe(), "obj": obj}))
+        })
+        .collect();
+    Value::Array(entries)
+}
+
 pub fn render(value: &Value, format: Format) -> String {
     match format {
         Format::Yaml => yaml::to_string(value),
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(value).expect("JSON values serialize")),
+        Format::Json => format!("{}\n", gojson::to_string_pretty(value)),
     }
 }
 
 /// A script and its test cases.
 struct Suite {
     label: String,
-    script: Script,
-    /// `None` for a gateway object's script; an Ingress script's class and whether it is the
-    /// built-in one (whose quirks are then noted).
-    ingress: Option<(String, bool)>,
+    runner: Runner,
     cases: Vec<(String, String)>,
+}
+
+/// What runs a suite's cases.
+enum Runner {
+    /// A gateway object's script, with the controller's test-harness semantics.
+    Lua(Script),
+    /// An Ingress script, and whether it is the class's built-in one (whose quirks are then
+    /// noted).
+    Ingress { script: Script, class_type: String, builtin: bool },
+    /// The Gateway API provider: HTTPRoute cases have no script.
+    HttpRoute,
 }
 
 impl Suite {
     fn run(&self, name: &str, text: &str, limits: &crate::lua::Limits) -> Result<CaseReport, String> {
-        Ok(match &self.ingress {
-            None => TestCase::parse(name, text)?.run(&self.script, limits),
-            Some((class_type, builtin)) => {
-                IngressTestCase::parse(name, text)?.run(class_type, &self.script, *builtin, limits)
+        Ok(match &self.runner {
+            Runner::Lua(script) => TestCase::parse(name, text)?.run(script, limits),
+            Runner::Ingress { script, class_type, builtin } => {
+                IngressTestCase::parse(name, text)?.run(class_type, script, *builtin, limits)
             }
+            Runner::HttpRoute => HttpRouteTestCase::parse(name, text)?.run(),
         })
+    }
+
+    fn script(&self) -> Option<&str> {
+        match &self.runner {
+            Runner::Lua(script) | Runner::Ingress { script, .. } => Some(&script.name),
+            Runner::HttpRoute => None,
+        }
     }
 }
 
@@ -103,8 +247,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     let suites: Vec<Suite> = if args.paths.is_empty() {
         let custom = BUILTIN_SCRIPTS.iter().map(|b| Suite {
             label: format!("{}/{}", b.group, b.kind),
-            script: Script::new(b.path(), b.code),
-            ingress: None,
+            runner: Runner::Lua(Script::new(b.path(), b.code)),
             cases: b
                 .testdata
                 .iter()
@@ -115,8 +258,11 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
         });
         let ingress = BUILTIN_INGRESS_SCRIPTS.iter().map(|b| Suite {
             label: format!("trafficrouting_ingress/{}", b.class_type),
-            script: Script::new(b.path(), b.code),
-            ingress: Some((b.class_type.to_string(), true)),
+            runner: Runner::Ingress {
+                script: Script::new(b.path(), b.code),
+                class_type: b.class_type.to_string(),
+                builtin: true,
+            },
             cases: b
                 .testdata
                 .iter()
@@ -136,8 +282,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                 let name = dir.script.display().to_string();
                 suites.push(Suite {
                     label: format!("{}/{}", dir.key.0, dir.key.1),
-                    script: Script::new(name, dir.code),
-                    ingress: None,
+                    runner: Runner::Lua(Script::new(name, dir.code)),
                     cases: dir.testdata,
                 });
             }
@@ -146,9 +291,20 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                 let builtin = builtin_ingress(&found.class_type).is_some_and(|b| b.code == found.code);
                 suites.push(Suite {
                     label: format!("trafficrouting_ingress/{}", found.class_type),
-                    script: Script::new(found.script.display().to_string(), found.code),
-                    ingress: Some((found.class_type, builtin)),
+                    runner: Runner::Ingress {
+                        script: Script::new(found.script.display().to_string(), found.code),
+                        class_type: found.class_type,
+                        builtin,
+                    },
                     cases: found.testdata,
+                });
+            }
+            let cases = files::http_route_cases(path)?;
+            if !cases.is_empty() {
+                suites.push(Suite {
+                    label: "gateway.networking.k8s.io/HTTPRoute".into(),
+                    runner: Runner::HttpRoute,
+                    cases,
                 });
             }
         }
@@ -167,6 +323,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
                         outcome: StepOutcome::Error(e),
                         notes: vec![],
                     }],
+                    go_test: GoTest::Same,
                 },
             };
             reports.push((suite, report));
@@ -175,7 +332,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
     if reports.is_empty() {
         let searched: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::Input(format!(
-            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, or trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml) under {}",
+            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml, or gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml) under {}",
             searched.join(", ")
         ))
         .into());
@@ -200,6 +357,13 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
             n => format!("{n} steps"),
         };
         out.push_str(&format!("{status} {} {file} ({steps})\n", suite.label));
+        match &report.go_test {
+            GoTest::Same => {}
+            GoTest::ReadsItAs(note) => out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test: {note}")))),
+            GoTest::CannotRun(why) => {
+                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test cannot run this case: {why}"))))
+            }
+        }
         for step in &report.steps {
             let at = format!("{} step {}", report.case, step.index);
             match &step.outcome {
@@ -246,21 +410,24 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                     entry
                 })
                 .collect();
-            json!({"script": suite.script.name, "case": report.case, "passed": report.passed(), "steps": steps})
+            let go_test = match &report.go_test {
+                GoTest::Same => json!({"runs": true, "note": null}),
+                GoTest::ReadsItAs(note) => json!({"runs": true, "note": note}),
+                GoTest::CannotRun(why) => json!({"runs": false, "note": why}),
+            };
+            json!({"script": suite.script(), "case": report.case, "passed": report.passed(), "goTest": go_test, "steps": steps})
         })
         .collect();
     json!({"cases": cases, "passed": passed, "failed": failed})
 }
 
 pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outcome> {
-    let script = Script::new(args.script.display().to_string(), files::read_text(&args.script)?);
-    let source = args.obj.display().to_string();
-    let documents = yaml::parse_documents(&files::read_text(&args.obj)?, &source).map_err(Error::Input)?;
-    let Ok([document]) = <[_; 1]>::try_from(documents) else {
-        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")).into());
-    };
-    // Every number reaches Lua as a double: the obj is used as read.
-    let obj = document.value;
+    let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
+    let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
+    let documents =
+        yaml::parse_documents(&files::read_text(&args.obj, files::OBJECT)?, &source).map_err(Error::Input)?;
+    // Every number reaches Lua as a double: the obj is used as read, and handed over.
+    let obj = the_obj(documents, &source)?;
     let result = match args.ingress {
         true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &global.limits()).map_err(Error::from)?),
         false => data::evaluate(&script, Cow::Owned(obj), &global.limits(), EvalOptions::CONTROLLER)
@@ -271,9 +438,51 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     Ok(Outcome::Done)
 }
 
+/// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` output
+/// with one entry. A manifest given instead would make the script fail as if it were wrong
+/// (`attempt to index local 'data'`): that is said instead.
+fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error> {
+    // Its entries: JSON's array is read as documents, a YAML list as one.
+    let is_entry = |entry: &Value| entry.get("owner").is_some() && entry.get("obj").is_some();
+    let entries = documents
+        .iter()
+        .flat_map(|d| d.value.as_array().map_or(std::slice::from_ref(&d.value), Vec::as_slice))
+        .filter(|entry| is_entry(entry))
+        .count();
+    match entries {
+        0 => {}
+        1 => {
+            let all = documents.into_iter().flat_map(|d| match d.value {
+                Value::Array(items) => items,
+                other => vec![other],
+            });
+            let mut entry = all.into_iter().find(is_entry).expect("counted");
+            return Ok(entry["obj"].take());
+        }
+        _ => {
+            return Err(Error::Input(format!(
+                "{source} is `plan --show-obj` output with {entries} entries: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout"
+            )));
+        }
+    }
+    let Ok([document]) = <[_; 1]>::try_from(documents) else {
+        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")));
+    };
+    let value = document.value;
+    if let (Some(kind), Some(name)) = (value["kind"].as_str(), value["metadata"]["name"].as_str()) {
+        return Err(Error::Input(format!(
+            "{source} is a Kubernetes object ({kind} {name}), not an obj: a script gets {{data: {{spec, labels, \
+             annotations}}, stableService, canaryService, stableWeight, canaryWeight, matches, …}}; print the obj of \
+             every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj` (a test case is a manifest too) and \
+             pass one entry's obj (`| jq '.[0].obj'`)"
+        )));
+    }
+    Ok(value)
+}
+
 pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     let name = args.case.display().to_string();
-    let case = TestCase::parse(&name, &files::read_text(&args.case)?).map_err(Error::Input)?;
+    let case = TestCase::parse(&name, &files::read_text(&args.case, files::TEST_CASE)?).map_err(Error::Input)?;
     let text = case.lua_objects();
     match &args.output {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,

@@ -1,26 +1,37 @@
 //! `restore`: put gateway objects back to their stored original, as the controller's finalise
-//! does, after checking for edits made during the release.
+//! does, after checking for edits made during the release. Gather (claim, then read) → guard →
+//! render → confirm → write.
 
-use super::cluster::{MAX_ATTEMPTS, Session, resource_of, runtime, selection, with_rollback};
-use super::{DryRun, GlobalArgs, Outcome, RestoreArgs, confirm, print, warn};
+use super::approve::claim_rollouts;
+use super::cluster::{
+    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
+};
+use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
+use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
-use crate::model::{ObjectRef, Stage};
+use crate::model::Permission;
+use crate::model::Rollout;
+use crate::model::{ObjectKey, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::source::cluster::{Cluster, Permission, Resource};
+use crate::providers::{custom, gateway};
+use crate::scripts::ScriptCatalog;
+use crate::snapshot::Located;
+use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
+use crate::source::live::{Live, Selection};
 use crate::status::{self, Position};
-use crate::write::{self, Backups, ObjectKey, WriteFailure, Written};
+use crate::write::{self, Interrupt, Mode, Writer};
 use crate::yaml;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// Where an object stands against the Rollouts that route it.
 #[derive(Clone, Debug)]
 enum Placement {
-    /// No Rollout could tell (none is progressing, or its stages do not plan, or `--ref`).
+    /// No Rollout could tell (none is progressing, or its stages do not plan, or none routes it).
     Unchecked,
     /// Edited after it was routed: it matches no stage of any Rollout routing it. `expected` is
     /// what the `label` stage routes it to, to show the edits against.
@@ -46,229 +57,214 @@ struct Restoration {
     live: Value,
     restored: Value,
     placement: Placement,
+    /// The stored original, when it holds nothing (restoring it wipes the object).
+    degenerate: Option<String>,
+    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's).
+    how: Option<String>,
+    warnings: Vec<String>,
 }
 
-/// What was confirmed of an object: its live state and what the restore writes.
-struct Confirmed {
+/// An object found to restore: its resource, the live object, where it stands, and for an
+/// HTTPRoute the controller's restore of it (others put their stored original back).
+struct Candidate {
+    resource: Resource,
     live: Value,
-    restored: Value,
+    placement: Placement,
+    rules: Option<gateway::StagePlan>,
 }
 
 pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
-        if let Some(file) = &args.from_backup {
-            return restore_backup(&session, file, args).await;
-        }
-        let backups = Backups::new(&session.cluster.context);
-        let mut written: Vec<Written> = Vec::new();
-        let mut confirmed: Option<BTreeMap<ObjectKey, Confirmed>> = None;
-        let mut shown_notes = BTreeSet::new();
-        let mut lines = Vec::new();
-        let mut attempt = 1;
-        loop {
-            // Objects this run restored have no annotation any more: they are done.
-            let done: BTreeSet<ObjectKey> = written.iter().map(Written::key).collect();
-            let (restorations, notes) = match restorations(&session, args, &done).await {
-                Ok(found) => found,
-                Err(error) => return Err(with_rollback(&session.cluster, &written, error).await.into()),
-            };
-            for note in notes {
-                if shown_notes.insert(note.clone()) {
-                    let _ = writeln!(anstream::stderr(), "{note}");
-                }
-            }
-            match &confirmed {
-                None => {
-                    let permissions = restorations
-                        .iter()
-                        .flat_map(|r| Permission::replace(&r.resource, r.key.namespace()))
-                        .collect();
-                    if args.dry_run != DryRun::Client {
-                        write::preflight(&session.cluster, permissions).await?;
-                    }
-                    print(&restoration_text(&restorations)?)?;
-                    if restorations.is_empty() {
-                        return Ok(Outcome::Done);
-                    }
-                    let drifted = restorations.iter().any(|r| matches!(r.placement, Placement::Edited { .. }));
-                    match args.dry_run {
-                        DryRun::Client => {
-                            print(&format!("{}\n", paint(YELLOW, "dry run (client): nothing was written")))?;
-                            return Ok(Outcome::Done);
-                        }
-                        DryRun::Server => {
-                            let mut rejected = Vec::new();
-                            for r in &restorations {
-                                if let Err(message) = write::server_dry_run(&session.cluster, &r.resource, &r.live, &r.restored).await {
-                                    rejected.push(format!("{}: {message}", write::describe_object(&r.live)));
-                                }
-                            }
-                            if !rejected.is_empty() {
-                                return Err(Error::Input(format!("the API server rejected:\n  {}", rejected.join("\n  "))).into());
-                            }
-                            print("dry run (server): the API server accepted every restore; nothing was stored\n")?;
-                            return Ok(Outcome::Done);
-                        }
-                        DryRun::None => {}
-                    }
-                    if drifted && !args.force {
-                        confirm("Someone edited these objects after they were routed; a restore discards the edits shown above. Discard them?", false)
-                            .map_err(|_| Error::Refused("nothing was written: the objects were edited during the release (shown above); a restore would discard those edits: pass --force to restore anyway".into()))?;
-                    }
-                    confirm("Restore these objects?", args.yes)?;
-                    confirmed = Some(
-                        restorations
-                            .iter()
-                            .map(|r| (r.key.clone(), Confirmed { live: r.live.clone(), restored: r.restored.clone() }))
-                            .collect(),
-                    );
-                }
-                Some(previous) => {
-                    if let Err(refusal) = still_as_confirmed(previous, &restorations, &done) {
-                        return Err(with_rollback(&session.cluster, &written, refusal).await.into());
-                    }
-                }
-            }
-            let mut failure = None;
-            for r in &restorations {
-                match write::write_planned(&session.cluster, &r.resource, &r.live, &r.restored, &backups, &mut written).await {
-                    Ok(backup) => {
-                        lines.push(format!("{} restored (backup {})\n", write::describe_object(&r.live), backup.display()))
-                    }
-                    Err(error) => {
-                        failure = Some(error);
-                        break;
-                    }
-                }
-            }
-            match failure {
-                None => {
-                    print(&lines.join(""))?;
-                    return Ok(Outcome::Done);
-                }
-                Some(WriteFailure::Conflict(message)) if attempt < MAX_ATTEMPTS => {
-                    warn(&format!("conflict: {message}; reading again ({attempt}/{MAX_ATTEMPTS})"));
-                    attempt += 1;
-                }
-                Some(WriteFailure::Conflict(message) | WriteFailure::Failed(message)) => {
-                    return Err(with_rollback(&session.cluster, &written, Error::Input(message)).await.into());
-                }
-            }
-        }
+        let interrupt = Interrupt::listen()?;
+        let mut writer =
+            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
+        let outcome = match &args.from_backup {
+            Some(file) => stoppable(restore_backup(&session, &mut writer, file, args), &interrupt).await,
+            None => stoppable(restore_objects(&session, &mut writer, args), &interrupt).await,
+        };
+        let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
+        Ok(writer.finish(result).await?)
     })
 }
 
-/// After a conflict: refuses when the restore would now write something other than what was
-/// confirmed, or would discard an edit made since (objects this run already restored are done).
-fn still_as_confirmed(
-    previous: &BTreeMap<ObjectKey, Confirmed>,
-    restorations: &[Restoration],
-    done: &BTreeSet<ObjectKey>,
-) -> Result<(), Error> {
-    let now: BTreeSet<&ObjectKey> = restorations.iter().map(|r| &r.key).collect();
-    let same_targets =
-        restorations.iter().all(|r| previous.get(&r.key).is_some_and(|c| data::same_routing(&c.restored, &r.restored)))
-            && previous.keys().all(|k| now.contains(k) || done.contains(k));
-    if !same_targets {
-        return Err(Error::Refused(
-            "an object changed while restoring and the restore would now write something else; run again to review it"
-                .into(),
-        ));
+async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &RestoreArgs) -> Result<Outcome, Error> {
+    // `--ref` names objects, no Rollout: there is nothing to claim.
+    let selection = if args.refs.is_empty() {
+        Some(selection(&args.selection).map_err(|e| {
+            Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
+        })?)
+    } else {
+        None
+    };
+    if let Some(selection) = &selection {
+        claim_rollouts(session, selection, writer, "restore").await?;
     }
-    // The restore writes the same, but it would also discard whatever changed the object since
-    // it was confirmed, unless a Rollout's stage explains the change (the controller routed it).
-    let edited: Vec<String> = restorations
-        .iter()
-        .filter(|r| !matches!(r.placement, Placement::Placed))
-        .filter(|r| previous.get(&r.key).is_some_and(|c| !data::same_routing(&c.live, &r.live)))
-        .map(|r| write::describe_object(&r.live))
-        .collect();
-    if !edited.is_empty() {
-        return Err(Error::Refused(format!(
-            "{} changed while restoring, and a restore would discard that change nobody has reviewed; run again to review it",
-            edited.join(", ")
-        )));
+    let (restorations, notes) = restorations(session, args, selection.as_ref()).await?;
+    for note in notes {
+        let _ = writeln!(anstream::stderr(), "{note}");
     }
-    Ok(())
+    refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
+    let mut permissions: Vec<Permission> =
+        restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
+    if selection.is_some() {
+        permissions.extend(write::claim_permissions(&session.cluster.namespace));
+    }
+    if writer.mode() != Mode::ClientDryRun {
+        write::preflight(&session.cluster, permissions).await?;
+    }
+    print(&restoration_text(&restorations)?)?;
+    if restorations.is_empty() {
+        return Ok(Outcome::Done);
+    }
+    if writer.mode() == Mode::Apply {
+        let drifted = restorations.iter().any(|r| matches!(r.placement, Placement::Edited { .. }));
+        if drifted && !args.force {
+            writer
+                .interrupt()
+                .confirm(
+                    "Someone edited these objects after they were routed; a restore discards the edits shown above. Discard them?",
+                    |q| confirm(q, false),
+                )
+                .await
+                .map_err(|e| match e {
+                    Error::Refused(_) => Error::Refused("nothing was written: the objects were edited during the release (shown above); a restore would discard those edits: pass --force to restore anyway".into()),
+                    other => other,
+                })?;
+        }
+        if !args.yes {
+            writer.interrupt().confirm("Restore these objects?", |q| confirm(q, false)).await?;
+        }
+    }
+    let mut lines = Vec::new();
+    for r in &restorations {
+        let change = Change::Replace { key: r.key.clone(), before: r.live.clone(), after: r.restored.clone() };
+        writer.apply(&r.resource, &change).await?;
+        lines.extend(writer.written_line(&r.key, "restored"));
+    }
+    print_outcome(writer, &lines.concat())?;
+    Ok(Outcome::Done)
 }
 
-/// The objects a restore writes, each once, and notes on those it skips. `done` are the objects
-/// this run already restored.
+/// The objects a restore writes, each once, and notes on those it skips.
 async fn restorations(
     session: &Session,
     args: &RestoreArgs,
-    done: &BTreeSet<ObjectKey>,
+    selection: Option<&Selection>,
 ) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
-    let mut candidates: Vec<(Resource, Value, Placement)> = Vec::new();
-    if args.refs.is_empty() {
-        let selection = selection(&args.selection).map_err(|e| {
-            Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
-        })?;
-        let (live, catalog) = session.load(&selection).await?;
-        for rollout in &live.snapshot.rollouts {
-            let cr = live.snapshot.traffic_routing_of(rollout)?;
-            let mut refs: Vec<ObjectRef> =
-                rollout.item.traffic_routing.iter().flat_map(|t| t.custom_network_refs.clone()).collect();
-            refs.extend(cr.iter().flat_map(|c| c.item.traffic_routing.custom_network_refs.clone()));
-            // Where the objects stand against every stage (as `status` places them): an object
-            // at no stage was edited. In StepUpgrade of step k they still hold step k-1's routing.
-            let mut placements: BTreeMap<(String, String, String), Placement> = BTreeMap::new();
-            if rollout.item.status.phase.as_deref() == Some("Progressing") {
-                match session.plan(&live, &catalog, &live.snapshot.objects, rollout, &rollout.item.stages()) {
-                    Ok(plan) => placements = placed(&plan, rollout.item.current_stage()),
-                    Err(e) => notes.push(format!(
-                        "Rollout {}: cannot check for edits, its steps do not plan: {e}",
-                        rollout.item.name
-                    )),
-                }
-            }
-            for reference in refs {
-                match live.snapshot.objects.get(&reference, &rollout.namespace) {
-                    None => notes.push(format!("{reference} in namespace {}: not found, skipped", rollout.namespace)),
-                    Some(object) => {
-                        let placement = placements
-                            .get(&(reference.kind.clone(), rollout.namespace.clone(), reference.name.clone()))
-                            .cloned()
-                            .unwrap_or(Placement::Unchecked);
-                        candidates.push((resource_of(&live, &reference)?.clone(), object.clone(), placement));
+    let mut candidates: Vec<Candidate> = Vec::new();
+    match selection {
+        Some(selection) => {
+            let (live, catalog) = session.load(selection).await?;
+            for rollout in &live.snapshot.rollouts {
+                let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
+                // Custom refs put their stored original back; an HTTPRoute gets the controller's
+                // restore of its rules.
+                for routing in routings(&live, rollout)? {
+                    let routes = routing.http_route().map(|name| gateway::GatewayRoute::of(&routing, name));
+                    let keys = routing
+                        .custom_refs()
+                        .iter()
+                        .map(|reference| (ObjectKey::of_ref(reference, &routing.owner.namespace), None))
+                        .chain(routes.map(|route| (route.key(), Some(route))));
+                    for (key, route) in keys {
+                        let Some(object) = live.snapshot.objects.get(&key) else {
+                            notes.push(format!("{key}: not found, skipped"));
+                            continue;
+                        };
+                        // The route's own warnings name the rules without backendRefs it deletes.
+                        let rules = route
+                            .map(|route| {
+                                let mut restore = gateway::restore(&route, Some(object))?;
+                                let mut warnings = gateway::route_warnings(&route, object);
+                                warnings.append(&mut restore.warnings);
+                                restore.warnings = warnings;
+                                Ok::<_, Error>(restore)
+                            })
+                            .transpose()?;
+                        candidates.push(Candidate {
+                            resource: resource_of(&live, &key)?.clone(),
+                            live: object.clone(),
+                            placement: placements.get(&key).cloned().unwrap_or(Placement::Unchecked),
+                            rules,
+                        });
                     }
                 }
             }
         }
-    } else {
-        for argument in &args.refs {
-            let (resource, name) = resolve_ref(&session.cluster, argument).await?;
-            match session.cluster.get(&resource, &session.cluster.namespace, &name).await? {
-                None => {
-                    notes.push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace))
+        None => {
+            for argument in &args.refs {
+                let (resource, name) = resolve_ref(&session.cluster, argument).await?;
+                match session.cluster.get(&resource, &session.cluster.namespace, &name).await? {
+                    None => notes
+                        .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
+                    Some(live) => {
+                        candidates.push(Candidate { resource, live, placement: Placement::Unchecked, rules: None })
+                    }
                 }
-                Some(object) => candidates.push((resource, object, Placement::Unchecked)),
+            }
+            // The drift check: where each object stands against the Rollouts that route it.
+            let wanted: Vec<ObjectKey> = candidates.iter().map(|c| key_of(&c.resource, &c.live)).collect();
+            for (key, placement) in placements_of_refs(session, &wanted, &mut notes).await? {
+                if let Some(candidate) = candidates.iter_mut().find(|c| key_of(&c.resource, &c.live) == key) {
+                    candidate.placement.merge(placement);
+                }
             }
         }
     }
     let mut restorations: Vec<Restoration> = Vec::new();
-    for (resource, live, placement) in candidates {
-        let key = ObjectKey::of(&resource, &live);
+    for Candidate { resource, live, placement, rules } in candidates {
+        let key = key_of(&resource, &live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
             known.placement.merge(placement);
             continue;
         }
-        let what = write::describe_object(&live);
-        if data::stored_original(&live).is_none() {
-            if !done.contains(&key) {
-                notes.push(format!("{what}: no {} annotation, nothing to restore", data::ORIGINAL_SPEC_ANNOTATION));
+        if let Some(rules) = rules {
+            if !rules.writes {
+                notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
+                continue;
             }
+            let restored = rules.route.expect("a restore that writes has a route");
+            let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored,
+                placement,
+                degenerate: None,
+                how: Some(how.into()),
+                warnings: rules.warnings,
+            });
             continue;
         }
+        if key.group == gateway::GROUP && key.kind == gateway::KIND {
+            notes.push(format!(
+                "{key}: an HTTPRoute keeps no stored original; restore it with the Rollout that routes it (restore ROLLOUT), which runs the controller's restore of its rules"
+            ));
+            continue;
+        }
+        let Some(stored) = data::stored_original(&live) else {
+            notes.push(format!("{key}: no {} annotation, nothing to restore", data::ORIGINAL_SPEC_ANNOTATION));
+            continue;
+        };
         let original = Data::original_of(&live).map_err(|e| {
-            let nothing = if done.is_empty() { "nothing was written: " } else { "" };
-            Error::Refused(format!("{nothing}{what}: {e}; fix or remove it, or restore from a backup"))
+            Error::Refused(format!("nothing was written: {key}: {e}; fix or remove it, or restore from a backup"))
         })?;
+        let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
         let restored = original.apply_to(&live, None);
-        restorations.push(Restoration { key, resource, live, restored, placement });
+        restorations.push(Restoration {
+            key,
+            resource,
+            live,
+            restored,
+            placement,
+            degenerate,
+            how: None,
+            warnings: Vec::new(),
+        });
     }
     for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.
@@ -283,30 +279,92 @@ async fn restorations(
     Ok((restorations, notes))
 }
 
-/// Each object of a plan of every stage, by (kind, namespace, name): placed at a stage, or
-/// edited (shown against the current stage's plan, else the first stage's).
-fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<(String, String, String), Placement> {
+fn key_of(resource: &Resource, object: &Value) -> ObjectKey {
+    let field = |name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
+    ObjectKey::new(&resource.group, &resource.kind, &field("namespace"), &field("name"))
+}
+
+/// A Rollout's routing and that of the TrafficRouting it names.
+fn routings(live: &Live, rollout: &Located<Rollout>) -> Result<Vec<Routing>, Error> {
+    let cr = live.snapshot.traffic_routing_of(rollout)?;
+    Ok(Routing::of_rollout(&rollout.item, &rollout.namespace)
+        .into_iter()
+        .chain(cr.map(|cr| Routing::of_traffic_routing(&cr.item, &cr.namespace)))
+        .collect())
+}
+
+/// Where a progressing Rollout's objects stand against every stage (as `status` places them):
+/// an object at no stage was edited. In StepUpgrade of step k they still hold step k-1's routing.
+fn placements(
+    session: &Session,
+    live: &Live,
+    catalog: &ScriptCatalog,
+    rollout: &Located<Rollout>,
+    notes: &mut Vec<String>,
+) -> Result<BTreeMap<ObjectKey, Placement>, Error> {
+    if rollout.item.status.phase.as_deref() != Some("Progressing") {
+        return Ok(BTreeMap::new());
+    }
+    match session.plan_to_place(live, catalog, rollout) {
+        Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
+        Err(e) => {
+            notes.push(format!("Rollout {}: cannot check for edits, its steps do not plan: {e}", rollout.item.name));
+            Ok(BTreeMap::new())
+        }
+    }
+}
+
+/// `restore --ref`: the objects' places against every Rollout in the namespace that routes one.
+async fn placements_of_refs(
+    session: &Session,
+    wanted: &[ObjectKey],
+    notes: &mut Vec<String>,
+) -> Result<Vec<(ObjectKey, Placement)>, Error> {
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (live, catalog) = match session.load(&Selection::Selector(String::new())).await {
+        Ok(found) => found,
+        Err(e) => {
+            notes.push(format!("cannot check the objects for edits: reading the Rollouts failed: {e}"));
+            return Ok(Vec::new());
+        }
+    };
+    let mut found = Vec::new();
+    for rollout in &live.snapshot.rollouts {
+        let routes: Vec<ObjectKey> = routings(&live, rollout)?.iter().flat_map(Routing::objects).collect();
+        if !wanted.iter().any(|k| routes.contains(k)) {
+            continue;
+        }
+        let placements = placements(session, &live, &catalog, rollout, notes)?;
+        found.extend(placements.into_iter().filter(|(key, _)| wanted.contains(key)));
+    }
+    Ok(found)
+}
+
+/// Each object of a plan of every stage: placed at a stage, or edited (shown against the
+/// current stage's plan, else the first stage's).
+fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
     let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
+    let objects: Vec<&crate::plan::ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
         .into_iter()
-        .map(|view| {
+        .filter_map(|view| {
+            let same = |o: &&&crate::plan::ObjectPlan| {
+                o.reference.kind == view.kind && o.reference.name == view.name && o.namespace == view.namespace
+            };
+            let key = objects.iter().find(same)?.key.clone();
             let placement = match view.position {
                 Position::Drifted => shown
-                    .and_then(|stage| {
-                        stage
-                            .objects
-                            .iter()
-                            .find(|o| {
-                                o.reference.kind == view.kind
-                                    && o.reference.name == view.name
-                                    && o.namespace == view.namespace
-                            })
-                            .map(|o| Placement::Edited { label: stage.label.clone(), expected: o.planned.clone() })
+                    .and_then(|stage| stage.objects.iter().find(|o| o.key == key))
+                    .map(|o| Placement::Edited {
+                        label: shown.map(|s| s.label.clone()).unwrap_or_default(),
+                        expected: o.planned.clone(),
                     })
                     .unwrap_or(Placement::Unchecked),
                 Position::Original | Position::AtStep { .. } => Placement::Placed,
             };
-            ((view.kind, view.namespace, view.name), placement)
+            Some((key, placement))
         })
         .collect()
 }
@@ -341,7 +399,7 @@ async fn resolve_ref(cluster: &Cluster, argument: &str) -> Result<(Resource, Str
 fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     let mut out = String::new();
     for r in restorations {
-        let what = write::describe_object(&r.live);
+        let what = &r.key;
         if let Placement::Edited { label, expected } = &r.placement {
             out.push_str(&format!(
                 "{}\n",
@@ -358,7 +416,8 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 .map_err(Error::Input)?,
             );
         }
-        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: restore the stored original"))));
+        let how = r.how.as_deref().unwrap_or("restore the stored original");
+        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {how}"))));
         out.push_str(
             &output::object_diff(
                 &r.live,
@@ -369,16 +428,24 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
             )
             .map_err(Error::Input)?,
         );
+        for warning in &r.warnings {
+            out.push_str(&format!("{}\n", paint(YELLOW, &format!("  warning: {warning}"))));
+        }
     }
     Ok(out)
 }
 
 /// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object.
-async fn restore_backup(session: &Session, file: &std::path::Path, args: &RestoreArgs) -> anyhow::Result<Outcome> {
+async fn restore_backup(
+    session: &Session,
+    writer: &mut Writer<'_>,
+    file: &std::path::Path,
+    args: &RestoreArgs,
+) -> Result<Outcome, Error> {
     let source = file.display().to_string();
-    let documents = yaml::parse_documents(&files::read_text(file)?, &source).map_err(Error::Input)?;
+    let documents = yaml::parse_documents(&files::read_text(file, files::OBJECT)?, &source).map_err(Error::Input)?;
     let [document] = documents.as_slice() else {
-        return Err(Error::Input(format!("{source}: expected one object")).into());
+        return Err(Error::Input(format!("{source}: expected one object")));
     };
     let backup = &document.value;
     let api_version = backup["apiVersion"].as_str().unwrap_or_default();
@@ -396,48 +463,30 @@ async fn restore_backup(session: &Session, file: &std::path::Path, args: &Restor
         Error::Input(format!("{kind} {namespace}/{name} no longer exists; create it with kubectl instead"))
     })?;
     let restored = Data::of_object(backup).apply_to(&live, None);
-    let what = write::describe_object(&live);
+    let key = key_of(&resource, &live);
     if data::same_routing(&live, &restored) {
-        print(&format!("{what} already matches the backup\n"))?;
+        print(&format!("{key} already matches the backup\n"))?;
         return Ok(Outcome::Done);
     }
-    if args.dry_run != DryRun::Client {
-        write::preflight(&session.cluster, Permission::replace(&resource, &namespace).to_vec()).await?;
+    if writer.mode() != Mode::ClientDryRun {
+        write::preflight(&session.cluster, resource.replace_permissions(&namespace).to_vec()).await?;
     }
     print(
         &output::object_diff(
             &live,
             &restored,
-            &format!("{what} (live)"),
-            &format!("{what} (from {source})"),
+            &format!("{key} (live)"),
+            &format!("{key} (from {source})"),
             &super::diff::differ(),
         )
         .map_err(Error::Input)?,
     )?;
-    match args.dry_run {
-        DryRun::Client => {
-            print("dry run (client): nothing was written\n")?;
-            return Ok(Outcome::Done);
-        }
-        DryRun::Server => {
-            write::server_dry_run(&session.cluster, &resource, &live, &restored)
-                .await
-                .map_err(|m| Error::Input(format!("the API server rejected {what}: {m}")))?;
-            print("dry run (server): accepted; nothing was stored\n")?;
-            return Ok(Outcome::Done);
-        }
-        DryRun::None => {}
+    if writer.mode() == Mode::Apply && !args.yes {
+        writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
     }
-    confirm("Put this backup back?", args.yes)?;
-    let mut written = Vec::new();
-    let backups = Backups::new(&session.cluster.context);
-    match write::write_planned(&session.cluster, &resource, &live, &restored, &backups, &mut written).await {
-        Ok(backup) => {
-            print(&format!("{what} restored from {source} (its previous state: {})\n", backup.display()))?;
-            Ok(Outcome::Done)
-        }
-        Err(WriteFailure::Conflict(m) | WriteFailure::Failed(m)) => {
-            Err(with_rollback(&session.cluster, &written, Error::Input(m)).await.into())
-        }
-    }
+    let change = Change::Replace { key: key.clone(), before: live, after: restored };
+    writer.apply(&resource, &change).await?;
+    let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
+    print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"))?;
+    Ok(Outcome::Done)
 }

@@ -1,6 +1,7 @@
 //! `status`: where Rollouts and their gateway objects stand, once or followed (`-w`), and the
 //! follower `approve --until-step` uses between approvals.
 
+use super::claim::claim_of;
 use super::cluster::{Session, runtime, selection};
 use super::{GlobalArgs, Outcome, StatusArgs, print, print_raw, term_is_dumb, without_colour_where_off};
 use crate::error::Error;
@@ -8,10 +9,8 @@ use crate::model::ObjectRef;
 use crate::source::cluster::Cluster;
 use crate::source::live::Selection;
 use crate::status::{Progress, RolloutView, WorkloadView};
-use futures::FutureExt;
-use std::future::Future;
+use crate::write::Interrupt;
 use std::io::{IsTerminal, Write};
-use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How often a follower reads the Rollouts again.
@@ -25,11 +24,22 @@ pub fn status(global: &GlobalArgs, args: &StatusArgs) -> anyhow::Result<Outcome>
             let views = views(&session, &selection).await?;
             match args.output {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
-                None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
+                None => {
+                    let mut texts = Vec::new();
+                    for view in &views {
+                        let mut text = view.text();
+                        // A claim only shows; a missing permission to read Leases hides it.
+                        if let Ok(Some(holder)) = claim_of(&session.cluster, &view.namespace, &view.name).await {
+                            text.push_str(&format!("  claimed by {holder}\n"));
+                        }
+                        texts.push(text);
+                    }
+                    print(&texts.join("\n"))?
+                }
             }
             return Ok(Outcome::Done);
         }
-        let mut follower = Follower::new(args.timeout);
+        let mut follower = Follower::new(args.timeout, Interrupt::listen()?);
         loop {
             let views = follower.next(&session, &selection).await?;
             // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
@@ -64,9 +74,7 @@ pub(super) async fn views(session: &Session, selection: &Selection) -> Result<Ve
         .iter()
         .zip(workloads)
         .map(|(rollout, workload)| {
-            let plan = session
-                .plan(&live, &catalog, &live.snapshot.objects, rollout, &rollout.item.stages())
-                .map_err(|e| e.to_string());
+            let plan = session.plan_to_place(&live, &catalog, rollout).map_err(|e| e.to_string());
             RolloutView::new(&rollout.item, &rollout.namespace, plan.as_ref().map_err(Clone::clone), workload, now)
         })
         .collect())
@@ -88,11 +96,9 @@ async fn workload(cluster: &Cluster, reference: Option<&ObjectRef>) -> Option<Wo
 /// Follows Rollouts: reads them every couple of seconds and shows them, redrawn in place on a
 /// terminal, or as one line per change otherwise (logs, CI).
 pub(super) struct Follower {
-    /// Ctrl-C, listened for from the start so that it never cuts a write short: it is noticed
-    /// while waiting, or when asked ([`Follower::interrupted`]).
-    interrupt: Pin<Box<dyn Future<Output = std::io::Result<()>>>>,
-    /// Whether `interrupt` fired (it must not be polled again).
-    interrupted: bool,
+    /// SIGINT and SIGTERM, listened for from the start so that they never cut a write short:
+    /// they are noticed while waiting.
+    interrupt: Interrupt,
     deadline: Option<Instant>,
     timeout: Duration,
     terminal: bool,
@@ -103,14 +109,9 @@ pub(super) struct Follower {
 }
 
 impl Follower {
-    /// Must be called inside the runtime.
-    pub(super) fn new(timeout: Duration) -> Follower {
-        let mut interrupt: Pin<Box<dyn Future<Output = std::io::Result<()>>>> = Box::pin(tokio::signal::ctrl_c());
-        // The first poll installs the handler.
-        let _ = (&mut interrupt).now_or_never();
+    pub(super) fn new(timeout: Duration, interrupt: Interrupt) -> Follower {
         Follower {
             interrupt,
-            interrupted: false,
             deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout),
             timeout,
             terminal: std::io::stdout().is_terminal() && !term_is_dumb(),
@@ -120,8 +121,8 @@ impl Follower {
         }
     }
 
-    /// The next views, shown; waits between reads, and fails on timeout or Ctrl-C.
-    pub(super) async fn next(&mut self, session: &Session, selection: &Selection) -> anyhow::Result<Vec<RolloutView>> {
+    /// The next views, shown; waits between reads, and fails on timeout or a signal.
+    pub(super) async fn next(&mut self, session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
         if !self.first {
             self.wait().await?;
         }
@@ -139,58 +140,18 @@ impl Follower {
     }
 
     fn timed_out(&self) -> Error {
-        Error::Input(format!("timed out after {}", crate::time::human(self.timeout)))
+        Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout)))
     }
 
-    /// Whether Ctrl-C was pressed since the follower was made; never waits (the runtime first
-    /// takes in a signal that arrived while it was busy).
-    pub(super) async fn interrupted(&mut self) -> bool {
-        tokio::task::yield_now().await;
-        if !self.interrupted {
-            self.interrupted = (&mut self.interrupt).now_or_never().is_some();
-        }
-        self.interrupted
-    }
-
-    /// `confirm` while the follower listens for Ctrl-C (which then no longer ends the process):
-    /// a Ctrl-C ends the wait for an answer. Reading stdin cannot be interrupted, so the prompt
-    /// reads on a thread of its own, left behind on Ctrl-C (it ends with the process).
-    pub(super) async fn confirm(&mut self, question: &str) -> Result<(), Error> {
-        let (sender, answer) = std::sync::mpsc::channel();
-        let question = question.to_string();
-        std::thread::spawn(move || {
-            let _ = sender.send(super::confirm(&question, false));
-        });
-        loop {
-            match answer.try_recv() {
-                Ok(answer) => return answer,
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    return Err(Error::Input("reading the answer failed".into()));
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
-            }
-            if self.interrupted().await {
-                eprintln!();
-                return Err(Follower::interruption());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// The error a Ctrl-C ends a follower with.
-    pub(super) fn interruption() -> Error {
-        Error::Input("interrupted (Ctrl-C); nothing was left half-written".into())
-    }
-
-    async fn wait(&mut self) -> anyhow::Result<()> {
-        if self.interrupted {
-            return Err(Follower::interruption().into());
+    async fn wait(&mut self) -> Result<(), Error> {
+        if let Some(signal) = self.interrupt.received().await {
+            return Err(Error::Interrupted { signal, report: "stopped following".into() });
         }
         let pause = match self.deadline {
             Some(deadline) => {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Err(self.timed_out().into());
+                    return Err(self.timed_out());
                 }
                 left.min(POLL)
             }
@@ -198,10 +159,7 @@ impl Follower {
         };
         tokio::select! {
             _ = tokio::time::sleep(pause) => Ok(()),
-            _ = &mut self.interrupt => {
-                self.interrupted = true;
-                Err(Follower::interruption().into())
-            }
+            signal = self.interrupt.wait_for(1) => Err(Error::Interrupted { signal, report: "stopped following".into() }),
         }
     }
 

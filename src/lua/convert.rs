@@ -1,4 +1,5 @@
-//! Lua <-> JSON conversion with the controller's rules (controller-semantics.md 4.3 and 4.4).
+//! Lua <-> JSON conversion with the controller's rules (docs/controller-semantics.md §4.3 and
+//! §4.4; the controller's `pkg/util/luamanager/json.go`).
 //!
 //! Into Lua (gopher-lua's `decodeValue`): nulls inside lists are dropped, null map values are
 //! absent, numbers are doubles. Out of Lua (the controller's `luamanager` encoder): an empty

@@ -3,21 +3,20 @@
 //! global, a time and memory limit, and the controller's value conversion.
 
 mod convert;
+mod deadline;
 mod stack;
 mod stdlib;
 
 use convert::EncodeError;
 pub use convert::{EmptyTable, KeyOrder};
 
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value as LuaValue, VmState, chunk::ChunkMode};
+use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
-use std::rc::Rc;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Resource limits for one evaluation.
 #[derive(Clone, Copy, Debug)]
@@ -166,8 +165,7 @@ pub fn evaluate(
 ) -> Result<Value, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
     let lua = new_sandbox().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
-    let timed_out = Rc::new(Cell::new(None::<usize>));
-    let setup = || -> mlua::Result<()> {
+    let setup = || -> mlua::Result<deadline::Deadline> {
         stdlib::install_for(&lua, &script.name, options)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
@@ -176,29 +174,23 @@ pub fn evaluate(
         stdlib::mark_inputs(&lua)?;
         lua.set_memory_limit(limits.memory)?;
         lua.set_app_data(*limits);
-        let deadline = Instant::now() + limits.timeout;
-        let flag = timed_out.clone();
-        lua.set_hook(HookTriggers::new().every_nth_instruction(1000), move |_, debug| {
-            if Instant::now() < deadline {
-                return Ok(VmState::Continue);
-            }
-            flag.set(Some(debug.current_line().unwrap_or(0)));
-            Err(mlua::Error::runtime("timeout"))
-        })
+        deadline::Deadline::start(&lua, limits.timeout)
     };
-    setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+    let deadline = setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     drop(obj);
 
     let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
     let function = load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
-    let returned = match function.call::<mlua::MultiValue>(()) {
+    let outcome = function.call::<mlua::MultiValue>(());
+    // Past the deadline nothing the script did counts, whatever it caught on the way out.
+    if let Some(line) = deadline.passed_at() {
+        let message =
+            format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
+        return Err(fail(ScriptErrorKind::Timeout, message));
+    }
+    let returned = match outcome {
         Ok(values) => values,
         Err(e) => {
-            if let Some(line) = timed_out.get() {
-                let message =
-                    format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
-                return Err(fail(ScriptErrorKind::Timeout, message));
-            }
             if is_memory_error(&e) {
                 let message = format!("ran out of memory (limit {})", shown_size(limits.memory));
                 return Err(fail(ScriptErrorKind::Memory, message));
@@ -395,8 +387,11 @@ mod tests {
         let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
         assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
+        // Time enough that only the memory limit can stop them, however busy the machine.
+        let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
         for bomb in ["local t = {} for i = 1, 1e9 do t[i] = i end return t", "return {spec = string.rep('x', 1e9)}"] {
-            let err = run(bomb, json!({})).unwrap_err();
+            let script = Script::new("test.lua", bomb);
+            let err = evaluate(&script, Cow::Owned(json!({})), &memory_only, EvalOptions::CONTROLLER).unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
     }
@@ -405,7 +400,7 @@ mod tests {
     fn a_result_larger_than_the_memory_limit_is_refused_before_it_is_copied() {
         // 16 MiB stored once in Lua, referenced 400 times: 6.4 GB as a result.
         let code = "local s = string.rep('x', 16 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end";
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         let err = run(&format!("{code} return {{spec = t}}"), json!({})).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Memory);
         assert_eq!(

@@ -1,9 +1,10 @@
 //! What a script can reach: the controller's libraries, minus file access and bytecode loading,
 //! plus the controller's `json` module and its `math.huge`.
 
-use super::{EmptyTable, EvalOptions, PairsOrder, convert};
+use super::{EmptyTable, EvalOptions, PairsOrder, convert, deadline};
 use crate::gojson;
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
+use std::cell::Cell;
 use std::io::Write;
 
 const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
@@ -81,20 +82,40 @@ fn failed(lua: &Lua, message: &str) -> mlua::Result<MultiValue> {
     (LuaValue::Nil, lua.create_string(message)?).into_lua_multi(lua)
 }
 
+/// What `print` may write in one evaluation: a script printing in a loop could otherwise write
+/// hundreds of megabytes within its time limit. Past it, output stops with a note saying so.
+pub const PRINT_LIMIT: usize = 1 << 20;
+
 /// `print` writes to stderr with the script's name, keeping stdout for plans and YAML.
 fn print_function(lua: &Lua, script_name: &str, enabled: bool) -> mlua::Result<mlua::Function> {
-    let prefix = format!("[{script_name}]");
+    let prefix = format!("[{script_name}] ");
+    let left = Cell::new(PRINT_LIMIT);
     lua.create_function(move |lua, args: MultiValue| {
         let tostring: mlua::Function = lua.globals().get("tostring")?;
-        let mut parts = Vec::with_capacity(args.len());
-        for arg in args {
-            parts.push(tostring.call::<mlua::LuaString>(arg)?.to_string_lossy());
+        let mut line = prefix.clone().into_bytes();
+        for (i, arg) in args.into_iter().enumerate() {
+            let text = tostring.call::<mlua::LuaString>(arg)?;
+            if i > 0 {
+                line.push(b'\t');
+            }
+            // What is left of the limit, and a byte to tell it is exceeded, is all that is copied.
+            let text = text.as_bytes();
+            let room = (left.get() + 1).saturating_sub(line.len());
+            line.extend_from_slice(&text[..text.len().min(room)]);
         }
-        if enabled {
-            // Like the controller's log, print never fails the script: not even when stderr
-            // is a closed pipe (`… 2>&1 | head -1`).
-            let _ = writeln!(std::io::stderr().lock(), "{prefix} {}", parts.join("\t"));
+        line.push(b'\n');
+        if !enabled || left.get() == 0 {
+            return Ok(());
         }
+        if line.len() > left.get() {
+            line.truncate(left.get());
+            let note = format!("\n{prefix}print: output stops here, at its limit of {} MiB\n", PRINT_LIMIT >> 20);
+            line.extend_from_slice(note.as_bytes());
+        }
+        left.set(left.get().saturating_sub(line.len()));
+        // Like the controller's log, print never fails the script: not even when stderr is a
+        // closed pipe (`… 2>&1 | head -1`).
+        let _ = std::io::stderr().lock().write_all(&line);
         Ok(())
     })
 }
@@ -109,7 +130,9 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 .into_iter()
                 .next()
                 .ok_or_else(|| mlua::Error::runtime("bad argument #1 to encode (value expected)"))?;
-            match convert::from_lua(lua, value, EmptyTable::Null, super::output_budget(lua)) {
+            let encoded = convert::from_lua(lua, value, EmptyTable::Null, super::output_budget(lua));
+            deadline::check(lua)?;
+            match encoded {
                 Ok(json) => one(lua, LuaValue::String(lua.create_string(gojson::to_string(&json))?)),
                 Err(convert::EncodeError::Refused(message)) => failed(lua, &message),
                 // The text would not fit in the sandbox's memory either.
@@ -120,11 +143,128 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
     module.raw_set(
         "decode",
         lua.create_function(|lua, text: mlua::LuaString| {
-            match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
+            let decoded = match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
                 Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
                 Err(e) => failed(lua, &e.to_string()),
-            }
+            };
+            deadline::check(lua)?;
+            decoded
         })?,
     )?;
     Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lua::{EvalOptions, Limits, Script, ScriptErrorKind, evaluate};
+    use serde_json::{Value, json};
+
+    fn run(code: &str) -> Result<Value, ScriptErrorKind> {
+        let script = Script::new("tables.lua", code);
+        evaluate(&script, std::borrow::Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER)
+            .map(|mut output| output["spec"].take())
+            .map_err(|e| e.kind)
+    }
+
+    /// `code` builds `r`, which the script returns as its spec.
+    fn spec(code: &str) -> Value {
+        run(&format!("local r = {{}} {code} return {{spec = r}}")).unwrap_or_else(|e| panic!("{code}: {e:?}"))
+    }
+
+    // The expected values below are what the controller's engine (the oracle) gives.
+
+    #[test]
+    fn length_is_the_last_value_of_gopher_luas_array_part() {
+        let got = spec(
+            "local t = {} t[3] = 'x' r[1] = #t r[2] = select('#', unpack(t)) r[3] = table.getn(t) r[4] = table.maxn(t)
+             local holes = {1, nil, 3} r[5] = #holes
+             local cut = {1, 2, 3} cut[3] = nil r[6] = #cut
+             local gone = {} gone[5] = nil r[7] = #gone
+             local far = {} far[2^26] = 1 far[1.5] = 1 far[-1] = 1 r[8] = #far r[9] = table.maxn(far)
+             local mixed = {n = 1, 5, 6} r[10] = #mixed",
+        );
+        assert_eq!(got, json!([3, 3, 3, 3, 3, 2, 0, 0, 0, 2]));
+    }
+
+    #[test]
+    fn a_length_below_many_nils_takes_no_longer_than_the_table_is_big() {
+        // Stepping down over 50 million nils for every `#` would take minutes.
+        let got = spec(
+            "local t = {} for i = 1, 100000 do t[i] = i end
+             local n = 0 for i = 1, 1000 do t[50000000] = nil n = n + #t end r[1] = n
+             for i = 2, 100000 do t[i] = nil end t.x = 1 r[2] = #t",
+        );
+        assert_eq!(got, json!([100000000, 1]));
+    }
+
+    #[test]
+    fn insert_and_remove_follow_gopher_lua() {
+        let got = spec(
+            "local t = {} t[3] = 'x' table.insert(t, 'y') r[1] = #t r[2] = t[4]
+             local a = {'a', 'b'} table.insert(a, 0, 'z') r[3] = table.concat(a, ',') r[4] = a[0]
+             table.insert(a, 5, 'e') r[5] = #a table.insert(a, nil) r[6] = #a
+             local b = {'a', 'b', 'c'} r[7] = table.remove(b, 0) r[8] = tostring(table.remove(b, 5)) r[9] = table.concat(b, ',')
+             local c = {1, 2, 3} c[3] = nil r[10] = tostring(table.remove(c)) r[11] = #c
+             r[12] = select('#', table.remove({}))",
+        );
+        assert_eq!(got, json!([4, "y", "a,b", "z", 5, 5, "c", "nil", "a,b", "nil", 2, 1]));
+    }
+
+    #[test]
+    fn a_key_a_metamethod_takes_does_not_grow_the_array_part() {
+        let got = spec(
+            "local t = setmetatable({1, 2}, {__newindex = function(t, k, v) rawset(t, 'k' .. k, v) end})
+             t[5] = 'x' r[1] = table.remove(t) r[2] = #t r[3] = t.k5",
+        );
+        assert_eq!(got, json!([2, 1, "x"]));
+    }
+
+    #[test]
+    fn concat_stays_within_the_length() {
+        let got = spec(
+            "local t = {'a', 'b', 'c'}
+             r[1] = table.concat(t, ',', 0) r[2] = table.concat(t, ',', 2, 10) r[3] = table.concat(t, ',', 5)
+             r[4] = table.concat(t, ',', -1, 2) r[5] = table.concat({1, 2.5}, ' ')",
+        );
+        assert_eq!(got, json!(["", "b,c", "", "a,b", "1 2.5"]));
+    }
+
+    #[test]
+    fn sort_is_gos_sort() {
+        // Go sorts up to 12 elements by insertion, which keeps equal ones in order, and longer
+        // arrays by pattern-defeating quicksort; Lua's quicksort orders ties otherwise.
+        let got = spec(
+            "local function names(t) local n = {} for i, v in ipairs(t) do n[i] = v.name end return table.concat(n, ' ') end
+             local small = {{name = 'a', w = 1}, {name = 'b', w = 0}, {name = 'c', w = 1}, {name = 'd', w = 0}, {name = 'e', w = 1}}
+             table.sort(small, function(x, y) return x.w < y.w end) r[1] = names(small)
+             local big = {} for i = 1, 30 do big[i] = {name = tostring(i), w = i % 4} end
+             table.sort(big, function(x, y) return x.w < y.w end) r[2] = names(big)
+             local n = {5, 2, 8, 1, 9, 3} table.sort(n) r[3] = table.concat(n, ',')",
+        );
+        let big = "24 8 28 4 20 12 16 9 29 1 21 25 13 5 17 22 26 18 30 14 2 10 6 7 23 15 27 3 11 19";
+        assert_eq!(got, json!(["b d a c e", big, "1,2,3,5,8,9"]));
+        // gopher-lua sorts its whole array part, nils included: they cannot be compared.
+        assert_eq!(run("local t = {3, 2, 1} t[3] = nil table.sort(t) return {}"), Err(ScriptErrorKind::Runtime));
+        assert_eq!(run("table.sort({2, 1}, nil) return {}"), Err(ScriptErrorKind::Runtime));
+    }
+
+    #[test]
+    fn the_table_library_has_the_controllers_functions_only() {
+        let got = spec(
+            "for _, f in ipairs({'foreach', 'foreachi', 'setn', 'getn', 'maxn'}) do r[#r + 1] = type(table[f]) end",
+        );
+        assert_eq!(got, json!(["nil", "nil", "nil", "function", "function"]));
+    }
+
+    #[test]
+    fn counts_beyond_an_int_do_not_wrap() {
+        // An int count would wrap 2^31 to a negative one and return "". The controller's engine
+        // runs out of time building it; here it runs out of memory (or, on a slow machine, time).
+        let huge = run("return {spec = string.rep('x', 2^31)}");
+        assert!(matches!(huge, Err(ScriptErrorKind::Memory | ScriptErrorKind::Timeout)), "{huge:?}");
+        let got = spec(
+            "r[1] = select(2, string.gsub('aaa', 'a', 'b', 2^32)) r[2] = string.rep('', 2^40) r[3] = string.rep('ab', 2)",
+        );
+        assert_eq!(got, json!([3, "", "abab"]));
+    }
 }

@@ -1,13 +1,20 @@
 //! Rollouts and TrafficRoutings as the controller sees them, and the `obj` (LuaData) each step
 //! hands to a gateway object's script.
 
+mod admission;
 mod luadata;
+mod permission;
 mod rollout;
+mod routing;
+mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
 pub use luadata::{Semantics, lua_data};
+pub use permission::Permission;
 pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
+pub use routing::{ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing};
+pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::RouteStrategy;
 pub use traffic_routing::TrafficRoutingCr;
 
@@ -71,7 +78,7 @@ impl ObjectRef {
     }
 
     /// The group as the controller's script lookup computes it: the text before the first `/`,
-    /// so core `v1` becomes `"v1"` (controller-semantics.md 4.5).
+    /// so core `v1` becomes `"v1"` (docs/controller-semantics.md §4.5).
     pub fn script_group(&self) -> &str {
         self.api_version.split('/').next().unwrap_or_default()
     }
@@ -94,6 +101,8 @@ pub struct TrafficRoutingRef {
     pub grace_period_seconds: i64,
     pub custom_network_refs: Vec<ObjectRef>,
     pub ingress: Option<IngressRef>,
+    /// `gateway.httpRouteName`.
+    pub gateway: Option<String>,
     /// Ingress and Gateway API routing: the controller handles them in Go, not Lua.
     pub other_providers: Vec<&'static str>,
 }
@@ -147,6 +156,17 @@ impl TrafficRoutingRef {
             Some(ingress) => Some(IngressRef::read(ingress, &path.field("ingress"))?),
             None => None,
         };
+        let gateway = match value.get("gateway").filter(|g| !g.is_null()) {
+            Some(gateway) => {
+                let at = path.field("gateway").field("httpRouteName");
+                let name = strategy::required_string(gateway.get("httpRouteName"), &at)?;
+                if name.is_empty() {
+                    return Err(at.error("must not be empty"));
+                }
+                Some(name.to_string())
+            }
+            None => None,
+        };
         let other_providers =
             ["ingress", "gateway"].into_iter().filter(|p| value.get(*p).is_some_and(|v| !v.is_null())).collect();
         Ok(TrafficRoutingRef {
@@ -154,6 +174,7 @@ impl TrafficRoutingRef {
             grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
             custom_network_refs,
             ingress,
+            gateway,
             other_providers,
         })
     }
@@ -185,5 +206,18 @@ mod tests {
         assert_eq!(read(json!({})).unwrap_err().to_string(), "trafficRoutings[0].ingress.name: is required");
         let none = TrafficRoutingRef::read(&json!({"service": "svc"}), &path).unwrap();
         assert_eq!(none.ingress, None);
+    }
+
+    #[test]
+    fn reads_a_gateway_ref_as_the_webhook_checks_it() {
+        let path = Path::root("trafficRoutings[0]");
+        let read = |gateway: Value| TrafficRoutingRef::read(&json!({"service": "svc", "gateway": gateway}), &path);
+        assert_eq!(read(json!({"httpRouteName": "route"})).unwrap().gateway.as_deref(), Some("route"));
+        assert_eq!(
+            read(json!({"httpRouteName": ""})).unwrap_err().to_string(),
+            "trafficRoutings[0].gateway.httpRouteName: must not be empty"
+        );
+        assert_eq!(read(json!({})).unwrap_err().to_string(), "trafficRoutings[0].gateway.httpRouteName: is required");
+        assert_eq!(read(Value::Null).unwrap().gateway, None);
     }
 }

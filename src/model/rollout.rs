@@ -1,7 +1,8 @@
 //! A Rollout (`rollouts.kruise.io` v1beta1, or v1alpha1 through the controller's conversion).
 
+use super::stage_routing::{RoutingAction, StageRouting, scaled_replicas};
 use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
-use super::{ModelError, ObjectRef, Path, TrafficRoutingRef, metadata_str};
+use super::{ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str};
 use serde_json::Value;
 use std::fmt;
 
@@ -53,10 +54,9 @@ impl Step {
         }
     }
 
-    /// `last` matters: the controller completes a last step whose replicas are literally
-    /// `"100%"` without pausing (controller-semantics.md 3.5).
-    pub fn describe_pause(&self, last: bool) -> String {
-        if last && self.replicas == Some(Value::String("100%".into())) {
+    /// `completes` is [`Rollout::completes_without_pause`] for this step.
+    pub fn describe_pause(&self, completes: bool) -> String {
+        if completes {
             return "no pause (last step at 100% completes the release)".into();
         }
         match self.pause_seconds {
@@ -110,6 +110,8 @@ impl RolloutStatus {
 pub struct Rollout {
     pub name: String,
     pub namespace: Option<String>,
+    /// `metadata.uid` (empty in a manifest without one).
+    pub uid: String,
     /// The version it was read at (`v1alpha1` or `v1beta1`).
     pub version: String,
     pub kind: StrategyKind,
@@ -130,6 +132,9 @@ pub struct Rollout {
     pub status: RolloutStatus,
     /// Things the API server or the conversion would silently change.
     pub warnings: Vec<String>,
+    /// What the controller's admission webhook (or the CRD schema) refuses in this Rollout,
+    /// each as `field: what is wrong`.
+    pub rejections: Vec<String>,
 }
 
 impl Rollout {
@@ -166,6 +171,7 @@ impl Rollout {
         let alpha = version == "v1alpha1";
         let mut warnings = Vec::new();
         let steps = read_steps(body, &path.field("steps"), alpha, &mut warnings)?;
+        let rejections = admission::rejections(kind, alpha, &path, body, &steps);
         let traffic_routing = read_traffic_routings(body, &path.field("trafficRoutings"))?;
         let annotation = |key: &str| object["metadata"]["annotations"][key].as_str();
         let flag = |field: &str| body[field].as_bool().unwrap_or(false);
@@ -195,6 +201,7 @@ impl Rollout {
         Ok(Rollout {
             name: name.into(),
             namespace: metadata_str(object, "namespace").map(str::to_string),
+            uid: metadata_str(object, "uid").unwrap_or_default().into(),
             version: version.into(),
             kind,
             steps,
@@ -221,6 +228,7 @@ impl Rollout {
             },
             status: read_status(&object["status"], kind),
             warnings,
+            rejections,
         })
     }
 
@@ -241,7 +249,8 @@ impl Rollout {
         }
     }
 
-    /// The strategy the controller routes with at a stage (controller-semantics.md 3.3).
+    /// The strategy a stage asks for (docs/controller-semantics.md §3.3); see
+    /// [`Rollout::routing_at`] for what the controller does with it.
     pub fn strategy_at(&self, stage: Stage) -> RouteStrategy {
         match stage {
             Stage::Step(i) => self.steps[i - 1].strategy.clone(),
@@ -261,10 +270,75 @@ impl Rollout {
         }
     }
 
+    /// What the controller does to the gateway objects at a stage, given the workload's replica
+    /// count when it is known (docs/controller-semantics.md §3.5 and §11). A partition step
+    /// whose replicas reach the workload's goes from StepUpgrade straight to metrics analysis:
+    /// it is not routed, and the objects keep what the last step before it left. Without the
+    /// count, no step is taken to reach it.
+    pub fn routing_at(&self, stage: Stage, workload_replicas: Option<i64>) -> StageRouting {
+        let own = StageRouting::of(self.strategy_at(stage));
+        let (Stage::Step(i), Some(total), RoutingAction::Route(_)) = (stage, workload_replicas, &own.action) else {
+            return own;
+        };
+        let reaches = |step: &Step| self.is_real_partition() && scaled_replicas(step.replicas.as_ref(), total) >= total;
+        if !reaches(&self.steps[i - 1]) {
+            return own;
+        }
+        let why = format!(
+            "the controller does not route this step: its replicas reach the workload's {total} in a partition release"
+        );
+        // The last step before it that the controller acts on: routed, or restored.
+        let earlier = (1..i).rev().find(|&j| {
+            let step = &self.steps[j - 1];
+            !step.strategy.routes_traffic() || !reaches(step)
+        });
+        match earlier {
+            Some(j) => StageRouting {
+                action: StageRouting::of(self.strategy_at(Stage::Step(j))).action,
+                note: Some(format!("{why}, so the gateway keeps step {j}'s routing")),
+            },
+            None => StageRouting {
+                action: RoutingAction::Leave,
+                note: Some(format!("{why}, so the gateway keeps its routing from before the release")),
+            },
+        }
+    }
+
+    /// `IsRealPartition`: the new version's pods are a partition of the workload itself, which
+    /// is every canary release except one in an extra `apps/v1` Deployment.
+    pub fn is_real_partition(&self) -> bool {
+        let deployment = self.workload.as_ref().is_some_and(|w| w.api_version == "apps/v1" && w.kind == "Deployment");
+        self.kind == StrategyKind::Canary && !(self.enable_extra_workload_for_canary && deployment)
+    }
+
+    /// Whether the controller finishes step `index` without pausing: only a canary's last step
+    /// with replicas literally `"100%"`; a blue-green last step waits for approval like any
+    /// other (docs/controller-semantics.md §3.5 and §11).
+    pub fn completes_without_pause(&self, index: usize) -> bool {
+        self.kind == StrategyKind::Canary
+            && index == self.steps.len()
+            && self.steps[index - 1].replicas == Some(Value::String("100%".into()))
+    }
+
     /// What a step does besides routing: replicas and pause.
     pub fn describe_step(&self, index: usize) -> (String, String) {
         let step = &self.steps[index - 1];
-        (step.describe_replicas(), step.describe_pause(index == self.steps.len()))
+        let mut pause = step.describe_pause(self.completes_without_pause(index));
+        if self.kind == StrategyKind::BlueGreen
+            && index == self.steps.len()
+            && step.replicas == Some(Value::String("100%".into()))
+            && step.pause_seconds.is_none()
+        {
+            pause.push_str(" (a blue-green last step at 100% waits too)");
+        }
+        (step.describe_replicas(), pause)
+    }
+
+    /// Why nothing is planned for this Rollout, when the controller runs none of its steps.
+    pub fn not_run(&self) -> Option<String> {
+        self.disabled.then(|| {
+            "spec.disabled is true: the controller runs no step of a disabled Rollout (a release in progress is finalised: the gateway objects go back to their stored original), so nothing is planned".to_string()
+        })
     }
 
     /// The current step from the status, when the index is a valid step.
@@ -303,7 +377,11 @@ fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>
                 strategy::optional_string(step.get("traffic"), &at.field("traffic"))?.map(str::to_string)
             };
             let matches = match step.get("matches").filter(|m| !m.is_null()) {
-                Some(m) => Some(read_matches(m, &at.field("matches"), alpha, warnings)?),
+                // ConvertTo builds v1beta1 matches by appending, so an empty v1alpha1 list
+                // becomes absent (v1beta1 keeps `[]`).
+                Some(m) => {
+                    Some(read_matches(m, &at.field("matches"), alpha, warnings)?).filter(|m| !(alpha && m.is_empty()))
+                }
                 None => None,
             };
             let request_header_modifier = match step.get("requestHeaderModifier").filter(|m| !m.is_null()) {
@@ -311,22 +389,18 @@ fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>
                 None => None,
             };
             let strategy = RouteStrategy { traffic, matches, request_header_modifier };
-            if let Some(bad) = strategy.malformed_traffic() {
-                warnings.push(format!("{at}.traffic {bad:?} is not a percentage; the controller reads it as 0%"));
-            }
             Ok(Step { strategy, replicas, pause_seconds: step["pause"]["duration"].as_i64() })
         })
         .collect()
 }
 
+/// `trafficRoutings[0]`, the only entry the controller uses (the webhook allows one).
 fn read_traffic_routings(body: &Value, path: &Path) -> Result<Option<TrafficRoutingRef>, ModelError> {
     match body.get("trafficRoutings") {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => match items.as_slice() {
-            [] => Ok(None),
-            [only] => TrafficRoutingRef::read(only, &path.index(0)).map(Some),
-            _ => Err(path.error("has more than one entry; the controller's webhook allows at most one")),
-        },
+        Some(Value::Array(items)) => {
+            items.first().map(|first| TrafficRoutingRef::read(first, &path.index(0))).transpose()
+        }
         Some(_) => Err(path.error("must be a list")),
     }
 }
@@ -445,10 +519,179 @@ mod tests {
             err(base(json!({"canary": {"steps": [{"traffic": 20}]}}))),
             "spec.strategy.canary.steps[0].traffic: must be a string, not 20"
         );
-        assert_eq!(
-            err(base(json!({"canary": {"steps": [{}], "trafficRoutings": [{"service": "a"}, {"service": "b"}]}}))),
-            "spec.strategy.canary.trafficRoutings: has more than one entry; the controller's webhook allows at most one"
-        );
         assert!(err(json!({"apiVersion": "apps/v1", "kind": "Deployment"})).starts_with("not a Rollout"));
+    }
+
+    fn canary(steps: Value, extra: Value) -> Rollout {
+        let mut canary = json!({"steps": steps, "trafficRoutings": [{"service": "svc", "customNetworkRefs": []}]});
+        canary.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"}, "strategy": {"canary": canary}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_partition_step_reaching_the_workload_is_not_routed() {
+        let steps = json!([
+            {"replicas": 1, "traffic": "20%"},
+            {"replicas": 2, "traffic": "50%"},
+            {"replicas": 4, "traffic": "80%"},
+            {"replicas": 4}
+        ]);
+        let partition = canary(steps.clone(), json!({}));
+        let route =
+            |traffic: &str| RoutingAction::Route(RouteStrategy { traffic: Some(traffic.into()), ..Default::default() });
+        // Below the workload's replicas every routed step is routed.
+        assert_eq!(
+            partition.routing_at(Stage::Step(3), Some(5)),
+            StageRouting::of(partition.strategy_at(Stage::Step(3)))
+        );
+        // At them, the step keeps the routing of the step before.
+        let full = partition.routing_at(Stage::Step(3), Some(4));
+        assert_eq!(full.action, route("50%"));
+        assert!(full.note.unwrap().contains(
+            "its replicas reach the workload's 4 in a partition release, so the gateway keeps step 2's routing"
+        ));
+        // Two full steps in a row: both keep the last routed one's.
+        assert_eq!(partition.routing_at(Stage::Step(3), Some(2)).action, route("20%"));
+        assert_eq!(partition.routing_at(Stage::Step(2), Some(2)).action, route("20%"));
+        // The first step already full: nothing before it was routed.
+        let first = partition.routing_at(Stage::Step(1), Some(1));
+        assert_eq!(first.action, RoutingAction::Leave);
+        assert!(first.note.unwrap().contains("keeps its routing from before the release"));
+        // A step without traffic restores, whatever the replicas; unknown replicas assume below.
+        assert_eq!(partition.routing_at(Stage::Step(4), Some(4)).action, RoutingAction::Restore);
+        assert_eq!(partition.routing_at(Stage::Step(3), None).action, route("80%"));
+        // A canary in an extra Deployment is no partition: every step is routed.
+        let extra = canary(steps, json!({"enableExtraWorkloadForCanary": true}));
+        assert!(!extra.is_real_partition());
+        assert_eq!(extra.routing_at(Stage::Step(3), Some(4)).action, route("80%"));
+    }
+
+    #[test]
+    fn after_a_restoring_step_a_full_step_keeps_the_original() {
+        let r = canary(
+            json!([{"replicas": 1, "traffic": "20%"}, {"replicas": 2}, {"replicas": 3, "traffic": "50%"}]),
+            json!({}),
+        );
+        assert_eq!(r.routing_at(Stage::Step(3), Some(3)).action, RoutingAction::Restore);
+    }
+
+    #[test]
+    fn only_a_canary_last_step_at_100_percent_skips_the_pause() {
+        let steps = json!([{"replicas": 1, "traffic": "50%"}, {"replicas": "100%"}]);
+        let canary_rollout = canary(steps.clone(), json!({}));
+        assert!(canary_rollout.completes_without_pause(2));
+        assert_eq!(canary_rollout.describe_step(2).1, "no pause (last step at 100% completes the release)");
+        let blue_green = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "bg"},
+            "spec": {"strategy": {"blueGreen": {"steps": steps, "trafficRoutings": [{"service": "svc"}]}}}
+        }))
+        .unwrap();
+        assert!(!blue_green.completes_without_pause(2));
+        assert_eq!(blue_green.describe_step(2).1, "pause until approved (a blue-green last step at 100% waits too)");
+    }
+
+    #[test]
+    fn v1alpha1_empty_matches_are_dropped_by_the_conversion() {
+        let alpha = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"strategy": {"canary": {"steps": [{"weight": 20, "matches": []}], "trafficRoutings": [{"service": "svc"}]}}}
+        }))
+        .unwrap();
+        assert_eq!(alpha.steps[0].strategy.matches, None);
+        let beta = canary(json!([{"replicas": 1, "traffic": "20%", "matches": []}]), json!({}));
+        assert_eq!(beta.steps[0].strategy.matches, Some(vec![]), "v1beta1 keeps the empty list");
+    }
+
+    #[test]
+    fn a_disabled_rollout_runs_no_step() {
+        let mut r = canary(json!([{"replicas": 1, "traffic": "20%"}]), json!({}));
+        assert_eq!(r.not_run(), None);
+        r = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"disabled": true, "strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}]}}}
+        }))
+        .unwrap();
+        assert!(r.not_run().unwrap().starts_with("spec.disabled is true: the controller runs no step"));
+    }
+
+    #[test]
+    fn the_webhooks_rules_are_checked() {
+        let rejections = |steps: Value, extra: Value| canary(steps, extra).rejections;
+        assert_eq!(
+            rejections(json!([{"replicas": 1, "traffic": "20%"}, {"replicas": "100%"}]), json!({})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            rejections(
+                json!([{"traffic": "-50%"}, {"replicas": 0, "traffic": "150%"}, {"replicas": "101%", "traffic": "20"}]),
+                json!({})
+            ),
+            vec![
+                "spec.strategy.canary.steps[0].replicas: required",
+                "spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]",
+                "spec.strategy.canary.steps[1].replicas: 0 must be a positive number, or a percentage in (0%, 100%]",
+                "spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]",
+                "spec.strategy.canary.steps[2].replicas: \"101%\" must be a positive number, or a percentage in (0%, 100%]",
+                "spec.strategy.canary.steps[2].traffic: \"20\" must be a whole percentage such as \"20%\" (the controller reads it as 0%)",
+            ]
+        );
+        assert_eq!(
+            rejections(
+                json!([{"replicas": 2}, {"replicas": "50%"}, {"replicas": "40%", "traffic": "0%"}, {"replicas": 1}]),
+                json!({})
+            ),
+            vec![
+                "spec.strategy.canary.steps[2].traffic: \"0%\" must be in (0%, 100%]",
+                "spec.strategy.canary.steps[2].replicas: \"40%\" is less than spec.strategy.canary.steps[1].replicas: replicas must not decrease",
+            ],
+            "only neighbouring steps of the same kind compare"
+        );
+        let matches: Vec<Value> = (0..17).map(|_| json!({"headers": [{"name": "a", "value": "b"}]})).collect();
+        assert_eq!(
+            rejections(
+                json!([{"replicas": 1, "matches": matches}]),
+                json!({"trafficRoutings": [{"service": "a", "gracePeriodSeconds": -1, "customNetworkRefs": []}, {"service": "b"}]})
+            ),
+            vec![
+                "spec.strategy.canary.steps[0].matches: 17 matches, at most 16",
+                "spec.strategy.canary.trafficRoutings: 2 entries, at most 1",
+                "spec.strategy.canary.trafficRoutings[0].gracePeriodSeconds: -1 must not be negative",
+                "spec.strategy.canary.trafficRoutings[1]: needs one of ingress, gateway and customNetworkRefs",
+            ]
+        );
+        let many: Vec<Value> = (0..51).map(|_| json!({"replicas": 1})).collect();
+        assert_eq!(rejections(Value::Array(many), json!({})), vec!["spec.strategy.canary.steps: 51 steps, at most 50"]);
+        // Blue-green allows 0% traffic; v1alpha1 names weight and wants it not to decrease.
+        let blue_green = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "bg"},
+            "spec": {"strategy": {"blueGreen": {"steps": [{"replicas": "100%", "traffic": "0%"}, {"replicas": "100%", "traffic": "-1%"}]}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            blue_green.rejections,
+            vec!["spec.strategy.blueGreen.steps[1].traffic: \"-1%\" must be in [0%, 100%]"]
+        );
+        let alpha = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"strategy": {"canary": {"steps": [{"weight": 30}, {"weight": -20}]}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            alpha.rejections,
+            vec![
+                "spec.strategy.canary.steps[1].weight: -20 must be in (0%, 100%]",
+                "spec.strategy.canary.steps[1].weight: -20 is less than spec.strategy.canary.steps[0].weight 30: weights must not decrease",
+            ]
+        );
+        // The controller uses the first of several trafficRoutings.
+        let two = canary(
+            json!([{"replicas": 1}]),
+            json!({"trafficRoutings": [{"service": "a", "customNetworkRefs": []}, {"service": "b", "customNetworkRefs": []}]}),
+        );
+        assert_eq!(two.traffic_routing.unwrap().service, "a");
     }
 }

@@ -23,16 +23,13 @@ impl RouteStrategy {
         self.traffic.is_some() || self.matches.as_ref().is_some_and(|m| !m.is_empty())
     }
 
-    /// `canaryWeight` and `stableWeight` as the controller computes them: the percent scaled
-    /// against 100 (exact for integers), 0 for a malformed string, -1/101 without traffic.
+    /// `canaryWeight` and `stableWeight` as the controller computes them, in int32: the percent
+    /// scaled against 100 (exact for integers), 0 for a malformed string, -1/101 without
+    /// traffic; `100 - canaryWeight` wraps as Go's int32 does (`"-2147483648%"` gives
+    /// -2147483548).
     pub fn weights(&self) -> (i64, i64) {
         let canary = self.traffic.as_deref().map_or(-1, percent);
-        (canary, 100 - canary)
-    }
-
-    /// Whether the traffic string is one the controller silently reads as 0.
-    pub fn malformed_traffic(&self) -> Option<&str> {
-        self.traffic.as_deref().filter(|t| parse_percent(t).is_none())
+        (canary.into(), 100i32.wrapping_sub(canary).into())
     }
 
     /// A short human description: `traffic 20%`, `matches: …`, header changes.
@@ -55,22 +52,27 @@ impl RouteStrategy {
     }
 }
 
-/// Go's `intstr.GetScaledValueFromIntOrPercent(…, 100, true)` on a traffic string, or 0 when it
-/// does not parse (the controller ignores the error).
-fn percent(traffic: &str) -> i64 {
+/// Go's `intstr.GetScaledValueFromIntOrPercent(…, 100, true)` on a traffic string, converted to
+/// the controller's int32, or 0 when it does not parse (the controller ignores the error).
+fn percent(traffic: &str) -> i32 {
     parse_percent(traffic).unwrap_or(0)
 }
 
-fn parse_percent(traffic: &str) -> Option<i64> {
-    let digits = traffic.strip_suffix('%')?;
-    // Go's strconv.Atoi: an optional sign, then ASCII digits only.
+fn parse_percent(traffic: &str) -> Option<i32> {
+    let value = parse_whole_percent(traffic)?;
+    // ceil(value * 100 / 100) in float64, then the controller's int32 conversion.
+    Some((value as f64 * 100.0 / 100.0).ceil() as i64 as i32)
+}
+
+/// The number of a percent string as Go's `intstr` reads it: `strconv.Atoi` of the text before
+/// a final `%` (an optional sign, then ASCII digits), `None` when it is not one.
+pub(super) fn parse_whole_percent(text: &str) -> Option<i64> {
+    let digits = text.strip_suffix('%')?;
     let unsigned = digits.strip_prefix(['+', '-']).unwrap_or(digits);
     if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let value: i64 = digits.parse().ok()?;
-    // ceil(value * 100 / 100) in float64, then the controller's int32 conversion.
-    Some(((value as f64 * 100.0 / 100.0).ceil() as i64) as i32 as i64)
+    digits.parse().ok()
 }
 
 fn describe_match(m: &Value) -> String {
@@ -256,9 +258,13 @@ mod tests {
         assert_eq!(weights(Some("20%")), (20, 80));
         assert_eq!(weights(Some("+20%")), (20, 80));
         assert_eq!(weights(None), (-1, 101));
-        for malformed in ["20", "20.5%", " 20%", "%", "abc%"] {
+        for malformed in ["20", "20.5%", " 20%", "%", "abc%", "99999999999999999999%"] {
             assert_eq!(weights(Some(malformed)), (0, 100), "{malformed}");
         }
+        // int32 arithmetic, as in the controller (the webhook rejects these; a cluster may hold them).
+        assert_eq!(weights(Some("-2147483648%")), (-2147483648, -2147483548));
+        assert_eq!(weights(Some("2147483648%")), (-2147483648, -2147483548), "truncated to int32");
+        assert_eq!(weights(Some("-50%")), (-50, 150));
     }
 
     #[test]

@@ -2,13 +2,15 @@
 //! refs while a Rollout that names it is progressing.
 
 use super::strategy::{RouteStrategy, read_header_modifier, read_matches};
-use super::{ModelError, Path, TrafficRoutingRef, metadata_str};
+use super::{ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str};
 use serde_json::Value;
 
 #[derive(Clone, Debug)]
 pub struct TrafficRoutingCr {
     pub name: String,
     pub namespace: Option<String>,
+    /// `metadata.uid` (empty in a manifest without one).
+    pub uid: String,
     /// `objectRef[0]`; the controller uses only the first entry.
     pub traffic_routing: TrafficRoutingRef,
     /// The strategy after `ConversionToV1beta1TrafficRoutingStrategy`: weight N becomes traffic
@@ -50,11 +52,25 @@ impl TrafficRoutingCr {
         Ok(TrafficRoutingCr {
             name: name.into(),
             namespace: metadata_str(object, "namespace").map(str::to_string),
+            uid: metadata_str(object, "uid").unwrap_or_default().into(),
             traffic_routing,
             strategy: RouteStrategy { traffic, matches, request_header_modifier },
             phase: object["status"]["phase"].as_str().map(str::to_string),
             warnings,
         })
+    }
+
+    /// What the controller writes while the TrafficRouting is progressing: its strategy routed,
+    /// or, with neither weight nor matches, nothing at all (`DoTrafficRouting` returns done at
+    /// once; the stored original comes back only when the TrafficRouting finalises).
+    pub fn routing(&self) -> StageRouting {
+        if self.strategy.routes_traffic() {
+            return StageRouting::of(self.strategy.clone());
+        }
+        StageRouting {
+            action: RoutingAction::Leave,
+            note: Some("with neither weight nor matches the controller writes nothing while the TrafficRouting is progressing; the stored original comes back when it finalises".into()),
+        }
     }
 }
 
@@ -73,5 +89,18 @@ mod tests {
         assert_eq!(tr.strategy.traffic.as_deref(), Some("50%"));
         assert_eq!(tr.strategy.matches, None);
         assert_eq!(tr.traffic_routing.service, "svc");
+        assert_eq!(tr.routing(), StageRouting::of(tr.strategy.clone()));
+    }
+
+    #[test]
+    fn without_weight_or_matches_nothing_is_written() {
+        let tr = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "spec": {"strategy": {"matches": []}, "objectRef": [{"service": "svc"}]}
+        }))
+        .unwrap();
+        let routing = tr.routing();
+        assert_eq!(routing.action, RoutingAction::Leave, "not restored: the controller does nothing");
+        assert!(routing.note.unwrap().contains("writes nothing while the TrafficRouting is progressing"));
     }
 }

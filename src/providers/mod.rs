@@ -1,3 +1,8 @@
-//! Traffic-routing providers: how the controller turns a step into writes, per kind of ref.
+//! Providers: each turns (routing, a stage's strategy, the live objects) into the writes the
+//! controller would make, with warnings. The controller runs them in a fixed order (custom
+//! refs, then ingress, then gateway) and the first error stops it.
 
+pub mod case;
+pub mod custom;
+pub mod gateway;
 pub mod ingress;

@@ -4,11 +4,13 @@
 
 use super::exec_plugin::Credential;
 use super::retry::Retries;
-use crate::error::Error;
+use crate::change::Request;
+use crate::error::{ApiFailure, Error};
+use crate::model::{ObjectKey, Permission};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -96,6 +98,16 @@ pub struct Resource {
 impl Resource {
     pub fn api_resource(&self) -> ApiResource {
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(&self.group, &self.version, &self.kind), &self.plural)
+    }
+
+    /// `verb` on this resource (or its `subresource`) in `namespace`.
+    pub fn permission(&self, verb: &str, subresource: Option<&str>, namespace: &str) -> Permission {
+        Permission::new(verb, &self.group, &self.plural, subresource, namespace)
+    }
+
+    /// What replacing objects of this resource needs: `get` and `update`.
+    pub fn replace_permissions(&self, namespace: &str) -> [Permission; 2] {
+        ["get", "update"].map(|verb| self.permission(verb, None, namespace))
     }
 
     /// `virtualservices.networking.istio.io`, as kubectl names resources.
@@ -318,26 +330,46 @@ impl Cluster {
         Ok(list.items.into_iter().map(to_value).collect())
     }
 
-    /// PUT an object (its metadata.resourceVersion is the precondition).
-    pub async fn replace(&self, resource: &Resource, object: &Value, dry_run: bool) -> Result<Value, kube::Error> {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or(&self.namespace);
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        let dynamic: DynamicObject = serde_json::from_value(object.clone()).map_err(kube::Error::SerdeError)?;
-        let params = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
-        self.api(resource, namespace).replace(name, &params, &dynamic).await.map(to_value)
-    }
-
-    /// A JSON merge patch of the status subresource.
-    pub async fn merge_patch_status(
+    /// Sends a change's request (`change::Request`, preconditions included) for the object
+    /// `key` of `resource`; returns the object as the server stored it (None after a delete).
+    /// With `dry_run`, admission judges it and nothing is stored.
+    pub async fn send(
         &self,
         resource: &Resource,
-        namespace: &str,
-        name: &str,
-        patch: &Value,
+        key: &ObjectKey,
+        request: &Request,
         dry_run: bool,
-    ) -> Result<Value, kube::Error> {
-        let params = PatchParams { dry_run, field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
-        self.api(resource, namespace).patch_status(name, &params, &Patch::Merge(patch)).await.map(to_value)
+    ) -> Result<Option<Value>, Error> {
+        let api = self.api(resource, &key.namespace);
+        let name = key.name.as_str();
+        let post = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+        let patch = PatchParams { dry_run, field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+        let dynamic =
+            |body: &Value| serde_json::from_value::<DynamicObject>(body.clone()).map_err(kube::Error::SerdeError);
+        let stored = |object: DynamicObject| Some(to_value(object));
+        let (doing, sent) = match request {
+            Request::Create { body } => {
+                ("creating", async { api.create(&post, &dynamic(body)?).await }.await.map(stored))
+            }
+            Request::Replace { body } => {
+                ("updating", async { api.replace(name, &post, &dynamic(body)?).await }.await.map(stored))
+            }
+            Request::MergePatch { subresource: Some("status"), body } => {
+                ("patching the status of", api.patch_status(name, &patch, &Patch::Merge(body)).await.map(stored))
+            }
+            Request::MergePatch { body, .. } => {
+                ("patching", api.patch(name, &patch, &Patch::Merge(body)).await.map(stored))
+            }
+            Request::Delete { uid, resource_version } => {
+                let params = DeleteParams {
+                    dry_run,
+                    preconditions: Some(Preconditions { uid: uid.clone(), resource_version: resource_version.clone() }),
+                    ..Default::default()
+                };
+                ("deleting", api.delete(name, &params).await.map(|_| None))
+            }
+        };
+        sent.map_err(|e| self.failure(&format!("{doing} {key}"), e))
     }
 
     /// Whether the user (or the impersonated one) may `verb` the resource in `namespace`.
@@ -367,47 +399,30 @@ impl Cluster {
     /// An API failure naming what was being done; one that never reached an answer names the
     /// server too, and one that timed out the limit.
     fn failure(&self, doing: &str, error: kube::Error) -> Error {
-        match error {
-            kube::Error::Api(_) => api_error(doing, error),
+        let failure = match error {
+            kube::Error::Api(status) => {
+                let failure = ApiFailure {
+                    code: Some(status.code),
+                    reason: status.reason.clone(),
+                    message: status.message.clone(),
+                };
+                return Error::Api { doing: doing.to_string(), failure };
+            }
             other if timed_out(&other) => {
                 let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
-                Error::Input(format!(
-                    "{doing} at {}: timed out, no answer within {limit} (the request timeout: \
-                     --request-timeout, {} by default; 0 for none)",
-                    self.server,
-                    crate::time::human(DEFAULT_REQUEST_TIMEOUT)
-                ))
+                ApiFailure {
+                    code: None,
+                    reason: "timed out".into(),
+                    message: format!(
+                        "timed out, no answer within {limit} (the request timeout: --request-timeout, {} by default; 0 for none)",
+                        crate::time::human(DEFAULT_REQUEST_TIMEOUT)
+                    ),
+                }
             }
-            other => Error::Input(format!("{doing} at {}: {}", self.server, describe_api_error(&other))),
-        }
-    }
-}
-
-/// One permission a command needs.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Permission {
-    pub verb: String,
-    pub group: String,
-    pub resource: String,
-    pub subresource: Option<String>,
-    pub namespace: String,
-}
-
-impl Permission {
-    /// `verb` on a resource (or its `subresource`) in `namespace`.
-    pub fn on(verb: &str, resource: &Resource, subresource: Option<&str>, namespace: &str) -> Permission {
-        Permission {
-            verb: verb.into(),
-            group: resource.group.clone(),
-            resource: resource.plural.clone(),
-            subresource: subresource.map(str::to_string),
-            namespace: namespace.into(),
-        }
-    }
-
-    /// What replacing objects of a resource needs: `get` and `update`.
-    pub fn replace(resource: &Resource, namespace: &str) -> [Permission; 2] {
-        ["get", "update"].map(|verb| Permission::on(verb, resource, None, namespace))
+            other => ApiFailure { code: None, reason: "no answer".into(), message: describe_api_error(&other) },
+        };
+        // A request that never got an answer names the server it was sent to.
+        Error::Api { doing: format!("{doing} at {}", self.server), failure }
     }
 }
 
@@ -499,12 +514,7 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
-/// An API failure as a sentence: what was being done, the server's message, code and reason.
-pub fn api_error(doing: &str, error: kube::Error) -> Error {
-    Error::Input(format!("{doing}: {}", describe_api_error(&error)))
-}
-
-pub fn describe_api_error(error: &kube::Error) -> String {
+fn describe_api_error(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => format!("{} ({} {})", status.message, status.code, status.reason),
         // Connection failures hide their cause in the source chain (refused, timed out, TLS).

@@ -1,53 +1,245 @@
-//! Reading input files: manifests (`-f`), scripts, `--lua-dir`, test cases.
+//! Reading input files: manifests (`-f`, `-k`, stdin), scripts, `--lua-dir`, test cases, an
+//! `obj`. Every read is bounded: an input over its limit is an error naming the input and the
+//! limit, and is never read past it. Directories are walked in name order, each real folder
+//! once (a symbolic link back to a folder above is not followed again), hidden entries left out.
 
 use crate::error::Error;
-use crate::scripts::{ScriptKey, ingress_key, parse_script_flag};
+use crate::scripts::{self, ScriptKey, ingress_key, parse_script_flag};
 use crate::yaml::{self, Document};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-pub fn read_text(path: &Path) -> Result<String, Error> {
-    fs::read_to_string(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+/// A size limit, and the input it applies to (for the message when it is passed).
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    pub bytes: usize,
+    pub input: &'static str,
 }
 
-/// Reads `-f` arguments: files, directories (their `.yaml`, `.yml` and `.json` files, recursively,
-/// in name order) and `-` for stdin. Returns each document with the file it came from.
-pub fn read_manifests(paths: &[String]) -> Result<Vec<(String, Document)>, Error> {
-    let mut documents = Vec::new();
+/// Manifests: every `-f` file, stdin and `kubectl kustomize`'s output together. A 3,000-object
+/// cluster export is 13.6 MB (see `yaml::YAML_LIMITS`).
+pub const MANIFESTS: Limit = Limit { bytes: 64 << 20, input: "manifests (-f, -k and stdin together)" };
+/// A script file (`--script`, `--lua-dir`, `test`, `eval`); a ConfigMap holds 1 MiB at most.
+pub const SCRIPT: Limit = Limit { bytes: scripts::MAX_SCRIPT_BYTES, input: "a script" };
+/// An `obj` (`eval --obj`) or an object file (`restore --from-backup`): the API server stores an
+/// object of 1.5 MiB at most, and its YAML takes more room than its JSON.
+pub const OBJECT: Limit = Limit { bytes: 8 << 20, input: "an obj or object file" };
+/// A test case: a Rollout, the original object, and one expected object per step.
+pub const TEST_CASE: Limit = Limit { bytes: 16 << 20, input: "a test case" };
+/// What `kubectl kustomize` writes to stderr is kept up to this size, for the error message.
+const KUSTOMIZE_STDERR: usize = 64 << 10;
+/// How long `kubectl kustomize DIR` may run: it may fetch remote bases.
+pub const KUSTOMIZE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A file's text, or stdin's when `path` is `-`.
+pub fn read_text(path: &Path, limit: Limit) -> Result<String, Error> {
+    if path == Path::new("-") {
+        return read_bounded(std::io::stdin().lock(), "<stdin>", limit.bytes, limit);
+    }
+    let file = fs::File::open(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+    read_bounded(file, &path.display().to_string(), limit.bytes, limit)
+}
+
+/// At most `max` bytes of UTF-8 text: one byte more is an error naming `limit`.
+fn read_bounded(reader: impl Read, source: &str, max: usize, limit: Limit) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    reader.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| Error::Input(format!("{source}: {e}")))?;
+    if bytes.len() > max {
+        return Err(over_limit(source, limit));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| Error::Input(format!("{source}: not UTF-8 text (at byte {})", e.utf8_error().valid_up_to())))
+}
+
+fn over_limit(source: &str, limit: Limit) -> Error {
+    let hint = if limit.input == MANIFESTS.input {
+        ": read only what the plan needs (Rollouts, TrafficRoutings, their gateway objects and the script ConfigMap)"
+    } else {
+        ""
+    };
+    Error::Input(format!("{source}: the input passes {} MiB, the limit for {}{hint}", limit.bytes >> 20, limit.input))
+}
+
+/// Manifests read, with what was left out.
+#[derive(Debug, Default)]
+pub struct Manifests {
+    /// Each document with the file (or `<stdin>`, `kustomize DIR`) it came from.
+    pub documents: Vec<(String, Document)>,
+    /// The files read.
+    pub files: usize,
+    /// What was not read, one line each (shown with -v): hidden entries, subdirectories without
+    /// -R, a folder met again through a symbolic link.
+    pub skipped: Vec<String>,
+    /// Whether a directory had subdirectories that were not read (no -R).
+    pub subdirectories_left: bool,
+    /// The bytes read so far, all under `MANIFESTS`.
+    bytes: usize,
+}
+
+impl Manifests {
+    /// Reads one more file (or stdin), within what is left of `MANIFESTS`.
+    fn read(&mut self, reader: impl Read, source: &str) -> Result<(), Error> {
+        let text = read_bounded(reader, source, MANIFESTS.bytes - self.bytes, MANIFESTS)?;
+        self.bytes += text.len();
+        let documents = yaml::parse_documents(&text, source).map_err(Error::Input)?;
+        self.documents.extend(documents.into_iter().map(|d| (source.to_string(), d)));
+        self.files += 1;
+        Ok(())
+    }
+}
+
+/// Reads `-f` arguments as kubectl does: files, directories (their `.yaml`, `.yml` and `.json`
+/// files in name order; with `recursive`, those of their subdirectories too) and `-` for stdin.
+pub fn read_manifests(paths: &[String], recursive: bool) -> Result<Manifests, Error> {
+    let mut manifests = Manifests::default();
     for path in paths {
         if path == "-" {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| Error::Input(format!("reading stdin: {e}")))?;
-            documents.extend(parse(&text, "<stdin>")?);
+            manifests.read(std::io::stdin().lock(), "<stdin>")?;
             continue;
         }
         let path = Path::new(path);
-        let files = if path.is_dir() { manifest_files(path)? } else { vec![path.to_path_buf()] };
+        let files = if path.is_dir() {
+            let walk = walk(path, recursive, |_| true)?;
+            manifests.skipped.extend(walk.skipped);
+            manifests.subdirectories_left |= walk.subdirectories_left;
+            walk.files.into_iter().filter(|f| has_extension(f, &["yaml", "yml", "json"])).collect()
+        } else {
+            vec![path.to_path_buf()]
+        };
         for file in files {
             let source = file.display().to_string();
-            documents.extend(parse(&read_text(&file)?, &source)?);
+            let handle = fs::File::open(&file).map_err(|e| Error::Input(format!("{source}: {e}")))?;
+            manifests.read(handle, &source)?;
         }
     }
-    Ok(documents)
+    Ok(manifests)
 }
 
-fn parse(text: &str, source: &str) -> Result<Vec<(String, Document)>, Error> {
-    let documents = yaml::parse_documents(text, source).map_err(Error::Input)?;
-    Ok(documents.into_iter().map(|d| (source.to_string(), d)).collect())
+/// `-k DIR`: the manifests `kubectl kustomize DIR` builds, as kubectl's own `-k` reads them.
+/// Its output is bounded by `MANIFESTS`, its run by `KUSTOMIZE_TIMEOUT`.
+pub fn kustomize(dir: &Path) -> Result<Manifests, Error> {
+    let command = format!("kubectl kustomize {}", dir.display());
+    let mut child = Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::Input(format!(
+                "-k runs `{command}`, but kubectl is not on PATH: install kubectl, or build the manifests with kustomize and pass them with -f -"
+            )),
+            _ => Error::Input(format!("running `{command}`: {e}")),
+        })?;
+    let (mut stdout, mut stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let (sender, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = (&mut stdout).take(MANIFESTS.bytes as u64 + 1).read_to_end(&mut bytes);
+        let _ = sender.send(read.map(|_| bytes));
+    });
+    let errors = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let _ = (&mut stderr).take(KUSTOMIZE_STDERR as u64).read_to_end(&mut kept);
+        // The rest is drained, so that kubectl never blocks on a full pipe.
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        String::from_utf8_lossy(&kept).trim().to_string()
+    });
+    let finished = finish(&mut child, &output, &command);
+    if finished.is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let (bytes, status) = finished?;
+    if !status.success() {
+        let errors = errors.join().unwrap_or_default();
+        return Err(Error::Input(format!("`{command}` failed ({status}): {errors}")));
+    }
+    let mut manifests = Manifests::default();
+    manifests.read(bytes.as_slice(), &format!("kustomize {}", dir.display()))?;
+    Ok(manifests)
 }
 
-fn manifest_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut files = Vec::new();
+/// `kubectl kustomize`'s output and exit status, within `KUSTOMIZE_TIMEOUT` and `MANIFESTS`.
+fn finish(
+    child: &mut std::process::Child,
+    output: &std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    command: &str,
+) -> Result<(Vec<u8>, std::process::ExitStatus), Error> {
+    let deadline = Instant::now() + KUSTOMIZE_TIMEOUT;
+    let timed_out = || Error::Input(format!("`{command}` did not finish within {}s", KUSTOMIZE_TIMEOUT.as_secs()));
+    let bytes = output
+        .recv_timeout(KUSTOMIZE_TIMEOUT)
+        .map_err(|_| timed_out())?
+        .map_err(|e| Error::Input(format!("reading the output of `{command}`: {e}")))?;
+    if bytes.len() > MANIFESTS.bytes {
+        return Err(over_limit(command, MANIFESTS));
+    }
+    loop {
+        match child.try_wait().map_err(|e| Error::Input(format!("waiting for `{command}`: {e}")))? {
+            Some(status) => return Ok((bytes, status)),
+            None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            None => return Err(timed_out()),
+        }
+    }
+}
+
+fn has_extension(path: &Path, extensions: &[&str]) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| extensions.contains(&e))
+}
+
+/// What a directory walk found.
+#[derive(Debug, Default)]
+struct Walk {
+    /// Every directory walked, the root first, in the order met.
+    directories: Vec<PathBuf>,
+    /// Every file met, in name order, depth first.
+    files: Vec<PathBuf>,
+    skipped: Vec<String>,
+    subdirectories_left: bool,
+}
+
+/// Walks `root`'s entries in name order, and with `recursive` those of each subdirectory
+/// `descend` accepts, depth first. Each real directory is walked once, however symbolic links
+/// lead back to it; hidden entries (`.git`, `.github/`) are left out.
+fn walk(root: &Path, recursive: bool, descend: impl Fn(&Path) -> bool) -> Result<Walk, Error> {
+    let mut found = Walk::default();
+    let mut seen = HashSet::new();
+    walk_into(root, recursive, &descend, &mut seen, &mut found)?;
+    Ok(found)
+}
+
+fn walk_into(
+    dir: &Path,
+    recursive: bool,
+    descend: &dyn Fn(&Path) -> bool,
+    seen: &mut HashSet<PathBuf>,
+    found: &mut Walk,
+) -> Result<(), Error> {
+    let real = fs::canonicalize(dir).map_err(|e| Error::Input(format!("{}: {e}", dir.display())))?;
+    if !seen.insert(real.clone()) {
+        found.skipped.push(format!("skipped {}: the folder {} again, already read", dir.display(), real.display()));
+        return Ok(());
+    }
+    found.directories.push(dir.to_path_buf());
     for entry in sorted_entries(dir)? {
-        if entry.is_dir() {
-            files.extend(manifest_files(&entry)?);
-        } else if matches!(entry.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")) {
-            files.push(entry);
+        if entry.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
+            found.skipped.push(format!("skipped {}: hidden", entry.display()));
+        } else if !entry.is_dir() {
+            found.files.push(entry);
+        } else if !recursive {
+            found.skipped.push(format!("skipped {}: a subdirectory (-R reads subdirectories)", entry.display()));
+            found.subdirectories_left = true;
+        } else if descend(&entry) {
+            walk_into(&entry, recursive, descend, seen, found)?;
         }
     }
-    Ok(files)
+    Ok(())
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -63,7 +255,7 @@ pub fn read_script_flags(flags: &[String]) -> Result<BTreeMap<ScriptKey, (String
         .iter()
         .map(|flag| {
             let (key, file) = parse_script_flag(flag).map_err(Error::Input)?;
-            let code = read_text(Path::new(&file))?;
+            let code = read_text(Path::new(&file), SCRIPT)?;
             Ok((key, (file, code)))
         })
         .collect()
@@ -102,16 +294,14 @@ pub fn ingress_scripts(path: &Path) -> Result<Vec<IngressScriptFile>, Error> {
             false => Ok(Vec::new()),
         };
     }
-    if path.file_name().is_some_and(|n| n == INGRESS_DIR) {
-        return ingress_scripts_in(path);
+    if !path.is_dir() {
+        return Err(Error::Input(format!("{}: no such file or directory", path.display())));
     }
+    // The folder itself, or every `trafficrouting_ingress` folder below it (each walked once).
+    let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
     let mut found = Vec::new();
-    if path.is_dir() {
-        for entry in sorted_entries(path)? {
-            if entry.is_dir() && entry.file_name().is_some_and(|n| n != "testdata") {
-                found.extend(ingress_scripts(&entry)?);
-            }
-        }
+    for dir in walk.directories.iter().filter(|d| d.file_name().is_some_and(|n| n == INGRESS_DIR)) {
+        found.extend(ingress_scripts_in(dir)?);
     }
     Ok(found)
 }
@@ -133,7 +323,7 @@ fn ingress_script(script: &Path) -> Result<IngressScriptFile, Error> {
     let testdata_dir = script.parent().unwrap_or(Path::new(".")).join("testdata").join(&class_type);
     Ok(IngressScriptFile {
         testdata: yaml_files(&testdata_dir)?,
-        code: read_text(script)?,
+        code: read_text(script, SCRIPT)?,
         script: script.into(),
         class_type,
     })
@@ -145,9 +335,35 @@ fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
     if dir.is_dir() {
         for file in sorted_entries(dir)? {
             if matches!(file.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
-                found.push((file.display().to_string(), read_text(&file)?));
+                found.push((file.display().to_string(), read_text(&file, TEST_CASE)?));
             }
         }
+    }
+    Ok(found)
+}
+
+/// Where HTTPRoute test cases live: the Gateway API provider has no script, only cases.
+const HTTP_ROUTE_DIR: [&str; 2] = ["gateway.networking.k8s.io", "HTTPRoute"];
+
+/// Finds the HTTPRoute test cases at or below the folder `path`: the
+/// `gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml|yml` files, read: (path, contents). A
+/// folder with a `trafficRouting.lua` holds a custom script's cases instead (an HTTPRoute can
+/// be a `customNetworkRefs` object too).
+pub fn http_route_cases(path: &Path) -> Result<Vec<(String, String)>, Error> {
+    if !path.is_dir() {
+        return Ok(Vec::new());
+    }
+    // The folder itself, or every `gateway.networking.k8s.io/HTTPRoute` folder below it (each
+    // walked once); one with a `trafficRouting.lua` holds that script's cases instead.
+    let is_route_dir = |dir: &Path| {
+        let names = [dir.parent().and_then(Path::file_name), dir.file_name()];
+        names.map(|n| n.and_then(|n| n.to_str())) == HTTP_ROUTE_DIR.map(Some)
+            && !dir.join("trafficRouting.lua").exists()
+    };
+    let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
+    let mut found = Vec::new();
+    for dir in walk.directories.iter().filter(|d| is_route_dir(d)) {
+        found.extend(yaml_files(&dir.join("testdata"))?);
     }
     Ok(found)
 }
@@ -170,22 +386,13 @@ pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
     if !path.is_dir() {
         return Err(Error::Input(format!("{}: no such file or directory", path.display())));
     }
-    let mut found = Vec::new();
-    collect_scripts(path, &mut found)?;
-    Ok(found)
-}
-
-fn collect_scripts(dir: &Path, found: &mut Vec<ScriptDir>) -> Result<(), Error> {
-    let script = dir.join("trafficRouting.lua");
-    if script.is_file() {
-        found.push(script_dir(&script)?);
-    }
-    for entry in sorted_entries(dir)? {
-        if entry.is_dir() && entry.file_name().is_some_and(|n| n != "testdata") {
-            collect_scripts(&entry, found)?;
-        }
-    }
-    Ok(())
+    let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
+    walk.directories
+        .iter()
+        .map(|dir| dir.join("trafficRouting.lua"))
+        .filter(|script| script.is_file())
+        .map(|script| script_dir(&script))
+        .collect()
 }
 
 fn script_dir(script: &Path) -> Result<ScriptDir, Error> {
@@ -194,7 +401,7 @@ fn script_dir(script: &Path) -> Result<ScriptDir, Error> {
     let kind_dir = absolute.parent();
     let key = (name(kind_dir.and_then(Path::parent)), name(kind_dir));
     let testdata = yaml_files(&script.parent().unwrap_or(Path::new(".")).join("testdata"))?;
-    Ok(ScriptDir { key, script: script.to_path_buf(), code: read_text(script)?, testdata })
+    Ok(ScriptDir { key, script: script.to_path_buf(), code: read_text(script, SCRIPT)?, testdata })
 }
 
 /// An XDG base directory: `$VAR`, else `$HOME/<fallback>` (e.g. `XDG_CACHE_HOME`, `.cache`).
@@ -202,4 +409,22 @@ pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
     std::env::var_os(var)
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_bounded_and_say_which_limit() {
+        let limit = Limit { bytes: 4 << 20, input: "a thing" };
+        assert_eq!(read_bounded(&b"abc"[..], "f", 3, limit).unwrap(), "abc");
+        let err = read_bounded(&b"abcd"[..], "f", 3, limit).unwrap_err().to_string();
+        assert_eq!(err, "f: the input passes 4 MiB, the limit for a thing");
+        // Never more than the limit and one byte is read.
+        let mut endless = std::io::repeat(b'a');
+        assert!(read_bounded(&mut endless, "<stdin>", 10, limit).is_err());
+        let err = read_bounded(&b"a\xffb"[..], "f", 3, limit).unwrap_err().to_string();
+        assert_eq!(err, "f: not UTF-8 text (at byte 1)");
+    }
 }

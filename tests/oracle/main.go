@@ -1,9 +1,12 @@
 // oracle: runs a traffic-routing Lua script the way the Kruise Rollout controller does
 // (gopher-lua, only base/table/string/math plus a json module, obj as a global) and prints
 // the returned {spec, labels, annotations} as canonical JSON. A differential reference for
-// the project's own Lua engine. Usage: oracle [-bench N] SCRIPT.lua OBJ.json
+// the project's own Lua engine. Usage: oracle [-bench N] [-ingress] SCRIPT.lua OBJ.json
 // With -bench N it evaluates N times (a fresh state each time, as the controller does) and prints
 // the mean nanoseconds per evaluation instead of the result.
+// With -ingress the script is read as an Ingress script: its returned table is the canary
+// Ingress's annotations, decoded into a string map as the controller does, and printed as
+// canonical JSON (null for no annotations).
 package main
 
 import (
@@ -33,13 +36,9 @@ func toLua(L *lua.LState, v interface{}) lua.LValue {
 	case string:
 		return lua.LString(x)
 	case []interface{}:
-		// The controller's gopher-lua skips nil in Append, so JSON nulls inside lists vanish;
-		// Debian's older snapshot appends them as holes, so skip them here.
 		t := L.CreateTable(len(x), 0)
 		for _, e := range x {
-			if ev := toLua(L, e); ev != lua.LNil {
-				t.Append(ev)
-			}
+			appendItem(t, toLua(L, e))
 		}
 		return t
 	case map[string]interface{}:
@@ -149,9 +148,10 @@ func fail(format string, a ...interface{}) {
 
 func main() {
 	bench := flag.Int("bench", 0, "evaluate N times and print mean ns per evaluation")
+	flag.BoolVar(&ingress, "ingress", false, "the script is an Ingress script: print the returned annotations")
 	flag.Parse()
 	if flag.NArg() != 2 {
-		fail("usage: oracle [-bench N] SCRIPT.lua OBJ.json")
+		fail("usage: oracle [-bench N] [-ingress] SCRIPT.lua OBJ.json")
 	}
 	script, err := ioutil.ReadFile(flag.Arg(0))
 	if err != nil {
@@ -186,6 +186,9 @@ func main() {
 	fmt.Println(out)
 }
 
+// ingress: the script returns an Ingress's annotations rather than {spec, labels, annotations}.
+var ingress bool
+
 // evaluate runs one script on one obj in a fresh state and returns canonical JSON of the result.
 func evaluate(script string, obj interface{}) (string, error) {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
@@ -214,6 +217,14 @@ func evaluate(script string, obj interface{}) (string, error) {
 		return "", fmt.Errorf("encode: %v", err)
 	}
 	b, _ := json.Marshal(v)
+	if ingress {
+		annotations := map[string]string{}
+		if err := json.Unmarshal(b, &annotations); err != nil {
+			return "", fmt.Errorf("decode annotations: %v", err)
+		}
+		out, _ := json.Marshal(annotations)
+		return string(out), nil
+	}
 	var d data
 	if err := json.Unmarshal(b, &d); err != nil {
 		return "", fmt.Errorf("decode Data: %v", err)

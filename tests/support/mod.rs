@@ -264,7 +264,7 @@ impl Output {
 /// The fake API server, with the kubeconfig of a test pointing at it.
 pub mod cluster {
     use super::Test;
-    pub use fake_apiserver::{FakeApiServer, FakeHandle, Rule};
+    pub use fake_apiserver::{ApiResourceDef, FakeApiServer, FakeHandle, Rule};
     use serde_json::{Value, json};
 
     pub const NAMESPACE: &str = "shop";
@@ -322,14 +322,32 @@ pub mod cluster {
         })
     }
 
+    /// The workload of `rollout()`: Deployment `demo` with `replicas` pods, all ready.
+    pub fn deployment(replicas: i64) -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "demo", "namespace": NAMESPACE},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "demo"}}},
+            "status": {"replicas": replicas, "readyReplicas": replicas}
+        })
+    }
+
     /// Kruise and Istio served, with the Rollout at `step`/`state` and its two gateway objects.
     pub fn shop(step: i64, state: &str) -> fake_apiserver::Builder {
         serving(rollout(step, state))
     }
 
-    /// Kruise and Istio served, with this Rollout and the two gateway objects of `rollout()`.
+    /// Kruise, Istio and Deployments served, with this Rollout, the two gateway objects of
+    /// `rollout()` and its workload (4 replicas: every step is routed).
     pub fn serving(rollout: Value) -> fake_apiserver::Builder {
-        FakeApiServer::builder().kruise_and_istio().object(rollout).object(virtual_service()).object(destination_rule())
+        FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+            .object(rollout)
+            .object(virtual_service())
+            .object(destination_rule())
+            .object(deployment(4))
     }
 
     pub fn vs(server: &FakeHandle) -> Value {
@@ -353,8 +371,114 @@ pub mod cluster {
             .run()
     }
 
-    /// The requests that changed something (SelfSubjectAccessReviews excluded).
+    /// The requests that changed something, other than the claim on a Rollout (a Lease) and
+    /// SelfSubjectAccessReviews.
     pub fn writes(server: &FakeHandle) -> Vec<String> {
-        server.writes().iter().map(|r| format!("{} {}", r.method, r.path)).collect()
+        routing_writes(server).iter().map(|r| format!("{} {}", r.method, r.path)).collect()
+    }
+
+    /// The logged writes other than the claim on a Rollout (a Lease).
+    pub fn routing_writes(server: &FakeHandle) -> Vec<fake_apiserver::LoggedRequest> {
+        server.writes().into_iter().filter(|r| !r.path.contains("/leases")).collect()
+    }
+
+    /// The writes to the claims (Leases).
+    pub fn claim_writes(server: &FakeHandle) -> Vec<String> {
+        server
+            .writes()
+            .iter()
+            .filter(|r| r.path.contains("/leases"))
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    }
+
+    /// A v1beta1 canary Rollout `store` routing through HTTPRoute `store`: a header step, a path
+    /// step, 30%, then 100%.
+    pub fn store_rollout(step: i64, state: &str) -> Value {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "store"},
+                "strategy": {"canary": {
+                    "steps": [
+                        {"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x-canary", "value": "true"}]}]},
+                        {"replicas": 2, "matches": [{"path": {"type": "PathPrefix", "value": "/beta"}}]},
+                        {"replicas": "30%", "traffic": "30%"},
+                        {"replicas": "100%"}
+                    ],
+                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+                }}
+            },
+            "status": {
+                "phase": "Progressing",
+                "canaryStatus": {"currentStepIndex": step, "currentStepState": state, "canaryReplicas": 1, "canaryReadyReplicas": 1}
+            }
+        })
+    }
+
+    /// HTTPRoute `store`: `/` to Service `store`, `/old` redirected. As a user writes it; the fake server adds the CRD's defaults (kind, group, weight).
+    pub fn http_route(version: &str) -> Value {
+        json!({
+            "apiVersion": format!("gateway.networking.k8s.io/{version}"), "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "parentRefs": [{"name": "public"}],
+                "rules": [
+                    {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [{"name": "store", "port": 80}]},
+                    {"matches": [{"path": {"type": "Exact", "value": "/old"}}],
+                     "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/"}}}]}
+                ]
+            }
+        })
+    }
+
+    /// Kruise and HTTPRoutes (at `versions`, the first the route's own) served, with Rollout
+    /// `store` at `step`/`state` and HTTPRoute `store`.
+    pub fn store(step: i64, state: &str, versions: &[&str]) -> fake_apiserver::Builder {
+        let mut builder = fake_apiserver::FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .object(store_rollout(step, state));
+        for version in versions {
+            builder = builder.resource(fake_apiserver::httproutes(version));
+        }
+        builder.object(http_route(versions[0]))
+    }
+
+    pub fn route(server: &FakeHandle) -> Value {
+        server.object("gateway.networking.k8s.io", "*", "httproutes", NAMESPACE, "store").expect("the HTTPRoute")
+    }
+
+    /// The route's rules, each as `path [header…] -> backend weight, …`.
+    pub fn rules(server: &FakeHandle) -> Vec<String> {
+        route(server)["spec"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|rule| {
+                let matches: Vec<String> = rule["matches"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|m| {
+                        let headers: String = m["headers"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|h| format!(" {}={}", h["name"].as_str().unwrap(), h["value"].as_str().unwrap()))
+                            .collect();
+                        format!("{}{headers}", m["path"]["value"].as_str().unwrap_or("-"))
+                    })
+                    .collect();
+                let backends: Vec<String> = rule["backendRefs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|b| format!("{} {}", b["name"].as_str().unwrap(), b["weight"]))
+                    .collect();
+                format!("{} -> {}", matches.join(" | "), backends.join(", "))
+            })
+            .collect()
     }
 }

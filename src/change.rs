@@ -1,0 +1,521 @@
+//! A change to one object: what a write does, the exact request it makes, the change that
+//! undoes it, and how to tell from a fresh read whether it landed. Pure: the writer
+//! (`write.rs`) sends the requests.
+
+use crate::data;
+use crate::model::ObjectKey;
+use serde_json::{Map, Value};
+
+/// One write a plan makes (or, `Keep`, does not make).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// POST `object` (it must not exist).
+    Create { key: ObjectKey, object: Value },
+    /// PUT `after` over `before`, conditional on the resourceVersion this run last saw.
+    Replace { key: ObjectKey, before: Value, after: Value },
+    /// A JSON merge patch of the object (or of its `status` subresource), conditional on the
+    /// resourceVersion this run last saw.
+    MergePatch { key: ObjectKey, subresource: Option<&'static str>, before: Value, patch: Value },
+    /// DELETE, conditional on the object's UID and the resourceVersion this run last saw.
+    Delete { key: ObjectKey, before: Value },
+    /// Nothing to write.
+    Keep { key: ObjectKey, object: Value },
+}
+
+/// The request a change sends. `resourceVersion` preconditions are filled in by
+/// [`Change::request`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    Create { body: Value },
+    Replace { body: Value },
+    MergePatch { subresource: Option<&'static str>, body: Value },
+    Delete { uid: Option<String>, resource_version: Option<String> },
+}
+
+/// What a fresh read says about a change whose reply never came.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Landed {
+    /// The object is as the change leaves it.
+    Applied,
+    /// The object is as it was before: the change did not happen.
+    NotApplied,
+    /// Neither: someone else changed (or removed, or made) the object.
+    ChangedBySomeoneElse,
+}
+
+impl Change {
+    pub fn key(&self) -> &ObjectKey {
+        match self {
+            Change::Create { key, .. }
+            | Change::Replace { key, .. }
+            | Change::MergePatch { key, .. }
+            | Change::Delete { key, .. }
+            | Change::Keep { key, .. } => key,
+        }
+    }
+
+    /// `create`, `replace`, `patch`, `delete`, `keep`: the `action` of `plan -o json`.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Change::Create { .. } => "create",
+            Change::Replace { .. } => "replace",
+            Change::MergePatch { .. } => "patch",
+            Change::Delete { .. } => "delete",
+            Change::Keep { .. } => "keep",
+        }
+    }
+
+    /// The object before the change (None for a Create).
+    pub fn before(&self) -> Option<&Value> {
+        match self {
+            Change::Create { .. } => None,
+            Change::Replace { before, .. } | Change::MergePatch { before, .. } | Change::Delete { before, .. } => {
+                Some(before)
+            }
+            Change::Keep { object, .. } => Some(object),
+        }
+    }
+
+    /// The object as the change means to leave it (None for a Delete).
+    pub fn after(&self) -> Option<Value> {
+        match self {
+            Change::Create { object, .. } | Change::Keep { object, .. } => Some(object.clone()),
+            Change::Replace { after, .. } => Some(after.clone()),
+            Change::MergePatch { before, patch, .. } => Some(merge_patch(before, patch)),
+            Change::Delete { .. } => None,
+        }
+    }
+
+    /// Whether the change writes anything at all.
+    pub fn writes(&self) -> bool {
+        !matches!(self, Change::Keep { .. })
+    }
+
+    /// The request, conditional on `resource_version` (the version this run last read or
+    /// wrote of the object; by default the one of `before`). None for a Keep.
+    pub fn request(&self, resource_version: Option<&str>) -> Option<Request> {
+        let version = resource_version.map(str::to_string).or_else(|| self.before().and_then(resource_version_of));
+        let with_version = |mut body: Value| {
+            if let Some(version) = &version {
+                body["metadata"]["resourceVersion"] = Value::String(version.clone());
+            }
+            body
+        };
+        match self {
+            Change::Create { object, .. } => Some(Request::Create { body: without_server_fields(object) }),
+            Change::Replace { after, .. } => Some(Request::Replace { body: with_version(after.clone()) }),
+            Change::MergePatch { subresource, patch, .. } => {
+                Some(Request::MergePatch { subresource: *subresource, body: with_version(patch.clone()) })
+            }
+            Change::Delete { before, .. } => Some(Request::Delete {
+                uid: before["metadata"]["uid"].as_str().map(str::to_string),
+                resource_version: version,
+            }),
+            Change::Keep { .. } => None,
+        }
+    }
+
+    /// The change that undoes this one, given the object as this run's write left it
+    /// (`written`, as the server returned it). Sent conditional on `written`'s resourceVersion,
+    /// it only ever undoes what nobody changed since. None for a Keep.
+    pub fn inverse(&self, written: Option<&Value>) -> Option<Change> {
+        let key = self.key().clone();
+        match (self, written) {
+            (Change::Create { .. }, Some(written)) => Some(Change::Delete { key, before: written.clone() }),
+            (Change::Replace { before, .. }, Some(written)) => {
+                let mut after = before.clone();
+                after["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"].clone();
+                Some(Change::Replace { key, before: written.clone(), after })
+            }
+            (Change::MergePatch { subresource, before, .. }, Some(written)) => {
+                let part = |object: &Value| match subresource {
+                    Some(sub) => serde_json::json!({ *sub: object[*sub] }),
+                    None => without_server_fields(object),
+                };
+                Some(Change::MergePatch {
+                    key,
+                    subresource: *subresource,
+                    before: written.clone(),
+                    patch: merge_diff(&part(written), &part(before)),
+                })
+            }
+            (Change::Delete { before, .. }, _) => Some(Change::Create { key, object: without_server_fields(before) }),
+            _ => None,
+        }
+    }
+
+    /// Whether a change whose reply was lost landed, from a fresh read (`None`: not found).
+    /// `sent_version` is the resourceVersion its request was conditional on (by default the one
+    /// of `before`): an object still at it was not written.
+    pub fn landed(&self, sent_version: Option<&str>, fresh: Option<&Value>) -> Landed {
+        let unchanged = |before: &Value, fresh: &Value| {
+            let sent = sent_version.map(str::to_string).or_else(|| resource_version_of(before));
+            sent.is_some() && sent == resource_version_of(fresh)
+        };
+        match (self, fresh) {
+            (Change::Keep { .. }, _) => Landed::Applied,
+            (Change::Create { .. }, None) => Landed::NotApplied,
+            (Change::Create { object, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, object)),
+            (Change::Delete { .. }, None) => Landed::Applied,
+            (Change::Delete { before, .. }, Some(fresh)) if fresh["metadata"]["uid"] != before["metadata"]["uid"] => {
+                // Deleted, and made again since by someone else.
+                Landed::Applied
+            }
+            (Change::Delete { before, .. }, Some(fresh)) if unchanged(before, fresh) => Landed::NotApplied,
+            (Change::Delete { .. }, Some(_)) => Landed::ChangedBySomeoneElse,
+            (_, None) => Landed::ChangedBySomeoneElse,
+            (Change::Replace { before, .. } | Change::MergePatch { before, .. }, Some(fresh))
+                if unchanged(before, fresh) =>
+            {
+                Landed::NotApplied
+            }
+            (Change::Replace { after, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, after)),
+            (Change::MergePatch { patch, .. }, Some(fresh)) => {
+                let mut patch = patch.clone();
+                // The precondition is not content.
+                if let Some(metadata) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
+                    metadata.remove("resourceVersion");
+                }
+                same_or_other(merge_patch(fresh, &patch) == *fresh)
+            }
+        }
+    }
+}
+
+impl Change {
+    /// After a conflict: whether the object as it is now (`fresh`) differs from what this run
+    /// last saw of it (`seen`) in something that matters to this change: the routing (spec,
+    /// labels, annotations) of an object it writes, or a field the patch writes (a status patch:
+    /// the fields it sets, and the generation). Anything else (the server's bookkeeping, status
+    /// fields the patch leaves alone) may change without making the write wrong.
+    pub fn someone_else_changed(&self, seen: &Value, fresh: &Value) -> bool {
+        match self {
+            Change::Create { .. } => true,
+            Change::Keep { .. } => false,
+            Change::Replace { .. } | Change::Delete { .. } => !data::same_routing(seen, fresh),
+            Change::MergePatch { subresource, patch, .. } => {
+                let mut fields = Vec::new();
+                leaves(patch, &mut Vec::new(), &mut fields);
+                let patched_field_changed = fields
+                    .iter()
+                    .filter(|path| path.as_slice() != ["metadata", "resourceVersion"])
+                    .any(|path| pointer(seen, path) != pointer(fresh, path));
+                let content_changed = match subresource {
+                    Some(_) => seen["metadata"]["generation"] != fresh["metadata"]["generation"],
+                    None => !data::same_routing(seen, fresh),
+                };
+                patched_field_changed || content_changed
+            }
+        }
+    }
+}
+
+impl Change {
+    /// The same change, made over the object as it is now (`fresh`, after a conflict): a
+    /// replace writes its routing (spec, labels, annotations) over what else changed, a patch
+    /// or delete is conditional on the new version.
+    pub fn rebased(&self, fresh: &Value) -> Change {
+        let key = self.key().clone();
+        match self {
+            Change::Replace { after, .. } => {
+                let mut after = data::Data::of_object(after).apply_to(fresh, None);
+                after["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"].clone();
+                Change::Replace { key, before: fresh.clone(), after }
+            }
+            Change::MergePatch { subresource, patch, .. } => {
+                Change::MergePatch { key, subresource: *subresource, before: fresh.clone(), patch: patch.clone() }
+            }
+            Change::Delete { .. } => Change::Delete { key, before: fresh.clone() },
+            Change::Create { .. } | Change::Keep { .. } => self.clone(),
+        }
+    }
+}
+
+/// The paths of the leaves of a patch (every value that is not a map).
+fn leaves<'a>(value: &'a Value, path: &mut Vec<&'a str>, out: &mut Vec<Vec<&'a str>>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (field, inner) in map {
+                path.push(field);
+                leaves(inner, path, out);
+                path.pop();
+            }
+        }
+        _ => out.push(path.clone()),
+    }
+}
+
+fn pointer<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |value, field| value.get(*field))
+}
+
+fn same_or_other(same: bool) -> Landed {
+    if same { Landed::Applied } else { Landed::ChangedBySomeoneElse }
+}
+
+pub fn resource_version_of(object: &Value) -> Option<String> {
+    object["metadata"]["resourceVersion"].as_str().map(str::to_string)
+}
+
+/// The object without what the API server sets (uid, resourceVersion, timestamps, managed
+/// fields, generation) and without its status: what can be sent to make it again.
+pub fn without_server_fields(object: &Value) -> Value {
+    let mut out = object.clone();
+    if let Some(root) = out.as_object_mut() {
+        root.remove("status");
+    }
+    if let Some(metadata) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in ["uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "selfLink"] {
+            metadata.remove(field);
+        }
+    }
+    out
+}
+
+/// RFC 7386: `patch` applied to `target` (null removes a field; anything but a map replaces).
+pub fn merge_patch(target: &Value, patch: &Value) -> Value {
+    let Value::Object(patch) = patch else { return patch.clone() };
+    let mut out = match target {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    for (field, value) in patch {
+        if value.is_null() {
+            out.remove(field);
+        } else {
+            let merged = merge_patch(out.get(field).unwrap_or(&Value::Null), value);
+            out.insert(field.clone(), merged);
+        }
+    }
+    Value::Object(out)
+}
+
+/// The merge patch that turns `from` into `to` (maps field by field; anything else whole).
+pub fn merge_diff(from: &Value, to: &Value) -> Value {
+    match (from, to) {
+        (Value::Object(from), Value::Object(to)) => {
+            let mut patch = Map::new();
+            for (field, old) in from {
+                match to.get(field) {
+                    None => {
+                        patch.insert(field.clone(), Value::Null);
+                    }
+                    Some(new) if new != old => {
+                        patch.insert(field.clone(), merge_diff(old, new));
+                    }
+                    Some(_) => {}
+                }
+            }
+            for (field, new) in to {
+                if !from.contains_key(field) {
+                    patch.insert(field.clone(), new.clone());
+                }
+            }
+            Value::Object(patch)
+        }
+        _ => to.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key() -> ObjectKey {
+        ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web")
+    }
+
+    fn vs(version: &str, weight: i64) -> Value {
+        json!({"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+               "metadata": {"name": "web", "namespace": "shop", "uid": "u-1", "resourceVersion": version},
+               "spec": {"http": [{"route": [{"weight": weight}]}]}})
+    }
+
+    #[test]
+    fn a_replace_is_conditional_on_the_version_last_seen() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        assert_eq!(change.action(), "replace");
+        let Some(Request::Replace { body }) = change.request(None) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "5");
+        assert_eq!(body["spec"], vs("5", 80)["spec"]);
+        // After this run's own earlier write (storing the original), the next write is
+        // conditional on that write's version.
+        let Some(Request::Replace { body }) = change.request(Some("7")) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "7");
+    }
+
+    #[test]
+    fn a_replace_is_undone_by_a_replace_back_conditional_on_this_runs_write() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let inverse = change.inverse(Some(&vs("6", 80))).unwrap();
+        let Change::Replace { before, after, .. } = &inverse else { panic!() };
+        assert_eq!(before, &vs("6", 80));
+        assert_eq!(after["spec"], vs("5", 100)["spec"]);
+        let Some(Request::Replace { body }) = inverse.request(None) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "6");
+    }
+
+    #[test]
+    fn a_create_is_undone_by_a_delete_with_a_uid_precondition() {
+        let object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web-canary", "namespace": "shop"}});
+        let change = Change::Create { key: key(), object: object.clone() };
+        let Some(Request::Create { body }) = change.request(None) else { panic!() };
+        assert_eq!(body, object);
+        let mut written = object.clone();
+        written["metadata"]["uid"] = json!("u-9");
+        written["metadata"]["resourceVersion"] = json!("12");
+        let inverse = change.inverse(Some(&written)).unwrap();
+        assert_eq!(inverse.action(), "delete");
+        assert_eq!(
+            inverse.request(None),
+            Some(Request::Delete { uid: Some("u-9".into()), resource_version: Some("12".into()) })
+        );
+        // And a delete is undone by making the object again, without what the server set.
+        let again = inverse.inverse(None).unwrap();
+        let Change::Create { object: made, .. } = &again else { panic!() };
+        assert_eq!(made, &object);
+    }
+
+    #[test]
+    fn a_merge_patch_is_undone_by_the_reverse_merge_patch() {
+        let before = json!({"metadata": {"name": "web-canary", "resourceVersion": "3", "annotations": {"a": "1", "weight": "0"}}});
+        let patch = json!({"metadata": {"annotations": {"weight": "20", "header": "x"}}});
+        let change = Change::MergePatch { key: key(), subresource: None, before: before.clone(), patch: patch.clone() };
+        assert_eq!(change.action(), "patch");
+        let written = {
+            let mut w = merge_patch(&before, &patch);
+            w["metadata"]["resourceVersion"] = json!("4");
+            w
+        };
+        assert_eq!(written["metadata"]["annotations"], json!({"a": "1", "weight": "20", "header": "x"}));
+        let inverse = change.inverse(Some(&written)).unwrap();
+        let Change::MergePatch { patch: back, .. } = &inverse else { panic!() };
+        assert_eq!(back, &json!({"metadata": {"annotations": {"weight": "0", "header": null}}}));
+        assert_eq!(inverse.after().unwrap()["metadata"]["annotations"], before["metadata"]["annotations"]);
+        let Some(Request::MergePatch { body, .. }) = inverse.request(None) else { panic!() };
+        assert_eq!(body["metadata"]["resourceVersion"], "4");
+    }
+
+    #[test]
+    fn a_status_patch_inverse_touches_only_the_status() {
+        let before = json!({"metadata": {"resourceVersion": "3"}, "spec": {"x": 1}, "status": {"canaryStatus": {"currentStepState": "StepPaused"}}});
+        let patch = json!({"status": {"canaryStatus": {"currentStepState": "StepReady"}}});
+        let change = Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone(), patch };
+        let mut written = change.after().unwrap();
+        written["metadata"]["resourceVersion"] = json!("4");
+        let Some(Change::MergePatch { patch, subresource, .. }) = change.inverse(Some(&written)) else { panic!() };
+        assert_eq!(subresource, Some("status"));
+        assert_eq!(patch, json!({"status": {"canaryStatus": {"currentStepState": "StepPaused"}}}));
+    }
+
+    #[test]
+    fn a_fresh_read_tells_whether_a_replace_landed() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        assert_eq!(change.landed(None, Some(&vs("6", 80))), Landed::Applied);
+        assert_eq!(change.landed(None, Some(&vs("5", 100))), Landed::NotApplied);
+        assert_eq!(change.landed(None, Some(&vs("6", 50))), Landed::ChangedBySomeoneElse);
+        assert_eq!(change.landed(None, None), Landed::ChangedBySomeoneElse);
+    }
+
+    #[test]
+    fn a_write_conditional_on_this_runs_own_version_is_judged_by_it() {
+        // The original was stored by this run (version 6); the routing write after it was sent
+        // at 6, and its reply lost.
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        assert_eq!(change.landed(Some("6"), Some(&vs("6", 100))), Landed::NotApplied);
+        assert_eq!(change.landed(Some("6"), Some(&vs("7", 80))), Landed::Applied);
+        assert_eq!(change.landed(Some("6"), Some(&vs("7", 90))), Landed::ChangedBySomeoneElse);
+    }
+
+    #[test]
+    fn a_fresh_read_tells_whether_a_patch_create_or_delete_landed() {
+        let before = json!({"metadata": {"resourceVersion": "3"}, "status": {"state": "StepPaused"}});
+        let patch = json!({"metadata": {"resourceVersion": "3"}, "status": {"state": "StepReady"}});
+        let change = Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone(), patch };
+        let ready = json!({"metadata": {"resourceVersion": "4"}, "status": {"state": "StepReady"}});
+        assert_eq!(change.landed(None, Some(&ready)), Landed::Applied);
+        assert_eq!(change.landed(None, Some(&before)), Landed::NotApplied);
+        let moved = json!({"metadata": {"resourceVersion": "9"}, "status": {"state": "StepUpgrade"}});
+        assert_eq!(change.landed(None, Some(&moved)), Landed::ChangedBySomeoneElse);
+
+        let object = json!({"kind": "Ingress", "metadata": {"name": "c"}, "spec": {"a": 1}});
+        let create = Change::Create { key: key(), object: object.clone() };
+        assert_eq!(create.landed(None, None), Landed::NotApplied);
+        assert_eq!(create.landed(None, Some(&object)), Landed::Applied);
+        assert_eq!(
+            create.landed(None, Some(&json!({"kind": "Ingress", "spec": {"a": 2}}))),
+            Landed::ChangedBySomeoneElse
+        );
+
+        let delete = Change::Delete { key: key(), before: vs("5", 100) };
+        assert_eq!(delete.landed(None, None), Landed::Applied);
+        assert_eq!(delete.landed(None, Some(&vs("5", 100))), Landed::NotApplied);
+        assert_eq!(delete.landed(None, Some(&vs("6", 100))), Landed::ChangedBySomeoneElse);
+        let mut remade = vs("9", 100);
+        remade["metadata"]["uid"] = json!("u-2");
+        assert_eq!(delete.landed(None, Some(&remade)), Landed::Applied);
+    }
+
+    #[test]
+    fn a_conflict_matters_only_when_someone_changed_what_the_change_is_about() {
+        let replace = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let mut relabelled = vs("6", 100);
+        relabelled["metadata"]["managedFields"] = json!([{"manager": "kubectl"}]);
+        assert!(!replace.someone_else_changed(&vs("5", 100), &relabelled), "bookkeeping only");
+        assert!(replace.someone_else_changed(&vs("5", 100), &vs("6", 90)), "another spec");
+
+        let rollout = |version: &str, index: i64, state: &str, message: &str| {
+            json!({"metadata": {"resourceVersion": version, "generation": 3},
+                   "status": {"canaryStatus": {"currentStepIndex": index, "currentStepState": state, "message": message}}})
+        };
+        let approval = Change::MergePatch {
+            key: key(),
+            subresource: Some("status"),
+            before: rollout("5", 2, "StepPaused", "a"),
+            patch: json!({"metadata": {"resourceVersion": "5"}, "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}}),
+        };
+        let seen = rollout("5", 2, "StepPaused", "a");
+        assert!(
+            !approval.someone_else_changed(&seen, &rollout("6", 2, "StepPaused", "b")),
+            "a message is not the step"
+        );
+        assert!(approval.someone_else_changed(&seen, &rollout("6", 2, "StepReady", "a")), "approved by someone else");
+        assert!(approval.someone_else_changed(&seen, &rollout("6", 3, "StepPaused", "a")), "another step");
+        let mut edited = seen.clone();
+        edited["metadata"]["generation"] = json!(4);
+        assert!(approval.someone_else_changed(&seen, &edited), "a new spec");
+        let create = Change::Create { key: key(), object: vs("1", 1) };
+        assert!(create.someone_else_changed(&Value::Null, &vs("1", 1)));
+    }
+
+    #[test]
+    fn a_rebased_replace_keeps_what_someone_else_changed_besides_the_routing() {
+        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let mut fresh = vs("6", 100);
+        fresh["metadata"]["finalizers"] = json!(["keep"]);
+        let Change::Replace { before, after, .. } = change.rebased(&fresh) else { panic!() };
+        assert_eq!(before, fresh);
+        assert_eq!(after["metadata"]["finalizers"], json!(["keep"]));
+        assert_eq!(after["spec"], vs("5", 80)["spec"]);
+        assert_eq!(after["metadata"]["resourceVersion"], "6");
+    }
+
+    #[test]
+    fn keep_writes_nothing() {
+        let keep = Change::Keep { key: key(), object: vs("5", 100) };
+        assert!(!keep.writes());
+        assert_eq!(keep.request(None), None);
+        assert_eq!(keep.inverse(Some(&vs("5", 100))), None);
+        assert_eq!(keep.action(), "keep");
+    }
+
+    #[test]
+    fn merge_patches_follow_rfc_7386() {
+        let target = json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
+        let patch = json!({"a": {"b": null, "c": [3]}, "e": {"f": 1}});
+        assert_eq!(merge_patch(&target, &patch), json!({"a": {"c": [3]}, "d": 1, "e": {"f": 1}}));
+        let to = json!({"a": {"c": [3]}, "e": 1});
+        assert_eq!(merge_patch(&target, &merge_diff(&target, &to)), to);
+    }
+}

@@ -1,0 +1,168 @@
+//! Durations and sizes on the command line: durations as kubectl reads `--request-timeout`
+//! (a bare number of seconds, or Go's `time.ParseDuration` syntax such as `1m30s`, `1.5h`,
+//! `300ms`, bounded as Go's are by 2^63-1 nanoseconds, about 292 years), sizes as a number with
+//! an optional binary unit, checked for overflow.
+
+use std::time::Duration;
+
+/// Go's largest duration: 2^63-1 nanoseconds.
+const MAX_NANOS: u64 = i64::MAX as u64;
+
+/// A duration of zero or more: `5` (seconds), `1m30s`, `1.5h`, `300ms`, `0`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let invalid =
+        || format!("invalid duration {text:?}: use a number of seconds or Go's form such as 1m30s, 1.5h or 300ms");
+    if text.starts_with('-') {
+        return Err(format!("invalid duration {text:?}: must not be negative"));
+    }
+    // kubectl's ParseTimeout: a bare integer is seconds.
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        let seconds: u64 = text.parse().map_err(|_| too_long(text))?;
+        return seconds
+            .checked_mul(1_000_000_000)
+            .filter(|n| *n <= MAX_NANOS)
+            .map(Duration::from_nanos)
+            .ok_or_else(|| too_long(text));
+    }
+    let rest = text.strip_prefix('+').unwrap_or(text);
+    if rest == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let mut total: u64 = 0;
+    let mut rest = rest;
+    while !rest.is_empty() {
+        let (whole, after) = split_digits(rest);
+        let (fraction, after) = match after.strip_prefix('.') {
+            Some(after) => {
+                let (fraction, after) = split_digits(after);
+                (Some(fraction), after)
+            }
+            None => (None, after),
+        };
+        if whole.is_empty() && fraction.is_none_or(str::is_empty) {
+            return Err(invalid());
+        }
+        let unit_length = after.find(|c: char| c == '.' || c.is_ascii_digit()).unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_length);
+        let nanos_per_unit = match unit {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60 * 1_000_000_000,
+            "h" => 3600 * 1_000_000_000,
+            "" => return Err(format!("invalid duration {text:?}: a number needs a unit (ns, us, ms, s, m or h)")),
+            other => {
+                return Err(format!("invalid duration {text:?}: unknown unit {other:?} (use ns, us, ms, s, m or h)"));
+            }
+        };
+        let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| too_long(text))? };
+        let mut nanos = whole.checked_mul(nanos_per_unit).ok_or_else(|| too_long(text))?;
+        if let Some(fraction) = fraction.filter(|f| !f.is_empty()) {
+            // As Go: the fraction's digits that fit, scaled in floating point.
+            let digits = &fraction[..fraction.len().min(18)];
+            let value: u64 = digits.parse().expect("digits");
+            let scale = 10f64.powi(digits.len() as i32);
+            nanos = nanos
+                .checked_add((value as f64 * (nanos_per_unit as f64 / scale)) as u64)
+                .ok_or_else(|| too_long(text))?;
+        }
+        total = total.checked_add(nanos).filter(|t| *t <= MAX_NANOS).ok_or_else(|| too_long(text))?;
+        rest = after;
+    }
+    Ok(Duration::from_nanos(total))
+}
+
+/// `--lua-timeout`: more than zero (zero would stop every script at once).
+pub fn parse_lua_timeout(text: &str) -> Result<Duration, String> {
+    let timeout = parse_duration(text)?;
+    if timeout.is_zero() {
+        return Err(format!("{text:?}: the script time limit must be more than 0 (the controller's is 1s)"));
+    }
+    Ok(timeout)
+}
+
+fn too_long(text: &str) -> String {
+    format!("invalid duration {text:?}: too long (at most 2562047h, about 292 years, as in Go)")
+}
+
+fn split_digits(text: &str) -> (&str, &str) {
+    text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()))
+}
+
+/// A size in bytes: a number with an optional unit (`Ki`, `Mi`, `Gi`, also written `K`, `KiB`,
+/// `KB`…, all binary).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let (number, unit) = split_digits(text);
+    let value: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 64Mi or 1Gi"))?;
+    let multiplier: usize = match unit {
+        "" | "B" => 1,
+        "Ki" | "KiB" | "K" | "KB" => 1 << 10,
+        "Mi" | "MiB" | "M" | "MB" => 1 << 20,
+        "Gi" | "GiB" | "G" | "GB" => 1 << 30,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi)")),
+    };
+    value.checked_mul(multiplier).ok_or_else(|| format!("{text:?} is too large (at most {} bytes)", usize::MAX))
+}
+
+/// `--lua-memory`: more than zero (no state can be made in none).
+pub fn parse_lua_memory(text: &str) -> Result<usize, String> {
+    match parse_size(text)? {
+        0 => Err(format!("{text:?}: the script memory limit must be more than 0")),
+        size => Ok(size),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_kubectl_reads_them() {
+        let ok = |text: &str| parse_duration(text).unwrap();
+        assert_eq!(ok("1s"), Duration::from_secs(1));
+        assert_eq!(ok("250ms"), Duration::from_millis(250));
+        assert_eq!(ok("2"), Duration::from_secs(2), "a bare number is seconds");
+        assert_eq!(ok("0"), Duration::ZERO);
+        assert_eq!(ok("1m30s"), Duration::from_secs(90));
+        assert_eq!(ok("1.5h"), Duration::from_secs(5400));
+        assert_eq!(ok(".5s"), Duration::from_millis(500));
+        assert_eq!(ok("1h2m3s4ms5us6ns"), Duration::new(3723, 4_005_006));
+        assert_eq!(ok("3µs"), Duration::from_micros(3));
+        assert_eq!(ok("+5m"), Duration::from_secs(300));
+        assert_eq!(ok("2562047h47m16.854775807s"), Duration::from_nanos(i64::MAX as u64), "Go's largest");
+        let err = |text: &str| parse_duration(text).unwrap_err();
+        for bad in ["", "1d", "1.5", "s", "1..5s", ".s", "abc", "1s2"] {
+            assert!(err(bad).starts_with(&format!("invalid duration {bad:?}")), "{bad}: {}", err(bad));
+        }
+        assert!(err("1d").contains("unknown unit \"d\""));
+        assert!(err("-1s").contains("must not be negative"));
+        for huge in
+            ["99999999999999999999h", "2562048h", "99999999999999999999", "9223372037s", "2562047h47m16.854775808s"]
+        {
+            assert!(err(huge).contains("too long (at most 2562047h"), "{huge}: {}", err(huge));
+        }
+    }
+
+    #[test]
+    fn the_lua_timeout_is_never_zero() {
+        assert_eq!(parse_lua_timeout("200ms").unwrap(), Duration::from_millis(200));
+        assert!(parse_lua_timeout("0").unwrap_err().contains("must be more than 0"));
+        assert!(parse_lua_timeout("0s").unwrap_err().contains("must be more than 0"));
+    }
+
+    #[test]
+    fn sizes_are_checked_for_overflow() {
+        assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1024").unwrap(), 1024);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("1Ti").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("17179869184Gi").unwrap_err().contains("is too large"));
+        assert!(parse_size("99999999999999999999999").is_err());
+        assert!(parse_lua_memory("0Mi").unwrap_err().contains("must be more than 0"));
+        assert_eq!(parse_lua_memory("1Gi").unwrap(), 1 << 30);
+    }
+}

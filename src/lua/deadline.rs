@@ -1,0 +1,145 @@
+//! The time limit. The controller's engine checks its deadline before every instruction, so once
+//! it has passed nothing runs: `pcall` catches the timeout error, and the next instruction fails
+//! again. Here a count hook looks at the clock every `CHECK_EVERY` instructions; once the deadline
+//! has passed it fails the script, and from then on every instruction the script reaches, so that
+//! no error handler (`pcall`, `xpcall`'s handler, a metamethod) can carry on. Library functions
+//! that loop in C (pattern matching, `string.rep`, the table library, `collectgarbage`) count
+//! their steps as instructions (`lua_librarysteps` in build/lua-5.1.5), so the hook stops them
+//! too; the ones written in Rust (`json`) look at the clock themselves (`check`).
+
+use mlua::{HookTriggers, Lua, VmState};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// Instructions between two looks at the clock: a few microseconds of Lua.
+const CHECK_EVERY: u32 = 1000;
+
+/// The clock of one evaluation: when its time is up, and where the script was then, if it was.
+#[derive(Clone)]
+pub struct Deadline {
+    at: Instant,
+    passed: Rc<Cell<Option<usize>>>,
+}
+
+impl Deadline {
+    /// Starts the clock for the script about to run in `lua`.
+    pub fn start(lua: &Lua, timeout: Duration) -> mlua::Result<Deadline> {
+        let clock = Deadline { at: Instant::now() + timeout, passed: Rc::default() };
+        lua.set_app_data(clock.clone());
+        let hook = clock.clone();
+        lua.set_hook(HookTriggers::new().every_nth_instruction(CHECK_EVERY), move |lua, _| {
+            hook.check(lua).map(|()| VmState::Continue)
+        })?;
+        Ok(clock)
+    }
+
+    /// The line the script was running when its time ran out (0 where Lua knows none), or None
+    /// while it has time left.
+    pub fn passed_at(&self) -> Option<usize> {
+        self.passed.get()
+    }
+
+    /// Fails once the time is up, and from then on makes every instruction fail too.
+    fn check(&self, lua: &Lua) -> mlua::Result<()> {
+        if Instant::now() < self.at {
+            return Ok(());
+        }
+        if self.passed.get().is_none() {
+            self.passed.set(Some(current_line(lua)));
+        }
+        // Installing the new hook allocates, which must not fail for a script that holds all
+        // the memory it may: what is left to run after the deadline is error handling only.
+        let _ = lua.set_memory_limit(0);
+        lua.set_hook(HookTriggers::new().every_nth_instruction(1), |_, _| Err(timed_out()))?;
+        Err(timed_out())
+    }
+}
+
+/// For library functions written in Rust (`json`), which the instruction hook does not see:
+/// fails when the script's time is up. Called after their work, which the memory limit bounds.
+pub fn check(lua: &Lua) -> mlua::Result<()> {
+    let clock = lua.app_data_ref::<Deadline>().map(|clock| clock.clone());
+    clock.map_or(Ok(()), |clock| clock.check(lua))
+}
+
+fn timed_out() -> mlua::Error {
+    mlua::Error::runtime("timed out")
+}
+
+/// The current line of the innermost Lua function: the hook may fire inside a library function.
+fn current_line(lua: &Lua) -> usize {
+    (0..).map_while(|level| lua.inspect_stack(level, |frame| frame.current_line())).flatten().next().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lua::{EvalOptions, Limits, Script, ScriptErrorKind, evaluate};
+    use serde_json::json;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Runs `code` with a 100 ms limit, which it must break, and returns the message. A script
+    /// still running after 5 s fails the test (its thread is left behind).
+    fn times_out(code: &str) -> String {
+        let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
+        let script = Script::new("runaway.lua", code);
+        let quiet = EvalOptions { print: false, ..EvalOptions::CONTROLLER };
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || sender.send(evaluate(&script, std::borrow::Cow::Owned(json!({})), &limits, quiet)));
+        let outcome = receiver.recv_timeout(Duration::from_secs(5));
+        let error = outcome.unwrap_or_else(|_| panic!("{code}: still running after 5 s")).unwrap_err();
+        assert_eq!(error.kind, ScriptErrorKind::Timeout, "{code}: {error}");
+        error.to_string()
+    }
+
+    #[test]
+    fn no_error_handler_runs_on_after_the_deadline() {
+        times_out("while true do pcall(function() while true do end end) end");
+        times_out("return pcall(function() while true do end end)");
+        times_out("local h = function() while true do end end while true do xpcall(h, h) end");
+        times_out("while true do xpcall(function() while true do end end, print) end");
+        times_out(
+            "local t = setmetatable({}, {__index = function() while true do end end}) while true do pcall(function() return t.x end) end",
+        );
+        times_out(
+            "local o = setmetatable({}, {__tostring = function() while true do end end}) while true do pcall(tostring, o) end",
+        );
+        // Holding all the memory it may does not let a script escape either.
+        times_out(
+            "local keep = {} pcall(function() while true do keep[#keep + 1] = {} end end)\n\
+             while true do pcall(function() while true do end end) end",
+        );
+    }
+
+    #[test]
+    fn library_functions_stop_at_the_deadline() {
+        let text = "local s = string.rep('a', 500) ";
+        for call in ["s:find('.-.-.-b')", "s:match('.-.-.-b')", "s:gsub('.-.-.-b', '')", "s:gmatch('.-.-.-b')()"] {
+            times_out(&format!("{text} return {{spec = {{{call}}}}}"));
+        }
+        // Each call is short, but would run a thousand times before the hook looks at the clock.
+        times_out("local t = {} for i = 1, 50000 do t[i] = i end while true do local s = json.encode(t) end");
+        times_out("local s = json.encode({string.rep('a', 2^22)}) while true do local t = json.decode(s) end");
+        times_out("local keep = {} for i = 1, 200000 do keep[i] = {i} end while true do collectgarbage() end");
+        // A plain search takes time quadratic in the lengths; so does a balance with backtracking.
+        times_out("local s = string.rep('a', 2^22) return {spec = {s:find(string.rep('a', 2^20) .. 'b', 1, true)}}");
+        times_out("local s = string.rep('(', 200000) return {spec = {s:find('.-%b()')}}");
+        let table = "local t = {} for i = 1, 100000 do t[i] = i end ";
+        for call in [
+            "while true do table.insert(t, 1, 0) table.remove(t, 1) end",
+            "while true do table.sort(t, function(a, b) return a > b end) end",
+            "while true do local s = table.concat(t, ',') end",
+        ] {
+            times_out(&format!("{table}{call}"));
+        }
+    }
+
+    #[test]
+    fn the_timeout_names_the_line_the_script_was_on() {
+        assert!(times_out("local x = 1\nwhile true do end").starts_with("script runaway.lua:2: timed out after 100ms"));
+        // In a library function: the line that called it.
+        let message = times_out("local s = string.rep('a', 500)\nlocal x = s:find('.-.-.-b')");
+        assert!(message.starts_with("script runaway.lua:2: timed out after 100ms"), "{message}");
+    }
+}

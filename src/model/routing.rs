@@ -1,0 +1,282 @@
+//! What an owner (a Rollout or a TrafficRouting) routes, worked out once: its identity, its
+//! services, the providers of its `trafficRoutings[0]` in the controller's order, and the
+//! objects each provider reads and writes. Reading, planning, `status`, `record` and `restore`
+//! all ask this value instead of deriving the objects themselves.
+
+use super::{ObjectRef, Rollout, TrafficRoutingCr, api_group};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Which object: API group, kind, namespace and name. The version is not part of it: the API
+/// server serves an object at every version of its kind.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    pub group: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectKey {
+    pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> ObjectKey {
+        ObjectKey { group: group.into(), kind: kind.into(), namespace: namespace.into(), name: name.into() }
+    }
+
+    /// The object a ref names in `namespace`.
+    pub fn of_ref(reference: &ObjectRef, namespace: &str) -> ObjectKey {
+        ObjectKey::new(reference.group(), &reference.kind, namespace, &reference.name)
+    }
+
+    /// An object's own key, from its apiVersion, kind and name; `namespace` is where it is.
+    pub fn of_object(object: &Value, namespace: &str) -> ObjectKey {
+        let field = |value: &Value| value.as_str().unwrap_or_default().to_string();
+        ObjectKey {
+            group: api_group(object["apiVersion"].as_str().unwrap_or_default()).to_string(),
+            kind: field(&object["kind"]),
+            namespace: namespace.to_string(),
+            name: field(&object["metadata"]["name"]),
+        }
+    }
+}
+
+/// `VirtualService shop/demo`.
+impl fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+    }
+}
+
+/// Objects by key: what a plan reads.
+#[derive(Clone, Debug, Default)]
+pub struct ObjectIndex {
+    objects: BTreeMap<ObjectKey, Value>,
+}
+
+impl ObjectIndex {
+    /// Adds (or replaces) an object found in `namespace`.
+    pub fn insert(&mut self, namespace: &str, object: Value) {
+        self.objects.insert(ObjectKey::of_object(&object, namespace), object);
+    }
+
+    pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
+        self.objects.get(key)
+    }
+}
+
+/// The kind of owner whose routing this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerKind {
+    Rollout,
+    TrafficRouting,
+}
+
+/// Who routes: what the controller names as the owner of the objects it creates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    pub kind: OwnerKind,
+    pub namespace: String,
+    pub name: String,
+    /// For the owner reference of objects the controller creates (a canary Ingress); empty
+    /// when the owner was read from a file without one.
+    pub uid: String,
+}
+
+/// `Rollout shop/demo`.
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            OwnerKind::Rollout => "Rollout",
+            OwnerKind::TrafficRouting => "TrafficRouting",
+        };
+        write!(f, "{kind} {}/{}", self.namespace, self.name)
+    }
+}
+
+/// One way the controller routes traffic, in the order it runs them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Provider {
+    /// `customNetworkRefs`: one Lua script per object, run on its stored original.
+    Custom(Vec<ObjectRef>),
+    /// `ingress`: a canary Ingress next to the stable one, annotated by the class's Lua script.
+    Ingress { name: String, class_type: String },
+    /// `gateway`: the HTTPRoute's rules, rewritten in Go.
+    Gateway { http_route: String },
+}
+
+impl Provider {
+    /// `custom refs`, `ingress`, `gateway`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Provider::Custom(_) => "custom refs",
+            Provider::Ingress { .. } => "ingress",
+            Provider::Gateway { .. } => "gateway",
+        }
+    }
+
+    /// The objects this provider reads, in `namespace`; the objects it writes are among them.
+    pub fn objects(&self, namespace: &str) -> Vec<ObjectKey> {
+        match self {
+            Provider::Custom(refs) => refs.iter().map(|r| ObjectKey::of_ref(r, namespace)).collect(),
+            Provider::Ingress { name, .. } => [name.clone(), format!("{name}-canary")]
+                .iter()
+                .map(|n| ObjectKey::new("networking.k8s.io", "Ingress", namespace, n))
+                .collect(),
+            Provider::Gateway { http_route } => {
+                vec![ObjectKey::new("gateway.networking.k8s.io", "HTTPRoute", namespace, http_route)]
+            }
+        }
+    }
+}
+
+/// The routing of one owner: `trafficRoutings[0]` of a Rollout (the controller reads only the
+/// first entry), or `objectRef[0]` of a TrafficRouting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Routing {
+    pub owner: Owner,
+    pub stable_service: String,
+    pub canary_service: String,
+    /// In the controller's order: custom refs, ingress, gateway (only those configured).
+    pub providers: Vec<Provider>,
+}
+
+impl Routing {
+    /// A Rollout's own routing; None when it has no `trafficRoutings`.
+    pub fn of_rollout(rollout: &Rollout, namespace: &str) -> Option<Routing> {
+        let routing = rollout.traffic_routing.as_ref()?;
+        let owner = Owner {
+            kind: OwnerKind::Rollout,
+            namespace: namespace.into(),
+            name: rollout.name.clone(),
+            uid: rollout.uid.clone(),
+        };
+        // The controller makes `<service>-canary` unless told not to (semantics 0.4).
+        let canary_service = if rollout.disable_generate_canary_service {
+            routing.service.clone()
+        } else {
+            format!("{}-canary", routing.service)
+        };
+        Some(Routing::new(owner, routing, canary_service))
+    }
+
+    /// A TrafficRouting's routing: it never generates a canary Service, so canary and stable
+    /// are the same name.
+    pub fn of_traffic_routing(cr: &TrafficRoutingCr, namespace: &str) -> Routing {
+        let owner = Owner {
+            kind: OwnerKind::TrafficRouting,
+            namespace: namespace.into(),
+            name: cr.name.clone(),
+            uid: cr.uid.clone(),
+        };
+        Routing::new(owner, &cr.traffic_routing, cr.traffic_routing.service.clone())
+    }
+
+    fn new(owner: Owner, routing: &super::TrafficRoutingRef, canary_service: String) -> Routing {
+        let mut providers = Vec::new();
+        if !routing.custom_network_refs.is_empty() {
+            providers.push(Provider::Custom(routing.custom_network_refs.clone()));
+        }
+        if let Some(ingress) = &routing.ingress {
+            providers.push(Provider::Ingress { name: ingress.name.clone(), class_type: ingress.class_type.clone() });
+        }
+        if let Some(http_route) = &routing.gateway {
+            providers.push(Provider::Gateway { http_route: http_route.clone() });
+        }
+        Routing { owner, stable_service: routing.service.clone(), canary_service, providers }
+    }
+
+    /// The custom refs (empty when there are none).
+    pub fn custom_refs(&self) -> &[ObjectRef] {
+        self.providers
+            .iter()
+            .find_map(|p| match p {
+                Provider::Custom(refs) => Some(refs.as_slice()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// The HTTPRoute of the `gateway` ref, if there is one.
+    pub fn http_route(&self) -> Option<&str> {
+        self.providers.iter().find_map(|p| match p {
+            Provider::Gateway { http_route } => Some(http_route.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Every object the routing reads, in provider order.
+    pub fn objects(&self) -> Vec<ObjectKey> {
+        self.providers.iter().flat_map(|p| p.objects(&self.owner.namespace)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rollout(routing: Value, disable_canary_service: bool) -> Rollout {
+        Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "demo", "namespace": "shop", "uid": "u-1"},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"},
+                "strategy": {"canary": {
+                    "disableGenerateCanaryService": disable_canary_service,
+                    "steps": [{"traffic": "10%"}],
+                    "trafficRoutings": [routing],
+                }},
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn providers_come_in_the_controllers_order() {
+        let r = rollout(
+            json!({"service": "web", "gateway": {"httpRouteName": "route"}, "ingress": {"name": "web"},
+                   "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "vs"}]}),
+            false,
+        );
+        let routing = Routing::of_rollout(&r, "shop").unwrap();
+        assert_eq!(routing.owner.to_string(), "Rollout shop/demo");
+        assert_eq!(routing.owner.uid, "u-1");
+        assert_eq!((routing.stable_service.as_str(), routing.canary_service.as_str()), ("web", "web-canary"));
+        let names: Vec<&str> = routing.providers.iter().map(Provider::name).collect();
+        assert_eq!(names, ["custom refs", "ingress", "gateway"]);
+        assert_eq!(routing.providers[1], Provider::Ingress { name: "web".into(), class_type: "nginx".into() });
+        assert_eq!(
+            routing.objects().iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["VirtualService shop/vs", "Ingress shop/web", "Ingress shop/web-canary", "HTTPRoute shop/route"]
+        );
+        assert_eq!(routing.custom_refs().len(), 1);
+        assert_eq!(routing.http_route(), Some("route"));
+    }
+
+    #[test]
+    fn the_canary_service_is_the_stable_one_when_none_is_generated() {
+        let r = rollout(json!({"service": "web", "ingress": {"name": "web", "classType": "higress"}}), true);
+        let routing = Routing::of_rollout(&r, "shop").unwrap();
+        assert_eq!(routing.canary_service, "web");
+        assert!(routing.custom_refs().is_empty());
+        assert_eq!(routing.http_route(), None);
+        assert_eq!(routing.providers, [Provider::Ingress { name: "web".into(), class_type: "higress".into() }]);
+    }
+
+    #[test]
+    fn one_key_whatever_the_version() {
+        let vs = |version: &str| json!({"apiVersion": format!("networking.istio.io/{version}"), "kind": "VirtualService", "metadata": {"name": "web"}});
+        assert_eq!(ObjectKey::of_object(&vs("v1"), "shop"), ObjectKey::of_object(&vs("v1beta1"), "shop"));
+        let reference = ObjectRef {
+            api_version: "networking.istio.io/v1alpha3".into(),
+            kind: "VirtualService".into(),
+            name: "web".into(),
+        };
+        assert_eq!(ObjectKey::of_ref(&reference, "shop"), ObjectKey::of_object(&vs("v1"), "shop"));
+        assert_ne!(ObjectKey::of_object(&vs("v1"), "shop"), ObjectKey::of_object(&vs("v1"), "other"));
+        let mut index = ObjectIndex::default();
+        index.insert("shop", vs("v1"));
+        assert!(index.get(&ObjectKey::of_ref(&reference, "shop")).is_some());
+        assert!(index.get(&ObjectKey::of_ref(&reference, "other")).is_none());
+    }
+}

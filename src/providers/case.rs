@@ -1,0 +1,64 @@
+//! What the test cases of the Ingress and Gateway API providers share: the `rollout` (every
+//! stage) or `trafficRouting` (its one strategy) a case runs, read as the controller reads it.
+
+use super::ingress::{Owner, OwnerKind};
+use crate::model::{Rollout, RouteStrategy, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
+use crate::yaml;
+use serde_json::Value;
+
+/// A case file's one document.
+pub fn case_document(name: &str, text: &str) -> Result<Value, String> {
+    match yaml::parse_documents(text, name)?.as_slice() {
+        [document] => Ok(document.value.clone()),
+        _ => Err(format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected")),
+    }
+}
+
+pub struct CaseRouting {
+    pub routing: TrafficRoutingRef,
+    pub owner: Owner,
+    /// One per stage.
+    pub strategies: Vec<RouteStrategy>,
+    /// What the controller does at each stage (a case knows no workload, so every stage is
+    /// routed as its strategy says).
+    pub actions: Vec<RoutingAction>,
+    /// `<stable>-canary`, or the stable Service for a TrafficRouting or with
+    /// `disableGenerateCanaryService`.
+    pub canary_service: String,
+}
+
+/// Reads the case's `rollout`, else its `trafficRouting`.
+pub fn case_routing(name: &str, case: &Value) -> Result<CaseRouting, String> {
+    let uid = |object: &Value| object["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+    if let Some(object) = case.get("rollout").filter(|r| !r.is_null()) {
+        let rollout = Rollout::from_object(object).map_err(|e| format!("{name}: rollout: {e}"))?;
+        let routing =
+            rollout.traffic_routing.clone().ok_or_else(|| format!("{name}: rollout has no trafficRoutings"))?;
+        let canary_service = match rollout.disable_generate_canary_service {
+            true => routing.service.clone(),
+            false => format!("{}-canary", routing.service),
+        };
+        let strategies = rollout.stages().into_iter().map(|stage| rollout.strategy_at(stage)).collect();
+        let actions = rollout.stages().into_iter().map(|stage| rollout.routing_at(stage, None).action).collect();
+        let owner = Owner { kind: OwnerKind::Rollout, name: rollout.name, uid: uid(object) };
+        Ok(CaseRouting { routing, owner, strategies, actions, canary_service })
+    } else if let Some(object) = case.get("trafficRouting").filter(|t| !t.is_null()) {
+        let cr = TrafficRoutingCr::from_object(object).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
+        let actions = vec![cr.routing().action];
+        let owner = Owner { kind: OwnerKind::TrafficRouting, name: cr.name, uid: uid(object) };
+        // A TrafficRouting routes to the stable Service itself.
+        let canary_service = cr.traffic_routing.service.clone();
+        Ok(CaseRouting { routing: cr.traffic_routing, owner, strategies: vec![cr.strategy], actions, canary_service })
+    } else {
+        Err(format!("{name}: neither rollout nor trafficRouting"))
+    }
+}
+
+/// The case's `expected`: one entry per stage (none when absent).
+pub fn expected(name: &str, case: &Value, what: &str) -> Result<Vec<Value>, String> {
+    match case.get("expected") {
+        Some(Value::Array(items)) => Ok(items.clone()),
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(_) => Err(format!("{name}: expected must be a list of {what}, one per step")),
+    }
+}

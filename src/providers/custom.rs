@@ -1,0 +1,284 @@
+//! The custom-refs provider: per object, the Lua script run on its stored original (or, at a
+//! stage without traffic and matches, the original put back), as the controller's custom
+//! network provider does (ingress-gateway-semantics.md C.5). An object without a stored
+//! original gets it first, in a write of its own, as the controller does.
+
+use crate::change::Change;
+use crate::data::{self, Data};
+use crate::error::Error;
+use crate::lua::{self, EvalOptions, Limits, OrderDependence};
+use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, Routing, RoutingAction};
+use crate::plan::{Action, ObjectPlan, Planned};
+use crate::scripts::{ResolvedScript, ScriptSource};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// What planning an object needs besides the object: the owner's routing, what the controller
+/// does at the stage, the stage's label and the limits.
+pub struct Context<'a> {
+    pub routing: &'a Routing,
+    pub action: &'a RoutingAction,
+    /// The stage's label, for messages.
+    pub stage: &'a str,
+    pub limits: &'a Limits,
+}
+
+/// Plans one custom ref. `resolve` finds the script of its kind (only asked for when the stage
+/// routes traffic).
+pub fn plan_object(
+    context: &Context,
+    objects: &ObjectIndex,
+    reference: &ObjectRef,
+    resolve: impl FnOnce() -> Result<ResolvedScript, String>,
+) -> Result<ObjectPlan, Error> {
+    let routing = context.routing;
+    let namespace = &routing.owner.namespace;
+    let key = ObjectKey::of_ref(reference, namespace);
+    let where_ = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
+    let current = objects
+        .get(&key)
+        .ok_or_else(|| Error::Input(format!("{where_}, but there is no such object in namespace {namespace}")))?
+        .clone();
+    let stored = data::stored_original(&current);
+    let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
+    let mut warnings = Vec::new();
+    let (planned, action, obj) = match context.action {
+        RoutingAction::Leave => (current.clone(), Action::Keep("the controller writes nothing here: left alone"), None),
+        RoutingAction::Restore => match stored {
+            Some(_) => (original.clone().apply_to(&current, None), Action::Restore, None),
+            None => (current.clone(), Action::Keep("original routing, nothing stored: left alone"), None),
+        },
+        RoutingAction::Route(strategy) => {
+            let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
+            let obj = model::lua_data(&original, strategy, &routing.stable_service, &routing.canary_service);
+            let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
+            let result = data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options)
+                .map_err(|e| Error::Input(format!("{}, {}, {reference}: {e}", routing.owner, context.stage)))?;
+            // The built-in scripts' independence from pairs() order is checked by their test cases
+            // (`test` flags any dependence); other scripts are checked on every plan.
+            let order = match script.source {
+                ScriptSource::BuiltIn { .. } => None,
+                _ => lua::order_dependence(&script.script, &obj, limits, options, &result, Data::from_decoded),
+            };
+            match order {
+                Some(OrderDependence::InputMaps) => warnings.push(format!(
+                    "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
+                )),
+                Some(OrderDependence::ScriptTables) => warnings.push(format!(
+                    "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
+                )),
+                None => {}
+            }
+            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
+            let planned = result.apply_to(&current, Some(&stored));
+            warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
+            (planned, Action::Lua(script), Some(obj))
+        }
+    };
+    let writes = !matches!(action, Action::Keep(_));
+    let decoded = unreadable.is_none();
+    let unwritable = unreadable.filter(|_| writes).map(|error| {
+        let works_from = if original == Data::default() {
+            "nothing (no spec, labels or annotations)"
+        } else {
+            "the part that decodes"
+        };
+        let does = match (&action, original == Data::default()) {
+            (Action::Restore, true) => "restores that: it wipes the object's spec, labels and annotations",
+            (Action::Restore, _) => "restores that, as shown",
+            _ => "runs the script on that, as shown",
+        };
+        format!(
+            "{reference}: its annotation {} does not parse ({error}); the controller ignores that, works from {works_from} and {does}; approve and restore write nothing until the annotation is fixed",
+            data::ORIGINAL_SPEC_ANNOTATION
+        )
+    });
+    warnings.extend(unwritable.clone());
+    // An original that decodes but holds nothing: the controller writes from it all the same.
+    let degenerate = stored.filter(|_| writes && decoded && holds_nothing(&original)).map(str::to_string);
+    if let Some(text) = &degenerate {
+        let does = match action {
+            Action::Lua(_) => "runs the script on an empty original and writes the result",
+            _ => "puts that back",
+        };
+        warnings.push(format!(
+            "{reference}: its stored original {text} holds no spec: the controller {does}, wiping the object's routing (hosts, gateways, routes), labels and annotations; approve and restore refuse it without --force"
+        ));
+    }
+    let changes = changes(&key, &current, &planned);
+    let untouched = stored.is_none();
+    Ok(ObjectPlan::new(Planned {
+        reference: reference.clone(),
+        key,
+        current,
+        planned,
+        action,
+        obj,
+        warnings,
+        unwritable,
+        degenerate_original: degenerate,
+        changes,
+        untouched,
+        after: None,
+    }))
+}
+
+/// The writes that take `current` to `planned`: the original stored first when it is not yet
+/// (a write of its own, as the controller makes it), then the planned object.
+fn changes(key: &ObjectKey, current: &Value, planned: &Value) -> Vec<Change> {
+    if data::same_routing(current, planned) {
+        return vec![Change::Keep { key: key.clone(), object: current.clone() }];
+    }
+    let mut changes = Vec::new();
+    let mut before = current.clone();
+    if data::stored_original(current).is_none()
+        && let Some(stored) = data::stored_original(planned)
+    {
+        let mut with_original = current.clone();
+        with_original["metadata"]["annotations"][data::ORIGINAL_SPEC_ANNOTATION] = Value::String(stored.into());
+        changes.push(Change::Replace { key: key.clone(), before: current.clone(), after: with_original.clone() });
+        before = with_original;
+    }
+    if !data::same_routing(&before, planned) {
+        changes.push(Change::Replace { key: key.clone(), before, after: planned.clone() });
+    }
+    changes
+}
+
+/// An original that parses but would wipe the object: no spec (`{}`, `null`, `{"spec":null}`)
+/// or an empty one (`{"spec":{}}`).
+pub fn holds_nothing(original: &Data) -> bool {
+    original.spec.as_ref().is_none_or(|spec| spec.is_null() || spec.as_object().is_some_and(|m| m.is_empty()))
+}
+
+/// The path of the first null inside a value, relative to it (`.a[2]`), made only when found.
+fn first_null(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => Some(String::new()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| Some(format!("[{i}]{}", first_null(v)?))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| Some(format!(".{k}{}", first_null(v)?))),
+        _ => None,
+    }
+}
+
+/// The rough edges of weight routing worth a warning (docs/controller-semantics.md §4.6): weights
+/// that do not add up to 100 after flooring, and a rule sent to the canary twice.
+fn routing_warnings(
+    reference: &ObjectRef,
+    script: &ResolvedScript,
+    original: &Data,
+    planned: &Value,
+    strategy: &RouteStrategy,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    // Returned labels and annotations replace the object's: a script that forgets them wipes them.
+    if !original.labels.is_empty() && planned["metadata"].get("labels").is_none() {
+        warnings.push(format!(
+            "{reference}: the script returns no labels, so the controller removes all the object's labels"
+        ));
+    }
+    let kept_annotations = planned["metadata"]["annotations"]
+        .as_object()
+        .is_some_and(|a| a.keys().any(|k| k != data::ORIGINAL_SPEC_ANNOTATION));
+    if !original.annotations.is_empty() && !kept_annotations {
+        warnings.push(format!(
+            "{reference}: the script returns no annotations, so the controller removes the object's annotations"
+        ));
+    }
+    if let Some(path) = planned.get("spec").and_then(first_null).map(|path| format!("spec{path}")) {
+        warnings.push(format!(
+            "{reference}: the result has null at {path} (an empty Lua table encodes as null); if the API server drops it, the controller finds a difference on every pass and the step never finishes"
+        ));
+    }
+    // The built-in scripts ignore weights on the matches path; a custom script may not.
+    let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
+    if !builtin && strategy.traffic.is_none() && strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
+        warnings.push(format!(
+            "{reference}: this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101"
+        ));
+    }
+    if builtin
+        && reference.kind == "DestinationRule"
+        && original.spec.as_ref().is_none_or(|s| s.get("subsets").is_none_or(Value::is_null))
+    {
+        warnings.push(format!(
+            "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
+        ));
+    }
+    if reference.kind != "VirtualService" {
+        return warnings;
+    }
+    for protocol in ["http", "tcp", "tls"] {
+        for (i, rule) in planned["spec"][protocol].as_array().into_iter().flatten().enumerate() {
+            let routes = rule["route"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let weights: Vec<i64> = routes.iter().filter_map(|r| r["weight"].as_i64()).collect();
+            if weights.len() == routes.len() && routes.len() > 1 {
+                let total: i64 = weights.iter().sum();
+                if total != 100 {
+                    warnings.push(format!("{reference}: spec.{protocol}[{i}] route weights add up to {total}, not 100 (the script floors each weight)"));
+                }
+            }
+            let canary_routes = routes.iter().filter(|r| r["destination"]["subset"] == "canary").count();
+            if canary_routes > 1 {
+                warnings.push(format!("{reference}: spec.{protocol}[{i}] routes to the canary {canary_routes} times (a rule with two stable-host routes is processed twice by the script)"));
+            }
+        }
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_null_is_named_by_its_path() {
+        assert_eq!(first_null(&json!({"a": 1, "b": [{"c": 2}, {"d": null, "e": null}]})), Some(".b[1].d".into()));
+        assert_eq!(first_null(&json!({"a": [1, 2], "b": {}})), None);
+        assert_eq!(first_null(&Value::Null), Some(String::new()));
+    }
+    use serde_json::json;
+
+    fn key() -> ObjectKey {
+        ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web")
+    }
+
+    #[test]
+    fn an_object_without_its_original_gets_it_in_a_write_of_its_own() {
+        let current = json!({"metadata": {"name": "web", "resourceVersion": "3"}, "spec": {"w": 100}});
+        let mut planned = current.clone();
+        planned["spec"]["w"] = json!(80);
+        planned["metadata"]["annotations"] = json!({(data::ORIGINAL_SPEC_ANNOTATION): "{\"spec\":{\"w\":100}}"});
+        let changes = changes(&key(), &current, &planned);
+        assert_eq!(changes.len(), 2);
+        let (Change::Replace { after: stored, .. }, Change::Replace { before, after, .. }) = (&changes[0], &changes[1])
+        else {
+            panic!("{changes:?}")
+        };
+        assert_eq!(stored["spec"], current["spec"]);
+        assert_eq!(data::stored_original(stored), data::stored_original(&planned));
+        assert_eq!(before, stored);
+        assert_eq!(after, &planned);
+        // Already stored: one write; already as planned: none.
+        assert_eq!(changes_of(&planned, &current).len(), 1);
+        assert_eq!(changes_of(&planned, &planned), [Change::Keep { key: key(), object: planned.clone() }]);
+    }
+
+    fn changes_of(current: &Value, planned: &Value) -> Vec<Change> {
+        changes(&key(), current, planned)
+    }
+
+    #[test]
+    fn originals_that_hold_nothing_are_degenerate() {
+        let original = |text: &str| {
+            let object = json!({"metadata": {"annotations": {(data::ORIGINAL_SPEC_ANNOTATION): text}}});
+            Data::original_of(&object).unwrap()
+        };
+        for text in ["{}", "null", "{\"spec\":null}", "{\"spec\":{}}", "{\"labels\":{\"a\":\"b\"}}"] {
+            assert!(holds_nothing(&original(text)), "{text}");
+        }
+        for text in ["{\"spec\":{\"hosts\":[\"a\"]}}", "{\"spec\":[]}", "{\"spec\":1}"] {
+            assert!(!holds_nothing(&original(text)), "{text}");
+        }
+    }
+}

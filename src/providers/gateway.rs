@@ -1,0 +1,1195 @@
+//! Gateway API routing (HTTPRoute) as the controller does it (ingress-gateway-semantics.md B).
+//! There is no script: at every step the controller rewrites the route's `spec.rules` in Go
+//! (weight mode or match mode), and when the release ends it puts the stable backends back
+//! (finalise). It works on the rules as gateway-api v0.8.1's Go types hold them (`types`) and
+//! replaces the whole object when they change. Pure: the caller reads the route and writes it.
+
+pub mod testcase;
+mod types;
+
+use crate::change::Change;
+use crate::error::Error;
+use crate::model::{ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
+use crate::plan::{Action, ObjectPlan, Planned};
+use serde_json::{Value, json};
+
+/// The Gateway API's group; HTTPRoutes are read at `v1` when the API server serves it, else at
+/// `v1beta1` (the one stored object either way).
+pub const GROUP: &str = "gateway.networking.k8s.io";
+pub const KIND: &str = "HTTPRoute";
+
+/// One `gateway` ref of a Rollout or TrafficRouting, with what planning it needs.
+#[derive(Clone, Copy, Debug)]
+pub struct GatewayRoute<'a> {
+    pub namespace: &'a str,
+    /// `gateway.httpRouteName`.
+    pub http_route: &'a str,
+    pub stable_service: &'a str,
+    /// `<stable>-canary`, or the stable Service itself for a TrafficRouting or with
+    /// `disableGenerateCanaryService`.
+    pub canary_service: &'a str,
+    /// Who routes: said in warnings about canary = stable.
+    pub owner: OwnerKind,
+}
+
+/// How the controller computes the rules at a stage (B.3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode<'s> {
+    /// Stable and canary backendRefs weighted `100 - w` and `w`.
+    Weight(i32),
+    /// A canary rule per stable rule, with the step's matches.
+    Match(&'s [Value]),
+    /// Canary backendRefs removed, the stable weight set to 1 (B.6).
+    Finalise,
+}
+
+/// One stage of one HTTPRoute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StagePlan {
+    /// The HTTPRoute once the controller has converged on the stage; `None` when there is none.
+    pub route: Option<Value>,
+    /// Whether the controller writes it: a replace of the whole object, conditional on the
+    /// resourceVersion it read.
+    pub writes: bool,
+    pub warnings: Vec<String>,
+}
+
+impl GatewayRoute<'_> {
+    /// `HTTPRoute shop/web`.
+    pub fn describe(&self) -> String {
+        format!("HTTPRoute {}/{}", self.namespace, self.http_route)
+    }
+
+    fn same_service(&self) -> bool {
+        self.canary_service == self.stable_service
+    }
+
+    /// Why canary and stable are the same Service, for warnings.
+    fn same_service_reason(&self) -> &'static str {
+        match self.owner {
+            OwnerKind::Rollout => "disableGenerateCanaryService",
+            OwnerKind::TrafficRouting => "a TrafficRouting routes to the stable Service itself",
+        }
+    }
+}
+
+/// How the controller computes the rules for what it does at a stage; `None` when it leaves
+/// the route alone.
+pub fn mode(action: &RoutingAction) -> Option<Mode<'_>> {
+    let strategy = match action {
+        RoutingAction::Leave => return None,
+        RoutingAction::Restore => return Some(Mode::Finalise),
+        RoutingAction::Route(strategy) => strategy,
+    };
+    let weight = strategy.traffic.as_ref().map(|_| strategy.weights().0 as i32);
+    match strategy.matches.as_deref() {
+        // A TrafficRouting's `weight: -1` reaches the provider as -1: its restore.
+        _ if weight == Some(-1) => Some(Mode::Finalise),
+        Some(matches) if !matches.is_empty() => Some(Mode::Match(matches)),
+        Some(_) | None => weight.map(Mode::Weight),
+    }
+}
+
+/// What the controller converges to for one stage, from the route as it is (`None` when it
+/// does not exist): the rules computed in the stage's mode, compared with the current ones as
+/// Go compares them, and the whole object replaced when they differ.
+pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &RoutingAction) -> Result<StagePlan, Error> {
+    let unchanged = |warnings| StagePlan { route: current.cloned(), writes: false, warnings };
+    let Some(mode) = mode(action) else { return Ok(unchanged(Vec::new())) };
+    let Some(current) = current else {
+        return match mode {
+            // Finalise takes a missing route as restored.
+            Mode::Finalise => Ok(unchanged(Vec::new())),
+            _ => Err(Error::Input(format!(
+                "{} not found: the controller's step fails until it exists",
+                route.describe()
+            ))),
+        };
+    };
+    let decoded = types::decode(&current["spec"]).map_err(|e| Error::Input(format!("{}: {e}", route.describe())))?;
+    let rules = decoded.spec.get("rules").and_then(Value::as_array);
+    let current_rules = rules.map(Vec::as_slice).unwrap_or_default();
+    let mut warnings = match action {
+        RoutingAction::Route(strategy) => ignored_fields(strategy, mode),
+        _ => Vec::new(),
+    };
+    let desired = match mode {
+        Mode::Weight(weight) => {
+            warnings.extend(weight_warnings(route, current_rules, weight));
+            weight_rules(current_rules, weight, route.stable_service, route.canary_service)
+        }
+        Mode::Match(matches) => {
+            warnings.extend(match_warnings(route, current_rules, matches));
+            match_rules(current_rules, matches, route.stable_service, route.canary_service)
+        }
+        Mode::Finalise => {
+            warnings.extend(finalise_warnings(route, current_rules));
+            finalise_rules(current_rules, route.stable_service, route.canary_service)
+        }
+    };
+    // Go builds the list by appending to a nil slice: no rule is nil, which differs from `[]`.
+    let desired = Some(desired).filter(|d| !d.is_empty());
+    if desired.as_ref() == rules {
+        return Ok(unchanged(warnings));
+    }
+    let mut spec = decoded.spec;
+    match desired {
+        Some(desired) => spec["rules"] = Value::Array(desired),
+        None => {
+            spec.as_object_mut().expect("a decoded spec is a map").remove("rules");
+        }
+    }
+    let mut planned = current.clone();
+    planned["spec"] = types::encode(&spec);
+    warnings.extend(round_trip_warnings(&decoded.dropped, &spec));
+    Ok(StagePlan { route: Some(planned), writes: true, warnings })
+}
+
+/// Plans stages in order, each from the route the previous one left, as the controller's
+/// rules carry over from step to step.
+pub fn plan_stages(
+    route: &GatewayRoute,
+    current: Option<&Value>,
+    actions: &[RoutingAction],
+) -> Result<Vec<StagePlan>, Error> {
+    let mut current = current.cloned();
+    let mut plans = Vec::with_capacity(actions.len());
+    for action in actions {
+        let plan = plan_stage(route, current.as_ref(), action)?;
+        current = plan.route.clone();
+        plans.push(plan);
+    }
+    Ok(plans)
+}
+
+/// The controller's finalise, what `restore` writes.
+pub fn restore(route: &GatewayRoute, current: Option<&Value>) -> Result<StagePlan, Error> {
+    plan_stage(route, current, &RoutingAction::Restore)
+}
+
+impl<'a> GatewayRoute<'a> {
+    /// The `gateway` ref of `routing`.
+    pub fn of(routing: &'a Routing, http_route: &'a str) -> GatewayRoute<'a> {
+        GatewayRoute {
+            namespace: &routing.owner.namespace,
+            http_route,
+            stable_service: &routing.stable_service,
+            canary_service: &routing.canary_service,
+            owner: routing.owner.kind,
+        }
+    }
+
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(GROUP, KIND, self.namespace, self.http_route)
+    }
+
+    /// Whether the route shows no sign of a release: no backendRef to the canary Service.
+    /// With canary = stable nothing tells, and the route counts as untouched.
+    pub fn untouched(&self, route: &Value) -> bool {
+        let rules = route["spec"]["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+        self.same_service() || !rules.iter().any(|rule| position(rule, self.canary_service).is_some())
+    }
+
+    /// How the controller rewrites the route at a stage, for the plan.
+    fn action(&self, mode: Option<Mode>) -> Action {
+        let (stable, canary) = (self.stable_service, self.canary_service);
+        let how = match mode {
+            None => return Action::Keep("the controller writes nothing here: left alone"),
+            Some(Mode::Weight(w)) => format!("weight mode: {stable} {}, {canary} {w}", 100i32.wrapping_sub(w)),
+            Some(Mode::Match(matches)) => format!(
+                "match mode: a canary rule to {canary} per rule of {stable}, with the step's {} match{}",
+                matches.len(),
+                if matches.len() == 1 { "" } else { "es" }
+            ),
+            Some(Mode::Finalise) => {
+                format!("restore: {canary} removed, {stable} weight 1, rules left without backendRefs deleted")
+            }
+        };
+        Action::Rules(format!("the controller's Gateway API routing (no script), {how}"))
+    }
+}
+
+/// Plans the HTTPRoute of `routing`'s `gateway` ref at one stage from `current`: the route as
+/// read, or as the stage `after` left it (the rules carry over from stage to stage). A
+/// missing route is an error, as it stops the controller's step. Warnings about the route as a
+/// whole come with a plan that starts from the route as read.
+pub fn plan_object(
+    routing: &Routing,
+    http_route: &str,
+    action: &RoutingAction,
+    current: Option<&Value>,
+    after: Option<String>,
+) -> Result<ObjectPlan, Error> {
+    let route = GatewayRoute::of(routing, http_route);
+    let key = route.key();
+    let current = current.ok_or_else(|| {
+        Error::Input(format!(
+            "{} routes through {}, but there is no such object in namespace {}",
+            routing.owner, key, key.namespace
+        ))
+    })?;
+    let stage = plan_stage(&route, Some(current), action)?;
+    let planned = stage.route.expect("a plan from a route has a route");
+    let mut warnings = match after {
+        None => route_warnings(&route, current),
+        Some(_) => Vec::new(),
+    };
+    warnings.extend(stage.warnings);
+    let changes = match stage.writes {
+        true => vec![Change::Replace { key: key.clone(), before: current.clone(), after: planned.clone() }],
+        false => vec![Change::Keep { key: key.clone(), object: current.clone() }],
+    };
+    let api_version = current["apiVersion"].as_str().map_or_else(|| format!("{GROUP}/v1"), str::to_string);
+    Ok(ObjectPlan::new(Planned {
+        reference: ObjectRef { api_version, kind: KIND.into(), name: http_route.into() },
+        key,
+        untouched: route.untouched(current),
+        current: current.clone(),
+        planned,
+        action: route.action(mode(action)),
+        obj: None,
+        warnings,
+        unwritable: None,
+        degenerate_original: None,
+        changes,
+        after,
+    }))
+}
+
+/// The backendRefs of a rule (none when absent).
+fn refs(rule: &Value) -> &[Value] {
+    rule["backendRefs"].as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
+fn refs_mut(rule: &mut Value) -> &mut Vec<Value> {
+    match rule["backendRefs"] {
+        Value::Array(ref mut refs) => refs,
+        _ => unreachable!("only called on a rule with backendRefs"),
+    }
+}
+
+/// A backendRef is Service `service` only with `kind: Service` (the group is not compared).
+fn is_service(backend: &Value, service: &str) -> bool {
+    backend["kind"] == "Service" && backend["name"] == service
+}
+
+/// The index of the first backendRef of the rule that is Service `service`.
+fn position(rule: &Value, service: &str) -> Option<usize> {
+    refs(rule).iter().position(|r| is_service(r, service))
+}
+
+/// Puts a Service backendRef into the rule: in place of the one of the same name, else at
+/// the end.
+fn set_ref(rule: &mut Value, backend: Value) {
+    let name = backend["name"].as_str().unwrap_or_default().to_string();
+    match position(rule, &name) {
+        Some(i) => refs_mut(rule)[i] = backend,
+        None => {
+            if !rule["backendRefs"].is_array() {
+                rule["backendRefs"] = json!([]);
+            }
+            refs_mut(rule).push(backend);
+        }
+    }
+}
+
+/// Weight mode (B.4): in every rule with the stable Service, stable weight `100 - w` and canary
+/// weight `w`, the canary backendRef copied from the stable one when the rule has none. Other
+/// backends keep their weights; rules without the stable Service stay as they are.
+fn weight_rules(rules: &[Value], weight: i32, stable: &str, canary: &str) -> Vec<Value> {
+    rules
+        .iter()
+        .map(|rule| {
+            let mut rule = rule.clone();
+            let Some(s) = position(&rule, stable) else { return rule };
+            let mut stable_ref = refs(&rule)[s].clone();
+            let mut canary_ref = match position(&rule, canary) {
+                Some(c) => refs(&rule)[c].clone(),
+                None => {
+                    let mut copy = stable_ref.clone();
+                    copy["name"] = canary.into();
+                    copy
+                }
+            };
+            // int32 arithmetic, as in Go.
+            stable_ref["weight"] = 100i32.wrapping_sub(weight).into();
+            canary_ref["weight"] = weight.into();
+            set_ref(&mut rule, stable_ref);
+            set_ref(&mut rule, canary_ref);
+            rule
+        })
+        .collect()
+}
+
+/// Match mode (B.5): rules holding the canary Service are dropped; every other rule is kept,
+/// and each one with the stable Service gets a canary rule after all kept rules: a copy whose
+/// only backendRef is the stable one renamed, whose matches are the step's path matches (for
+/// the first such rule only), then each of the rule's matches with the conditions of each
+/// match without a path added, taken by index from the whole list (the controller's quirk).
+fn match_rules(rules: &[Value], matches: &[Value], stable: &str, canary: &str) -> Vec<Value> {
+    let mut path_matches: Vec<&Value> = matches.iter().filter(|m| m.get("path").is_some()).collect();
+    let non_path = matches.len() - path_matches.len();
+    let mut kept = Vec::new();
+    let mut canaries = Vec::new();
+    for rule in rules {
+        if position(rule, canary).is_some() {
+            continue;
+        }
+        kept.push(rule.clone());
+        let Some(s) = position(rule, stable) else { continue };
+        let mut canary_ref = refs(rule)[s].clone();
+        canary_ref["name"] = canary.into();
+        let mut new_matches: Vec<Value> = path_matches
+            .drain(..)
+            .map(|m| {
+                let mut entry = json!({"path": m["path"]});
+                for field in ["headers", "queryParams"] {
+                    if let Some(list) = m.get(field) {
+                        entry[field] = list.clone();
+                    }
+                }
+                entry
+            })
+            .collect();
+        if non_path == 0 && new_matches.is_empty() {
+            continue;
+        }
+        for rule_match in rule["matches"].as_array().into_iter().flatten() {
+            for extra in &matches[..non_path] {
+                let mut copy = rule_match.clone();
+                for field in ["headers", "queryParams"] {
+                    if let Some(conditions) = extra[field].as_array().filter(|c| !c.is_empty()) {
+                        if !copy[field].is_array() {
+                            copy[field] = json!([]);
+                        }
+                        copy[field].as_array_mut().expect("just made a list").extend(conditions.iter().cloned());
+                    }
+                }
+                new_matches.push(copy);
+            }
+        }
+        let mut canary_rule = rule.clone();
+        canary_rule["backendRefs"] = json!([canary_ref]);
+        let fields = canary_rule.as_object_mut().expect("a decoded rule is a map");
+        match new_matches.is_empty() {
+            true => fields.remove("matches"),
+            false => fields.insert("matches".into(), Value::Array(new_matches)),
+        };
+        canaries.push(canary_rule);
+    }
+    kept.extend(canaries);
+    kept
+}
+
+/// Finalise (B.6): the canary backendRef removed from every rule, the stable one's weight set
+/// to 1, and every rule left without a backendRef deleted.
+fn finalise_rules(rules: &[Value], stable: &str, canary: &str) -> Vec<Value> {
+    rules
+        .iter()
+        .filter_map(|rule| {
+            let mut rule = rule.clone();
+            if let Some(c) = position(&rule, canary) {
+                refs_mut(&mut rule).remove(c);
+            }
+            if let Some(s) = position(&rule, stable) {
+                refs_mut(&mut rule)[s]["weight"] = 1.into();
+            }
+            (!refs(&rule).is_empty()).then_some(rule)
+        })
+        .collect()
+}
+
+/// What the controller ignores in a step for an HTTPRoute.
+fn ignored_fields(strategy: &RouteStrategy, mode: Mode) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let (Mode::Match(_), Some(traffic)) = (mode, &strategy.traffic) {
+        warnings.push(format!(
+            "traffic {traffic} is ignored: with matches the controller only adds canary match rules to the HTTPRoute"
+        ));
+    }
+    if strategy.request_header_modifier.is_some() && mode != Mode::Finalise {
+        warnings.push("requestHeaderModifier is ignored: the controller does not write it into an HTTPRoute".into());
+    }
+    warnings
+}
+
+fn weight_warnings(route: &GatewayRoute, rules: &[Value], weight: i32) -> Vec<String> {
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    if route.same_service() {
+        return vec![format!(
+            "canary and stable Service are both {stable} ({}): the controller sets the weight of {stable}'s backendRef to {weight} and adds none, so traffic is not split",
+            route.same_service_reason()
+        )];
+    }
+    rules
+        .iter()
+        .enumerate()
+        .filter(|(_, rule)| position(rule, canary).is_some() && position(rule, stable).is_none())
+        .map(|(i, _)| {
+            format!(
+                "spec.rules[{i}] sends the requests it matches only to {canary} (a match rule of an earlier step): a weight step keeps it, so they all still go to the canary until the route is restored"
+            )
+        })
+        .collect()
+}
+
+fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> Vec<String> {
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    let mut warnings = Vec::new();
+    if route.same_service() {
+        let dropped: Vec<String> = (0..rules.len())
+            .filter(|&i| position(&rules[i], stable).is_some())
+            .map(|i| format!("spec.rules[{i}]"))
+            .collect();
+        if !dropped.is_empty() {
+            warnings.push(format!(
+                "canary and stable Service are both {stable} ({}): a match step drops every rule that routes to {stable} ({}) and adds no canary rule, so the requests they matched get no route; restoring the route does not bring them back",
+                route.same_service_reason(),
+                dropped.join(", ")
+            ));
+        }
+    } else {
+        for (i, rule) in rules.iter().enumerate() {
+            if position(rule, canary).is_some() && refs(rule).iter().any(|r| !is_service(r, canary)) {
+                warnings.push(format!(
+                    "spec.rules[{i}] is dropped: it holds {canary} next to other backends (the weights of an earlier step), and a match step drops every rule that holds the canary Service without making a canary rule from it; restoring the route does not bring it back"
+                ));
+            }
+        }
+    }
+    // The canary rules take the conditions of matches[k] of the whole list for the k-th match
+    // without a path.
+    let non_path: Vec<usize> = (0..matches.len()).filter(|&i| matches[i].get("path").is_none()).collect();
+    for (k, &j) in non_path.iter().enumerate() {
+        if k != j {
+            warnings.push(format!(
+                "matches[{j}] ({}) is not what the canary rules get: a path match comes before it, and the controller adds the conditions of matches[{k}] ({}) instead, because it counts the matches without a path but takes them by index from the whole list",
+                conditions(&matches[j]),
+                conditions(&matches[k])
+            ));
+        }
+    }
+    let with_path: Vec<usize> = (0..matches.len()).filter(|&i| matches[i].get("path").is_some()).collect();
+    let stable_rules: Vec<usize> = (0..rules.len())
+        .filter(|&i| position(&rules[i], stable).is_some() && position(&rules[i], canary).is_none())
+        .collect();
+    if let ([first, rest @ ..], false) = (stable_rules.as_slice(), with_path.is_empty())
+        && !rest.is_empty()
+    {
+        let list = |indexes: &[usize], what: &str| {
+            indexes.iter().map(|i| format!("{what}[{i}]")).collect::<Vec<_>>().join(", ")
+        };
+        warnings.push(format!(
+            "the path matches ({}) go only into the canary rule of spec.rules[{first}], the first rule that routes to {stable}; {} get no canary rule for them",
+            list(&with_path, "matches"),
+            list(rest, "spec.rules")
+        ));
+    }
+    warnings
+}
+
+/// A match's header and query conditions, as the canary rules would get them.
+fn conditions(m: &Value) -> String {
+    let mut parts = Vec::new();
+    for (field, what) in [("headers", "header"), ("queryParams", "query")] {
+        for c in m[field].as_array().into_iter().flatten() {
+            let op = if c["type"] == "RegularExpression" { "~" } else { "=" };
+            parts.push(format!("{what} {}{op}{}", c["name"].as_str().unwrap_or(""), c["value"].as_str().unwrap_or("")));
+        }
+    }
+    match m["path"]["value"].as_str() {
+        Some(path) if parts.is_empty() => format!("path {path}, no header or query condition"),
+        Some(path) => format!("path {path}, {}", parts.join(" AND ")),
+        None if parts.is_empty() => "no header or query condition".into(),
+        None => parts.join(" AND "),
+    }
+}
+
+fn finalise_warnings(route: &GatewayRoute, rules: &[Value]) -> Vec<String> {
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    let mut warnings = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let Some(s) = position(rule, stable) else { continue };
+        if route.same_service() {
+            if refs(rule).len() == 1 {
+                warnings.push(format!(
+                    "spec.rules[{i}] is deleted: canary and stable Service are both {stable} ({}), so the restore removes its only backendRef",
+                    route.same_service_reason()
+                ));
+            }
+            continue;
+        }
+        let others: Vec<String> = refs(rule)
+            .iter()
+            .enumerate()
+            .filter(|(j, r)| *j != s && !is_service(r, canary) && r["weight"].as_i64().is_none_or(|w| w != 0))
+            .map(|(_, r)| format!("{} weight {}", r["name"].as_str().unwrap_or(""), r["weight"].as_i64().unwrap_or(1)))
+            .collect();
+        if !others.is_empty() && refs(rule)[s]["weight"] != 1 {
+            warnings.push(format!(
+                "spec.rules[{i}]: the restore sets {stable}'s weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs ({}), so {stable} gets a smaller share than before the release",
+                others.join(", ")
+            ));
+        }
+    }
+    warnings
+}
+
+/// What the controller's update loses: every field gateway-api v0.8.1 does not know, and the
+/// settings of filter types newer than it (which the API server then refuses).
+fn round_trip_warnings(dropped: &[String], spec: &Value) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !dropped.is_empty() {
+        warnings.push(format!(
+            "the controller's update drops what its gateway-api v0.8.1 types do not know: {}",
+            dropped.join(", ")
+        ));
+    }
+    let mut newer = Vec::new();
+    for (i, rule) in spec["rules"].as_array().into_iter().flatten().enumerate() {
+        let rule_filters = rule["filters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(j, f)| (format!("spec.rules[{i}].filters[{j}]"), f));
+        let ref_filters = refs(rule).iter().enumerate().flat_map(|(k, r)| {
+            r["filters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(move |(j, f)| (format!("spec.rules[{i}].backendRefs[{k}].filters[{j}]"), f))
+        });
+        for (path, filter) in rule_filters.chain(ref_filters) {
+            let kind = filter["type"].as_str().unwrap_or_default();
+            if !types::FILTER_TYPES.contains(&kind) {
+                newer.push(format!("{path} (type {kind})"));
+            }
+        }
+    }
+    if !newer.is_empty() {
+        warnings.push(format!(
+            "{}: a filter type newer than gateway-api v0.8.1 keeps its type but loses its settings in the controller's update, and the HTTPRoute CRD refuses such a filter: the update fails and the step never finishes",
+            newer.join(", ")
+        ));
+    }
+    warnings
+}
+
+/// What holds for the whole release, whatever the step: rules the restore will delete,
+/// backendRefs the controller cannot recognise, a route that does not route to the stable
+/// Service at all.
+pub fn route_warnings(route: &GatewayRoute, current: &Value) -> Vec<String> {
+    let Ok(decoded) = types::decode(&current["spec"]) else { return Vec::new() };
+    let rules = decoded.spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    let mut warnings = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        if refs(rule).is_empty() {
+            warnings.push(format!(
+                "spec.rules[{i}] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route, at the end of the release or at any step without traffic"
+            ));
+        }
+        for (j, r) in refs(rule).iter().enumerate() {
+            let name = r["name"].as_str().unwrap_or_default();
+            if r.get("kind").is_none() && (name == stable || name == canary) {
+                warnings.push(format!(
+                    "spec.rules[{i}].backendRefs[{j}] names {name} without kind: the controller recognises a backendRef only with kind: Service, so this plan leaves it alone; the API server sets kind: Service when the route is applied, and then the controller routes it"
+                ));
+            }
+        }
+    }
+    if !rules.iter().any(|rule| position(rule, stable).is_some() || position(rule, canary).is_some()) {
+        warnings.push(format!(
+            "{} has no backendRef to Service {stable} (kind: Service): the controller's steps leave its rules as they are",
+            route.describe()
+        ));
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const STABLE: &str = "store-svc";
+    const CANARY: &str = "store-svc-canary";
+
+    fn gateway(owner: OwnerKind) -> GatewayRoute<'static> {
+        GatewayRoute { namespace: "shop", http_route: "store", stable_service: STABLE, canary_service: CANARY, owner }
+    }
+
+    fn rollout() -> GatewayRoute<'static> {
+        gateway(OwnerKind::Rollout)
+    }
+
+    /// A backendRef as the API server stores it (group, kind and port filled in).
+    fn svc(name: &str, weight: Option<i64>) -> Value {
+        let mut backend = json!({"group": "", "kind": "Service", "name": name, "port": 80});
+        if let Some(weight) = weight {
+            backend["weight"] = weight.into();
+        }
+        backend
+    }
+
+    fn http_route(rules: Value) -> Value {
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": "shop", "resourceVersion": "7"},
+            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}],
+                     "hostnames": ["store.example.com"], "rules": rules}
+        })
+    }
+
+    fn traffic(percent: &str) -> RoutingAction {
+        RoutingAction::Route(RouteStrategy { traffic: Some(percent.into()), ..RouteStrategy::default() })
+    }
+
+    fn matches(matches: Value) -> RoutingAction {
+        RoutingAction::Route(strategy(matches))
+    }
+
+    fn strategy(matches: Value) -> RouteStrategy {
+        RouteStrategy { matches: Some(matches.as_array().unwrap().clone()), ..RouteStrategy::default() }
+    }
+
+    fn header(name: &str, value: &str) -> Value {
+        json!({"type": "Exact", "name": name, "value": value})
+    }
+
+    fn path(value: &str) -> Value {
+        json!({"type": "PathPrefix", "value": value})
+    }
+
+    /// The rules after a stage that writes.
+    fn written_rules(plan: &StagePlan) -> Value {
+        assert!(plan.writes, "expected a write: {plan:?}");
+        plan.route.as_ref().unwrap()["spec"]["rules"].clone()
+    }
+
+    fn plan(gateway: &GatewayRoute, route: &Value, action: &RoutingAction) -> StagePlan {
+        plan_stage(gateway, Some(route), action).unwrap()
+    }
+
+    #[test]
+    fn the_mode_follows_the_step() {
+        assert_eq!(mode(&traffic("20%")), Some(Mode::Weight(20)));
+        assert_eq!(mode(&traffic("20")), Some(Mode::Weight(0)), "unparsable traffic is 0");
+        let m = json!([{"headers": [header("a", "1")]}]);
+        let both = RoutingAction::Route(RouteStrategy { traffic: Some("20%".into()), ..strategy(m.clone()) });
+        assert_eq!(mode(&both), Some(Mode::Match(m.as_array().unwrap())));
+        assert_eq!(mode(&RoutingAction::Restore), Some(Mode::Finalise));
+        assert_eq!(mode(&RoutingAction::Leave), None);
+        // A TrafficRouting's weight -1 is the provider's restore, even with matches.
+        let minus_one = RoutingAction::Route(RouteStrategy { traffic: Some("-1%".into()), ..strategy(m) });
+        assert_eq!(mode(&minus_one), Some(Mode::Finalise));
+        // Nothing to route with (the model restores instead): left alone.
+        assert_eq!(mode(&matches(json!([]))), None);
+    }
+
+    #[test]
+    fn weight_mode_adds_a_canary_copied_from_the_stable_backend() {
+        let mut stable = svc(STABLE, Some(1));
+        stable["filters"] =
+            json!([{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x", "value": "1"}]}}]);
+        let route = http_route(json!([
+            {"matches": [{"path": path("/store")}], "backendRefs": [stable]},
+            {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(1))]}
+        ]));
+        let plan = plan(&rollout(), &route, &traffic("20%"));
+        let mut want_stable = stable.clone();
+        want_stable["weight"] = 80.into();
+        let mut want_canary = stable.clone();
+        want_canary["weight"] = 20.into();
+        want_canary["name"] = CANARY.into();
+        assert_eq!(
+            written_rules(&plan),
+            json!([
+                {"matches": [{"path": path("/store")}], "backendRefs": [want_stable, want_canary]},
+                {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(1))]}
+            ])
+        );
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+        // Only the rules change: metadata (with the resourceVersion the write is conditional on),
+        // parentRefs and hostnames stay.
+        let planned = plan.route.unwrap();
+        assert_eq!(planned["metadata"], route["metadata"]);
+        assert_eq!(planned["spec"]["hostnames"], route["spec"]["hostnames"]);
+        assert_eq!(planned["spec"]["parentRefs"], route["spec"]["parentRefs"]);
+        // Converged: the same step again writes nothing.
+        let again = plan_stage(&rollout(), Some(&planned), &traffic("20%")).unwrap();
+        assert_eq!((again.writes, again.route), (false, Some(planned)));
+    }
+
+    #[test]
+    fn weights_are_absolute_and_an_existing_canary_is_updated_in_place() {
+        let route = http_route(json!([{"backendRefs": [svc("other", Some(50)), svc(STABLE, Some(50))]}]));
+        let plan = plan(&rollout(), &route, &traffic("20%"));
+        assert_eq!(
+            written_rules(&plan),
+            json!([{"backendRefs": [svc("other", Some(50)), svc(STABLE, Some(80)), svc(CANARY, Some(20))]}])
+        );
+        // The canary first, the stable second: both keep their places.
+        let route = http_route(json!([{"backendRefs": [svc(CANARY, Some(20)), svc(STABLE, Some(80))]}]));
+        let plan = self::plan(&rollout(), &route, &traffic("50%"));
+        assert_eq!(written_rules(&plan), json!([{"backendRefs": [svc(CANARY, Some(50)), svc(STABLE, Some(50))]}]));
+        // int32 arithmetic: 100 - w wraps.
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, None)]}]));
+        let plan = self::plan(&rollout(), &route, &traffic("-2147483648%"));
+        assert_eq!(written_rules(&plan)[0]["backendRefs"][0]["weight"], -2147483548_i64);
+    }
+
+    #[test]
+    fn only_kind_service_is_a_service() {
+        let mut no_kind = svc(STABLE, Some(1));
+        no_kind.as_object_mut().unwrap().remove("kind");
+        let mut other_kind = svc(STABLE, Some(1));
+        other_kind["kind"] = "ServiceImport".into();
+        let mut other_group = svc(STABLE, Some(1));
+        other_group["group"] = "example.com".into();
+        let route = http_route(
+            json!([{"backendRefs": [no_kind]}, {"backendRefs": [other_kind]}, {"backendRefs": [other_group]}]),
+        );
+        let plan = plan(&rollout(), &route, &traffic("10%"));
+        let rules = written_rules(&plan);
+        assert_eq!(rules[0], route["spec"]["rules"][0]);
+        assert_eq!(rules[1], route["spec"]["rules"][1]);
+        assert_eq!(rules[2]["backendRefs"][1]["name"], CANARY, "the group is not compared");
+        assert_eq!(rules[2]["backendRefs"][1]["group"], "example.com");
+        let warnings = route_warnings(&rollout(), &route);
+        assert_eq!(
+            warnings,
+            [
+                "spec.rules[0].backendRefs[0] names store-svc without kind: the controller recognises a backendRef only with kind: Service, so this plan leaves it alone; the API server sets kind: Service when the route is applied, and then the controller routes it"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_weight_step_keeps_the_match_rules_of_an_earlier_step() {
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
+            {"matches": [{"path": path("/"), "headers": [header("user", "beta")]}], "backendRefs": [svc(CANARY, Some(1))]}
+        ]));
+        let plan = plan(&rollout(), &route, &traffic("20%"));
+        let rules = written_rules(&plan);
+        assert_eq!(rules[1], route["spec"]["rules"][1]);
+        assert_eq!(rules[0]["backendRefs"], json!([svc(STABLE, Some(80)), svc(CANARY, Some(20))]));
+        assert_eq!(
+            plan.warnings,
+            [
+                "spec.rules[1] sends the requests it matches only to store-svc-canary (a match rule of an earlier step): a weight step keeps it, so they all still go to the canary until the route is restored"
+            ]
+        );
+    }
+
+    /// The stable rule of the controller's unit tests: `/store` with header version=v2, and `/v2/store`.
+    fn store_route() -> Value {
+        http_route(json!([
+            {"matches": [{"path": path("/store"), "headers": [header("version", "v2")]}, {"path": path("/v2/store")}],
+             "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"add": [{"name": "from", "value": "gw"}]}}],
+             "timeouts": {"request": "10s"},
+             "backendRefs": [svc(STABLE, Some(100))]},
+            {"matches": [{"path": path("/storage")}], "backendRefs": [svc(STABLE, Some(100))]},
+            {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(1))]}
+        ]))
+    }
+
+    fn canary_rule(base: &Value, matches: Value) -> Value {
+        let mut rule = base.clone();
+        rule["matches"] = matches;
+        rule["backendRefs"] = json!([svc(CANARY, Some(100))]);
+        rule
+    }
+
+    #[test]
+    fn match_mode_adds_each_header_match_to_each_match_of_each_stable_rule() {
+        let route = store_route();
+        let stable_rules = route["spec"]["rules"].as_array().unwrap().clone();
+        let (a, b) = (header("user", "a"), header("user", "b"));
+        let plan = plan(&rollout(), &route, &matches(json!([{"headers": [a]}, {"headers": [b]}])));
+        let with = |m: &Value, h: &Value| {
+            let mut m = m.clone();
+            let mut headers = m["headers"].as_array().cloned().unwrap_or_default();
+            headers.push(h.clone());
+            m["headers"] = Value::Array(headers);
+            m
+        };
+        let (m0, m1) = (&stable_rules[0]["matches"][0], &stable_rules[0]["matches"][1]);
+        let storage = &stable_rules[1]["matches"][0];
+        let mut want = stable_rules.clone();
+        want.push(canary_rule(&stable_rules[0], json!([with(m0, &a), with(m0, &b), with(m1, &a), with(m1, &b)])));
+        want.push(canary_rule(&stable_rules[1], json!([with(storage, &a), with(storage, &b)])));
+        assert_eq!(written_rules(&plan), Value::Array(want));
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+        // Converged: the canary rules are dropped and made again, the same.
+        let again =
+            self::plan(&rollout(), plan.route.as_ref().unwrap(), &matches(json!([{"headers": [a]}, {"headers": [b]}])));
+        assert!(!again.writes, "{again:?}");
+    }
+
+    #[test]
+    fn match_mode_appends_headers_and_query_parameters_of_one_match() {
+        let route = store_route();
+        let rules = route["spec"]["rules"].as_array().unwrap().clone();
+        let query = json!({"type": "Exact", "name": "beta", "value": "1"});
+        let plan =
+            plan(&rollout(), &route, &matches(json!([{"headers": [header("user", "a")], "queryParams": [query]}])));
+        let got = written_rules(&plan);
+        assert_eq!(
+            got[3]["matches"][0],
+            json!({"path": path("/store"), "headers": [header("version", "v2"), header("user", "a")], "queryParams": [query]})
+        );
+        assert_eq!(
+            got[3]["matches"][1],
+            json!({"path": path("/v2/store"), "headers": [header("user", "a")], "queryParams": [query]})
+        );
+        assert_eq!(got[3]["filters"], rules[0]["filters"], "filters are copied");
+        assert_eq!(got[3]["timeouts"], rules[0]["timeouts"], "timeouts are copied");
+        assert_eq!(got.as_array().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_path_match_goes_to_the_first_stable_rule_only() {
+        let route = store_route();
+        let rules = route["spec"]["rules"].as_array().unwrap().clone();
+        let step = matches(json!([{"path": path("/storage/v2"), "headers": [header("user", "a")]}]));
+        let plan = plan(&rollout(), &route, &step);
+        let mut want = rules.clone();
+        want.push(canary_rule(&rules[0], json!([{"path": path("/storage/v2"), "headers": [header("user", "a")]}])));
+        assert_eq!(written_rules(&plan), Value::Array(want));
+        assert_eq!(
+            plan.warnings,
+            [
+                "the path matches (matches[0]) go only into the canary rule of spec.rules[0], the first rule that routes to store-svc; spec.rules[1] get no canary rule for them"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_path_match_before_a_header_match_takes_its_conditions() {
+        let route = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]}]));
+        let step = matches(json!([{"path": path("/x")}, {"headers": [header("h", "1")]}]));
+        let plan = plan(&rollout(), &route, &step);
+        // The canary rule: the path match, then the stable match with the conditions of
+        // matches[0] (none), not those of matches[1].
+        assert_eq!(
+            written_rules(&plan)[1],
+            json!({"matches": [{"path": path("/x")}, {"path": path("/")}], "backendRefs": [svc(CANARY, Some(1))]})
+        );
+        assert_eq!(
+            plan.warnings,
+            [
+                "matches[1] (header h=1) is not what the canary rules get: a path match comes before it, and the controller adds the conditions of matches[0] (path /x, no header or query condition) instead, because it counts the matches without a path but takes them by index from the whole list"
+            ]
+        );
+        // Header match first: no quirk.
+        let step = matches(json!([{"headers": [header("h", "1")]}, {"path": path("/x")}]));
+        let plan = self::plan(&rollout(), &route, &step);
+        assert_eq!(
+            written_rules(&plan)[1]["matches"],
+            json!([{"path": path("/x")}, {"path": path("/"), "headers": [header("h", "1")]}])
+        );
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+    }
+
+    #[test]
+    fn a_match_step_after_a_weight_step_drops_the_weighted_rule() {
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(80)), svc(CANARY, Some(20))]},
+            {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(1))]}
+        ]));
+        let plan = plan(&rollout(), &route, &matches(json!([{"headers": [header("h", "1")]}])));
+        assert_eq!(written_rules(&plan), json!([route["spec"]["rules"][1]]));
+        assert_eq!(
+            plan.warnings,
+            [
+                "spec.rules[0] is dropped: it holds store-svc-canary next to other backends (the weights of an earlier step), and a match step drops every rule that holds the canary Service without making a canary rule from it; restoring the route does not bring it back"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rule_without_matches_gets_a_canary_rule_without_matches() {
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, None)]}]));
+        let plan = plan(&rollout(), &route, &matches(json!([{"headers": [header("h", "1")]}])));
+        assert_eq!(
+            written_rules(&plan),
+            json!([{"backendRefs": [svc(STABLE, None)]}, {"backendRefs": [svc(CANARY, None)]}])
+        );
+    }
+
+    #[test]
+    fn traffic_and_the_header_modifier_are_ignored_with_matches() {
+        let route = store_route();
+        let step = RoutingAction::Route(RouteStrategy {
+            traffic: Some("30%".into()),
+            request_header_modifier: Some(json!({"set": [{"name": "x", "value": "1"}]})),
+            ..strategy(json!([{"headers": [header("h", "1")]}]))
+        });
+        let plan = plan(&rollout(), &route, &step);
+        assert_eq!(written_rules(&plan).as_array().unwrap().len(), 5, "no weights: a canary rule per stable rule");
+        assert_eq!(
+            plan.warnings,
+            [
+                "traffic 30% is ignored: with matches the controller only adds canary match rules to the HTTPRoute",
+                "requestHeaderModifier is ignored: the controller does not write it into an HTTPRoute"
+            ]
+        );
+    }
+
+    #[test]
+    fn finalise_removes_the_canary_sets_stable_weight_1_and_deletes_rules_without_backends() {
+        let redirect = json!({"matches": [{"path": path("/old")}],
+                              "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/new"}}}]});
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(80)), svc(CANARY, Some(20))]},
+            {"matches": [{"path": path("/"), "headers": [header("h", "1")]}], "backendRefs": [svc(CANARY, Some(1))]},
+            redirect.clone(),
+            {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(7))]}
+        ]));
+        let plan = plan(&rollout(), &route, &RoutingAction::Restore);
+        assert_eq!(
+            written_rules(&plan),
+            json!([
+                {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
+                {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(7))]}
+            ])
+        );
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+        assert!(route_warnings(&rollout(), &route).contains(&"spec.rules[2] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route, at the end of the release or at any step without traffic".to_string()));
+        // restore() is the same finalise, whoever the owner is.
+        assert_eq!(restore(&gateway(OwnerKind::TrafficRouting), Some(&route)).unwrap(), plan);
+        // A restored route stays as it is; a missing one is nothing to restore.
+        let restored = plan.route.unwrap();
+        assert!(!self::plan(&rollout(), &restored, &RoutingAction::Restore).writes);
+        let missing = plan_stage(&rollout(), None, &RoutingAction::Restore).unwrap();
+        assert_eq!((missing.route, missing.writes), (None, false));
+    }
+
+    #[test]
+    fn finalise_warns_when_other_backends_keep_their_weights() {
+        let route = http_route(
+            json!([{"backendRefs": [svc("other", Some(50)), svc(STABLE, Some(40)), svc(CANARY, Some(10))]}]),
+        );
+        let plan = plan(&rollout(), &route, &RoutingAction::Restore);
+        assert_eq!(written_rules(&plan), json!([{"backendRefs": [svc("other", Some(50)), svc(STABLE, Some(1))]}]));
+        assert_eq!(
+            plan.warnings,
+            [
+                "spec.rules[0]: the restore sets store-svc's weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs (other weight 50), so store-svc gets a smaller share than before the release"
+            ]
+        );
+    }
+
+    #[test]
+    fn go_tells_nil_rules_from_empty_ones() {
+        // No rules at all: the controller's desired list is nil too, nothing to write.
+        let mut absent = http_route(json!(null));
+        absent["spec"].as_object_mut().unwrap().remove("rules");
+        assert!(!plan(&rollout(), &absent, &RoutingAction::Restore).writes);
+        // `rules: []` is an empty slice, which reflect.DeepEqual tells from nil: the controller
+        // writes, and the update leaves rules out.
+        let empty = http_route(json!([]));
+        let plan = plan(&rollout(), &empty, &RoutingAction::Restore);
+        assert!(plan.writes);
+        assert_eq!(plan.route.unwrap()["spec"].get("rules"), None);
+        // Lists inside a rule: an empty `filters: []` makes a kept rule differ from nothing, but a
+        // write leaves it out (omitempty).
+        let route = http_route(json!([{"filters": [], "backendRefs": [svc(STABLE, Some(1))]}]));
+        let plan = self::plan(&rollout(), &route, &traffic("10%"));
+        assert_eq!(written_rules(&plan)[0].get("filters"), None);
+    }
+
+    #[test]
+    fn a_write_drops_what_v0_8_1_does_not_know_and_says_so() {
+        let route = http_route(json!([{
+            "name": "main",
+            "sessionPersistence": {"sessionName": "s"},
+            "matches": [{"path": path("/")}],
+            "filters": [{"type": "CORS", "cors": {"allowOrigins": ["*"]}}],
+            "backendRefs": [svc(STABLE, Some(1))]
+        }]));
+        let plan = plan(&rollout(), &route, &traffic("10%"));
+        let rules = written_rules(&plan);
+        assert_eq!(rules[0].get("name"), None);
+        assert_eq!(rules[0]["filters"], json!([{"type": "CORS"}]));
+        assert_eq!(
+            plan.warnings,
+            [
+                "the controller's update drops what its gateway-api v0.8.1 types do not know: spec.rules[0].filters[0].cors, spec.rules[0].name, spec.rules[0].sessionPersistence",
+                "spec.rules[0].filters[0] (type CORS): a filter type newer than gateway-api v0.8.1 keeps its type but loses its settings in the controller's update, and the HTTPRoute CRD refuses such a filter: the update fails and the step never finishes"
+            ]
+        );
+        // Nothing to write, nothing lost: the controller compares what it decoded.
+        let plan = self::plan(&rollout(), &route, &RoutingAction::Restore);
+        assert!(!plan.writes && plan.warnings.is_empty(), "{plan:?}");
+        // A backendRef's own filters too; the canary copies them.
+        let mut stable = svc(STABLE, Some(1));
+        stable["filters"] = json!([{"type": "ExternalAuth", "externalAuth": {"protocol": "HTTP"}}]);
+        let route = http_route(json!([{"backendRefs": [stable]}]));
+        let plan = self::plan(&rollout(), &route, &traffic("10%"));
+        assert_eq!(written_rules(&plan)[0]["backendRefs"][1]["filters"], json!([{"type": "ExternalAuth"}]));
+        assert!(
+            plan.warnings[1].starts_with(
+                "spec.rules[0].backendRefs[0].filters[0] (type ExternalAuth), spec.rules[0].backendRefs[1].filters[0] (type ExternalAuth): a filter type newer"
+            ),
+            "{:?}",
+            plan.warnings
+        );
+    }
+
+    #[test]
+    fn left_alone_the_route_stays_as_it_is() {
+        let route = store_route();
+        let plan = plan(&gateway(OwnerKind::TrafficRouting), &route, &RoutingAction::Leave);
+        assert_eq!((plan.writes, plan.route), (false, Some(route)));
+    }
+
+    #[test]
+    fn a_missing_route_fails_a_step_and_a_malformed_one_is_an_error() {
+        let err = plan_stage(&rollout(), None, &traffic("10%")).unwrap_err();
+        assert_eq!(err.to_string(), "HTTPRoute shop/store not found: the controller's step fails until it exists");
+        let route = http_route(json!([{"backendRefs": [{"kind": "Service", "name": STABLE, "weight": "5"}]}]));
+        let err = plan_stage(&rollout(), Some(&route), &traffic("10%")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "HTTPRoute shop/store: spec.rules[0].backendRefs[0].weight: must be an integer that fits Go's int32, not \"5\""
+        );
+    }
+
+    #[test]
+    fn canary_equal_to_stable_degenerates_as_in_the_controller() {
+        let same = |owner| GatewayRoute { canary_service: STABLE, ..gateway(owner) };
+        let tr = same(OwnerKind::TrafficRouting);
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
+            {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(1)), svc(STABLE, Some(1))]},
+            {"matches": [{"path": path("/x")}], "backendRefs": [svc("other", Some(1))]}
+        ]));
+        // Weight mode: the one backendRef gets the canary weight.
+        let plan = plan(&tr, &route, &traffic("30%"));
+        let rules = written_rules(&plan);
+        assert_eq!(rules[0]["backendRefs"], json!([svc(STABLE, Some(30))]));
+        assert_eq!(rules[1]["backendRefs"], json!([svc("other", Some(1)), svc(STABLE, Some(30))]));
+        assert!(plan.warnings[0].starts_with("canary and stable Service are both store-svc (a TrafficRouting routes to the stable Service itself): the controller sets the weight"), "{:?}", plan.warnings);
+        // Match mode: every rule with the Service is dropped, nothing is added.
+        let plan = self::plan(&tr, &route, &matches(json!([{"headers": [header("h", "1")]}])));
+        assert_eq!(written_rules(&plan), json!([route["spec"]["rules"][2]]));
+        assert!(
+            plan.warnings[0].contains("drops every rule that routes to store-svc (spec.rules[0], spec.rules[1])"),
+            "{:?}",
+            plan.warnings
+        );
+        // Finalise: the Service's backendRef is removed, rules left without one are deleted.
+        let plan = self::plan(&same(OwnerKind::Rollout), &route, &RoutingAction::Restore);
+        assert_eq!(
+            written_rules(&plan),
+            json!([
+                {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(1))]},
+                {"matches": [{"path": path("/x")}], "backendRefs": [svc("other", Some(1))]}
+            ])
+        );
+        assert_eq!(
+            plan.warnings,
+            [
+                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
+            ]
+        );
+    }
+
+    #[test]
+    fn stages_carry_the_route_from_one_to_the_next() {
+        let route = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]}]));
+        let steps =
+            [matches(json!([{"headers": [header("h", "1")]}])), traffic("20%"), traffic("50%"), RoutingAction::Restore];
+        let plans = plan_stages(&rollout(), Some(&route), &steps).unwrap();
+        let rules: Vec<Value> = plans.iter().map(|p| p.route.as_ref().unwrap()["spec"]["rules"].clone()).collect();
+        let header_rule = json!({"matches": [{"path": path("/"), "headers": [header("h", "1")]}], "backendRefs": [svc(CANARY, Some(1))]});
+        assert_eq!(rules[0], json!([route["spec"]["rules"][0], header_rule]));
+        assert_eq!(
+            rules[2],
+            json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(50)), svc(CANARY, Some(50))]}, header_rule]),
+            "the header rule stays through the weight steps"
+        );
+        assert_eq!(rules[3], json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]}]));
+        assert!(plans.iter().all(|p| p.writes));
+    }
+
+    #[test]
+    fn route_warnings_say_when_nothing_routes_to_the_stable_service() {
+        let route = http_route(json!([{"backendRefs": [svc("other", Some(1))]}]));
+        assert_eq!(
+            route_warnings(&rollout(), &route),
+            [
+                "HTTPRoute shop/store has no backendRef to Service store-svc (kind: Service): the controller's steps leave its rules as they are"
+            ]
+        );
+        assert!(route_warnings(&rollout(), &store_route()).is_empty());
+    }
+
+    fn routing() -> Routing {
+        let owner = crate::model::Owner {
+            kind: OwnerKind::Rollout,
+            namespace: "shop".into(),
+            name: "store".into(),
+            uid: String::new(),
+        };
+        let http_route = "store".to_string();
+        Routing {
+            owner,
+            stable_service: STABLE.into(),
+            canary_service: CANARY.into(),
+            providers: vec![crate::model::Provider::Gateway { http_route }],
+        }
+    }
+
+    #[test]
+    fn plan_object_replaces_the_whole_route_or_keeps_it() {
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"filters": []}]));
+        let plan = plan_object(&routing(), "store", &traffic("20%"), Some(&route), None).unwrap();
+        assert_eq!(plan.describe(), "HTTPRoute shop/store");
+        assert_eq!(plan.reference.api_version, "gateway.networking.k8s.io/v1");
+        let [Change::Replace { before, after, .. }] = plan.changes.as_slice() else { panic!("{:?}", plan.changes) };
+        assert_eq!((before, after), (&route, &plan.planned));
+        assert!(plan.changed() && plan.untouched);
+        assert!(
+            matches!(&plan.action, Action::Rules(how) if how.ends_with("weight mode: store-svc 80, store-svc-canary 20"))
+        );
+        // The route's own warnings come with a plan from the route as read only.
+        assert!(plan.warnings[0].starts_with("spec.rules[1] has no backendRefs"), "{:?}", plan.warnings);
+        let next =
+            plan_object(&routing(), "store", &traffic("20%"), Some(&plan.planned), Some("step 1".into())).unwrap();
+        assert_eq!(next.changes, [Change::Keep { key: next.key.clone(), object: plan.planned.clone() }]);
+        assert!(!next.changed() && !next.untouched);
+        assert!(next.warnings.is_empty(), "{:?}", next.warnings);
+        assert_eq!(next.after.as_deref(), Some("step 1"));
+        let left = plan_object(&routing(), "store", &RoutingAction::Leave, Some(&route), None).unwrap();
+        assert!(matches!(left.action, Action::Keep(_)) && !left.changed());
+        assert!(matches!(
+            plan_object(&routing(), "store", &RoutingAction::Restore, Some(&plan.planned), None).unwrap().action,
+            Action::Rules(how) if how.contains("restore: store-svc-canary removed")
+        ));
+    }
+
+    #[test]
+    fn plan_object_of_a_missing_route_names_it() {
+        let error = plan_object(&routing(), "store", &RoutingAction::Restore, None, None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Rollout shop/store routes through HTTPRoute shop/store, but there is no such object in namespace shop"
+        );
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_a_route_counts_as_untouched() {
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}]));
+        assert!(rollout().untouched(&route));
+        let routed = http_route(json!([{"backendRefs": [svc(STABLE, Some(80)), svc(CANARY, Some(20))]}]));
+        assert!(!rollout().untouched(&routed));
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        assert!(same.untouched(&routed));
+    }
+}

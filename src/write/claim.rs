@@ -1,0 +1,258 @@
+//! The claim on a Rollout: one `approve` or `restore` at a time. A claim is a
+//! `coordination.k8s.io/v1` Lease named `rollout-lua.<rollout>` in the Rollout's namespace.
+//! A Lease, not an annotation on the Rollout: taking it never touches the Rollout (no GitOps
+//! drift, no reconcile by the controller, the approval's resourceVersion precondition is
+//! unaffected), creating it is atomic (AlreadyExists means someone holds it), and holder and
+//! expiry are fields of its own.
+
+use crate::change::{Change, Landed};
+use crate::error::Error;
+use crate::model::ObjectKey;
+use crate::source::cluster::{Cluster, Resource};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long a claim lasts unless renewed: long enough for a slow write sequence, short enough
+/// that a claim left by a killed process is soon free.
+pub const LEASE_DURATION: Duration = Duration::from_secs(120);
+/// A claim is renewed before a write once this much of it has passed.
+const RENEW_AFTER: Duration = Duration::from_secs(20);
+/// The annotation naming the command that holds the claim.
+const COMMAND_ANNOTATION: &str = "kubectl-rollout-lua/command";
+
+pub fn lease_resource() -> Resource {
+    Resource {
+        group: "coordination.k8s.io".into(),
+        version: "v1".into(),
+        kind: "Lease".into(),
+        plural: "leases".into(),
+        namespaced: true,
+    }
+}
+
+/// The Lease that claims Rollout `namespace/rollout`.
+pub fn lease_key(namespace: &str, rollout: &str) -> ObjectKey {
+    ObjectKey::new("coordination.k8s.io", "Lease", namespace, &format!("rollout-lua.{rollout}"))
+}
+
+/// Who holds a claim: `user@host (pid N)`.
+pub fn holder_identity() -> String {
+    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "someone".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown-host".into());
+    format!("{user}@{host} (pid {})", std::process::id())
+}
+
+/// Kubernetes' MicroTime: RFC 3339 with microseconds, UTC.
+fn micro_time(now: SystemTime) -> String {
+    k8s_openapi::jiff::Timestamp::try_from(now)
+        .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string()
+}
+
+/// Sends a change to a Lease; a reply that was lost, garbled or timed out is resolved by
+/// reading the Lease again. A 409, or a fresh read showing someone else's change, is
+/// `Ok(Err(()))`: the Lease is not as this run wanted.
+async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>, ()>, Error> {
+    let key = change.key();
+    let request = change.request(None).expect("a Lease change sends a request");
+    match cluster.send(&lease_resource(), key, &request, false).await {
+        Ok(stored) => Ok(Ok(stored)),
+        Err(Error::Api { failure, .. }) if failure.is_conflict() => Ok(Err(())),
+        Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
+            let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await?;
+            match change.landed(None, fresh.as_ref()) {
+                Landed::Applied => Ok(Ok(fresh)),
+                Landed::NotApplied => Err(Error::Api { doing, failure }),
+                Landed::ChangedBySomeoneElse => Ok(Err(())),
+            }
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// A claim this run holds.
+pub struct Claim {
+    key: ObjectKey,
+    /// The Lease as this run last wrote it.
+    lease: Value,
+    renewed: Instant,
+}
+
+/// What a Lease says about its holder, for messages: `alice@laptop (pid 42), approve demo, since …`.
+pub fn describe_holder(lease: &Value) -> String {
+    let spec = &lease["spec"];
+    let mut text = spec["holderIdentity"].as_str().unwrap_or("someone").to_string();
+    if let Some(command) = lease["metadata"]["annotations"][COMMAND_ANNOTATION].as_str() {
+        text.push_str(&format!(" running `{command}`"));
+    }
+    if let Some(since) = spec["acquireTime"].as_str() {
+        text.push_str(&format!(", since {since}"));
+    }
+    text
+}
+
+/// Whether a Lease has expired at `now`: its last renewal is more than its duration ago.
+pub fn expired(lease: &Value, now: SystemTime) -> bool {
+    let renewed = lease["spec"]["renewTime"].as_str().or(lease["spec"]["acquireTime"].as_str());
+    let duration = lease["spec"]["leaseDurationSeconds"].as_i64().unwrap_or(0);
+    match renewed.and_then(crate::time::parse_rfc3339) {
+        Some(renewed) => renewed + duration < crate::time::now_seconds(now),
+        None => true,
+    }
+}
+
+/// When a Lease expires, for messages.
+pub fn expiry(lease: &Value) -> Option<String> {
+    let renewed = lease["spec"]["renewTime"].as_str().or(lease["spec"]["acquireTime"].as_str())?;
+    let seconds = crate::time::parse_rfc3339(renewed)? + lease["spec"]["leaseDurationSeconds"].as_i64()?;
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).ok()?);
+    Some(crate::time::rfc3339(at))
+}
+
+impl Claim {
+    /// Claims Rollout `namespace/rollout` for `command`, or refuses (exit 3) naming the holder.
+    /// An expired claim is taken over.
+    pub async fn take(cluster: &Cluster, namespace: &str, rollout: &str, command: &str) -> Result<Claim, Error> {
+        let key = lease_key(namespace, rollout);
+        let now = SystemTime::now();
+        let lease = json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": key.name,
+                "namespace": namespace,
+                "labels": {"app.kubernetes.io/managed-by": "kubectl-rollout-lua"},
+                "annotations": {COMMAND_ANNOTATION: command},
+            },
+            "spec": {
+                "holderIdentity": holder_identity(),
+                "leaseDurationSeconds": LEASE_DURATION.as_secs(),
+                "acquireTime": micro_time(now),
+                "renewTime": micro_time(now),
+            },
+        });
+        let create = Change::Create { key: key.clone(), object: lease.clone() };
+        let resource = lease_resource();
+        // A 409 with no Lease to be seen: it was released meanwhile; try once more.
+        let mut attempts = 2;
+        let held = loop {
+            attempts -= 1;
+            if let Ok(Some(stored)) = send(cluster, &create).await? {
+                return Ok(Claim { key, lease: stored, renewed: Instant::now() });
+            }
+            match cluster.get(&resource, namespace, &key.name).await? {
+                Some(held) => break held,
+                None if attempts > 0 => continue,
+                None => {
+                    return Err(Error::Refused(format!(
+                        "nothing was written: the claim on Rollout {namespace}/{rollout} changes hands too fast to take it; run again"
+                    )));
+                }
+            }
+        };
+        // Someone holds it: refuse, unless their claim has expired.
+        if !expired(&held, now) {
+            return Err(Error::Refused(format!(
+                "nothing was written: Rollout {namespace}/{rollout} is claimed by {} (Lease {}, expires {} unless renewed); wait for it, or, if its holder is gone, `kubectl rollout-lua release-claim {rollout}`",
+                describe_holder(&held),
+                key.name,
+                expiry(&held).unwrap_or_else(|| "soon".into())
+            )));
+        }
+        let replace = Change::Replace { key: key.clone(), before: held, after: lease };
+        match send(cluster, &replace).await? {
+            Ok(Some(stored)) => Ok(Claim { key, lease: stored, renewed: Instant::now() }),
+            _ => Err(Error::Refused(format!(
+                "nothing was written: someone else took the expired claim on Rollout {namespace}/{rollout} first; run again"
+            ))),
+        }
+    }
+
+    /// Renews the claim when a good part of it has passed (before a write, and while a long run
+    /// waits); fails when someone else took it over meanwhile.
+    pub async fn keep(&mut self, cluster: &Cluster) -> Result<(), Error> {
+        if self.renewed.elapsed() < RENEW_AFTER {
+            return Ok(());
+        }
+        let mut renewed = self.lease.clone();
+        renewed["spec"]["renewTime"] = Value::String(micro_time(SystemTime::now()));
+        let replace = Change::Replace { key: self.key.clone(), before: self.lease.clone(), after: renewed };
+        match send(cluster, &replace).await? {
+            Ok(stored) => {
+                self.lease = stored.unwrap_or_else(|| self.lease.clone());
+                self.renewed = Instant::now();
+                Ok(())
+            }
+            Err(()) => Err(Error::Refused(format!(
+                "stopped: the claim {} was taken over by someone else (this run held it too long without renewing it)",
+                self.key
+            ))),
+        }
+    }
+
+    /// Gives the claim up: a delete conditional on the Lease being exactly as this run left it.
+    pub async fn release(self, cluster: &Cluster) -> Result<(), Error> {
+        let delete = Change::Delete { key: self.key.clone(), before: self.lease };
+        match send(cluster, &delete).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(())) => Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key))),
+            Err(Error::Api { failure, .. }) if failure.code == Some(404) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+}
+
+/// Deletes the claim on Rollout `namespace/rollout` whoever holds it (`release-claim`);
+/// returns the holder it had, or None when there was none.
+pub async fn release_any(cluster: &Cluster, namespace: &str, rollout: &str) -> Result<Option<String>, Error> {
+    let key = lease_key(namespace, rollout);
+    let Some(held) = cluster.get(&lease_resource(), namespace, &key.name).await? else {
+        return Ok(None);
+    };
+    let holder = describe_holder(&held);
+    match send(cluster, &Change::Delete { key, before: held }).await? {
+        Ok(_) => Ok(Some(holder)),
+        Err(()) => Err(Error::Conflict(format!(
+            "the claim on Rollout {namespace}/{rollout} changed while it was released (renewed or taken again); look at it again"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease(renewed: &str, seconds: i64) -> Value {
+        json!({"metadata": {"annotations": {COMMAND_ANNOTATION: "approve demo"}},
+               "spec": {"holderIdentity": "alice@laptop (pid 42)", "acquireTime": "2026-01-01T00:00:00.000000Z",
+                        "renewTime": renewed, "leaseDurationSeconds": seconds}})
+    }
+
+    #[test]
+    fn a_claim_expires_its_duration_after_its_last_renewal() {
+        let at =
+            |text: &str| SystemTime::UNIX_EPOCH + Duration::from_secs(crate::time::parse_rfc3339(text).unwrap() as u64);
+        let held = lease("2026-01-01T00:10:00.000000Z", 120);
+        assert!(!expired(&held, at("2026-01-01T00:11:59Z")));
+        assert!(expired(&held, at("2026-01-01T00:12:01Z")));
+        assert_eq!(expiry(&held).as_deref(), Some("2026-01-01T00:12:00Z"));
+        assert!(expired(&json!({"spec": {}}), at("2026-01-01T00:00:00Z")));
+    }
+
+    #[test]
+    fn the_holder_is_named_with_the_command_and_since_when() {
+        assert_eq!(
+            describe_holder(&lease("2026-01-01T00:10:00Z", 120)),
+            "alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z"
+        );
+        assert!(holder_identity().contains(&format!("(pid {})", std::process::id())));
+        assert_eq!(micro_time(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(lease_key("shop", "demo").name, "rollout-lua.demo");
+    }
+}

@@ -1,0 +1,84 @@
+//! SIGINT and SIGTERM, listened for while a command writes: the first one stops the run before
+//! its next write (the step in flight is finished or rolled back), a second one stops it at
+//! once.
+
+use crate::error::{Error, Signal};
+use std::time::Duration;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
+
+/// The signals received since [`Interrupt::listen`]; cheap to clone.
+#[derive(Clone)]
+pub struct Interrupt {
+    received: watch::Receiver<Vec<Signal>>,
+}
+
+impl Interrupt {
+    /// Listens from now on (must be called inside the runtime): SIGINT and SIGTERM no longer
+    /// end the process; the command notices them where it can stop cleanly.
+    pub fn listen() -> Result<Interrupt, Error> {
+        let install = |kind| signal(kind).map_err(|e| Error::Input(format!("listening for signals: {e}")));
+        let (mut sigint, mut sigterm) = (install(SignalKind::interrupt())?, install(SignalKind::terminate())?);
+        let (sender, received) = watch::channel(Vec::new());
+        tokio::spawn(async move {
+            loop {
+                let signal = tokio::select! {
+                    _ = sigint.recv() => Signal::Interrupt,
+                    _ = sigterm.recv() => Signal::Terminate,
+                };
+                sender.send_modify(|signals| signals.push(signal));
+            }
+        });
+        Ok(Interrupt { received })
+    }
+
+    /// The first signal received, if any; takes in a signal that arrived while the process was
+    /// busy (the runtime reads it when the task yields).
+    pub async fn received(&self) -> Option<Signal> {
+        tokio::task::yield_now().await;
+        self.received.borrow().first().copied()
+    }
+
+    /// Waits until `count` signals have been received in all; returns the last one.
+    pub async fn wait_for(&self, count: usize) -> Signal {
+        let mut received = self.received.clone();
+        loop {
+            if let Some(signal) = received.borrow_and_update().get(count - 1).copied() {
+                return signal;
+            }
+            if received.changed().await.is_err() {
+                // The listener is gone (the runtime is shutting down): no signal will come.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// A yes/no question on the terminal (see `cli::confirm`), ended by a signal: the prompt
+    /// reads stdin on a thread of its own (reading cannot be interrupted), left behind when a
+    /// signal comes (it ends with the process).
+    pub async fn confirm(
+        &self,
+        question: &str,
+        ask: impl FnOnce(&str) -> Result<(), Error> + Send + 'static,
+    ) -> Result<(), Error> {
+        let (sender, answer) = std::sync::mpsc::channel();
+        let question = question.to_string();
+        std::thread::spawn(move || {
+            let _ = sender.send(ask(&question));
+        });
+        loop {
+            match answer.try_recv() {
+                Ok(answer) => return answer,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    return Err(Error::Input("reading the answer failed".into()));
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            }
+            if let Some(signal) = self.received().await {
+                eprintln!();
+                return Err(Error::Interrupted { signal, report: "stopped at the question".into() });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! Where the plan follows what the controller really does (docs/controller-semantics.md §11):
+//! steps it does not route, what its webhook refuses, stored originals it misreads, its
+//! harness's reading of test cases, Go's number format, and durations and sizes as kubectl
+//! reads them. Offline with `plan -f` and `test`; against the fake API server where the
+//! cluster's state matters.
+
+use crate::support::Test;
+use crate::support::cluster::*;
+use serde_json::json;
+
+const VIRTUAL_SERVICE: &str = "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata: {name: demo, namespace: shop}\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {host: demo}\n";
+
+/// A v1beta1 partition Rollout `shop/demo` (no extra workload) on Deployment `demo`, routing
+/// through VirtualService `demo`, with these steps (YAML list items, indented 6).
+fn partition(steps: &str) -> String {
+    format!(
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {{name: demo, namespace: shop}}\nspec:\n  workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: demo}}\n  strategy:\n    canary:\n      steps:\n{steps}      trafficRoutings:\n      - service: demo\n        customNetworkRefs:\n        - {{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}}\n"
+    )
+}
+
+fn workload(replicas: i64) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: demo, namespace: shop}}\nspec: {{replicas: {replicas}}}\n"
+    )
+}
+
+const TWO_POD_STEPS: &str =
+    "      - {replicas: 1, traffic: 20%}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 2}\n";
+
+#[test]
+fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing() {
+    let plan = |files: Test| files.args(["plan", "-f", "m", "--step", "2"]).run().success();
+    let with = |replicas: Option<i64>| {
+        let test = Test::new().file("m/rollout.yaml", &partition(TWO_POD_STEPS)).file("m/vs.yaml", VIRTUAL_SERVICE);
+        match replicas {
+            Some(replicas) => test.file("m/deployment.yaml", &workload(replicas)),
+            None => test,
+        }
+    };
+    // Two pods: step 2 puts both on the new version, and the controller skips its routing.
+    let out = plan(with(Some(2)))
+        .stdout_has("step 2/3: replicas 2, traffic 50% (canary 50 / stable 50) (the controller does not route this step: its replicas reach the workload's 2 in a partition release, so the gateway keeps step 1's routing)")
+        .stdout_has("+      weight: 80\n+    - destination:\n+        host: demo-canary\n+      weight: 20\n");
+    assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
+    assert!(!out.stdout.contains("is not known"), "{}", out.stdout);
+    // Four pods: step 2 is routed.
+    let out = plan(with(Some(4))).stdout_has("+      weight: 50\n");
+    assert!(!out.stdout.contains("does not route"), "{}", out.stdout);
+    // No workload among the files: routed, with the assumption said.
+    plan(with(None))
+        .stdout_has("warning: its workload Deployment demo is not known (not among the files, or not readable), so the plan assumes its replicas are above every step's")
+        .stdout_has("+      weight: 50\n");
+}
+
+#[test]
+fn the_workload_is_read_from_the_cluster_for_its_replicas() {
+    // Step 2 runs two pods of a two-pod Deployment: it keeps step 1's routing (a header match).
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!(2);
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+        .object(rollout)
+        .object(virtual_service())
+        .object(destination_rule())
+        .object(deployment(2))
+        .start();
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("so the gateway keeps step 1's routing")
+        .stdout_has("+        user-agent:\n+          exact: pc\n");
+    assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
+    assert!(server.requests().iter().any(|r| r.path == "/apis/apps/v1/namespaces/shop/deployments/demo"));
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "demo"])
+        .run()
+        .success()
+        .stdout_has("  Step:     step 2/3: replicas 2, traffic 50% (canary 50 / stable 50) (the controller does not route this step: its replicas reach the workload's 2 in a partition release, so the gateway keeps step 1's routing), pause until approved\n");
+}
+
+#[test]
+fn a_blue_green_last_step_at_100_percent_waits_for_approval() {
+    let blue_green = partition("      - {replicas: 50%, traffic: 0%}\n      - {replicas: 100%, traffic: 50%}\n")
+        .replace("    canary:\n", "    blueGreen:\n");
+    Test::new()
+        .file("m/rollout.yaml", &blue_green)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("step 2/2: replicas 100%, traffic 50% (canary 50 / stable 50), pause until approved (a blue-green last step at 100% waits too)");
+}
+
+#[test]
+fn v1alpha1_empty_matches_reach_the_script_as_nil() {
+    let alpha = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: Rollout\nmetadata: {name: demo, namespace: shop}\nspec:\n  objectRef: {workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}}\n  strategy:\n    canary:\n      steps:\n      - {weight: 20, matches: []}\n      trafficRoutings:\n      - service: demo\n        customNetworkRefs:\n        - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}\n";
+    // The controller's own test script tests `if (obj.matches)`: an empty table would be true.
+    let script = "if (obj.matches) then obj.data.spec.seen = 'matches' else obj.data.spec.seen = 'weight ' .. obj.canaryWeight end\nreturn obj.data\n";
+    Test::new()
+        .file("m/rollout.yaml", alpha)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .file("vs.lua", script)
+        .args(["plan", "-f", "m", "--script", "VirtualService.networking.istio.io=vs.lua"])
+        .run()
+        .success()
+        .stdout_has("+  seen: weight 20\n");
+}
+
+#[test]
+fn a_traffic_routing_without_weight_or_matches_writes_nothing() {
+    let stored = r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#;
+    let routed = format!(
+        "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: demo\n  namespace: shop\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{stored}'\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {{host: demo}}\n      weight: 90\n    - destination: {{host: demo, subset: canary}}\n      weight: 10\n"
+    );
+    let traffic_routing = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: TrafficRouting\nmetadata: {name: tr, namespace: shop}\nspec:\n  objectRef:\n  - service: demo\n    customNetworkRefs:\n    - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}\n  strategy: {}\n";
+    Test::new()
+        .file("m/tr.yaml", traffic_routing)
+        .file("m/vs.yaml", &routed)
+        .args(["plan", "-f", "m", "--detailed-exitcode"])
+        .run()
+        .status(0)
+        .stdout_has("TrafficRouting strategy: original routing (no traffic, no matches) (with neither weight nor matches the controller writes nothing while the TrafficRouting is progressing; the stored original comes back when it finalises)")
+        .stdout_has("VirtualService shop/demo: already as planned; the controller writes nothing here: left alone");
+}
+
+/// The VirtualService with a stored original the controller cannot decode.
+fn with_bad_original(original: &str) -> String {
+    format!(
+        "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: demo\n  namespace: shop\n  labels: {{app: demo}}\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{original}'\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {{host: demo}}\n      weight: 80\n    - destination: {{host: demo-canary}}\n      weight: 20\n"
+    )
+}
+
+#[test]
+fn a_stored_original_that_does_not_parse_is_read_as_the_controller_reads_it() {
+    let test = Test::new()
+        .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+        .file("m/deployment.yaml", &workload(4))
+        .file("m/vs.yaml", &with_bad_original("{bad"));
+    // Step 3 restores: the controller writes back the empty data it decoded.
+    test.args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("warning: VirtualService/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse (invalid JSON: key must be a string at line 1 column 2); the controller ignores that, works from nothing (no spec, labels or annotations) and restores that: it wipes the object's spec, labels and annotations; approve and restore write nothing until the annotation is fixed")
+        .stdout_has("-  labels:\n-    app: demo\n")
+        .stdout_has("-spec:\n");
+    // A label of another type: the rest decodes, that label becomes "".
+    let partly = r#"{"spec":{"hosts":["demo"]},"labels":{"app":"demo","tier":3}}"#;
+    Test::new()
+        .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+        .file("m/deployment.yaml", &workload(4))
+        .file("m/vs.yaml", &with_bad_original(partly))
+        .args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("does not parse (json: cannot unmarshal number into Go struct field Data.labels of type string); the controller ignores that, works from the part that decodes and restores that, as shown")
+        .stdout_has("+    tier: \"\"\n");
+}
+
+#[test]
+fn approve_refuses_to_write_from_a_stored_original_that_does_not_parse() {
+    // Step 3 (no traffic) restores; the VirtualService's stored original is not JSON.
+    let mut vs = virtual_service();
+    vs["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": "{bad"});
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::leases())
+        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+        .object(rollout(3, "StepPaused"))
+        .object(vs)
+        .object(destination_rule())
+        .object(deployment(4))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("nothing was written: VirtualService/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn a_script_configmap_outside_the_controllers_namespace_is_warned_about() {
+    let rollout = partition(TWO_POD_STEPS).replace(
+        "{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}",
+        "{apiVersion: gateway.example.com/v1, kind: Route, name: demo}",
+    );
+    let route =
+        "apiVersion: gateway.example.com/v1\nkind: Route\nmetadata: {name: demo, namespace: shop}\nspec: {weight: 0}\n";
+    // No namespace: `kubectl apply` would put it in the current namespace, default.
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kruise-rollout-configuration}\ndata:\n  lua.traffic.routing.Route.gateway.example.com: |\n    obj.data.spec.weight = obj.canaryWeight\n    return obj.data\n";
+    let files = || {
+        Test::new()
+            .file("m/rollout.yaml", &rollout)
+            .file("m/deployment.yaml", &workload(4))
+            .file("m/route.yaml", route)
+            .file("m/cm.yaml", configmap)
+    };
+    let warning = "warning: its scripts come from ConfigMap default/kruise-rollout-configuration, but the controller reads that ConfigMap only from its own namespace, kruise-rollout (--controller-namespace), so it would not find them there and would never route";
+    files().args(["plan", "-f", "m", "--step", "1"]).run().success().stdout_has(warning).stdout_has("+  weight: 20\n");
+    let out = files().args(["plan", "-f", "m", "--step", "1", "--controller-namespace", "default"]).run().success();
+    assert!(!out.stdout.contains("warning:"), "{}", out.stdout);
+}
+
+#[test]
+fn weights_wrap_as_the_controllers_int32_does() {
+    // The webhook refuses this traffic, but the controller's test harness runs it.
+    let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{traffic: \"-2147483648%\"}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weights: [-2147483648, -2147483548]}\n";
+    Test::new()
+        .file(
+            "s/example.com/Route/trafficRouting.lua",
+            "obj.data.spec.weights = {obj.canaryWeight, obj.stableWeight}\nreturn obj.data\n",
+        )
+        .file("s/example.com/Route/testdata/wrap.yaml", case)
+        .args(["test", "s"])
+        .run()
+        .success()
+        .stdout_has("ok   example.com/Route wrap.yaml (1 step)");
+}
+
+#[test]
+fn a_disabled_rollout_plans_nothing_and_says_why() {
+    let disabled = partition(TWO_POD_STEPS).replace("spec:\n  workloadRef", "spec:\n  disabled: true\n  workloadRef");
+    Test::new()
+        .file("m/rollout.yaml", &disabled)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m", "--detailed-exitcode"])
+        .run()
+        .status(0)
+        .stdout_has("Rollout shop/demo\n  spec.disabled is true: the controller runs no step of a disabled Rollout")
+        .stdout_has("Plan: 0 to change, 0 already as planned");
+}
+
+#[test]
+fn test_says_how_the_controllers_go_test_treats_each_case() {
+    let script = "obj.data.spec.weight = obj.canaryWeight\nreturn obj.data\n";
+    // go test reads the rollout as v1beta1: weight is not a field there, canaryWeight is -1.
+    let alpha = "rollout:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{weight: 20}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weight: -1}\n";
+    let blue_green = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      blueGreen:\n        steps: [{traffic: 50%, replicas: 100%}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weight: 50}\n";
+    let files = || {
+        Test::new()
+            .file("s/example.com/Route/trafficRouting.lua", script)
+            .file("s/example.com/Route/testdata/alpha.yaml", alpha)
+            .file("s/example.com/Route/testdata/blue-green.yaml", blue_green)
+    };
+    files()
+        .args(["test", "s"])
+        .run()
+        .success()
+        .stdout_has("ok   example.com/Route alpha.yaml (1 step)\n  go test: it reads this v1alpha1 rollout as v1beta1 without the conversion, so steps[0].weight 20 is ignored and the script gets canaryWeight -1 there")
+        .stdout_has("ok   example.com/Route blue-green.yaml (1 step)\n  go test cannot run this case: it reads spec.strategy.canary only");
+    let report = files().args(["test", "s", "-o", "json"]).run().success().json();
+    let go_test: Vec<bool> =
+        report["cases"].as_array().unwrap().iter().map(|c| c["goTest"]["runs"].as_bool().unwrap()).collect();
+    assert_eq!(go_test, [true, false]);
+}
+
+#[test]
+fn plan_f_refuses_what_the_webhook_rejects() {
+    let bad = partition("      - {replicas: 1, traffic: \"-50%\"}\n      - {traffic: 150%}\n");
+    let out = Test::new()
+        .file("m/rollout.yaml", &bad)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .status(1)
+        .stderr_has("m/rollout.yaml:1: Rollout shop/demo would be rejected by the controller's admission webhook:\n  spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]\n  spec.strategy.canary.steps[1].replicas: required\n  spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]\n");
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning() {
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("150%");
+    Test::new()
+        .kubeconfig(&serving(rollout).start())
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("warning: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%] (the controller's webhook rejects this now)");
+}
+
+#[test]
+fn numbers_are_printed_as_gos_json_has_them() {
+    let script = "obj.data.spec.big = 12345678901234567890\nobj.data.spec.zero = 0 * -1\nreturn obj.data\n";
+    let files = || {
+        Test::new()
+            .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+            .file("m/deployment.yaml", &workload(4))
+            .file("m/vs.yaml", VIRTUAL_SERVICE)
+            .file("vs.lua", script)
+            .args(["plan", "-f", "m", "--step", "1", "--script", "VirtualService.networking.istio.io=vs.lua"])
+    };
+    files()
+        .arg("-o")
+        .arg("json")
+        .run()
+        .success()
+        .stdout_has("\"big\": 12345678901234567000,")
+        .stdout_has("\"zero\": -0\n");
+    files().arg("-o").arg("yaml").run().success().stdout_has("big: 12345678901234567000\n");
+    files().run().success().stdout_has("+  big: 12345678901234567000\n");
+}
+
+#[test]
+fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo", "-w", "--timeout", "99999999999999999999h"]).status(1).stderr_has(
+        "invalid duration \"99999999999999999999h\": too long (at most 2562047h, about 292 years, as in Go)",
+    );
+    test.run_args(["plan", "demo", "--lua-memory", "17179869184Gi"])
+        .status(1)
+        .stderr_has("\"17179869184Gi\" is too large");
+    test.run_args(["plan", "demo", "--lua-timeout", "0"])
+        .status(1)
+        .stderr_has("the script time limit must be more than 0 (the controller's is 1s)");
+    test.run_args(["plan", "demo", "--request-timeout", "1m30s", "--lua-timeout", "1.5s"]).success();
+    // The longest timeout there is: the release is over, so the watch ends at once.
+    let mut done = rollout(3, "Completed");
+    done["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]});
+    Test::new()
+        .kubeconfig(&serving(done).start())
+        .args(["status", "demo", "-w", "--timeout", "2562047h47m16.854775807s"])
+        .run()
+        .success();
+}

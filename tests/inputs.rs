@@ -1,0 +1,507 @@
+//! Inputs: limits on every input, files and documents skipped or refused, `-R` and `-k`,
+//! duplicate keys and objects, unknown fields, `--script` keys, and `eval`'s `--obj`.
+
+use crate::completion::{assert_fresh, check_generated};
+use crate::offline::{ROLLOUT, VIRTUAL_SERVICE, manifests};
+use crate::support::cluster::*;
+use crate::support::{BINARY, Test, repo};
+use serde_json::{Map, Value, json};
+use std::time::{Duration, Instant};
+
+/// ObjectMeta's fields: the CRDs leave `metadata` to the API server, which knows these.
+const OBJECT_META: [&str; 15] = [
+    "annotations",
+    "creationTimestamp",
+    "deletionGracePeriodSeconds",
+    "deletionTimestamp",
+    "finalizers",
+    "generateName",
+    "generation",
+    "labels",
+    "managedFields",
+    "name",
+    "namespace",
+    "ownerReferences",
+    "resourceVersion",
+    "selfLink",
+    "uid",
+];
+
+/// A CRD version's schema reduced to its field names (see `src/schema.rs`).
+fn fields(schema: &Value) -> Value {
+    if schema["x-kubernetes-preserve-unknown-fields"] == true {
+        return Value::Null;
+    }
+    if let Some(properties) = schema["properties"].as_object() {
+        return Value::Object(properties.iter().map(|(name, schema)| (name.clone(), fields(schema))).collect());
+    }
+    if schema["items"].is_object() {
+        return json!([fields(&schema["items"])]);
+    }
+    if schema["additionalProperties"].is_object() {
+        return json!({"*": fields(&schema["additionalProperties"])});
+    }
+    Value::Null
+}
+
+#[test]
+fn generated_files_field_schemas_are_current() {
+    let crds = repo("../shared/conformance/upstream/crds");
+    let Ok(entries) = std::fs::read_dir(&crds) else {
+        return eprintln!("skipped: {} not found (the CRDs the field schemas come from)", crds.display());
+    };
+    let mut paths: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    let mut kinds = Map::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for document in rollout_lua::yaml::parse_documents(&text, &path.display().to_string()).unwrap() {
+            let spec = &document.value["spec"];
+            let mut versions = Map::new();
+            for version in spec["versions"].as_array().unwrap() {
+                let mut schema = fields(&version["schema"]["openAPIV3Schema"]);
+                schema["metadata"] = OBJECT_META.iter().map(|field| (field.to_string(), Value::Null)).collect();
+                versions.insert(version["name"].as_str().unwrap().into(), schema);
+            }
+            kinds.insert(spec["names"]["kind"].as_str().unwrap().into(), Value::Object(versions));
+        }
+    }
+    let text = serde_json::to_string_pretty(&Value::Object(kinds)).unwrap() + "\n";
+    assert_fresh(check_generated(&repo("src/schema/rollouts.kruise.io.json"), text.as_bytes()).into_iter().collect());
+}
+
+/// Runs the binary with `args` in `test`'s environment; fails if it runs longer than `limit`.
+#[track_caller]
+fn within(test: &Test, args: &[&str], limit: Duration) -> crate::support::Output {
+    finishes(&mut test.command(BINARY, args), limit)
+}
+
+/// Runs `command`; fails if it runs longer than `limit`.
+#[track_caller]
+fn finishes(command: &mut std::process::Command, limit: Duration) -> crate::support::Output {
+    let mut child = command.stdin(std::process::Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("{command:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    crate::support::Output {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+const SCRIPT_FLAG: &str = "VirtualService.networking.istio.io=s.lua";
+
+mod walking {
+    use super::*;
+
+    /// A folder with two symbolic links to itself: every walk reads it once and ends.
+    fn looping() -> Test {
+        let test = manifests().file("m/networking.istio.io/VirtualService/trafficRouting.lua", "return obj.data").file(
+            "m/networking.istio.io/VirtualService/testdata/case.yaml",
+            &format!(
+                "rollout:\n{}original:\n  spec: {{hosts: [demo]}}\nexpected:\n{}",
+                indent(ROLLOUT),
+                "- spec: {hosts: [demo]}\n".repeat(3)
+            ),
+        );
+        for link in ["a", "b"] {
+            std::os::unix::fs::symlink(".", test.path("m").join(link)).unwrap();
+        }
+        test
+    }
+
+    fn indent(text: &str) -> String {
+        text.trim().lines().map(|l| format!("  {l}\n")).collect()
+    }
+
+    #[test]
+    fn symbolic_link_loops_are_walked_once() {
+        let test = looping();
+        let limit = Duration::from_secs(30);
+        within(&test, &["plan", "-R", "-f", "m", "--step", "2", "-v"], limit)
+            .success()
+            .stdout_has("weight: 50")
+            .stderr_has("skipped m/a: the folder ")
+            .stderr_has("skipped m/b: the folder ");
+        within(&test, &["test", "m"], limit).success().stdout_has("1 passed, 0 failed");
+        within(&test, &["plan", "-f", "m/rollout.yaml", "-f", "m/vs.yaml", "--lua-dir", "m", "--step", "2"], limit)
+            .success()
+            .stdout_has("script --lua-dir m/networking.istio.io/VirtualService/trafficRouting.lua");
+    }
+
+    #[test]
+    fn subdirectories_are_read_with_r_as_kubectl_does() {
+        let test = Test::new().file("m/rollout.yaml", ROLLOUT).file("m/gateway/vs.yaml", VIRTUAL_SERVICE);
+        test.run_args(["plan", "-f", "m", "--step", "2"])
+            .status(1)
+            .stderr_has("but there is no such object in namespace shop");
+        test.run_args(["plan", "-f", "m", "--step", "2", "-v"])
+            .stderr_has("skipped m/gateway: a subdirectory (-R reads subdirectories)");
+        test.run_args(["plan", "-R", "-f", "m", "--step", "2"]).success().stdout_has("weight: 50");
+        let test = Test::new().file("m/sub/rollout.yaml", ROLLOUT);
+        test.run_args(["plan", "-f", "m"]).status(1).stderr_has(
+            "error: no Rollout or TrafficRouting in m: read 0 documents from 0 files; -v lists what was skipped and why; subdirectories were not read (-R reads them)",
+        );
+    }
+
+    #[test]
+    fn unrelated_files_and_hidden_folders_are_skipped() {
+        let test = manifests()
+            .file("m/kustomization.yaml", "resources:\n- rollout.yaml\n")
+            .file("m/values.yaml", "replicaCount: 2\nimage: {tag: v2}\n")
+            .file("m/.github/workflows/ci.yml", "on: push\njobs: {test: {runs-on: ubuntu}}\n")
+            .file("m/.hidden.yaml", "not: [valid")
+            .file("m/deployment.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: demo, namespace: shop}\nspec: {replicas: 4}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: demo}\n---\nkind: Thing\n");
+        let out = test.run_args(["plan", "-R", "-f", "m", "--step", "2", "-v"]).success().stdout_has("weight: 50");
+        let notes: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(
+            notes,
+            [
+                "read 7 documents from 5 files",
+                "skipped m/.github: hidden",
+                "skipped m/.hidden.yaml: hidden",
+                "skipped m/deployment.yaml: 1 Service (a kind no Rollout or TrafficRouting in the input routes through); 1 document that is not a Kubernetes object (m/deployment.yaml:10: no apiVersion or metadata.name)",
+                "skipped m/kustomization.yaml:1: not a Kubernetes object (no apiVersion, kind or metadata.name)",
+                "skipped m/values.yaml:1: not a Kubernetes object (no apiVersion, kind or metadata.name)",
+            ]
+        );
+        // Without -v, nothing is said about them.
+        test.run_args(["plan", "-R", "-f", "m", "--step", "2"]).success().stderr.is_empty().then_some(()).unwrap();
+    }
+
+    #[test]
+    fn nothing_plannable_names_what_was_read() {
+        Test::new()
+            .file("values.yaml", "replicaCount: 2\n")
+            .file("deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: demo}\n")
+            .args(["plan", "-f", "values.yaml", "-f", "deploy.yaml"])
+            .run()
+            .status(1)
+            .stderr_has("error: no Rollout or TrafficRouting in values.yaml, deploy.yaml: read 2 documents from 2 files; -v lists what was skipped and why\n");
+    }
+}
+
+mod limits {
+    use super::*;
+
+    #[test]
+    fn inputs_past_their_limit_are_refused_without_reading_on() {
+        let test = manifests().file("s.lua", "return obj.data").file("obj.json", "{\"data\": {}}");
+        let limit = Duration::from_secs(20);
+        within(&test, &["plan", "-f", "/dev/zero"], limit)
+            .status(1)
+            .stderr_has("error: /dev/zero: the input passes 64 MiB, the limit for manifests (-f, -k and stdin together): read only what the plan needs");
+        within(&test, &["eval", "s.lua", "--obj", "/dev/zero"], limit)
+            .status(1)
+            .stderr_has("error: /dev/zero: the input passes 8 MiB, the limit for an obj or object file\n");
+        within(&test, &["eval", "/dev/zero", "--obj", "obj.json"], limit)
+            .status(1)
+            .stderr_has("error: /dev/zero: the input passes 1 MiB, the limit for a script\n");
+        within(&test, &["plan", "-f", "m", "--script", "VirtualService.networking.istio.io=/dev/zero"], limit)
+            .status(1)
+            .stderr_has("the limit for a script");
+        within(&test, &["lua-obj", "/dev/zero"], limit).status(1).stderr_has("the limit for a test case");
+    }
+
+    #[test]
+    fn a_multi_document_export_of_thousands_of_objects_is_read() {
+        // More documents than the YAML parser allows by default (1,024).
+        let configmaps: String = (0..1500)
+            .map(|i| {
+                format!(
+                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}, namespace: shop}}\ndata: {{k: v}}\n"
+                )
+            })
+            .collect();
+        Test::new()
+            .file("export.yaml", &format!("{configmaps}---\n{ROLLOUT}---\n{VIRTUAL_SERVICE}"))
+            .args(["plan", "-f", "export.yaml", "--step", "2"])
+            .run()
+            .success()
+            .stdout_has("weight: 50");
+    }
+
+    #[test]
+    fn a_file_past_the_parser_limits_is_named_with_how_to_split_it() {
+        let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+        Test::new()
+            .file("deep.yaml", &format!("a: {deep}\n"))
+            .args(["plan", "-f", "deep.yaml"])
+            .run()
+            .status(1)
+            .stderr_has("error: deep.yaml:1:")
+            .stderr_has("maps and lists nested deeper than 128 levels, the limit");
+    }
+}
+
+mod duplicates {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_errors_naming_both_lines() {
+        let rollout = ROLLOUT.replace("  namespace: shop\n", "  namespace: shop\n  namespace: other\n");
+        manifests()
+            .file("m/rollout.yaml", &rollout)
+            .args(["plan", "-f", "m"])
+            .run()
+            .status(1)
+            .stderr_has("error: m/rollout.yaml:5:3: key \"namespace\" given twice, at lines 6 and 7\n");
+        Test::new()
+            .file("vs.json", "{\"apiVersion\": \"networking.istio.io/v1beta1\", \"kind\": \"VirtualService\",\n \"kind\": \"Gateway\"}")
+            .args(["plan", "-f", "vs.json"])
+            .run()
+            .status(1)
+            .stderr_has("error: vs.json:2:8: key \"kind\" given twice, at lines 1 and 2 (two documents without a --- line between them?)\n");
+    }
+
+    #[test]
+    fn two_different_copies_of_an_object_are_an_error_naming_both() {
+        let other = VIRTUAL_SERVICE.replace("hosts: [\"demo\"]", "hosts: [\"demo\", \"other\"]");
+        manifests()
+            .file("m/vs-copy.yaml", &other)
+            .args(["plan", "-f", "m"])
+            .run()
+            .status(1)
+            .stderr_has("error: m/vs.yaml:2: VirtualService shop/demo differs from the copy at m/vs-copy.yaml:2; keep one of them\n");
+        // The same copy twice is taken once.
+        manifests().file("m/vs-copy.yaml", VIRTUAL_SERVICE).args(["plan", "-f", "m", "--step", "2"]).run().success();
+        let rollout = ROLLOUT.replace("replicas: 100%", "replicas: 90%");
+        manifests()
+            .file("other/rollout.yaml", &rollout)
+            .args(["plan", "-f", "m", "-f", "other"])
+            .run()
+            .status(1)
+            .stderr_has("error: other/rollout.yaml:2: Rollout shop/demo differs from the copy at m/rollout.yaml:2; keep one of them\n");
+    }
+}
+
+mod kustomize {
+    use super::*;
+
+    /// A fake `kubectl` on PATH that records its arguments and runs `body`.
+    fn with_kubectl(body: &str) -> Test {
+        let test =
+            Test::new().file("bin/kubectl", &format!("#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/args\"\n{body}\n"));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(test.path("bin/kubectl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = path_with_bin(&test);
+        test.env("PATH", &path)
+    }
+
+    fn path_with_bin(test: &Test) -> String {
+        format!("{}:{}", test.path("bin").display(), std::env::var("PATH").unwrap_or_default())
+    }
+
+    #[test]
+    fn k_plans_what_kubectl_kustomize_builds() {
+        let manifests = format!("{ROLLOUT}---\n{VIRTUAL_SERVICE}");
+        let test =
+            with_kubectl(&format!("cat <<'EOF'\n{manifests}EOF")).file("overlay/kustomization.yaml", "resources: []\n");
+        test.run_args(["plan", "-k", "overlay", "--step", "2"]).success().stdout_has("weight: 50");
+        assert_eq!(std::fs::read_to_string(test.path("bin/args")).unwrap(), "kustomize overlay\n");
+    }
+
+    #[test]
+    fn k_fails_clearly() {
+        with_kubectl("echo 'Error: no kustomization file' >&2; exit 1")
+            .args(["plan", "-k", "overlay"])
+            .run()
+            .status(1)
+            .stderr_has("error: `kubectl kustomize overlay` failed (exit status: 1): Error: no kustomization file\n");
+        Test::new()
+            .env("PATH", "/nonexistent")
+            .args(["plan", "-k", "overlay"])
+            .run()
+            .status(1)
+            .stderr_has("error: -k runs `kubectl kustomize overlay`, but kubectl is not on PATH");
+        Test::new().args(["plan", "-k", "overlay", "-f", "m"]).run().status(1).stderr_has("cannot be used with");
+        // Output past the manifest limit stops kubectl.
+        let test = with_kubectl("exec yes 'a: b'");
+        finishes(
+            test.command(BINARY, ["plan", "-k", "overlay"]).env("PATH", path_with_bin(&test)),
+            Duration::from_secs(30),
+        )
+        .status(1)
+        .stderr_has("error: kubectl kustomize overlay: the input passes 64 MiB, the limit for manifests");
+    }
+}
+
+mod script_keys {
+    use super::*;
+
+    #[test]
+    fn a_script_key_no_object_uses_is_an_error_offline() {
+        for (key, hint) in [
+            ("virtualservice.networking.istio.io", " Did you mean VirtualService.networking.istio.io?"),
+            ("VirtualService.networking.istio.io/v1beta1", " Did you mean VirtualService.networking.istio.io?"),
+            ("VirtualSvc.networking.istio.io", ""),
+        ] {
+            manifests()
+                .file("s.lua", "return obj.data")
+                .args(["plan", "-f", "m", "--script", &format!("{key}=s.lua")])
+                .run()
+                .status(1)
+                .stderr_has(&format!("error: --script {key}: no object in the plan is a"))
+                .stderr_has(&format!(
+                    "so the script would not run. The keys this plan uses: VirtualService.networking.istio.io.{hint}"
+                ));
+        }
+    }
+
+    #[test]
+    fn a_script_key_no_object_uses_is_an_error_against_a_cluster() {
+        let server = shop(2, "StepPaused").start();
+        Test::new()
+            .kubeconfig(&server)
+            .file("s.lua", "return obj.data")
+            .args(["plan", "demo", "--script", "VirtualSvc.networking.istio.io=s.lua"])
+            .run()
+            .status(1)
+            .stderr_has(
+                "The keys this plan uses: DestinationRule.networking.istio.io, VirtualService.networking.istio.io.",
+            );
+        Test::new()
+            .kubeconfig(&server)
+            .file("s.lua", "return obj.data")
+            .args(["plan", "demo", "--script", SCRIPT_FLAG])
+            .run()
+            .success()
+            .stdout_has("script --script s.lua");
+    }
+}
+
+mod fields {
+    use super::*;
+
+    fn misspelt() -> Test {
+        let rollout = ROLLOUT.replace("        traffic: 50%\n", "        pasue: {duration: 5}\n        traffic: 50%\n");
+        manifests().file("m/rollout.yaml", &rollout)
+    }
+
+    #[test]
+    fn a_misspelt_required_field_is_named_with_the_rejection() {
+        let rollout = ROLLOUT.replace("      - replicas: 1\n", "      - replica: 1\n");
+        manifests().file("m/rollout.yaml", &rollout).args(["plan", "-f", "m"]).run().status(1).stderr_has(
+            "would be rejected by the controller's admission webhook:\n  spec.strategy.canary.steps[0].replicas: required\n  unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD (misspelt?)\n",
+        );
+    }
+
+    #[test]
+    fn unknown_rollout_fields_are_warnings_by_default() {
+        misspelt()
+            .args(["plan", "-f", "m", "--step", "2"])
+            .run()
+            .success()
+            .stdout_has("Rollout shop/demo\n  warning: unknown field \"spec.strategy.canary.steps[1].pasue\": not in the CRD, so the API server drops it (misspelt?)\n");
+        let json = misspelt().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success().json();
+        assert_eq!(
+            json["plans"][0]["warnings"][0].as_str().unwrap().split(':').next(),
+            Some("unknown field \"spec.strategy.canary.steps[1].pasue\"")
+        );
+    }
+
+    #[test]
+    fn validate_strict_refuses_and_ignore_says_nothing() {
+        misspelt()
+            .args(["plan", "-f", "m", "--validate=strict"])
+            .run()
+            .status(1)
+            .stderr_has("error: fields the CRDs do not define, which the API server would drop (--validate=strict; --validate=warn only warns):\n  m/rollout.yaml:2: Rollout shop/demo: unknown field \"spec.strategy.canary.steps[1].pasue\"\n");
+        misspelt().args(["plan", "-f", "m", "--validate=true"]).run().status(1);
+        let out = misspelt().args(["plan", "-f", "m", "--step", "2", "--validate=ignore"]).run().success();
+        assert!(!out.stdout.contains("unknown field"), "{}", out.stdout);
+        Test::new()
+            .args(["plan", "demo", "--validate=strict"])
+            .run()
+            .status(1)
+            .stderr_has("<--filename <PATH>|--kustomize <DIR>>");
+    }
+}
+
+mod objs {
+    use super::*;
+
+    const VS_SCRIPT: &str = "lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua";
+
+    #[test]
+    fn show_obj_prints_each_steps_obj() {
+        let json = manifests().args(["plan", "-f", "m", "--show-obj"]).run().success().json();
+        let entries = json.as_array().unwrap();
+        // Step 3 routes no traffic: no script runs, so it has no obj.
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1]["owner"], "Rollout shop/demo");
+        assert_eq!(entries[1]["stage"], "step 2/3");
+        assert_eq!(entries[1]["object"], "VirtualService shop/demo");
+        let obj = &entries[1]["obj"];
+        assert_eq!((obj["canaryWeight"].as_i64(), obj["stableWeight"].as_i64()), (Some(50), Some(50)));
+        assert_eq!(obj["data"]["spec"]["hosts"], json!(["demo"]));
+        manifests()
+            .args(["plan", "-f", "m", "--show-obj", "--step", "1", "-o", "yaml"])
+            .run()
+            .success()
+            .stdout_has("- obj:\n    canaryService: demo-canary\n    canaryWeight: -1\n");
+    }
+
+    #[test]
+    fn show_obj_needs_no_script_yet() {
+        let rollout = ROLLOUT.replace(
+            "apiVersion: networking.istio.io/v1beta1\n          kind: VirtualService",
+            "apiVersion: gateway.example.com/v1\n          kind: Route",
+        );
+        let route = "apiVersion: gateway.example.com/v1\nkind: Route\nmetadata: {name: demo, namespace: shop}\nspec: {weight: 0}\n";
+        let test = Test::new().file("m/rollout.yaml", &rollout).file("m/route.yaml", route);
+        test.run_args(["plan", "-f", "m", "--step", "2"])
+            .status(1)
+            .stderr_has("no Lua script for Route.gateway.example.com");
+        let json = test.run_args(["plan", "-f", "m", "--step", "2", "--show-obj"]).success().json();
+        assert_eq!(json[0]["obj"]["data"]["spec"], json!({"weight": 0}));
+        assert_eq!(json[0]["obj"]["canaryWeight"], 50);
+    }
+
+    #[test]
+    fn eval_takes_a_shown_obj_from_stdin() {
+        let test = manifests();
+        let shown = test.run_args(["plan", "-f", "m", "--show-obj", "--step", "2"]).success().stdout;
+        let script = repo(VS_SCRIPT);
+        let evaluated = Test::new()
+            .args(["eval".as_ref(), script.as_os_str(), "--obj".as_ref(), "-".as_ref()])
+            .stdin(&shown)
+            .run()
+            .success();
+        let obj = serde_json::to_string(&serde_json::from_str::<Value>(&shown).unwrap()[0]["obj"]).unwrap();
+        Test::new()
+            .args(["eval".as_ref(), script.as_os_str(), "--obj".as_ref(), "-".as_ref()])
+            .stdin(&obj)
+            .run()
+            .stdout_is(&evaluated.stdout);
+        assert!(evaluated.stdout.contains("\"weight\":50"), "{}", evaluated.stdout);
+        let all = test.run_args(["plan", "-f", "m", "--show-obj"]).success().stdout;
+        Test::new()
+            .args(["eval".as_ref(), script.as_os_str(), "--obj".as_ref(), "-".as_ref()])
+            .stdin(&all)
+            .run()
+            .status(1)
+            .stderr_has(
+                "error: <stdin> is `plan --show-obj` output with 2 entries: pass one entry's obj (`| jq '.[0].obj'`)",
+            );
+    }
+
+    #[test]
+    fn eval_of_a_manifest_says_it_is_not_an_obj() {
+        Test::new()
+            .file("vs.yaml", VIRTUAL_SERVICE)
+            .file("s.lua", "return obj.data")
+            .args(["eval", "s.lua", "--obj", "vs.yaml"])
+            .run()
+            .status(1)
+            .stderr_has("error: vs.yaml is a Kubernetes object (VirtualService demo), not an obj: a script gets {data: {spec, labels, annotations}, ")
+            .stderr_has("print the obj of every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj`");
+    }
+}

@@ -1,0 +1,85 @@
+//! The sandbox's limits, as a user meets them: `eval` of a script that would run forever, hold
+//! the machine's memory or flood stderr ends within a few seconds, with a message naming the
+//! script and the limit. Wall times are asserted loosely (the machine is shared).
+
+use crate::support::{BINARY, Output, Test};
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+/// Longer than any run here may take; past it the run is killed and the test fails.
+const HANG: Duration = Duration::from_secs(30);
+
+/// `eval script.lua --obj obj.json` with `code` as the script, and how long it ran.
+fn eval(code: &str) -> (Output, Duration) {
+    let test = Test::new().file("script.lua", code).file("obj.json", r#"{"data": {"spec": {}}}"#);
+    let started = Instant::now();
+    let mut child = test.command(BINARY, ["eval", "script.lua", "--obj", "obj.json"]).spawn().expect("run the binary");
+    let read = |mut stream: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            stream.read_to_end(&mut bytes).expect("read the output");
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > HANG {
+            let _ = child.kill();
+            panic!("still running after {HANG:?}:\n{code}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    let output =
+        Output { status: status.code().unwrap_or(-1), stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() };
+    (output, elapsed)
+}
+
+#[track_caller]
+fn ends_soon(elapsed: Duration) {
+    assert!(elapsed < Duration::from_secs(5), "ran {elapsed:?}");
+}
+
+#[test]
+fn a_timeout_caught_by_pcall_still_ends_the_script() {
+    let (output, elapsed) = eval("while true do pcall(function() while true do end end) end");
+    output.status(1).stderr_has("error: script script.lua:1: timed out after 1s (the controller's limit is 1s)");
+    ends_soon(elapsed);
+}
+
+#[test]
+fn pattern_matching_stops_at_the_time_limit() {
+    let (output, elapsed) = eval("local s = string.rep('a', 500)\nreturn {spec = {s:find('.-.-.-b')}}");
+    output.status(1).stderr_has("error: script script.lua:2: timed out after 1s (the controller's limit is 1s)");
+    ends_soon(elapsed);
+}
+
+#[test]
+fn a_repeat_count_beyond_an_int_runs_out_of_memory() {
+    // Lua 5.1 wraps the count to a negative int, and returns "".
+    let (output, elapsed) = eval("return {spec = string.rep('x', 2^31)}");
+    let output = output.status(1);
+    assert!(
+        output.stderr.contains("error: script script.lua: ran out of memory (limit 64 MiB)")
+            || output.stderr.contains("timed out after 1s"),
+        "{}",
+        output.stderr
+    );
+    ends_soon(elapsed);
+}
+
+#[test]
+fn print_output_is_capped() {
+    // 500 MB of print within the time limit, were it not capped.
+    let (output, elapsed) = eval("for i = 1, 5000000 do print(string.rep('x', 100)) end\nreturn {}");
+    assert!(output.stderr.len() < (1 << 20) + 1000, "{} bytes on stderr", output.stderr.len());
+    output.stderr_has("[script.lua] print: output stops here, at its limit of 1 MiB\n");
+    ends_soon(elapsed);
+    // The script goes on, and what it returns counts.
+    let (output, _) = eval("for i = 1, 20000 do print(string.rep('x', 100)) end\nreturn {spec = 1}");
+    output.success().stdout_is("{\"spec\":1}\n").stderr_has("at its limit of 1 MiB");
+}
