@@ -3,12 +3,12 @@
 //! network provider does (ingress-gateway-semantics.md C.5). An object without a stored
 //! original gets it first, in a write of its own, as the controller does.
 
+use super::{Action, ObjectPlan, Planned};
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits, OrderDependence};
 use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, Routing, RoutingAction};
-use crate::plan::{Action, ObjectPlan, Planned};
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
