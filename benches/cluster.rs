@@ -1,8 +1,8 @@
 //! `plan` against the fake API server with 50 ms added to every response: sequential round
 //! trips and wall time for 1 Rollout with 2 refs, 20 Rollouts with 2 refs each, and a Rollout
 //! routed through a TrafficRouting, each with a cold and a warm discovery cache. Each figure is
-//! the median of several runs (the machine is noisy). The target: as many round trips as
-//! `ROUND_TRIPS` says, and a wall time within those round trips plus `SLACK`.
+//! the median of several runs (the machine is noisy). The target: at most the round trips each
+//! scenario names, and a wall time within those round trips plus `SLACK`.
 //!
 //! cargo bench --bench cluster
 
@@ -56,7 +56,7 @@ fn main() {
             let (wall, trips) = runs[RUNS / 2];
             let (fastest, slowest) = (runs[0].0, runs[RUNS - 1].0);
             let budget = (LATENCY * expected + SLACK).as_secs_f64() * 1000.0;
-            let met = trips == expected as usize && wall <= budget;
+            let met = trips <= expected as usize && wall <= budget;
             let verdict = if met { format!("met ({budget:.0} ms)") } else { format!("MISSED ({budget:.0} ms)") };
             println!(
                 "| {scenario} | {cache} | {trips} ({expected}) | {wall:.0} ({fastest:.0}–{slowest:.0}) | {verdict} |"
