@@ -7,7 +7,10 @@ use crate::support::cluster::*;
 use crate::support::{BINARY, Output, Test};
 use fake_apiserver::{FakeHandle, ReplyFault, Requests, Rule, Stage};
 use serde_json::{Value, json};
+use std::io::Read;
 use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The writes of `approve demo` at step 2: the claim, the VirtualService twice (its original
@@ -78,6 +81,55 @@ fn approve_reports_a_write_whose_reply_is_lost_and_that_was_not_stored() {
 }
 
 #[test]
+fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
+    let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    // The approval (write 6) is stored, its reply lost, and the controller takes the Rollout to
+    // the next step before the run can read it again.
+    let moved_on = |store: &mut fake_apiserver::Store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
+            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
+        });
+    };
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(6, moved_on);
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3) (the reply was lost; a fresh read shows the Rollout has since moved on)");
+    assert!(!out.stderr.contains("restore"), "no restore is suggested: {}", out.stderr);
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "step 2's routing stays");
+    assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary");
+    assert!(claims(&server).is_empty());
+
+    // Someone edited the spec meanwhile (a new generation): whatever the status shows is not
+    // this approval's; the routing stays (the Rollout is no longer waiting at the step) and
+    // nothing is suggested that would write over live routing.
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(6, |store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
+            rollout["spec"]["strategy"]["canary"]["steps"][2]["replicas"] = json!("90%");
+            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
+        });
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("someone else changed Rollout shop/demo meanwhile")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is no longer paused at step 2/3")
+        .stderr_has("Look at where it stands now (`kubectl rollout-lua status demo`)");
+    assert!(!out.stderr.contains("a restore or approve puts"), "{}", out.stderr);
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
+}
+
+#[test]
 fn a_lost_write_after_this_runs_own_write_is_judged_against_that_write() {
     for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
         let server = shop(2, "StepPaused").start();
@@ -129,17 +181,75 @@ fn next(state: &mut u64) -> u64 {
     *state >> 33
 }
 
-fn spawn(test: &Test, args: &[&str]) -> Child {
-    test.command(BINARY, args).stdin(std::process::Stdio::null()).spawn().expect("run the binary")
+/// The binary running in the background, its stdout and stderr read as they come.
+struct Running {
+    child: Child,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+    readers: Vec<JoinHandle<()>>,
 }
 
-fn finish(child: Child) -> Output {
-    let output = child.wait_with_output().unwrap();
-    Output {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+fn spawn(test: &Test, args: &[&str]) -> Running {
+    let mut child = test.command(BINARY, args).stdin(std::process::Stdio::null()).spawn().expect("run the binary");
+    let (stdout, stderr) = (Arc::new(Mutex::new(String::new())), Arc::new(Mutex::new(String::new())));
+    let readers = vec![
+        read_into(child.stdout.take().unwrap(), stdout.clone()),
+        read_into(child.stderr.take().unwrap(), stderr.clone()),
+    ];
+    Running { child, stdout, stderr, readers }
+}
+
+fn read_into(mut from: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buffer = [0; 4096];
+        while let Ok(n @ 1..) = from.read(&mut buffer) {
+            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+    })
+}
+
+impl Running {
+    /// Sends signal `name` (INT, TERM, HUP).
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill").args([&format!("-{name}"), &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success(), "kill -{name}");
     }
+
+    /// Sends the first signal `name` and waits until the run has taken it in (it says so on
+    /// stderr), so that a later signal or release cannot overtake it.
+    fn first_signal(&self, name: &str) {
+        self.signal(name);
+        self.wait_for_stderr(&format!("SIG{name} received: "));
+    }
+
+    /// Waits (at most 30 s) until stderr shows `text`.
+    #[track_caller]
+    fn wait_for_stderr(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.stderr.lock().unwrap().contains(text) {
+            assert!(Instant::now() < deadline, "stderr never showed {text:?}: {}", self.stderr.lock().unwrap());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits (at most 30 s) until stdout shows `text`.
+    #[track_caller]
+    fn wait_for_stdout(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.stdout.lock().unwrap().contains(text) {
+            assert!(Instant::now() < deadline, "stdout never showed {text:?}: {}", self.stdout.lock().unwrap());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn finish(mut running: Running) -> Output {
+    let status = running.child.wait().unwrap();
+    for reader in running.readers.drain(..) {
+        reader.join().unwrap();
+    }
+    let text = |s: &Arc<Mutex<String>>| s.lock().unwrap().clone();
+    Output { status: status.code().unwrap_or(-1), stdout: text(&running.stdout), stderr: text(&running.stderr) }
 }
 
 #[test]
@@ -234,29 +344,23 @@ fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     assert_eq!(claim_writes(&server).len(), 2);
 }
 
-fn signal(child: &Child, name: &str) {
-    let status = Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status().unwrap();
-    assert!(status.success(), "kill -{name}");
-}
-
-/// `approve demo --yes`, held after write `k` was stored, then `name` (INT or TERM).
+/// `approve demo --yes`, held after write `k` was stored, then `name` (INT, TERM or HUP).
 fn approve_signalled_after_write(k: usize, name: &str) -> (FakeHandle, Output) {
     let server = shop(2, "StepPaused").start();
     let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
     let test = Test::new().kubeconfig(&server);
     let child = spawn(&test, &["approve", "demo", "--yes"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
-    signal(&child, name);
     // The signal is taken in while the write is out; then the write's reply comes.
-    std::thread::sleep(Duration::from_millis(200));
+    child.first_signal(name);
     pause.release();
     let out = finish(child);
     (server, out)
 }
 
 #[test]
-fn sigint_and_sigterm_after_each_write_stop_before_the_next_and_roll_back() {
-    for (name, code, shown) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM")] {
+fn sigint_sigterm_and_sighup_after_each_write_stop_before_the_next_and_roll_back() {
+    for (name, code, shown) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM"), ("HUP", 129, "SIGHUP")] {
         for k in 1..=APPROVE_WRITES {
             let (server, out) = approve_signalled_after_write(k, name);
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
@@ -286,8 +390,7 @@ fn restore_signalled_after_each_write_rolls_back_or_finishes() {
             let test = Test::new().kubeconfig(&server);
             let child = spawn(&test, &["restore", "demo", "--yes"]);
             assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
-            signal(&child, name);
-            std::thread::sleep(Duration::from_millis(200));
+            child.first_signal(name);
             pause.release();
             let out = finish(child);
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
@@ -315,9 +418,8 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     let test = Test::new().kubeconfig(&server);
     let child = spawn(&test, &["approve", "demo", "--yes"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)));
-    signal(&child, "INT");
-    std::thread::sleep(Duration::from_millis(200));
-    signal(&child, "INT");
+    child.first_signal("INT");
+    child.signal("INT");
     let started = Instant::now();
     let out = finish(child);
     assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
@@ -326,8 +428,51 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
         .stderr_has(
             "VirtualService shop/demo: may be half written (a request for it was out); its state before this run: ",
         )
-        .stderr_has("the claim stays until it expires");
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
     pause.release();
+}
+
+#[test]
+fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rolled_back() {
+    let server = shop(2, "StepPaused").start();
+    // The VirtualService is routed (write 3); SIGINT comes while its reply is held, so the run
+    // rolls it back: the rollback (write 4) is held too, and a second SIGINT comes.
+    let routed = server.pause(Requests::Writes, 3, Stage::AfterStore);
+    let rollback = server.pause(Requests::Writes, 4, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    assert!(routed.wait_until_held(Duration::from_secs(30)));
+    child.first_signal("INT");
+    routed.release();
+    assert!(rollback.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
+    child.signal("INT");
+    let started = Instant::now();
+    let out = finish(child);
+    assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
+    out.status(130)
+        .stderr_has("stopped at once by a second signal while rolling back after SIGINT: no new write was started")
+        .stderr_has("VirtualService shop/demo: may or may not be rolled back (its rollback was out); its state before this run: ")
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
+    assert_eq!(claims(&server).len(), 1, "the claim is left to expire");
+    rollback.release();
+}
+
+#[test]
+fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left() {
+    let server = shop(2, "StepPaused").start();
+    let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    assert!(release.wait_until_held(Duration::from_secs(30)));
+    child.first_signal("INT");
+    child.signal("INT");
+    let out = finish(child).status(130);
+    out.stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
+        .stderr_has("stopped at once by a second signal while releasing the claims")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it")
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
+    assert!(approved_with_its_routing(&server));
+    release.release();
 }
 
 #[test]
@@ -489,13 +634,11 @@ fn sigterm_while_following_keeps_the_approved_step_and_releases_the_claim() {
     let server = shop(1, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     let child = spawn(&test, &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
-    // Step 1 is approved; nothing moves the Rollout on, so the run follows it.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while rollout_status(&server)["canaryStatus"]["currentStepState"] != "StepReady" && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    signal(&child, "TERM");
+    // Step 1 is approved; nothing moves the Rollout on, so the run follows it (a line per
+    // change once it shows the Rollout).
+    child.wait_for_stdout("approved (step 1/3)");
+    child.wait_for_stdout("Z shop/demo: Progressing");
+    child.signal("TERM");
     let started = Instant::now();
     let out = finish(child).status(143);
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
@@ -503,5 +646,53 @@ fn sigterm_while_following_keeps_the_approved_step_and_releases_the_claim() {
         .stderr_has("interrupted (SIGTERM): stopped following")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it");
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][0]["destination"]["host"], "demo-canary", "step 1 routed");
+    assert!(claims(&server).is_empty());
+}
+
+/// `kubectl-rollout_lua ARGS | head -c 100`, with the routing write held (write `held`) until
+/// `head` has read the plan and gone: the outcome is then printed into a closed pipe. Returns
+/// the pipeline's exit status (pipefail: the binary's, unless `head`'s failed).
+fn piped_into_head(server: &FakeHandle, test: &Test, args: &str, held: usize) -> Output {
+    let pause = server.pause(Requests::Writes, held, Stage::BeforeStore);
+    // `head` leaves, and the subshell gives its place to `touch` without the pipe (`<&-`): once
+    // `head.done` exists, nothing reads the pipe any more.
+    let line = format!("set -o pipefail; '{BINARY}' {args} | {{ head -c 100 >head.out; exec touch head.done <&-; }}");
+    let mut child = test.command("bash", ["-c", line.as_str()]).stdin(std::process::Stdio::null()).spawn().unwrap();
+    assert!(pause.wait_until_held(Duration::from_secs(30)), "write {held} reached");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !test.path("head.done").exists() {
+        assert!(Instant::now() < deadline, "head never finished");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    pause.release();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let stdout = std::fs::read_to_string(test.path("head.out")).unwrap();
+    Output { status: status.code().unwrap_or(-1), stdout, stderr }
+}
+
+#[test]
+fn a_closed_stdout_after_the_writes_neither_undoes_them_nor_fails_the_run() {
+    // The VirtualService's first write (storing its original) is held until `head` is gone.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    piped_into_head(&server, &test, "approve demo --yes", 2).success();
+    assert!(approved_with_its_routing(&server));
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+    assert!(claims(&server).is_empty());
+
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    piped_into_head(&server, &test, "approve demo --traffic-only --yes", 2).success();
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "the routing stays");
+    assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary");
+
+    // restore: the claim is write 1, the VirtualService write 2.
+    let server = routed();
+    let test = Test::new().kubeconfig(&server);
+    piped_into_head(&server, &test, "restore demo --yes", 2).success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "restored, and it stays");
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
     assert!(claims(&server).is_empty());
 }

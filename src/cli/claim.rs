@@ -13,7 +13,7 @@ pub fn release_claim(global: &GlobalArgs, args: &ReleaseClaimArgs) -> anyhow::Re
     runtime()?.block_on(async {
         let session = Session::open(global, &ScriptArgs::default()).await?;
         let selection = selection(&args.selection)?;
-        let interrupt = Interrupt::listen()?;
+        let interrupt = Interrupt::listen(None)?;
         let names = rollout_names(&session, &selection).await?;
         let namespace = &session.cluster.namespace;
         let mut held = Vec::new();

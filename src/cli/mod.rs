@@ -45,7 +45,7 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     read and backed up locally first. Someone else's edit is never overwritten: it is shown and refused (on a \
     terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
     what the run wrote, except the routing of an approved Rollout. The approval is a merge patch of the status \
-    subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C or SIGTERM stops the run before \
+    subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
     its next write (a second one at once).\n\n\
     Examples:\n  kubectl rollout-lua approve demo --expect-step 2\n  kubectl rollout-lua approve demo --yes --to-end --timeout 2h\n  \
     kubectl rollout-lua approve -l app=shop --dry-run=server";
@@ -95,7 +95,7 @@ Exit codes:
   1    error (bad input, script failure, API error, timeout)
   2    changes pending (only with --detailed-exitcode)
   3    refused (step state, expected step, drift, permissions, a claim, someone else's edit, no terminal to confirm)
-  130  interrupted by SIGINT; 143 by SIGTERM";
+  130  interrupted by SIGINT; 143 by SIGTERM; 129 by SIGHUP";
 
 const PLAN_EXIT_CODES: &str = "\
 Exit codes:
@@ -109,14 +109,14 @@ Exit codes:
   1    error (bad input, script failure, API error, timeout); what was written is rolled back
   3    refused (step state, expected step, drift, permissions, another run's claim, someone else's edit, a \
 stored original without spec, no terminal to confirm)
-  130  interrupted by SIGINT (143: SIGTERM): stopped before the next write, the step in flight rolled back or \
-finished";
+  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in flight rolled \
+back or finished";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
   0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
   1    error; with -w: a Rollout failed, or --timeout passed
-  130  with -w: Ctrl-C (143: SIGTERM)";
+  130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP)";
 
 #[derive(Parser, Debug)]
 #[command(

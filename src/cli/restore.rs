@@ -3,9 +3,7 @@
 //! render → confirm → write.
 
 use super::approve::claim_rollouts;
-use super::cluster::{
-    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
-};
+use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
 use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
@@ -64,12 +62,12 @@ struct Restoration {
 pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
-        let interrupt = Interrupt::listen()?;
+        let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let outcome = match &args.from_backup {
-            Some(file) => stoppable(restore_backup(&session, &mut writer, file, args), &interrupt).await,
-            None => stoppable(restore_objects(&session, &mut writer, args), &interrupt).await,
+            Some(file) => interrupt.unless_second(restore_backup(&session, &mut writer, file, args)).await,
+            None => interrupt.unless_second(restore_objects(&session, &mut writer, args)).await,
         };
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)

@@ -39,7 +39,7 @@ pub fn status(global: &GlobalArgs, args: &StatusArgs) -> anyhow::Result<Outcome>
             }
             return Ok(Outcome::Done);
         }
-        let mut follower = Follower::new(args.timeout, Interrupt::listen()?);
+        let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
         loop {
             let views = follower.next(&session, &selection).await?;
             // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
@@ -98,7 +98,7 @@ async fn workload(cluster: &Cluster, reference: Option<&ObjectRef>) -> Option<Wo
 /// Follows Rollouts: reads them every couple of seconds and shows them, redrawn in place on a
 /// terminal, or as one line per change otherwise (logs, CI).
 pub(super) struct Follower {
-    /// SIGINT and SIGTERM, listened for from the start so that they never cut a write short:
+    /// SIGINT, SIGTERM and SIGHUP, listened for from the start so that they never cut a write short:
     /// they are noticed while waiting.
     interrupt: Interrupt,
     deadline: Option<Instant>,

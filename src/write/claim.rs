@@ -67,7 +67,7 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
         Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
             let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await?;
             match change.landed(None, fresh.as_ref()) {
-                Landed::Applied => Ok(Ok(fresh)),
+                Landed::Applied | Landed::MovedOn => Ok(Ok(fresh)),
                 Landed::NotApplied => Err(Error::Api { doing, failure }),
                 Landed::ChangedBySomeoneElse => Ok(Err(())),
             }
@@ -79,6 +79,8 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
 /// A claim this run holds.
 pub struct Claim {
     key: ObjectKey,
+    /// The Rollout claimed.
+    rollout: String,
     /// The Lease as this run last wrote it.
     lease: Value,
     renewed: Instant,
@@ -144,7 +146,7 @@ impl Claim {
         let held = loop {
             attempts -= 1;
             if let Ok(Some(stored)) = send(cluster, &create).await? {
-                return Ok(Claim { key, lease: stored, renewed: Instant::now() });
+                return Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now() });
             }
             match cluster.get(&resource, namespace, &key.name).await? {
                 Some(held) => break held,
@@ -167,7 +169,7 @@ impl Claim {
         }
         let replace = Change::Replace { key: key.clone(), before: held, after: lease };
         match send(cluster, &replace).await? {
-            Ok(Some(stored)) => Ok(Claim { key, lease: stored, renewed: Instant::now() }),
+            Ok(Some(stored)) => Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now() }),
             _ => Err(Error::Refused(format!(
                 "nothing was written: someone else took the expired claim on Rollout {namespace}/{rollout} first; run again"
             ))),
@@ -196,9 +198,14 @@ impl Claim {
         }
     }
 
+    /// The namespace and name of the Rollout claimed.
+    pub fn rollout(&self) -> (&str, &str) {
+        (&self.key.namespace, &self.rollout)
+    }
+
     /// Gives the claim up: a delete conditional on the Lease being exactly as this run left it.
-    pub async fn release(self, cluster: &Cluster) -> Result<(), Error> {
-        let delete = Change::Delete { key: self.key.clone(), before: self.lease };
+    pub async fn release(&self, cluster: &Cluster) -> Result<(), Error> {
+        let delete = Change::Delete { key: self.key.clone(), before: self.lease.clone() };
         match send(cluster, &delete).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(())) => Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key))),
