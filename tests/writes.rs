@@ -696,3 +696,27 @@ fn a_closed_stdout_after_the_writes_neither_undoes_them_nor_fails_the_run() {
     assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
     assert!(claims(&server).is_empty());
 }
+
+#[test]
+fn a_server_dry_run_needs_no_lease_permissions_and_the_claim_is_asked_about_once() {
+    let no_leases = Rule::new(["get", "list", "create", "update", "delete"]).resources(["leases"]);
+    let server = shop(2, "StepPaused").deny(no_leases).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--dry-run=server"])
+        .success()
+        .stdout_has("server dry-run accepted Rollout shop/demo")
+        .stdout_has("dry run (server): nothing was stored");
+    test.run_args(["restore", "demo", "--dry-run=server"]).success();
+    assert!(routing_writes(&server).iter().all(|w| w.is_dry_run()), "{:?}", writes(&server));
+
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    let lease_questions: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/selfsubjectaccessreviews"))
+        .filter(|r| r.body["spec"]["resourceAttributes"]["resource"] == "leases")
+        .map(|r| r.body["spec"]["resourceAttributes"]["verb"].to_string())
+        .collect();
+    assert_eq!(lease_questions.len(), 4, "get, create, update, delete, once each: {lease_questions:?}");
+}

@@ -103,7 +103,7 @@ fn check_approvable(
     Ok(stage)
 }
 
-/// get and update on every object a plan writes, and the claims.
+/// get and update on every object a plan writes.
 fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permission>, Error> {
     let mut permissions = Vec::new();
     for object in plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects) {
@@ -267,8 +267,8 @@ impl Run<'_> {
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
         let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
+        // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;
-        permissions.extend(write::claim_permissions(&session.cluster.namespace));
         if !args.traffic_only {
             for approval in &approvals {
                 permissions.push(live.rollouts.permission("patch", Some("status"), &approval.rollout.namespace));

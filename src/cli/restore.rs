@@ -91,11 +91,9 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
         let _ = writeln!(anstream::stderr(), "{note}");
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
-    let mut permissions: Vec<Permission> =
+    // The claim's permissions were asked about when it was taken (a dry run takes none).
+    let permissions: Vec<Permission> =
         restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
-    if selection.is_some() {
-        permissions.extend(write::claim_permissions(&session.cluster.namespace));
-    }
     if writer.mode() != Mode::ClientDryRun {
         write::preflight(&session.cluster, permissions).await?;
     }
