@@ -720,3 +720,51 @@ fn a_server_dry_run_needs_no_lease_permissions_and_the_claim_is_asked_about_once
         .collect();
     assert_eq!(lease_questions.len(), 4, "get, create, update, delete, once each: {lease_questions:?}");
 }
+
+/// The newest backup of the VirtualService.
+fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
+    let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.into_iter().max().expect("a backup")
+}
+
+#[test]
+fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let backup = newest_backup_of_the_virtual_service(&test);
+    let from_backup = |backup: &std::path::Path| {
+        test.run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
+    };
+
+    // Another run holds the claim: both refuse before writing anything.
+    let held = server.put_object(lease(&now_micro()));
+    server.clear_log();
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .status(3)
+        .stderr_has("nothing was written: Rollout shop/demo is claimed by alice@laptop (pid 42)");
+    from_backup(&backup).status(3).stderr_has("Rollout shop/demo is claimed by alice@laptop");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    server.delete_object("coordination.k8s.io", "leases", NAMESPACE, held["metadata"]["name"].as_str().unwrap());
+
+    // Free: the claim is taken (naming the command) before the object is read, and released.
+    let restore_write =
+        server.pause(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 1, Stage::BeforeStore);
+    let child = spawn(&test, &["restore", "--ref", "VirtualService/demo", "--yes"]);
+    assert!(restore_write.wait_until_held(Duration::from_secs(30)));
+    let claim = &claims(&server)[0];
+    assert_eq!(claim["metadata"]["annotations"]["kubectl-rollout-lua/command"], "restore --ref VirtualService/demo");
+    restore_write.release();
+    finish(child).success().stdout_has("VirtualService shop/demo restored");
+    assert!(claims(&server).is_empty());
+    let requests = server.requests();
+    let claimed = requests.iter().position(|r| r.method == "POST" && r.path.contains("/leases")).unwrap();
+    let read = requests.iter().rposition(|r| r.method == "GET" && r.path.ends_with("/virtualservices/demo")).unwrap();
+    assert!(claimed < read, "the object is read under the claim");
+
+    // The restore backed up the routed object: putting it back routes it again.
+    server.clear_log();
+    from_backup(&newest_backup_of_the_virtual_service(&test)).success().stdout_has("restored from");
+    assert_eq!(claim_writes(&server).len(), 2, "claimed and released: {:?}", claim_writes(&server));
+}

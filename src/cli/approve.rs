@@ -340,22 +340,33 @@ pub(super) async fn claim_rollouts(
         return Ok(());
     }
     let names: Vec<String> = match selection {
-        Selection::Names(names) => {
-            let mut names: Vec<String> = names.iter().map(|n| live::rollout_name(n).to_string()).collect();
-            names.sort();
-            names.dedup();
-            names
-        }
+        Selection::Names(names) => names.iter().map(|n| live::rollout_name(n).to_string()).collect(),
         Selection::Selector(_) => {
             let found = live::read_rollouts(&session.cluster, selection).await?;
             found.found.iter().map(|r| r.item.name.clone()).collect()
         }
     };
+    claim_names(session, names, writer, |name| format!("{command} {name}")).await
+}
+
+/// Claims Rollouts `names` of the session's namespace, each held by `command_of(name)` (what
+/// `status` shows); nothing when there are none.
+pub(super) async fn claim_names(
+    session: &Session,
+    mut names: Vec<String>,
+    writer: &mut Writer<'_>,
+    command_of: impl Fn(&str) -> String,
+) -> Result<(), Error> {
+    names.sort();
+    names.dedup();
+    if writer.mode() != Mode::Apply || names.is_empty() {
+        return Ok(());
+    }
     let namespace = session.cluster.namespace.clone();
     // A claim that may not be taken is refused as every missing permission is, with a Role.
     write::preflight(&session.cluster, write::claim_permissions(&namespace)).await?;
     for name in names {
-        writer.claim(&namespace, &name, &format!("{command} {name}")).await?;
+        writer.claim(&namespace, &name, &command_of(&name)).await?;
     }
     Ok(())
 }
