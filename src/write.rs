@@ -10,7 +10,7 @@
 mod claim;
 mod interrupt;
 
-pub use claim::{Claim, LEASE_DURATION, describe_holder, expired, expiry, lease_key, lease_resource, release_any};
+pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_any, view as claim_view};
 pub use interrupt::Interrupt;
 
 use crate::change::{Change, Landed, resource_version_of};

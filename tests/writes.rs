@@ -9,6 +9,7 @@ use fake_apiserver::{FakeHandle, ReplyFault, Requests, Rule, Stage};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::process::{Child, Command};
+use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -289,7 +290,13 @@ fn lease(renewed: &str) -> Value {
 
 /// Now, as a Lease's MicroTime.
 fn now_micro() -> String {
-    k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+    micro_time_from_now(0)
+}
+
+/// `seconds` from now, as a Lease's MicroTime.
+fn micro_time_from_now(seconds: i64) -> String {
+    let at = k8s_openapi::jiff::Timestamp::now() + k8s_openapi::jiff::SignedDuration::from_secs(seconds);
+    at.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
 #[test]
@@ -302,6 +309,15 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
     test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has("is claimed by alice@laptop (pid 42)");
     assert_eq!(writes(&server), Vec::<String>::new());
     test.run_args(["status", "demo"]).success().stdout_has("  claimed by alice@laptop (pid 42) running `approve demo`");
+    let shown = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    let claim = &shown[0]["claim"];
+    assert_eq!(claim["holder"], "alice@laptop (pid 42)", "{shown}");
+    assert_eq!(claim["command"], "approve demo");
+    assert_eq!(claim["since"], "2026-01-01T00:00:00.000000Z");
+    assert_eq!(claim["expired"], false);
+    assert!(claim["expires"].as_str().is_some_and(|t| t.ends_with('Z')), "{claim}");
+    let shown = test.run_args(["status", "demo", "-o", "yaml"]).success();
+    assert!(shown.stdout.contains("  claim:\n    command: approve demo\n"), "{}", shown.stdout);
     test.run_args(["release-claim", "demo"]).status(3).stderr_has("no terminal to confirm on");
     test.run_args(["release-claim", "demo", "--yes"])
         .success()
@@ -309,6 +325,7 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
         .stdout_has("released the claim on Rollout shop/demo");
     assert!(claims(&server).is_empty());
     test.run_args(["release-claim", "demo", "--yes"]).success().stdout_has("Rollout shop/demo is not claimed");
+    assert!(test.run_args(["status", "demo", "-o", "json"]).success().json()[0]["claim"].is_null());
     test.run_args(["approve", "demo", "--yes"]).success();
 }
 
@@ -320,6 +337,26 @@ fn an_expired_claim_is_taken_over() {
     test.run_args(["approve", "demo", "--yes"]).success().stdout_has("approved (step 2/3)");
     assert!(claims(&server).is_empty(), "taken over, then released");
     assert!(server.writes().iter().any(|w| w.method == "PUT" && w.path.ends_with("/leases/rollout-lua.demo")));
+}
+
+#[test]
+fn a_claim_expires_by_the_api_servers_clock_not_this_hosts() {
+    // The API server's clock is 10 minutes behind this host's (or this host's 10 minutes ahead):
+    // a claim renewed just now by the server's clock is live.
+    let server = shop(2, "StepPaused").clock_offset(-600).object(lease(&micro_time_from_now(-600))).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"]).success().stdout_has("unless renewed");
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has("Rollout shop/demo is claimed by alice@laptop");
+    assert_eq!(writes(&server), Vec::<String>::new());
+
+    // This run's own claim is dated by the server's clock too.
+    test.run_args(["release-claim", "demo", "--yes"]).success();
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"]).success();
+    let taken = server.writes().into_iter().find(|w| w.method == "POST" && w.path.contains("/leases")).unwrap();
+    let renewed = k8s_openapi::jiff::Timestamp::from_str(taken.body["spec"]["renewTime"].as_str().unwrap()).unwrap();
+    let behind = k8s_openapi::jiff::Timestamp::now().duration_since(renewed).as_secs();
+    assert!((590..=610).contains(&behind), "renewed {behind}s before this host's now");
 }
 
 #[test]

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
+use tower::util::MapResponseLayer;
 
 /// The field manager named in writes.
 pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
@@ -83,6 +84,27 @@ pub struct Cluster {
     discovery_dir: Option<PathBuf>,
     /// Discovery already read in this run, by `group/version`.
     discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
+    clock: ServerClock,
+}
+
+/// The API server's clock, from the `Date` header of its latest reply and the time passed since
+/// (on this host's monotonic clock): times compared with what other hosts wrote (a claim's
+/// renewal) are judged on the one clock they share, not on this host's, which may be off.
+#[derive(Clone, Default)]
+struct ServerClock(Arc<Mutex<Option<(SystemTime, std::time::Instant)>>>);
+
+impl ServerClock {
+    fn saw<B>(&self, response: &http::Response<B>) {
+        let date = response.headers().get(http::header::DATE).and_then(|d| d.to_str().ok());
+        if let Some(date) = date.and_then(crate::time::parse_http_date) {
+            *self.0.lock().expect("not poisoned") = Some((date, std::time::Instant::now()));
+        }
+    }
+
+    fn now(&self) -> Option<SystemTime> {
+        let (date, seen) = (*self.0.lock().expect("not poisoned"))?;
+        Some(date + seen.elapsed())
+    }
 }
 
 /// A served resource: its API coordinates and scope.
@@ -172,8 +194,17 @@ impl Cluster {
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
         // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
         // (as kube's own Client puts in front of it) makes it one.
+        let clock = ServerClock::default();
+        let noting_the_date = {
+            let clock = clock.clone();
+            move |response| {
+                clock.saw(&response);
+                response
+            }
+        };
         let builder = ClientBuilder::try_from(config)
             .map_err(connecting)?
+            .with_layer(&MapResponseLayer::new(noting_the_date))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
             .with_layer(&RetryLayer::new(Retries::default()));
         let client = builder.build();
@@ -186,7 +217,14 @@ impl Cluster {
             request_limit,
             discovery_dir,
             discovered: Default::default(),
+            clock,
         })
+    }
+
+    /// Now on the API server's clock (see `ServerClock`), or on this host's before any reply
+    /// named its date.
+    pub fn server_now(&self) -> SystemTime {
+        self.clock.now().unwrap_or_else(SystemTime::now)
     }
 
     /// Reads every fresh entry of the on-disk discovery cache into memory: for a moment the

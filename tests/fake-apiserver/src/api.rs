@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -60,6 +61,9 @@ pub(crate) struct Config {
     pub on_request: Option<RequestObserver>,
     /// `host:port`, for `/api`'s serverAddressByClientCIDRs.
     pub address: String,
+    /// How far the server's clock (its replies' `Date`) is ahead of the host's (behind: negative).
+    pub clock_offset: Duration,
+    pub clock_behind: bool,
 }
 
 /// Everything requests and the test change.

@@ -108,6 +108,7 @@ pub struct Builder {
     latency: (Duration, Duration, u64),
     port: u16,
     on_request: Option<RequestObserver>,
+    clock_offset: (Duration, bool),
 }
 
 impl Builder {
@@ -200,6 +201,13 @@ impl Builder {
         self
     }
 
+    /// Sets the server's clock `seconds` ahead of the host's (negative: behind): the `Date`
+    /// header of every reply says so, as a server whose clock differs from the client's would.
+    pub fn clock_offset(mut self, seconds: i64) -> Self {
+        self.clock_offset = (Duration::from_secs(seconds.unsigned_abs()), seconds < 0);
+        self
+    }
+
     /// Listens on this port instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -248,6 +256,8 @@ impl Builder {
                 mutations: self.mutations,
                 on_request: self.on_request,
                 address: address.to_string(),
+                clock_offset: self.clock_offset.0,
+                clock_behind: self.clock_offset.1,
             },
             latency: Latency { min: self.latency.0, max: self.latency.1, state: Mutex::new(self.latency.2) },
             state: Mutex::new(State { store, faults: Faults::default(), log: Vec::new() }),
