@@ -2,7 +2,7 @@
 //! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
-use super::exec_plugin::Credential;
+use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::retry::Retries;
 use crate::change::Request;
 use crate::error::{ApiFailure, Error};
@@ -177,9 +177,12 @@ impl Cluster {
         config.reset_reader_on_write = true;
         // Retries are ours (see super::retry): kube's retried for minutes, without a word.
         config.default_retry = false;
+        let mut plugin_token = None;
         if let Some(exec) = exec_plugin_to_run(&mut config.auth_info) {
             match super::exec_plugin::run(&exec, args.exec_plugin_limit())? {
-                Credential::Token(token) => config.auth_info.token = Some(token.into()),
+                Credential::Token { token, expires } => {
+                    plugin_token = Some(PluginToken::new(exec, args.exec_plugin_limit(), token, expires));
+                }
                 Credential::Certificate { certificate, key } => {
                     // The kubeconfig's form: base64 of the PEM text.
                     config.auth_info.client_certificate_data = Some(BASE64.encode(certificate));
@@ -206,6 +209,8 @@ impl Cluster {
             .map_err(connecting)?
             .with_layer(&MapResponseLayer::new(noting_the_date))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
+            // A token from an exec plugin is put on each request here, and renewed as it expires.
+            .with_layer(&tower::util::option_layer(plugin_token.map(Authenticate)))
             .with_layer(&RetryLayer::new(Retries::default()));
         let client = builder.build();
         Ok(Cluster {

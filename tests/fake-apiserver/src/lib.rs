@@ -47,8 +47,10 @@
 //! Besides Kruise and Istio ([`kruise_and_istio`]), it serves Leases, Ingresses and HTTPRoutes
 //! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults.
 //!
-//! Authentication is not checked (kubectl sends no bearer token over plain HTTP); the
-//! `Authorization` header is logged. The user is `fake-user`, or the `Impersonate-User`
+//! Authentication is not checked (kubectl sends no bearer token over plain HTTP) unless
+//! [`Builder::expiring_tokens`] asks for tokens that expire; the `Authorization` header is
+//! logged. [`Builder::clock_offset`] sets the server's clock (its replies' `Date`) apart from
+//! the host's. The user is `fake-user`, or the `Impersonate-User`
 //! header when sent.
 
 mod api;
@@ -109,6 +111,7 @@ pub struct Builder {
     port: u16,
     on_request: Option<RequestObserver>,
     clock_offset: (Duration, bool),
+    token_validity: Option<Duration>,
 }
 
 impl Builder {
@@ -201,6 +204,15 @@ impl Builder {
         self
     }
 
+    /// Checks bearer tokens as a cluster whose tokens expire does: a request is answered only with
+    /// `Authorization: Bearer fake-token-<unix seconds>` issued at most `validity` ago (an exec
+    /// credential plugin hands such tokens out), and 401 Unauthorized otherwise. Without it no
+    /// token is checked.
+    pub fn expiring_tokens(mut self, validity: Duration) -> Self {
+        self.token_validity = Some(validity);
+        self
+    }
+
     /// Sets the server's clock `seconds` ahead of the host's (negative: behind): the `Date`
     /// header of every reply says so, as a server whose clock differs from the client's would.
     pub fn clock_offset(mut self, seconds: i64) -> Self {
@@ -256,6 +268,7 @@ impl Builder {
                 mutations: self.mutations,
                 on_request: self.on_request,
                 address: address.to_string(),
+                token_validity: self.token_validity,
                 clock_offset: self.clock_offset.0,
                 clock_behind: self.clock_offset.1,
             },
