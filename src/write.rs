@@ -630,6 +630,8 @@ impl<'a> Writer<'a> {
                 }
                 Err(Error::Output(error))
             }
+            // A guard's refusal before any write says so itself.
+            Err(error @ Error::Refused(_)) if self.written.is_empty() => Err(error),
             Err(error) => Err(error.with_report(&self.report())),
             Ok(value) => match self.interrupt.received().await {
                 Some(signal) => Err(Error::Interrupted {

@@ -264,7 +264,7 @@ impl Output {
 /// The fake API server, with the kubeconfig of a test pointing at it.
 pub mod cluster {
     use super::Test;
-    pub use fake_apiserver::{ApiResourceDef, FakeApiServer, FakeHandle, Rule};
+    pub use fake_apiserver::{FakeApiServer, FakeHandle, Rule};
     use serde_json::{Value, json};
 
     pub const NAMESPACE: &str = "shop";
@@ -343,7 +343,7 @@ pub mod cluster {
         FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
-            .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+            .resource(fake_apiserver::deployments())
             .object(rollout)
             .object(virtual_service())
             .object(destination_rule())

@@ -45,7 +45,8 @@
 //! - [`Builder::latency_between`]: a seeded random delay per request, for races.
 //!
 //! Besides Kruise and Istio ([`kruise_and_istio`]), it serves Leases, Ingresses and HTTPRoutes
-//! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults.
+//! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults, and
+//! Deployments ([`deployments`]); [`plugin_kinds`] is all of them, as the binary serves them.
 //!
 //! Authentication is not checked (kubectl sends no bearer token over plain HTTP) unless
 //! [`Builder::expiring_tokens`] asks for tokens that expire; the `Authorization` header is
@@ -80,8 +81,8 @@ pub use faults::{Pause, ReplyFault, Requests, Stage};
 pub use log::{LoggedRequest, count_round_trips};
 pub use rbac::{DEFAULT_USER, Rule};
 pub use resource::{
-    ApiResourceDef, Defaults, configmaps, destinationrules, gateway_ingress_and_leases, httproutes, ingresses,
-    kruise_and_istio, leases, rollouts, trafficroutings, virtualservices,
+    ApiResourceDef, Defaults, configmaps, deployments, destinationrules, gateway_ingress_and_leases, httproutes,
+    ingresses, kruise_and_istio, leases, plugin_kinds, rollouts, trafficroutings, virtualservices,
 };
 pub use store::Store;
 
