@@ -52,7 +52,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
     original-spec annotation goes away), as the controller does when a release ends.\n\n\
-    The Rollouts are claimed first, as approve does. If an object differs from what the current step should \
+    The Rollouts are claimed first, as approve does (with --ref or --from-backup: those of the namespace that \
+    route the objects named). If an object differs from what the current step should \
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back an object saved \
@@ -76,7 +77,8 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at its original, at step k (it equals the plan of step k), or drifted (it equals no \
-    step's plan), with the script used.\n\n\
+    step's plan), with the script used; and who claims the Rollout (an approve or restore running, or a claim left \
+    to expire), also in -o json|yaml (claim).\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
     0 as soon as they wait for approval.";
 
