@@ -2,110 +2,16 @@
 //! controller's order, and collects for each gateway object the object the controller would
 //! write at a stage, the changes that get it there, and warnings.
 
-use crate::change::Change;
-use crate::data;
 use crate::error::Error;
 use crate::lua::Limits;
-use crate::model::{
-    self, ObjectIndex, ObjectKey, ObjectRef, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr,
-};
-use crate::providers::custom;
+use crate::model::{self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr};
+use crate::providers::{Carried, Context, ObjectPlan, custom, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
-use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
 const CANARY_SUBSET_LABEL: (&str, &str) = ("istio.service.tag", "gray");
-
-/// What the controller does to an object at a stage.
-#[derive(Clone, Debug)]
-pub enum Action {
-    /// Runs the script and writes its result.
-    Lua(ResolvedScript),
-    /// No traffic and no matches: restores the stored original (the annotation goes away).
-    Restore,
-    /// The controller writes nothing to the object: left alone, for this reason.
-    Keep(&'static str),
-}
-
-#[derive(Clone, Debug)]
-pub struct ObjectPlan {
-    pub reference: ObjectRef,
-    pub key: ObjectKey,
-    pub namespace: String,
-    pub current: Value,
-    pub planned: Value,
-    pub action: Action,
-    /// The script's input (`obj`), when a script runs.
-    pub obj: Option<Value>,
-    pub warnings: Vec<String>,
-    /// Why this tool must not write `planned` although the controller would (it works from a
-    /// stored original that does not decode, and the result loses the original).
-    pub unwritable: Option<String>,
-    /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
-    /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
-    pub degenerate_original: Option<String>,
-    /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
-    pub changes: Vec<Change>,
-    /// Whether `planned` routes differently from `current`: asked for by every rendering and
-    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
-    /// (nothing changes `current` or `planned` afterwards).
-    changed: bool,
-}
-
-/// What an `ObjectPlan` is made of, as a provider works it out.
-pub struct Planned {
-    pub reference: ObjectRef,
-    pub key: ObjectKey,
-    pub current: Value,
-    pub planned: Value,
-    pub action: Action,
-    pub obj: Option<Value>,
-    pub warnings: Vec<String>,
-    pub unwritable: Option<String>,
-    pub degenerate_original: Option<String>,
-    pub changes: Vec<Change>,
-}
-
-impl ObjectPlan {
-    pub fn new(planned: Planned) -> ObjectPlan {
-        ObjectPlan {
-            namespace: planned.key.namespace.clone(),
-            changed: !data::same_routing(&planned.current, &planned.planned),
-            reference: planned.reference,
-            key: planned.key,
-            current: planned.current,
-            planned: planned.planned,
-            action: planned.action,
-            obj: planned.obj,
-            warnings: planned.warnings,
-            unwritable: planned.unwritable,
-            degenerate_original: planned.degenerate_original,
-            changes: planned.changes,
-        }
-    }
-
-    /// `VirtualService shop/demo`.
-    pub fn describe(&self) -> String {
-        self.key.to_string()
-    }
-
-    pub fn changed(&self) -> bool {
-        self.changed
-    }
-
-    /// The `action` of `plan -o json`: the last change's (`create`, `replace`, `patch`,
-    /// `delete`, `keep`).
-    pub fn action_name(&self) -> &'static str {
-        self.changes.last().map_or("keep", Change::action)
-    }
-
-    /// The changes that write something.
-    pub fn writes(&self) -> impl Iterator<Item = &Change> {
-        self.changes.iter().filter(|c| c.writes())
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct StagePlan {
@@ -139,6 +45,11 @@ impl RoutingPlan {
     }
 }
 
+/// Whether the planner plans a provider (the Gateway API one is not wired in yet).
+fn planned(provider: &Provider) -> bool {
+    matches!(provider, Provider::Custom(_) | Provider::Ingress { .. })
+}
+
 pub struct Planner<'a> {
     objects: &'a ObjectIndex,
     scripts: &'a ScriptCatalog,
@@ -152,12 +63,16 @@ impl<'a> Planner<'a> {
         Planner { objects, scripts, limits, resolved: RefCell::default() }
     }
 
-    pub fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
-        let key = scripts::key_of(reference);
+    /// The script under `key`, resolved by `resolve` the first time it is asked for.
+    fn resolved(
+        &self,
+        key: ScriptKey,
+        resolve: impl FnOnce() -> Result<ResolvedScript, String>,
+    ) -> Result<ResolvedScript, String> {
         if let Some(known) = self.resolved.borrow().get(&key) {
             return Ok(known.clone());
         }
-        let script = self.scripts.resolve(reference)?;
+        let script = resolve()?;
         self.resolved.borrow_mut().insert(key, script.clone());
         Ok(script)
     }
@@ -175,14 +90,9 @@ impl<'a> Planner<'a> {
         // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
         warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
         let routing = Routing::of_rollout(rollout, namespace);
-        // Only custom refs are planned so far; the controller routes the others in Go.
-        let others: Vec<&str> = routing
-            .iter()
-            .flat_map(|r| &r.providers)
-            .filter(|p| !matches!(p, Provider::Custom(_)))
-            .map(Provider::name)
-            .collect();
-        let own = routing.filter(|r| !r.custom_refs().is_empty());
+        let others: Vec<&str> =
+            routing.iter().flat_map(|r| &r.providers).filter(|p| !planned(p)).map(Provider::name).collect();
+        let own = routing.filter(|r| r.providers.iter().any(planned));
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
                 None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
@@ -227,16 +137,17 @@ impl<'a> Planner<'a> {
         let routing = own;
         let cr_done = cr.map(|cr| (cr, Routing::of_traffic_routing(cr, namespace), cr.routing()));
         let mut plans = Vec::with_capacity(stages.len());
+        let mut carried = Carried::new();
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
             let done = rollout.routing_at(stage, workload_replicas);
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects(routing, &done.action, &label)?);
+                objects.extend(self.plan_objects(routing, &done.action, &label, &mut carried)?);
             }
             if let Some((_, cr_routing, cr_done)) = &cr_done {
-                objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label)?);
+                objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label, &mut carried)?);
             }
             let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
@@ -266,23 +177,38 @@ impl<'a> Planner<'a> {
         let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
-        let objects = self.plan_objects(&routing, &done.action, &label)?;
+        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
         let stage = StagePlan { stage: None, label, description: done.describe(&cr.strategy), objects };
         let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
     }
 
     /// The objects of every provider of `routing` at one stage, in the controller's order;
-    /// the first error stops the plan. Only custom refs are planned so far: an Ingress or
-    /// Gateway API provider is named in a warning of the owner's plan.
-    fn plan_objects(&self, routing: &Routing, action: &RoutingAction, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
-        let context = custom::Context { routing, action, stage, limits: &self.limits };
+    /// the first error stops the plan. A Gateway API provider is not planned yet: it is named
+    /// in a warning of the owner's plan. `carried` holds what the stages before left.
+    fn plan_objects(
+        &self,
+        routing: &Routing,
+        action: &RoutingAction,
+        stage: &str,
+        carried: &mut Carried,
+    ) -> Result<Vec<ObjectPlan>, Error> {
+        let context = Context { routing, action, stage, limits: &self.limits };
         let mut objects = Vec::new();
         for provider in &routing.providers {
-            if let Provider::Custom(refs) = provider {
-                for reference in refs {
-                    objects.push(custom::plan_object(&context, self.objects, reference, || self.resolve(reference))?);
+            match provider {
+                Provider::Custom(refs) => {
+                    for reference in refs {
+                        let resolve = || self.resolved(scripts::key_of(reference), || self.scripts.resolve(reference));
+                        objects.push(custom::plan_object(&context, self.objects, reference, resolve)?);
+                    }
                 }
+                Provider::Ingress { name, class_type } => {
+                    let resolve =
+                        || self.resolved(scripts::ingress_key(class_type), || self.scripts.resolve_ingress(class_type));
+                    objects.push(ingress::plan_object(&context, self.objects, carried, name, class_type, resolve)?);
+                }
+                Provider::Gateway { .. } => {}
             }
         }
         Ok(objects)

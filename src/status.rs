@@ -2,9 +2,10 @@
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
 use crate::data;
-use crate::model::{Rollout, Stage, StrategyKind};
+use crate::model::{ObjectKey, Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Action, RoutingPlan};
+use crate::plan::RoutingPlan;
+use crate::providers::Action;
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -91,9 +92,13 @@ impl Progress {
 pub enum Position {
     /// As before any release: no stored original.
     Original,
+    /// Not there, as before any release: a canary Ingress the controller has not made (or has
+    /// deleted).
+    Absent,
     /// Equal to the plan of these steps.
     AtStep { steps: Vec<String> },
-    /// Routed (an original is stored) but equal to no step's plan: someone edited it.
+    /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
+    /// someone edited it.
     Drifted,
 }
 
@@ -324,25 +329,27 @@ fn progress_style(progress: &Progress) -> anstyle::Style {
 fn position_text(position: &Position) -> (String, anstyle::Style) {
     match position {
         Position::Original => ("original".into(), anstyle::Style::new()),
+        Position::Absent => ("absent".into(), anstyle::Style::new()),
         Position::AtStep { steps } => (format!("at {}", steps.join(", ")), GREEN),
         Position::Drifted => ("drifted".into(), RED),
     }
 }
 
-/// Places every object of a plan of all stages: at the stages whose plan it equals.
+/// Places every object of a plan of all stages: at the stages whose plan it equals, as read
+/// (the first stage's `current`: a plan of all stages starts from what was read).
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
+    // Each view's object: its key, and as read (null: absent).
+    let mut read: Vec<(&ObjectKey, &serde_json::Value)> = Vec::new();
     for stage in &plan.stages {
         for object in &stage.objects {
-            let index = match views.iter().position(|v| {
-                v.kind == object.reference.kind && v.name == object.reference.name && v.namespace == object.namespace
-            }) {
+            let index = match read.iter().position(|(key, _)| **key == object.key) {
                 Some(index) => index,
                 None => {
-                    let position = if data::stored_original(&object.current).is_none() {
-                        Position::Original
-                    } else {
-                        Position::Drifted
+                    let position = match (object.before_release, object.current.is_null()) {
+                        (true, true) => Position::Absent,
+                        (true, false) => Position::Original,
+                        (false, _) => Position::Drifted,
                     };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
@@ -351,13 +358,15 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         position,
                         script: None,
                     });
+                    read.push((&object.key, &object.current));
                     views.len() - 1
                 }
             };
             let view = &mut views[index];
             if let Action::Lua(script) = &object.action {
                 view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                if view.position != Position::Original && !object.changed() {
+                let routed = !matches!(view.position, Position::Original | Position::Absent);
+                if routed && data::same_routing(read[index].1, &object.planned) {
                     let step = stage.stage.map_or_else(
                         || stage.label.clone(),
                         |s| match s {

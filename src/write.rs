@@ -387,14 +387,17 @@ impl<'a> Writer<'a> {
     }
 
     /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
-    /// how), noting a reply that was lost.
+    /// how), noting a reply that was lost; an object this run made has no backup.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
         if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
             return None;
         }
-        let backup = self.backup_of(key).map(|b| b.display().to_string()).unwrap_or_default();
+        let backup = match self.backup_of(key) {
+            Some(backup) => format!("backup {}", backup.display()),
+            None => "it did not exist before".into(),
+        };
         let lost = if self.resolved(key) { "; the reply was lost, a fresh read shows it" } else { "" };
-        Some(format!("{key} {done} (backup {backup}{lost})\n"))
+        Some(format!("{key} {done} ({backup}{lost})\n"))
     }
 
     /// Where the backup of the first write of `key` is.

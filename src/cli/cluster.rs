@@ -1,11 +1,11 @@
 //! What the commands against the API server share (a session, Rollout selection, the writer's
 //! mode), and `plan ROLLOUT…`.
 
-use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
+use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
 use crate::error::{Error, Signal};
 use crate::lua::{self, Limits, Script};
 use crate::model::ObjectIndex;
-use crate::model::{ObjectKey, ObjectRef, Rollout, Stage, StrategyKind};
+use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
@@ -55,10 +55,10 @@ impl Session {
         self.limits
     }
 
-    /// The scripts for `refs`, with the ConfigMap read only when one of them needs it.
-    pub(super) async fn catalog_for(&self, refs: impl Iterator<Item = &ObjectRef>) -> Result<ScriptCatalog, Error> {
+    /// The scripts for `routings`, with the ConfigMap read only when one of them needs it.
+    pub(super) async fn catalog_for(&self, routings: &[Routing]) -> Result<ScriptCatalog, Error> {
         let mut catalog = self.catalog.clone();
-        if refs.into_iter().any(|r| catalog.needs_configmap(r)) {
+        if routings.iter().any(|routing| live::needs_configmap(&catalog, routing)) {
             catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
         }
         Ok(catalog)
@@ -78,13 +78,17 @@ impl Session {
     async fn read(&self, selection: &Selection, prepare: bool) -> Result<(Live, ScriptCatalog), Error> {
         let rollouts =
             meanwhile(live::read_rollouts(&self.cluster, selection), || self.cluster.read_discovery_cache()).await?;
-        let preparation = prepare.then(|| self.preparation(&rollouts.own_refs));
+        let custom_refs = rollouts.custom_refs();
+        let preparation = prepare.then(|| self.preparation(&custom_refs));
         let routing = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace);
         let live = match preparation {
             Some(preparation) => meanwhile(routing, || crate::parallel::on_each_thread(preparation)).await?,
             None => routing.await?,
         };
         scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
+        for warning in &live.warnings {
+            warn(&format!("warning: {warning}"));
+        }
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }

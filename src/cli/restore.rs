@@ -1,6 +1,6 @@
-//! `restore`: put gateway objects back to their stored original, as the controller's finalise
-//! does, after checking for edits made during the release. Gather (claim, then read) → guard →
-//! render → confirm → write.
+//! `restore`: put gateway objects back to their stored original and delete canary Ingresses,
+//! as the controller's finalise does, after checking for edits made during the release. Gather
+//! (claim, then read) → guard → render → confirm → write.
 
 use super::approve::claim_rollouts;
 use super::cluster::{
@@ -12,7 +12,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{ObjectKey, Routing, Stage};
+use crate::model::{self, ObjectKey, Provider, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::custom;
@@ -55,7 +55,8 @@ struct Restoration {
     key: ObjectKey,
     resource: Resource,
     live: Value,
-    restored: Value,
+    /// Its stored original put back (a replace), or its deletion (a canary Ingress).
+    change: Change,
     placement: Placement,
     /// The stored original, when it holds nothing (restoring it wipes the object).
     degenerate: Option<String>,
@@ -94,7 +95,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     let mut permissions: Vec<Permission> =
-        restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
+        restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change, &r.key.namespace)).collect();
     if selection.is_some() {
         permissions.extend(write::claim_permissions(&session.cluster.namespace));
     }
@@ -126,9 +127,9 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     let mut lines = Vec::new();
     for r in &restorations {
-        let change = Change::Replace { key: r.key.clone(), before: r.live.clone(), after: r.restored.clone() };
-        writer.apply(&r.resource, &change).await?;
-        lines.extend(writer.written_line(&r.key, "restored"));
+        writer.apply(&r.resource, &r.change).await?;
+        let done = if r.change.after().is_none() { "deleted" } else { "restored" };
+        lines.extend(writer.written_line(&r.key, done));
     }
     print_outcome(writer, &lines.concat())?;
     Ok(Outcome::Done)
@@ -147,11 +148,10 @@ async fn restorations(
             let (live, catalog) = session.load(selection).await?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
-                // Only custom refs store an original to restore.
                 for routing in routings(&live, rollout)? {
-                    for reference in routing.custom_refs() {
-                        let key = ObjectKey::of_ref(reference, &routing.owner.namespace);
+                    for key in restored_objects(&routing) {
                         match live.snapshot.objects.get(&key) {
+                            None if key.kind == "Ingress" => notes.push(format!("{key}: absent, nothing to delete")),
                             None => notes.push(format!("{key}: not found, skipped")),
                             Some(object) => {
                                 let placement = placements.get(&key).cloned().unwrap_or(Placement::Unchecked);
@@ -188,6 +188,15 @@ async fn restorations(
             known.placement.merge(placement);
             continue;
         }
+        if is_canary_ingress(&live) {
+            if live["metadata"]["deletionTimestamp"].is_string() {
+                notes.push(format!("{key}: being deleted already, skipped"));
+                continue;
+            }
+            let change = Change::Delete { key: key.clone(), before: live.clone() };
+            restorations.push(Restoration { key, resource, live, change, placement, degenerate: None });
+            continue;
+        }
         let Some(stored) = data::stored_original(&live) else {
             notes.push(format!("{key}: no {} annotation, nothing to restore", data::ORIGINAL_SPEC_ANNOTATION));
             continue;
@@ -197,19 +206,45 @@ async fn restorations(
         })?;
         let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
         let restored = original.apply_to(&live, None);
-        restorations.push(Restoration { key, resource, live, restored, placement, degenerate });
-    }
-    for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.
-        let mut unrouted = r.live.clone();
+        let mut unrouted = live.clone();
         if let Some(annotations) = unrouted["metadata"]["annotations"].as_object_mut() {
             annotations.remove(data::ORIGINAL_SPEC_ANNOTATION);
         }
-        if data::same_routing(&unrouted, &r.restored) {
-            r.placement = Placement::Placed;
-        }
+        let placement = if data::same_routing(&unrouted, &restored) { Placement::Placed } else { placement };
+        let change = Change::Replace { key: key.clone(), before: live.clone(), after: restored };
+        restorations.push(Restoration { key, resource, live, change, placement, degenerate });
     }
     Ok((restorations, notes))
+}
+
+/// The objects a restore of `routing` writes: the custom refs (their stored original put back)
+/// and the canary Ingresses (deleted; the stable Ingress is never written).
+fn restored_objects(routing: &Routing) -> Vec<ObjectKey> {
+    let namespace = &routing.owner.namespace;
+    let mut keys = Vec::new();
+    for provider in &routing.providers {
+        match provider {
+            Provider::Custom(refs) => keys.extend(refs.iter().map(|r| ObjectKey::of_ref(r, namespace))),
+            Provider::Ingress { name, .. } => {
+                keys.push(ObjectKey::new("networking.k8s.io", "Ingress", namespace, &model::canary_ingress_name(name)))
+            }
+            // Not restored yet.
+            Provider::Gateway { .. } => {}
+        }
+    }
+    keys
+}
+
+/// A canary Ingress the controller made: an Ingress whose controller is a Rollout or a
+/// TrafficRouting. The controller's finalise deletes it.
+fn is_canary_ingress(object: &Value) -> bool {
+    object["kind"] == "Ingress"
+        && object["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|owner| {
+            owner["controller"] == true
+                && owner["apiVersion"].as_str().is_some_and(|v| model::api_group(v) == "rollouts.kruise.io")
+                && matches!(owner["kind"].as_str(), Some("Rollout" | "TrafficRouting"))
+        })
 }
 
 fn key_of(resource: &Resource, object: &Value) -> ObjectKey {
@@ -279,11 +314,11 @@ async fn placements_of_refs(
 /// current stage's plan, else the first stage's).
 fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
     let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
-    let objects: Vec<&crate::plan::ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
+    let objects: Vec<&crate::providers::ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
         .into_iter()
         .filter_map(|view| {
-            let same = |o: &&&crate::plan::ObjectPlan| {
+            let same = |o: &&&crate::providers::ObjectPlan| {
                 o.reference.kind == view.kind && o.reference.name == view.name && o.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
@@ -295,7 +330,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                         expected: o.planned.clone(),
                     })
                     .unwrap_or(Placement::Unchecked),
-                Position::Original | Position::AtStep { .. } => Placement::Placed,
+                Position::Original | Position::Absent | Position::AtStep { .. } => Placement::Placed,
             };
             Some((key, placement))
         })
@@ -348,9 +383,13 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 .map_err(Error::Input)?,
             );
         }
-        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: restore the stored original"))));
+        let (does, restored) = match r.change.after() {
+            Some(restored) => ("restore the stored original", restored),
+            None => ("delete it, as the controller's finalise does", Value::Null),
+        };
+        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {does}"))));
         out.push_str(
-            &output::object_diff(&r.live, &r.restored, &format!("{what} (live)"), &format!("{what} (restored)"))
+            &output::object_diff(&r.live, &restored, &format!("{what} (live)"), &format!("{what} (restored)"))
                 .map_err(Error::Input)?,
         );
     }
@@ -390,8 +429,9 @@ async fn restore_backup(
         print(&format!("{key} already matches the backup\n"))?;
         return Ok(Outcome::Done);
     }
+    let change = Change::Replace { key: key.clone(), before: live.clone(), after: restored.clone() };
     if writer.mode() != Mode::ClientDryRun {
-        write::preflight(&session.cluster, resource.replace_permissions(&namespace).to_vec()).await?;
+        write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
     }
     print(
         &output::object_diff(&live, &restored, &format!("{key} (live)"), &format!("{key} (from {source})"))
@@ -400,7 +440,6 @@ async fn restore_backup(
     if writer.mode() == Mode::Apply && !args.yes {
         writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
     }
-    let change = Change::Replace { key: key.clone(), before: live, after: restored };
     writer.apply(&resource, &change).await?;
     let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
     print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"))?;

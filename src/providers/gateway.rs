@@ -8,8 +8,8 @@ pub mod testcase;
 mod types;
 
 use crate::error::Error;
+use crate::model::OwnerKind;
 use crate::model::{RouteStrategy, RoutingAction};
-use crate::providers::ingress::OwnerKind;
 use serde_json::{Value, json};
 
 /// One `gateway` ref of a Rollout or TrafficRouting, with what planning it needs.

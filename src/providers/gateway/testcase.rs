@@ -6,9 +6,9 @@
 
 use super::{GatewayRoute, plan_stage, route_warnings};
 use crate::data::Data;
+use crate::model::OwnerKind;
 use crate::model::RoutingAction;
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
-use crate::providers::ingress::OwnerKind;
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
 use serde_json::Value;
 
