@@ -2,6 +2,7 @@
 //! mode), and `plan ROLLOUT…`.
 
 use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
+use crate::change::Change;
 use crate::error::{Error, Signal};
 use crate::lua::{self, Limits, Script};
 use crate::model::ObjectIndex;
@@ -227,10 +228,15 @@ async fn server_dry_run_report(
         {
             let resource = resource_of(live, &object.key)?;
             let what = format!("{} ({stage})", object.describe());
-            // The last change is the planned object: what admission must accept.
-            let verdict = match object.writes().last() {
-                Some(change) => write::server_dry_run(cluster, resource, change).await,
-                None => Ok(()),
+            // Admission must accept the planned object: the last change makes it, or for an
+            // object the plan creates (nothing a dry run sends is stored), its creation as planned.
+            let verdict = match (object.writes().next(), object.writes().last()) {
+                (Some(Change::Create { key, .. }), _) => {
+                    let made = Change::Create { key: key.clone(), object: object.planned.clone() };
+                    write::server_dry_run(cluster, resource, &made).await
+                }
+                (_, Some(change)) => write::server_dry_run(cluster, resource, change).await,
+                (_, None) => Ok(()),
             };
             verdicts.push(match verdict {
                 Ok(()) => format!("server dry-run accepted {what}"),
