@@ -383,13 +383,13 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 .map_err(Error::Input)?,
             );
         }
-        let (does, restored) = match r.change.after() {
-            Some(restored) => ("restore the stored original", restored),
-            None => ("delete it, as the controller's finalise does", Value::Null),
+        let (does, restored, then) = match r.change.after() {
+            Some(restored) => ("restore the stored original", restored, "restored"),
+            None => ("delete it, as the controller's finalise does", Value::Null, "deleted"),
         };
         out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {does}"))));
         out.push_str(
-            &output::object_diff(&r.live, &restored, &format!("{what} (live)"), &format!("{what} (restored)"))
+            &output::object_diff(&r.live, &restored, &format!("{what} (live)"), &format!("{what} ({then})"))
                 .map_err(Error::Input)?,
         );
     }

@@ -228,7 +228,12 @@ impl Cluster {
         if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
             return Ok(Some(cached.resources));
         }
-        let list = match self.client.list_api_group_resources(api_version).await {
+        // The core group is served under /api, the others under /apis.
+        let listed = match group.is_empty() {
+            true => self.client.list_core_api_resources(version).await,
+            false => self.client.list_api_group_resources(api_version).await,
+        };
+        let list = match listed {
             Ok(list) => list,
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
             Err(e) => return Err(self.failure(&format!("discovering {api_version}"), e)),
