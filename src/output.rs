@@ -174,6 +174,7 @@ fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
+        Action::Rules(how) => how.clone(),
         Action::Delete => "delete it, as the controller's finalise does (no traffic, no matches)".into(),
         Action::Keep(why) => (*why).into(),
     };
@@ -186,7 +187,10 @@ fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
         out.push_str(&object_diff(
             &object.current,
             &object.planned,
-            &format!("{what} ({})", object.after.as_ref().map_or("current".into(), |stage| format!("after {stage}"))),
+            &object
+                .after
+                .as_ref()
+                .map_or_else(|| format!("{what} (current)"), |stage| format!("{what} (after {stage})")),
             &format!("{what} ({stage})"),
         )?);
     } else {
@@ -249,7 +253,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             changed += usize::from(object.changed());
                             let script = match &object.action {
                                 Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
-                                Action::Restore | Action::Delete | Action::Keep(_) => Value::Null,
+                                Action::Restore | Action::Rules(_) | Action::Delete | Action::Keep(_) => Value::Null,
                             };
                             serde_json::json!({
                                 "apiVersion": object.current.get("apiVersion").unwrap_or(&object.planned["apiVersion"]),

@@ -1,8 +1,7 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::data;
-use crate::model::{ObjectKey, Rollout, Stage, StrategyKind};
+use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::Action;
@@ -335,18 +334,18 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
     }
 }
 
-/// Places every object of a plan of all stages: at the stages whose plan it equals, as read
-/// (the first stage's `current`: a plan of all stages starts from what was read).
+/// Places every object of a plan of all stages (each planned from the objects as read): at
+/// the stages whose plan writes nothing to it.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
-    // Each view's object: its key, and as read (null: absent).
-    let mut read: Vec<(&ObjectKey, &serde_json::Value)> = Vec::new();
     for stage in &plan.stages {
         for object in &stage.objects {
-            let index = match read.iter().position(|(key, _)| **key == object.key) {
+            let index = match views.iter().position(|v| {
+                v.kind == object.reference.kind && v.name == object.reference.name && v.namespace == object.namespace
+            }) {
                 Some(index) => index,
                 None => {
-                    let position = match (object.before_release, object.current.is_null()) {
+                    let position = match (object.untouched, object.current.is_null()) {
                         (true, true) => Position::Absent,
                         (true, false) => Position::Original,
                         (false, _) => Position::Drifted,
@@ -358,26 +357,30 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         position,
                         script: None,
                     });
-                    read.push((&object.key, &object.current));
                     views.len() - 1
                 }
             };
             let view = &mut views[index];
-            if let Action::Lua(script) = &object.action {
-                view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                let routed = !matches!(view.position, Position::Original | Position::Absent);
-                if routed && data::same_routing(read[index].1, &object.planned) {
-                    let step = stage.stage.map_or_else(
-                        || stage.label.clone(),
-                        |s| match s {
-                            Stage::Step(i) => format!("step {i}"),
-                            Stage::BlueGreenFinal => "final".into(),
-                        },
-                    );
-                    match &mut view.position {
-                        Position::AtStep { steps } => steps.push(step),
-                        other => *other = Position::AtStep { steps: vec![step] },
-                    }
+            let routes = match &object.action {
+                Action::Lua(script) => {
+                    view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
+                    true
+                }
+                Action::Rules(_) => true,
+                Action::Restore | Action::Delete | Action::Keep(_) => false,
+            };
+            let untouched = matches!(view.position, Position::Original | Position::Absent);
+            if routes && !untouched && !object.changed() {
+                let step = stage.stage.map_or_else(
+                    || stage.label.clone(),
+                    |s| match s {
+                        Stage::Step(i) => format!("step {i}"),
+                        Stage::BlueGreenFinal => "final".into(),
+                    },
+                );
+                match &mut view.position {
+                    Position::AtStep { steps } => steps.push(step),
+                    other => *other = Position::AtStep { steps: vec![step] },
                 }
             }
         }

@@ -8,6 +8,7 @@ use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits};
 use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Provider, Routing};
+use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
 use crate::providers::ingress::testcase::IngressTestCase;
 use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::source::live::{self, Selection};
@@ -18,10 +19,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// One recorded case: the script it is for, where the script and its cases go in a tree laid
-/// out as lua_configuration/, and its YAML.
+/// One recorded case: the script it is for (an HTTPRoute has none), where the script and its
+/// cases go in a tree laid out as lua_configuration/, and its YAML.
 struct Recorded {
-    script: ResolvedScript,
+    script: Option<ResolvedScript>,
     /// `<group>/<Kind>/trafficRouting.lua`, or `trafficrouting_ingress/<classType>.lua`.
     script_path: PathBuf,
     /// `<group>/<Kind>/testdata`, or `trafficrouting_ingress/testdata/<classType>`.
@@ -71,8 +72,8 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         let file = testdata.join(&case.file_name);
         std::fs::write(&file, format!("{header}{}", case.text)).map_err(|e| io(&file, e))?;
         let script = dir.join(&case.script_path);
-        if !script.exists() {
-            std::fs::write(&script, case.script.script.code()).map_err(|e| io(&script, e))?;
+        if let Some(resolved) = case.script.as_ref().filter(|_| !script.exists()) {
+            std::fs::write(&script, resolved.script.code()).map_err(|e| io(&script, e))?;
         }
         // A note only: a closed stderr must not stop the recording.
         let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());
@@ -95,7 +96,7 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
     }
     if cases.is_empty() {
         return Err(Error::Input(format!(
-            "Rollout {} routes through no gateway object (no customNetworkRefs, no ingress, no TrafficRouting)",
+            "Rollout {} routes through no gateway object (no customNetworkRefs, no ingress, no gateway, no TrafficRouting)",
             rollout.item.name
         )));
     }
@@ -114,8 +115,7 @@ async fn record_traffic_routing(session: &Session, name: &str) -> Result<Vec<Rec
 }
 
 /// The cases of one owner (`key` is `rollout` or `trafficRouting`, `subject` the owner as read):
-/// one per custom ref and one per Ingress ref, in the controller's order. HTTPRoutes are not
-/// recorded yet.
+/// one per custom ref, Ingress ref and HTTPRoute, in the controller's order.
 fn cases_of(
     key: &str,
     subject: &Value,
@@ -146,10 +146,64 @@ fn cases_of(
                 let file_name = format!("{}-ingress-{name}.yaml", routing.owner.name);
                 cases.push(ingress_case(key, subject, stable, class_type, script, limits, file_name)?);
             }
-            Provider::Gateway { .. } => {}
+            Provider::Gateway { http_route } => {
+                cases.push(http_route_case(key, subject, objects, routing, http_route)?)
+            }
         }
     }
     Ok(cases)
+}
+
+/// An HTTPRoute's test case: the owner, the route before the release, and the route after each
+/// step as `test` computes it (the controller's Gateway API routing, each step from the route
+/// the step before left). The controller keeps no copy of a route it changed: a route in the
+/// middle of a release is recorded as the controller's restore would leave it.
+fn http_route_case(
+    key: &str,
+    subject: &Value,
+    objects: &ObjectIndex,
+    routing: &Routing,
+    name: &str,
+) -> Result<Recorded, Error> {
+    let route = GatewayRoute::of(routing, name);
+    let live = objects.get(&route.key()).ok_or_else(|| {
+        Error::Input(format!("{} routes through {}, which is not in its namespace", routing.owner, route.key()))
+    })?;
+    let restored = gateway::restore(&route, Some(live))?;
+    let (original, note) = match route.untouched(live) {
+        true => (manifest(live), String::new()),
+        false => (
+            manifest(restored.route.as_ref().unwrap_or(live)),
+            format!(
+                "# {} is in the middle of a release, and the controller keeps no copy of it: original is the\n\
+                 # route as the controller's restore leaves it (canary backendRefs removed, the stable weight 1,\n\
+                 # rules without backendRefs deleted).\n",
+                route.key()
+            ),
+        ),
+    };
+    let draft = format!(
+        "{key}:\n{}original:\n{}",
+        indent(&yaml::to_string(&manifest(subject))),
+        indent(&yaml::to_string(&original))
+    );
+    let file_name = format!("{}-httproute-{name}.yaml", routing.owner.name);
+    let case = HttpRouteTestCase::parse(&file_name, &draft).map_err(Error::Input)?;
+    let expected: Vec<Value> = case.routes()?.iter().map(manifest).collect();
+    let text = format!(
+        "# {} with the controller's Gateway API routing (no script): expected is the route after each\n\
+         # step, each from the route the step before left, as `test` checks it.\n{note}{draft}expected:\n{}",
+        route.key(),
+        yaml::to_string(&Value::Array(expected))
+    );
+    let kind_dir = Path::new(gateway::GROUP).join(gateway::KIND);
+    Ok(Recorded {
+        script: None,
+        script_path: kind_dir.join("trafficRouting.lua"),
+        testdata: kind_dir.join("testdata"),
+        file_name,
+        text,
+    })
 }
 
 fn missing(reference: &ObjectRef, namespace: &str) -> Error {
@@ -194,7 +248,7 @@ fn case(
     Ok(Recorded {
         script_path: kind_dir.join("trafficRouting.lua"),
         testdata: kind_dir.join("testdata"),
-        script,
+        script: Some(script),
         file_name,
         text,
     })
@@ -237,7 +291,7 @@ fn ingress_case(
     Ok(Recorded {
         script_path: Path::new("trafficrouting_ingress").join(format!("{class_type}.lua")),
         testdata: Path::new("trafficrouting_ingress").join("testdata").join(class_type),
-        script,
+        script: Some(script),
         file_name,
         text,
     })

@@ -1,6 +1,7 @@
-//! `restore`: put gateway objects back to their stored original and delete canary Ingresses,
-//! as the controller's finalise does, after checking for edits made during the release. Gather
-//! (claim, then read) → guard → render → confirm → write.
+//! `restore`: put gateway objects back as the controller's finalise does (custom refs to their
+//! stored original, an HTTPRoute's rules restored, a canary Ingress deleted), after checking
+//! for edits made during the release. Gather (claim, then read) → guard → render → confirm →
+//! write.
 
 use super::approve::claim_rollouts;
 use super::cluster::{
@@ -15,7 +16,7 @@ use crate::model::Rollout;
 use crate::model::{self, ObjectKey, Provider, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::providers::custom;
+use crate::providers::{ObjectPlan, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
@@ -55,11 +56,34 @@ struct Restoration {
     key: ObjectKey,
     resource: Resource,
     live: Value,
-    /// Its stored original put back (a replace), or its deletion (a canary Ingress).
-    change: Change,
+    /// The object restored; null: deleted (a canary Ingress).
+    restored: Value,
     placement: Placement,
     /// The stored original, when it holds nothing (restoring it wipes the object).
     degenerate: Option<String>,
+    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's,
+    /// a canary Ingress's).
+    how: Option<String>,
+    warnings: Vec<String>,
+}
+
+impl Restoration {
+    /// The write: a replace with the object restored, or a deletion.
+    fn change(&self) -> Change {
+        match self.restored.is_null() {
+            true => Change::Delete { key: self.key.clone(), before: self.live.clone() },
+            false => Change::Replace { key: self.key.clone(), before: self.live.clone(), after: self.restored.clone() },
+        }
+    }
+}
+
+/// An object found to restore: its resource, the live object, where it stands, and for an
+/// HTTPRoute the controller's restore of it (others put their stored original back).
+struct Candidate {
+    resource: Resource,
+    live: Value,
+    placement: Placement,
+    rules: Option<gateway::StagePlan>,
 }
 
 pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
@@ -95,7 +119,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     let mut permissions: Vec<Permission> =
-        restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change, &r.key.namespace)).collect();
+        restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change(), &r.key.namespace)).collect();
     if selection.is_some() {
         permissions.extend(write::claim_permissions(&session.cluster.namespace));
     }
@@ -127,8 +151,8 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     let mut lines = Vec::new();
     for r in &restorations {
-        writer.apply(&r.resource, &r.change).await?;
-        let done = if r.change.after().is_none() { "deleted" } else { "restored" };
+        writer.apply(&r.resource, &r.change()).await?;
+        let done = if r.restored.is_null() { "deleted" } else { "restored" };
         lines.extend(writer.written_line(&r.key, done));
     }
     print_outcome(writer, &lines.concat())?;
@@ -142,22 +166,36 @@ async fn restorations(
     selection: Option<&Selection>,
 ) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
-    let mut candidates: Vec<(Resource, Value, Placement)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     match selection {
         Some(selection) => {
             let (live, catalog) = session.load(selection).await?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
                 for routing in routings(&live, rollout)? {
-                    for key in restored_objects(&routing) {
-                        match live.snapshot.objects.get(&key) {
-                            None if key.kind == "Ingress" => notes.push(format!("{key}: absent, nothing to delete")),
-                            None => notes.push(format!("{key}: not found, skipped")),
-                            Some(object) => {
-                                let placement = placements.get(&key).cloned().unwrap_or(Placement::Unchecked);
-                                candidates.push((resource_of(&live, &key)?.clone(), object.clone(), placement));
-                            }
-                        }
+                    for (key, route) in restored_objects(&routing) {
+                        let Some(object) = live.snapshot.objects.get(&key) else {
+                            let why =
+                                if key.kind == "Ingress" { "absent, nothing to delete" } else { "not found, skipped" };
+                            notes.push(format!("{key}: {why}"));
+                            continue;
+                        };
+                        // The route's own warnings name the rules without backendRefs it deletes.
+                        let rules = route
+                            .map(|route| {
+                                let mut restore = gateway::restore(&route, Some(object))?;
+                                let mut warnings = gateway::route_warnings(&route, object);
+                                warnings.append(&mut restore.warnings);
+                                restore.warnings = warnings;
+                                Ok::<_, Error>(restore)
+                            })
+                            .transpose()?;
+                        candidates.push(Candidate {
+                            resource: resource_of(&live, &key)?.clone(),
+                            live: object.clone(),
+                            placement: placements.get(&key).cloned().unwrap_or(Placement::Unchecked),
+                            rules,
+                        });
                     }
                 }
             }
@@ -168,33 +206,68 @@ async fn restorations(
                 match session.cluster.get(&resource, &session.cluster.namespace, &name).await? {
                     None => notes
                         .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
-                    Some(object) => candidates.push((resource, object, Placement::Unchecked)),
+                    Some(live) => {
+                        candidates.push(Candidate { resource, live, placement: Placement::Unchecked, rules: None })
+                    }
                 }
             }
             // The drift check: where each object stands against the Rollouts that route it.
-            let wanted: Vec<ObjectKey> = candidates.iter().map(|(r, o, _)| key_of(r, o)).collect();
+            let wanted: Vec<ObjectKey> = candidates.iter().map(|c| key_of(&c.resource, &c.live)).collect();
             for (key, placement) in placements_of_refs(session, &wanted, &mut notes).await? {
-                if let Some(candidate) = candidates.iter_mut().find(|(r, o, _)| key_of(r, o) == key) {
-                    candidate.2.merge(placement);
+                if let Some(candidate) = candidates.iter_mut().find(|c| key_of(&c.resource, &c.live) == key) {
+                    candidate.placement.merge(placement);
                 }
             }
         }
     }
     let mut restorations: Vec<Restoration> = Vec::new();
-    for (resource, live, placement) in candidates {
+    for Candidate { resource, live, placement, rules } in candidates {
         let key = key_of(&resource, &live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
             known.placement.merge(placement);
             continue;
         }
-        if is_canary_ingress(&live) {
-            if live["metadata"]["deletionTimestamp"].is_string() {
-                notes.push(format!("{key}: being deleted already, skipped"));
+        if let Some(rules) = rules {
+            if !rules.writes {
+                notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
                 continue;
             }
-            let change = Change::Delete { key: key.clone(), before: live.clone() };
-            restorations.push(Restoration { key, resource, live, change, placement, degenerate: None });
+            let restored = rules.route.expect("a restore that writes has a route");
+            let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored,
+                placement,
+                degenerate: None,
+                how: Some(how.into()),
+                warnings: rules.warnings,
+            });
+            continue;
+        }
+        if is_canary_ingress(&live) {
+            if live["metadata"]["deletionTimestamp"].is_string() {
+                notes.push(format!("{key}: being deleted already, nothing to write"));
+                continue;
+            }
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored: Value::Null,
+                placement,
+                degenerate: None,
+                how: Some("delete it, as the controller's finalise does (the stable Ingress is never written)".into()),
+                warnings: Vec::new(),
+            });
+            continue;
+        }
+        if key.group == gateway::GROUP && key.kind == gateway::KIND {
+            notes.push(format!(
+                "{key}: an HTTPRoute keeps no stored original; restore it with the Rollout that routes it (restore ROLLOUT), which runs the controller's restore of its rules"
+            ));
             continue;
         }
         let Some(stored) = data::stored_original(&live) else {
@@ -206,34 +279,47 @@ async fn restorations(
         })?;
         let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
         let restored = original.apply_to(&live, None);
+        restorations.push(Restoration {
+            key,
+            resource,
+            live,
+            restored,
+            placement,
+            degenerate,
+            how: None,
+            warnings: Vec::new(),
+        });
+    }
+    for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.
-        let mut unrouted = live.clone();
+        let mut unrouted = r.live.clone();
         if let Some(annotations) = unrouted["metadata"]["annotations"].as_object_mut() {
             annotations.remove(data::ORIGINAL_SPEC_ANNOTATION);
         }
-        let placement = if data::same_routing(&unrouted, &restored) { Placement::Placed } else { placement };
-        let change = Change::Replace { key: key.clone(), before: live.clone(), after: restored };
-        restorations.push(Restoration { key, resource, live, change, placement, degenerate });
+        if data::same_routing(&unrouted, &r.restored) {
+            r.placement = Placement::Placed;
+        }
     }
     Ok((restorations, notes))
 }
 
-/// The objects a restore of `routing` writes: the custom refs (their stored original put back)
-/// and the canary Ingresses (deleted; the stable Ingress is never written).
-fn restored_objects(routing: &Routing) -> Vec<ObjectKey> {
+/// What a restore of `routing` writes, in the controller's order: the custom refs (their stored
+/// original put back), the canary Ingress (deleted; the stable one is never written) and the
+/// HTTPRoute (the controller's restore of its rules).
+fn restored_objects(routing: &Routing) -> Vec<(ObjectKey, Option<gateway::GatewayRoute<'_>>)> {
     let namespace = &routing.owner.namespace;
-    let mut keys = Vec::new();
+    let mut objects = Vec::new();
     for provider in &routing.providers {
         match provider {
-            Provider::Custom(refs) => keys.extend(refs.iter().map(|r| ObjectKey::of_ref(r, namespace))),
-            Provider::Ingress { name, .. } => {
-                keys.push(ObjectKey::new("networking.k8s.io", "Ingress", namespace, &model::canary_ingress_name(name)))
+            Provider::Custom(refs) => objects.extend(refs.iter().map(|r| (ObjectKey::of_ref(r, namespace), None))),
+            Provider::Ingress { name, .. } => objects.push((ingress::canary_key(routing, name), None)),
+            Provider::Gateway { http_route } => {
+                let route = gateway::GatewayRoute::of(routing, http_route);
+                objects.push((route.key(), Some(route)));
             }
-            // Not restored yet.
-            Provider::Gateway { .. } => {}
         }
     }
-    keys
+    objects
 }
 
 /// A canary Ingress the controller made: an Ingress whose controller is a Rollout or a
@@ -273,7 +359,7 @@ fn placements(
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
         return Ok(BTreeMap::new());
     }
-    match session.plan(live, catalog, &live.snapshot.objects, rollout, &rollout.item.stages()) {
+    match session.plan_to_place(live, catalog, rollout) {
         Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
         Err(e) => {
             notes.push(format!("Rollout {}: cannot check for edits, its steps do not plan: {e}", rollout.item.name));
@@ -314,11 +400,11 @@ async fn placements_of_refs(
 /// current stage's plan, else the first stage's).
 fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
     let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
-    let objects: Vec<&crate::providers::ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
+    let objects: Vec<&ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
         .into_iter()
         .filter_map(|view| {
-            let same = |o: &&&crate::providers::ObjectPlan| {
+            let same = |o: &&&ObjectPlan| {
                 o.reference.kind == view.kind && o.reference.name == view.name && o.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
@@ -383,15 +469,16 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 .map_err(Error::Input)?,
             );
         }
-        let (does, restored, then) = match r.change.after() {
-            Some(restored) => ("restore the stored original", restored, "restored"),
-            None => ("delete it, as the controller's finalise does", Value::Null, "deleted"),
-        };
-        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {does}"))));
+        let how = r.how.as_deref().unwrap_or("restore the stored original");
+        let then = if r.restored.is_null() { "deleted" } else { "restored" };
+        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {how}"))));
         out.push_str(
-            &output::object_diff(&r.live, &restored, &format!("{what} (live)"), &format!("{what} ({then})"))
+            &output::object_diff(&r.live, &r.restored, &format!("{what} (live)"), &format!("{what} ({then})"))
                 .map_err(Error::Input)?,
         );
+        for warning in &r.warnings {
+            out.push_str(&format!("{}\n", paint(YELLOW, &format!("  warning: {warning}"))));
+        }
     }
     Ok(out)
 }

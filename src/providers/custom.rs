@@ -94,12 +94,11 @@ pub fn plan_object(
         ));
     }
     let changes = changes(&key, &current, &planned);
-    let before_release = stored.is_none();
+    let untouched = stored.is_none();
     Ok(ObjectPlan::new(Planned {
         reference: reference.clone(),
         key,
         current,
-        after: None,
         planned,
         action,
         obj,
@@ -107,7 +106,8 @@ pub fn plan_object(
         unwritable,
         degenerate_original: degenerate,
         changes,
-        before_release,
+        untouched,
+        after: None,
     }))
 }
 

@@ -5,13 +5,14 @@
 
 pub mod testcase;
 
-use super::{Action, Carried, Context, ObjectPlan, Planned};
+use super::{Action, Context, ObjectPlan, Planned};
 use crate::change::Change;
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Limits, Script, ScriptError, ScriptErrorKind};
 use crate::model::{
-    INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, RoutingAction, canary_ingress_name,
+    INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction,
+    canary_ingress_name,
 };
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::{Map, Value, json};
@@ -51,8 +52,17 @@ impl IngressRoute<'_> {
 
     /// The canary Ingress.
     pub fn canary_key(&self) -> ObjectKey {
-        ObjectKey::new("networking.k8s.io", "Ingress", self.namespace(), &canary_ingress_name(self.ingress))
+        canary_key_in(self.namespace(), self.ingress)
     }
+}
+
+/// The canary Ingress of `routing`'s stable Ingress `ingress`.
+pub fn canary_key(routing: &Routing, ingress: &str) -> ObjectKey {
+    canary_key_in(&routing.owner.namespace, ingress)
+}
+
+fn canary_key_in(namespace: &str, ingress: &str) -> ObjectKey {
+    ObjectKey::new("networking.k8s.io", "Ingress", namespace, &canary_ingress_name(ingress))
 }
 
 /// One stage of one Ingress ref.
@@ -370,16 +380,18 @@ fn run_script(route: &IngressRoute, obj: &Value, explanations: &[String]) -> Res
 }
 
 /// Plans the canary Ingress of the routing's `ingress` ref (stable Ingress `ingress`, class
-/// `class_type`) at one stage, for the planner. It starts from the canary Ingress as `carried`
-/// holds it (what the stages planned before left), else as read, and leaves its result there
-/// for the next stage. The script is resolved at every stage, as the controller resolves it
-/// for every operation (an unknown class fails even a finalise).
+/// `class_type`) at one stage, for the planner: from `current` (None: there is none), which is
+/// the canary as read or, `after` a stage, as that stage left it. `objects` holds the stable
+/// Ingress, the canary Service (known absent in a cluster) and the other Ingresses (the
+/// aliyun-alb order check). The script is resolved at every stage, as the controller resolves
+/// it for every operation (an unknown class fails even a finalise).
 pub fn plan_object(
     context: &Context,
     objects: &ObjectIndex,
-    carried: &mut Carried,
     ingress: &str,
     class_type: &str,
+    current: Option<&Value>,
+    after: Option<String>,
     resolve: impl FnOnce() -> Result<ResolvedScript, String>,
 ) -> Result<ObjectPlan, Error> {
     let routing = context.routing;
@@ -397,11 +409,7 @@ pub fn plan_object(
     };
     let key = route.canary_key();
     let stable = objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress));
-    let (after, current) = match carried.get(&key) {
-        Some((stage, carried)) => (Some(stage.clone()), carried.clone()),
-        None => (None, objects.get(&key).cloned()),
-    };
-    let stage = plan_stage(&route, stable, current.as_ref(), context.action)
+    let stage = plan_stage(&route, stable, current, context.action)
         .map_err(|e| Error::Input(format!("{owner}, {}: {e}", context.stage)))?;
     let mut warnings = stage.warnings;
     if let RoutingAction::Route(_) = context.action {
@@ -419,15 +427,14 @@ pub fn plan_object(
     } else {
         Action::Keep(kept_because(context.action, current.is_some()))
     };
-    carried.insert(key.clone(), (context.stage.to_string(), stage.canary.clone()));
     Ok(ObjectPlan::new(Planned {
         reference: ObjectRef {
             api_version: INGRESS_API_VERSION.into(),
             kind: "Ingress".into(),
             name: key.name.clone(),
         },
-        before_release: current.is_none(),
-        current: current.unwrap_or(Value::Null),
+        untouched: current.is_none(),
+        current: current.cloned().unwrap_or(Value::Null),
         after,
         planned: stage.canary.unwrap_or(Value::Null),
         key,

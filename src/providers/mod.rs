@@ -15,7 +15,6 @@ use crate::lua::Limits;
 use crate::model::{ObjectKey, ObjectRef, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// What planning an object needs besides the objects: the owner's routing, what the controller
 /// does at the stage, the stage's label and the limits.
@@ -27,12 +26,6 @@ pub struct Context<'a> {
     pub limits: &'a Limits,
 }
 
-/// Objects as the stages planned so far leave them, for a provider whose next stage starts
-/// from there (the controller runs an Ingress script on the canary Ingress's current
-/// annotations, so what one step leaves the next one reads): the label of the stage that left
-/// it, and the object (`None`: deleted, or not made).
-pub type Carried = BTreeMap<ObjectKey, (String, Option<Value>)>;
-
 /// What the controller does to an object at a stage.
 #[derive(Clone, Debug)]
 pub enum Action {
@@ -43,6 +36,9 @@ pub enum Action {
     /// No traffic and no matches: the controller's finalise deletes the object (a canary
     /// Ingress).
     Delete,
+    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode,
+    /// match mode or its restore).
+    Rules(String),
     /// The controller writes nothing to the object: left alone, for this reason.
     Keep(&'static str),
 }
@@ -54,9 +50,6 @@ pub struct ObjectPlan {
     pub namespace: String,
     /// The object as it is (null: it does not exist, a canary Ingress not made yet).
     pub current: Value,
-    /// The stage `current` comes from, when it is not the object as read but as an earlier
-    /// stage of the plan leaves it (the canary Ingress of a plan of several stages).
-    pub after: Option<String>,
     /// The object as the controller leaves it at the stage (null: there is none).
     pub planned: Value,
     pub action: Action,
@@ -71,9 +64,14 @@ pub struct ObjectPlan {
     pub degenerate_original: Option<String>,
     /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
     pub changes: Vec<Change>,
-    /// Whether `current` is the object as it is outside a release: a custom ref without a
-    /// stored original, a canary Ingress that does not exist (`current` is null).
-    pub before_release: bool,
+    /// Whether `current` shows no sign of a release (what `status` calls `original`, or
+    /// `absent`): a custom ref without a stored original, an HTTPRoute without a backendRef to
+    /// the canary Service, a canary Ingress that does not exist (`current` is null).
+    pub untouched: bool,
+    /// The stage whose result `current` is, when the plan starts from where an earlier stage
+    /// left the object (an HTTPRoute's rules and a canary Ingress's annotations carry over);
+    /// None: the object as read.
+    pub after: Option<String>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
     /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
     /// (nothing changes `current` or `planned` afterwards).
@@ -85,7 +83,6 @@ pub struct Planned {
     pub reference: ObjectRef,
     pub key: ObjectKey,
     pub current: Value,
-    pub after: Option<String>,
     pub planned: Value,
     pub action: Action,
     pub obj: Option<Value>,
@@ -93,7 +90,8 @@ pub struct Planned {
     pub unwritable: Option<String>,
     pub degenerate_original: Option<String>,
     pub changes: Vec<Change>,
-    pub before_release: bool,
+    pub untouched: bool,
+    pub after: Option<String>,
 }
 
 impl ObjectPlan {
@@ -104,7 +102,6 @@ impl ObjectPlan {
             reference: planned.reference,
             key: planned.key,
             current: planned.current,
-            after: planned.after,
             planned: planned.planned,
             action: planned.action,
             obj: planned.obj,
@@ -112,7 +109,8 @@ impl ObjectPlan {
             unwritable: planned.unwritable,
             degenerate_original: planned.degenerate_original,
             changes: planned.changes,
-            before_release: planned.before_release,
+            untouched: planned.untouched,
+            after: planned.after,
         }
     }
 

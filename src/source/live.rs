@@ -7,6 +7,7 @@
 use super::cluster::{Cluster, Resource};
 use crate::error::Error;
 use crate::model::{INGRESS_API_VERSION, ObjectKey, ObjectRef, Provider, Rollout, Routing, TrafficRoutingCr};
+use crate::providers::gateway;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
 use futures::future::{join_all, try_join_all};
@@ -171,9 +172,9 @@ pub struct Found {
     pub warnings: Vec<String>,
 }
 
-/// What the planner reads for `routing`, as refs: each planned provider's objects (custom
-/// refs; the stable and canary Ingress) and, for an Ingress, the canary Service (the plan warns
-/// when it is missing).
+/// What the planner reads for `routing`, as refs: the custom refs, the stable and canary
+/// Ingress and the canary Service (the plan warns when it is missing). An HTTPRoute is read
+/// apart, at the version the API server serves (`read_http_routes`).
 fn reads(routing: &Routing) -> Vec<ObjectRef> {
     let mut refs = Vec::new();
     for provider in &routing.providers {
@@ -187,29 +188,31 @@ fn reads(routing: &Routing) -> Vec<ObjectRef> {
                     name: routing.canary_service.clone(),
                 });
             }
-            // Not planned yet.
             Provider::Gateway { .. } => {}
         }
     }
     refs
 }
 
-/// Reads the objects of `routings` together (`reads`), and, when one routes through an
-/// aliyun-alb Ingress, lists the namespace's Ingresses at the same time: the plan warns when
-/// another canary Ingress already has the ALB order the step writes (openkruise/rollouts#128).
-/// A listing that is refused leaves that check out, with a warning.
+/// Reads the objects of `routings` together (`reads`, and their HTTPRoutes), and, when one
+/// routes through an aliyun-alb Ingress, lists the namespace's Ingresses at the same time: the
+/// plan warns when another canary Ingress already has the ALB order the step writes
+/// (openkruise/rollouts#128). A listing that is refused leaves that check out, with a warning.
 async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, Error> {
     let refs: BTreeSet<ObjectRef> = routings.iter().flat_map(reads).collect();
+    let http_routes: BTreeSet<String> =
+        routings.iter().filter_map(|routing| routing.http_route().map(str::to_string)).collect();
     let alb = routings
         .iter()
         .flat_map(|r| &r.providers)
         .any(|p| matches!(p, Provider::Ingress { class_type, .. } if class_type == "aliyun-alb"));
-    let (objects, listed) = futures::join!(read_refs(cluster, refs.iter()), async {
-        match alb {
-            true => Some(list_ingresses(cluster).await),
-            false => None,
-        }
-    });
+    let (objects, routes, listed) =
+        futures::join!(read_refs(cluster, refs.iter()), read_http_routes(cluster, &http_routes), async {
+            match alb {
+                true => Some(list_ingresses(cluster).await),
+                false => None,
+            }
+        });
     let (neighbours, warnings) = match listed {
         None => (Vec::new(), Vec::new()),
         Some(Ok(neighbours)) => (neighbours, Vec::new()),
@@ -222,7 +225,9 @@ async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, 
         ),
         Some(Err(other)) => return Err(other),
     };
-    Ok(Found { objects: objects?, neighbours, warnings })
+    let mut objects = objects?;
+    objects.extend(routes?);
+    Ok(Found { objects, neighbours, warnings })
 }
 
 async fn list_ingresses(cluster: &Cluster) -> Result<Vec<Value>, Error> {
@@ -282,6 +287,40 @@ async fn read_refs<'a>(
         }
     }
     Ok(found)
+}
+
+/// The HTTPRoutes `names`, read at `gateway.networking.k8s.io/v1` when the API server serves
+/// it, else at `v1beta1` (the version the controller reads: one stored object either way).
+async fn read_http_routes(
+    cluster: &Cluster,
+    names: &BTreeSet<String>,
+) -> Result<Vec<(ObjectRef, Resource, Option<Value>)>, Error> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut served = None;
+    for version in ["v1", "v1beta1"] {
+        if cluster.resource(gateway::GROUP, version, gateway::KIND, false).await?.is_some() {
+            served = Some(version);
+            break;
+        }
+    }
+    let version = served.ok_or_else(|| {
+        Error::Input(format!(
+            "the API server serves no httproutes.{} at v1 or v1beta1 (is the Gateway API installed?), needed for HTTPRoute {}",
+            gateway::GROUP,
+            names.iter().cloned().collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let refs: Vec<ObjectRef> = names
+        .iter()
+        .map(|name| ObjectRef {
+            api_version: format!("{}/{version}", gateway::GROUP),
+            kind: gateway::KIND.into(),
+            name: name.clone(),
+        })
+        .collect();
+    read_refs(cluster, refs.iter()).await
 }
 
 fn not_served(reference: &ObjectRef) -> Error {
