@@ -380,13 +380,21 @@ mod cluster {
     #[test]
     fn a_missing_canary_service_is_a_warning() {
         let server = serving("nginx", 1, "StepPaused").start();
+        let warning = "warning: Service web-canary does not exist: the canary Ingress routes to it";
+        let out = Test::new().kubeconfig(&server).args(["plan", "web"]).run().success();
+        assert!(!out.stdout.contains(warning), "{}", out.stdout);
         server.delete_object("", "services", NAMESPACE, "web-canary");
-        Test::new()
+        Test::new().kubeconfig(&server).args(["plan", "web"]).run().success().stdout_has(warning);
+        // Without permission to read Services, the check is left out, saying so.
+        let server = serving("nginx", 1, "StepPaused").deny(Rule::new(["get"]).resources(["services"])).start();
+        let out = Test::new()
             .kubeconfig(&server)
             .args(["plan", "web"])
             .run()
             .success()
-            .stdout_has("warning: Service web-canary does not exist: the canary Ingress routes to it");
+            .stderr_has("warning: cannot read Service shop/web-canary (")
+            .stderr_has("whether the canary Service exists is not checked");
+        assert!(!out.stdout.contains(warning), "{}", out.stdout);
     }
 
     #[test]

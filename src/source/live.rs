@@ -173,25 +173,47 @@ pub struct Found {
 }
 
 /// What the planner reads for `routing`, as refs: the custom refs, the stable and canary
-/// Ingress and the canary Service (the plan warns when it is missing). An HTTPRoute is read
-/// apart, at the version the API server serves (`read_http_routes`).
+/// Ingress. An HTTPRoute is read apart, at the version the API server serves
+/// (`read_http_routes`), and so is an Ingress ref's canary Service (`read_canary_services`).
 fn reads(routing: &Routing) -> Vec<ObjectRef> {
     let mut refs = Vec::new();
     for provider in &routing.providers {
         match provider {
-            Provider::Custom(_) => refs.extend(provider.refs()),
-            Provider::Ingress { .. } => {
-                refs.extend(provider.refs());
-                refs.push(ObjectRef {
-                    api_version: "v1".into(),
-                    kind: "Service".into(),
-                    name: routing.canary_service.clone(),
-                });
-            }
+            Provider::Custom(_) | Provider::Ingress { .. } => refs.extend(provider.refs()),
             Provider::Gateway { .. } => {}
         }
     }
     refs
+}
+
+/// The canary Services of the routings with an Ingress ref: the plan warns when one is missing.
+/// Reading one that is forbidden leaves that check out, with a warning.
+async fn read_canary_services(
+    cluster: &Cluster,
+    routings: &[Routing],
+) -> Result<(Vec<(ObjectRef, Resource, Option<Value>)>, Vec<String>), Error> {
+    let names: BTreeSet<&str> = routings
+        .iter()
+        .filter(|r| r.providers.iter().any(|p| matches!(p, Provider::Ingress { .. })))
+        .map(|r| r.canary_service.as_str())
+        .collect();
+    let resource = core_v1("Service", "services");
+    let read = join_all(names.iter().map(|name| cluster.get(&resource, &cluster.namespace, name))).await;
+    let (mut found, mut warnings) = (Vec::new(), Vec::new());
+    for (name, read) in names.into_iter().zip(read) {
+        match read {
+            Ok(service) => {
+                let reference = ObjectRef { api_version: "v1".into(), kind: "Service".into(), name: name.into() };
+                found.push((reference, resource.clone(), service));
+            }
+            Err(Error::Api { failure, .. }) if failure.code == Some(403) => warnings.push(format!(
+                "cannot read Service {}/{name} ({failure}): whether the canary Service exists is not checked",
+                cluster.namespace
+            )),
+            Err(other) => return Err(other),
+        }
+    }
+    Ok((found, warnings))
 }
 
 /// Reads the objects of `routings` together (`reads`, and their HTTPRoutes), and, when one
@@ -206,27 +228,33 @@ async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, 
         .iter()
         .flat_map(|r| &r.providers)
         .any(|p| matches!(p, Provider::Ingress { class_type, .. } if class_type == "aliyun-alb"));
-    let (objects, routes, listed) =
-        futures::join!(read_refs(cluster, refs.iter()), read_http_routes(cluster, &http_routes), async {
+    let (objects, routes, services, listed) = futures::join!(
+        read_refs(cluster, refs.iter()),
+        read_http_routes(cluster, &http_routes),
+        read_canary_services(cluster, routings),
+        async {
             match alb {
                 true => Some(list_ingresses(cluster).await),
                 false => None,
             }
-        });
-    let (neighbours, warnings) = match listed {
-        None => (Vec::new(), Vec::new()),
-        Some(Ok(neighbours)) => (neighbours, Vec::new()),
-        Some(Err(Error::Api { failure, .. })) if failure.code == Some(403) => (
-            Vec::new(),
-            vec![format!(
+        }
+    );
+    let (services, mut warnings) = services?;
+    let neighbours = match listed {
+        None => Vec::new(),
+        Some(Ok(neighbours)) => neighbours,
+        Some(Err(Error::Api { failure, .. })) if failure.code == Some(403) => {
+            warnings.push(format!(
                 "cannot list the Ingresses of namespace {} ({failure}): the aliyun-alb order clash with other canary Ingresses (openkruise/rollouts#128) is not checked",
                 cluster.namespace
-            )],
-        ),
+            ));
+            Vec::new()
+        }
         Some(Err(other)) => return Err(other),
     };
     let mut objects = objects?;
     objects.extend(routes?);
+    objects.extend(services);
     Ok(Found { objects, neighbours, warnings })
 }
 
@@ -381,15 +409,13 @@ pub async fn read_traffic_routing(cluster: &Cluster, name: &str) -> Result<(Loca
     ))
 }
 
+/// A resource of the core group's v1, which every API server serves (no discovery needed).
+fn core_v1(kind: &str, plural: &str) -> Resource {
+    Resource { group: String::new(), version: "v1".into(), kind: kind.into(), plural: plural.into(), namespaced: true }
+}
+
 pub async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option<ConfigMapScripts>, Error> {
-    let resource = Resource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    let configmap = cluster.get(&resource, namespace, CONFIGMAP_NAME).await?;
+    let configmap = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await?;
     Ok(configmap.map(|c| ConfigMapScripts::from_object(namespace, &c)))
 }
 
