@@ -303,4 +303,63 @@ mod tests {
             "apiVersion: v1\nkind: X\nmetadata:\n  labels:\n    a: b\n  name: demo\nspec:\n  k: 1\n"
         );
     }
+
+    #[test]
+    fn writes_a_diff_does_not_show_are_spelled_out() {
+        use crate::model::{ObjectKey, ObjectRef};
+        use crate::providers::{Action, Planned};
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        let canary = |current: Value, planned: Value, changes: Vec<Change>| {
+            ObjectPlan::new(Planned {
+                reference: ObjectRef {
+                    api_version: "networking.k8s.io/v1".into(),
+                    kind: "Ingress".into(),
+                    name: "web-canary".into(),
+                },
+                key: key.clone(),
+                untouched: current.is_null(),
+                current,
+                planned,
+                action: Action::Keep("for the test"),
+                obj: None,
+                warnings: Vec::new(),
+                unwritable: None,
+                degenerate_original: None,
+                changes,
+                after: None,
+            })
+        };
+        let made = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                          "metadata": {"name": "web-canary", "annotations": {"canary": "true", "weight": "0"}}});
+        let patch = json!({"metadata": {"annotations": {"weight": "20", "header": null}}});
+        let patched = crate::change::merge_patch(&made, &patch);
+        let plan = canary(
+            Value::Null,
+            patched.clone(),
+            vec![
+                Change::Create { key: key.clone(), object: made.clone() },
+                Change::MergePatch { key: key.clone(), subresource: None, before: made.clone(), patch: patch.clone() },
+            ],
+        );
+        assert_eq!(
+            requests(&plan),
+            [
+                r#"POST, annotations {"canary":"true","weight":"0"}"#,
+                r#"PATCH (merge) {"metadata":{"annotations":{"header":null,"weight":"20"}}}"#
+            ]
+        );
+        assert_eq!(
+            changes_document(&plan),
+            [json!({"action": "create", "object": made}), json!({"action": "patch", "patch": patch})]
+        );
+        let text = strip(&object_text(&plan, "step 1/2").unwrap());
+        assert!(
+            text.contains("--- Ingress shop/web-canary (current)\n+++ Ingress shop/web-canary (step 1/2)\n@@ -0,0 +1,"),
+            "{text}"
+        );
+        let deleted = canary(patched.clone(), Value::Null, vec![Change::Delete { key: key.clone(), before: patched }]);
+        assert_eq!(requests(&deleted), ["DELETE"]);
+        assert_eq!(changes_document(&deleted), [json!({"action": "delete"})]);
+        assert_eq!(routing_view(&Value::Null), "", "nothing to show of an object that is not there");
+    }
 }

@@ -79,6 +79,109 @@ fn test_runs_ingress_cases_of_a_folder_and_reports_failures() {
     assert_eq!(statuses, ["pass", "fail", "pass"]);
 }
 
+fn nginx_example() -> Test {
+    Test::new().args(["plan".as_ref(), "-f".as_ref(), repo("examples/nginx-canary").as_os_str()])
+}
+
+#[test]
+fn plan_f_shows_the_canary_ingress_the_controller_creates_patches_and_deletes() {
+    let out = nginx_example().args(["-o", "json"]).run().success().json();
+    let objects: Vec<&serde_json::Value> =
+        out["plans"][0]["stages"].as_array().unwrap().iter().map(|s| &s["objects"][0]).collect();
+    let actions: Vec<Vec<&str>> = objects
+        .iter()
+        .map(|o| o["changes"].as_array().unwrap().iter().map(|c| c["action"].as_str().unwrap()).collect())
+        .collect();
+    assert_eq!(actions, [vec!["create", "patch"], vec!["patch"], vec!["delete"]]);
+    assert_eq!(objects[0]["apiVersion"], "networking.k8s.io/v1");
+    assert_eq!(
+        objects[0]["planned"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"],
+        "web-canary"
+    );
+    assert_eq!(
+        objects[1]["changes"][0]["patch"]["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"],
+        "30"
+    );
+    assert!(objects[2]["planned"].is_null());
+    nginx_example()
+        .run()
+        .success()
+        .stdout_has("--- Ingress demo/web-canary (after step 1/3)")
+        .stdout_has("Plan: 3 to change, 0 already as planned");
+}
+
+#[test]
+fn an_ingress_classs_script_is_given_with_script_ingress_class() {
+    let mine = "local a = obj.annotations or {} a['example.com/weight'] = obj.weight return a";
+    nginx_example()
+        .file("mine.lua", mine)
+        .args(["--script", "ingress.nginx=mine.lua", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("Ingress demo/web-canary: script --script mine.lua (sha256 ")
+        .stdout_has("+    example.com/weight: \"30\"");
+    nginx_example()
+        .file("mine.lua", mine)
+        .args(["--script", "ingress.nginy=mine.lua"])
+        .run()
+        .status(1)
+        .stderr_has("error: --script ingress.nginy: no ingress ref of the plan has classType nginy, so the script would not run. The keys this plan uses: ingress.nginx.");
+}
+
+#[test]
+fn show_obj_gives_the_ingress_scripts_obj_that_eval_ingress_runs() {
+    let obj = nginx_example().args(["--step", "2", "--show-obj"]).run().success();
+    let entries: serde_json::Value = serde_json::from_str(&obj.stdout).unwrap();
+    assert_eq!(entries[0]["object"], "Ingress demo/web-canary");
+    assert_eq!(entries[0]["obj"]["weight"], "30");
+    assert_eq!(entries[0]["obj"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"], "0", "the made canary");
+    Test::new()
+        .stdin(&obj.stdout)
+        .arg("eval")
+        .arg(repo("lua_configuration/trafficrouting_ingress/nginx.lua"))
+        .args(["--ingress", "--obj", "-"])
+        .run()
+        .success()
+        .stdout_is(concat!(
+            r#"{"nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-weight":"30","#,
+            r#""nginx.ingress.kubernetes.io/proxy-body-size":"8m"}"#,
+            "\n"
+        ));
+}
+
+#[test]
+fn a_traffic_routing_with_an_ingress_ref_plans_offline_on_the_stable_service() {
+    let tr = r#"
+apiVersion: rollouts.kruise.io/v1alpha1
+kind: TrafficRouting
+metadata: {name: tr, namespace: demo}
+spec:
+  strategy:
+    matches:
+    - headers: [{type: Exact, name: x-canary, value: "true"}]
+  objectRef:
+  - service: web
+    ingress: {name: web}
+"#;
+    let out = Test::new()
+        .file("tr.yaml", tr)
+        .arg("plan")
+        .args(["-f", "tr.yaml", "-f"])
+        .arg(repo("examples/nginx-canary/ingress.yaml"))
+        .args(["-o", "json"])
+        .run()
+        .success()
+        .json();
+    let canary = &out["plans"][0]["stages"][0]["objects"][0]["planned"];
+    assert_eq!(out["plans"][0]["owner"], "TrafficRouting demo/tr");
+    assert_eq!(
+        canary["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "web",
+        "the stable Service"
+    );
+    assert_eq!(canary["metadata"]["ownerReferences"][0]["kind"], "TrafficRouting");
+    assert_eq!(canary["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header"], "x-canary");
+}
+
 /// Ingress routing against the fake API server: plan, approve, restore, status and record of a
 /// Rollout that routes through an Ingress, and the writes' guarantees under faults.
 mod cluster {
@@ -375,6 +478,51 @@ mod cluster {
             .stderr_has(
                 "the aliyun-alb order clash with other canary Ingresses (openkruise/rollouts#128) is not checked",
             );
+    }
+
+    #[test]
+    fn restore_ref_deletes_a_canary_ingress_the_controller_made_and_nothing_else() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let test = Test::new().kubeconfig(&server);
+        // The stable Ingress has no stored original and no Rollout owns it: left alone.
+        test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web", "--yes"]).success().stderr_has(
+            "Ingress shop/web: no rollouts.kruise.io/original-spec-configuration annotation, nothing to restore",
+        );
+        server.clear_log();
+        test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web-canary", "--yes"])
+            .success()
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert_eq!(ingress_writes(&server), ["DELETE /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary"]);
+        assert!(canary(&server).is_none() && ingress(&server, "web").is_some());
+    }
+
+    #[test]
+    fn dry_runs_judge_the_canary_ingress_as_made_and_store_nothing() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["approve", "web", "--yes", "--dry-run=server"])
+            .success()
+            .stdout_has("server dry-run accepted Ingress shop/web-canary\n")
+            .stdout_has("dry run (server): nothing was stored");
+        test.run_args(["plan", "web", "--dry-run=server"])
+            .success()
+            .stdout_has("server dry-run accepted Ingress shop/web-canary (step 1/3)");
+        // Every request went with dryRun, each a creation: approve's create, then its patch judged
+        // as the creation of the patched object (a merge patch of an object nothing stored would
+        // fail), and plan's creation of the object as planned.
+        let sent: Vec<String> = server
+            .writes()
+            .iter()
+            .filter(|w| w.path.contains("ingresses"))
+            .map(|w| {
+                assert!(w.is_dry_run(), "{} {}", w.method, w.path);
+                w.method.clone()
+            })
+            .collect();
+        assert_eq!(sent, ["POST", "POST", "POST"]);
+        assert!(canary(&server).is_none());
+        assert_eq!(state(&server), "StepPaused");
     }
 
     #[test]

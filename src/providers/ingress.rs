@@ -942,4 +942,57 @@ mod tests {
         let planned = plan_stage(&route, Some(&stable()), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
         assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "1", "nginx")]), None);
     }
+
+    /// What the planner hands the provider: a Rollout `demo` routing through Ingress `web`.
+    fn planning(action: &RoutingAction, objects: &ObjectIndex, current: Option<&Value>) -> ObjectPlan {
+        let owner = owner();
+        let routing = Routing {
+            owner: owner.clone(),
+            stable_service: "web".into(),
+            canary_service: "web-canary".into(),
+            providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: "aliyun-alb".into() }],
+        };
+        let context = Context { routing: &routing, action, stage: "step 1/2", limits: &Limits::default() };
+        let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress("aliyun-alb");
+        plan_object(&context, objects, "web", "aliyun-alb", current, None, resolve).unwrap()
+    }
+
+    #[test]
+    fn the_planners_hook_says_what_is_done_and_warns_from_what_was_read() {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", stable());
+        let routed = stage(Some("10%"), None);
+        let made = planning(&routed, &objects, None);
+        assert_eq!(made.key, key());
+        assert!(made.untouched && made.current.is_null() && made.after.is_none());
+        assert!(matches!(&made.action, Action::Lua(s) if s.source.to_string().ends_with("aliyun-alb.lua")));
+        assert_eq!(made.action_name(), "create");
+        assert!(made.warnings.is_empty(), "nothing known to be missing: {:?}", made.warnings);
+        // A cluster read found no canary Service, and another canary Ingress has order 1.
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", "web-canary"));
+        objects.insert(
+            "shop",
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                   "metadata": {"name": "cart-canary", "namespace": "shop", "annotations": {ALB_CANARY: "true", ALB_ORDER: "1"}},
+                   "spec": {"ingressClassName": "nginx"}}),
+        );
+        let warned = planning(&routed, &objects, None);
+        assert!(warned.warnings[0].starts_with("Service web-canary does not exist"), "{:?}", warned.warnings);
+        assert!(
+            warned.warnings[1].contains("canary Ingress shop/cart-canary of the same class"),
+            "{:?}",
+            warned.warnings
+        );
+        // Deleted at a finalise; nothing to delete, or left alone, is said why.
+        let deleted = planning(&RoutingAction::Restore, &objects, Some(&made.planned));
+        assert!(matches!(deleted.action, Action::Delete) && deleted.planned.is_null() && !deleted.untouched);
+        assert!(deleted.warnings.is_empty(), "no canary Service warning when nothing routes");
+        let absent = planning(&RoutingAction::Restore, &objects, None);
+        assert!(matches!(absent.action, Action::Keep("no canary Ingress, nothing to delete")), "{:?}", absent.action);
+        let zero = planning(&stage(Some("0%"), None), &objects, None);
+        assert!(matches!(zero.action, Action::Keep(why) if why.starts_with("weight 0 and no canary Ingress")));
+        assert!(!zero.changed());
+        let left = planning(&RoutingAction::Leave, &objects, Some(&made.planned));
+        assert!(matches!(left.action, Action::Keep("the controller writes nothing here: left alone")));
+    }
 }
