@@ -14,8 +14,7 @@ pub use luadata::{Semantics, lua_data};
 pub use permission::Permission;
 pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
 pub use routing::{
-    HTTP_ROUTE_API_VERSION, INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing,
-    canary_ingress_name,
+    INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,
 };
 pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::RouteStrategy;

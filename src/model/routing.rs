@@ -163,9 +163,10 @@ impl Provider {
         }
     }
 
-    /// The objects this provider reads (in the owner's namespace), at the version it reads
-    /// them; the objects it writes are among them. An Ingress provider reads the stable Ingress
-    /// and writes the canary Ingress.
+    /// The objects this provider reads (in the owner's namespace), at the version the
+    /// controller reads them; the objects it writes are among them. An Ingress provider reads
+    /// the stable Ingress and writes the canary Ingress. (This tool reads an HTTPRoute at `v1`
+    /// when the API server serves it: `source::live`.)
     pub fn refs(&self) -> Vec<ObjectRef> {
         let at = |api_version: &str, kind: &str, name: String| ObjectRef {
             api_version: api_version.into(),

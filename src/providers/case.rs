@@ -1,8 +1,7 @@
 //! What the test cases of the Ingress and Gateway API providers share: the `rollout` (every
 //! stage) or `trafficRouting` (its one strategy) a case runs, read as the controller reads it.
 
-use crate::model::{Owner, OwnerKind};
-use crate::model::{Rollout, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
+use crate::model::{Owner, OwnerKind, Rollout, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
 use crate::yaml;
 use serde_json::Value;
 

@@ -99,6 +99,7 @@ pub fn lua_obj(annotations: &Annotations, strategy: &RouteStrategy, canary_servi
     }
     Value::Object(obj)
 }
+
 /// The script's encoded result decoded as Go's `json.Unmarshal` into a `map[string]string`:
 /// null is no annotations, a null element becomes "", any other non-string is an error.
 pub fn decode_annotations(encoded: Value) -> Result<Annotations, String> {
@@ -414,7 +415,8 @@ pub fn plan_object(
     let mut warnings = stage.warnings;
     if let RoutingAction::Route(_) = context.action {
         let service = ObjectKey::new("", "Service", &owner.namespace, &routing.canary_service);
-        warnings.extend(missing_canary_service(&routing.canary_service, !objects.is_absent(&service)));
+        let generated = routing.canary_service != routing.stable_service;
+        warnings.extend(missing_canary_service(&routing.canary_service, generated, !objects.is_absent(&service)));
     }
     if let Some(planned) = &stage.canary {
         let others: Vec<&Value> = objects.of_kind("networking.k8s.io", "Ingress", &owner.namespace).collect();
@@ -536,12 +538,17 @@ pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Optio
 }
 
 /// The canary Ingress sends traffic to the canary Service; without it, requests get errors.
-/// The controller creates the Service itself when a step routes traffic, before the Ingress.
-pub fn missing_canary_service(canary_service: &str, exists: bool) -> Option<String> {
-    (!exists).then(|| {
-        format!(
+/// The controller creates the Service itself when a step routes traffic, before the Ingress
+/// (`generated`); when the canary Service is the stable one (a TrafficRouting, or
+/// `disableGenerateCanaryService`) it waits for it instead, and routes nothing.
+pub fn missing_canary_service(canary_service: &str, generated: bool, exists: bool) -> Option<String> {
+    (!exists).then(|| match generated {
+        true => format!(
             "Service {canary_service} does not exist: the canary Ingress routes to it; the controller creates it before writing the Ingress, but without the controller the canary traffic fails"
-        )
+        ),
+        false => format!(
+            "Service {canary_service} does not exist: the controller waits for it and writes nothing until it does, and the canary Ingress routes to it"
+        ),
     })
 }
 
@@ -909,8 +916,13 @@ mod tests {
 
     #[test]
     fn warns_when_the_canary_service_is_missing() {
-        assert!(missing_canary_service("web-canary", false).unwrap().starts_with("Service web-canary does not exist"));
-        assert_eq!(missing_canary_service("web-canary", true), None);
+        let made = missing_canary_service("web-canary", true, false).unwrap();
+        assert!(made.starts_with(
+            "Service web-canary does not exist: the canary Ingress routes to it; the controller creates it"
+        ));
+        let waited_for = missing_canary_service("web", false, false).unwrap();
+        assert!(waited_for.starts_with("Service web does not exist: the controller waits for it"), "{waited_for}");
+        assert_eq!(missing_canary_service("web-canary", true, true), None);
     }
 
     #[test]
