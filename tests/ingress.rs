@@ -526,6 +526,27 @@ mod cluster {
     }
 
     #[test]
+    fn an_ingress_ref_adds_no_round_trip() {
+        // Latency makes concurrent requests overlap, so sequential round trips can be counted.
+        let server = serving("aliyun-alb", 1, "StepPaused").latency(Duration::from_millis(200)).start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["plan", "web"]).success();
+        server.clear_log();
+        test.run_args(["plan", "web"]).success();
+        let paths: Vec<String> = server.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+        assert_eq!(server.round_trips(), 2, "the Rollout, then everything its routing reads: {paths:?}");
+        for read in [
+            "GET /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web",
+            "GET /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary",
+            "GET /api/v1/namespaces/shop/services/web-canary",
+            "GET /apis/networking.k8s.io/v1/namespaces/shop/ingresses",
+            "GET /api/v1/namespaces/kruise-rollout/configmaps/kruise-rollout-configuration",
+        ] {
+            assert!(paths.iter().any(|p| p == read), "{read} in {paths:?}");
+        }
+    }
+
+    #[test]
     fn a_missing_canary_service_is_a_warning() {
         let server = serving("nginx", 1, "StepPaused").start();
         let warning = "warning: Service web-canary does not exist: the canary Ingress routes to it";
@@ -654,6 +675,19 @@ mod cluster {
         });
         approve(&server).status(3).stderr_has("not overwriting their edit");
         assert_eq!(annotations(&canary(&server).unwrap())[format!("{NGINX}/canary-by-header-value")], "false");
+
+        // Someone else makes the canary Ingress between the read and the create: theirs stays.
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.before_write(2, |store| {
+            let mut theirs = stable_ingress("nginx");
+            theirs["metadata"]["name"] = json!("web-canary");
+            store.put(theirs);
+        });
+        approve(&server).status(3).stderr_has(
+            "Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:",
+        );
+        assert_eq!(state(&server), "StepPaused");
+        assert!(canary(&server).unwrap()["metadata"].get("ownerReferences").is_none(), "theirs, untouched");
     }
 
     fn spawn(test: &Test, args: &[&str]) -> Child {

@@ -172,20 +172,6 @@ pub struct Found {
     pub warnings: Vec<String>,
 }
 
-/// What the planner reads for `routing`, as refs: the custom refs, the stable and canary
-/// Ingress. An HTTPRoute is read apart, at the version the API server serves
-/// (`read_http_routes`), and so is an Ingress ref's canary Service (`read_canary_services`).
-fn reads(routing: &Routing) -> Vec<ObjectRef> {
-    let mut refs = Vec::new();
-    for provider in &routing.providers {
-        match provider {
-            Provider::Custom(_) | Provider::Ingress { .. } => refs.extend(provider.refs()),
-            Provider::Gateway { .. } => {}
-        }
-    }
-    refs
-}
-
 /// The canary Services of the routings with an Ingress ref: the plan warns when one is missing.
 /// Reading one that is forbidden leaves that check out, with a warning.
 async fn read_canary_services(
@@ -216,30 +202,59 @@ async fn read_canary_services(
     Ok((found, warnings))
 }
 
-/// Reads the objects of `routings` together (`reads`, and their HTTPRoutes), and, when one
-/// routes through an aliyun-alb Ingress, lists the namespace's Ingresses at the same time: the
-/// plan warns when another canary Ingress already has the ALB order the step writes
-/// (openkruise/rollouts#128). A listing that is refused leaves that check out, with a warning.
+/// Reads the objects of `routings` together: the custom refs, the HTTPRoutes, the stable and
+/// canary Ingresses (with, for aliyun-alb, the namespace's other Ingresses) and the canary
+/// Services.
 async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, Error> {
-    let refs: BTreeSet<ObjectRef> = routings.iter().flat_map(reads).collect();
+    let refs: BTreeSet<ObjectRef> = routings.iter().flat_map(|routing| routing.custom_refs().to_vec()).collect();
     let http_routes: BTreeSet<String> =
         routings.iter().filter_map(|routing| routing.http_route().map(str::to_string)).collect();
-    let alb = routings
-        .iter()
-        .flat_map(|r| &r.providers)
-        .any(|p| matches!(p, Provider::Ingress { class_type, .. } if class_type == "aliyun-alb"));
-    let (objects, routes, services, listed) = futures::join!(
+    let (objects, routes, ingresses, services) = futures::try_join!(
         read_refs(cluster, refs.iter()),
         read_http_routes(cluster, &http_routes),
+        read_ingresses(cluster, routings),
         read_canary_services(cluster, routings),
-        async {
-            match alb {
-                true => Some(list_ingresses(cluster).await),
-                false => None,
-            }
+    )?;
+    let (ingresses, neighbours, mut warnings) = ingresses;
+    let (services, service_warnings) = services;
+    warnings.extend(service_warnings);
+    let mut objects = objects;
+    objects.extend(routes);
+    objects.extend(ingresses);
+    objects.extend(services);
+    Ok(Found { objects, neighbours, warnings })
+}
+
+/// The stable and canary Ingress of each Ingress ref of `routings` (an absent canary is
+/// normal, and an Ingress's resource does not move: no second discovery for it), and, when one
+/// routes through aliyun-alb, the namespace's other Ingresses, listed at the same time: the plan
+/// warns when another canary Ingress already has the ALB order a step writes
+/// (openkruise/rollouts#128). A listing that is refused leaves that check out, with a warning.
+async fn read_ingresses(
+    cluster: &Cluster,
+    routings: &[Routing],
+) -> Result<(Vec<(ObjectRef, Resource, Option<Value>)>, Vec<Value>, Vec<String>), Error> {
+    let ingresses = routings.iter().flat_map(|r| &r.providers).filter(|p| matches!(p, Provider::Ingress { .. }));
+    let refs: BTreeSet<ObjectRef> = ingresses.clone().flat_map(Provider::refs).collect();
+    if refs.is_empty() {
+        return Ok((Vec::new(), Vec::new(), Vec::new()));
+    }
+    let alb =
+        ingresses.clone().any(|p| matches!(p, Provider::Ingress { class_type, .. } if class_type == "aliyun-alb"));
+    let (group, version) = INGRESS_API_VERSION.split_once('/').expect("a group and a version");
+    let resource = cluster
+        .resource(group, version, "Ingress", false)
+        .await?
+        .ok_or_else(|| Error::Input(format!("the API server does not serve {INGRESS_API_VERSION} Ingress")))?;
+    let names: Vec<&str> = refs.iter().map(|r| r.name.as_str()).collect();
+    let (found, listed) = futures::join!(cluster.get_many(&resource, &cluster.namespace, &names), async {
+        match alb {
+            true => Some(cluster.list(&resource, &cluster.namespace, "").await),
+            false => None,
         }
-    );
-    let (services, mut warnings) = services?;
+    });
+    let found = refs.iter().cloned().zip(found?).map(|(reference, object)| (reference, resource.clone(), object));
+    let mut warnings = Vec::new();
     let neighbours = match listed {
         None => Vec::new(),
         Some(Ok(neighbours)) => neighbours,
@@ -252,19 +267,7 @@ async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, 
         }
         Some(Err(other)) => return Err(other),
     };
-    let mut objects = objects?;
-    objects.extend(routes?);
-    objects.extend(services);
-    Ok(Found { objects, neighbours, warnings })
-}
-
-async fn list_ingresses(cluster: &Cluster) -> Result<Vec<Value>, Error> {
-    let (group, version) = INGRESS_API_VERSION.split_once('/').expect("a group and a version");
-    let resource = cluster
-        .resource(group, version, "Ingress", false)
-        .await?
-        .ok_or_else(|| Error::Input(format!("the API server does not serve {INGRESS_API_VERSION} Ingress")))?;
-    cluster.list(&resource, &cluster.namespace, "").await
+    Ok((found.collect(), neighbours, warnings))
 }
 
 /// The Rollout resource at v1beta1 when served (the controller's view, the API server
