@@ -347,6 +347,12 @@ mod tests {
         objects.insert("shop", made.planned.clone());
         let placed = status::positions(&plan(&objects, true));
         assert_eq!(placed[0].position, Position::AtStep { steps: vec!["step 1".into()] });
+        // Someone changed an annotation the script writes: at no step.
+        let mut edited = made.planned.clone();
+        edited["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header-value"] = json!("2");
+        objects.insert("shop", edited);
+        assert_eq!(status::positions(&plan(&objects, true))[0].position, Position::Drifted);
+        objects.insert("shop", made.planned.clone());
 
         // A trafficRoutings entry with nothing to route through has nothing to plan.
         object["spec"]["strategy"]["canary"]["trafficRoutings"] = json!([{"service": "store"}]);
