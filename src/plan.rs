@@ -2,14 +2,10 @@
 //! controller's order, and collects for each gateway object the object the controller would
 //! write at a stage, the changes that get it there, and warnings.
 
-use crate::change::Change;
-use crate::data;
 use crate::error::Error;
 use crate::lua::Limits;
-use crate::model::{
-    self, ObjectIndex, ObjectKey, ObjectRef, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr,
-};
-use crate::providers::custom;
+use crate::model::{self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr};
+use crate::providers::{Context, ObjectPlan, custom, gateway, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -17,95 +13,6 @@ use std::collections::BTreeMap;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
 const CANARY_SUBSET_LABEL: (&str, &str) = ("istio.service.tag", "gray");
-
-/// What the controller does to an object at a stage.
-#[derive(Clone, Debug)]
-pub enum Action {
-    /// Runs the script and writes its result.
-    Lua(ResolvedScript),
-    /// No traffic and no matches: restores the stored original (the annotation goes away).
-    Restore,
-    /// The controller writes nothing to the object: left alone, for this reason.
-    Keep(&'static str),
-}
-
-#[derive(Clone, Debug)]
-pub struct ObjectPlan {
-    pub reference: ObjectRef,
-    pub key: ObjectKey,
-    pub namespace: String,
-    pub current: Value,
-    pub planned: Value,
-    pub action: Action,
-    /// The script's input (`obj`), when a script runs.
-    pub obj: Option<Value>,
-    pub warnings: Vec<String>,
-    /// Why this tool must not write `planned` although the controller would (it works from a
-    /// stored original that does not decode, and the result loses the original).
-    pub unwritable: Option<String>,
-    /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
-    /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
-    pub degenerate_original: Option<String>,
-    /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
-    pub changes: Vec<Change>,
-    /// Whether `planned` routes differently from `current`: asked for by every rendering and
-    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
-    /// (nothing changes `current` or `planned` afterwards).
-    changed: bool,
-}
-
-/// What an `ObjectPlan` is made of, as a provider works it out.
-pub struct Planned {
-    pub reference: ObjectRef,
-    pub key: ObjectKey,
-    pub current: Value,
-    pub planned: Value,
-    pub action: Action,
-    pub obj: Option<Value>,
-    pub warnings: Vec<String>,
-    pub unwritable: Option<String>,
-    pub degenerate_original: Option<String>,
-    pub changes: Vec<Change>,
-}
-
-impl ObjectPlan {
-    pub fn new(planned: Planned) -> ObjectPlan {
-        ObjectPlan {
-            namespace: planned.key.namespace.clone(),
-            changed: !data::same_routing(&planned.current, &planned.planned),
-            reference: planned.reference,
-            key: planned.key,
-            current: planned.current,
-            planned: planned.planned,
-            action: planned.action,
-            obj: planned.obj,
-            warnings: planned.warnings,
-            unwritable: planned.unwritable,
-            degenerate_original: planned.degenerate_original,
-            changes: planned.changes,
-        }
-    }
-
-    /// `VirtualService shop/demo`.
-    pub fn describe(&self) -> String {
-        self.key.to_string()
-    }
-
-    pub fn changed(&self) -> bool {
-        self.changed
-    }
-
-    /// The `action` of `plan -o json`: the last change's (`create`, `replace`, `patch`,
-    /// `delete`, `keep`).
-    pub fn action_name(&self) -> &'static str {
-        self.changes.last().map_or("keep", Change::action)
-    }
-
-    /// The changes that write something.
-    pub fn writes(&self) -> impl Iterator<Item = &Change> {
-        self.changes.iter().filter(|c| c.writes())
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct StagePlan {
@@ -139,8 +46,16 @@ impl RoutingPlan {
     }
 }
 
+/// The objects earlier stages left, by key, with the label of the stage that left each (null: it
+/// left none, a canary Ingress deleted or not made).
+type Carried = BTreeMap<ObjectKey, (Value, String)>;
+
 pub struct Planner<'a> {
     objects: &'a ObjectIndex,
+    /// Whether a stage starts from where the stage before left an HTTPRoute or a canary Ingress
+    /// (as a release goes through them) or from the objects as read (to tell which stage they
+    /// are at).
+    carry: bool,
     scripts: &'a ScriptCatalog,
     limits: Limits,
     /// Scripts resolved so far: each is compiled and hashed once per plan.
@@ -149,15 +64,25 @@ pub struct Planner<'a> {
 
 impl<'a> Planner<'a> {
     pub fn new(objects: &'a ObjectIndex, scripts: &'a ScriptCatalog, limits: Limits) -> Planner<'a> {
-        Planner { objects, scripts, limits, resolved: RefCell::default() }
+        Planner { objects, carry: true, scripts, limits, resolved: RefCell::default() }
     }
 
-    pub fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
-        let key = scripts::key_of(reference);
+    /// Plans every stage from the objects as read, as the controller would from them now: to
+    /// place an object (`status`, `restore`'s check for edits), not to follow a release.
+    pub fn each_stage_from_the_objects_read(self) -> Planner<'a> {
+        Planner { carry: false, ..self }
+    }
+
+    /// The script under `key`, resolved by `resolve` the first time it is asked for.
+    fn resolved(
+        &self,
+        key: ScriptKey,
+        resolve: impl FnOnce() -> Result<ResolvedScript, String>,
+    ) -> Result<ResolvedScript, String> {
         if let Some(known) = self.resolved.borrow().get(&key) {
             return Ok(known.clone());
         }
-        let script = self.scripts.resolve(reference)?;
+        let script = resolve()?;
         self.resolved.borrow_mut().insert(key, script.clone());
         Ok(script)
     }
@@ -174,29 +99,14 @@ impl<'a> Planner<'a> {
         let mut warnings = rollout.warnings.clone();
         // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
         warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
-        let routing = Routing::of_rollout(rollout, namespace);
-        // Only custom refs are planned so far; the controller routes the others in Go.
-        let others: Vec<&str> = routing
-            .iter()
-            .flat_map(|r| &r.providers)
-            .filter(|p| !matches!(p, Provider::Custom(_)))
-            .map(Provider::name)
-            .collect();
-        let own = routing.filter(|r| !r.custom_refs().is_empty());
+        let own = Routing::of_rollout(rollout, namespace).filter(|r| !r.providers.is_empty());
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
                 None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
-                Some(_) => format!(
-                    "its trafficRoutings use only {} (routed by the controller in Go, not Lua)",
-                    others.join(" and ")
-                ),
+                Some(_) => "its trafficRoutings[0] has no ingress, gateway or customNetworkRefs".into(),
             };
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
-            return Err(Error::Input(format!("{owner} has no Lua traffic routing to plan: {why}{notes}")));
-        }
-        if own.is_some() && !others.is_empty() {
-            warnings
-                .push(format!("its {} routing is done by the controller in Go and is not shown", others.join(" and ")));
+            return Err(Error::Input(format!("{owner} has no traffic routing to plan: {why}{notes}")));
         }
         let (label, value) = CANARY_SUBSET_LABEL;
         let pods_labelled = rollout.enable_extra_workload_for_canary
@@ -227,16 +137,17 @@ impl<'a> Planner<'a> {
         let routing = own;
         let cr_done = cr.map(|cr| (cr, Routing::of_traffic_routing(cr, namespace), cr.routing()));
         let mut plans = Vec::with_capacity(stages.len());
+        let mut carried = Carried::new();
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
             let done = rollout.routing_at(stage, workload_replicas);
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects(routing, &done.action, &label)?);
+                objects.extend(self.plan_objects(routing, &done.action, &label, &mut carried)?);
             }
             if let Some((_, cr_routing, cr_done)) = &cr_done {
-                objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label)?);
+                objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label, &mut carried)?);
             }
             let mut parts = Vec::new();
             if let Stage::Step(i) = stage {
@@ -266,25 +177,193 @@ impl<'a> Planner<'a> {
         let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
-        let objects = self.plan_objects(&routing, &done.action, &label)?;
+        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
         let stage = StagePlan { stage: None, label, description: done.describe(&cr.strategy), objects };
         let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
     }
 
     /// The objects of every provider of `routing` at one stage, in the controller's order;
-    /// the first error stops the plan. Only custom refs are planned so far: an Ingress or
-    /// Gateway API provider is named in a warning of the owner's plan.
-    fn plan_objects(&self, routing: &Routing, action: &RoutingAction, stage: &str) -> Result<Vec<ObjectPlan>, Error> {
-        let context = custom::Context { routing, action, stage, limits: &self.limits };
+    /// the first error stops the plan. An HTTPRoute and a canary Ingress are planned from where
+    /// the stage before left them (`carried`) unless the planner plans each stage from the
+    /// objects as read.
+    fn plan_objects(
+        &self,
+        routing: &Routing,
+        action: &RoutingAction,
+        stage: &str,
+        carried: &mut Carried,
+    ) -> Result<Vec<ObjectPlan>, Error> {
+        let context = Context { routing, action, stage, limits: &self.limits };
         let mut objects = Vec::new();
         for provider in &routing.providers {
-            if let Provider::Custom(refs) = provider {
-                for reference in refs {
-                    objects.push(custom::plan_object(&context, self.objects, reference, || self.resolve(reference))?);
+            let plan = match provider {
+                Provider::Custom(refs) => {
+                    for reference in refs {
+                        let resolve = || self.resolved(scripts::key_of(reference), || self.scripts.resolve(reference));
+                        objects.push(custom::plan_object(&context, self.objects, reference, resolve)?);
+                    }
+                    continue;
                 }
+                Provider::Ingress { name, class_type } => {
+                    let key = ingress::canary_key(routing, name);
+                    let (current, after) = self.starting_point(carried, &key);
+                    let resolve =
+                        || self.resolved(scripts::ingress_key(class_type), || self.scripts.resolve_ingress(class_type));
+                    ingress::plan_object(&context, self.objects, name, class_type, current, after, resolve)?
+                }
+                Provider::Gateway { http_route } => {
+                    let key = gateway::GatewayRoute::of(routing, http_route).key();
+                    let (current, after) = self.starting_point(carried, &key);
+                    gateway::plan_object(routing, http_route, action, current, after)?
+                }
+            };
+            if self.carry {
+                carried.insert(plan.key.clone(), (plan.planned.clone(), stage.to_string()));
             }
+            objects.push(plan);
         }
         Ok(objects)
+    }
+
+    /// The object `key` as a stage starts from it: as the stage before left it (with that
+    /// stage's label), else as read; None when there is none.
+    fn starting_point<'b>(&'b self, carried: &'b Carried, key: &ObjectKey) -> (Option<&'b Value>, Option<String>) {
+        match carried.get(key) {
+            Some((object, label)) => (Some(object).filter(|o| !o.is_null()), Some(label.clone())),
+            None => (self.objects.get(key), None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::change::Change;
+    use crate::providers::Action;
+    use crate::status::{self, Position};
+    use serde_json::json;
+
+    fn rollout() -> Rollout {
+        Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]},
+                          {"replicas": 2, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+            }}}
+        }))
+        .unwrap()
+    }
+
+    fn route() -> Value {
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": "shop", "resourceVersion": "5"},
+            "spec": {"rules": [{"backendRefs": [{"kind": "Service", "name": "store", "port": 80, "weight": 1}]}]}
+        })
+    }
+
+    fn plan(objects: &ObjectIndex, from_read: bool) -> RoutingPlan {
+        let catalog = ScriptCatalog::default();
+        let planner = Planner::new(objects, &catalog, Limits::default());
+        let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
+        let rollout = rollout();
+        planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
+    }
+
+    #[test]
+    fn an_httproute_carries_from_stage_to_stage_unless_each_is_planned_from_the_route_read() {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let carried = plan(&objects, false);
+        let [step1, step2, ..] = carried.stages.as_slice() else { panic!("{carried:?}") };
+        let (first, second) = (&step1.objects[0], &step2.objects[0]);
+        assert_eq!((first.current.clone(), first.after.clone()), (route(), None));
+        assert_eq!(second.current, first.planned, "step 2 starts where step 1 left the route");
+        assert_eq!(second.after.as_deref(), Some(step1.label.as_str()));
+        // Step 2 keeps step 1's header rule and weights the stable rule.
+        assert_eq!(second.planned["spec"]["rules"].as_array().unwrap().len(), 2);
+        let [Change::Replace { before, after, .. }] = second.changes.as_slice() else { panic!("{:?}", second.changes) };
+        assert_eq!((before, after), (&first.planned, &second.planned));
+        assert!(first.untouched && !second.untouched);
+        assert!(matches!(&first.action, Action::Rules(how) if how.contains("match mode")), "{:?}", first.action);
+
+        let from_read = plan(&objects, true);
+        assert!(from_read.stages.iter().all(|s| s.objects[0].current == route() && s.objects[0].after.is_none()));
+        assert_eq!(status::positions(&from_read)[0].position, Position::Original);
+        // A route at step 1: step 1's plan writes nothing to it, step 2's does.
+        let mut at_step_1 = ObjectIndex::default();
+        at_step_1.insert("shop", first.planned.clone());
+        let placed = plan(&at_step_1, true);
+        assert_eq!(status::positions(&placed)[0].position, Position::AtStep { steps: vec!["step 1".into()] });
+        // Edited: at no step, and not untouched.
+        let mut edited = first.planned.clone();
+        edited["spec"]["rules"][1]["backendRefs"][0]["port"] = json!(8080);
+        let mut drifted = ObjectIndex::default();
+        drifted.insert("shop", edited);
+        assert_eq!(status::positions(&plan(&drifted, true))[0].position, Position::Drifted);
+    }
+
+    #[test]
+    fn an_ingress_then_a_gateway_each_carried_from_stage_to_stage() {
+        let mut object = json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]},
+                          {"replicas": 2, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}, "ingress": {"name": "store"}}]
+            }}}
+        });
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        objects.insert("shop", json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix",
+                     "backend": {"service": {"name": "store", "port": {"number": 80}}}}]}}]}
+        }));
+        let catalog = ScriptCatalog::default();
+        let rollout = Rollout::from_object(&object).unwrap();
+        let plan = |objects: &ObjectIndex, from_read: bool| {
+            let planner = Planner::new(objects, &catalog, Limits::default());
+            let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
+            planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
+        };
+        let carried = plan(&objects, false);
+        let [step1, step2] = carried.stages.as_slice() else { panic!("{carried:?}") };
+        let kinds: Vec<String> = step1.objects.iter().map(ObjectPlan::describe).collect();
+        assert_eq!(kinds, ["Ingress shop/store-canary", "HTTPRoute shop/store"], "the controller's order");
+        let (made, patched) = (&step1.objects[0], &step2.objects[0]);
+        let actions: Vec<&str> = made.changes.iter().map(Change::action).collect();
+        assert_eq!(actions, ["create", "patch"]);
+        assert!(made.current.is_null() && made.untouched);
+        assert_eq!((&patched.current, patched.after.as_deref()), (&made.planned, Some(step1.label.as_str())));
+        assert_eq!(patched.planned["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"], "20");
+
+        // Placed from the objects read: absent, then at step 1 once it is as step 1 leaves it.
+        let placed = status::positions(&plan(&objects, true));
+        assert_eq!((&placed[0].name, &placed[0].position), (&"store-canary".to_string(), &Position::Absent));
+        objects.insert("shop", made.planned.clone());
+        let placed = status::positions(&plan(&objects, true));
+        assert_eq!(placed[0].position, Position::AtStep { steps: vec!["step 1".into()] });
+        // Someone changed an annotation the script writes: at no step.
+        let mut edited = made.planned.clone();
+        edited["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header-value"] = json!("2");
+        objects.insert("shop", edited);
+        assert_eq!(status::positions(&plan(&objects, true))[0].position, Position::Drifted);
+        objects.insert("shop", made.planned.clone());
+
+        // A trafficRoutings entry with nothing to route through has nothing to plan.
+        object["spec"]["strategy"]["canary"]["trafficRoutings"] = json!([{"service": "store"}]);
+        let rollout = Rollout::from_object(&object).unwrap();
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let error = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap_err();
+        assert!(
+            error.to_string().contains(
+                "has no traffic routing to plan: its trafficRoutings[0] has no ingress, gateway or customNetworkRefs"
+            ),
+            "{error}"
+        );
     }
 }

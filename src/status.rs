@@ -1,10 +1,10 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::data;
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Action, RoutingPlan};
+use crate::plan::RoutingPlan;
+use crate::providers::Action;
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -91,9 +91,13 @@ impl Progress {
 pub enum Position {
     /// As before any release: no stored original.
     Original,
+    /// Not there, as before any release: a canary Ingress the controller has not made (or has
+    /// deleted).
+    Absent,
     /// Equal to the plan of these steps.
     AtStep { steps: Vec<String> },
-    /// Routed (an original is stored) but equal to no step's plan: someone edited it.
+    /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
+    /// someone edited it.
     Drifted,
 }
 
@@ -370,12 +374,14 @@ fn progress_style(progress: &Progress) -> anstyle::Style {
 fn position_text(position: &Position) -> (String, anstyle::Style) {
     match position {
         Position::Original => ("original".into(), anstyle::Style::new()),
+        Position::Absent => ("absent".into(), anstyle::Style::new()),
         Position::AtStep { steps } => (format!("at {}", steps.join(", ")), GREEN),
         Position::Drifted => ("drifted".into(), RED),
     }
 }
 
-/// Places every object of a plan of all stages: at the stages whose plan it equals.
+/// Places every object of a plan of all stages (each planned from the objects as read): at
+/// the stages whose plan writes nothing to it.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
@@ -385,10 +391,10 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             }) {
                 Some(index) => index,
                 None => {
-                    let position = if data::stored_original(&object.current).is_none() {
-                        Position::Original
-                    } else {
-                        Position::Drifted
+                    let position = match (object.untouched, object.current.is_null()) {
+                        (true, true) => Position::Absent,
+                        (true, false) => Position::Original,
+                        (false, _) => Position::Drifted,
                     };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
@@ -401,20 +407,26 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                 }
             };
             let view = &mut views[index];
-            if let Action::Lua(script) = &object.action {
-                view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                if view.position != Position::Original && !object.changed() {
-                    let step = stage.stage.map_or_else(
-                        || stage.label.clone(),
-                        |s| match s {
-                            Stage::Step(i) => format!("step {i}"),
-                            Stage::BlueGreenFinal => "final".into(),
-                        },
-                    );
-                    match &mut view.position {
-                        Position::AtStep { steps } => steps.push(step),
-                        other => *other = Position::AtStep { steps: vec![step] },
-                    }
+            let routes = match &object.action {
+                Action::Lua(script) => {
+                    view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
+                    true
+                }
+                Action::Rules(_) => true,
+                Action::Restore | Action::Delete | Action::Keep(_) => false,
+            };
+            let untouched = matches!(view.position, Position::Original | Position::Absent);
+            if routes && !untouched && !object.changed() {
+                let step = stage.stage.map_or_else(
+                    || stage.label.clone(),
+                    |s| match s {
+                        Stage::Step(i) => format!("step {i}"),
+                        Stage::BlueGreenFinal => "final".into(),
+                    },
+                );
+                match &mut view.position {
+                    Position::AtStep { steps } => steps.push(step),
+                    other => *other = Position::AtStep { steps: vec![step] },
                 }
             }
         }

@@ -8,10 +8,7 @@ use crate::support::{BINARY, Output, Test};
 use fake_apiserver::{FakeHandle, ReplyFault, Requests, Rule, Stage};
 use serde_json::{Value, json};
 use std::io::Read;
-use std::process::{Child, Command};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The writes of `approve demo` at step 2: the claim, the VirtualService twice (its original
@@ -182,77 +179,6 @@ fn next(state: &mut u64) -> u64 {
     *state >> 33
 }
 
-/// The binary running in the background, its stdout and stderr read as they come.
-struct Running {
-    child: Child,
-    stdout: Arc<Mutex<String>>,
-    stderr: Arc<Mutex<String>>,
-    readers: Vec<JoinHandle<()>>,
-}
-
-fn spawn(test: &Test, args: &[&str]) -> Running {
-    let mut child = test.command(BINARY, args).stdin(std::process::Stdio::null()).spawn().expect("run the binary");
-    let (stdout, stderr) = (Arc::new(Mutex::new(String::new())), Arc::new(Mutex::new(String::new())));
-    let readers = vec![
-        read_into(child.stdout.take().unwrap(), stdout.clone()),
-        read_into(child.stderr.take().unwrap(), stderr.clone()),
-    ];
-    Running { child, stdout, stderr, readers }
-}
-
-fn read_into(mut from: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut buffer = [0; 4096];
-        while let Ok(n @ 1..) = from.read(&mut buffer) {
-            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-        }
-    })
-}
-
-impl Running {
-    /// Sends signal `name` (INT, TERM, HUP).
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill").args([&format!("-{name}"), &self.child.id().to_string()]).status().unwrap();
-        assert!(status.success(), "kill -{name}");
-    }
-
-    /// Sends the first signal `name` and waits until the run has taken it in (it says so on
-    /// stderr), so that a later signal or release cannot overtake it.
-    fn first_signal(&self, name: &str) {
-        self.signal(name);
-        self.wait_for_stderr(&format!("SIG{name} received: "));
-    }
-
-    /// Waits (at most 30 s) until stderr shows `text`.
-    #[track_caller]
-    fn wait_for_stderr(&self, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !self.stderr.lock().unwrap().contains(text) {
-            assert!(Instant::now() < deadline, "stderr never showed {text:?}: {}", self.stderr.lock().unwrap());
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Waits (at most 30 s) until stdout shows `text`.
-    #[track_caller]
-    fn wait_for_stdout(&self, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !self.stdout.lock().unwrap().contains(text) {
-            assert!(Instant::now() < deadline, "stdout never showed {text:?}: {}", self.stdout.lock().unwrap());
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-fn finish(mut running: Running) -> Output {
-    let status = running.child.wait().unwrap();
-    for reader in running.readers.drain(..) {
-        reader.join().unwrap();
-    }
-    let text = |s: &Arc<Mutex<String>>| s.lock().unwrap().clone();
-    Output { status: status.code().unwrap_or(-1), stdout: text(&running.stdout), stderr: text(&running.stderr) }
-}
-
 #[test]
 fn two_approvers_at_once_one_wins_and_the_routing_always_matches_the_approval() {
     let mut seed = 7;
@@ -261,10 +187,10 @@ fn two_approvers_at_once_one_wins_and_the_routing_always_matches_the_approval() 
             shop(2, "StepPaused").latency_between(Duration::from_millis(0), Duration::from_millis(20), round).start();
         let (first, second) = (Test::new().kubeconfig(&server), Test::new().kubeconfig(&server));
         let args = ["approve", "demo", "--yes"];
-        let a = spawn(&first, &args);
+        let a = first.spawn(&args);
         std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
-        let b = spawn(&second, &args);
-        let outs = [finish(a), finish(b)];
+        let b = second.spawn(&args);
+        let outs = [a.finish(), b.finish()];
         let winners = outs.iter().filter(|o| o.status == 0).count();
         assert_eq!(winners, 1, "round {round}: {outs:#?}");
         let loser = outs.iter().find(|o| o.status != 0).unwrap();
@@ -386,12 +312,12 @@ fn approve_signalled_after_write(k: usize, name: &str) -> (FakeHandle, Output) {
     let server = shop(2, "StepPaused").start();
     let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
     // The signal is taken in while the write is out; then the write's reply comes.
     child.first_signal(name);
     pause.release();
-    let out = finish(child);
+    let out = child.finish();
     (server, out)
 }
 
@@ -425,11 +351,11 @@ fn restore_signalled_after_each_write_rolls_back_or_finishes() {
             let routed_vs = vs(&server);
             let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
             let test = Test::new().kubeconfig(&server);
-            let child = spawn(&test, &["restore", "demo", "--yes"]);
+            let child = test.spawn(&["restore", "demo", "--yes"]);
             assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
             child.first_signal(name);
             pause.release();
-            let out = finish(child);
+            let out = child.finish();
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
             // The objects are written 2nd and 3rd: after the 2nd, the VirtualService is rolled
             // back; from the 3rd on, the restore had finished.
@@ -453,12 +379,12 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     // Hold the VirtualService's second write (its routing) before it is stored.
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)));
     child.first_signal("INT");
     child.signal("INT");
     let started = Instant::now();
-    let out = finish(child);
+    let out = child.finish();
     assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
     out.status(130)
         .stderr_has("stopped at once by a second signal")
@@ -477,14 +403,14 @@ fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rol
     let routed = server.pause(Requests::Writes, 3, Stage::AfterStore);
     let rollback = server.pause(Requests::Writes, 4, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
     assert!(routed.wait_until_held(Duration::from_secs(30)));
     child.first_signal("INT");
     routed.release();
     assert!(rollback.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
     child.signal("INT");
     let started = Instant::now();
-    let out = finish(child);
+    let out = child.finish();
     assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
     out.status(130)
         .stderr_has("stopped at once by a second signal while rolling back after SIGINT: no new write was started")
@@ -499,11 +425,11 @@ fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left()
     let server = shop(2, "StepPaused").start();
     let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
     assert!(release.wait_until_held(Duration::from_secs(30)));
     child.first_signal("INT");
     child.signal("INT");
-    let out = finish(child).status(130);
+    let out = child.finish().status(130);
     out.stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
         .stderr_has("stopped at once by a second signal while releasing the claims")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it")
@@ -650,10 +576,10 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
     let started = Instant::now();
-    let child = spawn(&test, &["approve", "demo", "--yes", "--request-timeout", "2s"]);
+    let child = test.spawn(&["approve", "demo", "--yes", "--request-timeout", "2s"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)));
     server.hang_all();
-    let out = finish(child).status(1);
+    let out = child.finish().status(1);
     assert!(started.elapsed() < Duration::from_secs(30), "bounded: {:?}", started.elapsed());
     let out = out
         .stderr_has("updating VirtualService shop/demo at http://")
@@ -670,14 +596,14 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
 fn sigterm_while_following_keeps_the_approved_step_and_releases_the_claim() {
     let server = shop(1, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
+    let child = test.spawn(&["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
     // Step 1 is approved; nothing moves the Rollout on, so the run follows it (a line per
     // change once it shows the Rollout).
     child.wait_for_stdout("approved (step 1/3)");
     child.wait_for_stdout("Z shop/demo: Progressing");
     child.signal("TERM");
     let started = Instant::now();
-    let out = finish(child).status(143);
+    let out = child.finish().status(143);
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     out.stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stderr_has("interrupted (SIGTERM): stopped following")
@@ -788,12 +714,12 @@ fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
     // Free: the claim is taken (naming the command) before the object is read, and released.
     let restore_write =
         server.pause(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 1, Stage::BeforeStore);
-    let child = spawn(&test, &["restore", "--ref", "VirtualService/demo", "--yes"]);
+    let child = test.spawn(&["restore", "--ref", "VirtualService/demo", "--yes"]);
     assert!(restore_write.wait_until_held(Duration::from_secs(30)));
     let claim = &claims(&server)[0];
     assert_eq!(claim["metadata"]["annotations"]["kubectl-rollout-lua/command"], "restore --ref VirtualService/demo");
     restore_write.release();
-    finish(child).success().stdout_has("VirtualService shop/demo restored");
+    child.finish().success().stdout_has("VirtualService shop/demo restored");
     assert!(claims(&server).is_empty());
     let requests = server.requests();
     let claimed = requests.iter().position(|r| r.method == "POST" && r.path.contains("/leases")).unwrap();
@@ -804,4 +730,86 @@ fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
     server.clear_log();
     from_backup(&newest_backup_of_the_virtual_service(&test)).success().stdout_has("restored from");
     assert_eq!(claim_writes(&server).len(), 2, "claimed and released: {:?}", claim_writes(&server));
+}
+
+/// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace
+/// of the whole object), the approval, the release of the claim.
+const ROUTE_APPROVE_WRITES: usize = 4;
+
+/// Rollout `store` is approved at step 1 with its canary rule, or not approved with the route
+/// it had.
+#[track_caller]
+fn route_approved_with_its_routing(server: &FakeHandle) -> bool {
+    let rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap();
+    let approved = rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady";
+    if approved {
+        assert_eq!(rules(server), ["/ -> store 1", "/old -> ", "/ x-canary=true -> store-canary 1"]);
+    } else {
+        assert_eq!(rollout["status"]["canaryStatus"]["currentStepState"], "StepPaused");
+        assert_eq!(rules(server), ["/ -> store 1", "/old -> "], "not approved: the route it had");
+    }
+    approved
+}
+
+#[test]
+fn an_httproute_replace_whose_reply_is_lost_garbled_or_hung_is_resolved() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+        for k in 1..=ROUTE_APPROVE_WRITES {
+            let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+            server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
+            let out =
+                Test::new().kubeconfig(&server).args(["approve", "store", "--yes", "--request-timeout", "2s"]).run();
+            assert_eq!(out.status, 0, "{fault:?} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            assert!(route_approved_with_its_routing(&server), "{fault:?} after write {k}");
+            assert!(claims(&server).is_empty(), "{fault:?} after write {k}: the claim is released");
+            if k == 2 {
+                assert!(out.stdout.contains("HTTPRoute shop/store updated (backup "), "{}", out.stdout);
+                assert!(out.stdout.contains("the reply was lost"), "{fault:?}: {}", out.stdout);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_httproute_edited_between_read_and_write_is_never_overwritten() {
+    let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+    // Someone adds a hostname after this run read the route, before its replace is served.
+    server.before_write(2, |store| {
+        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
+            route["spec"]["hostnames"] = json!(["store.example.com"])
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "store", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("HTTPRoute shop/store was changed by someone else")
+        .stderr_has("store.example.com");
+    assert_eq!(route(&server)["spec"]["hostnames"], json!(["store.example.com"]), "their edit stays");
+    assert!(!route_approved_with_its_routing(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_finishes() {
+    for (name, code) in [("INT", 130), ("TERM", 143)] {
+        for k in 2..=3 {
+            let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+            let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
+            let test = Test::new().kubeconfig(&server);
+            let child = test.spawn(&["approve", "store", "--yes"]);
+            assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
+            child.first_signal(name);
+            pause.release();
+            let out = child.finish();
+            assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            let approved = route_approved_with_its_routing(&server);
+            assert_eq!(approved, k == 3, "{name} after write {k}: {}", out.stderr);
+            if k == 2 {
+                assert!(out.stderr.contains("HTTPRoute shop/store: rolled back"), "{}", out.stderr);
+            }
+            assert!(claims(&server).is_empty(), "{name} after write {k}");
+        }
+    }
 }

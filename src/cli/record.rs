@@ -7,20 +7,26 @@ use super::{GlobalArgs, Outcome, RecordArgs, print_raw};
 use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits};
-use crate::model::{ObjectKey, ObjectRef, Routing};
-use crate::scripts::ResolvedScript;
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Provider, Routing};
+use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
+use crate::providers::ingress::testcase::IngressTestCase;
+use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::source::live::{self, Selection};
 use crate::testcase::TestCase;
 use crate::yaml;
 use serde_json::{Map, Value, json};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// One recorded case: which script it is for, and its YAML.
+/// One recorded case: the script it is for (an HTTPRoute has none), where the script and its
+/// cases go in a tree laid out as lua_configuration/, and its YAML.
 struct Recorded {
-    reference: ObjectRef,
-    script: ResolvedScript,
+    script: Option<ResolvedScript>,
+    /// `<group>/<Kind>/trafficRouting.lua`, or `trafficrouting_ingress/<classType>.lua`.
+    script_path: PathBuf,
+    /// `<group>/<Kind>/testdata`, or `trafficrouting_ingress/testdata/<classType>`.
+    testdata: PathBuf,
     file_name: String,
     text: String,
 }
@@ -56,19 +62,18 @@ fn documents(header: &str, cases: &[Recorded]) -> String {
     format!("{header}{}", texts.join("---\n"))
 }
 
-/// `DIR/<group>/<Kind>/testdata/<case>.yaml`, with the script that made `expected` next to it
-/// (unless one is there already), so `test DIR` replays them.
+/// Each case in its testdata folder, with the script that made `expected` next to it (unless
+/// one is there already), so `test DIR` replays them.
 fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error> {
     let io = |path: &Path, e: std::io::Error| Error::Input(format!("writing {}: {e}", path.display()));
     for case in cases {
-        let kind_dir = dir.join(case.reference.script_group()).join(&case.reference.kind);
-        let testdata = kind_dir.join("testdata");
+        let testdata = dir.join(&case.testdata);
         std::fs::create_dir_all(&testdata).map_err(|e| io(&testdata, e))?;
         let file = testdata.join(&case.file_name);
         std::fs::write(&file, format!("{header}{}", case.text)).map_err(|e| io(&file, e))?;
-        let script = kind_dir.join("trafficRouting.lua");
-        if !script.exists() {
-            std::fs::write(&script, case.script.script.code()).map_err(|e| io(&script, e))?;
+        let script = dir.join(&case.script_path);
+        if let Some(resolved) = case.script.as_ref().filter(|_| !script.exists()) {
+            std::fs::write(&script, resolved.script.code()).map_err(|e| io(&script, e))?;
         }
         // A note only: a closed stderr must not stop the recording.
         let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());
@@ -87,20 +92,11 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
         .chain(cr.map(|cr| ("trafficRouting", &cr.raw, Routing::of_traffic_routing(&cr.item, &cr.namespace))));
     let mut cases = Vec::new();
     for (key, raw, routing) in owners {
-        for reference in routing.custom_refs() {
-            let namespace = &routing.owner.namespace;
-            let object = live
-                .snapshot
-                .objects
-                .get(&ObjectKey::of_ref(reference, namespace))
-                .ok_or_else(|| missing(reference, namespace))?;
-            let script = catalog.resolve(reference).map_err(Error::Input)?;
-            cases.push(case(key, raw, object, reference, script, session.limits(), &routing.owner.name)?);
-        }
+        cases.extend(cases_of(key, raw, &routing, &live.snapshot.objects, &catalog, session.limits())?);
     }
     if cases.is_empty() {
         return Err(Error::Input(format!(
-            "Rollout {} routes through no gateway object (no customNetworkRefs, no TrafficRouting)",
+            "Rollout {} routes through no gateway object (no customNetworkRefs, no ingress, no gateway, no TrafficRouting)",
             rollout.item.name
         )));
     }
@@ -108,16 +104,106 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
 }
 
 async fn record_traffic_routing(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
-    let (cr, objects) = live::read_traffic_routing(&session.cluster, name).await?;
-    let catalog = session.catalog_for(objects.iter().map(|(r, _, _)| r)).await?;
-    objects
-        .iter()
-        .map(|(reference, _, object)| {
-            let object = object.as_ref().ok_or_else(|| missing(reference, &cr.namespace))?;
-            let script = catalog.resolve(reference).map_err(Error::Input)?;
-            case("trafficRouting", &cr.raw, object, reference, script, session.limits(), &cr.item.name)
-        })
-        .collect()
+    let (cr, found) = live::read_traffic_routing(&session.cluster, name).await?;
+    let routing = Routing::of_traffic_routing(&cr.item, &cr.namespace);
+    let catalog = session.catalog_for(std::slice::from_ref(&routing)).await?;
+    let mut objects = ObjectIndex::default();
+    for object in found.objects.into_iter().filter_map(|(_, _, object)| object) {
+        objects.insert(&cr.namespace, object);
+    }
+    cases_of("trafficRouting", &cr.raw, &routing, &objects, &catalog, session.limits())
+}
+
+/// The cases of one owner (`key` is `rollout` or `trafficRouting`, `subject` the owner as read):
+/// one per custom ref, Ingress ref and HTTPRoute, in the controller's order.
+fn cases_of(
+    key: &str,
+    subject: &Value,
+    routing: &Routing,
+    objects: &ObjectIndex,
+    catalog: &ScriptCatalog,
+    limits: Limits,
+) -> Result<Vec<Recorded>, Error> {
+    let namespace = &routing.owner.namespace;
+    let mut cases = Vec::new();
+    for provider in &routing.providers {
+        match provider {
+            Provider::Custom(refs) => {
+                for reference in refs {
+                    let object = objects
+                        .get(&ObjectKey::of_ref(reference, namespace))
+                        .ok_or_else(|| missing(reference, namespace))?;
+                    let script = catalog.resolve(reference).map_err(Error::Input)?;
+                    cases.push(case(key, subject, object, reference, script, limits, &routing.owner.name)?);
+                }
+            }
+            Provider::Ingress { name, class_type } => {
+                let reference = &provider.refs()[0];
+                let stable = objects
+                    .get(&ObjectKey::of_ref(reference, namespace))
+                    .ok_or_else(|| missing(reference, namespace))?;
+                let script = catalog.resolve_ingress(class_type).map_err(Error::Input)?;
+                let file_name = format!("{}-ingress-{name}.yaml", routing.owner.name);
+                cases.push(ingress_case(key, subject, stable, class_type, script, limits, file_name)?);
+            }
+            Provider::Gateway { http_route } => {
+                cases.push(http_route_case(key, subject, objects, routing, http_route)?)
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// An HTTPRoute's test case: the owner, the route before the release, and the route after each
+/// step as `test` computes it (the controller's Gateway API routing, each step from the route
+/// the step before left). The controller keeps no copy of a route it changed: a route in the
+/// middle of a release is recorded as the controller's restore would leave it.
+fn http_route_case(
+    key: &str,
+    subject: &Value,
+    objects: &ObjectIndex,
+    routing: &Routing,
+    name: &str,
+) -> Result<Recorded, Error> {
+    let route = GatewayRoute::of(routing, name);
+    let live = objects.get(&route.key()).ok_or_else(|| {
+        Error::Input(format!("{} routes through {}, which is not in its namespace", routing.owner, route.key()))
+    })?;
+    let restored = gateway::restore(&route, Some(live))?;
+    let (original, note) = match route.untouched(live) {
+        true => (manifest(live), String::new()),
+        false => (
+            manifest(restored.route.as_ref().unwrap_or(live)),
+            format!(
+                "# {} is in the middle of a release, and the controller keeps no copy of it: original is the\n\
+                 # route as the controller's restore leaves it (canary backendRefs removed, the stable weight 1,\n\
+                 # rules without backendRefs deleted).\n",
+                route.key()
+            ),
+        ),
+    };
+    let draft = format!(
+        "{key}:\n{}original:\n{}",
+        indent(&yaml::to_string(&manifest(subject))),
+        indent(&yaml::to_string(&original))
+    );
+    let file_name = format!("{}-httproute-{name}.yaml", routing.owner.name);
+    let case = HttpRouteTestCase::parse(&file_name, &draft).map_err(Error::Input)?;
+    let expected: Vec<Value> = case.routes()?.iter().map(manifest).collect();
+    let text = format!(
+        "# {} with the controller's Gateway API routing (no script): expected is the route after each\n\
+         # step, each from the route the step before left, as `test` checks it.\n{note}{draft}expected:\n{}",
+        route.key(),
+        yaml::to_string(&Value::Array(expected))
+    );
+    let kind_dir = Path::new(gateway::GROUP).join(gateway::KIND);
+    Ok(Recorded {
+        script: None,
+        script_path: kind_dir.join("trafficRouting.lua"),
+        testdata: kind_dir.join("testdata"),
+        file_name,
+        text,
+    })
 }
 
 fn missing(reference: &ObjectRef, namespace: &str) -> Error {
@@ -158,7 +244,57 @@ fn case(
         script.short_hash(),
         yaml::to_string(&Value::Array(expected))
     );
-    Ok(Recorded { reference: reference.clone(), script, file_name, text })
+    let kind_dir = Path::new(reference.script_group()).join(&reference.kind);
+    Ok(Recorded {
+        script_path: kind_dir.join("trafficRouting.lua"),
+        testdata: kind_dir.join("testdata"),
+        script: Some(script),
+        file_name,
+        text,
+    })
+}
+
+/// One Ingress test case (the format `test` runs): the subject as applied, the stable Ingress
+/// as `original`, and as `expected` the canary Ingress after each step of a release from its
+/// start (`null` where there is none), as the controller converges on it.
+fn ingress_case(
+    key: &str,
+    subject: &Value,
+    stable: &Value,
+    class_type: &str,
+    script: ResolvedScript,
+    limits: Limits,
+    file_name: String,
+) -> Result<Recorded, Error> {
+    let draft = format!(
+        "{key}:\n{}original:\n{}",
+        indent(&yaml::to_string(&manifest(subject))),
+        indent(&yaml::to_string(&manifest(stable)))
+    );
+    let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
+    let canaries = IngressTestCase::parse(&file_name, &draft).map_err(Error::Input)?.canaries(
+        class_type,
+        &script.script,
+        builtin,
+        &limits,
+    )?;
+    let expected: Vec<Value> = canaries.iter().map(|c| c.as_ref().map_or(Value::Null, manifest)).collect();
+    let text = format!(
+        "# Ingress {} (classType {class_type}) with {} (sha256 {}).\n\
+         # expected is the canary Ingress after each step of a release from its start, as `test` checks it.\n\
+         {draft}expected:\n{}",
+        stable["metadata"]["name"].as_str().unwrap_or_default(),
+        script.source,
+        script.short_hash(),
+        yaml::to_string(&Value::Array(expected))
+    );
+    Ok(Recorded {
+        script_path: Path::new("trafficrouting_ingress").join(format!("{class_type}.lua")),
+        testdata: Path::new("trafficrouting_ingress").join("testdata").join(class_type),
+        script: Some(script),
+        file_name,
+        text,
+    })
 }
 
 /// An object as one would apply it: identity, labels, annotations, spec; no status or

@@ -1,6 +1,7 @@
-//! `restore`: put gateway objects back to their stored original, as the controller's finalise
-//! does, after checking for edits made during the release. Gather (claim, then read) → guard →
-//! render → confirm → write.
+//! `restore`: put gateway objects back as the controller's finalise does (custom refs to their
+//! stored original, an HTTPRoute's rules restored, a canary Ingress deleted), after checking
+//! for edits made during the release. Gather (claim, then read) → guard → render → confirm →
+//! write.
 
 use super::approve::{claim_names, claim_rollouts};
 use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
@@ -10,10 +11,10 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{ObjectKey, Routing, Stage};
+use crate::model::{self, ObjectKey, Provider, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::providers::custom;
+use crate::providers::{ObjectPlan, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
@@ -53,10 +54,34 @@ struct Restoration {
     key: ObjectKey,
     resource: Resource,
     live: Value,
+    /// The object restored; null: deleted (a canary Ingress).
     restored: Value,
     placement: Placement,
     /// The stored original, when it holds nothing (restoring it wipes the object).
     degenerate: Option<String>,
+    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's,
+    /// a canary Ingress's).
+    how: Option<String>,
+    warnings: Vec<String>,
+}
+
+impl Restoration {
+    /// The write: a replace with the object restored, or a deletion.
+    fn change(&self) -> Change {
+        match self.restored.is_null() {
+            true => Change::Delete { key: self.key.clone(), before: self.live.clone() },
+            false => Change::Replace { key: self.key.clone(), before: self.live.clone(), after: self.restored.clone() },
+        }
+    }
+}
+
+/// An object found to restore: its resource, the live object, where it stands, and for an
+/// HTTPRoute the controller's restore of it (others put their stored original back).
+struct Candidate {
+    resource: Resource,
+    live: Value,
+    placement: Placement,
+    rules: Option<gateway::StagePlan>,
 }
 
 pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
@@ -109,7 +134,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     // The claim's permissions were asked about when it was taken (a dry run takes none).
     let permissions: Vec<Permission> =
-        restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
+        restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change(), &r.key.namespace)).collect();
     if writer.mode() != Mode::ClientDryRun {
         write::preflight(&session.cluster, permissions).await?;
     }
@@ -138,9 +163,9 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     let mut lines = Vec::new();
     for r in &restorations {
-        let change = Change::Replace { key: r.key.clone(), before: r.live.clone(), after: r.restored.clone() };
-        writer.apply(&r.resource, &change).await?;
-        lines.extend(writer.written_line(&r.key, "restored"));
+        writer.apply(&r.resource, &r.change()).await?;
+        let done = if r.restored.is_null() { "deleted" } else { "restored" };
+        lines.extend(writer.written_line(&r.key, done));
     }
     print_outcome(writer, &lines.concat())?;
     Ok(Outcome::Done)
@@ -183,23 +208,36 @@ fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Re
 /// The objects a restore writes, each once, and notes on those it skips.
 async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
-    let mut candidates: Vec<(Resource, Value, Placement)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     match targets {
         Targets::Rollouts(selection) => {
             let (live, catalog) = session.load(selection).await?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
-                // Only custom refs store an original to restore.
                 for routing in routings(&live, rollout)? {
-                    for reference in routing.custom_refs() {
-                        let key = ObjectKey::of_ref(reference, &routing.owner.namespace);
-                        match live.snapshot.objects.get(&key) {
-                            None => notes.push(format!("{key}: not found, skipped")),
-                            Some(object) => {
-                                let placement = placements.get(&key).cloned().unwrap_or(Placement::Unchecked);
-                                candidates.push((resource_of(&live, &key)?.clone(), object.clone(), placement));
-                            }
-                        }
+                    for (key, route) in restored_objects(&routing) {
+                        let Some(object) = live.snapshot.objects.get(&key) else {
+                            let why =
+                                if key.kind == "Ingress" { "absent, nothing to delete" } else { "not found, skipped" };
+                            notes.push(format!("{key}: {why}"));
+                            continue;
+                        };
+                        // The route's own warnings name the rules without backendRefs it deletes.
+                        let rules = route
+                            .map(|route| {
+                                let mut restore = gateway::restore(&route, Some(object))?;
+                                let mut warnings = gateway::route_warnings(&route, object);
+                                warnings.append(&mut restore.warnings);
+                                restore.warnings = warnings;
+                                Ok::<_, Error>(restore)
+                            })
+                            .transpose()?;
+                        candidates.push(Candidate {
+                            resource: resource_of(&live, &key)?.clone(),
+                            live: object.clone(),
+                            placement: placements.get(&key).cloned().unwrap_or(Placement::Unchecked),
+                            rules,
+                        });
                     }
                 }
             }
@@ -209,24 +247,71 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
                 match session.cluster.get(resource, &session.cluster.namespace, name).await? {
                     None => notes
                         .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
-                    Some(object) => candidates.push((resource.clone(), object, Placement::Unchecked)),
+                    Some(live) => candidates.push(Candidate {
+                        resource: resource.clone(),
+                        live,
+                        placement: Placement::Unchecked,
+                        rules: None,
+                    }),
                 }
             }
             // The drift check: where each object stands against the Rollouts that route it.
-            let wanted: Vec<ObjectKey> = candidates.iter().map(|(r, o, _)| key_of(r, o)).collect();
+            let wanted: Vec<ObjectKey> = candidates.iter().map(|c| key_of(&c.resource, &c.live)).collect();
             for (key, placement) in placements_of_refs(session, &wanted, &mut notes).await? {
-                if let Some(candidate) = candidates.iter_mut().find(|(r, o, _)| key_of(r, o) == key) {
-                    candidate.2.merge(placement);
+                if let Some(candidate) = candidates.iter_mut().find(|c| key_of(&c.resource, &c.live) == key) {
+                    candidate.placement.merge(placement);
                 }
             }
         }
     }
     let mut restorations: Vec<Restoration> = Vec::new();
-    for (resource, live, placement) in candidates {
+    for Candidate { resource, live, placement, rules } in candidates {
         let key = key_of(&resource, &live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
             known.placement.merge(placement);
+            continue;
+        }
+        if let Some(rules) = rules {
+            if !rules.writes {
+                notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
+                continue;
+            }
+            let restored = rules.route.expect("a restore that writes has a route");
+            let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored,
+                placement,
+                degenerate: None,
+                how: Some(how.into()),
+                warnings: rules.warnings,
+            });
+            continue;
+        }
+        if is_canary_ingress(&live) {
+            if live["metadata"]["deletionTimestamp"].is_string() {
+                notes.push(format!("{key}: being deleted already, nothing to write"));
+                continue;
+            }
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored: Value::Null,
+                placement,
+                degenerate: None,
+                how: Some("delete it, as the controller's finalise does (the stable Ingress is never written)".into()),
+                warnings: Vec::new(),
+            });
+            continue;
+        }
+        if key.group == gateway::GROUP && key.kind == gateway::KIND {
+            notes.push(format!(
+                "{key}: an HTTPRoute keeps no stored original; restore it with the Rollout that routes it (restore ROLLOUT), which runs the controller's restore of its rules"
+            ));
             continue;
         }
         let Some(stored) = data::stored_original(&live) else {
@@ -238,7 +323,16 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
         })?;
         let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
         let restored = original.apply_to(&live, None);
-        restorations.push(Restoration { key, resource, live, restored, placement, degenerate });
+        restorations.push(Restoration {
+            key,
+            resource,
+            live,
+            restored,
+            placement,
+            degenerate,
+            how: None,
+            warnings: Vec::new(),
+        });
     }
     for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.
@@ -251,6 +345,36 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
         }
     }
     Ok((restorations, notes))
+}
+
+/// What a restore of `routing` writes, in the controller's order: the custom refs (their stored
+/// original put back), the canary Ingress (deleted; the stable one is never written) and the
+/// HTTPRoute (the controller's restore of its rules).
+fn restored_objects(routing: &Routing) -> Vec<(ObjectKey, Option<gateway::GatewayRoute<'_>>)> {
+    let namespace = &routing.owner.namespace;
+    let mut objects = Vec::new();
+    for provider in &routing.providers {
+        match provider {
+            Provider::Custom(refs) => objects.extend(refs.iter().map(|r| (ObjectKey::of_ref(r, namespace), None))),
+            Provider::Ingress { name, .. } => objects.push((ingress::canary_key(routing, name), None)),
+            Provider::Gateway { http_route } => {
+                let route = gateway::GatewayRoute::of(routing, http_route);
+                objects.push((route.key(), Some(route)));
+            }
+        }
+    }
+    objects
+}
+
+/// A canary Ingress the controller made: an Ingress whose controller is a Rollout or a
+/// TrafficRouting. The controller's finalise deletes it.
+fn is_canary_ingress(object: &Value) -> bool {
+    object["kind"] == "Ingress"
+        && object["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|owner| {
+            owner["controller"] == true
+                && owner["apiVersion"].as_str().is_some_and(|v| model::api_group(v) == "rollouts.kruise.io")
+                && matches!(owner["kind"].as_str(), Some("Rollout" | "TrafficRouting"))
+        })
 }
 
 fn key_of(resource: &Resource, object: &Value) -> ObjectKey {
@@ -279,7 +403,7 @@ fn placements(
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
         return Ok(BTreeMap::new());
     }
-    match session.plan(live, catalog, &live.snapshot.objects, rollout, &rollout.item.stages()) {
+    match session.plan_to_place(live, catalog, rollout) {
         Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
         Err(e) => {
             notes.push(format!("Rollout {}: cannot check for edits, its steps do not plan: {e}", rollout.item.name));
@@ -319,11 +443,11 @@ async fn placements_of_refs(
 /// current stage's plan, else the first stage's).
 fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
     let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
-    let objects: Vec<&crate::plan::ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
+    let objects: Vec<&ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
         .into_iter()
         .filter_map(|view| {
-            let same = |o: &&&crate::plan::ObjectPlan| {
+            let same = |o: &&&ObjectPlan| {
                 o.reference.kind == view.kind && o.reference.name == view.name && o.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
@@ -335,7 +459,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                         expected: o.planned.clone(),
                     })
                     .unwrap_or(Placement::Unchecked),
-                Position::Original | Position::AtStep { .. } => Placement::Placed,
+                Position::Original | Position::Absent | Position::AtStep { .. } => Placement::Placed,
             };
             Some((key, placement))
         })
@@ -388,11 +512,16 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 .map_err(Error::Input)?,
             );
         }
-        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: restore the stored original"))));
+        let how = r.how.as_deref().unwrap_or("restore the stored original");
+        let then = if r.restored.is_null() { "deleted" } else { "restored" };
+        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {how}"))));
         out.push_str(
-            &output::object_diff(&r.live, &r.restored, &format!("{what} (live)"), &format!("{what} (restored)"))
+            &output::object_diff(&r.live, &r.restored, &format!("{what} (live)"), &format!("{what} ({then})"))
                 .map_err(Error::Input)?,
         );
+        for warning in &r.warnings {
+            out.push_str(&format!("{}\n", paint(YELLOW, &format!("  warning: {warning}"))));
+        }
     }
     Ok(out)
 }
@@ -443,8 +572,9 @@ async fn restore_backup(
         print(&format!("{key} already matches the backup\n"))?;
         return Ok(Outcome::Done);
     }
+    let change = Change::Replace { key: key.clone(), before: live.clone(), after: restored.clone() };
     if writer.mode() != Mode::ClientDryRun {
-        write::preflight(&session.cluster, resource.replace_permissions(&namespace).to_vec()).await?;
+        write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
     }
     print(
         &output::object_diff(&live, &restored, &format!("{key} (live)"), &format!("{key} (from {source})"))
@@ -453,7 +583,6 @@ async fn restore_backup(
     if writer.mode() == Mode::Apply && !args.yes {
         writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
     }
-    let change = Change::Replace { key: key.clone(), before: live, after: restored };
     writer.apply(&resource, &change).await?;
     let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
     print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"))?;

@@ -144,15 +144,7 @@ impl Test {
         let args: Vec<OsString> = args.iter().map(Into::into).collect();
         let mut child = self.terminal_command(&args).spawn().expect("run the binary");
         let screen = Arc::new(Mutex::new(String::new()));
-        let reader = {
-            let (mut stdout, screen) = (child.stdout.take().unwrap(), screen.clone());
-            std::thread::spawn(move || {
-                let mut buffer = [0; 4096];
-                while let Ok(n @ 1..) = stdout.read(&mut buffer) {
-                    screen.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-                }
-            })
-        };
+        let reader = read_into(child.stdout.take().unwrap(), screen.clone());
         let mut stdin = child.stdin.take().unwrap();
         for (shown, keys) in steps {
             match shown {
@@ -202,6 +194,83 @@ impl Test {
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
+    }
+}
+
+impl Test {
+    /// Starts the binary with `args` in the background (stdin empty), its stdout and stderr
+    /// read as they come: for signals and faults timed against what it has done.
+    pub fn spawn(&self, args: &[&str]) -> Running {
+        let mut child = self.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        let (stdout, stderr) = (Arc::new(Mutex::new(String::new())), Arc::new(Mutex::new(String::new())));
+        let readers = vec![
+            read_into(child.stdout.take().unwrap(), stdout.clone()),
+            read_into(child.stderr.take().unwrap(), stderr.clone()),
+        ];
+        Running { child, stdout, stderr, readers }
+    }
+}
+
+/// The binary running in the background ([`Test::spawn`]).
+pub struct Running {
+    child: std::process::Child,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+fn read_into(mut from: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buffer = [0; 4096];
+        while let Ok(n @ 1..) = from.read(&mut buffer) {
+            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+    })
+}
+
+impl Running {
+    /// Sends signal `name` (INT, TERM, HUP).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill").args([&format!("-{name}"), &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success(), "kill -{name}");
+    }
+
+    /// Sends the first signal `name` and waits until the run has taken it in (a writing command
+    /// says so on stderr), so that a later signal, or a held request released, cannot overtake it.
+    pub fn first_signal(&self, name: &str) {
+        self.signal(name);
+        self.wait_for_stderr(&format!("SIG{name} received: "));
+    }
+
+    /// Waits (at most 30 s) until stderr shows `text`.
+    #[track_caller]
+    pub fn wait_for_stderr(&self, text: &str) {
+        wait_for(&self.stderr, text, "stderr");
+    }
+
+    /// Waits (at most 30 s) until stdout shows `text`.
+    #[track_caller]
+    pub fn wait_for_stdout(&self, text: &str) {
+        wait_for(&self.stdout, text, "stdout");
+    }
+
+    /// Waits for the end, and returns how it ended and all it printed.
+    pub fn finish(mut self) -> Output {
+        let status = self.child.wait().unwrap();
+        for reader in self.readers.drain(..) {
+            reader.join().unwrap();
+        }
+        let text = |s: &Arc<Mutex<String>>| s.lock().unwrap().clone();
+        Output { status: status.code().unwrap_or(-1), stdout: text(&self.stdout), stderr: text(&self.stderr) }
+    }
+}
+
+#[track_caller]
+fn wait_for(shown: &Mutex<String>, text: &str, name: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !shown.lock().unwrap().contains(text) {
+        assert!(std::time::Instant::now() < deadline, "{name} never showed {text:?}: {}", shown.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -389,6 +458,96 @@ pub mod cluster {
             .iter()
             .filter(|r| r.path.contains("/leases"))
             .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    }
+
+    /// A v1beta1 canary Rollout `store` routing through HTTPRoute `store`: a header step, a path
+    /// step, 30%, then 100%.
+    pub fn store_rollout(step: i64, state: &str) -> Value {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "store"},
+                "strategy": {"canary": {
+                    "steps": [
+                        {"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x-canary", "value": "true"}]}]},
+                        {"replicas": 2, "matches": [{"path": {"type": "PathPrefix", "value": "/beta"}}]},
+                        {"replicas": "30%", "traffic": "30%"},
+                        {"replicas": "100%"}
+                    ],
+                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+                }}
+            },
+            "status": {
+                "phase": "Progressing",
+                "canaryStatus": {"currentStepIndex": step, "currentStepState": state, "canaryReplicas": 1, "canaryReadyReplicas": 1}
+            }
+        })
+    }
+
+    /// HTTPRoute `store`: `/` to Service `store`, `/old` redirected. As a user writes it; the fake server adds the CRD's defaults (kind, group, weight).
+    pub fn http_route(version: &str) -> Value {
+        json!({
+            "apiVersion": format!("gateway.networking.k8s.io/{version}"), "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "parentRefs": [{"name": "public"}],
+                "rules": [
+                    {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [{"name": "store", "port": 80}]},
+                    {"matches": [{"path": {"type": "Exact", "value": "/old"}}],
+                     "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/"}}}]}
+                ]
+            }
+        })
+    }
+
+    /// Kruise and HTTPRoutes (at `versions`, the first the route's own) served, with Rollout
+    /// `store` at `step`/`state` and HTTPRoute `store`.
+    pub fn store(step: i64, state: &str, versions: &[&str]) -> fake_apiserver::Builder {
+        let mut builder = fake_apiserver::FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .object(store_rollout(step, state));
+        for version in versions {
+            builder = builder.resource(fake_apiserver::httproutes(version));
+        }
+        builder.object(http_route(versions[0]))
+    }
+
+    pub fn route(server: &FakeHandle) -> Value {
+        server.object("gateway.networking.k8s.io", "*", "httproutes", NAMESPACE, "store").expect("the HTTPRoute")
+    }
+
+    /// The route's rules, each as `path [header…] -> backend weight, …`.
+    pub fn rules(server: &FakeHandle) -> Vec<String> {
+        route(server)["spec"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|rule| {
+                let matches: Vec<String> = rule["matches"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|m| {
+                        let headers: String = m["headers"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|h| format!(" {}={}", h["name"].as_str().unwrap(), h["value"].as_str().unwrap()))
+                            .collect();
+                        format!("{}{headers}", m["path"]["value"].as_str().unwrap_or("-"))
+                    })
+                    .collect();
+                let backends: Vec<String> = rule["backendRefs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|b| format!("{} {}", b["name"].as_str().unwrap(), b["weight"]))
+                    .collect();
+                format!("{} -> {}", matches.join(" | "), backends.join(", "))
+            })
             .collect()
     }
 }

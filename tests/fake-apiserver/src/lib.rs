@@ -46,7 +46,8 @@
 //!
 //! Besides Kruise and Istio ([`kruise_and_istio`]), it serves Leases, Ingresses and HTTPRoutes
 //! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults, and
-//! Deployments ([`deployments`]); [`plugin_kinds`] is all of them, as the binary serves them.
+//! Services and Deployments ([`services`], [`deployments`]); [`plugin_kinds`] is all of them, as
+//! the binary serves them.
 //!
 //! Authentication is not checked (kubectl sends no bearer token over plain HTTP) unless
 //! [`Builder::expiring_tokens`] asks for tokens that expire; the `Authorization` header is
@@ -82,7 +83,7 @@ pub use log::{LoggedRequest, count_round_trips};
 pub use rbac::{DEFAULT_USER, Rule};
 pub use resource::{
     ApiResourceDef, Defaults, configmaps, deployments, destinationrules, gateway_ingress_and_leases, httproutes,
-    ingresses, kruise_and_istio, leases, plugin_kinds, rollouts, trafficroutings, virtualservices,
+    ingresses, kruise_and_istio, leases, plugin_kinds, rollouts, services, trafficroutings, virtualservices,
 };
 pub use store::Store;
 

@@ -230,11 +230,17 @@ pub fn gateway_ingress_and_leases() -> Vec<ApiResourceDef> {
     vec![httproutes("v1"), httproutes("v1beta1"), ingresses(), leases()]
 }
 
-/// Every kind the plugin reads or writes: [`kruise_and_istio`], [`gateway_ingress_and_leases`]
-/// and [`deployments`]. What the `fake-apiserver` binary serves.
+/// Core `v1` Service, short name `svc`: the canary Service a step routes to.
+pub fn services() -> ApiResourceDef {
+    ApiResourceDef::new("", "v1", "Service", "services").with_short_names(&["svc"])
+}
+
+/// Every kind the plugin reads or writes: [`kruise_and_istio`], [`gateway_ingress_and_leases`],
+/// [`services`] and [`deployments`]. What the `fake-apiserver` binary serves.
 pub fn plugin_kinds() -> Vec<ApiResourceDef> {
     let mut kinds = kruise_and_istio();
     kinds.extend(gateway_ingress_and_leases());
+    kinds.push(services());
     kinds.push(deployments());
     kinds
 }
