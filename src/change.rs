@@ -192,26 +192,30 @@ impl Change {
                 Landed::NotApplied
             }
             (Change::Replace { after, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, after)),
-            (Change::MergePatch { subresource: Some(_), before, patch, .. }, Some(fresh))
-                if let Some((field, step)) = approved_step(patch) =>
-            {
-                if fresh["metadata"]["generation"] != before["metadata"]["generation"] {
-                    // Someone changed the spec: whatever the status shows is not this approval's.
-                    return Landed::ChangedBySomeoneElse;
+            (Change::MergePatch { subresource, before, patch, .. }, Some(fresh)) => {
+                let applied = merge_patch(fresh, &without_version(patch)) == *fresh;
+                match subresource.and(approved_step(patch)) {
+                    Some((field, step)) => approval_landed(before, fresh, field, step, applied),
+                    None => same_or_other(applied),
                 }
-                match model::approval_progress(&fresh["status"], field, step) {
-                    ApprovalProgress::Waiting => Landed::NotApplied,
-                    ApprovalProgress::Approved if merge_patch(fresh, &without_version(patch)) == *fresh => {
-                        Landed::Applied
-                    }
-                    ApprovalProgress::Approved => Landed::MovedOn,
-                    ApprovalProgress::Elsewhere => Landed::ChangedBySomeoneElse,
-                }
-            }
-            (Change::MergePatch { patch, .. }, Some(fresh)) => {
-                same_or_other(merge_patch(fresh, &without_version(patch)) == *fresh)
             }
         }
+    }
+}
+
+/// Whether an approval of step `step` (of the sub-status `field`) landed, from a fresh read:
+/// the controller moves an approved step on within a reconcile, so the read rarely shows the
+/// patch itself (`applied`).
+fn approval_landed(before: &Value, fresh: &Value, field: &str, step: i64, applied: bool) -> Landed {
+    if fresh["metadata"]["generation"] != before["metadata"]["generation"] {
+        // Someone changed the spec: whatever the status shows is not this approval's.
+        return Landed::ChangedBySomeoneElse;
+    }
+    match model::approval_progress(&fresh["status"], field, step) {
+        ApprovalProgress::Waiting => Landed::NotApplied,
+        ApprovalProgress::Approved if applied => Landed::Applied,
+        ApprovalProgress::Approved => Landed::MovedOn,
+        ApprovalProgress::Elsewhere => Landed::ChangedBySomeoneElse,
     }
 }
 

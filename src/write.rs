@@ -640,25 +640,28 @@ impl<'a> Writer<'a> {
         for warning in warnings {
             say(&warning);
         }
-        match result {
+        // A signal that came while the run finished its writes (a hang-up also makes the output
+        // fail) still ends it as interrupted.
+        let finished_anyway = |signal| Error::Interrupted {
+            signal,
+            report: format!("it came during the last write, which was finished\n{}", self.report()),
+        };
+        let signal = self.interrupt.received().await;
+        match (result, signal) {
+            (Err(Error::Output(_)), Some(signal)) if output_failed => Err(finished_anyway(signal)),
             // A closed pipe is not a failure (`cli::exit_code`); another output error is, and
             // what was written is said on stderr.
-            Err(Error::Output(error)) if output_failed => {
+            (Err(Error::Output(error)), None) if output_failed => {
                 if error.kind() != std::io::ErrorKind::BrokenPipe {
                     say(&format!("the writes stand:\n{}", self.report()));
                 }
                 Err(Error::Output(error))
             }
             // A guard's refusal before any write says so itself.
-            Err(error @ Error::Refused(_)) if self.written.is_empty() => Err(error),
-            Err(error) => Err(error.with_report(&self.report())),
-            Ok(value) => match self.interrupt.received().await {
-                Some(signal) => Err(Error::Interrupted {
-                    signal,
-                    report: format!("it came during the last write, which was finished\n{}", self.report()),
-                }),
-                None => Ok(value),
-            },
+            (Err(error @ Error::Refused(_)), _) if self.written.is_empty() => Err(error),
+            (Err(error), _) => Err(error.with_report(&self.report())),
+            (Ok(_), Some(signal)) => Err(finished_anyway(signal)),
+            (Ok(value), None) => Ok(value),
         }
     }
 }
