@@ -187,8 +187,8 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'kubectl-rollout_lua;record'= {
-            cand -o 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it'
-            cand --output 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it'
+            cand -o 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays it'
+            cand --output 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays it'
             cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)'
             cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap'
             cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'

@@ -168,7 +168,7 @@ module completions {
 
   # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
   export extern "kubectl-rollout_lua record" [
-    --output(-o): path        # Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it
+    --output(-o): path        # Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays it
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)

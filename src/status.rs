@@ -3,7 +3,8 @@
 
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Action, RoutingPlan};
+use crate::plan::RoutingPlan;
+use crate::providers::Action;
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -90,9 +91,13 @@ impl Progress {
 pub enum Position {
     /// As before any release: no stored original.
     Original,
+    /// Not there, as before any release: a canary Ingress the controller has not made (or has
+    /// deleted).
+    Absent,
     /// Equal to the plan of these steps.
     AtStep { steps: Vec<String> },
-    /// Routed (an original is stored) but equal to no step's plan: someone edited it.
+    /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
+    /// someone edited it.
     Drifted,
 }
 
@@ -105,6 +110,46 @@ pub struct ObjectView {
     pub position: Position,
     /// The script and its short hash.
     pub script: Option<String>,
+}
+
+/// A claim on a Rollout (an `approve` or `restore` holding it, or one left to expire), as
+/// `status` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimView {
+    /// `user@host (pid N)`.
+    pub holder: String,
+    /// The command holding it (`approve demo`).
+    pub command: Option<String>,
+    /// When it was taken and last renewed (the API server's clock, RFC 3339).
+    pub since: Option<String>,
+    pub renewed: Option<String>,
+    /// When it expires unless renewed (RFC 3339), and whether it has, by the API server's clock.
+    pub expires: Option<String>,
+    pub expired: bool,
+}
+
+impl ClaimView {
+    /// `alice@laptop (pid 42) running `approve demo`, since …`.
+    pub fn holder_text(&self) -> String {
+        let mut text = self.holder.clone();
+        if let Some(command) = &self.command {
+            text.push_str(&format!(" running `{command}`"));
+        }
+        if let Some(since) = &self.since {
+            text.push_str(&format!(", since {since}"));
+        }
+        text
+    }
+
+    /// The holder, and until when the claim holds.
+    pub fn text(&self) -> String {
+        let until = match self.expired {
+            true => "expired: the next approve or restore takes it over".to_string(),
+            false => format!("until {} unless renewed", self.expires.as_deref().unwrap_or("soon")),
+        };
+        format!("{} ({until})", self.holder_text())
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -134,6 +179,8 @@ pub struct RolloutView {
     /// The gateway objects, or why they could not be placed.
     #[serde(flatten, serialize_with = "objects_or_error")]
     pub objects: Result<Vec<ObjectView>, String>,
+    /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).
+    pub claim: Option<ClaimView>,
 }
 
 /// `objects: [...]`, or `objectsError: "…"` when they could not be placed.
@@ -225,6 +272,7 @@ impl RolloutView {
             ),
             workload,
             objects: every_stage.map(positions),
+            claim: None,
         }
     }
 
@@ -278,6 +326,9 @@ impl RolloutView {
                 }
             }
         }
+        if let Some(claim) = &self.claim {
+            let _ = writeln!(out, "  claimed by {}", claim.text());
+        }
         out
     }
 
@@ -323,12 +374,14 @@ fn progress_style(progress: &Progress) -> anstyle::Style {
 fn position_text(position: &Position) -> (String, anstyle::Style) {
     match position {
         Position::Original => ("original".into(), anstyle::Style::new()),
+        Position::Absent => ("absent".into(), anstyle::Style::new()),
         Position::AtStep { steps } => (format!("at {}", steps.join(", ")), GREEN),
         Position::Drifted => ("drifted".into(), RED),
     }
 }
 
-/// Places every object of a plan of all stages: at the stages whose plan it equals.
+/// Places every object of a plan of all stages (each planned from the objects as read): at
+/// the stages whose plan writes nothing to it.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
@@ -338,7 +391,11 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             }) {
                 Some(index) => index,
                 None => {
-                    let position = if object.untouched { Position::Original } else { Position::Drifted };
+                    let position = match (object.untouched, object.current.is_null()) {
+                        (true, true) => Position::Absent,
+                        (true, false) => Position::Original,
+                        (false, _) => Position::Drifted,
+                    };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
                         namespace: object.namespace.clone(),
@@ -356,9 +413,10 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     true
                 }
                 Action::Rules(_) => true,
-                Action::Restore | Action::Keep(_) => false,
+                Action::Restore | Action::Delete | Action::Keep(_) => false,
             };
-            if routes && view.position != Position::Original && !object.changed() {
+            let untouched = matches!(view.position, Position::Original | Position::Absent);
+            if routes && !untouched && !object.changed() {
                 let step = stage.stage.map_or_else(
                     || stage.label.clone(),
                     |s| match s {

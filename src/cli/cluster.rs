@@ -1,11 +1,12 @@
 //! What the commands against the API server share (a session, Rollout selection, the writer's
 //! mode), and `plan ROLLOUT…`.
 
-use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
-use crate::error::{Error, Signal};
+use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
+use crate::change::Change;
+use crate::error::Error;
 use crate::lua::Limits;
 use crate::model::ObjectIndex;
-use crate::model::{ObjectKey, ObjectRef, Rollout, Stage, StrategyKind};
+use crate::model::{ObjectKey, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
@@ -13,7 +14,7 @@ use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
-use crate::write::{self, Interrupt, Mode, Writer};
+use crate::write::{self, Mode, Writer};
 use rayon::prelude::*;
 
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -48,10 +49,10 @@ impl Session {
         self.limits
     }
 
-    /// The scripts for `refs`, with the ConfigMap read only when one of them needs it.
-    pub(super) async fn catalog_for(&self, refs: impl Iterator<Item = &ObjectRef>) -> Result<ScriptCatalog, Error> {
+    /// The scripts for `routings`, with the ConfigMap read only when one of them needs it.
+    pub(super) async fn catalog_for(&self, routings: &[Routing]) -> Result<ScriptCatalog, Error> {
         let mut catalog = self.catalog.clone();
-        if refs.into_iter().any(|r| catalog.needs_configmap(r)) {
+        if routings.iter().any(|routing| live::needs_configmap(&catalog, routing)) {
             catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
         }
         Ok(catalog)
@@ -62,6 +63,9 @@ impl Session {
         let rollouts = live::read_rollouts(&self.cluster, selection).await?;
         let live = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace).await?;
         scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
+        for warning in &live.warnings {
+            warn(&format!("warning: {warning}"));
+        }
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }
@@ -188,10 +192,15 @@ async fn server_dry_run_report(
         {
             let resource = resource_of(live, &object.key)?;
             let what = format!("{} ({stage})", object.describe());
-            // The last change is the planned object: what admission must accept.
-            let verdict = match object.writes().last() {
-                Some(change) => write::server_dry_run(cluster, resource, change).await,
-                None => Ok(()),
+            // Admission must accept the planned object: the last change makes it, or for an
+            // object the plan creates (nothing a dry run sends is stored), its creation as planned.
+            let verdict = match (object.writes().next(), object.writes().last()) {
+                (Some(Change::Create { key, .. }), _) => {
+                    let made = Change::Create { key: key.clone(), object: object.planned.clone() };
+                    write::server_dry_run(cluster, resource, &made).await
+                }
+                (_, Some(change)) => write::server_dry_run(cluster, resource, change).await,
+                (_, None) => Ok(()),
             };
             verdicts.push(match verdict {
                 Ok(()) => format!("server dry-run accepted {what}"),
@@ -208,18 +217,6 @@ async fn server_dry_run_report(
 
 pub(super) fn resource_of<'a>(live: &'a Live, key: &ObjectKey) -> Result<&'a Resource, Error> {
     live.resource_of(key).ok_or_else(|| Error::Input(format!("no API resource known for {key}")))
-}
-
-/// Runs a writing command's work to its end, or until a second signal stops it at once (the
-/// work is dropped where it stands): then the signal.
-pub(super) async fn stoppable<T>(
-    work: impl std::future::Future<Output = Result<T, Error>>,
-    interrupt: &Interrupt,
-) -> Result<Result<T, Error>, Signal> {
-    tokio::select! {
-        result = work => Ok(result),
-        signal = interrupt.wait_for(2) => Err(signal),
-    }
 }
 
 /// Refuses to write from stored originals that hold no spec (`(object, annotation)`), unless

@@ -1,21 +1,20 @@
-//! `restore`: put gateway objects back to their stored original, as the controller's finalise
-//! does, after checking for edits made during the release. Gather (claim, then read) → guard →
-//! render → confirm → write.
+//! `restore`: put gateway objects back as the controller's finalise does (custom refs to their
+//! stored original, an HTTPRoute's rules restored, a canary Ingress deleted), after checking
+//! for edits made during the release. Gather (claim, then read) → guard → render → confirm →
+//! write.
 
-use super::approve::claim_rollouts;
-use super::cluster::{
-    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
-};
+use super::approve::{claim_names, claim_rollouts};
+use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
 use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{ObjectKey, Routing, Stage};
+use crate::model::{self, ObjectKey, Provider, Routing, Stage};
 use crate::output::{self, BOLD, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::providers::{custom, gateway};
+use crate::providers::{ObjectPlan, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
@@ -55,13 +54,25 @@ struct Restoration {
     key: ObjectKey,
     resource: Resource,
     live: Value,
+    /// The object restored; null: deleted (a canary Ingress).
     restored: Value,
     placement: Placement,
     /// The stored original, when it holds nothing (restoring it wipes the object).
     degenerate: Option<String>,
-    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's).
+    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's,
+    /// a canary Ingress's).
     how: Option<String>,
     warnings: Vec<String>,
+}
+
+impl Restoration {
+    /// The write: a replace with the object restored, or a deletion.
+    fn change(&self) -> Change {
+        match self.restored.is_null() {
+            true => Change::Delete { key: self.key.clone(), before: self.live.clone() },
+            false => Change::Replace { key: self.key.clone(), before: self.live.clone(), after: self.restored.clone() },
+        }
+    }
 }
 
 /// An object found to restore: its resource, the live object, where it stands, and for an
@@ -76,40 +87,54 @@ struct Candidate {
 pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(global, &args.scripts).await?;
-        let interrupt = Interrupt::listen()?;
+        let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let outcome = match &args.from_backup {
-            Some(file) => stoppable(restore_backup(&session, &mut writer, file, args), &interrupt).await,
-            None => stoppable(restore_objects(&session, &mut writer, args), &interrupt).await,
+            Some(file) => interrupt.unless_second(restore_backup(&session, &mut writer, file, args)).await,
+            None => interrupt.unless_second(restore_objects(&session, &mut writer, args)).await,
         };
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
     })
 }
 
+/// What a restore restores.
+enum Targets {
+    /// The objects the selected Rollouts route.
+    Rollouts(Selection),
+    /// `--ref`: objects, each a served resource and a name in the session's namespace.
+    Refs(Vec<(Resource, String)>),
+}
+
 async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &RestoreArgs) -> Result<Outcome, Error> {
-    // `--ref` names objects, no Rollout: there is nothing to claim.
-    let selection = if args.refs.is_empty() {
-        Some(selection(&args.selection).map_err(|e| {
+    let mut notes = Vec::new();
+    let targets = if args.refs.is_empty() {
+        let selection = selection(&args.selection).map_err(|e| {
             Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
-        })?)
+        })?;
+        claim_rollouts(session, &selection, writer, "restore").await?;
+        Targets::Rollouts(selection)
     } else {
-        None
+        let mut refs = Vec::new();
+        for argument in &args.refs {
+            refs.push(resolve_ref(&session.cluster, argument).await?);
+        }
+        let namespace = &session.cluster.namespace;
+        let keys: Vec<ObjectKey> =
+            refs.iter().map(|(r, name)| ObjectKey::new(&r.group, &r.kind, namespace, name)).collect();
+        let command = format!("restore --ref {}", args.refs.join(" --ref "));
+        claim_routing(session, writer, &keys, &command, &mut notes).await?;
+        Targets::Refs(refs)
     };
-    if let Some(selection) = &selection {
-        claim_rollouts(session, selection, writer, "restore").await?;
-    }
-    let (restorations, notes) = restorations(session, args, selection.as_ref()).await?;
-    for note in notes {
+    let (restorations, more_notes) = restorations(session, &targets).await?;
+    for note in notes.into_iter().chain(more_notes) {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
-    let mut permissions: Vec<Permission> =
-        restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
-    if selection.is_some() {
-        permissions.extend(write::claim_permissions(&session.cluster.namespace));
-    }
+    // The claim's permissions were asked about when it was taken (a dry run takes none).
+    let permissions: Vec<Permission> =
+        restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change(), &r.key.namespace)).collect();
     if writer.mode() != Mode::ClientDryRun {
         write::preflight(&session.cluster, permissions).await?;
     }
@@ -138,39 +163,63 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     let mut lines = Vec::new();
     for r in &restorations {
-        let change = Change::Replace { key: r.key.clone(), before: r.live.clone(), after: r.restored.clone() };
-        writer.apply(&r.resource, &change).await?;
-        lines.extend(writer.written_line(&r.key, "restored"));
+        writer.apply(&r.resource, &r.change()).await?;
+        let done = if r.restored.is_null() { "deleted" } else { "restored" };
+        lines.extend(writer.written_line(&r.key, done));
     }
     print_outcome(writer, &lines.concat())?;
     Ok(Outcome::Done)
 }
 
-/// The objects a restore writes, each once, and notes on those it skips.
-async fn restorations(
+/// `--ref` and `--from-backup` name objects: the Rollouts of the namespace that route any of
+/// them are claimed (read first, then claimed, then everything read again under the claim).
+/// When the Rollouts cannot be read, nothing is claimed and a note says so.
+async fn claim_routing(
     session: &Session,
-    args: &RestoreArgs,
-    selection: Option<&Selection>,
-) -> Result<(Vec<Restoration>, Vec<String>), Error> {
+    writer: &mut Writer<'_>,
+    keys: &[ObjectKey],
+    command: &str,
+    notes: &mut Vec<String>,
+) -> Result<(), Error> {
+    if writer.mode() != Mode::Apply {
+        return Ok(());
+    }
+    let live = match session.load(&Selection::Selector(String::new())).await {
+        Ok((live, _)) => live,
+        Err(e) => {
+            notes.push(format!("no Rollout is claimed: reading the Rollouts that may route the objects failed: {e}"));
+            return Ok(());
+        }
+    };
+    let mut owners = Vec::new();
+    for rollout in &live.snapshot.rollouts {
+        if routes_any(&live, rollout, keys)? {
+            owners.push(rollout.item.name.clone());
+        }
+    }
+    claim_names(session, owners, writer, |_| command.to_string()).await
+}
+
+/// Whether `rollout` (or its TrafficRouting) routes any of `keys`.
+fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Result<bool, Error> {
+    Ok(routings(live, rollout)?.iter().flat_map(Routing::objects).any(|key| keys.contains(&key)))
+}
+
+/// The objects a restore writes, each once, and notes on those it skips.
+async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
-    match selection {
-        Some(selection) => {
+    match targets {
+        Targets::Rollouts(selection) => {
             let (live, catalog) = session.load(selection).await?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
-                // Custom refs put their stored original back; an HTTPRoute gets the controller's
-                // restore of its rules.
                 for routing in routings(&live, rollout)? {
-                    let routes = routing.http_route().map(|name| gateway::GatewayRoute::of(&routing, name));
-                    let keys = routing
-                        .custom_refs()
-                        .iter()
-                        .map(|reference| (ObjectKey::of_ref(reference, &routing.owner.namespace), None))
-                        .chain(routes.map(|route| (route.key(), Some(route))));
-                    for (key, route) in keys {
+                    for (key, route) in restored_objects(&routing) {
                         let Some(object) = live.snapshot.objects.get(&key) else {
-                            notes.push(format!("{key}: not found, skipped"));
+                            let why =
+                                if key.kind == "Ingress" { "absent, nothing to delete" } else { "not found, skipped" };
+                            notes.push(format!("{key}: {why}"));
                             continue;
                         };
                         // The route's own warnings name the rules without backendRefs it deletes.
@@ -193,15 +242,17 @@ async fn restorations(
                 }
             }
         }
-        None => {
-            for argument in &args.refs {
-                let (resource, name) = resolve_ref(&session.cluster, argument).await?;
-                match session.cluster.get(&resource, &session.cluster.namespace, &name).await? {
+        Targets::Refs(refs) => {
+            for (resource, name) in refs {
+                match session.cluster.get(resource, &session.cluster.namespace, name).await? {
                     None => notes
                         .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
-                    Some(live) => {
-                        candidates.push(Candidate { resource, live, placement: Placement::Unchecked, rules: None })
-                    }
+                    Some(live) => candidates.push(Candidate {
+                        resource: resource.clone(),
+                        live,
+                        placement: Placement::Unchecked,
+                        rules: None,
+                    }),
                 }
             }
             // The drift check: where each object stands against the Rollouts that route it.
@@ -237,6 +288,23 @@ async fn restorations(
                 degenerate: None,
                 how: Some(how.into()),
                 warnings: rules.warnings,
+            });
+            continue;
+        }
+        if is_canary_ingress(&live) {
+            if live["metadata"]["deletionTimestamp"].is_string() {
+                notes.push(format!("{key}: being deleted already, nothing to write"));
+                continue;
+            }
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored: Value::Null,
+                placement,
+                degenerate: None,
+                how: Some("delete it, as the controller's finalise does (the stable Ingress is never written)".into()),
+                warnings: Vec::new(),
             });
             continue;
         }
@@ -277,6 +345,36 @@ async fn restorations(
         }
     }
     Ok((restorations, notes))
+}
+
+/// What a restore of `routing` writes, in the controller's order: the custom refs (their stored
+/// original put back), the canary Ingress (deleted; the stable one is never written) and the
+/// HTTPRoute (the controller's restore of its rules).
+fn restored_objects(routing: &Routing) -> Vec<(ObjectKey, Option<gateway::GatewayRoute<'_>>)> {
+    let namespace = &routing.owner.namespace;
+    let mut objects = Vec::new();
+    for provider in &routing.providers {
+        match provider {
+            Provider::Custom(refs) => objects.extend(refs.iter().map(|r| (ObjectKey::of_ref(r, namespace), None))),
+            Provider::Ingress { name, .. } => objects.push((ingress::canary_key(routing, name), None)),
+            Provider::Gateway { http_route } => {
+                let route = gateway::GatewayRoute::of(routing, http_route);
+                objects.push((route.key(), Some(route)));
+            }
+        }
+    }
+    objects
+}
+
+/// A canary Ingress the controller made: an Ingress whose controller is a Rollout or a
+/// TrafficRouting. The controller's finalise deletes it.
+fn is_canary_ingress(object: &Value) -> bool {
+    object["kind"] == "Ingress"
+        && object["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|owner| {
+            owner["controller"] == true
+                && owner["apiVersion"].as_str().is_some_and(|v| model::api_group(v) == "rollouts.kruise.io")
+                && matches!(owner["kind"].as_str(), Some("Rollout" | "TrafficRouting"))
+        })
 }
 
 fn key_of(resource: &Resource, object: &Value) -> ObjectKey {
@@ -332,8 +430,7 @@ async fn placements_of_refs(
     };
     let mut found = Vec::new();
     for rollout in &live.snapshot.rollouts {
-        let routes: Vec<ObjectKey> = routings(&live, rollout)?.iter().flat_map(Routing::objects).collect();
-        if !wanted.iter().any(|k| routes.contains(k)) {
+        if !routes_any(&live, rollout, wanted)? {
             continue;
         }
         let placements = placements(session, &live, &catalog, rollout, notes)?;
@@ -346,11 +443,11 @@ async fn placements_of_refs(
 /// current stage's plan, else the first stage's).
 fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
     let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
-    let objects: Vec<&crate::plan::ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
+    let objects: Vec<&ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
         .into_iter()
         .filter_map(|view| {
-            let same = |o: &&&crate::plan::ObjectPlan| {
+            let same = |o: &&&ObjectPlan| {
                 o.reference.kind == view.kind && o.reference.name == view.name && o.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
@@ -362,7 +459,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                         expected: o.planned.clone(),
                     })
                     .unwrap_or(Placement::Unchecked),
-                Position::Original | Position::AtStep { .. } => Placement::Placed,
+                Position::Original | Position::Absent | Position::AtStep { .. } => Placement::Placed,
             };
             Some((key, placement))
         })
@@ -417,13 +514,14 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
             );
         }
         let how = r.how.as_deref().unwrap_or("restore the stored original");
+        let then = if r.restored.is_null() { "deleted" } else { "restored" };
         out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {how}"))));
         out.push_str(
             &output::object_diff(
                 &r.live,
                 &r.restored,
                 &format!("{what} (live)"),
-                &format!("{what} (restored)"),
+                &format!("{what} ({then})"),
                 &super::diff::differ(),
             )
             .map_err(Error::Input)?,
@@ -459,17 +557,31 @@ async fn restore_backup(
     let namespace = backup["metadata"]["namespace"].as_str().unwrap_or(&session.cluster.namespace).to_string();
     let name =
         backup["metadata"]["name"].as_str().ok_or_else(|| Error::Input(format!("{source}: no metadata.name")))?;
+    if namespace != session.cluster.namespace {
+        // The Rollouts routing it, which are claimed, are those of its namespace.
+        return Err(Error::Input(format!(
+            "{source} holds an object of namespace {namespace}, not {}: run with -n {namespace}",
+            session.cluster.namespace
+        )));
+    }
+    let key = ObjectKey::new(&resource.group, &resource.kind, &namespace, name);
+    let mut notes = Vec::new();
+    claim_routing(session, writer, std::slice::from_ref(&key), &format!("restore --from-backup {source}"), &mut notes)
+        .await?;
+    for note in notes {
+        let _ = writeln!(anstream::stderr(), "{note}");
+    }
     let live = session.cluster.get(&resource, &namespace, name).await?.ok_or_else(|| {
         Error::Input(format!("{kind} {namespace}/{name} no longer exists; create it with kubectl instead"))
     })?;
     let restored = Data::of_object(backup).apply_to(&live, None);
-    let key = key_of(&resource, &live);
     if data::same_routing(&live, &restored) {
         print(&format!("{key} already matches the backup\n"))?;
         return Ok(Outcome::Done);
     }
+    let change = Change::Replace { key: key.clone(), before: live.clone(), after: restored.clone() };
     if writer.mode() != Mode::ClientDryRun {
-        write::preflight(&session.cluster, resource.replace_permissions(&namespace).to_vec()).await?;
+        write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
     }
     print(
         &output::object_diff(
@@ -484,7 +596,6 @@ async fn restore_backup(
     if writer.mode() == Mode::Apply && !args.yes {
         writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
     }
-    let change = Change::Replace { key: key.clone(), before: live, after: restored };
     writer.apply(&resource, &change).await?;
     let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
     print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"))?;

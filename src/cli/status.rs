@@ -21,25 +21,18 @@ pub fn status(global: &GlobalArgs, args: &StatusArgs) -> anyhow::Result<Outcome>
         let session = Session::open(global, &args.scripts).await?;
         let selection = selection(&args.selection)?;
         if !args.watch {
-            let views = views(&session, &selection).await?;
+            let mut views = views(&session, &selection).await?;
+            for view in &mut views {
+                // A claim only shows; a missing permission to read Leases hides it.
+                view.claim = claim_of(&session.cluster, &view.namespace, &view.name).await.ok().flatten();
+            }
             match args.output {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
-                None => {
-                    let mut texts = Vec::new();
-                    for view in &views {
-                        let mut text = view.text();
-                        // A claim only shows; a missing permission to read Leases hides it.
-                        if let Ok(Some(holder)) = claim_of(&session.cluster, &view.namespace, &view.name).await {
-                            text.push_str(&format!("  claimed by {holder}\n"));
-                        }
-                        texts.push(text);
-                    }
-                    print(&texts.join("\n"))?
-                }
+                None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
             }
             return Ok(Outcome::Done);
         }
-        let mut follower = Follower::new(args.timeout, Interrupt::listen()?);
+        let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
         loop {
             let views = follower.next(&session, &selection).await?;
             // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
@@ -96,7 +89,7 @@ async fn workload(cluster: &Cluster, reference: Option<&ObjectRef>) -> Option<Wo
 /// Follows Rollouts: reads them every couple of seconds and shows them, redrawn in place on a
 /// terminal, or as one line per change otherwise (logs, CI).
 pub(super) struct Follower {
-    /// SIGINT and SIGTERM, listened for from the start so that they never cut a write short:
+    /// SIGINT, SIGTERM and SIGHUP, listened for from the start so that they never cut a write short:
     /// they are noticed while waiting.
     interrupt: Interrupt,
     deadline: Option<Instant>,

@@ -1,6 +1,8 @@
-//! Providers: each turns (routing, a stage's strategy, the live objects) into the writes the
-//! controller would make, with warnings. The controller runs them in a fixed order (custom
-//! refs, then ingress, then gateway) and the first error stops it.
+//! Providers: each turns (routing, what the controller does at a stage, the live objects) into
+//! an `ObjectPlan` per object: the object the controller would write, the writes that get it
+//! there (`change::Change`), and warnings. The controller runs them in a fixed order (custom
+//! refs, then ingress, then gateway) and the first error stops it; `plan::Planner` calls them
+//! so.
 
 pub mod case;
 pub mod custom;
@@ -9,9 +11,20 @@ pub mod ingress;
 
 use crate::change::Change;
 use crate::data;
-use crate::model::{ObjectKey, ObjectRef};
+use crate::lua::Limits;
+use crate::model::{ObjectKey, ObjectRef, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
 use serde_json::Value;
+
+/// What planning an object needs besides the objects: the owner's routing, what the controller
+/// does at the stage, the stage's label and the limits.
+pub struct Context<'a> {
+    pub routing: &'a Routing,
+    pub action: &'a RoutingAction,
+    /// The stage's label, for messages.
+    pub stage: &'a str,
+    pub limits: &'a Limits,
+}
 
 /// What the controller does to an object at a stage.
 #[derive(Clone, Debug)]
@@ -20,6 +33,9 @@ pub enum Action {
     Lua(ResolvedScript),
     /// No traffic and no matches: restores the stored original (the annotation goes away).
     Restore,
+    /// No traffic and no matches: the controller's finalise deletes the object (a canary
+    /// Ingress).
+    Delete,
     /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode,
     /// match mode or its restore).
     Rules(String),
@@ -32,7 +48,9 @@ pub struct ObjectPlan {
     pub reference: ObjectRef,
     pub key: ObjectKey,
     pub namespace: String,
+    /// The object as it is (null: it does not exist, a canary Ingress not made yet).
     pub current: Value,
+    /// The object as the controller leaves it at the stage (null: there is none).
     pub planned: Value,
     pub action: Action,
     /// The script's input (`obj`), when a script runs.
@@ -46,11 +64,13 @@ pub struct ObjectPlan {
     pub degenerate_original: Option<String>,
     /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
     pub changes: Vec<Change>,
-    /// Whether `current` shows no sign of a release: a custom ref without a stored original, an
-    /// HTTPRoute without a backendRef to the canary Service (what `status` calls `original`).
+    /// Whether `current` shows no sign of a release (what `status` calls `original`, or
+    /// `absent`): a custom ref without a stored original, an HTTPRoute without a backendRef to
+    /// the canary Service, a canary Ingress that does not exist (`current` is null).
     pub untouched: bool,
     /// The stage whose result `current` is, when the plan starts from where an earlier stage
-    /// left the object (an HTTPRoute's rules carry over); None: the object as read.
+    /// left the object (an HTTPRoute's rules and a canary Ingress's annotations carry over);
+    /// None: the object as read.
     pub after: Option<String>,
     /// Whether `planned` routes differently from `current`: asked for by every rendering and
     /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
@@ -103,10 +123,10 @@ impl ObjectPlan {
         self.changed
     }
 
-    /// The `action` of `plan -o json`: the last change's (`create`, `replace`, `patch`,
-    /// `delete`, `keep`).
+    /// The `action` of `plan -o json`: the first write's (`create`, `replace`, `patch`,
+    /// `delete`), or `keep`.
     pub fn action_name(&self) -> &'static str {
-        self.changes.last().map_or("keep", Change::action)
+        self.writes().next().map_or("keep", Change::action)
     }
 
     /// The changes that write something.

@@ -2,9 +2,9 @@
 //! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
-use super::exec_plugin::Credential;
+use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::retry::Retries;
-use crate::change::Request;
+use crate::change::{Change, Request};
 use crate::error::{ApiFailure, Error};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
+use tower::util::MapResponseLayer;
 
 /// The field manager named in writes.
 pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
@@ -83,6 +84,27 @@ pub struct Cluster {
     discovery_dir: Option<PathBuf>,
     /// Discovery already read in this run, by `group/version`.
     discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
+    clock: ServerClock,
+}
+
+/// The API server's clock, from the `Date` header of its latest reply and the time passed since
+/// (on this host's monotonic clock): times compared with what other hosts wrote (a claim's
+/// renewal) are judged on the one clock they share, not on this host's, which may be off.
+#[derive(Clone, Default)]
+struct ServerClock(Arc<Mutex<Option<(SystemTime, std::time::Instant)>>>);
+
+impl ServerClock {
+    fn saw<B>(&self, response: &http::Response<B>) {
+        let date = response.headers().get(http::header::DATE).and_then(|d| d.to_str().ok());
+        if let Some(date) = date.and_then(crate::time::parse_http_date) {
+            *self.0.lock().expect("not poisoned") = Some((date, std::time::Instant::now()));
+        }
+    }
+
+    fn now(&self) -> Option<SystemTime> {
+        let (date, seen) = (*self.0.lock().expect("not poisoned"))?;
+        Some(date + seen.elapsed())
+    }
 }
 
 /// A served resource: its API coordinates and scope.
@@ -105,9 +127,12 @@ impl Resource {
         Permission::new(verb, &self.group, &self.plural, subresource, namespace)
     }
 
-    /// What replacing objects of this resource needs: `get` and `update`.
-    pub fn replace_permissions(&self, namespace: &str) -> [Permission; 2] {
-        ["get", "update"].map(|verb| self.permission(verb, None, namespace))
+    /// What writing `change` to an object of this resource in `namespace` needs: `get` (to
+    /// read it again when a reply is lost or a write conflicts), and the verbs that send and
+    /// undo the change.
+    pub fn write_permissions(&self, change: &Change, namespace: &str) -> Vec<Permission> {
+        let verbs = std::iter::once(&"get").chain(change.verbs());
+        verbs.map(|verb| self.permission(verb, change.subresource(), namespace)).collect()
     }
 
     /// `virtualservices.networking.istio.io`, as kubectl names resources.
@@ -155,9 +180,12 @@ impl Cluster {
         config.reset_reader_on_write = true;
         // Retries are ours (see super::retry): kube's retried for minutes, without a word.
         config.default_retry = false;
+        let mut plugin_token = None;
         if let Some(exec) = exec_plugin_to_run(&mut config.auth_info) {
             match super::exec_plugin::run(&exec, args.exec_plugin_limit())? {
-                Credential::Token(token) => config.auth_info.token = Some(token.into()),
+                Credential::Token { token, expires } => {
+                    plugin_token = Some(PluginToken::new(exec, args.exec_plugin_limit(), token, expires));
+                }
                 Credential::Certificate { certificate, key } => {
                     // The kubeconfig's form: base64 of the PEM text.
                     config.auth_info.client_certificate_data = Some(BASE64.encode(certificate));
@@ -172,9 +200,20 @@ impl Cluster {
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
         // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
         // (as kube's own Client puts in front of it) makes it one.
+        let clock = ServerClock::default();
+        let noting_the_date = {
+            let clock = clock.clone();
+            move |response| {
+                clock.saw(&response);
+                response
+            }
+        };
         let builder = ClientBuilder::try_from(config)
             .map_err(connecting)?
+            .with_layer(&MapResponseLayer::new(noting_the_date))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
+            // A token from an exec plugin is put on each request here, and renewed as it expires.
+            .with_layer(&tower::util::option_layer(plugin_token.map(Authenticate)))
             .with_layer(&RetryLayer::new(Retries::default()));
         let client = builder.build();
         Ok(Cluster {
@@ -186,7 +225,14 @@ impl Cluster {
             request_limit,
             discovery_dir,
             discovered: Default::default(),
+            clock,
         })
+    }
+
+    /// Now on the API server's clock (see `ServerClock`), or on this host's before any reply
+    /// named its date.
+    pub fn server_now(&self) -> SystemTime {
+        self.clock.now().unwrap_or_else(SystemTime::now)
     }
 
     /// The resources served at `group/version`, from the disk cache when fresh; `None` when the
@@ -215,7 +261,12 @@ impl Cluster {
         if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
             return Ok(Some(cached.resources));
         }
-        let list = match self.client.list_api_group_resources(api_version).await {
+        // The core group is served under /api, the others under /apis.
+        let listed = match group.is_empty() {
+            true => self.client.list_core_api_resources(version).await,
+            false => self.client.list_api_group_resources(api_version).await,
+        };
+        let list = match listed {
             Ok(list) => list,
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
             Err(e) => return Err(self.failure(&format!("discovering {api_version}"), e)),
@@ -321,13 +372,15 @@ impl Cluster {
         futures::future::try_join_all(names.iter().map(|name| self.get(resource, namespace, name))).await
     }
 
+    /// The objects of `resource` in `namespace` that `selector` selects, each with its
+    /// apiVersion and kind (a list's items come without them).
     pub async fn list(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<Vec<Value>, Error> {
         let list = self
             .api(resource, namespace)
             .list(&ListParams::default().labels(selector))
             .await
             .map_err(|e| self.failure(&format!("listing {} in {namespace}", resource.qualified()), e))?;
-        Ok(list.items.into_iter().map(to_value).collect())
+        Ok(list.items.into_iter().map(|item| typed(to_value(item), resource)).collect())
     }
 
     /// Sends a change's request (`change::Request`, preconditions included) for the object
@@ -436,17 +489,10 @@ fn pick(list: Value, resource: &Resource, names: &[&str]) -> Vec<Option<Value>> 
     for (i, name) in names.iter().enumerate() {
         positions.entry(name).or_default().push(i);
     }
-    let api_version = resource.api_resource().api_version;
     let mut found = vec![None; names.len()];
-    for mut item in items {
+    for item in items {
         let Some(at) = item["metadata"]["name"].as_str().and_then(|name| positions.remove(name)) else { continue };
-        if let Some(object) = item.as_object_mut() {
-            for (field, value) in [("apiVersion", &api_version), ("kind", &resource.kind)] {
-                if object.get(field).and_then(Value::as_str).is_none_or(str::is_empty) {
-                    object.insert(field.into(), Value::String(value.clone()));
-                }
-            }
-        }
+        let item = typed(item, resource);
         let (last, others) = at.split_last().expect("at least one position per name");
         for &i in others {
             found[i] = Some(item.clone());
@@ -492,6 +538,18 @@ fn cache_key(url: &http::Uri) -> String {
         .collect();
     // Never `.`, `..` or nothing: the folder must be a child of the cache.
     if key.chars().all(|c| c == '.') { format!("_{key}") } else { key }
+}
+
+/// A list item with the apiVersion and kind of its resource, which lists leave out.
+fn typed(mut item: Value, resource: &Resource) -> Value {
+    if let Some(object) = item.as_object_mut() {
+        for (field, value) in [("apiVersion", resource.api_resource().api_version), ("kind", resource.kind.clone())] {
+            if object.get(field).and_then(Value::as_str).is_none_or(str::is_empty) {
+                object.insert(field.into(), Value::String(value));
+            }
+        }
+    }
+    item
 }
 
 fn to_value(object: DynamicObject) -> Value {
