@@ -4,14 +4,6 @@ module completions {
   export extern kubectl-rollout_lua [
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     --version(-V)             # Print version
   ]
@@ -45,8 +37,6 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -55,6 +45,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -77,8 +69,6 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -87,6 +77,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -106,8 +98,6 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -116,6 +106,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -134,8 +126,6 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -144,6 +134,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -152,16 +144,14 @@ module completions {
   export extern "kubectl-rollout_lua release-claim" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -172,8 +162,6 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -182,6 +170,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
   ]
@@ -193,16 +183,10 @@ module completions {
   # Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
   export extern "kubectl-rollout_lua test" [
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively; default: the built-in scripts
   ]
@@ -211,16 +195,10 @@ module completions {
   export extern "kubectl-rollout_lua eval" [
     --obj: path               # The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     script: path              # The Lua script
   ]
@@ -230,14 +208,6 @@ module completions {
     --output(-o): path        # Write to FILE instead of stdout
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     case: path                # A test case (rollout or trafficRouting, original, expected)
   ]
@@ -250,14 +220,6 @@ module completions {
   export extern "kubectl-rollout_lua completions" [
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell
   ]

@@ -6,7 +6,7 @@ use super::cluster::{
     Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
 };
 use super::status::Follower;
-use super::{ApproveArgs, GlobalArgs, Outcome, confirm, print, terminal_question, warn};
+use super::{ApproveArgs, Outcome, confirm, print, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
@@ -143,9 +143,9 @@ struct Run<'a> {
     follower: Option<Follower>,
 }
 
-pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcome> {
+pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)?;
         let interrupt = Interrupt::listen()?;
         let mut writer =

@@ -2,16 +2,16 @@
 //! deletes one whose holder is gone.
 
 use super::cluster::{Session, runtime, selection};
-use super::{GlobalArgs, Outcome, ReleaseClaimArgs, ScriptArgs, confirm, print};
+use super::{Outcome, ReleaseClaimArgs, ScriptArgs, confirm, print};
 use crate::error::Error;
 use crate::source::cluster::Cluster;
 use crate::source::live::{self, Selection};
 use crate::write::{self, Interrupt};
 use std::time::SystemTime;
 
-pub fn release_claim(global: &GlobalArgs, args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
+pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &ScriptArgs::default()).await?;
+        let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
         let selection = selection(&args.selection)?;
         let interrupt = Interrupt::listen()?;
         let names = rollout_names(&session, &selection).await?;

@@ -1,7 +1,7 @@
 //! What the commands against the API server share (a session, Rollout selection, the writer's
 //! mode), and `plan ROLLOUT…`.
 
-use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
+use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
 use crate::error::{Error, Signal};
 use crate::lua::{self, Limits, Script};
 use crate::model::ObjectIndex;
@@ -36,18 +36,18 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub(super) async fn open(global: &GlobalArgs, scripts: &ScriptArgs) -> Result<Session, Error> {
+    pub(super) async fn open(connection: &ConnectionFlags, scripts: &ScriptArgs) -> Result<Session, Error> {
         let catalog = ScriptCatalog {
             overrides: files::read_script_flags(&scripts.scripts)?,
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
             ..ScriptCatalog::default()
         };
-        let cluster = Cluster::connect(&global.connection.connection()).await?;
+        let cluster = Cluster::connect(&connection.connection()).await?;
         Ok(Session {
             cluster,
             catalog,
             controller_namespace: scripts.controller_namespace.clone(),
-            limits: global.limits(),
+            limits: scripts.lua.limits(),
         })
     }
 
@@ -171,9 +171,9 @@ fn status_line(rollout: &Rollout) -> String {
     line
 }
 
-pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
+pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
         let (live, catalog) = session.load_for_planning(&selection).await?;

@@ -25,10 +25,20 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
-    if args.selection.selector.is_some() || args.next || args.dry_run.is_some() {
-        return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
+    let cluster_only: Vec<&str> =
+        [(args.selection.selector.is_some(), "-l"), (args.next, "--next"), (args.dry_run.is_some(), "--dry-run")]
+            .into_iter()
+            .filter_map(|(given, flag)| given.then_some(flag))
+            .collect();
+    if let Some((last, rest)) = cluster_only.split_last() {
+        let (flags, need) = match rest {
+            [] => (last.to_string(), "needs"),
+            _ => (format!("{} and {last}", rest.join(", ")), "need"),
+        };
+        let manifests = if args.kustomize.is_some() { "-k" } else { "-f" };
+        return Err(Error::Input(format!("{flags} {need} a cluster: name Rollouts without {manifests}")).into());
     }
-    let namespace = global.connection.namespace.as_deref().unwrap_or("default");
+    let namespace = args.cluster.namespace.as_deref().unwrap_or("default");
     let (manifests, input) = match &args.kustomize {
         Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
         None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
@@ -66,7 +76,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         placeholder: args.show_obj,
     };
     scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
-    let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
+    let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
     let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
         return Err(Error::Input(format!("no Rollout named {missing} in the input")).into());
@@ -79,7 +89,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             Some(n) => vec![rollout.item.step_stage(n).map_err(|e| Error::Input(format!("{}: {e}", rollout.origin)))?],
         };
         let cr = snapshot.traffic_routing_of(rollout)?;
-        let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
+        let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
         plan.with_context(|| format!("planning {}", rollout.origin))
     });
@@ -241,7 +251,7 @@ impl Suite {
     }
 }
 
-pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
+pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
     let suites: Vec<Suite> = if args.paths.is_empty() {
         let custom = BUILTIN_SCRIPTS.iter().map(|b| Suite {
             label: format!("{}/{}", b.group, b.kind),
@@ -308,7 +318,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
         }
         suites
     };
-    let limits = global.limits();
+    let limits = args.lua.limits();
     let mut reports: Vec<(&Suite, CaseReport)> = Vec::new();
     for suite in &suites {
         for (name, text) in &suite.cases {
@@ -419,16 +429,16 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
     json!({"cases": cases, "passed": passed, "failed": failed})
 }
 
-pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outcome> {
+pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
     let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
     let documents =
         yaml::parse_documents(&files::read_text(&args.obj, files::OBJECT)?, &source).map_err(Error::Input)?;
     let obj = gojson::normalize_numbers(the_obj(&documents, &source)?.clone());
     let result = match args.ingress {
-        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &global.limits()).map_err(Error::from)?),
+        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &args.lua.limits()).map_err(Error::from)?),
         false => {
-            lua::evaluate(&script, &obj, &global.limits(), EvalOptions::CONTROLLER).map_err(Error::from)?.to_go_json()
+            lua::evaluate(&script, &obj, &args.lua.limits(), EvalOptions::CONTROLLER).map_err(Error::from)?.to_go_json()
         }
     };
     print_raw(&format!("{result}\n"))?;

@@ -3,7 +3,7 @@
 //! change can be replayed offline (`test`, `plan -f`) against real cluster state.
 
 use super::cluster::{Session, runtime};
-use super::{GlobalArgs, Outcome, RecordArgs, print_raw};
+use super::{Outcome, RecordArgs, print_raw};
 use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits};
@@ -25,9 +25,9 @@ struct Recorded {
     text: String,
 }
 
-pub fn record(global: &GlobalArgs, args: &RecordArgs) -> anyhow::Result<Outcome> {
+pub fn record(args: &RecordArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let cases = match args.rollout.split_once('/').filter(|(kind, _)| kind.starts_with("trafficrouting")) {
             Some((_, name)) => record_traffic_routing(&session, name).await?,
             None => record_rollout(&session, live::rollout_name(&args.rollout)).await?,

@@ -6,7 +6,7 @@ use super::approve::claim_rollouts;
 use super::cluster::{
     Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
 };
-use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
+use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
@@ -61,9 +61,9 @@ struct Restoration {
     degenerate: Option<String>,
 }
 
-pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
+pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen()?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));

@@ -3,7 +3,7 @@
 
 use super::claim::claim_of;
 use super::cluster::{Session, runtime, selection};
-use super::{GlobalArgs, Outcome, StatusArgs, print, print_raw, term_is_dumb, without_colour_where_off};
+use super::{Outcome, StatusArgs, print, print_raw, term_is_dumb, without_colour_where_off};
 use crate::error::Error;
 use crate::model::ObjectRef;
 use crate::source::cluster::Cluster;
@@ -16,9 +16,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// How often a follower reads the Rollouts again.
 const POLL: Duration = Duration::from_secs(2);
 
-pub fn status(global: &GlobalArgs, args: &StatusArgs) -> anyhow::Result<Outcome> {
+pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)?;
         if !args.watch {
             let views = views(&session, &selection).await?;
