@@ -431,17 +431,21 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__lua__subcmd__obj)
-            opts="-o -v -h --output --verbose --no-color --help"
+            opts="-o -v -h --output --output-file --verbose --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "lua json yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -W "lua json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -559,18 +563,29 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__record)
-            opts="-o -n -v -h --output --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
+            opts="-o -n -v -h --output --output-file --dir --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -W "yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --script)

@@ -176,8 +176,10 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'kubectl-rollout_lua;record'= {
-            cand -o 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it'
-            cand --output 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it'
+            cand -o 'The test cases'' format: YAML, the controller''s testdata format (the only one)'
+            cand --output 'The test cases'' format: YAML, the controller''s testdata format (the only one)'
+            cand --output-file 'Write the test cases to FILE instead of stdout, as YAML documents'
+            cand --dir 'Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays them'
             cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)'
             cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap'
             cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'
@@ -219,8 +221,9 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --help 'Print help'
         }
         &'kubectl-rollout_lua;lua-obj'= {
-            cand -o 'Write to FILE instead of stdout'
-            cand --output 'Write to FILE instead of stdout'
+            cand -o 'lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of {case, step, obj}, one entry of which `eval --obj` reads'
+            cand --output 'lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of {case, step, obj}, one entry of which `eval --obj` reads'
+            cand --output-file 'Write to FILE instead of stdout'
             cand -v 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
             cand --verbose 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
             cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'

@@ -156,9 +156,15 @@ module completions {
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
 
+  def "nu-complete kubectl-rollout_lua record output" [] {
+    [ "yaml" ]
+  }
+
   # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
   export extern "kubectl-rollout_lua record" [
-    --output(-o): path        # Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it
+    --output(-o): string@"nu-complete kubectl-rollout_lua record output" # The test cases' format: YAML, the controller's testdata format (the only one)
+    --output-file: path       # Write the test cases to FILE instead of stdout, as YAML documents
+    --dir: directory          # Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays them
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
@@ -203,9 +209,14 @@ module completions {
     script: path              # The Lua script
   ]
 
+  def "nu-complete kubectl-rollout_lua lua-obj output" [] {
+    [ "lua" "json" "yaml" ]
+  }
+
   # Write the obj of every step of a test case as a Lua file, for debugging a script
   export extern "kubectl-rollout_lua lua-obj" [
-    --output(-o): path        # Write to FILE instead of stdout
+    --output(-o): string@"nu-complete kubectl-rollout_lua lua-obj output" # lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of {case, step, obj}, one entry of which `eval --obj` reads
+    --output-file: path       # Write to FILE instead of stdout
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help

@@ -185,8 +185,10 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             break
         }
         'kubectl-rollout_lua;record' {
-            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays it')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'The test cases'' format: YAML, the controller''s testdata format (the only one)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The test cases'' format: YAML, the controller''s testdata format (the only one)')
+            [CompletionResult]::new('--output-file', '--output-file', [CompletionResultType]::ParameterName, 'Write the test cases to FILE instead of stdout, as YAML documents')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the script next to them) so that `test DIR` replays them')
             [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)')
             [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap')
             [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')
@@ -231,8 +233,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             break
         }
         'kubectl-rollout_lua;lua-obj' {
-            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of {case, step, obj}, one entry of which `eval --obj` reads')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of {case, step, obj}, one entry of which `eval --obj` reads')
+            [CompletionResult]::new('--output-file', '--output-file', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr (plan -f: what was read, and what was skipped and why)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr (plan -f: what was read, and what was skipped and why)')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')

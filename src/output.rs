@@ -217,12 +217,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             })
                         })
                         .collect();
-                    let step = match stage.stage {
-                        Some(crate::model::Stage::Step(i)) => Value::from(i),
-                        Some(crate::model::Stage::BlueGreenFinal) => Value::from("final"),
-                        None => Value::Null,
-                    };
-                    serde_json::json!({"step": step, "label": stage.label, "description": stage.description, "objects": objects})
+                    serde_json::json!({"step": stage.stage, "label": stage.label, "description": stage.description, "objects": objects})
                 })
                 .collect();
             serde_json::json!({"owner": plan.owner, "notes": plan.notes, "warnings": plan.warnings, "stages": stages})

@@ -91,8 +91,8 @@ impl Progress {
 pub enum Position {
     /// As before any release: no stored original.
     Original,
-    /// Equal to the plan of these steps.
-    AtStep { steps: Vec<String> },
+    /// Equal to the plan of these stages (numbers in JSON, or `"final"`).
+    AtStep { steps: Vec<Stage> },
     /// Routed (an original is stored) but equal to no step's plan: someone edited it.
     Drifted,
 }
@@ -117,8 +117,13 @@ pub struct RolloutView {
     pub strategy: String,
     /// `metadata.generation`: a change means someone edited the spec.
     pub generation: Option<i64>,
-    #[serde(skip)]
+    /// The current step: a number (1-based, as the controller's status), or `"final"`.
+    #[serde(rename = "step")]
     pub stage: Option<Stage>,
+    /// How many steps the Rollout has.
+    pub step_count: usize,
+    /// `step 2/4`, as the text shows it.
+    #[serde(rename = "stepLabel")]
     pub step: Option<String>,
     pub step_does: Option<String>,
     pub state: Option<String>,
@@ -212,6 +217,7 @@ impl RolloutView {
             strategy: format!("{style}, {} steps", rollout.steps.len()),
             generation: rollout.generation,
             stage,
+            step_count: rollout.steps.len(),
             step: stage.map(|s| rollout.stage_label(s)),
             step_does,
             state: status.current_step_state.clone(),
@@ -324,12 +330,14 @@ fn progress_style(progress: &Progress) -> anstyle::Style {
 fn position_text(position: &Position) -> (String, anstyle::Style) {
     match position {
         Position::Original => ("original".into(), anstyle::Style::new()),
-        Position::AtStep { steps } => (format!("at {}", steps.join(", ")), GREEN),
+        Position::AtStep { steps } => {
+            (format!("at {}", steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")), GREEN)
+        }
         Position::Drifted => ("drifted".into(), RED),
     }
 }
 
-/// Places every object of a plan of all stages: at the stages whose plan it equals.
+/// Places every object of a plan of all stages of a Rollout: at the stages whose plan it equals.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
@@ -357,14 +365,10 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             let view = &mut views[index];
             if let Action::Lua(script) = &object.action {
                 view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                if view.position != Position::Original && !object.changed() {
-                    let step = stage.stage.map_or_else(
-                        || stage.label.clone(),
-                        |s| match s {
-                            Stage::Step(i) => format!("step {i}"),
-                            Stage::BlueGreenFinal => "final".into(),
-                        },
-                    );
+                if let Some(step) = stage.stage
+                    && view.position != Position::Original
+                    && !object.changed()
+                {
                     match &mut view.position {
                         Position::AtStep { steps } => steps.push(step),
                         other => *other = Position::AtStep { steps: vec![step] },

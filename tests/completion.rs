@@ -156,7 +156,7 @@ t ""; t plan --fil; t plan -o ""; t approve --dry-run ""; t lua-obj --"#;
             "[yaml json]",
             "[none client server]",
             // lua-obj reads no cluster and runs no script: only its own flags and the global ones.
-            "[--output --verbose --no-color --help]"
+            "[--output --output-file --verbose --no-color --help]"
         ]
     );
 }
@@ -304,8 +304,8 @@ fn complete_leaves_paths_to_the_shell() {
         &["eval", ""],
         &["eval", "script.lua", "--obj", ""],
         &["lua-obj", ""],
-        &["lua-obj", "case.yaml", "-o", ""],
-        &["record", "demo", "--output", ""],
+        &["lua-obj", "case.yaml", "--output-file", ""],
+        &["record", "demo", "--output-file", ""],
         &["restore", "--from-backup", ""],
         &["plan", "--script", "VirtualService.networking.istio.io=./s"],
     ] {
@@ -314,6 +314,7 @@ fn complete_leaves_paths_to_the_shell() {
     // Folders only.
     assert_eq!(candidates(&test, &["plan", "--lua-dir", ""]), (vec![], ":16".into()));
     assert_eq!(candidates(&test, &["test", ""]), (vec![], ":16".into()));
+    assert_eq!(candidates(&test, &["record", "demo", "--dir", ""]), (vec![], ":16".into()));
 }
 
 /// The shop server, also serving namespaces, with a second Rollout `canary` in namespace `other`.

@@ -25,6 +25,15 @@ fn status_places_every_object() {
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     test.run_args(["status", "demo"]).success().stdout_has("VirtualService shop/demo   at step 2");
+    // Typed JSON, steps counted from 1 as in the controller's status and in plan -o json.
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(
+        (&json[0]["step"], &json[0]["stepCount"], &json[0]["stepLabel"]),
+        (&json!(2), &json!(3), &json!("step 2/3"))
+    );
+    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "atStep", "steps": [2]}));
+    let plan = test.run_args(["plan", "demo", "-o", "json"]).success().json();
+    assert_eq!(plan["plans"][0]["stages"][0]["step"], 2);
     let mut edited = vs(&server);
     edited["spec"]["hosts"] = json!(["other"]);
     server.put_object(edited);

@@ -485,7 +485,7 @@ mod tests {
             &["status", "--kubeconfig", ""],
             &["eval", ""],
             &["eval", "a.lua", "--obj", ""],
-            &["record", "demo", "-o", ""],
+            &["record", "demo", "--output-file", ""],
             &["lua-obj", ""],
             &["restore", "--from-backup", ""],
         ] {

@@ -78,8 +78,9 @@ pub const RECORD_EXAMPLES: &str = "\
 Examples:
   # Rollout demo's test cases, on stdout
   kubectl rollout-lua record demo -n shop
-  # As a script tree that `test` replays
-  kubectl rollout-lua record demo -o cases && kubectl rollout-lua test cases";
+  # Into a file, or as a script tree that `test` replays
+  kubectl rollout-lua record demo --output-file demo-cases.yaml
+  kubectl rollout-lua record demo --dir cases && kubectl rollout-lua test cases";
 
 pub const TEST_EXAMPLES: &str = "\
 Examples:
@@ -96,7 +97,10 @@ Examples:
 
 pub const LUA_OBJ_EXAMPLES: &str = "\
 Examples:
-  kubectl rollout-lua lua-obj testdata/case.yaml -o objs.lua";
+  # A Lua file setting steps.step_1, steps.step_2, … for a debugger
+  kubectl rollout-lua lua-obj testdata/case.yaml --output-file objs.lua
+  # Step 2's obj, for eval
+  kubectl rollout-lua lua-obj testdata/case.yaml -o json | jq '.[1]' > obj.json";
 
 pub const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
@@ -185,11 +189,14 @@ pub fn explain(error: clap::Error, args: &[OsString]) -> clap::Error {
             if !arg.starts_with("--output") || files.is_empty() {
                 return error;
             }
+            // clap's text up to its usage (what was wrong, the possible values).
             let rendered = error.render().to_string();
-            let first = rendered.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+            let what = rendered.split("\n\nUsage:").next().unwrap_or_default();
+            let what = what.split("\n\nFor more information").next().unwrap_or_default();
+            let what = what.trim_start_matches("error: ").trim_end();
             command.error(
                 ErrorKind::InvalidValue,
-                format!("{first}\n\n  tip: -o is the output format; files are written with {}", files.join(" or ")),
+                format!("{what}\n\n  tip: -o is the output format; files are written with {}", files.join(" or ")),
             )
         }
         _ => error,

@@ -435,15 +435,25 @@ pub struct RecordArgs {
     /// The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
     #[arg(value_name = "ROLLOUT")]
     pub rollout: String,
-    /// Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a
-    /// directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, with the
-    /// script next to them) so that `test DIR` replays it
-    #[arg(short = 'o', long = "output", value_name = "FILE|DIR")]
-    pub output: Option<PathBuf>,
+    /// The test cases' format: YAML, the controller's testdata format (the only one)
+    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value = "yaml")]
+    pub output: RecordFormat,
+    /// Write the test cases to FILE instead of stdout, as YAML documents
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    pub output_file: Option<PathBuf>,
+    /// Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…,
+    /// with the script next to them) so that `test DIR` replays them
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    pub dir: Option<PathBuf>,
     #[command(flatten)]
     pub scripts: ScriptArgs,
     #[command(flatten)]
     pub cluster: ConnectionFlags,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RecordFormat {
+    Yaml,
 }
 
 #[derive(Args, Debug)]
@@ -539,9 +549,20 @@ pub struct LuaObjArgs {
     /// A test case (rollout or trafficRouting, original, expected)
     #[arg(value_name = "CASE")]
     pub case: PathBuf,
+    /// lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of
+    /// {case, step, obj}, one entry of which `eval --obj` reads
+    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value = "lua")]
+    pub output: LuaObjFormat,
     /// Write to FILE instead of stdout
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LuaObjFormat {
+    Lua,
+    Json,
+    Yaml,
 }
 
 /// What a command achieved, for the exit code.

@@ -1,7 +1,8 @@
 //! Commands that need no cluster: `plan -f`, `test`, `eval`, `lua-obj`.
 
 use super::{
-    Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print, print_plans, print_raw,
+    Format, GlobalArgs, LuaObjArgs, LuaObjFormat, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print,
+    print_plans, print_raw,
 };
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
@@ -201,7 +202,7 @@ fn obj_document(plans: &[RoutingPlan]) -> Value {
         .flat_map(|(plan, stage)| stage.objects.iter().map(move |object| (plan, stage, object)))
         .filter_map(|(plan, stage, object)| {
             let obj = object.obj.as_ref()?;
-            Some(json!({"owner": plan.owner, "stage": stage.label, "object": object.describe(), "obj": obj}))
+            Some(json!({"owner": plan.owner, "step": stage.stage, "stage": stage.label, "object": object.describe(), "obj": obj}))
         })
         .collect();
     Value::Array(entries)
@@ -373,23 +374,23 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
             }
         }
         for step in &report.steps {
-            let at = format!("{} step {}", report.case, step.index);
+            let at = format!("{} step {}", report.case, step.step());
             match &step.outcome {
                 StepOutcome::Pass => {}
                 StepOutcome::Error(message) => {
-                    out.push_str(&format!("  {}\n", paint(RED, &format!("step {}: {message}", step.index))))
+                    out.push_str(&format!("  {}\n", paint(RED, &format!("step {}: {message}", step.step()))))
                 }
                 StepOutcome::Fail { want, got } => {
                     out.push_str(&format!(
                         "  {}\n",
-                        paint(RED, &format!("step {}: the result differs from expected[{}]", step.index, step.index))
+                        paint(RED, &format!("step {0}: the result differs from expected (its entry {0})", step.step()))
                     ));
                     let (want, got) = (data_yaml(want), data_yaml(got));
                     out.push_str(&output::unified_diff(&want, &got, &format!("{at} expected"), &format!("{at} got")));
                 }
             }
             for note in &step.notes {
-                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: step {}: {note}", step.index))));
+                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: step {}: {note}", step.step()))));
             }
         }
     }
@@ -413,7 +414,7 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                         }
                         StepOutcome::Error(message) => json!({"status": "error", "message": message}),
                     };
-                    entry["step"] = json!(step.index);
+                    entry["step"] = json!(step.step());
                     entry["warnings"] = json!(step.notes);
                     entry
                 })
@@ -445,22 +446,22 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-/// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` output
-/// with one entry. A manifest given instead would make the script fail as if it were wrong
-/// (`attempt to index local 'data'`): that is said instead.
+/// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` (or
+/// `lua-obj -o json|yaml`) output with one entry. A manifest given instead would make the
+/// script fail as if it were wrong (`attempt to index local 'data'`): that is said instead.
 fn the_obj<'a>(documents: &'a [yaml::Document], source: &str) -> Result<&'a Value, Error> {
     // Its entries: JSON's array is read as documents, a YAML list as one.
     let entries: Vec<&Value> = documents
         .iter()
         .flat_map(|d| d.value.as_array().map_or(std::slice::from_ref(&d.value), Vec::as_slice))
-        .filter(|entry| entry.get("owner").is_some() && entry.get("obj").is_some())
+        .filter(|entry| entry.get("step").is_some() && entry.get("obj").is_some())
         .collect();
     match entries.as_slice() {
         [] => {}
         [entry] => return Ok(&entry["obj"]),
         _ => {
             return Err(Error::Input(format!(
-                "{source} is `plan --show-obj` output with {} entries: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout",
+                "{source} holds the objs of {} steps or objects: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout",
                 entries.len()
             )));
         }
@@ -483,8 +484,16 @@ fn the_obj<'a>(documents: &'a [yaml::Document], source: &str) -> Result<&'a Valu
 pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     let name = args.case.display().to_string();
     let case = TestCase::parse(&name, &files::read_text(&args.case, files::TEST_CASE)?).map_err(Error::Input)?;
-    let text = case.lua_objects();
-    match &args.output {
+    let text = match args.output {
+        LuaObjFormat::Lua => case.lua_objects(),
+        LuaObjFormat::Json | LuaObjFormat::Yaml => {
+            let entries =
+                case.steps.iter().enumerate().map(|(i, obj)| json!({"case": name, "step": i + 1, "obj": obj}));
+            let format = if args.output == LuaObjFormat::Json { Format::Json } else { Format::Yaml };
+            render(&Value::Array(entries.collect()), format)
+        }
+    };
+    match &args.output_file {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
         None => print_raw(&text)?,
     }

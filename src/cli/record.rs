@@ -39,13 +39,11 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Outcome> {
             session.cluster.namespace,
             crate::time::rfc3339(SystemTime::now())
         );
-        match &args.output {
-            None => print_raw(&documents(&header, &cases))?,
-            Some(path) if path.extension().is_some_and(|e| e == "yaml" || e == "yml") => {
-                std::fs::write(path, documents(&header, &cases))
-                    .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))?;
-            }
-            Some(dir) => write_tree(dir, &header, &cases)?,
+        match (&args.output_file, &args.dir) {
+            (_, Some(dir)) => write_tree(dir, &header, &cases)?,
+            (Some(path), None) => std::fs::write(path, documents(&header, &cases))
+                .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))?,
+            (None, None) => print_raw(&documents(&header, &cases))?,
         }
         Ok(Outcome::Done)
     })
