@@ -776,7 +776,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__status)
-            opts="-l -w -o -n -v -h --selector --watch --timeout --until-paused --output --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
+            opts="-l -A -w -o -n -v -h --selector --all-namespaces --watch --timeout --until-paused --output --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

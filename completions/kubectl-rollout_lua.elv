@@ -148,6 +148,8 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --as 'Username to impersonate for the operation'
             cand --as-group 'Group to impersonate for the operation (repeatable)'
             cand --request-timeout 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)'
+            cand -A 'Every namespace''s Rollouts (with -l: those it selects), as kubectl get -A'
+            cand --all-namespaces 'Every namespace''s Rollouts (with -l: those it selects), as kubectl get -A'
             cand -w 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
             cand --watch 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
             cand --until-paused 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'

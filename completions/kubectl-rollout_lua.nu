@@ -119,6 +119,7 @@ module completions {
   # Show Rollouts' progress and where each gateway object stands; -w follows it
   export extern "kubectl-rollout_lua status" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --all-namespaces(-A)      # Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
     --watch(-w)               # Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)
     --timeout: string         # With --watch: give up after this long (e.g. 10m; 0 for never)
     --until-paused            # With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)

@@ -155,6 +155,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
             [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Every namespace''s Rollouts (with -l: those it selects), as kubectl get -A')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Every namespace''s Rollouts (with -l: those it selects), as kubectl get -A')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)')
             [CompletionResult]::new('--until-paused', '--until-paused', [CompletionResultType]::ParameterName, 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)')

@@ -44,6 +44,55 @@ fn status_places_every_object() {
     assert_eq!(writes(&server), Vec::<String>::new(), "status writes nothing");
 }
 
+/// `value` moved to namespace `other`.
+fn in_other(mut value: Value) -> Value {
+    value["metadata"]["namespace"] = json!("other");
+    value
+}
+
+#[test]
+fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
+    let mut labelled = rollout(1, "StepPaused");
+    labelled["metadata"]["labels"] = json!({"app": "solo"});
+    let server = demo_and_solo(2, "StepPaused", labelled)
+        .object(in_other(rollout(3, "StepPaused")))
+        .object(in_other(virtual_service()))
+        .object(in_other(destination_rule()))
+        .object(in_other(deployment(4)))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    let names = |args: &[&str]| -> Vec<String> {
+        let json = test.run_args(args).success().json();
+        json.as_array().unwrap().iter().map(|v| format!("{}/{} {}", v["namespace"], v["name"], v["step"])).collect()
+    };
+    // As kubectl get: the namespace's Rollouts, -l some of them, -A every namespace's.
+    assert_eq!(names(&["status", "-o", "json"]), ["\"shop\"/\"demo\" 2", "\"shop\"/\"solo\" 1"]);
+    assert_eq!(names(&["status", "-l", "app=solo", "-o", "json"]), ["\"shop\"/\"solo\" 1"]);
+    assert_eq!(
+        names(&["status", "-A", "-o", "json"]),
+        ["\"other\"/\"demo\" 3", "\"shop\"/\"demo\" 2", "\"shop\"/\"solo\" 1"]
+    );
+    assert_eq!(
+        names(&["status", "-A", "-l", "app=demo", "-o", "json"]),
+        ["\"other\"/\"demo\" 3", "\"shop\"/\"demo\" 2"]
+    );
+    // Each Rollout's objects are placed in its own namespace.
+    test.run_args(["status", "-A"])
+        .success()
+        .stdout_has("Rollout other/demo\n")
+        .stdout_has("    VirtualService other/demo ")
+        .stdout_has("Rollout shop/solo\n");
+    // None is a note, not an error.
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "-n", "empty"])
+        .run()
+        .success()
+        .stdout_is("")
+        .stderr_has("No Rollouts found in namespace empty.");
+    assert_eq!(test.run_args(["status", "-n", "empty", "-o", "json"]).success().stdout, "[]\n");
+}
+
 #[test]
 fn status_shows_the_time_left_of_a_timed_pause() {
     let mut rollout = rollout(1, "StepPaused");

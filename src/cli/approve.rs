@@ -5,7 +5,7 @@
 use super::cluster::{
     Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
 };
-use super::status::Follower;
+use super::status::{Follower, Scope};
 use super::{ApproveArgs, Outcome, confirm, print, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
@@ -181,7 +181,7 @@ impl Run<'_> {
             writer.keep_claims().await?;
             let following =
                 self.follower.get_or_insert_with(|| Follower::new(args.timeout, writer.interrupt().clone()));
-            let views = following.next(session, selection).await?;
+            let views = following.next(session, &Scope::Namespace(selection.clone())).await?;
             for view in &views {
                 let (stage, generation) =
                     approved.get(&view.name).map_or((Stage::Step(0), None), |a| (a.stage, a.generation));
@@ -348,7 +348,7 @@ pub(super) async fn claim_rollouts(
             names.dedup();
             names
         }
-        Selection::Selector(_) => {
+        Selection::Selector(_) | Selection::All => {
             let found = live::read_rollouts(&session.cluster, selection).await?;
             found.found.iter().map(|r| r.item.name.clone()).collect()
         }

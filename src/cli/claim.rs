@@ -46,7 +46,7 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
 async fn rollout_names(session: &Session, selection: &Selection) -> Result<Vec<String>, Error> {
     Ok(match selection {
         Selection::Names(names) => names.iter().map(|n| live::rollout_name(n).to_string()).collect(),
-        Selection::Selector(_) => {
+        Selection::Selector(_) | Selection::All => {
             live::read_rollouts(&session.cluster, selection).await?.found.into_iter().map(|r| r.item.name).collect()
         }
     })

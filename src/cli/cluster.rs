@@ -51,6 +51,18 @@ impl Session {
         })
     }
 
+    /// The same session, working in `namespace`.
+    pub(super) fn in_namespace(&self, namespace: &str) -> Session {
+        let mut cluster = self.cluster.clone();
+        cluster.namespace = namespace.to_string();
+        Session {
+            cluster,
+            catalog: self.catalog.clone(),
+            controller_namespace: self.controller_namespace.clone(),
+            limits: self.limits,
+        }
+    }
+
     pub(super) fn limits(&self) -> Limits {
         self.limits
     }

@@ -62,6 +62,9 @@ Examples:
 
 pub const STATUS_EXAMPLES: &str = "\
 Examples:
+  # Every Rollout of the namespace, of every namespace
+  kubectl rollout-lua status -n shop
+  kubectl rollout-lua status -A
   # Where Rollout demo and its gateway objects stand
   kubectl rollout-lua status demo -n shop
   # Follow it until it waits for approval (a CI gate), for at most 10 minutes

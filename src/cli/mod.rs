@@ -73,6 +73,8 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at its original, at step k (it equals the plan of step k), or drifted (it equals no \
     step's plan), with the script used.\n\n\
+    Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
+    does.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
     0 as soon as they wait for approval.";
 
@@ -400,6 +402,9 @@ pub struct ApproveArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
+    /// Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
+    #[arg(short = 'A', long, conflicts_with = "rollouts")]
+    pub all_namespaces: bool,
     /// Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line
     /// per change otherwise)
     #[arg(short = 'w', long)]

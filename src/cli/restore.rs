@@ -256,7 +256,7 @@ async fn placements_of_refs(
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let (live, catalog) = match session.load(&Selection::Selector(String::new())).await {
+    let (live, catalog) = match session.load(&Selection::All).await {
         Ok(found) => found,
         Err(e) => {
             notes.push(format!("cannot check the objects for edits: reading the Rollouts failed: {e}"));

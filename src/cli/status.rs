@@ -2,26 +2,55 @@
 //! follower `approve --until-step` uses between approvals.
 
 use super::claim::claim_of;
-use super::cluster::{Session, runtime, selection};
+use super::cluster::{Session, runtime};
 use super::{Outcome, StatusArgs, print, print_raw, term_is_dumb, without_colour_where_off};
 use crate::error::Error;
 use crate::model::ObjectRef;
 use crate::source::cluster::Cluster;
-use crate::source::live::Selection;
+use crate::source::live::{self, Selection};
 use crate::status::{Progress, RolloutView, WorkloadView};
 use crate::write::Interrupt;
+use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How often a follower reads the Rollouts again.
 const POLL: Duration = Duration::from_secs(2);
 
+/// The Rollouts `status` shows: some of one namespace, or those of every namespace.
+#[derive(Clone, Debug)]
+pub(super) enum Scope {
+    Namespace(Selection),
+    /// `-A`: every namespace's Rollouts, or those a label selector picks.
+    AllNamespaces(Option<String>),
+}
+
+impl Scope {
+    fn of(args: &StatusArgs) -> Scope {
+        let selection = &args.selection;
+        match (&selection.selector, args.all_namespaces) {
+            (selector, true) => Scope::AllNamespaces(selector.clone()),
+            (Some(selector), false) => Scope::Namespace(Selection::Selector(selector.clone())),
+            (None, false) if selection.rollouts.is_empty() => Scope::Namespace(Selection::All),
+            (None, false) => Scope::Namespace(Selection::Names(selection.rollouts.clone())),
+        }
+    }
+}
+
 pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
-        let selection = selection(&args.selection)?;
+        let scope = Scope::of(args);
         if !args.watch {
-            let views = views(&session, &selection).await?;
+            let views = views(&session, &scope).await?;
+            if views.is_empty() {
+                // As kubectl get: a note, not an error.
+                let place = match scope {
+                    Scope::AllNamespaces(_) => "any namespace".to_string(),
+                    Scope::Namespace(_) => format!("namespace {}", session.cluster.namespace),
+                };
+                let _ = writeln!(anstream::stderr(), "No Rollouts found in {place}.");
+            }
             match args.output {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
                 None => {
@@ -41,7 +70,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
         }
         let mut follower = Follower::new(args.timeout, Interrupt::listen()?);
         loop {
-            let views = follower.next(&session, &selection).await?;
+            let views = follower.next(&session, &scope).await?;
             // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
             let settled = |v: &RolloutView| {
                 v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
@@ -60,8 +89,29 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Reads the Rollouts and places their objects (a plan of every stage).
-pub(super) async fn views(session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
+/// Reads the Rollouts of `scope` and places their objects.
+pub(super) async fn views(session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
+    let selection = match scope {
+        Scope::Namespace(selection) => return views_in(session, selection).await,
+        Scope::AllNamespaces(Some(selector)) => Selection::Selector(selector.clone()),
+        Scope::AllNamespaces(None) => Selection::All,
+    };
+    // The namespaces that have any, then each namespace's Rollouts with their world.
+    let resource = live::rollout_resource(&session.cluster).await?;
+    let selector = match &selection {
+        Selection::Selector(selector) => selector.as_str(),
+        _ => "",
+    };
+    let found = session.cluster.list(&resource, "", selector).await?;
+    let namespaces: BTreeSet<&str> = found.iter().filter_map(|r| r["metadata"]["namespace"].as_str()).collect();
+    let sessions: Vec<Session> = namespaces.into_iter().map(|namespace| session.in_namespace(namespace)).collect();
+    let views = futures::future::try_join_all(sessions.iter().map(|session| views_in(session, &selection))).await?;
+    Ok(views.concat())
+}
+
+/// Reads the selected Rollouts of the session's namespace and places their objects (a plan of
+/// every stage).
+async fn views_in(session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
     let (live, catalog) = session.load(selection).await?;
     let workloads = futures::future::join_all(
         live.snapshot.rollouts.iter().map(|r| workload(&session.cluster, r.item.workload.as_ref())),
@@ -124,13 +174,13 @@ impl Follower {
     }
 
     /// The next views, shown; waits between reads, and fails on timeout or a signal.
-    pub(super) async fn next(&mut self, session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
+    pub(super) async fn next(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
         if !self.first {
             self.wait().await?;
         }
         self.first = false;
         // The deadline holds while a read is in flight too.
-        let reading = views(session, selection);
+        let reading = views(session, scope);
         let views = match self.deadline {
             Some(deadline) => {
                 tokio::time::timeout_at(deadline.into(), reading).await.map_err(|_| self.timed_out())??

@@ -282,8 +282,9 @@ impl Cluster {
         Ok(self.resources(group, version, refresh).await?.and_then(|all| all.into_iter().find(|r| r.kind == kind)))
     }
 
+    /// The resource's API in `namespace`; every namespace when it is `""`.
     fn api(&self, resource: &Resource, namespace: &str) -> Api<DynamicObject> {
-        if resource.namespaced {
+        if resource.namespaced && !namespace.is_empty() {
             Api::namespaced_with(self.client.clone(), namespace, &resource.api_resource())
         } else {
             Api::all_with(self.client.clone(), &resource.api_resource())
@@ -331,12 +332,14 @@ impl Cluster {
         futures::future::try_join_all(names.iter().map(|name| self.get(resource, namespace, name))).await
     }
 
+    /// The objects of `resource` in `namespace` (`""`: in every namespace) that `selector` picks.
     pub async fn list(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<Vec<Value>, Error> {
+        let scope = if namespace.is_empty() { "every namespace".to_string() } else { namespace.to_string() };
         let list = self
             .api(resource, namespace)
             .list(&ListParams::default().labels(selector))
             .await
-            .map_err(|e| self.failure(&format!("listing {} in {namespace}", resource.qualified()), e))?;
+            .map_err(|e| self.failure(&format!("listing {} in {scope}", resource.qualified()), e))?;
         Ok(list.items.into_iter().map(to_value).collect())
     }
 
