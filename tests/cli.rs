@@ -66,3 +66,35 @@ fn plan_from_files_names_only_the_cluster_flags_given() {
         .status(1)
         .stderr_has("error: -l and --dry-run need a cluster: name Rollouts without -f\n");
 }
+
+/// The rough texts a new user met, each checked where it is said.
+#[test]
+fn error_texts_say_things_once_and_name_the_place() {
+    // A YAML error: `error:` once, the file, line and column.
+    let out = Test::new()
+        .file("bad.yaml", "apiVersion: v1\nkind: X\nmetadata:\n  name: [a\n")
+        .args(["plan", "-f", "bad.yaml"])
+        .run();
+    let out = out.status(1).stderr_has("error: bad.yaml:4:9: unclosed bracket '['");
+    assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
+    // Two documents pasted together without `---`: no advice about the parser's options.
+    let pasted = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+    let out = Test::new().file("two.yaml", pasted).args(["plan", "-f", "two.yaml"]).run().status(1);
+    let out = out.stderr_has(
+        "key \"apiVersion\" given twice, at lines 1 and 5 (two documents without a --- line between them?)",
+    );
+    assert!(!out.stderr.contains("DuplicateKeyPolicy"), "{}", out.stderr);
+    // A tab in the indentation: called a tab, on its own line.
+    Test::new()
+        .file("tab.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n")
+        .args(["plan", "-f", "tab.yaml"])
+        .run()
+        .status(1)
+        .stderr_has("tab.yaml:4:")
+        .stderr_has("(line 4 is indented with a tab: YAML indents with spaces only)");
+    // A kubeconfig that is not there: its path, quoted once (kube's own text quotes it twice).
+    let test = Test::new();
+    let out = test.run_args(["status", "demo", "--kubeconfig", "missing.yaml"]).status(1);
+    let out = out.stderr_has("error: reading the kubeconfig: missing.yaml: No such file or directory");
+    assert!(!out.stderr.contains("'\""), "{}", out.stderr);
+}

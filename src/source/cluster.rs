@@ -12,7 +12,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
@@ -127,7 +127,14 @@ impl Cluster {
             Some(path) => Kubeconfig::read_from(path),
             None => Kubeconfig::read(),
         }
-        .map_err(|e| Error::Input(format!("reading the kubeconfig: {e} (set KUBECONFIG or --kubeconfig)")))?;
+        .map_err(|e| {
+            // kube's own text quotes the path twice ('"/path"').
+            let why = match e {
+                KubeconfigError::ReadConfig(io, path) => format!("{}: {io}", path.display()),
+                other => other.to_string(),
+            };
+            Error::Input(format!("reading the kubeconfig: {why} (set KUBECONFIG or --kubeconfig)"))
+        })?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
