@@ -123,7 +123,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__approve)
-            opts="-l -y -n -v -h --selector --yes --expect-step --traffic-only --force --dry-run --until-step --to-end --timeout --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
+            opts="-l -y -n -v -h --selector --yes --expect-step --traffic-only --force --dry-run --until-step --to-end --timeout --show-stored-original --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -457,7 +457,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__plan)
-            opts="-l -f -R -k -o -n -v -h --selector --filename --recursive --kustomize --validate --show-obj --step --next --all-steps --dry-run --output --detailed-exitcode --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
+            opts="-l -f -R -k -o -n -v -h --selector --filename --recursive --kustomize --validate --show-obj --step --next --all-steps --dry-run --output --summary --show-stored-original --detailed-exitcode --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

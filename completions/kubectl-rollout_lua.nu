@@ -33,6 +33,8 @@ module completions {
     --all-steps               # Plan every step in order
     --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them
     --output(-o): string@"nu-complete kubectl-rollout_lua plan output" # Print the planned objects and a summary instead of diffs
+    --summary                 # A line per step and object (what is written, and the traffic split) instead of diffs
+    --show-stored-original    # Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`
     --detailed-exitcode       # Exit 0 when nothing would change, 2 when something would, 1 on error
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
@@ -66,6 +68,7 @@ module completions {
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
     --timeout: string         # With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
+    --show-stored-original    # Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)

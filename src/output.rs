@@ -2,7 +2,8 @@
 //! `cli::print` strips them where colour is off (not a terminal, NO_COLOR, TERM=dumb,
 //! --no-color).
 
-use crate::plan::{Action, ObjectPlan, RoutingPlan};
+use crate::data::ORIGINAL_SPEC_ANNOTATION;
+use crate::plan::{Action, ObjectPlan, RoutingPlan, StagePlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Map, Value};
@@ -21,14 +22,30 @@ pub fn paint(style: Style, text: &str) -> String {
     format!("{style}{text}{style:#}")
 }
 
+/// How the stored original (the original-spec annotation: the object's routing as escaped JSON,
+/// one long line) shows in diffs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StoredOriginal {
+    /// `stored (sha256 1a2b3c4d5e6f, 212 bytes)`: a change to it is still a changed line.
+    #[default]
+    Summary,
+    /// Its text, as the controller writes it (`--show-stored-original`).
+    Full,
+}
+
 /// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
 /// annotations and spec.
-pub fn routing_view(object: &Value) -> String {
+pub fn routing_view(object: &Value, stored: StoredOriginal) -> String {
     let mut metadata = Map::new();
     for field in ["name", "namespace", "labels", "annotations"] {
         if let Some(value) = object["metadata"].get(field).filter(|v| !v.is_null()) {
             metadata.insert(field.into(), value.clone());
         }
+    }
+    if let (StoredOriginal::Summary, Some(Value::String(text))) =
+        (stored, metadata.get_mut("annotations").and_then(|a| a.get_mut(ORIGINAL_SPEC_ANNOTATION)))
+    {
+        *text = format!("stored (sha256 {}, {} bytes)", &crate::scripts::sha256_hex(text)[..12], text.len());
     }
     let mut view = Map::new();
     for field in ["apiVersion", "kind"] {
@@ -47,8 +64,14 @@ pub fn routing_view(object: &Value) -> String {
 /// diff, or the output of `KUBECTL_EXTERNAL_DIFF` when set, run as `kubectl diff` runs it (two
 /// folders holding a file named `<group>.<version>.<Kind>.<namespace>.<name>`; exit 0 or 1 is
 /// a diff, anything else an error).
-pub fn object_diff(old: &Value, new: &Value, old_header: &str, new_header: &str) -> Result<String, String> {
-    let (old_text, new_text) = (routing_view(old), routing_view(new));
+pub fn object_diff(
+    old: &Value,
+    new: &Value,
+    old_header: &str,
+    new_header: &str,
+    stored: StoredOriginal,
+) -> Result<String, String> {
+    let (old_text, new_text) = (routing_view(old, stored), routing_view(new, stored));
     match std::env::var("KUBECTL_EXTERNAL_DIFF").ok().filter(|c| !c.trim().is_empty()) {
         None => Ok(unified_diff(&old_text, &new_text, old_header, new_header)),
         Some(command) => external_diff(&command, &file_name(new), &old_text, &new_text),
@@ -124,8 +147,41 @@ pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) ->
 
 /// The text form of plans: per owner and stage, a header per object and a diff from its
 /// current content to the planned one, then a closing count.
-pub fn plan_text(plans: &[RoutingPlan]) -> Result<String, String> {
-    Ok(plans_text(plans)? + &plan_summary(plans))
+pub fn plan_text(plans: &[RoutingPlan], stored: StoredOriginal) -> Result<String, String> {
+    Ok(plans_text(plans, stored)? + &plan_summary(plans))
+}
+
+/// The compact form of plans (`--summary`): per owner, a line per stage and object (what is
+/// written, and what the stage routes) with the object's warnings; then the closing count.
+pub fn plan_lines(plans: &[RoutingPlan]) -> String {
+    let mut out = String::new();
+    for plan in plans {
+        let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
+        for note in &plan.notes {
+            let _ = writeln!(out, "  {note}");
+        }
+        for warning in &plan.warnings {
+            let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
+        }
+        let rows: Vec<(&StagePlan, &ObjectPlan, String)> = plan
+            .stages
+            .iter()
+            .flat_map(|stage| stage.objects.iter().map(move |object| (stage, object, object.describe())))
+            .collect();
+        let action = |object: &ObjectPlan| if object.changed() { object.action_name() } else { "as planned" };
+        let labels = rows.iter().map(|(stage, ..)| stage.label.len()).max().unwrap_or(0);
+        let objects = rows.iter().map(|(.., what)| what.len()).max().unwrap_or(0);
+        let actions = rows.iter().map(|(_, object, _)| action(object).len()).max().unwrap_or(0);
+        for (stage, object, what) in &rows {
+            let (label, action, routing) = (&stage.label, action(object), &stage.routing);
+            let _ = writeln!(out, "  {label:<labels$}  {what:<objects$}  {action:<actions$}  {routing}");
+            for warning in &object.warnings {
+                let _ = writeln!(out, "{}", paint(YELLOW, &format!("    warning: {warning}")));
+            }
+        }
+        out.push('\n');
+    }
+    out + &plan_summary(plans)
 }
 
 /// The closing count of `plan_text`.
@@ -139,12 +195,12 @@ pub fn plan_summary(plans: &[RoutingPlan]) -> String {
 }
 
 /// Plans without the closing count (for previews).
-pub fn plans_text(plans: &[RoutingPlan]) -> Result<String, String> {
-    crate::parallel::map(plans, plan_block).into_iter().collect()
+pub fn plans_text(plans: &[RoutingPlan], stored: StoredOriginal) -> Result<String, String> {
+    crate::parallel::map(plans, |plan| plan_block(plan, stored)).into_iter().collect()
 }
 
 /// One plan's part of `plans_text`.
-pub fn plan_block(plan: &RoutingPlan) -> Result<String, String> {
+pub fn plan_block(plan: &RoutingPlan, stored: StoredOriginal) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
     for note in &plan.notes {
@@ -156,14 +212,14 @@ pub fn plan_block(plan: &RoutingPlan) -> Result<String, String> {
     for stage in &plan.stages {
         let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
         for object in &stage.objects {
-            out.push_str(&object_text(object, &stage.label)?);
+            out.push_str(&object_text(object, &stage.label, stored)?);
         }
     }
     out.push('\n');
     Ok(out)
 }
 
-fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
+fn object_text(object: &ObjectPlan, stage: &str, stored: StoredOriginal) -> Result<String, String> {
     let what = object.describe();
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
@@ -178,6 +234,7 @@ fn object_text(object: &ObjectPlan, stage: &str) -> Result<String, String> {
             &object.planned,
             &format!("{what} (current)"),
             &format!("{what} ({stage})"),
+            stored,
         )?);
     } else {
         let _ = writeln!(out, "  {} already as planned; {how}", paint(BOLD, &format!("{what}:")));
@@ -243,10 +300,25 @@ mod tests {
     }
 
     #[test]
+    fn the_stored_original_shows_as_one_short_line_unless_asked_for() {
+        let stored = r#"{"spec":{"hosts":["demo"]}}"#;
+        let object = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "demo", "annotations": {ORIGINAL_SPEC_ANNOTATION: stored, "a": "b"}}});
+        let hash = &crate::scripts::sha256_hex(stored)[..12];
+        let short = routing_view(&object, StoredOriginal::Summary);
+        assert!(
+            short.contains(&format!("    {ORIGINAL_SPEC_ANNOTATION}: stored (sha256 {hash}, 27 bytes)\n")),
+            "{short}"
+        );
+        assert!(short.contains("    a: b\n"), "{short}");
+        let full = routing_view(&object, StoredOriginal::Full);
+        assert!(full.contains(r#"{\"spec\":{\"hosts\":[\"demo\"]}}"#), "{full}");
+    }
+
+    #[test]
     fn view_keeps_what_the_controller_writes() {
         let object = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "demo", "uid": "u", "resourceVersion": "1", "labels": {"a": "b"}}, "spec": {"k": 1}, "status": {}});
         assert_eq!(
-            routing_view(&object),
+            routing_view(&object, StoredOriginal::Summary),
             "apiVersion: v1\nkind: X\nmetadata:\n  labels:\n    a: b\n  name: demo\nspec:\n  k: 1\n"
         );
     }

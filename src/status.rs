@@ -428,6 +428,7 @@ mod tests {
                 stage: Some(Stage::Step(1)),
                 label: "step 1/2".into(),
                 description: "replicas 1, not routed here, pause 60s".into(),
+                routing: "not routed here".into(),
                 objects: vec![],
             }],
         };

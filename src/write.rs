@@ -330,7 +330,9 @@ impl<'a> Writer<'a> {
                 };
                 output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
             }
-            Some(fresh) => output::object_diff(&seen, fresh, &seen_header, &now_header).unwrap_or_default(),
+            // Someone else's edit in full, their stored original included: it is theirs to review.
+            Some(fresh) => output::object_diff(&seen, fresh, &seen_header, &now_header, output::StoredOriginal::Full)
+                .unwrap_or_default(),
             None => format!("{key} no longer exists\n"),
         };
         Error::Conflict(format!(

@@ -489,7 +489,7 @@ mod objs {
             .run()
             .status(1)
             .stderr_has(
-                "error: <stdin> is `plan --show-obj` output with 2 entries: pass one entry's obj (`| jq '.[0].obj'`)",
+                "error: <stdin> holds the objs of 2 steps or objects: pass one entry's obj (`| jq '.[0].obj'`)",
             );
     }
 

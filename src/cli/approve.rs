@@ -6,7 +6,7 @@ use super::cluster::{
     Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
 };
 use super::status::{Follower, Scope};
-use super::{ApproveArgs, Outcome, confirm, print, terminal_question, warn};
+use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
@@ -280,7 +280,11 @@ impl Run<'_> {
             write::preflight(&session.cluster, permissions).await?;
         }
         print(
-            &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>()).map_err(Error::Input)?,
+            &output::plans_text(
+                &approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(),
+                stored_original(args.show_stored_original),
+            )
+            .map_err(Error::Input)?,
         )?;
         if ask && writer.mode() == Mode::Apply {
             let question = match (args.traffic_only, args.until_step, args.to_end) {
@@ -319,7 +323,7 @@ impl Run<'_> {
             return Ok(None);
         }
         for approval in &approvals {
-            match preview_next(session, &live, &catalog, approval) {
+            match preview_next(session, &live, &catalog, approval, stored_original(args.show_stored_original)) {
                 Ok(preview) => print(&preview)?,
                 Err(e) => warn(&format!(
                     "warning: could not preview the next step of Rollout {}: {e}",
@@ -442,6 +446,7 @@ fn preview_next(
     live: &Live,
     catalog: &ScriptCatalog,
     approval: &Approval<'_>,
+    stored: output::StoredOriginal,
 ) -> Result<String, Error> {
     let rollout = &approval.rollout.item;
     let next = match approval.stage {
@@ -465,7 +470,7 @@ fn preview_next(
         rollout.stage_label(next)
     );
     plan.notes.clear();
-    Ok(format!("\n{}", output::plans_text(&[plan]).map_err(Error::Input)?))
+    Ok(format!("\n{}", output::plans_text(&[plan], stored).map_err(Error::Input)?))
 }
 
 #[cfg(test)]

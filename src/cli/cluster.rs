@@ -191,12 +191,13 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let (live, catalog) = session.load_for_planning(&selection).await?;
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
-        let render_now = args.output.is_none() && args.dry_run.is_none();
+        let render_now = args.output.is_none() && args.dry_run.is_none() && !args.summary;
+        let stored = super::stored_original(args.show_stored_original);
         let planned = crate::parallel::map(&live.snapshot.rollouts, |rollout| {
             let (stages, note) = chosen_stages(&rollout.item, args)?;
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
             plan.notes.extend(note);
-            let text = render_now.then(|| output::plan_block(&plan)).transpose().map_err(Error::Input)?;
+            let text = render_now.then(|| output::plan_block(&plan, stored)).transpose().map_err(Error::Input)?;
             Ok::<_, Error>((plan, text))
         });
         let (mut plans, texts): (Vec<RoutingPlan>, Vec<Option<String>>) =
@@ -208,7 +209,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         if render_now {
             print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
         } else {
-            print_plans(&plans, args.output)?;
+            print_plans(&plans, args)?;
         }
         if let Some(rejected) = rejected {
             return Err(Error::Input(format!("the API server rejected a planned object ({rejected})")).into());

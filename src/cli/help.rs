@@ -30,8 +30,9 @@ Examples:
 
 pub const PLAN_EXAMPLES: &str = "\
 Examples:
-  # Every step of manifests, no cluster needed
+  # Every step of manifests, no cluster needed; then a line per step and object
   kubectl rollout-lua plan -f examples/istio-canary-ab
+  kubectl rollout-lua plan -f examples/istio-canary-ab --summary
   # Step 2 only, as JSON
   kubectl rollout-lua plan -f rollout.yaml -f virtualservice.yaml --step 2 -o json
   # The current step of a live Rollout, then the next one judged by admission webhooks

@@ -13,6 +13,7 @@ mod units;
 
 use crate::error::Error;
 use crate::lua::Limits;
+use crate::output;
 use crate::scripts::DEFAULT_CONTROLLER_NAMESPACE;
 use crate::source::cluster::ConnectionArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -353,6 +354,13 @@ pub struct PlanArgs {
     /// Print the planned objects and a summary instead of diffs
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
+    /// A line per step and object (what is written, and the traffic split) instead of diffs
+    #[arg(long, conflicts_with_all = ["output", "show_obj"])]
+    pub summary: bool,
+    /// Show the stored original (the original-spec annotation) in full in diffs, not as
+    /// `stored (sha256 …, N bytes)`
+    #[arg(long, conflicts_with = "summary")]
+    pub show_stored_original: bool,
     /// Exit 0 when nothing would change, 2 when something would, 1 on error
     #[arg(long)]
     pub detailed_exitcode: bool,
@@ -392,6 +400,10 @@ pub struct ApproveArgs {
     /// With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
     pub timeout: Duration,
+    /// Show the stored original (the original-spec annotation) in full in diffs, not as
+    /// `stored (sha256 …, N bytes)`
+    #[arg(long)]
+    pub show_stored_original: bool,
     #[command(flatten)]
     pub scripts: ScriptArgs,
     #[command(flatten)]
@@ -670,12 +682,21 @@ pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Plans as text, or as a YAML/JSON document.
-pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], format: Option<Format>) -> std::io::Result<()> {
-    match format {
-        None => print(&crate::output::plan_text(plans).map_err(std::io::Error::other)?),
-        Some(format) => print_raw(&offline::render(&crate::output::plan_document(plans), format)),
+/// Plans as `plan` prints them: diffs, a line per step and object (`--summary`), or a YAML/JSON
+/// document.
+pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], args: &PlanArgs) -> std::io::Result<()> {
+    match args.output {
+        None if args.summary => print(&output::plan_lines(plans)),
+        None => {
+            print(&output::plan_text(plans, stored_original(args.show_stored_original)).map_err(std::io::Error::other)?)
+        }
+        Some(format) => print_raw(&offline::render(&output::plan_document(plans), format)),
     }
+}
+
+/// How diffs show the stored original: `--show-stored-original` in full, else as one short line.
+pub(crate) fn stored_original(show: bool) -> output::StoredOriginal {
+    if show { output::StoredOriginal::Full } else { output::StoredOriginal::Summary }
 }
 
 /// The question the writer may ask (whether to overwrite someone else's edit): only on a

@@ -132,7 +132,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     for plan in &mut plans {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
-    print_plans(&plans, args.output)?;
+    print_plans(&plans, args)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }

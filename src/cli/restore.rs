@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
 use crate::model::{ObjectKey, Routing, Stage};
-use crate::output::{self, BOLD, YELLOW, paint};
+use crate::output::{self, BOLD, StoredOriginal, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::custom;
 use crate::scripts::ScriptCatalog;
@@ -344,14 +344,21 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                     &r.live,
                     &format!("{what} (as {label} routes it)"),
                     &format!("{what} (live)"),
+                    StoredOriginal::Summary,
                 )
                 .map_err(Error::Input)?,
             );
         }
         out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: restore the stored original"))));
         out.push_str(
-            &output::object_diff(&r.live, &r.restored, &format!("{what} (live)"), &format!("{what} (restored)"))
-                .map_err(Error::Input)?,
+            &output::object_diff(
+                &r.live,
+                &r.restored,
+                &format!("{what} (live)"),
+                &format!("{what} (restored)"),
+                StoredOriginal::Summary,
+            )
+            .map_err(Error::Input)?,
         );
     }
     Ok(out)
@@ -394,8 +401,14 @@ async fn restore_backup(
         write::preflight(&session.cluster, resource.replace_permissions(&namespace).to_vec()).await?;
     }
     print(
-        &output::object_diff(&live, &restored, &format!("{key} (live)"), &format!("{key} (from {source})"))
-            .map_err(Error::Input)?,
+        &output::object_diff(
+            &live,
+            &restored,
+            &format!("{key} (live)"),
+            &format!("{key} (from {source})"),
+            StoredOriginal::Summary,
+        )
+        .map_err(Error::Input)?,
     )?;
     if writer.mode() == Mode::Apply && !args.yes {
         writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
