@@ -224,6 +224,7 @@ fn object_text(object: &ObjectPlan, stage: &str, stored: StoredOriginal) -> Resu
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
+        Action::Rules(how) => how.clone(),
         Action::Keep(why) => (*why).into(),
     };
     let mut out = String::new();
@@ -232,7 +233,10 @@ fn object_text(object: &ObjectPlan, stage: &str, stored: StoredOriginal) -> Resu
         out.push_str(&object_diff(
             &object.current,
             &object.planned,
-            &format!("{what} (current)"),
+            &object
+                .after
+                .as_ref()
+                .map_or_else(|| format!("{what} (current)"), |stage| format!("{what} (after {stage})")),
             &format!("{what} ({stage})"),
             stored,
         )?);
@@ -264,7 +268,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             changed += usize::from(object.changed());
                             let script = match &object.action {
                                 Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
-                                Action::Restore | Action::Keep(_) => Value::Null,
+                                Action::Restore | Action::Rules(_) | Action::Keep(_) => Value::Null,
                             };
                             serde_json::json!({
                                 "apiVersion": object.current["apiVersion"], "kind": object.reference.kind,

@@ -1,7 +1,6 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::data;
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Action, RoutingPlan};
@@ -347,11 +346,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             }) {
                 Some(index) => index,
                 None => {
-                    let position = if data::stored_original(&object.current).is_none() {
-                        Position::Original
-                    } else {
-                        Position::Drifted
-                    };
+                    let position = if object.untouched { Position::Original } else { Position::Drifted };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
                         namespace: object.namespace.clone(),
@@ -363,16 +358,22 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                 }
             };
             let view = &mut views[index];
-            if let Action::Lua(script) = &object.action {
-                view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                if let Some(step) = stage.stage
-                    && view.position != Position::Original
-                    && !object.changed()
-                {
-                    match &mut view.position {
-                        Position::AtStep { steps } => steps.push(step),
-                        other => *other = Position::AtStep { steps: vec![step] },
-                    }
+            let routes = match &object.action {
+                Action::Lua(script) => {
+                    view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
+                    true
+                }
+                Action::Rules(_) => true,
+                Action::Restore | Action::Keep(_) => false,
+            };
+            if let Some(step) = stage.stage
+                && routes
+                && view.position != Position::Original
+                && !object.changed()
+            {
+                match &mut view.position {
+                    Position::AtStep { steps } => steps.push(step),
+                    other => *other = Position::AtStep { steps: vec![step] },
                 }
             }
         }

@@ -80,3 +80,299 @@ fn a_malformed_route_is_an_error_naming_the_field() {
         .status(1)
         .stdout_has("step 1: HTTPRoute demo/store: spec.rules[0].backendRefs[0].port: must be an integer that fits Go's int32, not \"eighty\"");
 }
+
+/// On the fake API server, with `support::cluster::store`: approve, status and restore.
+mod cluster {
+    use crate::support::Test;
+    use crate::support::cluster::*;
+    use fake_apiserver::FakeHandle;
+    use serde_json::{Value, json};
+
+    /// What the controller does after an approval: the next step, paused.
+    fn next_step(server: &FakeHandle, step: i64) {
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap();
+        rollout["status"]["canaryStatus"]["currentStepIndex"] = step.into();
+        rollout["status"]["canaryStatus"]["currentStepState"] = "StepPaused".into();
+        server.put_object(rollout);
+    }
+
+    fn approve(server: &FakeHandle) -> crate::support::Output {
+        Test::new().kubeconfig(server).args(["approve", "store", "--yes"]).run().success()
+    }
+
+    const ORIGINAL: [&str; 2] = ["/ -> store 1", "/old -> "];
+
+    #[test]
+    fn approve_a_header_step_a_path_step_and_a_weight_step_then_restore() {
+        let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+        assert_eq!(rules(&server), ORIGINAL);
+        let status = |server: &FakeHandle| Test::new().kubeconfig(server).args(["status", "store"]).run().success();
+        status(&server).stdout_has("HTTPRoute shop/store  original\n");
+
+        approve(&server)
+            .stdout_has("HTTPRoute shop/store: the controller's Gateway API routing (no script), match mode")
+            .stdout_has("HTTPRoute shop/store updated (backup ");
+        assert_eq!(rules(&server), ["/ -> store 1", "/old -> ", "/ x-canary=true -> store-canary 1"]);
+        assert_eq!(route(&server)["metadata"]["annotations"], Value::Null, "an HTTPRoute stores no original");
+        assert_eq!(rollout_of(&server)["currentStepState"], "StepReady");
+        status(&server).stdout_has("HTTPRoute shop/store  at step 1\n");
+
+        next_step(&server, 2);
+        approve(&server);
+        // The header rule goes (it holds the canary); the path match makes a rule of its own.
+        assert_eq!(rules(&server), ["/ -> store 1", "/old -> ", "/beta -> store-canary 1"]);
+        status(&server).stdout_has("HTTPRoute shop/store  at step 2\n");
+
+        next_step(&server, 3);
+        approve(&server).stdout_has("weight mode: store 70, store-canary 30").stdout_has("a weight step keeps it");
+        assert_eq!(rules(&server), ["/ -> store 70, store-canary 30", "/old -> ", "/beta -> store-canary 1"]);
+        status(&server).stdout_has("HTTPRoute shop/store  at step 3\n");
+
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "store", "--yes"])
+            .run()
+            .success()
+            .stdout_has("HTTPRoute shop/store: the controller's restore of its rules")
+            .stdout_has("-  - filters:\n")
+            .stdout_has(
+                "warning: spec.rules[1] has no backendRefs (a redirect, for example): the controller deletes it",
+            )
+            .stdout_has("HTTPRoute shop/store restored (backup ");
+        // The controller's restore: the canary gone, weight 1, the redirect deleted.
+        assert_eq!(rules(&server), ["/ -> store 1"]);
+        status(&server).stdout_has("HTTPRoute shop/store  original\n");
+        // Restored: a second restore writes nothing.
+        server.clear_log();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "store", "--yes"])
+            .run()
+            .success()
+            .stderr_has("HTTPRoute shop/store: already restored");
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+    }
+
+    #[test]
+    fn custom_refs_and_a_gateway_are_written_in_the_controllers_order_and_a_failing_script_writes_nothing() {
+        let mut rollout = rollout(2, "StepPaused");
+        rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["gateway"] = json!({"httpRouteName": "store"});
+        let mut demo_route = http_route("v1");
+        demo_route["spec"]["rules"][0]["backendRefs"][0]["name"] = json!("demo");
+        let start = || {
+            serving(rollout.clone())
+                .resource(fake_apiserver::httproutes("v1"))
+                .resource(fake_apiserver::httproutes("v1beta1"))
+                .object(demo_route.clone())
+                .start()
+        };
+        let server = start();
+        Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+        let kinds: Vec<String> =
+            writes(&server).iter().map(|w| w.split('/').nth_back(1).unwrap_or_default().to_string()).collect();
+        assert_eq!(
+            kinds,
+            // The approval is the status of Rollout demo: `…/rollouts/demo/status`.
+            ["virtualservices", "virtualservices", "destinationrules", "destinationrules", "httproutes", "demo"],
+            "{:?}",
+            writes(&server)
+        );
+        let rules = route(&server)["spec"]["rules"][0]["backendRefs"].clone();
+        assert_eq!((rules[0]["weight"].clone(), rules[1]["name"].clone()), (json!(50), json!("demo-canary")));
+        // The custom refs' script fails: the controller's step stops there, and nothing is written.
+        let server = start();
+        approve_with_script(&server, "error('no route for you')").status(1).stderr_has("no route for you");
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+    }
+
+    fn rollout_of(server: &FakeHandle) -> Value {
+        let rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").expect("the Rollout");
+        rollout["status"]["canaryStatus"].clone()
+    }
+
+    #[test]
+    fn the_route_is_read_at_v1_when_served_else_at_v1beta1() {
+        for (versions, read) in [(&["v1", "v1beta1"][..], "v1"), (&["v1beta1"][..], "v1beta1")] {
+            let server = store(1, "StepPaused", versions).start();
+            approve(&server);
+            let paths: Vec<String> = server
+                .writes()
+                .iter()
+                .filter(|r| r.path.contains("httproutes"))
+                .map(|r| format!("{} {}", r.method, r.path))
+                .collect();
+            assert_eq!(paths, [format!("PUT /apis/gateway.networking.k8s.io/{read}/namespaces/shop/httproutes/store")]);
+        }
+    }
+}
+
+#[test]
+fn the_example_plans_offline_as_four_replacements_of_the_route() {
+    Test::new()
+        .args(["plan", "-f"])
+        .arg(repo("examples/gateway-canary"))
+        .run()
+        .success()
+        .stdout_has("step 1/4: replicas 1, matches [header x-canary=true]")
+        .stdout_has("  HTTPRoute demo/store: the controller's Gateway API routing (no script), match mode")
+        .stdout_has("--- HTTPRoute demo/store (current)\n+++ HTTPRoute demo/store (step 1/4)\n")
+        .stdout_has("warning: spec.rules[2] has no backendRefs (a redirect, for example)")
+        // Each step starts from the route the step before left.
+        .stdout_has("--- HTTPRoute demo/store (after step 1/4)\n+++ HTTPRoute demo/store (step 2/4)\n")
+        .stdout_has("weight mode: store 80, store-canary 20")
+        .stdout_has("-      weight: 80\n+      weight: 50\n")
+        .stdout_has("restore: store-canary removed, store weight 1, rules left without backendRefs deleted")
+        .stdout_has("Plan: 4 to change, 0 already as planned");
+    let json =
+        Test::new().args(["plan", "-o", "json", "-f"]).arg(repo("examples/gateway-canary")).run().success().json();
+    let stages = json["plans"][0]["stages"].as_array().unwrap();
+    let actions: Vec<&str> = stages.iter().map(|s| s["objects"][0]["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["replace"; 4]);
+    // What each step writes is what the HTTPRoute test case of the example expects.
+    let case = std::fs::read_to_string(repo(CASE)).unwrap();
+    let case = fake_apiserver::parse_objects(&case).unwrap().remove(0);
+    for (stage, expected) in stages.iter().zip(case["expected"].as_array().unwrap()) {
+        assert_eq!(stage["objects"][0]["planned"]["spec"], expected["spec"], "{}", stage["label"]);
+    }
+}
+
+const ROUTE: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    backendRefs: [{kind: Service, name: web, port: 80}]
+"#;
+
+const VIRTUAL_SERVICE: &str = r#"
+apiVersion: networking.istio.io/v1beta1
+kind: VirtualService
+metadata: {name: web, namespace: shop}
+spec:
+  hosts: [web]
+  http: [{route: [{destination: {host: web}}]}]
+"#;
+
+/// A Rollout routing through `routing` (YAML of one trafficRoutings entry), one 20% step.
+fn rollout_with(routing: &str, canary: &str) -> String {
+    format!(
+        r#"
+apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata: {{name: web, namespace: shop}}
+spec:
+  workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  strategy:
+    canary:
+      {canary}
+      steps: [{{replicas: 1, traffic: "20%"}}]
+      trafficRoutings:
+      - {routing}
+"#
+    )
+}
+
+#[test]
+fn custom_refs_and_a_gateway_plan_in_the_controllers_order_and_the_first_error_stops() {
+    let both = "{service: web, gateway: {httpRouteName: web}, customNetworkRefs: [{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: web}]}";
+    let test = Test::new()
+        .file("m/rollout.yaml", &rollout_with(both, ""))
+        .file("m/route.yaml", ROUTE)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .file("fails.lua", "error('no route for you')");
+    let out = test.run_args(["plan", "-f", "m"]).success();
+    let (vs, route) =
+        (out.stdout.find("VirtualService shop/web:").unwrap(), out.stdout.find("HTTPRoute shop/web:").unwrap());
+    assert!(vs < route, "custom refs first, then the gateway: {}", out.stdout);
+    assert!(out.stdout.contains("weight mode: web 80, web-canary 20"), "{}", out.stdout);
+    // The custom refs' script fails: the plan stops there, as the controller's step does.
+    test.run_args(["plan", "-f", "m", "--script", "VirtualService.networking.istio.io=fails.lua"])
+        .status(1)
+        .stderr_has("no route for you");
+    // A missing route stops it too, after the custom refs planned.
+    let test = Test::new().file("m/rollout.yaml", &rollout_with(both, "")).file("m/vs.yaml", VIRTUAL_SERVICE);
+    test.run_args(["plan", "-f", "m"]).status(1).stderr_has(
+        "Rollout shop/web routes through HTTPRoute shop/web, but there is no such object in namespace shop",
+    );
+}
+
+#[test]
+fn canary_equal_to_stable_is_planned_as_the_controller_does_with_a_warning() {
+    let gateway = "{service: web, gateway: {httpRouteName: web}}";
+    Test::new()
+        .file("m/rollout.yaml", &rollout_with(gateway, "disableGenerateCanaryService: true"))
+        .file("m/route.yaml", ROUTE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("weight mode: web 80, web 20")
+        .stdout_has("+      weight: 20\n")
+        .stdout_has("canary and stable Service are both web (disableGenerateCanaryService)");
+    let traffic_routing = r#"
+apiVersion: rollouts.kruise.io/v1alpha1
+kind: TrafficRouting
+metadata: {name: tr, namespace: shop}
+spec:
+  objectRef: [{service: web, gateway: {httpRouteName: web}}]
+  strategy: {weight: 30}
+"#;
+    Test::new()
+        .file("m/tr.yaml", traffic_routing)
+        .file("m/route.yaml", ROUTE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("TrafficRouting shop/tr")
+        .stdout_has("HTTPRoute shop/web: the controller's Gateway API routing (no script), weight mode: web 70, web 30")
+        .stdout_has("canary and stable Service are both web (a TrafficRouting routes to the stable Service itself)");
+}
+
+mod record {
+    use crate::support::Test;
+    use crate::support::cluster::*;
+
+    #[test]
+    fn record_writes_an_httproute_case_that_test_and_plan_replay() {
+        let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["record", "store", "--dir", "cases"])
+            .success()
+            .stderr_has("cases/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml");
+        let case = std::fs::read_to_string(
+            test.path("cases/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml"),
+        )
+        .unwrap();
+        assert!(case.contains("with the controller's Gateway API routing (no script)"), "{case}");
+        assert!(!case.contains("in the middle of a release"), "{case}");
+        assert!(!test.path("cases/gateway.networking.k8s.io/HTTPRoute/trafficRouting.lua").exists(), "no script");
+        test.run_args(["test", "cases"])
+            .success()
+            .stdout_has("ok   gateway.networking.k8s.io/HTTPRoute store-httproute-store.yaml (4 steps)")
+            .stdout_has("1 passed, 0 failed");
+        // The same case planned offline: the route after each step, as the cluster's plan.
+        test.run_args(["record", "store", "--output-file", "store.yaml"]).success();
+        let offline = test.run_args(["plan", "-f", "store.yaml", "--step", "3", "-o", "json"]).success().json();
+        let live = test.run_args(["plan", "store", "--step", "1", "-o", "json"]).success().json();
+        assert_eq!(offline["plans"][0]["stages"][0]["objects"][0]["action"], "replace", "{offline}");
+        assert_eq!(
+            live["plans"][0]["stages"][0]["objects"][0]["planned"]["spec"]["rules"][2]["backendRefs"][0]["name"],
+            "store-canary"
+        );
+
+        // In the middle of the release the controller keeps no copy: original is its restore.
+        test.run_args(["approve", "store", "--yes"]).success();
+        test.run_args(["record", "store", "--dir", "mid"]).success();
+        let case = std::fs::read_to_string(
+            test.path("mid/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml"),
+        )
+        .unwrap();
+        assert!(case.contains("is in the middle of a release, and the controller keeps no copy of it"), "{case}");
+        assert!(
+            !case[case.find("original:").unwrap()..case.find("expected:").unwrap()].contains("store-canary"),
+            "{case}"
+        );
+        test.run_args(["test", "mid"]).success().stdout_has("1 passed, 0 failed");
+    }
+}

@@ -390,7 +390,7 @@ mod bad_input {
         let rollout = ROLLOUT.split("      trafficRoutings:").next().unwrap();
         fails(
             Test::new().file("m/r.yaml", rollout).args(["plan", "-f", "m"]),
-            "Rollout shop/demo has no Lua traffic routing to plan: it has no trafficRoutings and no rollouts.kruise.io/trafficrouting annotation",
+            "Rollout shop/demo has no traffic routing to plan: it has no trafficRoutings and no rollouts.kruise.io/trafficrouting annotation",
         );
     }
 

@@ -505,3 +505,86 @@ fn sigterm_while_following_keeps_the_approved_step_and_releases_the_claim() {
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][0]["destination"]["host"], "demo-canary", "step 1 routed");
     assert!(claims(&server).is_empty());
 }
+
+/// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace
+/// of the whole object), the approval, the release of the claim.
+const ROUTE_APPROVE_WRITES: usize = 4;
+
+/// Rollout `store` is approved at step 1 with its canary rule, or not approved with the route
+/// it had.
+#[track_caller]
+fn route_approved_with_its_routing(server: &FakeHandle) -> bool {
+    let rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap();
+    let approved = rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady";
+    if approved {
+        assert_eq!(rules(server), ["/ -> store 1", "/old -> ", "/ x-canary=true -> store-canary 1"]);
+    } else {
+        assert_eq!(rollout["status"]["canaryStatus"]["currentStepState"], "StepPaused");
+        assert_eq!(rules(server), ["/ -> store 1", "/old -> "], "not approved: the route it had");
+    }
+    approved
+}
+
+#[test]
+fn an_httproute_replace_whose_reply_is_lost_garbled_or_hung_is_resolved() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+        for k in 1..=ROUTE_APPROVE_WRITES {
+            let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+            server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
+            let out =
+                Test::new().kubeconfig(&server).args(["approve", "store", "--yes", "--request-timeout", "2s"]).run();
+            assert_eq!(out.status, 0, "{fault:?} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            assert!(route_approved_with_its_routing(&server), "{fault:?} after write {k}");
+            assert!(claims(&server).is_empty(), "{fault:?} after write {k}: the claim is released");
+            if k == 2 {
+                assert!(out.stdout.contains("HTTPRoute shop/store updated (backup "), "{}", out.stdout);
+                assert!(out.stdout.contains("the reply was lost"), "{fault:?}: {}", out.stdout);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_httproute_edited_between_read_and_write_is_never_overwritten() {
+    let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+    // Someone adds a hostname after this run read the route, before its replace is served.
+    server.before_write(2, |store| {
+        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
+            route["spec"]["hostnames"] = json!(["store.example.com"])
+        });
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "store", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("HTTPRoute shop/store was changed by someone else")
+        .stderr_has("store.example.com");
+    assert_eq!(route(&server)["spec"]["hostnames"], json!(["store.example.com"]), "their edit stays");
+    assert!(!route_approved_with_its_routing(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_finishes() {
+    for (name, code) in [("INT", 130), ("TERM", 143)] {
+        for k in 2..=3 {
+            let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+            let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
+            let test = Test::new().kubeconfig(&server);
+            let child = spawn(&test, &["approve", "store", "--yes"]);
+            assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
+            signal(&child, name);
+            std::thread::sleep(Duration::from_millis(200));
+            pause.release();
+            let out = finish(child);
+            assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            let approved = route_approved_with_its_routing(&server);
+            assert_eq!(approved, k == 3, "{name} after write {k}: {}", out.stderr);
+            if k == 2 {
+                assert!(out.stderr.contains("HTTPRoute shop/store: rolled back"), "{}", out.stderr);
+            }
+            assert!(claims(&server).is_empty(), "{name} after write {k}");
+        }
+    }
+}

@@ -133,8 +133,29 @@ impl Session {
         rollout: &Located<Rollout>,
         stages: &[Stage],
     ) -> Result<RoutingPlan, Error> {
+        self.plan_with(Planner::new(objects, catalog, self.limits), live, rollout, stages)
+    }
+
+    /// Plans every stage of one Rollout from its objects as read, to tell where each object
+    /// stands (`status`, `restore`'s check for edits).
+    pub(super) fn plan_to_place(
+        &self,
+        live: &Live,
+        catalog: &ScriptCatalog,
+        rollout: &Located<Rollout>,
+    ) -> Result<RoutingPlan, Error> {
+        let planner = Planner::new(&live.snapshot.objects, catalog, self.limits).each_stage_from_the_objects_read();
+        self.plan_with(planner, live, rollout, &rollout.item.stages())
+    }
+
+    fn plan_with(
+        &self,
+        planner: Planner,
+        live: &Live,
+        rollout: &Located<Rollout>,
+        stages: &[Stage],
+    ) -> Result<RoutingPlan, Error> {
         let cr = live.snapshot.traffic_routing_of(rollout)?;
-        let planner = Planner::new(objects, catalog, self.limits);
         let mut plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), stages)?;
         plan.notes.push(status_line(&rollout.item));
         Ok(plan)

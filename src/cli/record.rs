@@ -7,7 +7,8 @@ use super::{Outcome, RecordArgs, print_raw};
 use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits};
-use crate::model::{ObjectKey, ObjectRef, Routing};
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Routing};
+use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
 use crate::scripts::ResolvedScript;
 use crate::source::live::{self, Selection};
 use crate::testcase::TestCase;
@@ -17,10 +18,10 @@ use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
-/// One recorded case: which script it is for, and its YAML.
+/// One recorded case: which object and script it is for (an HTTPRoute has none), and its YAML.
 struct Recorded {
     reference: ObjectRef,
-    script: ResolvedScript,
+    script: Option<ResolvedScript>,
     file_name: String,
     text: String,
 }
@@ -65,8 +66,8 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         let file = testdata.join(&case.file_name);
         std::fs::write(&file, format!("{header}{}", case.text)).map_err(|e| io(&file, e))?;
         let script = kind_dir.join("trafficRouting.lua");
-        if !script.exists() {
-            std::fs::write(&script, case.script.script.code()).map_err(|e| io(&script, e))?;
+        if let Some(resolved) = case.script.as_ref().filter(|_| !script.exists()) {
+            std::fs::write(&script, resolved.script.code()).map_err(|e| io(&script, e))?;
         }
         // A note only: a closed stderr must not stop the recording.
         let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());
@@ -95,10 +96,13 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
             let script = catalog.resolve(reference).map_err(Error::Input)?;
             cases.push(case(key, raw, object, reference, script, session.limits(), &routing.owner.name)?);
         }
+        if let Some(name) = routing.http_route() {
+            cases.push(http_route_case(key, raw, &live.snapshot.objects, &routing, name)?);
+        }
     }
     if cases.is_empty() {
         return Err(Error::Input(format!(
-            "Rollout {} routes through no gateway object (no customNetworkRefs, no TrafficRouting)",
+            "Rollout {} routes through no gateway object (no customNetworkRefs, no gateway, no TrafficRouting)",
             rollout.item.name
         )));
     }
@@ -107,15 +111,75 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
 
 async fn record_traffic_routing(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
     let (cr, objects) = live::read_traffic_routing(&session.cluster, name).await?;
-    let catalog = session.catalog_for(objects.iter().map(|(r, _, _)| r)).await?;
-    objects
+    let routing = Routing::of_traffic_routing(&cr.item, &cr.namespace);
+    let custom: Vec<_> = objects.iter().filter(|(r, _, _)| routing.custom_refs().contains(r)).collect();
+    let catalog = session.catalog_for(custom.iter().map(|(r, _, _)| r)).await?;
+    let mut cases = custom
         .iter()
         .map(|(reference, _, object)| {
             let object = object.as_ref().ok_or_else(|| missing(reference, &cr.namespace))?;
             let script = catalog.resolve(reference).map_err(Error::Input)?;
             case("trafficRouting", &cr.raw, object, reference, script, session.limits(), &cr.item.name)
         })
-        .collect()
+        .collect::<Result<Vec<_>, Error>>()?;
+    if let Some(route) = routing.http_route() {
+        let mut index = ObjectIndex::default();
+        for object in objects.into_iter().filter_map(|(_, _, object)| object) {
+            index.insert(&cr.namespace, object);
+        }
+        cases.push(http_route_case("trafficRouting", &cr.raw, &index, &routing, route)?);
+    }
+    Ok(cases)
+}
+
+/// An HTTPRoute's test case: the owner, the route before the release, and the route after each
+/// step as `test` computes it (the controller's Gateway API routing, each step from the route
+/// the step before left). The controller keeps no copy of a route it changed: a route in the
+/// middle of a release is recorded as the controller's restore would leave it.
+fn http_route_case(
+    key: &str,
+    subject: &Value,
+    objects: &ObjectIndex,
+    routing: &Routing,
+    name: &str,
+) -> Result<Recorded, Error> {
+    let route = GatewayRoute::of(routing, name);
+    let live = objects.get(&route.key()).ok_or_else(|| {
+        Error::Input(format!("{} routes through {}, which is not in its namespace", routing.owner, route.key()))
+    })?;
+    let reference = ObjectRef {
+        api_version: live["apiVersion"].as_str().unwrap_or_default().to_string(),
+        kind: gateway::KIND.into(),
+        name: name.into(),
+    };
+    let restored = gateway::restore(&route, Some(live))?;
+    let (original, note) = match route.untouched(live) {
+        true => (manifest(live), String::new()),
+        false => (
+            manifest(restored.route.as_ref().unwrap_or(live)),
+            format!(
+                "# {} is in the middle of a release, and the controller keeps no copy of it: original is the\n\
+                 # route as the controller's restore leaves it (canary backendRefs removed, the stable weight 1,\n\
+                 # rules without backendRefs deleted).\n",
+                route.key()
+            ),
+        ),
+    };
+    let draft = format!(
+        "{key}:\n{}original:\n{}",
+        indent(&yaml::to_string(&manifest(subject))),
+        indent(&yaml::to_string(&original))
+    );
+    let file_name = format!("{}-httproute-{name}.yaml", routing.owner.name);
+    let case = HttpRouteTestCase::parse(&file_name, &draft).map_err(Error::Input)?;
+    let expected: Vec<Value> = case.routes()?.iter().map(manifest).collect();
+    let text = format!(
+        "# {} with the controller's Gateway API routing (no script): expected is the route after each\n\
+         # step, each from the route the step before left, as `test` checks it.\n{note}{draft}expected:\n{}",
+        route.key(),
+        yaml::to_string(&Value::Array(expected))
+    );
+    Ok(Recorded { reference, script: None, file_name, text })
 }
 
 fn missing(reference: &ObjectRef, namespace: &str) -> Error {
@@ -156,7 +220,7 @@ fn case(
         script.short_hash(),
         yaml::to_string(&Value::Array(expected))
     );
-    Ok(Recorded { reference: reference.clone(), script, file_name, text })
+    Ok(Recorded { reference: reference.clone(), script: Some(script), file_name, text })
 }
 
 /// An object as one would apply it: identity, labels, annotations, spec; no status or

@@ -15,7 +15,7 @@ use crate::model::Rollout;
 use crate::model::{ObjectKey, Routing, Stage};
 use crate::output::{self, BOLD, StoredOriginal, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::providers::custom;
+use crate::providers::{custom, gateway};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
@@ -59,6 +59,18 @@ struct Restoration {
     placement: Placement,
     /// The stored original, when it holds nothing (restoring it wipes the object).
     degenerate: Option<String>,
+    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's).
+    how: Option<String>,
+    warnings: Vec<String>,
+}
+
+/// An object found to restore: its resource, the live object, where it stands, and for an
+/// HTTPRoute the controller's restore of it (others put their stored original back).
+struct Candidate {
+    resource: Resource,
+    live: Value,
+    placement: Placement,
+    rules: Option<gateway::StagePlan>,
 }
 
 pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
@@ -141,23 +153,42 @@ async fn restorations(
     selection: Option<&Selection>,
 ) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
-    let mut candidates: Vec<(Resource, Value, Placement)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     match selection {
         Some(selection) => {
             let (live, catalog) = session.load(selection).await?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
-                // Only custom refs store an original to restore.
+                // Custom refs put their stored original back; an HTTPRoute gets the controller's
+                // restore of its rules.
                 for routing in routings(&live, rollout)? {
-                    for reference in routing.custom_refs() {
-                        let key = ObjectKey::of_ref(reference, &routing.owner.namespace);
-                        match live.snapshot.objects.get(&key) {
-                            None => notes.push(format!("{key}: not found, skipped")),
-                            Some(object) => {
-                                let placement = placements.get(&key).cloned().unwrap_or(Placement::Unchecked);
-                                candidates.push((resource_of(&live, &key)?.clone(), object.clone(), placement));
-                            }
-                        }
+                    let routes = routing.http_route().map(|name| gateway::GatewayRoute::of(&routing, name));
+                    let keys = routing
+                        .custom_refs()
+                        .iter()
+                        .map(|reference| (ObjectKey::of_ref(reference, &routing.owner.namespace), None))
+                        .chain(routes.map(|route| (route.key(), Some(route))));
+                    for (key, route) in keys {
+                        let Some(object) = live.snapshot.objects.get(&key) else {
+                            notes.push(format!("{key}: not found, skipped"));
+                            continue;
+                        };
+                        // The route's own warnings name the rules without backendRefs it deletes.
+                        let rules = route
+                            .map(|route| {
+                                let mut restore = gateway::restore(&route, Some(object))?;
+                                let mut warnings = gateway::route_warnings(&route, object);
+                                warnings.append(&mut restore.warnings);
+                                restore.warnings = warnings;
+                                Ok::<_, Error>(restore)
+                            })
+                            .transpose()?;
+                        candidates.push(Candidate {
+                            resource: resource_of(&live, &key)?.clone(),
+                            live: object.clone(),
+                            placement: placements.get(&key).cloned().unwrap_or(Placement::Unchecked),
+                            rules,
+                        });
                     }
                 }
             }
@@ -168,24 +199,51 @@ async fn restorations(
                 match session.cluster.get(&resource, &session.cluster.namespace, &name).await? {
                     None => notes
                         .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
-                    Some(object) => candidates.push((resource, object, Placement::Unchecked)),
+                    Some(live) => {
+                        candidates.push(Candidate { resource, live, placement: Placement::Unchecked, rules: None })
+                    }
                 }
             }
             // The drift check: where each object stands against the Rollouts that route it.
-            let wanted: Vec<ObjectKey> = candidates.iter().map(|(r, o, _)| key_of(r, o)).collect();
+            let wanted: Vec<ObjectKey> = candidates.iter().map(|c| key_of(&c.resource, &c.live)).collect();
             for (key, placement) in placements_of_refs(session, &wanted, &mut notes).await? {
-                if let Some(candidate) = candidates.iter_mut().find(|(r, o, _)| key_of(r, o) == key) {
-                    candidate.2.merge(placement);
+                if let Some(candidate) = candidates.iter_mut().find(|c| key_of(&c.resource, &c.live) == key) {
+                    candidate.placement.merge(placement);
                 }
             }
         }
     }
     let mut restorations: Vec<Restoration> = Vec::new();
-    for (resource, live, placement) in candidates {
+    for Candidate { resource, live, placement, rules } in candidates {
         let key = key_of(&resource, &live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
             known.placement.merge(placement);
+            continue;
+        }
+        if let Some(rules) = rules {
+            if !rules.writes {
+                notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
+                continue;
+            }
+            let restored = rules.route.expect("a restore that writes has a route");
+            let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored,
+                placement,
+                degenerate: None,
+                how: Some(how.into()),
+                warnings: rules.warnings,
+            });
+            continue;
+        }
+        if key.group == gateway::GROUP && key.kind == gateway::KIND {
+            notes.push(format!(
+                "{key}: an HTTPRoute keeps no stored original; restore it with the Rollout that routes it (restore ROLLOUT), which runs the controller's restore of its rules"
+            ));
             continue;
         }
         let Some(stored) = data::stored_original(&live) else {
@@ -197,7 +255,16 @@ async fn restorations(
         })?;
         let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
         let restored = original.apply_to(&live, None);
-        restorations.push(Restoration { key, resource, live, restored, placement, degenerate });
+        restorations.push(Restoration {
+            key,
+            resource,
+            live,
+            restored,
+            placement,
+            degenerate,
+            how: None,
+            warnings: Vec::new(),
+        });
     }
     for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.
@@ -238,7 +305,7 @@ fn placements(
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
         return Ok(BTreeMap::new());
     }
-    match session.plan(live, catalog, &live.snapshot.objects, rollout, &rollout.item.stages()) {
+    match session.plan_to_place(live, catalog, rollout) {
         Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
         Err(e) => {
             notes.push(format!("Rollout {}: cannot check for edits, its steps do not plan: {e}", rollout.item.name));
@@ -349,7 +416,8 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 .map_err(Error::Input)?,
             );
         }
-        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: restore the stored original"))));
+        let how = r.how.as_deref().unwrap_or("restore the stored original");
+        out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {how}"))));
         out.push_str(
             &output::object_diff(
                 &r.live,
@@ -360,6 +428,9 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
             )
             .map_err(Error::Input)?,
         );
+        for warning in &r.warnings {
+            out.push_str(&format!("{}\n", paint(YELLOW, &format!("  warning: {warning}"))));
+        }
     }
     Ok(out)
 }

@@ -124,9 +124,7 @@ async fn views_in(session: &Session, selection: &Selection) -> Result<Vec<Rollou
         .iter()
         .zip(workloads)
         .map(|(rollout, workload)| {
-            let plan = session
-                .plan(&live, &catalog, &live.snapshot.objects, rollout, &rollout.item.stages())
-                .map_err(|e| e.to_string());
+            let plan = session.plan_to_place(&live, &catalog, rollout).map_err(|e| e.to_string());
             RolloutView::new(&rollout.item, &rollout.namespace, plan.as_ref().map_err(Clone::clone), workload, now)
         })
         .collect())

@@ -196,6 +196,14 @@ impl Routing {
             .unwrap_or_default()
     }
 
+    /// The HTTPRoute of the `gateway` ref, if there is one.
+    pub fn http_route(&self) -> Option<&str> {
+        self.providers.iter().find_map(|p| match p {
+            Provider::Gateway { http_route } => Some(http_route.as_str()),
+            _ => None,
+        })
+    }
+
     /// Every object the routing reads, in provider order.
     pub fn objects(&self) -> Vec<ObjectKey> {
         self.providers.iter().flat_map(|p| p.objects(&self.owner.namespace)).collect()
@@ -242,6 +250,7 @@ mod tests {
             ["VirtualService shop/vs", "Ingress shop/web", "Ingress shop/web-canary", "HTTPRoute shop/route"]
         );
         assert_eq!(routing.custom_refs().len(), 1);
+        assert_eq!(routing.http_route(), Some("route"));
     }
 
     #[test]
@@ -250,6 +259,7 @@ mod tests {
         let routing = Routing::of_rollout(&r, "shop").unwrap();
         assert_eq!(routing.canary_service, "web");
         assert!(routing.custom_refs().is_empty());
+        assert_eq!(routing.http_route(), None);
         assert_eq!(routing.providers, [Provider::Ingress { name: "web".into(), class_type: "higress".into() }]);
     }
 

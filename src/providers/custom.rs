@@ -104,6 +104,7 @@ pub fn plan_object(
         ));
     }
     let changes = changes(&key, &current, &planned);
+    let untouched = stored.is_none();
     Ok(ObjectPlan::new(Planned {
         reference: reference.clone(),
         key,
@@ -115,6 +116,8 @@ pub fn plan_object(
         unwritable,
         degenerate_original: degenerate,
         changes,
+        untouched,
+        after: None,
     }))
 }
 

@@ -7,10 +7,16 @@
 pub mod testcase;
 mod types;
 
+use crate::change::Change;
 use crate::error::Error;
-use crate::model::{RouteStrategy, RoutingAction};
-use crate::providers::ingress::OwnerKind;
+use crate::model::{ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
+use crate::plan::{Action, ObjectPlan, Planned};
 use serde_json::{Value, json};
+
+/// The Gateway API's group; HTTPRoutes are read at `v1` when the API server serves it, else at
+/// `v1beta1` (the one stored object either way).
+pub const GROUP: &str = "gateway.networking.k8s.io";
+pub const KIND: &str = "HTTPRoute";
 
 /// One `gateway` ref of a Rollout or TrafficRouting, with what planning it needs.
 #[derive(Clone, Copy, Debug)]
@@ -159,6 +165,95 @@ pub fn plan_stages(
 /// The controller's finalise, what `restore` writes.
 pub fn restore(route: &GatewayRoute, current: Option<&Value>) -> Result<StagePlan, Error> {
     plan_stage(route, current, &RoutingAction::Restore)
+}
+
+impl<'a> GatewayRoute<'a> {
+    /// The `gateway` ref of `routing`.
+    pub fn of(routing: &'a Routing, http_route: &'a str) -> GatewayRoute<'a> {
+        GatewayRoute {
+            namespace: &routing.owner.namespace,
+            http_route,
+            stable_service: &routing.stable_service,
+            canary_service: &routing.canary_service,
+            owner: routing.owner.kind,
+        }
+    }
+
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(GROUP, KIND, self.namespace, self.http_route)
+    }
+
+    /// Whether the route shows no sign of a release: no backendRef to the canary Service.
+    /// With canary = stable nothing tells, and the route counts as untouched.
+    pub fn untouched(&self, route: &Value) -> bool {
+        let rules = route["spec"]["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+        self.same_service() || !rules.iter().any(|rule| position(rule, self.canary_service).is_some())
+    }
+
+    /// How the controller rewrites the route at a stage, for the plan.
+    fn action(&self, mode: Option<Mode>) -> Action {
+        let (stable, canary) = (self.stable_service, self.canary_service);
+        let how = match mode {
+            None => return Action::Keep("the controller writes nothing here: left alone"),
+            Some(Mode::Weight(w)) => format!("weight mode: {stable} {}, {canary} {w}", 100i32.wrapping_sub(w)),
+            Some(Mode::Match(matches)) => format!(
+                "match mode: a canary rule to {canary} per rule of {stable}, with the step's {} match{}",
+                matches.len(),
+                if matches.len() == 1 { "" } else { "es" }
+            ),
+            Some(Mode::Finalise) => {
+                format!("restore: {canary} removed, {stable} weight 1, rules left without backendRefs deleted")
+            }
+        };
+        Action::Rules(format!("the controller's Gateway API routing (no script), {how}"))
+    }
+}
+
+/// Plans the HTTPRoute of `routing`'s `gateway` ref at one stage from `current`: the route as
+/// read, or as the stage `after` left it (the rules carry over from stage to stage). A
+/// missing route is an error, as it stops the controller's step. Warnings about the route as a
+/// whole come with a plan that starts from the route as read.
+pub fn plan_object(
+    routing: &Routing,
+    http_route: &str,
+    action: &RoutingAction,
+    current: Option<&Value>,
+    after: Option<String>,
+) -> Result<ObjectPlan, Error> {
+    let route = GatewayRoute::of(routing, http_route);
+    let key = route.key();
+    let current = current.ok_or_else(|| {
+        Error::Input(format!(
+            "{} routes through {}, but there is no such object in namespace {}",
+            routing.owner, key, key.namespace
+        ))
+    })?;
+    let stage = plan_stage(&route, Some(current), action)?;
+    let planned = stage.route.expect("a plan from a route has a route");
+    let mut warnings = match after {
+        None => route_warnings(&route, current),
+        Some(_) => Vec::new(),
+    };
+    warnings.extend(stage.warnings);
+    let changes = match stage.writes {
+        true => vec![Change::Replace { key: key.clone(), before: current.clone(), after: planned.clone() }],
+        false => vec![Change::Keep { key: key.clone(), object: current.clone() }],
+    };
+    let api_version = current["apiVersion"].as_str().map_or_else(|| format!("{GROUP}/v1"), str::to_string);
+    Ok(ObjectPlan::new(Planned {
+        reference: ObjectRef { api_version, kind: KIND.into(), name: http_route.into() },
+        key,
+        untouched: route.untouched(current),
+        current: current.clone(),
+        planned,
+        action: route.action(mode(action)),
+        obj: None,
+        warnings,
+        unwritable: None,
+        degenerate_original: None,
+        changes,
+        after,
+    }))
 }
 
 /// The backendRefs of a rule (none when absent).
@@ -1033,5 +1128,68 @@ mod tests {
             ]
         );
         assert!(route_warnings(&rollout(), &store_route()).is_empty());
+    }
+
+    fn routing() -> Routing {
+        let owner = crate::model::Owner {
+            kind: OwnerKind::Rollout,
+            namespace: "shop".into(),
+            name: "store".into(),
+            uid: String::new(),
+        };
+        let http_route = "store".to_string();
+        Routing {
+            owner,
+            stable_service: STABLE.into(),
+            canary_service: CANARY.into(),
+            providers: vec![crate::model::Provider::Gateway { http_route }],
+        }
+    }
+
+    #[test]
+    fn plan_object_replaces_the_whole_route_or_keeps_it() {
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"filters": []}]));
+        let plan = plan_object(&routing(), "store", &traffic("20%"), Some(&route), None).unwrap();
+        assert_eq!(plan.describe(), "HTTPRoute shop/store");
+        assert_eq!(plan.reference.api_version, "gateway.networking.k8s.io/v1");
+        let [Change::Replace { before, after, .. }] = plan.changes.as_slice() else { panic!("{:?}", plan.changes) };
+        assert_eq!((before, after), (&route, &plan.planned));
+        assert!(plan.changed() && plan.untouched);
+        assert!(
+            matches!(&plan.action, Action::Rules(how) if how.ends_with("weight mode: store-svc 80, store-svc-canary 20"))
+        );
+        // The route's own warnings come with a plan from the route as read only.
+        assert!(plan.warnings[0].starts_with("spec.rules[1] has no backendRefs"), "{:?}", plan.warnings);
+        let next =
+            plan_object(&routing(), "store", &traffic("20%"), Some(&plan.planned), Some("step 1".into())).unwrap();
+        assert_eq!(next.changes, [Change::Keep { key: next.key.clone(), object: plan.planned.clone() }]);
+        assert!(!next.changed() && !next.untouched);
+        assert!(next.warnings.is_empty(), "{:?}", next.warnings);
+        assert_eq!(next.after.as_deref(), Some("step 1"));
+        let left = plan_object(&routing(), "store", &RoutingAction::Leave, Some(&route), None).unwrap();
+        assert!(matches!(left.action, Action::Keep(_)) && !left.changed());
+        assert!(matches!(
+            plan_object(&routing(), "store", &RoutingAction::Restore, Some(&plan.planned), None).unwrap().action,
+            Action::Rules(how) if how.contains("restore: store-svc-canary removed")
+        ));
+    }
+
+    #[test]
+    fn plan_object_of_a_missing_route_names_it() {
+        let error = plan_object(&routing(), "store", &RoutingAction::Restore, None, None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Rollout shop/store routes through HTTPRoute shop/store, but there is no such object in namespace shop"
+        );
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_a_route_counts_as_untouched() {
+        let route = http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}]));
+        assert!(rollout().untouched(&route));
+        let routed = http_route(json!([{"backendRefs": [svc(STABLE, Some(80)), svc(CANARY, Some(20))]}]));
+        assert!(!rollout().untouched(&routed));
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        assert!(same.untouched(&routed));
     }
 }

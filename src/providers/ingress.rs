@@ -25,11 +25,7 @@ pub fn canary_name(ingress: &str) -> String {
 }
 
 /// Who owns the canary Ingress: it gets exactly one (controller) owner reference to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OwnerKind {
-    Rollout,
-    TrafficRouting,
-}
+pub use crate::model::OwnerKind;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Owner {

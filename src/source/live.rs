@@ -5,6 +5,7 @@
 use super::cluster::{Cluster, Resource};
 use crate::error::Error;
 use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, TrafficRoutingCr};
+use crate::providers::gateway;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
 use futures::future::{join_all, try_join_all};
@@ -45,8 +46,10 @@ pub fn rollout_name(argument: &str) -> &str {
 pub struct Rollouts {
     pub resource: Resource,
     pub found: Vec<Located<Rollout>>,
-    /// The gateway objects the Rollouts route through themselves (a TrafficRouting's are read later).
+    /// The custom refs the Rollouts route through themselves (a TrafficRouting's are read later).
     pub own_refs: BTreeSet<ObjectRef>,
+    /// The HTTPRoutes the Rollouts route through themselves.
+    pub own_http_routes: BTreeSet<String>,
 }
 
 /// Reads the selected Rollouts: the first round trip.
@@ -85,12 +88,10 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
             Ok(Located { origin: Origin(format!("rollout.{GROUP}/{name}")), namespace: namespace.clone(), item, raw })
         })
         .collect::<Result<Vec<Located<Rollout>>, Error>>()?;
-    let own_refs = found
-        .iter()
-        .filter_map(|r| Routing::of_rollout(&r.item, &r.namespace))
-        .flat_map(|routing| routing.custom_refs().to_vec())
-        .collect();
-    Ok(Rollouts { resource, found, own_refs })
+    let routings: Vec<Routing> = found.iter().filter_map(|r| Routing::of_rollout(&r.item, &r.namespace)).collect();
+    let own_refs = routings.iter().flat_map(|routing| routing.custom_refs().to_vec()).collect();
+    let own_http_routes = routings.iter().filter_map(|routing| routing.http_route().map(str::to_string)).collect();
+    Ok(Rollouts { resource, found, own_refs, own_http_routes })
 }
 
 /// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
@@ -110,8 +111,9 @@ pub async fn read_routing(
     // Second round trip: the Rollouts' gateway objects, their TrafficRoutings (each followed by
     // its own gateway objects), when a script must come from it the ConfigMap, and the workloads
     // whose replica count decides whether a step is routed.
-    let (objects, crs, configmap, workloads) = futures::try_join!(
+    let (objects, http_routes, crs, configmap, workloads) = futures::try_join!(
         read_refs(cluster, own_refs.iter()),
+        read_http_routes(cluster, &rollouts.own_http_routes),
         try_join_all(cr_names.iter().map(|name| read_traffic_routing(cluster, name))),
         async { if own_need_configmap { read_configmap(cluster, controller_namespace).await } else { Ok(None) } },
         async { Ok(read_workloads(cluster, &snapshot.rollouts).await) },
@@ -129,6 +131,7 @@ pub async fn read_routing(
         }
     };
     add(&mut snapshot, objects);
+    add(&mut snapshot, http_routes);
     let mut cr_refs_need_configmap = false;
     for (cr, found) in crs {
         cr_refs_need_configmap |= Routing::of_traffic_routing(&cr.item, &cr.namespace)
@@ -195,6 +198,40 @@ async fn read_refs<'a>(
     Ok(found)
 }
 
+/// The HTTPRoutes `names`, read at `gateway.networking.k8s.io/v1` when the API server serves
+/// it, else at `v1beta1` (the version the controller reads: one stored object either way).
+async fn read_http_routes(
+    cluster: &Cluster,
+    names: &BTreeSet<String>,
+) -> Result<Vec<(ObjectRef, Resource, Option<Value>)>, Error> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut served = None;
+    for version in ["v1", "v1beta1"] {
+        if cluster.resource(gateway::GROUP, version, gateway::KIND, false).await?.is_some() {
+            served = Some(version);
+            break;
+        }
+    }
+    let version = served.ok_or_else(|| {
+        Error::Input(format!(
+            "the API server serves no httproutes.{} at v1 or v1beta1 (is the Gateway API installed?), needed for HTTPRoute {}",
+            gateway::GROUP,
+            names.iter().cloned().collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let refs: Vec<ObjectRef> = names
+        .iter()
+        .map(|name| ObjectRef {
+            api_version: format!("{}/{version}", gateway::GROUP),
+            kind: gateway::KIND.into(),
+            name: name.clone(),
+        })
+        .collect();
+    read_refs(cluster, refs.iter()).await
+}
+
 fn not_served(reference: &ObjectRef) -> Error {
     Error::Input(format!(
         "the API server does not serve {} {} (ref {reference})",
@@ -248,7 +285,11 @@ pub async fn read_traffic_routing(
     })?;
     let item = TrafficRoutingCr::from_object(&raw)
         .map_err(|e| Error::Input(format!("TrafficRouting {namespace}/{name}: {e}")))?;
-    let objects = read_refs(cluster, Routing::of_traffic_routing(&item, namespace).custom_refs().iter()).await?;
+    let routing = Routing::of_traffic_routing(&item, namespace);
+    let http_routes: BTreeSet<String> = routing.http_route().map(str::to_string).into_iter().collect();
+    let (mut objects, http_routes) =
+        futures::try_join!(read_refs(cluster, routing.custom_refs().iter()), read_http_routes(cluster, &http_routes))?;
+    objects.extend(http_routes);
     Ok((
         Located { origin: Origin(format!("trafficrouting.{GROUP}/{name}")), namespace: namespace.clone(), item, raw },
         objects,

@@ -391,4 +391,94 @@ pub mod cluster {
             .map(|r| format!("{} {}", r.method, r.path))
             .collect()
     }
+
+    /// A v1beta1 canary Rollout `store` routing through HTTPRoute `store`: a header step, a path
+    /// step, 30%, then 100%.
+    pub fn store_rollout(step: i64, state: &str) -> Value {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "store"},
+                "strategy": {"canary": {
+                    "steps": [
+                        {"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x-canary", "value": "true"}]}]},
+                        {"replicas": 2, "matches": [{"path": {"type": "PathPrefix", "value": "/beta"}}]},
+                        {"replicas": "30%", "traffic": "30%"},
+                        {"replicas": "100%"}
+                    ],
+                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+                }}
+            },
+            "status": {
+                "phase": "Progressing",
+                "canaryStatus": {"currentStepIndex": step, "currentStepState": state, "canaryReplicas": 1, "canaryReadyReplicas": 1}
+            }
+        })
+    }
+
+    /// HTTPRoute `store`: `/` to Service `store`, `/old` redirected. As a user writes it; the fake server adds the CRD's defaults (kind, group, weight).
+    pub fn http_route(version: &str) -> Value {
+        json!({
+            "apiVersion": format!("gateway.networking.k8s.io/{version}"), "kind": "HTTPRoute",
+            "metadata": {"name": "store", "namespace": NAMESPACE},
+            "spec": {
+                "parentRefs": [{"name": "public"}],
+                "rules": [
+                    {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [{"name": "store", "port": 80}]},
+                    {"matches": [{"path": {"type": "Exact", "value": "/old"}}],
+                     "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/"}}}]}
+                ]
+            }
+        })
+    }
+
+    /// Kruise and HTTPRoutes (at `versions`, the first the route's own) served, with Rollout
+    /// `store` at `step`/`state` and HTTPRoute `store`.
+    pub fn store(step: i64, state: &str, versions: &[&str]) -> fake_apiserver::Builder {
+        let mut builder = fake_apiserver::FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .object(store_rollout(step, state));
+        for version in versions {
+            builder = builder.resource(fake_apiserver::httproutes(version));
+        }
+        builder.object(http_route(versions[0]))
+    }
+
+    pub fn route(server: &FakeHandle) -> Value {
+        server.object("gateway.networking.k8s.io", "*", "httproutes", NAMESPACE, "store").expect("the HTTPRoute")
+    }
+
+    /// The route's rules, each as `path [header…] -> backend weight, …`.
+    pub fn rules(server: &FakeHandle) -> Vec<String> {
+        route(server)["spec"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|rule| {
+                let matches: Vec<String> = rule["matches"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|m| {
+                        let headers: String = m["headers"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|h| format!(" {}={}", h["name"].as_str().unwrap(), h["value"].as_str().unwrap()))
+                            .collect();
+                        format!("{}{headers}", m["path"]["value"].as_str().unwrap_or("-"))
+                    })
+                    .collect();
+                let backends: Vec<String> = rule["backendRefs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|b| format!("{} {}", b["name"].as_str().unwrap(), b["weight"]))
+                    .collect();
+                format!("{} -> {}", matches.join(" | "), backends.join(", "))
+            })
+            .collect()
+    }
 }

@@ -4,11 +4,12 @@
 //! planning as `plan` (rules carried from stage to stage), and compare spec, labels and
 //! annotations.
 
-use super::{GatewayRoute, plan_stage, route_warnings};
+use super::{GatewayRoute, plan_stage, plan_stages, route_warnings};
 use crate::data::Data;
+use crate::error::Error;
+use crate::model::OwnerKind;
 use crate::model::RoutingAction;
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
-use crate::providers::ingress::OwnerKind;
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
 use serde_json::Value;
 
@@ -60,13 +61,7 @@ impl HttpRouteTestCase {
     /// stage's own with its step. A failing stage ends the case: later stages would start from
     /// a state the controller never reaches.
     pub fn run(&self) -> CaseReport {
-        let gateway = GatewayRoute {
-            namespace: &self.namespace,
-            http_route: &self.http_route,
-            stable_service: &self.stable_service,
-            canary_service: &self.canary_service,
-            owner: self.owner,
-        };
+        let gateway = self.gateway();
         let mut route = Some(self.original.clone());
         let mut route_notes = route_warnings(&gateway, &self.original);
         let mut steps = Vec::new();
@@ -101,6 +96,23 @@ impl HttpRouteTestCase {
             "HTTPRoute test cases are this tool's format; the controller has no YAML harness for its Gateway API routing".into(),
         );
         CaseReport { case: self.name.clone(), steps, go_test }
+    }
+
+    /// The route after each stage, each from the route the stage before left: what `record`
+    /// writes as `expected`, and what `run` compares with it.
+    pub fn routes(&self) -> Result<Vec<Value>, Error> {
+        let plans = plan_stages(&self.gateway(), Some(&self.original), &self.actions)?;
+        Ok(plans.into_iter().map(|plan| plan.route.unwrap_or_default()).collect())
+    }
+
+    fn gateway(&self) -> GatewayRoute<'_> {
+        GatewayRoute {
+            namespace: &self.namespace,
+            http_route: &self.http_route,
+            stable_service: &self.stable_service,
+            canary_service: &self.canary_service,
+            owner: self.owner,
+        }
     }
 }
 
@@ -152,9 +164,15 @@ expected:
 
     #[test]
     fn runs_every_stage_from_the_one_before() {
-        let report = HttpRouteTestCase::parse("case.yaml", CASE).unwrap().run();
+        let case = HttpRouteTestCase::parse("case.yaml", CASE).unwrap();
+        let report = case.run();
         assert!(report.passed(), "{report:?}");
         assert_eq!(report.steps.len(), 3);
+        let routes = case.routes().unwrap();
+        assert_eq!(routes.len(), 3);
+        for (route, expected) in routes.iter().zip(&case.expected) {
+            assert_eq!(route["spec"], expected["spec"]);
+        }
         assert!(report.steps[1].notes[0].contains("a weight step keeps it"), "{:?}", report.steps[1].notes);
         let wrong = CASE.replace("weight: 80", "weight: 70");
         let report = HttpRouteTestCase::parse("case.yaml", &wrong).unwrap().run();

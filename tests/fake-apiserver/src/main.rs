@@ -13,7 +13,7 @@ use fake_apiserver::{FakeApiServer, LoggedRequest, parse_objects};
 const USAGE: &str = "\
 usage: fake-apiserver [--port N] [--latency-ms N] [--kubeconfig OUT] [--namespace NS] FIXTURE...
 
-Serves Kruise Rollout, Istio and ConfigMap resources on http://127.0.0.1 with the objects
+Serves Kruise Rollout, Istio, ConfigMap, HTTPRoute, Ingress and Lease resources on http://127.0.0.1 with the objects
 from FIXTURE files (multi-document YAML or JSON) or directories of *.yaml/*.yml/*.json
 files. Prints the URL, then logs each request to stderr until interrupted.
 
@@ -47,6 +47,7 @@ fn run() -> Result<(), String> {
     };
     let mut builder = FakeApiServer::builder()
         .kruise_and_istio()
+        .resources(fake_apiserver::gateway_ingress_and_leases())
         .port(options.port)
         .latency(options.latency)
         .on_request(print_request);
