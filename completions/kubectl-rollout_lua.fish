@@ -134,7 +134,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as-group -d 'Group to impersonate for the operation (repeatable)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l request-timeout -d 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s A -l all-namespaces -d 'Every namespace\'s Rollouts (with -l: those it selects), as kubectl get -A'
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s w -l watch -d 'Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s w -l watch -d 'Follow the Rollouts (a watch) until they complete or fail: a live view on a terminal (stderr), a line per change otherwise'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l until-paused -d 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'

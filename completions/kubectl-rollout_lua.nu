@@ -123,7 +123,7 @@ module completions {
   export extern "kubectl-rollout_lua status" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --all-namespaces(-A)      # Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
-    --watch(-w)               # Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)
+    --watch(-w)               # Follow the Rollouts (a watch) until they complete or fail: a live view on a terminal (stderr), a line per change otherwise
     --timeout: string         # With --watch: give up after this long (e.g. 10m; 0 for never)
     --until-paused            # With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
     --output(-o): string@"nu-complete kubectl-rollout_lua status output" # Print the status as YAML or JSON

@@ -17,8 +17,9 @@ pub enum Progress {
     Progressing,
     /// Paused until someone approves the step.
     WaitingForApproval,
-    /// A timed pause, with the seconds left when known.
+    /// A timed pause of `pause_seconds`, with the seconds left when known.
     Paused {
+        pause_seconds: u64,
         seconds_left: Option<u64>,
     },
     /// Every step is done; the controller is restoring the routing.
@@ -46,7 +47,7 @@ impl Progress {
                             let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
                             let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
                             let seconds_left = since.map(|t| (t + pause - crate::time::now_seconds(now)).max(0) as u64);
-                            Progress::Paused { seconds_left }
+                            Progress::Paused { pause_seconds: pause.max(0) as u64, seconds_left }
                         }
                         _ => Progress::WaitingForApproval,
                     },
@@ -68,15 +69,15 @@ impl Progress {
         matches!(self, Progress::NotInRelease | Progress::Completed | Progress::Failed { .. })
     }
 
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             Progress::NotInRelease => "not releasing".into(),
             Progress::Progressing => "progressing".into(),
             Progress::WaitingForApproval => "waiting for approval".into(),
-            Progress::Paused { seconds_left: Some(s) } => {
+            Progress::Paused { seconds_left: Some(s), .. } => {
                 format!("resumes in {}", crate::time::human(Duration::from_secs(*s)))
             }
-            Progress::Paused { seconds_left: None } => "paused".into(),
+            Progress::Paused { seconds_left: None, .. } => "paused".into(),
             Progress::Finalising => "all steps done, finalising".into(),
             Progress::Completed => "completed".into(),
             Progress::Failed { reason } => format!("failed: {reason}"),
@@ -317,7 +318,8 @@ impl RolloutView {
     }
 }
 
-fn progress_style(progress: &Progress) -> anstyle::Style {
+/// The colour of a progress: green when completed, red when failed, yellow while waiting.
+pub fn progress_style(progress: &Progress) -> anstyle::Style {
     match progress {
         Progress::Completed => GREEN,
         Progress::Failed { .. } => RED,
@@ -401,7 +403,7 @@ mod tests {
         let paused = rollout(
             json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "lastUpdateTime": "2026-11-22T02:59:30Z"}}),
         );
-        assert_eq!(Progress::of(&paused, now), Progress::Paused { seconds_left: Some(30) });
+        assert_eq!(Progress::of(&paused, now), Progress::Paused { pause_seconds: 60, seconds_left: Some(30) });
         let manual = rollout(
             json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}),
         );

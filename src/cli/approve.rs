@@ -5,7 +5,8 @@
 use super::cluster::{
     Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
 };
-use super::status::{Follower, Scope};
+use super::follow::Follower;
+use super::status::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;

@@ -4,6 +4,7 @@ mod approve;
 mod claim;
 mod cluster;
 mod completion;
+mod follow;
 mod help;
 mod offline;
 mod record;
@@ -11,7 +12,7 @@ mod restore;
 mod status;
 mod units;
 
-use crate::error::Error;
+use crate::error::{Error, Signal};
 use crate::lua::Limits;
 use crate::output;
 use crate::scripts::DEFAULT_CONTROLLER_NAMESPACE;
@@ -81,7 +82,11 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
     does.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
-    0 as soon as they wait for approval.";
+    0 as soon as they wait for approval. It watches the Rollouts as kubectl get -w does (resumed from the last \
+    resourceVersion when the connection drops; read every 2s where watching them is forbidden) and reads \
+    everything again on each change and every 30s. On a terminal it is a live view on stderr: a line per Rollout \
+    with a spinner, the step as a progress bar and the traffic split, and a timed pause's countdown; otherwise a \
+    timestamped line per change.";
 
 const EVAL_EXIT_CODES: &str = "Exit codes:\n  0  done\n  1  error (bad input, script failure)";
 
@@ -421,8 +426,8 @@ pub struct StatusArgs {
     /// Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
     #[arg(short = 'A', long, conflicts_with = "rollouts")]
     pub all_namespaces: bool,
-    /// Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line
-    /// per change otherwise)
+    /// Follow the Rollouts (a watch) until they complete or fail: a live view on a terminal
+    /// (stderr), a line per change otherwise
     #[arg(short = 'w', long)]
     pub watch: bool,
     /// With --watch: give up after this long (e.g. 10m; 0 for never)
@@ -722,12 +727,20 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
             "nothing was written: there is no terminal to confirm on; pass --yes to go ahead without asking".into(),
         ));
     }
-    let mut stderr = anstream::stderr();
-    let _ = write!(stderr, "{question} Only 'yes' goes ahead: ");
-    let _ = stderr.flush();
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer).map_err(|e| Error::Input(format!("reading the answer: {e}")))?;
-    if answer.trim() == "yes" { Ok(()) } else { Err(Error::Refused("nothing was written: not confirmed".into())) }
+    let answer = dialoguer::Input::<String>::with_theme(&dialoguer::theme::SimpleTheme)
+        .with_prompt(format!("{question} Only 'yes' goes ahead"))
+        .allow_empty(true)
+        .interact_text();
+    match answer {
+        Ok(answer) if answer.trim() == "yes" => Ok(()),
+        Ok(_) => Err(Error::Refused("nothing was written: not confirmed".into())),
+        // Ctrl-C: the keys are read with the terminal in raw mode, so it sent no SIGINT; the
+        // prompt raised one itself, which the signal listener also sees.
+        Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            Err(Error::Interrupted { signal: Signal::Interrupt, report: "stopped at the question".into() })
+        }
+        Err(e) => Err(Error::Input(format!("reading the answer: {e}"))),
+    }
 }
 
 #[cfg(test)]

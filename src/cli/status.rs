@@ -1,9 +1,9 @@
-//! `status`: where Rollouts and their gateway objects stand, once or followed (`-w`), and the
-//! follower `approve --until-step` uses between approvals.
+//! `status`: where Rollouts and their gateway objects stand, once or followed (`-w`).
 
 use super::claim::claim_of;
 use super::cluster::{Session, runtime};
-use super::{Outcome, StatusArgs, print, print_raw, term_is_dumb, without_colour_where_off};
+use super::follow::Follower;
+use super::{Outcome, StatusArgs, print, print_raw};
 use crate::error::Error;
 use crate::model::ObjectRef;
 use crate::source::cluster::Cluster;
@@ -11,11 +11,8 @@ use crate::source::live::{self, Selection};
 use crate::status::{Progress, RolloutView, WorkloadView};
 use crate::write::Interrupt;
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant, SystemTime};
-
-/// How often a follower reads the Rollouts again.
-const POLL: Duration = Duration::from_secs(2);
+use std::io::Write;
+use std::time::SystemTime;
 
 /// The Rollouts `status` shows: some of one namespace, or those of every namespace.
 #[derive(Clone, Debug)]
@@ -141,114 +138,4 @@ async fn workload(cluster: &Cluster, reference: Option<&ObjectRef>) -> Option<Wo
         replicas: object["status"]["replicas"].as_i64(),
         ready_replicas: object["status"]["readyReplicas"].as_i64(),
     })
-}
-
-/// Follows Rollouts: reads them every couple of seconds and shows them, redrawn in place on a
-/// terminal, or as one line per change otherwise (logs, CI).
-pub(super) struct Follower {
-    /// SIGINT and SIGTERM, listened for from the start so that they never cut a write short:
-    /// they are noticed while waiting.
-    interrupt: Interrupt,
-    deadline: Option<Instant>,
-    timeout: Duration,
-    terminal: bool,
-    /// Terminal rows drawn last time (to redraw over them).
-    drawn: usize,
-    last_lines: Vec<String>,
-    first: bool,
-}
-
-impl Follower {
-    pub(super) fn new(timeout: Duration, interrupt: Interrupt) -> Follower {
-        Follower {
-            interrupt,
-            deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout),
-            timeout,
-            terminal: std::io::stdout().is_terminal() && !term_is_dumb(),
-            drawn: 0,
-            last_lines: Vec::new(),
-            first: true,
-        }
-    }
-
-    /// The next views, shown; waits between reads, and fails on timeout or a signal.
-    pub(super) async fn next(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
-        if !self.first {
-            self.wait().await?;
-        }
-        self.first = false;
-        // The deadline holds while a read is in flight too.
-        let reading = views(session, scope);
-        let views = match self.deadline {
-            Some(deadline) => {
-                tokio::time::timeout_at(deadline.into(), reading).await.map_err(|_| self.timed_out())??
-            }
-            None => reading.await?,
-        };
-        self.show(&views)?;
-        Ok(views)
-    }
-
-    fn timed_out(&self) -> Error {
-        Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout)))
-    }
-
-    async fn wait(&mut self) -> Result<(), Error> {
-        if let Some(signal) = self.interrupt.received().await {
-            return Err(Error::Interrupted { signal, report: "stopped following".into() });
-        }
-        let pause = match self.deadline {
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(self.timed_out());
-                }
-                left.min(POLL)
-            }
-            None => POLL,
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => Ok(()),
-            signal = self.interrupt.wait_for(1) => Err(Error::Interrupted { signal, report: "stopped following".into() }),
-        }
-    }
-
-    fn show(&mut self, views: &[RolloutView]) -> std::io::Result<()> {
-        if self.terminal {
-            let text: String = views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n");
-            // Move up over what was drawn and clear it: the display stays in place. Cursor moves
-            // are not colour: NO_COLOR and --no-color keep them.
-            let mut frame = if self.drawn > 0 { format!("\x1b[{}F\x1b[J", self.drawn) } else { String::new() };
-            frame.push_str(&without_colour_where_off(&text));
-            self.drawn = rows(&text);
-            print_raw(&frame)
-        } else {
-            let stamp = crate::time::rfc3339(SystemTime::now());
-            for (index, view) in views.iter().enumerate() {
-                let line = view.line();
-                if self.last_lines.get(index) != Some(&line) {
-                    print_raw(&format!("{stamp} {line}\n"))?;
-                }
-            }
-            self.last_lines = views.iter().map(RolloutView::line).collect();
-            Ok(())
-        }
-    }
-
-    /// Leaves the last display where it is.
-    pub(super) fn finish(&mut self) {
-        self.drawn = 0;
-        let _ = std::io::stdout().flush();
-    }
-
-    /// Stops redrawing over what is on screen (other output follows).
-    pub(super) fn detach(&mut self) {
-        self.drawn = 0;
-    }
-}
-
-/// Terminal rows `text` takes, with long lines wrapping at the terminal's width.
-fn rows(text: &str) -> usize {
-    let width = terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0)).max(1);
-    anstream::adapter::strip_str(text).to_string().lines().map(|line| line.chars().count().div_ceil(width).max(1)).sum()
 }

@@ -85,6 +85,17 @@ pub struct Cluster {
     discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
 }
 
+/// What a watch reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Watched {
+    /// An object was added, changed or deleted, at `version`.
+    Changed { version: String, namespace: String, name: String },
+    /// Nothing changed; the watch is at this version (a bookmark).
+    At(String),
+    /// The version watched from is gone from the server's history (410 Expired): list again.
+    Expired,
+}
+
 /// A served resource: its API coordinates and scope.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resource {
@@ -348,6 +359,63 @@ impl Cluster {
             .await
             .map_err(|e| self.failure(&format!("listing {} in {scope}", resource.qualified()), e))?;
         Ok(list.items.into_iter().map(to_value).collect())
+    }
+
+    /// The resourceVersion of the objects of `resource` in `namespace` (`""`: every namespace)
+    /// that `selector` picks, as a LIST gives it: where a watch of them starts.
+    pub async fn list_version(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<String, Error> {
+        let list = self
+            .api(resource, namespace)
+            .list_metadata(&ListParams::default().labels(selector).limit(1))
+            .await
+            .map_err(|e| self.failure(&format!("listing {}", resource.qualified()), e))?;
+        Ok(list.metadata.resource_version.unwrap_or_default())
+    }
+
+    /// Watches the objects of `resource` in `namespace` (`""`: every namespace) that the label
+    /// and field selectors pick, from `version` on: what the watch reports, until the server
+    /// ends it (it is asked to after `timeout`) or the connection breaks (an `Err` saying why).
+    pub async fn watch(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        (labels, fields): (&str, &str),
+        version: &str,
+        timeout: Duration,
+    ) -> Result<futures::stream::BoxStream<'static, Result<Watched, String>>, Error> {
+        use futures::StreamExt;
+        use kube::api::{WatchEvent, WatchParams};
+        let mut params = WatchParams::default().timeout(timeout.as_secs().clamp(1, 290) as u32);
+        if !labels.is_empty() {
+            params = params.labels(labels);
+        }
+        if !fields.is_empty() {
+            params = params.fields(fields);
+        }
+        let events = self
+            .api(resource, namespace)
+            .watch(&params, version)
+            .await
+            .map_err(|e| self.failure(&format!("watching {}", resource.qualified()), e))?;
+        let changed = |object: DynamicObject| Watched::Changed {
+            version: object.metadata.resource_version.unwrap_or_default(),
+            namespace: object.metadata.namespace.unwrap_or_default(),
+            name: object.metadata.name.unwrap_or_default(),
+        };
+        Ok(events
+            .map(move |event| match event {
+                Ok(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) => Ok(changed(o)),
+                Ok(WatchEvent::Bookmark(bookmark)) => Ok(Watched::At(bookmark.metadata.resource_version)),
+                Ok(WatchEvent::Error(status)) if status.code == 410 => Ok(Watched::Expired),
+                Ok(WatchEvent::Error(status)) => Err(format!("{} ({} {})", status.message, status.code, status.reason)),
+                Err(e) => Err(describe_api_error(&e)),
+            })
+            .boxed())
+    }
+
+    /// The time limit of one request; `None` for none.
+    pub fn request_limit(&self) -> Option<Duration> {
+        self.request_limit
     }
 
     /// Sends a change's request (`change::Request`, preconditions included) for the object
