@@ -105,7 +105,7 @@ fn tool(name: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()));
     if found.is_none() {
-        eprintln!("{name} is not installed: skipped");
+        crate::support::skip(&format!("{name} not installed"));
     }
     found
 }

@@ -118,7 +118,7 @@ fn man_pages_reference_each_other() {
 #[test]
 fn man_renders_the_pages() {
     if !std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("man").is_file())) {
-        return eprintln!("man is not installed: skipped");
+        return crate::support::skip("man not installed");
     }
     for (name, _) in pages() {
         let path = repo("docs/man").join(&name);

@@ -34,7 +34,7 @@ fn colour_only_where_wanted() {
 #[test]
 fn colour_on_a_terminal_unless_term_is_dumb() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     // CI=true as on a CI machine, where anstream alone would colour even a dumb terminal.
     let under_pty =

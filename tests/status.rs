@@ -286,7 +286,7 @@ fn status_watch_ends_when_the_release_ends_or_times_out() {
 #[test]
 fn status_watch_draws_a_live_view_on_a_terminal() {
     if !terminal_available() {
-        return eprintln!("skipped: script (util-linux) not installed");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let mut rollout = rollout(1, "StepPaused");
     rollout["spec"]["strategy"]["canary"]["steps"][0]["pause"] = json!({"duration": 600});
@@ -514,6 +514,7 @@ fn approve_survives_a_stderr_it_cannot_write() {
     let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
     for (what, stderr) in [("closed", closed as fn() -> Stdio), ("full", full)] {
         if what == "full" && !std::path::Path::new("/dev/full").exists() {
+            crate::support::skip("the full stderr: /dev/full not there");
             continue;
         }
         let server = shop(2, "StepPaused").start();
@@ -533,7 +534,7 @@ fn approve_survives_a_stderr_it_cannot_write() {
 #[test]
 fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let server = shop(1, "StepPaused").start();
     let approve = ["approve", "demo", "--until-step", "2", "--timeout", "60s"];
@@ -549,7 +550,7 @@ fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
 #[test]
 fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let server = shop(1, "StepPaused").start();
     // Someone edits the VirtualService between our read and our first write to it (the claim
@@ -578,7 +579,7 @@ fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
 #[test]
 fn sigterm_at_the_prompt_leaves_the_terminal_as_it_was() {
     if !terminal_available() {
-        return eprintln!("skipped: script (util-linux) not installed");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let server = shop(1, "StepPaused").start();
     // The prompt reads keys with the terminal in raw mode; `stty -a` runs on the same terminal

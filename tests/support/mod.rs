@@ -260,6 +260,14 @@ impl TerminalSession {
     }
 }
 
+/// Says that the running test is skipped, and why (`…: skipped: zsh not installed`). Written to
+/// stderr itself, which the test harness does not capture (it captures only `print!` and
+/// `eprint!`), so that a skip shows in `cargo test`'s output instead of passing silently.
+pub fn skip(why: &str) {
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+}
+
 /// Whether util-linux `script` is there to run a command on a pseudo-terminal.
 pub fn terminal_available() -> bool {
     Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success())
