@@ -88,7 +88,12 @@ fn the_stored_original_is_one_short_line_unless_asked_for() {
     assert!(full.contains(r#"original-spec-configuration: "{\"spec\":{\"gateways\""#), "{full}");
     // The machine form always holds the object as it would be written.
     let json: serde_json::Value = serde_json::from_str(&step2(&["-o", "json"])).unwrap();
-    let planned = &json["plans"][0]["stages"][0]["objects"][0]["planned"];
+    let stage = &json["plans"][0]["stages"][0];
+    assert_eq!(
+        (&stage["step"], &stage["routing"]),
+        (&serde_json::json!(2), &serde_json::json!("matches [header user-agent=pc] OR [header x-beta-tester=yes]"))
+    );
+    let planned = &stage["objects"][0]["planned"];
     assert!(
         planned["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"]
             .as_str()
