@@ -86,6 +86,25 @@ impl Change {
         }
     }
 
+    /// The verbs sending this change and undoing it need (a create is undone by a delete, a
+    /// delete by a create); none for a Keep.
+    pub fn verbs(&self) -> &'static [&'static str] {
+        match self {
+            Change::Create { .. } | Change::Delete { .. } => &["create", "delete"],
+            Change::Replace { .. } => &["update"],
+            Change::MergePatch { .. } => &["patch"],
+            Change::Keep { .. } => &[],
+        }
+    }
+
+    /// The subresource the change writes (`status`), if any.
+    pub fn subresource(&self) -> Option<&'static str> {
+        match self {
+            Change::MergePatch { subresource, .. } => *subresource,
+            _ => None,
+        }
+    }
+
     /// Whether the change writes anything at all.
     pub fn writes(&self) -> bool {
         !matches!(self, Change::Keep { .. })
@@ -499,6 +518,18 @@ mod tests {
         assert_eq!(after["metadata"]["finalizers"], json!(["keep"]));
         assert_eq!(after["spec"], vs("5", 80)["spec"]);
         assert_eq!(after["metadata"]["resourceVersion"], "6");
+    }
+
+    #[test]
+    fn a_change_needs_the_verbs_that_send_and_undo_it() {
+        let object = vs("5", 100);
+        assert_eq!(Change::Create { key: key(), object: object.clone() }.verbs(), ["create", "delete"]);
+        assert_eq!(Change::Delete { key: key(), before: object.clone() }.verbs(), ["create", "delete"]);
+        assert_eq!(Change::Replace { key: key(), before: object.clone(), after: object.clone() }.verbs(), ["update"]);
+        let status =
+            Change::MergePatch { key: key(), subresource: Some("status"), before: object.clone(), patch: json!({}) };
+        assert_eq!((status.verbs(), status.subresource()), (&["patch"][..], Some("status")));
+        assert!(Change::Keep { key: key(), object }.verbs().is_empty());
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! `cli::print` strips them where colour is off (not a terminal, NO_COLOR, TERM=dumb,
 //! --no-color).
 
+use crate::change::Change;
 use crate::data::ORIGINAL_SPEC_ANNOTATION;
-use crate::plan::{Action, ObjectPlan, RoutingPlan, StagePlan};
+use crate::gojson;
+use crate::plan::{RoutingPlan, StagePlan};
+use crate::providers::{Action, ObjectPlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Map, Value};
@@ -34,8 +37,11 @@ pub enum StoredOriginal {
 }
 
 /// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
-/// annotations and spec.
+/// annotations and spec; nothing for an object that does not exist (null).
 pub fn routing_view(object: &Value, stored: StoredOriginal) -> String {
+    if object.is_null() {
+        return String::new();
+    }
     let mut metadata = Map::new();
     for field in ["name", "namespace", "labels", "annotations"] {
         if let Some(value) = object["metadata"].get(field).filter(|v| !v.is_null()) {
@@ -225,11 +231,15 @@ fn object_text(object: &ObjectPlan, stage: &str, stored: StoredOriginal) -> Resu
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
         Action::Rules(how) => how.clone(),
+        Action::Delete => "delete it, as the controller's finalise does (no traffic, no matches)".into(),
         Action::Keep(why) => (*why).into(),
     };
     let mut out = String::new();
     if object.changed() {
         let _ = writeln!(out, "  {} {how}", paint(BOLD, &format!("{what}:")));
+        for request in requests(object) {
+            let _ = writeln!(out, "    {request}");
+        }
         out.push_str(&object_diff(
             &object.current,
             &object.planned,
@@ -247,6 +257,38 @@ fn object_text(object: &ObjectPlan, stage: &str, stored: StoredOriginal) -> Resu
         let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
     }
     Ok(out)
+}
+
+/// The requests of an object's writes that its diff does not show: a creation (with the
+/// annotations it is made with, which a merge patch may change next), a merge patch of the
+/// object, a deletion. A replace sends the planned object the diff shows.
+fn requests(object: &ObjectPlan) -> Vec<String> {
+    object
+        .writes()
+        .filter_map(|change| match change {
+            Change::Create { object, .. } => {
+                Some(format!("POST, annotations {}", gojson::to_string(&object["metadata"]["annotations"])))
+            }
+            Change::MergePatch { subresource: None, patch, .. } => {
+                Some(format!("PATCH (merge) {}", gojson::to_string(patch)))
+            }
+            Change::Delete { .. } => Some("DELETE".into()),
+            Change::Replace { .. } | Change::MergePatch { .. } | Change::Keep { .. } => None,
+        })
+        .collect()
+}
+
+/// What `-o json|yaml` says of an object's writes: each one's action, with the created object
+/// or the merge patch where the planned object does not show it.
+fn changes_document(object: &ObjectPlan) -> Vec<Value> {
+    object
+        .writes()
+        .map(|change| match change {
+            Change::Create { object, .. } => serde_json::json!({"action": change.action(), "object": object}),
+            Change::MergePatch { patch, .. } => serde_json::json!({"action": change.action(), "patch": patch}),
+            _ => serde_json::json!({"action": change.action()}),
+        })
+        .collect()
 }
 
 /// The machine form of plans (`-o yaml|json`): every planned object and a summary.
@@ -268,13 +310,15 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             changed += usize::from(object.changed());
                             let script = match &object.action {
                                 Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
-                                Action::Restore | Action::Rules(_) | Action::Keep(_) => Value::Null,
+                                Action::Restore | Action::Rules(_) | Action::Delete | Action::Keep(_) => Value::Null,
                             };
                             serde_json::json!({
-                                "apiVersion": object.current["apiVersion"], "kind": object.reference.kind,
+                                "apiVersion": object.current.get("apiVersion").unwrap_or(&object.planned["apiVersion"]),
+                                "kind": object.reference.kind,
                                 "namespace": object.namespace, "name": object.reference.name,
                                 "action": object.action_name(), "script": script, "changed": object.changed(),
-                                "warnings": object.warnings, "planned": object.planned,
+                                "changes": changes_document(object), "warnings": object.warnings,
+                                "planned": object.planned,
                             })
                         })
                         .collect();
@@ -324,6 +368,69 @@ mod tests {
         assert_eq!(
             routing_view(&object, StoredOriginal::Summary),
             "apiVersion: v1\nkind: X\nmetadata:\n  labels:\n    a: b\n  name: demo\nspec:\n  k: 1\n"
+        );
+    }
+
+    #[test]
+    fn writes_a_diff_does_not_show_are_spelled_out() {
+        use crate::model::{ObjectKey, ObjectRef};
+        use crate::providers::{Action, Planned};
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        let canary = |current: Value, planned: Value, changes: Vec<Change>| {
+            ObjectPlan::new(Planned {
+                reference: ObjectRef {
+                    api_version: "networking.k8s.io/v1".into(),
+                    kind: "Ingress".into(),
+                    name: "web-canary".into(),
+                },
+                key: key.clone(),
+                untouched: current.is_null(),
+                current,
+                planned,
+                action: Action::Keep("for the test"),
+                obj: None,
+                warnings: Vec::new(),
+                unwritable: None,
+                degenerate_original: None,
+                changes,
+                after: None,
+            })
+        };
+        let made = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                          "metadata": {"name": "web-canary", "annotations": {"canary": "true", "weight": "0"}}});
+        let patch = json!({"metadata": {"annotations": {"weight": "20", "header": null}}});
+        let patched = crate::change::merge_patch(&made, &patch);
+        let plan = canary(
+            Value::Null,
+            patched.clone(),
+            vec![
+                Change::Create { key: key.clone(), object: made.clone() },
+                Change::MergePatch { key: key.clone(), subresource: None, before: made.clone(), patch: patch.clone() },
+            ],
+        );
+        assert_eq!(
+            requests(&plan),
+            [
+                r#"POST, annotations {"canary":"true","weight":"0"}"#,
+                r#"PATCH (merge) {"metadata":{"annotations":{"header":null,"weight":"20"}}}"#
+            ]
+        );
+        assert_eq!(
+            changes_document(&plan),
+            [json!({"action": "create", "object": made}), json!({"action": "patch", "patch": patch})]
+        );
+        let text = strip(&object_text(&plan, "step 1/2", StoredOriginal::Summary).unwrap());
+        assert!(
+            text.contains("--- Ingress shop/web-canary (current)\n+++ Ingress shop/web-canary (step 1/2)\n@@ -0,0 +1,"),
+            "{text}"
+        );
+        let deleted = canary(patched.clone(), Value::Null, vec![Change::Delete { key: key.clone(), before: patched }]);
+        assert_eq!(requests(&deleted), ["DELETE"]);
+        assert_eq!(changes_document(&deleted), [json!({"action": "delete"})]);
+        assert_eq!(
+            routing_view(&Value::Null, StoredOriginal::Summary),
+            "",
+            "nothing to show of an object that is not there"
         );
     }
 }

@@ -2,14 +2,10 @@
 //! controller's order, and collects for each gateway object the object the controller would
 //! write at a stage, the changes that get it there, and warnings.
 
-use crate::change::Change;
-use crate::data;
 use crate::error::Error;
 use crate::lua::Limits;
-use crate::model::{
-    self, ObjectIndex, ObjectKey, ObjectRef, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr,
-};
-use crate::providers::{custom, gateway};
+use crate::model::{self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr};
+use crate::providers::{Context, ObjectPlan, custom, gateway, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -17,108 +13,6 @@ use std::collections::BTreeMap;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
 const CANARY_SUBSET_LABEL: (&str, &str) = ("istio.service.tag", "gray");
-
-/// What the controller does to an object at a stage.
-#[derive(Clone, Debug)]
-pub enum Action {
-    /// Runs the script and writes its result.
-    Lua(ResolvedScript),
-    /// No traffic and no matches: restores the stored original (the annotation goes away).
-    Restore,
-    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode,
-    /// match mode or its restore).
-    Rules(String),
-    /// The controller writes nothing to the object: left alone, for this reason.
-    Keep(&'static str),
-}
-
-#[derive(Clone, Debug)]
-pub struct ObjectPlan {
-    pub reference: ObjectRef,
-    pub key: ObjectKey,
-    pub namespace: String,
-    pub current: Value,
-    pub planned: Value,
-    pub action: Action,
-    /// The script's input (`obj`), when a script runs.
-    pub obj: Option<Value>,
-    pub warnings: Vec<String>,
-    /// Why this tool must not write `planned` although the controller would (it works from a
-    /// stored original that does not decode, and the result loses the original).
-    pub unwritable: Option<String>,
-    /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
-    /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
-    pub degenerate_original: Option<String>,
-    /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
-    pub changes: Vec<Change>,
-    /// Whether `current` shows no sign of a release: a custom ref without a stored original, an
-    /// HTTPRoute without a backendRef to the canary Service (what `status` calls `original`).
-    pub untouched: bool,
-    /// The stage whose result `current` is, when the plan starts from where an earlier stage
-    /// left the object (an HTTPRoute's rules carry over); None: the object as read.
-    pub after: Option<String>,
-    /// Whether `planned` routes differently from `current`: asked for by every rendering and
-    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
-    /// (nothing changes `current` or `planned` afterwards).
-    changed: bool,
-}
-
-/// What an `ObjectPlan` is made of, as a provider works it out.
-pub struct Planned {
-    pub reference: ObjectRef,
-    pub key: ObjectKey,
-    pub current: Value,
-    pub planned: Value,
-    pub action: Action,
-    pub obj: Option<Value>,
-    pub warnings: Vec<String>,
-    pub unwritable: Option<String>,
-    pub degenerate_original: Option<String>,
-    pub changes: Vec<Change>,
-    pub untouched: bool,
-    pub after: Option<String>,
-}
-
-impl ObjectPlan {
-    pub fn new(planned: Planned) -> ObjectPlan {
-        ObjectPlan {
-            namespace: planned.key.namespace.clone(),
-            changed: !data::same_routing(&planned.current, &planned.planned),
-            reference: planned.reference,
-            key: planned.key,
-            current: planned.current,
-            planned: planned.planned,
-            action: planned.action,
-            obj: planned.obj,
-            warnings: planned.warnings,
-            unwritable: planned.unwritable,
-            degenerate_original: planned.degenerate_original,
-            changes: planned.changes,
-            untouched: planned.untouched,
-            after: planned.after,
-        }
-    }
-
-    /// `VirtualService shop/demo`.
-    pub fn describe(&self) -> String {
-        self.key.to_string()
-    }
-
-    pub fn changed(&self) -> bool {
-        self.changed
-    }
-
-    /// The `action` of `plan -o json`: the last change's (`create`, `replace`, `patch`,
-    /// `delete`, `keep`).
-    pub fn action_name(&self) -> &'static str {
-        self.changes.last().map_or("keep", Change::action)
-    }
-
-    /// The changes that write something.
-    pub fn writes(&self) -> impl Iterator<Item = &Change> {
-        self.changes.iter().filter(|c| c.writes())
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct StagePlan {
@@ -154,13 +48,15 @@ impl RoutingPlan {
     }
 }
 
-/// The objects earlier stages left, by key, with the label of the stage that left each.
+/// The objects earlier stages left, by key, with the label of the stage that left each (null: it
+/// left none, a canary Ingress deleted or not made).
 type Carried = BTreeMap<ObjectKey, (Value, String)>;
 
 pub struct Planner<'a> {
     objects: &'a ObjectIndex,
-    /// Whether a stage starts from where the stage before left an HTTPRoute (as a release goes
-    /// through them) or from the route as read (to tell which stage it is at).
+    /// Whether a stage starts from where the stage before left an HTTPRoute or a canary Ingress
+    /// (as a release goes through them) or from the objects as read (to tell which stage they
+    /// are at).
     carry: bool,
     scripts: &'a ScriptCatalog,
     limits: Limits,
@@ -179,12 +75,16 @@ impl<'a> Planner<'a> {
         Planner { carry: false, ..self }
     }
 
-    pub fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
-        let key = scripts::key_of(reference);
+    /// The script under `key`, resolved by `resolve` the first time it is asked for.
+    fn resolved(
+        &self,
+        key: ScriptKey,
+        resolve: impl FnOnce() -> Result<ResolvedScript, String>,
+    ) -> Result<ResolvedScript, String> {
         if let Some(known) = self.resolved.borrow().get(&key) {
             return Ok(known.clone());
         }
-        let script = self.scripts.resolve(reference)?;
+        let script = resolve()?;
         self.resolved.borrow_mut().insert(key, script.clone());
         Ok(script)
     }
@@ -201,23 +101,14 @@ impl<'a> Planner<'a> {
         let mut warnings = rollout.warnings.clone();
         // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
         warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
-        let routing = Routing::of_rollout(rollout, namespace);
-        // The providers not planned yet (the controller routes them in Go).
-        let others: Vec<&str> =
-            routing.iter().flat_map(|r| &r.providers).filter(|p| !planned(p)).map(Provider::name).collect();
-        let own = routing.filter(|r| r.providers.iter().any(planned));
+        let own = Routing::of_rollout(rollout, namespace).filter(|r| !r.providers.is_empty());
         if own.is_none() && cr.is_none() {
             let why = match &rollout.traffic_routing {
                 None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
-                Some(_) => {
-                    format!("its trafficRoutings use only {}, which this tool does not plan yet", others.join(" and "))
-                }
+                Some(_) => "its trafficRoutings[0] has no ingress, gateway or customNetworkRefs".into(),
             };
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::Input(format!("{owner} has no traffic routing to plan: {why}{notes}")));
-        }
-        if own.is_some() && !others.is_empty() {
-            warnings.push(format!("its {} routing is not shown: this tool does not plan it yet", others.join(" and ")));
         }
         let (label, value) = CANARY_SUBSET_LABEL;
         let pods_labelled = rollout.enable_extra_workload_for_canary
@@ -300,8 +191,9 @@ impl<'a> Planner<'a> {
     }
 
     /// The objects of every provider of `routing` at one stage, in the controller's order;
-    /// the first error stops the plan. An HTTPRoute is planned from where the stage before
-    /// left it (`carried`) unless the planner plans each stage from the objects as read.
+    /// the first error stops the plan. An HTTPRoute and a canary Ingress are planned from where
+    /// the stage before left them (`carried`) unless the planner plans each stage from the
+    /// objects as read.
     fn plan_objects(
         &self,
         routing: &Routing,
@@ -309,43 +201,53 @@ impl<'a> Planner<'a> {
         stage: &str,
         carried: &mut Carried,
     ) -> Result<Vec<ObjectPlan>, Error> {
-        let context = custom::Context { routing, action, stage, limits: &self.limits };
+        let context = Context { routing, action, stage, limits: &self.limits };
         let mut objects = Vec::new();
         for provider in &routing.providers {
-            match provider {
+            let plan = match provider {
                 Provider::Custom(refs) => {
                     for reference in refs {
-                        objects
-                            .push(custom::plan_object(&context, self.objects, reference, || self.resolve(reference))?);
+                        let resolve = || self.resolved(scripts::key_of(reference), || self.scripts.resolve(reference));
+                        objects.push(custom::plan_object(&context, self.objects, reference, resolve)?);
                     }
+                    continue;
+                }
+                Provider::Ingress { name, class_type } => {
+                    let key = ingress::canary_key(routing, name);
+                    let (current, after) = self.starting_point(carried, &key);
+                    let resolve =
+                        || self.resolved(scripts::ingress_key(class_type), || self.scripts.resolve_ingress(class_type));
+                    ingress::plan_object(&context, self.objects, name, class_type, current, after, resolve)?
                 }
                 Provider::Gateway { http_route } => {
                     let key = gateway::GatewayRoute::of(routing, http_route).key();
-                    let (current, after) = match carried.get(&key) {
-                        Some((route, label)) => (Some(route), Some(label.clone())),
-                        None => (self.objects.get(&key), None),
-                    };
-                    let plan = gateway::plan_object(routing, http_route, action, current, after)?;
-                    if self.carry {
-                        carried.insert(key, (plan.planned.clone(), stage.to_string()));
-                    }
-                    objects.push(plan);
+                    let (current, after) = self.starting_point(carried, &key);
+                    gateway::plan_object(routing, http_route, action, current, after)?
                 }
-                Provider::Ingress { .. } => {}
+            };
+            if self.carry {
+                carried.insert(plan.key.clone(), (plan.planned.clone(), stage.to_string()));
             }
+            objects.push(plan);
         }
         Ok(objects)
     }
-}
 
-/// Whether this tool plans a provider yet (Ingress routing is being wired in).
-fn planned(provider: &Provider) -> bool {
-    matches!(provider, Provider::Custom(_) | Provider::Gateway { .. })
+    /// The object `key` as a stage starts from it: as the stage before left it (with that
+    /// stage's label), else as read; None when there is none.
+    fn starting_point<'b>(&'b self, carried: &'b Carried, key: &ObjectKey) -> (Option<&'b Value>, Option<String>) {
+        match carried.get(key) {
+            Some((object, label)) => (Some(object).filter(|o| !o.is_null()), Some(label.clone())),
+            None => (self.objects.get(key), None),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::change::Change;
+    use crate::providers::Action;
     use crate::status::{self, Position};
     use serde_json::json;
 
@@ -412,26 +314,63 @@ mod tests {
     }
 
     #[test]
-    fn a_rollout_with_only_ingress_routing_has_nothing_to_plan_yet() {
+    fn an_ingress_then_a_gateway_each_carried_from_stage_to_stage() {
         let mut object = json!({
-            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web"},
-            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}],
-                "trafficRoutings": [{"service": "web", "ingress": {"name": "web"}}]}}}
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]},
+                          {"replicas": 2, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}, "ingress": {"name": "store"}}]
+            }}}
         });
-        let catalog = ScriptCatalog::default();
-        let objects = ObjectIndex::default();
-        let planner = Planner::new(&objects, &catalog, Limits::default());
-        let rollout = Rollout::from_object(&object).unwrap();
-        let error = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap_err();
-        assert!(error.to_string().contains("its trafficRoutings use only ingress, which this tool does not plan yet"));
-        // With a gateway too, the ingress is named in a warning and the route is planned.
-        object["spec"]["strategy"]["canary"]["trafficRoutings"][0]["gateway"] = json!({"httpRouteName": "store"});
-        let rollout = Rollout::from_object(&object).unwrap();
         let mut objects = ObjectIndex::default();
         objects.insert("shop", route());
+        objects.insert("shop", json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix",
+                     "backend": {"service": {"name": "store", "port": {"number": 80}}}}]}}]}
+        }));
+        let catalog = ScriptCatalog::default();
+        let rollout = Rollout::from_object(&object).unwrap();
+        let plan = |objects: &ObjectIndex, from_read: bool| {
+            let planner = Planner::new(objects, &catalog, Limits::default());
+            let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
+            planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
+        };
+        let carried = plan(&objects, false);
+        let [step1, step2] = carried.stages.as_slice() else { panic!("{carried:?}") };
+        let kinds: Vec<String> = step1.objects.iter().map(ObjectPlan::describe).collect();
+        assert_eq!(kinds, ["Ingress shop/store-canary", "HTTPRoute shop/store"], "the controller's order");
+        let (made, patched) = (&step1.objects[0], &step2.objects[0]);
+        let actions: Vec<&str> = made.changes.iter().map(Change::action).collect();
+        assert_eq!(actions, ["create", "patch"]);
+        assert!(made.current.is_null() && made.untouched);
+        assert_eq!((&patched.current, patched.after.as_deref()), (&made.planned, Some(step1.label.as_str())));
+        assert_eq!(patched.planned["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"], "20");
+
+        // Placed from the objects read: absent, then at step 1 once it is as step 1 leaves it.
+        let placed = status::positions(&plan(&objects, true));
+        assert_eq!((&placed[0].name, &placed[0].position), (&"store-canary".to_string(), &Position::Absent));
+        objects.insert("shop", made.planned.clone());
+        let placed = status::positions(&plan(&objects, true));
+        assert_eq!(placed[0].position, Position::AtStep { steps: vec![Stage::Step(1)] });
+        // Someone changed an annotation the script writes: at no step.
+        let mut edited = made.planned.clone();
+        edited["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header-value"] = json!("2");
+        objects.insert("shop", edited);
+        assert_eq!(status::positions(&plan(&objects, true))[0].position, Position::Drifted);
+        objects.insert("shop", made.planned.clone());
+
+        // A trafficRoutings entry with nothing to route through has nothing to plan.
+        object["spec"]["strategy"]["canary"]["trafficRoutings"] = json!([{"service": "store"}]);
+        let rollout = Rollout::from_object(&object).unwrap();
         let planner = Planner::new(&objects, &catalog, Limits::default());
-        let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
-        assert_eq!(plan.warnings, ["its ingress routing is not shown: this tool does not plan it yet"]);
-        assert_eq!(plan.stages[0].objects[0].describe(), "HTTPRoute shop/store");
+        let error = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap_err();
+        assert!(
+            error.to_string().contains(
+                "has no traffic routing to plan: its trafficRoutings[0] has no ingress, gateway or customNetworkRefs"
+            ),
+            "{error}"
+        );
     }
 }

@@ -63,8 +63,11 @@ pub fn ingress_configmap_key(class_type: &str) -> String {
 /// (classType, `ingress`), which `--script ingress.<classType>=FILE` parses to.
 pub type ScriptKey = (String, String);
 
+/// The kind part of an Ingress class's script key.
+const INGRESS_KIND: &str = "ingress";
+
 pub fn ingress_key(class_type: &str) -> ScriptKey {
-    (class_type.to_string(), "ingress".to_string())
+    (class_type.to_string(), INGRESS_KIND.to_string())
 }
 
 pub fn key_of(reference: &ObjectRef) -> ScriptKey {
@@ -254,7 +257,11 @@ pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<Sc
     let flag = |(group, kind): &ScriptKey| format!("{kind}.{group}");
     let unversioned = |group: &str| group.split('/').next().unwrap_or_default().to_ascii_lowercase();
     let near = used.iter().find(|(g, k)| k.eq_ignore_ascii_case(kind) && unversioned(g) == unversioned(group));
+    let ingress = kind == INGRESS_KIND;
     let hint = match near {
+        Some(key) if ingress => {
+            format!(" Did you mean {}? The key is ingress.CLASSTYPE, as the classType is written.", flag(key))
+        }
         Some(key) => {
             format!(" Did you mean {}? The key is KIND.GROUP, as the kind is written, without a version.", flag(key))
         }
@@ -262,8 +269,12 @@ pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<Sc
     };
     let keys: Vec<String> = used.iter().map(flag).collect();
     let keys = if keys.is_empty() { "none (no gateway object)".to_string() } else { keys.join(", ") };
+    let missing = match ingress {
+        true => format!("no ingress ref of the plan has classType {group}"),
+        false => format!("no object in the plan is a {kind} of {group}"),
+    };
     Err(format!(
-        "--script {}: no object in the plan is a {kind} of {group}, so the script would not run. The keys this plan uses: {keys}.{hint}",
+        "--script {}: {missing}, so the script would not run. The keys this plan uses: {keys}.{hint}",
         flag(&(group.clone(), kind.clone()))
     ))
 }
@@ -404,6 +415,13 @@ mod tests {
         );
         let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &BTreeSet::new()).unwrap_err();
         assert!(err.ends_with("The keys this plan uses: none (no gateway object)."), "{err}");
+        // An Ingress class's key.
+        let used: BTreeSet<ScriptKey> = [key_of(&vs()), ingress_key("aliyun-alb")].into();
+        assert_eq!(check_overrides(&given("ingress.aliyun-alb=x.lua"), &used), Ok(()));
+        assert_eq!(
+            check_overrides(&given("ingress.Aliyun-ALB=x.lua"), &used).unwrap_err(),
+            "--script ingress.Aliyun-ALB: no ingress ref of the plan has classType Aliyun-ALB, so the script would not run. The keys this plan uses: ingress.aliyun-alb, VirtualService.networking.istio.io. Did you mean ingress.aliyun-alb? The key is ingress.CLASSTYPE, as the classType is written."
+        );
     }
 
     #[test]

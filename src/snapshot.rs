@@ -2,8 +2,7 @@
 //! gateway objects, and the controller's script ConfigMap.
 
 use crate::error::Error;
-use crate::model::ObjectIndex;
-use crate::model::{Rollout, TrafficRoutingCr};
+use crate::model::{ObjectIndex, Provider, Rollout, Routing, TrafficRoutingCr};
 use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
 use crate::yaml::Document;
 use serde_json::Value;
@@ -243,40 +242,37 @@ impl Snapshot {
         Ok((snapshot, skipped))
     }
 
+    /// The routing of every Rollout and TrafficRouting.
+    fn routings(&self) -> impl Iterator<Item = Routing> + '_ {
+        self.rollouts
+            .iter()
+            .filter_map(|r| Routing::of_rollout(&r.item, &r.namespace))
+            .chain(self.traffic_routings.iter().map(|t| Routing::of_traffic_routing(&t.item, &t.namespace)))
+    }
+
     /// (group, kind) of every object a plan reads: what the Rollouts and TrafficRoutings route
     /// through (their custom refs, Ingresses and Gateway API routes) and the Rollouts' workloads
     /// (their replicas decide whether a partition step is routed).
     fn routed_kinds(&self) -> BTreeSet<(String, String)> {
-        let routings = self
-            .rollouts
-            .iter()
-            .filter_map(|r| r.item.traffic_routing.as_ref())
-            .chain(self.traffic_routings.iter().map(|t| &t.item.traffic_routing));
-        let mut kinds: BTreeSet<(String, String)> = self
+        let workloads = self
             .rollouts
             .iter()
             .filter_map(|r| r.item.workload.as_ref())
-            .map(|w| (w.group().to_string(), w.kind.clone()))
-            .collect();
-        for routing in routings {
-            kinds.extend(routing.custom_network_refs.iter().map(|r| (r.group().to_string(), r.kind.clone())));
-            for provider in &routing.other_providers {
-                kinds.insert(match *provider {
-                    "ingress" => ("networking.k8s.io".into(), "Ingress".into()),
-                    _ => ("gateway.networking.k8s.io".into(), "HTTPRoute".into()),
-                });
-            }
-        }
-        kinds
+            .map(|w| (w.group().to_string(), w.kind.clone()));
+        let routed = self.routings().flat_map(|routing| routing.objects()).map(|key| (key.group, key.kind));
+        workloads.chain(routed).collect()
     }
 
-    /// The `--script` keys of the gateway objects the Rollouts and TrafficRoutings route through.
+    /// The `--script` keys of the gateway objects and Ingress classes the Rollouts and
+    /// TrafficRoutings route through.
     pub fn script_keys(&self) -> BTreeSet<ScriptKey> {
-        self.rollouts
-            .iter()
-            .filter_map(|r| r.item.traffic_routing.as_ref())
-            .chain(self.traffic_routings.iter().map(|t| &t.item.traffic_routing))
-            .flat_map(|routing| routing.custom_network_refs.iter().map(scripts::key_of))
+        self.routings()
+            .flat_map(|routing| routing.providers)
+            .flat_map(|provider| match provider {
+                Provider::Custom(refs) => refs.iter().map(scripts::key_of).collect(),
+                Provider::Ingress { class_type, .. } => vec![scripts::ingress_key(&class_type)],
+                Provider::Gateway { .. } => Vec::new(),
+            })
             .collect()
     }
 

@@ -3,7 +3,8 @@
 
 use crate::model::{Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Action, RoutingPlan};
+use crate::plan::RoutingPlan;
+use crate::providers::Action;
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -91,9 +92,13 @@ impl Progress {
 pub enum Position {
     /// As before any release: no stored original.
     Original,
+    /// Not there, as before any release: a canary Ingress the controller has not made (or has
+    /// deleted).
+    Absent,
     /// Equal to the plan of these stages (numbers in JSON, or `"final"`).
     AtStep { steps: Vec<Stage> },
-    /// Routed (an original is stored) but equal to no step's plan: someone edited it.
+    /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
+    /// someone edited it.
     Drifted,
 }
 
@@ -331,6 +336,7 @@ pub fn progress_style(progress: &Progress) -> anstyle::Style {
 fn position_text(position: &Position) -> (String, anstyle::Style) {
     match position {
         Position::Original => ("original".into(), anstyle::Style::new()),
+        Position::Absent => ("absent".into(), anstyle::Style::new()),
         Position::AtStep { steps } => {
             (format!("at {}", steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")), GREEN)
         }
@@ -338,7 +344,8 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
     }
 }
 
-/// Places every object of a plan of all stages of a Rollout: at the stages whose plan it equals.
+/// Places every object of a plan of all stages of a Rollout (each planned from the objects as
+/// read): at the stages whose plan writes nothing to it.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
@@ -348,7 +355,11 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             }) {
                 Some(index) => index,
                 None => {
-                    let position = if object.untouched { Position::Original } else { Position::Drifted };
+                    let position = match (object.untouched, object.current.is_null()) {
+                        (true, true) => Position::Absent,
+                        (true, false) => Position::Original,
+                        (false, _) => Position::Drifted,
+                    };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
                         namespace: object.namespace.clone(),
@@ -366,11 +377,12 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     true
                 }
                 Action::Rules(_) => true,
-                Action::Restore | Action::Keep(_) => false,
+                Action::Restore | Action::Delete | Action::Keep(_) => false,
             };
+            let untouched = matches!(view.position, Position::Original | Position::Absent);
             if let Some(step) = stage.stage
                 && routes
-                && view.position != Position::Original
+                && !untouched
                 && !object.changed()
             {
                 match &mut view.position {

@@ -21,7 +21,7 @@ use crate::output;
 use crate::rbac;
 use crate::source::cluster::{Cluster, Resource};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -102,6 +102,8 @@ pub struct Writer<'a> {
     seen: BTreeMap<ObjectKey, Value>,
     /// `--dry-run=server`: each object's verdict.
     verdicts: BTreeMap<ObjectKey, Result<(), String>>,
+    /// `--dry-run=server`: the objects a creation of this run would have made.
+    made: BTreeSet<ObjectKey>,
     /// The object a request is out for (a write, or the read that resolves one), with the
     /// backup of its state before this run.
     in_flight: Option<(ObjectKey, Option<PathBuf>)>,
@@ -121,6 +123,7 @@ impl<'a> Writer<'a> {
             written: Vec::new(),
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
+            made: BTreeSet::new(),
             in_flight: None,
             stopped: false,
         }
@@ -224,6 +227,19 @@ impl<'a> Writer<'a> {
         }
         let key = change.key().clone();
         if self.mode == Mode::ServerDryRun {
+            // Nothing a dry run sends is stored: a later change to an object it created (a
+            // canary Ingress made, then patched) is judged as the creation of what it leaves.
+            let change = match change {
+                Change::Create { .. } => change.clone(),
+                _ if self.made.contains(&key) => match change.after() {
+                    Some(object) => Change::Create { key: key.clone(), object },
+                    None => return Ok(None),
+                },
+                _ => change.clone(),
+            };
+            if let Change::Create { .. } = change {
+                self.made.insert(key.clone());
+            }
             let request = change.request(None).expect("a write sends a request");
             let verdict = match self.cluster.send(resource, &key, &request, true).await {
                 Ok(_) => Ok(()),
@@ -389,14 +405,17 @@ impl<'a> Writer<'a> {
     }
 
     /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
-    /// how), noting a reply that was lost.
+    /// how), noting a reply that was lost; an object this run made has no backup.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
         if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
             return None;
         }
-        let backup = self.backup_of(key).map(|b| b.display().to_string()).unwrap_or_default();
+        let backup = match self.backup_of(key) {
+            Some(backup) => format!("backup {}", backup.display()),
+            None => "it did not exist before".into(),
+        };
         let lost = if self.resolved(key) { "; the reply was lost, a fresh read shows it" } else { "" };
-        Some(format!("{key} {done} (backup {backup}{lost})\n"))
+        Some(format!("{key} {done} ({backup}{lost})\n"))
     }
 
     /// Where the backup of the first write of `key` is.

@@ -26,6 +26,26 @@ fn plan_shows_the_current_step_and_writes_nothing() {
 }
 
 #[test]
+fn a_custom_ref_of_a_core_kind_is_found_under_api_v1() {
+    // The core group is discovered under /api/v1, not /apis/v1 (a regression: such a ref was
+    // "not served").
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "routes"}]);
+    let server = serving(rollout)
+        .object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "routes", "namespace": NAMESPACE},
+                       "data": {"weight": "0"}}))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .file("cm.lua", "local data = obj.data data.spec = {weight = obj.canaryWeight} return data")
+        .args(["plan", "demo", "--script", "ConfigMap.v1=cm.lua"])
+        .run()
+        .success()
+        .stdout_has("ConfigMap shop/routes: script --script cm.lua");
+}
+
+#[test]
 fn plan_chooses_steps() {
     let server = shop(1, "StepPaused").start();
     let plan = |args: &[&str]| Test::new().kubeconfig(&server).arg("plan").args(args.iter().copied()).run();

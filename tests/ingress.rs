@@ -78,3 +78,720 @@ fn test_runs_ingress_cases_of_a_folder_and_reports_failures() {
         json["cases"][0]["steps"].as_array().unwrap().iter().map(|s| s["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["pass", "fail", "pass"]);
 }
+
+fn nginx_example() -> Test {
+    Test::new().args(["plan".as_ref(), "-f".as_ref(), repo("examples/nginx-canary").as_os_str()])
+}
+
+#[test]
+fn plan_f_shows_the_canary_ingress_the_controller_creates_patches_and_deletes() {
+    let out = nginx_example().args(["-o", "json"]).run().success().json();
+    let objects: Vec<&serde_json::Value> =
+        out["plans"][0]["stages"].as_array().unwrap().iter().map(|s| &s["objects"][0]).collect();
+    let actions: Vec<Vec<&str>> = objects
+        .iter()
+        .map(|o| o["changes"].as_array().unwrap().iter().map(|c| c["action"].as_str().unwrap()).collect())
+        .collect();
+    assert_eq!(actions, [vec!["create", "patch"], vec!["patch"], vec!["delete"]]);
+    assert_eq!(objects[0]["apiVersion"], "networking.k8s.io/v1");
+    assert_eq!(
+        objects[0]["planned"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"],
+        "web-canary"
+    );
+    assert_eq!(
+        objects[1]["changes"][0]["patch"]["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"],
+        "30"
+    );
+    assert!(objects[2]["planned"].is_null());
+    nginx_example()
+        .run()
+        .success()
+        .stdout_has("--- Ingress demo/web-canary (after step 1/3)")
+        .stdout_has("Plan: 3 to change, 0 already as planned");
+}
+
+#[test]
+fn an_ingress_classs_script_is_given_with_script_ingress_class() {
+    let mine = "local a = obj.annotations or {} a['example.com/weight'] = obj.weight return a";
+    nginx_example()
+        .file("mine.lua", mine)
+        .args(["--script", "ingress.nginx=mine.lua", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("Ingress demo/web-canary: script --script mine.lua (sha256 ")
+        .stdout_has("+    example.com/weight: \"30\"");
+    nginx_example()
+        .file("mine.lua", mine)
+        .args(["--script", "ingress.nginy=mine.lua"])
+        .run()
+        .status(1)
+        .stderr_has("error: --script ingress.nginy: no ingress ref of the plan has classType nginy, so the script would not run. The keys this plan uses: ingress.nginx.");
+}
+
+#[test]
+fn show_obj_gives_the_ingress_scripts_obj_that_eval_ingress_runs() {
+    let obj = nginx_example().args(["--step", "2", "--show-obj"]).run().success();
+    let entries: serde_json::Value = serde_json::from_str(&obj.stdout).unwrap();
+    assert_eq!(entries[0]["object"], "Ingress demo/web-canary");
+    assert_eq!(entries[0]["obj"]["weight"], "30");
+    assert_eq!(entries[0]["obj"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"], "0", "the made canary");
+    Test::new()
+        .stdin(&obj.stdout)
+        .arg("eval")
+        .arg(repo("lua_configuration/trafficrouting_ingress/nginx.lua"))
+        .args(["--ingress", "--obj", "-"])
+        .run()
+        .success()
+        .stdout_is(concat!(
+            r#"{"nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-weight":"30","#,
+            r#""nginx.ingress.kubernetes.io/proxy-body-size":"8m"}"#,
+            "\n"
+        ));
+}
+
+#[test]
+fn a_traffic_routing_with_an_ingress_ref_plans_offline_on_the_stable_service() {
+    let tr = r#"
+apiVersion: rollouts.kruise.io/v1alpha1
+kind: TrafficRouting
+metadata: {name: tr, namespace: demo}
+spec:
+  strategy:
+    matches:
+    - headers: [{type: Exact, name: x-canary, value: "true"}]
+  objectRef:
+  - service: web
+    ingress: {name: web}
+"#;
+    let out = Test::new()
+        .file("tr.yaml", tr)
+        .arg("plan")
+        .args(["-f", "tr.yaml", "-f"])
+        .arg(repo("examples/nginx-canary/ingress.yaml"))
+        .args(["-o", "json"])
+        .run()
+        .success()
+        .json();
+    let canary = &out["plans"][0]["stages"][0]["objects"][0]["planned"];
+    assert_eq!(out["plans"][0]["owner"], "TrafficRouting demo/tr");
+    assert_eq!(
+        canary["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "web",
+        "the stable Service"
+    );
+    assert_eq!(canary["metadata"]["ownerReferences"][0]["kind"], "TrafficRouting");
+    assert_eq!(canary["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header"], "x-canary");
+}
+
+/// Ingress routing against the fake API server: plan, approve, restore, status and record of a
+/// Rollout that routes through an Ingress, and the writes' guarantees under faults.
+mod cluster {
+    use crate::support::cluster::*;
+    use crate::support::{BINARY, Output, Test};
+    use fake_apiserver::{ApiResourceDef, FakeHandle, ReplyFault, Requests, Rule, Stage};
+    use serde_json::{Value, json};
+    use std::process::{Child, Command, Stdio};
+    use std::time::Duration;
+
+    const NGINX: &str = "nginx.ingress.kubernetes.io";
+    const ALB: &str = "alb.ingress.kubernetes.io";
+
+    /// Rollout `web` through Ingress `web` of `class`: step 1 matches a header, step 2 sends
+    /// 30%, step 3 is replicas only (the canary Ingress goes).
+    fn rollout(class: &str, step: i64, state: &str) -> Value {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": NAMESPACE},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "strategy": {"canary": {
+                    "steps": [
+                        {"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x-canary", "value": "true"}]}]},
+                        {"replicas": "30%", "traffic": "30%"},
+                        {"replicas": "100%"}
+                    ],
+                    "trafficRoutings": [{"service": "web", "ingress": {"name": "web", "classType": class}}]
+                }}
+            },
+            "status": {
+                "phase": "Progressing",
+                "canaryStatus": {"currentStepIndex": step, "currentStepState": state, "canaryReplicas": 1, "canaryReadyReplicas": 1}
+            }
+        })
+    }
+
+    fn stable_ingress(class: &str) -> Value {
+        json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": NAMESPACE, "labels": {"app": "web"},
+                         "annotations": {"kubernetes.io/ingress.class": class}},
+            "spec": {"rules": [{"host": "web.example.com", "http": {"paths": [
+                {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}},
+                {"path": "/static", "pathType": "Prefix", "backend": {"service": {"name": "cdn", "port": {"number": 80}}}}
+            ]}}]}
+        })
+    }
+
+    fn service(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE},
+               "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    }
+
+    /// Kruise, Ingresses, Services, Deployments and Leases served; Rollout `web` of `class` at
+    /// `step`/`state`, its stable Ingress, Services `web` and `web-canary`, and its workload.
+    fn serving(class: &str, step: i64, state: &str) -> fake_apiserver::Builder {
+        fake_apiserver::FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::ingresses())
+            .resource(fake_apiserver::leases())
+            .resource(ApiResourceDef::new("", "v1", "Service", "services"))
+            .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+            .object(rollout(class, step, state))
+            .object(stable_ingress(class))
+            .object(service("web"))
+            .object(service("web-canary"))
+            .object(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": NAMESPACE},
+                           "spec": {"replicas": 10}, "status": {"replicas": 10, "readyReplicas": 10}}))
+    }
+
+    fn ingress(server: &FakeHandle, name: &str) -> Option<Value> {
+        server.object("networking.k8s.io", "*", "ingresses", NAMESPACE, name)
+    }
+
+    fn canary(server: &FakeHandle) -> Option<Value> {
+        ingress(server, "web-canary")
+    }
+
+    fn annotations(object: &Value) -> Value {
+        object["metadata"]["annotations"].clone()
+    }
+
+    /// Moves the Rollout to `step`, paused, as the controller would once its pods are ready.
+    fn pause_at(server: &FakeHandle, step: i64) {
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(step);
+        rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepPaused");
+        server.put_object(rollout);
+    }
+
+    fn state(server: &FakeHandle) -> Value {
+        server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap()["status"]["canaryStatus"]
+            ["currentStepState"]
+            .clone()
+    }
+
+    /// The writes other than the claim's.
+    fn ingress_writes(server: &FakeHandle) -> Vec<String> {
+        writes(server)
+    }
+
+    fn approve(server: &FakeHandle) -> Output {
+        Test::new().kubeconfig(server).args(["approve", "web", "--yes"]).run()
+    }
+
+    #[test]
+    fn plan_shows_the_canary_ingress_created_then_patched_and_carried_over_every_step() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        let plan = test.run_args(["plan", "web", "--all-steps", "-o", "json"]).success().json();
+        let stages = plan["plans"][0]["stages"].as_array().unwrap();
+        let step = |i: usize| &stages[i]["objects"][0];
+        assert_eq!(step(0)["kind"], "Ingress");
+        assert_eq!(step(0)["name"], "web-canary");
+        assert_eq!(step(0)["action"], "create");
+        let changes: Vec<&Value> = step(0)["changes"].as_array().unwrap().iter().map(|c| &c["action"]).collect();
+        assert_eq!(changes, ["create", "patch"]);
+        assert_eq!(annotations(&step(0)["changes"][0]["object"])[format!("{NGINX}/canary-weight")], "0", "made at 0");
+        assert_eq!(
+            step(0)["changes"][1]["patch"],
+            json!({"metadata": {"annotations": {format!("{NGINX}/canary-by-header"): "x-canary",
+                   format!("{NGINX}/canary-by-header-value"): "true", format!("{NGINX}/canary-weight"): null}}})
+        );
+        // Step 2 starts from what step 1 left: one merge patch.
+        assert_eq!(step(1)["action"], "patch");
+        assert_eq!(
+            step(1)["changes"][0]["patch"],
+            json!({"metadata": {"annotations": {format!("{NGINX}/canary-by-header"): null,
+                   format!("{NGINX}/canary-by-header-value"): null, format!("{NGINX}/canary-weight"): "30"}}})
+        );
+        assert_eq!(step(2)["action"], "delete");
+        assert!(step(2)["planned"].is_null());
+        assert!(step(0)["warnings"].as_array().unwrap().is_empty(), "{}", step(0)["warnings"]);
+        // The text shows the requests and diffs from what the step before leaves.
+        test.run_args(["plan", "web", "--all-steps"])
+            .success()
+            .stdout_has("  Ingress shop/web-canary: script built-in lua_configuration/trafficrouting_ingress/nginx.lua (sha256 ")
+            .stdout_has(&format!("    POST, annotations {{\"kubernetes.io/ingress.class\":\"nginx\",\"{NGINX}/canary\":\"true\",\"{NGINX}/canary-weight\":\"0\"}}"))
+            .stdout_has(&format!("    PATCH (merge) {{\"metadata\":{{\"annotations\":{{\"{NGINX}/canary-by-header\":null,"))
+            .stdout_has("--- Ingress shop/web-canary (after step 1/3)")
+            .stdout_has("  Ingress shop/web-canary: delete it, as the controller's finalise does (no traffic, no matches)\n    DELETE\n");
+        assert_eq!(ingress_writes(&server), Vec::<String>::new(), "plan writes nothing");
+    }
+
+    #[test]
+    fn approve_a_header_step_then_a_weight_step_then_restore_nginx() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let stable = ingress(&server, "web").unwrap();
+        approve(&server)
+            .success()
+            .stdout_has("Ingress shop/web-canary created (it did not exist before)")
+            .stdout_has("rollout.rollouts.kruise.io/web approved (step 1/3)");
+        assert_eq!(
+            ingress_writes(&server),
+            [
+                "POST /apis/networking.k8s.io/v1/namespaces/shop/ingresses",
+                "PATCH /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary",
+                "PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/web/status",
+            ]
+        );
+        let made = canary(&server).unwrap();
+        assert_eq!(
+            annotations(&made),
+            json!({"kubernetes.io/ingress.class": "nginx", format!("{NGINX}/canary"): "true",
+                   format!("{NGINX}/canary-by-header"): "x-canary", format!("{NGINX}/canary-by-header-value"): "true"})
+        );
+        assert_eq!(
+            made["spec"]["rules"],
+            json!([{"host": "web.example.com", "http": {"paths": [
+                {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web-canary", "port": {"number": 80}}}}
+            ]}}])
+        );
+        assert_eq!(made["metadata"]["ownerReferences"][0]["kind"], "Rollout");
+        let owner = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        assert_eq!(made["metadata"]["ownerReferences"][0]["uid"], owner["metadata"]["uid"]);
+        let patch =
+            &server.writes().into_iter().find(|w| w.method == "PATCH" && w.path.ends_with("/web-canary")).unwrap();
+        assert_eq!(patch.content_type.as_deref(), Some("application/merge-patch+json"));
+        assert!(patch.body["metadata"]["resourceVersion"].is_string(), "conditional: {}", patch.body);
+
+        Test::new()
+            .kubeconfig(&server)
+            .args(["status", "web"])
+            .run()
+            .success()
+            .stdout_has("Ingress shop/web-canary  at step 1");
+
+        pause_at(&server, 2);
+        server.clear_log();
+        approve(&server).success().stdout_has("Ingress shop/web-canary updated (backup ");
+        assert_eq!(
+            ingress_writes(&server),
+            [
+                "PATCH /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary",
+                "PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/web/status",
+            ]
+        );
+        assert_eq!(
+            annotations(&canary(&server).unwrap()),
+            json!({"kubernetes.io/ingress.class": "nginx", format!("{NGINX}/canary"): "true", format!("{NGINX}/canary-weight"): "30"})
+        );
+        Test::new()
+            .kubeconfig(&server)
+            .args(["status", "web"])
+            .run()
+            .success()
+            .stdout_has("Ingress shop/web-canary  at step 2");
+
+        server.clear_log();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "web", "--yes"])
+            .run()
+            .success()
+            .stdout_has("Ingress shop/web-canary: delete it, as the controller's finalise does")
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert_eq!(ingress_writes(&server), ["DELETE /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary"]);
+        let delete =
+            server.writes().into_iter().find(|w| w.method == "DELETE" && w.path.ends_with("/web-canary")).unwrap();
+        assert!(delete.body["preconditions"]["uid"].is_string(), "{}", delete.body);
+        assert!(canary(&server).is_none());
+        assert_eq!(ingress(&server, "web").unwrap(), stable, "the stable Ingress is never written");
+        Test::new()
+            .kubeconfig(&server)
+            .args(["status", "web"])
+            .run()
+            .success()
+            .stdout_has("Ingress shop/web-canary  absent");
+    }
+
+    #[test]
+    fn approve_a_header_step_then_a_weight_step_then_restore_aliyun_alb() {
+        let server = serving("aliyun-alb", 1, "StepPaused").start();
+        approve(&server).success();
+        assert_eq!(
+            annotations(&canary(&server).unwrap()),
+            json!({"kubernetes.io/ingress.class": "aliyun-alb", format!("{ALB}/canary"): "true", format!("{ALB}/order"): "1",
+                   format!("{ALB}/canary-by-header"): "x-canary", format!("{ALB}/canary-by-header-value"): "true"})
+        );
+        pause_at(&server, 2);
+        approve(&server).success();
+        assert_eq!(
+            annotations(&canary(&server).unwrap()),
+            json!({"kubernetes.io/ingress.class": "aliyun-alb", format!("{ALB}/canary"): "true", format!("{ALB}/order"): "1",
+                   format!("{ALB}/canary-weight"): "30"})
+        );
+        Test::new().kubeconfig(&server).args(["restore", "web", "--yes"]).run().success();
+        assert!(canary(&server).is_none());
+        assert!(ingress(&server, "web").is_some());
+    }
+
+    /// Another canary Ingress of the same ALB, with the order the built-in script writes.
+    fn cart_canary() -> Value {
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "cart-canary", "namespace": NAMESPACE,
+                            "annotations": {"kubernetes.io/ingress.class": "aliyun-alb", format!("{ALB}/canary"): "true", format!("{ALB}/order"): "1"}},
+               "spec": {"rules": [{"http": {"paths": [{"path": "/cart", "pathType": "Prefix",
+                        "backend": {"service": {"name": "cart-canary", "port": {"number": 80}}}}]}}]}})
+    }
+
+    #[test]
+    fn an_alb_order_another_canary_ingress_has_is_named_and_a_script_of_ones_own_clears_it() {
+        let server = serving("aliyun-alb", 1, "StepPaused").object(cart_canary()).start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["plan", "web"]).success().stdout_has(
+            "warning: the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class already has; ALB needs each order to be unique (openkruise/rollouts#128): give this class a script that writes another order, under the key lua.traffic.routing.ingress.aliyun-alb of the ConfigMap kruise-rollout-configuration",
+        );
+        let builtin =
+            std::fs::read_to_string(crate::support::repo("lua_configuration/trafficrouting_ingress/aliyun-alb.lua"))
+                .unwrap();
+        let order2 = builtin.replace(
+            r#"annotations["alb.ingress.kubernetes.io/order"] = "1""#,
+            r#"annotations["alb.ingress.kubernetes.io/order"] = "2""#,
+        );
+        assert_ne!(order2, builtin);
+        let out = test
+            .file("alb.lua", &order2)
+            .run_args(["plan", "web", "--script", "ingress.aliyun-alb=alb.lua"])
+            .success()
+            .stdout_has(&format!("+    {ALB}/order: \"2\""));
+        assert!(!out.stdout.contains("openkruise/rollouts#128"), "{}", out.stdout);
+        // Without permission to list Ingresses, the check is left out, saying so.
+        let server = serving("aliyun-alb", 1, "StepPaused")
+            .object(cart_canary())
+            .deny(Rule::new(["list"]).resources(["ingresses"]))
+            .start();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["plan", "web"])
+            .run()
+            .success()
+            .stderr_has("warning: cannot list the Ingresses of namespace shop (")
+            .stderr_has(
+                "the aliyun-alb order clash with other canary Ingresses (openkruise/rollouts#128) is not checked",
+            );
+    }
+
+    #[test]
+    fn restore_ref_deletes_a_canary_ingress_the_controller_made_and_nothing_else() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let test = Test::new().kubeconfig(&server);
+        // The stable Ingress has no stored original and no Rollout owns it: left alone.
+        test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web", "--yes"]).success().stderr_has(
+            "Ingress shop/web: no rollouts.kruise.io/original-spec-configuration annotation, nothing to restore",
+        );
+        server.clear_log();
+        test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web-canary", "--yes"])
+            .success()
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert_eq!(ingress_writes(&server), ["DELETE /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary"]);
+        assert!(canary(&server).is_none() && ingress(&server, "web").is_some());
+    }
+
+    #[test]
+    fn dry_runs_judge_the_canary_ingress_as_made_and_store_nothing() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["approve", "web", "--yes", "--dry-run=server"])
+            .success()
+            .stdout_has("server dry-run accepted Ingress shop/web-canary\n")
+            .stdout_has("dry run (server): nothing was stored");
+        test.run_args(["plan", "web", "--dry-run=server"])
+            .success()
+            .stdout_has("server dry-run accepted Ingress shop/web-canary (step 1/3)");
+        // Every request went with dryRun, each a creation: approve's create, then its patch judged
+        // as the creation of the patched object (a merge patch of an object nothing stored would
+        // fail), and plan's creation of the object as planned.
+        let sent: Vec<String> = server
+            .writes()
+            .iter()
+            .filter(|w| w.path.contains("ingresses"))
+            .map(|w| {
+                assert!(w.is_dry_run(), "{} {}", w.method, w.path);
+                w.method.clone()
+            })
+            .collect();
+        assert_eq!(sent, ["POST", "POST", "POST"]);
+        assert!(canary(&server).is_none());
+        assert_eq!(state(&server), "StepPaused");
+    }
+
+    #[test]
+    fn an_ingress_ref_adds_no_round_trip() {
+        // Latency makes concurrent requests overlap, so sequential round trips can be counted.
+        let server = serving("aliyun-alb", 1, "StepPaused").latency(Duration::from_millis(200)).start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["plan", "web"]).success();
+        server.clear_log();
+        test.run_args(["plan", "web"]).success();
+        let paths: Vec<String> = server.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+        assert_eq!(server.round_trips(), 2, "the Rollout, then everything its routing reads: {paths:?}");
+        for read in [
+            "GET /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web",
+            "GET /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary",
+            "GET /api/v1/namespaces/shop/services/web-canary",
+            "GET /apis/networking.k8s.io/v1/namespaces/shop/ingresses",
+            "GET /api/v1/namespaces/kruise-rollout/configmaps/kruise-rollout-configuration",
+        ] {
+            assert!(paths.iter().any(|p| p == read), "{read} in {paths:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_canary_service_is_a_warning() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let warning = "warning: Service web-canary does not exist: the canary Ingress routes to it";
+        let out = Test::new().kubeconfig(&server).args(["plan", "web"]).run().success();
+        assert!(!out.stdout.contains(warning), "{}", out.stdout);
+        server.delete_object("", "services", NAMESPACE, "web-canary");
+        Test::new().kubeconfig(&server).args(["plan", "web"]).run().success().stdout_has(warning);
+        // Without permission to read Services, the check is left out, saying so.
+        let server = serving("nginx", 1, "StepPaused").deny(Rule::new(["get"]).resources(["services"])).start();
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["plan", "web"])
+            .run()
+            .success()
+            .stderr_has("warning: cannot read Service shop/web-canary (")
+            .stderr_has("whether the canary Service exists is not checked");
+        assert!(!out.stdout.contains(warning), "{}", out.stdout);
+    }
+
+    #[test]
+    fn approve_asks_for_the_ingress_permissions_it_needs() {
+        let server =
+            serving("nginx", 1, "StepPaused").deny(Rule::new(["create", "delete"]).resources(["ingresses"])).start();
+        approve(&server)
+            .status(3)
+            .stderr_has("  create ingresses (API group networking.k8s.io) in namespace shop\n  delete ingresses (API group networking.k8s.io) in namespace shop")
+            .stderr_has("resources: [\"ingresses\"]\n  verbs: [\"create\", \"delete\"]");
+        assert_eq!(ingress_writes(&server), Vec::<String>::new());
+    }
+
+    /// `approve web` at step 1 writes: the claim, the canary Ingress's creation, its patch, the
+    /// approval, the claim's release.
+    const APPROVE_WRITES: usize = 5;
+
+    #[track_caller]
+    fn approved_with_its_canary(server: &FakeHandle) -> bool {
+        let approved = state(server) == "StepReady";
+        match approved {
+            true => assert_eq!(annotations(&canary(server).unwrap())[format!("{NGINX}/canary-by-header")], "x-canary"),
+            false => {
+                assert_eq!(state(server), "StepPaused");
+                assert!(canary(server).is_none(), "not approved: no canary Ingress");
+            }
+        }
+        approved
+    }
+
+    #[test]
+    fn approve_resolves_a_lost_garbled_or_hung_reply_after_each_write() {
+        let faults =
+            [ReplyFault::Lost, ReplyFault::Garbled].into_iter().flat_map(|f| (1..=APPROVE_WRITES).map(move |k| (f, k)));
+        // A reply that never comes ends with the request's timeout: once, after the create.
+        for (fault, k) in faults.chain([(ReplyFault::NeverSent, 2)]) {
+            let server = serving("nginx", 1, "StepPaused").start();
+            server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
+            let out =
+                Test::new().kubeconfig(&server).args(["approve", "web", "--yes", "--request-timeout", "2s"]).run();
+            assert_eq!(out.status, 0, "{fault:?} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            assert!(approved_with_its_canary(&server), "{fault:?} after write {k}");
+            if (2..=4).contains(&k) {
+                assert!(out.stdout.contains("the reply was lost"), "{fault:?} after write {k}: {}", out.stdout);
+            }
+            assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new(), "the claim is released");
+        }
+    }
+
+    #[test]
+    fn a_failed_approval_rolls_the_canary_ingress_back_to_nothing() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        // The approval is lost before it is stored: the created and patched canary goes again.
+        let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+        server.reply_fault(approval, 1, Stage::BeforeStore, ReplyFault::Lost);
+        approve(&server).status(1).stderr_has("Ingress shop/web-canary: rolled back");
+        assert!(!approved_with_its_canary(&server));
+        let undo =
+            server.writes().into_iter().rfind(|w| w.method == "DELETE" && w.path.ends_with("/web-canary")).unwrap();
+        assert!(
+            undo.body["preconditions"]["uid"].is_string(),
+            "the inverse of a create is a delete with a UID precondition"
+        );
+    }
+
+    #[test]
+    fn restore_resolves_a_lost_or_garbled_reply_after_the_delete() {
+        for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            approve(&server).success();
+            // The claim, then the delete.
+            server.reply_fault(Requests::Writes, 2, Stage::AfterStore, fault);
+            let out = Test::new().kubeconfig(&server).args(["restore", "web", "--yes"]).run();
+            assert_eq!(out.status, 0, "{fault:?}\n{}\n{}", out.stdout, out.stderr);
+            assert!(
+                out.stdout.contains("deleted (backup ") && out.stdout.contains("the reply was lost"),
+                "{}",
+                out.stdout
+            );
+            assert!(canary(&server).is_none());
+        }
+    }
+
+    #[test]
+    fn someone_elses_edit_of_the_canary_ingress_between_writes_is_not_overwritten() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        // Between the create (write 2) and the patch (write 3), someone annotates the canary.
+        server.before_write(3, |store| {
+            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
+                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
+            });
+        });
+        approve(&server)
+            .status(3)
+            .stderr_has("Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:")
+            .stderr_has("+    example.com/owner: team-b")
+            .stderr_has("Ingress shop/web-canary: NOT rolled back: someone changed it since this run wrote it");
+        assert_eq!(state(&server), "StepPaused", "not approved");
+        assert_eq!(annotations(&canary(&server).unwrap())["example.com/owner"], "team-b", "their edit stays");
+
+        // At step 2 the canary is patched; someone else's edit lands between the read and the patch.
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        pause_at(&server, 2);
+        server.before_write(2, |store| {
+            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
+                canary["metadata"]["annotations"][format!("{NGINX}/canary-by-header-value")] = json!("false");
+            });
+        });
+        approve(&server).status(3).stderr_has("not overwriting their edit");
+        assert_eq!(annotations(&canary(&server).unwrap())[format!("{NGINX}/canary-by-header-value")], "false");
+
+        // Someone else makes the canary Ingress between the read and the create: theirs stays.
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.before_write(2, |store| {
+            let mut theirs = stable_ingress("nginx");
+            theirs["metadata"]["name"] = json!("web-canary");
+            store.put(theirs);
+        });
+        approve(&server).status(3).stderr_has(
+            "Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:",
+        );
+        assert_eq!(state(&server), "StepPaused");
+        assert!(canary(&server).unwrap()["metadata"].get("ownerReferences").is_none(), "theirs, untouched");
+    }
+
+    fn spawn(test: &Test, args: &[&str]) -> Child {
+        test.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary")
+    }
+
+    #[test]
+    fn sigint_after_the_create_rolls_it_back() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let pause = server.pause(Requests::Writes, 2, Stage::AfterStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = spawn(&test, &["approve", "web", "--yes"]);
+        assert!(pause.wait_until_held(Duration::from_secs(30)), "the create reached");
+        let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        std::thread::sleep(Duration::from_millis(200));
+        pause.release();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert!(stderr.contains("Ingress shop/web-canary: rolled back"), "{stderr}");
+        assert!(!approved_with_its_canary(&server));
+        assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn approve_writes_in_the_controllers_order_custom_refs_then_the_ingress() {
+        let mut rollout = rollout("nginx", 1, "StepPaused");
+        rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+            json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}]);
+        let server = serving("nginx", 1, "StepPaused").object(rollout).object(virtual_service()).start();
+        approve(&server).success();
+        let order: Vec<String> = writes(&server).iter().map(|w| w.rsplit('/').next().unwrap().to_string()).collect();
+        assert_eq!(order, ["demo", "demo", "ingresses", "web-canary", "status"]);
+        // The first error stops it, as it stops the controller: a VirtualService that is not
+        // there fails the plan before the Ingress is looked at.
+        server.delete_object("networking.istio.io", "virtualservices", NAMESPACE, "demo");
+        Test::new().kubeconfig(&server).args(["plan", "web"]).run().status(1).stderr_has(
+            "routes through VirtualService/demo (networking.istio.io/v1beta1), but there is no such object",
+        );
+    }
+
+    #[test]
+    fn a_traffic_routing_with_an_ingress_ref_keeps_the_stable_backends() {
+        let server = serving("nginx", 1, "StepPaused")
+            .object(json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                "metadata": {"name": "tr", "namespace": NAMESPACE, "uid": "t-1"},
+                "spec": {"strategy": {"weight": 10}, "objectRef": [{"service": "web", "ingress": {"name": "web"}}]}
+            }))
+            .start();
+        let out = Test::new().kubeconfig(&server).args(["record", "trafficrouting/tr"]).run().success();
+        let case = &rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap()[0].value;
+        let made = &case["expected"][0];
+        assert_eq!(made["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "web");
+        assert_eq!(annotations(made)[format!("{NGINX}/canary-weight")], "10");
+    }
+
+    #[test]
+    fn record_writes_an_ingress_case_that_test_and_plan_replay() {
+        let server = serving("nginx", 2, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        approve(&server).success();
+        let out = test.run_args(["record", "web"]).success();
+        let case = &rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap()[0].value;
+        assert_eq!(case["original"]["metadata"]["name"], "web");
+        let expected = case["expected"].as_array().unwrap();
+        assert_eq!(expected.len(), 3);
+        assert_eq!(annotations(&expected[0])[format!("{NGINX}/canary-by-header")], "x-canary");
+        assert_eq!(annotations(&expected[1])[format!("{NGINX}/canary-weight")], "30");
+        assert!(expected[2].is_null());
+        test.run_args(["record", "web", "--dir", "cases"])
+            .success()
+            .stderr_has("wrote cases/trafficrouting_ingress/testdata/nginx/web-ingress-web.yaml");
+        assert!(test.path("cases/trafficrouting_ingress/nginx.lua").is_file());
+        test.run_args(["test", "cases"])
+            .success()
+            .stdout_has("ok   trafficrouting_ingress/nginx web-ingress-web.yaml (3 steps)");
+        test.run_args(["record", "web", "--output-file", "web.yaml"]).success();
+        test.run_args(["plan", "-f", "web.yaml"]).success().stdout_has("Ingress shop/web-canary");
+    }
+
+    #[test]
+    fn status_shows_a_drifted_canary_ingress() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        server.put_object({
+            let mut edited = canary(&server).unwrap();
+            edited["metadata"]["annotations"][format!("{NGINX}/canary-by-header-value")] = json!("yes");
+            edited
+        });
+        Test::new()
+            .kubeconfig(&server)
+            .args(["status", "web"])
+            .run()
+            .success()
+            .stdout_has("Ingress shop/web-canary  drifted");
+        // A restore shows the edit it discards, and asks.
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "web", "--yes"])
+            .run()
+            .status(3)
+            .stdout_has("Ingress shop/web-canary was edited after it was routed; a restore discards these edits:");
+        assert!(canary(&server).is_some());
+    }
+}

@@ -61,8 +61,8 @@ fn external_diff_programs_are_run_as_kubectl_diff_runs_them() {
 fn a_closed_pipe_is_not_an_error() {
     let home = tempfile::tempdir().unwrap();
     let mut child = Command::new(BINARY)
-        .args(["plan", "-f"])
-        .arg(repo("examples/istio-canary-ab"))
+        .args(["plan", "-R", "-f"])
+        .arg(repo("examples"))
         .env_clear()
         .env("HOME", home.path())
         .env("NO_COLOR", "1")

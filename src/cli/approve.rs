@@ -106,12 +106,13 @@ fn check_approvable(
     Ok(stage)
 }
 
-/// get and update on every object a plan writes, and the claims.
+/// What writing every change of the plans (and undoing it) needs.
 fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permission>, Error> {
     let mut permissions = Vec::new();
     for object in plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects) {
-        let resource = resource_of(live, &object.key)?;
-        permissions.extend(resource.replace_permissions(&object.namespace));
+        for change in object.writes() {
+            permissions.extend(resource_of(live, &object.key)?.write_permissions(change, &object.namespace));
+        }
     }
     Ok(permissions)
 }
@@ -371,11 +372,15 @@ pub(super) async fn claim_rollouts(
 async fn write_routing(live: &Live, writer: &mut Writer<'_>, approval: &Approval<'_>) -> Result<Vec<String>, Error> {
     let mut lines = Vec::new();
     for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
-        let resource = resource_of(live, &object.key)?;
         for change in object.writes() {
-            writer.apply(resource, change).await?;
+            writer.apply(resource_of(live, &object.key)?, change).await?;
         }
-        lines.extend(writer.written_line(&object.key, "updated"));
+        let done = match object.writes().next() {
+            Some(Change::Create { .. }) => "created",
+            Some(Change::Delete { .. }) => "deleted",
+            _ => "updated",
+        };
+        lines.extend(writer.written_line(&object.key, done));
     }
     Ok(lines)
 }
@@ -462,7 +467,10 @@ fn preview_next(
     };
     let mut objects = live.snapshot.objects.clone();
     for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
-        objects.insert(&object.namespace, object.planned.clone());
+        match object.planned.is_null() {
+            true => objects.insert_absent(object.key.clone()),
+            false => objects.insert(&object.namespace, object.planned.clone()),
+        }
     }
     let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
     plan.owner = format!(

@@ -1,11 +1,12 @@
 //! What the commands against the API server share (a session, Rollout selection, the writer's
 //! mode), and `plan ROLLOUT…`.
 
-use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans};
+use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
+use crate::change::Change;
 use crate::error::{Error, Signal};
 use crate::lua::{self, Limits, Script};
 use crate::model::ObjectIndex;
-use crate::model::{ObjectKey, ObjectRef, Rollout, Stage, StrategyKind};
+use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
@@ -67,10 +68,10 @@ impl Session {
         self.limits
     }
 
-    /// The scripts for `refs`, with the ConfigMap read only when one of them needs it.
-    pub(super) async fn catalog_for(&self, refs: impl Iterator<Item = &ObjectRef>) -> Result<ScriptCatalog, Error> {
+    /// The scripts for `routings`, with the ConfigMap read only when one of them needs it.
+    pub(super) async fn catalog_for(&self, routings: &[Routing]) -> Result<ScriptCatalog, Error> {
         let mut catalog = self.catalog.clone();
-        if refs.into_iter().any(|r| catalog.needs_configmap(r)) {
+        if routings.iter().any(|routing| live::needs_configmap(&catalog, routing)) {
             catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
         }
         Ok(catalog)
@@ -90,13 +91,17 @@ impl Session {
     async fn read(&self, selection: &Selection, prepare: bool) -> Result<(Live, ScriptCatalog), Error> {
         let rollouts =
             meanwhile(live::read_rollouts(&self.cluster, selection), || self.cluster.read_discovery_cache()).await?;
-        let preparation = prepare.then(|| self.preparation(&rollouts.own_refs));
+        let custom_refs = rollouts.custom_refs();
+        let preparation = prepare.then(|| self.preparation(&custom_refs));
         let routing = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace);
         let live = match preparation {
             Some(preparation) => meanwhile(routing, || crate::parallel::on_each_thread(preparation)).await?,
             None => routing.await?,
         };
         scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
+        for warning in &live.warnings {
+            warn(&format!("warning: {warning}"));
+        }
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }
@@ -257,10 +262,15 @@ async fn server_dry_run_report(
         {
             let resource = resource_of(live, &object.key)?;
             let what = format!("{} ({stage})", object.describe());
-            // The last change is the planned object: what admission must accept.
-            let verdict = match object.writes().last() {
-                Some(change) => write::server_dry_run(cluster, resource, change).await,
-                None => Ok(()),
+            // Admission must accept the planned object: the last change makes it, or for an
+            // object the plan creates (nothing a dry run sends is stored), its creation as planned.
+            let verdict = match (object.writes().next(), object.writes().last()) {
+                (Some(Change::Create { key, .. }), _) => {
+                    let made = Change::Create { key: key.clone(), object: object.planned.clone() };
+                    write::server_dry_run(cluster, resource, &made).await
+                }
+                (_, Some(change)) => write::server_dry_run(cluster, resource, change).await,
+                (_, None) => Ok(()),
             };
             verdicts.push(match verdict {
                 Ok(()) => format!("server dry-run accepted {what}"),

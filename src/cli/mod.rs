@@ -31,7 +31,10 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
     With -f (or -k), plans from manifest files and needs no cluster; every step is planned unless --step is given. \
     An HTTPRoute (gateway.httpRouteName) has no script and no stored original: the controller rewrites its rules \
-    from the route as it is, so each step is planned from the route the step before left. \
+    from the route as it is, so each step is planned from the route the step before left. For an ingress ref, \
+    the controller makes a canary Ingress <name>-canary next to the stable one (which it never writes): the plan \
+    shows its creation, the merge patch of its annotations (the class's script run on the annotations the step \
+    before left) and its deletion. \
     As with kubectl, -f DIR reads the directory's own files and -R its subdirectories too; documents that are \
     neither Rollouts, TrafficRoutings, the objects they route through nor the script ConfigMap are skipped \
     (-v lists them). Every input is read with a size limit (64 MiB of manifests in all; see the user guide).\n\n\
@@ -56,7 +59,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
     original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute gets the \
     controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, and every rule \
-    left without a backendRef (a redirect, too) deleted, shown in the diff.\n\n\
+    left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
+    is deleted (the stable Ingress is never written).\n\n\
     The Rollouts are claimed first, as approve does. If an object differs from what the current step should \
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
@@ -77,8 +81,8 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
-    object whether it is at its original (an HTTPRoute: no backendRef to the canary Service), at step k (planning \
-    step k from it writes nothing), or drifted (neither), with the script used.\n\n\
+    object whether it is at its original (an HTTPRoute: no backendRef to the canary Service; a canary Ingress: \
+    absent), at step k (planning step k from it writes nothing), or drifted (neither), with the script used.\n\n\
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
     does.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
@@ -468,7 +472,8 @@ pub struct RecordArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "dir")]
     pub output_file: Option<PathBuf>,
     /// Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…,
-    /// with the script next to them) so that `test DIR` replays them
+    /// an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next
+    /// to them) so that `test DIR` replays them
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
     #[command(flatten)]

@@ -7,7 +7,8 @@ use super::{
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Script};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Action, Planner, RoutingPlan};
+use crate::plan::{Planner, RoutingPlan};
+use crate::providers::Action;
 use crate::providers::gateway::testcase::HttpRouteTestCase;
 use crate::providers::ingress::{self, testcase::IngressTestCase};
 use crate::schema;

@@ -7,21 +7,26 @@ use super::{Outcome, RecordArgs, print_raw};
 use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Limits};
-use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Routing};
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Provider, Routing};
 use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
-use crate::scripts::ResolvedScript;
+use crate::providers::ingress::testcase::IngressTestCase;
+use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::source::live::{self, Selection};
 use crate::testcase::TestCase;
 use crate::yaml;
 use serde_json::{Map, Value, json};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// One recorded case: which object and script it is for (an HTTPRoute has none), and its YAML.
+/// One recorded case: the script it is for (an HTTPRoute has none), where the script and its
+/// cases go in a tree laid out as lua_configuration/, and its YAML.
 struct Recorded {
-    reference: ObjectRef,
     script: Option<ResolvedScript>,
+    /// `<group>/<Kind>/trafficRouting.lua`, or `trafficrouting_ingress/<classType>.lua`.
+    script_path: PathBuf,
+    /// `<group>/<Kind>/testdata`, or `trafficrouting_ingress/testdata/<classType>`.
+    testdata: PathBuf,
     file_name: String,
     text: String,
 }
@@ -55,17 +60,16 @@ fn documents(header: &str, cases: &[Recorded]) -> String {
     format!("{header}{}", texts.join("---\n"))
 }
 
-/// `DIR/<group>/<Kind>/testdata/<case>.yaml`, with the script that made `expected` next to it
-/// (unless one is there already), so `test DIR` replays them.
+/// Each case in its testdata folder, with the script that made `expected` next to it (unless
+/// one is there already), so `test DIR` replays them.
 fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error> {
     let io = |path: &Path, e: std::io::Error| Error::Input(format!("writing {}: {e}", path.display()));
     for case in cases {
-        let kind_dir = dir.join(case.reference.script_group()).join(&case.reference.kind);
-        let testdata = kind_dir.join("testdata");
+        let testdata = dir.join(&case.testdata);
         std::fs::create_dir_all(&testdata).map_err(|e| io(&testdata, e))?;
         let file = testdata.join(&case.file_name);
         std::fs::write(&file, format!("{header}{}", case.text)).map_err(|e| io(&file, e))?;
-        let script = kind_dir.join("trafficRouting.lua");
+        let script = dir.join(&case.script_path);
         if let Some(resolved) = case.script.as_ref().filter(|_| !script.exists()) {
             std::fs::write(&script, resolved.script.code()).map_err(|e| io(&script, e))?;
         }
@@ -86,23 +90,11 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
         .chain(cr.map(|cr| ("trafficRouting", &cr.raw, Routing::of_traffic_routing(&cr.item, &cr.namespace))));
     let mut cases = Vec::new();
     for (key, raw, routing) in owners {
-        for reference in routing.custom_refs() {
-            let namespace = &routing.owner.namespace;
-            let object = live
-                .snapshot
-                .objects
-                .get(&ObjectKey::of_ref(reference, namespace))
-                .ok_or_else(|| missing(reference, namespace))?;
-            let script = catalog.resolve(reference).map_err(Error::Input)?;
-            cases.push(case(key, raw, object, reference, script, session.limits(), &routing.owner.name)?);
-        }
-        if let Some(name) = routing.http_route() {
-            cases.push(http_route_case(key, raw, &live.snapshot.objects, &routing, name)?);
-        }
+        cases.extend(cases_of(key, raw, &routing, &live.snapshot.objects, &catalog, session.limits())?);
     }
     if cases.is_empty() {
         return Err(Error::Input(format!(
-            "Rollout {} routes through no gateway object (no customNetworkRefs, no gateway, no TrafficRouting)",
+            "Rollout {} routes through no gateway object (no customNetworkRefs, no ingress, no gateway, no TrafficRouting)",
             rollout.item.name
         )));
     }
@@ -110,24 +102,52 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
 }
 
 async fn record_traffic_routing(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
-    let (cr, objects) = live::read_traffic_routing(&session.cluster, name).await?;
+    let (cr, found) = live::read_traffic_routing(&session.cluster, name).await?;
     let routing = Routing::of_traffic_routing(&cr.item, &cr.namespace);
-    let custom: Vec<_> = objects.iter().filter(|(r, _, _)| routing.custom_refs().contains(r)).collect();
-    let catalog = session.catalog_for(custom.iter().map(|(r, _, _)| r)).await?;
-    let mut cases = custom
-        .iter()
-        .map(|(reference, _, object)| {
-            let object = object.as_ref().ok_or_else(|| missing(reference, &cr.namespace))?;
-            let script = catalog.resolve(reference).map_err(Error::Input)?;
-            case("trafficRouting", &cr.raw, object, reference, script, session.limits(), &cr.item.name)
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
-    if let Some(route) = routing.http_route() {
-        let mut index = ObjectIndex::default();
-        for object in objects.into_iter().filter_map(|(_, _, object)| object) {
-            index.insert(&cr.namespace, object);
+    let catalog = session.catalog_for(std::slice::from_ref(&routing)).await?;
+    let mut objects = ObjectIndex::default();
+    for object in found.objects.into_iter().filter_map(|(_, _, object)| object) {
+        objects.insert(&cr.namespace, object);
+    }
+    cases_of("trafficRouting", &cr.raw, &routing, &objects, &catalog, session.limits())
+}
+
+/// The cases of one owner (`key` is `rollout` or `trafficRouting`, `subject` the owner as read):
+/// one per custom ref, Ingress ref and HTTPRoute, in the controller's order.
+fn cases_of(
+    key: &str,
+    subject: &Value,
+    routing: &Routing,
+    objects: &ObjectIndex,
+    catalog: &ScriptCatalog,
+    limits: Limits,
+) -> Result<Vec<Recorded>, Error> {
+    let namespace = &routing.owner.namespace;
+    let mut cases = Vec::new();
+    for provider in &routing.providers {
+        match provider {
+            Provider::Custom(refs) => {
+                for reference in refs {
+                    let object = objects
+                        .get(&ObjectKey::of_ref(reference, namespace))
+                        .ok_or_else(|| missing(reference, namespace))?;
+                    let script = catalog.resolve(reference).map_err(Error::Input)?;
+                    cases.push(case(key, subject, object, reference, script, limits, &routing.owner.name)?);
+                }
+            }
+            Provider::Ingress { name, class_type } => {
+                let reference = &provider.refs()[0];
+                let stable = objects
+                    .get(&ObjectKey::of_ref(reference, namespace))
+                    .ok_or_else(|| missing(reference, namespace))?;
+                let script = catalog.resolve_ingress(class_type).map_err(Error::Input)?;
+                let file_name = format!("{}-ingress-{name}.yaml", routing.owner.name);
+                cases.push(ingress_case(key, subject, stable, class_type, script, limits, file_name)?);
+            }
+            Provider::Gateway { http_route } => {
+                cases.push(http_route_case(key, subject, objects, routing, http_route)?)
+            }
         }
-        cases.push(http_route_case("trafficRouting", &cr.raw, &index, &routing, route)?);
     }
     Ok(cases)
 }
@@ -147,11 +167,6 @@ fn http_route_case(
     let live = objects.get(&route.key()).ok_or_else(|| {
         Error::Input(format!("{} routes through {}, which is not in its namespace", routing.owner, route.key()))
     })?;
-    let reference = ObjectRef {
-        api_version: live["apiVersion"].as_str().unwrap_or_default().to_string(),
-        kind: gateway::KIND.into(),
-        name: name.into(),
-    };
     let restored = gateway::restore(&route, Some(live))?;
     let (original, note) = match route.untouched(live) {
         true => (manifest(live), String::new()),
@@ -179,7 +194,14 @@ fn http_route_case(
         route.key(),
         yaml::to_string(&Value::Array(expected))
     );
-    Ok(Recorded { reference, script: None, file_name, text })
+    let kind_dir = Path::new(gateway::GROUP).join(gateway::KIND);
+    Ok(Recorded {
+        script: None,
+        script_path: kind_dir.join("trafficRouting.lua"),
+        testdata: kind_dir.join("testdata"),
+        file_name,
+        text,
+    })
 }
 
 fn missing(reference: &ObjectRef, namespace: &str) -> Error {
@@ -220,7 +242,57 @@ fn case(
         script.short_hash(),
         yaml::to_string(&Value::Array(expected))
     );
-    Ok(Recorded { reference: reference.clone(), script: Some(script), file_name, text })
+    let kind_dir = Path::new(reference.script_group()).join(&reference.kind);
+    Ok(Recorded {
+        script_path: kind_dir.join("trafficRouting.lua"),
+        testdata: kind_dir.join("testdata"),
+        script: Some(script),
+        file_name,
+        text,
+    })
+}
+
+/// One Ingress test case (the format `test` runs): the subject as applied, the stable Ingress
+/// as `original`, and as `expected` the canary Ingress after each step of a release from its
+/// start (`null` where there is none), as the controller converges on it.
+fn ingress_case(
+    key: &str,
+    subject: &Value,
+    stable: &Value,
+    class_type: &str,
+    script: ResolvedScript,
+    limits: Limits,
+    file_name: String,
+) -> Result<Recorded, Error> {
+    let draft = format!(
+        "{key}:\n{}original:\n{}",
+        indent(&yaml::to_string(&manifest(subject))),
+        indent(&yaml::to_string(&manifest(stable)))
+    );
+    let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
+    let canaries = IngressTestCase::parse(&file_name, &draft).map_err(Error::Input)?.canaries(
+        class_type,
+        &script.script,
+        builtin,
+        &limits,
+    )?;
+    let expected: Vec<Value> = canaries.iter().map(|c| c.as_ref().map_or(Value::Null, manifest)).collect();
+    let text = format!(
+        "# Ingress {} (classType {class_type}) with {} (sha256 {}).\n\
+         # expected is the canary Ingress after each step of a release from its start, as `test` checks it.\n\
+         {draft}expected:\n{}",
+        stable["metadata"]["name"].as_str().unwrap_or_default(),
+        script.source,
+        script.short_hash(),
+        yaml::to_string(&Value::Array(expected))
+    );
+    Ok(Recorded {
+        script_path: Path::new("trafficrouting_ingress").join(format!("{class_type}.lua")),
+        testdata: Path::new("trafficrouting_ingress").join("testdata").join(class_type),
+        script: Some(script),
+        file_name,
+        text,
+    })
 }
 
 /// An object as one would apply it: identity, labels, annotations, spec; no status or

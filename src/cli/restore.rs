@@ -1,6 +1,7 @@
-//! `restore`: put gateway objects back to their stored original, as the controller's finalise
-//! does, after checking for edits made during the release. Gather (claim, then read) → guard →
-//! render → confirm → write.
+//! `restore`: put gateway objects back as the controller's finalise does (custom refs to their
+//! stored original, an HTTPRoute's rules restored, a canary Ingress deleted), after checking
+//! for edits made during the release. Gather (claim, then read) → guard → render → confirm →
+//! write.
 
 use super::approve::claim_rollouts;
 use super::cluster::{
@@ -12,10 +13,10 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{ObjectKey, Routing, Stage};
+use crate::model::{self, ObjectKey, Provider, Routing, Stage};
 use crate::output::{self, BOLD, StoredOriginal, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::providers::{custom, gateway};
+use crate::providers::{ObjectPlan, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
@@ -55,13 +56,25 @@ struct Restoration {
     key: ObjectKey,
     resource: Resource,
     live: Value,
+    /// The object restored; null: deleted (a canary Ingress).
     restored: Value,
     placement: Placement,
     /// The stored original, when it holds nothing (restoring it wipes the object).
     degenerate: Option<String>,
-    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's).
+    /// What the restore does, when it is not putting a stored original back (an HTTPRoute's,
+    /// a canary Ingress's).
     how: Option<String>,
     warnings: Vec<String>,
+}
+
+impl Restoration {
+    /// The write: a replace with the object restored, or a deletion.
+    fn change(&self) -> Change {
+        match self.restored.is_null() {
+            true => Change::Delete { key: self.key.clone(), before: self.live.clone() },
+            false => Change::Replace { key: self.key.clone(), before: self.live.clone(), after: self.restored.clone() },
+        }
+    }
 }
 
 /// An object found to restore: its resource, the live object, where it stands, and for an
@@ -106,7 +119,7 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     let mut permissions: Vec<Permission> =
-        restorations.iter().flat_map(|r| r.resource.replace_permissions(&r.key.namespace)).collect();
+        restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change(), &r.key.namespace)).collect();
     if selection.is_some() {
         permissions.extend(write::claim_permissions(&session.cluster.namespace));
     }
@@ -138,9 +151,9 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     }
     let mut lines = Vec::new();
     for r in &restorations {
-        let change = Change::Replace { key: r.key.clone(), before: r.live.clone(), after: r.restored.clone() };
-        writer.apply(&r.resource, &change).await?;
-        lines.extend(writer.written_line(&r.key, "restored"));
+        writer.apply(&r.resource, &r.change()).await?;
+        let done = if r.restored.is_null() { "deleted" } else { "restored" };
+        lines.extend(writer.written_line(&r.key, done));
     }
     print_outcome(writer, &lines.concat())?;
     Ok(Outcome::Done)
@@ -159,18 +172,12 @@ async fn restorations(
             let (live, catalog) = session.load(selection).await?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
-                // Custom refs put their stored original back; an HTTPRoute gets the controller's
-                // restore of its rules.
                 for routing in routings(&live, rollout)? {
-                    let routes = routing.http_route().map(|name| gateway::GatewayRoute::of(&routing, name));
-                    let keys = routing
-                        .custom_refs()
-                        .iter()
-                        .map(|reference| (ObjectKey::of_ref(reference, &routing.owner.namespace), None))
-                        .chain(routes.map(|route| (route.key(), Some(route))));
-                    for (key, route) in keys {
+                    for (key, route) in restored_objects(&routing) {
                         let Some(object) = live.snapshot.objects.get(&key) else {
-                            notes.push(format!("{key}: not found, skipped"));
+                            let why =
+                                if key.kind == "Ingress" { "absent, nothing to delete" } else { "not found, skipped" };
+                            notes.push(format!("{key}: {why}"));
                             continue;
                         };
                         // The route's own warnings name the rules without backendRefs it deletes.
@@ -240,6 +247,23 @@ async fn restorations(
             });
             continue;
         }
+        if is_canary_ingress(&live) {
+            if live["metadata"]["deletionTimestamp"].is_string() {
+                notes.push(format!("{key}: being deleted already, nothing to write"));
+                continue;
+            }
+            restorations.push(Restoration {
+                key,
+                resource,
+                live,
+                restored: Value::Null,
+                placement,
+                degenerate: None,
+                how: Some("delete it, as the controller's finalise does (the stable Ingress is never written)".into()),
+                warnings: Vec::new(),
+            });
+            continue;
+        }
         if key.group == gateway::GROUP && key.kind == gateway::KIND {
             notes.push(format!(
                 "{key}: an HTTPRoute keeps no stored original; restore it with the Rollout that routes it (restore ROLLOUT), which runs the controller's restore of its rules"
@@ -277,6 +301,36 @@ async fn restorations(
         }
     }
     Ok((restorations, notes))
+}
+
+/// What a restore of `routing` writes, in the controller's order: the custom refs (their stored
+/// original put back), the canary Ingress (deleted; the stable one is never written) and the
+/// HTTPRoute (the controller's restore of its rules).
+fn restored_objects(routing: &Routing) -> Vec<(ObjectKey, Option<gateway::GatewayRoute<'_>>)> {
+    let namespace = &routing.owner.namespace;
+    let mut objects = Vec::new();
+    for provider in &routing.providers {
+        match provider {
+            Provider::Custom(refs) => objects.extend(refs.iter().map(|r| (ObjectKey::of_ref(r, namespace), None))),
+            Provider::Ingress { name, .. } => objects.push((ingress::canary_key(routing, name), None)),
+            Provider::Gateway { http_route } => {
+                let route = gateway::GatewayRoute::of(routing, http_route);
+                objects.push((route.key(), Some(route)));
+            }
+        }
+    }
+    objects
+}
+
+/// A canary Ingress the controller made: an Ingress whose controller is a Rollout or a
+/// TrafficRouting. The controller's finalise deletes it.
+fn is_canary_ingress(object: &Value) -> bool {
+    object["kind"] == "Ingress"
+        && object["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|owner| {
+            owner["controller"] == true
+                && owner["apiVersion"].as_str().is_some_and(|v| model::api_group(v) == "rollouts.kruise.io")
+                && matches!(owner["kind"].as_str(), Some("Rollout" | "TrafficRouting"))
+        })
 }
 
 fn key_of(resource: &Resource, object: &Value) -> ObjectKey {
@@ -346,11 +400,11 @@ async fn placements_of_refs(
 /// current stage's plan, else the first stage's).
 fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
     let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
-    let objects: Vec<&crate::plan::ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
+    let objects: Vec<&ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
         .into_iter()
         .filter_map(|view| {
-            let same = |o: &&&crate::plan::ObjectPlan| {
+            let same = |o: &&&ObjectPlan| {
                 o.reference.kind == view.kind && o.reference.name == view.name && o.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
@@ -362,7 +416,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                         expected: o.planned.clone(),
                     })
                     .unwrap_or(Placement::Unchecked),
-                Position::Original | Position::AtStep { .. } => Placement::Placed,
+                Position::Original | Position::Absent | Position::AtStep { .. } => Placement::Placed,
             };
             Some((key, placement))
         })
@@ -417,13 +471,14 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
             );
         }
         let how = r.how.as_deref().unwrap_or("restore the stored original");
+        let then = if r.restored.is_null() { "deleted" } else { "restored" };
         out.push_str(&format!("{}\n", paint(BOLD, &format!("{what}: {how}"))));
         out.push_str(
             &output::object_diff(
                 &r.live,
                 &r.restored,
                 &format!("{what} (live)"),
-                &format!("{what} (restored)"),
+                &format!("{what} ({then})"),
                 StoredOriginal::Summary,
             )
             .map_err(Error::Input)?,
@@ -468,8 +523,9 @@ async fn restore_backup(
         print(&format!("{key} already matches the backup\n"))?;
         return Ok(Outcome::Done);
     }
+    let change = Change::Replace { key: key.clone(), before: live.clone(), after: restored.clone() };
     if writer.mode() != Mode::ClientDryRun {
-        write::preflight(&session.cluster, resource.replace_permissions(&namespace).to_vec()).await?;
+        write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
     }
     print(
         &output::object_diff(
@@ -484,7 +540,6 @@ async fn restore_backup(
     if writer.mode() == Mode::Apply && !args.yes {
         writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
     }
-    let change = Change::Replace { key: key.clone(), before: live, after: restored };
     writer.apply(&resource, &change).await?;
     let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
     print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"))?;

@@ -13,7 +13,9 @@ mod traffic_routing;
 pub use luadata::{Semantics, lua_data};
 pub use permission::Permission;
 pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
-pub use routing::{ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing};
+pub use routing::{
+    INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,
+};
 pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::RouteStrategy;
 pub use traffic_routing::TrafficRoutingCr;
@@ -103,8 +105,6 @@ pub struct TrafficRoutingRef {
     pub ingress: Option<IngressRef>,
     /// `gateway.httpRouteName`.
     pub gateway: Option<String>,
-    /// Ingress and Gateway API routing: the controller handles them in Go, not Lua.
-    pub other_providers: Vec<&'static str>,
 }
 
 /// `ingress: {name, classType}`: the stable Ingress, and the class that picks the script.
@@ -167,15 +167,12 @@ impl TrafficRoutingRef {
             }
             None => None,
         };
-        let other_providers =
-            ["ingress", "gateway"].into_iter().filter(|p| value.get(*p).is_some_and(|v| !v.is_null())).collect();
         Ok(TrafficRoutingRef {
             service: service.into(),
             grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
             custom_network_refs,
             ingress,
             gateway,
-            other_providers,
         })
     }
 }

@@ -5,8 +5,20 @@
 
 use super::{ObjectRef, Rollout, TrafficRoutingCr, api_group};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+
+/// The version Ingresses are read and written at (the controller's `networking.k8s.io/v1`).
+pub const INGRESS_API_VERSION: &str = "networking.k8s.io/v1";
+
+/// The version the controller reads and writes HTTPRoutes at (gateway-api v0.8.1's types).
+pub const HTTP_ROUTE_API_VERSION: &str = "gateway.networking.k8s.io/v1beta1";
+
+/// The canary Ingress the controller makes next to a stable one: the name is fixed, not
+/// configurable.
+pub fn canary_ingress_name(ingress: &str) -> String {
+    format!("{ingress}-canary")
+}
 
 /// Which object: API group, kind, namespace and name. The version is not part of it: the API
 /// server serves an object at every version of its kind.
@@ -51,16 +63,40 @@ impl fmt::Display for ObjectKey {
 #[derive(Clone, Debug, Default)]
 pub struct ObjectIndex {
     objects: BTreeMap<ObjectKey, Value>,
+    /// Objects looked for in a cluster and not found. Among files nothing is known to be
+    /// absent: an object may just not be in them.
+    absent: BTreeSet<ObjectKey>,
 }
 
 impl ObjectIndex {
     /// Adds (or replaces) an object found in `namespace`.
     pub fn insert(&mut self, namespace: &str, object: Value) {
-        self.objects.insert(ObjectKey::of_object(&object, namespace), object);
+        let key = ObjectKey::of_object(&object, namespace);
+        self.absent.remove(&key);
+        self.objects.insert(key, object);
+    }
+
+    /// Notes that `key` was looked for and does not exist.
+    pub fn insert_absent(&mut self, key: ObjectKey) {
+        self.objects.remove(&key);
+        self.absent.insert(key);
     }
 
     pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
         self.objects.get(key)
+    }
+
+    /// Whether `key` is known not to exist (it was looked for in a cluster).
+    pub fn is_absent(&self, key: &ObjectKey) -> bool {
+        self.absent.contains(key)
+    }
+
+    /// The objects of a kind in a namespace.
+    pub fn of_kind<'a>(&'a self, group: &'a str, kind: &'a str, namespace: &'a str) -> impl Iterator<Item = &'a Value> {
+        self.objects
+            .iter()
+            .filter(move |(k, _)| k.group == group && k.kind == kind && k.namespace == namespace)
+            .map(|(_, object)| object)
     }
 }
 
@@ -80,6 +116,19 @@ pub struct Owner {
     /// For the owner reference of objects the controller creates (a canary Ingress); empty
     /// when the owner was read from a file without one.
     pub uid: String,
+}
+
+impl Owner {
+    /// The one owner reference the controller gives the objects it creates for this owner (a
+    /// canary Ingress): a controller reference.
+    pub fn reference(&self) -> Value {
+        let (api_version, kind) = match self.kind {
+            OwnerKind::Rollout => ("rollouts.kruise.io/v1beta1", "Rollout"),
+            OwnerKind::TrafficRouting => ("rollouts.kruise.io/v1alpha1", "TrafficRouting"),
+        };
+        serde_json::json!({"apiVersion": api_version, "kind": kind, "name": self.name, "uid": self.uid,
+                           "controller": true, "blockOwnerDeletion": true})
+    }
 }
 
 /// `Rollout shop/demo`.
@@ -114,18 +163,29 @@ impl Provider {
         }
     }
 
-    /// The objects this provider reads, in `namespace`; the objects it writes are among them.
-    pub fn objects(&self, namespace: &str) -> Vec<ObjectKey> {
+    /// The objects this provider reads (in the owner's namespace), at the version the
+    /// controller reads them; the objects it writes are among them. An Ingress provider reads
+    /// the stable Ingress and writes the canary Ingress. (This tool reads an HTTPRoute at `v1`
+    /// when the API server serves it: `source::live`.)
+    pub fn refs(&self) -> Vec<ObjectRef> {
+        let at = |api_version: &str, kind: &str, name: String| ObjectRef {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name,
+        };
         match self {
-            Provider::Custom(refs) => refs.iter().map(|r| ObjectKey::of_ref(r, namespace)).collect(),
-            Provider::Ingress { name, .. } => [name.clone(), format!("{name}-canary")]
-                .iter()
-                .map(|n| ObjectKey::new("networking.k8s.io", "Ingress", namespace, n))
-                .collect(),
-            Provider::Gateway { http_route } => {
-                vec![ObjectKey::new("gateway.networking.k8s.io", "HTTPRoute", namespace, http_route)]
-            }
+            Provider::Custom(refs) => refs.clone(),
+            Provider::Ingress { name, .. } => vec![
+                at(INGRESS_API_VERSION, "Ingress", name.clone()),
+                at(INGRESS_API_VERSION, "Ingress", canary_ingress_name(name)),
+            ],
+            Provider::Gateway { http_route } => vec![at(HTTP_ROUTE_API_VERSION, "HTTPRoute", http_route.clone())],
         }
+    }
+
+    /// The keys of `refs` in `namespace`.
+    pub fn objects(&self, namespace: &str) -> Vec<ObjectKey> {
+        self.refs().iter().map(|r| ObjectKey::of_ref(r, namespace)).collect()
     }
 }
 
@@ -278,5 +338,35 @@ mod tests {
         index.insert("shop", vs("v1"));
         assert!(index.get(&ObjectKey::of_ref(&reference, "shop")).is_some());
         assert!(index.get(&ObjectKey::of_ref(&reference, "other")).is_none());
+    }
+
+    #[test]
+    fn an_index_knows_what_was_looked_for_and_not_found() {
+        let ingress =
+            |name: &str| json!({"apiVersion": INGRESS_API_VERSION, "kind": "Ingress", "metadata": {"name": name}});
+        let mut index = ObjectIndex::default();
+        index.insert("shop", ingress("web"));
+        index.insert("shop", ingress("cart-canary"));
+        index.insert("other", ingress("api"));
+        let canary = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        assert!(!index.is_absent(&canary), "not looked for: unknown");
+        index.insert_absent(canary.clone());
+        assert!(index.is_absent(&canary) && index.get(&canary).is_none());
+        index.insert("shop", ingress("web-canary"));
+        assert!(!index.is_absent(&canary) && index.get(&canary).is_some());
+        let names: Vec<&Value> =
+            index.of_kind("networking.k8s.io", "Ingress", "shop").map(|i| &i["metadata"]["name"]).collect();
+        assert_eq!(names, ["cart-canary", "web", "web-canary"]);
+    }
+
+    #[test]
+    fn the_owner_reference_names_the_owner_as_controller() {
+        let owner =
+            Owner { kind: OwnerKind::TrafficRouting, namespace: "shop".into(), name: "tr".into(), uid: "u-2".into() };
+        assert_eq!(
+            owner.reference(),
+            json!({"apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "name": "tr", "uid": "u-2",
+                   "controller": true, "blockOwnerDeletion": true})
+        );
     }
 }

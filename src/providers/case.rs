@@ -1,8 +1,7 @@
 //! What the test cases of the Ingress and Gateway API providers share: the `rollout` (every
 //! stage) or `trafficRouting` (its one strategy) a case runs, read as the controller reads it.
 
-use super::ingress::{Owner, OwnerKind};
-use crate::model::{Rollout, RouteStrategy, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
+use crate::model::{Owner, OwnerKind, Rollout, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
 use crate::yaml;
 use serde_json::Value;
 
@@ -17,8 +16,6 @@ pub fn case_document(name: &str, text: &str) -> Result<Value, String> {
 pub struct CaseRouting {
     pub routing: TrafficRoutingRef,
     pub owner: Owner,
-    /// One per stage.
-    pub strategies: Vec<RouteStrategy>,
     /// What the controller does at each stage (a case knows no workload, so every stage is
     /// routed as its strategy says).
     pub actions: Vec<RoutingAction>,
@@ -29,7 +26,8 @@ pub struct CaseRouting {
 
 /// Reads the case's `rollout`, else its `trafficRouting`.
 pub fn case_routing(name: &str, case: &Value) -> Result<CaseRouting, String> {
-    let uid = |object: &Value| object["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+    let field = |object: &Value, name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
+    let namespace = |object: &Value| object["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
     if let Some(object) = case.get("rollout").filter(|r| !r.is_null()) {
         let rollout = Rollout::from_object(object).map_err(|e| format!("{name}: rollout: {e}"))?;
         let routing =
@@ -38,17 +36,26 @@ pub fn case_routing(name: &str, case: &Value) -> Result<CaseRouting, String> {
             true => routing.service.clone(),
             false => format!("{}-canary", routing.service),
         };
-        let strategies = rollout.stages().into_iter().map(|stage| rollout.strategy_at(stage)).collect();
         let actions = rollout.stages().into_iter().map(|stage| rollout.routing_at(stage, None).action).collect();
-        let owner = Owner { kind: OwnerKind::Rollout, name: rollout.name, uid: uid(object) };
-        Ok(CaseRouting { routing, owner, strategies, actions, canary_service })
+        let owner = Owner {
+            kind: OwnerKind::Rollout,
+            namespace: namespace(object),
+            name: rollout.name,
+            uid: field(object, "uid"),
+        };
+        Ok(CaseRouting { routing, owner, actions, canary_service })
     } else if let Some(object) = case.get("trafficRouting").filter(|t| !t.is_null()) {
         let cr = TrafficRoutingCr::from_object(object).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
         let actions = vec![cr.routing().action];
-        let owner = Owner { kind: OwnerKind::TrafficRouting, name: cr.name, uid: uid(object) };
+        let owner = Owner {
+            kind: OwnerKind::TrafficRouting,
+            namespace: namespace(object),
+            name: cr.name,
+            uid: field(object, "uid"),
+        };
         // A TrafficRouting routes to the stable Service itself.
         let canary_service = cr.traffic_routing.service.clone();
-        Ok(CaseRouting { routing: cr.traffic_routing, owner, strategies: vec![cr.strategy], actions, canary_service })
+        Ok(CaseRouting { routing: cr.traffic_routing, owner, actions, canary_service })
     } else {
         Err(format!("{name}: neither rollout nor trafficRouting"))
     }

@@ -3,24 +3,14 @@
 //! network provider does (ingress-gateway-semantics.md C.5). An object without a stored
 //! original gets it first, in a write of its own, as the controller does.
 
+use super::{Action, Context, ObjectPlan, Planned};
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
-use crate::lua::{self, EvalOptions, Limits, OrderDependence};
-use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, Routing, RoutingAction};
-use crate::plan::{Action, ObjectPlan, Planned};
+use crate::lua::{self, EvalOptions, OrderDependence};
+use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, RoutingAction};
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
-
-/// What planning an object needs besides the object: the owner's routing, what the controller
-/// does at the stage, the stage's label and the limits.
-pub struct Context<'a> {
-    pub routing: &'a Routing,
-    pub action: &'a RoutingAction,
-    /// The stage's label, for messages.
-    pub stage: &'a str,
-    pub limits: &'a Limits,
-}
 
 /// Plans one custom ref. `resolve` finds the script of its kind (only asked for when the stage
 /// routes traffic).

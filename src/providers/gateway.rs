@@ -10,7 +10,7 @@ mod types;
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::{ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
-use crate::plan::{Action, ObjectPlan, Planned};
+use crate::providers::{Action, ObjectPlan, Planned};
 use serde_json::{Value, json};
 
 /// The Gateway API's group; HTTPRoutes are read at `v1` when the API server serves it, else at

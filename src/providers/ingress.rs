@@ -5,10 +5,16 @@
 
 pub mod testcase;
 
+use super::{Action, Context, ObjectPlan, Planned};
+use crate::change::Change;
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Limits, Script, ScriptError, ScriptErrorKind};
-use crate::model::RouteStrategy;
+use crate::model::{
+    INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction,
+    canary_ingress_name,
+};
+use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -19,38 +25,10 @@ pub type Annotations = BTreeMap<String, String>;
 pub const ALB_ORDER: &str = "alb.ingress.kubernetes.io/order";
 const ALB_CANARY: &str = "alb.ingress.kubernetes.io/canary";
 
-/// The canary Ingress of a stable one: the name is fixed, not configurable.
-pub fn canary_name(ingress: &str) -> String {
-    format!("{ingress}-canary")
-}
-
-/// Who owns the canary Ingress: it gets exactly one (controller) owner reference to it.
-pub use crate::model::OwnerKind;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Owner {
-    pub kind: OwnerKind,
-    pub name: String,
-    /// `metadata.uid`; empty when unknown (a manifest that was never applied).
-    pub uid: String,
-}
-
-impl Owner {
-    fn reference(&self) -> Value {
-        let (api_version, kind) = match self.kind {
-            OwnerKind::Rollout => ("rollouts.kruise.io/v1beta1", "Rollout"),
-            OwnerKind::TrafficRouting => ("rollouts.kruise.io/v1alpha1", "TrafficRouting"),
-        };
-        json!({"apiVersion": api_version, "kind": kind, "name": self.name, "uid": self.uid,
-               "controller": true, "blockOwnerDeletion": true})
-    }
-}
-
 /// One `ingress` ref of a Rollout or TrafficRouting, with what planning it needs.
 #[derive(Clone, Debug)]
 pub struct IngressRoute<'a> {
-    pub namespace: &'a str,
-    /// The stable Ingress.
+    /// The stable Ingress, in the owner's namespace.
     pub ingress: &'a str,
     /// `classType`, defaulted to `nginx`.
     pub class_type: &'a str,
@@ -58,6 +36,7 @@ pub struct IngressRoute<'a> {
     /// `<stable>-canary`, or the stable Service itself for a TrafficRouting or with
     /// `disableGenerateCanaryService`.
     pub canary_service: &'a str,
+    /// The owner of the canary Ingress, which goes in its namespace.
     pub owner: &'a Owner,
     pub script: &'a Script,
     /// Whether `script` is the built-in one of its class: the warnings about the built-in
@@ -66,31 +45,39 @@ pub struct IngressRoute<'a> {
     pub limits: Limits,
 }
 
-/// What a stage does to the canary Ingress, as the controller's writes.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Effect {
-    /// POST the object (at weight 0, as the controller creates it).
-    Create(Value),
-    /// A JSON merge patch of `metadata.annotations` (no resourceVersion precondition).
-    Patch {
-        before: Value,
-        patch: Value,
-        after: Value,
-    },
-    /// Delete the canary Ingress (the controller's finalise).
-    Delete(Value),
-    Keep,
+impl IngressRoute<'_> {
+    fn namespace(&self) -> &str {
+        &self.owner.namespace
+    }
+
+    /// The canary Ingress.
+    pub fn canary_key(&self) -> ObjectKey {
+        canary_key_in(self.namespace(), self.ingress)
+    }
+}
+
+/// The canary Ingress of `routing`'s stable Ingress `ingress`.
+pub fn canary_key(routing: &Routing, ingress: &str) -> ObjectKey {
+    canary_key_in(&routing.owner.namespace, ingress)
+}
+
+fn canary_key_in(namespace: &str, ingress: &str) -> ObjectKey {
+    ObjectKey::new("networking.k8s.io", "Ingress", namespace, &canary_ingress_name(ingress))
 }
 
 /// One stage of one Ingress ref.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StagePlan {
-    /// In order: a stage that creates the canary Ingress also patches it with the step's
-    /// annotations, as the controller's next reconcile does.
-    pub effects: Vec<Effect>,
+    /// The controller's writes, in order (one `Keep` when there are none): a POST of the
+    /// canary Ingress (made at weight 0), a merge patch of its annotations (a stage that creates
+    /// it also patches it, as the controller's next reconcile does), or its deletion.
+    pub changes: Vec<Change>,
     /// The canary Ingress once the controller has converged on the stage; `None` when there is
     /// none.
     pub canary: Option<Value>,
+    /// The script's `obj` for the stage's own run (after a creation, on the new canary's
+    /// annotations); `None` when no script runs.
+    pub obj: Option<Value>,
     pub warnings: Vec<String>,
 }
 
@@ -195,7 +182,7 @@ fn set_annotations(object: &mut Value, annotations: &Annotations) {
 /// and the class are copied, the default backend is not. A rule without `http` or a path
 /// without a Service backend is an error: the controller's reconcile panics on them.
 pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, String> {
-    let what = format!("Ingress {}/{}", route.namespace, route.ingress);
+    let what = format!("Ingress {}/{}", route.namespace(), route.ingress);
     let mut rules = Vec::new();
     for (i, rule) in stable["spec"]["rules"].as_array().into_iter().flatten().enumerate() {
         let Some(http) = rule.get("http").filter(|h| h.is_object()) else {
@@ -244,15 +231,15 @@ pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, Str
         spec.insert("rules".into(), Value::Array(rules));
     }
     let mut metadata = Map::new();
-    metadata.insert("name".into(), canary_name(route.ingress).into());
-    metadata.insert("namespace".into(), route.namespace.into());
+    metadata.insert("name".into(), canary_ingress_name(route.ingress).into());
+    metadata.insert("namespace".into(), route.namespace().into());
     for field in ["labels", "annotations"] {
         if let Some(map) = stable["metadata"][field].as_object().filter(|m| !m.is_empty()) {
             metadata.insert(field.into(), Value::Object(map.clone()));
         }
     }
     metadata.insert("ownerReferences".into(), json!([route.owner.reference()]));
-    Ok(json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}))
+    Ok(json!({"apiVersion": INGRESS_API_VERSION, "kind": "Ingress", "metadata": metadata, "spec": spec}))
 }
 
 /// The merge patch the controller sends (A.3 step 7): `{"metadata":{"annotations":{…}}}` with
@@ -273,27 +260,42 @@ pub fn annotations_patch(before: &Annotations, after: &Annotations) -> Value {
 /// What the controller converges to for one stage, from the canary Ingress as it is (`canary`,
 /// `None` when absent) and the stable Ingress it is built from when it must be created.
 ///
-/// - No traffic and no matches: a Rollout's finalise deletes the canary Ingress; a
-///   TrafficRouting does nothing (A.9, controller-semantics.md 11).
-/// - No canary Ingress and a weight of 0: nothing is created.
-/// - No canary Ingress: it is created (the script run at weight "0" without matches on the
-///   stable annotations), then patched as below.
-/// - Otherwise the script runs on its current annotations with the step's weight, matches and
+/// - `Leave`: nothing is written (a TrafficRouting without traffic or matches).
+/// - `Restore` (no traffic, no matches: the controller's finalise): the canary Ingress is
+///   deleted, unless it is absent or being deleted already (A.8).
+/// - `Route` without a canary Ingress and with a weight of 0: nothing is created.
+/// - `Route` without a canary Ingress: it is created (the script run at weight "0" without
+///   matches on the stable annotations), then patched as below.
+/// - `Route`: the script runs on its current annotations with the step's weight, matches and
 ///   header modifier, and a different result is merge-patched.
 pub fn plan_stage(
     route: &IngressRoute,
     stable: Option<&Value>,
     canary: Option<&Value>,
-    strategy: &RouteStrategy,
+    action: &RoutingAction,
 ) -> Result<StagePlan, Error> {
-    if !strategy.routes_traffic() {
-        return Ok(match (canary, route.owner.kind) {
-            (Some(canary), OwnerKind::Rollout) => {
-                StagePlan { effects: vec![Effect::Delete(canary.clone())], canary: None, warnings: Vec::new() }
-            }
-            (canary, _) => StagePlan { effects: vec![Effect::Keep], canary: canary.cloned(), warnings: Vec::new() },
-        });
-    }
+    let key = route.canary_key();
+    let keep = |canary: Option<&Value>, warnings: Vec<String>| StagePlan {
+        changes: vec![Change::Keep { key: key.clone(), object: canary.cloned().unwrap_or(Value::Null) }],
+        canary: canary.cloned(),
+        obj: None,
+        warnings,
+    };
+    let strategy = match action {
+        RoutingAction::Leave => return Ok(keep(canary, Vec::new())),
+        RoutingAction::Restore => {
+            return Ok(match canary.filter(|c| !being_deleted(c)) {
+                Some(canary) => StagePlan {
+                    changes: vec![Change::Delete { key: key.clone(), before: canary.clone() }],
+                    canary: None,
+                    obj: None,
+                    warnings: Vec::new(),
+                },
+                None => keep(canary, Vec::new()),
+            });
+        }
+        RoutingAction::Route(strategy) => strategy,
+    };
     // What makes the built-in script fail, said with its error; what it ignores, as warnings.
     let mut failures = Vec::new();
     let mut warnings = Vec::new();
@@ -302,17 +304,16 @@ pub fn plan_stage(
         failures.extend(modifier_without_set(route.class_type, strategy));
         warnings.extend(ignored_conditions(route.class_type, strategy));
     }
-    let mut effects = Vec::new();
+    let mut changes = Vec::new();
     let current = match canary {
         Some(canary) => canary.clone(),
-        None if strategy.traffic.is_some() && strategy.weights().0 == 0 => {
-            return Ok(StagePlan { effects: vec![Effect::Keep], canary: None, warnings });
-        }
+        None if strategy.traffic.is_some() && strategy.weights().0 == 0 => return Ok(keep(None, warnings)),
         None => {
             let stable = stable.ok_or_else(|| {
                 Error::Input(format!(
                     "Ingress {}/{} not found: the canary Ingress is built from it",
-                    route.namespace, route.ingress
+                    route.namespace(),
+                    route.ingress
                 ))
             })?;
             let mut created = canary_ingress(route, stable).map_err(Error::Input)?;
@@ -322,9 +323,9 @@ pub fn plan_stage(
                 failures.extend(mse_without_annotations(route.class_type, &annotations));
             }
             let creation = RouteStrategy { traffic: Some("0%".into()), ..RouteStrategy::default() };
-            let result = run_script(route, &annotations, &creation, &failures)?;
+            let result = run_script(route, &lua_obj(&annotations, &creation, route.canary_service), &failures)?;
             set_annotations(&mut created, &result);
-            effects.push(Effect::Create(created.clone()));
+            changes.push(Change::Create { key: key.clone(), object: created.clone() });
             created
         }
     };
@@ -332,51 +333,130 @@ pub fn plan_stage(
     if route.builtin {
         failures.extend(mse_without_annotations(route.class_type, &before));
     }
-    let after = run_script(route, &before, strategy, &failures)?;
+    let obj = lua_obj(&before, strategy, route.canary_service);
+    let after = run_script(route, &obj, &failures)?;
     if after == before {
-        if effects.is_empty() {
-            effects.push(Effect::Keep);
+        if changes.is_empty() {
+            changes.push(Change::Keep { key, object: current.clone() });
         }
-        return Ok(StagePlan { effects, canary: Some(current), warnings });
+        return Ok(StagePlan { changes, canary: Some(current), obj: Some(obj), warnings });
     }
     let mut updated = current.clone();
     set_annotations(&mut updated, &after);
     let patch = annotations_patch(&before, &after);
-    effects.push(Effect::Patch { before: current, patch, after: updated.clone() });
-    Ok(StagePlan { effects, canary: Some(updated), warnings })
+    changes.push(Change::MergePatch { key, subresource: None, before: current, patch });
+    Ok(StagePlan { changes, canary: Some(updated), obj: Some(obj), warnings })
 }
 
-/// Plans stages in order, each from the canary Ingress the previous one left: annotations carry
-/// over from step to step as in the controller.
+/// Whether the API server is deleting the object already (it has a deletionTimestamp).
+fn being_deleted(object: &Value) -> bool {
+    object["metadata"]["deletionTimestamp"].is_string()
+}
+
+/// Plans actions in order, each stage from the canary Ingress the previous one left:
+/// annotations carry over from step to step as in the controller.
 pub fn plan_stages(
     route: &IngressRoute,
     stable: Option<&Value>,
     canary: Option<&Value>,
-    strategies: &[RouteStrategy],
+    actions: &[RoutingAction],
 ) -> Result<Vec<StagePlan>, Error> {
     let mut current = canary.cloned();
-    let mut plans = Vec::with_capacity(strategies.len());
-    for strategy in strategies {
-        let plan = plan_stage(route, stable, current.as_ref(), strategy)?;
+    let mut plans = Vec::with_capacity(actions.len());
+    for action in actions {
+        let plan = plan_stage(route, stable, current.as_ref(), action)?;
         current = plan.canary.clone();
         plans.push(plan);
     }
     Ok(plans)
 }
 
-/// Runs the route's script; a failure carries the `explanations` of why the controller's
-/// script fails too.
-fn run_script(
-    route: &IngressRoute,
-    annotations: &Annotations,
-    strategy: &RouteStrategy,
-    explanations: &[String],
-) -> Result<Annotations, Error> {
-    let obj = lua_obj(annotations, strategy, route.canary_service);
-    evaluate(route.script, &obj, &route.limits).map_err(|e| match explanations {
+/// Runs the route's script on `obj`; a failure carries the `explanations` of why the
+/// controller's script fails too.
+fn run_script(route: &IngressRoute, obj: &Value, explanations: &[String]) -> Result<Annotations, Error> {
+    evaluate(route.script, obj, &route.limits).map_err(|e| match explanations {
         [] => Error::Script(e),
         _ => Error::Input(format!("{e} ({})", explanations.join("; "))),
     })
+}
+
+/// Plans the canary Ingress of the routing's `ingress` ref (stable Ingress `ingress`, class
+/// `class_type`) at one stage, for the planner: from `current` (None: there is none), which is
+/// the canary as read or, `after` a stage, as that stage left it. `objects` holds the stable
+/// Ingress, the canary Service (known absent in a cluster) and the other Ingresses (the
+/// aliyun-alb order check). The script is resolved at every stage, as the controller resolves
+/// it for every operation (an unknown class fails even a finalise).
+pub fn plan_object(
+    context: &Context,
+    objects: &ObjectIndex,
+    ingress: &str,
+    class_type: &str,
+    current: Option<&Value>,
+    after: Option<String>,
+    resolve: impl FnOnce() -> Result<ResolvedScript, String>,
+) -> Result<ObjectPlan, Error> {
+    let routing = context.routing;
+    let owner = &routing.owner;
+    let script = resolve().map_err(|e| Error::Input(format!("{owner} routes through Ingress {ingress}: {e}")))?;
+    let route = IngressRoute {
+        ingress,
+        class_type,
+        stable_service: &routing.stable_service,
+        canary_service: &routing.canary_service,
+        owner,
+        script: &script.script,
+        builtin: matches!(script.source, ScriptSource::BuiltIn { .. }),
+        limits: *context.limits,
+    };
+    let key = route.canary_key();
+    let stable = objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress));
+    let stage = plan_stage(&route, stable, current, context.action)
+        .map_err(|e| Error::Input(format!("{owner}, {}: {e}", context.stage)))?;
+    let mut warnings = stage.warnings;
+    if let RoutingAction::Route(_) = context.action {
+        let service = ObjectKey::new("", "Service", &owner.namespace, &routing.canary_service);
+        let generated = routing.canary_service != routing.stable_service;
+        warnings.extend(missing_canary_service(&routing.canary_service, generated, !objects.is_absent(&service)));
+    }
+    if let Some(planned) = &stage.canary {
+        let others: Vec<&Value> = objects.of_kind("networking.k8s.io", "Ingress", &owner.namespace).collect();
+        warnings.extend(alb_order_clash(class_type, planned, &others));
+    }
+    let action = if stage.obj.is_some() {
+        Action::Lua(script)
+    } else if stage.changes.iter().any(|c| matches!(c, Change::Delete { .. })) {
+        Action::Delete
+    } else {
+        Action::Keep(kept_because(context.action, current.is_some()))
+    };
+    Ok(ObjectPlan::new(Planned {
+        reference: ObjectRef {
+            api_version: INGRESS_API_VERSION.into(),
+            kind: "Ingress".into(),
+            name: key.name.clone(),
+        },
+        untouched: current.is_none(),
+        current: current.cloned().unwrap_or(Value::Null),
+        after,
+        planned: stage.canary.unwrap_or(Value::Null),
+        key,
+        action,
+        obj: stage.obj,
+        warnings,
+        unwritable: None,
+        degenerate_original: None,
+        changes: stage.changes,
+    }))
+}
+
+/// Why a stage writes nothing to the canary Ingress when no script runs.
+fn kept_because(action: &RoutingAction, exists: bool) -> &'static str {
+    match (action, exists) {
+        (RoutingAction::Leave, _) => "the controller writes nothing here: left alone",
+        (RoutingAction::Restore, false) => "no canary Ingress, nothing to delete",
+        (RoutingAction::Restore, true) => "being deleted already",
+        (RoutingAction::Route(_), _) => "weight 0 and no canary Ingress: the controller creates none",
+    }
 }
 
 /// The classes whose built-in scripts read the nginx annotation keys, and mse's query keys.
@@ -458,12 +538,17 @@ pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Optio
 }
 
 /// The canary Ingress sends traffic to the canary Service; without it, requests get errors.
-/// The controller creates the Service itself when a step routes traffic, before the Ingress.
-pub fn missing_canary_service(canary_service: &str, exists: bool) -> Option<String> {
-    (!exists).then(|| {
-        format!(
+/// The controller creates the Service itself when a step routes traffic, before the Ingress
+/// (`generated`); when the canary Service is the stable one (a TrafficRouting, or
+/// `disableGenerateCanaryService`) it waits for it instead, and routes nothing.
+pub fn missing_canary_service(canary_service: &str, generated: bool, exists: bool) -> Option<String> {
+    (!exists).then(|| match generated {
+        true => format!(
             "Service {canary_service} does not exist: the canary Ingress routes to it; the controller creates it before writing the Ingress, but without the controller the canary traffic fails"
-        )
+        ),
+        false => format!(
+            "Service {canary_service} does not exist: the controller waits for it and writes nothing until it does, and the canary Ingress routes to it"
+        ),
     })
 }
 
@@ -471,7 +556,7 @@ pub fn missing_canary_service(canary_service: &str, exists: bool) -> Option<Stri
 /// built-in aliyun-alb script gives every canary Ingress order "1". Warns when `planned` (a
 /// canary Ingress after a stage) carries the same order as another canary Ingress of the same
 /// class among `others`, naming it and the ConfigMap key of a script that writes another order.
-pub fn alb_order_clash(class_type: &str, planned: &Value, others: &[Value]) -> Option<String> {
+pub fn alb_order_clash(class_type: &str, planned: &Value, others: &[&Value]) -> Option<String> {
     let order = planned["metadata"]["annotations"][ALB_ORDER].as_str()?;
     let id = |o: &Value| (o["metadata"]["namespace"].clone(), o["metadata"]["name"].clone());
     let clash = others.iter().find(|other| {
@@ -499,10 +584,15 @@ fn ingress_class(ingress: &Value) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{OwnerKind, StageRouting};
     use crate::scripts::builtin_ingress;
 
+    fn key() -> ObjectKey {
+        ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary")
+    }
+
     fn owner() -> Owner {
-        Owner { kind: OwnerKind::Rollout, name: "demo".into(), uid: "u-1".into() }
+        Owner { kind: OwnerKind::Rollout, namespace: "shop".into(), name: "demo".into(), uid: "u-1".into() }
     }
 
     fn script(class_type: &str) -> Script {
@@ -512,7 +602,6 @@ mod tests {
 
     fn route<'a>(class_type: &'a str, owner: &'a Owner, script: &'a Script) -> IngressRoute<'a> {
         IngressRoute {
-            namespace: "shop",
             ingress: "web",
             class_type,
             stable_service: "web",
@@ -557,6 +646,11 @@ mod tests {
         }
     }
 
+    /// What the controller does at a stage of a Rollout with this strategy.
+    fn stage(traffic: Option<&str>, matches: Option<Value>) -> RoutingAction {
+        StageRouting::of(strategy(traffic, matches)).action
+    }
+
     fn header(name: &str, value: &str, kind: &str) -> Value {
         json!({"headers": [{"type": kind, "name": name, "value": value}]})
     }
@@ -597,7 +691,8 @@ mod tests {
 
     #[test]
     fn a_traffic_routing_owns_a_canary_ingress_on_the_stable_service() {
-        let owner = Owner { kind: OwnerKind::TrafficRouting, name: "tr".into(), uid: String::new() };
+        let owner =
+            Owner { kind: OwnerKind::TrafficRouting, namespace: "shop".into(), name: "tr".into(), uid: String::new() };
         let script = script("nginx");
         let route = IngressRoute { canary_service: "web", ..route("nginx", &owner, &script) };
         let canary = canary_ingress(&route, &stable()).unwrap();
@@ -605,8 +700,11 @@ mod tests {
         assert_eq!(canary["metadata"]["ownerReferences"][0]["apiVersion"], "rollouts.kruise.io/v1alpha1");
         assert_eq!(canary["metadata"]["ownerReferences"][0]["kind"], "TrafficRouting");
         // Its strategy without traffic or matches leaves the canary Ingress alone.
-        let plan = plan_stage(&route, None, Some(&canary), &RouteStrategy::default()).unwrap();
-        assert_eq!((plan.effects, plan.canary), (vec![Effect::Keep], Some(canary)));
+        let plan = plan_stage(&route, None, Some(&canary), &RoutingAction::Leave).unwrap();
+        assert_eq!(
+            (plan.changes, plan.canary),
+            (vec![Change::Keep { key: key(), object: canary.clone() }], Some(canary))
+        );
     }
 
     #[test]
@@ -622,7 +720,7 @@ mod tests {
             json!({"resource": {"apiGroup": "k8s.example.com", "kind": "StorageBucket", "name": "static"}});
         let err = canary_ingress(&route, &resource).unwrap_err();
         assert!(err.starts_with("Ingress shop/web: spec.rules[0].http.paths[1] has no service backend;"), "{err}");
-        let plan = plan_stage(&route, Some(&resource), None, &strategy(Some("20%"), None));
+        let plan = plan_stage(&route, Some(&resource), None, &stage(Some("20%"), None));
         assert!(matches!(plan, Err(Error::Input(e)) if e.contains("has no service backend")));
     }
 
@@ -687,9 +785,11 @@ mod tests {
     fn first_use_creates_at_weight_zero_then_patches() {
         let (owner, script) = (owner(), script("nginx"));
         let route = route("nginx", &owner, &script);
-        let plan = plan_stage(&route, Some(&stable()), None, &strategy(Some("20%"), None)).unwrap();
-        let [Effect::Create(created), Effect::Patch { before, patch, after }] = plan.effects.as_slice() else {
-            panic!("{:?}", plan.effects)
+        let plan = plan_stage(&route, Some(&stable()), None, &stage(Some("20%"), None)).unwrap();
+        let [Change::Create { object: created, .. }, Change::MergePatch { before, patch, subresource: None, .. }] =
+            plan.changes.as_slice()
+        else {
+            panic!("{:?}", plan.changes)
         };
         assert_eq!(
             annotations_of(created),
@@ -701,25 +801,39 @@ mod tests {
         );
         assert_eq!(before, created);
         assert_eq!(patch, &json!({"metadata": {"annotations": {"nginx.ingress.kubernetes.io/canary-weight": "20"}}}));
-        assert_eq!(plan.canary.as_ref(), Some(after));
+        assert_eq!(plan.canary, plan.changes[1].after());
+        assert_eq!(
+            plan.obj.as_ref().unwrap()["annotations"],
+            json!(annotations_of(created)),
+            "the step runs on the made canary"
+        );
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
         // Converged: the same step again changes nothing.
-        let again = plan_stage(&route, Some(&stable()), plan.canary.as_ref(), &strategy(Some("20%"), None)).unwrap();
-        assert_eq!(again.effects, vec![Effect::Keep]);
+        let again = plan_stage(&route, Some(&stable()), plan.canary.as_ref(), &stage(Some("20%"), None)).unwrap();
+        assert_eq!(again.changes, vec![Change::Keep { key: key(), object: plan.canary.unwrap() }]);
     }
 
     #[test]
     fn weight_zero_creates_nothing_and_a_step_without_traffic_deletes() {
         let (owner, script) = (owner(), script("nginx"));
         let route = route("nginx", &owner, &script);
-        let zero = plan_stage(&route, Some(&stable()), None, &strategy(Some("0%"), None)).unwrap();
-        assert_eq!((zero.effects, zero.canary), (vec![Effect::Keep], None));
-        let created = plan_stage(&route, Some(&stable()), None, &strategy(Some("10%"), None)).unwrap().canary.unwrap();
-        let replicas_only = plan_stage(&route, Some(&stable()), Some(&created), &strategy(None, None)).unwrap();
-        assert_eq!((replicas_only.effects, replicas_only.canary), (vec![Effect::Delete(created)], None));
-        let nothing = plan_stage(&route, Some(&stable()), None, &strategy(None, Some(json!([])))).unwrap();
-        assert_eq!(nothing.effects, vec![Effect::Keep]);
-        assert!(plan_stage(&route, None, None, &strategy(Some("10%"), None)).is_err(), "the stable Ingress is needed");
+        let absent = vec![Change::Keep { key: key(), object: Value::Null }];
+        let zero = plan_stage(&route, Some(&stable()), None, &stage(Some("0%"), None)).unwrap();
+        assert_eq!((&zero.changes, zero.canary, zero.obj), (&absent, None, None));
+        let created = plan_stage(&route, Some(&stable()), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
+        let replicas_only = plan_stage(&route, Some(&stable()), Some(&created), &stage(None, None)).unwrap();
+        assert_eq!(
+            (replicas_only.changes, replicas_only.canary),
+            (vec![Change::Delete { key: key(), before: created.clone() }], None)
+        );
+        let nothing = plan_stage(&route, Some(&stable()), None, &stage(None, Some(json!([])))).unwrap();
+        assert_eq!(nothing.changes, absent);
+        // One the API server is deleting already is left to it (A.8).
+        let mut deleting = created;
+        deleting["metadata"]["deletionTimestamp"] = json!("2026-11-22T03:00:00Z");
+        let again = plan_stage(&route, None, Some(&deleting), &RoutingAction::Restore).unwrap();
+        assert_eq!(again.changes, vec![Change::Keep { key: key(), object: deleting }]);
+        assert!(plan_stage(&route, None, None, &stage(Some("10%"), None)).is_err(), "the stable Ingress is needed");
     }
 
     #[test]
@@ -728,13 +842,12 @@ mod tests {
         let route = route("mse", &owner, &script);
         let query = json!([{"queryParams": [{"type": "Exact", "name": "user", "value": "beta"}]}]);
         let plans =
-            plan_stages(&route, Some(&stable()), None, &[strategy(None, Some(query)), strategy(Some("50%"), None)])
-                .unwrap();
+            plan_stages(&route, Some(&stable()), None, &[stage(None, Some(query)), stage(Some("50%"), None)]).unwrap();
         let last = annotations_of(plans[1].canary.as_ref().unwrap());
         // mse clears the mse-prefixed query keys but wrote nginx-prefixed ones: they stay.
         assert_eq!(last.get("nginx.ingress.kubernetes.io/canary-by-query").map(String::as_str), Some("user"));
         assert_eq!(last.get("nginx.ingress.kubernetes.io/canary-weight").map(String::as_str), Some("50"));
-        let [Effect::Patch { patch, .. }] = plans[1].effects.as_slice() else { panic!("{:?}", plans[1].effects) };
+        let [Change::MergePatch { patch, .. }] = plans[1].changes.as_slice() else { panic!("{:?}", plans[1].changes) };
         assert_eq!(patch, &json!({"metadata": {"annotations": {"nginx.ingress.kubernetes.io/canary-weight": "50"}}}));
     }
 
@@ -784,14 +897,14 @@ mod tests {
     fn a_failure_a_warning_explains_carries_it() {
         let (owner, alb, mse) = (owner(), script("aliyun-alb"), script("mse"));
         let alb_route = route("aliyun-alb", &owner, &alb);
-        let step = strategy(None, Some(json!([{"path": {"type": "PathPrefix", "value": "/"}}])));
+        let step = stage(None, Some(json!([{"path": {"type": "PathPrefix", "value": "/"}}])));
         let Err(Error::Input(message)) = plan_stage(&alb_route, Some(&stable()), None, &step) else { panic!() };
         assert!(message.starts_with("script lua_configuration/trafficrouting_ingress/aliyun-alb.lua:"), "{message}");
         assert!(message.ends_with("(matches[0] has no header: the controller's aliyun-alb script fails on it (it reads the first header of every match) and the step never finishes)"), "{message}");
         let mse_route = route("mse", &owner, &mse);
         let mut bare = stable();
         bare["metadata"].as_object_mut().unwrap().remove("annotations");
-        let Err(Error::Input(message)) = plan_stage(&mse_route, Some(&bare), None, &strategy(Some("5%"), None)) else {
+        let Err(Error::Input(message)) = plan_stage(&mse_route, Some(&bare), None, &stage(Some("5%"), None)) else {
             panic!()
         };
         assert!(message.contains("attempt to index") && message.contains("#228"), "{message}");
@@ -803,37 +916,95 @@ mod tests {
 
     #[test]
     fn warns_when_the_canary_service_is_missing() {
-        assert!(missing_canary_service("web-canary", false).unwrap().starts_with("Service web-canary does not exist"));
-        assert_eq!(missing_canary_service("web-canary", true), None);
+        let made = missing_canary_service("web-canary", true, false).unwrap();
+        assert!(made.starts_with(
+            "Service web-canary does not exist: the canary Ingress routes to it; the controller creates it"
+        ));
+        let waited_for = missing_canary_service("web", false, false).unwrap();
+        assert!(waited_for.starts_with("Service web does not exist: the controller waits for it"), "{waited_for}");
+        assert_eq!(missing_canary_service("web-canary", true, true), None);
     }
 
     #[test]
     fn warns_when_another_alb_canary_has_the_same_order() {
         let (owner, script) = (owner(), script("aliyun-alb"));
         let route = route("aliyun-alb", &owner, &script);
-        let planned = plan_stage(&route, Some(&stable()), None, &strategy(Some("10%"), None)).unwrap().canary.unwrap();
+        let planned = plan_stage(&route, Some(&stable()), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
         let other = |name: &str, order: &str, class: &str| {
             json!({"metadata": {"namespace": "shop", "name": name,
                    "annotations": {ALB_CANARY: "true", ALB_ORDER: order}}, "spec": {"ingressClassName": class}})
         };
-        let warning = alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "1", "nginx")]).unwrap();
+        let warning = alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "1", "nginx")]).unwrap();
         assert_eq!(
             warning,
             "the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class already has; ALB needs each order to be unique (openkruise/rollouts#128): give this class a script that writes another order, under the key lua.traffic.routing.ingress.aliyun-alb of the ConfigMap kruise-rollout-configuration"
         );
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "2", "nginx")]), None);
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "1", "alb")]), None, "another ALB");
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, std::slice::from_ref(&planned)), None, "itself");
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "2", "nginx")]), None);
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "1", "alb")]), None, "another ALB");
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&planned]), None, "itself");
         let mut not_canary = other("cart", "1", "nginx");
         not_canary["metadata"]["annotations"].as_object_mut().unwrap().remove(ALB_CANARY);
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[not_canary]), None);
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&not_canary]), None);
         // A script that writes another order makes the warning go away.
         let custom = Script::new(
             "order.lua",
             "local a = obj.annotations or {} a['alb.ingress.kubernetes.io/canary'] = 'true' a['alb.ingress.kubernetes.io/order'] = '2' return a",
         );
         let route = IngressRoute { script: &custom, builtin: false, ..route };
-        let planned = plan_stage(&route, Some(&stable()), None, &strategy(Some("10%"), None)).unwrap().canary.unwrap();
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[other("cart-canary", "1", "nginx")]), None);
+        let planned = plan_stage(&route, Some(&stable()), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
+        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "1", "nginx")]), None);
+    }
+
+    /// What the planner hands the provider: a Rollout `demo` routing through Ingress `web`.
+    fn planning(action: &RoutingAction, objects: &ObjectIndex, current: Option<&Value>) -> ObjectPlan {
+        let owner = owner();
+        let routing = Routing {
+            owner: owner.clone(),
+            stable_service: "web".into(),
+            canary_service: "web-canary".into(),
+            providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: "aliyun-alb".into() }],
+        };
+        let context = Context { routing: &routing, action, stage: "step 1/2", limits: &Limits::default() };
+        let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress("aliyun-alb");
+        plan_object(&context, objects, "web", "aliyun-alb", current, None, resolve).unwrap()
+    }
+
+    #[test]
+    fn the_planners_hook_says_what_is_done_and_warns_from_what_was_read() {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", stable());
+        let routed = stage(Some("10%"), None);
+        let made = planning(&routed, &objects, None);
+        assert_eq!(made.key, key());
+        assert!(made.untouched && made.current.is_null() && made.after.is_none());
+        assert!(matches!(&made.action, Action::Lua(s) if s.source.to_string().ends_with("aliyun-alb.lua")));
+        assert_eq!(made.action_name(), "create");
+        assert!(made.warnings.is_empty(), "nothing known to be missing: {:?}", made.warnings);
+        // A cluster read found no canary Service, and another canary Ingress has order 1.
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", "web-canary"));
+        objects.insert(
+            "shop",
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                   "metadata": {"name": "cart-canary", "namespace": "shop", "annotations": {ALB_CANARY: "true", ALB_ORDER: "1"}},
+                   "spec": {"ingressClassName": "nginx"}}),
+        );
+        let warned = planning(&routed, &objects, None);
+        assert!(warned.warnings[0].starts_with("Service web-canary does not exist"), "{:?}", warned.warnings);
+        assert!(
+            warned.warnings[1].contains("canary Ingress shop/cart-canary of the same class"),
+            "{:?}",
+            warned.warnings
+        );
+        // Deleted at a finalise; nothing to delete, or left alone, is said why.
+        let deleted = planning(&RoutingAction::Restore, &objects, Some(&made.planned));
+        assert!(matches!(deleted.action, Action::Delete) && deleted.planned.is_null() && !deleted.untouched);
+        assert!(deleted.warnings.is_empty(), "no canary Service warning when nothing routes");
+        let absent = planning(&RoutingAction::Restore, &objects, None);
+        assert!(matches!(absent.action, Action::Keep("no canary Ingress, nothing to delete")), "{:?}", absent.action);
+        let zero = planning(&stage(Some("0%"), None), &objects, None);
+        assert!(matches!(zero.action, Action::Keep(why) if why.starts_with("weight 0 and no canary Ingress")));
+        assert!(!zero.changed());
+        let left = planning(&RoutingAction::Leave, &objects, Some(&made.planned));
+        assert!(matches!(left.action, Action::Keep("the controller writes nothing here: left alone")));
     }
 }

@@ -1,8 +1,136 @@
-//! Providers: each turns (routing, a stage's strategy, the live objects) into the writes the
-//! controller would make, with warnings. The controller runs them in a fixed order (custom
-//! refs, then ingress, then gateway) and the first error stops it.
+//! Providers: each turns (routing, what the controller does at a stage, the live objects) into
+//! an `ObjectPlan` per object: the object the controller would write, the writes that get it
+//! there (`change::Change`), and warnings. The controller runs them in a fixed order (custom
+//! refs, then ingress, then gateway) and the first error stops it; `plan::Planner` calls them
+//! so.
 
 pub mod case;
 pub mod custom;
 pub mod gateway;
 pub mod ingress;
+
+use crate::change::Change;
+use crate::data;
+use crate::lua::Limits;
+use crate::model::{ObjectKey, ObjectRef, Routing, RoutingAction};
+use crate::scripts::ResolvedScript;
+use serde_json::Value;
+
+/// What planning an object needs besides the objects: the owner's routing, what the controller
+/// does at the stage, the stage's label and the limits.
+pub struct Context<'a> {
+    pub routing: &'a Routing,
+    pub action: &'a RoutingAction,
+    /// The stage's label, for messages.
+    pub stage: &'a str,
+    pub limits: &'a Limits,
+}
+
+/// What the controller does to an object at a stage.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// Runs the script and writes its result.
+    Lua(ResolvedScript),
+    /// No traffic and no matches: restores the stored original (the annotation goes away).
+    Restore,
+    /// No traffic and no matches: the controller's finalise deletes the object (a canary
+    /// Ingress).
+    Delete,
+    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode,
+    /// match mode or its restore).
+    Rules(String),
+    /// The controller writes nothing to the object: left alone, for this reason.
+    Keep(&'static str),
+}
+
+#[derive(Clone, Debug)]
+pub struct ObjectPlan {
+    pub reference: ObjectRef,
+    pub key: ObjectKey,
+    pub namespace: String,
+    /// The object as it is (null: it does not exist, a canary Ingress not made yet).
+    pub current: Value,
+    /// The object as the controller leaves it at the stage (null: there is none).
+    pub planned: Value,
+    pub action: Action,
+    /// The script's input (`obj`), when a script runs.
+    pub obj: Option<Value>,
+    pub warnings: Vec<String>,
+    /// Why this tool must not write `planned` although the controller would (it works from a
+    /// stored original that does not decode, and the result loses the original).
+    pub unwritable: Option<String>,
+    /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
+    /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
+    pub degenerate_original: Option<String>,
+    /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
+    pub changes: Vec<Change>,
+    /// Whether `current` shows no sign of a release (what `status` calls `original`, or
+    /// `absent`): a custom ref without a stored original, an HTTPRoute without a backendRef to
+    /// the canary Service, a canary Ingress that does not exist (`current` is null).
+    pub untouched: bool,
+    /// The stage whose result `current` is, when the plan starts from where an earlier stage
+    /// left the object (an HTTPRoute's rules and a canary Ingress's annotations carry over);
+    /// None: the object as read.
+    pub after: Option<String>,
+    /// Whether `planned` routes differently from `current`: asked for by every rendering and
+    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
+    /// (nothing changes `current` or `planned` afterwards).
+    changed: bool,
+}
+
+/// What an `ObjectPlan` is made of, as a provider works it out.
+pub struct Planned {
+    pub reference: ObjectRef,
+    pub key: ObjectKey,
+    pub current: Value,
+    pub planned: Value,
+    pub action: Action,
+    pub obj: Option<Value>,
+    pub warnings: Vec<String>,
+    pub unwritable: Option<String>,
+    pub degenerate_original: Option<String>,
+    pub changes: Vec<Change>,
+    pub untouched: bool,
+    pub after: Option<String>,
+}
+
+impl ObjectPlan {
+    pub fn new(planned: Planned) -> ObjectPlan {
+        ObjectPlan {
+            namespace: planned.key.namespace.clone(),
+            changed: !data::same_routing(&planned.current, &planned.planned),
+            reference: planned.reference,
+            key: planned.key,
+            current: planned.current,
+            planned: planned.planned,
+            action: planned.action,
+            obj: planned.obj,
+            warnings: planned.warnings,
+            unwritable: planned.unwritable,
+            degenerate_original: planned.degenerate_original,
+            changes: planned.changes,
+            untouched: planned.untouched,
+            after: planned.after,
+        }
+    }
+
+    /// `VirtualService shop/demo`.
+    pub fn describe(&self) -> String {
+        self.key.to_string()
+    }
+
+    pub fn changed(&self) -> bool {
+        self.changed
+    }
+
+    /// The `action` of `plan -o json`: the first write's (`create`, `replace`, `patch`,
+    /// `delete`), or `keep`.
+    pub fn action_name(&self) -> &'static str {
+        self.writes().next().map_or("keep", Change::action)
+    }
+
+    /// The changes that write something.
+    pub fn writes(&self) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(|c| c.writes())
+    }
+}

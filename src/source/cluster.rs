@@ -4,7 +4,7 @@
 
 use super::exec_plugin::Credential;
 use super::retry::Retries;
-use crate::change::Request;
+use crate::change::{Change, Request};
 use crate::error::{ApiFailure, Error};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
@@ -116,9 +116,12 @@ impl Resource {
         Permission::new(verb, &self.group, &self.plural, subresource, namespace)
     }
 
-    /// What replacing objects of this resource needs: `get` and `update`.
-    pub fn replace_permissions(&self, namespace: &str) -> [Permission; 2] {
-        ["get", "update"].map(|verb| self.permission(verb, None, namespace))
+    /// What writing `change` to an object of this resource in `namespace` needs: `get` (to
+    /// read it again when a reply is lost or a write conflicts), and the verbs that send and
+    /// undo the change.
+    pub fn write_permissions(&self, change: &Change, namespace: &str) -> Vec<Permission> {
+        let verbs = std::iter::once(&"get").chain(change.verbs());
+        verbs.map(|verb| self.permission(verb, change.subresource(), namespace)).collect()
     }
 
     /// `virtualservices.networking.istio.io`, as kubectl names resources.
@@ -243,7 +246,12 @@ impl Cluster {
         if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
             return Ok(Some(cached.resources));
         }
-        let list = match self.client.list_api_group_resources(api_version).await {
+        // The core group is served under /api, the others under /apis.
+        let listed = match group.is_empty() {
+            true => self.client.list_core_api_resources(version).await,
+            false => self.client.list_api_group_resources(api_version).await,
+        };
+        let list = match listed {
             Ok(list) => list,
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
             Err(e) => return Err(self.failure(&format!("discovering {api_version}"), e)),
@@ -350,7 +358,8 @@ impl Cluster {
         futures::future::try_join_all(names.iter().map(|name| self.get(resource, namespace, name))).await
     }
 
-    /// The objects of `resource` in `namespace` (`""`: in every namespace) that `selector` picks.
+    /// The objects of `resource` in `namespace` (`""`: in every namespace) that `selector`
+    /// selects, each with its apiVersion and kind (a list's items come without them).
     pub async fn list(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<Vec<Value>, Error> {
         let scope = if namespace.is_empty() { "every namespace".to_string() } else { namespace.to_string() };
         let list = self
@@ -358,7 +367,7 @@ impl Cluster {
             .list(&ListParams::default().labels(selector))
             .await
             .map_err(|e| self.failure(&format!("listing {} in {scope}", resource.qualified()), e))?;
-        Ok(list.items.into_iter().map(to_value).collect())
+        Ok(list.items.into_iter().map(|item| typed(to_value(item), resource)).collect())
     }
 
     /// The resourceVersion of the objects of `resource` in `namespace` (`""`: every namespace)
@@ -524,17 +533,10 @@ fn pick(list: Value, resource: &Resource, names: &[&str]) -> Vec<Option<Value>> 
     for (i, name) in names.iter().enumerate() {
         positions.entry(name).or_default().push(i);
     }
-    let api_version = resource.api_resource().api_version;
     let mut found = vec![None; names.len()];
-    for mut item in items {
+    for item in items {
         let Some(at) = item["metadata"]["name"].as_str().and_then(|name| positions.remove(name)) else { continue };
-        if let Some(object) = item.as_object_mut() {
-            for (field, value) in [("apiVersion", &api_version), ("kind", &resource.kind)] {
-                if object.get(field).and_then(Value::as_str).is_none_or(str::is_empty) {
-                    object.insert(field.into(), Value::String(value.clone()));
-                }
-            }
-        }
+        let item = typed(item, resource);
         let (last, others) = at.split_last().expect("at least one position per name");
         for &i in others {
             found[i] = Some(item.clone());
@@ -580,6 +582,18 @@ fn cache_key(url: &http::Uri) -> String {
         .collect();
     // Never `.`, `..` or nothing: the folder must be a child of the cache.
     if key.chars().all(|c| c == '.') { format!("_{key}") } else { key }
+}
+
+/// A list item with the apiVersion and kind of its resource, which lists leave out.
+fn typed(mut item: Value, resource: &Resource) -> Value {
+    if let Some(object) = item.as_object_mut() {
+        for (field, value) in [("apiVersion", resource.api_resource().api_version), ("kind", resource.kind.clone())] {
+            if object.get(field).and_then(Value::as_str).is_none_or(str::is_empty) {
+                object.insert(field.into(), Value::String(value));
+            }
+        }
+    }
+    item
 }
 
 fn to_value(object: DynamicObject) -> Value {

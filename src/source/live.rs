@@ -1,10 +1,12 @@
 //! The live state of Rollouts and everything their routing touches, read with as few
 //! sequential round trips as the data allows: the Rollouts, then (together) their gateway
-//! objects, TrafficRoutings and the script ConfigMap, then a TrafficRouting's own objects.
+//! objects (custom refs; the stable and canary Ingress, the canary Service and, for
+//! aliyun-alb, the namespace's other Ingresses), TrafficRoutings and the script ConfigMap,
+//! then a TrafficRouting's own objects.
 
 use super::cluster::{Cluster, Resource};
 use crate::error::Error;
-use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, TrafficRoutingCr};
+use crate::model::{INGRESS_API_VERSION, ObjectKey, ObjectRef, Provider, Rollout, Routing, TrafficRoutingCr};
 use crate::providers::gateway;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
@@ -29,6 +31,8 @@ pub struct Live {
     pub rollouts: Resource,
     /// The resource of each gateway object kind read, by (group, kind).
     pub resources: BTreeMap<(String, String), Resource>,
+    /// What could not be read, and what goes unchecked for it.
+    pub warnings: Vec<String>,
 }
 
 impl Live {
@@ -46,10 +50,15 @@ pub fn rollout_name(argument: &str) -> &str {
 pub struct Rollouts {
     pub resource: Resource,
     pub found: Vec<Located<Rollout>>,
-    /// The custom refs the Rollouts route through themselves (a TrafficRouting's are read later).
-    pub own_refs: BTreeSet<ObjectRef>,
-    /// The HTTPRoutes the Rollouts route through themselves.
-    pub own_http_routes: BTreeSet<String>,
+    /// The Rollouts' own routing (a TrafficRouting's is read later).
+    pub routings: Vec<Routing>,
+}
+
+impl Rollouts {
+    /// The custom refs the Rollouts route through themselves.
+    pub fn custom_refs(&self) -> BTreeSet<ObjectRef> {
+        self.routings.iter().flat_map(|routing| routing.custom_refs().to_vec()).collect()
+    }
 }
 
 /// Reads the selected Rollouts: the first round trip.
@@ -88,10 +97,8 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
             Ok(Located { origin: Origin(format!("rollout.{GROUP}/{name}")), namespace: namespace.clone(), item, raw })
         })
         .collect::<Result<Vec<Located<Rollout>>, Error>>()?;
-    let routings: Vec<Routing> = found.iter().filter_map(|r| Routing::of_rollout(&r.item, &r.namespace)).collect();
-    let own_refs = routings.iter().flat_map(|routing| routing.custom_refs().to_vec()).collect();
-    let own_http_routes = routings.iter().filter_map(|routing| routing.http_route().map(str::to_string)).collect();
-    Ok(Rollouts { resource, found, own_refs, own_http_routes })
+    let routings = found.iter().filter_map(|r| Routing::of_rollout(&r.item, &r.namespace)).collect();
+    Ok(Rollouts { resource, found, routings })
 }
 
 /// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
@@ -103,17 +110,15 @@ pub async fn read_routing(
     controller_namespace: &str,
 ) -> Result<Live, Error> {
     let namespace = &cluster.namespace;
-    let own_refs = rollouts.own_refs;
     let mut snapshot = Snapshot { rollouts: rollouts.found, ..Snapshot::default() };
     let cr_names: BTreeSet<String> =
         snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
-    let own_need_configmap = own_refs.iter().any(|r| catalog.needs_configmap(r));
+    let own_need_configmap = rollouts.routings.iter().any(|routing| needs_configmap(catalog, routing));
     // Second round trip: the Rollouts' gateway objects, their TrafficRoutings (each followed by
     // its own gateway objects), when a script must come from it the ConfigMap, and the workloads
     // whose replica count decides whether a step is routed.
-    let (objects, http_routes, crs, configmap, workloads) = futures::try_join!(
-        read_refs(cluster, own_refs.iter()),
-        read_http_routes(cluster, &rollouts.own_http_routes),
+    let (objects, crs, configmap, workloads) = futures::try_join!(
+        read_objects(cluster, &rollouts.routings),
         try_join_all(cr_names.iter().map(|name| read_traffic_routing(cluster, name))),
         async { if own_need_configmap { read_configmap(cluster, controller_namespace).await } else { Ok(None) } },
         async { Ok(read_workloads(cluster, &snapshot.rollouts).await) },
@@ -122,30 +127,150 @@ pub async fn read_routing(
         snapshot.objects.insert(namespace, workload);
     }
     let mut resources = BTreeMap::new();
-    let mut add = |snapshot: &mut Snapshot, found: Vec<(ObjectRef, Resource, Option<Value>)>| {
-        for (reference, resource, object) in found {
+    let mut warnings = Vec::new();
+    let mut add = |snapshot: &mut Snapshot, found: Found| {
+        for (reference, resource, object) in found.objects {
             resources.insert((reference.group().to_string(), reference.kind.clone()), resource);
-            if let Some(object) = object {
-                snapshot.objects.insert(namespace, object);
+            match object {
+                Some(object) => snapshot.objects.insert(namespace, object),
+                None => snapshot.objects.insert_absent(ObjectKey::of_ref(&reference, namespace)),
             }
         }
+        for object in found.neighbours {
+            snapshot.objects.insert(namespace, object);
+        }
+        warnings.extend(found.warnings);
     };
     add(&mut snapshot, objects);
-    add(&mut snapshot, http_routes);
-    let mut cr_refs_need_configmap = false;
+    let mut cr_need_configmap = false;
     for (cr, found) in crs {
-        cr_refs_need_configmap |= Routing::of_traffic_routing(&cr.item, &cr.namespace)
-            .custom_refs()
-            .iter()
-            .any(|r| catalog.needs_configmap(r));
+        cr_need_configmap |= needs_configmap(catalog, &Routing::of_traffic_routing(&cr.item, &cr.namespace));
         add(&mut snapshot, found);
         snapshot.traffic_routings.push(cr);
     }
     snapshot.configmap = match configmap {
-        None if cr_refs_need_configmap => read_configmap(cluster, controller_namespace).await?,
+        None if cr_need_configmap => read_configmap(cluster, controller_namespace).await?,
         other => other,
     };
-    Ok(Live { snapshot, rollouts: rollouts.resource, resources })
+    Ok(Live { snapshot, rollouts: rollouts.resource, resources, warnings })
+}
+
+/// Whether planning `routing` needs a script from the ConfigMap: a custom ref's kind with no
+/// other script, or an Ingress class the user gave no script for (the controller reads the
+/// ConfigMap before its built-in Ingress scripts).
+pub fn needs_configmap(catalog: &ScriptCatalog, routing: &Routing) -> bool {
+    routing.providers.iter().any(|provider| match provider {
+        Provider::Custom(refs) => refs.iter().any(|r| catalog.needs_configmap(r)),
+        Provider::Ingress { class_type, .. } => catalog.needs_configmap_for_ingress(class_type),
+        Provider::Gateway { .. } => false,
+    })
+}
+
+/// What reading routings' objects found.
+pub struct Found {
+    /// Each object read: its ref, resource, and the object (None: it does not exist).
+    pub objects: Vec<(ObjectRef, Resource, Option<Value>)>,
+    /// The other Ingresses of the namespace, listed for the aliyun-alb order check.
+    pub neighbours: Vec<Value>,
+    pub warnings: Vec<String>,
+}
+
+/// The canary Services of the routings with an Ingress ref: the plan warns when one is missing.
+/// Reading one that is forbidden leaves that check out, with a warning.
+async fn read_canary_services(
+    cluster: &Cluster,
+    routings: &[Routing],
+) -> Result<(Vec<(ObjectRef, Resource, Option<Value>)>, Vec<String>), Error> {
+    let names: BTreeSet<&str> = routings
+        .iter()
+        .filter(|r| r.providers.iter().any(|p| matches!(p, Provider::Ingress { .. })))
+        .map(|r| r.canary_service.as_str())
+        .collect();
+    let resource = core_v1("Service", "services");
+    let read = join_all(names.iter().map(|name| cluster.get(&resource, &cluster.namespace, name))).await;
+    let (mut found, mut warnings) = (Vec::new(), Vec::new());
+    for (name, read) in names.into_iter().zip(read) {
+        match read {
+            Ok(service) => {
+                let reference = ObjectRef { api_version: "v1".into(), kind: "Service".into(), name: name.into() };
+                found.push((reference, resource.clone(), service));
+            }
+            Err(Error::Api { failure, .. }) if failure.code == Some(403) => warnings.push(format!(
+                "cannot read Service {}/{name} ({failure}): whether the canary Service exists is not checked",
+                cluster.namespace
+            )),
+            Err(other) => return Err(other),
+        }
+    }
+    Ok((found, warnings))
+}
+
+/// Reads the objects of `routings` together: the custom refs, the HTTPRoutes, the stable and
+/// canary Ingresses (with, for aliyun-alb, the namespace's other Ingresses) and the canary
+/// Services.
+async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, Error> {
+    let refs: BTreeSet<ObjectRef> = routings.iter().flat_map(|routing| routing.custom_refs().to_vec()).collect();
+    let http_routes: BTreeSet<String> =
+        routings.iter().filter_map(|routing| routing.http_route().map(str::to_string)).collect();
+    let (objects, routes, ingresses, services) = futures::try_join!(
+        read_refs(cluster, refs.iter()),
+        read_http_routes(cluster, &http_routes),
+        read_ingresses(cluster, routings),
+        read_canary_services(cluster, routings),
+    )?;
+    let (ingresses, neighbours, mut warnings) = ingresses;
+    let (services, service_warnings) = services;
+    warnings.extend(service_warnings);
+    let mut objects = objects;
+    objects.extend(routes);
+    objects.extend(ingresses);
+    objects.extend(services);
+    Ok(Found { objects, neighbours, warnings })
+}
+
+/// The stable and canary Ingress of each Ingress ref of `routings` (an absent canary is
+/// normal, and an Ingress's resource does not move: no second discovery for it), and, when one
+/// routes through aliyun-alb, the namespace's other Ingresses, listed at the same time: the plan
+/// warns when another canary Ingress already has the ALB order a step writes
+/// (openkruise/rollouts#128). A listing that is refused leaves that check out, with a warning.
+async fn read_ingresses(
+    cluster: &Cluster,
+    routings: &[Routing],
+) -> Result<(Vec<(ObjectRef, Resource, Option<Value>)>, Vec<Value>, Vec<String>), Error> {
+    let ingresses = routings.iter().flat_map(|r| &r.providers).filter(|p| matches!(p, Provider::Ingress { .. }));
+    let refs: BTreeSet<ObjectRef> = ingresses.clone().flat_map(Provider::refs).collect();
+    if refs.is_empty() {
+        return Ok((Vec::new(), Vec::new(), Vec::new()));
+    }
+    let alb =
+        ingresses.clone().any(|p| matches!(p, Provider::Ingress { class_type, .. } if class_type == "aliyun-alb"));
+    let (group, version) = INGRESS_API_VERSION.split_once('/').expect("a group and a version");
+    let resource = cluster
+        .resource(group, version, "Ingress", false)
+        .await?
+        .ok_or_else(|| Error::Input(format!("the API server does not serve {INGRESS_API_VERSION} Ingress")))?;
+    let names: Vec<&str> = refs.iter().map(|r| r.name.as_str()).collect();
+    let (found, listed) = futures::join!(cluster.get_many(&resource, &cluster.namespace, &names), async {
+        match alb {
+            true => Some(cluster.list(&resource, &cluster.namespace, "").await),
+            false => None,
+        }
+    });
+    let found = refs.iter().cloned().zip(found?).map(|(reference, object)| (reference, resource.clone(), object));
+    let mut warnings = Vec::new();
+    let neighbours = match listed {
+        None => Vec::new(),
+        Some(Ok(neighbours)) => neighbours,
+        Some(Err(Error::Api { failure, .. })) if failure.code == Some(403) => {
+            warnings.push(format!(
+                "cannot list the Ingresses of namespace {} ({failure}): the aliyun-alb order clash with other canary Ingresses (openkruise/rollouts#128) is not checked",
+                cluster.namespace
+            ));
+            Vec::new()
+        }
+        Some(Err(other)) => return Err(other),
+    };
+    Ok((found.collect(), neighbours, warnings))
 }
 
 /// The Rollout resource at v1beta1 when served (the controller's view, the API server
@@ -271,10 +396,8 @@ async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>]) -> Vec
     join_all(read).await.into_iter().flatten().collect()
 }
 
-pub async fn read_traffic_routing(
-    cluster: &Cluster,
-    name: &str,
-) -> Result<(Located<TrafficRoutingCr>, Vec<(ObjectRef, Resource, Option<Value>)>), Error> {
+/// Reads a TrafficRouting, then its objects (as `read_objects`).
+pub async fn read_traffic_routing(cluster: &Cluster, name: &str) -> Result<(Located<TrafficRoutingCr>, Found), Error> {
     let namespace = &cluster.namespace;
     let resource = cluster
         .resource(GROUP, "v1alpha1", "TrafficRouting", false)
@@ -285,26 +408,20 @@ pub async fn read_traffic_routing(
     })?;
     let item = TrafficRoutingCr::from_object(&raw)
         .map_err(|e| Error::Input(format!("TrafficRouting {namespace}/{name}: {e}")))?;
-    let routing = Routing::of_traffic_routing(&item, namespace);
-    let http_routes: BTreeSet<String> = routing.http_route().map(str::to_string).into_iter().collect();
-    let (mut objects, http_routes) =
-        futures::try_join!(read_refs(cluster, routing.custom_refs().iter()), read_http_routes(cluster, &http_routes))?;
-    objects.extend(http_routes);
+    let objects = read_objects(cluster, &[Routing::of_traffic_routing(&item, namespace)]).await?;
     Ok((
         Located { origin: Origin(format!("trafficrouting.{GROUP}/{name}")), namespace: namespace.clone(), item, raw },
         objects,
     ))
 }
 
+/// A resource of the core group's v1, which every API server serves (no discovery needed).
+fn core_v1(kind: &str, plural: &str) -> Resource {
+    Resource { group: String::new(), version: "v1".into(), kind: kind.into(), plural: plural.into(), namespaced: true }
+}
+
 pub async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option<ConfigMapScripts>, Error> {
-    let resource = Resource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    let configmap = cluster.get(&resource, namespace, CONFIGMAP_NAME).await?;
+    let configmap = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await?;
     Ok(configmap.map(|c| ConfigMapScripts::from_object(namespace, &c)))
 }
 

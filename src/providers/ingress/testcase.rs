@@ -5,9 +5,11 @@
 //! logic (creation at weight 0, annotations carried from step to step, deletion), and compare
 //! spec, labels and annotations.
 
-use super::{IngressRoute, Owner, RouteStrategy, plan_stage};
+use super::{IngressRoute, plan_stage, plan_stages};
 use crate::data::Data;
+use crate::error::Error;
 use crate::lua::{Limits, Script};
+use crate::model::{Owner, RoutingAction};
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
 use serde_json::Value;
@@ -15,14 +17,13 @@ use serde_json::Value;
 #[derive(Clone, Debug)]
 pub struct IngressTestCase {
     pub name: String,
-    namespace: String,
     ingress: String,
     stable_service: String,
     canary_service: String,
     owner: Owner,
     stable: Value,
     canary: Option<Value>,
-    strategies: Vec<RouteStrategy>,
+    actions: Vec<RoutingAction>,
     expected: Vec<Value>,
 }
 
@@ -35,29 +36,32 @@ impl IngressTestCase {
             .ok_or_else(|| format!("{name}: no original (the stable Ingress)"))?
             .clone();
         let canary = case.get("canary").filter(|c| !c.is_null()).cloned();
-        let CaseRouting { routing, owner, strategies, canary_service, .. } = case_routing(name, case)?;
+        let CaseRouting { routing, mut owner, actions, canary_service, .. } = case_routing(name, case)?;
+        // The canary Ingress goes next to the stable one.
+        owner.namespace = stable["metadata"]["namespace"].as_str().unwrap_or("default").into();
         let ingress = routing.ingress.ok_or_else(|| format!("{name}: its traffic routing has no ingress"))?;
         let expected = expected(name, case, "canary Ingresses")?;
         Ok(IngressTestCase {
             name: name.into(),
-            namespace: stable["metadata"]["namespace"].as_str().unwrap_or("default").into(),
             ingress: ingress.name,
             stable_service: routing.service,
             canary_service,
             owner,
             stable,
             canary,
-            strategies,
+            actions,
             expected,
         })
     }
 
-    /// Plans every stage in order, from the canary Ingress the previous one left, and compares
-    /// each with `expected`; the stage's warnings become the step's notes. A failing stage
-    /// ends the case: later stages would start from a state the controller never reaches.
-    pub fn run(&self, class_type: &str, script: &Script, builtin: bool, limits: &Limits) -> CaseReport {
-        let route = IngressRoute {
-            namespace: &self.namespace,
+    fn route<'a>(
+        &'a self,
+        class_type: &'a str,
+        script: &'a Script,
+        builtin: bool,
+        limits: &Limits,
+    ) -> IngressRoute<'a> {
+        IngressRoute {
             ingress: &self.ingress,
             class_type,
             stable_service: &self.stable_service,
@@ -66,11 +70,32 @@ impl IngressTestCase {
             script,
             builtin,
             limits: *limits,
-        };
+        }
+    }
+
+    /// The canary Ingress after each stage (`None`: there is none), each planned from the one
+    /// before: what `expected` holds when the script is right (`record` writes it).
+    pub fn canaries(
+        &self,
+        class_type: &str,
+        script: &Script,
+        builtin: bool,
+        limits: &Limits,
+    ) -> Result<Vec<Option<Value>>, Error> {
+        let route = self.route(class_type, script, builtin, limits);
+        let plans = plan_stages(&route, Some(&self.stable), self.canary.as_ref(), &self.actions)?;
+        Ok(plans.into_iter().map(|plan| plan.canary).collect())
+    }
+
+    /// Plans every stage in order, from the canary Ingress the previous one left, and compares
+    /// each with `expected`; the stage's warnings become the step's notes. A failing stage
+    /// ends the case: later stages would start from a state the controller never reaches.
+    pub fn run(&self, class_type: &str, script: &Script, builtin: bool, limits: &Limits) -> CaseReport {
+        let route = self.route(class_type, script, builtin, limits);
         let mut canary = self.canary.clone();
         let mut steps = Vec::new();
-        for (index, strategy) in self.strategies.iter().enumerate() {
-            let plan = match plan_stage(&route, Some(&self.stable), canary.as_ref(), strategy) {
+        for (index, action) in self.actions.iter().enumerate() {
+            let plan = match plan_stage(&route, Some(&self.stable), canary.as_ref(), action) {
                 Ok(plan) => plan,
                 Err(e) => {
                     steps.push(StepReport { index, outcome: Outcome::Error(e.to_string()), notes: Vec::new() });
@@ -82,7 +107,7 @@ impl IngressTestCase {
                 None => Outcome::Error(format!(
                     "expected has {} entries but the case has {} steps",
                     self.expected.len(),
-                    self.strategies.len()
+                    self.actions.len()
                 )),
                 Some(expected) => {
                     let (want, got) = (contents(expected), canary.as_ref().map_or_else(Data::default, Data::of_object));

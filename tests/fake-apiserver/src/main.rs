@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fake_apiserver::{FakeApiServer, LoggedRequest, parse_objects};
+use fake_apiserver::{ApiResourceDef, FakeApiServer, LoggedRequest, parse_objects};
 
 const USAGE: &str = "\
 usage: fake-apiserver [--port N] [--latency-ms N] [--kubeconfig OUT] [--namespace NS] FIXTURE...
 
-Serves Kruise Rollout, Istio, ConfigMap, HTTPRoute, Ingress and Lease resources on http://127.0.0.1 with the objects
+Serves Kruise Rollout, Istio, ConfigMap, Service, Deployment, Ingress, HTTPRoute and Lease
+resources on http://127.0.0.1 with the objects
 from FIXTURE files (multi-document YAML or JSON) or directories of *.yaml/*.yml/*.json
 files. Prints the URL, then logs each request to stderr until interrupted.
 
@@ -48,6 +49,8 @@ fn run() -> Result<(), String> {
     let mut builder = FakeApiServer::builder()
         .kruise_and_istio()
         .resources(fake_apiserver::gateway_ingress_and_leases())
+        .resource(ApiResourceDef::new("", "v1", "Service", "services"))
+        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
         .port(options.port)
         .latency(options.latency)
         .on_request(print_request);
