@@ -24,8 +24,23 @@ fn record_git_commit() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown commit".into());
     println!("cargo:rustc-env=GIT_COMMIT={commit}");
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs/heads");
+    // Where HEAD and the branch it names live: in a worktree `.git` is a file and they are
+    // elsewhere; a watched path that does not exist would rerun this script on every build.
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    let watched = ["HEAD", branch.as_deref().unwrap_or("HEAD"), "packed-refs"];
+    for path in watched.iter().filter_map(|name| git(&["rev-parse", "--git-path", name])) {
+        if Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
 }
 
 /// Compiles the vendored Lua 5.1.5 (`build/lua-5.1.5/`, patched where its README says) with

@@ -3,7 +3,7 @@
 //! (`write.rs`) sends the requests.
 
 use crate::data;
-use crate::model::ObjectKey;
+use crate::model::{self, ApprovalProgress, ObjectKey};
 use serde_json::{Map, Value};
 
 /// One write a plan makes (or, `Keep`, does not make).
@@ -37,6 +37,9 @@ pub enum Request {
 pub enum Landed {
     /// The object is as the change leaves it.
     Applied,
+    /// The change was applied and the object has moved on from it since: an approval that the
+    /// controller acted on (the Rollout at a later step, or its release over).
+    MovedOn,
     /// The object is as it was before: the change did not happen.
     NotApplied,
     /// Neither: someone else changed (or removed, or made) the object.
@@ -189,16 +192,47 @@ impl Change {
                 Landed::NotApplied
             }
             (Change::Replace { after, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, after)),
-            (Change::MergePatch { patch, .. }, Some(fresh)) => {
-                let mut patch = patch.clone();
-                // The precondition is not content.
-                if let Some(metadata) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
-                    metadata.remove("resourceVersion");
+            (Change::MergePatch { subresource, before, patch, .. }, Some(fresh)) => {
+                let applied = merge_patch(fresh, &without_version(patch)) == *fresh;
+                match subresource.and(approved_step(patch)) {
+                    Some((field, step)) => approval_landed(before, fresh, field, step, applied),
+                    None => same_or_other(applied),
                 }
-                same_or_other(merge_patch(fresh, &patch) == *fresh)
             }
         }
     }
+}
+
+/// Whether an approval of step `step` (of the sub-status `field`) landed, from a fresh read:
+/// the controller moves an approved step on within a reconcile, so the read rarely shows the
+/// patch itself (`applied`).
+fn approval_landed(before: &Value, fresh: &Value, field: &str, step: i64, applied: bool) -> Landed {
+    if fresh["metadata"]["generation"] != before["metadata"]["generation"] {
+        // Someone changed the spec: whatever the status shows is not this approval's.
+        return Landed::ChangedBySomeoneElse;
+    }
+    match model::approval_progress(&fresh["status"], field, step) {
+        ApprovalProgress::Waiting => Landed::NotApplied,
+        ApprovalProgress::Approved if applied => Landed::Applied,
+        ApprovalProgress::Approved => Landed::MovedOn,
+        ApprovalProgress::Elsewhere => Landed::ChangedBySomeoneElse,
+    }
+}
+
+/// The step a status patch approves (`currentStepState: StepReady` at `currentStepIndex` of the
+/// sub-status it names: `approve`'s only status write), and that sub-status's field.
+fn approved_step(patch: &Value) -> Option<(&str, i64)> {
+    let (field, sub) = patch["status"].as_object()?.iter().next()?;
+    (sub["currentStepState"] == "StepReady").then_some((field.as_str(), sub["currentStepIndex"].as_i64()?))
+}
+
+/// A patch without its precondition (which is not content).
+fn without_version(patch: &Value) -> Value {
+    let mut patch = patch.clone();
+    if let Some(metadata) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("resourceVersion");
+    }
+    patch
 }
 
 impl Change {
@@ -474,6 +508,32 @@ mod tests {
         let mut remade = vs("9", 100);
         remade["metadata"]["uid"] = json!("u-2");
         assert_eq!(delete.landed(None, Some(&remade)), Landed::Applied);
+    }
+
+    #[test]
+    fn a_lost_approval_landed_when_the_rollout_moved_on_with_the_same_spec() {
+        let rollout = |version: &str, generation: i64, index: i64, state: &str| {
+            json!({"metadata": {"resourceVersion": version, "generation": generation},
+                   "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": index, "currentStepState": state}}})
+        };
+        let approval = Change::MergePatch {
+            key: key(),
+            subresource: Some("status"),
+            before: rollout("5", 3, 2, "StepPaused"),
+            patch: json!({"metadata": {"resourceVersion": "5"},
+                          "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}}),
+        };
+        let landed = |fresh: Value| approval.landed(None, Some(&fresh));
+        assert_eq!(landed(rollout("5", 3, 2, "StepPaused")), Landed::NotApplied);
+        assert_eq!(landed(rollout("6", 3, 2, "StepPaused")), Landed::NotApplied, "only its message changed");
+        assert_eq!(landed(rollout("6", 3, 2, "StepReady")), Landed::Applied);
+        assert_eq!(landed(rollout("7", 3, 3, "StepUpgrade")), Landed::MovedOn, "the controller took it on");
+        assert_eq!(landed(rollout("7", 3, 2, "Completed")), Landed::MovedOn, "the last step");
+        let over = json!({"metadata": {"resourceVersion": "9", "generation": 3}, "status": {"phase": "Healthy"}});
+        assert_eq!(landed(over), Landed::MovedOn, "the release is over");
+        assert_eq!(landed(rollout("7", 4, 3, "StepUpgrade")), Landed::ChangedBySomeoneElse, "a new spec");
+        assert_eq!(landed(rollout("7", 3, 1, "StepPaused")), Landed::ChangedBySomeoneElse, "sent back a step");
+        assert_eq!(approval.landed(None, None), Landed::ChangedBySomeoneElse, "deleted");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub enum Error {
     /// A guard refused the operation; the message says what was (not) written.
     #[error("{0}")]
     Refused(String),
-    /// SIGINT or SIGTERM stopped the run; the message says what was done.
+    /// SIGINT, SIGTERM or SIGHUP stopped the run; the message says what was done.
     #[error("interrupted ({signal}): {report}")]
     Interrupted { signal: Signal, report: String },
     /// A wait ran out.
@@ -34,14 +34,15 @@ pub enum Error {
 
 impl Error {
     /// The process exit code: 1 for errors, 3 for a refusal or someone else's edit (nothing of
-    /// theirs was overwritten), 130 and 143 after SIGINT and SIGTERM (128 + the signal, as shells
-    /// report them).
+    /// theirs was overwritten), 130, 143 and 129 after SIGINT, SIGTERM and SIGHUP (128 + the
+    /// signal, as shells report them).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Input(_) | Error::Script(_) | Error::Api { .. } | Error::TimedOut(_) | Error::Output(_) => 1,
             Error::Conflict(_) | Error::Refused(_) => 3,
             Error::Interrupted { signal: Signal::Interrupt, .. } => 130,
             Error::Interrupted { signal: Signal::Terminate, .. } => 143,
+            Error::Interrupted { signal: Signal::Hangup, .. } => 129,
         }
     }
 
@@ -104,6 +105,8 @@ pub enum Signal {
     Interrupt,
     /// SIGTERM (a cancelled CI job, `kill`).
     Terminate,
+    /// SIGHUP (the terminal or SSH session is gone).
+    Hangup,
 }
 
 impl fmt::Display for Signal {
@@ -111,6 +114,7 @@ impl fmt::Display for Signal {
         f.write_str(match self {
             Signal::Interrupt => "SIGINT",
             Signal::Terminate => "SIGTERM",
+            Signal::Hangup => "SIGHUP",
         })
     }
 }
@@ -132,6 +136,7 @@ mod tests {
         assert_eq!(Error::Conflict("c".into()).exit_code(), 3);
         assert_eq!(Error::Interrupted { signal: Signal::Interrupt, report: String::new() }.exit_code(), 130);
         assert_eq!(Error::Interrupted { signal: Signal::Terminate, report: String::new() }.exit_code(), 143);
+        assert_eq!(Error::Interrupted { signal: Signal::Hangup, report: String::new() }.exit_code(), 129);
     }
 
     #[test]

@@ -113,6 +113,46 @@ pub struct ObjectView {
     pub script: Option<String>,
 }
 
+/// A claim on a Rollout (an `approve` or `restore` holding it, or one left to expire), as
+/// `status` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimView {
+    /// `user@host (pid N)`.
+    pub holder: String,
+    /// The command holding it (`approve demo`).
+    pub command: Option<String>,
+    /// When it was taken and last renewed (the API server's clock, RFC 3339).
+    pub since: Option<String>,
+    pub renewed: Option<String>,
+    /// When it expires unless renewed (RFC 3339), and whether it has, by the API server's clock.
+    pub expires: Option<String>,
+    pub expired: bool,
+}
+
+impl ClaimView {
+    /// `alice@laptop (pid 42) running `approve demo`, since …`.
+    pub fn holder_text(&self) -> String {
+        let mut text = self.holder.clone();
+        if let Some(command) = &self.command {
+            text.push_str(&format!(" running `{command}`"));
+        }
+        if let Some(since) = &self.since {
+            text.push_str(&format!(", since {since}"));
+        }
+        text
+    }
+
+    /// The holder, and until when the claim holds.
+    pub fn text(&self) -> String {
+        let until = match self.expired {
+            true => "expired: the next approve or restore takes it over".to_string(),
+            false => format!("until {} unless renewed", self.expires.as_deref().unwrap_or("soon")),
+        };
+        format!("{} ({until})", self.holder_text())
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutView {
@@ -145,6 +185,8 @@ pub struct RolloutView {
     /// The gateway objects, or why they could not be placed.
     #[serde(flatten, serialize_with = "objects_or_error")]
     pub objects: Result<Vec<ObjectView>, String>,
+    /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).
+    pub claim: Option<ClaimView>,
 }
 
 /// `objects: [...]`, or `objectsError: "…"` when they could not be placed.
@@ -237,6 +279,7 @@ impl RolloutView {
             ),
             workload,
             objects: every_stage.map(positions),
+            claim: None,
         }
     }
 
@@ -289,6 +332,9 @@ impl RolloutView {
                     let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &format!("{text:<places$}")));
                 }
             }
+        }
+        if let Some(claim) = &self.claim {
+            let _ = writeln!(out, "  claimed by {}", claim.text());
         }
         out
     }

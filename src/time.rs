@@ -10,6 +10,12 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     text.parse::<Timestamp>().ok().map(|t| t.as_second())
 }
 
+/// An HTTP `Date` header's time (`Tue, 24 Nov 2026 06:21:03 GMT`, RFC 9110's IMF-fixdate).
+pub fn parse_http_date(text: &str) -> Option<SystemTime> {
+    let timestamp = k8s_openapi::jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(text).ok()?;
+    Some(SystemTime::from(timestamp))
+}
+
 /// Seconds since the Unix epoch of `now`.
 pub fn now_seconds(now: SystemTime) -> i64 {
     now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
@@ -49,6 +55,9 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-22T03:00:00Z"), Some(1_795_316_400));
         assert_eq!(parse_rfc3339("2026-11-22T04:00:00.5+01:00"), Some(1_795_316_400));
         assert_eq!(parse_rfc3339("yesterday"), None);
+        let date = parse_http_date("Sun, 22 Nov 2026 03:00:00 GMT");
+        assert_eq!(date, Some(UNIX_EPOCH + Duration::from_secs(1_795_316_400)));
+        assert_eq!(parse_http_date("soon"), None);
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_316_400)), "2026-11-22T03:00:00Z");
         assert_eq!(file_timestamp(UNIX_EPOCH + Duration::from_millis(1_795_316_400_042)), "20261122T030000.042Z");
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");

@@ -4,12 +4,13 @@
 //! nobody changed what the change is about; otherwise it is refused, showing the other edit.
 //! A write whose reply is lost, garbled or timed out is resolved by reading the object again.
 //! A rollback undoes exactly what this run wrote, and only where nobody changed it since.
-//! Signals (`interrupt`) stop the run before its next write; a second one stops it at once.
+//! Signals (`interrupt`: SIGINT, SIGTERM, SIGHUP) stop the run before its next write; a second
+//! one stops it at once.
 
 mod claim;
 mod interrupt;
 
-pub use claim::{Claim, LEASE_DURATION, describe_holder, expired, expiry, lease_key, lease_resource, release_any};
+pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_any, view as claim_view};
 pub use interrupt::Interrupt;
 
 use crate::change::{Change, Landed, resource_version_of};
@@ -22,8 +23,12 @@ use crate::rbac;
 use crate::source::cluster::{Cluster, Resource};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
+
+/// What a writing command says when the first signal arrives.
+pub const STOPPING: &str = "no new write starts; the one in flight is finished or rolled back, then the run stops";
 
 /// How often one write is sent again after a conflict that nobody's edit explains (the server's
 /// bookkeeping, the controller's status updates).
@@ -75,6 +80,19 @@ enum Fate {
     Kept(String),
 }
 
+/// A request out for an object (a write, the read that resolves one, or a rollback): what the
+/// object may be if the run stops before the answer comes.
+struct InFlight {
+    key: ObjectKey,
+    /// Its state before this run.
+    backup: Option<PathBuf>,
+    /// `may be half written (a request for it was out)`, or the same for a rollback.
+    may_be: &'static str,
+}
+
+const WRITE_OUT: &str = "may be half written (a request for it was out)";
+const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
+
 /// One write this run made.
 struct Written {
     change: Change,
@@ -82,8 +100,8 @@ struct Written {
     /// The object as the server stored it (None after a delete).
     stored: Option<Value>,
     backup: Option<PathBuf>,
-    /// The reply was lost; a fresh read showed the write landed.
-    resolved: bool,
+    /// The reply was lost; a fresh read showed the write landed (`Applied`, or `MovedOn`).
+    resolved: Option<Landed>,
     fate: Fate,
 }
 
@@ -104,11 +122,11 @@ pub struct Writer<'a> {
     verdicts: BTreeMap<ObjectKey, Result<(), String>>,
     /// `--dry-run=server`: the objects a creation of this run would have made.
     made: BTreeSet<ObjectKey>,
-    /// The object a request is out for (a write, or the read that resolves one), with the
-    /// backup of its state before this run.
-    in_flight: Option<(ObjectKey, Option<PathBuf>)>,
-    /// A second signal stopped the run at once: nothing more is sent, not even a rollback.
-    stopped: bool,
+    /// The object a request is out for.
+    in_flight: Option<InFlight>,
+    /// A second signal stopped the run at once: nothing more is sent, not even a rollback or the
+    /// release of a claim.
+    stopped: Option<Signal>,
 }
 
 impl<'a> Writer<'a> {
@@ -125,7 +143,7 @@ impl<'a> Writer<'a> {
             verdicts: BTreeMap::new(),
             made: BTreeSet::new(),
             in_flight: None,
-            stopped: false,
+            stopped: None,
         }
     }
 
@@ -155,14 +173,22 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// Releases every claim; returns a warning per claim that could not be released.
-    pub async fn release_claims(&mut self) -> Vec<String> {
+    /// Releases every claim, unless a second signal stops it (the claims left stay in
+    /// `claims`); returns a warning per claim that could not be released.
+    async fn release_claims(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
-        if self.stopped {
-            return warnings;
-        }
-        for claim in std::mem::take(&mut self.claims) {
-            if let Err(e) = claim.release(self.cluster).await {
+        while self.stopped.is_none()
+            && let Some(claim) = self.claims.last()
+        {
+            let released = match self.interrupt.unless_second(claim.release(self.cluster)).await {
+                Ok(released) => released,
+                Err(signal) => {
+                    self.stopped = Some(signal);
+                    break;
+                }
+            };
+            self.claims.pop();
+            if let Err(e) = released {
                 warnings.push(format!(
                     "warning: could not release the claim ({e}); it expires within {}s",
                     LEASE_DURATION.as_secs()
@@ -180,40 +206,44 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// A second signal came: the run stops at once (the command dropped its work). Nothing more
-    /// is sent, not even a rollback or the claims' release; the error names the object whose
-    /// request was out, what was written, and the backups.
+    /// A second signal came while the command worked: the run stops at once (the command
+    /// dropped its work). Nothing more is sent, not even a rollback or the claims' release.
     pub fn stop_at_once(&mut self, signal: Signal) -> Error {
-        self.stopped = true;
-        let in_flight = match &self.in_flight {
-            Some((key, backup)) => {
-                let backup = backup
-                    .as_ref()
-                    .or(self.backup_of(key))
-                    .map(|b| format!("; its state before this run: {}", b.display()));
-                format!("  {key}: may be half written (a request for it was out){}\n", backup.unwrap_or_default())
-            }
-            None => String::new(),
-        };
-        let claims = match self.claims.len() {
-            0 => String::new(),
-            _ => format!(
-                "\n  the claim stays until it expires ({}s) or `kubectl rollout-lua release-claim` releases it",
-                LEASE_DURATION.as_secs()
-            ),
-        };
+        self.stopped = Some(signal);
+        self.stopped_error(signal, "")
+    }
+
+    /// The error of a run a second signal stopped at once (`during`: what it was doing, if not
+    /// the command's own work): each object this run wrote or had a request out for, what it
+    /// may be and its backup, and the claims left to expire.
+    fn stopped_error(&self, signal: Signal, during: &str) -> Error {
+        let claims: String = self
+            .claims
+            .iter()
+            .map(|claim| {
+                let (namespace, rollout) = claim.rollout();
+                format!(
+                    "\n  the claim on Rollout {namespace}/{rollout} is left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
+                    LEASE_DURATION.as_secs(),
+                )
+            })
+            .collect();
         Error::Interrupted {
             signal,
-            report: format!("stopped at once by a second signal\n{in_flight}{}{claims}", self.report()),
+            report: format!(
+                "stopped at once by a second signal{during}\n{}{claims}",
+                self.report_with(self.in_flight.as_ref())
+            ),
         }
     }
 
-    /// Awaits `future` (a rollback's request) unless a second signal comes first.
+    /// Awaits `future` (a request of the rollback or the release) unless a second signal comes
+    /// first: then the run is stopped at once.
     async fn unless_stopped<T>(&mut self, future: impl std::future::Future<Output = T>) -> Option<T> {
-        tokio::select! {
-            output = future => Some(output),
-            _ = self.interrupt.wait_for(2) => {
-                self.stopped = true;
+        match self.interrupt.unless_second(future).await {
+            Ok(output) => Some(output),
+            Err(signal) => {
+                self.stopped = Some(signal);
                 None
             }
         }
@@ -263,17 +293,17 @@ impl<'a> Writer<'a> {
         loop {
             let version = self.seen.get(&key).and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
-            self.in_flight = Some((key.clone(), backup.clone()));
+            self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
             let sent = self.cluster.send(resource, &key, &request, false).await;
             self.in_flight = None;
             match sent {
-                Ok(stored) => return self.record(resource, &change, version, stored, backup, false),
+                Ok(stored) => return self.record(resource, &change, version, stored, backup, None),
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
                     attempt += 1;
                     change = self.after_conflict(resource, &change).await?;
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-                    self.in_flight = Some((key.clone(), backup.clone()));
+                    self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
                     let fresh = self.cluster.get(resource, &key.namespace, &key.name).await;
                     self.in_flight = None;
                     let fresh = fresh.map_err(|e| {
@@ -283,7 +313,9 @@ impl<'a> Writer<'a> {
                         .with_report(&self.half_written(&key, backup.as_ref()))
                     })?;
                     return match change.landed(version.as_deref(), fresh.as_ref()) {
-                        Landed::Applied => self.record(resource, &change, version, fresh, backup, true),
+                        landed @ (Landed::Applied | Landed::MovedOn) => {
+                            self.record(resource, &change, version, fresh, backup, Some(landed))
+                        }
                         Landed::NotApplied => Err(Error::Api { doing, failure }
                             .with_report(&format!("  {key}: not written (a fresh read shows it as before)"))),
                         Landed::ChangedBySomeoneElse => Err(self.other_edit(
@@ -309,16 +341,16 @@ impl<'a> Writer<'a> {
             return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
         };
         if !change.someone_else_changed(&seen, &fresh) {
-            eprintln!(
+            say(&format!(
                 "conflict on {key}: nobody changed what this write is about; writing it again at the new resourceVersion"
-            );
+            ));
         } else {
             let message = format!("{key} was changed by someone else while this run wrote it");
             let overwritable =
                 !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
             match self.ask.filter(|_| overwritable) {
                 Some(ask) => {
-                    eprintln!("{}", self.other_edit(change, Some(&fresh), &message));
+                    say(&self.other_edit(change, Some(&fresh), &message).to_string());
                     self.interrupt.confirm("Overwrite their change?", ask).await?;
                 }
                 None => return Err(self.other_edit(change, Some(&fresh), &message)),
@@ -351,9 +383,16 @@ impl<'a> Writer<'a> {
                 .unwrap_or_default(),
             None => format!("{key} no longer exists\n"),
         };
-        Error::Conflict(format!(
-            "{message}; not overwriting their edit:\n{diff}Review it and run again (a restore or approve puts the planned routing back over it)"
-        ))
+        // Routing can be written again over an edit; a Rollout's status is the controller's, and
+        // a restore or approve after someone else moved it on could undo live routing.
+        let advice = match change {
+            Change::MergePatch { subresource: Some(_), .. } => format!(
+                "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
+                key.name
+            ),
+            _ => "Review it and run again (a restore or approve puts the planned routing back over it)".into(),
+        };
+        Error::Conflict(format!("{message}; not overwriting their edit:\n{diff}{advice}"))
     }
 
     /// Records a write that landed. A replace the server kept at the resourceVersion it was
@@ -365,7 +404,7 @@ impl<'a> Writer<'a> {
         sent_version: Option<String>,
         stored: Option<Value>,
         backup: Option<PathBuf>,
-        resolved: bool,
+        resolved: Option<Landed>,
     ) -> Result<Option<Value>, Error> {
         let key = change.key().clone();
         let version = change.before().and_then(resource_version_of);
@@ -414,7 +453,7 @@ impl<'a> Writer<'a> {
             Some(backup) => format!("backup {}", backup.display()),
             None => "it did not exist before".into(),
         };
-        let lost = if self.resolved(key) { "; the reply was lost, a fresh read shows it" } else { "" };
+        let lost = self.lost_reply(key).map(|lost| format!("; {lost}")).unwrap_or_default();
         Some(format!("{key} {done} ({backup}{lost})\n"))
     }
 
@@ -423,9 +462,14 @@ impl<'a> Writer<'a> {
         self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref())
     }
 
-    /// Whether the reply of a write of `key` was lost and a fresh read resolved it.
-    pub fn resolved(&self, key: &ObjectKey) -> bool {
-        self.written.iter().any(|w| w.change.key() == key && w.resolved)
+    /// `the reply was lost; a fresh read shows …` when the reply of a write of `key` was lost and
+    /// a fresh read resolved it.
+    pub fn lost_reply(&self, key: &ObjectKey) -> Option<String> {
+        let resolved = self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.resolved)?;
+        Some(match resolved {
+            Landed::MovedOn => format!("the reply was lost; a fresh read shows the {} has since moved on", key.kind),
+            _ => "the reply was lost; a fresh read shows the write".into(),
+        })
     }
 
     /// Marks the writes of `key` as kept (never rolled back), saying why.
@@ -438,7 +482,7 @@ impl<'a> Writer<'a> {
     /// Undoes this run's writes, newest first, each conditional on this run's own last write: an
     /// object someone changed since is left alone. Objects marked kept stay.
     pub async fn roll_back(&mut self) {
-        if self.stopped || self.mode != Mode::Apply {
+        if self.stopped.is_some() || self.mode != Mode::Apply {
             return;
         }
         for index in (0..self.written.len()).rev() {
@@ -453,11 +497,11 @@ impl<'a> Writer<'a> {
             let Some(inverse) = change.inverse(stored.as_ref()) else { continue };
             let version = self.seen.get(&key).and_then(resource_version_of);
             let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
-            self.in_flight = Some((key.clone(), None));
+            self.in_flight =
+                Some(InFlight { key: key.clone(), backup: self.backup_of(&key).cloned(), may_be: ROLLBACK_OUT });
             let Some(sent) = self.unless_stopped(self.cluster.send(&resource, &key, &request, false)).await else {
                 return;
             };
-            self.in_flight = None;
             let fate = match sent {
                 Ok(stored) => {
                     match stored {
@@ -470,9 +514,13 @@ impl<'a> Writer<'a> {
                     Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
                 }
                 Err(Error::Api { failure, .. }) if failure.outcome_unknown() => {
-                    match self.cluster.get(&resource, &key.namespace, &key.name).await {
+                    let Some(fresh) = self.unless_stopped(self.cluster.get(&resource, &key.namespace, &key.name)).await
+                    else {
+                        return;
+                    };
+                    match fresh {
                         Ok(fresh) => match inverse.landed(version.as_deref(), fresh.as_ref()) {
-                            Landed::Applied => {
+                            Landed::Applied | Landed::MovedOn => {
                                 // The next older write of the object is undone from here.
                                 match fresh {
                                     Some(fresh) => self.seen.insert(key.clone(), fresh),
@@ -492,6 +540,7 @@ impl<'a> Writer<'a> {
                 }
                 Err(e) => Fate::Kept(format!("could NOT roll back: {e}")),
             };
+            self.in_flight = None;
             // An object not rolled back at its newest write stays as it is: its earlier writes
             // are not undone under someone else's.
             if fate == Fate::RolledBack {
@@ -507,8 +556,19 @@ impl<'a> Writer<'a> {
     /// What this run wrote and what became of it, a line per object; `nothing was written`
     /// when nothing was.
     pub fn report(&self) -> String {
+        self.report_with(None)
+    }
+
+    /// The report, with the object a request is out for (`in_flight`) said to be as it may be.
+    fn report_with(&self, in_flight: Option<&InFlight>) -> String {
         let mut lines: Vec<String> = Vec::new();
         let mut done: Vec<&ObjectKey> = Vec::new();
+        if let Some(out) = in_flight {
+            done.push(&out.key);
+            let backup = out.backup.as_ref().or(self.backup_of(&out.key));
+            let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
+            lines.push(format!("  {}: {}{}", out.key, out.may_be, backup.unwrap_or_default()));
+        }
         for entry in &self.written {
             let key = entry.change.key();
             if done.contains(&key) {
@@ -519,7 +579,7 @@ impl<'a> Writer<'a> {
                 .backup_of(key)
                 .map(|b| format!(" (its state before this run: {})", b.display()))
                 .unwrap_or_default();
-            let lost = if self.resolved(key) { " (the reply was lost; a fresh read shows the write)" } else { "" };
+            let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
             lines.push(match &entry.fate {
                 Fate::Written => format!("  {key}: written{lost}{backup}"),
                 Fate::RolledBack => format!("  {key}: rolled back"),
@@ -553,33 +613,65 @@ impl<'a> Writer<'a> {
         Ok(self.verdicts.keys().map(|key| format!("server dry-run accepted {key}")).collect())
     }
 
-    /// Ends a run: on an error, rolls back what it wrote (unless kept) and adds the report;
-    /// always releases the claims. A run a signal came to, which finished all the same (the
-    /// signal came during its last write, or the release), still ends as interrupted.
+    /// Ends a run: on an error, rolls back what it wrote (unless kept; not for an output error
+    /// after the writes) and adds the report; always releases the claims. A run a signal came
+    /// to, which finished all the same (the signal came during its last write, or the release),
+    /// still ends as interrupted. A second signal during the rollback or the release stops it
+    /// at once, with the report of what may be half done.
     pub async fn finish<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
-        let result = match result {
-            Ok(value) => Ok(value),
-            Err(error) => {
-                self.roll_back().await;
-                let report = match &error {
-                    // The report of a run stopped at once is in the error already.
-                    Error::Interrupted { .. } if self.stopped => String::new(),
-                    _ => self.report(),
-                };
-                Err(error.with_report(&report))
-            }
-        };
-        for warning in self.release_claims().await {
-            eprintln!("{warning}");
+        if self.stopped.is_some() {
+            // Stopped at once during the command's work: the error says what may be half done.
+            return result;
         }
-        match (result, self.interrupt.received().await) {
-            (Ok(_), Some(signal)) => Err(Error::Interrupted {
-                signal,
-                report: format!("it came during the last write, which was finished\n{}", self.report()),
-            }),
-            (result, _) => result,
+        // Output that fails once something was written (stdout closed by `| head`) is no reason
+        // to undo the writes: they stand.
+        let output_failed = matches!(result, Err(Error::Output(_))) && !self.written.is_empty();
+        if result.is_err() && !output_failed {
+            self.roll_back().await;
+        }
+        let doing = if self.stopped.is_some() { "rolling back" } else { "releasing the claims" };
+        let warnings = self.release_claims().await;
+        if let Some(signal) = self.stopped {
+            let after = match &result {
+                Err(Error::Interrupted { signal, report }) => format!(" after {signal}: {report}"),
+                Err(error) => format!(" after: {error}"),
+                Ok(_) => String::new(),
+            };
+            return Err(self.stopped_error(signal, &format!(" while {doing}{after}")));
+        }
+        for warning in warnings {
+            say(&warning);
+        }
+        // A signal that came while the run finished its writes (a hang-up also makes the output
+        // fail) still ends it as interrupted.
+        let finished_anyway = |signal| Error::Interrupted {
+            signal,
+            report: format!("it came during the last write, which was finished\n{}", self.report()),
+        };
+        let signal = self.interrupt.received().await;
+        match (result, signal) {
+            (Err(Error::Output(_)), Some(signal)) if output_failed => Err(finished_anyway(signal)),
+            // A closed pipe is not a failure (`cli::exit_code`); another output error is, and
+            // what was written is said on stderr.
+            (Err(Error::Output(error)), None) if output_failed => {
+                if error.kind() != std::io::ErrorKind::BrokenPipe {
+                    say(&format!("the writes stand:\n{}", self.report()));
+                }
+                Err(Error::Output(error))
+            }
+            // A guard's refusal before any write says so itself.
+            (Err(error @ Error::Refused(_)), _) if self.written.is_empty() => Err(error),
+            (Err(error), _) => Err(error.with_report(&self.report())),
+            (Ok(_), Some(signal)) => Err(finished_anyway(signal)),
+            (Ok(value), None) => Ok(value),
         }
     }
+}
+
+/// A line on stderr. After a SIGHUP the terminal may be gone; a line that cannot be written is
+/// no reason to stop a rollback (`eprintln!` would panic).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Sends `change` with `dryRun=All` (for `plan --dry-run=server`): admission judges it,

@@ -134,6 +134,58 @@ fn an_exec_credential_plugin_provides_the_token() {
     assert!(requests.iter().all(|r| r.authorization.as_deref() == Some("Bearer from-plugin")), "{requests:?}");
 }
 
+/// A plugin handing out the fake server's expiring tokens (`fake-token-<now>`), saying they
+/// expire `expires_in` seconds later (None: saying nothing), and counting its runs in `runs`.
+fn token_plugin(expires_in: Option<u64>) -> Test {
+    let expiry = match expires_in {
+        Some(seconds) => {
+            format!(r#",\"expirationTimestamp\":\"$(date -u -d @$((now + {seconds})) +%Y-%m-%dT%H:%M:%SZ)\""#)
+        }
+        None => String::new(),
+    };
+    plugin(
+        Test::new(),
+        &format!(
+            r#"echo run >>"$(dirname "$0")/runs"
+now=$(date +%s)
+echo "{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"fake-token-$now\"{expiry}}}}}""#
+        ),
+    )
+}
+
+fn plugin_runs(test: &Test) -> usize {
+    std::fs::read_to_string(test.path("runs")).unwrap_or_default().lines().count()
+}
+
+#[test]
+fn an_exec_credential_that_expires_is_renewed_before_it_expires_or_when_refused() {
+    // The API server takes a token for 2 seconds after it was handed out. The plugin does not
+    // say when its token expires: once refused (401), the plugin runs again and the request is
+    // sent again. A run of 6 seconds follows the Rollout, and releases its claim at the end.
+    let server = shop(1, "StepPaused").expiring_tokens(Duration::from_secs(2)).start();
+    let test = token_plugin(None);
+    let command = test.path("plugin.sh").display().to_string();
+    let test = exec_kubeconfig(test, &server, &command);
+    let (output, _) = timed(&test, &["approve", "demo", "--to-end", "--yes", "--timeout", "6s"]);
+    let output = output.status(1).stdout_has("approved (step 1/3)").stderr_has("timed out after 6s");
+    assert!(!output.stderr.contains("Unauthorized"), "{}", output.stderr);
+    assert!(server.requests().iter().any(|r| r.status == Some(401)), "a token expired on the way");
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+    assert!(plugin_runs(&test) >= 2, "the plugin ran again: {}", plugin_runs(&test));
+
+    // The plugin says its token expires 3 seconds after it was handed out (as the server takes
+    // it): a new one is fetched before, and the server never refuses one.
+    let server = shop(1, "StepPaused").expiring_tokens(Duration::from_secs(3)).start();
+    let test = token_plugin(Some(3));
+    let command = test.path("plugin.sh").display().to_string();
+    let test = exec_kubeconfig(test, &server, &command);
+    let (output, _) = timed(&test, &["status", "demo", "-w", "--timeout", "5s"]);
+    output.status(1).stderr_has("timed out after 5s");
+    let refused: Vec<_> = server.requests().into_iter().filter(|r| r.status == Some(401)).collect();
+    assert!(refused.is_empty(), "{refused:?}");
+    assert!(plugin_runs(&test) >= 2, "the plugin ran again: {}", plugin_runs(&test));
+}
+
 #[test]
 fn a_hanging_exec_credential_plugin_is_stopped() {
     let server = shop(2, "StepPaused").start();

@@ -2,7 +2,8 @@
 //! now (one page for the plugin, one per visible subcommand, as git's), and `man` renders them.
 
 use crate::completion::{UPDATE, assert_fresh, check_generated};
-use crate::support::repo;
+use crate::support::cluster::FakeApiServer;
+use crate::support::{Test, repo};
 use clap::CommandFactory;
 use rollout_lua::cli::Cli;
 use std::process::Command;
@@ -179,4 +180,40 @@ fn krew_manifest_is_a_template_for_the_four_platforms() {
         .collect();
     let expected = [("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64")];
     assert_eq!(platforms, expected.map(|(os, arch)| (os.to_string(), arch.to_string())));
+}
+
+/// The output the user guide shows for `$ COMMAND` (the lines after it up to the next command
+/// or the end of its block).
+fn guide_output(command: &str) -> String {
+    let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+    let start = guide.find(&format!("\n$ {command}\n")).unwrap_or_else(|| panic!("the guide shows `{command}`"));
+    let shown = &guide[start + command.len() + 4..];
+    let end = [shown.find("\n$ "), shown.find("```")].into_iter().flatten().min().unwrap();
+    shown[..end].trim_end_matches('\n').to_string() + "\n"
+}
+
+#[test]
+fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kinds() {
+    // The guide's cluster examples are run against `fake-apiserver tests/fixtures/user-guide`,
+    // which serves `plugin_kinds` (Leases for the claim, Deployments for the replicas).
+    let fixture = std::fs::read_to_string(repo("tests/fixtures/user-guide/demo.yaml")).unwrap();
+    let server = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()).objects_from_yaml(&fixture).start();
+    let test = Test::new();
+    server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
+    let run = |args: &[&str]| test.run_args(args);
+    run(&["plan", "reviews"]).success().stdout_is(&guide_output("kubectl rollout-lua plan reviews"));
+    let refused = run(&["approve", "reviews", "--expect-step", "2", "--yes"]).status(3);
+    assert_eq!(
+        format!("{}exit status 3\n", refused.stderr),
+        guide_output(r#"kubectl rollout-lua approve reviews --expect-step 2 --yes; echo "exit status $?""#)
+    );
+    run(&["approve", "reviews", "--yes"])
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/reviews approved (step 1/3)");
+    run(&["status", "reviews"])
+        .success()
+        .stdout_has("Replicas: canary 1 (1 ready); stable 4 (4 ready); Deployment reviews 4 (4 ready)")
+        .stdout_has("VirtualService demo/reviews   at step 1");
+    run(&["release-claim", "reviews", "--yes"]).success().stdout_has("Rollout demo/reviews is not claimed");
+    run(&["restore", "reviews", "--yes"]).success().stdout_has("VirtualService demo/reviews restored (backup ");
 }

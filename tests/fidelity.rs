@@ -59,7 +59,7 @@ fn the_workload_is_read_from_the_cluster_for_its_replicas() {
     rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!(2);
     let server = FakeApiServer::builder()
         .kruise_and_istio()
-        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+        .resource(fake_apiserver::deployments())
         .object(rollout)
         .object(virtual_service())
         .object(destination_rule())
@@ -168,7 +168,7 @@ fn approve_refuses_to_write_from_a_stored_original_that_does_not_parse() {
     let server = FakeApiServer::builder()
         .kruise_and_istio()
         .resource(fake_apiserver::leases())
-        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+        .resource(fake_apiserver::deployments())
         .object(rollout(3, "StepPaused"))
         .object(vs)
         .object(destination_rule())

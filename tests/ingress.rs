@@ -186,10 +186,9 @@ spec:
 /// Rollout that routes through an Ingress, and the writes' guarantees under faults.
 mod cluster {
     use crate::support::cluster::*;
-    use crate::support::{BINARY, Output, Test};
+    use crate::support::{Output, Test};
     use fake_apiserver::{ApiResourceDef, FakeHandle, ReplyFault, Requests, Rule, Stage};
     use serde_json::{Value, json};
-    use std::process::{Child, Command, Stdio};
     use std::time::Duration;
 
     const NGINX: &str = "nginx.ingress.kubernetes.io";
@@ -690,24 +689,18 @@ mod cluster {
         assert!(canary(&server).unwrap()["metadata"].get("ownerReferences").is_none(), "theirs, untouched");
     }
 
-    fn spawn(test: &Test, args: &[&str]) -> Child {
-        test.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary")
-    }
-
     #[test]
     fn sigint_after_the_create_rolls_it_back() {
         let server = serving("nginx", 1, "StepPaused").start();
         let pause = server.pause(Requests::Writes, 2, Stage::AfterStore);
         let test = Test::new().kubeconfig(&server);
-        let child = spawn(&test, &["approve", "web", "--yes"]);
+        let child = test.spawn(&["approve", "web", "--yes"]);
         assert!(pause.wait_until_held(Duration::from_secs(30)), "the create reached");
-        let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-        assert!(status.success());
-        std::thread::sleep(Duration::from_millis(200));
+        child.first_signal("INT");
         pause.release();
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        let out = child.finish();
+        let stderr = out.stderr;
+        assert_eq!(out.status, 130, "{stderr}");
         assert!(stderr.contains("Ingress shop/web-canary: rolled back"), "{stderr}");
         assert!(!approved_with_its_canary(&server));
         assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new());

@@ -7,7 +7,8 @@ use crate::support::cluster::*;
 use crate::support::{BINARY, Output, Test};
 use fake_apiserver::{FakeHandle, ReplyFault, Requests, Rule, Stage};
 use serde_json::{Value, json};
-use std::process::{Child, Command};
+use std::io::Read;
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 /// The writes of `approve demo` at step 2: the claim, the VirtualService twice (its original
@@ -78,6 +79,55 @@ fn approve_reports_a_write_whose_reply_is_lost_and_that_was_not_stored() {
 }
 
 #[test]
+fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
+    let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    // The approval (write 6) is stored, its reply lost, and the controller takes the Rollout to
+    // the next step before the run can read it again.
+    let moved_on = |store: &mut fake_apiserver::Store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
+            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
+        });
+    };
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(6, moved_on);
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3) (the reply was lost; a fresh read shows the Rollout has since moved on)");
+    assert!(!out.stderr.contains("restore"), "no restore is suggested: {}", out.stderr);
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "step 2's routing stays");
+    assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary");
+    assert!(claims(&server).is_empty());
+
+    // Someone edited the spec meanwhile (a new generation): whatever the status shows is not
+    // this approval's; the routing stays (the Rollout is no longer waiting at the step) and
+    // nothing is suggested that would write over live routing.
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(6, |store| {
+        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
+            rollout["spec"]["strategy"]["canary"]["steps"][2]["replicas"] = json!("90%");
+            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
+        });
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("someone else changed Rollout shop/demo meanwhile")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is no longer paused at step 2/3")
+        .stderr_has("Look at where it stands now (`kubectl rollout-lua status demo`)");
+    assert!(!out.stderr.contains("a restore or approve puts"), "{}", out.stderr);
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
+}
+
+#[test]
 fn a_lost_write_after_this_runs_own_write_is_judged_against_that_write() {
     for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
         let server = shop(2, "StepPaused").start();
@@ -129,19 +179,6 @@ fn next(state: &mut u64) -> u64 {
     *state >> 33
 }
 
-fn spawn(test: &Test, args: &[&str]) -> Child {
-    test.command(BINARY, args).stdin(std::process::Stdio::null()).spawn().expect("run the binary")
-}
-
-fn finish(child: Child) -> Output {
-    let output = child.wait_with_output().unwrap();
-    Output {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
 #[test]
 fn two_approvers_at_once_one_wins_and_the_routing_always_matches_the_approval() {
     let mut seed = 7;
@@ -150,10 +187,10 @@ fn two_approvers_at_once_one_wins_and_the_routing_always_matches_the_approval() 
             shop(2, "StepPaused").latency_between(Duration::from_millis(0), Duration::from_millis(20), round).start();
         let (first, second) = (Test::new().kubeconfig(&server), Test::new().kubeconfig(&server));
         let args = ["approve", "demo", "--yes"];
-        let a = spawn(&first, &args);
+        let a = first.spawn(&args);
         std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
-        let b = spawn(&second, &args);
-        let outs = [finish(a), finish(b)];
+        let b = second.spawn(&args);
+        let outs = [a.finish(), b.finish()];
         let winners = outs.iter().filter(|o| o.status == 0).count();
         assert_eq!(winners, 1, "round {round}: {outs:#?}");
         let loser = outs.iter().find(|o| o.status != 0).unwrap();
@@ -179,7 +216,13 @@ fn lease(renewed: &str) -> Value {
 
 /// Now, as a Lease's MicroTime.
 fn now_micro() -> String {
-    k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+    micro_time_from_now(0)
+}
+
+/// `seconds` from now, as a Lease's MicroTime.
+fn micro_time_from_now(seconds: i64) -> String {
+    let at = k8s_openapi::jiff::Timestamp::now() + k8s_openapi::jiff::SignedDuration::from_secs(seconds);
+    at.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
 #[test]
@@ -192,6 +235,15 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
     test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has("is claimed by alice@laptop (pid 42)");
     assert_eq!(writes(&server), Vec::<String>::new());
     test.run_args(["status", "demo"]).success().stdout_has("  claimed by alice@laptop (pid 42) running `approve demo`");
+    let shown = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    let claim = &shown[0]["claim"];
+    assert_eq!(claim["holder"], "alice@laptop (pid 42)", "{shown}");
+    assert_eq!(claim["command"], "approve demo");
+    assert_eq!(claim["since"], "2026-01-01T00:00:00.000000Z");
+    assert_eq!(claim["expired"], false);
+    assert!(claim["expires"].as_str().is_some_and(|t| t.ends_with('Z')), "{claim}");
+    let shown = test.run_args(["status", "demo", "-o", "yaml"]).success();
+    assert!(shown.stdout.contains("  claim:\n    command: approve demo\n"), "{}", shown.stdout);
     test.run_args(["release-claim", "demo"]).status(3).stderr_has("no terminal to confirm on");
     test.run_args(["release-claim", "demo", "--yes"])
         .success()
@@ -199,6 +251,7 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
         .stdout_has("released the claim on Rollout shop/demo");
     assert!(claims(&server).is_empty());
     test.run_args(["release-claim", "demo", "--yes"]).success().stdout_has("Rollout shop/demo is not claimed");
+    assert!(test.run_args(["status", "demo", "-o", "json"]).success().json()[0]["claim"].is_null());
     test.run_args(["approve", "demo", "--yes"]).success();
 }
 
@@ -210,6 +263,26 @@ fn an_expired_claim_is_taken_over() {
     test.run_args(["approve", "demo", "--yes"]).success().stdout_has("approved (step 2/3)");
     assert!(claims(&server).is_empty(), "taken over, then released");
     assert!(server.writes().iter().any(|w| w.method == "PUT" && w.path.ends_with("/leases/rollout-lua.demo")));
+}
+
+#[test]
+fn a_claim_expires_by_the_api_servers_clock_not_this_hosts() {
+    // The API server's clock is 10 minutes behind this host's (or this host's 10 minutes ahead):
+    // a claim renewed just now by the server's clock is live.
+    let server = shop(2, "StepPaused").clock_offset(-600).object(lease(&micro_time_from_now(-600))).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"]).success().stdout_has("unless renewed");
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has("Rollout shop/demo is claimed by alice@laptop");
+    assert_eq!(writes(&server), Vec::<String>::new());
+
+    // This run's own claim is dated by the server's clock too.
+    test.run_args(["release-claim", "demo", "--yes"]).success();
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"]).success();
+    let taken = server.writes().into_iter().find(|w| w.method == "POST" && w.path.contains("/leases")).unwrap();
+    let renewed = k8s_openapi::jiff::Timestamp::from_str(taken.body["spec"]["renewTime"].as_str().unwrap()).unwrap();
+    let behind = k8s_openapi::jiff::Timestamp::now().duration_since(renewed).as_secs();
+    assert!((590..=610).contains(&behind), "renewed {behind}s before this host's now");
 }
 
 #[test]
@@ -234,29 +307,23 @@ fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     assert_eq!(claim_writes(&server).len(), 2);
 }
 
-fn signal(child: &Child, name: &str) {
-    let status = Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status().unwrap();
-    assert!(status.success(), "kill -{name}");
-}
-
-/// `approve demo --yes`, held after write `k` was stored, then `name` (INT or TERM).
+/// `approve demo --yes`, held after write `k` was stored, then `name` (INT, TERM or HUP).
 fn approve_signalled_after_write(k: usize, name: &str) -> (FakeHandle, Output) {
     let server = shop(2, "StepPaused").start();
     let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
-    signal(&child, name);
     // The signal is taken in while the write is out; then the write's reply comes.
-    std::thread::sleep(Duration::from_millis(200));
+    child.first_signal(name);
     pause.release();
-    let out = finish(child);
+    let out = child.finish();
     (server, out)
 }
 
 #[test]
-fn sigint_and_sigterm_after_each_write_stop_before_the_next_and_roll_back() {
-    for (name, code, shown) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM")] {
+fn sigint_sigterm_and_sighup_after_each_write_stop_before_the_next_and_roll_back() {
+    for (name, code, shown) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM"), ("HUP", 129, "SIGHUP")] {
         for k in 1..=APPROVE_WRITES {
             let (server, out) = approve_signalled_after_write(k, name);
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
@@ -284,12 +351,11 @@ fn restore_signalled_after_each_write_rolls_back_or_finishes() {
             let routed_vs = vs(&server);
             let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
             let test = Test::new().kubeconfig(&server);
-            let child = spawn(&test, &["restore", "demo", "--yes"]);
+            let child = test.spawn(&["restore", "demo", "--yes"]);
             assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
-            signal(&child, name);
-            std::thread::sleep(Duration::from_millis(200));
+            child.first_signal(name);
             pause.release();
-            let out = finish(child);
+            let out = child.finish();
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
             // The objects are written 2nd and 3rd: after the 2nd, the VirtualService is rolled
             // back; from the 3rd on, the restore had finished.
@@ -313,21 +379,63 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     // Hold the VirtualService's second write (its routing) before it is stored.
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--yes"]);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)));
-    signal(&child, "INT");
-    std::thread::sleep(Duration::from_millis(200));
-    signal(&child, "INT");
+    child.first_signal("INT");
+    child.signal("INT");
     let started = Instant::now();
-    let out = finish(child);
+    let out = child.finish();
     assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
     out.status(130)
         .stderr_has("stopped at once by a second signal")
         .stderr_has(
             "VirtualService shop/demo: may be half written (a request for it was out); its state before this run: ",
         )
-        .stderr_has("the claim stays until it expires");
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
     pause.release();
+}
+
+#[test]
+fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rolled_back() {
+    let server = shop(2, "StepPaused").start();
+    // The VirtualService is routed (write 3); SIGINT comes while its reply is held, so the run
+    // rolls it back: the rollback (write 4) is held too, and a second SIGINT comes.
+    let routed = server.pause(Requests::Writes, 3, Stage::AfterStore);
+    let rollback = server.pause(Requests::Writes, 4, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(routed.wait_until_held(Duration::from_secs(30)));
+    child.first_signal("INT");
+    routed.release();
+    assert!(rollback.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
+    child.signal("INT");
+    let started = Instant::now();
+    let out = child.finish();
+    assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
+    out.status(130)
+        .stderr_has("stopped at once by a second signal while rolling back after SIGINT: no new write was started")
+        .stderr_has("VirtualService shop/demo: may or may not be rolled back (its rollback was out); its state before this run: ")
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
+    assert_eq!(claims(&server).len(), 1, "the claim is left to expire");
+    rollback.release();
+}
+
+#[test]
+fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left() {
+    let server = shop(2, "StepPaused").start();
+    let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(release.wait_until_held(Duration::from_secs(30)));
+    child.first_signal("INT");
+    child.signal("INT");
+    let out = child.finish().status(130);
+    out.stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
+        .stderr_has("stopped at once by a second signal while releasing the claims")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it")
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
+    assert!(approved_with_its_routing(&server));
+    release.release();
 }
 
 #[test]
@@ -468,10 +576,10 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
     let started = Instant::now();
-    let child = spawn(&test, &["approve", "demo", "--yes", "--request-timeout", "2s"]);
+    let child = test.spawn(&["approve", "demo", "--yes", "--request-timeout", "2s"]);
     assert!(pause.wait_until_held(Duration::from_secs(30)));
     server.hang_all();
-    let out = finish(child).status(1);
+    let out = child.finish().status(1);
     assert!(started.elapsed() < Duration::from_secs(30), "bounded: {:?}", started.elapsed());
     let out = out
         .stderr_has("updating VirtualService shop/demo at http://")
@@ -488,22 +596,140 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
 fn sigterm_while_following_keeps_the_approved_step_and_releases_the_claim() {
     let server = shop(1, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    let child = spawn(&test, &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
-    // Step 1 is approved; nothing moves the Rollout on, so the run follows it.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while rollout_status(&server)["canaryStatus"]["currentStepState"] != "StepReady" && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    signal(&child, "TERM");
+    let child = test.spawn(&["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
+    // Step 1 is approved; nothing moves the Rollout on, so the run follows it (a line per
+    // change once it shows the Rollout).
+    child.wait_for_stdout("approved (step 1/3)");
+    child.wait_for_stdout("Z shop/demo: Progressing");
+    child.signal("TERM");
     let started = Instant::now();
-    let out = finish(child).status(143);
+    let out = child.finish().status(143);
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     out.stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stderr_has("interrupted (SIGTERM): stopped following")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it");
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][0]["destination"]["host"], "demo-canary", "step 1 routed");
     assert!(claims(&server).is_empty());
+}
+
+/// `kubectl-rollout_lua ARGS | head -c 100`, with the routing write held (write `held`) until
+/// `head` has read the plan and gone: the outcome is then printed into a closed pipe. Returns
+/// the pipeline's exit status (pipefail: the binary's, unless `head`'s failed).
+fn piped_into_head(server: &FakeHandle, test: &Test, args: &str, held: usize) -> Output {
+    let pause = server.pause(Requests::Writes, held, Stage::BeforeStore);
+    // `head` leaves, and the subshell gives its place to `touch` without the pipe (`<&-`): once
+    // `head.done` exists, nothing reads the pipe any more.
+    let line = format!("set -o pipefail; '{BINARY}' {args} | {{ head -c 100 >head.out; exec touch head.done <&-; }}");
+    let mut child = test.command("bash", ["-c", line.as_str()]).stdin(std::process::Stdio::null()).spawn().unwrap();
+    assert!(pause.wait_until_held(Duration::from_secs(30)), "write {held} reached");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !test.path("head.done").exists() {
+        assert!(Instant::now() < deadline, "head never finished");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    pause.release();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let stdout = std::fs::read_to_string(test.path("head.out")).unwrap();
+    Output { status: status.code().unwrap_or(-1), stdout, stderr }
+}
+
+#[test]
+fn a_closed_stdout_after_the_writes_neither_undoes_them_nor_fails_the_run() {
+    // The VirtualService's first write (storing its original) is held until `head` is gone.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    piped_into_head(&server, &test, "approve demo --yes", 2).success();
+    assert!(approved_with_its_routing(&server));
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+    assert!(claims(&server).is_empty());
+
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    piped_into_head(&server, &test, "approve demo --traffic-only --yes", 2).success();
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "the routing stays");
+    assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary");
+
+    // restore: the claim is write 1, the VirtualService write 2.
+    let server = routed();
+    let test = Test::new().kubeconfig(&server);
+    piped_into_head(&server, &test, "restore demo --yes", 2).success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "restored, and it stays");
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_server_dry_run_needs_no_lease_permissions_and_the_claim_is_asked_about_once() {
+    let no_leases = Rule::new(["get", "list", "create", "update", "delete"]).resources(["leases"]);
+    let server = shop(2, "StepPaused").deny(no_leases).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--dry-run=server"])
+        .success()
+        .stdout_has("server dry-run accepted Rollout shop/demo")
+        .stdout_has("dry run (server): nothing was stored");
+    test.run_args(["restore", "demo", "--dry-run=server"]).success();
+    assert!(routing_writes(&server).iter().all(|w| w.is_dry_run()), "{:?}", writes(&server));
+
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    let lease_questions: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/selfsubjectaccessreviews"))
+        .filter(|r| r.body["spec"]["resourceAttributes"]["resource"] == "leases")
+        .map(|r| r.body["spec"]["resourceAttributes"]["verb"].to_string())
+        .collect();
+    assert_eq!(lease_questions.len(), 4, "get, create, update, delete, once each: {lease_questions:?}");
+}
+
+/// The newest backup of the VirtualService.
+fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
+    let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.into_iter().max().expect("a backup")
+}
+
+#[test]
+fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let backup = newest_backup_of_the_virtual_service(&test);
+    let from_backup = |backup: &std::path::Path| {
+        test.run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
+    };
+
+    // Another run holds the claim: both refuse before writing anything.
+    let held = server.put_object(lease(&now_micro()));
+    server.clear_log();
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .status(3)
+        .stderr_has("nothing was written: Rollout shop/demo is claimed by alice@laptop (pid 42)");
+    from_backup(&backup).status(3).stderr_has("Rollout shop/demo is claimed by alice@laptop");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    server.delete_object("coordination.k8s.io", "leases", NAMESPACE, held["metadata"]["name"].as_str().unwrap());
+
+    // Free: the claim is taken (naming the command) before the object is read, and released.
+    let restore_write =
+        server.pause(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 1, Stage::BeforeStore);
+    let child = test.spawn(&["restore", "--ref", "VirtualService/demo", "--yes"]);
+    assert!(restore_write.wait_until_held(Duration::from_secs(30)));
+    let claim = &claims(&server)[0];
+    assert_eq!(claim["metadata"]["annotations"]["kubectl-rollout-lua/command"], "restore --ref VirtualService/demo");
+    restore_write.release();
+    child.finish().success().stdout_has("VirtualService shop/demo restored");
+    assert!(claims(&server).is_empty());
+    let requests = server.requests();
+    let claimed = requests.iter().position(|r| r.method == "POST" && r.path.contains("/leases")).unwrap();
+    let read = requests.iter().rposition(|r| r.method == "GET" && r.path.ends_with("/virtualservices/demo")).unwrap();
+    assert!(claimed < read, "the object is read under the claim");
+
+    // The restore backed up the routed object: putting it back routes it again.
+    server.clear_log();
+    from_backup(&newest_backup_of_the_virtual_service(&test)).success().stdout_has("restored from");
+    assert_eq!(claim_writes(&server).len(), 2, "claimed and released: {:?}", claim_writes(&server));
 }
 
 /// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace
@@ -572,12 +798,11 @@ fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_fin
             let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
             let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
             let test = Test::new().kubeconfig(&server);
-            let child = spawn(&test, &["approve", "store", "--yes"]);
+            let child = test.spawn(&["approve", "store", "--yes"]);
             assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
-            signal(&child, name);
-            std::thread::sleep(Duration::from_millis(200));
+            child.first_signal(name);
             pause.release();
-            let out = finish(child);
+            let out = child.finish();
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
             let approved = route_approved_with_its_routing(&server);
             assert_eq!(approved, k == 3, "{name} after write {k}: {}", out.stderr);

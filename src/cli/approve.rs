@@ -2,16 +2,14 @@
 //! `--until-step`/`--to-end`, follow the Rollout and approve each later pause. Gather (claim,
 //! then read) → guard → render → confirm → write.
 
-use super::cluster::{
-    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
-};
+use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
 use super::follow::Follower;
 use super::status::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
-use crate::model::{ObjectKey, Rollout, Stage, StrategyKind};
+use crate::model::{ApprovalProgress, ObjectKey, Rollout, Stage, StrategyKind, approval_progress};
 use crate::output;
 use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
@@ -149,11 +147,11 @@ pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)?;
-        let interrupt = Interrupt::listen()?;
+        let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let mut run = Run { session: &session, selection: &selection, args, follower: None };
-        let outcome = stoppable(run.approve_all(&mut writer), &interrupt).await;
+        let outcome = interrupt.unless_second(run.approve_all(&mut writer)).await;
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
     })
@@ -271,8 +269,8 @@ impl Run<'_> {
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
         let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
+        // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;
-        permissions.extend(write::claim_permissions(&session.cluster.namespace));
         if !args.traffic_only {
             for approval in &approvals {
                 permissions.push(live.rollouts.permission("patch", Some("status"), &approval.rollout.namespace));
@@ -348,22 +346,33 @@ pub(super) async fn claim_rollouts(
         return Ok(());
     }
     let names: Vec<String> = match selection {
-        Selection::Names(names) => {
-            let mut names: Vec<String> = names.iter().map(|n| live::rollout_name(n).to_string()).collect();
-            names.sort();
-            names.dedup();
-            names
-        }
+        Selection::Names(names) => names.iter().map(|n| live::rollout_name(n).to_string()).collect(),
         Selection::Selector(_) | Selection::All => {
             let found = live::read_rollouts(&session.cluster, selection).await?;
             found.found.iter().map(|r| r.item.name.clone()).collect()
         }
     };
+    claim_names(session, names, writer, |name| format!("{command} {name}")).await
+}
+
+/// Claims Rollouts `names` of the session's namespace, each held by `command_of(name)` (what
+/// `status` shows); nothing when there are none.
+pub(super) async fn claim_names(
+    session: &Session,
+    mut names: Vec<String>,
+    writer: &mut Writer<'_>,
+    command_of: impl Fn(&str) -> String,
+) -> Result<(), Error> {
+    names.sort();
+    names.dedup();
+    if writer.mode() != Mode::Apply || names.is_empty() {
+        return Ok(());
+    }
     let namespace = session.cluster.namespace.clone();
     // A claim that may not be taken is refused as every missing permission is, with a Role.
     write::preflight(&session.cluster, write::claim_permissions(&namespace)).await?;
     for name in names {
-        writer.claim(&namespace, &name, &format!("{command} {name}")).await?;
+        writer.claim(&namespace, &name, &command_of(&name)).await?;
     }
     Ok(())
 }
@@ -405,7 +414,7 @@ async fn write_approval(
             for key in keys {
                 writer.keep(key, &format!("written and kept: Rollout {} is approved with it", rollout.item.name));
             }
-            let lost = if writer.resolved(change.key()) { " (the reply was lost; a fresh read shows it)" } else { "" };
+            let lost = writer.lost_reply(change.key()).map(|lost| format!(" ({lost})")).unwrap_or_default();
             Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))
         }
         Err(error) => {
@@ -432,18 +441,11 @@ async fn write_approval(
 /// (StepReady), moved on, or unreadable: the approval may have landed.
 async fn still_unapproved(cluster: &Cluster, resource: &Resource, rollout: &Located<Rollout>) -> bool {
     let field = rollout.item.kind.status_field();
+    let Some(step) = rollout.raw["status"][field]["currentStepIndex"].as_i64() else { return false };
     match cluster.get(resource, &rollout.namespace, &rollout.item.name).await {
-        Ok(Some(fresh)) => not_approved(&fresh["status"][field], &rollout.raw["status"][field]),
+        Ok(Some(fresh)) => approval_progress(&fresh["status"], field, step) == ApprovalProgress::Waiting,
         _ => false,
     }
-}
-
-/// `now` (a Rollout's canaryStatus or blueGreenStatus) is at the step `then` was at, before its
-/// approval.
-fn not_approved(now: &serde_json::Value, then: &serde_json::Value) -> bool {
-    let before_approval = ["StepUpgrade", "StepTrafficRouting", "StepMetricsAnalysis", "StepPaused"];
-    now["currentStepIndex"] == then["currentStepIndex"]
-        && now["currentStepState"].as_str().is_some_and(|state| before_approval.contains(&state))
 }
 
 /// What the next stage will change once its pods are ready, from the state just written.
@@ -485,17 +487,6 @@ fn preview_next(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn routing_is_rolled_back_only_while_the_step_is_verifiably_unapproved() {
-        let status = |index: i64, state: &str| json!({"currentStepIndex": index, "currentStepState": state});
-        let then = status(2, "StepPaused");
-        assert!(not_approved(&status(2, "StepPaused"), &then));
-        assert!(not_approved(&status(2, "StepUpgrade"), &then), "the step started over");
-        assert!(!not_approved(&status(2, "StepReady"), &then), "approved");
-        assert!(!not_approved(&status(3, "StepUpgrade"), &then), "moved on");
-        assert!(!not_approved(&json!({}), &then), "finished");
-    }
 
     #[test]
     fn the_approval_carries_the_step_it_approves() {

@@ -6,20 +6,20 @@ use super::{Outcome, ReleaseClaimArgs, ScriptArgs, confirm, print};
 use crate::error::Error;
 use crate::source::cluster::Cluster;
 use crate::source::live::{self, Selection};
+use crate::status::ClaimView;
 use crate::write::{self, Interrupt};
-use std::time::SystemTime;
 
 pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
         let selection = selection(&args.selection)?;
-        let interrupt = Interrupt::listen()?;
+        let interrupt = Interrupt::listen(None)?;
         let names = rollout_names(&session, &selection).await?;
         let namespace = &session.cluster.namespace;
         let mut held = Vec::new();
         for name in &names {
             match claim_of(&session.cluster, namespace, name).await? {
-                Some(holder) => held.push((name, holder)),
+                Some(claim) => held.push((name, claim.text())),
                 None => print(&format!("Rollout {namespace}/{name} is not claimed\n"))?,
             }
         }
@@ -52,15 +52,9 @@ async fn rollout_names(session: &Session, selection: &Selection) -> Result<Vec<S
     })
 }
 
-/// Who claims Rollout `namespace/name`, and until when, if anyone does.
-pub(super) async fn claim_of(cluster: &Cluster, namespace: &str, name: &str) -> Result<Option<String>, Error> {
+/// The claim on Rollout `namespace/name`, if anyone holds one.
+pub(super) async fn claim_of(cluster: &Cluster, namespace: &str, name: &str) -> Result<Option<ClaimView>, Error> {
     let key = write::lease_key(namespace, name);
-    let Some(lease) = cluster.get(&write::lease_resource(), namespace, &key.name).await? else {
-        return Ok(None);
-    };
-    let until = match write::expired(&lease, SystemTime::now()) {
-        true => "expired: the next approve or restore takes it over".to_string(),
-        false => format!("until {} unless renewed", write::expiry(&lease).unwrap_or_default()),
-    };
-    Ok(Some(format!("{} ({until})", write::describe_holder(&lease))))
+    let lease = cluster.get(&write::lease_resource(), namespace, &key.name).await?;
+    Ok(lease.map(|lease| write::claim_view(&lease, cluster.server_now())))
 }

@@ -3,7 +3,7 @@
 
 use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
 use crate::change::Change;
-use crate::error::{Error, Signal};
+use crate::error::Error;
 use crate::lua::{self, Limits, Script};
 use crate::model::ObjectIndex;
 use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, Stage, StrategyKind};
@@ -14,7 +14,7 @@ use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
-use crate::write::{self, Interrupt, Mode, Writer};
+use crate::write::{self, Mode, Writer};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How long a read runs before the wait is used (see `meanwhile`).
@@ -287,18 +287,6 @@ async fn server_dry_run_report(
 
 pub(super) fn resource_of<'a>(live: &'a Live, key: &ObjectKey) -> Result<&'a Resource, Error> {
     live.resource_of(key).ok_or_else(|| Error::Input(format!("no API resource known for {key}")))
-}
-
-/// Runs a writing command's work to its end, or until a second signal stops it at once (the
-/// work is dropped where it stands): then the signal.
-pub(super) async fn stoppable<T>(
-    work: impl std::future::Future<Output = Result<T, Error>>,
-    interrupt: &Interrupt,
-) -> Result<Result<T, Error>, Signal> {
-    tokio::select! {
-        result = work => Ok(result),
-        signal = interrupt.wait_for(2) => Err(signal),
-    }
 }
 
 /// Refuses to write from stored originals that hold no spec (`(object, annotation)`), unless

@@ -53,7 +53,7 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     read and backed up locally first. Someone else's edit is never overwritten: it is shown and refused (on a \
     terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
     what the run wrote, except the routing of an approved Rollout. The approval is a merge patch of the status \
-    subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C or SIGTERM stops the run before \
+    subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
     its next write (a second one at once).";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
@@ -61,7 +61,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, and every rule \
     left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
     is deleted (the stable Ingress is never written).\n\n\
-    The Rollouts are claimed first, as approve does. If an object differs from what the current step should \
+    The Rollouts are claimed first, as approve does (with --ref or --from-backup: those of the namespace that \
+    route the objects named). If an object differs from what the current step should \
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back an object saved \
@@ -82,7 +83,9 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at its original (an HTTPRoute: no backendRef to the canary Service; a canary Ingress: \
-    absent), at step k (planning step k from it writes nothing), or drifted (neither), with the script used.\n\n\
+    absent), at step k (planning step k from it writes nothing), or drifted (neither), with the script used; and \
+    who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
+    (claim).\n\n\
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
     does.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
@@ -102,7 +105,7 @@ Exit codes:
   1    error (bad input, script failure, API error, timeout)
   2    changes pending (only with --detailed-exitcode)
   3    refused (step state, expected step, drift, permissions, a claim, someone else's edit, no terminal to confirm)
-  130  interrupted by SIGINT; 143 by SIGTERM";
+  130  interrupted by SIGINT; 143 by SIGTERM; 129 by SIGHUP";
 
 const PLAN_EXIT_CODES: &str = "\
 Exit codes:
@@ -116,14 +119,14 @@ Exit codes:
   1    error (bad input, script failure, API error, timeout); what was written is rolled back
   3    refused (step state, expected step, drift, permissions, another run's claim, someone else's edit, a \
 stored original without spec, no terminal to confirm)
-  130  interrupted by SIGINT (143: SIGTERM): stopped before the next write, the step in flight rolled back or \
-finished";
+  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in flight rolled \
+back or finished";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
   0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
   1    error; with -w: a Rollout failed, or --timeout passed
-  130  with -w: Ctrl-C (143: SIGTERM)";
+  130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP)";
 
 #[derive(Parser, Debug)]
 #[command(

@@ -3,10 +3,8 @@
 //! for edits made during the release. Gather (claim, then read) → guard → render → confirm →
 //! write.
 
-use super::approve::claim_rollouts;
-use super::cluster::{
-    Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, stoppable, writer_mode,
-};
+use super::approve::{claim_names, claim_rollouts};
+use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
 use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
@@ -89,40 +87,54 @@ struct Candidate {
 pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
-        let interrupt = Interrupt::listen()?;
+        let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let outcome = match &args.from_backup {
-            Some(file) => stoppable(restore_backup(&session, &mut writer, file, args), &interrupt).await,
-            None => stoppable(restore_objects(&session, &mut writer, args), &interrupt).await,
+            Some(file) => interrupt.unless_second(restore_backup(&session, &mut writer, file, args)).await,
+            None => interrupt.unless_second(restore_objects(&session, &mut writer, args)).await,
         };
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
     })
 }
 
+/// What a restore restores.
+enum Targets {
+    /// The objects the selected Rollouts route.
+    Rollouts(Selection),
+    /// `--ref`: objects, each a served resource and a name in the session's namespace.
+    Refs(Vec<(Resource, String)>),
+}
+
 async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &RestoreArgs) -> Result<Outcome, Error> {
-    // `--ref` names objects, no Rollout: there is nothing to claim.
-    let selection = if args.refs.is_empty() {
-        Some(selection(&args.selection).map_err(|e| {
+    let mut notes = Vec::new();
+    let targets = if args.refs.is_empty() {
+        let selection = selection(&args.selection).map_err(|e| {
             Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
-        })?)
+        })?;
+        claim_rollouts(session, &selection, writer, "restore").await?;
+        Targets::Rollouts(selection)
     } else {
-        None
+        let mut refs = Vec::new();
+        for argument in &args.refs {
+            refs.push(resolve_ref(&session.cluster, argument).await?);
+        }
+        let namespace = &session.cluster.namespace;
+        let keys: Vec<ObjectKey> =
+            refs.iter().map(|(r, name)| ObjectKey::new(&r.group, &r.kind, namespace, name)).collect();
+        let command = format!("restore --ref {}", args.refs.join(" --ref "));
+        claim_routing(session, writer, &keys, &command, &mut notes).await?;
+        Targets::Refs(refs)
     };
-    if let Some(selection) = &selection {
-        claim_rollouts(session, selection, writer, "restore").await?;
-    }
-    let (restorations, notes) = restorations(session, args, selection.as_ref()).await?;
-    for note in notes {
+    let (restorations, more_notes) = restorations(session, &targets).await?;
+    for note in notes.into_iter().chain(more_notes) {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
-    let mut permissions: Vec<Permission> =
+    // The claim's permissions were asked about when it was taken (a dry run takes none).
+    let permissions: Vec<Permission> =
         restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change(), &r.key.namespace)).collect();
-    if selection.is_some() {
-        permissions.extend(write::claim_permissions(&session.cluster.namespace));
-    }
     if writer.mode() != Mode::ClientDryRun {
         write::preflight(&session.cluster, permissions).await?;
     }
@@ -159,16 +171,46 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
     Ok(Outcome::Done)
 }
 
-/// The objects a restore writes, each once, and notes on those it skips.
-async fn restorations(
+/// `--ref` and `--from-backup` name objects: the Rollouts of the namespace that route any of
+/// them are claimed (read first, then claimed, then everything read again under the claim).
+/// When the Rollouts cannot be read, nothing is claimed and a note says so.
+async fn claim_routing(
     session: &Session,
-    args: &RestoreArgs,
-    selection: Option<&Selection>,
-) -> Result<(Vec<Restoration>, Vec<String>), Error> {
+    writer: &mut Writer<'_>,
+    keys: &[ObjectKey],
+    command: &str,
+    notes: &mut Vec<String>,
+) -> Result<(), Error> {
+    if writer.mode() != Mode::Apply {
+        return Ok(());
+    }
+    let live = match session.load(&Selection::Selector(String::new())).await {
+        Ok((live, _)) => live,
+        Err(e) => {
+            notes.push(format!("no Rollout is claimed: reading the Rollouts that may route the objects failed: {e}"));
+            return Ok(());
+        }
+    };
+    let mut owners = Vec::new();
+    for rollout in &live.snapshot.rollouts {
+        if routes_any(&live, rollout, keys)? {
+            owners.push(rollout.item.name.clone());
+        }
+    }
+    claim_names(session, owners, writer, |_| command.to_string()).await
+}
+
+/// Whether `rollout` (or its TrafficRouting) routes any of `keys`.
+fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Result<bool, Error> {
+    Ok(routings(live, rollout)?.iter().flat_map(Routing::objects).any(|key| keys.contains(&key)))
+}
+
+/// The objects a restore writes, each once, and notes on those it skips.
+async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
-    match selection {
-        Some(selection) => {
+    match targets {
+        Targets::Rollouts(selection) => {
             let (live, catalog) = session.load(selection).await?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
@@ -200,15 +242,17 @@ async fn restorations(
                 }
             }
         }
-        None => {
-            for argument in &args.refs {
-                let (resource, name) = resolve_ref(&session.cluster, argument).await?;
-                match session.cluster.get(&resource, &session.cluster.namespace, &name).await? {
+        Targets::Refs(refs) => {
+            for (resource, name) in refs {
+                match session.cluster.get(resource, &session.cluster.namespace, name).await? {
                     None => notes
                         .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
-                    Some(live) => {
-                        candidates.push(Candidate { resource, live, placement: Placement::Unchecked, rules: None })
-                    }
+                    Some(live) => candidates.push(Candidate {
+                        resource: resource.clone(),
+                        live,
+                        placement: Placement::Unchecked,
+                        rules: None,
+                    }),
                 }
             }
             // The drift check: where each object stands against the Rollouts that route it.
@@ -386,8 +430,7 @@ async fn placements_of_refs(
     };
     let mut found = Vec::new();
     for rollout in &live.snapshot.rollouts {
-        let routes: Vec<ObjectKey> = routings(&live, rollout)?.iter().flat_map(Routing::objects).collect();
-        if !wanted.iter().any(|k| routes.contains(k)) {
+        if !routes_any(&live, rollout, wanted)? {
             continue;
         }
         let placements = placements(session, &live, &catalog, rollout, notes)?;
@@ -514,11 +557,24 @@ async fn restore_backup(
     let namespace = backup["metadata"]["namespace"].as_str().unwrap_or(&session.cluster.namespace).to_string();
     let name =
         backup["metadata"]["name"].as_str().ok_or_else(|| Error::Input(format!("{source}: no metadata.name")))?;
+    if namespace != session.cluster.namespace {
+        // The Rollouts routing it, which are claimed, are those of its namespace.
+        return Err(Error::Input(format!(
+            "{source} holds an object of namespace {namespace}, not {}: run with -n {namespace}",
+            session.cluster.namespace
+        )));
+    }
+    let key = ObjectKey::new(&resource.group, &resource.kind, &namespace, name);
+    let mut notes = Vec::new();
+    claim_routing(session, writer, std::slice::from_ref(&key), &format!("restore --from-backup {source}"), &mut notes)
+        .await?;
+    for note in notes {
+        let _ = writeln!(anstream::stderr(), "{note}");
+    }
     let live = session.cluster.get(&resource, &namespace, name).await?.ok_or_else(|| {
         Error::Input(format!("{kind} {namespace}/{name} no longer exists; create it with kubectl instead"))
     })?;
     let restored = Data::of_object(backup).apply_to(&live, None);
-    let key = key_of(&resource, &live);
     if data::same_routing(&live, &restored) {
         print(&format!("{key} already matches the backup\n"))?;
         return Ok(Outcome::Done);

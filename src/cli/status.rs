@@ -39,7 +39,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let scope = Scope::of(args);
         if !args.watch {
-            let views = views(&session, &scope).await?;
+            let mut views = views(&session, &scope).await?;
             if views.is_empty() {
                 // As kubectl get: a note, not an error.
                 let place = match scope {
@@ -48,24 +48,17 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
                 };
                 let _ = writeln!(anstream::stderr(), "No Rollouts found in {place}.");
             }
+            for view in &mut views {
+                // A claim only shows; a missing permission to read Leases hides it.
+                view.claim = claim_of(&session.cluster, &view.namespace, &view.name).await.ok().flatten();
+            }
             match args.output {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
-                None => {
-                    let mut texts = Vec::new();
-                    for view in &views {
-                        let mut text = view.text();
-                        // A claim only shows; a missing permission to read Leases hides it.
-                        if let Ok(Some(holder)) = claim_of(&session.cluster, &view.namespace, &view.name).await {
-                            text.push_str(&format!("  claimed by {holder}\n"));
-                        }
-                        texts.push(text);
-                    }
-                    print(&texts.join("\n"))?
-                }
+                None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
             }
             return Ok(Outcome::Done);
         }
-        let mut follower = Follower::new(args.timeout, Interrupt::listen()?);
+        let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
         loop {
             let views = follower.next(&session, &scope).await?;
             // --until-paused: every Rollout waits for approval, or has nothing left to wait for.

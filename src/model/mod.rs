@@ -12,7 +12,10 @@ mod traffic_routing;
 
 pub use luadata::{Semantics, lua_data};
 pub use permission::Permission;
-pub use rollout::{Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION};
+pub use rollout::{
+    ApprovalProgress, Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
+    approval_progress,
+};
 pub use routing::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,
 };

@@ -127,6 +127,39 @@ impl RolloutStatus {
     }
 }
 
+/// Where a Rollout stands against the approval of one of its steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApprovalProgress {
+    /// At the step, not approved: StepPaused, or an earlier state of the step (it started over).
+    Waiting,
+    /// Approved and, usually, moved on: StepReady or Completed at the step, a later step, or the
+    /// release over (phase Healthy, no sub-status). The controller takes an approved step to the
+    /// next one (or to Completed) within a reconcile, so a read rarely shows StepReady itself.
+    Approved,
+    /// Anywhere else: an earlier step, a state this tool does not know.
+    Elsewhere,
+}
+
+/// Where `status` (a Rollout's, as read) stands against the approval of step `step`, from its
+/// sub-status `field` (`canaryStatus` or `blueGreenStatus`; docs/controller-semantics.md §3.5).
+pub fn approval_progress(status: &Value, field: &str, step: i64) -> ApprovalProgress {
+    const BEFORE_APPROVAL: [&str; 5] =
+        ["BeforeStepUpgrade", "StepUpgrade", "StepTrafficRouting", "StepMetricsAnalysis", "StepPaused"];
+    let sub = &status[field];
+    if sub.is_null() && status["phase"] == "Healthy" {
+        return ApprovalProgress::Approved;
+    }
+    let Some(index) = sub["currentStepIndex"].as_i64() else { return ApprovalProgress::Elsewhere };
+    let state = sub["currentStepState"].as_str().unwrap_or_default();
+    match index.cmp(&step) {
+        std::cmp::Ordering::Greater => ApprovalProgress::Approved,
+        std::cmp::Ordering::Less => ApprovalProgress::Elsewhere,
+        std::cmp::Ordering::Equal if ["StepReady", "Completed"].contains(&state) => ApprovalProgress::Approved,
+        std::cmp::Ordering::Equal if BEFORE_APPROVAL.contains(&state) => ApprovalProgress::Waiting,
+        std::cmp::Ordering::Equal => ApprovalProgress::Elsewhere,
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Rollout {
     pub name: String,
@@ -464,6 +497,24 @@ mod tests {
 
     fn rollout(v: Value) -> Result<Rollout, ModelError> {
         Rollout::from_object(&v)
+    }
+
+    #[test]
+    fn an_approved_step_is_recognised_after_the_controller_moved_on() {
+        let at = |index: i64, state: &str| json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": index, "currentStepState": state}});
+        let progress = |status: Value| approval_progress(&status, "canaryStatus", 2);
+        assert_eq!(progress(at(2, "StepPaused")), ApprovalProgress::Waiting);
+        assert_eq!(progress(at(2, "StepUpgrade")), ApprovalProgress::Waiting, "the step started over");
+        assert_eq!(progress(at(2, "StepReady")), ApprovalProgress::Approved);
+        assert_eq!(progress(at(2, "Completed")), ApprovalProgress::Approved, "the last step");
+        assert_eq!(progress(at(3, "StepUpgrade")), ApprovalProgress::Approved, "the next step");
+        assert_eq!(progress(at(3, "StepPaused")), ApprovalProgress::Approved);
+        assert_eq!(progress(json!({"phase": "Healthy"})), ApprovalProgress::Approved, "the release is over");
+        assert_eq!(progress(at(1, "StepPaused")), ApprovalProgress::Elsewhere, "an earlier step");
+        assert_eq!(progress(at(2, "SomethingNew")), ApprovalProgress::Elsewhere);
+        assert_eq!(progress(json!({"phase": "Progressing"})), ApprovalProgress::Elsewhere);
+        let blue_green = json!({"blueGreenStatus": {"currentStepIndex": 3, "currentStepState": "StepUpgrade"}});
+        assert_eq!(approval_progress(&blue_green, "blueGreenStatus", 2), ApprovalProgress::Approved);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
-use super::exec_plugin::Credential;
+use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::retry::Retries;
 use crate::change::{Change, Request};
 use crate::error::{ApiFailure, Error};
@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
+use tower::util::MapResponseLayer;
 
 /// The field manager named in writes.
 pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
@@ -83,6 +84,27 @@ pub struct Cluster {
     discovery_dir: Option<PathBuf>,
     /// Discovery already read in this run, by `group/version`.
     discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
+    clock: ServerClock,
+}
+
+/// The API server's clock, from the `Date` header of its latest reply and the time passed since
+/// (on this host's monotonic clock): times compared with what other hosts wrote (a claim's
+/// renewal) are judged on the one clock they share, not on this host's, which may be off.
+#[derive(Clone, Default)]
+struct ServerClock(Arc<Mutex<Option<(SystemTime, std::time::Instant)>>>);
+
+impl ServerClock {
+    fn saw<B>(&self, response: &http::Response<B>) {
+        let date = response.headers().get(http::header::DATE).and_then(|d| d.to_str().ok());
+        if let Some(date) = date.and_then(crate::time::parse_http_date) {
+            *self.0.lock().expect("not poisoned") = Some((date, std::time::Instant::now()));
+        }
+    }
+
+    fn now(&self) -> Option<SystemTime> {
+        let (date, seen) = (*self.0.lock().expect("not poisoned"))?;
+        Some(date + seen.elapsed())
+    }
 }
 
 /// What a watch reports.
@@ -176,9 +198,12 @@ impl Cluster {
         config.reset_reader_on_write = true;
         // Retries are ours (see super::retry): kube's retried for minutes, without a word.
         config.default_retry = false;
+        let mut plugin_token = None;
         if let Some(exec) = exec_plugin_to_run(&mut config.auth_info) {
             match super::exec_plugin::run(&exec, args.exec_plugin_limit())? {
-                Credential::Token(token) => config.auth_info.token = Some(token.into()),
+                Credential::Token { token, expires } => {
+                    plugin_token = Some(PluginToken::new(exec, args.exec_plugin_limit(), token, expires));
+                }
                 Credential::Certificate { certificate, key } => {
                     // The kubeconfig's form: base64 of the PEM text.
                     config.auth_info.client_certificate_data = Some(BASE64.encode(certificate));
@@ -193,9 +218,20 @@ impl Cluster {
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
         // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
         // (as kube's own Client puts in front of it) makes it one.
+        let clock = ServerClock::default();
+        let noting_the_date = {
+            let clock = clock.clone();
+            move |response| {
+                clock.saw(&response);
+                response
+            }
+        };
         let builder = ClientBuilder::try_from(config)
             .map_err(connecting)?
+            .with_layer(&MapResponseLayer::new(noting_the_date))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
+            // A token from an exec plugin is put on each request here, and renewed as it expires.
+            .with_layer(&tower::util::option_layer(plugin_token.map(Authenticate)))
             .with_layer(&RetryLayer::new(Retries::default()));
         let client = builder.build();
         Ok(Cluster {
@@ -207,7 +243,14 @@ impl Cluster {
             request_limit,
             discovery_dir,
             discovered: Default::default(),
+            clock,
         })
+    }
+
+    /// Now on the API server's clock (see `ServerClock`), or on this host's before any reply
+    /// named its date.
+    pub fn server_now(&self) -> SystemTime {
+        self.clock.now().unwrap_or_else(SystemTime::now)
     }
 
     /// Reads every fresh entry of the on-disk discovery cache into memory: for a moment the

@@ -100,14 +100,19 @@ impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
     }
 
     fn clone_request(&mut self, request: &Request<Body>) -> Option<Request<Body>> {
-        let mut copy = Request::new(request.body().try_clone()?);
-        *copy.method_mut() = request.method().clone();
-        *copy.uri_mut() = request.uri().clone();
-        *copy.version_mut() = request.version();
-        *copy.headers_mut() = request.headers().clone();
-        *copy.extensions_mut() = request.extensions().clone();
-        Some(copy)
+        copy_request(request)
     }
+}
+
+/// A copy of `request` to send again (None when its body cannot be copied, a stream).
+pub(super) fn copy_request(request: &Request<Body>) -> Option<Request<Body>> {
+    let mut copy = Request::new(request.body().try_clone()?);
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    *copy.extensions_mut() = request.extensions().clone();
+    Some(copy)
 }
 
 /// `2s`, or `0.5s` below a second.

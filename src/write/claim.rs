@@ -9,6 +9,7 @@ use crate::change::{Change, Landed};
 use crate::error::Error;
 use crate::model::ObjectKey;
 use crate::source::cluster::{Cluster, Resource};
+use crate::status::ClaimView;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -67,7 +68,7 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
         Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
             let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await?;
             match change.landed(None, fresh.as_ref()) {
-                Landed::Applied => Ok(Ok(fresh)),
+                Landed::Applied | Landed::MovedOn => Ok(Ok(fresh)),
                 Landed::NotApplied => Err(Error::Api { doing, failure }),
                 Landed::ChangedBySomeoneElse => Ok(Err(())),
             }
@@ -79,40 +80,32 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
 /// A claim this run holds.
 pub struct Claim {
     key: ObjectKey,
+    /// The Rollout claimed.
+    rollout: String,
     /// The Lease as this run last wrote it.
     lease: Value,
     renewed: Instant,
 }
 
-/// What a Lease says about its holder, for messages: `alice@laptop (pid 42), approve demo, since …`.
-pub fn describe_holder(lease: &Value) -> String {
-    let spec = &lease["spec"];
-    let mut text = spec["holderIdentity"].as_str().unwrap_or("someone").to_string();
-    if let Some(command) = lease["metadata"]["annotations"][COMMAND_ANNOTATION].as_str() {
-        text.push_str(&format!(" running `{command}`"));
+/// What a Lease says about its claim, at `now` (the API server's clock).
+pub fn view(lease: &Value, now: SystemTime) -> ClaimView {
+    let (spec, text) = (&lease["spec"], |value: &Value| value.as_str().map(str::to_string));
+    let renewed = text(&spec["renewTime"]).or(text(&spec["acquireTime"]));
+    let expires_at = renewed
+        .as_deref()
+        .and_then(crate::time::parse_rfc3339)
+        .zip(spec["leaseDurationSeconds"].as_i64())
+        .map(|(renewed, duration)| renewed + duration);
+    ClaimView {
+        holder: text(&spec["holderIdentity"]).unwrap_or_else(|| "someone".into()),
+        command: text(&lease["metadata"]["annotations"][COMMAND_ANNOTATION]),
+        since: text(&spec["acquireTime"]),
+        renewed: text(&spec["renewTime"]),
+        expires: expires_at
+            .and_then(|seconds| u64::try_from(seconds).ok())
+            .map(|seconds| crate::time::rfc3339(SystemTime::UNIX_EPOCH + Duration::from_secs(seconds))),
+        expired: expires_at.is_none_or(|expires| expires < crate::time::now_seconds(now)),
     }
-    if let Some(since) = spec["acquireTime"].as_str() {
-        text.push_str(&format!(", since {since}"));
-    }
-    text
-}
-
-/// Whether a Lease has expired at `now`: its last renewal is more than its duration ago.
-pub fn expired(lease: &Value, now: SystemTime) -> bool {
-    let renewed = lease["spec"]["renewTime"].as_str().or(lease["spec"]["acquireTime"].as_str());
-    let duration = lease["spec"]["leaseDurationSeconds"].as_i64().unwrap_or(0);
-    match renewed.and_then(crate::time::parse_rfc3339) {
-        Some(renewed) => renewed + duration < crate::time::now_seconds(now),
-        None => true,
-    }
-}
-
-/// When a Lease expires, for messages.
-pub fn expiry(lease: &Value) -> Option<String> {
-    let renewed = lease["spec"]["renewTime"].as_str().or(lease["spec"]["acquireTime"].as_str())?;
-    let seconds = crate::time::parse_rfc3339(renewed)? + lease["spec"]["leaseDurationSeconds"].as_i64()?;
-    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).ok()?);
-    Some(crate::time::rfc3339(at))
 }
 
 impl Claim {
@@ -120,7 +113,10 @@ impl Claim {
     /// An expired claim is taken over.
     pub async fn take(cluster: &Cluster, namespace: &str, rollout: &str, command: &str) -> Result<Claim, Error> {
         let key = lease_key(namespace, rollout);
-        let now = SystemTime::now();
+        // The claim's times are the API server's (`Cluster::server_now`), as are those it is
+        // compared with: a host whose clock is off neither takes over a live claim nor keeps
+        // one alive past its time.
+        let now = cluster.server_now();
         let lease = json!({
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -144,7 +140,7 @@ impl Claim {
         let held = loop {
             attempts -= 1;
             if let Ok(Some(stored)) = send(cluster, &create).await? {
-                return Ok(Claim { key, lease: stored, renewed: Instant::now() });
+                return Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now() });
             }
             match cluster.get(&resource, namespace, &key.name).await? {
                 Some(held) => break held,
@@ -157,17 +153,18 @@ impl Claim {
             }
         };
         // Someone holds it: refuse, unless their claim has expired.
-        if !expired(&held, now) {
+        let claim = view(&held, cluster.server_now());
+        if !claim.expired {
             return Err(Error::Refused(format!(
                 "nothing was written: Rollout {namespace}/{rollout} is claimed by {} (Lease {}, expires {} unless renewed); wait for it, or, if its holder is gone, `kubectl rollout-lua release-claim {rollout}`",
-                describe_holder(&held),
+                claim.holder_text(),
                 key.name,
-                expiry(&held).unwrap_or_else(|| "soon".into())
+                claim.expires.as_deref().unwrap_or("soon")
             )));
         }
         let replace = Change::Replace { key: key.clone(), before: held, after: lease };
         match send(cluster, &replace).await? {
-            Ok(Some(stored)) => Ok(Claim { key, lease: stored, renewed: Instant::now() }),
+            Ok(Some(stored)) => Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now() }),
             _ => Err(Error::Refused(format!(
                 "nothing was written: someone else took the expired claim on Rollout {namespace}/{rollout} first; run again"
             ))),
@@ -181,7 +178,7 @@ impl Claim {
             return Ok(());
         }
         let mut renewed = self.lease.clone();
-        renewed["spec"]["renewTime"] = Value::String(micro_time(SystemTime::now()));
+        renewed["spec"]["renewTime"] = Value::String(micro_time(cluster.server_now()));
         let replace = Change::Replace { key: self.key.clone(), before: self.lease.clone(), after: renewed };
         match send(cluster, &replace).await? {
             Ok(stored) => {
@@ -196,9 +193,14 @@ impl Claim {
         }
     }
 
+    /// The namespace and name of the Rollout claimed.
+    pub fn rollout(&self) -> (&str, &str) {
+        (&self.key.namespace, &self.rollout)
+    }
+
     /// Gives the claim up: a delete conditional on the Lease being exactly as this run left it.
-    pub async fn release(self, cluster: &Cluster) -> Result<(), Error> {
-        let delete = Change::Delete { key: self.key.clone(), before: self.lease };
+    pub async fn release(&self, cluster: &Cluster) -> Result<(), Error> {
+        let delete = Change::Delete { key: self.key.clone(), before: self.lease.clone() };
         match send(cluster, &delete).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(())) => Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key))),
@@ -215,7 +217,7 @@ pub async fn release_any(cluster: &Cluster, namespace: &str, rollout: &str) -> R
     let Some(held) = cluster.get(&lease_resource(), namespace, &key.name).await? else {
         return Ok(None);
     };
-    let holder = describe_holder(&held);
+    let holder = view(&held, cluster.server_now()).holder_text();
     match send(cluster, &Change::Delete { key, before: held }).await? {
         Ok(_) => Ok(Some(holder)),
         Err(()) => Err(Error::Conflict(format!(
@@ -234,22 +236,36 @@ mod tests {
                         "renewTime": renewed, "leaseDurationSeconds": seconds}})
     }
 
+    fn at(text: &str) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(crate::time::parse_rfc3339(text).unwrap() as u64)
+    }
+
     #[test]
     fn a_claim_expires_its_duration_after_its_last_renewal() {
-        let at =
-            |text: &str| SystemTime::UNIX_EPOCH + Duration::from_secs(crate::time::parse_rfc3339(text).unwrap() as u64);
         let held = lease("2026-01-01T00:10:00.000000Z", 120);
-        assert!(!expired(&held, at("2026-01-01T00:11:59Z")));
-        assert!(expired(&held, at("2026-01-01T00:12:01Z")));
-        assert_eq!(expiry(&held).as_deref(), Some("2026-01-01T00:12:00Z"));
-        assert!(expired(&json!({"spec": {}}), at("2026-01-01T00:00:00Z")));
+        assert!(!view(&held, at("2026-01-01T00:11:59Z")).expired);
+        assert!(view(&held, at("2026-01-01T00:12:01Z")).expired);
+        assert_eq!(view(&held, at("2026-01-01T00:12:01Z")).expires.as_deref(), Some("2026-01-01T00:12:00Z"));
+        assert!(view(&json!({"spec": {}}), at("2026-01-01T00:00:00Z")).expired);
     }
 
     #[test]
     fn the_holder_is_named_with_the_command_and_since_when() {
+        let claim = view(&lease("2026-01-01T00:10:00Z", 120), at("2026-01-01T00:11:00Z"));
         assert_eq!(
-            describe_holder(&lease("2026-01-01T00:10:00Z", 120)),
-            "alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z"
+            claim,
+            ClaimView {
+                holder: "alice@laptop (pid 42)".into(),
+                command: Some("approve demo".into()),
+                since: Some("2026-01-01T00:00:00.000000Z".into()),
+                renewed: Some("2026-01-01T00:10:00Z".into()),
+                expires: Some("2026-01-01T00:12:00Z".into()),
+                expired: false,
+            }
+        );
+        assert_eq!(
+            claim.text(),
+            "alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until 2026-01-01T00:12:00Z unless renewed)"
         );
         assert!(holder_identity().contains(&format!("(pid {})", std::process::id())));
         assert_eq!(micro_time(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");

@@ -1,8 +1,9 @@
-//! SIGINT and SIGTERM, listened for while a command writes: the first one stops the run before
-//! its next write (the step in flight is finished or rolled back), a second one stops it at
-//! once.
+//! SIGINT, SIGTERM and SIGHUP, listened for while a command writes: the first one stops the run
+//! before its next write (the step in flight is finished or rolled back), a second one stops it
+//! at once. SIGHUP (a terminal or SSH session gone) is treated as SIGTERM.
 
 use crate::error::{Error, Signal};
+use std::io::Write;
 use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
@@ -14,19 +15,28 @@ pub struct Interrupt {
 }
 
 impl Interrupt {
-    /// Listens from now on (must be called inside the runtime): SIGINT and SIGTERM no longer
-    /// end the process; the command notices them where it can stop cleanly.
-    pub fn listen() -> Result<Interrupt, Error> {
+    /// Listens from now on (must be called inside the runtime): SIGINT, SIGTERM and SIGHUP no
+    /// longer end the process; the command notices them where it can stop cleanly. `announce`,
+    /// when given, is said on stderr as the first signal arrives (what happens now), so that the
+    /// user knows the signal was taken in while a request is still out.
+    pub fn listen(announce: Option<&'static str>) -> Result<Interrupt, Error> {
         let install = |kind| signal(kind).map_err(|e| Error::Input(format!("listening for signals: {e}")));
-        let (mut sigint, mut sigterm) = (install(SignalKind::interrupt())?, install(SignalKind::terminate())?);
+        let mut sigint = install(SignalKind::interrupt())?;
+        let mut sigterm = install(SignalKind::terminate())?;
+        let mut sighup = install(SignalKind::hangup())?;
         let (sender, received) = watch::channel(Vec::new());
         tokio::spawn(async move {
             loop {
                 let signal = tokio::select! {
                     _ = sigint.recv() => Signal::Interrupt,
                     _ = sigterm.recv() => Signal::Terminate,
+                    _ = sighup.recv() => Signal::Hangup,
                 };
                 sender.send_modify(|signals| signals.push(signal));
+                if let (Some(announce), 1) = (announce, sender.borrow().len()) {
+                    // After a SIGHUP stderr may be gone: nothing to do about a failed write.
+                    let _ = writeln!(std::io::stderr(), "{signal} received: {announce} ({signal} again stops at once)");
+                }
             }
         });
         Ok(Interrupt { received })
@@ -50,6 +60,15 @@ impl Interrupt {
                 // The listener is gone (the runtime is shutting down): no signal will come.
                 std::future::pending::<()>().await;
             }
+        }
+    }
+
+    /// `future`'s output, or the second signal if it comes first: a writing command's work, or
+    /// a request of its rollback or release, is dropped where it stands.
+    pub async fn unless_second<T>(&self, future: impl std::future::Future<Output = T>) -> Result<T, Signal> {
+        tokio::select! {
+            output = future => Ok(output),
+            signal = self.wait_for(2) => Err(signal),
         }
     }
 
@@ -77,7 +96,7 @@ impl Interrupt {
             }
             if let Some(signal) = self.received().await {
                 settings.restore();
-                eprintln!();
+                let _ = writeln!(std::io::stderr());
                 return Err(Error::Interrupted { signal, report: "stopped at the question".into() });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -154,15 +154,7 @@ impl Test {
         }
         let mut child = command.spawn().expect("run the binary");
         let screen = Arc::new(Mutex::new(String::new()));
-        let reader = {
-            let (mut stdout, screen) = (child.stdout.take().unwrap(), screen.clone());
-            std::thread::spawn(move || {
-                let mut buffer = [0; 4096];
-                while let Ok(n @ 1..) = stdout.read(&mut buffer) {
-                    screen.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-                }
-            })
-        };
+        let reader = read_into(child.stdout.take().unwrap(), screen.clone());
         let stdin = child.stdin.take();
         TerminalSession { child, stdin, screen, reader, kubeconfig: self.path("kubeconfig") }
     }
@@ -220,11 +212,7 @@ impl TerminalSession {
     /// Waits until the screen shows `text` (30 s at most).
     #[track_caller]
     pub fn wait_for(&self, text: &str) {
-        let seen = (0..600).any(|_| {
-            std::thread::sleep(Duration::from_millis(50));
-            self.screen.lock().unwrap().contains(text)
-        });
-        assert!(seen, "never showed {text:?}: {:?}", self.screen.lock().unwrap());
+        wait_for(&self.screen, text, "the screen");
     }
 
     pub fn type_keys(&mut self, keys: &[u8]) {
@@ -266,6 +254,83 @@ impl TerminalSession {
 pub fn skip(why: &str) {
     let test = std::thread::current().name().unwrap_or("a test").to_string();
     let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+}
+
+impl Test {
+    /// Starts the binary with `args` in the background (stdin empty), its stdout and stderr
+    /// read as they come: for signals and faults timed against what it has done.
+    pub fn spawn(&self, args: &[&str]) -> Running {
+        let mut child = self.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        let (stdout, stderr) = (Arc::new(Mutex::new(String::new())), Arc::new(Mutex::new(String::new())));
+        let readers = vec![
+            read_into(child.stdout.take().unwrap(), stdout.clone()),
+            read_into(child.stderr.take().unwrap(), stderr.clone()),
+        ];
+        Running { child, stdout, stderr, readers }
+    }
+}
+
+/// The binary running in the background ([`Test::spawn`]).
+pub struct Running {
+    child: std::process::Child,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+fn read_into(mut from: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buffer = [0; 4096];
+        while let Ok(n @ 1..) = from.read(&mut buffer) {
+            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+    })
+}
+
+impl Running {
+    /// Sends signal `name` (INT, TERM, HUP).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill").args([&format!("-{name}"), &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success(), "kill -{name}");
+    }
+
+    /// Sends the first signal `name` and waits until the run has taken it in (a writing command
+    /// says so on stderr), so that a later signal, or a held request released, cannot overtake it.
+    pub fn first_signal(&self, name: &str) {
+        self.signal(name);
+        self.wait_for_stderr(&format!("SIG{name} received: "));
+    }
+
+    /// Waits (at most 30 s) until stderr shows `text`.
+    #[track_caller]
+    pub fn wait_for_stderr(&self, text: &str) {
+        wait_for(&self.stderr, text, "stderr");
+    }
+
+    /// Waits (at most 30 s) until stdout shows `text`.
+    #[track_caller]
+    pub fn wait_for_stdout(&self, text: &str) {
+        wait_for(&self.stdout, text, "stdout");
+    }
+
+    /// Waits for the end, and returns how it ended and all it printed.
+    pub fn finish(mut self) -> Output {
+        let status = self.child.wait().unwrap();
+        for reader in self.readers.drain(..) {
+            reader.join().unwrap();
+        }
+        let text = |s: &Arc<Mutex<String>>| s.lock().unwrap().clone();
+        Output { status: status.code().unwrap_or(-1), stdout: text(&self.stdout), stderr: text(&self.stderr) }
+    }
+}
+
+#[track_caller]
+fn wait_for(shown: &Mutex<String>, text: &str, name: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !shown.lock().unwrap().contains(text) {
+        assert!(std::time::Instant::now() < deadline, "{name} never showed {text:?}: {}", shown.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Whether util-linux `script` is there to run a command on a pseudo-terminal.
@@ -327,7 +392,7 @@ impl Output {
 /// The fake API server, with the kubeconfig of a test pointing at it.
 pub mod cluster {
     use super::Test;
-    pub use fake_apiserver::{ApiResourceDef, FakeApiServer, FakeHandle, Rule};
+    pub use fake_apiserver::{FakeApiServer, FakeHandle, Rule};
     use serde_json::{Value, json};
 
     pub const NAMESPACE: &str = "shop";
@@ -406,7 +471,7 @@ pub mod cluster {
         FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
-            .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+            .resource(fake_apiserver::deployments())
             .object(rollout)
             .object(virtual_service())
             .object(destination_rule())

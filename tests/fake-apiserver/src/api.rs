@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -60,6 +61,12 @@ pub(crate) struct Config {
     pub on_request: Option<RequestObserver>,
     /// `host:port`, for `/api`'s serverAddressByClientCIDRs.
     pub address: String,
+    /// With [`crate::Builder::expiring_tokens`]: how long a `fake-token-<unix seconds>` bearer
+    /// token is accepted after the time it names.
+    pub token_validity: Option<Duration>,
+    /// How far the server's clock (its replies' `Date`) is ahead of the host's (behind: negative).
+    pub clock_offset: Duration,
+    pub clock_behind: bool,
 }
 
 /// Everything requests and the test change.
@@ -327,7 +334,21 @@ enum PatchKind {
 }
 
 impl Context<'_> {
+    /// With expiring tokens, a request must carry `Bearer fake-token-<unix seconds>` issued no
+    /// longer than the validity ago (a 401 otherwise, as for an expired EKS token).
+    fn authenticate(&self) -> Result<(), ApiError> {
+        let Some(validity) = self.config.token_validity else { return Ok(()) };
+        let issued = self.req.authorization.as_deref().and_then(|header| header.strip_prefix("Bearer fake-token-"));
+        let issued =
+            issued.and_then(|seconds| seconds.parse::<u64>().ok()).map(|s| UNIX_EPOCH + Duration::from_secs(s));
+        match issued {
+            Some(issued) if SystemTime::now() <= issued + validity => Ok(()),
+            _ => Err(ApiError::unauthorized()),
+        }
+    }
+
     fn serve(&mut self, route: Route) -> Result<Reply, ApiError> {
+        self.authenticate()?;
         self.authorize_impersonation()?;
         let discovery = Discovery { resources: &self.config.resources, preferred: &self.config.preferred };
         let document = match route {

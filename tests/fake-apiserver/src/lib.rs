@@ -50,10 +50,14 @@
 //! ADDED event per object first) until their `timeoutSeconds`, with label and field selectors.
 //!
 //! Besides Kruise and Istio ([`kruise_and_istio`]), it serves Leases, Ingresses and HTTPRoutes
-//! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults.
+//! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults, and
+//! Services and Deployments ([`services`], [`deployments`]); [`plugin_kinds`] is all of them, as
+//! the binary serves them.
 //!
-//! Authentication is not checked (kubectl sends no bearer token over plain HTTP); the
-//! `Authorization` header is logged. The user is `fake-user`, or the `Impersonate-User`
+//! Authentication is not checked (kubectl sends no bearer token over plain HTTP) unless
+//! [`Builder::expiring_tokens`] asks for tokens that expire; the `Authorization` header is
+//! logged. [`Builder::clock_offset`] sets the server's clock (its replies' `Date`) apart from
+//! the host's. The user is `fake-user`, or the `Impersonate-User`
 //! header when sent.
 
 mod api;
@@ -83,8 +87,8 @@ pub use faults::{Pause, ReplyFault, Requests, Stage};
 pub use log::{LoggedRequest, count_round_trips};
 pub use rbac::{DEFAULT_USER, Rule};
 pub use resource::{
-    ApiResourceDef, Defaults, configmaps, destinationrules, gateway_ingress_and_leases, httproutes, ingresses,
-    kruise_and_istio, leases, rollouts, trafficroutings, virtualservices,
+    ApiResourceDef, Defaults, configmaps, deployments, destinationrules, gateway_ingress_and_leases, httproutes,
+    ingresses, kruise_and_istio, leases, plugin_kinds, rollouts, services, trafficroutings, virtualservices,
 };
 pub use store::Store;
 
@@ -113,6 +117,8 @@ pub struct Builder {
     latency: (Duration, Duration, u64),
     port: u16,
     on_request: Option<RequestObserver>,
+    clock_offset: (Duration, bool),
+    token_validity: Option<Duration>,
 }
 
 impl Builder {
@@ -205,6 +211,22 @@ impl Builder {
         self
     }
 
+    /// Checks bearer tokens as a cluster whose tokens expire does: a request is answered only with
+    /// `Authorization: Bearer fake-token-<unix seconds>` issued at most `validity` ago (an exec
+    /// credential plugin hands such tokens out), and 401 Unauthorized otherwise. Without it no
+    /// token is checked.
+    pub fn expiring_tokens(mut self, validity: Duration) -> Self {
+        self.token_validity = Some(validity);
+        self
+    }
+
+    /// Sets the server's clock `seconds` ahead of the host's (negative: behind): the `Date`
+    /// header of every reply says so, as a server whose clock differs from the client's would.
+    pub fn clock_offset(mut self, seconds: i64) -> Self {
+        self.clock_offset = (Duration::from_secs(seconds.unsigned_abs()), seconds < 0);
+        self
+    }
+
     /// Listens on this port instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -253,6 +275,9 @@ impl Builder {
                 mutations: self.mutations,
                 on_request: self.on_request,
                 address: address.to_string(),
+                token_validity: self.token_validity,
+                clock_offset: self.clock_offset.0,
+                clock_behind: self.clock_offset.1,
             },
             latency: Latency { min: self.latency.0, max: self.latency.1, state: Mutex::new(self.latency.2) },
             state: Mutex::new(State { store, faults: Faults::default(), log: Vec::new(), watch_drops: 0 }),

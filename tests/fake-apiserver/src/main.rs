@@ -8,15 +8,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fake_apiserver::{ApiResourceDef, FakeApiServer, LoggedRequest, parse_objects};
+use fake_apiserver::{FakeApiServer, LoggedRequest, parse_objects, plugin_kinds};
 
 const USAGE: &str = "\
 usage: fake-apiserver [--port N] [--latency-ms N] [--kubeconfig OUT] [--namespace NS] FIXTURE...
 
-Serves Kruise Rollout, Istio, ConfigMap, Service, Deployment, Ingress, HTTPRoute and Lease
-resources on http://127.0.0.1 with the objects
-from FIXTURE files (multi-document YAML or JSON) or directories of *.yaml/*.yml/*.json
-files. Prints the URL, then logs each request to stderr until interrupted.
+Serves Kruise Rollout, Istio, ConfigMap, Service, Deployment, Lease, Ingress and HTTPRoute
+resources (what plan, approve, restore, status and record read and write) on
+http://127.0.0.1 with the objects from FIXTURE files (multi-document YAML or JSON) or
+directories of *.yaml/*.yml/*.json files. Prints the URL, then logs each request to stderr
+until interrupted.
 
   --port N          listen on port N (default: any free port)
   --latency-ms N    delay every response by N milliseconds
@@ -47,10 +48,7 @@ fn run() -> Result<(), String> {
         return Ok(());
     };
     let mut builder = FakeApiServer::builder()
-        .kruise_and_istio()
-        .resources(fake_apiserver::gateway_ingress_and_leases())
-        .resource(ApiResourceDef::new("", "v1", "Service", "services"))
-        .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
+        .resources(plugin_kinds())
         .port(options.port)
         .latency(options.latency)
         .on_request(print_request);

@@ -215,10 +215,34 @@ pub fn httproutes(version: &str) -> ApiResourceDef {
     def
 }
 
+/// `apps/v1` Deployment (built in; status subresource, generation tracked), short name
+/// `deploy`: the workload a Rollout's partition steps are measured against.
+pub fn deployments() -> ApiResourceDef {
+    ApiResourceDef::new("apps", "v1", "Deployment", "deployments")
+        .with_status()
+        .with_short_names(&["deploy"])
+        .built_in(true, true)
+}
+
 /// HTTPRoutes at `v1` and `v1beta1`, Ingresses and Leases: what the other routing kinds and
 /// the claim on a Rollout need, to serve next to [`kruise_and_istio`].
 pub fn gateway_ingress_and_leases() -> Vec<ApiResourceDef> {
     vec![httproutes("v1"), httproutes("v1beta1"), ingresses(), leases()]
+}
+
+/// Core `v1` Service, short name `svc`: the canary Service a step routes to.
+pub fn services() -> ApiResourceDef {
+    ApiResourceDef::new("", "v1", "Service", "services").with_short_names(&["svc"])
+}
+
+/// Every kind the plugin reads or writes: [`kruise_and_istio`], [`gateway_ingress_and_leases`],
+/// [`services`] and [`deployments`]. What the `fake-apiserver` binary serves.
+pub fn plugin_kinds() -> Vec<ApiResourceDef> {
+    let mut kinds = kruise_and_istio();
+    kinds.extend(gateway_ingress_and_leases());
+    kinds.push(services());
+    kinds.push(deployments());
+    kinds
 }
 
 /// Rollouts (v1alpha1 and v1beta1), TrafficRoutings, VirtualServices and DestinationRules

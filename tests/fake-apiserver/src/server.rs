@@ -121,7 +121,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
     match delivery {
         Delivery::Reply(mut reply) => match reply.watch.take() {
             Some(watch) => Ok(watch_response(shared, reply, *watch)),
-            None => Ok(json_response(reply).map(|body| body.map_err(|never| match never {}).boxed())),
+            None => Ok(json_response(reply, &shared.config).map(|body| body.map_err(|never| match never {}).boxed())),
         },
         Delivery::Lost => Err(DropConnection),
         Delivery::NeverSent => std::future::pending().await,
@@ -247,12 +247,17 @@ impl Latency {
     }
 }
 
-fn json_response(reply: Reply) -> Response<Full<Bytes>> {
+fn json_response(reply: Reply, config: &Config) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(reply.body)));
     *response.status_mut() =
         http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let now = std::time::SystemTime::now();
+    let clock = if config.clock_behind { now - config.clock_offset } else { now + config.clock_offset };
+    if let Ok(date) = HeaderValue::from_str(&httpdate::fmt_http_date(clock)) {
+        headers.insert(header::DATE, date);
+    }
     if let Some(seconds) = reply.retry_after {
         headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }

@@ -148,6 +148,11 @@ impl ApiError {
     /// The response an injected failure sends for `code`, telling the client to retry after
     /// `retry_after` seconds when given (header and `details.retryAfterSeconds`, as
     /// kube-apiserver's max-in-flight filter and priority-and-fairness do).
+    /// A request without a valid bearer token.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized".into(), None)
+    }
+
     pub fn injected(code: u16, retry_after: Option<u64>) -> Self {
         let (reason, message) = match code {
             409 => ("Conflict", "injected conflict"),

@@ -750,12 +750,21 @@ fn the_binary_serves_fixtures_and_writes_a_kubeconfig() {
     let url = url.trim().to_string();
     let config = std::fs::read_to_string(&kubeconfig).unwrap();
     let served = get_over_tcp(&url, "/apis/rollouts.kruise.io/v1beta1/namespaces/demo/rollouts/demo");
+    // Every kind the plugin uses: the claim's Leases, the workloads, the other routing kinds.
+    let kinds: Vec<String> =
+        ["coordination.k8s.io/v1", "apps/v1", "networking.k8s.io/v1", "gateway.networking.k8s.io/v1"]
+            .iter()
+            .map(|group_version| get_over_tcp(&url, &format!("/apis/{group_version}")))
+            .collect();
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     assert!(config.contains(&format!("server: {url}")) && config.contains("demo"), "{config}");
     assert!(served.starts_with("HTTP/1.1 200") && served.contains("\"name\":\"demo\""), "{served}");
+    for (served, kind) in kinds.iter().zip(["\"Lease\"", "\"Deployment\"", "\"Ingress\"", "\"HTTPRoute\""]) {
+        assert!(served.starts_with("HTTP/1.1 200") && served.contains(kind), "{kind}: {served}");
+    }
 }
 
 /// A GET over a plain TCP connection (the server under test is another process here).
