@@ -107,20 +107,16 @@ impl Interrupt {
 /// The settings of the terminal on stdin before a question: the prompt reads each key with the
 /// terminal in raw mode (no echo, no line editing), and a signal that ends the question during
 /// a read would leave it so for the shell.
-struct TerminalSettings(Option<libc::termios>);
+struct TerminalSettings(Option<rustix::termios::Termios>);
 
 impl TerminalSettings {
     fn save() -> TerminalSettings {
-        let mut settings = std::mem::MaybeUninit::<libc::termios>::uninit();
-        // SAFETY: tcgetattr fills the struct when it returns 0; it is read only then.
-        let saved = unsafe { libc::tcgetattr(libc::STDIN_FILENO, settings.as_mut_ptr()) == 0 };
-        TerminalSettings(saved.then(|| unsafe { settings.assume_init() }))
+        TerminalSettings(rustix::termios::tcgetattr(std::io::stdin()).ok())
     }
 
     fn restore(&self) {
         if let Some(settings) = &self.0 {
-            // SAFETY: a valid termios, as tcgetattr gave it, for the same descriptor.
-            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, settings) };
+            let _ = rustix::termios::tcsetattr(std::io::stdin(), rustix::termios::OptionalActions::Now, settings);
         }
     }
 }
