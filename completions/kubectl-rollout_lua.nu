@@ -4,14 +4,6 @@ module completions {
   export extern kubectl-rollout_lua [
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help (see more with '--help')
     --version(-V)             # Print version
   ]
@@ -41,12 +33,12 @@ module completions {
     --all-steps               # Plan every step in order
     --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them
     --output(-o): string@"nu-complete kubectl-rollout_lua plan output" # Print the planned objects and a summary instead of diffs
+    --summary                 # A line per step and object (what is written, and the traffic split) instead of diffs
+    --show-stored-original    # Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`
     --detailed-exitcode       # Exit 0 when nothing would change, 2 when something would, 1 on error
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -55,6 +47,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -74,11 +68,10 @@ module completions {
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
     --timeout: string         # With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
+    --show-stored-original    # Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -87,6 +80,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -106,8 +101,6 @@ module completions {
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -116,6 +109,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -127,15 +122,14 @@ module completions {
   # Show Rollouts' progress and where each gateway object stands; -w follows it
   export extern "kubectl-rollout_lua status" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
-    --watch(-w)               # Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line per change otherwise)
+    --all-namespaces(-A)      # Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
+    --watch(-w)               # Follow the Rollouts (a watch) until they complete or fail: a live view on a terminal (stderr), a line per change otherwise
     --timeout: string         # With --watch: give up after this long (e.g. 10m; 0 for never)
     --until-paused            # With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
     --output(-o): string@"nu-complete kubectl-rollout_lua status output" # Print the status as YAML or JSON
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -144,6 +138,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
@@ -152,28 +148,30 @@ module completions {
   export extern "kubectl-rollout_lua release-claim" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
   ]
 
+  def "nu-complete kubectl-rollout_lua record output" [] {
+    [ "yaml" ]
+  }
+
   # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
   export extern "kubectl-rollout_lua record" [
-    --output(-o): path        # Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays it
+    --output(-o): string@"nu-complete kubectl-rollout_lua record output" # The test cases' format: YAML, the controller's testdata format (the only one)
+    --output-file: path       # Write the test cases to FILE instead of stdout, as YAML documents
+    --dir: directory          # Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays them
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
@@ -182,6 +180,8 @@ module completions {
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
     --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
   ]
@@ -193,16 +193,10 @@ module completions {
   # Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
   export extern "kubectl-rollout_lua test" [
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively; default: the built-in scripts
   ]
@@ -211,33 +205,24 @@ module completions {
   export extern "kubectl-rollout_lua eval" [
     --obj: path               # The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
-    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     script: path              # The Lua script
   ]
 
+  def "nu-complete kubectl-rollout_lua lua-obj output" [] {
+    [ "lua" "json" "yaml" ]
+  }
+
   # Write the obj of every step of a test case as a Lua file, for debugging a script
   export extern "kubectl-rollout_lua lua-obj" [
-    --output(-o): path        # Write to FILE instead of stdout
+    --output(-o): string@"nu-complete kubectl-rollout_lua lua-obj output" # lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of {case, step, obj}, one entry of which `eval --obj` reads
+    --output-file: path       # Write to FILE instead of stdout
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     case: path                # A test case (rollout or trafficRouting, original, expected)
   ]
@@ -250,14 +235,6 @@ module completions {
   export extern "kubectl-rollout_lua completions" [
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
-    --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    --context: string         # The kubeconfig context to use
-    --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --help(-h)                # Print help
     shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell
   ]

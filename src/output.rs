@@ -3,8 +3,9 @@
 //! --no-color).
 
 use crate::change::Change;
+use crate::data::ORIGINAL_SPEC_ANNOTATION;
 use crate::gojson::{self, GoNumbers};
-use crate::plan::RoutingPlan;
+use crate::plan::{RoutingPlan, StagePlan};
 use crate::providers::{Action, ObjectPlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
@@ -12,6 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
+use std::borrow::Cow;
 use std::fmt::Write;
 
 pub const BOLD: Style = Style::new().bold();
@@ -26,10 +28,21 @@ pub fn paint(style: Style, text: &str) -> String {
     format!("{style}{text}{style:#}")
 }
 
+/// How the stored original (the original-spec annotation: the object's routing as escaped JSON,
+/// one long line) shows in diffs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StoredOriginal {
+    /// `stored (sha256 1a2b3c4d5e6f, 212 bytes)`: a change to it is still a changed line.
+    #[default]
+    Summary,
+    /// Its text, as the controller writes it (`--show-stored-original`).
+    Full,
+}
+
 /// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
 /// annotations and spec (borrowed from the object, keys in sorted order as kubectl prints them);
 /// nothing for an object that does not exist (null).
-pub fn routing_view(object: &Value) -> String {
+pub fn routing_view(object: &Value, stored: StoredOriginal) -> String {
     if object.is_null() {
         return String::new();
     }
@@ -55,15 +68,26 @@ pub fn routing_view(object: &Value) -> String {
         namespace: Option<GoNumbers<'a>>,
     }
     let field = |name: &str| object.get(name).map(GoNumbers);
-    let metadata = |name: &str| object["metadata"].get(name).filter(|v| !v.is_null()).map(GoNumbers);
+    let metadata = |name: &str| object["metadata"].get(name).filter(|v| !v.is_null());
+    let annotations =
+        metadata("annotations").map(|annotations| match (stored, &annotations[ORIGINAL_SPEC_ANNOTATION]) {
+            (StoredOriginal::Summary, Value::String(text)) => {
+                let mut shown = annotations.clone();
+                let summary =
+                    format!("stored (sha256 {}, {} bytes)", &crate::scripts::sha256_hex(text)[..12], text.len());
+                shown[ORIGINAL_SPEC_ANNOTATION] = Value::String(summary);
+                Cow::Owned(shown)
+            }
+            _ => Cow::Borrowed(annotations),
+        });
     yaml::typed_to_string(&View {
         api_version: field("apiVersion"),
         kind: field("kind"),
         metadata: Metadata {
-            annotations: metadata("annotations"),
-            labels: metadata("labels"),
-            name: metadata("name"),
-            namespace: metadata("namespace"),
+            annotations: annotations.as_deref().map(GoNumbers),
+            labels: metadata("labels").map(GoNumbers),
+            name: metadata("name").map(GoNumbers),
+            namespace: metadata("namespace").map(GoNumbers),
         },
         spec: field("spec"),
     })
@@ -89,15 +113,29 @@ pub fn unified(sides: &Sides) -> Result<String, String> {
     Ok(unified_diff(&sides.old, &sides.new, sides.old_header, sides.new_header))
 }
 
+/// How diffs are shown: who makes them, and how the stored original shows.
+#[derive(Clone, Copy)]
+pub struct DiffStyle<'a> {
+    pub differ: &'a Differ,
+    pub stored: StoredOriginal,
+}
+
 /// The diff of an object's routing (labels, annotations, spec) from `old` to `new`.
 pub fn object_diff(
     old: &Value,
     new: &Value,
     old_header: &str,
     new_header: &str,
-    diff: &Differ,
+    style: DiffStyle,
 ) -> Result<String, String> {
-    diff(&Sides { old: routing_view(old), new: routing_view(new), old_header, new_header, file_name: file_name(new) })
+    let sides = Sides {
+        old: routing_view(old, style.stored),
+        new: routing_view(new, style.stored),
+        old_header,
+        new_header,
+        file_name: file_name(new),
+    };
+    (style.differ)(&sides)
 }
 
 /// kubectl diff's name for an object's file.
@@ -133,8 +171,41 @@ pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) ->
 
 /// The text form of plans: per owner and stage, a header per object and a diff from its
 /// current content to the planned one, then a closing count.
-pub fn plan_text(plans: &[RoutingPlan], diff: &Differ) -> Result<String, String> {
-    Ok(plans_text(plans, diff)? + &plan_summary(plans))
+pub fn plan_text(plans: &[RoutingPlan], style: DiffStyle) -> Result<String, String> {
+    Ok(plans_text(plans, style)? + &plan_summary(plans))
+}
+
+/// The compact form of plans (`--summary`): per owner, a line per stage and object (what is
+/// written, and what the stage routes) with the object's warnings; then the closing count.
+pub fn plan_lines(plans: &[RoutingPlan]) -> String {
+    let mut out = String::new();
+    for plan in plans {
+        let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
+        for note in &plan.notes {
+            let _ = writeln!(out, "  {note}");
+        }
+        for warning in &plan.warnings {
+            let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
+        }
+        let rows: Vec<(&StagePlan, &ObjectPlan, String)> = plan
+            .stages
+            .iter()
+            .flat_map(|stage| stage.objects.iter().map(move |object| (stage, object, object.describe())))
+            .collect();
+        let action = |object: &ObjectPlan| if object.changed() { object.action_name() } else { "as planned" };
+        let labels = rows.iter().map(|(stage, ..)| stage.label.len()).max().unwrap_or(0);
+        let objects = rows.iter().map(|(.., what)| what.len()).max().unwrap_or(0);
+        let actions = rows.iter().map(|(_, object, _)| action(object).len()).max().unwrap_or(0);
+        for (stage, object, what) in &rows {
+            let (label, action, routing) = (&stage.label, action(object), &stage.routing);
+            let _ = writeln!(out, "  {label:<labels$}  {what:<objects$}  {action:<actions$}  {routing}");
+            for warning in &object.warnings {
+                let _ = writeln!(out, "{}", paint(YELLOW, &format!("    warning: {warning}")));
+            }
+        }
+        out.push('\n');
+    }
+    out + &plan_summary(plans)
 }
 
 /// The closing count of `plan_text`.
@@ -148,12 +219,12 @@ pub fn plan_summary(plans: &[RoutingPlan]) -> String {
 }
 
 /// Plans without the closing count (for previews).
-pub fn plans_text(plans: &[RoutingPlan], diff: &Differ) -> Result<String, String> {
-    plans.par_iter().map(|plan| plan_block(plan, diff)).collect()
+pub fn plans_text(plans: &[RoutingPlan], style: DiffStyle) -> Result<String, String> {
+    plans.par_iter().map(|plan| plan_block(plan, style)).collect()
 }
 
 /// One plan's part of `plans_text`.
-pub fn plan_block(plan: &RoutingPlan, diff: &Differ) -> Result<String, String> {
+pub fn plan_block(plan: &RoutingPlan, style: DiffStyle) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(out, "{}", paint(BOLD, &plan.owner));
     for note in &plan.notes {
@@ -165,14 +236,14 @@ pub fn plan_block(plan: &RoutingPlan, diff: &Differ) -> Result<String, String> {
     for stage in &plan.stages {
         let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
         for object in &stage.objects {
-            out.push_str(&object_text(object, &stage.label, diff)?);
+            out.push_str(&object_text(object, &stage.label, style)?);
         }
     }
     out.push('\n');
     Ok(out)
 }
 
-fn object_text(object: &ObjectPlan, stage: &str, diff: &Differ) -> Result<String, String> {
+fn object_text(object: &ObjectPlan, stage: &str, style: DiffStyle) -> Result<String, String> {
     let what = object.describe();
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
@@ -195,7 +266,7 @@ fn object_text(object: &ObjectPlan, stage: &str, diff: &Differ) -> Result<String
                 .as_ref()
                 .map_or_else(|| format!("{what} (current)"), |stage| format!("{what} (after {stage})")),
             &format!("{what} ({stage})"),
-            diff,
+            style,
         )?);
     } else {
         let _ = writeln!(out, "  {} already as planned; {how}", paint(BOLD, &format!("{what}:")));
@@ -269,12 +340,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             })
                         })
                         .collect();
-                    let step = match stage.stage {
-                        Some(crate::model::Stage::Step(i)) => Value::from(i),
-                        Some(crate::model::Stage::BlueGreenFinal) => Value::from("final"),
-                        None => Value::Null,
-                    };
-                    serde_json::json!({"step": step, "label": stage.label, "description": stage.description, "objects": objects})
+                    serde_json::json!({"step": stage.stage, "label": stage.label, "description": stage.description, "routing": stage.routing, "objects": objects})
                 })
                 .collect();
             serde_json::json!({"owner": plan.owner, "notes": plan.notes, "warnings": plan.warnings, "stages": stages})
@@ -303,27 +369,44 @@ mod tests {
     fn a_differ_gets_both_views_the_headers_and_kubectl_diffs_file_name() {
         let old = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "vs", "namespace": "shop"}, "spec": {"a": 1}});
         let new = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "vs", "namespace": "shop"}, "spec": {"a": 2}});
-        let shown = object_diff(&old, &new, "live", "planned", &|sides: &Sides| {
+        let differ = |sides: &Sides| {
             Ok(format!("{} {} {}\n{}{}", sides.file_name, sides.old_header, sides.new_header, sides.old, sides.new))
-        })
-        .unwrap();
+        };
+        let style = DiffStyle { differ: &differ, stored: StoredOriginal::Summary };
+        let shown = object_diff(&old, &new, "live", "planned", style).unwrap();
         assert_eq!(
             shown,
             format!(
                 "networking.istio.io.v1beta1.VirtualService.shop.vs live planned\n{}{}",
-                routing_view(&old),
-                routing_view(&new)
+                routing_view(&old, StoredOriginal::Summary),
+                routing_view(&new, StoredOriginal::Summary)
             )
         );
-        let unified = object_diff(&old, &new, "live", "planned", &unified).unwrap();
+        let style = DiffStyle { differ: &unified, stored: StoredOriginal::Summary };
+        let unified = object_diff(&old, &new, "live", "planned", style).unwrap();
         assert!(strip(&unified).contains("-  a: 1\n+  a: 2\n"), "{unified}");
+    }
+
+    #[test]
+    fn the_stored_original_shows_as_one_short_line_unless_asked_for() {
+        let stored = r#"{"spec":{"hosts":["demo"]}}"#;
+        let object = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "demo", "annotations": {ORIGINAL_SPEC_ANNOTATION: stored, "a": "b"}}});
+        let hash = &crate::scripts::sha256_hex(stored)[..12];
+        let short = routing_view(&object, StoredOriginal::Summary);
+        assert!(
+            short.contains(&format!("    {ORIGINAL_SPEC_ANNOTATION}: stored (sha256 {hash}, 27 bytes)\n")),
+            "{short}"
+        );
+        assert!(short.contains("    a: b\n"), "{short}");
+        let full = routing_view(&object, StoredOriginal::Full);
+        assert!(full.contains(r#"{\"spec\":{\"hosts\":[\"demo\"]}}"#), "{full}");
     }
 
     #[test]
     fn view_keeps_what_the_controller_writes() {
         let object = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "demo", "uid": "u", "resourceVersion": "1", "labels": {"a": "b"}}, "spec": {"k": 1}, "status": {}});
         assert_eq!(
-            routing_view(&object),
+            routing_view(&object, StoredOriginal::Summary),
             "apiVersion: v1\nkind: X\nmetadata:\n  labels:\n    a: b\n  name: demo\nspec:\n  k: 1\n"
         );
     }
@@ -376,7 +459,9 @@ mod tests {
             changes_document(&plan),
             [json!({"action": "create", "object": made}), json!({"action": "patch", "patch": patch})]
         );
-        let text = strip(&object_text(&plan, "step 1/2", &unified).unwrap());
+        let text = strip(
+            &object_text(&plan, "step 1/2", DiffStyle { differ: &unified, stored: StoredOriginal::Summary }).unwrap(),
+        );
         assert!(
             text.contains("--- Ingress shop/web-canary (current)\n+++ Ingress shop/web-canary (step 1/2)\n@@ -0,0 +1,"),
             "{text}"
@@ -384,6 +469,10 @@ mod tests {
         let deleted = canary(patched.clone(), Value::Null, vec![Change::Delete { key: key.clone(), before: patched }]);
         assert_eq!(requests(&deleted), ["DELETE"]);
         assert_eq!(changes_document(&deleted), [json!({"action": "delete"})]);
-        assert_eq!(routing_view(&Value::Null), "", "nothing to show of an object that is not there");
+        assert_eq!(
+            routing_view(&Value::Null, StoredOriginal::Summary),
+            "",
+            "nothing to show of an object that is not there"
+        );
     }
 }

@@ -21,6 +21,8 @@ pub struct StagePlan {
     pub label: String,
     /// What the stage asks of the gateway.
     pub description: String,
+    /// What the controller routes at the stage (the traffic split or the matches, or why not).
+    pub routing: String,
     pub objects: Vec<ObjectPlan>,
 }
 
@@ -149,22 +151,26 @@ impl<'a> Planner<'a> {
             if let Some((_, cr_routing, cr_done)) = &cr_done {
                 objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label, &mut carried)?);
             }
-            let mut parts = Vec::new();
-            if let Stage::Step(i) = stage {
-                let (replicas, pause) = rollout.describe_step(i);
-                parts.push(replicas);
-                if routing.is_some() {
-                    parts.push(done.describe(&strategy));
+            // What is routed (the Rollout's own objects, its TrafficRouting's), and around it,
+            // for a step, its replicas and pause.
+            let own = match stage {
+                Stage::Step(_) => routing.as_ref().map(|_| done.describe(&strategy)),
+                Stage::BlueGreenFinal => Some(strategy.describe()),
+            };
+            let by_cr = cr_done
+                .as_ref()
+                .map(|(cr, _, cr_done)| format!("TrafficRouting {}: {}", cr.name, cr_done.describe(&cr.strategy)));
+            let (replicas, pause) = match stage {
+                Stage::Step(i) => {
+                    let (replicas, pause) = rollout.describe_step(i);
+                    (Some(replicas), Some(pause))
                 }
-                parts.push(pause);
-            } else {
-                parts.push(strategy.describe());
-            }
-            if let Some((cr, _, cr_done)) = &cr_done {
-                parts.push(format!("TrafficRouting {}: {}", cr.name, cr_done.describe(&cr.strategy)));
-            }
-            let description = parts.join(", ");
-            plans.push(StagePlan { stage: Some(stage), label, description, objects });
+                Stage::BlueGreenFinal => (None, None),
+            };
+            let joined = |parts: [Option<String>; 4]| parts.into_iter().flatten().collect::<Vec<_>>().join(", ");
+            let description = joined([replicas, own.clone(), pause, by_cr.clone()]);
+            let routed = joined([own, by_cr, None, None]);
+            plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, objects });
         }
         if let Some(cr) = cr {
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
@@ -178,7 +184,8 @@ impl<'a> Planner<'a> {
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
         let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
-        let stage = StagePlan { stage: None, label, description: done.describe(&cr.strategy), objects };
+        let description = done.describe(&cr.strategy);
+        let stage = StagePlan { stage: None, label, routing: description.clone(), description, objects };
         let warnings = cr.warnings.clone();
         Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
     }
@@ -297,7 +304,7 @@ mod tests {
         let mut at_step_1 = ObjectIndex::default();
         at_step_1.insert("shop", first.planned.clone());
         let placed = plan(&at_step_1, true);
-        assert_eq!(status::positions(&placed)[0].position, Position::AtStep { steps: vec!["step 1".into()] });
+        assert_eq!(status::positions(&placed)[0].position, Position::AtStep { steps: vec![Stage::Step(1)] });
         // Edited: at no step, and not untouched.
         let mut edited = first.planned.clone();
         edited["spec"]["rules"][1]["backendRefs"][0]["port"] = json!(8080);
@@ -346,7 +353,7 @@ mod tests {
         assert_eq!((&placed[0].name, &placed[0].position), (&"store-canary".to_string(), &Position::Absent));
         objects.insert("shop", made.planned.clone());
         let placed = status::positions(&plan(&objects, true));
-        assert_eq!(placed[0].position, Position::AtStep { steps: vec!["step 1".into()] });
+        assert_eq!(placed[0].position, Position::AtStep { steps: vec![Stage::Step(1)] });
         // Someone changed an annotation the script writes: at no step.
         let mut edited = made.planned.clone();
         edited["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header-value"] = json!("2");

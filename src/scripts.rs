@@ -115,8 +115,7 @@ pub struct ResolvedScript {
 
 impl ResolvedScript {
     fn new(source: ScriptSource, name: String, code: String) -> ResolvedScript {
-        let sha256 =
-            digest::digest(&digest::SHA256, code.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        let sha256 = sha256_hex(&code);
         ResolvedScript { source, script: Script::new(name, code), sha256 }
     }
 
@@ -124,6 +123,11 @@ impl ResolvedScript {
     pub fn short_hash(&self) -> &str {
         &self.sha256[..12]
     }
+}
+
+/// Hex SHA-256 of `text`.
+pub fn sha256_hex(text: &str) -> String {
+    digest::digest(&digest::SHA256, text.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Scripts loaded from a ConfigMap's data.

@@ -18,8 +18,9 @@ pub enum Progress {
     Progressing,
     /// Paused until someone approves the step.
     WaitingForApproval,
-    /// A timed pause, with the seconds left when known.
+    /// A timed pause of `pause_seconds`, with the seconds left when known.
     Paused {
+        pause_seconds: u64,
         seconds_left: Option<u64>,
     },
     /// Every step is done; the controller is restoring the routing.
@@ -47,7 +48,7 @@ impl Progress {
                             let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
                             let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
                             let seconds_left = since.map(|t| (t + pause - crate::time::now_seconds(now)).max(0) as u64);
-                            Progress::Paused { seconds_left }
+                            Progress::Paused { pause_seconds: pause.max(0) as u64, seconds_left }
                         }
                         _ => Progress::WaitingForApproval,
                     },
@@ -69,15 +70,15 @@ impl Progress {
         matches!(self, Progress::NotInRelease | Progress::Completed | Progress::Failed { .. })
     }
 
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             Progress::NotInRelease => "not releasing".into(),
             Progress::Progressing => "progressing".into(),
             Progress::WaitingForApproval => "waiting for approval".into(),
-            Progress::Paused { seconds_left: Some(s) } => {
+            Progress::Paused { seconds_left: Some(s), .. } => {
                 format!("resumes in {}", crate::time::human(Duration::from_secs(*s)))
             }
-            Progress::Paused { seconds_left: None } => "paused".into(),
+            Progress::Paused { seconds_left: None, .. } => "paused".into(),
             Progress::Finalising => "all steps done, finalising".into(),
             Progress::Completed => "completed".into(),
             Progress::Failed { reason } => format!("failed: {reason}"),
@@ -94,8 +95,8 @@ pub enum Position {
     /// Not there, as before any release: a canary Ingress the controller has not made (or has
     /// deleted).
     Absent,
-    /// Equal to the plan of these steps.
-    AtStep { steps: Vec<String> },
+    /// Equal to the plan of these stages (numbers in JSON, or `"final"`).
+    AtStep { steps: Vec<Stage> },
     /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
     /// someone edited it.
     Drifted,
@@ -161,8 +162,13 @@ pub struct RolloutView {
     pub strategy: String,
     /// `metadata.generation`: a change means someone edited the spec.
     pub generation: Option<i64>,
-    #[serde(skip)]
+    /// The current step: a number (1-based, as the controller's status), or `"final"`.
+    #[serde(rename = "step")]
     pub stage: Option<Stage>,
+    /// How many steps the Rollout has.
+    pub step_count: usize,
+    /// `step 2/4`, as the text shows it.
+    #[serde(rename = "stepLabel")]
     pub step: Option<String>,
     pub step_does: Option<String>,
     pub state: Option<String>,
@@ -258,6 +264,7 @@ impl RolloutView {
             strategy: format!("{style}, {} steps", rollout.steps.len()),
             generation: rollout.generation,
             stage,
+            step_count: rollout.steps.len(),
             step: stage.map(|s| rollout.stage_label(s)),
             step_does,
             state: status.current_step_state.clone(),
@@ -362,7 +369,8 @@ impl RolloutView {
     }
 }
 
-fn progress_style(progress: &Progress) -> anstyle::Style {
+/// The colour of a progress: green when completed, red when failed, yellow while waiting.
+pub fn progress_style(progress: &Progress) -> anstyle::Style {
     match progress {
         Progress::Completed => GREEN,
         Progress::Failed { .. } => RED,
@@ -375,13 +383,15 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
     match position {
         Position::Original => ("original".into(), anstyle::Style::new()),
         Position::Absent => ("absent".into(), anstyle::Style::new()),
-        Position::AtStep { steps } => (format!("at {}", steps.join(", ")), GREEN),
+        Position::AtStep { steps } => {
+            (format!("at {}", steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")), GREEN)
+        }
         Position::Drifted => ("drifted".into(), RED),
     }
 }
 
-/// Places every object of a plan of all stages (each planned from the objects as read): at
-/// the stages whose plan writes nothing to it.
+/// Places every object of a plan of all stages of a Rollout (each planned from the objects as
+/// read): at the stages whose plan writes nothing to it.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
@@ -416,14 +426,11 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                 Action::Restore | Action::Delete | Action::Keep(_) => false,
             };
             let untouched = matches!(view.position, Position::Original | Position::Absent);
-            if routes && !untouched && !object.changed() {
-                let step = stage.stage.map_or_else(
-                    || stage.label.clone(),
-                    |s| match s {
-                        Stage::Step(i) => format!("step {i}"),
-                        Stage::BlueGreenFinal => "final".into(),
-                    },
-                );
+            if let Some(step) = stage.stage
+                && routes
+                && !untouched
+                && !object.changed()
+            {
                 match &mut view.position {
                     Position::AtStep { steps } => steps.push(step),
                     other => *other = Position::AtStep { steps: vec![step] },
@@ -454,7 +461,7 @@ mod tests {
         let paused = rollout(
             json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "lastUpdateTime": "2026-11-22T02:59:30Z"}}),
         );
-        assert_eq!(Progress::of(&paused, now), Progress::Paused { seconds_left: Some(30) });
+        assert_eq!(Progress::of(&paused, now), Progress::Paused { pause_seconds: 60, seconds_left: Some(30) });
         let manual = rollout(
             json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}),
         );
@@ -482,6 +489,7 @@ mod tests {
                 stage: Some(Stage::Step(1)),
                 label: "step 1/2".into(),
                 description: "replicas 1, not routed here, pause 60s".into(),
+                routing: "not routed here".into(),
                 objects: vec![],
             }],
         };

@@ -378,8 +378,10 @@ impl<'a> Writer<'a> {
                 };
                 output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
             }
+            // Someone else's edit in full, their stored original included: it is theirs to review.
             Some(fresh) => {
-                output::object_diff(&seen, fresh, &seen_header, &now_header, &output::unified).unwrap_or_default()
+                let style = output::DiffStyle { differ: &output::unified, stored: output::StoredOriginal::Full };
+                output::object_diff(&seen, fresh, &seen_header, &now_header, style).unwrap_or_default()
             }
             None => format!("{key} no longer exists\n"),
         };

@@ -188,7 +188,7 @@ fn approve_without_a_terminal_needs_yes() {
 #[test]
 fn approve_on_a_terminal_asks_and_only_yes_goes_ahead() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let server = shop(2, "StepPaused").start();
     let approve = |answer: &str| Test::new().kubeconfig(&server).args(["approve", "demo"]).stdin(answer).on_terminal();
@@ -271,7 +271,7 @@ fn approve_refuses_to_overwrite_an_edit_made_meanwhile() {
 #[test]
 fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let run = |second_answer: &str| {
         let server = shop(2, "StepPaused").start();
@@ -856,7 +856,7 @@ mod kubectl {
     #[test]
     fn plugin_list_shows_the_plugin_without_a_warning() {
         let test = Test::new();
-        let Some(path) = plugin_path(&test) else { return eprintln!("kubectl not installed: skipped") };
+        let Some(path) = plugin_path(&test) else { return crate::support::skip("kubectl not installed") };
         std::fs::create_dir_all(test.path("home")).unwrap();
         let out = kubectl(&test, &path, &["plugin", "list"]);
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -869,7 +869,7 @@ mod kubectl {
     fn kubectl_runs_the_plugin_against_the_cluster() {
         let server = shop(2, "StepPaused").start();
         let test = Test::new().kubeconfig(&server);
-        let Some(path) = plugin_path(&test) else { return eprintln!("kubectl not installed: skipped") };
+        let Some(path) = plugin_path(&test) else { return crate::support::skip("kubectl not installed") };
         std::fs::create_dir_all(test.path("home")).unwrap();
         let out = kubectl(&test, &path, &["rollout-lua", "plan", "demo", "-n", "shop"]);
         let stdout = String::from_utf8_lossy(&out.stdout);

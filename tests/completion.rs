@@ -105,7 +105,7 @@ fn tool(name: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()));
     if found.is_none() {
-        eprintln!("{name} is not installed: skipped");
+        crate::support::skip(&format!("{name} not installed"));
     }
     found
 }
@@ -155,7 +155,8 @@ t ""; t plan --fil; t plan -o ""; t approve --dry-run ""; t lua-obj --"#;
             "[--filename]",
             "[yaml json]",
             "[none client server]",
-            "[--output --verbose --no-color --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --help]"
+            // lua-obj reads no cluster and runs no script: only its own flags and the global ones.
+            "[--output --output-file --verbose --no-color --help]"
         ]
     );
 }
@@ -249,7 +250,7 @@ fn complete_lists_subcommands_with_descriptions() {
         (vec!["restore".into(), "release-claim".into(), "record".into()], ":4".into())
     );
     // Global flags before the subcommand are skipped over.
-    assert_eq!(candidates(&test, &["-n", "shop", "--context=x", "ap"]).0, ["approve"]);
+    assert_eq!(candidates(&test, &["-v", "--no-color", "ap"]).0, ["approve"]);
     assert_eq!(candidates(&test, &["help", "lu"]).0, ["lua-obj"]);
 }
 
@@ -265,7 +266,10 @@ fn complete_lists_flags_long_and_short_global_and_own() {
     }
     assert!(!flags.contains(&"--yes".to_string()) && !flags.contains(&"-V".to_string()), "{flags:?}");
     assert_eq!(candidates(&test, &["approve", "--ex"]).0, ["--expect-step"]);
-    assert_eq!(candidates(&test, &["--kube"]).0, ["--kubeconfig"]);
+    assert_eq!(candidates(&test, &["status", "--kube"]).0, ["--kubeconfig"]);
+    // Cluster flags only on the commands that talk to a cluster.
+    assert_eq!(candidates(&test, &["--kube"]).0, Vec::<String>::new());
+    assert_eq!(candidates(&test, &["eval", "--kube"]).0, Vec::<String>::new());
     assert!(candidates(&test, &["-"]).0.contains(&"-V".to_string()));
     // A flag given once is not offered again, unless it can be repeated.
     assert_eq!(candidates(&test, &["plan", "--next", "--ne"]).0, Vec::<String>::new());
@@ -284,7 +288,7 @@ fn complete_lists_values_of_value_flags() {
     assert_eq!(candidates(&test, &["status", "-o=j"]).0, ["json"]);
     assert_eq!(candidates(&test, &["completions", ""]).0, ["bash", "zsh", "fish", "powershell", "elvish", "nushell"]);
     // A value without known candidates: none, and no file names either.
-    assert_eq!(candidates(&test, &["--lua-timeout", ""]), (vec![], ":4".into()));
+    assert_eq!(candidates(&test, &["plan", "--lua-timeout", ""]), (vec![], ":4".into()));
     assert_eq!(candidates(&test, &["approve", "--expect-step", ""]), (vec![], ":4".into()));
     let (kinds, directive) = candidates(&test, &["plan", "--script", "Virt"]);
     assert_eq!((kinds, directive.as_str()), (vec!["VirtualService.networking.istio.io=".to_string()], ":6"));
@@ -296,12 +300,12 @@ fn complete_leaves_paths_to_the_shell() {
     for words in [
         &["plan", "-f", ""][..],
         &["plan", "--filename", "exa"],
-        &["--kubeconfig", ""],
+        &["status", "--kubeconfig", ""],
         &["eval", ""],
         &["eval", "script.lua", "--obj", ""],
         &["lua-obj", ""],
-        &["lua-obj", "case.yaml", "-o", ""],
-        &["record", "demo", "--output", ""],
+        &["lua-obj", "case.yaml", "--output-file", ""],
+        &["record", "demo", "--output-file", ""],
         &["restore", "--from-backup", ""],
         &["plan", "--script", "VirtualService.networking.istio.io=./s"],
     ] {
@@ -310,6 +314,7 @@ fn complete_leaves_paths_to_the_shell() {
     // Folders only.
     assert_eq!(candidates(&test, &["plan", "--lua-dir", ""]), (vec![], ":16".into()));
     assert_eq!(candidates(&test, &["test", ""]), (vec![], ":16".into()));
+    assert_eq!(candidates(&test, &["record", "demo", "--dir", ""]), (vec![], ":16".into()));
 }
 
 /// The shop server, also serving namespaces, with a second Rollout `canary` in namespace `other`.
@@ -338,14 +343,14 @@ fn complete_lists_rollouts_from_the_cluster() {
     }
     // The namespace from -n among the words, else the context's.
     assert_eq!(candidates(&test, &["plan", "-n", "other", ""]).0, ["canary"]);
-    assert_eq!(candidates(&test, &["--namespace=other", "status", "c"]).0, ["canary"]);
-    assert_eq!(candidates(&test, &["--context", "other", "approve", ""]).0, ["canary"]);
+    assert_eq!(candidates(&test, &["status", "--namespace=other", "c"]).0, ["canary"]);
+    assert_eq!(candidates(&test, &["approve", "--context", "other", ""]).0, ["canary"]);
     assert_eq!(candidates(&test, &["status", "-n", "other", "x"]).0, Vec::<String>::new());
     // Names already given are not offered again; record takes one.
     assert_eq!(candidates(&test, &["status", "demo", ""]).0, Vec::<String>::new());
     assert_eq!(candidates(&test, &["record", "demo", ""]), (vec![], ":4".into()));
-    // Also without the helper's `--` (clap then reads -n itself).
-    let out = test.run_args(["__complete", "-n", "other", "plan", ""]).success();
+    // Also without the helper's `--`.
+    let out = test.run_args(["__complete", "plan", "-n", "other", ""]).success();
     assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("canary\n:4\n", ""));
 }
 
@@ -357,16 +362,16 @@ fn complete_lists_namespaces_and_contexts() {
         candidates(&test, &["plan", "-n", ""]),
         (vec!["kruise-rollout".into(), "other".into(), "shop".into()], ":4".into())
     );
-    assert_eq!(candidates(&test, &["--namespace", "o"]).0, ["other"]);
+    assert_eq!(candidates(&test, &["record", "--namespace", "o"]).0, ["other"]);
     assert_eq!(candidates(&test, &["plan", "--controller-namespace", "k"]).0, ["kruise-rollout"]);
-    assert_eq!(candidates(&test, &["--context", ""]), (vec!["fake".into(), "other".into()], ":4".into()));
+    assert_eq!(candidates(&test, &["status", "--context", ""]), (vec!["fake".into(), "other".into()], ":4".into()));
     // Contexts of the kubeconfig named among the words (no cluster needed).
     let test = test.file(
         "elsewhere.yaml",
         "apiVersion: v1\nkind: Config\ncontexts:\n- name: prod\n  context: {cluster: p, user: u}\n",
     );
     let kubeconfig = test.path("elsewhere.yaml");
-    assert_eq!(candidates(&test, &["--kubeconfig", kubeconfig.to_str().unwrap(), "--context", ""]).0, ["prod"]);
+    assert_eq!(candidates(&test, &["plan", "--kubeconfig", kubeconfig.to_str().unwrap(), "--context", ""]).0, ["prod"]);
 }
 
 /// A kubeconfig whose server is `http://127.0.0.1:PORT`.
@@ -385,7 +390,7 @@ fn complete_is_silent_and_fast_when_the_cluster_is_unreachable() {
         listener.local_addr().unwrap().port()
     }; // closed again: connections are refused
     let test = Test::new().file("kubeconfig", &kubeconfig_for_port(port));
-    for words in [&["plan", ""][..], &["-n", ""], &["--context", "c", "status", "d"]] {
+    for words in [&["plan", ""][..], &["plan", "-n", ""], &["status", "--context", "c", "d"]] {
         let started = Instant::now();
         assert_eq!(candidates(&test, words), (vec![], ":4".into()), "{words:?}");
         assert!(started.elapsed() < Duration::from_secs(2), "{words:?} took {:?}", started.elapsed());

@@ -242,7 +242,7 @@ fn oracle() -> Option<&'static Path> {
     match ORACLE.get_or_init(build_oracle) {
         Ok(path) => Some(path),
         Err(reason) => {
-            println!("skipped: {reason}");
+            support::skip(reason);
             None
         }
     }

@@ -28,10 +28,14 @@ fn pages() -> Vec<(String, Vec<u8>)> {
     pages
 }
 
-/// clap_mangen's page, with the exit codes (the commands' after-help) as an EXIT STATUS
-/// section and, on a subcommand's page, SEE ALSO pointing to the plugin's page.
+/// clap_mangen's page, with the commands' after-help (examples, then exit codes) as EXAMPLES
+/// and EXIT STATUS sections and, on a subcommand's page, SEE ALSO pointing to the plugin's page.
 fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
-    let exit_codes = command.get_after_help().map(ToString::to_string);
+    let after = command.get_after_help().map(ToString::to_string).unwrap_or_default();
+    let (examples, exit_codes) = match after.split_once("\n\nExit codes:") {
+        Some((examples, codes)) => (examples.strip_prefix("Examples:\n"), Some(format!("Exit codes:{codes}"))),
+        None => (None, Some(after).filter(|a| !a.is_empty())),
+    };
     let command = command.after_help(None).after_long_help(None).version(None);
     let mut page = Vec::new();
     clap_mangen::Man::new(command)
@@ -39,6 +43,9 @@ fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
         .manual("kubectl rollout-lua")
         .render(&mut page)
         .expect("render a man page");
+    if let Some(examples) = examples {
+        page.extend_from_slice(format!(".SH EXAMPLES\n.nf\n{}\n.fi\n", roff(examples)).as_bytes());
+    }
     if let Some(text) = exit_codes {
         page.extend_from_slice(exit_status(&text).as_bytes());
     }
@@ -112,7 +119,7 @@ fn man_pages_reference_each_other() {
 #[test]
 fn man_renders_the_pages() {
     if !std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("man").is_file())) {
-        return eprintln!("man is not installed: skipped");
+        return crate::support::skip("man not installed");
     }
     for (name, _) in pages() {
         let path = repo("docs/man").join(&name);
@@ -135,6 +142,7 @@ fn man_renders_the_pages() {
             assert!(stdout.contains("kubectl-rollout_lua-plan(1)") && stdout.contains("EXIT STATUS"), "{stdout}");
         } else {
             assert!(stdout.contains("SEE ALSO\n       kubectl-rollout_lua(1)"), "{stdout}");
+            assert!(stdout.contains("EXAMPLES\n"), "every command has examples: {stdout}");
         }
     }
 }

@@ -12,8 +12,8 @@ fn the_example_release_passes_as_a_test_case_with_the_controllers_surprises() {
         .run()
         .success()
         .stdout_has("ok   gateway.networking.k8s.io/HTTPRoute header_then_20_then_50.yaml (4 steps)\n")
-        .stdout_has("warning: step 0: spec.rules[2] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route")
-        .stdout_has("warning: step 1: spec.rules[3] sends the requests it matches only to store-canary (a match rule of an earlier step)")
+        .stdout_has("warning: step 1: spec.rules[2] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route")
+        .stdout_has("warning: step 2: spec.rules[3] sends the requests it matches only to store-canary (a match rule of an earlier step)")
         .stdout_has("1 passed, 0 failed\n");
 }
 
@@ -24,7 +24,7 @@ fn a_case_whose_expected_differs_fails_with_a_diff() {
     test.run_args(["test", "cases"])
         .status(1)
         .stdout_has("FAIL gateway.networking.k8s.io/HTTPRoute case.yaml (4 steps)")
-        .stdout_has("step 1: the result differs from expected[1]")
+        .stdout_has("step 2: the result differs from expected (its entry 2)")
         .stdout_has("-      weight: 70\n+      weight: 80\n")
         .stdout_has("0 passed, 1 failed\n");
     let json = test.run_args(["test", "cases/gateway.networking.k8s.io/HTTPRoute", "-o", "json"]).status(1).json();
@@ -78,7 +78,7 @@ fn a_malformed_route_is_an_error_naming_the_field() {
         .args(["test", "cases"])
         .run()
         .status(1)
-        .stdout_has("step 0: HTTPRoute demo/store: spec.rules[0].backendRefs[0].port: must be an integer that fits Go's int32, not \"eighty\"");
+        .stdout_has("step 1: HTTPRoute demo/store: spec.rules[0].backendRefs[0].port: must be an integer that fits Go's int32, not \"eighty\"");
 }
 
 /// On the fake API server, with `support::cluster::store`: approve, status and restore.
@@ -337,7 +337,7 @@ mod record {
     fn record_writes_an_httproute_case_that_test_and_plan_replay() {
         let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
         let test = Test::new().kubeconfig(&server);
-        test.run_args(["record", "store", "-o", "cases"])
+        test.run_args(["record", "store", "--dir", "cases"])
             .success()
             .stderr_has("cases/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml");
         let case = std::fs::read_to_string(
@@ -352,7 +352,7 @@ mod record {
             .stdout_has("ok   gateway.networking.k8s.io/HTTPRoute store-httproute-store.yaml (4 steps)")
             .stdout_has("1 passed, 0 failed");
         // The same case planned offline: the route after each step, as the cluster's plan.
-        test.run_args(["record", "store", "-o", "store.yaml"]).success();
+        test.run_args(["record", "store", "--output-file", "store.yaml"]).success();
         let offline = test.run_args(["plan", "-f", "store.yaml", "--step", "3", "-o", "json"]).success().json();
         let live = test.run_args(["plan", "store", "--step", "1", "-o", "json"]).success().json();
         assert_eq!(offline["plans"][0]["stages"][0]["objects"][0]["action"], "replace", "{offline}");
@@ -363,7 +363,7 @@ mod record {
 
         // In the middle of the release the controller keeps no copy: original is its restore.
         test.run_args(["approve", "store", "--yes"]).success();
-        test.run_args(["record", "store", "-o", "mid"]).success();
+        test.run_args(["record", "store", "--dir", "mid"]).success();
         let case = std::fs::read_to_string(
             test.path("mid/gateway.networking.k8s.io/HTTPRoute/testdata/store-httproute-store.yaml"),
         )

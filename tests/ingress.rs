@@ -51,7 +51,7 @@ fn built_in_ingress_scripts_pass_their_test_cases() {
         .stdout_has("ok   trafficrouting_ingress/aliyun-alb header_step_then_weight.yaml (2 steps)")
         .stdout_has("ok   trafficrouting_ingress/higress weight_steps_then_header.yaml (3 steps)")
         .stdout_has("ok   trafficrouting_ingress/mse query_and_header_keys_survive.yaml (2 steps)")
-        .stdout_has("warning: step 0: matches[0]: the nginx Ingress script ignores header ignored");
+        .stdout_has("warning: step 1: matches[0]: the nginx Ingress script ignores header ignored");
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn test_runs_ingress_cases_of_a_folder_and_reports_failures() {
     test.run_args(["test", "lua"])
         .status(1)
         .stdout_has("FAIL trafficrouting_ingress/nginx case.yaml (3 steps)")
-        .stdout_has("step 1: the result differs from expected[1]")
+        .stdout_has("step 2: the result differs from expected (its entry 2)")
         .stdout_has("-  nginx.ingress.kubernetes.io/canary-weight: \"30\"\n")
         .stdout_has("0 passed, 1 failed\n");
     let json = test.run_args(["test", "lua/trafficrouting_ingress/nginx.lua", "-o", "json"]).status(1).json();
@@ -752,14 +752,14 @@ mod cluster {
         assert_eq!(annotations(&expected[0])[format!("{NGINX}/canary-by-header")], "x-canary");
         assert_eq!(annotations(&expected[1])[format!("{NGINX}/canary-weight")], "30");
         assert!(expected[2].is_null());
-        test.run_args(["record", "web", "-o", "cases"])
+        test.run_args(["record", "web", "--dir", "cases"])
             .success()
             .stderr_has("wrote cases/trafficrouting_ingress/testdata/nginx/web-ingress-web.yaml");
         assert!(test.path("cases/trafficrouting_ingress/nginx.lua").is_file());
         test.run_args(["test", "cases"])
             .success()
             .stdout_has("ok   trafficrouting_ingress/nginx web-ingress-web.yaml (3 steps)");
-        test.run_args(["record", "web", "-o", "web.yaml"]).success();
+        test.run_args(["record", "web", "--output-file", "web.yaml"]).success();
         test.run_args(["plan", "-f", "web.yaml"]).success().stdout_has("Ingress shop/web-canary");
     }
 

@@ -4,6 +4,7 @@
 mod support;
 
 mod bounds;
+mod cli;
 mod cluster;
 mod completion;
 mod differential;

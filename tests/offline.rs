@@ -204,7 +204,9 @@ fn upstream_conformance_cases_are_among_the_built_in_test_cases() {
     // The controller's own cases (../shared/conformance/upstream/testdata) are kept, unchanged,
     // next to the built-in scripts; `test` runs them (see built_in_scripts_pass_their_test_cases).
     let upstream = repo("../shared/conformance/upstream/testdata/networking.istio.io");
-    let Ok(kinds) = std::fs::read_dir(&upstream) else { return };
+    let Ok(kinds) = std::fs::read_dir(&upstream) else {
+        return crate::support::skip(&format!("{} not found (the controller's own cases)", upstream.display()));
+    };
     for kind in kinds {
         let kind = kind.unwrap().path();
         for case in std::fs::read_dir(&kind).unwrap() {
@@ -237,7 +239,7 @@ fn test_reports_failures_with_a_diff_and_exit_1() {
         .run()
         .status(1)
         .stdout_has("FAIL networking.istio.io/VirtualService weight.yaml (1 step)")
-        .stdout_has("step 0: the result differs from expected[0]")
+        .stdout_has("step 1: the result differs from expected (its entry 1)")
         .stdout_has("-      weight: 50\n")
         .stdout_has("0 passed, 1 failed\n");
     assert!(!out.stdout.contains("+      weight"), "{}", out.stdout);
@@ -250,6 +252,7 @@ fn test_reports_failures_with_a_diff_and_exit_1() {
         .json();
     assert_eq!(json["failed"], 1);
     assert_eq!(json["cases"][0]["steps"][0]["status"], "fail");
+    assert_eq!(json["cases"][0]["steps"][0]["step"], 1, "steps count from 1, as in plan and status");
 }
 
 #[test]
@@ -336,17 +339,49 @@ fn cargo_install_installs_the_plugin_binary_alone() {
 #[test]
 fn lua_obj_output_loads_in_lua() {
     let case = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
-    let test = Test::new().args(["lua-obj".as_ref(), case.as_os_str()]);
+    let case = case.to_str().unwrap();
+    let test = Test::new().args(["lua-obj", case]);
     let out = test.run().success();
-    assert!(out.stdout.contains("steps = {\n  step_0 = {\n"), "{}", out.stdout);
+    // Steps count from 1, as the controller's status counts them.
+    assert!(out.stdout.contains("steps = {\n  step_1 = {\n"), "{}", out.stdout);
     let lua = mlua::Lua::new();
     lua.load(&out.stdout).exec().unwrap();
     let host: String =
-        lua.load("return steps.step_2.canaryService .. ' ' .. steps.step_2.canaryWeight").eval().unwrap();
+        lua.load("return steps.step_3.canaryService .. ' ' .. steps.step_3.canaryWeight").eval().unwrap();
     assert_eq!(host, "svc-demo-canary 50");
-    // -o writes the same file.
-    test.run_args(["lua-obj".as_ref(), case.as_os_str(), "-o".as_ref(), "objs.lua".as_ref()]).success();
+    // --output-file writes the same file.
+    test.run_args(["lua-obj", case, "--output-file", "objs.lua"]).success();
     assert_eq!(std::fs::read_to_string(test.path("objs.lua")).unwrap(), out.stdout);
+    // -o is the format: a path there is refused, and the error says where files go.
+    test.run_args(["lua-obj", case, "-o", "json.lua"])
+        .status(1)
+        .stderr_has("invalid value 'json.lua' for '--output <FORMAT>'")
+        .stderr_has("tip: -o is the output format; files are written with --output-file FILE");
+    assert!(!test.path("json.lua").exists());
+}
+
+#[test]
+fn lua_obj_as_json_feeds_eval() {
+    let case = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
+    let case = case.to_str().unwrap();
+    let test = Test::new();
+    let objs = test.run_args(["lua-obj", case, "-o", "json"]).success().json();
+    assert_eq!(objs[2]["step"], 3);
+    assert_eq!(objs[2]["obj"]["canaryWeight"], 50);
+    let yaml = test.run_args(["lua-obj", case, "-o", "yaml"]).success().stdout;
+    assert!(yaml.starts_with("- case: "), "{yaml}");
+    let script = repo("lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua");
+    let script = script.to_str().unwrap();
+    // One entry is an obj for eval; several are refused with how to pick one.
+    let one = serde_json::to_string(&objs[2]).unwrap();
+    let result = Test::new().stdin(&one).args(["eval", script, "--obj", "-"]).run().success().json();
+    assert_eq!(result["spec"]["http"][0]["route"][1]["weight"], 50, "{result}");
+    Test::new()
+        .stdin(&objs.to_string())
+        .args(["eval", script, "--obj", "-"])
+        .run()
+        .status(1)
+        .stderr_has("holds the objs of 3 steps or objects: pass one entry's obj");
 }
 
 mod bad_input {

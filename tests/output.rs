@@ -34,7 +34,7 @@ fn colour_only_where_wanted() {
 #[test]
 fn colour_on_a_terminal_unless_term_is_dumb() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     // CI=true as on a CI machine, where anstream alone would colour even a dumb terminal.
     let under_pty =
@@ -75,4 +75,68 @@ fn a_closed_pipe_is_not_an_error() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_stored_original_is_one_short_line_unless_asked_for() {
+    let step2 = |extra: &[&str]| plan().args(["--step", "2"]).args(extra).run().success().stdout;
+    let short = step2(&[]);
+    let line = short.lines().find(|l| l.contains("original-spec-configuration")).expect("the annotation is shown");
+    assert!(line.starts_with("+    rollouts.kruise.io/original-spec-configuration: stored (sha256 "), "{line}");
+    assert!(line.ends_with(", 160 bytes)") && line.len() < 100, "{line}");
+    let full = step2(&["--show-stored-original"]);
+    assert!(full.contains(r#"original-spec-configuration: "{\"spec\":{\"gateways\""#), "{full}");
+    // The machine form always holds the object as it would be written.
+    let json: serde_json::Value = serde_json::from_str(&step2(&["-o", "json"])).unwrap();
+    let stage = &json["plans"][0]["stages"][0];
+    assert_eq!(
+        (&stage["step"], &stage["routing"]),
+        (&serde_json::json!(2), &serde_json::json!("matches [header user-agent=pc] OR [header x-beta-tester=yes]"))
+    );
+    let planned = &stage["objects"][0]["planned"];
+    assert!(
+        planned["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"]
+            .as_str()
+            .unwrap()
+            .starts_with("{\"spec\"")
+    );
+}
+
+#[test]
+fn summary_is_a_line_per_step_and_object() {
+    let out = Test::new()
+        .args([
+            "plan".as_ref(),
+            "-R".as_ref(),
+            "-f".as_ref(),
+            repo("examples/full-link-canary").as_os_str(),
+            "--summary".as_ref(),
+        ])
+        .run()
+        .success();
+    assert_eq!(
+        out.stdout.lines().take(5).collect::<Vec<_>>(),
+        [
+            "Rollout demo/rollout-mocka",
+            "  step 1/2  VirtualService demo/mocka   replace  TrafficRouting mocka-tr: matches [header my-request-id=canary]",
+            "  step 1/2  DestinationRule demo/mocka  replace  TrafficRouting mocka-tr: matches [header my-request-id=canary]",
+            "  step 2/2  VirtualService demo/mocka   replace  TrafficRouting mocka-tr: matches [header my-request-id=canary]",
+            "  step 2/2  DestinationRule demo/mocka  replace  TrafficRouting mocka-tr: matches [header my-request-id=canary]",
+        ]
+    );
+    assert!(out.stdout.lines().count() < 20, "{}", out.stdout);
+    assert!(out.stdout.ends_with("Plan: 8 to change, 0 already as planned (counted per step and object).\n"));
+    let traffic = plan().arg("--summary").run().success().stdout;
+    assert!(
+        traffic
+            .contains("  step 3/4  VirtualService demo/echoserver  replace     traffic 50% (canary 50 / stable 50)\n"),
+        "{traffic}"
+    );
+    assert!(
+        traffic.contains(
+            "  step 4/4  VirtualService demo/echoserver  as planned  original routing (no traffic, no matches)\n"
+        ),
+        "{traffic}"
+    );
+    plan().args(["--summary", "-o", "json"]).run().status(1).stderr_has("cannot be used with");
 }

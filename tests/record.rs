@@ -44,7 +44,7 @@ fn record_writes_a_case_per_gateway_object_with_every_step_planned() {
 fn a_recorded_tree_replays_with_test_and_plan() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    test.run_args(["record", "demo", "-o", "cases"])
+    test.run_args(["record", "demo", "--dir", "cases"])
         .success()
         .stderr_has("wrote cases/networking.istio.io/VirtualService/testdata/demo-virtualservice-demo.yaml");
     assert!(
@@ -58,7 +58,12 @@ fn a_recorded_tree_replays_with_test_and_plan() {
     test.run_args(["test", "cases"]).status(1).stdout_has("1 passed, 1 failed");
 
     // The same live state, planned offline from one recorded file, gives the cluster's plan.
-    test.run_args(["record", "demo", "-o", "demo.yaml"]).success();
+    test.run_args(["record", "demo", "--output-file", "demo.yaml", "-o", "yaml"]).success();
+    // -o is the format: a path there is refused with where files go.
+    test.run_args(["record", "demo", "-o", "yaml/"])
+        .status(1)
+        .stderr_has("tip: -o is the output format; files are written with --output-file FILE or --dir DIR");
+    assert!(!test.path("yaml").exists());
     let offline = test.run_args(["plan", "-f", "demo.yaml", "--step", "2", "-o", "json"]).success().json();
     let live = test.run_args(["plan", "demo", "--step", "2", "-o", "json"]).success().json();
     let specs = |doc: &Value| {

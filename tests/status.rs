@@ -4,7 +4,7 @@
 use crate::support::cluster::*;
 use crate::support::{BINARY, Test, terminal_available};
 use serde_json::{Value, json};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
@@ -25,6 +25,15 @@ fn status_places_every_object() {
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     test.run_args(["status", "demo"]).success().stdout_has("VirtualService shop/demo   at step 2");
+    // Typed JSON, steps counted from 1 as in the controller's status and in plan -o json.
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(
+        (&json[0]["step"], &json[0]["stepCount"], &json[0]["stepLabel"]),
+        (&json!(2), &json!(3), &json!("step 2/3"))
+    );
+    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "atStep", "steps": [2]}));
+    let plan = test.run_args(["plan", "demo", "-o", "json"]).success().json();
+    assert_eq!(plan["plans"][0]["stages"][0]["step"], 2);
     let mut edited = vs(&server);
     edited["spec"]["hosts"] = json!(["other"]);
     server.put_object(edited);
@@ -33,6 +42,55 @@ fn status_places_every_object() {
     assert_eq!(json[0]["canaryReplicas"], 1);
     assert_eq!(json[0]["progress"], json!({"kind": "waitingForApproval"}));
     assert_eq!(writes(&server), Vec::<String>::new(), "status writes nothing");
+}
+
+/// `value` moved to namespace `other`.
+fn in_other(mut value: Value) -> Value {
+    value["metadata"]["namespace"] = json!("other");
+    value
+}
+
+#[test]
+fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
+    let mut labelled = rollout(1, "StepPaused");
+    labelled["metadata"]["labels"] = json!({"app": "solo"});
+    let server = demo_and_solo(2, "StepPaused", labelled)
+        .object(in_other(rollout(3, "StepPaused")))
+        .object(in_other(virtual_service()))
+        .object(in_other(destination_rule()))
+        .object(in_other(deployment(4)))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    let names = |args: &[&str]| -> Vec<String> {
+        let json = test.run_args(args).success().json();
+        json.as_array().unwrap().iter().map(|v| format!("{}/{} {}", v["namespace"], v["name"], v["step"])).collect()
+    };
+    // As kubectl get: the namespace's Rollouts, -l some of them, -A every namespace's.
+    assert_eq!(names(&["status", "-o", "json"]), ["\"shop\"/\"demo\" 2", "\"shop\"/\"solo\" 1"]);
+    assert_eq!(names(&["status", "-l", "app=solo", "-o", "json"]), ["\"shop\"/\"solo\" 1"]);
+    assert_eq!(
+        names(&["status", "-A", "-o", "json"]),
+        ["\"other\"/\"demo\" 3", "\"shop\"/\"demo\" 2", "\"shop\"/\"solo\" 1"]
+    );
+    assert_eq!(
+        names(&["status", "-A", "-l", "app=demo", "-o", "json"]),
+        ["\"other\"/\"demo\" 3", "\"shop\"/\"demo\" 2"]
+    );
+    // Each Rollout's objects are placed in its own namespace.
+    test.run_args(["status", "-A"])
+        .success()
+        .stdout_has("Rollout other/demo\n")
+        .stdout_has("    VirtualService other/demo ")
+        .stdout_has("Rollout shop/solo\n");
+    // None is a note, not an error.
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "-n", "empty"])
+        .run()
+        .success()
+        .stdout_is("")
+        .stderr_has("No Rollouts found in namespace empty.");
+    assert_eq!(test.run_args(["status", "-n", "empty", "-o", "json"]).success().stdout, "[]\n");
 }
 
 #[test]
@@ -226,36 +284,55 @@ fn status_watch_ends_when_the_release_ends_or_times_out() {
 }
 
 #[test]
-fn status_watch_redraws_in_place_on_a_terminal() {
+fn status_watch_draws_a_live_view_on_a_terminal() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
-    let server = shop(1, "StepPaused").start();
+    let mut rollout = rollout(1, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][0]["pause"] = json!({"duration": 600});
+    let started = std::time::SystemTime::now() - Duration::from_secs(60);
+    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
+    let server = serving(rollout).start();
     // The builder sets NO_COLOR: it turns colour off, not the cursor moves of the redraw.
-    let out = Test::new().kubeconfig(&server).args(["status", "demo", "-w", "--timeout", "3s"]).on_terminal().run();
-    let screen = out.stdout.replace("\r\n", "\n");
-    let (drawn, error) = screen.rsplit_once("error: ").expect("the timeout is reported");
-    assert!(error.starts_with("timed out after 3s"), "{screen:?}");
-    // Each redraw moves up over the rows the last frame took (the pseudo-terminal has no size,
-    // so 80 columns) and clears them: the same frame is drawn over itself, never appended.
-    let pieces: Vec<&str> = drawn.split("\x1b[J").collect();
-    assert!(pieces.len() >= 2, "at least one redraw in 3 s (a read every 2 s): {screen:?}");
-    let frame = pieces.last().unwrap();
-    assert!(frame.starts_with("Rollout shop/demo\n") && !frame.contains('\x1b'), "{screen:?}");
-    let rows: usize = frame.lines().map(|line| line.chars().count().div_ceil(80).max(1)).sum();
-    for piece in &pieces[..pieces.len() - 1] {
-        assert_eq!(*piece, format!("{frame}\x1b[{rows}F"), "{screen:?}");
-    }
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["status", "demo", "-w", "--timeout", "3s"])
+        .env("TERM", "xterm")
+        .on_terminal()
+        .run();
+    let screen = out.stdout;
+    // A line per Rollout: a spinner, its name, the step as a bar, what the step does; under it
+    // the timed pause counting down as a bar.
+    assert!(screen.contains("shop/demo  [======>             ] step 1/3  paused: replicas 1"), "{screen:?}");
+    assert!(
+        screen.contains("[===>                ] resumes in 8m5") || screen.contains("resumes in 9m00s"),
+        "{screen:?}"
+    );
+    // Redrawn in place (the line cleared and written over), many times in 3 s (the spinner),
+    // without colour.
+    let drawn = screen.matches("\r\x1b[2K").count();
+    assert!(drawn >= 10, "{drawn} redraws: {screen:?}");
+    assert!(!regex_like_sgr(&screen), "no colour with NO_COLOR: {screen:?}");
+    // The timeout is reported on a line of its own, under the last frame.
+    assert!(screen.ends_with("\r\nerror: timed out after 3s\r\n"), "{screen:?}");
     // A dumb terminal moves no cursor: it gets the line-per-change form, as a log does.
     let dumb = Test::new()
         .kubeconfig(&server)
-        .args(["status", "demo", "-w", "--until-paused"])
+        .args(["status", "demo", "-w", "--timeout", "1s"])
         .env("TERM", "dumb")
         .on_terminal()
         .run()
-        .success()
-        .stdout_has("shop/demo: Progressing, step 1/3 StepPaused (waiting for approval)");
+        .status(1)
+        .stdout_has("shop/demo: Progressing, step 1/3 StepPaused (paused)");
     assert!(!dumb.stdout.contains('\x1b'), "{:?}", dumb.stdout);
+}
+
+/// Whether `screen` holds a colour (SGR) escape sequence: ESC [ digits and semicolons, then `m`.
+fn regex_like_sgr(screen: &str) -> bool {
+    screen.split("\x1b[").skip(1).any(|rest| {
+        let code: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == ';').collect();
+        rest[code.len()..].starts_with('m')
+    })
 }
 
 #[test]
@@ -437,6 +514,7 @@ fn approve_survives_a_stderr_it_cannot_write() {
     let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
     for (what, stderr) in [("closed", closed as fn() -> Stdio), ("full", full)] {
         if what == "full" && !std::path::Path::new("/dev/full").exists() {
+            crate::support::skip("the full stderr: /dev/full not there");
             continue;
         }
         let server = shop(2, "StepPaused").start();
@@ -456,7 +534,7 @@ fn approve_survives_a_stderr_it_cannot_write() {
 #[test]
 fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let server = shop(1, "StepPaused").start();
     let approve = ["approve", "demo", "--until-step", "2", "--timeout", "60s"];
@@ -472,7 +550,7 @@ fn approve_until_a_step_ends_on_ctrl_c_at_the_prompt() {
 #[test]
 fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
     if !terminal_available() {
-        return eprintln!("script (util-linux) not installed: skipped");
+        return crate::support::skip("script (util-linux) not installed");
     }
     let server = shop(1, "StepPaused").start();
     // Someone edits the VirtualService between our read and our first write to it (the claim
@@ -496,6 +574,30 @@ fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
     assert!(screen.contains("interrupted (SIGINT)"), "{screen}");
     assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written: {screen}");
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+}
+
+#[test]
+fn sigterm_at_the_prompt_leaves_the_terminal_as_it_was() {
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    let server = shop(1, "StepPaused").start();
+    // The prompt reads keys with the terminal in raw mode; `stty -a` runs on the same terminal
+    // once the binary has ended.
+    let test = Test::new().kubeconfig(&server);
+    let session =
+        test.on_terminal_session(&["approve", "demo", "--until-step", "2", "--timeout", "60s"], Some("stty -a"));
+    session.wait_for("Only 'yes' goes ahead: ");
+    let pid = session.binary_pid().expect("the binary's process");
+    assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
+    let (status, screen) = session.finish();
+    assert!(status.is_some(), "{screen}");
+    assert!(screen.contains("interrupted (SIGTERM)"), "{screen}");
+    let modes: Vec<&str> = screen[screen.find("speed ").expect("stty's output")..].split_whitespace().collect();
+    for mode in ["icanon", "echo", "isig"] {
+        assert!(modes.contains(&mode), "{mode}: {modes:?}");
+    }
+    assert_eq!(writes(&server), Vec::<String>::new(), "{screen}");
 }
 
 #[test]
@@ -539,4 +641,117 @@ fn upgrade_before_write(server: &FakeHandle, write: usize, name: &str) {
             r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
         });
     });
+}
+
+/// Following with a watch, as `kubectl get -w` does.
+mod watching {
+    use super::*;
+    use fake_apiserver::LoggedRequest;
+    use std::process::Child;
+    use std::time::Instant;
+
+    /// `status demo -w --until-paused` in the background.
+    fn following(server: &FakeHandle) -> (Test, Child) {
+        let test = Test::new().kubeconfig(server);
+        let args = ["status", "demo", "-w", "--until-paused", "--timeout", "60s"];
+        let child = test.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        (test, child)
+    }
+
+    fn param<'a>(request: &'a LoggedRequest, name: &str) -> Option<&'a str> {
+        request.query_params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn watches(server: &FakeHandle) -> Vec<LoggedRequest> {
+        server.requests().into_iter().filter(|r| param(r, "watch").is_some_and(|w| w == "true" || w == "1")).collect()
+    }
+
+    /// The reads of Rollout demo itself (a GET each time everything is read again).
+    fn reads(server: &FakeHandle) -> usize {
+        server.requests().iter().filter(|r| r.method == "GET" && r.path.ends_with("/rollouts/demo")).count()
+    }
+
+    #[track_caller]
+    fn wait_for(what: &str, condition: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !condition() {
+            assert!(Instant::now() < deadline, "never: {what}");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn edit_rollout(server: &FakeHandle, edit: impl FnOnce(&mut Value)) -> Value {
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+        edit(&mut rollout);
+        server.put_object(rollout)
+    }
+
+    fn pause(server: &FakeHandle) {
+        edit_rollout(server, |r| r["status"]["canaryStatus"]["currentStepState"] = json!("StepPaused"));
+    }
+
+    fn finished(child: Child) -> crate::support::Output {
+        let output = child.wait_with_output().unwrap();
+        crate::support::Output {
+            status: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    #[test]
+    fn a_change_is_followed_through_the_watch_and_a_dropped_watch_resumes_where_it_was() {
+        let server = shop(1, "StepUpgrade").start();
+        let listed = server.resource_version();
+        let (_test, child) = following(&server);
+        wait_for("a watch", || !watches(&server).is_empty());
+        let first = &watches(&server)[0];
+        assert_eq!(param(first, "fieldSelector"), Some("metadata.name=demo"));
+        assert_eq!(param(first, "resourceVersion"), Some(listed.as_str()));
+        // Nothing changes: nothing is read again (a poll would read every 2 s).
+        thread::sleep(Duration::from_secs(3));
+        assert_eq!(reads(&server), 1, "one read, then only the watch");
+        // A change: read again at once.
+        let changed = edit_rollout(&server, |r| r["status"]["message"] = json!("still upgrading"));
+        wait_for("a read after the change", || reads(&server) == 2);
+        // The connection drops: the watch resumes from the last version it saw.
+        server.drop_watches();
+        wait_for("a second watch", || watches(&server).len() == 2);
+        assert_eq!(param(&watches(&server)[1], "resourceVersion"), changed["metadata"]["resourceVersion"].as_str());
+        pause(&server);
+        finished(child).success().stdout_has("shop/demo: Progressing, step 1/3 StepPaused (waiting for approval)");
+    }
+
+    #[test]
+    fn a_watch_whose_version_expired_starts_over_from_a_fresh_list() {
+        let server = shop(1, "StepUpgrade").start();
+        let (_test, child) = following(&server);
+        wait_for("a watch", || !watches(&server).is_empty());
+        // Another object changes (the watch of demo does not see it), then the history before
+        // it is compacted away: resuming from the version seen is no longer possible.
+        let mut edited = vs(&server);
+        edited["metadata"]["labels"] = json!({"touched": "yes"});
+        server.put_object(edited);
+        server.compact();
+        let compacted = server.resource_version();
+        server.drop_watches();
+        wait_for("a watch from the fresh list", || {
+            watches(&server).iter().any(|w| param(w, "resourceVersion") == Some(compacted.as_str()))
+        });
+        pause(&server);
+        finished(child).success().stdout_has("(waiting for approval)");
+    }
+
+    #[test]
+    fn rollouts_are_polled_where_watching_them_is_forbidden() {
+        let server = shop(1, "StepUpgrade").deny(Rule::new(["watch"]).resources(["rollouts"])).start();
+        let (_test, child) = following(&server);
+        wait_for("a read every 2 s", || reads(&server) >= 3);
+        pause(&server);
+        finished(child)
+            .success()
+            .stderr_has("watching Rollouts is forbidden")
+            .stderr_has("reading the Rollouts every 2s instead")
+            .stdout_has("(waiting for approval)");
+    }
 }

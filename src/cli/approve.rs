@@ -3,8 +3,9 @@
 //! then read) → guard → render → confirm → write.
 
 use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
-use super::status::Follower;
-use super::{ApproveArgs, GlobalArgs, Outcome, confirm, print, terminal_question, warn};
+use super::follow::Follower;
+use super::status::Scope;
+use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
@@ -142,9 +143,9 @@ struct Run<'a> {
     follower: Option<Follower>,
 }
 
-pub fn approve(global: &GlobalArgs, args: &ApproveArgs) -> anyhow::Result<Outcome> {
+pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
@@ -180,7 +181,7 @@ impl Run<'_> {
             writer.keep_claims().await?;
             let following =
                 self.follower.get_or_insert_with(|| Follower::new(args.timeout, writer.interrupt().clone()));
-            let views = following.next(session, selection).await?;
+            let views = following.next(session, &Scope::Namespace(selection.clone())).await?;
             for view in &views {
                 let (stage, generation) =
                     approved.get(&view.name).map_or((Stage::Step(0), None), |a| (a.stage, a.generation));
@@ -279,8 +280,14 @@ impl Run<'_> {
             write::preflight(&session.cluster, permissions).await?;
         }
         print(
-            &output::plans_text(&approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(), &super::diff::differ())
-                .map_err(Error::Input)?,
+            &output::plans_text(
+                &approvals.iter().map(|a| a.plan.clone()).collect::<Vec<_>>(),
+                output::DiffStyle {
+                    differ: &super::diff::differ(),
+                    stored: stored_original(args.show_stored_original),
+                },
+            )
+            .map_err(Error::Input)?,
         )?;
         if ask && writer.mode() == Mode::Apply {
             let question = match (args.traffic_only, args.until_step, args.to_end) {
@@ -319,7 +326,7 @@ impl Run<'_> {
             return Ok(None);
         }
         for approval in &approvals {
-            match preview_next(session, &live, &catalog, approval) {
+            match preview_next(session, &live, &catalog, approval, stored_original(args.show_stored_original)) {
                 Ok(preview) => print(&preview)?,
                 Err(e) => warn(&format!(
                     "warning: could not preview the next step of Rollout {}: {e}",
@@ -343,7 +350,7 @@ pub(super) async fn claim_rollouts(
     }
     let names: Vec<String> = match selection {
         Selection::Names(names) => names.iter().map(|n| live::rollout_name(n).to_string()).collect(),
-        Selection::Selector(_) => {
+        Selection::Selector(_) | Selection::All => {
             let found = live::read_rollouts(&session.cluster, selection).await?;
             found.found.iter().map(|r| r.item.name.clone()).collect()
         }
@@ -450,6 +457,7 @@ fn preview_next(
     live: &Live,
     catalog: &ScriptCatalog,
     approval: &Approval<'_>,
+    stored: output::StoredOriginal,
 ) -> Result<String, Error> {
     let rollout = &approval.rollout.item;
     let next = match approval.stage {
@@ -476,7 +484,8 @@ fn preview_next(
         rollout.stage_label(next)
     );
     plan.notes.clear();
-    Ok(format!("\n{}", output::plans_text(&[plan], &super::diff::differ()).map_err(Error::Input)?))
+    let style = output::DiffStyle { differ: &super::diff::differ(), stored };
+    Ok(format!("\n{}", output::plans_text(&[plan], style).map_err(Error::Input)?))
 }
 
 #[cfg(test)]

@@ -2,16 +2,16 @@
 //! deletes one whose holder is gone.
 
 use super::cluster::{Session, runtime, selection};
-use super::{GlobalArgs, Outcome, ReleaseClaimArgs, ScriptArgs, confirm, print};
+use super::{Outcome, ReleaseClaimArgs, ScriptArgs, confirm, print};
 use crate::error::Error;
 use crate::source::cluster::Cluster;
 use crate::source::live::{self, Selection};
 use crate::status::ClaimView;
 use crate::write::{self, Interrupt};
 
-pub fn release_claim(global: &GlobalArgs, args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
+pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &ScriptArgs::default()).await?;
+        let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
         let selection = selection(&args.selection)?;
         let interrupt = Interrupt::listen(None)?;
         let names = rollout_names(&session, &selection).await?;
@@ -46,7 +46,7 @@ pub fn release_claim(global: &GlobalArgs, args: &ReleaseClaimArgs) -> anyhow::Re
 async fn rollout_names(session: &Session, selection: &Selection) -> Result<Vec<String>, Error> {
     Ok(match selection {
         Selection::Names(names) => names.iter().map(|n| live::rollout_name(n).to_string()).collect(),
-        Selection::Selector(_) => {
+        Selection::Selector(_) | Selection::All => {
             live::read_rollouts(&session.cluster, selection).await?.found.into_iter().map(|r| r.item.name).collect()
         }
     })

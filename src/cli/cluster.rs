@@ -1,7 +1,7 @@
 //! What the commands against the API server share (a session, Rollout selection, the writer's
 //! mode), and `plan ROLLOUT…`.
 
-use super::{DryRun, GlobalArgs, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
+use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
 use crate::change::Change;
 use crate::error::Error;
 use crate::lua::Limits;
@@ -30,19 +30,31 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub(super) async fn open(global: &GlobalArgs, scripts: &ScriptArgs) -> Result<Session, Error> {
+    pub(super) async fn open(connection: &ConnectionFlags, scripts: &ScriptArgs) -> Result<Session, Error> {
         let catalog = ScriptCatalog {
             overrides: files::read_script_flags(&scripts.scripts)?,
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
             ..ScriptCatalog::default()
         };
-        let cluster = Cluster::connect(&global.connection.connection()).await?;
+        let cluster = Cluster::connect(&connection.connection()).await?;
         Ok(Session {
             cluster,
             catalog,
             controller_namespace: scripts.controller_namespace.clone(),
-            limits: global.limits(),
+            limits: scripts.lua.limits(),
         })
+    }
+
+    /// The same session, working in `namespace`.
+    pub(super) fn in_namespace(&self, namespace: &str) -> Session {
+        let mut cluster = self.cluster.clone();
+        cluster.namespace = namespace.to_string();
+        Session {
+            cluster,
+            catalog: self.catalog.clone(),
+            controller_namespace: self.controller_namespace.clone(),
+            limits: self.limits,
+        }
     }
 
     pub(super) fn limits(&self) -> Limits {
@@ -137,16 +149,17 @@ fn status_line(rollout: &Rollout) -> String {
     line
 }
 
-pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
+pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
         let (live, catalog) = session.load(&selection).await?;
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
-        let render_now = args.output.is_none() && args.dry_run.is_none();
+        let render_now = args.output.is_none() && args.dry_run.is_none() && !args.summary;
         let differ = super::diff::differ();
+        let style = output::DiffStyle { differ: &differ, stored: super::stored_original(args.show_stored_original) };
         let planned: Vec<(RoutingPlan, Option<String>)> = live
             .snapshot
             .rollouts
@@ -155,7 +168,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
                 let (stages, note) = chosen_stages(&rollout.item, args)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
-                let text = render_now.then(|| output::plan_block(&plan, &differ)).transpose().map_err(Error::Input)?;
+                let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
                 Ok::<_, Error>((plan, text))
             })
             .collect::<Result<_, _>>()?;
@@ -167,7 +180,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         if render_now {
             print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
         } else {
-            print_plans(&plans, args.output)?;
+            print_plans(&plans, args)?;
         }
         if let Some(rejected) = rejected {
             return Err(Error::Input(format!("the API server rejected a planned object ({rejected})")).into());

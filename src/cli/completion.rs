@@ -10,7 +10,7 @@
 //! reading the words as the plugin's own flags. Completion never prints an error: whatever
 //! cannot be known (no kubeconfig, an unreachable or slow cluster) yields no candidates.
 
-use super::{Cli, CompleteArgs, CompletionShell, CompletionsArgs, GlobalArgs, Outcome, print_raw};
+use super::{Cli, CompleteArgs, CompletionShell, CompletionsArgs, Outcome, print_raw};
 use crate::source::cluster::{Cluster, ConnectionArgs, Resource};
 use crate::source::live::rollout_name;
 use clap::{Arg, ArgAction, Command, CommandFactory, ValueHint};
@@ -114,12 +114,12 @@ fn without_hidden_subcommand(shell: CompletionShell, script: &str) -> String {
 }
 
 /// Prints the candidates for the last word in kubectl's plugin-completion protocol.
-pub fn complete(global: &GlobalArgs, args: &CompleteArgs) -> anyhow::Result<Outcome> {
+pub fn complete(args: &CompleteArgs) -> anyhow::Result<Outcome> {
     let mut words = args.words.clone();
     if words.is_empty() {
         words.push(String::new());
     }
-    let (want, connection) = analyse(&words, global);
+    let (want, connection) = analyse(&words);
     let prefix = want.prefix.clone();
     let (candidates, directive) = match want.kind {
         Kind::Static(candidates, directive) => (candidates, directive),
@@ -178,11 +178,11 @@ impl Kind {
 
 /// Walks the words before the last one as clap would parse them: the subcommand, flags and
 /// their values, positional arguments; then decides what the last one wants.
-fn analyse(words: &[String], global: &GlobalArgs) -> (Want, ConnectionArgs) {
+fn analyse(words: &[String]) -> (Want, ConnectionArgs) {
     let mut root = Cli::command();
     root.build();
     let (current, before) = words.split_last().map_or(("", &[][..]), |(last, rest)| (last.as_str(), rest));
-    let mut connection = global.connection.connection();
+    let mut connection = ConnectionArgs::default();
     let mut command = &root;
     let mut seen: Vec<&str> = Vec::new();
     let mut positionals: Vec<&str> = Vec::new();
@@ -417,11 +417,9 @@ fn contexts(connection: &ConnectionArgs) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     fn want(words: &[&str]) -> (Want, ConnectionArgs) {
-        let global = Cli::parse_from(["kubectl-rollout_lua", "test"]).global;
-        analyse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>(), &global)
+        analyse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>())
     }
 
     fn names_of(kind: &Kind) -> Vec<&str> {
@@ -444,7 +442,7 @@ mod tests {
         let names = names_of(&w.kind);
         assert!(names.contains(&"plan") && names.contains(&"lua-obj") && names.contains(&"help"), "{names:?}");
         assert!(!names.contains(&COMPLETE));
-        let (w, _) = want(&["-n", "shop", "--context", "x", "st"]);
+        let (w, _) = want(&["-v", "--no-color", "st"]);
         assert_eq!(w.prefix, "st");
         assert!(names_of(&w.kind).contains(&"status"));
     }
@@ -453,9 +451,13 @@ mod tests {
     fn flags_of_the_subcommand_and_global_ones() {
         let (w, _) = want(&["plan", "--"]);
         let names = names_of(&w.kind);
-        for flag in ["--filename", "-f", "--dry-run", "--namespace", "-n", "--kubeconfig", "--help"] {
+        for flag in ["--filename", "-f", "--dry-run", "--namespace", "-n", "--kubeconfig", "--help", "--verbose"] {
             assert!(names.contains(&flag), "{flag} in {names:?}");
         }
+        // Cluster flags only where a cluster is read.
+        let (offline, _) = want(&["test", "--"]);
+        let offline = names_of(&offline.kind);
+        assert!(offline.contains(&"--verbose") && !offline.contains(&"--kubeconfig"), "{offline:?}");
         assert!(!names.contains(&"--version"), "only the root has --version");
         // Given once and not repeatable: not offered again; repeatable ones are.
         let (w, _) = want(&["plan", "--next", "-f", "a", "-"]);
@@ -480,10 +482,10 @@ mod tests {
         for words in [
             &["plan", "-f", ""][..],
             &["plan", "--filename", "ex"],
-            &["--kubeconfig", ""],
+            &["status", "--kubeconfig", ""],
             &["eval", ""],
             &["eval", "a.lua", "--obj", ""],
-            &["record", "demo", "-o", ""],
+            &["record", "demo", "--output-file", ""],
             &["lua-obj", ""],
             &["restore", "--from-backup", ""],
         ] {
@@ -499,18 +501,18 @@ mod tests {
 
     #[test]
     fn cluster_values_and_connection_flags() {
-        let (w, connection) = want(&["--kubeconfig", "kc", "plan", "-nshop", "--context=c", "demo", ""]);
+        let (w, connection) = want(&["plan", "--kubeconfig", "kc", "-nshop", "--context=c", "demo", ""]);
         assert_eq!(w.kind, Kind::Rollouts { given: vec!["demo".into()] });
         assert_eq!(connection.kubeconfig.as_deref(), Some(std::path::Path::new("kc")));
         assert_eq!((connection.namespace.as_deref(), connection.context.as_deref()), (Some("shop"), Some("c")));
         assert_eq!(want(&["status", "-n", ""]).0.kind, Kind::Namespaces);
-        assert_eq!(want(&["--namespace=s"]).0.kind, Kind::Namespaces);
-        assert_eq!(want(&["--context", ""]).0.kind, Kind::Contexts);
+        assert_eq!(want(&["record", "--namespace=s"]).0.kind, Kind::Namespaces);
+        assert_eq!(want(&["approve", "--context", ""]).0.kind, Kind::Contexts);
         assert_eq!(want(&["record", ""]).0.kind, Kind::Rollouts { given: vec![] });
         // record takes one Rollout: nothing after it.
         assert_eq!(want(&["record", "demo", ""]).0.kind, Kind::nothing());
         // Durations and the like: nothing, and no files.
-        assert_eq!(want(&["--lua-timeout", ""]).0.kind, Kind::nothing());
+        assert_eq!(want(&["test", "--lua-timeout", ""]).0.kind, Kind::nothing());
         // Rollouts already given, however named, are not offered again.
         assert_eq!(
             want(&[

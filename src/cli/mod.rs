@@ -5,14 +5,17 @@ mod claim;
 mod cluster;
 mod completion;
 mod diff;
+mod follow;
+mod help;
 mod offline;
 mod record;
 mod restore;
 mod status;
 mod units;
 
-use crate::error::Error;
+use crate::error::{Error, Signal};
 use crate::lua::Limits;
+use crate::output;
 use crate::scripts::DEFAULT_CONTROLLER_NAMESPACE;
 use crate::source::cluster::ConnectionArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -52,9 +55,7 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
     what the run wrote, except the routing of an approved Rollout. The approval is a merge patch of the status \
     subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
-    its next write (a second one at once).\n\n\
-    Examples:\n  kubectl rollout-lua approve demo --expect-step 2\n  kubectl rollout-lua approve demo --yes --to-end --timeout 2h\n  \
-    kubectl rollout-lua approve -l app=shop --dry-run=server";
+    its next write (a second one at once).";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
     original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute gets the \
@@ -66,16 +67,13 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back an object saved \
-    by an earlier write.\n\n\
-    Examples:\n  kubectl rollout-lua restore demo\n  kubectl rollout-lua restore --ref VirtualService/demo --yes\n  \
-    kubectl rollout-lua restore --from-backup ~/.local/state/kubectl-rollout-lua/backups/ctx/shop/VirtualService/demo/20260101T000000.000Z.yaml";
+    by an earlier write.";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
     that a second approve or restore refuses instead of racing it. The claim is released at the end, also after a \
     failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
-    deletes it at once, whoever holds it: use it only when its holder is gone (status shows the holder).\n\n\
-    Example:\n  kubectl rollout-lua release-claim demo --yes";
+    deletes it at once, whoever holds it: use it only when its holder is gone (status shows the holder).";
 
 const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
     test-harness semantics.\n\n\
@@ -89,17 +87,18 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     absent), at step k (planning step k from it writes nothing), or drifted (neither), with the script used; and \
     who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
     (claim).\n\n\
+    Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
+    does.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
-    0 as soon as they wait for approval.";
+    0 as soon as they wait for approval. It watches the Rollouts as kubectl get -w does (resumed from the last \
+    resourceVersion when the connection drops; read every 2s where watching them is forbidden) and reads \
+    everything again on each change and every 30s. On a terminal it is a live view on stderr: a line per Rollout \
+    with a spinner, the step as a progress bar and the traffic split, and a timed pause's countdown; otherwise a \
+    timestamped line per change.";
 
-const EVAL_EXAMPLES: &str = "\
-Examples:
-  kubectl rollout-lua eval trafficRouting.lua --obj step1.obj.json
-  kubectl rollout-lua eval lua_configuration/trafficrouting_ingress/nginx.lua --ingress --obj obj.yaml
+const EVAL_EXIT_CODES: &str = "Exit codes:\n  0  done\n  1  error (bad input, script failure)";
 
-Exit codes:
-  0  done
-  1  error (bad input, script failure)";
+const TEST_EXIT_CODES: &str = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error";
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -141,7 +140,7 @@ Exit codes:
         any CRD), the Kruise Rollout controller runs a Lua script per object and step. This plugin computes \
         each step's input exactly as the controller does, runs the same script locally in a sandbox, and \
         shows what the controller would write.",
-    after_help = EXIT_CODES
+    after_help = help::after(help::ROOT_EXAMPLES, EXIT_CODES)
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -150,51 +149,65 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The flags every command takes, before or after its name.
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
     /// Say more on stderr (plan -f: what was read, and what was skipped and why)
-    #[arg(short = 'v', long, global = true)]
+    #[arg(short = 'v', long, global = true, help_heading = help::GLOBAL)]
     pub verbose: bool,
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = help::GLOBAL)]
     pub no_color: bool,
-    /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    #[arg(long, global = true, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
-    pub lua_timeout: Duration,
-    /// Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
-    #[arg(long, global = true, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
-    pub lua_memory: usize,
-    #[command(flatten)]
-    pub connection: ConnectionFlags,
 }
 
-impl GlobalArgs {
+/// The limits of one script evaluation, for the commands that run scripts.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = help::SCRIPTS)]
+pub struct LuaLimits {
+    /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
+    #[arg(long, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
+    pub lua_timeout: Duration,
+    /// Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    #[arg(long, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
+    pub lua_memory: usize,
+}
+
+impl LuaLimits {
     pub fn limits(&self) -> Limits {
         Limits { timeout: self.lua_timeout, memory: self.lua_memory }
     }
 }
 
-/// kubectl's connection flags; global, as kubectl's are (they may come before the command).
+impl Default for LuaLimits {
+    /// The flags' defaults.
+    fn default() -> Self {
+        let Limits { timeout, memory } = Limits::default();
+        LuaLimits { lua_timeout: timeout, lua_memory: memory }
+    }
+}
+
+/// kubectl's connection flags, on the commands that talk to a cluster.
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = help::CLUSTER)]
 pub struct ConnectionFlags {
     /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
     /// The namespace (default: the context's; offline: objects without one are in "default")
-    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
     /// Username to impersonate for the operation
-    #[arg(long = "as", global = true, value_name = "USER")]
+    #[arg(long = "as", value_name = "USER")]
     pub as_user: Option<String>,
     /// Group to impersonate for the operation (repeatable)
-    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    #[arg(long = "as-group", value_name = "GROUP")]
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server, and for an exec credential plugin
     /// (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
-    #[arg(long, global = true, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }
 
@@ -214,39 +227,47 @@ impl ConnectionFlags {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show what a step does to the gateway objects, as a diff from their current content
-    #[command(after_help = PLAN_EXIT_CODES, long_about = PLAN_ABOUT)]
+    #[command(after_help = help::after(help::PLAN_EXAMPLES, PLAN_EXIT_CODES), long_about = PLAN_ABOUT)]
     Plan(PlanArgs),
     /// Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)
-    #[command(after_help = WRITE_EXIT_CODES, long_about = APPROVE_ABOUT)]
+    #[command(after_help = help::after(help::APPROVE_EXAMPLES, WRITE_EXIT_CODES), long_about = APPROVE_ABOUT)]
     Approve(ApproveArgs),
     /// Put gateway objects back to their stored original (as the controller does when a release ends)
-    #[command(after_help = WRITE_EXIT_CODES, long_about = RESTORE_ABOUT)]
+    #[command(after_help = help::after(help::RESTORE_EXAMPLES, WRITE_EXIT_CODES), long_about = RESTORE_ABOUT)]
     Restore(RestoreArgs),
     /// Show Rollouts' progress and where each gateway object stands; -w follows it
-    #[command(after_help = STATUS_EXIT_CODES, long_about = STATUS_ABOUT)]
+    #[command(after_help = help::after(help::STATUS_EXAMPLES, STATUS_EXIT_CODES), long_about = STATUS_ABOUT)]
     Status(StatusArgs),
     /// Release the claim an approve or restore left on Rollouts (when its holder is gone)
-    #[command(name = "release-claim", after_help = WRITE_EXIT_CODES, long_about = RELEASE_CLAIM_ABOUT)]
+    #[command(
+        name = "release-claim",
+        after_help = help::after(help::RELEASE_CLAIM_EXAMPLES, WRITE_EXIT_CODES),
+        long_about = RELEASE_CLAIM_ABOUT
+    )]
     ReleaseClaim(ReleaseClaimArgs),
     /// Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
-    #[command(after_help = EXIT_CODES_SIMPLE)]
+    #[command(after_help = help::after(help::RECORD_EXAMPLES, EXIT_CODES_SIMPLE))]
     Record(RecordArgs),
     /// Run scripts' test cases (the controller's testdata format) with the controller's test-harness semantics
-    #[command(after_help = "Exit codes:\n  0  every case passed\n  1  a case failed, or an error", long_about = TEST_ABOUT)]
+    #[command(after_help = help::after(help::TEST_EXAMPLES, TEST_EXIT_CODES), long_about = TEST_ABOUT)]
     Test(TestArgs),
     /// Run one script on one obj and print the result as canonical JSON
-    #[command(after_help = EVAL_EXAMPLES)]
+    #[command(after_help = help::after(help::EVAL_EXAMPLES, EVAL_EXIT_CODES))]
     Eval(EvalArgs),
     /// Write the obj of every step of a test case as a Lua file, for debugging a script
+    #[command(after_help = help::after(help::LUA_OBJ_EXAMPLES, EXIT_CODES_SIMPLE))]
     LuaObj(LuaObjArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
+    #[command(after_help = help::after(help::COMPLETIONS_EXAMPLES, EXIT_CODES_SIMPLE))]
     Completions(CompletionsArgs),
     /// Completion candidates in kubectl's plugin-completion protocol (run by kubectl_complete-rollout_lua)
     #[command(name = "__complete", hide = true)]
     Complete(CompleteArgs),
 }
 
+/// Which scripts run, and their limits.
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = help::SCRIPTS)]
 pub struct ScriptArgs {
     /// Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or
     /// ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
@@ -259,6 +280,8 @@ pub struct ScriptArgs {
     /// Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     #[arg(long, default_value = DEFAULT_CONTROLLER_NAMESPACE, value_name = "NAMESPACE")]
     pub controller_namespace: String,
+    #[command(flatten)]
+    pub lua: LuaLimits,
 }
 
 /// `--dry-run`: `client` writes nothing; `server` sends the writes with dryRun=All so admission
@@ -348,11 +371,20 @@ pub struct PlanArgs {
     /// Print the planned objects and a summary instead of diffs
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
+    /// A line per step and object (what is written, and the traffic split) instead of diffs
+    #[arg(long, conflicts_with_all = ["output", "show_obj"])]
+    pub summary: bool,
+    /// Show the stored original (the original-spec annotation) in full in diffs, not as
+    /// `stored (sha256 …, N bytes)`
+    #[arg(long, conflicts_with = "summary")]
+    pub show_stored_original: bool,
     /// Exit 0 when nothing would change, 2 when something would, 1 on error
     #[arg(long)]
     pub detailed_exitcode: bool,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+    #[command(flatten)]
+    pub cluster: ConnectionFlags,
 }
 
 #[derive(Args, Debug)]
@@ -385,16 +417,25 @@ pub struct ApproveArgs {
     /// With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
     pub timeout: Duration,
+    /// Show the stored original (the original-spec annotation) in full in diffs, not as
+    /// `stored (sha256 …, N bytes)`
+    #[arg(long)]
+    pub show_stored_original: bool,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+    #[command(flatten)]
+    pub cluster: ConnectionFlags,
 }
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
-    /// Follow the Rollouts until they complete or fail (redraws in place on a terminal, one line
-    /// per change otherwise)
+    /// Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
+    #[arg(short = 'A', long, conflicts_with = "rollouts")]
+    pub all_namespaces: bool,
+    /// Follow the Rollouts (a watch) until they complete or fail: a live view on a terminal
+    /// (stderr), a line per change otherwise
     #[arg(short = 'w', long)]
     pub watch: bool,
     /// With --watch: give up after this long (e.g. 10m; 0 for never)
@@ -408,6 +449,8 @@ pub struct StatusArgs {
     pub output: Option<Format>,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+    #[command(flatten)]
+    pub cluster: ConnectionFlags,
 }
 
 #[derive(Args, Debug)]
@@ -417,6 +460,8 @@ pub struct ReleaseClaimArgs {
     /// Do not ask for confirmation (required when stdin is not a terminal)
     #[arg(short = 'y', long)]
     pub yes: bool,
+    #[command(flatten)]
+    pub cluster: ConnectionFlags,
 }
 
 #[derive(Args, Debug)]
@@ -424,14 +469,26 @@ pub struct RecordArgs {
     /// The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
     #[arg(value_name = "ROLLOUT")]
     pub rollout: String,
-    /// Write the test cases to FILE.yaml (or .yml) instead of stdout; any other path is a
-    /// directory, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress
-    /// case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to
-    /// them) so that `test DIR` replays it
-    #[arg(short = 'o', long = "output", value_name = "FILE|DIR")]
-    pub output: Option<PathBuf>,
+    /// The test cases' format: YAML, the controller's testdata format (the only one)
+    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value = "yaml")]
+    pub output: RecordFormat,
+    /// Write the test cases to FILE instead of stdout, as YAML documents
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    pub output_file: Option<PathBuf>,
+    /// Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…,
+    /// an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next
+    /// to them) so that `test DIR` replays them
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    pub dir: Option<PathBuf>,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+    #[command(flatten)]
+    pub cluster: ConnectionFlags,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RecordFormat {
+    Yaml,
 }
 
 #[derive(Args, Debug)]
@@ -481,6 +538,8 @@ pub struct RestoreArgs {
     pub dry_run: DryRun,
     #[command(flatten)]
     pub scripts: ScriptArgs,
+    #[command(flatten)]
+    pub cluster: ConnectionFlags,
 }
 
 #[derive(Args, Debug)]
@@ -494,6 +553,8 @@ pub struct TestArgs {
     /// Print a JSON report instead of text
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<TestFormat>,
+    #[command(flatten)]
+    pub lua: LuaLimits,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -514,6 +575,8 @@ pub struct EvalArgs {
     /// returned annotations print as a JSON map with sorted keys (null for none)
     #[arg(long)]
     pub ingress: bool,
+    #[command(flatten)]
+    pub lua: LuaLimits,
 }
 
 #[derive(Args, Debug)]
@@ -521,9 +584,20 @@ pub struct LuaObjArgs {
     /// A test case (rollout or trafficRouting, original, expected)
     #[arg(value_name = "CASE")]
     pub case: PathBuf,
+    /// lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of
+    /// {case, step, obj}, one entry of which `eval --obj` reads
+    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value = "lua")]
+    pub output: LuaObjFormat,
     /// Write to FILE instead of stdout
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LuaObjFormat {
+    Lua,
+    Json,
+    Yaml,
 }
 
 /// What a command achieved, for the exit code.
@@ -540,9 +614,11 @@ pub enum Outcome {
 
 /// Runs the command line and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
+            let e = help::explain(e, &args);
             let _ = e.print();
             return if e.use_stderr() { 1 } else { 0 };
         }
@@ -552,16 +628,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
     let result = match &cli.command {
         Command::Plan(args) if !args.files.is_empty() || args.kustomize.is_some() => offline::plan(&cli.global, args),
-        Command::Plan(args) => cluster::plan(&cli.global, args),
-        Command::Approve(args) => approve::approve(&cli.global, args),
-        Command::Restore(args) => restore::restore(&cli.global, args),
-        Command::Status(args) => status::status(&cli.global, args),
-        Command::ReleaseClaim(args) => claim::release_claim(&cli.global, args),
-        Command::Record(args) => record::record(&cli.global, args),
+        Command::Plan(args) => cluster::plan(args),
+        Command::Approve(args) => approve::approve(args),
+        Command::Restore(args) => restore::restore(args),
+        Command::Status(args) => status::status(args),
+        Command::ReleaseClaim(args) => claim::release_claim(args),
+        Command::Record(args) => record::record(args),
         Command::Completions(args) => completion::completions(args),
-        Command::Complete(args) => completion::complete(&cli.global, args),
-        Command::Test(args) => offline::test(&cli.global, args),
-        Command::Eval(args) => offline::eval(&cli.global, args),
+        Command::Complete(args) => completion::complete(args),
+        Command::Test(args) => offline::test(args),
+        Command::Eval(args) => offline::eval(args),
         Command::LuaObj(args) => offline::lua_obj(args),
     };
     exit_code(result)
@@ -624,12 +700,23 @@ pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Plans as text, or as a YAML/JSON document.
-pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], format: Option<Format>) -> std::io::Result<()> {
-    match format {
-        None => print(&crate::output::plan_text(plans, &diff::differ()).map_err(std::io::Error::other)?),
-        Some(format) => print_raw(&offline::render(&crate::output::plan_document(plans), format)),
+/// Plans as `plan` prints them: diffs, a line per step and object (`--summary`), or a YAML/JSON
+/// document.
+pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], args: &PlanArgs) -> std::io::Result<()> {
+    match args.output {
+        None if args.summary => print(&output::plan_lines(plans)),
+        None => {
+            let style =
+                output::DiffStyle { differ: &diff::differ(), stored: stored_original(args.show_stored_original) };
+            print(&output::plan_text(plans, style).map_err(std::io::Error::other)?)
+        }
+        Some(format) => print_raw(&offline::render(&output::plan_document(plans), format)),
     }
+}
+
+/// How diffs show the stored original: `--show-stored-original` in full, else as one short line.
+pub(crate) fn stored_original(show: bool) -> output::StoredOriginal {
+    if show { output::StoredOriginal::Full } else { output::StoredOriginal::Summary }
 }
 
 /// The question the writer may ask (whether to overwrite someone else's edit): only on a
@@ -651,12 +738,20 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
             "nothing was written: there is no terminal to confirm on; pass --yes to go ahead without asking".into(),
         ));
     }
-    let mut stderr = anstream::stderr();
-    let _ = write!(stderr, "{question} Only 'yes' goes ahead: ");
-    let _ = stderr.flush();
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer).map_err(|e| Error::Input(format!("reading the answer: {e}")))?;
-    if answer.trim() == "yes" { Ok(()) } else { Err(Error::Refused("nothing was written: not confirmed".into())) }
+    let answer = dialoguer::Input::<String>::with_theme(&dialoguer::theme::SimpleTheme)
+        .with_prompt(format!("{question} Only 'yes' goes ahead"))
+        .allow_empty(true)
+        .interact_text();
+    match answer {
+        Ok(answer) if answer.trim() == "yes" => Ok(()),
+        Ok(_) => Err(Error::Refused("nothing was written: not confirmed".into())),
+        // Ctrl-C: the keys are read with the terminal in raw mode, so it sent no SIGINT; the
+        // prompt raised one itself, which the signal listener also sees.
+        Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            Err(Error::Interrupted { signal: Signal::Interrupt, report: "stopped at the question".into() })
+        }
+        Err(e) => Err(Error::Input(format!("reading the answer: {e}"))),
+    }
 }
 
 #[cfg(test)]

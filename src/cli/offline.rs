@@ -1,7 +1,8 @@
 //! Commands that need no cluster: `plan -f`, `test`, `eval`, `lua-obj`.
 
 use super::{
-    Format, GlobalArgs, LuaObjArgs, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print, print_plans, print_raw,
+    Format, GlobalArgs, LuaObjArgs, LuaObjFormat, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print,
+    print_plans, print_raw,
 };
 use crate::error::Error;
 use crate::lua::{EvalOptions, Script};
@@ -28,10 +29,20 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
-    if args.selection.selector.is_some() || args.next || args.dry_run.is_some() {
-        return Err(Error::Input("-l, --next and --dry-run need a cluster: name Rollouts without -f".into()).into());
+    let cluster_only: Vec<&str> =
+        [(args.selection.selector.is_some(), "-l"), (args.next, "--next"), (args.dry_run.is_some(), "--dry-run")]
+            .into_iter()
+            .filter_map(|(given, flag)| given.then_some(flag))
+            .collect();
+    if let Some((last, rest)) = cluster_only.split_last() {
+        let (flags, need) = match rest {
+            [] => (last.to_string(), "needs"),
+            _ => (format!("{} and {last}", rest.join(", ")), "need"),
+        };
+        let manifests = if args.kustomize.is_some() { "-k" } else { "-f" };
+        return Err(Error::Input(format!("{flags} {need} a cluster: name Rollouts without {manifests}")).into());
     }
-    let namespace = global.connection.namespace.as_deref().unwrap_or("default");
+    let namespace = args.cluster.namespace.as_deref().unwrap_or("default");
     let (manifests, input) = match &args.kustomize {
         Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
         None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
@@ -69,7 +80,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         placeholder: args.show_obj,
     };
     scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
-    let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
+    let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
     let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
         return Err(Error::Input(format!("no Rollout named {missing} in the input")).into());
@@ -82,7 +93,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             Some(n) => vec![rollout.item.step_stage(n).map_err(|e| Error::Input(format!("{}: {e}", rollout.origin)))?],
         };
         let cr = snapshot.traffic_routing_of(rollout)?;
-        let planner = Planner::new(&snapshot.objects, &catalog, global.limits());
+        let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
         plan.with_context(|| format!("planning {}", rollout.origin))
     });
@@ -124,7 +135,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     for plan in &mut plans {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
-    print_plans(&plans, args.output)?;
+    print_plans(&plans, args)?;
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }
@@ -194,7 +205,7 @@ fn obj_document(plans: &[RoutingPlan]) -> Value {
         .flat_map(|(plan, stage)| stage.objects.iter().map(move |object| (plan, stage, object)))
         .filter_map(|(plan, stage, object)| {
             let obj = object.obj.as_ref()?;
-            Some(json!({"owner": plan.owner, "stage": stage.label, "object": object.describe(), "obj": obj}))
+            Some(json!({"owner": plan.owner, "step": stage.stage, "stage": stage.label, "object": object.describe(), "obj": obj}))
         })
         .collect();
     Value::Array(entries)
@@ -244,7 +255,7 @@ impl Suite {
     }
 }
 
-pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
+pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
     let suites: Vec<Suite> = if args.paths.is_empty() {
         let custom = BUILTIN_SCRIPTS.iter().map(|b| Suite {
             label: format!("{}/{}", b.group, b.kind),
@@ -311,7 +322,7 @@ pub fn test(global: &GlobalArgs, args: &TestArgs) -> anyhow::Result<Outcome> {
         }
         suites
     };
-    let limits = global.limits();
+    let limits = args.lua.limits();
     let mut reports: Vec<(&Suite, CaseReport)> = Vec::new();
     for suite in &suites {
         for (name, text) in &suite.cases {
@@ -366,23 +377,23 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
             }
         }
         for step in &report.steps {
-            let at = format!("{} step {}", report.case, step.index);
+            let at = format!("{} step {}", report.case, step.step());
             match &step.outcome {
                 StepOutcome::Pass => {}
                 StepOutcome::Error(message) => {
-                    out.push_str(&format!("  {}\n", paint(RED, &format!("step {}: {message}", step.index))))
+                    out.push_str(&format!("  {}\n", paint(RED, &format!("step {}: {message}", step.step()))))
                 }
                 StepOutcome::Fail { want, got } => {
                     out.push_str(&format!(
                         "  {}\n",
-                        paint(RED, &format!("step {}: the result differs from expected[{}]", step.index, step.index))
+                        paint(RED, &format!("step {0}: the result differs from expected (its entry {0})", step.step()))
                     ));
                     let (want, got) = (data_yaml(want), data_yaml(got));
                     out.push_str(&output::unified_diff(&want, &got, &format!("{at} expected"), &format!("{at} got")));
                 }
             }
             for note in &step.notes {
-                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: step {}: {note}", step.index))));
+                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: step {}: {note}", step.step()))));
             }
         }
     }
@@ -406,7 +417,7 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                         }
                         StepOutcome::Error(message) => json!({"status": "error", "message": message}),
                     };
-                    entry["step"] = json!(step.index);
+                    entry["step"] = json!(step.step());
                     entry["warnings"] = json!(step.notes);
                     entry
                 })
@@ -422,7 +433,7 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
     json!({"cases": cases, "passed": passed, "failed": failed})
 }
 
-pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outcome> {
+pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
     let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
     let documents =
@@ -430,8 +441,8 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     // Every number reaches Lua as a double: the obj is used as read, and handed over.
     let obj = the_obj(documents, &source)?;
     let result = match args.ingress {
-        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &global.limits()).map_err(Error::from)?),
-        false => data::evaluate(&script, Cow::Owned(obj), &global.limits(), EvalOptions::CONTROLLER)
+        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &args.lua.limits()).map_err(Error::from)?),
+        false => data::evaluate(&script, Cow::Owned(obj), &args.lua.limits(), EvalOptions::CONTROLLER)
             .map_err(Error::from)?
             .to_go_json(),
     };
@@ -439,12 +450,12 @@ pub fn eval(global: &GlobalArgs, args: &super::EvalArgs) -> anyhow::Result<Outco
     Ok(Outcome::Done)
 }
 
-/// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` output
-/// with one entry. A manifest given instead would make the script fail as if it were wrong
-/// (`attempt to index local 'data'`): that is said instead.
+/// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` (or
+/// `lua-obj -o json|yaml`) output with one entry. A manifest given instead would make the
+/// script fail as if it were wrong (`attempt to index local 'data'`): that is said instead.
 fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error> {
     // Its entries: JSON's array is read as documents, a YAML list as one.
-    let is_entry = |entry: &Value| entry.get("owner").is_some() && entry.get("obj").is_some();
+    let is_entry = |entry: &Value| entry.get("step").is_some() && entry.get("obj").is_some();
     let entries = documents
         .iter()
         .flat_map(|d| d.value.as_array().map_or(std::slice::from_ref(&d.value), Vec::as_slice))
@@ -462,7 +473,7 @@ fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error>
         }
         _ => {
             return Err(Error::Input(format!(
-                "{source} is `plan --show-obj` output with {entries} entries: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout"
+                "{source} holds the objs of {entries} steps or objects: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout"
             )));
         }
     }
@@ -484,8 +495,16 @@ fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error>
 pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     let name = args.case.display().to_string();
     let case = TestCase::parse(&name, &files::read_text(&args.case, files::TEST_CASE)?).map_err(Error::Input)?;
-    let text = case.lua_objects();
-    match &args.output {
+    let text = match args.output {
+        LuaObjFormat::Lua => case.lua_objects(),
+        LuaObjFormat::Json | LuaObjFormat::Yaml => {
+            let entries =
+                case.steps.iter().enumerate().map(|(i, obj)| json!({"case": name, "step": i + 1, "obj": obj}));
+            let format = if args.output == LuaObjFormat::Json { Format::Json } else { Format::Yaml };
+            render(&Value::Array(entries.collect()), format)
+        }
+    };
+    match &args.output_file {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
         None => print_raw(&text)?,
     }

@@ -3,7 +3,7 @@
 //! change can be replayed offline (`test`, `plan -f`) against real cluster state.
 
 use super::cluster::{Session, runtime};
-use super::{GlobalArgs, Outcome, RecordArgs, print_raw};
+use super::{Outcome, RecordArgs, print_raw};
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{EvalOptions, Limits};
@@ -32,9 +32,9 @@ struct Recorded {
     text: String,
 }
 
-pub fn record(global: &GlobalArgs, args: &RecordArgs) -> anyhow::Result<Outcome> {
+pub fn record(args: &RecordArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let cases = match args.rollout.split_once('/').filter(|(kind, _)| kind.starts_with("trafficrouting")) {
             Some((_, name)) => record_traffic_routing(&session, name).await?,
             None => record_rollout(&session, live::rollout_name(&args.rollout)).await?,
@@ -46,13 +46,11 @@ pub fn record(global: &GlobalArgs, args: &RecordArgs) -> anyhow::Result<Outcome>
             session.cluster.namespace,
             crate::time::rfc3339(SystemTime::now())
         );
-        match &args.output {
-            None => print_raw(&documents(&header, &cases))?,
-            Some(path) if path.extension().is_some_and(|e| e == "yaml" || e == "yml") => {
-                std::fs::write(path, documents(&header, &cases))
-                    .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))?;
-            }
-            Some(dir) => write_tree(dir, &header, &cases)?,
+        match (&args.output_file, &args.dir) {
+            (_, Some(dir)) => write_tree(dir, &header, &cases)?,
+            (Some(path), None) => std::fs::write(path, documents(&header, &cases))
+                .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))?,
+            (None, None) => print_raw(&documents(&header, &cases))?,
         }
         Ok(Outcome::Done)
     })

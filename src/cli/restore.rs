@@ -5,14 +5,14 @@
 
 use super::approve::{claim_names, claim_rollouts};
 use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
-use super::{GlobalArgs, Outcome, RestoreArgs, confirm, print, terminal_question};
+use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
 use crate::model::{self, ObjectKey, Provider, Routing, Stage};
-use crate::output::{self, BOLD, YELLOW, paint};
+use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::{ObjectPlan, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
@@ -84,9 +84,9 @@ struct Candidate {
     rules: Option<gateway::StagePlan>,
 }
 
-pub fn restore(global: &GlobalArgs, args: &RestoreArgs) -> anyhow::Result<Outcome> {
+pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(global, &args.scripts).await?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
@@ -421,7 +421,7 @@ async fn placements_of_refs(
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let (live, catalog) = match session.load(&Selection::Selector(String::new())).await {
+    let (live, catalog) = match session.load(&Selection::All).await {
         Ok(found) => found,
         Err(e) => {
             notes.push(format!("cannot check the objects for edits: reading the Rollouts failed: {e}"));
@@ -508,7 +508,7 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                     &r.live,
                     &format!("{what} (as {label} routes it)"),
                     &format!("{what} (live)"),
-                    &super::diff::differ(),
+                    DiffStyle { differ: &super::diff::differ(), stored: StoredOriginal::Summary },
                 )
                 .map_err(Error::Input)?,
             );
@@ -522,7 +522,7 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
                 &r.restored,
                 &format!("{what} (live)"),
                 &format!("{what} ({then})"),
-                &super::diff::differ(),
+                DiffStyle { differ: &super::diff::differ(), stored: StoredOriginal::Summary },
             )
             .map_err(Error::Input)?,
         );
@@ -589,7 +589,7 @@ async fn restore_backup(
             &restored,
             &format!("{key} (live)"),
             &format!("{key} (from {source})"),
-            &super::diff::differ(),
+            DiffStyle { differ: &super::diff::differ(), stored: StoredOriginal::Summary },
         )
         .map_err(Error::Input)?,
     )?;

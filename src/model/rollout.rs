@@ -74,6 +74,27 @@ pub enum Stage {
     BlueGreenFinal,
 }
 
+impl serde::Serialize for Stage {
+    /// In JSON and YAML output: the step's number (1-based, as the controller's status counts),
+    /// or `"final"`.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Stage::Step(i) => serializer.serialize_u64(*i as u64),
+            Stage::BlueGreenFinal => serializer.serialize_str("final"),
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    /// `step 2`, or `final`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stage::Step(i) => write!(f, "step {i}"),
+            Stage::BlueGreenFinal => f.write_str("final"),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RolloutStatus {
     pub phase: Option<String>,

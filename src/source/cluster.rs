@@ -12,7 +12,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
@@ -107,6 +107,17 @@ impl ServerClock {
     }
 }
 
+/// What a watch reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Watched {
+    /// An object was added, changed or deleted, at `version`.
+    Changed { version: String, namespace: String, name: String },
+    /// Nothing changed; the watch is at this version (a bookmark).
+    At(String),
+    /// The version watched from is gone from the server's history (410 Expired): list again.
+    Expired,
+}
+
 /// A served resource: its API coordinates and scope.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resource {
@@ -152,7 +163,14 @@ impl Cluster {
             Some(path) => Kubeconfig::read_from(path),
             None => Kubeconfig::read(),
         }
-        .map_err(|e| Error::Input(format!("reading the kubeconfig: {e} (set KUBECONFIG or --kubeconfig)")))?;
+        .map_err(|e| {
+            // kube's own text quotes the path twice ('"/path"').
+            let why = match e {
+                KubeconfigError::ReadConfig(io, path) => format!("{}: {io}", path.display()),
+                other => other.to_string(),
+            };
+            Error::Input(format!("reading the kubeconfig: {why} (set KUBECONFIG or --kubeconfig)"))
+        })?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
@@ -323,8 +341,9 @@ impl Cluster {
         Ok(self.resources(group, version, refresh).await?.and_then(|all| all.into_iter().find(|r| r.kind == kind)))
     }
 
+    /// The resource's API in `namespace`; every namespace when it is `""`.
     fn api(&self, resource: &Resource, namespace: &str) -> Api<DynamicObject> {
-        if resource.namespaced {
+        if resource.namespaced && !namespace.is_empty() {
             Api::namespaced_with(self.client.clone(), namespace, &resource.api_resource())
         } else {
             Api::all_with(self.client.clone(), &resource.api_resource())
@@ -372,15 +391,73 @@ impl Cluster {
         futures::future::try_join_all(names.iter().map(|name| self.get(resource, namespace, name))).await
     }
 
-    /// The objects of `resource` in `namespace` that `selector` selects, each with its
-    /// apiVersion and kind (a list's items come without them).
+    /// The objects of `resource` in `namespace` (`""`: in every namespace) that `selector`
+    /// selects, each with its apiVersion and kind (a list's items come without them).
     pub async fn list(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<Vec<Value>, Error> {
+        let scope = if namespace.is_empty() { "every namespace".to_string() } else { namespace.to_string() };
         let list = self
             .api(resource, namespace)
             .list(&ListParams::default().labels(selector))
             .await
-            .map_err(|e| self.failure(&format!("listing {} in {namespace}", resource.qualified()), e))?;
+            .map_err(|e| self.failure(&format!("listing {} in {scope}", resource.qualified()), e))?;
         Ok(list.items.into_iter().map(|item| typed(to_value(item), resource)).collect())
+    }
+
+    /// The resourceVersion of the objects of `resource` in `namespace` (`""`: every namespace)
+    /// that `selector` picks, as a LIST gives it: where a watch of them starts.
+    pub async fn list_version(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<String, Error> {
+        let list = self
+            .api(resource, namespace)
+            .list_metadata(&ListParams::default().labels(selector).limit(1))
+            .await
+            .map_err(|e| self.failure(&format!("listing {}", resource.qualified()), e))?;
+        Ok(list.metadata.resource_version.unwrap_or_default())
+    }
+
+    /// Watches the objects of `resource` in `namespace` (`""`: every namespace) that the label
+    /// and field selectors pick, from `version` on: what the watch reports, until the server
+    /// ends it (it is asked to after `timeout`) or the connection breaks (an `Err` saying why).
+    pub async fn watch(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        (labels, fields): (&str, &str),
+        version: &str,
+        timeout: Duration,
+    ) -> Result<futures::stream::BoxStream<'static, Result<Watched, String>>, Error> {
+        use futures::StreamExt;
+        use kube::api::{WatchEvent, WatchParams};
+        let mut params = WatchParams::default().timeout(timeout.as_secs().clamp(1, 290) as u32);
+        if !labels.is_empty() {
+            params = params.labels(labels);
+        }
+        if !fields.is_empty() {
+            params = params.fields(fields);
+        }
+        let events = self
+            .api(resource, namespace)
+            .watch(&params, version)
+            .await
+            .map_err(|e| self.failure(&format!("watching {}", resource.qualified()), e))?;
+        let changed = |object: DynamicObject| Watched::Changed {
+            version: object.metadata.resource_version.unwrap_or_default(),
+            namespace: object.metadata.namespace.unwrap_or_default(),
+            name: object.metadata.name.unwrap_or_default(),
+        };
+        Ok(events
+            .map(move |event| match event {
+                Ok(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) => Ok(changed(o)),
+                Ok(WatchEvent::Bookmark(bookmark)) => Ok(Watched::At(bookmark.metadata.resource_version)),
+                Ok(WatchEvent::Error(status)) if status.code == 410 => Ok(Watched::Expired),
+                Ok(WatchEvent::Error(status)) => Err(format!("{} ({} {})", status.message, status.code, status.reason)),
+                Err(e) => Err(describe_api_error(&e)),
+            })
+            .boxed())
+    }
+
+    /// The time limit of one request; `None` for none.
+    pub fn request_limit(&self) -> Option<Duration> {
+        self.request_limit
     }
 
     /// Sends a change's request (`change::Request`, preconditions included) for the object

@@ -21,6 +21,8 @@ const GROUP: &str = "rollouts.kruise.io";
 pub enum Selection {
     Names(Vec<String>),
     Selector(String),
+    /// Every Rollout of the namespace; there may be none.
+    All,
 }
 
 /// What was read, and the resources to write it back through.
@@ -74,8 +76,9 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
                 .collect::<Result<_, _>>()?
         }
         Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
+        Selection::All => cluster.list(&resource, namespace, "").await?,
     };
-    if raws.is_empty() {
+    if raws.is_empty() && matches!(selection, Selection::Selector(_)) {
         return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
     }
     let found = raws

@@ -5,3 +5,4 @@ mod exec_plugin;
 pub mod files;
 pub mod live;
 pub mod retry;
+pub mod watch;

@@ -74,12 +74,13 @@ impl Interrupt {
 
     /// A yes/no question on the terminal (see `cli::confirm`), ended by a signal: the prompt
     /// reads stdin on a thread of its own (reading cannot be interrupted), left behind when a
-    /// signal comes (it ends with the process).
+    /// signal comes (it ends with the process), with the terminal's settings put back.
     pub async fn confirm(
         &self,
         question: &str,
         ask: impl FnOnce(&str) -> Result<(), Error> + Send + 'static,
     ) -> Result<(), Error> {
+        let settings = TerminalSettings::save();
         let (sender, answer) = std::sync::mpsc::channel();
         let question = question.to_string();
         std::thread::spawn(move || {
@@ -94,10 +95,28 @@ impl Interrupt {
                 Err(std::sync::mpsc::TryRecvError::Empty) => {}
             }
             if let Some(signal) = self.received().await {
+                settings.restore();
                 let _ = writeln!(std::io::stderr());
                 return Err(Error::Interrupted { signal, report: "stopped at the question".into() });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The settings of the terminal on stdin before a question: the prompt reads each key with the
+/// terminal in raw mode (no echo, no line editing), and a signal that ends the question during
+/// a read would leave it so for the shell.
+struct TerminalSettings(Option<rustix::termios::Termios>);
+
+impl TerminalSettings {
+    fn save() -> TerminalSettings {
+        TerminalSettings(rustix::termios::tcgetattr(std::io::stdin()).ok())
+    }
+
+    fn restore(&self) {
+        if let Some(settings) = &self.0 {
+            let _ = rustix::termios::tcsetattr(std::io::stdin(), rustix::termios::OptionalActions::Now, settings);
         }
     }
 }

@@ -129,52 +129,54 @@ impl Test {
         command
     }
 
-    /// The binary with `args` on a pseudo-terminal (util-linux `script`).
-    fn terminal_command(&self, args: &[OsString]) -> Command {
+    /// The binary with `args` on a pseudo-terminal (util-linux `script`), then the shell
+    /// commands `then` (if any) on the same terminal.
+    fn terminal_command(&self, args: &[OsString], then: Option<&str>) -> Command {
         let line: Vec<String> =
             std::iter::once(BINARY.into()).chain(args.iter().map(|a| a.to_string_lossy().into_owned())).collect();
-        let line = line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+        let mut line = line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+        if let Some(then) = then {
+            line = format!("{line}; {then}");
+        }
         self.command("script", ["-qec", line.as_str(), "/dev/null"])
+    }
+
+    /// Starts the binary with `args` on a pseudo-terminal, then `then` (shell commands) when it
+    /// has ended; the screen is read as it comes.
+    pub fn on_terminal_session(&self, args: &[&str], then: Option<&str>) -> TerminalSession {
+        let args: Vec<OsString> = args.iter().map(Into::into).collect();
+        let mut command = self.terminal_command(&args, then);
+        for key in &self.removed {
+            command.env_remove(key);
+        }
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("run the binary");
+        let screen = Arc::new(Mutex::new(String::new()));
+        let reader = read_into(child.stdout.take().unwrap(), screen.clone());
+        let stdin = child.stdin.take();
+        TerminalSession { child, stdin, screen, reader, kubeconfig: self.path("kubeconfig") }
     }
 
     /// Runs the binary with `args` on a pseudo-terminal and, at each step, waits for the screen
     /// to show the text (if any; else half a second) then types the keys. Returns how it ended
     /// (None: not within 30 s, then killed) and the screen.
     pub fn interact(&self, args: &[&str], steps: &[(Option<&str>, &[u8])]) -> (Option<ExitStatus>, String) {
-        let args: Vec<OsString> = args.iter().map(Into::into).collect();
-        let mut child = self.terminal_command(&args).spawn().expect("run the binary");
-        let screen = Arc::new(Mutex::new(String::new()));
-        let reader = read_into(child.stdout.take().unwrap(), screen.clone());
-        let mut stdin = child.stdin.take().unwrap();
+        let mut session = self.on_terminal_session(args, None);
         for (shown, keys) in steps {
             match shown {
-                Some(text) => {
-                    let seen = (0..600).any(|_| {
-                        std::thread::sleep(Duration::from_millis(50));
-                        screen.lock().unwrap().contains(text)
-                    });
-                    assert!(seen, "never showed {text:?}: {:?}", screen.lock().unwrap());
-                }
+                Some(text) => session.wait_for(text),
                 None => std::thread::sleep(Duration::from_millis(500)),
             }
-            let _ = stdin.write_all(keys);
+            session.type_keys(keys);
         }
-        let status = (0..600).find_map(|_| {
-            std::thread::sleep(Duration::from_millis(50));
-            child.try_wait().unwrap()
-        });
-        if status.is_none() {
-            let _ = child.kill();
-        }
-        drop(stdin);
-        reader.join().unwrap();
-        let screen = screen.lock().unwrap().clone();
-        (status, screen)
+        session.finish()
     }
 
     #[track_caller]
     fn execute(&self, args: &[OsString]) -> Output {
-        let mut command = if self.terminal { self.terminal_command(args) } else { self.command(BINARY, args) };
+        let mut command = if self.terminal { self.terminal_command(args, None) } else { self.command(BINARY, args) };
         if self.stdin.is_none() {
             command.stdin(Stdio::null());
         }
@@ -195,6 +197,63 @@ impl Test {
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
     }
+}
+
+/// The binary running on a pseudo-terminal (see [`Test::on_terminal_session`]).
+pub struct TerminalSession {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    screen: Arc<Mutex<String>>,
+    reader: std::thread::JoinHandle<()>,
+    kubeconfig: PathBuf,
+}
+
+impl TerminalSession {
+    /// Waits until the screen shows `text` (30 s at most).
+    #[track_caller]
+    pub fn wait_for(&self, text: &str) {
+        wait_for(&self.screen, text, "the screen");
+    }
+
+    pub fn type_keys(&mut self, keys: &[u8]) {
+        let _ = self.stdin.as_mut().unwrap().write_all(keys);
+    }
+
+    /// The binary's process (under `script` and its shell): the one running with this test's
+    /// KUBECONFIG.
+    pub fn binary_pid(&self) -> Option<u32> {
+        let kubeconfig = format!("KUBECONFIG={}", self.kubeconfig.display());
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse().ok()?;
+            let command = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let environment = std::fs::read(entry.path().join("environ")).ok()?;
+            let ours = environment.split(|b| *b == 0).any(|v| v == kubeconfig.as_bytes());
+            (command.starts_with(BINARY.as_bytes()) && ours).then_some(pid)
+        })
+    }
+
+    /// How it ended (None: not within 30 s, then killed) and the screen.
+    pub fn finish(mut self) -> (Option<ExitStatus>, String) {
+        let status = (0..600).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            self.child.try_wait().unwrap()
+        });
+        if status.is_none() {
+            let _ = self.child.kill();
+        }
+        drop(self.stdin.take());
+        self.reader.join().unwrap();
+        let screen = self.screen.lock().unwrap().clone();
+        (status, screen)
+    }
+}
+
+/// Says that the running test is skipped, and why (`…: skipped: zsh not installed`). Written to
+/// stderr itself, which the test harness does not capture (it captures only `print!` and
+/// `eprint!`), so that a skip shows in `cargo test`'s output instead of passing silently.
+pub fn skip(why: &str) {
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
 }
 
 impl Test {

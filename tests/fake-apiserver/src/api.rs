@@ -15,7 +15,7 @@ use crate::rbac::{Attributes, DEFAULT_USER, Rule, denied};
 use crate::resource::ApiResourceDef;
 use crate::selector::Selector;
 use crate::status::{ApiError, delete_success};
-use crate::store::{ObjectKey, Store, carry_over_identity, skeleton};
+use crate::store::{Event, ObjectKey, Store, carry_over_identity, skeleton};
 
 /// What a validating admission hook sees. Hooks run for create, update and patch
 /// (including dry runs and status writes), after the server has computed the object it
@@ -74,6 +74,8 @@ pub(crate) struct State {
     pub store: Store,
     pub faults: Faults,
     pub log: Vec<LoggedRequest>,
+    /// Counts `FakeHandle::drop_watches`: a watch open across a change of it is cut off.
+    pub watch_drops: u64,
 }
 
 /// A request with its body read, in the form the handler needs.
@@ -111,12 +113,46 @@ pub(crate) struct Reply {
     pub body: Vec<u8>,
     /// The `Retry-After` header, in seconds.
     pub retry_after: Option<u64>,
+    /// A watch, whose events follow `body` for as long as it lasts.
+    pub watch: Option<Box<Watch>>,
 }
 
 impl Reply {
     fn json(status: u16, body: &Value) -> Self {
-        Self { status, body: body.to_string().into_bytes(), retry_after: None }
+        Self { status, body: body.to_string().into_bytes(), retry_after: None, watch: None }
     }
+}
+
+/// A watch: the changes to the objects it selects after a resourceVersion, streamed one JSON
+/// event per line until its `timeoutSeconds` pass (or the test drops it).
+#[derive(Clone)]
+pub(crate) struct Watch {
+    def: ApiResourceDef,
+    namespace: Option<String>,
+    labels: Selector,
+    fields: Selector,
+    /// The resourceVersion whose later changes are sent.
+    pub after: u64,
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl Watch {
+    /// The event lines of `events` this watch selects.
+    pub(crate) fn lines<'a>(
+        &'a self,
+        events: impl Iterator<Item = &'a Event> + 'a,
+    ) -> impl Iterator<Item = Vec<u8>> + 'a {
+        events
+            .filter(|e| e.key.group == self.def.group && e.key.plural == self.def.plural)
+            .filter(|e| self.namespace.as_deref().is_none_or(|ns| e.key.namespace == ns))
+            .filter(|e| self.labels.matches_labels(&e.object) && self.fields.matches_fields(&e.object))
+            .map(|e| event_line(e.kind, &as_served(&self.def, e.object.clone())))
+    }
+}
+
+/// `{"type": kind, "object": object}` and a newline: one event of a watch.
+fn event_line(kind: &str, object: &Value) -> Vec<u8> {
+    format!("{}\n", json!({ "type": kind, "object": object })).into_bytes()
 }
 
 impl From<ApiError> for Reply {
@@ -370,9 +406,10 @@ impl Context<'_> {
         Ok(Reply::json(200, &as_served(&t.def, object.clone())))
     }
 
-    /// LIST (with label/field selectors and `limit`/`continue` paging) or WATCH. A watch
-    /// sends an ADDED event per current object and ends; nothing in this project follows
-    /// watches further.
+    /// LIST (with label/field selectors and `limit`/`continue` paging) or WATCH: from a
+    /// `resourceVersion`, the changes after it; without one (or `0`), an ADDED event per
+    /// current object, then the changes. A resourceVersion older than the last compaction gets
+    /// an ERROR event (410 Expired), as the apiserver sends.
     fn list(&self, t: &Target, watch: bool) -> Result<Reply, ApiError> {
         let labels = self.selector("labelSelector", Selector::parse_labels)?;
         let fields = self.selector("fieldSelector", Selector::parse_fields)?;
@@ -385,11 +422,30 @@ impl Context<'_> {
             .map(|o| as_served(&t.def, o))
             .collect();
         if watch {
-            let body = items
-                .into_iter()
-                .map(|object| format!("{}\n", json!({ "type": "ADDED", "object": object })))
-                .collect::<String>();
-            return Ok(Reply { status: 200, body: body.into_bytes(), retry_after: None });
+            let current: u64 = self.store.resource_version().parse().unwrap_or_default();
+            let version = self.req.param("resourceVersion").filter(|v| !v.is_empty() && *v != "0");
+            let after = match version {
+                Some(v) => {
+                    v.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {v:?}")))?
+                }
+                None => current,
+            };
+            if after < self.store.compacted() {
+                let expired = json!({
+                    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": format!("too old resource version: {after} ({})", self.store.compacted()),
+                    "reason": "Expired", "code": 410,
+                });
+                return Ok(Reply { status: 200, body: event_line("ERROR", &expired), retry_after: None, watch: None });
+            }
+            let body = match version {
+                Some(_) => Vec::new(),
+                None => items.iter().flat_map(|object| event_line("ADDED", object)).collect(),
+            };
+            let timeout =
+                self.req.param("timeoutSeconds").and_then(|t| t.parse().ok()).map(std::time::Duration::from_secs);
+            let watch = Watch { def: t.def.clone(), namespace: t.namespace.clone(), labels, fields, after, timeout };
+            return Ok(Reply { status: 200, body, retry_after: None, watch: Some(Box::new(watch)) });
         }
         let mut metadata = json!({ "resourceVersion": self.store.resource_version() });
         if let Some((namespace, name)) = self.req.param("continue").and_then(|c| c.split_once('/')) {

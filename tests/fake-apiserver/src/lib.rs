@@ -42,7 +42,12 @@
 //!   held (to signal the client exactly between two writes);
 //! - [`FakeHandle::before_write`] / [`FakeHandle::after_write`]: a second writer's edit of
 //!   the store around the k-th write;
-//! - [`Builder::latency_between`]: a seeded random delay per request, for races.
+//! - [`Builder::latency_between`]: a seeded random delay per request, for races;
+//! - [`FakeHandle::drop_watches`]: every open watch cut off mid-stream;
+//!   [`FakeHandle::compact`]: watches from an older resourceVersion told it expired (410).
+//!
+//! Watches (`?watch=true`) stream every change after their `resourceVersion` (without one: an
+//! ADDED event per object first) until their `timeoutSeconds`, with label and field selectors.
 //!
 //! Besides Kruise and Istio ([`kruise_and_istio`]), it serves Leases, Ingresses and HTTPRoutes
 //! at v1 and v1beta1 ([`gateway_ingress_and_leases`]) with their server-side defaults, and
@@ -275,7 +280,7 @@ impl Builder {
                 clock_behind: self.clock_offset.1,
             },
             latency: Latency { min: self.latency.0, max: self.latency.1, state: Mutex::new(self.latency.2) },
-            state: Mutex::new(State { store, faults: Faults::default(), log: Vec::new() }),
+            state: Mutex::new(State { store, faults: Faults::default(), log: Vec::new(), watch_drops: 0 }),
             started,
         });
         let (shutdown, shutdown_rx) = oneshot::channel();
@@ -501,6 +506,18 @@ preferences: {{}}
         let pause = Pause::new();
         self.shared.lock().faults.once(requests, k, stage, pause.effect());
         pause
+    }
+
+    /// Cuts every open watch off mid-stream (the connection closed without the end of the
+    /// response), as a restarting apiserver or a proxy does; watches opened later go on.
+    pub fn drop_watches(&self) {
+        self.shared.lock().watch_drops += 1;
+    }
+
+    /// Forgets the history of changes up to now, as etcd's compaction does: a watch from an
+    /// older resourceVersion gets an ERROR event, 410 Expired.
+    pub fn compact(&self) {
+        self.shared.lock().store.compact();
     }
 
     /// Disarms every fault and pending store edit. Requests already held, hanging or delayed

@@ -3,17 +3,17 @@
 use serde_json::Value;
 
 /// A parsed selector: every requirement must hold (commas mean AND).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Selector(Vec<Requirement>);
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Requirement {
     key: String,
     op: Op,
     values: Vec<String>,
 }
 
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Op {
     Exists,
     NotExists,

@@ -1,22 +1,26 @@
 //! HTTP/1.1 plumbing on hyper: one task per connection, injected faults, latency, logging.
 
 use std::fmt;
+use std::io;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, Request, Response, header};
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use hyper::body::{Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::api::{self, ApiRequest, Config, Reply, State};
+use crate::api::{self, ApiRequest, Config, Reply, State, Watch};
 use crate::faults::{Effect, ReplyFault, Stage};
 use crate::log::LoggedRequest;
 use crate::status::ApiError;
@@ -78,7 +82,10 @@ enum Delivery {
     NeverSent,
 }
 
-async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, DropConnection> {
+/// A response body: a whole reply, or a watch's stream of events.
+type Body = BoxBody<Bytes, io::Error>;
+
+async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, DropConnection> {
     let started = shared.started.elapsed();
     let (parts, body) = req.into_parts();
     // A body that fails to arrive is the client's problem; handle what we have.
@@ -112,9 +119,66 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
     }
     shared.lock().log.push(entry);
     match delivery {
-        Delivery::Reply(reply) => Ok(json_response(reply, &shared.config)),
+        Delivery::Reply(mut reply) => match reply.watch.take() {
+            Some(watch) => Ok(watch_response(shared, reply, *watch)),
+            None => Ok(json_response(reply, &shared.config).map(|body| body.map_err(|never| match never {}).boxed())),
+        },
         Delivery::Lost => Err(DropConnection),
         Delivery::NeverSent => std::future::pending().await,
+    }
+}
+
+/// How often an open watch looks for new changes.
+const WATCH_POLL: Duration = Duration::from_millis(10);
+
+/// A watch's response: its reply's body (the initial events), then each change it selects as
+/// it is stored, until its timeout (a clean end) or `FakeHandle::drop_watches` (the
+/// connection cut mid-stream).
+fn watch_response(shared: Arc<Shared>, reply: Reply, watch: Watch) -> Response<Body> {
+    let (sender, receiver) = mpsc::channel(64);
+    let drops = shared.lock().watch_drops;
+    let deadline = watch.timeout.map(|timeout| Instant::now() + timeout);
+    tokio::spawn(async move {
+        if !reply.body.is_empty() && sender.send(Ok(Bytes::from(reply.body))).await.is_err() {
+            return;
+        }
+        let mut after = watch.after;
+        loop {
+            let (lines, dropped) = {
+                let state = shared.lock();
+                let lines: Vec<Vec<u8>> = watch.lines(state.store.events_after(after)).collect();
+                after = state.store.resource_version().parse().unwrap_or(after);
+                (lines, state.watch_drops != drops)
+            };
+            if dropped {
+                let _ = sender.send(Err(io::Error::other("watch cut off by the test"))).await;
+                return;
+            }
+            for line in lines {
+                if sender.send(Ok(Bytes::from(line))).await.is_err() {
+                    return;
+                }
+            }
+            if sender.is_closed() || deadline.is_some_and(|d| Instant::now() >= d) {
+                return;
+            }
+            tokio::time::sleep(WATCH_POLL).await;
+        }
+    });
+    let mut response = Response::new(WatchBody(receiver).boxed());
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The body of a watch: what its task sends, an error cutting the connection.
+struct WatchBody(mpsc::Receiver<io::Result<Bytes>>);
+
+impl hyper::body::Body for WatchBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<io::Result<Frame<Bytes>>>> {
+        self.0.poll_recv(cx).map(|next| next.map(|chunk| chunk.map(Frame::data)))
     }
 }
 
@@ -146,7 +210,7 @@ async fn inject(
 /// `200 OK` with the first half of `reply`'s body (or of an empty Status): invalid JSON.
 fn garbled(reply: Option<&Reply>) -> Reply {
     let body = reply.map_or_else(|| br#"{"kind":"Status"}"#.to_vec(), |r| r.body.clone());
-    Reply { status: 200, body: body[..body.len() / 2].to_vec(), retry_after: None }
+    Reply { status: 200, body: body[..body.len() / 2].to_vec(), retry_after: None, watch: None }
 }
 
 /// Waits `latency`, to within a fraction of a millisecond: tokio's timer rounds up to its

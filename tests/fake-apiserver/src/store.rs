@@ -42,6 +42,22 @@ pub struct Store {
     resource_version: u64,
     /// Counts created objects, to make uids and generated names unique.
     created: u64,
+    /// Every change since the start (or the last compaction), in order, for watches.
+    events: Vec<Event>,
+    /// Watches from a resourceVersion below this one are told it expired (410), as after
+    /// etcd's compaction.
+    compacted: u64,
+}
+
+/// A change, as a watch reports it.
+#[derive(Clone, Debug)]
+pub(crate) struct Event {
+    pub resource_version: u64,
+    /// `ADDED`, `MODIFIED` or `DELETED`.
+    pub kind: &'static str,
+    pub key: ObjectKey,
+    /// The object after the change (before it, for a deletion), at its new resourceVersion.
+    pub object: Value,
 }
 
 impl Store {
@@ -52,6 +68,8 @@ impl Store {
             // Real clusters never start at 1; a larger start makes stray `"1"`s stand out.
             resource_version: 100,
             created: 0,
+            events: Vec::new(),
+            compacted: 0,
         }
     }
 
@@ -130,8 +148,11 @@ impl Store {
 
     pub(crate) fn remove(&mut self, key: &ObjectKey) -> Option<Value> {
         let removed = self.objects.remove(key);
-        if removed.is_some() {
+        if let Some(object) = &removed {
             self.resource_version += 1;
+            let mut gone = object.clone();
+            gone["metadata"]["resourceVersion"] = self.resource_version().into();
+            self.record("DELETED", key.clone(), gone);
         }
         removed
     }
@@ -140,8 +161,30 @@ impl Store {
     pub(crate) fn commit(&mut self, key: ObjectKey, mut object: Value) -> Value {
         self.resource_version += 1;
         object["metadata"]["resourceVersion"] = self.resource_version().into();
-        self.objects.insert(key, object.clone());
+        let kind = if self.objects.contains_key(&key) { "MODIFIED" } else { "ADDED" };
+        self.objects.insert(key.clone(), object.clone());
+        self.record(kind, key, object.clone());
         object
+    }
+
+    fn record(&mut self, kind: &'static str, key: ObjectKey, object: Value) {
+        self.events.push(Event { resource_version: self.resource_version, kind, key, object });
+    }
+
+    /// The changes after resourceVersion `after`, oldest first.
+    pub(crate) fn events_after(&self, after: u64) -> impl Iterator<Item = &Event> {
+        self.events.iter().filter(move |e| e.resource_version > after)
+    }
+
+    /// The oldest resourceVersion a watch may start from.
+    pub(crate) fn compacted(&self) -> u64 {
+        self.compacted
+    }
+
+    /// Forgets the changes up to now, as etcd's compaction does.
+    pub(crate) fn compact(&mut self) {
+        self.events.clear();
+        self.compacted = self.resource_version;
     }
 
     /// Assigns what the apiserver assigns on create: uid, creationTimestamp, generation.

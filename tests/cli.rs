@@ -1,0 +1,100 @@
+//! The command line as a new user meets it: `--help`, and the advice a mistake gets.
+
+use crate::support::{Test, repo};
+
+const COMMANDS: [&str; 11] =
+    ["plan", "approve", "restore", "status", "release-claim", "record", "test", "eval", "lua-obj", "completions", ""];
+
+#[test]
+fn help_groups_the_flags_and_shows_examples_everywhere() {
+    let test = Test::new();
+    for command in COMMANDS {
+        let args: Vec<&str> = [command, "--help"].into_iter().filter(|a| !a.is_empty()).collect();
+        let help = test.run_args(&args).success().stdout;
+        assert!(help.contains("\nExamples:\n  "), "{command}: {help}");
+        assert!(help.contains("\nGlobal options:\n  -v, --verbose"), "{command}: {help}");
+        // kubectl's connection flags only where a cluster is read.
+        let cluster = ["plan", "approve", "restore", "status", "release-claim", "record"].contains(&command);
+        assert_eq!(
+            help.contains("\nCluster options:\n") && help.contains("--kubeconfig"),
+            cluster,
+            "{command}: {help}"
+        );
+        let scripts = !["release-claim", "lua-obj", "completions", ""].contains(&command);
+        assert_eq!(
+            help.contains("\nScript options:\n") && help.contains("--lua-timeout"),
+            scripts,
+            "{command}: {help}"
+        );
+    }
+}
+
+#[test]
+fn a_flag_of_another_command_names_that_command() {
+    Test::new()
+        .args(["approve", "-f", "rollout.yaml"])
+        .run()
+        .status(1)
+        .stderr_has("error: unexpected argument '-f' found\n\n  tip: '-f' is an option of plan, not of approve\n")
+        .stderr_has("Usage: kubectl rollout-lua approve [OPTIONS] [ROLLOUT]...");
+    let out = Test::new().args(["-n", "shop", "status", "demo"]).run().status(1);
+    assert!(out.stderr.contains("tip: the options of status go after its name: kubectl rollout-lua status -n …"));
+    assert!(!out.stderr.contains("'-- -n'"), "{}", out.stderr);
+}
+
+#[test]
+fn verbs_of_kubectl_and_argo_rollouts_name_the_command_for_the_job() {
+    for (verb, command) in [("get", "status"), ("promote", "approve"), ("undo", "restore"), ("diff", "plan")] {
+        let out = Test::new().args([verb, "demo"]).run().status(1);
+        assert!(out.stderr.contains(&format!("tip: `{command}` ")), "{verb}: {}", out.stderr);
+        assert!(!out.stderr.contains("'test'"), "{verb}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn plan_from_files_names_only_the_cluster_flags_given() {
+    let example = repo("examples/istio-canary-ab");
+    let example = example.to_str().unwrap();
+    Test::new()
+        .args(["plan", "-f", example, "--next"])
+        .run()
+        .status(1)
+        .stderr_has("error: --next needs a cluster: name Rollouts without -f\n");
+    Test::new()
+        .args(["plan", "-f", example, "--dry-run=server", "-l", "app=x"])
+        .run()
+        .status(1)
+        .stderr_has("error: -l and --dry-run need a cluster: name Rollouts without -f\n");
+}
+
+/// The rough texts a new user met, each checked where it is said.
+#[test]
+fn error_texts_say_things_once_and_name_the_place() {
+    // A YAML error: `error:` once, the file, line and column.
+    let out = Test::new()
+        .file("bad.yaml", "apiVersion: v1\nkind: X\nmetadata:\n  name: [a\n")
+        .args(["plan", "-f", "bad.yaml"])
+        .run();
+    let out = out.status(1).stderr_has("error: bad.yaml:4:9: unclosed bracket '['");
+    assert_eq!(out.stderr.matches("error").count(), 1, "{}", out.stderr);
+    // Two documents pasted together without `---`: no advice about the parser's options.
+    let pasted = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+    let out = Test::new().file("two.yaml", pasted).args(["plan", "-f", "two.yaml"]).run().status(1);
+    let out = out.stderr_has(
+        "key \"apiVersion\" given twice, at lines 1 and 5 (two documents without a --- line between them?)",
+    );
+    assert!(!out.stderr.contains("DuplicateKeyPolicy"), "{}", out.stderr);
+    // A tab in the indentation: called a tab, on its own line.
+    Test::new()
+        .file("tab.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n")
+        .args(["plan", "-f", "tab.yaml"])
+        .run()
+        .status(1)
+        .stderr_has("tab.yaml:4:")
+        .stderr_has("(line 4 is indented with a tab: YAML indents with spaces only)");
+    // A kubeconfig that is not there: its path, quoted once (kube's own text quotes it twice).
+    let test = Test::new();
+    let out = test.run_args(["status", "demo", "--kubeconfig", "missing.yaml"]).status(1);
+    let out = out.stderr_has("error: reading the kubeconfig: missing.yaml: No such file or directory");
+    assert!(!out.stderr.contains("'\""), "{}", out.stderr);
+}
