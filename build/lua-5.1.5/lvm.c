@@ -77,6 +77,20 @@ static void traceexec (lua_State *L, const Instruction *pc) {
 }
 
 
+/* kubectl-rollout-lua: a metamethod called with the object alone, as gopher-lua calls __len */
+static void callTMres1 (lua_State *L, StkId res, const TValue *f, const TValue *p1) {
+  ptrdiff_t result = savestack(L, res);
+  setobj2s(L, L->top, f);  /* push function */
+  setobj2s(L, L->top+1, p1);  /* its argument */
+  luaD_checkstack(L, 2);
+  L->top += 2;
+  luaD_call(L, L->top - 2, 1);
+  res = restorestack(L, result);
+  L->top--;
+  setobjs2s(L, res, L->top);
+}
+
+
 static void callTMres (lua_State *L, StkId res, const TValue *f,
                         const TValue *p1, const TValue *p2) {
   ptrdiff_t result = savestack(L, res);
@@ -518,21 +532,21 @@ void luaV_execute (lua_State *L, int nexeccalls) {
       }
       case OP_LEN: {
         const TValue *rb = RB(i);
-        switch (ttype(rb)) {
-          case LUA_TTABLE: {
-            setnvalue(ra, cast_num(luaH_getn(hvalue(rb))));
-            break;
-          }
-          case LUA_TSTRING: {
-            setnvalue(ra, cast_num(tsvalue(rb)->len));
-            break;
-          }
-          default: {  /* try metamethod */
-            Protect(
-              if (!call_binTM(L, rb, luaO_nilobject, ra, TM_LEN))
-                luaG_typeerror(L, rb, "get length of");
-            )
-          }
+        /* kubectl-rollout-lua: gopher-lua's OP_LEN. A string's length is its own; otherwise a
+           __len metamethod that is a function is asked first, tables included, with the object
+           alone, and whatever it returns is the length. */
+        const TValue *tm;
+        if (ttisstring(rb)) {
+          setnvalue(ra, cast_num(tsvalue(rb)->len));
+        }
+        else if (ttisfunction(tm = luaT_gettmbyobj(L, rb, TM_LEN))) {
+          Protect(callTMres1(L, ra, tm, rb));
+        }
+        else if (ttistable(rb)) {
+          setnvalue(ra, cast_num(luaH_getn(hvalue(rb))));
+        }
+        else {
+          Protect(luaG_typeerror(L, rb, "get length of"));
         }
         continue;
       }

@@ -187,6 +187,19 @@ mod tests {
     }
 
     #[test]
+    fn a_len_metamethod_answers_the_length_of_a_table_as_in_gopher_lua() {
+        let got = spec(
+            "r[1] = #setmetatable({1, 2, 3}, {__len = function() return 42 end})
+             r[2] = #setmetatable({1, 2}, {__len = function() return 'seven' end})
+             r[3] = #setmetatable({}, {__len = function(...) return select('#', ...) end})
+             r[4] = #setmetatable({1, 2}, {__len = 5})
+             r[5] = table.getn(setmetatable({1, 2}, {__len = function() return 42 end}))",
+        );
+        assert_eq!(got, json!([42, "seven", 1, 2, 2]));
+        assert_eq!(run("return {spec = #nil}"), Err(ScriptErrorKind::Runtime));
+    }
+
+    #[test]
     fn a_length_below_many_nils_takes_no_longer_than_the_table_is_big() {
         // Stepping down over 50 million nils for every `#` would take minutes.
         let got = spec(
