@@ -83,3 +83,18 @@ fn print_output_is_capped() {
     let (output, _) = eval("for i = 1, 20000 do print(string.rep('x', 100)) end\nreturn {spec = 1}");
     output.success().stdout_is("{\"spec\":1}\n").stderr_has("at its limit of 1 MiB");
 }
+
+#[test]
+fn an_obj_larger_than_the_memory_limit_as_lua_tables_is_named_with_the_limit() {
+    // 400 KB of small maps take more than 2 MiB as Lua tables (an 8 MB obj, the largest read,
+    // takes more than the default 64 MiB).
+    let obj = format!(r#"{{"data": {{"spec": {{"x": [{}]}}}}}}"#, vec![r#"{"a":1}"#; 50_000].join(","));
+    Test::new()
+        .file("script.lua", "return obj.data")
+        .file("obj.json", &obj)
+        .args(["eval", "script.lua", "--obj", "obj.json", "--lua-memory", "2Mi"])
+        .run()
+        .status(1)
+        .stdout_is("")
+        .stderr_has("error: obj.json: script script.lua: its obj takes more than the memory limit (2 MiB) as Lua tables: raise it with --lua-memory\n");
+}

@@ -5,7 +5,7 @@ use super::{
     print_plans, print_raw,
 };
 use crate::error::Error;
-use crate::lua::{EvalOptions, Script};
+use crate::lua::{EvalOptions, Script, ScriptError, ScriptErrorKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
 use crate::providers::Action;
@@ -440,10 +440,15 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
         yaml::parse_documents(&files::read_text(&args.obj, files::OBJECT)?, &source).map_err(Error::Input)?;
     // Every number reaches Lua as a double: the obj is used as read, and handed over.
     let obj = the_obj(documents, &source)?;
+    // An obj beyond the limits is the obj file's fault: say which.
+    let failed = |e: ScriptError| match e.kind {
+        ScriptErrorKind::Input => Error::Input(format!("{source}: {e}")),
+        _ => Error::from(e),
+    };
     let result = match args.ingress {
-        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &args.lua.limits()).map_err(Error::from)?),
+        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &args.lua.limits()).map_err(failed)?),
         false => data::evaluate(&script, Cow::Owned(obj), &args.lua.limits(), EvalOptions::CONTROLLER)
-            .map_err(Error::from)?
+            .map_err(failed)?
             .to_go_json(),
     };
     print_raw(&format!("{result}\n"))?;

@@ -120,6 +120,8 @@ pub enum ScriptErrorKind {
     Timeout,
     Memory,
     Output,
+    /// The obj itself is beyond the limits (it does not fit in the memory limit as Lua tables).
+    Input,
 }
 
 /// A script failed; the message names the script and, where Lua knows it, the line.
@@ -167,16 +169,27 @@ pub fn evaluate(
     let lua = new_sandbox().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     let setup = || -> mlua::Result<deadline::Deadline> {
         stdlib::install_for(&lua, &script.name, options)?;
+        // The obj counts against the limit too: a large one fails here, not the process.
+        lua.set_memory_limit(limits.memory)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
-        lua.globals().set("obj", convert::to_lua(&lua, &obj, options.keys)?)?;
+        let built = convert::to_lua(&lua, &obj, options.keys);
         lua.gc_restart();
+        lua.globals().set("obj", built?)?;
         stdlib::mark_inputs(&lua)?;
-        lua.set_memory_limit(limits.memory)?;
         lua.set_app_data(*limits);
         deadline::Deadline::start(&lua, limits.timeout)
     };
-    let deadline = setup().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
+    let deadline = setup().map_err(|e| match is_memory_error(&e) {
+        true => fail(
+            ScriptErrorKind::Input,
+            format!(
+                "its obj takes more than the memory limit ({}) as Lua tables: raise it with --lua-memory",
+                shown_size(limits.memory)
+            ),
+        ),
+        false => fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")),
+    })?;
     drop(obj);
 
     let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
@@ -414,6 +427,24 @@ mod tests {
             (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 64 MiB)".into())
         );
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn an_obj_beyond_the_memory_limit_is_an_input_error_naming_the_limit() {
+        let obj = json!({"data": {"spec": {"x": vec![json!({"a": 1}); 50_000]}}});
+        let limits = Limits { memory: 2 << 20, ..Limits::default() };
+        let script = Script::new("id.lua", "return obj.data");
+        let err = evaluate(&script, Cow::Borrowed(&obj), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        assert_eq!(
+            (err.kind, err.to_string()),
+            (
+                ScriptErrorKind::Input,
+                "script id.lua: its obj takes more than the memory limit (2 MiB) as Lua tables: raise it with --lua-memory"
+                    .into()
+            )
+        );
+        let roomy = Limits { memory: 64 << 20, ..limits };
+        assert_eq!(evaluate(&script, Cow::Borrowed(&obj), &roomy, EvalOptions::CONTROLLER).unwrap(), obj["data"]);
     }
 
     #[test]
