@@ -3,7 +3,7 @@
 //! written back onto an object.
 
 use crate::gojson;
-use crate::lua::{self, EvalOptions, Limits, Script, ScriptError};
+use crate::lua::{self, EvalOptions, Limits, Printed, Script, ScriptError};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -157,8 +157,9 @@ pub fn evaluate(
     obj: Cow<'_, Value>,
     limits: &Limits,
     options: EvalOptions,
+    printed: &Printed,
 ) -> Result<Data, ScriptError> {
-    let output = lua::evaluate(script, obj, limits, options)?;
+    let output = lua::evaluate(script, obj, limits, options, printed)?;
     Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))
 }
 

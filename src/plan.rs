@@ -3,7 +3,7 @@
 //! write at a stage, the changes that get it there, and warnings.
 
 use crate::error::Error;
-use crate::lua::Limits;
+use crate::lua::{Limits, Printed};
 use crate::model::{self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr};
 use crate::providers::{Context, ObjectPlan, custom, gateway, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
@@ -62,17 +62,25 @@ pub struct Planner<'a> {
     limits: Limits,
     /// Scripts resolved so far: each is compiled and hashed once per plan.
     resolved: RefCell<BTreeMap<ScriptKey, ResolvedScript>>,
+    /// What the scripts printed, until the caller takes it (`printed`).
+    printed: Printed,
 }
 
 impl<'a> Planner<'a> {
     pub fn new(objects: &'a ObjectIndex, scripts: &'a ScriptCatalog, limits: Limits) -> Planner<'a> {
-        Planner { objects, carry: true, scripts, limits, resolved: RefCell::default() }
+        Planner { objects, carry: true, scripts, limits, resolved: RefCell::default(), printed: Printed::default() }
     }
 
     /// Plans every stage from the objects as read, as the controller would from them now: to
     /// place an object (`status`, `restore`'s check for edits), not to follow a release.
     pub fn each_stage_from_the_objects_read(self) -> Planner<'a> {
         Planner { carry: false, ..self }
+    }
+
+    /// What the scripts printed since the last call, for the command-line edge to show: taken
+    /// after each plan, whether it succeeded or failed.
+    pub fn printed(&self) -> Vec<u8> {
+        self.printed.take()
     }
 
     /// The script under `key`, resolved by `resolve` the first time it is asked for.
@@ -201,7 +209,7 @@ impl<'a> Planner<'a> {
         stage: &str,
         carried: &mut Carried,
     ) -> Result<Vec<ObjectPlan>, Error> {
-        let context = Context { routing, action, stage, limits: &self.limits };
+        let context = Context { routing, action, stage, limits: &self.limits, printed: &self.printed };
         let mut objects = Vec::new();
         for provider in &routing.providers {
             let plan = match provider {

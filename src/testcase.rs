@@ -4,7 +4,7 @@
 //! docs/controller-semantics.md §6.2), and each step's `obj` as Lua for debugging (`lua-obj`).
 
 use crate::data::{self, Data};
-use crate::lua::{self, EvalOptions, Limits, OrderDependence, Script};
+use crate::lua::{self, EvalOptions, Limits, OrderDependence, Printed, Script};
 use crate::model::{self, Rollout, RouteStrategy, StrategyKind, TrafficRoutingCr};
 use crate::{gojson, yaml};
 use serde_json::Value;
@@ -84,12 +84,14 @@ impl TestCase {
     }
 
     /// Runs every step and compares spec, labels and annotations with `expected`.
-    pub fn run(&self, script: &Script, limits: &Limits) -> CaseReport {
-        let steps = self.steps.iter().enumerate().map(|(i, obj)| self.run_step(script, limits, i, obj)).collect();
+    /// What the script prints goes to `printed`.
+    pub fn run(&self, script: &Script, limits: &Limits, printed: &Printed) -> CaseReport {
+        let steps =
+            self.steps.iter().enumerate().map(|(i, obj)| self.run_step(script, limits, printed, i, obj)).collect();
         CaseReport { case: self.name.clone(), steps, go_test: self.go_test.clone() }
     }
 
-    fn run_step(&self, script: &Script, limits: &Limits, index: usize, obj: &Value) -> StepReport {
+    fn run_step(&self, script: &Script, limits: &Limits, printed: &Printed, index: usize, obj: &Value) -> StepReport {
         let mut notes = Vec::new();
         let Some(expected) = self.expected.get(index) else {
             let outcome = Outcome::Error(format!(
@@ -100,12 +102,13 @@ impl TestCase {
             return StepReport { index, outcome, notes };
         };
         let want = Data::of_object(expected);
-        let got = match data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS) {
+        let got = match data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed) {
             Ok(got) => got,
             Err(e) => return StepReport { index, outcome: Outcome::Error(e.to_string()), notes },
         };
-        if let Ok(controller) =
-            data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions { print: false, ..EvalOptions::CONTROLLER })
+        // Its prints were printed by the run above.
+        let quiet = &Printed::default();
+        if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)
             && controller != got
         {
             notes.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
@@ -307,7 +310,7 @@ expected:
         assert_eq!(case.steps[0]["canaryService"], json!("svc-canary"));
         assert_eq!(case.steps[1]["canaryWeight"], json!(-1), "steps without traffic still run");
         let script = Script::new("s.lua", "obj.data.spec.n = obj.canaryWeight return obj.data");
-        let report = case.run(&script, &Limits::default());
+        let report = case.run(&script, &Limits::default(), &Printed::default());
         assert_eq!(report.steps[0].outcome, Outcome::Pass);
         assert!(
             matches!(&report.steps[1].outcome, Outcome::Error(e) if e.contains("expected has 1 entries but the case has 2 steps"))

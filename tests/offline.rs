@@ -305,6 +305,25 @@ fn scripts_print_to_stderr_with_their_name() {
 }
 
 #[test]
+fn what_scripts_print_reaches_stderr_from_plan_and_from_a_failing_eval() {
+    // The engine collects it; the command shows it, also when the script then fails.
+    manifests()
+        .file("mine.lua", "print('planning', obj.canaryWeight) return obj.data")
+        .args(["plan", "-f", "m", "--step", "2", "--script", "VirtualService.networking.istio.io=mine.lua"])
+        .run()
+        .success()
+        .stderr_has("[mine.lua] planning\t50\n");
+    Test::new()
+        .file("s.lua", "print('about to fail') error('boom')")
+        .file("obj.json", "{\"data\": {}}")
+        .args(["eval", "s.lua", "--obj", "obj.json"])
+        .run()
+        .status(1)
+        .stdout_is("")
+        .stderr_has("[s.lua] about to fail\nerror: script s.lua:1: boom");
+}
+
+#[test]
 fn version_names_the_commit() {
     let out = Test::new().arg("--version").run().success();
     let (name, commit) = out.stdout.trim().split_once(" (").unwrap();

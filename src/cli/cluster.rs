@@ -114,7 +114,9 @@ impl Session {
         stages: &[Stage],
     ) -> Result<RoutingPlan, Error> {
         let cr = live.snapshot.traffic_routing_of(rollout)?;
-        let mut plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), stages)?;
+        let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), stages);
+        super::show_printed(&planner.printed());
+        let mut plan = plan?;
         plan.notes.push(status_line(&rollout.item));
         Ok(plan)
     }

@@ -693,6 +693,14 @@ pub(crate) fn warn(text: &str) {
     let _ = writeln!(anstream::stderr(), "{}", crate::output::paint(crate::output::YELLOW, text));
 }
 
+/// What scripts printed (`[script] …` lines), on stderr. Like the controller's log it never
+/// fails the run: not even when stderr is a closed pipe (`… 2>&1 | head -1`).
+pub(crate) fn show_printed(printed: &[u8]) {
+    if !printed.is_empty() {
+        let _ = std::io::stderr().lock().write_all(printed);
+    }
+}
+
 /// Writes machine output to stdout byte for byte (anstream would also strip control characters).
 pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -2,10 +2,10 @@
 
 use super::{
     Format, GlobalArgs, LuaObjArgs, LuaObjFormat, Outcome, PlanArgs, TestArgs, TestFormat, Validate, print,
-    print_plans, print_raw,
+    print_plans, print_raw, show_printed,
 };
 use crate::error::Error;
-use crate::lua::{EvalOptions, Script, ScriptError, ScriptErrorKind};
+use crate::lua::{EvalOptions, Printed, Script, ScriptError, ScriptErrorKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
 use crate::providers::Action;
@@ -95,6 +95,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let cr = snapshot.traffic_routing_of(rollout)?;
         let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
+        show_printed(&planner.printed());
         plan.with_context(|| format!("planning {}", rollout.origin))
     });
     let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>()?;
@@ -106,11 +107,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
                 .iter()
                 .any(|r| r.item.traffic_routing_cr.as_ref() == Some(&cr.item.name) && r.namespace == cr.namespace);
             if !named {
-                plans.push(
-                    planner
-                        .plan_traffic_routing(&cr.item, &cr.namespace)
-                        .with_context(|| format!("planning {}", cr.origin))?,
-                );
+                let plan = planner.plan_traffic_routing(&cr.item, &cr.namespace);
+                show_printed(&planner.printed());
+                plans.push(plan.with_context(|| format!("planning {}", cr.origin))?);
             }
         }
     }
@@ -237,11 +236,18 @@ enum Runner {
 }
 
 impl Suite {
-    fn run(&self, name: &str, text: &str, limits: &crate::lua::Limits) -> Result<CaseReport, String> {
+    /// Runs a case; what its script prints goes to `printed`.
+    fn run(
+        &self,
+        name: &str,
+        text: &str,
+        limits: &crate::lua::Limits,
+        printed: &Printed,
+    ) -> Result<CaseReport, String> {
         Ok(match &self.runner {
-            Runner::Lua(script) => TestCase::parse(name, text)?.run(script, limits),
+            Runner::Lua(script) => TestCase::parse(name, text)?.run(script, limits, printed),
             Runner::Ingress { script, class_type, builtin } => {
-                IngressTestCase::parse(name, text)?.run(class_type, script, *builtin, limits)
+                IngressTestCase::parse(name, text)?.run(class_type, script, *builtin, limits, printed)
             }
             Runner::HttpRoute => HttpRouteTestCase::parse(name, text)?.run(),
         })
@@ -326,7 +332,10 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
     let mut reports: Vec<(&Suite, CaseReport)> = Vec::new();
     for suite in &suites {
         for (name, text) in &suite.cases {
-            let report = match suite.run(name, text, &limits) {
+            let printed = Printed::default();
+            let report = suite.run(name, text, &limits, &printed);
+            show_printed(&printed.take());
+            let report = match report {
                 Ok(report) => report,
                 Err(e) => CaseReport {
                     case: name.clone(),
@@ -445,12 +454,15 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
         ScriptErrorKind::Input => Error::Input(format!("{source}: {e}")),
         _ => Error::from(e),
     };
+    let (limits, printed) = (args.lua.limits(), Printed::default());
     let result = match args.ingress {
-        true => ingress::annotations_json(&ingress::evaluate(&script, &obj, &args.lua.limits()).map_err(failed)?),
-        false => data::evaluate(&script, Cow::Owned(obj), &args.lua.limits(), EvalOptions::CONTROLLER)
-            .map_err(failed)?
-            .to_go_json(),
+        true => ingress::evaluate(&script, &obj, &limits, &printed).map(|a| ingress::annotations_json(&a)),
+        false => {
+            data::evaluate(&script, Cow::Owned(obj), &limits, EvalOptions::CONTROLLER, &printed).map(|d| d.to_go_json())
+        }
     };
+    show_printed(&printed.take());
+    let result = result.map_err(failed)?;
     print_raw(&format!("{result}\n"))?;
     Ok(Outcome::Done)
 }

@@ -3,10 +3,10 @@
 //! change can be replayed offline (`test`, `plan -f`) against real cluster state.
 
 use super::cluster::{Session, runtime};
-use super::{Outcome, RecordArgs, print_raw};
+use super::{Outcome, RecordArgs, print_raw, show_printed};
 use crate::data::{self, Data};
 use crate::error::Error;
-use crate::lua::{EvalOptions, Limits};
+use crate::lua::{EvalOptions, Limits, Printed};
 use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Provider, Routing};
 use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
 use crate::providers::ingress::testcase::IngressTestCase;
@@ -227,11 +227,13 @@ fn case(
         format!("{key}:\n{}original:\n{}", indent(&yaml::to_string(&subject)), indent(&yaml::to_string(&original)));
     let file_name = format!("{owner}-{}-{}.yaml", reference.kind.to_lowercase(), reference.name);
     let steps = TestCase::parse(&file_name, &draft).map_err(Error::Input)?.steps;
+    let printed = Printed::default();
     let expected = steps
         .iter()
         .map(|obj| {
-            let data = data::evaluate(&script.script, Cow::Borrowed(obj), &limits, EvalOptions::HARNESS)?;
-            Ok(data.apply_to(&original, None))
+            let data = data::evaluate(&script.script, Cow::Borrowed(obj), &limits, EvalOptions::HARNESS, &printed);
+            show_printed(&printed.take());
+            Ok(data?.apply_to(&original, None))
         })
         .collect::<Result<Vec<Value>, Error>>()?;
     let text = format!(
@@ -271,12 +273,16 @@ fn ingress_case(
         indent(&yaml::to_string(&manifest(stable)))
     );
     let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
+    let printed = Printed::default();
     let canaries = IngressTestCase::parse(&file_name, &draft).map_err(Error::Input)?.canaries(
         class_type,
         &script.script,
         builtin,
         &limits,
-    )?;
+        &printed,
+    );
+    show_printed(&printed.take());
+    let canaries = canaries?;
     let expected: Vec<Value> = canaries.iter().map(|c| c.as_ref().map_or(Value::Null, manifest)).collect();
     let text = format!(
         "# Ingress {} (classType {class_type}) with {} (sha256 {}).\n\

@@ -74,7 +74,7 @@ fn current_line(lua: &Lua) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::lua::{EvalOptions, Limits, Script, ScriptErrorKind, evaluate};
+    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptErrorKind, evaluate};
     use serde_json::json;
     use std::sync::mpsc;
     use std::time::Duration;
@@ -84,9 +84,11 @@ mod tests {
     fn times_out(code: &str) -> String {
         let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
         let script = Script::new("runaway.lua", code);
-        let quiet = EvalOptions { print: false, ..EvalOptions::CONTROLLER };
         let (sender, receiver) = mpsc::channel();
-        std::thread::spawn(move || sender.send(evaluate(&script, std::borrow::Cow::Owned(json!({})), &limits, quiet)));
+        std::thread::spawn(move || {
+            let obj = std::borrow::Cow::Owned(json!({}));
+            sender.send(evaluate(&script, obj, &limits, EvalOptions::CONTROLLER, &Printed::default()))
+        });
         let outcome = receiver.recv_timeout(Duration::from_secs(5));
         let error = outcome.unwrap_or_else(|_| panic!("{code}: still running after 5 s")).unwrap_err();
         assert_eq!(error.kind, ScriptErrorKind::Timeout, "{code}: {error}");

@@ -13,6 +13,7 @@ pub use convert::{EmptyTable, KeyOrder};
 use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
@@ -101,14 +102,12 @@ pub struct EvalOptions {
     pub empty: EmptyTable,
     pub keys: KeyOrder,
     pub pairs: PairsOrder,
-    /// Whether the script's `print` reaches stderr (variant runs stay quiet).
-    pub print: bool,
 }
 
 impl EvalOptions {
     /// The controller's semantics.
     pub const CONTROLLER: EvalOptions =
-        EvalOptions { empty: EmptyTable::Null, keys: KeyOrder::Sorted, pairs: PairsOrder::Natural, print: true };
+        EvalOptions { empty: EmptyTable::Null, keys: KeyOrder::Sorted, pairs: PairsOrder::Natural };
     /// The controller's test harness: empty tables encode as `[]`.
     pub const HARNESS: EvalOptions = EvalOptions { empty: EmptyTable::EmptyList, ..EvalOptions::CONTROLLER };
 }
@@ -155,30 +154,61 @@ impl ScriptError {
 /// longer than Lua's 60-character limit on chunk names.
 const CHUNK_NAME: &str = "script";
 
+/// What scripts printed, kept for the command-line edge to show (on stderr): the engine writes
+/// nowhere itself. Each evaluation adds at most 1 MiB, and a note where it stopped.
+#[derive(Debug, Default)]
+pub struct Printed(RefCell<Vec<u8>>);
+
+impl Printed {
+    /// What was printed since the last time, taken out.
+    pub fn take(&self) -> Vec<u8> {
+        self.0.take()
+    }
+}
+
 /// Runs `script` with `obj` and returns its last return value as the controller encodes it:
 /// plain JSON, which the caller reads as its contract says (a gateway object's `Data`, an
 /// Ingress's annotations). An `obj` handed over (owned) is freed once it is in Lua, so that
-/// the result can reuse its memory.
+/// the result can reuse its memory. What the script prints is added to `printed`, whether it
+/// succeeds or fails.
 pub fn evaluate(
+    script: &Script,
+    obj: Cow<'_, Value>,
+    limits: &Limits,
+    options: EvalOptions,
+    printed: &Printed,
+) -> Result<Value, ScriptError> {
+    let lua = new_sandbox().map_err(|e| ScriptError {
+        script: script.name.clone(),
+        kind: ScriptErrorKind::Runtime,
+        message: format!("setting up the sandbox: {e}"),
+    })?;
+    let result = evaluate_in(&lua, script, obj, limits, options);
+    printed.0.borrow_mut().extend(stdlib::take_printed(&lua));
+    result
+}
+
+/// `evaluate` in a fresh sandbox.
+fn evaluate_in(
+    lua: &Lua,
     script: &Script,
     obj: Cow<'_, Value>,
     limits: &Limits,
     options: EvalOptions,
 ) -> Result<Value, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
-    let lua = new_sandbox().map_err(|e| fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))?;
     let setup = || -> mlua::Result<deadline::Deadline> {
-        stdlib::install_for(&lua, &script.name, options)?;
+        stdlib::install_for(lua, &script.name, options)?;
         // The obj counts against the limit too: a large one fails here, not the process.
         lua.set_memory_limit(limits.memory)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
-        let built = convert::to_lua(&lua, &obj, options.keys);
+        let built = convert::to_lua(lua, &obj, options.keys);
         lua.gc_restart();
         lua.globals().set("obj", built?)?;
-        stdlib::mark_inputs(&lua)?;
+        stdlib::mark_inputs(lua)?;
         lua.set_app_data(*limits);
-        deadline::Deadline::start(&lua, limits.timeout)
+        deadline::Deadline::start(lua, limits.timeout)
     };
     let deadline = setup().map_err(|e| match is_memory_error(&e) {
         true => fail(
@@ -193,7 +223,7 @@ pub fn evaluate(
     drop(obj);
 
     let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
-    let function = load_chunk(&lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
+    let function = load_chunk(lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
     let outcome = function.call::<mlua::MultiValue>(());
     // Past the deadline nothing the script did counts, whatever it caught on the way out.
     if let Some(line) = deadline.passed_at() {
@@ -219,7 +249,7 @@ pub fn evaluate(
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    convert::from_lua(&lua, last, options.empty, limits.memory).map_err(|e| match e {
+    convert::from_lua(lua, last, options.empty, limits.memory).map_err(|e| match e {
         EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
         EncodeError::TooLarge => fail(
             ScriptErrorKind::Memory,
@@ -266,19 +296,19 @@ pub fn order_dependence<T: PartialEq>(
     baseline: &T,
     read: impl Fn(Value) -> Result<T, String>,
 ) -> Option<OrderDependence> {
-    let quiet = EvalOptions { print: false, ..options };
+    // What the variants print was printed by the evaluation they vary.
     let differs = |variant: EvalOptions| {
-        evaluate(script, Cow::Borrowed(obj), limits, variant)
+        evaluate(script, Cow::Borrowed(obj), limits, variant, &Printed::default())
             .ok()
             .and_then(|output| read(output).ok())
             .is_none_or(|d| &d != baseline)
     };
     // One run with every order reversed settles the common case; a difference is then pinned on
     // the input maps or on the script's own tables.
-    if !differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForAll, ..quiet }) {
+    if !differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForAll, ..options }) {
         return None;
     }
-    if differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForInput, ..quiet }) {
+    if differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForInput, ..options }) {
         return Some(OrderDependence::InputMaps);
     }
     Some(OrderDependence::ScriptTables)
@@ -321,7 +351,7 @@ mod tests {
 
     fn run(code: &str, obj: Value) -> Result<Value, ScriptError> {
         let script = Script::new("test.lua", code);
-        evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER)
+        evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER, &Printed::default())
     }
 
     fn spec(code: &str) -> Value {
@@ -355,7 +385,14 @@ mod tests {
             "local seen = leftover; leftover = 1; return {spec = {seen == nil, type(print), type(json), type(coroutine)}}",
         );
         for _ in 0..2 {
-            let got = evaluate(&script, Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER).unwrap();
+            let got = evaluate(
+                &script,
+                Cow::Owned(json!({})),
+                &Limits::default(),
+                EvalOptions::CONTROLLER,
+                &Printed::default(),
+            )
+            .unwrap();
             assert_eq!(got, json!({"spec": [true, "function", "table", "nil"]}));
         }
     }
@@ -397,14 +434,17 @@ mod tests {
     fn stops_infinite_loops_and_memory_bombs() {
         let script = Script::new("loop.lua", "local i = 0\nwhile true do i = i + 1 end");
         let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
-        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default())
+            .unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
         assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
         // Time enough that only the memory limit can stop them, however busy the machine.
         let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
         for bomb in ["local t = {} for i = 1, 1e9 do t[i] = i end return t", "return {spec = string.rep('x', 1e9)}"] {
             let script = Script::new("test.lua", bomb);
-            let err = evaluate(&script, Cow::Owned(json!({})), &memory_only, EvalOptions::CONTROLLER).unwrap_err();
+            let err =
+                evaluate(&script, Cow::Owned(json!({})), &memory_only, EvalOptions::CONTROLLER, &Printed::default())
+                    .unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
     }
@@ -434,7 +474,8 @@ mod tests {
         let obj = json!({"data": {"spec": {"x": vec![json!({"a": 1}); 50_000]}}});
         let limits = Limits { memory: 2 << 20, ..Limits::default() };
         let script = Script::new("id.lua", "return obj.data");
-        let err = evaluate(&script, Cow::Borrowed(&obj), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        let err =
+            evaluate(&script, Cow::Borrowed(&obj), &limits, EvalOptions::CONTROLLER, &Printed::default()).unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
             (
@@ -444,7 +485,10 @@ mod tests {
             )
         );
         let roomy = Limits { memory: 64 << 20, ..limits };
-        assert_eq!(evaluate(&script, Cow::Borrowed(&obj), &roomy, EvalOptions::CONTROLLER).unwrap(), obj["data"]);
+        assert_eq!(
+            evaluate(&script, Cow::Borrowed(&obj), &roomy, EvalOptions::CONTROLLER, &Printed::default()).unwrap(),
+            obj["data"]
+        );
     }
 
     #[test]
@@ -455,14 +499,39 @@ mod tests {
             "local text = '[' .. string.rep('[1],', 100000) .. '[]]' local t = json.decode(text) return {spec = #t}",
         );
         let limits = Limits { memory: 4 << 20, ..Limits::default() };
-        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER).unwrap_err();
+        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default())
+            .unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Memory, "{err}");
         let without_decode = Script::new(
             "text.lua",
             script.code().replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
         );
-        evaluate(&without_decode, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER)
+        evaluate(&without_decode, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default())
             .expect("building the text fits");
+    }
+
+    #[test]
+    fn what_a_script_prints_is_collected_not_written_and_capped_per_evaluation() {
+        let printed = Printed::default();
+        let run = |code: &str| {
+            let script = Script::new("p.lua", code);
+            evaluate(&script, Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER, &printed)
+        };
+        run("print('a', 1, nil) return {}").unwrap();
+        run("print('before') error('boom')").unwrap_err();
+        assert_eq!(printed.take(), b"[p.lua] a\t1\tnil\n[p.lua] before\n");
+        assert!(printed.take().is_empty());
+        // A __tostring that prints while print builds its line.
+        run("print(setmetatable({}, {__tostring = function() print('inner') return 'outer' end})) return {}").unwrap();
+        assert_eq!(printed.take(), b"[p.lua] inner\n[p.lua] outer\n");
+        run("for i = 1, 20000 do print(string.rep('x', 100)) end return {}").unwrap();
+        let capped = printed.take();
+        let note = b"\n[p.lua] print: output stops here, at its limit of 1 MiB\n";
+        assert_eq!(capped.len(), stdlib::PRINT_LIMIT + note.len());
+        assert!(capped.ends_with(note));
+        // The limit is per evaluation.
+        run("print('again') return {}").unwrap();
+        assert_eq!(printed.take(), b"[p.lua] again\n");
     }
 
     #[test]
@@ -478,9 +547,17 @@ mod tests {
         let read = |output: Value| Ok(output["spec"].clone());
         let check = |code: &str| {
             let script = Script::new("order.lua", code);
-            let baseline =
-                read(evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER).unwrap())
-                    .unwrap();
+            let baseline = read(
+                evaluate(
+                    &script,
+                    Cow::Borrowed(&obj),
+                    &Limits::default(),
+                    EvalOptions::CONTROLLER,
+                    &Printed::default(),
+                )
+                .unwrap(),
+            )
+            .unwrap();
             order_dependence(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER, &baseline, read)
         };
         let from_input = "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end return {spec = l}";

@@ -4,8 +4,6 @@
 use super::{EmptyTable, EvalOptions, PairsOrder, convert, deadline};
 use crate::gojson;
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
-use std::cell::Cell;
-use std::io::Write;
 
 const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
 
@@ -43,7 +41,7 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
 /// What depends on the script and the options: `print`, and the order `pairs` walks in.
 pub fn install_for(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
     let globals = lua.globals();
-    globals.raw_set("print", print_function(lua, script_name, options.print)?)?;
+    globals.raw_set("print", print_function(lua, script_name)?)?;
     if options.pairs != PairsOrder::Natural {
         let inputs = lua.create_table()?;
         inputs.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
@@ -86,12 +84,24 @@ fn failed(lua: &Lua, message: &str) -> mlua::Result<MultiValue> {
 /// hundreds of megabytes within its time limit. Past it, output stops with a note saying so.
 pub const PRINT_LIMIT: usize = 1 << 20;
 
-/// `print` writes to stderr with the script's name, keeping stdout for plans and YAML.
-fn print_function(lua: &Lua, script_name: &str, enabled: bool) -> mlua::Result<mlua::Function> {
+/// What the evaluation's `print` calls wrote, in the state's app data until `take_printed`.
+struct PrintBuffer(Vec<u8>);
+
+/// What `print` wrote in this state, taken out of it.
+pub fn take_printed(lua: &Lua) -> Vec<u8> {
+    lua.remove_app_data::<PrintBuffer>().map(|b| b.0).unwrap_or_default()
+}
+
+/// `print` writes lines with the script's name (the command-line edge shows them on stderr,
+/// keeping stdout for plans and YAML).
+fn print_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> {
     let prefix = format!("[{script_name}] ");
-    let left = Cell::new(PRINT_LIMIT);
+    lua.set_app_data(PrintBuffer(Vec::new()));
     lua.create_function(move |lua, args: MultiValue| {
         let tostring: mlua::Function = lua.globals().get("tostring")?;
+        // The buffer is not held across `tostring`: a `__tostring` metamethod may print too.
+        let written = lua.app_data_ref::<PrintBuffer>().map_or(0, |buffer| buffer.0.len());
+        let left = PRINT_LIMIT.saturating_sub(written);
         let mut line = prefix.clone().into_bytes();
         for (i, arg) in args.into_iter().enumerate() {
             let text = tostring.call::<mlua::LuaString>(arg)?;
@@ -100,22 +110,22 @@ fn print_function(lua: &Lua, script_name: &str, enabled: bool) -> mlua::Result<m
             }
             // What is left of the limit, and a byte to tell it is exceeded, is all that is copied.
             let text = text.as_bytes();
-            let room = (left.get() + 1).saturating_sub(line.len());
+            let room = (left + 1).saturating_sub(line.len());
             line.extend_from_slice(&text[..text.len().min(room)]);
         }
         line.push(b'\n');
-        if !enabled || left.get() == 0 {
+        let mut buffer = lua.app_data_mut::<PrintBuffer>().expect("set with print");
+        let left = PRINT_LIMIT.saturating_sub(buffer.0.len());
+        if left == 0 {
             return Ok(());
         }
-        if line.len() > left.get() {
-            line.truncate(left.get());
+        if line.len() > left {
+            // The note goes past the limit; nothing comes after it.
+            line.truncate(left);
             let note = format!("\n{prefix}print: output stops here, at its limit of {} MiB\n", PRINT_LIMIT >> 20);
             line.extend_from_slice(note.as_bytes());
         }
-        left.set(left.get().saturating_sub(line.len()));
-        // Like the controller's log, print never fails the script: not even when stderr is a
-        // closed pipe (`… 2>&1 | head -1`).
-        let _ = std::io::stderr().lock().write_all(&line);
+        buffer.0.extend_from_slice(&line);
         Ok(())
     })
 }
@@ -156,14 +166,20 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
 
 #[cfg(test)]
 mod tests {
-    use crate::lua::{EvalOptions, Limits, Script, ScriptErrorKind, evaluate};
+    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptErrorKind, evaluate};
     use serde_json::{Value, json};
 
     fn run(code: &str) -> Result<Value, ScriptErrorKind> {
         let script = Script::new("tables.lua", code);
-        evaluate(&script, std::borrow::Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER)
-            .map(|mut output| output["spec"].take())
-            .map_err(|e| e.kind)
+        evaluate(
+            &script,
+            std::borrow::Cow::Owned(json!({})),
+            &Limits::default(),
+            EvalOptions::CONTROLLER,
+            &Printed::default(),
+        )
+        .map(|mut output| output["spec"].take())
+        .map_err(|e| e.kind)
     }
 
     /// `code` builds `r`, which the script returns as its spec.

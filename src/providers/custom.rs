@@ -42,7 +42,7 @@ pub fn plan_object(
             let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
             let obj = model::lua_data(&original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
-            let result = data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options)
+            let result = data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
                 .map_err(|e| Error::Input(format!("{}, {}, {reference}: {e}", routing.owner, context.stage)))?;
             // The built-in scripts' independence from pairs() order is checked by their test cases
             // (`test` flags any dependence); other scripts are checked on every plan.

@@ -9,7 +9,7 @@ use super::{Action, Context, ObjectPlan, Planned};
 use crate::change::Change;
 use crate::error::Error;
 use crate::gojson;
-use crate::lua::{self, EvalOptions, Limits, Script, ScriptError};
+use crate::lua::{self, EvalOptions, Limits, Printed, Script, ScriptError};
 use crate::model::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction,
     canary_ingress_name,
@@ -44,6 +44,8 @@ pub struct IngressRoute<'a> {
     /// scripts' quirks apply only then.
     pub builtin: bool,
     pub limits: Limits,
+    /// Where what the script prints goes.
+    pub printed: &'a Printed,
 }
 
 impl IngressRoute<'_> {
@@ -142,8 +144,8 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// Runs an Ingress script on `obj` and returns the annotations the controller reads back.
-pub fn evaluate(script: &Script, obj: &Value, limits: &Limits) -> Result<Annotations, ScriptError> {
-    let encoded = lua::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER)?;
+pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, printed: &Printed) -> Result<Annotations, ScriptError> {
+    let encoded = lua::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, printed)?;
     decode_annotations(encoded).map_err(|message| ScriptError::output(script, message))
 }
 
@@ -371,7 +373,7 @@ pub fn plan_stages(
 /// Runs the route's script on `obj`; a failure carries the `explanations` of why the
 /// controller's script fails too.
 fn run_script(route: &IngressRoute, obj: &Value, explanations: &[String]) -> Result<Annotations, Error> {
-    evaluate(route.script, obj, &route.limits).map_err(|e| match explanations {
+    evaluate(route.script, obj, &route.limits, route.printed).map_err(|e| match explanations {
         [] => Error::Script(e),
         _ => Error::Input(format!("{e} ({})", explanations.join("; "))),
     })
@@ -404,6 +406,7 @@ pub fn plan_object(
         script: &script.script,
         builtin: matches!(script.source, ScriptSource::BuiltIn { .. }),
         limits: *context.limits,
+        printed: context.printed,
     };
     let key = route.canary_key();
     let stable = objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress));
@@ -607,6 +610,7 @@ mod tests {
             script,
             builtin: true,
             limits: Limits::default(),
+            printed: Box::leak(Box::default()),
         }
     }
 
@@ -757,7 +761,7 @@ mod tests {
     #[test]
     fn script_output_must_be_a_table_of_strings() {
         let obj = json!({"weight": "0", "canaryService": "c"});
-        let run = |code: &str| evaluate(&Script::new("s.lua", code), &obj, &Limits::default());
+        let run = |code: &str| evaluate(&Script::new("s.lua", code), &obj, &Limits::default(), &Printed::default());
         assert_eq!(run("return {}").unwrap(), Annotations::new());
         assert_eq!(run("return 1, {a = 'b'}").unwrap(), map(&[("a", "b")]));
         let err = run("return {a = 'b'}, nil").unwrap_err();
@@ -961,7 +965,13 @@ mod tests {
             canary_service: "web-canary".into(),
             providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: "aliyun-alb".into() }],
         };
-        let context = Context { routing: &routing, action, stage: "step 1/2", limits: &Limits::default() };
+        let context = Context {
+            routing: &routing,
+            action,
+            stage: "step 1/2",
+            limits: &Limits::default(),
+            printed: &Printed::default(),
+        };
         let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress("aliyun-alb");
         plan_object(&context, objects, "web", "aliyun-alb", current, None, resolve).unwrap()
     }

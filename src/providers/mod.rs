@@ -11,19 +11,20 @@ pub mod ingress;
 
 use crate::change::Change;
 use crate::data;
-use crate::lua::Limits;
+use crate::lua::{Limits, Printed};
 use crate::model::{ObjectKey, ObjectRef, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
 use serde_json::Value;
 
 /// What planning an object needs besides the objects: the owner's routing, what the controller
-/// does at the stage, the stage's label and the limits.
+/// does at the stage, the stage's label, the limits, and where what scripts print goes.
 pub struct Context<'a> {
     pub routing: &'a Routing,
     pub action: &'a RoutingAction,
     /// The stage's label, for messages.
     pub stage: &'a str,
     pub limits: &'a Limits,
+    pub printed: &'a Printed,
 }
 
 /// What the controller does to an object at a stage.

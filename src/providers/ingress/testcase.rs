@@ -8,7 +8,7 @@
 use super::{IngressRoute, plan_stage, plan_stages};
 use crate::data::Data;
 use crate::error::Error;
-use crate::lua::{Limits, Script};
+use crate::lua::{Limits, Printed, Script};
 use crate::model::{Owner, RoutingAction};
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
@@ -60,6 +60,7 @@ impl IngressTestCase {
         script: &'a Script,
         builtin: bool,
         limits: &Limits,
+        printed: &'a Printed,
     ) -> IngressRoute<'a> {
         IngressRoute {
             ingress: &self.ingress,
@@ -70,6 +71,7 @@ impl IngressTestCase {
             script,
             builtin,
             limits: *limits,
+            printed,
         }
     }
 
@@ -81,8 +83,9 @@ impl IngressTestCase {
         script: &Script,
         builtin: bool,
         limits: &Limits,
+        printed: &Printed,
     ) -> Result<Vec<Option<Value>>, Error> {
-        let route = self.route(class_type, script, builtin, limits);
+        let route = self.route(class_type, script, builtin, limits, printed);
         let plans = plan_stages(&route, Some(&self.stable), self.canary.as_ref(), &self.actions)?;
         Ok(plans.into_iter().map(|plan| plan.canary).collect())
     }
@@ -90,8 +93,15 @@ impl IngressTestCase {
     /// Plans every stage in order, from the canary Ingress the previous one left, and compares
     /// each with `expected`; the stage's warnings become the step's notes. A failing stage
     /// ends the case: later stages would start from a state the controller never reaches.
-    pub fn run(&self, class_type: &str, script: &Script, builtin: bool, limits: &Limits) -> CaseReport {
-        let route = self.route(class_type, script, builtin, limits);
+    pub fn run(
+        &self,
+        class_type: &str,
+        script: &Script,
+        builtin: bool,
+        limits: &Limits,
+        printed: &Printed,
+    ) -> CaseReport {
+        let route = self.route(class_type, script, builtin, limits, printed);
         let mut canary = self.canary.clone();
         let mut steps = Vec::new();
         for (index, action) in self.actions.iter().enumerate() {
@@ -189,26 +199,41 @@ expected:
     #[test]
     fn runs_every_stage_from_the_one_before() {
         let case = IngressTestCase::parse("case.yaml", CASE).unwrap();
-        let report = case.run("nginx", &nginx(), true, &Limits::default());
+        let report = case.run("nginx", &nginx(), true, &Limits::default(), &Printed::default());
         assert!(report.passed(), "{report:?}");
         assert_eq!(report.steps.len(), 3);
         let wrong = CASE.replace("canary-weight: \"30\"", "canary-weight: \"40\"");
-        let report =
-            IngressTestCase::parse("case.yaml", &wrong).unwrap().run("nginx", &nginx(), true, &Limits::default());
+        let report = IngressTestCase::parse("case.yaml", &wrong).unwrap().run(
+            "nginx",
+            &nginx(),
+            true,
+            &Limits::default(),
+            &Printed::default(),
+        );
         assert_eq!(report.steps.iter().map(|s| s.outcome == Outcome::Pass).collect::<Vec<_>>(), [true, false, true]);
     }
 
     #[test]
     fn a_failing_stage_ends_the_case_and_a_short_expected_is_reported() {
         let broken = Script::new("broken.lua", "return obj.nothing.here");
-        let report =
-            IngressTestCase::parse("case.yaml", CASE).unwrap().run("nginx", &broken, false, &Limits::default());
+        let report = IngressTestCase::parse("case.yaml", CASE).unwrap().run(
+            "nginx",
+            &broken,
+            false,
+            &Limits::default(),
+            &Printed::default(),
+        );
         assert!(
             matches!(&report.steps[..], [StepReport { outcome: Outcome::Error(e), .. }] if e.contains("broken.lua:1"))
         );
         let short = CASE.split("- null").next().unwrap();
-        let report =
-            IngressTestCase::parse("case.yaml", short).unwrap().run("nginx", &nginx(), true, &Limits::default());
+        let report = IngressTestCase::parse("case.yaml", short).unwrap().run(
+            "nginx",
+            &nginx(),
+            true,
+            &Limits::default(),
+            &Printed::default(),
+        );
         assert!(
             matches!(&report.steps[2].outcome, Outcome::Error(e) if e == "expected has 2 entries but the case has 3 steps")
         );
