@@ -95,7 +95,7 @@ impl Data {
             Value::Null => return (Data::default(), None),
             Value::Object(map) => map,
             other => {
-                let error = format!("json: cannot unmarshal {} into Go value of type Data", json_kind(&other));
+                let error = format!("json: cannot unmarshal {} into Go value of type Data", gojson::kind(&other));
                 return (Data::default(), Some(error));
             }
         };
@@ -107,8 +107,10 @@ impl Data {
                     data.spec = Some(value).filter(|v| !v.is_null());
                     Ok(())
                 }
-                Some("labels") => merge_string_map(&mut data.labels, value, "labels"),
-                Some("annotations") => merge_string_map(&mut data.annotations, value, "annotations"),
+                Some("labels") => gojson::unmarshal_string_map(&mut data.labels, value, "Go struct field Data.labels"),
+                Some("annotations") => {
+                    gojson::unmarshal_string_map(&mut data.annotations, value, "Go struct field Data.annotations")
+                }
                 _ => Ok(()),
             };
             if let Err(e) = result {
@@ -222,54 +224,6 @@ fn go_field(key: &str) -> Option<&'static str> {
 /// Decodes a JSON value into a Go `map[string]string` that may already hold entries: null
 /// empties it, an object adds to it (a null element becomes "", so does one of another type,
 /// with a type error), anything else is a type error.
-fn merge_string_map(map: &mut BTreeMap<String, String>, value: Value, field: &str) -> Result<(), String> {
-    match value {
-        Value::Null => {
-            map.clear();
-            Ok(())
-        }
-        Value::Object(entries) => {
-            let mut first_error = Ok(());
-            for (key, value) in entries {
-                match value {
-                    Value::String(s) => {
-                        map.insert(key, s);
-                    }
-                    Value::Null => {
-                        map.insert(key, String::new());
-                    }
-                    other => {
-                        // Go stores the element's zero value, then reports the type.
-                        map.insert(key, String::new());
-                        if first_error.is_ok() {
-                            first_error = Err(format!(
-                                "json: cannot unmarshal {} into Go struct field Data.{field} of type string",
-                                json_kind(&other)
-                            ));
-                        }
-                    }
-                }
-            }
-            first_error
-        }
-        other => Err(format!(
-            "json: cannot unmarshal {} into Go struct field Data.{field} of type map[string]string",
-            json_kind(&other)
-        )),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,8 +7,53 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::ser::{Formatter, PrettyFormatter};
 use serde_json::{Number, Value};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::io;
+
+/// Go's `json.Unmarshal` of a decoded JSON value into the `map[string]string` `map` (`into`
+/// names it in messages: `Go value`, or `Go struct field Data.labels`). As Go does: null
+/// empties the map, entries are added to it, a null element becomes "", and any other
+/// non-string element becomes "" too and is reported (the first one), the rest still decoded.
+pub fn unmarshal_string_map(map: &mut BTreeMap<String, String>, value: Value, into: &str) -> Result<(), String> {
+    let entries = match value {
+        Value::Null => {
+            map.clear();
+            return Ok(());
+        }
+        Value::Object(entries) => entries,
+        other => {
+            return Err(format!("json: cannot unmarshal {} into {into} of type map[string]string", kind(&other)));
+        }
+    };
+    let mut first_error = Ok(());
+    for (key, value) in entries {
+        let text = match value {
+            Value::String(text) => text,
+            Value::Null => String::new(),
+            other => {
+                if first_error.is_ok() {
+                    first_error = Err(format!("json: cannot unmarshal {} into {into} of type string", kind(&other)));
+                }
+                String::new()
+            }
+        };
+        map.insert(key, text);
+    }
+    first_error
+}
+
+/// A JSON value's kind as Go's decoding errors name it.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
 
 /// Go's `json.Marshal` of a decoded JSON value.
 pub fn to_string(value: &Value) -> String {
@@ -258,6 +303,22 @@ fn write_string(out: &mut String, s: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn string_maps_are_unmarshalled_as_go_fills_a_map() {
+        let mut map = BTreeMap::from([("old".to_string(), "kept".to_string())]);
+        let result = unmarshal_string_map(&mut map, json!({"a": "x", "b": null, "c": 1, "d": [true]}), "Go value");
+        assert_eq!(result, Err("json: cannot unmarshal number into Go value of type string".into()));
+        let strings = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        assert_eq!(map, strings(&[("a", "x"), ("b", ""), ("c", ""), ("d", ""), ("old", "kept")]));
+        let result = unmarshal_string_map(&mut map, json!(["a"]), "Go struct field Data.labels");
+        assert_eq!(
+            result,
+            Err("json: cannot unmarshal array into Go struct field Data.labels of type map[string]string".into())
+        );
+        assert_eq!(unmarshal_string_map(&mut map, Value::Null, "Go value"), Ok(()));
+        assert!(map.is_empty());
+    }
 
     #[test]
     fn escapes_html_and_line_separators_like_go() {

@@ -106,41 +106,9 @@ pub fn lua_obj(annotations: &Annotations, strategy: &RouteStrategy, canary_servi
 /// The script's encoded result decoded as Go's `json.Unmarshal` into a `map[string]string`:
 /// null is no annotations, a null element becomes "", any other non-string is an error.
 pub fn decode_annotations(encoded: Value) -> Result<Annotations, String> {
-    let entries = match encoded {
-        Value::Null => return Ok(Annotations::new()),
-        Value::Object(entries) => entries,
-        other => {
-            return Err(format!("json: cannot unmarshal {} into Go value of type map[string]string", kind(&other)));
-        }
-    };
     let mut annotations = Annotations::new();
-    let mut first_error = None;
-    for (key, value) in entries {
-        match value {
-            Value::String(s) => {
-                annotations.insert(key, s);
-            }
-            Value::Null => {
-                annotations.insert(key, String::new());
-            }
-            other => {
-                first_error
-                    .get_or_insert(format!("json: cannot unmarshal {} into Go value of type string", kind(&other)));
-            }
-        }
-    }
-    first_error.map_or(Ok(annotations), Err)
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+    gojson::unmarshal_string_map(&mut annotations, encoded, "Go value")?;
+    Ok(annotations)
 }
 
 /// Runs an Ingress script on `obj` and returns the annotations the controller reads back.
