@@ -1,7 +1,7 @@
 //! Which script runs for a gateway object, in the controller's order after the user's own:
 //! `--script`, `--lua-dir`, the built-in scripts (compiled in), then the ConfigMap
 //! `kruise-rollout-configuration`. For an Ingress class the controller reads the ConfigMap
-//! before its built-in script (ingress-gateway-semantics.md A.1).
+//! before its built-in script (docs/controller-semantics.md §5.1).
 
 use crate::lua::Script;
 use crate::model::ObjectRef;
