@@ -8,7 +8,7 @@ use serde_json::Value;
 
 const EXAMPLE: &str = "examples/three-providers";
 
-/// Each object of each stage as `Kind name action [change…]`.
+/// Each object of each stage as `Kind name: action [change, …]`.
 fn stages(plan: &Value) -> Vec<Vec<String>> {
     plan["plans"][0]["stages"]
         .as_array()
@@ -20,13 +20,15 @@ fn stages(plan: &Value) -> Vec<Vec<String>> {
                 .unwrap()
                 .iter()
                 .map(|o| {
-                    let changes: Vec<&str> =
-                        o["changes"].as_array().unwrap().iter().map(|c| c["action"].as_str().unwrap()).collect();
+                    let text = |v: &Value| v.as_str().unwrap().to_string();
+                    let changes: Vec<String> =
+                        o["changes"].as_array().unwrap().iter().map(|c| text(&c["action"])).collect();
                     format!(
-                        "{} {} {} {changes:?}",
-                        o["kind"].as_str().unwrap(),
-                        o["name"].as_str().unwrap(),
-                        o["action"]
+                        "{} {}: {} [{}]",
+                        text(&o["kind"]),
+                        text(&o["name"]),
+                        text(&o["action"]),
+                        changes.join(", ")
                     )
                 })
                 .collect()
@@ -43,22 +45,22 @@ fn plan_f_plans_the_three_at_every_step_in_the_controllers_order() {
             // The original stored, then routed; the canary Ingress made at weight 0, then
             // patched; the route's rules replaced.
             [
-                r#"VirtualService checkout "replace" ["replace", "replace"]"#,
-                r#"Ingress checkout-canary "create" ["create", "patch"]"#,
-                r#"HTTPRoute checkout "replace" ["replace"]"#,
+                "VirtualService checkout: replace [replace, replace]",
+                "Ingress checkout-canary: create [create, patch]",
+                "HTTPRoute checkout: replace [replace]",
             ],
             [
-                r#"VirtualService checkout "replace" ["replace", "replace"]"#,
-                r#"Ingress checkout-canary "patch" ["patch"]"#,
-                r#"HTTPRoute checkout "replace" ["replace"]"#,
+                "VirtualService checkout: replace [replace, replace]",
+                "Ingress checkout-canary: patch [patch]",
+                "HTTPRoute checkout: replace [replace]",
             ],
             // The finalise: the VirtualService of the files has no stored original to put back
             // (custom refs are planned from the objects read), the canary Ingress goes, the
             // route is restored from where step 2 left it.
             [
-                r#"VirtualService checkout "keep" []"#,
-                r#"Ingress checkout-canary "delete" ["delete"]"#,
-                r#"HTTPRoute checkout "replace" ["replace"]"#,
+                "VirtualService checkout: keep []",
+                "Ingress checkout-canary: delete [delete]",
+                "HTTPRoute checkout: replace [replace]",
             ],
         ]
     );
@@ -112,8 +114,7 @@ mod cluster {
             .resource(fake_apiserver::services())
             .resource(fake_apiserver::deployments());
         for file in ["deployment", "service", "virtualservice", "ingress", "httproute"] {
-            let text = std::fs::read_to_string(repo(&format!("{EXAMPLE}/{file}.yaml"))).unwrap();
-            builder = builder.objects_from_yaml(&text);
+            builder = builder.object(object(file));
         }
         let mut canary_service = object("service");
         canary_service["metadata"]["name"] = json!("checkout-canary");
