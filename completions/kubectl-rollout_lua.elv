@@ -63,7 +63,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --request-timeout 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)'
             cand -R 'With -f: read the subdirectories of directories too, as kubectl''s -R'
             cand --recursive 'With -f: read the subdirectories of directories too, as kubectl''s -R'
-            cand --show-obj 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry''s obj is input for `eval --obj`'
+            cand --show-obj 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry''s obj is input for `eval --obj`. A kind or Ingress class without a script yet is shown too, with a note on stderr'
             cand --next 'Plan the step after the current one'
             cand --all-steps 'Plan every step in order'
             cand --summary 'A line per step and object (what is written, and the traffic split) instead of diffs'

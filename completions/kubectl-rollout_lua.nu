@@ -27,7 +27,7 @@ module completions {
     --recursive(-R)           # With -f: read the subdirectories of directories too, as kubectl's -R
     --kustomize(-k): path     # Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
     --validate: string@"nu-complete kubectl-rollout_lua plan validate" # With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
-    --show-obj                # With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
+    --show-obj                # With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry's obj is input for `eval --obj`. A kind or Ingress class without a script yet is shown too, with a note on stderr
     --step: string            # Plan this step (1-based); default: the current step (offline: every step)
     --next                    # Plan the step after the current one
     --all-steps               # Plan every step in order

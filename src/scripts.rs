@@ -1,7 +1,7 @@
 //! Which script runs for a gateway object, in the controller's order after the user's own:
 //! `--script`, `--lua-dir`, the built-in scripts (compiled in), then the ConfigMap
 //! `kruise-rollout-configuration`. For an Ingress class the controller reads the ConfigMap
-//! before its built-in script (ingress-gateway-semantics.md A.1).
+//! before its built-in script (docs/controller-semantics.md §5.1).
 
 use crate::lua::Script;
 use crate::model::ObjectRef;
@@ -89,8 +89,11 @@ pub enum ScriptSource {
         namespace: String,
         key: String,
     },
-    /// No script was found; `plan --show-obj` shows the obj all the same.
-    Placeholder,
+    /// No script was found; `plan --show-obj` shows the obj all the same, with a stand-in that
+    /// changes nothing, and says `note`: where the script was looked for, and what the obj is.
+    Placeholder {
+        note: String,
+    },
 }
 
 impl fmt::Display for ScriptSource {
@@ -100,7 +103,7 @@ impl fmt::Display for ScriptSource {
             ScriptSource::LuaDir { path } => write!(f, "--lua-dir {path}"),
             ScriptSource::BuiltIn { path } => write!(f, "built-in {path}"),
             ScriptSource::ConfigMap { namespace, key } => write!(f, "ConfigMap {namespace}/{CONFIGMAP_NAME} key {key}"),
-            ScriptSource::Placeholder => write!(f, "none (a placeholder returns obj.data)"),
+            ScriptSource::Placeholder { .. } => write!(f, "none (a placeholder that changes nothing)"),
         }
     }
 }
@@ -152,8 +155,9 @@ pub struct ScriptCatalog {
     /// `--lua-dir DIR`: key -> (path, code).
     pub lua_dir: BTreeMap<ScriptKey, (String, String)>,
     pub configmap: Option<ConfigMapScripts>,
-    /// A kind without a script gets a placeholder that returns `obj.data`, instead of an error:
-    /// for `plan --show-obj`, which shows a script's input, before there is a script.
+    /// A kind or Ingress class without a script gets a placeholder that changes nothing (it
+    /// returns `obj.data`, or an Ingress's `obj.annotations`), instead of an error: for `plan
+    /// --show-obj`, which shows a script's input, before there is a script.
     pub placeholder: bool,
 }
 
@@ -183,18 +187,29 @@ impl ScriptCatalog {
             }
             return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
         }
-        if self.placeholder {
-            return Ok(ResolvedScript::new(ScriptSource::Placeholder, "placeholder".into(), "return obj.data".into()));
-        }
         let configmap = match &self.configmap {
             Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
             None => format!("no ConfigMap {CONFIGMAP_NAME} (key {config_key})"),
         };
-        Err(format!(
+        let missing = format!(
             "no Lua script for {}.{}: none given with --script or --lua-dir, none built in, and {configmap}",
             reference.kind,
             reference.script_group()
-        ))
+        );
+        // The obj of a custom ref does not depend on its script.
+        self.missing(missing, "return obj.data", "its obj is shown all the same")
+    }
+
+    /// The error `missing`, or with `placeholder` a stand-in running `code`, which changes
+    /// nothing; `shown` says what `--show-obj` shows then.
+    fn missing(&self, missing: String, code: &str, shown: &str) -> Result<ResolvedScript, String> {
+        match self.placeholder {
+            true => {
+                let source = ScriptSource::Placeholder { note: format!("{missing}; {shown}") };
+                Ok(ResolvedScript::new(source, "placeholder".into(), code.into()))
+            }
+            false => Err(missing),
+        }
     }
 
     /// Whether resolving `reference` would reach the ConfigMap (so it must be read).
@@ -230,11 +245,15 @@ impl ScriptCatalog {
             Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
             None => format!("there is no ConfigMap {CONFIGMAP_NAME}"),
         };
-        Err(format!(
+        let missing = format!(
             "no Lua script for Ingress class {class_type:?}: none given with --script ingress.{class_type}=FILE or \
              --lua-dir, none built in (only {}), and {configmap}; add the script under the key {config_key}",
             built_in.join(", ")
-        ))
+        );
+        // The obj does not depend on the script, except the canary Ingress's annotations once it
+        // is made: the script's result at the step before. (An empty table is no annotations.)
+        let shown = "its obj is shown all the same, with the canary Ingress's annotations as they would be if the script changed none";
+        self.missing(missing, "return obj.annotations or {}", shown)
     }
 
     /// Whether resolving an Ingress class's script needs the ConfigMap (so it must be read):
@@ -329,7 +348,10 @@ mod tests {
         let err = catalog.resolve(&gateway).unwrap_err();
         assert!(err.contains("key lua.traffic.routing.Route.gateway.example.com"), "{err}");
         let stand_in = ScriptCatalog { placeholder: true, ..catalog.clone() }.resolve(&gateway).unwrap();
-        assert_eq!(stand_in.source, ScriptSource::Placeholder);
+        assert_eq!(
+            stand_in.source,
+            ScriptSource::Placeholder { note: format!("{err}; its obj is shown all the same") }
+        );
         let data = [("lua.traffic.routing.Route.gateway.example.com".to_string(), "return {}".to_string())].into();
         catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data });
         assert_eq!(
@@ -380,6 +402,13 @@ mod tests {
         for class in ["nginx", "aliyun-alb", "higress", "mse"] {
             assert!(builtin_ingress(class).is_some(), "{class}");
         }
+        let stand_in = ScriptCatalog { placeholder: true, ..Default::default() }.resolve_ingress("traefik").unwrap();
+        let ScriptSource::Placeholder { note } = stand_in.source else { panic!("{:?}", stand_in.source) };
+        assert!(
+            note.starts_with(&format!("{err}; its obj is shown all the same, with the canary Ingress's")),
+            "{note}"
+        );
+        assert_eq!(stand_in.script.code(), "return obj.annotations or {}");
     }
 
     #[test]

@@ -356,6 +356,48 @@ mod tests {
     }
 
     #[test]
+    fn the_kinds_kept_are_those_the_routings_providers_read() {
+        // One entry with the three kinds of routing, as the model's providers read them: the
+        // custom ref's kind, Ingresses (the stable one, and any other of the namespace for the
+        // aliyun-alb order check) and HTTPRoutes; the workload for its replicas.
+        let mut three = rollout();
+        three["spec"]["workloadRef"] = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"});
+        let routing = &mut three["spec"]["strategy"]["canary"]["trafficRoutings"][0];
+        routing["ingress"] = json!({"name": "web", "classType": "aliyun-alb"});
+        routing["gateway"] = json!({"httpRouteName": "route"});
+        let object = |api_version: &str, kind: &str, name: &str| json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
+        let documents = vec![
+            document("r.yaml", 1, three),
+            document("o.yaml", 1, vs(&["a"])),
+            document("o.yaml", 3, object("networking.k8s.io/v1", "Ingress", "web")),
+            document("o.yaml", 5, object("networking.k8s.io/v1", "Ingress", "cart-canary")),
+            document("o.yaml", 7, object("gateway.networking.k8s.io/v1beta1", "HTTPRoute", "route")),
+            document("o.yaml", 9, object("apps/v1", "Deployment", "d")),
+            document("o.yaml", 11, object("v1", "Service", "s-canary")),
+            document("o.yaml", 13, object("networking.istio.io/v1beta1", "DestinationRule", "vs")),
+        ];
+        let (snapshot, skipped) = Snapshot::from_documents(documents, "ns").unwrap();
+        let kept = |group: &str, kind: &str| snapshot.objects.of_kind(group, kind, "ns").count();
+        assert_eq!(
+            [
+                kept("networking.istio.io", "VirtualService"),
+                kept("networking.k8s.io", "Ingress"),
+                kept("gateway.networking.k8s.io", "HTTPRoute"),
+                kept("apps", "Deployment"),
+            ],
+            [1, 2, 1, 1]
+        );
+        assert_eq!(
+            skipped_lines(&skipped),
+            [
+                "skipped o.yaml: 1 Service, 1 DestinationRule (kinds no Rollout or TrafficRouting in the input routes through)"
+            ]
+        );
+        let keys: Vec<ScriptKey> = snapshot.script_keys().into_iter().collect();
+        assert_eq!(keys, [scripts::ingress_key("aliyun-alb"), ("networking.istio.io".into(), "VirtualService".into())]);
+    }
+
+    #[test]
     fn the_same_object_twice_is_taken_once_and_two_different_copies_are_an_error() {
         let read = |second: Value| {
             Snapshot::from_documents(

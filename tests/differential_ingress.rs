@@ -111,7 +111,7 @@ fn compare(oracle: &Path, script: &Path, obj: &Path, fails: bool) -> Option<Stri
     ))
 }
 
-/// Where the controller's script fails (ingress-gateway-semantics.md A.6).
+/// Where the controller's script fails (docs/controller-semantics.md §5.6).
 fn fails_in_the_controller(class_type: &str, obj: &Value) -> bool {
     let headerless = obj["matches"].as_array().into_iter().flatten().any(|m| m.get("headers").is_none());
     match class_type {

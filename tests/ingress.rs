@@ -150,6 +150,33 @@ fn show_obj_gives_the_ingress_scripts_obj_that_eval_ingress_runs() {
 }
 
 #[test]
+fn show_obj_shows_the_obj_of_an_ingress_class_without_a_script_and_says_so() {
+    let rollout = std::fs::read_to_string(repo("examples/nginx-canary/rollout.yaml")).unwrap();
+    let test = Test::new()
+        .file("m/rollout.yaml", &rollout.replace("classType: nginx", "classType: traefik"))
+        .file("m/ingress.yaml", &std::fs::read_to_string(repo("examples/nginx-canary/ingress.yaml")).unwrap());
+    let missing = "no Lua script for Ingress class \"traefik\": none given with --script ingress.traefik=FILE or --lua-dir, none built in (only aliyun-alb, higress, mse, nginx), and there is no ConfigMap kruise-rollout-configuration; add the script under the key lua.traffic.routing.ingress.traefik";
+    test.run_args(["plan", "-f", "m"]).status(1).stderr_has(missing);
+    let out = test.run_args(["plan", "-f", "m", "--show-obj"]).success().stderr_has(&format!(
+        "note: Ingress demo/web-canary: {missing}; its obj is shown all the same, with the canary Ingress's annotations as they would be if the script changed none\n"
+    ));
+    let entries = out.json();
+    let shown: Vec<(&str, &serde_json::Value)> =
+        entries.as_array().unwrap().iter().map(|e| (e["stage"].as_str().unwrap(), &e["obj"])).collect();
+    let stable_annotations = serde_json::json!({"nginx.ingress.kubernetes.io/proxy-body-size": "8m"});
+    assert_eq!(shown.len(), 2, "step 3 deletes the canary Ingress: no script runs\n{}", out.stdout);
+    assert_eq!(shown[0].0, "step 1/3");
+    assert_eq!(shown[0].1["annotations"], stable_annotations, "made from the stable Ingress");
+    assert_eq!(
+        (&shown[0].1["weight"], &shown[0].1["matches"][0]["headers"][0]["name"]),
+        (&"-1".into(), &"x-canary".into())
+    );
+    assert_eq!((shown[1].0, &shown[1].1["weight"]), ("step 2/3", &"30".into()));
+    assert_eq!(shown[1].1["annotations"], stable_annotations, "carried from step 1, which changed none");
+    assert_eq!(shown[1].1["canaryService"], "web-canary");
+}
+
+#[test]
 fn a_traffic_routing_with_an_ingress_ref_plans_offline_on_the_stable_service() {
     let tr = r#"
 apiVersion: rollouts.kruise.io/v1alpha1

@@ -460,7 +460,11 @@ mod objs {
         test.run_args(["plan", "-f", "m", "--step", "2"])
             .status(1)
             .stderr_has("no Lua script for Route.gateway.example.com");
-        let json = test.run_args(["plan", "-f", "m", "--step", "2", "--show-obj"]).success().json();
+        let json = test
+            .run_args(["plan", "-f", "m", "--step", "2", "--show-obj"])
+            .success()
+            .stderr_has("note: Route shop/demo: no Lua script for Route.gateway.example.com: none given with --script or --lua-dir, none built in, and no ConfigMap kruise-rollout-configuration (key lua.traffic.routing.Route.gateway.example.com); its obj is shown all the same\n")
+            .json();
         assert_eq!(json[0]["obj"]["data"]["spec"], json!({"weight": 0}));
         assert_eq!(json[0]["obj"]["canaryWeight"], 50);
     }

@@ -20,4 +20,5 @@ mod output;
 mod record;
 mod sandbox;
 mod status;
+mod three_providers;
 mod writes;

@@ -352,7 +352,8 @@ pub struct PlanArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value = "warn", requires = "manifests")]
     pub validate: Validate,
     /// With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with
-    /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`
+    /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`. A kind or Ingress
+    /// class without a script yet is shown too, with a note on stderr
     #[arg(long, requires = "manifests")]
     pub show_obj: bool,
     /// Plan this step (1-based); default: the current step (offline: every step)

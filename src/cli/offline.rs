@@ -129,6 +129,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     if args.show_obj {
         print_raw(&render(&obj_document(&plans), args.output.unwrap_or(Format::Json)))?;
+        for line in placeholder_notes(&plans) {
+            note(&line);
+        }
         return Ok(Outcome::Done);
     }
     for plan in &mut plans {
@@ -208,6 +211,20 @@ fn obj_document(plans: &[RoutingPlan]) -> Value {
         })
         .collect();
     Value::Array(entries)
+}
+
+/// `--show-obj`: a note per object shown with a placeholder for its missing script.
+fn placeholder_notes(plans: &[RoutingPlan]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for object in plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects) {
+        if let Action::Lua(ResolvedScript { source: ScriptSource::Placeholder { note }, .. }) = &object.action {
+            let line = format!("note: {}: {note}", object.describe());
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        }
+    }
+    notes
 }
 
 pub fn render(value: &Value, format: Format) -> String {

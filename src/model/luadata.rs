@@ -5,8 +5,8 @@ use super::RouteStrategy;
 use crate::data::Data;
 use serde_json::{Map, Value};
 
-/// Whose rules build `obj`: the controller's, or its test harness's (controller-semantics.md
-/// 6.2), which differ in small ways that test cases depend on.
+/// Whose rules build `obj`: the controller's, or its test harness's (docs/controller-semantics.md
+/// §6.2), which differ in small ways that test cases depend on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Semantics {
     Controller,

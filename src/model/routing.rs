@@ -210,7 +210,8 @@ impl Routing {
             name: rollout.name.clone(),
             uid: rollout.uid.clone(),
         };
-        // The controller makes `<service>-canary` unless told not to (semantics 0.4).
+        // The controller makes `<service>-canary` unless told not to
+        // (docs/controller-semantics.md §3.2).
         let canary_service = if rollout.disable_generate_canary_service {
             routing.service.clone()
         } else {

@@ -1,6 +1,6 @@
 //! The custom-refs provider: per object, the Lua script run on its stored original (or, at a
 //! stage without traffic and matches, the original put back), as the controller's custom
-//! network provider does (ingress-gateway-semantics.md C.5). An object without a stored
+//! network provider does (docs/controller-semantics.md §3.4). An object without a stored
 //! original gets it first, in a write of its own, as the controller does.
 
 use super::{Action, Context, ObjectPlan, Planned};

@@ -1,4 +1,4 @@
-//! Gateway API routing (HTTPRoute) as the controller does it (ingress-gateway-semantics.md B).
+//! Gateway API routing (HTTPRoute) as the controller does it (docs/controller-semantics.md §7).
 //! There is no script: at every step the controller rewrites the route's `spec.rules` in Go
 //! (weight mode or match mode), and when the release ends it puts the stable backends back
 //! (finalise). It works on the rules as gateway-api v0.8.1's Go types hold them (`types`) and
@@ -32,14 +32,14 @@ pub struct GatewayRoute<'a> {
     pub owner: OwnerKind,
 }
 
-/// How the controller computes the rules at a stage (B.3).
+/// How the controller computes the rules at a stage (docs/controller-semantics.md §7.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode<'s> {
     /// Stable and canary backendRefs weighted `100 - w` and `w`.
     Weight(i32),
     /// A canary rule per stable rule, with the step's matches.
     Match(&'s [Value]),
-    /// Canary backendRefs removed, the stable weight set to 1 (B.6).
+    /// Canary backendRefs removed, the stable weight set to 1 (docs/controller-semantics.md §7.5).
     Finalise,
 }
 
@@ -293,9 +293,10 @@ fn set_ref(rule: &mut Value, backend: Value) {
     }
 }
 
-/// Weight mode (B.4): in every rule with the stable Service, stable weight `100 - w` and canary
-/// weight `w`, the canary backendRef copied from the stable one when the rule has none. Other
-/// backends keep their weights; rules without the stable Service stay as they are.
+/// Weight mode (docs/controller-semantics.md §7.3): in every rule with the stable Service, stable
+/// weight `100 - w` and canary weight `w`, the canary backendRef copied from the stable one when
+/// the rule has none. Other backends keep their weights; rules without the stable Service stay as
+/// they are.
 fn weight_rules(rules: &[Value], weight: i32, stable: &str, canary: &str) -> Vec<Value> {
     rules
         .iter()
@@ -321,11 +322,11 @@ fn weight_rules(rules: &[Value], weight: i32, stable: &str, canary: &str) -> Vec
         .collect()
 }
 
-/// Match mode (B.5): rules holding the canary Service are dropped; every other rule is kept,
-/// and each one with the stable Service gets a canary rule after all kept rules: a copy whose
-/// only backendRef is the stable one renamed, whose matches are the step's path matches (for
-/// the first such rule only), then each of the rule's matches with the conditions of each
-/// match without a path added, taken by index from the whole list (the controller's quirk).
+/// Match mode (docs/controller-semantics.md §7.4): rules holding the canary Service are dropped;
+/// every other rule is kept, and each one with the stable Service gets a canary rule after all kept
+/// rules: a copy whose only backendRef is the stable one renamed, whose matches are the step's path
+/// matches (for the first such rule only), then each of the rule's matches with the conditions of
+/// each match without a path added, taken by index from the whole list (the controller's quirk).
 fn match_rules(rules: &[Value], matches: &[Value], stable: &str, canary: &str) -> Vec<Value> {
     let mut path_matches: Vec<&Value> = matches.iter().filter(|m| m.get("path").is_some()).collect();
     let non_path = matches.len() - path_matches.len();
@@ -381,8 +382,8 @@ fn match_rules(rules: &[Value], matches: &[Value], stable: &str, canary: &str) -
     kept
 }
 
-/// Finalise (B.6): the canary backendRef removed from every rule, the stable one's weight set
-/// to 1, and every rule left without a backendRef deleted.
+/// Finalise (docs/controller-semantics.md §7.5): the canary backendRef removed from every rule, the
+/// stable one's weight set to 1, and every rule left without a backendRef deleted.
 fn finalise_rules(rules: &[Value], stable: &str, canary: &str) -> Vec<Value> {
     rules
         .iter()

@@ -1,4 +1,4 @@
-//! Ingress traffic routing as the controller does it (ingress-gateway-semantics.md A): next to
+//! Ingress traffic routing as the controller does it (docs/controller-semantics.md §5): next to
 //! the stable Ingress it creates a canary Ingress `<name>-canary` whose annotations a Lua script
 //! per class rewrites at every step, and deletes it when the release ends. Pure: the caller
 //! reads the objects and resolves the script.
@@ -84,9 +84,9 @@ pub struct StagePlan {
     pub warnings: Vec<String>,
 }
 
-/// The script's `obj` (A.5): `annotations` (absent when there are none), `weight` as a string
-/// ("-1" without traffic), `matches` and `requestHeaderModifier` when the strategy has them,
-/// `canaryService`. There is no `stableService`.
+/// The script's `obj` (docs/controller-semantics.md §5.2): `annotations` (absent when there are
+/// none), `weight` as a string ("-1" without traffic), `matches` and `requestHeaderModifier` when
+/// the strategy has them, `canaryService`. There is no `stableService`.
 pub fn lua_obj(annotations: &Annotations, strategy: &RouteStrategy, canary_service: &str) -> Value {
     let mut obj = Map::new();
     if !annotations.is_empty() {
@@ -143,11 +143,11 @@ fn set_annotations(object: &mut Value, annotations: &Annotations) {
     };
 }
 
-/// The canary Ingress the controller creates from the stable one (A.4), with the stable
-/// annotations (the script rewrites them next). The paths kept are those whose backend is the
-/// stable Service, pointed at the canary Service; rules left without a path are dropped; TLS
-/// and the class are copied, the default backend is not. A rule without `http` or a path
-/// without a Service backend is an error: the controller's reconcile panics on them.
+/// The canary Ingress the controller creates from the stable one (docs/controller-semantics.md
+/// §5.3), with the stable annotations (the script rewrites them next). The paths kept are those
+/// whose backend is the stable Service, pointed at the canary Service; rules left without a path
+/// are dropped; TLS and the class are copied, the default backend is not. A rule without `http` or
+/// a path without a Service backend is an error: the controller's reconcile panics on them.
 pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, String> {
     let what = format!("Ingress {}/{}", route.namespace(), route.ingress);
     let mut rules = Vec::new();
@@ -209,8 +209,9 @@ pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, Str
     Ok(json!({"apiVersion": INGRESS_API_VERSION, "kind": "Ingress", "metadata": metadata, "spec": spec}))
 }
 
-/// The merge patch the controller sends (A.3 step 7): `{"metadata":{"annotations":{…}}}` with
-/// every added or changed key and every removed key as null, keys sorted.
+/// The merge patch the controller sends (docs/controller-semantics.md §5.4):
+/// `{"metadata":{"annotations":{…}}}` with every added or changed key and every removed key as
+/// null, keys sorted.
 pub fn annotations_patch(before: &Annotations, after: &Annotations) -> Value {
     let mut diff = Map::new();
     for (key, value) in after {
@@ -229,7 +230,7 @@ pub fn annotations_patch(before: &Annotations, after: &Annotations) -> Value {
 ///
 /// - `Leave`: nothing is written (a TrafficRouting without traffic or matches).
 /// - `Restore` (no traffic, no matches: the controller's finalise): the canary Ingress is
-///   deleted, unless it is absent or being deleted already (A.8).
+///   deleted, unless it is absent or being deleted already (docs/controller-semantics.md §5.5).
 /// - `Route` without a canary Ingress and with a weight of 0: nothing is created.
 /// - `Route` without a canary Ingress: it is created (the script run at weight "0" without
 ///   matches on the stable annotations), then patched as below.
@@ -797,7 +798,8 @@ mod tests {
         );
         let nothing = plan_stage(&route, Some(&stable()), None, &stage(None, Some(json!([])))).unwrap();
         assert_eq!(nothing.changes, absent);
-        // One the API server is deleting already is left to it (A.8).
+        // One the API server is deleting already is left to it
+        // (docs/controller-semantics.md §5.5).
         let mut deleting = created;
         deleting["metadata"]["deletionTimestamp"] = json!("2026-11-22T03:00:00Z");
         let again = plan_stage(&route, None, Some(&deleting), &RoutingAction::Restore).unwrap();

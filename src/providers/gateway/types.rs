@@ -1,7 +1,7 @@
 //! An HTTPRoute's spec as the controller holds it: decoded into the `v1beta1` Go types of
 //! gateway-api v0.8.1 (the version it pins), and encoded back from them. The controller
 //! computes and compares rules in that form, and its update sends that encoding, so fields
-//! v0.8.1 does not know are dropped (ingress-gateway-semantics.md B.3) and `omitempty` drops
+//! v0.8.1 does not know are dropped (docs/controller-semantics.md §7.2) and `omitempty` drops
 //! empty lists.
 //!
 //! The decoded form is JSON that keeps Go's distinctions: a nil pointer or slice is an absent

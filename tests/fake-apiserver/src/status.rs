@@ -145,16 +145,18 @@ impl ApiError {
         Self::new(500, "", message.into(), None)
     }
 
-    /// The response an injected failure sends for `code`, telling the client to retry after
-    /// `retry_after` seconds when given (header and `details.retryAfterSeconds`, as
-    /// kube-apiserver's max-in-flight filter and priority-and-fairness do).
     /// A request without a valid bearer token.
     pub fn unauthorized() -> Self {
         Self::new(401, "Unauthorized", "Unauthorized".into(), None)
     }
 
+    /// The response an injected failure sends for `code`, telling the client to retry after
+    /// `retry_after` seconds when given (header and `details.retryAfterSeconds`, as
+    /// kube-apiserver's max-in-flight filter and priority-and-fairness do).
     pub fn injected(code: u16, retry_after: Option<u64>) -> Self {
         let (reason, message) = match code {
+            // What a policy webhook's denial looks like (the API server's default code for it).
+            403 => ("Forbidden", "admission webhook \"policy.example.com\" denied the request: injected denial"),
             409 => ("Conflict", "injected conflict"),
             429 => ("TooManyRequests", "Too many requests, please try again later."),
             500 => ("InternalError", "Internal error occurred: injected failure"),
