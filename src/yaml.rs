@@ -69,20 +69,37 @@ pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Document>, String
 }
 
 fn parse_json(text: &str, source: &str) -> Result<Value, String> {
+    // Read once from the text, the quick way; only a duplicate key makes it read again, counting
+    // lines, to name both.
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = ValueSeed { lines: Lines::Untracked }
+        .deserialize(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value));
+    match value {
+        Err(e) if e.to_string().starts_with(DUPLICATE_KEY) => parse_json_counting_lines(text, source),
+        other => other.map_err(|e| json_error(&e, source)),
+    }
+}
+
+/// `parse_json` reading a byte at a time, so that a duplicate key's message has both lines.
+fn parse_json_counting_lines(text: &str, source: &str) -> Result<Value, String> {
     let line = Cell::new(1);
     let reader = LineCounting { rest: text.as_bytes(), line: &line };
     let mut deserializer = serde_json::Deserializer::from_reader(reader);
     let value = ValueSeed { lines: Lines::Counted(&line) }
         .deserialize(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value))
-        .map_err(|e| {
-            // serde_json's message ends with its own " at line L column C".
-            let message = e.to_string();
-            let message =
-                message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
-            format!("{source}:{}:{}: {message}", e.line(), e.column())
-        })?;
+        .map_err(|e| json_error(&e, source))?;
     Ok(value)
+}
+
+/// `file:line:column: message`.
+fn json_error(error: &serde_json::Error, source: &str) -> String {
+    // serde_json's message ends with its own " at line L column C".
+    let message = error.to_string();
+    let message =
+        message.strip_suffix(&format!(" at line {} column {}", error.line(), error.column())).unwrap_or(&message);
+    format!("{source}:{}:{}: {message}", error.line(), error.column())
 }
 
 fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<Document>, String> {
@@ -172,7 +189,13 @@ enum Lines<'a> {
     Spans,
     /// JSON: the line counted so far.
     Counted(&'a Cell<usize>),
+    /// None: a duplicate key fails with `DUPLICATE_KEY` alone (the caller reads again to say
+    /// where).
+    Untracked,
 }
+
+/// The start of the error `Lines::Untracked` gives for a duplicate key.
+const DUPLICATE_KEY: &str = "duplicate key";
 
 /// A document's value, read as serde_json's `Value` is, but refusing duplicate keys.
 struct YamlValue(Value);
@@ -253,23 +276,35 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         loop {
             let (key, line) = match self.lines {
                 Lines::Spans => match map.next_key::<Spanned<String>>()? {
-                    Some(key) => (key.value, key.referenced.line() as usize),
+                    Some(key) => (key.value, Some(key.referenced.line() as usize)),
                     None => break,
                 },
                 Lines::Counted(line) => match map.next_key::<String>()? {
-                    Some(key) => (key, line.get()),
+                    Some(key) => (key, Some(line.get())),
+                    None => break,
+                },
+                Lines::Untracked => match map.next_key::<String>()? {
+                    Some(key) => (key, None),
                     None => break,
                 },
             };
-            if let Some(first) = first_lines.get(&key) {
-                let pasted = if matches!(key.as_str(), "apiVersion" | "kind") {
-                    " (two documents without a --- line between them?)"
-                } else {
-                    ""
-                };
-                return Err(de::Error::custom(format!("key {key:?} given twice, at lines {first} and {line}{pasted}")));
+            match line {
+                None if values.contains_key(&key) => return Err(de::Error::custom(DUPLICATE_KEY)),
+                None => {}
+                Some(line) => {
+                    if let Some(first) = first_lines.get(&key) {
+                        let pasted = if matches!(key.as_str(), "apiVersion" | "kind") {
+                            " (two documents without a --- line between them?)"
+                        } else {
+                            ""
+                        };
+                        return Err(de::Error::custom(format!(
+                            "key {key:?} given twice, at lines {first} and {line}{pasted}"
+                        )));
+                    }
+                    first_lines.insert(key.clone(), line);
+                }
             }
-            first_lines.insert(key.clone(), line);
             values.insert(key, map.next_value_seed(self)?);
         }
         Ok(Value::Object(values))
