@@ -120,15 +120,16 @@ fn changes(key: &ObjectKey, current: &Value, planned: &Value) -> Vec<Change> {
         return vec![Change::Keep { key: key.clone(), object: current.clone() }];
     }
     let mut changes = Vec::new();
-    let mut before = current.clone();
-    if data::stored_original(current).is_none()
-        && let Some(stored) = data::stored_original(planned)
-    {
-        let mut with_original = current.clone();
-        with_original["metadata"]["annotations"][data::ORIGINAL_SPEC_ANNOTATION] = Value::String(stored.into());
-        changes.push(Change::Replace { key: key.clone(), before: current.clone(), after: with_original.clone() });
-        before = with_original;
-    }
+    // The controller stores the original in a write of its own first.
+    let before = match (data::stored_original(current), data::stored_original(planned)) {
+        (None, Some(stored)) => {
+            let mut with_original = current.clone();
+            with_original["metadata"]["annotations"][data::ORIGINAL_SPEC_ANNOTATION] = Value::String(stored.into());
+            changes.push(Change::Replace { key: key.clone(), before: current.clone(), after: with_original.clone() });
+            with_original
+        }
+        _ => current.clone(),
+    };
     if !data::same_routing(&before, planned) {
         changes.push(Change::Replace { key: key.clone(), before, after: planned.clone() });
     }
