@@ -147,22 +147,34 @@ pub enum SkipReason {
 /// (group, kind, namespace, name): one object however many copies and versions are read.
 type Identity = (String, String, String, String);
 
-/// The first copy of each object read, to tell a repeated copy (taken once) from a different
-/// one (an error naming both places).
-#[derive(Default)]
-struct Copies(HashMap<Identity, (Origin, Value)>);
+/// For each document read, the object's first copy when the document repeats one: its origin
+/// and whether the two are the same. Worked out over all the documents before they are sorted,
+/// so that no copy is kept to compare with (a gateway object can take megabytes).
+struct Copies(Vec<Option<(Origin, bool)>>);
 
 impl Copies {
-    /// Whether this is the first copy of the object; a copy that differs from the first is an
-    /// error.
-    fn first(&mut self, identity: Identity, origin: &Origin, value: &Value) -> Result<bool, Error> {
-        match self.0.get(&identity) {
-            None => {
-                self.0.insert(identity, (origin.clone(), value.clone()));
-                Ok(true)
-            }
-            Some((_, first)) if first == value => Ok(false),
-            Some((first, _)) => {
+    /// `documents` as (source, origin, namespace, object).
+    fn of(documents: &[(String, Origin, String, Value)]) -> Copies {
+        let mut firsts: HashMap<Identity, usize> = HashMap::new();
+        let repeats = documents
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, namespace, value))| {
+                let first = *firsts.entry(identity(value, namespace)).or_insert(i);
+                let (_, origin, _, first_value) = &documents[first];
+                (first != i).then(|| (origin.clone(), first_value == value))
+            })
+            .collect();
+        Copies(repeats)
+    }
+
+    /// Whether document `i` is the first copy of its object; a copy that differs from the first
+    /// is an error.
+    fn first(&self, i: usize, origin: &Origin, identity: &Identity) -> Result<bool, Error> {
+        match &self.0[i] {
+            None => Ok(true),
+            Some((_, true)) => Ok(false),
+            Some((first, false)) => {
                 let (_, kind, namespace, name) = identity;
                 Err(Error::Input(format!(
                     "{origin}: {kind} {namespace}/{name} differs from the copy at {first}; keep one of them"
@@ -185,20 +197,27 @@ impl Snapshot {
     ) -> Result<(Snapshot, Vec<Skipped>), Error> {
         let mut snapshot = Snapshot::default();
         let mut skipped = Vec::new();
-        let mut copies = Copies::default();
+        let documents: Vec<(String, Origin, String, Value)> = documents
+            .into_iter()
+            .flat_map(expand_test_case)
+            .map(|(source, document)| {
+                let origin = Origin(document.place(&source));
+                let value = document.value;
+                let namespace = value["metadata"]["namespace"].as_str().unwrap_or(default_namespace).to_string();
+                (source, origin, namespace, value)
+            })
+            .collect();
+        let copies = Copies::of(&documents);
         // The other objects wait until the kinds the Rollouts and TrafficRoutings use are known.
         let mut others = Vec::new();
-        for (source, document) in documents.into_iter().flat_map(expand_test_case) {
-            let origin = Origin(document.place(&source));
-            let value = document.value;
-            let namespace = value["metadata"]["namespace"].as_str().unwrap_or(default_namespace).to_string();
+        for (i, (source, origin, namespace, value)) in documents.into_iter().enumerate() {
             let kind = value["kind"].as_str().unwrap_or_default();
             let group = crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default());
             let describe =
                 || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
             match (group, kind) {
                 ("rollouts.kruise.io", "Rollout" | "TrafficRouting")
-                    if !copies.first(identity(&value, &namespace), &origin, &value)? => {}
+                    if !copies.first(i, &origin, &identity(&value, &namespace))? => {}
                 ("rollouts.kruise.io", "Rollout") => {
                     let item =
                         Rollout::from_object(&value).map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
@@ -211,12 +230,12 @@ impl Snapshot {
                 }
                 _ => match missing_identity(&value) {
                     Some(missing) => skipped.push(Skipped { source, origin, reason: SkipReason::NotAnObject(missing) }),
-                    None => others.push((source, origin, namespace, value)),
+                    None => others.push((i, source, origin, namespace, value)),
                 },
             }
         }
         let routed = snapshot.routed_kinds();
-        for (source, origin, namespace, value) in others {
+        for (i, source, origin, namespace, value) in others {
             let identity = identity(&value, &namespace);
             let (group, kind, _, name) = &identity;
             let script_configmap = group.is_empty() && kind == "ConfigMap" && name == CONFIGMAP_NAME;
@@ -224,7 +243,7 @@ impl Snapshot {
                 skipped.push(Skipped { source, origin, reason: SkipReason::Unused { kind: kind.clone() } });
                 continue;
             }
-            if !copies.first(identity.clone(), &origin, &value)? {
+            if !copies.first(i, &origin, &identity)? {
                 continue;
             }
             if script_configmap {
