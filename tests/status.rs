@@ -646,7 +646,7 @@ fn upgrade_before_write(server: &FakeHandle, write: usize, name: &str) {
 /// Following with a watch, as `kubectl get -w` does.
 mod watching {
     use super::*;
-    use fake_apiserver::LoggedRequest;
+    use fake_apiserver::{LoggedRequest, Requests, Stage};
     use std::process::Child;
     use std::time::Instant;
 
@@ -740,6 +740,28 @@ mod watching {
         });
         pause(&server);
         finished(child).success().stdout_has("(waiting for approval)");
+    }
+
+    #[test]
+    fn a_signal_while_a_read_hangs_stops_following_at_once() {
+        let server = shop(1, "StepUpgrade").start();
+        let test = Test::new().kubeconfig(&server);
+        let args = ["status", "demo", "-w", "--request-timeout", "0"];
+        let mut child = test.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        wait_for("a watch", || !watches(&server).is_empty());
+        // The read after the next change is held: with no request timeout it never ends.
+        let reread = Requests::Matching(Rule::new(["get"]).resources(["rollouts"]));
+        let held = server.pause(reread, 1, Stage::BeforeStore);
+        edit_rollout(&server, |r| r["status"]["message"] = json!("still upgrading"));
+        assert!(held.wait_until_held(Duration::from_secs(20)), "the read after the change");
+        assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+        // Loose: only "not waiting for the read" matters. Still running after 10 s: killed.
+        let signalled = Instant::now();
+        while child.try_wait().unwrap().is_none() && signalled.elapsed() < Duration::from_secs(10) {
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        finished(child).status(130).stderr_has("stopped following");
     }
 
     #[test]

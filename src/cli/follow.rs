@@ -5,7 +5,7 @@
 use super::cluster::Session;
 use super::status::{Scope, views};
 use super::{print_raw, term_is_dumb};
-use crate::error::Error;
+use crate::error::{Error, Signal};
 use crate::model::Stage;
 use crate::output::paint;
 use crate::source::live::Selection;
@@ -26,8 +26,8 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// Follows Rollouts: shows them, then waits for a change and shows them again.
 pub(super) struct Follower {
-    /// SIGINT and SIGTERM, listened for from the start so that they never cut a write short:
-    /// they are noticed while waiting.
+    /// SIGINT, SIGTERM and SIGHUP, listened for from the start so that they never cut a write
+    /// short; following itself writes nothing, so they end it at once, also during a read.
     interrupt: Interrupt,
     deadline: Option<Instant>,
     timeout: Duration,
@@ -78,11 +78,13 @@ impl Follower {
         Ok(views)
     }
 
-    /// `work`, within the deadline.
+    /// `work`, within the deadline, and dropped where it stands on a signal: following writes
+    /// nothing, so a read in flight need not end first.
     async fn bounded<T>(&self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
-        match self.deadline {
-            Some(deadline) => tokio::time::timeout_at(deadline.into(), work).await.map_err(|_| self.timed_out())?,
-            None => work.await,
+        tokio::select! {
+            result = work => result,
+            () = until(self.deadline) => Err(self.timed_out()),
+            signal = self.interrupt.wait_for(1) => Err(stopped(signal)),
         }
     }
 
@@ -92,7 +94,6 @@ impl Follower {
 
     /// Waits for a change of a Rollout (or `RESYNC`), moving the live view meanwhile.
     async fn wait(&mut self) -> Result<(), Error> {
-        let stopped = |signal| Error::Interrupted { signal, report: "stopped following".into() };
         if let Some(signal) = self.interrupt.received().await {
             return Err(stopped(signal));
         }
@@ -103,13 +104,7 @@ impl Follower {
         tokio::pin!(changed);
         let resync = tokio::time::sleep(RESYNC);
         tokio::pin!(resync);
-        let deadline = *deadline;
-        let until = async {
-            match deadline {
-                Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
-                None => std::future::pending().await,
-            }
-        };
+        let until = until(*deadline);
         tokio::pin!(until);
         let mut tick = tokio::time::interval(TICK);
         loop {
@@ -133,6 +128,18 @@ impl Follower {
     pub(super) fn detach(&mut self) {
         self.display.clear();
     }
+}
+
+/// Ends at `deadline`; never without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn stopped(signal: Signal) -> Error {
+    Error::Interrupted { signal, report: "stopped following".into() }
 }
 
 /// Where views are shown.
