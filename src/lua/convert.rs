@@ -38,6 +38,9 @@ pub enum EncodeError {
     /// Its strings and keys add up to more bytes than the budget: a string referenced many
     /// times is stored once in Lua, but copied for each reference in the result.
     TooLarge,
+    /// Lua could not allocate what reading the value needs (the script left its state at the
+    /// memory limit).
+    OutOfMemory,
 }
 
 /// gopher-lua keeps positive integer keys below this in a table's array part.
@@ -62,7 +65,10 @@ pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable, budget: usize) ->
     match stack::read(lua, value, MAX_DEPTH, |stack, index| walk.value(stack, index, 0)) {
         Ok(Ok(encoded)) => encoded.map_err(EncodeError::Refused),
         Ok(Err(Abort::TooLarge)) => Err(EncodeError::TooLarge),
-        Ok(Err(Abort::NoRoom)) | Err(_) => Err(EncodeError::Refused("cannot encode: not enough Lua stack".into())),
+        Ok(Err(Abort::NoRoom)) => Err(EncodeError::Refused("cannot encode: not enough Lua stack".into())),
+        // Reading raises nothing (stack.rs, invariant 2): only setting the read up can fail,
+        // when it cannot allocate.
+        Err(_) => Err(EncodeError::OutOfMemory),
     }
 }
 
@@ -210,7 +216,16 @@ mod tests {
         from_lua(&lua, value, empty, usize::MAX).map_err(|e| match e {
             EncodeError::Refused(message) => message,
             EncodeError::TooLarge => "too large".into(),
+            EncodeError::OutOfMemory => "out of memory".into(),
         })
+    }
+
+    #[test]
+    fn a_state_at_its_memory_limit_is_out_of_memory_not_out_of_stack() {
+        let lua = Lua::new();
+        let value: LuaValue = lua.load("return {a = {1, 2}}").eval().unwrap();
+        lua.set_memory_limit(lua.used_memory()).unwrap();
+        assert_eq!(from_lua(&lua, value, EmptyTable::Null, usize::MAX), Err(EncodeError::OutOfMemory));
     }
 
     #[test]

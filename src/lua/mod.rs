@@ -235,8 +235,7 @@ fn evaluate_in(
         Ok(values) => values,
         Err(e) => {
             if is_memory_error(&e) {
-                let message = format!("ran out of memory (limit {})", shown_size(limits.memory));
-                return Err(fail(ScriptErrorKind::Memory, message));
+                return Err(fail(ScriptErrorKind::Memory, out_of_memory(limits)));
             }
             return Err(fail(ScriptErrorKind::Runtime, lua_message(&e)));
         }
@@ -251,6 +250,7 @@ fn evaluate_in(
     }
     convert::from_lua(lua, last, options.empty, limits.memory).map_err(|e| match e {
         EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
+        EncodeError::OutOfMemory => fail(ScriptErrorKind::Memory, out_of_memory(limits)),
         EncodeError::TooLarge => fail(
             ScriptErrorKind::Memory,
             format!(
@@ -259,6 +259,10 @@ fn evaluate_in(
             ),
         ),
     })
+}
+
+fn out_of_memory(limits: &Limits) -> String {
+    format!("ran out of memory (limit {})", shown_size(limits.memory))
 }
 
 /// The most bytes the strings and keys of a value converted out of `lua` may take (see

@@ -1,8 +1,8 @@
 //! The Lua C API, for the JSON conversion (`convert`) only, and every `unsafe` block of it.
 //!
-//! mlua's safe API hands each value out through a registry reference of its own; converting
-//! a VirtualService with 1000 http rules that way took 2.5 times as long as these direct stack
-//! operations (docs/benchmarks.md), which a whole `eval` cannot afford.
+//! mlua's safe API hands each value out through a registry reference of its own, which makes
+//! converting a large object several times slower than these direct stack operations (measured
+//! in docs/benchmarks.md).
 //!
 //! The invariants:
 //! 1. **Room first.** Every stack slot a build or a walk can use is reserved with

@@ -146,7 +146,9 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 Ok(json) => one(lua, LuaValue::String(lua.create_string(gojson::to_string(&json))?)),
                 Err(convert::EncodeError::Refused(message)) => failed(lua, &message),
                 // The text would not fit in the sandbox's memory either.
-                Err(convert::EncodeError::TooLarge) => Err(mlua::Error::MemoryError("json.encode".into())),
+                Err(convert::EncodeError::TooLarge | convert::EncodeError::OutOfMemory) => {
+                    Err(mlua::Error::MemoryError("json.encode".into()))
+                }
             }
         })?,
     )?;
