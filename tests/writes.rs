@@ -307,25 +307,24 @@ fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     assert_eq!(claim_writes(&server).len(), 2);
 }
 
-/// `approve demo --yes`, held after write `k` was stored, then `name` (INT, TERM or HUP).
-fn approve_signalled_after_write(k: usize, name: &str) -> (FakeHandle, Output) {
-    let server = shop(2, "StepPaused").start();
+/// `args` run against `server`, held after write `k` was stored, then `name` (INT, TERM or HUP).
+fn signalled_after_write(server: &FakeHandle, args: &[&str], k: usize, name: &str) -> Output {
     let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
+    let test = Test::new().kubeconfig(server);
+    let child = test.spawn(args);
     assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
     // The signal is taken in while the write is out; then the write's reply comes.
     child.first_signal(name);
     pause.release();
-    let out = child.finish();
-    (server, out)
+    child.finish()
 }
 
 #[test]
 fn sigint_sigterm_and_sighup_after_each_write_stop_before_the_next_and_roll_back() {
     for (name, code, shown) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM"), ("HUP", 129, "SIGHUP")] {
         for k in 1..=APPROVE_WRITES {
-            let (server, out) = approve_signalled_after_write(k, name);
+            let server = shop(2, "StepPaused").start();
+            let out = signalled_after_write(&server, &["approve", "demo", "--yes"], k, name);
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
             assert!(out.stderr.contains(&format!("interrupted ({shown})")), "{name} after write {k}: {}", out.stderr);
             let approved = approved_with_its_routing(&server);
@@ -349,13 +348,7 @@ fn restore_signalled_after_each_write_rolls_back_or_finishes() {
         for k in 1..=RESTORE_WRITES {
             let server = routed();
             let routed_vs = vs(&server);
-            let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
-            let test = Test::new().kubeconfig(&server);
-            let child = test.spawn(&["restore", "demo", "--yes"]);
-            assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
-            child.first_signal(name);
-            pause.release();
-            let out = child.finish();
+            let out = signalled_after_write(&server, &["restore", "demo", "--yes"], k, name);
             assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
             // The objects are written 2nd and 3rd: after the 2nd, the VirtualService is rolled
             // back; from the 3rd on, the restore had finished.
