@@ -3,7 +3,8 @@
 //! written back onto an object.
 
 use crate::gojson;
-use crate::lua::{self, EvalOptions, Limits, Printed, Script, ScriptError};
+use crate::lua::{self, EvalOptions, GoJsonText, Limits, Printed, Script, ScriptError, Values};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -57,18 +58,7 @@ impl Data {
     /// Go's `json.Marshal(Data)`: compact, `spec`/`labels`/`annotations` in that order, empty
     /// fields omitted. This is the annotation value and the canonical script output.
     pub fn to_go_json(&self) -> String {
-        let mut fields = Vec::new();
-        if let Some(spec) = &self.spec {
-            fields.push(format!("\"spec\":{}", gojson::to_string(spec)));
-        }
-        for (name, map) in [("labels", &self.labels), ("annotations", &self.annotations)] {
-            if !map.is_empty() {
-                let object: Map<String, Value> =
-                    map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-                fields.push(format!("\"{name}\":{}", gojson::to_string(&Value::Object(object))));
-            }
-        }
-        format!("{{{}}}", fields.join(","))
+        go_json(self.spec.as_ref().map(gojson::to_string).as_deref(), &self.labels, &self.annotations)
     }
 
     /// `{spec, labels, annotations}` as a JSON value, empty fields left out.
@@ -99,25 +89,9 @@ impl Data {
                 return (Data::default(), Some(error));
             }
         };
-        let mut data = Data::default();
-        let mut first_error = None;
-        for (key, value) in map {
-            let result = match go_field(&key) {
-                Some("spec") => {
-                    data.spec = Some(value).filter(|v| !v.is_null());
-                    Ok(())
-                }
-                Some("labels") => gojson::unmarshal_string_map(&mut data.labels, value, "Go struct field Data.labels"),
-                Some("annotations") => {
-                    gojson::unmarshal_string_map(&mut data.annotations, value, "Go struct field Data.annotations")
-                }
-                _ => Ok(()),
-            };
-            if let Err(e) = result {
-                first_error.get_or_insert(e);
-            }
-        }
-        (data, first_error)
+        let (fields, first_error) = Fields::decode(map, Value::is_null, |value| value);
+        let Fields { spec, labels, annotations } = fields;
+        (Data { spec, labels, annotations }, first_error)
     }
 
     /// The object after the controller writes this data onto it: spec, labels and annotations
@@ -161,8 +135,97 @@ pub fn evaluate(
     options: EvalOptions,
     printed: &Printed,
 ) -> Result<Data, ScriptError> {
-    let output = lua::evaluate(script, obj, limits, options, printed)?;
+    let output = lua::evaluate(script, obj, limits, options, printed, Values)?;
     Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))
+}
+
+/// `evaluate` written as `Data::to_go_json` writes it (what `eval` prints), without building
+/// the spec: the output is encoded as Go's JSON text and decoded as the controller decodes it
+/// (`json.Unmarshal` into `Data`), the spec kept as its text, which Go would write back as it is.
+pub fn evaluate_to_go_json(
+    script: &Script,
+    obj: Cow<'_, Value>,
+    limits: &Limits,
+    options: EvalOptions,
+    printed: &Printed,
+) -> Result<String, ScriptError> {
+    let output = lua::evaluate(script, obj, limits, options, printed, GoJsonText::default())?;
+    go_json_of_output(&output.0).map_err(|message| ScriptError::output(script, message))
+}
+
+/// `Data::from_decoded(output)?.to_go_json()` for an output given as Go's JSON text.
+fn go_json_of_output(text: &str) -> Result<String, String> {
+    if !text.starts_with('{') {
+        let value = serde_json::from_str(text).expect("Go's JSON is JSON");
+        return Data::from_decoded(value).map(|data| data.to_go_json());
+    }
+    let map: BTreeMap<String, &RawValue> = serde_json::from_str(text).expect("Go's JSON is JSON");
+    let as_value = |raw: &RawValue| serde_json::from_str(raw.get()).expect("a part of valid JSON");
+    let (fields, first_error) = Fields::decode(map, |raw| raw.get() == "null", as_value);
+    match first_error {
+        Some(error) => Err(error),
+        None => Ok(go_json(fields.spec.map(RawValue::get), &fields.labels, &fields.annotations)),
+    }
+}
+
+/// Go's `json.Marshal(Data)` of a spec given as its Go JSON text, and the labels and
+/// annotations.
+fn go_json(spec: Option<&str>, labels: &BTreeMap<String, String>, annotations: &BTreeMap<String, String>) -> String {
+    let mut fields = Vec::new();
+    if let Some(spec) = spec {
+        fields.push(format!("\"spec\":{spec}"));
+    }
+    for (name, map) in [("labels", labels), ("annotations", annotations)] {
+        if !map.is_empty() {
+            let object: Map<String, Value> = map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+            fields.push(format!("\"{name}\":{}", gojson::to_string(&Value::Object(object))));
+        }
+    }
+    format!("{{{}}}", fields.join(","))
+}
+
+/// The fields of `Data` as Go's `json.Unmarshal` fills them from an object's entries, the spec
+/// left as it comes (a value, or its text).
+struct Fields<S> {
+    spec: Option<S>,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+}
+
+impl<S> Fields<S> {
+    /// Keys are taken in order (sorted, as the controller's encoder writes them), an exact field
+    /// name first, else a case-folded one (so `Labels` and `labels` both fill, and merge into,
+    /// the labels); unknown keys are ignored; labels and annotations must be maps of strings
+    /// (`as_value` reads them), and a type error makes a field "" and the first one is returned.
+    fn decode(
+        entries: impl IntoIterator<Item = (String, S)>,
+        is_null: impl Fn(&S) -> bool,
+        as_value: impl Fn(S) -> Value,
+    ) -> (Fields<S>, Option<String>) {
+        let mut fields = Fields { spec: None, labels: BTreeMap::new(), annotations: BTreeMap::new() };
+        let mut first_error = None;
+        for (key, value) in entries {
+            let result = match go_field(&key) {
+                Some("spec") => {
+                    fields.spec = Some(value).filter(|v| !is_null(v));
+                    Ok(())
+                }
+                Some("labels") => {
+                    gojson::unmarshal_string_map(&mut fields.labels, as_value(value), "Go struct field Data.labels")
+                }
+                Some("annotations") => gojson::unmarshal_string_map(
+                    &mut fields.annotations,
+                    as_value(value),
+                    "Go struct field Data.annotations",
+                ),
+                _ => Ok(()),
+            };
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        }
+        (fields, first_error)
+    }
 }
 
 /// The original-spec annotation of an object, if it has one.
@@ -258,6 +321,26 @@ mod tests {
         assert_eq!(merged.labels.len(), 2);
         assert_eq!(merged.spec, Some(json!({"x": 1})));
         assert!(Data::from_decoded(json!({"LABELS": {"n": 3}, "labels": {"app": "demo"}})).is_err());
+    }
+
+    #[test]
+    fn an_output_read_from_its_text_is_written_as_from_its_value() {
+        for output in [
+            json!(null),
+            json!([1, 2]),
+            json!({}),
+            json!({"spec": {"b": [1, 0.5, "<x>"], "a": null}, "labels": {"app": "demo"}, "annotations": {"x": "y"}}),
+            json!({"Spec": {"a": 1}, "spec": null, "other": [1]}),
+            json!({"spec": {"a": 1}, "\u{17F}pec": {"b": 2}}),
+            json!({"Labels": {"a": "1"}, "labels": {"b": "2"}, "annotations": null}),
+            json!({"labels": {"a": 1, "b": "x"}}),
+            json!({"annotations": ["x"], "spec": {"kept": true}}),
+            json!({"spec": "a string", "labels": null}),
+        ] {
+            let text = gojson::to_string(&output);
+            let want = Data::from_decoded(output).map(|data| data.to_go_json());
+            assert_eq!(go_json_of_output(&text), want, "{text}");
+        }
     }
 
     #[test]

@@ -204,7 +204,8 @@ pub fn number(n: f64) -> Result<Value, String> {
     Ok(Value::Number(Number::from_f64(n).expect("finite")))
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Writes a decoded JSON value as Go's `json.Marshal` does.
+pub fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -274,7 +275,8 @@ pub fn format_float(f: f64) -> String {
     format!("{sign}{body}")
 }
 
-fn write_string(out: &mut String, s: &str) {
+/// Writes a string as Go's encoder quotes it.
+pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
     let mut rest = s;
     // Runs without anything to escape are copied whole. 0xE2 starts U+2028 and U+2029 (and

@@ -474,9 +474,7 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let (limits, printed) = (args.lua.limits(), Printed::default());
     let result = match args.ingress {
         true => ingress::evaluate(&script, &obj, &limits, &printed).map(|a| ingress::annotations_json(&a)),
-        false => {
-            data::evaluate(&script, Cow::Owned(obj), &limits, EvalOptions::CONTROLLER, &printed).map(|d| d.to_go_json())
-        }
+        false => data::evaluate_to_go_json(&script, Cow::Owned(obj), &limits, EvalOptions::CONTROLLER, &printed),
     };
     show_printed(&printed.take());
     let result = result.map_err(failed)?;

@@ -8,10 +8,12 @@
 //! as integers so a weight is never written `50.0`. The stack operations are in `stack`.
 
 use super::stack::{self, Index, Kind, Stack};
-use crate::gojson::number;
+use crate::gojson;
 use mlua::{Lua, Value as LuaValue};
-use serde_json::{Map, Value};
-use std::collections::HashSet;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::ops::Range;
 
 /// The order in which map keys are inserted into the Lua tables built from input. The
 /// controller's order is random (Go map iteration); evaluating under several orders shows
@@ -56,14 +58,151 @@ pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValu
         .ok_or_else(|| mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")))
 }
 
+/// What encoding a Lua value builds: a JSON value (`Values`), or its text as Go writes it
+/// (`GoJsonText`), which spares building and freeing a value where only its text is wanted. The
+/// walk hands each value's parts over as it finishes them: a table's after its children's.
+pub trait Encoding {
+    /// An encoded value, as far as the walk needs to hold it.
+    type Part;
+    /// What the whole encoding gives.
+    type Output;
+    fn null(&mut self) -> Self::Part;
+    fn boolean(&mut self, value: bool) -> Self::Part;
+    /// A double as Go writes it (see `gojson::number`), or why it has no JSON.
+    fn number(&mut self, value: f64) -> Result<Self::Part, String>;
+    fn string(&mut self, value: &str) -> Self::Part;
+    fn list(&mut self, items: Vec<Self::Part>) -> Self::Part;
+    /// A map from its entries, sorted by key, each key once.
+    fn map(&mut self, entries: Vec<(String, Self::Part)>) -> Self::Part;
+    fn finish(self, whole: Self::Part) -> Self::Output;
+}
+
+/// Encoding into a `serde_json::Value`.
+pub struct Values;
+
+impl Encoding for Values {
+    type Part = Value;
+    type Output = Value;
+    fn null(&mut self) -> Value {
+        Value::Null
+    }
+    fn boolean(&mut self, value: bool) -> Value {
+        Value::Bool(value)
+    }
+    fn number(&mut self, value: f64) -> Result<Value, String> {
+        gojson::number(value)
+    }
+    fn string(&mut self, value: &str) -> Value {
+        Value::String(value.to_string())
+    }
+    fn list(&mut self, items: Vec<Value>) -> Value {
+        Value::Array(items)
+    }
+    fn map(&mut self, entries: Vec<(String, Value)>) -> Value {
+        Value::Object(entries.into_iter().collect())
+    }
+    fn finish(self, whole: Value) -> Value {
+        whole
+    }
+}
+
+/// Go's JSON text of an encoded value: what `gojson::to_string` writes for its `Value`.
+#[derive(Debug, PartialEq)]
+pub struct GoJson(pub String);
+
+/// Encoding into Go's JSON text. Each value is written at the end of one buffer, its part being
+/// where; a table's children are the last values written when it gets them, so it moves them
+/// aside and writes them back in key order, with its brackets, separators and keys.
+#[derive(Default)]
+pub struct GoJsonText {
+    out: String,
+    /// The children of the table being written, moved aside.
+    aside: String,
+}
+
+impl GoJsonText {
+    fn push(&mut self, text: &str) -> Range<usize> {
+        let start = self.out.len();
+        self.out.push_str(text);
+        start..self.out.len()
+    }
+
+    /// Moves the parts from `start` on aside, for writing back in another order.
+    fn set_aside(&mut self, start: usize) {
+        self.aside.clear();
+        self.aside.push_str(&self.out[start..]);
+        self.out.truncate(start);
+    }
+}
+
+impl Encoding for GoJsonText {
+    type Part = Range<usize>;
+    type Output = GoJson;
+    fn null(&mut self) -> Range<usize> {
+        self.push("null")
+    }
+    fn boolean(&mut self, value: bool) -> Range<usize> {
+        self.push(if value { "true" } else { "false" })
+    }
+    fn number(&mut self, value: f64) -> Result<Range<usize>, String> {
+        let start = self.out.len();
+        gojson::write_value(&mut self.out, &gojson::number(value)?);
+        Ok(start..self.out.len())
+    }
+    fn string(&mut self, value: &str) -> Range<usize> {
+        let start = self.out.len();
+        gojson::write_string(&mut self.out, value);
+        start..self.out.len()
+    }
+    fn list(&mut self, items: Vec<Range<usize>>) -> Range<usize> {
+        let start = items.iter().map(|item| item.start).min().unwrap_or(self.out.len());
+        self.set_aside(start);
+        self.out.push('[');
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.out.push_str(&self.aside[item.start - start..item.end - start]);
+        }
+        self.out.push(']');
+        start..self.out.len()
+    }
+    fn map(&mut self, entries: Vec<(String, Range<usize>)>) -> Range<usize> {
+        let start = entries.iter().map(|(_, item)| item.start).min().unwrap_or(self.out.len());
+        self.set_aside(start);
+        self.out.push('{');
+        for (i, (key, item)) in entries.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            gojson::write_string(&mut self.out, &key);
+            self.out.push(':');
+            self.out.push_str(&self.aside[item.start - start..item.end - start]);
+        }
+        self.out.push('}');
+        start..self.out.len()
+    }
+    fn finish(mut self, whole: Range<usize>) -> GoJson {
+        self.out.truncate(whole.end);
+        self.out.drain(..whole.start);
+        GoJson(self.out)
+    }
+}
+
 /// Encodes a Lua value as the controller's encoder does, its strings and keys adding up to at
 /// most `budget` bytes.
-pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable, budget: usize) -> Result<Value, EncodeError> {
+pub fn from_lua<E: Encoding>(
+    lua: &Lua,
+    value: LuaValue,
+    empty: EmptyTable,
+    budget: usize,
+    encoding: E,
+) -> Result<E::Output, EncodeError> {
     // The controller's encoder never forgets a table it has visited, so a table reachable twice
     // (not only a cycle) is "recursively nested".
-    let mut walk = Walk { empty, visited: HashSet::new(), budget };
+    let mut walk = Walk { empty, visited: BTreeSet::new(), budget, encoding };
     match stack::read(lua, value, MAX_DEPTH, |stack, index| walk.value(stack, index, 0)) {
-        Ok(Ok(encoded)) => encoded.map_err(EncodeError::Refused),
+        Ok(Ok(encoded)) => encoded.map(|whole| walk.encoding.finish(whole)).map_err(EncodeError::Refused),
         Ok(Err(Abort::TooLarge)) => Err(EncodeError::TooLarge),
         Ok(Err(Abort::NoRoom)) => Err(EncodeError::Refused("cannot encode: not enough Lua stack".into())),
         // Reading raises nothing (stack.rs, invariant 2): only setting the read up can fail,
@@ -74,14 +213,17 @@ pub fn from_lua(lua: &Lua, value: LuaValue, empty: EmptyTable, budget: usize) ->
 
 /// A Lua string as Go sees it: invalid UTF-8 becomes one U+FFFD per bad byte (Go's decoder
 /// steps a byte at a time; Rust's lossy conversion replaces whole sequences).
-pub fn go_string(bytes: &[u8]) -> String {
+pub fn go_string(bytes: &[u8]) -> Cow<'_, str> {
+    if let Ok(valid) = std::str::from_utf8(bytes) {
+        return Cow::Borrowed(valid);
+    }
     let mut out = String::with_capacity(bytes.len());
     let mut rest = bytes;
     loop {
         match std::str::from_utf8(rest) {
             Ok(valid) => {
                 out.push_str(valid);
-                return out;
+                return Cow::Owned(out);
             }
             Err(error) => {
                 let (valid, after) = rest.split_at(error.valid_up_to());
@@ -100,24 +242,28 @@ enum Abort {
     NoRoom,
 }
 
-/// A value's JSON, or the controller's message for why it has none.
-type Encoded = Result<Value, String>;
+/// A value's encoding, or the controller's message for why it has none.
+type Encoded<P> = Result<P, String>;
 
 /// One walk of a Lua value on the stack.
-struct Walk {
+struct Walk<E> {
     empty: EmptyTable,
-    visited: HashSet<usize>,
+    visited: BTreeSet<usize>,
     /// The bytes the strings and keys still to come may take.
     budget: usize,
+    encoding: E,
 }
 
-impl Walk {
-    fn value(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded, Abort> {
+impl<E: Encoding> Walk<E> {
+    fn value(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded<E::Part>, Abort> {
         Ok(match stack.kind(index) {
-            Kind::Nil => Ok(Value::Null),
-            Kind::Boolean => Ok(Value::Bool(stack.boolean(index))),
-            Kind::Number => number(stack.number(index)),
-            Kind::String => Ok(Value::String(self.string(stack, index)?)),
+            Kind::Nil => Ok(self.encoding.null()),
+            Kind::Boolean => Ok(self.encoding.boolean(stack.boolean(index))),
+            Kind::Number => self.encoding.number(stack.number(index)),
+            Kind::String => {
+                let string = self.string(stack, index)?;
+                Ok(self.encoding.string(&string))
+            }
             Kind::Table => return self.table(stack, index, depth),
             Kind::Function => Err("cannot encode function to JSON".into()),
             Kind::Thread => Err("cannot encode thread to JSON".into()),
@@ -126,13 +272,13 @@ impl Walk {
     }
 
     /// The string at `index`, charged to the budget before it is copied.
-    fn string(&mut self, stack: &Stack, index: Index) -> Result<String, Abort> {
+    fn string<'s>(&mut self, stack: &'s Stack, index: Index) -> Result<Cow<'s, str>, Abort> {
         let bytes = stack.string(index).unwrap_or_default();
         self.budget = self.budget.checked_sub(bytes.len()).ok_or(Abort::TooLarge)?;
         Ok(go_string(bytes))
     }
 
-    fn table(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded, Abort> {
+    fn table(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded<E::Part>, Abort> {
         if !self.visited.insert(stack.pointer(index)) {
             return Ok(Err("cannot encode recursively nested tables to JSON".into()));
         }
@@ -141,8 +287,8 @@ impl Walk {
         }
         // Each value is encoded as its key comes; the keys alone decide the table's shape, as in
         // the controller, and the values' order decides which error counts.
-        let mut items: Vec<(f64, Encoded)> = Vec::new();
-        let mut entries: Vec<(String, Encoded)> = Vec::new();
+        let mut items: Vec<(f64, Encoded<E::Part>)> = Vec::new();
+        let mut entries: Vec<(String, Encoded<E::Part>)> = Vec::new();
         let (mut other_numbers, mut other_keys) = (0, 0);
         let each = |stack: &mut Stack, key: Index, value: Index| {
             match stack.kind(key) {
@@ -155,7 +301,7 @@ impl Walk {
                     }
                 }
                 Kind::String => {
-                    let key = self.string(stack, key)?;
+                    let key = self.string(stack, key)?.into_owned();
                     entries.push((key, self.value(stack, value, depth + 1)?));
                 }
                 _ => other_keys += 1,
@@ -178,12 +324,13 @@ impl Walk {
                 return Ok(Err("cannot encode sparse array".into()));
             }
             // Go encodes a list in order and stops at the first item that fails.
-            return Ok(items.into_iter().map(|(_, item)| item).collect::<Result<_, _>>().map(Value::Array));
+            let items = items.into_iter().map(|(_, item)| item).collect::<Result<_, _>>();
+            return Ok(items.map(|items| self.encoding.list(items)));
         }
         if entries.is_empty() && other_numbers == 0 && other_keys == 0 {
             return Ok(Ok(match self.empty {
-                EmptyTable::Null => Value::Null,
-                EmptyTable::EmptyList => Value::Array(Vec::new()),
+                EmptyTable::Null => self.encoding.null(),
+                EmptyTable::EmptyList => self.encoding.list(Vec::new()),
             }));
         }
         if other_keys > 0 || (other_numbers > 0 && !entries.is_empty()) {
@@ -194,14 +341,8 @@ impl Walk {
         }
         // Go encodes a map in sorted key order and stops at the first value that fails.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut map = Map::new();
-        for (key, item) in entries {
-            match item {
-                Ok(item) => map.insert(key, item),
-                Err(message) => return Ok(Err(message)),
-            };
-        }
-        Ok(Ok(Value::Object(map)))
+        let entries = entries.into_iter().map(|(key, item)| item.map(|item| (key, item))).collect::<Result<_, _>>();
+        Ok(entries.map(|entries| self.encoding.map(entries)))
     }
 }
 
@@ -210,14 +351,35 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The value encoded both ways: the text must be what Go writes for the value, and the
+    /// errors the same.
     fn eval(code: &str, empty: EmptyTable) -> Result<Value, String> {
         let lua = Lua::new();
         let value: LuaValue = lua.load(code).eval().unwrap();
-        from_lua(&lua, value, empty, usize::MAX).map_err(|e| match e {
+        let message = |e| match e {
             EncodeError::Refused(message) => message,
             EncodeError::TooLarge => "too large".into(),
             EncodeError::OutOfMemory => "out of memory".into(),
-        })
+        };
+        let decoded = from_lua(&lua, value.clone(), empty, usize::MAX, Values).map_err(message);
+        let text = from_lua(&lua, value, empty, usize::MAX, GoJsonText::default()).map_err(message);
+        assert_eq!(text.map(|t| t.0), decoded.as_ref().map(gojson::to_string).map_err(Clone::clone), "{code}");
+        decoded
+    }
+
+    #[test]
+    fn text_is_what_go_writes_for_the_value() {
+        // `eval` checks both encodings; these add what the other tests do not reach.
+        for code in [
+            "return {b = {z = {1, {y = 'x', a = 'b'}}, a = 'q'}, a = {'<&>', '\\u{2028}', 'x\\\"y\\n'}}",
+            "local t = {} t[3] = 'c' t[1] = 'a' t[2] = {k = {}} return {list = t, n = {0.1, -0.0, 1e21, 2^53}}",
+            "return {[1] = true, [2] = false}",
+            "return {e = {}, f = {{}, {}}}",
+            "return {s = 'ok \\240\\159\\152', k = {['\\226\\130'] = 1}}",
+        ] {
+            eval(code, EmptyTable::Null).unwrap();
+            eval(code, EmptyTable::EmptyList).unwrap();
+        }
     }
 
     #[test]
@@ -225,7 +387,7 @@ mod tests {
         let lua = Lua::new();
         let value: LuaValue = lua.load("return {a = {1, 2}}").eval().unwrap();
         lua.set_memory_limit(lua.used_memory()).unwrap();
-        assert_eq!(from_lua(&lua, value, EmptyTable::Null, usize::MAX), Err(EncodeError::OutOfMemory));
+        assert_eq!(from_lua(&lua, value, EmptyTable::Null, usize::MAX, Values), Err(EncodeError::OutOfMemory));
     }
 
     #[test]
@@ -282,7 +444,7 @@ mod tests {
         let lua = Lua::new();
         let encode = |code: &str, budget: usize| {
             let value: LuaValue = lua.load(code).eval().unwrap();
-            from_lua(&lua, value, EmptyTable::Null, budget)
+            from_lua(&lua, value, EmptyTable::Null, budget, Values)
         };
         // One string stored once in Lua and referenced four times: four copies in the result.
         let shared = "local s = string.rep('x', 1000) return {s, s, s, s}";

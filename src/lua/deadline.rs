@@ -74,7 +74,7 @@ fn current_line(lua: &Lua) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptErrorKind, evaluate};
+    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptErrorKind, Values, evaluate};
     use serde_json::json;
     use std::sync::mpsc;
     use std::time::Duration;
@@ -87,7 +87,7 @@ mod tests {
         let (sender, receiver) = mpsc::channel();
         std::thread::spawn(move || {
             let obj = std::borrow::Cow::Owned(json!({}));
-            sender.send(evaluate(&script, obj, &limits, EvalOptions::CONTROLLER, &Printed::default()))
+            sender.send(evaluate(&script, obj, &limits, EvalOptions::CONTROLLER, &Printed::default(), Values))
         });
         let outcome = receiver.recv_timeout(Duration::from_secs(5));
         let error = outcome.unwrap_or_else(|_| panic!("{code}: still running after 5 s")).unwrap_err();

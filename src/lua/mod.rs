@@ -8,7 +8,7 @@ mod stack;
 mod stdlib;
 
 use convert::EncodeError;
-pub use convert::{EmptyTable, KeyOrder};
+pub use convert::{EmptyTable, Encoding, GoJson, GoJsonText, KeyOrder, Values};
 
 use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
 use serde_json::Value;
@@ -167,35 +167,37 @@ impl Printed {
 }
 
 /// Runs `script` with `obj` and returns its last return value as the controller encodes it:
-/// plain JSON, which the caller reads as its contract says (a gateway object's `Data`, an
-/// Ingress's annotations). An `obj` handed over (owned) is freed once it is in Lua, so that
-/// the result can reuse its memory. What the script prints is added to `printed`, whether it
-/// succeeds or fails.
-pub fn evaluate(
+/// plain JSON (a `Value`, or its text), which the caller reads as its contract says (a gateway
+/// object's `Data`, an Ingress's annotations). An `obj` handed over (owned) is freed once it
+/// is in Lua, so that the result can reuse its memory. What the script prints is added to
+/// `printed`, whether it succeeds or fails.
+pub fn evaluate<E: Encoding>(
     script: &Script,
     obj: Cow<'_, Value>,
     limits: &Limits,
     options: EvalOptions,
     printed: &Printed,
-) -> Result<Value, ScriptError> {
+    encoding: E,
+) -> Result<E::Output, ScriptError> {
     let lua = new_sandbox().map_err(|e| ScriptError {
         script: script.name.clone(),
         kind: ScriptErrorKind::Runtime,
         message: format!("setting up the sandbox: {e}"),
     })?;
-    let result = evaluate_in(&lua, script, obj, limits, options);
+    let result = evaluate_in(&lua, script, obj, limits, options, encoding);
     printed.0.borrow_mut().extend(stdlib::take_printed(&lua));
     result
 }
 
 /// `evaluate` in a fresh sandbox.
-fn evaluate_in(
+fn evaluate_in<E: Encoding>(
     lua: &Lua,
     script: &Script,
     obj: Cow<'_, Value>,
     limits: &Limits,
     options: EvalOptions,
-) -> Result<Value, ScriptError> {
+    encoding: E,
+) -> Result<E::Output, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
     let setup = || -> mlua::Result<deadline::Deadline> {
         stdlib::install_for(lua, &script.name, options)?;
@@ -248,7 +250,7 @@ fn evaluate_in(
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    convert::from_lua(lua, last, options.empty, limits.memory).map_err(|e| match e {
+    convert::from_lua(lua, last, options.empty, limits.memory, encoding).map_err(|e| match e {
         EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
         EncodeError::OutOfMemory => fail(ScriptErrorKind::Memory, out_of_memory(limits)),
         EncodeError::TooLarge => fail(
@@ -302,7 +304,7 @@ pub fn order_dependence<T: PartialEq>(
 ) -> Option<OrderDependence> {
     // What the variants print was printed by the evaluation they vary.
     let differs = |variant: EvalOptions| {
-        evaluate(script, Cow::Borrowed(obj), limits, variant, &Printed::default())
+        evaluate(script, Cow::Borrowed(obj), limits, variant, &Printed::default(), Values)
             .ok()
             .and_then(|output| read(output).ok())
             .is_none_or(|d| &d != baseline)
@@ -355,7 +357,7 @@ mod tests {
 
     fn run(code: &str, obj: Value) -> Result<Value, ScriptError> {
         let script = Script::new("test.lua", code);
-        evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER, &Printed::default())
+        evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER, &Printed::default(), Values)
     }
 
     fn spec(code: &str) -> Value {
@@ -395,6 +397,7 @@ mod tests {
                 &Limits::default(),
                 EvalOptions::CONTROLLER,
                 &Printed::default(),
+                Values,
             )
             .unwrap();
             assert_eq!(got, json!({"spec": [true, "function", "table", "nil"]}));
@@ -438,17 +441,24 @@ mod tests {
     fn stops_infinite_loops_and_memory_bombs() {
         let script = Script::new("loop.lua", "local i = 0\nwhile true do i = i + 1 end");
         let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
-        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default())
-            .unwrap_err();
+        let err =
+            evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
+                .unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
         assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
         // Time enough that only the memory limit can stop them, however busy the machine.
         let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
         for bomb in ["local t = {} for i = 1, 1e9 do t[i] = i end return t", "return {spec = string.rep('x', 1e9)}"] {
             let script = Script::new("test.lua", bomb);
-            let err =
-                evaluate(&script, Cow::Owned(json!({})), &memory_only, EvalOptions::CONTROLLER, &Printed::default())
-                    .unwrap_err();
+            let err = evaluate(
+                &script,
+                Cow::Owned(json!({})),
+                &memory_only,
+                EvalOptions::CONTROLLER,
+                &Printed::default(),
+                Values,
+            )
+            .unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
     }
@@ -464,11 +474,17 @@ mod tests {
             err.to_string(),
             "script test.lua: its result is too large: its strings and keys add up to more than the memory limit (64 MiB, --lua-memory)"
         );
-        // json.encode's text would have to fit in the sandbox too.
-        let err = run(&format!("{code} local text = json.encode(t) return {{}}"), json!({})).unwrap_err();
+        // json.encode's text would have to fit in the sandbox too (a smaller case: encoding
+        // scans the strings it copies, which takes a debug build long for 3 × 16 MiB).
+        let code = "local s = string.rep('x', 4 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end";
+        let script = Script::new("test.lua", format!("{code} local text = json.encode(t) return {{}}"));
+        let limits = Limits { memory: 16 << 20, ..Limits::default() };
+        let err =
+            evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
+                .unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
-            (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 64 MiB)".into())
+            (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 16 MiB)".into())
         );
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
@@ -478,8 +494,8 @@ mod tests {
         let obj = json!({"data": {"spec": {"x": vec![json!({"a": 1}); 50_000]}}});
         let limits = Limits { memory: 2 << 20, ..Limits::default() };
         let script = Script::new("id.lua", "return obj.data");
-        let err =
-            evaluate(&script, Cow::Borrowed(&obj), &limits, EvalOptions::CONTROLLER, &Printed::default()).unwrap_err();
+        let err = evaluate(&script, Cow::Borrowed(&obj), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
+            .unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
             (
@@ -490,7 +506,8 @@ mod tests {
         );
         let roomy = Limits { memory: 64 << 20, ..limits };
         assert_eq!(
-            evaluate(&script, Cow::Borrowed(&obj), &roomy, EvalOptions::CONTROLLER, &Printed::default()).unwrap(),
+            evaluate(&script, Cow::Borrowed(&obj), &roomy, EvalOptions::CONTROLLER, &Printed::default(), Values)
+                .unwrap(),
             obj["data"]
         );
     }
@@ -503,14 +520,15 @@ mod tests {
             "local text = '[' .. string.rep('[1],', 100000) .. '[]]' local t = json.decode(text) return {spec = #t}",
         );
         let limits = Limits { memory: 4 << 20, ..Limits::default() };
-        let err = evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default())
-            .unwrap_err();
+        let err =
+            evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
+                .unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Memory, "{err}");
         let without_decode = Script::new(
             "text.lua",
             script.code().replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
         );
-        evaluate(&without_decode, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default())
+        evaluate(&without_decode, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
             .expect("building the text fits");
     }
 
@@ -519,7 +537,7 @@ mod tests {
         let printed = Printed::default();
         let run = |code: &str| {
             let script = Script::new("p.lua", code);
-            evaluate(&script, Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER, &printed)
+            evaluate(&script, Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER, &printed, Values)
         };
         run("print('a', 1, nil) return {}").unwrap();
         run("print('before') error('boom')").unwrap_err();
@@ -558,6 +576,7 @@ mod tests {
                     &Limits::default(),
                     EvalOptions::CONTROLLER,
                     &Printed::default(),
+                    Values,
                 )
                 .unwrap(),
             )

@@ -2,7 +2,6 @@
 //! plus the controller's `json` module and its `math.huge`.
 
 use super::{EmptyTable, EvalOptions, PairsOrder, convert, deadline};
-use crate::gojson;
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
 
 const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
@@ -140,10 +139,16 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 .into_iter()
                 .next()
                 .ok_or_else(|| mlua::Error::runtime("bad argument #1 to encode (value expected)"))?;
-            let encoded = convert::from_lua(lua, value, EmptyTable::Null, super::output_budget(lua));
+            let encoded = convert::from_lua(
+                lua,
+                value,
+                EmptyTable::Null,
+                super::output_budget(lua),
+                convert::GoJsonText::default(),
+            );
             deadline::check(lua)?;
             match encoded {
-                Ok(json) => one(lua, LuaValue::String(lua.create_string(gojson::to_string(&json))?)),
+                Ok(json) => one(lua, LuaValue::String(lua.create_string(json.0)?)),
                 Err(convert::EncodeError::Refused(message)) => failed(lua, &message),
                 // The text would not fit in the sandbox's memory either.
                 Err(convert::EncodeError::TooLarge | convert::EncodeError::OutOfMemory) => {
@@ -168,7 +173,7 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
 
 #[cfg(test)]
 mod tests {
-    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptErrorKind, evaluate};
+    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptErrorKind, Values, evaluate};
     use serde_json::{Value, json};
 
     fn run(code: &str) -> Result<Value, ScriptErrorKind> {
@@ -179,6 +184,7 @@ mod tests {
             &Limits::default(),
             EvalOptions::CONTROLLER,
             &Printed::default(),
+            Values,
         )
         .map(|mut output| output["spec"].take())
         .map_err(|e| e.kind)
