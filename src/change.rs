@@ -5,21 +5,23 @@
 use crate::data;
 use crate::model::{self, ApprovalProgress, ObjectKey};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
-/// One write a plan makes (or, `Keep`, does not make).
+/// One write a plan makes (or, `Keep`, does not make). The objects are shared: a plan holds
+/// each state of an object once, however many changes name it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
     /// POST `object` (it must not exist).
-    Create { key: ObjectKey, object: Value },
+    Create { key: ObjectKey, object: Arc<Value> },
     /// PUT `after` over `before`, conditional on the resourceVersion this run last saw.
-    Replace { key: ObjectKey, before: Value, after: Value },
+    Replace { key: ObjectKey, before: Arc<Value>, after: Arc<Value> },
     /// A JSON merge patch of the object (or of its `status` subresource), conditional on the
     /// resourceVersion this run last saw.
-    MergePatch { key: ObjectKey, subresource: Option<&'static str>, before: Value, patch: Value },
+    MergePatch { key: ObjectKey, subresource: Option<&'static str>, before: Arc<Value>, patch: Value },
     /// DELETE, conditional on the object's UID and the resourceVersion this run last saw.
-    Delete { key: ObjectKey, before: Value },
+    Delete { key: ObjectKey, before: Arc<Value> },
     /// Nothing to write.
-    Keep { key: ObjectKey, object: Value },
+    Keep { key: ObjectKey, object: Arc<Value> },
 }
 
 /// The request a change sends. `resourceVersion` preconditions are filled in by
@@ -80,11 +82,11 @@ impl Change {
     }
 
     /// The object as the change means to leave it (None for a Delete).
-    pub fn after(&self) -> Option<Value> {
+    pub fn after(&self) -> Option<Arc<Value>> {
         match self {
-            Change::Create { object, .. } | Change::Keep { object, .. } => Some(object.clone()),
-            Change::Replace { after, .. } => Some(after.clone()),
-            Change::MergePatch { before, patch, .. } => Some(merge_patch(before, patch)),
+            Change::Create { object, .. } | Change::Keep { object, .. } => Some(Arc::clone(object)),
+            Change::Replace { after, .. } => Some(Arc::clone(after)),
+            Change::MergePatch { before, patch, .. } => Some(Arc::new(merge_patch(before, patch))),
             Change::Delete { .. } => None,
         }
     }
@@ -125,7 +127,7 @@ impl Change {
         };
         match self {
             Change::Create { object, .. } => Some(Request::Create { body: without_server_fields(object) }),
-            Change::Replace { after, .. } => Some(Request::Replace { body: with_version(after.clone()) }),
+            Change::Replace { after, .. } => Some(Request::Replace { body: with_version(Value::clone(after)) }),
             Change::MergePatch { subresource, patch, .. } => {
                 Some(Request::MergePatch { subresource: *subresource, body: with_version(patch.clone()) })
             }
@@ -143,11 +145,11 @@ impl Change {
     pub fn inverse(&self, written: Option<&Value>) -> Option<Change> {
         let key = self.key().clone();
         match (self, written) {
-            (Change::Create { .. }, Some(written)) => Some(Change::Delete { key, before: written.clone() }),
+            (Change::Create { .. }, Some(written)) => Some(Change::Delete { key, before: Arc::new(written.clone()) }),
             (Change::Replace { before, .. }, Some(written)) => {
-                let mut after = before.clone();
+                let mut after = Value::clone(before);
                 after["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"].clone();
-                Some(Change::Replace { key, before: written.clone(), after })
+                Some(Change::Replace { key, before: Arc::new(written.clone()), after: Arc::new(after) })
             }
             (Change::MergePatch { subresource, before, .. }, Some(written)) => {
                 let part = |object: &Value| match subresource {
@@ -157,11 +159,13 @@ impl Change {
                 Some(Change::MergePatch {
                     key,
                     subresource: *subresource,
-                    before: written.clone(),
+                    before: Arc::new(written.clone()),
                     patch: merge_diff(&part(written), &part(before)),
                 })
             }
-            (Change::Delete { before, .. }, _) => Some(Change::Create { key, object: without_server_fields(before) }),
+            (Change::Delete { before, .. }, _) => {
+                Some(Change::Create { key, object: Arc::new(without_server_fields(before)) })
+            }
             _ => None,
         }
     }
@@ -273,12 +277,13 @@ impl Change {
             Change::Replace { after, .. } => {
                 let mut after = data::Data::of_object(after).apply_to(fresh, None);
                 after["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"].clone();
-                Change::Replace { key, before: fresh.clone(), after }
+                Change::Replace { key, before: Arc::new(fresh.clone()), after: Arc::new(after) }
             }
             Change::MergePatch { subresource, patch, .. } => {
-                Change::MergePatch { key, subresource: *subresource, before: fresh.clone(), patch: patch.clone() }
+                let before = Arc::new(fresh.clone());
+                Change::MergePatch { key, subresource: *subresource, before, patch: patch.clone() }
             }
-            Change::Delete { .. } => Change::Delete { key, before: fresh.clone() },
+            Change::Delete { .. } => Change::Delete { key, before: Arc::new(fresh.clone()) },
             Change::Create { .. } | Change::Keep { .. } => self.clone(),
         }
     }
@@ -387,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_replace_is_conditional_on_the_version_last_seen() {
-        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let change = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
         assert_eq!(change.action(), "replace");
         let Some(Request::Replace { body }) = change.request(None) else { panic!() };
         assert_eq!(body["metadata"]["resourceVersion"], "5");
@@ -400,10 +405,10 @@ mod tests {
 
     #[test]
     fn a_replace_is_undone_by_a_replace_back_conditional_on_this_runs_write() {
-        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let change = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
         let inverse = change.inverse(Some(&vs("6", 80))).unwrap();
         let Change::Replace { before, after, .. } = &inverse else { panic!() };
-        assert_eq!(before, &vs("6", 80));
+        assert_eq!(**before, vs("6", 80));
         assert_eq!(after["spec"], vs("5", 100)["spec"]);
         let Some(Request::Replace { body }) = inverse.request(None) else { panic!() };
         assert_eq!(body["metadata"]["resourceVersion"], "6");
@@ -412,7 +417,7 @@ mod tests {
     #[test]
     fn a_create_is_undone_by_a_delete_with_a_uid_precondition() {
         let object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web-canary", "namespace": "shop"}});
-        let change = Change::Create { key: key(), object: object.clone() };
+        let change = Change::Create { key: key(), object: object.clone().into() };
         let Some(Request::Create { body }) = change.request(None) else { panic!() };
         assert_eq!(body, object);
         let mut written = object.clone();
@@ -427,14 +432,15 @@ mod tests {
         // And a delete is undone by making the object again, without what the server set.
         let again = inverse.inverse(None).unwrap();
         let Change::Create { object: made, .. } = &again else { panic!() };
-        assert_eq!(made, &object);
+        assert_eq!(**made, object);
     }
 
     #[test]
     fn a_merge_patch_is_undone_by_the_reverse_merge_patch() {
         let before = json!({"metadata": {"name": "web-canary", "resourceVersion": "3", "annotations": {"a": "1", "weight": "0"}}});
         let patch = json!({"metadata": {"annotations": {"weight": "20", "header": "x"}}});
-        let change = Change::MergePatch { key: key(), subresource: None, before: before.clone(), patch: patch.clone() };
+        let change =
+            Change::MergePatch { key: key(), subresource: None, before: before.clone().into(), patch: patch.clone() };
         assert_eq!(change.action(), "patch");
         let written = {
             let mut w = merge_patch(&before, &patch);
@@ -454,8 +460,9 @@ mod tests {
     fn a_status_patch_inverse_touches_only_the_status() {
         let before = json!({"metadata": {"resourceVersion": "3"}, "spec": {"x": 1}, "status": {"canaryStatus": {"currentStepState": "StepPaused"}}});
         let patch = json!({"status": {"canaryStatus": {"currentStepState": "StepReady"}}});
-        let change = Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone(), patch };
-        let mut written = change.after().unwrap();
+        let change =
+            Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone().into(), patch };
+        let mut written = Value::clone(&change.after().unwrap());
         written["metadata"]["resourceVersion"] = json!("4");
         let Some(Change::MergePatch { patch, subresource, .. }) = change.inverse(Some(&written)) else { panic!() };
         assert_eq!(subresource, Some("status"));
@@ -464,7 +471,7 @@ mod tests {
 
     #[test]
     fn a_fresh_read_tells_whether_a_replace_landed() {
-        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let change = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
         assert_eq!(change.landed(None, Some(&vs("6", 80))), Landed::Applied);
         assert_eq!(change.landed(None, Some(&vs("5", 100))), Landed::NotApplied);
         assert_eq!(change.landed(None, Some(&vs("6", 50))), Landed::ChangedBySomeoneElse);
@@ -475,7 +482,7 @@ mod tests {
     fn a_write_conditional_on_this_runs_own_version_is_judged_by_it() {
         // The original was stored by this run (version 6); the routing write after it was sent
         // at 6, and its reply lost.
-        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let change = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
         assert_eq!(change.landed(Some("6"), Some(&vs("6", 100))), Landed::NotApplied);
         assert_eq!(change.landed(Some("6"), Some(&vs("7", 80))), Landed::Applied);
         assert_eq!(change.landed(Some("6"), Some(&vs("7", 90))), Landed::ChangedBySomeoneElse);
@@ -485,7 +492,8 @@ mod tests {
     fn a_fresh_read_tells_whether_a_patch_create_or_delete_landed() {
         let before = json!({"metadata": {"resourceVersion": "3"}, "status": {"state": "StepPaused"}});
         let patch = json!({"metadata": {"resourceVersion": "3"}, "status": {"state": "StepReady"}});
-        let change = Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone(), patch };
+        let change =
+            Change::MergePatch { key: key(), subresource: Some("status"), before: before.clone().into(), patch };
         let ready = json!({"metadata": {"resourceVersion": "4"}, "status": {"state": "StepReady"}});
         assert_eq!(change.landed(None, Some(&ready)), Landed::Applied);
         assert_eq!(change.landed(None, Some(&before)), Landed::NotApplied);
@@ -493,7 +501,7 @@ mod tests {
         assert_eq!(change.landed(None, Some(&moved)), Landed::ChangedBySomeoneElse);
 
         let object = json!({"kind": "Ingress", "metadata": {"name": "c"}, "spec": {"a": 1}});
-        let create = Change::Create { key: key(), object: object.clone() };
+        let create = Change::Create { key: key(), object: object.clone().into() };
         assert_eq!(create.landed(None, None), Landed::NotApplied);
         assert_eq!(create.landed(None, Some(&object)), Landed::Applied);
         assert_eq!(
@@ -501,7 +509,7 @@ mod tests {
             Landed::ChangedBySomeoneElse
         );
 
-        let delete = Change::Delete { key: key(), before: vs("5", 100) };
+        let delete = Change::Delete { key: key(), before: vs("5", 100).into() };
         assert_eq!(delete.landed(None, None), Landed::Applied);
         assert_eq!(delete.landed(None, Some(&vs("5", 100))), Landed::NotApplied);
         assert_eq!(delete.landed(None, Some(&vs("6", 100))), Landed::ChangedBySomeoneElse);
@@ -519,7 +527,7 @@ mod tests {
         let approval = Change::MergePatch {
             key: key(),
             subresource: Some("status"),
-            before: rollout("5", 3, 2, "StepPaused"),
+            before: rollout("5", 3, 2, "StepPaused").into(),
             patch: json!({"metadata": {"resourceVersion": "5"},
                           "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}}),
         };
@@ -538,7 +546,7 @@ mod tests {
 
     #[test]
     fn a_conflict_matters_only_when_someone_changed_what_the_change_is_about() {
-        let replace = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let replace = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
         let mut relabelled = vs("6", 100);
         relabelled["metadata"]["managedFields"] = json!([{"manager": "kubectl"}]);
         assert!(!replace.someone_else_changed(&vs("5", 100), &relabelled), "bookkeeping only");
@@ -551,7 +559,7 @@ mod tests {
         let approval = Change::MergePatch {
             key: key(),
             subresource: Some("status"),
-            before: rollout("5", 2, "StepPaused", "a"),
+            before: rollout("5", 2, "StepPaused", "a").into(),
             patch: json!({"metadata": {"resourceVersion": "5"}, "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}}}),
         };
         let seen = rollout("5", 2, "StepPaused", "a");
@@ -564,17 +572,17 @@ mod tests {
         let mut edited = seen.clone();
         edited["metadata"]["generation"] = json!(4);
         assert!(approval.someone_else_changed(&seen, &edited), "a new spec");
-        let create = Change::Create { key: key(), object: vs("1", 1) };
+        let create = Change::Create { key: key(), object: vs("1", 1).into() };
         assert!(create.someone_else_changed(&Value::Null, &vs("1", 1)));
     }
 
     #[test]
     fn a_rebased_replace_keeps_what_someone_else_changed_besides_the_routing() {
-        let change = Change::Replace { key: key(), before: vs("5", 100), after: vs("5", 80) };
+        let change = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
         let mut fresh = vs("6", 100);
         fresh["metadata"]["finalizers"] = json!(["keep"]);
         let Change::Replace { before, after, .. } = change.rebased(&fresh) else { panic!() };
-        assert_eq!(before, fresh);
+        assert_eq!(*before, fresh);
         assert_eq!(after["metadata"]["finalizers"], json!(["keep"]));
         assert_eq!(after["spec"], vs("5", 80)["spec"]);
         assert_eq!(after["metadata"]["resourceVersion"], "6");
@@ -583,18 +591,25 @@ mod tests {
     #[test]
     fn a_change_needs_the_verbs_that_send_and_undo_it() {
         let object = vs("5", 100);
-        assert_eq!(Change::Create { key: key(), object: object.clone() }.verbs(), ["create", "delete"]);
-        assert_eq!(Change::Delete { key: key(), before: object.clone() }.verbs(), ["create", "delete"]);
-        assert_eq!(Change::Replace { key: key(), before: object.clone(), after: object.clone() }.verbs(), ["update"]);
-        let status =
-            Change::MergePatch { key: key(), subresource: Some("status"), before: object.clone(), patch: json!({}) };
+        assert_eq!(Change::Create { key: key(), object: object.clone().into() }.verbs(), ["create", "delete"]);
+        assert_eq!(Change::Delete { key: key(), before: object.clone().into() }.verbs(), ["create", "delete"]);
+        assert_eq!(
+            Change::Replace { key: key(), before: object.clone().into(), after: object.clone().into() }.verbs(),
+            ["update"]
+        );
+        let status = Change::MergePatch {
+            key: key(),
+            subresource: Some("status"),
+            before: object.clone().into(),
+            patch: json!({}),
+        };
         assert_eq!((status.verbs(), status.subresource()), (&["patch"][..], Some("status")));
-        assert!(Change::Keep { key: key(), object }.verbs().is_empty());
+        assert!(Change::Keep { key: key(), object: object.into() }.verbs().is_empty());
     }
 
     #[test]
     fn keep_writes_nothing() {
-        let keep = Change::Keep { key: key(), object: vs("5", 100) };
+        let keep = Change::Keep { key: key(), object: vs("5", 100).into() };
         assert!(!keep.writes());
         assert_eq!(keep.request(None), None);
         assert_eq!(keep.inverse(Some(&vs("5", 100))), None);

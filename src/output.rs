@@ -302,7 +302,7 @@ fn changes_document(object: &ObjectPlan) -> Vec<Value> {
     object
         .writes()
         .map(|change| match change {
-            Change::Create { object, .. } => serde_json::json!({"action": change.action(), "object": object}),
+            Change::Create { object, .. } => serde_json::json!({"action": change.action(), "object": **object}),
             Change::MergePatch { patch, .. } => serde_json::json!({"action": change.action(), "patch": patch}),
             _ => serde_json::json!({"action": change.action()}),
         })
@@ -336,7 +336,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                                 "namespace": object.namespace, "name": object.reference.name,
                                 "action": object.action_name(), "script": script, "changed": object.changed(),
                                 "changes": changes_document(object), "warnings": object.warnings,
-                                "planned": object.planned,
+                                "planned": *object.planned,
                             })
                         })
                         .collect();
@@ -425,8 +425,8 @@ mod tests {
                 },
                 key: key.clone(),
                 untouched: current.is_null(),
-                current,
-                planned,
+                current: current.into(),
+                planned: planned.into(),
                 action: Action::Keep("for the test"),
                 obj: None,
                 warnings: Vec::new(),
@@ -444,8 +444,13 @@ mod tests {
             Value::Null,
             patched.clone(),
             vec![
-                Change::Create { key: key.clone(), object: made.clone() },
-                Change::MergePatch { key: key.clone(), subresource: None, before: made.clone(), patch: patch.clone() },
+                Change::Create { key: key.clone(), object: made.clone().into() },
+                Change::MergePatch {
+                    key: key.clone(),
+                    subresource: None,
+                    before: made.clone().into(),
+                    patch: patch.clone(),
+                },
             ],
         );
         assert_eq!(
@@ -466,7 +471,8 @@ mod tests {
             text.contains("--- Ingress shop/web-canary (current)\n+++ Ingress shop/web-canary (step 1/2)\n@@ -0,0 +1,"),
             "{text}"
         );
-        let deleted = canary(patched.clone(), Value::Null, vec![Change::Delete { key: key.clone(), before: patched }]);
+        let deleted =
+            canary(patched.clone(), Value::Null, vec![Change::Delete { key: key.clone(), before: patched.into() }]);
         assert_eq!(requests(&deleted), ["DELETE"]);
         assert_eq!(changes_document(&deleted), [json!({"action": "delete"})]);
         assert_eq!(

@@ -10,6 +10,7 @@ use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
 const CANARY_SUBSET_LABEL: (&str, &str) = ("istio.service.tag", "gray");
@@ -50,7 +51,7 @@ impl RoutingPlan {
 
 /// The objects earlier stages left, by key, with the label of the stage that left each (null: it
 /// left none, a canary Ingress deleted or not made).
-type Carried = BTreeMap<ObjectKey, (Value, String)>;
+type Carried = BTreeMap<ObjectKey, (Arc<Value>, String)>;
 
 pub struct Planner<'a> {
     objects: &'a ObjectIndex,
@@ -134,7 +135,7 @@ impl<'a> Planner<'a> {
         let workload = rollout.workload.as_ref();
         let workload_replicas = workload
             .and_then(|w| self.objects.get(&ObjectKey::of_ref(w, namespace)))
-            .and_then(model::workload_replicas);
+            .and_then(|workload| model::workload_replicas(workload));
         if let Some(w) = workload.filter(|_| workload_replicas.is_none() && rollout.is_real_partition())
             && own.is_some()
             && rollout.steps.iter().any(|s| s.strategy.routes_traffic())
@@ -234,7 +235,7 @@ impl<'a> Planner<'a> {
                 }
             };
             if self.carry {
-                carried.insert(plan.key.clone(), (plan.planned.clone(), stage.to_string()));
+                carried.insert(plan.key.clone(), (Arc::clone(&plan.planned), stage.to_string()));
             }
             objects.push(plan);
         }
@@ -243,7 +244,7 @@ impl<'a> Planner<'a> {
 
     /// The object `key` as a stage starts from it: as the stage before left it (with that
     /// stage's label), else as read; None when there is none.
-    fn starting_point<'b>(&'b self, carried: &'b Carried, key: &ObjectKey) -> (Option<&'b Value>, Option<String>) {
+    fn starting_point<'b>(&'b self, carried: &'b Carried, key: &ObjectKey) -> (Option<&'b Arc<Value>>, Option<String>) {
         match carried.get(key) {
             Some((object, label)) => (Some(object).filter(|o| !o.is_null()), Some(label.clone())),
             None => (self.objects.get(key), None),
@@ -295,7 +296,7 @@ mod tests {
         let carried = plan(&objects, false);
         let [step1, step2, ..] = carried.stages.as_slice() else { panic!("{carried:?}") };
         let (first, second) = (&step1.objects[0], &step2.objects[0]);
-        assert_eq!((first.current.clone(), first.after.clone()), (route(), None));
+        assert_eq!((Value::clone(&first.current), first.after.clone()), (route(), None));
         assert_eq!(second.current, first.planned, "step 2 starts where step 1 left the route");
         assert_eq!(second.after.as_deref(), Some(step1.label.as_str()));
         // Step 2 keeps step 1's header rule and weights the stable rule.
@@ -306,7 +307,7 @@ mod tests {
         assert!(matches!(&first.action, Action::Rules(how) if how.contains("match mode")), "{:?}", first.action);
 
         let from_read = plan(&objects, true);
-        assert!(from_read.stages.iter().all(|s| s.objects[0].current == route() && s.objects[0].after.is_none()));
+        assert!(from_read.stages.iter().all(|s| *s.objects[0].current == route() && s.objects[0].after.is_none()));
         assert_eq!(status::positions(&from_read)[0].position, Position::Original);
         // A route at step 1: step 1's plan writes nothing to it, step 2's does.
         let mut at_step_1 = ObjectIndex::default();
@@ -314,7 +315,7 @@ mod tests {
         let placed = plan(&at_step_1, true);
         assert_eq!(status::positions(&placed)[0].position, Position::AtStep { steps: vec![Stage::Step(1)] });
         // Edited: at no step, and not untouched.
-        let mut edited = first.planned.clone();
+        let mut edited = Value::clone(&first.planned);
         edited["spec"]["rules"][1]["backendRefs"][0]["port"] = json!(8080);
         let mut drifted = ObjectIndex::default();
         drifted.insert("shop", edited);
@@ -363,7 +364,7 @@ mod tests {
         let placed = status::positions(&plan(&objects, true));
         assert_eq!(placed[0].position, Position::AtStep { steps: vec![Stage::Step(1)] });
         // Someone changed an annotation the script writes: at no step.
-        let mut edited = made.planned.clone();
+        let mut edited = Value::clone(&made.planned);
         edited["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header-value"] = json!("2");
         objects.insert("shop", edited);
         assert_eq!(status::positions(&plan(&objects, true))[0].position, Position::Drifted);

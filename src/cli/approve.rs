@@ -20,6 +20,7 @@ use crate::status::{Progress, RolloutView};
 use crate::write::{self, Interrupt, Mode, Writer};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One Rollout to approve: its current stage's plan, checked by every guard.
 struct Approval<'a> {
@@ -123,7 +124,7 @@ fn approval_change(rollout: &Located<Rollout>) -> Change {
     Change::MergePatch {
         key: rollout_key(rollout),
         subresource: Some("status"),
-        before: rollout.raw.clone(),
+        before: Arc::new(rollout.raw.clone()),
         patch: json!({"status": {field: {
             "currentStepIndex": rollout.raw["status"][field]["currentStepIndex"],
             "currentStepState": "StepReady",
@@ -474,7 +475,7 @@ fn preview_next(
     for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
         match object.planned.is_null() {
             true => objects.insert_absent(object.key.clone()),
-            false => objects.insert(&object.namespace, object.planned.clone()),
+            false => objects.insert(&object.namespace, Arc::clone(&object.planned)),
         }
     }
     let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;

@@ -16,6 +16,7 @@ use crate::source::files;
 use crate::source::live::{self, Live, Selection};
 use crate::write::{self, Mode, Writer};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
@@ -211,7 +212,7 @@ async fn server_dry_run_report(
             // object the plan creates (nothing a dry run sends is stored), its creation as planned.
             let verdict = match (object.writes().next(), object.writes().last()) {
                 (Some(Change::Create { key, .. }), _) => {
-                    let made = Change::Create { key: key.clone(), object: object.planned.clone() };
+                    let made = Change::Create { key: key.clone(), object: Arc::clone(&object.planned) };
                     write::server_dry_run(cluster, resource, &made).await
                 }
                 (_, Some(change)) => write::server_dry_run(cluster, resource, change).await,

@@ -283,7 +283,7 @@ fn ingress_case(
     );
     show_printed(&printed.take());
     let canaries = canaries?;
-    let expected: Vec<Value> = canaries.iter().map(|c| c.as_ref().map_or(Value::Null, manifest)).collect();
+    let expected: Vec<Value> = canaries.iter().map(|c| c.as_deref().map_or(Value::Null, manifest)).collect();
     let text = format!(
         "# Ingress {} (classType {class_type}) with {} (sha256 {}).\n\
          # expected is the canary Ingress after each step of a release from its start, as `test` checks it.\n\

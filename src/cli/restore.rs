@@ -26,6 +26,7 @@ use crate::yaml;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 /// Where an object stands against the Rollouts that route it.
 #[derive(Clone, Debug)]
@@ -34,7 +35,7 @@ enum Placement {
     Unchecked,
     /// Edited after it was routed: it matches no stage of any Rollout routing it. `expected` is
     /// what the `label` stage routes it to, to show the edits against.
-    Edited { label: String, expected: Value },
+    Edited { label: String, expected: Arc<Value> },
     /// At a stage of a Rollout that routes it, or at its original: no edit to lose.
     Placed,
 }
@@ -53,9 +54,9 @@ impl Placement {
 struct Restoration {
     key: ObjectKey,
     resource: Resource,
-    live: Value,
+    live: Arc<Value>,
     /// The object restored; null: deleted (a canary Ingress).
-    restored: Value,
+    restored: Arc<Value>,
     placement: Placement,
     /// The stored original, when it holds nothing (restoring it wipes the object).
     degenerate: Option<String>,
@@ -69,8 +70,12 @@ impl Restoration {
     /// The write: a replace with the object restored, or a deletion.
     fn change(&self) -> Change {
         match self.restored.is_null() {
-            true => Change::Delete { key: self.key.clone(), before: self.live.clone() },
-            false => Change::Replace { key: self.key.clone(), before: self.live.clone(), after: self.restored.clone() },
+            true => Change::Delete { key: self.key.clone(), before: Arc::clone(&self.live) },
+            false => Change::Replace {
+                key: self.key.clone(),
+                before: Arc::clone(&self.live),
+                after: Arc::clone(&self.restored),
+            },
         }
     }
 }
@@ -79,7 +84,7 @@ impl Restoration {
 /// HTTPRoute the controller's restore of it (others put their stored original back).
 struct Candidate {
     resource: Resource,
-    live: Value,
+    live: Arc<Value>,
     placement: Placement,
     rules: Option<gateway::StagePlan>,
 }
@@ -234,7 +239,7 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
                             .transpose()?;
                         candidates.push(Candidate {
                             resource: resource_of(&live, &key)?.clone(),
-                            live: object.clone(),
+                            live: Arc::clone(object),
                             placement: placements.get(&key).cloned().unwrap_or(Placement::Unchecked),
                             rules,
                         });
@@ -249,7 +254,7 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
                         .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
                     Some(live) => candidates.push(Candidate {
                         resource: resource.clone(),
-                        live,
+                        live: Arc::new(live),
                         placement: Placement::Unchecked,
                         rules: None,
                     }),
@@ -277,7 +282,7 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
                 notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
                 continue;
             }
-            let restored = rules.route.expect("a restore that writes has a route");
+            let restored = Arc::new(rules.route.expect("a restore that writes has a route"));
             let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
             restorations.push(Restoration {
                 key,
@@ -300,7 +305,7 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
                 key,
                 resource,
                 live,
-                restored: Value::Null,
+                restored: Arc::new(Value::Null),
                 placement,
                 degenerate: None,
                 how: Some("delete it, as the controller's finalise does (the stable Ingress is never written)".into()),
@@ -322,7 +327,7 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
             Error::Refused(format!("nothing was written: {key}: {e}; fix or remove it, or restore from a backup"))
         })?;
         let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
-        let restored = original.apply_to(&live, None);
+        let restored = Arc::new(original.apply_to(&live, None));
         restorations.push(Restoration {
             key,
             resource,
@@ -336,7 +341,7 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
     }
     for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.
-        let mut unrouted = r.live.clone();
+        let mut unrouted = Value::clone(&r.live);
         if let Some(annotations) = unrouted["metadata"]["annotations"].as_object_mut() {
             annotations.remove(data::ORIGINAL_SPEC_ANNOTATION);
         }
@@ -456,7 +461,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                     .and_then(|stage| stage.objects.iter().find(|o| o.key == key))
                     .map(|o| Placement::Edited {
                         label: shown.map(|s| s.label.clone()).unwrap_or_default(),
-                        expected: o.planned.clone(),
+                        expected: Arc::clone(&o.planned),
                     })
                     .unwrap_or(Placement::Unchecked),
                 Position::Original | Position::Absent | Position::AtStep { .. } => Placement::Placed,
@@ -574,12 +579,13 @@ async fn restore_backup(
     let live = session.cluster.get(&resource, &namespace, name).await?.ok_or_else(|| {
         Error::Input(format!("{kind} {namespace}/{name} no longer exists; create it with kubectl instead"))
     })?;
-    let restored = Data::of_object(backup).apply_to(&live, None);
+    let restored = Arc::new(Data::of_object(backup).apply_to(&live, None));
+    let live = Arc::new(live);
     if data::same_routing(&live, &restored) {
         print(&format!("{key} already matches the backup\n"))?;
         return Ok(Outcome::Done);
     }
-    let change = Change::Replace { key: key.clone(), before: live.clone(), after: restored.clone() };
+    let change = Change::Replace { key: key.clone(), before: Arc::clone(&live), after: Arc::clone(&restored) };
     if writer.mode() != Mode::ClientDryRun {
         write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
     }

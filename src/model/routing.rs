@@ -7,6 +7,7 @@ use super::{ObjectRef, Rollout, TrafficRoutingCr, api_group};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 /// The version Ingresses are read and written at (the controller's `networking.k8s.io/v1`).
 pub const INGRESS_API_VERSION: &str = "networking.k8s.io/v1";
@@ -62,7 +63,8 @@ impl fmt::Display for ObjectKey {
 /// Objects by key: what a plan reads.
 #[derive(Clone, Debug, Default)]
 pub struct ObjectIndex {
-    objects: BTreeMap<ObjectKey, Value>,
+    /// Shared with the plans made from them: an object as read is held once.
+    objects: BTreeMap<ObjectKey, Arc<Value>>,
     /// Objects looked for in a cluster and not found. Among files nothing is known to be
     /// absent: an object may just not be in them.
     absent: BTreeSet<ObjectKey>,
@@ -70,7 +72,8 @@ pub struct ObjectIndex {
 
 impl ObjectIndex {
     /// Adds (or replaces) an object found in `namespace`.
-    pub fn insert(&mut self, namespace: &str, object: Value) {
+    pub fn insert(&mut self, namespace: &str, object: impl Into<Arc<Value>>) {
+        let object = object.into();
         let key = ObjectKey::of_object(&object, namespace);
         self.absent.remove(&key);
         self.objects.insert(key, object);
@@ -82,7 +85,7 @@ impl ObjectIndex {
         self.absent.insert(key);
     }
 
-    pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
         self.objects.get(key)
     }
 
@@ -96,7 +99,7 @@ impl ObjectIndex {
         self.objects
             .iter()
             .filter(move |(k, _)| k.group == group && k.kind == kind && k.namespace == namespace)
-            .map(|(_, object)| object)
+            .map(|(_, object)| &**object)
     }
 }
 

@@ -12,6 +12,7 @@ use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, Routi
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Plans one custom ref. `resolve` finds the script of its kind (only asked for when the stage
 /// routes traffic).
@@ -25,18 +26,21 @@ pub fn plan_object(
     let namespace = &routing.owner.namespace;
     let key = ObjectKey::of_ref(reference, namespace);
     let where_ = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
-    let current = objects
-        .get(&key)
-        .ok_or_else(|| Error::Input(format!("{where_}, but there is no such object in namespace {namespace}")))?
-        .clone();
+    let current = Arc::clone(
+        objects
+            .get(&key)
+            .ok_or_else(|| Error::Input(format!("{where_}, but there is no such object in namespace {namespace}")))?,
+    );
     let stored = data::stored_original(&current);
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
     let mut warnings = Vec::new();
     let (planned, action, obj) = match context.action {
-        RoutingAction::Leave => (current.clone(), Action::Keep("the controller writes nothing here: left alone"), None),
+        RoutingAction::Leave => {
+            (Arc::clone(&current), Action::Keep("the controller writes nothing here: left alone"), None)
+        }
         RoutingAction::Restore => match stored {
-            Some(_) => (original.clone().apply_to(&current, None), Action::Restore, None),
-            None => (current.clone(), Action::Keep("original routing, nothing stored: left alone"), None),
+            Some(_) => (Arc::new(original.clone().apply_to(&current, None)), Action::Restore, None),
+            None => (Arc::clone(&current), Action::Keep("original routing, nothing stored: left alone"), None),
         },
         RoutingAction::Route(strategy) => {
             let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
@@ -60,7 +64,7 @@ pub fn plan_object(
                 None => {}
             }
             let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
-            let planned = result.apply_to(&current, Some(&stored));
+            let planned = Arc::new(result.apply_to(&current, Some(&stored)));
             warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
             (planned, Action::Lua(script), Some(obj))
         }
@@ -115,23 +119,25 @@ pub fn plan_object(
 
 /// The writes that take `current` to `planned`: the original stored first when it is not yet
 /// (a write of its own, as the controller makes it), then the planned object.
-fn changes(key: &ObjectKey, current: &Value, planned: &Value) -> Vec<Change> {
+fn changes(key: &ObjectKey, current: &Arc<Value>, planned: &Arc<Value>) -> Vec<Change> {
     if data::same_routing(current, planned) {
-        return vec![Change::Keep { key: key.clone(), object: current.clone() }];
+        return vec![Change::Keep { key: key.clone(), object: Arc::clone(current) }];
     }
     let mut changes = Vec::new();
     // The controller stores the original in a write of its own first.
     let before = match (data::stored_original(current), data::stored_original(planned)) {
         (None, Some(stored)) => {
-            let mut with_original = current.clone();
+            let mut with_original = Value::clone(current);
             with_original["metadata"]["annotations"][data::ORIGINAL_SPEC_ANNOTATION] = Value::String(stored.into());
-            changes.push(Change::Replace { key: key.clone(), before: current.clone(), after: with_original.clone() });
+            let with_original = Arc::new(with_original);
+            let after = Arc::clone(&with_original);
+            changes.push(Change::Replace { key: key.clone(), before: Arc::clone(current), after });
             with_original
         }
-        _ => current.clone(),
+        _ => Arc::clone(current),
     };
     if !data::same_routing(&before, planned) {
-        changes.push(Change::Replace { key: key.clone(), before, after: planned.clone() });
+        changes.push(Change::Replace { key: key.clone(), before, after: Arc::clone(planned) });
     }
     changes
 }
@@ -236,27 +242,25 @@ mod tests {
 
     #[test]
     fn an_object_without_its_original_gets_it_in_a_write_of_its_own() {
-        let current = json!({"metadata": {"name": "web", "resourceVersion": "3"}, "spec": {"w": 100}});
-        let mut planned = current.clone();
+        let current = Arc::new(json!({"metadata": {"name": "web", "resourceVersion": "3"}, "spec": {"w": 100}}));
+        let mut planned = Value::clone(&current);
         planned["spec"]["w"] = json!(80);
         planned["metadata"]["annotations"] = json!({(data::ORIGINAL_SPEC_ANNOTATION): "{\"spec\":{\"w\":100}}"});
-        let changes = changes(&key(), &current, &planned);
-        assert_eq!(changes.len(), 2);
-        let (Change::Replace { after: stored, .. }, Change::Replace { before, after, .. }) = (&changes[0], &changes[1])
+        let planned = Arc::new(planned);
+        let writes = changes(&key(), &current, &planned);
+        assert_eq!(writes.len(), 2);
+        let (Change::Replace { before: read, after: stored, .. }, Change::Replace { before, after, .. }) =
+            (&writes[0], &writes[1])
         else {
-            panic!("{changes:?}")
+            panic!("{writes:?}")
         };
         assert_eq!(stored["spec"], current["spec"]);
         assert_eq!(data::stored_original(stored), data::stored_original(&planned));
-        assert_eq!(before, stored);
-        assert_eq!(after, &planned);
+        // Each state of the object is held once, whatever the changes that name it.
+        assert!(Arc::ptr_eq(read, &current) && Arc::ptr_eq(before, stored) && Arc::ptr_eq(after, &planned));
         // Already stored: one write; already as planned: none.
-        assert_eq!(changes_of(&planned, &current).len(), 1);
-        assert_eq!(changes_of(&planned, &planned), [Change::Keep { key: key(), object: planned.clone() }]);
-    }
-
-    fn changes_of(current: &Value, planned: &Value) -> Vec<Change> {
-        changes(&key(), current, planned)
+        assert_eq!(changes(&key(), &planned, &current).len(), 1);
+        assert_eq!(changes(&key(), &planned, &planned), [Change::Keep { key: key(), object: planned.clone() }]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::change::Change;
 use crate::error::Error;
 use crate::model::{ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// The Gateway API's group; HTTPRoutes are read at `v1` when the API server serves it, else at
 /// `v1beta1` (the one stored object either way).
@@ -217,7 +218,7 @@ pub fn plan_object(
     routing: &Routing,
     http_route: &str,
     action: &RoutingAction,
-    current: Option<&Value>,
+    current: Option<&Arc<Value>>,
     after: Option<String>,
 ) -> Result<ObjectPlan, Error> {
     let route = GatewayRoute::of(routing, http_route);
@@ -229,22 +230,26 @@ pub fn plan_object(
         ))
     })?;
     let stage = plan_stage(&route, Some(current), action)?;
-    let planned = stage.route.expect("a plan from a route has a route");
+    // A route the stage leaves as it is stays one object, shared.
+    let planned = match stage.writes {
+        true => Arc::new(stage.route.expect("a plan from a route has a route")),
+        false => Arc::clone(current),
+    };
     let mut warnings = match after {
         None => route_warnings(&route, current),
         Some(_) => Vec::new(),
     };
     warnings.extend(stage.warnings);
     let changes = match stage.writes {
-        true => vec![Change::Replace { key: key.clone(), before: current.clone(), after: planned.clone() }],
-        false => vec![Change::Keep { key: key.clone(), object: current.clone() }],
+        true => vec![Change::Replace { key: key.clone(), before: Arc::clone(current), after: Arc::clone(&planned) }],
+        false => vec![Change::Keep { key: key.clone(), object: Arc::clone(current) }],
     };
     let api_version = current["apiVersion"].as_str().map_or_else(|| format!("{GROUP}/v1"), str::to_string);
     Ok(ObjectPlan::new(Planned {
         reference: ObjectRef { api_version, kind: KIND.into(), name: http_route.into() },
         key,
         untouched: route.untouched(current),
-        current: current.clone(),
+        current: Arc::clone(current),
         planned,
         action: route.action(mode(action)),
         obj: None,
@@ -1149,7 +1154,7 @@ mod tests {
 
     #[test]
     fn plan_object_replaces_the_whole_route_or_keeps_it() {
-        let route = http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"filters": []}]));
+        let route = Arc::new(http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"filters": []}])));
         let plan = plan_object(&routing(), "store", &traffic("20%"), Some(&route), None).unwrap();
         assert_eq!(plan.describe(), "HTTPRoute shop/store");
         assert_eq!(plan.reference.api_version, "gateway.networking.k8s.io/v1");
@@ -1164,6 +1169,7 @@ mod tests {
         let next =
             plan_object(&routing(), "store", &traffic("20%"), Some(&plan.planned), Some("step 1".into())).unwrap();
         assert_eq!(next.changes, [Change::Keep { key: next.key.clone(), object: plan.planned.clone() }]);
+        assert!(Arc::ptr_eq(&next.planned, &plan.planned), "a route left as it is is not copied");
         assert!(!next.changed() && !next.untouched);
         assert!(next.warnings.is_empty(), "{:?}", next.warnings);
         assert_eq!(next.after.as_deref(), Some("step 1"));

@@ -18,6 +18,7 @@ use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// An Ingress's annotations, as the controller holds them (`map[string]string`).
 pub type Annotations = BTreeMap<String, String>;
@@ -76,8 +77,8 @@ pub struct StagePlan {
     /// it also patches it, as the controller's next reconcile does), or its deletion.
     pub changes: Vec<Change>,
     /// The canary Ingress once the controller has converged on the stage; `None` when there is
-    /// none.
-    pub canary: Option<Value>,
+    /// none. Shared with `changes`.
+    pub canary: Option<Arc<Value>>,
     /// The script's `obj` for the stage's own run (after a creation, on the new canary's
     /// annotations); `None` when no script runs.
     pub obj: Option<Value>,
@@ -239,12 +240,15 @@ pub fn annotations_patch(before: &Annotations, after: &Annotations) -> Value {
 pub fn plan_stage(
     route: &IngressRoute,
     stable: Option<&Value>,
-    canary: Option<&Value>,
+    canary: Option<&Arc<Value>>,
     action: &RoutingAction,
 ) -> Result<StagePlan, Error> {
     let key = route.canary_key();
-    let keep = |canary: Option<&Value>, warnings: Vec<String>| StagePlan {
-        changes: vec![Change::Keep { key: key.clone(), object: canary.cloned().unwrap_or(Value::Null) }],
+    let keep = |canary: Option<&Arc<Value>>, warnings: Vec<String>| StagePlan {
+        changes: vec![Change::Keep {
+            key: key.clone(),
+            object: canary.cloned().unwrap_or_else(|| Arc::new(Value::Null)),
+        }],
         canary: canary.cloned(),
         obj: None,
         warnings,
@@ -254,7 +258,7 @@ pub fn plan_stage(
         RoutingAction::Restore => {
             return Ok(match canary.filter(|c| !being_deleted(c)) {
                 Some(canary) => StagePlan {
-                    changes: vec![Change::Delete { key: key.clone(), before: canary.clone() }],
+                    changes: vec![Change::Delete { key: key.clone(), before: Arc::clone(canary) }],
                     canary: None,
                     obj: None,
                     warnings: Vec::new(),
@@ -274,7 +278,7 @@ pub fn plan_stage(
     }
     let mut changes = Vec::new();
     let current = match canary {
-        Some(canary) => canary.clone(),
+        Some(canary) => Arc::clone(canary),
         None if strategy.traffic.is_some() && strategy.weights().0 == 0 => return Ok(keep(None, warnings)),
         None => {
             let stable = stable.ok_or_else(|| {
@@ -293,7 +297,8 @@ pub fn plan_stage(
             let creation = RouteStrategy { traffic: Some("0%".into()), ..RouteStrategy::default() };
             let result = run_script(route, &lua_obj(&annotations, &creation, route.canary_service), &failures)?;
             set_annotations(&mut created, &result);
-            changes.push(Change::Create { key: key.clone(), object: created.clone() });
+            let created = Arc::new(created);
+            changes.push(Change::Create { key: key.clone(), object: Arc::clone(&created) });
             created
         }
     };
@@ -305,15 +310,15 @@ pub fn plan_stage(
     let after = run_script(route, &obj, &failures)?;
     if after == before {
         if changes.is_empty() {
-            changes.push(Change::Keep { key, object: current.clone() });
+            changes.push(Change::Keep { key, object: Arc::clone(&current) });
         }
         return Ok(StagePlan { changes, canary: Some(current), obj: Some(obj), warnings });
     }
-    let mut updated = current.clone();
+    let mut updated = Value::clone(&current);
     set_annotations(&mut updated, &after);
     let patch = annotations_patch(&before, &after);
     changes.push(Change::MergePatch { key, subresource: None, before: current, patch });
-    Ok(StagePlan { changes, canary: Some(updated), obj: Some(obj), warnings })
+    Ok(StagePlan { changes, canary: Some(Arc::new(updated)), obj: Some(obj), warnings })
 }
 
 /// Whether the API server is deleting the object already (it has a deletionTimestamp).
@@ -326,7 +331,7 @@ fn being_deleted(object: &Value) -> bool {
 pub fn plan_stages(
     route: &IngressRoute,
     stable: Option<&Value>,
-    canary: Option<&Value>,
+    canary: Option<&Arc<Value>>,
     actions: &[RoutingAction],
 ) -> Result<Vec<StagePlan>, Error> {
     let mut current = canary.cloned();
@@ -359,7 +364,7 @@ pub fn plan_object(
     objects: &ObjectIndex,
     ingress: &str,
     class_type: &str,
-    current: Option<&Value>,
+    current: Option<&Arc<Value>>,
     after: Option<String>,
     resolve: impl FnOnce() -> Result<ResolvedScript, String>,
 ) -> Result<ObjectPlan, Error> {
@@ -378,7 +383,8 @@ pub fn plan_object(
         printed: context.printed,
     };
     let key = route.canary_key();
-    let stable = objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress));
+    let stable =
+        objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress)).map(Arc::as_ref);
     let stage = plan_stage(&route, stable, current, context.action)
         .map_err(|e| Error::Input(format!("{owner}, {}: {e}", context.stage)))?;
     let mut warnings = stage.warnings;
@@ -405,9 +411,9 @@ pub fn plan_object(
             name: key.name.clone(),
         },
         untouched: current.is_none(),
-        current: current.cloned().unwrap_or(Value::Null),
+        current: current.cloned().unwrap_or_else(|| Arc::new(Value::Null)),
         after,
-        planned: stage.canary.unwrap_or(Value::Null),
+        planned: stage.canary.unwrap_or_else(|| Arc::new(Value::Null)),
         key,
         action,
         obj: stage.obj,
@@ -665,7 +671,7 @@ mod tests {
             Owner { kind: OwnerKind::TrafficRouting, namespace: "shop".into(), name: "tr".into(), uid: String::new() };
         let script = script("nginx");
         let route = IngressRoute { canary_service: "web", ..route("nginx", &owner, &script) };
-        let canary = canary_ingress(&route, &stable()).unwrap();
+        let canary = Arc::new(canary_ingress(&route, &stable()).unwrap());
         assert_eq!(canary["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "web");
         assert_eq!(canary["metadata"]["ownerReferences"][0]["apiVersion"], "rollouts.kruise.io/v1alpha1");
         assert_eq!(canary["metadata"]["ownerReferences"][0]["kind"], "TrafficRouting");
@@ -769,7 +775,7 @@ mod tests {
                 ("nginx.ingress.kubernetes.io/canary-weight", "0")
             ])
         );
-        assert_eq!(before, created);
+        assert!(Arc::ptr_eq(before, created), "the patch is of the canary Ingress made, held once");
         assert_eq!(patch, &json!({"metadata": {"annotations": {"nginx.ingress.kubernetes.io/canary-weight": "20"}}}));
         assert_eq!(plan.canary, plan.changes[1].after());
         assert_eq!(
@@ -787,7 +793,7 @@ mod tests {
     fn weight_zero_creates_nothing_and_a_step_without_traffic_deletes() {
         let (owner, script) = (owner(), script("nginx"));
         let route = route("nginx", &owner, &script);
-        let absent = vec![Change::Keep { key: key(), object: Value::Null }];
+        let absent = vec![Change::Keep { key: key(), object: Value::Null.into() }];
         let zero = plan_stage(&route, Some(&stable()), None, &stage(Some("0%"), None)).unwrap();
         assert_eq!((&zero.changes, zero.canary, zero.obj), (&absent, None, None));
         let created = plan_stage(&route, Some(&stable()), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
@@ -800,8 +806,9 @@ mod tests {
         assert_eq!(nothing.changes, absent);
         // One the API server is deleting already is left to it
         // (docs/controller-semantics.md §5.5).
-        let mut deleting = created;
+        let mut deleting = Value::clone(&created);
         deleting["metadata"]["deletionTimestamp"] = json!("2026-11-22T03:00:00Z");
+        let deleting = Arc::new(deleting);
         let again = plan_stage(&route, None, Some(&deleting), &RoutingAction::Restore).unwrap();
         assert_eq!(again.changes, vec![Change::Keep { key: key(), object: deleting }]);
         assert!(plan_stage(&route, None, None, &stage(Some("10%"), None)).is_err(), "the stable Ingress is needed");
@@ -927,7 +934,7 @@ mod tests {
     }
 
     /// What the planner hands the provider: a Rollout `demo` routing through Ingress `web`.
-    fn planning(action: &RoutingAction, objects: &ObjectIndex, current: Option<&Value>) -> ObjectPlan {
+    fn planning(action: &RoutingAction, objects: &ObjectIndex, current: Option<&Arc<Value>>) -> ObjectPlan {
         let owner = owner();
         let routing = Routing {
             owner: owner.clone(),

@@ -15,6 +15,7 @@ use crate::lua::{Limits, Printed};
 use crate::model::{ObjectKey, ObjectRef, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// What planning an object needs besides the objects: the owner's routing, what the controller
 /// does at the stage, the stage's label, the limits, and where what scripts print goes.
@@ -49,10 +50,12 @@ pub struct ObjectPlan {
     pub reference: ObjectRef,
     pub key: ObjectKey,
     pub namespace: String,
-    /// The object as it is (null: it does not exist, a canary Ingress not made yet).
-    pub current: Value,
-    /// The object as the controller leaves it at the stage (null: there is none).
-    pub planned: Value,
+    /// The object as it is (null: it does not exist, a canary Ingress not made yet), shared
+    /// with the objects read (or the plan of the stage before) and with `changes`.
+    pub current: Arc<Value>,
+    /// The object as the controller leaves it at the stage (null: there is none), shared with
+    /// `changes`.
+    pub planned: Arc<Value>,
     pub action: Action,
     /// The script's input (`obj`), when a script runs.
     pub obj: Option<Value>,
@@ -83,8 +86,8 @@ pub struct ObjectPlan {
 pub struct Planned {
     pub reference: ObjectRef,
     pub key: ObjectKey,
-    pub current: Value,
-    pub planned: Value,
+    pub current: Arc<Value>,
+    pub planned: Arc<Value>,
     pub action: Action,
     pub obj: Option<Value>,
     pub warnings: Vec<String>,

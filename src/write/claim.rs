@@ -11,6 +11,7 @@ use crate::model::ObjectKey;
 use crate::source::cluster::{Cluster, Resource};
 use crate::status::ClaimView;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a claim lasts unless renewed: long enough for a slow write sequence, short enough
@@ -117,7 +118,7 @@ impl Claim {
         // compared with: a host whose clock is off neither takes over a live claim nor keeps
         // one alive past its time.
         let now = cluster.server_now();
-        let lease = json!({
+        let lease = Arc::new(json!({
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
             "metadata": {
@@ -132,8 +133,8 @@ impl Claim {
                 "acquireTime": micro_time(now),
                 "renewTime": micro_time(now),
             },
-        });
-        let create = Change::Create { key: key.clone(), object: lease.clone() };
+        }));
+        let create = Change::Create { key: key.clone(), object: Arc::clone(&lease) };
         let resource = lease_resource();
         // A 409 with no Lease to be seen: it was released meanwhile; try once more.
         let mut attempts = 2;
@@ -162,7 +163,7 @@ impl Claim {
                 claim.expires.as_deref().unwrap_or("soon")
             )));
         }
-        let replace = Change::Replace { key: key.clone(), before: held, after: lease };
+        let replace = Change::Replace { key: key.clone(), before: Arc::new(held), after: lease };
         match send(cluster, &replace).await? {
             Ok(Some(stored)) => Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now() }),
             _ => Err(Error::Refused(format!(
@@ -179,7 +180,8 @@ impl Claim {
         }
         let mut renewed = self.lease.clone();
         renewed["spec"]["renewTime"] = Value::String(micro_time(cluster.server_now()));
-        let replace = Change::Replace { key: self.key.clone(), before: self.lease.clone(), after: renewed };
+        let before = Arc::new(self.lease.clone());
+        let replace = Change::Replace { key: self.key.clone(), before, after: Arc::new(renewed) };
         match send(cluster, &replace).await? {
             Ok(stored) => {
                 self.lease = stored.unwrap_or_else(|| self.lease.clone());
@@ -200,7 +202,7 @@ impl Claim {
 
     /// Gives the claim up: a delete conditional on the Lease being exactly as this run left it.
     pub async fn release(&self, cluster: &Cluster) -> Result<(), Error> {
-        let delete = Change::Delete { key: self.key.clone(), before: self.lease.clone() };
+        let delete = Change::Delete { key: self.key.clone(), before: Arc::new(self.lease.clone()) };
         match send(cluster, &delete).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(())) => Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key))),
@@ -218,7 +220,7 @@ pub async fn release_any(cluster: &Cluster, namespace: &str, rollout: &str) -> R
         return Ok(None);
     };
     let holder = view(&held, cluster.server_now()).holder_text();
-    match send(cluster, &Change::Delete { key, before: held }).await? {
+    match send(cluster, &Change::Delete { key, before: Arc::new(held) }).await? {
         Ok(_) => Ok(Some(holder)),
         Err(()) => Err(Error::Conflict(format!(
             "the claim on Rollout {namespace}/{rollout} changed while it was released (renewed or taken again); look at it again"

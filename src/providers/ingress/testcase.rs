@@ -13,6 +13,7 @@ use crate::model::{Owner, RoutingAction};
 use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
 use serde_json::Value;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct IngressTestCase {
@@ -22,7 +23,7 @@ pub struct IngressTestCase {
     canary_service: String,
     owner: Owner,
     stable: Value,
-    canary: Option<Value>,
+    canary: Option<Arc<Value>>,
     actions: Vec<RoutingAction>,
     expected: Vec<Value>,
 }
@@ -48,7 +49,7 @@ impl IngressTestCase {
             canary_service,
             owner,
             stable,
-            canary,
+            canary: canary.map(Arc::new),
             actions,
             expected,
         })
@@ -84,7 +85,7 @@ impl IngressTestCase {
         builtin: bool,
         limits: &Limits,
         printed: &Printed,
-    ) -> Result<Vec<Option<Value>>, Error> {
+    ) -> Result<Vec<Option<Arc<Value>>>, Error> {
         let route = self.route(class_type, script, builtin, limits, printed);
         let plans = plan_stages(&route, Some(&self.stable), self.canary.as_ref(), &self.actions)?;
         Ok(plans.into_iter().map(|plan| plan.canary).collect())
@@ -120,7 +121,8 @@ impl IngressTestCase {
                     self.actions.len()
                 )),
                 Some(expected) => {
-                    let (want, got) = (contents(expected), canary.as_ref().map_or_else(Data::default, Data::of_object));
+                    let (want, got) =
+                        (contents(expected), canary.as_deref().map_or_else(Data::default, Data::of_object));
                     if want.to_go_json() == got.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } }
                 }
             };
