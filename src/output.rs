@@ -12,8 +12,10 @@ use anstyle::{AnsiColor, Style};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
-use similar::{ChangeTag, TextDiff};
+use similar::udiff::UnifiedHunkHeader;
+use similar::{Algorithm, ChangeTag};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 pub const BOLD: Style = Style::new().bold();
@@ -145,20 +147,25 @@ fn file_name(object: &Value) -> String {
     format!("{api_version}.{}.{}.{}", object["kind"].as_str().unwrap_or_default(), field("namespace"), field("name"))
 }
 
-/// A unified diff (3 lines of context) with `---`/`+++` headers, coloured by line.
+/// A unified diff (3 lines of context) with `---`/`+++` headers, coloured by line. The
+/// algorithm is Patience over the lines; each distinct line is numbered once, so that it
+/// compares numbers rather than text (a YAML of a thousand rules repeats most of its lines).
 pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) -> String {
-    let diff = TextDiff::configure().algorithm(similar::Algorithm::Patience).diff_lines(old, new);
+    let (old_lines, new_lines) = (lines(old), lines(new));
+    let mut numbers = HashMap::new();
+    let (old_numbers, new_numbers) = (numbered(&mut numbers, &old_lines), numbered(&mut numbers, &new_lines));
+    let ops = similar::capture_diff_slices(Algorithm::Patience, &old_numbers, &new_numbers);
     let mut out = String::new();
-    let _ = writeln!(out, "{}", paint(BOLD, &format!("--- {old_header}")));
-    let _ = writeln!(out, "{}", paint(BOLD, &format!("+++ {new_header}")));
-    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
-        let _ = writeln!(out, "{}", paint(CYAN, &hunk.header().to_string()));
-        for change in hunk.iter_changes() {
+    let _ = writeln!(out, "{BOLD}--- {old_header}{BOLD:#}");
+    let _ = writeln!(out, "{BOLD}+++ {new_header}{BOLD:#}");
+    for hunk in similar::group_diff_ops(ops, 3).into_iter().filter(|hunk| !hunk.is_empty()) {
+        let _ = writeln!(out, "{CYAN}{}{CYAN:#}", UnifiedHunkHeader::new(&hunk));
+        for change in hunk.iter().flat_map(|op| op.iter_changes(&old_lines, &new_lines)) {
             let line = change.value().strip_suffix('\n').unwrap_or(change.value());
             // Style the text without its newline, so the codes never wrap a line break.
             let _ = match change.tag() {
-                ChangeTag::Delete => writeln!(out, "{}", paint(RED, &format!("-{line}"))),
-                ChangeTag::Insert => writeln!(out, "{}", paint(GREEN, &format!("+{line}"))),
+                ChangeTag::Delete => writeln!(out, "{RED}-{line}{RED:#}"),
+                ChangeTag::Insert => writeln!(out, "{GREEN}+{line}{GREEN:#}"),
                 ChangeTag::Equal => writeln!(out, " {line}"),
             };
             if change.missing_newline() {
@@ -167,6 +174,40 @@ pub fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) ->
         }
     }
     out
+}
+
+/// Each line's number in `numbers` (equal lines, equal numbers), numbering the lines not seen yet.
+fn numbered<'a>(numbers: &mut HashMap<&'a str, usize>, lines: &[&'a str]) -> Vec<usize> {
+    lines
+        .iter()
+        .map(|line| {
+            let next = numbers.len();
+            *numbers.entry(*line).or_insert(next)
+        })
+        .collect()
+}
+
+/// The lines of `text`, each with its terminator, split where similar's line diff splits them:
+/// after `\n`, `\r\n` or a lone `\r`.
+fn lines(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let (mut lines, mut start, mut at) = (Vec::new(), 0, 0);
+    while at < bytes.len() {
+        let end = match (bytes[at], bytes.get(at + 1)) {
+            (b'\r', Some(b'\n')) => at + 2,
+            (b'\r' | b'\n', _) => at + 1,
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        lines.push(&text[start..end]);
+        (start, at) = (end, end);
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
 }
 
 /// The text form of plans: per owner and stage, a header per object and a diff from its
@@ -363,6 +404,80 @@ mod tests {
         let out = unified_diff("a: 1\nb: 2\n", "a: 1\nb: 3\n", "live", "planned");
         assert_eq!(strip(&out), "--- live\n+++ planned\n@@ -1,2 +1,2 @@\n a: 1\n-b: 2\n+b: 3\n");
         assert!(out.contains(&format!("{RED}-b: 2{RED:#}\n")), "{out:?}");
+    }
+
+    /// The unified diff as it was made before lines were numbered: similar's `TextDiff`, the
+    /// reference the numbered diff must match byte for byte.
+    fn text_diff_reference(old: &str, new: &str, old_header: &str, new_header: &str) -> String {
+        let diff = similar::TextDiff::configure().algorithm(Algorithm::Patience).diff_lines(old, new);
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", paint(BOLD, &format!("--- {old_header}")));
+        let _ = writeln!(out, "{}", paint(BOLD, &format!("+++ {new_header}")));
+        for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+            let _ = writeln!(out, "{}", paint(CYAN, &hunk.header().to_string()));
+            for change in hunk.iter_changes() {
+                let line = change.value().strip_suffix('\n').unwrap_or(change.value());
+                let _ = match change.tag() {
+                    ChangeTag::Delete => writeln!(out, "{}", paint(RED, &format!("-{line}"))),
+                    ChangeTag::Insert => writeln!(out, "{}", paint(GREEN, &format!("+{line}"))),
+                    ChangeTag::Equal => writeln!(out, " {line}"),
+                };
+                if change.missing_newline() {
+                    out.push_str("\\ No newline at end of file\n");
+                }
+            }
+        }
+        out
+    }
+
+    fn same_as_the_reference(old: &str, new: &str) {
+        assert_eq!(unified_diff(old, new, "a", "b"), text_diff_reference(old, new, "a", "b"), "{old:?} -> {new:?}");
+    }
+
+    #[test]
+    fn the_numbered_diff_is_the_text_diff_byte_for_byte() {
+        same_as_the_reference("a: 1\nb: 2\n", "a: 1\nb: 3\n");
+        // No newline at the end of either side, or of both.
+        same_as_the_reference("a\nb", "a\nb\n");
+        same_as_the_reference("a\nb\n", "a\nc");
+        same_as_the_reference("a\nb", "a\nc");
+        // Empty sides, equal sides.
+        same_as_the_reference("", "a\nb\n");
+        same_as_the_reference("a\nb\n", "");
+        same_as_the_reference("", "");
+        same_as_the_reference("a\nb\n", "a\nb\n");
+        // Lines end at \n, \r\n or a lone \r, as similar splits them.
+        same_as_the_reference("a\r\nb\rc\n", "a\nb\rc\r\n");
+        same_as_the_reference("x\r", "x\n");
+    }
+
+    #[test]
+    fn the_numbered_diff_is_the_text_diff_on_a_large_yaml_pair() {
+        // A VirtualService's YAML with a thousand routes (few unique lines: Patience falls back
+        // to Myers between them), and the same with weights changed, routes added and removed.
+        let rule = |i: usize, weight: usize, canary: bool| {
+            let mut rule = format!(
+                "  - route:\n    - destination:\n        host: reviews\n        subset: v1\n      weight: {weight}\n    - destination:\n        host: other-{i}\n      weight: {}\n",
+                100 - weight
+            );
+            if canary {
+                rule.push_str("    - destination:\n        host: reviews-canary\n      weight: 20\n");
+            }
+            rule
+        };
+        let head = "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: reviews\nspec:\n  http:\n";
+        let old: String = head.to_string() + &(0..1000).map(|i| rule(i, 90, false)).collect::<String>();
+        let new: String = head.to_string()
+            + &(0..1000)
+                .filter(|i| i % 97 != 5)
+                .map(|i| rule(i, if i % 3 == 0 { 72 } else { 90 }, i % 7 == 0))
+                .collect::<String>();
+        assert!(old.lines().count() > 8000);
+        same_as_the_reference(&old, &new);
+        same_as_the_reference(&new, &old);
+        // Without the last newline, and with a side cut short.
+        same_as_the_reference(old.trim_end(), &new);
+        same_as_the_reference(&old, &new[..new.len() / 2]);
     }
 
     #[test]
