@@ -8,7 +8,7 @@ mod stack;
 mod stdlib;
 
 use convert::EncodeError;
-pub use convert::{EmptyTable, Encoding, GoJson, GoJsonText, KeyOrder, Values};
+pub use convert::{EmptyTable, Encoding, GoJsonText, KeyOrder, Values};
 
 use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
 use serde_json::Value;
