@@ -3,7 +3,7 @@
 //! written back onto an object.
 
 use crate::gojson;
-use crate::lua::{self, EvalOptions, GoJsonText, Limits, Printed, Script, ScriptError, Values};
+use crate::lua::{self, EvalOptions, GoJsonText, Limits, Obj, Printed, Script, ScriptError, Values};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -142,24 +142,30 @@ pub fn evaluate(
 /// `evaluate` written as `Data::to_go_json` writes it (what `eval` prints), without building
 /// the spec: the output is encoded as Go's JSON text and decoded as the controller decodes it
 /// (`json.Unmarshal` into `Data`), the spec kept as its text, which Go would write back as it is.
+/// `None` when the obj is JSON text not read as such (see `lua::Obj`).
 pub fn evaluate_to_go_json(
     script: &Script,
-    obj: Cow<'_, Value>,
+    obj: Obj<'_>,
     limits: &Limits,
     options: EvalOptions,
     printed: &Printed,
-) -> Result<String, ScriptError> {
-    let output = lua::evaluate(script, obj, limits, options, printed, GoJsonText::default())?;
-    go_json_of_output(&output.0).map_err(|message| ScriptError::output(script, message))
+) -> Option<Result<String, ScriptError>> {
+    let output = lua::evaluate_obj(script, obj, limits, options, printed, GoJsonText::default())?;
+    Some(output.and_then(|output| go_json_of_output(output.0).map_err(|message| ScriptError::output(script, message))))
 }
 
 /// `Data::from_decoded(output)?.to_go_json()` for an output given as Go's JSON text.
-fn go_json_of_output(text: &str) -> Result<String, String> {
+fn go_json_of_output(text: String) -> Result<String, String> {
     if !text.starts_with('{') {
-        let value = serde_json::from_str(text).expect("Go's JSON is JSON");
+        let value = serde_json::from_str(&text).expect("Go's JSON is JSON");
         return Data::from_decoded(value).map(|data| data.to_go_json());
     }
-    let map: BTreeMap<String, &RawValue> = serde_json::from_str(text).expect("Go's JSON is JSON");
+    let map: BTreeMap<String, &RawValue> = serde_json::from_str(&text).expect("Go's JSON is JSON");
+    // A spec alone is written as Go writes its `Data` already.
+    if map.len() == 1 && map.get("spec").is_some_and(|spec| spec.get() != "null") {
+        drop(map);
+        return Ok(text);
+    }
     let as_value = |raw: &RawValue| serde_json::from_str(raw.get()).expect("a part of valid JSON");
     let (fields, first_error) = Fields::decode(map, |raw| raw.get() == "null", as_value);
     match first_error {
@@ -171,17 +177,25 @@ fn go_json_of_output(text: &str) -> Result<String, String> {
 /// Go's `json.Marshal(Data)` of a spec given as its Go JSON text, and the labels and
 /// annotations.
 fn go_json(spec: Option<&str>, labels: &BTreeMap<String, String>, annotations: &BTreeMap<String, String>) -> String {
-    let mut fields = Vec::new();
+    let mut out = String::with_capacity(spec.map_or(0, str::len) + 16);
+    out.push('{');
     if let Some(spec) = spec {
-        fields.push(format!("\"spec\":{spec}"));
+        out.push_str("\"spec\":");
+        out.push_str(spec);
     }
     for (name, map) in [("labels", labels), ("annotations", annotations)] {
         if !map.is_empty() {
+            if out.len() > 1 {
+                out.push(',');
+            }
             let object: Map<String, Value> = map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-            fields.push(format!("\"{name}\":{}", gojson::to_string(&Value::Object(object))));
+            gojson::write_string(&mut out, name);
+            out.push(':');
+            gojson::write_value(&mut out, &Value::Object(object));
         }
     }
-    format!("{{{}}}", fields.join(","))
+    out.push('}');
+    out
 }
 
 /// The fields of `Data` as Go's `json.Unmarshal` fills them from an object's entries, the spec
@@ -336,10 +350,13 @@ mod tests {
             json!({"labels": {"a": 1, "b": "x"}}),
             json!({"annotations": ["x"], "spec": {"kept": true}}),
             json!({"spec": "a string", "labels": null}),
+            json!({"spec": {"b": {"c": [1, 2]}, "a": "<&>"}}),
+            json!({"spec": null}),
+            json!({"spec": 1.5}),
         ] {
             let text = gojson::to_string(&output);
             let want = Data::from_decoded(output).map(|data| data.to_go_json());
-            assert_eq!(go_json_of_output(&text), want, "{text}");
+            assert_eq!(go_json_of_output(text.clone()), want, "{text}");
         }
     }
 

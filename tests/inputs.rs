@@ -498,6 +498,26 @@ mod objs {
     }
 
     #[test]
+    fn eval_reads_a_json_obj_as_it_reads_any_obj() {
+        // A JSON obj goes into Lua as it is read; what that reading leaves (a single entry, a
+        // Kubernetes object, a duplicate key, a syntax error) is read as any obj is.
+        let script = "return {spec = obj.data.spec, stable = obj.stableWeight, n = #obj.list}";
+        let eval = |obj: &str| {
+            Test::new().file("s.lua", script).file("obj.json", obj).args(["eval", "s.lua", "--obj", "obj.json"]).run()
+        };
+        let obj = r#"{"data": {"spec": {"b": 1, "a": [1, null, 2]}}, "stableWeight": 90, "list": [1, null, 2]}"#;
+        eval(obj).success().stdout_is("{\"spec\":{\"a\":[1,2],\"b\":1}}\n");
+        eval(&format!(r#"{{"step": 2, "obj": {obj}}}"#)).success().stdout_is("{\"spec\":{\"a\":[1,2],\"b\":1}}\n");
+        eval(r#"{"apiVersion": "v1", "kind": "VirtualService", "metadata": {"name": "demo"}}"#)
+            .status(1)
+            .stderr_has("error: obj.json is a Kubernetes object (VirtualService demo), not an obj");
+        eval("{\"data\": {\"spec\": {}},\n \"stableWeight\": null,\n \"stableWeight\": 1}")
+            .status(1)
+            .stderr_has("error: obj.json:3:16: key \"stableWeight\" given twice, at lines 2 and 3\n");
+        eval(r#"{"data": {"spec": tru}}"#).status(1).stderr_has("error: obj.json:1:");
+    }
+
+    #[test]
     fn eval_of_a_manifest_says_it_is_not_an_obj() {
         Test::new()
             .file("vs.yaml", VIRTUAL_SERVICE)

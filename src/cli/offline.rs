@@ -5,7 +5,7 @@ use super::{
     print_plans, print_raw, show_printed,
 };
 use crate::error::Error;
-use crate::lua::{EvalOptions, Printed, Script, ScriptError, ScriptErrorKind};
+use crate::lua::{EvalOptions, Obj, Printed, Script, ScriptError, ScriptErrorKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
 use crate::providers::Action;
@@ -462,23 +462,33 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
 pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
     let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
-    let documents =
-        yaml::parse_documents(&files::read_text(&args.obj, files::OBJECT)?, &source).map_err(Error::Input)?;
-    // Every number reaches Lua as a double: the obj is used as read, and handed over.
-    let obj = the_obj(documents, &source)?;
+    let text = files::read_text(&args.obj, files::OBJECT)?;
+    let (limits, printed) = (args.lua.limits(), Printed::default());
+    let evaluate = |obj| data::evaluate_to_go_json(&script, obj, &limits, EvalOptions::CONTROLLER, &printed);
+    // A JSON obj goes into Lua as it is read. Entries and Kubernetes objects (told apart by
+    // `the_obj`), and whatever the reader names as wrong, are read as values first.
+    let as_text = (!args.ingress).then(|| evaluate(Obj::JsonText { text: &text, refused: &["step", "kind"] }));
+    let result = match as_text.flatten() {
+        Some(result) => result,
+        None => {
+            let documents = yaml::parse_documents(&text, &source).map_err(Error::Input)?;
+            // Every number reaches Lua as a double: the obj is used as read, and handed over.
+            let obj = the_obj(documents, &source)?;
+            match args.ingress {
+                true => ingress::evaluate(&script, &obj, &limits, &printed).map(|a| ingress::annotations_json(&a)),
+                false => evaluate(Obj::Value(Cow::Owned(obj))).expect("a value is always read"),
+            }
+        }
+    };
     // An obj beyond the limits is the obj file's fault: say which.
     let failed = |e: ScriptError| match e.kind {
         ScriptErrorKind::Input => Error::Input(format!("{source}: {e}")),
         _ => Error::from(e),
     };
-    let (limits, printed) = (args.lua.limits(), Printed::default());
-    let result = match args.ingress {
-        true => ingress::evaluate(&script, &obj, &limits, &printed).map(|a| ingress::annotations_json(&a)),
-        false => data::evaluate_to_go_json(&script, Cow::Owned(obj), &limits, EvalOptions::CONTROLLER, &printed),
-    };
     show_printed(&printed.take());
     let result = result.map_err(failed)?;
-    print_raw(&format!("{result}\n"))?;
+    print_raw(&result)?;
+    print_raw("\n")?;
     Ok(Outcome::Done)
 }
 

@@ -58,6 +58,12 @@ pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValu
         .ok_or_else(|| mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")))
 }
 
+/// `to_lua` of the `Value` the JSON text of an object reads as, built as the text is read (see
+/// `stack::build_from_json`).
+pub fn json_to_lua(lua: &Lua, text: &str, order: KeyOrder, refused: &[&str]) -> mlua::Result<stack::FromJson> {
+    stack::build_from_json(lua, text, order, MAX_DEPTH, refused)
+}
+
 /// What encoding a Lua value builds: a JSON value (`Values`), or its text as Go writes it
 /// (`GoJsonText`), which spares building and freeing a value where only its text is wanted. The
 /// walk hands each value's parts over as it finishes them: a table's after its children's.
@@ -73,7 +79,7 @@ pub trait Encoding {
     fn string(&mut self, value: &str) -> Self::Part;
     fn list(&mut self, items: Vec<Self::Part>) -> Self::Part;
     /// A map from its entries, sorted by key, each key once.
-    fn map(&mut self, entries: Vec<(String, Self::Part)>) -> Self::Part;
+    fn map(&mut self, entries: Vec<(Cow<'_, str>, Self::Part)>) -> Self::Part;
     fn finish(self, whole: Self::Part) -> Self::Output;
 }
 
@@ -98,8 +104,8 @@ impl Encoding for Values {
     fn list(&mut self, items: Vec<Value>) -> Value {
         Value::Array(items)
     }
-    fn map(&mut self, entries: Vec<(String, Value)>) -> Value {
-        Value::Object(entries.into_iter().collect())
+    fn map(&mut self, entries: Vec<(Cow<'_, str>, Value)>) -> Value {
+        Value::Object(entries.into_iter().map(|(key, value)| (key.into_owned(), value)).collect())
     }
     fn finish(self, whole: Value) -> Value {
         whole
@@ -167,7 +173,7 @@ impl Encoding for GoJsonText {
         self.out.push(']');
         start..self.out.len()
     }
-    fn map(&mut self, entries: Vec<(String, Range<usize>)>) -> Range<usize> {
+    fn map(&mut self, entries: Vec<(Cow<'_, str>, Range<usize>)>) -> Range<usize> {
         let start = entries.iter().map(|(_, item)| item.start).min().unwrap_or(self.out.len());
         self.set_aside(start);
         self.out.push('{');
@@ -272,13 +278,13 @@ impl<E: Encoding> Walk<E> {
     }
 
     /// The string at `index`, charged to the budget before it is copied.
-    fn string<'s>(&mut self, stack: &'s Stack, index: Index) -> Result<Cow<'s, str>, Abort> {
+    fn string<'r>(&mut self, stack: &Stack<'r>, index: Index) -> Result<Cow<'r, str>, Abort> {
         let bytes = stack.string(index).unwrap_or_default();
         self.budget = self.budget.checked_sub(bytes.len()).ok_or(Abort::TooLarge)?;
         Ok(go_string(bytes))
     }
 
-    fn table(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded<E::Part>, Abort> {
+    fn table<'r>(&mut self, stack: &mut Stack<'r>, index: Index, depth: usize) -> Result<Encoded<E::Part>, Abort> {
         if !self.visited.insert(stack.pointer(index)) {
             return Ok(Err("cannot encode recursively nested tables to JSON".into()));
         }
@@ -288,9 +294,9 @@ impl<E: Encoding> Walk<E> {
         // Each value is encoded as its key comes; the keys alone decide the table's shape, as in
         // the controller, and the values' order decides which error counts.
         let mut items: Vec<(f64, Encoded<E::Part>)> = Vec::new();
-        let mut entries: Vec<(String, Encoded<E::Part>)> = Vec::new();
+        let mut entries: Vec<(Cow<'r, str>, Encoded<E::Part>)> = Vec::new();
         let (mut other_numbers, mut other_keys) = (0, 0);
-        let each = |stack: &mut Stack, key: Index, value: Index| {
+        let each = |stack: &mut Stack<'r>, key: Index, value: Index| {
             match stack.kind(key) {
                 Kind::Number => {
                     let n = stack.number(key);
@@ -301,7 +307,7 @@ impl<E: Encoding> Walk<E> {
                     }
                 }
                 Kind::String => {
-                    let key = self.string(stack, key)?.into_owned();
+                    let key = self.string(stack, key)?;
                     entries.push((key, self.value(stack, value, depth + 1)?));
                 }
                 _ => other_keys += 1,
@@ -478,6 +484,95 @@ mod tests {
         assert_eq!(lua.load(format!("return {path}")).eval::<i64>().unwrap(), 1);
         let err = to_lua(&lua, &nested(MAX_DEPTH / 2 + 1), KeyOrder::Reversed).unwrap_err();
         assert!(err.to_string().contains("nested more than 100 deep"), "{err}");
+    }
+
+    /// Every table of `obj` with its length and its entries in `pairs()` order, which shows
+    /// how it was built (the order depends on the insertion order and the sizes).
+    const DUMP: &str = r##"
+        local function dump(v)
+          if type(v) ~= "table" then return type(v) .. ":" .. tostring(v) end
+          local parts = {"#" .. #v}
+          for k, x in pairs(v) do parts[#parts + 1] = tostring(k) .. "=" .. dump(x) end
+          return "{" .. table.concat(parts, ",") .. "}"
+        end
+        return dump(obj)"##;
+
+    fn dump(lua: &Lua, value: LuaValue) -> String {
+        lua.globals().set("obj", value).unwrap();
+        lua.load(DUMP).eval().unwrap()
+    }
+
+    fn built_from_text(lua: &Lua, text: &str, order: KeyOrder, refused: &[&str]) -> Option<LuaValue> {
+        match json_to_lua(lua, text, order, refused).unwrap() {
+            stack::FromJson::Built(value) => Some(value),
+            stack::FromJson::Unread => None,
+            stack::FromJson::TooLarge => panic!("too large: {text}"),
+        }
+    }
+
+    #[test]
+    fn json_text_builds_what_its_value_builds() {
+        let many_keys: String =
+            (0..300).map(|i| format!("\"k{}\": {i}", i * 7919 % 1000)).collect::<Vec<_>>().join(",");
+        let long_list: String =
+            (0..500).map(|i| if i % 7 == 0 { "null".into() } else { i.to_string() }).collect::<Vec<_>>().join(",");
+        for text in [
+            r#"{"data": {"spec": {"http": [{"route": [{"destination": {"host": "a"}, "weight": 100}]}]}}, "stableWeight": 90}"#,
+            r#"{"list": [1, null, 2, null], "gone": null, "n": 50, "f": -0.5, "big": 18446744073709551615, "neg": -9007199254740993}"#,
+            r#"{"e": {}, "l": [], "nested": [[], [{}], [null]], "t": true, "u": false}"#,
+            r#" {"esc\"aped\u00e9": "x\ny", "\u0000": "nul", "z": "\ud83d\ude00"} "#,
+            r#"{"b": 1, "a": 2, "c": {"y": 1, "x": 2}}"#,
+            &format!("{{{many_keys}}}"),
+            &format!("{{\"l\": [{long_list}]}}"),
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            for order in [KeyOrder::Sorted, KeyOrder::Reversed] {
+                let lua = Lua::new();
+                let want = dump(&lua, to_lua(&lua, &value, order).unwrap());
+                let got = dump(&lua, built_from_text(&lua, text, order, &[]).unwrap());
+                assert_eq!(got, want, "{text} {order:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn json_text_that_reads_otherwise_as_a_value_is_left_unread() {
+        let nested = |levels: usize| "{\"a\": ".repeat(levels) + "1" + &"}".repeat(levels);
+        let wide = format!("{{\"l\": [{}]}}", vec!["1"; 9000].join(","));
+        for (text, refused) in [
+            (r#"{"a": 1, "a": 2}"#, &[][..]),
+            (r#"{"a": null, "b": {"c": 1, "c": null}}"#, &[]),
+            (r#"{"kind": "VirtualService"}"#, &["step", "kind"]),
+            (r#"[{"a": 1}]"#, &[]),
+            ("a: 1", &[]),
+            (r#"{"a": 1} {"b": 2}"#, &[]),
+            (r#"{"a": tru}"#, &[]),
+            (&nested(MAX_DEPTH + 1), &[]),
+            (&wide, &[]),
+        ] {
+            let lua = Lua::new();
+            assert!(
+                built_from_text(&lua, text, KeyOrder::Sorted, refused).is_none(),
+                "{}",
+                &text[..text.len().min(60)]
+            );
+        }
+        // A refused key counts only at the top; the deepest nesting `to_lua` takes is read.
+        let lua = Lua::new();
+        assert!(built_from_text(&lua, r#"{"data": {"kind": 1}}"#, KeyOrder::Sorted, &["kind"]).is_some());
+        assert!(built_from_text(&lua, &nested(MAX_DEPTH), KeyOrder::Sorted, &[]).is_some());
+    }
+
+    #[test]
+    fn json_text_over_the_memory_limit_is_too_large_and_the_limit_stays() {
+        let lua = Lua::new();
+        let limit = lua.used_memory() + (256 << 10);
+        lua.set_memory_limit(limit).unwrap();
+        let text = format!("{{\"l\": [{}]}}", vec!["{\"k\": \"some value\"}"; 4000].join(","));
+        assert!(matches!(json_to_lua(&lua, &text, KeyOrder::Sorted, &[]).unwrap(), stack::FromJson::TooLarge));
+        assert_eq!(lua.set_memory_limit(limit).unwrap(), limit);
+        lua.gc_collect().unwrap();
+        assert!(matches!(json_to_lua(&lua, r#"{"k": 1}"#, KeyOrder::Sorted, &[]).unwrap(), stack::FromJson::Built(_)));
     }
 
     #[test]

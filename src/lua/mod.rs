@@ -9,6 +9,7 @@ mod stdlib;
 
 use convert::EncodeError;
 pub use convert::{EmptyTable, Encoding, GoJsonText, KeyOrder, Values};
+use stack::FromJson;
 
 use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
 use serde_json::Value;
@@ -166,6 +167,18 @@ impl Printed {
     }
 }
 
+/// What a script gets as `obj`.
+pub enum Obj<'a> {
+    Value(Cow<'a, Value>),
+    /// The text of a JSON object, built into Lua as it is read, which spares making and freeing
+    /// its `Value`; unless it has one of `refused` among its top-level keys or is not read that
+    /// way (see `stack::build_from_json`): then nothing runs, and the caller reads it as a value.
+    JsonText {
+        text: &'a str,
+        refused: &'a [&'a str],
+    },
+}
+
 /// Runs `script` with `obj` and returns its last return value as the controller encodes it:
 /// plain JSON (a `Value`, or its text), which the caller reads as its contract says (a gateway
 /// object's `Data`, an Ingress's annotations). An `obj` handed over (owned) is freed once it
@@ -179,50 +192,92 @@ pub fn evaluate<E: Encoding>(
     printed: &Printed,
     encoding: E,
 ) -> Result<E::Output, ScriptError> {
-    let lua = new_sandbox().map_err(|e| ScriptError {
-        script: script.name.clone(),
-        kind: ScriptErrorKind::Runtime,
-        message: format!("setting up the sandbox: {e}"),
-    })?;
+    evaluate_obj(script, Obj::Value(obj), limits, options, printed, encoding).expect("a value is always read")
+}
+
+/// `evaluate` of an `Obj`: `None` when it is JSON text not read as such (nothing ran).
+pub fn evaluate_obj<E: Encoding>(
+    script: &Script,
+    obj: Obj<'_>,
+    limits: &Limits,
+    options: EvalOptions,
+    printed: &Printed,
+    encoding: E,
+) -> Option<Result<E::Output, ScriptError>> {
+    let lua = match new_sandbox() {
+        Ok(lua) => lua,
+        Err(e) => {
+            return Some(Err(ScriptError {
+                script: script.name.clone(),
+                kind: ScriptErrorKind::Runtime,
+                message: format!("setting up the sandbox: {e}"),
+            }));
+        }
+    };
     let result = evaluate_in(&lua, script, obj, limits, options, encoding);
     printed.0.borrow_mut().extend(stdlib::take_printed(&lua));
     result
 }
 
-/// `evaluate` in a fresh sandbox.
+/// `evaluate_obj` in a fresh sandbox.
 fn evaluate_in<E: Encoding>(
     lua: &Lua,
     script: &Script,
-    obj: Cow<'_, Value>,
+    obj: Obj<'_>,
     limits: &Limits,
     options: EvalOptions,
     encoding: E,
-) -> Result<E::Output, ScriptError> {
+) -> Option<Result<E::Output, ScriptError>> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
-    let setup = || -> mlua::Result<deadline::Deadline> {
+    let setup = || -> mlua::Result<Option<deadline::Deadline>> {
         stdlib::install_for(lua, &script.name, options)?;
         // The obj counts against the limit too: a large one fails here, not the process.
         lua.set_memory_limit(limits.memory)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
-        let built = convert::to_lua(lua, &obj, options.keys);
+        let built = match &obj {
+            Obj::Value(value) => convert::to_lua(lua, value, options.keys).map(FromJson::Built),
+            Obj::JsonText { text, refused } => convert::json_to_lua(lua, text, options.keys, refused),
+        };
         lua.gc_restart();
-        lua.globals().set("obj", built?)?;
+        let built = match built? {
+            FromJson::Built(built) => built,
+            FromJson::Unread => return Ok(None),
+            FromJson::TooLarge => return Err(mlua::Error::MemoryError("the obj is over the limit".into())),
+        };
+        lua.globals().set("obj", built)?;
         stdlib::mark_inputs(lua)?;
         lua.set_app_data(*limits);
-        deadline::Deadline::start(lua, limits.timeout)
+        deadline::Deadline::start(lua, limits.timeout).map(Some)
     };
-    let deadline = setup().map_err(|e| match is_memory_error(&e) {
-        true => fail(
-            ScriptErrorKind::Input,
-            format!(
-                "its obj takes more than the memory limit ({}) as Lua tables: raise it with --lua-memory",
-                shown_size(limits.memory)
-            ),
-        ),
-        false => fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")),
-    })?;
+    let deadline = match setup() {
+        Ok(Some(deadline)) => deadline,
+        Ok(None) => return None,
+        Err(e) if is_memory_error(&e) => {
+            return Some(Err(fail(
+                ScriptErrorKind::Input,
+                format!(
+                    "its obj takes more than the memory limit ({}) as Lua tables: raise it with --lua-memory",
+                    shown_size(limits.memory)
+                ),
+            )));
+        }
+        Err(e) => return Some(Err(fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))),
+    };
     drop(obj);
+    Some(run(lua, script, limits, options, encoding, deadline))
+}
+
+/// Runs the script in `lua`, set up with its obj, and encodes its result.
+fn run<E: Encoding>(
+    lua: &Lua,
+    script: &Script,
+    limits: &Limits,
+    options: EvalOptions,
+    encoding: E,
+    deadline: deadline::Deadline,
+) -> Result<E::Output, ScriptError> {
+    let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
 
     let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
     let function = load_chunk(lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;

@@ -17,13 +17,25 @@
 //!    `lua_pushlstring`, `lua_rawset`, `lua_rawseti`), and a memory error raises to the
 //!    protected call of `exec_raw` by `longjmp`. The frames it crosses own nothing that needs
 //!    dropping: references and borrowing iterators only.
-//! 4. **Strings are borrowed while on the stack.** `Stack::string` lends the bytes for as long
-//!    as the `Stack` is not changed, and a walk never pops a value it still reads.
+//! 4. **Strings live as long as the read.** Every string a walk sees is the value read or a
+//!    key or value of one of its tables, which nothing changes while the read lasts and the
+//!    collector cannot free (reading does not allocate, so the collector does not run); so
+//!    `Stack::string` lends the bytes for the whole read.
+//! 5. **Building from text raises nothing.** `build_from_json` runs inside serde_json's frames,
+//!    which own memory, so no `longjmp` may cross them: it lifts the memory limit while it
+//!    builds (checking the memory used itself), the collector is stopped (the caller's part),
+//!    mlua's allocator aborts the process rather than fail an allocation, every push is
+//!    preceded by `lua_checkstack`, table sizes stay below Lua's stack limit, and keys are
+//!    strings (which `lua_rawset` takes without raising).
 
 use super::KeyOrder;
 use mlua::{Lua, Value as LuaValue, ffi};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use std::cell::Cell;
 use std::ffi::c_int;
+use std::fmt;
+use std::marker::PhantomData;
 
 /// An absolute stack index.
 pub type Index = c_int;
@@ -113,6 +125,261 @@ unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder, level
     true
 }
 
+/// What `build_from_json` made of a text.
+#[derive(Debug)]
+pub enum FromJson {
+    Built(LuaValue),
+    /// Not read this way (nothing is left of it in Lua): the caller reads the text as a `Value`,
+    /// which names what is wrong, or builds from that.
+    Unread,
+    /// Its tables take more than the memory limit.
+    TooLarge,
+}
+
+/// Builds, from the text of a JSON object, the Lua value `build` would build from the `Value`
+/// the project's JSON reader makes of it (non-finite numbers as null, as `Number::from_f64`
+/// does), without making the `Value`. `Unread` when the text is not one JSON object, repeats a
+/// key in a map, has one of `refused` among its top-level keys, nests deeper than `levels`, or
+/// needs more of the stack than Lua allows (about 8000 values pending at once).
+pub fn build_from_json(
+    lua: &Lua,
+    text: &str,
+    order: KeyOrder,
+    levels: usize,
+    refused: &[&str],
+) -> mlua::Result<FromJson> {
+    // Invariant 5: no memory error may raise while serde's frames are on the stack.
+    let limit = lua.set_memory_limit(0)?;
+    let mut outcome = Stop::Unread;
+    // SAFETY: invariant 5; `Build` checks room before each push.
+    let built = unsafe {
+        lua.exec_raw::<LuaValue>((), |state| {
+            let top = ffi::lua_gettop(state);
+            let build = Build { state, order, limit, refused, stop: Cell::new(Stop::Unread) };
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let push = Push { build: &build, levels, top: true };
+            match deserializer.deserialize_map(push).and_then(|()| deserializer.end()) {
+                Ok(()) => outcome = Stop::Built,
+                Err(_) => {
+                    outcome = build.stop.get();
+                    ffi::lua_settop(state, top);
+                }
+            }
+        })
+    };
+    lua.set_memory_limit(limit)?;
+    let built = built?;
+    Ok(match outcome {
+        Stop::Built => FromJson::Built(built),
+        Stop::Unread => FromJson::Unread,
+        Stop::TooLarge => FromJson::TooLarge,
+    })
+}
+
+/// How a build from text ended, or why it stopped.
+#[derive(Clone, Copy)]
+enum Stop {
+    Built,
+    Unread,
+    TooLarge,
+}
+
+/// One build from text (invariant 5).
+struct Build<'a> {
+    state: *mut ffi::lua_State,
+    order: KeyOrder,
+    /// The memory limit (bytes; 0 for none), checked as each table is finished.
+    limit: usize,
+    refused: &'a [&'a str],
+    /// Why the build stopped, when serde reports an error of the build's making.
+    stop: Cell<Stop>,
+}
+
+impl Build<'_> {
+    /// An error that stops the build, and why.
+    fn stop<E: de::Error>(&self, why: Stop) -> E {
+        self.stop.set(why);
+        E::custom("stopped")
+    }
+
+    /// Room for `slots` more values on the stack, or an error that stops the build unread.
+    fn room<E: de::Error>(&self, slots: c_int) -> Result<(), E> {
+        // SAFETY: invariant 5: growing the stack allocates without a limit.
+        match unsafe { ffi::lua_checkstack(self.state, slots) } {
+            0 => Err(self.stop(Stop::Unread)),
+            _ => Ok(()),
+        }
+    }
+
+    /// After a table is finished: an error if Lua now uses more than the limit.
+    fn within_limit<E: de::Error>(&self) -> Result<(), E> {
+        // SAFETY: invariant 5: counting neither allocates nor raises.
+        let used_kib = unsafe { ffi::lua_gc(self.state, ffi::LUA_GCCOUNT, 0) } as usize;
+        match self.limit != 0 && used_kib << 10 > self.limit {
+            true => Err(self.stop(Stop::TooLarge)),
+            false => Ok(()),
+        }
+    }
+}
+
+/// Pushes one JSON value (nil for null) with `levels` levels of lists and maps left.
+#[derive(Clone, Copy)]
+struct Push<'b, 'a> {
+    build: &'b Build<'a>,
+    levels: usize,
+    /// The top-level object, whose keys are checked against `Build::refused`.
+    top: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Push<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Push<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<(), E> {
+        self.build.room(1)?;
+        // SAFETY: invariant 5: room was made.
+        unsafe { ffi::lua_pushboolean(self.build.state, c_int::from(value)) };
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<(), E> {
+        self.visit_f64(value as f64)
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<(), E> {
+        self.visit_f64(value as f64)
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<(), E> {
+        if !value.is_finite() {
+            return self.visit_unit();
+        }
+        self.build.room(1)?;
+        // SAFETY: invariant 5: room was made.
+        unsafe { ffi::lua_pushnumber(self.build.state, value) };
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<(), E> {
+        self.build.room(1)?;
+        // SAFETY: invariant 5: room was made; interning allocates without a limit.
+        unsafe { ffi::lua_pushlstring(self.build.state, value.as_ptr().cast(), value.len()) };
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.build.room(1)?;
+        // SAFETY: invariant 5: room was made.
+        unsafe { ffi::lua_pushnil(self.build.state) };
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Some(levels) = self.levels.checked_sub(1) else { return Err(self.build.stop(Stop::Unread)) };
+        let state = self.build.state;
+        // SAFETY: invariant 5: the items are pushed above `base` by `Push`, which makes room.
+        let base = unsafe { ffi::lua_gettop(state) };
+        while seq.next_element_seed(Push { build: self.build, levels, top: false })?.is_some() {}
+        self.build.room(1)?;
+        // SAFETY: invariant 5: room was made for the table, below its items, which it takes
+        // from the top down, closing up around the nulls as `build` does.
+        unsafe {
+            let count = ffi::lua_gettop(state) - base;
+            ffi::lua_createtable(state, count, 0);
+            ffi::lua_insert(state, base + 1);
+            let mut index = (base + 2..=base + 1 + count).filter(|&i| ffi::lua_isnil(state, i) == 0).count();
+            for _ in 0..count {
+                if ffi::lua_isnil(state, -1) != 0 {
+                    ffi::lua_settop(state, -2);
+                } else {
+                    ffi::lua_rawseti_(state, base + 1, index as c_int);
+                    index -= 1;
+                }
+            }
+        }
+        self.build.within_limit()
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Some(levels) = self.levels.checked_sub(1) else { return Err(self.build.stop(Stop::Unread)) };
+        let state = self.build.state;
+        // SAFETY: invariant 5: the keys and values are pushed above `base` by `Key` and
+        // `Push`, which make room.
+        let base = unsafe { ffi::lua_gettop(state) };
+        while map.next_key_seed(Key(self.build))?.is_some() {
+            map.next_value_seed(Push { build: self.build, levels, top: false })?;
+        }
+        // SAFETY: invariants 4 and 5: the keys' bytes are read while they are on the stack,
+        // below what is pushed after; room is made for the table and an entry.
+        unsafe {
+            let count = (ffi::lua_gettop(state) - base) / 2;
+            let key = |slot: c_int| {
+                let mut length = 0;
+                let data = ffi::lua_tolstring(state, slot, &mut length);
+                std::slice::from_raw_parts(data.cast::<u8>(), length)
+            };
+            let mut keys: Vec<c_int> = (0..count).map(|i| base + 1 + 2 * i).collect();
+            keys.sort_unstable_by(|a, b| key(*a).cmp(key(*b)));
+            let repeated = keys.windows(2).any(|pair| key(pair[0]) == key(pair[1]));
+            let refused = self.top && keys.iter().any(|&k| self.build.refused.iter().any(|r| r.as_bytes() == key(k)));
+            if repeated || refused {
+                return Err(self.build.stop(Stop::Unread));
+            }
+            self.build.room(3)?;
+            ffi::lua_createtable(state, 0, count);
+            let table = ffi::lua_gettop(state);
+            let mut set = |slot: c_int| {
+                if ffi::lua_isnil(state, slot + 1) == 0 {
+                    ffi::lua_pushvalue(state, slot);
+                    ffi::lua_pushvalue(state, slot + 1);
+                    ffi::lua_rawset(state, table);
+                }
+            };
+            match self.build.order {
+                KeyOrder::Sorted => keys.into_iter().for_each(&mut set),
+                KeyOrder::Reversed => keys.into_iter().rev().for_each(&mut set),
+            }
+            ffi::lua_insert(state, base + 1);
+            ffi::lua_settop(state, base + 1);
+        }
+        self.build.within_limit()
+    }
+}
+
+/// Pushes a map's key, a string.
+struct Key<'b, 'a>(&'b Build<'a>);
+
+impl<'de> DeserializeSeed<'de> for Key<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<(), E> {
+        Push { build: self.0, levels: 0, top: false }.visit_str(value)
+    }
+}
+
 /// Lets `walk` read `value` from the stack, with room for `levels` levels of tables (two
 /// slots each), and returns what it returns; an error of Lua's (none is expected: invariant 2)
 /// as its message.
@@ -120,7 +387,7 @@ pub fn read<R>(
     lua: &Lua,
     value: LuaValue,
     levels: usize,
-    walk: impl FnOnce(&mut Stack, Index) -> R,
+    walk: impl for<'r> FnOnce(&mut Stack<'r>, Index) -> R,
 ) -> Result<R, String> {
     let mut result = None;
     // SAFETY: invariants 1 and 2: the room is reserved before the walk starts, and the walk
@@ -131,7 +398,7 @@ pub fn read<R>(
                 return;
             }
             let top = ffi::lua_gettop(state);
-            let mut stack = Stack { state, limit: top + 2 * levels as c_int + 4 };
+            let mut stack = Stack { state, limit: top + 2 * levels as c_int + 4, read: PhantomData };
             result = Some(walk(&mut stack, top));
         })
     };
@@ -139,14 +406,16 @@ pub fn read<R>(
     result.ok_or_else(|| "cannot encode: not enough Lua stack".to_string())
 }
 
-/// The stack while `read` walks it (invariant 2: nothing here allocates or raises).
-pub struct Stack {
+/// The stack while `read` walks it (invariant 2: nothing here allocates or raises), for the
+/// read `'r`.
+pub struct Stack<'r> {
     state: *mut ffi::lua_State,
     /// The highest slot reserved.
     limit: Index,
+    read: PhantomData<&'r [u8]>,
 }
 
-impl Stack {
+impl<'r> Stack<'r> {
     pub fn kind(&self, index: Index) -> Kind {
         // SAFETY: invariant 2.
         match unsafe { ffi::lua_type(self.state, index) } {
@@ -173,14 +442,13 @@ impl Stack {
 
     /// The bytes of the string at `index`; `None` for anything else (which lua_tolstring
     /// would convert, allocating).
-    pub fn string(&self, index: Index) -> Option<&[u8]> {
+    pub fn string(&self, index: Index) -> Option<&'r [u8]> {
         if self.kind(index) != Kind::String {
             return None;
         }
         let mut length = 0;
         // SAFETY: invariants 2 and 4: on a string, lua_tolstring neither allocates nor changes
-        // the value, and the bytes stay while the value is on the stack, which it is while
-        // `self` is borrowed.
+        // the value, and the bytes stay while the read lasts.
         unsafe {
             let data = ffi::lua_tolstring(self.state, index, &mut length);
             Some(std::slice::from_raw_parts(data.cast::<u8>(), length))
@@ -198,7 +466,7 @@ impl Stack {
     pub fn for_each<E>(
         &mut self,
         table: Index,
-        mut each: impl FnMut(&mut Stack, Index, Index) -> Result<(), E>,
+        mut each: impl FnMut(&mut Stack<'r>, Index, Index) -> Result<(), E>,
         no_room: E,
     ) -> Result<(), E> {
         if self.top() + 2 > self.limit {
