@@ -3,8 +3,7 @@
 //! written back onto an object.
 
 use crate::gojson;
-use crate::lua::{self, EvalOptions, GoJsonText, Limits, Obj, Printed, Script, ScriptError, Values};
-use serde_json::value::RawValue;
+use crate::lua::{self, EvalOptions, GoJson, GoJsonText, Limits, Obj, Printed, Script, ScriptError, Values};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -135,7 +134,7 @@ pub fn evaluate(
     options: EvalOptions,
     printed: &Printed,
 ) -> Result<Data, ScriptError> {
-    let output = lua::evaluate(script, obj, limits, options, printed, Values)?;
+    let output = lua::evaluate(script, obj, limits, options, printed, Values::default())?;
     Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))
 }
 
@@ -151,26 +150,29 @@ pub fn evaluate_to_go_json(
     printed: &Printed,
 ) -> Option<Result<String, ScriptError>> {
     let output = lua::evaluate_obj(script, obj, limits, options, printed, GoJsonText::default())?;
-    Some(output.and_then(|output| go_json_of_output(output.0).map_err(|message| ScriptError::output(script, message))))
+    Some(output.and_then(|output| go_json_of_output(output).map_err(|message| ScriptError::output(script, message))))
 }
 
 /// `Data::from_decoded(output)?.to_go_json()` for an output given as Go's JSON text.
-fn go_json_of_output(text: String) -> Result<String, String> {
+fn go_json_of_output(output: GoJson) -> Result<String, String> {
+    let GoJson { text, entries } = output;
     if !text.starts_with('{') {
         let value = serde_json::from_str(&text).expect("Go's JSON is JSON");
         return Data::from_decoded(value).map(|data| data.to_go_json());
     }
-    let map: BTreeMap<String, &RawValue> = serde_json::from_str(&text).expect("Go's JSON is JSON");
     // A spec alone is written as Go writes its `Data` already.
-    if map.len() == 1 && map.get("spec").is_some_and(|spec| spec.get() != "null") {
-        drop(map);
+    if let [(key, at)] = &entries[..]
+        && key == "spec"
+        && &text[at.clone()] != "null"
+    {
         return Ok(text);
     }
-    let as_value = |raw: &RawValue| serde_json::from_str(raw.get()).expect("a part of valid JSON");
-    let (fields, first_error) = Fields::decode(map, |raw| raw.get() == "null", as_value);
+    let map: BTreeMap<String, &str> = entries.iter().map(|(key, at)| (key.clone(), &text[at.clone()])).collect();
+    let as_value = |part: &str| serde_json::from_str(part).expect("a part of valid JSON");
+    let (fields, first_error) = Fields::decode(map, |part| *part == "null", as_value);
     match first_error {
         Some(error) => Err(error),
-        None => Ok(go_json(fields.spec.map(RawValue::get), &fields.labels, &fields.annotations)),
+        None => Ok(go_json(fields.spec, &fields.labels, &fields.annotations)),
     }
 }
 
@@ -305,6 +307,7 @@ fn go_field(key: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use serde_json::value::RawValue;
 
     #[test]
     fn annotation_round_trip_is_go_compatible() {
@@ -355,8 +358,19 @@ mod tests {
             json!({"spec": 1.5}),
         ] {
             let text = gojson::to_string(&output);
+            // The entries as serde_json finds them in the text.
+            let entries = match serde_json::from_str::<BTreeMap<String, &RawValue>>(&text) {
+                Ok(map) => map
+                    .into_iter()
+                    .map(|(key, raw)| {
+                        let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+                        (key, start..start + raw.get().len())
+                    })
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
             let want = Data::from_decoded(output).map(|data| data.to_go_json());
-            assert_eq!(go_json_of_output(text.clone()), want, "{text}");
+            assert_eq!(go_json_of_output(GoJson { text: text.clone(), entries }), want, "{text}");
         }
     }
 

@@ -66,132 +66,162 @@ pub fn json_to_lua(lua: &Lua, text: &str, order: KeyOrder, refused: &[&str]) -> 
 
 /// What encoding a Lua value builds: a JSON value (`Values`), or its text as Go writes it
 /// (`GoJsonText`), which spares building and freeing a value where only its text is wanted. The
-/// walk hands each value's parts over as it finishes them: a table's after its children's.
+/// walk hands the value over in the order Go writes it: a list's items in order, a map's entries
+/// in key order, each container between its begin and end.
 pub trait Encoding {
-    /// An encoded value, as far as the walk needs to hold it.
-    type Part;
     /// What the whole encoding gives.
     type Output;
-    fn null(&mut self) -> Self::Part;
-    fn boolean(&mut self, value: bool) -> Self::Part;
+    fn null(&mut self);
+    fn boolean(&mut self, value: bool);
     /// A double as Go writes it (see `gojson::number`), or why it has no JSON.
-    fn number(&mut self, value: f64) -> Result<Self::Part, String>;
-    fn string(&mut self, value: &str) -> Self::Part;
-    fn list(&mut self, items: Vec<Self::Part>) -> Self::Part;
-    /// A map from its entries, sorted by key, each key once.
-    fn map(&mut self, entries: Vec<(Cow<'_, str>, Self::Part)>) -> Self::Part;
-    fn finish(self, whole: Self::Part) -> Self::Output;
+    fn number(&mut self, value: f64) -> Result<(), String>;
+    fn string(&mut self, value: &str);
+    fn begin_list(&mut self, len: usize);
+    fn end_list(&mut self);
+    fn begin_map(&mut self, len: usize);
+    /// The key of the map entry whose value comes next.
+    fn key(&mut self, key: &str);
+    fn end_map(&mut self);
+    fn finish(self) -> Self::Output;
 }
 
 /// Encoding into a `serde_json::Value`.
-pub struct Values;
+#[derive(Default)]
+pub struct Values {
+    /// The lists and maps begun and not yet ended, innermost last, with a map's pending key.
+    open: Vec<(Value, Option<String>)>,
+    whole: Value,
+}
 
-impl Encoding for Values {
-    type Part = Value;
-    type Output = Value;
-    fn null(&mut self) -> Value {
-        Value::Null
-    }
-    fn boolean(&mut self, value: bool) -> Value {
-        Value::Bool(value)
-    }
-    fn number(&mut self, value: f64) -> Result<Value, String> {
-        gojson::number(value)
-    }
-    fn string(&mut self, value: &str) -> Value {
-        Value::String(value.to_string())
-    }
-    fn list(&mut self, items: Vec<Value>) -> Value {
-        Value::Array(items)
-    }
-    fn map(&mut self, entries: Vec<(Cow<'_, str>, Value)>) -> Value {
-        Value::Object(entries.into_iter().map(|(key, value)| (key.into_owned(), value)).collect())
-    }
-    fn finish(self, whole: Value) -> Value {
-        whole
+impl Values {
+    fn put(&mut self, value: Value) {
+        match self.open.last_mut() {
+            Some((Value::Array(items), _)) => items.push(value),
+            Some((Value::Object(map), key)) => {
+                map.insert(key.take().expect("a key before its value"), value);
+            }
+            _ => self.whole = value,
+        }
     }
 }
 
-/// Go's JSON text of an encoded value: what `gojson::to_string` writes for its `Value`.
-#[derive(Debug, PartialEq)]
-pub struct GoJson(pub String);
+impl Encoding for Values {
+    type Output = Value;
+    fn null(&mut self) {
+        self.put(Value::Null);
+    }
+    fn boolean(&mut self, value: bool) {
+        self.put(Value::Bool(value));
+    }
+    fn number(&mut self, value: f64) -> Result<(), String> {
+        self.put(gojson::number(value)?);
+        Ok(())
+    }
+    fn string(&mut self, value: &str) {
+        self.put(Value::String(value.to_string()));
+    }
+    fn begin_list(&mut self, len: usize) {
+        self.open.push((Value::Array(Vec::with_capacity(len)), None));
+    }
+    fn begin_map(&mut self, _len: usize) {
+        self.open.push((Value::Object(serde_json::Map::new()), None));
+    }
+    fn key(&mut self, key: &str) {
+        if let Some((_, pending)) = self.open.last_mut() {
+            *pending = Some(key.to_string());
+        }
+    }
+    fn end_list(&mut self) {
+        let (list, _) = self.open.pop().expect("a list begun");
+        self.put(list);
+    }
+    fn end_map(&mut self) {
+        self.end_list();
+    }
+    fn finish(self) -> Value {
+        self.whole
+    }
+}
 
-/// Encoding into Go's JSON text. Each value is written at the end of one buffer, its part being
-/// where; a table's children are the last values written when it gets them, so it moves them
-/// aside and writes them back in key order, with its brackets, separators and keys.
+/// Go's JSON text of an encoded value (what `gojson::to_string` writes for its `Value`) and, when
+/// it is a map, its entries: each key, and where its value is in the text.
+#[derive(Debug, PartialEq)]
+pub struct GoJson {
+    pub text: String,
+    pub entries: Vec<(String, Range<usize>)>,
+}
+
+/// Encoding into Go's JSON text, written as it comes.
 #[derive(Default)]
 pub struct GoJsonText {
     out: String,
-    /// The children of the table being written, moved aside.
-    aside: String,
+    /// How many lists and maps are open.
+    depth: usize,
+    /// The entries of the outermost map: each key, and where the entry starts and its value.
+    entries: Vec<(String, Range<usize>)>,
 }
 
 impl GoJsonText {
-    fn push(&mut self, text: &str) -> Range<usize> {
-        let start = self.out.len();
-        self.out.push_str(text);
-        start..self.out.len()
-    }
-
-    /// Moves the parts from `start` on aside, for writing back in another order.
-    fn set_aside(&mut self, start: usize) {
-        self.aside.clear();
-        self.aside.push_str(&self.out[start..]);
-        self.out.truncate(start);
+    /// The comma before a list's item or a map's key that follows another.
+    fn separate(&mut self) {
+        if !matches!(self.out.as_bytes().last(), None | Some(b'[' | b'{' | b':')) {
+            self.out.push(',');
+        }
     }
 }
 
 impl Encoding for GoJsonText {
-    type Part = Range<usize>;
     type Output = GoJson;
-    fn null(&mut self) -> Range<usize> {
-        self.push("null")
+    fn null(&mut self) {
+        self.separate();
+        self.out.push_str("null");
     }
-    fn boolean(&mut self, value: bool) -> Range<usize> {
-        self.push(if value { "true" } else { "false" })
+    fn boolean(&mut self, value: bool) {
+        self.separate();
+        self.out.push_str(if value { "true" } else { "false" });
     }
-    fn number(&mut self, value: f64) -> Result<Range<usize>, String> {
-        let start = self.out.len();
-        gojson::write_value(&mut self.out, &gojson::number(value)?);
-        Ok(start..self.out.len())
+    fn number(&mut self, value: f64) -> Result<(), String> {
+        let number = gojson::number(value)?;
+        self.separate();
+        gojson::write_value(&mut self.out, &number);
+        Ok(())
     }
-    fn string(&mut self, value: &str) -> Range<usize> {
-        let start = self.out.len();
+    fn string(&mut self, value: &str) {
+        self.separate();
         gojson::write_string(&mut self.out, value);
-        start..self.out.len()
     }
-    fn list(&mut self, items: Vec<Range<usize>>) -> Range<usize> {
-        let start = items.iter().map(|item| item.start).min().unwrap_or(self.out.len());
-        self.set_aside(start);
+    fn begin_list(&mut self, _len: usize) {
+        self.separate();
         self.out.push('[');
-        for (i, item) in items.into_iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            self.out.push_str(&self.aside[item.start - start..item.end - start]);
-        }
+        self.depth += 1;
+    }
+    fn end_list(&mut self) {
         self.out.push(']');
-        start..self.out.len()
+        self.depth -= 1;
     }
-    fn map(&mut self, entries: Vec<(Cow<'_, str>, Range<usize>)>) -> Range<usize> {
-        let start = entries.iter().map(|(_, item)| item.start).min().unwrap_or(self.out.len());
-        self.set_aside(start);
+    fn begin_map(&mut self, _len: usize) {
+        self.separate();
         self.out.push('{');
-        for (i, (key, item)) in entries.into_iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            gojson::write_string(&mut self.out, &key);
-            self.out.push(':');
-            self.out.push_str(&self.aside[item.start - start..item.end - start]);
-        }
-        self.out.push('}');
-        start..self.out.len()
+        self.depth += 1;
     }
-    fn finish(mut self, whole: Range<usize>) -> GoJson {
-        self.out.truncate(whole.end);
-        self.out.drain(..whole.start);
-        GoJson(self.out)
+    fn key(&mut self, key: &str) {
+        let start = self.out.len();
+        self.separate();
+        gojson::write_string(&mut self.out, key);
+        self.out.push(':');
+        if self.depth == 1 {
+            self.entries.push((key.to_string(), start..self.out.len()));
+        }
+    }
+    fn end_map(&mut self) {
+        self.out.push('}');
+        self.depth -= 1;
+    }
+    fn finish(self) -> GoJson {
+        // Each value ends where the next entry starts, the last before the closing brace.
+        let ends = self.entries.iter().skip(1).map(|(_, entry)| entry.start).chain([self.out.len().saturating_sub(1)]);
+        let entries = self.entries.iter().zip(ends).map(|((key, entry), end)| (key.clone(), entry.end..end)).collect();
+        GoJson { text: self.out, entries }
     }
 }
 
@@ -206,11 +236,15 @@ pub fn from_lua<E: Encoding>(
 ) -> Result<E::Output, EncodeError> {
     // The controller's encoder never forgets a table it has visited, so a table reachable twice
     // (not only a cycle) is "recursively nested".
-    let mut walk = Walk { empty, visited: BTreeSet::new(), budget, encoding };
-    match stack::read(lua, value, MAX_DEPTH, |stack, index| walk.value(stack, index, 0)) {
-        Ok(Ok(encoded)) => encoded.map(|whole| walk.encoding.finish(whole)).map_err(EncodeError::Refused),
-        Ok(Err(Abort::TooLarge)) => Err(EncodeError::TooLarge),
-        Ok(Err(Abort::NoRoom)) => Err(EncodeError::Refused("cannot encode: not enough Lua stack".into())),
+    let read = stack::read(lua, value, MAX_DEPTH, |stack, index| {
+        let mut walk = Walk { empty, visited: BTreeSet::new(), budget, encoding, keys: Vec::new() };
+        walk.value(stack, index, 0).map(|()| walk.encoding.finish())
+    });
+    match read {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(Stop::Refused(message))) => Err(EncodeError::Refused(message)),
+        Ok(Err(Stop::TooLarge)) => Err(EncodeError::TooLarge),
+        Ok(Err(Stop::NoRoom)) => Err(EncodeError::Refused("cannot encode: not enough Lua stack".into())),
         // Reading raises nothing (stack.rs, invariant 2): only setting the read up can fail,
         // when it cannot allocate.
         Err(_) => Err(EncodeError::OutOfMemory),
@@ -242,113 +276,159 @@ pub fn go_string(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// Why a walk ends at once, whatever else it would find.
-enum Abort {
+/// Why a walk stops: the first error in the order Go encodes, as Go's encoder stops there.
+enum Stop {
+    Refused(String),
     TooLarge,
     NoRoom,
 }
 
-/// A value's encoding, or the controller's message for why it has none.
-type Encoded<P> = Result<P, String>;
-
-/// One walk of a Lua value on the stack.
-struct Walk<E> {
+/// One walk of a Lua value on the stack, in the order Go encodes it (which decides the error
+/// met first and the table found "recursively nested"), handing it to the encoding.
+struct Walk<'r, E> {
     empty: EmptyTable,
     visited: BTreeSet<usize>,
     /// The bytes the strings and keys still to come may take.
     budget: usize,
     encoding: E,
+    /// The string keys of the maps being walked, each map's after its parent's.
+    keys: Vec<&'r [u8]>,
 }
 
-impl<E: Encoding> Walk<E> {
-    fn value(&mut self, stack: &mut Stack, index: Index, depth: usize) -> Result<Encoded<E::Part>, Abort> {
-        Ok(match stack.kind(index) {
-            Kind::Nil => Ok(self.encoding.null()),
-            Kind::Boolean => Ok(self.encoding.boolean(stack.boolean(index))),
-            Kind::Number => self.encoding.number(stack.number(index)),
+/// A table's shape, decided by its keys alone, as in the controller.
+enum Shape {
+    Empty,
+    List(usize),
+    Map,
+}
+
+impl<'r, E: Encoding> Walk<'r, E> {
+    fn value(&mut self, stack: &mut Stack<'r>, index: Index, depth: usize) -> Result<(), Stop> {
+        match stack.kind(index) {
+            Kind::Nil => self.encoding.null(),
+            Kind::Boolean => self.encoding.boolean(stack.boolean(index)),
+            Kind::Number => self.encoding.number(stack.number(index)).map_err(Stop::Refused)?,
             Kind::String => {
-                let string = self.string(stack, index)?;
-                Ok(self.encoding.string(&string))
+                let string = self.string(stack.string(index).unwrap_or_default())?;
+                self.encoding.string(&string);
             }
             Kind::Table => return self.table(stack, index, depth),
-            Kind::Function => Err("cannot encode function to JSON".into()),
-            Kind::Thread => Err("cannot encode thread to JSON".into()),
-            Kind::Userdata => Err("cannot encode userdata to JSON".into()),
-        })
+            Kind::Function => return Err(Stop::Refused("cannot encode function to JSON".into())),
+            Kind::Thread => return Err(Stop::Refused("cannot encode thread to JSON".into())),
+            Kind::Userdata => return Err(Stop::Refused("cannot encode userdata to JSON".into())),
+        }
+        Ok(())
     }
 
-    /// The string at `index`, charged to the budget before it is copied.
-    fn string<'r>(&mut self, stack: &Stack<'r>, index: Index) -> Result<Cow<'r, str>, Abort> {
-        let bytes = stack.string(index).unwrap_or_default();
-        self.budget = self.budget.checked_sub(bytes.len()).ok_or(Abort::TooLarge)?;
+    /// A string's bytes as Go sees them, charged to the budget before they are copied.
+    fn string(&mut self, bytes: &'r [u8]) -> Result<Cow<'r, str>, Stop> {
+        self.budget = self.budget.checked_sub(bytes.len()).ok_or(Stop::TooLarge)?;
         Ok(go_string(bytes))
     }
 
-    fn table<'r>(&mut self, stack: &mut Stack<'r>, index: Index, depth: usize) -> Result<Encoded<E::Part>, Abort> {
+    fn table(&mut self, stack: &mut Stack<'r>, index: Index, depth: usize) -> Result<(), Stop> {
         if !self.visited.insert(stack.pointer(index)) {
-            return Ok(Err("cannot encode recursively nested tables to JSON".into()));
+            return Err(Stop::Refused("cannot encode recursively nested tables to JSON".into()));
         }
         if depth >= MAX_DEPTH {
-            return Ok(Err(format!("cannot encode tables nested more than {MAX_DEPTH} deep")));
+            return Err(Stop::Refused(format!("cannot encode tables nested more than {MAX_DEPTH} deep")));
         }
-        // Each value is encoded as its key comes; the keys alone decide the table's shape, as in
-        // the controller, and the values' order decides which error counts.
-        let mut items: Vec<(f64, Encoded<E::Part>)> = Vec::new();
-        let mut entries: Vec<(Cow<'r, str>, Encoded<E::Part>)> = Vec::new();
-        let (mut other_numbers, mut other_keys) = (0, 0);
-        let each = |stack: &mut Stack<'r>, key: Index, value: Index| {
-            match stack.kind(key) {
-                Kind::Number => {
-                    let n = stack.number(key);
-                    if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
-                        items.push((n, self.value(stack, value, depth + 1)?));
-                    } else {
-                        other_numbers += 1;
+        let start = self.keys.len();
+        let walked = self.shape(stack, index).and_then(|shape| match shape {
+            Shape::Empty => {
+                match self.empty {
+                    EmptyTable::Null => self.encoding.null(),
+                    EmptyTable::EmptyList => {
+                        self.encoding.begin_list(0);
+                        self.encoding.end_list();
                     }
                 }
-                Kind::String => {
-                    let key = self.string(stack, key)?;
-                    entries.push((key, self.value(stack, value, depth + 1)?));
-                }
-                _ => other_keys += 1,
+                Ok(())
             }
-            Ok(())
-        };
-        stack.for_each(index, each, Abort::NoRoom)?;
+            Shape::List(len) => {
+                // Go encodes a list in order and stops at the first item that fails.
+                self.encoding.begin_list(len);
+                for n in 1..=len {
+                    let item = stack.push_item(index, n).ok_or(Stop::NoRoom)?;
+                    self.value(stack, item, depth + 1)?;
+                    stack.pop();
+                }
+                self.encoding.end_list();
+                Ok(())
+            }
+            Shape::Map => {
+                // Go encodes a map in sorted key order (of its bytes) and stops at the first value
+                // that fails.
+                self.keys[start..].sort_unstable();
+                self.encoding.begin_map(self.keys.len() - start);
+                for k in start..self.keys.len() {
+                    let key = self.keys[k];
+                    let shown = self.string(key)?;
+                    self.encoding.key(&shown);
+                    let value = stack.push_field(index, key).ok_or(Stop::NoRoom)?;
+                    self.value(stack, value, depth + 1)?;
+                    stack.pop();
+                }
+                self.encoding.end_map();
+                Ok(())
+            }
+        });
+        self.keys.truncate(start);
+        walked
+    }
+
+    /// The shape of the table at `index`, its string keys added to `keys`.
+    fn shape(&mut self, stack: &mut Stack<'r>, index: Index) -> Result<Shape, Stop> {
+        let start = self.keys.len();
+        let (mut items, mut last_item, mut other_numbers, mut other_keys) = (0, 0.0, 0, 0);
+        stack.for_each(
+            index,
+            |stack, key| {
+                match stack.kind(key) {
+                    Kind::Number => {
+                        let n = stack.number(key);
+                        if (1.0..MAX_ARRAY_INDEX).contains(&n) && n.fract() == 0.0 {
+                            items += 1;
+                            last_item = f64::max(last_item, n);
+                        } else {
+                            other_numbers += 1;
+                        }
+                    }
+                    Kind::String => self.keys.push(stack.string(key).unwrap_or_default()),
+                    _ => other_keys += 1,
+                }
+                Ok(())
+            },
+            Stop::NoRoom,
+        )?;
+        let strings = self.keys.len() - start;
+        let refused = |message: &str| Err(Stop::Refused(message.into()));
         // gopher-lua iterates the array part (ascending) before any other key, so that part decides
         // whether the table is a list; in the hash part the first key decides, in insertion order,
         // which this engine cannot see: a mix is an error either way, only the wording may differ.
-        if !items.is_empty() {
-            items.sort_by(|a, b| a.0.total_cmp(&b.0));
-            if items.iter().enumerate().any(|(want, (key, _))| *key != (want + 1) as f64) {
-                return Ok(Err("cannot encode sparse array".into()));
+        if items > 0 {
+            // Distinct whole numbers from 1 are exactly 1..n when the largest is n.
+            if last_item != items as f64 {
+                return refused("cannot encode sparse array");
             }
-            if !entries.is_empty() || other_keys > 0 {
-                return Ok(Err("cannot encode mixed or invalid key types".into()));
+            if strings > 0 || other_keys > 0 {
+                return refused("cannot encode mixed or invalid key types");
             }
             if other_numbers > 0 {
-                return Ok(Err("cannot encode sparse array".into()));
+                return refused("cannot encode sparse array");
             }
-            // Go encodes a list in order and stops at the first item that fails.
-            let items = items.into_iter().map(|(_, item)| item).collect::<Result<_, _>>();
-            return Ok(items.map(|items| self.encoding.list(items)));
+            return Ok(Shape::List(items));
         }
-        if entries.is_empty() && other_numbers == 0 && other_keys == 0 {
-            return Ok(Ok(match self.empty {
-                EmptyTable::Null => self.encoding.null(),
-                EmptyTable::EmptyList => self.encoding.list(Vec::new()),
-            }));
+        if strings == 0 && other_numbers == 0 && other_keys == 0 {
+            return Ok(Shape::Empty);
         }
-        if other_keys > 0 || (other_numbers > 0 && !entries.is_empty()) {
-            return Ok(Err("cannot encode mixed or invalid key types".into()));
+        if other_keys > 0 || (other_numbers > 0 && strings > 0) {
+            return refused("cannot encode mixed or invalid key types");
         }
         if other_numbers > 0 {
-            return Ok(Err("cannot encode sparse array".into()));
+            return refused("cannot encode sparse array");
         }
-        // Go encodes a map in sorted key order and stops at the first value that fails.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let entries = entries.into_iter().map(|(key, item)| item.map(|item| (key, item))).collect::<Result<_, _>>();
-        Ok(entries.map(|entries| self.encoding.map(entries)))
+        Ok(Shape::Map)
     }
 }
 
@@ -367,9 +447,17 @@ mod tests {
             EncodeError::TooLarge => "too large".into(),
             EncodeError::OutOfMemory => "out of memory".into(),
         };
-        let decoded = from_lua(&lua, value.clone(), empty, usize::MAX, Values).map_err(message);
+        let decoded = from_lua(&lua, value.clone(), empty, usize::MAX, Values::default()).map_err(message);
         let text = from_lua(&lua, value, empty, usize::MAX, GoJsonText::default()).map_err(message);
-        assert_eq!(text.map(|t| t.0), decoded.as_ref().map(gojson::to_string).map_err(Clone::clone), "{code}");
+        if let Ok(GoJson { text, entries }) = &text {
+            let map: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
+            let found: Vec<(String, Value)> = entries
+                .iter()
+                .map(|(key, at)| (key.clone(), serde_json::from_str(&text[at.clone()]).unwrap()))
+                .collect();
+            assert_eq!(found, map.into_iter().collect::<Vec<_>>(), "{code}: the entries of {text}");
+        }
+        assert_eq!(text.map(|t| t.text), decoded.as_ref().map(gojson::to_string).map_err(Clone::clone), "{code}");
         decoded
     }
 
@@ -393,7 +481,10 @@ mod tests {
         let lua = Lua::new();
         let value: LuaValue = lua.load("return {a = {1, 2}}").eval().unwrap();
         lua.set_memory_limit(lua.used_memory()).unwrap();
-        assert_eq!(from_lua(&lua, value, EmptyTable::Null, usize::MAX, Values), Err(EncodeError::OutOfMemory));
+        assert_eq!(
+            from_lua(&lua, value, EmptyTable::Null, usize::MAX, Values::default()),
+            Err(EncodeError::OutOfMemory)
+        );
     }
 
     #[test]
@@ -425,7 +516,12 @@ mod tests {
         err("return {spec = {[true] = {{print}}}}", "cannot encode mixed or invalid key types");
         err("return {[true] = {{print}}, [false] = 1}", "cannot encode mixed or invalid key types");
         // Values fail in sorted key order, as Go marshals a map, whatever order Lua walks them.
+        // Tables are marked visited as Go encodes them, in that order: the first reference to a
+        // shared table is encoded, a later one is "recursively nested", whatever order Lua walks.
         for _ in 0..20 {
+            err("local x = {1} return {a = x, b = print, c = x}", "cannot encode function to JSON");
+            err("local x = {1} return {x, print, x}", "cannot encode function to JSON");
+            err("local x = {1} return {c = x, d = print, a = x}", "cannot encode recursively nested tables to JSON");
             err("return {a = print, b = {[1] = 1, [3] = 3}, c = 1/0}", "cannot encode function to JSON");
             err("return {z = print, y = {[1] = 1, [3] = 3}}", "cannot encode sparse array");
         }
@@ -450,7 +546,7 @@ mod tests {
         let lua = Lua::new();
         let encode = |code: &str, budget: usize| {
             let value: LuaValue = lua.load(code).eval().unwrap();
-            from_lua(&lua, value, EmptyTable::Null, budget, Values)
+            from_lua(&lua, value, EmptyTable::Null, budget, Values::default())
         };
         // One string stored once in Lua and referenced four times: four copies in the result.
         let shared = "local s = string.rep('x', 1000) return {s, s, s, s}";

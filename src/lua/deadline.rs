@@ -87,7 +87,14 @@ mod tests {
         let (sender, receiver) = mpsc::channel();
         std::thread::spawn(move || {
             let obj = std::borrow::Cow::Owned(json!({}));
-            sender.send(evaluate(&script, obj, &limits, EvalOptions::CONTROLLER, &Printed::default(), Values))
+            sender.send(evaluate(
+                &script,
+                obj,
+                &limits,
+                EvalOptions::CONTROLLER,
+                &Printed::default(),
+                Values::default(),
+            ))
         });
         let outcome = receiver.recv_timeout(Duration::from_secs(5));
         let error = outcome.unwrap_or_else(|_| panic!("{code}: still running after 5 s")).unwrap_err();

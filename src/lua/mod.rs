@@ -8,7 +8,7 @@ mod stack;
 mod stdlib;
 
 use convert::EncodeError;
-pub use convert::{EmptyTable, Encoding, GoJsonText, KeyOrder, Values};
+pub use convert::{EmptyTable, Encoding, GoJson, GoJsonText, KeyOrder, Values};
 use stack::FromJson;
 
 use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
@@ -359,7 +359,7 @@ pub fn order_dependence<T: PartialEq>(
 ) -> Option<OrderDependence> {
     // What the variants print was printed by the evaluation they vary.
     let differs = |variant: EvalOptions| {
-        evaluate(script, Cow::Borrowed(obj), limits, variant, &Printed::default(), Values)
+        evaluate(script, Cow::Borrowed(obj), limits, variant, &Printed::default(), Values::default())
             .ok()
             .and_then(|output| read(output).ok())
             .is_none_or(|d| &d != baseline)
@@ -412,7 +412,14 @@ mod tests {
 
     fn run(code: &str, obj: Value) -> Result<Value, ScriptError> {
         let script = Script::new("test.lua", code);
-        evaluate(&script, Cow::Borrowed(&obj), &Limits::default(), EvalOptions::CONTROLLER, &Printed::default(), Values)
+        evaluate(
+            &script,
+            Cow::Borrowed(&obj),
+            &Limits::default(),
+            EvalOptions::CONTROLLER,
+            &Printed::default(),
+            Values::default(),
+        )
     }
 
     fn spec(code: &str) -> Value {
@@ -452,7 +459,7 @@ mod tests {
                 &Limits::default(),
                 EvalOptions::CONTROLLER,
                 &Printed::default(),
-                Values,
+                Values::default(),
             )
             .unwrap();
             assert_eq!(got, json!({"spec": [true, "function", "table", "nil"]}));
@@ -496,9 +503,15 @@ mod tests {
     fn stops_infinite_loops_and_memory_bombs() {
         let script = Script::new("loop.lua", "local i = 0\nwhile true do i = i + 1 end");
         let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
-        let err =
-            evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
-                .unwrap_err();
+        let err = evaluate(
+            &script,
+            Cow::Owned(json!({})),
+            &limits,
+            EvalOptions::CONTROLLER,
+            &Printed::default(),
+            Values::default(),
+        )
+        .unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
         assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
         // Time enough that only the memory limit can stop them, however busy the machine.
@@ -511,7 +524,7 @@ mod tests {
                 &memory_only,
                 EvalOptions::CONTROLLER,
                 &Printed::default(),
-                Values,
+                Values::default(),
             )
             .unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
@@ -534,9 +547,15 @@ mod tests {
         let code = "local s = string.rep('x', 4 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end";
         let script = Script::new("test.lua", format!("{code} local text = json.encode(t) return {{}}"));
         let limits = Limits { memory: 16 << 20, ..Limits::default() };
-        let err =
-            evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
-                .unwrap_err();
+        let err = evaluate(
+            &script,
+            Cow::Owned(json!({})),
+            &limits,
+            EvalOptions::CONTROLLER,
+            &Printed::default(),
+            Values::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
             (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 16 MiB)".into())
@@ -549,8 +568,15 @@ mod tests {
         let obj = json!({"data": {"spec": {"x": vec![json!({"a": 1}); 50_000]}}});
         let limits = Limits { memory: 2 << 20, ..Limits::default() };
         let script = Script::new("id.lua", "return obj.data");
-        let err = evaluate(&script, Cow::Borrowed(&obj), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
-            .unwrap_err();
+        let err = evaluate(
+            &script,
+            Cow::Borrowed(&obj),
+            &limits,
+            EvalOptions::CONTROLLER,
+            &Printed::default(),
+            Values::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
             (
@@ -561,8 +587,15 @@ mod tests {
         );
         let roomy = Limits { memory: 64 << 20, ..limits };
         assert_eq!(
-            evaluate(&script, Cow::Borrowed(&obj), &roomy, EvalOptions::CONTROLLER, &Printed::default(), Values)
-                .unwrap(),
+            evaluate(
+                &script,
+                Cow::Borrowed(&obj),
+                &roomy,
+                EvalOptions::CONTROLLER,
+                &Printed::default(),
+                Values::default()
+            )
+            .unwrap(),
             obj["data"]
         );
     }
@@ -575,16 +608,29 @@ mod tests {
             "local text = '[' .. string.rep('[1],', 100000) .. '[]]' local t = json.decode(text) return {spec = #t}",
         );
         let limits = Limits { memory: 4 << 20, ..Limits::default() };
-        let err =
-            evaluate(&script, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
-                .unwrap_err();
+        let err = evaluate(
+            &script,
+            Cow::Owned(json!({})),
+            &limits,
+            EvalOptions::CONTROLLER,
+            &Printed::default(),
+            Values::default(),
+        )
+        .unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Memory, "{err}");
         let without_decode = Script::new(
             "text.lua",
             script.code().replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
         );
-        evaluate(&without_decode, Cow::Owned(json!({})), &limits, EvalOptions::CONTROLLER, &Printed::default(), Values)
-            .expect("building the text fits");
+        evaluate(
+            &without_decode,
+            Cow::Owned(json!({})),
+            &limits,
+            EvalOptions::CONTROLLER,
+            &Printed::default(),
+            Values::default(),
+        )
+        .expect("building the text fits");
     }
 
     #[test]
@@ -592,7 +638,14 @@ mod tests {
         let printed = Printed::default();
         let run = |code: &str| {
             let script = Script::new("p.lua", code);
-            evaluate(&script, Cow::Owned(json!({})), &Limits::default(), EvalOptions::CONTROLLER, &printed, Values)
+            evaluate(
+                &script,
+                Cow::Owned(json!({})),
+                &Limits::default(),
+                EvalOptions::CONTROLLER,
+                &printed,
+                Values::default(),
+            )
         };
         run("print('a', 1, nil) return {}").unwrap();
         run("print('before') error('boom')").unwrap_err();
@@ -631,7 +684,7 @@ mod tests {
                     &Limits::default(),
                     EvalOptions::CONTROLLER,
                     &Printed::default(),
-                    Values,
+                    Values::default(),
                 )
                 .unwrap(),
             )

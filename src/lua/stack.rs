@@ -11,8 +11,10 @@
 //! 2. **Reading never raises.** A walk (`read`, `Stack`) calls only functions that neither
 //!    allocate nor raise: `lua_type`, `lua_toboolean`, `lua_tonumber`, `lua_topointer`,
 //!    `lua_tolstring` on strings (which returns them as they are), `lua_next` with the keys it
-//!    returned left as they are, `lua_gettop` and `lua_settop` below the top. So Rust values
-//!    that need dropping may live across these calls.
+//!    returned left as they are, `lua_rawget` and `lua_rawgeti`, `lua_pushlstring` of a key the
+//!    walk has met (so Lua finds the string, and makes none) with the collector stopped for the
+//!    read (so pushing runs no collection step), `lua_gettop` and `lua_settop` below the top. So
+//!    Rust values that need dropping may live across these calls.
 //! 3. **Building raises only through plain frames.** `build` allocates (`lua_createtable`,
 //!    `lua_pushlstring`, `lua_rawset`, `lua_rawseti`), and a memory error raises to the
 //!    protected call of `exec_raw` by `longjmp`. The frames it crosses own nothing that needs
@@ -399,7 +401,10 @@ pub fn read<R>(
             }
             let top = ffi::lua_gettop(state);
             let mut stack = Stack { state, limit: top + 2 * levels as c_int + 4, read: PhantomData };
+            // The collector runs in every state of this engine; invariant 2 needs it stopped.
+            ffi::lua_gc(state, ffi::LUA_GCSTOP, 0);
             result = Some(walk(&mut stack, top));
+            ffi::lua_gc(state, ffi::LUA_GCRESTART, 0);
         })
     };
     outcome.map_err(|e| e.to_string())?;
@@ -461,24 +466,24 @@ impl<'r> Stack<'r> {
         unsafe { ffi::lua_topointer(self.state, index) as usize }
     }
 
-    /// Calls `each` with the stack indices of every key and value of the table at `table`, in
-    /// Lua's order; `each` may leave things on the stack above them. Stops at the first error.
+    /// Calls `each` with the stack index of every key of the table at `table`, in Lua's order;
+    /// `each` may leave things on the stack above it. Stops at the first error.
     pub fn for_each<E>(
         &mut self,
         table: Index,
-        mut each: impl FnMut(&mut Stack<'r>, Index, Index) -> Result<(), E>,
+        mut each: impl FnMut(&mut Stack<'r>, Index) -> Result<(), E>,
         no_room: E,
     ) -> Result<(), E> {
         if self.top() + 2 > self.limit {
             return Err(no_room);
         }
         // SAFETY: invariants 1 and 2: two slots are free; lua_next gets back the key it gave,
-        // as `each` cannot reach below the key and the value.
+        // as `each` cannot reach below the key.
         unsafe {
             let base = self.top();
             ffi::lua_pushnil(self.state);
             while ffi::lua_next(self.state, table) != 0 {
-                let result = each(self, base + 1, base + 2);
+                let result = each(self, base + 1);
                 ffi::lua_settop(self.state, base + 1);
                 if result.is_err() {
                     ffi::lua_settop(self.state, base);
@@ -487,6 +492,37 @@ impl<'r> Stack<'r> {
             }
         }
         Ok(())
+    }
+
+    /// Pushes item `n` of the list at `table` and returns where; `None` without room.
+    pub fn push_item(&mut self, table: Index, n: usize) -> Option<Index> {
+        if self.top() + 1 > self.limit {
+            return None;
+        }
+        // SAFETY: invariants 1 and 2: a slot is free; `n` is below the 2^26 a list may have.
+        unsafe { ffi::lua_rawgeti_(self.state, table, n as c_int) };
+        Some(self.top())
+    }
+
+    /// Pushes the value of `key`, a string key of the table at `table` that `for_each` gave, and
+    /// returns where; `None` without room.
+    pub fn push_field(&mut self, table: Index, key: &[u8]) -> Option<Index> {
+        if self.top() + 1 > self.limit {
+            return None;
+        }
+        // SAFETY: invariants 1 and 2: a slot is free; the key exists, so pushing it finds it,
+        // and the collector is stopped.
+        unsafe {
+            ffi::lua_pushlstring(self.state, key.as_ptr().cast(), key.len());
+            ffi::lua_rawget(self.state, table);
+        }
+        Some(self.top())
+    }
+
+    /// Pops the value on top.
+    pub fn pop(&mut self) {
+        // SAFETY: invariant 2.
+        unsafe { ffi::lua_settop(self.state, -2) };
     }
 
     fn top(&self) -> Index {

@@ -148,7 +148,7 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
             );
             deadline::check(lua)?;
             match encoded {
-                Ok(json) => one(lua, LuaValue::String(lua.create_string(json.0)?)),
+                Ok(json) => one(lua, LuaValue::String(lua.create_string(json.text)?)),
                 Err(convert::EncodeError::Refused(message)) => failed(lua, &message),
                 // The text would not fit in the sandbox's memory either.
                 Err(convert::EncodeError::TooLarge | convert::EncodeError::OutOfMemory) => {
@@ -184,7 +184,7 @@ mod tests {
             &Limits::default(),
             EvalOptions::CONTROLLER,
             &Printed::default(),
-            Values,
+            Values::default(),
         )
         .map(|mut output| output["spec"].take())
         .map_err(|e| e.kind)

@@ -114,7 +114,8 @@ pub fn decode_annotations(encoded: Value) -> Result<Annotations, String> {
 
 /// Runs an Ingress script on `obj` and returns the annotations the controller reads back.
 pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, printed: &Printed) -> Result<Annotations, ScriptError> {
-    let encoded = lua::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, printed, lua::Values)?;
+    let encoded =
+        lua::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, printed, lua::Values::default())?;
     decode_annotations(encoded).map_err(|message| ScriptError::output(script, message))
 }
 
