@@ -88,13 +88,20 @@ fn print_output_is_capped() {
 fn an_obj_larger_than_the_memory_limit_as_lua_tables_is_named_with_the_limit() {
     // 400 KB of small maps take more than 2 MiB as Lua tables (an 8 MB obj, the largest read,
     // takes more than the default 64 MiB).
-    let obj = format!(r#"{{"data": {{"spec": {{"x": [{}]}}}}}}"#, vec![r#"{"a":1}"#; 50_000].join(","));
-    Test::new()
-        .file("script.lua", "return obj.data")
-        .file("obj.json", &obj)
-        .args(["eval", "script.lua", "--obj", "obj.json", "--lua-memory", "2Mi"])
-        .run()
-        .status(1)
-        .stdout_is("")
-        .stderr_has("error: obj.json: script script.lua: its obj takes more than the memory limit (2 MiB) as Lua tables: raise it with --lua-memory\n");
+    let long = format!(r#"{{"data": {{"spec": {{"x": [{}]}}}}}}"#, vec![r#"{"a":1}"#; 50_000].join(","));
+    // Fewer, larger maps, which the obj's JSON text is built into Lua from as it is read.
+    let item = |i: usize| {
+        format!("{{{}}}", (0..10).map(|k| format!(r#""k{k}": "value {i} {k}""#)).collect::<Vec<_>>().join(","))
+    };
+    let wide = format!(r#"{{"data": {{"spec": {{"x": [{}]}}}}}}"#, (0..5000).map(item).collect::<Vec<_>>().join(","));
+    for obj in [long, wide] {
+        Test::new()
+            .file("script.lua", "return obj.data")
+            .file("obj.json", &obj)
+            .args(["eval", "script.lua", "--obj", "obj.json", "--lua-memory", "2Mi"])
+            .run()
+            .status(1)
+            .stdout_is("")
+            .stderr_has("error: obj.json: script script.lua: its obj takes more than the memory limit (2 MiB) as Lua tables: raise it with --lua-memory\n");
+    }
 }
