@@ -21,8 +21,7 @@
 //!    dropping: references and borrowing iterators only.
 //! 4. **Strings live as long as the read.** Every string a walk sees is the value read or a
 //!    key or value of one of its tables, which nothing changes while the read lasts and the
-//!    collector cannot free (reading does not allocate, so the collector does not run); so
-//!    `Stack::string` lends the bytes for the whole read.
+//!    collector, stopped, does not free; so `Stack::string` lends the bytes for the whole read.
 //! 5. **Building from text raises nothing.** `build_from_json` runs inside serde_json's frames,
 //!    which own memory, so no `longjmp` may cross them: it lifts the memory limit while it
 //!    builds (checking the memory used itself), the collector is stopped (the caller's part),
@@ -316,10 +315,11 @@ impl<'de> Visitor<'de> for Push<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let Some(levels) = self.levels.checked_sub(1) else { return Err(self.build.stop(Stop::Unread)) };
         let state = self.build.state;
-        // SAFETY: invariant 5: the keys and values are pushed above `base` by `Key` and
-        // `Push`, which make room.
+        // SAFETY: invariant 5: the keys and values are pushed above `base` by `Push`, which
+        // makes room.
         let base = unsafe { ffi::lua_gettop(state) };
-        while map.next_key_seed(Key(self.build))?.is_some() {
+        // JSON's keys are strings, which `Push` pushes as any string.
+        while map.next_key_seed(Push { build: self.build, levels: 0, top: false })?.is_some() {
             map.next_value_seed(Push { build: self.build, levels, top: false })?;
         }
         // SAFETY: invariants 4 and 5: the keys' bytes are read while they are on the stack,
@@ -356,29 +356,6 @@ impl<'de> Visitor<'de> for Push<'_, '_> {
             ffi::lua_settop(state, base + 1);
         }
         self.build.within_limit()
-    }
-}
-
-/// Pushes a map's key, a string.
-struct Key<'b, 'a>(&'b Build<'a>);
-
-impl<'de> DeserializeSeed<'de> for Key<'_, '_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
-
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<(), E> {
-        Push { build: self.0, levels: 0, top: false }.visit_str(value)
     }
 }
 
