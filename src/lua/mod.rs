@@ -410,16 +410,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `evaluate` as the controller does, into a value.
+    fn evaluated(script: &Script, obj: &Value, limits: &Limits) -> Result<Value, ScriptError> {
+        evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, &Printed::default(), Values::default())
+    }
+
     fn run(code: &str, obj: Value) -> Result<Value, ScriptError> {
-        let script = Script::new("test.lua", code);
-        evaluate(
-            &script,
-            Cow::Borrowed(&obj),
-            &Limits::default(),
-            EvalOptions::CONTROLLER,
-            &Printed::default(),
-            Values::default(),
-        )
+        evaluated(&Script::new("test.lua", code), &obj, &Limits::default())
     }
 
     fn spec(code: &str) -> Value {
@@ -453,15 +450,7 @@ mod tests {
             "local seen = leftover; leftover = 1; return {spec = {seen == nil, type(print), type(json), type(coroutine)}}",
         );
         for _ in 0..2 {
-            let got = evaluate(
-                &script,
-                Cow::Owned(json!({})),
-                &Limits::default(),
-                EvalOptions::CONTROLLER,
-                &Printed::default(),
-                Values::default(),
-            )
-            .unwrap();
+            let got = evaluated(&script, &json!({}), &Limits::default()).unwrap();
             assert_eq!(got, json!({"spec": [true, "function", "table", "nil"]}));
         }
     }
@@ -503,30 +492,14 @@ mod tests {
     fn stops_infinite_loops_and_memory_bombs() {
         let script = Script::new("loop.lua", "local i = 0\nwhile true do i = i + 1 end");
         let limits = Limits { timeout: Duration::from_millis(100), ..Limits::default() };
-        let err = evaluate(
-            &script,
-            Cow::Owned(json!({})),
-            &limits,
-            EvalOptions::CONTROLLER,
-            &Printed::default(),
-            Values::default(),
-        )
-        .unwrap_err();
+        let err = evaluated(&script, &json!({}), &limits).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Timeout);
         assert!(err.to_string().starts_with("script loop.lua:2: timed out"), "{err}");
         // Time enough that only the memory limit can stop them, however busy the machine.
         let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
         for bomb in ["local t = {} for i = 1, 1e9 do t[i] = i end return t", "return {spec = string.rep('x', 1e9)}"] {
             let script = Script::new("test.lua", bomb);
-            let err = evaluate(
-                &script,
-                Cow::Owned(json!({})),
-                &memory_only,
-                EvalOptions::CONTROLLER,
-                &Printed::default(),
-                Values::default(),
-            )
-            .unwrap_err();
+            let err = evaluated(&script, &json!({}), &memory_only).unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
     }
@@ -547,15 +520,7 @@ mod tests {
         let code = "local s = string.rep('x', 4 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end";
         let script = Script::new("test.lua", format!("{code} local text = json.encode(t) return {{}}"));
         let limits = Limits { memory: 16 << 20, ..Limits::default() };
-        let err = evaluate(
-            &script,
-            Cow::Owned(json!({})),
-            &limits,
-            EvalOptions::CONTROLLER,
-            &Printed::default(),
-            Values::default(),
-        )
-        .unwrap_err();
+        let err = evaluated(&script, &json!({}), &limits).unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
             (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 16 MiB)".into())
@@ -568,15 +533,7 @@ mod tests {
         let obj = json!({"data": {"spec": {"x": vec![json!({"a": 1}); 50_000]}}});
         let limits = Limits { memory: 2 << 20, ..Limits::default() };
         let script = Script::new("id.lua", "return obj.data");
-        let err = evaluate(
-            &script,
-            Cow::Borrowed(&obj),
-            &limits,
-            EvalOptions::CONTROLLER,
-            &Printed::default(),
-            Values::default(),
-        )
-        .unwrap_err();
+        let err = evaluated(&script, &obj, &limits).unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
             (
@@ -586,18 +543,7 @@ mod tests {
             )
         );
         let roomy = Limits { memory: 64 << 20, ..limits };
-        assert_eq!(
-            evaluate(
-                &script,
-                Cow::Borrowed(&obj),
-                &roomy,
-                EvalOptions::CONTROLLER,
-                &Printed::default(),
-                Values::default()
-            )
-            .unwrap(),
-            obj["data"]
-        );
+        assert_eq!(evaluated(&script, &obj, &roomy).unwrap(), obj["data"]);
     }
 
     #[test]
@@ -608,29 +554,13 @@ mod tests {
             "local text = '[' .. string.rep('[1],', 100000) .. '[]]' local t = json.decode(text) return {spec = #t}",
         );
         let limits = Limits { memory: 4 << 20, ..Limits::default() };
-        let err = evaluate(
-            &script,
-            Cow::Owned(json!({})),
-            &limits,
-            EvalOptions::CONTROLLER,
-            &Printed::default(),
-            Values::default(),
-        )
-        .unwrap_err();
+        let err = evaluated(&script, &json!({}), &limits).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::Memory, "{err}");
         let without_decode = Script::new(
             "text.lua",
             script.code().replace("local t = json.decode(text) return {spec = #t}", "return {spec = #text}"),
         );
-        evaluate(
-            &without_decode,
-            Cow::Owned(json!({})),
-            &limits,
-            EvalOptions::CONTROLLER,
-            &Printed::default(),
-            Values::default(),
-        )
-        .expect("building the text fits");
+        evaluated(&without_decode, &json!({}), &limits).expect("building the text fits");
     }
 
     #[test]
@@ -677,18 +607,7 @@ mod tests {
         let read = |output: Value| Ok(output["spec"].clone());
         let check = |code: &str| {
             let script = Script::new("order.lua", code);
-            let baseline = read(
-                evaluate(
-                    &script,
-                    Cow::Borrowed(&obj),
-                    &Limits::default(),
-                    EvalOptions::CONTROLLER,
-                    &Printed::default(),
-                    Values::default(),
-                )
-                .unwrap(),
-            )
-            .unwrap();
+            let baseline = read(evaluated(&script, &obj, &Limits::default()).unwrap()).unwrap();
             order_dependence(&script, &obj, &Limits::default(), EvalOptions::CONTROLLER, &baseline, read)
         };
         let from_input = "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end return {spec = l}";
