@@ -63,7 +63,8 @@ impl TestCase {
                 .service;
             // The harness always names the canary Service `<stable>-canary` and runs every step.
             let canary = format!("{service}-canary");
-            let steps = rollout.steps.iter().map(|s| model::lua_data(&data, &s.strategy, service, &canary)).collect();
+            let steps =
+                rollout.steps.iter().map(|s| model::lua_data(data.clone(), &s.strategy, service, &canary)).collect();
             ("rollout", steps)
         } else if let Some(cr) = case.get("trafficRouting").filter(|t| !t.is_null()) {
             let cr = TrafficRoutingCr::from_object(cr).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
@@ -71,7 +72,7 @@ impl TestCase {
             // The harness passes an empty, non-nil matches list when the CR has none.
             let strategy =
                 RouteStrategy { matches: Some(cr.strategy.matches.clone().unwrap_or_default()), ..cr.strategy.clone() };
-            ("trafficRouting", vec![model::lua_data(&data, &strategy, service, service)])
+            ("trafficRouting", vec![model::lua_data(data, &strategy, service, service)])
         } else {
             return Err(format!("{name}: neither rollout nor trafficRouting"));
         };

@@ -13,19 +13,17 @@ pub enum Semantics {
     Harness,
 }
 
-/// The `obj` for one gateway object at one stage.
-pub fn lua_data(original: &Data, strategy: &RouteStrategy, stable_service: &str, canary_service: &str) -> Value {
+/// The `obj` for one gateway object at one stage (`original` moves into it: a spec can be
+/// megabytes as a `Value`).
+pub fn lua_data(original: Data, strategy: &RouteStrategy, stable_service: &str, canary_service: &str) -> Value {
     let (canary_weight, stable_weight) = strategy.weights();
     let mut data = Map::new();
-    if let Some(spec) = &original.spec {
-        data.insert("spec".into(), spec.clone());
+    if let Some(spec) = original.spec {
+        data.insert("spec".into(), spec);
     }
-    for (name, map) in [("labels", &original.labels), ("annotations", &original.annotations)] {
+    for (name, map) in [("labels", original.labels), ("annotations", original.annotations)] {
         if !map.is_empty() {
-            data.insert(
-                name.into(),
-                Value::Object(map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect()),
-            );
+            data.insert(name.into(), Value::Object(map.into_iter().map(|(k, v)| (k, Value::String(v))).collect()));
         }
     }
     let mut obj = Map::new();
@@ -53,11 +51,11 @@ mod tests {
         let original = Data { spec: Some(json!({"hosts": ["*"]})), ..Data::default() };
         let strategy = RouteStrategy { traffic: Some("20%".into()), ..Default::default() };
         assert_eq!(
-            lua_data(&original, &strategy, "svc-demo", "svc-demo-canary"),
+            lua_data(original, &strategy, "svc-demo", "svc-demo-canary"),
             json!({"data": {"spec": {"hosts": ["*"]}}, "canaryWeight": 20, "stableWeight": 80, "canaryService": "svc-demo-canary", "stableService": "svc-demo"})
         );
         let matches_only = RouteStrategy { matches: Some(vec![json!({})]), ..Default::default() };
-        let obj = lua_data(&Data::default(), &matches_only, "s", "s");
+        let obj = lua_data(Data::default(), &matches_only, "s", "s");
         assert_eq!((obj["canaryWeight"].clone(), obj["stableWeight"].clone()), (json!(-1), json!(101)));
     }
 }

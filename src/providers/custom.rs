@@ -33,18 +33,24 @@ pub fn plan_object(
     );
     let stored = data::stored_original(&current);
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
+    // What the messages below need of the original, so that the original itself can move into the
+    // script's obj or the restored object instead of being copied (it can be megabytes).
+    let original_empty = original == Data::default();
+    let original_holds_nothing = holds_nothing(&original);
     let mut warnings = Vec::new();
     let (planned, action, obj) = match context.action {
         RoutingAction::Leave => {
             (Arc::clone(&current), Action::Keep("the controller writes nothing here: left alone"), None)
         }
         RoutingAction::Restore => match stored {
-            Some(_) => (Arc::new(original.clone().apply_to(&current, None)), Action::Restore, None),
+            Some(_) => (Arc::new(original.apply_to(&current, None)), Action::Restore, None),
             None => (Arc::clone(&current), Action::Keep("original routing, nothing stored: left alone"), None),
         },
         RoutingAction::Route(strategy) => {
             let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
-            let obj = model::lua_data(&original, strategy, &routing.stable_service, &routing.canary_service);
+            // The annotation the controller stores, when none is stored yet.
+            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
+            let obj = model::lua_data(original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
             let result = data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
                 .map_err(|e| Error::Input(format!("{}, {}, {reference}: {e}", routing.owner, context.stage)))?;
@@ -63,21 +69,20 @@ pub fn plan_object(
                 )),
                 None => {}
             }
-            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
-            warnings.extend(routing_warnings(reference, &script, &original, &planned, strategy));
+            warnings.extend(routing_warnings(reference, &script, &obj["data"], &planned, strategy));
             (planned, Action::Lua(script), Some(obj))
         }
     };
     let writes = !matches!(action, Action::Keep(_));
     let decoded = unreadable.is_none();
     let unwritable = unreadable.filter(|_| writes).map(|error| {
-        let works_from = if original == Data::default() {
+        let works_from = if original_empty {
             "nothing (no spec, labels or annotations)"
         } else {
             "the part that decodes"
         };
-        let does = match (&action, original == Data::default()) {
+        let does = match (&action, original_empty) {
             (Action::Restore, true) => "restores that: it wipes the object's spec, labels and annotations",
             (Action::Restore, _) => "restores that, as shown",
             _ => "runs the script on that, as shown",
@@ -89,7 +94,7 @@ pub fn plan_object(
     });
     warnings.extend(unwritable.clone());
     // An original that decodes but holds nothing: the controller writes from it all the same.
-    let degenerate = stored.filter(|_| writes && decoded && holds_nothing(&original)).map(str::to_string);
+    let degenerate = stored.filter(|_| writes && decoded && original_holds_nothing).map(str::to_string);
     if let Some(text) = &degenerate {
         let does = match action {
             Action::Lua(_) => "runs the script on an empty original and writes the result",
@@ -159,17 +164,18 @@ fn first_null(value: &Value) -> Option<String> {
 }
 
 /// The rough edges of weight routing worth a warning (docs/controller-semantics.md §4.6): weights
-/// that do not add up to 100 after flooring, and a rule sent to the canary twice.
+/// that do not add up to 100 after flooring, and a rule sent to the canary twice. `original` is
+/// the original as the script gets it (`obj.data`: empty labels and annotations left out).
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,
-    original: &Data,
+    original: &Value,
     planned: &Value,
     strategy: &RouteStrategy,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     // Returned labels and annotations replace the object's: a script that forgets them wipes them.
-    if !original.labels.is_empty() && planned["metadata"].get("labels").is_none() {
+    if original.get("labels").is_some() && planned["metadata"].get("labels").is_none() {
         warnings.push(format!(
             "{reference}: the script returns no labels, so the controller removes all the object's labels"
         ));
@@ -177,7 +183,7 @@ fn routing_warnings(
     let kept_annotations = planned["metadata"]["annotations"]
         .as_object()
         .is_some_and(|a| a.keys().any(|k| k != data::ORIGINAL_SPEC_ANNOTATION));
-    if !original.annotations.is_empty() && !kept_annotations {
+    if original.get("annotations").is_some() && !kept_annotations {
         warnings.push(format!(
             "{reference}: the script returns no annotations, so the controller removes the object's annotations"
         ));
@@ -194,10 +200,7 @@ fn routing_warnings(
             "{reference}: this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101"
         ));
     }
-    if builtin
-        && reference.kind == "DestinationRule"
-        && original.spec.as_ref().is_none_or(|s| s.get("subsets").is_none_or(Value::is_null))
-    {
+    if builtin && reference.kind == "DestinationRule" && original["spec"].get("subsets").is_none_or(Value::is_null) {
         warnings.push(format!(
             "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
         ));
@@ -261,6 +264,77 @@ mod tests {
         // Already stored: one write; already as planned: none.
         assert_eq!(changes(&key(), &planned, &current).len(), 1);
         assert_eq!(changes(&key(), &planned, &planned), [Change::Keep { key: key(), object: planned.clone() }]);
+    }
+
+    fn warnings_of(kind: &str, builtin: bool, original: Value, planned: Value, strategy: RouteStrategy) -> Vec<String> {
+        let reference =
+            ObjectRef { api_version: "networking.istio.io/v1beta1".into(), kind: kind.into(), name: "web".into() };
+        let source = if builtin {
+            ScriptSource::BuiltIn { path: "lua_configuration/x.lua".into() }
+        } else {
+            ScriptSource::Flag { path: "x.lua".into() }
+        };
+        let script = ResolvedScript {
+            source,
+            script: crate::lua::Script::new("x.lua", "return obj.data"),
+            sha256: String::new(),
+        };
+        routing_warnings(&reference, &script, &original, &planned, &strategy)
+    }
+
+    #[test]
+    fn each_rough_edge_of_a_routing_result_is_warned_of_and_only_then() {
+        let twenty = || RouteStrategy { traffic: Some("20%".into()), ..Default::default() };
+        let route = |host: &str, subset: &str, weight: i64| json!({"destination": {"host": host, "subset": subset}, "weight": weight});
+        let kept = json!({"metadata": {"labels": {"a": "b"}, "annotations": {"c": "d"}}, "spec": {"http": [{"route": [route("web", "stable", 80), route("web", "canary", 20)]}]}});
+        let original = json!({"spec": {"subsets": []}, "labels": {"a": "b"}, "annotations": {"c": "d"}});
+        assert_eq!(
+            warnings_of("VirtualService", false, original.clone(), kept.clone(), twenty()),
+            Vec::<String>::new()
+        );
+
+        // Labels and annotations the script does not return are removed; the stored original
+        // alone does not count as keeping annotations.
+        let stripped =
+            json!({"metadata": {"annotations": {(data::ORIGINAL_SPEC_ANNOTATION): "{}"}}, "spec": kept["spec"]});
+        let warnings = warnings_of("VirtualService", false, original.clone(), stripped.clone(), twenty());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("returns no labels") && warnings[1].contains("returns no annotations"));
+        // An original without them loses nothing.
+        assert_eq!(warnings_of("VirtualService", false, json!({"spec": {}}), stripped, twenty()), Vec::<String>::new());
+
+        let mut with_null = kept.clone();
+        with_null["spec"]["hosts"] = json!(["a", null]);
+        let warnings = warnings_of("VirtualService", false, original.clone(), with_null, twenty());
+        assert!(warnings[0].contains("has null at spec.hosts[1]"), "{warnings:?}");
+
+        // Matches without traffic: the weights a custom script gets (the built-in ones ignore them).
+        let matches = RouteStrategy { matches: Some(vec![json!({})]), ..Default::default() };
+        let warnings = warnings_of("VirtualService", false, original.clone(), kept.clone(), matches.clone());
+        assert!(warnings[0].contains("canaryWeight -1 and stableWeight 101"), "{warnings:?}");
+        assert_eq!(warnings_of("VirtualService", true, original.clone(), kept.clone(), matches), Vec::<String>::new());
+
+        // The controller's DestinationRule script fails without spec.subsets; ours does not.
+        let rule = json!({"metadata": kept["metadata"], "spec": {"subsets": [{"name": "canary"}]}});
+        for no_subsets in [json!({"spec": {"host": "web"}}), json!({"spec": {"subsets": null}}), json!({})] {
+            let mut original = no_subsets;
+            original["labels"] = json!({"a": "b"});
+            original["annotations"] = json!({"c": "d"});
+            let warnings = warnings_of("DestinationRule", true, original, rule.clone(), twenty());
+            assert!(warnings.len() == 1 && warnings[0].contains("without spec.subsets"), "{warnings:?}");
+        }
+        assert_eq!(warnings_of("DestinationRule", false, json!({}), rule.clone(), twenty()), Vec::<String>::new());
+        let with_subsets = json!({"spec": {"subsets": []}, "labels": {"a": "b"}, "annotations": {"c": "d"}});
+        assert_eq!(warnings_of("DestinationRule", true, with_subsets, rule, twenty()), Vec::<String>::new());
+
+        // Weights that do not add up to 100, and a rule sent to the canary twice.
+        let mut uneven = kept.clone();
+        uneven["spec"]["tcp"] =
+            json!([{"route": [route("web", "stable", 67), route("web", "canary", 33), route("web", "canary", 33)]}]);
+        let warnings = warnings_of("VirtualService", true, original, uneven, twenty());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("spec.tcp[0] route weights add up to 133"), "{warnings:?}");
+        assert!(warnings[1].contains("spec.tcp[0] routes to the canary 2 times"), "{warnings:?}");
     }
 
     #[test]
