@@ -268,6 +268,89 @@ fn test_flags_scripts_that_depend_on_pairs_order() {
 }
 
 #[test]
+fn plan_warns_of_a_script_that_depends_on_pairs_order_and_says_whose() {
+    let labelled =
+        VIRTUAL_SERVICE.replace("  namespace: shop\n", "  namespace: shop\n  labels: {a: '1', b: '2', c: '3'}\n");
+    let plan = |script: &str| {
+        Test::new()
+            .file("m/rollout.yaml", ROLLOUT)
+            .file("m/vs.yaml", &labelled)
+            .file("mine.lua", script)
+            .args(["plan", "-f", "m", "--step", "2", "--script", "VirtualService.networking.istio.io=mine.lua"])
+            .run()
+            .success()
+    };
+    // The order of the object's labels decides the output: random in the controller.
+    let out = plan(
+        "local keys = {} for k in pairs(obj.data.labels) do table.insert(keys, k) end obj.data.spec.keys = keys return obj.data",
+    );
+    let out = out.stdout_has("VirtualService/demo: the script's output depends on the order pairs() walks the input maps, which is random in the controller");
+    assert!(!out.stdout.contains("walks tables it builds"), "{}", out.stdout);
+    // The order of a table the script builds decides it: gopher-lua's insertion order, not ours.
+    let own = "local t = {} for _, k in ipairs({'a', 'b', 'c', 'd', 'e', 'f'}) do t[k] = true end local keys = {} for k in pairs(t) do table.insert(keys, k) end obj.data.spec.keys = keys return obj.data";
+    let out = plan(own).stdout_has("VirtualService/demo: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order");
+    assert!(!out.stdout.contains("walks the input maps"), "{}", out.stdout);
+    // Sorted keys: no warning.
+    let out = plan(
+        "local keys = {} for k in pairs(obj.data.labels) do table.insert(keys, k) end table.sort(keys) obj.data.spec.keys = keys return obj.data",
+    );
+    assert!(!out.stdout.contains("depends on the order"), "{}", out.stdout);
+}
+
+#[test]
+fn plan_warns_that_the_destination_rule_subset_needs_canary_pods_labelled_for_it() {
+    const DESTINATION_RULE: &str = "apiVersion: networking.istio.io/v1beta1\nkind: DestinationRule\nmetadata: {name: demo, namespace: shop}\nspec:\n  host: demo\n  subsets: [{name: base, labels: {version: base}}]\n";
+    let plan = |canary: &str| {
+        let rollout = ROLLOUT.replace("      trafficRoutings:\n", &format!("{canary}      trafficRoutings:\n"))
+            + "        - apiVersion: networking.istio.io/v1beta1\n          kind: DestinationRule\n          name: demo\n";
+        Test::new()
+            .file("m/rollout.yaml", &rollout)
+            .file("m/vs.yaml", VIRTUAL_SERVICE)
+            .file("m/dr.yaml", DESTINATION_RULE)
+            .args(["plan", "-f", "m", "--summary"])
+            .run()
+            .success()
+    };
+    const WARNING: &str = "traffic goes to the DestinationRule subset canary, which selects pods labelled istio.service.tag=gray; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary";
+    plan("      disableGenerateCanaryService: true\n").stdout_has(&format!("  warning: {WARNING}\n"));
+    let labelled = "      disableGenerateCanaryService: true\n      enableExtraWorkloadForCanary: true\n      patchPodTemplateMetadata: {labels: {istio.service.tag: gray}}\n";
+    for quiet in ["", labelled] {
+        let out = plan(quiet);
+        assert!(!out.stdout.contains(WARNING), "{quiet:?}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn plan_warns_of_match_fields_a_v1alpha1_rollout_cannot_hold() {
+    let rollout = r#"
+apiVersion: rollouts.kruise.io/v1alpha1
+kind: Rollout
+metadata: {name: demo, namespace: shop}
+spec:
+  objectRef: {workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}}
+  strategy:
+    canary:
+      steps:
+      - replicas: 1
+        matches:
+        - headers: [{name: user-agent, value: pc}]
+          path: {value: /api}
+          queryParams: [{name: q, value: "1"}]
+      trafficRoutings:
+      - service: demo
+        customNetworkRefs: [{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}]
+"#;
+    Test::new()
+        .file("m/rollout.yaml", rollout)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("spec.strategy.canary.steps[0].matches[0]: path, queryParams not supported in this API version; the API server drops it")
+        .stdout_has("+    - headers:\n+        user-agent:\n+          exact: pc\n");
+}
+
+#[test]
 fn eval_prints_canonical_json() {
     Test::new()
         .file("s.lua", "obj.data.spec.w = obj.canaryWeight / 2 obj.data.spec.e = {} return obj.data")
