@@ -459,9 +459,13 @@ mod tests {
             parse_script_flag("VirtualService.networking.istio.io=vs.lua").unwrap(),
             (("networking.istio.io".into(), "VirtualService".into()), "vs.lua".into())
         );
-        for bad in
-            ["vs.lua", ".networking.istio.io=vs.lua", "VirtualService.=vs.lua", "VirtualService.networking.istio.io="]
-        {
+        for bad in [
+            "vs.lua",
+            "VirtualService",
+            ".networking.istio.io=vs.lua",
+            "VirtualService.=vs.lua",
+            "VirtualService.networking.istio.io=",
+        ] {
             assert_eq!(parse_script_flag(bad), Err(format!("--script {bad:?}: expected Kind.group=FILE")));
         }
         assert_eq!(
