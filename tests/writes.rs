@@ -677,13 +677,6 @@ fn a_server_dry_run_needs_no_lease_permissions_and_the_claim_is_asked_about_once
     assert_eq!(lease_questions.len(), 4, "get, create, update, delete, once each: {lease_questions:?}");
 }
 
-/// The newest backup of the VirtualService.
-fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
-    let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.into_iter().max().expect("a backup")
-}
-
 #[test]
 fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
     let server = shop(2, "StepPaused").start();
