@@ -576,6 +576,31 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
 }
 
 #[test]
+fn restore_in_a_namespace_without_rollouts_claims_none_and_reports_no_failure() {
+    // A regression: the Rollouts that may route the object were listed with an empty selector,
+    // which an empty namespace refuses ("no Rollouts ... match the selector"), and the restore
+    // said that reading them had failed.
+    let mut routed = virtual_service();
+    routed["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": STORED});
+    routed["spec"]["http"][0]["route"][0]["weight"] = json!(100);
+    let server = FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases()).object(routed).start();
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    let restored = test
+        .run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .success()
+        .stdout_has("VirtualService shop/demo restored");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    let from_backup = test
+        .run_args(["restore", "--from-backup", "original.yaml", "--yes"])
+        .success()
+        .stdout_has("VirtualService shop/demo already matches the backup");
+    for out in [&restored, &from_backup] {
+        assert!(!out.stderr.contains("failed"), "{}", out.stderr);
+    }
+    assert_eq!(claim_writes(&server), Vec::<String>::new(), "no Rollout to claim");
+}
+
+#[test]
 fn restore_checks_permissions() {
     let server = shop(2, "StepPaused").deny(Rule::new(["update"]).resources(["virtualservices"])).start();
     let mut routed = virtual_service();
