@@ -309,7 +309,7 @@ fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewe
     // is renewed 20 s after it was last written, at the next change the run sees: the Rollouts'
     // status message changes every second.
     let (kept, taken) = (shop(1, "StepPaused").start(), shop(1, "StepPaused").start());
-    let approve = ["approve", "demo", "--to-end", "--yes", "--timeout", "25s"];
+    let approve = ["approve", "demo", "--to-end", "--yes", "--timeout", "30s"];
     let (kept_test, taken_test) = (Test::new().kubeconfig(&kept), Test::new().kubeconfig(&taken));
     let (kept_run, taken_run) = (kept_test.spawn(&approve), taken_test.spawn(&approve));
     kept_run.wait_for_stdout("approved (step 1/3)");
@@ -339,7 +339,7 @@ fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewe
         .stderr_has("stopped: the claim ")
         .stderr_has("rollout-lua.demo was taken over by someone else (this run held it too long without renewing it)");
     assert_eq!(claims(&taken)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "their claim is left alone");
-    kept_run.finish().status(1).stderr_has("timed out after 25s");
+    kept_run.finish().status(1).stderr_has("timed out after 30s");
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     toucher.join().unwrap();
     let renewals =
