@@ -219,6 +219,28 @@ fn a_missing_exec_credential_plugin_is_named() {
 }
 
 #[test]
+fn an_exec_credential_plugin_whose_child_keeps_its_output_open_is_named() {
+    let server = shop(2, "StepPaused").start();
+    let credential =
+        r#"echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'"#;
+    // The plugin exits at once, but a process it started holds its stdout open for 20 s (its
+    // stderr, this test's, is let go: the test waits for this run's output to end).
+    let test = plugin(Test::new(), &format!("{credential}\nsleep 20 2>/dev/null &"));
+    let command = test.path("plugin.sh").display().to_string();
+    let test = exec_kubeconfig(test, &server, &command);
+    let (output, took) = timed(&test, &["plan", "demo"]);
+    output.status(1).stderr_has(&format!(
+        "the exec credential plugin {command:?} (users[].user.exec in the kubeconfig) exited, but its output did not end"
+    ));
+    assert!(took < Duration::from_secs(15), "not waited for: took {took:?}");
+    assert!(server.requests().is_empty());
+    // A process it started with its output elsewhere is no matter.
+    let test = plugin(Test::new(), &format!("{credential}\nsleep 5 >/dev/null 2>&1 &"));
+    let command = test.path("plugin.sh").display().to_string();
+    exec_kubeconfig(test, &server, &command).run_args(["plan", "demo"]).success();
+}
+
+#[test]
 fn status_watch_ends_on_time_while_a_request_hangs() {
     let server = shop(2, "StepPaused").start();
     // The first read answers; the second (two seconds later) never does.

@@ -173,6 +173,34 @@ fn approve_refuses_an_unexpected_step() {
 }
 
 #[test]
+fn approve_refuses_without_a_current_step_and_traffic_only_outside_a_release() {
+    // A status whose step index names none of the 3 steps: nothing to approve.
+    for index in [0, 4] {
+        let server = shop(index, "StepPaused").start();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "demo", "--yes"])
+            .run()
+            .status(3)
+            .stderr_has("rollouts.rollouts.kruise.io \"demo\": the status names no current step");
+        assert_eq!(writes(&server), Vec::<String>::new(), "index {index}");
+    }
+    // --traffic-only routes the step of a release in progress (paused or not), and only that.
+    let mut terminating = rollout(2, "StepPaused");
+    terminating["status"]["phase"] = json!("Terminating");
+    let server = serving(terminating.clone()).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).status(3).stderr_has(
+        "rollouts.rollouts.kruise.io \"demo\" is not progressing (phase Terminating): there is no step to route",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    terminating["status"]["phase"] = json!("Progressing");
+    server.put_object(terminating);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
+}
+
+#[test]
 fn approve_without_a_terminal_needs_yes() {
     let server = shop(2, "StepPaused").start();
     Test::new()
@@ -191,15 +219,23 @@ fn approve_on_a_terminal_asks_and_only_yes_goes_ahead() {
         return crate::support::skip("script (util-linux) not installed");
     }
     let server = shop(2, "StepPaused").start();
-    let approve = |answer: &str| Test::new().kubeconfig(&server).args(["approve", "demo"]).stdin(answer).on_terminal();
-    approve("y\n")
+    let approve = |answer: &str, more: &[&str]| {
+        Test::new().kubeconfig(&server).args(["approve", "demo"]).args(more.iter().copied()).stdin(answer).on_terminal()
+    };
+    approve("y\n", &[])
         .run()
         .status(3)
         .stdout_has("+      weight: 50")
-        .stdout_has("Only 'yes' goes ahead: ")
+        .stdout_has("Apply these changes and approve? Only 'yes' goes ahead: ")
+        .stdout_has("nothing was written: not confirmed");
+    // The question says what the answer lets the run do.
+    approve("no\n", &["--to-end"])
+        .run()
+        .status(3)
+        .stdout_has("Apply these changes, approve, and approve every later pause to the end? Only 'yes' goes ahead: ")
         .stdout_has("nothing was written: not confirmed");
     assert_eq!(writes(&server), Vec::<String>::new());
-    approve("yes\n").run().success().stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    approve("yes\n", &[]).run().success().stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 }
 
@@ -498,6 +534,73 @@ fn restore_a_single_ref_and_from_a_backup() {
 }
 
 #[test]
+fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let backup = |name: &str, object: &serde_json::Value| {
+        std::fs::write(test.path(name), rollout_lua::yaml::to_string(object)).unwrap();
+        test.run_args(["restore", "--from-backup", name, "--yes"])
+    };
+    let with_metadata = |metadata: serde_json::Value| {
+        let mut object = virtual_service();
+        object["metadata"] = metadata;
+        object
+    };
+    server.clear_log();
+    backup("nameless.yaml", &with_metadata(json!({"namespace": NAMESPACE})))
+        .status(1)
+        .stderr_has("error: nameless.yaml: no metadata.name");
+    backup("other.yaml", &with_metadata(json!({"name": "demo", "namespace": "other"})))
+        .status(1)
+        .stderr_has("error: other.yaml holds an object of namespace other, not shop: run with -n other");
+    backup("gone.yaml", &with_metadata(json!({"name": "gone", "namespace": NAMESPACE})))
+        .status(1)
+        .stderr_has("error: VirtualService shop/gone no longer exists; create it with kubectl instead");
+    backup("live.yaml", &vs(&server)).success().stdout_is("VirtualService shop/demo already matches the backup\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // The nearest backup that differs is put back, naming where the state it replaced went.
+    let out = backup("original.yaml", &virtual_service()).success();
+    let previous = newest_backup_of_the_virtual_service(&test);
+    out.stdout_has(&format!(
+        "VirtualService shop/demo restored from original.yaml (its previous state: {})\n",
+        previous.display()
+    ));
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    // The claim names the command to whoever else finds the Rollout claimed.
+    let claim = server.writes().into_iter().rfind(|w| w.method == "POST" && w.path.contains("/leases")).unwrap();
+    assert_eq!(
+        claim.body["metadata"]["annotations"]["kubectl-rollout-lua/command"],
+        "restore --from-backup original.yaml"
+    );
+}
+
+#[test]
+fn restore_in_a_namespace_without_rollouts_claims_none_and_reports_no_failure() {
+    // A regression: the Rollouts that may route the object were listed with an empty selector,
+    // which an empty namespace refuses ("no Rollouts ... match the selector"), and the restore
+    // said that reading them had failed.
+    let mut routed = virtual_service();
+    routed["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": STORED});
+    routed["spec"]["http"][0]["route"][0]["weight"] = json!(100);
+    let server = FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases()).object(routed).start();
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    let restored = test
+        .run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .success()
+        .stdout_has("VirtualService shop/demo restored");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    let from_backup = test
+        .run_args(["restore", "--from-backup", "original.yaml", "--yes"])
+        .success()
+        .stdout_has("VirtualService shop/demo already matches the backup");
+    for out in [&restored, &from_backup] {
+        assert!(!out.stderr.contains("failed"), "{}", out.stderr);
+    }
+    assert_eq!(claim_writes(&server), Vec::<String>::new(), "no Rollout to claim");
+}
+
+#[test]
 fn restore_checks_permissions() {
     let server = shop(2, "StepPaused").deny(Rule::new(["update"]).resources(["virtualservices"])).start();
     let mut routed = virtual_service();
@@ -626,6 +729,24 @@ fn restore_while_the_next_step_upgrades_sees_no_edit() {
     assert!(!out.stdout.contains("edited"), "{}", out.stdout);
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
     assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+}
+
+#[test]
+fn restore_says_when_it_cannot_check_for_edits() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).file("broken.lua", "error('broken')");
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let restore = |args: &[&str]| test.run_args(["restore", "demo", "--yes"].iter().chain(args));
+    // The steps plan: the objects are checked for edits, and nothing is said.
+    let checked = restore(&["--dry-run", "client"]).success();
+    assert!(!checked.stderr.contains("cannot check for edits"), "{}", checked.stderr);
+    // A script that fails leaves edits unseen: the restore goes ahead from the stored original,
+    // and says so.
+    restore(&["--script", "VirtualService.networking.istio.io=broken.lua"])
+        .success()
+        .stderr_has("Rollout demo: cannot check for edits, its steps do not plan: ")
+        .stderr_has("broken");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
 /// Two services released together (mocka -> mockb), each Rollout linked by annotation to a
@@ -824,6 +945,62 @@ fn connection_flags_work_like_kubectl() {
 fn api_errors_are_reported() {
     let server = shop(2, "StepPaused").deny(Rule::new(["get"]).resources(["virtualservices"])).start();
     Test::new().kubeconfig(&server).args(["plan", "demo"]).run().status(1).stderr_has("reading virtualservices.networking.istio.io shop/demo: virtualservices.networking.istio.io \"demo\" is forbidden: User \"fake-user\" cannot get resource \"virtualservices\"");
+}
+
+#[test]
+fn what_the_cluster_does_not_serve_or_hold_is_named() {
+    let run = |server: &FakeHandle, args: &[&str]| Test::new().kubeconfig(server).args(args).run();
+    // No Kruise Rollout.
+    let bare = FakeApiServer::builder()
+        .resources([fake_apiserver::leases(), fake_apiserver::virtualservices("v1beta1")])
+        .start();
+    run(&bare, &["plan", "demo"])
+        .status(1)
+        .stderr_has("error: the API server serves no rollouts.rollouts.kruise.io (is OpenKruise Rollout installed?)");
+    // No Gateway API for a Rollout routing through an HTTPRoute.
+    let no_gateway = FakeApiServer::builder().kruise_and_istio().object(store_rollout(1, "StepPaused")).start();
+    run(&no_gateway, &["plan", "store"]).status(1).stderr_has(
+        "error: the API server serves no httproutes.gateway.networking.k8s.io at v1 or v1beta1 (is the Gateway API installed?), needed for HTTPRoute store",
+    );
+    // Rollouts but no TrafficRoutings.
+    let no_traffic_routings = FakeApiServer::builder().resource(fake_apiserver::rollouts("v1beta1")).start();
+    run(&no_traffic_routings, &["record", "trafficrouting/tr"])
+        .status(1)
+        .stderr_has("error: the API server serves no trafficroutings.rollouts.kruise.io/v1alpha1");
+    // A --ref kind the group does not serve; a plural of one it serves is found.
+    let server = shop(2, "StepPaused").start();
+    run(&server, &["restore", "--ref", "Gadget.networking.istio.io/demo", "--yes"])
+        .status(1)
+        .stderr_has("error: the API server serves no Gadget in networking.istio.io/v1beta1");
+    run(&server, &["restore", "--ref", "virtualservices.networking.istio.io/demo", "--yes"])
+        .success()
+        .stderr_has("VirtualService shop/demo: no rollouts.kruise.io/original-spec-configuration annotation");
+    // A selector that matches no Rollout; one that matches is planned.
+    run(&server, &["plan", "-l", "app=other"])
+        .status(1)
+        .stderr_has("error: no Rollouts in namespace shop match the selector");
+    run(&server, &["plan", "-l", "app=demo"]).success().stdout_has("Rollout shop/demo\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn a_kubeconfig_that_cannot_be_used_is_named() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo", "--context", "nope"])
+        .status(1)
+        .stderr_has("error: kubeconfig context \"nope\": failed to load current context: nope");
+    // A client certificate without its key: the TLS client cannot be made.
+    let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
+    let https = kubeconfig
+        .replace("http://", "https://")
+        .replace("    token: fake-token\n", "    client-certificate-data: Zm9v\n    client-key-data: Zm9v\n");
+    assert_ne!(https, kubeconfig);
+    std::fs::write(test.path("kubeconfig"), https).unwrap();
+    test.run_args(["plan", "demo"])
+        .status(1)
+        .stderr_has("error: connecting to the cluster: rustls tls error: identity PEM is missing a private key");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
 
 mod kubectl {
@@ -1152,4 +1329,21 @@ fn plan_shows_the_current_step_in_every_step_state() {
             .stdout_has("step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50), pause until approved");
         assert_eq!(writes(&server), Vec::<String>::new(), "{state}");
     }
+}
+
+#[test]
+fn plan_says_that_a_rollout_is_paused() {
+    let mut paused = rollout(2, "StepPaused");
+    paused["spec"]["strategy"]["paused"] = json!(true);
+    let server = serving(paused).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("  phase Progressing, step 2/3 StepPaused, paused (spec.strategy.paused): Rollout is in step(2/3)");
+    // Unpaused, the line says nothing of it.
+    server.put_object(rollout(2, "StepPaused"));
+    let out = Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success();
+    assert!(!out.stdout.contains("paused (spec.strategy.paused)"), "{}", out.stdout);
 }

@@ -518,6 +518,21 @@ mod objs {
     }
 
     #[test]
+    fn eval_takes_exactly_one_obj_document() {
+        let eval = |obj: &str| {
+            Test::new()
+                .file("s.lua", "return obj.data")
+                .file("obj.yaml", obj)
+                .args(["eval", "s.lua", "--obj", "obj.yaml"])
+                .run()
+        };
+        for several_or_none in ["data: {spec: {a: 1}}\n---\ndata: {spec: {b: 2}}\n", "", "---\n---\n"] {
+            eval(several_or_none).status(1).stderr_has("error: obj.yaml: expected exactly one document (the obj)\n");
+        }
+        eval("---\ndata: {spec: {a: 1}}\n").success().stdout_is("{\"spec\":{\"a\":1}}\n");
+    }
+
+    #[test]
     fn eval_of_a_manifest_says_it_is_not_an_obj() {
         Test::new()
             .file("vs.yaml", VIRTUAL_SERVICE)

@@ -95,3 +95,22 @@ fn record_a_traffic_routing() {
         serde_json::json!({"destination": {"host": "demo", "subset": "canary"}, "weight": 10})
     );
 }
+
+#[test]
+fn record_names_a_gateway_object_that_is_not_there() {
+    let server = shop(2, "StepPaused").start();
+    server.delete_object("networking.istio.io", "destinationrules", NAMESPACE, "demo");
+    Test::new()
+        .kubeconfig(&server)
+        .args(["record", "demo"])
+        .run()
+        .status(1)
+        .stderr_has("error: DestinationRule/demo (networking.istio.io/v1beta1) is not in namespace shop");
+    let server = store(1, "StepPaused", &["v1"]).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["record", "store"]).success();
+    server.delete_object("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store");
+    test.run_args(["record", "store"])
+        .status(1)
+        .stderr_has("error: Rollout shop/store routes through HTTPRoute shop/store, which is not in its namespace");
+}

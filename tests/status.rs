@@ -268,6 +268,35 @@ fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
 }
 
 #[test]
+fn approve_to_the_end_stops_when_the_rollout_goes_back_to_an_earlier_step() {
+    let server = shop(2, "StepPaused").start();
+    let driver = server.clone_handle();
+    let handle = thread::spawn(move || {
+        // Once step 2 is approved, someone else sends the release back to step 1's pause.
+        for _ in 0..600 {
+            if let Some(mut rollout) = driver.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
+                && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
+            {
+                rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 1, "currentStepState": "StepPaused"});
+                driver.put_object(rollout);
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .run()
+        .status(1)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
+        .stderr_has("Rollout demo went back to step 1/3; someone else is driving it; stopped");
+    handle.join().unwrap();
+    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    assert_eq!(approvals, 1, "step 1 is not approved again: {:?}", writes(&server));
+}
+
+#[test]
 fn status_watch_ends_when_the_release_ends_or_times_out() {
     let server = shop(1, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);

@@ -286,6 +286,69 @@ fn a_claim_expires_by_the_api_servers_clock_not_this_hosts() {
 }
 
 #[test]
+fn a_backup_folder_that_cannot_be_made_stops_the_run_before_its_first_write() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).file("state", "a file where the state folder would be");
+    let state = test.path("state");
+    test.env("XDG_STATE_HOME", state.to_str().unwrap()).args(["approve", "demo", "--yes"]).run().status(1).stderr_has(
+        &format!(
+            "creating the backup folder {}/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo: ",
+            state.display()
+        ),
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert!(claims(&server).is_empty(), "the claim is released");
+    // With a folder for its backups, the same run goes ahead.
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+}
+
+#[test]
+fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewed() {
+    // Two runs follow their release after approving step 1 (no controller moves it on). A claim
+    // is renewed 20 s after it was last written, at the next change the run sees: the Rollouts'
+    // status message changes every second.
+    let (kept, taken) = (shop(1, "StepPaused").start(), shop(1, "StepPaused").start());
+    let approve = ["approve", "demo", "--to-end", "--yes", "--timeout", "30s"];
+    let (kept_test, taken_test) = (Test::new().kubeconfig(&kept), Test::new().kubeconfig(&taken));
+    let (kept_run, taken_run) = (kept_test.spawn(&approve), taken_test.spawn(&approve));
+    kept_run.wait_for_stdout("approved (step 1/3)");
+    taken_run.wait_for_stdout("approved (step 1/3)");
+    // Someone else writes over the second run's claim.
+    taken.put_object(lease(&now_micro()));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let toucher = {
+        let (servers, stop) = ([kept.clone_handle(), taken.clone_handle()], stop.clone());
+        std::thread::spawn(move || {
+            for tick in 0..60 {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                for server in &servers {
+                    let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+                    rollout["status"]["message"] = json!(format!("tick {tick}"));
+                    server.put_object(rollout);
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    taken_run
+        .finish()
+        .status(3)
+        .stderr_has("stopped: the claim ")
+        .stderr_has("rollout-lua.demo was taken over by someone else (this run held it too long without renewing it)");
+    assert_eq!(claims(&taken)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "their claim is left alone");
+    kept_run.finish().status(1).stderr_has("timed out after 30s");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    toucher.join().unwrap();
+    let renewals =
+        kept.writes().into_iter().filter(|w| w.method == "PUT" && w.path.ends_with("/leases/rollout-lua.demo"));
+    assert!(renewals.count() >= 1, "the claim left alone was renewed: {:?}", claim_writes(&kept));
+    assert!(claims(&kept).is_empty(), "and released at the end");
+}
+
+#[test]
 fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     let server = shop(2, "StepPaused").start();
     Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
@@ -675,13 +738,6 @@ fn a_server_dry_run_needs_no_lease_permissions_and_the_claim_is_asked_about_once
         .map(|r| r.body["spec"]["resourceAttributes"]["verb"].to_string())
         .collect();
     assert_eq!(lease_questions.len(), 4, "get, create, update, delete, once each: {lease_questions:?}");
-}
-
-/// The newest backup of the VirtualService.
-fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
-    let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.into_iter().max().expect("a backup")
 }
 
 #[test]

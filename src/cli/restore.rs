@@ -189,7 +189,7 @@ async fn claim_routing(
     if writer.mode() != Mode::Apply {
         return Ok(());
     }
-    let live = match session.load(&Selection::Selector(String::new())).await {
+    let live = match session.load(&Selection::All).await {
         Ok((live, _)) => live,
         Err(e) => {
             notes.push(format!("no Rollout is claimed: reading the Rollouts that may route the objects failed: {e}"));

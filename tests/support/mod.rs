@@ -478,6 +478,13 @@ pub mod cluster {
             .object(deployment(4))
     }
 
+    /// The newest backup of VirtualService `demo` that a run of `test` made.
+    pub fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
+        let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+        let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.into_iter().max().expect("a backup")
+    }
+
     pub fn vs(server: &FakeHandle) -> Value {
         server.object("networking.istio.io", "*", "virtualservices", NAMESPACE, "demo").expect("the VirtualService")
     }
