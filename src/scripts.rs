@@ -435,7 +435,7 @@ mod tests {
         assert_eq!(check_overrides(&given("VirtualService.networking.istio.io=x.lua"), &used), Ok(()));
         for typo in ["virtualservice.networking.istio.io=x.lua", "VirtualService.networking.istio.io/v1beta1=x.lua"] {
             let err = check_overrides(&given(typo), &used).unwrap_err();
-            assert!(err.contains("so the script would not run. The keys this plan uses: VirtualService.networking.istio.io. Did you mean VirtualService.networking.istio.io?"), "{err}");
+            assert!(err.ends_with("so the script would not run. The keys this plan uses: VirtualService.networking.istio.io. Did you mean VirtualService.networking.istio.io? The key is KIND.GROUP, as the kind is written, without a version."), "{err}");
         }
         let err = check_overrides(&given("VirtualSvc.networking.istio.io=x.lua"), &used).unwrap_err();
         assert_eq!(
@@ -459,6 +459,18 @@ mod tests {
             parse_script_flag("VirtualService.networking.istio.io=vs.lua").unwrap(),
             (("networking.istio.io".into(), "VirtualService".into()), "vs.lua".into())
         );
-        assert!(parse_script_flag("vs.lua").is_err());
+        for bad in [
+            "vs.lua",
+            "VirtualService",
+            ".networking.istio.io=vs.lua",
+            "VirtualService.=vs.lua",
+            "VirtualService.networking.istio.io=",
+        ] {
+            assert_eq!(parse_script_flag(bad), Err(format!("--script {bad:?}: expected Kind.group=FILE")));
+        }
+        assert_eq!(
+            parse_script_flag("VirtualService=vs.lua"),
+            Err("--script \"VirtualService=vs.lua\": expected Kind.group=FILE, e.g. VirtualService.networking.istio.io=vs.lua".into())
+        );
     }
 }

@@ -444,6 +444,29 @@ mod tests {
     }
 
     #[test]
+    fn a_traffic_routing_a_rollout_names_must_be_in_its_namespace_in_the_input() {
+        let mut named = rollout();
+        named["metadata"]["annotations"] = json!({(crate::model::TRAFFIC_ROUTING_ANNOTATION): "tr"});
+        let traffic_routing = |namespace: &str| {
+            json!({"apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                   "metadata": {"name": "tr", "namespace": namespace}, "spec": {"objectRef": [{"service": "s"}]}})
+        };
+        let linked = |rollout: Value, others: Vec<Value>| {
+            let mut documents = vec![document("r.yaml", 1, rollout)];
+            documents.extend(others.into_iter().map(|other| document("t.yaml", 1, other)));
+            let (snapshot, _) = Snapshot::from_documents(documents, "ns").unwrap();
+            let found = snapshot.traffic_routing_of(&snapshot.rollouts[0]);
+            found.map(|t| t.map(|t| t.item.name.clone())).map_err(|e| e.to_string())
+        };
+        assert_eq!(linked(named.clone(), vec![traffic_routing("ns")]), Ok(Some("tr".into())));
+        assert_eq!(linked(rollout(), vec![]), Ok(None));
+        assert_eq!(
+            linked(named, vec![traffic_routing("other")]),
+            Err("r.yaml:1: Rollout ns/r names TrafficRouting tr (annotation rollouts.kruise.io/trafficrouting), which is not in the input".into())
+        );
+    }
+
+    #[test]
     fn two_script_configmaps_are_an_error() {
         let configmap = |namespace: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIGMAP_NAME, "namespace": namespace}});
         let err = Snapshot::from_documents(

@@ -320,6 +320,22 @@ expected:
     }
 
     #[test]
+    fn a_malformed_case_is_refused_naming_the_file() {
+        let err = |text: &str| TestCase::parse("c.yaml", text).unwrap_err();
+        assert_eq!(
+            err(&format!("{CASE}---\n{CASE}")),
+            "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected"
+        );
+        assert_eq!(err("original: {spec: {}}\nexpected: []\n"), "c.yaml: neither rollout nor trafficRouting");
+        let (without_expected, _) = CASE.split_once("expected:").unwrap();
+        assert_eq!(
+            err(&format!("{without_expected}expected: {{spec: {{n: 20}}}}\n")),
+            "c.yaml: expected must be a list of objects, one per step"
+        );
+        assert!(TestCase::parse("c.yaml", without_expected).unwrap().expected.is_empty());
+    }
+
+    #[test]
     fn lua_objects_load_with_dotted_keys() {
         let case = TestCase::parse("case.yaml", CASE).unwrap();
         let text = case.lua_objects();

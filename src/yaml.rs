@@ -440,6 +440,15 @@ mod tests {
         let err = parse_yaml(&format!("a: [{}0]\n", "0,".repeat(20)), "big.yaml", small).unwrap_err();
         assert!(err.contains(": more than 20 YAML nodes, the limit for one file: split the file"), "{err}");
         assert!(parse_yaml(&format!("a: [{}0]\n", "0,".repeat(16)), "fits.yaml", small).is_ok());
+        // The parser's other budgets, such as aliases per anchor (ten, past a hundred aliases).
+        let aliases = |n: usize| format!("a: &x 1\nb: [{}*x]\n", "*x, ".repeat(n - 1));
+        let err = parse_yaml(&aliases(101), "alias.yaml", YAML_LIMITS).unwrap_err();
+        assert!(
+            err.starts_with("alias.yaml")
+                && err.ends_with(": too much for the YAML parser: anchors and aliases that expand too far, or more than 64 MiB of text"),
+            "{err}"
+        );
+        assert!(parse_yaml(&aliases(10), "alias.yaml", YAML_LIMITS).is_ok());
     }
 
     #[test]

@@ -139,6 +139,16 @@ mod tests {
             assert!(err(bad).starts_with(&format!("invalid duration {bad:?}")), "{bad}: {}", err(bad));
         }
         assert!(err("1d").contains("unknown unit \"d\""));
+        let syntax = ": use a number of seconds or Go's form such as 1m30s, 1.5h or 300ms";
+        for bad in ["", "abc", ".s", "+"] {
+            assert_eq!(err(bad), format!("invalid duration {bad:?}{syntax}"));
+        }
+        for unitless in ["1.5", "1s2", "1..5s"] {
+            assert_eq!(
+                err(unitless),
+                format!("invalid duration {unitless:?}: a number needs a unit (ns, us, ms, s, m or h)")
+            );
+        }
         assert!(err("-1s").contains("must not be negative"));
         for huge in
             ["99999999999999999999h", "2562048h", "99999999999999999999", "9223372037s", "2562047h47m16.854775808s"]
@@ -158,10 +168,11 @@ mod tests {
     fn sizes_are_checked_for_overflow() {
         assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
         assert_eq!(parse_size("1024").unwrap(), 1024);
-        assert!(parse_size("lots").is_err());
+        for bad in ["lots", "Mi", "", "-1Mi", "99999999999999999999999"] {
+            assert_eq!(parse_size(bad).unwrap_err(), format!("{bad:?} is not a size like 64Mi or 1Gi"));
+        }
         assert!(parse_size("1Ti").unwrap_err().contains("unknown unit"));
         assert!(parse_size("17179869184Gi").unwrap_err().contains("is too large"));
-        assert!(parse_size("99999999999999999999999").is_err());
         assert!(parse_lua_memory("0Mi").unwrap_err().contains("must be more than 0"));
         assert_eq!(parse_lua_memory("1Gi").unwrap(), 1 << 30);
     }

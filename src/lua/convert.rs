@@ -510,6 +510,10 @@ mod tests {
         err("local t = {} t.self = t return t", "cannot encode recursively nested tables to JSON");
         err("local x = {1} return {a = x, b = x}", "cannot encode recursively nested tables to JSON");
         err("return {f = print}", "cannot encode function to JSON");
+        // The sandbox has neither newproxy nor coroutines, but a Rust error caught by pcall is a
+        // userdata there.
+        err("return {u = newproxy()}", "cannot encode userdata to JSON");
+        err("return {coroutine.create(function() end)}", "cannot encode thread to JSON");
         err("return {n = 1/0}", "json: unsupported value: +Inf");
         // The keys decide the shape before any value is encoded, and a failed value leaves the
         // walk of its parent intact.

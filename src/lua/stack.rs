@@ -509,3 +509,22 @@ impl<'r> Stack<'r> {
         unsafe { ffi::lua_gettop(self.state) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn room_lua_cannot_give_is_an_error_not_an_overflow() {
+        // The conversion asks for 100 levels; Lua gives a call at most 8000 slots, which 4000
+        // levels (two slots each) pass.
+        let lua = Lua::new();
+        let value = serde_json::json!({"a": [1]});
+        assert!(build(&lua, &value, KeyOrder::Sorted, 100).unwrap().is_some());
+        let err = build(&lua, &value, KeyOrder::Sorted, 4000).unwrap_err();
+        assert!(err.to_string().contains("cannot hand the value to Lua: not enough Lua stack"), "{err}");
+        let table = LuaValue::Table(lua.create_table().unwrap());
+        assert_eq!(read(&lua, table.clone(), 100, |_, _| "read"), Ok("read"));
+        assert_eq!(read(&lua, table, 4000, |_, _| "read"), Err("cannot encode: not enough Lua stack".into()));
+    }
+}

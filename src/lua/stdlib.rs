@@ -173,10 +173,10 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
 
 #[cfg(test)]
 mod tests {
-    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptErrorKind, Values, evaluate};
+    use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptError, ScriptErrorKind, Values, evaluate};
     use serde_json::{Value, json};
 
-    fn run(code: &str) -> Result<Value, ScriptErrorKind> {
+    fn evaluated(code: &str) -> Result<Value, ScriptError> {
         let script = Script::new("tables.lua", code);
         evaluate(
             &script,
@@ -187,7 +187,10 @@ mod tests {
             Values::default(),
         )
         .map(|mut output| output["spec"].take())
-        .map_err(|e| e.kind)
+    }
+
+    fn run(code: &str) -> Result<Value, ScriptErrorKind> {
+        evaluated(code).map_err(|e| e.kind)
     }
 
     /// `code` builds `r`, which the script returns as its spec.
@@ -196,6 +199,16 @@ mod tests {
     }
 
     // The expected values below are what the controller's engine (the oracle) gives.
+
+    #[test]
+    fn json_encode_needs_a_value_and_nil_is_one() {
+        let err = evaluated("local text = json.encode()\nreturn {}").unwrap_err();
+        assert_eq!(
+            (err.kind, err.to_string()),
+            (ScriptErrorKind::Runtime, "script tables.lua: bad argument #1 to encode (value expected)".into())
+        );
+        assert_eq!(spec("r[1] = json.encode(nil)"), json!(["null"]));
+    }
 
     #[test]
     fn length_is_the_last_value_of_gopher_luas_array_part() {

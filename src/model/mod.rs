@@ -209,6 +209,23 @@ mod tests {
     }
 
     #[test]
+    fn custom_network_refs_are_a_list_of_full_references() {
+        let path = Path::root("trafficRoutings[0]");
+        let read = |refs: Value| TrafficRoutingRef::read(&json!({"service": "svc", "customNetworkRefs": refs}), &path);
+        let vs = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "vs"});
+        assert_eq!(read(json!([vs])).unwrap().custom_network_refs[0].name, "vs");
+        assert!(read(Value::Null).unwrap().custom_network_refs.is_empty());
+        for not_a_list in [vs.clone(), json!("vs")] {
+            assert_eq!(
+                read(not_a_list).unwrap_err().to_string(),
+                "trafficRoutings[0].customNetworkRefs: must be a list of {apiVersion, kind, name}"
+            );
+        }
+        let no_kind = json!([vs, {"apiVersion": "networking.istio.io/v1beta1", "name": "dr"}]);
+        assert_eq!(read(no_kind).unwrap_err().to_string(), "trafficRoutings[0].customNetworkRefs[1].kind: is required");
+    }
+
+    #[test]
     fn reads_a_gateway_ref_as_the_webhook_checks_it() {
         let path = Path::root("trafficRoutings[0]");
         let read = |gateway: Value| TrafficRoutingRef::read(&json!({"service": "svc", "gateway": gateway}), &path);

@@ -591,7 +591,16 @@ mod tests {
             err(base(json!({"canary": {"steps": [{"traffic": 20}]}}))),
             "spec.strategy.canary.steps[0].traffic: must be a string, not 20"
         );
-        assert!(err(json!({"apiVersion": "apps/v1", "kind": "Deployment"})).starts_with("not a Rollout"));
+        for (api_version, shown) in [
+            (json!("apps/v1"), "\"apps/v1\""),
+            (json!("rollouts.kruise.io/v1"), "\"rollouts.kruise.io/v1\""),
+            (Value::Null, "\"\""),
+        ] {
+            assert_eq!(
+                err(json!({"apiVersion": api_version, "kind": "Rollout"})),
+                format!("not a Rollout of rollouts.kruise.io/v1alpha1 or v1beta1 (apiVersion {shown})")
+            );
+        }
     }
 
     fn canary(steps: Value, extra: Value) -> Rollout {

@@ -300,5 +300,30 @@ mod tests {
         let err =
             read_matches(&json!([{"headers": [{"value": "b"}]}]), &Path::root("m"), false, &mut vec![]).unwrap_err();
         assert_eq!(err.to_string(), "m[0].headers[0].name: is required");
+        let err =
+            |matches: Value| read_matches(&matches, &Path::root("m"), false, &mut vec![]).unwrap_err().to_string();
+        assert_eq!(err(json!([{"path": "/x"}])), "m[0].path: must be a map with type and value");
+        assert_eq!(err(json!([{"headers": ["a: b"]}])), "m[0].headers[0]: must be a map with name and value");
+        assert_eq!(
+            err(json!([{"queryParams": [["a", "b"]]}])),
+            "m[0].queryParams[0]: must be a map with name and value"
+        );
+    }
+
+    #[test]
+    fn header_modifiers_are_read_and_validated() {
+        let read = |modifier: Value| read_header_modifier(&modifier, &Path::root("r"));
+        assert_eq!(
+            read(json!({"set": [{"name": "a", "value": "1"}], "add": [], "remove": ["b"]})).unwrap(),
+            json!({"set": [{"name": "a", "value": "1"}], "remove": ["b"]})
+        );
+        assert_eq!(read(json!({"set": null, "remove": []})).unwrap(), json!({}));
+        let err = |modifier: Value| read(modifier).unwrap_err().to_string();
+        assert_eq!(err(json!(["set"])), "r: must be a map with set, add or remove");
+        assert_eq!(err(json!({"set": {"a": "1"}})), "r.set: must be a list of {name, value}");
+        assert_eq!(err(json!({"add": "a=1"})), "r.add: must be a list of {name, value}");
+        assert_eq!(err(json!({"add": [{"name": "a"}]})), "r.add[0].value: is required");
+        assert_eq!(err(json!({"remove": "b"})), "r.remove: must be a list of header names");
+        assert_eq!(err(json!({"remove": [1]})), "r.remove[0]: must be a string, not 1");
     }
 }

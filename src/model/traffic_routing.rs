@@ -93,6 +93,21 @@ mod tests {
     }
 
     #[test]
+    fn the_weight_must_be_an_integer() {
+        let read = |weight: Value| {
+            TrafficRoutingCr::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+                "spec": {"strategy": {"weight": weight}, "objectRef": [{"service": "svc"}]}
+            }))
+        };
+        for bad in [json!("50"), json!(50.5), json!("50%")] {
+            assert_eq!(read(bad).unwrap_err().to_string(), "spec.strategy.weight: must be an integer");
+        }
+        assert_eq!(read(json!(0)).unwrap().strategy.traffic.as_deref(), Some("0%"));
+        assert_eq!(read(Value::Null).unwrap().strategy.traffic, None);
+    }
+
+    #[test]
     fn without_weight_or_matches_nothing_is_written() {
         let tr = TrafficRoutingCr::from_object(&json!({
             "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},

@@ -69,3 +69,36 @@ pub fn expected(name: &str, case: &Value, what: &str) -> Result<Vec<Value>, Stri
         Some(_) => Err(format!("{name}: expected must be a list of {what}, one per step")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_case_is_one_document_with_a_rollout_or_a_traffic_routing() {
+        let one = "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected";
+        assert_eq!(case_document("c.yaml", "a: 1\n---\nb: 2\n"), Err(one.into()));
+        assert_eq!(case_document("c.yaml", ""), Err(one.into()));
+        assert_eq!(case_document("c.yaml", "a: 1\n"), Ok(json!({"a": 1})));
+        let neither = Some("c.yaml: neither rollout nor trafficRouting".to_string());
+        assert_eq!(case_routing("c.yaml", &json!({"original": {}})).err(), neither);
+        assert_eq!(case_routing("c.yaml", &json!({"rollout": null, "trafficRouting": null})).err(), neither);
+        let traffic_routing = json!({"apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+            "metadata": {"name": "tr"}, "spec": {"strategy": {"weight": 5}, "objectRef": [{"service": "svc"}]}});
+        let routing = case_routing("c.yaml", &json!({"trafficRouting": traffic_routing})).ok().unwrap();
+        assert_eq!(routing.canary_service, "svc");
+    }
+
+    #[test]
+    fn expected_is_a_list_or_nothing() {
+        let expected = |case: Value| expected("c.yaml", &case, "HTTPRoutes");
+        assert_eq!(expected(json!({"expected": [{"spec": {}}]})), Ok(vec![json!({"spec": {}})]));
+        assert_eq!(expected(json!({"expected": null})), Ok(vec![]));
+        assert_eq!(expected(json!({})), Ok(vec![]));
+        assert_eq!(
+            expected(json!({"expected": {"spec": {}}})),
+            Err("c.yaml: expected must be a list of HTTPRoutes, one per step".into())
+        );
+    }
+}

@@ -696,6 +696,25 @@ mod tests {
     }
 
     #[test]
+    fn the_plan_says_what_each_mode_does() {
+        let said = |mode| match rollout().action(mode) {
+            Action::Rules(how) => how.replace("the controller's Gateway API routing (no script), ", ""),
+            other => panic!("{other:?}"),
+        };
+        let m = json!([{"headers": [header("a", "1")]}, {"path": path("/x")}]);
+        let two = m.as_array().unwrap();
+        let one_rule = "match mode: a canary rule to store-svc-canary per rule of store-svc, with the step's";
+        assert_eq!(said(Some(Mode::Match(&two[..1]))), format!("{one_rule} 1 match"));
+        assert_eq!(said(Some(Mode::Match(two))), format!("{one_rule} 2 matches"));
+        assert_eq!(said(Some(Mode::Weight(20))), "weight mode: store-svc 80, store-svc-canary 20");
+        assert_eq!(
+            said(Some(Mode::Finalise)),
+            "restore: store-svc-canary removed, store-svc weight 1, rules left without backendRefs deleted"
+        );
+        assert!(matches!(rollout().action(None), Action::Keep("the controller writes nothing here: left alone")));
+    }
+
+    #[test]
     fn weight_mode_adds_a_canary_copied_from_the_stable_backend() {
         let mut stable = svc(STABLE, Some(1));
         stable["filters"] =

@@ -936,12 +936,22 @@ mod tests {
 
     /// What the planner hands the provider: a Rollout `demo` routing through Ingress `web`.
     fn planning(action: &RoutingAction, objects: &ObjectIndex, current: Option<&Arc<Value>>) -> ObjectPlan {
+        planning_class("aliyun-alb", action, objects, current).unwrap()
+    }
+
+    /// `planning` with another class, its script resolved as the built-in catalog does.
+    fn planning_class(
+        class_type: &str,
+        action: &RoutingAction,
+        objects: &ObjectIndex,
+        current: Option<&Arc<Value>>,
+    ) -> Result<ObjectPlan, Error> {
         let owner = owner();
         let routing = Routing {
             owner: owner.clone(),
             stable_service: "web".into(),
             canary_service: "web-canary".into(),
-            providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: "aliyun-alb".into() }],
+            providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: class_type.into() }],
         };
         let context = Context {
             routing: &routing,
@@ -950,8 +960,20 @@ mod tests {
             limits: &Limits::default(),
             printed: &Printed::default(),
         };
-        let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress("aliyun-alb");
-        plan_object(&context, objects, "web", "aliyun-alb", current, None, resolve).unwrap()
+        let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress(class_type);
+        plan_object(&context, objects, "web", class_type, current, None, resolve)
+    }
+
+    #[test]
+    fn a_class_without_a_script_names_the_owner_and_the_ingress() {
+        let err = planning_class("traefik", &stage(Some("10%"), None), &ObjectIndex::default(), None).unwrap_err();
+        let err = err.to_string();
+        assert!(
+            err.starts_with(
+                "Rollout shop/demo routes through Ingress web: no Lua script for Ingress class \"traefik\""
+            ),
+            "{err}"
+        );
     }
 
     #[test]
