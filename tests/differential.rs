@@ -163,6 +163,7 @@ fn regression_json_module_calling_convention() {
         ("regression/json_decode_as_last_value.lua", "obj/minimal.json", Expect::Success),
         ("regression/json_value_counts.lua", "obj/minimal.json", Expect::Success),
         ("regression/json_encode_without_argument.lua", "obj/minimal.json", Expect::Failure),
+        ("regression/library_errors_are_strings.lua", "obj/minimal.json", Expect::Success),
     ]);
 }
 

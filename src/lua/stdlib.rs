@@ -25,6 +25,39 @@ function pairs(t)
 end
 "#;
 
+/// The library functions written in Rust raise only the sandbox's own errors (time, memory):
+/// mlua raises an error from Rust as a userdata, gopher-lua as a string, so a script that catches
+/// one with `pcall` and uses it as a string (`"failed: " .. e`) would fail here only. Their
+/// argument errors are raised in Lua instead, and `print` calls `tostring` in Lua (the one the
+/// state starts with, as gopher-lua's `print` does not look up the global).
+const JSON_PRELUDE: &str = r#"
+local encode, decode = ...
+local select, type, error = select, type, error
+local function checked_encode(...)
+  if select('#', ...) == 0 then error("bad argument #1 to encode (value expected)", 2) end
+  return encode((...))
+end
+local function checked_decode(text)
+  local kind = type(text)
+  if kind ~= "string" and kind ~= "number" then
+    error("bad argument #1 to decode (string expected, got " .. kind .. ")", 2)
+  end
+  return decode(text)
+end
+return {encode = checked_encode, decode = checked_decode}
+"#;
+
+/// See `JSON_PRELUDE`.
+const PRINT_PRELUDE: &str = r#"
+local write = ...
+local select, tostring, unpack = select, tostring, unpack
+return function(...)
+  local n, texts = select('#', ...), {...}
+  for i = 1, n do texts[i] = tostring(texts[i]) end
+  return write(unpack(texts, 1, n))
+end
+"#;
+
 /// What every evaluation's state holds, whatever the script and options.
 pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     let globals = lua.globals();
@@ -34,13 +67,16 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     }
     // gopher-lua's math.huge is the largest double, not infinity.
     globals.get::<Table>("math")?.raw_set("huge", f64::MAX)?;
-    globals.raw_set("json", json_module(lua)?)
+    let (encode, decode) = json_functions(lua)?;
+    let json: Table = lua.load(JSON_PRELUDE).set_name("=json").call((encode, decode))?;
+    globals.raw_set("json", json)
 }
 
 /// What depends on the script and the options: `print`, and the order `pairs` walks in.
 pub fn install_for(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
     let globals = lua.globals();
-    globals.raw_set("print", print_function(lua, script_name)?)?;
+    let print: mlua::Function = lua.load(PRINT_PRELUDE).set_name("=print").call(write_function(lua, script_name)?)?;
+    globals.raw_set("print", print)?;
     if options.pairs != PairsOrder::Natural {
         let inputs = lua.create_table()?;
         inputs.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
@@ -91,24 +127,25 @@ pub fn take_printed(lua: &Lua) -> Vec<u8> {
     lua.remove_app_data::<PrintBuffer>().map(|b| b.0).unwrap_or_default()
 }
 
-/// `print` writes lines with the script's name (the command-line edge shows them on stderr,
-/// keeping stdout for plans and YAML).
-fn print_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> {
+/// `print`'s writing half (`PRINT_PRELUDE` turns its arguments into text): a line with the
+/// script's name (the command-line edge shows them on stderr, keeping stdout for plans and YAML).
+fn write_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> {
     let prefix = format!("[{script_name}] ");
     lua.set_app_data(PrintBuffer(Vec::new()));
-    lua.create_function(move |lua, args: MultiValue| {
-        let tostring: mlua::Function = lua.globals().get("tostring")?;
-        // The buffer is not held across `tostring`: a `__tostring` metamethod may print too.
-        let written = lua.app_data_ref::<PrintBuffer>().map_or(0, |buffer| buffer.0.len());
-        let left = PRINT_LIMIT.saturating_sub(written);
+    lua.create_function(move |lua, texts: MultiValue| {
+        let left = PRINT_LIMIT.saturating_sub(lua.app_data_ref::<PrintBuffer>().map_or(0, |buffer| buffer.0.len()));
         let mut line = prefix.clone().into_bytes();
-        for (i, arg) in args.into_iter().enumerate() {
-            let text = tostring.call::<mlua::LuaString>(arg)?;
+        for (i, text) in texts.into_iter().enumerate() {
             if i > 0 {
                 line.push(b'\t');
             }
+            // A `__tostring` that returns no string: gopher-lua prints the value as it would
+            // without one.
+            let text = match text {
+                LuaValue::String(text) => text.as_bytes().to_vec(),
+                other => format!("{}: {:?}", other.type_name(), other.to_pointer()).into_bytes(),
+            };
             // What is left of the limit, and a byte to tell it is exceeded, is all that is copied.
-            let text = text.as_bytes();
             let room = (left + 1).saturating_sub(line.len());
             line.extend_from_slice(&text[..text.len().min(room)]);
         }
@@ -129,16 +166,11 @@ fn print_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> 
     })
 }
 
-/// The controller's `json` module: failures return `nil, message` instead of raising.
-fn json_module(lua: &Lua) -> mlua::Result<Table> {
-    let module = lua.create_table()?;
-    module.raw_set(
-        "encode",
-        lua.create_function(|lua, args: MultiValue| {
-            let value = args
-                .into_iter()
-                .next()
-                .ok_or_else(|| mlua::Error::runtime("bad argument #1 to encode (value expected)"))?;
+/// The controller's `json` functions, encode and decode (their arguments checked by
+/// `JSON_PRELUDE`): failures return `nil, message` instead of raising.
+fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
+    Ok((
+        lua.create_function(|lua, value: LuaValue| {
             let encoded = convert::from_lua(
                 lua,
                 value,
@@ -156,9 +188,6 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
                 }
             }
         })?,
-    )?;
-    module.raw_set(
-        "decode",
         lua.create_function(|lua, text: mlua::LuaString| {
             let decoded = match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
                 Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
@@ -167,8 +196,7 @@ fn json_module(lua: &Lua) -> mlua::Result<Table> {
             deadline::check(lua)?;
             decoded
         })?,
-    )?;
-    Ok(module)
+    ))
 }
 
 #[cfg(test)]
@@ -205,9 +233,52 @@ mod tests {
         let err = evaluated("local text = json.encode()\nreturn {}").unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
-            (ScriptErrorKind::Runtime, "script tables.lua: bad argument #1 to encode (value expected)".into())
+            (ScriptErrorKind::Runtime, "script tables.lua:1: bad argument #1 to encode (value expected)".into())
         );
         assert_eq!(spec("r[1] = json.encode(nil)"), json!(["null"]));
+        let err = evaluated("local x = 1\nlocal v = json.decode({})\nreturn v").unwrap_err();
+        assert_eq!(err.to_string(), "script tables.lua:2: bad argument #1 to decode (string expected, got table)");
+        assert_eq!(spec("r[1] = json.decode(5) r[2] = json.decode('[1]')"), json!([5, [1]]));
+    }
+
+    #[test]
+    fn library_errors_a_script_catches_are_strings_as_in_gopher_lua() {
+        // mlua would hand `pcall` a userdata for an error raised in Rust: `..` on it fails.
+        let got = spec(
+            "local function caught(f, ...) local ok, e = pcall(f, ...) r[#r + 1] = type(e) .. ': ' .. e end
+             caught(json.encode)
+             caught(json.decode, {})
+             caught(json.decode)
+             caught(print, setmetatable({}, {__tostring = function() error('boom', 0) end}))",
+        );
+        assert_eq!(
+            got,
+            json!([
+                "string: bad argument #1 to encode (value expected)",
+                "string: bad argument #1 to decode (string expected, got table)",
+                "string: bad argument #1 to decode (string expected, got nil)",
+                "string: boom"
+            ])
+        );
+        // print uses the tostring the state starts with, and prints a __tostring that returns no
+        // string as the value itself, where Lua 5.1's print would fail.
+        let printed = Printed::default();
+        let script = Script::new(
+            "p.lua",
+            "tostring = nil print(1, setmetatable({}, {__tostring = function() return {} end})) return {}",
+        );
+        let limits = Limits::default();
+        evaluate(
+            &script,
+            std::borrow::Cow::Owned(json!({})),
+            &limits,
+            EvalOptions::CONTROLLER,
+            &printed,
+            Values::default(),
+        )
+        .unwrap();
+        let text = String::from_utf8(printed.0.borrow().clone()).unwrap();
+        assert!(text.starts_with("[p.lua] 1\ttable: 0x"), "{text:?}");
     }
 
     #[test]
