@@ -236,22 +236,31 @@ fn approve_to_the_end_follows_the_release_until_it_completes() {
     assert_eq!(approvals, 3, "one approval per step: {:?}", writes(&server));
 }
 
-#[test]
-fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
-    let server = shop(1, "StepPaused").start();
-    let editor = server.clone_handle();
-    let handle = thread::spawn(move || {
-        // Once step 1 is approved, someone edits the spec instead of the controller moving on.
-        for _ in 0..200 {
-            if let Some(mut rollout) = editor.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
+/// In a thread: once an approval leaves the Rollout `StepReady` (within 30 s), someone else
+/// changes it with `change` instead of the controller moving it on.
+fn once_approved(server: &FakeHandle, change: impl FnOnce(&mut Value) + Send + 'static) -> thread::JoinHandle<()> {
+    let other = server.clone_handle();
+    thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if let Some(mut rollout) = other.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
                 && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
             {
-                rollout["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("60%");
-                editor.put_object(rollout);
+                change(&mut rollout);
+                other.put_object(rollout);
                 return;
             }
             thread::sleep(Duration::from_millis(50));
         }
+    })
+}
+
+#[test]
+fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
+    let server = shop(1, "StepPaused").start();
+    // Someone edits the spec.
+    let handle = once_approved(&server, |rollout| {
+        rollout["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("60%");
     });
     Test::new()
         .kubeconfig(&server)
@@ -270,19 +279,9 @@ fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
 #[test]
 fn approve_to_the_end_stops_when_the_rollout_goes_back_to_an_earlier_step() {
     let server = shop(2, "StepPaused").start();
-    let driver = server.clone_handle();
-    let handle = thread::spawn(move || {
-        // Once step 2 is approved, someone else sends the release back to step 1's pause.
-        for _ in 0..600 {
-            if let Some(mut rollout) = driver.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
-                && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
-            {
-                rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 1, "currentStepState": "StepPaused"});
-                driver.put_object(rollout);
-                return;
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
+    // Someone else sends the release back to step 1's pause.
+    let handle = once_approved(&server, |rollout| {
+        rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 1, "currentStepState": "StepPaused"});
     });
     Test::new()
         .kubeconfig(&server)
@@ -632,21 +631,9 @@ fn sigterm_at_the_prompt_leaves_the_terminal_as_it_was() {
 #[test]
 fn following_stops_with_an_error_when_the_release_fails() {
     let server = shop(1, "StepPaused").start();
-    let canceller = server.clone_handle();
-    // Once step 1 is approved, the release is cancelled instead of moving on.
-    let handle = thread::spawn(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while std::time::Instant::now() < deadline {
-            if let Some(mut rollout) = canceller.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
-                && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
-            {
-                rollout["status"]["conditions"] =
-                    json!([{"type": "Progressing", "status": "True", "reason": "Cancelling"}]);
-                canceller.put_object(rollout);
-                return;
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
+    // The release is cancelled.
+    let handle = once_approved(&server, |rollout| {
+        rollout["status"]["conditions"] = json!([{"type": "Progressing", "status": "True", "reason": "Cancelling"}]);
     });
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
