@@ -33,15 +33,26 @@ pub enum GoTest {
     CannotRun(String),
 }
 
+/// A case file's one document (every kind of test case: scripts', Ingress classes', HTTPRoutes').
+pub fn case_document(name: &str, text: &str) -> Result<Value, String> {
+    match yaml::parse_documents(text, name)?.as_slice() {
+        [document] => Ok(document.value.clone()),
+        _ => Err(format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected")),
+    }
+}
+
+/// The case's `expected`: one entry per stage (none when absent).
+pub fn expected(name: &str, case: &Value, what: &str) -> Result<Vec<Value>, String> {
+    match case.get("expected") {
+        Some(Value::Array(items)) => Ok(items.clone()),
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(_) => Err(format!("{name}: expected must be a list of {what}, one per step")),
+    }
+}
+
 impl TestCase {
     pub fn parse(name: &str, text: &str) -> Result<TestCase, String> {
-        let documents = yaml::parse_documents(text, name)?;
-        let [document] = documents.as_slice() else {
-            return Err(format!(
-                "{name}: expected one YAML document with rollout or trafficRouting, original and expected"
-            ));
-        };
-        let case = &document.value;
+        let case = &case_document(name, text)?;
         let original =
             case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
         let data = Data::of_object(original);
@@ -76,11 +87,7 @@ impl TestCase {
         } else {
             return Err(format!("{name}: neither rollout nor trafficRouting"));
         };
-        let expected = match case.get("expected") {
-            Some(Value::Array(items)) => items.clone(),
-            None | Some(Value::Null) => Vec::new(),
-            Some(_) => return Err(format!("{name}: expected must be a list of objects, one per step")),
-        };
+        let expected = expected(name, case, "objects")?;
         Ok(TestCase { name: name.into(), steps, expected, subject, go_test })
     }
 
@@ -317,6 +324,26 @@ expected:
             matches!(&report.steps[1].outcome, Outcome::Error(e) if e.contains("expected has 1 entries but the case has 2 steps"))
         );
         assert!(!report.passed());
+    }
+
+    #[test]
+    fn expected_is_a_list_or_nothing() {
+        let expected = |case: Value| expected("c.yaml", &case, "HTTPRoutes");
+        assert_eq!(expected(json!({"expected": [{"spec": {}}]})), Ok(vec![json!({"spec": {}})]));
+        assert_eq!(expected(json!({"expected": null})), Ok(vec![]));
+        assert_eq!(expected(json!({})), Ok(vec![]));
+        assert_eq!(
+            expected(json!({"expected": {"spec": {}}})),
+            Err("c.yaml: expected must be a list of HTTPRoutes, one per step".into())
+        );
+    }
+
+    #[test]
+    fn a_case_file_holds_one_document() {
+        let one = "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected";
+        assert_eq!(case_document("c.yaml", "a: 1\n---\nb: 2\n"), Err(one.into()));
+        assert_eq!(case_document("c.yaml", ""), Err(one.into()));
+        assert_eq!(case_document("c.yaml", "a: 1\n"), Ok(json!({"a": 1})));
     }
 
     #[test]

@@ -1,17 +1,9 @@
 //! What the test cases of the Ingress and Gateway API providers share: the `rollout` (every
 //! stage) or `trafficRouting` (its one strategy) a case runs, read as the controller reads it.
+//! (The case file's one document and its `expected` are read as every test case's are: `testcase`.)
 
 use crate::model::{Owner, OwnerKind, Rollout, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
-use crate::yaml;
 use serde_json::Value;
-
-/// A case file's one document.
-pub fn case_document(name: &str, text: &str) -> Result<Value, String> {
-    match yaml::parse_documents(text, name)?.as_slice() {
-        [document] => Ok(document.value.clone()),
-        _ => Err(format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected")),
-    }
-}
 
 pub struct CaseRouting {
     pub routing: TrafficRoutingRef,
@@ -61,15 +53,6 @@ pub fn case_routing(name: &str, case: &Value) -> Result<CaseRouting, String> {
     }
 }
 
-/// The case's `expected`: one entry per stage (none when absent).
-pub fn expected(name: &str, case: &Value, what: &str) -> Result<Vec<Value>, String> {
-    match case.get("expected") {
-        Some(Value::Array(items)) => Ok(items.clone()),
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(_) => Err(format!("{name}: expected must be a list of {what}, one per step")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,10 +60,6 @@ mod tests {
 
     #[test]
     fn a_case_is_one_document_with_a_rollout_or_a_traffic_routing() {
-        let one = "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected";
-        assert_eq!(case_document("c.yaml", "a: 1\n---\nb: 2\n"), Err(one.into()));
-        assert_eq!(case_document("c.yaml", ""), Err(one.into()));
-        assert_eq!(case_document("c.yaml", "a: 1\n"), Ok(json!({"a": 1})));
         let neither = Some("c.yaml: neither rollout nor trafficRouting".to_string());
         assert_eq!(case_routing("c.yaml", &json!({"original": {}})).err(), neither);
         assert_eq!(case_routing("c.yaml", &json!({"rollout": null, "trafficRouting": null})).err(), neither);
@@ -88,17 +67,5 @@ mod tests {
             "metadata": {"name": "tr"}, "spec": {"strategy": {"weight": 5}, "objectRef": [{"service": "svc"}]}});
         let routing = case_routing("c.yaml", &json!({"trafficRouting": traffic_routing})).ok().unwrap();
         assert_eq!(routing.canary_service, "svc");
-    }
-
-    #[test]
-    fn expected_is_a_list_or_nothing() {
-        let expected = |case: Value| expected("c.yaml", &case, "HTTPRoutes");
-        assert_eq!(expected(json!({"expected": [{"spec": {}}]})), Ok(vec![json!({"spec": {}})]));
-        assert_eq!(expected(json!({"expected": null})), Ok(vec![]));
-        assert_eq!(expected(json!({})), Ok(vec![]));
-        assert_eq!(
-            expected(json!({"expected": {"spec": {}}})),
-            Err("c.yaml: expected must be a list of HTTPRoutes, one per step".into())
-        );
     }
 }

@@ -9,8 +9,9 @@ use crate::data::Data;
 use crate::error::Error;
 use crate::model::OwnerKind;
 use crate::model::RoutingAction;
-use crate::providers::case::{CaseRouting, case_document, case_routing, expected};
+use crate::providers::case::{CaseRouting, case_routing};
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
+use crate::testcase::{case_document, expected};
 use serde_json::Value;
 
 #[derive(Clone, Debug)]
