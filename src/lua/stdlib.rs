@@ -139,15 +139,16 @@ fn write_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> 
             if i > 0 {
                 line.push(b'\t');
             }
-            // A `__tostring` that returns no string: gopher-lua prints the value as it would
-            // without one.
-            let text = match text {
-                LuaValue::String(text) => text.as_bytes().to_vec(),
-                other => format!("{}: {:?}", other.type_name(), other.to_pointer()).into_bytes(),
-            };
-            // What is left of the limit, and a byte to tell it is exceeded, is all that is copied.
-            let room = (left + 1).saturating_sub(line.len());
-            line.extend_from_slice(&text[..text.len().min(room)]);
+            match text {
+                LuaValue::String(text) => append_within(&mut line, left, &text.as_bytes()),
+                // A `__tostring` that returns no string: gopher-lua prints the value as it would
+                // without one.
+                other => append_within(
+                    &mut line,
+                    left,
+                    format!("{}: {:?}", other.type_name(), other.to_pointer()).as_bytes(),
+                ),
+            }
         }
         line.push(b'\n');
         let mut buffer = lua.app_data_mut::<PrintBuffer>().expect("set with print");
@@ -164,6 +165,13 @@ fn write_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> 
         buffer.0.extend_from_slice(&line);
         Ok(())
     })
+}
+
+/// Appends to `line` what is left of the limit of `text`, and a byte to tell it is exceeded: no
+/// more is copied, however long the text.
+fn append_within(line: &mut Vec<u8>, left: usize, text: &[u8]) {
+    let room = (left + 1).saturating_sub(line.len());
+    line.extend_from_slice(&text[..text.len().min(room)]);
 }
 
 /// The controller's `json` functions, encode and decode (their arguments checked by
