@@ -10,6 +10,9 @@
 //! - `tonumber` of exponent strings such as "1e2";
 //! - arithmetic that yields inf, nan, or negative zero through division;
 //! - `goto`;
+//! - two malformed patterns: `gsub` with an unclosed `(` and a string replacement (Lua 5.1
+//!   succeeds, gopher-lua fails) and a pattern ending in `%` (Lua 5.1 fails, gopher-lua matches
+//!   nothing);
 //! - error message texts (Go's json wording differs), hence only success or failure is compared;
 //! - `print` (gopher-lua writes to stdout, this engine to stderr);
 //! - the depth of calls and values: gopher-lua's call stack holds 256 frames and its value stack
