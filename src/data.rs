@@ -356,6 +356,11 @@ mod tests {
             json!({"spec": {"b": {"c": [1, 2]}, "a": "<&>"}}),
             json!({"spec": null}),
             json!({"spec": 1.5}),
+            json!({"spec": {}}),
+            json!({"spec": []}),
+            json!({"spec": false}),
+            json!({"spec": ""}),
+            json!({"Spec": {"a": 1}}),
         ] {
             let text = gojson::to_string(&output);
             // The entries as serde_json finds them in the text.
