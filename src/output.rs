@@ -4,17 +4,15 @@
 
 use crate::change::Change;
 use crate::data::ORIGINAL_SPEC_ANNOTATION;
-use crate::gojson::{self, GoNumbers};
+use crate::gojson;
 use crate::plan::{RoutingPlan, StagePlan};
 use crate::providers::{Action, ObjectPlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
 use rayon::prelude::*;
-use serde::Serialize;
 use serde_json::Value;
 use similar::udiff::UnifiedHunkHeader;
 use similar::{Algorithm, ChangeTag};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -48,51 +46,22 @@ pub fn routing_view(object: &Value, stored: StoredOriginal) -> String {
     if object.is_null() {
         return String::new();
     }
-    #[derive(Serialize)]
-    struct View<'a> {
-        #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
-        api_version: Option<GoNumbers<'a>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        kind: Option<GoNumbers<'a>>,
-        metadata: Metadata<'a>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        spec: Option<GoNumbers<'a>>,
+    let metadata: serde_json::Map<String, Value> = ["annotations", "labels", "name", "namespace"]
+        .into_iter()
+        .filter_map(|name| Some((name.to_string(), object["metadata"].get(name).filter(|v| !v.is_null())?.clone())))
+        .collect();
+    let mut metadata = Value::Object(metadata);
+    if let (StoredOriginal::Summary, Some(Value::String(text))) =
+        (stored, metadata.pointer_mut(&format!("/annotations/{}", ORIGINAL_SPEC_ANNOTATION.replace('/', "~1"))))
+    {
+        *text = format!("stored (sha256 {}, {} bytes)", &crate::scripts::sha256_hex(text)[..12], text.len());
     }
-    #[derive(Serialize)]
-    struct Metadata<'a> {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        annotations: Option<GoNumbers<'a>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        labels: Option<GoNumbers<'a>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        name: Option<GoNumbers<'a>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        namespace: Option<GoNumbers<'a>>,
-    }
-    let field = |name: &str| object.get(name).map(GoNumbers);
-    let metadata = |name: &str| object["metadata"].get(name).filter(|v| !v.is_null());
-    let annotations =
-        metadata("annotations").map(|annotations| match (stored, &annotations[ORIGINAL_SPEC_ANNOTATION]) {
-            (StoredOriginal::Summary, Value::String(text)) => {
-                let mut shown = annotations.clone();
-                let summary =
-                    format!("stored (sha256 {}, {} bytes)", &crate::scripts::sha256_hex(text)[..12], text.len());
-                shown[ORIGINAL_SPEC_ANNOTATION] = Value::String(summary);
-                Cow::Owned(shown)
-            }
-            _ => Cow::Borrowed(annotations),
-        });
-    yaml::typed_to_string(&View {
-        api_version: field("apiVersion"),
-        kind: field("kind"),
-        metadata: Metadata {
-            annotations: annotations.as_deref().map(GoNumbers),
-            labels: metadata("labels").map(GoNumbers),
-            name: metadata("name").map(GoNumbers),
-            namespace: metadata("namespace").map(GoNumbers),
-        },
-        spec: field("spec"),
-    })
+    let entries: Vec<(&str, &Value)> = [("apiVersion", object.get("apiVersion")), ("kind", object.get("kind"))]
+        .into_iter()
+        .chain([("metadata", Some(&metadata)), ("spec", object.get("spec"))])
+        .filter_map(|(name, value)| Some((name, value?)))
+        .collect();
+    yaml::map_to_string(&entries)
 }
 
 /// The two sides of an object's diff: the YAML of its routing before and after (see

@@ -2,6 +2,7 @@
 //! starts on, so messages can point at it. A key given twice in one map is an error naming
 //! both lines (never last-wins), and the YAML parser's budget is sized for cluster exports.
 
+use crate::gojson::GoNumbers;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::budget::BudgetBreach;
@@ -10,6 +11,8 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
+
+mod emit;
 
 /// The YAML parser's limits for one file.
 #[derive(Clone, Copy, Debug)]
@@ -337,7 +340,19 @@ fn flatten_lists(documents: Vec<Document>) -> Vec<Document> {
 /// Go's JSON has them (`12345678901234567000`, not `1.2345678901234567e+19`); a negative zero
 /// and numbers Go writes with an exponent keep YAML's float syntax (`-0.0`, `1.0e+21`).
 pub fn to_string(value: &Value) -> String {
-    typed_to_string(&crate::gojson::GoNumbers(value))
+    emit::value(value).unwrap_or_else(|| typed_to_string(&GoNumbers(value)))
+}
+
+/// The entries of a map, in this order, as YAML: `to_string` of a map holding them, without
+/// building one.
+pub fn map_to_string(entries: &[(&str, &Value)]) -> String {
+    struct Entries<'a>(&'a [(&'a str, &'a Value)]);
+    impl serde::Serialize for Entries<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_map(self.0.iter().map(|(key, value)| (key, GoNumbers(value))))
+        }
+    }
+    emit::map(entries).unwrap_or_else(|| typed_to_string(&Entries(entries)))
 }
 
 /// A typed value as YAML (fields in their declared order).
