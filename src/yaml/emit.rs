@@ -99,7 +99,7 @@ fn write_key(out: &mut String, key: &str) -> Option<()> {
         out.push_str(key);
         return Some(());
     }
-    let entry = serde_json::Map::from_iter([(key.to_string(), Value::Null)]);
+    let entry = Map::from_iter([(key.to_string(), Value::Null)]);
     let text = serde_saphyr::to_string(&entry).ok()?;
     out.push_str(text.strip_suffix(": null\n").filter(|key| !key.contains('\n'))?);
     Some(())
