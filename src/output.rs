@@ -40,8 +40,8 @@ pub enum StoredOriginal {
 }
 
 /// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
-/// annotations and spec (borrowed from the object, keys in sorted order as kubectl prints them);
-/// nothing for an object that does not exist (null).
+/// annotations and spec (the spec borrowed from the object, the small metadata copied; keys in
+/// sorted order as kubectl prints them); nothing for an object that does not exist (null).
 pub fn routing_view(object: &Value, stored: StoredOriginal) -> String {
     if object.is_null() {
         return String::new();
@@ -51,9 +51,8 @@ pub fn routing_view(object: &Value, stored: StoredOriginal) -> String {
         .filter_map(|name| Some((name.to_string(), object["metadata"].get(name).filter(|v| !v.is_null())?.clone())))
         .collect();
     let mut metadata = Value::Object(metadata);
-    if let (StoredOriginal::Summary, Some(Value::String(text))) =
-        (stored, metadata.pointer_mut(&format!("/annotations/{}", ORIGINAL_SPEC_ANNOTATION.replace('/', "~1"))))
-    {
+    let original = metadata.get_mut("annotations").and_then(|a| a.get_mut(ORIGINAL_SPEC_ANNOTATION));
+    if let (StoredOriginal::Summary, Some(Value::String(text))) = (stored, original) {
         *text = format!("stored (sha256 {}, {} bytes)", &crate::scripts::sha256_hex(text)[..12], text.len());
     }
     let entries: Vec<(&str, &Value)> = [("apiVersion", object.get("apiVersion")), ("kind", object.get("kind"))]
