@@ -80,18 +80,20 @@ enum Fate {
     Kept(String),
 }
 
-/// A request out for an object (a write, the read that resolves one, or a rollback): what the
-/// object may be if the run stops before the answer comes.
+/// A request out for an object (a write, the read that resolves one, or a rollback), or one
+/// whose outcome is still open: what the object may be.
 struct InFlight {
     key: ObjectKey,
     /// Its state before this run.
     backup: Option<PathBuf>,
-    /// `may be half written (a request for it was out)`, or the same for a rollback.
+    /// `may be half written (a request for it was out)`, the same for a rollback, or
+    /// `not applied when read back (the server may still apply it)`.
     may_be: &'static str,
 }
 
 const WRITE_OUT: &str = "may be half written (a request for it was out)";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
+const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 
 /// One write this run made.
 struct Written {
@@ -124,6 +126,9 @@ pub struct Writer<'a> {
     made: BTreeSet<ObjectKey>,
     /// The object a request is out for.
     in_flight: Option<InFlight>,
+    /// Writes whose outcome was unknown (no answer, a 5xx) and that a fresh read showed not
+    /// applied: the server may still apply them (a 504 says it "may still be processing").
+    may_land: Vec<InFlight>,
     /// A second signal stopped the run at once: nothing more is sent, not even a rollback or the
     /// release of a claim.
     stopped: Option<Signal>,
@@ -143,6 +148,7 @@ impl<'a> Writer<'a> {
             verdicts: BTreeMap::new(),
             made: BTreeSet::new(),
             in_flight: None,
+            may_land: Vec::new(),
             stopped: None,
         }
     }
@@ -285,9 +291,15 @@ impl<'a> Writer<'a> {
         }
         self.check_interrupt().await?;
         self.keep_claims().await?;
-        // One backup per object and run: its state before this run's first write to it.
+        // One backup per object and run: its state before this run's first write to it. Not
+        // for a status patch (the approval): `restore --from-backup` of a Rollout would put an
+        // old spec over the live one, and the status is the controller's.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
-        let backup = change.before().filter(|_| first_write).map(|before| self.backups.save(before)).transpose()?;
+        let backup = change
+            .before()
+            .filter(|_| first_write && change.subresource().is_none())
+            .map(|before| self.backups.save(before))
+            .transpose()?;
         let mut change = change.clone();
         let mut attempt = 0;
         loop {
@@ -316,8 +328,12 @@ impl<'a> Writer<'a> {
                         landed @ (Landed::Applied | Landed::MovedOn) => {
                             self.record(resource, &change, version, fresh, backup, Some(landed))
                         }
-                        Landed::NotApplied => Err(Error::Api { doing, failure }
-                            .with_report(&format!("  {key}: not written (a fresh read shows it as before)"))),
+                        Landed::NotApplied => {
+                            // Not "not written": the server may still be at it (slow admission, a
+                            // slow etcd), and store it after this read.
+                            self.may_land.push(InFlight { key, backup, may_be: MAY_LAND });
+                            Err(Error::Api { doing, failure })
+                        }
                         Landed::ChangedBySomeoneElse => Err(self.other_edit(
                             &change,
                             fresh.as_ref(),
@@ -474,6 +490,12 @@ impl<'a> Writer<'a> {
         })
     }
 
+    /// Whether a write of `key` had an unknown outcome and read back as not applied: the
+    /// server may still apply it.
+    pub fn may_land(&self, key: &ObjectKey) -> bool {
+        self.may_land.iter().any(|write| &write.key == key)
+    }
+
     /// Marks the writes of `key` as kept (never rolled back), saying why.
     pub fn keep(&mut self, key: &ObjectKey, why: &str) {
         for entry in self.written.iter_mut().filter(|w| w.change.key() == key && w.fate == Fate::Written) {
@@ -546,6 +568,9 @@ impl<'a> Writer<'a> {
             // An object not rolled back at its newest write stays as it is: its earlier writes
             // are not undone under someone else's.
             if fate == Fate::RolledBack {
+                // A later write of it that may still land was sent at the resourceVersion this
+                // rollback replaced: should it arrive now, it fails its precondition.
+                self.may_land.retain(|write| write.key != key);
                 self.written[index].fate = fate;
             } else {
                 for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
@@ -567,9 +592,7 @@ impl<'a> Writer<'a> {
         let mut done: Vec<&ObjectKey> = Vec::new();
         if let Some(out) = in_flight {
             done.push(&out.key);
-            let backup = out.backup.as_ref().or(self.backup_of(&out.key));
-            let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
-            lines.push(format!("  {}: {}{}", out.key, out.may_be, backup.unwrap_or_default()));
+            lines.push(self.may_be_line(out));
         }
         for entry in &self.written {
             let key = entry.change.key();
@@ -588,11 +611,19 @@ impl<'a> Writer<'a> {
                 Fate::Kept(why) => format!("  {key}: {why}{backup}"),
             });
         }
+        lines.extend(self.may_land.iter().map(|write| self.may_be_line(write)));
         if lines.is_empty() {
             return "  nothing was written".into();
         }
         lines.push("  nothing else was written".into());
         lines.join("\n")
+    }
+
+    /// The line for an object a request may have changed: what it may be, and its backup.
+    fn may_be_line(&self, out: &InFlight) -> String {
+        let backup = out.backup.as_ref().or(self.backup_of(&out.key));
+        let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
+        format!("  {}: {}{}", out.key, out.may_be, backup.unwrap_or_default())
     }
 
     /// The line for a write of `key` whose landing cannot be told (the report of what was

@@ -421,6 +421,27 @@ async fn write_approval(
             let lost = writer.lost_reply(change.key()).map(|lost| format!(" ({lost})")).unwrap_or_default();
             Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))
         }
+        Err(error) if writer.may_land(change.key()) => {
+            // The server may still apply the approval after the read that showed it waiting:
+            // rolled back, the routing would leave the Rollout approved with the step before's.
+            // Kept, it is the current step's routing, what --traffic-only writes: harmless.
+            let name = &rollout.item.name;
+            for key in keys {
+                writer.keep(
+                    key,
+                    &format!(
+                        "written and kept: the approval of Rollout {name} may still land, so its routing ({label}) stays"
+                    ),
+                );
+            }
+            let expect = match approval.stage {
+                Stage::Step(step) => format!(" --expect-step {step}"),
+                _ => String::new(),
+            };
+            Err(Error::Input(format!(
+                "{error}\nThe approval of Rollout {name} was not applied when read back, but the API server may still apply it. `kubectl rollout-lua status {name}` shows whether it did; if the Rollout still waits at {label}, `kubectl rollout-lua approve {name}{expect}` approves it (its routing is already written)"
+            )))
+        }
         Err(error) => {
             // Roll the routing back only when the Rollout is verifiably still waiting at the
             // step: approved (by this run or anyone), moved on, or unreadable, its routing stays.
