@@ -117,6 +117,9 @@ pub struct Writer<'a> {
     interrupt: Interrupt,
     ask: Option<Ask>,
     claims: Vec<Claim>,
+    /// The Rollout (namespace, name) whose claim is being taken: a second signal may stop the
+    /// run after the Lease was created, before this run heard of it.
+    claiming: Option<(String, String)>,
     written: Vec<Written>,
     /// Each object as this run last read or wrote it: the resourceVersion of its next write.
     seen: BTreeMap<ObjectKey, Value>,
@@ -143,6 +146,7 @@ impl<'a> Writer<'a> {
             interrupt,
             ask,
             claims: Vec::new(),
+            claiming: None,
             written: Vec::new(),
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
@@ -166,8 +170,10 @@ impl<'a> Writer<'a> {
         if self.mode != Mode::Apply {
             return Ok(());
         }
-        let claim = Claim::take(self.cluster, namespace, rollout, command).await?;
-        self.claims.push(claim);
+        self.claiming = Some((namespace.into(), rollout.into()));
+        let claim = Claim::take(self.cluster, namespace, rollout, command).await;
+        self.claiming = None;
+        self.claims.push(claim?);
         Ok(())
     }
 
@@ -223,17 +229,17 @@ impl<'a> Writer<'a> {
     /// the command's own work): each object this run wrote or had a request out for, what it
     /// may be and its backup, and the claims left to expire.
     fn stopped_error(&self, signal: Signal, during: &str) -> Error {
-        let claims: String = self
-            .claims
-            .iter()
-            .map(|claim| {
-                let (namespace, rollout) = claim.rollout();
-                format!(
-                    "\n  the claim on Rollout {namespace}/{rollout} is left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
-                    LEASE_DURATION.as_secs(),
-                )
-            })
-            .collect();
+        let left = |namespace: &str, rollout: &str, what: &str| {
+            format!(
+                "\n  the claim on Rollout {namespace}/{rollout} {what} left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
+                LEASE_DURATION.as_secs(),
+            )
+        };
+        let taking = self.claiming.as_ref().map(|(namespace, rollout)| {
+            left(namespace, rollout, "may have been taken (its request was out); if so, it is")
+        });
+        let claims: String =
+            self.claims.iter().map(|claim| left(claim.rollout().0, claim.rollout().1, "is")).chain(taking).collect();
         Error::Interrupted {
             signal,
             report: format!(

@@ -518,6 +518,27 @@ fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rol
 }
 
 #[test]
+fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
+    // A regression: the Lease was created (its reply held), a second SIGINT stopped the run,
+    // and the claim left behind was not named.
+    let server = shop(2, "StepPaused").start();
+    let create = server.pause(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1, Stage::AfterStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(create.wait_until_held(Duration::from_secs(30)));
+    child.first_signal("INT");
+    child.signal("INT");
+    child
+        .finish()
+        .status(130)
+        .stderr_has("stopped at once by a second signal\n  nothing was written\n  the claim on Rollout shop/demo may have been taken (its request was out); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it");
+    assert_eq!(claims(&server).len(), 1, "the Lease is there");
+    create.release();
+    test.run_args(["release-claim", "demo", "--yes"]).success();
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
 fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left() {
     let server = shop(2, "StepPaused").start();
     let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
