@@ -518,6 +518,26 @@ fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rol
 }
 
 #[test]
+fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
+    // A regression: each Rollout's plan was made from the same read and written in turn, the
+    // second's writes over the first's routing.
+    let mut second = rollout(2, "StepPaused");
+    second["metadata"]["name"] = json!("demo2");
+    second["spec"]["workloadRef"]["name"] = json!("demo2");
+    second["spec"]["strategy"]["canary"]["trafficRoutings"][0]["service"] = json!("demo2");
+    let mut workload = deployment(4);
+    workload["metadata"]["name"] = json!("demo2");
+    let server = shop(2, "StepPaused").object(second).object(workload).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "demo2", "--yes"]).status(3).stderr_has(
+        "error: nothing was written: Rollouts demo and demo2 both plan writes to VirtualService shop/demo; in one run the second would write over the first's routing: approve each in a run of its own",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert!(!approved_with_its_routing(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
 fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
     // A regression: the Lease was created (its reply held), a second SIGINT stopped the run,
     // and the claim left behind was not named.

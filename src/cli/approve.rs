@@ -105,6 +105,24 @@ fn check_approvable(
     Ok(stage)
 }
 
+/// Refuses when two Rollouts plan writes to one object (`writes`: each Rollout's name with an
+/// object it writes): each plan is made from the same read, so the second Rollout's writes
+/// would replace the first's routing, leaving it approved with routing it does not have.
+fn refuse_shared_writes<'a>(writes: impl IntoIterator<Item = (&'a str, &'a ObjectKey)>) -> Result<(), Error> {
+    let mut writer_of: BTreeMap<&ObjectKey, &str> = BTreeMap::new();
+    for (rollout, key) in writes {
+        match writer_of.insert(key, rollout) {
+            Some(first) if first != rollout => {
+                return Err(Error::Refused(format!(
+                    "nothing was written: Rollouts {first} and {rollout} both plan writes to {key}; in one run the second would write over the first's routing: approve each in a run of its own"
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// What writing every change of the plans (and undoing it) needs.
 fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permission>, Error> {
     let mut permissions = Vec::new();
@@ -267,6 +285,11 @@ impl Run<'_> {
                 Ok(Approval { rollout, stage, plan })
             })
             .collect::<Result<Vec<_>, Error>>()?;
+        let writes = approvals.iter().flat_map(|a| {
+            let objects = a.plan.stages.iter().flat_map(|s| &s.objects);
+            objects.filter(|o| o.writes().next().is_some()).map(|o| (a.rollout.item.name.as_str(), &o.key))
+        });
+        refuse_shared_writes(writes)?;
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
         let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
@@ -513,6 +536,22 @@ fn preview_next(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_rollouts_writing_one_object_are_refused() {
+        let (vs, dr) = (
+            ObjectKey::new("networking.istio.io", "VirtualService", "shop", "demo"),
+            ObjectKey::new("networking.istio.io", "DestinationRule", "shop", "demo"),
+        );
+        assert!(refuse_shared_writes([("demo", &vs), ("demo", &vs), ("other", &dr)]).is_ok());
+        let Err(Error::Refused(message)) = refuse_shared_writes([("demo", &vs), ("other", &dr), ("other", &vs)]) else {
+            panic!("refused")
+        };
+        assert_eq!(
+            message,
+            "nothing was written: Rollouts demo and other both plan writes to VirtualService shop/demo; in one run the second would write over the first's routing: approve each in a run of its own"
+        );
+    }
 
     #[test]
     fn the_approval_carries_the_step_it_approves() {
