@@ -53,10 +53,26 @@ impl Backups {
         let dir = self.root.join(field("namespace")).join(kind).join(field("name"));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::Input(format!("creating the backup folder {}: {e}", dir.display())))?;
-        let path = dir.join(format!("{}.yaml", crate::time::file_timestamp(SystemTime::now())));
-        std::fs::write(&path, crate::yaml::to_string(object))
-            .map_err(|e| Error::Input(format!("writing the backup {}: {e}", path.display())))?;
-        Ok(path)
+        // A file per save, never one written over: an object saved twice in one run (its state
+        // before the run, then an edit this run overwrote) may be saved twice in a millisecond;
+        // the next millisecond's name is then tried (a few times: the clock moves on).
+        let mut tries = 10;
+        loop {
+            tries -= 1;
+            let path = dir.join(format!("{}.yaml", crate::time::file_timestamp(SystemTime::now())));
+            let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path);
+            match file {
+                Ok(mut file) => {
+                    file.write_all(crate::yaml::to_string(object).as_bytes())
+                        .map_err(|e| Error::Input(format!("writing the backup {}: {e}", path.display())))?;
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries > 0 => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => return Err(Error::Input(format!("writing the backup {}: {e}", path.display()))),
+            }
+        }
     }
 }
 
@@ -129,6 +145,9 @@ pub struct Writer<'a> {
     made: BTreeSet<ObjectKey>,
     /// The object a request is out for.
     in_flight: Option<InFlight>,
+    /// Backups of the edits someone else made that this run overwrote, as asked
+    /// (`Overwrite their change?`): the backup of an object holds its state before this run.
+    overwritten: Vec<(ObjectKey, PathBuf)>,
     /// Writes whose outcome was unknown (no answer, a 5xx) and that a fresh read showed not
     /// applied: the server may still apply them (a 504 says it "may still be processing").
     may_land: Vec<InFlight>,
@@ -152,6 +171,7 @@ impl<'a> Writer<'a> {
             verdicts: BTreeMap::new(),
             made: BTreeSet::new(),
             in_flight: None,
+            overwritten: Vec::new(),
             may_land: Vec::new(),
             stopped: None,
         }
@@ -374,6 +394,8 @@ impl<'a> Writer<'a> {
                 Some(ask) => {
                     say(&self.other_edit(change, Some(&fresh), &message).to_string());
                     self.interrupt.confirm("Overwrite their change?", ask).await?;
+                    let saved = self.backups.save(&fresh)?;
+                    self.overwritten.push((key.clone(), saved));
                 }
                 None => return Err(self.other_edit(change, Some(&fresh), &message)),
             }
@@ -478,7 +500,13 @@ impl<'a> Writer<'a> {
             None => "it did not exist before".into(),
         };
         let lost = self.lost_reply(key).map(|lost| format!("; {lost}")).unwrap_or_default();
-        Some(format!("{key} {done} ({backup}{lost})\n"))
+        Some(format!("{key} {done} ({backup}{}{lost})\n", self.overwritten_note(key)))
+    }
+
+    /// `; their edit it overwrote: FILE` for each edit of `key` this run overwrote, as asked.
+    fn overwritten_note(&self, key: &ObjectKey) -> String {
+        let saved = self.overwritten.iter().filter(|(overwritten, _)| overwritten == key);
+        saved.map(|(_, file)| format!("; their edit it overwrote: {}", file.display())).collect()
     }
 
     /// Where the backup of the first write of `key` is.
@@ -608,7 +636,7 @@ impl<'a> Writer<'a> {
             done.push(key);
             let backup = self
                 .backup_of(key)
-                .map(|b| format!(" (its state before this run: {})", b.display()))
+                .map(|b| format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)))
                 .unwrap_or_default();
             let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
             lines.push(match &entry.fate {

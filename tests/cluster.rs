@@ -316,25 +316,36 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
                 vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
             });
         });
-        let out = Test::new()
+        let test = Test::new()
             .kubeconfig(&server)
             .args(["approve", "demo"])
             .stdin(&format!("yes\n{second_answer}\n"))
-            .on_terminal()
-            .run();
-        (server, out)
+            .on_terminal();
+        let out = test.run();
+        (server, out, test)
     };
-    let (server, out) = run("no");
+    let (server, out, _) = run("no");
     out.status(3)
         .stdout_has("VirtualService shop/demo was changed by someone else while this run wrote it")
         .stdout_has("+  - demo.example.com")
         .stdout_has("Overwrite their change?");
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]), "their edit stays");
     assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written");
-    let (server, out) = run("yes");
-    out.success()
+    let (server, out, _test) = run("yes");
+    let out = out
+        .success()
         .stdout_has("Overwrite their change?")
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    // A regression: the edit overwritten was kept nowhere. It is backed up, and named.
+    let named = out.stdout.lines().find(|l| l.starts_with("VirtualService shop/demo updated (backup ")).unwrap();
+    let (before, theirs) = named.split_once("; their edit it overwrote: ").expect("their edit's backup is named");
+    let theirs = theirs.trim_end_matches([')', '\r']);
+    assert!(std::fs::read_to_string(theirs).unwrap().contains("demo.example.com"), "{named}");
+    assert!(
+        !std::fs::read_to_string(before.trim_start_matches("VirtualService shop/demo updated (backup "))
+            .unwrap()
+            .contains("demo.example.com")
+    );
     let routed = vs(&server);
     assert_eq!(routed["spec"]["hosts"], json!(["demo"]), "overwritten, as confirmed");
     assert_eq!(routed["spec"]["http"][0]["route"][1]["weight"], 50);
