@@ -111,6 +111,14 @@ const WRITE_OUT: &str = "may be half written (a request for it was out)";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 
+/// `  the claim on Rollout NS/NAME {what} left to expire …, or release-claim releases it`.
+fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
+    format!(
+        "  the claim on Rollout {namespace}/{rollout} {what} left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
+        LEASE_DURATION.as_secs(),
+    )
+}
+
 /// One write this run made.
 struct Written {
     change: Change,
@@ -193,7 +201,16 @@ impl<'a> Writer<'a> {
         self.claiming = Some((namespace.into(), rollout.into()));
         let claim = Claim::take(self.cluster, namespace, rollout, command).await;
         self.claiming = None;
-        self.claims.push(claim?);
+        match claim {
+            Ok(claim) => self.claims.push(claim),
+            // The Lease's create may still be applied (a 504, no answer), and then hold the
+            // Rollout until it expires.
+            Err(Error::Api { doing, failure }) if failure.outcome_unknown() => {
+                let may_hold = "may still be taken (the server may still apply its request); if so, it is";
+                return Err(Error::Api { doing, failure }.with_report(&claim_left(namespace, rollout, may_hold)));
+            }
+            Err(error) => return Err(error),
+        }
         Ok(())
     }
 
@@ -249,17 +266,15 @@ impl<'a> Writer<'a> {
     /// the command's own work): each object this run wrote or had a request out for, what it
     /// may be and its backup, and the claims left to expire.
     fn stopped_error(&self, signal: Signal, during: &str) -> Error {
-        let left = |namespace: &str, rollout: &str, what: &str| {
-            format!(
-                "\n  the claim on Rollout {namespace}/{rollout} {what} left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
-                LEASE_DURATION.as_secs(),
-            )
-        };
         let taking = self.claiming.as_ref().map(|(namespace, rollout)| {
-            left(namespace, rollout, "may have been taken (its request was out); if so, it is")
+            format!("\n{}", claim_left(namespace, rollout, "may have been taken (its request was out); if so, it is"))
         });
-        let claims: String =
-            self.claims.iter().map(|claim| left(claim.rollout().0, claim.rollout().1, "is")).chain(taking).collect();
+        let claims: String = self
+            .claims
+            .iter()
+            .map(|claim| format!("\n{}", claim_left(claim.rollout().0, claim.rollout().1, "is")))
+            .chain(taking)
+            .collect();
         Error::Interrupted {
             signal,
             report: format!(

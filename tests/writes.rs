@@ -121,6 +121,21 @@ fn a_routing_write_that_lands_after_its_rollback_fails_its_precondition() {
 }
 
 #[test]
+fn a_claim_whose_create_may_still_land_is_named_with_the_way_to_release_it() {
+    let server = shop(2, "StepPaused").start();
+    let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1);
+    Test::new()
+        .kubeconfig(&server)
+        .run_args(["approve", "demo", "--yes"])
+        .status(1)
+        .stderr_has("(504 Timeout)")
+        .stderr_has("  the claim on Rollout shop/demo may still be taken (the server may still apply its request); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "nothing approved");
+    assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server creates the Lease after the run");
+    assert_eq!(claims(&server).len(), 1);
+}
+
+#[test]
 fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
     let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
     // The approval (write 6) is stored, its reply lost, and the controller takes the Rollout to
