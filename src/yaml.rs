@@ -28,8 +28,10 @@ pub struct YamlLimits {
 /// A `kubectl get … -o yaml` export of 3,000 Deployments, ReplicaSets, Pods, Services and
 /// ConfigMaps (managedFields included) is 13.6 MB: about 300 nodes per object and 15 bytes per
 /// node. These limits let a file reach the 64 MiB manifest limit (about 14,000 such objects, or
-/// one document each) before they do; the depth is serde_json's, so JSON has the same.
-pub const YAML_LIMITS: YamlLimits = YamlLimits { nodes: 5_000_000, documents: 50_000, depth: 128 };
+/// one document each) before they do. The depth is what the sandbox hands to Lua
+/// (`lua::convert`), so a file that reads is one a script can be given. JSON has the same
+/// limits, a document being an item of a top-level list.
+pub const YAML_LIMITS: YamlLimits = YamlLimits { nodes: 5_000_000, documents: 50_000, depth: 100 };
 
 /// A document read from a file, and where it starts.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,7 +59,7 @@ impl Document {
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Document>, String> {
     let trimmed = text.trim_start();
     let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        match parse_json(text, source)? {
+        match parse_json(text, source, YAML_LIMITS)? {
             Value::Array(items) => items
                 .into_iter()
                 .enumerate()
@@ -71,25 +73,27 @@ pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Document>, String
     Ok(flatten_lists(documents))
 }
 
-fn parse_json(text: &str, source: &str) -> Result<Value, String> {
+fn parse_json(text: &str, source: &str, limits: YamlLimits) -> Result<Value, String> {
     // Read once from the text, the quick way; only a duplicate key makes it read again, counting
     // lines, to name both.
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = ValueSeed { lines: Lines::Untracked }
+    let counter = JsonCounter { limits, nodes: Cell::new(0) };
+    let value = ValueSeed::json(Lines::Untracked, &counter)
         .deserialize(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value));
     match value {
-        Err(e) if e.to_string().starts_with(DUPLICATE_KEY) => parse_json_counting_lines(text, source),
+        Err(e) if e.to_string().starts_with(DUPLICATE_KEY) => parse_json_counting_lines(text, source, limits),
         other => other.map_err(|e| json_error(&e, source)),
     }
 }
 
 /// `parse_json` reading a byte at a time, so that a duplicate key's message has both lines.
-fn parse_json_counting_lines(text: &str, source: &str) -> Result<Value, String> {
+fn parse_json_counting_lines(text: &str, source: &str, limits: YamlLimits) -> Result<Value, String> {
     let line = Cell::new(1);
     let reader = LineCounting { rest: text.as_bytes(), line: &line };
     let mut deserializer = serde_json::Deserializer::from_reader(reader);
-    let value = ValueSeed { lines: Lines::Counted(&line) }
+    let counter = JsonCounter { limits, nodes: Cell::new(0) };
+    let value = ValueSeed::json(Lines::Counted(&line), &counter)
         .deserialize(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value))
         .map_err(|e| json_error(&e, source))?;
@@ -117,40 +121,74 @@ fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<Docume
     // Every node is at most a start and an end event, and a document adds two more: the nodes
     // or documents limit is reached first, with its own message.
     budget.max_events = 2 * limits.nodes + 2 * limits.documents + 2;
-    options.budget = Some(budget);
-    let documents: Vec<Spanned<YamlValue>> =
-        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| yaml_error(&e, text, source, limits))?;
+    options.budget = Some(budget.clone());
+    let documents: Vec<Spanned<YamlValue>> = serde_saphyr::from_multiple_with_options(text, options)
+        .map_err(|e| yaml_error(&e, text, source, limits, &budget))?;
     Ok(documents
         .into_iter()
         .map(|d| Document { line: d.referenced.line() as usize, item: None, value: d.value.0 })
         .collect())
 }
 
+/// A limit of `YamlLimits` a file went past.
+#[derive(Clone, Copy)]
+enum Past {
+    Nodes,
+    Documents,
+    Depth,
+}
+
+/// The message for a file past one of `limits`, the same for YAML and JSON.
+fn past_limit(past: Past, format: &str, limits: YamlLimits) -> String {
+    let split = "split the file (one per namespace or per kind, for example), or read only the objects the plan \
+                 needs: Rollouts, TrafficRoutings, their gateway objects and the script ConfigMap";
+    match past {
+        Past::Nodes => format!("more than {} {format} nodes, the limit for one file: {split}", limits.nodes),
+        Past::Documents => {
+            format!("more than {} {format} documents, the limit for one file: {split}", limits.documents)
+        }
+        Past::Depth => format!("maps and lists nested deeper than {} levels, the limit", limits.depth),
+    }
+}
+
 /// `file:line:column: message`, with what to do when a limit was reached, and the line indented
 /// with a tab when there is one (the parser reports where the node it was reading began).
-fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: YamlLimits) -> String {
+fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: YamlLimits, budget: &Budget) -> String {
     let error = error.without_snippet();
     let line = error.location().map_or(0, |location| location.line() as usize);
     let at = match error.location() {
         Some(location) if line > 0 => format!("{source}:{line}:{}", location.column()),
         _ => source.to_string(),
     };
-    let split = "split the file (one per namespace or per kind, for example), or read only the objects the plan \
-                 needs: Rollouts, TrafficRoutings, their gateway objects and the script ConfigMap";
-    let message = match error {
+    // A limit reached while an alias is replayed comes wrapped; its place is the alias's.
+    let mut original = error;
+    while let serde_saphyr::Error::AliasError { error, .. } | serde_saphyr::Error::WithSnippet { error, .. } = original
+    {
+        original = error;
+    }
+    let message = match original {
         serde_saphyr::Error::Budget { breach, .. } => match breach {
-            BudgetBreach::Nodes { .. } | BudgetBreach::Events { .. } => {
-                format!("more than {} YAML nodes, the limit for one file: {split}", limits.nodes)
-            }
-            BudgetBreach::Documents { .. } => {
-                format!("more than {} YAML documents, the limit for one file: {split}", limits.documents)
-            }
-            BudgetBreach::Depth { .. } => {
-                format!("maps and lists nested deeper than {} levels, the limit", limits.depth)
+            BudgetBreach::Nodes { .. } | BudgetBreach::Events { .. } => past_limit(Past::Nodes, "YAML", limits),
+            BudgetBreach::Documents { .. } => past_limit(Past::Documents, "YAML", limits),
+            BudgetBreach::Depth { .. } => past_limit(Past::Depth, "YAML", limits),
+            BudgetBreach::RecordedAnchorEvents { .. } => format!(
+                "aliases that repeat more than {} nodes, the limit for one file: anchors and aliases that expand too far",
+                budget.max_recorded_anchor_events
+            ),
+            BudgetBreach::ScalarBytes { .. } => format!(
+                "more than {} MiB of text with its aliases expanded, the limit for one file",
+                budget.max_total_scalar_bytes >> 20
+            ),
+            BudgetBreach::MergeKeys { .. } => {
+                format!("more than {} merge keys (`<<`), the limit for one file", budget.max_merge_keys)
             }
             _ => "too much for the YAML parser: anchors and aliases that expand too far, or more than 64 MiB of text"
                 .to_string(),
         },
+        // The scanner's own limit on `[`/`{` nesting (255), met first when it reads ahead.
+        serde_saphyr::Error::ExternalMessage { msg, .. } if msg == "recursion limit exceeded" => {
+            past_limit(Past::Depth, "YAML", limits)
+        }
         other => {
             let message = serde_saphyr::DefaultMessageFormatter.format_message(other);
             let message: String = message.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
@@ -205,19 +243,60 @@ struct YamlValue(Value);
 
 impl<'de> de::Deserialize<'de> for YamlValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<YamlValue, D::Error> {
-        ValueSeed { lines: Lines::Spans }.deserialize(deserializer).map(YamlValue)
+        ValueSeed { lines: Lines::Spans, json: None, depth: 0 }.deserialize(deserializer).map(YamlValue)
     }
+}
+
+/// JSON's nodes read so far, counted against the limits YAML's parser applies itself.
+struct JsonCounter {
+    limits: YamlLimits,
+    nodes: Cell<usize>,
 }
 
 #[derive(Clone, Copy)]
 struct ValueSeed<'a> {
     lines: Lines<'a>,
+    /// Counts JSON; YAML is counted by its parser.
+    json: Option<&'a JsonCounter>,
+    /// The maps and lists the value is in.
+    depth: usize,
+}
+
+impl<'a> ValueSeed<'a> {
+    fn json(lines: Lines<'a>, counter: &'a JsonCounter) -> Self {
+        ValueSeed { lines, json: Some(counter), depth: 0 }
+    }
+
+    /// Counts a node (a value or a key) of JSON.
+    fn count_node<E: de::Error>(&self) -> Result<(), E> {
+        match self.json {
+            Some(counter) if counter.nodes.get() >= counter.limits.nodes => {
+                Err(E::custom(past_limit(Past::Nodes, "JSON", counter.limits)))
+            }
+            Some(counter) => {
+                counter.nodes.set(counter.nodes.get() + 1);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The seed for the items of a map or list, refused past the depth limit in JSON.
+    fn inside<E: de::Error>(self) -> Result<Self, E> {
+        match self.json {
+            Some(counter) if self.depth >= counter.limits.depth => {
+                Err(E::custom(past_limit(Past::Depth, "JSON", counter.limits)))
+            }
+            _ => Ok(ValueSeed { depth: self.depth + 1, ..self }),
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        self.count_node()?;
         deserializer.deserialize_any(self)
     }
 }
@@ -266,14 +345,23 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let inside = self.inside()?;
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self)? {
+        while let Some(item) = seq.next_element_seed(inside)? {
             items.push(item);
+            // The items of a top-level JSON list are its documents.
+            match self.json {
+                Some(counter) if self.depth == 0 && items.len() > counter.limits.documents => {
+                    return Err(de::Error::custom(past_limit(Past::Documents, "JSON", counter.limits)));
+                }
+                _ => {}
+            }
         }
         Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let inside = self.inside()?;
         let mut values = Map::new();
         let mut first_lines: HashMap<String, usize> = HashMap::new();
         loop {
@@ -308,7 +396,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                     first_lines.insert(key.clone(), line);
                 }
             }
-            values.insert(key, map.next_value_seed(self)?);
+            self.count_node()?;
+            values.insert(key, map.next_value_seed(inside)?);
         }
         Ok(Value::Object(values))
     }
@@ -464,6 +553,50 @@ mod tests {
             "{err}"
         );
         assert!(parse_yaml(&aliases(10), "alias.yaml", YAML_LIMITS).is_ok());
+    }
+
+    #[test]
+    fn json_has_the_same_limits() {
+        let small = YamlLimits { nodes: 20, documents: 3, depth: 4 };
+        assert!(parse_json("{\"a\": [[[1]]]}", "deep.json", small).is_ok());
+        let err = parse_json("{\"a\": [[[[1]]]]}", "deep.json", small).unwrap_err();
+        assert_eq!(err, "deep.json:1:10: maps and lists nested deeper than 4 levels, the limit");
+        // The items of a top-level list are documents; a list inside is not.
+        assert!(parse_json("[{}, {}, {}]", "many.json", small).is_ok());
+        assert!(parse_json("{\"a\": [{}, {}, {}, {}]}", "many.json", small).is_ok());
+        let err = parse_json("[{},\n{}, {},\n {}]", "many.json", small).unwrap_err();
+        assert!(
+            err.starts_with("many.json:3:4: more than 3 JSON documents, the limit for one file: split the file"),
+            "{err}"
+        );
+        // Keys count as nodes, as in YAML: 1 map + 9 keys + 9 values + 1 = 20 fits.
+        let map = |n: usize| format!("{{{}}}", (0..n).map(|i| format!("\"k{i}\": {i}")).collect::<Vec<_>>().join(", "));
+        assert!(parse_json(&map(9), "big.json", small).is_ok());
+        let err = parse_json(&map(10), "big.json", small).unwrap_err();
+        assert!(err.contains(": more than 20 JSON nodes, the limit for one file: split the file"), "{err}");
+        // The limits hold on the slow path that names both lines of a duplicate key too.
+        let err = parse_json_counting_lines("{\"a\": [[[[1]]]]}", "deep.json", small).unwrap_err();
+        assert!(err.ends_with(": maps and lists nested deeper than 4 levels, the limit"), "{err}");
+    }
+
+    #[test]
+    fn alias_limits_are_named() {
+        // Each level doubles the one before: 2^21 replayed nodes pass the 1,000,000 limit.
+        let mut laughs = "a0: &a0 [x]\n".to_string();
+        for level in 1..22 {
+            laughs += &format!("a{level}: &a{level} [*a{}, *a{}]\n", level - 1, level - 1);
+        }
+        let err = parse_yaml(&laughs, "laughs.yaml", YAML_LIMITS).unwrap_err();
+        assert!(err.ends_with(": aliases that repeat more than 1000000 nodes, the limit for one file: anchors and aliases that expand too far"), "{err}");
+        assert!(err.starts_with("laughs.yaml:"), "{err}");
+        // Text: 1 MiB used 65 times.
+        let text = format!("s: &s {}\nl: [{}]\n", "x".repeat(1 << 20), vec!["*s"; 64].join(", "));
+        let err = parse_yaml(&text, "text.yaml", YAML_LIMITS).unwrap_err();
+        assert!(err.ends_with(": more than 64 MiB of text with its aliases expanded, the limit for one file"), "{err}");
+        // Merge keys.
+        let merges: String = (0..10_001).map(|i| format!("m{i}: {{<<: {{a: 1}}}}\n")).collect();
+        let err = parse_yaml(&merges, "merge.yaml", YAML_LIMITS).unwrap_err();
+        assert!(err.ends_with(": more than 10000 merge keys (`<<`), the limit for one file"), "{err}");
     }
 
     #[test]

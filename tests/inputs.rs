@@ -230,14 +230,55 @@ mod limits {
 
     #[test]
     fn a_file_past_the_parser_limits_is_named_with_how_to_split_it() {
-        let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
-        Test::new()
-            .file("deep.yaml", &format!("a: {deep}\n"))
-            .args(["plan", "-f", "deep.yaml"])
-            .run()
+        // One nesting limit, the one Lua is handed, for YAML and JSON alike: 100 levels read,
+        // 101 refused (a YAML flow past the scanner's own limit too).
+        let nested = |levels: usize| format!("{}1{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+        let test = Test::new()
+            .file("s.lua", "return {}")
+            .file("fits.yaml", &format!("a: {}\n", nested(100)))
+            .file("fits.json", &format!("{{\"a\": {}}}", nested(100)))
+            .file("deep.yaml", &format!("a: {}\n", nested(101)))
+            .file("deeper.yaml", &format!("a: {}\n", nested(1000)))
+            .file("deep.json", &format!("{{\"a\": {}}}", nested(101)))
+            .file("deeper.json", &format!("{{\"a\": {}}}", nested(1000)));
+        for fits in ["fits.yaml", "fits.json"] {
+            test.run_args(["eval", "s.lua", "--obj", fits]).success();
+        }
+        for (deep, column) in [("deep.yaml", 103), ("deeper.yaml", 259), ("deep.json", 106), ("deeper.json", 106)] {
+            test.run_args(["plan", "-f", deep]).status(1).stderr_has(&format!(
+                "error: {deep}:1:{column}: maps and lists nested deeper than 100 levels, the limit\n"
+            ));
+        }
+        // JSON counts nodes, and documents (the items of a top-level list), as YAML does: the
+        // refusal comes early, before the file's values take gigabytes.
+        let split = "the limit for one file: split the file (one per namespace or per kind, for example)";
+        let test = Test::new()
+            .file("many.json", &format!("[{}{{}}]", "{},".repeat(50_000)))
+            .file("big.json", &format!("{{\"a\": [{}0]}}", "0,".repeat(5_000_000)));
+        within(&test, &["plan", "-f", "many.json"], Duration::from_secs(5))
             .status(1)
-            .stderr_has("error: deep.yaml:1:")
-            .stderr_has("maps and lists nested deeper than 128 levels, the limit");
+            .stderr_has(&format!("error: many.json:1:150004: more than 50000 JSON documents, {split}"));
+        within(&test, &["plan", "-f", "big.json"], Duration::from_secs(15))
+            .status(1)
+            .stderr_has(&format!("error: big.json:1:10000001: more than 5000000 JSON nodes, {split}"));
+    }
+
+    #[test]
+    fn aliases_that_expand_too_far_name_the_limit_and_the_alias() {
+        // Billion laughs: nine levels of nine aliases each.
+        let mut laughs = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n  a0: &a0 [lol]\n".to_string();
+        for level in 1..10 {
+            let aliases = vec![format!("*a{}", level - 1); 9].join(", ");
+            laughs += &format!("  a{level}: &a{level} [{aliases}]\n");
+        }
+        let message = "laughs.yaml:11:32: aliases that repeat more than 1000000 nodes, the limit for one file: anchors and aliases that expand too far\n";
+        let test = Test::new().file("laughs.yaml", &laughs).file("s.lua", "return {}");
+        within(&test, &["plan", "-f", "laughs.yaml"], Duration::from_secs(10))
+            .status(1)
+            .stderr_has(&format!("error: {message}"));
+        within(&test, &["eval", "s.lua", "--obj", "laughs.yaml"], Duration::from_secs(10))
+            .status(1)
+            .stderr_has(&format!("error: {message}"));
     }
 }
 

@@ -49,7 +49,8 @@ pub enum EncodeError {
 const MAX_ARRAY_INDEX: f64 = 67_108_864.0;
 
 /// Values nested deeper than this are refused, both ways (the stack is reserved for this many
-/// levels): a Kubernetes object nests far less, and serde_json reads at most 128 levels.
+/// levels): a Kubernetes object nests far less, and files nested deeper are refused as they
+/// are read (`yaml::YAML_LIMITS`).
 const MAX_DEPTH: usize = 100;
 
 /// Builds the Lua value for a JSON value, inserting each map's keys in `order`.
