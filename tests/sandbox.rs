@@ -85,6 +85,27 @@ fn print_output_is_capped() {
 }
 
 #[test]
+fn error_messages_are_cut() {
+    // 10 MiB from an error object's __tostring, were it not cut.
+    let (output, elapsed) =
+        eval("error(setmetatable({}, {__tostring = function() return string.rep('E', 10 * 2^20) end}))");
+    let output = output.status(1);
+    assert!(output.stderr.len() < 5000, "{} bytes on stderr", output.stderr.len());
+    output.stderr_has(&format!("error: script script.lua: {}… (10481664 more bytes)\n", "E".repeat(4096)));
+    ends_soon(elapsed);
+}
+
+#[test]
+fn terminal_control_sequences_from_a_script_are_escaped() {
+    // A window title (OSC), a colour and a screen clear (CSI), a carriage return.
+    let (output, _) = eval("print('a\\27]0;pwned\\7b\\27[31mred\\r', 'x\\ny') error('x\\27[2Jy', 0)");
+    output
+        .status(1)
+        .stderr_has("[script.lua] a\\u{1b}]0;pwned\\u{7}b\\u{1b}[31mred\\r\tx\ny\n")
+        .stderr_has("error: script script.lua: x\\u{1b}[2Jy\n");
+}
+
+#[test]
 fn an_obj_larger_than_the_memory_limit_as_lua_tables_is_named_with_the_limit() {
     // 400 KB of small maps take more than 2 MiB as Lua tables (an 8 MB obj, the largest read,
     // takes more than the default 64 MiB).

@@ -388,13 +388,42 @@ fn is_memory_error(error: &mlua::Error) -> bool {
     matches!(root_cause(error), mlua::Error::MemoryError(_))
 }
 
-/// The Lua message of an error, without mlua's wrapping or the stack traceback it appends.
+/// The Lua message of an error, without mlua's wrapping or the stack traceback it appends, cut
+/// at `ERROR_LIMIT` and its control characters escaped.
 fn lua_message(error: &mlua::Error) -> String {
-    match root_cause(error) {
+    let message = match root_cause(error) {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::RuntimeError(message) => message.split("\nstack traceback:").next().unwrap_or(message).to_string(),
         other => other.to_string(),
+    };
+    let kept = (0..=ERROR_LIMIT.min(message.len())).rev().find(|&end| message.is_char_boundary(end)).unwrap_or(0);
+    let mut shown = String::from_utf8_lossy(&escape_controls(&message.as_bytes()[..kept])).into_owned();
+    if kept < message.len() {
+        shown += &format!("… ({} more bytes)", message.len() - kept);
     }
+    shown
+}
+
+/// How much of a script's error message is shown: an error object's `__tostring` can return
+/// megabytes, which would all go to the terminal.
+const ERROR_LIMIT: usize = 4 << 10;
+
+/// `text` with its control characters other than tab and newline escaped (`\r`, `\u{1b}`):
+/// what a script prints or raises goes to a terminal, and a script (a ConfigMap's, edited by
+/// others) must not drive it with escape sequences. Bytes that are not UTF-8 are kept.
+fn escape_controls(text: &[u8]) -> Vec<u8> {
+    let mut escaped = Vec::with_capacity(text.len());
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() && c != '\t' && c != '\n' {
+                escaped.extend_from_slice(c.escape_debug().to_string().as_bytes());
+            } else {
+                escaped.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            }
+        }
+        escaped.extend_from_slice(chunk.invalid());
+    }
+    escaped
 }
 
 /// The error under mlua's callback and context wrapping.
@@ -486,6 +515,27 @@ mod tests {
         assert!(runtime.to_string().starts_with("script test.lua:2: attempt to index field 'missing'"), "{runtime}");
         let mixed = run("return {spec = {1, a = 2}}", json!({})).unwrap_err();
         assert_eq!(mixed.to_string(), "script test.lua: cannot encode mixed or invalid key types");
+    }
+
+    #[test]
+    fn error_messages_are_cut_and_their_control_characters_escaped() {
+        let message = |code: &str| run(code, json!({})).unwrap_err().message;
+        let huge = message("error(setmetatable({}, {__tostring = function() return string.rep('E', 2^20) end}))");
+        assert_eq!(huge, format!("{}… ({} more bytes)", "E".repeat(ERROR_LIMIT), (1 << 20) - ERROR_LIMIT));
+        assert_eq!(message(&format!("error('{}', 0)", "E".repeat(ERROR_LIMIT))), "E".repeat(ERROR_LIMIT));
+        // Cut between characters, not inside one.
+        let cut = message(&format!("error('x{}', 0)", "é".repeat(ERROR_LIMIT)));
+        assert!(cut.starts_with(&format!("x{}…", "é".repeat(ERROR_LIMIT / 2 - 1))), "{cut}");
+        assert!(cut.ends_with(&format!("… ({} more bytes)", 2 * ERROR_LIMIT + 1 - (ERROR_LIMIT - 1))), "{cut}");
+        assert_eq!(message("error('a\\27[2Jb\\r\\tc\\nd', 0)"), "a\\u{1b}[2Jb\\r\tc\nd");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_except_tab_and_newline() {
+        assert_eq!(escape_controls(b"a\x1b]0;t\x07\r\t\n\x7f"), b"a\\u{1b}]0;t\\u{7}\\r\t\n\\u{7f}");
+        // C1 controls too (U+009B is a CSI for some terminals); bytes that are not UTF-8 are kept.
+        assert_eq!(escape_controls("\u{9b}é".as_bytes()), "\\u{9b}é".as_bytes());
+        assert_eq!(escape_controls(b"\xff\x1b"), b"\xff\\u{1b}");
     }
 
     #[test]
@@ -592,6 +642,9 @@ mod tests {
         // The limit is per evaluation.
         run("print('again') return {}").unwrap();
         assert_eq!(printed.take(), b"[p.lua] again\n");
+        // Terminal control sequences are escaped, tabs and newlines kept.
+        run("print('a\\27]0;t\\7b\\r', 'c\\nd') return {}").unwrap();
+        assert_eq!(printed.take(), b"[p.lua] a\\u{1b}]0;t\\u{7}b\\r\tc\nd\n");
     }
 
     #[test]

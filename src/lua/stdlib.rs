@@ -167,11 +167,11 @@ fn write_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> 
     })
 }
 
-/// Appends to `line` what is left of the limit of `text`, and a byte to tell it is exceeded: no
-/// more is copied, however long the text.
+/// Appends to `line` what is left of the limit of `text`, its control characters escaped, and a
+/// byte to tell it is exceeded: no more is copied, however long the text.
 fn append_within(line: &mut Vec<u8>, left: usize, text: &[u8]) {
     let room = (left + 1).saturating_sub(line.len());
-    line.extend_from_slice(&text[..text.len().min(room)]);
+    line.extend_from_slice(&super::escape_controls(&text[..text.len().min(room)]));
 }
 
 /// The controller's `json` functions, encode and decode (their arguments checked by
