@@ -53,7 +53,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l lua-memory -d 'Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -81,7 +81,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l lua-memory -d 'Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -106,7 +106,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l lua-memory -d 'Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -126,7 +126,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l lua-memory -d 'Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -157,7 +157,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-dir -d 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l controller-namespace -d 'Namespace of the controller\'s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l lua-memory -d 'Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
@@ -169,13 +169,13 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s h -l help -d 'Print help'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s o -l output -d 'Print a JSON report instead of text' -r -f -a "json\t''"
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l lua-memory -d 'Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand test" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l obj -d 'The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-timeout -d 'Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller\'s is 1s)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-memory -d 'Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l lua-memory -d 'Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l ingress -d 'Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand eval" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'

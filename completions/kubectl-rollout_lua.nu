@@ -40,7 +40,7 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -73,7 +73,7 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -102,7 +102,7 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -131,7 +131,7 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -173,7 +173,7 @@ module completions {
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
@@ -194,7 +194,7 @@ module completions {
   export extern "kubectl-rollout_lua test" [
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -206,7 +206,7 @@ module completions {
     --obj: path               # The obj the script sees (JSON or YAML; - for stdin), as `plan -f … --show-obj` prints it
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    --lua-memory: string      # Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help

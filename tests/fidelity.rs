@@ -336,6 +336,11 @@ fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
     test.run_args(["plan", "demo", "--lua-memory", "17179869184Gi"])
         .status(1)
         .stderr_has("\"17179869184Gi\" is too large");
+    // Below what the sandbox itself takes, the limit is named rather than a Lua stack error.
+    test.run_args(["plan", "demo", "--lua-memory", "32Ki"])
+        .status(1)
+        .stderr_has("\"32Ki\": the script memory limit must be at least 1Mi");
+    test.run_args(["plan", "demo", "--lua-memory", "1Mi"]).success();
     test.run_args(["plan", "demo", "--lua-timeout", "0"])
         .status(1)
         .stderr_has("the script time limit must be more than 0 (the controller's is 1s)");

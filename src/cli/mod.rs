@@ -168,7 +168,7 @@ pub struct LuaLimits {
     /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     #[arg(long, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
     pub lua_timeout: Duration,
-    /// Memory limit for one script evaluation, its result included; more than 0 (e.g. 64Mi, 1Gi)
+    /// Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
     #[arg(long, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
     pub lua_memory: usize,
 }

@@ -113,13 +113,18 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
     value.checked_mul(multiplier).ok_or_else(too_large)
 }
 
-/// `--lua-memory`: more than zero (no state can be made in none).
+/// `--lua-memory`: at least 1 MiB. A state with the sandbox's libraries takes 32 to 64 KiB, and
+/// reserving the stack for an obj's nesting more: a smaller limit would fail before the script
+/// runs, as a Lua stack error that does not name the limit. 1 MiB holds a small script and obj.
 pub fn parse_lua_memory(text: &str) -> Result<usize, String> {
     match parse_size(text)? {
-        0 => Err(format!("{text:?}: the script memory limit must be more than 0")),
+        size if size < MIN_LUA_MEMORY => Err(format!("{text:?}: the script memory limit must be at least 1Mi")),
         size => Ok(size),
     }
 }
+
+/// The smallest `--lua-memory` (see `parse_lua_memory`).
+const MIN_LUA_MEMORY: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {
@@ -180,7 +185,13 @@ mod tests {
         for huge in ["17179869184Gi", "99999999999999999999999", "99999999999999999999999Mi"] {
             assert_eq!(parse_size(huge).unwrap_err(), format!("{huge:?} is too large (at most {} bytes)", usize::MAX));
         }
-        assert!(parse_lua_memory("0Mi").unwrap_err().contains("must be more than 0"));
+        for small in ["0Mi", "1", "32Ki", "1023Ki"] {
+            assert_eq!(
+                parse_lua_memory(small).unwrap_err(),
+                format!("{small:?}: the script memory limit must be at least 1Mi")
+            );
+        }
+        assert_eq!(parse_lua_memory("1024Ki").unwrap(), 1 << 20);
         assert_eq!(parse_lua_memory("1Gi").unwrap(), 1 << 30);
     }
 }
