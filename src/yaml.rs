@@ -185,6 +185,9 @@ fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: Yam
             _ => "too much for the YAML parser: anchors and aliases that expand too far, or more than 64 MiB of text"
                 .to_string(),
         },
+        serde_saphyr::Error::NonFiniteFloat { value, .. } => {
+            format!("`{value}` is infinite or not a number as a float, which JSON (and so Kubernetes) cannot hold")
+        }
         // The scanner's own limit on `[`/`{` nesting (255), met first when it reads ahead.
         serde_saphyr::Error::ExternalMessage { msg, .. } if msg == "recursion limit exceeded" => {
             past_limit(Past::Depth, "YAML", limits)
@@ -577,6 +580,20 @@ mod tests {
         // The limits hold on the slow path that names both lines of a duplicate key too.
         let err = parse_json_counting_lines("{\"a\": [[[[1]]]]}", "deep.json", small).unwrap_err();
         assert!(err.ends_with(": maps and lists nested deeper than 4 levels, the limit"), "{err}");
+    }
+
+    #[test]
+    fn infinite_numbers_are_named() {
+        for (text, value) in
+            [("weight: 1e400\n", "1e400"), ("a: [.inf]\n", ".inf"), ("a: -.Inf\n", "-.Inf"), ("a: .nan\n", ".nan")]
+        {
+            assert!(
+                parse_yaml(text, "n.yaml", YAML_LIMITS).unwrap_err().ends_with(&format!(
+                    ": `{value}` is infinite or not a number as a float, which JSON (and so Kubernetes) cannot hold"
+                )),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -585,3 +585,68 @@ mod objs {
             .stderr_has("print the obj of every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj`");
     }
 }
+
+mod paths {
+    use super::*;
+
+    #[test]
+    fn lua_dir_must_be_a_directory() {
+        // A file used to be taken as a script whose group and kind were its parent folders.
+        let test = manifests().file("id.lua", "return obj.data");
+        test.run_args(["plan", "-f", "m", "--lua-dir", "id.lua"])
+            .status(1)
+            .stderr_has("error: --lua-dir id.lua: a file, not a directory\n");
+        test.run_args(["plan", "-f", "m", "--lua-dir", "missing"])
+            .status(1)
+            .stderr_has("error: --lua-dir missing: no such file or directory\n");
+    }
+
+    #[test]
+    fn a_fifo_is_named_as_one() {
+        let test = manifests();
+        match std::process::Command::new("mkfifo").arg(test.path("fifo")).status() {
+            Ok(status) if status.success() => {}
+            _ => return crate::support::skip("mkfifo could not make a FIFO"),
+        }
+        test.run_args(["plan", "-f", "m", "--lua-dir", "fifo"])
+            .status(1)
+            .stderr_has("error: --lua-dir fifo: a FIFO, not a directory\n");
+        test.run_args(["test", "fifo"]).status(1).stderr_has("error: fifo: a FIFO, not a file or directory\n");
+    }
+
+    #[test]
+    fn a_directory_given_for_a_file_names_the_argument() {
+        let test = Test::new().file("s.lua", "return obj.data").file("obj.yaml", "data: {spec: {}}\n").file("d/x", "");
+        test.run_args(["eval", "d", "--obj", "obj.yaml"]).status(1).stderr_has("error: d: a directory, not a script\n");
+        test.run_args(["eval", "s.lua", "--obj", "d"])
+            .status(1)
+            .stderr_has("error: d: a directory, not an obj or object file\n");
+    }
+
+    #[test]
+    fn stdin_given_twice_is_an_error() {
+        let test = manifests().file("s.lua", "return obj.data").stdin("data: {spec: {}}\n");
+        test.run_args(["eval", "-", "--obj", "-"])
+            .status(1)
+            .stderr_has("error: eval - --obj -: stdin (-) given twice: it can be read once\n");
+        test.run_args(["plan", "-f", "-", "-f", "m", "-f", "-"])
+            .status(1)
+            .stderr_has("error: stdin (-) given twice: it can be read once\n");
+    }
+
+    #[test]
+    fn weights_out_of_range_or_infinite_say_so() {
+        let alpha = |weight: &str| {
+            format!(
+                "apiVersion: rollouts.kruise.io/v1alpha1\nkind: Rollout\nmetadata: {{name: demo, namespace: shop}}\nspec:\n  objectRef: {{workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: demo}}}}\n  strategy:\n    canary:\n      steps:\n      - weight: {weight}\n      trafficRoutings:\n      - service: demo\n        customNetworkRefs: [{{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}}]\n"
+            )
+        };
+        let test = Test::new().file("big.yaml", &alpha("9999999999999999999")).file("inf.yaml", &alpha("1e400"));
+        test.run_args(["plan", "-f", "big.yaml"])
+            .status(1)
+            .stderr_has("weight: 9999999999999999999 is out of range for an int32 (-2147483648 to 2147483647)");
+        test.run_args(["plan", "-f", "inf.yaml"]).status(1).stderr_has(
+            "error: inf.yaml:9:17: `1e400` is infinite or not a number as a float, which JSON (and so Kubernetes) cannot hold\n",
+        );
+    }
+}

@@ -460,6 +460,9 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
 }
 
 pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
+    if args.script == Path::new("-") && args.obj == Path::new("-") {
+        return Err(Error::Input(format!("eval - --obj -: {}", files::STDIN_TWICE)).into());
+    }
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
     let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
     let text = files::read_text(&args.obj, files::OBJECT)?;

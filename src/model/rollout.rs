@@ -421,7 +421,7 @@ fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>
                 match step.get("weight").filter(|w| !w.is_null()) {
                     None => None,
                     Some(weight) => {
-                        let w = weight.as_i64().ok_or_else(|| at.field("weight").error("must be an integer"))?;
+                        let w = strategy::int32(weight, &at.field("weight"))?;
                         // ConvertTo: weight N becomes traffic "N%", and replicas "N%" when unset.
                         replicas.get_or_insert_with(|| Value::String(format!("{w}%")));
                         Some(format!("{w}%"))

@@ -234,6 +234,18 @@ fn check_enum(kind: &str, allowed: &[&str], path: &Path) -> Result<(), ModelErro
     }
 }
 
+/// A Go `int32` field (a v1alpha1 step's or a TrafficRouting's weight): an integer that fits,
+/// else Go's decoding fails.
+pub fn int32(value: &Value, path: &Path) -> Result<i32, ModelError> {
+    match value.as_i64().map(i32::try_from) {
+        Some(Ok(n)) => Ok(n),
+        _ if value.is_i64() || value.is_u64() => {
+            Err(path.error(&format!("{value} is out of range for an int32 ({} to {})", i32::MIN, i32::MAX)))
+        }
+        _ => Err(path.error("must be an integer")),
+    }
+}
+
 pub fn optional_string<'a>(value: Option<&'a Value>, path: &Path) -> Result<Option<&'a str>, ModelError> {
     match value {
         None | Some(Value::Null) => Ok(None),

@@ -1,7 +1,7 @@
 //! The TrafficRouting CR (`rollouts.kruise.io/v1alpha1`): one fixed strategy routed through its
 //! refs while a Rollout that names it is progressing.
 
-use super::strategy::{RouteStrategy, read_header_modifier, read_matches};
+use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
 use super::{ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str};
 use serde_json::Value;
 
@@ -39,7 +39,7 @@ impl TrafficRoutingCr {
         let mut warnings = Vec::new();
         let traffic = match spec.get("weight").filter(|w| !w.is_null()) {
             None => None,
-            Some(w) => Some(format!("{}%", w.as_i64().ok_or_else(|| at.field("weight").error("must be an integer"))?)),
+            Some(w) => Some(format!("{}%", strategy::int32(w, &at.field("weight"))?)),
         };
         let matches = match spec.get("matches").filter(|m| !m.is_null()) {
             Some(m) => Some(read_matches(m, &at.field("matches"), true, &mut warnings)?).filter(|m| !m.is_empty()),
@@ -102,6 +102,13 @@ mod tests {
         };
         for bad in [json!("50"), json!(50.5), json!("50%")] {
             assert_eq!(read(bad).unwrap_err().to_string(), "spec.strategy.weight: must be an integer");
+        }
+        // Go's int32: an integer past it is named as such.
+        for big in [json!(9999999999999999999u64), json!(2147483648i64), json!(-2147483649i64)] {
+            assert_eq!(
+                read(big.clone()).unwrap_err().to_string(),
+                format!("spec.strategy.weight: {big} is out of range for an int32 (-2147483648 to 2147483647)")
+            );
         }
         assert_eq!(read(json!(0)).unwrap().strategy.traffic.as_deref(), Some("0%"));
         assert_eq!(read(Value::Null).unwrap().strategy.traffic, None);

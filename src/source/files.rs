@@ -35,10 +35,17 @@ const KUSTOMIZE_STDERR: usize = 64 << 10;
 /// How long `kubectl kustomize DIR` may run: it may fetch remote bases.
 pub const KUSTOMIZE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Stdin (`-`) given as two inputs: the first would read it all, and the second nothing.
+pub const STDIN_TWICE: &str = "stdin (-) given twice: it can be read once";
+
 /// A file's text, or stdin's when `path` is `-`.
 pub fn read_text(path: &Path, limit: Limit) -> Result<String, Error> {
     if path == Path::new("-") {
         return read_bounded(std::io::stdin().lock(), "<stdin>", limit.bytes, limit);
+    }
+    // A directory opens, and fails only when read, in the OS's words.
+    if path.is_dir() {
+        return Err(not_a(path, &path.display().to_string(), limit.input));
     }
     let file = fs::File::open(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
     read_bounded(file, &path.display().to_string(), limit.bytes, limit)
@@ -95,6 +102,9 @@ impl Manifests {
 /// Reads `-f` arguments as kubectl does: files, directories (their `.yaml`, `.yml` and `.json`
 /// files in name order; with `recursive`, those of their subdirectories too) and `-` for stdin.
 pub fn read_manifests(paths: &[String], recursive: bool) -> Result<Manifests, Error> {
+    if paths.iter().filter(|path| *path == "-").count() > 1 {
+        return Err(Error::Input(STDIN_TWICE.to_string()));
+    }
     let mut manifests = Manifests::default();
     for path in paths {
         if path == "-" {
@@ -264,6 +274,10 @@ pub fn read_script_flags(flags: &[String]) -> Result<BTreeMap<ScriptKey, (String
 /// `--lua-dir DIR`: every `DIR/<group>/<Kind>/trafficRouting.lua`, and every
 /// `DIR/trafficrouting_ingress/<classType>.lua`.
 pub fn read_lua_dir(dir: &Path) -> Result<BTreeMap<ScriptKey, (String, String)>, Error> {
+    // A file would be taken as a script whose group and kind are its parent folders' names.
+    if !dir.is_dir() {
+        return Err(not_a(dir, &format!("--lua-dir {}", dir.display()), "a directory"));
+    }
     let custom =
         script_dirs(dir)?.into_iter().map(|found| (found.key, (found.script.display().to_string(), found.code)));
     let ingress = ingress_scripts_in(&dir.join(INGRESS_DIR))?
@@ -295,7 +309,7 @@ pub fn ingress_scripts(path: &Path) -> Result<Vec<IngressScriptFile>, Error> {
         };
     }
     if !path.is_dir() {
-        return Err(Error::Input(format!("{}: no such file or directory", path.display())));
+        return Err(not_a(path, &path.display().to_string(), "a file or directory"));
     }
     // The folder itself, or every `trafficrouting_ingress` folder below it (each walked once).
     let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
@@ -368,6 +382,22 @@ pub fn http_route_cases(path: &Path) -> Result<Vec<(String, String)>, Error> {
     Ok(found)
 }
 
+/// The error for `path` (shown as `shown`), which is not `wanted`: missing, or what it is.
+fn not_a(path: &Path, shown: &str, wanted: &str) -> Error {
+    use std::os::unix::fs::FileTypeExt;
+    let is = match fs::metadata(path).map(|metadata| metadata.file_type()) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        Err(e) => e.to_string(),
+        Ok(kind) if kind.is_file() => format!("a file, not {wanted}"),
+        Ok(kind) if kind.is_dir() => format!("a directory, not {wanted}"),
+        Ok(kind) if kind.is_fifo() => format!("a FIFO, not {wanted}"),
+        Ok(kind) if kind.is_socket() => format!("a socket, not {wanted}"),
+        Ok(kind) if kind.is_char_device() || kind.is_block_device() => format!("a device, not {wanted}"),
+        Ok(_) => format!("not {wanted}"),
+    };
+    Error::Input(format!("{shown}: {is}"))
+}
+
 /// A `<group>/<Kind>/trafficRouting.lua` found on disk.
 pub struct ScriptDir {
     pub key: ScriptKey,
@@ -384,7 +414,7 @@ pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
         return Ok(vec![script_dir(path)?]);
     }
     if !path.is_dir() {
-        return Err(Error::Input(format!("{}: no such file or directory", path.display())));
+        return Err(not_a(path, &path.display().to_string(), "a file or directory"));
     }
     let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
     walk.directories
