@@ -469,6 +469,17 @@ mod tests {
             got,
             json!(["nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil"])
         );
+        // string.dump raises, as gopher-lua's does, also as a method; pcall catches the message.
+        let message = "script test.lua:2: GopherLua does not support the string.dump";
+        assert_eq!(
+            run("local f = function() end\nreturn {spec = string.dump(f)}", json!({})).unwrap_err().to_string(),
+            message
+        );
+        assert_eq!(run("\nreturn {spec = ('x'):dump()}", json!({})).unwrap_err().to_string(), message);
+        assert_eq!(
+            spec("return {spec = {pcall(function() local s = string.dump(print) return s end)}}"),
+            json!([false, "script:1: GopherLua does not support the string.dump"])
+        );
     }
 
     #[test]

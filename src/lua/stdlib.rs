@@ -47,6 +47,12 @@ end
 return {encode = checked_encode, decode = checked_decode}
 "#;
 
+/// See `JSON_PRELUDE`: gopher-lua's message, at the caller's line.
+const STRING_DUMP: &str = r#"
+local error = error
+string.dump = function() error("GopherLua does not support the string.dump", 2) end
+"#;
+
 /// See `JSON_PRELUDE`.
 const PRINT_PRELUDE: &str = r#"
 local write = ...
@@ -67,6 +73,8 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     }
     // gopher-lua's math.huge is the largest double, not infinity.
     globals.get::<Table>("math")?.raw_set("huge", f64::MAX)?;
+    // gopher-lua has no string.dump: it raises, whatever the argument.
+    lua.load(STRING_DUMP).set_name("=string").exec()?;
     let (encode, decode) = json_functions(lua)?;
     let json: Table = lua.load(JSON_PRELUDE).set_name("=json").call((encode, decode))?;
     globals.raw_set("json", json)
