@@ -662,7 +662,7 @@ fn upgrade_before_write(server: &FakeHandle, write: usize, name: &str) {
 /// Following with a watch, as `kubectl get -w` does.
 mod watching {
     use super::*;
-    use fake_apiserver::{LoggedRequest, Requests, Stage};
+    use fake_apiserver::{LoggedRequest, ReplyFault, Requests, Stage};
     use std::process::Child;
     use std::time::Instant;
 
@@ -778,6 +778,24 @@ mod watching {
         }
         let _ = child.kill();
         finished(child).status(130).stderr_has("stopped following");
+    }
+
+    #[test]
+    fn a_watch_is_ended_by_the_server_within_the_request_timeout_or_cut_off_and_resumed() {
+        let server = shop(1, "StepUpgrade").start();
+        // The first watch's reply trickles in and does not end (a server or proxy that ignores
+        // timeoutSeconds): the request timeout cuts it off, and the watch is opened again.
+        let watch = Requests::Matching(Rule::new(["watch"]).resources(["rollouts"]));
+        server.reply_fault(watch, 1, Stage::BeforeStore, ReplyFault::Drip);
+        let test = Test::new().kubeconfig(&server);
+        let args = ["status", "demo", "-w", "--until-paused", "--timeout", "60s", "--request-timeout", "2s"];
+        let child = test.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        // The later ones the server ends after half the limit, and they are opened again too.
+        wait_for("two watches after the cut one", || watches(&server).len() >= 3);
+        assert!(watches(&server).iter().all(|w| param(w, "timeoutSeconds") == Some("1")), "{:?}", watches(&server));
+        pause(&server);
+        let output = finished(child).success().stdout_has("(waiting for approval)");
+        assert!(!output.stderr.contains("timed out"), "{}", output.stderr);
     }
 
     #[test]

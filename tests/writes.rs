@@ -40,11 +40,12 @@ fn approved_with_its_routing(server: &FakeHandle) -> bool {
 }
 
 #[test]
-fn approve_resolves_a_lost_garbled_or_hung_reply_after_each_write() {
-    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+fn approve_resolves_a_lost_garbled_hung_or_dripping_reply_after_each_write() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent, ReplyFault::Drip] {
         for k in 1..=APPROVE_WRITES {
             let server = shop(2, "StepPaused").start();
-            // The write is stored; its reply is lost, garbled, or never comes (2s timeout).
+            // The write is stored; its reply is lost, garbled, never comes, or comes a byte at
+            // a time (2s timeout, on the whole request).
             server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
             let out =
                 Test::new().kubeconfig(&server).args(["approve", "demo", "--yes", "--request-timeout", "2s"]).run();
@@ -153,8 +154,8 @@ fn routed() -> FakeHandle {
 }
 
 #[test]
-fn restore_resolves_a_lost_garbled_or_hung_reply_after_each_write() {
-    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+fn restore_resolves_a_lost_garbled_hung_or_dripping_reply_after_each_write() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent, ReplyFault::Drip] {
         for k in 1..=RESTORE_WRITES {
             let server = routed();
             server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
