@@ -275,4 +275,14 @@ fn a_reply_that_trickles_in_is_cut_off_at_the_request_timeout() {
         server.clear_faults();
     }
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "nothing written");
+
+    // A write whose reply trickles in: at the limit its outcome is unknown, and a read tells.
+    let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    server.reply_fault(approval, 1, Stage::AfterStore, ReplyFault::Drip);
+    let args = ["approve", "demo", "--yes", "--request-timeout", "2s"];
+    let (output, took) = timed(&Test::new().kubeconfig(&server), &args);
+    output.success().stdout_has(
+        "rollout.rollouts.kruise.io/demo approved (step 2/3) (the reply was lost; a fresh read shows the write)",
+    );
+    assert!(took < Duration::from_secs(2 + 5), "approve: took {took:?}");
 }

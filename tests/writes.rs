@@ -907,11 +907,13 @@ fn vs_updates() -> Requests {
 }
 
 #[test]
-fn a_one_object_restore_resolves_a_lost_or_garbled_reply() {
+fn a_one_object_restore_resolves_a_lost_garbled_or_hung_reply() {
     for restore in [OneObject::FromBackup, OneObject::Ref] {
-        for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
-            // Stored, its reply lost: a fresh read shows the original is back.
-            let (server, test, args) = routed_for(restore);
+        for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+            // Stored, its reply lost, garbled or never sent (2s timeout): a fresh read shows the
+            // original is back.
+            let (server, test, mut args) = routed_for(restore);
+            args.extend(["--request-timeout".into(), "2s".into()]);
             server.reply_fault(vs_updates(), 1, Stage::AfterStore, fault);
             test.run_args(&args)
                 .success()
@@ -922,7 +924,8 @@ fn a_one_object_restore_resolves_a_lost_or_garbled_reply() {
             assert!(claims(&server).is_empty());
 
             // Not stored: reported as such, exit 1, the object as it was.
-            let (server, test, args) = routed_for(restore);
+            let (server, test, mut args) = routed_for(restore);
+            args.extend(["--request-timeout".into(), "2s".into()]);
             let routed = vs(&server);
             server.reply_fault(vs_updates(), 1, Stage::BeforeStore, fault);
             let out = test
