@@ -29,6 +29,7 @@ impl<S> Layer<S> for DeadlineLayer {
     }
 }
 
+/// A service whose requests, reply bodies included, fail once their deadline passes.
 #[derive(Clone)]
 pub struct WithDeadline<S> {
     inner: S,
