@@ -85,6 +85,14 @@ fn print_output_is_capped() {
 }
 
 #[test]
+fn a_list_padded_past_what_the_controller_does_in_its_second_runs_out_of_memory() {
+    // gopher-lua allocates the 2^25 nils, and times out after 9 s and 2 GB.
+    let (output, elapsed) = eval("local t = {} t[2^25] = 1 return {spec = #t}");
+    output.status(1).stderr_has("error: script script.lua: ran out of memory (limit 64 MiB)\n");
+    ends_soon(elapsed);
+}
+
+#[test]
 fn error_messages_are_cut() {
     // 10 MiB from an error object's __tostring, were it not cut.
     let (output, elapsed) =

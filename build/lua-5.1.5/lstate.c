@@ -108,6 +108,7 @@ static void close_state (lua_State *L) {
   luaC_freeall(L);  /* collect all objects */
   lua_assert(g->rootgc == obj2gco(L));
   lua_assert(g->strt.nuse == 0);
+  luaM_freemem(L, g->gopad, g->gopadsize * GOPAD_BYTES);  /* kubectl-rollout-lua */
   luaM_freearray(L, G(L)->strt.hash, G(L)->strt.size, TString *);
   luaZ_freebuffer(L, &g->buff);
   freestack(L, L);
@@ -178,6 +179,8 @@ LUA_API lua_State *lua_newstate (lua_Alloc f, void *ud) {
   g->gcpause = LUAI_GCPAUSE;
   g->gcstepmul = LUAI_GCMUL;
   g->gcdept = 0;
+  g->gopadded = g->gopadsize = 0;  /* kubectl-rollout-lua */
+  g->gopad = NULL;
   for (i=0; i<NUM_TAGS; i++) g->mt[i] = NULL;
   if (luaD_rawrunprotected(L, f_luaopen, NULL) != 0) {
     /* memory allocation error: free partial state */

@@ -91,7 +91,14 @@ typedef struct global_State {
   UpVal uvhead;  /* head of double-linked list of all open upvalues */
   struct Table *mt[NUM_TAGS];  /* metatables for basic types */
   TString *tmname[TM_N];  /* array with tag-method names */
+  /* kubectl-rollout-lua: the nil slots gopher-lua's array parts were padded
+     with, and the memory they are charged as (see ltable.c) */
+  lu_mem gopadded;
+  void *gopad;
+  lu_mem gopadsize;
 } global_State;
+
+#define GOPAD_BYTES	8
 
 
 /*

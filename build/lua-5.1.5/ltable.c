@@ -61,11 +61,36 @@
 */
 #define GOARRAY_KEYS	(1 << 26)
 
-static void goarray_set (Table *t, lua_Number key) {
+/*
+** kubectl-rollout-lua: gopher-lua allocates every nil it pads an array with,
+** at about 20 million a second: `t[2^23] = 1', or 300 tables padded to 60000,
+** time out in the controller, where recording a length would cost nothing.
+** So the nils a state's tables are padded with are charged to its allocator,
+** and so to the memory limit, at GOPAD_BYTES each, tables freed or not (the
+** controller's time is spent either way): one block, never touched, that
+** grows GOPAD_STEP slots at a time and goes with the state. At the default
+** 64 MiB a script fails past about 7.5 million padded nils, where the
+** controller's 1 s runs out. The first GOPAD_FREE nils a key pads are not
+** charged: the hash node the key takes here already costs what three of
+** gopher-lua's slots do (`t[2 * i] = v' in a loop costs what it did).
+*/
+#define GOPAD_FREE	2
+#define GOPAD_STEP	8192
+
+static void goarray_set (lua_State *L, Table *t, lua_Number key) {
   int k;
   if (!(key >= 1 && key < GOARRAY_KEYS)) return;
   k = cast_int(key);
   if (cast_num(k) != key) return;
+  if (k > t->golen + 1 + GOPAD_FREE) {
+    global_State *g = G(L);
+    g->gopadded += k - t->golen - 1 - GOPAD_FREE;
+    if (g->gopadded > g->gopadsize) {
+      lu_mem size = (g->gopadded + GOPAD_STEP - 1) / GOPAD_STEP * GOPAD_STEP;
+      g->gopad = luaM_realloc_(L, g->gopad, g->gopadsize * GOPAD_BYTES, size * GOPAD_BYTES);
+      g->gopadsize = size;
+    }
+  }
   if (k > t->golen) t->golen = k;
   if (k > t->goborder) t->goborder = k;
 }
@@ -518,7 +543,7 @@ const TValue *luaH_get (Table *t, const TValue *key) {
 
 TValue *luaH_set (lua_State *L, Table *t, const TValue *key) {
   const TValue *p = luaH_get(t, key);
-  if (ttisnumber(key)) goarray_set(t, nvalue(key));  /* kubectl-rollout-lua */
+  if (ttisnumber(key)) goarray_set(L, t, nvalue(key));  /* kubectl-rollout-lua */
   t->flags = 0;
   if (p != luaO_nilobject)
     return cast(TValue *, p);
@@ -533,7 +558,7 @@ TValue *luaH_set (lua_State *L, Table *t, const TValue *key) {
 
 TValue *luaH_setnum (lua_State *L, Table *t, int key) {
   const TValue *p = luaH_getnum(t, key);
-  goarray_set(t, cast_num(key));  /* kubectl-rollout-lua */
+  goarray_set(L, t, cast_num(key));  /* kubectl-rollout-lua */
   if (p != luaO_nilobject)
     return cast(TValue *, p);
   else {

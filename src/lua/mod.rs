@@ -566,6 +566,35 @@ mod tests {
     }
 
     #[test]
+    fn gopher_luas_padded_lists_are_charged_as_memory() {
+        // gopher-lua allocates the nils it pads a list with, and times out on millions of them.
+        let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
+        let run = |code: &str| evaluated(&Script::new("pad.lua", code), &json!({}), &memory_only);
+        for padded in [
+            "local t = {} t[2^23] = 1 return {spec = #t}",
+            // Tables that are gone count too: the controller spent the time.
+            "for i = 1, 300 do local t = {} t[60000] = 1 end return {spec = 1}",
+            "local t = {} for i = 1, 2^16 do t[200 * i] = i end return {spec = #t}",
+        ] {
+            let err = run(padded).unwrap_err();
+            assert_eq!(err.to_string(), "script pad.lua: ran out of memory (limit 64 MiB)", "{padded}");
+        }
+        // What the controller does within its second still runs, as a list filled with gaps of
+        // one or two does (its keys cost here what the padding does there).
+        assert_eq!(run("local t = {} t[2^22] = 1 return {spec = #t}").unwrap(), json!({"spec": 4194304}));
+        assert_eq!(
+            run("local t = {} for i = 1, 2^16 do t[3 * i] = i end return {spec = #t}").unwrap(),
+            json!({"spec": 196608})
+        );
+        let raised = Limits { memory: 256 << 20, ..memory_only };
+        let err = evaluated(&Script::new("pad.lua", "local t = {} t[2^25] = 1 return {}"), &json!({}), &raised);
+        assert_eq!(err.unwrap_err().kind, ScriptErrorKind::Memory);
+        let roomy =
+            evaluated(&Script::new("pad.lua", "local t = {} t[2^23] = 1 return {spec = #t}"), &json!({}), &raised);
+        assert_eq!(roomy.unwrap(), json!({"spec": 8388608}));
+    }
+
+    #[test]
     fn a_result_larger_than_the_memory_limit_is_refused_before_it_is_copied() {
         // 16 MiB stored once in Lua, referenced 400 times: 6.4 GB as a result.
         let code = "local s = string.rep('x', 16 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end";
