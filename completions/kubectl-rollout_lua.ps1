@@ -130,7 +130,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'Username to impersonate for the operation')
             [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate for the operation (repeatable)')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)')
-            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Restore even when someone edited the objects after the controller (or approve) wrote them, or when a stored original holds no spec (restoring it wipes the object''s routing)')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object''s routing), or (--ref, --from-backup) when the Rollouts that may route the objects cannot be read')
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (required when stdin is not a terminal)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr (plan -f: what was read, and what was skipped and why)')

@@ -1390,3 +1390,88 @@ fn plan_says_that_a_rollout_is_paused() {
     let out = Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success();
     assert!(!out.stdout.contains("paused (spec.strategy.paused)"), "{}", out.stdout);
 }
+
+/// A Rollout `name` routing through VirtualService `routes` and a Widget, a kind the server
+/// does not serve: it cannot be loaded.
+fn rollout_with_an_unserved_ref(name: &str, routes: &str) -> serde_json::Value {
+    let mut odd = rollout(1, "StepPaused");
+    odd["metadata"]["name"] = json!(name);
+    odd["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] = json!([
+        {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": routes},
+        {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
+    ]);
+    odd
+}
+
+/// The Rollouts the run's claims were taken on (their Leases' names).
+fn claimed(server: &FakeHandle) -> Vec<String> {
+    let mut names: Vec<String> = server
+        .writes()
+        .iter()
+        .filter(|w| w.method == "POST" && w.path.contains("/leases"))
+        .map(|w| w.body["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn restore_a_ref_leaves_out_a_broken_rollout_that_does_not_route_it_and_still_claims_and_checks() {
+    // A regression: one Rollout of the namespace that could not be loaded turned the claim and
+    // the check for edits off, and the restore went ahead (exit 0).
+    let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "elsewhere")).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let mut edited = vs(&server);
+    edited["spec"]["http"][0]["route"][0]["weight"] = json!(70);
+    server.put_object(edited);
+    server.clear_log();
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .status(3)
+        .stdout_has("VirtualService shop/demo was edited after it was routed")
+        .stderr_has("Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); left out: it does not route VirtualService shop/demo");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(claimed(&server), ["rollout-lua.demo"], "demo routes it and is claimed");
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"]).success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
+fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
+    let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "demo")).start();
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.clear_log();
+    let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix the Rollout, or pass --force";
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).status(3).stderr_has(refusal);
+    test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).status(3).stderr_has(refusal);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // --force restores, claiming both.
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"])
+        .success()
+        .stderr_has("it may route VirtualService shop/demo: claimed, but the objects are not checked for edits against it (--force)");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(claimed(&server), ["rollout-lua.demo", "rollout-lua.odd"]);
+}
+
+#[test]
+fn restore_a_ref_refuses_when_the_rollouts_cannot_be_read() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.clear_log();
+    // A retry would wait longer than the retry budget: the list fails at once.
+    let rollout_lists = || Requests::Matching(Rule::new(["list"]).resources(["rollouts"]));
+    server.storm(rollout_lists(), None, 503, Some(3600));
+    let refusal = "error: nothing was written: reading the Rollouts of namespace shop failed (listing rollouts.rollouts.kruise.io in shop: the server is currently unable to handle the request (503 ServiceUnavailable))";
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .status(3)
+        .stderr_has(refusal)
+        .stderr_has("pass --force to restore without them");
+    test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).status(3).stderr_has(refusal);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"])
+        .success()
+        .stderr_has("none is claimed and the objects are not checked for edits (--force)");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}

@@ -64,7 +64,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
     is deleted (the stable Ingress is never written).\n\n\
     The Rollouts are claimed first, as approve does (with --ref or --from-backup: those of the namespace that \
-    route the objects named). If an object differs from what the current step should \
+    route the objects named; a Rollout of the namespace that cannot be loaded is left out, named, unless it may \
+    route them: then, as when the Rollouts cannot be read, nothing is written without --force). If an object differs from what the current step should \
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
@@ -529,7 +530,8 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote
-    /// them, or when a stored original holds no spec (restoring it wipes the object's routing)
+    /// them, when a stored original holds no spec (restoring it wipes the object's routing), or
+    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read
     #[arg(long)]
     pub force: bool,
     /// Do not ask for confirmation (required when stdin is not a terminal)

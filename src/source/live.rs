@@ -54,8 +54,41 @@ pub struct Rollouts {
     pub routings: Vec<Routing>,
 }
 
-/// Reads the selected Rollouts: the first round trip.
+impl Rollouts {
+    fn of(resource: Resource, found: Vec<Located<Rollout>>) -> Rollouts {
+        let routings = found.iter().filter_map(|r| Routing::of_rollout(&r.item, &r.namespace)).collect();
+        Rollouts { resource, found, routings }
+    }
+}
+
+/// A Rollout that could not be loaded, when the others were (`read_each`).
+pub struct Unloaded {
+    pub name: String,
+    /// Its place among the Rollouts read (the order they are shown in).
+    pub index: usize,
+    /// The Rollout, when it parses (then its own objects, or its TrafficRouting, could not be
+    /// read).
+    pub rollout: Option<Located<Rollout>>,
+    /// Why, starting with `Rollout NAMESPACE/NAME:`.
+    pub error: String,
+}
+
+/// Reads the selected Rollouts: the first round trip. One that does not parse is an error, and
+/// so is a selector that matches none.
 pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<Rollouts, Error> {
+    let (rollouts, unparsed) = read_rollouts_leniently(cluster, selection).await?;
+    if let Some(unparsed) = unparsed.into_iter().next() {
+        return Err(Error::Input(unparsed.error));
+    }
+    if rollouts.found.is_empty() && matches!(selection, Selection::Selector(_)) {
+        let namespace = &cluster.namespace;
+        return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
+    }
+    Ok(rollouts)
+}
+
+/// Reads the selected Rollouts; those that do not parse are returned apart.
+async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Result<(Rollouts, Vec<Unloaded>), Error> {
     let resource = rollout_resource(cluster).await?;
     let namespace = &cluster.namespace;
     let raws: Vec<Value> = match selection {
@@ -78,20 +111,62 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
         Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
         Selection::All => cluster.list(&resource, namespace, "").await?,
     };
-    if raws.is_empty() && matches!(selection, Selection::Selector(_)) {
-        return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
+    let (mut found, mut unparsed) = (Vec::new(), Vec::new());
+    for (index, raw) in raws.into_iter().enumerate() {
+        let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        match Rollout::from_object(&raw) {
+            Ok(item) => found.push(Located {
+                origin: Origin(format!("rollout.{GROUP}/{name}")),
+                namespace: namespace.clone(),
+                item,
+                raw,
+            }),
+            Err(e) => {
+                let error = format!("Rollout {namespace}/{name}: {e}");
+                unparsed.push(Unloaded { name, index, rollout: None, error });
+            }
+        }
     }
-    let found = raws
-        .into_iter()
-        .map(|raw| {
-            let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
-            let item =
-                Rollout::from_object(&raw).map_err(|e| Error::Input(format!("Rollout {namespace}/{name}: {e}")))?;
-            Ok(Located { origin: Origin(format!("rollout.{GROUP}/{name}")), namespace: namespace.clone(), item, raw })
-        })
-        .collect::<Result<Vec<Located<Rollout>>, Error>>()?;
-    let routings = found.iter().filter_map(|r| Routing::of_rollout(&r.item, &r.namespace)).collect();
-    Ok(Rollouts { resource, found, routings })
+    Ok((Rollouts::of(resource, found), unparsed))
+}
+
+/// Reads the selected Rollouts and their world so that one Rollout that cannot be loaded (it
+/// does not parse, or its objects cannot be read) does not hide the others: it is returned
+/// apart, with its error. When reading them together fails, each is read on its own to find
+/// which fail, then the others together again.
+pub async fn read_each(
+    cluster: &Cluster,
+    selection: &Selection,
+    catalog: &ScriptCatalog,
+    controller_namespace: &str,
+) -> Result<(Live, Vec<Unloaded>), Error> {
+    let (rollouts, mut unloaded) = read_rollouts_leniently(cluster, selection).await?;
+    let Rollouts { resource, found, .. } = rollouts;
+    let together = Rollouts::of(resource.clone(), found.clone());
+    if let Ok(live) = read_routing(cluster, together, catalog, controller_namespace).await {
+        return Ok((live, unloaded));
+    }
+    let alone = join_all(found.iter().map(|rollout| {
+        let one = Rollouts::of(resource.clone(), vec![rollout.clone()]);
+        read_routing(cluster, one, catalog, controller_namespace)
+    }))
+    .await;
+    // The places among all the Rollouts read of those that parse.
+    let total = found.len() + unloaded.len();
+    let places: Vec<usize> = (0..total).filter(|i| unloaded.iter().all(|u| u.index != *i)).collect();
+    let mut loaded = Vec::new();
+    for ((rollout, read), index) in found.into_iter().zip(alone).zip(places) {
+        match read {
+            Ok(_) => loaded.push(rollout),
+            Err(e) => {
+                let (namespace, name) = (rollout.namespace.clone(), rollout.item.name.clone());
+                let error = format!("Rollout {namespace}/{name}: {e}");
+                unloaded.push(Unloaded { name, index, rollout: Some(rollout), error });
+            }
+        }
+    }
+    let live = read_routing(cluster, Rollouts::of(resource, loaded), catalog, controller_namespace).await?;
+    Ok((live, unloaded))
 }
 
 /// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
@@ -269,12 +344,19 @@ async fn read_ingresses(
 /// The Rollout resource at v1beta1 when served (the controller's view, the API server
 /// converts), else v1alpha1.
 pub async fn rollout_resource(cluster: &Cluster) -> Result<Resource, Error> {
+    served_rollout_resource(cluster).await?.ok_or_else(|| {
+        Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)"))
+    })
+}
+
+/// The Rollout resource as `rollout_resource` picks it; None when neither version is served.
+pub async fn served_rollout_resource(cluster: &Cluster) -> Result<Option<Resource>, Error> {
     for version in ["v1beta1", "v1alpha1"] {
         if let Some(resource) = cluster.resource(GROUP, version, "Rollout", false).await? {
-            return Ok(resource);
+            return Ok(Some(resource));
         }
     }
-    Err(Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)")))
+    Ok(None)
 }
 
 /// Each ref's resource (targeted discovery, once per group/version) and object, concurrently
