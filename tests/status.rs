@@ -793,3 +793,58 @@ mod watching {
             .stdout_has("(waiting for approval)");
     }
 }
+
+#[test]
+fn status_shows_the_rollouts_that_cannot_be_loaded_among_the_others_and_fails_at_the_end() {
+    // A regression: one Rollout that could not be loaded failed the whole listing, and its
+    // error named its ref but not the Rollout.
+    let mut odd = rollout(1, "StepPaused");
+    odd["metadata"]["name"] = json!("odd");
+    odd["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}]);
+    let mut bad = rollout(1, "StepPaused");
+    bad["metadata"]["name"] = json!("bad");
+    bad["spec"]["strategy"]["canary"]["steps"] = json!([]);
+    let server = shop(2, "StepPaused").object(odd).object(bad).start();
+    let test = Test::new().kubeconfig(&server);
+    let odd_error = "Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w)";
+    let bad_error = "Rollout shop/bad: spec.strategy.canary.steps: must list at least one step";
+    for args in [&["status"][..], &["status", "-A"]] {
+        let out = test
+            .run_args(args)
+            .status(1)
+            .stdout_has("Rollout shop/demo\n")
+            .stdout_has("VirtualService shop/demo   original")
+            .stdout_has("Rollout shop/odd\n  Phase:    Progressing (canary (partition), 3 steps)\n")
+            .stdout_has(&format!("  Objects:  cannot place them: {odd_error}\n"))
+            .stdout_has("Rollout shop/bad\n")
+            .stdout_has(&format!("  Objects:  cannot place them: {bad_error}\n"))
+            .stderr_has(&format!("error: {bad_error}\n{odd_error}\n"));
+        let order: Vec<usize> =
+            ["shop/bad", "shop/demo", "shop/odd"].iter().map(|r| out.stdout.find(r).unwrap()).collect();
+        assert!(order.is_sorted(), "in the order listed: {}", out.stdout);
+    }
+    let json = test.run_args(["status", "-o", "json"]).status(1).json();
+    let entries: Vec<(&Value, &Value)> =
+        json.as_array().unwrap().iter().map(|v| (&v["name"], &v["objectsError"])).collect();
+    assert_eq!(
+        entries,
+        [(&json!("bad"), &json!(bad_error)), (&json!("demo"), &Value::Null), (&json!("odd"), &json!(odd_error))]
+    );
+    test.run_args(["status", "demo"]).success();
+}
+
+#[test]
+fn status_with_a_selector_that_matches_nothing_is_an_empty_listing() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "-l", "app=zzz"])
+        .success()
+        .stdout_is("")
+        .stderr_has("No Rollouts found in namespace shop.");
+    assert_eq!(test.run_args(["status", "-l", "app=zzz", "-o", "json"]).success().stdout, "[]\n");
+    // Commands that act on what they select still refuse.
+    test.run_args(["approve", "-l", "app=zzz", "--yes"])
+        .status(1)
+        .stderr_has("error: no Rollouts in namespace shop match the selector");
+}

@@ -56,7 +56,10 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
                 None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
             }
-            return Ok(Outcome::Done);
+            return match unloaded_error(&views) {
+                Some(error) => Err(error.into()),
+                None => Ok(Outcome::Done),
+            };
         }
         let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
         loop {
@@ -67,6 +70,9 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
             };
             if views.iter().all(settled) {
                 follower.finish();
+                if let Some(error) = unloaded_error(&views) {
+                    return Err(error.into());
+                }
                 return match views.iter().find_map(|v| match &v.progress {
                     Progress::Failed { reason } => Some(format!("Rollout {}/{}: {reason}", v.namespace, v.name)),
                     _ => None,
@@ -100,15 +106,15 @@ pub(super) async fn views(session: &Session, scope: &Scope) -> Result<Vec<Rollou
 }
 
 /// Reads the selected Rollouts of the session's namespace and places their objects (a plan of
-/// every stage).
+/// every stage). One that cannot be loaded is a view with its error, in its place.
 async fn views_in(session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
-    let (live, catalog) = session.load(selection).await?;
+    let (live, catalog, unloaded) = session.load_each(selection).await?;
     let workloads = futures::future::join_all(
         live.snapshot.rollouts.iter().map(|r| workload(&session.cluster, r.item.workload.as_ref())),
     )
     .await;
     let now = SystemTime::now();
-    Ok(live
+    let mut views: Vec<RolloutView> = live
         .snapshot
         .rollouts
         .iter()
@@ -117,7 +123,27 @@ async fn views_in(session: &Session, selection: &Selection) -> Result<Vec<Rollou
             let plan = session.plan_to_place(&live, &catalog, rollout).map_err(|e| e.to_string());
             RolloutView::new(&rollout.item, &rollout.namespace, plan.as_ref().map_err(Clone::clone), workload, now)
         })
-        .collect())
+        .collect();
+    // In the order they were read: each goes back to its place among them.
+    for unloaded in unloaded {
+        let view = match &unloaded.rollout {
+            Some(r) => {
+                let workload = workload(&session.cluster, r.item.workload.as_ref()).await;
+                RolloutView::unloaded(&r.item, &r.namespace, unloaded.error, workload, now)
+            }
+            None => RolloutView::unparsed(&unloaded.name, &session.cluster.namespace, unloaded.error),
+        };
+        views.insert(unloaded.index.min(views.len()), view);
+    }
+    Ok(views)
+}
+
+/// The errors of the Rollouts that could not be loaded, if any: `status` shows the others, and
+/// fails with these at the end.
+fn unloaded_error(views: &[RolloutView]) -> Option<Error> {
+    let errors: Vec<&str> =
+        views.iter().filter(|v| v.unloaded).filter_map(|v| v.objects.as_ref().err()).map(String::as_str).collect();
+    (!errors.is_empty()).then(|| Error::Input(errors.join("\n")))
 }
 
 /// The workload's replicas, when it can be read (a missing permission only hides them).
