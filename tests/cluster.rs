@@ -1475,3 +1475,26 @@ fn restore_a_ref_refuses_when_the_rollouts_cannot_be_read() {
         .stderr_has("none is claimed and the objects are not checked for edits (--force)");
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
+
+#[test]
+fn a_command_that_names_nothing_says_so_before_reading_the_kubeconfig() {
+    // A regression: without a kubeconfig, a newcomer got a kubeconfig error instead of the hint.
+    let test = Test::new();
+    assert!(!test.path("kubeconfig").exists(), "KUBECONFIG names a missing file");
+    let names = "error: name the Rollouts (NAME or rollout/NAME), or select them with -l";
+    for args in [
+        &["plan"][..],
+        &["approve", "--yes"],
+        &["approve", "--to-end", "--timeout", "5m", "--yes"],
+        &["restore", "--yes"],
+        &["release-claim", "--yes"],
+    ] {
+        let out = test.run_args(args).status(1).stderr_has(names);
+        assert!(!out.stderr.contains("kubeconfig"), "{args:?}: {}", out.stderr);
+    }
+    test.run_args(["plan"]).stderr_has("; or plan manifest files with -f (no cluster needed)");
+    test.run_args(["restore"])
+        .stderr_has("; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE");
+    // Naming one reads the kubeconfig, which is missing.
+    test.run_args(["plan", "demo"]).status(1).stderr_has("error: reading the kubeconfig: ");
+}

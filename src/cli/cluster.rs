@@ -190,9 +190,9 @@ fn status_line(rollout: &Rollout) -> String {
 
 pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let (live, catalog) = session.load(&selection).await?;
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.

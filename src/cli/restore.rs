@@ -90,6 +90,13 @@ struct Candidate {
 }
 
 pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
+    // Checked before the kubeconfig is read: a command that names nothing says so first.
+    let selection = match (&args.from_backup, args.refs.is_empty()) {
+        (None, true) => Some(selection(&args.selection).map_err(|e| {
+            Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
+        })?),
+        _ => None,
+    };
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
@@ -97,7 +104,7 @@ pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let outcome = match &args.from_backup {
             Some(file) => interrupt.unless_second(restore_backup(&session, &mut writer, file, args)).await,
-            None => interrupt.unless_second(restore_objects(&session, &mut writer, args)).await,
+            None => interrupt.unless_second(restore_objects(&session, &mut writer, args, selection)).await,
         };
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
@@ -112,12 +119,15 @@ enum Targets {
     Refs(Vec<(Resource, String)>),
 }
 
-async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &RestoreArgs) -> Result<Outcome, Error> {
+/// `selection`: the Rollouts selected, when no object is named with `--ref`.
+async fn restore_objects(
+    session: &Session,
+    writer: &mut Writer<'_>,
+    args: &RestoreArgs,
+    selection: Option<Selection>,
+) -> Result<Outcome, Error> {
     let mut notes = Vec::new();
-    let targets = if args.refs.is_empty() {
-        let selection = selection(&args.selection).map_err(|e| {
-            Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
-        })?;
+    let targets = if let Some(selection) = selection {
         claim_rollouts(session, &selection, writer, "restore").await?;
         Targets::Rollouts(selection)
     } else {
