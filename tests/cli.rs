@@ -98,3 +98,41 @@ fn error_texts_say_things_once_and_name_the_place() {
     let out = out.stderr_has("error: reading the kubeconfig: missing.yaml: No such file or directory");
     assert!(!out.stderr.contains("'\""), "{}", out.stderr);
 }
+
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    // A regression: each was accepted and silently had no effect.
+    let test = Test::new();
+    test.run_args(["status", "--timeout", "5s"])
+        .status(1)
+        .stderr_has("error: the following required arguments were not provided:\n  --watch");
+    test.run_args(["approve", "demo", "--timeout", "5m"])
+        .status(1)
+        .stderr_has("error: the following required arguments were not provided:\n  <--until-step <N>|--to-end>");
+    test.run_args(["plan", "-f", "x.yaml", "--show-obj", "--detailed-exitcode"])
+        .status(1)
+        .stderr_has("error: the argument '--show-obj' cannot be used with '--detailed-exitcode'");
+}
+
+#[test]
+fn a_rollout_named_with_another_kind_is_refused() {
+    let test = Test::new();
+    for (argument, kind) in [("Deployment/demo", "Deployment"), ("virtualservice/demo", "virtualservice")] {
+        test.run_args(["status", argument])
+            .status(1)
+            .stderr_has(&format!("{kind} is not a Rollout: name a Rollout as NAME or rollout/NAME"));
+    }
+    test.run_args(["approve", "rollout/", "--yes"]).status(1).stderr_has("name a Rollout as NAME or rollout/NAME");
+}
+
+#[test]
+fn plan_of_files_refuses_a_namespace_that_does_not_match_theirs() {
+    // A regression: -n was ignored for objects with a namespace of their own, as kubectl never does.
+    let example = repo("examples/istio-canary-ab");
+    let example = example.to_str().unwrap();
+    let test = Test::new();
+    test.run_args(["plan", "-f", example, "-n", "other"]).status(1).stderr_has(
+        "deployment.yaml:1: the namespace from the provided object \"demo\" does not match the namespace \"other\": pass -n demo, or leave -n out",
+    );
+    test.run_args(["plan", "-f", example, "-n", "demo"]).success().stdout_has("Rollout demo/");
+}

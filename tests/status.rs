@@ -848,3 +848,14 @@ fn status_with_a_selector_that_matches_nothing_is_an_empty_listing() {
         .status(1)
         .stderr_has("error: no Rollouts in namespace shop match the selector");
 }
+
+#[test]
+fn status_takes_a_rollout_named_as_kubectl_names_it() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    for argument in
+        ["Rollout/demo", "rollouts/demo", "rollout.rollouts.kruise.io/demo", "rollouts.v1beta1.rollouts.kruise.io/demo"]
+    {
+        test.run_args(["status", argument]).success().stdout_has("Rollout shop/demo\n");
+    }
+}

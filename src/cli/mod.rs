@@ -306,7 +306,7 @@ pub enum ServerDryRun {
 #[derive(Args, Debug, Clone, Default)]
 pub struct RolloutSelection {
     /// Rollouts, as NAME or rollout/NAME
-    #[arg(value_name = "ROLLOUT")]
+    #[arg(value_name = "ROLLOUT", value_parser = crate::source::live::rollout_argument)]
     pub rollouts: Vec<String>,
     /// Select Rollouts by label (e.g. app=shop)
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", conflicts_with = "rollouts")]
@@ -356,7 +356,7 @@ pub struct PlanArgs {
     /// With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with
     /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`. A kind or Ingress
     /// class without a script yet is shown too, with a note on stderr
-    #[arg(long, requires = "manifests")]
+    #[arg(long, requires = "manifests", conflicts_with = "detailed_exitcode")]
     pub show_obj: bool,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
@@ -391,6 +391,7 @@ pub struct PlanArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("follow").args(["until_step", "to_end"])))]
 pub struct ApproveArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
@@ -418,7 +419,7 @@ pub struct ApproveArgs {
     #[arg(long, conflicts_with_all = ["traffic_only", "dry_run"])]
     pub to_end: bool,
     /// With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "follow")]
     pub timeout: Duration,
     /// Show the stored original (the original-spec annotation) in full in diffs, not as
     /// `stored (sha256 …, N bytes)`
@@ -442,7 +443,7 @@ pub struct StatusArgs {
     #[arg(short = 'w', long)]
     pub watch: bool,
     /// With --watch: give up after this long (e.g. 10m; 0 for never)
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "watch")]
     pub timeout: Duration,
     /// With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
     #[arg(long, requires = "watch")]

@@ -41,9 +41,35 @@ impl Live {
     }
 }
 
-/// `NAME` or `rollout/NAME` (also `rollouts/…` and the qualified resource name).
+/// `NAME` or `rollout/NAME` (any form `rollout_argument` accepts).
 pub fn rollout_name(argument: &str) -> &str {
-    argument.split_once('/').filter(|(kind, _)| kind.starts_with("rollout")).map_or(argument, |(_, name)| name)
+    argument.split_once('/').filter(|(kind, _)| is_rollout_resource(kind)).map_or(argument, |(_, name)| name)
+}
+
+/// Checks a Rollout named on the command line as kubectl reads `TYPE/NAME`: `NAME`, or a type
+/// that names the Rollout resource (`rollout`, `rollouts`, `Rollout`, in any case, alone or
+/// with the group, `rollout.rollouts.kruise.io`, or a version and the group,
+/// `rollouts.v1beta1.rollouts.kruise.io`) and a name.
+pub fn rollout_argument(argument: &str) -> Result<String, String> {
+    let hint = "name a Rollout as NAME or rollout/NAME";
+    match argument.split_once('/') {
+        None if !argument.is_empty() => Ok(argument.to_string()),
+        Some((kind, name)) if is_rollout_resource(kind) && !name.is_empty() && !name.contains('/') => {
+            Ok(argument.to_string())
+        }
+        Some((kind, _)) if !is_rollout_resource(kind) => Err(format!("{kind} is not a Rollout: {hint}")),
+        _ => Err(hint.to_string()),
+    }
+}
+
+/// Whether `kind` names the Rollout resource as kubectl's resource mapping matches it.
+fn is_rollout_resource(kind: &str) -> bool {
+    let kind = kind.to_ascii_lowercase();
+    let (resource, group) = kind.split_once('.').map_or((kind.as_str(), None), |(r, g)| (r, Some(g)));
+    let version_of_the_group = |g: &str| {
+        g.strip_suffix(GROUP).and_then(|v| v.strip_suffix('.')).is_some_and(|v| ["v1alpha1", "v1beta1"].contains(&v))
+    };
+    matches!(resource, "rollout" | "rollouts") && group.is_none_or(|g| g == GROUP || version_of_the_group(g))
 }
 
 /// The Rollouts a command works on, read in one round trip.
@@ -509,5 +535,27 @@ mod tests {
         assert_eq!(rollout_name("demo"), "demo");
         assert_eq!(rollout_name("rollout/demo"), "demo");
         assert_eq!(rollout_name("rollouts.rollouts.kruise.io/demo"), "demo");
+        for kind in ["Rollout", "ROLLOUTS", "rollout.rollouts.kruise.io", "rollouts.v1beta1.rollouts.kruise.io"] {
+            let argument = format!("{kind}/demo");
+            assert_eq!((rollout_name(&argument), rollout_argument(&argument)), ("demo", Ok(argument.clone())));
+        }
+    }
+
+    #[test]
+    fn a_rollout_argument_of_another_kind_is_refused() {
+        assert_eq!(rollout_argument("demo"), Ok("demo".into()));
+        let refused = |argument: &str| rollout_argument(argument).unwrap_err();
+        assert_eq!(refused("Deployment/demo"), "Deployment is not a Rollout: name a Rollout as NAME or rollout/NAME");
+        assert_eq!(
+            refused("rollout.apps/demo"),
+            "rollout.apps is not a Rollout: name a Rollout as NAME or rollout/NAME"
+        );
+        assert_eq!(
+            refused("rollouts.v2.rollouts.kruise.io/demo"),
+            "rollouts.v2.rollouts.kruise.io is not a Rollout: name a Rollout as NAME or rollout/NAME"
+        );
+        for argument in ["rollout/", "rollout/a/b", ""] {
+            assert_eq!(refused(argument), "name a Rollout as NAME or rollout/NAME", "{argument:?}");
+        }
     }
 }
