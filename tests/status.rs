@@ -304,7 +304,10 @@ fn status_watch_ends_when_the_release_ends_or_times_out() {
         .stdout_has(
             "shop/demo: Progressing, step 1/3 StepPaused (waiting for approval): replicas 1, matches [header user-agent=pc], pause until approved; ",
         );
-    test.run_args(["status", "demo", "-w", "--timeout", "3s"]).status(1).stderr_has("timed out after 3s");
+    // The timeout says what was awaited.
+    test.run_args(["status", "demo", "-w", "--timeout", "3s"]).status(1).stderr_has(
+        "error: timed out after 3s waiting for Rollout shop/demo to complete or fail (it is at step 1/3 StepPaused: waiting for approval)\n",
+    );
     let mut done = rollout(3, "Completed");
     done["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]});
     server.put_object(done);
@@ -342,7 +345,12 @@ fn status_watch_draws_a_live_view_on_a_terminal() {
     assert!(drawn >= 10, "{drawn} redraws: {screen:?}");
     assert!(!regex_like_sgr(&screen), "no colour with NO_COLOR: {screen:?}");
     // The timeout is reported on a line of its own, under the last frame.
-    assert!(screen.ends_with("\r\nerror: timed out after 3s\r\n"), "{screen:?}");
+    assert!(
+        screen.ends_with(
+            "\r\nerror: timed out after 3s waiting for Rollout shop/demo to complete or fail (it is at step 1/3 StepPaused: paused)\r\n"
+        ),
+        "{screen:?}"
+    );
     // A dumb terminal moves no cursor: it gets the line-per-change form, as a log does.
     let dumb = Test::new()
         .kubeconfig(&server)

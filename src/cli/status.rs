@@ -62,12 +62,33 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
             };
         }
         let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
+        // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
+        let settled = |v: &RolloutView| {
+            v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
+        };
+        let goal = if args.until_paused { "wait for approval, complete or fail" } else { "complete or fail" };
+        // The Rollouts not settled when last read: what a timeout names.
+        let mut waiting = String::from("the Rollouts to be read");
         loop {
-            let views = follower.next(&session, &scope).await?;
-            // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
-            let settled = |v: &RolloutView| {
-                v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
-            };
+            let views = follower.next(&session, &scope).await.map_err(|e| match e {
+                Error::TimedOut(message) => Error::TimedOut(format!("{message} waiting for {waiting}")),
+                other => other,
+            })?;
+            let unsettled: Vec<String> = views
+                .iter()
+                .filter(|v| !settled(v))
+                .map(|v| {
+                    let step = v.step.as_deref().map(|s| format!("{s} ")).unwrap_or_default();
+                    let state = v.state.as_deref().unwrap_or("-");
+                    // No countdown: the message outlives the read.
+                    let progress = match &v.progress {
+                        Progress::Paused { .. } => "paused".to_string(),
+                        other => other.describe(),
+                    };
+                    format!("Rollout {}/{} to {goal} (it is at {step}{state}: {progress})", v.namespace, v.name)
+                })
+                .collect();
+            waiting = unsettled.join(", ");
             if views.iter().all(settled) {
                 follower.finish();
                 if let Some(error) = unloaded_error(&views) {
