@@ -231,17 +231,19 @@ impl Snapshot {
             let group = crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default());
             let describe =
                 || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
+            // A misspelt field is often why the object does not parse: it is named too.
+            let invalid = |e: &dyn std::fmt::Display| {
+                Error::Input(format!("{}: {e}{}", describe(), crate::schema::unknown_fields_note(&value)))
+            };
             match (group, kind) {
                 ("rollouts.kruise.io", "Rollout" | "TrafficRouting")
                     if !copies.first(i, &origin, &identity(&value, &namespace))? => {}
                 ("rollouts.kruise.io", "Rollout") => {
-                    let item =
-                        Rollout::from_object(&value).map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
+                    let item = Rollout::from_object(&value).map_err(|e| invalid(&e))?;
                     snapshot.rollouts.push(Located { origin, namespace, item, raw: value });
                 }
                 ("rollouts.kruise.io", "TrafficRouting") => {
-                    let item = TrafficRoutingCr::from_object(&value)
-                        .map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
+                    let item = TrafficRoutingCr::from_object(&value).map_err(|e| invalid(&e))?;
                     snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
                 }
                 _ => match missing_identity(&value) {

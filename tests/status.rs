@@ -812,11 +812,13 @@ fn status_shows_the_rollouts_that_cannot_be_loaded_among_the_others_and_fails_at
         json!([{"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}]);
     let mut bad = rollout(1, "StepPaused");
     bad["metadata"]["name"] = json!("bad");
-    bad["spec"]["strategy"]["canary"]["steps"] = json!([]);
+    // A misspelt field leaves the steps missing: the error names it.
+    let steps = bad["spec"]["strategy"]["canary"].as_object_mut().unwrap().remove("steps").unwrap();
+    bad["spec"]["strategy"]["canary"]["stepz"] = steps;
     let server = shop(2, "StepPaused").object(odd).object(bad).start();
     let test = Test::new().kubeconfig(&server);
     let odd_error = "Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w)";
-    let bad_error = "Rollout shop/bad: spec.strategy.canary.steps: must list at least one step";
+    let bad_error = "Rollout shop/bad: spec.strategy.canary.steps: must list at least one step (unknown field spec.strategy.canary.stepz: did you mean steps?)";
     for args in [&["status"][..], &["status", "-A"]] {
         let out = test
             .run_args(args)

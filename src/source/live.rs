@@ -148,7 +148,7 @@ async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Re
                 raw,
             }),
             Err(e) => {
-                let error = format!("Rollout {namespace}/{name}: {e}");
+                let error = format!("Rollout {namespace}/{name}: {e}{}", crate::schema::unknown_fields_note(&raw));
                 unparsed.push(Unloaded { name, index, rollout: None, error });
             }
         }
