@@ -5,7 +5,7 @@
 //! then a TrafficRouting's own objects.
 
 use super::cluster::{Cluster, Resource};
-use crate::error::Error;
+use crate::error::{ApiFailure, Error};
 use crate::model::{INGRESS_API_VERSION, ObjectKey, ObjectRef, Provider, Rollout, Routing, TrafficRoutingCr};
 use crate::providers::gateway;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
@@ -159,7 +159,8 @@ async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Re
 /// Reads the selected Rollouts and their world so that one Rollout that cannot be loaded (it
 /// does not parse, or its objects cannot be read) does not hide the others: it is returned
 /// apart, with its error. When reading them together fails, each is read on its own to find
-/// which fail, then the others together again.
+/// which fail, then the others together again; unless no answer came (a timeout, a lost
+/// connection): that is the server, not a Rollout, and reading again would only wait again.
 pub async fn read_each(
     cluster: &Cluster,
     selection: &Selection,
@@ -169,8 +170,10 @@ pub async fn read_each(
     let (rollouts, mut unloaded) = read_rollouts_leniently(cluster, selection).await?;
     let Rollouts { resource, found, .. } = rollouts;
     let together = Rollouts::of(resource.clone(), found.clone());
-    if let Ok(live) = read_routing(cluster, together, catalog, controller_namespace).await {
-        return Ok((live, unloaded));
+    match read_routing(cluster, together, catalog, controller_namespace).await {
+        Ok(live) => return Ok((live, unloaded)),
+        Err(unanswered @ Error::Api { failure: ApiFailure { code: None, .. }, .. }) => return Err(unanswered),
+        Err(_) => {}
     }
     let alone = join_all(found.iter().map(|rollout| {
         let one = Rollouts::of(resource.clone(), vec![rollout.clone()]);
