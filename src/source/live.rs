@@ -168,9 +168,8 @@ pub async fn read_each(
     controller_namespace: &str,
 ) -> Result<(Live, Vec<Unloaded>), Error> {
     let (rollouts, mut unloaded) = read_rollouts_leniently(cluster, selection).await?;
-    let Rollouts { resource, found, .. } = rollouts;
-    let together = Rollouts::of(resource.clone(), found.clone());
-    match read_routing(cluster, together, catalog, controller_namespace).await {
+    let (resource, found) = (rollouts.resource.clone(), rollouts.found.clone());
+    match read_routing(cluster, rollouts, catalog, controller_namespace).await {
         Ok(live) => return Ok((live, unloaded)),
         Err(unanswered @ Error::Api { failure: ApiFailure { code: None, .. }, .. }) => return Err(unanswered),
         Err(_) => {}
