@@ -55,18 +55,27 @@ fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
     page
 }
 
-/// "Exit codes:" and lines "  N  meaning" as a tagged list; other text as it is.
+/// "Exit codes:" and lines "  N  meaning" (a meaning may go on, indented, on the next lines) as a
+/// tagged list; other text as it is.
 fn exit_status(text: &str) -> String {
     let mut section = String::from(".SH \"EXIT STATUS\"\n");
-    let codes: Option<Vec<(&str, &str)>> = text
-        .lines()
-        .skip_while(|line| line.ends_with(':'))
-        .map(|line| line.trim().split_once("  ").filter(|(code, _)| code.parse::<u8>().is_ok()))
-        .collect();
+    let mut codes: Option<Vec<(&str, String)>> = Some(Vec::new());
+    for line in text.lines().skip_while(|line| line.ends_with(':')) {
+        let entry = line.trim().split_once("  ").filter(|(code, _)| code.parse::<u8>().is_ok());
+        match (codes.as_mut(), entry) {
+            (Some(codes), Some((code, meaning))) => codes.push((code, meaning.trim().to_string())),
+            (Some(codes), None) if line.starts_with("   ") && !codes.is_empty() => {
+                let (_, meaning) = codes.last_mut().unwrap();
+                meaning.push(' ');
+                meaning.push_str(line.trim());
+            }
+            _ => codes = None,
+        }
+    }
     match codes {
         Some(codes) if !codes.is_empty() => {
             for (code, meaning) in codes {
-                section.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(meaning.trim())));
+                section.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(&meaning)));
             }
         }
         _ => section.push_str(&format!(".nf\n{}\n.fi\n", roff(text))),
