@@ -3,6 +3,7 @@
 pub mod cluster;
 mod exec_plugin;
 pub mod files;
+mod kubeconfig;
 pub mod live;
 pub mod retry;
 pub mod watch;
