@@ -2,10 +2,12 @@
 //! now (one page for the plugin, one per visible subcommand, as git's), and `man` renders them.
 
 use crate::completion::{UPDATE, assert_fresh, check_generated};
-use crate::support::cluster::FakeApiServer;
+use crate::support::cluster::{FakeApiServer, FakeHandle, Rule};
 use crate::support::{Test, repo};
 use clap::CommandFactory;
 use rollout_lua::cli::Cli;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::process::Command;
 
 const PLUGIN: &str = "kubectl-rollout_lua";
@@ -225,4 +227,86 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
         .stdout_has("VirtualService demo/reviews   at step 1");
     run(&["release-claim", "reviews", "--yes"]).success().stdout_has("Rollout demo/reviews is not claimed");
     run(&["restore", "reviews", "--yes"]).success().stdout_has("VirtualService demo/reviews restored (backup ");
+}
+
+/// The Roles and ClusterRoles of the user guide, by name, as grants of the fake API server (a
+/// Role's rules in its namespace; a ClusterRole's everywhere).
+fn documented_roles() -> BTreeMap<String, Vec<Rule>> {
+    let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+    let mut roles = BTreeMap::new();
+    let blocks = guide.split("```yaml\n").skip(1).map(|b| b.split("```").next().unwrap());
+    for block in blocks.filter(|b| b.contains("\nkind: Role\n") || b.contains("\nkind: ClusterRole\n")) {
+        let documents: Vec<Value> =
+            serde_saphyr::from_multiple(block).unwrap_or_else(|e| panic!("a Role block of the guide: {e}\n{block}"));
+        for role in documents.iter().filter(|d| d["kind"] == "Role" || d["kind"] == "ClusterRole") {
+            let namespace = role["metadata"]["namespace"].as_str().unwrap_or("*");
+            let strings = |v: &Value| -> Vec<String> {
+                v.as_array().map_or(vec!["*".into()], |a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            };
+            let rules = role["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    Rule::new(strings(&r["verbs"]))
+                        .groups(strings(&r["apiGroups"]))
+                        .resources(strings(&r["resources"]))
+                        .names(strings(&r["resourceNames"]))
+                        .namespaces([namespace])
+                })
+                .collect();
+            roles.insert(role["metadata"]["name"].as_str().unwrap().to_string(), rules);
+        }
+    }
+    roles
+}
+
+/// The user guide's cluster, granting only the guide's Roles `names`.
+fn granting(names: &[&str], objects: impl FnOnce(fake_apiserver::Builder) -> fake_apiserver::Builder) -> FakeHandle {
+    let roles = documented_roles();
+    let mut builder = objects(FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()));
+    for name in names {
+        for rule in roles.get(*name).unwrap_or_else(|| panic!("the guide has no Role {name}: {:?}", roles.keys())) {
+            builder = builder.grant(rule.clone());
+        }
+    }
+    builder.start()
+}
+
+fn user_guide_cluster(builder: fake_apiserver::Builder) -> fake_apiserver::Builder {
+    builder.objects_from_yaml(&std::fs::read_to_string(repo("tests/fixtures/user-guide/demo.yaml")).unwrap())
+}
+
+#[test]
+fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
+    let test = Test::new();
+    let run = |server: &FakeHandle, args: &[&str]| {
+        server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
+        test.run_args(args)
+    };
+    let read = granting(&["rollout-lua-read"], user_guide_cluster);
+    run(&read, &["plan", "reviews"]).success();
+    run(&read, &["plan", "-l", "app=reviews"]).success();
+    run(&read, &["status"]).success().stdout_has("reviews");
+    run(&read, &["status", "reviews"]).success();
+    run(&read, &["record", "reviews"]).success();
+    let traffic = granting(&["rollout-lua-traffic"], user_guide_cluster);
+    run(&traffic, &["approve", "reviews", "--traffic-only", "--yes"]).success();
+    let approve = granting(&["rollout-lua-approve"], user_guide_cluster);
+    run(&approve, &["approve", "reviews", "--yes"]).success().stdout_has("rollout.rollouts.kruise.io/reviews approved");
+    run(&approve, &["release-claim", "reviews", "--yes"]).success().stdout_has("is not claimed");
+    // restore, on what the approval left (the originals stored, a backup of each object).
+    let approved: Vec<Value> = [("rollouts.kruise.io", "rollouts"), ("apps", "deployments")]
+        .into_iter()
+        .chain([("networking.istio.io", "virtualservices"), ("networking.istio.io", "destinationrules")])
+        .flat_map(|(group, plural)| approve.objects(group, plural))
+        .collect();
+    let seeded = |builder: fake_apiserver::Builder| approved.iter().fold(builder, |b, o| b.object(o.clone()));
+    let restore = granting(&["rollout-lua-restore"], seeded);
+    run(&restore, &["restore", "--ref", "VirtualService/reviews", "--yes"]).success().stdout_has("restored");
+    run(&restore, &["restore", "reviews", "--yes"]).success().stdout_has("DestinationRule demo/reviews restored");
+    let restore = granting(&["rollout-lua-restore"], seeded);
+    let backups = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/demo/DestinationRule/reviews");
+    let backup = std::fs::read_dir(backups).unwrap().map(|e| e.unwrap().path()).min().expect("a backup");
+    run(&restore, &["restore", "--from-backup", backup.to_str().unwrap(), "--yes"]).success().stdout_has("restored");
 }
