@@ -310,3 +310,176 @@ fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
     let backup = std::fs::read_dir(backups).unwrap().map(|e| e.unwrap().path()).min().expect("a backup");
     run(&restore, &["restore", "--from-backup", backup.to_str().unwrap(), "--yes"]).success().stdout_has("restored");
 }
+
+/// What a guide's `$ …` blocks show and what the binary prints for the ones it can run
+/// offline. A guide's files come from its own code blocks: one that follows a line
+/// `<!-- file: NAME -->`, or whose first line is `# NAME` or `-- NAME` (NAME a path with a
+/// `.yaml`, `.json` or `.lua` extension; that line is left out), and the output of `$ cat NAME`; `examples/` and `lua_configuration/`
+/// are the repository's. The commands run in order in one folder, through `sh`, stderr with
+/// stdout, so that later ones see the files earlier ones wrote. A block after a line
+/// `<!-- not run: WHY -->` is skipped, saying why.
+struct Guide {
+    test: Test,
+    path: &'static str,
+    bin: std::path::PathBuf,
+    ran: usize,
+    differences: Vec<String>,
+}
+
+impl Guide {
+    fn run(path: &'static str) -> Guide {
+        let test = Test::new();
+        let bin = test.path("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for dir in ["examples", "lua_configuration"] {
+            std::os::unix::fs::symlink(repo(dir), test.path(dir)).unwrap();
+        }
+        std::os::unix::fs::symlink(crate::support::BINARY, bin.join(PLUGIN)).unwrap();
+        // `kubectl rollout-lua` as kubectl runs a plugin; kubectl itself is not there.
+        let kubectl = format!(
+            "#!/bin/sh\n[ \"$1\" = rollout-lua ] || {{ echo \"no kubectl here\" >&2; exit 127; }}\nshift\nexec {} \"$@\"\n",
+            crate::support::BINARY
+        );
+        std::fs::write(bin.join("kubectl"), kubectl).unwrap();
+        std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let mut guide = Guide { test, path, bin, ran: 0, differences: Vec::new() };
+        let text = std::fs::read_to_string(repo(path)).unwrap();
+        let mut lines = text.lines().enumerate();
+        let mut before = "";
+        while let Some((at, line)) = lines.next() {
+            let Some(language) = line.trim_start().strip_prefix("```").filter(|l| !l.is_empty()) else {
+                if !line.trim().is_empty() {
+                    before = line.trim();
+                }
+                continue;
+            };
+            let indent = line.len() - line.trim_start().len();
+            let block: Vec<&str> = lines
+                .by_ref()
+                .map(|(_, l)| l)
+                .take_while(|l| !l.trim_start().starts_with("```"))
+                .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
+                .collect();
+            let not_run = before.strip_prefix("<!-- not run: ").and_then(|b| b.strip_suffix(" -->"));
+            match language {
+                "console" if not_run.is_some() => {
+                    crate::support::skip(&format!("{path}:{}: {}", at + 2, not_run.unwrap_or_default()));
+                }
+                "console" => guide.console(at + 2, &block),
+                _ => {
+                    let named = before.strip_prefix("<!-- file: ").and_then(|b| b.strip_suffix(" -->"));
+                    let first = block.first().and_then(|l| l.strip_prefix("# ").or_else(|| l.strip_prefix("-- ")));
+                    let is_name =
+                        |n: &&str| !n.contains(' ') && [".yaml", ".json", ".lua"].iter().any(|e| n.ends_with(e));
+                    // The first line that names the file is a label, not its content.
+                    match (named, first.filter(is_name)) {
+                        (Some(name), _) => guide.write(name, &format!("{}\n", block.join("\n"))),
+                        (None, Some(name)) => guide.write(name, &format!("{}\n", block[1..].join("\n"))),
+                        (None, None) => {}
+                    }
+                }
+            }
+            before = "";
+        }
+        guide
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        assert!(
+            std::path::Path::new(name).is_relative() && !name.contains(".."),
+            "{}: a file outside: {name}",
+            self.path
+        );
+        let path = self.test.path(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// A console block's commands, each with the lines it shows (up to the next `$ `).
+    fn console(&mut self, first_line: usize, block: &[&str]) {
+        let starts: Vec<usize> = (0..block.len()).filter(|&i| block[i].starts_with("$ ")).collect();
+        for (n, &start) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(block.len());
+            let mut command = block[start][2..].to_string();
+            let mut shown = start + 1;
+            while command.ends_with('\\') && shown < end {
+                command = format!("{}{}", command.trim_end_matches('\\'), block[shown]);
+                shown += 1;
+            }
+            let output: String = block[shown..end].iter().map(|l| format!("{l}\n")).collect();
+            let line = first_line + start;
+            if let Some(file) = command.strip_prefix("cat ").filter(|f| !f.contains(' ')) {
+                self.write(file, &output);
+            } else if offline(&command) {
+                self.ran += 1;
+                let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
+                let out = self.test.command("sh", ["-c", &format!("{{ {command}\n}} 2>&1")]).env("PATH", path).output();
+                let actual = String::from_utf8_lossy(&out.unwrap().stdout).into_owned();
+                if !shows(&output, &actual) {
+                    self.differences
+                        .push(format!("{}:{line}: `{command}` shows\n{output}but prints\n{actual}", self.path));
+                }
+            }
+        }
+    }
+}
+
+/// Whether `actual` is the output `shown`, where a shown line `…` stands for any lines.
+fn shows(shown: &str, actual: &str) -> bool {
+    let pieces: Vec<&str> = shown.split("…\n").collect();
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if pieces.len() == 1 {
+        return shown == actual;
+    }
+    let Some(mut rest) = actual.strip_prefix(first) else { return false };
+    for piece in &pieces[1..pieces.len() - 1] {
+        let Some(at) = rest.find(piece) else { return false };
+        rest = &rest[at + piece.len()..];
+    }
+    rest.ends_with(last)
+}
+
+/// Whether every command of the shell line `command` is this plugin's, and needs no cluster:
+/// `test`, `eval`, `lua-obj`, `completions`, and `plan` of files (`-f`, `-k`).
+fn offline(command: &str) -> bool {
+    fn plugin(segment: &str) -> Option<Vec<&str>> {
+        let words: Vec<&str> = segment.split_whitespace().collect();
+        match words.as_slice() {
+            ["kubectl", "rollout-lua", rest @ ..] | [PLUGIN, rest @ ..] => Some(rest.to_vec()),
+            _ => None,
+        }
+    }
+    let segments: Vec<&str> = command.split(['|', ';']).map(str::trim).filter(|s| !s.is_empty()).collect();
+    let ours: Vec<Vec<&str>> = segments.iter().filter_map(|s| plugin(s)).collect();
+    let others_are_filters = segments.iter().filter(|s| plugin(s).is_none()).all(|s| {
+        ["head ", "tail ", "grep ", "jq ", "cut ", "sed ", "echo "].iter().any(|filter| s.starts_with(filter))
+    });
+    !ours.is_empty()
+        && others_are_filters
+        && ours.iter().all(|words| match words.first() {
+            Some(&("test" | "eval" | "lua-obj" | "completions")) => true,
+            Some(&"plan") => words.iter().any(|w| ["-f", "-k", "-R"].contains(w)),
+            _ => false,
+        })
+}
+
+#[test]
+fn the_guides_offline_examples_print_what_they_show() {
+    let mut differences = Vec::new();
+    for path in [
+        "docs/script-authors-guide.md",
+        "docs/user-guide.md",
+        "README.md",
+        "examples/full-link-canary/README.md",
+        "examples/gateway-canary/README.md",
+        "examples/istio-canary-ab/README.md",
+        "examples/nginx-canary/README.md",
+        "examples/three-providers/README.md",
+        "examples/v1alpha1-weight/README.md",
+    ] {
+        let guide = Guide::run(path);
+        eprintln!("{path}: ran {} offline examples", guide.ran);
+        differences.extend(guide.differences);
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
