@@ -230,32 +230,40 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
 }
 
 /// The Roles and ClusterRoles of the user guide, by name, as grants of the fake API server (a
-/// Role's rules in its namespace; a ClusterRole's everywhere).
-fn documented_roles() -> BTreeMap<String, Vec<Rule>> {
+/// Role's rules in its namespace; a ClusterRole's everywhere); and the lists of rules the guide
+/// gives to add to them, as `rules for RESOURCE` (its first resource), in namespace demo.
+pub(crate) fn documented_roles() -> BTreeMap<String, Vec<Rule>> {
     let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array().map_or(vec!["*".into()], |a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+    };
+    let grants = |rules: &Value, namespace: &str| -> Vec<Rule> {
+        let rules = rules.as_array().unwrap().iter();
+        rules
+            .map(|r| {
+                Rule::new(strings(&r["verbs"]))
+                    .groups(strings(&r["apiGroups"]))
+                    .resources(strings(&r["resources"]))
+                    .names(strings(&r["resourceNames"]))
+                    .namespaces([namespace])
+            })
+            .collect()
+    };
     let mut roles = BTreeMap::new();
-    let blocks = guide.split("```yaml\n").skip(1).map(|b| b.split("```").next().unwrap());
-    for block in blocks.filter(|b| b.contains("\nkind: Role\n") || b.contains("\nkind: ClusterRole\n")) {
+    for block in guide.split("```yaml\n").skip(1).map(|b| b.split("```").next().unwrap()) {
+        if block.starts_with("- apiGroups:") {
+            let rules: Value =
+                serde_saphyr::from_str(block).unwrap_or_else(|e| panic!("rules in the guide: {e}\n{block}"));
+            roles.insert(format!("rules for {}", rules[0]["resources"][0].as_str().unwrap()), grants(&rules, "demo"));
+        }
+        if !block.contains("\nkind: Role\n") && !block.contains("\nkind: ClusterRole\n") {
+            continue;
+        }
         let documents: Vec<Value> =
             serde_saphyr::from_multiple(block).unwrap_or_else(|e| panic!("a Role block of the guide: {e}\n{block}"));
         for role in documents.iter().filter(|d| d["kind"] == "Role" || d["kind"] == "ClusterRole") {
             let namespace = role["metadata"]["namespace"].as_str().unwrap_or("*");
-            let strings = |v: &Value| -> Vec<String> {
-                v.as_array().map_or(vec!["*".into()], |a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
-            };
-            let rules = role["rules"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| {
-                    Rule::new(strings(&r["verbs"]))
-                        .groups(strings(&r["apiGroups"]))
-                        .resources(strings(&r["resources"]))
-                        .names(strings(&r["resourceNames"]))
-                        .namespaces([namespace])
-                })
-                .collect();
-            roles.insert(role["metadata"]["name"].as_str().unwrap().to_string(), rules);
+            roles.insert(role["metadata"]["name"].as_str().unwrap().to_string(), grants(&role["rules"], namespace));
         }
     }
     roles
