@@ -322,10 +322,10 @@ fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
 /// What a guide's `$ …` blocks show and what the binary prints for the ones it can run
 /// offline. A guide's files come from its own code blocks: one that follows a line
 /// `<!-- file: NAME -->`, or whose first line is `# NAME` or `-- NAME` (NAME a path with a
-/// `.yaml`, `.json` or `.lua` extension; that line is left out), and the output of `$ cat NAME`; `examples/` and `lua_configuration/`
-/// are the repository's. The commands run in order in one folder, through `sh`, stderr with
-/// stdout, so that later ones see the files earlier ones wrote. A block after a line
-/// `<!-- not run: WHY -->` is skipped, saying why.
+/// `.yaml`, `.json` or `.lua` extension; that line is left out), and the output of
+/// `$ cat NAME`; `examples/` and `lua_configuration/` are the repository's. The commands run in
+/// order in one folder, through `sh`, stderr with stdout, so that later ones see the files
+/// earlier ones wrote. A block after a line `<!-- not run: WHY -->` is skipped, saying why.
 struct Guide {
     test: Test,
     path: &'static str,
@@ -369,11 +369,9 @@ impl Guide {
                 .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
                 .collect();
             let not_run = before.strip_prefix("<!-- not run: ").and_then(|b| b.strip_suffix(" -->"));
-            match language {
-                "console" if not_run.is_some() => {
-                    crate::support::skip(&format!("{path}:{}: {}", at + 2, not_run.unwrap_or_default()));
-                }
-                "console" => guide.console(at + 2, &block),
+            match (language, not_run) {
+                ("console", Some(why)) => crate::support::skip(&format!("{path}:{}: {why}", at + 2)),
+                ("console", None) => guide.console(at + 2, &block),
                 _ => {
                     let named = before.strip_prefix("<!-- file: ").and_then(|b| b.strip_suffix(" -->"));
                     let first = block.first().and_then(|l| l.strip_prefix("# ").or_else(|| l.strip_prefix("-- ")));
