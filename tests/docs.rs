@@ -319,6 +319,21 @@ fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
     run(&restore, &["restore", "--from-backup", backup.to_str().unwrap(), "--yes"]).success().stdout_has("restored");
 }
 
+#[test]
+fn completion_lists_names_with_the_roles_the_user_guide_documents_for_it() {
+    let mut namespaces = fake_apiserver::ApiResourceDef::new("", "v1", "Namespace", "namespaces");
+    namespaces.namespaced = false;
+    let server = granting(&["rollout-lua-read", "rollout-lua-complete-namespaces"], |builder| {
+        let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}});
+        user_guide_cluster(builder).resource(namespaces).object(namespace)
+    });
+    let test = Test::new();
+    server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
+    let complete = |words: &[&str]| test.run_args([&["__complete", "--"], words].concat()).success().stdout;
+    assert_eq!(complete(&["approve", ""]), "ratings\nreviews\n:4\n");
+    assert_eq!(complete(&["status", "-n", ""]), "demo\n:4\n");
+}
+
 /// What a guide's `$ …` blocks show and what the binary prints for the ones it can run
 /// offline. A guide's files come from its own code blocks: one that follows a line
 /// `<!-- file: NAME -->`, or whose first line is `# NAME` or `-- NAME` (NAME a path with a
