@@ -213,6 +213,8 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
     server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
     let run = |args: &[&str]| test.run_args(args);
     run(&["plan", "reviews"]).success().stdout_is(&guide_output("kubectl rollout-lua plan reviews"));
+    let wrong_context = run(&["plan", "reviews", "--context", "prod"]).status(1);
+    assert_eq!(wrong_context.stderr, guide_output("kubectl rollout-lua plan reviews --context prod"));
     let refused = run(&["approve", "reviews", "--expect-step", "2", "--yes"]).status(3);
     assert_eq!(
         format!("{}exit status 3\n", refused.stderr),
