@@ -229,6 +229,12 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
         .stdout_has("VirtualService demo/reviews   at step 1");
     run(&["release-claim", "reviews", "--yes"]).success().stdout_has("Rollout demo/reviews is not claimed");
     run(&["restore", "reviews", "--yes"]).success().stdout_has("VirtualService demo/reviews restored (backup ");
+    // What record writes replays offline.
+    run(&["record", "reviews", "--dir", "recorded"]).success();
+    run(&["test", "recorded"]).success().stdout_is(&guide_output("kubectl rollout-lua test recorded"));
+    let plan = run(&["plan", "-R", "-f", "recorded", "--step", "2"]).success();
+    let shown = guide_output("kubectl rollout-lua plan -R -f recorded --step 2");
+    assert!(shows(&shown, &plan.stdout), "the guide shows\n{shown}but plan prints\n{}", plan.stdout);
 }
 
 /// The Roles and ClusterRoles of the user guide, by name, as grants of the fake API server (a
