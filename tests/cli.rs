@@ -1,6 +1,8 @@
 //! The command line as a new user meets it: `--help`, and the advice a mistake gets.
 
 use crate::support::{Test, repo};
+use clap::CommandFactory;
+use rollout_lua::cli::Cli;
 
 const COMMANDS: [&str; 11] =
     ["plan", "approve", "restore", "status", "release-claim", "record", "test", "eval", "lua-obj", "completions", ""];
@@ -26,6 +28,35 @@ fn help_groups_the_flags_and_shows_examples_everywhere() {
             scripts,
             "{command}: {help}"
         );
+    }
+}
+
+/// Every line of `--help` fits in 100 columns (clap's width when the output is not a terminal),
+/// and the examples and exit codes are printed as written: clap re-wraps a longer line, and a
+/// wrapped command starts a line as a new command would, so a pasted example runs the wrong thing.
+#[test]
+fn help_fits_in_100_columns_and_keeps_the_examples_as_written() {
+    let test = Test::new();
+    let mut root = Cli::command();
+    root.build();
+    let visible = root.get_subcommands().filter(|sub| !sub.is_hide_set() && sub.get_name() != "help");
+    let commands: Vec<&clap::Command> = std::iter::once(&root).chain(visible).collect();
+    for definition in commands {
+        let command = if std::ptr::eq(definition, &root) { "" } else { definition.get_name() };
+        let args: Vec<&str> = [command, "--help"].into_iter().filter(|a| !a.is_empty()).collect();
+        let help = test.run_args(&args).success().stdout;
+        for line in help.lines() {
+            assert!(line.chars().count() <= 100, "{command} --help has a line over 100 columns:\n{line}");
+        }
+        let after = definition.get_after_help().unwrap().to_string();
+        assert!(help.ends_with(&format!("{after}\n")), "{command} --help re-wraps its examples:\n{help}");
+        // A line indented deeper than a command continues the one before it, which says so.
+        let examples = after.split("\n\nExit codes:").next().unwrap();
+        for pair in examples.lines().collect::<Vec<_>>().windows(2) {
+            if pair[1].starts_with("   ") {
+                assert!(pair[0].ends_with(" \\"), "{command}: `{}` continues a line without a `\\`", pair[1]);
+            }
+        }
     }
 }
 

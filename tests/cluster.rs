@@ -1030,9 +1030,10 @@ fn what_the_cluster_does_not_serve_or_hold_is_named() {
 fn a_kubeconfig_that_cannot_be_used_is_named() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    test.run_args(["plan", "demo", "--context", "nope"])
-        .status(1)
-        .stderr_has("error: kubeconfig context \"nope\": failed to load current context: nope");
+    test.run_args(["plan", "demo", "--context", "nope"]).status(1).stderr_has(
+        "error: kubeconfig context \"nope\" does not exist\n  tip: pass --context NAME, or set the current-context \
+         with `kubectl config use-context NAME`; the contexts are: fake, other\n",
+    );
     // A client certificate without its key: the TLS client cannot be made.
     let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
     let https = kubeconfig
@@ -1044,6 +1045,24 @@ fn a_kubeconfig_that_cannot_be_used_is_named() {
         .status(1)
         .stderr_has("error: connecting to the cluster: rustls tls error: identity PEM is missing a private key");
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // No current-context: how to choose one.
+    let kubeconfig = server.kubeconfig(NAMESPACE);
+    let test_without = Test::new().file("kubeconfig", &kubeconfig.replace("current-context: fake\n", ""));
+    test_without.run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the kubeconfig sets no current-context\n  tip: pass --context NAME, or set the current-context with \
+         `kubectl config use-context NAME`; the contexts are: fake, other\n",
+    );
+    test_without.run_args(["plan", "demo", "--context", "fake"]).success();
+    // An empty kubeconfig has no context to choose.
+    Test::new().file("kubeconfig", "").run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the kubeconfig sets no current-context\n  tip: the kubeconfig has no contexts; add one with \
+         `kubectl config set-context`, or use another file\n",
+    );
+    // A kubeconfig that does not parse: its path in the snippet, the tip below it.
+    let out = Test::new().file("kubeconfig", "a: [b\n").run_args(["plan", "demo"]).status(1);
+    let out = out.stderr_has(" --> ").stderr_has("kubeconfig:1:4\n");
+    let out = out.stderr_has("^ unclosed bracket '['\n  tip: point KUBECONFIG or --kubeconfig at a kubeconfig file\n");
+    assert!(!out.stderr.contains("<input>"), "{}", out.stderr);
 }
 
 mod kubectl {

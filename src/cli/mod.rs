@@ -107,7 +107,8 @@ Exit codes:
   0    done (with --detailed-exitcode: done, no changes)
   1    error (bad input, script failure, API error, timeout)
   2    changes pending (only with --detailed-exitcode)
-  3    refused (step state, expected step, drift, permissions, a claim, someone else's edit, no terminal to confirm)
+  3    refused (step state, expected step, drift, permissions, a claim, someone else's edit,
+       no terminal to confirm)
   130  interrupted by SIGINT; 143 by SIGTERM; 129 by SIGHUP";
 
 const PLAN_EXIT_CODES: &str = "\
@@ -120,10 +121,18 @@ const WRITE_EXIT_CODES: &str = "\
 Exit codes:
   0    done
   1    error (bad input, script failure, API error, timeout); what was written is rolled back
-  3    refused (step state, expected step, drift, permissions, another run's claim, someone else's edit, a \
-stored original without spec, no terminal to confirm)
-  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in flight rolled \
-back or finished";
+  3    refused (step state, expected step, drift, permissions, another run's claim, someone else's
+       edit, a stored original without spec, no terminal to confirm)
+  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in
+       flight rolled back or finished";
+
+const RELEASE_CLAIM_EXIT_CODES: &str = "\
+Exit codes:
+  0    done (the claims were released, or none was held)
+  1    error (bad input, no Rollout matches the selector, API error, timeout)
+  3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
+       released
+  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP)";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
@@ -136,8 +145,8 @@ Exit codes:
     name = "kubectl-rollout_lua",
     bin_name = "kubectl rollout-lua",
     version = crate::VERSION,
-    about = "Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts",
-    long_about = "Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts.\n\n\
+    about = "Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts",
+    long_about = "Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts.\n\n\
         For gateway objects the controller has no Go code for (Istio VirtualService and DestinationRule, \
         any CRD), the Kruise Rollout controller runs a Lua script per object and step. This plugin computes \
         each step's input exactly as the controller does, runs the same script locally in a sandbox, and \
@@ -244,7 +253,7 @@ pub enum Command {
     /// Release the claim an approve or restore left on Rollouts (when its holder is gone)
     #[command(
         name = "release-claim",
-        after_help = help::after(help::RELEASE_CLAIM_EXAMPLES, WRITE_EXIT_CODES),
+        after_help = help::after(help::RELEASE_CLAIM_EXAMPLES, RELEASE_CLAIM_EXIT_CODES),
         long_about = RELEASE_CLAIM_ABOUT
     )]
     ReleaseClaim(ReleaseClaimArgs),
