@@ -758,3 +758,225 @@ fn reads_as_number(text: &[u8]) -> bool {
     let text = trim_lua_space(text);
     parse_int(text, 0).is_some() || parse_float(text).is_some()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Operand::*;
+    use super::*;
+
+    fn check(format: &str, args: &[Operand], want: &str) {
+        let got = string_format(format.as_bytes(), args, usize::MAX).unwrap();
+        assert_eq!(std::string::String::from_utf8_lossy(&got), want, "{format:?} {args:?}");
+    }
+
+    // The expected texts are what the controller's engine (the oracle) gives.
+
+    #[test]
+    fn missing_surplus_and_malformed_verbs_are_gos() {
+        check("%s %s", &[Number(1.0)], "1 %!s(MISSING)");
+        check("%d", &[], "%!d(MISSING)");
+        check("%d %s", &[Number(1.0), Number(2.0), Number(3.0), Nil], "1 2");
+        check("%s", &[Number(1.0), String(b"x")], "1");
+        check("%", &[Number(1.0)], "%!(NOVERB)%!(EXTRA lua.LNumber=1)");
+        check("abc%", &[], "abc%!(NOVERB)");
+        check("%5%|", &[Number(1.0)], "%|%!(EXTRA lua.LNumber=1)");
+        check("%-", &[Number(2.0)], "%!(NOVERB)%!(EXTRA lua.LNumber=2)");
+        check("%z", &[Number(1.5)], "%!z(float64=1.5)");
+        check("%z", &[String(b"s")], "%!z(string=s)");
+        check("%!", &[Nil], "&{}");
+        check("%é", &[Bool(true)], "%!é(lua.LBool=true)");
+        check("%%d", &[Number(1.0)], "%d%!(EXTRA lua.LNumber=1)");
+        check("%%%d", &[Number(1.0)], "%1");
+    }
+
+    #[test]
+    fn argument_indexes_are_gos() {
+        check("%[2]s %[1]s", &[String(b"a"), String(b"b")], "b a");
+        check("%[2]s", &[String(b"a")], "%!s(BADINDEX)");
+        check("%[0]d", &[Number(1.0)], "%!d(BADINDEX)");
+        check("%[3]d", &[Number(1.0), Number(2.0)], "%!d(BADINDEX)");
+        check("%[x]d", &[Number(1.0)], "%!d(BADINDEX)");
+        check("%[1]5d", &[Number(1.0)], "%!d(BADINDEX)");
+        check("%[1]", &[Number(1.0)], "%!(NOVERB)");
+        check("%[2]d %d", &[Number(1.0), Number(2.0), Number(3.0)], "2 %!d(MISSING)");
+    }
+
+    #[test]
+    fn a_star_takes_an_operand_and_is_a_bad_width() {
+        check("%*d", &[Number(5.0), Number(1.0)], "%!(BADWIDTH)%!d(MISSING)");
+        check("%.*f", &[Number(2.0), Number(1.5)], "%!(BADPREC)%!f(MISSING)");
+        check("%*d", &[], "%!(BADWIDTH)%!d(MISSING)");
+        check("%.5*", &[Number(1.0)], "%!*(int64=00001)");
+        check("%**", &[Number(1.0), Number(1000000.0)], "%!(BADWIDTH)%!*(MISSING)");
+    }
+
+    #[test]
+    fn nil_booleans_and_tables_are_stringers() {
+        check("%s %v %q %x %X", &[Nil, Nil, Nil, Nil, Nil], "nil nil \"nil\" 6e696c 6E696C");
+        check("%s|%5v|%-6q|%.2s", &[Bool(true), Bool(false), Bool(true), Bool(false)], "true|false|\"true\"|fa");
+        check("%d %t %c", &[Bool(true), Bool(true), Bool(false)], "%!d(lua.LBool=true) true %!c(lua.LBool=false)");
+        check("%d|%5d|%#v|%T", &[Nil, Nil, Nil, Nil], "&{}|&{}|&lua.LNilType{}|*lua.LNilType");
+        check("%#v %T %p", &[Bool(true), Bool(true), Bool(true)], "true lua.LBool %!p(lua.LBool=true)");
+        check("%w", &[Nil], "%!w(*lua.LNilType=&{})");
+        check("%w %w", &[Bool(true), String(b"s")], "%!w(lua.LBool=true) %!w(lua.LString=s)");
+    }
+
+    #[test]
+    fn numbers_format_as_go_int64_or_float64() {
+        check(
+            "%d %i %5d %-5d| %05d %+d % d",
+            &[Number(42.0), Number(42.0), Number(-3.0), Number(-3.0), Number(-3.0), Number(5.0), Number(5.0)],
+            "42 42    -3 -3   | -0003 +5  5",
+        );
+        check("%d %i", &[Number(2.5), Number(-2.5)], "2 -2");
+        check(
+            "%x %X %o %O %b %#x %#o %#b",
+            &[
+                Number(255.0),
+                Number(255.0),
+                Number(8.0),
+                Number(8.0),
+                Number(5.0),
+                Number(255.0),
+                Number(8.0),
+                Number(5.0),
+            ],
+            "ff FF 10 0o10 101 0xff 010 0b101",
+        );
+        check("%x %d", &[Number(-255.0), Number(9.223372036854776e+18)], "-ff -9223372036854775808");
+        check("%d %d", &[Number(-9.223372036854776e+18), Number(1e+300)], "-9223372036854775808 -9223372036854775808");
+        check("%u %t %z", &[Number(42.0), Number(1.5), Number(7.0)], "%!u(int64=42) %!t(float64=1.5) %!z(int64=7)");
+        check(
+            "%v %v %v %v %s %q",
+            &[Number(1.0), Number(1.5), Number(1e+20), Number(123456789.0), Number(1e+21), Number(0.1)],
+            "1 1.5 1e+20 123456789 1e+21 \"0.1\"",
+        );
+        check(
+            "%e %E %f %F %g %G",
+            &[Number(12345.678), Number(12345.678), Number(12345.678), Number(1e-07), Number(1e-07), Number(1e+100)],
+            "1.234568e+04 1.234568E+04 12345.678000 0.000000 1e-07 1E+100",
+        );
+        check(
+            "%.2f %.0f %.3e %.10g %.3g %#g %#.3x",
+            &[Number(1.005), Number(2.5), Number(0.0), Number(1.5), Number(100.0), Number(1.0), Number(1.5)],
+            "1.00 2 0.000e+00 1.5 100 1.00000 0x001",
+        );
+        check(
+            "%08.3f|%-8.2f|%+.1e|% f|%+08d",
+            &[Number(-3.14159), Number(2.5), Number(12345.0), Number(1.0), Number(-7.0)],
+            "-003.142|2.50    |+1.2e+04| 1.000000|-0000007",
+        );
+        check(
+            "%f %v %5.1f %e",
+            &[Number(f64::INFINITY), Number(f64::NEG_INFINITY), Number(f64::INFINITY), Number(f64::NAN)],
+            "+Inf -Inf  +Inf NaN",
+        );
+        check("%v %s %d", &[Number(f64::NAN), Number(-0.0), Number(-0.0)], "NaN 0 0");
+        check(
+            "%#v %+v %T %p",
+            &[Number(1.0), Number(5.0), Number(1.0), Number(1.0)],
+            "1 5 lua.LNumber %!p(lua.LNumber=1)",
+        );
+        check("%c%c%c%c", &[Number(19990.0), Number(65.0), Number(1114112.0), Number(-1.0)], "世A\u{fffd}\u{fffd}");
+        check(
+            "%U %#U %#U %.6U %#U",
+            &[Number(128512.0), Number(128512.0), Number(10.0), Number(65.0), Number(55296.0)],
+            "U+1F600 U+1F600 '😀' U+000A U+000041 U+D800",
+        );
+        check("%s %q %10.3s|", &[Number(1.5), Number(3.0), Number(1234.5)], "1.5 \"3\"        123|");
+    }
+
+    #[test]
+    fn strings_format_as_go_strings_with_gopher_luas_d_quirk() {
+        check("%d %d %d %i", &[String(b"42"), String(b"x"), String(b" 0x1f "), String(b"1e3")], "42 0  0x1f  1e3");
+        check("%5.1d|%05d|%+d", &[String(b"42"), String(b"x"), String(b"inf")], "    4|00000|inf");
+        check(
+            "%.2f %e %g",
+            &[String(b"3"), String(b"1.5"), String(b"x")],
+            "%!f(string=3) %!e(string=1.5) %!g(string=x)",
+        );
+        check(
+            "%10s|%-10s|%.2s|%.0s|",
+            &[
+                String(b"\xc3\xa9"),
+                String(b"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"),
+                String(b"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"),
+                String(b"x"),
+            ],
+            "         é|日本語       |日本||",
+        );
+        check(
+            "%x %X % x %#x %# X %.1x %8x|%-8x|",
+            &[
+                String(b"hi"),
+                String(b"hi"),
+                String(b"hi"),
+                String(b"hi"),
+                String(b"hi"),
+                String(b"hi"),
+                String(b"hi"),
+                String(b"hi"),
+            ],
+            "6869 6869 68 69 0x6869 0X68 0X69 68     6869|6869    |",
+        );
+        check("%x|%5x|", &[String(b""), String(b"")], "|     |");
+        check(
+            "%q %+q %#q %#q %#+q",
+            &[
+                String(b"a\x0a\"\xc3\xa9"),
+                String(b"\xc3\xa9\xf0\x9f\x98\x80"),
+                String(b"x`"),
+                String(b"tab\x09ok"),
+                String(b"\xef\xbb\xbf"),
+            ],
+            "\"a\\n\\\"é\" \"\\u00e9\\U0001f600\" \"x`\" `tab\x09ok` \"\\ufeff\"",
+        );
+        check("%q", &[String(b"\x00\x07\x7f\xff\xe2\x80\x8b")], "\"\\x00\\a\\x7f\\xff\\u200b\"");
+        check(
+            "%v %#v %T %p %t %c",
+            &[String(b"s"), String(b"s"), String(b"s"), String(b"s"), String(b"s"), String(b"s")],
+            "s \"s\" lua.LString %!p(lua.LString=s) %!t(string=s) %!c(string=s)",
+        );
+        check("%010s|%-010s|", &[String(b"ab"), String(b"ab")], "00000000ab|ab        |");
+    }
+
+    #[test]
+    fn widths_count_runes_and_invalid_bytes_are_one_each() {
+        let got = string_format(b"%5s|%-4s|", &[String(b"\xff\xfe"), String(b"\xe2\x82")], usize::MAX).unwrap();
+        assert_eq!(got, b"   \xff\xfe|\xe2\x82  |");
+    }
+
+    #[test]
+    fn tables_and_functions_print_their_address_or_are_refused() {
+        check(
+            "%s|%v|%T|%T",
+            &[Table(0xc0ffee), Function(0xbeef), Table(1), Function(1)],
+            "table: 0xc0ffee|function: 0xbeef|*lua.LTable|*lua.LFunction",
+        );
+        check("%p %x", &[Table(0xc0ffee), Table(0xab)], "0xc0ffee 7461626c653a2030786162");
+        for (format, operand) in [("%d", Table(1)), ("%#v", Table(1)), ("%t", Function(1)), ("%w", Function(1))] {
+            let Err(FormatError::Refused(message)) = string_format(format.as_bytes(), &[operand], usize::MAX) else {
+                panic!("{format} {operand:?} is refused")
+            };
+            assert!(message.contains("internal Go struct"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_text_past_the_limit_is_refused_before_it_is_built() {
+        // Go's widths and precisions stop at about a million: a larger one ends the format.
+        check("%999999999d", &[Number(1.0)], "%!(NOVERB)%!(EXTRA lua.LNumber=1)");
+        assert_eq!(string_format(b"%9999999d", &[Number(1.0)], 10_000_000).map(|t| t.len()), Ok(9_999_999));
+        for (format, operand) in [
+            ("%9999999d", Number(1.0)),
+            ("%.9999999f", Number(1.0)),
+            ("%.9999999d", Number(1.0)),
+            ("%.9999999U", Number(1.0)),
+            ("%9999999s", String(b"x")),
+            ("%09999999.1f", Number(1.0)),
+            ("%[1]s%[1]s%[1]s", String(b"abcd")),
+        ] {
+            assert_eq!(string_format(format.as_bytes(), &[operand], 10), Err(FormatError::TooLarge), "{format}");
+        }
+    }
+}
