@@ -5,9 +5,8 @@
 //! Known divergences, kept out of the corpus because they are documented rather than bugs:
 //! - output that depends on `pairs()` order: gopher-lua walks tables a script builds in insertion
 //!   order and input maps in Go's random map order, PUC Lua walks both in hash order;
-//! - `string.format` with `%g`, `%q`, `%x` of a negative number, or `%c` above 255 (gopher-lua
-//!   formats with Go's fmt);
-//! - `tonumber` of exponent strings such as "1e2";
+//! - `string.format` of a table or function with a verb where Go prints gopher-lua's internal
+//!   struct (`%d`, `%#v`; this engine fails), and addresses (`%p`, "table: 0x…");
 //! - arithmetic that yields inf, nan, or negative zero through division;
 //! - `goto`;
 //! - two malformed patterns: `gsub` with an unclosed `(` and a string replacement (Lua 5.1
@@ -36,7 +35,8 @@
 //!
 //! Inputs: the built-in scripts on their test cases; generated VirtualService and DestinationRule
 //! objs from a fixed seed; the stress scripts `tests/fixtures/lua/*.lua` on every obj in
-//! `tests/fixtures/lua/obj/`; gopher-lua's table semantics (`tables/`); and scripts that never end
+//! `tests/fixtures/lua/obj/`; gopher-lua's table semantics (`tables/`); the library functions
+//! gopher-lua leaves to Go's fmt, strings and strconv (`go_functions/`); and scripts that never end
 //! (`runaway/`), which both engines must stop. The `regression_*` tests run
 //! `tests/fixtures/lua/regression/`: cases where the engine once disagreed with the controller,
 //! one test per fixed bug.
