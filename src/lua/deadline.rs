@@ -5,7 +5,8 @@
 //! no error handler (`pcall`, `xpcall`'s handler, a metamethod) can carry on. Library functions
 //! that loop in C (pattern matching, `string.rep`, the table library, `collectgarbage`) count
 //! their steps as instructions (`lua_librarysteps` in build/lua-5.1.5), so the hook stops them
-//! too; the ones written in Rust (`json`) look at the clock themselves (`check`).
+//! too; the ones written in Rust (`json`, `string.format`, `string.upper`/`lower`) look at the
+//! clock themselves (`check`).
 
 use mlua::{HookTriggers, Lua, VmState};
 use std::cell::Cell;
@@ -56,7 +57,7 @@ impl Deadline {
     }
 }
 
-/// For library functions written in Rust (`json`), which the instruction hook does not see:
+/// For library functions written in Rust (`json`, `string.format`, …), which the instruction hook does not see:
 /// fails when the script's time is up. Called after their work, which the memory limit bounds.
 pub fn check(lua: &Lua) -> mlua::Result<()> {
     let clock = lua.app_data_ref::<Deadline>().map(|clock| clock.clone());
@@ -131,6 +132,8 @@ mod tests {
         times_out("local t = {} for i = 1, 50000 do t[i] = i end while true do local s = json.encode(t) end");
         times_out("local s = json.encode({string.rep('a', 2^22)}) while true do local t = json.decode(s) end");
         times_out("local keep = {} for i = 1, 200000 do keep[i] = {i} end while true do collectgarbage() end");
+        times_out("while true do local s = string.format('%999999s', 'x') end");
+        times_out("local s = string.rep('\\255', 2^20) while true do local t = string.upper(s) end");
         // A plain search takes time quadratic in the lengths; so does a balance with backtracking.
         times_out("local s = string.rep('a', 2^22) return {spec = {s:find(string.rep('a', 2^20) .. 'b', 1, true)}}");
         times_out("local s = string.rep('(', 200000) return {spec = {s:find('.-%b()')}}");

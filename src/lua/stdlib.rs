@@ -393,6 +393,79 @@ mod tests {
     }
 
     #[test]
+    fn format_upper_lower_and_tonumber_are_the_go_functions_gopher_lua_calls() {
+        let got = spec(
+            r#"r[1] = string.format("%s=%s %d|%5s|%s", "a", nil, "x", "é", true)
+               r[2] = ("%.1f"):format(2.25)
+               r[3] = string.upper("héllo ß")
+               r[4] = string.lower(1.5)
+               r[5] = string.format(12)
+               local n = {tonumber(12, 16), tonumber(nil), tonumber({}), tonumber("0x1F", nil), tonumber("ff", 16.9),
+                 tonumber("0x10", 10), tonumber("-0x10"), tonumber("0x-10"), tonumber(" \t1.5\n"), tonumber("1.e500"),
+                 tonumber("inf"), tonumber("1e2"), tonumber("-ff", 16), tonumber("\r1"), tonumber("9223372036854775808")}
+               for i = 1, 15 do r[5 + i] = tostring(n[i]) end"#,
+        );
+        assert_eq!(
+            got,
+            json!([
+                "a=nil 0|    é|true",
+                "2.2",
+                "HÉLLO ß",
+                "1.5",
+                "12",
+                "12",
+                "nil",
+                "nil",
+                "31",
+                "255",
+                "nil",
+                "nil",
+                "-16",
+                "1.5",
+                "nil",
+                "nil",
+                "nil",
+                "-255",
+                "nil",
+                "nil"
+            ])
+        );
+    }
+
+    #[test]
+    fn their_argument_errors_are_gopher_luas_strings() {
+        for (call, message) in [
+            ("string.format()", "bad argument #1 to format (string expected, got nil)"),
+            ("string.upper({})", "bad argument #1 to upper (string expected, got table)"),
+            ("('x').lower(true)", "bad argument #1 to lower (string expected, got boolean)"),
+            ("tonumber()", "bad argument #1 to tonumber (value expected)"),
+            ("tonumber('10', '16')", "bad argument #2 to tonumber (number expected, got string)"),
+        ] {
+            let err = evaluated(&format!("local x = 1\nlocal v = {call}\nreturn {{}}")).unwrap_err();
+            assert_eq!(err.to_string(), format!("script tables.lua:2: {message}"), "{call}");
+            let caught = spec(&format!("local ok, e = pcall(function() return {call} end) r[1] = type(e)"));
+            assert_eq!(caught, json!(["string"]), "{call}");
+        }
+        // What this engine does not reproduce fails the script, saying why.
+        let err = evaluated("local x = 1\nlocal v = string.format('%d', {})\nreturn {}").unwrap_err();
+        assert!(
+            err.to_string().starts_with("script tables.lua:2: string.format: %d of a table: the controller prints"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn their_results_stay_within_the_memory_limit() {
+        // Each within the limit, but not all of them; Go's widths stop at about a million.
+        let ten = "local s = string.format(string.rep('%9999999d', 10), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)";
+        assert_eq!(run(&format!("{ten} return {{}}")), Err(ScriptErrorKind::Memory));
+        assert_eq!(spec("r[1] = #string.format('%999999999d', 1)"), json!([33]));
+        // Each invalid byte becomes three.
+        let upper = "local s = string.upper(string.rep('\\255', 30000000))";
+        assert_eq!(run(&format!("{upper} return {{}}")), Err(ScriptErrorKind::Memory));
+    }
+
+    #[test]
     fn length_is_the_last_value_of_gopher_luas_array_part() {
         let got = spec(
             "local t = {} t[3] = 'x' r[1] = #t r[2] = select('#', unpack(t)) r[3] = table.getn(t) r[4] = table.maxn(t)
