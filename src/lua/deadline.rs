@@ -68,9 +68,19 @@ fn timed_out() -> mlua::Error {
     mlua::Error::runtime("timed out")
 }
 
-/// The current line of the innermost Lua function: the hook may fire inside a library function.
+/// The current line of the innermost function of the script: the hook may fire inside a library
+/// function, written in C, Rust or Lua (the preludes of `stdlib.rs`, whose lines are their own).
 fn current_line(lua: &Lua) -> usize {
-    (0..).map_while(|level| lua.inspect_stack(level, |frame| frame.current_line())).flatten().next().unwrap_or(0)
+    let script_source = format!("={}", super::CHUNK_NAME);
+    (0..)
+        .map_while(|level| {
+            lua.inspect_stack(level, |frame| {
+                frame.current_line().filter(|_| frame.source().source.as_deref() == Some(script_source.as_str()))
+            })
+        })
+        .flatten()
+        .next()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -153,5 +163,10 @@ mod tests {
         // In a library function: the line that called it.
         let message = times_out("local s = string.rep('a', 500)\nlocal x = s:find('.-.-.-b')");
         assert!(message.starts_with("script runaway.lua:2: timed out after 100ms"), "{message}");
+        // In one whose argument checks are written in Lua: not a line of those.
+        for call in ["string.format('%999999s', 'x')", "json.encode({1, 2, 3})"] {
+            let message = times_out(&format!("local x = 1\nwhile true do\nlocal s = {call}\nend"));
+            assert!(message.starts_with("script runaway.lua:3: timed out after 100ms"), "{call}: {message}");
+        }
     }
 }
