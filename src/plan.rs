@@ -4,7 +4,9 @@
 
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
-use crate::model::{self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, TrafficRoutingCr};
+use crate::model::{
+    self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, StrategyKind, TrafficRoutingCr,
+};
 use crate::providers::{Context, ObjectPlan, custom, gateway, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
@@ -128,6 +130,15 @@ impl<'a> Planner<'a> {
             warnings.push(format!(
                 "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary"
             ));
+        }
+        // The controller's PatchStableService answers "retry" when no canary Service is generated,
+        // and blue-green calls it before a routing step 1 without canary's guard (by code reading).
+        if own.is_some()
+            && rollout.kind == StrategyKind::BlueGreen
+            && rollout.disable_generate_canary_service
+            && rollout.steps.first().is_some_and(|step| step.strategy.routes_traffic())
+        {
+            warnings.push("blue-green with disableGenerateCanaryService and traffic or matches at step 1: before that step the controller patches the stable Service, which it answers with \"retry\" when no canary Service is generated, so by a reading of its code the release never gets past step 1 (not seen at runtime)".into());
         }
         if let Some(why) = rollout.not_run() {
             return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
@@ -287,6 +298,33 @@ mod tests {
         let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
         let rollout = rollout();
         planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
+    }
+
+    #[test]
+    fn blue_green_without_a_canary_service_routing_at_step_1_is_warned_of_and_only_then() {
+        let warned = |disable: bool, first_step: Value| {
+            let rollout = Rollout::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": "store", "namespace": "shop"},
+                "spec": {"strategy": {"blueGreen": {
+                    "disableGenerateCanaryService": disable,
+                    "steps": [first_step, {"replicas": "100%", "traffic": "50%"}],
+                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+                }}}
+            }))
+            .unwrap();
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", route());
+            let catalog = ScriptCatalog::default();
+            let plan = Planner::new(&objects, &catalog, Limits::default())
+                .plan_rollout(&rollout, "shop", None, &rollout.stages())
+                .unwrap();
+            plan.warnings.iter().any(|w| w.contains("never gets past step 1"))
+        };
+        assert!(warned(true, json!({"replicas": "100%", "traffic": "0%"})));
+        assert!(warned(true, json!({"replicas": "100%", "matches": [{"headers": [{"name": "x", "value": "1"}]}]})));
+        assert!(!warned(true, json!({"replicas": "100%"})), "step 1 routes nothing");
+        assert!(!warned(false, json!({"replicas": "100%", "traffic": "0%"})), "a canary Service is generated");
     }
 
     #[test]

@@ -53,10 +53,26 @@ impl Backups {
         let dir = self.root.join(field("namespace")).join(kind).join(field("name"));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::Input(format!("creating the backup folder {}: {e}", dir.display())))?;
-        let path = dir.join(format!("{}.yaml", crate::time::file_timestamp(SystemTime::now())));
-        std::fs::write(&path, crate::yaml::to_string(object))
-            .map_err(|e| Error::Input(format!("writing the backup {}: {e}", path.display())))?;
-        Ok(path)
+        // A file per save, never one written over: an object saved twice in one run (its state
+        // before the run, then an edit this run overwrote) may be saved twice in a millisecond;
+        // the next millisecond's name is then tried (a few times: the clock moves on).
+        let mut tries = 10;
+        loop {
+            tries -= 1;
+            let path = dir.join(format!("{}.yaml", crate::time::file_timestamp(SystemTime::now())));
+            let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path);
+            match file {
+                Ok(mut file) => {
+                    file.write_all(crate::yaml::to_string(object).as_bytes())
+                        .map_err(|e| Error::Input(format!("writing the backup {}: {e}", path.display())))?;
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries > 0 => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => return Err(Error::Input(format!("writing the backup {}: {e}", path.display()))),
+            }
+        }
     }
 }
 
@@ -80,18 +96,28 @@ enum Fate {
     Kept(String),
 }
 
-/// A request out for an object (a write, the read that resolves one, or a rollback): what the
-/// object may be if the run stops before the answer comes.
+/// A request out for an object (a write, the read that resolves one, or a rollback), or one
+/// whose outcome is still open: what the object may be.
 struct InFlight {
     key: ObjectKey,
     /// Its state before this run.
     backup: Option<PathBuf>,
-    /// `may be half written (a request for it was out)`, or the same for a rollback.
+    /// `may be half written (a request for it was out)`, the same for a rollback, or
+    /// `not applied when read back (the server may still apply it)`.
     may_be: &'static str,
 }
 
 const WRITE_OUT: &str = "may be half written (a request for it was out)";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
+const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
+
+/// `  the claim on Rollout NS/NAME {what} left to expire …, or release-claim releases it`.
+fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
+    format!(
+        "  the claim on Rollout {namespace}/{rollout} {what} left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
+        LEASE_DURATION.as_secs(),
+    )
+}
 
 /// One write this run made.
 struct Written {
@@ -115,6 +141,9 @@ pub struct Writer<'a> {
     interrupt: Interrupt,
     ask: Option<Ask>,
     claims: Vec<Claim>,
+    /// The Rollout (namespace, name) whose claim is being taken: a second signal may stop the
+    /// run after the Lease was created, before this run heard of it.
+    claiming: Option<(String, String)>,
     written: Vec<Written>,
     /// Each object as this run last read or wrote it: the resourceVersion of its next write.
     seen: BTreeMap<ObjectKey, Value>,
@@ -124,6 +153,12 @@ pub struct Writer<'a> {
     made: BTreeSet<ObjectKey>,
     /// The object a request is out for.
     in_flight: Option<InFlight>,
+    /// Backups of the edits someone else made that this run overwrote, as asked
+    /// (`Overwrite their change?`): the backup of an object holds its state before this run.
+    overwritten: Vec<(ObjectKey, PathBuf)>,
+    /// Writes whose outcome was unknown (no answer, a 5xx) and that a fresh read showed not
+    /// applied: the server may still apply them (a 504 says it "may still be processing").
+    may_land: Vec<InFlight>,
     /// A second signal stopped the run at once: nothing more is sent, not even a rollback or the
     /// release of a claim.
     stopped: Option<Signal>,
@@ -138,11 +173,14 @@ impl<'a> Writer<'a> {
             interrupt,
             ask,
             claims: Vec::new(),
+            claiming: None,
             written: Vec::new(),
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
             made: BTreeSet::new(),
             in_flight: None,
+            overwritten: Vec::new(),
+            may_land: Vec::new(),
             stopped: None,
         }
     }
@@ -160,8 +198,19 @@ impl<'a> Writer<'a> {
         if self.mode != Mode::Apply {
             return Ok(());
         }
-        let claim = Claim::take(self.cluster, namespace, rollout, command).await?;
-        self.claims.push(claim);
+        self.claiming = Some((namespace.into(), rollout.into()));
+        let claim = Claim::take(self.cluster, namespace, rollout, command).await;
+        self.claiming = None;
+        match claim {
+            Ok(claim) => self.claims.push(claim),
+            // The Lease's create may still be applied (a 504, no answer), and then hold the
+            // Rollout until it expires.
+            Err(Error::Api { doing, failure }) if failure.outcome_unknown() => {
+                let may_hold = "may still be taken (the server may still apply its request); if so, it is";
+                return Err(Error::Api { doing, failure }.with_report(&claim_left(namespace, rollout, may_hold)));
+            }
+            Err(error) => return Err(error),
+        }
         Ok(())
     }
 
@@ -217,16 +266,14 @@ impl<'a> Writer<'a> {
     /// the command's own work): each object this run wrote or had a request out for, what it
     /// may be and its backup, and the claims left to expire.
     fn stopped_error(&self, signal: Signal, during: &str) -> Error {
+        let taking = self.claiming.as_ref().map(|(namespace, rollout)| {
+            format!("\n{}", claim_left(namespace, rollout, "may have been taken (its request was out); if so, it is"))
+        });
         let claims: String = self
             .claims
             .iter()
-            .map(|claim| {
-                let (namespace, rollout) = claim.rollout();
-                format!(
-                    "\n  the claim on Rollout {namespace}/{rollout} is left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
-                    LEASE_DURATION.as_secs(),
-                )
-            })
+            .map(|claim| format!("\n{}", claim_left(claim.rollout().0, claim.rollout().1, "is")))
+            .chain(taking)
             .collect();
         Error::Interrupted {
             signal,
@@ -285,9 +332,15 @@ impl<'a> Writer<'a> {
         }
         self.check_interrupt().await?;
         self.keep_claims().await?;
-        // One backup per object and run: its state before this run's first write to it.
+        // One backup per object and run: its state before this run's first write to it. Not
+        // for a status patch (the approval): `restore --from-backup` of a Rollout would put an
+        // old spec over the live one, and the status is the controller's.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
-        let backup = change.before().filter(|_| first_write).map(|before| self.backups.save(before)).transpose()?;
+        let backup = change
+            .before()
+            .filter(|_| first_write && change.subresource().is_none())
+            .map(|before| self.backups.save(before))
+            .transpose()?;
         let mut change = change.clone();
         let mut attempt = 0;
         loop {
@@ -316,8 +369,12 @@ impl<'a> Writer<'a> {
                         landed @ (Landed::Applied | Landed::MovedOn) => {
                             self.record(resource, &change, version, fresh, backup, Some(landed))
                         }
-                        Landed::NotApplied => Err(Error::Api { doing, failure }
-                            .with_report(&format!("  {key}: not written (a fresh read shows it as before)"))),
+                        Landed::NotApplied => {
+                            // Not "not written": the server may still be at it (slow admission, a
+                            // slow etcd), and store it after this read.
+                            self.may_land.push(InFlight { key, backup, may_be: MAY_LAND });
+                            Err(Error::Api { doing, failure })
+                        }
                         Landed::ChangedBySomeoneElse => Err(self.other_edit(
                             &change,
                             fresh.as_ref(),
@@ -352,6 +409,8 @@ impl<'a> Writer<'a> {
                 Some(ask) => {
                     say(&self.other_edit(change, Some(&fresh), &message).to_string());
                     self.interrupt.confirm("Overwrite their change?", ask).await?;
+                    let saved = self.backups.save(&fresh)?;
+                    self.overwritten.push((key.clone(), saved));
                 }
                 None => return Err(self.other_edit(change, Some(&fresh), &message)),
             }
@@ -456,7 +515,13 @@ impl<'a> Writer<'a> {
             None => "it did not exist before".into(),
         };
         let lost = self.lost_reply(key).map(|lost| format!("; {lost}")).unwrap_or_default();
-        Some(format!("{key} {done} ({backup}{lost})\n"))
+        Some(format!("{key} {done} ({backup}{}{lost})\n", self.overwritten_note(key)))
+    }
+
+    /// `; their edit it overwrote: FILE` for each edit of `key` this run overwrote, as asked.
+    fn overwritten_note(&self, key: &ObjectKey) -> String {
+        let saved = self.overwritten.iter().filter(|(overwritten, _)| overwritten == key);
+        saved.map(|(_, file)| format!("; their edit it overwrote: {}", file.display())).collect()
     }
 
     /// Where the backup of the first write of `key` is.
@@ -472,6 +537,12 @@ impl<'a> Writer<'a> {
             Landed::MovedOn => format!("the reply was lost; a fresh read shows the {} has since moved on", key.kind),
             _ => "the reply was lost; a fresh read shows the write".into(),
         })
+    }
+
+    /// Whether a write of `key` had an unknown outcome and read back as not applied: the
+    /// server may still apply it.
+    pub fn may_land(&self, key: &ObjectKey) -> bool {
+        self.may_land.iter().any(|write| &write.key == key)
     }
 
     /// Marks the writes of `key` as kept (never rolled back), saying why.
@@ -546,6 +617,9 @@ impl<'a> Writer<'a> {
             // An object not rolled back at its newest write stays as it is: its earlier writes
             // are not undone under someone else's.
             if fate == Fate::RolledBack {
+                // A later write of it that may still land was sent at the resourceVersion this
+                // rollback replaced: should it arrive now, it fails its precondition.
+                self.may_land.retain(|write| write.key != key);
                 self.written[index].fate = fate;
             } else {
                 for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
@@ -567,9 +641,7 @@ impl<'a> Writer<'a> {
         let mut done: Vec<&ObjectKey> = Vec::new();
         if let Some(out) = in_flight {
             done.push(&out.key);
-            let backup = out.backup.as_ref().or(self.backup_of(&out.key));
-            let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
-            lines.push(format!("  {}: {}{}", out.key, out.may_be, backup.unwrap_or_default()));
+            lines.push(self.may_be_line(out));
         }
         for entry in &self.written {
             let key = entry.change.key();
@@ -579,7 +651,7 @@ impl<'a> Writer<'a> {
             done.push(key);
             let backup = self
                 .backup_of(key)
-                .map(|b| format!(" (its state before this run: {})", b.display()))
+                .map(|b| format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)))
                 .unwrap_or_default();
             let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
             lines.push(match &entry.fate {
@@ -588,11 +660,19 @@ impl<'a> Writer<'a> {
                 Fate::Kept(why) => format!("  {key}: {why}{backup}"),
             });
         }
+        lines.extend(self.may_land.iter().map(|write| self.may_be_line(write)));
         if lines.is_empty() {
             return "  nothing was written".into();
         }
         lines.push("  nothing else was written".into());
         lines.join("\n")
+    }
+
+    /// The line for an object a request may have changed: what it may be, and its backup.
+    fn may_be_line(&self, out: &InFlight) -> String {
+        let backup = out.backup.as_ref().or(self.backup_of(&out.key));
+        let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
+        format!("  {}: {}{}", out.key, out.may_be, backup.unwrap_or_default())
     }
 
     /// The line for a write of `key` whose landing cannot be told (the report of what was

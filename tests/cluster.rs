@@ -316,25 +316,36 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
                 vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
             });
         });
-        let out = Test::new()
+        let test = Test::new()
             .kubeconfig(&server)
             .args(["approve", "demo"])
             .stdin(&format!("yes\n{second_answer}\n"))
-            .on_terminal()
-            .run();
-        (server, out)
+            .on_terminal();
+        let out = test.run();
+        (server, out, test)
     };
-    let (server, out) = run("no");
+    let (server, out, _) = run("no");
     out.status(3)
         .stdout_has("VirtualService shop/demo was changed by someone else while this run wrote it")
         .stdout_has("+  - demo.example.com")
         .stdout_has("Overwrite their change?");
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]), "their edit stays");
     assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written");
-    let (server, out) = run("yes");
-    out.success()
+    let (server, out, _test) = run("yes");
+    let out = out
+        .success()
         .stdout_has("Overwrite their change?")
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    // A regression: the edit overwritten was kept nowhere. It is backed up, and named.
+    let named = out.stdout.lines().find(|l| l.starts_with("VirtualService shop/demo updated (backup ")).unwrap();
+    let (before, theirs) = named.split_once("; their edit it overwrote: ").expect("their edit's backup is named");
+    let theirs = theirs.trim_end_matches([')', '\r']);
+    assert!(std::fs::read_to_string(theirs).unwrap().contains("demo.example.com"), "{named}");
+    assert!(
+        !std::fs::read_to_string(before.trim_start_matches("VirtualService shop/demo updated (backup "))
+            .unwrap()
+            .contains("demo.example.com")
+    );
     let routed = vs(&server);
     assert_eq!(routed["spec"]["hosts"], json!(["demo"]), "overwritten, as confirmed");
     assert_eq!(routed["spec"]["http"][0]["route"][1]["weight"], 50);
@@ -573,6 +584,38 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
         claim.body["metadata"]["annotations"]["kubectl-rollout-lua/command"],
         "restore --from-backup original.yaml"
     );
+}
+
+#[test]
+fn the_approval_is_not_backed_up_and_restore_from_a_backup_puts_back_only_gateway_objects() {
+    // A regression: the approval's status patch was backed up as the Rollout's state, and a
+    // failure report offered that file, which `restore --from-backup` would PUT over the live
+    // Rollout (its spec included).
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"]).success();
+    let backups = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop");
+    let mut kinds: Vec<String> =
+        std::fs::read_dir(&backups).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["DestinationRule", "VirtualService"], "no backup of the Rollout");
+
+    let mut old_rollout = rollout(1, "StepPaused");
+    old_rollout["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("90%");
+    let live_rollout = || server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    let before = live_rollout();
+    server.clear_log();
+    for (file, object, named) in
+        [("rollout.yaml", old_rollout, "Rollout shop/demo"), ("deployment.yaml", deployment(1), "Deployment shop/demo")]
+    {
+        std::fs::write(test.path(file), rollout_lua::yaml::to_string(&object)).unwrap();
+        test.run_args(["restore", "--from-backup", file, "--yes"]).status(3).stderr_has(&format!(
+            "error: nothing was written: {file} holds {named}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those"
+        ));
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(claim_writes(&server), Vec::<String>::new());
+    assert_eq!(live_rollout(), before);
 }
 
 #[test]
@@ -1117,7 +1160,7 @@ fn approve_reports_server_errors_and_dropped_connections() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo: ")
         .stderr_has("(500 ")
-        .stderr_has("VirtualService shop/demo: not written (a fresh read shows it as before)");
+        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it)");
     assert!(vs(&server)["metadata"]["annotations"].is_null());
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 
@@ -1129,7 +1172,7 @@ fn approve_reports_server_errors_and_dropped_connections() {
     let out = test.run_args(["approve", "demo", "--yes"]).status(1);
     assert!(out.stderr.contains("VirtualService shop/demo: rolled back"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("DestinationRule shop/demo: not written (a fresh read shows it as before)"),
+        out.stderr.contains("DestinationRule shop/demo: not applied when read back (the server may still apply it)"),
         "the dropped write is named: {}",
         out.stderr
     );

@@ -161,6 +161,26 @@ fn a_stored_original_that_does_not_parse_is_read_as_the_controller_reads_it() {
 }
 
 #[test]
+fn an_empty_stored_original_fails_a_routing_step_and_is_left_alone_by_a_restore() {
+    let test = || {
+        Test::new()
+            .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+            .file("m/deployment.yaml", &workload(4))
+            .file("m/vs.yaml", &with_bad_original(""))
+    };
+    test()
+        .args(["plan", "-f", "m", "--step", "1"])
+        .run()
+        .status(1)
+        .stderr_has("Rollout shop/demo, step 1/3, VirtualService/demo: its annotation rollouts.kruise.io/original-spec-configuration is empty: the controller fails this step (\"failed to get original spec from annotation\") and the release stops there")
+        .stdout_is("");
+    let out = test().args(["plan", "-f", "m", "--step", "3", "--detailed-exitcode"]).run().status(0).stdout_has(
+        "VirtualService shop/demo: already as planned; its stored original is empty: the controller leaves it alone",
+    );
+    assert!(!out.stdout.contains("warning"), "{}", out.stdout);
+}
+
+#[test]
 fn approve_refuses_to_write_from_a_stored_original_that_does_not_parse() {
     // Step 3 (no traffic) restores; the VirtualService's stored original is not JSON.
     let mut vs = virtual_service();

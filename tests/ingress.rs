@@ -642,9 +642,10 @@ mod cluster {
     #[test]
     fn a_failed_approval_rolls_the_canary_ingress_back_to_nothing() {
         let server = serving("nginx", 1, "StepPaused").start();
-        // The approval is lost before it is stored: the created and patched canary goes again.
+        // The approval is refused (a policy webhook's 403): the created and patched canary goes
+        // again. (An approval whose outcome is unknown keeps its routing: it may still land.)
         let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
-        server.reply_fault(approval, 1, Stage::BeforeStore, ReplyFault::Lost);
+        server.storm(approval, Some(1), 403, None);
         approve(&server).status(1).stderr_has("Ingress shop/web-canary: rolled back");
         assert!(!approved_with_its_canary(&server));
         let undo =

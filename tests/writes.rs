@@ -58,24 +58,81 @@ fn approve_resolves_a_lost_garbled_or_hung_reply_after_each_write() {
     }
 }
 
+/// The Rollout is not approved, and its objects hold step 2's routing: what `approve
+/// --traffic-only` leaves.
+#[track_caller]
+fn routed_but_not_approved(server: &FakeHandle) {
+    assert_eq!(rollout_status(server)["canaryStatus"]["currentStepState"], "StepPaused");
+    assert_eq!(vs(server)["spec"]["http"][0]["route"][1]["weight"], 50, "step 2's routing is kept");
+    assert_eq!(dr(server)["spec"]["subsets"][1]["name"], "canary");
+}
+
 #[test]
-fn approve_reports_a_write_whose_reply_is_lost_and_that_was_not_stored() {
+fn an_approval_whose_outcome_is_unknown_keeps_its_routing_as_it_may_still_land() {
+    let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    // A regression: an approval answered 504 (the server "may still be processing" it) that a
+    // fresh read showed unapproved was reported "not written" and its routing rolled back; the
+    // server then stored it, leaving the Rollout approved with step 1's routing.
     let server = shop(2, "StepPaused").start();
-    // The approval is lost before it is stored: a fresh read shows it did not happen, and
-    // the routing written for it is rolled back.
-    let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
-    server.reply_fault(approval, 1, Stage::BeforeStore, ReplyFault::Lost);
+    let late = server.late_write(approval(), 1);
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(1)
+        .stderr_has("patching the status of Rollout shop/demo: the server was unable to return a response in the time allotted, but may still be processing the request (504 Timeout)")
+        .stderr_has("The approval of Rollout demo was not applied when read back, but the API server may still apply it. `kubectl rollout-lua status demo` shows whether it did; if the Rollout still waits at step 2/3, `kubectl rollout-lua approve demo --expect-step 2` approves it (its routing is already written)")
+        .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land, so its routing (step 2/3) stays")
+        .stderr_has("DestinationRule shop/demo: written and kept: the approval of Rollout demo may still land")
+        .stderr_has("Rollout shop/demo: not applied when read back (the server may still apply it)\n  nothing else was written");
+    routed_but_not_approved(&server);
+    assert!(claims(&server).is_empty());
+    assert_eq!(late.land(Duration::from_secs(5)), Some(200), "the server applies it after the run");
+    assert!(approved_with_its_routing(&server), "approved, with its step's routing");
+
+    // Lost before it was stored, and never applied: the Rollout waits at step 2 with step 2's
+    // routing; the approve the report names finishes it.
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(approval(), 1, Stage::BeforeStore, ReplyFault::Lost);
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(1)
+        .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land")
+        .stderr_has("Rollout shop/demo: not applied when read back (the server may still apply it)");
+    routed_but_not_approved(&server);
+    test.run_args(["approve", "demo", "--expect-step", "2", "--yes"]).success();
+    assert!(approved_with_its_routing(&server));
+}
+
+#[test]
+fn a_routing_write_that_lands_after_its_rollback_fails_its_precondition() {
+    let server = shop(2, "StepPaused").start();
+    // The VirtualService's routing (its second write) is answered 504 and applied late: the run
+    // reads it unapplied, stops, and rolls back the original it stored; the late write was
+    // sent at the version that rollback replaced.
+    let late = server.late_write(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 2);
+    let out = Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(1);
+    let out = out
+        .stderr_has("updating VirtualService shop/demo")
+        .stderr_has("(504 Timeout)")
+        .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
+    assert!(!out.stderr.contains("not applied when read back"), "{}", out.stderr);
+    assert_eq!(late.land(Duration::from_secs(5)), Some(409), "the late write fails its precondition");
+    assert!(!approved_with_its_routing(&server), "nothing of the run is left");
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_claim_whose_create_may_still_land_is_named_with_the_way_to_release_it() {
+    let server = shop(2, "StepPaused").start();
+    let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1);
     Test::new()
         .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+        .run_args(["approve", "demo", "--yes"])
         .status(1)
-        .stderr_has("patching the status of Rollout shop/demo")
-        .stderr_has("Rollout shop/demo: not written (a fresh read shows it as before)")
-        .stderr_has("VirtualService shop/demo: rolled back")
-        .stderr_has("DestinationRule shop/demo: rolled back");
-    assert!(!approved_with_its_routing(&server));
-    assert!(claims(&server).is_empty());
+        .stderr_has("(504 Timeout)")
+        .stderr_has("  the claim on Rollout shop/demo may still be taken (the server may still apply its request); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "nothing approved");
+    assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server creates the Lease after the run");
+    assert_eq!(claims(&server).len(), 1);
 }
 
 #[test]
@@ -139,8 +196,7 @@ fn a_lost_write_after_this_runs_own_write_is_judged_against_that_write() {
             .args(["approve", "demo", "--yes"])
             .run()
             .status(1)
-            .stderr_has("VirtualService shop/demo: not written (a fresh read shows it as before)")
-            .stderr_has("VirtualService shop/demo: rolled back");
+            .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
         assert!(!approved_with_its_routing(&server), "{fault:?}");
         assert!(claims(&server).is_empty());
     }
@@ -477,6 +533,47 @@ fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rol
 }
 
 #[test]
+fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
+    // A regression: each Rollout's plan was made from the same read and written in turn, the
+    // second's writes over the first's routing.
+    let mut second = rollout(2, "StepPaused");
+    second["metadata"]["name"] = json!("demo2");
+    second["spec"]["workloadRef"]["name"] = json!("demo2");
+    second["spec"]["strategy"]["canary"]["trafficRoutings"][0]["service"] = json!("demo2");
+    let mut workload = deployment(4);
+    workload["metadata"]["name"] = json!("demo2");
+    let server = shop(2, "StepPaused").object(second).object(workload).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "demo2", "--yes"]).status(3).stderr_has(
+        "error: nothing was written: Rollouts demo and demo2 both plan writes to VirtualService shop/demo; in one run the second would write over the first's routing: approve each in a run of its own",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert!(!approved_with_its_routing(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
+    // A regression: the Lease was created (its reply held), a second SIGINT stopped the run,
+    // and the claim left behind was not named.
+    let server = shop(2, "StepPaused").start();
+    let create = server.pause(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1, Stage::AfterStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(create.wait_until_held(Duration::from_secs(30)));
+    child.first_signal("INT");
+    child.signal("INT");
+    child
+        .finish()
+        .status(130)
+        .stderr_has("stopped at once by a second signal\n  nothing was written\n  the claim on Rollout shop/demo may have been taken (its request was out); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it");
+    assert_eq!(claims(&server).len(), 1, "the Lease is there");
+    create.release();
+    test.run_args(["release-claim", "demo", "--yes"]).success();
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
 fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left() {
     let server = shop(2, "StepPaused").start();
     let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
@@ -576,7 +673,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo at http://")
         .stderr_has("timed out")
-        .stderr_has("VirtualService shop/demo: not written (a fresh read shows it as before)");
+        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it); its state before this run: ");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
@@ -602,7 +699,7 @@ fn a_503_storm_during_approve_fails_clearly_and_writes_nothing() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo: ")
         .stderr_has("(503 ")
-        .stderr_has("VirtualService shop/demo: not written (a fresh read shows it as before)");
+        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it); its state before this run: ");
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());

@@ -105,6 +105,24 @@ fn check_approvable(
     Ok(stage)
 }
 
+/// Refuses when two Rollouts plan writes to one object (`writes`: each Rollout's name with an
+/// object it writes): each plan is made from the same read, so the second Rollout's writes
+/// would replace the first's routing, leaving it approved with routing it does not have.
+fn refuse_shared_writes<'a>(writes: impl IntoIterator<Item = (&'a str, &'a ObjectKey)>) -> Result<(), Error> {
+    let mut writer_of: BTreeMap<&ObjectKey, &str> = BTreeMap::new();
+    for (rollout, key) in writes {
+        match writer_of.insert(key, rollout) {
+            Some(first) if first != rollout => {
+                return Err(Error::Refused(format!(
+                    "nothing was written: Rollouts {first} and {rollout} both plan writes to {key}; in one run the second would write over the first's routing: approve each in a run of its own"
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// What writing every change of the plans (and undoing it) needs.
 fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permission>, Error> {
     let mut permissions = Vec::new();
@@ -267,6 +285,11 @@ impl Run<'_> {
                 Ok(Approval { rollout, stage, plan })
             })
             .collect::<Result<Vec<_>, Error>>()?;
+        let writes = approvals.iter().flat_map(|a| {
+            let objects = a.plan.stages.iter().flat_map(|s| &s.objects);
+            objects.filter(|o| o.writes().next().is_some()).map(|o| (a.rollout.item.name.as_str(), &o.key))
+        });
+        refuse_shared_writes(writes)?;
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
         let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
@@ -421,6 +444,27 @@ async fn write_approval(
             let lost = writer.lost_reply(change.key()).map(|lost| format!(" ({lost})")).unwrap_or_default();
             Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))
         }
+        Err(error) if writer.may_land(change.key()) => {
+            // The server may still apply the approval after the read that showed it waiting:
+            // rolled back, the routing would leave the Rollout approved with the step before's.
+            // Kept, it is the current step's routing, what --traffic-only writes: harmless.
+            let name = &rollout.item.name;
+            for key in keys {
+                writer.keep(
+                    key,
+                    &format!(
+                        "written and kept: the approval of Rollout {name} may still land, so its routing ({label}) stays"
+                    ),
+                );
+            }
+            let expect = match approval.stage {
+                Stage::Step(step) => format!(" --expect-step {step}"),
+                _ => String::new(),
+            };
+            Err(Error::Input(format!(
+                "{error}\nThe approval of Rollout {name} was not applied when read back, but the API server may still apply it. `kubectl rollout-lua status {name}` shows whether it did; if the Rollout still waits at {label}, `kubectl rollout-lua approve {name}{expect}` approves it (its routing is already written)"
+            )))
+        }
         Err(error) => {
             // Roll the routing back only when the Rollout is verifiably still waiting at the
             // step: approved (by this run or anyone), moved on, or unreadable, its routing stays.
@@ -492,6 +536,22 @@ fn preview_next(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_rollouts_writing_one_object_are_refused() {
+        let (vs, dr) = (
+            ObjectKey::new("networking.istio.io", "VirtualService", "shop", "demo"),
+            ObjectKey::new("networking.istio.io", "DestinationRule", "shop", "demo"),
+        );
+        assert!(refuse_shared_writes([("demo", &vs), ("demo", &vs), ("other", &dr)]).is_ok());
+        let Err(Error::Refused(message)) = refuse_shared_writes([("demo", &vs), ("other", &dr), ("other", &vs)]) else {
+            panic!("refused")
+        };
+        assert_eq!(
+            message,
+            "nothing was written: Rollouts demo and other both plan writes to VirtualService shop/demo; in one run the second would write over the first's routing: approve each in a run of its own"
+        );
+    }
 
     #[test]
     fn the_approval_carries_the_step_it_approves() {

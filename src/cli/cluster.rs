@@ -6,7 +6,7 @@ use crate::change::Change;
 use crate::error::Error;
 use crate::lua::Limits;
 use crate::model::ObjectIndex;
-use crate::model::{ObjectKey, Rollout, Routing, Stage, StrategyKind};
+use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
@@ -69,6 +69,24 @@ impl Session {
             catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
         }
         Ok(catalog)
+    }
+
+    /// Whether an object of `api_version` `kind` is a gateway object this tool writes: an
+    /// Ingress, an HTTPRoute, or a custom ref (a kind with a Lua script; the ConfigMap is read
+    /// only when the script would come from it).
+    pub(super) async fn writes_kind(&self, api_version: &str, kind: &str) -> Result<bool, Error> {
+        match (crate::model::api_group(api_version), kind) {
+            ("networking.k8s.io", "Ingress") | (crate::providers::gateway::GROUP, crate::providers::gateway::KIND) => {
+                return Ok(true);
+            }
+            _ => {}
+        }
+        let reference = ObjectRef { api_version: api_version.into(), kind: kind.into(), name: String::new() };
+        let mut catalog = self.catalog.clone();
+        if catalog.needs_configmap(&reference) {
+            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
+        }
+        Ok(catalog.resolve(&reference).is_ok())
     }
 
     /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.

@@ -53,7 +53,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
     read and backed up locally first. Someone else's edit is never overwritten: it is shown and refused (on a \
     terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
-    what the run wrote, except the routing of an approved Rollout. The approval is a merge patch of the status \
+    what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
+    selected Rollouts that write one object are refused. The approval is a merge patch of the status \
     subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
     its next write (a second one at once).";
 
@@ -66,8 +67,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     route the objects named). If an object differs from what the current step should \
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
-    stored original that holds no spec is refused without --force. --from-backup FILE puts back an object saved \
-    by an earlier write.";
+    stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
+    saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout).";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \

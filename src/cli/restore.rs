@@ -570,6 +570,13 @@ async fn restore_backup(
         )));
     }
     let key = ObjectKey::new(&resource.group, &resource.kind, &namespace, name);
+    if !session.writes_kind(api_version, kind).await? {
+        // A Rollout's backup would put an old spec over the live one (a new release started
+        // since, say); its status is the controller's.
+        return Err(Error::Refused(format!(
+            "nothing was written: {source} holds {key}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those; change a Rollout with kubectl or your GitOps tool"
+        )));
+    }
     let mut notes = Vec::new();
     claim_routing(session, writer, std::slice::from_ref(&key), &format!("restore --from-backup {source}"), &mut notes)
         .await?;

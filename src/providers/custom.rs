@@ -42,10 +42,25 @@ pub fn plan_object(
         RoutingAction::Leave => {
             (Arc::clone(&current), Action::Keep("the controller writes nothing here: left alone"), None)
         }
+        // An empty annotation is the one the controller refuses to read (§3.4): its restore skips
+        // the object, and a routing step fails before any spec is written.
         RoutingAction::Restore => match stored {
+            Some("") => (
+                Arc::clone(&current),
+                Action::Keep("its stored original is empty: the controller leaves it alone"),
+                None,
+            ),
             Some(_) => (Arc::new(original.apply_to(&current, None)), Action::Restore, None),
             None => (Arc::clone(&current), Action::Keep("original routing, nothing stored: left alone"), None),
         },
+        RoutingAction::Route(_) if stored == Some("") => {
+            return Err(Error::Input(format!(
+                "{}, {}, {reference}: its annotation {} is empty: the controller fails this step (\"failed to get original spec from annotation\") and the release stops there; remove the annotation (the controller then stores the object as it is) or put the original back",
+                routing.owner,
+                context.stage,
+                data::ORIGINAL_SPEC_ANNOTATION
+            )));
+        }
         RoutingAction::Route(strategy) => {
             let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
             // The annotation the controller stores, when none is stored yet.

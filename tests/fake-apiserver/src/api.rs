@@ -79,6 +79,7 @@ pub(crate) struct State {
 }
 
 /// A request with its body read, in the form the handler needs.
+#[derive(Clone)]
 pub(crate) struct ApiRequest {
     pub method: String,
     pub path: String,

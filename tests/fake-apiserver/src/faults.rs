@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::api::ApiRequest;
 use crate::log::is_write;
 use crate::rbac::{Attributes, Rule};
 use crate::store::Store;
@@ -68,6 +69,8 @@ pub(crate) enum Effect {
     Reply(ReplyFault),
     /// Hold the request until the test releases it.
     Hold(Arc<PauseShared>),
+    /// Answer 504 Timeout at once and keep the request for the test to serve later.
+    Late(Arc<LateShared>),
 }
 
 impl Effect {
@@ -262,6 +265,55 @@ impl Pause {
 impl Drop for Pause {
     fn drop(&mut self) {
         self.release();
+    }
+}
+
+/// A request answered 504 Timeout at once and served only when the test says so: a write the
+/// API server goes on with after its timeout filter told the client it timed out (see
+/// [`crate::FakeHandle::late_write`]).
+#[must_use = "the write lands only through `LateWrite::land`"]
+pub struct LateWrite {
+    pub(crate) shared: Arc<LateShared>,
+    pub(crate) server: Arc<crate::server::Shared>,
+}
+
+/// The server's side of a [`LateWrite`]: the request kept.
+#[derive(Default)]
+pub(crate) struct LateShared {
+    request: Mutex<Option<ApiRequest>>,
+    arrived: Condvar,
+}
+
+impl std::fmt::Debug for LateShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LateShared")
+    }
+}
+
+impl LateShared {
+    /// Keeps `request` for the test to serve.
+    pub(crate) fn keep(&self, request: &ApiRequest) {
+        *self.request.lock().unwrap_or_else(PoisonError::into_inner) = Some(request.clone());
+        self.arrived.notify_all();
+    }
+}
+
+impl LateWrite {
+    /// Serves the request kept (waiting at most `timeout` for it to arrive), as the API server
+    /// would have: returns the status of the reply nobody hears, None when no request came.
+    pub fn land(&self, timeout: Duration) -> Option<u16> {
+        let deadline = Instant::now() + timeout;
+        let mut kept = self.shared.request.lock().unwrap_or_else(PoisonError::into_inner);
+        while kept.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            kept = self.shared.arrived.wait_timeout(kept, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        let request = kept.take()?;
+        let mut state = self.server.lock();
+        Some(crate::api::handle(&self.server.config, &mut state.store, &request).status)
     }
 }
 

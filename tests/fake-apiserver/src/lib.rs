@@ -40,6 +40,8 @@
 //!   [`FakeHandle::clear_faults`]; `fail_next_writes`, `fail_request`, `conflict_next_writes`;
 //! - [`FakeHandle::pause`]: hold a request until the test releases it, and wait until it is
 //!   held (to signal the client exactly between two writes);
+//! - [`FakeHandle::late_write`]: a 504 Timeout at once, the write stored later (when the
+//!   test lands it), as kube-apiserver does with a write still processing after its timeout;
 //! - [`FakeHandle::before_write`] / [`FakeHandle::after_write`]: a second writer's edit of
 //!   the store around the k-th write;
 //! - [`Builder::latency_between`]: a seeded random delay per request, for races;
@@ -83,7 +85,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 pub use api::AdmissionRequest;
-pub use faults::{Pause, ReplyFault, Requests, Stage};
+pub use faults::{LateWrite, Pause, ReplyFault, Requests, Stage};
 pub use log::{LoggedRequest, count_round_trips};
 pub use rbac::{DEFAULT_USER, Rule};
 pub use resource::{
@@ -506,6 +508,28 @@ preferences: {{}}
         let pause = Pause::new();
         self.shared.lock().faults.once(requests, k, stage, pause.effect());
         pause
+    }
+
+    /// Answers the `k`-th request selected by `requests` from now `504 Timeout` at once ("the
+    /// server was unable to return a response in the time allotted, but may still be
+    /// processing the request"), unserved, and serves it when the test calls
+    /// [`LateWrite::land`]: kube-apiserver's timeout filter answers so while the handler goes
+    /// on, and the write may be stored after the client has read the object again. The late
+    /// request is judged against the store as it is then (a resourceVersion precondition
+    /// included) and is not logged again.
+    ///
+    /// ```no_run
+    /// # let server = fake_apiserver::FakeApiServer::builder().start();
+    /// use fake_apiserver::{Requests, Rule};
+    /// use std::time::Duration;
+    /// let approval = server.late_write(Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"])), 1);
+    /// // ... run the CLI: it hears 504, reads the Rollout, sees it unapproved ...
+    /// assert_eq!(approval.land(Duration::from_secs(30)), Some(200));
+    /// ```
+    pub fn late_write(&self, requests: Requests, k: usize) -> LateWrite {
+        let late = Arc::new(faults::LateShared::default());
+        self.shared.lock().faults.once(requests, k, Stage::BeforeStore, Effect::Late(late.clone()));
+        LateWrite { shared: late, server: self.shared.clone() }
     }
 
     /// Cuts every open watch off mid-stream (the connection closed without the end of the

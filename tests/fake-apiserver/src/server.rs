@@ -199,6 +199,10 @@ async fn inject(
             }
             Effect::Status { code, retry_after } => Delivery::Reply(ApiError::injected(code, retry_after).into()),
             Effect::Conflict => Delivery::Reply(api::injected_conflict(config, request)),
+            Effect::Late(late) => {
+                late.keep(request);
+                Delivery::Reply(ApiError::injected(504, None).into())
+            }
             Effect::Reply(ReplyFault::Lost) => Delivery::Lost,
             Effect::Reply(ReplyFault::NeverSent) => Delivery::NeverSent,
             Effect::Reply(ReplyFault::Garbled) => Delivery::Reply(garbled(reply)),
