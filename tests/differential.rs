@@ -6,7 +6,9 @@
 //! - output that depends on `pairs()` order: gopher-lua walks tables a script builds in insertion
 //!   order and input maps in Go's random map order, PUC Lua walks both in hash order;
 //! - `string.format` of a table or function with a verb where Go prints gopher-lua's internal
-//!   struct (`%d`, `%#v`; this engine fails), and addresses (`%p`, "table: 0x…");
+//!   struct (`%d`, `%#v`; this engine fails), addresses (`%p`, "table: 0x…"), and integer verbs
+//!   of NaN or numbers beyond int64 on a controller built for arm64 (this engine and the oracle
+//!   convert as amd64 does);
 //! - arithmetic that yields inf, nan, or negative zero through division;
 //! - `goto`;
 //! - two malformed patterns: `gsub` with an unclosed `(` and a string replacement (Lua 5.1

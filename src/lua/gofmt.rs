@@ -6,10 +6,10 @@
 //! for the values a script can pass, and gopher-lua's `Format` methods (value.go, utils.go's
 //! `defaultFormat`, which formats again with a format it rebuilds).
 //!
-//! Two things are left out, and fail instead (`Refused`): a table or function with a verb
-//! other than `%s %v %q %x %X %p %T` (or `%#v`), where Go prints gopher-lua's internal struct,
+//! Left out, failing instead (`Refused`): a table or function with a verb other than
+//! `%s %v %q %x %X %p %T` (or with `%#v`), where Go prints gopher-lua's internal struct,
 //! pointers included. Addresses (`%p`, "table: 0x…") are this process's, as the controller's
-//! are its own.
+//! are its own. Numbers convert to integers as on amd64 (see `go_int64`).
 
 use super::gostrconv::{can_backquote, format_float, parse_float, parse_int, quote, trim_lua_space};
 use super::gounicode::{RUNE_ERROR, decode_rune, is_print, rune_count, runes};
@@ -119,12 +119,13 @@ fn parse_number(format: &[u8], start: usize) -> (Option<usize>, usize) {
     ((at > start).then_some(number), at)
 }
 
-/// gopher-lua's `isInteger` and Go's `int64(f)` on amd64, where NaN and values out of range
-/// convert to the smallest int64.
+/// Go's `int64(f)` on amd64 (as the oracle runs, and the controller's usual image), where NaN and
+/// values out of range convert to the smallest int64; on arm64 Go saturates them (NaN to 0).
 pub fn go_int64(value: f64) -> i64 {
     if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&value) { value as i64 } else { i64::MIN }
 }
 
+/// gopher-lua's `isInteger`.
 fn is_integer(value: f64) -> bool {
     go_int64(value) as f64 == value
 }
