@@ -46,7 +46,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -79,7 +79,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -108,7 +108,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -137,7 +137,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -153,7 +153,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -179,7 +179,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable)
-    --request-timeout: string # Time limit for each request to the API server, and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help

@@ -654,10 +654,13 @@ impl<'a> Writer<'a> {
                 .map(|b| format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)))
                 .unwrap_or_default();
             let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
+            // Kept writes (an earlier step's) and a rolled back later one (this step's): both said.
+            let later_rolled_back = self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::RolledBack);
+            let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
             lines.push(match &entry.fate {
                 Fate::Written => format!("  {key}: written{lost}{backup}"),
                 Fate::RolledBack => format!("  {key}: rolled back"),
-                Fate::Kept(why) => format!("  {key}: {why}{backup}"),
+                Fate::Kept(why) => format!("  {key}: {why}{later}{backup}"),
             });
         }
         lines.extend(self.may_land.iter().map(|write| self.may_be_line(write)));

@@ -249,3 +249,40 @@ fn status_watch_ends_on_time_while_a_request_hangs() {
     output.status(1).stderr_has("timed out after 3s");
     assert!(took < Duration::from_secs(15), "took {took:?}");
 }
+
+#[test]
+fn a_reply_that_trickles_in_is_cut_off_at_the_request_timeout() {
+    // Every byte of the reply comes within the limit (one every 0.2s), the whole reply would
+    // take a minute: the limit is on the request, not on each wait for data.
+    let server = shop(2, "StepPaused").start();
+    let cases = [
+        // A fresh discovery cache: the first request discovers the Rollout's API.
+        (Requests::All, &["status", "demo"][..], "discovering rollouts.kruise.io/v1beta1 at http://127.0.0.1:"),
+        (rollout_reads(), &["status", "demo"], "reading rollouts.rollouts.kruise.io shop/demo at http://127.0.0.1:"),
+        (
+            Requests::AccessReviews,
+            &["approve", "demo", "--yes"],
+            "asking the API server what you may do (SelfSubjectAccessReview) at http://127.0.0.1:",
+        ),
+    ];
+    for (requests, args, request) in cases {
+        let test = Test::new().kubeconfig(&server);
+        server.reply_fault(requests, 1, Stage::BeforeStore, ReplyFault::Drip);
+        let (output, took) = timed(&test, &[args, &["--request-timeout", "2s"]].concat());
+        output.status(1).stderr_has(request).stderr_has("timed out, no answer within 2s");
+        // Loose: the machine is shared and busy.
+        assert!(took < Duration::from_secs(2 + 5), "{args:?}: took {took:?}");
+        server.clear_faults();
+    }
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "nothing written");
+
+    // A write whose reply trickles in: at the limit its outcome is unknown, and a read tells.
+    let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    server.reply_fault(approval, 1, Stage::AfterStore, ReplyFault::Drip);
+    let args = ["approve", "demo", "--yes", "--request-timeout", "2s"];
+    let (output, took) = timed(&Test::new().kubeconfig(&server), &args);
+    output.success().stdout_has(
+        "rollout.rollouts.kruise.io/demo approved (step 2/3) (the reply was lost; a fresh read shows the write)",
+    );
+    assert!(took < Duration::from_secs(2 + 5), "approve: took {took:?}");
+}

@@ -3,6 +3,7 @@
 
 use crate::support::cluster::*;
 use crate::support::{BINARY, Test, terminal_available};
+use fake_apiserver::AdmissionRequest;
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -451,6 +452,104 @@ fn approve_several_rollouts_says_which_approvals_stay_when_a_retry_is_refused() 
 }
 
 #[test]
+fn approve_several_rollouts_keeps_an_approval_that_landed_when_a_later_one_is_refused() {
+    let args = ["approve", "demo", "solo", "--yes"];
+    let order = approved_in(&writes_of(demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")), &args));
+    let (first, second) = (order[0].clone(), order[1].clone());
+    // The first approval lands; admission refuses the second (422).
+    let refused = second.clone();
+    let server = demo_and_solo(2, "StepPaused", rollout(2, "StepPaused"))
+        .admission("rollouts.kruise.io", move |request| {
+            if request.subresource == Some("status") && request.name == refused { Err("no".into()) } else { Ok(()) }
+        })
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(args)
+        .run()
+        .status(1)
+        .stderr_has(&format!(
+            "patching the status of Rollout shop/{second}: admission webhook \"rollouts.kruise.io\" denied the request: no (422 Invalid)"
+        ))
+        .stderr_has(&format!("VirtualService shop/{first}: written and kept: Rollout {first} is approved with it (step 2/3)"))
+        .stderr_has(&format!("DestinationRule shop/{first}: written and kept: Rollout {first} is approved with it (step 2/3)"))
+        .stderr_has(&format!("VirtualService shop/{second}: rolled back"))
+        .stderr_has(&format!("DestinationRule shop/{second}: rolled back"))
+        .stderr_has(&format!("Rollout shop/{first}: written and kept: Rollout {first} is approved with it (step 2/3)"));
+    let object = |plural: &str, name: &str| server.object("networking.istio.io", "*", plural, NAMESPACE, name).unwrap();
+    let state = |name: &str| {
+        server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, name).unwrap()["status"]["canaryStatus"]["currentStepState"].clone()
+    };
+    assert_eq!((state(&first), state(&second)), (json!("StepReady"), json!("StepPaused")));
+    assert_eq!(object("virtualservices", &first)["spec"]["http"][0]["route"][1]["weight"], 50, "kept");
+    assert_eq!(object("virtualservices", &second)["spec"], solo_or_demo(virtual_service(), &second)["spec"]);
+    assert!(object("virtualservices", &second)["metadata"]["annotations"].is_null());
+    assert_eq!(object("destinationrules", &second)["spec"], solo_or_demo(destination_rule(), &second)["spec"]);
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claims are released");
+}
+
+/// `value` (made for demo) for Rollout `name`, demo or solo.
+fn solo_or_demo(value: Value, name: &str) -> Value {
+    if name == "solo" { solo(value) } else { value }
+}
+
+#[test]
+fn approve_until_a_step_keeps_the_earlier_steps_when_a_later_step_fails() {
+    // Step 2's approval is refused, or its routing is: step 1's writes, approved, stay.
+    fn approval_of_step_2(request: &AdmissionRequest) -> bool {
+        let step = request.old_object.map(|o| o["status"]["canaryStatus"]["currentStepIndex"].clone());
+        request.subresource == Some("status") && step == Some(json!(2))
+    }
+    fn routing_of_step_2(request: &AdmissionRequest) -> bool {
+        request.plural == "virtualservices" && request.object.to_string().contains("\"weight\":50")
+    }
+    /// A write admission refuses, and whether step 2 wrote the VirtualService before it.
+    type Case = (fn(&AdmissionRequest) -> bool, bool);
+    let cases: [Case; 2] = [(approval_of_step_2, true), (routing_of_step_2, false)];
+    for (refused, rolled_back) in cases {
+        for until in ["--until-step=2", "--to-end"] {
+            let server = shop(1, "StepPaused")
+                .admission(
+                    "webhook.example.com",
+                    move |request| if refused(request) { Err("no".into()) } else { Ok(()) },
+                )
+                .start();
+            let controller = controller(&server);
+            let out = Test::new()
+                .kubeconfig(&server)
+                .args(["approve", "demo", until, "--yes", "--timeout", "60s"])
+                .run()
+                .status(1)
+                .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+                .stderr_has("admission webhook \"webhook.example.com\" denied the request: no (422 Invalid)")
+                .stderr_has("DestinationRule shop/demo: written and kept: Rollout demo is approved with it (step 1/3) (its state before this run: ");
+            drop(controller);
+            let kept = "VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3)";
+            let vs_line =
+                out.stderr.lines().find(|l| l.contains(kept)).unwrap_or_else(|| panic!("{until}: {}", out.stderr));
+            // Step 2's write of the VirtualService, when there was one, is said to be undone.
+            assert_eq!(vs_line.contains("; a later write of it was rolled back"), rolled_back, "{until}: {vs_line}");
+            assert!(!out.stdout.contains("approved (step 2/3)"), "{until}: {}", out.stdout);
+            // Step 1's routing (its header match) and the stored original stay; the Rollout waits at step 2.
+            let vs = vs(&server);
+            assert_eq!(
+                vs["spec"]["http"][0]["match"],
+                json!([{"headers": {"user-agent": {"exact": "pc"}}}]),
+                "{until}: {vs}"
+            );
+            assert!(!vs["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"].is_null());
+            assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary");
+            assert_eq!(
+                rollout_status(&server)["canaryStatus"],
+                json!({"currentStepIndex": 2, "currentStepState": "StepPaused"}),
+                "{until}"
+            );
+            assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "{until}: the claim is released");
+        }
+    }
+}
+
+#[test]
 fn approve_until_a_step_refuses_a_rollout_already_past_it() {
     let server = shop(3, "StepPaused").start();
     Test::new()
@@ -662,7 +761,7 @@ fn upgrade_before_write(server: &FakeHandle, write: usize, name: &str) {
 /// Following with a watch, as `kubectl get -w` does.
 mod watching {
     use super::*;
-    use fake_apiserver::{LoggedRequest, Requests, Stage};
+    use fake_apiserver::{LoggedRequest, ReplyFault, Requests, Stage};
     use std::process::Child;
     use std::time::Instant;
 
@@ -778,6 +877,24 @@ mod watching {
         }
         let _ = child.kill();
         finished(child).status(130).stderr_has("stopped following");
+    }
+
+    #[test]
+    fn a_watch_is_ended_by_the_server_within_the_request_timeout_or_cut_off_and_resumed() {
+        let server = shop(1, "StepUpgrade").start();
+        // The first watch's reply trickles in and does not end (a server or proxy that ignores
+        // timeoutSeconds): the request timeout cuts it off, and the watch is opened again.
+        let watch = Requests::Matching(Rule::new(["watch"]).resources(["rollouts"]));
+        server.reply_fault(watch, 1, Stage::BeforeStore, ReplyFault::Drip);
+        let test = Test::new().kubeconfig(&server);
+        let args = ["status", "demo", "-w", "--until-paused", "--timeout", "60s", "--request-timeout", "2s"];
+        let child = test.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        // The later ones the server ends after half the limit, and they are opened again too.
+        wait_for("two watches after the cut one", || watches(&server).len() >= 3);
+        assert!(watches(&server).iter().all(|w| param(w, "timeoutSeconds") == Some("1")), "{:?}", watches(&server));
+        pause(&server);
+        let output = finished(child).success().stdout_has("(waiting for approval)");
+        assert!(!output.stderr.contains("timed out"), "{}", output.stderr);
     }
 
     #[test]

@@ -40,11 +40,12 @@ fn approved_with_its_routing(server: &FakeHandle) -> bool {
 }
 
 #[test]
-fn approve_resolves_a_lost_garbled_or_hung_reply_after_each_write() {
-    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+fn approve_resolves_a_lost_garbled_hung_or_dripping_reply_after_each_write() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent, ReplyFault::Drip] {
         for k in 1..=APPROVE_WRITES {
             let server = shop(2, "StepPaused").start();
-            // The write is stored; its reply is lost, garbled, or never comes (2s timeout).
+            // The write is stored; its reply is lost, garbled, never comes, or comes a byte at
+            // a time (2s timeout, on the whole request).
             server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
             let out =
                 Test::new().kubeconfig(&server).args(["approve", "demo", "--yes", "--request-timeout", "2s"]).run();
@@ -209,8 +210,8 @@ fn routed() -> FakeHandle {
 }
 
 #[test]
-fn restore_resolves_a_lost_garbled_or_hung_reply_after_each_write() {
-    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+fn restore_resolves_a_lost_garbled_hung_or_dripping_reply_after_each_write() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent, ReplyFault::Drip] {
         for k in 1..=RESTORE_WRITES {
             let server = routed();
             server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
@@ -661,7 +662,6 @@ fn restore_ref_checks_for_edits_too() {
 
 #[test]
 fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
-    let vs_updates = || Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]));
     // With --request-timeout.
     let server = shop(2, "StepPaused").start();
     server.reply_fault(vs_updates(), 1, Stage::BeforeStore, ReplyFault::NeverSent);
@@ -876,6 +876,143 @@ fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
     server.clear_log();
     from_backup(&newest_backup_of_the_virtual_service(&test)).success().stdout_has("restored from");
     assert_eq!(claim_writes(&server).len(), 2, "claimed and released: {:?}", claim_writes(&server));
+}
+
+/// How a restore of the one VirtualService is asked for: `--from-backup` of its backup from
+/// before the routing, or `--ref`. Either writes the claim, the object, and the release.
+#[derive(Clone, Copy, Debug)]
+enum OneObject {
+    FromBackup,
+    Ref,
+}
+
+/// A server whose Rollout routed its objects (`approve --traffic-only`), the test whose HOME
+/// has the backups, and the arguments of a restore of the VirtualService.
+fn routed_for(restore: OneObject) -> (FakeHandle, Test, Vec<String>) {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let args = match restore {
+        OneObject::FromBackup => {
+            let backup = newest_backup_of_the_virtual_service(&test).display().to_string();
+            vec!["restore".into(), "--from-backup".into(), backup, "--yes".into()]
+        }
+        OneObject::Ref => ["restore", "--ref", "VirtualService/demo", "--yes"].map(String::from).to_vec(),
+    };
+    (server, test, args)
+}
+
+fn vs_updates() -> Requests {
+    Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]))
+}
+
+#[test]
+fn a_one_object_restore_resolves_a_lost_garbled_or_hung_reply() {
+    for restore in [OneObject::FromBackup, OneObject::Ref] {
+        for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+            // Stored, its reply lost, garbled or never sent (2s timeout): a fresh read shows the
+            // original is back.
+            let (server, test, mut args) = routed_for(restore);
+            args.extend(["--request-timeout".into(), "2s".into()]);
+            server.reply_fault(vs_updates(), 1, Stage::AfterStore, fault);
+            test.run_args(&args)
+                .success()
+                .stdout_has("VirtualService shop/demo restored")
+                .stdout_has("the reply was lost; a fresh read shows the write");
+            assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "{restore:?} {fault:?}");
+            assert!(vs(&server)["metadata"]["annotations"].is_null());
+            assert!(claims(&server).is_empty());
+
+            // Not stored: reported as such, exit 1, the object as it was.
+            let (server, test, mut args) = routed_for(restore);
+            args.extend(["--request-timeout".into(), "2s".into()]);
+            let routed = vs(&server);
+            server.reply_fault(vs_updates(), 1, Stage::BeforeStore, fault);
+            let out = test
+                .run_args(&args)
+                .status(1)
+                .stderr_has("updating VirtualService shop/demo at http://127.0.0.1:")
+                .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it)");
+            assert!(!out.stdout.contains("VirtualService shop/demo restored"), "{restore:?} {fault:?}: {}", out.stdout);
+            assert_eq!(vs(&server), routed, "{restore:?} {fault:?}");
+            assert!(claims(&server).is_empty());
+        }
+    }
+}
+
+#[test]
+fn restore_from_backup_never_overwrites_a_second_writers_edit() {
+    let (server, test, args) = routed_for(OneObject::FromBackup);
+    // Between the run's read and its write (the 2nd, after the claim), someone edits the object.
+    server.before_write(2, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
+        });
+    });
+    test.run_args(&args)
+        .status(3)
+        .stderr_has(
+            "VirtualService shop/demo was changed by someone else while this run wrote it; not overwriting their edit",
+        )
+        .stderr_has("+  - edited.example.com")
+        .stderr_has("nothing was written");
+    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "edited.example.com"]), "their edit stays");
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "still routed");
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_one_object_restore_signalled_before_or_while_writing_stops_cleanly() {
+    for restore in [OneObject::FromBackup, OneObject::Ref] {
+        for (name, code, shown) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM")] {
+            // After the claim (write 1): the object is not written.
+            let (server, _test, args) = routed_for(restore);
+            let routed = vs(&server);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            signalled_after_write(&server, &args, 1, name)
+                .status(code)
+                .stderr_has(&format!("interrupted ({shown}): no new write was started"));
+            assert_eq!(vs(&server), routed, "{restore:?} {name}");
+            assert!(claims(&server).is_empty(), "{restore:?} {name}: the claim is released");
+
+            // While the object is written (write 2, its reply held): the write is finished, and
+            // it is the last one.
+            let (server, _test, args) = routed_for(restore);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            signalled_after_write(&server, &args, 2, name)
+                .status(code)
+                .stdout_has("VirtualService shop/demo restored")
+                .stderr_has(&format!("interrupted ({shown}): it came during the last write, which was finished"))
+                .stderr_has("VirtualService shop/demo: written (its state before this run: ");
+            assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "{restore:?} {name}");
+            assert!(claims(&server).is_empty(), "{restore:?} {name}: the claim is released");
+        }
+    }
+}
+
+#[test]
+fn release_claim_resolves_a_lost_or_garbled_reply_to_its_delete() {
+    let lease_deletes = || Requests::Matching(Rule::new(["delete"]).resources(["leases"]));
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
+        let server = shop(2, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        let release = ["release-claim", "demo", "--yes"];
+        // Deleted, its reply lost: a fresh read shows the claim gone.
+        server.put_object(lease(&now_micro()));
+        server.reply_fault(lease_deletes(), 1, Stage::AfterStore, fault);
+        test.run_args(release).success().stdout_has("released the claim on Rollout shop/demo\n");
+        assert!(claims(&server).is_empty(), "{fault:?}");
+
+        // Not deleted: the failure is named, exit 1, and the claim is still there to release.
+        server.put_object(lease(&now_micro()));
+        server.reply_fault(lease_deletes(), 1, Stage::BeforeStore, fault);
+        let out =
+            test.run_args(release).status(1).stderr_has("deleting Lease shop/rollout-lua.demo at http://127.0.0.1:");
+        assert!(!out.stdout.contains("released"), "{fault:?}: {}", out.stdout);
+        assert_eq!(claims(&server).len(), 1, "{fault:?}");
+        test.run_args(release).success().stdout_has("released the claim on Rollout shop/demo\n");
+        assert!(claims(&server).is_empty());
+    }
 }
 
 /// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace

@@ -439,7 +439,10 @@ async fn write_approval(
     match approved {
         Ok(_) => {
             for key in keys {
-                writer.keep(key, &format!("written and kept: Rollout {} is approved with it", rollout.item.name));
+                writer.keep(
+                    key,
+                    &format!("written and kept: Rollout {} is approved with it ({label})", rollout.item.name),
+                );
             }
             let lost = writer.lost_reply(change.key()).map(|lost| format!(" ({lost})")).unwrap_or_default();
             Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))

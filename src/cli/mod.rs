@@ -206,8 +206,9 @@ pub struct ConnectionFlags {
     /// Group to impersonate for the operation (repeatable)
     #[arg(long = "as-group", value_name = "GROUP")]
     pub as_groups: Vec<String>,
-    /// Time limit for each request to the API server, and for an exec credential plugin
-    /// (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)
+    /// Time limit for each request to the API server (to connect, send it and read its whole
+    /// answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s
+    /// a plugin; 0 for none)
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }

@@ -611,6 +611,7 @@ async fn restore_backup(
     }
     writer.apply(&resource, &change).await?;
     let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
-    print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous})\n"))?;
+    let lost = writer.lost_reply(&key).map(|lost| format!("; {lost}")).unwrap_or_default();
+    print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous}{lost})\n"))?;
     Ok(Outcome::Done)
 }

@@ -2,6 +2,7 @@
 //! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
+use super::deadline::DeadlineLayer;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::retry::Retries;
 use crate::change::{Change, Request};
@@ -187,15 +188,12 @@ impl Cluster {
         if !args.as_groups.is_empty() {
             config.auth_info.impersonate_groups = Some(args.as_groups.clone());
         }
-        // The limit bounds each phase of a request: connecting, sending it, and every wait for
-        // the reply (hyper-timeout's read timeout restarts when data arrives, and, with
-        // reset_reader_on_write, when a request is sent on a pooled connection). A server that
-        // accepts and never answers is therefore given up on after the limit.
+        // The limit is one deadline per request (super::deadline), not kube's timeouts: its
+        // read timeout starts again whenever data arrives, so a trickling reply never hit it.
         let request_limit = args.request_limit();
-        config.connect_timeout = request_limit;
-        config.read_timeout = request_limit;
-        config.write_timeout = request_limit;
-        config.reset_reader_on_write = true;
+        config.connect_timeout = None;
+        config.read_timeout = None;
+        config.write_timeout = None;
         // Retries are ours (see super::retry): kube's retried for minutes, without a word.
         config.default_retry = false;
         let mut plugin_token = None;
@@ -228,6 +226,8 @@ impl Cluster {
         };
         let builder = ClientBuilder::try_from(config)
             .map_err(connecting)?
+            // Innermost, so that each retry of a busy server's refusal gets its own deadline.
+            .with_layer(&DeadlineLayer(request_limit))
             .with_layer(&MapResponseLayer::new(noting_the_date))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
             // A token from an exec plugin is put on each request here, and renewed as it expires.

@@ -1,6 +1,7 @@
 //! The I/O edge: files and (later) the cluster. Everything else works on what these return.
 
 pub mod cluster;
+mod deadline;
 mod exec_plugin;
 pub mod files;
 pub mod live;

@@ -121,7 +121,8 @@ impl RolloutWatch {
     /// again) or watching is forbidden (then polled).
     async fn open(&mut self) -> Result<bool, Error> {
         self.opened = Some(Instant::now());
-        // The server ends the watch before a read of it times out: half the request limit.
+        // The server ends the watch before the request limit cuts it off (super::deadline):
+        // after half the limit.
         let timeout = self.cluster.request_limit().map_or(WATCH_AT_MOST, |limit| (limit / 2).min(WATCH_AT_MOST));
         let selectors = (self.labels.as_str(), self.fields.as_str());
         match self.cluster.watch(&self.resource, &self.namespace, selectors, &self.version, timeout).await {

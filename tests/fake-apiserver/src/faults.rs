@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::api::ApiRequest;
-use crate::log::is_write;
+use crate::log::{SSAR_PATH, is_write};
 use crate::rbac::{Attributes, Rule};
 use crate::store::Store;
 
@@ -29,6 +29,8 @@ pub enum Requests {
     /// POST, PUT, PATCH and DELETE, except SelfSubjectAccessReviews (see
     /// [`crate::LoggedRequest::is_write`]).
     Writes,
+    /// SelfSubjectAccessReviews (what the client asks it may do).
+    AccessReviews,
     /// Requests for served resources that `rule` matches, as a deny rule would (so a rule
     /// selects by verb, resource, subresource, namespace, name and user).
     Matching(Rule),
@@ -53,7 +55,16 @@ pub enum ReplyFault {
     /// No response ever: the connection stays open until the client gives up or the server
     /// stops.
     NeverSent,
+    /// `200 OK`, then a space every [`DRIP_EVERY`] for [`DRIP_FOR`], then the end of the body
+    /// (spaces only: not JSON): each byte comes in time, the reply only after a minute (a slow
+    /// proxy, or a server stuck mid-reply). Ends sooner when the client gives up.
+    Drip,
 }
+
+/// How often a dripping reply ([`ReplyFault::Drip`]) sends a byte.
+pub const DRIP_EVERY: Duration = Duration::from_millis(200);
+/// How long a dripping reply lasts.
+pub const DRIP_FOR: Duration = Duration::from_secs(60);
 
 /// What a fault does to a request it hits.
 #[derive(Clone, Debug)]
@@ -93,6 +104,7 @@ impl Requests {
         match self {
             Requests::All => true,
             Requests::Writes => is_write(request.method, request.path),
+            Requests::AccessReviews => request.path == SSAR_PATH,
             Requests::Matching(rule) => request.attributes.as_ref().is_some_and(|a| rule.matches(a)),
         }
     }
@@ -363,6 +375,16 @@ mod tests {
         let hit = f.on_request(&request("PATCH", "/x"));
         assert!(matches!(hit.after[..], [Effect::Reply(ReplyFault::Lost)]));
         assert!(f.armed.is_empty(), "spent faults are disarmed");
+    }
+
+    #[test]
+    fn access_reviews_are_selected_apart_from_writes() {
+        let mut f = Faults::default();
+        f.once(Requests::AccessReviews, 1, Stage::BeforeStore, status(500));
+        f.once(Requests::Writes, 1, Stage::BeforeStore, status(503));
+        assert_eq!(codes(&f.on_request(&request("POST", SSAR_PATH)).before), [500]);
+        assert_eq!(codes(&f.on_request(&request("POST", "/x")).before), [503]);
+        assert!(f.armed.is_empty());
     }
 
     #[test]

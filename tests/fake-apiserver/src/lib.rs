@@ -34,8 +34,8 @@
 //! that a [`Requests`] selects (all, writes, or those a [`Rule`] matches), and apply before
 //! the request is served or after it (a write stored, its outcome unknown to the client):
 //! - [`FakeHandle::reply_fault`]: the reply lost (connection closed), garbled (a 200 with
-//!   truncated JSON) or never sent ([`ReplyFault`]); [`FakeHandle::hang_all`]: a server that
-//!   never answers again;
+//!   truncated JSON), never sent, or dripping (a 200 whose body comes a byte at a time for a
+//!   minute) ([`ReplyFault`]); [`FakeHandle::hang_all`]: a server that never answers again;
 //! - [`FakeHandle::storm`]: 429/503 with `Retry-After` for the next N requests or until
 //!   [`FakeHandle::clear_faults`]; `fail_next_writes`, `fail_request`, `conflict_next_writes`;
 //! - [`FakeHandle::pause`]: hold a request until the test releases it, and wait until it is
@@ -85,7 +85,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 pub use api::AdmissionRequest;
-pub use faults::{LateWrite, Pause, ReplyFault, Requests, Stage};
+pub use faults::{DRIP_EVERY, DRIP_FOR, LateWrite, Pause, ReplyFault, Requests, Stage};
 pub use log::{LoggedRequest, count_round_trips};
 pub use rbac::{DEFAULT_USER, Rule};
 pub use resource::{

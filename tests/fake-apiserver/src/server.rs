@@ -21,7 +21,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::api::{self, ApiRequest, Config, Reply, State, Watch};
-use crate::faults::{Effect, ReplyFault, Stage};
+use crate::faults::{DRIP_EVERY, DRIP_FOR, Effect, ReplyFault, Stage};
 use crate::log::LoggedRequest;
 use crate::status::ApiError;
 
@@ -80,6 +80,8 @@ enum Delivery {
     Lost,
     /// Nothing, ever.
     NeverSent,
+    /// `200 OK` and a body that takes a minute.
+    Drip,
 }
 
 /// A response body: a whole reply, or a watch's stream of events.
@@ -111,6 +113,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
     }
     let status = match &delivery {
         Delivery::Reply(reply) => Some(reply.status),
+        Delivery::Drip => Some(200),
         Delivery::Lost | Delivery::NeverSent => None,
     };
     let entry = log_entry(request, status, started, shared.started.elapsed());
@@ -125,6 +128,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
         },
         Delivery::Lost => Err(DropConnection),
         Delivery::NeverSent => std::future::pending().await,
+        Delivery::Drip => Ok(drip()),
     }
 }
 
@@ -170,7 +174,8 @@ fn watch_response(shared: Arc<Shared>, reply: Reply, watch: Watch) -> Response<B
     response
 }
 
-/// The body of a watch: what its task sends, an error cutting the connection.
+/// The body of a watch or of a dripping reply: what its task sends, an error cutting the
+/// connection.
 struct WatchBody(mpsc::Receiver<io::Result<Bytes>>);
 
 impl hyper::body::Body for WatchBody {
@@ -180,6 +185,21 @@ impl hyper::body::Body for WatchBody {
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<io::Result<Frame<Bytes>>>> {
         self.0.poll_recv(cx).map(|next| next.map(|chunk| chunk.map(Frame::data)))
     }
+}
+
+/// A reply whose body is a space every [`DRIP_EVERY`] for [`DRIP_FOR`], or until the client
+/// hangs up.
+fn drip() -> Response<Body> {
+    let (sender, receiver) = mpsc::channel(1);
+    let end = Instant::now() + DRIP_FOR;
+    tokio::spawn(async move {
+        while Instant::now() < end && sender.send(Ok(Bytes::from_static(b" "))).await.is_ok() {
+            tokio::time::sleep(DRIP_EVERY).await;
+        }
+    });
+    let mut response = Response::new(WatchBody(receiver).boxed());
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 /// Applies injected effects in order: holds wait for their release; the first other effect
@@ -206,6 +226,7 @@ async fn inject(
             Effect::Reply(ReplyFault::Lost) => Delivery::Lost,
             Effect::Reply(ReplyFault::NeverSent) => Delivery::NeverSent,
             Effect::Reply(ReplyFault::Garbled) => Delivery::Reply(garbled(reply)),
+            Effect::Reply(ReplyFault::Drip) => Delivery::Drip,
         });
     }
     None

@@ -1,4 +1,4 @@
-//! Injected faults, over real HTTP: lost, garbled and withheld replies before and after a
+//! Injected faults, over real HTTP: lost, garbled, withheld and dripping replies before and after a
 //! write is stored, storms, hangs, pauses, edits by a second writer, random latency.
 
 mod support;
@@ -72,6 +72,35 @@ fn a_reply_never_sent_hangs_until_the_client_gives_up() {
     assert_eq!((hung.method.as_str(), hung.status), ("PATCH", None));
     // Other requests are served meanwhile.
     assert_eq!(get(&server, &demo_path()).status, 200);
+}
+
+#[test]
+fn a_dripping_reply_sends_a_byte_at_a_time_for_a_minute() {
+    use std::io::{Read, Write};
+    let server = kruise();
+    server.reply_fault(Requests::Writes, 1, Stage::AfterStore, ReplyFault::Drip);
+    let mut stream = std::net::TcpStream::connect(server.address()).unwrap();
+    let body = r#"{"spec":{"paused":true}}"#;
+    let head = format!(
+        "PATCH {ROLLOUTS}/demo HTTP/1.1\r\nHost: x\r\nContent-Type: application/merge-patch+json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(format!("{head}{body}").as_bytes()).unwrap();
+    // Every read gets data well within its timeout; the reply still has no end after 2 s.
+    stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let (started, mut received) = (Instant::now(), Vec::new());
+    while started.elapsed() < Duration::from_secs(2) {
+        let mut chunk = [0; 256];
+        let n = stream.read(&mut chunk).unwrap();
+        assert!(n > 0, "the connection closed: {:?}", String::from_utf8_lossy(&received));
+        received.extend_from_slice(&chunk[..n]);
+    }
+    let received = String::from_utf8(received).unwrap();
+    assert!(received.starts_with("HTTP/1.1 200 OK\r\n"), "{received}");
+    let spaces = received.split_once("\r\n\r\n").unwrap().1.matches("1\r\n \r\n").count();
+    assert!((3..=12).contains(&spaces), "{spaces} bytes in 2 s: {received:?}");
+    assert!(paused(&server), "the write was stored");
+    assert_eq!(server.requests()[0].status, Some(200));
 }
 
 #[test]
