@@ -1,6 +1,6 @@
 module completions {
 
-  # Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts
+  # Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts
   export extern kubectl-rollout_lua [
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
@@ -95,7 +95,7 @@ module completions {
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable)
     --from-backup: path       # Put back an object saved by an earlier write (a file under the backups folder)
-    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, or when a stored original holds no spec (restoring it wipes the object's routing)
+    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object's routing), or (--ref, --from-backup) when the Rollouts that may route the objects cannot be read
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --dry-run: string@"nu-complete kubectl-rollout_lua restore dry_run" # client: show what would be written; server: send every write with dryRun=All
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)

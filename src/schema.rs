@@ -18,6 +18,26 @@ static FIELDS: LazyLock<Value> = LazyLock::new(|| {
 /// The fields of a Rollout or TrafficRouting its CRD does not define, as kubectl names them
 /// (`spec.strategy.canary.steps[0].replica`); none for other kinds and versions.
 pub fn unknown_fields(object: &Value) -> Vec<String> {
+    unknown_with_closest(object).into_iter().map(|(field, _)| field).collect()
+}
+
+/// The unknown fields of `object`, for an error they may explain (a misspelt `stepz:` leaves
+/// `steps` missing): ` (unknown field spec.strategy.canary.stepz: did you mean steps?)`, or
+/// nothing when every field is known.
+pub fn unknown_fields_note(object: &Value) -> String {
+    let fields: Vec<String> = unknown_with_closest(object)
+        .into_iter()
+        .map(|(field, closest)| match closest {
+            Some(known) => format!("unknown field {field}: did you mean {known}?"),
+            None => format!("unknown field {field}"),
+        })
+        .collect();
+    if fields.is_empty() { String::new() } else { format!(" ({})", fields.join("; ")) }
+}
+
+/// Each unknown field, with the known field of the same object its name is closest to (if any
+/// is close).
+fn unknown_with_closest(object: &Value) -> Vec<(String, Option<String>)> {
     let version = object["apiVersion"].as_str().and_then(|v| v.strip_prefix("rollouts.kruise.io/")).unwrap_or_default();
     let Some(kind) = object["kind"].as_str() else { return Vec::new() };
     let mut unknown = Vec::new();
@@ -27,14 +47,24 @@ pub fn unknown_fields(object: &Value) -> Vec<String> {
     unknown
 }
 
-fn walk(value: &Value, schema: &Value, path: &str, unknown: &mut Vec<String>) {
+/// The known field closest to `key`, as clap suggests a flag (Jaro similarity above 0.7).
+fn closest(key: &str, fields: &serde_json::Map<String, Value>) -> Option<String> {
+    fields
+        .keys()
+        .map(|known| (strsim::jaro(key, known), known))
+        .filter(|(similarity, _)| *similarity > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, known)| known.clone())
+}
+
+fn walk(value: &Value, schema: &Value, path: &str, unknown: &mut Vec<(String, Option<String>)>) {
     match (value, schema) {
         (Value::Object(map), Value::Object(fields)) => {
             let at = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
             for (key, value) in map {
                 match fields.get("*").or_else(|| fields.get(key)) {
                     Some(schema) => walk(value, schema, &at(key), unknown),
-                    None => unknown.push(at(key)),
+                    None => unknown.push((at(key), closest(key, fields))),
                 }
             }
         }
@@ -75,6 +105,20 @@ mod tests {
                 "spec.strategy.canary.trafficRouting",
             ]
         );
+    }
+
+    #[test]
+    fn a_note_names_each_unknown_field_and_the_closest_known_one() {
+        let rollout = json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "r"},
+            "spec": {"strategy": {"canary": {"stepz": [{"replicas": 1}], "xyzzy": 1}}}
+        });
+        assert_eq!(
+            unknown_fields_note(&rollout),
+            " (unknown field spec.strategy.canary.stepz: did you mean steps?; unknown field spec.strategy.canary.xyzzy)"
+        );
+        let known = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "r"}});
+        assert_eq!(unknown_fields_note(&known), "");
     }
 
     #[test]

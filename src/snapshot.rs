@@ -18,6 +18,22 @@ impl std::fmt::Display for Origin {
     }
 }
 
+/// Refuses a document whose own namespace is not `namespace` (given with `-n`), as kubectl
+/// does: the file's namespace is neither replaced nor kept without a word.
+pub fn check_namespace(documents: &[(String, Document)], namespace: &str) -> Result<(), Error> {
+    for (source, document) in documents {
+        if let Some(own) = document.value["metadata"]["namespace"].as_str()
+            && own != namespace
+        {
+            return Err(Error::Input(format!(
+                "{}: the namespace from the provided object \"{own}\" does not match the namespace \"{namespace}\": pass -n {own}, or leave -n out",
+                document.place(source)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A test-case document becomes its subject and its original object; others stay as they are.
 fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Document)> {
     let value = &document.value;
@@ -215,17 +231,19 @@ impl Snapshot {
             let group = crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default());
             let describe =
                 || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
+            // A misspelt field is often why the object does not parse: it is named too.
+            let invalid = |e: &dyn std::fmt::Display| {
+                Error::Input(format!("{}: {e}{}", describe(), crate::schema::unknown_fields_note(&value)))
+            };
             match (group, kind) {
                 ("rollouts.kruise.io", "Rollout" | "TrafficRouting")
                     if !copies.first(i, &origin, &identity(&value, &namespace))? => {}
                 ("rollouts.kruise.io", "Rollout") => {
-                    let item =
-                        Rollout::from_object(&value).map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
+                    let item = Rollout::from_object(&value).map_err(|e| invalid(&e))?;
                     snapshot.rollouts.push(Located { origin, namespace, item, raw: value });
                 }
                 ("rollouts.kruise.io", "TrafficRouting") => {
-                    let item = TrafficRoutingCr::from_object(&value)
-                        .map_err(|e| Error::Input(format!("{}: {e}", describe())))?;
+                    let item = TrafficRoutingCr::from_object(&value).map_err(|e| invalid(&e))?;
                     snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
                 }
                 _ => match missing_identity(&value) {
@@ -322,6 +340,23 @@ mod tests {
 
     fn document(source: &str, line: usize, value: Value) -> (String, Document) {
         (source.to_string(), Document { line, item: None, value })
+    }
+
+    #[test]
+    fn an_explicit_namespace_must_match_the_objects_own() {
+        let object = |namespace: Option<&str>| {
+            let mut value = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}});
+            if let Some(namespace) = namespace {
+                value["metadata"]["namespace"] = json!(namespace);
+            }
+            value
+        };
+        let documents = vec![document("a.yaml", 1, object(None)), document("b.yaml", 3, object(Some("shop")))];
+        assert!(check_namespace(&documents, "shop").is_ok());
+        assert_eq!(
+            check_namespace(&documents, "other").unwrap_err().to_string(),
+            "b.yaml:3: the namespace from the provided object \"shop\" does not match the namespace \"other\": pass -n shop, or leave -n out"
+        );
     }
 
     fn rollout() -> Value {

@@ -187,6 +187,9 @@ pub struct RolloutView {
     pub objects: Result<Vec<ObjectView>, String>,
     /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).
     pub claim: Option<ClaimView>,
+    /// The Rollout could not be loaded (`objects` says why): `status` exits 1.
+    #[serde(skip)]
+    pub unloaded: bool,
 }
 
 /// `objects: [...]`, or `objectsError: "…"` when they could not be placed.
@@ -280,6 +283,44 @@ impl RolloutView {
             workload,
             objects: every_stage.map(positions),
             claim: None,
+            unloaded: false,
+        }
+    }
+
+    /// A Rollout whose objects could not be read (`error`): shown from its own fields.
+    pub fn unloaded(
+        rollout: &Rollout,
+        namespace: &str,
+        error: String,
+        workload: Option<WorkloadView>,
+        now: SystemTime,
+    ) -> RolloutView {
+        RolloutView { unloaded: true, ..RolloutView::new(rollout, namespace, Err(error), workload, now) }
+    }
+
+    /// A Rollout that does not parse (`error`): only its name is known.
+    pub fn unparsed(name: &str, namespace: &str, error: String) -> RolloutView {
+        RolloutView {
+            name: name.into(),
+            namespace: namespace.into(),
+            phase: "unknown".into(),
+            strategy: "its spec does not parse".into(),
+            generation: None,
+            stage: None,
+            step_count: 0,
+            step: None,
+            step_does: None,
+            state: None,
+            progress: Progress::Failed { reason: "its spec does not parse".into() },
+            message: None,
+            canary_replicas: None,
+            canary_ready_replicas: None,
+            stable_replicas: None,
+            stable_ready_replicas: None,
+            workload: None,
+            objects: Err(error),
+            claim: None,
+            unloaded: true,
         }
     }
 
@@ -453,6 +494,22 @@ mod tests {
             "status": status
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_rollout_that_cannot_be_loaded_shows_its_error_where_its_objects_would_be() {
+        let now = SystemTime::now();
+        let error = "Rollout shop/demo: the API server does not serve example.com/v1 Widget (ref Widget/w)";
+        let unloaded = RolloutView::unloaded(&rollout(json!({"phase": "Healthy"})), "shop", error.into(), None, now);
+        assert!(unloaded.unloaded);
+        assert!(unloaded.text().contains(&format!("cannot place them: {error}")), "{}", unloaded.text());
+        let json = serde_json::to_value(&unloaded).unwrap();
+        assert_eq!((&json["phase"], &json["objectsError"]), (&json!("Healthy"), &json!(error)));
+        let unparsed = RolloutView::unparsed("bad", "shop", "Rollout shop/bad: no steps".into());
+        assert!(unparsed.unloaded && unparsed.progress.is_final());
+        assert_eq!(serde_json::to_value(&unparsed).unwrap()["objectsError"], "Rollout shop/bad: no steps");
+        let loaded = RolloutView::new(&rollout(json!({})), "shop", Err("no plan".into()), None, now);
+        assert!(!loaded.unloaded, "a plan that fails is not a Rollout that cannot be loaded");
     }
 
     #[test]

@@ -251,6 +251,22 @@ fn status_watch_ends_on_time_while_a_request_hangs() {
 }
 
 #[test]
+fn a_gateway_object_read_that_times_out_is_not_read_again_per_rollout() {
+    // status reads each Rollout again on its own when reading them together fails, to show the
+    // others; a read that got no answer is the server's failure, and is not waited for twice.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let object_reads = || Requests::Matching(Rule::new(["get", "list"]).resources(["virtualservices"]));
+    server.reply_fault(object_reads(), 1, Stage::BeforeStore, ReplyFault::NeverSent);
+    server.clear_log();
+    let (output, took) = timed(&test, &["status", "--request-timeout", "1s"]);
+    output.status(1).stderr_has("no answer within 1s");
+    let reads = server.requests().iter().filter(|r| r.path.contains("/virtualservices")).count();
+    assert_eq!(reads, 1, "the VirtualService is read once");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+#[test]
 fn a_reply_that_trickles_in_is_cut_off_at_the_request_timeout() {
     // Every byte of the reply comes within the limit (one every 0.2s), the whole reply would
     // take a minute: the limit is on the request, not on each wait for data.

@@ -1,6 +1,8 @@
 //! The command line as a new user meets it: `--help`, and the advice a mistake gets.
 
 use crate::support::{Test, repo};
+use clap::CommandFactory;
+use rollout_lua::cli::Cli;
 
 const COMMANDS: [&str; 11] =
     ["plan", "approve", "restore", "status", "release-claim", "record", "test", "eval", "lua-obj", "completions", ""];
@@ -26,6 +28,35 @@ fn help_groups_the_flags_and_shows_examples_everywhere() {
             scripts,
             "{command}: {help}"
         );
+    }
+}
+
+/// Every line of `--help` fits in 100 columns (clap's width when the output is not a terminal),
+/// and the examples and exit codes are printed as written: clap re-wraps a longer line, and a
+/// wrapped command starts a line as a new command would, so a pasted example runs the wrong thing.
+#[test]
+fn help_fits_in_100_columns_and_keeps_the_examples_as_written() {
+    let test = Test::new();
+    let mut root = Cli::command();
+    root.build();
+    let visible = root.get_subcommands().filter(|sub| !sub.is_hide_set() && sub.get_name() != "help");
+    let commands: Vec<&clap::Command> = std::iter::once(&root).chain(visible).collect();
+    for definition in commands {
+        let command = if std::ptr::eq(definition, &root) { "" } else { definition.get_name() };
+        let args: Vec<&str> = [command, "--help"].into_iter().filter(|a| !a.is_empty()).collect();
+        let help = test.run_args(&args).success().stdout;
+        for line in help.lines() {
+            assert!(line.chars().count() <= 100, "{command} --help has a line over 100 columns:\n{line}");
+        }
+        let after = definition.get_after_help().unwrap().to_string();
+        assert!(help.ends_with(&format!("{after}\n")), "{command} --help re-wraps its examples:\n{help}");
+        // A line indented deeper than a command continues the one before it, which says so.
+        let examples = after.split("\n\nExit codes:").next().unwrap();
+        for pair in examples.lines().collect::<Vec<_>>().windows(2) {
+            if pair[1].starts_with("   ") {
+                assert!(pair[0].ends_with(" \\"), "{command}: `{}` continues a line without a `\\`", pair[1]);
+            }
+        }
     }
 }
 
@@ -97,4 +128,42 @@ fn error_texts_say_things_once_and_name_the_place() {
     let out = test.run_args(["status", "demo", "--kubeconfig", "missing.yaml"]).status(1);
     let out = out.stderr_has("error: reading the kubeconfig: missing.yaml: No such file or directory");
     assert!(!out.stderr.contains("'\""), "{}", out.stderr);
+}
+
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    // A regression: each was accepted and silently had no effect.
+    let test = Test::new();
+    test.run_args(["status", "--timeout", "5s"])
+        .status(1)
+        .stderr_has("error: the following required arguments were not provided:\n  --watch");
+    test.run_args(["approve", "demo", "--timeout", "5m"])
+        .status(1)
+        .stderr_has("error: the following required arguments were not provided:\n  <--until-step <N>|--to-end>");
+    test.run_args(["plan", "-f", "x.yaml", "--show-obj", "--detailed-exitcode"])
+        .status(1)
+        .stderr_has("error: the argument '--show-obj' cannot be used with '--detailed-exitcode'");
+}
+
+#[test]
+fn a_rollout_named_with_another_kind_is_refused() {
+    let test = Test::new();
+    for (argument, kind) in [("Deployment/demo", "Deployment"), ("virtualservice/demo", "virtualservice")] {
+        test.run_args(["status", argument])
+            .status(1)
+            .stderr_has(&format!("{kind} is not a Rollout: name a Rollout as NAME or rollout/NAME"));
+    }
+    test.run_args(["approve", "rollout/", "--yes"]).status(1).stderr_has("name a Rollout as NAME or rollout/NAME");
+}
+
+#[test]
+fn plan_of_files_refuses_a_namespace_that_does_not_match_theirs() {
+    // A regression: -n was ignored for objects with a namespace of their own, as kubectl never does.
+    let example = repo("examples/istio-canary-ab");
+    let example = example.to_str().unwrap();
+    let test = Test::new();
+    test.run_args(["plan", "-f", example, "-n", "other"]).status(1).stderr_has(
+        "deployment.yaml:1: the namespace from the provided object \"demo\" does not match the namespace \"other\": pass -n demo, or leave -n out",
+    );
+    test.run_args(["plan", "-f", example, "-n", "demo"]).success().stdout_has("Rollout demo/");
 }

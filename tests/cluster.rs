@@ -1030,9 +1030,10 @@ fn what_the_cluster_does_not_serve_or_hold_is_named() {
 fn a_kubeconfig_that_cannot_be_used_is_named() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    test.run_args(["plan", "demo", "--context", "nope"])
-        .status(1)
-        .stderr_has("error: kubeconfig context \"nope\": failed to load current context: nope");
+    test.run_args(["plan", "demo", "--context", "nope"]).status(1).stderr_has(
+        "error: kubeconfig context \"nope\" does not exist\n  tip: pass --context NAME, or set the current-context \
+         with `kubectl config use-context NAME`; the contexts are: fake, other\n",
+    );
     // A client certificate without its key: the TLS client cannot be made.
     let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
     let https = kubeconfig
@@ -1044,6 +1045,24 @@ fn a_kubeconfig_that_cannot_be_used_is_named() {
         .status(1)
         .stderr_has("error: connecting to the cluster: rustls tls error: identity PEM is missing a private key");
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // No current-context: how to choose one.
+    let kubeconfig = server.kubeconfig(NAMESPACE);
+    let test_without = Test::new().file("kubeconfig", &kubeconfig.replace("current-context: fake\n", ""));
+    test_without.run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the kubeconfig sets no current-context\n  tip: pass --context NAME, or set the current-context with \
+         `kubectl config use-context NAME`; the contexts are: fake, other\n",
+    );
+    test_without.run_args(["plan", "demo", "--context", "fake"]).success();
+    // An empty kubeconfig has no context to choose.
+    Test::new().file("kubeconfig", "").run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the kubeconfig sets no current-context\n  tip: the kubeconfig has no contexts; add one with \
+         `kubectl config set-context`, or use another file\n",
+    );
+    // A kubeconfig that does not parse: its path in the snippet, the tip below it.
+    let out = Test::new().file("kubeconfig", "a: [b\n").run_args(["plan", "demo"]).status(1);
+    let out = out.stderr_has(" --> ").stderr_has("kubeconfig:1:4\n");
+    let out = out.stderr_has("^ unclosed bracket '['\n  tip: point KUBECONFIG or --kubeconfig at a kubeconfig file\n");
+    assert!(!out.stderr.contains("<input>"), "{}", out.stderr);
 }
 
 mod kubectl {
@@ -1389,4 +1408,112 @@ fn plan_says_that_a_rollout_is_paused() {
     server.put_object(rollout(2, "StepPaused"));
     let out = Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success();
     assert!(!out.stdout.contains("paused (spec.strategy.paused)"), "{}", out.stdout);
+}
+
+/// A Rollout `name` routing through VirtualService `routes` and a Widget, a kind the server
+/// does not serve: it cannot be loaded.
+fn rollout_with_an_unserved_ref(name: &str, routes: &str) -> serde_json::Value {
+    let mut odd = rollout(1, "StepPaused");
+    odd["metadata"]["name"] = json!(name);
+    odd["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] = json!([
+        {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": routes},
+        {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
+    ]);
+    odd
+}
+
+/// The Rollouts the run's claims were taken on (their Leases' names).
+fn claimed(server: &FakeHandle) -> Vec<String> {
+    let mut names: Vec<String> = server
+        .writes()
+        .iter()
+        .filter(|w| w.method == "POST" && w.path.contains("/leases"))
+        .map(|w| w.body["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn restore_a_ref_leaves_out_a_broken_rollout_that_does_not_route_it_and_still_claims_and_checks() {
+    // A regression: one Rollout of the namespace that could not be loaded turned the claim and
+    // the check for edits off, and the restore went ahead (exit 0).
+    let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "elsewhere")).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let mut edited = vs(&server);
+    edited["spec"]["http"][0]["route"][0]["weight"] = json!(70);
+    server.put_object(edited);
+    server.clear_log();
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .status(3)
+        .stdout_has("VirtualService shop/demo was edited after it was routed")
+        .stderr_has("Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); left out: it does not route VirtualService shop/demo");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(claimed(&server), ["rollout-lua.demo"], "demo routes it and is claimed");
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"]).success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
+fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
+    let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "demo")).start();
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.clear_log();
+    let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix the Rollout, or pass --force";
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).status(3).stderr_has(refusal);
+    test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).status(3).stderr_has(refusal);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // --force restores, claiming both.
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"])
+        .success()
+        .stderr_has("it may route VirtualService shop/demo: claimed, but the objects are not checked for edits against it (--force)");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(claimed(&server), ["rollout-lua.demo", "rollout-lua.odd"]);
+}
+
+#[test]
+fn restore_a_ref_refuses_when_the_rollouts_cannot_be_read() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.clear_log();
+    // A retry would wait longer than the retry budget: the list fails at once.
+    let rollout_lists = || Requests::Matching(Rule::new(["list"]).resources(["rollouts"]));
+    server.storm(rollout_lists(), None, 503, Some(3600));
+    let refusal = "error: nothing was written: reading the Rollouts of namespace shop failed (listing rollouts.rollouts.kruise.io in shop: the server is currently unable to handle the request (503 ServiceUnavailable))";
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .status(3)
+        .stderr_has(refusal)
+        .stderr_has("pass --force to restore without them");
+    test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).status(3).stderr_has(refusal);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"])
+        .success()
+        .stderr_has("none is claimed and the objects are not checked for edits (--force)");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
+fn a_command_that_names_nothing_says_so_before_reading_the_kubeconfig() {
+    // A regression: without a kubeconfig, a newcomer got a kubeconfig error instead of the hint.
+    let test = Test::new();
+    assert!(!test.path("kubeconfig").exists(), "KUBECONFIG names a missing file");
+    let names = "error: name the Rollouts (NAME or rollout/NAME), or select them with -l";
+    for args in [
+        &["plan"][..],
+        &["approve", "--yes"],
+        &["approve", "--to-end", "--timeout", "5m", "--yes"],
+        &["restore", "--yes"],
+        &["release-claim", "--yes"],
+    ] {
+        let out = test.run_args(args).status(1).stderr_has(names);
+        assert!(!out.stderr.contains("kubeconfig"), "{args:?}: {}", out.stderr);
+    }
+    test.run_args(["plan"]).stderr_has("; or plan manifest files with -f (no cluster needed)");
+    test.run_args(["restore"])
+        .stderr_has("; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE");
+    // Naming one reads the kubeconfig, which is missing.
+    test.run_args(["plan", "demo"]).status(1).stderr_has("error: reading the kubeconfig: ");
 }

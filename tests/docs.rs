@@ -2,10 +2,12 @@
 //! now (one page for the plugin, one per visible subcommand, as git's), and `man` renders them.
 
 use crate::completion::{UPDATE, assert_fresh, check_generated};
-use crate::support::cluster::FakeApiServer;
+use crate::support::cluster::{FakeApiServer, FakeHandle, Rule};
 use crate::support::{Test, repo};
 use clap::CommandFactory;
 use rollout_lua::cli::Cli;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::process::Command;
 
 const PLUGIN: &str = "kubectl-rollout_lua";
@@ -55,18 +57,27 @@ fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
     page
 }
 
-/// "Exit codes:" and lines "  N  meaning" as a tagged list; other text as it is.
+/// "Exit codes:" and lines "  N  meaning" (a meaning may go on, indented, on the next lines) as a
+/// tagged list; other text as it is.
 fn exit_status(text: &str) -> String {
     let mut section = String::from(".SH \"EXIT STATUS\"\n");
-    let codes: Option<Vec<(&str, &str)>> = text
-        .lines()
-        .skip_while(|line| line.ends_with(':'))
-        .map(|line| line.trim().split_once("  ").filter(|(code, _)| code.parse::<u8>().is_ok()))
-        .collect();
+    let mut codes: Option<Vec<(&str, String)>> = Some(Vec::new());
+    for line in text.lines().skip_while(|line| line.ends_with(':')) {
+        let entry = line.trim().split_once("  ").filter(|(code, _)| code.parse::<u8>().is_ok());
+        match (codes.as_mut(), entry) {
+            (Some(codes), Some((code, meaning))) => codes.push((code, meaning.trim().to_string())),
+            (Some(codes), None) if line.starts_with("   ") && !codes.is_empty() => {
+                let (_, meaning) = codes.last_mut().unwrap();
+                meaning.push(' ');
+                meaning.push_str(line.trim());
+            }
+            _ => codes = None,
+        }
+    }
     match codes {
         Some(codes) if !codes.is_empty() => {
             for (code, meaning) in codes {
-                section.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(meaning.trim())));
+                section.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(&meaning)));
             }
         }
         _ => section.push_str(&format!(".nf\n{}\n.fi\n", roff(text))),
@@ -202,6 +213,8 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
     server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
     let run = |args: &[&str]| test.run_args(args);
     run(&["plan", "reviews"]).success().stdout_is(&guide_output("kubectl rollout-lua plan reviews"));
+    let wrong_context = run(&["plan", "reviews", "--context", "prod"]).status(1);
+    assert_eq!(wrong_context.stderr, guide_output("kubectl rollout-lua plan reviews --context prod"));
     let refused = run(&["approve", "reviews", "--expect-step", "2", "--yes"]).status(3);
     assert_eq!(
         format!("{}exit status 3\n", refused.stderr),
@@ -216,4 +229,286 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
         .stdout_has("VirtualService demo/reviews   at step 1");
     run(&["release-claim", "reviews", "--yes"]).success().stdout_has("Rollout demo/reviews is not claimed");
     run(&["restore", "reviews", "--yes"]).success().stdout_has("VirtualService demo/reviews restored (backup ");
+    // What record writes replays offline.
+    run(&["record", "reviews", "--dir", "recorded"]).success();
+    run(&["test", "recorded"]).success().stdout_is(&guide_output("kubectl rollout-lua test recorded"));
+    let plan = run(&["plan", "-R", "-f", "recorded", "--step", "2"]).success();
+    let shown = guide_output("kubectl rollout-lua plan -R -f recorded --step 2");
+    assert!(shows(&shown, &plan.stdout), "the guide shows\n{shown}but plan prints\n{}", plan.stdout);
+}
+
+/// The Roles and ClusterRoles of the user guide, by name, as grants of the fake API server (a
+/// Role's rules in its namespace; a ClusterRole's everywhere); and the lists of rules the guide
+/// gives to add to them, as `rules for RESOURCE` (its first resource), in namespace demo.
+pub(crate) fn documented_roles() -> BTreeMap<String, Vec<Rule>> {
+    let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array().map_or(vec!["*".into()], |a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+    };
+    let grants = |rules: &Value, namespace: &str| -> Vec<Rule> {
+        let rules = rules.as_array().unwrap().iter();
+        rules
+            .map(|r| {
+                Rule::new(strings(&r["verbs"]))
+                    .groups(strings(&r["apiGroups"]))
+                    .resources(strings(&r["resources"]))
+                    .names(strings(&r["resourceNames"]))
+                    .namespaces([namespace])
+            })
+            .collect()
+    };
+    let mut roles = BTreeMap::new();
+    for block in guide.split("```yaml\n").skip(1).map(|b| b.split("```").next().unwrap()) {
+        if block.starts_with("- apiGroups:") {
+            let rules: Value =
+                serde_saphyr::from_str(block).unwrap_or_else(|e| panic!("rules in the guide: {e}\n{block}"));
+            roles.insert(format!("rules for {}", rules[0]["resources"][0].as_str().unwrap()), grants(&rules, "demo"));
+        }
+        if !block.contains("\nkind: Role\n") && !block.contains("\nkind: ClusterRole\n") {
+            continue;
+        }
+        let documents: Vec<Value> =
+            serde_saphyr::from_multiple(block).unwrap_or_else(|e| panic!("a Role block of the guide: {e}\n{block}"));
+        for role in documents.iter().filter(|d| d["kind"] == "Role" || d["kind"] == "ClusterRole") {
+            let namespace = role["metadata"]["namespace"].as_str().unwrap_or("*");
+            roles.insert(role["metadata"]["name"].as_str().unwrap().to_string(), grants(&role["rules"], namespace));
+        }
+    }
+    roles
+}
+
+/// The user guide's cluster, granting only the guide's Roles `names`.
+fn granting(names: &[&str], objects: impl FnOnce(fake_apiserver::Builder) -> fake_apiserver::Builder) -> FakeHandle {
+    let roles = documented_roles();
+    let mut builder = objects(FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()));
+    for name in names {
+        for rule in roles.get(*name).unwrap_or_else(|| panic!("the guide has no Role {name}: {:?}", roles.keys())) {
+            builder = builder.grant(rule.clone());
+        }
+    }
+    builder.start()
+}
+
+fn user_guide_cluster(builder: fake_apiserver::Builder) -> fake_apiserver::Builder {
+    builder.objects_from_yaml(&std::fs::read_to_string(repo("tests/fixtures/user-guide/demo.yaml")).unwrap())
+}
+
+#[test]
+fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
+    let test = Test::new();
+    let run = |server: &FakeHandle, args: &[&str]| {
+        server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
+        test.run_args(args)
+    };
+    let read = granting(&["rollout-lua-read"], user_guide_cluster);
+    run(&read, &["plan", "reviews"]).success();
+    run(&read, &["plan", "-l", "app=reviews"]).success();
+    run(&read, &["status"]).success().stdout_has("reviews");
+    run(&read, &["status", "reviews"]).success();
+    run(&read, &["record", "reviews"]).success();
+    let traffic = granting(&["rollout-lua-traffic"], user_guide_cluster);
+    run(&traffic, &["approve", "reviews", "--traffic-only", "--yes"]).success();
+    let approve = granting(&["rollout-lua-approve"], user_guide_cluster);
+    run(&approve, &["approve", "reviews", "--yes"]).success().stdout_has("rollout.rollouts.kruise.io/reviews approved");
+    run(&approve, &["release-claim", "reviews", "--yes"]).success().stdout_has("is not claimed");
+    // restore, on what the approval left (the originals stored, a backup of each object).
+    let approved: Vec<Value> = [("rollouts.kruise.io", "rollouts"), ("apps", "deployments")]
+        .into_iter()
+        .chain([("networking.istio.io", "virtualservices"), ("networking.istio.io", "destinationrules")])
+        .flat_map(|(group, plural)| approve.objects(group, plural))
+        .collect();
+    let seeded = |builder: fake_apiserver::Builder| approved.iter().fold(builder, |b, o| b.object(o.clone()));
+    let restore = granting(&["rollout-lua-restore"], seeded);
+    run(&restore, &["restore", "--ref", "VirtualService/reviews", "--yes"]).success().stdout_has("restored");
+    run(&restore, &["restore", "reviews", "--yes"]).success().stdout_has("DestinationRule demo/reviews restored");
+    let restore = granting(&["rollout-lua-restore"], seeded);
+    let backups = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/demo/DestinationRule/reviews");
+    let backup = std::fs::read_dir(backups).unwrap().map(|e| e.unwrap().path()).min().expect("a backup");
+    run(&restore, &["restore", "--from-backup", backup.to_str().unwrap(), "--yes"]).success().stdout_has("restored");
+}
+
+#[test]
+fn completion_lists_names_with_the_roles_the_user_guide_documents_for_it() {
+    let mut namespaces = fake_apiserver::ApiResourceDef::new("", "v1", "Namespace", "namespaces");
+    namespaces.namespaced = false;
+    let server = granting(&["rollout-lua-read", "rollout-lua-complete-namespaces"], |builder| {
+        let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}});
+        user_guide_cluster(builder).resource(namespaces).object(namespace)
+    });
+    let test = Test::new();
+    server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
+    let complete = |words: &[&str]| test.run_args([&["__complete", "--"], words].concat()).success().stdout;
+    assert_eq!(complete(&["approve", ""]), "ratings\nreviews\n:4\n");
+    assert_eq!(complete(&["status", "-n", ""]), "demo\n:4\n");
+}
+
+/// What a guide's `$ …` blocks show and what the binary prints for the ones it can run
+/// offline. A guide's files come from its own code blocks: one that follows a line
+/// `<!-- file: NAME -->`, or whose first line is `# NAME` or `-- NAME` (NAME a path with a
+/// `.yaml`, `.json` or `.lua` extension; that line is left out), and the output of
+/// `$ cat NAME`; `examples/` and `lua_configuration/` are the repository's. The commands run in
+/// order in one folder, through `sh`, stderr with stdout, so that later ones see the files
+/// earlier ones wrote. A block after a line `<!-- not run: WHY -->` is skipped, saying why.
+struct Guide {
+    test: Test,
+    path: &'static str,
+    bin: std::path::PathBuf,
+    ran: usize,
+    differences: Vec<String>,
+}
+
+impl Guide {
+    fn run(path: &'static str) -> Guide {
+        let test = Test::new();
+        let bin = test.path("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for dir in ["examples", "lua_configuration"] {
+            std::os::unix::fs::symlink(repo(dir), test.path(dir)).unwrap();
+        }
+        std::os::unix::fs::symlink(crate::support::BINARY, bin.join(PLUGIN)).unwrap();
+        // `kubectl rollout-lua` as kubectl runs a plugin; kubectl itself is not there.
+        let kubectl = format!(
+            "#!/bin/sh\n[ \"$1\" = rollout-lua ] || {{ echo \"no kubectl here\" >&2; exit 127; }}\nshift\nexec {} \"$@\"\n",
+            crate::support::BINARY
+        );
+        std::fs::write(bin.join("kubectl"), kubectl).unwrap();
+        std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let mut guide = Guide { test, path, bin, ran: 0, differences: Vec::new() };
+        let text = std::fs::read_to_string(repo(path)).unwrap();
+        let mut lines = text.lines().enumerate();
+        let mut before = "";
+        while let Some((at, line)) = lines.next() {
+            let Some(language) = line.trim_start().strip_prefix("```").filter(|l| !l.is_empty()) else {
+                if !line.trim().is_empty() {
+                    before = line.trim();
+                }
+                continue;
+            };
+            let indent = line.len() - line.trim_start().len();
+            let block: Vec<&str> = lines
+                .by_ref()
+                .map(|(_, l)| l)
+                .take_while(|l| !l.trim_start().starts_with("```"))
+                .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
+                .collect();
+            let not_run = before.strip_prefix("<!-- not run: ").and_then(|b| b.strip_suffix(" -->"));
+            match (language, not_run) {
+                ("console", Some(why)) => crate::support::skip(&format!("{path}:{}: {why}", at + 2)),
+                ("console", None) => guide.console(at + 2, &block),
+                _ => {
+                    let named = before.strip_prefix("<!-- file: ").and_then(|b| b.strip_suffix(" -->"));
+                    let first = block.first().and_then(|l| l.strip_prefix("# ").or_else(|| l.strip_prefix("-- ")));
+                    let is_name =
+                        |n: &&str| !n.contains(' ') && [".yaml", ".json", ".lua"].iter().any(|e| n.ends_with(e));
+                    // The first line that names the file is a label, not its content.
+                    match (named, first.filter(is_name)) {
+                        (Some(name), _) => guide.write(name, &format!("{}\n", block.join("\n"))),
+                        (None, Some(name)) => guide.write(name, &format!("{}\n", block[1..].join("\n"))),
+                        (None, None) => {}
+                    }
+                }
+            }
+            before = "";
+        }
+        guide
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        assert!(
+            std::path::Path::new(name).is_relative() && !name.contains(".."),
+            "{}: a file outside: {name}",
+            self.path
+        );
+        let path = self.test.path(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// A console block's commands, each with the lines it shows (up to the next `$ `).
+    fn console(&mut self, first_line: usize, block: &[&str]) {
+        let starts: Vec<usize> = (0..block.len()).filter(|&i| block[i].starts_with("$ ")).collect();
+        for (n, &start) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(block.len());
+            let mut command = block[start][2..].to_string();
+            let mut shown = start + 1;
+            while command.ends_with('\\') && shown < end {
+                command = format!("{}{}", command.trim_end_matches('\\'), block[shown]);
+                shown += 1;
+            }
+            let output: String = block[shown..end].iter().map(|l| format!("{l}\n")).collect();
+            let line = first_line + start;
+            if let Some(file) = command.strip_prefix("cat ").filter(|f| !f.contains(' ')) {
+                self.write(file, &output);
+            } else if offline(&command) {
+                self.ran += 1;
+                let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
+                let out = self.test.command("sh", ["-c", &format!("{{ {command}\n}} 2>&1")]).env("PATH", path).output();
+                let actual = String::from_utf8_lossy(&out.unwrap().stdout).into_owned();
+                if !shows(&output, &actual) {
+                    self.differences
+                        .push(format!("{}:{line}: `{command}` shows\n{output}but prints\n{actual}", self.path));
+                }
+            }
+        }
+    }
+}
+
+/// Whether `actual` is the output `shown`, where a shown line `…` stands for any lines.
+fn shows(shown: &str, actual: &str) -> bool {
+    let pieces: Vec<&str> = shown.split("…\n").collect();
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if pieces.len() == 1 {
+        return shown == actual;
+    }
+    let Some(mut rest) = actual.strip_prefix(first) else { return false };
+    for piece in &pieces[1..pieces.len() - 1] {
+        let Some(at) = rest.find(piece) else { return false };
+        rest = &rest[at + piece.len()..];
+    }
+    rest.ends_with(last)
+}
+
+/// Whether every command of the shell line `command` is this plugin's, and needs no cluster:
+/// `test`, `eval`, `lua-obj`, `completions`, and `plan` of files (`-f`, `-k`).
+fn offline(command: &str) -> bool {
+    fn plugin(segment: &str) -> Option<Vec<&str>> {
+        let words: Vec<&str> = segment.split_whitespace().collect();
+        match words.as_slice() {
+            ["kubectl", "rollout-lua", rest @ ..] | [PLUGIN, rest @ ..] => Some(rest.to_vec()),
+            _ => None,
+        }
+    }
+    let segments: Vec<&str> = command.split(['|', ';']).map(str::trim).filter(|s| !s.is_empty()).collect();
+    let ours: Vec<Vec<&str>> = segments.iter().filter_map(|s| plugin(s)).collect();
+    let others_are_filters = segments.iter().filter(|s| plugin(s).is_none()).all(|s| {
+        ["head ", "tail ", "grep ", "jq ", "cut ", "sed ", "echo "].iter().any(|filter| s.starts_with(filter))
+    });
+    !ours.is_empty()
+        && others_are_filters
+        && ours.iter().all(|words| match words.first() {
+            Some(&("test" | "eval" | "lua-obj" | "completions")) => true,
+            Some(&"plan") => words.iter().any(|w| ["-f", "-k", "-R"].contains(w)),
+            _ => false,
+        })
+}
+
+#[test]
+fn the_guides_offline_examples_print_what_they_show() {
+    let mut differences = Vec::new();
+    for path in [
+        "docs/script-authors-guide.md",
+        "docs/user-guide.md",
+        "README.md",
+        "examples/full-link-canary/README.md",
+        "examples/gateway-canary/README.md",
+        "examples/istio-canary-ab/README.md",
+        "examples/nginx-canary/README.md",
+        "examples/three-providers/README.md",
+        "examples/v1alpha1-weight/README.md",
+    ] {
+        let guide = Guide::run(path);
+        eprintln!("{path}: ran {} offline examples", guide.ran);
+        differences.extend(guide.differences);
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
 }

@@ -594,3 +594,12 @@ mod bad_input {
         fails(manifests().args(["plan", "demo2", "-f", "m"]), "no Rollout named demo2 in the input");
     }
 }
+
+#[test]
+fn a_misspelt_field_that_leaves_a_required_one_missing_is_named() {
+    // A regression: `stepz:` gave "steps: must list at least one step" without a word of stepz.
+    let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: odd, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: odd}\n  strategy:\n    canary:\n      stepz: [{traffic: 10%}]\n      trafficRoutings: [{service: s}]\n";
+    Test::new().file("typo.yaml", rollout).args(["plan", "-f", "typo.yaml"]).run().status(1).stderr_has(
+        "error: typo.yaml:1: Rollout shop/odd: spec.strategy.canary.steps: must list at least one step (unknown field spec.strategy.canary.stepz: did you mean steps?)\n",
+    );
+}

@@ -305,7 +305,10 @@ fn status_watch_ends_when_the_release_ends_or_times_out() {
         .stdout_has(
             "shop/demo: Progressing, step 1/3 StepPaused (waiting for approval): replicas 1, matches [header user-agent=pc], pause until approved; ",
         );
-    test.run_args(["status", "demo", "-w", "--timeout", "3s"]).status(1).stderr_has("timed out after 3s");
+    // The timeout says what was awaited.
+    test.run_args(["status", "demo", "-w", "--timeout", "3s"]).status(1).stderr_has(
+        "error: timed out after 3s waiting for Rollout shop/demo to complete or fail (it is at step 1/3 StepPaused: waiting for approval)\n",
+    );
     let mut done = rollout(3, "Completed");
     done["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]});
     server.put_object(done);
@@ -343,7 +346,12 @@ fn status_watch_draws_a_live_view_on_a_terminal() {
     assert!(drawn >= 10, "{drawn} redraws: {screen:?}");
     assert!(!regex_like_sgr(&screen), "no colour with NO_COLOR: {screen:?}");
     // The timeout is reported on a line of its own, under the last frame.
-    assert!(screen.ends_with("\r\nerror: timed out after 3s\r\n"), "{screen:?}");
+    assert!(
+        screen.ends_with(
+            "\r\nerror: timed out after 3s waiting for Rollout shop/demo to complete or fail (it is at step 1/3 StepPaused: paused)\r\n"
+        ),
+        "{screen:?}"
+    );
     // A dumb terminal moves no cursor: it gets the line-per-change form, as a log does.
     let dumb = Test::new()
         .kubeconfig(&server)
@@ -908,5 +916,73 @@ mod watching {
             .stderr_has("watching Rollouts is forbidden")
             .stderr_has("reading the Rollouts every 2s instead")
             .stdout_has("(waiting for approval)");
+    }
+}
+
+#[test]
+fn status_shows_the_rollouts_that_cannot_be_loaded_among_the_others_and_fails_at_the_end() {
+    // A regression: one Rollout that could not be loaded failed the whole listing, and its
+    // error named its ref but not the Rollout.
+    let mut odd = rollout(1, "StepPaused");
+    odd["metadata"]["name"] = json!("odd");
+    odd["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}]);
+    let mut bad = rollout(1, "StepPaused");
+    bad["metadata"]["name"] = json!("bad");
+    // A misspelt field leaves the steps missing: the error names it.
+    let steps = bad["spec"]["strategy"]["canary"].as_object_mut().unwrap().remove("steps").unwrap();
+    bad["spec"]["strategy"]["canary"]["stepz"] = steps;
+    let server = shop(2, "StepPaused").object(odd).object(bad).start();
+    let test = Test::new().kubeconfig(&server);
+    let odd_error = "Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w)";
+    let bad_error = "Rollout shop/bad: spec.strategy.canary.steps: must list at least one step (unknown field spec.strategy.canary.stepz: did you mean steps?)";
+    for args in [&["status"][..], &["status", "-A"]] {
+        let out = test
+            .run_args(args)
+            .status(1)
+            .stdout_has("Rollout shop/demo\n")
+            .stdout_has("VirtualService shop/demo   original")
+            .stdout_has("Rollout shop/odd\n  Phase:    Progressing (canary (partition), 3 steps)\n")
+            .stdout_has(&format!("  Objects:  cannot place them: {odd_error}\n"))
+            .stdout_has("Rollout shop/bad\n")
+            .stdout_has(&format!("  Objects:  cannot place them: {bad_error}\n"))
+            .stderr_has(&format!("error: {bad_error}\n{odd_error}\n"));
+        let order: Vec<usize> =
+            ["shop/bad", "shop/demo", "shop/odd"].iter().map(|r| out.stdout.find(r).unwrap()).collect();
+        assert!(order.is_sorted(), "in the order listed: {}", out.stdout);
+    }
+    let json = test.run_args(["status", "-o", "json"]).status(1).json();
+    let entries: Vec<(&Value, &Value)> =
+        json.as_array().unwrap().iter().map(|v| (&v["name"], &v["objectsError"])).collect();
+    assert_eq!(
+        entries,
+        [(&json!("bad"), &json!(bad_error)), (&json!("demo"), &Value::Null), (&json!("odd"), &json!(odd_error))]
+    );
+    test.run_args(["status", "demo"]).success();
+}
+
+#[test]
+fn status_with_a_selector_that_matches_nothing_is_an_empty_listing() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "-l", "app=zzz"])
+        .success()
+        .stdout_is("")
+        .stderr_has("No Rollouts found in namespace shop.");
+    assert_eq!(test.run_args(["status", "-l", "app=zzz", "-o", "json"]).success().stdout, "[]\n");
+    // Commands that act on what they select still refuse.
+    test.run_args(["approve", "-l", "app=zzz", "--yes"])
+        .status(1)
+        .stderr_has("error: no Rollouts in namespace shop match the selector");
+}
+
+#[test]
+fn status_takes_a_rollout_named_as_kubectl_names_it() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    for argument in
+        ["Rollout/demo", "rollouts/demo", "rollout.rollouts.kruise.io/demo", "rollouts.v1beta1.rollouts.kruise.io/demo"]
+    {
+        test.run_args(["status", argument]).success().stdout_has("Rollout shop/demo\n");
     }
 }

@@ -308,6 +308,27 @@ mod cluster {
         );
     }
 
+    /// The user guide's approve, restore and script ConfigMap Roles, with the rules it says to
+    /// add for Ingress and Gateway API routing, grant all that the three kinds of routing need.
+    #[test]
+    fn approve_and_restore_need_no_more_than_the_user_guide_grants() {
+        let roles = crate::docs::documented_roles();
+        let names = [
+            "rollout-lua-approve",
+            "rollout-lua-restore",
+            "rollout-lua-scripts",
+            "rules for ingresses",
+            "rules for httproutes",
+        ];
+        let granted = names.iter().flat_map(|name| roles.get(*name).unwrap_or_else(|| panic!("{name}: {roles:?}")));
+        let server = granted.fold(serving(), |builder, rule| builder.grant(rule.clone())).start();
+        approve(&server).success();
+        pause_at(&server, 2);
+        approve(&server).success();
+        on(&server).args(["restore", "checkout", "--yes"]).run().success();
+        assert!(canary_ingress(&server).is_none());
+    }
+
     /// After a failed run: the VirtualService (first) rolled back to what it was, the canary
     /// Ingress (second) as the failure left it, the HTTPRoute (third) never written, the step
     /// not approved, the claim released.

@@ -164,8 +164,8 @@ struct Run<'a> {
 
 pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));

@@ -11,8 +11,8 @@ use crate::write::{self, Interrupt};
 
 pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
         let selection = selection(&args.selection)?;
+        let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
         let interrupt = Interrupt::listen(None)?;
         let names = rollout_names(&session, &selection).await?;
         let namespace = &session.cluster.namespace;

@@ -93,6 +93,24 @@ impl Session {
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
         let rollouts = live::read_rollouts(&self.cluster, selection).await?;
         let live = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace).await?;
+        self.loaded(live)
+    }
+
+    /// As `load`, but a Rollout that cannot be loaded is returned apart, with its error, and
+    /// does not hide the others (`status`, and the Rollouts `restore --ref` claims).
+    pub(super) async fn load_each(
+        &self,
+        selection: &Selection,
+    ) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
+        let (live, unloaded) =
+            live::read_each(&self.cluster, selection, &self.catalog, &self.controller_namespace).await?;
+        let (live, catalog) = self.loaded(live)?;
+        Ok((live, catalog, unloaded))
+    }
+
+    /// Checks `--script` against what was read, shows the warnings, and adds the ConfigMap read
+    /// to the catalog.
+    fn loaded(&self, live: Live) -> Result<(Live, ScriptCatalog), Error> {
         scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
         for warning in &live.warnings {
             warn(&format!("warning: {warning}"));
@@ -172,9 +190,9 @@ fn status_line(rollout: &Rollout) -> String {
 
 pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let session = Session::open(&args.cluster, &args.scripts).await?;
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
+        let session = Session::open(&args.cluster, &args.scripts).await?;
         let (live, catalog) = session.load(&selection).await?;
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.

@@ -28,6 +28,8 @@ fn external_diff(command: &str, sides: &Sides) -> Result<String, String> {
                 .and_then(|_| std::fs::write(dir.join(&sides.file_name), text))
                 .map_err(|e| format!("writing {}: {e}", dir.display()))?;
         }
+        // No time bound, as in kubectl diff: it is the user's own program (a graphical diff
+        // stays open while they read it), and Ctrl-C stops it (user-guide.md, Limits).
         let mut words = command.split_whitespace();
         let program = words.next().unwrap_or("diff");
         let output = std::process::Command::new(program)

@@ -57,9 +57,9 @@ Examples:
   kubectl rollout-lua restore demo -n shop
   # One object, without a Rollout
   kubectl rollout-lua restore --ref VirtualService/demo --yes
-  # An object saved by an earlier write
-  kubectl rollout-lua restore --from-backup \
-~/.local/state/kubectl-rollout-lua/backups/ctx/shop/VirtualService/demo/20260101T000000.000Z.yaml";
+  # An object saved by an earlier write (backups are kept per context and namespace)
+  cd ~/.local/state/kubectl-rollout-lua/backups/ctx/shop
+  kubectl rollout-lua restore --from-backup VirtualService/demo/20260101T000000.000Z.yaml";
 
 pub const STATUS_EXAMPLES: &str = "\
 Examples:
@@ -96,8 +96,10 @@ Examples:
 pub const EVAL_EXAMPLES: &str = "\
 Examples:
   kubectl rollout-lua eval trafficRouting.lua --obj step1.obj.json
-  kubectl rollout-lua plan -f case.yaml --step 1 --show-obj | jq '.[0].obj' | kubectl rollout-lua eval my.lua --obj -
-  kubectl rollout-lua eval lua_configuration/trafficrouting_ingress/nginx.lua --ingress --obj obj.yaml";
+  kubectl rollout-lua plan -f case.yaml --step 1 --show-obj | jq '.[0].obj' \\
+      | kubectl rollout-lua eval my.lua --obj -
+  kubectl rollout-lua eval lua_configuration/trafficrouting_ingress/nginx.lua \\
+      --ingress --obj obj.yaml";
 
 pub const LUA_OBJ_EXAMPLES: &str = "\
 Examples:
@@ -108,7 +110,8 @@ Examples:
 
 pub const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
-  kubectl rollout-lua completions bash > ~/.local/share/bash-completion/completions/kubectl-rollout_lua
+  kubectl rollout-lua completions bash \\
+      > ~/.local/share/bash-completion/completions/kubectl-rollout_lua
   kubectl rollout-lua completions zsh > \"${fpath[1]}/_kubectl-rollout_lua\"";
 
 /// Verbs of kubectl and of other rollout tools, and the command that does their job here.
@@ -119,7 +122,11 @@ const OTHER_VERBS: &[(&str, &str, &str)] = &[
     ("promote", "approve", "approves the current step"),
     ("resume", "approve", "approves the current step"),
     ("diff", "plan", "shows the diff a step makes"),
-    ("apply", "approve", "writes the current step's routing and approves it"),
+    (
+        "apply",
+        "approve",
+        "writes the current step's routing and approves it; `approve --traffic-only` writes it without approving",
+    ),
     ("undo", "restore", "puts the gateway objects back to their originals"),
     ("abort", "restore", "puts the gateway objects back to their originals"),
     ("rollback", "restore", "puts the gateway objects back to their originals"),
@@ -265,6 +272,8 @@ mod tests {
         assert!(text.contains("unrecognized subcommand 'get'"), "{text}");
         assert!(text.contains("tip: `status` shows Rollouts"), "{text}");
         assert!(!text.contains("'test'"), "{text}");
+        let text = error_of(&["apply", "demo"]);
+        assert!(text.contains("tip: `approve` writes") && text.contains("`approve --traffic-only`"), "{text}");
         // A misspelling keeps clap's suggestion.
         assert!(error_of(&["stauts"]).contains("'status'"));
     }

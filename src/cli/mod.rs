@@ -64,7 +64,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
     is deleted (the stable Ingress is never written).\n\n\
     The Rollouts are claimed first, as approve does (with --ref or --from-backup: those of the namespace that \
-    route the objects named). If an object differs from what the current step should \
+    route the objects named; a Rollout of the namespace that cannot be loaded is left out, named, unless it may \
+    route them: then, as when the Rollouts cannot be read, nothing is written without --force). If an object differs from what the current step should \
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
@@ -106,7 +107,8 @@ Exit codes:
   0    done (with --detailed-exitcode: done, no changes)
   1    error (bad input, script failure, API error, timeout)
   2    changes pending (only with --detailed-exitcode)
-  3    refused (step state, expected step, drift, permissions, a claim, someone else's edit, no terminal to confirm)
+  3    refused (step state, expected step, drift, permissions, a claim, someone else's edit,
+       no terminal to confirm)
   130  interrupted by SIGINT; 143 by SIGTERM; 129 by SIGHUP";
 
 const PLAN_EXIT_CODES: &str = "\
@@ -119,10 +121,18 @@ const WRITE_EXIT_CODES: &str = "\
 Exit codes:
   0    done
   1    error (bad input, script failure, API error, timeout); what was written is rolled back
-  3    refused (step state, expected step, drift, permissions, another run's claim, someone else's edit, a \
-stored original without spec, no terminal to confirm)
-  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in flight rolled \
-back or finished";
+  3    refused (step state, expected step, drift, permissions, another run's claim, someone else's
+       edit, a stored original without spec, no terminal to confirm)
+  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in
+       flight rolled back or finished";
+
+const RELEASE_CLAIM_EXIT_CODES: &str = "\
+Exit codes:
+  0    done (the claims were released, or none was held)
+  1    error (bad input, no Rollout matches the selector, API error, timeout)
+  3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
+       released
+  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP)";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
@@ -135,8 +145,8 @@ Exit codes:
     name = "kubectl-rollout_lua",
     bin_name = "kubectl rollout-lua",
     version = crate::VERSION,
-    about = "Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts",
-    long_about = "Plan, test, apply, approve and restore the Lua traffic routing of OpenKruise Rollouts.\n\n\
+    about = "Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts",
+    long_about = "Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts.\n\n\
         For gateway objects the controller has no Go code for (Istio VirtualService and DestinationRule, \
         any CRD), the Kruise Rollout controller runs a Lua script per object and step. This plugin computes \
         each step's input exactly as the controller does, runs the same script locally in a sandbox, and \
@@ -243,7 +253,7 @@ pub enum Command {
     /// Release the claim an approve or restore left on Rollouts (when its holder is gone)
     #[command(
         name = "release-claim",
-        after_help = help::after(help::RELEASE_CLAIM_EXAMPLES, WRITE_EXIT_CODES),
+        after_help = help::after(help::RELEASE_CLAIM_EXAMPLES, RELEASE_CLAIM_EXIT_CODES),
         long_about = RELEASE_CLAIM_ABOUT
     )]
     ReleaseClaim(ReleaseClaimArgs),
@@ -306,7 +316,7 @@ pub enum ServerDryRun {
 #[derive(Args, Debug, Clone, Default)]
 pub struct RolloutSelection {
     /// Rollouts, as NAME or rollout/NAME
-    #[arg(value_name = "ROLLOUT")]
+    #[arg(value_name = "ROLLOUT", value_parser = crate::source::live::rollout_argument)]
     pub rollouts: Vec<String>,
     /// Select Rollouts by label (e.g. app=shop)
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", conflicts_with = "rollouts")]
@@ -356,7 +366,7 @@ pub struct PlanArgs {
     /// With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with
     /// -o yaml) instead of diffs; one entry's obj is input for `eval --obj`. A kind or Ingress
     /// class without a script yet is shown too, with a note on stderr
-    #[arg(long, requires = "manifests")]
+    #[arg(long, requires = "manifests", conflicts_with = "detailed_exitcode")]
     pub show_obj: bool,
     /// Plan this step (1-based); default: the current step (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
@@ -391,6 +401,7 @@ pub struct PlanArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("follow").args(["until_step", "to_end"])))]
 pub struct ApproveArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
@@ -418,7 +429,7 @@ pub struct ApproveArgs {
     #[arg(long, conflicts_with_all = ["traffic_only", "dry_run"])]
     pub to_end: bool,
     /// With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "follow")]
     pub timeout: Duration,
     /// Show the stored original (the original-spec annotation) in full in diffs, not as
     /// `stored (sha256 …, N bytes)`
@@ -442,7 +453,7 @@ pub struct StatusArgs {
     #[arg(short = 'w', long)]
     pub watch: bool,
     /// With --watch: give up after this long (e.g. 10m; 0 for never)
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "watch")]
     pub timeout: Duration,
     /// With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
     #[arg(long, requires = "watch")]
@@ -530,7 +541,8 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote
-    /// them, or when a stored original holds no spec (restoring it wipes the object's routing)
+    /// them, when a stored original holds no spec (restoring it wipes the object's routing), or
+    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read
     #[arg(long)]
     pub force: bool,
     /// Do not ask for confirmation (required when stdin is not a terminal)

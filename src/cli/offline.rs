@@ -47,6 +47,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
         None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
     };
+    if let Some(namespace) = &args.cluster.namespace {
+        snapshot::check_namespace(&manifests.documents, namespace)?;
+    }
     let documents = manifests.documents.len();
     let (mut snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
     if global.verbose {

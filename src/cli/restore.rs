@@ -19,7 +19,7 @@ use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
-use crate::source::live::{Live, Selection};
+use crate::source::live::{self, Live, Selection};
 use crate::status::{self, Position};
 use crate::write::{self, Interrupt, Mode, Writer};
 use crate::yaml;
@@ -90,6 +90,13 @@ struct Candidate {
 }
 
 pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
+    // Checked before the kubeconfig is read: a command that names nothing says so first.
+    let selection = match (&args.from_backup, args.refs.is_empty()) {
+        (None, true) => Some(selection(&args.selection).map_err(|e| {
+            Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
+        })?),
+        _ => None,
+    };
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
@@ -97,7 +104,7 @@ pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
         let outcome = match &args.from_backup {
             Some(file) => interrupt.unless_second(restore_backup(&session, &mut writer, file, args)).await,
-            None => interrupt.unless_second(restore_objects(&session, &mut writer, args)).await,
+            None => interrupt.unless_second(restore_objects(&session, &mut writer, args, selection)).await,
         };
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
@@ -112,12 +119,15 @@ enum Targets {
     Refs(Vec<(Resource, String)>),
 }
 
-async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &RestoreArgs) -> Result<Outcome, Error> {
+/// `selection`: the Rollouts selected, when no object is named with `--ref`.
+async fn restore_objects(
+    session: &Session,
+    writer: &mut Writer<'_>,
+    args: &RestoreArgs,
+    selection: Option<Selection>,
+) -> Result<Outcome, Error> {
     let mut notes = Vec::new();
-    let targets = if args.refs.is_empty() {
-        let selection = selection(&args.selection).map_err(|e| {
-            Error::Input(format!("{e}; or name objects with --ref KIND/NAME, or a backup with --from-backup FILE"))
-        })?;
+    let targets = if let Some(selection) = selection {
         claim_rollouts(session, &selection, writer, "restore").await?;
         Targets::Rollouts(selection)
     } else {
@@ -129,12 +139,17 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
         let keys: Vec<ObjectKey> =
             refs.iter().map(|(r, name)| ObjectKey::new(&r.group, &r.kind, namespace, name)).collect();
         let command = format!("restore --ref {}", args.refs.join(" --ref "));
-        claim_routing(session, writer, &keys, &command, &mut notes).await?;
+        claim_routing(session, writer, &keys, &command, args.force, &mut notes).await?;
         Targets::Refs(refs)
     };
-    let (restorations, more_notes) = restorations(session, &targets).await?;
+    let (restorations, more_notes) = restorations(session, &targets, args.force).await?;
+    // The Rollouts are read twice (to claim, then under the claim): a note on one is said once.
+    let mut said = Vec::new();
     for note in notes.into_iter().chain(more_notes) {
-        let _ = writeln!(anstream::stderr(), "{note}");
+        if !said.contains(&note) {
+            let _ = writeln!(anstream::stderr(), "{note}");
+            said.push(note);
+        }
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     // The claim's permissions were asked about when it was taken (a dry run takes none).
@@ -178,31 +193,102 @@ async fn restore_objects(session: &Session, writer: &mut Writer<'_>, args: &Rest
 
 /// `--ref` and `--from-backup` name objects: the Rollouts of the namespace that route any of
 /// them are claimed (read first, then claimed, then everything read again under the claim).
-/// When the Rollouts cannot be read, nothing is claimed and a note says so.
 async fn claim_routing(
     session: &Session,
     writer: &mut Writer<'_>,
     keys: &[ObjectKey],
     command: &str,
+    force: bool,
     notes: &mut Vec<String>,
 ) -> Result<(), Error> {
     if writer.mode() != Mode::Apply {
         return Ok(());
     }
-    let live = match session.load(&Selection::All).await {
-        Ok((live, _)) => live,
-        Err(e) => {
-            notes.push(format!("no Rollout is claimed: reading the Rollouts that may route the objects failed: {e}"));
-            return Ok(());
-        }
+    let Some(found) = namespace_rollouts(session, keys, force, notes).await? else {
+        return Ok(());
     };
-    let mut owners = Vec::new();
-    for rollout in &live.snapshot.rollouts {
-        if routes_any(&live, rollout, keys)? {
+    // One that may route them but cannot be loaded (only with --force) is claimed all the same.
+    let mut owners = found.unloaded_routing;
+    for rollout in &found.live.snapshot.rollouts {
+        if routes_any(&found.live, rollout, keys)? {
             owners.push(rollout.item.name.clone());
         }
     }
     claim_names(session, owners, writer, |_| command.to_string()).await
+}
+
+/// The Rollouts of the namespace, for objects named with `--ref` or `--from-backup`.
+struct NamespaceRollouts {
+    live: Live,
+    catalog: ScriptCatalog,
+    /// Those that cannot be loaded and may route the objects (kept only with `--force`).
+    unloaded_routing: Vec<String>,
+}
+
+/// Reads the namespace's Rollouts, each on its own, to claim those that route `keys` and to
+/// check the objects for edits against them. One that cannot be loaded is left out with a note
+/// naming it, unless it may route one of `keys`: then, as when the Rollouts cannot be read at
+/// all, the restore is refused (nothing was written yet), unless `force`. None: the Rollouts
+/// were not read (not served, or `force`), and a note says so.
+async fn namespace_rollouts(
+    session: &Session,
+    keys: &[ObjectKey],
+    force: bool,
+    notes: &mut Vec<String>,
+) -> Result<Option<NamespaceRollouts>, Error> {
+    let namespace = &session.cluster.namespace;
+    let objects = keys.iter().map(ObjectKey::to_string).collect::<Vec<_>>().join(", ");
+    let read = match live::served_rollout_resource(&session.cluster).await {
+        Ok(None) => {
+            notes.push("the API server serves no Rollouts: none routes the objects, nothing is claimed".into());
+            return Ok(None);
+        }
+        Ok(Some(_)) => session.load_each(&Selection::All).await,
+        Err(e) => Err(e),
+    };
+    let (live, catalog, unloaded) = match read {
+        Ok(read) => read,
+        Err(e) if force => {
+            notes.push(format!(
+                "reading the Rollouts of namespace {namespace} failed ({e}): none is claimed and the objects are not checked for edits (--force)"
+            ));
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(Error::Refused(format!(
+                "nothing was written: reading the Rollouts of namespace {namespace} failed ({e}), so those that route {objects} can neither be claimed nor the objects checked for edits against them; try again, or pass --force to restore without them"
+            )));
+        }
+    };
+    let mut unloaded_routing = Vec::new();
+    for rollout in unloaded {
+        if !may_route(&rollout, keys) {
+            notes.push(format!("{}; left out: it does not route {objects}", rollout.error));
+        } else if force {
+            notes.push(format!(
+                "{}; it may route {objects}: claimed, but the objects are not checked for edits against it (--force)",
+                rollout.error
+            ));
+            unloaded_routing.push(rollout.name);
+        } else {
+            return Err(Error::Refused(format!(
+                "nothing was written: {}; it may route {objects}, and the objects cannot be checked for edits against it: fix the Rollout, or pass --force to restore without that check",
+                rollout.error
+            )));
+        }
+    }
+    Ok(Some(NamespaceRollouts { live, catalog, unloaded_routing }))
+}
+
+/// Whether a Rollout that cannot be loaded may route one of `keys`: its own refs tell, unless it
+/// does not parse or routes through a TrafficRouting (not read).
+fn may_route(unloaded: &live::Unloaded, keys: &[ObjectKey]) -> bool {
+    let Some(rollout) = &unloaded.rollout else { return true };
+    rollout.item.traffic_routing_cr.is_some()
+        || Routing::of_rollout(&rollout.item, &rollout.namespace)
+            .iter()
+            .flat_map(Routing::objects)
+            .any(|key| keys.contains(&key))
 }
 
 /// Whether `rollout` (or its TrafficRouting) routes any of `keys`.
@@ -211,7 +297,11 @@ fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Re
 }
 
 /// The objects a restore writes, each once, and notes on those it skips.
-async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Restoration>, Vec<String>), Error> {
+async fn restorations(
+    session: &Session,
+    targets: &Targets,
+    force: bool,
+) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
     match targets {
@@ -262,7 +352,7 @@ async fn restorations(session: &Session, targets: &Targets) -> Result<(Vec<Resto
             }
             // The drift check: where each object stands against the Rollouts that route it.
             let wanted: Vec<ObjectKey> = candidates.iter().map(|c| key_of(&c.resource, &c.live)).collect();
-            for (key, placement) in placements_of_refs(session, &wanted, &mut notes).await? {
+            for (key, placement) in placements_of_refs(session, &wanted, force, &mut notes).await? {
                 if let Some(candidate) = candidates.iter_mut().find(|c| key_of(&c.resource, &c.live) == key) {
                     candidate.placement.merge(placement);
                 }
@@ -421,17 +511,14 @@ fn placements(
 async fn placements_of_refs(
     session: &Session,
     wanted: &[ObjectKey],
+    force: bool,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(ObjectKey, Placement)>, Error> {
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let (live, catalog) = match session.load(&Selection::All).await {
-        Ok(found) => found,
-        Err(e) => {
-            notes.push(format!("cannot check the objects for edits: reading the Rollouts failed: {e}"));
-            return Ok(Vec::new());
-        }
+    let Some(NamespaceRollouts { live, catalog, .. }) = namespace_rollouts(session, wanted, force, notes).await? else {
+        return Ok(Vec::new());
     };
     let mut found = Vec::new();
     for rollout in &live.snapshot.rollouts {
@@ -578,8 +665,8 @@ async fn restore_backup(
         )));
     }
     let mut notes = Vec::new();
-    claim_routing(session, writer, std::slice::from_ref(&key), &format!("restore --from-backup {source}"), &mut notes)
-        .await?;
+    let command = format!("restore --from-backup {source}");
+    claim_routing(session, writer, std::slice::from_ref(&key), &command, args.force, &mut notes).await?;
     for note in notes {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
@@ -614,4 +701,48 @@ async fn restore_backup(
     let lost = writer.lost_reply(&key).map(|lost| format!("; {lost}")).unwrap_or_default();
     print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous}{lost})\n"))?;
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::Origin;
+    use serde_json::json;
+
+    fn unloaded(rollout: Option<Value>) -> live::Unloaded {
+        let rollout = rollout.map(|raw| Located {
+            origin: Origin("rollout.rollouts.kruise.io/odd".into()),
+            namespace: "shop".into(),
+            item: Rollout::from_object(&raw).unwrap(),
+            raw,
+        });
+        live::Unloaded { name: "odd".into(), index: 0, rollout, error: "Rollout shop/odd: broken".into() }
+    }
+
+    fn routing_through(routing: Value) -> Value {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "odd", "namespace": "shop", "annotations": {}},
+            "spec": {
+                "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "odd"},
+                "strategy": {"canary": {"steps": [{"traffic": "10%"}], "trafficRoutings": [routing]}}
+            }
+        })
+    }
+
+    #[test]
+    fn a_rollout_that_cannot_be_loaded_may_route_what_its_refs_name_or_what_it_cannot_tell() {
+        let vs = |name: &str| ObjectKey::new("networking.istio.io", "VirtualService", "shop", name);
+        let odd = routing_through(json!({"service": "odd", "customNetworkRefs": [
+            {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"},
+            {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
+        ]}));
+        assert!(may_route(&unloaded(Some(odd.clone())), &[vs("demo")]));
+        assert!(!may_route(&unloaded(Some(odd.clone())), &[vs("other")]));
+        // A Rollout that does not parse, or routes through a TrafficRouting, cannot tell.
+        assert!(may_route(&unloaded(None), &[vs("other")]));
+        let mut through_a_cr = odd;
+        through_a_cr["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "odd-tr"});
+        assert!(may_route(&unloaded(Some(through_a_cr)), &[vs("other")]));
+    }
 }

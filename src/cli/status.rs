@@ -56,17 +56,44 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
                 None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
             }
-            return Ok(Outcome::Done);
+            return match unloaded_error(&views) {
+                Some(error) => Err(error.into()),
+                None => Ok(Outcome::Done),
+            };
         }
         let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
+        // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
+        let settled = |v: &RolloutView| {
+            v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
+        };
+        let goal = if args.until_paused { "wait for approval, complete or fail" } else { "complete or fail" };
+        // The Rollouts not settled when last read: what a timeout names.
+        let mut waiting = String::from("the Rollouts to be read");
         loop {
-            let views = follower.next(&session, &scope).await?;
-            // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
-            let settled = |v: &RolloutView| {
-                v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
-            };
+            let views = follower.next(&session, &scope).await.map_err(|e| match e {
+                Error::TimedOut(message) => Error::TimedOut(format!("{message} waiting for {waiting}")),
+                other => other,
+            })?;
+            let unsettled: Vec<String> = views
+                .iter()
+                .filter(|v| !settled(v))
+                .map(|v| {
+                    let step = v.step.as_deref().map(|s| format!("{s} ")).unwrap_or_default();
+                    let state = v.state.as_deref().unwrap_or("-");
+                    // No countdown: the message outlives the read.
+                    let progress = match &v.progress {
+                        Progress::Paused { .. } => "paused".to_string(),
+                        other => other.describe(),
+                    };
+                    format!("Rollout {}/{} to {goal} (it is at {step}{state}: {progress})", v.namespace, v.name)
+                })
+                .collect();
+            waiting = unsettled.join(", ");
             if views.iter().all(settled) {
                 follower.finish();
+                if let Some(error) = unloaded_error(&views) {
+                    return Err(error.into());
+                }
                 return match views.iter().find_map(|v| match &v.progress {
                     Progress::Failed { reason } => Some(format!("Rollout {}/{}: {reason}", v.namespace, v.name)),
                     _ => None,
@@ -100,15 +127,15 @@ pub(super) async fn views(session: &Session, scope: &Scope) -> Result<Vec<Rollou
 }
 
 /// Reads the selected Rollouts of the session's namespace and places their objects (a plan of
-/// every stage).
+/// every stage). One that cannot be loaded is a view with its error, in its place.
 async fn views_in(session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
-    let (live, catalog) = session.load(selection).await?;
+    let (live, catalog, unloaded) = session.load_each(selection).await?;
     let workloads = futures::future::join_all(
         live.snapshot.rollouts.iter().map(|r| workload(&session.cluster, r.item.workload.as_ref())),
     )
     .await;
     let now = SystemTime::now();
-    Ok(live
+    let mut views: Vec<RolloutView> = live
         .snapshot
         .rollouts
         .iter()
@@ -117,7 +144,27 @@ async fn views_in(session: &Session, selection: &Selection) -> Result<Vec<Rollou
             let plan = session.plan_to_place(&live, &catalog, rollout).map_err(|e| e.to_string());
             RolloutView::new(&rollout.item, &rollout.namespace, plan.as_ref().map_err(Clone::clone), workload, now)
         })
-        .collect())
+        .collect();
+    // In the order they were read: each goes back to its place among them.
+    for unloaded in unloaded {
+        let view = match &unloaded.rollout {
+            Some(r) => {
+                let workload = workload(&session.cluster, r.item.workload.as_ref()).await;
+                RolloutView::unloaded(&r.item, &r.namespace, unloaded.error, workload, now)
+            }
+            None => RolloutView::unparsed(&unloaded.name, &session.cluster.namespace, unloaded.error),
+        };
+        views.insert(unloaded.index.min(views.len()), view);
+    }
+    Ok(views)
+}
+
+/// The errors of the Rollouts that could not be loaded, if any: `status` shows the others, and
+/// fails with these at the end.
+fn unloaded_error(views: &[RolloutView]) -> Option<Error> {
+    let errors: Vec<&str> =
+        views.iter().filter(|v| v.unloaded).filter_map(|v| v.objects.as_ref().err()).map(String::as_str).collect();
+    (!errors.is_empty()).then(|| Error::Input(errors.join("\n")))
 }
 
 /// The workload's replicas, when it can be read (a missing permission only hides them).

@@ -5,7 +5,8 @@
 //! no error handler (`pcall`, `xpcall`'s handler, a metamethod) can carry on. Library functions
 //! that loop in C (pattern matching, `string.rep`, the table library, `collectgarbage`) count
 //! their steps as instructions (`lua_librarysteps` in build/lua-5.1.5), so the hook stops them
-//! too; the ones written in Rust (`json`) look at the clock themselves (`check`).
+//! too; the ones written in Rust (`json`, `string.format`, `string.upper`/`lower`) look at the
+//! clock themselves (`check`).
 
 use mlua::{HookTriggers, Lua, VmState};
 use std::cell::Cell;
@@ -56,7 +57,7 @@ impl Deadline {
     }
 }
 
-/// For library functions written in Rust (`json`), which the instruction hook does not see:
+/// For library functions written in Rust (`json`, `string.format`, …), which the instruction hook does not see:
 /// fails when the script's time is up. Called after their work, which the memory limit bounds.
 pub fn check(lua: &Lua) -> mlua::Result<()> {
     let clock = lua.app_data_ref::<Deadline>().map(|clock| clock.clone());
@@ -67,9 +68,19 @@ fn timed_out() -> mlua::Error {
     mlua::Error::runtime("timed out")
 }
 
-/// The current line of the innermost Lua function: the hook may fire inside a library function.
+/// The current line of the innermost function of the script: the hook may fire inside a library
+/// function, written in C, Rust or Lua (the preludes of `stdlib.rs`, whose lines are their own).
 fn current_line(lua: &Lua) -> usize {
-    (0..).map_while(|level| lua.inspect_stack(level, |frame| frame.current_line())).flatten().next().unwrap_or(0)
+    let script_source = format!("={}", super::CHUNK_NAME);
+    (0..)
+        .map_while(|level| {
+            lua.inspect_stack(level, |frame| {
+                frame.current_line().filter(|_| frame.source().source.as_deref() == Some(script_source.as_str()))
+            })
+        })
+        .flatten()
+        .next()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -131,6 +142,8 @@ mod tests {
         times_out("local t = {} for i = 1, 50000 do t[i] = i end while true do local s = json.encode(t) end");
         times_out("local s = json.encode({string.rep('a', 2^22)}) while true do local t = json.decode(s) end");
         times_out("local keep = {} for i = 1, 200000 do keep[i] = {i} end while true do collectgarbage() end");
+        times_out("while true do local s = string.format('%999999s', 'x') end");
+        times_out("local s = string.rep('\\255', 2^20) while true do local t = string.upper(s) end");
         // A plain search takes time quadratic in the lengths; so does a balance with backtracking.
         times_out("local s = string.rep('a', 2^22) return {spec = {s:find(string.rep('a', 2^20) .. 'b', 1, true)}}");
         times_out("local s = string.rep('(', 200000) return {spec = {s:find('.-%b()')}}");
@@ -150,5 +163,10 @@ mod tests {
         // In a library function: the line that called it.
         let message = times_out("local s = string.rep('a', 500)\nlocal x = s:find('.-.-.-b')");
         assert!(message.starts_with("script runaway.lua:2: timed out after 100ms"), "{message}");
+        // In one whose argument checks are written in Lua: not a line of those.
+        for call in ["string.format('%999999s', 'x')", "json.encode({1, 2, 3})"] {
+            let message = times_out(&format!("local x = 1\nwhile true do\nlocal s = {call}\nend"));
+            assert!(message.starts_with("script runaway.lua:3: timed out after 100ms"), "{call}: {message}");
+        }
     }
 }

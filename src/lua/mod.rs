@@ -4,6 +4,9 @@
 
 mod convert;
 mod deadline;
+mod gofmt;
+mod gostrconv;
+mod gounicode;
 mod stack;
 mod stdlib;
 

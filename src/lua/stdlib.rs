@@ -1,7 +1,9 @@
 //! What a script can reach: the controller's libraries, minus file access and bytecode loading,
 //! plus the controller's `json` module and its `math.huge`.
 
-use super::{EmptyTable, EvalOptions, PairsOrder, convert, deadline};
+use super::gofmt::{FormatError, Operand, string_format};
+use super::gostrconv::{parse_float, parse_int, trim_lua_space};
+use super::{EmptyTable, EvalOptions, PairsOrder, convert, deadline, gounicode};
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
 
 const INPUT_TABLES: &str = "kubectl-rollout-lua.input-tables";
@@ -64,6 +66,38 @@ return function(...)
 end
 "#;
 
+/// gopher-lua's `string.format`, `string.upper`, `string.lower` and `tonumber`, which Go's
+/// `fmt`, `strings` and `strconv` do there: the work in Rust (`go_functions`), the argument
+/// checks here (see `JSON_PRELUDE`), worded as gopher-lua's.
+const GO_PRELUDE: &str = r#"
+local format, upper, lower, to_number, string = ...
+local select, type, error, tostring = select, type, error, tostring
+local function text_argument(value, name)
+  local kind = type(value)
+  if kind == "number" then return tostring(value) end
+  if kind ~= "string" then error("bad argument #1 to " .. name .. " (string expected, got " .. kind .. ")", 3) end
+  return value
+end
+function string.format(...)
+  local text, problem = format(text_argument((...), "format"), select(2, ...))
+  if text == nil then error(problem, 2) end
+  return text
+end
+function string.upper(text) return upper(text_argument(text, "upper")) end
+function string.lower(text) return lower(text_argument(text, "lower")) end
+function tonumber(...)
+  local value, base = ...
+  if base ~= nil and type(base) ~= "number" then
+    error("bad argument #2 to tonumber (number expected, got " .. type(base) .. ")", 2)
+  end
+  if select('#', ...) == 0 then error("bad argument #1 to tonumber (value expected)", 2) end
+  local kind = type(value)
+  if kind == "number" then return value end
+  if kind ~= "string" then return nil end
+  return to_number(value, base)
+end
+"#;
+
 /// What every evaluation's state holds, whatever the script and options.
 pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     let globals = lua.globals();
@@ -77,7 +111,9 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     lua.load(STRING_DUMP).set_name("=string").exec()?;
     let (encode, decode) = json_functions(lua)?;
     let json: Table = lua.load(JSON_PRELUDE).set_name("=json").call((encode, decode))?;
-    globals.raw_set("json", json)
+    globals.raw_set("json", json)?;
+    let (format, upper, lower, to_number) = go_functions(lua)?;
+    lua.load(GO_PRELUDE).set_name("=string").call((format, upper, lower, to_number, globals.get::<Table>("string")?))
 }
 
 /// What depends on the script and the options: `print`, and the order `pairs` walks in.
@@ -215,6 +251,73 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
     ))
 }
 
+/// The memory a library function may still take for a result: what the limit leaves.
+fn memory_left(lua: &Lua) -> usize {
+    super::output_budget(lua).saturating_sub(lua.used_memory())
+}
+
+/// The Rust halves of `GO_PRELUDE`'s functions: `format(text, args...)` (the text, or `nil,
+/// message` for what this engine does not reproduce), `upper(text)`, `lower(text)` and
+/// `to_number(text, base)` (gopher-lua's `tonumber` of a string: trimmed, `ParseFloat` where
+/// there is a ".", else `ParseInt` with the base, or 16 after "0x" when no base is given; `nil`
+/// on any error). Results longer than the memory left fail as the memory limit.
+fn go_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function, mlua::Function, mlua::Function)> {
+    let change_case = |upper: bool| {
+        lua.create_function(move |lua, text: mlua::LuaString| {
+            let changed = gounicode::change_case(&text.as_bytes(), upper, memory_left(lua));
+            deadline::check(lua)?;
+            let changed = changed.ok_or_else(|| mlua::Error::MemoryError("string.upper".into()))?;
+            lua.create_string(changed)
+        })
+    };
+    Ok((
+        lua.create_function(|lua, (format, args): (mlua::LuaString, MultiValue)| {
+            let strings: Vec<_> =
+                args.iter().map(|arg| if let LuaValue::String(s) = arg { Some(s.as_bytes()) } else { None }).collect();
+            let mut operands = Vec::with_capacity(args.len());
+            for (arg, string) in args.iter().zip(&strings) {
+                operands.push(match (arg, string) {
+                    (_, Some(bytes)) => Operand::String(bytes),
+                    (LuaValue::Nil, _) => Operand::Nil,
+                    (LuaValue::Boolean(b), _) => Operand::Bool(*b),
+                    (LuaValue::Number(n), _) => Operand::Number(*n),
+                    (LuaValue::Integer(n), _) => Operand::Number(*n as f64),
+                    (LuaValue::Table(t), _) => Operand::Table(t.to_pointer() as usize),
+                    (LuaValue::Function(f), _) => Operand::Function(f.to_pointer() as usize),
+                    (other, _) => {
+                        return failed(
+                            lua,
+                            &format!("string.format: a {} has no counterpart in the controller", other.type_name()),
+                        );
+                    }
+                });
+            }
+            let formatted = string_format(&format.as_bytes(), &operands, memory_left(lua));
+            deadline::check(lua)?;
+            match formatted {
+                Ok(text) => one(lua, LuaValue::String(lua.create_string(text)?)),
+                Err(FormatError::Refused(message)) => failed(lua, &format!("string.format: {message}")),
+                Err(FormatError::TooLarge) => Err(mlua::Error::MemoryError("string.format".into())),
+            }
+        })?,
+        change_case(true)?,
+        change_case(false)?,
+        lua.create_function(|_, (text, base): (mlua::LuaString, Option<f64>)| {
+            let bytes = text.as_bytes();
+            let text = trim_lua_space(&bytes);
+            if text.contains(&b'.') {
+                return Ok(parse_float(text));
+            }
+            let (base, digits) = match base {
+                Some(base) => (super::gofmt::go_int64(base), text),
+                None if text.len() >= 2 && text[..2].eq_ignore_ascii_case(b"0x") => (16, &text[2..]),
+                None => (10, text),
+            };
+            Ok(parse_int(digits, base).map(|n| n as f64))
+        })?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::lua::{EvalOptions, Limits, Printed, Script, ScriptError, ScriptErrorKind, Values, evaluate};
@@ -295,6 +398,93 @@ mod tests {
         .unwrap();
         let text = String::from_utf8(printed.0.borrow().clone()).unwrap();
         assert!(text.starts_with("[p.lua] 1\ttable: 0x"), "{text:?}");
+    }
+
+    #[test]
+    fn format_upper_lower_and_tonumber_are_the_go_functions_gopher_lua_calls() {
+        let got = spec(
+            r#"r[1] = string.format("%s=%s %d|%5s|%s", "a", nil, "x", "é", true)
+               r[2] = ("%.1f"):format(2.25)
+               r[3] = string.upper("héllo ß")
+               r[4] = string.lower(1.5)
+               r[5] = string.format(12)
+               local n = {tonumber(12, 16), tonumber(nil), tonumber({}), tonumber("0x1F", nil), tonumber("ff", 16.9),
+                 tonumber("0x10", 10), tonumber("-0x10"), tonumber("0x-10"), tonumber(" \t1.5\n"), tonumber("1.e500"),
+                 tonumber("inf"), tonumber("1e2"), tonumber("-ff", 16), tonumber("\r1"), tonumber("9223372036854775808")}
+               for i = 1, 15 do r[5 + i] = tostring(n[i]) end"#,
+        );
+        assert_eq!(
+            got,
+            json!([
+                "a=nil 0|    é|true",
+                "2.2",
+                "HÉLLO ß",
+                "1.5",
+                "12",
+                "12",
+                "nil",
+                "nil",
+                "31",
+                "255",
+                "nil",
+                "nil",
+                "-16",
+                "1.5",
+                "nil",
+                "nil",
+                "nil",
+                "-255",
+                "nil",
+                "nil"
+            ])
+        );
+    }
+
+    #[test]
+    fn their_argument_errors_are_gopher_luas_strings() {
+        for (call, message) in [
+            ("string.format()", "bad argument #1 to format (string expected, got nil)"),
+            ("string.upper({})", "bad argument #1 to upper (string expected, got table)"),
+            ("('x').lower(true)", "bad argument #1 to lower (string expected, got boolean)"),
+            ("tonumber()", "bad argument #1 to tonumber (value expected)"),
+            ("tonumber('10', '16')", "bad argument #2 to tonumber (number expected, got string)"),
+        ] {
+            let err = evaluated(&format!("local x = 1\nlocal v = {call}\nreturn {{}}")).unwrap_err();
+            assert_eq!(err.to_string(), format!("script tables.lua:2: {message}"), "{call}");
+            let caught = spec(&format!("local ok, e = pcall(function() return {call} end) r[1] = type(e)"));
+            assert_eq!(caught, json!(["string"]), "{call}");
+        }
+        // What this engine does not reproduce fails the script, saying why.
+        let err = evaluated("local x = 1\nlocal v = string.format('%d', {})\nreturn {}").unwrap_err();
+        assert!(
+            err.to_string().starts_with("script tables.lua:2: string.format: %d of a table: the controller prints"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn their_results_stay_within_the_memory_limit() {
+        let within_4_mib = |code: &str| {
+            let limits = Limits { memory: 4 << 20, ..Limits::default() };
+            let script = Script::new("big.lua", format!("{code} return {{}}"));
+            let outcome = evaluate(
+                &script,
+                std::borrow::Cow::Owned(json!({})),
+                &limits,
+                EvalOptions::CONTROLLER,
+                &Printed::default(),
+                Values::default(),
+            );
+            outcome.map(drop).map_err(|e| e.kind)
+        };
+        // Each within the limit, but not all of them.
+        let ten = "local s = string.format(string.rep('%999999d', 10), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)";
+        assert_eq!(within_4_mib(ten), Err(ScriptErrorKind::Memory));
+        assert_eq!(within_4_mib("local s = string.format('%999999d', 1)"), Ok(()));
+        // Each invalid byte becomes three.
+        assert_eq!(within_4_mib("local s = string.upper(string.rep('\\255', 1500000))"), Err(ScriptErrorKind::Memory));
+        // Go's widths stop at about a million: a larger one ends the format.
+        assert_eq!(spec("r[1] = #string.format('%999999999d', 1)"), json!([33]));
     }
 
     #[test]

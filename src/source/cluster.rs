@@ -13,7 +13,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
-use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::config::KubeConfigOptions;
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
@@ -160,23 +160,13 @@ struct CachedResources {
 
 impl Cluster {
     pub async fn connect(args: &ConnectionArgs) -> Result<Cluster, Error> {
-        let kubeconfig = match &args.kubeconfig {
-            Some(path) => Kubeconfig::read_from(path),
-            None => Kubeconfig::read(),
-        }
-        .map_err(|e| {
-            // kube's own text quotes the path twice ('"/path"').
-            let why = match e {
-                KubeconfigError::ReadConfig(io, path) => format!("{}: {io}", path.display()),
-                other => other.to_string(),
-            };
-            Error::Input(format!("reading the kubeconfig: {why} (set KUBECONFIG or --kubeconfig)"))
-        })?;
+        let kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref())?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
+        let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
-            .map_err(|e| Error::Input(format!("kubeconfig context {context:?}: {e}")))?;
+            .map_err(|e| super::kubeconfig::context_error(&contexts, &context, e))?;
         // A plain-HTTP server (kubectl proxy, a local test server) never does TLS; an empty root
         // store spares loading the system's certificates, which costs more than the request.
         if config.cluster_url.scheme_str() == Some("http") && config.root_cert.is_none() {

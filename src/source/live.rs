@@ -5,7 +5,7 @@
 //! then a TrafficRouting's own objects.
 
 use super::cluster::{Cluster, Resource};
-use crate::error::Error;
+use crate::error::{ApiFailure, Error};
 use crate::model::{INGRESS_API_VERSION, ObjectKey, ObjectRef, Provider, Rollout, Routing, TrafficRoutingCr};
 use crate::providers::gateway;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
@@ -41,9 +41,35 @@ impl Live {
     }
 }
 
-/// `NAME` or `rollout/NAME` (also `rollouts/…` and the qualified resource name).
+/// `NAME` or `rollout/NAME` (any form `rollout_argument` accepts).
 pub fn rollout_name(argument: &str) -> &str {
-    argument.split_once('/').filter(|(kind, _)| kind.starts_with("rollout")).map_or(argument, |(_, name)| name)
+    argument.split_once('/').filter(|(kind, _)| is_rollout_resource(kind)).map_or(argument, |(_, name)| name)
+}
+
+/// Checks a Rollout named on the command line as kubectl reads `TYPE/NAME`: `NAME`, or a type
+/// that names the Rollout resource (`rollout`, `rollouts`, `Rollout`, in any case, alone or
+/// with the group, `rollout.rollouts.kruise.io`, or a version and the group,
+/// `rollouts.v1beta1.rollouts.kruise.io`) and a name.
+pub fn rollout_argument(argument: &str) -> Result<String, String> {
+    let hint = "name a Rollout as NAME or rollout/NAME";
+    match argument.split_once('/') {
+        None if !argument.is_empty() => Ok(argument.to_string()),
+        Some((kind, name)) if is_rollout_resource(kind) && !name.is_empty() && !name.contains('/') => {
+            Ok(argument.to_string())
+        }
+        Some((kind, _)) if !is_rollout_resource(kind) => Err(format!("{kind} is not a Rollout: {hint}")),
+        _ => Err(hint.to_string()),
+    }
+}
+
+/// Whether `kind` names the Rollout resource as kubectl's resource mapping matches it.
+fn is_rollout_resource(kind: &str) -> bool {
+    let kind = kind.to_ascii_lowercase();
+    let (resource, group) = kind.split_once('.').map_or((kind.as_str(), None), |(r, g)| (r, Some(g)));
+    let version_of_the_group = |g: &str| {
+        g.strip_suffix(GROUP).and_then(|v| v.strip_suffix('.')).is_some_and(|v| ["v1alpha1", "v1beta1"].contains(&v))
+    };
+    matches!(resource, "rollout" | "rollouts") && group.is_none_or(|g| g == GROUP || version_of_the_group(g))
 }
 
 /// The Rollouts a command works on, read in one round trip.
@@ -54,8 +80,41 @@ pub struct Rollouts {
     pub routings: Vec<Routing>,
 }
 
-/// Reads the selected Rollouts: the first round trip.
+impl Rollouts {
+    fn of(resource: Resource, found: Vec<Located<Rollout>>) -> Rollouts {
+        let routings = found.iter().filter_map(|r| Routing::of_rollout(&r.item, &r.namespace)).collect();
+        Rollouts { resource, found, routings }
+    }
+}
+
+/// A Rollout that could not be loaded, when the others were (`read_each`).
+pub struct Unloaded {
+    pub name: String,
+    /// Its place among the Rollouts read (the order they are shown in).
+    pub index: usize,
+    /// The Rollout, when it parses (then its own objects, or its TrafficRouting, could not be
+    /// read).
+    pub rollout: Option<Located<Rollout>>,
+    /// Why, starting with `Rollout NAMESPACE/NAME:`.
+    pub error: String,
+}
+
+/// Reads the selected Rollouts: the first round trip. One that does not parse is an error, and
+/// so is a selector that matches none.
 pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<Rollouts, Error> {
+    let (rollouts, unparsed) = read_rollouts_leniently(cluster, selection).await?;
+    if let Some(unparsed) = unparsed.into_iter().next() {
+        return Err(Error::Input(unparsed.error));
+    }
+    if rollouts.found.is_empty() && matches!(selection, Selection::Selector(_)) {
+        let namespace = &cluster.namespace;
+        return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
+    }
+    Ok(rollouts)
+}
+
+/// Reads the selected Rollouts; those that do not parse are returned apart.
+async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Result<(Rollouts, Vec<Unloaded>), Error> {
     let resource = rollout_resource(cluster).await?;
     let namespace = &cluster.namespace;
     let raws: Vec<Value> = match selection {
@@ -78,20 +137,64 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
         Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
         Selection::All => cluster.list(&resource, namespace, "").await?,
     };
-    if raws.is_empty() && matches!(selection, Selection::Selector(_)) {
-        return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
+    let (mut found, mut unparsed) = (Vec::new(), Vec::new());
+    for (index, raw) in raws.into_iter().enumerate() {
+        let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        match Rollout::from_object(&raw) {
+            Ok(item) => found.push(Located {
+                origin: Origin(format!("rollout.{GROUP}/{name}")),
+                namespace: namespace.clone(),
+                item,
+                raw,
+            }),
+            Err(e) => {
+                let error = format!("Rollout {namespace}/{name}: {e}{}", crate::schema::unknown_fields_note(&raw));
+                unparsed.push(Unloaded { name, index, rollout: None, error });
+            }
+        }
     }
-    let found = raws
-        .into_iter()
-        .map(|raw| {
-            let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
-            let item =
-                Rollout::from_object(&raw).map_err(|e| Error::Input(format!("Rollout {namespace}/{name}: {e}")))?;
-            Ok(Located { origin: Origin(format!("rollout.{GROUP}/{name}")), namespace: namespace.clone(), item, raw })
-        })
-        .collect::<Result<Vec<Located<Rollout>>, Error>>()?;
-    let routings = found.iter().filter_map(|r| Routing::of_rollout(&r.item, &r.namespace)).collect();
-    Ok(Rollouts { resource, found, routings })
+    Ok((Rollouts::of(resource, found), unparsed))
+}
+
+/// Reads the selected Rollouts and their world so that one Rollout that cannot be loaded (it
+/// does not parse, or its objects cannot be read) does not hide the others: it is returned
+/// apart, with its error. When reading them together fails, each is read on its own to find
+/// which fail, then the others together again; unless no answer came (a timeout, a lost
+/// connection): that is the server, not a Rollout, and reading again would only wait again.
+pub async fn read_each(
+    cluster: &Cluster,
+    selection: &Selection,
+    catalog: &ScriptCatalog,
+    controller_namespace: &str,
+) -> Result<(Live, Vec<Unloaded>), Error> {
+    let (rollouts, mut unloaded) = read_rollouts_leniently(cluster, selection).await?;
+    let (resource, found) = (rollouts.resource.clone(), rollouts.found.clone());
+    match read_routing(cluster, rollouts, catalog, controller_namespace).await {
+        Ok(live) => return Ok((live, unloaded)),
+        Err(unanswered @ Error::Api { failure: ApiFailure { code: None, .. }, .. }) => return Err(unanswered),
+        Err(_) => {}
+    }
+    let alone = join_all(found.iter().map(|rollout| {
+        let one = Rollouts::of(resource.clone(), vec![rollout.clone()]);
+        read_routing(cluster, one, catalog, controller_namespace)
+    }))
+    .await;
+    // The places among all the Rollouts read of those that parse.
+    let total = found.len() + unloaded.len();
+    let places: Vec<usize> = (0..total).filter(|i| unloaded.iter().all(|u| u.index != *i)).collect();
+    let mut loaded = Vec::new();
+    for ((rollout, read), index) in found.into_iter().zip(alone).zip(places) {
+        match read {
+            Ok(_) => loaded.push(rollout),
+            Err(e) => {
+                let (namespace, name) = (rollout.namespace.clone(), rollout.item.name.clone());
+                let error = format!("Rollout {namespace}/{name}: {e}");
+                unloaded.push(Unloaded { name, index, rollout: Some(rollout), error });
+            }
+        }
+    }
+    let live = read_routing(cluster, Rollouts::of(resource, loaded), catalog, controller_namespace).await?;
+    Ok((live, unloaded))
 }
 
 /// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
@@ -269,12 +372,19 @@ async fn read_ingresses(
 /// The Rollout resource at v1beta1 when served (the controller's view, the API server
 /// converts), else v1alpha1.
 pub async fn rollout_resource(cluster: &Cluster) -> Result<Resource, Error> {
+    served_rollout_resource(cluster).await?.ok_or_else(|| {
+        Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)"))
+    })
+}
+
+/// The Rollout resource as `rollout_resource` picks it; None when neither version is served.
+pub async fn served_rollout_resource(cluster: &Cluster) -> Result<Option<Resource>, Error> {
     for version in ["v1beta1", "v1alpha1"] {
         if let Some(resource) = cluster.resource(GROUP, version, "Rollout", false).await? {
-            return Ok(resource);
+            return Ok(Some(resource));
         }
     }
-    Err(Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)")))
+    Ok(None)
 }
 
 /// Each ref's resource (targeted discovery, once per group/version) and object, concurrently
@@ -427,5 +537,27 @@ mod tests {
         assert_eq!(rollout_name("demo"), "demo");
         assert_eq!(rollout_name("rollout/demo"), "demo");
         assert_eq!(rollout_name("rollouts.rollouts.kruise.io/demo"), "demo");
+        for kind in ["Rollout", "ROLLOUTS", "rollout.rollouts.kruise.io", "rollouts.v1beta1.rollouts.kruise.io"] {
+            let argument = format!("{kind}/demo");
+            assert_eq!((rollout_name(&argument), rollout_argument(&argument)), ("demo", Ok(argument.clone())));
+        }
+    }
+
+    #[test]
+    fn a_rollout_argument_of_another_kind_is_refused() {
+        assert_eq!(rollout_argument("demo"), Ok("demo".into()));
+        let refused = |argument: &str| rollout_argument(argument).unwrap_err();
+        assert_eq!(refused("Deployment/demo"), "Deployment is not a Rollout: name a Rollout as NAME or rollout/NAME");
+        assert_eq!(
+            refused("rollout.apps/demo"),
+            "rollout.apps is not a Rollout: name a Rollout as NAME or rollout/NAME"
+        );
+        assert_eq!(
+            refused("rollouts.v2.rollouts.kruise.io/demo"),
+            "rollouts.v2.rollouts.kruise.io is not a Rollout: name a Rollout as NAME or rollout/NAME"
+        );
+        for argument in ["rollout/", "rollout/a/b", ""] {
+            assert_eq!(refused(argument), "name a Rollout as NAME or rollout/NAME", "{argument:?}");
+        }
     }
 }

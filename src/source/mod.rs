@@ -4,6 +4,7 @@ pub mod cluster;
 mod deadline;
 mod exec_plugin;
 pub mod files;
+mod kubeconfig;
 pub mod live;
 pub mod retry;
 pub mod watch;

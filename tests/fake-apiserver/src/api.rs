@@ -54,6 +54,8 @@ pub(crate) struct Config {
     pub resources: Vec<ApiResourceDef>,
     pub preferred: BTreeMap<String, String>,
     pub rules: Vec<Rule>,
+    /// With [`crate::Builder::grant`]: what is allowed (nothing else is).
+    pub grants: Option<Vec<Rule>>,
     /// `(webhook name, hook)`, run in order.
     pub webhooks: Vec<(String, AdmissionHook)>,
     /// Mutating hooks, run in order before the validating ones.
@@ -380,7 +382,7 @@ impl Context<'_> {
             name: user.clone(),
             ..Attributes::default()
         };
-        if denied(&self.config.rules, &attributes) {
+        if denied(&self.config.rules, self.config.grants.as_deref(), &attributes) {
             return Err(ApiError::forbidden("", "users", user, &attributes.forbidden_message()));
         }
         Ok(())
@@ -388,7 +390,7 @@ impl Context<'_> {
 
     fn serve_resource(&mut self, t: &Target) -> Result<Reply, ApiError> {
         let attributes = t.attributes(self.req).ok_or_else(ApiError::method_not_allowed)?;
-        if denied(&self.config.rules, &attributes) {
+        if denied(&self.config.rules, self.config.grants.as_deref(), &attributes) {
             return Err(ApiError::forbidden(&t.def.group, &t.def.plural, t.name(), &attributes.forbidden_message()));
         }
         match attributes.verb.as_str() {
@@ -598,7 +600,7 @@ impl Context<'_> {
         Ok(Reply::json(200, &delete_success(&t.def, t.name(), &old["metadata"]["uid"])))
     }
 
-    /// Answers from the deny rules, for the impersonated user when there is one.
+    /// Answers from the deny rules and grants, for the impersonated user when there is one.
     fn self_subject_access_review(&self) -> Result<Reply, ApiError> {
         if self.req.method != "POST" {
             return Err(ApiError::method_not_allowed());
@@ -610,6 +612,7 @@ impl Context<'_> {
         let allowed = attrs.is_null()
             || !denied(
                 &self.config.rules,
+                self.config.grants.as_deref(),
                 &Attributes {
                     user: self.req.user().to_owned(),
                     verb: field("verb"),

@@ -3,7 +3,7 @@
 //! It serves plain HTTP on `127.0.0.1` with Kubernetes semantics close enough that kube-rs
 //! and kubectl behave as against a real cluster: legacy discovery, CRUD on namespaced and
 //! cluster-scoped resources, the status subresource, optimistic concurrency with a global
-//! resourceVersion, JSON / merge / apply patches, `dryRun=All`, deny rules answered with
+//! resourceVersion, JSON / merge / apply patches, `dryRun=All`, deny rules and grants answered with
 //! real 403 Status bodies and SelfSubjectAccessReviews, validating admission hooks, and
 //! fault injection. Every request is logged for assertions.
 //!
@@ -114,6 +114,7 @@ pub struct Builder {
     preferred: BTreeMap<String, String>,
     objects: Vec<Value>,
     rules: Vec<Rule>,
+    grants: Option<Vec<Rule>>,
     webhooks: Vec<(String, AdmissionHook)>,
     mutations: Vec<MutatingHook>,
     latency: (Duration, Duration, u64),
@@ -175,6 +176,15 @@ impl Builder {
     /// themselves are never denied.
     pub fn deny(mut self, rule: Rule) -> Self {
         self.rules.push(rule);
+        self
+    }
+
+    /// Adds a grant: once one is given, only the requests and SelfSubjectAccessReviews that a
+    /// grant matches are allowed, as RBAC allows only what a Role grants (a grant's `names`
+    /// are a Role's resourceNames); deny rules still deny. Discovery and the access reviews
+    /// themselves are never denied.
+    pub fn grant(mut self, rule: Rule) -> Self {
+        self.grants.get_or_insert_with(Vec::new).push(rule);
         self
     }
 
@@ -273,6 +283,7 @@ impl Builder {
                 resources: self.resources,
                 preferred: self.preferred,
                 rules: self.rules,
+                grants: self.grants,
                 webhooks: self.webhooks,
                 mutations: self.mutations,
                 on_request: self.on_request,

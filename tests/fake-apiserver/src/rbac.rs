@@ -1,4 +1,6 @@
-//! Deny rules: the fake's stand-in for RBAC. Everything is allowed unless a rule matches.
+//! Deny rules and grants: the fake's stand-in for RBAC. Everything is allowed unless a deny
+//! rule matches or, once a grant is given, no grant matches (as RBAC allows only what a Role
+//! grants).
 
 /// The user requests run as when no `Impersonate-User` header is sent.
 pub const DEFAULT_USER: &str = "fake-user";
@@ -120,9 +122,9 @@ impl Attributes {
     }
 }
 
-/// Whether any rule denies the request.
-pub(crate) fn denied(rules: &[Rule], attributes: &Attributes) -> bool {
-    rules.iter().any(|r| r.matches(attributes))
+/// Whether a deny rule matches the request or, when there are grants, none of them does.
+pub(crate) fn denied(rules: &[Rule], grants: Option<&[Rule]>, attributes: &Attributes) -> bool {
+    rules.iter().any(|r| r.matches(attributes)) || grants.is_some_and(|g| !g.iter().any(|r| r.matches(attributes)))
 }
 
 #[cfg(test)]
@@ -170,6 +172,17 @@ mod tests {
         assert!(!rule.matches(&a));
         a.user = "alice".into();
         assert!(rule.matches(&a));
+    }
+
+    #[test]
+    fn grants_allow_only_what_they_match() {
+        let get = attrs("get", "rollouts", "", "demo", "r");
+        let patch = attrs("patch", "rollouts", "status", "demo", "r");
+        let grants = [Rule::new(["get", "list"]).groups(["rollouts.kruise.io"]).resources(["rollouts"])];
+        assert!(!denied(&[], Some(&grants), &get));
+        assert!(denied(&[], Some(&grants), &patch));
+        assert!(denied(&[Rule::new(["get"])], Some(&grants), &get));
+        assert!(!denied(&[], None, &patch));
     }
 
     #[test]
