@@ -19,10 +19,11 @@ pub struct Data {
 }
 
 impl Data {
-    /// The object's own spec, labels and annotations.
+    /// The object's own spec, labels and annotations, its numbers as the controller's client
+    /// decodes them (whole numbers that fit an int64 kept exactly: it stores them so).
     pub fn of_object(object: &Value) -> Data {
         Data {
-            spec: object.get("spec").filter(|s| !s.is_null()).cloned().map(gojson::normalize_numbers),
+            spec: object.get("spec").filter(|s| !s.is_null()).cloned().map(gojson::normalize_numbers_keeping_int64),
             labels: string_map(&object["metadata"]["labels"]),
             annotations: string_map(&object["metadata"]["annotations"]),
         }
@@ -58,6 +59,12 @@ impl Data {
     /// fields omitted. This is the annotation value and the canonical script output.
     pub fn to_go_json(&self) -> String {
         go_json(self.spec.as_ref().map(gojson::to_string).as_deref(), &self.labels, &self.annotations)
+    }
+
+    /// The data as the controller reads it back from the annotation it stored: every number a
+    /// float64.
+    pub fn as_stored_and_read_back(self) -> Data {
+        Data { spec: self.spec.map(gojson::normalize_numbers), ..self }
     }
 
     /// `{spec, labels, annotations}` as a JSON value, empty fields left out.

@@ -151,20 +151,30 @@ pub fn quote(s: &str) -> String {
 /// Go decodes every JSON number into a float64; re-reading a value this way makes numbers
 /// compare and print as they would after a round trip through the controller.
 pub fn normalize_numbers(mut value: Value) -> Value {
-    normalize_in_place(&mut value);
+    normalize_in_place(&mut value, false);
+    value
+}
+
+/// An object's numbers as the controller's client decodes them (apimachinery's
+/// `UnmarshalCaseSensitivePreserveInts`): a whole number that fits an int64 stays one, which Go
+/// prints exactly; every other number becomes a float64. This is what the controller stores as
+/// an object's original; reading that annotation back gives float64s (`normalize_numbers`).
+pub fn normalize_numbers_keeping_int64(mut value: Value) -> Value {
+    normalize_in_place(&mut value, true);
     value
 }
 
 /// `normalize_numbers` without moving the value: only its numbers change.
-fn normalize_in_place(value: &mut Value) {
+fn normalize_in_place(value: &mut Value, keep_int64: bool) {
     match value {
+        Value::Number(n) if keep_int64 && n.is_i64() => {}
         Value::Number(n) => {
             if let Some(normal) = n.as_f64().and_then(|f| number(f).ok()) {
                 *value = normal;
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(normalize_in_place),
-        Value::Object(map) => map.values_mut().for_each(normalize_in_place),
+        Value::Array(items) => items.iter_mut().for_each(|item| normalize_in_place(item, keep_int64)),
+        Value::Object(map) => map.values_mut().for_each(|item| normalize_in_place(item, keep_int64)),
         _ => {}
     }
 }
@@ -237,8 +247,13 @@ pub fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-/// A number as the float64 Go holds it (see `number`).
+/// A number as Go holds it: an int64 (a whole number of an object as its client decoded it, see
+/// `normalize_numbers_keeping_int64`) exactly, anything else as a float64 (see `number`).
 fn write_number(out: &mut String, n: &Number) {
+    if n.is_i64() {
+        let _ = write!(out, "{n}");
+        return;
+    }
     match n.as_f64().map(number) {
         Some(Ok(Value::Number(n))) if !n.is_f64() => {
             let _ = write!(out, "{n}");
@@ -305,6 +320,19 @@ pub fn write_string(out: &mut String, s: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_objects_int64s_stay_exact_and_other_numbers_become_float64s() {
+        let object = json!({"int64": 9007199254740993_i64, "past": 18446744073709551615_u64, "float": 0.5, "list": [-9007199254740993_i64]});
+        assert_eq!(
+            to_string(&normalize_numbers_keeping_int64(object.clone())),
+            r#"{"float":0.5,"int64":9007199254740993,"list":[-9007199254740993],"past":18446744073709552000}"#
+        );
+        assert_eq!(
+            to_string(&normalize_numbers(object)),
+            r#"{"float":0.5,"int64":9007199254740992,"list":[-9007199254740992],"past":18446744073709552000}"#
+        );
+    }
 
     #[test]
     fn string_maps_are_unmarshalled_as_go_fills_a_map() {

@@ -327,6 +327,28 @@ fn numbers_are_printed_as_gos_json_has_them() {
 }
 
 #[test]
+fn the_stored_original_keeps_whole_numbers_exact_as_the_controller_stores_them() {
+    // The controller's client decodes an object's whole numbers as int64 and stores them so;
+    // the script gets them back as float64s, and so does what it writes.
+    let vs = format!("{VIRTUAL_SERVICE}  big: 9007199254740993\n  small: -9007199254740993\n");
+    let plan = Test::new()
+        .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+        .file("m/deployment.yaml", &workload(4))
+        .file("m/vs.yaml", &vs)
+        .args(["plan", "-f", "m", "--step", "1", "-o", "json"])
+        .run()
+        .success();
+    let planned: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap();
+    let vs = &planned["plans"][0]["stages"][0]["objects"][0]["planned"];
+    let stored = vs["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"].as_str().unwrap();
+    assert!(
+        stored.contains(r#""big":9007199254740993,"#) && stored.contains(r#""small":-9007199254740993}"#),
+        "{stored}"
+    );
+    assert!(plan.stdout.contains("\"big\": 9007199254740992,"), "{}", plan.stdout);
+}
+
+#[test]
 fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);

@@ -63,8 +63,12 @@ pub fn plan_object(
         }
         RoutingAction::Route(strategy) => {
             let script = resolve().map_err(|e| Error::Input(format!("{where_}: {e}")))?;
-            // The annotation the controller stores, when none is stored yet.
-            let stored = stored.map_or_else(|| original.to_go_json(), str::to_string);
+            // The annotation the controller stores, when none is stored yet; the script gets what
+            // reading it back gives.
+            let (stored, original) = match stored {
+                Some(text) => (text.to_string(), original),
+                None => (original.to_go_json(), original.as_stored_and_read_back()),
+            };
             let obj = model::lua_data(original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
             let result = data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
