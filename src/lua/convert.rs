@@ -625,6 +625,9 @@ mod tests {
             r#"{"b": 1, "a": 2, "c": {"y": 1, "x": 2}}"#,
             &format!("{{{many_keys}}}"),
             &format!("{{\"l\": [{long_list}]}}"),
+            // Past the items that wait on the stack: built as it is read, nulls across chunks.
+            &format!("{{\"l\": [{}]}}", [long_list.as_str(); 9].join(",")),
+            &format!("{{\"l\": [{}], \"m\": [[{long_list}], null]}}", vec!["{\"a\": [1]}"; 3000].join(",")),
         ] {
             let value: Value = serde_json::from_str(text).unwrap();
             for order in [KeyOrder::Sorted, KeyOrder::Reversed] {
@@ -639,7 +642,7 @@ mod tests {
     #[test]
     fn json_text_that_reads_otherwise_as_a_value_is_left_unread() {
         let nested = |levels: usize| "{\"a\": ".repeat(levels) + "1" + &"}".repeat(levels);
-        let wide = format!("{{\"l\": [{}]}}", vec!["1"; 9000].join(","));
+        let wide = format!("{{{}}}", (0..5000).map(|i| format!("\"k{i}\": 1")).collect::<Vec<_>>().join(","));
         for (text, refused) in [
             (r#"{"a": 1, "a": 2}"#, &[][..]),
             (r#"{"a": null, "b": {"c": 1, "c": null}}"#, &[]),

@@ -26,8 +26,9 @@
 //!    which own memory, so no `longjmp` may cross them: it lifts the memory limit while it
 //!    builds (checking the memory used itself), the collector is stopped (the caller's part),
 //!    mlua's allocator aborts the process rather than fail an allocation, every push is
-//!    preceded by `lua_checkstack`, table sizes stay below Lua's stack limit, and keys are
-//!    strings (which `lua_rawset` takes without raising).
+//!    preceded by `lua_checkstack`, table sizes stay below Lua's stack limit (a longer list
+//!    grows as it is filled, which only allocates), and keys are strings (which `lua_rawset`
+//!    takes without raising).
 
 use super::KeyOrder;
 use mlua::{Lua, Value as LuaValue, ffi};
@@ -291,25 +292,36 @@ impl<'de> Visitor<'de> for Push<'_, '_> {
         let state = self.build.state;
         // SAFETY: invariant 5: the items are pushed above `base` by `Push`, which makes room.
         let base = unsafe { ffi::lua_gettop(state) };
-        while seq.next_element_seed(Push { build: self.build, levels, top: false })?.is_some() {}
-        self.build.room(1)?;
-        // SAFETY: invariant 5: room was made for the table, below its items, which it takes
-        // from the top down, closing up around the nulls as `build` does.
-        unsafe {
-            let count = ffi::lua_gettop(state) - base;
-            ffi::lua_createtable(state, count, 0);
-            ffi::lua_insert(state, base + 1);
-            let mut index = (base + 2..=base + 1 + count).filter(|&i| ffi::lua_isnil(state, i) == 0).count();
-            for _ in 0..count {
-                if ffi::lua_isnil(state, -1) != 0 {
-                    ffi::lua_settop(state, -2);
-                } else {
-                    ffi::lua_rawseti_(state, base + 1, index as c_int);
-                    index -= 1;
-                }
+        // The items wait on the stack and go into the table LIST_CHUNK at a time, so a long list
+        // takes no more of the stack than that (and is built here, not read as a `Value`).
+        let (mut table, mut filled) = (None, 0);
+        loop {
+            let more = seq.next_element_seed(Push { build: self.build, levels, top: false })?.is_some();
+            // SAFETY: invariant 5: reading the top neither allocates nor raises.
+            let waiting = unsafe { ffi::lua_gettop(state) } - base - c_int::from(table.is_some());
+            if more && waiting < LIST_CHUNK {
+                continue;
             }
+            let list = match table {
+                Some(list) => list,
+                None => {
+                    self.build.room(1)?;
+                    // SAFETY: invariant 5: room was made for the table, which goes below the
+                    // items; a list that is longer grows as it is filled (which only allocates).
+                    unsafe {
+                        ffi::lua_createtable(state, waiting, 0);
+                        ffi::lua_insert(state, base + 1);
+                    }
+                    *table.insert(base + 1)
+                }
+            };
+            // SAFETY: invariant 5: the items above the table go into it, off the stack.
+            unsafe { append_items(state, list, &mut filled) };
+            if !more {
+                return self.build.within_limit();
+            }
+            self.build.within_limit()?;
         }
-        self.build.within_limit()
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
@@ -356,6 +368,31 @@ impl<'de> Visitor<'de> for Push<'_, '_> {
             ffi::lua_settop(state, base + 1);
         }
         self.build.within_limit()
+    }
+}
+
+/// How many items of a list wait on the stack before they go into its table.
+const LIST_CHUNK: c_int = 1024;
+
+/// Moves the values on the stack above the list at `list` into it, after its `filled` items,
+/// closing up around the nils (the nulls) as `build` does; `filled` counts what it now holds.
+///
+/// # Safety
+/// `list` is the index of a table with nothing but its items' values above it (invariant 5).
+unsafe fn append_items(state: *mut ffi::lua_State, list: Index, filled: &mut c_int) {
+    // SAFETY: the caller's; popping and `lua_rawseti` into a table only allocate.
+    unsafe {
+        let count = ffi::lua_gettop(state) - list;
+        *filled += (list + 1..=list + count).filter(|&i| ffi::lua_isnil(state, i) == 0).count() as c_int;
+        let mut index = *filled;
+        for _ in 0..count {
+            if ffi::lua_isnil(state, -1) != 0 {
+                ffi::lua_settop(state, -2);
+            } else {
+                ffi::lua_rawseti_(state, list, index);
+                index -= 1;
+            }
+        }
     }
 }
 
