@@ -1003,7 +1003,7 @@ fn what_the_cluster_does_not_serve_or_hold_is_named() {
     // No Gateway API for a Rollout routing through an HTTPRoute.
     let no_gateway = FakeApiServer::builder().kruise_and_istio().object(store_rollout(1, "StepPaused")).start();
     run(&no_gateway, &["plan", "store"]).status(1).stderr_has(
-        "error: the API server serves no httproutes.gateway.networking.k8s.io at v1 or v1beta1 (is the Gateway API installed?), needed for HTTPRoute store",
+        "error: Rollout shop/store: the API server serves no httproutes.gateway.networking.k8s.io at v1 or v1beta1 (is the Gateway API installed?), needed for HTTPRoute store",
     );
     // Rollouts but no TrafficRoutings.
     let no_traffic_routings = FakeApiServer::builder().resource(fake_apiserver::rollouts("v1beta1")).start();
@@ -1432,6 +1432,29 @@ fn claimed(server: &FakeHandle) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+#[test]
+fn plan_shows_the_rollouts_it_can_and_fails_at_the_end_with_those_it_cannot() {
+    let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "elsewhere")).start();
+    let error = "error: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w)";
+    let test = Test::new().kubeconfig(&server);
+    for args in [&["plan", "demo", "odd"][..], &["plan", "odd", "demo", "--step", "1"], &["plan", "-l", "app=demo"]] {
+        let out = test.run_args(args).status(1).stdout_has("Rollout shop/demo\n").stderr_has(error);
+        assert!(!out.stdout.contains("shop/odd"), "{}", out.stdout);
+    }
+    // Errors of each: a --step past a Rollout's steps names it.
+    test.run_args(["plan", "demo", "odd", "--step", "9"])
+        .status(1)
+        .stdout_is("")
+        .stderr_has(error)
+        .stderr_has("--step 9: Rollout demo has 3 steps");
+    // Alone, the broken one prints nothing but its error.
+    test.run_args(["plan", "odd"]).status(1).stdout_is("").stderr_has(error);
+    test.run_args(["plan", "odd", "-o", "json"]).status(1).stdout_is("");
+    // approve stays all or nothing.
+    test.run_args(["approve", "demo", "odd", "--yes"]).status(1).stderr_has(error);
+    assert_eq!(writes(&server), Vec::<String>::new());
 }
 
 #[test]

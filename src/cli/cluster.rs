@@ -89,11 +89,15 @@ impl Session {
         Ok(catalog.resolve(&reference).is_ok())
     }
 
-    /// Reads the Rollouts and their world; the catalog gains the ConfigMap when it was read.
+    /// Reads the Rollouts and their world, all or nothing: a Rollout that cannot be loaded is an
+    /// error naming it. The catalog gains the ConfigMap when it was read.
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
-        let rollouts = live::read_rollouts(&self.cluster, selection).await?;
-        let live = live::read_routing(&self.cluster, rollouts, &self.catalog, &self.controller_namespace).await?;
-        self.loaded(live)
+        let (live, catalog, unloaded) = self.load_each(selection).await?;
+        live::no_match(&self.cluster, selection, live.snapshot.rollouts.len() + unloaded.len())?;
+        match unloaded.is_empty() {
+            true => Ok((live, catalog)),
+            false => Err(Error::Input(unloaded.into_iter().map(|u| u.error).collect::<Vec<_>>().join("\n"))),
+        }
     }
 
     /// As `load`, but a Rollout that cannot be loaded is returned apart, with its error, and
@@ -193,13 +197,17 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
         let session = Session::open(&args.cluster, &args.scripts).await?;
-        let (live, catalog) = session.load(&selection).await?;
+        // A Rollout that cannot be loaded or planned does not hide the others' plans: its error
+        // comes after them, and the exit is 1 (as `kubectl get` with one name not found).
+        let (live, catalog, unloaded) = session.load_each(&selection).await?;
+        live::no_match(&session.cluster, &selection, live.snapshot.rollouts.len() + unloaded.len())?;
+        let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
         let render_now = args.output.is_none() && args.dry_run.is_none() && !args.summary;
         let differ = super::diff::differ();
         let style = output::DiffStyle { differ: &differ, stored: super::stored_original(args.show_stored_original) };
-        let planned: Vec<(RoutingPlan, Option<String>)> = live
+        let planned: Vec<Result<(RoutingPlan, Option<String>), Error>> = live
             .snapshot
             .rollouts
             .par_iter()
@@ -208,10 +216,27 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
                 let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
-                Ok::<_, Error>((plan, text))
+                Ok((plan, text))
             })
-            .collect::<Result<_, _>>()?;
-        let (mut plans, texts): (Vec<RoutingPlan>, Vec<Option<String>>) = planned.into_iter().unzip();
+            .collect();
+        let (mut plans, mut texts) = (Vec::new(), Vec::new());
+        for result in planned {
+            match result {
+                Ok((plan, text)) => {
+                    plans.push(plan);
+                    texts.push(text);
+                }
+                Err(error) => errors.push(error),
+            }
+        }
+        let failed = match errors.len() {
+            0 | 1 => errors.pop(),
+            _ => Some(Error::Input(errors.iter().map(Error::to_string).collect::<Vec<_>>().join("\n"))),
+        };
+        let failed = match failed {
+            Some(error) if plans.is_empty() => return Err(error.into()),
+            other => other,
+        };
         let rejected = match args.dry_run {
             Some(_) => server_dry_run_report(&session.cluster, &live, &mut plans).await?,
             None => None,
@@ -220,6 +245,9 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
             print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
         } else {
             print_plans(&plans, args)?;
+        }
+        if let Some(failed) = failed {
+            return Err(failed.into());
         }
         if let Some(rejected) = rejected {
             return Err(Error::Input(format!("the API server rejected a planned object ({rejected})")).into());

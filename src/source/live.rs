@@ -106,11 +106,17 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
     if let Some(unparsed) = unparsed.into_iter().next() {
         return Err(Error::Input(unparsed.error));
     }
-    if rollouts.found.is_empty() && matches!(selection, Selection::Selector(_)) {
-        let namespace = &cluster.namespace;
-        return Err(Error::Input(format!("no Rollouts in namespace {namespace} match the selector")));
-    }
+    no_match(cluster, selection, rollouts.found.len())?;
     Ok(rollouts)
+}
+
+/// The error of a selector that matched no Rollout (`found` of them), for the commands that act
+/// on what they select (`status` lists nothing instead).
+pub fn no_match(cluster: &Cluster, selection: &Selection, found: usize) -> Result<(), Error> {
+    match found == 0 && matches!(selection, Selection::Selector(_)) {
+        true => Err(Error::Input(format!("no Rollouts in namespace {} match the selector", cluster.namespace))),
+        false => Ok(()),
+    }
 }
 
 /// Reads the selected Rollouts; those that do not parse are returned apart.
