@@ -92,12 +92,19 @@ impl Session {
     /// Reads the Rollouts and their world, all or nothing: a Rollout that cannot be loaded is an
     /// error naming it. The catalog gains the ConfigMap when it was read.
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
-        let (live, catalog, unloaded) = self.load_each(selection).await?;
-        live::no_match(&self.cluster, selection, live.snapshot.rollouts.len() + unloaded.len())?;
-        match unloaded.is_empty() {
-            true => Ok((live, catalog)),
-            false => Err(Error::Input(unloaded.into_iter().map(|u| u.error).collect::<Vec<_>>().join("\n"))),
+        let (live, catalog, unloaded) = self.load_selected(selection).await?;
+        match one_error(unloaded.into_iter().map(|u| Error::Input(u.error)).collect()) {
+            None => Ok((live, catalog)),
+            Some(error) => Err(error),
         }
+    }
+
+    /// As `load_each`, for the commands that act on what they select: a selector that matches
+    /// no Rollout is an error.
+    async fn load_selected(&self, selection: &Selection) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
+        let loaded = self.load_each(selection).await?;
+        live::no_match(&self.cluster, selection, loaded.0.snapshot.rollouts.len() + loaded.2.len())?;
+        Ok(loaded)
     }
 
     /// As `load`, but a Rollout that cannot be loaded is returned apart, with its error, and
@@ -163,6 +170,14 @@ impl Session {
     }
 }
 
+/// Errors of several Rollouts as one (an error alone keeps its kind, and so its exit code).
+fn one_error(mut errors: Vec<Error>) -> Option<Error> {
+    match errors.len() {
+        0 | 1 => errors.pop(),
+        _ => Some(Error::Input(errors.iter().map(Error::to_string).collect::<Vec<_>>().join("\n"))),
+    }
+}
+
 pub(super) fn selection(args: &RolloutSelection) -> Result<Selection, Error> {
     match &args.selector {
         Some(selector) => Ok(Selection::Selector(selector.clone())),
@@ -199,8 +214,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         // A Rollout that cannot be loaded or planned does not hide the others' plans: its error
         // comes after them, and the exit is 1 (as `kubectl get` with one name not found).
-        let (live, catalog, unloaded) = session.load_each(&selection).await?;
-        live::no_match(&session.cluster, &selection, live.snapshot.rollouts.len() + unloaded.len())?;
+        let (live, catalog, unloaded) = session.load_selected(&selection).await?;
         let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
@@ -229,11 +243,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 Err(error) => errors.push(error),
             }
         }
-        let failed = match errors.len() {
-            0 | 1 => errors.pop(),
-            _ => Some(Error::Input(errors.iter().map(Error::to_string).collect::<Vec<_>>().join("\n"))),
-        };
-        let failed = match failed {
+        let failed = match one_error(errors) {
             Some(error) if plans.is_empty() => return Err(error.into()),
             other => other,
         };
