@@ -15,6 +15,7 @@ use similar::udiff::UnifiedHunkHeader;
 use similar::{Algorithm, ChangeTag};
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 pub const BOLD: Style = Style::new().bold();
 pub const RED: Style = AnsiColor::Red.on_default();
@@ -305,14 +306,17 @@ fn requests(object: &ObjectPlan) -> Vec<String> {
         .collect()
 }
 
-/// What `-o json|yaml` says of an object's writes: each one's action, with the created object
-/// or the merge patch where the planned object does not show it.
-fn changes_document(object: &ObjectPlan) -> Vec<Value> {
-    object
-        .writes()
+/// What `-o json|yaml` says of an object's writes: each one's action, with what it sends where
+/// the planned object does not show it: the created object, the merge patch, or the object a
+/// replace puts before the last write (a custom ref's original stored on its own).
+fn changes_document(plan: &ObjectPlan) -> Vec<Value> {
+    plan.writes()
         .map(|change| match change {
             Change::Create { object, .. } => serde_json::json!({"action": change.action(), "object": **object}),
             Change::MergePatch { patch, .. } => serde_json::json!({"action": change.action(), "patch": patch}),
+            Change::Replace { after, .. } if !Arc::ptr_eq(after, &plan.planned) => {
+                serde_json::json!({"action": change.action(), "object": **after})
+            }
             _ => serde_json::json!({"action": change.action()}),
         })
         .collect()
@@ -553,6 +557,21 @@ mod tests {
         assert!(
             text.contains("--- Ingress shop/web-canary (current)\n+++ Ingress shop/web-canary (step 1/2)\n@@ -0,0 +1,"),
             "{text}"
+        );
+        // Two replaces, as for a custom ref whose original is not stored yet: the first names
+        // the object it sends, the last sends the planned object.
+        let stored = json!({"metadata": {"name": "web-canary", "annotations": {"original": "{}"}}});
+        let planned = json!({"metadata": {"name": "web-canary", "annotations": {"original": "{}", "weight": "20"}}});
+        let (stored, planned) = (Arc::new(stored), Arc::new(planned));
+        let mut replaced = canary(made.clone(), Value::Null, Vec::new());
+        replaced.planned = Arc::clone(&planned);
+        replaced.changes = vec![
+            Change::Replace { key: key.clone(), before: Arc::clone(&replaced.current), after: Arc::clone(&stored) },
+            Change::Replace { key: key.clone(), before: Arc::clone(&stored), after: Arc::clone(&planned) },
+        ];
+        assert_eq!(
+            changes_document(&replaced),
+            [json!({"action": "replace", "object": *stored}), json!({"action": "replace"})]
         );
         let deleted =
             canary(patched.clone(), Value::Null, vec![Change::Delete { key: key.clone(), before: patched.into() }]);

@@ -68,6 +68,15 @@ fn plan_f_plans_the_three_at_every_step_in_the_controllers_order() {
     assert_eq!(stage(1)[1]["planned"]["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"], "30");
     assert_eq!(stage(1)[2]["planned"]["spec"]["rules"][0]["backendRefs"][1]["weight"], 30);
     assert_eq!(stage(1)[0]["planned"]["spec"]["http"][0]["route"][1]["weight"], 30);
+    // The VirtualService's first replace names what it sends: the object as it is, with its
+    // original stored; the second sends `planned`.
+    let [store, route] = stage(0)[0]["changes"].as_array().unwrap().as_slice() else { panic!("{plan}") };
+    let original = store["object"]["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{store}"));
+    let original: Value = serde_json::from_str(original).unwrap();
+    assert_eq!(original["spec"], store["object"]["spec"], "the spec as it is, stored as the original");
+    assert_eq!(route.get("object"), None, "{route}");
 
     // The text: the same order at every step.
     let text = Test::new().args(["plan", "-f"]).arg(repo(EXAMPLE)).run().success().stdout;
