@@ -109,7 +109,7 @@ impl<'a> Planner<'a> {
         stages: &[Stage],
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
-        let mut warnings = rollout.warnings.clone();
+        let mut warnings: Vec<String> = rollout.warnings.iter().map(ToString::to_string).collect();
         // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older webhook.
         warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
         let own = Routing::of_rollout(rollout, namespace).filter(|r| !r.providers.is_empty());
@@ -206,7 +206,7 @@ impl<'a> Planner<'a> {
         let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
         let description = done.describe(&cr.strategy);
         let stage = StagePlan { stage: None, label, routing: description.clone(), description, objects };
-        let warnings = cr.warnings.clone();
+        let warnings = cr.warnings.iter().map(ToString::to_string).collect();
         Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
     }
 

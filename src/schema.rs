@@ -8,6 +8,7 @@
 //! of its fields, `{"*": …}` a map of anything to …, `[…]` a list of …, and `null` a value whose
 //! fields are not checked. `tests/inputs.rs` regenerates it (`UPDATE_GENERATED=1`).
 
+use crate::model::Path;
 use serde_json::Value;
 use std::sync::LazyLock;
 
@@ -15,34 +16,34 @@ static FIELDS: LazyLock<Value> = LazyLock::new(|| {
     serde_json::from_str(include_str!("schema/rollouts.kruise.io.json")).expect("the embedded field schema is JSON")
 });
 
-/// The fields of a Rollout or TrafficRouting its CRD does not define, as kubectl names them
-/// (`spec.strategy.canary.steps[0].replica`); none for other kinds and versions.
-pub fn unknown_fields(object: &Value) -> Vec<String> {
-    unknown_with_closest(object).into_iter().map(|(field, _)| field).collect()
+/// A field of an object that its CRD does not define.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownField {
+    /// As kubectl names it: `spec.strategy.canary.steps[0].replica`.
+    pub path: Path,
+    /// The known field of the same object its name is closest to, if any is close.
+    pub closest: Option<String>,
 }
 
-/// The unknown fields of `object`, for an error they may explain (a misspelt `stepz:` leaves
-/// `steps` missing): ` (unknown field spec.strategy.canary.stepz: did you mean steps?)`, or
-/// nothing when every field is known.
-pub fn unknown_fields_note(object: &Value) -> String {
-    let fields: Vec<String> = unknown_with_closest(object)
-        .into_iter()
-        .map(|(field, closest)| match closest {
-            Some(known) => format!("unknown field {field}: did you mean {known}?"),
-            None => format!("unknown field {field}"),
-        })
-        .collect();
-    if fields.is_empty() { String::new() } else { format!(" ({})", fields.join("; ")) }
+impl std::fmt::Display for UnknownField {
+    /// `unknown field spec.strategy.canary.stepz: did you mean steps?`, for an error the field
+    /// may explain (a misspelt `stepz:` leaves `steps` missing).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.closest {
+            Some(known) => write!(f, "unknown field {}: did you mean {known}?", self.path),
+            None => write!(f, "unknown field {}", self.path),
+        }
+    }
 }
 
-/// Each unknown field, with the known field of the same object its name is closest to (if any
-/// is close).
-fn unknown_with_closest(object: &Value) -> Vec<(String, Option<String>)> {
+/// The fields of a Rollout or TrafficRouting its CRD does not define; none for other kinds and
+/// versions.
+pub fn unknown_fields(object: &Value) -> Vec<UnknownField> {
     let version = object["apiVersion"].as_str().and_then(|v| v.strip_prefix("rollouts.kruise.io/")).unwrap_or_default();
     let Some(kind) = object["kind"].as_str() else { return Vec::new() };
     let mut unknown = Vec::new();
     if let Some(schema) = FIELDS.get(kind).and_then(|versions| versions.get(version)) {
-        walk(object, schema, "", &mut unknown);
+        walk(object, schema, &Path::default(), &mut unknown);
     }
     unknown
 }
@@ -57,20 +58,19 @@ fn closest(key: &str, fields: &serde_json::Map<String, Value>) -> Option<String>
         .map(|(_, known)| known.clone())
 }
 
-fn walk(value: &Value, schema: &Value, path: &str, unknown: &mut Vec<(String, Option<String>)>) {
+fn walk(value: &Value, schema: &Value, path: &Path, unknown: &mut Vec<UnknownField>) {
     match (value, schema) {
         (Value::Object(map), Value::Object(fields)) => {
-            let at = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
             for (key, value) in map {
                 match fields.get("*").or_else(|| fields.get(key)) {
-                    Some(schema) => walk(value, schema, &at(key), unknown),
-                    None => unknown.push((at(key), closest(key, fields))),
+                    Some(schema) => walk(value, schema, &path.field(key), unknown),
+                    None => unknown.push(UnknownField { path: path.field(key), closest: closest(key, fields) }),
                 }
             }
         }
         (Value::Array(items), Value::Array(schema)) => {
             for (i, item) in items.iter().enumerate() {
-                walk(item, &schema[0], &format!("{path}[{i}]"), unknown);
+                walk(item, &schema[0], &path.index(i), unknown);
             }
         }
         _ => {}
@@ -81,6 +81,10 @@ fn walk(value: &Value, schema: &Value, path: &str, unknown: &mut Vec<(String, Op
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn paths(object: &Value) -> Vec<String> {
+        unknown_fields(object).iter().map(|field| field.path.to_string()).collect()
+    }
 
     #[test]
     fn misspelt_rollout_fields_are_unknown() {
@@ -97,7 +101,7 @@ mod tests {
             "status": {"phase": "Progressing"}
         });
         assert_eq!(
-            unknown_fields(&rollout),
+            paths(&rollout),
             [
                 "metadata.annotaions",
                 "spec.strategy.canary.steps[0].replica",
@@ -108,17 +112,29 @@ mod tests {
     }
 
     #[test]
-    fn a_note_names_each_unknown_field_and_the_closest_known_one() {
+    fn each_unknown_field_is_shown_with_the_closest_known_one() {
         let rollout = json!({
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "r"},
             "spec": {"strategy": {"canary": {"stepz": [{"replicas": 1}], "xyzzy": 1}}}
         });
+        let shown: Vec<String> = unknown_fields(&rollout).iter().map(ToString::to_string).collect();
         assert_eq!(
-            unknown_fields_note(&rollout),
-            " (unknown field spec.strategy.canary.stepz: did you mean steps?; unknown field spec.strategy.canary.xyzzy)"
+            shown,
+            [
+                "unknown field spec.strategy.canary.stepz: did you mean steps?",
+                "unknown field spec.strategy.canary.xyzzy"
+            ]
         );
-        let known = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "r"}});
-        assert_eq!(unknown_fields_note(&known), "");
+    }
+
+    #[test]
+    fn keys_with_dots_stay_one_key() {
+        let rollout = json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "r"},
+            "spec": {"strategy": {"canary": {"a.b[0]": 1}}}
+        });
+        let key = Path::root("spec").field("strategy").field("canary").field("a.b[0]");
+        assert_eq!(unknown_fields(&rollout), [UnknownField { path: key, closest: None }]);
     }
 
     #[test]
@@ -128,11 +144,11 @@ mod tests {
             json!({"apiVersion": format!("rollouts.kruise.io/{version}"), "kind": "Rollout", "metadata": {"name": "r"},
                    "spec": {"strategy": {"canary": {"steps": [{"weight": 20}]}}}})
         };
-        assert_eq!(unknown_fields(&step("v1alpha1")), Vec::<String>::new());
-        assert_eq!(unknown_fields(&step("v1beta1")), ["spec.strategy.canary.steps[0].weight"]);
+        assert_eq!(paths(&step("v1alpha1")), Vec::<String>::new());
+        assert_eq!(paths(&step("v1beta1")), ["spec.strategy.canary.steps[0].weight"]);
         let traffic_routing = json!({"apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
             "metadata": {"name": "t"}, "spec": {"objectRef": [{"service": "s"}], "strategy": {"wieght": 5}}});
-        assert_eq!(unknown_fields(&traffic_routing), ["spec.strategy.wieght"]);
+        assert_eq!(paths(&traffic_routing), ["spec.strategy.wieght"]);
     }
 
     #[test]

@@ -2,20 +2,77 @@
 //! gateway objects, and the controller's script ConfigMap.
 
 use crate::error::Error;
-use crate::model::{ObjectIndex, Provider, Rollout, Routing, TrafficRoutingCr};
+use crate::model::{FieldMessage, ModelError, ObjectIndex, Path, Provider, Rollout, Routing, TrafficRoutingCr};
 use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
-use crate::yaml::Document;
+use crate::yaml::{Document, DocumentText};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
-/// Where an object came from, for messages: `file.yaml:12`, or the cluster resource.
+/// Where an object came from, for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin(pub String);
+pub enum Origin {
+    /// A document of a file (or stdin, or `kubectl kustomize`'s output): `file.yaml:12`, and for
+    /// a Rollout or TrafficRouting its text (`keeps_text`), where its fields' lines are found.
+    File { place: String, text: Option<Box<DocumentText>> },
+    /// The cluster resource: `rollout.rollouts.kruise.io/NAME`.
+    Cluster(String),
+}
+
+impl Origin {
+    fn of(source: &str, document: &Document) -> Origin {
+        Origin::File { place: document.place(source), text: document.text.clone() }
+    }
+
+    /// Where `field` is written (`file.yaml:14`), or where the object is when that cannot be
+    /// told: a field the text does not have (a default, a field the conversion from v1alpha1
+    /// adds), or an object read from the cluster.
+    pub fn place_of(&self, field: &Path) -> String {
+        match self {
+            Origin::File { text: Some(text), .. } => text.place_of(field),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.to_string())
+    }
+
+    /// `message`, led by where its field is (`file.yaml:14: …`) for an object read from a file,
+    /// as it is for one read from the cluster.
+    pub fn locate(&self, message: FieldMessage) -> FieldMessage {
+        match self {
+            Origin::File { .. } => {
+                let place = self.place_of(&message.field);
+                message.at(&place)
+            }
+            Origin::Cluster(_) => message,
+        }
+    }
+
+    /// The unknown fields of `object`, for an error they may explain (a misspelt `stepz:` leaves
+    /// `steps` missing): ` (file.yaml:12: unknown field spec.strategy.canary.stepz: did you mean
+    /// steps?)`, or nothing when every field is known.
+    pub fn unknown_fields_note(&self, object: &Value) -> String {
+        let fields: Vec<String> = crate::schema::unknown_fields(object)
+            .into_iter()
+            .map(|field| self.locate(FieldMessage::new(field.path.clone(), field.to_string())).text)
+            .collect();
+        if fields.is_empty() { String::new() } else { format!(" ({})", fields.join("; ")) }
+    }
+}
 
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            Origin::File { place, .. } | Origin::Cluster(place) => f.write_str(place),
+        }
     }
+}
+
+/// Whether a document read from a file keeps its text (`yaml::parse_documents_keeping`): a
+/// Rollout's or TrafficRouting's, or a test case's holding one, whose fields messages name. Other
+/// documents, gateway objects of megabytes among them, keep none.
+pub fn keeps_text(value: &Value) -> bool {
+    let (group, kind) = (crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default()), &value["kind"]);
+    (group == "rollouts.kruise.io" && (kind == "Rollout" || kind == "TrafficRouting"))
+        || (kind.is_null() && test_case_subject(value).is_some())
 }
 
 /// Refuses a document whose own namespace is not `namespace` (given with `-n`), as kubectl
@@ -27,22 +84,31 @@ pub fn check_namespace(documents: &[(String, Document)], namespace: &str) -> Res
         {
             return Err(Error::Input(format!(
                 "{}: the namespace from the provided object \"{own}\" does not match the namespace \"{namespace}\": pass -n {own}, or leave -n out",
-                document.place(source)
+                Origin::of(source, document).place_of(&Path::root("metadata").field("namespace"))
             )));
         }
     }
     Ok(())
 }
 
+/// The key of a test case's subject (`rollout` or `trafficRouting`) and its original object.
+fn test_case_subject(value: &Value) -> Option<(&'static str, &Value)> {
+    let subject = ["rollout", "trafficRouting"].into_iter().find(|key| value.get(key).is_some_and(Value::is_object))?;
+    Some((subject, value.get("original").filter(|v| v.is_object())?))
+}
+
 /// A test-case document becomes its subject and its original object; others stay as they are.
 fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Document)> {
-    let value = &document.value;
-    let subject = ["rollout", "trafficRouting"].into_iter().find_map(|key| value.get(key).filter(|v| v.is_object()));
-    match (subject, value.get("original").filter(|v| v.is_object())) {
-        (Some(subject), Some(original)) if value.get("kind").is_none() => [subject, original]
-            .into_iter()
-            .map(|part| (source.clone(), Document { value: part.clone(), ..document.clone() }))
-            .collect(),
+    match test_case_subject(&document.value) {
+        Some((subject, original)) if document.value.get("kind").is_none() => {
+            let subject = Document {
+                value: document.value[subject].clone(),
+                text: document.text.as_ref().map(|text| Box::new(text.inside(subject))),
+                ..document.clone()
+            };
+            let original = Document { value: original.clone(), text: None, ..document.clone() };
+            vec![(source.clone(), subject), (source, original)]
+        }
         _ => vec![(source, document)],
     }
 }
@@ -217,7 +283,7 @@ impl Snapshot {
             .into_iter()
             .flat_map(expand_test_case)
             .map(|(source, document)| {
-                let origin = Origin(document.place(&source));
+                let origin = Origin::of(&source, &document);
                 let value = document.value;
                 let namespace = value["metadata"]["namespace"].as_str().unwrap_or(default_namespace).to_string();
                 (source, origin, namespace, value)
@@ -229,21 +295,24 @@ impl Snapshot {
         for (i, (source, origin, namespace, value)) in documents.into_iter().enumerate() {
             let kind = value["kind"].as_str().unwrap_or_default();
             let group = crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default());
-            let describe =
-                || format!("{origin}: {kind} {namespace}/{}", value["metadata"]["name"].as_str().unwrap_or("?"));
             // A misspelt field is often why the object does not parse: it is named too.
-            let invalid = |e: &dyn std::fmt::Display| {
-                Error::Input(format!("{}: {e}{}", describe(), crate::schema::unknown_fields_note(&value)))
+            let invalid = |e: ModelError| {
+                let name = value["metadata"]["name"].as_str().unwrap_or("?");
+                let (at, note) = (origin.place_of(&e.0.field), origin.unknown_fields_note(&value));
+                Error::Input(format!("{at}: {kind} {namespace}/{name}: {e}{note}"))
             };
             match (group, kind) {
                 ("rollouts.kruise.io", "Rollout" | "TrafficRouting")
                     if !copies.first(i, &origin, &identity(&value, &namespace))? => {}
                 ("rollouts.kruise.io", "Rollout") => {
-                    let item = Rollout::from_object(&value).map_err(|e| invalid(&e))?;
+                    let mut item = Rollout::from_object(&value).map_err(invalid)?;
+                    item.warnings = item.warnings.into_iter().map(|w| origin.locate(w)).collect();
+                    item.rejections = item.rejections.into_iter().map(|r| origin.locate(r)).collect();
                     snapshot.rollouts.push(Located { origin, namespace, item, raw: value });
                 }
                 ("rollouts.kruise.io", "TrafficRouting") => {
-                    let item = TrafficRoutingCr::from_object(&value).map_err(|e| invalid(&e))?;
+                    let mut item = TrafficRoutingCr::from_object(&value).map_err(invalid)?;
+                    item.warnings = item.warnings.into_iter().map(|w| origin.locate(w)).collect();
                     snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
                 }
                 _ => match missing_identity(&value) {
@@ -321,12 +390,12 @@ impl Snapshot {
             .find(|t| &t.item.name == name && t.namespace == rollout.namespace)
             .map(Some)
             .ok_or_else(|| {
+                let annotation = crate::model::TRAFFIC_ROUTING_ANNOTATION;
                 Error::Input(format!(
-                    "{}: Rollout {}/{} names TrafficRouting {name} (annotation {}), which is not in the input",
-                    rollout.origin,
+                    "{}: Rollout {}/{} names TrafficRouting {name} (annotation {annotation}), which is not in the input",
+                    rollout.origin.place_of(&Path::root("metadata").field("annotations").field(annotation)),
                     rollout.namespace,
                     rollout.item.name,
-                    crate::model::TRAFFIC_ROUTING_ANNOTATION
                 ))
             })
     }
@@ -339,7 +408,7 @@ mod tests {
     use serde_json::json;
 
     fn document(source: &str, line: usize, value: Value) -> (String, Document) {
-        (source.to_string(), Document { line, item: None, value })
+        (source.to_string(), Document { line, within: Path::default(), value, text: None })
     }
 
     #[test]
@@ -499,6 +568,141 @@ mod tests {
             linked(named, vec![traffic_routing("other")]),
             Err("r.yaml:1: Rollout ns/r names TrafficRouting tr (annotation rollouts.kruise.io/trafficrouting), which is not in the input".into())
         );
+    }
+
+    /// The snapshot of a file's text, as `plan -f` reads it.
+    fn read(text: &str) -> Result<Snapshot, String> {
+        let documents = crate::yaml::parse_documents_keeping(text, "r.yaml", keeps_text).unwrap();
+        let documents = documents.into_iter().map(|d| ("r.yaml".to_string(), d)).collect();
+        Snapshot::from_documents(documents, "ns").map(|(snapshot, _)| snapshot).map_err(|e| e.to_string())
+    }
+
+    const ALPHA: &str = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---
+apiVersion: rollouts.kruise.io/v1alpha1
+kind: Rollout
+metadata:
+  name: r
+spec:
+  strategy:
+    canary:
+      disableGenerateCanaryService: true
+      steps:
+      - weight: 150
+      - replicas: 1
+        matches:
+        - path: {value: /x}
+      - pause: {}
+";
+
+    #[test]
+    fn a_files_rollout_and_traffic_routing_name_their_fields_lines() {
+        let snapshot = read(ALPHA).unwrap();
+        let rollout = &snapshot.rollouts[0];
+        let shown = |messages: &[FieldMessage]| messages.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            shown(&rollout.item.warnings),
+            [
+                "r.yaml:17: spec.strategy.canary.steps[1].matches[0]: path not supported in this API version; the API server drops it",
+                "r.yaml:12: spec.strategy.canary.disableGenerateCanaryService is dropped by the v1alpha1 to v1beta1 conversion: the controller generates and routes to <service>-canary; apply the Rollout as v1beta1 to keep it",
+            ]
+        );
+        // A field missing from the text: the document's line.
+        assert_eq!(
+            shown(&rollout.item.rejections),
+            [
+                "r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]",
+                "r.yaml:5: spec.strategy.canary.steps[2].replicas: required",
+            ]
+        );
+        let traffic_routing = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: TrafficRouting\nmetadata: {name: t}\nspec:\n  objectRef: [{service: s}]\n  strategy:\n    matches:\n    - queryParams: []\n";
+        let snapshot = read(traffic_routing).unwrap();
+        assert_eq!(
+            shown(&snapshot.traffic_routings[0].item.warnings),
+            [
+                "r.yaml:8: spec.strategy.matches[0]: queryParams not supported in this API version; the API server drops it"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_rollout_names_the_fields_line_and_its_unknown_fields() {
+        let rollout = |canary: &str| {
+            format!(
+                "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {{name: r}}\nspec:\n  strategy:\n    canary:\n{canary}"
+            )
+        };
+        assert_eq!(
+            read(&rollout("      steps:\n      - traffic: 20\n")).unwrap_err(),
+            "r.yaml:8: Rollout ns/r: spec.strategy.canary.steps[0].traffic: must be a string, not 20"
+        );
+        // A field that is missing is no line of the text: the document's line.
+        assert_eq!(
+            read(&rollout("      stepz:\n      - replicas: 1\n")).unwrap_err(),
+            "r.yaml:1: Rollout ns/r: spec.strategy.canary.steps: must list at least one step (r.yaml:7: unknown field spec.strategy.canary.stepz: did you mean steps?)"
+        );
+        let unknown_version = "kind: Rollout\napiVersion: rollouts.kruise.io/v1\nmetadata: {name: r}\n";
+        assert_eq!(
+            read(unknown_version).unwrap_err(),
+            "r.yaml:2: Rollout ns/r: not a Rollout of rollouts.kruise.io/v1alpha1 or v1beta1 (apiVersion \"rollouts.kruise.io/v1\")"
+        );
+        let wrong_kind = "kind: TrafficRouting\napiVersion: rollouts.kruise.io/v1beta1\nmetadata: {name: t}\n";
+        assert!(
+            read(wrong_kind)
+                .unwrap_err()
+                .starts_with("r.yaml:2: TrafficRouting ns/t: not a TrafficRouting of rollouts.kruise.io/v1alpha1")
+        );
+    }
+
+    #[test]
+    fn a_test_cases_rollout_names_lines_inside_it() {
+        let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: r}\n  spec:\n    strategy:\n      canary:\n        steps:\n        - {replicas: 1, traffic: \"0%\"}\noriginal:\n  apiVersion: networking.istio.io/v1beta1\n  kind: VirtualService\n  metadata: {name: vs}\n";
+        let snapshot = read(case).unwrap();
+        assert_eq!(
+            snapshot.rollouts[0].item.rejections[0].to_string(),
+            "r.yaml:9: spec.strategy.canary.steps[0].traffic: \"0%\" must be in (0%, 100%]"
+        );
+    }
+
+    #[test]
+    fn a_missing_traffic_routing_names_the_annotations_line() {
+        let text = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata:\n  name: r\n  annotations:\n    rollouts.kruise.io/trafficrouting: tr\nspec: {strategy: {canary: {steps: [{replicas: 1}]}}}\n";
+        let snapshot = read(text).unwrap();
+        assert_eq!(
+            snapshot.traffic_routing_of(&snapshot.rollouts[0]).unwrap_err().to_string(),
+            "r.yaml:6: Rollout ns/r names TrafficRouting tr (annotation rollouts.kruise.io/trafficrouting), which is not in the input"
+        );
+    }
+
+    #[test]
+    fn only_rollouts_traffic_routings_and_their_test_cases_keep_their_text() {
+        let object = |api_version: &str, kind: &str| json!({"apiVersion": api_version, "kind": kind});
+        assert!(keeps_text(&object("rollouts.kruise.io/v1beta1", "Rollout")));
+        assert!(keeps_text(&object("rollouts.kruise.io/v1alpha1", "TrafficRouting")));
+        assert!(keeps_text(&json!({"trafficRouting": {}, "original": {}})));
+        assert!(!keeps_text(&object("networking.istio.io/v1beta1", "VirtualService")));
+        assert!(!keeps_text(&object("example.com/v1", "Rollout")));
+        assert!(!keeps_text(&json!({"rollout": {}})), "no test case without its original");
+    }
+
+    #[test]
+    fn a_rollouts_namespace_other_than_n_is_named_on_its_line() {
+        let text = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata:\n  name: r\n  namespace: shop\n";
+        let documents = crate::yaml::parse_documents_keeping(text, "r.yaml", keeps_text).unwrap();
+        let documents: Vec<_> = documents.into_iter().map(|d| ("r.yaml".to_string(), d)).collect();
+        assert!(check_namespace(&documents, "other").unwrap_err().to_string().starts_with("r.yaml:5: the namespace"));
+    }
+
+    #[test]
+    fn an_object_of_the_cluster_has_no_lines() {
+        let origin = Origin::Cluster("rollout.rollouts.kruise.io/r".into());
+        let field = Path::root("spec").field("x");
+        assert_eq!(origin.place_of(&field), "rollout.rollouts.kruise.io/r");
+        assert_eq!(origin.locate(field.message("m")).to_string(), "spec.x: m");
+        let rollout = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "spec": {"stepz": 1}});
+        assert_eq!(origin.unknown_fields_note(&rollout), " (unknown field spec.stepz)");
+        // A file's document without its text (a gateway object's): the document's place.
+        let file = Origin::File { place: "o.yaml:3".into(), text: None };
+        assert_eq!(file.locate(field.message("m")).to_string(), "o.yaml:3: spec.x: m");
     }
 
     #[test]

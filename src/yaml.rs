@@ -1,8 +1,11 @@
 //! YAML and JSON documents in, YAML out: multi-document files with the line each document
-//! starts on, so messages can point at it. A key given twice in one map is an error naming
-//! both lines (never last-wins), and the YAML parser's budget is sized for cluster exports.
+//! starts on, so messages can point at it, and for the documents asked for, their text, so that
+//! a message about one of their fields can point at its line. A key given twice in one map is an
+//! error naming both lines (never last-wins), and the YAML parser's budget is sized for cluster
+//! exports.
 
 use crate::gojson::GoNumbers;
+use crate::model::Path;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::budget::BudgetBreach;
@@ -11,8 +14,13 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
+use std::ops::Range;
+use std::sync::Arc;
 
 mod emit;
+mod text;
+
+pub use text::DocumentText;
 
 /// The YAML parser's limits for one file.
 #[derive(Clone, Copy, Debug)]
@@ -39,17 +47,20 @@ pub struct Document {
     /// The line (1-based) the document starts on.
     pub line: usize,
     /// Its place in the document it was taken from: `items[3]` of a `kind: List`, `[3]` of a
-    /// JSON array.
-    pub item: Option<String>,
+    /// JSON array; empty for a document of its own.
+    pub within: Path,
     pub value: Value,
+    /// The text it was read from, for the documents `parse_documents_keeping` keeps it for
+    /// (boxed: most documents have none, and a document costs no more for it).
+    pub text: Option<Box<DocumentText>>,
 }
 
 impl Document {
     /// `file.yaml:12`, or `file.yaml:1 items[3]` for an item of a list.
     pub fn place(&self, source: &str) -> String {
-        match &self.item {
-            Some(item) => format!("{source}:{} {item}", self.line),
-            None => format!("{source}:{}", self.line),
+        match self.within.segments() {
+            [] => format!("{source}:{}", self.line),
+            _ => format!("{source}:{} {}", self.line, self.within),
         }
     }
 }
@@ -57,20 +68,54 @@ impl Document {
 /// Parses a file's text: JSON when it starts with `{` or `[`, else (multi-document) YAML.
 /// `kind: List` documents are flattened into their items. Errors name `source` and the line.
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Document>, String> {
+    parse_documents_keeping(text, source, |_| false)
+}
+
+/// `parse_documents`, and the documents `keep_text` picks keep the text they were read from: a
+/// YAML document its own, the items of a JSON file or of a List the whole of it, one copy shared
+/// by them all. The others keep none, so that reading holds no more than the values.
+pub fn parse_documents_keeping(
+    text: &str,
+    source: &str,
+    keep_text: fn(&Value) -> bool,
+) -> Result<Vec<Document>, String> {
     let trimmed = text.trim_start();
     let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        let whole = Some(0..text.len());
         match parse_json(text, source, YAML_LIMITS)? {
             Value::Array(items) => items
                 .into_iter()
                 .enumerate()
-                .map(|(i, value)| Document { line: 1, item: Some(format!("[{i}]")), value })
+                .map(|(i, value)| (document(1, Path::default().index(i), value), whole.clone()))
                 .collect(),
-            value => vec![Document { line: 1, item: None, value }],
+            value => vec![(document(1, Path::default(), value), whole)],
         }
     } else {
         parse_yaml(text, source, YAML_LIMITS)?
     };
-    Ok(flatten_lists(documents))
+    let mut shared: Option<(Range<usize>, Arc<str>)> = None;
+    let mut documents = flatten_lists(documents);
+    for (document, span) in &mut documents {
+        let Some(span) = span.take().filter(|_| keep_text(&document.value)) else { continue };
+        let text = match &shared {
+            Some((kept, text)) if *kept == span => text.clone(),
+            _ => shared.insert((span.clone(), Arc::from(&text[span]))).1.clone(),
+        };
+        document.text = Some(Box::new(DocumentText {
+            source: source.to_string(),
+            text,
+            first_line: document.line,
+            within: document.within.clone(),
+        }));
+    }
+    Ok(documents.into_iter().map(|(document, _)| document).collect())
+}
+
+/// A document, and its text's byte range in what was read (when known).
+type InText = (Document, Option<Range<usize>>);
+
+fn document(line: usize, within: Path, value: Value) -> Document {
+    Document { line, within, value, text: None }
 }
 
 fn parse_json(text: &str, source: &str, limits: YamlLimits) -> Result<Value, String> {
@@ -109,7 +154,9 @@ fn json_error(error: &serde_json::Error, source: &str) -> String {
     format!("{source}:{}:{}: {message}", error.line(), error.column())
 }
 
-fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<Document>, String> {
+/// The documents of a YAML text, each with its text's byte range: from the start of its first
+/// line to the next document's first line.
+fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<InText>, String> {
     let mut options = serde_saphyr::options! {
         // Duplicates reach the map visitor, which names both lines.
         duplicate_keys: DuplicateKeyPolicy::PassThrough,
@@ -124,9 +171,21 @@ fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<Docume
     options.budget = Some(budget.clone());
     let documents: Vec<Spanned<YamlValue>> = serde_saphyr::from_multiple_with_options(text, options)
         .map_err(|e| yaml_error(&e, text, source, limits, &budget))?;
+    let starts: Vec<Option<usize>> = documents
+        .iter()
+        .map(|d| {
+            let offset = usize::try_from(d.referenced.span().byte_offset()?).ok()?;
+            Some(text.get(..offset)?.rfind('\n').map_or(0, |newline| newline + 1))
+        })
+        .collect();
     Ok(documents
         .into_iter()
-        .map(|d| Document { line: d.referenced.line() as usize, item: None, value: d.value.0 })
+        .enumerate()
+        .map(|(i, d)| {
+            let end = starts[i + 1..].iter().find_map(|start| *start).unwrap_or(text.len());
+            let span = starts[i].map(|start| start..end);
+            (document(d.referenced.line() as usize, Path::default(), d.value.0), span)
+        })
         .collect())
 }
 
@@ -406,23 +465,26 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 }
 
-fn flatten_lists(documents: Vec<Document>) -> Vec<Document> {
+/// The items of a List share the List's text.
+fn flatten_lists(documents: Vec<InText>) -> Vec<InText> {
     let mut flat = Vec::with_capacity(documents.len());
-    for mut document in documents {
+    for (mut document, span) in documents {
         let list = document.value["kind"].as_str().is_some_and(|k| k.ends_with("List"));
         match document.value.get_mut("items").map(Value::take) {
             Some(Value::Array(items)) if list => {
-                flat.extend(items.into_iter().enumerate().map(|(i, value)| Document {
-                    line: document.line,
-                    item: Some(format!("items[{i}]")),
-                    value,
-                }))
+                let within = document.within.field("items");
+                flat.extend(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, value)| (self::document(document.line, within.index(i), value), span.clone())),
+                )
             }
             Some(items) => {
                 document.value["items"] = items;
-                flat.push(document);
+                flat.push((document, span));
             }
-            None => flat.push(document),
+            None => flat.push((document, span)),
         }
     }
     flat

@@ -327,7 +327,7 @@ mod kustomize {
     use super::*;
 
     /// A fake `kubectl` on PATH that records its arguments and runs `body`.
-    fn with_kubectl(body: &str) -> Test {
+    pub(super) fn with_kubectl(body: &str) -> Test {
         let test =
             Test::new().file("bin/kubectl", &format!("#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/args\"\n{body}\n"));
         use std::os::unix::fs::PermissionsExt;
@@ -430,7 +430,7 @@ mod fields {
     fn a_misspelt_required_field_is_named_with_the_rejection() {
         let rollout = ROLLOUT.replace("      - replicas: 1\n", "      - replica: 1\n");
         manifests().file("m/rollout.yaml", &rollout).args(["plan", "-f", "m"]).run().status(1).stderr_has(
-            "would be rejected by the controller's admission webhook:\n  spec.strategy.canary.steps[0].replicas: required\n  unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD (misspelt?)\n",
+            "m/rollout.yaml:2: Rollout shop/demo would be rejected by the controller's admission webhook:\n  m/rollout.yaml:2: spec.strategy.canary.steps[0].replicas: required\n  m/rollout.yaml:12: unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD (misspelt?)\n",
         );
     }
 
@@ -440,11 +440,11 @@ mod fields {
             .args(["plan", "-f", "m", "--step", "2"])
             .run()
             .success()
-            .stdout_has("Rollout shop/demo\n  warning: unknown field \"spec.strategy.canary.steps[1].pasue\": not in the CRD, so the API server drops it (misspelt?)\n");
+            .stdout_has("Rollout shop/demo\n  warning: m/rollout.yaml:18: unknown field \"spec.strategy.canary.steps[1].pasue\": not in the CRD, so the API server drops it (misspelt?)\n");
         let json = misspelt().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success().json();
         assert_eq!(
-            json["plans"][0]["warnings"][0].as_str().unwrap().split(':').next(),
-            Some("unknown field \"spec.strategy.canary.steps[1].pasue\"")
+            json["plans"][0]["warnings"][0].as_str().unwrap().split(": ").take(2).collect::<Vec<_>>(),
+            ["m/rollout.yaml:18", "unknown field \"spec.strategy.canary.steps[1].pasue\""]
         );
     }
 
@@ -454,7 +454,7 @@ mod fields {
             .args(["plan", "-f", "m", "--validate=strict"])
             .run()
             .status(1)
-            .stderr_has("error: fields the CRDs do not define, which the API server would drop (--validate=strict; --validate=warn only warns):\n  m/rollout.yaml:2: Rollout shop/demo: unknown field \"spec.strategy.canary.steps[1].pasue\"\n");
+            .stderr_has("error: fields the CRDs do not define, which the API server would drop (--validate=strict; --validate=warn only warns):\n  m/rollout.yaml:18: Rollout shop/demo: unknown field \"spec.strategy.canary.steps[1].pasue\"\n");
         misspelt().args(["plan", "-f", "m", "--validate=true"]).run().status(1);
         let out = misspelt().args(["plan", "-f", "m", "--step", "2", "--validate=ignore"]).run().success();
         assert!(!out.stdout.contains("unknown field"), "{}", out.stdout);
@@ -463,6 +463,86 @@ mod fields {
             .run()
             .status(1)
             .stderr_has("<--filename <PATH>|--kustomize <DIR>>");
+    }
+
+    /// The Rollout with a misspelt `replica: 3` under `canary:`, and `traffic: "150%"`, which the
+    /// webhook refuses, when `refused`.
+    fn flawed(refused: bool) -> String {
+        let rollout = ROLLOUT.replace("    canary:\n", "    canary:\n      replica: 3\n");
+        if refused { rollout.replace("traffic: 50%", "traffic: \"150%\"") } else { rollout }
+    }
+
+    /// The line (1-based) of the first line of `text` that holds `needle`.
+    fn line(text: &str, needle: &str) -> usize {
+        text.lines().position(|l| l.contains(needle)).expect(needle) + 1
+    }
+
+    /// The three messages about a Rollout's fields, given how it is read (the Rollout `flawed`
+    /// gives, refused or not), its source's name and the lines of its document, its `replica`
+    /// and its `traffic`.
+    #[track_caller]
+    fn check_lines(read: impl Fn(bool) -> Test, source: &str, lines: [usize; 3]) {
+        let [document, replica, traffic] = lines;
+        read(true).args(["--step", "2"]).run().status(1).stderr_has(&format!(
+            "error: {source}:{document}: Rollout shop/demo would be rejected by the controller's admission webhook:\n  {source}:{traffic}: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]\n  {source}:{replica}: unknown field \"spec.strategy.canary.replica\": not in the CRD (misspelt?)\n"
+        ));
+        read(false).args(["--step", "2"]).run().success().stdout_has(&format!(
+            "Rollout shop/demo\n  warning: {source}:{replica}: unknown field \"spec.strategy.canary.replica\": not in the CRD, so the API server drops it (misspelt?)\n"
+        ));
+        read(false).args(["--validate=strict"]).run().status(1).stderr_has(&format!(
+            "(--validate=strict; --validate=warn only warns):\n  {source}:{replica}: Rollout shop/demo: unknown field \"spec.strategy.canary.replica\"\n"
+        ));
+    }
+
+    #[test]
+    fn field_messages_name_the_fields_line_in_yaml_json_stdin_and_k() {
+        let yaml = flawed(true);
+        let [replica, traffic] = [line(&yaml, "replica:"), line(&yaml, "traffic: \"150%\"")];
+        assert_eq!([replica, traffic], [11, 19], "the lines of the fields, 2 the document's");
+        let file = |refused| manifests().file("m/rollout.yaml", &flawed(refused)).args(["plan", "-f", "m"]);
+        check_lines(file, "m/rollout.yaml", [2, replica, traffic]);
+        let stdin = |refused| {
+            Test::new().file("m/vs.yaml", VIRTUAL_SERVICE).stdin(&flawed(refused)).args([
+                "plan",
+                "-f",
+                "-",
+                "-f",
+                "m/vs.yaml",
+            ])
+        };
+        check_lines(stdin, "<stdin>", [2, replica, traffic]);
+        let kustomize = |refused| {
+            super::kustomize::with_kubectl(&format!("cat <<'EOF'\n{}---\n{VIRTUAL_SERVICE}EOF", flawed(refused)))
+                .args(["plan", "-k", "overlay"])
+        };
+        check_lines(kustomize, "kustomize overlay", [2, replica, traffic]);
+        // Pretty JSON, in its own order of keys, on a file and on stdin.
+        let json = |refused| {
+            let value: Value = serde_saphyr::from_str(&flawed(refused)).unwrap();
+            serde_json::to_string_pretty(&value).unwrap()
+        };
+        let lines = [1, line(&json(true), "\"replica\""), line(&json(true), "\"traffic\": \"150%\"")];
+        assert_ne!(lines[1..], [replica, traffic]);
+        let file = |refused| {
+            manifests().file("m/rollout.yaml", "").file("m/rollout.json", &json(refused)).args(["plan", "-f", "m"])
+        };
+        check_lines(file, "m/rollout.json", lines);
+        let stdin = |refused| {
+            Test::new().file("m/vs.yaml", VIRTUAL_SERVICE).stdin(&json(refused)).args([
+                "plan",
+                "-f",
+                "-",
+                "-f",
+                "m/vs.yaml",
+            ])
+        };
+        check_lines(stdin, "<stdin>", lines);
+        // On one line, every field is on line 1.
+        let one_line = |refused| {
+            let value: Value = serde_saphyr::from_str(&flawed(refused)).unwrap();
+            manifests().file("m/rollout.yaml", "").file("m/rollout.json", &value.to_string()).args(["plan", "-f", "m"])
+        };
+        check_lines(one_line, "m/rollout.json", [1, 1, 1]);
     }
 }
 

@@ -525,7 +525,7 @@ mod bad_input {
         let rollout = ROLLOUT.replace("traffic: 50%", "traffic: 50");
         fails(
             manifests().file("m/rollout.yaml", &rollout).args(["plan", "-f", "m"]),
-            "m/rollout.yaml:2: Rollout shop/demo: spec.strategy.canary.steps[1].traffic: must be a string, not 50",
+            "m/rollout.yaml:18: Rollout shop/demo: spec.strategy.canary.steps[1].traffic: must be a string, not 50",
         );
     }
 
@@ -600,6 +600,6 @@ fn a_misspelt_field_that_leaves_a_required_one_missing_is_named() {
     // A regression: `stepz:` gave "steps: must list at least one step" without a word of stepz.
     let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: odd, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: odd}\n  strategy:\n    canary:\n      stepz: [{traffic: 10%}]\n      trafficRoutings: [{service: s}]\n";
     Test::new().file("typo.yaml", rollout).args(["plan", "-f", "typo.yaml"]).run().status(1).stderr_has(
-        "error: typo.yaml:1: Rollout shop/odd: spec.strategy.canary.steps: must list at least one step (unknown field spec.strategy.canary.stepz: did you mean steps?)\n",
+        "error: typo.yaml:1: Rollout shop/odd: spec.strategy.canary.steps: must list at least one step (typo.yaml:8: unknown field spec.strategy.canary.stepz: did you mean steps?)\n",
     );
 }

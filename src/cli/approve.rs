@@ -564,7 +564,8 @@ mod tests {
                      "strategy": {"canary": {"steps": [{"traffic": "10%"}, {"traffic": "50%"}]}}},
             "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
         let item = Rollout::from_object(&raw).unwrap();
-        let rollout = Located { origin: crate::snapshot::Origin("x".into()), namespace: "shop".into(), item, raw };
+        let rollout =
+            Located { origin: crate::snapshot::Origin::Cluster("x".into()), namespace: "shop".into(), item, raw };
         let change = approval_change(&rollout);
         let Some(crate::change::Request::MergePatch { subresource, body }) = change.request(None) else { panic!() };
         assert_eq!(subresource, Some("status"));

@@ -6,6 +6,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::lua::{EvalOptions, Obj, Printed, Script, ScriptError, ScriptErrorKind};
+use crate::model::FieldMessage;
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
 use crate::providers::Action;
@@ -62,9 +63,10 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     // The API server would not store these: no plan of them means anything.
     if let Some(rollout) = snapshot.rollouts.iter().find(|r| !r.item.rejections.is_empty()) {
         // A misspelt field is often why a required one is missing: name those too.
-        let misspelt = schema::unknown_fields(&rollout.raw)
-            .into_iter()
-            .map(|field| format!("unknown field \"{field}\": not in the CRD (misspelt?)"));
+        let misspelt = schema::unknown_fields(&rollout.raw).into_iter().map(|field| {
+            let message = format!("unknown field \"{}\": not in the CRD (misspelt?)", field.path);
+            rollout.origin.locate(FieldMessage::new(field.path, message))
+        });
         let problems: Vec<String> =
             rollout.item.rejections.iter().cloned().chain(misspelt).map(|r| format!("\n  {r}")).collect();
         return Err(Error::Input(format!(
@@ -180,11 +182,14 @@ fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error
     }
     let mut found = Vec::new();
     let mut check =
-        |kind: &str, raw: &Value, origin: &Origin, namespace: &str, name: &str, warnings: &mut Vec<String>| {
+        |kind: &str, raw: &Value, origin: &Origin, namespace: &str, name: &str, warnings: &mut Vec<FieldMessage>| {
             for field in schema::unknown_fields(raw) {
-                found.push(format!("{origin}: {kind} {namespace}/{name}: unknown field \"{field}\""));
-                warnings
-                    .push(format!("unknown field \"{field}\": not in the CRD, so the API server drops it (misspelt?)"));
+                let path = field.path;
+                let at = origin.place_of(&path);
+                found.push(format!("{at}: {kind} {namespace}/{name}: unknown field \"{path}\""));
+                let message =
+                    format!("unknown field \"{path}\": not in the CRD, so the API server drops it (misspelt?)");
+                warnings.push(FieldMessage::new(path, message).at(&at));
             }
         };
     for r in &mut snapshot.rollouts {

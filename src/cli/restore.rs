@@ -711,7 +711,7 @@ mod tests {
 
     fn unloaded(rollout: Option<Value>) -> live::Unloaded {
         let rollout = rollout.map(|raw| Located {
-            origin: Origin("rollout.rollouts.kruise.io/odd".into()),
+            origin: Origin::Cluster("rollout.rollouts.kruise.io/odd".into()),
             namespace: "shop".into(),
             item: Rollout::from_object(&raw).unwrap(),
             raw,

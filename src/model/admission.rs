@@ -5,7 +5,7 @@
 //! warning.
 
 use super::strategy::parse_whole_percent;
-use super::{Path, Step, StrategyKind};
+use super::{FieldMessage, Path, Step, StrategyKind};
 use serde_json::Value;
 
 /// The CRD schema's `maxItems` for steps and for a step's matches.
@@ -14,11 +14,17 @@ const MAX_MATCHES: usize = 16;
 
 /// Every rule the Rollout breaks, each as `field: what is wrong`. `body` is the strategy's
 /// `canary` or `blueGreen` object; `steps` are read from it (converted, for v1alpha1).
-pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Value, steps: &[Step]) -> Vec<String> {
+pub(super) fn rejections(
+    kind: StrategyKind,
+    alpha: bool,
+    path: &Path,
+    body: &Value,
+    steps: &[Step],
+) -> Vec<FieldMessage> {
     let mut problems = Vec::new();
     let steps_path = path.field("steps");
     if steps.len() > MAX_STEPS {
-        problems.push(format!("{steps_path}: {} steps, at most {MAX_STEPS}", steps.len()));
+        problems.push(steps_path.message(&format!("{} steps, at most {MAX_STEPS}", steps.len())));
     }
     // v1alpha1's weight is converted to traffic "N%" (and replicas "N%" when unset); its
     // messages name the fields as written, and replicas are checked as written.
@@ -27,11 +33,11 @@ pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Va
     for (i, step) in steps.iter().enumerate() {
         let at = steps_path.index(i);
         match written(i) {
-            _ if step.replicas.is_none() => problems.push(format!("{}: required", at.field("replicas"))),
-            Some(replicas) if !valid_replicas(replicas) => problems.push(format!(
-                "{}: {replicas} must be a positive number, or a percentage in (0%, 100%]",
+            _ if step.replicas.is_none() => problems.push(at.field("replicas").message("required")),
+            Some(replicas) if !valid_replicas(replicas) => problems.push(
                 at.field("replicas")
-            )),
+                    .message(&format!("{replicas} must be a positive number, or a percentage in (0%, 100%]")),
+            ),
             _ => {}
         }
         if let Some(traffic) = &step.strategy.traffic {
@@ -42,15 +48,14 @@ pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Va
             let shown = if alpha { traffic.trim_end_matches('%').to_string() } else { format!("{traffic:?}") };
             match parse_whole_percent(traffic) {
                 Some(percent) if (low..=100).contains(&percent) => {}
-                Some(_) => problems.push(format!("{}: {shown} must be in {range}", at.field(traffic_field))),
-                None => problems.push(format!(
-                    "{}: {shown} must be a whole percentage such as \"20%\" (the controller reads it as 0%)",
-                    at.field(traffic_field)
-                )),
+                Some(_) => problems.push(at.field(traffic_field).message(&format!("{shown} must be in {range}"))),
+                None => problems.push(at.field(traffic_field).message(&format!(
+                    "{shown} must be a whole percentage such as \"20%\" (the controller reads it as 0%)"
+                ))),
             }
         }
         if let Some(matches) = step.strategy.matches.as_ref().filter(|m| m.len() > MAX_MATCHES) {
-            problems.push(format!("{}: {} matches, at most {MAX_MATCHES}", at.field("matches"), matches.len()));
+            problems.push(at.field("matches").message(&format!("{} matches, at most {MAX_MATCHES}", matches.len())));
         }
     }
     for (i, pair) in steps.windows(2).enumerate() {
@@ -59,38 +64,36 @@ pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Va
             && before.0 == after.0
             && after.1 < before.1
         {
-            problems.push(format!(
-                "{}: {} is less than {}: replicas must not decrease",
-                at.field("replicas"),
+            problems.push(at.field("replicas").message(&format!(
+                "{} is less than {}: replicas must not decrease",
                 written(i + 1).map_or_else(String::new, Value::to_string),
                 previous.field("replicas")
-            ));
+            )));
         }
         let weight = |step: &Step| step.strategy.traffic.as_deref().and_then(parse_whole_percent);
         if alpha
             && let (Some(before), Some(after)) = (weight(&pair[0]), weight(&pair[1]))
             && after < before
         {
-            problems.push(format!(
-                "{}: {after} is less than {} {before}: weights must not decrease",
-                at.field("weight"),
+            problems.push(at.field("weight").message(&format!(
+                "{after} is less than {} {before}: weights must not decrease",
                 previous.field("weight")
-            ));
+            )));
         }
     }
     let routings_path = path.field("trafficRoutings");
     let routings = body["trafficRoutings"].as_array().map(Vec::as_slice).unwrap_or_default();
     if routings.len() > 1 {
-        problems.push(format!("{routings_path}: {} entries, at most 1", routings.len()));
+        problems.push(routings_path.message(&format!("{} entries, at most 1", routings.len())));
     }
     for (i, routing) in routings.iter().enumerate() {
         let at = routings_path.index(i);
         let providers = ["ingress", "gateway", "customNetworkRefs"];
         if !providers.iter().any(|p| routing.get(*p).is_some_and(|v| !v.is_null())) {
-            problems.push(format!("{at}: needs one of ingress, gateway and customNetworkRefs"));
+            problems.push(at.message("needs one of ingress, gateway and customNetworkRefs"));
         }
         if let Some(grace) = routing["gracePeriodSeconds"].as_i64().filter(|g| *g < 0) {
-            problems.push(format!("{}: {grace} must not be negative", at.field("gracePeriodSeconds")));
+            problems.push(at.field("gracePeriodSeconds").message(&format!("{grace} must not be negative")));
         }
     }
     problems

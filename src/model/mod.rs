@@ -26,40 +26,94 @@ pub use traffic_routing::TrafficRoutingCr;
 use serde_json::Value;
 use std::fmt;
 
-/// An input that makes no sense; the message carries the field path.
+/// A message about one field of an object, such as
+/// `spec.strategy.canary.steps[2].traffic: "150%" must be in (0%, 100%]`: its text, and the field
+/// it is about, so that a message about an object read from a file can name the field's line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModelError(pub String);
+pub struct FieldMessage {
+    pub field: Path,
+    pub text: String,
+}
+
+impl FieldMessage {
+    pub fn new(field: Path, text: impl Into<String>) -> FieldMessage {
+        FieldMessage { field, text: text.into() }
+    }
+
+    /// The same message, led by where the field is (`rollout.yaml:14: …`).
+    pub fn at(self, place: &str) -> FieldMessage {
+        FieldMessage { text: format!("{place}: {}", self.text), ..self }
+    }
+}
+
+impl fmt::Display for FieldMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// An input that makes no sense: what is wrong with which field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelError(pub FieldMessage);
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        self.0.fmt(f)
     }
 }
 
 impl std::error::Error for ModelError {}
 
-/// A field path for messages (`spec.strategy.canary.steps[2].traffic`).
-#[derive(Clone, Debug)]
-pub struct Path(String);
+/// One step of a field path: a map's key, or a list's index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// A field path (`spec.strategy.canary.steps[2].traffic`), kept as its keys and indices: a key
+/// may hold dots or brackets itself (an annotation's), which the text shown cannot tell apart.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Path(Vec<Segment>);
 
 impl Path {
-    pub fn root(name: &str) -> Path {
-        Path(name.into())
+    /// A path of one key.
+    pub fn root(key: &str) -> Path {
+        Path::default().field(key)
     }
-    pub fn field(&self, name: &str) -> Path {
-        Path(format!("{}.{name}", self.0))
+    pub fn field(&self, key: &str) -> Path {
+        self.with(Segment::Key(key.into()))
     }
     pub fn index(&self, i: usize) -> Path {
-        Path(format!("{}[{i}]", self.0))
+        self.with(Segment::Index(i))
+    }
+    fn with(&self, segment: Segment) -> Path {
+        let mut path = self.clone();
+        path.0.push(segment);
+        path
+    }
+    pub fn segments(&self) -> &[Segment] {
+        &self.0
+    }
+    /// `path: message`, about this field.
+    pub fn message(&self, message: &str) -> FieldMessage {
+        FieldMessage::new(self.clone(), format!("{self}: {message}"))
     }
     pub fn error(&self, message: &str) -> ModelError {
-        ModelError(format!("{}: {message}", self.0))
+        ModelError(self.message(message))
     }
 }
 
 impl fmt::Display for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        for (i, segment) in self.0.iter().enumerate() {
+            match segment {
+                Segment::Key(key) if i == 0 => f.write_str(key)?,
+                Segment::Key(key) => write!(f, ".{key}")?,
+                Segment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -191,8 +245,25 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_path_keeps_its_keys_whole_and_shows_as_kubectl_names_fields() {
+        let path = Path::root("metadata").field("annotations").field("rollouts.kruise.io/trafficrouting");
+        assert_eq!(path.to_string(), "metadata.annotations.rollouts.kruise.io/trafficrouting");
+        assert_eq!(path.segments().len(), 3);
+        let steps = Path::root("spec").field("steps").index(2).field("traffic");
+        assert_eq!(steps.to_string(), "spec.steps[2].traffic");
+        assert_eq!(Path::default().index(3).field("items").index(1).to_string(), "[3].items[1]");
+        let message = steps.message("\"150%\" must be in (0%, 100%]");
+        assert_eq!(message.to_string(), "spec.steps[2].traffic: \"150%\" must be in (0%, 100%]");
+        assert_eq!(message.field, steps);
+        assert_eq!(
+            message.at("r.yaml:44").to_string(),
+            "r.yaml:44: spec.steps[2].traffic: \"150%\" must be in (0%, 100%]"
+        );
+    }
+
+    #[test]
     fn reads_an_ingress_ref_with_the_controllers_default_class() {
-        let path = Path::root("trafficRoutings[0]");
+        let path = Path::root("trafficRoutings").index(0);
         let read = |ingress: Value| TrafficRoutingRef::read(&json!({"service": "svc", "ingress": ingress}), &path);
         let ingress = read(json!({"name": "web"})).unwrap().ingress.unwrap();
         assert_eq!(ingress, IngressRef { name: "web".into(), class_type: "nginx".into() });
@@ -210,7 +281,7 @@ mod tests {
 
     #[test]
     fn custom_network_refs_are_a_list_of_full_references() {
-        let path = Path::root("trafficRoutings[0]");
+        let path = Path::root("trafficRoutings").index(0);
         let read = |refs: Value| TrafficRoutingRef::read(&json!({"service": "svc", "customNetworkRefs": refs}), &path);
         let vs = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "vs"});
         assert_eq!(read(json!([vs])).unwrap().custom_network_refs[0].name, "vs");
@@ -227,7 +298,7 @@ mod tests {
 
     #[test]
     fn reads_a_gateway_ref_as_the_webhook_checks_it() {
-        let path = Path::root("trafficRoutings[0]");
+        let path = Path::root("trafficRoutings").index(0);
         let read = |gateway: Value| TrafficRoutingRef::read(&json!({"service": "svc", "gateway": gateway}), &path);
         assert_eq!(read(json!({"httpRouteName": "route"})).unwrap().gateway.as_deref(), Some("route"));
         assert_eq!(

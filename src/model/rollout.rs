@@ -2,7 +2,7 @@
 
 use super::stage_routing::{RoutingAction, StageRouting, scaled_replicas};
 use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
-use super::{ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str};
+use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str};
 use serde_json::Value;
 use std::fmt;
 
@@ -185,10 +185,10 @@ pub struct Rollout {
     pub workload: Option<ObjectRef>,
     pub status: RolloutStatus,
     /// Things the API server or the conversion would silently change.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<FieldMessage>,
     /// What the controller's admission webhook (or the CRD schema) refuses in this Rollout,
     /// each as `field: what is wrong`.
-    pub rejections: Vec<String>,
+    pub rejections: Vec<FieldMessage>,
 }
 
 impl Rollout {
@@ -198,29 +198,43 @@ impl Rollout {
         let version = match api_version.split_once('/') {
             Some((GROUP, version @ ("v1alpha1" | "v1beta1"))) => version,
             _ => {
-                return Err(ModelError(format!(
-                    "not a Rollout of {GROUP}/v1alpha1 or v1beta1 (apiVersion {api_version:?})"
+                return Err(ModelError(FieldMessage::new(
+                    Path::root("apiVersion"),
+                    format!("not a Rollout of {GROUP}/v1alpha1 or v1beta1 (apiVersion {api_version:?})"),
                 )));
             }
         };
         if object["kind"] != "Rollout" {
-            return Err(ModelError(format!("kind must be Rollout, not {}", object["kind"])));
+            return Err(ModelError(FieldMessage::new(
+                Path::root("kind"),
+                format!("kind must be Rollout, not {}", object["kind"]),
+            )));
         }
-        let name = metadata_str(object, "name").ok_or_else(|| ModelError("metadata.name is required".into()))?;
+        let name =
+            metadata_str(object, "name").ok_or_else(|| Path::root("metadata").field("name").error("is required"))?;
         let strategy = &object["spec"]["strategy"];
         let (kind, body, path) =
             match (strategy.get("canary").filter(|c| !c.is_null()), strategy.get("blueGreen").filter(|b| !b.is_null()))
             {
-                (Some(canary), None) => (StrategyKind::Canary, canary, Path::root("spec.strategy.canary")),
+                (Some(canary), None) => {
+                    (StrategyKind::Canary, canary, Path::root("spec").field("strategy").field("canary"))
+                }
                 (None, Some(_)) if version == "v1alpha1" => {
-                    return Err(ModelError(
-                        "spec.strategy.blueGreen: v1alpha1 has no blue-green strategy; use v1beta1".into(),
-                    ));
+                    return Err(Path::root("spec")
+                        .field("strategy")
+                        .field("blueGreen")
+                        .error("v1alpha1 has no blue-green strategy; use v1beta1"));
                 }
                 (None, Some(blue_green)) => {
-                    (StrategyKind::BlueGreen, blue_green, Path::root("spec.strategy.blueGreen"))
+                    (StrategyKind::BlueGreen, blue_green, Path::root("spec").field("strategy").field("blueGreen"))
                 }
-                _ => return Err(ModelError("spec.strategy must have exactly one of canary and blueGreen".into())),
+                _ => {
+                    let strategy = Path::root("spec").field("strategy");
+                    return Err(ModelError(FieldMessage::new(
+                        strategy.clone(),
+                        format!("{strategy} must have exactly one of canary and blueGreen"),
+                    )));
+                }
             };
         let alpha = version == "v1alpha1";
         let mut warnings = Vec::new();
@@ -237,9 +251,13 @@ impl Rollout {
         };
         if alpha && disable_generate_canary_service {
             let service = traffic_routing.as_ref().map_or("<service>", |t| t.service.as_str());
-            warnings.push(format!(
-                "spec.strategy.canary.disableGenerateCanaryService is dropped by the v1alpha1 to v1beta1 conversion: \
-                 the controller generates and routes to {service}-canary; apply the Rollout as v1beta1 to keep it"
+            let field = path.field("disableGenerateCanaryService");
+            warnings.push(FieldMessage::new(
+                field.clone(),
+                format!(
+                    "{field} is dropped by the v1alpha1 to v1beta1 conversion: the controller generates and routes \
+                     to {service}-canary; apply the Rollout as v1beta1 to keep it"
+                ),
             ));
             disable_generate_canary_service = false;
         }
@@ -247,10 +265,11 @@ impl Rollout {
         if let Some(field) = body.get("trafficRoutingRef").and_then(Value::as_str).filter(|_| !alpha)
             && linked != Some(field)
         {
-            warnings.push(match linked {
-                None => format!("{path}.trafficRoutingRef ({field}) is not read by the controller; only the annotation {TRAFFIC_ROUTING_ANNOTATION} links a TrafficRouting"),
-                Some(other) => format!("{path}.trafficRoutingRef names {field}, but the controller follows the annotation {TRAFFIC_ROUTING_ANNOTATION}: {other}"),
-            });
+            let at = path.field("trafficRoutingRef");
+            warnings.push(FieldMessage::new(at.clone(), match linked {
+                None => format!("{at} ({field}) is not read by the controller; only the annotation {TRAFFIC_ROUTING_ANNOTATION} links a TrafficRouting"),
+                Some(other) => format!("{at} names {field}, but the controller follows the annotation {TRAFFIC_ROUTING_ANNOTATION}: {other}"),
+            }));
         }
         Ok(Rollout {
             name: name.into(),
@@ -402,7 +421,12 @@ impl Rollout {
     }
 }
 
-fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>) -> Result<Vec<Step>, ModelError> {
+fn read_steps(
+    body: &Value,
+    path: &Path,
+    alpha: bool,
+    warnings: &mut Vec<FieldMessage>,
+) -> Result<Vec<Step>, ModelError> {
     let items = match body.get("steps") {
         Some(Value::Array(items)) if !items.is_empty() => items,
         Some(Value::Array(_)) | None | Some(Value::Null) => return Err(path.error("must list at least one step")),
@@ -701,7 +725,8 @@ mod tests {
 
     #[test]
     fn the_webhooks_rules_are_checked() {
-        let rejections = |steps: Value, extra: Value| canary(steps, extra).rejections;
+        let shown = |messages: &[FieldMessage]| messages.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let rejections = |steps: Value, extra: Value| shown(&canary(steps, extra).rejections);
         assert_eq!(
             rejections(json!([{"replicas": 1, "traffic": "20%"}, {"replicas": "100%"}]), json!({})),
             Vec::<String>::new()
@@ -753,7 +778,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            blue_green.rejections,
+            shown(&blue_green.rejections),
             vec!["spec.strategy.blueGreen.steps[1].traffic: \"-1%\" must be in [0%, 100%]"]
         );
         let alpha = rollout(json!({
@@ -762,12 +787,19 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            alpha.rejections,
+            shown(&alpha.rejections),
             vec![
                 "spec.strategy.canary.steps[1].weight: -20 must be in (0%, 100%]",
                 "spec.strategy.canary.steps[1].weight: -20 is less than spec.strategy.canary.steps[0].weight 30: weights must not decrease",
             ]
         );
+        // Each names its field, for a file's line: the one written (v1alpha1's weight).
+        let fields = |messages: &[FieldMessage]| messages.iter().map(|m| m.field.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            fields(&canary(json!([{"traffic": "-50%"}]), json!({})).rejections),
+            ["spec.strategy.canary.steps[0].replicas", "spec.strategy.canary.steps[0].traffic"]
+        );
+        assert_eq!(fields(&alpha.rejections), ["spec.strategy.canary.steps[1].weight"; 2]);
         // The controller uses the first of several trafficRoutings.
         let two = canary(
             json!([{"replicas": 1}]),

@@ -1,7 +1,7 @@
 //! A step's traffic strategy (traffic, matches, requestHeaderModifier), read with the CRD's
 //! defaults and validation, and the weights the controller derives from it.
 
-use super::{ModelError, Path};
+use super::{FieldMessage, ModelError, Path};
 use serde_json::{Map, Value};
 
 /// `TrafficRoutingStrategy`: what one step asks of the gateway.
@@ -125,7 +125,7 @@ pub fn read_matches(
     value: &Value,
     path: &Path,
     headers_only: bool,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<FieldMessage>,
 ) -> Result<Vec<Value>, ModelError> {
     let items = value.as_array().ok_or_else(|| path.error("must be a list of matches"))?;
     let mut matches = Vec::with_capacity(items.len());
@@ -136,10 +136,10 @@ pub fn read_matches(
         if headers_only {
             let dropped: Vec<&str> = fields.keys().map(String::as_str).filter(|k| *k != "headers").collect();
             if !dropped.is_empty() {
-                warnings.push(format!(
-                    "{at}: {} not supported in this API version; the API server drops it",
+                warnings.push(at.message(&format!(
+                    "{} not supported in this API version; the API server drops it",
                     dropped.join(", ")
-                ));
+                )));
             }
         } else if let Some(path_match) = fields.get("path").filter(|p| !p.is_null()) {
             out.insert("path".into(), read_path_match(path_match, &at.field("path"))?);
@@ -293,14 +293,14 @@ mod tests {
         let headers_only =
             read_matches(&json!([{"path": {"value": "/x"}}]), &Path::root("m"), true, &mut warnings).unwrap();
         assert_eq!(headers_only, vec![json!({})]);
-        assert!(warnings[0].contains("path not supported"), "{warnings:?}");
+        assert!(warnings[0].text.contains("path not supported"), "{warnings:?}");
     }
 
     #[test]
     fn matches_are_validated() {
         let err = read_matches(
             &json!([{"headers": [{"type": "Prefix", "name": "a", "value": "b"}]}]),
-            &Path::root("steps[0].matches"),
+            &Path::root("steps").index(0).field("matches"),
             false,
             &mut vec![],
         )

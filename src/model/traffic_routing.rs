@@ -2,7 +2,7 @@
 //! refs while a Rollout that names it is progressing.
 
 use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
-use super::{ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str};
+use super::{FieldMessage, ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str};
 use serde_json::Value;
 
 #[derive(Clone, Debug)]
@@ -17,25 +17,31 @@ pub struct TrafficRoutingCr {
     /// "N%", matches keep only headers and stay absent when there are none.
     pub strategy: RouteStrategy,
     pub phase: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<FieldMessage>,
 }
 
 impl TrafficRoutingCr {
     pub fn from_object(object: &Value) -> Result<TrafficRoutingCr, ModelError> {
         if object["apiVersion"] != "rollouts.kruise.io/v1alpha1" || object["kind"] != "TrafficRouting" {
-            return Err(ModelError(format!(
-                "not a TrafficRouting of rollouts.kruise.io/v1alpha1 (apiVersion {}, kind {})",
-                object["apiVersion"], object["kind"]
+            // The field named is the one that is wrong (apiVersion when both are).
+            let field = if object["apiVersion"] == "rollouts.kruise.io/v1alpha1" { "kind" } else { "apiVersion" };
+            return Err(ModelError(FieldMessage::new(
+                Path::root(field),
+                format!(
+                    "not a TrafficRouting of rollouts.kruise.io/v1alpha1 (apiVersion {}, kind {})",
+                    object["apiVersion"], object["kind"]
+                ),
             )));
         }
-        let name = metadata_str(object, "name").ok_or_else(|| ModelError("metadata.name is required".into()))?;
-        let refs = Path::root("spec.objectRef");
+        let name =
+            metadata_str(object, "name").ok_or_else(|| Path::root("metadata").field("name").error("is required"))?;
+        let refs = Path::root("spec").field("objectRef");
         let traffic_routing = match object["spec"]["objectRef"].as_array().map(Vec::as_slice) {
             Some([first, ..]) => TrafficRoutingRef::read(first, &refs.index(0))?,
             _ => return Err(refs.error("must list at least one traffic routing")),
         };
         let spec = &object["spec"]["strategy"];
-        let at = Path::root("spec.strategy");
+        let at = Path::root("spec").field("strategy");
         let mut warnings = Vec::new();
         let traffic = match spec.get("weight").filter(|w| !w.is_null()) {
             None => None,

@@ -5,6 +5,7 @@
 
 use crate::error::Error;
 use crate::scripts::{self, ScriptKey, ingress_key, parse_script_flag};
+use crate::snapshot;
 use crate::yaml::{self, Document};
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -92,7 +93,7 @@ impl Manifests {
     fn read(&mut self, reader: impl Read, source: &str) -> Result<(), Error> {
         let text = read_bounded(reader, source, MANIFESTS.bytes - self.bytes, MANIFESTS)?;
         self.bytes += text.len();
-        let documents = yaml::parse_documents(&text, source).map_err(Error::Input)?;
+        let documents = yaml::parse_documents_keeping(&text, source, snapshot::keeps_text).map_err(Error::Input)?;
         self.documents.extend(documents.into_iter().map(|d| (source.to_string(), d)));
         self.files += 1;
         Ok(())

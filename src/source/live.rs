@@ -146,15 +146,11 @@ async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Re
     let (mut found, mut unparsed) = (Vec::new(), Vec::new());
     for (index, raw) in raws.into_iter().enumerate() {
         let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let origin = Origin::Cluster(format!("rollout.{GROUP}/{name}"));
         match Rollout::from_object(&raw) {
-            Ok(item) => found.push(Located {
-                origin: Origin(format!("rollout.{GROUP}/{name}")),
-                namespace: namespace.clone(),
-                item,
-                raw,
-            }),
+            Ok(item) => found.push(Located { origin, namespace: namespace.clone(), item, raw }),
             Err(e) => {
-                let error = format!("Rollout {namespace}/{name}: {e}{}", crate::schema::unknown_fields_note(&raw));
+                let error = format!("Rollout {namespace}/{name}: {e}{}", origin.unknown_fields_note(&raw));
                 unparsed.push(Unloaded { name, index, rollout: None, error });
             }
         }
@@ -519,7 +515,12 @@ pub async fn read_traffic_routing(cluster: &Cluster, name: &str) -> Result<(Loca
         .map_err(|e| Error::Input(format!("TrafficRouting {namespace}/{name}: {e}")))?;
     let objects = read_objects(cluster, &[Routing::of_traffic_routing(&item, namespace)]).await?;
     Ok((
-        Located { origin: Origin(format!("trafficrouting.{GROUP}/{name}")), namespace: namespace.clone(), item, raw },
+        Located {
+            origin: Origin::Cluster(format!("trafficrouting.{GROUP}/{name}")),
+            namespace: namespace.clone(),
+            item,
+            raw,
+        },
         objects,
     ))
 }
