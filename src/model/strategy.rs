@@ -39,7 +39,10 @@ impl RouteStrategy {
             let alternatives: Vec<String> = matches.iter().map(describe_match).collect();
             parts.push(format!("matches {}", alternatives.join(" OR ")));
             if let Some(traffic) = &self.traffic {
-                parts.push(format!("(traffic {traffic} ignored by the built-in scripts: matches take precedence)"));
+                // "Matches take precedence" holds for some providers only.
+                parts.push(format!(
+                    "(traffic {traffic} too: the built-in VirtualService script and HTTPRoutes ignore it, the built-in Ingress scripts write it as well)"
+                ));
             }
         } else if let Some(traffic) = &self.traffic {
             let (canary, stable) = self.weights();
@@ -277,6 +280,21 @@ mod tests {
         assert_eq!(weights(Some("-2147483648%")), (-2147483648, -2147483548));
         assert_eq!(weights(Some("2147483648%")), (-2147483648, -2147483548), "truncated to int32");
         assert_eq!(weights(Some("-50%")), (-50, 150));
+    }
+
+    #[test]
+    fn a_description_says_which_providers_use_a_traffic_beside_matches() {
+        let step = RouteStrategy {
+            traffic: Some("10%".into()),
+            matches: Some(vec![json!({"headers": [{"type": "Exact", "name": "x", "value": "1"}]})]),
+            ..Default::default()
+        };
+        assert_eq!(
+            step.describe(),
+            "matches [header x=1], (traffic 10% too: the built-in VirtualService script and HTTPRoutes ignore it, the built-in Ingress scripts write it as well)"
+        );
+        let matches_only = RouteStrategy { traffic: None, ..step };
+        assert_eq!(matches_only.describe(), "matches [header x=1]");
     }
 
     #[test]
