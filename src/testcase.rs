@@ -5,7 +5,7 @@
 
 use crate::data::{self, Data};
 use crate::lua::{self, EvalOptions, Limits, OrderDependence, Printed, Script};
-use crate::model::{self, Rollout, RouteStrategy, StrategyKind, TrafficRoutingCr};
+use crate::model::{self, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr};
 use crate::{gojson, yaml};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -78,7 +78,8 @@ impl TestCase {
                 rollout.steps.iter().map(|s| model::lua_data(data.clone(), &s.strategy, service, &canary)).collect();
             ("rollout", steps)
         } else if let Some(cr) = case.get("trafficRouting").filter(|t| !t.is_null()) {
-            let cr = TrafficRoutingCr::from_object(cr).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
+            let cr =
+                TrafficRoutingCr::read(cr, Semantics::Harness).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
             let service = &cr.traffic_routing.service;
             // The harness passes an empty, non-nil matches list when the CR has none.
             let strategy =
@@ -188,14 +189,15 @@ impl CaseReport {
 
 /// The Rollout of a case as the harness reads it: decoded into the v1beta1 type whatever its
 /// apiVersion, without the conversion, so a v1alpha1 `weight` is ignored (the script gets
-/// canaryWeight -1 there). Says so when that differs from what the controller would read.
+/// canaryWeight -1 there), and without the CRD's defaults. Says so when the apiVersion makes
+/// that differ from what the controller would read.
 fn harness_rollout(rollout: &Value) -> Result<(Rollout, Option<String>), crate::model::ModelError> {
     if rollout["apiVersion"] != "rollouts.kruise.io/v1alpha1" {
-        return Ok((Rollout::from_object(rollout)?, None));
+        return Ok((Rollout::read(rollout, Semantics::Harness)?, None));
     }
     let mut as_beta = rollout.clone();
     as_beta["apiVersion"] = "rollouts.kruise.io/v1beta1".into();
-    let read = Rollout::from_object(&as_beta)?;
+    let read = Rollout::read(&as_beta, Semantics::Harness)?;
     let weights: Vec<String> = rollout["spec"]["strategy"]["canary"]["steps"]
         .as_array()
         .into_iter()
@@ -387,6 +389,22 @@ expected:
         assert_eq!(case.steps[0]["matches"], json!([]));
         assert_eq!(case.steps[0]["canaryService"], json!("svc"));
         assert_eq!(case.go_test, GoTest::Same);
+    }
+
+    #[test]
+    fn the_harness_reads_matches_without_crd_defaults() {
+        let case = TestCase::parse(
+            "m.yaml",
+            "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps:\n        - matches: [{headers: [{name: a, value: b}], path: {}}]\n        trafficRoutings: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+        )
+        .unwrap();
+        assert_eq!(case.steps[0]["matches"], json!([{"headers": [{"name": "a", "value": "b"}], "path": {}}]));
+        let case = TestCase::parse(
+            "tr.yaml",
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy: {matches: [{headers: [{name: a, value: b}]}]}\n    objectRef: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+        )
+        .unwrap();
+        assert_eq!(case.steps[0]["matches"], json!([{"headers": [{"name": "a", "value": "b"}]}]));
     }
 
     #[test]

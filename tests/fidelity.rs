@@ -376,3 +376,43 @@ fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
         .run()
         .success();
 }
+
+/// The audit's script: it writes what `obj` says of the first match's type (or "none").
+const MATCH_TYPE_SCRIPT: &str = r#"local t = "none"
+if obj.matches then
+  if obj.matches[1] and obj.matches[1].headers then t = obj.matches[1].headers[1].type or "nil"
+  elseif obj.matches[1] and obj.matches[1].path then t = "path:" .. (obj.matches[1].path.type or "nil") .. ":" .. (obj.matches[1].path.value or "nil")
+  else t = "emptymatches" end
+end
+return {spec = {t = t}}
+"#;
+
+#[test]
+fn test_reads_matches_without_the_crd_defaults_as_go_test_does_and_plan_keeps_them() {
+    // go test decodes the case into Go types: no type, no path value, an empty path table.
+    let rollout_case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: r}\n  spec:\n    workloadRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n    strategy:\n      canary:\n        steps:\n        - {replicas: 1, matches: [{headers: [{name: a, value: b}]}]}\n        - {replicas: 1, matches: [{path: {value: /x}}]}\n        - {replicas: 1, matches: [{path: {}}]}\n        - {replicas: 1, traffic: 20%}\n        trafficRoutings:\n        - service: s\n          customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]\noriginal:\n  apiVersion: example.com/v1\n  kind: Thing\n  metadata: {name: t}\n  spec: {}\nexpected:\n- spec: {t: nil}\n- spec: {t: \"path:nil:/x\"}\n- spec: {t: \"path:nil:nil\"}\n- spec: {t: none}\n";
+    let traffic_routing_case = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: t}\n  spec:\n    strategy:\n      matches: [{headers: [{name: a, value: b}]}]\n    objectRef: [{service: s, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]}]\noriginal: {spec: {}}\nexpected:\n- spec: {t: nil}\n";
+    let files = || {
+        Test::new()
+            .file("s/example.com/Thing/trafficRouting.lua", MATCH_TYPE_SCRIPT)
+            .file("s/example.com/Thing/testdata/r.yaml", rollout_case)
+            .file("s/example.com/Thing/testdata/tr.yaml", traffic_routing_case)
+    };
+    let out = files().args(["test", "s"]).run().success();
+    assert_eq!(
+        out.stdout,
+        "ok   example.com/Thing r.yaml (4 steps)\nok   example.com/Thing tr.yaml (1 step)\n2 passed, 0 failed\n"
+    );
+    let objs = files().args(["lua-obj", "s/example.com/Thing/testdata/r.yaml", "-o", "json"]).run().success().json();
+    assert_eq!(objs[2]["obj"]["matches"], json!([{"path": {}}]));
+    // The same case planned: the API server would have filled in the CRD's defaults.
+    for (step, written) in
+        [("1", "+  t: Exact\n"), ("2", "+  t: path:PathPrefix:/x\n"), ("3", "+  t: path:PathPrefix:/\n")]
+    {
+        files()
+            .args(["plan", "-f", "s/example.com/Thing/testdata/r.yaml", "--lua-dir", "s", "--step", step])
+            .run()
+            .success()
+            .stdout_has(written);
+    }
+}
