@@ -416,3 +416,44 @@ fn test_reads_matches_without_the_crd_defaults_as_go_test_does_and_plan_keeps_th
             .stdout_has(written);
     }
 }
+
+#[test]
+fn test_says_go_test_passes_a_step_whose_script_returns_no_table() {
+    // The audit's cases: a string, and a table followed by nil (only the last value counts).
+    let script = "if obj.canaryWeight == 5 then return \"str\" end\nif obj.canaryWeight == 6 then return {spec = {a = 1}}, nil end\nreturn {spec = {a = 1}}\n";
+    let case = |weight: i64, expected: &str| {
+        format!(
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {{name: t}}\n  spec:\n    strategy: {{weight: {weight}}}\n    objectRef: [{{service: s}}]\noriginal:\n  spec: {{}}\nexpected:\n- {expected}\n"
+        )
+    };
+    let files = || {
+        Test::new()
+            .file("s/example.com/Thing/trafficRouting.lua", script)
+            .file("s/example.com/Thing/testdata/w5.yaml", &case(5, "metadata: {name: t}"))
+            .file("s/example.com/Thing/testdata/w6.yaml", &case(6, "metadata: {name: t}"))
+            // go test fails this one too: its empty result is not the spec expected.
+            .file("s/example.com/Thing/testdata/w7.yaml", &case(5, "spec: {a: 1}"))
+    };
+    let note = "go test: it passes step 1, where the script returns no table: its harness reads that as an empty result (no spec, labels or annotations), which is what expected has; the controller fails such a step, and so does this tool";
+    let out = files().args(["test", "s"]).run().status(1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "FAIL example.com/Thing w5.yaml (1 step)\n  {note}\n  step 1: script s/example.com/Thing/trafficRouting.lua: expect table output from Lua script, not string\n\
+             FAIL example.com/Thing w6.yaml (1 step)\n  {note}\n  step 1: script s/example.com/Thing/trafficRouting.lua: expect table output from Lua script, not nil\n\
+             FAIL example.com/Thing w7.yaml (1 step)\n  step 1: script s/example.com/Thing/trafficRouting.lua: expect table output from Lua script, not string\n\
+             0 passed, 3 failed\n"
+        )
+    );
+    let report = files().args(["test", "s", "-o", "json"]).run().status(1).json();
+    let go_test: Vec<&serde_json::Value> = report["cases"].as_array().unwrap().iter().map(|c| &c["goTest"]).collect();
+    let note = note.strip_prefix("go test: ").unwrap();
+    assert_eq!(
+        go_test,
+        [
+            &json!({"runs": true, "note": note}),
+            &json!({"runs": true, "note": note}),
+            &json!({"runs": true, "note": null})
+        ]
+    );
+}
