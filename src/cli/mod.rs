@@ -46,7 +46,8 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
-    read after the claim. Guards run before anything is written: the step must be StepPaused (--traffic-only: \
+    read after the claim (with -l, a Rollout that starts to match in between is not claimed, and refused: run \
+    again). Guards run before anything is written: the step must be StepPaused (--traffic-only: \
     any progressing state), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec is refused without --force. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
