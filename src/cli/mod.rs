@@ -70,7 +70,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
-    saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout).";
+    saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout), making it again, \
+    without the server's fields, when it no longer exists.";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
@@ -542,7 +543,8 @@ pub struct RestoreArgs {
     /// VirtualService and DestinationRule (repeatable)
     #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]
     pub refs: Vec<String>,
-    /// Put back an object saved by an earlier write (a file under the backups folder)
+    /// Put back an object saved by an earlier write (a file under the backups folder); one that
+    /// no longer exists is made again
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote

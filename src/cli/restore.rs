@@ -6,7 +6,7 @@
 use super::approve::{claim_names, claim_rollouts, refuse_unclaimed};
 use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
 use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
-use crate::change::Change;
+use crate::change::{self, Change};
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
@@ -641,7 +641,8 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object.
+/// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object,
+/// or the object made again from the backup when it no longer exists.
 async fn restore_backup(
     session: &Session,
     writer: &mut Writer<'_>,
@@ -686,24 +687,36 @@ async fn restore_backup(
     for note in notes {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
-    let live = session.cluster.get(&resource, &namespace, name).await?.ok_or_else(|| {
-        Error::Input(format!("{kind} {namespace}/{name} no longer exists; create it with kubectl instead"))
-    })?;
-    let restored = Arc::new(Data::of_object(backup).apply_to(&live, None));
-    let live = Arc::new(live);
-    if data::same_routing(&live, &restored) {
-        print(&format!("{key} already matches the backup\n"))?;
-        return Ok(Outcome::Done);
-    }
-    let change = Change::Replace { key: key.clone(), before: Arc::clone(&live), after: Arc::clone(&restored) };
+    let change = match session.cluster.get(&resource, &namespace, name).await? {
+        // Gone (a canary Ingress a restore deleted, say): made again as the backup holds it,
+        // without what the server sets, which a create may not carry.
+        None => Change::Create { key: key.clone(), object: Arc::new(change::without_server_fields(backup)) },
+        Some(live) => {
+            let restored = Data::of_object(backup).apply_to(&live, None);
+            if data::same_routing(&live, &restored) {
+                print(&format!("{key} already matches the backup\n"))?;
+                return Ok(Outcome::Done);
+            }
+            Change::Replace { key: key.clone(), before: Arc::new(live), after: Arc::new(restored) }
+        }
+    };
     if writer.mode() != Mode::ClientDryRun {
         write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
     }
+    let (live, live_header) = match change.before() {
+        Some(live) => (live.clone(), format!("{key} (live)")),
+        None => {
+            print(&format!(
+                "{key} does not exist: it is created as the backup holds it (owner references and finalizers too), without what the API server sets (uid, resourceVersion, timestamps, managed fields, status)\n"
+            ))?;
+            (Value::Null, format!("{key} (absent)"))
+        }
+    };
     print(
         &output::object_diff(
             &live,
-            &restored,
-            &format!("{key} (live)"),
+            &change.after().expect("a create or a replace"),
+            &live_header,
             &format!("{key} (from {source})"),
             DiffStyle { differ: &super::diff::differ(), stored: StoredOriginal::Summary },
         )
@@ -713,9 +726,15 @@ async fn restore_backup(
         writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
     }
     writer.apply(&resource, &change).await?;
-    let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
     let lost = writer.lost_reply(&key).map(|lost| format!("; {lost}")).unwrap_or_default();
-    print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous}{lost})\n"))?;
+    let line = match change {
+        Change::Create { .. } => format!("{key} created from {source} (it did not exist before{lost})"),
+        _ => {
+            let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
+            format!("{key} restored from {source} (its previous state: {previous}{lost})")
+        }
+    };
+    print_outcome(writer, &format!("{line}\n"))?;
     Ok(Outcome::Done)
 }
 
