@@ -179,11 +179,22 @@ fn normalize_in_place(value: &mut Value, keep_int64: bool) {
     }
 }
 
-/// Whether two values are the same to Go, i.e. encode to the same JSON: as `==`, except that
-/// numbers are compared as the float64s Go decodes them into.
+/// Whether two values are the same to Go, i.e. encode to the same JSON (`write_value`): as `==`,
+/// except that numbers are compared as the float64s Go decodes them into, and, where one is an
+/// int64 beyond 2^53 (an object's, which the controller's client keeps exact), as Go writes them:
+/// `9007199254740993` and the float64 it rounds to differ.
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits),
+        (Value::Number(x), Value::Number(y)) => {
+            let float = |n: &Number| n.as_f64().map(f64::to_bits);
+            let beyond_2_53 = |n: &Number| n.as_i64().is_some_and(|i| i.unsigned_abs() > 1 << 53);
+            let written = |n: &Number| {
+                let mut text = String::new();
+                write_number(&mut text, n);
+                text
+            };
+            float(x) == float(y) && (!(beyond_2_53(x) || beyond_2_53(y)) || written(x) == written(y))
+        }
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|((kx, vx), (ky, vy))| kx == ky && same(vx, vy))
@@ -415,8 +426,19 @@ mod tests {
 
     #[test]
     fn values_are_the_same_when_go_encodes_them_alike() {
-        assert!(same(&json!({"a": [50, 0.5]}), &json!({"a": [50.0, 0.5]})));
-        assert!(same(&json!(12345678901234567890u64), &json!(12345678901234567000.0)));
+        for (a, b) in [
+            (json!({"a": [50, 0.5]}), json!({"a": [50.0, 0.5]})),
+            (json!(12345678901234567890u64), json!(12345678901234567000.0)),
+            // An int64 beyond 2^53 is written with its digits: the same as a float64 only where
+            // Go writes that with the same digits.
+            (json!(9007199254740993_i64), json!(9007199254740993_i64)),
+            (json!(9007199254740994_i64), json!(9007199254740994.0)),
+            (json!(-9007199254740994_i64), json!(-9007199254740994.0)),
+            (json!(1152921504606847000_i64), json!(1152921504606846976.0)),
+        ] {
+            assert!(same(&a, &b), "{a} {b}");
+            assert_eq!(to_string(&a), to_string(&b));
+        }
         for (a, b) in [
             (json!(0), json!(-0.0)),
             (json!({"a": 1}), json!({"b": 1})),
@@ -424,6 +446,10 @@ mod tests {
             (json!([1]), json!([1, 1])),
             (json!(null), json!({})),
             (json!("1"), json!(1)),
+            (json!(9007199254740993_i64), json!(9007199254740992.0)),
+            (json!([-9007199254740993_i64]), json!([-9007199254740992_i64])),
+            (json!(1152921504606846976_i64), json!(1152921504606846976.0)),
+            (json!(i64::MAX), json!(9223372036854775807.0)),
         ] {
             assert!(!same(&a, &b), "{a} {b}");
             assert_ne!(to_string(&a), to_string(&b));
