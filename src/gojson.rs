@@ -261,7 +261,11 @@ fn float64_rounding(n: &Number) -> Option<f64> {
 /// parsing the text again for `rounded_integers`. A long run elsewhere (in a string, a
 /// fraction) only costs that parse.
 pub fn may_hold_inexact_integer(text: &str) -> bool {
-    text.as_bytes().split(|b| !b.is_ascii_digit()).any(|digits| digits.len() >= 16)
+    let mut digits = 0;
+    text.bytes().any(|b| {
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+        digits >= 16
+    })
 }
 
 /// Whether two values are the same to Go, i.e. encode to the same JSON (`write_value`): as `==`,
