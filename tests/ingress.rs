@@ -111,6 +111,24 @@ fn plan_f_shows_the_canary_ingress_the_controller_creates_patches_and_deletes() 
 }
 
 #[test]
+fn a_weight_beside_matches_is_planned_as_the_script_writes_it_with_a_warning() {
+    // The nginx example with 10% beside step 1's header match: the script writes both.
+    let example = repo("examples/nginx-canary");
+    let mut test = Test::new();
+    for file in std::fs::read_dir(&example).unwrap().map(|e| e.unwrap().path()) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let text = text.replacen("        matches:\n", "        traffic: \"10%\"\n        matches:\n", 1);
+        test = test.file(&format!("in/{}", file.file_name().unwrap().to_str().unwrap()), &text);
+    }
+    let input = test.path("in");
+    let out = test.args(["plan".as_ref(), "--step".as_ref(), "1".as_ref(), "-f".as_ref(), input.as_os_str()]).run();
+    out.success()
+        .stdout_has("(traffic 10% too: the built-in VirtualService script and HTTPRoutes ignore it, the built-in Ingress scripts write it as well)")
+        .stdout_has("+    nginx.ingress.kubernetes.io/canary-weight: \"10\"\n")
+        .stdout_has("warning: the step has matches and traffic 10%: the nginx Ingress script writes the weight as well as the matches, so 10% of the requests that do not match go to the canary too\n");
+}
+
+#[test]
 fn an_ingress_classs_script_is_given_with_script_ingress_class() {
     let mine = "local a = obj.annotations or {} a['example.com/weight'] = obj.weight return a";
     nginx_example()

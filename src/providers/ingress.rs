@@ -276,6 +276,7 @@ pub fn plan_stage(
         failures.extend(headerless_match(route.class_type, strategy));
         failures.extend(modifier_without_set(route.class_type, strategy));
         warnings.extend(ignored_conditions(route.class_type, strategy));
+        warnings.extend(weight_beside_matches(route.class_type, strategy));
     }
     let mut changes = Vec::new();
     let current = match canary {
@@ -482,6 +483,18 @@ pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<Str
         }
     }
     warnings
+}
+
+/// A step with matches and a weight: the built-in scripts write both, so the canary also gets
+/// that share of the requests the matches leave out (the API says matches take precedence).
+pub fn weight_beside_matches(class_type: &str, strategy: &RouteStrategy) -> Option<String> {
+    let (weight, _) = strategy.weights();
+    let matched = strategy.matches.as_ref().is_some_and(|m| !m.is_empty());
+    (is_builtin_class(class_type) && matched && weight > 0).then(|| {
+        format!(
+            "the step has matches and traffic {weight}%: the {class_type} Ingress script writes the weight as well as the matches, so {weight}% of the requests that do not match go to the canary too"
+        )
+    })
 }
 
 /// higress and aliyun-alb: the built-in script reads the first header of every match and fails
@@ -851,6 +864,24 @@ mod tests {
         );
         assert!(ignored_conditions("traefik", &step).is_empty());
         assert!(ignored_conditions("nginx", &strategy(None, Some(json!([header("a", "1", "Exact")])))).is_empty());
+    }
+
+    #[test]
+    fn warns_that_a_weight_beside_matches_is_written_too() {
+        let matched = || Some(json!([header("a", "1", "Exact")]));
+        assert_eq!(
+            weight_beside_matches("nginx", &strategy(Some("10%"), matched())).as_deref(),
+            Some(
+                "the step has matches and traffic 10%: the nginx Ingress script writes the weight as well as the matches, so 10% of the requests that do not match go to the canary too"
+            )
+        );
+        assert!(weight_beside_matches("aliyun-alb", &strategy(Some("10%"), matched())).is_some());
+        // No share of the rest: no traffic, 0%, no matches, a class with a script of its own.
+        assert_eq!(weight_beside_matches("nginx", &strategy(None, matched())), None);
+        assert_eq!(weight_beside_matches("nginx", &strategy(Some("0%"), matched())), None);
+        assert_eq!(weight_beside_matches("nginx", &strategy(Some("10%"), Some(json!([])))), None);
+        assert_eq!(weight_beside_matches("nginx", &strategy(Some("10%"), None)), None);
+        assert_eq!(weight_beside_matches("traefik", &strategy(Some("10%"), matched())), None);
     }
 
     #[test]
