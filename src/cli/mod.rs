@@ -46,7 +46,8 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
-    read after the claim. Guards run before anything is written: the step must be StepPaused (--traffic-only: \
+    read after the claim (with -l, a Rollout that starts to match in between is not claimed, and refused: run \
+    again). Guards run before anything is written: the step must be StepPaused (--traffic-only: \
     any progressing state), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec is refused without --force. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
@@ -69,7 +70,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
-    saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout).";
+    saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout), making it again, \
+    without the server's fields, when it no longer exists.";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
@@ -543,7 +545,8 @@ pub struct RestoreArgs {
     /// VirtualService and DestinationRule (repeatable)
     #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]
     pub refs: Vec<String>,
-    /// Put back an object saved by an earlier write (a file under the backups folder)
+    /// Put back an object saved by an earlier write (a file under the backups folder); one that
+    /// no longer exists is made again
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote
