@@ -179,11 +179,111 @@ fn normalize_in_place(value: &mut Value, keep_int64: bool) {
     }
 }
 
-/// Whether two values are the same to Go, i.e. encode to the same JSON: as `==`, except that
-/// numbers are compared as the float64s Go decodes them into.
+/// A whole number the controller writes back rounded (see `rounded_integers`).
+#[derive(Debug, PartialEq)]
+pub struct Rounded {
+    /// Where it is, relative to the values compared (`.http[0].route[1].weight`).
+    pub path: String,
+    /// The number as the source holds it (`9007199254740993`).
+    pub exact: String,
+    /// The float64 it rounds to, as Go writes it (`9007199254740992`).
+    pub written: String,
+}
+
+/// The whole numbers of `source` that a float64 cannot hold (beyond 2^53 and between two
+/// float64s) where `planned` holds, at the same path, the float64 they round to: what the
+/// controller, which reads an object's stored original back as float64s, changes when it
+/// writes that original or a script's pass-through of it. Only the source is walked; `planned`
+/// is looked into where such a number is found.
+pub fn rounded_integers(source: &Value, planned: &Value) -> Vec<Rounded> {
+    let mut found = Vec::new();
+    find_rounded(source, &mut Vec::new(), planned, &mut found);
+    found
+}
+
+/// One step of a path into a JSON value.
+enum PathStep<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn find_rounded<'a>(source: &'a Value, path: &mut Vec<PathStep<'a>>, planned: &Value, found: &mut Vec<Rounded>) {
+    match source {
+        Value::Number(n) => {
+            let Some(float) = float64_rounding(n) else { return };
+            let at = path.iter().try_fold(planned, |value, step| match step {
+                PathStep::Key(key) => value.get(key),
+                PathStep::Index(i) => value.get(i),
+            });
+            // The exact number itself (a restore from a backup writes it so) is not rounded.
+            if let Some(Value::Number(written)) = at
+                && written != n
+                && written.as_f64() == Some(float)
+            {
+                let path = path
+                    .iter()
+                    .map(|step| match step {
+                        PathStep::Key(key) => format!(".{key}"),
+                        PathStep::Index(i) => format!("[{i}]"),
+                    })
+                    .collect();
+                found.push(Rounded { path, exact: n.to_string(), written: format_float(float) });
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(PathStep::Index(i));
+                find_rounded(item, path, planned, found);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push(PathStep::Key(key));
+                find_rounded(item, path, planned, found);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The float64 a whole number (an int64 or uint64 as read) rounds to, when it is not exact.
+fn float64_rounding(n: &Number) -> Option<f64> {
+    let whole = n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from))?;
+    // Rust's cast rounds to the nearest float64, ties to even, as Go's decoder does.
+    let float = whole as f64;
+    (float as i128 != whole).then_some(float)
+}
+
+/// Whether Go's JSON text may hold a whole number a float64 cannot hold: one has at least 16
+/// digits (2^53 has 16), and most objects have no run of digits that long, so callers skip
+/// parsing the text again for `rounded_integers`. A long run elsewhere (in a string, a
+/// fraction) only costs that parse.
+pub fn may_hold_inexact_integer(text: &str) -> bool {
+    let mut digits = 0;
+    text.bytes().any(|b| {
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+        digits >= 16
+    })
+}
+
+/// Whether two values are the same to Go, i.e. encode to the same JSON (`write_value`): as `==`,
+/// except that numbers are compared as the float64s Go decodes them into, and, where one is an
+/// int64 beyond 2^53 (an object's, which the controller's client keeps exact), as Go writes them:
+/// `9007199254740993` and the float64 it rounds to differ.
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits),
+        (Value::Number(x), Value::Number(y)) => {
+            let float = |n: &Number| n.as_f64().map(f64::to_bits);
+            let beyond_2_53 = |n: &Number| n.as_i64().is_some_and(|i| i.unsigned_abs() > 1 << 53);
+            let written = |n: &Number| {
+                let mut text = String::new();
+                write_number(&mut text, n);
+                text
+            };
+            float(x) == float(y) && (!(beyond_2_53(x) || beyond_2_53(y)) || written(x) == written(y))
+        }
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|((kx, vx), (ky, vy))| kx == ky && same(vx, vy))
@@ -334,6 +434,74 @@ mod tests {
         );
     }
 
+    /// `(path, exact, written)` of each rounded number.
+    fn rounded(source: &Value, planned: &Value) -> Vec<(String, String, String)> {
+        rounded_integers(source, planned).into_iter().map(|r| (r.path, r.exact, r.written)).collect()
+    }
+
+    fn found(path: &str, exact: &str, written: &str) -> (String, String, String) {
+        (path.into(), exact.into(), written.into())
+    }
+
+    #[test]
+    fn whole_numbers_a_float64_cannot_hold_are_found_where_the_plan_holds_them_rounded() {
+        // Nothing beyond 2^53, and 2^53 itself, which a float64 holds: nothing to find.
+        let small =
+            json!({"weight": 20, "list": [1, -3, 0.5], "max": 9007199254740992_i64, "min": -9007199254740992_i64});
+        assert_eq!(rounded(&small, &normalize_numbers(small.clone())), []);
+
+        // Passed through (read back as float64s): found at every depth, in lists and maps.
+        let source = json!({
+            "a": 9007199254740993_i64,
+            "http": [{"route": [{"weight": 50}, {"weight": -9007199254740993_i64}]}],
+            "nested": {"deeper": {"max": i64::MAX, "u64": u64::MAX}},
+        });
+        let passed_through = normalize_numbers(source.clone());
+        assert_eq!(
+            rounded(&source, &passed_through),
+            [
+                found(".a", "9007199254740993", "9007199254740992"),
+                found(".http[0].route[1].weight", "-9007199254740993", "-9007199254740992"),
+                found(".nested.deeper.max", "9223372036854775807", "9223372036854776000"),
+                found(".nested.deeper.u64", "18446744073709551615", "18446744073709552000"),
+            ]
+        );
+        // The rounded number held as a whole number is rounded all the same.
+        assert_eq!(
+            rounded(&json!([9007199254740993_i64]), &json!([9007199254740992_i64])),
+            [found("[0]", "9007199254740993", "9007199254740992")]
+        );
+
+        // Changed by the script, gone, moved, or written exactly: not rounded.
+        for planned in [
+            json!({"a": 7}),
+            json!({"a": 9007199254740994_i64}),
+            json!({"a": "9007199254740992"}),
+            json!({}),
+            json!({"b": 9007199254740992.0}),
+            json!([9007199254740992.0]),
+            json!(null),
+            json!({"a": 9007199254740993_i64}),
+        ] {
+            assert_eq!(rounded(&json!({"a": 9007199254740993_i64}), &planned), [], "{planned}");
+        }
+        // A list item that moves is looked for at its old index only.
+        let source = json!({"list": [1, 9007199254740993_i64]});
+        assert_eq!(rounded(&source, &json!({"list": [9007199254740992.0, 1]})), []);
+        // A number read as a float64 already (a fraction or an exponent in the text) is the
+        // float64 the controller writes.
+        assert_eq!(rounded(&json!({"a": 9007199254740993.0}), &json!({"a": 9007199254740992.0})), []);
+    }
+
+    #[test]
+    fn text_without_a_run_of_16_digits_holds_no_inexact_whole_number() {
+        assert!(may_hold_inexact_integer(r#"{"spec":{"a":9007199254740993}}"#));
+        assert!(may_hold_inexact_integer(r#"{"spec":{"a":[-9007199254740993]}}"#));
+        assert!(may_hold_inexact_integer("9007199254740992"), "2^53 has 16 digits too: parsed, found exact");
+        assert!(!may_hold_inexact_integer(r#"{"spec":{"a":900719925474099,"b":0.5,"c":"12345-67890"}}"#));
+        assert!(!may_hold_inexact_integer(""));
+    }
+
     #[test]
     fn string_maps_are_unmarshalled_as_go_fills_a_map() {
         let mut map = BTreeMap::from([("old".to_string(), "kept".to_string())]);
@@ -415,8 +583,19 @@ mod tests {
 
     #[test]
     fn values_are_the_same_when_go_encodes_them_alike() {
-        assert!(same(&json!({"a": [50, 0.5]}), &json!({"a": [50.0, 0.5]})));
-        assert!(same(&json!(12345678901234567890u64), &json!(12345678901234567000.0)));
+        for (a, b) in [
+            (json!({"a": [50, 0.5]}), json!({"a": [50.0, 0.5]})),
+            (json!(12345678901234567890u64), json!(12345678901234567000.0)),
+            // An int64 beyond 2^53 is written with its digits: the same as a float64 only where
+            // Go writes that with the same digits.
+            (json!(9007199254740993_i64), json!(9007199254740993_i64)),
+            (json!(9007199254740994_i64), json!(9007199254740994.0)),
+            (json!(-9007199254740994_i64), json!(-9007199254740994.0)),
+            (json!(1152921504606847000_i64), json!(1152921504606846976.0)),
+        ] {
+            assert!(same(&a, &b), "{a} {b}");
+            assert_eq!(to_string(&a), to_string(&b));
+        }
         for (a, b) in [
             (json!(0), json!(-0.0)),
             (json!({"a": 1}), json!({"b": 1})),
@@ -424,6 +603,10 @@ mod tests {
             (json!([1]), json!([1, 1])),
             (json!(null), json!({})),
             (json!("1"), json!(1)),
+            (json!(9007199254740993_i64), json!(9007199254740992.0)),
+            (json!([-9007199254740993_i64]), json!([-9007199254740992_i64])),
+            (json!(1152921504606846976_i64), json!(1152921504606846976.0)),
+            (json!(i64::MAX), json!(9223372036854775807.0)),
         ] {
             assert!(!same(&a, &b), "{a} {b}");
             assert_ne!(to_string(&a), to_string(&b));

@@ -349,6 +349,98 @@ fn the_stored_original_keeps_whole_numbers_exact_as_the_controller_stores_them()
     assert!(plan.stdout.contains("\"big\": 9007199254740992,"), "{}", plan.stdout);
 }
 
+const ROUNDED_BECAUSE: &str = ": the controller reads the stored original as float64s, which hold whole numbers beyond 2^53 only rounded; keep such numbers below 2^53 or write them as strings";
+
+#[test]
+fn a_whole_number_the_controller_writes_back_rounded_is_warned_of() {
+    let files = |vs: &str| {
+        Test::new()
+            .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+            .file("m/deployment.yaml", &workload(4))
+            .file("m/vs.yaml", vs)
+    };
+    let written_back = format!(
+        "  warning: VirtualService/demo: spec.tag.id: 9007199254740993 is written back as 9007199254740992{ROUNDED_BECAUSE}\n"
+    );
+    let restored = format!(
+        "  warning: VirtualService/demo: spec.tag.id: 9007199254740993 is restored as 9007199254740992{ROUNDED_BECAUSE}\n"
+    );
+    // Not stored yet: the script passes the extension field through at both routed steps.
+    let vs = format!("{VIRTUAL_SERVICE}  tag: {{id: 9007199254740993, exact: 9007199254740992}}\n");
+    let out = files(&vs).args(["plan", "-f", "m"]).run().success().stdout_has(&written_back);
+    assert_eq!(out.stdout.matches("is written back as").count(), 2, "{}", out.stdout);
+    assert!(!out.stdout.contains("spec.tag.exact"), "2^53 is a float64: {}", out.stdout);
+
+    // Stored as the controller stores it (exact), routed at step 1 (rounded): the next step
+    // writes it back rounded, the restore at step 3 puts it back rounded.
+    let stored = r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}],"tag":{"id":9007199254740993}}}"#;
+    let routed = format!(
+        "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: demo\n  namespace: shop\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{stored}'\nspec:\n  hosts: [demo]\n  http:\n  - route:\n    - destination: {{host: demo}}\n      weight: 80\n    - destination: {{host: demo-canary}}\n      weight: 20\n  tag: {{id: 9007199254740992}}\n"
+    );
+    files(&routed).args(["plan", "-f", "m", "--step", "2"]).run().success().stdout_has(&written_back);
+    let out = files(&routed)
+        .args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("restore the stored original")
+        .stdout_has(&restored);
+    assert!(!out.stdout.contains("written back"), "{}", out.stdout);
+    let json = files(&routed).args(["plan", "-f", "m", "--step", "3", "-o", "json"]).run().success().json();
+    let object = &json["plans"][0]["stages"][0]["objects"][0];
+    assert_eq!(object["planned"]["spec"]["tag"]["id"].to_string(), "9007199254740992");
+    assert_eq!(object["warnings"], json!([restored.trim_start().trim_start_matches("warning: ").trim_end()]));
+
+    // A script that writes another number there, or drops it: no warning.
+    for script in ["obj.data.spec.tag.id = 7\nreturn obj.data\n", "obj.data.spec.tag = nil\nreturn obj.data\n"] {
+        let out = files(&vs)
+            .file("vs.lua", script)
+            .args(["plan", "-f", "m", "--step", "1", "--script", "VirtualService.networking.istio.io=vs.lua"])
+            .run()
+            .success();
+        assert!(!out.stdout.contains("warning"), "{script}: {}", out.stdout);
+    }
+}
+
+/// VirtualService `demo` of `shop` with an extension field the scripts pass through.
+fn tagged_virtual_service(id: serde_json::Value) -> serde_json::Value {
+    let mut object = virtual_service();
+    object["spec"]["tag"] = json!({"id": id});
+    object
+}
+
+/// A number as Go's JSON writes it (what an API server reads of what was sent).
+fn tag_id(object: &serde_json::Value) -> String {
+    rollout_lua::gojson::to_string(&object["spec"]["tag"]["id"])
+}
+
+#[test]
+fn a_whole_number_rounded_is_warned_of_in_plan_approve_and_restore() {
+    let server = shop(2, "StepPaused").start();
+    server.put_object(tagged_virtual_service(json!(9007199254740993_i64)));
+    let test = Test::new().kubeconfig(&server);
+    let written_back = format!(
+        "warning: VirtualService/demo: spec.tag.id: 9007199254740993 is written back as 9007199254740992{ROUNDED_BECAUSE}"
+    );
+    test.run_args(["plan", "demo"]).success().stdout_has(&written_back);
+    let json = test.run_args(["plan", "demo", "-o", "json"]).success().json();
+    let objects = &json["plans"][0]["stages"][0]["objects"];
+    assert_eq!(objects[0]["warnings"], json!([written_back.trim_start_matches("warning: ")]));
+    assert_eq!(objects[1]["warnings"], json!([]), "the DestinationRule holds no such number");
+
+    // Approved: the original is stored exact, the routed object holds the number rounded.
+    test.run_args(["approve", "demo", "--yes"]).success().stdout_has(&written_back);
+    let routed = vs(&server);
+    let stored = routed["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"].as_str().unwrap();
+    assert!(stored.contains(r#""tag":{"id":9007199254740993}"#), "{stored}");
+    assert_eq!(tag_id(&routed), "9007199254740992");
+
+    // The restore puts it back rounded, as the controller's finalise does, and says so.
+    test.run_args(["restore", "demo", "--yes"]).success().stdout_has(&format!(
+        "  warning: spec.tag.id: 9007199254740993 is restored as 9007199254740992{ROUNDED_BECAUSE}\n"
+    ));
+    assert_eq!(tag_id(&vs(&server)), "9007199254740992");
+}
+
 #[test]
 fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
     let server = shop(2, "StepPaused").start();
@@ -376,6 +468,20 @@ fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
         .args(["status", "demo", "-w", "--timeout", "2562047h47m16.854775807s"])
         .run()
         .success();
+}
+
+#[test]
+fn a_backup_puts_a_whole_number_beyond_2_53_back_exact() {
+    // The live object holds the number rounded (a restore wrote it so); the backup holds it
+    // exact. Compared as float64s they looked alike, and the backup was not put back.
+    let server = shop(2, "StepPaused").start();
+    server.put_object(tagged_virtual_service(json!(9007199254740992.0)));
+    let backup = rollout_lua::yaml::to_string(&tagged_virtual_service(json!(9007199254740993_i64)));
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &backup);
+    let out =
+        test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).success().stdout_has("restored from");
+    assert!(!out.stdout.contains("warning"), "{}", out.stdout);
+    assert_eq!(tag_id(&vs(&server)), "9007199254740993");
 }
 
 /// The audit's script: it writes what `obj` says of the first match's type (or "none").

@@ -436,16 +436,8 @@ async fn restorations(
         })?;
         let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
         let restored = Arc::new(original.apply_to(&live, None));
-        restorations.push(Restoration {
-            key,
-            resource,
-            live,
-            restored,
-            placement,
-            degenerate,
-            how: None,
-            warnings: Vec::new(),
-        });
+        let warnings = custom::rounding_warning(stored, &restored, "is restored as").into_iter().collect();
+        restorations.push(Restoration { key, resource, live, restored, placement, degenerate, how: None, warnings });
     }
     for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.

@@ -7,6 +7,7 @@ use super::{Action, Context, ObjectPlan, Planned};
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
+use crate::gojson;
 use crate::lua::{self, EvalOptions, OrderDependence};
 use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, RoutingAction};
 use crate::scripts::{ResolvedScript, ScriptSource};
@@ -50,7 +51,12 @@ pub fn plan_object(
                 Action::Keep("its stored original is empty: the controller leaves it alone"),
                 None,
             ),
-            Some(_) => (Arc::new(original.apply_to(&current, None)), Action::Restore, None),
+            Some(text) => {
+                let restored = original.apply_to(&current, None);
+                warnings
+                    .extend(rounding_warning(text, &restored, "is restored as").map(|w| format!("{reference}: {w}")));
+                (Arc::new(restored), Action::Restore, None)
+            }
             None => (Arc::clone(&current), Action::Keep("original routing, nothing stored: left alone"), None),
         },
         RoutingAction::Route(_) if stored == Some("") => {
@@ -90,6 +96,8 @@ pub fn plan_object(
             }
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
             warnings.extend(routing_warnings(reference, &script, &obj["data"], &planned, strategy));
+            warnings
+                .extend(rounding_warning(&stored, &planned, "is written back as").map(|w| format!("{reference}: {w}")));
             (planned, Action::Lua(script), Some(obj))
         }
     };
@@ -170,6 +178,32 @@ fn changes(key: &ObjectKey, current: &Arc<Value>, planned: &Arc<Value>) -> Vec<C
 /// or an empty one (`{"spec":{}}`).
 pub fn holds_nothing(original: &Data) -> bool {
     original.spec.as_ref().is_none_or(|spec| spec.is_null() || spec.as_object().is_some_and(|m| m.is_empty()))
+}
+
+/// What the controller changes of the whole numbers of a stored original (`stored`, its text,
+/// which holds them exact) when it writes `planned` (the original put back, or a script's result
+/// that passes them through): it reads the original back as float64s, which hold whole numbers
+/// beyond 2^53 only rounded. `how` says what happens to one (`is restored as`).
+pub fn rounding_warning(stored: &str, planned: &Value, how: &str) -> Option<String> {
+    // The common case, no such number in the text, is not parsed again.
+    if !gojson::may_hold_inexact_integer(stored) {
+        return None;
+    }
+    // Decoded as the controller decodes it (`Spec` fills the spec too), its numbers left exact.
+    let original = Data::from_decoded(serde_json::from_str(stored).ok()?).ok()?;
+    let rounded = gojson::rounded_integers(original.spec.as_ref()?, &planned["spec"]);
+    const SHOWN: usize = 5;
+    let mut list: Vec<String> =
+        rounded.iter().take(SHOWN).map(|r| format!("spec{}: {} {how} {}", r.path, r.exact, r.written)).collect();
+    match rounded.len() {
+        0 => return None,
+        n if n > SHOWN => list.push(format!("and {} more", n - SHOWN)),
+        _ => {}
+    }
+    Some(format!(
+        "{}: the controller reads the stored original as float64s, which hold whole numbers beyond 2^53 only rounded; keep such numbers below 2^53 or write them as strings",
+        list.join(", ")
+    ))
 }
 
 /// The path of the first null inside a value, relative to it (`.a[2]`), made only when found.
@@ -354,6 +388,54 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("spec.tcp[0] route weights add up to 133"), "{warnings:?}");
         assert!(warnings[1].contains("spec.tcp[0] routes to the canary 2 times"), "{warnings:?}");
+    }
+
+    #[test]
+    fn whole_numbers_written_back_rounded_are_warned_of_five_at_most() {
+        let stored = r#"{"spec":{"big":9007199254740993,"list":[1,-9007199254740995],"small":9007199254740992}}"#;
+        let read_back = |stored: &str| {
+            Data::original_of(&json!({"metadata": {"annotations": {(data::ORIGINAL_SPEC_ANNOTATION): stored}}}))
+                .unwrap()
+                .apply_to(&json!({}), None)
+        };
+        assert_eq!(
+            rounding_warning(stored, &read_back(stored), "is restored as").unwrap(),
+            "spec.big: 9007199254740993 is restored as 9007199254740992, spec.list[1]: -9007199254740995 is restored as -9007199254740996: the controller reads the stored original as float64s, which hold whole numbers beyond 2^53 only rounded; keep such numbers below 2^53 or write them as strings"
+        );
+        // The stored original decoded as the controller decodes it.
+        let capitalised = stored.replace("spec", "Spec");
+        assert!(
+            rounding_warning(&capitalised, &read_back(stored), "x")
+                .unwrap()
+                .starts_with("spec.big: 9007199254740993 x 9007199254740992, ")
+        );
+        // Nothing rounded: none beyond 2^53, none passed through, or a stored original that does not decode.
+        let exact = read_back(r#"{"spec":{"big":9007199254740992,"id":"12345678901234567890"}}"#);
+        assert_eq!(
+            rounding_warning(r#"{"spec":{"big":9007199254740992,"id":"12345678901234567890"}}"#, &exact, "x"),
+            None
+        );
+        assert_eq!(rounding_warning(stored, &json!({"spec": {"big": 1, "list": []}}), "x"), None);
+        assert_eq!(rounding_warning(r#"{"spec":{"big":9007199254740993}"#, &read_back(stored), "x"), None);
+        assert_eq!(
+            rounding_warning(r#"{"spec":9007199254740993}"#, &json!({"spec": 9007199254740992.0}), "x")
+                .map(|w| w.starts_with("spec: ")),
+            Some(true)
+        );
+        // Past five, the rest are counted.
+        let many: Vec<i64> = (0..8).map(|i| 9007199254740993 + 2 * i).collect();
+        let stored = json!({"spec": {"many": many}}).to_string();
+        let warning = rounding_warning(&stored, &read_back(&stored), "is written back as").unwrap();
+        assert!(
+            warning.starts_with("spec.many[0]: 9007199254740993 is written back as 9007199254740992, spec.many[1]: "),
+            "{warning}"
+        );
+        assert!(
+            warning.contains(
+                ", spec.many[4]: 9007199254741001 is written back as 9007199254741000, and 3 more: the controller"
+            ),
+            "{warning}"
+        );
     }
 
     #[test]
