@@ -368,7 +368,8 @@ fn eval_refuses_a_result_far_larger_than_the_memory_limit_at_once() {
     Test::new()
         .file("big.lua", "local s = string.rep('x', 16 * 1024 * 1024) local t = {} for i = 1, 400 do t[i] = s end return {spec = t}")
         .file("obj.json", "{\"data\": {}}")
-        .args(["eval", "big.lua", "--obj", "obj.json"])
+        // A debug build on a busy machine can take the default second to build the string.
+        .args(["eval", "big.lua", "--obj", "obj.json", "--lua-timeout", "4s"])
         .run()
         .status(1)
         .stderr_has("script big.lua: its result is too large: its strings and keys add up to more than the memory limit (64 MiB, --lua-memory)");
