@@ -13,7 +13,7 @@ mod interrupt;
 pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_any, view as claim_view};
 pub use interrupt::Interrupt;
 
-use crate::change::{Change, Landed, resource_version_of};
+use crate::change::{Change, Landed, resource_version_of, without_server_fields};
 use crate::data;
 use crate::error::{Error, Signal};
 use crate::model::ObjectKey;
@@ -110,6 +110,8 @@ struct InFlight {
 const WRITE_OUT: &str = "may be half written (a request for it was out)";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
+/// A write whose outcome was unknown, and a fresh read showed someone else's change.
+const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 
 /// `  the claim on Rollout NS/NAME {what} left to expire …, or release-claim releases it`.
 fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
@@ -344,7 +346,8 @@ impl<'a> Writer<'a> {
         let mut change = change.clone();
         let mut attempt = 0;
         loop {
-            let version = self.seen.get(&key).and_then(resource_version_of);
+            let seen = self.seen.get(&key).cloned();
+            let version = seen.as_ref().and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
             self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
             let sent = self.cluster.send(resource, &key, &request, false).await;
@@ -365,7 +368,7 @@ impl<'a> Writer<'a> {
                         ))
                         .with_report(&self.half_written(&key, backup.as_ref()))
                     })?;
-                    return match change.landed(version.as_deref(), fresh.as_ref()) {
+                    return match change.landed(seen.as_ref(), fresh.as_ref()) {
                         landed @ (Landed::Applied | Landed::MovedOn) => {
                             self.record(resource, &change, version, fresh, backup, Some(landed))
                         }
@@ -375,11 +378,32 @@ impl<'a> Writer<'a> {
                             self.may_land.push(InFlight { key, backup, may_be: MAY_LAND });
                             Err(Error::Api { doing, failure })
                         }
-                        Landed::ChangedBySomeoneElse => Err(self.other_edit(
+                        // An approval someone else overtook is refused as their edit: where the
+                        // Rollout stands is for `approve` to say.
+                        Landed::ChangedBySomeoneElse if change.subresource().is_some() => Err(self.other_edit(
                             &change,
                             fresh.as_ref(),
                             &format!("{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile"),
                         )),
+                        Landed::ChangedBySomeoneElse => {
+                            // This run's write may have landed before their edit (the window is
+                            // as long as the request timeout): the object is kept as it is and
+                            // named, with its state before this run, never rolled back over them.
+                            let diff =
+                                self.edit_diff(&change, fresh.as_ref(), "this run's write and theirs, as it is now");
+                            self.keep(&key, LANDED_THEN_CHANGED);
+                            self.written.push(Written {
+                                change,
+                                resource: resource.clone(),
+                                stored: fresh,
+                                backup,
+                                resolved: None,
+                                fate: Fate::Kept(LANDED_THEN_CHANGED.into()),
+                            });
+                            Err(Error::Input(format!(
+                                "{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile, perhaps after this run's write landed; it is left as it is:\n{diff}Compare it with its state before this run (named below) and decide"
+                            )))
+                        }
                     };
                 }
                 Err(other) => return Err(other),
@@ -420,13 +444,28 @@ impl<'a> Writer<'a> {
         Ok(rebased)
     }
 
-    /// A refusal showing someone else's edit of the object `change` writes, as a diff from what
-    /// this run last saw of it (for a status patch: of the status).
+    /// A refusal showing someone else's edit of the object `change` writes (`edit_diff`).
     fn other_edit(&self, change: &Change, fresh: Option<&Value>, message: &str) -> Error {
+        let diff = self.edit_diff(change, fresh, "now");
+        // Routing can be written again over an edit; a Rollout's status is the controller's, and
+        // a restore or approve after someone else moved it on could undo live routing.
+        let advice = match change {
+            Change::MergePatch { subresource: Some(_), .. } => format!(
+                "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
+                change.key().name
+            ),
+            _ => "Review it and run again (a restore or approve puts the planned routing back over it)".into(),
+        };
+        Error::Conflict(format!("{message}; not overwriting their edit:\n{diff}{advice}"))
+    }
+
+    /// The object `change` writes as this run last saw it and as it is now (`fresh`, labelled
+    /// `now`), as a diff (for a status patch: of the status).
+    fn edit_diff(&self, change: &Change, fresh: Option<&Value>, now: &str) -> String {
         let key = change.key();
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
-        let (seen_header, now_header) = (format!("{key} (as this run saw it)"), format!("{key} (now)"));
-        let diff = match fresh {
+        let (seen_header, now_header) = (format!("{key} (as this run saw it)"), format!("{key} ({now})"));
+        match fresh {
             // A status patch is about the status (and the spec's generation): show those.
             Some(fresh) if matches!(change, Change::MergePatch { subresource: Some(_), .. }) => {
                 let shown = |object: &Value| {
@@ -437,23 +476,17 @@ impl<'a> Writer<'a> {
                 };
                 output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
             }
-            // Someone else's edit in full, their stored original included: it is theirs to review.
+            // Someone else's edit in full, their stored original and what they changed beside
+            // the routing (finalizers, owner references) included: it is theirs to review.
             Some(fresh) => {
-                let style = output::DiffStyle { differ: &output::unified, stored: output::StoredOriginal::Full };
-                output::object_diff(&seen, fresh, &seen_header, &now_header, style).unwrap_or_default()
+                let shown = |object: &Value| match object {
+                    Value::Null => String::new(),
+                    object => crate::yaml::to_string(&without_server_fields(object)),
+                };
+                output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
             }
             None => format!("{key} no longer exists\n"),
-        };
-        // Routing can be written again over an edit; a Rollout's status is the controller's, and
-        // a restore or approve after someone else moved it on could undo live routing.
-        let advice = match change {
-            Change::MergePatch { subresource: Some(_), .. } => format!(
-                "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
-                key.name
-            ),
-            _ => "Review it and run again (a restore or approve puts the planned routing back over it)".into(),
-        };
-        Error::Conflict(format!("{message}; not overwriting their edit:\n{diff}{advice}"))
+        }
     }
 
     /// Records a write that landed. A replace the server kept at the resourceVersion it was
@@ -472,10 +505,7 @@ impl<'a> Writer<'a> {
         let unchanged = stored.as_ref().is_some_and(|s| {
             resource_version_of(s).is_some_and(|v| Some(&v) == sent_version.as_ref().or(version.as_ref()))
         });
-        match &stored {
-            Some(stored) => self.seen.insert(key.clone(), stored.clone()),
-            None => self.seen.remove(&key),
-        };
+        self.saw(&key, stored.clone());
         if !unchanged {
             self.written.push(Written {
                 change: change.clone(),
@@ -577,10 +607,7 @@ impl<'a> Writer<'a> {
             };
             let fate = match sent {
                 Ok(stored) => {
-                    match stored {
-                        Some(stored) => self.seen.insert(key.clone(), stored),
-                        None => self.seen.remove(&key),
-                    };
+                    self.saw(&key, stored);
                     Fate::RolledBack
                 }
                 Err(Error::Api { failure, .. }) if failure.is_conflict() => {
@@ -592,13 +619,10 @@ impl<'a> Writer<'a> {
                         return;
                     };
                     match fresh {
-                        Ok(fresh) => match inverse.landed(version.as_deref(), fresh.as_ref()) {
+                        Ok(fresh) => match inverse.landed(self.seen.get(&key), fresh.as_ref()) {
                             Landed::Applied | Landed::MovedOn => {
                                 // The next older write of the object is undone from here.
-                                match fresh {
-                                    Some(fresh) => self.seen.insert(key.clone(), fresh),
-                                    None => self.seen.remove(&key),
-                                };
+                                self.saw(&key, fresh);
                                 Fate::RolledBack
                             }
                             Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
@@ -629,6 +653,14 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Notes `object` (None: deleted) as this run last saw `key`.
+    fn saw(&mut self, key: &ObjectKey, object: Option<Value>) {
+        match object {
+            Some(object) => self.seen.insert(key.clone(), object),
+            None => self.seen.remove(key),
+        };
+    }
+
     /// What this run wrote and what became of it, a line per object; `nothing was written`
     /// when nothing was.
     pub fn report(&self) -> String {
@@ -649,10 +681,12 @@ impl<'a> Writer<'a> {
                 continue;
             }
             done.push(key);
-            let backup = self
-                .backup_of(key)
-                .map(|b| format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)))
-                .unwrap_or_default();
+            let made = matches!(entry.change, Change::Create { .. });
+            let backup = match self.backup_of(key) {
+                Some(b) => format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)),
+                None if made => " (it did not exist before this run)".into(),
+                None => String::new(),
+            };
             let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
             // Kept writes (an earlier step's) and a rolled back later one (this step's): both said.
             let later_rolled_back = self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::RolledBack);

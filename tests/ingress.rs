@@ -675,6 +675,63 @@ mod cluster {
     }
 
     #[test]
+    fn a_patch_whose_reply_was_lost_before_someone_annotated_the_canary_is_never_undone_over_them() {
+        // A regression: at step 2 the canary's patch is stored, its reply lost, and someone
+        // adds an annotation before the run reads it again. The read was taken as this run's
+        // write; the approval was refused, and the rollback (a diff over the whole object)
+        // deleted their annotation, reporting only "rolled back".
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        pause_at(&server, 2);
+        let before = canary(&server).unwrap();
+        // Writes now: the claim, the canary's patch, the approval.
+        server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+        server.storm(Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"])), Some(1), 403, None);
+        server.after_write(2, |store| {
+            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
+                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
+            });
+        });
+        let out = approve(&server)
+            .status(1)
+            .stderr_has("a fresh read shows someone else changed Ingress shop/web-canary meanwhile, perhaps after this run's write landed")
+            .stderr_has("+++ Ingress shop/web-canary (this run's write and theirs, as it is now)")
+            .stderr_has("  Ingress shop/web-canary: may have been written by this run before someone else changed it (its state before this run: ");
+        assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+        let now = annotations(&canary(&server).unwrap());
+        assert_eq!(now["example.com/owner"], "team-b", "their annotation stays");
+        assert_eq!(now[format!("{NGINX}/canary-weight")], "30", "this run's write is not undone over theirs");
+        assert_eq!(state(&server), "StepPaused", "not approved");
+        let patches = server.writes().into_iter().filter(|w| w.method == "PATCH" && w.path.ends_with("/web-canary"));
+        assert_eq!(patches.count(), 2, "step 1's and this run's, no rollback");
+        let approvals = server.writes().into_iter().filter(|w| w.path.ends_with("/rollouts/web/status")).count();
+        assert_eq!(approvals, 1, "step 1's: the run stops at the write it cannot tell");
+        assert_ne!(annotations(&before), now);
+    }
+
+    #[test]
+    fn a_lost_create_then_someone_elses_edit_is_named_as_maybe_this_runs() {
+        // A regression: the canary Ingress this run made (its reply lost, then annotated by
+        // someone) dropped out of the report: "nothing was written", exit 3.
+        let server = serving("nginx", 1, "StepPaused").start();
+        // Writes: the claim, the create.
+        server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+        server.after_write(2, |store| {
+            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
+                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
+            });
+        });
+        let out = approve(&server).status(1).stderr_has(
+            "  Ingress shop/web-canary: may have been written by this run before someone else changed it (it did not exist before this run)\n  nothing else was written",
+        );
+        assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+        let made = canary(&server).unwrap();
+        assert_eq!(annotations(&made)["example.com/owner"], "team-b");
+        assert_eq!(state(&server), "StepPaused");
+        assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+    }
+
+    #[test]
     fn restore_resolves_a_lost_or_garbled_reply_after_the_delete() {
         for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
             let server = serving("nginx", 1, "StepPaused").start();

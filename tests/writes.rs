@@ -617,6 +617,48 @@ fn a_second_writer_between_writes_is_never_overwritten() {
     assert!(claims(&server).is_empty());
 }
 
+fn approvals() -> Requests {
+    Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]))
+}
+
+#[test]
+fn a_lost_write_read_back_with_someone_elses_finalizer_is_kept_and_named() {
+    // A regression: the VirtualService's routing (write 3) is stored, its reply lost, and
+    // someone adds a finalizer and an owner reference before the run reads it back. The read
+    // counted as this run's write; the approval was refused, and the rollback put the whole
+    // object from before the run back, wiping both, and said only "rolled back".
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(Requests::Writes, 3, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(3, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
+            vs["metadata"]["ownerReferences"] =
+                json!([{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "name": "shop", "uid": "u-app"}]);
+        });
+    });
+    server.storm(approvals(), Some(1), 403, None);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("a fresh read shows someone else changed VirtualService shop/demo meanwhile, perhaps after this run's write landed; it is left as it is:")
+        .stderr_has("+  finalizers:\n+  - example.com/protect\n")
+        .stderr_has("  VirtualService shop/demo: may have been written by this run before someone else changed it (its state before this run: ")
+        .stderr_has("  nothing else was written");
+    let now = vs(&server);
+    assert_eq!(now["metadata"]["finalizers"], json!(["example.com/protect"]), "their finalizer stays");
+    assert_eq!(now["metadata"]["ownerReferences"][0]["kind"], "Application");
+    assert_eq!(now["spec"]["http"][0]["route"][1]["weight"], 50, "left as it is");
+    assert!(
+        writes(&server).iter().all(|w| !w.contains("destinationrules")),
+        "the run stops there: {:?}",
+        writes(&server)
+    );
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+    assert!(claims(&server).is_empty());
+}
+
 fn with_original(original: &str) -> fake_apiserver::Builder {
     let mut object = virtual_service();
     object["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": original});
@@ -878,7 +920,34 @@ fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
     assert_eq!(claim_writes(&server).len(), 2, "claimed and released: {:?}", claim_writes(&server));
 }
 
-/// How a restore of the one VirtualService is asked for: `--from-backup` of its backup from
+#[test]
+fn a_restore_whose_reply_was_lost_before_someone_elses_edit_names_the_object() {
+    // A regression: the VirtualService's restore is stored, its reply lost, and someone labels
+    // it before the run reads it back: "nothing was written", exit 3.
+    let server = routed();
+    server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::Lost);
+    // Writes: the claim, the VirtualService.
+    server.after_write(2, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["labels"]["team"] = json!("b");
+        });
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("+    team: b\n")
+        .stderr_has("  VirtualService shop/demo: may have been written by this run before someone else changed it (its state before this run: ")
+        .stderr_has("  nothing else was written");
+    assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+    assert_eq!(vs(&server)["metadata"]["labels"]["team"], "b");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "restored, and left so");
+    assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary", "the run stopped before it");
+    assert!(claims(&server).is_empty());
+}
+
+/// How a restore of the one VirtualService is asked for:/// How a restore of the one VirtualService is asked for: `--from-backup` of its backup from
 /// before the routing, or `--ref`. Either writes the claim, the object, and the release.
 #[derive(Clone, Copy, Debug)]
 enum OneObject {
@@ -1095,4 +1164,37 @@ fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_fin
             assert!(claims(&server).is_empty(), "{name} after write {k}");
         }
     }
+}
+
+#[test]
+fn a_lost_replace_then_someone_elses_edit_of_the_httproute_is_named_as_maybe_this_runs() {
+    // A regression: the replace is stored, its reply lost, and someone adds a hostname before
+    // the run reads it back: "nothing was written", exit 3, and this run's canary rule shown as
+    // their edit. An HTTPRoute stores no original: the backup is the only record of it.
+    let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+    server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(2, |store| {
+        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
+            route["spec"]["hostnames"] = json!(["store.example.com"])
+        });
+    });
+    let test = Test::new().kubeconfig(&server);
+    let out = test
+        .run_args(["approve", "store", "--yes"])
+        .status(1)
+        .stderr_has("a fresh read shows someone else changed HTTPRoute shop/store meanwhile, perhaps after this run's write landed; it is left as it is:")
+        .stderr_has("+++ HTTPRoute shop/store (this run's write and theirs, as it is now)")
+        .stderr_has("+  - store.example.com")
+        .stderr_has("  HTTPRoute shop/store: may have been written by this run before someone else changed it (its state before this run: ");
+    assert!(!out.stderr.contains("nothing was written") && !out.stderr.contains("(now)"), "{}", out.stderr);
+    let named = out.stderr.split("(its state before this run: ").nth(1).unwrap();
+    let backup = std::fs::read_to_string(&named[..named.find(')').unwrap()]).unwrap();
+    assert!(backup.contains("/old") && !backup.contains("store-canary"), "the route before the run: {backup}");
+    assert_eq!(route(&server)["spec"]["hostnames"], json!(["store.example.com"]));
+    assert_eq!(rules(&server).len(), 3, "left as it is, this run's canary rule included");
+    assert_eq!(
+        server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap()["status"]["canaryStatus"]["currentStepState"],
+        "StepPaused"
+    );
+    assert!(claims(&server).is_empty());
 }
