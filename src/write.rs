@@ -112,6 +112,7 @@ const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
+const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
 
 /// `  the claim on Rollout NS/NAME {what} left to expire …, or release-claim releases it`.
 fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
@@ -286,10 +287,10 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Awaits `future` (a request of the rollback or the release) unless a second signal comes
-    /// first: then the run is stopped at once.
-    async fn unless_stopped<T>(&mut self, future: impl std::future::Future<Output = T>) -> Option<T> {
-        match self.interrupt.unless_second(future).await {
+    /// The output of a request of the rollback, awaited unless a second signal came first
+    /// (`Interrupt::unless_second`): then the run is stopped at once (None).
+    fn unless_stopped<T>(&mut self, outcome: Result<T, Signal>) -> Option<T> {
+        match outcome {
             Ok(output) => Some(output),
             Err(signal) => {
                 self.stopped = Some(signal);
@@ -582,12 +583,15 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Undoes this run's writes, newest first, each conditional on this run's own last write: an
-    /// object someone changed since is left alone. Objects marked kept stay.
+    /// Undoes this run's writes, newest first, each conditional on this run's own last write.
+    /// A conflict is met as a forward write meets it: the object read again, the undo made
+    /// again over it when only what it leaves alone changed (a controller's status write), and
+    /// an object someone changed left alone. Objects marked kept stay.
     pub async fn roll_back(&mut self) {
         if self.stopped.is_some() || self.mode != Mode::Apply {
             return;
         }
+        let interrupt = self.interrupt.clone();
         for index in (0..self.written.len()).rev() {
             if self.written[index].fate != Fate::Written {
                 continue;
@@ -598,44 +602,65 @@ impl<'a> Writer<'a> {
             };
             let key = change.key().clone();
             let Some(inverse) = change.inverse(stored.as_ref()) else { continue };
-            let version = self.seen.get(&key).and_then(resource_version_of);
-            let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
+            // Made over the object as this run last saw it: what a later write's rollback kept
+            // (a finalizer someone added meanwhile) this one keeps too.
+            let mut inverse = match self.seen.get(&key) {
+                Some(seen) => inverse.rebased(seen),
+                None => inverse,
+            };
             self.in_flight =
                 Some(InFlight { key: key.clone(), backup: self.backup_of(&key).cloned(), may_be: ROLLBACK_OUT });
-            let Some(sent) = self.unless_stopped(self.cluster.send(&resource, &key, &request, false)).await else {
-                return;
-            };
-            let fate = match sent {
-                Ok(stored) => {
-                    self.saw(&key, stored);
-                    Fate::RolledBack
-                }
-                Err(Error::Api { failure, .. }) if failure.is_conflict() => {
-                    Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
-                }
-                Err(Error::Api { failure, .. }) if failure.outcome_unknown() => {
-                    let Some(fresh) = self.unless_stopped(self.cluster.get(&resource, &key.namespace, &key.name)).await
-                    else {
-                        return;
-                    };
-                    match fresh {
-                        Ok(fresh) => match inverse.landed(self.seen.get(&key), fresh.as_ref()) {
-                            Landed::Applied | Landed::MovedOn => {
-                                // The next older write of the object is undone from here.
-                                self.saw(&key, fresh);
-                                Fate::RolledBack
-                            }
-                            Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
-                            Landed::ChangedBySomeoneElse => {
-                                Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
-                            }
-                        },
-                        Err(e) => {
-                            Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"))
-                        }
+            let mut attempt = 0;
+            let fate = loop {
+                let seen = self.seen.get(&key).or(inverse.before()).cloned();
+                let version = seen.as_ref().and_then(resource_version_of);
+                let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
+                let sent = interrupt.unless_second(self.cluster.send(&resource, &key, &request, false)).await;
+                let Some(sent) = self.unless_stopped(sent) else { return };
+                let failure = match sent {
+                    Ok(stored) => {
+                        self.saw(&key, stored);
+                        break Fate::RolledBack;
                     }
+                    Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
+                    Err(e) => break Fate::Kept(format!("could NOT roll back: {e}")),
+                };
+                let fresh = interrupt.unless_second(self.cluster.get(&resource, &key.namespace, &key.name)).await;
+                let Some(fresh) = self.unless_stopped(fresh) else { return };
+                let fresh = match fresh {
+                    Ok(fresh) => fresh,
+                    Err(e) if failure.is_conflict() => {
+                        break Fate::Kept(format!("could NOT roll back: {failure}; reading it again: {e}"));
+                    }
+                    Err(e) => {
+                        break Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"));
+                    }
+                };
+                if failure.is_conflict() {
+                    let Some(fresh) = fresh else { break Fate::Kept(SOMEONE_CHANGED_IT.into()) };
+                    if inverse.someone_else_changed(seen.as_ref().unwrap_or(&Value::Null), &fresh) {
+                        break Fate::Kept(SOMEONE_CHANGED_IT.into());
+                    }
+                    if attempt == CONFLICT_RETRIES {
+                        break Fate::Kept(format!("could NOT roll back: {failure}"));
+                    }
+                    attempt += 1;
+                    say(&format!(
+                        "conflict on {key} while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion"
+                    ));
+                    inverse = inverse.rebased(&fresh);
+                    self.seen.insert(key.clone(), fresh);
+                    continue;
                 }
-                Err(e) => Fate::Kept(format!("could NOT roll back: {e}")),
+                break match inverse.landed(seen.as_ref(), fresh.as_ref()) {
+                    Landed::Applied | Landed::MovedOn => {
+                        // The next older write of the object is undone from here.
+                        self.saw(&key, fresh);
+                        Fate::RolledBack
+                    }
+                    Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
+                    Landed::ChangedBySomeoneElse => Fate::Kept(SOMEONE_CHANGED_IT.into()),
+                };
             };
             self.in_flight = None;
             // An object not rolled back at its newest write stays as it is: its earlier writes

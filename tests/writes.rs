@@ -659,6 +659,57 @@ fn a_lost_write_read_back_with_someone_elses_finalizer_is_kept_and_named() {
     assert!(claims(&server).is_empty());
 }
 
+#[test]
+fn a_rollback_puts_the_routing_back_and_keeps_what_someone_else_added_beside_it() {
+    // Someone adds a finalizer right after the VirtualService's routing (write 3); the approval
+    // is refused. A regression: the rollback gave up on the conflict that made ("NOT rolled
+    // back"); made again over the object as it is, the undo of its two writes (routing, then
+    // the stored original) puts back only what they changed.
+    let server = shop(2, "StepPaused").start();
+    server.after_write(3, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
+        });
+    });
+    server.storm(approvals(), Some(1), 403, None);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("conflict on VirtualService shop/demo while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion")
+        .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n  nothing else was written");
+    let now = vs(&server);
+    assert_eq!((&now["spec"], &now["metadata"]["annotations"]), (&virtual_service()["spec"], &Value::Null));
+    assert_eq!(now["metadata"]["finalizers"], json!(["example.com/protect"]), "their finalizer stays");
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+    assert!(!approved_with_its_routing(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_rollback_that_keeps_meeting_conflicts_gives_up_after_a_bounded_number_of_tries() {
+    let server = shop(2, "StepPaused").start();
+    // The approval (write 6) is refused; while it is held, every later write of the
+    // DestinationRule starts to conflict, though nobody changes it.
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    server.storm(approvals(), Some(1), 403, None);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), None, 409, None);
+    held.release();
+    child
+        .finish()
+        .status(1)
+        .stderr_has("  DestinationRule shop/demo: could NOT roll back: ")
+        .stderr_has("  VirtualService shop/demo: rolled back\n");
+    let dr_writes = writes(&server).iter().filter(|w| w.contains("/destinationrules/")).count();
+    // Its two writes, then its rollback: sent once and again after each of 3 conflicts.
+    assert_eq!(dr_writes, 2 + 1 + 3, "{:?}", writes(&server));
+    assert!(claims(&server).is_empty());
+}
+
 fn with_original(original: &str) -> fake_apiserver::Builder {
     let mut object = virtual_service();
     object["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": original});
@@ -1145,9 +1196,14 @@ fn an_httproute_edited_between_read_and_write_is_never_overwritten() {
 
 #[test]
 fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_finishes() {
-    for (name, code) in [("INT", 130), ("TERM", 143)] {
+    // With SIGTERM, the gateway writes the route's status after each write, as on a real
+    // cluster (a regression: the rollback gave up on the conflict that made).
+    for (name, code, status_written) in [("INT", 130, false), ("TERM", 143, true)] {
         for k in 2..=3 {
             let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+            if status_written {
+                a_controller_writes_the_status_of(&server, "httproutes");
+            }
             let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
             let test = Test::new().kubeconfig(&server);
             let child = test.spawn(&["approve", "store", "--yes"]);
@@ -1164,6 +1220,27 @@ fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_fin
             assert!(claims(&server).is_empty(), "{name} after write {k}");
         }
     }
+}
+
+#[test]
+fn a_refused_approval_rolls_the_httproute_back_though_its_gateway_wrote_its_status() {
+    // A regression: the gateway's status write after the replace made the rollback's write
+    // conflict, and the rollback gave up: the route kept the step's canary rule on a Rollout
+    // not approved, and "someone changed it" was blamed.
+    let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+    a_controller_writes_the_status_of(&server, "httproutes");
+    server.storm(approvals(), Some(1), 403, None);
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "store", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("injected denial (403 Forbidden)")
+        .stderr_has("  HTTPRoute shop/store: rolled back\n  nothing else was written");
+    assert!(!out.stderr.contains("someone"), "{}", out.stderr);
+    assert!(!route_approved_with_its_routing(&server));
+    assert_eq!(route(&server)["status"]["observed"], true, "the gateway's status stays");
+    assert!(claims(&server).is_empty());
 }
 
 #[test]
