@@ -13,7 +13,7 @@ mod interrupt;
 pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_any, view as claim_view};
 pub use interrupt::Interrupt;
 
-use crate::change::{Change, Landed, resource_version_of, without_server_fields};
+use crate::change::{Change, Landed, Request, resource_version_of, without_server_fields};
 use crate::data;
 use crate::error::{Error, Signal};
 use crate::model::ObjectKey;
@@ -334,7 +334,6 @@ impl<'a> Writer<'a> {
             return Ok(None);
         }
         self.check_interrupt().await?;
-        self.keep_claims().await?;
         // One backup per object and run: its state before this run's first write to it. Not
         // for a status patch (the approval): `restore --from-backup` of a Rollout would put an
         // old spec over the live one, and the status is the controller's.
@@ -351,7 +350,7 @@ impl<'a> Writer<'a> {
             let version = seen.as_ref().and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
             self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
-            let sent = self.cluster.send(resource, &key, &request, false).await;
+            let sent = self.send(resource, &key, &request).await;
             self.in_flight = None;
             match sent {
                 Ok(stored) => return self.record(resource, &change, version, stored, backup, None),
@@ -361,7 +360,7 @@ impl<'a> Writer<'a> {
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
                     self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
-                    let fresh = self.cluster.get(resource, &key.namespace, &key.name).await;
+                    let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
                     let fresh = fresh.map_err(|e| {
                         Error::Input(format!(
@@ -412,12 +411,36 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Sends `request` for `key`, renewing the claims first: one change may take several
+    /// requests (conflicts retried, the read that resolves a lost reply, a question between
+    /// them), and a rollback several more, each up to the request timeout.
+    async fn send(&mut self, resource: &Resource, key: &ObjectKey, request: &Request) -> Result<Option<Value>, Error> {
+        self.renew_claims().await?;
+        self.cluster.send(resource, key, request, false).await
+    }
+
+    /// Reads `key` again, renewing the claims first (see `send`).
+    async fn read(&mut self, resource: &Resource, key: &ObjectKey) -> Result<Option<Value>, Error> {
+        self.renew_claims().await?;
+        self.cluster.get(resource, &key.namespace, &key.name).await
+    }
+
+    /// `keep_claims` before a request of the writer's: a renewal whose own outcome is unknown
+    /// says nothing about the object the request is for, so it fails as input, not as the
+    /// request's failure.
+    async fn renew_claims(&mut self) -> Result<(), Error> {
+        self.keep_claims().await.map_err(|e| match e {
+            Error::Api { .. } => Error::Input(format!("renewing the claim: {e}")),
+            other => other,
+        })
+    }
+
     /// After a 409: read the object again. Nobody changed what the change is about: the change
     /// is made again over the object as it is now. Someone did: refuse, showing their edit, or on
     /// a terminal show it and ask whether to overwrite it (never for a status patch or a create).
     async fn after_conflict(&mut self, resource: &Resource, change: &Change) -> Result<Change, Error> {
         let key = change.key();
-        let fresh = self.cluster.get(resource, &key.namespace, &key.name).await?;
+        let fresh = self.read(resource, key).await?;
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
         let Some(fresh) = fresh else {
             return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
@@ -615,7 +638,7 @@ impl<'a> Writer<'a> {
                 let seen = self.seen.get(&key).or(inverse.before()).cloned();
                 let version = seen.as_ref().and_then(resource_version_of);
                 let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
-                let sent = interrupt.unless_second(self.cluster.send(&resource, &key, &request, false)).await;
+                let sent = interrupt.unless_second(self.send(&resource, &key, &request)).await;
                 let Some(sent) = self.unless_stopped(sent) else { return };
                 let failure = match sent {
                     Ok(stored) => {
@@ -625,7 +648,7 @@ impl<'a> Writer<'a> {
                     Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
                     Err(e) => break Fate::Kept(format!("could NOT roll back: {e}")),
                 };
-                let fresh = interrupt.unless_second(self.cluster.get(&resource, &key.namespace, &key.name)).await;
+                let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
                 let Some(fresh) = self.unless_stopped(fresh) else { return };
                 let fresh = match fresh {
                     Ok(fresh) => fresh,

@@ -710,6 +710,31 @@ fn a_rollback_that_keeps_meeting_conflicts_gives_up_after_a_bounded_number_of_tr
     assert!(claims(&server).is_empty());
 }
 
+#[test]
+fn the_claim_is_renewed_while_rolling_back() {
+    // A regression: the claim was renewed only before each change, so a run whose rollback
+    // came late (a slow approval, then each rollback request up to the request timeout) could
+    // hold it past its expiry. The approval is held 21s, then refused: the claim, renewed once
+    // 20s have passed since it was written, is renewed before the rollback's first request.
+    let server = shop(2, "StepPaused").start();
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    server.storm(approvals(), Some(1), 403, None);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    std::thread::sleep(Duration::from_secs(21));
+    held.release();
+    child.finish().status(1).stderr_has("  VirtualService shop/demo: rolled back");
+    let written: Vec<String> = server.writes().iter().map(|w| format!("{} {}", w.method, w.path)).collect();
+    let at =
+        |what: &str| written.iter().position(|w| w.ends_with(what)).unwrap_or_else(|| panic!("{what}: {written:#?}"));
+    let (approval, renewal) =
+        (at("/rollouts/demo/status"), at("PUT /apis/coordination.k8s.io/v1/namespaces/shop/leases/rollout-lua.demo"));
+    let rollback = written.iter().rposition(|w| w.contains("/destinationrules/")).unwrap();
+    assert!(approval < renewal && renewal < rollback, "{written:#?}");
+    assert!(claims(&server).is_empty());
+}
+
 fn with_original(original: &str) -> fake_apiserver::Builder {
     let mut object = virtual_service();
     object["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": original});
