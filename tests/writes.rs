@@ -711,6 +711,53 @@ fn a_rollback_that_keeps_meeting_conflicts_gives_up_after_a_bounded_number_of_tr
 }
 
 #[test]
+fn a_rollback_whose_reply_is_lost_garbled_or_refused_by_a_busy_server_is_resolved_by_reading_again() {
+    // The approval (write 6) is refused; the rollback's first request (write 7, the
+    // DestinationRule's routing undone) meets the fault.
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
+        // Stored, its reply lost or garbled: a fresh read shows it rolled back, and the
+        // rollback goes on.
+        let server = shop(2, "StepPaused").start();
+        server.storm(approvals(), Some(1), 403, None);
+        server.reply_fault(Requests::Writes, 7, Stage::AfterStore, fault);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "demo", "--yes"])
+            .run()
+            .status(1)
+            .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n");
+        assert!(!approved_with_its_routing(&server), "{fault:?}");
+        assert!(claims(&server).is_empty());
+    }
+    // Not stored (lost before it was, or a 503, armed while the approval is held): the
+    // DestinationRule is left routed and said so; the rest is rolled back.
+    for busy in [false, true] {
+        let server = shop(2, "StepPaused").start();
+        let held = server.pause(approvals(), 1, Stage::BeforeStore);
+        server.storm(approvals(), Some(1), 403, None);
+        if !busy {
+            server.reply_fault(Requests::Writes, 7, Stage::BeforeStore, ReplyFault::Lost);
+        }
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "demo", "--yes"]);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+        if busy {
+            server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), None, 503, None);
+        }
+        held.release();
+        let out = child
+            .finish()
+            .status(1)
+            .stderr_has("  VirtualService shop/demo: rolled back\n")
+            .stderr_has("  DestinationRule shop/demo: NOT rolled back: ");
+        assert!(out.stderr.contains(if busy { "(503 " } else { "connection closed" }), "{}", out.stderr);
+        assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+        assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary", "busy: {busy}");
+        assert!(claims(&server).is_empty());
+    }
+}
+
+#[test]
 fn the_claim_is_renewed_while_rolling_back() {
     // A regression: the claim was renewed only before each change, so a run whose rollback
     // came late (a slow approval, then each rollback request up to the request timeout) could
