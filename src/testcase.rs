@@ -4,8 +4,8 @@
 //! docs/controller-semantics.md §6.2), and each step's `obj` as Lua for debugging (`lua-obj`).
 
 use crate::data::{self, Data};
-use crate::lua::{self, EvalOptions, Limits, OrderDependence, Printed, Script};
-use crate::model::{self, Rollout, RouteStrategy, StrategyKind, TrafficRoutingCr};
+use crate::lua::{self, EvalOptions, Limits, OrderDependence, Printed, Script, ScriptErrorKind};
+use crate::model::{self, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr};
 use crate::{gojson, yaml};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -27,10 +27,22 @@ pub struct TestCase {
 pub enum GoTest {
     /// It runs the case as `test` does (no difference known).
     Same,
-    /// It runs the case, reading it as said; so does `test`, though the controller would not.
-    ReadsItAs(String),
+    /// It runs the case, but not as the controller does or not as `test` does, as said.
+    Differs(String),
     /// It cannot run the case; `test` runs it as the controller would.
     CannotRun(String),
+}
+
+impl GoTest {
+    /// With one more difference, found by running the case (nothing to add where go test cannot
+    /// run it).
+    fn and(self, note: String) -> GoTest {
+        match self {
+            GoTest::Same => GoTest::Differs(note),
+            GoTest::Differs(first) => GoTest::Differs(format!("{first}; {note}")),
+            cannot @ GoTest::CannotRun(_) => cannot,
+        }
+    }
 }
 
 /// A case file's one document (every kind of test case: scripts', Ingress classes', HTTPRoutes').
@@ -60,7 +72,7 @@ impl TestCase {
         let (subject, steps) = if let Some(rollout) = case.get("rollout").filter(|r| !r.is_null()) {
             let (rollout, read_as) = harness_rollout(rollout).map_err(|e| format!("{name}: rollout: {e}"))?;
             if let Some(read_as) = read_as {
-                go_test = GoTest::ReadsItAs(read_as);
+                go_test = GoTest::Differs(read_as);
             }
             if rollout.kind == StrategyKind::BlueGreen {
                 go_test = GoTest::CannotRun(
@@ -78,7 +90,8 @@ impl TestCase {
                 rollout.steps.iter().map(|s| model::lua_data(data.clone(), &s.strategy, service, &canary)).collect();
             ("rollout", steps)
         } else if let Some(cr) = case.get("trafficRouting").filter(|t| !t.is_null()) {
-            let cr = TrafficRoutingCr::from_object(cr).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
+            let cr =
+                TrafficRoutingCr::read(cr, Semantics::Harness).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
             let service = &cr.traffic_routing.service;
             // The harness passes an empty, non-nil matches list when the CR has none.
             let strategy =
@@ -94,12 +107,35 @@ impl TestCase {
     /// Runs every step and compares spec, labels and annotations with `expected`.
     /// What the script prints goes to `printed`.
     pub fn run(&self, script: &Script, limits: &Limits, printed: &Printed) -> CaseReport {
-        let steps =
-            self.steps.iter().enumerate().map(|(i, obj)| self.run_step(script, limits, printed, i, obj)).collect();
-        CaseReport { case: self.name.clone(), steps, go_test: self.go_test.clone() }
+        let mut steps = Vec::new();
+        let mut passed_by_go_test = Vec::new();
+        for (i, obj) in self.steps.iter().enumerate() {
+            let (step, go_test_passes) = self.run_step(script, limits, printed, i, obj);
+            if go_test_passes {
+                passed_by_go_test.push(step.step().to_string());
+            }
+            steps.push(step);
+        }
+        let mut go_test = self.go_test.clone();
+        if !passed_by_go_test.is_empty() {
+            go_test = go_test.and(format!(
+                "it passes {} {}, where the script returns no table: its harness reads that as an empty result (no spec, labels or annotations), which is what expected has; the controller fails such a step, and so does this tool",
+                if passed_by_go_test.len() == 1 { "step" } else { "steps" },
+                passed_by_go_test.join(", ")
+            ));
+        }
+        CaseReport { case: self.name.clone(), steps, go_test }
     }
 
-    fn run_step(&self, script: &Script, limits: &Limits, printed: &Printed, index: usize, obj: &Value) -> StepReport {
+    /// The step's report, and whether go test would pass the step where `test` does not.
+    fn run_step(
+        &self,
+        script: &Script,
+        limits: &Limits,
+        printed: &Printed,
+        index: usize,
+        obj: &Value,
+    ) -> (StepReport, bool) {
         let mut notes = Vec::new();
         let Some(expected) = self.expected.get(index) else {
             let outcome = Outcome::Error(format!(
@@ -107,12 +143,16 @@ impl TestCase {
                 self.expected.len(),
                 self.steps.len()
             ));
-            return StepReport { index, outcome, notes };
+            return (StepReport { index, outcome, notes }, false);
         };
         let want = Data::of_object(expected);
         let got = match data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed) {
             Ok(got) => got,
-            Err(e) => return StepReport { index, outcome: Outcome::Error(e.to_string()), notes },
+            Err(e) => {
+                // go test's harness compares the empty Data it makes of such a result.
+                let go_test_passes = e.kind == ScriptErrorKind::NotATable && want == Data::default();
+                return (StepReport { index, outcome: Outcome::Error(e.to_string()), notes }, go_test_passes);
+            }
         };
         // Its prints were printed by the run above.
         let quiet = &Printed::default();
@@ -131,7 +171,7 @@ impl TestCase {
             None => {}
         }
         let outcome = if got.to_go_json() == want.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } };
-        StepReport { index, outcome, notes }
+        (StepReport { index, outcome, notes }, false)
     }
 
     /// Every step's `obj` as a Lua file that loads: `steps = { step_1 = { … }, … }`.
@@ -188,14 +228,15 @@ impl CaseReport {
 
 /// The Rollout of a case as the harness reads it: decoded into the v1beta1 type whatever its
 /// apiVersion, without the conversion, so a v1alpha1 `weight` is ignored (the script gets
-/// canaryWeight -1 there). Says so when that differs from what the controller would read.
+/// canaryWeight -1 there), and without the CRD's defaults. Says so when the apiVersion makes
+/// that differ from what the controller would read.
 fn harness_rollout(rollout: &Value) -> Result<(Rollout, Option<String>), crate::model::ModelError> {
     if rollout["apiVersion"] != "rollouts.kruise.io/v1alpha1" {
-        return Ok((Rollout::from_object(rollout)?, None));
+        return Ok((Rollout::read(rollout, Semantics::Harness)?, None));
     }
     let mut as_beta = rollout.clone();
     as_beta["apiVersion"] = "rollouts.kruise.io/v1beta1".into();
-    let read = Rollout::from_object(&as_beta)?;
+    let read = Rollout::read(&as_beta, Semantics::Harness)?;
     let weights: Vec<String> = rollout["spec"]["strategy"]["canary"]["steps"]
         .as_array()
         .into_iter()
@@ -390,6 +431,56 @@ expected:
     }
 
     #[test]
+    fn the_harness_reads_matches_without_crd_defaults() {
+        let case = TestCase::parse(
+            "m.yaml",
+            "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps:\n        - matches: [{headers: [{name: a, value: b}], path: {}}]\n        trafficRoutings: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+        )
+        .unwrap();
+        assert_eq!(case.steps[0]["matches"], json!([{"headers": [{"name": "a", "value": "b"}], "path": {}}]));
+        let case = TestCase::parse(
+            "tr.yaml",
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy: {matches: [{headers: [{name: a, value: b}]}]}\n    objectRef: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+        )
+        .unwrap();
+        assert_eq!(case.steps[0]["matches"], json!([{"headers": [{"name": "a", "value": "b"}]}]));
+    }
+
+    #[test]
+    fn go_test_passes_a_step_whose_script_returns_no_table_where_expected_is_empty() {
+        let case = |api_version: &str, expected: &str| {
+            TestCase::parse(
+                "c.yaml",
+                &format!("rollout:\n  apiVersion: rollouts.kruise.io/{api_version}\n  kind: Rollout\n  metadata: {{name: demo}}\n  spec:\n    strategy:\n      canary:\n        steps: [{{weight: 5}}, {{traffic: 10%}}, {{traffic: 20%}}]\n        trafficRoutings: [{{service: svc}}]\noriginal: {{spec: {{}}}}\nexpected: {expected}\n"),
+            )
+            .unwrap()
+        };
+        // A string at the first two steps (go test: an empty result), a table with nil after it
+        // at the third (only the last value counts).
+        let script = Script::new("s.lua", "if obj.canaryWeight == 20 then return obj.data, nil end return 'done'");
+        let run = |case: TestCase| case.run(&script, &Limits::default(), &Printed::default());
+        let report = run(case("v1beta1", "[{metadata: {name: x}}, {spec: {}}, {}]"));
+        assert!(
+            report.steps.iter().all(|s| matches!(&s.outcome, Outcome::Error(e) if e.contains("expect table output")))
+        );
+        let GoTest::Differs(note) = &report.go_test else { panic!("{:?}", report.go_test) };
+        // Step 2 expects a spec, which the empty result does not have: go test fails it too.
+        assert!(note.starts_with("it passes steps 1, 3, where the script returns no table"), "{note}");
+        let report = run(case("v1beta1", "[{spec: {}}, {spec: {}}, {}]"));
+        let GoTest::Differs(note) = &report.go_test else { panic!("{:?}", report.go_test) };
+        assert!(note.starts_with("it passes step 3, where"), "{note}");
+        assert_eq!(run(case("v1beta1", "[{spec: {}}, {spec: {}}, {spec: {}}]")).go_test, GoTest::Same);
+        // Added to what reading the case found.
+        let GoTest::Differs(note) = &run(case("v1alpha1", "[{}, {}, {}]")).go_test else { panic!() };
+        assert!(
+            note.contains("steps[0].weight 5 is ignored") && note.contains("; it passes steps 1, 2, 3, where"),
+            "{note}"
+        );
+        let blue_green = TestCase { go_test: GoTest::CannotRun("why".into()), ..case("v1beta1", "[{}, {}, {}]") };
+        assert_eq!(run(blue_green).go_test, GoTest::CannotRun("why".into()));
+    }
+
+    #[test]
     fn the_harness_ignores_a_v1alpha1_weight() {
         let case = TestCase::parse(
             "alpha.yaml",
@@ -398,7 +489,7 @@ expected:
         .unwrap();
         assert_eq!(case.steps[0]["canaryWeight"], json!(-1), "weight is not a v1beta1 field");
         assert_eq!(case.steps[1]["matches"], json!([]), "no conversion drops the empty list");
-        let GoTest::ReadsItAs(note) = &case.go_test else { panic!("{:?}", case.go_test) };
+        let GoTest::Differs(note) = &case.go_test else { panic!("{:?}", case.go_test) };
         assert!(note.contains("steps[0].weight 20, steps[1].weight 40 are ignored"), "{note}");
     }
 

@@ -217,6 +217,11 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
+    /// Whether this run holds the claim on Rollout `namespace/rollout`.
+    pub fn holds_claim(&self, namespace: &str, rollout: &str) -> bool {
+        self.claims.iter().any(|claim| claim.rollout() == (namespace, rollout))
+    }
+
     /// Renews the claims that need it (before each write, and while a long run waits).
     pub async fn keep_claims(&mut self) -> Result<(), Error> {
         for claim in &mut self.claims {

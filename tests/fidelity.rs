@@ -376,3 +376,84 @@ fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
         .run()
         .success();
 }
+
+/// The audit's script: it writes what `obj` says of the first match's type (or "none").
+const MATCH_TYPE_SCRIPT: &str = r#"local t = "none"
+if obj.matches then
+  if obj.matches[1] and obj.matches[1].headers then t = obj.matches[1].headers[1].type or "nil"
+  elseif obj.matches[1] and obj.matches[1].path then t = "path:" .. (obj.matches[1].path.type or "nil") .. ":" .. (obj.matches[1].path.value or "nil")
+  else t = "emptymatches" end
+end
+return {spec = {t = t}}
+"#;
+
+#[test]
+fn test_reads_matches_without_the_crd_defaults_as_go_test_does_and_plan_keeps_them() {
+    // go test decodes the case into Go types: no type, no path value, an empty path table.
+    let rollout_case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: r}\n  spec:\n    workloadRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n    strategy:\n      canary:\n        steps:\n        - {replicas: 1, matches: [{headers: [{name: a, value: b}]}]}\n        - {replicas: 1, matches: [{path: {value: /x}}]}\n        - {replicas: 1, matches: [{path: {}}]}\n        - {replicas: 1, traffic: 20%}\n        trafficRoutings:\n        - service: s\n          customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]\noriginal:\n  apiVersion: example.com/v1\n  kind: Thing\n  metadata: {name: t}\n  spec: {}\nexpected:\n- spec: {t: nil}\n- spec: {t: \"path:nil:/x\"}\n- spec: {t: \"path:nil:nil\"}\n- spec: {t: none}\n";
+    let traffic_routing_case = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: t}\n  spec:\n    strategy:\n      matches: [{headers: [{name: a, value: b}]}]\n    objectRef: [{service: s, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]}]\noriginal: {spec: {}}\nexpected:\n- spec: {t: nil}\n";
+    let files = || {
+        Test::new()
+            .file("s/example.com/Thing/trafficRouting.lua", MATCH_TYPE_SCRIPT)
+            .file("s/example.com/Thing/testdata/r.yaml", rollout_case)
+            .file("s/example.com/Thing/testdata/tr.yaml", traffic_routing_case)
+    };
+    let out = files().args(["test", "s"]).run().success();
+    assert_eq!(
+        out.stdout,
+        "ok   example.com/Thing r.yaml (4 steps)\nok   example.com/Thing tr.yaml (1 step)\n2 passed, 0 failed\n"
+    );
+    let objs = files().args(["lua-obj", "s/example.com/Thing/testdata/r.yaml", "-o", "json"]).run().success().json();
+    assert_eq!(objs[2]["obj"]["matches"], json!([{"path": {}}]));
+    // The same case planned: the API server would have filled in the CRD's defaults.
+    for (step, written) in
+        [("1", "+  t: Exact\n"), ("2", "+  t: path:PathPrefix:/x\n"), ("3", "+  t: path:PathPrefix:/\n")]
+    {
+        files()
+            .args(["plan", "-f", "s/example.com/Thing/testdata/r.yaml", "--lua-dir", "s", "--step", step])
+            .run()
+            .success()
+            .stdout_has(written);
+    }
+}
+
+#[test]
+fn test_says_go_test_passes_a_step_whose_script_returns_no_table() {
+    // The audit's cases: a string, and a table followed by nil (only the last value counts).
+    let script = "if obj.canaryWeight == 5 then return \"str\" end\nif obj.canaryWeight == 6 then return {spec = {a = 1}}, nil end\nreturn {spec = {a = 1}}\n";
+    let case = |weight: i64, expected: &str| {
+        format!(
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {{name: t}}\n  spec:\n    strategy: {{weight: {weight}}}\n    objectRef: [{{service: s}}]\noriginal:\n  spec: {{}}\nexpected:\n- {expected}\n"
+        )
+    };
+    let files = || {
+        Test::new()
+            .file("s/example.com/Thing/trafficRouting.lua", script)
+            .file("s/example.com/Thing/testdata/w5.yaml", &case(5, "metadata: {name: t}"))
+            .file("s/example.com/Thing/testdata/w6.yaml", &case(6, "metadata: {name: t}"))
+            // go test fails this one too: its empty result is not the spec expected.
+            .file("s/example.com/Thing/testdata/w7.yaml", &case(5, "spec: {a: 1}"))
+    };
+    let note = "go test: it passes step 1, where the script returns no table: its harness reads that as an empty result (no spec, labels or annotations), which is what expected has; the controller fails such a step, and so does this tool";
+    let out = files().args(["test", "s"]).run().status(1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "FAIL example.com/Thing w5.yaml (1 step)\n  {note}\n  step 1: script s/example.com/Thing/trafficRouting.lua: expect table output from Lua script, not string\n\
+             FAIL example.com/Thing w6.yaml (1 step)\n  {note}\n  step 1: script s/example.com/Thing/trafficRouting.lua: expect table output from Lua script, not nil\n\
+             FAIL example.com/Thing w7.yaml (1 step)\n  step 1: script s/example.com/Thing/trafficRouting.lua: expect table output from Lua script, not string\n\
+             0 passed, 3 failed\n"
+        )
+    );
+    let report = files().args(["test", "s", "-o", "json"]).run().status(1).json();
+    let go_test: Vec<&serde_json::Value> = report["cases"].as_array().unwrap().iter().map(|c| &c["goTest"]).collect();
+    let note = note.strip_prefix("go test: ").unwrap();
+    assert_eq!(
+        go_test,
+        [
+            &json!({"runs": true, "note": note}),
+            &json!({"runs": true, "note": note}),
+            &json!({"runs": true, "note": null})
+        ]
+    );
+}

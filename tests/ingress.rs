@@ -825,6 +825,145 @@ mod cluster {
         }
     }
 
+    /// Rollout `web` approved at step 1 (its canary Ingress made, then given a status and managed
+    /// fields, as a real server and ingress controller would), then restored (the canary
+    /// deleted). Returns the test, the canary as it was, and the backup the restore took of it.
+    fn canary_deleted_by_a_restore(server: &FakeHandle) -> (Test, Value, std::path::PathBuf) {
+        let test = Test::new().kubeconfig(server);
+        test.run_args(["approve", "web", "--yes"]).success();
+        let mut made = canary(server).unwrap();
+        made["status"] = json!({"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}});
+        made["metadata"]["managedFields"] = json!([{"manager": "kubectl-rollout-lua", "operation": "Update"}]);
+        let made = server.put_object(made);
+        test.run_args(["restore", "web", "--yes"]).success().stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert!(canary(server).is_none());
+        let folder = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/Ingress/web-canary");
+        let backups: Vec<_> = std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().path()).collect();
+        let [backup] = backups.as_slice() else { panic!("one backup, the restore's: {backups:?}") };
+        (test, made, backup.clone())
+    }
+
+    #[test]
+    fn a_canary_ingress_a_restore_deleted_is_made_again_from_its_backup() {
+        // A regression: `restore --from-backup` refused an object that no longer exists ("create
+        // it with kubectl instead"), though a restore's report names the deleted canary Ingress's
+        // backup as its state before the run; and `kubectl create -f` refuses the backup, which
+        // holds a resourceVersion.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let (test, made, backup) = canary_deleted_by_a_restore(&server);
+        let saved = std::fs::read_to_string(&backup).unwrap();
+        let saved = &rollout_lua::yaml::parse_documents(&saved, "backup").unwrap()[0].value;
+        assert!(saved["metadata"]["resourceVersion"].is_string(), "the backup holds the object as read");
+        let from_backup = |more: &[&str]| {
+            let mut args = vec!["restore", "--from-backup", backup.to_str().unwrap()];
+            args.extend(more);
+            test.run_args(args)
+        };
+        let shown = [
+            "Ingress shop/web-canary does not exist: it is created as the backup holds it (owner references and finalizers too), without what the API server sets (uid, resourceVersion, timestamps, managed fields, status)\n",
+            "--- Ingress shop/web-canary (absent)\n",
+            "+    nginx.ingress.kubernetes.io/canary-by-header: x-canary\n",
+        ];
+
+        // A server dry run sends the create for admission to judge, and stores nothing.
+        server.clear_log();
+        let dry = from_backup(&["--dry-run=server"]).success().stdout_has("dry run (server): nothing was stored");
+        for line in shown {
+            assert!(dry.stdout.contains(line), "{line}\n{}", dry.stdout);
+        }
+        assert!(routing_writes(&server).iter().all(|w| w.is_dry_run()), "{:?}", writes(&server));
+        assert!(canary(&server).is_none());
+
+        server.clear_log();
+        let out = from_backup(&["--yes"]).success().stdout_has(&format!(
+            "Ingress shop/web-canary created from {} (it did not exist before)\n",
+            backup.display()
+        ));
+        for line in shown {
+            assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
+        }
+        assert_eq!(ingress_writes(&server), ["POST /apis/networking.k8s.io/v1/namespaces/shop/ingresses"]);
+        assert_eq!(claim_writes(&server).len(), 2, "web is claimed, and released: {:?}", claim_writes(&server));
+        let create =
+            server.writes().into_iter().find(|w| w.method == "POST" && w.path.ends_with("/ingresses")).unwrap();
+        for field in ["resourceVersion", "uid", "creationTimestamp", "managedFields", "generation"] {
+            assert!(create.body["metadata"].get(field).is_none(), "{field} not sent: {}", create.body);
+        }
+        assert!(create.body.get("status").is_none(), "{}", create.body);
+        let again = canary(&server).unwrap();
+        assert_eq!(again["spec"], made["spec"]);
+        assert_eq!(annotations(&again), annotations(&made));
+        assert_eq!(again["metadata"]["labels"], made["metadata"]["labels"]);
+        assert_eq!(again["metadata"]["ownerReferences"], made["metadata"]["ownerReferences"], "still the Rollout's");
+
+        // Now it exists and holds the backup's routing.
+        from_backup(&["--yes"]).success().stdout_is("Ingress shop/web-canary already matches the backup\n");
+
+        // Someone else makes it between the read and the create (the claim is write 1): theirs
+        // stays, and the run refuses, naming it.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let (test, _, backup) = canary_deleted_by_a_restore(&server);
+        server.before_write(2, |store| {
+            let mut theirs = stable_ingress("nginx");
+            theirs["metadata"]["name"] = json!("web-canary");
+            store.put(theirs);
+        });
+        test.run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
+            .status(3)
+            .stderr_has(
+                "Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:",
+            )
+            .stderr_has("nothing was written");
+        assert!(canary(&server).unwrap()["metadata"].get("ownerReferences").is_none(), "theirs, untouched");
+    }
+
+    #[test]
+    fn a_canary_ingress_made_again_from_its_backup_resolves_a_lost_or_garbled_reply() {
+        for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
+            // Stored, its reply lost (the claim is write 1, the create write 2): a fresh read
+            // shows it made.
+            let server = serving("nginx", 1, "StepPaused").start();
+            let (test, made, backup) = canary_deleted_by_a_restore(&server);
+            server.reply_fault(Requests::Writes, 2, Stage::AfterStore, fault);
+            test.run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
+                .success()
+                .stdout_has("Ingress shop/web-canary created from ")
+                .stdout_has("(it did not exist before; the reply was lost; a fresh read shows the write)");
+            assert_eq!(annotations(&canary(&server).unwrap()), annotations(&made), "{fault:?}");
+
+            // Not stored: a fresh read finds nothing; the server may still make it (exit 1).
+            let server = serving("nginx", 1, "StepPaused").start();
+            let (test, _, backup) = canary_deleted_by_a_restore(&server);
+            server.reply_fault(Requests::Writes, 2, Stage::BeforeStore, fault);
+            let out = test
+                .run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
+                .status(1)
+                .stderr_has("Ingress shop/web-canary: not applied when read back (the server may still apply it)");
+            assert!(!out.stdout.contains("created from"), "{fault:?}: {}", out.stdout);
+            assert!(canary(&server).is_none(), "{fault:?}");
+            assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new(), "{fault:?}");
+        }
+    }
+
+    #[test]
+    fn sigint_while_a_canary_ingress_is_made_again_from_its_backup_finishes_it() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let (test, _, backup) = canary_deleted_by_a_restore(&server);
+        // The create (write 2, after the claim) is stored and its reply held.
+        let pause = server.pause(Requests::Writes, 2, Stage::AfterStore);
+        let child = test.spawn(&["restore", "--from-backup", backup.to_str().unwrap(), "--yes"]);
+        assert!(pause.wait_until_held(Duration::from_secs(30)), "the create reached");
+        child.first_signal("INT");
+        pause.release();
+        child
+            .finish()
+            .status(130)
+            .stdout_has("Ingress shop/web-canary created from ")
+            .stderr_has("interrupted (SIGINT): it came during the last write, which was finished");
+        assert!(canary(&server).is_some());
+        assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new());
+    }
+
     #[test]
     fn approve_writes_in_the_controllers_order_custom_refs_then_the_ingress() {
         let mut rollout = rollout("nginx", 1, "StepPaused");

@@ -1070,7 +1070,95 @@ fn a_restore_whose_reply_was_lost_before_someone_elses_edit_names_the_object() {
     assert!(claims(&server).is_empty());
 }
 
-/// How a restore of the one VirtualService is asked for:/// How a restore of the one VirtualService is asked for: `--from-backup` of its backup from
+/// Puts Rollout `demo2` in `store`: labelled `app=demo` as `demo` is, at the same step, routing
+/// VirtualService `routes` (made too, unless it is demo's).
+fn put_demo2(store: &mut fake_apiserver::Store, routes: &str) {
+    let mut demo2 = rollout(2, "StepPaused");
+    demo2["metadata"]["name"] = json!("demo2");
+    demo2["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": routes}]);
+    store.put(demo2);
+    if routes != "demo" {
+        let mut routed = virtual_service();
+        routed["metadata"]["name"] = json!(routes);
+        store.put(routed);
+    }
+}
+
+fn demo2_state(server: &FakeHandle) -> Value {
+    server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo2").unwrap()["status"]["canaryStatus"]
+        ["currentStepState"]
+        .clone()
+}
+
+#[test]
+fn a_rollout_selected_only_after_the_claims_were_taken_is_refused_not_written() {
+    // A regression: `approve -l` and `restore -l` claimed the Rollouts a first read found, then
+    // wrote for every Rollout the read under the claim found. demo2, made just before the claim
+    // was taken (write 1), was routed and approved without a claim.
+    for command in ["approve", "restore"] {
+        let server = shop(2, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        if command == "restore" {
+            test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+        }
+        let before = (vs(&server), dr(&server));
+        server.clear_log();
+        server.before_write(1, |store| put_demo2(store, "demo2"));
+        test.run_args([command, "-l", "app=demo", "--yes"]).status(3).stderr_has(
+            "error: nothing was written: Rollout shop/demo2 is not claimed: it was made or changed after this run chose the Rollouts to claim; run again to claim it too",
+        );
+        assert_eq!(writes(&server), Vec::<String>::new(), "{command}");
+        assert_eq!(
+            claim_writes(&server),
+            [
+                "POST /apis/coordination.k8s.io/v1/namespaces/shop/leases",
+                "DELETE /apis/coordination.k8s.io/v1/namespaces/shop/leases/rollout-lua.demo"
+            ],
+            "{command}: demo claimed and released, demo2 never"
+        );
+        assert_eq!((vs(&server), dr(&server)), before, "{command}");
+        assert_eq!(demo2_state(&server), "StepPaused", "{command}");
+        // Run again: both are claimed, and written.
+        test.run_args([command, "-l", "app=demo", "--yes"]).success();
+        let claimed: Vec<Value> = server
+            .writes()
+            .iter()
+            .filter(|w| w.method == "POST" && w.path.contains("/leases"))
+            .map(|w| w.body["metadata"]["name"].clone())
+            .collect();
+        assert_eq!(claimed, ["rollout-lua.demo", "rollout-lua.demo", "rollout-lua.demo2"], "{command}");
+        if command == "approve" {
+            assert_eq!(demo2_state(&server), "StepReady");
+        }
+    }
+}
+
+#[test]
+fn a_rollout_routing_a_named_object_only_after_the_claims_were_taken_is_refused_not_written() {
+    // The same for `restore --ref` and `--from-backup`, which claim the Rollouts of the
+    // namespace that route the object: demo2, routing the VirtualService too, is made just
+    // before the claim on demo is taken.
+    for restore in [OneObject::Ref, OneObject::FromBackup] {
+        let (server, test, args) = routed_for(restore);
+        let routed = vs(&server);
+        server.clear_log();
+        server.before_write(1, |store| put_demo2(store, "demo"));
+        test.run_args(&args).status(3).stderr_has(
+            "error: nothing was written: Rollout shop/demo2 is not claimed: it was made or changed after this run chose the Rollouts to claim; run again to claim it too",
+        );
+        assert_eq!(writes(&server), Vec::<String>::new(), "{restore:?}");
+        assert_eq!(
+            claim_writes(&server).len(),
+            2,
+            "{restore:?}: demo claimed and released: {:?}",
+            claim_writes(&server)
+        );
+        assert_eq!(vs(&server), routed, "{restore:?}");
+    }
+}
+
+/// How a restore of the one VirtualService is asked for: `--from-backup` of its backup from
 /// before the routing, or `--ref`. Either writes the claim, the object, and the release.
 #[derive(Clone, Copy, Debug)]
 enum OneObject {

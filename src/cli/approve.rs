@@ -270,12 +270,19 @@ impl Run<'_> {
         let (session, args) = (self.session, self.args);
         let (live, catalog) = session.load(self.selection).await?;
         writer.read_again();
-        // Every guard passes for every Rollout before anything is written.
-        let approvals = live
+        let targeted: Vec<_> = live
             .snapshot
             .rollouts
             .iter()
             .filter_map(|rollout| targets.expectation(rollout).map(|expect| (rollout, expect)))
+            .collect();
+        refuse_unclaimed(
+            writer,
+            targeted.iter().map(|(rollout, _)| (rollout.namespace.as_str(), rollout.item.name.as_str())),
+        )?;
+        // Every guard passes for every Rollout before anything is written.
+        let approvals = targeted
+            .into_iter()
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
                 let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
@@ -380,6 +387,35 @@ pub(super) async fn claim_rollouts(
         }
     };
     claim_names(session, names, writer, |name| format!("{command} {name}")).await
+}
+
+/// Refuses, before anything is written, a Rollout (namespace, name) this run would write for
+/// without holding its claim. The Rollouts to claim are chosen from a read before the claims are
+/// taken; the read under them may find one more (made, labelled, or routing a named object
+/// since). A dry run claims nothing and writes nothing.
+pub(super) fn refuse_unclaimed<'r>(
+    writer: &Writer<'_>,
+    rollouts: impl IntoIterator<Item = (&'r str, &'r str)>,
+) -> Result<(), Error> {
+    if writer.mode() != Mode::Apply {
+        return Ok(());
+    }
+    unclaimed_refusal(rollouts.into_iter().filter(|(namespace, name)| !writer.holds_claim(namespace, name)))
+}
+
+/// The refusal naming `unclaimed` Rollouts, if there is any.
+fn unclaimed_refusal<'r>(unclaimed: impl Iterator<Item = (&'r str, &'r str)>) -> Result<(), Error> {
+    let mut names: Vec<String> = unclaimed.map(|(namespace, name)| format!("{namespace}/{name}")).collect();
+    names.sort();
+    names.dedup();
+    let (what, they, them) = match names.as_slice() {
+        [] => return Ok(()),
+        [one] => (format!("Rollout {one} is"), "it was", "it"),
+        many => (format!("Rollouts {} are", many.join(", ")), "they were", "them"),
+    };
+    Err(Error::Refused(format!(
+        "nothing was written: {what} not claimed: {they} made or changed after this run chose the Rollouts to claim; run again to claim {them} too"
+    )))
 }
 
 /// Claims Rollouts `names` of the session's namespace, each held by `command_of(name)` (what
@@ -553,6 +589,25 @@ mod tests {
         assert_eq!(
             message,
             "nothing was written: Rollouts demo and other both plan writes to VirtualService shop/demo; in one run the second would write over the first's routing: approve each in a run of its own"
+        );
+    }
+
+    #[test]
+    fn rollouts_found_only_under_the_claim_are_refused() {
+        assert!(unclaimed_refusal([].into_iter()).is_ok());
+        let Err(Error::Refused(one)) = unclaimed_refusal([("shop", "demo2"), ("shop", "demo2")].into_iter()) else {
+            panic!("refused")
+        };
+        assert_eq!(
+            one,
+            "nothing was written: Rollout shop/demo2 is not claimed: it was made or changed after this run chose the Rollouts to claim; run again to claim it too"
+        );
+        let Err(Error::Refused(two)) = unclaimed_refusal([("shop", "b"), ("shop", "a")].into_iter()) else {
+            panic!("refused")
+        };
+        assert_eq!(
+            two,
+            "nothing was written: Rollouts shop/a, shop/b are not claimed: they were made or changed after this run chose the Rollouts to claim; run again to claim them too"
         );
     }
 

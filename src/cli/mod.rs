@@ -46,7 +46,8 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
-    read after the claim. Guards run before anything is written: the step must be StepPaused (--traffic-only: \
+    read after the claim (with -l, a Rollout that starts to match in between is not claimed, and refused: run \
+    again). Guards run before anything is written: the step must be StepPaused (--traffic-only: \
     any progressing state), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec is refused without --force. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
@@ -69,7 +70,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     have written, someone edited it during the release: the edits are shown, and --force (or a confirmation on \
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
-    saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout).";
+    saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout), making it again, \
+    without the server's fields, when it no longer exists.";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
@@ -80,8 +82,10 @@ const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds
 const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
     test-harness semantics.\n\n\
     Each case is read as the controller's own go test reads it: a Rollout as v1beta1, without the conversion (a \
-    v1alpha1 weight is ignored), the canary Service always <service>-canary, every step run. A note on the case \
-    says when go test reads it differently from the controller, or cannot run it (a blue-green case).";
+    v1alpha1 weight is ignored), matches without the CRD's defaults (a match without type has none, where plan \
+    fills in Exact or PathPrefix), the canary Service always <service>-canary, every step run. A note on the case \
+    says when go test reads it differently from the controller, would pass a step this tool fails (a script \
+    returning no table, which the controller fails too), or cannot run it (a blue-green case).";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
     state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
@@ -542,7 +546,8 @@ pub struct RestoreArgs {
     /// VirtualService and DestinationRule (repeatable)
     #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]
     pub refs: Vec<String>,
-    /// Put back an object saved by an earlier write (a file under the backups folder)
+    /// Put back an object saved by an earlier write (a file under the backups folder); one that
+    /// no longer exists is made again
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote

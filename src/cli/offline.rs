@@ -400,7 +400,7 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
         out.push_str(&format!("{status} {} {file} ({steps})\n", suite.label));
         match &report.go_test {
             GoTest::Same => {}
-            GoTest::ReadsItAs(note) => out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test: {note}")))),
+            GoTest::Differs(note) => out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test: {note}")))),
             GoTest::CannotRun(why) => {
                 out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test cannot run this case: {why}"))))
             }
@@ -453,7 +453,7 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                 .collect();
             let go_test = match &report.go_test {
                 GoTest::Same => json!({"runs": true, "note": null}),
-                GoTest::ReadsItAs(note) => json!({"runs": true, "note": note}),
+                GoTest::Differs(note) => json!({"runs": true, "note": note}),
                 GoTest::CannotRun(why) => json!({"runs": false, "note": why}),
             };
             json!({"script": suite.script(), "case": report.case, "passed": report.passed(), "goTest": go_test, "steps": steps})

@@ -3,10 +3,10 @@
 //! for edits made during the release. Gather (claim, then read) → guard → render → confirm →
 //! write.
 
-use super::approve::{claim_names, claim_rollouts};
+use super::approve::{claim_names, claim_rollouts, refuse_unclaimed};
 use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
 use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
-use crate::change::Change;
+use crate::change::{self, Change};
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
@@ -115,8 +115,9 @@ pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
 enum Targets {
     /// The objects the selected Rollouts route.
     Rollouts(Selection),
-    /// `--ref`: objects, each a served resource and a name in the session's namespace.
-    Refs(Vec<(Resource, String)>),
+    /// `--ref`: objects, each a served resource and a name in the session's namespace, and the
+    /// namespace's Rollouts as read under the claim (see `claim_routing`).
+    Refs(Vec<(Resource, String)>, Box<Option<NamespaceRollouts>>),
 }
 
 /// `selection`: the Rollouts selected, when no object is named with `--ref`.
@@ -139,17 +140,12 @@ async fn restore_objects(
         let keys: Vec<ObjectKey> =
             refs.iter().map(|(r, name)| ObjectKey::new(&r.group, &r.kind, namespace, name)).collect();
         let command = format!("restore --ref {}", args.refs.join(" --ref "));
-        claim_routing(session, writer, &keys, &command, args.force, &mut notes).await?;
-        Targets::Refs(refs)
+        let rollouts = claim_routing(session, writer, &keys, &command, args.force, &mut notes).await?;
+        Targets::Refs(refs, Box::new(rollouts))
     };
-    let (restorations, more_notes) = restorations(session, &targets, args.force).await?;
-    // The Rollouts are read twice (to claim, then under the claim): a note on one is said once.
-    let mut said = Vec::new();
+    let (restorations, more_notes) = restorations(session, writer, &targets).await?;
     for note in notes.into_iter().chain(more_notes) {
-        if !said.contains(&note) {
-            let _ = writeln!(anstream::stderr(), "{note}");
-            said.push(note);
-        }
+        let _ = writeln!(anstream::stderr(), "{note}");
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     // The claim's permissions were asked about when it was taken (a dry run takes none).
@@ -192,7 +188,9 @@ async fn restore_objects(
 }
 
 /// `--ref` and `--from-backup` name objects: the Rollouts of the namespace that route any of
-/// them are claimed (read first, then claimed, then everything read again under the claim).
+/// them are claimed. They are read, claimed, and read again under the claim; one that routes
+/// the objects only in that second read is refused, as it is not claimed. Returns the second
+/// read (a dry run claims nothing, and reads once); None: not read (see `namespace_rollouts`).
 async fn claim_routing(
     session: &Session,
     writer: &mut Writer<'_>,
@@ -200,21 +198,37 @@ async fn claim_routing(
     command: &str,
     force: bool,
     notes: &mut Vec<String>,
-) -> Result<(), Error> {
-    if writer.mode() != Mode::Apply {
-        return Ok(());
-    }
-    let Some(found) = namespace_rollouts(session, keys, force, notes).await? else {
-        return Ok(());
+) -> Result<Option<NamespaceRollouts>, Error> {
+    let found = namespace_rollouts(session, keys, force, notes).await?;
+    let (Mode::Apply, Some(first)) = (writer.mode(), &found) else {
+        return Ok(found);
     };
-    // One that may route them but cannot be loaded (only with --force) is claimed all the same.
-    let mut owners = found.unloaded_routing;
+    claim_names(session, owners(first, keys)?, writer, |_| command.to_string()).await?;
+    // The second read's notes are mostly the first's again: each is said once.
+    let mut more_notes = Vec::new();
+    let under_claim = namespace_rollouts(session, keys, force, &mut more_notes).await?;
+    for note in more_notes {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    if let Some(found) = &under_claim {
+        let namespace = session.cluster.namespace.as_str();
+        refuse_unclaimed(writer, owners(found, keys)?.iter().map(|name| (namespace, name.as_str())))?;
+    }
+    Ok(under_claim)
+}
+
+/// The Rollouts of `found` that route any of `keys`, and those that may but cannot be loaded
+/// (kept only with --force: they are claimed all the same).
+fn owners(found: &NamespaceRollouts, keys: &[ObjectKey]) -> Result<Vec<String>, Error> {
+    let mut owners = found.unloaded_routing.clone();
     for rollout in &found.live.snapshot.rollouts {
         if routes_any(&found.live, rollout, keys)? {
             owners.push(rollout.item.name.clone());
         }
     }
-    claim_names(session, owners, writer, |_| command.to_string()).await
+    Ok(owners)
 }
 
 /// The Rollouts of the namespace, for objects named with `--ref` or `--from-backup`.
@@ -299,14 +313,18 @@ fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Re
 /// The objects a restore writes, each once, and notes on those it skips.
 async fn restorations(
     session: &Session,
+    writer: &Writer<'_>,
     targets: &Targets,
-    force: bool,
 ) -> Result<(Vec<Restoration>, Vec<String>), Error> {
     let mut notes = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
     match targets {
         Targets::Rollouts(selection) => {
             let (live, catalog) = session.load(selection).await?;
+            refuse_unclaimed(
+                writer,
+                live.snapshot.rollouts.iter().map(|r| (r.namespace.as_str(), r.item.name.as_str())),
+            )?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
                 for routing in routings(&live, rollout)? {
@@ -337,7 +355,7 @@ async fn restorations(
                 }
             }
         }
-        Targets::Refs(refs) => {
+        Targets::Refs(refs, rollouts) => {
             for (resource, name) in refs {
                 match session.cluster.get(resource, &session.cluster.namespace, name).await? {
                     None => notes
@@ -352,7 +370,7 @@ async fn restorations(
             }
             // The drift check: where each object stands against the Rollouts that route it.
             let wanted: Vec<ObjectKey> = candidates.iter().map(|c| key_of(&c.resource, &c.live)).collect();
-            for (key, placement) in placements_of_refs(session, &wanted, force, &mut notes).await? {
+            for (key, placement) in placements_of_refs(session, rollouts.as_ref().as_ref(), &wanted, &mut notes)? {
                 if let Some(candidate) = candidates.iter_mut().find(|c| key_of(&c.resource, &c.live) == key) {
                     candidate.placement.merge(placement);
                 }
@@ -507,25 +525,23 @@ fn placements(
     }
 }
 
-/// `restore --ref`: the objects' places against every Rollout in the namespace that routes one.
-async fn placements_of_refs(
+/// `restore --ref`: the objects' places against every Rollout of the namespace (`rollouts`, None
+/// when they were not read) that routes one.
+fn placements_of_refs(
     session: &Session,
+    rollouts: Option<&NamespaceRollouts>,
     wanted: &[ObjectKey],
-    force: bool,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(ObjectKey, Placement)>, Error> {
-    if wanted.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(NamespaceRollouts { live, catalog, .. }) = namespace_rollouts(session, wanted, force, notes).await? else {
+    let Some(NamespaceRollouts { live, catalog, .. }) = rollouts else {
         return Ok(Vec::new());
     };
     let mut found = Vec::new();
     for rollout in &live.snapshot.rollouts {
-        if !routes_any(&live, rollout, wanted)? {
+        if !routes_any(live, rollout, wanted)? {
             continue;
         }
-        let placements = placements(session, &live, &catalog, rollout, notes)?;
+        let placements = placements(session, live, catalog, rollout, notes)?;
         found.extend(placements.into_iter().filter(|(key, _)| wanted.contains(key)));
     }
     Ok(found)
@@ -625,7 +641,8 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object.
+/// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object,
+/// or the object made again from the backup when it no longer exists.
 async fn restore_backup(
     session: &Session,
     writer: &mut Writer<'_>,
@@ -670,24 +687,36 @@ async fn restore_backup(
     for note in notes {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
-    let live = session.cluster.get(&resource, &namespace, name).await?.ok_or_else(|| {
-        Error::Input(format!("{kind} {namespace}/{name} no longer exists; create it with kubectl instead"))
-    })?;
-    let restored = Arc::new(Data::of_object(backup).apply_to(&live, None));
-    let live = Arc::new(live);
-    if data::same_routing(&live, &restored) {
-        print(&format!("{key} already matches the backup\n"))?;
-        return Ok(Outcome::Done);
-    }
-    let change = Change::Replace { key: key.clone(), before: Arc::clone(&live), after: Arc::clone(&restored) };
+    let change = match session.cluster.get(&resource, &namespace, name).await? {
+        // Gone (a canary Ingress a restore deleted, say): made again as the backup holds it,
+        // without what the server sets, which a create may not carry.
+        None => Change::Create { key: key.clone(), object: Arc::new(change::without_server_fields(backup)) },
+        Some(live) => {
+            let restored = Data::of_object(backup).apply_to(&live, None);
+            if data::same_routing(&live, &restored) {
+                print(&format!("{key} already matches the backup\n"))?;
+                return Ok(Outcome::Done);
+            }
+            Change::Replace { key: key.clone(), before: Arc::new(live), after: Arc::new(restored) }
+        }
+    };
     if writer.mode() != Mode::ClientDryRun {
         write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
     }
+    let (live, live_header) = match change.before() {
+        Some(live) => (live.clone(), format!("{key} (live)")),
+        None => {
+            print(&format!(
+                "{key} does not exist: it is created as the backup holds it (owner references and finalizers too), without what the API server sets (uid, resourceVersion, timestamps, managed fields, status)\n"
+            ))?;
+            (Value::Null, format!("{key} (absent)"))
+        }
+    };
     print(
         &output::object_diff(
             &live,
-            &restored,
-            &format!("{key} (live)"),
+            &change.after().expect("a create or a replace"),
+            &live_header,
             &format!("{key} (from {source})"),
             DiffStyle { differ: &super::diff::differ(), stored: StoredOriginal::Summary },
         )
@@ -697,9 +726,15 @@ async fn restore_backup(
         writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
     }
     writer.apply(&resource, &change).await?;
-    let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
     let lost = writer.lost_reply(&key).map(|lost| format!("; {lost}")).unwrap_or_default();
-    print_outcome(writer, &format!("{key} restored from {source} (its previous state: {previous}{lost})\n"))?;
+    let line = match change {
+        Change::Create { .. } => format!("{key} created from {source} (it did not exist before{lost})"),
+        _ => {
+            let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
+            format!("{key} restored from {source} (its previous state: {previous}{lost})")
+        }
+    };
+    print_outcome(writer, &format!("{line}\n"))?;
     Ok(Outcome::Done)
 }
 

@@ -123,6 +123,9 @@ pub enum ScriptErrorKind {
     Timeout,
     Memory,
     Output,
+    /// The script's last return value is not a table: the controller fails, but its `go test`
+    /// harness reads that as an empty result.
+    NotATable,
     /// The obj itself is beyond the limits (it does not fit in the memory limit as Lua tables).
     Input,
 }
@@ -304,7 +307,7 @@ fn run<E: Encoding>(
     let last = returned.into_iter().last().unwrap_or(LuaValue::Nil);
     if !last.is_table() {
         return Err(fail(
-            ScriptErrorKind::Output,
+            ScriptErrorKind::NotATable,
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
@@ -517,6 +520,7 @@ mod tests {
         assert_eq!(output, json!({"spec": {"n": 20}, "labels": {"a": "b"}}));
         let err = run("return obj.data, nil", json!({"data": {}})).unwrap_err();
         assert_eq!(err.to_string(), "script test.lua: expect table output from Lua script, not nil");
+        assert_eq!(err.kind, ScriptErrorKind::NotATable);
     }
 
     #[test]

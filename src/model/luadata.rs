@@ -5,14 +5,6 @@ use super::RouteStrategy;
 use crate::data::Data;
 use serde_json::{Map, Value};
 
-/// Whose rules build `obj`: the controller's, or its test harness's (docs/controller-semantics.md
-/// §6.2), which differ in small ways that test cases depend on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Semantics {
-    Controller,
-    Harness,
-}
-
 /// The `obj` for one gateway object at one stage (`original` moves into it: a spec can be
 /// megabytes as a `Value`).
 pub fn lua_data(original: Data, strategy: &RouteStrategy, stable_service: &str, canary_service: &str) -> Value {

@@ -10,7 +10,7 @@ mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
-pub use luadata::{Semantics, lua_data};
+pub use luadata::lua_data;
 pub use permission::Permission;
 pub use rollout::{
     ApprovalProgress, Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
@@ -20,7 +20,7 @@ pub use routing::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,
 };
 pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
-pub use strategy::RouteStrategy;
+pub use strategy::{RouteStrategy, Semantics};
 pub use traffic_routing::TrafficRoutingCr;
 
 use serde_json::Value;

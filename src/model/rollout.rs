@@ -1,7 +1,7 @@
 //! A Rollout (`rollouts.kruise.io` v1beta1, or v1alpha1 through the controller's conversion).
 
 use super::stage_routing::{RoutingAction, StageRouting, scaled_replicas};
-use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
+use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
 use super::{ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str};
 use serde_json::Value;
 use std::fmt;
@@ -192,8 +192,14 @@ pub struct Rollout {
 }
 
 impl Rollout {
-    /// Reads a Rollout object (v1beta1 as is, v1alpha1 through the controller's conversion).
+    /// Reads a Rollout object (v1beta1 as is, v1alpha1 through the controller's conversion) as
+    /// the API server stores it: with the CRD's defaults.
     pub fn from_object(object: &Value) -> Result<Rollout, ModelError> {
+        Rollout::read(object, Semantics::Controller)
+    }
+
+    /// `from_object`, with the CRD's defaults only under `Semantics::Controller`.
+    pub fn read(object: &Value, semantics: Semantics) -> Result<Rollout, ModelError> {
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
         let version = match api_version.split_once('/') {
             Some((GROUP, version @ ("v1alpha1" | "v1beta1"))) => version,
@@ -224,7 +230,7 @@ impl Rollout {
             };
         let alpha = version == "v1alpha1";
         let mut warnings = Vec::new();
-        let steps = read_steps(body, &path.field("steps"), alpha, &mut warnings)?;
+        let steps = read_steps(body, &path.field("steps"), alpha, semantics, &mut warnings)?;
         let rejections = admission::rejections(kind, alpha, &path, body, &steps);
         let traffic_routing = read_traffic_routings(body, &path.field("trafficRoutings"))?;
         let annotation = |key: &str| object["metadata"]["annotations"][key].as_str();
@@ -402,7 +408,13 @@ impl Rollout {
     }
 }
 
-fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>) -> Result<Vec<Step>, ModelError> {
+fn read_steps(
+    body: &Value,
+    path: &Path,
+    alpha: bool,
+    semantics: Semantics,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Step>, ModelError> {
     let items = match body.get("steps") {
         Some(Value::Array(items)) if !items.is_empty() => items,
         Some(Value::Array(_)) | None | Some(Value::Null) => return Err(path.error("must list at least one step")),
@@ -433,9 +445,8 @@ fn read_steps(body: &Value, path: &Path, alpha: bool, warnings: &mut Vec<String>
             let matches = match step.get("matches").filter(|m| !m.is_null()) {
                 // ConvertTo builds v1beta1 matches by appending, so an empty v1alpha1 list
                 // becomes absent (v1beta1 keeps `[]`).
-                Some(m) => {
-                    Some(read_matches(m, &at.field("matches"), alpha, warnings)?).filter(|m| !(alpha && m.is_empty()))
-                }
+                Some(m) => Some(read_matches(m, &at.field("matches"), alpha, semantics, warnings)?)
+                    .filter(|m| !(alpha && m.is_empty())),
                 None => None,
             };
             let request_header_modifier = match step.get("requestHeaderModifier").filter(|m| !m.is_null()) {

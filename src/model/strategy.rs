@@ -1,16 +1,39 @@
 //! A step's traffic strategy (traffic, matches, requestHeaderModifier), read with the CRD's
-//! defaults and validation, and the weights the controller derives from it.
+//! validation (and its defaults, unless read as the controller's test harness reads it), and the
+//! weights the controller derives from it.
 
 use super::{ModelError, Path};
 use serde_json::{Map, Value};
+
+/// Whose reading of a Rollout or TrafficRouting: the controller's, or its test harness's
+/// (docs/controller-semantics.md §6.2), which differ in small ways that test cases depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Semantics {
+    /// Every object the controller reads went through the API server, which fills in the CRD's
+    /// defaults: a match's `type`, a path's `value`.
+    Controller,
+    /// `go test` decodes the case YAML into Go types: nothing is filled in.
+    Harness,
+}
+
+impl Semantics {
+    /// A field as read: as given, else the CRD's `default` where the API server fills it in.
+    fn or_default<'a>(self, given: Option<&'a str>, default: &'static str) -> Option<&'a str> {
+        match self {
+            Semantics::Controller => given.or(Some(default)),
+            Semantics::Harness => given,
+        }
+    }
+}
 
 /// `TrafficRoutingStrategy`: what one step asks of the gateway.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RouteStrategy {
     /// The percent string, as written (`"20%"`).
     pub traffic: Option<String>,
-    /// The matches with CRD defaults applied, in the shape the controller hands to Lua
-    /// (`omitempty` honoured); `None` when the step has no `matches` field.
+    /// The matches in the shape the controller hands to Lua (`omitempty` honoured), with the CRD's
+    /// defaults as the semantics they were read with say; `None` when the step has no `matches`
+    /// field.
     pub matches: Option<Vec<Value>>,
     /// The Gateway API `HTTPHeaderFilter`, in the shape handed to Lua.
     pub request_header_modifier: Option<Value>,
@@ -122,12 +145,14 @@ fn describe_modifier(modifier: &Value) -> String {
     format!("request headers: {}", parts.join(", "))
 }
 
-/// Reads `matches` with the CRD's defaults and enums. `headers_only` is the v1alpha1 (and
-/// TrafficRouting) shape, where the API server prunes path and queryParams.
+/// Reads `matches` with the CRD's enums, and its defaults under `Semantics::Controller`.
+/// `headers_only` is the v1alpha1 (and TrafficRouting) shape, where the API server prunes path
+/// and queryParams.
 pub fn read_matches(
     value: &Value,
     path: &Path,
     headers_only: bool,
+    semantics: Semantics,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Value>, ModelError> {
     let items = value.as_array().ok_or_else(|| path.error("must be a list of matches"))?;
@@ -145,7 +170,7 @@ pub fn read_matches(
                 ));
             }
         } else if let Some(path_match) = fields.get("path").filter(|p| !p.is_null()) {
-            out.insert("path".into(), read_path_match(path_match, &at.field("path"))?);
+            out.insert("path".into(), read_path_match(path_match, &at.field("path"), semantics)?);
         }
         let lists: &[(&str, &[&str])] = if headers_only {
             &[("headers", &["Exact", "RegularExpression"])]
@@ -154,7 +179,7 @@ pub fn read_matches(
         };
         for (field, kinds) in lists {
             if let Some(list) = fields.get(*field).filter(|l| !l.is_null()) {
-                let entries = read_value_matches(list, &at.field(field), kinds)?;
+                let entries = read_value_matches(list, &at.field(field), kinds, semantics)?;
                 // omitempty: an empty list is not handed to Lua.
                 if !entries.is_empty() {
                     out.insert((*field).into(), Value::Array(entries));
@@ -166,15 +191,20 @@ pub fn read_matches(
     Ok(matches)
 }
 
-fn read_path_match(value: &Value, path: &Path) -> Result<Value, ModelError> {
+fn read_path_match(value: &Value, path: &Path, semantics: Semantics) -> Result<Value, ModelError> {
     let fields = value.as_object().ok_or_else(|| path.error("must be a map with type and value"))?;
-    let kind = optional_string(fields.get("type"), &path.field("type"))?.unwrap_or("PathPrefix");
+    let kind = semantics.or_default(optional_string(fields.get("type"), &path.field("type"))?, "PathPrefix");
     check_enum(kind, &["Exact", "PathPrefix", "RegularExpression"], &path.field("type"))?;
-    let value = optional_string(fields.get("value"), &path.field("value"))?.unwrap_or("/");
-    Ok(serde_json::json!({"type": kind, "value": value}))
+    let value = semantics.or_default(optional_string(fields.get("value"), &path.field("value"))?, "/");
+    Ok(present(&[("type", kind), ("value", value)]))
 }
 
-fn read_value_matches(value: &Value, path: &Path, kinds: &[&str]) -> Result<Vec<Value>, ModelError> {
+fn read_value_matches(
+    value: &Value,
+    path: &Path,
+    kinds: &[&str],
+    semantics: Semantics,
+) -> Result<Vec<Value>, ModelError> {
     let items = value.as_array().ok_or_else(|| path.error("must be a list"))?;
     items
         .iter()
@@ -182,13 +212,18 @@ fn read_value_matches(value: &Value, path: &Path, kinds: &[&str]) -> Result<Vec<
         .map(|(i, item)| {
             let at = path.index(i);
             let fields = item.as_object().ok_or_else(|| at.error("must be a map with name and value"))?;
-            let kind = optional_string(fields.get("type"), &at.field("type"))?.unwrap_or("Exact");
+            let kind = semantics.or_default(optional_string(fields.get("type"), &at.field("type"))?, "Exact");
             check_enum(kind, kinds, &at.field("type"))?;
             let name = required_string(fields.get("name"), &at.field("name"))?;
             let value = required_string(fields.get("value"), &at.field("value"))?;
-            Ok(serde_json::json!({"type": kind, "name": name, "value": value}))
+            Ok(present(&[("type", kind), ("name", Some(name)), ("value", Some(value))]))
         })
         .collect()
+}
+
+/// A map of the fields that have a value: Go leaves out a nil pointer field (`omitempty`).
+fn present(fields: &[(&str, Option<&str>)]) -> Value {
+    Value::Object(fields.iter().filter_map(|&(name, value)| Some((name.into(), Value::from(value?)))).collect())
 }
 
 /// Reads a Gateway API `HTTPHeaderFilter` (`set`/`add` lists of name+value, `remove` names).
@@ -229,11 +264,13 @@ pub fn read_header_modifier(value: &Value, path: &Path) -> Result<Value, ModelEr
     Ok(Value::Object(out))
 }
 
-fn check_enum(kind: &str, allowed: &[&str], path: &Path) -> Result<(), ModelError> {
-    if allowed.contains(&kind) {
-        Ok(())
-    } else {
-        Err(path.error(&format!("must be one of {}, not {kind:?}", allowed.join(", "))))
+/// A match's `type`, when it has one, must be one of `allowed`.
+fn check_enum(kind: Option<&str>, allowed: &[&str], path: &Path) -> Result<(), ModelError> {
+    match kind {
+        Some(kind) if !allowed.contains(&kind) => {
+            Err(path.error(&format!("must be one of {}, not {kind:?}", allowed.join(", "))))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -301,17 +338,59 @@ mod tests {
     fn matches_get_crd_defaults() {
         let mut warnings = Vec::new();
         let raw = json!([{"headers": [{"name": "user-agent", "value": "pc"}], "path": {}, "queryParams": []}]);
-        let got = read_matches(&raw, &Path::root("m"), false, &mut warnings).unwrap();
+        let got = read_matches(&raw, &Path::root("m"), false, Semantics::Controller, &mut warnings).unwrap();
         assert_eq!(
             got,
             vec![
                 json!({"headers": [{"type": "Exact", "name": "user-agent", "value": "pc"}], "path": {"type": "PathPrefix", "value": "/"}})
             ]
         );
-        let headers_only =
-            read_matches(&json!([{"path": {"value": "/x"}}]), &Path::root("m"), true, &mut warnings).unwrap();
+        let headers_only = read_matches(
+            &json!([{"path": {"value": "/x"}}]),
+            &Path::root("m"),
+            true,
+            Semantics::Controller,
+            &mut warnings,
+        )
+        .unwrap();
         assert_eq!(headers_only, vec![json!({})]);
         assert!(warnings[0].contains("path not supported"), "{warnings:?}");
+    }
+
+    #[test]
+    fn matches_read_as_the_harness_reads_them_get_no_defaults() {
+        let read = |raw: Value, headers_only: bool| {
+            read_matches(&raw, &Path::root("m"), headers_only, Semantics::Harness, &mut vec![]).unwrap()
+        };
+        // What go test's Go types hold: no type, an empty path table, a path without value.
+        assert_eq!(
+            read(
+                json!([
+                    {"headers": [{"name": "a", "value": "b"}], "queryParams": [{"name": "q", "value": "1"}], "path": {}},
+                    {"path": {"value": "/x"}},
+                    {"path": {"type": "Exact"}, "headers": [{"type": "RegularExpression", "name": "c", "value": "d.*"}]}
+                ]),
+                false
+            ),
+            vec![
+                json!({"path": {}, "headers": [{"name": "a", "value": "b"}], "queryParams": [{"name": "q", "value": "1"}]}),
+                json!({"path": {"value": "/x"}}),
+                json!({"path": {"type": "Exact"}, "headers": [{"type": "RegularExpression", "name": "c", "value": "d.*"}]}),
+            ]
+        );
+        assert_eq!(
+            read(json!([{"headers": [{"name": "a", "value": "b"}]}]), true),
+            vec![json!({"headers": [{"name": "a", "value": "b"}]})]
+        );
+        // A type given is still checked, and a name still required.
+        let err = |raw: Value| {
+            read_matches(&raw, &Path::root("m"), false, Semantics::Harness, &mut vec![]).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(json!([{"path": {"type": "Prefix"}}])),
+            "m[0].path.type: must be one of Exact, PathPrefix, RegularExpression, not \"Prefix\""
+        );
+        assert_eq!(err(json!([{"headers": [{"value": "b"}]}])), "m[0].headers[0].name: is required");
     }
 
     #[test]
@@ -320,6 +399,7 @@ mod tests {
             &json!([{"headers": [{"type": "Prefix", "name": "a", "value": "b"}]}]),
             &Path::root("steps[0].matches"),
             false,
+            Semantics::Controller,
             &mut vec![],
         )
         .unwrap_err();
@@ -327,11 +407,18 @@ mod tests {
             err.to_string(),
             "steps[0].matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\""
         );
-        let err =
-            read_matches(&json!([{"headers": [{"value": "b"}]}]), &Path::root("m"), false, &mut vec![]).unwrap_err();
+        let err = read_matches(
+            &json!([{"headers": [{"value": "b"}]}]),
+            &Path::root("m"),
+            false,
+            Semantics::Controller,
+            &mut vec![],
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "m[0].headers[0].name: is required");
-        let err =
-            |matches: Value| read_matches(&matches, &Path::root("m"), false, &mut vec![]).unwrap_err().to_string();
+        let err = |matches: Value| {
+            read_matches(&matches, &Path::root("m"), false, Semantics::Controller, &mut vec![]).unwrap_err().to_string()
+        };
         assert_eq!(err(json!([{"path": "/x"}])), "m[0].path: must be a map with type and value");
         assert_eq!(err(json!([{"headers": ["a: b"]}])), "m[0].headers[0]: must be a map with name and value");
         assert_eq!(

@@ -1,7 +1,7 @@
 //! The TrafficRouting CR (`rollouts.kruise.io/v1alpha1`): one fixed strategy routed through its
 //! refs while a Rollout that names it is progressing.
 
-use super::strategy::{self, RouteStrategy, read_header_modifier, read_matches};
+use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
 use super::{ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str};
 use serde_json::Value;
 
@@ -21,7 +21,13 @@ pub struct TrafficRoutingCr {
 }
 
 impl TrafficRoutingCr {
+    /// Reads a TrafficRouting as the API server stores it: with the CRD's defaults.
     pub fn from_object(object: &Value) -> Result<TrafficRoutingCr, ModelError> {
+        TrafficRoutingCr::read(object, Semantics::Controller)
+    }
+
+    /// `from_object`, with the CRD's defaults only under `Semantics::Controller`.
+    pub fn read(object: &Value, semantics: Semantics) -> Result<TrafficRoutingCr, ModelError> {
         if object["apiVersion"] != "rollouts.kruise.io/v1alpha1" || object["kind"] != "TrafficRouting" {
             return Err(ModelError(format!(
                 "not a TrafficRouting of rollouts.kruise.io/v1alpha1 (apiVersion {}, kind {})",
@@ -42,7 +48,9 @@ impl TrafficRoutingCr {
             Some(w) => Some(format!("{}%", strategy::int32(w, &at.field("weight"))?)),
         };
         let matches = match spec.get("matches").filter(|m| !m.is_null()) {
-            Some(m) => Some(read_matches(m, &at.field("matches"), true, &mut warnings)?).filter(|m| !m.is_empty()),
+            Some(m) => {
+                Some(read_matches(m, &at.field("matches"), true, semantics, &mut warnings)?).filter(|m| !m.is_empty())
+            }
             None => None,
         };
         let request_header_modifier = match spec.get("requestHeaderModifier").filter(|m| !m.is_null()) {
