@@ -141,7 +141,9 @@ impl Change {
 
     /// The change that undoes this one, given the object as this run's write left it
     /// (`written`, as the server returned it). Sent conditional on `written`'s resourceVersion,
-    /// it only ever undoes what nobody changed since. None for a Keep.
+    /// it only ever undoes what nobody changed since. The undo of a merge patch sets back only
+    /// the fields the patch set: anything else that changed before the object was read back
+    /// is left alone. None for a Keep.
     pub fn inverse(&self, written: Option<&Value>) -> Option<Change> {
         let key = self.key().clone();
         match (self, written) {
@@ -151,18 +153,12 @@ impl Change {
                 after["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"].clone();
                 Some(Change::Replace { key, before: Arc::new(written.clone()), after: Arc::new(after) })
             }
-            (Change::MergePatch { subresource, before, .. }, Some(written)) => {
-                let part = |object: &Value| match subresource {
-                    Some(sub) => serde_json::json!({ *sub: object[*sub] }),
-                    None => without_server_fields(object),
-                };
-                Some(Change::MergePatch {
-                    key,
-                    subresource: *subresource,
-                    before: Arc::new(written.clone()),
-                    patch: merge_diff(&part(written), &part(before)),
-                })
-            }
+            (Change::MergePatch { subresource, before, patch, .. }, Some(written)) => Some(Change::MergePatch {
+                key,
+                subresource: *subresource,
+                before: Arc::new(written.clone()),
+                patch: undo_patch(Some(before), &without_version(patch)),
+            }),
             (Change::Delete { before, .. }, _) => {
                 Some(Change::Create { key, object: Arc::new(without_server_fields(before)) })
             }
@@ -171,34 +167,38 @@ impl Change {
     }
 
     /// Whether a change whose reply was lost landed, from a fresh read (`None`: not found).
-    /// `sent_version` is the resourceVersion its request was conditional on (by default the one
-    /// of `before`): an object still at it was not written.
-    pub fn landed(&self, sent_version: Option<&str>, fresh: Option<&Value>) -> Landed {
-        let unchanged = |before: &Value, fresh: &Value| {
-            let sent = sent_version.map(str::to_string).or_else(|| resource_version_of(before));
+    /// `seen` is the object as this run last saw it, whose resourceVersion the request was
+    /// conditional on (by default `before`): an object still at it was not written. It landed
+    /// (`Applied`) only when the object is as the change leaves it in everything but its status
+    /// and the server's bookkeeping; anything else (their annotation, a finalizer, an owner
+    /// reference) is someone else's change, made before or after this one.
+    pub fn landed(&self, seen: Option<&Value>, fresh: Option<&Value>) -> Landed {
+        let seen = seen.or(self.before());
+        let unchanged = |fresh: &Value| {
+            let sent = seen.and_then(resource_version_of);
             sent.is_some() && sent == resource_version_of(fresh)
         };
         match (self, fresh) {
             (Change::Keep { .. }, _) => Landed::Applied,
             (Change::Create { .. }, None) => Landed::NotApplied,
-            (Change::Create { object, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, object)),
+            (Change::Create { object, .. }, Some(fresh)) => same_or_other(stored_as(fresh, object)),
             (Change::Delete { .. }, None) => Landed::Applied,
             (Change::Delete { before, .. }, Some(fresh)) if fresh["metadata"]["uid"] != before["metadata"]["uid"] => {
                 // Deleted, and made again since by someone else.
                 Landed::Applied
             }
-            (Change::Delete { before, .. }, Some(fresh)) if unchanged(before, fresh) => Landed::NotApplied,
+            (Change::Delete { .. }, Some(fresh)) if unchanged(fresh) => Landed::NotApplied,
             (Change::Delete { .. }, Some(_)) => Landed::ChangedBySomeoneElse,
             (_, None) => Landed::ChangedBySomeoneElse,
-            (Change::Replace { before, .. } | Change::MergePatch { before, .. }, Some(fresh))
-                if unchanged(before, fresh) =>
-            {
-                Landed::NotApplied
+            (Change::Replace { .. } | Change::MergePatch { .. }, Some(fresh)) if unchanged(fresh) => Landed::NotApplied,
+            (Change::Replace { after, .. }, Some(fresh)) => same_or_other(stored_as(fresh, after)),
+            (Change::MergePatch { subresource: None, patch, .. }, Some(fresh)) => {
+                let after = merge_patch(seen.unwrap_or(&Value::Null), &without_version(patch));
+                same_or_other(stored_as(fresh, &after))
             }
-            (Change::Replace { after, .. }, Some(fresh)) => same_or_other(data::stored_as_planned(fresh, after)),
-            (Change::MergePatch { subresource, before, patch, .. }, Some(fresh)) => {
+            (Change::MergePatch { subresource: Some(_), before, patch, .. }, Some(fresh)) => {
                 let applied = merge_patch(fresh, &without_version(patch)) == *fresh;
-                match subresource.and(approved_step(patch)) {
+                match approved_step(patch) {
                     Some((field, step)) => approval_landed(before, fresh, field, step, applied),
                     None => same_or_other(applied),
                 }
@@ -239,16 +239,56 @@ fn without_version(patch: &Value) -> Value {
     patch
 }
 
+/// The merge patch that undoes `patch` made over `before`: each field the patch sets goes back
+/// to its value in `before` (null, removing it, where `before` had none). Nothing else is
+/// touched, so a field someone else set meanwhile stays.
+fn undo_patch(before: Option<&Value>, patch: &Value) -> Value {
+    let undo_fields = |before: Option<&Map<String, Value>>, patch: &Map<String, Value>| {
+        let fields =
+            patch.iter().map(|(field, value)| (field.clone(), undo_patch(before.and_then(|b| b.get(field)), value)));
+        Value::Object(fields.collect())
+    };
+    match (before, patch) {
+        (Some(Value::Object(before)), Value::Object(patch)) => undo_fields(Some(before), patch),
+        // A map the patch made: its fields removed one by one (`{}` itself was a no-op).
+        (None, Value::Object(patch)) if !patch.is_empty() => undo_fields(None, patch),
+        (before, _) => before.cloned().unwrap_or(Value::Null),
+    }
+}
+
+/// Whether `fresh`, as read back, is `expected` (what a write of this run leaves): the same
+/// routing as stored (`data::stored_as_planned`), and the same everything else but the status
+/// and the server's bookkeeping (finalizers, owner references, a deletion under way, …).
+fn stored_as(fresh: &Value, expected: &Value) -> bool {
+    data::stored_as_planned(fresh, expected) && beside_routing(fresh) == beside_routing(expected)
+}
+
+/// The object without its routing (spec, labels, annotations), status and server bookkeeping.
+fn beside_routing(object: &Value) -> Value {
+    let mut rest = without_server_fields(object);
+    if let Some(root) = rest.as_object_mut() {
+        root.remove("spec");
+    }
+    if let Some(metadata) = rest.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("labels");
+        metadata.remove("annotations");
+    }
+    rest
+}
+
 impl Change {
     /// After a conflict: whether the object as it is now (`fresh`) differs from what this run
     /// last saw of it (`seen`) in something that matters to this change: the routing (spec,
     /// labels, annotations) of an object it writes, or a field the patch writes (a status patch:
-    /// the fields it sets, and the generation). Anything else (the server's bookkeeping, status
-    /// fields the patch leaves alone) may change without making the write wrong.
+    /// the fields it sets, and the generation), or the object itself (deleted and made again:
+    /// another uid). Anything else (the server's bookkeeping, status fields the patch leaves
+    /// alone, a finalizer) may change without making the write wrong.
     pub fn someone_else_changed(&self, seen: &Value, fresh: &Value) -> bool {
+        let made_again = seen["metadata"]["uid"].is_string() && seen["metadata"]["uid"] != fresh["metadata"]["uid"];
         match self {
             Change::Create { .. } => true,
             Change::Keep { .. } => false,
+            _ if made_again => true,
             Change::Replace { .. } | Change::Delete { .. } => !data::same_routing(seen, fresh),
             Change::MergePatch { subresource, patch, .. } => {
                 let mut fields = Vec::new();
@@ -348,33 +388,6 @@ pub fn merge_patch(target: &Value, patch: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The merge patch that turns `from` into `to` (maps field by field; anything else whole).
-pub fn merge_diff(from: &Value, to: &Value) -> Value {
-    match (from, to) {
-        (Value::Object(from), Value::Object(to)) => {
-            let mut patch = Map::new();
-            for (field, old) in from {
-                match to.get(field) {
-                    None => {
-                        patch.insert(field.clone(), Value::Null);
-                    }
-                    Some(new) if new != old => {
-                        patch.insert(field.clone(), merge_diff(old, new));
-                    }
-                    Some(_) => {}
-                }
-            }
-            for (field, new) in to {
-                if !from.contains_key(field) {
-                    patch.insert(field.clone(), new.clone());
-                }
-            }
-            Value::Object(patch)
-        }
-        _ => to.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,6 +470,84 @@ mod tests {
     }
 
     #[test]
+    fn the_undo_of_a_merge_patch_sets_back_only_the_fields_the_patch_set() {
+        let before = json!({"metadata": {"name": "web-canary", "resourceVersion": "3", "annotations": {"a": "1", "weight": "0"}},
+                            "spec": {"x": "old"}});
+        let patch = json!({"metadata": {"resourceVersion": "3", "annotations": {"weight": "20", "header": "x", "a": null},
+                                        "labels": {"new": "yes"}},
+                           "spec": {"x": {"made": 1}}});
+        let change =
+            Change::MergePatch { key: key(), subresource: None, before: before.clone().into(), patch: patch.clone() };
+        // Read back after someone else added an annotation of their own: the undo leaves it.
+        let mut written = merge_patch(&before, &without_version(&patch));
+        written["metadata"]["resourceVersion"] = json!("5");
+        written["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
+        let Some(Change::MergePatch { patch: undo, .. }) = change.inverse(Some(&written)) else { panic!() };
+        assert_eq!(
+            undo,
+            json!({"metadata": {"annotations": {"weight": "0", "header": null, "a": "1"}, "labels": {"new": null}},
+                   "spec": {"x": "old"}})
+        );
+        let undone = merge_patch(&written, &undo);
+        assert_eq!(undone["metadata"]["annotations"], json!({"a": "1", "weight": "0", "example.com/owner": "team-b"}));
+        assert_eq!(undone["spec"], before["spec"]);
+        // An empty map in a patch changes nothing over a map, so its undo changes nothing either.
+        assert_eq!(undo_patch(Some(&json!({"a": {"b": 1}})), &json!({"a": {}})), json!({"a": {}}));
+        assert_eq!(undo_patch(Some(&json!({})), &json!({"a": {}})), json!({"a": null}), "a map it made goes");
+    }
+
+    #[test]
+    fn a_lost_write_landed_only_if_nothing_else_changed_but_status_and_bookkeeping() {
+        let replace = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
+        let mut status_written = vs("7", 80);
+        status_written["status"] = json!({"parents": []});
+        status_written["metadata"]["managedFields"] = json!([{"manager": "gateway"}]);
+        status_written["metadata"]["generation"] = json!(2);
+        assert_eq!(replace.landed(None, Some(&status_written)), Landed::Applied);
+        let mut finalized = vs("7", 80);
+        finalized["metadata"]["finalizers"] = json!(["example.com/protect"]);
+        assert_eq!(replace.landed(None, Some(&finalized)), Landed::ChangedBySomeoneElse, "their finalizer");
+        let mut owned = vs("7", 80);
+        owned["metadata"]["ownerReferences"] = json!([{"kind": "Application", "name": "shop"}]);
+        assert_eq!(replace.landed(None, Some(&owned)), Landed::ChangedBySomeoneElse, "their owner reference");
+
+        // A merge patch is judged against the object as this run last saw it, patched.
+        let seen = json!({"metadata": {"name": "web-canary", "uid": "u-1", "resourceVersion": "3",
+                                       "annotations": {"canary": "true", "weight": "0"}},
+                          "spec": {"rules": [{"host": "web"}]}, "status": {}});
+        let patch = json!({"metadata": {"annotations": {"weight": "30"}}});
+        let change = Change::MergePatch { key: key(), subresource: None, before: seen.clone().into(), patch };
+        let read_back = |edit: &dyn Fn(&mut Value)| {
+            let mut fresh = seen.clone();
+            fresh["metadata"]["resourceVersion"] = json!("4");
+            fresh["metadata"]["annotations"]["weight"] = json!("30");
+            edit(&mut fresh);
+            change.landed(Some(&seen), Some(&fresh))
+        };
+        assert_eq!(read_back(&|_| {}), Landed::Applied);
+        assert_eq!(read_back(&|o| o["status"] = json!({"loadBalancer": {}})), Landed::Applied, "status only");
+        let theirs = |o: &mut Value| o["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
+        assert_eq!(read_back(&theirs), Landed::ChangedBySomeoneElse, "their annotation");
+        assert_eq!(read_back(&|o| o["spec"]["rules"][0]["host"] = json!("x")), Landed::ChangedBySomeoneElse);
+        assert_eq!(read_back(&|o| o["metadata"]["finalizers"] = json!(["f"])), Landed::ChangedBySomeoneElse);
+        assert_eq!(change.landed(Some(&seen), Some(&seen)), Landed::NotApplied);
+
+        // A create: what it made, with what the server adds.
+        let object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                            "metadata": {"name": "web-canary", "namespace": "shop", "annotations": {"canary": "true"},
+                                         "ownerReferences": [{"kind": "Rollout", "name": "web"}]},
+                            "spec": {"rules": []}});
+        let create = Change::Create { key: key(), object: object.clone().into() };
+        let mut made = object.clone();
+        made["metadata"]["uid"] = json!("u-7");
+        made["metadata"]["resourceVersion"] = json!("9");
+        made["metadata"]["creationTimestamp"] = json!("2026-11-24T00:00:00Z");
+        assert_eq!(create.landed(None, Some(&made)), Landed::Applied);
+        made["metadata"]["finalizers"] = json!(["f"]);
+        assert_eq!(create.landed(None, Some(&made)), Landed::ChangedBySomeoneElse);
+    }
+
+    #[test]
     fn a_status_patch_inverse_touches_only_the_status() {
         let before = json!({"metadata": {"resourceVersion": "3"}, "spec": {"x": 1}, "status": {"canaryStatus": {"currentStepState": "StepPaused"}}});
         let patch = json!({"status": {"canaryStatus": {"currentStepState": "StepReady"}}});
@@ -483,9 +574,10 @@ mod tests {
         // The original was stored by this run (version 6); the routing write after it was sent
         // at 6, and its reply lost.
         let change = Change::Replace { key: key(), before: vs("5", 100).into(), after: vs("5", 80).into() };
-        assert_eq!(change.landed(Some("6"), Some(&vs("6", 100))), Landed::NotApplied);
-        assert_eq!(change.landed(Some("6"), Some(&vs("7", 80))), Landed::Applied);
-        assert_eq!(change.landed(Some("6"), Some(&vs("7", 90))), Landed::ChangedBySomeoneElse);
+        let seen = vs("6", 100);
+        assert_eq!(change.landed(Some(&seen), Some(&vs("6", 100))), Landed::NotApplied);
+        assert_eq!(change.landed(Some(&seen), Some(&vs("7", 80))), Landed::Applied);
+        assert_eq!(change.landed(Some(&seen), Some(&vs("7", 90))), Landed::ChangedBySomeoneElse);
     }
 
     #[test]
@@ -574,6 +666,15 @@ mod tests {
         assert!(approval.someone_else_changed(&seen, &edited), "a new spec");
         let create = Change::Create { key: key(), object: vs("1", 1).into() };
         assert!(create.someone_else_changed(&Value::Null, &vs("1", 1)));
+        // Deleted and made again, the same: another object, not this run's to write over.
+        let mut made_again = vs("9", 100);
+        made_again["metadata"]["uid"] = json!("u-2");
+        assert!(replace.someone_else_changed(&vs("5", 100), &made_again));
+        let delete = Change::Delete { key: key(), before: vs("5", 100).into() };
+        assert!(delete.someone_else_changed(&vs("5", 100), &made_again));
+        let mut finalized = vs("6", 100);
+        finalized["metadata"]["finalizers"] = json!(["f"]);
+        assert!(!delete.someone_else_changed(&vs("5", 100), &finalized), "not what a delete is about");
     }
 
     #[test]
@@ -621,7 +722,5 @@ mod tests {
         let target = json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
         let patch = json!({"a": {"b": null, "c": [3]}, "e": {"f": 1}});
         assert_eq!(merge_patch(&target, &patch), json!({"a": {"c": [3]}, "d": 1, "e": {"f": 1}}));
-        let to = json!({"a": {"c": [3]}, "e": 1});
-        assert_eq!(merge_patch(&target, &merge_diff(&target, &to)), to);
     }
 }

@@ -13,7 +13,7 @@ mod interrupt;
 pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_any, view as claim_view};
 pub use interrupt::Interrupt;
 
-use crate::change::{Change, Landed, resource_version_of};
+use crate::change::{Change, Landed, Request, resource_version_of, without_server_fields};
 use crate::data;
 use crate::error::{Error, Signal};
 use crate::model::ObjectKey;
@@ -110,6 +110,9 @@ struct InFlight {
 const WRITE_OUT: &str = "may be half written (a request for it was out)";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
+/// A write whose outcome was unknown, and a fresh read showed someone else's change.
+const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
+const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
 
 /// `  the claim on Rollout NS/NAME {what} left to expire …, or release-claim releases it`.
 fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
@@ -289,10 +292,10 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Awaits `future` (a request of the rollback or the release) unless a second signal comes
-    /// first: then the run is stopped at once.
-    async fn unless_stopped<T>(&mut self, future: impl std::future::Future<Output = T>) -> Option<T> {
-        match self.interrupt.unless_second(future).await {
+    /// The output of a request of the rollback, awaited unless a second signal came first
+    /// (`Interrupt::unless_second`): then the run is stopped at once (None).
+    fn unless_stopped<T>(&mut self, outcome: Result<T, Signal>) -> Option<T> {
+        match outcome {
             Ok(output) => Some(output),
             Err(signal) => {
                 self.stopped = Some(signal);
@@ -336,7 +339,6 @@ impl<'a> Writer<'a> {
             return Ok(None);
         }
         self.check_interrupt().await?;
-        self.keep_claims().await?;
         // One backup per object and run: its state before this run's first write to it. Not
         // for a status patch (the approval): `restore --from-backup` of a Rollout would put an
         // old spec over the live one, and the status is the controller's.
@@ -349,10 +351,11 @@ impl<'a> Writer<'a> {
         let mut change = change.clone();
         let mut attempt = 0;
         loop {
-            let version = self.seen.get(&key).and_then(resource_version_of);
+            let seen = self.seen.get(&key).cloned();
+            let version = seen.as_ref().and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
             self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
-            let sent = self.cluster.send(resource, &key, &request, false).await;
+            let sent = self.send(resource, &key, &request).await;
             self.in_flight = None;
             match sent {
                 Ok(stored) => return self.record(resource, &change, version, stored, backup, None),
@@ -362,7 +365,7 @@ impl<'a> Writer<'a> {
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
                     self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
-                    let fresh = self.cluster.get(resource, &key.namespace, &key.name).await;
+                    let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
                     let fresh = fresh.map_err(|e| {
                         Error::Input(format!(
@@ -370,7 +373,7 @@ impl<'a> Writer<'a> {
                         ))
                         .with_report(&self.half_written(&key, backup.as_ref()))
                     })?;
-                    return match change.landed(version.as_deref(), fresh.as_ref()) {
+                    return match change.landed(seen.as_ref(), fresh.as_ref()) {
                         landed @ (Landed::Applied | Landed::MovedOn) => {
                             self.record(resource, &change, version, fresh, backup, Some(landed))
                         }
@@ -380,11 +383,32 @@ impl<'a> Writer<'a> {
                             self.may_land.push(InFlight { key, backup, may_be: MAY_LAND });
                             Err(Error::Api { doing, failure })
                         }
-                        Landed::ChangedBySomeoneElse => Err(self.other_edit(
+                        // An approval someone else overtook is refused as their edit: where the
+                        // Rollout stands is for `approve` to say.
+                        Landed::ChangedBySomeoneElse if change.subresource().is_some() => Err(self.other_edit(
                             &change,
                             fresh.as_ref(),
                             &format!("{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile"),
                         )),
+                        Landed::ChangedBySomeoneElse => {
+                            // This run's write may have landed before their edit (the window is
+                            // as long as the request timeout): the object is kept as it is and
+                            // named, with its state before this run, never rolled back over them.
+                            let diff =
+                                self.edit_diff(&change, fresh.as_ref(), "this run's write and theirs, as it is now");
+                            self.keep(&key, LANDED_THEN_CHANGED);
+                            self.written.push(Written {
+                                change,
+                                resource: resource.clone(),
+                                stored: fresh,
+                                backup,
+                                resolved: None,
+                                fate: Fate::Kept(LANDED_THEN_CHANGED.into()),
+                            });
+                            Err(Error::Input(format!(
+                                "{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile, perhaps after this run's write landed; it is left as it is:\n{diff}Compare it with its state before this run (named below) and decide"
+                            )))
+                        }
                     };
                 }
                 Err(other) => return Err(other),
@@ -392,12 +416,36 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Sends `request` for `key`, renewing the claims first: one change may take several
+    /// requests (conflicts retried, the read that resolves a lost reply, a question between
+    /// them), and a rollback several more, each up to the request timeout.
+    async fn send(&mut self, resource: &Resource, key: &ObjectKey, request: &Request) -> Result<Option<Value>, Error> {
+        self.renew_claims().await?;
+        self.cluster.send(resource, key, request, false).await
+    }
+
+    /// Reads `key` again, renewing the claims first (see `send`).
+    async fn read(&mut self, resource: &Resource, key: &ObjectKey) -> Result<Option<Value>, Error> {
+        self.renew_claims().await?;
+        self.cluster.get(resource, &key.namespace, &key.name).await
+    }
+
+    /// `keep_claims` before a request of the writer's: a renewal whose own outcome is unknown
+    /// says nothing about the object the request is for, so it fails as input, not as the
+    /// request's failure.
+    async fn renew_claims(&mut self) -> Result<(), Error> {
+        self.keep_claims().await.map_err(|e| match e {
+            Error::Api { .. } => Error::Input(format!("renewing the claim: {e}")),
+            other => other,
+        })
+    }
+
     /// After a 409: read the object again. Nobody changed what the change is about: the change
     /// is made again over the object as it is now. Someone did: refuse, showing their edit, or on
     /// a terminal show it and ask whether to overwrite it (never for a status patch or a create).
     async fn after_conflict(&mut self, resource: &Resource, change: &Change) -> Result<Change, Error> {
         let key = change.key();
-        let fresh = self.cluster.get(resource, &key.namespace, &key.name).await?;
+        let fresh = self.read(resource, key).await?;
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
         let Some(fresh) = fresh else {
             return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
@@ -425,13 +473,28 @@ impl<'a> Writer<'a> {
         Ok(rebased)
     }
 
-    /// A refusal showing someone else's edit of the object `change` writes, as a diff from what
-    /// this run last saw of it (for a status patch: of the status).
+    /// A refusal showing someone else's edit of the object `change` writes (`edit_diff`).
     fn other_edit(&self, change: &Change, fresh: Option<&Value>, message: &str) -> Error {
+        let diff = self.edit_diff(change, fresh, "now");
+        // Routing can be written again over an edit; a Rollout's status is the controller's, and
+        // a restore or approve after someone else moved it on could undo live routing.
+        let advice = match change {
+            Change::MergePatch { subresource: Some(_), .. } => format!(
+                "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
+                change.key().name
+            ),
+            _ => "Review it and run again (a restore or approve puts the planned routing back over it)".into(),
+        };
+        Error::Conflict(format!("{message}; not overwriting their edit:\n{diff}{advice}"))
+    }
+
+    /// The object `change` writes as this run last saw it and as it is now (`fresh`, labelled
+    /// `now`), as a diff (for a status patch: of the status).
+    fn edit_diff(&self, change: &Change, fresh: Option<&Value>, now: &str) -> String {
         let key = change.key();
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
-        let (seen_header, now_header) = (format!("{key} (as this run saw it)"), format!("{key} (now)"));
-        let diff = match fresh {
+        let (seen_header, now_header) = (format!("{key} (as this run saw it)"), format!("{key} ({now})"));
+        match fresh {
             // A status patch is about the status (and the spec's generation): show those.
             Some(fresh) if matches!(change, Change::MergePatch { subresource: Some(_), .. }) => {
                 let shown = |object: &Value| {
@@ -442,23 +505,17 @@ impl<'a> Writer<'a> {
                 };
                 output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
             }
-            // Someone else's edit in full, their stored original included: it is theirs to review.
+            // Someone else's edit in full, their stored original and what they changed beside
+            // the routing (finalizers, owner references) included: it is theirs to review.
             Some(fresh) => {
-                let style = output::DiffStyle { differ: &output::unified, stored: output::StoredOriginal::Full };
-                output::object_diff(&seen, fresh, &seen_header, &now_header, style).unwrap_or_default()
+                let shown = |object: &Value| match object {
+                    Value::Null => String::new(),
+                    object => crate::yaml::to_string(&without_server_fields(object)),
+                };
+                output::unified_diff(&shown(&seen), &shown(fresh), &seen_header, &now_header)
             }
             None => format!("{key} no longer exists\n"),
-        };
-        // Routing can be written again over an edit; a Rollout's status is the controller's, and
-        // a restore or approve after someone else moved it on could undo live routing.
-        let advice = match change {
-            Change::MergePatch { subresource: Some(_), .. } => format!(
-                "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
-                key.name
-            ),
-            _ => "Review it and run again (a restore or approve puts the planned routing back over it)".into(),
-        };
-        Error::Conflict(format!("{message}; not overwriting their edit:\n{diff}{advice}"))
+        }
     }
 
     /// Records a write that landed. A replace the server kept at the resourceVersion it was
@@ -477,10 +534,7 @@ impl<'a> Writer<'a> {
         let unchanged = stored.as_ref().is_some_and(|s| {
             resource_version_of(s).is_some_and(|v| Some(&v) == sent_version.as_ref().or(version.as_ref()))
         });
-        match &stored {
-            Some(stored) => self.seen.insert(key.clone(), stored.clone()),
-            None => self.seen.remove(&key),
-        };
+        self.saw(&key, stored.clone());
         if !unchanged {
             self.written.push(Written {
                 change: change.clone(),
@@ -557,12 +611,15 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Undoes this run's writes, newest first, each conditional on this run's own last write: an
-    /// object someone changed since is left alone. Objects marked kept stay.
+    /// Undoes this run's writes, newest first, each conditional on this run's own last write.
+    /// A conflict is met as a forward write meets it: the object read again, the undo made
+    /// again over it when only what it leaves alone changed (a controller's status write), and
+    /// an object someone changed left alone. Objects marked kept stay.
     pub async fn roll_back(&mut self) {
         if self.stopped.is_some() || self.mode != Mode::Apply {
             return;
         }
+        let interrupt = self.interrupt.clone();
         for index in (0..self.written.len()).rev() {
             if self.written[index].fate != Fate::Written {
                 continue;
@@ -573,50 +630,65 @@ impl<'a> Writer<'a> {
             };
             let key = change.key().clone();
             let Some(inverse) = change.inverse(stored.as_ref()) else { continue };
-            let version = self.seen.get(&key).and_then(resource_version_of);
-            let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
+            // Made over the object as this run last saw it: what a later write's rollback kept
+            // (a finalizer someone added meanwhile) this one keeps too.
+            let mut inverse = match self.seen.get(&key) {
+                Some(seen) => inverse.rebased(seen),
+                None => inverse,
+            };
             self.in_flight =
                 Some(InFlight { key: key.clone(), backup: self.backup_of(&key).cloned(), may_be: ROLLBACK_OUT });
-            let Some(sent) = self.unless_stopped(self.cluster.send(&resource, &key, &request, false)).await else {
-                return;
-            };
-            let fate = match sent {
-                Ok(stored) => {
-                    match stored {
-                        Some(stored) => self.seen.insert(key.clone(), stored),
-                        None => self.seen.remove(&key),
-                    };
-                    Fate::RolledBack
-                }
-                Err(Error::Api { failure, .. }) if failure.is_conflict() => {
-                    Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
-                }
-                Err(Error::Api { failure, .. }) if failure.outcome_unknown() => {
-                    let Some(fresh) = self.unless_stopped(self.cluster.get(&resource, &key.namespace, &key.name)).await
-                    else {
-                        return;
-                    };
-                    match fresh {
-                        Ok(fresh) => match inverse.landed(version.as_deref(), fresh.as_ref()) {
-                            Landed::Applied | Landed::MovedOn => {
-                                // The next older write of the object is undone from here.
-                                match fresh {
-                                    Some(fresh) => self.seen.insert(key.clone(), fresh),
-                                    None => self.seen.remove(&key),
-                                };
-                                Fate::RolledBack
-                            }
-                            Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
-                            Landed::ChangedBySomeoneElse => {
-                                Fate::Kept("NOT rolled back: someone changed it since this run wrote it".into())
-                            }
-                        },
-                        Err(e) => {
-                            Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"))
-                        }
+            let mut attempt = 0;
+            let fate = loop {
+                let seen = self.seen.get(&key).or(inverse.before()).cloned();
+                let version = seen.as_ref().and_then(resource_version_of);
+                let request = inverse.request(version.as_deref()).expect("an inverse sends a request");
+                let sent = interrupt.unless_second(self.send(&resource, &key, &request)).await;
+                let Some(sent) = self.unless_stopped(sent) else { return };
+                let failure = match sent {
+                    Ok(stored) => {
+                        self.saw(&key, stored);
+                        break Fate::RolledBack;
                     }
+                    Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
+                    Err(e) => break Fate::Kept(format!("could NOT roll back: {e}")),
+                };
+                let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
+                let Some(fresh) = self.unless_stopped(fresh) else { return };
+                let fresh = match fresh {
+                    Ok(fresh) => fresh,
+                    Err(e) if failure.is_conflict() => {
+                        break Fate::Kept(format!("could NOT roll back: {failure}; reading it again: {e}"));
+                    }
+                    Err(e) => {
+                        break Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"));
+                    }
+                };
+                if failure.is_conflict() {
+                    let Some(fresh) = fresh else { break Fate::Kept(SOMEONE_CHANGED_IT.into()) };
+                    if inverse.someone_else_changed(seen.as_ref().unwrap_or(&Value::Null), &fresh) {
+                        break Fate::Kept(SOMEONE_CHANGED_IT.into());
+                    }
+                    if attempt == CONFLICT_RETRIES {
+                        break Fate::Kept(format!("could NOT roll back: {failure}"));
+                    }
+                    attempt += 1;
+                    say(&format!(
+                        "conflict on {key} while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion"
+                    ));
+                    inverse = inverse.rebased(&fresh);
+                    self.seen.insert(key.clone(), fresh);
+                    continue;
                 }
-                Err(e) => Fate::Kept(format!("could NOT roll back: {e}")),
+                break match inverse.landed(seen.as_ref(), fresh.as_ref()) {
+                    Landed::Applied | Landed::MovedOn => {
+                        // The next older write of the object is undone from here.
+                        self.saw(&key, fresh);
+                        Fate::RolledBack
+                    }
+                    Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
+                    Landed::ChangedBySomeoneElse => Fate::Kept(SOMEONE_CHANGED_IT.into()),
+                };
             };
             self.in_flight = None;
             // An object not rolled back at its newest write stays as it is: its earlier writes
@@ -632,6 +704,14 @@ impl<'a> Writer<'a> {
                 }
             }
         }
+    }
+
+    /// Notes `object` (None: deleted) as this run last saw `key`.
+    fn saw(&mut self, key: &ObjectKey, object: Option<Value>) {
+        match object {
+            Some(object) => self.seen.insert(key.clone(), object),
+            None => self.seen.remove(key),
+        };
     }
 
     /// What this run wrote and what became of it, a line per object; `nothing was written`
@@ -654,10 +734,12 @@ impl<'a> Writer<'a> {
                 continue;
             }
             done.push(key);
-            let backup = self
-                .backup_of(key)
-                .map(|b| format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)))
-                .unwrap_or_default();
+            let made = matches!(entry.change, Change::Create { .. });
+            let backup = match self.backup_of(key) {
+                Some(b) => format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)),
+                None if made => " (it did not exist before this run)".into(),
+                None => String::new(),
+            };
             let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
             // Kept writes (an earlier step's) and a rolled back later one (this step's): both said.
             let later_rolled_back = self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::RolledBack);

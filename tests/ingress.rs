@@ -659,19 +659,86 @@ mod cluster {
 
     #[test]
     fn a_failed_approval_rolls_the_canary_ingress_back_to_nothing() {
+        // Also when the ingress controller writes the canary's status after each write, as on a
+        // real cluster: a regression, its rollback gave up on the conflict that made.
+        for status_written in [false, true] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            if status_written {
+                a_controller_writes_the_status_of(&server, "ingresses");
+            }
+            // The approval is refused (a policy webhook's 403): the created and patched canary
+            // goes again. (An approval whose outcome is unknown keeps its routing: it may still
+            // land.)
+            let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+            server.storm(approval, Some(1), 403, None);
+            let out = approve(&server).status(1).stderr_has("Ingress shop/web-canary: rolled back");
+            assert!(!out.stderr.contains("someone"), "{}", out.stderr);
+            assert!(!approved_with_its_canary(&server), "status written: {status_written}");
+            let undo =
+                server.writes().into_iter().rfind(|w| w.method == "DELETE" && w.path.ends_with("/web-canary")).unwrap();
+            assert!(
+                undo.body["preconditions"]["uid"].is_string(),
+                "the inverse of a create is a delete with a UID precondition"
+            );
+            assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+        }
+    }
+
+    #[test]
+    fn a_patch_whose_reply_was_lost_before_someone_annotated_the_canary_is_never_undone_over_them() {
+        // A regression: at step 2 the canary's patch is stored, its reply lost, and someone
+        // adds an annotation before the run reads it again. The read was taken as this run's
+        // write; the approval was refused, and the rollback (a diff over the whole object)
+        // deleted their annotation, reporting only "rolled back".
         let server = serving("nginx", 1, "StepPaused").start();
-        // The approval is refused (a policy webhook's 403): the created and patched canary goes
-        // again. (An approval whose outcome is unknown keeps its routing: it may still land.)
-        let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
-        server.storm(approval, Some(1), 403, None);
-        approve(&server).status(1).stderr_has("Ingress shop/web-canary: rolled back");
-        assert!(!approved_with_its_canary(&server));
-        let undo =
-            server.writes().into_iter().rfind(|w| w.method == "DELETE" && w.path.ends_with("/web-canary")).unwrap();
-        assert!(
-            undo.body["preconditions"]["uid"].is_string(),
-            "the inverse of a create is a delete with a UID precondition"
+        approve(&server).success();
+        pause_at(&server, 2);
+        let before = canary(&server).unwrap();
+        // Writes now: the claim, the canary's patch, the approval.
+        server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+        server.storm(Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"])), Some(1), 403, None);
+        server.after_write(2, |store| {
+            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
+                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
+            });
+        });
+        let out = approve(&server)
+            .status(1)
+            .stderr_has("a fresh read shows someone else changed Ingress shop/web-canary meanwhile, perhaps after this run's write landed")
+            .stderr_has("+++ Ingress shop/web-canary (this run's write and theirs, as it is now)")
+            .stderr_has("  Ingress shop/web-canary: may have been written by this run before someone else changed it (its state before this run: ");
+        assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+        let now = annotations(&canary(&server).unwrap());
+        assert_eq!(now["example.com/owner"], "team-b", "their annotation stays");
+        assert_eq!(now[format!("{NGINX}/canary-weight")], "30", "this run's write is not undone over theirs");
+        assert_eq!(state(&server), "StepPaused", "not approved");
+        let patches = server.writes().into_iter().filter(|w| w.method == "PATCH" && w.path.ends_with("/web-canary"));
+        assert_eq!(patches.count(), 2, "step 1's and this run's, no rollback");
+        let approvals = server.writes().into_iter().filter(|w| w.path.ends_with("/rollouts/web/status")).count();
+        assert_eq!(approvals, 1, "step 1's: the run stops at the write it cannot tell");
+        assert_ne!(annotations(&before), now);
+    }
+
+    #[test]
+    fn a_lost_create_then_someone_elses_edit_is_named_as_maybe_this_runs() {
+        // A regression: the canary Ingress this run made (its reply lost, then annotated by
+        // someone) dropped out of the report: "nothing was written", exit 3.
+        let server = serving("nginx", 1, "StepPaused").start();
+        // Writes: the claim, the create.
+        server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+        server.after_write(2, |store| {
+            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
+                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
+            });
+        });
+        let out = approve(&server).status(1).stderr_has(
+            "  Ingress shop/web-canary: may have been written by this run before someone else changed it (it did not exist before this run)\n  nothing else was written",
         );
+        assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+        let made = canary(&server).unwrap();
+        assert_eq!(annotations(&made)["example.com/owner"], "team-b");
+        assert_eq!(state(&server), "StepPaused");
+        assert!(server.objects("coordination.k8s.io", "leases").is_empty());
     }
 
     #[test]
@@ -736,20 +803,26 @@ mod cluster {
     }
 
     #[test]
-    fn sigint_after_the_create_rolls_it_back() {
-        let server = serving("nginx", 1, "StepPaused").start();
-        let pause = server.pause(Requests::Writes, 2, Stage::AfterStore);
-        let test = Test::new().kubeconfig(&server);
-        let child = test.spawn(&["approve", "web", "--yes"]);
-        assert!(pause.wait_until_held(Duration::from_secs(30)), "the create reached");
-        child.first_signal("INT");
-        pause.release();
-        let out = child.finish();
-        let stderr = out.stderr;
-        assert_eq!(out.status, 130, "{stderr}");
-        assert!(stderr.contains("Ingress shop/web-canary: rolled back"), "{stderr}");
-        assert!(!approved_with_its_canary(&server));
-        assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new());
+    fn sigint_or_sigterm_between_the_create_and_the_patch_rolls_the_create_back() {
+        // With the ingress controller writing the canary's status after the create too.
+        for (name, code, status_written) in [("INT", 130, false), ("TERM", 143, true)] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            if status_written {
+                a_controller_writes_the_status_of(&server, "ingresses");
+            }
+            let pause = server.pause(Requests::Writes, 2, Stage::AfterStore);
+            let test = Test::new().kubeconfig(&server);
+            let child = test.spawn(&["approve", "web", "--yes"]);
+            assert!(pause.wait_until_held(Duration::from_secs(30)), "the create reached");
+            child.first_signal(name);
+            pause.release();
+            let out = child.finish();
+            let stderr = out.stderr;
+            assert_eq!(out.status, code, "{stderr}");
+            assert!(stderr.contains("Ingress shop/web-canary: rolled back"), "{name}: {stderr}");
+            assert!(!approved_with_its_canary(&server));
+            assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new());
+        }
     }
 
     /// Rollout `web` approved at step 1 (its canary Ingress made, then given a status and managed

@@ -617,6 +617,171 @@ fn a_second_writer_between_writes_is_never_overwritten() {
     assert!(claims(&server).is_empty());
 }
 
+fn approvals() -> Requests {
+    Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]))
+}
+
+#[test]
+fn a_lost_write_read_back_with_someone_elses_finalizer_is_kept_and_named() {
+    // A regression: the VirtualService's routing (write 3) is stored, its reply lost, and
+    // someone adds a finalizer and an owner reference before the run reads it back. The read
+    // counted as this run's write; the approval was refused, and the rollback put the whole
+    // object from before the run back, wiping both, and said only "rolled back".
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(Requests::Writes, 3, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(3, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
+            vs["metadata"]["ownerReferences"] =
+                json!([{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "name": "shop", "uid": "u-app"}]);
+        });
+    });
+    server.storm(approvals(), Some(1), 403, None);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("a fresh read shows someone else changed VirtualService shop/demo meanwhile, perhaps after this run's write landed; it is left as it is:")
+        .stderr_has("+  finalizers:\n+  - example.com/protect\n")
+        .stderr_has("  VirtualService shop/demo: may have been written by this run before someone else changed it (its state before this run: ")
+        .stderr_has("  nothing else was written");
+    let now = vs(&server);
+    assert_eq!(now["metadata"]["finalizers"], json!(["example.com/protect"]), "their finalizer stays");
+    assert_eq!(now["metadata"]["ownerReferences"][0]["kind"], "Application");
+    assert_eq!(now["spec"]["http"][0]["route"][1]["weight"], 50, "left as it is");
+    assert!(
+        writes(&server).iter().all(|w| !w.contains("destinationrules")),
+        "the run stops there: {:?}",
+        writes(&server)
+    );
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_rollback_puts_the_routing_back_and_keeps_what_someone_else_added_beside_it() {
+    // Someone adds a finalizer right after the VirtualService's routing (write 3); the approval
+    // is refused. A regression: the rollback gave up on the conflict that made ("NOT rolled
+    // back"); made again over the object as it is, the undo of its two writes (routing, then
+    // the stored original) puts back only what they changed.
+    let server = shop(2, "StepPaused").start();
+    server.after_write(3, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
+        });
+    });
+    server.storm(approvals(), Some(1), 403, None);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("conflict on VirtualService shop/demo while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion")
+        .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n  nothing else was written");
+    let now = vs(&server);
+    assert_eq!((&now["spec"], &now["metadata"]["annotations"]), (&virtual_service()["spec"], &Value::Null));
+    assert_eq!(now["metadata"]["finalizers"], json!(["example.com/protect"]), "their finalizer stays");
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+    assert!(!approved_with_its_routing(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_rollback_that_keeps_meeting_conflicts_gives_up_after_a_bounded_number_of_tries() {
+    let server = shop(2, "StepPaused").start();
+    // The approval (write 6) is refused; while it is held, every later write of the
+    // DestinationRule starts to conflict, though nobody changes it.
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    server.storm(approvals(), Some(1), 403, None);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), None, 409, None);
+    held.release();
+    child
+        .finish()
+        .status(1)
+        .stderr_has("  DestinationRule shop/demo: could NOT roll back: ")
+        .stderr_has("  VirtualService shop/demo: rolled back\n");
+    let dr_writes = writes(&server).iter().filter(|w| w.contains("/destinationrules/")).count();
+    // Its two writes, then its rollback: sent once and again after each of 3 conflicts.
+    assert_eq!(dr_writes, 2 + 1 + 3, "{:?}", writes(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_rollback_whose_reply_is_lost_garbled_or_refused_by_a_busy_server_is_resolved_by_reading_again() {
+    // The approval (write 6) is refused; the rollback's first request (write 7, the
+    // DestinationRule's routing undone) meets the fault.
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
+        // Stored, its reply lost or garbled: a fresh read shows it rolled back, and the
+        // rollback goes on.
+        let server = shop(2, "StepPaused").start();
+        server.storm(approvals(), Some(1), 403, None);
+        server.reply_fault(Requests::Writes, 7, Stage::AfterStore, fault);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "demo", "--yes"])
+            .run()
+            .status(1)
+            .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n");
+        assert!(!approved_with_its_routing(&server), "{fault:?}");
+        assert!(claims(&server).is_empty());
+    }
+    // Not stored (lost before it was, or a 503, armed while the approval is held): the
+    // DestinationRule is left routed and said so; the rest is rolled back.
+    for busy in [false, true] {
+        let server = shop(2, "StepPaused").start();
+        let held = server.pause(approvals(), 1, Stage::BeforeStore);
+        server.storm(approvals(), Some(1), 403, None);
+        if !busy {
+            server.reply_fault(Requests::Writes, 7, Stage::BeforeStore, ReplyFault::Lost);
+        }
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "demo", "--yes"]);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+        if busy {
+            server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), None, 503, None);
+        }
+        held.release();
+        let out = child
+            .finish()
+            .status(1)
+            .stderr_has("  VirtualService shop/demo: rolled back\n")
+            .stderr_has("  DestinationRule shop/demo: NOT rolled back: ");
+        assert!(out.stderr.contains(if busy { "(503 " } else { "connection closed" }), "{}", out.stderr);
+        assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+        assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary", "busy: {busy}");
+        assert!(claims(&server).is_empty());
+    }
+}
+
+#[test]
+fn the_claim_is_renewed_while_rolling_back() {
+    // A regression: the claim was renewed only before each change, so a run whose rollback
+    // came late (a slow approval, then each rollback request up to the request timeout) could
+    // hold it past its expiry. The approval is held 21s, then refused: the claim, renewed once
+    // 20s have passed since it was written, is renewed before the rollback's first request.
+    let server = shop(2, "StepPaused").start();
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    server.storm(approvals(), Some(1), 403, None);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    std::thread::sleep(Duration::from_secs(21));
+    held.release();
+    child.finish().status(1).stderr_has("  VirtualService shop/demo: rolled back");
+    let written: Vec<String> = server.writes().iter().map(|w| format!("{} {}", w.method, w.path)).collect();
+    let at =
+        |what: &str| written.iter().position(|w| w.ends_with(what)).unwrap_or_else(|| panic!("{what}: {written:#?}"));
+    let (approval, renewal) =
+        (at("/rollouts/demo/status"), at("PUT /apis/coordination.k8s.io/v1/namespaces/shop/leases/rollout-lua.demo"));
+    let rollback = written.iter().rposition(|w| w.contains("/destinationrules/")).unwrap();
+    assert!(approval < renewal && renewal < rollback, "{written:#?}");
+    assert!(claims(&server).is_empty());
+}
+
 fn with_original(original: &str) -> fake_apiserver::Builder {
     let mut object = virtual_service();
     object["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": original});
@@ -876,6 +1041,33 @@ fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
     server.clear_log();
     from_backup(&newest_backup_of_the_virtual_service(&test)).success().stdout_has("restored from");
     assert_eq!(claim_writes(&server).len(), 2, "claimed and released: {:?}", claim_writes(&server));
+}
+
+#[test]
+fn a_restore_whose_reply_was_lost_before_someone_elses_edit_names_the_object() {
+    // A regression: the VirtualService's restore is stored, its reply lost, and someone labels
+    // it before the run reads it back: "nothing was written", exit 3.
+    let server = routed();
+    server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::Lost);
+    // Writes: the claim, the VirtualService.
+    server.after_write(2, |store| {
+        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
+            vs["metadata"]["labels"]["team"] = json!("b");
+        });
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("+    team: b\n")
+        .stderr_has("  VirtualService shop/demo: may have been written by this run before someone else changed it (its state before this run: ")
+        .stderr_has("  nothing else was written");
+    assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+    assert_eq!(vs(&server)["metadata"]["labels"]["team"], "b");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "restored, and left so");
+    assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary", "the run stopped before it");
+    assert!(claims(&server).is_empty());
 }
 
 /// Puts Rollout `demo2` in `store`: labelled `app=demo` as `demo` is, at the same step, routing
@@ -1164,9 +1356,14 @@ fn an_httproute_edited_between_read_and_write_is_never_overwritten() {
 
 #[test]
 fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_finishes() {
-    for (name, code) in [("INT", 130), ("TERM", 143)] {
+    // With SIGTERM, the gateway writes the route's status after each write, as on a real
+    // cluster (a regression: the rollback gave up on the conflict that made).
+    for (name, code, status_written) in [("INT", 130, false), ("TERM", 143, true)] {
         for k in 2..=3 {
             let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+            if status_written {
+                a_controller_writes_the_status_of(&server, "httproutes");
+            }
             let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
             let test = Test::new().kubeconfig(&server);
             let child = test.spawn(&["approve", "store", "--yes"]);
@@ -1183,4 +1380,58 @@ fn a_signal_after_the_httproute_replace_rolls_it_back_and_after_the_approval_fin
             assert!(claims(&server).is_empty(), "{name} after write {k}");
         }
     }
+}
+
+#[test]
+fn a_refused_approval_rolls_the_httproute_back_though_its_gateway_wrote_its_status() {
+    // A regression: the gateway's status write after the replace made the rollback's write
+    // conflict, and the rollback gave up: the route kept the step's canary rule on a Rollout
+    // not approved, and "someone changed it" was blamed.
+    let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+    a_controller_writes_the_status_of(&server, "httproutes");
+    server.storm(approvals(), Some(1), 403, None);
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "store", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("injected denial (403 Forbidden)")
+        .stderr_has("  HTTPRoute shop/store: rolled back\n  nothing else was written");
+    assert!(!out.stderr.contains("someone"), "{}", out.stderr);
+    assert!(!route_approved_with_its_routing(&server));
+    assert_eq!(route(&server)["status"]["observed"], true, "the gateway's status stays");
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_lost_replace_then_someone_elses_edit_of_the_httproute_is_named_as_maybe_this_runs() {
+    // A regression: the replace is stored, its reply lost, and someone adds a hostname before
+    // the run reads it back: "nothing was written", exit 3, and this run's canary rule shown as
+    // their edit. An HTTPRoute stores no original: the backup is the only record of it.
+    let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+    server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+    server.after_write(2, |store| {
+        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
+            route["spec"]["hostnames"] = json!(["store.example.com"])
+        });
+    });
+    let test = Test::new().kubeconfig(&server);
+    let out = test
+        .run_args(["approve", "store", "--yes"])
+        .status(1)
+        .stderr_has("a fresh read shows someone else changed HTTPRoute shop/store meanwhile, perhaps after this run's write landed; it is left as it is:")
+        .stderr_has("+++ HTTPRoute shop/store (this run's write and theirs, as it is now)")
+        .stderr_has("+  - store.example.com")
+        .stderr_has("  HTTPRoute shop/store: may have been written by this run before someone else changed it (its state before this run: ");
+    assert!(!out.stderr.contains("nothing was written") && !out.stderr.contains("(now)"), "{}", out.stderr);
+    let named = out.stderr.split("(its state before this run: ").nth(1).unwrap();
+    let backup = std::fs::read_to_string(&named[..named.find(')').unwrap()]).unwrap();
+    assert!(backup.contains("/old") && !backup.contains("store-canary"), "the route before the run: {backup}");
+    assert_eq!(route(&server)["spec"]["hostnames"], json!(["store.example.com"]));
+    assert_eq!(rules(&server).len(), 3, "left as it is, this run's canary rule included");
+    assert_eq!(
+        server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap()["status"]["canaryStatus"]["currentStepState"],
+        "StepPaused"
+    );
+    assert!(claims(&server).is_empty());
 }

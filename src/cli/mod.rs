@@ -124,7 +124,8 @@ Exit codes:
 const WRITE_EXIT_CODES: &str = "\
 Exit codes:
   0    done
-  1    error (bad input, script failure, API error, timeout); what was written is rolled back
+  1    error (bad input, script failure, API error, timeout); what was written is rolled back,
+       unless the report says it is kept (a lost reply, then someone else's edit)
   3    refused (step state, expected step, drift, permissions, another run's claim, someone else's
        edit, a stored original without spec, no terminal to confirm)
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in

@@ -478,6 +478,16 @@ pub mod cluster {
             .object(deployment(4))
     }
 
+    /// From now on each write of a `plural` object (create, update, patch) is followed by a
+    /// status write of its controller, as on a real cluster: a Gateway API implementation
+    /// writes an HTTPRoute's `status.parents`, an ingress controller an Ingress's
+    /// `status.loadBalancer`. A write conditional on this run's own last write then conflicts.
+    pub fn a_controller_writes_the_status_of(server: &FakeHandle, plural: &str) {
+        let writes = Rule::new(["create", "update", "patch"]).resources([plural]);
+        let status = json!({"controlledBy": "example.com/controller", "observed": true});
+        server.controller_writes_status(fake_apiserver::Requests::Matching(writes), status);
+    }
+
     /// The newest backup of VirtualService `demo` that a run of `test` made.
     pub fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
         let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");

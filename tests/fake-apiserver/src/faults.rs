@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::api::ApiRequest;
@@ -129,6 +130,8 @@ pub(crate) struct Hits {
     pub after: Vec<Effect>,
     pub edits_before: Vec<StoreEdit>,
     pub edits_after: Vec<StoreEdit>,
+    /// Statuses a controller writes to the object once the request has stored it.
+    pub statuses_after: Vec<Value>,
 }
 
 impl Hits {
@@ -157,6 +160,8 @@ pub(crate) struct Faults {
     armed: Vec<Armed>,
     edits_before: BTreeMap<u64, Vec<StoreEdit>>,
     edits_after: BTreeMap<u64, Vec<StoreEdit>>,
+    /// The writes a controller answers with a status write of its own, and that status.
+    status_writers: Vec<(Requests, Value)>,
 }
 
 impl Faults {
@@ -179,6 +184,12 @@ impl Faults {
         self.armed.clear();
         self.edits_before.clear();
         self.edits_after.clear();
+        self.status_writers.clear();
+    }
+
+    /// After every write `requests` selects that is stored, its object gets `status`.
+    pub fn write_status_after(&mut self, requests: Requests, status: Value) {
+        self.status_writers.push((requests, status));
     }
 
     pub fn before_write(&mut self, k: usize, edit: StoreEdit) {
@@ -196,6 +207,8 @@ impl Faults {
             self.writes_seen += 1;
             hits.edits_before = self.edits_before.remove(&self.writes_seen).unwrap_or_default();
             hits.edits_after = self.edits_after.remove(&self.writes_seen).unwrap_or_default();
+            let statuses = self.status_writers.iter().filter(|(requests, _)| requests.selects(request));
+            hits.statuses_after = statuses.map(|(_, status)| status.clone()).collect();
         }
         for armed in &mut self.armed {
             if !armed.requests.selects(request) {

@@ -44,6 +44,8 @@
 //!   test lands it), as kube-apiserver does with a write still processing after its timeout;
 //! - [`FakeHandle::before_write`] / [`FakeHandle::after_write`]: a second writer's edit of
 //!   the store around the k-th write;
+//! - [`FakeHandle::controller_writes_status`]: a controller's status write right after each
+//!   write of an object (a new resourceVersion the client did not make);
 //! - [`Builder::latency_between`]: a seeded random delay per request, for races;
 //! - [`FakeHandle::drop_watches`]: every open watch cut off mid-stream;
 //!   [`FakeHandle::compact`]: watches from an older resourceVersion told it expired (410).
@@ -448,6 +450,23 @@ preferences: {{}}
     /// read anything again.
     pub fn after_write(&self, k: usize, edit: impl FnOnce(&mut Store) + Send + 'static) {
         self.shared.lock().faults.after_write(k, Box::new(edit));
+    }
+
+    /// From now on (until [`FakeHandle::clear_faults`]), right after each write that `requests`
+    /// selects is stored (answered 2xx, not a dry run), the object it wrote gets `status`, in a
+    /// write of its own under a new resourceVersion, before the reply is sent: a gateway or
+    /// ingress controller acting on every change (an HTTPRoute's `status.parents`, an
+    /// Ingress's `status.loadBalancer`). The client's next write conditional on the
+    /// resourceVersion of its own write conflicts. A deletion leaves nothing to write to.
+    ///
+    /// ```no_run
+    /// # let server = fake_apiserver::FakeApiServer::builder().start();
+    /// use fake_apiserver::{Requests, Rule};
+    /// let route_writes = Requests::Matching(Rule::new(["create", "update", "patch"]).resources(["httproutes"]));
+    /// server.controller_writes_status(route_writes, serde_json::json!({"parents": []}));
+    /// ```
+    pub fn controller_writes_status(&self, requests: Requests, status: Value) {
+        self.shared.lock().faults.write_status_after(requests, status);
     }
 
     /// The next `n` writes fail with `status` (e.g. 500 InternalError) without being applied.

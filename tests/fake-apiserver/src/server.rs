@@ -101,6 +101,10 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
                 let mut state = shared.lock();
                 hits.edits_before.drain(..).for_each(|edit| edit(&mut state.store));
                 let reply = api::handle(&shared.config, &mut state.store, &request);
+                if (200..300).contains(&reply.status) && request.param("dryRun").is_none() {
+                    let written: Value = serde_json::from_slice(&reply.body).unwrap_or_default();
+                    hits.statuses_after.drain(..).for_each(|status| state.store.write_status(&written, status));
+                }
                 hits.edits_after.drain(..).for_each(|edit| edit(&mut state.store));
                 reply
             };

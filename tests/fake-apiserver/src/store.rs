@@ -171,6 +171,23 @@ impl Store {
         self.events.push(Event { resource_version: self.resource_version, kind, key, object });
     }
 
+    /// Sets the status of the stored object `written` names (by apiVersion, kind, namespace
+    /// and name), as its controller does: a write of its own, under a new resourceVersion.
+    /// Nothing when there is no such object (`written` is a deletion's Status, say).
+    pub(crate) fn write_status(&mut self, written: &Value, status: Value) {
+        let Ok(def) = self.resolve(written) else { return };
+        let namespace = if def.namespaced { written["metadata"]["namespace"].as_str().unwrap_or_default() } else { "" };
+        let key = ObjectKey::new(
+            &def.group,
+            &def.plural,
+            namespace,
+            written["metadata"]["name"].as_str().unwrap_or_default(),
+        );
+        let Some(mut object) = self.objects.get(&key).cloned() else { return };
+        object["status"] = status;
+        self.commit(key, object);
+    }
+
     /// The changes after resourceVersion `after`, oldest first.
     pub(crate) fn events_after(&self, after: u64) -> impl Iterator<Item = &Event> {
         self.events.iter().filter(move |e| e.resource_version > after)

@@ -237,6 +237,42 @@ fn a_second_writer_edits_between_two_writes() {
 }
 
 #[test]
+fn a_controller_writes_the_status_after_each_write_it_is_armed_for() {
+    let server = kruise();
+    let spec_writes = Requests::Matching(Rule::new(["update", "patch"]).resources(["rollouts"]));
+    server.controller_writes_status(spec_writes, json!({"observedGeneration": 2}));
+    let stored = |server: &FakeHandle| server.object(GROUP, "*", "rollouts", "demo", "demo").unwrap();
+    let written = pause_demo(&server).send().body;
+    assert!(written["status"].get("observedGeneration").is_none(), "the reply is the client's own write");
+    let now = stored(&server);
+    assert_eq!(now["status"]["observedGeneration"], 2);
+    assert_eq!(now["spec"]["paused"], true);
+    assert_ne!(rv(&now), rv(&written), "a write of its own");
+    // So the client's next write, conditional on its own, conflicts; after a read it goes.
+    let mut again = written.clone();
+    again["spec"]["paused"] = false.into();
+    assert_eq!(call(&server, "PUT", &demo_path()).json(&again).send().status, 409);
+    again["metadata"]["resourceVersion"] = rv(&now).into();
+    let replaced = call(&server, "PUT", &demo_path()).json(&again).send().body;
+    assert_ne!(rv(&stored(&server)), rv(&replaced), "after every write");
+    // Not after a dry run, a write it is not armed for, or a refused one; not once cleared.
+    let before = rv(&stored(&server)).to_string();
+    let status_path = format!("{}/status", demo_path());
+    call(&server, "PATCH", &format!("{}?dryRun=All", demo_path()))
+        .body("application/merge-patch+json", r#"{"spec":{"paused":true}}"#)
+        .send();
+    call(&server, "PATCH", &status_path).body("application/merge-patch+json", r#"{"status":{"message":"m"}}"#).send();
+    server.conflict_next_writes(1);
+    assert_eq!(pause_demo(&server).send().status, 409);
+    let version = |server: &FakeHandle| rv(&stored(server)).parse::<u64>().unwrap();
+    assert_eq!(version(&server), before.parse::<u64>().unwrap() + 1, "only the status patch");
+    server.clear_faults();
+    let paused = pause_demo(&server).send().body;
+    assert_eq!(rv(&stored(&server)), rv(&paused), "cleared");
+    assert_eq!(stored(&server)["status"]["message"], "m");
+}
+
+#[test]
 fn injected_faults_apply_in_the_order_armed() {
     let server = kruise();
     server.conflict_next_writes(1);
