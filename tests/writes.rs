@@ -621,6 +621,19 @@ fn approvals() -> Requests {
     Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]))
 }
 
+/// `approve demo --yes`, its approval held and then refused (403): `meanwhile` runs while it is
+/// held, before the rollback.
+fn approve_refused_after(server: &FakeHandle, meanwhile: impl FnOnce()) -> Output {
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    server.storm(approvals(), Some(1), 403, None);
+    let test = Test::new().kubeconfig(server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    meanwhile();
+    held.release();
+    child.finish()
+}
+
 #[test]
 fn a_lost_write_read_back_with_someone_elses_finalizer_is_kept_and_named() {
     // A regression: the VirtualService's routing (write 3) is stored, its reply lost, and
@@ -692,18 +705,12 @@ fn a_rollback_that_keeps_meeting_conflicts_gives_up_after_a_bounded_number_of_tr
     let server = shop(2, "StepPaused").start();
     // The approval (write 6) is refused; while it is held, every later write of the
     // DestinationRule starts to conflict, though nobody changes it.
-    let held = server.pause(approvals(), 1, Stage::BeforeStore);
-    server.storm(approvals(), Some(1), 403, None);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
-    server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), None, 409, None);
-    held.release();
-    child
-        .finish()
-        .status(1)
-        .stderr_has("  DestinationRule shop/demo: could NOT roll back: ")
-        .stderr_has("  VirtualService shop/demo: rolled back\n");
+    approve_refused_after(&server, || {
+        server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), None, 409, None);
+    })
+    .status(1)
+    .stderr_has("  DestinationRule shop/demo: could NOT roll back: ")
+    .stderr_has("  VirtualService shop/demo: rolled back\n");
     let dr_writes = writes(&server).iter().filter(|w| w.contains("/destinationrules/")).count();
     // Its two writes, then its rollback: sent once and again after each of 3 conflicts.
     assert_eq!(dr_writes, 2 + 1 + 3, "{:?}", writes(&server));
@@ -733,23 +740,22 @@ fn a_rollback_whose_reply_is_lost_garbled_or_refused_by_a_busy_server_is_resolve
     // DestinationRule is left routed and said so; the rest is rolled back.
     for busy in [false, true] {
         let server = shop(2, "StepPaused").start();
-        let held = server.pause(approvals(), 1, Stage::BeforeStore);
-        server.storm(approvals(), Some(1), 403, None);
         if !busy {
             server.reply_fault(Requests::Writes, 7, Stage::BeforeStore, ReplyFault::Lost);
         }
-        let test = Test::new().kubeconfig(&server);
-        let child = test.spawn(&["approve", "demo", "--yes"]);
-        assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
-        if busy {
-            server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), None, 503, None);
-        }
-        held.release();
-        let out = child
-            .finish()
-            .status(1)
-            .stderr_has("  VirtualService shop/demo: rolled back\n")
-            .stderr_has("  DestinationRule shop/demo: NOT rolled back: ");
+        let out = approve_refused_after(&server, || {
+            if busy {
+                server.storm(
+                    Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])),
+                    None,
+                    503,
+                    None,
+                );
+            }
+        })
+        .status(1)
+        .stderr_has("  VirtualService shop/demo: rolled back\n")
+        .stderr_has("  DestinationRule shop/demo: NOT rolled back: ");
         assert!(out.stderr.contains(if busy { "(503 " } else { "connection closed" }), "{}", out.stderr);
         assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
         assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary", "busy: {busy}");
@@ -764,14 +770,9 @@ fn the_claim_is_renewed_while_rolling_back() {
     // hold it past its expiry. The approval is held 21s, then refused: the claim, renewed once
     // 20s have passed since it was written, is renewed before the rollback's first request.
     let server = shop(2, "StepPaused").start();
-    let held = server.pause(approvals(), 1, Stage::BeforeStore);
-    server.storm(approvals(), Some(1), 403, None);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
-    std::thread::sleep(Duration::from_secs(21));
-    held.release();
-    child.finish().status(1).stderr_has("  VirtualService shop/demo: rolled back");
+    approve_refused_after(&server, || std::thread::sleep(Duration::from_secs(21)))
+        .status(1)
+        .stderr_has("  VirtualService shop/demo: rolled back");
     let written: Vec<String> = server.writes().iter().map(|w| format!("{} {}", w.method, w.path)).collect();
     let at =
         |what: &str| written.iter().position(|w| w.ends_with(what)).unwrap_or_else(|| panic!("{what}: {written:#?}"));
