@@ -5,7 +5,7 @@
 
 use crate::support::cluster::*;
 use crate::support::{BINARY, Output, Test};
-use fake_apiserver::{FakeHandle, ReplyFault, Requests, Rule, Stage};
+use fake_apiserver::{FakeHandle, Pause, ReplyFault, Requests, Rule, Stage};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::str::FromStr;
@@ -486,19 +486,25 @@ fn restore_signalled_after_each_write_rolls_back_or_finishes() {
     }
 }
 
+/// `approve demo --yes`, stopped by two SIGINTs once `held` holds its request, and how long
+/// it took to stop after them.
+fn approve_interrupted_twice(test: &Test, held: &Pause) -> (Output, Duration) {
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the request is held");
+    child.first_signal("INT");
+    child.signal("INT");
+    let started = Instant::now();
+    let out = child.finish();
+    (out, started.elapsed())
+}
+
 #[test]
 fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     let server = shop(2, "StepPaused").start();
     // Hold the VirtualService's second write (its routing) before it is stored.
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(pause.wait_until_held(Duration::from_secs(30)));
-    child.first_signal("INT");
-    child.signal("INT");
-    let started = Instant::now();
-    let out = child.finish();
-    assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
+    let (out, elapsed) = approve_interrupted_twice(&Test::new().kubeconfig(&server), &pause);
+    assert!(elapsed < Duration::from_secs(5), "stopped at once: {elapsed:?}");
     out.status(130)
         .stderr_has("stopped at once by a second signal")
         .stderr_has(
@@ -560,12 +566,8 @@ fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
     let server = shop(2, "StepPaused").start();
     let create = server.pause(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1, Stage::AfterStore);
     let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(create.wait_until_held(Duration::from_secs(30)));
-    child.first_signal("INT");
-    child.signal("INT");
-    child
-        .finish()
+    approve_interrupted_twice(&test, &create)
+        .0
         .status(130)
         .stderr_has("stopped at once by a second signal\n  nothing was written\n  the claim on Rollout shop/demo may have been taken (its request was out); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it");
     assert_eq!(claims(&server).len(), 1, "the Lease is there");
@@ -578,12 +580,7 @@ fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
 fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left() {
     let server = shop(2, "StepPaused").start();
     let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(release.wait_until_held(Duration::from_secs(30)));
-    child.first_signal("INT");
-    child.signal("INT");
-    let out = child.finish().status(130);
+    let out = approve_interrupted_twice(&Test::new().kubeconfig(&server), &release).0.status(130);
     out.stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
         .stderr_has("stopped at once by a second signal while releasing the claims")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it")
