@@ -102,6 +102,23 @@ impl Change {
         }
     }
 
+    /// The owners (`apiVersion`, `kind`) whose deletion the object this change creates, or
+    /// whose undo re-creates, would block (`blockOwnerDeletion: true`). An API server that
+    /// enforces owner-reference permissions (the OwnerReferencesPermissionEnforcement admission
+    /// plugin, on in OpenShift) lets only who may update an owner's `finalizers` set one.
+    pub fn blocking_owners(&self) -> Vec<(&str, &str)> {
+        let object = match self {
+            Change::Create { object, .. } => object,
+            Change::Delete { before, .. } => before,
+            _ => return Vec::new(),
+        };
+        let references = object["metadata"]["ownerReferences"].as_array().into_iter().flatten();
+        references
+            .filter(|r| r["blockOwnerDeletion"] == true)
+            .filter_map(|r| Some((r["apiVersion"].as_str()?, r["kind"].as_str()?)))
+            .collect()
+    }
+
     /// The subresource the change writes (`status`), if any.
     pub fn subresource(&self) -> Option<&'static str> {
         match self {
@@ -446,6 +463,25 @@ mod tests {
         let again = inverse.inverse(None).unwrap();
         let Change::Create { object: made, .. } = &again else { panic!() };
         assert_eq!(**made, object);
+    }
+
+    #[test]
+    fn a_create_or_delete_blocks_the_owners_its_object_says_it_blocks() {
+        let object = json!({"metadata": {"name": "web-canary", "ownerReferences": [
+            {"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "name": "web", "blockOwnerDeletion": true},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "blockOwnerDeletion": false},
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "web"}]}});
+        let blocking = [("rollouts.kruise.io/v1beta1", "Rollout")];
+        let create = Change::Create { key: key(), object: object.clone().into() };
+        assert_eq!(create.blocking_owners(), blocking);
+        // A delete's undo makes the object again.
+        let delete = Change::Delete { key: key(), before: object.clone().into() };
+        assert_eq!(delete.blocking_owners(), blocking);
+        // Replacing or patching an object leaves its owner references as they are.
+        let replace = Change::Replace { key: key(), before: object.clone().into(), after: object.clone().into() };
+        assert!(replace.blocking_owners().is_empty());
+        let unowned = Change::Create { key: key(), object: vs("1", 100).into() };
+        assert!(unowned.blocking_owners().is_empty());
     }
 
     #[test]

@@ -859,29 +859,62 @@ pub async fn server_dry_run(cluster: &Cluster, resource: &Resource, change: &Cha
 
 /// Asks the API server about every permission before anything is written; refuses, naming
 /// what is missing and a Role that would grant it, when any is denied.
-pub async fn preflight(cluster: &Cluster, mut permissions: Vec<Permission>) -> Result<(), Error> {
-    permissions.sort();
-    permissions.dedup();
-    let answers = futures::future::try_join_all(permissions.iter().map(|p| cluster.can_i(p))).await?;
-    let missing: Vec<Permission> =
-        permissions.into_iter().zip(answers).filter(|(_, allowed)| !allowed).map(|(p, _)| p).collect();
+pub async fn preflight(cluster: &Cluster, permissions: Vec<Permission>) -> Result<(), Error> {
+    let missing = missing(cluster, permissions).await?;
     if missing.is_empty() {
         return Ok(());
     }
-    let who = cluster.user.as_deref().map_or("you".to_string(), |u| format!("user {u}"));
-    let lines: Vec<String> = missing
-        .iter()
-        .map(|p| {
-            let resource = p.subresource.as_ref().map_or(p.resource.clone(), |s| format!("{}/{s}", p.resource));
-            let group = if p.group.is_empty() { "core".to_string() } else { p.group.clone() };
-            format!("  {} {resource} (API group {group}) in namespace {}", p.verb, p.namespace)
-        })
-        .collect();
+    let lines: Vec<String> = missing.iter().map(|p| format!("  {p}")).collect();
     Err(Error::Refused(format!(
-        "nothing was written: {who} may not\n{}\nA Role and RoleBinding that would grant it:\n\n{}",
+        "nothing was written: {} may not\n{}\nA Role and RoleBinding that would grant it:\n\n{}",
+        who(cluster),
         lines.join("\n"),
         output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
     )))
+}
+
+/// Asks for `update` on the `finalizers` of the owners that creating the objects of the changes
+/// (or making them again to undo a deletion) needs where the API server enforces owner-reference
+/// permissions (OpenShift does; Kubernetes does not by default), and says which are missing: a
+/// note, not a refusal, as whether a server enforces them cannot be asked.
+pub async fn owner_reference_note(
+    cluster: &Cluster,
+    permissions: Vec<(Permission, &Change)>,
+) -> Result<Option<String>, Error> {
+    let asked: Vec<Permission> = permissions.iter().map(|(p, _)| p.clone()).collect();
+    let missing = missing(cluster, asked).await?;
+    if missing.is_empty() {
+        return Ok(None);
+    }
+    let mut needing: Vec<String> = permissions
+        .iter()
+        .filter(|(p, _)| missing.contains(p))
+        .map(|(_, change)| match change {
+            Change::Delete { key, .. } => format!("making {key} again to undo its deletion"),
+            change => format!("creating {}", change.key()),
+        })
+        .collect();
+    needing.dedup();
+    let lines: Vec<String> = missing.iter().map(|p| format!("  {p}")).collect();
+    Ok(Some(format!(
+        "note: {} may not\n{}\nwhich {} needs where the API server enforces owner-reference permissions (the OwnerReferencesPermissionEnforcement admission plugin, on in OpenShift), as its owner reference blocks the owner's deletion. There the create is refused, and the run stops and reports what it wrote. A Role and RoleBinding that would grant it:\n\n{}",
+        who(cluster),
+        lines.join("\n"),
+        needing.join(", "),
+        output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
+    )))
+}
+
+/// Those of `permissions` the API server says the user lacks, each asked once.
+async fn missing(cluster: &Cluster, mut permissions: Vec<Permission>) -> Result<Vec<Permission>, Error> {
+    permissions.sort();
+    permissions.dedup();
+    let answers = futures::future::try_join_all(permissions.iter().map(|p| cluster.can_i(p))).await?;
+    Ok(permissions.into_iter().zip(answers).filter(|(_, allowed)| !allowed).map(|(p, _)| p).collect())
+}
+
+fn who(cluster: &Cluster) -> String {
+    cluster.user.as_deref().map_or("you".to_string(), |u| format!("user {u}"))
 }
 
 /// What claiming Rollouts in `namespace` needs: get, create, update and delete on Leases.

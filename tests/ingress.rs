@@ -621,6 +621,44 @@ mod cluster {
         assert_eq!(ingress_writes(&server), Vec::<String>::new());
     }
 
+    #[test]
+    fn where_owner_references_are_enforced_the_rollouts_finalizers_are_asked_for() {
+        // OpenShift runs the OwnerReferencesPermissionEnforcement admission plugin: the canary
+        // Ingress's owner reference blocks the Rollout's deletion, and only who may update
+        // rollouts/finalizers may set it. Whether a server runs the plugin cannot be asked, so
+        // a missing permission is a note before writing, and the create's 403 stops the run.
+        let server = serving("nginx", 1, "StepPaused")
+            .enforce_owner_references()
+            .deny(Rule::new(["update"]).resources(["rollouts/finalizers"]))
+            .start();
+        approve(&server)
+            .status(1)
+            .stderr_has("note: you may not\n  update rollouts/finalizers (API group rollouts.kruise.io) in namespace shop\nwhich creating Ingress shop/web-canary needs where the API server enforces owner-reference permissions")
+            .stderr_has("resources: [\"rollouts/finalizers\"]\n  verbs: [\"update\"]")
+            .stderr_has("error: creating Ingress shop/web-canary: ingresses.networking.k8s.io \"web-canary\" is forbidden: cannot set blockOwnerDeletion")
+            .stderr_has("  nothing was written");
+        assert_eq!(state(&server), "StepPaused");
+        assert!(canary(&server).is_none());
+
+        // With the permission: no note, and the canary Ingress made.
+        let server = serving("nginx", 1, "StepPaused").enforce_owner_references().start();
+        let out = approve(&server).success();
+        assert!(!out.stderr.contains("finalizers"), "{}", out.stderr);
+        assert!(approved_with_its_canary(&server));
+
+        // A restore deletes the canary Ingress, and would make it again to undo that.
+        let server =
+            serving("nginx", 1, "StepPaused").deny(Rule::new(["update"]).resources(["rollouts/finalizers"])).start();
+        approve(&server).success();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "web", "--yes"])
+            .run()
+            .success()
+            .stderr_has("which making Ingress shop/web-canary again to undo its deletion needs where");
+        assert!(canary(&server).is_none());
+    }
+
     /// `approve web` at step 1 writes: the claim, the canary Ingress's creation, its patch, the
     /// approval, the claim's release.
     const APPROVE_WRITES: usize = 5;

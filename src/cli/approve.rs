@@ -2,7 +2,9 @@
 //! `--until-step`/`--to-end`, follow the Rollout and approve each later pause. Gather (claim,
 //! then read) → guard → render → confirm → write.
 
-use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
+use super::cluster::{
+    Session, check_permissions, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode,
+};
 use super::follow::Follower;
 use super::status::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
@@ -308,7 +310,8 @@ impl Run<'_> {
             }
         }
         if writer.mode() != Mode::ClientDryRun {
-            write::preflight(&session.cluster, permissions).await?;
+            let changes = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).flat_map(|o| o.writes());
+            check_permissions(&session.cluster, permissions, changes).await?;
         }
         print(
             &output::plans_text(

@@ -6,7 +6,7 @@ use crate::change::Change;
 use crate::error::Error;
 use crate::lua::Limits;
 use crate::model::ObjectIndex;
-use crate::model::{ObjectKey, ObjectRef, Rollout, Routing, Stage, StrategyKind};
+use crate::model::{ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
@@ -303,6 +303,41 @@ async fn server_dry_run_report(
         plan.notes.extend(verdicts);
     }
     Ok(first_rejection)
+}
+
+/// Refuses unless the user has `permissions`, and notes the `update` on owners' `finalizers`
+/// that creating the objects of `changes` (or making them again to undo) needs where the API
+/// server enforces owner-reference permissions. Both are asked at once.
+pub(super) async fn check_permissions<'a>(
+    cluster: &Cluster,
+    permissions: Vec<Permission>,
+    changes: impl IntoIterator<Item = &'a Change>,
+) -> Result<(), Error> {
+    let owners = owner_permissions(cluster, changes).await?;
+    let ((), note) =
+        futures::try_join!(write::preflight(cluster, permissions), write::owner_reference_note(cluster, owners))?;
+    if let Some(note) = note {
+        warn(&note);
+    }
+    Ok(())
+}
+
+/// `update` on the `finalizers` of each owner whose deletion an object of `changes` blocks; an
+/// owner kind the server does not serve is left out (no Role could grant it).
+async fn owner_permissions<'a>(
+    cluster: &Cluster,
+    changes: impl IntoIterator<Item = &'a Change>,
+) -> Result<Vec<(Permission, &'a Change)>, Error> {
+    let mut permissions = Vec::new();
+    for change in changes {
+        for (api_version, kind) in change.blocking_owners() {
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            if let Some(owner) = cluster.resource(group, version, kind, false).await? {
+                permissions.push((owner.permission("update", Some("finalizers"), &change.key().namespace), change));
+            }
+        }
+    }
+    Ok(permissions)
 }
 
 pub(super) fn resource_of<'a>(live: &'a Live, key: &ObjectKey) -> Result<&'a Resource, Error> {

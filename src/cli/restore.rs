@@ -4,7 +4,9 @@
 //! write.
 
 use super::approve::{claim_names, claim_rollouts, refuse_unclaimed};
-use super::cluster::{Session, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode};
+use super::cluster::{
+    Session, check_permissions, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode,
+};
 use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::{self, Change};
 use crate::data::{self, Data};
@@ -149,10 +151,14 @@ async fn restore_objects(
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     // The claim's permissions were asked about when it was taken (a dry run takes none).
-    let permissions: Vec<Permission> =
-        restorations.iter().flat_map(|r| r.resource.write_permissions(&r.change(), &r.key.namespace)).collect();
+    let changes: Vec<Change> = restorations.iter().map(Restoration::change).collect();
+    let permissions: Vec<Permission> = restorations
+        .iter()
+        .zip(&changes)
+        .flat_map(|(r, c)| r.resource.write_permissions(c, &r.key.namespace))
+        .collect();
     if writer.mode() != Mode::ClientDryRun {
-        write::preflight(&session.cluster, permissions).await?;
+        check_permissions(&session.cluster, permissions, &changes).await?;
     }
     print(&restoration_text(&restorations)?)?;
     if restorations.is_empty() {
@@ -693,7 +699,7 @@ async fn restore_backup(
         }
     };
     if writer.mode() != Mode::ClientDryRun {
-        write::preflight(&session.cluster, resource.write_permissions(&change, &namespace)).await?;
+        check_permissions(&session.cluster, resource.write_permissions(&change, &namespace), [&change]).await?;
     }
     let (live, live_header) = match change.before() {
         Some(live) => (live.clone(), format!("{key} (live)")),

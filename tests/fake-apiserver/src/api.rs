@@ -69,6 +69,8 @@ pub(crate) struct Config {
     /// How far the server's clock (its replies' `Date`) is ahead of the host's (behind: negative).
     pub clock_offset: Duration,
     pub clock_behind: bool,
+    /// With [`crate::Builder::enforce_owner_references`].
+    pub enforce_owner_references: bool,
 }
 
 /// Everything requests and the test change.
@@ -682,8 +684,52 @@ impl Context<'_> {
             object,
             old_object,
         };
+        if self.config.enforce_owner_references {
+            self.admit_owner_references(t, name, object, old_object)?;
+        }
         for (webhook, hook) in &self.config.webhooks {
             hook(&request).map_err(|msg| ApiError::admission_denied(&t.def, name, webhook, &msg))?;
+        }
+        Ok(())
+    }
+
+    /// The OwnerReferencesPermissionEnforcement admission plugin: an owner reference that newly
+    /// blocks its owner's deletion needs `update` on the owner's `finalizers` (its message word
+    /// for word, as OpenShift users see it).
+    fn admit_owner_references(
+        &self,
+        t: &Target,
+        name: &str,
+        object: &Value,
+        old_object: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let blocking = |o: Option<&Value>| -> Vec<Value> {
+            let references = o.and_then(|o| o["metadata"]["ownerReferences"].as_array()).into_iter().flatten();
+            references.filter(|r| r["blockOwnerDeletion"] == true).cloned().collect()
+        };
+        let old = blocking(old_object);
+        for reference in blocking(Some(object)).iter().filter(|r| !old.contains(r)) {
+            let owner = self
+                .config
+                .resources
+                .iter()
+                .find(|d| reference["apiVersion"] == d.api_version() && reference["kind"] == d.kind.as_str());
+            let allowed = owner.is_some_and(|def| {
+                let attributes = Attributes {
+                    user: self.req.user().to_owned(),
+                    verb: "update".into(),
+                    group: def.group.clone(),
+                    resource: def.plural.clone(),
+                    subresource: "finalizers".into(),
+                    namespace: t.namespace().to_owned(),
+                    name: reference["name"].as_str().unwrap_or_default().to_owned(),
+                };
+                !denied(&self.config.rules, self.config.grants.as_deref(), &attributes)
+            });
+            if !allowed {
+                let message = "cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: , <nil>";
+                return Err(ApiError::forbidden(&t.def.group, &t.def.plural, name, message));
+            }
         }
         Ok(())
     }

@@ -124,6 +124,7 @@ pub struct Builder {
     on_request: Option<RequestObserver>,
     clock_offset: (Duration, bool),
     token_validity: Option<Duration>,
+    enforce_owner_references: bool,
 }
 
 impl Builder {
@@ -187,6 +188,14 @@ impl Builder {
     /// themselves are never denied.
     pub fn grant(mut self, rule: Rule) -> Self {
         self.grants.get_or_insert_with(Vec::new).push(rule);
+        self
+    }
+
+    /// Runs the OwnerReferencesPermissionEnforcement admission plugin (OpenShift enables it):
+    /// a create or write that sets an owner reference with `blockOwnerDeletion: true` gets 403
+    /// Forbidden unless the deny rules and grants allow `update` on the owner's `finalizers`.
+    pub fn enforce_owner_references(mut self) -> Self {
+        self.enforce_owner_references = true;
         self
     }
 
@@ -293,6 +302,7 @@ impl Builder {
                 token_validity: self.token_validity,
                 clock_offset: self.clock_offset.0,
                 clock_behind: self.clock_offset.1,
+                enforce_owner_references: self.enforce_owner_references,
             },
             latency: Latency { min: self.latency.0, max: self.latency.1, state: Mutex::new(self.latency.2) },
             state: Mutex::new(State { store, faults: Faults::default(), log: Vec::new(), watch_drops: 0 }),
