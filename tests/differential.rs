@@ -241,7 +241,7 @@ fn go_library_functions_agree() {
 /// Whether the oracle runs the gopher-lua the controller pins; if not, says that `what` is
 /// skipped (the 2017 snapshot rejects numbers where strings are expected, and its table library
 /// differs).
-fn pinned_or_skip(what: &str) -> bool {
+pub(crate) fn pinned_or_skip(what: &str) -> bool {
     if !oracle().pinned {
         support::skip(&format!("{what} needs the gopher-lua the controller pins, not {}", oracle().engine));
     }
@@ -428,8 +428,8 @@ fn file_name(path: &Path) -> String {
 // The oracle
 
 /// The reference engine: the oracle binary and the gopher-lua it was built with.
-struct Oracle {
-    path: PathBuf,
+pub(crate) struct Oracle {
+    pub(crate) path: PathBuf,
     /// What build.sh says it built against.
     engine: String,
     /// Whether that is the gopher-lua the controller pins (rather than Debian's older one).
@@ -438,7 +438,7 @@ struct Oracle {
 
 /// The oracle, built once per test process; a build failure fails every differential test, since
 /// CI must prove fidelity rather than skip it.
-fn oracle() -> &'static Oracle {
+pub(crate) fn oracle() -> &'static Oracle {
     static ORACLE: OnceLock<Result<Oracle, String>> = OnceLock::new();
     match ORACLE.get_or_init(build_oracle) {
         Ok(oracle) => oracle,

@@ -1,20 +1,20 @@
 //! Differential test of the built-in Ingress scripts: `kubectl-rollout_lua eval --ingress`
-//! against the controller's engine (the oracle of `../shared/tools/oracle`, built from the
-//! gopher-lua version the controller pins, run with `-ingress`) on generated objs: weights
+//! against the controller's engine (the oracle of `tests/oracle`, built from the gopher-lua
+//! version the controller pins, run with `-ingress`) on generated objs: weights
 //! including "-1", header, cookie and regular-expression matches, several matches, query
 //! parameters, paths, request header modifiers, nil and non-nil annotations, and leftover keys
 //! of an earlier step. Both must print the same bytes, or both must fail; and each must do what
 //! the behaviour description says (mse fails without annotations or with a modifier without
 //! `set`, higress and aliyun-alb on a match without headers).
 //!
-//! Skipped, with the reason printed, when `../shared` or Go is missing (`.ci/run` installs Go).
+//! The oracle is `differential`'s: a failed build fails these tests; built against another
+//! gopher-lua than the controller's, they are skipped with the reason printed.
 
-use crate::differential::SplitMix64;
+use crate::differential::{self, SplitMix64};
 use crate::support::{self, Test};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Generated objs per class.
@@ -41,7 +41,10 @@ fn mse_script_agrees_with_the_controller() {
 }
 
 fn agrees_on_generated_objs(class_type: &str, seed: u64) {
-    let Some(oracle) = oracle() else { return };
+    if !differential::pinned_or_skip("the Ingress scripts' corpus") {
+        return;
+    }
+    let oracle = &differential::oracle().path;
     let script = support::repo(&format!("lua_configuration/trafficrouting_ingress/{class_type}.lua"));
     let dir = tempfile::tempdir().unwrap();
     let mut rng = SplitMix64(seed);
@@ -230,52 +233,4 @@ fn name_values(rng: &mut SplitMix64, low: u64, high: u64, typed: bool) -> Value 
         })
         .collect();
     Value::Array(entries)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The oracle
-
-/// The oracle built from `../shared/tools/oracle` into `<target>/oracle-shared/oracle`, once per
-/// test process; `None` (with the reason printed) when `../shared` or Go is missing.
-fn oracle() -> Option<&'static Path> {
-    static ORACLE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match ORACLE.get_or_init(build_oracle) {
-        Ok(path) => Some(path),
-        Err(reason) => {
-            support::skip(reason);
-            None
-        }
-    }
-}
-
-fn build_oracle() -> Result<PathBuf, String> {
-    let script = support::repo("../shared/tools/oracle/build.sh");
-    if !script.is_file() {
-        return Err(format!("no {} (the shared fidelity tools sit next to the repository)", script.display()));
-    }
-    if Command::new("go").arg("version").output().is_err() {
-        return Err("Go is not installed; the oracle needs it (.ci/run installs golang-go)".into());
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| manifest.join("target"), |d| manifest.join(d));
-    let dir = target.join("oracle-shared");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    // Built under a name of our own and renamed, so parallel runs never run half a binary.
-    let partial = dir.join(format!("oracle.{}", std::process::id()));
-    let output = Command::new("sh")
-        .arg(&script)
-        .arg(&partial)
-        .output()
-        .map_err(|e| format!("running {}: {e}", script.display()))?;
-    // A build that fails with Go present is a failure, not a skip: CI must prove fidelity.
-    assert!(
-        output.status.success(),
-        "building the oracle with {} failed:\n{}{}",
-        script.display(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let binary = dir.join("oracle");
-    std::fs::rename(&partial, &binary).map_err(|e| format!("moving the oracle to {}: {e}", binary.display()))?;
-    Ok(binary)
 }
