@@ -6,7 +6,7 @@ use super::cluster::{
     Session, check_permissions, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode,
 };
 use super::follow::Follower;
-use super::status::Scope;
+use super::views::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;

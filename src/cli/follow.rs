@@ -3,7 +3,7 @@
 //! stderr) or as a line per change (logs, CI, `TERM=dumb`).
 
 use super::cluster::Session;
-use super::status::{Scope, views};
+use super::views::{Scope, views};
 use super::{print_raw, term_is_dumb};
 use crate::error::{Error, Signal};
 use crate::model::Stage;

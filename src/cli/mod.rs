@@ -12,6 +12,7 @@ mod record;
 mod restore;
 mod status;
 mod units;
+mod views;
 
 use crate::error::{Error, Signal};
 use crate::lua::Limits;
