@@ -545,6 +545,18 @@ fn restore_a_single_ref_and_from_a_backup() {
 }
 
 #[test]
+fn restore_a_single_ref_goes_through_the_groups_preferred_version() {
+    // As kubectl resolves `KIND.GROUP`: the version discovery prefers, not the newest served.
+    let server = shop(2, "StepPaused").preferred_version("networking.istio.io", "v1alpha3").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.clear_log();
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).success();
+    assert_eq!(writes(&server), ["PUT /apis/networking.istio.io/v1alpha3/namespaces/shop/virtualservices/demo"]);
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
 fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);

@@ -1,7 +1,5 @@
 //! A builder that runs the real `kubectl-rollout_lua` binary in a scrubbed environment.
 
-#![allow(dead_code)] // each test module uses a different part of the builder
-
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
