@@ -263,10 +263,8 @@ fn approve_retries_a_conflict_nobodys_edit_explains() {
     let server = shop(2, "StepPaused").start();
     // Another client touches the VirtualService's metadata, not its routing, before our first
     // write to it (the claim is the first write of all).
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["finalizers"] = json!(["example.com/keep"])
-        });
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["finalizers"] = json!(["example.com/keep"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -284,10 +282,8 @@ fn approve_refuses_to_overwrite_an_edit_made_meanwhile() {
     let server = shop(2, "StepPaused").start();
     // Someone edits the VirtualService's spec between our read and our first write to it (the
     // claim is the first write of all).
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
-        });
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+        vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -311,10 +307,8 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
     }
     let run = |second_answer: &str| {
         let server = shop(2, "StepPaused").start();
-        server.before_write(2, |store| {
-            store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-                vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
-            });
+        someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+            vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
         });
         let test = Test::new()
             .kubeconfig(&server)
@@ -675,10 +669,8 @@ fn restore_retries_a_conflict_after_reading_again() {
     // Another client touches the DestinationRule (not its routing) between our read and our
     // second write (the claim is the first), which then conflicts; the VirtualService is
     // already restored by then.
-    server.before_write(3, |store| {
-        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
-            dr["metadata"]["finalizers"] = json!(["example.com/keep"])
-        });
+    someone_edits(&server, When::Before(3), DESTINATION_RULE, |dr| {
+        dr["metadata"]["finalizers"] = json!(["example.com/keep"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -1309,9 +1301,7 @@ fn routed_then_edited_before_the_second_write(
     Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
     let routed = vs(&server);
     server.clear_log();
-    server.before_write(3, move |store| {
-        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", edit);
-    });
+    someone_edits(&server, When::Before(3), DESTINATION_RULE, edit);
     (server, routed)
 }
 
@@ -1320,11 +1310,7 @@ fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
     let server = rejecting_destination_rules().start();
     // Between our last write to the VirtualService and its rollback, someone else changes it
     // (the writes: the claim, the VirtualService twice, the DestinationRule).
-    server.before_write(4, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["labels"]["edited"] = json!("yes")
-        });
-    });
+    someone_edits(&server, When::Before(4), VIRTUAL_SERVICE, |vs| vs["metadata"]["labels"]["edited"] = json!("yes"));
     Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])

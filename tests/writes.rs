@@ -141,15 +141,12 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
     let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
     // The approval (write 6) is stored, its reply lost, and the controller takes the Rollout to
     // the next step before the run can read it again.
-    let moved_on = |store: &mut fake_apiserver::Store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
-            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
-            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
-        });
-    };
     let server = shop(2, "StepPaused").start();
     server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(6, moved_on);
+    someone_edits(&server, When::After(6), ROLLOUT, |rollout| {
+        rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+        rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
+    });
     let out = Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])
@@ -166,12 +163,10 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
     // nothing is suggested that would write over live routing.
     let server = shop(2, "StepPaused").start();
     server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(6, |store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
-            rollout["spec"]["strategy"]["canary"]["steps"][2]["replicas"] = json!("90%");
-            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
-            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
-        });
+    someone_edits(&server, When::After(6), ROLLOUT, |rollout| {
+        rollout["spec"]["strategy"]["canary"]["steps"][2]["replicas"] = json!("90%");
+        rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+        rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
     });
     let out = Test::new()
         .kubeconfig(&server)
@@ -593,10 +588,8 @@ fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left()
 fn a_second_writer_between_writes_is_never_overwritten() {
     let server = shop(2, "StepPaused").start();
     // Right after the VirtualService's original is stored (write 2), someone edits its spec.
-    server.after_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
-        });
+    someone_edits(&server, When::After(2), VIRTUAL_SERVICE, |vs| {
+        vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -639,12 +632,10 @@ fn a_lost_write_read_back_with_someone_elses_finalizer_is_kept_and_named() {
     // object from before the run back, wiping both, and said only "rolled back".
     let server = shop(2, "StepPaused").start();
     server.reply_fault(Requests::Writes, 3, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(3, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
-            vs["metadata"]["ownerReferences"] =
-                json!([{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "name": "shop", "uid": "u-app"}]);
-        });
+    someone_edits(&server, When::After(3), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
+        vs["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "name": "shop", "uid": "u-app"}]);
     });
     server.storm(approvals(), Some(1), 403, None);
     Test::new()
@@ -676,10 +667,8 @@ fn a_rollback_puts_the_routing_back_and_keeps_what_someone_else_added_beside_it(
     // back"); made again over the object as it is, the undo of its two writes (routing, then
     // the stored original) puts back only what they changed.
     let server = shop(2, "StepPaused").start();
-    server.after_write(3, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
-        });
+    someone_edits(&server, When::After(3), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
     });
     server.storm(approvals(), Some(1), 403, None);
     Test::new()
@@ -1048,10 +1037,8 @@ fn a_restore_whose_reply_was_lost_before_someone_elses_edit_names_the_object() {
     let server = routed();
     server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::Lost);
     // Writes: the claim, the VirtualService.
-    server.after_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["labels"]["team"] = json!("b");
-        });
+    someone_edits(&server, When::After(2), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["labels"]["team"] = json!("b");
     });
     let out = Test::new()
         .kubeconfig(&server)
@@ -1222,10 +1209,8 @@ fn a_one_object_restore_resolves_a_lost_garbled_or_hung_reply() {
 fn restore_from_backup_never_overwrites_a_second_writers_edit() {
     let (server, test, args) = routed_for(OneObject::FromBackup);
     // Between the run's read and its write (the 2nd, after the claim), someone edits the object.
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
-        });
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+        vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
     });
     test.run_args(&args)
         .status(3)
@@ -1335,10 +1320,8 @@ fn an_httproute_replace_whose_reply_is_lost_garbled_or_hung_is_resolved() {
 fn an_httproute_edited_between_read_and_write_is_never_overwritten() {
     let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
     // Someone adds a hostname after this run read the route, before its replace is served.
-    server.before_write(2, |store| {
-        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
-            route["spec"]["hostnames"] = json!(["store.example.com"])
-        });
+    someone_edits(&server, When::Before(2), HTTP_ROUTE, |route| {
+        route["spec"]["hostnames"] = json!(["store.example.com"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -1408,10 +1391,8 @@ fn a_lost_replace_then_someone_elses_edit_of_the_httproute_is_named_as_maybe_thi
     // their edit. An HTTPRoute stores no original: the backup is the only record of it.
     let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
     server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(2, |store| {
-        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
-            route["spec"]["hostnames"] = json!(["store.example.com"])
-        });
+    someone_edits(&server, When::After(2), HTTP_ROUTE, |route| {
+        route["spec"]["hostnames"] = json!(["store.example.com"])
     });
     let test = Test::new().kubeconfig(&server);
     let out = test
