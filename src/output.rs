@@ -9,7 +9,6 @@ use crate::plan::{RoutingPlan, StagePlan};
 use crate::providers::{Action, ObjectPlan};
 use crate::yaml;
 use anstyle::{AnsiColor, Style};
-use rayon::prelude::*;
 use serde_json::Value;
 use similar::udiff::UnifiedHunkHeader;
 use similar::{Algorithm, ChangeTag};
@@ -230,7 +229,7 @@ pub fn plan_summary(plans: &[RoutingPlan]) -> String {
 
 /// Plans without the closing count (for previews).
 pub fn plans_text(plans: &[RoutingPlan], style: DiffStyle) -> Result<String, String> {
-    plans.par_iter().map(|plan| plan_block(plan, style)).collect()
+    plans.iter().map(|plan| plan_block(plan, style)).collect()
 }
 
 /// One plan's part of `plans_text`.
@@ -346,7 +345,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             serde_json::json!({
                                 "apiVersion": object.current.get("apiVersion").unwrap_or(&object.planned["apiVersion"]),
                                 "kind": object.reference.kind,
-                                "namespace": object.namespace, "name": object.reference.name,
+                                "namespace": object.key.namespace, "name": object.reference.name,
                                 "action": object.action_name(), "script": script, "changed": object.changed(),
                                 "changes": changes_document(object), "warnings": object.warnings,
                                 "planned": *object.planned,
@@ -501,27 +500,26 @@ mod tests {
     #[test]
     fn writes_a_diff_does_not_show_are_spelled_out() {
         use crate::model::{ObjectKey, ObjectRef};
-        use crate::providers::{Action, Planned};
+        use crate::providers::{Action, Changed};
         let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
-        let canary = |current: Value, planned: Value, changes: Vec<Change>| {
-            ObjectPlan::new(Planned {
-                reference: ObjectRef {
-                    api_version: "networking.k8s.io/v1".into(),
-                    kind: "Ingress".into(),
-                    name: "web-canary".into(),
-                },
-                key: key.clone(),
-                untouched: current.is_null(),
-                current: current.into(),
-                planned: planned.into(),
-                action: Action::Keep("for the test"),
-                obj: None,
-                warnings: Vec::new(),
-                unwritable: None,
-                degenerate_original: None,
-                changes,
-                after: None,
-            })
+        let canary = |current: Value, planned: Value, changes: Vec<Change>| ObjectPlan {
+            reference: ObjectRef {
+                api_version: "networking.k8s.io/v1".into(),
+                kind: "Ingress".into(),
+                name: "web-canary".into(),
+            },
+            key: key.clone(),
+            untouched: current.is_null(),
+            current: current.into(),
+            planned: planned.into(),
+            action: Action::Keep("for the test"),
+            obj: None,
+            warnings: Vec::new(),
+            unwritable: None,
+            degenerate_original: None,
+            changes,
+            after: None,
+            changed: Changed::default(),
         };
         let made = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
                           "metadata": {"name": "web-canary", "annotations": {"canary": "true", "weight": "0"}}});

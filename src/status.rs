@@ -438,7 +438,9 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     for stage in &plan.stages {
         for object in &stage.objects {
             let index = match views.iter().position(|v| {
-                v.kind == object.reference.kind && v.name == object.reference.name && v.namespace == object.namespace
+                v.kind == object.reference.kind
+                    && v.name == object.reference.name
+                    && v.namespace == object.key.namespace
             }) {
                 Some(index) => index,
                 None => {
@@ -449,7 +451,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
-                        namespace: object.namespace.clone(),
+                        namespace: object.key.namespace.clone(),
                         name: object.reference.name.clone(),
                         position,
                         script: None,

@@ -130,7 +130,7 @@ fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permissi
     let mut permissions = Vec::new();
     for object in plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects) {
         for change in object.writes() {
-            permissions.extend(resource_of(live, &object.key)?.write_permissions(change, &object.namespace));
+            permissions.extend(resource_of(live, &object.key)?.write_permissions(change, &object.key.namespace));
         }
     }
     Ok(permissions)
@@ -561,7 +561,7 @@ fn preview_next(
     for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
         match object.planned.is_null() {
             true => objects.insert_absent(object.key.clone()),
-            false => objects.insert(&object.namespace, Arc::clone(&object.planned)),
+            false => objects.insert(&object.key.namespace, Arc::clone(&object.planned)),
         }
     }
     let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;

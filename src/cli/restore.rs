@@ -554,7 +554,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
         .into_iter()
         .filter_map(|view| {
             let same = |o: &&&ObjectPlan| {
-                o.reference.kind == view.kind && o.reference.name == view.name && o.namespace == view.namespace
+                o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
             let placement = match view.position {

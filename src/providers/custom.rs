@@ -3,7 +3,7 @@
 //! network provider does (docs/controller-semantics.md §3.4). An object without a stored
 //! original gets it first, in a write of its own, as the controller does.
 
-use super::{Action, Context, ObjectPlan, Planned};
+use super::{Action, Changed, Context, ObjectPlan};
 use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
@@ -133,7 +133,7 @@ pub fn plan_object(
     }
     let changes = changes(&key, &current, &planned);
     let untouched = stored.is_none();
-    Ok(ObjectPlan::new(Planned {
+    Ok(ObjectPlan {
         reference: reference.clone(),
         key,
         current,
@@ -146,7 +146,8 @@ pub fn plan_object(
         changes,
         untouched,
         after: None,
-    }))
+        changed: Changed::default(),
+    })
 }
 
 /// The writes that take `current` to `planned`: the original stored first when it is not yet

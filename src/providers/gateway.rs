@@ -7,7 +7,7 @@
 pub mod testcase;
 mod types;
 
-use super::{Action, ObjectPlan, Planned};
+use super::{Action, Changed, ObjectPlan};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::{ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
@@ -245,7 +245,7 @@ pub fn plan_object(
         false => vec![Change::Keep { key: key.clone(), object: Arc::clone(current) }],
     };
     let api_version = current["apiVersion"].as_str().map_or_else(|| format!("{GROUP}/v1"), str::to_string);
-    Ok(ObjectPlan::new(Planned {
+    Ok(ObjectPlan {
         reference: ObjectRef { api_version, kind: KIND.into(), name: http_route.into() },
         key,
         untouched: route.untouched(current),
@@ -258,7 +258,8 @@ pub fn plan_object(
         degenerate_original: None,
         changes,
         after,
-    }))
+        changed: Changed::default(),
+    })
 }
 
 /// The backendRefs of a rule (none when absent).

@@ -5,7 +5,7 @@
 
 pub mod testcase;
 
-use super::{Action, Context, ObjectPlan, Planned};
+use super::{Action, Changed, Context, ObjectPlan};
 use crate::change::Change;
 use crate::error::Error;
 use crate::gojson;
@@ -406,7 +406,7 @@ pub fn plan_object(
     } else {
         Action::Keep(kept_because(context.action, current.is_some()))
     };
-    Ok(ObjectPlan::new(Planned {
+    Ok(ObjectPlan {
         reference: ObjectRef {
             api_version: INGRESS_API_VERSION.into(),
             kind: "Ingress".into(),
@@ -423,7 +423,8 @@ pub fn plan_object(
         unwritable: None,
         degenerate_original: None,
         changes: stage.changes,
-    }))
+        changed: Changed::default(),
+    })
 }
 
 /// Why a stage writes nothing to the canary Ingress when no script runs.

@@ -15,7 +15,7 @@ use crate::lua::{Limits, Printed};
 use crate::model::{ObjectKey, ObjectRef, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What planning an object needs besides the objects: the owner's routing, what the controller
 /// does at the stage, the stage's label, the limits, and where what scripts print goes.
@@ -49,7 +49,6 @@ pub enum Action {
 pub struct ObjectPlan {
     pub reference: ObjectRef,
     pub key: ObjectKey,
-    pub namespace: String,
     /// The object as it is (null: it does not exist, a canary Ingress not made yet), shared
     /// with the objects read (or the plan of the stage before) and with `changes`.
     pub current: Arc<Value>,
@@ -76,55 +75,24 @@ pub struct ObjectPlan {
     /// left the object (an HTTPRoute's rules and a canary Ingress's annotations carry over);
     /// None: the object as read.
     pub after: Option<String>,
-    /// Whether `planned` routes differently from `current`: asked for by every rendering and
-    /// count, and comparing encodes both specs, so it is worked out once, where the plan is made
-    /// (nothing changes `current` or `planned` afterwards).
-    changed: bool,
+    /// Made `Changed::default()`: see [`ObjectPlan::changed`].
+    pub changed: Changed,
 }
 
-/// What an `ObjectPlan` is made of, as a provider works it out.
-pub struct Planned {
-    pub reference: ObjectRef,
-    pub key: ObjectKey,
-    pub current: Arc<Value>,
-    pub planned: Arc<Value>,
-    pub action: Action,
-    pub obj: Option<Value>,
-    pub warnings: Vec<String>,
-    pub unwritable: Option<String>,
-    pub degenerate_original: Option<String>,
-    pub changes: Vec<Change>,
-    pub untouched: bool,
-    pub after: Option<String>,
-}
+/// Whether an object plan's `planned` routes differently from its `current`: asked for by
+/// every rendering and count, and comparing encodes both specs, so it is worked out once, when
+/// first asked (nothing changes `current` or `planned` once the plan is made).
+#[derive(Clone, Debug, Default)]
+pub struct Changed(OnceLock<bool>);
 
 impl ObjectPlan {
-    pub fn new(planned: Planned) -> ObjectPlan {
-        ObjectPlan {
-            namespace: planned.key.namespace.clone(),
-            changed: !data::same_routing(&planned.current, &planned.planned),
-            reference: planned.reference,
-            key: planned.key,
-            current: planned.current,
-            planned: planned.planned,
-            action: planned.action,
-            obj: planned.obj,
-            warnings: planned.warnings,
-            unwritable: planned.unwritable,
-            degenerate_original: planned.degenerate_original,
-            changes: planned.changes,
-            untouched: planned.untouched,
-            after: planned.after,
-        }
-    }
-
     /// `VirtualService shop/demo`.
     pub fn describe(&self) -> String {
         self.key.to_string()
     }
 
     pub fn changed(&self) -> bool {
-        self.changed
+        *self.changed.0.get_or_init(|| !data::same_routing(&self.current, &self.planned))
     }
 
     /// The `action` of `plan -o json`: the first write's (`create`, `replace`, `patch`,
