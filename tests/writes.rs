@@ -317,6 +317,67 @@ fn an_expired_claim_is_taken_over() {
     assert!(server.writes().iter().any(|w| w.method == "PUT" && w.path.ends_with("/leases/rollout-lua.demo")));
 }
 
+/// Someone else holds the claim on `demo` when this run's `write`-th write (its create) is
+/// served, a 409, and has released it by the read that follows.
+fn claim_held_around_the_write(server: &FakeHandle, write: usize) {
+    let held = lease(&now_micro());
+    server.before_write(write, move |store| {
+        store.put(held);
+    });
+    server.after_write(write, |store| {
+        store.delete(CLAIM.group, CLAIM.plural, NAMESPACE, CLAIM.name);
+    });
+}
+
+#[test]
+fn a_claim_that_changes_hands_twice_while_it_is_taken_is_refused() {
+    // Once: the claim is free by the read, and taken on the second try.
+    let server = shop(2, "StepPaused").start();
+    claim_held_around_the_write(&server, 1);
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    assert_eq!(claim_writes(&server)[..2], ["POST /apis/coordination.k8s.io/v1/namespaces/shop/leases"; 2]);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+
+    // Twice: refused, and nothing written but the two tries.
+    let server = shop(2, "StepPaused").start();
+    claim_held_around_the_write(&server, 1);
+    claim_held_around_the_write(&server, 2);
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(3).stderr_has(
+        "error: nothing was written: the claim on Rollout shop/demo changes hands too fast to take it; run again",
+    );
+    assert_eq!(claim_writes(&server), ["POST /apis/coordination.k8s.io/v1/namespaces/shop/leases"; 2]);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert!(claims(&server).is_empty());
+    assert!(!approved_with_its_routing(&server));
+}
+
+#[test]
+fn an_expired_claim_someone_else_takes_over_first_is_refused() {
+    let server = shop(2, "StepPaused").object(lease("2026-01-01T00:00:00.000000Z")).start();
+    // Writes: the create (a 409: the expired claim is there), then its replace. Right before
+    // the replace, someone else takes the claim over.
+    let renewed = now_micro();
+    someone_edits(&server, When::Before(2), CLAIM, move |lease| {
+        lease["spec"]["holderIdentity"] = json!("bob@desktop (pid 7)");
+        lease["spec"]["renewTime"] = json!(renewed);
+    });
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(3).stderr_has(
+        "error: nothing was written: someone else took the expired claim on Rollout shop/demo first; run again",
+    );
+    assert_eq!(
+        claim_writes(&server),
+        [
+            "POST /apis/coordination.k8s.io/v1/namespaces/shop/leases",
+            "PUT /apis/coordination.k8s.io/v1/namespaces/shop/leases/rollout-lua.demo"
+        ]
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    let claim = claims(&server);
+    assert_eq!(claim.len(), 1);
+    assert_eq!(claim[0]["spec"]["holderIdentity"], "bob@desktop (pid 7)", "their claim stays");
+    assert!(!approved_with_its_routing(&server));
+}
+
 #[test]
 fn a_claim_expires_by_the_api_servers_clock_not_this_hosts() {
     // The API server's clock is 10 minutes behind this host's (or this host's 10 minutes ahead):
