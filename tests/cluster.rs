@@ -485,12 +485,16 @@ fn restore_refuses_to_discard_edits_without_force() {
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
+/// The VirtualService with `stored` as its stored original.
+fn virtual_service_storing(stored: &str) -> serde_json::Value {
+    let mut object = virtual_service();
+    object["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": stored});
+    object
+}
+
 #[test]
 fn restore_refuses_a_corrupt_annotation() {
-    let mut corrupt = virtual_service();
-    corrupt["metadata"]["annotations"] =
-        json!({"rollouts.kruise.io/original-spec-configuration": "{\"spec\": [not json"});
-    let server = shop(2, "StepPaused").object(corrupt).start();
+    let server = shop(2, "StepPaused").object(virtual_service_storing("{\"spec\": [not json")).start();
     Test::new()
         .kubeconfig(&server)
         .args(["restore", "demo", "--yes", "--force"])
@@ -498,6 +502,23 @@ fn restore_refuses_a_corrupt_annotation() {
         .status(3)
         .stderr_has("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
     assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn restore_a_ref_refuses_a_stored_original_that_does_not_decode() {
+    let corrupt = virtual_service_storing("{bad");
+    let server = shop(2, "StepPaused").object(corrupt.clone()).start();
+    let test = Test::new().kubeconfig(&server);
+    for force in [&[][..], &["--force"]] {
+        test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"].iter().chain(force))
+            .status(3)
+            .stderr_has("error: nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse (invalid JSON: key must be a string at line 1 column 2); fix or remove it, or restore from a backup");
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(vs(&server)["spec"], corrupt["spec"]);
+    assert_eq!(vs(&server)["metadata"]["annotations"], corrupt["metadata"]["annotations"]);
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
 }
 
 #[test]
