@@ -307,9 +307,6 @@ fn go_field(key: &str) -> Option<&'static str> {
     })
 }
 
-/// Decodes a JSON value into a Go `map[string]string` that may already hold entries: null
-/// empties it, an object adds to it (a null element becomes "", so does one of another type,
-/// with a type error), anything else is a type error.
 #[cfg(test)]
 mod tests {
     use super::*;

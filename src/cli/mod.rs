@@ -645,7 +645,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Err(e) => {
             let e = help::explain(e, &args);
             let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
+            // --help and --version succeed; a usage error fails, as kubectl's do (1, not clap's 2).
+            return exit_code(&Ok(if e.use_stderr() { Outcome::Failed } else { Outcome::Done }));
         }
     };
     if cli.global.no_color || dumb_terminal() {
@@ -665,26 +666,39 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Eval(args) => offline::eval(args),
         Command::LuaObj(args) => offline::lua_obj(args),
     };
-    exit_code(result)
+    if let Err(error) = &result
+        && !closed_pipe(error)
+    {
+        let _ = writeln!(anstream::stderr(), "error: {error:#}");
+    }
+    exit_code(&result)
 }
 
-/// The one place outcomes and errors become exit codes.
-fn exit_code(result: anyhow::Result<Outcome>) -> i32 {
+/// The one place outcomes and errors become exit codes: 0; 2 for changes pending under
+/// `--detailed-exitcode`; 1 for errors and failed checks; 3 for a refusal or someone else's edit
+/// (nothing of theirs was overwritten); 130, 143 and 129 after SIGINT, SIGTERM and SIGHUP (128 +
+/// the signal, as shells report them).
+fn exit_code(result: &anyhow::Result<Outcome>) -> i32 {
     match result {
-        Ok(Outcome::Done) | Ok(Outcome::Changes { detailed_exitcode: false }) => 0,
+        Ok(Outcome::Done | Outcome::Changes { detailed_exitcode: false }) => 0,
         Ok(Outcome::Changes { detailed_exitcode: true }) => 2,
         Ok(Outcome::Failed) => 1,
-        Err(error) => {
-            // A closed pipe (`| head`) is not a failure.
-            if error.chain().any(|e| {
-                e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
-                return 0;
-            }
-            let _ = writeln!(anstream::stderr(), "error: {error:#}");
-            error.downcast_ref::<Error>().map_or(1, Error::exit_code)
-        }
+        Err(error) if closed_pipe(error) => 0,
+        Err(error) => match error.downcast_ref::<Error>() {
+            Some(Error::Conflict(_) | Error::Refused(_)) => 3,
+            Some(Error::Interrupted { signal: Signal::Interrupt, .. }) => 130,
+            Some(Error::Interrupted { signal: Signal::Terminate, .. }) => 143,
+            Some(Error::Interrupted { signal: Signal::Hangup, .. }) => 129,
+            _ => 1,
+        },
     }
+}
+
+/// A closed pipe (`| head`) is not a failure.
+fn closed_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// TERM=dumb: a terminal that understands no escape sequences, neither colour nor cursor moves.
@@ -795,5 +809,27 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn exit_codes_come_from_the_outcome_or_the_kind_of_failure() {
+        let code = |error: Error| exit_code(&Err(error.into()));
+        assert_eq!(exit_code(&Ok(Outcome::Done)), 0);
+        assert_eq!(exit_code(&Ok(Outcome::Changes { detailed_exitcode: false })), 0);
+        assert_eq!(exit_code(&Ok(Outcome::Changes { detailed_exitcode: true })), 2);
+        assert_eq!(exit_code(&Ok(Outcome::Failed)), 1);
+        assert_eq!(code(Error::Input("x".into())), 1);
+        let failure = crate::error::ApiFailure { code: Some(500), reason: "X".into(), message: "m".into() };
+        assert_eq!(code(Error::Api { doing: "d".into(), failure }), 1);
+        assert_eq!(code(Error::TimedOut("t".into())), 1);
+        assert_eq!(code(Error::Refused("r".into())), 3);
+        assert_eq!(code(Error::Refused("r".into()).with_report("  rolled back X")), 3);
+        assert_eq!(code(Error::Conflict("c".into())), 3);
+        assert_eq!(code(Error::Interrupted { signal: Signal::Interrupt, report: String::new() }), 130);
+        assert_eq!(code(Error::Interrupted { signal: Signal::Terminate, report: String::new() }), 143);
+        assert_eq!(code(Error::Interrupted { signal: Signal::Hangup, report: String::new() }), 129);
+        assert_eq!(code(Error::Output(std::io::ErrorKind::BrokenPipe.into())), 0);
+        assert_eq!(code(Error::Output(std::io::ErrorKind::StorageFull.into())), 1);
+        assert_eq!(exit_code(&Err(anyhow::anyhow!("not one of ours"))), 1);
     }
 }
