@@ -263,10 +263,8 @@ fn approve_retries_a_conflict_nobodys_edit_explains() {
     let server = shop(2, "StepPaused").start();
     // Another client touches the VirtualService's metadata, not its routing, before our first
     // write to it (the claim is the first write of all).
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["finalizers"] = json!(["example.com/keep"])
-        });
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["finalizers"] = json!(["example.com/keep"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -284,10 +282,8 @@ fn approve_refuses_to_overwrite_an_edit_made_meanwhile() {
     let server = shop(2, "StepPaused").start();
     // Someone edits the VirtualService's spec between our read and our first write to it (the
     // claim is the first write of all).
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
-        });
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+        vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -311,10 +307,8 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
     }
     let run = |second_answer: &str| {
         let server = shop(2, "StepPaused").start();
-        server.before_write(2, |store| {
-            store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-                vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
-            });
+        someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+            vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
         });
         let test = Test::new()
             .kubeconfig(&server)
@@ -491,12 +485,16 @@ fn restore_refuses_to_discard_edits_without_force() {
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
+/// The VirtualService with `stored` as its stored original.
+fn virtual_service_storing(stored: &str) -> serde_json::Value {
+    let mut object = virtual_service();
+    object["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": stored});
+    object
+}
+
 #[test]
 fn restore_refuses_a_corrupt_annotation() {
-    let mut corrupt = virtual_service();
-    corrupt["metadata"]["annotations"] =
-        json!({"rollouts.kruise.io/original-spec-configuration": "{\"spec\": [not json"});
-    let server = shop(2, "StepPaused").object(corrupt).start();
+    let server = shop(2, "StepPaused").object(virtual_service_storing("{\"spec\": [not json")).start();
     Test::new()
         .kubeconfig(&server)
         .args(["restore", "demo", "--yes", "--force"])
@@ -504,6 +502,23 @@ fn restore_refuses_a_corrupt_annotation() {
         .status(3)
         .stderr_has("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
     assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn restore_a_ref_refuses_a_stored_original_that_does_not_decode() {
+    let corrupt = virtual_service_storing("{bad");
+    let server = shop(2, "StepPaused").object(corrupt.clone()).start();
+    let test = Test::new().kubeconfig(&server);
+    for force in [&[][..], &["--force"]] {
+        test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"].iter().chain(force))
+            .status(3)
+            .stderr_has("error: nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse (invalid JSON: key must be a string at line 1 column 2); fix or remove it, or restore from a backup");
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(vs(&server)["spec"], corrupt["spec"]);
+    assert_eq!(vs(&server)["metadata"]["annotations"], corrupt["metadata"]["annotations"]);
+    assert_eq!(dr(&server)["spec"], destination_rule()["spec"]);
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
 }
 
 #[test]
@@ -687,10 +702,8 @@ fn restore_retries_a_conflict_after_reading_again() {
     // Another client touches the DestinationRule (not its routing) between our read and our
     // second write (the claim is the first), which then conflicts; the VirtualService is
     // already restored by then.
-    server.before_write(3, |store| {
-        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", |dr| {
-            dr["metadata"]["finalizers"] = json!(["example.com/keep"])
-        });
+    someone_edits(&server, When::Before(3), DESTINATION_RULE, |dr| {
+        dr["metadata"]["finalizers"] = json!(["example.com/keep"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -1321,9 +1334,7 @@ fn routed_then_edited_before_the_second_write(
     Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
     let routed = vs(&server);
     server.clear_log();
-    server.before_write(3, move |store| {
-        store.modify("networking.istio.io", "destinationrules", NAMESPACE, "demo", edit);
-    });
+    someone_edits(&server, When::Before(3), DESTINATION_RULE, edit);
     (server, routed)
 }
 
@@ -1332,11 +1343,7 @@ fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
     let server = rejecting_destination_rules().start();
     // Between our last write to the VirtualService and its rollback, someone else changes it
     // (the writes: the claim, the VirtualService twice, the DestinationRule).
-    server.before_write(4, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["labels"]["edited"] = json!("yes")
-        });
-    });
+    someone_edits(&server, When::Before(4), VIRTUAL_SERVICE, |vs| vs["metadata"]["labels"]["edited"] = json!("yes"));
     Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])

@@ -238,6 +238,8 @@ mod cluster {
 
     const NGINX: &str = "nginx.ingress.kubernetes.io";
     const ALB: &str = "alb.ingress.kubernetes.io";
+    /// The canary Ingress of Ingress `web`.
+    const CANARY: Stored = Stored { group: "networking.k8s.io", plural: "ingresses", name: "web-canary" };
 
     /// Rollout `web` through Ingress `web` of `class`: step 1 matches a header, step 2 sends
     /// 30%, step 3 is replicas only (the canary Ingress goes).
@@ -735,10 +737,8 @@ mod cluster {
         // Writes now: the claim, the canary's patch, the approval.
         server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
         server.storm(Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"])), Some(1), 403, None);
-        server.after_write(2, |store| {
-            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
-                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
-            });
+        someone_edits(&server, When::After(2), CANARY, |canary| {
+            canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
         });
         let out = approve(&server)
             .status(1)
@@ -764,10 +764,8 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         // Writes: the claim, the create.
         server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
-        server.after_write(2, |store| {
-            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
-                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
-            });
+        someone_edits(&server, When::After(2), CANARY, |canary| {
+            canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
         });
         let out = approve(&server).status(1).stderr_has(
             "  Ingress shop/web-canary: may have been written by this run before someone else changed it (it did not exist before this run)\n  nothing else was written",
@@ -801,10 +799,8 @@ mod cluster {
     fn someone_elses_edit_of_the_canary_ingress_between_writes_is_not_overwritten() {
         let server = serving("nginx", 1, "StepPaused").start();
         // Between the create (write 2) and the patch (write 3), someone annotates the canary.
-        server.before_write(3, |store| {
-            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
-                canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
-            });
+        someone_edits(&server, When::Before(3), CANARY, |canary| {
+            canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
         });
         approve(&server)
             .status(3)
@@ -818,10 +814,8 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         approve(&server).success();
         pause_at(&server, 2);
-        server.before_write(2, |store| {
-            store.modify("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", |canary| {
-                canary["metadata"]["annotations"][format!("{NGINX}/canary-by-header-value")] = json!("false");
-            });
+        someone_edits(&server, When::Before(2), CANARY, |canary| {
+            canary["metadata"]["annotations"][format!("{NGINX}/canary-by-header-value")] = json!("false");
         });
         approve(&server).status(3).stderr_has("not overwriting their edit");
         assert_eq!(annotations(&canary(&server).unwrap())[format!("{NGINX}/canary-by-header-value")], "false");

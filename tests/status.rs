@@ -406,11 +406,8 @@ fn approve_several_rollouts_leaves_the_approved_ones_out_of_a_retry() {
     assert_eq!(order.len(), 2, "{measured:?}");
     let server = demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")).start();
     // The first approval goes through; the second conflicts (its Rollout was touched).
-    let second = order[1].clone();
-    server.before_write(measured.len(), move |store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, &second, |r| {
-            r["metadata"]["annotations"] = json!({"touched": "yes"})
-        });
+    someone_edits(&server, When::Before(measured.len()), Stored { name: &order[1], ..ROLLOUT }, |r| {
+        r["metadata"]["annotations"] = json!({"touched": "yes"})
     });
     Test::new()
         .kubeconfig(&server)
@@ -693,10 +690,8 @@ fn approve_until_a_step_ends_on_ctrl_c_when_asked_again_after_a_conflict() {
     let server = shop(1, "StepPaused").start();
     // Someone edits the VirtualService between our read and our first write to it (the claim
     // is the first write of all).
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
-        });
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+        vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
     });
     let approve = ["approve", "demo", "--until-step", "2", "--timeout", "60s"];
     // Listening for Ctrl-C (to stop following) must not keep a Ctrl-C at the second question
@@ -761,11 +756,8 @@ fn following_stops_with_an_error_when_the_release_fails() {
 /// Right before the server's `write`-th write, the controller moves Rollout `name` on to
 /// StepUpgrade (so an approval of it conflicts, and a retry's guard refuses).
 fn upgrade_before_write(server: &FakeHandle, write: usize, name: &str) {
-    let name = name.to_string();
-    server.before_write(write, move |store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, &name, |r| {
-            r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
-        });
+    someone_edits(server, When::Before(write), Stored { name, ..ROLLOUT }, |r| {
+        r["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade")
     });
 }
 

@@ -141,15 +141,12 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
     let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
     // The approval (write 6) is stored, its reply lost, and the controller takes the Rollout to
     // the next step before the run can read it again.
-    let moved_on = |store: &mut fake_apiserver::Store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
-            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
-            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
-        });
-    };
     let server = shop(2, "StepPaused").start();
     server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(6, moved_on);
+    someone_edits(&server, When::After(6), ROLLOUT, |rollout| {
+        rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+        rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
+    });
     let out = Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes"])
@@ -166,12 +163,10 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
     // nothing is suggested that would write over live routing.
     let server = shop(2, "StepPaused").start();
     server.reply_fault(approval(), 1, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(6, |store| {
-        store.modify("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", |rollout| {
-            rollout["spec"]["strategy"]["canary"]["steps"][2]["replicas"] = json!("90%");
-            rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
-            rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
-        });
+    someone_edits(&server, When::After(6), ROLLOUT, |rollout| {
+        rollout["spec"]["strategy"]["canary"]["steps"][2]["replicas"] = json!("90%");
+        rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
+        rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
     });
     let out = Test::new()
         .kubeconfig(&server)
@@ -320,6 +315,67 @@ fn an_expired_claim_is_taken_over() {
     test.run_args(["approve", "demo", "--yes"]).success().stdout_has("approved (step 2/3)");
     assert!(claims(&server).is_empty(), "taken over, then released");
     assert!(server.writes().iter().any(|w| w.method == "PUT" && w.path.ends_with("/leases/rollout-lua.demo")));
+}
+
+/// Someone else holds the claim on `demo` when this run's `write`-th write (its create) is
+/// served, a 409, and has released it by the read that follows.
+fn claim_held_around_the_write(server: &FakeHandle, write: usize) {
+    let held = lease(&now_micro());
+    server.before_write(write, move |store| {
+        store.put(held);
+    });
+    server.after_write(write, |store| {
+        store.delete(CLAIM.group, CLAIM.plural, NAMESPACE, CLAIM.name);
+    });
+}
+
+#[test]
+fn a_claim_that_changes_hands_twice_while_it_is_taken_is_refused() {
+    // Once: the claim is free by the read, and taken on the second try.
+    let server = shop(2, "StepPaused").start();
+    claim_held_around_the_write(&server, 1);
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    assert_eq!(claim_writes(&server)[..2], ["POST /apis/coordination.k8s.io/v1/namespaces/shop/leases"; 2]);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+
+    // Twice: refused, and nothing written but the two tries.
+    let server = shop(2, "StepPaused").start();
+    claim_held_around_the_write(&server, 1);
+    claim_held_around_the_write(&server, 2);
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(3).stderr_has(
+        "error: nothing was written: the claim on Rollout shop/demo changes hands too fast to take it; run again",
+    );
+    assert_eq!(claim_writes(&server), ["POST /apis/coordination.k8s.io/v1/namespaces/shop/leases"; 2]);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert!(claims(&server).is_empty());
+    assert!(!approved_with_its_routing(&server));
+}
+
+#[test]
+fn an_expired_claim_someone_else_takes_over_first_is_refused() {
+    let server = shop(2, "StepPaused").object(lease("2026-01-01T00:00:00.000000Z")).start();
+    // Writes: the create (a 409: the expired claim is there), then its replace. Right before
+    // the replace, someone else takes the claim over.
+    let renewed = now_micro();
+    someone_edits(&server, When::Before(2), CLAIM, move |lease| {
+        lease["spec"]["holderIdentity"] = json!("bob@desktop (pid 7)");
+        lease["spec"]["renewTime"] = json!(renewed);
+    });
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(3).stderr_has(
+        "error: nothing was written: someone else took the expired claim on Rollout shop/demo first; run again",
+    );
+    assert_eq!(
+        claim_writes(&server),
+        [
+            "POST /apis/coordination.k8s.io/v1/namespaces/shop/leases",
+            "PUT /apis/coordination.k8s.io/v1/namespaces/shop/leases/rollout-lua.demo"
+        ]
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    let claim = claims(&server);
+    assert_eq!(claim.len(), 1);
+    assert_eq!(claim[0]["spec"]["holderIdentity"], "bob@desktop (pid 7)", "their claim stays");
+    assert!(!approved_with_its_routing(&server));
 }
 
 #[test]
@@ -593,10 +649,8 @@ fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left()
 fn a_second_writer_between_writes_is_never_overwritten() {
     let server = shop(2, "StepPaused").start();
     // Right after the VirtualService's original is stored (write 2), someone edits its spec.
-    server.after_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
-        });
+    someone_edits(&server, When::After(2), VIRTUAL_SERVICE, |vs| {
+        vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -639,12 +693,10 @@ fn a_lost_write_read_back_with_someone_elses_finalizer_is_kept_and_named() {
     // object from before the run back, wiping both, and said only "rolled back".
     let server = shop(2, "StepPaused").start();
     server.reply_fault(Requests::Writes, 3, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(3, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
-            vs["metadata"]["ownerReferences"] =
-                json!([{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "name": "shop", "uid": "u-app"}]);
-        });
+    someone_edits(&server, When::After(3), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
+        vs["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "name": "shop", "uid": "u-app"}]);
     });
     server.storm(approvals(), Some(1), 403, None);
     Test::new()
@@ -676,10 +728,8 @@ fn a_rollback_puts_the_routing_back_and_keeps_what_someone_else_added_beside_it(
     // back"); made again over the object as it is, the undo of its two writes (routing, then
     // the stored original) puts back only what they changed.
     let server = shop(2, "StepPaused").start();
-    server.after_write(3, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
-        });
+    someone_edits(&server, When::After(3), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
     });
     server.storm(approvals(), Some(1), 403, None);
     Test::new()
@@ -1048,10 +1098,8 @@ fn a_restore_whose_reply_was_lost_before_someone_elses_edit_names_the_object() {
     let server = routed();
     server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::Lost);
     // Writes: the claim, the VirtualService.
-    server.after_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["metadata"]["labels"]["team"] = json!("b");
-        });
+    someone_edits(&server, When::After(2), VIRTUAL_SERVICE, |vs| {
+        vs["metadata"]["labels"]["team"] = json!("b");
     });
     let out = Test::new()
         .kubeconfig(&server)
@@ -1222,10 +1270,8 @@ fn a_one_object_restore_resolves_a_lost_garbled_or_hung_reply() {
 fn restore_from_backup_never_overwrites_a_second_writers_edit() {
     let (server, test, args) = routed_for(OneObject::FromBackup);
     // Between the run's read and its write (the 2nd, after the claim), someone edits the object.
-    server.before_write(2, |store| {
-        store.modify("networking.istio.io", "virtualservices", NAMESPACE, "demo", |vs| {
-            vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
-        });
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
+        vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
     });
     test.run_args(&args)
         .status(3)
@@ -1335,10 +1381,8 @@ fn an_httproute_replace_whose_reply_is_lost_garbled_or_hung_is_resolved() {
 fn an_httproute_edited_between_read_and_write_is_never_overwritten() {
     let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
     // Someone adds a hostname after this run read the route, before its replace is served.
-    server.before_write(2, |store| {
-        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
-            route["spec"]["hostnames"] = json!(["store.example.com"])
-        });
+    someone_edits(&server, When::Before(2), HTTP_ROUTE, |route| {
+        route["spec"]["hostnames"] = json!(["store.example.com"])
     });
     Test::new()
         .kubeconfig(&server)
@@ -1408,10 +1452,8 @@ fn a_lost_replace_then_someone_elses_edit_of_the_httproute_is_named_as_maybe_thi
     // their edit. An HTTPRoute stores no original: the backup is the only record of it.
     let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
     server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
-    server.after_write(2, |store| {
-        store.modify("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store", |route| {
-            route["spec"]["hostnames"] = json!(["store.example.com"])
-        });
+    someone_edits(&server, When::After(2), HTTP_ROUTE, |route| {
+        route["spec"]["hostnames"] = json!(["store.example.com"])
     });
     let test = Test::new().kubeconfig(&server);
     let out = test

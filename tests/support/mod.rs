@@ -486,6 +486,50 @@ pub mod cluster {
         server.controller_writes_status(fake_apiserver::Requests::Matching(writes), status);
     }
 
+    /// An object of namespace `shop` as the fake server stores it: API group, plural, name.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Stored<'a> {
+        pub group: &'a str,
+        pub plural: &'a str,
+        pub name: &'a str,
+    }
+
+    pub const VIRTUAL_SERVICE: Stored =
+        Stored { group: "networking.istio.io", plural: "virtualservices", name: "demo" };
+    pub const DESTINATION_RULE: Stored =
+        Stored { group: "networking.istio.io", plural: "destinationrules", name: "demo" };
+    pub const ROLLOUT: Stored = Stored { group: "rollouts.kruise.io", plural: "rollouts", name: "demo" };
+    pub const HTTP_ROUTE: Stored = Stored { group: "gateway.networking.k8s.io", plural: "httproutes", name: "store" };
+    /// The claim on Rollout `demo`.
+    pub const CLAIM: Stored = Stored { group: "coordination.k8s.io", plural: "leases", name: "rollout-lua.demo" };
+
+    /// When someone else's edit lands, counting the writes from the moment it is armed (1 = the
+    /// next): right before the server handles that write, or right after it, before its reply.
+    #[derive(Clone, Copy, Debug)]
+    pub enum When {
+        Before(usize),
+        After(usize),
+    }
+
+    /// Someone else edits `object` at `when`: `edit` on a copy of it, stored unconditionally
+    /// under a new resourceVersion (see [`fake_apiserver::Store::modify`]). When the object does
+    /// not exist by then, nothing happens.
+    pub fn someone_edits(
+        server: &FakeHandle,
+        when: When,
+        object: Stored,
+        edit: impl FnOnce(&mut Value) + Send + 'static,
+    ) {
+        let (group, plural, name) = (object.group.to_owned(), object.plural.to_owned(), object.name.to_owned());
+        let modify = move |store: &mut fake_apiserver::Store| {
+            store.modify(&group, &plural, NAMESPACE, &name, edit);
+        };
+        match when {
+            When::Before(write) => server.before_write(write, modify),
+            When::After(write) => server.after_write(write, modify),
+        }
+    }
+
     /// The newest backup of VirtualService `demo` that a run of `test` made.
     pub fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
         let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
