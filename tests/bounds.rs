@@ -302,3 +302,50 @@ fn a_reply_that_trickles_in_is_cut_off_at_the_request_timeout() {
     );
     assert!(took < Duration::from_secs(2 + 5), "approve: took {took:?}");
 }
+
+#[test]
+fn a_kubeconfig_is_read_within_a_bound() {
+    // A wrong path, given or listed in KUBECONFIG: refused at the limit, not read to the end.
+    let server = shop(2, "StepPaused").start();
+    let given = Test::new().kubeconfig(&server);
+    let listed = Test::new().env("KUBECONFIG", &format!("{}:/dev/zero", given.path("kubeconfig").display()));
+    for (test, args) in [(&given, &["--kubeconfig", "/dev/zero"][..]), (&listed, &[])] {
+        let (output, took) = timed(test, &[&["approve", "demo", "--yes"], args].concat());
+        output
+            .status(1)
+            .stderr_has(
+                "error: reading the kubeconfig: /dev/zero: the input passes 16 MiB, the limit for a kubeconfig\n",
+            )
+            .stderr_has("tip: point KUBECONFIG or --kubeconfig at a kubeconfig file");
+        assert!(took < Duration::from_secs(15), "took {took:?}");
+    }
+    assert!(server.requests().is_empty(), "nothing sent, so nothing written");
+}
+
+/// A kubeconfig for `server` (in `folder/config`) whose user's token is in the file `token_file`.
+fn token_file_kubeconfig(test: Test, server: &FakeHandle, folder: &str, token_file: &str) -> Test {
+    let kubeconfig =
+        server.kubeconfig(NAMESPACE).replace("    token: fake-token\n", &format!("    tokenFile: {token_file}\n"));
+    test.file(&format!("{folder}/config"), &kubeconfig)
+}
+
+#[test]
+fn a_token_file_is_read_within_a_bound() {
+    let server = shop(2, "StepPaused").start();
+    let test = token_file_kubeconfig(Test::new(), &server, "kube", "/dev/zero");
+    let (output, took) = timed(&test, &["approve", "demo", "--yes", "--kubeconfig", "kube/config"]);
+    output.status(1).stderr_has(
+        "error: reading the kubeconfig's tokenFile: /dev/zero: the input passes 1 MiB, the limit for a file a \
+         kubeconfig names (tokenFile, client-certificate, client-key, certificate-authority)",
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(server.requests().is_empty(), "nothing sent, so nothing written");
+
+    // A token file named relative to the kubeconfig's folder (not to the working one), in a
+    // kubeconfig in UTF-16 (as Windows tools write it): read as kubectl reads them.
+    let test = token_file_kubeconfig(Test::new(), &server, "kube", "token").file("kube/token", "fake-token");
+    let utf16 = std::fs::read_to_string(test.path("kube/config")).unwrap().encode_utf16().collect::<Vec<u16>>();
+    let bytes: Vec<u8> = [0xFEFF].iter().chain(&utf16).flat_map(|unit| unit.to_le_bytes()).collect();
+    std::fs::write(test.path("kube/config"), bytes).unwrap();
+    test.run_args(["status", "demo", "--kubeconfig", "kube/config"]).success();
+}

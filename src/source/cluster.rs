@@ -163,6 +163,7 @@ impl Cluster {
         let kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref())?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+        super::kubeconfig::check_named_files(&kubeconfig, &context)?;
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await

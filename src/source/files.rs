@@ -44,21 +44,36 @@ pub fn read_text(path: &Path, limit: Limit) -> Result<String, Error> {
     if path == Path::new("-") {
         return read_bounded(std::io::stdin().lock(), "<stdin>", limit.bytes, limit);
     }
+    utf8(read_file(path, limit)?, &path.display().to_string())
+}
+
+/// A file's bytes (not stdin's: `-` is a file's name here).
+pub fn read_file(path: &Path, limit: Limit) -> Result<Vec<u8>, Error> {
     // A directory opens, and fails only when read, in the OS's words.
     if path.is_dir() {
         return Err(not_a(path, &path.display().to_string(), limit.input));
     }
     let file = fs::File::open(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-    read_bounded(file, &path.display().to_string(), limit.bytes, limit)
+    read_bounded_bytes(file, &path.display().to_string(), limit.bytes, limit)
 }
 
 /// At most `max` bytes of UTF-8 text: one byte more is an error naming `limit`.
 fn read_bounded(reader: impl Read, source: &str, max: usize, limit: Limit) -> Result<String, Error> {
+    utf8(read_bounded_bytes(reader, source, max, limit)?, source)
+}
+
+/// At most `max` bytes: one byte more is an error naming `limit`.
+fn read_bounded_bytes(reader: impl Read, source: &str, max: usize, limit: Limit) -> Result<Vec<u8>, Error> {
     let mut bytes = Vec::new();
     reader.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| Error::Input(format!("{source}: {e}")))?;
     if bytes.len() > max {
         return Err(over_limit(source, limit));
     }
+    Ok(bytes)
+}
+
+/// `bytes` as UTF-8 text, or an error naming `source` and the first byte that is not.
+pub fn utf8(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
     String::from_utf8(bytes)
         .map_err(|e| Error::Input(format!("{source}: not UTF-8 text (at byte {})", e.utf8_error().valid_up_to())))
 }

@@ -1,11 +1,23 @@
 //! Reading the kubeconfig as kubectl does, with errors that name the file that is wrong, and
-//! the contexts there are when the one asked for cannot be used.
+//! the contexts there are when the one asked for cannot be used. Every file is read with a
+//! bound (a wrong path such as `/dev/zero` would fill the memory): the kubeconfig itself, and
+//! the files its context names, which kube reads whole.
 
+use super::files::{self, Limit};
 use crate::error::Error;
-use kube::config::{Kubeconfig, KubeconfigError};
+use kube::config::{AuthInfo, Kubeconfig, KubeconfigError};
 use std::path::{Path, PathBuf};
 
 const READ_TIP: &str = "tip: point KUBECONFIG or --kubeconfig at a kubeconfig file";
+
+/// A kubeconfig file: one with hundreds of contexts and their certificates inline is a few MB.
+const KUBECONFIG: Limit = Limit { bytes: 16 << 20, input: "a kubeconfig" };
+/// A file a kubeconfig names: a token, a certificate or key is a few KB (a system's whole CA
+/// bundle 0.2 MB).
+const NAMED_FILE: Limit = Limit {
+    bytes: 1 << 20,
+    input: "a file a kubeconfig names (tokenFile, client-certificate, client-key, certificate-authority)",
+};
 
 /// `explicit` (`--kubeconfig`), else the files KUBECONFIG lists, merged as kubectl merges them
 /// (the first to set a value wins), else ~/.kube/config.
@@ -15,7 +27,8 @@ pub fn read(explicit: Option<&Path>) -> Result<Kubeconfig, Error> {
         None => default_paths(),
     };
     paths.iter().try_fold(Kubeconfig::default(), |merged, path| {
-        Kubeconfig::read_from(path).and_then(|next| merged.merge(next)).map_err(|e| read_error(path, e))
+        let next = read_file(path)?;
+        merged.merge(next).map_err(|e| read_error(format!("{}: {e}", path.display())))
     })
 }
 
@@ -30,15 +43,110 @@ fn default_paths() -> Vec<PathBuf> {
     vec![home.join(".kube").join("config")]
 }
 
-/// A kubeconfig file that cannot be read or parsed, named (the parser calls it `<input>`),
-/// with the tip on a line of its own below the parser's snippet.
-fn read_error(path: &Path, error: KubeconfigError) -> Error {
-    let why = match error {
-        // kube's own text quotes the path twice ('"/path"').
-        KubeconfigError::ReadConfig(io, _) => io.to_string(),
-        other => other.to_string().replace("<input>", &path.display().to_string()),
+/// One kubeconfig file, read within `KUBECONFIG`.
+fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
+    let bytes = files::read_file(path, KUBECONFIG).map_err(|e| read_error(e.to_string()))?;
+    parse(bytes, path)
+}
+
+/// A kubeconfig file's bytes, taken as kube's `Kubeconfig::read_from` takes them (it reads the
+/// file whole): UTF-8 or UTF-16 text, every document merged, the relative paths it names made
+/// relative to its folder.
+fn parse(bytes: Vec<u8>, path: &Path) -> Result<Kubeconfig, Error> {
+    let shown = path.display().to_string();
+    let text = decode(bytes, &shown).map_err(|e| read_error(e.to_string()))?;
+    // The parser calls the file `<input>`.
+    let mut kubeconfig = Kubeconfig::from_yaml(&text)
+        .map_err(|e| read_error(format!("{shown}: {}", e.to_string().replace("<input>", &shown))))?;
+    if let Some(folder) = path.parent() {
+        make_paths_absolute(&mut kubeconfig, folder);
+    }
+    Ok(kubeconfig)
+}
+
+/// The text of the kubeconfig `shown`: UTF-8, or UTF-16 after its byte order mark (as kube and
+/// kubectl read it).
+fn decode(bytes: Vec<u8>, shown: &str) -> Result<String, Error> {
+    let utf16 = |bytes: &[u8], unit: fn([u8; 2]) -> u16| {
+        let not_utf16 = |why: &str| Error::Input(format!("{shown}: not UTF-16 text{why}"));
+        if bytes.len() % 2 == 1 {
+            return Err(not_utf16(" (an odd number of bytes)"));
+        }
+        let units: Vec<u16> = bytes.chunks_exact(2).map(|pair| unit([pair[0], pair[1]])).collect();
+        String::from_utf16(&units).map_err(|_| not_utf16(""))
     };
-    Error::Input(format!("reading the kubeconfig: {}: {why}\n  {READ_TIP}", path.display()))
+    match bytes.as_slice() {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => files::utf8(rest.to_vec(), shown),
+        _ => files::utf8(bytes, shown),
+    }
+}
+
+/// The files a kubeconfig names, relative to `folder` (kube's `read_from` and kubectl do the
+/// same): certificates, keys, token files, and an exec plugin's command when it is a path.
+fn make_paths_absolute(kubeconfig: &mut Kubeconfig, folder: &Path) {
+    let absolute = |path: &mut Option<String>| {
+        if let Some(relative) = path.as_deref().filter(|p| Path::new(p).is_relative())
+            && let Some(joined) = folder.join(relative).to_str()
+        {
+            *path = Some(joined.to_string());
+        }
+    };
+    for cluster in kubeconfig.clusters.iter_mut().filter_map(|named| named.cluster.as_mut()) {
+        absolute(&mut cluster.certificate_authority);
+    }
+    for user in kubeconfig.auth_infos.iter_mut().filter_map(|named| named.auth_info.as_mut()) {
+        absolute(&mut user.client_certificate);
+        absolute(&mut user.client_key);
+        absolute(&mut user.token_file);
+        // A bare name (`aws`) is looked up on PATH.
+        if let Some(exec) = user.exec.as_mut().filter(|e| e.command.as_ref().is_some_and(|c| c.contains('/'))) {
+            absolute(&mut exec.command);
+        }
+    }
+}
+
+/// Reads each file that `context`'s cluster and user name, and that kube would read (a file
+/// that its `…-data` field, or another credential kube takes first, does not override), within
+/// `NAMED_FILE`: kube reads them whole, and reads them again itself after this.
+pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), Error> {
+    let Some(context) = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref()) else {
+        // kube says the context is missing.
+        return Ok(());
+    };
+    let cluster = kubeconfig.clusters.iter().find(|c| c.name == context.cluster).and_then(|c| c.cluster.as_ref());
+    let user = context.user.as_ref().and_then(|user| kubeconfig.auth_infos.iter().find(|a| &a.name == user));
+    let user = user.and_then(|u| u.auth_info.as_ref());
+    // kube takes an auth-provider, then a username and password, then a token, before a token file.
+    let token_file_read = |u: &&AuthInfo| {
+        u.auth_provider.is_none() && (u.username.is_none() || u.password.is_none()) && u.token.is_none()
+    };
+    let named = [
+        (
+            "certificate-authority",
+            cluster.filter(|c| c.certificate_authority_data.is_none()).and_then(|c| c.certificate_authority.as_ref()),
+        ),
+        (
+            "client-certificate",
+            user.filter(|u| u.client_certificate_data.is_none()).and_then(|u| u.client_certificate.as_ref()),
+        ),
+        ("client-key", user.filter(|u| u.client_key_data.is_none()).and_then(|u| u.client_key.as_ref())),
+        ("tokenFile", user.filter(token_file_read).and_then(|u| u.token_file.as_ref())),
+    ];
+    for (field, path) in named {
+        if let Some(path) = path {
+            files::read_file(Path::new(path), NAMED_FILE)
+                .map_err(|e| Error::Input(format!("reading the kubeconfig's {field}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// A kubeconfig file that cannot be read or parsed (`why` names it), with the tip on a line of
+/// its own below the parser's snippet.
+fn read_error(why: String) -> Error {
+    Error::Input(format!("reading the kubeconfig: {why}\n  {READ_TIP}"))
 }
 
 /// Why the context `context` (the one asked for, else the kubeconfig's current-context) cannot
@@ -94,10 +202,93 @@ mod tests {
 
     #[test]
     fn a_parse_error_names_the_file_and_puts_the_tip_below_the_snippet() {
-        let parse = Kubeconfig::from_yaml("a: [b").unwrap_err();
-        let error = read_error(Path::new("/home/jane/kc.yaml"), parse).to_string();
+        let error = parse(b"a: [b".to_vec(), Path::new("/home/jane/kc.yaml")).unwrap_err().to_string();
         assert!(error.starts_with("reading the kubeconfig: /home/jane/kc.yaml: failed to parse"), "{error}");
         assert!(error.contains("/home/jane/kc.yaml:1:") && !error.contains("<input>"), "{error}");
         assert!(error.ends_with(&format!("\n  {READ_TIP}")), "{error}");
+    }
+
+    #[test]
+    fn a_kubeconfig_is_utf8_or_utf16_after_its_byte_order_mark() {
+        let text = "kind: Config\n";
+        let utf16 = |unit: fn(u16) -> [u8; 2], bom: [u8; 2]| {
+            bom.into_iter().chain(text.encode_utf16().flat_map(unit)).collect::<Vec<u8>>()
+        };
+        let decode = |bytes: Vec<u8>| decode(bytes, "kc").map_err(|e| e.to_string());
+        assert_eq!(decode(text.into()).unwrap(), text);
+        assert_eq!(decode([&[0xEF, 0xBB, 0xBF], text.as_bytes()].concat()).unwrap(), text);
+        assert_eq!(decode(utf16(u16::to_le_bytes, [0xFF, 0xFE])).unwrap(), text);
+        assert_eq!(decode(utf16(u16::to_be_bytes, [0xFE, 0xFF])).unwrap(), text);
+        assert_eq!(decode(vec![0xFF, 0xFE, b'k']).unwrap_err(), "kc: not UTF-16 text (an odd number of bytes)");
+        assert_eq!(decode(vec![0xFF, 0xFE, 0x00, 0xD8]).unwrap_err(), "kc: not UTF-16 text");
+        assert_eq!(decode(b"kind: \xff".to_vec()).unwrap_err(), "kc: not UTF-8 text (at byte 6)");
+        let error = parse(b"a: \xff".to_vec(), Path::new("kc")).unwrap_err().to_string();
+        assert_eq!(error, format!("reading the kubeconfig: kc: not UTF-8 text (at byte 3)\n  {READ_TIP}"));
+    }
+
+    #[test]
+    fn the_files_a_kubeconfig_names_are_relative_to_its_folder() {
+        let text = "clusters:\n- name: c\n  cluster: {server: 'https://k', certificate-authority: ca.pem}\n\
+                    users:\n- name: u\n  user:\n    client-certificate: certs/u.pem\n    client-key: /abs/u.key\n\
+                    \x20   tokenFile: token\n    exec: {command: ./bin/plugin, apiVersion: v1}\n\
+                    - name: v\n  user:\n    exec: {command: aws, apiVersion: v1}\n";
+        let kubeconfig = parse(text.into(), Path::new("/home/jane/.kube/config")).unwrap();
+        let cluster = kubeconfig.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(cluster.certificate_authority.as_deref(), Some("/home/jane/.kube/ca.pem"));
+        let user = kubeconfig.auth_infos[0].auth_info.as_ref().unwrap();
+        assert_eq!(user.client_certificate.as_deref(), Some("/home/jane/.kube/certs/u.pem"));
+        assert_eq!(user.client_key.as_deref(), Some("/abs/u.key"));
+        assert_eq!(user.token_file.as_deref(), Some("/home/jane/.kube/token"));
+        assert_eq!(user.exec.as_ref().unwrap().command.as_deref(), Some("/home/jane/.kube/./bin/plugin"));
+        // A command without a folder is looked up on PATH.
+        let other = kubeconfig.auth_infos[1].auth_info.as_ref().unwrap();
+        assert_eq!(other.exec.as_ref().unwrap().command.as_deref(), Some("aws"));
+    }
+
+    /// A kubeconfig whose context `ctx` uses `user`, and whose context `other` names /dev/zero as
+    /// its cluster's certificate-authority and its user's tokenFile.
+    fn with_user(user: &str) -> Kubeconfig {
+        let text = format!(
+            "current-context: ctx\ncontexts:\n- name: ctx\n  context: {{cluster: c, user: u}}\n\
+             - name: other\n  context: {{cluster: zero, user: zero}}\n\
+             clusters:\n- name: c\n  cluster: {{server: 'https://k'}}\n\
+             - name: zero\n  cluster: {{server: 'https://k', certificate-authority: /dev/zero}}\n\
+             users:\n- name: u\n  user: {user}\n- name: zero\n  user: {{tokenFile: /dev/zero}}\n"
+        );
+        Kubeconfig::from_yaml(&text).unwrap()
+    }
+
+    #[test]
+    fn the_files_of_the_context_are_read_within_a_bound() {
+        for (field, user) in [
+            ("tokenFile", "{tokenFile: /dev/zero}"),
+            ("client-certificate", "{client-certificate: /dev/zero, client-key: /dev/null}"),
+            ("client-key", "{client-certificate: /dev/null, client-key: /dev/zero}"),
+        ] {
+            let error = check_named_files(&with_user(user), "ctx").unwrap_err().to_string();
+            assert_eq!(
+                error,
+                format!(
+                    "reading the kubeconfig's {field}: /dev/zero: the input passes 1 MiB, the limit for {}",
+                    NAMED_FILE.input
+                )
+            );
+        }
+        let error = check_named_files(&with_user("{}"), "other").unwrap_err().to_string();
+        assert!(error.starts_with("reading the kubeconfig's certificate-authority: /dev/zero: the input passes 1 MiB"));
+        let error = check_named_files(&with_user("{tokenFile: /nonexistent/token}"), "ctx").unwrap_err().to_string();
+        assert!(error.starts_with("reading the kubeconfig's tokenFile: /nonexistent/token: No such file"), "{error}");
+    }
+
+    #[test]
+    fn only_the_files_kube_reads_are_read() {
+        // Another context's files, a file that data or a token overrides, a missing context.
+        assert!(check_named_files(&with_user("{token: t, tokenFile: /dev/zero}"), "ctx").is_ok());
+        let basic = "{username: u, password: p, tokenFile: /dev/zero}";
+        assert!(check_named_files(&with_user(basic), "ctx").is_ok());
+        let data = "{client-certificate-data: Q0VSVA==, client-certificate: /dev/zero, client-key-data: S0VZ, client-key: /dev/zero}";
+        assert!(check_named_files(&with_user(data), "ctx").is_ok());
+        assert!(check_named_files(&with_user("{}"), "ctx").is_ok());
+        assert!(check_named_files(&with_user("{}"), "missing").is_ok());
     }
 }
