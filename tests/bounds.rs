@@ -349,3 +349,31 @@ fn a_token_file_is_read_within_a_bound() {
     std::fs::write(test.path("kube/config"), bytes).unwrap();
     test.run_args(["status", "demo", "--kubeconfig", "kube/config"]).success();
 }
+
+/// The limit of an exec credential plugin's output.
+const MAX_PLUGIN_OUTPUT: usize = 1 << 20;
+
+#[test]
+fn an_exec_credential_plugin_that_prints_too_much_is_stopped() {
+    let server = shop(2, "StepPaused").start();
+    for script in ["exec cat /dev/zero", &format!("head -c {} /dev/zero", MAX_PLUGIN_OUTPUT + 1)] {
+        let test = plugin(Test::new(), script);
+        let command = test.path("plugin.sh").display().to_string();
+        let test = exec_kubeconfig(test, &server, &command);
+        let (output, took) = timed(&test, &["approve", "demo", "--yes"]);
+        output.status(1).stderr_has(&format!(
+            "error: the exec credential plugin {command:?} (users[].user.exec in the kubeconfig) printed more than 1 MiB \
+             (the limit of its output; an ExecCredential is a few KB)"
+        ));
+        // Well within its time limit (60s).
+        assert!(took < Duration::from_secs(15), "{script}: took {took:?}");
+    }
+    assert!(server.requests().is_empty(), "nothing sent, so nothing written");
+    // An ExecCredential padded to the limit is read.
+    let credential =
+        r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}"#;
+    let padding = MAX_PLUGIN_OUTPUT - credential.len();
+    let test = plugin(Test::new(), &format!("printf '%s' '{credential}'; head -c {padding} /dev/zero | tr '\\0' ' '"));
+    let command = test.path("plugin.sh").display().to_string();
+    exec_kubeconfig(test, &server, &command).run_args(["plan", "demo"]).success();
+}

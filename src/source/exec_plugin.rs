@@ -26,6 +26,10 @@ use tower::{BoxError, Layer, Service, ServiceExt};
 /// it is still good.
 const REFRESH_BEFORE: Duration = Duration::from_secs(10);
 
+/// The most a plugin may print: an ExecCredential is a few KB, a client certificate and key
+/// included.
+const MAX_OUTPUT: usize = 1 << 20;
+
 /// What a plugin proves who we are with.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Credential {
@@ -68,21 +72,37 @@ pub fn run(exec: &ExecConfig, limit: Option<Duration>) -> Result<Credential, Err
         let hint = exec.install_hint.as_deref().map(|h| format!("\n{}", h.trim_end())).unwrap_or_default();
         Error::Input(format!("cannot run {named}: {e}{hint}"))
     })?;
-    // Read its output on a thread, so that a plugin filling the pipe cannot block the wait.
+    // Read its output on a thread, so that a plugin filling the pipe cannot block the wait. One
+    // byte more than the limit tells that it was passed; the pipe is then closed.
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let (sender, output) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut text = Vec::new();
-        let _ = sender.send(stdout.read_to_end(&mut text).map(|_| text));
+        let _ = sender.send((&mut stdout).take(MAX_OUTPUT as u64 + 1).read_to_end(&mut text).map(|_| text));
     });
+    let too_much = |stopped: &str| {
+        Error::Input(format!(
+            "{named} printed more than {} MiB (the limit of its output; an ExecCredential is a few KB){stopped}",
+            MAX_OUTPUT >> 20
+        ))
+    };
+    let passes_limit = |read: &std::io::Result<Vec<u8>>| read.as_ref().is_ok_and(|text| text.len() > MAX_OUTPUT);
     let deadline = limit.map(|limit| Instant::now() + limit);
+    let mut read = None;
     let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| Error::Input(format!("waiting for {named}: {e}")))? {
+        let exited = child.try_wait().map_err(|e| Error::Input(format!("waiting for {named}: {e}")))?;
+        // Looked at after the exit: a plugin that the closed pipe stopped exits only after its
+        // output was sent here.
+        read = read.or_else(|| output.try_recv().ok());
+        if read.as_ref().is_some_and(passes_limit) {
+            stop(&mut child);
+            return Err(too_much(" and was stopped"));
+        }
+        if let Some(status) = exited {
             break status;
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            let _ = child.kill();
-            let _ = child.wait();
+            stop(&mut child);
             let limit = crate::time::human(limit.unwrap_or_default());
             return Err(Error::Input(format!(
                 "{named} did not finish within {limit} and was stopped (the limit is --request-timeout's, \
@@ -95,11 +115,22 @@ pub fn run(exec: &ExecConfig, limit: Option<Duration>) -> Result<Credential, Err
         return Err(Error::Input(format!("{named} failed ({status})")));
     }
     // The plugin has exited: its output is complete unless a child of it holds the pipe.
-    let stdout = output
-        .recv_timeout(Duration::from_secs(1))
-        .map_err(|_| Error::Input(format!("{named} exited, but its output did not end")))?
-        .map_err(|e| Error::Input(format!("reading the output of {named}: {e}")))?;
+    let read = match read {
+        Some(read) => read,
+        None => output
+            .recv_timeout(Duration::from_secs(1))
+            .map_err(|_| Error::Input(format!("{named} exited, but its output did not end")))?,
+    };
+    if passes_limit(&read) {
+        return Err(too_much(""));
+    }
+    let stdout = read.map_err(|e| Error::Input(format!("reading the output of {named}: {e}")))?;
     credential(&stdout).map_err(|e| Error::Input(format!("{named}: {e}")))
+}
+
+fn stop(child: &mut std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A token from the plugin, for every request; the plugin runs again when it is about to expire
