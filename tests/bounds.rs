@@ -1,6 +1,8 @@
 //! Bounded waits against a misbehaving API server: hung reads, a server that never answers,
 //! 503/429 storms, exec credential plugins that hang or are missing, `status -w --timeout`
-//! while a request hangs. (Writes under faults are tested with the writer.)
+//! while a request hangs; and bounded reads of what is not a file of the command line: the
+//! kubeconfig and the files it names, an exec credential plugin's output, a reply of the API
+//! server. (Writes under faults are tested with the writer.)
 
 use crate::support::Test;
 use crate::support::cluster::*;
@@ -376,4 +378,36 @@ fn an_exec_credential_plugin_that_prints_too_much_is_stopped() {
     let test = plugin(Test::new(), &format!("printf '%s' '{credential}'; head -c {padding} /dev/zero | tr '\\0' ' '"));
     let command = test.path("plugin.sh").display().to_string();
     exec_kubeconfig(test, &server, &command).run_args(["plan", "demo"]).success();
+}
+
+/// The limit of one reply from the API server, and a reply just past it.
+const MAX_REPLY: u64 = 256 << 20;
+const PAST_THE_REPLY_LIMIT: u64 = MAX_REPLY + (1 << 20);
+
+#[test]
+fn an_api_reply_past_its_size_limit_is_cut_off() {
+    // An endless reply is cut at the limit, chunked (no length said) or not.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let list = Requests::Matching(Rule::new(["list"]).resources(["rollouts"]));
+    let cases = [
+        (rollout_reads(), false, &["approve", "demo", "--yes"][..], "reading rollouts.rollouts.kruise.io shop/demo"),
+        (list, true, &["status"], "listing rollouts.rollouts.kruise.io in shop"),
+    ];
+    for (requests, content_length, args, request) in cases {
+        let oversized = ReplyFault::Oversized { bytes: PAST_THE_REPLY_LIMIT, content_length };
+        server.reply_fault(requests, 1, Stage::BeforeStore, oversized);
+        let (output, took) = timed(&test, args);
+        output.status(1).stderr_has(&format!(
+            "error: {request} at http://127.0.0.1:{}/: the reply passed 256 MiB, the limit of one reply (an object is \
+             at most 1.5 MiB; only a list of very many objects comes near it)",
+            server.address().port()
+        ));
+        // Loose: the machine is shared and busy, and 256 MiB are read first.
+        assert!(took < Duration::from_secs(60), "{args:?}: took {took:?}");
+        server.clear_faults();
+    }
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "nothing written");
+    assert!(routing_writes(&server).is_empty(), "nothing written");
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
 }

@@ -10,6 +10,7 @@ use crate::error::{ApiFailure, Error};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use http_body_util::{LengthLimitError, Limited};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
@@ -40,6 +41,11 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The time limit of an exec credential plugin when `--request-timeout` is not given: some
 /// plugins log in interactively (a browser, a code to type).
 pub const DEFAULT_EXEC_PLUGIN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The most one reply may hold (its body, as read). An object is at most 1.5 MiB (etcd's limit),
+/// so only a LIST of very many objects comes near it; a server or proxy that sends without end
+/// is cut off here instead of filling the memory.
+pub const MAX_REPLY: usize = 256 << 20;
 
 /// From how many objects of one resource reading them is one LIST rather than a GET each.
 const LIST_FROM: usize = 4;
@@ -219,6 +225,11 @@ impl Cluster {
             .map_err(connecting)?
             // Innermost, so that each retry of a busy server's refusal gets its own deadline.
             .with_layer(&DeadlineLayer(request_limit))
+            // Each reply's body is cut off past MAX_REPLY, counted as it is read (a chunked
+            // reply says no length up front).
+            .with_layer(&MapResponseLayer::new(|response: http::Response<_>| {
+                response.map(|body| Limited::new(body, MAX_REPLY))
+            }))
             .with_layer(&MapResponseLayer::new(noting_the_date))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
             // A token from an exec plugin is put on each request here, and renewed as it expires.
@@ -529,6 +540,15 @@ impl Cluster {
                 };
                 return Error::Api { doing: doing.to_string(), failure };
             }
+            other if caused_by::<LengthLimitError>(&other, |_| true) => ApiFailure {
+                code: None,
+                reason: "reply too large".into(),
+                message: format!(
+                    "the reply passed {} MiB, the limit of one reply (an object is at most 1.5 MiB; only a list \
+                     of very many objects comes near it)",
+                    MAX_REPLY >> 20
+                ),
+            },
             other if timed_out(&other) => {
                 let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
                 ApiFailure {
@@ -585,9 +605,14 @@ fn exec_plugin_to_run(auth: &mut kube::config::AuthInfo) -> Option<kube::config:
 
 /// Whether a request failed for lack of an answer in time (connecting, sending or waiting).
 fn timed_out(error: &kube::Error) -> bool {
+    caused_by::<std::io::Error>(error, |e| e.kind() == std::io::ErrorKind::TimedOut)
+}
+
+/// Whether `error` or one of its causes is an `E` that `matches`.
+fn caused_by<E: std::error::Error + 'static>(error: &kube::Error, matches: impl Fn(&E) -> bool) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(cause) = source {
-        if cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::TimedOut) {
+        if cause.downcast_ref::<E>().is_some_and(&matches) {
             return true;
         }
         source = cause.source();
@@ -707,6 +732,18 @@ mod tests {
         let found = pick(list, &resource("networking.istio.io", "VirtualService", "virtualservices"), &["vs", "x"]);
         assert_eq!(found, [Some(item), None]);
         assert_eq!(pick(json!({"kind": "Status"}), &resource("", "Service", "services"), &["a"]), [None]);
+    }
+
+    #[tokio::test]
+    async fn a_reply_past_its_size_limit_is_told_apart_from_one_that_timed_out() {
+        use http_body_util::{BodyExt, Full};
+        let read = |bytes: &'static [u8]| Limited::new(Full::new(bytes::Bytes::from_static(bytes)), 3).collect();
+        assert!(read(b"abc").await.is_ok());
+        let too_large = kube::Error::Service(read(b"abcd").await.unwrap_err());
+        assert!(caused_by::<LengthLimitError>(&too_large, |_| true) && !timed_out(&too_large));
+        let late = std::io::Error::new(std::io::ErrorKind::TimedOut, "the request's time limit passed");
+        let late = kube::Error::Service(Box::new(late));
+        assert!(timed_out(&late) && !caused_by::<LengthLimitError>(&late, |_| true));
     }
 
     #[test]

@@ -60,6 +60,11 @@ pub enum ReplyFault {
     /// (spaces only: not JSON): each byte comes in time, the reply only after a minute (a slow
     /// proxy, or a server stuck mid-reply). Ends sooner when the client gives up.
     Drip,
+    /// `200 OK` and a body of `bytes` bytes in all, `{` then spaces (not JSON), as fast as the
+    /// client reads it: a server or proxy gone wrong, for the client's bound on a reply. With
+    /// `content_length` it says its length up front; else it is chunked, saying nothing. Ends
+    /// sooner when the client hangs up.
+    Oversized { bytes: u64, content_length: bool },
 }
 
 /// How often a dripping reply ([`ReplyFault::Drip`]) sends a byte.

@@ -34,8 +34,9 @@
 //! that a [`Requests`] selects (all, writes, or those a [`Rule`] matches), and apply before
 //! the request is served or after it (a write stored, its outcome unknown to the client):
 //! - [`FakeHandle::reply_fault`]: the reply lost (connection closed), garbled (a 200 with
-//!   truncated JSON), never sent, or dripping (a 200 whose body comes a byte at a time for a
-//!   minute) ([`ReplyFault`]); [`FakeHandle::hang_all`]: a server that never answers again;
+//!   truncated JSON), never sent, dripping (a 200 whose body comes a byte at a time for a
+//!   minute) or oversized (a 200 whose body of a given size comes as fast as it is read,
+//!   chunked or with its length) ([`ReplyFault`]); [`FakeHandle::hang_all`]: a server that never answers again;
 //! - [`FakeHandle::storm`]: 429/503 with `Retry-After` for the next N requests or until
 //!   [`FakeHandle::clear_faults`]; `fail_next_writes`, `fail_request`, `conflict_next_writes`;
 //! - [`FakeHandle::pause`]: hold a request until the test releases it, and wait until it is

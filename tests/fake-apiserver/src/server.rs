@@ -82,6 +82,11 @@ enum Delivery {
     NeverSent,
     /// `200 OK` and a body that takes a minute.
     Drip,
+    /// `200 OK` and a body of this many bytes, chunked unless its length is given.
+    Oversized {
+        bytes: u64,
+        content_length: bool,
+    },
 }
 
 /// A response body: a whole reply, or a watch's stream of events.
@@ -117,7 +122,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
     }
     let status = match &delivery {
         Delivery::Reply(reply) => Some(reply.status),
-        Delivery::Drip => Some(200),
+        Delivery::Drip | Delivery::Oversized { .. } => Some(200),
         Delivery::Lost | Delivery::NeverSent => None,
     };
     let entry = log_entry(request, status, started, shared.started.elapsed());
@@ -133,6 +138,7 @@ async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response
         Delivery::Lost => Err(DropConnection),
         Delivery::NeverSent => std::future::pending().await,
         Delivery::Drip => Ok(drip()),
+        Delivery::Oversized { bytes, content_length } => Ok(oversized(bytes, content_length)),
     }
 }
 
@@ -178,7 +184,7 @@ fn watch_response(shared: Arc<Shared>, reply: Reply, watch: Watch) -> Response<B
     response
 }
 
-/// The body of a watch or of a dripping reply: what its task sends, an error cutting the
+/// The body of a watch, of a dripping or of an oversized reply: what its task sends, an error cutting the
 /// connection.
 struct WatchBody(mpsc::Receiver<io::Result<Bytes>>);
 
@@ -203,6 +209,31 @@ fn drip() -> Response<Body> {
     });
     let mut response = Response::new(WatchBody(receiver).boxed());
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A reply whose body is `{` and then spaces, `bytes` bytes in all, sent as fast as the client
+/// reads it (or until it hangs up); chunked unless `content_length`.
+fn oversized(bytes: u64, content_length: bool) -> Response<Body> {
+    static SPACES: [u8; 1 << 16] = [b' '; 1 << 16];
+    let (sender, receiver) = mpsc::channel(4);
+    tokio::spawn(async move {
+        let mut left = bytes;
+        let mut chunk = Bytes::from_static(b"{");
+        while left > 0 {
+            chunk.truncate(left.min(chunk.len() as u64) as usize);
+            left -= chunk.len() as u64;
+            if sender.send(Ok(chunk)).await.is_err() {
+                return;
+            }
+            chunk = Bytes::from_static(&SPACES);
+        }
+    });
+    let mut response = Response::new(WatchBody(receiver).boxed());
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if content_length {
+        response.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(bytes));
+    }
     response
 }
 
@@ -231,6 +262,9 @@ async fn inject(
             Effect::Reply(ReplyFault::NeverSent) => Delivery::NeverSent,
             Effect::Reply(ReplyFault::Garbled) => Delivery::Reply(garbled(reply)),
             Effect::Reply(ReplyFault::Drip) => Delivery::Drip,
+            Effect::Reply(ReplyFault::Oversized { bytes, content_length }) => {
+                Delivery::Oversized { bytes, content_length }
+            }
         });
     }
     None

@@ -104,6 +104,45 @@ fn a_dripping_reply_sends_a_byte_at_a_time_for_a_minute() {
 }
 
 #[test]
+fn an_oversized_reply_sends_its_size_chunked_or_with_its_length() {
+    let server = kruise();
+    let size = 200_000;
+    let body_of = |body: &Value| body.as_str().expect("not JSON").to_string();
+    let expected = format!("{{{}", " ".repeat(size - 1));
+
+    server.reply_fault(
+        Requests::All,
+        1,
+        Stage::BeforeStore,
+        ReplyFault::Oversized { bytes: size as u64, content_length: true },
+    );
+    let reply = get(&server, &demo_path());
+    assert_eq!((reply.status, reply.header("content-length")), (200, Some("200000")));
+    assert!(body_of(&reply.body) == expected, "{} bytes", body_of(&reply.body).len());
+
+    server.reply_fault(
+        Requests::All,
+        1,
+        Stage::BeforeStore,
+        ReplyFault::Oversized { bytes: size as u64, content_length: false },
+    );
+    let reply = get(&server, &demo_path());
+    assert_eq!((reply.header("content-length"), reply.header("transfer-encoding")), (None, Some("chunked")));
+    // Each chunk: its size in hex, CRLF, its bytes, CRLF; a chunk of size 0 ends the body.
+    let (mut chunked, mut body) = (body_of(&reply.body), String::new());
+    loop {
+        let (size, rest) = chunked.split_once("\r\n").expect("a chunk's size");
+        let size = usize::from_str_radix(size, 16).unwrap();
+        if size == 0 {
+            break;
+        }
+        body.push_str(&rest[..size]);
+        chunked = rest[size + 2..].to_string();
+    }
+    assert!(body == expected, "{} bytes", body.len());
+}
+
+#[test]
 fn hang_all_withholds_every_reply_until_cleared() {
     let server = kruise();
     server.hang_all();
