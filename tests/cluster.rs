@@ -5,6 +5,7 @@ use crate::support::cluster::*;
 use crate::support::{Test, terminal_available};
 use fake_apiserver::{ReplyFault, Requests, Rule, Stage};
 use serde_json::json;
+use std::time::Duration;
 
 const STORED: &str =
     r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]},"labels":{"app":"demo"}}"#;
@@ -557,6 +558,25 @@ fn restore_a_single_ref_and_from_a_backup() {
         .stdout_has("restored from");
     assert_eq!(vs(&server)["spec"], routed["spec"]);
     assert_eq!(vs(&server)["metadata"]["annotations"], routed["metadata"]["annotations"]);
+}
+
+#[test]
+fn restore_from_a_backup_that_never_comes_ends_on_sigterm() {
+    // A regression: the backup (`<(cmd)`, a FIFO, a stalled mount) was read after the signal
+    // handlers were installed, on the runtime's one thread, so nothing could stop the run.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    match std::process::Command::new("mkfifo").arg(test.path("backup.yaml")).status() {
+        Ok(status) if status.success() => {}
+        _ => return crate::support::skip("mkfifo could not make a FIFO"),
+    }
+    let running = test.spawn(&["restore", "--from-backup", "backup.yaml", "--yes"]);
+    // Opening the FIFO's other end returns once the run has opened it to read: it is waiting.
+    let _writer = std::fs::OpenOptions::new().write(true).open(test.path("backup.yaml")).unwrap();
+    running.signal("TERM");
+    let out = running.finish_within(Duration::from_secs(10));
+    assert_eq!(out.status, -1, "ended by the signal, as any command that is reading: {}", out.stderr);
+    assert_eq!(writes(&server), Vec::<String>::new());
 }
 
 #[test]
