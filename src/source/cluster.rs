@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+use tokio::sync::OnceCell;
 use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
 use tower::util::MapResponseLayer;
@@ -83,10 +84,14 @@ pub struct Cluster {
     /// The time limit of one request (for messages); `None` for none.
     request_limit: Option<Duration>,
     discovery_dir: Option<PathBuf>,
-    /// Discovery already read in this run, by `group/version`.
-    discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
+    /// Discovery read (or being read) in this run, by `group/version`: the Rollouts that `status`
+    /// reads at once wait for one request for their workloads' group, not one each.
+    discovered: Arc<Mutex<HashMap<String, Discovered>>>,
     clock: ServerClock,
 }
+
+/// A group/version's resources (`None`: not served), once read.
+type Discovered = Arc<OnceCell<Option<Vec<Resource>>>>;
 
 /// The API server's clock, from the `Date` header of its latest reply and the time passed since
 /// (on this host's monotonic clock): times compared with what other hosts wrote (a claim's
@@ -247,12 +252,14 @@ impl Cluster {
     /// API server does not serve that version.
     pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
         let api_version = api_version(group, version);
-        if !refresh && let Some(known) = self.discovered.lock().expect("not poisoned").get(&api_version) {
-            return Ok(known.clone());
+        if refresh {
+            let found = self.discover(group, version, &api_version, true).await?;
+            let known = Arc::new(OnceCell::new_with(Some(found.clone())));
+            self.discovered.lock().expect("not poisoned").insert(api_version, known);
+            return Ok(found);
         }
-        let found = self.discover(group, version, &api_version, refresh).await?;
-        self.discovered.lock().expect("not poisoned").insert(api_version, found.clone());
-        Ok(found)
+        let known = Arc::clone(self.discovered.lock().expect("not poisoned").entry(api_version.clone()).or_default());
+        known.get_or_try_init(|| self.discover(group, version, &api_version, false)).await.cloned()
     }
 
     async fn discover(
