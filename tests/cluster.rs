@@ -1019,6 +1019,19 @@ fn discovery_is_targeted_and_cached() {
 }
 
 #[test]
+fn refused_credentials_are_said_as_kubectl_says_them_with_what_to_do() {
+    // The kubeconfig's static token is none the server handed out: every request gets 401.
+    let server = shop(2, "StepPaused").expiring_tokens(Duration::from_secs(60)).start();
+    let refused = "you must be logged in to the server: it refused the credentials of context fake; log in again or renew them (401 Unauthorized)\n";
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"])
+        .status(1)
+        .stderr_has(&format!("error: discovering rollouts.kruise.io/v1beta1: {refused}"));
+    test.run_args(["approve", "demo", "--yes"]).status(1).stderr_has(refused);
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn connection_flags_work_like_kubectl() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
