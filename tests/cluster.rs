@@ -5,6 +5,7 @@ use crate::support::cluster::*;
 use crate::support::{Test, terminal_available};
 use fake_apiserver::{ReplyFault, Requests, Rule, Stage};
 use serde_json::json;
+use std::time::Duration;
 
 const STORED: &str =
     r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]},"labels":{"app":"demo"}}"#;
@@ -560,6 +561,25 @@ fn restore_a_single_ref_and_from_a_backup() {
 }
 
 #[test]
+fn restore_from_a_backup_that_never_comes_ends_on_sigterm() {
+    // A regression: the backup (`<(cmd)`, a FIFO, a stalled mount) was read after the signal
+    // handlers were installed, on the runtime's one thread, so nothing could stop the run.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    match std::process::Command::new("mkfifo").arg(test.path("backup.yaml")).status() {
+        Ok(status) if status.success() => {}
+        _ => return crate::support::skip("mkfifo could not make a FIFO"),
+    }
+    let running = test.spawn(&["restore", "--from-backup", "backup.yaml", "--yes"]);
+    // Opening the FIFO's other end returns once the run has opened it to read: it is waiting.
+    let _writer = std::fs::OpenOptions::new().write(true).open(test.path("backup.yaml")).unwrap();
+    running.signal("TERM");
+    let out = running.finish_within(Duration::from_secs(10));
+    assert_eq!(out.status, -1, "ended by the signal, as any command that is reading: {}", out.stderr);
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn restore_a_single_ref_goes_through_the_groups_preferred_version() {
     // As kubectl resolves `KIND.GROUP`: the version discovery prefers, not the newest served.
     let server = shop(2, "StepPaused").preferred_version("networking.istio.io", "v1alpha3").start();
@@ -996,6 +1016,19 @@ fn discovery_is_targeted_and_cached() {
         "the Rollout, then its objects: {:?}",
         server.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
     );
+}
+
+#[test]
+fn refused_credentials_are_said_as_kubectl_says_them_with_what_to_do() {
+    // The kubeconfig's static token is none the server handed out: every request gets 401.
+    let server = shop(2, "StepPaused").expiring_tokens(Duration::from_secs(60)).start();
+    let refused = "you must be logged in to the server: it refused the credentials of context fake; log in again or renew them (401 Unauthorized)\n";
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"])
+        .status(1)
+        .stderr_has(&format!("error: discovering rollouts.kruise.io/v1beta1: {refused}"));
+    test.run_args(["approve", "demo", "--yes"]).status(1).stderr_has(refused);
+    assert_eq!(writes(&server), Vec::<String>::new());
 }
 
 #[test]

@@ -53,7 +53,13 @@ fn external_diff_programs_are_run_as_kubectl_diff_runs_them() {
         out.stdout
     );
     assert!(out.stdout.contains("+  - match:"), "{}", out.stdout);
-    plan().env("KUBECTL_EXTERNAL_DIFF", "sh -c 'exit 3'").run().status(1).stderr_has("KUBECTL_EXTERNAL_DIFF");
+    // Its words in the error, from stdout when it wrote none to stderr.
+    plan()
+        .file("mydiff", "echo 'usage: mydiff A B'; exit 3\n")
+        .env("KUBECTL_EXTERNAL_DIFF", "sh mydiff")
+        .run()
+        .status(1)
+        .stderr_has("KUBECTL_EXTERNAL_DIFF (sh mydiff) failed (exit 3): usage: mydiff A B\n");
     plan().env("KUBECTL_EXTERNAL_DIFF", "false").run().success();
 }
 

@@ -175,6 +175,17 @@ fn demo_and_solo(step: i64, state: &str, solo_rollout: Value) -> fake_apiserver:
     shop(step, state).object(solo(solo_rollout)).object(solo(virtual_service())).object(solo(destination_rule()))
 }
 
+#[test]
+fn rollouts_read_at_once_share_one_discovery_of_their_workloads_group() {
+    // A regression: on a cold cache each Rollout's workload sent its own GET /apis/apps/v1 (one
+    // per Rollout, a burst of identical requests on a big namespace).
+    let server = demo_and_solo(2, "StepPaused", rollout(1, "StepPaused")).latency(Duration::from_millis(100)).start();
+    Test::new().kubeconfig(&server).run_args(["status"]).success();
+    let asked: Vec<String> =
+        server.requests().into_iter().filter(|r| r.path == "/apis/apps/v1").map(|r| r.path).collect();
+    assert_eq!(asked, ["/apis/apps/v1"]);
+}
+
 /// The writes an approval makes on a fresh server, for placing a fault on one of them.
 /// Every write of a run of `args` up to the release of its claims: the claims, the objects, the
 /// approvals (a position in it is a position for `before_write`).

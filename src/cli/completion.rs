@@ -234,14 +234,14 @@ fn analyse(words: &[String]) -> (Want, ConnectionArgs) {
     let want = if let Some(arg) = pending {
         Want { kind: value_kind(arg, &positionals, current), prefix: current.to_string() }
     } else if only_positionals {
-        Want { kind: positional_kind(command, &positionals, current), prefix: current.to_string() }
+        Want { kind: positional_kind(command, &positionals, &seen, current), prefix: current.to_string() }
     } else if let Some((arg, value)) = flag_with_value(command, current) {
         let kind = if takes_value(arg) { value_kind(arg, &positionals, value) } else { Kind::nothing() };
         Want { kind, prefix: value.to_string() }
     } else if current.starts_with('-') {
         Want { kind: flags(command, &seen), prefix: current.to_string() }
     } else {
-        Want { kind: positional_kind(command, &positionals, current), prefix: current.to_string() }
+        Want { kind: positional_kind(command, &positionals, &seen, current), prefix: current.to_string() }
     };
     (want, connection)
 }
@@ -306,7 +306,7 @@ fn flags(command: &Command, seen: &[&str]) -> Kind {
 }
 
 /// The next positional argument: a subcommand name, or the command's positional at that index.
-fn positional_kind(command: &Command, positionals: &[&str], current: &str) -> Kind {
+fn positional_kind(command: &Command, positionals: &[&str], seen: &[&str], current: &str) -> Kind {
     if command.has_subcommands() {
         let subcommands = command
             .get_subcommands()
@@ -320,6 +320,14 @@ fn positional_kind(command: &Command, positionals: &[&str], current: &str) -> Ki
     while let Some(arg) = args.next() {
         let multiple = matches!(arg.get_action(), ArgAction::Append);
         if index == positionals.len() || (multiple && args.peek().is_none()) {
+            // `status -A`, `-l`: a flag given rules the argument out (clap keeps a conflict on
+            // the side that declares it).
+            let given = command.get_arguments().filter(|a| seen.contains(&a.get_id().as_str()));
+            let conflict =
+                |a: &Arg, b: &Arg| command.get_arg_conflicts_with(a).iter().any(|c| c.get_id() == b.get_id());
+            if given.into_iter().any(|flag| conflict(flag, arg) || conflict(arg, flag)) {
+                return Kind::nothing();
+            }
             return value_kind(arg, positionals, current);
         }
         index += 1;
@@ -526,6 +534,10 @@ mod tests {
             .kind,
             Kind::Rollouts { given: vec!["a".into(), "b".into(), "c".into()] }
         );
+        // A flag that rules Rollout names out: none offered.
+        assert_eq!(want(&["status", "-A", ""]).0.kind, Kind::nothing());
+        assert_eq!(want(&["approve", "-l", "app=x", ""]).0.kind, Kind::nothing());
+        assert_eq!(want(&["status", "-n", "shop", ""]).0.kind, Kind::Rollouts { given: vec![] });
         // After `--`, words are positional.
         assert_eq!(want(&["approve", "--", "-x", ""]).0.kind, Kind::Rollouts { given: vec!["-x".into()] });
     }

@@ -41,12 +41,34 @@ fn external_diff(command: &str, sides: &Sides) -> Result<String, String> {
         match output.status.code() {
             Some(0 | 1) => Ok(String::from_utf8_lossy(&output.stdout).into_owned()),
             code => Err(format!(
-                "KUBECTL_EXTERNAL_DIFF ({command}) failed (exit {}): {}",
-                code.map_or("by a signal".into(), |c| c.to_string()),
-                String::from_utf8_lossy(&output.stderr).trim()
+                "KUBECTL_EXTERNAL_DIFF ({command}) failed ({}): {}",
+                code.map_or("killed by a signal".into(), |c| format!("exit {c}")),
+                what_it_said(&output.stderr, &output.stdout)
             )),
         }
     })();
     let _ = std::fs::remove_dir_all(&root);
     result
+}
+
+/// What a failed diff program said: its stderr, else its stdout (where some report), else that
+/// it said nothing.
+fn what_it_said(stderr: &[u8], stdout: &[u8]) -> String {
+    [stderr, stdout]
+        .iter()
+        .map(|text| String::from_utf8_lossy(text).trim().to_string())
+        .find(|text| !text.is_empty())
+        .unwrap_or_else(|| "it printed nothing".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_is_told_in_the_programs_words_wherever_it_wrote_them() {
+        assert_eq!(what_it_said(b"bad flag\n", b"some diff"), "bad flag");
+        assert_eq!(what_it_said(b"  \n", b"usage: mydiff A B\n"), "usage: mydiff A B");
+        assert_eq!(what_it_said(b"", b""), "it printed nothing");
+    }
 }

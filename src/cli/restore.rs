@@ -99,13 +99,16 @@ pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
         })?),
         _ => None,
     };
+    // Read before the signal handlers are installed: a read that blocks (a FIFO, a stalled
+    // mount) is then stopped by Ctrl-C or SIGTERM, as the runtime's one thread is in it.
+    let backup = args.from_backup.as_deref().map(read_backup).transpose()?;
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
-        let outcome = match &args.from_backup {
-            Some(file) => interrupt.unless_second(restore_backup(&session, &mut writer, file, args)).await,
+        let outcome = match &backup {
+            Some(backup) => interrupt.unless_second(restore_backup(&session, &mut writer, backup, args)).await,
             None => interrupt.unless_second(restore_objects(&session, &mut writer, args, selection)).await,
         };
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
@@ -641,18 +644,28 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
 
 /// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object,
 /// or the object made again from the backup when it no longer exists.
+/// A backup file: its name and the one object it holds.
+struct Backup {
+    source: String,
+    object: Value,
+}
+
+fn read_backup(file: &std::path::Path) -> Result<Backup, Error> {
+    let source = file.display().to_string();
+    let mut documents =
+        yaml::parse_documents(&files::read_text(file, files::OBJECT)?, &source).map_err(Error::Input)?;
+    match documents.len() {
+        1 => Ok(Backup { object: documents.remove(0).value, source }),
+        _ => Err(Error::Input(format!("{source}: expected one object"))),
+    }
+}
+
 async fn restore_backup(
     session: &Session,
     writer: &mut Writer<'_>,
-    file: &std::path::Path,
+    Backup { source, object: backup }: &Backup,
     args: &RestoreArgs,
 ) -> Result<Outcome, Error> {
-    let source = file.display().to_string();
-    let documents = yaml::parse_documents(&files::read_text(file, files::OBJECT)?, &source).map_err(Error::Input)?;
-    let [document] = documents.as_slice() else {
-        return Err(Error::Input(format!("{source}: expected one object")));
-    };
-    let backup = &document.value;
     let api_version = backup["apiVersion"].as_str().unwrap_or_default();
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let kind = backup["kind"].as_str().unwrap_or_default();

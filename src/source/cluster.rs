@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+use tokio::sync::OnceCell;
 use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
 use tower::util::MapResponseLayer;
@@ -89,10 +90,14 @@ pub struct Cluster {
     /// The time limit of one request (for messages); `None` for none.
     request_limit: Option<Duration>,
     discovery_dir: Option<PathBuf>,
-    /// Discovery already read in this run, by `group/version`.
-    discovered: Arc<Mutex<HashMap<String, Option<Vec<Resource>>>>>,
+    /// Discovery read (or being read) in this run, by `group/version`: the Rollouts that `status`
+    /// reads at once wait for one request for their workloads' group, not one each.
+    discovered: Arc<Mutex<HashMap<String, Discovered>>>,
     clock: ServerClock,
 }
+
+/// A group/version's resources (`None`: not served), once read.
+type Discovered = Arc<OnceCell<Option<Vec<Resource>>>>;
 
 /// The API server's clock, from the `Date` header of its latest reply and the time passed since
 /// (on this host's monotonic clock): times compared with what other hosts wrote (a claim's
@@ -259,12 +264,14 @@ impl Cluster {
     /// API server does not serve that version.
     pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
         let api_version = api_version(group, version);
-        if !refresh && let Some(known) = self.discovered.lock().expect("not poisoned").get(&api_version) {
-            return Ok(known.clone());
+        if refresh {
+            let found = self.discover(group, version, &api_version, true).await?;
+            let known = Arc::new(OnceCell::new_with(Some(found.clone())));
+            self.discovered.lock().expect("not poisoned").insert(api_version, known);
+            return Ok(found);
         }
-        let found = self.discover(group, version, &api_version, refresh).await?;
-        self.discovered.lock().expect("not poisoned").insert(api_version, found.clone());
-        Ok(found)
+        let known = Arc::clone(self.discovered.lock().expect("not poisoned").entry(api_version.clone()).or_default());
+        known.get_or_try_init(|| self.discover(group, version, &api_version, false)).await.cloned()
     }
 
     async fn discover(
@@ -533,11 +540,15 @@ impl Cluster {
     fn failure(&self, doing: &str, error: kube::Error) -> Error {
         let failure = match error {
             kube::Error::Api(status) => {
-                let failure = ApiFailure {
-                    code: Some(status.code),
-                    reason: status.reason.clone(),
-                    message: status.message.clone(),
+                let message = match status.code {
+                    // As kubectl words it, with what to do.
+                    401 => format!(
+                        "you must be logged in to the server: it refused the credentials of context {}; log in again or renew them",
+                        self.context
+                    ),
+                    _ => status.message.clone(),
                 };
+                let failure = ApiFailure { code: Some(status.code), reason: status.reason.clone(), message };
                 return Error::Api { doing: doing.to_string(), failure };
             }
             other if caused_by::<LengthLimitError>(&other, |_| true) => ApiFailure {
@@ -560,7 +571,11 @@ impl Cluster {
                     ),
                 }
             }
-            other => ApiFailure { code: None, reason: "no answer".into(), message: describe_api_error(&other) },
+            other => ApiFailure {
+                code: None,
+                reason: "no answer".into(),
+                message: tls_problem(&other, &self.context).unwrap_or_else(|| describe_api_error(&other)),
+            },
         };
         // A request that never got an answer names the server it was sent to.
         Error::Api { doing: format!("{doing} at {}", self.server), failure }
@@ -618,6 +633,62 @@ fn caused_by<E: std::error::Error + 'static>(error: &kube::Error, matches: impl 
         source = cause.source();
     }
     false
+}
+
+/// A certificate the TLS library refused, somewhere in `error`'s causes, in words.
+fn tls_problem(error: &(dyn std::error::Error + 'static), context: &str) -> Option<String> {
+    let mut source = Some(error);
+    while let Some(cause) = source {
+        // tokio-rustls hands rustls's error on inside an io::Error, whose source() skips it.
+        let inner = cause.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref());
+        let tls = cause.downcast_ref::<rustls::Error>().or_else(|| inner?.downcast_ref::<rustls::Error>());
+        if let Some(rustls::Error::InvalidCertificate(problem)) = tls {
+            return Some(certificate_problem(problem, context));
+        }
+        source = cause.source();
+    }
+    None
+}
+
+/// What is wrong with the server's certificate and what to check, naming the kubeconfig's fields
+/// (rustls's own text names its types: `UnknownIssuer`, `IpAddress(127.0.0.1)`).
+fn certificate_problem(problem: &rustls::CertificateError, context: &str) -> String {
+    use rustls::CertificateError as Problem;
+    let cluster = format!("the cluster of context {context} in the kubeconfig");
+    match problem {
+        Problem::UnknownIssuer | Problem::BadSignature => format!(
+            "the server's certificate is not signed by an authority the kubeconfig trusts (x509: certificate signed by unknown authority): check certificate-authority or certificate-authority-data of {cluster}"
+        ),
+        Problem::NotValidForName => {
+            format!(
+                "the server's certificate is not valid for the server's name: check server, or tls-server-name, of {cluster}"
+            )
+        }
+        Problem::NotValidForNameContext { expected, presented } => {
+            // `IpAddress(127.0.0.1)`, `DnsName("api.example.com")`: the name inside.
+            let names: Vec<&str> = presented
+                .iter()
+                .map(|name| name.split_once('(').map_or(name.as_str(), |(_, inside)| inside.trim_end_matches(')')))
+                .map(|name| name.trim_matches('"'))
+                .collect();
+            format!(
+                "the server's certificate is not valid for {} (it is for {}): use one of those in server, or set tls-server-name, of {cluster}",
+                expected.to_str(),
+                names.join(", ")
+            )
+        }
+        Problem::Expired | Problem::ExpiredContext { .. } => {
+            "the server's certificate has expired (or this machine's clock is wrong)".into()
+        }
+        Problem::NotValidYet | Problem::NotValidYetContext { .. } => {
+            "the server's certificate is not valid yet (or this machine's clock is wrong)".into()
+        }
+        // webpki's: kubectl (Go) accepts a CA certificate as the server's own; rustls does not.
+        Problem::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => format!(
+            "the server presents a CA certificate (basicConstraints CA:TRUE) as its own, which this tool's TLS library refuses (kubectl accepts it): serve a certificate signed by that CA, and keep the CA in certificate-authority of {cluster}"
+        ),
+        other => format!("the server's certificate was refused: {other}"),
+    }
 }
 
 /// The discovery cache folder of a server: its host, port and path (two clusters behind one
@@ -698,6 +769,58 @@ mod tests {
             plural: plural.into(),
             namespaced: true,
         }
+    }
+
+    #[test]
+    fn a_refused_certificate_is_told_in_words_naming_the_kubeconfig_field() {
+        use rustls::CertificateError as Problem;
+        let unknown = certificate_problem(&Problem::UnknownIssuer, "kind");
+        assert!(unknown.starts_with("the server's certificate is not signed by an authority the kubeconfig trusts (x509: certificate signed by unknown authority): check certificate-authority or certificate-authority-data of the cluster of context kind in the kubeconfig"), "{unknown}");
+        let expected = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let presented = vec!["IpAddress(127.0.0.1)".to_string(), "DnsName(\"api.example.com\")".to_string()];
+        assert_eq!(
+            certificate_problem(&Problem::NotValidForNameContext { expected, presented }, "kind"),
+            "the server's certificate is not valid for localhost (it is for 127.0.0.1, api.example.com): use one of those in server, or set tls-server-name, of the cluster of context kind in the kubeconfig"
+        );
+        assert!(
+            certificate_problem(&Problem::Expired, "kind").contains("has expired (or this machine's clock is wrong)")
+        );
+        assert!(certificate_problem(&Problem::NotValidYet, "kind").contains("is not valid yet"));
+        #[derive(Debug)]
+        struct CaUsedAsEndEntity;
+        impl std::fmt::Display for CaUsedAsEndEntity {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "CA used as end entity")
+            }
+        }
+        impl std::error::Error for CaUsedAsEndEntity {}
+        let ca = Problem::Other(rustls::OtherError(std::sync::Arc::new(CaUsedAsEndEntity)));
+        assert!(
+            certificate_problem(&ca, "kind")
+                .contains("presents a CA certificate (basicConstraints CA:TRUE) as its own")
+        );
+        assert_eq!(certificate_problem(&Problem::Revoked, "kind"), "the server's certificate was refused: Revoked");
+    }
+
+    #[test]
+    fn a_refused_certificate_is_found_inside_the_io_error_that_carries_it() {
+        #[derive(Debug)]
+        struct Connect(std::io::Error);
+        impl std::fmt::Display for Connect {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "client error (Connect)")
+            }
+        }
+        impl std::error::Error for Connect {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let tls = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        let error = Connect(std::io::Error::new(std::io::ErrorKind::InvalidData, tls));
+        assert!(tls_problem(&error, "kind").unwrap().contains("certificate signed by unknown authority"));
+        let refused = Connect(std::io::ErrorKind::ConnectionRefused.into());
+        assert_eq!(tls_problem(&refused, "kind"), None);
     }
 
     #[test]

@@ -311,6 +311,21 @@ impl Running {
         wait_for(&self.stdout, text, "stdout");
     }
 
+    /// Waits at most `limit` for the end (then kills it and fails the test), and returns how it
+    /// ended and all it printed.
+    #[track_caller]
+    pub fn finish_within(mut self, limit: Duration) -> Output {
+        let deadline = std::time::Instant::now() + limit;
+        while self.child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("still running after {limit:?}: {}", self.stderr.lock().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.finish()
+    }
+
     /// Waits for the end, and returns how it ended and all it printed.
     pub fn finish(mut self) -> Output {
         let status = self.child.wait().unwrap();
