@@ -1032,6 +1032,18 @@ fn refused_credentials_are_said_as_kubectl_says_them_with_what_to_do() {
 }
 
 #[test]
+fn a_kubeconfig_list_skips_files_that_do_not_exist_as_kubectl_does() {
+    let server = shop(2, "StepPaused").start();
+    let with_list = |list: &str| Test::new().kubeconfig(&server).env("KUBECONFIG", list).args(["plan", "demo"]).run();
+    with_list("gone.yaml:kubeconfig").success();
+    with_list("gone.yaml:also-gone.yaml").status(1).stderr_has(
+        "error: reading the kubeconfig: none of the files KUBECONFIG lists exists: gone.yaml, also-gone.yaml\n",
+    );
+    // One file named, alone in KUBECONFIG or by --kubeconfig, must be there.
+    with_list("gone.yaml").status(1).stderr_has("error: reading the kubeconfig: gone.yaml: ");
+}
+
+#[test]
 fn connection_flags_work_like_kubectl() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);

@@ -20,11 +20,12 @@ const NAMED_FILE: Limit = Limit {
 };
 
 /// `explicit` (`--kubeconfig`), else the files KUBECONFIG lists, merged as kubectl merges them
-/// (the first to set a value wins), else ~/.kube/config.
+/// (the first to set a value wins; as kubectl, one that does not exist is skipped, but not all),
+/// else ~/.kube/config.
 pub fn read(explicit: Option<&Path>) -> Result<Kubeconfig, Error> {
     let paths = match explicit {
         Some(path) => vec![path.to_path_buf()],
-        None => default_paths(),
+        None => existing(default_paths())?,
     };
     paths.iter().try_fold(Kubeconfig::default(), |merged, path| {
         let next = read_file(path)?;
@@ -41,6 +42,19 @@ fn default_paths() -> Vec<PathBuf> {
     }
     let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
     vec![home.join(".kube").join("config")]
+}
+
+/// Those of `paths` that exist; when there are several and none does, an error naming them.
+fn existing(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Error> {
+    if paths.len() < 2 {
+        return Ok(paths);
+    }
+    let found: Vec<PathBuf> = paths.iter().filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
+    if found.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(read_error(format!("none of the files KUBECONFIG lists exists: {}", shown.join(", "))));
+    }
+    Ok(found)
 }
 
 /// One kubeconfig file, read within `KUBECONFIG`.
