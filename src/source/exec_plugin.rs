@@ -254,8 +254,10 @@ fn bearer(token: &str) -> Result<HeaderValue, Error> {
 /// The credential in a plugin's output: an `ExecCredential` in JSON (or YAML, which client-go
 /// accepts too).
 fn credential(stdout: &[u8]) -> Result<Credential, String> {
-    let output: Value =
-        serde_saphyr::from_slice(stdout).map_err(|e| format!("its output is not an ExecCredential: {e}"))?;
+    let output: Value = serde_saphyr::from_slice(stdout).map_err(|e| {
+        // The parser calls what it read `<input>`.
+        format!("its output is not an ExecCredential: {}", e.to_string().replace("<input>", "its output"))
+    })?;
     let status = &output["status"];
     let text = |field: &str| status[field].as_str().filter(|s| !s.is_empty()).map(str::to_string);
     match (text("token"), text("clientCertificateData"), text("clientKeyData")) {
@@ -295,6 +297,8 @@ mod tests {
         let yaml = b"kind: ExecCredential\nstatus:\n  clientCertificateData: CERT\n  clientKeyData: KEY\n";
         assert_eq!(credential(yaml), Ok(Credential::Certificate { certificate: "CERT".into(), key: "KEY".into() }));
         assert!(credential(br#"{"status":{"clientCertificateData":"CERT"}}"#).unwrap_err().contains("neither"));
-        assert!(credential(b"{").unwrap_err().contains("not an ExecCredential"));
+        let broken = credential(b"{").unwrap_err();
+        assert!(broken.starts_with("its output is not an ExecCredential: error: line 1 column 1"), "{broken}");
+        assert!(broken.contains("--> its output:1:1") && !broken.contains("<input>"), "{broken}");
     }
 }
