@@ -47,6 +47,32 @@ fn a_server_that_never_answers_is_given_up_on_after_the_default_timeout() {
 }
 
 #[test]
+fn a_discovery_cache_file_that_is_no_file_is_discovered_again() {
+    // A FIFO in the cache hung the run on its read, then on its write: only a regular file is
+    // read, and the fresh discovery is renamed into place.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success(); // warm the discovery cache
+    let cached = walk(&test.path("home/.cache/kubectl-rollout-lua/discovery"));
+    let rollouts = cached.iter().find(|p| p.ends_with("rollouts.kruise.io/v1beta1.json")).expect("cached");
+    std::fs::remove_file(rollouts).unwrap();
+    match std::process::Command::new("mkfifo").arg(rollouts).status() {
+        Ok(status) if status.success() => {}
+        _ => return crate::support::skip("mkfifo could not make a FIFO"),
+    }
+    server.clear_log();
+    test.spawn(&["plan", "demo"]).finish_within(Duration::from_secs(10)).success();
+    assert!(server.requests().iter().any(|r| r.path == "/apis/rollouts.kruise.io/v1beta1"), "discovered again");
+    assert!(std::fs::metadata(rollouts).unwrap().is_file(), "cached again, in a file");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().map(|e| e.unwrap().path());
+    entries.flat_map(|path| if path.is_dir() { walk(&path) } else { vec![path] }).collect()
+}
+
+#[test]
 fn request_timeout_zero_keeps_kubectls_no_timeout() {
     // A reply held for 2 s is still waited for with --request-timeout 0, not with 1s.
     let server = shop(2, "StepPaused").start();

@@ -33,6 +33,8 @@ pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
 /// How long a discovery document stays fresh on disk (kubectl keeps its own for hours; plural
 /// names almost never change, and a 404 refreshes it early).
 const DISCOVERY_TTL: Duration = Duration::from_secs(600);
+/// The most of a discovery cache file read: a group's resources are a few KB.
+const MAX_CACHE_FILE: usize = 1 << 20;
 
 /// The time limit of one request when `--request-timeout` is not given: long enough for any
 /// request this tool makes to a healthy (even slow, distant) API server, short enough that a
@@ -311,13 +313,17 @@ impl Cluster {
             })
             .collect();
         if let Some(path) = cache {
-            // The cache is an optimisation: failing to write it is not an error.
-            let _ = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|_| {
-                std::fs::write(
-                    &path,
-                    serde_json::to_vec(&CachedResources { resources: resources.clone() }).unwrap_or_default(),
-                )
-            });
+            // The cache is an optimisation: failing to write it is not an error. Written aside and
+            // renamed into place, so that a run reading it meanwhile never sees half of it, and
+            // whatever was there (even a FIFO, which an open to write would wait on) is replaced.
+            let partial = path.with_extension(format!("json.{}", std::process::id()));
+            let bytes = serde_json::to_vec(&CachedResources { resources: resources.clone() }).unwrap_or_default();
+            let written = std::fs::create_dir_all(path.parent().unwrap_or(&path))
+                .and_then(|_| std::fs::write(&partial, bytes))
+                .and_then(|_| std::fs::rename(&partial, &path));
+            if written.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
         }
         Ok(Some(resources))
     }
@@ -728,12 +734,15 @@ fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() { version.to_string() } else { format!("{group}/{version}") }
 }
 
+/// A cache file written within `DISCOVERY_TTL`; anything else (stale, not a regular file, past
+/// `MAX_CACHE_FILE`, not what this tool writes) is discovered again.
 fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
-    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
-    if SystemTime::now().duration_since(modified).ok()? > DISCOVERY_TTL {
+    let metadata = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+    if SystemTime::now().duration_since(metadata.modified().ok()?).ok()? > DISCOVERY_TTL {
         return None;
     }
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    let limit = super::files::Limit { bytes: MAX_CACHE_FILE, input: "a discovery cache file" };
+    serde_json::from_slice(&super::files::read_file(path, limit).ok()?).ok()
 }
 
 fn describe_api_error(error: &kube::Error) -> String {
