@@ -557,7 +557,7 @@ impl Cluster {
                 let failure = ApiFailure { code: Some(status.code), reason: status.reason.clone(), message };
                 return Error::Api { doing: doing.to_string(), failure };
             }
-            other if caused_by::<LengthLimitError>(&other, |_| true) => ApiFailure {
+            other if find_cause::<LengthLimitError>(&other, |_| true).is_some() => ApiFailure {
                 code: None,
                 reason: "reply too large".into(),
                 message: format!(
@@ -626,34 +626,34 @@ fn exec_plugin_to_run(auth: &mut kube::config::AuthInfo) -> Option<kube::config:
 
 /// Whether a request failed for lack of an answer in time (connecting, sending or waiting).
 fn timed_out(error: &kube::Error) -> bool {
-    caused_by::<std::io::Error>(error, |e| e.kind() == std::io::ErrorKind::TimedOut)
+    find_cause::<std::io::Error>(error, |e| e.kind() == std::io::ErrorKind::TimedOut).is_some()
 }
 
-/// Whether `error` or one of its causes is an `E` that `matches`.
-fn caused_by<E: std::error::Error + 'static>(error: &kube::Error, matches: impl Fn(&E) -> bool) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(cause) = source {
-        if cause.downcast_ref::<E>().is_some_and(&matches) {
-            return true;
-        }
-        source = cause.source();
-    }
-    false
-}
-
-/// A certificate the TLS library refused, somewhere in `error`'s causes, in words.
-fn tls_problem(error: &(dyn std::error::Error + 'static), context: &str) -> Option<String> {
+/// The first of `error` and its causes that is an `E` and `matches`. An io::Error's own error is
+/// looked at too: tokio-rustls hands rustls's error on inside one, and its source() skips it.
+fn find_cause<'a, E: std::error::Error + 'static>(
+    error: &'a (dyn std::error::Error + 'static),
+    matches: impl Fn(&E) -> bool,
+) -> Option<&'a E> {
     let mut source = Some(error);
     while let Some(cause) = source {
-        // tokio-rustls hands rustls's error on inside an io::Error, whose source() skips it.
         let inner = cause.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref());
-        let tls = cause.downcast_ref::<rustls::Error>().or_else(|| inner?.downcast_ref::<rustls::Error>());
-        if let Some(rustls::Error::InvalidCertificate(problem)) = tls {
-            return Some(certificate_problem(problem, context));
+        let candidates = [Some(cause), inner.map(|e| e as &(dyn std::error::Error + 'static))];
+        if let Some(found) = candidates.into_iter().flatten().find_map(|c| c.downcast_ref::<E>().filter(|e| matches(e)))
+        {
+            return Some(found);
         }
         source = cause.source();
     }
     None
+}
+
+/// A certificate the TLS library refused, somewhere in `error`'s causes, in words.
+fn tls_problem(error: &(dyn std::error::Error + 'static), context: &str) -> Option<String> {
+    match find_cause::<rustls::Error>(error, |e| matches!(e, rustls::Error::InvalidCertificate(_)))? {
+        rustls::Error::InvalidCertificate(problem) => Some(certificate_problem(problem, context)),
+        _ => None,
+    }
 }
 
 /// What is wrong with the server's certificate and what to check, naming the kubeconfig's fields
@@ -872,10 +872,10 @@ mod tests {
         let read = |bytes: &'static [u8]| Limited::new(Full::new(bytes::Bytes::from_static(bytes)), 3).collect();
         assert!(read(b"abc").await.is_ok());
         let too_large = kube::Error::Service(read(b"abcd").await.unwrap_err());
-        assert!(caused_by::<LengthLimitError>(&too_large, |_| true) && !timed_out(&too_large));
+        assert!(find_cause::<LengthLimitError>(&too_large, |_| true).is_some() && !timed_out(&too_large));
         let late = std::io::Error::new(std::io::ErrorKind::TimedOut, "the request's time limit passed");
         let late = kube::Error::Service(Box::new(late));
-        assert!(timed_out(&late) && !caused_by::<LengthLimitError>(&late, |_| true));
+        assert!(timed_out(&late) && find_cause::<LengthLimitError>(&late, |_| true).is_none());
     }
 
     #[test]
