@@ -152,10 +152,7 @@ fn approve_routes_the_step_stores_the_original_and_approves() {
 #[test]
 fn approve_refuses_unless_the_step_is_paused() {
     let server = shop(2, "StepTrafficRouting").start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(3)
         .stderr_has("rollouts.rollouts.kruise.io \"demo\" does not allow to approve, because current canary state is not 'StepPaused' (it is StepTrafficRouting)");
     assert_eq!(writes(&server), Vec::<String>::new());
@@ -178,10 +175,7 @@ fn approve_refuses_without_a_current_step_and_traffic_only_outside_a_release() {
     // A status whose step index names none of the 3 steps: nothing to approve.
     for index in [0, 4] {
         let server = shop(index, "StepPaused").start();
-        Test::new()
-            .kubeconfig(&server)
-            .args(["approve", "demo", "--yes"])
-            .run()
+        approve_demo(&server)
             .status(3)
             .stderr_has("rollouts.rollouts.kruise.io \"demo\": the status names no current step");
         assert_eq!(writes(&server), Vec::<String>::new(), "index {index}");
@@ -267,10 +261,7 @@ fn approve_retries_a_conflict_nobodys_edit_explains() {
     someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
         vs["metadata"]["finalizers"] = json!(["example.com/keep"])
     });
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .success()
         .stderr_has("conflict on VirtualService shop/demo: nobody changed what this write is about; writing it again")
         .stdout_has("approved (step 2/3)");
@@ -286,10 +277,7 @@ fn approve_refuses_to_overwrite_an_edit_made_meanwhile() {
     someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| {
         vs["spec"]["hosts"] = json!(["demo", "demo.example.com"])
     });
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(3)
         .stderr_has(
             "VirtualService shop/demo was changed by someone else while this run wrote it; not overwriting their edit",
@@ -356,10 +344,7 @@ fn rejecting_destination_rules() -> fake_apiserver::Builder {
 #[test]
 fn approve_rolls_back_when_a_later_write_fails() {
     let server = rejecting_destination_rules().start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(1)
         .stderr_has("updating DestinationRule shop/demo: admission webhook \"validation.istio.io\" denied the request: subset canary is not allowed")
         .stderr_has("VirtualService shop/demo: rolled back");
@@ -384,10 +369,7 @@ fn approve_verifies_what_the_server_stored() {
             }
         })
         .start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(1)
         .stderr_has("VirtualService shop/demo was stored with other spec, labels or annotations than planned")
         .stderr_has("VirtualService shop/demo: rolled back");
@@ -972,10 +954,7 @@ fn blue_green_approval_patches_the_blue_green_status() {
     rollout["status"] =
         json!({"phase": "Progressing", "blueGreenStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}});
     let server = serving(rollout).start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .success()
         .stdout_has("Next for Rollout shop/demo: final (route all traffic to the new version)");
     assert_eq!(rollout_status(&server)["blueGreenStatus"]["currentStepState"], "StepReady");
@@ -1247,10 +1226,7 @@ fn approve_reports_server_errors_and_dropped_connections() {
     // A 500 on the first write to the objects: a fresh read shows it was not written.
     let server = shop(2, "StepPaused").start();
     server.storm(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), Some(1), 500, None);
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(1)
         .stderr_has("updating VirtualService shop/demo: ")
         .stderr_has("(500 ")
@@ -1389,10 +1365,7 @@ fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
     // Between our last write to the VirtualService and its rollback, someone else changes it
     // (the writes: the claim, the VirtualService twice, the DestinationRule).
     someone_edits(&server, When::Before(4), VIRTUAL_SERVICE, |vs| vs["metadata"]["labels"]["edited"] = json!("yes"));
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(1)
         .stderr_has("subset canary is not allowed")
         .stderr_has("VirtualService shop/demo: NOT rolled back: someone changed it since this run wrote it")

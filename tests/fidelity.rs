@@ -194,10 +194,7 @@ fn approve_refuses_to_write_from_a_stored_original_that_does_not_parse() {
         .object(destination_rule())
         .object(deployment(4))
         .start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(3)
         .stderr_has("nothing was written: VirtualService/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
     assert_eq!(writes(&server), Vec::<String>::new());

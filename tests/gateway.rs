@@ -167,7 +167,7 @@ mod cluster {
                 .start()
         };
         let server = start();
-        Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+        approve_demo(&server).success();
         let kinds: Vec<String> =
             writes(&server).iter().map(|w| w.split('/').nth_back(1).unwrap_or_default().to_string()).collect();
         assert_eq!(

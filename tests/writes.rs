@@ -110,7 +110,7 @@ fn a_routing_write_that_lands_after_its_rollback_fails_its_precondition() {
     // reads it unapplied, stops, and rolls back the original it stored; the late write was
     // sent at the version that rollback replaced.
     let late = server.late_write(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 2);
-    let out = Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(1);
+    let out = approve_demo(&server).status(1);
     let out = out
         .stderr_has("updating VirtualService shop/demo")
         .stderr_has("(504 Timeout)")
@@ -147,10 +147,7 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
         rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
         rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
     });
-    let out = Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    let out = approve_demo(&server)
         .success()
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3) (the reply was lost; a fresh read shows the Rollout has since moved on)");
     assert!(!out.stderr.contains("restore"), "no restore is suggested: {}", out.stderr);
@@ -168,10 +165,7 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
         rollout["status"]["canaryStatus"]["currentStepIndex"] = json!(3);
         rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepUpgrade");
     });
-    let out = Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    let out = approve_demo(&server)
         .status(3)
         .stderr_has("someone else changed Rollout shop/demo meanwhile")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is no longer paused at step 2/3")
@@ -187,10 +181,7 @@ fn a_lost_write_after_this_runs_own_write_is_judged_against_that_write() {
         // The VirtualService's routing (write 3, sent at the version of this run's own write 2,
         // which stored the original) is lost before it is stored.
         server.reply_fault(Requests::Writes, 3, Stage::BeforeStore, fault);
-        Test::new()
-            .kubeconfig(&server)
-            .args(["approve", "demo", "--yes"])
-            .run()
+        approve_demo(&server)
             .status(1)
             .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
         assert!(!approved_with_its_routing(&server), "{fault:?}");
@@ -334,7 +325,7 @@ fn a_claim_that_changes_hands_twice_while_it_is_taken_is_refused() {
     // Once: the claim is free by the read, and taken on the second try.
     let server = shop(2, "StepPaused").start();
     claim_held_around_the_write(&server, 1);
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    approve_demo(&server).success();
     assert_eq!(claim_writes(&server)[..2], ["POST /apis/coordination.k8s.io/v1/namespaces/shop/leases"; 2]);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 
@@ -342,7 +333,7 @@ fn a_claim_that_changes_hands_twice_while_it_is_taken_is_refused() {
     let server = shop(2, "StepPaused").start();
     claim_held_around_the_write(&server, 1);
     claim_held_around_the_write(&server, 2);
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(3).stderr_has(
+    approve_demo(&server).status(3).stderr_has(
         "error: nothing was written: the claim on Rollout shop/demo changes hands too fast to take it; run again",
     );
     assert_eq!(claim_writes(&server), ["POST /apis/coordination.k8s.io/v1/namespaces/shop/leases"; 2]);
@@ -361,7 +352,7 @@ fn an_expired_claim_someone_else_takes_over_first_is_refused() {
         lease["spec"]["holderIdentity"] = json!("bob@desktop (pid 7)");
         lease["spec"]["renewTime"] = json!(renewed);
     });
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().status(3).stderr_has(
+    approve_demo(&server).status(3).stderr_has(
         "error: nothing was written: someone else took the expired claim on Rollout shop/demo first; run again",
     );
     assert_eq!(
@@ -412,7 +403,7 @@ fn a_backup_folder_that_cannot_be_made_stops_the_run_before_its_first_write() {
     assert_eq!(writes(&server), Vec::<String>::new());
     assert!(claims(&server).is_empty(), "the claim is released");
     // With a folder for its backups, the same run goes ahead.
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    approve_demo(&server).success();
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 }
 
@@ -464,7 +455,7 @@ fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewe
 #[test]
 fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     let server = shop(2, "StepPaused").start();
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    approve_demo(&server).success();
     let requests = server.requests();
     let claimed = requests.iter().position(|r| r.method == "POST" && r.path.contains("/leases")).unwrap();
     let rollout_reads: Vec<usize> = requests
@@ -652,10 +643,7 @@ fn a_second_writer_between_writes_is_never_overwritten() {
     someone_edits(&server, When::After(2), VIRTUAL_SERVICE, |vs| {
         vs["spec"]["hosts"] = json!(["demo", "edited.example.com"])
     });
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(3)
         .stderr_has(
             "VirtualService shop/demo was changed by someone else while this run wrote it; not overwriting their edit",
@@ -699,10 +687,7 @@ fn a_lost_write_read_back_with_someone_elses_finalizer_is_kept_and_named() {
             json!([{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "name": "shop", "uid": "u-app"}]);
     });
     server.storm(approvals(), Some(1), 403, None);
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(1)
         .stderr_has("a fresh read shows someone else changed VirtualService shop/demo meanwhile, perhaps after this run's write landed; it is left as it is:")
         .stderr_has("+  finalizers:\n+  - example.com/protect\n")
@@ -732,10 +717,7 @@ fn a_rollback_puts_the_routing_back_and_keeps_what_someone_else_added_beside_it(
         vs["metadata"]["finalizers"] = json!(["example.com/protect"]);
     });
     server.storm(approvals(), Some(1), 403, None);
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(1)
         .stderr_has("conflict on VirtualService shop/demo while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion")
         .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n  nothing else was written");
@@ -774,10 +756,7 @@ fn a_rollback_whose_reply_is_lost_garbled_or_refused_by_a_busy_server_is_resolve
         let server = shop(2, "StepPaused").start();
         server.storm(approvals(), Some(1), 403, None);
         server.reply_fault(Requests::Writes, 7, Stage::AfterStore, fault);
-        Test::new()
-            .kubeconfig(&server)
-            .args(["approve", "demo", "--yes"])
-            .run()
+        approve_demo(&server)
             .status(1)
             .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n");
         assert!(!approved_with_its_routing(&server), "{fault:?}");
@@ -894,7 +873,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
     let server = shop(2, "StepPaused").start();
     server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::NeverSent);
     let started = Instant::now();
-    let out = Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    let out = approve_demo(&server).success();
     assert!(out.stdout.contains("the reply was lost"), "{}", out.stdout);
     assert!(started.elapsed() < Duration::from_secs(90), "{:?}", started.elapsed());
     assert!(approved_with_its_routing(&server));
@@ -905,10 +884,7 @@ fn a_503_storm_during_approve_fails_clearly_and_writes_nothing() {
     let server = shop(2, "StepPaused").start();
     server.storm(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), None, 503, Some(1));
     let started = Instant::now();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(1)
         .stderr_has("updating VirtualService shop/demo: ")
         .stderr_has("(503 ")
@@ -921,10 +897,7 @@ fn a_503_storm_during_approve_fails_clearly_and_writes_nothing() {
 #[test]
 fn a_claim_that_may_not_be_taken_is_refused_with_the_role_that_grants_it() {
     let server = shop(2, "StepPaused").deny(Rule::new(["create"]).resources(["leases"])).start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--yes"])
-        .run()
+    approve_demo(&server)
         .status(3)
         .stderr_has(
             "nothing was written: you may not\n  create leases (API group coordination.k8s.io) in namespace shop",
@@ -1039,7 +1012,7 @@ fn a_server_dry_run_needs_no_lease_permissions_and_the_claim_is_asked_about_once
     assert!(routing_writes(&server).iter().all(|w| w.is_dry_run()), "{:?}", writes(&server));
 
     let server = shop(2, "StepPaused").start();
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    approve_demo(&server).success();
     let lease_questions: Vec<String> = server
         .requests()
         .iter()

@@ -567,6 +567,11 @@ pub mod cluster {
         server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").expect("the Rollout")["status"].clone()
     }
 
+    /// `approve demo --yes`, from a fresh temp folder.
+    pub fn approve_demo(server: &FakeHandle) -> super::Output {
+        Test::new().kubeconfig(server).args(["approve", "demo", "--yes"]).run()
+    }
+
     /// `approve demo --yes` with `script` as the VirtualService's script.
     pub fn approve_with_script(server: &FakeHandle, script: &str) -> super::Output {
         Test::new()
