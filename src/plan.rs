@@ -55,6 +55,9 @@ impl RoutingPlan {
 /// left none, a canary Ingress deleted or not made).
 type Carried = BTreeMap<ObjectKey, (Arc<Value>, String)>;
 
+/// The objects planned for each action so far, of one routing.
+type Alike = Vec<(RoutingAction, Vec<ObjectPlan>)>;
+
 pub struct Planner<'a> {
     objects: &'a ObjectIndex,
     /// Whether a stage starts from where the stage before left an HTTPRoute or a canary Ingress
@@ -160,16 +163,25 @@ impl<'a> Planner<'a> {
         let cr_done = cr.map(|cr| (cr, Routing::of_traffic_routing(cr, namespace), cr.routing()));
         let mut plans = Vec::with_capacity(stages.len());
         let mut carried = Carried::new();
+        // Planned from the objects read, a stage routed as an earlier one plans as it did: each
+        // distinct action is planned once (the CRD lets a Rollout have thousands of steps).
+        let (mut own_alike, mut cr_alike) = (Alike::default(), Alike::default());
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
             let done = rollout.routing_at(stage, workload_replicas);
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects(routing, &done.action, &label, &mut carried)?);
+                objects.extend(self.plan_objects_once(&mut own_alike, routing, &done.action, &label, &mut carried)?);
             }
             if let Some((_, cr_routing, cr_done)) = &cr_done {
-                objects.extend(self.plan_objects(cr_routing, &cr_done.action, &label, &mut carried)?);
+                objects.extend(self.plan_objects_once(
+                    &mut cr_alike,
+                    cr_routing,
+                    &cr_done.action,
+                    &label,
+                    &mut carried,
+                )?);
             }
             // What is routed (the Rollout's own objects, its TrafficRouting's), and around it,
             // for a step, its replicas and pause.
@@ -208,6 +220,27 @@ impl<'a> Planner<'a> {
         let stage = StagePlan { stage: None, label, routing: description.clone(), description, objects };
         let warnings = cr.warnings.iter().map(ToString::to_string).collect();
         Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
+    }
+
+    /// As `plan_objects`, but when each stage is planned from the objects read, an action
+    /// planned before (in `alike`) gives what it gave then.
+    fn plan_objects_once(
+        &self,
+        alike: &mut Alike,
+        routing: &Routing,
+        action: &RoutingAction,
+        stage: &str,
+        carried: &mut Carried,
+    ) -> Result<Vec<ObjectPlan>, Error> {
+        if self.carry {
+            return self.plan_objects(routing, action, stage, carried);
+        }
+        if let Some((_, objects)) = alike.iter().find(|(planned, _)| planned == action) {
+            return Ok(objects.clone());
+        }
+        let objects = self.plan_objects(routing, action, stage, carried)?;
+        alike.push((action.clone(), objects.clone()));
+        Ok(objects)
     }
 
     /// The objects of every provider of `routing` at one stage, in the controller's order;
@@ -298,6 +331,46 @@ mod tests {
         let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
         let rollout = rollout();
         planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
+    }
+
+    #[test]
+    fn planned_from_the_objects_read_a_stage_routed_as_an_earlier_one_is_not_planned_again() {
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "30%"},
+                          {"replicas": 3, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "customNetworkRefs": [
+                    {"apiVersion": "example.com/v1", "kind": "Thing", "name": "store"}]}]
+            }}}
+        }))
+        .unwrap();
+        let mut objects = ObjectIndex::default();
+        objects.insert(
+            "shop",
+            json!({"apiVersion": "example.com/v1", "kind": "Thing",
+            "metadata": {"name": "store", "namespace": "shop"}, "spec": {"weight": 0}}),
+        );
+        let script = "print(obj.canaryWeight) return {spec = {weight = obj.canaryWeight}}";
+        let catalog = ScriptCatalog {
+            overrides: [(("example.com".into(), "Thing".into()), ("thing.lua".into(), script.into()))].into(),
+            ..Default::default()
+        };
+        let run = |from_read: bool| {
+            let planner = Planner::new(&objects, &catalog, Limits::default());
+            let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
+            let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+            (plan, String::from_utf8(planner.printed()).unwrap())
+        };
+        let (placed, printed) = run(true);
+        assert_eq!(printed.lines().filter(|l| l.contains("20")).count(), 1, "{printed}");
+        assert_eq!(printed.lines().filter(|l| l.contains("30")).count(), 1, "{printed}");
+        let [one, _, three] = placed.stages.as_slice() else { panic!("{placed:?}") };
+        assert_eq!((&three.objects[0].planned, &three.label), (&one.objects[0].planned, &"step 3/3".to_string()));
+        assert_eq!(three.objects[0].planned["spec"]["weight"], json!(20));
+        // Carried from stage to stage, every stage is planned.
+        assert_eq!(run(false).1.lines().filter(|l| l.contains("20")).count(), 2);
     }
 
     #[test]

@@ -214,7 +214,7 @@ fn obj_document(plans: &[RoutingPlan]) -> Value {
         .flat_map(|plan| plan.stages.iter().map(move |stage| (plan, stage)))
         .flat_map(|(plan, stage)| stage.objects.iter().map(move |object| (plan, stage, object)))
         .filter_map(|(plan, stage, object)| {
-            let obj = object.obj.as_ref()?;
+            let obj = object.obj.as_deref()?;
             Some(json!({"owner": plan.owner, "step": stage.stage, "stage": stage.label, "object": object.describe(), "obj": obj}))
         })
         .collect();

@@ -41,7 +41,8 @@ impl Default for Limits {
 #[derive(Clone, Debug)]
 pub struct Script {
     pub name: String,
-    code: String,
+    /// Shared by the script's clones (a plan holds one per stage and object).
+    code: Arc<str>,
     /// The chunk compiled once per distinct text in this process (bytecode with line
     /// information): every evaluation needs a fresh state, but not a fresh parse.
     compiled: Arc<Compiled>,
@@ -52,13 +53,10 @@ type Compiled = OnceLock<Result<Vec<u8>, String>>;
 
 impl Script {
     pub fn new(name: impl Into<String>, code: impl Into<String>) -> Script {
-        static COMPILED: LazyLock<Mutex<HashMap<String, Arc<Compiled>>>> = LazyLock::new(Default::default);
-        let code = code.into();
+        static COMPILED: LazyLock<Mutex<HashMap<Arc<str>, Arc<Compiled>>>> = LazyLock::new(Default::default);
+        let code: Arc<str> = code.into().into();
         let mut cache = COMPILED.lock().expect("not poisoned");
-        let compiled = match cache.get(&code) {
-            Some(known) => known.clone(),
-            None => cache.entry(code.clone()).or_default().clone(),
-        };
+        let compiled = cache.entry(Arc::clone(&code)).or_default().clone();
         drop(cache);
         Script { name: name.into(), code, compiled }
     }
@@ -72,7 +70,7 @@ impl Script {
         let compiled = self.compiled.get_or_init(|| {
             let lua = Lua::new_with(StdLib::NONE, LuaOptions::default()).map_err(|e| e.to_string())?;
             // Text only: a user's file holding bytecode is refused (it would bypass the parser).
-            let chunk = lua.load(self.code.as_str()).set_name(format!("={CHUNK_NAME}")).set_mode(ChunkMode::Text);
+            let chunk = lua.load(&*self.code).set_name(format!("={CHUNK_NAME}")).set_mode(ChunkMode::Text);
             chunk.into_function().map(|f| f.dump(false)).map_err(|e| lua_message(&e))
         });
         compiled.as_deref().map_err(Clone::clone)

@@ -139,7 +139,7 @@ pub fn plan_object(
         current,
         planned,
         action,
-        obj,
+        obj: obj.map(Arc::new),
         warnings,
         unwritable,
         degenerate_original: degenerate,

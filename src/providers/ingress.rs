@@ -418,7 +418,7 @@ pub fn plan_object(
         planned: stage.canary.unwrap_or_else(|| Arc::new(Value::Null)),
         key,
         action,
-        obj: stage.obj,
+        obj: stage.obj.map(Arc::new),
         warnings,
         unwritable: None,
         degenerate_original: None,

@@ -57,7 +57,7 @@ pub struct ObjectPlan {
     pub planned: Arc<Value>,
     pub action: Action,
     /// The script's input (`obj`), when a script runs.
-    pub obj: Option<Value>,
+    pub obj: Option<Arc<Value>>,
     pub warnings: Vec<String>,
     /// Why this tool must not write `planned` although the controller would (it works from a
     /// stored original that does not decode, and the result loses the original).
