@@ -112,8 +112,8 @@ Exit codes:
   0    done (with --detailed-exitcode: done, no changes)
   1    error (bad input, script failure, API error, timeout)
   2    changes pending (only with --detailed-exitcode)
-  3    refused (step state, expected step, drift, permissions, a claim, someone else's edit,
-       no terminal to confirm)
+  3    refused (approve: step state, expected step; restore: edits made during the release;
+       permissions, a claim, someone else's edit, no terminal to confirm)
   130  interrupted by SIGINT; 143 by SIGTERM; 129 by SIGHUP";
 
 const PLAN_EXIT_CODES: &str = "\
@@ -122,22 +122,39 @@ Exit codes:
   1  error (bad input, script failure, API error, a server dry-run rejection)
   2  changes pending (only with --detailed-exitcode)";
 
-const WRITE_EXIT_CODES: &str = "\
+/// What `approve` refuses with exit code 3 (see [`write_exit_codes`]).
+const APPROVE_REFUSALS: &str = "\
+not StepPaused, not progressing, --expect-step or --until-step not met,
+       permissions, another run's claim, a Rollout selected after the claims were taken, someone
+       else's edit, a stored original that does not parse or holds no spec, two Rollouts writing
+       one object, no terminal to confirm";
+
+/// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
+const RESTORE_REFUSALS: &str = "\
+edits made during the release, or Rollouts that cannot be read, without --force;
+       permissions, another run's claim, someone else's edit, a stored original that does not
+       parse or holds no spec, a backup that is not a gateway object, no terminal to confirm";
+
+/// The exit codes of a command that writes (approve, restore), with what it refuses.
+fn write_exit_codes(refusals: &str) -> String {
+    format!(
+        "\
 Exit codes:
   0    done
   1    error (bad input, script failure, API error, timeout); what was written is rolled back,
        unless the report says it is kept (a lost reply, then someone else's edit)
-  3    refused (step state, expected step, drift, permissions, another run's claim, someone else's
-       edit, a stored original without spec, no terminal to confirm)
+  3    refused ({refusals})
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in
-       flight rolled back or finished";
+       flight rolled back or finished"
+    )
+}
 
 const RELEASE_CLAIM_EXIT_CODES: &str = "\
 Exit codes:
   0    done (the claims were released, or none was held)
   1    error (bad input, no Rollout matches the selector, API error, timeout)
   3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
-       released
+       released; or a claim changed while being released (renewed or taken again): left alone
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP)";
 
 const STATUS_EXIT_CODES: &str = "\
@@ -252,10 +269,10 @@ pub enum Command {
     #[command(after_help = help::after(help::PLAN_EXAMPLES, PLAN_EXIT_CODES), long_about = PLAN_ABOUT)]
     Plan(PlanArgs),
     /// Make the gateway objects match the current step, then approve the step (StepPaused -> StepReady)
-    #[command(after_help = help::after(help::APPROVE_EXAMPLES, WRITE_EXIT_CODES), long_about = APPROVE_ABOUT)]
+    #[command(after_help = help::after(help::APPROVE_EXAMPLES, &write_exit_codes(APPROVE_REFUSALS)), long_about = APPROVE_ABOUT)]
     Approve(ApproveArgs),
     /// Put gateway objects back to their stored original (as the controller does when a release ends)
-    #[command(after_help = help::after(help::RESTORE_EXAMPLES, WRITE_EXIT_CODES), long_about = RESTORE_ABOUT)]
+    #[command(after_help = help::after(help::RESTORE_EXAMPLES, &write_exit_codes(RESTORE_REFUSALS)), long_about = RESTORE_ABOUT)]
     Restore(RestoreArgs),
     /// Show Rollouts' progress and where each gateway object stands; -w follows it
     #[command(after_help = help::after(help::STATUS_EXAMPLES, STATUS_EXIT_CODES), long_about = STATUS_ABOUT)]
@@ -810,6 +827,28 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// An exit-code text names only refusals its command can make: a flag it names is one of
+    /// that command's, and restore (no step guard) names none of approve's step refusals.
+    #[test]
+    fn exit_code_texts_name_what_their_command_can_refuse() {
+        let root = Cli::command();
+        for command in root.get_subcommands() {
+            let after = command.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+            let codes = after.split("\n\nExit codes:").nth(1).unwrap_or_default();
+            for word in codes.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                if let Some(flag) = word.strip_prefix("--") {
+                    let known = command.get_arguments().chain(root.get_arguments()).any(|a| a.get_long() == Some(flag));
+                    assert!(known, "{}'s exit codes name --{flag}, which it does not take", command.get_name());
+                }
+            }
+        }
+        let restore = write_exit_codes(RESTORE_REFUSALS);
+        for approve_only in ["StepPaused", "step state", "expect"] {
+            assert!(!restore.contains(approve_only), "restore's exit codes name {approve_only}:\n{restore}");
+        }
+        assert!(write_exit_codes(APPROVE_REFUSALS).contains("--expect-step"));
     }
 
     #[test]
