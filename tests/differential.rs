@@ -18,8 +18,11 @@
 //! - `print` (gopher-lua writes to stdout, this engine to stderr);
 //! - the depth of calls and values: gopher-lua's call stack holds 256 frames and its value stack
 //!   5120 values (253 nested Lua calls under a `pcall`, about 5100 values from `unpack`); Lua
-//!   5.1 allows about 20000 calls and 8000 values, so only a script past gopher-lua's limits
-//!   tells them apart (documented in the user guide);
+//!   5.1 allows about 16000 nested calls and just under 8000 values, so only a script past
+//!   gopher-lua's limits tells them apart (documented in the user guide);
+//! - `dofile`, `loadfile`, `load`, `loadstring`, `require`, `module` and `newproxy`: the
+//!   controller has them, this engine raises for each (it loads no code, reads no file and makes
+//!   no userdata for a script);
 //! - runaway library calls: gopher-lua's pattern matching and `string.rep` never look at the
 //!   deadline (`string.rep("x", 2^31)` builds 2 GB first), so the oracle runs them for minutes
 //!   where this engine stops at the time limit; they are tested here (`tests/sandbox.rs`), not

@@ -47,7 +47,7 @@ impl Deadline {
             return Ok(());
         }
         if self.passed.get().is_none() {
-            self.passed.set(Some(current_line(lua)));
+            self.passed.set(Some(super::script_line(lua)));
         }
         // Installing the new hook allocates, which must not fail for a script that holds all
         // the memory it may: what is left to run after the deadline is error handling only.
@@ -66,21 +66,6 @@ pub fn check(lua: &Lua) -> mlua::Result<()> {
 
 fn timed_out() -> mlua::Error {
     mlua::Error::runtime("timed out")
-}
-
-/// The current line of the innermost function of the script: the hook may fire inside a library
-/// function, written in C, Rust or Lua (the preludes of `stdlib.rs`, whose lines are their own).
-fn current_line(lua: &Lua) -> usize {
-    let script_source = format!("={}", super::CHUNK_NAME);
-    (0..)
-        .map_while(|level| {
-            lua.inspect_stack(level, |frame| {
-                frame.current_line().filter(|_| frame.source().source.as_deref() == Some(script_source.as_str()))
-            })
-        })
-        .flatten()
-        .next()
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

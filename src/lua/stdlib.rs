@@ -1,5 +1,5 @@
-//! What a script can reach: the controller's libraries, minus file access and bytecode loading,
-//! plus the controller's `json` module and its `math.huge`.
+//! What a script can reach: the controller's libraries, minus file access and code loading
+//! (`NOT_AVAILABLE`), plus the controller's `json` module and its `math.huge`.
 
 use super::gofmt::{FormatError, Operand, string_format};
 use super::gostrconv::{parse_float, parse_int, trim_lua_space};
@@ -49,10 +49,26 @@ end
 return {encode = checked_encode, decode = checked_decode}
 "#;
 
-/// See `JSON_PRELUDE`: gopher-lua's message, at the caller's line.
+/// See `JSON_PRELUDE`: gopher-lua's message, at the script's line even when a C function such as
+/// `pcall` calls it (gopher-lua names the nearest Lua caller; `error(m, 2)` would name none).
 const STRING_DUMP: &str = r#"
-local error = error
-string.dump = function() error("GopherLua does not support the string.dump", 2) end
+local error, script_where = error, ...
+string.dump = function() error(script_where() .. "GopherLua does not support the string.dump", 0) end
+"#;
+
+/// Base functions the controller has and this tool removes: a workstation tool loads no code or
+/// bytecode and reads no file for a script, and a `newproxy` userdata's `__gc` would run script
+/// code when the state closes, past the time limit. Each raises, naming itself, rather than
+/// leaving a bare "attempt to call a nil value".
+const NOT_AVAILABLE: [&str; 7] = ["dofile", "loadfile", "load", "loadstring", "require", "module", "newproxy"];
+
+const NOT_AVAILABLE_PRELUDE: &str = r#"
+local error, names, script_where = error, ...
+for _, name in ipairs(names) do
+  _G[name] = function()
+    error(script_where() .. name .. " is not available in kubectl rollout-lua (the controller has it): scripts here load no code, read no file and make no userdata", 0)
+  end
+end
 "#;
 
 /// See `JSON_PRELUDE`.
@@ -101,14 +117,24 @@ end
 /// What every evaluation's state holds, whatever the script and options.
 pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     let globals = lua.globals();
-    // The controller's gopher-lua has no coroutine library, gcinfo or newproxy either.
-    for name in ["dofile", "loadfile", "load", "loadstring", "require", "module", "coroutine", "gcinfo", "newproxy"] {
+    // The controller's gopher-lua has no coroutine library or gcinfo either.
+    for name in ["coroutine", "gcinfo"] {
         globals.raw_set(name, LuaValue::Nil)?;
     }
     // gopher-lua's math.huge is the largest double, not infinity.
     globals.get::<Table>("math")?.raw_set("huge", f64::MAX)?;
+    // Where the script was when it called a function below (gopher-lua's message prefix).
+    let script_where = lua.create_function(|lua, ()| {
+        Ok(match super::script_line(lua) {
+            0 => String::new(),
+            line => format!("{}:{line}: ", super::CHUNK_NAME),
+        })
+    })?;
+    lua.load(NOT_AVAILABLE_PRELUDE)
+        .set_name("=sandbox")
+        .call::<()>((lua.create_sequence_from(NOT_AVAILABLE)?, script_where.clone()))?;
     // gopher-lua has no string.dump: it raises, whatever the argument.
-    lua.load(STRING_DUMP).set_name("=string").exec()?;
+    lua.load(STRING_DUMP).set_name("=string").call::<()>(script_where)?;
     let (encode, decode) = json_functions(lua)?;
     let json: Table = lua.load(JSON_PRELUDE).set_name("=json").call((encode, decode))?;
     globals.raw_set("json", json)?;
