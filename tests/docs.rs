@@ -439,7 +439,7 @@ impl Guide {
             let line = first_line + start;
             if let Some(file) = command.strip_prefix("cat ").filter(|f| !f.contains(' ')) {
                 self.write(file, &output);
-            } else if offline(&command) {
+            } else if offline(&command) || copies_or_edits(&command) {
                 self.ran += 1;
                 let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
                 let out = self.test.command("sh", ["-c", &format!("{{ {command}\n}} 2>&1")]).env("PATH", path).output();
@@ -466,6 +466,16 @@ fn shows(shown: &str, actual: &str) -> bool {
         rest = &rest[at + piece.len()..];
     }
     rest.ends_with(last)
+}
+
+/// Whether `command` is one copy (`cp -r`) or in-place edit (`sed -i`) of the guide's own files,
+/// which a later example runs on.
+fn copies_or_edits(command: &str) -> bool {
+    ["cp -r ", "sed -i "].iter().any(|setup| command.starts_with(setup))
+        && !command.contains(['|', ';', '&', '>', '<', '`'])
+        && !command.contains("$(")
+        && !command.contains("..")
+        && !command.contains(" /")
 }
 
 /// Whether every command of the shell line `command` is this plugin's, and needs no cluster:
