@@ -522,3 +522,94 @@ fn the_guides_offline_examples_print_what_they_show() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// docs/architecture.md's module graph is the one the sources' `crate::` paths make, outside
+/// their tests (`cli` may use everything and `error` is left out, as the doc says).
+#[test]
+fn the_architecture_module_graph_is_the_sources() {
+    let doc = std::fs::read_to_string(repo("docs/architecture.md")).unwrap();
+    let graph = doc.split("## The module graph").nth(1).unwrap().split("```text\n").nth(1).unwrap();
+    let mut documented: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in graph.split("```").next().unwrap().lines() {
+        let line = line.split('(').next().unwrap();
+        match line.split_once('→') {
+            Some((module, uses)) => {
+                let mut uses: Vec<String> = uses.split(',').map(|u| u.trim().to_string()).collect();
+                uses.sort();
+                documented.insert(module.trim().to_string(), uses);
+            }
+            None => {
+                let modules = line.split("depend on nothing").next().unwrap();
+                documented.extend(modules.split(',').map(|m| (m.trim().to_string(), Vec::new())));
+            }
+        }
+    }
+    let lib = std::fs::read_to_string(repo("src/lib.rs")).unwrap();
+    let modules: Vec<&str> = lib.lines().filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';')).collect();
+    let mut differences = Vec::new();
+    for module in modules.iter().filter(|m| !["cli", "error"].contains(m)) {
+        let mut uses: Vec<String> = crate_paths(module)
+            .into_iter()
+            .filter(|used| used != module && used != "error" && modules.contains(&used.as_str()))
+            .collect();
+        uses.sort();
+        uses.dedup();
+        match documented.get(*module) {
+            Some(doc) if *doc == uses => {}
+            Some(doc) => differences.push(format!("{module}: the doc says {doc:?}, the sources use {uses:?}")),
+            None => differences.push(format!("{module} (uses {uses:?}) is not in the graph")),
+        }
+    }
+    assert!(differences.is_empty(), "docs/architecture.md's module graph:\n{}", differences.join("\n"));
+}
+
+/// The first names of the `crate::` paths in a top-level module's files (`src/M.rs`, `src/M/**`),
+/// outside their tests and comments; `crate::{a, b::c}` gives a and b.
+fn crate_paths(module: &str) -> Vec<String> {
+    fn files(path: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(path).unwrap() {
+                files(&entry.unwrap().path(), found);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path.to_path_buf());
+        }
+    }
+    let mut found = Vec::new();
+    for path in [repo(&format!("src/{module}.rs")), repo(&format!("src/{module}"))] {
+        if path.exists() {
+            files(&path, &mut found);
+        }
+    }
+    let mut names = Vec::new();
+    for file in found {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let code: String = code.lines().map(|l| format!("{}\n", l.split("//").next().unwrap())).collect();
+        let word = |text: &str| text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+        for (at, _) in code.match_indices("crate::") {
+            let rest = &code[at + "crate::".len()..];
+            let Some(group) = rest.strip_prefix('{') else {
+                names.push(word(rest));
+                continue;
+            };
+            // The names at the group's first level, each starting an item.
+            let mut depth = 0;
+            let mut starts_item = true;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => starts_item = true,
+                    c if starts_item && depth == 0 && !c.is_whitespace() => {
+                        names.push(word(&group[i..]));
+                        starts_item = false;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    names
+}
