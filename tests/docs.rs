@@ -30,14 +30,11 @@ fn pages() -> Vec<(String, Vec<u8>)> {
     pages
 }
 
-/// clap_mangen's page, with the commands' after-help (examples, then exit codes) as EXAMPLES
-/// and EXIT STATUS sections and, on a subcommand's page, SEE ALSO pointing to the plugin's page.
+/// clap_mangen's page, with the commands' after-help as sections (examples as EXAMPLES, exit
+/// codes as EXIT STATUS, and the root's environment and files as ENVIRONMENT and FILES) and, on
+/// a subcommand's page, SEE ALSO pointing to the plugin's page.
 fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
     let after = command.get_after_help().map(ToString::to_string).unwrap_or_default();
-    let (examples, exit_codes) = match after.split_once("\n\nExit codes:") {
-        Some((examples, codes)) => (examples.strip_prefix("Examples:\n"), Some(format!("Exit codes:{codes}"))),
-        None => (None, Some(after).filter(|a| !a.is_empty())),
-    };
     let command = command.after_help(None).after_long_help(None).version(None);
     let mut page = Vec::new();
     clap_mangen::Man::new(command)
@@ -45,11 +42,15 @@ fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
         .manual("kubectl rollout-lua")
         .render(&mut page)
         .expect("render a man page");
-    if let Some(examples) = examples {
-        page.extend_from_slice(format!(".SH EXAMPLES\n.nf\n{}\n.fi\n", roff(examples)).as_bytes());
-    }
-    if let Some(text) = exit_codes {
-        page.extend_from_slice(exit_status(&text).as_bytes());
+    for section in after.split("\n\n").filter(|s| !s.is_empty()) {
+        let text = match section.split_once('\n') {
+            Some(("Examples:", examples)) => format!(".SH EXAMPLES\n.nf\n{}\n.fi\n", roff(examples)),
+            Some(("Exit codes:", _)) => tagged_list("EXIT STATUS", section),
+            Some(("Environment:", _)) => tagged_list("ENVIRONMENT", section),
+            Some(("Files:", _)) => tagged_list("FILES", section),
+            _ => tagged_list("EXIT STATUS", section),
+        };
+        page.extend_from_slice(text.as_bytes());
     }
     if !root {
         page.extend_from_slice(format!(".SH \"SEE ALSO\"\n\\fB{}\\fR(1)\n", roff(PLUGIN)).as_bytes());
@@ -57,27 +58,32 @@ fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
     page
 }
 
-/// "Exit codes:" and lines "  N  meaning" (a meaning may go on, indented, on the next lines) as a
-/// tagged list; other text as it is.
-fn exit_status(text: &str) -> String {
-    let mut section = String::from(".SH \"EXIT STATUS\"\n");
-    let mut codes: Option<Vec<(&str, String)>> = Some(Vec::new());
+/// A heading line and entries "  TAG  meaning" (a meaning may go on, or start, indented deeper on
+/// the next lines) as a tagged list; other text as it is.
+fn tagged_list(heading: &str, text: &str) -> String {
+    let mut section = format!(".SH \"{heading}\"\n");
+    let mut entries: Option<Vec<(&str, String)>> = Some(Vec::new());
     for line in text.lines().skip_while(|line| line.ends_with(':')) {
-        let entry = line.trim().split_once("  ").filter(|(code, _)| code.parse::<u8>().is_ok());
-        match (codes.as_mut(), entry) {
-            (Some(codes), Some((code, meaning))) => codes.push((code, meaning.trim().to_string())),
-            (Some(codes), None) if line.starts_with("   ") && !codes.is_empty() => {
-                let (_, meaning) = codes.last_mut().unwrap();
-                meaning.push(' ');
+        let entry = line.strip_prefix("  ").filter(|rest| !rest.starts_with(' '));
+        match (entries.as_mut(), entry) {
+            (Some(entries), Some(entry)) => {
+                let (tag, meaning) = entry.split_once("  ").unwrap_or((entry, ""));
+                entries.push((tag, meaning.trim().to_string()));
+            }
+            (Some(entries), None) if line.starts_with("   ") && !entries.is_empty() => {
+                let (_, meaning) = entries.last_mut().unwrap();
+                if !meaning.is_empty() {
+                    meaning.push(' ');
+                }
                 meaning.push_str(line.trim());
             }
-            _ => codes = None,
+            _ => entries = None,
         }
     }
-    match codes {
-        Some(codes) if !codes.is_empty() => {
-            for (code, meaning) in codes {
-                section.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(&meaning)));
+    match entries {
+        Some(entries) if !entries.is_empty() => {
+            for (tag, meaning) in entries {
+                section.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(tag), roff(&meaning)));
             }
         }
         _ => section.push_str(&format!(".nf\n{}\n.fi\n", roff(text))),

@@ -18,6 +18,34 @@ pub fn after(examples: &str, exit_codes: &str) -> String {
     format!("{examples}\n\n{exit_codes}")
 }
 
+/// The root's text after its exit codes: what the environment changes, and the files kept.
+pub const ENVIRONMENT_AND_FILES: &str = "\
+Environment:
+  KUBECONFIG             the kubeconfig files, ':'-separated (default ~/.kube/config); --kubeconfig
+                         wins over it
+  KUBECTL_EXTERNAL_DIFF  the program that shows object diffs, run as kubectl diff runs it (exit
+                         status 0 or 1: a diff; another: an error)
+  NO_COLOR               not empty: no colour (as --no-color), whatever else is set
+  CLICOLOR_FORCE         not empty: colour text output also when it is not a terminal (never
+                         -o json|yaml)
+  TERM                   dumb: no colour (unless CLICOLOR_FORCE); dumb or unset: no live view
+                         (status -w prints a line per change)
+  XDG_STATE_HOME         where backups are kept (default ~/.local/state)
+  XDG_CACHE_HOME         where discovery is cached (default ~/.cache)
+  USER, LOGNAME          who holds a claim, with the host (the kernel's host name, else HOSTNAME)
+  TMPDIR                 where KUBECTL_EXTERNAL_DIFF's two folders are made for each diff
+  PATH                   where kubectl (plan -k) and the kubeconfig's exec credential plugins are
+                         looked up
+
+Files:
+  $XDG_STATE_HOME/kubectl-rollout-lua/backups/CONTEXT/NAMESPACE/KIND/NAME/TIME.yaml
+                         each object as read before approve or restore writes it (restore
+                         --from-backup puts one back); without XDG_STATE_HOME or HOME, under TMPDIR
+                         (default /tmp)
+  $XDG_CACHE_HOME/kubectl-rollout-lua/discovery/SERVER/
+                         the API server's discovery, used for 10 minutes (at most 1 MiB a file)
+  ~/.kube/config         the kubeconfig, when KUBECONFIG names none";
+
 pub const ROOT_EXAMPLES: &str = "\
 Examples:
   # Plan every step of a bundled example (no cluster needed)
@@ -58,7 +86,7 @@ Examples:
   # One object, without a Rollout
   kubectl rollout-lua restore --ref VirtualService/demo --yes
   # An object saved by an earlier write (backups are kept per context and namespace)
-  cd ~/.local/state/kubectl-rollout-lua/backups/ctx/shop
+  cd \"${XDG_STATE_HOME:-$HOME/.local/state}/kubectl-rollout-lua/backups/ctx/shop\"
   kubectl rollout-lua restore --from-backup VirtualService/demo/20260101T000000.000Z.yaml";
 
 pub const STATUS_EXAMPLES: &str = "\

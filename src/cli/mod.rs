@@ -174,7 +174,7 @@ Exit codes:
         any CRD), the Kruise Rollout controller runs a Lua script per object and step. This plugin computes \
         each step's input exactly as the controller does, runs the same script locally in a sandbox, and \
         shows what the controller would write.",
-    after_help = help::after(help::ROOT_EXAMPLES, EXIT_CODES),
+    after_help = format!("{}\n\n{}", help::after(help::ROOT_EXAMPLES, EXIT_CODES), help::ENVIRONMENT_AND_FILES),
     // Help is laid out for 100 columns whatever the terminal, as kubectl's is: wrapped to a
     // narrower one, an example's tail would start a line as a command does, and a pasted example
     // run the wrong thing. A narrow terminal folds the long lines instead, and copies them whole.
