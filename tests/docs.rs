@@ -218,14 +218,36 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
     let test = Test::new();
     server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
     let run = |args: &[&str]| test.run_args(args);
+    // What a command prints (stdout, then stderr, then its exit status when the guide echoes it)
+    // is what the guide shows, `…` standing for any lines.
+    let holds = |command: &str, out: crate::support::Output| {
+        let shown = guide_output(command);
+        let mut printed = format!("{}{}", out.stdout, out.stderr);
+        if command.ends_with(r#"echo "exit status $?""#) {
+            printed.push_str(&format!("exit status {}\n", out.status));
+        }
+        assert!(shows(&shown, &printed), "the guide shows `{command}` printing\n{shown}but it prints\n{printed}");
+    };
     run(&["plan", "reviews"]).success().stdout_is(&guide_output("kubectl rollout-lua plan reviews"));
+    holds("kubectl rollout-lua plan reviews --next", run(&["plan", "reviews", "--next"]).success());
+    kubectl_patch(&server, PATCH_HEALTHY);
+    let healthy = run(&["plan", "-l", "app=reviews", "--next"]).success();
+    let first_six: String = healthy.stdout.lines().take(6).map(|l| format!("{l}\n")).collect();
+    assert_eq!(first_six, guide_output("kubectl rollout-lua plan -l app=reviews --next | head -6"));
+    kubectl_patch(&server, PATCH_BACK_TO_STEP_1);
+    run(&["plan", "reviews", "--detailed-exitcode"]).status(2);
+    holds("kubectl rollout-lua plan reviews --dry-run=server", run(&["plan", "reviews", "--dry-run=server"]).success());
     let wrong_context = run(&["plan", "reviews", "--context", "prod"]).status(1);
     assert_eq!(wrong_context.stderr, guide_output("kubectl rollout-lua plan reviews --context prod"));
-    let refused = run(&["approve", "reviews", "--expect-step", "2", "--yes"]).status(3);
-    assert_eq!(
-        format!("{}exit status 3\n", refused.stderr),
-        guide_output(r#"kubectl rollout-lua approve reviews --expect-step 2 --yes; echo "exit status $?""#)
+    holds(r#"kubectl rollout-lua approve reviews < /dev/null; echo "exit status $?""#, run(&["approve", "reviews"]));
+    holds(
+        r#"kubectl rollout-lua approve reviews --expect-step 2 --yes; echo "exit status $?""#,
+        run(&["approve", "reviews", "--expect-step", "2", "--yes"]),
     );
+    kubectl_patch(&server, PATCH_STEP_UPGRADE);
+    holds(r#"kubectl rollout-lua approve reviews --yes; echo "exit status $?""#, run(&["approve", "reviews", "--yes"]));
+    kubectl_patch(&server, PATCH_STEP_PAUSED);
+    holds("kubectl rollout-lua approve reviews --dry-run=server", run(&["approve", "reviews", "--dry-run=server"]));
     run(&["approve", "reviews", "--yes"])
         .success()
         .stdout_has("rollout.rollouts.kruise.io/reviews approved (step 1/3)");
@@ -241,6 +263,26 @@ fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kin
     let plan = run(&["plan", "-R", "-f", "recorded", "--step", "2"]).success();
     let shown = guide_output("kubectl rollout-lua plan -R -f recorded --step 2");
     assert!(shows(&shown, &plan.stdout), "the guide shows\n{shown}but plan prints\n{}", plan.stdout);
+}
+
+/// The user guide's hand edits of the Rollout's status, in the order it makes them.
+const PATCH_HEALTHY: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"phase":"Healthy","message":"workload deployment is completed","canaryStatus":null}}'"#;
+const PATCH_BACK_TO_STEP_1: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"phase":"Progressing","message":"Rollout is in step(1/3), and you need manually confirm to enter the next step","canaryStatus":{"currentStepIndex":1,"currentStepState":"StepPaused","canaryReplicas":1,"canaryReadyReplicas":1}}}'"#;
+const PATCH_STEP_UPGRADE: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"canaryStatus":{"currentStepState":"StepUpgrade"}}}'"#;
+const PATCH_STEP_PAUSED: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"canaryStatus":{"currentStepState":"StepPaused"}}}'"#;
+
+/// Makes on the fake API server the edit a `kubectl patch KIND NAME … -p 'PATCH'` line of the
+/// user guide makes, once the guide shows that very line (kubectl itself is not needed).
+fn kubectl_patch(server: &FakeHandle, command: &str) {
+    let words: Vec<&str> = command.split(' ').collect();
+    let (group, plural) = match words[2] {
+        "rollout" => ("rollouts.kruise.io", "rollouts"),
+        "virtualservice" => ("networking.istio.io", "virtualservices"),
+        other => panic!("no resource known for `kubectl patch {other}`"),
+    };
+    assert_eq!(guide_output(command), format!("{}.{group}/{} patched\n", &plural[..plural.len() - 1], words[3]));
+    let patch = command.split_once(" -p '").unwrap().1.strip_suffix('\'').unwrap();
+    server.patch_object(group, plural, "demo", words[3], &serde_json::from_str(patch).unwrap());
 }
 
 /// The Roles and ClusterRoles of the user guide, by name, as grants of the fake API server (a

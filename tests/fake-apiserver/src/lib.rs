@@ -406,6 +406,22 @@ preferences: {{}}
         self.shared.lock().store.put(object)
     }
 
+    /// Patches an object as `kubectl patch` does, as another client would: `patch` is a JSON
+    /// patch when it is a list (`--type json`), else a JSON merge patch (`--type merge`; the
+    /// status subresource is part of the object here). Bumps the resourceVersion.
+    pub fn patch_object(&self, group: &str, plural: &str, namespace: &str, name: &str, patch: &Value) -> Value {
+        let mut shared = self.shared.lock();
+        let mut object = shared.store.get(group, plural, namespace, name).expect("the object to patch").clone();
+        match patch {
+            Value::Array(_) => {
+                let patch: json_patch::Patch = serde_json::from_value(patch.clone()).expect("a JSON patch");
+                json_patch::patch(&mut object, &patch).expect("the JSON patch applies");
+            }
+            _ => json_patch::merge(&mut object, patch),
+        }
+        shared.store.put(object)
+    }
+
     /// Deletes an object; returns it when it existed.
     pub fn delete_object(&self, group: &str, plural: &str, namespace: &str, name: &str) -> Option<Value> {
         self.shared.lock().store.delete(group, plural, namespace, name)
