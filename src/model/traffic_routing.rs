@@ -8,7 +8,7 @@ use serde_json::Value;
 /// What the finalizers a Rollout puts on the TrafficRouting its annotation names while it
 /// progresses contain (`progressing.rollouts.kruise.io/<rollout>`): the controller counts every
 /// finalizer that contains it.
-pub const PROGRESSING_FINALIZER: &str = "progressing.rollouts.kruise.io";
+const PROGRESSING_FINALIZER: &str = "progressing.rollouts.kruise.io";
 
 #[derive(Clone, Debug)]
 pub struct TrafficRoutingCr {
@@ -22,7 +22,7 @@ pub struct TrafficRoutingCr {
     /// "N%", matches keep only headers and stay absent when there are none.
     pub strategy: RouteStrategy,
     pub phase: Option<String>,
-    /// The finalizers that keep it progressing (those containing [`PROGRESSING_FINALIZER`]),
+    /// The finalizers that keep it progressing (those containing `progressing.rollouts.kruise.io`),
     /// one per Rollout that routes through it now.
     pub progressing_finalizers: Vec<String>,
     pub warnings: Vec<FieldMessage>,
