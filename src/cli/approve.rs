@@ -76,21 +76,15 @@ fn check_approvable(
     }
     // The step the status names is not what the controller routes next, so neither its routing
     // nor its approval is due.
-    match Ending::of(item) {
-        Some(Ending::Over) => {
-            return Err(Error::Refused(format!(
-                "{name}: no need to approve: not in canary or blue-green progress ({})",
-                Ending::Over.explain(item.kind)
-            )));
-        }
-        Some(ending) => {
-            return Err(Error::Refused(format!(
-                "{name}: {}; nothing to route or approve (`kubectl rollout-lua restore {}` does that restore now)",
-                ending.explain(item.kind),
+    if let Some(ending) = Ending::of(item) {
+        let why = ending.explain(item.kind);
+        return Err(Error::Refused(match ending {
+            Ending::Over => format!("{name}: no need to approve: not in canary or blue-green progress ({why})"),
+            _ => format!(
+                "{name}: {why}; nothing to route or approve (`kubectl rollout-lua restore {}` does that restore now)",
                 item.name
-            )));
-        }
-        None => {}
+            ),
+        }));
     }
     let stage =
         item.current_stage().ok_or_else(|| Error::Refused(format!("{name}: the status names no current step")))?;
@@ -328,7 +322,7 @@ impl Run<'_> {
                 if let Some(why) = plan.unwritable() {
                     return Err(Error::Refused(format!("nothing was written: {why}")));
                 }
-                let early = early_routing(&rollout.item, &plan).filter(|_| args.traffic_only);
+                let early = args.traffic_only.then(|| early_routing(&rollout.item, &plan)).flatten();
                 plan.warnings.extend(early.clone());
                 Ok(Approval { rollout, stage, plan, early })
             })
