@@ -69,7 +69,9 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute gets the \
     controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, and every rule \
     left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
-    is deleted (the stable Ingress is never written).\n\n\
+    is deleted (the stable Ingress is never written). The objects of a TrafficRouting another Rollout still holds \
+    (its finalizer progressing.rollouts.kruise.io/<rollout>) are left as they are, as the controller leaves them \
+    until no Rollout holds it; a note says so.\n\n\
     The Rollouts are claimed first, as approve does (with --ref or --from-backup: those of the namespace that \
     route the objects named; a Rollout of the namespace that cannot be loaded is left out, named, unless it may \
     route them: then, as when the Rollouts cannot be read, nothing is written without --force). If an object differs from what the current step should \

@@ -23,7 +23,7 @@ pub use routing::{
 };
 pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::{RouteStrategy, Semantics};
-pub use traffic_routing::TrafficRoutingCr;
+pub use traffic_routing::{TrafficRoutingCr, finalizer_rollout};
 
 use serde_json::Value;
 use std::fmt;

@@ -262,6 +262,8 @@ impl Rollout {
         } else {
             kind == StrategyKind::Canary && flag("enableExtraWorkloadForCanary")
         };
+        let partition_style = kind == StrategyKind::Canary && !enable_extra_workload_for_canary;
+        warnings.extend(admission::over_partition_limit(partition_style, alpha, &path, body, &steps));
         if alpha && disable_generate_canary_service {
             let service = traffic_routing.as_ref().map_or("<service>", |t| t.service.as_str());
             let field = path.field("disableGenerateCanaryService");
