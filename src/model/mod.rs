@@ -2,6 +2,7 @@
 //! hands to a gateway object's script.
 
 mod admission;
+mod ending;
 mod luadata;
 mod permission;
 mod rollout;
@@ -10,6 +11,7 @@ mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
+pub use ending::Ending;
 pub use luadata::lua_data;
 pub use permission::Permission;
 pub use rollout::{
