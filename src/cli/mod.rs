@@ -131,7 +131,7 @@ Exit codes:
 
 /// What `approve` refuses with exit code 3 (see [`write_exit_codes`]).
 const APPROVE_REFUSALS: &str = "\
-not StepPaused, not progressing, --expect-step or --until-step not met,
+not StepPaused, not progressing or ending, --expect-step or --until-step not met,
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
        else's edit, a stored original that does not parse or holds no spec, two Rollouts writing
        one object, no terminal to confirm";
