@@ -10,7 +10,7 @@
 mod claim;
 mod interrupt;
 
-pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_any, view as claim_view};
+pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_shown, view as claim_view};
 pub use interrupt::Interrupt;
 
 use crate::change::{Change, Landed, Request, resource_version_of, without_server_fields};

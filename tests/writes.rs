@@ -1287,6 +1287,72 @@ fn a_one_object_restore_signalled_before_or_while_writing_stops_cleanly() {
     }
 }
 
+/// How the claim changes between `release-claim`'s read, which it shows, and its delete.
+#[derive(Debug)]
+enum Meanwhile {
+    /// bob's approve takes the expired claim over while the answer to the read is on its way
+    /// (as while the question is open on a terminal).
+    TakenOverWhileShown,
+    /// bob takes it over right before the delete (the fake server's second writer).
+    TakenOverBeforeTheDelete,
+    /// Its holder releases it right before the delete.
+    ReleasedBeforeTheDelete,
+}
+
+#[test]
+fn release_claim_deletes_only_the_claim_it_showed() {
+    // A regression (audit s24-safety #1): the Lease was read again after the question, and
+    // whatever that read found was deleted, bob's live claim included.
+    let expired = "2026-01-01T00:00:00.000000Z";
+    let bobs = || {
+        let mut bobs = lease(&now_micro());
+        bobs["spec"]["holderIdentity"] = json!("bob@desk (pid 7)");
+        bobs
+    };
+    for meanwhile in
+        [Meanwhile::TakenOverWhileShown, Meanwhile::TakenOverBeforeTheDelete, Meanwhile::ReleasedBeforeTheDelete]
+    {
+        let server = shop(2, "StepPaused").object(lease(expired)).start();
+        let test = Test::new().kubeconfig(&server);
+        let out = match meanwhile {
+            Meanwhile::TakenOverWhileShown => {
+                let reads = Requests::Matching(Rule::new(["get"]).resources(["leases"]));
+                let shown = server.pause(reads, 1, Stage::AfterStore);
+                let running = test.spawn(&["release-claim", "demo", "--yes"]);
+                assert!(shown.wait_until_held(Duration::from_secs(20)));
+                server.put_object(bobs());
+                shown.release();
+                running.finish()
+            }
+            Meanwhile::TakenOverBeforeTheDelete => {
+                let taken = bobs();
+                server.before_write(1, move |store| {
+                    store.put(taken);
+                });
+                test.run_args(["release-claim", "demo", "--yes"])
+            }
+            Meanwhile::ReleasedBeforeTheDelete => {
+                server.before_write(1, |store| {
+                    store.delete("coordination.k8s.io", "leases", NAMESPACE, "rollout-lua.demo");
+                });
+                test.run_args(["release-claim", "demo", "--yes"])
+                    .success()
+                    .stdout_has("Rollout shop/demo is not claimed (released meanwhile)\n");
+                assert!(claims(&server).is_empty());
+                continue;
+            }
+        };
+        out.status(3)
+            .stdout_has("Rollout shop/demo is claimed by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (expired: ")
+            .stderr_has("error: not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by bob@desk (pid 7) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until ");
+        let left = claims(&server);
+        assert_eq!(left.len(), 1, "{meanwhile:?}");
+        assert_eq!(left[0]["spec"]["holderIdentity"], "bob@desk (pid 7)", "{meanwhile:?}: bob's claim is kept");
+        let deletes = server.writes().into_iter().filter(|w| w.method == "DELETE").count();
+        assert_eq!(deletes, 1, "{meanwhile:?}: one delete, conditional on alice's Lease");
+    }
+}
+
 #[test]
 fn release_claim_resolves_a_lost_or_garbled_reply_to_its_delete() {
     let lease_deletes = || Requests::Matching(Rule::new(["delete"]).resources(["leases"]));

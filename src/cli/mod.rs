@@ -78,7 +78,9 @@ const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
     that a second approve or restore refuses instead of racing it. The claim is released at the end, also after a \
     failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
-    deletes it at once, whoever holds it: use it only when its holder is gone (status shows the holder).";
+    shows each claim's holder, asks, and deletes at once the claim it showed, whoever holds it: use it only when \
+    its holder is gone (status shows the holder). A claim renewed or taken over after it was shown is not \
+    released: the refusal names its holder now (exit 3).";
 
 const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
     test-harness semantics.\n\n\
@@ -137,7 +139,8 @@ Exit codes:
   0    done (the claims were released, or none was held)
   1    error (bad input, no Rollout matches the selector, API error, timeout)
   3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
-       released
+       released; or a claim changed after it was shown (renewed or taken over): that claim
+       was not released
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP)";
 
 const STATUS_EXIT_CODES: &str = "\
