@@ -53,7 +53,9 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     write, and a stored original that holds no spec is refused without --force. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
     annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
-    read and backed up locally first. Someone else's edit is never overwritten: it is shown and refused (on a \
+    read and backed up locally first (under $XDG_STATE_HOME/kubectl-rollout-lua/backups, default \
+    ~/.local/state/…, readable by their owner only; with neither XDG_STATE_HOME nor HOME set the run refuses \
+    before its first write). Someone else's edit is never overwritten: it is shown and refused (on a \
     terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
     what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
     selected Rollouts that write one object are refused. The approval is a merge patch of the status \
@@ -72,7 +74,12 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
     saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout), making it again, \
-    without the server's fields, when it no longer exists.";
+    without the server's fields, when it no longer exists; a backup that is not whole (its last line, the \
+    SHA-256 of the text above it, missing or not matching), holds no spec where the live object has one, or is of \
+    an object deleted and made again since (another uid) is refused without --force.\n\n\
+    Backups are saved under $XDG_STATE_HOME/kubectl-rollout-lua/backups (default ~/.local/state/…), readable by \
+    their owner only, each written whole or not at all; with neither XDG_STATE_HOME nor HOME set, a run that \
+    writes refuses before its first write.";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
@@ -555,8 +562,11 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote
-    /// them, when a stored original holds no spec (restoring it wipes the object's routing), or
-    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read
+    /// them, when a stored original holds no spec (restoring it wipes the object's routing),
+    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, or
+    /// (--from-backup) when the backup is not whole (no matching end line: cut short, changed,
+    /// or an older version's), holds no spec where the live object has one, or is of an object
+    /// deleted and made again since
     #[arg(long)]
     pub force: bool,
     /// Do not ask for confirmation (required when stdin is not a terminal)
