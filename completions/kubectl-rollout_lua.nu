@@ -28,7 +28,7 @@ module completions {
     --kustomize(-k): path     # Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)
     --validate: string@"nu-complete kubectl-rollout_lua plan validate" # With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
     --show-obj                # With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry's obj is input for `eval --obj`. A kind or Ingress class without a script yet is shown too, with a note on stderr
-    --step: string            # Plan this step (1-based); default: the current step (offline: every step)
+    --step: string            # Plan this step (1-based); default: the current step, none while the release is ending (offline: every step)
     --next                    # Plan the step after the current one
     --all-steps               # Plan every step in order
     --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them
@@ -62,7 +62,7 @@ module completions {
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --expect-step: string     # Refuse unless the current step is N
-    --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any progressing state)
+    --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before the step's canary pods are ready)
     --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N

@@ -1,7 +1,7 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::model::{Rollout, Stage, StrategyKind};
+use crate::model::{Ending, Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::Action;
@@ -34,34 +34,33 @@ pub enum Progress {
 impl Progress {
     pub fn of(rollout: &Rollout, now: SystemTime) -> Progress {
         let status = &rollout.status;
-        let reason = |kind: &str| status.condition(kind).map(|c| c.reason.as_str()).unwrap_or_default();
-        let succeeded = status.condition("Succeeded").map(|c| c.status.as_str());
-        match status.phase.as_deref() {
-            Some("Progressing") => {
-                if reason("Progressing") == "Cancelling" {
-                    return Progress::Failed { reason: "the release is being rolled back (Cancelling)".into() };
-                }
-                match status.current_step_state.as_deref() {
-                    Some("Completed") => Progress::Finalising,
-                    Some("StepPaused") => match rollout.current_stage() {
-                        Some(Stage::Step(i)) if rollout.steps[i - 1].pause_seconds.is_some() => {
-                            let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
-                            let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
-                            let seconds_left = since.map(|t| (t + pause - crate::time::now_seconds(now)).max(0) as u64);
-                            Progress::Paused { pause_seconds: pause.max(0) as u64, seconds_left }
-                        }
-                        _ => Progress::WaitingForApproval,
-                    },
-                    _ => Progress::Progressing,
+        match Ending::of(rollout) {
+            Some(Ending::Finalising) => Progress::Finalising,
+            Some(Ending::Over) => {
+                let succeeded = status.condition("Succeeded").map(|c| c.status.as_str());
+                let reason = status.condition("Progressing").map(|c| c.reason.as_str());
+                if succeeded == Some("True") || reason == Some("Completed") {
+                    Progress::Completed
+                } else if succeeded == Some("False") {
+                    Progress::Failed { reason: "the release did not succeed".into() }
+                } else {
+                    Progress::NotInRelease
                 }
             }
-            Some("Healthy") if succeeded == Some("True") || reason("Progressing") == "Completed" => Progress::Completed,
-            Some("Healthy") if succeeded == Some("False") => {
-                Progress::Failed { reason: "the release did not succeed".into() }
-            }
-            Some("Disabled" | "Disabling") => Progress::Failed { reason: "the Rollout is disabled".into() },
-            Some("Terminating") => Progress::Failed { reason: "the Rollout is being deleted".into() },
-            _ => Progress::NotInRelease,
+            Some(ending) => Progress::Failed { reason: ending.describe().into() },
+            None if status.phase.as_deref() == Some("Progressing") => match status.current_step_state.as_deref() {
+                Some("StepPaused") => match rollout.current_stage() {
+                    Some(Stage::Step(i)) if rollout.steps[i - 1].pause_seconds.is_some() => {
+                        let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
+                        let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
+                        let seconds_left = since.map(|t| (t + pause - crate::time::now_seconds(now)).max(0) as u64);
+                        Progress::Paused { pause_seconds: pause.max(0) as u64, seconds_left }
+                    }
+                    _ => Progress::WaitingForApproval,
+                },
+                _ => Progress::Progressing,
+            },
+            None => Progress::NotInRelease,
         }
     }
 
@@ -234,21 +233,23 @@ impl RolloutView {
         // Outside a release there is no split: the workload's line says it all. The controller
         // keeps the sub-status (and its canary count) after a release, with state Completed.
         let extra_workload = rollout.kind == StrategyKind::Canary && rollout.enable_extra_workload_for_canary;
-        let in_release = status.phase.as_deref() == Some("Progressing")
-            && status.current_step_state.as_deref() != Some("Completed")
-            && status.canary_replicas.is_some();
+        let ending = Ending::of(rollout);
+        let in_release =
+            status.phase.as_deref() == Some("Progressing") && ending.is_none() && status.canary_replicas.is_some();
         let stable = |workload: Option<i64>, canary: Option<i64>| {
             let stable = workload.map(|all| if extra_workload { all } else { (all - canary.unwrap_or(0)).max(0) });
             stable.filter(|_| in_release)
         };
         let stage = rollout.current_stage();
         // The plan's description says what the controller does at the stage (a step it does not
-        // route, for one); without a plan, what the step asks for.
+        // route, for one); without a plan, what the step asks for. A release ending or over is
+        // past its step's routing, whatever step the status still names.
         let planned = every_stage
             .as_ref()
             .ok()
             .and_then(|plan| plan.stages.iter().find(|s| s.stage.is_some() && s.stage == stage));
-        let step_does = planned.map(|s| s.description.clone()).or_else(|| {
+        let ending_does = ending.filter(|_| stage.is_some()).map(|ending| ending.explain(rollout.kind));
+        let step_does = ending_does.or_else(|| planned.map(|s| s.description.clone())).or_else(|| {
             stage.map(|stage| {
                 let strategy = rollout.strategy_at(stage).describe();
                 match stage {
@@ -559,6 +560,73 @@ mod tests {
             unplanned.step_does.as_deref(),
             Some("replicas 1, original routing (no traffic, no matches), pause 60s")
         );
+    }
+
+    #[test]
+    fn an_ending_release_is_not_described_by_its_steps_routing() {
+        // The status keeps naming step 2, whose plan routes: the Step line says what the
+        // controller does instead, and the state says why.
+        let plan = RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: vec![],
+            warnings: vec![],
+            stages: vec![crate::plan::StagePlan {
+                stage: Some(Stage::Step(2)),
+                label: "step 2/2".into(),
+                description: "replicas 100%, traffic 50% (canary 50 / stable 50), pause until approved".into(),
+                routing: "traffic 50% (canary 50 / stable 50)".into(),
+                objects: vec![],
+            }],
+        };
+        let at_step_2 = |state: &str, extra: serde_json::Value| {
+            let mut status =
+                json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": state}});
+            for (key, value) in extra.as_object().unwrap() {
+                status[key] = value.clone();
+            }
+            status
+        };
+        let progressing = |reason: &str| json!([{"type": "Progressing", "status": "True", "reason": reason}]);
+        let cases = [
+            (
+                at_step_2(
+                    "Completed",
+                    json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]}),
+                ),
+                "the release is over: the controller restored the original routing when it ended",
+                "completed",
+            ),
+            (
+                at_step_2("Completed", json!({"conditions": progressing("Finalising")})),
+                "the release is finalising: the controller restores the original routing",
+                "all steps done, finalising",
+            ),
+            (
+                at_step_2("StepPaused", json!({"conditions": progressing("Cancelling")})),
+                "the release is being rolled back (Cancelling): the controller restores the original routing",
+                "failed: the release is being rolled back (Cancelling)",
+            ),
+            (
+                at_step_2("StepPaused", json!({"phase": "Terminating"})),
+                "the Rollout is being deleted: the controller restores the original routing",
+                "failed: the Rollout is being deleted",
+            ),
+        ];
+        for (status, does, progress) in cases {
+            let view = RolloutView::new(&rollout(status), "shop", Ok(&plan), None, SystemTime::UNIX_EPOCH);
+            assert_eq!((view.step.as_deref(), view.step_does.as_deref()), (Some("step 2/2"), Some(does)));
+            assert_eq!(view.progress.describe(), progress);
+            assert!(view.text().contains(&format!("  Step:     step 2/2: {does}\n")), "{}", view.text());
+        }
+        // In progress, the step's plan says what it does.
+        let paused = RolloutView::new(
+            &rollout(at_step_2("StepPaused", json!({}))),
+            "shop",
+            Ok(&plan),
+            None,
+            SystemTime::UNIX_EPOCH,
+        );
+        assert_eq!(paused.step_does.as_deref(), Some(plan.stages[0].description.as_str()));
     }
 
     #[test]

@@ -186,7 +186,7 @@ fn approve_refuses_without_a_current_step_and_traffic_only_outside_a_release() {
     let server = serving(terminating.clone()).start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).status(3).stderr_has(
-        "rollouts.rollouts.kruise.io \"demo\" is not progressing (phase Terminating): there is no step to route",
+        "rollouts.rollouts.kruise.io \"demo\": the Rollout is being deleted: the controller restores the original routing; nothing to route or approve",
     );
     assert_eq!(writes(&server), Vec::<String>::new());
     terminating["status"]["phase"] = json!("Progressing");
@@ -952,6 +952,92 @@ fn approve_several_rollouts_checks_every_guard_first() {
     assert_eq!(writes(&server), Vec::<String>::new(), "no write for mocka either");
 }
 
+/// Rollouts `a` and `b` progressing through one TrafficRouting `tr` (a header to the
+/// VirtualService's subset `canary`) that holds the progressing finalizers of `holders`; the
+/// VirtualService `demo` routed, its original stored.
+fn shared_traffic_routing(holders: &[&str]) -> fake_apiserver::Builder {
+    let finalizers: Vec<String> = std::iter::once("rollouts.kruise.io/trafficrouting".to_string())
+        .chain(holders.iter().map(|name| format!("progressing.rollouts.kruise.io/{name}")))
+        .collect();
+    let original = r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#;
+    let mut builder = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::leases())
+        .object(json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+            "metadata": {"name": "tr", "namespace": NAMESPACE, "finalizers": finalizers},
+            "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "x-env", "value": "gray"}]}]}, "objectRef": [{"service": "demo", "customNetworkRefs": [
+                {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}
+            ]}]},
+            "status": {"phase": "Progressing"}
+        }))
+        .object(json!({
+            "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+            "metadata": {"name": "demo", "namespace": NAMESPACE, "annotations": {"rollouts.kruise.io/original-spec-configuration": original}},
+            "spec": {"hosts": ["demo"], "http": [
+                {"match": [{"headers": {"x-env": {"exact": "gray"}}}], "route": [{"destination": {"host": "demo", "subset": "canary"}}]},
+                {"route": [{"destination": {"host": "demo"}}]}
+            ]}
+        }));
+    for name in ["a", "b"] {
+        builder = builder.object(json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": name, "namespace": NAMESPACE, "annotations": {"rollouts.kruise.io/trafficrouting": "tr"}},
+            "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}, "strategy": {"canary": {
+                "enableExtraWorkloadForCanary": true,
+                "steps": [{"replicas": 1}, {"replicas": "100%"}]
+            }}},
+            "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}}
+        }));
+    }
+    builder
+}
+
+#[test]
+fn restore_leaves_a_traffic_routing_another_rollout_still_holds() {
+    let server = shared_traffic_routing(&["a", "b"]).start();
+    let routed = object(&server, "virtualservices", "demo");
+    let restore = |args: &[&str]| Test::new().kubeconfig(&server).arg("restore").args(args).run();
+    let out = restore(&["a", "--yes"]).success().stderr_has(
+        "TrafficRouting shop/tr is still held by Rollout b (finalizer progressing.rollouts.kruise.io/b): its objects are left as they are, as the controller restores them only once no Rollout holds it; once b is done, restore them with `restore --ref VirtualService.networking.istio.io/demo` (or `restore a` again)",
+    );
+    assert!(!out.stdout.contains("VirtualService"), "{}", out.stdout);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(object(&server, "virtualservices", "demo"), routed, "b keeps its gray routing");
+    // Restored together, no other Rollout holds it: its objects are restored.
+    let out = restore(&["a", "b", "--yes"]).success().stdout_has("VirtualService shop/demo restored (backup ");
+    assert!(!out.stderr.contains("still held"), "{}", out.stderr);
+    let restored = object(&server, "virtualservices", "demo");
+    assert_eq!(restored["spec"], json!({"hosts": ["demo"], "http": [{"route": [{"destination": {"host": "demo"}}]}]}));
+}
+
+#[test]
+fn restore_puts_back_a_traffic_routing_no_other_rollout_holds() {
+    // b's release is over (its finalizer is gone): restoring a restores the objects.
+    let server = shared_traffic_routing(&["a"]).start();
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "a", "--yes"])
+        .run()
+        .success()
+        .stdout_has("VirtualService shop/demo restored (backup ");
+    assert!(!out.stderr.contains("still held"), "{}", out.stderr);
+    assert!(object(&server, "virtualservices", "demo")["metadata"]["annotations"].is_null());
+}
+
+#[test]
+fn restore_a_ref_a_held_traffic_routing_routes_says_the_controller_routes_it_again() {
+    let server = shared_traffic_routing(&["a", "b"]).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .run()
+        .success()
+        .stderr_has("VirtualService shop/demo is routed by TrafficRouting shop/tr, still held by Rollout a (finalizer progressing.rollouts.kruise.io/a), Rollout b (finalizer progressing.rollouts.kruise.io/b): the controller routes it again at its next reconcile, until no Rollout holds it")
+        .stdout_has("VirtualService shop/demo restored (backup ");
+    assert!(object(&server, "virtualservices", "demo")["metadata"]["annotations"].is_null());
+}
+
 #[test]
 fn approve_several_rollouts_rolls_back_all_of_them() {
     let server = full_link("StepPaused")
@@ -1478,7 +1564,10 @@ fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
 
 #[test]
 fn plan_shows_the_current_step_in_every_step_state() {
-    for state in ["StepUpgrade", "StepTrafficRouting", "StepMetricsAnalysis", "StepPaused", "StepReady", "Completed"] {
+    // Completed is not a step state: the release is finalising (see endings.rs).
+    for state in
+        ["BeforeStepUpgrade", "StepUpgrade", "StepTrafficRouting", "StepMetricsAnalysis", "StepPaused", "StepReady"]
+    {
         let server = shop(2, state).start();
         Test::new()
             .kubeconfig(&server)

@@ -303,6 +303,39 @@ fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning() {
 }
 
 #[test]
+fn a_partition_step_above_the_default_partition_percent_limit_is_a_warning_not_an_error() {
+    let over =
+        "      - {replicas: 20%, traffic: 20%}\n      - {replicas: 60%, traffic: 60%}\n      - {replicas: 100%}\n";
+    let warning = "warning: m/rollout.yaml:10: spec.strategy.canary.steps[1].replicas: \"60%\" is above 50%: in a partition-style release (no enableExtraWorkloadForCanary) the controller's webhook refuses percentage replicas above its --partition-percent-limit (default 50) on a step with traffic or matches; it is admitted only if the controller runs with a higher limit";
+    let plan = |rollout: &str| {
+        Test::new()
+            .file("m/rollout.yaml", rollout)
+            .file("m/deployment.yaml", &workload(10))
+            .file("m/vs.yaml", VIRTUAL_SERVICE)
+            .args(["plan", "-f", "m", "--summary"])
+            .run()
+            .success()
+    };
+    plan(&partition(over)).stdout_has(warning).stdout_has("step 2/3  VirtualService shop/demo  replace");
+    // With an extra workload the rolling style is canary: the limit does not apply.
+    let extra = partition(over).replace("    canary:\n", "    canary:\n      enableExtraWorkloadForCanary: true\n");
+    let out = plan(&extra);
+    assert!(!out.stdout.contains("partition-percent-limit"), "{}", out.stdout);
+}
+
+#[test]
+fn a_partition_step_in_the_cluster_above_the_default_partition_percent_limit_is_warned_of() {
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!("60%");
+    Test::new()
+        .kubeconfig(&serving(rollout).start())
+        .args(["plan", "demo"])
+        .run()
+        .success()
+        .stdout_has("warning: spec.strategy.canary.steps[1].replicas: \"60%\" is above 50%: in a partition-style release (no enableExtraWorkloadForCanary) the controller's webhook refuses percentage replicas above its --partition-percent-limit (default 50)");
+}
+
+#[test]
 fn numbers_are_printed_as_gos_json_has_them() {
     let script = "obj.data.spec.big = 12345678901234567890\nobj.data.spec.zero = 0 * -1\nreturn obj.data\n";
     let files = || {

@@ -11,6 +11,7 @@ mod differential;
 mod differential_ingress;
 mod docs;
 mod edge;
+mod endings;
 mod fidelity;
 mod gateway;
 mod ingress;

@@ -11,7 +11,7 @@ use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_ques
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
-use crate::model::{ApprovalProgress, ObjectKey, Rollout, Stage, StrategyKind, approval_progress};
+use crate::model::{ApprovalProgress, Ending, ObjectKey, Rollout, Stage, StrategyKind, approval_progress};
 use crate::output;
 use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
@@ -29,6 +29,8 @@ struct Approval<'a> {
     rollout: &'a Located<Rollout>,
     stage: Stage,
     plan: RoutingPlan,
+    /// With `--traffic-only` before the step's pods are ready: why the write is early.
+    early: Option<String>,
 }
 
 /// A Rollout this run approved: where, and its generation then.
@@ -72,6 +74,18 @@ fn check_approvable(
     if !item.status.has_sub_status {
         return Err(Error::Refused(format!("{name}: no need to approve: not in canary or blue-green progress")));
     }
+    // The step the status names is not what the controller routes next, so neither its routing
+    // nor its approval is due.
+    if let Some(ending) = Ending::of(item) {
+        let why = ending.explain(item.kind);
+        return Err(Error::Refused(match ending {
+            Ending::Over => format!("{name}: no need to approve: not in canary or blue-green progress ({why})"),
+            _ => format!(
+                "{name}: {why}; nothing to route or approve (`kubectl rollout-lua restore {}` does that restore now)",
+                item.name
+            ),
+        }));
+    }
     let stage =
         item.current_stage().ok_or_else(|| Error::Refused(format!("{name}: the status names no current step")))?;
     if let (Some(last), Stage::Step(current)) = (args.until_step, stage)
@@ -105,6 +119,23 @@ fn check_approvable(
         )));
     }
     Ok(stage)
+}
+
+/// Why writing `plan` (of the current step) now is early, when the step's canary pods may not be
+/// ready: the controller routes a step only once they are (docs/controller-semantics.md §3.5).
+/// A step without traffic and matches is restored from its start, so writing it is not early.
+fn early_routing(rollout: &Rollout, plan: &RoutingPlan) -> Option<String> {
+    let stage = plan.stages.first()?;
+    let routes = stage.stage.is_some_and(|s| rollout.strategy_at(s).routes_traffic());
+    (rollout.status.before_step_traffic_routing() && routes && plan.changed()).then(|| {
+        format!(
+            "Rollout {} is in {} of {}: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now ({}) to canary pods that may not be ready yet",
+            rollout.name,
+            rollout.status.current_step_state.as_deref().unwrap_or_default(),
+            stage.label,
+            stage.routing
+        )
+    })
 }
 
 /// Refuses when two Rollouts plan writes to one object (`writes`: each Rollout's name with an
@@ -287,11 +318,13 @@ impl Run<'_> {
             .into_iter()
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
-                let plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+                let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
                 if let Some(why) = plan.unwritable() {
                     return Err(Error::Refused(format!("nothing was written: {why}")));
                 }
-                Ok(Approval { rollout, stage, plan })
+                let early = args.traffic_only.then(|| early_routing(&rollout.item, &plan)).flatten();
+                plan.warnings.extend(early.clone());
+                Ok(Approval { rollout, stage, plan, early })
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let writes = approvals.iter().flat_map(|a| {
@@ -358,6 +391,9 @@ impl Run<'_> {
         print_outcome(writer, &lines.concat())?;
         if writer.mode() != Mode::Apply {
             return Ok(None);
+        }
+        for early in approvals.iter().filter_map(|a| a.early.as_deref()) {
+            warn(&format!("warning: {early}"));
         }
         for approval in &approvals {
             match preview_next(session, &live, &catalog, approval, stored_original(args.show_stored_original)) {
@@ -538,7 +574,7 @@ async fn still_unapproved(cluster: &Cluster, resource: &Resource, rollout: &Loca
     }
 }
 
-/// What the next stage will change once its pods are ready, from the state just written.
+/// What the next stage will change, from the state just written.
 fn preview_next(
     session: &Session,
     live: &Live,
@@ -565,11 +601,13 @@ fn preview_next(
         }
     }
     let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
-    plan.owner = format!(
-        "Next for {}: {} (applied by the controller once its pods are ready)",
-        plan.owner,
-        rollout.stage_label(next)
-    );
+    // A step without traffic and matches is restored on every reconcile from its start
+    // (docs/controller-semantics.md §3.5); any other is routed once its pods are ready.
+    let when = match rollout.strategy_at(next).routes_traffic() {
+        true => "applied by the controller once its pods are ready",
+        false => "the controller restores the original as soon as the step starts, before its pods are updated",
+    };
+    plan.owner = format!("Next for {}: {} ({when})", plan.owner, rollout.stage_label(next));
     plan.notes.clear();
     let style = output::DiffStyle { differ: &super::diff::differ(), stored };
     Ok(format!("\n{}", output::plans_text(&[plan], style).map_err(Error::Input)?))

@@ -6,7 +6,7 @@ use crate::change::Change;
 use crate::error::Error;
 use crate::lua::Limits;
 use crate::model::ObjectIndex;
-use crate::model::{ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
+use crate::model::{Ending, ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
 use crate::scripts::{self, ScriptCatalog};
@@ -385,26 +385,44 @@ pub(super) fn writer_mode(dry_run: DryRun) -> Mode {
     }
 }
 
-/// The stages `plan` shows, and a note when the choice needs explaining.
+/// The stages `plan` shows, and a note when the choice needs explaining. A release ending or
+/// over is past the routing of the step its status still names: by default no step is planned
+/// while the controller restores (that restore is `restore`'s to plan), and a Healthy Rollout is
+/// not in a release. `--step`, `--next` and `--all-steps` plan what they name.
 fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Option<String>), Error> {
+    if rollout.not_run().is_some() {
+        return Ok((Vec::new(), None)); // The planner says why nothing is planned.
+    }
     let count = rollout.steps.len();
+    let ending = Ending::of(rollout);
+    let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout.kind));
+    let as_asked = restoring.as_ref().map(|why| format!("{why}; planned as asked (the controller routes no step now)"));
     if args.all_steps {
-        return Ok((rollout.stages(), None));
+        return Ok((rollout.stages(), as_asked));
     }
     if let Some(n) = args.step {
-        return Ok((vec![rollout.step_stage(n).map_err(Error::Input)?], None));
+        return Ok((vec![rollout.step_stage(n).map_err(Error::Input)?], as_asked));
     }
-    let current = rollout.current_stage();
+    let no_step = restoring.as_ref().map(|why| {
+        let name = &rollout.name;
+        format!(
+            "{why}; no step is planned (`kubectl rollout-lua restore {name} --dry-run=client` shows that restore; --step N plans a step anyway)"
+        )
+    });
+    let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
+    let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
     if args.next {
-        return match current {
-            Some(Stage::Step(i)) if i < count => Ok((vec![Stage::Step(i + 1)], None)),
-            Some(Stage::Step(_)) if rollout.kind == StrategyKind::BlueGreen => Ok((vec![Stage::BlueGreenFinal], None)),
-            Some(_) => Ok((Vec::new(), Some("no next step: the current step is the last; when it completes the controller restores the original routing".into()))),
-            None => Ok((vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()))),
-        };
+        let last = "no next step: the current step is the last; when it completes the controller restores the original routing";
+        return Ok(match current {
+            Some(Stage::Step(i)) if i < count => (vec![Stage::Step(i + 1)], as_asked),
+            Some(Stage::Step(_)) if rollout.kind == StrategyKind::BlueGreen => (vec![Stage::BlueGreenFinal], as_asked),
+            None if no_step.is_none() => not_in_release(),
+            _ => (Vec::new(), Some(no_step.unwrap_or_else(|| last.into()))),
+        });
     }
-    match current {
-        Some(stage) => Ok((vec![stage], None)),
-        None => Ok((vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()))),
-    }
+    Ok(match (no_step, current) {
+        (Some(note), _) => (Vec::new(), Some(note)),
+        (None, Some(stage)) => (vec![stage], None),
+        (None, None) => not_in_release(),
+    })
 }

@@ -42,14 +42,19 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
     (-v lists them). Every input is read with a size limit (64 MiB of manifests in all; see the user guide).\n\n\
     The plan is what the controller does, which is not always what a step says: a partition step whose replicas \
     reach the workload's (read from the cluster, or the Deployment or CloneSet among the files) is not routed, and a \
-    disabled Rollout runs no step. A Rollout the controller's admission webhook would refuse is an error with -f, \
+    disabled Rollout runs no step. While a release is ending (finalising, rolled back, disabled, being deleted), the \
+    controller's next routing write is the restore, not the step the status still names: without a stage flag no \
+    step is planned, and a note points to restore --dry-run=client; a Healthy Rollout is not in a release (step 1 \
+    is shown). A Rollout the controller's admission webhook would refuse is an error with -f, \
     and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
     read after the claim (with -l, a Rollout that starts to match in between is not claimed, and refused: run \
     again). Guards run before anything is written: the step must be StepPaused (--traffic-only: \
-    any progressing state), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
+    any step state of a release in progress, with a warning before its canary pods are ready, in BeforeStepUpgrade \
+    or StepUpgrade), the release must not be ending (finalising, rolled back, disabled, being deleted: the \
+    controller restores the original routing, and restore does that now), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec is refused without --force. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
     annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
@@ -66,7 +71,9 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute gets the \
     controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, and every rule \
     left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
-    is deleted (the stable Ingress is never written).\n\n\
+    is deleted (the stable Ingress is never written). The objects of a TrafficRouting another Rollout still holds \
+    (its finalizer progressing.rollouts.kruise.io/<rollout>) are left as they are, as the controller leaves them \
+    until no Rollout holds it; a note says so.\n\n\
     The Rollouts are claimed first, as approve does (with --ref or --from-backup: those of the namespace that \
     route the objects named; a Rollout of the namespace that cannot be loaded is left out, named, unless it may \
     route them: then, as when the Rollouts cannot be read, nothing is written without --force). If an object differs from what the current step should \
@@ -97,8 +104,8 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
     says when go test reads it differently from the controller, would pass a step this tool fails (a script \
     returning no table, which the controller fails too), or cannot run it (a blue-green case).";
 
-const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does, the step \
-    state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
+const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
+    the release is ending or over: what the controller does to the routing instead), the step state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at its original (an HTTPRoute: no backendRef to the canary Service; a canary Ingress: \
     absent), at step k (planning step k from it writes nothing), or drifted (neither), with the script used; and \
     who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
@@ -388,7 +395,8 @@ pub struct PlanArgs {
     /// class without a script yet is shown too, with a note on stderr
     #[arg(long, requires = "manifests", conflicts_with = "detailed_exitcode")]
     pub show_obj: bool,
-    /// Plan this step (1-based); default: the current step (offline: every step)
+    /// Plan this step (1-based); default: the current step, none while the release is ending
+    /// (offline: every step)
     #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
     /// Plan the step after the current one
@@ -432,7 +440,8 @@ pub struct ApproveArgs {
     #[arg(long, value_name = "N")]
     pub expect_step: Option<usize>,
     /// Only make the gateway objects match the current step; do not approve (allowed in any
-    /// progressing state)
+    /// step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before
+    /// the step's canary pods are ready)
     #[arg(long)]
     pub traffic_only: bool,
     /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing

@@ -336,7 +336,7 @@ async fn restorations(
             )?;
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
-                for routing in routings(&live, rollout)? {
+                for routing in restored_routings(&live, rollout, &mut notes)? {
                     for (key, route) in restored_objects(&routing) {
                         let Some(object) = live.snapshot.objects.get(&key) else {
                             let why =
@@ -383,6 +383,9 @@ async fn restorations(
                 if let Some(candidate) = candidates.iter_mut().find(|c| key_of(&c.resource, &c.live) == key) {
                     candidate.placement.merge(placement);
                 }
+            }
+            if let Some(found) = rollouts.as_ref() {
+                notes.extend(routed_again(&found.live, &wanted));
             }
         }
     }
@@ -503,6 +506,93 @@ fn routings(live: &Live, rollout: &Located<Rollout>) -> Result<Vec<Routing>, Err
         .into_iter()
         .chain(cr.map(|cr| Routing::of_traffic_routing(&cr.item, &cr.namespace)))
         .collect())
+}
+
+/// The routings `restore ROLLOUT` puts back: the Rollout's own, and its TrafficRouting's unless
+/// a Rollout not restored with it still holds that: the controller restores a TrafficRouting's
+/// objects only once no Rollout's progressing finalizer is left on it, and keeps routing them
+/// until then (docs/controller-semantics.md §2). A note says which objects are left, and why.
+fn restored_routings(live: &Live, rollout: &Located<Rollout>, notes: &mut Vec<String>) -> Result<Vec<Routing>, Error> {
+    let mut routings: Vec<Routing> = Routing::of_rollout(&rollout.item, &rollout.namespace).into_iter().collect();
+    let Some(cr) = live.snapshot.traffic_routing_of(rollout)? else { return Ok(routings) };
+    let linking: Vec<&str> = live
+        .snapshot
+        .rollouts
+        .iter()
+        .filter(|r| r.namespace == cr.namespace && r.item.traffic_routing_cr.as_ref() == Some(&cr.item.name))
+        .map(|r| r.item.name.as_str())
+        .collect();
+    let routing = Routing::of_traffic_routing(&cr.item, &cr.namespace);
+    let holders = cr.item.held_apart_from(&linking);
+    if holders.is_empty() {
+        routings.push(routing);
+        return Ok(routings);
+    }
+    let note = held_note(&format!("{}/{}", cr.namespace, cr.item.name), &holders, &routing, &linking);
+    if !notes.contains(&note) {
+        notes.push(note);
+    }
+    Ok(routings)
+}
+
+/// Why a TrafficRouting's objects are left (`tr`: namespace/name) while other Rollouts hold it
+/// (`holders`: their finalizers), and how to restore them: `--ref` for each object it can name
+/// (not an HTTPRoute, which keeps no stored original), or the Rollouts restored
+/// (`restored`) again once the holders are done.
+fn held_note(tr: &str, holders: &[&str], routing: &Routing, restored: &[&str]) -> String {
+    let names: Vec<&str> = holders.iter().map(|f| model::finalizer_rollout(f).unwrap_or(f)).collect();
+    let is = if names.len() == 1 { "is" } else { "are" };
+    let refs: Vec<String> = restored_objects(routing)
+        .into_iter()
+        .filter(|(_, route)| route.is_none())
+        .map(|(key, _)| format!("--ref {}.{}/{}", key.kind, key.group, key.name))
+        .collect();
+    let again = format!("restore {}", restored.join(" "));
+    let how = match refs.is_empty() {
+        true => format!("`{again}` again"),
+        false => format!("`restore {}` (or `{again}` again)", refs.join(" ")),
+    };
+    format!(
+        "TrafficRouting {tr} is still held by {}: its objects are left as they are, as the controller restores them only once no Rollout holds it; once {} {is} done, restore them with {how}",
+        holders_text(holders),
+        names.join(" and "),
+    )
+}
+
+/// `Rollout b (finalizer progressing.rollouts.kruise.io/b)`, for each of a TrafficRouting's
+/// progressing finalizers.
+fn holders_text(holders: &[&str]) -> String {
+    let who: Vec<String> = holders
+        .iter()
+        .map(|f| match model::finalizer_rollout(f) {
+            Some(name) => format!("Rollout {name} (finalizer {f})"),
+            None => format!("finalizer {f}"),
+        })
+        .collect();
+    who.join(", ")
+}
+
+/// `restore --ref` of objects a TrafficRouting routes while Rollouts still hold it: the
+/// controller runs its routing again at every reconcile until none does (§2), so the restore
+/// does not last; a note per object says so.
+fn routed_again(live: &Live, wanted: &[ObjectKey]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for cr in &live.snapshot.traffic_routings {
+        let holders: Vec<&str> = cr.item.progressing_finalizers.iter().map(String::as_str).collect();
+        if holders.is_empty() {
+            continue;
+        }
+        let routing = Routing::of_traffic_routing(&cr.item, &cr.namespace);
+        for (key, _) in restored_objects(&routing).into_iter().filter(|(key, _)| wanted.contains(key)) {
+            notes.push(format!(
+                "{key} is routed by TrafficRouting {}/{}, still held by {}: the controller routes it again at its next reconcile, until no Rollout holds it",
+                cr.namespace,
+                cr.item.name,
+                holders_text(&holders)
+            ));
+        }
+    }
+    notes
 }
 
 /// Where a progressing Rollout's objects stand against every stage (as `status` places them):
@@ -867,5 +957,32 @@ mod tests {
         let mut through_a_cr = odd;
         through_a_cr["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "odd-tr"});
         assert!(may_route(&unloaded(Some(through_a_cr)), &[vs("other")]));
+    }
+
+    #[test]
+    fn a_held_traffic_routing_names_its_holders_and_how_to_restore_its_objects() {
+        let cr = |object_ref: Value| {
+            let cr = model::TrafficRoutingCr::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+                "spec": {"strategy": {"weight": 10}, "objectRef": [object_ref]}
+            }))
+            .unwrap();
+            Routing::of_traffic_routing(&cr, "shop")
+        };
+        let all = cr(json!({"service": "demo", "customNetworkRefs": [
+            {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}
+        ], "ingress": {"name": "web"}, "gateway": {"httpRouteName": "route"}}));
+        let holders = ["progressing.rollouts.kruise.io/b", "progressing.rollouts.kruise.io/c"];
+        assert_eq!(
+            held_note("shop/tr", &holders, &all, &["a"]),
+            "TrafficRouting shop/tr is still held by Rollout b (finalizer progressing.rollouts.kruise.io/b), Rollout c (finalizer progressing.rollouts.kruise.io/c): its objects are left as they are, as the controller restores them only once no Rollout holds it; once b and c are done, restore them with `restore --ref VirtualService.networking.istio.io/demo --ref Ingress.networking.k8s.io/web-canary` (or `restore a` again)"
+        );
+        // An HTTPRoute keeps no stored original for --ref; a finalizer not of the Rollouts' form
+        // is named as it is.
+        let route = cr(json!({"service": "demo", "gateway": {"httpRouteName": "route"}}));
+        assert_eq!(
+            held_note("shop/tr", &["example.com/progressing.rollouts.kruise.io-x"], &route, &["a", "d"]),
+            "TrafficRouting shop/tr is still held by finalizer example.com/progressing.rollouts.kruise.io-x: its objects are left as they are, as the controller restores them only once no Rollout holds it; once example.com/progressing.rollouts.kruise.io-x is done, restore them with `restore a d` again"
+        );
     }
 }

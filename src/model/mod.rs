@@ -2,6 +2,7 @@
 //! hands to a gateway object's script.
 
 mod admission;
+mod ending;
 mod luadata;
 mod permission;
 mod rollout;
@@ -10,6 +11,7 @@ mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
+pub use ending::Ending;
 pub use luadata::lua_data;
 pub use permission::Permission;
 pub use rollout::{
@@ -21,7 +23,7 @@ pub use routing::{
 };
 pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::{RouteStrategy, Semantics};
-pub use traffic_routing::TrafficRoutingCr;
+pub use traffic_routing::{TrafficRoutingCr, finalizer_rollout};
 
 use serde_json::Value;
 use std::fmt;

@@ -125,6 +125,13 @@ impl RolloutStatus {
     pub fn condition(&self, kind: &str) -> Option<&Condition> {
         self.conditions.iter().find(|c| c.kind == kind)
     }
+
+    /// Whether the current step is still before its traffic routing: BeforeStepUpgrade or
+    /// StepUpgrade, while its canary pods are made ready. The controller routes a step only in
+    /// StepTrafficRouting, once they are (docs/controller-semantics.md §3.5).
+    pub fn before_step_traffic_routing(&self) -> bool {
+        matches!(self.current_step_state.as_deref(), Some("BeforeStepUpgrade" | "StepUpgrade"))
+    }
 }
 
 /// Where a Rollout stands against the approval of one of its steps.
@@ -255,6 +262,8 @@ impl Rollout {
         } else {
             kind == StrategyKind::Canary && flag("enableExtraWorkloadForCanary")
         };
+        let partition_style = kind == StrategyKind::Canary && !enable_extra_workload_for_canary;
+        warnings.extend(admission::over_partition_limit(partition_style, alpha, &path, body, &steps));
         if alpha && disable_generate_canary_service {
             let service = traffic_routing.as_ref().map_or("<service>", |t| t.service.as_str());
             let field = path.field("disableGenerateCanaryService");
@@ -715,6 +724,17 @@ mod tests {
         assert_eq!(alpha.steps[0].strategy.matches, None);
         let beta = canary(json!([{"replicas": 1, "traffic": "20%", "matches": []}]), json!({}));
         assert_eq!(beta.steps[0].strategy.matches, Some(vec![]), "v1beta1 keeps the empty list");
+    }
+
+    #[test]
+    fn a_step_is_routed_only_once_its_pods_are_ready() {
+        let at = |state: &str| RolloutStatus { current_step_state: Some(state.into()), ..RolloutStatus::default() };
+        assert!(at("BeforeStepUpgrade").before_step_traffic_routing());
+        assert!(at("StepUpgrade").before_step_traffic_routing());
+        for state in ["StepTrafficRouting", "StepMetricsAnalysis", "StepPaused", "StepReady", "Completed"] {
+            assert!(!at(state).before_step_traffic_routing(), "{state}");
+        }
+        assert!(!RolloutStatus::default().before_step_traffic_routing());
     }
 
     #[test]

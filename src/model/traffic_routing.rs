@@ -5,6 +5,11 @@ use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read
 use super::{FieldMessage, ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str};
 use serde_json::Value;
 
+/// What the finalizers a Rollout puts on the TrafficRouting its annotation names while it
+/// progresses contain (`progressing.rollouts.kruise.io/<rollout>`): the controller counts every
+/// finalizer that contains it.
+const PROGRESSING_FINALIZER: &str = "progressing.rollouts.kruise.io";
+
 #[derive(Clone, Debug)]
 pub struct TrafficRoutingCr {
     pub name: String,
@@ -17,6 +22,9 @@ pub struct TrafficRoutingCr {
     /// "N%", matches keep only headers and stay absent when there are none.
     pub strategy: RouteStrategy,
     pub phase: Option<String>,
+    /// The finalizers that keep it progressing (those containing `progressing.rollouts.kruise.io`),
+    /// one per Rollout that routes through it now.
+    pub progressing_finalizers: Vec<String>,
     pub warnings: Vec<FieldMessage>,
 }
 
@@ -70,6 +78,14 @@ impl TrafficRoutingCr {
             traffic_routing,
             strategy: RouteStrategy { traffic, matches, request_header_modifier },
             phase: object["status"]["phase"].as_str().map(str::to_string),
+            progressing_finalizers: object["metadata"]["finalizers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(|f| f.contains(PROGRESSING_FINALIZER))
+                .map(str::to_string)
+                .collect(),
             warnings,
         })
     }
@@ -86,6 +102,19 @@ impl TrafficRoutingCr {
             note: Some("with neither weight nor matches the controller writes nothing while the TrafficRouting is progressing; the stored original comes back when it finalises".into()),
         }
     }
+
+    /// The finalizers that keep it progressing once the Rollouts named `rollouts` (of its
+    /// namespace) have finalised: while one is left, the controller keeps routing its strategy,
+    /// and it restores its objects only once none is (docs/controller-semantics.md §2).
+    pub fn held_apart_from<'a>(&'a self, rollouts: &[&str]) -> Vec<&'a str> {
+        let own = |finalizer: &str| rollouts.iter().any(|r| finalizer == format!("{PROGRESSING_FINALIZER}/{r}"));
+        self.progressing_finalizers.iter().map(String::as_str).filter(|f| !own(f)).collect()
+    }
+}
+
+/// The Rollout a progressing finalizer names (`progressing.rollouts.kruise.io/<rollout>`).
+pub fn finalizer_rollout(finalizer: &str) -> Option<&str> {
+    finalizer.strip_prefix(PROGRESSING_FINALIZER)?.strip_prefix('/').filter(|name| !name.is_empty())
 }
 
 #[cfg(test)]
@@ -138,5 +167,46 @@ mod tests {
         let routing = tr.routing();
         assert_eq!(routing.action, RoutingAction::Leave, "not restored: the controller does nothing");
         assert!(routing.note.unwrap().contains("writes nothing while the TrafficRouting is progressing"));
+    }
+
+    #[test]
+    fn the_rollouts_holding_it_are_its_progressing_finalizers() {
+        let tr = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+            "metadata": {"name": "tr", "finalizers": [
+                "rollouts.kruise.io/trafficrouting",
+                "progressing.rollouts.kruise.io/a",
+                "progressing.rollouts.kruise.io/b",
+                "example.com/progressing.rollouts.kruise.io-x"
+            ]},
+            "spec": {"strategy": {"weight": 10}, "objectRef": [{"service": "svc"}]}
+        }))
+        .unwrap();
+        // The controller counts every finalizer containing the prefix, whatever else it holds.
+        assert_eq!(
+            tr.progressing_finalizers,
+            [
+                "progressing.rollouts.kruise.io/a",
+                "progressing.rollouts.kruise.io/b",
+                "example.com/progressing.rollouts.kruise.io-x"
+            ]
+        );
+        assert_eq!(
+            tr.held_apart_from(&["a"]),
+            ["progressing.rollouts.kruise.io/b", "example.com/progressing.rollouts.kruise.io-x"]
+        );
+        assert_eq!(tr.held_apart_from(&["a", "b", "x"]), ["example.com/progressing.rollouts.kruise.io-x"]);
+        // Matched whole: neither "" nor "a/" is Rollout a.
+        assert_eq!(tr.held_apart_from(&["", "a/"]).len(), 3);
+        assert_eq!(finalizer_rollout("progressing.rollouts.kruise.io/b"), Some("b"));
+        assert_eq!(finalizer_rollout("example.com/progressing.rollouts.kruise.io-x"), None);
+        assert_eq!(finalizer_rollout("progressing.rollouts.kruise.io/"), None);
+        let free = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+            "metadata": {"name": "tr", "finalizers": ["rollouts.kruise.io/trafficrouting"]},
+            "spec": {"strategy": {"weight": 10}, "objectRef": [{"service": "svc"}]}
+        }))
+        .unwrap();
+        assert!(free.held_apart_from(&[]).is_empty());
     }
 }

@@ -1,0 +1,185 @@
+//! Whether a Rollout's release is ending or over, and why (docs/controller-semantics.md §1.6 and
+//! §3.6). Then the controller's next routing write is the restore of the original routing, or
+//! nothing, whatever step the status still names: the sub-status outlives the release.
+
+use super::{Rollout, StrategyKind};
+
+/// Why a Rollout's release is ending (the controller restores the original routing next) or
+/// over (it has restored it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Every step is done: state `Completed`, Progressing reason `Finalising`, or a
+    /// `finalisingStep` under way.
+    Finalising,
+    /// Progressing reason `Cancelling`: the workload went back to its stable version.
+    RolledBack,
+    /// `spec.disabled`, or phase `Disabling` or `Disabled`: a release in progress is finalised
+    /// and no step runs.
+    Disabled,
+    /// Phase `Terminating`: the Rollout is being deleted, and its release finalised first.
+    Deleted,
+    /// Phase `Healthy`: no release is in progress; a sub-status left is the last release's.
+    Over,
+}
+
+impl Ending {
+    /// Why `rollout`'s release is ending or over, if it is. The phase comes first: a status
+    /// left from a finished release keeps its last step and state `Completed`.
+    pub fn of(rollout: &Rollout) -> Option<Ending> {
+        let status = &rollout.status;
+        let phase = status.phase.as_deref();
+        let reason = status.condition("Progressing").map(|c| c.reason.as_str());
+        if phase == Some("Terminating") {
+            Some(Ending::Deleted)
+        } else if rollout.disabled || matches!(phase, Some("Disabling" | "Disabled")) {
+            Some(Ending::Disabled)
+        } else if phase == Some("Healthy") {
+            Some(Ending::Over)
+        } else if reason == Some("Cancelling") {
+            Some(Ending::RolledBack)
+        } else if status.current_step_state.as_deref() == Some("Completed")
+            || reason == Some("Finalising")
+            || status.finalising_step.as_deref().is_some_and(|step| !step.is_empty())
+        {
+            Some(Ending::Finalising)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the controller restores the original routing next (every ending but `Over`).
+    pub fn restores(self) -> bool {
+        self != Ending::Over
+    }
+
+    /// `the release is finalising`, …: what is happening, as the subject of a sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Ending::Finalising => "the release is finalising",
+            Ending::RolledBack => "the release is being rolled back (Cancelling)",
+            Ending::Disabled => "the Rollout is disabled",
+            Ending::Deleted => "the Rollout is being deleted",
+            Ending::Over => "the release is over",
+        }
+    }
+
+    /// What it does to the gateway objects, and why: `the release is finalising: the controller
+    /// restores the original routing`. A blue-green release that succeeded first routes all
+    /// traffic to the new version (§3.6).
+    pub fn explain(self, kind: StrategyKind) -> String {
+        let next = match (self, kind) {
+            (Ending::Finalising, StrategyKind::BlueGreen) => {
+                "the controller routes all traffic to the new version, then restores the original routing"
+            }
+            (Ending::Finalising | Ending::RolledBack | Ending::Deleted, _) => {
+                "the controller restores the original routing"
+            }
+            (Ending::Disabled, _) => {
+                "the controller restores the original routing of a release in progress and runs no step"
+            }
+            (Ending::Over, _) => "the controller restored the original routing when it ended",
+        };
+        format!("{}: {next}", self.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn rollout(disabled: bool, status: Value) -> Rollout {
+        Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"disabled": disabled,
+                     "strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "50%"}]}}},
+            "status": status
+        }))
+        .unwrap()
+    }
+
+    fn ending(status: Value) -> Option<Ending> {
+        Ending::of(&rollout(false, status))
+    }
+
+    fn progressing(reason: &str) -> Value {
+        json!([{"type": "Progressing", "status": "True", "reason": reason}])
+    }
+
+    #[test]
+    fn a_release_in_progress_is_not_ending() {
+        for state in ["BeforeStepUpgrade", "StepUpgrade", "StepTrafficRouting", "StepPaused", "StepReady"] {
+            let status = json!({"phase": "Progressing", "conditions": progressing("InRolling"),
+                "canaryStatus": {"currentStepIndex": 2, "currentStepState": state, "finalisingStep": ""}});
+            assert_eq!(ending(status), None, "{state}");
+        }
+        assert_eq!(ending(json!({})), None, "no status");
+        assert_eq!(ending(json!({"phase": "Initial"})), None);
+    }
+
+    #[test]
+    fn every_step_done_is_finalising() {
+        let completed =
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "Completed"}});
+        assert_eq!(ending(completed), Some(Ending::Finalising));
+        let reason = json!({"phase": "Progressing", "conditions": progressing("Finalising"),
+            "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepReady"}});
+        assert_eq!(ending(reason), Some(Ending::Finalising));
+        let step = json!({"phase": "Progressing",
+            "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused", "finalisingStep": "RemoveCanaryService"}});
+        assert_eq!(ending(step), Some(Ending::Finalising));
+    }
+
+    #[test]
+    fn cancelling_is_a_roll_back_even_while_finalising() {
+        let status = json!({"phase": "Progressing", "conditions": progressing("Cancelling"),
+            "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "finalisingStep": "RouteTrafficToStable"}});
+        assert_eq!(ending(status), Some(Ending::RolledBack));
+    }
+
+    #[test]
+    fn disabled_and_deleted_come_from_the_spec_and_the_phase() {
+        let paused =
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}});
+        assert_eq!(Ending::of(&rollout(true, paused.clone())), Some(Ending::Disabled));
+        for phase in ["Disabling", "Disabled"] {
+            assert_eq!(ending(json!({"phase": phase})), Some(Ending::Disabled), "{phase}");
+        }
+        let terminating = json!({"phase": "Terminating", "canaryStatus": paused["canaryStatus"]});
+        assert_eq!(ending(terminating), Some(Ending::Deleted));
+    }
+
+    #[test]
+    fn a_healthy_rollout_is_over_whatever_its_sub_status_says() {
+        let stale = json!({"phase": "Healthy", "conditions": progressing("Completed"),
+            "canaryStatus": {"currentStepIndex": 2, "currentStepState": "Completed", "finalisingStep": "END"}});
+        assert_eq!(ending(stale), Some(Ending::Over));
+        assert_eq!(ending(json!({"phase": "Healthy"})), Some(Ending::Over));
+        assert!(!Ending::Over.restores());
+        assert!(Ending::RolledBack.restores());
+    }
+
+    #[test]
+    fn each_ending_says_what_the_controller_does_to_the_routing() {
+        assert_eq!(
+            Ending::Finalising.explain(StrategyKind::Canary),
+            "the release is finalising: the controller restores the original routing"
+        );
+        assert_eq!(
+            Ending::Finalising.explain(StrategyKind::BlueGreen),
+            "the release is finalising: the controller routes all traffic to the new version, then restores the original routing"
+        );
+        assert_eq!(
+            Ending::RolledBack.explain(StrategyKind::Canary),
+            "the release is being rolled back (Cancelling): the controller restores the original routing"
+        );
+        assert_eq!(
+            Ending::Disabled.explain(StrategyKind::Canary),
+            "the Rollout is disabled: the controller restores the original routing of a release in progress and runs no step"
+        );
+        assert_eq!(
+            Ending::Over.explain(StrategyKind::Canary),
+            "the release is over: the controller restored the original routing when it ended"
+        );
+    }
+}
