@@ -124,7 +124,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --as 'Username to impersonate for the operation'
             cand --as-group 'Group to impersonate for the operation (repeatable)'
             cand --request-timeout 'Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)'
-            cand --force 'Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object''s routing), or (--ref, --from-backup) when the Rollouts that may route the objects cannot be read'
+            cand --force 'Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object''s routing), (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, or (--from-backup) when the backup is not whole (no matching end line: cut short, changed, or an older version''s), holds no spec where the live object has one, or is of an object deleted and made again since'
             cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
             cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
             cand -v 'Say more on stderr (plan -f: what was read, and what was skipped and why)'

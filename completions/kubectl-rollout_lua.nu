@@ -95,7 +95,7 @@ module completions {
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable)
     --from-backup: path       # Put back an object saved by an earlier write (a file under the backups folder); one that no longer exists is made again
-    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object's routing), or (--ref, --from-backup) when the Rollouts that may route the objects cannot be read
+    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object's routing), (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, or (--from-backup) when the backup is not whole (no matching end line: cut short, changed, or an older version's), holds no spec where the live object has one, or is of an object deleted and made again since
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --dry-run: string@"nu-complete kubectl-rollout_lua restore dry_run" # client: show what would be written; server: send every write with dryRun=All
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)

@@ -10,7 +10,7 @@
 mod claim;
 mod interrupt;
 
-pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_any, view as claim_view};
+pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_shown, view as claim_view};
 pub use interrupt::Interrupt;
 
 use crate::change::{Change, Landed, Request, resource_version_of, without_server_fields};
@@ -21,6 +21,7 @@ use crate::model::Permission;
 use crate::output;
 use crate::rbac;
 use crate::source::cluster::{Cluster, Resource};
+use crate::source::files::{self, Existing};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -34,25 +35,64 @@ pub const STOPPING: &str = "no new write starts; the one in flight is finished o
 /// bookkeeping, the controller's status updates).
 const CONFLICT_RETRIES: usize = 3;
 
-/// Where backups go: `$XDG_STATE_HOME/kubectl-rollout-lua/backups/<context>/<namespace>/<kind>/<name>/<time>.yaml`.
+/// Where backups go: `$XDG_STATE_HOME/kubectl-rollout-lua/backups/<context>/<namespace>/<kind>/<name>/<time>.yaml`,
+/// readable by their owner only (Unix: folders 0700, files 0600).
 pub struct Backups {
+    /// `…/kubectl-rollout-lua/backups`.
     root: PathBuf,
+    context: String,
+}
+
+/// What a backup's last line starts with; the SHA-256 of the text above it follows, so that
+/// `restore --from-backup` tells a whole backup from one cut short (a full disk, a crash).
+const BACKUP_END: &str = "# end of backup: sha256 ";
+
+/// A backup file's text: the object's YAML, then the end line.
+pub fn backup_text(object: &Value) -> String {
+    let mut text = crate::yaml::to_string(object);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let sum = crate::scripts::sha256_hex(&text);
+    format!("{text}{BACKUP_END}{sum}\n")
+}
+
+/// Why `text` is not a whole backup as `backup_text` writes them, if it is not.
+pub fn backup_flaw(text: &str) -> Option<&'static str> {
+    let last_line_at = text.strip_suffix('\n').and_then(|text| text.rfind('\n')).map_or(0, |at| at + 1);
+    let (above, last_line) = text.split_at(last_line_at);
+    match last_line.strip_prefix(BACKUP_END).and_then(|sum| sum.strip_suffix('\n')) {
+        None => Some("has no end line (`# end of backup: sha256 …`): it was written by an older version, or cut short"),
+        Some(sum) if sum != crate::scripts::sha256_hex(above) => Some(
+            "does not match its end line (`# end of backup: sha256 …`): it was changed since it was written, or cut short",
+        ),
+        Some(_) => None,
+    }
 }
 
 impl Backups {
-    pub fn new(context: &str) -> Backups {
-        let state = crate::source::files::xdg_dir("XDG_STATE_HOME", ".local/state").unwrap_or_else(std::env::temp_dir);
+    /// The backups of `context`; an error when there is no place for them: never a folder others
+    /// can read or make first, as a shared `/tmp` would be.
+    pub fn new(context: &str) -> Result<Backups, Error> {
+        let state = crate::source::files::xdg_dir("XDG_STATE_HOME", ".local/state").ok_or_else(|| {
+            Error::Input(
+                "nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)".into(),
+            )
+        })?;
         let context = if context.is_empty() { "default" } else { context };
-        Backups { root: state.join("kubectl-rollout-lua/backups").join(context.replace('/', "_")) }
+        Ok(Backups { root: state.join("kubectl-rollout-lua/backups"), context: context.replace('/', "_") })
     }
 
     /// Saves the object as read; the path is reported so `restore --from-backup` can use it.
+    /// Written whole or not at all (`files::write_whole`): a failed save leaves nothing under a
+    /// backup's name.
     pub fn save(&self, object: &Value) -> Result<PathBuf, Error> {
         let field = |name: &str| object["metadata"][name].as_str().unwrap_or("_").replace('/', "_");
         let kind = object["kind"].as_str().unwrap_or("Object");
-        let dir = self.root.join(field("namespace")).join(kind).join(field("name"));
-        std::fs::create_dir_all(&dir)
+        let dir = self.root.join(&self.context).join(field("namespace")).join(kind).join(field("name"));
+        self.make_folder(&dir)
             .map_err(|e| Error::Input(format!("creating the backup folder {}: {e}", dir.display())))?;
+        let text = backup_text(object);
         // A file per save, never one written over: an object saved twice in one run (its state
         // before the run, then an edit this run overwrote) may be saved twice in a millisecond;
         // the next millisecond's name is then tried (a few times: the clock moves on).
@@ -60,19 +100,34 @@ impl Backups {
         loop {
             tries -= 1;
             let path = dir.join(format!("{}.yaml", crate::time::file_timestamp(SystemTime::now())));
-            let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path);
-            match file {
-                Ok(mut file) => {
-                    file.write_all(crate::yaml::to_string(object).as_bytes())
-                        .map_err(|e| Error::Input(format!("writing the backup {}: {e}", path.display())))?;
-                    return Ok(path);
-                }
+            let saved = files::write_whole(&path, text.as_bytes(), Existing::Keep, files::OWNER_ONLY);
+            match saved {
+                Ok(()) => return Ok(path),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries > 0 => {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 Err(e) => return Err(Error::Input(format!("writing the backup {}: {e}", path.display()))),
             }
         }
+    }
+
+    /// Makes `dir` and the folders above it that are missing, for their owner only; the backups'
+    /// own folder is closed too when an older version made it readable by others.
+    fn make_folder(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            builder.mode(0o700).create(dir)?;
+            let mode = std::fs::metadata(&self.root)?.permissions().mode();
+            if mode & 0o077 != 0 {
+                std::fs::set_permissions(&self.root, std::fs::Permissions::from_mode(mode & 0o700))?;
+            }
+            Ok(())
+        }
+        #[cfg(not(unix))]
+        builder.create(dir)
     }
 }
 
@@ -140,7 +195,9 @@ pub type Ask = fn(&str) -> Result<(), Error>;
 pub struct Writer<'a> {
     cluster: &'a Cluster,
     mode: Mode,
-    backups: Backups,
+    /// Where the run saves its backups; None in a dry run, which saves none (and needs no
+    /// place for them).
+    backups: Option<Backups>,
     interrupt: Interrupt,
     ask: Option<Ask>,
     claims: Vec<Claim>,
@@ -168,11 +225,17 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    pub fn new(cluster: &'a Cluster, mode: Mode, interrupt: Interrupt, ask: Option<Ask>) -> Writer<'a> {
-        Writer {
+    /// A writer in `mode`; an error, before anything is written, when a run that writes has no
+    /// place for its backups.
+    pub fn new(cluster: &'a Cluster, mode: Mode, interrupt: Interrupt, ask: Option<Ask>) -> Result<Writer<'a>, Error> {
+        let backups = match mode {
+            Mode::Apply => Some(Backups::new(&cluster.context)?),
+            Mode::ClientDryRun | Mode::ServerDryRun => None,
+        };
+        Ok(Writer {
             cluster,
             mode,
-            backups: Backups::new(&cluster.context),
+            backups,
             interrupt,
             ask,
             claims: Vec::new(),
@@ -185,7 +248,7 @@ impl<'a> Writer<'a> {
             overwritten: Vec::new(),
             may_land: Vec::new(),
             stopped: None,
-        }
+        })
     }
 
     pub fn mode(&self) -> Mode {
@@ -253,6 +316,11 @@ impl<'a> Writer<'a> {
             }
         }
         warnings
+    }
+
+    /// Saves `object` as a backup (only a run that writes saves one, and it has a place for them).
+    fn back_up(&self, object: &Value) -> Result<PathBuf, Error> {
+        self.backups.as_ref().expect("a run that writes has a place for backups").save(object)
     }
 
     /// Stops before a new write when a signal came.
@@ -346,7 +414,7 @@ impl<'a> Writer<'a> {
         let backup = change
             .before()
             .filter(|_| first_write && change.subresource().is_none())
-            .map(|before| self.backups.save(before))
+            .map(|before| self.back_up(before))
             .transpose()?;
         let mut change = change.clone();
         let mut attempt = 0;
@@ -462,7 +530,7 @@ impl<'a> Writer<'a> {
                 Some(ask) => {
                     say(&self.other_edit(change, Some(&fresh), &message).to_string());
                     self.interrupt.confirm("Overwrite their change?", ask).await?;
-                    let saved = self.backups.save(&fresh)?;
+                    let saved = self.back_up(&fresh)?;
                     self.overwritten.push((key.clone(), saved));
                 }
                 None => return Err(self.other_edit(change, Some(&fresh), &message)),
@@ -923,4 +991,36 @@ pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
         .iter()
         .map(|verb| lease_resource().permission(verb, None, namespace))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_backup_ends_with_the_sum_of_what_precedes_it_and_any_cut_is_seen() {
+        let object = json!({"apiVersion": "v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"a": [1, 2]}});
+        let text = backup_text(&object);
+        let yaml = crate::yaml::to_string(&object);
+        assert_eq!(text, format!("{yaml}# end of backup: sha256 {}\n", crate::scripts::sha256_hex(&yaml)));
+        assert_eq!(backup_flaw(&text), None);
+        // Cut anywhere (a full disk, a crash): never taken for a whole backup.
+        for cut in 0..text.len() {
+            assert!(backup_flaw(&text[..cut]).is_some(), "cut at byte {cut}: {:?}", &text[..cut]);
+        }
+        assert_eq!(
+            backup_flaw(&yaml),
+            Some("has no end line (`# end of backup: sha256 …`): it was written by an older version, or cut short")
+        );
+        let changed = text.replace("name: w", "name: x");
+        assert_eq!(
+            backup_flaw(&changed),
+            Some(
+                "does not match its end line (`# end of backup: sha256 …`): it was changed since it was written, or cut short"
+            )
+        );
+        // An end line with nothing above it is a whole backup of nothing, which the YAML read refuses.
+        assert_eq!(backup_flaw(&format!("{BACKUP_END}{}\n", crate::scripts::sha256_hex(""))), None);
+    }
 }

@@ -579,7 +579,7 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     let backup = |name: &str, object: &serde_json::Value| {
-        std::fs::write(test.path(name), rollout_lua::yaml::to_string(object)).unwrap();
+        std::fs::write(test.path(name), rollout_lua::write::backup_text(object)).unwrap();
         test.run_args(["restore", "--from-backup", name, "--yes"])
     };
     let with_metadata = |metadata: serde_json::Value| {
@@ -596,7 +596,7 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
         .stderr_has("error: other.yaml holds an object of namespace other, not shop: run with -n other");
     // An object that no longer exists is made again (tests/ingress.rs has it written).
     let gone = with_metadata(json!({"name": "gone", "namespace": NAMESPACE}));
-    std::fs::write(test.path("gone.yaml"), rollout_lua::yaml::to_string(&gone)).unwrap();
+    std::fs::write(test.path("gone.yaml"), rollout_lua::write::backup_text(&gone)).unwrap();
     test.run_args(["restore", "--from-backup", "gone.yaml", "--dry-run=client"])
         .success()
         .stdout_has("VirtualService shop/gone does not exist: it is created as the backup holds it")
@@ -621,6 +621,61 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
 }
 
 #[test]
+fn restore_from_a_backup_refuses_one_cut_short_changed_or_of_another_object_unless_forced() {
+    // A regression (audit s24-safety #2): a backup cut short (a crash, a full disk) was put
+    // back, without half its routes or without spec, exit 0; so was the backup of an object
+    // deleted and made again since.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let routed = vs(&server);
+    let whole = std::fs::read_to_string(newest_backup_of_the_virtual_service(&test)).unwrap();
+    let saved = rollout_lua::yaml::parse_documents(&whole, "backup").unwrap().remove(0).value;
+    let refused = |name: &str, text: &str, why: &str| {
+        std::fs::write(test.path(name), text).unwrap();
+        test.run_args(["restore", "--from-backup", name, "--yes"]).status(3).stderr_has(&format!(
+            "error: nothing was written: {name} {why}; check it, and pass --force to put it back anyway\n"
+        ))
+    };
+    let no_end_line = "has no end line (`# end of backup: sha256 …`): it was written by an older version, or cut short";
+    server.clear_log();
+    refused("no-routes.yaml", &whole[..whole.find("  http:").unwrap()], no_end_line);
+    refused("no-spec.yaml", &whole[..whole.find("\nspec:").unwrap() + 1], no_end_line);
+    let older = &whole[..whole.find("# end of backup").unwrap()];
+    refused("older.yaml", older, no_end_line);
+    refused(
+        "changed.yaml",
+        &whole.replace("host: demo", "host: other"),
+        "does not match its end line (`# end of backup: sha256 …`): it was changed since it was written, or cut short",
+    );
+    let mut specless = saved.clone();
+    specless.as_object_mut().unwrap().remove("spec");
+    refused(
+        "specless.yaml",
+        &rollout_lua::write::backup_text(&specless),
+        "holds no spec, and VirtualService shop/demo has one: putting it back would remove the spec",
+    );
+    let mut made_again = saved.clone();
+    made_again["metadata"]["uid"] = json!("00000000-0000-0000-0000-000000000000");
+    let uid = routed["metadata"]["uid"].as_str().unwrap();
+    refused(
+        "made-again.yaml",
+        &rollout_lua::write::backup_text(&made_again),
+        &format!(
+            "holds VirtualService shop/demo with uid 00000000-0000-0000-0000-000000000000, and the live one's is {uid}: the object was deleted and made again since the backup was written"
+        ),
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(vs(&server), routed);
+    // --force puts one back all the same, saying why it would not.
+    test.run_args(["restore", "--from-backup", "older.yaml", "--yes", "--force"])
+        .success()
+        .stderr_has(&format!("warning: older.yaml {no_end_line}; put back all the same (--force)\n"))
+        .stdout_has("VirtualService shop/demo restored from older.yaml");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
 fn the_approval_is_not_backed_up_and_restore_from_a_backup_puts_back_only_gateway_objects() {
     // A regression: the approval's status patch was backed up as the Rollout's state, and a
     // failure report offered that file, which `restore --from-backup` would PUT over the live
@@ -642,7 +697,7 @@ fn the_approval_is_not_backed_up_and_restore_from_a_backup_puts_back_only_gatewa
     for (file, object, named) in
         [("rollout.yaml", old_rollout, "Rollout shop/demo"), ("deployment.yaml", deployment(1), "Deployment shop/demo")]
     {
-        std::fs::write(test.path(file), rollout_lua::yaml::to_string(&object)).unwrap();
+        std::fs::write(test.path(file), rollout_lua::write::backup_text(&object)).unwrap();
         test.run_args(["restore", "--from-backup", file, "--yes"]).status(3).stderr_has(&format!(
             "error: nothing was written: {file} holds {named}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those"
         ));
@@ -661,7 +716,8 @@ fn restore_in_a_namespace_without_rollouts_claims_none_and_reports_no_failure() 
     routed["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": STORED});
     routed["spec"]["http"][0]["route"][0]["weight"] = json!(100);
     let server = FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases()).object(routed).start();
-    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    let test =
+        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::write::backup_text(&virtual_service()));
     let restored = test
         .run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
         .success()
@@ -1612,7 +1668,8 @@ fn restore_a_ref_leaves_out_a_broken_rollout_that_does_not_route_it_and_still_cl
 #[test]
 fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
     let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "demo")).start();
-    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    let test =
+        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::write::backup_text(&virtual_service()));
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix the Rollout, or pass --force";
@@ -1630,7 +1687,8 @@ fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
 #[test]
 fn restore_a_ref_refuses_when_the_rollouts_cannot_be_read() {
     let server = shop(2, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::yaml::to_string(&virtual_service()));
+    let test =
+        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::write::backup_text(&virtual_service()));
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     // A retry would wait longer than the retry budget: the list fails at once.

@@ -78,6 +78,41 @@ fn a_recorded_tree_replays_with_test_and_plan() {
 }
 
 #[test]
+fn a_recording_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
+    // A regression (audit s24-safety #4): the file was emptied first, so a failed write (a full
+    // disk) lost the previous recording and left part of the new one.
+    let server = shop(2, "StepPaused").start();
+    let mut big = virtual_service();
+    big["spec"]["hosts"] = serde_json::json!(["demo", "x".repeat(256 << 10)]);
+    server.put_object(big);
+    let case = "cases/networking.istio.io/VirtualService/testdata/demo-virtualservice-demo.yaml";
+    let test =
+        Test::new().kubeconfig(&server).file("cases.yaml", "an earlier recording\n").file(case, "an earlier case\n");
+    test.run_on_a_full_disk(&["record", "demo", "--output-file", "cases.yaml"])
+        .status(1)
+        .stderr_has("error: writing cases.yaml: File too large");
+    test.run_on_a_full_disk(&["record", "demo", "--dir", "cases"])
+        .status(1)
+        .stderr_has(&format!("error: writing {case}: File too large"));
+    let read = |path: &str| std::fs::read_to_string(test.path(path)).unwrap();
+    assert_eq!(read("cases.yaml"), "an earlier recording\n");
+    assert_eq!(read(case), "an earlier case\n");
+    let names = |dir: &str| {
+        let mut names: Vec<String> =
+            std::fs::read_dir(test.path(dir)).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names("cases/networking.istio.io/VirtualService/testdata"), ["demo-virtualservice-demo.yaml"]);
+    assert!(!names(".").iter().any(|name| name.ends_with(".partial")), "{:?}", names("."));
+    // With room, both are replaced.
+    test.run_args(["record", "demo", "--output-file", "cases.yaml"]).success();
+    test.run_args(["record", "demo", "--dir", "cases"]).success();
+    assert!(read("cases.yaml").starts_with("# Recorded by kubectl-rollout-lua "));
+    assert!(read(case).starts_with("# Recorded by kubectl-rollout-lua "));
+}
+
+#[test]
 fn record_a_traffic_routing() {
     let server = FakeApiServer::builder()
         .kruise_and_istio()

@@ -408,6 +408,79 @@ fn a_backup_folder_that_cannot_be_made_stops_the_run_before_its_first_write() {
 }
 
 #[test]
+fn a_backup_cut_short_by_a_full_disk_leaves_nothing_under_a_backups_name() {
+    // A regression (audit s24-safety #2): a backup was written in place, so a full disk left
+    // its first part under a backup's name, for `restore --from-backup` to put back.
+    let server = shop(2, "StepPaused").start();
+    let mut big = virtual_service();
+    big["metadata"]["annotations"] = json!({"note": "x".repeat(256 << 10)});
+    server.put_object(big);
+    let before = vs(&server);
+    let test = Test::new().kubeconfig(&server);
+    test.run_on_a_full_disk(&["approve", "demo", "--yes"])
+        .status(1)
+        .stderr_has("error: writing the backup ")
+        .stderr_has("File too large")
+        .stderr_has("nothing was written");
+    let folder = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+    let left: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, Vec::<std::ffi::OsString>::new(), "neither part of a backup nor its temporary file");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(vs(&server), before);
+    assert!(claims(&server).is_empty(), "the claim is released");
+}
+
+#[cfg(unix)]
+#[test]
+fn backups_are_readable_by_their_owner_only_and_end_with_their_sum() {
+    use std::os::unix::fs::PermissionsExt;
+    // Audit s24-safety #3: a backup holds a whole object (every annotation); they were made
+    // readable by everyone.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let root = test.path("home/.local/state/kubectl-rollout-lua/backups");
+    // As an older version left it.
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    test.run_args(["approve", "demo", "--yes"]).success();
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&root), 0o700, "the backups' folder is closed");
+    let backup = newest_backup_of_the_virtual_service(&test);
+    assert_eq!(mode(&backup), 0o600);
+    let folders: Vec<_> = backup.ancestors().skip(1).take_while(|dir| *dir != root).collect();
+    assert_eq!(folders.len(), 4, "context, namespace, kind, name: {folders:?}");
+    for folder in folders {
+        assert_eq!(mode(folder), 0o700, "{}", folder.display());
+    }
+    let text = std::fs::read_to_string(&backup).unwrap();
+    assert!(text.lines().last().unwrap().starts_with("# end of backup: sha256 "), "{text}");
+}
+
+#[test]
+fn without_a_home_for_backups_a_run_that_writes_refuses_before_its_first_write() {
+    // Audit s24-safety #3: with neither XDG_STATE_HOME nor HOME, backups went to a shared
+    // /tmp/kubectl-rollout-lua, which anyone may read, or make first.
+    let server = shop(2, "StepPaused").start();
+    for state in [None, Some(""), Some("relative/state")] {
+        let test = Test::new().kubeconfig(&server).without_env("HOME");
+        let test = match state {
+            None => test.without_env("XDG_STATE_HOME"),
+            Some(state) => test.env("XDG_STATE_HOME", state),
+        };
+        for command in [&["approve", "demo", "--yes"][..], &["restore", "demo", "--yes"]] {
+            test.run_args(command).status(1).stderr_has(
+                "error: nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)\n",
+            );
+        }
+        assert!(!test.path("relative").exists(), "{state:?}");
+    }
+    assert_eq!((writes(&server), claim_writes(&server)), (vec![], vec![]), "not even a claim");
+    // A dry run saves no backup, and needs no place for them.
+    let test = Test::new().kubeconfig(&server).without_env("HOME").without_env("XDG_STATE_HOME");
+    test.run_args(["approve", "demo", "--dry-run=client"]).success();
+}
+
+#[test]
 fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewed() {
     // Two runs follow their release after approving step 1 (no controller moves it on). A claim
     // is renewed 20 s after it was last written, at the next change the run sees: the Rollouts'
@@ -1284,6 +1357,72 @@ fn a_one_object_restore_signalled_before_or_while_writing_stops_cleanly() {
             assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "{restore:?} {name}");
             assert!(claims(&server).is_empty(), "{restore:?} {name}: the claim is released");
         }
+    }
+}
+
+/// How the claim changes between `release-claim`'s read, which it shows, and its delete.
+#[derive(Debug)]
+enum Meanwhile {
+    /// bob's approve takes the expired claim over while the answer to the read is on its way
+    /// (as while the question is open on a terminal).
+    TakenOverWhileShown,
+    /// bob takes it over right before the delete (the fake server's second writer).
+    TakenOverBeforeTheDelete,
+    /// Its holder releases it right before the delete.
+    ReleasedBeforeTheDelete,
+}
+
+#[test]
+fn release_claim_deletes_only_the_claim_it_showed() {
+    // A regression (audit s24-safety #1): the Lease was read again after the question, and
+    // whatever that read found was deleted, bob's live claim included.
+    let expired = "2026-01-01T00:00:00.000000Z";
+    let bobs = || {
+        let mut bobs = lease(&now_micro());
+        bobs["spec"]["holderIdentity"] = json!("bob@desk (pid 7)");
+        bobs
+    };
+    for meanwhile in
+        [Meanwhile::TakenOverWhileShown, Meanwhile::TakenOverBeforeTheDelete, Meanwhile::ReleasedBeforeTheDelete]
+    {
+        let server = shop(2, "StepPaused").object(lease(expired)).start();
+        let test = Test::new().kubeconfig(&server);
+        let out = match meanwhile {
+            Meanwhile::TakenOverWhileShown => {
+                let reads = Requests::Matching(Rule::new(["get"]).resources(["leases"]));
+                let shown = server.pause(reads, 1, Stage::AfterStore);
+                let running = test.spawn(&["release-claim", "demo", "--yes"]);
+                assert!(shown.wait_until_held(Duration::from_secs(20)));
+                server.put_object(bobs());
+                shown.release();
+                running.finish()
+            }
+            Meanwhile::TakenOverBeforeTheDelete => {
+                let taken = bobs();
+                server.before_write(1, move |store| {
+                    store.put(taken);
+                });
+                test.run_args(["release-claim", "demo", "--yes"])
+            }
+            Meanwhile::ReleasedBeforeTheDelete => {
+                server.before_write(1, |store| {
+                    store.delete("coordination.k8s.io", "leases", NAMESPACE, "rollout-lua.demo");
+                });
+                test.run_args(["release-claim", "demo", "--yes"])
+                    .success()
+                    .stdout_has("Rollout shop/demo is not claimed (released meanwhile)\n");
+                assert!(claims(&server).is_empty());
+                continue;
+            }
+        };
+        out.status(3)
+            .stdout_has("Rollout shop/demo is claimed by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (expired: ")
+            .stderr_has("error: not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by bob@desk (pid 7) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until ");
+        let left = claims(&server);
+        assert_eq!(left.len(), 1, "{meanwhile:?}");
+        assert_eq!(left[0]["spec"]["holderIdentity"], "bob@desk (pid 7)", "{meanwhile:?}: bob's claim is kept");
+        let deletes = server.writes().into_iter().filter(|w| w.method == "DELETE").count();
+        assert_eq!(deletes, 1, "{meanwhile:?}: one delete, conditional on alice's Lease");
     }
 }
 

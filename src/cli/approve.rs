@@ -201,7 +201,7 @@ pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
-            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
+            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes))?;
         let mut run = Run { session: &session, selection: &selection, args, follower: None };
         let outcome = interrupt.unless_second(run.approve_all(&mut writer)).await;
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));

@@ -8,6 +8,7 @@ use crate::source::cluster::Cluster;
 use crate::source::live::{self, Selection};
 use crate::status::ClaimView;
 use crate::write::{self, Interrupt};
+use serde_json::Value;
 
 pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
@@ -15,18 +16,20 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
         let interrupt = Interrupt::listen(None)?;
         let names = rollout_names(&session, &selection).await?;
-        let namespace = &session.cluster.namespace;
+        let (cluster, namespace) = (&session.cluster, &session.cluster.namespace);
+        // Each Lease as shown: what is deleted is exactly that Lease (see `write::release_shown`).
         let mut held = Vec::new();
         for name in &names {
-            match claim_of(&session.cluster, namespace, name).await? {
-                Some(claim) => held.push((name, claim.text())),
+            match lease_of(cluster, namespace, name).await? {
+                Some(lease) => held.push((name, lease)),
                 None => print(&format!("Rollout {namespace}/{name} is not claimed\n"))?,
             }
         }
         if held.is_empty() {
             return Ok(Outcome::Done);
         }
-        for (name, holder) in &held {
+        for (name, lease) in &held {
+            let holder = write::claim_view(lease, cluster.server_now()).text();
             print(&format!("Rollout {namespace}/{name} is claimed by {holder}\n"))?;
         }
         if !args.yes {
@@ -34,12 +37,20 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
                 .confirm("Release these claims (their holders may still be writing)?", |q| confirm(q, false))
                 .await?;
         }
-        for (name, _) in &held {
-            if write::release_any(&session.cluster, namespace, name).await?.is_some() {
-                print(&format!("released the claim on Rollout {namespace}/{name}\n"))?;
+        // A claim that changed since it was shown is refused; the others are released still.
+        let mut refusals = Vec::new();
+        for (name, lease) in &held {
+            match write::release_shown(cluster, namespace, name, lease).await {
+                Ok(true) => print(&format!("released the claim on Rollout {namespace}/{name}\n"))?,
+                Ok(false) => print(&format!("Rollout {namespace}/{name} is not claimed (released meanwhile)\n"))?,
+                Err(Error::Conflict(refusal)) => refusals.push(refusal),
+                Err(other) => return Err(other.into()),
             }
         }
-        Ok(Outcome::Done)
+        match refusals.is_empty() {
+            true => Ok(Outcome::Done),
+            false => Err(Error::Conflict(refusals.join("\n")).into()),
+        }
     })
 }
 
@@ -54,7 +65,11 @@ async fn rollout_names(session: &Session, selection: &Selection) -> Result<Vec<S
 
 /// The claim on Rollout `namespace/name`, if anyone holds one.
 pub(super) async fn claim_of(cluster: &Cluster, namespace: &str, name: &str) -> Result<Option<ClaimView>, Error> {
-    let key = write::lease_key(namespace, name);
-    let lease = cluster.get(&write::lease_resource(), namespace, &key.name).await?;
+    let lease = lease_of(cluster, namespace, name).await?;
     Ok(lease.map(|lease| write::claim_view(&lease, cluster.server_now())))
+}
+
+/// The Lease that claims Rollout `namespace/name`, if there is one.
+async fn lease_of(cluster: &Cluster, namespace: &str, name: &str) -> Result<Option<Value>, Error> {
+    cluster.get(&write::lease_resource(), namespace, &write::lease_key(namespace, name).name).await
 }

@@ -58,7 +58,9 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     write, and a stored original that holds no spec is refused without --force. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
     annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
-    read and backed up locally first. Someone else's edit is never overwritten: it is shown and refused (on a \
+    read and backed up locally first (under $XDG_STATE_HOME/kubectl-rollout-lua/backups, default \
+    ~/.local/state/…, readable by their owner only; with neither XDG_STATE_HOME nor HOME set the run refuses \
+    before its first write). Someone else's edit is never overwritten: it is shown and refused (on a \
     terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
     what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
     selected Rollouts that write one object are refused. The approval is a merge patch of the status \
@@ -79,13 +81,20 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     a terminal) is needed to discard them; --ref objects are checked against the Rollouts that route them. A \
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
     saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout), making it again, \
-    without the server's fields, when it no longer exists.";
+    without the server's fields, when it no longer exists; a backup that is not whole (its last line, the \
+    SHA-256 of the text above it, missing or not matching), holds no spec where the live object has one, or is of \
+    an object deleted and made again since (another uid) is refused without --force.\n\n\
+    Backups are saved under $XDG_STATE_HOME/kubectl-rollout-lua/backups (default ~/.local/state/…), readable by \
+    their owner only, each written whole or not at all; with neither XDG_STATE_HOME nor HOME set, a run that \
+    writes refuses before its first write.";
 
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
     that a second approve or restore refuses instead of racing it. The claim is released at the end, also after a \
     failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
-    deletes it at once, whoever holds it: use it only when its holder is gone (status shows the holder).";
+    shows each claim's holder, asks, and deletes at once the claim it showed, whoever holds it: use it only when \
+    its holder is gone (status shows the holder). A claim renewed or taken over after it was shown is not \
+    released: the refusal names its holder now (exit 3).";
 
 const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
     test-harness semantics.\n\n\
@@ -138,9 +147,11 @@ not StepPaused, not progressing or ending, --expect-step or --until-step not met
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
-edits made during the release, or Rollouts that cannot be read, without --force;
-       permissions, another run's claim, someone else's edit, a stored original that does not
-       parse or holds no spec, a backup that is not a gateway object, no terminal to confirm";
+edits made during the release, Rollouts that cannot be read, or a --from-backup
+       file that is not whole, holds no spec where the object has one or is of an object made
+       again since, without --force; permissions, another run's claim, someone else's edit, a
+       stored original that does not parse or holds no spec, a backup that is not a gateway
+       object, no terminal to confirm";
 
 /// The exit codes of a command that writes (approve, restore), with what it refuses.
 fn write_exit_codes(refusals: &str) -> String {
@@ -161,7 +172,8 @@ Exit codes:
   0    done (the claims were released, or none was held)
   1    error (bad input, no Rollout matches the selector, API error, timeout)
   3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
-       released; or a claim changed while being released (renewed or taken again): left alone
+       released; or a claim changed after it was shown (renewed or taken over): that claim
+       was not released
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP)";
 
 const STATUS_EXIT_CODES: &str = "\
@@ -578,8 +590,11 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rollouts", "selector", "refs"])]
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote
-    /// them, when a stored original holds no spec (restoring it wipes the object's routing), or
-    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read
+    /// them, when a stored original holds no spec (restoring it wipes the object's routing),
+    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, or
+    /// (--from-backup) when the backup is not whole (no matching end line: cut short, changed,
+    /// or an older version's), holds no spec where the live object has one, or is of an object
+    /// deleted and made again since
     #[arg(long)]
     pub force: bool,
     /// Do not ask for confirmation (required when stdin is not a terminal)

@@ -11,6 +11,7 @@ use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Provider, Routing};
 use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
 use crate::providers::ingress::testcase::IngressTestCase;
 use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
+use crate::source::files::{self, Existing};
 use crate::source::live::{self, Selection};
 use crate::testcase::TestCase;
 use crate::yaml;
@@ -48,8 +49,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Outcome> {
         );
         match (&args.output_file, &args.dir) {
             (_, Some(dir)) => write_tree(dir, &header, &cases)?,
-            (Some(path), None) => std::fs::write(path, documents(&header, &cases))
-                .map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))?,
+            (Some(path), None) => write_file(path, &documents(&header, &cases))?,
             (None, None) => print_raw(&documents(&header, &cases))?,
         }
         Ok(Outcome::Done)
@@ -64,20 +64,36 @@ fn documents(header: &str, cases: &[Recorded]) -> String {
 /// Each case in its testdata folder, with the script that made `expected` next to it (unless
 /// one is there already), so `test DIR` replays them.
 fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error> {
-    let io = |path: &Path, e: std::io::Error| Error::Input(format!("writing {}: {e}", path.display()));
     for case in cases {
         let testdata = dir.join(&case.testdata);
-        std::fs::create_dir_all(&testdata).map_err(|e| io(&testdata, e))?;
+        std::fs::create_dir_all(&testdata).map_err(|e| Error::Input(format!("writing {}: {e}", testdata.display())))?;
         let file = testdata.join(&case.file_name);
-        std::fs::write(&file, format!("{header}{}", case.text)).map_err(|e| io(&file, e))?;
-        let script = dir.join(&case.script_path);
-        if let Some(resolved) = case.script.as_ref().filter(|_| !script.exists()) {
-            std::fs::write(&script, resolved.script.code()).map_err(|e| io(&script, e))?;
+        write_file(&file, &format!("{header}{}", case.text))?;
+        if let Some(resolved) = &case.script {
+            let script = dir.join(&case.script_path);
+            let code = resolved.script.code().as_bytes();
+            match files::write_whole(&script, code, Existing::Keep, files::ORDINARY) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(Error::Input(format!("writing {}: {e}", script.display())));
+                }
+                _ => {}
+            }
         }
         // A note only: a closed stderr must not stop the recording.
         let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());
     }
     Ok(())
+}
+
+/// Writes a recording whole or not at all: a failed write keeps the file it would replace. A
+/// pipe or a device (`/dev/stdout`, `>(gzip > cases.gz)`) is written to as it is: there is no
+/// file to keep, and none to rename over it.
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    let written = match std::fs::metadata(path) {
+        Ok(found) if !found.is_file() => std::fs::write(path, text),
+        _ => files::write_whole(path, text.as_bytes(), Existing::Replace, files::ORDINARY),
+    };
+    written.map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
 }
 
 async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {

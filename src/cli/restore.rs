@@ -101,12 +101,12 @@ pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
     };
     // Read before the signal handlers are installed: a read that blocks (a FIFO, a stalled
     // mount) is then stopped by Ctrl-C or SIGTERM, as the runtime's one thread is in it.
-    let backup = args.from_backup.as_deref().map(read_backup).transpose()?;
+    let backup = args.from_backup.as_deref().map(|file| read_backup(file, args.force)).transpose()?;
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
-            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes));
+            Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes))?;
         let outcome = match &backup {
             Some(backup) => interrupt.unless_second(restore_backup(&session, &mut writer, backup, args)).await,
             None => interrupt.unless_second(restore_objects(&session, &mut writer, args, selection)).await,
@@ -740,14 +740,53 @@ struct Backup {
     object: Value,
 }
 
-fn read_backup(file: &std::path::Path) -> Result<Backup, Error> {
+/// Reads a backup file; one that is not whole as `write::backup_text` writes them (cut short,
+/// changed, or an older version's) is refused unless `force`.
+fn read_backup(file: &std::path::Path, force: bool) -> Result<Backup, Error> {
     let source = file.display().to_string();
-    let mut documents =
-        yaml::parse_documents(&files::read_text(file, files::OBJECT)?, &source).map_err(Error::Input)?;
+    let text = files::read_text(file, files::OBJECT)?;
+    refuse_flawed(&source, write::backup_flaw(&text).map(str::to_string).as_slice(), force)?;
+    let mut documents = yaml::parse_documents(&text, &source).map_err(Error::Input)?;
     match documents.len() {
         1 => Ok(Backup { object: documents.remove(0).value, source }),
         _ => Err(Error::Input(format!("{source}: expected one object"))),
     }
+}
+
+/// What makes a backup unfit to put back over `live`, the object it names as it is now.
+fn misfits(backup: &Value, live: &Value, key: &ObjectKey) -> Vec<String> {
+    let mut misfits = Vec::new();
+    if backup["spec"].is_null() && !live["spec"].is_null() {
+        misfits.push(format!("holds no spec, and {key} has one: putting it back would remove the spec"));
+    }
+    let uid = |object: &Value| object["metadata"]["uid"].as_str().map(str::to_string);
+    if let (Some(saved), Some(now)) = (uid(backup), uid(live))
+        && saved != now
+    {
+        misfits.push(format!(
+            "holds {key} with uid {saved}, and the live one's is {now}: the object was deleted and made again since the backup was written"
+        ));
+    }
+    misfits
+}
+
+/// A backup `source` with `flaws` is refused (exit 3, nothing written) unless `force`, which
+/// turns each into a warning.
+fn refuse_flawed(source: &str, flaws: &[String], force: bool) -> Result<(), Error> {
+    if flaws.is_empty() {
+        return Ok(());
+    }
+    if !force {
+        let flaws: Vec<String> = flaws.iter().map(|flaw| format!("{source} {flaw}")).collect();
+        return Err(Error::Refused(format!(
+            "nothing was written: {}; check it, and pass --force to put it back anyway",
+            flaws.join("; ")
+        )));
+    }
+    for flaw in flaws {
+        let _ = writeln!(anstream::stderr(), "warning: {source} {flaw}; put back all the same (--force)");
+    }
+    Ok(())
 }
 
 async fn restore_backup(
@@ -798,6 +837,7 @@ async fn restore_backup(
                 print(&format!("{key} already matches the backup\n"))?;
                 return Ok(Outcome::Done);
             }
+            refuse_flawed(source, &misfits(backup, &live, &key), args.force)?;
             Change::Replace { key: key.clone(), before: Arc::new(live), after: Arc::new(restored) }
         }
     };
@@ -864,6 +904,43 @@ mod tests {
                 "strategy": {"canary": {"steps": [{"traffic": "10%"}], "trafficRoutings": [routing]}}
             }
         })
+    }
+
+    #[test]
+    fn a_backup_without_spec_or_of_an_object_made_again_does_not_fit_the_live_one() {
+        let key = ObjectKey::new("networking.istio.io", "VirtualService", "shop", "demo");
+        let object = |uid: &str, spec: Value| json!({"metadata": {"name": "demo", "uid": uid}, "spec": spec});
+        let live = object("u1", json!({"hosts": ["demo"]}));
+        assert!(misfits(&object("u1", json!({"hosts": []})), &live, &key).is_empty());
+        assert_eq!(
+            misfits(&object("u1", Value::Null), &live, &key),
+            ["holds no spec, and VirtualService shop/demo has one: putting it back would remove the spec"]
+        );
+        let mut specless = live.clone();
+        specless["spec"].take();
+        assert!(misfits(&json!({"metadata": {"uid": "u1"}}), &specless, &key).is_empty(), "neither has one");
+        assert_eq!(
+            misfits(&json!({"metadata": {"uid": "u0"}}), &live, &key),
+            [
+                "holds no spec, and VirtualService shop/demo has one: putting it back would remove the spec",
+                "holds VirtualService shop/demo with uid u0, and the live one's is u1: the object was deleted and made again since the backup was written",
+            ]
+        );
+        // A file without uid (written by hand) names no other object.
+        assert!(misfits(&json!({"spec": {}}), &live, &key).is_empty());
+    }
+
+    #[test]
+    fn a_flawed_backup_is_refused_unless_forced() {
+        assert!(refuse_flawed("b.yaml", &[], false).is_ok());
+        let flaws = ["holds no spec".to_string(), "is odd".to_string()];
+        let refusal = refuse_flawed("b.yaml", &flaws, false).unwrap_err();
+        assert!(matches!(refusal, Error::Refused(_)));
+        assert_eq!(
+            refusal.to_string(),
+            "nothing was written: b.yaml holds no spec; b.yaml is odd; check it, and pass --force to put it back anyway"
+        );
+        assert!(refuse_flawed("b.yaml", &flaws, true).is_ok());
     }
 
     #[test]

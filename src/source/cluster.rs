@@ -4,6 +4,7 @@
 
 use super::deadline::DeadlineLayer;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
+use super::files::{self, Existing};
 use super::retry::Retries;
 use crate::change::{Change, Request};
 use crate::error::{ApiFailure, Error};
@@ -215,7 +216,7 @@ impl Cluster {
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
-        let discovery_dir = super::files::xdg_dir("XDG_CACHE_HOME", ".cache")
+        let discovery_dir = files::xdg_dir("XDG_CACHE_HOME", ".cache")
             .map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
         // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
@@ -313,17 +314,12 @@ impl Cluster {
             })
             .collect();
         if let Some(path) = cache {
-            // The cache is an optimisation: failing to write it is not an error. Written aside and
-            // renamed into place, so that a run reading it meanwhile never sees half of it, and
-            // whatever was there (even a FIFO, which an open to write would wait on) is replaced.
-            let partial = path.with_extension(format!("json.{}", std::process::id()));
+            // The cache is an optimisation: failing to write it is not an error. Written whole, so
+            // that a run reading it meanwhile never sees half of it, and whatever was there (even
+            // a FIFO, which an open to write would wait on) is replaced.
             let bytes = serde_json::to_vec(&CachedResources { resources: resources.clone() }).unwrap_or_default();
-            let written = std::fs::create_dir_all(path.parent().unwrap_or(&path))
-                .and_then(|_| std::fs::write(&partial, bytes))
-                .and_then(|_| std::fs::rename(&partial, &path));
-            if written.is_err() {
-                let _ = std::fs::remove_file(&partial);
-            }
+            let _ = std::fs::create_dir_all(path.parent().unwrap_or(&path))
+                .and_then(|_| files::write_whole(&path, &bytes, Existing::Replace, files::ORDINARY));
         }
         Ok(Some(resources))
     }

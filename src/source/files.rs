@@ -2,6 +2,8 @@
 //! `obj`. Every read is bounded: an input over its limit is an error naming the input and the
 //! limit, and is never read past it. Directories are walked in name order, each real folder
 //! once (a symbolic link back to a folder above is not followed again), hidden entries left out.
+//! And the one way local files are written (`write_whole`: backups, recordings, the discovery
+//! cache): whole or not at all.
 
 use crate::error::Error;
 use crate::scripts::{self, ScriptKey, ingress_key, parse_script_flag};
@@ -9,7 +11,7 @@ use crate::snapshot;
 use crate::yaml::{self, Document};
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -451,10 +453,77 @@ fn script_dir(script: &Path) -> Result<ScriptDir, Error> {
 }
 
 /// An XDG base directory: `$VAR`, else `$HOME/<fallback>` (e.g. `XDG_CACHE_HOME`, `.cache`).
+/// An empty or relative value counts as unset, as the XDG spec says (a relative one would put
+/// the files wherever the command runs).
 pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))
+    let absolute = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|path| path.is_absolute());
+    absolute(var).or_else(|| absolute("HOME").map(|home| home.join(fallback)))
+}
+
+/// What [`write_whole`] does about a file already at its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Replace it: a regular file's permissions carry over; a symbolic link stays, and the file
+    /// it points at is replaced.
+    Replace,
+    /// Keep it: the write fails with `AlreadyExists` (a backup never replaces another).
+    Keep,
+}
+
+/// The permissions of a file only its owner may read (Unix): a backup holds a whole object,
+/// every annotation included.
+pub const OWNER_ONLY: u32 = 0o600;
+/// The permissions of any other new file, before the umask (Unix), as `std::fs::write` gives.
+pub const ORDINARY: u32 = 0o666;
+
+/// Writes `bytes` to `path` whole or not at all, so that a full disk, a crash or a signal never
+/// leaves part of a file under its name nor loses the file it replaces: the bytes go to a
+/// temporary file next to it (`.<name>.<pid>.partial`, made with `mode`), flushed to the disk,
+/// which is then moved into place as `existing` says. On any failure the temporary file is
+/// removed and `path` is as it was.
+pub fn write_whole(path: &Path, bytes: &[u8], existing: Existing, mode: u32) -> std::io::Result<()> {
+    let found = fs::metadata(path).ok();
+    let target = match (&found, existing) {
+        (Some(_), Existing::Replace) => fs::canonicalize(path)?,
+        _ => path.to_path_buf(),
+    };
+    let Some(name) = target.file_name() else {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"));
+    };
+    let dir = target.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let temporary = dir.join(format!(".{}.{}.partial", name.to_string_lossy(), std::process::id()));
+    let replaced = found.filter(|_| existing == Existing::Replace).map(|found| found.permissions());
+    let written = write_synced(&temporary, bytes, mode, replaced).and_then(|()| match existing {
+        Existing::Replace => fs::rename(&temporary, &target),
+        // A link, unlike a rename, never replaces what is there.
+        Existing::Keep => fs::hard_link(&temporary, &target),
+    });
+    // Gone after a rename; after a link the file is also at `target`; after a failure, the part.
+    let _ = fs::remove_file(&temporary);
+    written?;
+    // The new name is on the disk too, not only the bytes (a filesystem that cannot sync a
+    // folder keeps it as it can).
+    if let Ok(dir) = fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// A new file at `path` holding `bytes`, flushed to the disk: made with `mode` (Unix), or given
+/// the permissions of the file it is to replace.
+fn write_synced(path: &Path, bytes: &[u8], mode: u32, permissions: Option<fs::Permissions>) -> std::io::Result<()> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(path)?;
+    if let Some(permissions) = permissions {
+        file.set_permissions(permissions)?;
+    }
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 #[cfg(test)]
@@ -472,5 +541,51 @@ mod tests {
         assert!(read_bounded(&mut endless, "<stdin>", 10, limit).is_err());
         let err = read_bounded(&b"a\xffb"[..], "f", 3, limit).unwrap_err().to_string();
         assert_eq!(err, "f: not UTF-8 text (at byte 1)");
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_file_written_whole_keeps_or_replaces_what_is_there_and_leaves_no_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.yaml");
+        write_whole(&path, b"one", Existing::Keep, OWNER_ONLY).unwrap();
+        let kept = write_whole(&path, b"two", Existing::Keep, OWNER_ONLY).unwrap_err();
+        assert_eq!(kept.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&path).unwrap(), b"one");
+        write_whole(&path, b"three", Existing::Replace, ORDINARY).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"three");
+        assert_eq!(names(dir.path()), ["a.yaml"], "no temporary file left");
+        // A failure (here: no such folder) leaves nothing behind.
+        assert!(write_whole(&dir.path().join("gone/b.yaml"), b"x", Existing::Replace, ORDINARY).is_err());
+        assert_eq!(names(dir.path()), ["a.yaml"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_written_whole_has_its_mode_or_the_one_it_replaces_and_a_link_stays_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let private = dir.path().join("private.yaml");
+        write_whole(&private, b"secret", Existing::Keep, OWNER_ONLY).unwrap();
+        assert_eq!(mode(&private), 0o600);
+        let shared = dir.path().join("shared.yaml");
+        fs::write(&shared, b"old").unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o640)).unwrap();
+        write_whole(&shared, b"new", Existing::Replace, ORDINARY).unwrap();
+        assert_eq!(mode(&shared), 0o640, "the permissions of the file it replaced");
+        let link = dir.path().join("link.yaml");
+        std::os::unix::fs::symlink("shared.yaml", &link).unwrap();
+        write_whole(&link, b"through the link", Existing::Replace, ORDINARY).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(&shared).unwrap(), b"through the link");
+        assert_eq!(names(dir.path()), ["link.yaml", "private.yaml", "shared.yaml"]);
     }
 }

@@ -212,19 +212,25 @@ impl Claim {
     }
 }
 
-/// Deletes the claim on Rollout `namespace/rollout` whoever holds it (`release-claim`);
-/// returns the holder it had, or None when there was none.
-pub async fn release_any(cluster: &Cluster, namespace: &str, rollout: &str) -> Result<Option<String>, Error> {
+/// Deletes the claim on Rollout `namespace/rollout` that `release-claim` showed (`shown`, the
+/// Lease as read before the question): a delete conditional on that Lease's UID and
+/// resourceVersion, never on a later read, so that a claim renewed or taken over while the
+/// question was open is left alone and the refusal (exit 3) names its holder now. Returns false
+/// when there was nothing left to delete (released meanwhile).
+pub async fn release_shown(cluster: &Cluster, namespace: &str, rollout: &str, shown: &Value) -> Result<bool, Error> {
     let key = lease_key(namespace, rollout);
-    let Some(held) = cluster.get(&lease_resource(), namespace, &key.name).await? else {
-        return Ok(None);
-    };
-    let holder = view(&held, cluster.server_now()).holder_text();
-    match send(cluster, &Change::Delete { key, before: Arc::new(held) }).await? {
-        Ok(_) => Ok(Some(holder)),
-        Err(()) => Err(Error::Conflict(format!(
-            "the claim on Rollout {namespace}/{rollout} changed while it was released (renewed or taken again); look at it again"
-        ))),
+    let delete = Change::Delete { key: key.clone(), before: Arc::new(shown.clone()) };
+    match send(cluster, &delete).await {
+        Ok(Ok(_)) => Ok(true),
+        Err(Error::Api { failure, .. }) if failure.code == Some(404) => Ok(false),
+        Ok(Err(())) => match cluster.get(&lease_resource(), namespace, &key.name).await? {
+            None => Ok(false),
+            Some(now) => Err(Error::Conflict(format!(
+                "not released: the claim on Rollout {namespace}/{rollout} changed since it was shown (renewed, or taken over); it is now held by {}",
+                view(&now, cluster.server_now()).text()
+            ))),
+        },
+        Err(other) => Err(other),
     }
 }
 

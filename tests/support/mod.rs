@@ -191,12 +191,17 @@ impl Test {
                 assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "writing stdin: {e}");
             }
         }
-        let output = child.wait_with_output().unwrap();
-        Output {
-            status: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        Output::of(child.wait_with_output().unwrap())
+    }
+
+    /// Runs the binary with `args` as on a full disk: no file it writes may grow past 32 KiB
+    /// (`ulimit -f`, with SIGXFSZ ignored, so that a write past it fails with EFBIG as one
+    /// fails with ENOSPC when the disk is full).
+    #[track_caller]
+    pub fn run_on_a_full_disk(&self, args: &[&str]) -> Output {
+        let line = "trap '' XFSZ; ulimit -f 64; exec \"$0\" \"$@\"";
+        let words = ["-c", line, BINARY].into_iter().chain(args.iter().copied());
+        Output::of(self.command("sh", words).stdin(Stdio::null()).output().expect("run sh"))
     }
 }
 
@@ -366,6 +371,14 @@ pub struct Output {
 }
 
 impl Output {
+    fn of(output: std::process::Output) -> Output {
+        Output {
+            status: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
     #[track_caller]
     pub fn status(self, code: i32) -> Output {
         assert_eq!(self.status, code, "exit status\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
