@@ -49,26 +49,23 @@ end
 return {encode = checked_encode, decode = checked_decode}
 "#;
 
-/// See `JSON_PRELUDE`: gopher-lua's message, at the script's line even when a C function such as
-/// `pcall` calls it (gopher-lua names the nearest Lua caller; `error(m, 2)` would name none).
-const STRING_DUMP: &str = r#"
-local error, script_where = error, ...
-string.dump = function() error(script_where() .. "GopherLua does not support the string.dump", 0) end
-"#;
-
 /// Base functions the controller has and this tool removes: a workstation tool loads no code or
 /// bytecode and reads no file for a script, and a `newproxy` userdata's `__gc` would run script
 /// code when the state closes, past the time limit. Each raises, naming itself, rather than
 /// leaving a bare "attempt to call a nil value".
 const NOT_AVAILABLE: [&str; 7] = ["dofile", "loadfile", "load", "loadstring", "require", "module", "newproxy"];
 
-const NOT_AVAILABLE_PRELUDE: &str = r#"
+/// The functions above, and gopher-lua's `string.dump`, which raises whatever the argument: each
+/// message at the script's line even when a C function such as `pcall` calls it (gopher-lua
+/// names the nearest Lua caller; `error(m, 2)` would name none).
+const SANDBOX_PRELUDE: &str = r#"
 local error, names, script_where = error, ...
 for _, name in ipairs(names) do
   _G[name] = function()
     error(script_where() .. name .. " is not available in kubectl rollout-lua (the controller has it): scripts here load no code, read no file and make no userdata", 0)
   end
 end
+string.dump = function() error(script_where() .. "GopherLua does not support the string.dump", 0) end
 "#;
 
 /// See `JSON_PRELUDE`.
@@ -130,11 +127,9 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
             line => format!("{}:{line}: ", super::CHUNK_NAME),
         })
     })?;
-    lua.load(NOT_AVAILABLE_PRELUDE)
+    lua.load(SANDBOX_PRELUDE)
         .set_name("=sandbox")
-        .call::<()>((lua.create_sequence_from(NOT_AVAILABLE)?, script_where.clone()))?;
-    // gopher-lua has no string.dump: it raises, whatever the argument.
-    lua.load(STRING_DUMP).set_name("=string").call::<()>(script_where)?;
+        .call::<()>((lua.create_sequence_from(NOT_AVAILABLE)?, script_where))?;
     let (encode, decode) = json_functions(lua)?;
     let json: Table = lua.load(JSON_PRELUDE).set_name("=json").call((encode, decode))?;
     globals.raw_set("json", json)?;
