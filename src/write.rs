@@ -954,15 +954,7 @@ pub async fn owner_reference_note(
     if missing.is_empty() {
         return Ok(None);
     }
-    let mut needing: Vec<String> = permissions
-        .iter()
-        .filter(|(p, _)| missing.contains(p))
-        .map(|(_, change)| match change {
-            Change::Delete { key, .. } => format!("making {key} again to undo its deletion"),
-            change => format!("creating {}", change.key()),
-        })
-        .collect();
-    needing.dedup();
+    let needing = needing_owner_permissions(&permissions, &missing);
     let lines: Vec<String> = missing.iter().map(|p| format!("  {p}")).collect();
     Ok(Some(format!(
         "note: {} may not\n{}\nwhich {} needs where the API server enforces owner-reference permissions (the OwnerReferencesPermissionEnforcement admission plugin, on in OpenShift), as its owner reference blocks the owner's deletion. There the create is refused, and the run stops and reports what it wrote. A Role and RoleBinding that would grant it:\n\n{}",
@@ -971,6 +963,23 @@ pub async fn owner_reference_note(
         needing.join(", "),
         output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
     )))
+}
+
+/// What needs the `missing` ones of `permissions` (each asked for a change): the changes, each
+/// named once, in the order of `permissions`.
+fn needing_owner_permissions(permissions: &[(Permission, &Change)], missing: &[Permission]) -> Vec<String> {
+    let mut needing = Vec::new();
+    for (_, change) in permissions.iter().filter(|(p, _)| missing.contains(p)) {
+        let what = match change {
+            Change::Delete { key, .. } => format!("making {key} again to undo its deletion"),
+            change => format!("creating {}", change.key()),
+        };
+        // Not `dedup`: a change's permissions need not be next to each other.
+        if !needing.contains(&what) {
+            needing.push(what);
+        }
+    }
+    needing
 }
 
 /// Those of `permissions` the API server says the user lacks, each asked once.
@@ -997,6 +1006,40 @@ pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_owner_reference_note_names_each_change_needing_a_missing_permission_once() {
+        let key = |kind: &str, name: &str| ObjectKey::new("networking.k8s.io", kind, "shop", name);
+        let object = Arc::new(json!({"metadata": {"name": "x"}}));
+        let create = |name: &str| Change::Create { key: key("Ingress", name), object: Arc::clone(&object) };
+        let (a, b) = (create("a-canary"), create("b-canary"));
+        let deleted = Change::Delete { key: key("Ingress", "c-canary"), before: Arc::clone(&object) };
+        let replaced =
+            Change::Replace { key: key("Ingress", "d"), before: Arc::clone(&object), after: Arc::clone(&object) };
+        let finalizers = |resource: &str| Permission::new("update", "apps", resource, Some("finalizers"), "shop");
+        let (deployments, replica_sets, stateful_sets) =
+            (finalizers("deployments"), finalizers("replicasets"), finalizers("statefulsets"));
+        // Ingress a has two owners, asked for after b's: a is named once, first, as it comes first.
+        let permissions = [
+            (deployments.clone(), &a),
+            (deployments.clone(), &b),
+            (replica_sets.clone(), &a),
+            (stateful_sets.clone(), &replaced),
+            (deployments.clone(), &deleted),
+        ];
+        assert_eq!(
+            needing_owner_permissions(&permissions, &[deployments.clone(), replica_sets.clone()]),
+            [
+                "creating Ingress shop/a-canary",
+                "creating Ingress shop/b-canary",
+                "making Ingress shop/c-canary again to undo its deletion"
+            ]
+        );
+        // Only the changes a missing permission was asked for are named.
+        assert_eq!(needing_owner_permissions(&permissions, &[replica_sets]), ["creating Ingress shop/a-canary"]);
+        assert_eq!(needing_owner_permissions(&permissions, &[]), Vec::<String>::new());
+    }
 
     #[test]
     fn a_backup_ends_with_the_sum_of_what_precedes_it_and_any_cut_is_seen() {
