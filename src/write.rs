@@ -71,10 +71,11 @@ pub fn backup_flaw(text: &str) -> Option<&'static str> {
 }
 
 impl Backups {
-    /// The backups of `context`; an error when there is no place for them: never a folder others
-    /// can read or make first, as a shared `/tmp` would be.
-    pub fn new(context: &str) -> Result<Backups, Error> {
-        let state = crate::source::files::xdg_dir("XDG_STATE_HOME", ".local/state").ok_or_else(|| {
+    /// The backups of `context` under `state_home` (`$XDG_STATE_HOME`, else `$HOME/.local/state`,
+    /// each only when absolute: `files::xdg_dir`, read by the caller); an error when there is
+    /// none: never a folder others can read or make first, as a shared `/tmp` would be.
+    pub fn new(context: &str, state_home: Option<PathBuf>) -> Result<Backups, Error> {
+        let state = state_home.ok_or_else(|| {
             Error::Input(
                 "nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)".into(),
             )
@@ -229,7 +230,7 @@ impl<'a> Writer<'a> {
     /// place for its backups.
     pub fn new(cluster: &'a Cluster, mode: Mode, interrupt: Interrupt, ask: Option<Ask>) -> Result<Writer<'a>, Error> {
         let backups = match mode {
-            Mode::Apply => Some(Backups::new(&cluster.context)?),
+            Mode::Apply => Some(Backups::new(&cluster.context, files::xdg_dir("XDG_STATE_HOME", ".local/state"))?),
             Mode::ClientDryRun | Mode::ServerDryRun => None,
         };
         Ok(Writer {
@@ -1006,7 +1007,25 @@ pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::Path;
     use std::sync::Arc;
+
+    #[test]
+    fn backups_need_a_state_folder_and_go_under_it_by_context() {
+        // Which values of XDG_STATE_HOME and HOME give none: tests/writes.rs
+        // `without_a_home_for_backups_a_run_that_writes_refuses_before_its_first_write`.
+        let Err(Error::Input(refusal)) = Backups::new("kind-dev", None) else { panic!("refused") };
+        assert_eq!(
+            refusal,
+            "nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)"
+        );
+        let backups = Backups::new("arn:aws:eks:eu/demo", Some("/state".into())).unwrap();
+        assert_eq!(
+            (backups.root.as_path(), backups.context.as_str()),
+            (Path::new("/state/kubectl-rollout-lua/backups"), "arn:aws:eks:eu_demo")
+        );
+        assert_eq!(Backups::new("", Some("/state".into())).unwrap().context, "default");
+    }
 
     #[test]
     fn the_owner_reference_note_names_each_change_needing_a_missing_permission_once() {
