@@ -2,8 +2,8 @@
 //! `obj`. Every read is bounded: an input over its limit is an error naming the input and the
 //! limit, and is never read past it. Directories are walked in name order, each real folder
 //! once (a symbolic link back to a folder above is not followed again), hidden entries left out.
-//! And the one way local files are written (`write_whole`: backups, recordings, the discovery
-//! cache): whole or not at all.
+//! And the one way local files are written (`write_whole`: backups, recordings, `lua-obj`'s
+//! file, the discovery cache): whole or not at all.
 
 use crate::error::Error;
 use crate::scripts::{self, ScriptKey, ingress_key, parse_script_flag};
@@ -475,6 +475,18 @@ pub enum Existing {
 pub const OWNER_ONLY: u32 = 0o600;
 /// The permissions of any other new file, before the umask (Unix), as `std::fs::write` gives.
 pub const ORDINARY: u32 = 0o666;
+
+/// Writes a file the user named (`record --output-file` and `--dir`, `lua-obj --output-file`)
+/// whole or not at all: a failed write keeps the file it would replace. A pipe or a device
+/// (`/dev/stdout`, `>(gzip > cases.gz)`) is written to as it is: there is no file to keep, and
+/// none to rename over it.
+pub fn write_output(path: &Path, text: &str) -> Result<(), Error> {
+    let written = match fs::metadata(path) {
+        Ok(found) if !found.is_file() => fs::write(path, text),
+        _ => write_whole(path, text.as_bytes(), Existing::Replace, ORDINARY),
+    };
+    written.map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
+}
 
 /// How many symbolic links `write_whole` follows, one to the next, before it gives up (as
 /// Linux does, `MAXSYMLINKS`).
