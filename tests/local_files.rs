@@ -1,7 +1,7 @@
 //! The local files it writes besides backups and recordings: `lua-obj --output-file`, whole or
-//! not at all.
+//! not at all; the external diff's folders, for their owner only.
 
-use crate::support::{Test, repo};
+use crate::support::{BINARY, Test, repo};
 
 #[test]
 fn a_lua_obj_file_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
@@ -26,4 +26,31 @@ fn a_lua_obj_file_that_cannot_be_written_whole_keeps_the_file_it_would_replace()
     let printed = test.run_args(["lua-obj", "case.yaml"]).success().stdout;
     test.run_args(["lua-obj", "case.yaml", "--output-file", "objs.lua"]).success();
     assert_eq!(std::fs::read_to_string(test.path("objs.lua")).unwrap(), printed);
+}
+
+#[test]
+fn the_external_diffs_folders_and_files_are_for_their_owner_only() {
+    // A regression (audit s25-code #1): they were 0755 and 0644 under the usual umask, and hold
+    // whole objects for as long as the program (a graphical diff) stays open.
+    let test = Test::new().file("mydiff", "ls -ld \"${1%/*}\" \"$1\" \"$2\" \"$1\"/* \"$2\"/* >> modes.txt; exit 1\n");
+    let tmp = test.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // umask 0: what the folders and files get is what the binary asks for, nothing taken off.
+    let examples = repo("examples/istio-canary-ab");
+    let out = test
+        .command("sh", ["-c", "umask 0; exec \"$0\" \"$@\"", BINARY, "plan", "-f", examples.to_str().unwrap()])
+        .env("KUBECTL_EXTERNAL_DIFF", "sh mydiff")
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let modes = std::fs::read_to_string(test.path("modes.txt")).unwrap();
+    let lines: Vec<&str> = modes.lines().collect();
+    assert!(lines.len() >= 5 && lines.len().is_multiple_of(5), "{modes}");
+    assert!(modes.contains("/LIVE/networking.istio.io.v1beta1.VirtualService.demo.echoserver"), "{modes}");
+    for line in lines {
+        let mode = line.split_whitespace().next().unwrap();
+        assert!(mode == "drwx------" || mode == "-rw-------", "{modes}");
+    }
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the folders are removed after");
 }

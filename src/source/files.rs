@@ -3,7 +3,7 @@
 //! limit, and is never read past it. Directories are walked in name order, each real folder
 //! once (a symbolic link back to a folder above is not followed again), hidden entries left out.
 //! And the one way local files are written (`write_whole`: backups, recordings, `lua-obj`'s
-//! file, the discovery cache): whole or not at all.
+//! file, the discovery cache, the external diff's files): whole or not at all.
 
 use crate::error::Error;
 use crate::scripts::{self, ScriptKey, ingress_key, parse_script_flag};
