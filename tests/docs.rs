@@ -229,6 +229,8 @@ struct Walkthrough {
     namespace: &'static str,
     /// (what the guide's commands name, what this run made instead): backups' file names.
     renames: std::cell::RefCell<Vec<(String, String)>>,
+    /// Whether the times printed differ from those shown (they are masked), or are the same.
+    times_differ: bool,
     differences: std::cell::RefCell<Vec<String>>,
 }
 
@@ -239,7 +241,14 @@ impl Walkthrough {
         let bin = plugin_on_path(&test);
         // The guide's server listens on port 18180.
         let renames = vec![("http://127.0.0.1:18180".to_string(), server.url())];
-        Walkthrough { test, bin, server, namespace, renames: renames.into(), differences: Default::default() }
+        let differences = Default::default();
+        Walkthrough { test, bin, server, namespace, renames: renames.into(), times_differ: true, differences }
+    }
+
+    /// Compares the times printed with those shown as they are (a server whose clock is set).
+    fn times_as_shown(mut self) -> Walkthrough {
+        self.times_differ = false;
+        self
     }
 
     /// What the shell line `command` prints (see [`shell`]), with the backups this run made
@@ -273,7 +282,8 @@ impl Walkthrough {
     }
 
     fn compare(&self, what: &str, shown: &str, printed: &str) {
-        let (shown, printed) = (normalized(shown), normalized(&printed.replace(&self.folder(), "/tmp/docs")));
+        let printed = printed.replace(&self.folder(), "/tmp/docs");
+        let (shown, printed) = (normalized(shown, self.times_differ), normalized(&printed, self.times_differ));
         if !shows(&shown, &printed) {
             self.differences
                 .borrow_mut()
@@ -324,17 +334,7 @@ impl Walkthrough {
     /// Writes the file the guide shows in a code block whose first line names it (`-- NAME`,
     /// `# NAME`), without that line.
     fn write_guide_file(&self, name: &str) {
-        let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
-        let text = guide
-            .split("\n```")
-            .skip(1)
-            .step_by(2)
-            .find_map(|block| {
-                let (_language, text) = block.split_once('\n')?;
-                text.strip_prefix(&format!("-- {name}\n")).or_else(|| text.strip_prefix(&format!("# {name}\n")))
-            })
-            .unwrap_or_else(|| panic!("the user guide shows no file {name}"));
-        std::fs::write(self.test.path(name), text).unwrap();
+        std::fs::write(self.test.path(name), guide_file(name)).unwrap();
     }
 
     /// Fails with every difference found.
@@ -342,6 +342,17 @@ impl Walkthrough {
         let differences = self.differences.into_inner();
         assert!(differences.is_empty(), "{}", differences.join("\n"));
     }
+}
+
+/// The file the user guide shows in a code block whose first line names it (`-- NAME`,
+/// `# NAME`), without that line.
+fn guide_file(name: &str) -> String {
+    let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+    let text = guide.split("\n```").skip(1).step_by(2).find_map(|block| {
+        let (_language, text) = block.split_once('\n')?;
+        text.strip_prefix(&format!("-- {name}\n")).or_else(|| text.strip_prefix(&format!("# {name}\n")))
+    });
+    text.unwrap_or_else(|| panic!("the user guide shows no file {name}")).to_string()
 }
 
 /// Whether the shell line `command` runs `tool` (in a pipe, say).
@@ -355,19 +366,14 @@ fn on_path(tool: &str) -> bool {
 }
 
 /// `text` with what differs from run to run masked, the same way in the guide and in what a
-/// command prints: the times in backups' file names and in timestamps, the build's commit, a
-/// timed pause's countdown.
-fn normalized(text: &str) -> String {
-    [
-        "99999999T999999.999Z",
-        "9999-99-99T99:99:99.999999Z",
-        "9999-99-99T99:99:99Z",
-        "0.1.0 (xxxxxxxxxxxx)",
-        "resumes in 9m99s",
-        "\"secondsLeft\":999",
-    ]
-    .iter()
-    .fold(text.to_string(), |text, shape| masked(&text, shape))
+/// command prints: the times in backups' file names, the build's commit, a timed pause's
+/// countdown, and, when `times_differ`, every time.
+fn normalized(text: &str, times_differ: bool) -> String {
+    let times: &[&str] = if times_differ { &["9999-99-99T99:99:99.999999Z", "9999-99-99T99:99:99Z"] } else { &[] };
+    ["99999999T999999.999Z", "0.1.0 (xxxxxxxxxxxx)", "resumes in 9m99s", "\"secondsLeft\":999"]
+        .iter()
+        .chain(times)
+        .fold(text.to_string(), |text, shape| masked(&text, shape))
 }
 
 /// `text` with each piece of the shape `shape` (`9` a digit, `x` a hex digit, anything else
@@ -514,6 +520,74 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.block("(with `-R`: the cases are in\nsubdirectories):");
     walk.write_guide_file("bad.lua");
     walk.block("as this\none (here with the walkthrough's Rollout at step 2):");
+    walk.end();
+}
+
+/// The user guide's cluster with jane's claim on `reviews` (the guide's `claim.yaml`), on a
+/// server whose clock says `time` (seconds since the epoch).
+fn claimed_at(time: i64) -> FakeHandle {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let builder = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()).clock_offset(time - now);
+    user_guide_cluster(builder).objects_from_yaml(&guide_file("claim.yaml")).start()
+}
+
+#[test]
+fn the_user_guides_claim_examples_hold() {
+    const AT_0501: i64 = 1_795_496_460; // 2026-11-24T05:01:00Z: jane's claim holds until 05:02.
+    const AT_0504: i64 = AT_0501 + 180;
+    let walk = Walkthrough::new(claimed_at(AT_0501), "demo").times_as_shown();
+    walk.block("with this Lease, at 05:01 by the API server's clock");
+    walk.block("the Lease `claim.yaml` at 05:01");
+    walk.end();
+    // jane's claim has expired; joe's approve takes it over right before release-claim's delete.
+    let walk = Walkthrough::new(claimed_at(AT_0504), "demo").times_as_shown();
+    walk.server.before_write(1, |store| {
+        store.modify("coordination.k8s.io", "leases", "demo", "rollout-lua.reviews", |lease| {
+            lease["spec"]["holderIdentity"] = "joe@desk (pid 77)".into();
+            lease["spec"]["acquireTime"] = "2026-11-24T05:03:10.000000Z".into();
+            lease["spec"]["renewTime"] = "2026-11-24T05:03:10.000000Z".into();
+        });
+    });
+    walk.block("took it over between the read and the delete");
+    walk.end();
+}
+
+#[test]
+fn the_user_guides_shared_traffic_routing_example_holds() {
+    let fixture = std::fs::read_to_string(repo("tests/fixtures/user-guide/shared-traffic-routing.yaml")).unwrap();
+    let server = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()).objects_from_yaml(&fixture);
+    let walk = Walkthrough::new(server.start(), "shop");
+    walk.block("tests/fixtures/user-guide/shared-traffic-routing.yaml`):");
+    walk.end();
+}
+
+/// A server as `fake-apiserver examples/NAME` starts it: every YAML file of the example.
+fn example_cluster(name: &str) -> FakeHandle {
+    let mut files: Vec<_> = std::fs::read_dir(repo(&format!("examples/{name}")))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let builder = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds());
+    files.iter().fold(builder, |b, file| b.objects_from_yaml(&std::fs::read_to_string(file).unwrap())).start()
+}
+
+#[test]
+fn the_user_guides_ingress_and_three_provider_examples_hold() {
+    let walk = Walkthrough::new(example_cluster("nginx-canary"), "demo");
+    // The status example is from right after the first approve.
+    let approvals = console_block("then at step 2:");
+    walk.step(&approvals[0]);
+    walk.step(&approvals[1]);
+    walk.block("Right after the first approve above:");
+    for command in &approvals[2..] {
+        walk.step(command);
+    }
+    walk.block("`restore --ref Ingress.networking.k8s.io/web-canary` deletes it");
+    walk.end();
+    let walk = Walkthrough::new(example_cluster("three-providers"), "demo");
+    walk.block("put at step 1 by hand as `web` is in");
     walk.end();
 }
 
