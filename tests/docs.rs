@@ -315,6 +315,13 @@ impl Walkthrough {
         self.server.patch_object(group, plural, self.namespace, name, &patch);
     }
 
+    /// A server with the objects this one has now.
+    fn copy_of_the_cluster(&self) -> FakeHandle {
+        let kinds = fake_apiserver::plugin_kinds();
+        let objects = kinds.iter().flat_map(|kind| self.server.objects(&kind.group, &kind.plural));
+        objects.fold(FakeApiServer::builder().resources(kinds.clone()), |b, object| b.object(object)).start()
+    }
+
     /// The backups this run made of `kind/name`, oldest first.
     fn backups(&self, kind: &str, name: &str) -> Vec<std::path::PathBuf> {
         let folder = format!("home/.local/state/kubectl-rollout-lua/backups/fake/{}/{kind}/{name}", self.namespace);
@@ -503,6 +510,8 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.block("For each gateway object: `original` (`absent` for a canary Ingress)");
     walk.step(&traffic_only[1]);
     walk.block("Afterwards `plan` finds nothing left to do:");
+    // `--to-end` on a copy of the cluster: the restore examples are from before it.
+    approve_to_the_end(Walkthrough::new(walk.copy_of_the_cluster(), "demo"));
     walk.block("which makes it a gate for a CI job:");
     walk.block("routed `ratings`' VirtualService: it is `original`):");
     walk.block("last judged by the API server's clock):");
@@ -520,6 +529,41 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.block("(with `-R`: the cases are in\nsubdirectories):");
     walk.write_guide_file("bad.lua");
     walk.block("as this\none (here with the walkthrough's Rollout at step 2):");
+    walk.end();
+}
+
+/// The guide's `approve --to-end` from step 2 of 3, with a stand-in for the controller that moves
+/// the Rollout on once the run has shown where it is, as the guide's block was made; then
+/// `status -w` on the release done.
+fn approve_to_the_end(walk: Walkthrough) {
+    let block = console_block("a stand-in for the controller moved it on");
+    let (command, shown) = &block[0];
+    let args: Vec<&str> = command.strip_prefix("kubectl rollout-lua ").unwrap().split(' ').collect();
+    let running = walk.test.spawn(&args);
+    let moves = [
+        (
+            "step 2/3 StepReady (progressing)",
+            serde_json::json!({"canaryStatus": {"currentStepIndex": 3, "currentStepState": "StepUpgrade"}}),
+        ),
+        ("step 3/3 StepUpgrade (progressing)", serde_json::json!({"canaryStatus": {"currentStepState": "Completed"}})),
+        (
+            "step 3/3 Completed (all steps done, finalising)",
+            serde_json::json!({"phase": "Healthy", "canaryStatus": null, "conditions": [{"type": "Succeeded", "status": "True"}]}),
+        ),
+    ];
+    for (shown_now, status) in moves {
+        running.wait_for_stdout(shown_now);
+        walk.server.patch_object(
+            "rollouts.kruise.io",
+            "rollouts",
+            "demo",
+            "reviews",
+            &serde_json::json!({"status": status}),
+        );
+    }
+    let out = running.finish_within(std::time::Duration::from_secs(60));
+    walk.compare(&format!("`{command}`"), shown, &format!("{}{}", out.stdout, out.stderr));
+    walk.block("Once the release is done, `status -w` exits at once");
     walk.end();
 }
 
@@ -558,6 +602,25 @@ fn the_user_guides_shared_traffic_routing_example_holds() {
     let server = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()).objects_from_yaml(&fixture);
     let walk = Walkthrough::new(server.start(), "shop");
     walk.block("tests/fixtures/user-guide/shared-traffic-routing.yaml`):");
+    walk.end();
+}
+
+#[test]
+fn the_user_guides_webhook_refusal_holds() {
+    // Istio's validation webhook, as the guide's example has it, refuses the DestinationRule's
+    // canary subset.
+    let server = user_guide_cluster(FakeApiServer::builder().resources(fake_apiserver::plugin_kinds())).admission(
+        "validation.istio.io",
+        |request| {
+            let subsets = request.object["spec"]["subsets"].as_array().into_iter().flatten();
+            match subsets.into_iter().any(|subset| subset["name"] == "canary") {
+                true if request.plural == "destinationrules" => Err("subset canary is not allowed".into()),
+                _ => Ok(()),
+            }
+        },
+    );
+    let walk = Walkthrough::new(server.start(), "demo");
+    walk.block("Here Istio's validation webhook refused the DestinationRule's write");
     walk.end();
 }
 
