@@ -315,6 +315,29 @@ impl Walkthrough {
         self.server.patch_object(group, plural, self.namespace, name, &patch);
     }
 
+    /// The requests since the log was cleared are those of the guide's first text block after
+    /// `after`, as `fake-apiserver` logs them (without their times); requests sent at once (a
+    /// run of GETs) in any order.
+    fn requests_hold(&self, after: &str) {
+        let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+        let from = guide.find(after).unwrap_or_else(|| panic!("the user guide has no text {after:?}"));
+        let block = guide[from..].split("\n```text\n").nth(1).unwrap().split("```").next().unwrap();
+        let shown: Vec<String> = block.lines().map(|l| l.rsplit_once(" (").map_or(l, |(l, _)| l).to_string()).collect();
+        let logged: Vec<String> = (self.server.requests().iter())
+            .map(|r| {
+                let query = if r.query.is_empty() { String::new() } else { format!("?{}", r.query) };
+                format!("{} {}{query} -> {}", r.method, r.path, r.status.map_or("dropped".into(), |s| s.to_string()))
+            })
+            .collect();
+        let in_any_order = |mut lines: Vec<String>| {
+            for run in lines.chunk_by_mut(|a, b| a.starts_with("GET ") && b.starts_with("GET ")) {
+                run.sort();
+            }
+            lines.join("\n") + "\n"
+        };
+        self.compare("the API server's log", &in_any_order(shown), &in_any_order(logged));
+    }
+
     /// A server with the objects this one has now.
     fn copy_of_the_cluster(&self) -> FakeHandle {
         let kinds = fake_apiserver::plugin_kinds();
@@ -501,7 +524,9 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.block("The guards refuse with exit status 3 as well");
     walk.block("while the controller is still upgrading the pods of a step");
     walk.block("`--dry-run=server` sends every write, including the status patch");
+    walk.server.clear_log();
     walk.block("The real thing:");
+    walk.requests_hold("The requests it made, from the API server's log");
     walk.block("The status afterwards: the sub-status says `StepReady`");
     // The Rollout moved on to step 2 by hand; `status`'s first example is from before the
     // `--traffic-only` run that follows.
