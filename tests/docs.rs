@@ -227,7 +227,8 @@ struct Walkthrough {
     bin: std::path::PathBuf,
     server: FakeHandle,
     namespace: &'static str,
-    /// (what the guide's commands name, what this run made instead): backups' file names.
+    /// (what the guide's commands name, what this run has instead): the server's URL, backups'
+    /// file names.
     renames: std::cell::RefCell<Vec<(String, String)>>,
     /// Whether the times printed differ from those shown (they are masked), or are the same.
     times_differ: bool,
@@ -563,6 +564,8 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
 fn approve_to_the_end(walk: Walkthrough) {
     let block = console_block("a stand-in for the controller moved it on");
     let (command, shown) = &block[0];
+    // Run in the background (the binary itself, not through `sh`), so that the stand-in can wait
+    // for what it has printed.
     let args: Vec<&str> = command.strip_prefix("kubectl rollout-lua ").unwrap().split(' ').collect();
     let running = walk.test.spawn(&args);
     let moves = [
