@@ -16,6 +16,7 @@ mod fidelity;
 mod gateway;
 mod ingress;
 mod inputs;
+mod local_files;
 mod offline;
 mod output;
 mod record;

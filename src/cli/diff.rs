@@ -2,6 +2,7 @@
 //! `kubectl diff` runs it, else the built-in unified diff (`output::unified`).
 
 use crate::output::{self, Sides};
+use crate::source::files::{self, Existing};
 
 /// The differ for this run, read from the environment once per call.
 pub(crate) fn differ() -> impl Fn(&Sides) -> Result<String, String> + Sync {
@@ -19,13 +20,21 @@ fn external_diff(command: &str, sides: &Sides) -> Result<String, String> {
     let run = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let root = std::env::temp_dir().join(format!("kubectl-rollout-lua-diff-{}-{run}", std::process::id()));
     let (live, merged) = (root.join("LIVE"), root.join("MERGED"));
-    // A fresh folder of our own: one that already exists (made by someone else in the shared
-    // temp folder) is refused, and left alone.
-    std::fs::create_dir(&root).map_err(|e| format!("creating {}: {e}", root.display()))?;
+    // Folders and files only their owner may read, as kubectl diff's `os.MkdirTemp`, and as
+    // backups are: they hold whole objects, every annotation included, for as long as the
+    // program runs. A fresh root of our own: one that already exists (made by someone else in
+    // the shared temp folder) is refused, and left alone.
+    let mut folder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+    folder.create(&root).map_err(|e| format!("creating {}: {e}", root.display()))?;
     let result = (|| {
         for (dir, text) in [(&live, &sides.old), (&merged, &sides.new)] {
-            std::fs::create_dir(dir)
-                .and_then(|_| std::fs::write(dir.join(&sides.file_name), text))
+            folder
+                .create(dir)
+                .and_then(|_| {
+                    files::write_whole(&dir.join(&sides.file_name), text.as_bytes(), Existing::Keep, files::OWNER_ONLY)
+                })
                 .map_err(|e| format!("writing {}: {e}", dir.display()))?;
         }
         // No time bound, as in kubectl diff: it is the user's own program (a graphical diff

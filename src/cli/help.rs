@@ -34,6 +34,7 @@ Environment:
   XDG_CACHE_HOME         where discovery is cached (default ~/.cache)
   USER, LOGNAME          who holds a claim, with the host (the kernel's host name, else HOSTNAME)
   TMPDIR                 where KUBECTL_EXTERNAL_DIFF's two folders are made for each diff
+                         (readable by their owner only)
   PATH                   where kubectl (plan -k) and the kubeconfig's exec credential plugins are
                          looked up
 

@@ -558,7 +558,7 @@ pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
         }
     };
     match &args.output_file {
-        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => files::write_output(path, &text)?,
         None => print_raw(&text)?,
     }
     Ok(Outcome::Done)

@@ -49,7 +49,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Outcome> {
         );
         match (&args.output_file, &args.dir) {
             (_, Some(dir)) => write_tree(dir, &header, &cases)?,
-            (Some(path), None) => write_file(path, &documents(&header, &cases))?,
+            (Some(path), None) => files::write_output(path, &documents(&header, &cases))?,
             (None, None) => print_raw(&documents(&header, &cases))?,
         }
         Ok(Outcome::Done)
@@ -68,7 +68,7 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         let testdata = dir.join(&case.testdata);
         std::fs::create_dir_all(&testdata).map_err(|e| Error::Input(format!("writing {}: {e}", testdata.display())))?;
         let file = testdata.join(&case.file_name);
-        write_file(&file, &format!("{header}{}", case.text))?;
+        files::write_output(&file, &format!("{header}{}", case.text))?;
         if let Some(resolved) = &case.script {
             let script = dir.join(&case.script_path);
             let code = resolved.script.code().as_bytes();
@@ -83,17 +83,6 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());
     }
     Ok(())
-}
-
-/// Writes a recording whole or not at all: a failed write keeps the file it would replace. A
-/// pipe or a device (`/dev/stdout`, `>(gzip > cases.gz)`) is written to as it is: there is no
-/// file to keep, and none to rename over it.
-fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    let written = match std::fs::metadata(path) {
-        Ok(found) if !found.is_file() => std::fs::write(path, text),
-        _ => files::write_whole(path, text.as_bytes(), Existing::Replace, files::ORDINARY),
-    };
-    written.map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
 }
 
 async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {

@@ -2,8 +2,8 @@
 //! `obj`. Every read is bounded: an input over its limit is an error naming the input and the
 //! limit, and is never read past it. Directories are walked in name order, each real folder
 //! once (a symbolic link back to a folder above is not followed again), hidden entries left out.
-//! And the one way local files are written (`write_whole`: backups, recordings, the discovery
-//! cache): whole or not at all.
+//! And the one way local files are written (`write_whole`: backups, recordings, `lua-obj`'s
+//! file, the discovery cache, the external diff's files): whole or not at all.
 
 use crate::error::Error;
 use crate::scripts::{self, ScriptKey, ingress_key, parse_script_flag};
@@ -476,31 +476,52 @@ pub const OWNER_ONLY: u32 = 0o600;
 /// The permissions of any other new file, before the umask (Unix), as `std::fs::write` gives.
 pub const ORDINARY: u32 = 0o666;
 
+/// Writes a file the user named (`record --output-file` and `--dir`, `lua-obj --output-file`)
+/// whole or not at all: a failed write keeps the file it would replace. A pipe or a device
+/// (`/dev/stdout`, `>(gzip > cases.gz)`) is written to as it is: there is no file to keep, and
+/// none to rename over it.
+pub fn write_output(path: &Path, text: &str) -> Result<(), Error> {
+    let written = match fs::metadata(path) {
+        Ok(found) if !found.is_file() => fs::write(path, text),
+        _ => write_whole(path, text.as_bytes(), Existing::Replace, ORDINARY),
+    };
+    written.map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
+}
+
+/// How many symbolic links `write_whole` follows, one to the next, before it gives up (as
+/// Linux does, `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
 /// Writes `bytes` to `path` whole or not at all, so that a full disk, a crash or a signal never
-/// leaves part of a file under its name nor loses the file it replaces: the bytes go to a
-/// temporary file next to it (`.<name>.<pid>.partial`, made with `mode`), flushed to the disk,
-/// which is then moved into place as `existing` says. On any failure the temporary file is
-/// removed and `path` is as it was.
+/// leaves part of a file under its name nor loses the file it replaces: the bytes go to a new
+/// temporary file next to it (`.<name>.<pid>.<random>.partial`, made with `mode`), flushed to
+/// the disk, which is then moved into place as `existing` says. On any failure the temporary
+/// file is removed and `path` is as it was.
 pub fn write_whole(path: &Path, bytes: &[u8], existing: Existing, mode: u32) -> std::io::Result<()> {
-    let found = fs::metadata(path).ok();
-    let target = match (&found, existing) {
-        (Some(_), Existing::Replace) => fs::canonicalize(path)?,
-        _ => path.to_path_buf(),
+    let target = match existing {
+        Existing::Replace => link_target(path)?,
+        Existing::Keep => path.to_path_buf(),
     };
     let Some(name) = target.file_name() else {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"));
     };
     let dir = target.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let temporary = dir.join(format!(".{}.{}.partial", name.to_string_lossy(), std::process::id()));
-    let replaced = found.filter(|_| existing == Existing::Replace).map(|found| found.permissions());
-    let written = write_synced(&temporary, bytes, mode, replaced).and_then(|()| match existing {
+    let replaced = match existing {
+        Existing::Replace => fs::metadata(&target).ok().map(|found| found.permissions()),
+        Existing::Keep => None,
+    };
+    let (temporary, file) = new_temporary(dir, &name.to_string_lossy(), mode)?;
+    let placed = write_synced(file, bytes, replaced).and_then(|()| match existing {
         Existing::Replace => fs::rename(&temporary, &target),
         // A link, unlike a rename, never replaces what is there.
         Existing::Keep => fs::hard_link(&temporary, &target),
     });
-    // Gone after a rename; after a link the file is also at `target`; after a failure, the part.
-    let _ = fs::remove_file(&temporary);
-    written?;
+    // This run's own temporary file: after a link the file is also at `target`; after a
+    // failure it is a part. (After a rename it is gone, and the name may be someone else's.)
+    if placed.is_err() || existing == Existing::Keep {
+        let _ = fs::remove_file(&temporary);
+    }
+    placed?;
     // The new name is on the disk too, not only the bytes (a filesystem that cannot sync a
     // folder keeps it as it can).
     if let Ok(dir) = fs::File::open(dir) {
@@ -509,16 +530,51 @@ pub fn write_whole(path: &Path, bytes: &[u8], existing: Existing, mode: u32) -> 
     Ok(())
 }
 
-/// A new file at `path` holding `bytes`, flushed to the disk: made with `mode` (Unix), or given
-/// the permissions of the file it is to replace.
-fn write_synced(path: &Path, bytes: &[u8], mode: u32, permissions: Option<fs::Permissions>) -> std::io::Result<()> {
+/// The file that writing to `path` writes: `path` itself, or where the symbolic link at `path`
+/// leads, through a chain of links (at most `MAX_LINKS`), even when the last one leads nowhere
+/// yet (as `std::fs::write` and a shell's `>` create the missing file). A relative link is
+/// relative to the folder it is in. The caller's error names `path`.
+fn link_target(path: &Path) -> std::io::Result<PathBuf> {
+    let mut target = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        match fs::symlink_metadata(&target) {
+            Ok(found) if found.file_type().is_symlink() => {
+                let next = fs::read_link(&target)?;
+                target = target.parent().unwrap_or(Path::new("")).join(next);
+            }
+            _ => return Ok(target),
+        }
+    }
+    Err(std::io::Error::other(format!("more than {MAX_LINKS} symbolic links, one to the next (a loop?)")))
+}
+
+/// A new, empty file in `dir` for the bytes of `name`, made with `mode`. Its name holds the pid
+/// and 64 random bits: pids repeat across PID namespaces (containers writing to a shared
+/// volume), and a file already at the name (another run's) is never opened nor removed. The
+/// error names the temporary file.
+fn new_temporary(dir: &Path, name: &str, mode: u32) -> std::io::Result<(PathBuf, fs::File)> {
+    use std::hash::BuildHasher;
+    // Each `RandomState::new()` hashes with keys of its own: a thread's first drawn from the
+    // system's random source, counted on from there.
+    let random = std::collections::hash_map::RandomState::new().hash_one(name);
+    let temporary = dir.join(format!(".{name}.{}.{random:016x}.partial", std::process::id()));
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
     #[cfg(not(unix))]
     let _ = mode;
-    let mut file = options.open(path)?;
+    match options.open(&temporary) {
+        Ok(file) => Ok((temporary, file)),
+        // Not `AlreadyExists` itself, whatever the cause: to callers that says the file at
+        // `path` was kept.
+        Err(e) => Err(std::io::Error::other(format!("making {}: {e}", temporary.display()))),
+    }
+}
+
+/// Fills the new `file` with `bytes`, flushed to the disk, and gives it the permissions of the
+/// file it is to replace, if any.
+fn write_synced(mut file: fs::File, bytes: &[u8], permissions: Option<fs::Permissions>) -> std::io::Result<()> {
     if let Some(permissions) = permissions {
         file.set_permissions(permissions)?;
     }
@@ -562,9 +618,72 @@ mod tests {
         write_whole(&path, b"three", Existing::Replace, ORDINARY).unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"three");
         assert_eq!(names(dir.path()), ["a.yaml"], "no temporary file left");
-        // A failure (here: no such folder) leaves nothing behind.
-        assert!(write_whole(&dir.path().join("gone/b.yaml"), b"x", Existing::Replace, ORDINARY).is_err());
+        // A failure (here: no such folder) leaves nothing behind, and names the temporary file.
+        let gone = write_whole(&dir.path().join("gone/b.yaml"), b"x", Existing::Replace, ORDINARY).unwrap_err();
+        let message = gone.to_string();
+        assert!(message.starts_with(&format!("making {}/gone/.b.yaml.", dir.path().display())), "{message}");
+        assert!(message.ends_with(".partial: No such file or directory (os error 2)"), "{message}");
         assert_eq!(names(dir.path()), ["a.yaml"]);
+    }
+
+    #[test]
+    fn a_file_written_whole_leaves_other_runs_temporary_files_alone() {
+        // A regression (audit s25-code #3b): the temporary name was `.<name>.<pid>.partial`, so a
+        // file of that name (a run with the same pid in another container, on a shared volume)
+        // failed the write with "File exists", and was then deleted.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.yaml");
+        let theirs = dir.path().join(format!(".out.yaml.{}.partial", std::process::id()));
+        fs::write(&theirs, b"another run's part").unwrap();
+        write_whole(&path, b"ours", Existing::Replace, ORDINARY).unwrap();
+        write_whole(&path, b"ours again", Existing::Replace, ORDINARY).unwrap();
+        assert_eq!(
+            write_whole(&path, b"kept", Existing::Keep, ORDINARY).unwrap_err().kind(),
+            std::io::ErrorKind::AlreadyExists
+        );
+        assert_eq!(fs::read(&path).unwrap(), b"ours again");
+        assert_eq!(fs::read(&theirs).unwrap(), b"another run's part");
+        assert_eq!(names(dir.path()).len(), 2, "{:?}", names(dir.path()));
+        // Each write gets a temporary name of its own: the same file twice at once in one run.
+        let paths = std::thread::scope(|scope| {
+            let writes: Vec<_> =
+                (0..8).map(|_| scope.spawn(|| write_whole(&path, b"racing", Existing::Replace, ORDINARY))).collect();
+            writes.into_iter().map(|write| write.join().unwrap()).collect::<Result<Vec<()>, _>>()
+        });
+        paths.unwrap();
+        assert_eq!(names(dir.path()).len(), 2, "{:?}", names(dir.path()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_written_whole_through_a_link_whose_target_is_not_there_yet_makes_the_target() {
+        // A regression (audit s25-code #3a): a dangling link was replaced by a regular file.
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let is_link = |name: &str| fs::symlink_metadata(dir.path().join(name)).unwrap().file_type().is_symlink();
+        fs::create_dir(dir.path().join("keep")).unwrap();
+        symlink("keep/cases.yaml", dir.path().join("link.yaml")).unwrap();
+        write_whole(&dir.path().join("link.yaml"), b"one", Existing::Replace, ORDINARY).unwrap();
+        assert!(is_link("link.yaml"));
+        assert_eq!(fs::read(dir.path().join("keep/cases.yaml")).unwrap(), b"one");
+        // A chain: each relative link is relative to its own folder; an absolute one is not.
+        symlink("keep/next.yaml", dir.path().join("chain.yaml")).unwrap();
+        symlink("../far.yaml", dir.path().join("keep/next.yaml")).unwrap();
+        symlink(dir.path().join("keep/last.yaml"), dir.path().join("far.yaml")).unwrap();
+        write_whole(&dir.path().join("chain.yaml"), b"two", Existing::Replace, ORDINARY).unwrap();
+        assert!(is_link("chain.yaml") && is_link("keep/next.yaml") && is_link("far.yaml"));
+        assert_eq!(fs::read(dir.path().join("keep/last.yaml")).unwrap(), b"two");
+        // A loop is an error, and nothing is written.
+        symlink("loop-b.yaml", dir.path().join("loop-a.yaml")).unwrap();
+        symlink("loop-a.yaml", dir.path().join("loop-b.yaml")).unwrap();
+        let looped = write_whole(&dir.path().join("loop-a.yaml"), b"x", Existing::Replace, ORDINARY).unwrap_err();
+        assert_eq!(looped.to_string(), "more than 40 symbolic links, one to the next (a loop?)");
+        assert!(is_link("loop-a.yaml") && is_link("loop-b.yaml"));
+        assert_eq!(names(&dir.path().join("keep")), ["cases.yaml", "last.yaml", "next.yaml"]);
+        assert_eq!(names(dir.path()), ["chain.yaml", "far.yaml", "keep", "link.yaml", "loop-a.yaml", "loop-b.yaml"]);
+        // A backup never writes through a link: a dangling one is kept as it is.
+        let kept = write_whole(&dir.path().join("link.yaml"), b"x", Existing::Keep, OWNER_ONLY).unwrap_err();
+        assert_eq!(kept.kind(), std::io::ErrorKind::AlreadyExists);
     }
 
     #[cfg(unix)]
