@@ -135,7 +135,7 @@ fn man_pages_reference_each_other() {
 
 #[test]
 fn man_renders_the_pages() {
-    if !std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("man").is_file())) {
+    if !on_path("man") {
         return crate::support::skip("man not installed");
     }
     for (name, _) in pages() {
@@ -199,90 +199,245 @@ fn krew_manifest_is_a_template_for_the_four_platforms() {
     assert_eq!(platforms, expected.map(|(os, arch)| (os.to_string(), arch.to_string())));
 }
 
-/// The output the user guide shows for `$ COMMAND` (the lines after it up to the next command
-/// or the end of its block).
-fn guide_output(command: &str) -> String {
+/// The commands of the user guide's first console block after the text `after`, each with
+/// the lines the guide shows after it.
+fn console_block(after: &str) -> Vec<(String, String)> {
     let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
-    let start = guide.find(&format!("\n$ {command}\n")).unwrap_or_else(|| panic!("the guide shows `{command}`"));
-    let shown = &guide[start + command.len() + 4..];
-    let end = [shown.find("\n$ "), shown.find("```")].into_iter().flatten().min().unwrap();
-    shown[..end].trim_end_matches('\n').to_string() + "\n"
+    let from = guide.find(after).unwrap_or_else(|| panic!("the user guide has no text {after:?}"));
+    let block = guide[from..].split("\n```console\n").nth(1).expect("a console block after it");
+    let block = block.split("```").next().unwrap();
+    let mut commands: Vec<(String, String)> = Vec::new();
+    for line in block.lines() {
+        match (line.strip_prefix("$ "), commands.last_mut()) {
+            (Some(command), _) => commands.push((command.to_string(), String::new())),
+            (None, Some((_, shown))) => shown.push_str(&format!("{line}\n")),
+            (None, None) => panic!("the console block after {after:?} starts with output"),
+        }
+    }
+    commands
+}
+
+/// The user guide's cluster examples, run as the guide shows them: each `$ …` line through
+/// `sh` in one folder (stderr with stdout), `kubectl rollout-lua` being this binary and the
+/// kubeconfig pointing at a fake API server, and each `$ kubectl patch …` made on that server.
+/// What a command prints is compared with what the guide shows after it (see [`shows`]), once
+/// both are [`normalized`]; the differences are collected and reported by [`Walkthrough::end`].
+struct Walkthrough {
+    test: Test,
+    bin: std::path::PathBuf,
+    server: FakeHandle,
+    namespace: &'static str,
+    /// (what the guide's commands name, what this run has instead): the server's URL, backups'
+    /// file names.
+    renames: std::cell::RefCell<Vec<(String, String)>>,
+    /// Whether the times printed differ from those shown (they are masked), or are the same.
+    times_differ: bool,
+    differences: std::cell::RefCell<Vec<String>>,
+}
+
+impl Walkthrough {
+    fn new(server: FakeHandle, namespace: &'static str) -> Walkthrough {
+        let test = Test::new();
+        server.write_kubeconfig(test.path("kubeconfig"), namespace).unwrap();
+        let bin = plugin_on_path(&test);
+        // The guide's server listens on port 18180.
+        let renames = vec![("http://127.0.0.1:18180".to_string(), server.url())];
+        let differences = Default::default();
+        Walkthrough { test, bin, server, namespace, renames: renames.into(), times_differ: true, differences }
+    }
+
+    /// Compares the times printed with those shown as they are (a server whose clock is set).
+    fn times_as_shown(mut self) -> Walkthrough {
+        self.times_differ = false;
+        self
+    }
+
+    /// What the shell line `command` prints (see [`shell`]), with the backups this run made
+    /// in place of those the guide names.
+    fn run(&self, command: &str) -> String {
+        let command = self
+            .renames
+            .borrow()
+            .iter()
+            .fold(command.to_string(), |command, (guide, ours)| command.replace(guide, ours));
+        shell(&self.test, &self.bin, &command)
+    }
+
+    /// Runs the guide's first console block after the text `after`: its `kubectl patch` lines
+    /// made on the server, its other commands run and compared with what it shows.
+    fn block(&self, after: &str) {
+        for command in console_block(after) {
+            self.step(&command);
+        }
+    }
+
+    /// Makes one `kubectl patch` of the guide, or runs one command of it, as [`Walkthrough::block`].
+    fn step(&self, (command, shown): &(String, String)) {
+        if command.starts_with("kubectl patch ") {
+            self.kubectl_patch(command, shown);
+        } else if let Some(tool) = ["curl", "jq"].into_iter().find(|tool| uses(command, tool) && !on_path(tool)) {
+            crate::support::skip(&format!("`{command}` needs {tool}, which is not installed"));
+        } else {
+            self.compare(&format!("`{command}`"), shown, &self.run(command));
+        }
+    }
+
+    fn compare(&self, what: &str, shown: &str, printed: &str) {
+        let printed = printed.replace(&self.folder(), "/tmp/docs");
+        let (shown, printed) = (normalized(shown, self.times_differ), normalized(&printed, self.times_differ));
+        if !shows(&shown, &printed) {
+            self.differences
+                .borrow_mut()
+                .push(format!("the guide shows {what} printing\n{shown}but it prints\n{printed}"));
+        }
+    }
+
+    /// The folder the commands run in, where the guide's ran in `/tmp/docs`.
+    fn folder(&self) -> String {
+        self.test.path("").to_str().unwrap().trim_end_matches('/').to_string()
+    }
+
+    /// Makes on the fake API server the edit a `kubectl patch KIND NAME [--subresource status]
+    /// --type merge|json -p PATCH` line of the guide makes, checking that the guide shows what
+    /// kubectl prints for it, `shown` (kubectl itself is not needed). The words are the shell's
+    /// (quotes, `$(date …)`).
+    fn kubectl_patch(&self, command: &str, shown: &str) {
+        let words = shell(&self.test, &self.bin, &format!("for w in {command}; do printf '%s\\n' \"$w\"; done"));
+        let words: Vec<&str> = words.lines().collect();
+        let (group, plural) = match words[2] {
+            "rollout" => ("rollouts.kruise.io", "rollouts"),
+            "virtualservice" => ("networking.istio.io", "virtualservices"),
+            other => panic!("no resource known for `kubectl patch {other}`"),
+        };
+        let name = words[3];
+        assert_eq!(shown, format!("{}.{group}/{name} patched\n", &plural[..plural.len() - 1]));
+        let patch = words.iter().skip_while(|w| **w != "-p").nth(1).expect("-p PATCH");
+        let patch = serde_json::from_str(patch).unwrap_or_else(|e| panic!("{command}: {e}"));
+        self.server.patch_object(group, plural, self.namespace, name, &patch);
+    }
+
+    /// The requests since the log was cleared are those of the guide's first text block after
+    /// `after`, as `fake-apiserver` logs them (without their times); requests sent at once (a
+    /// run of GETs) in any order.
+    fn requests_hold(&self, after: &str) {
+        let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+        let from = guide.find(after).unwrap_or_else(|| panic!("the user guide has no text {after:?}"));
+        let block = guide[from..].split("\n```text\n").nth(1).unwrap().split("```").next().unwrap();
+        let shown: Vec<String> = block.lines().map(|l| l.rsplit_once(" (").map_or(l, |(l, _)| l).to_string()).collect();
+        let logged: Vec<String> = (self.server.requests().iter())
+            .map(|r| {
+                let query = if r.query.is_empty() { String::new() } else { format!("?{}", r.query) };
+                format!("{} {}{query} -> {}", r.method, r.path, r.status.map_or("dropped".into(), |s| s.to_string()))
+            })
+            .collect();
+        let in_any_order = |mut lines: Vec<String>| {
+            for run in lines.chunk_by_mut(|a, b| a.starts_with("GET ") && b.starts_with("GET ")) {
+                run.sort();
+            }
+            lines.join("\n") + "\n"
+        };
+        self.compare("the API server's log", &in_any_order(shown), &in_any_order(logged));
+    }
+
+    /// A server with the objects this one has now.
+    fn copy_of_the_cluster(&self) -> FakeHandle {
+        let kinds = fake_apiserver::plugin_kinds();
+        let objects = kinds.iter().flat_map(|kind| self.server.objects(&kind.group, &kind.plural));
+        objects.fold(FakeApiServer::builder().resources(kinds.clone()), |b, object| b.object(object)).start()
+    }
+
+    /// The backups this run made of `kind/name`, oldest first.
+    fn backups(&self, kind: &str, name: &str) -> Vec<std::path::PathBuf> {
+        let folder = format!("home/.local/state/kubectl-rollout-lua/backups/fake/{}/{kind}/{name}", self.namespace);
+        let mut found: Vec<_> = std::fs::read_dir(self.test.path(&folder))
+            .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        found.sort();
+        found
+    }
+
+    /// From now on the guide's backup file name `guide` (a time) stands for this run's `ours`.
+    fn rename(&self, guide: &str, ours: &std::path::Path) {
+        let ours = ours.file_name().unwrap().to_str().unwrap().to_string();
+        self.renames.borrow_mut().push((guide.to_string(), ours));
+    }
+
+    /// Writes the file the guide shows in a code block whose first line names it (`-- NAME`,
+    /// `# NAME`), without that line.
+    fn write_guide_file(&self, name: &str) {
+        std::fs::write(self.test.path(name), guide_file(name)).unwrap();
+    }
+
+    /// Fails with every difference found.
+    fn end(self) {
+        let differences = self.differences.into_inner();
+        assert!(differences.is_empty(), "{}", differences.join("\n"));
+    }
+}
+
+/// The file the user guide shows in a code block whose first line names it (`-- NAME`,
+/// `# NAME`), without that line.
+fn guide_file(name: &str) -> String {
+    let guide = std::fs::read_to_string(repo("docs/user-guide.md")).unwrap();
+    let text = guide.split("\n```").skip(1).step_by(2).find_map(|block| {
+        let (_language, text) = block.split_once('\n')?;
+        text.strip_prefix(&format!("-- {name}\n")).or_else(|| text.strip_prefix(&format!("# {name}\n")))
+    });
+    text.unwrap_or_else(|| panic!("the user guide shows no file {name}")).to_string()
+}
+
+/// Whether the shell line `command` runs `tool` (in a pipe, say).
+fn uses(command: &str, tool: &str) -> bool {
+    command.split(['|', ';', '&']).any(|segment| segment.split_whitespace().next() == Some(tool))
+}
+
+/// Whether `tool` is on `PATH`.
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(tool).is_file()))
+}
+
+/// `text` with what differs from run to run masked, the same way in the guide and in what a
+/// command prints: the times in backups' file names, the build's commit, a timed pause's
+/// countdown, and, when `times_differ`, every time.
+fn normalized(text: &str, times_differ: bool) -> String {
+    let times: &[&str] = if times_differ { &["9999-99-99T99:99:99.999999Z", "9999-99-99T99:99:99Z"] } else { &[] };
+    ["99999999T999999.999Z", "0.1.0 (xxxxxxxxxxxx)", "resumes in 9m99s", "\"secondsLeft\":999"]
+        .iter()
+        .chain(times)
+        .fold(text.to_string(), |text, shape| masked(&text, shape))
+}
+
+/// `text` with each piece of the shape `shape` (`9` a digit, `x` a hex digit, anything else
+/// itself) replaced by `shape` itself.
+fn masked(text: &str, shape: &str) -> String {
+    let fits = |piece: &[u8]| {
+        piece.iter().zip(shape.bytes()).all(|(c, s)| match s {
+            b'9' => c.is_ascii_digit(),
+            b'x' => c.is_ascii_hexdigit(),
+            s => *c == s,
+        })
+    };
+    let (bytes, mut out, mut at) = (text.as_bytes(), Vec::new(), 0);
+    while at < bytes.len() {
+        if bytes.len() - at >= shape.len() && fits(&bytes[at..at + shape.len()]) {
+            out.extend_from_slice(shape.as_bytes());
+            at += shape.len();
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
 }
 
 #[test]
-fn the_user_guides_cluster_examples_hold_against_the_fake_api_servers_binary_kinds() {
-    // The guide's cluster examples are run against `fake-apiserver tests/fixtures/user-guide`,
-    // which serves `plugin_kinds` (Leases for the claim, Deployments for the replicas).
-    let fixture = std::fs::read_to_string(repo("tests/fixtures/user-guide/demo.yaml")).unwrap();
-    let server = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()).objects_from_yaml(&fixture).start();
-    let test = Test::new();
-    server.write_kubeconfig(test.path("kubeconfig"), "demo").unwrap();
-    let run = |args: &[&str]| test.run_args(args);
-    // What a command prints (stdout, then stderr, then its exit status when the guide echoes it)
-    // is what the guide shows, `…` standing for any lines.
-    let holds = |command: &str, out: crate::support::Output| {
-        let shown = guide_output(command);
-        let mut printed = format!("{}{}", out.stdout, out.stderr);
-        if command.ends_with(r#"echo "exit status $?""#) {
-            printed.push_str(&format!("exit status {}\n", out.status));
-        }
-        assert!(shows(&shown, &printed), "the guide shows `{command}` printing\n{shown}but it prints\n{printed}");
-    };
-    run(&["plan", "reviews"]).success().stdout_is(&guide_output("kubectl rollout-lua plan reviews"));
-    holds("kubectl rollout-lua plan reviews --next", run(&["plan", "reviews", "--next"]).success());
-    kubectl_patch(&server, PATCH_HEALTHY);
-    let healthy = run(&["plan", "-l", "app=reviews", "--next"]).success();
-    let first_six: String = healthy.stdout.lines().take(6).map(|l| format!("{l}\n")).collect();
-    assert_eq!(first_six, guide_output("kubectl rollout-lua plan -l app=reviews --next | head -6"));
-    kubectl_patch(&server, PATCH_BACK_TO_STEP_1);
-    run(&["plan", "reviews", "--detailed-exitcode"]).status(2);
-    holds("kubectl rollout-lua plan reviews --dry-run=server", run(&["plan", "reviews", "--dry-run=server"]).success());
-    let wrong_context = run(&["plan", "reviews", "--context", "prod"]).status(1);
-    assert_eq!(wrong_context.stderr, guide_output("kubectl rollout-lua plan reviews --context prod"));
-    holds(r#"kubectl rollout-lua approve reviews < /dev/null; echo "exit status $?""#, run(&["approve", "reviews"]));
-    holds(
-        r#"kubectl rollout-lua approve reviews --expect-step 2 --yes; echo "exit status $?""#,
-        run(&["approve", "reviews", "--expect-step", "2", "--yes"]),
+fn masking_keeps_what_does_not_fit_the_shape() {
+    assert_eq!(masked("b 20261122T042210.845Z.yaml", "99999999T999999.999Z"), "b 99999999T999999.999Z.yaml");
+    assert_eq!(
+        masked("0.1.0 (50a28e961994) 0.1.0 (dirty)", "0.1.0 (xxxxxxxxxxxx)"),
+        "0.1.0 (xxxxxxxxxxxx) 0.1.0 (dirty)"
     );
-    kubectl_patch(&server, PATCH_STEP_UPGRADE);
-    holds(r#"kubectl rollout-lua approve reviews --yes; echo "exit status $?""#, run(&["approve", "reviews", "--yes"]));
-    kubectl_patch(&server, PATCH_STEP_PAUSED);
-    holds("kubectl rollout-lua approve reviews --dry-run=server", run(&["approve", "reviews", "--dry-run=server"]));
-    run(&["approve", "reviews", "--yes"])
-        .success()
-        .stdout_has("rollout.rollouts.kruise.io/reviews approved (step 1/3)");
-    run(&["status", "reviews"])
-        .success()
-        .stdout_has("Replicas: canary 1 (1 ready); stable 4 (4 ready); Deployment reviews 4 (4 ready)")
-        .stdout_has("VirtualService demo/reviews   at step 1");
-    run(&["release-claim", "reviews", "--yes"]).success().stdout_has("Rollout demo/reviews is not claimed");
-    run(&["restore", "reviews", "--yes"]).success().stdout_has("VirtualService demo/reviews restored (backup ");
-    // What record writes replays offline.
-    run(&["record", "reviews", "--dir", "recorded"]).success();
-    run(&["test", "recorded"]).success().stdout_is(&guide_output("kubectl rollout-lua test recorded"));
-    let plan = run(&["plan", "-R", "-f", "recorded", "--step", "2"]).success();
-    let shown = guide_output("kubectl rollout-lua plan -R -f recorded --step 2");
-    assert!(shows(&shown, &plan.stdout), "the guide shows\n{shown}but plan prints\n{}", plan.stdout);
-}
-
-/// The user guide's hand edits of the Rollout's status, in the order it makes them.
-const PATCH_HEALTHY: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"phase":"Healthy","message":"workload deployment is completed","canaryStatus":null}}'"#;
-const PATCH_BACK_TO_STEP_1: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"phase":"Progressing","message":"Rollout is in step(1/3), and you need manually confirm to enter the next step","canaryStatus":{"currentStepIndex":1,"currentStepState":"StepPaused","canaryReplicas":1,"canaryReadyReplicas":1}}}'"#;
-const PATCH_STEP_UPGRADE: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"canaryStatus":{"currentStepState":"StepUpgrade"}}}'"#;
-const PATCH_STEP_PAUSED: &str = r#"kubectl patch rollout reviews --subresource status --type merge -p '{"status":{"canaryStatus":{"currentStepState":"StepPaused"}}}'"#;
-
-/// Makes on the fake API server the edit a `kubectl patch KIND NAME … -p 'PATCH'` line of the
-/// user guide makes, once the guide shows that very line (kubectl itself is not needed).
-fn kubectl_patch(server: &FakeHandle, command: &str) {
-    let words: Vec<&str> = command.split(' ').collect();
-    let (group, plural) = match words[2] {
-        "rollout" => ("rollouts.kruise.io", "rollouts"),
-        "virtualservice" => ("networking.istio.io", "virtualservices"),
-        other => panic!("no resource known for `kubectl patch {other}`"),
-    };
-    assert_eq!(guide_output(command), format!("{}.{group}/{} patched\n", &plural[..plural.len() - 1], words[3]));
-    let patch = command.split_once(" -p '").unwrap().1.strip_suffix('\'').unwrap();
-    server.patch_object(group, plural, "demo", words[3], &serde_json::from_str(patch).unwrap());
+    assert_eq!(masked("resumes in 3m42s, resumes in 42s", "resumes in 9m99s"), "resumes in 9m99s, resumes in 42s");
 }
 
 /// The Roles and ClusterRoles of the user guide, by name, as grants of the fake API server (a
@@ -339,6 +494,192 @@ fn granting(names: &[&str], objects: impl FnOnce(fake_apiserver::Builder) -> fak
 
 fn user_guide_cluster(builder: fake_apiserver::Builder) -> fake_apiserver::Builder {
     builder.objects_from_yaml(&std::fs::read_to_string(repo("tests/fixtures/user-guide/demo.yaml")).unwrap())
+}
+
+/// The user guide's cluster, as `fake-apiserver tests/fixtures/user-guide` serves it.
+fn demo_server() -> FakeHandle {
+    user_guide_cluster(FakeApiServer::builder().resources(fake_apiserver::plugin_kinds())).start()
+}
+
+#[test]
+fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
+    let walk = Walkthrough::new(demo_server(), "demo");
+    walk.block("Here is\nwhat the helper answers kubectl");
+    // plan ROLLOUT
+    walk.block("### plan ROLLOUT (cluster)");
+    walk.block("The step after it:");
+    let healthy = console_block("gets the plan of step 1, with a note:");
+    walk.block("gets the plan of step 1, with a note:");
+    // Troubleshooting's example is in the state of that block's first patch.
+    walk.kubectl_patch(&healthy[0].0, &healthy[0].1);
+    walk.block("no need to approve: not in canary or blue-green progress`** (exit 3");
+    walk.kubectl_patch(&healthy[2].0, &healthy[2].1);
+    walk.block("reason `Cancelling`), then put back:");
+    walk.block("`-o json` (or `yaml`) prints the plan as data:");
+    walk.block("With `--detailed-exitcode` the exit status is 2 here");
+    walk.block("mode it takes.)");
+    walk.block("Check both:");
+    walk.block("make it the current one with `kubectl config use-context NAME`:");
+    // approve
+    walk.block("A first try without a terminal:");
+    walk.block("The guards refuse with exit status 3 as well");
+    walk.block("while the controller is still upgrading the pods of a step");
+    walk.block("`--dry-run=server` sends every write, including the status patch");
+    walk.server.clear_log();
+    walk.block("The real thing:");
+    walk.requests_hold("The requests it made, from the API server's log");
+    walk.block("The status afterwards: the sub-status says `StepReady`");
+    // The Rollout moved on to step 2 by hand; `status`'s first example is from before the
+    // `--traffic-only` run that follows.
+    let traffic_only = console_block("and only the\nVirtualService changes:");
+    walk.step(&traffic_only[0]);
+    walk.block("For each gateway object: `original` (`absent` for a canary Ingress)");
+    walk.step(&traffic_only[1]);
+    walk.block("Afterwards `plan` finds nothing left to do:");
+    // `--to-end` on a copy of the cluster: the restore examples are from before it.
+    approve_to_the_end(Walkthrough::new(walk.copy_of_the_cluster(), "demo"));
+    walk.block("which makes it a gate for a CI job:");
+    walk.block("routed `ratings`' VirtualService: it is `original`):");
+    walk.block("last judged by the API server's clock):");
+    // restore
+    walk.block("Here, after the `--traffic-only` run");
+    walk.block("The Rollouts routing them are claimed, and the objects checked for edits");
+    walk.block("and prints where the backups are:");
+    let restored = walk.backups("VirtualService", "reviews");
+    walk.rename("20261122T042225.540Z.yaml", restored.last().unwrap());
+    walk.block("refuse).");
+    walk.block("Putting a backup\nback:");
+    // record
+    walk.block("a device (`--output-file /dev/stdout`");
+    walk.block("The script author's guide has the details.");
+    walk.block("(with `-R`: the cases are in\nsubdirectories):");
+    walk.write_guide_file("bad.lua");
+    walk.block("as this\none (here with the walkthrough's Rollout at step 2):");
+    walk.end();
+}
+
+/// The guide's `approve --to-end` from step 2 of 3, with a stand-in for the controller that moves
+/// the Rollout on once the run has shown where it is, as the guide's block was made; then
+/// `status -w` on the release done.
+fn approve_to_the_end(walk: Walkthrough) {
+    let block = console_block("a stand-in for the controller moved it on");
+    let (command, shown) = &block[0];
+    // Run in the background (the binary itself, not through `sh`), so that the stand-in can wait
+    // for what it has printed.
+    let args: Vec<&str> = command.strip_prefix("kubectl rollout-lua ").unwrap().split(' ').collect();
+    let running = walk.test.spawn(&args);
+    let moves = [
+        (
+            "step 2/3 StepReady (progressing)",
+            serde_json::json!({"canaryStatus": {"currentStepIndex": 3, "currentStepState": "StepUpgrade"}}),
+        ),
+        ("step 3/3 StepUpgrade (progressing)", serde_json::json!({"canaryStatus": {"currentStepState": "Completed"}})),
+        (
+            "step 3/3 Completed (all steps done, finalising)",
+            serde_json::json!({"phase": "Healthy", "canaryStatus": null, "conditions": [{"type": "Succeeded", "status": "True"}]}),
+        ),
+    ];
+    for (shown_now, status) in moves {
+        running.wait_for_stdout(shown_now);
+        walk.server.patch_object(
+            "rollouts.kruise.io",
+            "rollouts",
+            "demo",
+            "reviews",
+            &serde_json::json!({"status": status}),
+        );
+    }
+    let out = running.finish_within(std::time::Duration::from_secs(60));
+    walk.compare(&format!("`{command}`"), shown, &format!("{}{}", out.stdout, out.stderr));
+    walk.block("Once the release is done, `status -w` exits at once");
+    walk.end();
+}
+
+/// The user guide's cluster with jane's claim on `reviews` (the guide's `claim.yaml`), on a
+/// server whose clock says `time` (seconds since the epoch).
+fn claimed_at(time: i64) -> FakeHandle {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let builder = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()).clock_offset(time - now);
+    user_guide_cluster(builder).objects_from_yaml(&guide_file("claim.yaml")).start()
+}
+
+#[test]
+fn the_user_guides_claim_examples_hold() {
+    const AT_0501: i64 = 1_795_496_460; // 2026-11-24T05:01:00Z: jane's claim holds until 05:02.
+    const AT_0504: i64 = AT_0501 + 180;
+    let walk = Walkthrough::new(claimed_at(AT_0501), "demo").times_as_shown();
+    walk.block("with this Lease, at 05:01 by the API server's clock");
+    walk.block("the Lease `claim.yaml` at 05:01");
+    walk.end();
+    // jane's claim has expired; joe's approve takes it over right before release-claim's delete.
+    let walk = Walkthrough::new(claimed_at(AT_0504), "demo").times_as_shown();
+    walk.server.before_write(1, |store| {
+        store.modify("coordination.k8s.io", "leases", "demo", "rollout-lua.reviews", |lease| {
+            lease["spec"]["holderIdentity"] = "joe@desk (pid 77)".into();
+            lease["spec"]["acquireTime"] = "2026-11-24T05:03:10.000000Z".into();
+            lease["spec"]["renewTime"] = "2026-11-24T05:03:10.000000Z".into();
+        });
+    });
+    walk.block("took it over between the read and the delete");
+    walk.end();
+}
+
+#[test]
+fn the_user_guides_shared_traffic_routing_example_holds() {
+    let fixture = std::fs::read_to_string(repo("tests/fixtures/user-guide/shared-traffic-routing.yaml")).unwrap();
+    let server = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds()).objects_from_yaml(&fixture);
+    let walk = Walkthrough::new(server.start(), "shop");
+    walk.block("tests/fixtures/user-guide/shared-traffic-routing.yaml`):");
+    walk.end();
+}
+
+#[test]
+fn the_user_guides_webhook_refusal_holds() {
+    // Istio's validation webhook, as the guide's example has it, refuses the DestinationRule's
+    // canary subset.
+    let server = user_guide_cluster(FakeApiServer::builder().resources(fake_apiserver::plugin_kinds())).admission(
+        "validation.istio.io",
+        |request| {
+            let subsets = request.object["spec"]["subsets"].as_array().into_iter().flatten();
+            match subsets.into_iter().any(|subset| subset["name"] == "canary") {
+                true if request.plural == "destinationrules" => Err("subset canary is not allowed".into()),
+                _ => Ok(()),
+            }
+        },
+    );
+    let walk = Walkthrough::new(server.start(), "demo");
+    walk.block("Here Istio's validation webhook refused the DestinationRule's write");
+    walk.end();
+}
+
+/// A server as `fake-apiserver examples/NAME` starts it: every YAML file of the example.
+fn example_cluster(name: &str) -> FakeHandle {
+    let mut files: Vec<_> = std::fs::read_dir(repo(&format!("examples/{name}")))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let builder = FakeApiServer::builder().resources(fake_apiserver::plugin_kinds());
+    files.iter().fold(builder, |b, file| b.objects_from_yaml(&std::fs::read_to_string(file).unwrap())).start()
+}
+
+#[test]
+fn the_user_guides_ingress_and_three_provider_examples_hold() {
+    let walk = Walkthrough::new(example_cluster("nginx-canary"), "demo");
+    // The status example is from right after the first approve.
+    let approvals = console_block("then at step 2:");
+    walk.step(&approvals[0]);
+    walk.step(&approvals[1]);
+    walk.block("Right after the first approve above:");
+    for command in &approvals[2..] {
+        walk.step(command);
+    }
+    walk.block("`restore --ref Ingress.networking.k8s.io/web-canary` deletes it");
+    walk.end();
+    let walk = Walkthrough::new(example_cluster("three-providers"), "demo");
+    walk.block("put at step 1 by hand as `web` is in");
+    walk.end();
 }
 
 #[test]
@@ -409,19 +750,7 @@ struct Guide {
 impl Guide {
     fn run(path: &'static str) -> Guide {
         let test = Test::new();
-        let bin = test.path("bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        for dir in ["examples", "lua_configuration"] {
-            std::os::unix::fs::symlink(repo(dir), test.path(dir)).unwrap();
-        }
-        std::os::unix::fs::symlink(crate::support::BINARY, bin.join(PLUGIN)).unwrap();
-        // `kubectl rollout-lua` as kubectl runs a plugin; kubectl itself is not there.
-        let kubectl = format!(
-            "#!/bin/sh\n[ \"$1\" = rollout-lua ] || {{ echo \"no kubectl here\" >&2; exit 127; }}\nshift\nexec {} \"$@\"\n",
-            crate::support::BINARY
-        );
-        std::fs::write(bin.join("kubectl"), kubectl).unwrap();
-        std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let bin = plugin_on_path(&test);
         let mut guide = Guide { test, path, bin, ran: 0, differences: Vec::new() };
         let text = std::fs::read_to_string(repo(path)).unwrap();
         let mut lines = text.lines().enumerate();
@@ -490,9 +819,7 @@ impl Guide {
                 self.write(file, &output);
             } else if offline(&command) || copies_or_edits(&command) {
                 self.ran += 1;
-                let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
-                let out = self.test.command("sh", ["-c", &format!("{{ {command}\n}} 2>&1")]).env("PATH", path).output();
-                let actual = String::from_utf8_lossy(&out.unwrap().stdout).into_owned();
+                let actual = shell(&self.test, &self.bin, &command);
                 if !shows(&output, &actual) {
                     self.differences
                         .push(format!("{}:{line}: `{command}` shows\n{output}but prints\n{actual}", self.path));
@@ -500,6 +827,33 @@ impl Guide {
             }
         }
     }
+}
+
+/// A folder for `PATH` in `test`'s folder, with this binary and a `kubectl` that runs it for
+/// `kubectl rollout-lua` as kubectl runs a plugin (kubectl itself is not there); `examples/` and
+/// `lua_configuration/` are linked into `test`'s folder.
+fn plugin_on_path(test: &Test) -> std::path::PathBuf {
+    let bin = test.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for dir in ["examples", "lua_configuration"] {
+        std::os::unix::fs::symlink(repo(dir), test.path(dir)).unwrap();
+    }
+    std::os::unix::fs::symlink(crate::support::BINARY, bin.join(PLUGIN)).unwrap();
+    let kubectl = format!(
+        "#!/bin/sh\n[ \"$1\" = rollout-lua ] || {{ echo \"no kubectl here\" >&2; exit 127; }}\nshift\nexec {} \"$@\"\n",
+        crate::support::BINARY
+    );
+    std::fs::write(bin.join("kubectl"), kubectl).unwrap();
+    std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// What the shell line `command` prints, stderr with stdout, run by `sh` in `test`'s folder
+/// with `bin` ([`plugin_on_path`]) first on `PATH`.
+fn shell(test: &Test, bin: &std::path::Path, command: &str) -> String {
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = test.command("sh", ["-c", &format!("{{ {command}\n}} 2>&1")]).env("PATH", path).output();
+    String::from_utf8_lossy(&out.unwrap().stdout).into_owned()
 }
 
 /// Whether `actual` is the output `shown`, where a shown line `…` stands for any lines.
