@@ -71,10 +71,11 @@ pub fn backup_flaw(text: &str) -> Option<&'static str> {
 }
 
 impl Backups {
-    /// The backups of `context`; an error when there is no place for them: never a folder others
-    /// can read or make first, as a shared `/tmp` would be.
-    pub fn new(context: &str) -> Result<Backups, Error> {
-        let state = crate::source::files::xdg_dir("XDG_STATE_HOME", ".local/state").ok_or_else(|| {
+    /// The backups of `context` under `state_home` (`$XDG_STATE_HOME`, else `$HOME/.local/state`,
+    /// each only when absolute: `files::xdg_dir`, read by the caller); an error when there is
+    /// none: never a folder others can read or make first, as a shared `/tmp` would be.
+    pub fn new(context: &str, state_home: Option<PathBuf>) -> Result<Backups, Error> {
+        let state = state_home.ok_or_else(|| {
             Error::Input(
                 "nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)".into(),
             )
@@ -229,7 +230,7 @@ impl<'a> Writer<'a> {
     /// place for its backups.
     pub fn new(cluster: &'a Cluster, mode: Mode, interrupt: Interrupt, ask: Option<Ask>) -> Result<Writer<'a>, Error> {
         let backups = match mode {
-            Mode::Apply => Some(Backups::new(&cluster.context)?),
+            Mode::Apply => Some(Backups::new(&cluster.context, files::xdg_dir("XDG_STATE_HOME", ".local/state"))?),
             Mode::ClientDryRun | Mode::ServerDryRun => None,
         };
         Ok(Writer {
@@ -954,15 +955,7 @@ pub async fn owner_reference_note(
     if missing.is_empty() {
         return Ok(None);
     }
-    let mut needing: Vec<String> = permissions
-        .iter()
-        .filter(|(p, _)| missing.contains(p))
-        .map(|(_, change)| match change {
-            Change::Delete { key, .. } => format!("making {key} again to undo its deletion"),
-            change => format!("creating {}", change.key()),
-        })
-        .collect();
-    needing.dedup();
+    let needing = needing_owner_permissions(&permissions, &missing);
     let lines: Vec<String> = missing.iter().map(|p| format!("  {p}")).collect();
     Ok(Some(format!(
         "note: {} may not\n{}\nwhich {} needs where the API server enforces owner-reference permissions (the OwnerReferencesPermissionEnforcement admission plugin, on in OpenShift), as its owner reference blocks the owner's deletion. There the create is refused, and the run stops and reports what it wrote. A Role and RoleBinding that would grant it:\n\n{}",
@@ -971,6 +964,23 @@ pub async fn owner_reference_note(
         needing.join(", "),
         output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
     )))
+}
+
+/// What needs the `missing` ones of `permissions` (each asked for a change): the changes, each
+/// named once, in the order of `permissions`.
+fn needing_owner_permissions(permissions: &[(Permission, &Change)], missing: &[Permission]) -> Vec<String> {
+    let mut needing = Vec::new();
+    for (_, change) in permissions.iter().filter(|(p, _)| missing.contains(p)) {
+        let what = match change {
+            Change::Delete { key, .. } => format!("making {key} again to undo its deletion"),
+            change => format!("creating {}", change.key()),
+        };
+        // Not `dedup`: a change's permissions need not be next to each other.
+        if !needing.contains(&what) {
+            needing.push(what);
+        }
+    }
+    needing
 }
 
 /// Those of `permissions` the API server says the user lacks, each asked once.
@@ -997,6 +1007,58 @@ pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    #[test]
+    fn backups_need_a_state_folder_and_go_under_it_by_context() {
+        // Which values of XDG_STATE_HOME and HOME give none: tests/writes.rs
+        // `without_a_home_for_backups_a_run_that_writes_refuses_before_its_first_write`.
+        let Err(Error::Input(refusal)) = Backups::new("kind-dev", None) else { panic!("refused") };
+        assert_eq!(
+            refusal,
+            "nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)"
+        );
+        let backups = Backups::new("arn:aws:eks:eu/demo", Some("/state".into())).unwrap();
+        assert_eq!(
+            (backups.root.as_path(), backups.context.as_str()),
+            (Path::new("/state/kubectl-rollout-lua/backups"), "arn:aws:eks:eu_demo")
+        );
+        assert_eq!(Backups::new("", Some("/state".into())).unwrap().context, "default");
+    }
+
+    #[test]
+    fn the_owner_reference_note_names_each_change_needing_a_missing_permission_once() {
+        let key = |kind: &str, name: &str| ObjectKey::new("networking.k8s.io", kind, "shop", name);
+        let object = Arc::new(json!({"metadata": {"name": "x"}}));
+        let create = |name: &str| Change::Create { key: key("Ingress", name), object: Arc::clone(&object) };
+        let (a, b) = (create("a-canary"), create("b-canary"));
+        let deleted = Change::Delete { key: key("Ingress", "c-canary"), before: Arc::clone(&object) };
+        let replaced =
+            Change::Replace { key: key("Ingress", "d"), before: Arc::clone(&object), after: Arc::clone(&object) };
+        let finalizers = |resource: &str| Permission::new("update", "apps", resource, Some("finalizers"), "shop");
+        let (deployments, replica_sets, stateful_sets) =
+            (finalizers("deployments"), finalizers("replicasets"), finalizers("statefulsets"));
+        // Ingress a has two owners, asked for after b's: a is named once, first, as it comes first.
+        let permissions = [
+            (deployments.clone(), &a),
+            (deployments.clone(), &b),
+            (replica_sets.clone(), &a),
+            (stateful_sets.clone(), &replaced),
+            (deployments.clone(), &deleted),
+        ];
+        assert_eq!(
+            needing_owner_permissions(&permissions, &[deployments.clone(), replica_sets.clone()]),
+            [
+                "creating Ingress shop/a-canary",
+                "creating Ingress shop/b-canary",
+                "making Ingress shop/c-canary again to undo its deletion"
+            ]
+        );
+        // Only the changes a missing permission was asked for are named.
+        assert_eq!(needing_owner_permissions(&permissions, &[replica_sets]), ["creating Ingress shop/a-canary"]);
+        assert_eq!(needing_owner_permissions(&permissions, &[]), Vec::<String>::new());
+    }
 
     #[test]
     fn a_backup_ends_with_the_sum_of_what_precedes_it_and_any_cut_is_seen() {

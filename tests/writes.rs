@@ -1451,6 +1451,61 @@ fn release_claim_resolves_a_lost_or_garbled_reply_to_its_delete() {
     }
 }
 
+#[test]
+fn release_claim_reports_every_refusal_and_error_and_releases_the_other_claims() {
+    // A regression (audit s25-code #5): a claim that changed since it was shown was refused,
+    // but a later delete failing otherwise ended the run at once: the refusal was never said.
+    let claim = |rollout: &str, holder: &str, renewed: &str| {
+        let mut claim = lease(renewed);
+        claim["metadata"]["name"] = json!(format!("rollout-lua.{rollout}"));
+        claim["spec"]["holderIdentity"] = json!(holder);
+        claim
+    };
+    let expired = "2026-01-01T00:00:00.000000Z";
+    for dropped in [false, true] {
+        let server = shop(2, "StepPaused")
+            .object(claim("demo", "alice@laptop (pid 42)", expired))
+            .object(claim("demo2", "alice@laptop (pid 42)", expired))
+            .object(claim("demo3", "alice@laptop (pid 42)", expired))
+            .start();
+        // bob takes demo's claim over right before its delete; demo2's delete fails, unstored.
+        let bobs = claim("demo", "bob@desk (pid 7)", &now_micro());
+        server.before_write(1, move |store| {
+            store.put(bobs);
+        });
+        let demo2 = || Requests::Matching(Rule::new(["delete"]).resources(["leases"]).names(["rollout-lua.demo2"]));
+        match dropped {
+            true => server.reply_fault(demo2(), 1, Stage::BeforeStore, ReplyFault::Lost),
+            false => server.storm(demo2(), Some(1), 500, None),
+        }
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["release-claim", "demo", "demo2", "demo3", "--yes"])
+            .run()
+            .status(1)
+            .stdout_has("released the claim on Rollout shop/demo3\n")
+            .stderr_has("error: deleting Lease shop/rollout-lua.demo2")
+            .stderr_has("\nnot released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by bob@desk (pid 7)");
+        assert!(!out.stdout.contains("claim on Rollout shop/demo\n"), "dropped {dropped}: {}", out.stdout);
+        assert!(!out.stdout.contains("claim on Rollout shop/demo2\n"), "dropped {dropped}: {}", out.stdout);
+        let mut left: Vec<(Value, Value)> = claims(&server)
+            .iter()
+            .map(|c| (c["metadata"]["name"].clone(), c["spec"]["holderIdentity"].clone()))
+            .collect();
+        left.sort_by_key(|(name, _)| name.to_string());
+        assert_eq!(
+            left,
+            [
+                (json!("rollout-lua.demo"), json!("bob@desk (pid 7)")),
+                (json!("rollout-lua.demo2"), json!("alice@laptop (pid 42)"))
+            ],
+            "dropped {dropped}: bob's claim and the one not deleted are left"
+        );
+        let deletes = server.writes().into_iter().filter(|w| w.method == "DELETE").count();
+        assert_eq!(deletes, 3, "dropped {dropped}: one delete a claim, nothing else");
+    }
+}
+
 /// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace
 /// of the whole object), the approval, the release of the claim.
 const ROUTE_APPROVE_WRITES: usize = 4;

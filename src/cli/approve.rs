@@ -616,6 +616,114 @@ fn preview_next(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Command};
+    use crate::lua::Limits;
+    use crate::model::ObjectIndex;
+    use crate::plan::Planner;
+    use clap::Parser;
+    use serde_json::Value;
+
+    /// `approve demo` with `flags`, as the command line gives it.
+    fn approve_args(flags: &[&str]) -> ApproveArgs {
+        let argv = ["kubectl-rollout_lua", "approve", "demo"].into_iter().chain(flags.iter().copied());
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Approve(args) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Rollout shop/demo routing HTTPRoute `demo`: step 1 at 10%, step 2 without traffic or
+    /// matches, step 3 at 50%; its status is `status`, `disabled` its spec.disabled.
+    fn rollout(disabled: bool, status: Value) -> Located<Rollout> {
+        let raw = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "demo", "namespace": "shop", "resourceVersion": "7"},
+            "spec": {"disabled": disabled,
+                     "workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"},
+                     "strategy": {"canary": {
+                         "steps": [{"replicas": 1, "traffic": "10%"}, {"replicas": 2}, {"replicas": 3, "traffic": "50%"}],
+                         "trafficRoutings": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}]}}},
+            "status": status});
+        let item = Rollout::from_object(&raw).unwrap();
+        Located { origin: crate::snapshot::Origin::Cluster("x".into()), namespace: "shop".into(), item, raw }
+    }
+
+    /// A status in phase `phase` at step `step` in `state`, with `extra` fields besides.
+    fn status(phase: &str, step: usize, state: &str, extra: Value) -> Value {
+        let mut status = json!({"phase": phase, "canaryStatus": {"currentStepIndex": step, "currentStepState": state}});
+        status.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        status
+    }
+
+    fn refusal(result: Result<Stage, Error>) -> String {
+        match result {
+            Err(Error::Refused(message)) => message,
+            other => panic!("refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_release_ending_or_over_is_not_approved_and_says_why() {
+        let progressing =
+            |reason: &str| json!({"conditions": [{"type": "Progressing", "status": "True", "reason": reason}]});
+        let restore_now = "; nothing to route or approve (`kubectl rollout-lua restore demo` does that restore now)";
+        let cases = [
+            (rollout(false, status("Progressing", 3, "Completed", json!({}))), format!("the release is finalising: the controller restores the original routing{restore_now}")),
+            (rollout(false, status("Progressing", 2, "StepPaused", progressing("Cancelling"))), format!("the release is being rolled back (Cancelling): the controller restores the original routing{restore_now}")),
+            (rollout(true, status("Progressing", 2, "StepPaused", json!({}))), format!("the Rollout is disabled: the controller restores the original routing of a release in progress and runs no step{restore_now}")),
+            (rollout(false, status("Terminating", 2, "StepPaused", json!({}))), format!("the Rollout is being deleted: the controller restores the original routing{restore_now}")),
+            // A Healthy Rollout keeps the last release's sub-status: not in a release.
+            (rollout(false, status("Healthy", 3, "Completed", json!({}))), "no need to approve: not in canary or blue-green progress (the release is over: the controller restored the original routing when it ended)".into()),
+        ];
+        for (ending, why) in cases {
+            for flags in [&[][..], &["--traffic-only"]] {
+                let message = refusal(check_approvable(&ending, &approve_args(flags), None));
+                assert_eq!(message, format!("rollouts.rollouts.kruise.io \"demo\": {why}"), "{flags:?}");
+            }
+        }
+        let paused = rollout(false, status("Progressing", 2, "StepPaused", progressing("InRolling")));
+        assert_eq!(check_approvable(&paused, &approve_args(&[]), None).unwrap(), Stage::Step(2));
+    }
+
+    /// The plan of `rollout`'s current step, from HTTPRoute `route`.
+    fn current_plan(rollout: &Rollout, route: Value) -> RoutingPlan {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route);
+        let catalog = ScriptCatalog::default();
+        let stage = rollout.current_stage().unwrap();
+        Planner::new(&objects, &catalog, Limits::default()).plan_rollout(rollout, "shop", None, &[stage]).unwrap()
+    }
+
+    fn route() -> Value {
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "demo", "namespace": "shop", "resourceVersion": "5"},
+            "spec": {"rules": [{"backendRefs": [{"kind": "Service", "name": "demo", "port": 80, "weight": 1}]}]}})
+    }
+
+    #[test]
+    fn routing_before_the_steps_pods_are_ready_is_early_and_only_then() {
+        let at = |step: usize, state: &str| rollout(false, status("Progressing", step, state, json!({}))).item;
+        for state in ["BeforeStepUpgrade", "StepUpgrade"] {
+            let rollout = at(3, state);
+            let plan = current_plan(&rollout, route());
+            assert_eq!(
+                early_routing(&rollout, &plan).as_deref(),
+                Some(format!("Rollout demo is in {state} of step 3/3: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now (traffic 50% (canary 50 / stable 50)) to canary pods that may not be ready yet").as_str())
+            );
+            // Already routed as the step asks: nothing is written, so nothing is early.
+            let routed = Value::clone(&plan.stages[0].objects[0].planned);
+            assert_eq!(early_routing(&rollout, &current_plan(&rollout, routed.clone())), None, "{state}");
+            // A step without traffic and matches is restored from its start: writing it (here
+            // the restore of step 3's routing) is not early.
+            let unrouted = at(2, state);
+            let plan = current_plan(&unrouted, routed);
+            assert!(plan.changed());
+            assert_eq!(early_routing(&unrouted, &plan), None, "{state}");
+        }
+        for state in ["StepTrafficRouting", "StepPaused", "StepReady"] {
+            let rollout = at(3, state);
+            assert_eq!(early_routing(&rollout, &current_plan(&rollout, route())), None, "{state}");
+        }
+    }
 
     #[test]
     fn two_rollouts_writing_one_object_are_refused() {
@@ -654,15 +762,7 @@ mod tests {
 
     #[test]
     fn the_approval_carries_the_step_it_approves() {
-        let raw = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
-            "metadata": {"name": "demo", "namespace": "shop", "resourceVersion": "7"},
-            "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"},
-                     "strategy": {"canary": {"steps": [{"traffic": "10%"}, {"traffic": "50%"}]}}},
-            "status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
-        let item = Rollout::from_object(&raw).unwrap();
-        let rollout =
-            Located { origin: crate::snapshot::Origin::Cluster("x".into()), namespace: "shop".into(), item, raw };
-        let change = approval_change(&rollout);
+        let change = approval_change(&rollout(false, status("Progressing", 2, "StepPaused", json!({}))));
         let Some(crate::change::Request::MergePatch { subresource, body }) = change.request(None) else { panic!() };
         assert_eq!(subresource, Some("status"));
         assert_eq!(

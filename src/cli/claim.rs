@@ -37,21 +37,31 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
                 .confirm("Release these claims (their holders may still be writing)?", |q| confirm(q, false))
                 .await?;
         }
-        // A claim that changed since it was shown is refused; the others are released still.
-        let mut refusals = Vec::new();
+        // A claim that changed since it was shown is refused, and a delete may fail; the other
+        // claims are released still.
+        let mut failures = Vec::new();
         for (name, lease) in &held {
             match write::release_shown(cluster, namespace, name, lease).await {
                 Ok(true) => print(&format!("released the claim on Rollout {namespace}/{name}\n"))?,
                 Ok(false) => print(&format!("Rollout {namespace}/{name} is not claimed (released meanwhile)\n"))?,
-                Err(Error::Conflict(refusal)) => refusals.push(refusal),
-                Err(other) => return Err(other.into()),
+                Err(failure) => failures.push(failure),
             }
         }
-        match refusals.is_empty() {
-            true => Ok(Outcome::Done),
-            false => Err(Error::Conflict(refusals.join("\n")).into()),
-        }
+        worst_with_the_rest(failures)?;
+        Ok(Outcome::Done)
     })
+}
+
+/// Ends a run whose releases met `failures` (in the order of the Rollouts): every one is said,
+/// and the worst decides the exit code: an error (1: that claim may or may not be released)
+/// before a refusal (3: that claim was left alone), as each is reported with what else
+/// happened (`Error::with_report`).
+fn worst_with_the_rest(failures: Vec<Error>) -> Result<(), Error> {
+    let (refusals, errors): (Vec<_>, Vec<_>) = failures.into_iter().partition(|f| matches!(f, Error::Conflict(_)));
+    let mut failures = errors.into_iter().chain(refusals);
+    let Some(worst) = failures.next() else { return Ok(()) };
+    let rest: Vec<String> = failures.map(|failure| failure.to_string()).collect();
+    Err(worst.with_report(&rest.join("\n")))
 }
 
 async fn rollout_names(session: &Session, selection: &Selection) -> Result<Vec<String>, Error> {
@@ -72,4 +82,36 @@ pub(super) async fn claim_of(cluster: &Cluster, namespace: &str, name: &str) -> 
 /// The Lease that claims Rollout `namespace/name`, if there is one.
 async fn lease_of(cluster: &Cluster, namespace: &str, name: &str) -> Result<Option<Value>, Error> {
     cluster.get(&write::lease_resource(), namespace, &write::lease_key(namespace, name).name).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ApiFailure;
+
+    #[test]
+    fn every_failed_release_is_said_and_an_error_outranks_a_refusal() {
+        let changed =
+            |rollout: &str| Error::Conflict(format!("not released: the claim on Rollout shop/{rollout} changed"));
+        let failed = |rollout: &str| Error::Api {
+            doing: format!("deleting Lease shop/rollout-lua.{rollout}"),
+            failure: ApiFailure { code: Some(500), reason: "InternalError".into(), message: "boom".into() },
+        };
+        assert!(worst_with_the_rest(Vec::new()).is_ok());
+        let Err(Error::Conflict(refused)) = worst_with_the_rest(vec![changed("a"), changed("b")]) else {
+            panic!("refused")
+        };
+        assert_eq!(
+            refused,
+            "not released: the claim on Rollout shop/a changed\nnot released: the claim on Rollout shop/b changed"
+        );
+        // A refusal before an error: the error decides (exit 1), the refusal is said below it.
+        let Err(Error::Input(mixed)) = worst_with_the_rest(vec![changed("a"), failed("b"), failed("c")]) else {
+            panic!("an error")
+        };
+        assert_eq!(
+            mixed,
+            "deleting Lease shop/rollout-lua.b: boom (500 InternalError)\ndeleting Lease shop/rollout-lua.c: boom (500 InternalError)\nnot released: the claim on Rollout shop/a changed"
+        );
+    }
 }

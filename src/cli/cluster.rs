@@ -426,3 +426,169 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         (None, None) => not_in_release(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use Stage::{BlueGreenFinal, Step};
+    use clap::Parser;
+    use serde_json::{Value, json};
+
+    /// `plan demo` with `flags`, as the command line gives it.
+    fn plan_args(flags: &[&str]) -> PlanArgs {
+        let argv = ["kubectl-rollout_lua", "plan", "demo"].into_iter().chain(flags.iter().copied());
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Plan(args) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Rollout demo with three steps of `strategy` (`canary` or `blueGreen`), spec.disabled
+    /// `disabled`, and `status`.
+    fn rollout(strategy: &str, disabled: bool, status: Value) -> Rollout {
+        let steps = json!([{"replicas": 1, "traffic": "10%"}, {"replicas": 2, "traffic": "50%"},
+                           {"replicas": "100%", "traffic": "100%"}]);
+        Rollout::from_object(&json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "demo", "namespace": "shop"},
+            "spec": {"disabled": disabled, "strategy": {strategy: {"steps": steps,
+                     "trafficRoutings": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}]}}},
+            "status": status}))
+        .unwrap()
+    }
+
+    /// A status in phase `phase` at step `step` of `strategy` in `state`, with `extra` fields.
+    fn at(strategy: &str, phase: &str, step: usize, state: &str, extra: Value) -> Value {
+        let sub = if strategy == "blueGreen" { "blueGreenStatus" } else { "canaryStatus" };
+        let mut status = json!({"phase": phase, sub: {"currentStepIndex": step, "currentStepState": state}});
+        status.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        status
+    }
+
+    #[test]
+    fn the_stages_planned_follow_the_status_and_the_flags() {
+        let progressing =
+            |reason: &str| json!({"conditions": [{"type": "Progressing", "status": "True", "reason": reason}]});
+        let canary = |status: Value| rollout("canary", false, status);
+        let blue_green = |status: Value| rollout("blueGreen", false, status);
+        let planned = |stages: &[Stage]| (stages.to_vec(), None);
+        let not_in_release = || (vec![Step(1)], Some("not in a release: showing what step 1 would do".to_string()));
+        // The notes of a release ending: no step planned by default, and those asked for.
+        let no_step = |why: &str| {
+            (
+                Vec::new(),
+                Some(format!(
+                    "{why}; no step is planned (`kubectl rollout-lua restore demo --dry-run=client` shows that restore; --step N plans a step anyway)"
+                )),
+            )
+        };
+        let as_asked = |stages: &[Stage], why: &str| {
+            (stages.to_vec(), Some(format!("{why}; planned as asked (the controller routes no step now)")))
+        };
+        let last = (Vec::new(), Some("no next step: the current step is the last; when it completes the controller restores the original routing".to_string()));
+        let steps = [Step(1), Step(2), Step(3)];
+        let stages = [Step(1), Step(2), Step(3), BlueGreenFinal];
+        let finalising = "the release is finalising: the controller restores the original routing";
+        let finalising_blue_green = "the release is finalising: the controller routes all traffic to the new version, then restores the original routing";
+        let rolled_back = "the release is being rolled back (Cancelling): the controller restores the original routing";
+        let disabled = "the Rollout is disabled: the controller restores the original routing of a release in progress and runs no step";
+        let deleted = "the Rollout is being deleted: the controller restores the original routing";
+        // Each Rollout, and what is planned with no flag, --next, --step 2 and --all-steps.
+        let cases = [
+            (
+                "no status",
+                canary(json!({})),
+                [not_in_release(), not_in_release(), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "Healthy",
+                canary(json!({"phase": "Healthy"})),
+                [not_in_release(), not_in_release(), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "Healthy, the last release's sub-status left",
+                canary(at("canary", "Healthy", 3, "Completed", json!({}))),
+                [not_in_release(), not_in_release(), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "at step 2",
+                canary(at("canary", "Progressing", 2, "StepPaused", progressing("InRolling"))),
+                [planned(&[Step(2)]), planned(&[Step(3)]), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "at the last step",
+                canary(at("canary", "Progressing", 3, "StepPaused", progressing("InRolling"))),
+                [planned(&[Step(3)]), last.clone(), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "blue-green at the last step",
+                blue_green(at("blueGreen", "Progressing", 3, "StepPaused", progressing("InRolling"))),
+                [planned(&[Step(3)]), planned(&[BlueGreenFinal]), planned(&[Step(2)]), planned(&stages)],
+            ),
+            (
+                "finalising",
+                canary(at("canary", "Progressing", 3, "Completed", progressing("Finalising"))),
+                [
+                    no_step(finalising),
+                    no_step(finalising),
+                    as_asked(&[Step(2)], finalising),
+                    as_asked(&steps, finalising),
+                ],
+            ),
+            (
+                "blue-green finalising",
+                blue_green(at("blueGreen", "Progressing", 3, "Completed", progressing("Finalising"))),
+                [
+                    no_step(finalising_blue_green),
+                    as_asked(&[BlueGreenFinal], finalising_blue_green),
+                    as_asked(&[Step(2)], finalising_blue_green),
+                    as_asked(&stages, finalising_blue_green),
+                ],
+            ),
+            (
+                "rolled back at step 2",
+                canary(at("canary", "Progressing", 2, "StepPaused", progressing("Cancelling"))),
+                [
+                    no_step(rolled_back),
+                    as_asked(&[Step(3)], rolled_back),
+                    as_asked(&[Step(2)], rolled_back),
+                    as_asked(&steps, rolled_back),
+                ],
+            ),
+            (
+                "disabling at step 2",
+                canary(at("canary", "Disabling", 2, "StepPaused", json!({}))),
+                [
+                    no_step(disabled),
+                    as_asked(&[Step(3)], disabled),
+                    as_asked(&[Step(2)], disabled),
+                    as_asked(&steps, disabled),
+                ],
+            ),
+            (
+                "deleted at step 2",
+                canary(at("canary", "Terminating", 2, "StepPaused", json!({}))),
+                [
+                    no_step(deleted),
+                    as_asked(&[Step(3)], deleted),
+                    as_asked(&[Step(2)], deleted),
+                    as_asked(&steps, deleted),
+                ],
+            ),
+            // spec.disabled: the planner says why nothing is planned, whatever is asked.
+            (
+                "spec.disabled",
+                rollout("canary", true, at("canary", "Progressing", 2, "StepPaused", json!({}))),
+                [planned(&[]), planned(&[]), planned(&[]), planned(&[])],
+            ),
+        ];
+        for (what, rollout, expected) in cases {
+            let flags: [&[&str]; 4] = [&[], &["--next"], &["--step", "2"], &["--all-steps"]];
+            for (flags, expected) in flags.into_iter().zip(expected) {
+                assert_eq!(chosen_stages(&rollout, &plan_args(flags)).unwrap(), expected, "{what}, {flags:?}");
+            }
+        }
+        let step_4 = chosen_stages(&canary(json!({})), &plan_args(&["--step", "4"]));
+        assert!(matches!(step_4, Err(Error::Input(m)) if m == "--step 4: Rollout demo has 3 steps"));
+    }
+}

@@ -94,7 +94,8 @@ const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds
     failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
     shows each claim's holder, asks, and deletes at once the claim it showed, whoever holds it: use it only when \
     its holder is gone (status shows the holder). A claim renewed or taken over after it was shown is not \
-    released: the refusal names its holder now (exit 3).";
+    released: the refusal names its holder now (exit 3). The other claims are released all the same, also after \
+    a delete that fails; every refusal and failure is reported, and a failure exits 1.";
 
 const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
     test-harness semantics.\n\n\
@@ -170,7 +171,9 @@ Exit codes:
 const RELEASE_CLAIM_EXIT_CODES: &str = "\
 Exit codes:
   0    done (the claims were released, or none was held)
-  1    error (bad input, no Rollout matches the selector, API error, timeout)
+  1    error (bad input, no Rollout matches the selector, API error, timeout); a delete that
+       fails stops nothing: the other claims are released all the same, and a refusal (3) is
+       reported with the error
   3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
        released; or a claim changed after it was shown (renewed or taken over): that claim
        was not released

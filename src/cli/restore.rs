@@ -732,8 +732,6 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object,
-/// or the object made again from the backup when it no longer exists.
 /// A backup file: its name and the one object it holds.
 struct Backup {
     source: String,
@@ -789,6 +787,8 @@ fn refuse_flawed(source: &str, flaws: &[String], force: bool) -> Result<(), Erro
     Ok(())
 }
 
+/// `restore --from-backup FILE`: the backup's spec, labels and annotations over the live object,
+/// or the object made again from the backup when it no longer exists.
 async fn restore_backup(
     session: &Session,
     writer: &mut Writer<'_>,

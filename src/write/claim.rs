@@ -216,21 +216,38 @@ impl Claim {
 /// Lease as read before the question): a delete conditional on that Lease's UID and
 /// resourceVersion, never on a later read, so that a claim renewed or taken over while the
 /// question was open is left alone and the refusal (exit 3) names its holder now. Returns false
-/// when there was nothing left to delete (released meanwhile).
+/// when there was nothing left to delete (released meanwhile). The requests and their faults
+/// are tested on the fake API server: tests/writes.rs `release_claim_deletes_only_the_claim_it_showed`
+/// and `release_claim_resolves_a_lost_or_garbled_reply_to_its_delete`.
 pub async fn release_shown(cluster: &Cluster, namespace: &str, rollout: &str, shown: &Value) -> Result<bool, Error> {
     let key = lease_key(namespace, rollout);
     let delete = Change::Delete { key: key.clone(), before: Arc::new(shown.clone()) };
     match send(cluster, &delete).await {
         Ok(Ok(_)) => Ok(true),
         Err(Error::Api { failure, .. }) if failure.code == Some(404) => Ok(false),
-        Ok(Err(())) => match cluster.get(&lease_resource(), namespace, &key.name).await? {
-            None => Ok(false),
-            Some(now) => Err(Error::Conflict(format!(
-                "not released: the claim on Rollout {namespace}/{rollout} changed since it was shown (renewed, or taken over); it is now held by {}",
-                view(&now, cluster.server_now()).text()
-            ))),
-        },
+        Ok(Err(())) => {
+            let now = cluster.get(&lease_resource(), namespace, &key.name).await?;
+            changed_since_shown(namespace, rollout, now.as_ref(), cluster.server_now())
+        }
         Err(other) => Err(other),
+    }
+}
+
+/// The delete of the claim on Rollout `namespace/rollout` as shown was refused, and its Lease
+/// is `now` (None: gone): released meanwhile (false), or refused, naming who holds it at
+/// `server_now`.
+fn changed_since_shown(
+    namespace: &str,
+    rollout: &str,
+    now: Option<&Value>,
+    server_now: SystemTime,
+) -> Result<bool, Error> {
+    match now {
+        None => Ok(false),
+        Some(now) => Err(Error::Conflict(format!(
+            "not released: the claim on Rollout {namespace}/{rollout} changed since it was shown (renewed, or taken over); it is now held by {}",
+            view(now, server_now).text()
+        ))),
     }
 }
 
@@ -246,6 +263,21 @@ mod tests {
 
     fn at(text: &str) -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(crate::time::parse_rfc3339(text).unwrap() as u64)
+    }
+
+    #[test]
+    fn a_claim_changed_since_shown_is_refused_naming_its_holder_and_one_gone_was_released_meanwhile() {
+        let now = at("2026-01-01T00:11:00Z");
+        assert!(matches!(changed_since_shown("shop", "demo", None, now), Ok(false)));
+        let Err(Error::Conflict(refusal)) =
+            changed_since_shown("shop", "demo", Some(&lease("2026-01-01T00:10:00Z", 120)), now)
+        else {
+            panic!("refused")
+        };
+        assert_eq!(
+            refusal,
+            "not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until 2026-01-01T00:12:00Z unless renewed)"
+        );
     }
 
     #[test]
