@@ -258,6 +258,14 @@ fn lease(renewed: &str) -> Value {
 }
 
 /// Now, as a Lease's MicroTime.
+/// The claim on Rollout `rollout` held by `holder`, last renewed at `renewed`.
+fn claim_of(rollout: &str, holder: &str, renewed: &str) -> Value {
+    let mut claim = lease(renewed);
+    claim["metadata"]["name"] = json!(format!("rollout-lua.{rollout}"));
+    claim["spec"]["holderIdentity"] = json!(holder);
+    claim
+}
+
 fn now_micro() -> String {
     micro_time_from_now(0)
 }
@@ -1455,12 +1463,7 @@ fn release_claim_resolves_a_lost_or_garbled_reply_to_its_delete() {
 fn release_claim_reports_every_refusal_and_error_and_releases_the_other_claims() {
     // A regression (audit s25-code #5): a claim that changed since it was shown was refused,
     // but a later delete failing otherwise ended the run at once: the refusal was never said.
-    let claim = |rollout: &str, holder: &str, renewed: &str| {
-        let mut claim = lease(renewed);
-        claim["metadata"]["name"] = json!(format!("rollout-lua.{rollout}"));
-        claim["spec"]["holderIdentity"] = json!(holder);
-        claim
-    };
+    let claim = claim_of;
     let expired = "2026-01-01T00:00:00.000000Z";
     for dropped in [false, true] {
         let server = shop(2, "StepPaused")
@@ -1503,6 +1506,50 @@ fn release_claim_reports_every_refusal_and_error_and_releases_the_other_claims()
         );
         let deletes = server.writes().into_iter().filter(|w| w.method == "DELETE").count();
         assert_eq!(deletes, 3, "dropped {dropped}: one delete a claim, nothing else");
+    }
+}
+
+#[test]
+fn release_claim_stops_at_a_signal_before_the_next_delete_or_at_once_at_a_second() {
+    // A regression: release-claim listened for signals only at its question, so Ctrl-C did
+    // nothing while its deletes were out (each up to --request-timeout on a hung server).
+    let release = ["release-claim", "demo", "demo2", "demo3", "--yes"];
+    for second_signal in [false, true] {
+        let mut server = shop(2, "StepPaused");
+        for rollout in ["demo", "demo2", "demo3"] {
+            server = server.object(claim_of(rollout, "alice@laptop (pid 42)", "2026-01-01T00:00:00.000000Z"));
+        }
+        let server = server.start();
+        let first_delete =
+            server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&release);
+        assert!(first_delete.wait_until_held(Duration::from_secs(30)), "the first delete is held");
+        running.first_signal("INT");
+        let mut left = vec!["rollout-lua.demo2", "rollout-lua.demo3"];
+        let out = if second_signal {
+            running.signal("INT");
+            let out = running.finish_within(Duration::from_secs(10));
+            // Its delete is still held: no claim is gone yet (once let go, the server may apply it).
+            left.insert(0, "rollout-lua.demo");
+            out.stderr_has("error: interrupted (SIGINT): stopped at once by a second signal: the delete of the claim on Rollout shop/demo was out and may have landed (`kubectl rollout-lua release-claim demo` shows whether it did); not released: the claims on Rollouts shop/demo2, shop/demo3\n")
+        } else {
+            first_delete.release();
+            running
+                .finish_within(Duration::from_secs(30))
+                .stdout_has("released the claim on Rollout shop/demo\n")
+                .stderr_has(
+                    "error: interrupted (SIGINT): not released: the claims on Rollouts shop/demo2, shop/demo3\n",
+                )
+        };
+        out.status(130).stderr_has(
+            "SIGINT received: no other claim is released; the delete in flight is finished, then the run stops",
+        );
+        let mut names: Vec<String> =
+            claims(&server).iter().map(|c| c["metadata"]["name"].as_str().unwrap().to_string()).collect();
+        names.sort();
+        assert_eq!(names, left, "second signal {second_signal}: only the claims not tried are left");
+        first_delete.release();
     }
 }
 

@@ -14,7 +14,7 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let selection = selection(&args.selection)?;
         let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
-        let interrupt = Interrupt::listen(None)?;
+        let interrupt = Interrupt::listen(Some(STOPPING))?;
         let names = rollout_names(&session, &selection).await?;
         let (cluster, namespace) = (&session.cluster, &session.cluster.namespace);
         // Each Lease as shown: what is deleted is exactly that Lease (see `write::release_shown`).
@@ -38,13 +38,29 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
                 .await?;
         }
         // A claim that changed since it was shown is refused, and a delete may fail; the other
-        // claims are released still.
+        // claims are released still. A signal stops the run before the next delete; a second
+        // one at once, its delete out.
         let mut failures = Vec::new();
-        for (name, lease) in &held {
-            match write::release_shown(cluster, namespace, name, lease).await {
-                Ok(true) => print(&format!("released the claim on Rollout {namespace}/{name}\n"))?,
-                Ok(false) => print(&format!("Rollout {namespace}/{name} is not claimed (released meanwhile)\n"))?,
-                Err(failure) => failures.push(failure),
+        for (index, (name, lease)) in held.iter().enumerate() {
+            let not_tried = |from: usize| claims_on(namespace, held[from..].iter().map(|(name, _)| name.as_str()));
+            if let Some(signal) = interrupt.received().await {
+                failures.push(Error::Interrupted { signal, report: format!("not released: {}", not_tried(index)) });
+                break;
+            }
+            match interrupt.unless_second(write::release_shown(cluster, namespace, name, lease)).await {
+                Ok(Ok(true)) => print(&format!("released the claim on Rollout {namespace}/{name}\n"))?,
+                Ok(Ok(false)) => print(&format!("Rollout {namespace}/{name} is not claimed (released meanwhile)\n"))?,
+                Ok(Err(failure)) => failures.push(failure),
+                Err(signal) => {
+                    let mut report = format!(
+                        "stopped at once by a second signal: the delete of the claim on Rollout {namespace}/{name} was out and may have landed (`kubectl rollout-lua release-claim {name}` shows whether it did)"
+                    );
+                    if index + 1 < held.len() {
+                        report.push_str(&format!("; not released: {}", not_tried(index + 1)));
+                    }
+                    failures.push(Error::Interrupted { signal, report });
+                    break;
+                }
             }
         }
         worst_with_the_rest(failures)?;
@@ -52,13 +68,29 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     })
 }
 
+/// What release-claim says when the first signal arrives.
+const STOPPING: &str = "no other claim is released; the delete in flight is finished, then the run stops";
+
+/// `the claim on Rollout NS/A`, `the claims on Rollouts NS/A, NS/B`.
+fn claims_on<'a>(namespace: &str, names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<String> = names.map(|name| format!("{namespace}/{name}")).collect();
+    match names.len() {
+        1 => format!("the claim on Rollout {}", names[0]),
+        _ => format!("the claims on Rollouts {}", names.join(", ")),
+    }
+}
+
 /// Ends a run whose releases met `failures` (in the order of the Rollouts): every one is said,
-/// and the worst decides the exit code: an error (1: that claim may or may not be released)
-/// before a refusal (3: that claim was left alone), as each is reported with what else
-/// happened (`Error::with_report`).
-fn worst_with_the_rest(failures: Vec<Error>) -> Result<(), Error> {
-    let (refusals, errors): (Vec<_>, Vec<_>) = failures.into_iter().partition(|f| matches!(f, Error::Conflict(_)));
-    let mut failures = errors.into_iter().chain(refusals);
+/// and the worst decides the exit code: a signal that stopped the run (130, 143, 129), then an
+/// error (1: that claim may or may not be released), then a refusal (3: that claim was left
+/// alone), as each is reported with what else happened (`Error::with_report`).
+fn worst_with_the_rest(mut failures: Vec<Error>) -> Result<(), Error> {
+    failures.sort_by_key(|failure| match failure {
+        Error::Interrupted { .. } => 0,
+        Error::Conflict(_) => 2,
+        _ => 1,
+    });
+    let mut failures = failures.into_iter();
     let Some(worst) = failures.next() else { return Ok(()) };
     let rest: Vec<String> = failures.map(|failure| failure.to_string()).collect();
     Err(worst.with_report(&rest.join("\n")))
@@ -87,7 +119,7 @@ async fn lease_of(cluster: &Cluster, namespace: &str, name: &str) -> Result<Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ApiFailure;
+    use crate::error::{ApiFailure, Signal};
 
     #[test]
     fn every_failed_release_is_said_and_an_error_outranks_a_refusal() {
@@ -113,5 +145,20 @@ mod tests {
             mixed,
             "deleting Lease shop/rollout-lua.b: boom (500 InternalError)\ndeleting Lease shop/rollout-lua.c: boom (500 InternalError)\nnot released: the claim on Rollout shop/a changed"
         );
+        // A signal that stopped the run decides over both (130), and both are said below it.
+        let stopped = Error::Interrupted {
+            signal: Signal::Interrupt,
+            report: format!("not released: {}", claims_on("shop", ["d", "e"].into_iter())),
+        };
+        let Err(Error::Interrupted { signal: Signal::Interrupt, report }) =
+            worst_with_the_rest(vec![changed("a"), failed("b"), stopped])
+        else {
+            panic!("interrupted")
+        };
+        assert_eq!(
+            report,
+            "not released: the claims on Rollouts shop/d, shop/e\ndeleting Lease shop/rollout-lua.b: boom (500 InternalError)\nnot released: the claim on Rollout shop/a changed"
+        );
+        assert_eq!(claims_on("shop", ["d"].into_iter()), "the claim on Rollout shop/d");
     }
 }

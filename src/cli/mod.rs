@@ -95,7 +95,9 @@ const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds
     shows each claim's holder, asks, and deletes at once the claim it showed, whoever holds it: use it only when \
     its holder is gone (status shows the holder). A claim renewed or taken over after it was shown is not \
     released: the refusal names its holder now (exit 3). The other claims are released all the same, also after \
-    a delete that fails; every refusal and failure is reported, and a failure exits 1.";
+    a delete that fails; every refusal and failure is reported, and a failure exits 1. A first SIGINT, SIGTERM or \
+    SIGHUP stops the run once the delete in flight is answered, a second one at once; either way the claims not \
+    released are named.";
 
 const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata format) with the controller's \
     test-harness semantics.\n\n\
@@ -177,7 +179,9 @@ Exit codes:
   3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
        released; or a claim changed after it was shown (renewed or taken over): that claim
        was not released
-  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP)";
+  130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): no claim is released after the delete
+       in flight (a second signal: at once, that delete out); the claims not released are named
+       with the other failures";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
