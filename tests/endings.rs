@@ -181,7 +181,7 @@ fn plan_of_an_ending_release_plans_an_explicit_step_with_a_note() {
     let cancelling = changed(1, "StepPaused", |r| r["status"]["conditions"] = reason("Cancelling"));
     let server = serving(cancelling).start();
     let test = Test::new().kubeconfig(&server);
-    let why = "  the release is being rolled back (Cancelling): the controller restores the original routing; planned as asked (the controller routes no step now)\n";
+    let why = "  the release is being rolled back (Cancelling): the controller restores the original routing; planned as asked (the controller routes none of the steps now)\n";
     test.run_args(["plan", "demo", "--next", "--detailed-exitcode"])
         .status(2)
         .stdout_has(why)

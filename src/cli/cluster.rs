@@ -396,7 +396,8 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     let count = rollout.steps.len();
     let ending = Ending::of(rollout);
     let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout.kind));
-    let as_asked = restoring.as_ref().map(|why| format!("{why}; planned as asked (the controller routes no step now)"));
+    let as_asked =
+        restoring.as_ref().map(|why| format!("{why}; planned as asked (the controller routes none of the steps now)"));
     if args.all_steps {
         return Ok((rollout.stages(), as_asked));
     }
@@ -483,7 +484,7 @@ mod tests {
             )
         };
         let as_asked = |stages: &[Stage], why: &str| {
-            (stages.to_vec(), Some(format!("{why}; planned as asked (the controller routes no step now)")))
+            (stages.to_vec(), Some(format!("{why}; planned as asked (the controller routes none of the steps now)")))
         };
         let last = (Vec::new(), Some("no next step: the current step is the last; when it completes the controller restores the original routing".to_string()));
         let steps = [Step(1), Step(2), Step(3)];
