@@ -616,17 +616,16 @@ fn preview_next(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::Command;
+    use crate::cli::testing::{command, status_at};
     use crate::lua::Limits;
     use crate::model::ObjectIndex;
     use crate::plan::Planner;
-    use clap::Parser;
     use serde_json::Value;
 
     /// `approve demo` with `flags`, as the command line gives it.
     fn approve_args(flags: &[&str]) -> ApproveArgs {
-        let argv = ["kubectl-rollout_lua", "approve", "demo"].into_iter().chain(flags.iter().copied());
-        match Cli::try_parse_from(argv).unwrap().command {
+        match command(&[&["approve", "demo"], flags].concat()) {
             Command::Approve(args) => args,
             other => panic!("{other:?}"),
         }
@@ -647,11 +646,9 @@ mod tests {
         Located { origin: crate::snapshot::Origin::Cluster("x".into()), namespace: "shop".into(), item, raw }
     }
 
-    /// A status in phase `phase` at step `step` in `state`, with `extra` fields besides.
+    /// A canary status in phase `phase` at step `step` in `state`, with `extra` fields besides.
     fn status(phase: &str, step: usize, state: &str, extra: Value) -> Value {
-        let mut status = json!({"phase": phase, "canaryStatus": {"currentStepIndex": step, "currentStepState": state}});
-        status.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        status
+        status_at("canary", phase, step, state, extra)
     }
 
     fn refusal(result: Result<Stage, Error>) -> String {

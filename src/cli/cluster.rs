@@ -431,15 +431,14 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::Command;
+    use crate::cli::testing::{command, status_at as at};
     use Stage::{BlueGreenFinal, Step};
-    use clap::Parser;
     use serde_json::{Value, json};
 
     /// `plan demo` with `flags`, as the command line gives it.
     fn plan_args(flags: &[&str]) -> PlanArgs {
-        let argv = ["kubectl-rollout_lua", "plan", "demo"].into_iter().chain(flags.iter().copied());
-        match Cli::try_parse_from(argv).unwrap().command {
+        match command(&[&["plan", "demo"], flags].concat()) {
             Command::Plan(args) => args,
             other => panic!("{other:?}"),
         }
@@ -456,14 +455,6 @@ mod tests {
                      "trafficRoutings": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}]}}},
             "status": status}))
         .unwrap()
-    }
-
-    /// A status in phase `phase` at step `step` of `strategy` in `state`, with `extra` fields.
-    fn at(strategy: &str, phase: &str, step: usize, state: &str, extra: Value) -> Value {
-        let sub = if strategy == "blueGreen" { "blueGreenStatus" } else { "canaryStatus" };
-        let mut status = json!({"phase": phase, sub: {"currentStepIndex": step, "currentStepState": state}});
-        status.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        status
     }
 
     #[test]

@@ -850,6 +850,28 @@ pub(crate) fn confirm(question: &str, yes: bool) -> Result<(), Error> {
     }
 }
 
+/// What the command modules' unit tests share: a command line parsed, a Rollout's status.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Cli, Command};
+    use clap::Parser;
+    use serde_json::{Value, json};
+
+    /// The command `args` give (without the program's name), as the command line parses it.
+    pub fn command(args: &[&str]) -> Command {
+        Cli::try_parse_from(std::iter::once("kubectl-rollout_lua").chain(args.iter().copied())).unwrap().command
+    }
+
+    /// A Rollout status in phase `phase` at step `step` of `strategy` (`canary` or `blueGreen`)
+    /// in `state`, with `extra` fields besides.
+    pub fn status_at(strategy: &str, phase: &str, step: usize, state: &str, extra: Value) -> Value {
+        let sub = if strategy == "blueGreen" { "blueGreenStatus" } else { "canaryStatus" };
+        let mut status = json!({"phase": phase, sub: {"currentStepIndex": step, "currentStepState": state}});
+        status.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        status
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
