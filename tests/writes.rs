@@ -1553,6 +1553,21 @@ fn release_claim_stops_at_a_signal_before_the_next_delete_or_at_once_at_a_second
     }
 }
 
+#[test]
+fn release_claim_ends_at_once_at_a_signal_while_it_reads_the_claims() {
+    // Nothing is written yet: a hung read is not waited for (up to --request-timeout).
+    let server = shop(2, "StepPaused").object(lease(&now_micro())).start();
+    let read = server.pause(Requests::Matching(Rule::new(["get"]).resources(["leases"])), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let running = test.spawn(&["release-claim", "demo", "--yes"]);
+    assert!(read.wait_until_held(Duration::from_secs(30)), "the read is held");
+    running.signal("INT");
+    let out = running.finish_within(Duration::from_secs(10));
+    assert!(!out.stdout.contains("released"), "{}", out.stdout);
+    read.release();
+    assert_eq!(claims(&server).len(), 1, "the claim is still there");
+}
+
 /// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace
 /// of the whole object), the approval, the release of the claim.
 const ROUTE_APPROVE_WRITES: usize = 4;

@@ -14,7 +14,6 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let selection = selection(&args.selection)?;
         let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
-        let interrupt = Interrupt::listen(Some(STOPPING))?;
         let names = rollout_names(&session, &selection).await?;
         let (cluster, namespace) = (&session.cluster, &session.cluster.namespace);
         // Each Lease as shown: what is deleted is exactly that Lease (see `write::release_shown`).
@@ -28,6 +27,9 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
         if held.is_empty() {
             return Ok(Outcome::Done);
         }
+        // Signals are taken in from here, where the deletes come: until now a signal ends the
+        // run at once, as it would any command that writes nothing (a read may hang).
+        let interrupt = Interrupt::listen(Some(STOPPING))?;
         for (name, lease) in &held {
             let holder = write::claim_view(lease, cluster.server_now()).text();
             print(&format!("Rollout {namespace}/{name} is claimed by {holder}\n"))?;
