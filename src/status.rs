@@ -467,12 +467,15 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     true
                 }
                 Action::Rules(_) => true,
-                Action::Restore | Action::Delete | Action::Keep(_) => false,
+                // A restore places nothing at a step: the object is then at its original.
+                Action::Restore | Action::RestoreRules(_) | Action::Delete | Action::Keep(_) => false,
             };
-            let untouched = matches!(view.position, Position::Original | Position::Absent);
+            // A step's plan that leaves the object as it is places it there, even when it shows
+            // no sign of a release (an HTTPRoute whose rules a match step dropped): only an
+            // object that is not there stays absent.
             if let Some(step) = stage.stage
                 && routes
-                && !untouched
+                && view.position != Position::Absent
                 && !object.changed()
             {
                 match &mut view.position {

@@ -83,12 +83,12 @@ impl Restoration {
 }
 
 /// An object found to restore: its resource, the live object, where it stands, and for an
-/// HTTPRoute the controller's restore of it (others put their stored original back).
+/// HTTPRoute what the restore does with it (others put their stored original back).
 struct Candidate {
     resource: Resource,
     live: Arc<Value>,
     placement: Placement,
-    rules: Option<gateway::StagePlan>,
+    rules: Option<gateway::RouteRestore>,
 }
 
 pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
@@ -344,16 +344,7 @@ async fn restorations(
                             notes.push(format!("{key}: {why}"));
                             continue;
                         };
-                        // The route's own warnings name the rules without backendRefs it deletes.
-                        let rules = route
-                            .map(|route| {
-                                let mut restore = gateway::restore(&route, Some(object))?;
-                                let mut warnings = gateway::route_warnings(&route, object);
-                                warnings.append(&mut restore.warnings);
-                                restore.warnings = warnings;
-                                Ok::<_, Error>(restore)
-                            })
-                            .transpose()?;
+                        let rules = route.map(|route| gateway::restoration(&route, object)).transpose()?;
                         candidates.push(Candidate {
                             resource: resource_of(&live, &key)?.clone(),
                             live: Arc::clone(object),
@@ -398,10 +389,13 @@ async fn restorations(
             continue;
         }
         if let Some(rules) = rules {
-            if !rules.writes {
-                notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
-                continue;
-            }
+            let rules = match rules {
+                gateway::RouteRestore::Write(rules) => rules,
+                gateway::RouteRestore::Leave { why, warnings } => {
+                    notes.push(left_route_note(&key, &why, &warnings));
+                    continue;
+                }
+            };
             let restored = Arc::new(rules.route.expect("a restore that writes has a route"));
             let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
             restorations.push(Restoration {
@@ -462,6 +456,21 @@ async fn restorations(
         }
     }
     Ok((restorations, notes))
+}
+
+/// `HTTPRoute ns/name: already restored, nothing to write: why`, and what the controller's own
+/// restore would do to it, which this one does not.
+fn left_route_note(key: &ObjectKey, why: &str, warnings: &[String]) -> String {
+    let mut note = format!("{key}: already restored, nothing to write: {why}");
+    if !warnings.is_empty() {
+        note.push_str(
+            ". The controller's own restore, at a step without traffic or at the end of a release, would still do this:",
+        );
+        for warning in warnings {
+            note.push_str(&format!("\n  {warning}"));
+        }
+    }
+    note
 }
 
 /// What a restore of `routing` writes, in the controller's order: the custom refs (their stored

@@ -984,6 +984,7 @@ mod tests {
             stable_service: "web".into(),
             canary_service: "web-canary".into(),
             providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: class_type.into() }],
+            releasing: false,
         };
         let context = Context {
             routing: &routing,

@@ -38,9 +38,12 @@ pub enum Action {
     /// No traffic and no matches: the controller's finalise deletes the object (a canary
     /// Ingress).
     Delete,
-    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode,
-    /// match mode or its restore).
+    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode
+    /// or match mode).
     Rules(String),
+    /// Gateway API, no traffic and no matches: the controller's restore of the HTTPRoute's
+    /// rules (said how).
+    RestoreRules(String),
     /// The controller writes nothing to the object: left alone, for this reason.
     Keep(&'static str),
 }
