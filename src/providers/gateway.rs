@@ -191,12 +191,12 @@ pub enum RouteRestore {
 /// backendRefs (and, with canary = stable, every backendRef to the Service).
 pub fn restoration(route: &GatewayRoute, live: &Value) -> Result<RouteRestore, Error> {
     let plan = restore(route, Some(live))?;
-    if plan.writes && route.routed(live) {
+    let routed = route.routed(live);
+    if plan.writes && routed {
         // The route's own warnings name the rules without backendRefs it deletes.
         let warnings = route_warnings(route, live).into_iter().chain(plan.warnings).collect();
         return Ok(RouteRestore::Write(StagePlan { warnings, ..plan }));
     }
-    let routed = route.routed(live);
     let why = match (routed, route.same_service()) {
         (true, _) => "the controller's restore writes nothing to it".to_string(),
         (false, false) => format!("it has no backendRef to the canary Service {}", route.canary_service),
