@@ -233,6 +233,17 @@ mod cluster {
     }
 
     #[test]
+    fn with_canary_equal_to_stable_a_match_step_that_drops_the_only_rule_lands_on_the_crds_default_rule() {
+        let server = same_service(1, "Progressing");
+        approve(&server)
+            .stdout_has("warning: canary and stable Service are both store (disableGenerateCanaryService): a match step drops every rule that routes to store (spec.rules[0])")
+            .stdout_has("warning: no rule is left, and the API server then stores the HTTPRoute CRD's default")
+            .stdout_has("HTTPRoute shop/store updated (backup ");
+        assert_eq!(rules(&server), ["/ -> "]);
+        assert_eq!(rollout_of(&server)["currentStepState"], "StepReady");
+    }
+
+    #[test]
     fn with_canary_equal_to_stable_restore_leaves_the_route_while_no_release_is_in_progress() {
         let server = same_service(3, "Healthy");
         server.clear_log();
