@@ -1225,7 +1225,7 @@ mod tests {
         // A script of the class's own that writes what the built-in one writes is warned too.
         let left = map(&[("nginx.ingress.kubernetes.io/canary-by-query", "q2"), (MSE_HEADER_UPDATE, "gray blue")]);
         assert_eq!(leftover_routing("mse", &weighted, &left).len(), 2);
-        assert_eq!(joined_header_update(&matched, &map(&[(MSE_HEADER_UPDATE, "gray bluex y z")])).is_some(), true);
+        assert!(joined_header_update(&matched, &map(&[(MSE_HEADER_UPDATE, "gray bluex y z")])).is_some());
         // One that separates the headers, or keeps only what the step calls for, is not.
         assert_eq!(joined_header_update(&matched, &map(&[(MSE_HEADER_UPDATE, "gray blue\nx y z")])), None);
         let called = map(&[
