@@ -165,7 +165,7 @@ fn refuse_foreign_canaries<'a>(foreign: impl Iterator<Item = &'a String>, force:
         return Ok(());
     }
     Err(Error::Refused(format!(
-        "nothing was written: the step writes an Ingress named as a canary Ingress that its Rollout did not make:\n{}\nFind out whose it is: rename or delete it if it is in the way (the controller writes it too), or pass --force to write it anyway",
+        "nothing was written: the step patches the annotations of an Ingress named as a canary Ingress that its Rollout did not make, as the controller would (which also deletes it when the release ends):\n{}\nFind out whose it is: rename or delete it if it is in the way, or pass --force to write it anyway",
         lines.join("\n")
     )))
 }
@@ -758,13 +758,13 @@ mod tests {
     #[test]
     fn someone_elses_canary_ingress_is_written_only_with_force() {
         assert!(refuse_foreign_canaries([].iter(), false).is_ok());
-        let why = ["Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): …"
+        let why = ["Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner)"
             .to_string()];
         assert!(refuse_foreign_canaries(why.iter(), true).is_ok());
         let Err(Error::Refused(message)) = refuse_foreign_canaries(why.iter(), false) else { panic!("refused") };
         assert_eq!(
             message,
-            "nothing was written: the step writes an Ingress named as a canary Ingress that its Rollout did not make:\n  Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): …\nFind out whose it is: rename or delete it if it is in the way (the controller writes it too), or pass --force to write it anyway"
+            "nothing was written: the step patches the annotations of an Ingress named as a canary Ingress that its Rollout did not make, as the controller would (which also deletes it when the release ends):\n  Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner)\nFind out whose it is: rename or delete it if it is in the way, or pass --force to write it anyway"
         );
     }
 

@@ -436,15 +436,21 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             continue;
         }
         if key.group == "networking.k8s.io" && key.kind == "Ingress" {
-            // Someone else's Ingress (or a stable one, named with --ref) is not deleted: what
-            // approve or the controller wrote to it is said, with how to put it back.
+            // Someone else's Ingress named as a canary Ingress is not deleted: what approve or
+            // the controller may have written to it is said, with how to put it back. Neither
+            // writes an Ingress of another name (a stable one, named with --ref).
             let foreign = foreign.or_else(|| {
                 (!is_canary_ingress(&live)).then(|| {
                     format!("{key} is not a canary Ingress that a Rollout or TrafficRouting made (none is its controller owner)")
                 })
             });
             if let Some(why) = foreign {
-                left.push((key, why));
+                match key.name.ends_with("-canary") {
+                    true => left.push((key, why)),
+                    false => notes.push(format!(
+                        "{key}: not a canary Ingress; approve and the controller write no other Ingress, nothing to restore"
+                    )),
+                }
                 continue;
             }
             if live["metadata"]["deletionTimestamp"].is_string() {
