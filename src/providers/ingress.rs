@@ -653,15 +653,11 @@ pub fn foreign_canary(source: &CanarySource, canary: &Value) -> Option<String> {
             }
         }
     };
-    let services: BTreeSet<&str> = canary["spec"]["rules"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|rule| rule["http"]["paths"].as_array().into_iter().flatten())
-        .chain(canary["spec"].get("defaultBackend"))
-        .map(|path| {
-            path["backend"]["service"]["name"].as_str().or(path["service"]["name"].as_str()).unwrap_or("(none)")
-        })
+    let rules = canary["spec"]["rules"].as_array().into_iter().flatten();
+    let paths = rules.flat_map(|rule| rule["http"]["paths"].as_array().into_iter().flatten());
+    let backends = paths.map(|path| &path["backend"]).chain(canary["spec"].get("defaultBackend"));
+    let services: BTreeSet<&str> = backends
+        .filter_map(|backend| backend["service"]["name"].as_str())
         .filter(|name| *name != source.canary_service)
         .collect();
     let backends = match services.is_empty() {
@@ -695,10 +691,16 @@ pub fn canary_spec_differs(source: &CanarySource, stable: &Value, canary: &Value
     })
 }
 
-/// The prefixes of the canary annotations the built-in classes' gateways read (mse writes its
-/// query keys under nginx's).
-const ROUTING_PREFIXES: [&str; 3] =
-    ["nginx.ingress.kubernetes.io/", "alb.ingress.kubernetes.io/", "mse.ingress.kubernetes.io/"];
+/// The prefix of the canary annotations the gateway of a built-in class reads: ingress-nginx's
+/// (nginx, higress, and mse, whose script writes its query keys under it too) or ALB's; none for
+/// another class.
+fn routing_prefix(class_type: &str) -> Option<&'static str> {
+    match class_type {
+        "nginx" | "higress" | "mse" => Some("nginx.ingress.kubernetes.io/"),
+        "aliyun-alb" => Some("alb.ingress.kubernetes.io/"),
+        _ => None,
+    }
+}
 
 /// The annotations (after a prefix) that send matching requests to the canary.
 const MATCH_KEYS: [&str; 7] = [
@@ -714,10 +716,12 @@ const MATCH_KEYS: [&str; 7] = [
 /// mse's header update, which the built-in script writes from `requestHeaderModifier.set`.
 pub const MSE_HEADER_UPDATE: &str = "mse.ingress.kubernetes.io/request-header-control-update";
 
-/// The match key of an annotation key (`canary-by-header` of `nginx.ingress.kubernetes.io/canary-by-header`).
-fn match_key(key: &str) -> Option<&'static str> {
-    let rest = ROUTING_PREFIXES.iter().find_map(|prefix| key.strip_prefix(prefix))?;
-    MATCH_KEYS.iter().find(|k| **k == rest).copied()
+/// The match key of an annotation key that the class's gateway reads (`canary-by-header` of
+/// `nginx.ingress.kubernetes.io/canary-by-header`; the query keys only with mse).
+fn match_key(class_type: &str, key: &str) -> Option<&'static str> {
+    let rest = key.strip_prefix(routing_prefix(class_type)?)?;
+    let read = |k: &&str| builtin_reads_queries(class_type) || !k.starts_with("canary-by-query");
+    MATCH_KEYS.iter().copied().filter(read).find(|k| *k == rest)
 }
 
 /// What the step's matches write, as (match key, value), the way the built-in scripts read a
@@ -746,19 +750,16 @@ fn called_for(strategy: &RouteStrategy) -> BTreeSet<(&'static str, String)> {
     wanted
 }
 
-/// Read from the script's result (`annotations`, the canary's after the step), for a class
-/// whose gateway reads the nginx, ALB or MSE canary annotations: match keys the step does not
-/// call for (left by an earlier step or copied from the stable Ingress: the mse script never
-/// clears the nginx-prefixed query keys it writes), and a header update the step has no
+/// Read from the script's result (`annotations`, the canary's after the step), for a built-in
+/// class (whatever script it has): the match keys its gateway reads that the step does not call
+/// for (left by an earlier step or copied from the stable Ingress: the mse script never clears
+/// the nginx-prefixed query keys it writes), and, with mse, a header update the step has no
 /// `requestHeaderModifier` for.
 pub fn leftover_routing(class_type: &str, strategy: &RouteStrategy, annotations: &Annotations) -> Vec<String> {
-    if !is_builtin_class(class_type) {
-        return Vec::new();
-    }
     let wanted = called_for(strategy);
     let left: Vec<String> = annotations
         .iter()
-        .filter(|(key, value)| match_key(key).is_some_and(|k| !wanted.contains(&(k, value.to_string()))))
+        .filter(|(key, value)| match_key(class_type, key).is_some_and(|k| !wanted.contains(&(k, value.to_string()))))
         .map(|(key, value)| format!("{key}: {value:?}"))
         .collect();
     let mut warnings = Vec::new();
@@ -768,7 +769,8 @@ pub fn leftover_routing(class_type: &str, strategy: &RouteStrategy, annotations:
             left.join(", ")
         ));
     }
-    if strategy.request_header_modifier.is_none()
+    if class_type == "mse"
+        && strategy.request_header_modifier.is_none()
         && let Some(update) = annotations.get(MSE_HEADER_UPDATE)
     {
         warnings.push(format!(
@@ -782,19 +784,16 @@ pub fn leftover_routing(class_type: &str, strategy: &RouteStrategy, annotations:
 /// scripts clear them once per step, so two matches of different types (or an earlier step)
 /// leave both, for the one name the last match wrote.
 pub fn value_beside_pattern(class_type: &str, annotations: &Annotations) -> Vec<String> {
-    if !is_builtin_class(class_type) {
-        return Vec::new();
-    }
     let mut warnings = Vec::new();
-    for prefix in ROUTING_PREFIXES {
-        for what in ["header", "query"] {
-            let get = |suffix: &str| annotations.get(&format!("{prefix}canary-by-{what}{suffix}"));
-            if let (Some(value), Some(pattern)) = (get("-value"), get("-pattern")) {
-                let name = get("").map(|n| format!(" {n:?}")).unwrap_or_default();
-                warnings.push(format!(
-                    "the canary Ingress gets both {prefix}canary-by-{what}-value: {value:?} and {prefix}canary-by-{what}-pattern: {pattern:?}, for the one {what}{name} the last match names: they come from different matches (or an earlier step), so at least one of them is not routed as written"
-                ));
-            }
+    let Some(prefix) = routing_prefix(class_type) else { return warnings };
+    let kinds: &[&str] = if builtin_reads_queries(class_type) { &["header", "query"] } else { &["header"] };
+    for what in kinds {
+        let get = |suffix: &str| annotations.get(&format!("{prefix}canary-by-{what}{suffix}"));
+        if let (Some(value), Some(pattern)) = (get("-value"), get("-pattern")) {
+            let name = get("").map(|n| format!(" {n:?}")).unwrap_or_default();
+            warnings.push(format!(
+                "the canary Ingress gets both {prefix}canary-by-{what}-value: {value:?} and {prefix}canary-by-{what}-pattern: {pattern:?}, for the one {what}{name} the last match names: they come from different matches (or an earlier step), so at least one of them is not routed as written"
+            ));
         }
     }
     warnings
@@ -1240,6 +1239,14 @@ mod tests {
         // A value the step's match gives under the other type is not called for.
         let pattern = map(&[("nginx.ingress.kubernetes.io/canary-by-header-pattern", "1")]);
         assert_eq!(leftover_routing("mse", &matched, &pattern).len(), 1);
+        // Keys the class's gateway does not read: query keys with nginx, nginx keys with ALB.
+        let queries = map(&[("nginx.ingress.kubernetes.io/canary-by-query", "q2")]);
+        assert!(leftover_routing("nginx", &weighted, &queries).is_empty());
+        assert!(leftover_routing("aliyun-alb", &weighted, &queries).is_empty());
+        let alb = map(&[("alb.ingress.kubernetes.io/canary-by-header", "a")]);
+        assert_eq!(leftover_routing("aliyun-alb", &weighted, &alb).len(), 1);
+        assert!(leftover_routing("nginx", &weighted, &alb).is_empty());
+        assert!(leftover_routing("nginx", &weighted, &map(&[(MSE_HEADER_UPDATE, "gray blue")])).is_empty());
         // A class whose gateway reads none of these keys.
         assert!(leftover_routing("traefik", &weighted, &left).is_empty());
         assert!(
