@@ -189,6 +189,17 @@ fn the_mse_scripts_leftovers_and_joined_header_update_are_warned() {
 }
 
 #[test]
+fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
+    let bobs = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web-canary, namespace: demo, annotations: {owner: bob}}\nspec: {rules: [{host: bob.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: bob, port: {number: 80}}}}]}}]}\n";
+    let test = Test::new().file("in/mse.yaml", MSE_ROLLOUT).file("in/bob.yaml", bobs);
+    let input = test.path("in");
+    test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "--step".as_ref(), "1".as_ref()])
+        .run()
+        .success()
+        .stdout_has("warning: Ingress demo/web-canary is not Rollout demo/web's canary Ingress (it has no controller owner; it routes to Service bob, not to the canary Service web-canary): the controller patches its annotations as if it were, and deletes it when the release ends\n");
+}
+
+#[test]
 fn an_ingress_classs_script_is_given_with_script_ingress_class() {
     let mine = "local a = obj.annotations or {} a['example.com/weight'] = obj.weight return a";
     nginx_example()
