@@ -671,6 +671,25 @@ mod cluster {
     }
 
     #[test]
+    fn restoring_the_canarys_owner_with_another_rollout_of_the_same_ingress_deletes_it() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        // Rollout another routes through Ingress web too; it comes first, and finds the canary
+        // someone else's (Rollout web's), which is restored with it.
+        let mut another = rollout("nginx", 1, "StepPaused");
+        another["metadata"]["name"] = json!("another");
+        another["status"]["phase"] = json!("Healthy");
+        server.put_object(another);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "another", "web", "--yes"])
+            .run()
+            .success()
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert!(canary(&server).is_none());
+    }
+
+    #[test]
     fn a_canary_ingress_whose_spec_was_changed_is_noted_by_status_and_restore() {
         let server = serving("nginx", 1, "StepPaused").start();
         approve(&server).success();

@@ -413,9 +413,6 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             known.placement.merge(placement);
             continue;
         }
-        if left.iter().any(|(k, _)| *k == key) {
-            continue;
-        }
         if let Some(rules) = rules {
             if !rules.writes {
                 notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
@@ -446,6 +443,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             });
             if let Some(why) = foreign {
                 match key.name.ends_with("-canary") {
+                    true if left.iter().any(|(k, _)| *k == key) => {}
                     true => left.push((key, why)),
                     false => notes.push(format!(
                         "{key}: not a canary Ingress; approve and the controller write no other Ingress, nothing to restore"
@@ -453,6 +451,9 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                 }
                 continue;
             }
+            // Its owner is restored too: another Rollout restored with it may have found it
+            // someone else's.
+            left.retain(|(k, _)| *k != key);
             if live["metadata"]["deletionTimestamp"].is_string() {
                 notes.push(format!("{key}: being deleted already, nothing to write"));
                 continue;
@@ -503,8 +504,8 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
 /// What a restore writes, what it leaves, and its notes.
 struct Restorations {
     objects: Vec<Restoration>,
-    /// Ingresses named as canary Ingresses that no Rollout restored here made (someone else's,
-    /// or a stable Ingress named with --ref), each with why: restore does not delete them.
+    /// Ingresses named as canary Ingresses that no Rollout restored here made (someone else's),
+    /// each with why: restore does not delete them.
     left: Vec<(ObjectKey, String)>,
     notes: Vec<String>,
 }
