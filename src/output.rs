@@ -521,6 +521,8 @@ mod tests {
             warnings: Vec::new(),
             unwritable: None,
             degenerate_original: None,
+            foreign_canary: None,
+            notes: Vec::new(),
             changes,
             after: None,
             changed: Changed::default(),

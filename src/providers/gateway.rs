@@ -319,6 +319,8 @@ pub fn plan_object(
         warnings,
         unwritable: None,
         degenerate_original: None,
+        foreign_canary: None,
+        notes: Vec::new(),
         changes,
         after,
         changed: Changed::default(),
