@@ -214,6 +214,8 @@ fn a_hanging_exec_credential_plugin_is_stopped_with_the_processes_it_started() {
 const NOTING_PLUGIN: &str = r#"dir=$(dirname "$0")
 printf '%s\n' "$KUBERNETES_EXEC_INFO" >"$dir/info"
 if [ -t 0 ]; then echo terminal; else cat; fi >"$dir/stdin"
+# Field 5 of /proc/PID/stat is the process group.
+if [ "$(cut -d' ' -f5 /proc/$$/stat)" = "$(cut -d' ' -f5 /proc/$PPID/stat)" ]; then echo shared; else echo own; fi >"$dir/group"
 echo 'a word from the plugin' >&2
 echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'"#;
 
@@ -221,6 +223,12 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
 fn noted(test: &Test) -> (bool, String) {
     let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(test.path("info")).unwrap()).unwrap();
     (info["spec"]["interactive"].as_bool().unwrap(), std::fs::read_to_string(test.path("stdin")).unwrap())
+}
+
+/// Whether the plugin (`NOTING_PLUGIN`) ran in the command's process group (`"shared\n"`) or
+/// in one of its own (`"own\n"`).
+fn group(test: &Test) -> String {
+    std::fs::read_to_string(test.path("group")).unwrap()
 }
 
 #[test]
@@ -236,6 +244,8 @@ fn an_exec_credential_plugin_is_interactive_only_on_a_terminal() {
     let test = test.stdin("typed");
     test.run_args(["plan", "demo"]).success().stderr_has("a word from the plugin");
     assert_eq!(noted(&test), (false, String::new()));
+    // With no terminal to send Ctrl-C, it has a process group of its own (stopped whole at its limit).
+    assert_eq!(group(&test), "own\n");
     // Always is refused at once (as client-go does), the plugin not run.
     let (test, command) = with_mode("Always");
     let (output, took) = timed(&test, &["plan", "demo"]);
@@ -248,11 +258,16 @@ fn an_exec_credential_plugin_is_interactive_only_on_a_terminal() {
     if !terminal_available() {
         return crate::support::skip("no `script` to run the binary on a terminal");
     }
-    // On a terminal both are interactive, and the plugin gets the terminal.
-    for mode in ["IfAvailable", "Always"] {
+    // On a terminal both are interactive, and the plugin gets the terminal. It stays in the
+    // terminal's process group, where Ctrl-C ends it with the command; so does one that may
+    // not prompt.
+    for mode in ["IfAvailable", "Always", "Never"] {
         let test = with_mode(mode).0.on_terminal();
         test.run_args(["plan", "demo"]).success().stdout_has("a word from the plugin");
-        assert_eq!(noted(&test), (true, "terminal\n".into()), "{mode}");
+        let interactive = mode != "Never";
+        let stdin = if interactive { "terminal\n" } else { "" };
+        assert_eq!(noted(&test), (interactive, stdin.into()), "{mode}");
+        assert_eq!(group(&test), "shared\n", "{mode}");
     }
 }
 

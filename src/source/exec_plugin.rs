@@ -112,11 +112,13 @@ fn run_bounded(
         .stdout(Stdio::piped())
         // Its messages (a login prompt, say) are for the user, as with kubectl.
         .stderr(if terminal == Terminal::Shared { Stdio::inherit() } else { Stdio::null() });
-    // A plugin that may not prompt gets a process group of its own, so that at its limit the
-    // processes it started are stopped with it: left running, they would hold our stderr open,
-    // and `$(kubectl rollout-lua …)` would wait for them. One that may prompt stays in the
-    // terminal's foreground group, where it can read the terminal (and Ctrl-C reaches it).
-    let own_group = !interactive;
+    // A plugin that cannot reach a terminal gets a process group of its own, so that at its limit
+    // the processes it started are stopped with it: left running, they would hold our stderr
+    // open, and `$(kubectl rollout-lua … 2>&1)` would wait for them. Where a terminal could send
+    // Ctrl-C, the plugin stays in its foreground group: Ctrl-C ends this process at once (no
+    // handler is installed yet), and only a shared group lets it end the plugin too. During
+    // completion the group is its own: the 1 s budget stops it.
+    let own_group = terminal == Terminal::Withheld || !any_terminal();
     #[cfg(unix)]
     if own_group {
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
@@ -200,6 +202,11 @@ fn interactive(mode: Option<&ExecInteractiveMode>, stdin_is_terminal: bool) -> R
             Err("cannot support interactive mode: standard input is not a terminal (its interactiveMode is Always)")
         }
     }
+}
+
+/// Whether one of the standard streams is a terminal, from which Ctrl-C may come.
+fn any_terminal() -> bool {
+    std::io::stdin().is_terminal() || std::io::stdout().is_terminal() || std::io::stderr().is_terminal()
 }
 
 /// Stops the plugin, and the processes it started when it has a process group of its own.
