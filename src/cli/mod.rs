@@ -297,6 +297,7 @@ impl ConnectionFlags {
             as_user: self.as_user.clone(),
             as_groups: self.as_groups.clone(),
             request_timeout: self.request_timeout,
+            plugin_terminal: Default::default(),
         }
     }
 }
