@@ -1,7 +1,25 @@
-//! Reaching the cluster as kubectl does: its connection flags' edge cases.
+//! Reaching the cluster as kubectl does: its connection flags' edge cases, TLS failures told in
+//! words, and servers that are not Kubernetes API servers.
 
 use crate::support::Test;
 use crate::support::cluster::*;
+use crate::support::net::{OtherServer, test_ca};
+
+/// A kubeconfig whose one context `c` (namespace `shop`) reaches `server`, with `cluster` and
+/// `user` as the YAML of the rest of the cluster's and the user's fields (a flow mapping's
+/// entries: `certificate-authority: ca.pem`).
+fn kubeconfig(test: Test, server: &str, cluster: &str, user: &str) -> Test {
+    let text = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+         clusters:\n- name: c\n  cluster: {{server: '{server}', {cluster}}}\n\
+         contexts:\n- name: c\n  context: {{cluster: c, user: u, namespace: shop}}\n\
+         users:\n- name: u\n  user: {{{user}}}\n"
+    );
+    test.file("kubeconfig", &text).file("ca.pem", &test_ca())
+}
+
+/// A Kubernetes Status refusing every request, which shows that a request got through.
+const FORBIDDEN: &str = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"reached the test server","reason":"Forbidden","code":403}"#;
 
 #[test]
 fn an_empty_namespace_or_context_is_taken_as_not_given_as_kubectl_does() {
@@ -28,4 +46,43 @@ fn a_group_to_impersonate_without_a_user_is_refused_before_any_request_as_kubect
         .status(1)
         .stderr_has("the following required arguments were not provided:\n  --as <USER>");
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
+fn a_refused_server_certificate_is_told_in_words_naming_the_kubeconfig_field() {
+    let server = OtherServer::tls("403 Forbidden", "application/json", FORBIDDEN);
+    let url = |host: &str| format!("https://{host}:{}", server.port());
+    let status = |test: Test| test.args(["status", "demo"]).run().status(1);
+    // Trusted: the request gets through.
+    status(kubeconfig(Test::new(), &url("127.0.0.1"), "certificate-authority: ca.pem", ""))
+        .stderr_has("reached the test server (403 Forbidden)");
+    // No authority given: the system's do not know the test CA.
+    status(kubeconfig(Test::new(), &url("127.0.0.1"), "", "")).stderr_has(&format!(
+        "at {}/: the server's certificate is not signed by an authority the kubeconfig trusts (x509: certificate \
+         signed by unknown authority): check certificate-authority or certificate-authority-data of the cluster of \
+         context c in the kubeconfig\n",
+        url("127.0.0.1")
+    ));
+    // A name the certificate does not hold.
+    status(kubeconfig(Test::new(), &url("localhost"), "certificate-authority: ca.pem", "")).stderr_has(
+        "the server's certificate is not valid for localhost (it is for kube.proxy.test, 127.0.0.1, 0.0.0.0): use \
+         one of those in server, or set tls-server-name, of the cluster of context c in the kubeconfig\n",
+    );
+    status(kubeconfig(
+        Test::new(),
+        &url("localhost"),
+        "certificate-authority: ca.pem, tls-server-name: kube.proxy.test",
+        "",
+    ))
+    .stderr_has("reached the test server (403 Forbidden)");
+}
+
+#[test]
+fn https_to_a_plain_http_server_says_to_use_http() {
+    let server = shop(2, "StepPaused").start();
+    let https = server.url().replace("http://", "https://");
+    kubeconfig(Test::new(), &https, "", "").args(["status", "demo"]).run().status(1).stderr_has(&format!(
+        "at {https}/: the server answered in plain HTTP (http: server gave HTTP response to HTTPS client): use \
+         http:// in the kubeconfig's server (the cluster of context c), or check the port\n"
+    ));
 }

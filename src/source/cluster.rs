@@ -626,30 +626,42 @@ fn timed_out(error: &kube::Error) -> bool {
 }
 
 /// The first of `error` and its causes that is an `E` and `matches`. An io::Error's own error is
-/// looked at too: tokio-rustls hands rustls's error on inside one, and its source() skips it.
+/// looked at too, and that one's if it is an io::Error again: io::Error's source() skips its own
+/// error, and hyper-rustls hands rustls's error on inside two of them (tokio-rustls's, wrapped).
 fn find_cause<'a, E: std::error::Error + 'static>(
     error: &'a (dyn std::error::Error + 'static),
     matches: impl Fn(&E) -> bool,
 ) -> Option<&'a E> {
     let mut source = Some(error);
     while let Some(cause) = source {
-        let inner = cause.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref());
-        let candidates = [Some(cause), inner.map(|e| e as &(dyn std::error::Error + 'static))];
-        if let Some(found) = candidates.into_iter().flatten().find_map(|c| c.downcast_ref::<E>().filter(|e| matches(e)))
-        {
-            return Some(found);
+        let mut carried = Some(cause);
+        while let Some(candidate) = carried {
+            if let Some(found) = candidate.downcast_ref::<E>().filter(|e| matches(e)) {
+                return Some(found);
+            }
+            let inner = candidate.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref());
+            carried = inner.map(|e| e as &(dyn std::error::Error + 'static));
         }
         source = cause.source();
     }
     None
 }
 
-/// A certificate the TLS library refused, somewhere in `error`'s causes, in words.
+/// What the TLS library refused, somewhere in `error`'s causes, in words: the server's
+/// certificate, or a server that answered in plain HTTP.
 fn tls_problem(error: &(dyn std::error::Error + 'static), context: &str) -> Option<String> {
-    match find_cause::<rustls::Error>(error, |e| matches!(e, rustls::Error::InvalidCertificate(_)))? {
-        rustls::Error::InvalidCertificate(problem) => Some(certificate_problem(problem, context)),
-        _ => None,
-    }
+    use rustls::{Error as Refused, InvalidMessage};
+    let refused = find_cause::<Refused>(error, |e| {
+        matches!(e, Refused::InvalidCertificate(_) | Refused::InvalidMessage(InvalidMessage::InvalidContentType))
+    })?;
+    Some(match refused {
+        Refused::InvalidCertificate(problem) => certificate_problem(problem, context),
+        // Its first bytes (`HTTP/1.1 400`) are no TLS record.
+        _ => format!(
+            "the server answered in plain HTTP (http: server gave HTTP response to HTTPS client): use http:// in the \
+             kubeconfig's server (the cluster of context {context}), or check the port"
+        ),
+    })
 }
 
 /// What is wrong with the server's certificate and what to check, naming the kubeconfig's fields
@@ -805,27 +817,6 @@ mod tests {
                 .contains("presents a CA certificate (basicConstraints CA:TRUE) as its own")
         );
         assert_eq!(certificate_problem(&Problem::Revoked, "kind"), "the server's certificate was refused: Revoked");
-    }
-
-    #[test]
-    fn a_refused_certificate_is_found_inside_the_io_error_that_carries_it() {
-        #[derive(Debug)]
-        struct Connect(std::io::Error);
-        impl std::fmt::Display for Connect {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "client error (Connect)")
-            }
-        }
-        impl std::error::Error for Connect {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                Some(&self.0)
-            }
-        }
-        let tls = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
-        let error = Connect(std::io::Error::new(std::io::ErrorKind::InvalidData, tls));
-        assert!(tls_problem(&error, "kind").unwrap().contains("certificate signed by unknown authority"));
-        let refused = Connect(std::io::ErrorKind::ConnectionRefused.into());
-        assert_eq!(tls_problem(&refused, "kind"), None);
     }
 
     #[test]

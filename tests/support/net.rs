@@ -1,0 +1,129 @@
+//! Small servers on 127.0.0.1 for the connection tests: one that is not a Kubernetes API server
+//! (the same reply to every request, over TLS with the test certificate of `tests/fixtures/tls`).
+//! Each serves on its own thread until dropped.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The test CA (PEM) that signed the test server's certificate: for DNS `kube.proxy.test` and
+/// the IPs 127.0.0.1 and 0.0.0.0.
+pub fn test_ca() -> String {
+    std::fs::read_to_string(super::repo("tests/fixtures/tls/ca.pem")).unwrap()
+}
+
+/// A thread accepting connections on 127.0.0.1 and handing each to `serve` (on a thread of its
+/// own), until dropped.
+struct Listening {
+    port: u16,
+    stopped: Arc<AtomicBool>,
+}
+
+impl Listening {
+    fn start(serve: impl Fn(TcpStream) + Send + Sync + 'static) -> Listening {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let (serve, stop) = (Arc::new(serve), stopped.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+                let serve = serve.clone();
+                std::thread::spawn(move || serve(stream));
+            }
+        });
+        Listening { port, stopped }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        // Wakes the accepting thread, which then sees that it is stopped.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// An HTTP server that answers every request with the same reply, the request lines it was sent
+/// logged.
+pub struct OtherServer {
+    listening: Listening,
+}
+
+impl OtherServer {
+    /// Over TLS, with the test server's certificate (see [`test_ca`]).
+    pub fn tls(status: &str, content_type: &str, body: &str) -> OtherServer {
+        OtherServer::start(status, content_type, body, true)
+    }
+
+    fn start(status: &str, content_type: &str, body: &str, tls: bool) -> OtherServer {
+        let reply = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let config = tls.then(server_config);
+        let listening = Listening::start(move |stream| {
+            let answer = |stream: &mut dyn ReadWrite| {
+                if read_head(stream).is_some() {
+                    let _ = stream.write_all(reply.as_bytes()).and_then(|_| stream.flush());
+                }
+            };
+            match &config {
+                // A client that refuses the certificate ends the handshake: nothing to answer.
+                Some(config) => {
+                    let connection = rustls::ServerConnection::new(config.clone()).unwrap();
+                    let mut tls = rustls::StreamOwned::new(connection, stream);
+                    answer(&mut tls);
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
+                }
+                None => answer(&mut { stream }),
+            }
+        });
+        OtherServer { listening }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.listening.port
+    }
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+fn server_config() -> Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certificates = CertificateDer::pem_file_iter(super::repo("tests/fixtures/tls/server.pem"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(super::repo("tests/fixtures/tls/server-key.pem")).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certificates, key)
+        .unwrap();
+    Arc::new(config)
+}
+
+/// A request's head (up to its blank line, 64 KiB at most); `None` when the client left first.
+fn read_head(stream: &mut dyn Read) -> Option<String> {
+    let mut head = Vec::new();
+    let mut byte = [0];
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() > 64 << 10 || stream.read(&mut byte).ok()? == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
