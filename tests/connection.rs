@@ -86,3 +86,48 @@ fn https_to_a_plain_http_server_says_to_use_http() {
          http:// in the kubeconfig's server (the cluster of context c), or check the port\n"
     ));
 }
+
+#[test]
+fn a_server_that_is_not_a_kubernetes_api_server_is_named_with_what_it_answered() {
+    let page = format!("<!DOCTYPE html>\n<html><body>{}</body></html>", "Welcome! ".repeat(40));
+    let not_kubernetes = "does not answer as a Kubernetes API server (GET /version: HTTP ";
+    let check = "): check server of the cluster of context c in the kubeconfig\n";
+    for status in ["200 OK", "404 Not Found"] {
+        let server = OtherServer::http(status, "text/html; charset=utf-8", &page);
+        let url = format!("http://127.0.0.1:{}", server.port());
+        let out = kubeconfig(Test::new(), &url, "", "").args(["status", "demo"]).run().status(1);
+        let answered = format!(
+            "error: the server at {url}/ {not_kubernetes}{status}, text/html; charset=utf-8: \"<!DOCTYPE html>\\n<html><body>Welcome! "
+        );
+        let out = out.stderr_has(&answered).stderr_has(&format!(" We\"…{check}"));
+        // Not blamed on Kruise.
+        assert!(!out.stderr.contains("OpenKruise"), "{}", out.stderr);
+        // The discovery, then /version, once.
+        assert_eq!(
+            server.requests().iter().filter(|r| r.starts_with("GET /version ")).count(),
+            1,
+            "{:?}",
+            server.requests()
+        );
+    }
+    // An API server without Kruise is still told so.
+    let bare = fake_apiserver::FakeApiServer::builder().resource(fake_apiserver::leases()).start();
+    Test::new()
+        .kubeconfig(&bare)
+        .args(["status", "demo"])
+        .run()
+        .status(1)
+        .stderr_has("error: the API server serves no rollouts.rollouts.kruise.io (is OpenKruise Rollout installed?)");
+}
+
+#[test]
+fn an_error_reply_that_is_not_a_kubernetes_status_is_shown_bounded() {
+    // A proxy's page, say.
+    let page = format!("<html>{}</html>", "Access denied. ".repeat(50));
+    let server = OtherServer::http("403 Forbidden", "text/html", &page);
+    let url = format!("http://127.0.0.1:{}", server.port());
+    let out = kubeconfig(Test::new(), &url, "", "").args(["status", "demo"]).run().status(1);
+    let out =
+        out.stderr_has("error: discovering rollouts.kruise.io/v1beta1: the reply is \"<html>Access denied. Access");
+    out.stderr_has(" Access de\"… (403 not a Kubernetes Status)\n");
+}

@@ -96,6 +96,10 @@ pub struct Cluster {
     /// Discovery read (or being read) in this run, by `group/version`: the Rollouts that `status`
     /// reads at once wait for one request for their workloads' group, not one each.
     discovered: Arc<Mutex<HashMap<String, Discovered>>>,
+    /// What the server answered to `GET /version` when that is not what a Kubernetes API server
+    /// answers (`None`: it is one); asked once a run, only when discovery found nothing or a
+    /// reply was not JSON (see `Cluster::check_api_server`).
+    not_an_api_server: Arc<OnceCell<Option<String>>>,
     clock: ServerClock,
 }
 
@@ -253,6 +257,7 @@ impl Cluster {
             request_limit,
             discovery_dir,
             discovered: Default::default(),
+            not_an_api_server: Default::default(),
             clock,
         })
     }
@@ -298,8 +303,16 @@ impl Cluster {
         };
         let list = match listed {
             Ok(list) => list,
-            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
-            Err(e) => return Err(self.failure(&format!("discovering {api_version}"), e)),
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                self.check_api_server().await?;
+                return Ok(None);
+            }
+            Err(e) => {
+                if matches!(e, kube::Error::SerdeError(_)) {
+                    self.check_api_server().await?;
+                }
+                return Err(self.failure(&format!("discovering {api_version}"), e));
+            }
         };
         let resources: Vec<Resource> = list
             .resources
@@ -336,9 +349,49 @@ impl Cluster {
                 .preferred_version
                 .map(|v| v.version)
                 .or_else(|| api_group.versions.first().map(|v| v.version.clone()))),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                self.check_api_server().await?;
+                Ok(None)
+            }
             Err(e) => Err(self.failure(&format!("discovering {group}"), e)),
         }
+    }
+
+    /// An error saying what came back when the server does not answer `GET /version` as a
+    /// Kubernetes API server does (with its version, or a Status when it refuses): a web page
+    /// or a wrong path in the kubeconfig's server answers discovery with a 404 too, which would
+    /// otherwise be taken for a group it does not serve.
+    async fn check_api_server(&self) -> Result<(), Error> {
+        let found = self.not_an_api_server.get_or_try_init(|| self.ask_version()).await?;
+        match found {
+            None => Ok(()),
+            Some(answer) => Err(Error::Input(format!(
+                "the server at {} does not answer as a Kubernetes API server (GET /version: {answer}): check server \
+                 of the cluster of context {} in the kubeconfig",
+                self.server, self.context
+            ))),
+        }
+    }
+
+    /// `GET /version`: `None` when the answer is a Kubernetes API server's, else what it was.
+    async fn ask_version(&self) -> Result<Option<String>, Error> {
+        let doing = "asking the server its version (GET /version)";
+        let request = http::Request::get("/version")
+            .body(kube::client::Body::empty())
+            .map_err(|e| Error::Input(e.to_string()))?;
+        let response = self.client.send(request).await.map_err(|e| self.failure(doing, e))?;
+        let status = response.status();
+        let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .map_err(|e| self.failure(doing, e))?
+            .to_bytes();
+        let answer: Value = serde_json::from_slice(&body).unwrap_or_default();
+        if answer["gitVersion"].is_string() || answer["kind"] == "Status" {
+            return Ok(None);
+        }
+        let content_type = content_type.as_ref().and_then(|t| t.to_str().ok()).unwrap_or("no content type");
+        Ok(Some(format!("HTTP {status}, {content_type}: {}", start_of(&body))))
     }
 
     /// The resource for `kind` at `group/version` (targeted discovery of that group/version only).
@@ -550,7 +603,16 @@ impl Cluster {
                     ),
                     _ => status.message.clone(),
                 };
-                let failure = ApiFailure { code: Some(status.code), reason: status.reason.clone(), message };
+                let failure = match status.reason.as_str() {
+                    // kube's Status for a reply whose body is not one: the body whole as the
+                    // message, which may be a long web page.
+                    KUBE_NOT_A_STATUS => ApiFailure {
+                        code: Some(status.code),
+                        reason: "not a Kubernetes Status".into(),
+                        message: format!("the reply is {}", start_of(status.message.as_bytes())),
+                    },
+                    _ => ApiFailure { code: Some(status.code), reason: status.reason.clone(), message },
+                };
                 return Error::Api { doing: doing.to_string(), failure };
             }
             other if find_cause::<LengthLimitError>(&other, |_| true).is_some() => ApiFailure {
@@ -561,6 +623,11 @@ impl Cluster {
                      of very many objects comes near it)",
                     MAX_REPLY >> 20
                 ),
+            },
+            kube::Error::SerdeError(e) => ApiFailure {
+                code: None,
+                reason: "not JSON".into(),
+                message: format!("the reply is not the JSON a Kubernetes API server sends ({e})"),
             },
             other if timed_out(&other) => {
                 let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
@@ -605,6 +672,24 @@ fn pick(list: Value, resource: &Resource, names: &[&str]) -> Vec<Option<Value>> 
         found[*last] = Some(item);
     }
     found
+}
+
+/// The reason kube gives the Status it makes of an error reply that is not a Status.
+const KUBE_NOT_A_STATUS: &str = "Failed to parse error data";
+
+/// The most of a reply's body a message shows.
+const SHOWN_OF_A_REPLY: usize = 120;
+
+/// The start of a reply's body for a message: quoted and escaped (a web page's line ends, a
+/// binary reply), at most `SHOWN_OF_A_REPLY` bytes, `…` after it when there was more.
+fn start_of(body: &[u8]) -> String {
+    if body.is_empty() {
+        return "an empty body".into();
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(SHOWN_OF_A_REPLY)]);
+    // A character cut at the limit shows as U+FFFD, which is right: it was cut.
+    let more = if body.len() > SHOWN_OF_A_REPLY { "…" } else { "" };
+    format!("{text:?}{more}")
 }
 
 /// How many requests may wait for the client at once (the commands make a few dozen at most).
@@ -817,6 +902,20 @@ mod tests {
                 .contains("presents a CA certificate (basicConstraints CA:TRUE) as its own")
         );
         assert_eq!(certificate_problem(&Problem::Revoked, "kind"), "the server's certificate was refused: Revoked");
+    }
+
+    #[test]
+    fn the_start_of_a_reply_is_shown_quoted_and_bounded() {
+        assert_eq!(start_of(b"404 page not found\n"), r#""404 page not found\n""#);
+        assert_eq!(start_of(b""), "an empty body");
+        let page = format!("<html>{}</html>", "x".repeat(200));
+        let shown = start_of(page.as_bytes());
+        assert!(shown.starts_with("\"<html>xxx") && shown.ends_with("x\"…"), "{shown}");
+        assert_eq!(shown.chars().filter(|c| *c == 'x').count(), SHOWN_OF_A_REPLY - "<html>".len());
+        assert_eq!(
+            start_of("é".repeat(SHOWN_OF_A_REPLY).as_bytes()).chars().filter(|c| *c == 'é').count(),
+            SHOWN_OF_A_REPLY / 2
+        );
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Small servers on 127.0.0.1 for the connection tests: one that is not a Kubernetes API server
-//! (the same reply to every request, over TLS with the test certificate of `tests/fixtures/tls`).
-//! Each serves on its own thread until dropped.
+//! (the same reply to every request, over plain HTTP or TLS with the test certificate of
+//! `tests/fixtures/tls`). Each serves on its own thread until dropped.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The test CA (PEM) that signed the test server's certificate: for DNS `kube.proxy.test` and
@@ -54,9 +54,15 @@ impl Drop for Listening {
 /// logged.
 pub struct OtherServer {
     listening: Listening,
+    requests: Arc<Mutex<Vec<String>>>,
 }
 
 impl OtherServer {
+    /// Over plain HTTP: `status` (`404 Not Found`), `content_type` and `body`.
+    pub fn http(status: &str, content_type: &str, body: &str) -> OtherServer {
+        OtherServer::start(status, content_type, body, false)
+    }
+
     /// Over TLS, with the test server's certificate (see [`test_ca`]).
     pub fn tls(status: &str, content_type: &str, body: &str) -> OtherServer {
         OtherServer::start(status, content_type, body, true)
@@ -67,10 +73,13 @@ impl OtherServer {
             "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let logged = requests.clone();
         let config = tls.then(server_config);
         let listening = Listening::start(move |stream| {
             let answer = |stream: &mut dyn ReadWrite| {
-                if read_head(stream).is_some() {
+                if let Some(head) = read_head(stream) {
+                    logged.lock().unwrap().push(head.lines().next().unwrap_or_default().to_string());
                     let _ = stream.write_all(reply.as_bytes()).and_then(|_| stream.flush());
                 }
             };
@@ -86,11 +95,16 @@ impl OtherServer {
                 None => answer(&mut { stream }),
             }
         });
-        OtherServer { listening }
+        OtherServer { listening, requests }
     }
 
     pub fn port(&self) -> u16 {
         self.listening.port
+    }
+
+    /// The request lines received (`GET /version HTTP/1.1`).
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
     }
 }
 
