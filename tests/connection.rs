@@ -131,3 +131,22 @@ fn an_error_reply_that_is_not_a_kubernetes_status_is_shown_bounded() {
         out.stderr_has("error: discovering rollouts.kruise.io/v1beta1: the reply is \"<html>Access denied. Access");
     out.stderr_has(" Access de\"… (403 not a Kubernetes Status)\n");
 }
+
+#[test]
+fn a_token_file_ending_in_a_line_end_is_trimmed_as_kubectl_trims_it() {
+    let server = shop(2, "StepPaused").start();
+    // `kubectl create token … > token` leaves a line end.
+    let test = kubeconfig(Test::new(), &server.url(), "", "tokenFile: token").file("token", "tok-from-file\n");
+    test.run_args(["status", "demo"]).success();
+    let sent: Vec<Option<String>> = server.requests().iter().map(|r| r.authorization.clone()).collect();
+    assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some("Bearer tok-from-file")), "{sent:?}");
+    // A token no header can carry: the user and the file named, nothing sent.
+    let server = shop(2, "StepPaused").start();
+    let test = kubeconfig(Test::new(), &server.url(), "", "tokenFile: token").file("token", "tok\u{7}en\n");
+    test.run_args(["status", "demo"]).status(1).stderr_has(&format!(
+        "error: reading the kubeconfig's tokenFile (of user \"u\"): {}: the token holds a control character, which \
+         an HTTP header cannot carry\n",
+        test.path("token").display()
+    ));
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}

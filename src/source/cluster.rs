@@ -6,6 +6,7 @@ use super::deadline::DeadlineLayer;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::files::{self, Existing};
 use super::retry::Retries;
+use super::token_file::TokenFile;
 use crate::change::{Change, Request};
 use crate::error::{ApiFailure, Error};
 use crate::model::{ObjectKey, Permission};
@@ -21,13 +22,13 @@ use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::OnceCell;
 use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
-use tower::util::MapResponseLayer;
+use tower::util::{MapRequestLayer, MapResponseLayer};
 
 /// The field manager named in writes.
 pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
@@ -182,6 +183,8 @@ impl Cluster {
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
         super::kubeconfig::check_named_files(&kubeconfig, &context)?;
+        let user = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref());
+        let user = user.and_then(|c| c.user.clone()).unwrap_or_default();
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
@@ -218,6 +221,14 @@ impl Cluster {
                 }
             }
         }
+        // kube would send the file's token untrimmed.
+        let token_file = match super::kubeconfig::token_file(&config.auth_info) {
+            Some(path) => Some(Arc::new(TokenFile::read(Path::new(path), &user)?)),
+            None => None,
+        };
+        if token_file.is_some() {
+            config.auth_info.token_file = None;
+        }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
         let discovery_dir = files::xdg_dir("XDG_CACHE_HOME", ".cache")
@@ -246,6 +257,12 @@ impl Cluster {
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
             // A token from an exec plugin is put on each request here, and renewed as it expires.
             .with_layer(&tower::util::option_layer(plugin_token.map(Authenticate)))
+            .with_layer(&tower::util::option_layer(token_file.map(|file| {
+                MapRequestLayer::new(move |mut request: http::Request<kube::client::Body>| {
+                    request.headers_mut().insert(http::header::AUTHORIZATION, file.header());
+                    request
+                })
+            })))
             .with_layer(&RetryLayer::new(Retries::default()));
         let client = builder.build();
         Ok(Cluster {

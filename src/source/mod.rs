@@ -7,4 +7,5 @@ pub mod files;
 mod kubeconfig;
 pub mod live;
 pub mod retry;
+mod token_file;
 pub mod watch;
