@@ -3,7 +3,7 @@
 
 use crate::support::Test;
 use crate::support::cluster::*;
-use crate::support::net::{OtherServer, test_ca};
+use crate::support::net::{ConnectProxy, OtherServer, test_ca};
 
 /// A kubeconfig whose one context `c` (namespace `shop`) reaches `server`, with `cluster` and
 /// `user` as the YAML of the rest of the cluster's and the user's fields (a flow mapping's
@@ -148,5 +148,78 @@ fn a_token_file_ending_in_a_line_end_is_trimmed_as_kubectl_trims_it() {
          an HTTP header cannot carry\n",
         test.path("token").display()
     ));
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
+fn https_proxy_is_used_for_an_https_server_as_kubectl_uses_it() {
+    let server = OtherServer::tls("403 Forbidden", "application/json", FORBIDDEN);
+    let proxy = ConnectProxy::start();
+    // A name only the proxy can reach: it goes there, never to this host's resolver.
+    let url = format!("https://kube.proxy.test:{}", server.port());
+    let test = kubeconfig(Test::new(), &url, "certificate-authority: ca.pem", "");
+    let out = test.env("HTTPS_PROXY", &proxy.url()).args(["status", "demo"]).run().status(1);
+    out.stderr_has("reached the test server (403 Forbidden)");
+    let target = format!("kube.proxy.test:{}", server.port());
+    assert!(!proxy.targets().is_empty() && proxy.targets().iter().all(|t| *t == target), "{:?}", proxy.targets());
+    // The lowercase spelling, and a kubeconfig's proxy-url, which wins over the environment.
+    let test =
+        kubeconfig(Test::new(), &url, &format!("certificate-authority: ca.pem, proxy-url: '{}'", proxy.url()), "");
+    let out = test.env("https_proxy", "http://127.0.0.1:9").args(["status", "demo"]).run().status(1);
+    out.stderr_has("reached the test server (403 Forbidden)");
+}
+
+#[test]
+fn no_proxy_and_the_servers_scheme_decide_whether_the_proxy_is_used() {
+    let server = shop(2, "StepPaused").start();
+    let proxy = ConnectProxy::start();
+    let port = server.url().rsplit_once(':').unwrap().1.to_string();
+    // 0.0.0.0 reaches this host, and Go proxies it (only localhost and loopback addresses not).
+    let test = kubeconfig(Test::new(), &format!("http://0.0.0.0:{port}"), "", "");
+    let status = |test: &Test| test.run_args(["status", "demo"]).success().stdout_has("Rollout shop/demo\n");
+    status(&test.env("HTTP_PROXY", &proxy.url()));
+    let through = proxy.targets().len();
+    assert!(through > 0 && proxy.targets().iter().all(|t| *t == format!("0.0.0.0:{port}")), "{:?}", proxy.targets());
+    // NO_PROXY covering the server: straight to it.
+    let test = kubeconfig(Test::new(), &format!("http://0.0.0.0:{port}"), "", "");
+    for no_proxy in ["0.0.0.0", "example.com, 0.0.0.0/8", "*", ",0.0.0.0:", "0.0.0.0:{port}"] {
+        let test = Test::new().file("kubeconfig", &std::fs::read_to_string(test.path("kubeconfig")).unwrap());
+        status(&test.env("HTTP_PROXY", &proxy.url()).env("NO_PROXY", &no_proxy.replace("{port}", &port)));
+    }
+    // HTTPS_PROXY is for https:// servers only, and a loopback server is never proxied (the
+    // audit's case: every command failed).
+    status(&Test::new().kubeconfig(&server).env("HTTPS_PROXY", "http://127.0.0.1:9").env("NO_PROXY", "127.0.0.1"));
+    status(&test.env("https_proxy", "http://127.0.0.1:9"));
+    status(&Test::new().kubeconfig(&server).env("HTTP_PROXY", "http://127.0.0.1:9"));
+    assert_eq!(proxy.targets().len(), through, "{:?}", proxy.targets());
+    // A kubeconfig's proxy-url is used for every server, loopback too (as client-go uses it).
+    let url = server.url();
+    let test = kubeconfig(Test::new(), &url, &format!("proxy-url: '{}'", proxy.url()), "");
+    status(&test.env("NO_PROXY", "*"));
+    assert_eq!(proxy.targets().last(), Some(&format!("127.0.0.1:{port}")));
+}
+
+#[test]
+fn a_proxy_that_cannot_be_reached_is_named() {
+    let test = kubeconfig(Test::new(), "https://kube.proxy.test:6443", "", "");
+    test.env("HTTPS_PROXY", "127.0.0.1:9").args(["status", "demo"]).run().status(1).stderr_has(
+        "error: discovering rollouts.kruise.io/v1beta1 at https://kube.proxy.test:6443/ through the proxy \
+         http://127.0.0.1:9/: ",
+    );
+}
+
+#[test]
+fn a_proxy_that_cannot_be_used_is_refused_naming_the_setting() {
+    let server = shop(2, "StepPaused").start();
+    let test = kubeconfig(Test::new(), &server.url().replace("127.0.0.1", "0.0.0.0"), "", "");
+    test.env("HTTP_PROXY", "ftp://proxy.corp:21").args(["status", "demo"]).run().status(1).stderr_has(
+        "error: connecting to the cluster of context c: HTTP_PROXY \"ftp://proxy.corp:21\" is not a proxy URL: give \
+         http://, https:// or socks5:// with the proxy's host and port; or unset it, or name the server in NO_PROXY\n",
+    );
+    let test = kubeconfig(Test::new(), &server.url(), "proxy-url: 'proxy.corp:3128'", "");
+    test.args(["status", "demo"]).run().status(1).stderr_has(
+        "error: connecting to the cluster of context c: the cluster's proxy-url \"proxy.corp:3128\" is not a proxy \
+         URL: give http://, https:// or socks5:// with the proxy's host and port\n",
+    );
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 }

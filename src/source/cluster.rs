@@ -5,6 +5,7 @@
 use super::deadline::DeadlineLayer;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::files::{self, Existing};
+use super::proxy::ProxyEnv;
 use super::retry::Retries;
 use super::token_file::TokenFile;
 use crate::change::{Change, Request};
@@ -12,6 +13,7 @@ use crate::error::{ApiFailure, Error};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use http::Uri;
 use http_body_util::{LengthLimitError, Limited};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
@@ -91,6 +93,8 @@ pub struct Cluster {
     pub user: Option<String>,
     /// The API server's URL, for messages.
     pub server: String,
+    /// The proxy requests go through, if any, for messages.
+    proxy: Option<String>,
     /// The time limit of one request (for messages); `None` for none.
     request_limit: Option<Duration>,
     discovery_dir: Option<PathBuf>,
@@ -183,15 +187,22 @@ impl Cluster {
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
         super::kubeconfig::check_named_files(&kubeconfig, &context)?;
-        let user = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref());
-        let user = user.and_then(|c| c.user.clone()).unwrap_or_default();
+        let named = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref());
+        let user = named.and_then(|c| c.user.clone()).unwrap_or_default();
+        let cluster = named.and_then(|c| kubeconfig.clusters.iter().find(|k| k.name == c.cluster));
+        let proxy_url = cluster.and_then(|k| k.cluster.as_ref()).and_then(|k| k.proxy_url.clone());
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .map_err(|e| super::kubeconfig::context_error(&contexts, &context, e))?;
-        // A plain-HTTP server (kubectl proxy, a local test server) never does TLS; an empty root
-        // store spares loading the system's certificates, which costs more than the request.
-        if config.cluster_url.scheme_str() == Some("http") && config.root_cert.is_none() {
+        // kube chose from HTTPS_PROXY alone, and matched NO_PROXY against the proxy's URL.
+        config.proxy_url = super::proxy::proxy_for(&config.cluster_url, proxy_url.as_deref(), &ProxyEnv::read())
+            .map_err(|why| Error::Input(format!("connecting to the cluster of context {context}: {why}")))?;
+        // A plain-HTTP server (kubectl proxy, a local test server) never does TLS, unless through
+        // an https:// proxy; an empty root store spares loading the system's certificates, which
+        // costs more than the request.
+        let tls_to_the_proxy = config.proxy_url.as_ref().is_some_and(|p| p.scheme_str() == Some("https"));
+        if config.cluster_url.scheme_str() == Some("http") && config.root_cert.is_none() && !tls_to_the_proxy {
             config.root_cert = Some(Vec::new());
         }
         if let Some(user) = &args.as_user {
@@ -231,6 +242,7 @@ impl Cluster {
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
+        let proxy = config.proxy_url.as_ref().map(Uri::to_string);
         let discovery_dir = files::xdg_dir("XDG_CACHE_HOME", ".cache")
             .map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
@@ -271,6 +283,7 @@ impl Cluster {
             context,
             user: args.as_user.clone(),
             server,
+            proxy,
             request_limit,
             discovery_dir,
             discovered: Default::default(),
@@ -664,7 +677,8 @@ impl Cluster {
             },
         };
         // A request that never got an answer names the server it was sent to.
-        Error::Api { doing: format!("{doing} at {}", self.server), failure }
+        let through = self.proxy.as_ref().map(|proxy| format!(" through the proxy {proxy}")).unwrap_or_default();
+        Error::Api { doing: format!("{doing} at {}{through}", self.server), failure }
     }
 }
 

@@ -181,6 +181,15 @@ pub fn context_error(contexts: &[String], context: &str, error: KubeconfigError)
     Error::Input(match error {
         KubeconfigError::CurrentContextNotSet => format!("the kubeconfig sets no current-context\n  tip: {choose}"),
         KubeconfigError::LoadContext(_) => format!("kubeconfig context {context:?} does not exist\n  tip: {choose}"),
+        // kube reads the proxy variables itself while loading (super::proxy decides after it),
+        // and parses NO_PROXY more strictly than Go.
+        KubeconfigError::ParseNoProxy(e) => format!(
+            "NO_PROXY (or no_proxy) cannot be read: {e} (the client library refuses an empty entry, such as a \
+             stray comma, and an entry that is not a host, address or range, which kubectl skips): remove it"
+        ),
+        KubeconfigError::ParseProxyUrl(e) => {
+            format!("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: {e}")
+        }
         other => format!("kubeconfig context {context:?}: {other}"),
     })
 }
@@ -207,6 +216,23 @@ mod tests {
             error.ends_with(
                 "the kubeconfig has no contexts; add one with `kubectl config set-context`, or use another file"
             ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_proxy_setting_kube_cannot_read_is_named() {
+        let error = context_error(&[], "dev", KubeconfigError::ParseNoProxy(kube::config::NoProxyError::EmptyValue));
+        assert!(
+            error
+                .to_string()
+                .starts_with("NO_PROXY (or no_proxy) cannot be read: comma-separated value is empty (the client"),
+            "{error}"
+        );
+        let bad = "http://a b".parse::<http::Uri>().unwrap_err();
+        let error = context_error(&[], "dev", KubeconfigError::ParseProxyUrl(bad)).to_string();
+        assert!(
+            error.starts_with("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: "),
             "{error}"
         );
     }

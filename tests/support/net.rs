@@ -1,9 +1,10 @@
 //! Small servers on 127.0.0.1 for the connection tests: one that is not a Kubernetes API server
 //! (the same reply to every request, over plain HTTP or TLS with the test certificate of
-//! `tests/fixtures/tls`). Each serves on its own thread until dropped.
+//! `tests/fixtures/tls`), and a CONNECT proxy. Each serves on its own thread until dropped, and
+//! only ever connects to 127.0.0.1.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -140,4 +141,50 @@ fn read_head(stream: &mut dyn Read) -> Option<String> {
         head.push(byte[0]);
     }
     Some(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// An HTTP proxy that tunnels `CONNECT host:port` to 127.0.0.1:port, whatever the host (so a
+/// name that does not resolve reaches the test's server), logging each target.
+pub struct ConnectProxy {
+    listening: Listening,
+    targets: Arc<Mutex<Vec<String>>>,
+}
+
+impl ConnectProxy {
+    pub fn start() -> ConnectProxy {
+        let targets = Arc::new(Mutex::new(Vec::new()));
+        let logged = targets.clone();
+        let listening = Listening::start(move |mut client| {
+            let Some(head) = read_head(&mut client) else { return };
+            let target = head.strip_prefix("CONNECT ").and_then(|rest| rest.split(' ').next()).unwrap_or_default();
+            logged.lock().unwrap().push(target.to_string());
+            let port = target.rsplit_once(':').and_then(|(_, port)| port.parse::<u16>().ok());
+            let Some(server) = port.and_then(|port| TcpStream::connect(("127.0.0.1", port)).ok()) else {
+                let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
+                return;
+            };
+            if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").is_err() {
+                return;
+            }
+            let (mut from_client, mut to_server) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let upstream = std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_client, &mut to_server);
+                let _ = to_server.shutdown(Shutdown::Write);
+            });
+            let (mut from_server, mut to_client) = (server, client);
+            let _ = std::io::copy(&mut from_server, &mut to_client);
+            let _ = to_client.shutdown(Shutdown::Write);
+            let _ = upstream.join();
+        });
+        ConnectProxy { listening, targets }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.listening.port)
+    }
+
+    /// The `host:port` of each CONNECT received.
+    pub fn targets(&self) -> Vec<String> {
+        self.targets.lock().unwrap().clone()
+    }
 }
