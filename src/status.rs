@@ -110,6 +110,10 @@ pub struct ObjectView {
     pub position: Position,
     /// The script and its short hash.
     pub script: Option<String>,
+    /// What else is known of it (the plan warns of each): a canary Ingress that is not the
+    /// Rollout's, or whose spec is not the one the stable Ingress makes now.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A claim on a Rollout (an `approve` or `restore` holding it, or one left to expire), as
@@ -157,6 +161,10 @@ impl ClaimView {
 pub struct RolloutView {
     pub name: String,
     pub namespace: String,
+    /// `metadata.uid` (empty when the Rollout does not parse): following tells a Rollout made
+    /// again under the same name from the one it followed.
+    #[serde(skip)]
+    pub uid: String,
     pub phase: String,
     pub strategy: String,
     /// `metadata.generation`: a change means someone edited the spec.
@@ -264,6 +272,7 @@ impl RolloutView {
         RolloutView {
             name: rollout.name.clone(),
             namespace: namespace.into(),
+            uid: rollout.uid.clone(),
             phase: status.phase.clone().unwrap_or_else(|| "unknown".into()),
             strategy: format!("{style}, {} steps", rollout.steps.len()),
             generation: rollout.generation,
@@ -304,6 +313,7 @@ impl RolloutView {
         RolloutView {
             name: name.into(),
             namespace: namespace.into(),
+            uid: String::new(),
             phase: "unknown".into(),
             strategy: "its spec does not parse".into(),
             generation: None,
@@ -372,6 +382,9 @@ impl RolloutView {
                     let script =
                         object.script.as_deref().map(|s| format!("  {}", paint(output::DIM, s))).unwrap_or_default();
                     let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &format!("{text:<places$}")));
+                    for note in &object.notes {
+                        let _ = writeln!(out, "      {}", paint(YELLOW, &format!("note: {note}")));
+                    }
                 }
             }
         }
@@ -456,6 +469,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         name: object.reference.name.clone(),
                         position,
                         script: None,
+                        notes: object.foreign_canary.iter().chain(&object.notes).cloned().collect(),
                     });
                     views.len() - 1
                 }
@@ -467,12 +481,15 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     true
                 }
                 Action::Rules(_) => true,
-                Action::Restore | Action::Delete | Action::Keep(_) => false,
+                // A restore places nothing at a step: the object is then at its original.
+                Action::Restore | Action::RestoreRules(_) | Action::Delete | Action::Keep(_) => false,
             };
-            let untouched = matches!(view.position, Position::Original | Position::Absent);
+            // A step's plan that leaves the object as it is places it there, even when it shows
+            // no sign of a release (an HTTPRoute whose rules a match step dropped): only an
+            // object that is not there stays absent.
             if let Some(step) = stage.stage
                 && routes
-                && !untouched
+                && view.position != Position::Absent
                 && !object.changed()
             {
                 match &mut view.position {

@@ -65,12 +65,17 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
     selected Rollouts that write one object are refused. The approval is a merge patch of the status \
     subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
-    its next write (a second one at once).";
+    its next write (a second one at once).\n\n\
+    --until-step and --to-end follow the Rollouts as status -w does: a request that fails on the way is tried \
+    again until --timeout, and a Rollout that fails, is deleted or is deleted and made again stops the \
+    sequence (exit 1).";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
-    original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute gets the \
-    controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, and every rule \
-    left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
+    original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute a release \
+    touched gets the controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, \
+    and every rule left without a backendRef (a redirect, too) deleted, shown in the diff; one with no backendRef \
+    to the canary Service (with canary = stable: whose Rollout has no release in progress) is already restored \
+    and not written, and a note says what the controller's own restore would still delete. A canary Ingress the controller made \
     is deleted (the stable Ingress is never written). The objects of a TrafficRouting another Rollout still holds \
     (its finalizer progressing.rollouts.kruise.io/<rollout>) are left as they are, as the controller leaves them \
     until no Rollout holds it; a note says so.\n\n\
@@ -109,16 +114,20 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
     the release is ending or over: what the controller does to the routing instead), the step state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
-    object whether it is at its original (an HTTPRoute: no backendRef to the canary Service; a canary Ingress: \
-    absent), at step k (planning step k from it writes nothing), or drifted (neither), with the script used; and \
+    object whether it is at step k (planning step k from it writes nothing), at its original (an HTTPRoute: no \
+    backendRef to the canary Service; a canary Ingress: absent), or drifted (neither), with the script used; and \
     who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
     (claim).\n\n\
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
     does.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
-    0 as soon as they wait for approval. It watches the Rollouts as kubectl get -w does (resumed from the last \
-    resourceVersion when the connection drops; read every 2s where watching them is forbidden) and reads \
-    everything again on each change and every 30s. On a terminal it is a live view on stderr: a line per Rollout \
+    0 as soon as they wait for approval. A Rollout followed that is deleted, or deleted and made again (another \
+    uid), ends it with an error, and so does a first read that finds none (no matching resources found). It \
+    watches the Rollouts as kubectl get -w does (resumed from the last resourceVersion when the connection drops; \
+    read every 2s where watching them is forbidden) and reads everything again on each change and every 30s. \
+    After the first read, a request that gets no answer, or a busy server's 429 or 5xx, is tried again (after \
+    1s, doubling up to 30s, with a warning) until it works, --timeout passes or a signal; any other answer ends \
+    it. On a terminal it is a live view on stderr: a line per Rollout \
     with a spinner, the step as a progress bar and the traffic split, and a timed pause's countdown; otherwise a \
     timestamped line per change.";
 
@@ -146,15 +155,17 @@ const APPROVE_REFUSALS: &str = "\
 not StepPaused, not progressing or ending, --expect-step or --until-step not met,
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
        else's edit, a stored original that does not parse or holds no spec, two Rollouts writing
-       one object, no terminal to confirm";
+       one object, an Ingress named <name>-canary the Rollout did not make (without --force), no
+       terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
 edits made during the release, Rollouts that cannot be read, or a --from-backup
        file that is not whole, holds no spec where the object has one or is of an object made
-       again since, without --force; permissions, another run's claim, someone else's edit, a
-       stored original that does not parse or holds no spec, a backup that is not a gateway
-       object, no terminal to confirm";
+       again since, or an Ingress named <name>-canary the Rollout did not make (left as it is),
+       without --force; permissions, another run's claim, someone else's edit, a stored original
+       that does not parse or holds no spec, a backup that is not a gateway object, no terminal
+       to confirm";
 
 /// The exit codes of a command that writes (approve, restore), with what it refuses.
 fn write_exit_codes(refusals: &str) -> String {
@@ -186,7 +197,8 @@ Exit codes:
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
   0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
-  1    error; with -w: a Rollout failed, or --timeout passed
+  1    error; with -w: a Rollout failed, was deleted or made again, none was found, or --timeout
+       passed
   130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP)";
 
 #[derive(Parser, Debug)]
@@ -285,6 +297,7 @@ impl ConnectionFlags {
             as_user: self.as_user.clone(),
             as_groups: self.as_groups.clone(),
             request_timeout: self.request_timeout,
+            plugin_terminal: Default::default(),
         }
     }
 
