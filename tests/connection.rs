@@ -3,7 +3,7 @@
 
 use crate::support::Test;
 use crate::support::cluster::*;
-use crate::support::net::{ConnectProxy, OtherServer, test_ca};
+use crate::support::net::{OtherServer, Proxy, test_ca};
 
 /// A kubeconfig whose one context `c` (namespace `shop`) reaches `server`, with `cluster` and
 /// `user` as the YAML of the rest of the cluster's and the user's fields (a flow mapping's
@@ -154,7 +154,7 @@ fn a_token_file_ending_in_a_line_end_is_trimmed_as_kubectl_trims_it() {
 #[test]
 fn https_proxy_is_used_for_an_https_server_as_kubectl_uses_it() {
     let server = OtherServer::tls("403 Forbidden", "application/json", FORBIDDEN);
-    let proxy = ConnectProxy::start();
+    let proxy = Proxy::http();
     // A name only the proxy can reach: it goes there, never to this host's resolver.
     let url = format!("https://kube.proxy.test:{}", server.port());
     let test = kubeconfig(Test::new(), &url, "certificate-authority: ca.pem", "");
@@ -167,12 +167,18 @@ fn https_proxy_is_used_for_an_https_server_as_kubectl_uses_it() {
         kubeconfig(Test::new(), &url, &format!("certificate-authority: ca.pem, proxy-url: '{}'", proxy.url()), "");
     let out = test.env("https_proxy", "http://127.0.0.1:9").args(["status", "demo"]).run().status(1);
     out.stderr_has("reached the test server (403 Forbidden)");
+    // A SOCKS5 proxy, which is handed the name too.
+    let socks = Proxy::socks5();
+    let test = kubeconfig(Test::new(), &url, "certificate-authority: ca.pem", "");
+    let out = test.env("HTTPS_PROXY", &socks.url()).args(["status", "demo"]).run().status(1);
+    out.stderr_has("reached the test server (403 Forbidden)");
+    assert!(!socks.targets().is_empty() && socks.targets().iter().all(|t| *t == target), "{:?}", socks.targets());
 }
 
 #[test]
 fn no_proxy_and_the_servers_scheme_decide_whether_the_proxy_is_used() {
     let server = shop(2, "StepPaused").start();
-    let proxy = ConnectProxy::start();
+    let proxy = Proxy::http();
     let port = server.url().rsplit_once(':').unwrap().1.to_string();
     // 0.0.0.0 reaches this host, and Go proxies it (only localhost and loopback addresses not).
     let test = kubeconfig(Test::new(), &format!("http://0.0.0.0:{port}"), "", "");

@@ -1,6 +1,6 @@
 //! Small servers on 127.0.0.1 for the connection tests: one that is not a Kubernetes API server
 //! (the same reply to every request, over plain HTTP or TLS with the test certificate of
-//! `tests/fixtures/tls`), and a CONNECT proxy. Each serves on its own thread until dropped, and
+//! `tests/fixtures/tls`), and an HTTP (CONNECT) or SOCKS5 proxy. Each serves on its own thread until dropped, and
 //! only ever connects to 127.0.0.1.
 
 use std::io::{Read, Write};
@@ -143,29 +143,82 @@ fn read_head(stream: &mut dyn Read) -> Option<String> {
     Some(String::from_utf8_lossy(&head).into_owned())
 }
 
-/// An HTTP proxy that tunnels `CONNECT host:port` to 127.0.0.1:port, whatever the host (so a
-/// name that does not resolve reaches the test's server), logging each target.
-pub struct ConnectProxy {
+/// What a proxy's handshake read: the target asked for, and the reply to send once connecting to
+/// it succeeded (true) or failed.
+type Asked = (String, fn(bool) -> &'static [u8]);
+
+/// A proxy that tunnels each connection asked for to 127.0.0.1 at the port asked for, whatever
+/// the host (so a name that does not resolve reaches the test's server), logging each target:
+/// an HTTP proxy (`CONNECT host:port`) or a SOCKS5 one (RFC 1928, without authentication).
+pub struct Proxy {
     listening: Listening,
+    scheme: &'static str,
     targets: Arc<Mutex<Vec<String>>>,
 }
 
-impl ConnectProxy {
-    pub fn start() -> ConnectProxy {
+impl Proxy {
+    pub fn http() -> Proxy {
+        Proxy::start("http", |client| {
+            let head = read_head(client)?;
+            let target = head.strip_prefix("CONNECT ")?.split(' ').next()?.to_string();
+            let reply = |ok: bool| {
+                if ok {
+                    &b"HTTP/1.1 200 Connection established\r\n\r\n"[..]
+                } else {
+                    b"HTTP/1.1 502 Bad Gateway\r\n\r\n"
+                }
+            };
+            Some((target, reply))
+        })
+    }
+
+    pub fn socks5() -> Proxy {
+        Proxy::start("socks5", |client| {
+            let mut greeting = [0; 2];
+            client.read_exact(&mut greeting).ok()?;
+            let mut methods = vec![0; usize::from(greeting[1])];
+            client.read_exact(&mut methods).ok()?;
+            // No authentication.
+            client.write_all(&[5, 0]).ok()?;
+            let mut request = [0; 4];
+            client.read_exact(&mut request).ok()?;
+            let host = match request[3] {
+                1 => {
+                    let mut ip = [0; 4];
+                    client.read_exact(&mut ip).ok()?;
+                    std::net::Ipv4Addr::from(ip).to_string()
+                }
+                3 => {
+                    let mut length = [0];
+                    client.read_exact(&mut length).ok()?;
+                    let mut name = vec![0; usize::from(length[0])];
+                    client.read_exact(&mut name).ok()?;
+                    String::from_utf8(name).ok()?
+                }
+                _ => return None,
+            };
+            let mut port = [0; 2];
+            client.read_exact(&mut port).ok()?;
+            let target = format!("{host}:{}", u16::from_be_bytes(port));
+            let reply =
+                |ok: bool| if ok { &[5, 0, 0, 1, 0, 0, 0, 0, 0, 0][..] } else { &[5, 1, 0, 1, 0, 0, 0, 0, 0, 0] };
+            Some((target, reply))
+        })
+    }
+
+    /// `handshake` reads what the client asks for.
+    fn start(scheme: &'static str, handshake: fn(&mut TcpStream) -> Option<Asked>) -> Proxy {
         let targets = Arc::new(Mutex::new(Vec::new()));
         let logged = targets.clone();
         let listening = Listening::start(move |mut client| {
-            let Some(head) = read_head(&mut client) else { return };
-            let target = head.strip_prefix("CONNECT ").and_then(|rest| rest.split(' ').next()).unwrap_or_default();
-            logged.lock().unwrap().push(target.to_string());
+            let Some((target, reply)) = handshake(&mut client) else { return };
+            logged.lock().unwrap().push(target.clone());
             let port = target.rsplit_once(':').and_then(|(_, port)| port.parse::<u16>().ok());
-            let Some(server) = port.and_then(|port| TcpStream::connect(("127.0.0.1", port)).ok()) else {
-                let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
-                return;
-            };
-            if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").is_err() {
+            let server = port.and_then(|port| TcpStream::connect(("127.0.0.1", port)).ok());
+            if client.write_all(reply(server.is_some())).is_err() {
                 return;
             }
+            let Some(server) = server else { return };
             let (mut from_client, mut to_server) = (client.try_clone().unwrap(), server.try_clone().unwrap());
             let upstream = std::thread::spawn(move || {
                 let _ = std::io::copy(&mut from_client, &mut to_server);
@@ -176,14 +229,14 @@ impl ConnectProxy {
             let _ = to_client.shutdown(Shutdown::Write);
             let _ = upstream.join();
         });
-        ConnectProxy { listening, targets }
+        Proxy { listening, scheme, targets }
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.listening.port)
+        format!("{}://127.0.0.1:{}", self.scheme, self.listening.port)
     }
 
-    /// The `host:port` of each CONNECT received.
+    /// The `host:port` of each tunnel asked for.
     pub fn targets(&self) -> Vec<String> {
         self.targets.lock().unwrap().clone()
     }
