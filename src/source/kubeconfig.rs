@@ -184,8 +184,8 @@ pub fn context_error(contexts: &[String], context: &str, error: KubeconfigError)
         // kube reads the proxy variables itself while loading (super::proxy decides after it),
         // and parses NO_PROXY more strictly than Go.
         KubeconfigError::ParseNoProxy(e) => format!(
-            "NO_PROXY (or no_proxy) cannot be read: {e} (the client library refuses an empty entry, such as a \
-             stray comma, and an entry that is not a host, address or range, which kubectl skips): remove it"
+            "NO_PROXY (or no_proxy) cannot be read: {e} (the client library refuses entries kubectl takes: an \
+             empty one, such as a stray comma, a * among others, one that is not a host, address or range): fix it"
         ),
         KubeconfigError::ParseProxyUrl(e) => {
             format!("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: {e}")
