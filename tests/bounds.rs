@@ -437,7 +437,7 @@ fn a_token_file_is_read_within_a_bound() {
     let test = token_file_kubeconfig(Test::new(), &server, "kube", "/dev/zero");
     let (output, took) = timed(&test, &["approve", "demo", "--yes", "--kubeconfig", "kube/config"]);
     output.status(1).stderr_has(
-        "error: reading the kubeconfig's tokenFile: /dev/zero: the input passes 1 MiB, the limit for a file a \
+        "error: reading the kubeconfig's tokenFile (of user \"fake-user\"): /dev/zero: the input passes 1 MiB, the limit for a file a \
          kubeconfig names (tokenFile, client-certificate, client-key, certificate-authority)",
     );
     assert!(took < Duration::from_secs(15), "took {took:?}");

@@ -7,6 +7,7 @@ mod bounds;
 mod cli;
 mod cluster;
 mod completion;
+mod connection;
 mod differential;
 mod differential_ingress;
 mod docs;

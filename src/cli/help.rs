@@ -23,6 +23,10 @@ pub const ENVIRONMENT_AND_FILES: &str = "\
 Environment:
   KUBECONFIG             the kubeconfig files, ':'-separated (default ~/.kube/config); --kubeconfig
                          wins over it
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or lowercase)
+                         the proxy for an https:// (http://) API server unless NO_PROXY names it,
+                         as in kubectl: never for localhost or a loopback address; a cluster's
+                         proxy-url in the kubeconfig wins
   KUBECTL_EXTERNAL_DIFF  the program that shows object diffs, run as kubectl diff runs it (exit
                          status 0 or 1: a diff; another: an error)
   NO_COLOR               not empty: no colour (as --no-color), whatever else is set

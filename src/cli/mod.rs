@@ -278,8 +278,8 @@ pub struct ConnectionFlags {
     /// Username to impersonate for the operation
     #[arg(long = "as", value_name = "USER")]
     pub as_user: Option<String>,
-    /// Group to impersonate for the operation (repeatable)
-    #[arg(long = "as-group", value_name = "GROUP")]
+    /// Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
+    #[arg(long = "as-group", value_name = "GROUP", requires = "as_user")]
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server (to connect, send it and read its whole
     /// answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s
@@ -292,14 +292,24 @@ impl ConnectionFlags {
     pub fn connection(&self) -> ConnectionArgs {
         ConnectionArgs {
             kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            namespace: self.namespace.clone(),
+            context: given(&self.context),
+            namespace: self.namespace(),
             as_user: self.as_user.clone(),
             as_groups: self.as_groups.clone(),
             request_timeout: self.request_timeout,
             plugin_terminal: Default::default(),
         }
     }
+
+    /// `-n`, unless empty: kubectl takes `-n ""` (say `-n "$NS"` with NS unset) as not given.
+    pub fn namespace(&self) -> Option<String> {
+        given(&self.namespace)
+    }
+}
+
+/// A flag's value, `None` when empty, as kubectl takes an empty `--context` or `-n`.
+fn given(value: &Option<String>) -> Option<String> {
+    value.clone().filter(|v| !v.is_empty())
 }
 
 #[derive(Subcommand, Debug)]

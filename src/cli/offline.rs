@@ -43,12 +43,13 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let manifests = if args.kustomize.is_some() { "-k" } else { "-f" };
         return Err(Error::Input(format!("{flags} {need} a cluster: name Rollouts without {manifests}")).into());
     }
-    let namespace = args.cluster.namespace.as_deref().unwrap_or("default");
+    let given = args.cluster.namespace();
+    let namespace = given.as_deref().unwrap_or("default");
     let (manifests, input) = match &args.kustomize {
         Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
         None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
     };
-    if let Some(namespace) = &args.cluster.namespace {
+    if let Some(namespace) = &given {
         snapshot::check_namespace(&manifests.documents, namespace)?;
     }
     let documents = manifests.documents.len();

@@ -6,12 +6,15 @@ use super::deadline::DeadlineLayer;
 pub use super::exec_plugin::Terminal;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::files::{self, Existing};
+use super::proxy::ProxyEnv;
 use super::retry::Retries;
+use super::token_file::TokenFile;
 use crate::change::{Change, Request};
 use crate::error::{ApiFailure, Error};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use http::Uri;
 use http_body_util::{LengthLimitError, Limited};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
@@ -22,13 +25,13 @@ use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::OnceCell;
 use tower::buffer::BufferLayer;
 use tower::retry::RetryLayer;
-use tower::util::MapResponseLayer;
+use tower::util::{MapRequestLayer, MapResponseLayer};
 
 /// The field manager named in writes.
 pub const FIELD_MANAGER: &str = "kubectl-rollout-lua";
@@ -93,12 +96,18 @@ pub struct Cluster {
     pub user: Option<String>,
     /// The API server's URL, for messages.
     pub server: String,
+    /// The proxy requests go through, if any, for messages.
+    proxy: Option<String>,
     /// The time limit of one request (for messages); `None` for none.
     request_limit: Option<Duration>,
     discovery_dir: Option<PathBuf>,
     /// Discovery read (or being read) in this run, by `group/version`: the Rollouts that `status`
     /// reads at once wait for one request for their workloads' group, not one each.
     discovered: Arc<Mutex<HashMap<String, Discovered>>>,
+    /// What the server answered to `GET /version` when that is not what a Kubernetes API server
+    /// answers (`None`: it is one); asked once a run, only when discovery found nothing or a
+    /// reply was not JSON (see `Cluster::check_api_server`).
+    not_an_api_server: Arc<OnceCell<Option<String>>>,
     clock: ServerClock,
 }
 
@@ -181,13 +190,22 @@ impl Cluster {
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
         super::kubeconfig::check_named_files(&kubeconfig, &context)?;
+        let named = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref());
+        let user = named.and_then(|c| c.user.clone()).unwrap_or_default();
+        let cluster = named.and_then(|c| kubeconfig.clusters.iter().find(|k| k.name == c.cluster));
+        let proxy_url = cluster.and_then(|k| k.cluster.as_ref()).and_then(|k| k.proxy_url.clone());
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .map_err(|e| super::kubeconfig::context_error(&contexts, &context, e))?;
-        // A plain-HTTP server (kubectl proxy, a local test server) never does TLS; an empty root
-        // store spares loading the system's certificates, which costs more than the request.
-        if config.cluster_url.scheme_str() == Some("http") && config.root_cert.is_none() {
+        // kube chose from HTTPS_PROXY alone, and matched NO_PROXY against the proxy's URL.
+        config.proxy_url = super::proxy::proxy_for(&config.cluster_url, proxy_url.as_deref(), &ProxyEnv::read())
+            .map_err(|why| Error::Input(format!("connecting to the cluster of context {context}: {why}")))?;
+        // A plain-HTTP server (kubectl proxy, a local test server) never does TLS, unless through
+        // an https:// proxy; an empty root store spares loading the system's certificates, which
+        // costs more than the request.
+        let tls_to_the_proxy = config.proxy_url.as_ref().is_some_and(|p| p.scheme_str() == Some("https"));
+        if config.cluster_url.scheme_str() == Some("http") && config.root_cert.is_none() && !tls_to_the_proxy {
             config.root_cert = Some(Vec::new());
         }
         if let Some(user) = &args.as_user {
@@ -218,8 +236,17 @@ impl Cluster {
                 }
             }
         }
+        // kube would send the file's token untrimmed.
+        let token_file = match super::kubeconfig::token_file(&config.auth_info) {
+            Some(path) => Some(Arc::new(TokenFile::read(Path::new(path), &user)?)),
+            None => None,
+        };
+        if token_file.is_some() {
+            config.auth_info.token_file = None;
+        }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
+        let proxy = config.proxy_url.as_ref().map(Uri::to_string);
         let discovery_dir = files::xdg_dir("XDG_CACHE_HOME", ".cache")
             .map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
@@ -246,6 +273,12 @@ impl Cluster {
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
             // A token from an exec plugin is put on each request here, and renewed as it expires.
             .with_layer(&tower::util::option_layer(plugin_token.map(Authenticate)))
+            .with_layer(&tower::util::option_layer(token_file.map(|file| {
+                MapRequestLayer::new(move |mut request: http::Request<kube::client::Body>| {
+                    request.headers_mut().insert(http::header::AUTHORIZATION, file.header());
+                    request
+                })
+            })))
             .with_layer(&RetryLayer::new(Retries::default()));
         let client = builder.build();
         Ok(Cluster {
@@ -254,9 +287,11 @@ impl Cluster {
             context,
             user: args.as_user.clone(),
             server,
+            proxy,
             request_limit,
             discovery_dir,
             discovered: Default::default(),
+            not_an_api_server: Default::default(),
             clock,
         })
     }
@@ -302,8 +337,16 @@ impl Cluster {
         };
         let list = match listed {
             Ok(list) => list,
-            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
-            Err(e) => return Err(self.failure(&format!("discovering {api_version}"), e)),
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                self.check_api_server().await?;
+                return Ok(None);
+            }
+            Err(e) => {
+                if matches!(e, kube::Error::SerdeError(_)) {
+                    self.check_api_server().await?;
+                }
+                return Err(self.failure(&format!("discovering {api_version}"), e));
+            }
         };
         let resources: Vec<Resource> = list
             .resources
@@ -340,9 +383,49 @@ impl Cluster {
                 .preferred_version
                 .map(|v| v.version)
                 .or_else(|| api_group.versions.first().map(|v| v.version.clone()))),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                self.check_api_server().await?;
+                Ok(None)
+            }
             Err(e) => Err(self.failure(&format!("discovering {group}"), e)),
         }
+    }
+
+    /// An error saying what came back when the server does not answer `GET /version` as a
+    /// Kubernetes API server does (with its version, or a Status when it refuses): a web page
+    /// or a wrong path in the kubeconfig's server answers discovery with a 404 too, which would
+    /// otherwise be taken for a group it does not serve.
+    async fn check_api_server(&self) -> Result<(), Error> {
+        let found = self.not_an_api_server.get_or_try_init(|| self.ask_version()).await?;
+        match found {
+            None => Ok(()),
+            Some(answer) => Err(Error::Input(format!(
+                "the server at {} does not answer as a Kubernetes API server (GET /version: {answer}): check server \
+                 of the cluster of context {} in the kubeconfig",
+                self.server, self.context
+            ))),
+        }
+    }
+
+    /// `GET /version`: `None` when the answer is a Kubernetes API server's, else what it was.
+    async fn ask_version(&self) -> Result<Option<String>, Error> {
+        let doing = "asking the server its version (GET /version)";
+        let request = http::Request::get("/version")
+            .body(kube::client::Body::empty())
+            .map_err(|e| Error::Input(e.to_string()))?;
+        let response = self.client.send(request).await.map_err(|e| self.failure(doing, e))?;
+        let status = response.status();
+        let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .map_err(|e| self.failure(doing, e))?
+            .to_bytes();
+        let answer: Value = serde_json::from_slice(&body).unwrap_or_default();
+        if answer["gitVersion"].is_string() || answer["kind"] == "Status" {
+            return Ok(None);
+        }
+        let content_type = content_type.as_ref().and_then(|t| t.to_str().ok()).unwrap_or("no content type");
+        Ok(Some(format!("HTTP {status}, {content_type}: {}", start_of(&body))))
     }
 
     /// The resource for `kind` at `group/version` (targeted discovery of that group/version only).
@@ -554,7 +637,16 @@ impl Cluster {
                     ),
                     _ => status.message.clone(),
                 };
-                let failure = ApiFailure { code: Some(status.code), reason: status.reason.clone(), message };
+                let failure = match status.reason.as_str() {
+                    // kube's Status for a reply whose body is not one: the body whole as the
+                    // message, which may be a long web page.
+                    KUBE_NOT_A_STATUS => ApiFailure {
+                        code: Some(status.code),
+                        reason: "not a Kubernetes Status".into(),
+                        message: format!("the reply is {}", start_of(status.message.as_bytes())),
+                    },
+                    _ => ApiFailure { code: Some(status.code), reason: status.reason.clone(), message },
+                };
                 return Error::Api { doing: doing.to_string(), failure };
             }
             other if find_cause::<LengthLimitError>(&other, |_| true).is_some() => ApiFailure {
@@ -565,6 +657,11 @@ impl Cluster {
                      of very many objects comes near it)",
                     MAX_REPLY >> 20
                 ),
+            },
+            kube::Error::SerdeError(e) => ApiFailure {
+                code: None,
+                reason: "not JSON".into(),
+                message: format!("the reply is not the JSON a Kubernetes API server sends ({e})"),
             },
             other if timed_out(&other) => {
                 let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
@@ -584,7 +681,8 @@ impl Cluster {
             },
         };
         // A request that never got an answer names the server it was sent to.
-        Error::Api { doing: format!("{doing} at {}", self.server), failure }
+        let through = self.proxy.as_ref().map(|proxy| format!(" through the proxy {proxy}")).unwrap_or_default();
+        Error::Api { doing: format!("{doing} at {}{through}", self.server), failure }
     }
 }
 
@@ -611,6 +709,24 @@ fn pick(list: Value, resource: &Resource, names: &[&str]) -> Vec<Option<Value>> 
     found
 }
 
+/// The reason kube gives the Status it makes of an error reply that is not a Status.
+const KUBE_NOT_A_STATUS: &str = "Failed to parse error data";
+
+/// The most of a reply's body a message shows.
+const SHOWN_OF_A_REPLY: usize = 120;
+
+/// The start of a reply's body for a message: quoted and escaped (a web page's line ends, a
+/// binary reply), at most `SHOWN_OF_A_REPLY` bytes, `…` after it when there was more.
+fn start_of(body: &[u8]) -> String {
+    if body.is_empty() {
+        return "an empty body".into();
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(SHOWN_OF_A_REPLY)]);
+    // A character cut at the limit shows as U+FFFD, which is right: it was cut.
+    let more = if body.len() > SHOWN_OF_A_REPLY { "…" } else { "" };
+    format!("{text:?}{more}")
+}
+
 /// How many requests may wait for the client at once (the commands make a few dozen at most).
 const REQUESTS_IN_FLIGHT: usize = 1024;
 
@@ -630,30 +746,42 @@ fn timed_out(error: &kube::Error) -> bool {
 }
 
 /// The first of `error` and its causes that is an `E` and `matches`. An io::Error's own error is
-/// looked at too: tokio-rustls hands rustls's error on inside one, and its source() skips it.
+/// looked at too, and that one's if it is an io::Error again: io::Error's source() skips its own
+/// error, and hyper-rustls hands rustls's error on inside two of them (tokio-rustls's, wrapped).
 fn find_cause<'a, E: std::error::Error + 'static>(
     error: &'a (dyn std::error::Error + 'static),
     matches: impl Fn(&E) -> bool,
 ) -> Option<&'a E> {
     let mut source = Some(error);
     while let Some(cause) = source {
-        let inner = cause.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref());
-        let candidates = [Some(cause), inner.map(|e| e as &(dyn std::error::Error + 'static))];
-        if let Some(found) = candidates.into_iter().flatten().find_map(|c| c.downcast_ref::<E>().filter(|e| matches(e)))
-        {
-            return Some(found);
+        let mut carried = Some(cause);
+        while let Some(candidate) = carried {
+            if let Some(found) = candidate.downcast_ref::<E>().filter(|e| matches(e)) {
+                return Some(found);
+            }
+            let inner = candidate.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref());
+            carried = inner.map(|e| e as &(dyn std::error::Error + 'static));
         }
         source = cause.source();
     }
     None
 }
 
-/// A certificate the TLS library refused, somewhere in `error`'s causes, in words.
+/// What the TLS library refused, somewhere in `error`'s causes, in words: the server's
+/// certificate, or a server that answered in plain HTTP.
 fn tls_problem(error: &(dyn std::error::Error + 'static), context: &str) -> Option<String> {
-    match find_cause::<rustls::Error>(error, |e| matches!(e, rustls::Error::InvalidCertificate(_)))? {
-        rustls::Error::InvalidCertificate(problem) => Some(certificate_problem(problem, context)),
-        _ => None,
-    }
+    use rustls::{Error as Refused, InvalidMessage};
+    let refused = find_cause::<Refused>(error, |e| {
+        matches!(e, Refused::InvalidCertificate(_) | Refused::InvalidMessage(InvalidMessage::InvalidContentType))
+    })?;
+    Some(match refused {
+        Refused::InvalidCertificate(problem) => certificate_problem(problem, context),
+        // Its first bytes (`HTTP/1.1 400`) are no TLS record.
+        _ => format!(
+            "the server answered in plain HTTP (http: server gave HTTP response to HTTPS client): use http:// in the \
+             kubeconfig's server (the cluster of context {context}), or check the port"
+        ),
+    })
 }
 
 /// What is wrong with the server's certificate and what to check, naming the kubeconfig's fields
@@ -812,24 +940,17 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_certificate_is_found_inside_the_io_error_that_carries_it() {
-        #[derive(Debug)]
-        struct Connect(std::io::Error);
-        impl std::fmt::Display for Connect {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "client error (Connect)")
-            }
-        }
-        impl std::error::Error for Connect {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                Some(&self.0)
-            }
-        }
-        let tls = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
-        let error = Connect(std::io::Error::new(std::io::ErrorKind::InvalidData, tls));
-        assert!(tls_problem(&error, "kind").unwrap().contains("certificate signed by unknown authority"));
-        let refused = Connect(std::io::ErrorKind::ConnectionRefused.into());
-        assert_eq!(tls_problem(&refused, "kind"), None);
+    fn the_start_of_a_reply_is_shown_quoted_and_bounded() {
+        assert_eq!(start_of(b"404 page not found\n"), r#""404 page not found\n""#);
+        assert_eq!(start_of(b""), "an empty body");
+        let page = format!("<html>{}</html>", "x".repeat(200));
+        let shown = start_of(page.as_bytes());
+        assert!(shown.starts_with("\"<html>xxx") && shown.ends_with("x\"…"), "{shown}");
+        assert_eq!(shown.chars().filter(|c| *c == 'x').count(), SHOWN_OF_A_REPLY - "<html>".len());
+        assert_eq!(
+            start_of("é".repeat(SHOWN_OF_A_REPLY).as_bytes()).chars().filter(|c| *c == 'é').count(),
+            SHOWN_OF_A_REPLY / 2
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ const READ_TIP: &str = "tip: point KUBECONFIG or --kubeconfig at a kubeconfig fi
 const KUBECONFIG: Limit = Limit { bytes: 16 << 20, input: "a kubeconfig" };
 /// A file a kubeconfig names: a token, a certificate or key is a few KB (a system's whole CA
 /// bundle 0.2 MB).
-const NAMED_FILE: Limit = Limit {
+pub(super) const NAMED_FILE: Limit = Limit {
     bytes: 1 << 20,
     input: "a file a kubeconfig names (tokenFile, client-certificate, client-key, certificate-authority)",
 };
@@ -122,8 +122,8 @@ fn make_paths_absolute(kubeconfig: &mut Kubeconfig, folder: &Path) {
 }
 
 /// Reads each file that `context`'s cluster and user name, and that kube would read (a file
-/// that its `…-data` field, or another credential kube takes first, does not override), within
-/// `NAMED_FILE`: kube reads them whole, and reads them again itself after this.
+/// that its `…-data` field does not override), within `NAMED_FILE`: kube reads them whole, and
+/// reads them again itself after this. (The tokenFile is read by `super::token_file`.)
 pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), Error> {
     let Some(context) = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref()) else {
         // kube says the context is missing.
@@ -132,10 +132,6 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
     let cluster = kubeconfig.clusters.iter().find(|c| c.name == context.cluster).and_then(|c| c.cluster.as_ref());
     let user = context.user.as_ref().and_then(|user| kubeconfig.auth_infos.iter().find(|a| &a.name == user));
     let user = user.and_then(|u| u.auth_info.as_ref());
-    // kube takes an auth-provider, then a username and password, then a token, before a token file.
-    let token_file_read = |u: &&AuthInfo| {
-        u.auth_provider.is_none() && (u.username.is_none() || u.password.is_none()) && u.token.is_none()
-    };
     let named = [
         (
             "certificate-authority",
@@ -146,7 +142,6 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
             user.filter(|u| u.client_certificate_data.is_none()).and_then(|u| u.client_certificate.as_ref()),
         ),
         ("client-key", user.filter(|u| u.client_key_data.is_none()).and_then(|u| u.client_key.as_ref())),
-        ("tokenFile", user.filter(token_file_read).and_then(|u| u.token_file.as_ref())),
     ];
     for (field, path) in named {
         if let Some(path) = path {
@@ -155,6 +150,14 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
         }
     }
     Ok(())
+}
+
+/// The user's tokenFile when it is the credential used: kube takes an auth-provider, then a
+/// username and password, then a token, before a token file.
+pub fn token_file(user: &AuthInfo) -> Option<&str> {
+    let before =
+        user.auth_provider.is_some() || (user.username.is_some() && user.password.is_some()) || user.token.is_some();
+    user.token_file.as_deref().filter(|_| !before)
 }
 
 /// A kubeconfig file that cannot be read or parsed (`why` names it), with the tip on a line of
@@ -178,6 +181,15 @@ pub fn context_error(contexts: &[String], context: &str, error: KubeconfigError)
     Error::Input(match error {
         KubeconfigError::CurrentContextNotSet => format!("the kubeconfig sets no current-context\n  tip: {choose}"),
         KubeconfigError::LoadContext(_) => format!("kubeconfig context {context:?} does not exist\n  tip: {choose}"),
+        // kube reads the proxy variables itself while loading (super::proxy decides after it),
+        // and parses NO_PROXY more strictly than Go.
+        KubeconfigError::ParseNoProxy(e) => format!(
+            "NO_PROXY (or no_proxy) cannot be read: {e} (the client library refuses entries kubectl takes: an \
+             empty one, such as a stray comma, a * among others, one that is not a host, address or range): fix it"
+        ),
+        KubeconfigError::ParseProxyUrl(e) => {
+            format!("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: {e}")
+        }
         other => format!("kubeconfig context {context:?}: {other}"),
     })
 }
@@ -204,6 +216,23 @@ mod tests {
             error.ends_with(
                 "the kubeconfig has no contexts; add one with `kubectl config set-context`, or use another file"
             ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_proxy_setting_kube_cannot_read_is_named() {
+        let error = context_error(&[], "dev", KubeconfigError::ParseNoProxy(kube::config::NoProxyError::EmptyValue));
+        assert!(
+            error
+                .to_string()
+                .starts_with("NO_PROXY (or no_proxy) cannot be read: comma-separated value is empty (the client"),
+            "{error}"
+        );
+        let bad = "http://a b".parse::<http::Uri>().unwrap_err();
+        let error = context_error(&[], "dev", KubeconfigError::ParseProxyUrl(bad)).to_string();
+        assert!(
+            error.starts_with("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: "),
             "{error}"
         );
     }
@@ -275,7 +304,6 @@ mod tests {
     #[test]
     fn the_files_of_the_context_are_read_within_a_bound() {
         for (field, user) in [
-            ("tokenFile", "{tokenFile: /dev/zero}"),
             ("client-certificate", "{client-certificate: /dev/zero, client-key: /dev/null}"),
             ("client-key", "{client-certificate: /dev/null, client-key: /dev/zero}"),
         ] {
@@ -290,16 +318,27 @@ mod tests {
         }
         let error = check_named_files(&with_user("{}"), "other").unwrap_err().to_string();
         assert!(error.starts_with("reading the kubeconfig's certificate-authority: /dev/zero: the input passes 1 MiB"));
-        let error = check_named_files(&with_user("{tokenFile: /nonexistent/token}"), "ctx").unwrap_err().to_string();
-        assert!(error.starts_with("reading the kubeconfig's tokenFile: /nonexistent/token: No such file"), "{error}");
+    }
+
+    #[test]
+    fn the_token_file_is_used_unless_kube_takes_another_credential_first() {
+        let user = |yaml: &str| {
+            Kubeconfig::from_yaml(&format!("users:\n- name: u\n  user: {yaml}\n")).unwrap().auth_infos[0]
+                .auth_info
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(token_file(&user("{tokenFile: /t}")), Some("/t"));
+        assert_eq!(token_file(&user("{username: u, tokenFile: /t}")), Some("/t"));
+        assert_eq!(token_file(&user("{token: t, tokenFile: /t}")), None);
+        assert_eq!(token_file(&user("{username: u, password: p, tokenFile: /t}")), None);
+        assert_eq!(token_file(&user("{auth-provider: {name: gcp}, tokenFile: /t}")), None);
+        assert_eq!(token_file(&user("{}")), None);
     }
 
     #[test]
     fn only_the_files_kube_reads_are_read() {
-        // Another context's files, a file that data or a token overrides, a missing context.
-        assert!(check_named_files(&with_user("{token: t, tokenFile: /dev/zero}"), "ctx").is_ok());
-        let basic = "{username: u, password: p, tokenFile: /dev/zero}";
-        assert!(check_named_files(&with_user(basic), "ctx").is_ok());
+        // Another context's files, a file that data overrides, a missing context.
         let data = "{client-certificate-data: Q0VSVA==, client-certificate: /dev/zero, client-key-data: S0VZ, client-key: /dev/zero}";
         assert!(check_named_files(&with_user(data), "ctx").is_ok());
         assert!(check_named_files(&with_user("{}"), "ctx").is_ok());

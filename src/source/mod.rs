@@ -6,5 +6,7 @@ mod exec_plugin;
 pub mod files;
 mod kubeconfig;
 pub mod live;
+mod proxy;
 pub mod retry;
+mod token_file;
 pub mod watch;

@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tempfile::TempDir;
 
+pub mod net;
+
 pub const BINARY: &str = env!("CARGO_BIN_EXE_kubectl-rollout_lua");
 
 /// The repository root, for bundled examples and scripts.

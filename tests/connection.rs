@@ -1,0 +1,231 @@
+//! Reaching the cluster as kubectl does: its connection flags' edge cases, TLS failures told in
+//! words, and servers that are not Kubernetes API servers.
+
+use crate::support::Test;
+use crate::support::cluster::*;
+use crate::support::net::{OtherServer, Proxy, test_ca};
+
+/// A kubeconfig whose one context `c` (namespace `shop`) reaches `server`, with `cluster` and
+/// `user` as the YAML of the rest of the cluster's and the user's fields (a flow mapping's
+/// entries: `certificate-authority: ca.pem`).
+fn kubeconfig(test: Test, server: &str, cluster: &str, user: &str) -> Test {
+    let text = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+         clusters:\n- name: c\n  cluster: {{server: '{server}', {cluster}}}\n\
+         contexts:\n- name: c\n  context: {{cluster: c, user: u, namespace: shop}}\n\
+         users:\n- name: u\n  user: {{{user}}}\n"
+    );
+    test.file("kubeconfig", &text).file("ca.pem", &test_ca())
+}
+
+/// A Kubernetes Status refusing every request, which shows that a request got through.
+const FORBIDDEN: &str = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"reached the test server","reason":"Forbidden","code":403}"#;
+
+#[test]
+fn an_empty_namespace_or_context_is_taken_as_not_given_as_kubectl_does() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    // `-n "$NS"` with NS unset: the context's namespace, not every namespace under a blank name.
+    test.run_args(["status", "-n", ""]).success().stdout_has("Rollout shop/demo\n");
+    test.run_args(["plan", "demo", "-n", "", "--context", ""]).success().stdout_has("Rollout shop/demo\n");
+    assert!(server.requests().iter().all(|r| !r.path.contains("/namespaces//")), "{:?}", server.requests());
+    // Offline too: the objects without a namespace are in "default".
+    let example = crate::support::repo("examples/istio-canary-ab");
+    let example = example.to_str().unwrap();
+    let plain = test.run_args(["plan", "-f", example]).success();
+    test.run_args(["plan", "-f", example, "-n", ""]).success().stdout_is(&plain.stdout);
+}
+
+#[test]
+fn a_group_to_impersonate_without_a_user_is_refused_before_any_request_as_kubectl_does() {
+    let server = shop(2, "StepPaused").start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "demo", "--as-group", "dev"])
+        .run()
+        .status(1)
+        .stderr_has("the following required arguments were not provided:\n  --as <USER>");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
+fn a_refused_server_certificate_is_told_in_words_naming_the_kubeconfig_field() {
+    let server = OtherServer::tls("403 Forbidden", "application/json", FORBIDDEN);
+    let url = |host: &str| format!("https://{host}:{}", server.port());
+    let status = |test: Test| test.args(["status", "demo"]).run().status(1);
+    // Trusted: the request gets through.
+    status(kubeconfig(Test::new(), &url("127.0.0.1"), "certificate-authority: ca.pem", ""))
+        .stderr_has("reached the test server (403 Forbidden)");
+    // No authority given: the system's do not know the test CA.
+    status(kubeconfig(Test::new(), &url("127.0.0.1"), "", "")).stderr_has(&format!(
+        "at {}/: the server's certificate is not signed by an authority the kubeconfig trusts (x509: certificate \
+         signed by unknown authority): check certificate-authority or certificate-authority-data of the cluster of \
+         context c in the kubeconfig\n",
+        url("127.0.0.1")
+    ));
+    // A name the certificate does not hold.
+    status(kubeconfig(Test::new(), &url("localhost"), "certificate-authority: ca.pem", "")).stderr_has(
+        "the server's certificate is not valid for localhost (it is for kube.proxy.test, 127.0.0.1, 0.0.0.0): use \
+         one of those in server, or set tls-server-name, of the cluster of context c in the kubeconfig\n",
+    );
+    status(kubeconfig(
+        Test::new(),
+        &url("localhost"),
+        "certificate-authority: ca.pem, tls-server-name: kube.proxy.test",
+        "",
+    ))
+    .stderr_has("reached the test server (403 Forbidden)");
+}
+
+#[test]
+fn https_to_a_plain_http_server_says_to_use_http() {
+    let server = shop(2, "StepPaused").start();
+    let https = server.url().replace("http://", "https://");
+    kubeconfig(Test::new(), &https, "", "").args(["status", "demo"]).run().status(1).stderr_has(&format!(
+        "at {https}/: the server answered in plain HTTP (http: server gave HTTP response to HTTPS client): use \
+         http:// in the kubeconfig's server (the cluster of context c), or check the port\n"
+    ));
+}
+
+#[test]
+fn a_server_that_is_not_a_kubernetes_api_server_is_named_with_what_it_answered() {
+    let page = format!("<!DOCTYPE html>\n<html><body>{}</body></html>", "Welcome! ".repeat(40));
+    let not_kubernetes = "does not answer as a Kubernetes API server (GET /version: HTTP ";
+    let check = "): check server of the cluster of context c in the kubeconfig\n";
+    for status in ["200 OK", "404 Not Found"] {
+        let server = OtherServer::http(status, "text/html; charset=utf-8", &page);
+        let url = format!("http://127.0.0.1:{}", server.port());
+        let out = kubeconfig(Test::new(), &url, "", "").args(["status", "demo"]).run().status(1);
+        let answered = format!(
+            "error: the server at {url}/ {not_kubernetes}{status}, text/html; charset=utf-8: \"<!DOCTYPE html>\\n<html><body>Welcome! "
+        );
+        let out = out.stderr_has(&answered).stderr_has(&format!(" We\"…{check}"));
+        // Not blamed on Kruise.
+        assert!(!out.stderr.contains("OpenKruise"), "{}", out.stderr);
+        // The discovery, then /version, once.
+        assert_eq!(
+            server.requests().iter().filter(|r| r.starts_with("GET /version ")).count(),
+            1,
+            "{:?}",
+            server.requests()
+        );
+    }
+    // An API server without Kruise is still told so.
+    let bare = fake_apiserver::FakeApiServer::builder().resource(fake_apiserver::leases()).start();
+    Test::new()
+        .kubeconfig(&bare)
+        .args(["status", "demo"])
+        .run()
+        .status(1)
+        .stderr_has("error: the API server serves no rollouts.rollouts.kruise.io (is OpenKruise Rollout installed?)");
+}
+
+#[test]
+fn an_error_reply_that_is_not_a_kubernetes_status_is_shown_bounded() {
+    // A proxy's page, say.
+    let page = format!("<html>{}</html>", "Access denied. ".repeat(50));
+    let server = OtherServer::http("403 Forbidden", "text/html", &page);
+    let url = format!("http://127.0.0.1:{}", server.port());
+    let out = kubeconfig(Test::new(), &url, "", "").args(["status", "demo"]).run().status(1);
+    let out =
+        out.stderr_has("error: discovering rollouts.kruise.io/v1beta1: the reply is \"<html>Access denied. Access");
+    out.stderr_has(" Access de\"… (403 not a Kubernetes Status)\n");
+}
+
+#[test]
+fn a_token_file_ending_in_a_line_end_is_trimmed_as_kubectl_trims_it() {
+    let server = shop(2, "StepPaused").start();
+    // `kubectl create token … > token` leaves a line end.
+    let test = kubeconfig(Test::new(), &server.url(), "", "tokenFile: token").file("token", "tok-from-file\n");
+    test.run_args(["status", "demo"]).success();
+    let sent: Vec<Option<String>> = server.requests().iter().map(|r| r.authorization.clone()).collect();
+    assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some("Bearer tok-from-file")), "{sent:?}");
+    // A token no header can carry: the user and the file named, nothing sent.
+    let server = shop(2, "StepPaused").start();
+    let test = kubeconfig(Test::new(), &server.url(), "", "tokenFile: token").file("token", "tok\u{7}en\n");
+    test.run_args(["status", "demo"]).status(1).stderr_has(&format!(
+        "error: reading the kubeconfig's tokenFile (of user \"u\"): {}: the token holds a control character, which \
+         an HTTP header cannot carry\n",
+        test.path("token").display()
+    ));
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
+fn https_proxy_is_used_for_an_https_server_as_kubectl_uses_it() {
+    let server = OtherServer::tls("403 Forbidden", "application/json", FORBIDDEN);
+    let proxy = Proxy::http();
+    // A name only the proxy can reach: it goes there, never to this host's resolver.
+    let url = format!("https://kube.proxy.test:{}", server.port());
+    let test = kubeconfig(Test::new(), &url, "certificate-authority: ca.pem", "");
+    let out = test.env("HTTPS_PROXY", &proxy.url()).args(["status", "demo"]).run().status(1);
+    out.stderr_has("reached the test server (403 Forbidden)");
+    let target = format!("kube.proxy.test:{}", server.port());
+    assert!(!proxy.targets().is_empty() && proxy.targets().iter().all(|t| *t == target), "{:?}", proxy.targets());
+    // The lowercase spelling, and a kubeconfig's proxy-url, which wins over the environment.
+    let test =
+        kubeconfig(Test::new(), &url, &format!("certificate-authority: ca.pem, proxy-url: '{}'", proxy.url()), "");
+    let out = test.env("https_proxy", "http://127.0.0.1:9").args(["status", "demo"]).run().status(1);
+    out.stderr_has("reached the test server (403 Forbidden)");
+    // A SOCKS5 proxy, which is handed the name too.
+    let socks = Proxy::socks5();
+    let test = kubeconfig(Test::new(), &url, "certificate-authority: ca.pem", "");
+    let out = test.env("HTTPS_PROXY", &socks.url()).args(["status", "demo"]).run().status(1);
+    out.stderr_has("reached the test server (403 Forbidden)");
+    assert!(!socks.targets().is_empty() && socks.targets().iter().all(|t| *t == target), "{:?}", socks.targets());
+}
+
+#[test]
+fn no_proxy_and_the_servers_scheme_decide_whether_the_proxy_is_used() {
+    let server = shop(2, "StepPaused").start();
+    let proxy = Proxy::http();
+    let port = server.url().rsplit_once(':').unwrap().1.to_string();
+    // 0.0.0.0 reaches this host, and Go proxies it (only localhost and loopback addresses not).
+    let test = kubeconfig(Test::new(), &format!("http://0.0.0.0:{port}"), "", "");
+    let status = |test: &Test| test.run_args(["status", "demo"]).success().stdout_has("Rollout shop/demo\n");
+    status(&test.env("HTTP_PROXY", &proxy.url()));
+    let through = proxy.targets().len();
+    assert!(through > 0 && proxy.targets().iter().all(|t| *t == format!("0.0.0.0:{port}")), "{:?}", proxy.targets());
+    // NO_PROXY covering the server: straight to it.
+    let test = kubeconfig(Test::new(), &format!("http://0.0.0.0:{port}"), "", "");
+    for no_proxy in ["0.0.0.0", "example.com, 0.0.0.0/8", "*", ",0.0.0.0:", "0.0.0.0:{port}"] {
+        let test = Test::new().file("kubeconfig", &std::fs::read_to_string(test.path("kubeconfig")).unwrap());
+        status(&test.env("HTTP_PROXY", &proxy.url()).env("NO_PROXY", &no_proxy.replace("{port}", &port)));
+    }
+    // HTTPS_PROXY is for https:// servers only, and a loopback server is never proxied (the
+    // audit's case: every command failed).
+    status(&Test::new().kubeconfig(&server).env("HTTPS_PROXY", "http://127.0.0.1:9").env("NO_PROXY", "127.0.0.1"));
+    status(&test.env("https_proxy", "http://127.0.0.1:9"));
+    status(&Test::new().kubeconfig(&server).env("HTTP_PROXY", "http://127.0.0.1:9"));
+    assert_eq!(proxy.targets().len(), through, "{:?}", proxy.targets());
+    // A kubeconfig's proxy-url is used for every server, loopback too (as client-go uses it).
+    let url = server.url();
+    let test = kubeconfig(Test::new(), &url, &format!("proxy-url: '{}'", proxy.url()), "");
+    status(&test.env("NO_PROXY", "*"));
+    assert_eq!(proxy.targets().last(), Some(&format!("127.0.0.1:{port}")));
+}
+
+#[test]
+fn a_proxy_that_cannot_be_reached_is_named() {
+    let test = kubeconfig(Test::new(), "https://kube.proxy.test:6443", "", "");
+    test.env("HTTPS_PROXY", "127.0.0.1:9").args(["status", "demo"]).run().status(1).stderr_has(
+        "error: discovering rollouts.kruise.io/v1beta1 at https://kube.proxy.test:6443/ through the proxy \
+         http://127.0.0.1:9/: ",
+    );
+}
+
+#[test]
+fn a_proxy_that_cannot_be_used_is_refused_naming_the_setting() {
+    let server = shop(2, "StepPaused").start();
+    let test = kubeconfig(Test::new(), &server.url().replace("127.0.0.1", "0.0.0.0"), "", "");
+    test.env("HTTP_PROXY", "ftp://proxy.corp:21").args(["status", "demo"]).run().status(1).stderr_has(
+        "error: connecting to the cluster of context c: HTTP_PROXY \"ftp://proxy.corp:21\" is not a proxy URL: give \
+         http://, https:// or socks5:// with the proxy's host and port; or unset it, or name the server in NO_PROXY\n",
+    );
+    let test = kubeconfig(Test::new(), &server.url(), "proxy-url: 'proxy.corp:3128'", "");
+    test.args(["status", "demo"]).run().status(1).stderr_has(
+        "error: connecting to the cluster of context c: the cluster's proxy-url \"proxy.corp:3128\" is not a proxy \
+         URL: give http://, https:// or socks5:// with the proxy's host and port\n",
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
