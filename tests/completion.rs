@@ -346,6 +346,9 @@ fn complete_lists_rollouts_from_the_cluster() {
     assert_eq!(candidates(&test, &["status", "--namespace=other", "c"]).0, ["canary"]);
     assert_eq!(candidates(&test, &["approve", "--context", "other", ""]).0, ["canary"]);
     assert_eq!(candidates(&test, &["status", "-n", "other", "x"]).0, Vec::<String>::new());
+    // An empty value is not given, as on the command line.
+    assert_eq!(candidates(&test, &["plan", "-n", "", ""]).0, ["demo"]);
+    assert_eq!(candidates(&test, &["plan", "--context=", "-n", "", ""]).0, ["demo"]);
     // Names already given are not offered again; record takes one.
     assert_eq!(candidates(&test, &["status", "demo", ""]).0, Vec::<String>::new());
     assert_eq!(candidates(&test, &["record", "demo", ""]), (vec![], ":4".into()));

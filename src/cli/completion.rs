@@ -269,8 +269,12 @@ fn takes_value(arg: &Arg) -> bool {
     arg.get_action().takes_values()
 }
 
-/// The connection flags among the words (they win over any clap read before `__complete`).
+/// The connection flags among the words (they win over any clap read before `__complete`). An
+/// empty value is not given, as on the command line (`-n "$NS"` with NS unset).
 fn remember(arg: &Arg, value: &str, connection: &mut ConnectionArgs) {
+    if value.is_empty() {
+        return;
+    }
     match arg.get_id().as_str() {
         "kubeconfig" => connection.kubeconfig = Some(value.into()),
         "context" => connection.context = Some(value.into()),
