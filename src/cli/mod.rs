@@ -166,7 +166,7 @@ Exit codes:
        unless the report says it is kept (a lost reply, then someone else's edit)
   3    refused ({refusals})
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in
-       flight rolled back or finished"
+       flight rolled back or finished; a signal ignored at start (nohup) stays ignored"
     )
 }
 
@@ -181,13 +181,14 @@ Exit codes:
        was not released
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): no claim is released after the delete
        in flight (a second signal: at once, that delete out); the claims not released are named
-       with the other failures";
+       with the other failures; a signal ignored at start (nohup) stays ignored";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
   0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
   1    error; with -w: a Rollout failed, or --timeout passed
-  130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP)";
+  130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP); a signal ignored at start (nohup) stays
+       ignored";
 
 #[derive(Parser, Debug)]
 #[command(
