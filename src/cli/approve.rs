@@ -16,11 +16,11 @@ use crate::output;
 use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
-use crate::source::cluster::{Cluster, Resource};
+use crate::source::cluster::Cluster;
 use crate::source::live::{self, Live, Selection};
 use crate::status::{Progress, RolloutView};
 use crate::write::{self, Interrupt, Mode, Writer};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -544,33 +544,58 @@ async fn write_approval(
             )))
         }
         Err(error) => {
-            // Roll the routing back only when the Rollout is verifiably still waiting at the
-            // step: approved (by this run or anyone), moved on, or unreadable, its routing stays.
-            if !still_unapproved(cluster, &live.rollouts, rollout).await {
-                for key in keys {
-                    writer.keep(
-                        key,
-                        &format!(
-                            "written and kept: Rollout {} is no longer paused at {label} (approved?), so its routing stays",
-                            rollout.item.name
-                        ),
-                    );
+            // Roll the routing back only when the Rollout is verifiably not approved: still
+            // waiting at the step, or gone. Approved (by this run or anyone), moved on, or
+            // unreadable, its routing stays.
+            let fresh = cluster.get(&live.rollouts, &rollout.namespace, &rollout.item.name).await;
+            match fresh.map_or(Unapproved::Unknown, |fresh| unapproved(rollout, fresh.as_ref())) {
+                Unapproved::Waiting => Err(error),
+                Unapproved::Gone(what) => Err(error.with_report(&format!(
+                    "Rollout {} {what} while this run approved it: no Rollout was approved, so the routing written for it is rolled back",
+                    rollout.item.name
+                ))),
+                Unapproved::Unknown => {
+                    for key in keys {
+                        writer.keep(
+                            key,
+                            &format!(
+                                "written and kept: Rollout {} is no longer paused at {label} (approved?), so its routing stays",
+                                rollout.item.name
+                            ),
+                        );
+                    }
+                    Err(error)
                 }
             }
-            Err(error)
         }
     }
 }
 
-/// Whether a fresh read shows the Rollout not approved at the step it was read at: still at
-/// that step, before its approval (StepPaused, or the step started over). Approved there
-/// (StepReady), moved on, or unreadable: the approval may have landed.
-async fn still_unapproved(cluster: &Cluster, resource: &Resource, rollout: &Located<Rollout>) -> bool {
+/// What a fresh read shows of a Rollout whose approval failed.
+#[derive(Debug, PartialEq)]
+enum Unapproved {
+    /// Still at the step it was read at, before its approval (StepPaused, or the step started
+    /// over).
+    Waiting,
+    /// Deleted, or deleted and made again (another uid): this approval never lands, and no
+    /// Rollout (and no controller) is left to ever restore the routing written for it.
+    Gone(&'static str),
+    /// Approved there (StepReady), moved on, or not to be told: the approval may have landed.
+    Unknown,
+}
+
+/// What `fresh` (None: gone) shows of `rollout`, as it was read to be approved, after its
+/// approval failed.
+fn unapproved(rollout: &Located<Rollout>, fresh: Option<&Value>) -> Unapproved {
+    let Some(fresh) = fresh else { return Unapproved::Gone("was deleted") };
+    if fresh["metadata"]["uid"] != rollout.raw["metadata"]["uid"] {
+        return Unapproved::Gone("was deleted and made again (another uid)");
+    }
     let field = rollout.item.kind.status_field();
-    let Some(step) = rollout.raw["status"][field]["currentStepIndex"].as_i64() else { return false };
-    match cluster.get(resource, &rollout.namespace, &rollout.item.name).await {
-        Ok(Some(fresh)) => approval_progress(&fresh["status"], field, step) == ApprovalProgress::Waiting,
-        _ => false,
+    let Some(step) = rollout.raw["status"][field]["currentStepIndex"].as_i64() else { return Unapproved::Unknown };
+    match approval_progress(&fresh["status"], field, step) {
+        ApprovalProgress::Waiting => Unapproved::Waiting,
+        _ => Unapproved::Unknown,
     }
 }
 
@@ -621,7 +646,6 @@ mod tests {
     use crate::lua::Limits;
     use crate::model::ObjectIndex;
     use crate::plan::Planner;
-    use serde_json::Value;
 
     /// `approve demo` with `flags`, as the command line gives it.
     fn approve_args(flags: &[&str]) -> ApproveArgs {
@@ -755,6 +779,29 @@ mod tests {
             two,
             "nothing was written: Rollouts shop/a, shop/b are not claimed: they were made or changed after this run chose the Rollouts to claim; run again to claim them too"
         );
+    }
+
+    #[test]
+    fn a_failed_approval_is_rolled_back_only_where_the_rollout_is_verifiably_not_approved() {
+        let mut read = rollout(false, status("Progressing", 2, "StepPaused", json!({})));
+        read.raw["metadata"]["uid"] = json!("u-1");
+        let fresh = |step: usize, state: &str, uid: &str| {
+            let mut fresh = read.raw.clone();
+            fresh["status"] = status("Progressing", step, state, json!({}));
+            fresh["metadata"]["uid"] = json!(uid);
+            fresh
+        };
+        assert_eq!(unapproved(&read, Some(&fresh(2, "StepPaused", "u-1"))), Unapproved::Waiting);
+        assert_eq!(unapproved(&read, Some(&fresh(2, "StepUpgrade", "u-1"))), Unapproved::Waiting, "started over");
+        assert_eq!(unapproved(&read, Some(&fresh(2, "StepReady", "u-1"))), Unapproved::Unknown, "approved");
+        assert_eq!(unapproved(&read, Some(&fresh(3, "StepUpgrade", "u-1"))), Unapproved::Unknown, "moved on");
+        assert_eq!(unapproved(&read, None), Unapproved::Gone("was deleted"));
+        // Made again at the same step (a GitOps replace): a new Rollout, not approved by this run.
+        assert_eq!(
+            unapproved(&read, Some(&fresh(2, "StepPaused", "u-2"))),
+            Unapproved::Gone("was deleted and made again (another uid)")
+        );
+        assert!(matches!(unapproved(&read, Some(&fresh(3, "StepReady", "u-2"))), Unapproved::Gone(_)));
     }
 
     #[test]
