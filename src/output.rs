@@ -257,7 +257,7 @@ fn object_text(object: &ObjectPlan, stage: &str, style: DiffStyle) -> Result<Str
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
-        Action::Rules(how) => how.clone(),
+        Action::Rules(how) | Action::RestoreRules(how) => how.clone(),
         Action::Delete => "delete it, as the controller's finalise does (no traffic, no matches)".into(),
         Action::Keep(why) => (*why).into(),
     };
@@ -340,7 +340,11 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             changed += usize::from(object.changed());
                             let script = match &object.action {
                                 Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
-                                Action::Restore | Action::Rules(_) | Action::Delete | Action::Keep(_) => Value::Null,
+                                Action::Restore
+                                | Action::Rules(_)
+                                | Action::RestoreRules(_)
+                                | Action::Delete
+                                | Action::Keep(_) => Value::Null,
                             };
                             serde_json::json!({
                                 "apiVersion": object.current.get("apiVersion").unwrap_or(&object.planned["apiVersion"]),
@@ -517,6 +521,8 @@ mod tests {
             warnings: Vec::new(),
             unwritable: None,
             degenerate_original: None,
+            foreign_canary: None,
+            notes: Vec::new(),
             changes,
             after: None,
             changed: Changed::default(),

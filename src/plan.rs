@@ -434,6 +434,45 @@ mod tests {
     }
 
     #[test]
+    fn an_httproute_a_step_leaves_as_it_is_is_at_that_step_though_it_has_no_canary_backend_ref() {
+        let catalog = ScriptCatalog::default();
+        let positions = |rollout: &Rollout, route: Value| {
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", route);
+            let planner = Planner::new(&objects, &catalog, Limits::default()).each_stage_from_the_objects_read();
+            status::positions(&planner.plan_rollout(rollout, "shop", None, &rollout.stages()).unwrap())[0]
+                .position
+                .clone()
+        };
+        let with_rules = |rules: Value| {
+            let mut route = route();
+            route["spec"]["rules"] = rules;
+            route
+        };
+        // Canary = stable: step 2's weight is on the stable backendRef itself.
+        let mut object = json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "disableGenerateCanaryService": true,
+                "steps": [{"replicas": 1, "matches": [{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]},
+                          {"replicas": 2, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+            }}}
+        });
+        let same = Rollout::from_object(&object).unwrap();
+        let weighted =
+            with_rules(json!([{"backendRefs": [{"kind": "Service", "name": "store", "port": 80, "weight": 20}]}]));
+        assert_eq!(positions(&same, weighted), Position::AtStep { steps: vec![Stage::Step(2)] });
+        assert_eq!(positions(&same, route()), Position::Original, "nothing tells an edit from the original");
+        // A match step after a weight step dropped the weighted rule: the redirect is left.
+        object["spec"]["strategy"]["canary"]["disableGenerateCanaryService"] = json!(false);
+        let redirect_only =
+            with_rules(json!([{"filters": [{"type": "RequestRedirect", "requestRedirect": {"statusCode": 301}}]}]));
+        let steps = vec![Stage::Step(1), Stage::Step(2)];
+        assert_eq!(positions(&Rollout::from_object(&object).unwrap(), redirect_only), Position::AtStep { steps });
+    }
+
+    #[test]
     fn an_ingress_then_a_gateway_each_carried_from_stage_to_stage() {
         let mut object = json!({
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "store", "namespace": "shop"},

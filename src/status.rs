@@ -110,6 +110,10 @@ pub struct ObjectView {
     pub position: Position,
     /// The script and its short hash.
     pub script: Option<String>,
+    /// What else is known of it (the plan warns of each): a canary Ingress that is not the
+    /// Rollout's, or whose spec is not the one the stable Ingress makes now.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A claim on a Rollout (an `approve` or `restore` holding it, or one left to expire), as
@@ -372,6 +376,9 @@ impl RolloutView {
                     let script =
                         object.script.as_deref().map(|s| format!("  {}", paint(output::DIM, s))).unwrap_or_default();
                     let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &format!("{text:<places$}")));
+                    for note in &object.notes {
+                        let _ = writeln!(out, "      {}", paint(YELLOW, &format!("note: {note}")));
+                    }
                 }
             }
         }
@@ -456,6 +463,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         name: object.reference.name.clone(),
                         position,
                         script: None,
+                        notes: object.foreign_canary.iter().chain(&object.notes).cloned().collect(),
                     });
                     views.len() - 1
                 }
@@ -467,12 +475,15 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     true
                 }
                 Action::Rules(_) => true,
-                Action::Restore | Action::Delete | Action::Keep(_) => false,
+                // A restore places nothing at a step: the object is then at its original.
+                Action::Restore | Action::RestoreRules(_) | Action::Delete | Action::Keep(_) => false,
             };
-            let untouched = matches!(view.position, Position::Original | Position::Absent);
+            // A step's plan that leaves the object as it is places it there, even when it shows
+            // no sign of a release (an HTTPRoute whose rules a match step dropped): only an
+            // object that is not there stays absent.
             if let Some(step) = stage.stage
                 && routes
-                && !untouched
+                && view.position != Position::Absent
                 && !object.changed()
             {
                 match &mut view.position {

@@ -84,13 +84,17 @@ impl Backups {
         Ok(Backups { root: state.join("kubectl-rollout-lua/backups"), context: context.replace('/', "_") })
     }
 
+    /// The backups of `context` in this user's state folder (`Backups::new`).
+    pub fn of_context(context: &str) -> Result<Backups, Error> {
+        Backups::new(context, files::xdg_dir("XDG_STATE_HOME", ".local/state"))
+    }
+
     /// Saves the object as read; the path is reported so `restore --from-backup` can use it.
     /// Written whole or not at all (`files::write_whole`): a failed save leaves nothing under a
     /// backup's name.
     pub fn save(&self, object: &Value) -> Result<PathBuf, Error> {
-        let field = |name: &str| object["metadata"][name].as_str().unwrap_or("_").replace('/', "_");
-        let kind = object["kind"].as_str().unwrap_or("Object");
-        let dir = self.root.join(&self.context).join(field("namespace")).join(kind).join(field("name"));
+        let field = |name: &str| object["metadata"][name].as_str().unwrap_or("_");
+        let dir = self.folder(field("namespace"), object["kind"].as_str().unwrap_or("Object"), field("name"));
         self.make_folder(&dir)
             .map_err(|e| Error::Input(format!("creating the backup folder {}: {e}", dir.display())))?;
         let text = backup_text(object);
@@ -110,6 +114,21 @@ impl Backups {
                 Err(e) => return Err(Error::Input(format!("writing the backup {}: {e}", path.display()))),
             }
         }
+    }
+
+    /// The folder of an object's backups.
+    fn folder(&self, namespace: &str, kind: &str, name: &str) -> PathBuf {
+        let part = |s: &str| s.replace('/', "_");
+        self.root.join(&self.context).join(part(namespace)).join(part(kind)).join(part(name))
+    }
+
+    /// The oldest backup of `key` here (their names are times, which sort), if there is one:
+    /// the object before the first write a run of this tool made to it.
+    pub fn oldest_of(&self, key: &ObjectKey) -> Option<PathBuf> {
+        let folder = self.folder(&key.namespace, &key.kind, &key.name);
+        let entries = std::fs::read_dir(&folder).ok()?;
+        let names = entries.filter_map(|e| e.ok()?.file_name().into_string().ok());
+        names.filter(|name| name.ends_with(".yaml") && !name.starts_with('.')).min().map(|name| folder.join(name))
     }
 
     /// Makes `dir` and the folders above it that are missing, for their owner only; the backups'
@@ -230,7 +249,7 @@ impl<'a> Writer<'a> {
     /// place for its backups.
     pub fn new(cluster: &'a Cluster, mode: Mode, interrupt: Interrupt, ask: Option<Ask>) -> Result<Writer<'a>, Error> {
         let backups = match mode {
-            Mode::Apply => Some(Backups::new(&cluster.context, files::xdg_dir("XDG_STATE_HOME", ".local/state"))?),
+            Mode::Apply => Some(Backups::of_context(&cluster.context)?),
             Mode::ClientDryRun | Mode::ServerDryRun => None,
         };
         Ok(Writer {
@@ -1025,6 +1044,24 @@ mod tests {
             (Path::new("/state/kubectl-rollout-lua/backups"), "arn:aws:eks:eu_demo")
         );
         assert_eq!(Backups::new("", Some("/state".into())).unwrap().context, "default");
+    }
+
+    #[test]
+    fn the_oldest_backup_of_an_object_is_the_first_one_saved() {
+        let state = std::env::temp_dir().join(format!("rollout-lua-oldest-{}", std::process::id()));
+        let backups = Backups::new("ctx/1", Some(state.clone())).unwrap();
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        assert_eq!(backups.oldest_of(&key), None, "no backup yet");
+        let object = json!({"kind": "Ingress", "metadata": {"namespace": "shop", "name": "web-canary"}});
+        let first = backups.save(&object).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        backups.save(&object).unwrap();
+        // A save in progress (another run's temporary file) is not a backup.
+        std::fs::write(first.with_file_name(".0.yaml.1.2.partial"), "").unwrap();
+        assert_eq!(backups.oldest_of(&key), Some(first));
+        let other = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web");
+        assert_eq!(backups.oldest_of(&other), None);
+        std::fs::remove_dir_all(state).unwrap();
     }
 
     #[test]

@@ -683,6 +683,13 @@ fn the_user_guides_ingress_and_three_provider_examples_hold() {
 }
 
 #[test]
+fn the_user_guides_gateway_restore_example_holds() {
+    let walk = Walkthrough::new(example_cluster("gateway-canary"), "demo");
+    walk.block("On\n[`examples/gateway-canary`](../examples/gateway-canary/), before any release:");
+    walk.end();
+}
+
+#[test]
 fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
     let test = Test::new();
     let run = |server: &FakeHandle, args: &[&str]| {

@@ -154,6 +154,117 @@ mod cluster {
     }
 
     #[test]
+    fn restore_leaves_a_route_no_release_touched_and_says_what_the_controller_would_still_delete() {
+        // Before any release (the Rollout has no status) and in one that has not routed yet.
+        for status in [
+            json!(null),
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepUpgrade"}}),
+        ] {
+            let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+            let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap();
+            rollout["status"] = status.clone();
+            server.put_object(rollout);
+            Test::new()
+                .kubeconfig(&server)
+                .args(["status", "store"])
+                .run()
+                .success()
+                .stdout_has("HTTPRoute shop/store  original\n");
+            server.clear_log();
+            Test::new()
+                .kubeconfig(&server)
+                .args(["restore", "store", "--yes"])
+                .run()
+                .success()
+                .stderr_has("HTTPRoute shop/store: already restored, nothing to write: it has no backendRef to the canary Service store-canary. The controller's own restore, at a step without traffic or at the end of a release, would still do this:\n  spec.rules[1] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route");
+            assert!(writes(&server).is_empty(), "{status}: {:?}", writes(&server));
+            assert_eq!(rules(&server), ORIGINAL, "the redirect stays");
+        }
+    }
+
+    /// Rollout `store` with `disableGenerateCanaryService` at `step`, and a route whose only rule
+    /// goes to Service `store`.
+    fn same_service(step: i64, phase: &str) -> FakeHandle {
+        let mut rollout = store_rollout(step, "StepPaused");
+        rollout["spec"]["strategy"]["canary"]["disableGenerateCanaryService"] = json!(true);
+        rollout["status"]["phase"] = json!(phase);
+        let mut route = http_route("v1");
+        route["spec"]["rules"].as_array_mut().unwrap().truncate(1);
+        fake_apiserver::FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .resource(fake_apiserver::httproutes("v1"))
+            .object(rollout)
+            .object(route)
+            .start()
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_a_restore_that_leaves_no_rule_lands_on_the_crds_default_rule() {
+        let server = same_service(3, "Progressing");
+        let status = |server: &FakeHandle| Test::new().kubeconfig(server).args(["status", "store"]).run().success();
+        approve(&server).stdout_has("weight mode: store 70, store 30");
+        assert_eq!(rules(&server), ["/ -> store 30"]);
+        // The route shows no canary backendRef, but step 3 leaves it as it is.
+        status(&server).stdout_has("HTTPRoute shop/store  at step 3\n");
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "store", "--yes"])
+            .run()
+            .success()
+            .stdout_has("+  - matches:\n")
+            .stdout_has("warning: spec.rules[0] is deleted: canary and stable Service are both store (disableGenerateCanaryService)")
+            .stdout_has("warning: no rule is left, and the API server then stores the HTTPRoute CRD's default: one rule for every path (PathPrefix /) without backendRefs, so every request to HTTPRoute shop/store fails (it has no backend); the controller's restore never completes on such a route")
+            .stdout_has("Give the route a rule with a backendRef to a Service other than store, which the restore keeps")
+            .stdout_has("HTTPRoute shop/store restored (backup ");
+        assert!(!out.stderr.contains("webhook"), "{}", out.stderr);
+        // What the API server stores: the CRD's default, as planned.
+        assert_eq!(rules(&server), ["/ -> "]);
+        // Again: the controller would write again and change nothing; this restore writes nothing.
+        server.clear_log();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "store", "--yes"])
+            .run()
+            .success()
+            .stderr_has("HTTPRoute shop/store: already restored, nothing to write: the controller's restore writes nothing to it. The controller's own restore, at a step without traffic or at the end of a release, would still do this:")
+            .stderr_has("  no rule is left, and the API server then stores");
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_a_match_step_that_drops_the_only_rule_lands_on_the_crds_default_rule() {
+        let server = same_service(1, "Progressing");
+        approve(&server)
+            .stdout_has("warning: canary and stable Service are both store (disableGenerateCanaryService): a match step drops every rule that routes to store (spec.rules[0])")
+            .stdout_has("warning: no rule is left, and the API server then stores the HTTPRoute CRD's default")
+            .stdout_has("HTTPRoute shop/store updated (backup ");
+        assert_eq!(rules(&server), ["/ -> "]);
+        assert_eq!(rollout_of(&server)["currentStepState"], "StepReady");
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_restore_leaves_the_route_while_no_release_is_in_progress() {
+        let server = same_service(3, "Healthy");
+        server.clear_log();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "store", "--yes"])
+            .run()
+            .success()
+            .stderr_has("HTTPRoute shop/store: already restored, nothing to write: canary and stable Service are both store (disableGenerateCanaryService), so its backendRefs cannot show a release, and its Rollout has none in progress. The controller's own restore")
+            .stderr_has("  spec.rules[0] is deleted: canary and stable Service are both store");
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+        assert_eq!(rules(&server), ["/ -> store 1"]);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["status", "store"])
+            .run()
+            .success()
+            .stdout_has("HTTPRoute shop/store  original\n");
+    }
+
+    #[test]
     fn custom_refs_and_a_gateway_are_written_in_the_controllers_order_and_a_failing_script_writes_nothing() {
         let mut rollout = rollout(2, "StepPaused");
         rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["gateway"] = json!({"httpRouteName": "store"});

@@ -128,6 +128,77 @@ fn a_weight_beside_matches_is_planned_as_the_script_writes_it_with_a_warning() {
         .stdout_has("warning: the step has matches and traffic 10%: the nginx Ingress script writes the weight as well as the matches, so 10% of the requests that do not match go to the canary too\n");
 }
 
+/// The audit's mse fixture (s26-providers #4): step 1 sets two headers and matches a header
+/// with a regex query, then an exact query; step 2 sends 40%.
+const MSE_ROLLOUT: &str = r#"
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: demo
+  annotations: {mse.ingress.kubernetes.io/service-subset: ""}
+spec:
+  ingressClassName: mse
+  rules:
+  - http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+---
+apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata: {name: web, namespace: demo}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  strategy:
+    canary:
+      steps:
+      - replicas: 1
+        requestHeaderModifier:
+          set: [{name: gray, value: blue}, {name: x, value: "y z"}]
+        matches:
+        - headers: [{type: Exact, name: a, value: "1"}]
+          queryParams: [{type: RegularExpression, name: q, value: "v.*"}]
+        - queryParams: [{type: Exact, name: q2, value: "2"}]
+      - replicas: 2
+        traffic: "40%"
+      - replicas: "100%"
+      trafficRoutings:
+      - service: web
+        ingress: {name: web, classType: mse}
+"#;
+
+#[test]
+fn the_mse_scripts_leftovers_and_joined_header_update_are_warned() {
+    let test = Test::new().file("mse.yaml", MSE_ROLLOUT);
+    let input = test.path("mse.yaml");
+    let out = test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "-o".as_ref(), "json".as_ref()]).run();
+    let out = out.success().json();
+    let warnings = |step: usize| -> Vec<String> {
+        let object = &out["plans"][0]["stages"][step]["objects"][0];
+        object["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect()
+    };
+    let step1 = warnings(0);
+    assert!(step1.iter().any(|w| w.starts_with("the canary Ingress gets both nginx.ingress.kubernetes.io/canary-by-query-value: \"2\" and nginx.ingress.kubernetes.io/canary-by-query-pattern: \"v.*\", for the one query \"q2\"")), "{step1:?}");
+    assert!(step1.iter().any(|w| w.starts_with("requestHeaderModifier.set has 2 headers, which the script writes into mse.ingress.kubernetes.io/request-header-control-update with no separator between them: \"gray bluex y z\"")), "{step1:?}");
+    let step2 = warnings(1);
+    assert!(step2.iter().any(|w| w.starts_with("the canary Ingress keeps nginx.ingress.kubernetes.io/canary-by-query: \"q2\", nginx.ingress.kubernetes.io/canary-by-query-pattern: \"v.*\", nginx.ingress.kubernetes.io/canary-by-query-value: \"2\", which this step's matches do not call for")), "{step2:?}");
+    assert!(step2.iter().any(|w| w.starts_with("the canary Ingress keeps mse.ingress.kubernetes.io/request-header-control-update: \"gray bluex y z\", although this step has no requestHeaderModifier")), "{step2:?}");
+    // The nginx example clears its header keys at its weight step: nothing is left to warn of.
+    let nginx = nginx_example().args(["-o", "json"]).run().success().json();
+    for stage in nginx["plans"][0]["stages"].as_array().unwrap() {
+        assert_eq!(stage["objects"][0]["warnings"], serde_json::json!([]), "{stage}");
+    }
+}
+
+#[test]
+fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
+    let bobs = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web-canary, namespace: demo, annotations: {owner: bob}}\nspec: {rules: [{host: bob.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: bob, port: {number: 80}}}}]}}]}\n";
+    let test = Test::new().file("in/mse.yaml", MSE_ROLLOUT).file("in/bob.yaml", bobs);
+    let input = test.path("in");
+    test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "--step".as_ref(), "1".as_ref()])
+        .run()
+        .success()
+        .stdout_has("warning: Ingress demo/web-canary is not Rollout demo/web's canary Ingress (it has no controller owner; it routes to Service bob, not to the canary Service web-canary): the controller patches its annotations as if it were, and deletes it when the release ends\n");
+}
+
 #[test]
 fn an_ingress_classs_script_is_given_with_script_ingress_class() {
     let mine = "local a = obj.annotations or {} a['example.com/weight'] = obj.weight return a";
@@ -531,9 +602,9 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         approve(&server).success();
         let test = Test::new().kubeconfig(&server);
-        // The stable Ingress has no stored original and no Rollout owns it: left alone.
+        // The stable Ingress: nothing writes it, so there is nothing to restore.
         test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web", "--yes"]).success().stderr_has(
-            "Ingress shop/web: no rollouts.kruise.io/original-spec-configuration annotation, nothing to restore",
+            "Ingress shop/web: not a canary Ingress; approve and the controller write no other Ingress, nothing to restore",
         );
         server.clear_log();
         test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web-canary", "--yes"])
@@ -541,6 +612,112 @@ mod cluster {
             .stdout_has("Ingress shop/web-canary deleted (backup ");
         assert_eq!(ingress_writes(&server), ["DELETE /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary"]);
         assert!(canary(&server).is_none() && ingress(&server, "web").is_some());
+    }
+
+    /// Bob's Ingress, named as Ingress web's canary: no owner, his own host and Service.
+    fn bobs_ingress() -> Value {
+        json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web-canary", "namespace": NAMESPACE, "annotations": {"owner": "bob"}},
+            "spec": {"ingressClassName": "nginx", "rules": [{"host": "bob.example.com", "http": {"paths": [
+                {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "bob", "port": {"number": 80}}}}
+            ]}}]}
+        })
+    }
+
+    #[test]
+    fn someone_elses_canary_ingress_is_warned_refused_without_force_and_never_deleted() {
+        let server = serving("nginx", 1, "StepPaused").object(bobs_ingress()).start();
+        let bobs = canary(&server).unwrap();
+        let test = Test::new().kubeconfig(&server);
+        let why = "Ingress shop/web-canary is not Rollout shop/web's canary Ingress (it has no controller owner; it routes to Service bob, not to the canary Service web-canary)";
+        test.run_args(["plan", "web"]).success().stdout_has(&format!(
+            "warning: {why}: the controller patches its annotations as if it were, and deletes it when the release ends"
+        ));
+        server.clear_log();
+        test.run_args(["approve", "web", "--yes"])
+            .status(3)
+            .stderr_has("error: nothing was written: the step patches the annotations of an Ingress named as a canary Ingress that its Rollout did not make")
+            .stderr_has(&format!("  {why}\nFind out whose it is"));
+        assert_eq!(ingress_writes(&server), Vec::<String>::new());
+        assert_eq!(canary(&server).unwrap(), bobs);
+        test.run_args(["status", "web"]).success().stdout_has(&format!("      note: {why}\n"));
+
+        // --force writes it, as the controller would.
+        test.run_args(["approve", "web", "--yes", "--force"])
+            .success()
+            .stdout_has("Ingress shop/web-canary updated (backup ");
+        assert_eq!(annotations(&canary(&server).unwrap())[format!("{NGINX}/canary-by-header")], "x-canary");
+
+        // restore leaves it, saying how to put it back, and refuses without --force.
+        server.clear_log();
+        let refused = test.run_args(["restore", "web", "--yes"]).status(3).stderr_has(&format!(
+            "error: nothing was written: restore would leave this Ingress as it is, without putting back what was written to it:\n  {why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: `restore --from-backup "
+        ));
+        assert!(!refused.stderr.contains("original-spec-configuration"), "{}", refused.stderr);
+        let backup =
+            refused.stderr.split("`restore --from-backup ").nth(1).unwrap().split('`').next().unwrap().to_string();
+        test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web-canary", "--yes"])
+            .status(3)
+            .stderr_has("Ingress shop/web-canary is not a canary Ingress that a Rollout or TrafficRouting made (none is its controller owner): restore does not delete it");
+        assert_eq!(ingress_writes(&server), Vec::<String>::new());
+        test.run_args(["restore", "web", "--yes", "--force"])
+            .success()
+            .stderr_has(&format!("warning: {why}: restore does not delete it"));
+        assert_eq!(ingress_writes(&server), Vec::<String>::new(), "nothing else to restore, and it is left");
+        // The backup named is Bob's Ingress before approve wrote it.
+        test.run_args(["restore", "--from-backup", &backup, "--yes"]).success();
+        assert_eq!(annotations(&canary(&server).unwrap()), annotations(&bobs));
+    }
+
+    #[test]
+    fn restoring_the_canarys_owner_with_another_rollout_of_the_same_ingress_deletes_it() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        // Rollout another routes through Ingress web too; it comes first, and finds the canary
+        // someone else's (Rollout web's), which is restored with it.
+        let mut another = rollout("nginx", 1, "StepPaused");
+        another["metadata"]["name"] = json!("another");
+        another["status"]["phase"] = json!("Healthy");
+        server.put_object(another);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "another", "web", "--yes"])
+            .run()
+            .success()
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert!(canary(&server).is_none());
+    }
+
+    #[test]
+    fn a_canary_ingress_whose_spec_was_changed_is_noted_by_status_and_restore() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let test = Test::new().kubeconfig(&server);
+        let out = test.run_args(["status", "web"]).success();
+        assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+        server.put_object({
+            let mut edited = canary(&server).unwrap();
+            edited["spec"]["rules"].as_array_mut().unwrap().push(json!({"host": "evil.example.com", "http": {"paths": [
+                {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web-canary", "port": {"number": 80}}}}
+            ]}}));
+            edited
+        });
+        let note = "the spec of Ingress shop/web-canary differs from the one the controller makes from Ingress shop/web now: edited by hand, or the stable Ingress changed since the canary was made (the controller never updates it)";
+        // Only annotations place it: still at step 1, with the note.
+        test.run_args(["status", "web"])
+            .success()
+            .stdout_has("Ingress shop/web-canary  at step 1")
+            .stdout_has(&format!("      note: {note}\n"));
+        let status = test.run_args(["status", "web", "-o", "json"]).success().json();
+        assert_eq!(status[0]["objects"][0]["notes"], json!([note]), "{status}");
+        test.run_args(["plan", "web"]).success().stdout_has(&format!("warning: {note}"));
+        // restore deletes it as the controller does, with the note, after a backup.
+        test.run_args(["restore", "web", "--yes"])
+            .success()
+            .stdout_has(&format!("  warning: {note}\n"))
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert!(canary(&server).is_none());
     }
 
     #[test]

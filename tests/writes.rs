@@ -1786,3 +1786,77 @@ fn a_lost_replace_then_someone_elses_edit_of_the_httproute_is_named_as_maybe_thi
     );
     assert!(claims(&server).is_empty());
 }
+
+/// Rollout `store` approved at step 3 (30%): its HTTPRoute routed, for a restore.
+fn routed_store() -> FakeHandle {
+    let server = store(3, "StepPaused", &["v1", "v1beta1"]).start();
+    Test::new().kubeconfig(&server).args(["approve", "store", "--yes"]).run().success();
+    assert_eq!(rules(&server), ROUTED_STORE);
+    server.clear_log();
+    server
+}
+
+const ROUTED_STORE: [&str; 2] = ["/ -> store 70, store-canary 30", "/old -> "];
+
+/// The writes of `restore store`: the claim, the route (one replace), the release of the claim.
+const ROUTE_RESTORE_WRITES: usize = 3;
+
+#[test]
+fn an_httproute_restore_whose_reply_is_lost_garbled_or_hung_is_resolved() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+        for k in 1..=ROUTE_RESTORE_WRITES {
+            let server = routed_store();
+            server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
+            let out =
+                Test::new().kubeconfig(&server).args(["restore", "store", "--yes", "--request-timeout", "2s"]).run();
+            assert_eq!(out.status, 0, "{fault:?} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            assert_eq!(rules(&server), ["/ -> store 1"], "{fault:?} after write {k}");
+            assert!(claims(&server).is_empty(), "{fault:?} after write {k}: the claim is released");
+            if k == 2 {
+                assert!(out.stdout.contains("HTTPRoute shop/store restored (backup "), "{}", out.stdout);
+                assert!(out.stdout.contains("the reply was lost"), "{fault:?}: {}", out.stdout);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_httproute_edited_between_the_restores_read_and_write_is_never_overwritten() {
+    let server = routed_store();
+    // Someone adds a hostname after this run read the route, before its replace is served.
+    someone_edits(&server, When::Before(2), HTTP_ROUTE, |route| {
+        route["spec"]["hostnames"] = json!(["store.example.com"])
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "store", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("HTTPRoute shop/store was changed by someone else")
+        .stderr_has("store.example.com");
+    assert_eq!(route(&server)["spec"]["hostnames"], json!(["store.example.com"]), "their edit stays");
+    assert_eq!(rules(&server), ROUTED_STORE, "not restored over their edit");
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
+fn a_signal_while_the_httproute_restore_is_held_finishes_it_and_says_so() {
+    for (name, code) in [("INT", 130), ("TERM", 143)] {
+        for k in 2..=ROUTE_RESTORE_WRITES {
+            let server = routed_store();
+            let out = signalled_after_write(&server, &["restore", "store", "--yes"], k, name);
+            assert_eq!(out.status, code, "{name} after write {k}\n{}\n{}", out.stdout, out.stderr);
+            // The route is the 2nd and last write: held there, it is finished, not undone.
+            if k == 2 {
+                assert!(out.stderr.contains("it came during the last write, which was finished"), "{}", out.stderr);
+                assert!(
+                    out.stderr.contains("HTTPRoute shop/store: written (its state before this run: "),
+                    "{}",
+                    out.stderr
+                );
+            }
+            assert_eq!(rules(&server), ["/ -> store 1"], "{name} after write {k}");
+            assert!(claims(&server).is_empty(), "{name} after write {k}");
+        }
+    }
+}

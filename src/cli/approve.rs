@@ -156,6 +156,20 @@ fn refuse_shared_writes<'a>(writes: impl IntoIterator<Item = (&'a str, &'a Objec
     Ok(())
 }
 
+/// Refuses, without `force`, to write an Ingress named `<name>-canary` that this Rollout did not
+/// make (`foreign`: what the plan warns of each): the controller would patch it too, but it may
+/// be someone else's Ingress, routing for them.
+fn refuse_foreign_canaries<'a>(foreign: impl Iterator<Item = &'a String>, force: bool) -> Result<(), Error> {
+    let lines: Vec<String> = foreign.map(|why| format!("  {why}")).collect();
+    if lines.is_empty() || force {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "nothing was written: the step patches the annotations of an Ingress named as a canary Ingress that its Rollout did not make, as the controller would (which also deletes it when the release ends):\n{}\nFind out whose it is: rename or delete it if it is in the way, or pass --force to write it anyway",
+        lines.join("\n")
+    )))
+}
+
 /// What writing every change of the plans (and undoing it) needs.
 fn write_permissions(live: &Live, plans: &[&RoutingPlan]) -> Result<Vec<Permission>, Error> {
     let mut permissions = Vec::new();
@@ -335,6 +349,9 @@ impl Run<'_> {
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
         let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
+        let written =
+            plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
+        refuse_foreign_canaries(written.filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
         // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;
         if !args.traffic_only {
@@ -759,6 +776,19 @@ mod tests {
         assert_eq!(
             message,
             "nothing was written: Rollouts demo and other both plan writes to VirtualService shop/demo; in one run the second would write over the first's routing: approve each in a run of its own"
+        );
+    }
+
+    #[test]
+    fn someone_elses_canary_ingress_is_written_only_with_force() {
+        assert!(refuse_foreign_canaries([].iter(), false).is_ok());
+        let why = ["Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner)"
+            .to_string()];
+        assert!(refuse_foreign_canaries(why.iter(), true).is_ok());
+        let Err(Error::Refused(message)) = refuse_foreign_canaries(why.iter(), false) else { panic!("refused") };
+        assert_eq!(
+            message,
+            "nothing was written: the step patches the annotations of an Ingress named as a canary Ingress that its Rollout did not make, as the controller would (which also deletes it when the release ends):\n  Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner)\nFind out whose it is: rename or delete it if it is in the way, or pass --force to write it anyway"
         );
     }
 

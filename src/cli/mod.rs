@@ -68,9 +68,11 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     its next write (a second one at once).";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
-    original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute gets the \
-    controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, and every rule \
-    left without a backendRef (a redirect, too) deleted, shown in the diff. A canary Ingress the controller made \
+    original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute a release \
+    touched gets the controller's restore of its rules: canary backendRefs removed, the stable weight set to 1, \
+    and every rule left without a backendRef (a redirect, too) deleted, shown in the diff; one with no backendRef \
+    to the canary Service (with canary = stable: whose Rollout has no release in progress) is already restored \
+    and not written, and a note says what the controller's own restore would still delete. A canary Ingress the controller made \
     is deleted (the stable Ingress is never written). The objects of a TrafficRouting another Rollout still holds \
     (its finalizer progressing.rollouts.kruise.io/<rollout>) are left as they are, as the controller leaves them \
     until no Rollout holds it; a note says so.\n\n\
@@ -109,8 +111,8 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
     the release is ending or over: what the controller does to the routing instead), the step state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
-    object whether it is at its original (an HTTPRoute: no backendRef to the canary Service; a canary Ingress: \
-    absent), at step k (planning step k from it writes nothing), or drifted (neither), with the script used; and \
+    object whether it is at step k (planning step k from it writes nothing), at its original (an HTTPRoute: no \
+    backendRef to the canary Service; a canary Ingress: absent), or drifted (neither), with the script used; and \
     who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
     (claim).\n\n\
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
@@ -146,15 +148,17 @@ const APPROVE_REFUSALS: &str = "\
 not StepPaused, not progressing or ending, --expect-step or --until-step not met,
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
        else's edit, a stored original that does not parse or holds no spec, two Rollouts writing
-       one object, no terminal to confirm";
+       one object, an Ingress named <name>-canary the Rollout did not make (without --force), no
+       terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
 edits made during the release, Rollouts that cannot be read, or a --from-backup
        file that is not whole, holds no spec where the object has one or is of an object made
-       again since, without --force; permissions, another run's claim, someone else's edit, a
-       stored original that does not parse or holds no spec, a backup that is not a gateway
-       object, no terminal to confirm";
+       again since, or an Ingress named <name>-canary the Rollout did not make (left as it is),
+       without --force; permissions, another run's claim, someone else's edit, a stored original
+       that does not parse or holds no spec, a backup that is not a gateway object, no terminal
+       to confirm";
 
 /// The exit codes of a command that writes (approve, restore), with what it refuses.
 fn write_exit_codes(refusals: &str) -> String {

@@ -83,12 +83,18 @@ impl Restoration {
 }
 
 /// An object found to restore: its resource, the live object, where it stands, and for an
-/// HTTPRoute the controller's restore of it (others put their stored original back).
+/// HTTPRoute what the restore does with it (others put their stored original back).
 struct Candidate {
     resource: Resource,
     live: Arc<Value>,
     placement: Placement,
-    rules: Option<gateway::StagePlan>,
+    rules: Option<gateway::RouteRestore>,
+    /// An Ingress named as the canary Ingress of the routing restored, that the routing's
+    /// owner did not make: why (what the plan warns of it).
+    foreign: Option<String>,
+    /// What to say of it besides (a canary Ingress whose spec differs from what the stable
+    /// Ingress makes now).
+    warnings: Vec<String>,
 }
 
 pub fn restore(args: &RestoreArgs) -> anyhow::Result<Outcome> {
@@ -148,11 +154,19 @@ async fn restore_objects(
         let rollouts = claim_routing(session, writer, &keys, &command, args.force, &mut notes).await?;
         Targets::Refs(refs, Box::new(rollouts))
     };
-    let (restorations, more_notes) = restorations(session, writer, &targets).await?;
+    let Restorations { objects: restorations, left, notes: more_notes } =
+        restorations(session, writer, &targets).await?;
     for note in notes.into_iter().chain(more_notes) {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
+    let backups = write::Backups::of_context(&session.cluster.context).ok();
+    let left = left
+        .iter()
+        .map(|(key, why)| left_ingress_text(why, backups.as_ref().and_then(|b| b.oldest_of(key)).as_deref()));
+    for warning in refuse_left(left.collect(), args.force)? {
+        let _ = writeln!(anstream::stderr(), "{}", paint(YELLOW, &format!("warning: {warning}")));
+    }
     // The claim's permissions were asked about when it was taken (a dry run takes none).
     let changes: Vec<Change> = restorations.iter().map(Restoration::change).collect();
     let permissions: Vec<Permission> = restorations
@@ -320,11 +334,7 @@ fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Re
 }
 
 /// The objects a restore writes, each once, and notes on those it skips.
-async fn restorations(
-    session: &Session,
-    writer: &Writer<'_>,
-    targets: &Targets,
-) -> Result<(Vec<Restoration>, Vec<String>), Error> {
+async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets) -> Result<Restorations, Error> {
     let mut notes = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
     match targets {
@@ -344,21 +354,15 @@ async fn restorations(
                             notes.push(format!("{key}: {why}"));
                             continue;
                         };
-                        // The route's own warnings name the rules without backendRefs it deletes.
-                        let rules = route
-                            .map(|route| {
-                                let mut restore = gateway::restore(&route, Some(object))?;
-                                let mut warnings = gateway::route_warnings(&route, object);
-                                warnings.append(&mut restore.warnings);
-                                restore.warnings = warnings;
-                                Ok::<_, Error>(restore)
-                            })
-                            .transpose()?;
+                        let rules = route.map(|route| gateway::restoration(&route, object)).transpose()?;
+                        let (foreign, warnings) = canary_checks(&live, &routing, &key, object);
                         candidates.push(Candidate {
                             resource: resource_of(&live, &key)?.clone(),
                             live: Arc::clone(object),
                             placement: placements.get(&key).cloned().unwrap_or(Placement::Unchecked),
                             rules,
+                            foreign,
+                            warnings,
                         });
                     }
                 }
@@ -374,6 +378,8 @@ async fn restorations(
                         live: Arc::new(live),
                         placement: Placement::Unchecked,
                         rules: None,
+                        foreign: None,
+                        warnings: Vec::new(),
                     }),
                 }
             }
@@ -390,7 +396,8 @@ async fn restorations(
         }
     }
     let mut restorations: Vec<Restoration> = Vec::new();
-    for Candidate { resource, live, placement, rules } in candidates {
+    let mut left = Vec::new();
+    for Candidate { resource, live, placement, rules, foreign, warnings } in candidates {
         let key = key_of(&resource, &live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
@@ -398,10 +405,13 @@ async fn restorations(
             continue;
         }
         if let Some(rules) = rules {
-            if !rules.writes {
-                notes.push(format!("{key}: already restored (no backendRef to the canary Service), nothing to write"));
-                continue;
-            }
+            let rules = match rules {
+                gateway::RouteRestore::Write(rules) => rules,
+                gateway::RouteRestore::Leave { why, warnings } => {
+                    notes.push(left_route_note(&key, &why, &warnings));
+                    continue;
+                }
+            };
             let restored = Arc::new(rules.route.expect("a restore that writes has a route"));
             let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
             restorations.push(Restoration {
@@ -416,7 +426,28 @@ async fn restorations(
             });
             continue;
         }
-        if is_canary_ingress(&live) {
+        if key.group == "networking.k8s.io" && key.kind == "Ingress" {
+            // Someone else's Ingress named as a canary Ingress is not deleted: what approve or
+            // the controller may have written to it is said, with how to put it back. Neither
+            // writes an Ingress of another name (a stable one, named with --ref).
+            let foreign = foreign.or_else(|| {
+                (!is_canary_ingress(&live)).then(|| {
+                    format!("{key} is not a canary Ingress that a Rollout or TrafficRouting made (none is its controller owner)")
+                })
+            });
+            if let Some(why) = foreign {
+                match key.name.ends_with("-canary") {
+                    true if left.iter().any(|(k, _)| *k == key) => {}
+                    true => left.push((key, why)),
+                    false => notes.push(format!(
+                        "{key}: not a canary Ingress; approve and the controller write no other Ingress, nothing to restore"
+                    )),
+                }
+                continue;
+            }
+            // Its owner is restored too: another Rollout restored with it may have found it
+            // someone else's.
+            left.retain(|(k, _)| *k != key);
             if live["metadata"]["deletionTimestamp"].is_string() {
                 notes.push(format!("{key}: being deleted already, nothing to write"));
                 continue;
@@ -429,7 +460,7 @@ async fn restorations(
                 placement,
                 degenerate: None,
                 how: Some("delete it, as the controller's finalise does (the stable Ingress is never written)".into()),
-                warnings: Vec::new(),
+                warnings,
             });
             continue;
         }
@@ -461,7 +492,60 @@ async fn restorations(
             r.placement = Placement::Placed;
         }
     }
-    Ok((restorations, notes))
+    Ok(Restorations { objects: restorations, left, notes })
+}
+
+/// What a restore writes, what it leaves, and its notes.
+struct Restorations {
+    objects: Vec<Restoration>,
+    /// Ingresses named as canary Ingresses that no Rollout restored here made (someone else's),
+    /// each with why: restore does not delete them.
+    left: Vec<(ObjectKey, String)>,
+    notes: Vec<String>,
+}
+
+/// Why restore does not delete an Ingress (`why`: it is not a canary Ingress made for the
+/// Rollout restored), what approve or the controller may have changed on it, and how to put it
+/// back: with `oldest`, its oldest backup here, if there is one.
+fn left_ingress_text(why: &str, oldest: Option<&std::path::Path>) -> String {
+    let back = match oldest {
+        Some(file) => format!(
+            "`restore --from-backup {}` puts back its oldest backup here, from before this tool first wrote it (check that it holds what you want)",
+            file.display()
+        ),
+        None => "there is no backup of it here: put them back by hand (`kubectl annotate`)".into(),
+    };
+    format!(
+        "{why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: {back}"
+    )
+}
+
+/// The Ingresses a restore leaves (see `Restorations::left`): a refusal, before anything is
+/// written, unless `force`, which restores the other objects and gives back the same texts
+/// as warnings.
+fn refuse_left(texts: Vec<String>, force: bool) -> Result<Vec<String>, Error> {
+    if texts.is_empty() || force {
+        return Ok(texts);
+    }
+    Err(Error::Refused(format!(
+        "nothing was written: restore would leave this Ingress as it is, without putting back what was written to it:\n  {}\nPass --force to restore the other objects and leave it as it is",
+        texts.join("\n  ")
+    )))
+}
+
+/// `HTTPRoute ns/name: already restored, nothing to write: why`, and what the controller's own
+/// restore would do to it, which this one does not.
+fn left_route_note(key: &ObjectKey, why: &str, warnings: &[String]) -> String {
+    let mut note = format!("{key}: already restored, nothing to write: {why}");
+    if !warnings.is_empty() {
+        note.push_str(
+            ". The controller's own restore, at a step without traffic or at the end of a release, would still do this:",
+        );
+        for warning in warnings {
+            note.push_str(&format!("\n  {warning}"));
+        }
+    }
+    note
 }
 
 /// What a restore of `routing` writes, in the controller's order: the custom refs (their stored
@@ -481,6 +565,21 @@ fn restored_objects(routing: &Routing) -> Vec<(ObjectKey, Option<gateway::Gatewa
         }
     }
     objects
+}
+
+/// For the canary Ingress `key` of `routing` (nothing for its other objects): why it is not
+/// the routing's own, if it is not, and a note when its spec differs from the one the stable
+/// Ingress makes now (not proof of an edit: the stable Ingress may have changed since).
+fn canary_checks(live: &Live, routing: &Routing, key: &ObjectKey, canary: &Value) -> (Option<String>, Vec<String>) {
+    let name = routing.providers.iter().find_map(|p| match p {
+        Provider::Ingress { name, .. } if ingress::canary_key(routing, name) == *key => Some(name),
+        _ => None,
+    });
+    let Some(name) = name else { return (None, Vec::new()) };
+    let source = ingress::CanarySource::of(routing, name);
+    let stable = live.snapshot.objects.get(&ObjectKey::new(&key.group, &key.kind, &key.namespace, name));
+    let differs = stable.and_then(|stable| ingress::canary_spec_differs(&source, stable, canary));
+    (ingress::foreign_canary(&source, canary), differs.into_iter().collect())
 }
 
 /// A canary Ingress the controller made: an Ingress whose controller is a Rollout or a
@@ -904,6 +1003,30 @@ mod tests {
                 "strategy": {"canary": {"steps": [{"traffic": "10%"}], "trafficRoutings": [routing]}}
             }
         })
+    }
+
+    #[test]
+    fn an_ingress_restore_leaves_is_refused_without_force_and_says_how_to_put_it_back() {
+        let why = "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner)";
+        let with_backup = left_ingress_text(why, Some(std::path::Path::new("/b/web-canary/1.yaml")));
+        assert_eq!(
+            with_backup,
+            "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: `restore --from-backup /b/web-canary/1.yaml` puts back its oldest backup here, from before this tool first wrote it (check that it holds what you want)"
+        );
+        let without = left_ingress_text(why, None);
+        assert!(
+            without.ends_with("there is no backup of it here: put them back by hand (`kubectl annotate`)"),
+            "{without}"
+        );
+        assert_eq!(refuse_left(Vec::new(), false).unwrap(), Vec::<String>::new());
+        assert_eq!(refuse_left(vec![without.clone()], true).unwrap(), vec![without.clone()]);
+        let Err(Error::Refused(refusal)) = refuse_left(vec![without.clone()], false) else { panic!("refused") };
+        assert_eq!(
+            refusal,
+            format!(
+                "nothing was written: restore would leave this Ingress as it is, without putting back what was written to it:\n  {without}\nPass --force to restore the other objects and leave it as it is"
+            )
+        );
     }
 
     #[test]

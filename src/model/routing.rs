@@ -134,14 +134,20 @@ impl Owner {
     }
 }
 
+/// `Rollout` or `TrafficRouting`.
+impl fmt::Display for OwnerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OwnerKind::Rollout => "Rollout",
+            OwnerKind::TrafficRouting => "TrafficRouting",
+        })
+    }
+}
+
 /// `Rollout shop/demo`.
 impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match self.kind {
-            OwnerKind::Rollout => "Rollout",
-            OwnerKind::TrafficRouting => "TrafficRouting",
-        };
-        write!(f, "{kind} {}/{}", self.namespace, self.name)
+        write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
     }
 }
 
@@ -201,6 +207,10 @@ pub struct Routing {
     pub canary_service: String,
     /// In the controller's order: custom refs, ingress, gateway (only those configured).
     pub providers: Vec<Provider>,
+    /// Whether the owner has a release in progress, as its status says: the controller routes
+    /// and restores the objects only then. What tells an HTTPRoute routed to the stable
+    /// Service itself (canary = stable) from one no release touched.
+    pub releasing: bool,
 }
 
 impl Routing {
@@ -220,7 +230,9 @@ impl Routing {
         } else {
             format!("{}-canary", routing.service)
         };
-        Some(Routing::new(owner, routing, canary_service))
+        // Disabling and Terminating finalise a release in progress (docs/controller-semantics.md §3.6).
+        let releasing = matches!(rollout.status.phase.as_deref(), Some("Progressing" | "Disabling" | "Terminating"));
+        Some(Routing::new(owner, routing, canary_service, releasing))
     }
 
     /// A TrafficRouting's routing: it never generates a canary Service, so canary and stable
@@ -232,10 +244,13 @@ impl Routing {
             name: cr.name.clone(),
             uid: cr.uid.clone(),
         };
-        Routing::new(owner, &cr.traffic_routing, cr.traffic_routing.service.clone())
+        // It routes while a Rollout holds it, and restores when it finalises (§2).
+        let releasing = !cr.progressing_finalizers.is_empty()
+            || matches!(cr.phase.as_deref(), Some("Progressing" | "Finalizing" | "Terminating"));
+        Routing::new(owner, &cr.traffic_routing, cr.traffic_routing.service.clone(), releasing)
     }
 
-    fn new(owner: Owner, routing: &super::TrafficRoutingRef, canary_service: String) -> Routing {
+    fn new(owner: Owner, routing: &super::TrafficRoutingRef, canary_service: String, releasing: bool) -> Routing {
         let mut providers = Vec::new();
         if !routing.custom_network_refs.is_empty() {
             providers.push(Provider::Custom(routing.custom_network_refs.clone()));
@@ -246,7 +261,7 @@ impl Routing {
         if let Some(http_route) = &routing.gateway {
             providers.push(Provider::Gateway { http_route: http_route.clone() });
         }
-        Routing { owner, stable_service: routing.service.clone(), canary_service, providers }
+        Routing { owner, stable_service: routing.service.clone(), canary_service, providers, releasing }
     }
 
     /// The custom refs (empty when there are none).
@@ -325,6 +340,35 @@ mod tests {
         assert!(routing.custom_refs().is_empty());
         assert_eq!(routing.http_route(), None);
         assert_eq!(routing.providers, [Provider::Ingress { name: "web".into(), class_type: "higress".into() }]);
+    }
+
+    #[test]
+    fn a_routing_knows_whether_its_owner_has_a_release_in_progress() {
+        let mut r = rollout(json!({"service": "web", "gateway": {"httpRouteName": "route"}}), true);
+        for (phase, releasing) in [
+            (None, false),
+            (Some("Healthy"), false),
+            (Some("Disabled"), false),
+            (Some("Progressing"), true),
+            (Some("Disabling"), true),
+            (Some("Terminating"), true),
+        ] {
+            r.status.phase = phase.map(str::to_string);
+            assert_eq!(Routing::of_rollout(&r, "shop").unwrap().releasing, releasing, "{phase:?}");
+        }
+        let cr = |status: Value, finalizers: Value| {
+            TrafficRoutingCr::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                "metadata": {"name": "tr", "finalizers": finalizers},
+                "spec": {"objectRef": [{"service": "web", "gateway": {"httpRouteName": "route"}}], "strategy": {"weight": 10}},
+                "status": status
+            }))
+            .unwrap()
+        };
+        let releasing = |cr: TrafficRoutingCr| Routing::of_traffic_routing(&cr, "shop").releasing;
+        assert!(!releasing(cr(json!({"phase": "Healthy"}), json!(["rollouts.kruise.io/trafficrouting"]))));
+        assert!(releasing(cr(json!({"phase": "Healthy"}), json!(["progressing.rollouts.kruise.io/demo"]))));
+        assert!(releasing(cr(json!({"phase": "Finalizing"}), json!([]))));
     }
 
     #[test]

@@ -143,6 +143,8 @@ pub fn plan_object(
         warnings,
         unwritable,
         degenerate_original: degenerate,
+        foreign_canary: None,
+        notes: Vec::new(),
         changes,
         untouched,
         after: None,

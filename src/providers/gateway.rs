@@ -31,6 +31,9 @@ pub struct GatewayRoute<'a> {
     pub canary_service: &'a str,
     /// Who routes: said in warnings about canary = stable.
     pub owner: OwnerKind,
+    /// Whether the owner has a release in progress: with canary = stable only that tells a
+    /// routed route from one no release touched.
+    pub releasing: bool,
 }
 
 /// How the controller computes the rules at a stage (docs/controller-semantics.md §7.2).
@@ -133,13 +136,17 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
     if desired.as_ref() == rules {
         return Ok(unchanged(warnings));
     }
-    let mut spec = decoded.spec;
-    match desired {
-        Some(desired) => spec["rules"] = Value::Array(desired),
-        None => {
-            spec.as_object_mut().expect("a decoded spec is a map").remove("rules");
-        }
+    // No rule: the update leaves `rules` out, and the API server stores the CRD's default.
+    let stored = desired.unwrap_or_else(|| {
+        warnings.push(no_rule_left_warning(route));
+        types::default_rules()
+    });
+    if Some(&stored) == rules {
+        // The controller writes again (nil is not the default rule), and nothing changes.
+        return Ok(unchanged(warnings));
     }
+    let mut spec = decoded.spec;
+    spec["rules"] = Value::Array(stored);
     let mut planned = current.clone();
     planned["spec"] = types::encode(&spec);
     warnings.extend(round_trip_warnings(&decoded.dropped, &spec));
@@ -163,9 +170,51 @@ pub fn plan_stages(
     Ok(plans)
 }
 
-/// The controller's finalise, what `restore` writes.
+/// The controller's finalise.
 pub fn restore(route: &GatewayRoute, current: Option<&Value>) -> Result<StagePlan, Error> {
     plan_stage(route, current, &RoutingAction::Restore)
+}
+
+/// What `restore` does with a route.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RouteRestore {
+    /// The controller's finalise, written; the route's own warnings come first.
+    Write(StagePlan),
+    /// Left as it is: why, and what the controller's own finalise would do to it (the warnings
+    /// of its plan; none when it would do nothing).
+    Leave { why: String, warnings: Vec<String> },
+}
+
+/// The controller finalises a route only at the end of a release (and at its steps without
+/// traffic): `restore` runs that finalise on a route a release touched, and leaves alone one
+/// that shows no sign of a release, where it would only delete the user's rules without
+/// backendRefs (and, with canary = stable, every backendRef to the Service).
+pub fn restoration(route: &GatewayRoute, live: &Value) -> Result<RouteRestore, Error> {
+    let plan = restore(route, Some(live))?;
+    let routed = route.routed(live);
+    if plan.writes && routed {
+        // The route's own warnings name the rules without backendRefs it deletes.
+        let warnings = route_warnings(route, live).into_iter().chain(plan.warnings).collect();
+        return Ok(RouteRestore::Write(StagePlan { warnings, ..plan }));
+    }
+    let why = match (routed, route.same_service()) {
+        (true, _) => "the controller's restore writes nothing to it".to_string(),
+        (false, false) => format!("it has no backendRef to the canary Service {}", route.canary_service),
+        (false, true) => format!(
+            "canary and stable Service are both {} ({}), so its backendRefs cannot show a release, and its {} has none in progress",
+            route.stable_service,
+            route.same_service_reason(),
+            route.owner
+        ),
+    };
+    let warnings = match plan.writes || !plan.warnings.is_empty() {
+        true => {
+            let rules = live["spec"]["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+            backendless_rule_warnings(rules).into_iter().chain(plan.warnings).collect()
+        }
+        false => Vec::new(),
+    };
+    Ok(RouteRestore::Leave { why, warnings })
 }
 
 impl<'a> GatewayRoute<'a> {
@@ -177,6 +226,7 @@ impl<'a> GatewayRoute<'a> {
             stable_service: &routing.stable_service,
             canary_service: &routing.canary_service,
             owner: routing.owner.kind,
+            releasing: routing.releasing,
         }
     }
 
@@ -185,15 +235,26 @@ impl<'a> GatewayRoute<'a> {
     }
 
     /// Whether the route shows no sign of a release: no backendRef to the canary Service.
-    /// With canary = stable nothing tells, and the route counts as untouched.
+    /// With canary = stable nothing tells (a routed rule is the stable one with another
+    /// weight), and the route counts as untouched.
     pub fn untouched(&self, route: &Value) -> bool {
         let rules = route["spec"]["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
         self.same_service() || !rules.iter().any(|rule| position(rule, self.canary_service).is_some())
     }
 
+    /// Whether a release has routed the route, as far as can be told: it has a backendRef to
+    /// the canary Service, or, with canary = stable, the owner has a release in progress.
+    fn routed(&self, route: &Value) -> bool {
+        match self.same_service() {
+            true => self.releasing,
+            false => !self.untouched(route),
+        }
+    }
+
     /// How the controller rewrites the route at a stage, for the plan.
     fn action(&self, mode: Option<Mode>) -> Action {
         let (stable, canary) = (self.stable_service, self.canary_service);
+        let routing = "the controller's Gateway API routing (no script)";
         let how = match mode {
             None => return Action::Keep("the controller writes nothing here: left alone"),
             Some(Mode::Weight(w)) => format!("weight mode: {stable} {}, {canary} {w}", 100i32.wrapping_sub(w)),
@@ -203,10 +264,12 @@ impl<'a> GatewayRoute<'a> {
                 if matches.len() == 1 { "" } else { "es" }
             ),
             Some(Mode::Finalise) => {
-                format!("restore: {canary} removed, {stable} weight 1, rules left without backendRefs deleted")
+                return Action::RestoreRules(format!(
+                    "{routing}, restore: {canary} removed, {stable} weight 1, rules left without backendRefs deleted"
+                ));
             }
         };
-        Action::Rules(format!("the controller's Gateway API routing (no script), {how}"))
+        Action::Rules(format!("{routing}, {how}"))
     }
 }
 
@@ -256,6 +319,8 @@ pub fn plan_object(
         warnings,
         unwritable: None,
         degenerate_original: None,
+        foreign_canary: None,
+        notes: Vec::new(),
         changes,
         after,
         changed: Changed::default(),
@@ -542,6 +607,15 @@ fn finalise_warnings(route: &GatewayRoute, rules: &[Value]) -> Vec<String> {
     warnings
 }
 
+/// The controller's update leaves no rule: what the API server stores instead, and what follows.
+fn no_rule_left_warning(route: &GatewayRoute) -> String {
+    format!(
+        "no rule is left, and the API server then stores the HTTPRoute CRD's default: one rule for every path (PathPrefix /) without backendRefs, so every request to {} fails (it has no backend); the controller's restore never completes on such a route (it wants no rule, finds that one, writes again and reports a change every time), so the release never finishes. Give the route a rule with a backendRef to a Service other than {}, which the restore keeps",
+        route.describe(),
+        route.canary_service
+    )
+}
+
 /// What the controller's update loses: every field gateway-api v0.8.1 does not know, and the
 /// settings of filter types newer than it (which the API server then refuses).
 fn round_trip_warnings(dropped: &[String], spec: &Value) -> Vec<String> {
@@ -584,6 +658,16 @@ fn round_trip_warnings(dropped: &[String], spec: &Value) -> Vec<String> {
     warnings
 }
 
+/// The rules without backendRefs, which the controller's restore deletes.
+fn backendless_rule_warnings(rules: &[Value]) -> Vec<String> {
+    (0..rules.len())
+        .filter(|&i| refs(&rules[i]).is_empty())
+        .map(|i| format!(
+            "spec.rules[{i}] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route, at the end of the release or at any step without traffic"
+        ))
+        .collect()
+}
+
 /// What holds for the whole release, whatever the step: rules the restore will delete,
 /// backendRefs the controller cannot recognise, a route that does not route to the stable
 /// Service at all.
@@ -591,13 +675,8 @@ pub fn route_warnings(route: &GatewayRoute, current: &Value) -> Vec<String> {
     let Ok(decoded) = types::decode(&current["spec"]) else { return Vec::new() };
     let rules = decoded.spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
     let (stable, canary) = (route.stable_service, route.canary_service);
-    let mut warnings = Vec::new();
+    let mut warnings = backendless_rule_warnings(rules);
     for (i, rule) in rules.iter().enumerate() {
-        if refs(rule).is_empty() {
-            warnings.push(format!(
-                "spec.rules[{i}] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route, at the end of the release or at any step without traffic"
-            ));
-        }
         for (j, r) in refs(rule).iter().enumerate() {
             let name = r["name"].as_str().unwrap_or_default();
             if r.get("kind").is_none() && (name == stable || name == canary) {
@@ -625,7 +704,14 @@ mod tests {
     const CANARY: &str = "store-svc-canary";
 
     fn gateway(owner: OwnerKind) -> GatewayRoute<'static> {
-        GatewayRoute { namespace: "shop", http_route: "store", stable_service: STABLE, canary_service: CANARY, owner }
+        GatewayRoute {
+            namespace: "shop",
+            http_route: "store",
+            stable_service: STABLE,
+            canary_service: CANARY,
+            owner,
+            releasing: false,
+        }
     }
 
     fn rollout() -> GatewayRoute<'static> {
@@ -699,7 +785,9 @@ mod tests {
     #[test]
     fn the_plan_says_what_each_mode_does() {
         let said = |mode| match rollout().action(mode) {
-            Action::Rules(how) => how.replace("the controller's Gateway API routing (no script), ", ""),
+            Action::Rules(how) | Action::RestoreRules(how) => {
+                how.replace("the controller's Gateway API routing (no script), ", "")
+            }
             other => panic!("{other:?}"),
         };
         let m = json!([{"headers": [header("a", "1")]}, {"path": path("/x")}]);
@@ -1017,16 +1105,114 @@ mod tests {
         absent["spec"].as_object_mut().unwrap().remove("rules");
         assert!(!plan(&rollout(), &absent, &RoutingAction::Restore).writes);
         // `rules: []` is an empty slice, which reflect.DeepEqual tells from nil: the controller
-        // writes, and the update leaves rules out.
+        // writes, its update leaves rules out, and the API server stores the CRD's default.
         let empty = http_route(json!([]));
         let plan = plan(&rollout(), &empty, &RoutingAction::Restore);
-        assert!(plan.writes);
-        assert_eq!(plan.route.unwrap()["spec"].get("rules"), None);
+        assert_eq!(written_rules(&plan), json!(types::default_rules()));
         // Lists inside a rule: an empty `filters: []` makes a kept rule differ from nothing, but a
         // write leaves it out (omitempty).
         let route = http_route(json!([{"filters": [], "backendRefs": [svc(STABLE, Some(1))]}]));
         let plan = self::plan(&rollout(), &route, &traffic("10%"));
         assert_eq!(written_rules(&plan)[0].get("filters"), None);
+    }
+
+    const NO_RULE_LEFT: &str = "no rule is left, and the API server then stores the HTTPRoute CRD's default: one rule for every path (PathPrefix /) without backendRefs, so every request to HTTPRoute shop/store fails (it has no backend); the controller's restore never completes on such a route (it wants no rule, finds that one, writes again and reports a change every time), so the release never finishes. Give the route a rule with a backendRef to a Service other than store-svc, which the restore keeps";
+
+    #[test]
+    fn a_stage_that_leaves_no_rule_plans_the_crds_default_rule_and_warns() {
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        let route = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(20))]}]));
+        let default_rule = json!([{"matches": [{"path": path("/")}]}]);
+        // The restore removes the only backendRef: what the API server stores is the default.
+        let restored = plan(&same, &route, &RoutingAction::Restore);
+        assert_eq!(written_rules(&restored), default_rule);
+        assert_eq!(restored.warnings.last().map(String::as_str), Some(NO_RULE_LEFT));
+        // From there the controller writes again at every restore, and nothing changes: no
+        // write, the same warning.
+        let again = plan(&same, restored.route.as_ref().unwrap(), &RoutingAction::Restore);
+        assert!(!again.writes);
+        assert_eq!(again.warnings.last().map(String::as_str), Some(NO_RULE_LEFT));
+        // Steps leave the default rule alone (it has no stable backendRef), without the warning.
+        for step in [traffic("20%"), matches(json!([{"headers": [header("h", "1")]}]))] {
+            let at_step = plan(&same, restored.route.as_ref().unwrap(), &step);
+            assert!(!at_step.writes && !at_step.warnings.contains(&NO_RULE_LEFT.to_string()), "{at_step:?}");
+        }
+        // A match step that drops every rule leaves the default rule too.
+        let dropped = plan(&same, &route, &matches(json!([{"headers": [header("h", "1")]}])));
+        assert_eq!(written_rules(&dropped), default_rule);
+        assert_eq!(dropped.warnings.last().map(String::as_str), Some(NO_RULE_LEFT));
+        // With a canary Service: a restore after a match step dropped the weighted rules.
+        let canary_rules_only =
+            http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(CANARY, Some(1))]}]));
+        let restored = plan(&rollout(), &canary_rules_only, &RoutingAction::Restore);
+        assert_eq!(written_rules(&restored), default_rule);
+        assert!(
+            restored
+                .warnings
+                .last()
+                .unwrap()
+                .ends_with("a Service other than store-svc-canary, which the restore keeps")
+        );
+    }
+
+    #[test]
+    fn restore_leaves_a_route_no_release_touched_and_says_what_the_controller_would_still_do() {
+        let redirect = json!({"matches": [{"path": path("/old")}],
+                              "filters": [{"type": "RequestRedirect", "requestRedirect": {"statusCode": 301}}]});
+        let stable_rule = json!({"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]});
+        let untouched = http_route(json!([stable_rule, redirect]));
+        let deletes_redirect = "spec.rules[1] has no backendRefs (a redirect, for example): the controller deletes it when it restores the route, at the end of the release or at any step without traffic";
+        assert_eq!(
+            restoration(&rollout(), &untouched).unwrap(),
+            RouteRestore::Leave {
+                why: "it has no backendRef to the canary Service store-svc-canary".into(),
+                warnings: vec![deletes_redirect.into()]
+            }
+        );
+        // Nothing the controller's restore would change: nothing to say.
+        let plain = http_route(json!([stable_rule]));
+        let RouteRestore::Leave { warnings, .. } = restoration(&rollout(), &plain).unwrap() else { panic!() };
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // A canary backendRef: the controller's restore, the route's own warnings first.
+        let routed = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(80)), svc(CANARY, Some(20))]}, redirect
+        ]));
+        let RouteRestore::Write(plan) = restoration(&rollout(), &routed).unwrap() else { panic!() };
+        assert_eq!(written_rules(&plan), json!([stable_rule]));
+        assert_eq!(plan.warnings, [deletes_redirect]);
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_restore_writes_only_while_a_release_is_in_progress() {
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(20))]},
+            {"matches": [{"path": path("/x")}], "backendRefs": [svc("other", Some(1))]}
+        ]));
+        let idle = GatewayRoute { canary_service: STABLE, ..rollout() };
+        let RouteRestore::Leave { why, warnings } = restoration(&idle, &route).unwrap() else { panic!() };
+        assert_eq!(
+            why,
+            "canary and stable Service are both store-svc (disableGenerateCanaryService), so its backendRefs cannot show a release, and its Rollout has none in progress"
+        );
+        assert_eq!(
+            warnings,
+            [
+                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
+            ]
+        );
+        let releasing = GatewayRoute { releasing: true, ..idle };
+        let RouteRestore::Write(plan) = restoration(&releasing, &route).unwrap() else { panic!() };
+        assert_eq!(written_rules(&plan), json!([route["spec"]["rules"][1]]));
+        // Restored already: the controller's restore writes nothing more.
+        let RouteRestore::Leave { why, warnings } = restoration(&releasing, plan.route.as_ref().unwrap()).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((why.as_str(), warnings.len()), ("the controller's restore writes nothing to it", 0));
+        // A TrafficRouting says so too.
+        let tr = GatewayRoute { owner: OwnerKind::TrafficRouting, ..idle };
+        let RouteRestore::Leave { why, .. } = restoration(&tr, &route).unwrap() else { panic!() };
+        assert!(why.ends_with("and its TrafficRouting has none in progress"), "{why}");
     }
 
     #[test]
@@ -1169,6 +1355,7 @@ mod tests {
             stable_service: STABLE.into(),
             canary_service: CANARY.into(),
             providers: vec![crate::model::Provider::Gateway { http_route }],
+            releasing: false,
         }
     }
 
@@ -1197,7 +1384,7 @@ mod tests {
         assert!(matches!(left.action, Action::Keep(_)) && !left.changed());
         assert!(matches!(
             plan_object(&routing(), "store", &RoutingAction::Restore, Some(&plan.planned), None).unwrap().action,
-            Action::Rules(how) if how.contains("restore: store-svc-canary removed")
+            Action::RestoreRules(how) if how.contains("restore: store-svc-canary removed")
         ));
     }
 

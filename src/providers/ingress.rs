@@ -17,7 +17,7 @@ use crate::model::{
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// An Ingress's annotations, as the controller holds them (`map[string]string`).
@@ -57,6 +57,37 @@ impl IngressRoute<'_> {
     /// The canary Ingress.
     pub fn canary_key(&self) -> ObjectKey {
         canary_key_in(self.namespace(), self.ingress)
+    }
+
+    fn source(&self) -> CanarySource<'_> {
+        CanarySource {
+            owner: self.owner,
+            ingress: self.ingress,
+            stable_service: self.stable_service,
+            canary_service: self.canary_service,
+        }
+    }
+}
+
+/// What the controller makes the canary Ingress from, besides the stable Ingress: whose it is,
+/// the stable Ingress's name, and the Services its paths go from and to.
+#[derive(Clone, Copy, Debug)]
+pub struct CanarySource<'a> {
+    pub owner: &'a Owner,
+    pub ingress: &'a str,
+    pub stable_service: &'a str,
+    pub canary_service: &'a str,
+}
+
+impl<'a> CanarySource<'a> {
+    /// The canary Ingress of `routing`'s stable Ingress `ingress`.
+    pub fn of(routing: &'a Routing, ingress: &'a str) -> CanarySource<'a> {
+        CanarySource {
+            owner: &routing.owner,
+            ingress,
+            stable_service: &routing.stable_service,
+            canary_service: &routing.canary_service,
+        }
     }
 }
 
@@ -150,8 +181,9 @@ fn set_annotations(object: &mut Value, annotations: &Annotations) {
 /// whose backend is the stable Service, pointed at the canary Service; rules left without a path
 /// are dropped; TLS and the class are copied, the default backend is not. A rule without `http` or
 /// a path without a Service backend is an error: the controller's reconcile panics on them.
-pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, String> {
-    let what = format!("Ingress {}/{}", route.namespace(), route.ingress);
+pub fn canary_ingress(source: &CanarySource, stable: &Value) -> Result<Value, String> {
+    let namespace = &source.owner.namespace;
+    let what = format!("Ingress {namespace}/{}", source.ingress);
     let mut rules = Vec::new();
     for (i, rule) in stable["spec"]["rules"].as_array().into_iter().flatten().enumerate() {
         let Some(http) = rule.get("http").filter(|h| h.is_object()) else {
@@ -166,7 +198,7 @@ pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, Str
                     "{what}: spec.rules[{i}].http.paths[{j}] has no service backend; the controller fails on a resource backend (it reads the service name of every path)"
                 ));
             };
-            if service["name"] != route.stable_service {
+            if service["name"] != source.stable_service {
                 continue;
             }
             let mut kept = Map::new();
@@ -176,7 +208,7 @@ pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, Str
                 }
             }
             let mut service = service.clone();
-            service["name"] = route.canary_service.into();
+            service["name"] = source.canary_service.into();
             kept.insert("backend".into(), json!({"service": service}));
             paths.push(Value::Object(kept));
         }
@@ -200,14 +232,14 @@ pub fn canary_ingress(route: &IngressRoute, stable: &Value) -> Result<Value, Str
         spec.insert("rules".into(), Value::Array(rules));
     }
     let mut metadata = Map::new();
-    metadata.insert("name".into(), canary_ingress_name(route.ingress).into());
-    metadata.insert("namespace".into(), route.namespace().into());
+    metadata.insert("name".into(), canary_ingress_name(source.ingress).into());
+    metadata.insert("namespace".into(), namespace.as_str().into());
     for field in ["labels", "annotations"] {
         if let Some(map) = stable["metadata"][field].as_object().filter(|m| !m.is_empty()) {
             metadata.insert(field.into(), Value::Object(map.clone()));
         }
     }
-    metadata.insert("ownerReferences".into(), json!([route.owner.reference()]));
+    metadata.insert("ownerReferences".into(), json!([source.owner.reference()]));
     Ok(json!({"apiVersion": INGRESS_API_VERSION, "kind": "Ingress", "metadata": metadata, "spec": spec}))
 }
 
@@ -290,7 +322,7 @@ pub fn plan_stage(
                     route.ingress
                 ))
             })?;
-            let mut created = canary_ingress(route, stable).map_err(Error::Input)?;
+            let mut created = canary_ingress(&route.source(), stable).map_err(Error::Input)?;
             let annotations = annotations_of(&created);
             let mut failures = failures.clone();
             if route.builtin {
@@ -310,6 +342,10 @@ pub fn plan_stage(
     }
     let obj = lua_obj(&before, strategy, route.canary_service);
     let after = run_script(route, &obj, &failures)?;
+    // Read from the result, so that a script of the class's own with the same quirks is warned too.
+    warnings.extend(leftover_routing(route.class_type, strategy, &after));
+    warnings.extend(value_beside_pattern(route.class_type, &after));
+    warnings.extend(joined_header_update(strategy, &after));
     if after == before {
         if changes.is_empty() {
             changes.push(Change::Keep { key, object: Arc::clone(&current) });
@@ -390,6 +426,18 @@ pub fn plan_object(
     let stage = plan_stage(&route, stable, current, context.action)
         .map_err(|e| Error::Input(format!("{owner}, {}: {e}", context.stage)))?;
     let mut warnings = stage.warnings;
+    let source = route.source();
+    let foreign_canary = current.and_then(|canary| foreign_canary(&source, canary));
+    warnings.extend(foreign_canary.iter().map(|why| {
+        format!("{why}: the controller patches its annotations as if it were, and deletes it when the release ends")
+    }));
+    // Only the controller's canary as read: one this plan made or patched has the spec it was
+    // made with, and someone else's is not made from the stable Ingress at all.
+    let spec_note = current
+        .filter(|_| after.is_none() && foreign_canary.is_none())
+        .zip(stable)
+        .and_then(|(canary, stable)| canary_spec_differs(&source, stable, canary));
+    warnings.extend(spec_note.clone());
     if let RoutingAction::Route(_) = context.action {
         let service = ObjectKey::new("", "Service", &owner.namespace, &routing.canary_service);
         let generated = routing.canary_service != routing.stable_service;
@@ -422,6 +470,8 @@ pub fn plan_object(
         warnings,
         unwritable: None,
         degenerate_original: None,
+        foreign_canary,
+        notes: spec_note.into_iter().collect(),
         changes: stage.changes,
         changed: Changed::default(),
     })
@@ -571,6 +621,201 @@ fn ingress_class(ingress: &Value) -> Option<&str> {
         .or_else(|| ingress["metadata"]["annotations"]["kubernetes.io/ingress.class"].as_str())
 }
 
+/// Someone else's Ingress named `<name>-canary`: `canary` (as read) is not controlled by the
+/// owner (a Rollout made again since has another uid; an owner read from a file without a uid
+/// is known by its kind and name). Says so, whose it is, and where it routes when that is not
+/// the canary Service. The controller patches it all the same, and deletes it when the release
+/// ends (docs/controller-semantics.md §5.4, §5.5).
+pub fn foreign_canary(source: &CanarySource, canary: &Value) -> Option<String> {
+    let owner = source.owner;
+    let controller =
+        canary["metadata"]["ownerReferences"].as_array().into_iter().flatten().find(|r| r["controller"] == true);
+    let whose = match controller {
+        None => "it has no controller owner".to_string(),
+        Some(reference) => {
+            let ours = owner.reference();
+            let field = |name: &str| reference[name].as_str().unwrap_or_default();
+            let same = crate::model::api_group(field("apiVersion")) == "rollouts.kruise.io"
+                && reference["kind"] == ours["kind"]
+                && reference["name"] == ours["name"]
+                && (owner.uid.is_empty() || reference["uid"] == ours["uid"]);
+            if same {
+                return None;
+            }
+            match reference["name"] == ours["name"] && reference["kind"] == ours["kind"] {
+                true => format!(
+                    "its controller owner is another {} {} (uid {})",
+                    field("kind"),
+                    field("name"),
+                    field("uid")
+                ),
+                false => format!("its controller owner is {} {}", field("kind"), field("name")),
+            }
+        }
+    };
+    let rules = canary["spec"]["rules"].as_array().into_iter().flatten();
+    let paths = rules.flat_map(|rule| rule["http"]["paths"].as_array().into_iter().flatten());
+    let backends = paths.map(|path| &path["backend"]).chain(canary["spec"].get("defaultBackend"));
+    let services: BTreeSet<&str> = backends
+        .filter_map(|backend| backend["service"]["name"].as_str())
+        .filter(|name| *name != source.canary_service)
+        .collect();
+    let backends = match services.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; it routes to Service {}, not to the canary Service {}",
+            services.into_iter().collect::<Vec<_>>().join(", "),
+            source.canary_service,
+        ),
+    };
+    Some(format!(
+        "Ingress {}/{} is not {owner}'s canary Ingress ({whose}{backends})",
+        owner.namespace,
+        canary_ingress_name(source.ingress),
+    ))
+}
+
+/// A canary Ingress (as read) whose spec is not the one the controller would make from
+/// `stable` now. The controller never updates a canary's spec after creating it (§5.4), so this
+/// is no proof of an edit: the stable Ingress may have changed since.
+pub fn canary_spec_differs(source: &CanarySource, stable: &Value, canary: &Value) -> Option<String> {
+    let built = canary_ingress(source, stable).ok()?;
+    let spec = |object: &Value| object.get("spec").filter(|s| !s.is_null()).cloned().unwrap_or_else(|| json!({}));
+    (spec(&built) != spec(canary)).then(|| {
+        format!(
+            "the spec of Ingress {namespace}/{} differs from the one the controller makes from Ingress {namespace}/{} now: edited by hand, or the stable Ingress changed since the canary was made (the controller never updates it)",
+            canary_ingress_name(source.ingress),
+            source.ingress,
+            namespace = source.owner.namespace,
+        )
+    })
+}
+
+/// The prefix of the canary annotations the gateway of a built-in class reads: ingress-nginx's
+/// (nginx, higress, and mse, whose script writes its query keys under it too) or ALB's; none for
+/// another class.
+fn routing_prefix(class_type: &str) -> Option<&'static str> {
+    match class_type {
+        "nginx" | "higress" | "mse" => Some("nginx.ingress.kubernetes.io/"),
+        "aliyun-alb" => Some("alb.ingress.kubernetes.io/"),
+        _ => None,
+    }
+}
+
+/// The annotations (after a prefix) that send matching requests to the canary.
+const MATCH_KEYS: [&str; 7] = [
+    "canary-by-cookie",
+    "canary-by-header",
+    "canary-by-header-value",
+    "canary-by-header-pattern",
+    "canary-by-query",
+    "canary-by-query-value",
+    "canary-by-query-pattern",
+];
+
+/// mse's header update, which the built-in script writes from `requestHeaderModifier.set`.
+pub const MSE_HEADER_UPDATE: &str = "mse.ingress.kubernetes.io/request-header-control-update";
+
+/// The match key of an annotation key that the class's gateway reads (`canary-by-header` of
+/// `nginx.ingress.kubernetes.io/canary-by-header`; the query keys only with mse).
+fn match_key(class_type: &str, key: &str) -> Option<&'static str> {
+    let rest = key.strip_prefix(routing_prefix(class_type)?)?;
+    let read = |k: &&str| builtin_reads_queries(class_type) || !k.starts_with("canary-by-query");
+    MATCH_KEYS.iter().copied().filter(read).find(|k| *k == rest)
+}
+
+/// What the step's matches write, as (match key, value), the way the built-in scripts read a
+/// match: its first header (a header named `canary-by-cookie` is the cookie), its first query
+/// parameter, a value or a pattern by `type`.
+fn called_for(strategy: &RouteStrategy) -> BTreeSet<(&'static str, String)> {
+    let mut wanted = BTreeSet::new();
+    for m in strategy.matches.iter().flatten() {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let regex = |c: &Value| c["type"] == "RegularExpression";
+        if let Some(header) = m["headers"].as_array().and_then(|h| h.first()) {
+            if header["name"] == "canary-by-cookie" {
+                wanted.insert(("canary-by-cookie", text(&header["value"])));
+            } else {
+                wanted.insert(("canary-by-header", text(&header["name"])));
+                let key = if regex(header) { "canary-by-header-pattern" } else { "canary-by-header-value" };
+                wanted.insert((key, text(&header["value"])));
+            }
+        }
+        if let Some(query) = m["queryParams"].as_array().and_then(|q| q.first()) {
+            wanted.insert(("canary-by-query", text(&query["name"])));
+            let key = if regex(query) { "canary-by-query-pattern" } else { "canary-by-query-value" };
+            wanted.insert((key, text(&query["value"])));
+        }
+    }
+    wanted
+}
+
+/// Read from the script's result (`annotations`, the canary's after the step), for a built-in
+/// class (whatever script it has): the match keys its gateway reads that the step does not call
+/// for (left by an earlier step or copied from the stable Ingress: the mse script never clears
+/// the nginx-prefixed query keys it writes), and, with mse, a header update the step has no
+/// `requestHeaderModifier` for.
+pub fn leftover_routing(class_type: &str, strategy: &RouteStrategy, annotations: &Annotations) -> Vec<String> {
+    let wanted = called_for(strategy);
+    let left: Vec<String> = annotations
+        .iter()
+        .filter(|(key, value)| match_key(class_type, key).is_some_and(|k| !wanted.contains(&(k, value.to_string()))))
+        .map(|(key, value)| format!("{key}: {value:?}"))
+        .collect();
+    let mut warnings = Vec::new();
+    if !left.is_empty() {
+        warnings.push(format!(
+            "the canary Ingress keeps {}, which this step's matches do not call for (left by an earlier step, or copied from the stable Ingress; the {class_type} script does not clear them): requests that match them still go to the canary",
+            left.join(", ")
+        ));
+    }
+    if class_type == "mse"
+        && strategy.request_header_modifier.is_none()
+        && let Some(update) = annotations.get(MSE_HEADER_UPDATE)
+    {
+        warnings.push(format!(
+            "the canary Ingress keeps {MSE_HEADER_UPDATE}: {update:?}, although this step has no requestHeaderModifier (the {class_type} script leaves it as an earlier step wrote it): requests to the canary still get those headers"
+        ));
+    }
+    warnings
+}
+
+/// A value key and a pattern key of one kind side by side in the script's result: the built-in
+/// scripts clear them once per step, so two matches of different types (or an earlier step)
+/// leave both, for the one name the last match wrote.
+pub fn value_beside_pattern(class_type: &str, annotations: &Annotations) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let Some(prefix) = routing_prefix(class_type) else { return warnings };
+    let kinds: &[&str] = if builtin_reads_queries(class_type) { &["header", "query"] } else { &["header"] };
+    for what in kinds {
+        let get = |suffix: &str| annotations.get(&format!("{prefix}canary-by-{what}{suffix}"));
+        if let (Some(value), Some(pattern)) = (get("-value"), get("-pattern")) {
+            let name = get("").map(|n| format!(" {n:?}")).unwrap_or_default();
+            warnings.push(format!(
+                "the canary Ingress gets both {prefix}canary-by-{what}-value: {value:?} and {prefix}canary-by-{what}-pattern: {pattern:?}, for the one {what}{name} the last match names: they come from different matches (or an earlier step), so at least one of them is not routed as written"
+            ));
+        }
+    }
+    warnings
+}
+
+/// mse's header update when `set` has more than one header and the result joins them with no
+/// separator (`gray bluex y z`), as the built-in script does.
+pub fn joined_header_update(strategy: &RouteStrategy, annotations: &Annotations) -> Option<String> {
+    let set = strategy.request_header_modifier.as_ref()?["set"].as_array().filter(|set| set.len() > 1)?;
+    let update = annotations.get(MSE_HEADER_UPDATE)?;
+    let joined: String = set
+        .iter()
+        .map(|h| format!("{} {}", h["name"].as_str().unwrap_or_default(), h["value"].as_str().unwrap_or_default()))
+        .collect();
+    (*update == joined).then(|| {
+        format!(
+            "requestHeaderModifier.set has {} headers, which the script writes into {MSE_HEADER_UPDATE} with no separator between them: {update:?}; they run into one another (set one header per step, or give the class a script that separates them)",
+            set.len()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,7 +898,7 @@ mod tests {
     #[test]
     fn builds_the_canary_ingress_from_the_stable_one() {
         let (owner, script) = (owner(), script("nginx"));
-        let canary = canary_ingress(&route("nginx", &owner, &script), &stable()).unwrap();
+        let canary = canary_ingress(&route("nginx", &owner, &script).source(), &stable()).unwrap();
         assert_eq!(
             canary,
             json!({
@@ -686,7 +931,7 @@ mod tests {
             Owner { kind: OwnerKind::TrafficRouting, namespace: "shop".into(), name: "tr".into(), uid: String::new() };
         let script = script("nginx");
         let route = IngressRoute { canary_service: "web", ..route("nginx", &owner, &script) };
-        let canary = Arc::new(canary_ingress(&route, &stable()).unwrap());
+        let canary = Arc::new(canary_ingress(&route.source(), &stable()).unwrap());
         assert_eq!(canary["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "web");
         assert_eq!(canary["metadata"]["ownerReferences"][0]["apiVersion"], "rollouts.kruise.io/v1alpha1");
         assert_eq!(canary["metadata"]["ownerReferences"][0]["kind"], "TrafficRouting");
@@ -704,12 +949,12 @@ mod tests {
         let route = route("nginx", &owner, &script);
         let mut no_http = stable();
         no_http["spec"]["rules"][1] = json!({"host": "x"});
-        let err = canary_ingress(&route, &no_http).unwrap_err();
+        let err = canary_ingress(&route.source(), &no_http).unwrap_err();
         assert!(err.starts_with("Ingress shop/web: spec.rules[1] has no http;"), "{err}");
         let mut resource = stable();
         resource["spec"]["rules"][0]["http"]["paths"][1]["backend"] =
             json!({"resource": {"apiGroup": "k8s.example.com", "kind": "StorageBucket", "name": "static"}});
-        let err = canary_ingress(&route, &resource).unwrap_err();
+        let err = canary_ingress(&route.source(), &resource).unwrap_err();
         assert!(err.starts_with("Ingress shop/web: spec.rules[0].http.paths[1] has no service backend;"), "{err}");
         let plan = plan_stage(&route, Some(&resource), None, &stage(Some("20%"), None));
         assert!(matches!(plan, Err(Error::Input(e)) if e.contains("has no service backend")));
@@ -925,6 +1170,175 @@ mod tests {
         assert!(plan_stage(&mine, Some(&stable()), None, &step).unwrap().warnings.is_empty());
     }
 
+    /// mse's step 1 of the audit's fixture (s26-providers #4): a header update setting two
+    /// headers, matches of two query types; then a weight step.
+    fn mse_release() -> (RoutingAction, RoutingAction) {
+        let mut matched = strategy(
+            None,
+            Some(json!([
+                {"headers": [{"type": "Exact", "name": "a", "value": "1"}],
+                 "queryParams": [{"type": "RegularExpression", "name": "q", "value": "v.*"}]},
+                {"queryParams": [{"type": "Exact", "name": "q2", "value": "2"}]}
+            ])),
+        );
+        matched.request_header_modifier =
+            Some(json!({"set": [{"name": "gray", "value": "blue"}, {"name": "x", "value": "y z"}]}));
+        (StageRouting::of(matched).action, stage(Some("40%"), None))
+    }
+
+    #[test]
+    fn warns_of_what_the_mse_script_leaves_and_joins() {
+        let (owner, script) = (owner(), script("mse"));
+        let route = route("mse", &owner, &script);
+        let (matched, weighted) = mse_release();
+        let plans = plan_stages(&route, Some(&stable()), None, &[matched, weighted]).unwrap();
+        // The annotations the oracle's -ingress gives for these objs (checked by hand against
+        // the controller's engine, and by tests/differential_ingress.rs for the script).
+        let step1 = annotations_of(plans[0].canary.as_ref().unwrap());
+        assert_eq!(step1[MSE_HEADER_UPDATE], "gray bluex y z");
+        assert_eq!(
+            plans[0].warnings,
+            vec![
+                "the canary Ingress gets both nginx.ingress.kubernetes.io/canary-by-query-value: \"2\" and nginx.ingress.kubernetes.io/canary-by-query-pattern: \"v.*\", for the one query \"q2\" the last match names: they come from different matches (or an earlier step), so at least one of them is not routed as written",
+                "requestHeaderModifier.set has 2 headers, which the script writes into mse.ingress.kubernetes.io/request-header-control-update with no separator between them: \"gray bluex y z\"; they run into one another (set one header per step, or give the class a script that separates them)",
+            ]
+        );
+        // At 40%, the query keys and the header update of step 1 are still there.
+        let step2 = &plans[1].warnings;
+        assert_eq!(
+            step2[0],
+            "the canary Ingress keeps nginx.ingress.kubernetes.io/canary-by-query: \"q2\", nginx.ingress.kubernetes.io/canary-by-query-pattern: \"v.*\", nginx.ingress.kubernetes.io/canary-by-query-value: \"2\", which this step's matches do not call for (left by an earlier step, or copied from the stable Ingress; the mse script does not clear them): requests that match them still go to the canary"
+        );
+        assert_eq!(
+            step2[1],
+            "the canary Ingress keeps mse.ingress.kubernetes.io/request-header-control-update: \"gray bluex y z\", although this step has no requestHeaderModifier (the mse script leaves it as an earlier step wrote it): requests to the canary still get those headers"
+        );
+        assert!(step2[2].starts_with("the canary Ingress gets both nginx.ingress.kubernetes.io/canary-by-query-value"));
+        assert_eq!(step2.len(), 3, "{step2:?}");
+    }
+
+    #[test]
+    fn warns_from_the_result_not_the_class_script() {
+        let (matched, weighted) = mse_release();
+        let (RoutingAction::Route(matched), RoutingAction::Route(weighted)) = (matched, weighted) else { panic!() };
+        // A script of the class's own that writes what the built-in one writes is warned too.
+        let left = map(&[("nginx.ingress.kubernetes.io/canary-by-query", "q2"), (MSE_HEADER_UPDATE, "gray blue")]);
+        assert_eq!(leftover_routing("mse", &weighted, &left).len(), 2);
+        assert!(joined_header_update(&matched, &map(&[(MSE_HEADER_UPDATE, "gray bluex y z")])).is_some());
+        // One that separates the headers, or keeps only what the step calls for, is not.
+        assert_eq!(joined_header_update(&matched, &map(&[(MSE_HEADER_UPDATE, "gray blue\nx y z")])), None);
+        let called = map(&[
+            ("nginx.ingress.kubernetes.io/canary-by-header", "a"),
+            ("nginx.ingress.kubernetes.io/canary-by-header-value", "1"),
+            ("nginx.ingress.kubernetes.io/canary-by-query", "q2"),
+            ("nginx.ingress.kubernetes.io/canary-by-query-value", "2"),
+            (MSE_HEADER_UPDATE, "gray bluex y z"),
+        ]);
+        assert!(leftover_routing("mse", &matched, &called).is_empty());
+        assert!(value_beside_pattern("mse", &called).is_empty());
+        // A value the step's match gives under the other type is not called for.
+        let pattern = map(&[("nginx.ingress.kubernetes.io/canary-by-header-pattern", "1")]);
+        assert_eq!(leftover_routing("mse", &matched, &pattern).len(), 1);
+        // Keys the class's gateway does not read: query keys with nginx, nginx keys with ALB.
+        let queries = map(&[("nginx.ingress.kubernetes.io/canary-by-query", "q2")]);
+        assert!(leftover_routing("nginx", &weighted, &queries).is_empty());
+        assert!(leftover_routing("aliyun-alb", &weighted, &queries).is_empty());
+        let alb = map(&[("alb.ingress.kubernetes.io/canary-by-header", "a")]);
+        assert_eq!(leftover_routing("aliyun-alb", &weighted, &alb).len(), 1);
+        assert!(leftover_routing("nginx", &weighted, &alb).is_empty());
+        assert!(leftover_routing("nginx", &weighted, &map(&[(MSE_HEADER_UPDATE, "gray blue")])).is_empty());
+        // A class whose gateway reads none of these keys.
+        assert!(leftover_routing("traefik", &weighted, &left).is_empty());
+        assert!(
+            value_beside_pattern(
+                "traefik",
+                &map(&[
+                    ("nginx.ingress.kubernetes.io/canary-by-header-value", "1"),
+                    ("nginx.ingress.kubernetes.io/canary-by-header-pattern", "x")
+                ])
+            )
+            .is_empty()
+        );
+        // One header set: nothing runs together.
+        let mut one = matched.clone();
+        one.request_header_modifier = Some(json!({"set": [{"name": "gray", "value": "blue"}]}));
+        assert_eq!(joined_header_update(&one, &map(&[(MSE_HEADER_UPDATE, "gray blue")])), None);
+    }
+
+    #[test]
+    fn nginx_clears_what_an_earlier_step_matched() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let actions = [
+            stage(None, Some(json!([header("a", "1", "Exact")]))),
+            stage(Some("30%"), None),
+            stage(None, Some(json!([header("a", "1", "Exact"), header("b", "x.*", "RegularExpression")]))),
+        ];
+        let plans = plan_stages(&route, Some(&stable()), None, &actions).unwrap();
+        assert!(plans[0].warnings.is_empty() && plans[1].warnings.is_empty(), "{plans:?}");
+        // Two types in one step: the value of a beside the pattern of b.
+        assert_eq!(
+            plans[2].warnings,
+            vec![
+                "the canary Ingress gets both nginx.ingress.kubernetes.io/canary-by-header-value: \"1\" and nginx.ingress.kubernetes.io/canary-by-header-pattern: \"x.*\", for the one header \"b\" the last match names: they come from different matches (or an earlier step), so at least one of them is not routed as written"
+            ]
+        );
+    }
+
+    #[test]
+    fn someone_elses_canary_ingress_is_named_with_its_owner_and_backends() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let source = route.source();
+        let ours = canary_ingress(&source, &stable()).unwrap();
+        assert_eq!(foreign_canary(&source, &ours), None);
+        let mut bobs = ours.clone();
+        bobs["metadata"].as_object_mut().unwrap().remove("ownerReferences");
+        bobs["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"] = json!("bob");
+        assert_eq!(
+            foreign_canary(&source, &bobs).unwrap(),
+            "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner; it routes to Service bob, not to the canary Service web-canary)"
+        );
+        let mut others = ours.clone();
+        others["metadata"]["ownerReferences"][0]["name"] = json!("other");
+        assert_eq!(
+            foreign_canary(&source, &others).unwrap(),
+            "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (its controller owner is Rollout other)"
+        );
+        let mut again = ours.clone();
+        again["metadata"]["ownerReferences"][0]["uid"] = json!("u-0");
+        assert!(foreign_canary(&source, &again).unwrap().contains("another Rollout demo (uid u-0)"));
+        // An owner read from a file without a uid is known by its kind and name.
+        let fileborne = Owner { uid: String::new(), ..owner.clone() };
+        let from_file = IngressRoute { owner: &fileborne, ..route.clone() };
+        assert_eq!(foreign_canary(&from_file.source(), &again), None);
+        let mut not_controller = ours.clone();
+        not_controller["metadata"]["ownerReferences"][0]["controller"] = json!(false);
+        assert!(foreign_canary(&source, &not_controller).unwrap().contains("(it has no controller owner)"));
+    }
+
+    #[test]
+    fn a_canary_spec_other_than_the_stable_ingress_makes_is_noted() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let source = route.source();
+        let canary = canary_ingress(&source, &stable()).unwrap();
+        assert_eq!(canary_spec_differs(&source, &stable(), &canary), None);
+        // Only the spec counts: annotations are the script's.
+        let mut annotated = canary.clone();
+        annotated["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] = json!("30");
+        assert_eq!(canary_spec_differs(&source, &stable(), &annotated), None);
+        let mut edited = canary.clone();
+        edited["spec"]["rules"].as_array_mut().unwrap().push(json!({"host": "evil.example.com"}));
+        assert_eq!(
+            canary_spec_differs(&source, &stable(), &edited).unwrap(),
+            "the spec of Ingress shop/web-canary differs from the one the controller makes from Ingress shop/web now: edited by hand, or the stable Ingress changed since the canary was made (the controller never updates it)"
+        );
+        let mut changed = stable();
+        changed["spec"]["tls"] = json!([]);
+        assert!(canary_spec_differs(&source, &changed, &canary).is_some(), "the stable Ingress changed");
+    }
+
     #[test]
     fn warns_when_the_canary_service_is_missing() {
         let made = missing_canary_service("web-canary", true, false).unwrap();
@@ -984,6 +1398,7 @@ mod tests {
             stable_service: "web".into(),
             canary_service: "web-canary".into(),
             providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: class_type.into() }],
+            releasing: false,
         };
         let context = Context {
             routing: &routing,
@@ -994,6 +1409,34 @@ mod tests {
         };
         let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress(class_type);
         plan_object(&context, objects, "web", class_type, current, None, resolve)
+    }
+
+    #[test]
+    fn the_planners_hook_marks_someone_elses_canary_and_notes_a_changed_spec() {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", stable());
+        let routed = stage(Some("10%"), None);
+        let made = planning(&routed, &objects, None).planned;
+        let read = planning(&routed, &objects, Some(&made));
+        assert_eq!((read.foreign_canary, read.notes), (None, Vec::new()));
+        let mut edited = Value::clone(&made);
+        edited["spec"]["tls"] = json!([]);
+        let edited = Arc::new(edited);
+        let noted = planning(&routed, &objects, Some(&edited));
+        assert!(noted.notes[0].starts_with("the spec of Ingress shop/web-canary differs"), "{:?}", noted.notes);
+        assert!(noted.warnings.contains(&noted.notes[0]));
+        let mut bobs = Value::clone(&edited);
+        bobs["metadata"].as_object_mut().unwrap().remove("ownerReferences");
+        let bobs = planning(&routed, &objects, Some(&Arc::new(bobs)));
+        let why = bobs.foreign_canary.clone().unwrap();
+        assert!(why.starts_with("Ingress shop/web-canary is not Rollout shop/demo's canary Ingress"), "{why}");
+        assert!(bobs.notes.is_empty(), "someone else's Ingress is not made from the stable one");
+        assert_eq!(
+            bobs.warnings[0],
+            format!(
+                "{why}: the controller patches its annotations as if it were, and deletes it when the release ends"
+            )
+        );
     }
 
     #[test]

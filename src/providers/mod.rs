@@ -38,9 +38,12 @@ pub enum Action {
     /// No traffic and no matches: the controller's finalise deletes the object (a canary
     /// Ingress).
     Delete,
-    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode,
-    /// match mode or its restore).
+    /// Gateway API: the controller rewrites the HTTPRoute's rules in Go (said how: weight mode
+    /// or match mode).
     Rules(String),
+    /// Gateway API, no traffic and no matches: the controller's restore of the HTTPRoute's
+    /// rules (said how).
+    RestoreRules(String),
     /// The controller writes nothing to the object: left alone, for this reason.
     Keep(&'static str),
 }
@@ -65,6 +68,12 @@ pub struct ObjectPlan {
     /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
     /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
     pub degenerate_original: Option<String>,
+    /// A canary Ingress as read that this owner did not make (someone else's Ingress of that
+    /// name), said why: `approve` refuses to write it without `--force`.
+    pub foreign_canary: Option<String>,
+    /// What `status` says of the object besides its position (each is a warning too): a canary
+    /// Ingress whose spec is not the one the stable Ingress makes now.
+    pub notes: Vec<String>,
     /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
     pub changes: Vec<Change>,
     /// Whether `current` shows no sign of a release (what `status` calls `original`, or

@@ -113,6 +113,8 @@ impl HttpRouteTestCase {
             stable_service: &self.stable_service,
             canary_service: &self.canary_service,
             owner: self.owner,
+            // Only `restore` and `status` ask; a case plans its steps.
+            releasing: false,
         }
     }
 }

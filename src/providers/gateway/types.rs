@@ -114,6 +114,14 @@ pub const FILTER_TYPES: &[&str] = &[
     "ExtensionRef",
 ];
 
+/// What the API server stores when an update leaves `spec.rules` out (the controller's when no
+/// rule is left): the HTTPRoute CRD's default, one rule that matches every path and has no
+/// backendRefs (`+kubebuilder:default` on `HTTPRouteSpec.Rules`, in v0.8.1 as in v1.x). Decoded
+/// form, which for this rule is also its JSON.
+pub fn default_rules() -> Vec<Value> {
+    vec![serde_json::json!({"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]})]
+}
+
 /// A spec decoded as the controller's Go types hold it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decoded {
