@@ -534,6 +534,37 @@ fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewe
 }
 
 #[test]
+fn a_renewal_cut_short_by_the_answer_to_a_question_is_found_to_be_this_runs_own() {
+    if !crate::support::terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // Someone edits the VirtualService before the run's first write of it, and the run asks
+    // whether to overwrite their change. While the question waits the claim is renewed (20s
+    // after it was taken); that renewal is stored, but its reply never comes (no request
+    // timeout), until the answer ends the wait. The next renewal finds the claim changed
+    // since: by this run's own renewal, not taken over.
+    let server = shop(2, "StepPaused").start();
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| vs["spec"]["hosts"] = json!(["demo", "x"]));
+    let renewals = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
+    server.reply_fault(renewals, 1, Stage::AfterStore, ReplyFault::NeverSent);
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo", "--request-timeout", "0"], None);
+    session.wait_for("Only 'yes' goes ahead: ");
+    session.type_keys(b"yes\n");
+    session.wait_for("Overwrite their change? Only 'yes' goes ahead: ");
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !server.writes().iter().any(|w| w.method == "PUT" && w.path.contains("/leases/")) {
+        assert!(Instant::now() < deadline, "the claim is renewed while the question waits");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    session.type_keys(b"yes\n");
+    let (status, screen) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{screen}");
+    assert!(approved_with_its_routing(&server), "{screen}");
+    assert!(claims(&server).is_empty(), "the claim is released: {screen}");
+}
+
+#[test]
 fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     let server = shop(2, "StepPaused").start();
     approve_demo(&server).success();

@@ -488,7 +488,11 @@ pub struct ApproveArgs {
     /// After approving, follow the Rollout and approve every later pause until it completes
     #[arg(long, conflicts_with_all = ["traffic_only", "dry_run"])]
     pub to_end: bool,
-    /// With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
+    /// With --until-step or --to-end: give up waiting this long after the confirmation (e.g.
+    /// 30m; 0 for never)
+    ///
+    /// It ends following the Rollouts, a renewal of the claim meanwhile, and a question at a
+    /// later step; a step's writes, once started, are not cut off: the run stops after them.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "follow")]
     pub timeout: Duration,
     /// Show the stored original (the original-spec annotation) in full in diffs, not as

@@ -93,6 +93,19 @@ impl Interrupt {
         question: &str,
         ask: impl FnOnce(&str) -> Result<(), Error> + Send + 'static,
     ) -> Result<(), Error> {
+        self.confirm_until(question, ask, std::future::pending()).await
+    }
+
+    /// As [`Interrupt::confirm`], also ended by `end`, with its error: a question asked while
+    /// the run holds its claims (renewed meanwhile: a renewal that fails ends it) and within
+    /// its deadline.
+    pub async fn confirm_until(
+        &self,
+        question: &str,
+        ask: impl FnOnce(&str) -> Result<(), Error> + Send + 'static,
+        end: impl Future<Output = Error>,
+    ) -> Result<(), Error> {
+        tokio::pin!(end);
         let settings = TerminalSettings::save();
         let (sender, answer) = std::sync::mpsc::channel();
         let question = question.to_string();
@@ -107,12 +120,16 @@ impl Interrupt {
                 }
                 Err(std::sync::mpsc::TryRecvError::Empty) => {}
             }
-            if let Some(signal) = self.received().await {
-                settings.restore();
-                let _ = writeln!(std::io::stderr());
-                return Err(Error::Interrupted { signal, report: "stopped at the question".into() });
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            let ended = match self.received().await {
+                Some(signal) => Error::Interrupted { signal, report: "stopped at the question".into() },
+                None => tokio::select! {
+                    error = &mut end => error,
+                    () = tokio::time::sleep(Duration::from_millis(50)) => continue,
+                },
+            };
+            settings.restore();
+            let _ = writeln!(std::io::stderr());
+            return Err(ended);
         }
     }
 }
