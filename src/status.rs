@@ -161,6 +161,10 @@ impl ClaimView {
 pub struct RolloutView {
     pub name: String,
     pub namespace: String,
+    /// `metadata.uid` (empty when the Rollout does not parse): following tells a Rollout made
+    /// again under the same name from the one it followed.
+    #[serde(skip)]
+    pub uid: String,
     pub phase: String,
     pub strategy: String,
     /// `metadata.generation`: a change means someone edited the spec.
@@ -268,6 +272,7 @@ impl RolloutView {
         RolloutView {
             name: rollout.name.clone(),
             namespace: namespace.into(),
+            uid: rollout.uid.clone(),
             phase: status.phase.clone().unwrap_or_else(|| "unknown".into()),
             strategy: format!("{style}, {} steps", rollout.steps.len()),
             generation: rollout.generation,
@@ -308,6 +313,7 @@ impl RolloutView {
         RolloutView {
             name: name.into(),
             namespace: namespace.into(),
+            uid: String::new(),
             phase: "unknown".into(),
             strategy: "its spec does not parse".into(),
             generation: None,

@@ -6,7 +6,7 @@
 //! server. (Writes under faults are tested with the writer.)
 
 use crate::support::cluster::*;
-use crate::support::{Test, terminal_available};
+use crate::support::{Test, process_running, terminal_available};
 use fake_apiserver::{ReplyFault, Requests, Stage};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -131,39 +131,6 @@ fn a_429_on_a_write_is_retried_and_a_503_is_left_to_the_writer() {
     assert_eq!(server.writes().iter().filter(|w| w.status == Some(503)).count(), 1);
 }
 
-/// A kubeconfig for `server` whose user gets its credential from `command` (exec plugin).
-fn exec_kubeconfig(test: Test, server: &FakeHandle, command: &str) -> Test {
-    let kubeconfig = server.kubeconfig(NAMESPACE).replace(
-        "    token: fake-token\n",
-        &format!(
-            "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {command}\n      \
-             interactiveMode: Never\n      installHint: install it with the cloud CLI\n"
-        ),
-    );
-    test.file("kubeconfig", &kubeconfig)
-}
-
-fn plugin(test: Test, script: &str) -> Test {
-    let test = test.file("plugin.sh", &format!("#!/bin/sh\n{script}\n"));
-    let path = test.path("plugin.sh");
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    test
-}
-
-#[test]
-fn an_exec_credential_plugin_provides_the_token() {
-    let server = shop(2, "StepPaused").start();
-    let test = plugin(
-        Test::new(),
-        r#"echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'"#,
-    );
-    let command = test.path("plugin.sh").display().to_string();
-    let test = exec_kubeconfig(test, &server, &command);
-    test.run_args(["plan", "demo"]).success();
-    let requests = server.requests();
-    assert!(requests.iter().all(|r| r.authorization.as_deref() == Some("Bearer from-plugin")), "{requests:?}");
-}
-
 /// A plugin handing out the fake server's expiring tokens (`fake-token-<now>`), saying they
 /// expire `expires_in` seconds later (None: saying nothing), and counting its runs in `runs`.
 fn token_plugin(expires_in: Option<u64>) -> Test {
@@ -195,7 +162,7 @@ fn an_exec_credential_that_expires_is_renewed_before_it_expires_or_when_refused(
     let server = shop(1, "StepPaused").expiring_tokens(Duration::from_secs(2)).start();
     let test = token_plugin(None);
     let command = test.path("plugin.sh").display().to_string();
-    let test = exec_kubeconfig(test, &server, &command);
+    let test = exec_kubeconfig(test, &server, &command, "Never");
     let (output, _) = timed(&test, &["approve", "demo", "--to-end", "--yes", "--timeout", "6s"]);
     let output = output.status(1).stdout_has("approved (step 1/3)").stderr_has("timed out after 6s");
     assert!(!output.stderr.contains("Unauthorized"), "{}", output.stderr);
@@ -208,7 +175,7 @@ fn an_exec_credential_that_expires_is_renewed_before_it_expires_or_when_refused(
     let server = shop(1, "StepPaused").expiring_tokens(Duration::from_secs(3)).start();
     let test = token_plugin(Some(3));
     let command = test.path("plugin.sh").display().to_string();
-    let test = exec_kubeconfig(test, &server, &command);
+    let test = exec_kubeconfig(test, &server, &command, "Never");
     let (output, _) = timed(&test, &["status", "demo", "-w", "--timeout", "5s"]);
     output.status(1).stderr_has("timed out after 5s");
     let refused: Vec<_> = server.requests().into_iter().filter(|r| r.status == Some(401)).collect();
@@ -221,7 +188,7 @@ fn a_hanging_exec_credential_plugin_is_stopped() {
     let server = shop(2, "StepPaused").start();
     let test = plugin(Test::new(), "exec sleep 60");
     let command = test.path("plugin.sh").display().to_string();
-    let test = exec_kubeconfig(test, &server, &command);
+    let test = exec_kubeconfig(test, &server, &command, "Never");
     let (output, took) = timed(&test, &["plan", "demo", "--request-timeout", "1s"]);
     output.status(1).stderr_has(&format!(
         "the exec credential plugin {command:?} (users[].user.exec in the kubeconfig) did not finish within 1s and was stopped"
@@ -231,9 +198,116 @@ fn a_hanging_exec_credential_plugin_is_stopped() {
 }
 
 #[test]
+fn a_hanging_exec_credential_plugin_is_stopped_with_the_processes_it_started() {
+    // A wrapper: the plugin waits for a process it started, which holds this run's stderr.
+    let server = shop(2, "StepPaused").start();
+    let test = plugin(Test::new(), r#"sleep 60 & echo $! >"$(dirname "$0")/child"; wait"#);
+    let command = test.path("plugin.sh").display().to_string();
+    let test = exec_kubeconfig(test, &server, &command, "Never");
+    let (output, took) = timed(&test, &["plan", "demo", "--request-timeout", "1s"]);
+    output.status(1).stderr_has("did not finish within 1s and was stopped");
+    // The run's stderr is read to its end: the process holding it ended too.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(!process_running(&test.path("child")), "the plugin's child is stopped");
+}
+
+/// A plugin that notes what it was told (`info`) and whether its stdin is a terminal
+/// (`stdin`), says something on stderr, then hands out a token.
+const NOTING_PLUGIN: &str = r#"dir=$(dirname "$0")
+printf '%s\n' "$KUBERNETES_EXEC_INFO" >"$dir/info"
+if [ -t 0 ]; then echo terminal; else cat; fi >"$dir/stdin"
+# Field 5 of /proc/PID/stat is the process group.
+if [ "$(cut -d' ' -f5 /proc/$$/stat)" = "$(cut -d' ' -f5 /proc/$PPID/stat)" ]; then echo shared; else echo own; fi >"$dir/group"
+echo 'a word from the plugin' >&2
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'"#;
+
+/// What the plugin was told and saw (`NOTING_PLUGIN`): `spec.interactive` and its stdin.
+fn noted(test: &Test) -> (bool, String) {
+    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(test.path("info")).unwrap()).unwrap();
+    (info["spec"]["interactive"].as_bool().unwrap(), std::fs::read_to_string(test.path("stdin")).unwrap())
+}
+
+/// Whether the plugin (`NOTING_PLUGIN`) ran in the command's process group (`"shared\n"`) or
+/// in one of its own (`"own\n"`).
+fn group(test: &Test) -> String {
+    std::fs::read_to_string(test.path("group")).unwrap()
+}
+
+#[test]
+fn an_exec_credential_plugin_is_interactive_only_on_a_terminal() {
+    let server = shop(2, "StepPaused").start();
+    let with_mode = |mode: &str| {
+        let test = plugin(Test::new(), NOTING_PLUGIN);
+        let command = test.path("plugin.sh").display().to_string();
+        (exec_kubeconfig(test, &server, &command, mode), command)
+    };
+    // No terminal: IfAvailable is not interactive, and the command's stdin is not handed over.
+    let (test, _) = with_mode("IfAvailable");
+    let test = test.stdin("typed");
+    test.run_args(["plan", "demo"]).success().stderr_has("a word from the plugin");
+    assert_eq!(noted(&test), (false, String::new()));
+    // With no terminal to send Ctrl-C, it has a process group of its own (stopped whole at its limit).
+    assert_eq!(group(&test), "own\n");
+    // Always is refused at once (as client-go does), the plugin not run.
+    let (test, command) = with_mode("Always");
+    let (output, took) = timed(&test, &["plan", "demo"]);
+    output.status(1).stderr_has(&format!(
+        "the exec credential plugin {command:?} (users[].user.exec in the kubeconfig) cannot support interactive \
+         mode: standard input is not a terminal (its interactiveMode is Always)"
+    ));
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(!test.path("info").exists(), "the plugin did not run");
+    if !terminal_available() {
+        return crate::support::skip("no `script` to run the binary on a terminal");
+    }
+    // On a terminal both are interactive, and the plugin gets the terminal. It stays in the
+    // terminal's process group, where Ctrl-C ends it with the command; so does one that may
+    // not prompt.
+    for mode in ["IfAvailable", "Always", "Never"] {
+        let test = with_mode(mode).0.on_terminal();
+        test.run_args(["plan", "demo"]).success().stdout_has("a word from the plugin");
+        let interactive = mode != "Never";
+        let stdin = if interactive { "terminal\n" } else { "" };
+        assert_eq!(noted(&test), (interactive, stdin.into()), "{mode}");
+        assert_eq!(group(&test), "shared\n", "{mode}");
+    }
+}
+
+#[test]
+fn an_exec_credential_plugin_output_that_is_not_the_configured_exec_credential_is_refused() {
+    let server = shop(2, "StepPaused").start();
+    let credential = |version: &str| {
+        format!(
+            r#"echo '{{"apiVersion":"client.authentication.k8s.io/{version}","kind":"ExecCredential","status":{{"token":"t"}}}}'"#
+        )
+    };
+    let cases = [
+        (
+            format!("echo 'Login succeeded'\n{}", credential("v1")),
+            "its output is not an ExecCredential object: it starts with \"Login succeeded\"".to_string(),
+        ),
+        (
+            credential("v1beta1"),
+            "it is configured to use API version client.authentication.k8s.io/v1 (users[].user.exec.apiVersion), \
+             but it returned version client.authentication.k8s.io/v1beta1"
+                .to_string(),
+        ),
+    ];
+    for (script, message) in cases {
+        let test = plugin(Test::new(), &script);
+        let command = test.path("plugin.sh").display().to_string();
+        let test = exec_kubeconfig(test, &server, &command, "Never");
+        test.run_args(["plan", "demo"]).status(1).stderr_has(&format!(
+            "the exec credential plugin {command:?} (users[].user.exec in the kubeconfig): {message}"
+        ));
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[test]
 fn a_missing_exec_credential_plugin_is_named() {
     let server = shop(2, "StepPaused").start();
-    let test = exec_kubeconfig(Test::new(), &server, "kubectl-rollout-lua-test-no-such-plugin");
+    let test = exec_kubeconfig(Test::new(), &server, "kubectl-rollout-lua-test-no-such-plugin", "Never");
     test.run_args(["plan", "demo"])
         .status(1)
         .stderr_has("cannot run the exec credential plugin \"kubectl-rollout-lua-test-no-such-plugin\"")
@@ -241,7 +315,7 @@ fn a_missing_exec_credential_plugin_is_named() {
         .stderr_has("install it with the cloud CLI");
     let failing = plugin(Test::new(), "echo 'token expired' >&2; exit 3");
     let command = failing.path("plugin.sh").display().to_string();
-    exec_kubeconfig(failing, &server, &command)
+    exec_kubeconfig(failing, &server, &command, "Never")
         .run_args(["plan", "demo"])
         .status(1)
         .stderr_has("token expired")
@@ -257,7 +331,7 @@ fn an_exec_credential_plugin_whose_child_keeps_its_output_open_is_named() {
     // stderr, this test's, is let go: the test waits for this run's output to end).
     let test = plugin(Test::new(), &format!("{credential}\nsleep 20 2>/dev/null &"));
     let command = test.path("plugin.sh").display().to_string();
-    let test = exec_kubeconfig(test, &server, &command);
+    let test = exec_kubeconfig(test, &server, &command, "Never");
     let (output, took) = timed(&test, &["plan", "demo"]);
     output.status(1).stderr_has(&format!(
         "the exec credential plugin {command:?} (users[].user.exec in the kubeconfig) exited, but its output did not end"
@@ -267,7 +341,7 @@ fn an_exec_credential_plugin_whose_child_keeps_its_output_open_is_named() {
     // A process it started with its output elsewhere is no matter.
     let test = plugin(Test::new(), &format!("{credential}\nsleep 5 >/dev/null 2>&1 &"));
     let command = test.path("plugin.sh").display().to_string();
-    exec_kubeconfig(test, &server, &command).run_args(["plan", "demo"]).success();
+    exec_kubeconfig(test, &server, &command, "Never").run_args(["plan", "demo"]).success();
 }
 
 #[test]
@@ -490,7 +564,7 @@ fn an_exec_credential_plugin_that_prints_too_much_is_stopped() {
     for script in ["exec cat /dev/zero", &format!("head -c {} /dev/zero", MAX_PLUGIN_OUTPUT + 1)] {
         let test = plugin(Test::new(), script);
         let command = test.path("plugin.sh").display().to_string();
-        let test = exec_kubeconfig(test, &server, &command);
+        let test = exec_kubeconfig(test, &server, &command, "Never");
         let (output, took) = timed(&test, &["approve", "demo", "--yes"]);
         output.status(1).stderr_has(&format!(
             "error: the exec credential plugin {command:?} (users[].user.exec in the kubeconfig) printed more than 1 MiB \
@@ -506,7 +580,7 @@ fn an_exec_credential_plugin_that_prints_too_much_is_stopped() {
     let padding = MAX_PLUGIN_OUTPUT - credential.len();
     let test = plugin(Test::new(), &format!("printf '%s' '{credential}'; head -c {padding} /dev/zero | tr '\\0' ' '"));
     let command = test.path("plugin.sh").display().to_string();
-    exec_kubeconfig(test, &server, &command).run_args(["plan", "demo"]).success();
+    exec_kubeconfig(test, &server, &command, "Never").run_args(["plan", "demo"]).success();
 }
 
 /// The limit of one reply from the API server, and a reply just past it.

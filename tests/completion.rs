@@ -3,8 +3,8 @@
 //! flags, values, files, and names from the cluster within its time budget), and kubectl itself
 //! completes `kubectl rollout-lua …` through the helper.
 
-use crate::support::cluster::{FakeHandle, NAMESPACE, rollout, shop};
-use crate::support::{BINARY, Test, repo};
+use crate::support::cluster::{FakeHandle, NAMESPACE, exec_kubeconfig, plugin, rollout, shop};
+use crate::support::{BINARY, Test, process_running, repo};
 use fake_apiserver::ApiResourceDef;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -411,6 +411,59 @@ fn complete_gives_up_on_a_slow_cluster_within_its_budget() {
     assert_eq!(candidates(&test, &["plan", ""]), (vec![], ":4".into()));
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(4), "took {took:?}");
+}
+
+#[test]
+fn complete_gives_up_on_a_slow_exec_plugin_within_its_budget_and_stops_it() {
+    // A wrapper that takes 30 s: the plugin waits for a process it started.
+    let server = server_with_namespaces();
+    let script = r#"sleep 30 & echo $! >"$(dirname "$0")/child"; wait"#;
+    let test = plugin(Test::new(), script);
+    let command = test.path("plugin.sh").display().to_string();
+    let test = exec_kubeconfig(test, &server, &command, "IfAvailable");
+    let started = Instant::now();
+    assert_eq!(candidates(&test, &["plan", ""]), (vec![], ":4".into()));
+    // Loose: the budget is 1 s, the machine is shared and busy.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(!process_running(&test.path("child")), "the plugin and the process it started are stopped");
+}
+
+#[test]
+fn complete_runs_an_exec_plugin_without_the_terminal() {
+    let server = server_with_namespaces();
+    // The plugin notes whether it may prompt and whether its stdin is a terminal, and prompts
+    // on stderr.
+    let script = r#"dir=$(dirname "$0")
+printf '%s\n' "$KUBERNETES_EXEC_INFO" >"$dir/info"
+if [ -t 0 ]; then echo terminal; else echo none; fi >"$dir/stdin"
+echo 'Password:' >&2
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'"#;
+    let with_mode = |mode: &str| {
+        let test = plugin(Test::new(), script);
+        let command = test.path("plugin.sh").display().to_string();
+        exec_kubeconfig(test, &server, &command, mode)
+    };
+    let on_terminal = crate::support::terminal_available();
+    if !on_terminal {
+        crate::support::skip("no `script`: completion is run without a terminal");
+    }
+    let complete = |test: Test| {
+        let test = if on_terminal { test.on_terminal() } else { test };
+        let out = test.run_args(["__complete", "--", "plan", ""]).success();
+        (out.stdout.replace("\r\n", "\n"), test)
+    };
+    // IfAvailable: the plugin runs as without a terminal, and its prompt is not drawn into the
+    // command line being typed.
+    let (screen, test) = complete(with_mode("IfAvailable"));
+    assert_eq!(screen, "demo\n:4\n");
+    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(test.path("info")).unwrap()).unwrap();
+    assert_eq!(info["spec"]["interactive"], false);
+    assert_eq!(std::fs::read_to_string(test.path("stdin")).unwrap(), "none\n");
+    // Always: no names rather than a prompt; the plugin is not run.
+    let (screen, test) = complete(with_mode("Always"));
+    assert_eq!(screen, ":4\n");
+    assert!(!test.path("info").exists(), "the plugin did not run");
 }
 
 // kubectl itself.

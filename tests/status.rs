@@ -946,6 +946,230 @@ mod watching {
             .stderr_has("reading the Rollouts every 2s instead")
             .stdout_has("(waiting for approval)");
     }
+
+    /// The watches of Rollouts, and the reads of Rollout demo.
+    fn watch_requests() -> Requests {
+        Requests::Matching(Rule::new(["watch"]).resources(["rollouts"]))
+    }
+
+    fn rollout_gets() -> Requests {
+        Requests::Matching(Rule::new(["get"]).resources(["rollouts"]).names(["demo"]))
+    }
+
+    /// `status … -w` (or `approve … --to-end`) in the background, once it follows with a watch
+    /// (the test keeps its home and kubeconfig).
+    fn following_with(server: &FakeHandle, args: &[&str]) -> (Test, crate::support::Running) {
+        let test = Test::new().kubeconfig(server);
+        let running = test.spawn(args);
+        wait_for("a watch", || !watches(server).is_empty());
+        (test, running)
+    }
+
+    fn delete_rollout(server: &FakeHandle) {
+        server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo").expect("Rollout demo");
+    }
+
+    #[test]
+    fn a_rollout_deleted_while_followed_ends_following_with_an_error() {
+        // A regression: with every followed Rollout gone, none was left unsettled, and following
+        // ended with exit 0 (approve: "the release completed").
+        let cases: [(&[&str], &str); 3] = [
+            (&["status", "-w", "--timeout", "60s"], "error: Rollout shop/demo was deleted\n"),
+            (
+                &["status", "-w", "-l", "app=demo", "--timeout", "60s"],
+                "error: Rollout shop/demo was deleted, or its labels no longer match the selector app=demo\n",
+            ),
+            (
+                &["approve", "-l", "app=demo", "--to-end", "--yes", "--timeout", "60s"],
+                "error: Rollout shop/demo was deleted, or its labels no longer match the selector app=demo\n",
+            ),
+        ];
+        for (args, error) in cases {
+            let server = shop(1, "StepPaused").start();
+            let (_test, running) = following_with(&server, args);
+            delete_rollout(&server);
+            let output = running.finish_within(Duration::from_secs(30)).status(1).stderr_has(error);
+            assert!(!output.stdout.contains("the release completed"), "{args:?}: {}", output.stdout);
+        }
+    }
+
+    #[test]
+    fn a_rollout_made_again_while_followed_ends_following_with_an_error() {
+        // A regression: a Rollout deleted and made again under its name, not yet in a release,
+        // counted as done.
+        for args in [
+            &["status", "demo", "-w", "--timeout", "60s"][..],
+            &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"],
+        ] {
+            let server = shop(1, "StepPaused").start();
+            let (_test, running) = following_with(&server, args);
+            // The read after the deletion is held until the Rollout is made again.
+            let reread = server.pause(rollout_gets(), 1, Stage::BeforeStore);
+            let first = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+            delete_rollout(&server);
+            assert!(reread.wait_until_held(Duration::from_secs(20)), "{args:?}: the read after the deletion");
+            let mut again = rollout(1, "StepPaused");
+            again["status"] = json!({});
+            let made = server.put_object(again);
+            reread.release();
+            let (was, now) = (&first["metadata"]["uid"], &made["metadata"]["uid"]);
+            assert_ne!(was, now);
+            let error = format!(
+                "error: Rollout shop/demo was deleted and made again (uid {}, now {}): its release is not the one followed\n",
+                was.as_str().unwrap(),
+                now.as_str().unwrap()
+            );
+            let output = running.finish_within(Duration::from_secs(30)).status(1).stderr_has(&error);
+            assert!(!output.stdout.contains("the release completed"), "{args:?}: {}", output.stdout);
+        }
+    }
+
+    #[test]
+    fn following_nothing_is_an_error_as_kubectl_wait_says_it() {
+        // A regression: a selector or namespace without Rollouts passed `status -w` at once.
+        let server = shop(1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        let cases: [(&[&str], &str); 3] = [
+            (&["status", "-w", "-l", "app=zzz"], "no Rollouts in namespace shop match the selector app=zzz"),
+            (&["status", "-w", "-n", "other", "--until-paused"], "no Rollouts in namespace other"),
+            (&["status", "-w", "-A", "-l", "app=zzz"], "no Rollouts in any namespace match the selector app=zzz"),
+        ];
+        for (args, what) in cases {
+            test.run_args(args)
+                .status(1)
+                .stdout_is("")
+                .stderr_has(&format!("error: no matching resources found: {what}\n"));
+        }
+        test.run_args(["approve", "-l", "app=zzz", "--to-end", "--yes"])
+            .status(1)
+            .stderr_has("error: no Rollouts in namespace shop match the selector");
+        assert_eq!(writes(&server), Vec::<String>::new());
+    }
+
+    /// Edits Rollout demo to wait for approval once the binary has followed it with a watch,
+    /// and returns how the run ended: the run with `fault` armed after its first watch.
+    fn paused_under(server: &FakeHandle, fault: impl FnOnce(&FakeHandle)) -> crate::support::Output {
+        let (_test, running) = following_with(server, &["status", "demo", "-w", "--until-paused", "--timeout", "60s"]);
+        fault(server);
+        pause(server);
+        running.finish_within(Duration::from_secs(60)).success().stdout_has("(waiting for approval)")
+    }
+
+    const RETRYING: &str = "; following goes on: retrying after 1s, then up to every 30s, until it works, --timeout passes or a signal stops it\n";
+
+    #[test]
+    fn following_outlasts_a_lost_reopen_of_the_watch_a_lost_list_and_a_lost_read() {
+        // Regressions: each of these ended following (exit 1) at once.
+        let server = shop(1, "StepUpgrade").start();
+        let output = paused_under(&server, |server| {
+            server.reply_fault(watch_requests(), 1, Stage::BeforeStore, ReplyFault::Lost);
+            server.drop_watches();
+            wait_for("the watch opened again after the lost one", || watches(server).len() >= 3);
+        });
+        let lost = "warning: watching rollouts.rollouts.kruise.io at http://127.0.0.1:";
+        output.stderr_has(lost).stderr_has(RETRYING);
+
+        // The version seen has expired, and the LIST for a fresh one is lost.
+        let server = shop(1, "StepUpgrade").start();
+        let output = paused_under(&server, |server| {
+            let lists = Requests::Matching(Rule::new(["list"]).resources(["rollouts"]));
+            server.reply_fault(lists, 1, Stage::BeforeStore, ReplyFault::Lost);
+            let mut edited = vs(server);
+            edited["metadata"]["labels"] = json!({"touched": "yes"});
+            server.put_object(edited);
+            server.compact();
+            let compacted = server.resource_version();
+            server.drop_watches();
+            wait_for("a watch from the fresh list", || {
+                watches(server).iter().any(|w| param(w, "resourceVersion") == Some(compacted.as_str()))
+            });
+        });
+        output.stderr_has("warning: listing rollouts.rollouts.kruise.io at http://127.0.0.1:").stderr_has(RETRYING);
+
+        // The read after the change is lost.
+        let server = shop(1, "StepUpgrade").start();
+        let output = paused_under(&server, |server| {
+            server.reply_fault(rollout_gets(), 1, Stage::BeforeStore, ReplyFault::Lost);
+        });
+        let output = output
+            .stderr_has("warning: reading rollouts.rollouts.kruise.io shop/demo at http://127.0.0.1:")
+            .stderr_has(RETRYING);
+        assert_eq!(output.stderr.matches("following goes on").count(), 1, "{}", output.stderr);
+    }
+
+    #[test]
+    fn following_outlasts_a_busy_server_beyond_the_retry_budget_of_a_request() {
+        // A regression: a 503 that outlasted a request's 20 s of retries ended following. Here
+        // each 503 asks for a wait past that budget, so that each read gives up at once.
+        let server = shop(1, "StepUpgrade").start();
+        let output = paused_under(&server, |server| server.storm(rollout_gets(), Some(3), 503, Some(3600)));
+        let output = output
+            .stderr_has("API server busy (503): giving up (retries of a request are bounded to 20s in all)\n")
+            .stderr_has("warning: reading rollouts.rollouts.kruise.io shop/demo: the server is currently unable to handle the request (503 ServiceUnavailable)")
+            .stderr_has(RETRYING);
+        assert_eq!(output.stderr.matches("following goes on").count(), 1, "said once: {}", output.stderr);
+        // A definite answer still ends it.
+        let server = shop(1, "StepUpgrade").start();
+        let (_test, running) = following_with(&server, &["status", "demo", "-w", "--timeout", "60s"]);
+        server.storm(rollout_gets(), None, 401, None);
+        edit_rollout(&server, |r| r["status"]["message"] = json!("still upgrading"));
+        let output = running.finish_within(Duration::from_secs(30)).status(1).stderr_has("you must be logged in");
+        assert!(!output.stderr.contains("following goes on"), "{}", output.stderr);
+    }
+
+    #[test]
+    fn a_watch_that_fails_does_not_hide_the_rollouts_which_are_read_meanwhile() {
+        // A regression: the first view waited for the watch, and a watch answered 503 showed
+        // nothing until --timeout.
+        let server = shop(1, "StepUpgrade").start();
+        server.storm(watch_requests(), None, 503, Some(3600));
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&["status", "demo", "-w", "--until-paused", "--timeout", "60s"]);
+        running.wait_for_stdout("shop/demo: Progressing, step 1/3 StepUpgrade");
+        wait_for("a watch tried again", || watches(&server).len() >= 2);
+        // Read again between the tries of the watch: the change is seen without it.
+        pause(&server);
+        running
+            .finish_within(Duration::from_secs(60))
+            .success()
+            .stdout_has("(waiting for approval)")
+            .stderr_has("warning: watching rollouts.rollouts.kruise.io: the server is currently unable to handle the request (503 ServiceUnavailable)")
+            .stderr_has(RETRYING);
+    }
+
+    #[test]
+    fn watching_forbidden_when_the_watch_is_opened_again_is_said_too() {
+        // A regression: following turned to polling without a word.
+        let server = shop(1, "StepUpgrade").start();
+        let output = paused_under(&server, |server| {
+            server.storm(watch_requests(), None, 403, None);
+            server.drop_watches();
+            let polled = reads(server) + 2;
+            wait_for("reads every 2 s", || reads(server) >= polled);
+        });
+        output.stderr_has("watching Rollouts is forbidden").stderr_has("reading the Rollouts every 2s instead");
+    }
+
+    #[test]
+    fn approve_to_the_end_outlasts_a_watch_lost_then_refused_busy() {
+        // A regression: a lost watch ended the sequence after its approval.
+        let server = shop(3, "StepPaused").start();
+        server.reply_fault(watch_requests(), 1, Stage::BeforeStore, ReplyFault::Lost);
+        server.storm(watch_requests(), Some(2), 503, Some(3600));
+        let running =
+            Test::new().kubeconfig(&server).spawn(&["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
+        wait_for("a watch after a lost and a refused one", || watches(&server).len() >= 3);
+        edit_rollout(&server, |r| {
+            r["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]})
+        });
+        running
+            .finish_within(Duration::from_secs(60))
+            .success()
+            .stdout_has("rollout.rollouts.kruise.io/demo approved (step 3/3)")
+            .stdout_has("the release completed")
+            .stderr_has("warning: watching rollouts.rollouts.kruise.io at http://127.0.0.1:")
+            .stderr_has(RETRYING);
+    }
 }
 
 #[test]

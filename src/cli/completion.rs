@@ -11,7 +11,7 @@
 //! cannot be known (no kubeconfig, an unreachable or slow cluster) yields no candidates.
 
 use super::{Cli, CompleteArgs, CompletionShell, CompletionsArgs, Outcome, print_raw};
-use crate::source::cluster::{Cluster, ConnectionArgs, Resource};
+use crate::source::cluster::{Cluster, ConnectionArgs, Resource, Terminal};
 use crate::source::live::rollout_name;
 use clap::{Arg, ArgAction, Command, CommandFactory, ValueHint};
 use clap_complete::Shell;
@@ -182,7 +182,8 @@ fn analyse(words: &[String]) -> (Want, ConnectionArgs) {
     let mut root = Cli::command();
     root.build();
     let (current, before) = words.split_last().map_or(("", &[][..]), |(last, rest)| (last.as_str(), rest));
-    let mut connection = ConnectionArgs::default();
+    // A TAB is no time for a login prompt, drawn into the command line being typed.
+    let mut connection = ConnectionArgs { plugin_terminal: Terminal::Withheld, ..Default::default() };
     let mut command = &root;
     let mut seen: Vec<&str> = Vec::new();
     let mut positionals: Vec<&str> = Vec::new();

@@ -1,18 +1,21 @@
 //! Following Rollouts (`status -w`, `approve --until-step/--to-end`): a watch on the Rollouts,
 //! everything read again on each change, and shown as a live view on a terminal (indicatif, on
-//! stderr) or as a line per change (logs, CI, `TERM=dumb`).
+//! stderr) or as a line per change (logs, CI, `TERM=dumb`). Following ends with an error when a
+//! Rollout followed is deleted or made again; it outlasts a server that fails to answer for a
+//! while.
 
 use super::cluster::Session;
 use super::views::{Scope, views};
 use super::{print_raw, term_is_dumb};
 use crate::error::{Error, Signal};
 use crate::model::Stage;
-use crate::output::paint;
+use crate::output::{YELLOW, paint};
 use crate::source::live::Selection;
 use crate::source::watch::RolloutWatch;
 use crate::status::{Progress, RolloutView, progress_style};
 use crate::write::Interrupt;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -24,31 +27,53 @@ const RESYNC: Duration = Duration::from_secs(30);
 /// How often the live view moves its spinners and countdowns.
 const TICK: Duration = Duration::from_millis(100);
 
+/// The wait before trying again after a request of the follow-up failed on the way (no
+/// answer, or a busy server's); it doubles with each failure in a row, up to `RETRY_AT_MOST`.
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+const RETRY_AT_MOST: Duration = Duration::from_secs(30);
+
 /// Follows Rollouts: shows them, then waits for a change and shows them again.
 pub(super) struct Follower {
-    /// SIGINT, SIGTERM and SIGHUP, listened for from the start so that they never cut a write
-    /// short; following itself writes nothing, so they end it at once, also during a read.
+    bounds: Bounds,
+    /// Started at the first read.
+    watch: Option<RolloutWatch>,
+    /// The Rollouts followed, as each was first read.
+    followed: Followed,
+    /// The views may be stale (a change was seen, or the wait for one failed) and were not
+    /// read since: they are read before waiting for another change.
+    unread: bool,
+    /// While requests fail on the way: the last wait before trying again.
+    retrying: Option<Duration>,
+    /// Whether the warning that the Rollouts are polled was given.
+    polling_said: bool,
+    display: Display,
+}
+
+/// What ends following from outside: the deadline, and SIGINT, SIGTERM and SIGHUP, listened
+/// for from the start so that they never cut a write short; following itself writes nothing,
+/// so they end it at once, also during a read.
+struct Bounds {
     interrupt: Interrupt,
     deadline: Option<Instant>,
     timeout: Duration,
-    /// Started at the first read.
-    watch: Option<RolloutWatch>,
-    display: Display,
 }
 
 impl Follower {
     pub(super) fn new(timeout: Duration, interrupt: Interrupt) -> Follower {
         Follower {
-            interrupt,
-            deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout),
-            timeout,
+            bounds: Bounds { interrupt, deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout), timeout },
             watch: None,
+            followed: Followed::default(),
+            unread: false,
+            retrying: None,
+            polling_said: false,
             display: Display::new(),
         }
     }
 
     /// The views after the next change (at first, at once), shown; fails on timeout or a
-    /// signal. The live view stops where it is on a failure, so that the message follows it.
+    /// signal, when a Rollout followed is deleted (or made again), and when the first read finds
+    /// none. The live view stops where it is on a failure, so that the message follows it.
     pub(super) async fn next(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
         let next = self.advance(session, scope).await;
         if next.is_err() {
@@ -58,63 +83,112 @@ impl Follower {
     }
 
     async fn advance(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
-        match &mut self.watch {
-            None => {
-                let (namespace, selection) = match scope {
-                    Scope::Namespace(selection) => (session.cluster.namespace.as_str(), selection.clone()),
-                    Scope::AllNamespaces(Some(selector)) => ("", Selection::Selector(selector.clone())),
-                    Scope::AllNamespaces(None) => ("", Selection::All),
-                };
-                let started = self.bounded(RolloutWatch::start(&session.cluster, namespace, &selection)).await?;
-                if let Some(why) = started.polling() {
-                    super::warn(&format!("{why}: reading the Rollouts every 2s instead"));
-                }
-                self.watch = Some(started);
-            }
-            Some(_) => self.wait().await?,
-        }
-        let views = self.bounded(views(session, scope)).await?;
+        let views = match self.watch {
+            None => self.first_views(session, scope).await?,
+            Some(_) => self.views_after_change(session, scope).await?,
+        };
+        self.followed.check(&views, scope)?;
         self.display.show(&views)?;
         Ok(views)
     }
 
-    /// `work`, within the deadline, and dropped where it stands on a signal: following writes
-    /// nothing, so a read in flight need not end first.
-    async fn bounded<T>(&self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
-        tokio::select! {
-            result = work => result,
-            () = until(self.deadline) => Err(self.timed_out()),
-            signal = self.interrupt.wait_for(1) => Err(stopped(signal)),
+    /// The first read, after the LIST the watch starts from (so that no change after the read
+    /// is missed); the watch itself is opened by the first wait, after these views are shown.
+    /// A failure ends following: nothing is shown yet, and a server that cannot be reached is
+    /// said at once.
+    async fn first_views(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
+        let (namespace, selection) = match scope {
+            Scope::Namespace(selection) => (session.cluster.namespace.as_str(), selection.clone()),
+            Scope::AllNamespaces(Some(selector)) => ("", Selection::Selector(selector.clone())),
+            Scope::AllNamespaces(None) => ("", Selection::All),
+        };
+        let start = RolloutWatch::start(&session.cluster, namespace, &selection);
+        self.watch = Some(self.bounds.run(&mut self.display, start).await?);
+        self.say_polling();
+        let views = self.bounds.run(&mut self.display, views(session, scope)).await?;
+        if views.is_empty() {
+            return Err(Error::Input(nothing_to_follow(scope, &session.cluster.namespace)));
         }
+        Ok(views)
     }
 
-    fn timed_out(&self) -> Error {
-        Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout)))
+    /// The views after the next change. A request that failed on the way (no answer: a
+    /// connection refused or dropped, a timeout; or a busy server's 429 or 5xx beyond its own
+    /// retries) is like a dropped watch: the last views stay, a warning says so once, and the
+    /// wait for a change (the watch opened again from the version seen) and the read are tried
+    /// again, less and less often, until they work, the deadline or a signal. Any other answer
+    /// (401, 403, 404, …) ends following.
+    async fn views_after_change(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
+        loop {
+            if !self.unread {
+                let waited = self.wait().await;
+                self.say_polling();
+                // Read after a failed wait too: the views may be stale, and reads may work
+                // while the watch does not.
+                self.unread = true;
+                match waited {
+                    Ok(()) => self.retrying = None,
+                    Err(error) => self.retry_after(error).await?,
+                }
+            }
+            match self.bounds.run(&mut self.display, views(session, scope)).await {
+                Ok(views) => {
+                    self.unread = false;
+                    return Ok(views);
+                }
+                Err(error) => self.retry_after(error).await?,
+            }
+        }
     }
 
     /// Waits for a change of a Rollout (or `RESYNC`), moving the live view meanwhile.
     async fn wait(&mut self) -> Result<(), Error> {
-        if let Some(signal) = self.interrupt.received().await {
-            return Err(stopped(signal));
-        }
-        let timed_out = self.timed_out();
-        let Follower { interrupt, deadline, watch, display, .. } = self;
+        let Follower { bounds, watch, display, .. } = self;
         let Some(watch) = watch else { return Ok(()) };
-        let changed = watch.changed();
-        tokio::pin!(changed);
-        let resync = tokio::time::sleep(RESYNC);
-        tokio::pin!(resync);
-        let until = until(*deadline);
-        tokio::pin!(until);
-        let mut tick = tokio::time::interval(TICK);
-        loop {
+        let changed = async {
             tokio::select! {
-                changed = &mut changed => return changed,
-                () = &mut resync => return Ok(()),
-                () = &mut until => return Err(timed_out),
-                signal = interrupt.wait_for(1) => return Err(stopped(signal)),
-                _ = tick.tick() => display.tick(),
+                changed = watch.changed() => changed,
+                () = tokio::time::sleep(RESYNC) => Ok(()),
             }
+        };
+        bounds.run(display, changed).await
+    }
+
+    /// Waits before trying again after `error`, when it failed on the way (else returns it);
+    /// the first failure of a row is told. A row ends when waiting for a change works again.
+    async fn retry_after(&mut self, error: Error) -> Result<(), Error> {
+        if !failed_on_the_way(&error) {
+            return Err(error);
+        }
+        let wait = match self.retrying {
+            Some(last) => (last * 2).min(RETRY_AT_MOST),
+            None => {
+                self.display.say(&paint(
+                    YELLOW,
+                    &format!(
+                        "warning: {error}; following goes on: retrying after {}, then up to every {}, until it works, --timeout passes or a signal stops it",
+                        crate::time::human(RETRY_FIRST),
+                        crate::time::human(RETRY_AT_MOST)
+                    ),
+                ));
+                RETRY_FIRST
+            }
+        };
+        self.retrying = Some(wait);
+        let sleep = async {
+            tokio::time::sleep(wait).await;
+            Ok(())
+        };
+        self.bounds.run(&mut self.display, sleep).await
+    }
+
+    /// Warns, once, that the Rollouts are read every 2s: watching (or listing) them was
+    /// forbidden, when following started or when the watch was opened again.
+    fn say_polling(&mut self) {
+        let Some(why) = self.watch.as_ref().and_then(RolloutWatch::polling) else { return };
+        if !self.polling_said {
+            self.polling_said = true;
+            self.display.say(&paint(YELLOW, &format!("{why}: reading the Rollouts every 2s instead")));
         }
     }
 
@@ -127,6 +201,92 @@ impl Follower {
     /// after it.
     pub(super) fn detach(&mut self) {
         self.display.clear();
+    }
+}
+
+impl Bounds {
+    /// `work`, within the deadline, and dropped where it stands on a signal: following writes
+    /// nothing, so a read in flight need not end first. The live view moves meanwhile.
+    async fn run<T>(&self, display: &mut Display, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        tokio::pin!(work);
+        let until = until(self.deadline);
+        tokio::pin!(until);
+        let mut tick = tokio::time::interval(TICK);
+        loop {
+            tokio::select! {
+                biased;
+                signal = self.interrupt.wait_for(1) => return Err(stopped(signal)),
+                () = &mut until => return Err(self.timed_out()),
+                result = &mut work => return result,
+                _ = tick.tick() => display.tick(),
+            }
+        }
+    }
+
+    fn timed_out(&self) -> Error {
+        Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout)))
+    }
+}
+
+/// Whether `error` is a request that failed on the way, and may work when sent again: no
+/// answer (a connection refused or dropped, a timeout, a reply cut short), or a busy server's
+/// (429, or a 5xx of a gateway or an overloaded server). Any other answer is the server's word.
+fn failed_on_the_way(error: &Error) -> bool {
+    matches!(error, Error::Api { failure, .. } if failure.code.is_none_or(|code| matches!(code, 429 | 500 | 502 | 503 | 504)))
+}
+
+/// The error of a first read that found no Rollout, as `kubectl wait` words it: there is
+/// nothing to wait for, and a gate that passed on nothing would pass on a typo.
+fn nothing_to_follow(scope: &Scope, namespace: &str) -> String {
+    let what = match scope {
+        Scope::Namespace(Selection::Selector(selector)) => {
+            format!("no Rollouts in namespace {namespace} match the selector {selector}")
+        }
+        Scope::AllNamespaces(Some(selector)) => format!("no Rollouts in any namespace match the selector {selector}"),
+        Scope::Namespace(_) => format!("no Rollouts in namespace {namespace}"),
+        Scope::AllNamespaces(None) => "no Rollouts in any namespace".into(),
+    };
+    format!("no matching resources found: {what}")
+}
+
+/// Each Rollout followed, by namespace and name, with its uid as it was first read: one that
+/// is gone, or made again under its name, ends following, since its release is no longer the
+/// one followed (and all of none would count as done).
+#[derive(Default)]
+struct Followed(BTreeMap<(String, String), String>);
+
+impl Followed {
+    /// Compares `views` with the Rollouts followed, and follows those read for the first time.
+    fn check(&mut self, views: &[RolloutView], scope: &Scope) -> Result<(), Error> {
+        let read: BTreeMap<(&str, &str), &str> =
+            views.iter().map(|v| ((v.namespace.as_str(), v.name.as_str()), v.uid.as_str())).collect();
+        for ((namespace, name), uid) in &self.0 {
+            match read.get(&(namespace.as_str(), name.as_str())) {
+                None => {
+                    let relabelled = match scope {
+                        Scope::Namespace(Selection::Selector(selector)) | Scope::AllNamespaces(Some(selector)) => {
+                            format!(", or its labels no longer match the selector {selector}")
+                        }
+                        _ => String::new(),
+                    };
+                    return Err(Error::Input(format!("Rollout {namespace}/{name} was deleted{relabelled}")));
+                }
+                // A Rollout that does not parse has no uid to compare.
+                Some(now) if !now.is_empty() && !uid.is_empty() && now != uid => {
+                    return Err(Error::Input(format!(
+                        "Rollout {namespace}/{name} was deleted and made again (uid {uid}, now {now}): its release is not the one followed"
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        for ((namespace, name), uid) in read {
+            let followed = self.0.entry((namespace.to_string(), name.to_string())).or_default();
+            if followed.is_empty() {
+                *followed = uid.to_string();
+            }
+        }
+        Ok(())
     }
 }
 
@@ -181,6 +341,17 @@ impl Display {
     fn tick(&mut self) {
         if let Some(live) = &mut self.live {
             live.tick();
+        }
+    }
+
+    /// Says `text` on stderr, above the live view (drawn again under it).
+    fn say(&self, text: &str) {
+        let say = || {
+            let _ = writeln!(anstream::stderr(), "{text}");
+        };
+        match self.live.as_ref().and_then(|live| live.multi.as_ref()) {
+            Some(multi) => multi.suspend(say),
+            None => say(),
         }
     }
 
@@ -341,5 +512,91 @@ fn for_stderr(text: &str) -> String {
     match anstream::AutoStream::choice(&std::io::stderr()) {
         anstream::ColorChoice::Never => anstream::adapter::strip_str(text).to_string(),
         _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ApiFailure;
+
+    fn api(code: Option<u16>) -> Error {
+        Error::Api { doing: "reading x".into(), failure: ApiFailure { code, reason: "R".into(), message: "m".into() } }
+    }
+
+    #[test]
+    fn only_requests_that_got_no_answer_or_a_busy_servers_are_tried_again() {
+        for code in [None, Some(429), Some(500), Some(502), Some(503), Some(504)] {
+            assert!(failed_on_the_way(&api(code)), "{code:?}");
+        }
+        for code in [400, 401, 403, 404, 409, 410, 422, 501] {
+            assert!(!failed_on_the_way(&api(Some(code))), "{code}");
+        }
+        for other in [Error::Input("x".into()), Error::TimedOut("t".into()), stopped(Signal::Interrupt)] {
+            assert!(!failed_on_the_way(&other), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_first_read_that_finds_nothing_says_where_it_looked() {
+        let selector = |s: &str| Selection::Selector(s.into());
+        let cases = [
+            (Scope::Namespace(selector("app=x")), "no Rollouts in namespace shop match the selector app=x"),
+            (Scope::Namespace(Selection::All), "no Rollouts in namespace shop"),
+            (Scope::AllNamespaces(Some("app=x".into())), "no Rollouts in any namespace match the selector app=x"),
+            (Scope::AllNamespaces(None), "no Rollouts in any namespace"),
+        ];
+        for (scope, what) in cases {
+            assert_eq!(nothing_to_follow(&scope, "shop"), format!("no matching resources found: {what}"));
+        }
+    }
+
+    /// A view of Rollout `namespace/name` with `uid` (empty: one that does not parse).
+    fn view(namespace: &str, name: &str, uid: &str) -> RolloutView {
+        RolloutView { uid: uid.into(), ..RolloutView::unparsed(name, namespace, String::new()) }
+    }
+
+    fn gone(followed: &mut Followed, views: &[RolloutView], scope: &Scope) -> String {
+        match followed.check(views, scope) {
+            Err(Error::Input(message)) => message,
+            other => panic!("an error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_rollout_followed_that_is_deleted_or_made_again_ends_following() {
+        let names = Scope::Namespace(Selection::Names(vec!["a".into(), "b".into()]));
+        let mut followed = Followed::default();
+        followed.check(&[view("shop", "a", "u1"), view("shop", "b", "u2")], &names).unwrap();
+        followed.check(&[view("shop", "a", "u1"), view("shop", "b", "u2")], &names).unwrap();
+        assert_eq!(
+            gone(&mut followed, &[view("shop", "a", "u1"), view("shop", "b", "u3")], &names),
+            "Rollout shop/b was deleted and made again (uid u2, now u3): its release is not the one followed"
+        );
+        assert_eq!(gone(&mut followed, &[view("shop", "b", "u2")], &names), "Rollout shop/a was deleted");
+        // None left is no success either.
+        assert_eq!(gone(&mut followed, &[], &Scope::Namespace(Selection::All)), "Rollout shop/a was deleted");
+        // Under a selector, it may also have been relabelled out of it.
+        let selected = Scope::AllNamespaces(Some("app=x".into()));
+        assert_eq!(
+            gone(&mut followed, &[view("shop", "a", "u1")], &selected),
+            "Rollout shop/b was deleted, or its labels no longer match the selector app=x"
+        );
+    }
+
+    #[test]
+    fn a_rollout_read_later_is_followed_from_then_and_one_without_uid_is_not_compared() {
+        let all = Scope::Namespace(Selection::All);
+        let mut followed = Followed::default();
+        followed.check(&[view("shop", "a", "")], &all).unwrap();
+        // Its spec did not parse, then did: the first uid read is the one followed.
+        followed.check(&[view("shop", "a", "u1")], &all).unwrap();
+        followed.check(&[view("shop", "a", "")], &all).unwrap();
+        // A Rollout that starts to be selected joins the ones followed.
+        followed.check(&[view("shop", "a", "u1"), view("other", "a", "u5")], &all).unwrap();
+        assert_eq!(gone(&mut followed, &[view("shop", "a", "u1")], &all), "Rollout other/a was deleted");
+        assert!(
+            gone(&mut followed, &[view("shop", "a", "u2"), view("other", "a", "u5")], &all).contains("uid u1, now u2")
+        );
     }
 }

@@ -65,7 +65,10 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
     selected Rollouts that write one object are refused. The approval is a merge patch of the status \
     subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
-    its next write (a second one at once).";
+    its next write (a second one at once).\n\n\
+    --until-step and --to-end follow the Rollouts as status -w does: a request that fails on the way is tried \
+    again until --timeout, and a Rollout that fails, is deleted or is deleted and made again stops the \
+    sequence (exit 1).";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
     original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute a release \
@@ -118,9 +121,13 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
     does.\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
-    0 as soon as they wait for approval. It watches the Rollouts as kubectl get -w does (resumed from the last \
-    resourceVersion when the connection drops; read every 2s where watching them is forbidden) and reads \
-    everything again on each change and every 30s. On a terminal it is a live view on stderr: a line per Rollout \
+    0 as soon as they wait for approval. A Rollout followed that is deleted, or deleted and made again (another \
+    uid), ends it with an error, and so does a first read that finds none (no matching resources found). It \
+    watches the Rollouts as kubectl get -w does (resumed from the last resourceVersion when the connection drops; \
+    read every 2s where watching them is forbidden) and reads everything again on each change and every 30s. \
+    After the first read, a request that gets no answer, or a busy server's 429 or 5xx, is tried again (after \
+    1s, doubling up to 30s, with a warning) until it works, --timeout passes or a signal; any other answer ends \
+    it. On a terminal it is a live view on stderr: a line per Rollout \
     with a spinner, the step as a progress bar and the traffic split, and a timed pause's countdown; otherwise a \
     timestamped line per change.";
 
@@ -190,7 +197,8 @@ Exit codes:
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
   0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
-  1    error; with -w: a Rollout failed, or --timeout passed
+  1    error; with -w: a Rollout failed, was deleted or made again, none was found, or --timeout
+       passed
   130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP); a signal ignored at start (nohup) stays
        ignored";
 
@@ -290,6 +298,7 @@ impl ConnectionFlags {
             as_user: self.as_user.clone(),
             as_groups: self.as_groups.clone(),
             request_timeout: self.request_timeout,
+            plugin_terminal: Default::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
 use super::deadline::DeadlineLayer;
+pub use super::exec_plugin::Terminal;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::files::{self, Existing};
 use super::retry::Retries;
@@ -65,6 +66,8 @@ pub struct ConnectionArgs {
     /// `--request-timeout`: `None` when not given ([`DEFAULT_REQUEST_TIMEOUT`]), zero for no
     /// limit.
     pub request_timeout: Option<Duration>,
+    /// Whether an exec credential plugin may use the terminal (not during shell completion).
+    pub plugin_terminal: Terminal,
 }
 
 impl ConnectionArgs {
@@ -203,9 +206,10 @@ impl Cluster {
         config.default_retry = false;
         let mut plugin_token = None;
         if let Some(exec) = exec_plugin_to_run(&mut config.auth_info) {
-            match super::exec_plugin::run(&exec, args.exec_plugin_limit())? {
+            let (limit, terminal) = (args.exec_plugin_limit(), args.plugin_terminal);
+            match super::exec_plugin::run(&exec, limit, terminal).await? {
                 Credential::Token { token, expires } => {
-                    plugin_token = Some(PluginToken::new(exec, args.exec_plugin_limit(), token, expires));
+                    plugin_token = Some(PluginToken::new(exec, limit, terminal, token, expires));
                 }
                 Credential::Certificate { certificate, key } => {
                     // The kubeconfig's form: base64 of the PEM text.

@@ -14,10 +14,11 @@ use kube::client::Body;
 use kube::config::{ExecConfig, ExecInteractiveMode};
 use serde_json::{Value, json};
 use std::future::Future;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::pin::Pin;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 use tower::{BoxError, Layer, Service, ServiceExt};
@@ -30,6 +31,9 @@ const REFRESH_BEFORE: Duration = Duration::from_secs(10);
 /// included.
 const MAX_OUTPUT: usize = 1 << 20;
 
+/// How much of an output that is not an ExecCredential a message quotes (characters).
+const EXCERPT: usize = 60;
+
 /// What a plugin proves who we are with.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Credential {
@@ -39,13 +43,53 @@ pub enum Credential {
     Certificate { certificate: String, key: String },
 }
 
+/// Where the plugin may talk to the user.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Terminal {
+    /// This command's, as kubectl hands it: its stderr, and its stdin when that is a terminal
+    /// and the plugin may prompt.
+    #[default]
+    Shared,
+    /// None: shell completion runs us in the middle of a command line being typed. The plugin
+    /// runs as without a terminal (an `interactiveMode: Always` one is refused), its stderr
+    /// discarded.
+    Withheld,
+}
+
 /// Runs the plugin, stopping it after `limit` (`None`: no limit), and reads its credential.
-pub fn run(exec: &ExecConfig, limit: Option<Duration>) -> Result<Credential, Error> {
+/// The plugin runs on a blocking thread, so that a timeout around the caller can fire; a caller
+/// that stops waiting (drops the future) has the plugin stopped at once, not left to its limit.
+pub async fn run(exec: &ExecConfig, limit: Option<Duration>, terminal: Terminal) -> Result<Credential, Error> {
+    let exec = exec.clone();
+    let abandoned = AbandonedOnDrop(Arc::new(AtomicBool::new(false)));
+    let watched = abandoned.0.clone();
+    tokio::task::spawn_blocking(move || run_bounded(&exec, limit, terminal, &watched))
+        .await
+        .map_err(|e| Error::Input(format!("running the exec credential plugin: {e}")))?
+}
+
+/// Sets its flag when dropped: the future waiting for the plugin is gone.
+struct AbandonedOnDrop(Arc<AtomicBool>);
+
+impl Drop for AbandonedOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+fn run_bounded(
+    exec: &ExecConfig,
+    limit: Option<Duration>,
+    terminal: Terminal,
+    abandoned: &AtomicBool,
+) -> Result<Credential, Error> {
     let Some(program) = exec.command.as_deref().filter(|c| !c.is_empty()) else {
         return Err(Error::Input("the kubeconfig's exec credential plugin (users[].user.exec) has no command".into()));
     };
     let named = format!("the exec credential plugin {program:?} (users[].user.exec in the kubeconfig)");
-    let interactive = exec.interactive_mode != Some(ExecInteractiveMode::Never);
+    let stdin_is_terminal = terminal == Terminal::Shared && std::io::stdin().is_terminal();
+    let interactive = interactive(exec.interactive_mode.as_ref(), stdin_is_terminal)
+        .map_err(|e| Error::Input(format!("{named} {e}")))?;
     let mut command = Command::new(program);
     command.args(exec.args.iter().flatten());
     for pair in exec.env.iter().flatten() {
@@ -67,7 +111,18 @@ pub fn run(exec: &ExecConfig, limit: Option<Duration>) -> Result<Credential, Err
         .stdin(if interactive { Stdio::inherit() } else { Stdio::null() })
         .stdout(Stdio::piped())
         // Its messages (a login prompt, say) are for the user, as with kubectl.
-        .stderr(Stdio::inherit());
+        .stderr(if terminal == Terminal::Shared { Stdio::inherit() } else { Stdio::null() });
+    // A plugin that cannot reach a terminal gets a process group of its own, so that at its limit
+    // the processes it started are stopped with it: left running, they would hold our stderr
+    // open, and `$(kubectl rollout-lua … 2>&1)` would wait for them. Where a terminal could send
+    // Ctrl-C, the plugin stays in its foreground group: Ctrl-C ends this process at once (no
+    // handler is installed yet), and only a shared group lets it end the plugin too. During
+    // completion the group is its own: the 1 s budget stops it.
+    let own_group = terminal == Terminal::Withheld || !any_terminal();
+    #[cfg(unix)]
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
     let mut child = command.spawn().map_err(|e| {
         let hint = exec.install_hint.as_deref().map(|h| format!("\n{}", h.trim_end())).unwrap_or_default();
         Error::Input(format!("cannot run {named}: {e}{hint}"))
@@ -95,14 +150,18 @@ pub fn run(exec: &ExecConfig, limit: Option<Duration>) -> Result<Credential, Err
         // output was sent here.
         read = read.or_else(|| output.try_recv().ok());
         if read.as_ref().is_some_and(passes_limit) {
-            stop(&mut child);
+            stop(&mut child, own_group);
             return Err(too_much(" and was stopped"));
         }
         if let Some(status) = exited {
             break status;
         }
+        if abandoned.load(Ordering::Relaxed) {
+            stop(&mut child, own_group);
+            return Err(Error::Input(format!("{named} was stopped: its credential is no longer waited for")));
+        }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            stop(&mut child);
+            stop(&mut child, own_group);
             let limit = crate::time::human(limit.unwrap_or_default());
             return Err(Error::Input(format!(
                 "{named} did not finish within {limit} and was stopped (the limit is --request-timeout's, \
@@ -114,21 +173,49 @@ pub fn run(exec: &ExecConfig, limit: Option<Duration>) -> Result<Credential, Err
     if !status.success() {
         return Err(Error::Input(format!("{named} failed ({status})")));
     }
-    // The plugin has exited: its output is complete unless a child of it holds the pipe.
+    // The plugin has exited: its output is complete unless a child of it holds the pipe (that
+    // child is stopped, with its group, when the plugin has one of its own).
     let read = match read {
         Some(read) => read,
-        None => output
-            .recv_timeout(Duration::from_secs(1))
-            .map_err(|_| Error::Input(format!("{named} exited, but its output did not end")))?,
+        None => output.recv_timeout(Duration::from_secs(1)).map_err(|_| {
+            stop(&mut child, own_group);
+            Error::Input(format!("{named} exited, but its output did not end"))
+        })?,
     };
     if passes_limit(&read) {
         return Err(too_much(""));
     }
     let stdout = read.map_err(|e| Error::Input(format!("reading the output of {named}: {e}")))?;
-    credential(&stdout).map_err(|e| Error::Input(format!("{named}: {e}")))
+    credential(&stdout, api_version).map_err(|e| Error::Input(format!("{named}: {e}")))
 }
 
-fn stop(child: &mut std::process::Child) {
+/// Whether the plugin is told that it may prompt (`spec.interactive`), as client-go decides:
+/// never for `Never`; for `IfAvailable` (v1beta1's default when unset) when stdin is a terminal;
+/// for `Always` too, which without a terminal is refused rather than left to wait for input
+/// that cannot come.
+fn interactive(mode: Option<&ExecInteractiveMode>, stdin_is_terminal: bool) -> Result<bool, &'static str> {
+    match mode {
+        Some(ExecInteractiveMode::Never) => Ok(false),
+        Some(ExecInteractiveMode::IfAvailable) | None => Ok(stdin_is_terminal),
+        Some(ExecInteractiveMode::Always) if stdin_is_terminal => Ok(true),
+        Some(ExecInteractiveMode::Always) => {
+            Err("cannot support interactive mode: standard input is not a terminal (its interactiveMode is Always)")
+        }
+    }
+}
+
+/// Whether one of the standard streams is a terminal, from which Ctrl-C may come.
+fn any_terminal() -> bool {
+    std::io::stdin().is_terminal() || std::io::stdout().is_terminal() || std::io::stderr().is_terminal()
+}
+
+/// Stops the plugin, and the processes it started when it has a process group of its own.
+fn stop(child: &mut std::process::Child, own_group: bool) {
+    #[cfg(unix)]
+    if own_group {
+        use rustix::process::{Pid, Signal, kill_process_group};
+        let _ = kill_process_group(Pid::from_child(child), Signal::KILL);
+    }
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -139,6 +226,7 @@ fn stop(child: &mut std::process::Child) {
 pub struct PluginToken {
     exec: Arc<ExecConfig>,
     limit: Option<Duration>,
+    terminal: Terminal,
     current: Arc<tokio::sync::Mutex<Token>>,
 }
 
@@ -148,10 +236,16 @@ struct Token {
 }
 
 impl PluginToken {
-    /// The token the plugin handed out (`run`), with the plugin and its time limit to run again.
-    pub fn new(exec: ExecConfig, limit: Option<Duration>, value: String, expires: Option<SystemTime>) -> PluginToken {
+    /// The token the plugin handed out (`run`), with how to run it again.
+    pub fn new(
+        exec: ExecConfig,
+        limit: Option<Duration>,
+        terminal: Terminal,
+        value: String,
+        expires: Option<SystemTime>,
+    ) -> PluginToken {
         let current = Arc::new(tokio::sync::Mutex::new(Token { value, expires }));
-        PluginToken { exec: Arc::new(exec), limit, current }
+        PluginToken { exec: Arc::new(exec), limit, terminal, current }
     }
 
     /// The token to send now: the plugin runs again first when it expires within
@@ -175,11 +269,7 @@ impl PluginToken {
     }
 
     async fn run_again(&self) -> Result<Token, Error> {
-        let (exec, limit) = (self.exec.clone(), self.limit);
-        let ran = tokio::task::spawn_blocking(move || run(&exec, limit))
-            .await
-            .map_err(|e| Error::Input(format!("running the exec credential plugin: {e}")))??;
-        match ran {
+        match run(&self.exec, self.limit, self.terminal).await? {
             Credential::Token { token, expires } => Ok(Token { value: token, expires }),
             Credential::Certificate { .. } => Err(Error::Input(
                 "the exec credential plugin handed out a client certificate instead of a new token".into(),
@@ -251,13 +341,29 @@ fn bearer(token: &str) -> Result<HeaderValue, Error> {
     Ok(value)
 }
 
-/// The credential in a plugin's output: an `ExecCredential` in JSON (or YAML, which client-go
-/// accepts too).
-fn credential(stdout: &[u8]) -> Result<Credential, String> {
+/// The credential in a plugin's output: an `ExecCredential` of the configured `api_version`, in
+/// JSON (or YAML, which client-go's decoder takes too).
+fn credential(stdout: &[u8], api_version: &str) -> Result<Credential, String> {
     let output: Value = serde_saphyr::from_slice(stdout).map_err(|e| {
         // The parser calls what it read `<input>`.
         format!("its output is not an ExecCredential: {}", e.to_string().replace("<input>", "its output"))
     })?;
+    if !output.is_object() {
+        // Text before the JSON (a "Login succeeded" line) makes the whole output one string.
+        return Err(format!("its output is not an ExecCredential object: it starts with {:?}", start_of(stdout)));
+    }
+    match output["kind"].as_str() {
+        Some("ExecCredential") => {}
+        Some(kind) => return Err(format!("its output is not an ExecCredential: its kind is {kind}")),
+        None => return Err("its output is not an ExecCredential: it has no kind".into()),
+    }
+    // client-go's check, in its words.
+    let configured = format!("it is configured to use API version {api_version} (users[].user.exec.apiVersion)");
+    match output["apiVersion"].as_str() {
+        Some(version) if version == api_version => {}
+        Some(version) => return Err(format!("{configured}, but it returned version {version}")),
+        None => return Err(format!("{configured}, but it returned no apiVersion")),
+    }
     let status = &output["status"];
     let text = |field: &str| status[field].as_str().filter(|s| !s.is_empty()).map(str::to_string);
     match (text("token"), text("clientCertificateData"), text("clientKeyData")) {
@@ -280,25 +386,106 @@ fn credential(stdout: &[u8]) -> Result<Credential, String> {
     }
 }
 
+/// The first line of the output, cut at `EXCERPT` characters, for a message.
+fn start_of(output: &[u8]) -> String {
+    let text = String::from_utf8_lossy(output);
+    let line = text.trim_start().lines().next().unwrap_or_default();
+    match line.char_indices().nth(EXCERPT) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const V1: &str = "client.authentication.k8s.io/v1";
+
+    /// An ExecCredential of `V1` with this `status`.
+    fn output(status: &str) -> Vec<u8> {
+        format!(r#"{{"apiVersion":"{V1}","kind":"ExecCredential","status":{status}}}"#).into_bytes()
+    }
+
     #[test]
     fn the_credential_is_a_token_or_a_certificate_and_key() {
-        let token =
-            br#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t0k"}}"#;
-        assert_eq!(credential(token), Ok(Credential::Token { token: "t0k".into(), expires: None }));
-        let expiring = br#"{"status":{"token":"t0k","expirationTimestamp":"2026-01-01T00:15:00Z"}}"#;
+        let token = output(r#"{"token":"t0k"}"#);
+        assert_eq!(credential(&token, V1), Ok(Credential::Token { token: "t0k".into(), expires: None }));
+        let expiring = output(r#"{"token":"t0k","expirationTimestamp":"2026-01-01T00:15:00Z"}"#);
         let expires = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_226_500));
-        assert_eq!(credential(expiring), Ok(Credential::Token { token: "t0k".into(), expires }));
-        let garbled = br#"{"status":{"token":"t0k","expirationTimestamp":"soon"}}"#;
-        assert!(credential(garbled).unwrap_err().contains("is not an RFC 3339 time"));
-        let yaml = b"kind: ExecCredential\nstatus:\n  clientCertificateData: CERT\n  clientKeyData: KEY\n";
-        assert_eq!(credential(yaml), Ok(Credential::Certificate { certificate: "CERT".into(), key: "KEY".into() }));
-        assert!(credential(br#"{"status":{"clientCertificateData":"CERT"}}"#).unwrap_err().contains("neither"));
-        let broken = credential(b"{").unwrap_err();
+        assert_eq!(credential(&expiring, V1), Ok(Credential::Token { token: "t0k".into(), expires }));
+        let garbled = output(r#"{"token":"t0k","expirationTimestamp":"soon"}"#);
+        assert!(credential(&garbled, V1).unwrap_err().contains("is not an RFC 3339 time"));
+        let yaml = format!(
+            "apiVersion: {V1}\nkind: ExecCredential\nstatus:\n  clientCertificateData: CERT\n  clientKeyData: KEY\n"
+        );
+        let certificate = Credential::Certificate { certificate: "CERT".into(), key: "KEY".into() };
+        assert_eq!(credential(yaml.as_bytes(), V1), Ok(certificate));
+        assert!(credential(&output(r#"{"clientCertificateData":"CERT"}"#), V1).unwrap_err().contains("neither"));
+        let broken = credential(b"{", V1).unwrap_err();
         assert!(broken.starts_with("its output is not an ExecCredential: error: line 1 column 1"), "{broken}");
         assert!(broken.contains("--> its output:1:1") && !broken.contains("<input>"), "{broken}");
+    }
+
+    #[test]
+    fn an_output_that_is_not_an_exec_credential_object_is_quoted() {
+        // A line before the JSON makes the whole output one YAML string.
+        let mut chatty = b"Login succeeded\n".to_vec();
+        chatty.extend(output(r#"{"token":"t0k"}"#));
+        assert_eq!(
+            credential(&chatty, V1),
+            Err(r#"its output is not an ExecCredential object: it starts with "Login succeeded""#.into())
+        );
+        // The excerpt is bounded.
+        let long = format!("\n  {}\n", "é".repeat(100));
+        let quoted = credential(long.as_bytes(), V1).unwrap_err();
+        assert_eq!(
+            quoted,
+            format!("its output is not an ExecCredential object: it starts with \"{}…\"", "é".repeat(60))
+        );
+        assert_eq!(
+            credential(br#"["a list"]"#, V1),
+            Err(r#"its output is not an ExecCredential object: it starts with "[\"a list\"]""#.into())
+        );
+    }
+
+    #[test]
+    fn the_kind_and_the_configured_api_version_are_checked() {
+        let status = r#""status":{"token":"t0k"}"#;
+        let without_kind = format!(r#"{{"apiVersion":"{V1}",{status}}}"#);
+        assert_eq!(
+            credential(without_kind.as_bytes(), V1),
+            Err("its output is not an ExecCredential: it has no kind".into())
+        );
+        let other_kind = format!(r#"{{"apiVersion":"{V1}","kind":"Status",{status}}}"#);
+        assert_eq!(
+            credential(other_kind.as_bytes(), V1),
+            Err("its output is not an ExecCredential: its kind is Status".into())
+        );
+        let beta = output(r#"{"token":"t0k"}"#);
+        assert_eq!(
+            credential(&beta, "client.authentication.k8s.io/v1beta1"),
+            Err("it is configured to use API version client.authentication.k8s.io/v1beta1 \
+                 (users[].user.exec.apiVersion), but it returned version client.authentication.k8s.io/v1"
+                .into())
+        );
+        let without_version = format!(r#"{{"kind":"ExecCredential",{status}}}"#);
+        assert!(credential(without_version.as_bytes(), V1).unwrap_err().ends_with("but it returned no apiVersion"));
+    }
+
+    #[test]
+    fn the_plugin_is_interactive_as_client_go_decides() {
+        use ExecInteractiveMode::*;
+        for terminal in [false, true] {
+            assert_eq!(interactive(Some(&Never), terminal), Ok(false));
+            assert_eq!(interactive(Some(&IfAvailable), terminal), Ok(terminal));
+            // Unset (v1beta1; v1 requires it) is IfAvailable.
+            assert_eq!(interactive(None, terminal), Ok(terminal));
+        }
+        assert_eq!(interactive(Some(&Always), true), Ok(true));
+        assert_eq!(
+            interactive(Some(&Always), false),
+            Err("cannot support interactive mode: standard input is not a terminal (its interactiveMode is Always)")
+        );
     }
 }

@@ -40,7 +40,9 @@ pub struct RolloutWatch {
 
 impl RolloutWatch {
     /// Starts following the Rollouts `selection` picks in `namespace` (`""`: every namespace):
-    /// their resourceVersion now, and a watch from it.
+    /// their resourceVersion now. The watch from it is opened by the first [`Self::changed`], so
+    /// that what is read in between is shown before the watch is asked for, and each change
+    /// after that version is still seen.
     pub async fn start(cluster: &Cluster, namespace: &str, selection: &Selection) -> Result<RolloutWatch, Error> {
         let (labels, fields, names) = match selection {
             Selection::Names(names) => {
@@ -66,9 +68,6 @@ impl RolloutWatch {
             polling: None,
         };
         watch.list_again().await?;
-        if watch.polling.is_none() {
-            watch.open().await?;
-        }
         Ok(watch)
     }
 
@@ -78,8 +77,10 @@ impl RolloutWatch {
     }
 
     /// Waits until a selected Rollout changes (added, changed, deleted), or, when the watch had
-    /// to start over from a fresh list, something may have; polling, until the next read is
-    /// due.
+    /// to start over from a fresh list (or turned to polling), something may have; polling,
+    /// until the next read is due. A failed request (opening the watch, the LIST after a 410)
+    /// is returned as it is and leaves the watch to be opened again from the version seen by
+    /// the next call: the follower decides whether to try again.
     pub async fn changed(&mut self) -> Result<(), Error> {
         loop {
             if self.polling.is_some() {

@@ -371,6 +371,15 @@ pub fn terminal_available() -> bool {
     Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
+/// Whether the process `pid` (as a test's shell script wrote it to `file`) is still running: a
+/// zombie, ended but not yet reaped, is not.
+pub fn process_running(file: &Path) -> bool {
+    let pid = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    // `PID (COMMAND) STATE …`; the command may hold spaces and parentheses.
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+}
+
 fn shell_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
@@ -444,6 +453,27 @@ pub mod cluster {
             server.write_kubeconfig(self.path("kubeconfig"), NAMESPACE).unwrap();
             self
         }
+    }
+
+    /// A kubeconfig for `server` whose user gets its credential from `command`, an exec plugin
+    /// with this `interactiveMode`.
+    pub fn exec_kubeconfig(test: Test, server: &FakeHandle, command: &str, interactive_mode: &str) -> Test {
+        let kubeconfig = server.kubeconfig(NAMESPACE).replace(
+            "    token: fake-token\n",
+            &format!(
+                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {command}\n      \
+                 interactiveMode: {interactive_mode}\n      installHint: install it with the cloud CLI\n"
+            ),
+        );
+        test.file("kubeconfig", &kubeconfig)
+    }
+
+    /// The shell script `plugin.sh` in the test's dir, executable.
+    pub fn plugin(test: Test, script: &str) -> Test {
+        let test = test.file("plugin.sh", &format!("#!/bin/sh\n{script}\n"));
+        let path = test.path("plugin.sh");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        test
     }
 
     /// A v1beta1 canary Rollout `demo` routing through VirtualService and DestinationRule
