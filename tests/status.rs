@@ -1156,8 +1156,9 @@ mod watching {
         let server = shop(3, "StepPaused").start();
         server.reply_fault(watch_requests(), 1, Stage::BeforeStore, ReplyFault::Lost);
         server.storm(watch_requests(), Some(2), 503, Some(3600));
-        let running =
-            Test::new().kubeconfig(&server).spawn(&["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
+        // The test's folder (its kubeconfig, HOME) lives as long as the run.
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
         wait_for("a watch after a lost and a refused one", || watches(&server).len() >= 3);
         edit_rollout(&server, |r| {
             r["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]})

@@ -35,13 +35,15 @@ pub async fn passed(deadline: Option<Deadline>) -> Deadline {
 }
 
 /// `work`, dropped where it stands when `deadline` passes first: then the error says what was
-/// awaited (`waiting`, as [`Deadline::timed_out`] takes it).
+/// awaited (`waiting`, as [`Deadline::timed_out`] takes it). Work done at once (a renewal not
+/// due yet) is done, also past the deadline.
 pub async fn within<T>(
     deadline: Option<Deadline>,
     waiting: &str,
     work: impl Future<Output = Result<T, Error>>,
 ) -> Result<T, Error> {
     tokio::select! {
+        biased;
         result = work => result,
         deadline = passed(deadline) => Err(deadline.timed_out(waiting)),
     }
