@@ -81,7 +81,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --expect-step 'Refuse unless the current step is N'
             cand --dry-run 'client: show what would be written; server: send every write with dryRun=All'
             cand --until-step 'After approving, follow the Rollout and approve each later pause up to step N'
-            cand --timeout 'With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)'
+            cand --timeout 'With --until-step or --to-end: give up waiting this long after the confirmation (e.g. 30m; 0 for never)'
             cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)'
             cand --lua-dir 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap'
             cand --controller-namespace 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)'

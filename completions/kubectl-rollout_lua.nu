@@ -67,7 +67,7 @@ module completions {
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
-    --timeout: string         # With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
+    --timeout: string         # With --until-step or --to-end: give up waiting this long after the confirmation (e.g. 30m; 0 for never)
     --show-stored-original    # Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap

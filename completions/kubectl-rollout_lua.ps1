@@ -86,7 +86,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             [CompletionResult]::new('--expect-step', '--expect-step', [CompletionResultType]::ParameterName, 'Refuse unless the current step is N')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: show what would be written; server: send every write with dryRun=All')
             [CompletionResult]::new('--until-step', '--until-step', [CompletionResultType]::ParameterName, 'After approving, follow the Rollout and approve each later pause up to step N')
-            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --until-step or --to-end: give up waiting this long after the confirmation (e.g. 30m; 0 for never)')
             [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)')
             [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap')
             [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller''s kruise-rollout-configuration ConfigMap (read only when a kind has no other script)')

@@ -228,8 +228,11 @@ impl Change {
 /// the controller moves an approved step on within a reconcile, so the read rarely shows the
 /// patch itself (`applied`).
 fn approval_landed(before: &Value, fresh: &Value, field: &str, step: i64, applied: bool) -> Landed {
-    if fresh["metadata"]["generation"] != before["metadata"]["generation"] {
-        // Someone changed the spec: whatever the status shows is not this approval's.
+    if fresh["metadata"]["uid"] != before["metadata"]["uid"]
+        || fresh["metadata"]["generation"] != before["metadata"]["generation"]
+    {
+        // Deleted and made again (a new Rollout may well be waiting at the same step), or
+        // someone changed the spec: whatever the status shows is not this approval's.
         return Landed::ChangedBySomeoneElse;
     }
     match model::approval_progress(&fresh["status"], field, step) {
@@ -670,6 +673,11 @@ mod tests {
         assert_eq!(landed(rollout("7", 4, 3, "StepUpgrade")), Landed::ChangedBySomeoneElse, "a new spec");
         assert_eq!(landed(rollout("7", 3, 1, "StepPaused")), Landed::ChangedBySomeoneElse, "sent back a step");
         assert_eq!(approval.landed(None, None), Landed::ChangedBySomeoneElse, "deleted");
+        // Deleted and made again, waiting at the same step with the same generation: a new
+        // Rollout, which this approval (conditional on the old one's version) never reaches.
+        let mut made_again = rollout("8", 3, 2, "StepPaused");
+        made_again["metadata"]["uid"] = json!("u-2");
+        assert_eq!(landed(made_again), Landed::ChangedBySomeoneElse, "made again");
     }
 
     #[test]

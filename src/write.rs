@@ -5,12 +5,15 @@
 //! A write whose reply is lost, garbled or timed out is resolved by reading the object again.
 //! A rollback undoes exactly what this run wrote, and only where nobody changed it since.
 //! Signals (`interrupt`: SIGINT, SIGTERM, SIGHUP) stop the run before its next write; a second
-//! one stops it at once.
+//! one stops it at once. A question asked after the confirmation renews the claims while it
+//! waits, and ends at the run's `deadline` (`approve --timeout`).
 
 mod claim;
+mod deadline;
 mod interrupt;
 
 pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_shown, view as claim_view};
+pub use deadline::{Deadline, within};
 pub use interrupt::Interrupt;
 
 use crate::change::{Change, Landed, Request, resource_version_of, without_server_fields};
@@ -30,6 +33,10 @@ use std::time::SystemTime;
 
 /// What a writing command says when the first signal arrives.
 pub const STOPPING: &str = "no new write starts; the one in flight is finished or rolled back, then the run stops";
+
+/// How often a question asked after the confirmation looks whether the claims are due for
+/// renewal (`Claim::keep` sends a request only when one is).
+const CLAIMS_CHECKED_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How often one write is sent again after a conflict that nobody's edit explains (the server's
 /// bookkeeping, the controller's status updates).
@@ -242,6 +249,9 @@ pub struct Writer<'a> {
     /// A second signal stopped the run at once: nothing more is sent, not even a rollback or the
     /// release of a claim.
     stopped: Option<Signal>,
+    /// When the run gives up waiting (`approve --timeout`, from the confirmation on): a question
+    /// asked after it ends then.
+    deadline: Option<Deadline>,
 }
 
 impl<'a> Writer<'a> {
@@ -268,6 +278,7 @@ impl<'a> Writer<'a> {
             overwritten: Vec::new(),
             may_land: Vec::new(),
             stopped: None,
+            deadline: None,
         })
     }
 
@@ -277,6 +288,15 @@ impl<'a> Writer<'a> {
 
     pub fn interrupt(&self) -> &Interrupt {
         &self.interrupt
+    }
+
+    /// Bounds the run's waiting from now on (see `deadline`).
+    pub fn give_up_at(&mut self, deadline: Option<Deadline>) {
+        self.deadline = deadline;
+    }
+
+    pub fn deadline(&self) -> Option<Deadline> {
+        self.deadline
     }
 
     /// Claims Rollout `namespace/rollout` for this run (nothing to claim in a dry run).
@@ -518,14 +538,34 @@ impl<'a> Writer<'a> {
         self.cluster.get(resource, &key.namespace, &key.name).await
     }
 
-    /// `keep_claims` before a request of the writer's: a renewal whose own outcome is unknown
-    /// says nothing about the object the request is for, so it fails as input, not as the
-    /// request's failure.
+    /// `keep_claims` before a request of the writer's (see `renewal_failed`).
     async fn renew_claims(&mut self) -> Result<(), Error> {
-        self.keep_claims().await.map_err(|e| match e {
-            Error::Api { .. } => Error::Input(format!("renewing the claim: {e}")),
-            other => other,
-        })
+        self.keep_claims().await.map_err(renewal_failed)
+    }
+
+    /// Asks `question` (someone else's edit) on the terminal, after the confirmation: the claims
+    /// are renewed while it waits (a renewal cut short by the answer is found by the next one),
+    /// and the deadline, if any, ends it.
+    async fn ask_meanwhile(&mut self, question: &str, ask: Ask) -> Result<(), Error> {
+        let Writer { cluster, interrupt, claims, deadline, .. } = self;
+        let renewing = async {
+            loop {
+                tokio::time::sleep(CLAIMS_CHECKED_EVERY).await;
+                for claim in claims.iter_mut() {
+                    if let Err(error) = claim.keep(cluster).await {
+                        return renewal_failed(error);
+                    }
+                }
+            }
+        };
+        let waiting = format!("waiting for an answer to \"{question}\"");
+        let end = async {
+            tokio::select! {
+                error = renewing => error,
+                deadline = deadline::passed(*deadline) => deadline.timed_out(&waiting),
+            }
+        };
+        interrupt.confirm_until(question, ask, end).await
     }
 
     /// After a 409: read the object again. Nobody changed what the change is about: the change
@@ -549,7 +589,7 @@ impl<'a> Writer<'a> {
             match self.ask.filter(|_| overwritable) {
                 Some(ask) => {
                     say(&self.other_edit(change, Some(&fresh), &message).to_string());
-                    self.interrupt.confirm("Overwrite their change?", ask).await?;
+                    self.ask_meanwhile("Overwrite their change?", ask).await?;
                     let saved = self.back_up(&fresh)?;
                     self.overwritten.push((key.clone(), saved));
                 }
@@ -925,6 +965,16 @@ impl<'a> Writer<'a> {
             (Ok(_), Some(signal)) => Err(finished_anyway(signal)),
             (Ok(value), None) => Ok(value),
         }
+    }
+}
+
+/// A failed renewal of the claims, before a request of the writer's or while it asks: its own
+/// outcome says nothing about the object the request is for, so it fails as input, not as that
+/// request's failure.
+fn renewal_failed(error: Error) -> Error {
+    match error {
+        Error::Api { .. } => Error::Input(format!("renewing the claim: {error}")),
+        other => other,
     }
 }
 

@@ -1,12 +1,14 @@
 //! Bounded waits against a misbehaving API server: hung reads, a server that never answers,
 //! 503/429 storms, exec credential plugins that hang or are missing, `status -w --timeout`
-//! while a request hangs; and bounded reads of what is not a file of the command line: the
+//! while a request hangs, `approve --timeout` over a slow approval, a hung renewal of the claim
+//! and a question left open; and bounded reads of what is not a file of the command line: the
 //! kubeconfig and the files it names, an exec credential plugin's output, a reply of the API
 //! server. (Writes under faults are tested with the writer.)
 
 use crate::support::cluster::*;
 use crate::support::{Test, process_running, terminal_available};
 use fake_apiserver::{ReplyFault, Requests, Stage};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// The Rollout's GETs (the first read of every command).
@@ -350,6 +352,107 @@ fn status_watch_ends_on_time_while_a_request_hangs() {
     let (output, took) = timed(&Test::new().kubeconfig(&server), &["status", "demo", "-w", "--timeout", "3s"]);
     output.status(1).stderr_has("timed out after 3s");
     assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+/// The approvals (status patches) of a run.
+fn approvals() -> Requests {
+    Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]))
+}
+
+#[test]
+fn approve_timeout_counts_from_the_confirmation_and_says_what_it_waited_for() {
+    // Nothing moves the Rollout on after its approval: the timeout names it, where it was read.
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--to-end", "--yes", "--timeout", "3s"]).status(1).stderr_has(
+        "timed out after 3s waiting for Rollout shop/demo to pause again, complete or fail (it is at step 1/3 StepReady: progressing)",
+    );
+    // A regression: the clock started once the first approval was written, so a slow approval
+    // (here held 3s) made the sequence outlast --timeout 2s by as long. Counted from the
+    // confirmation, it has passed once the approval is written: the run gives up before it
+    // reads the Rollout again (the approval, written, stands).
+    let server = shop(1, "StepPaused").start();
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--to-end", "--yes", "--timeout", "2s"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    std::thread::sleep(Duration::from_secs(3));
+    held.release();
+    child
+        .finish_within(Duration::from_secs(30))
+        .status(1)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stderr_has("timed out after 2s waiting for Rollout shop/demo to pause again, complete or fail (approved at step 1/3, not read since)")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3)");
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+}
+
+#[test]
+fn approve_timeout_cuts_a_hung_renewal_of_the_claim_which_is_released_all_the_same() {
+    // A regression: renewing the claim was outside --timeout (a hung Lease update ran 53s for
+    // --timeout 25s). The renewal is due 20s after the claim was written, at the first change
+    // the run sees then: here it is stored, and its reply never comes (no request timeout).
+    let server = shop(1, "StepPaused").start();
+    let renewals = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
+    server.reply_fault(renewals, 1, Stage::AfterStore, ReplyFault::NeverSent);
+    let test = Test::new().kubeconfig(&server);
+    let approve = ["approve", "demo", "--to-end", "--yes", "--timeout", "30s", "--request-timeout", "0"];
+    let child = test.spawn(&approve);
+    child.wait_for_stdout("approved (step 1/3)");
+    std::thread::sleep(Duration::from_secs(21));
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &json!({"status": {"message": "x"}}));
+    let out = child.finish_within(Duration::from_secs(60)).status(1).stderr_has(
+        "timed out after 30s renewing the claim, waiting for Rollout shop/demo to pause again, complete or fail (it is at step 1/3 StepReady: progressing)",
+    );
+    let renewed = server.writes().into_iter().any(|w| w.method == "PUT" && w.path.contains("/leases/"));
+    assert!(renewed, "the renewal was sent");
+    // Its claim, renewed without this run hearing of it, is still its own: released.
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "{}", out.stderr);
+    assert!(!out.stderr.contains("could not release"), "{}", out.stderr);
+}
+
+#[test]
+fn approve_timeout_ends_a_later_question_which_renews_the_claim_meanwhile() {
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // A regression: a question after the confirmation (someone else's edit at a later step)
+    // waited without end, and without renewing the claim. Once step 1 is approved, the
+    // Rollout moves on to step 2's pause, and someone edits the VirtualService between the
+    // run's read of it and its write; nobody answers the question.
+    let server = shop(1, "StepPaused").start();
+    let mover = {
+        let server = server.clone_handle();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while rollout_status(&server)["canaryStatus"]["currentStepState"] != "StepReady" {
+                assert!(Instant::now() < deadline, "step 1 approved");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            someone_edits(&server, When::Before(1), VIRTUAL_SERVICE, |vs| vs["spec"]["hosts"] = json!(["demo", "x"]));
+            let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+            server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+        })
+    };
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo", "--to-end", "--timeout", "25s"], Some("stty -a"));
+    session.wait_for("Only 'yes' goes ahead: ");
+    session.type_keys(b"yes\n");
+    session.wait_for("Overwrite their change? Only 'yes' goes ahead: ");
+    mover.join().unwrap();
+    let (status, screen) = session.finish();
+    assert!(status.is_some(), "{screen}");
+    assert!(screen.contains("timed out after 25s waiting for an answer to \"Overwrite their change?\""), "{screen}");
+    // Nothing of step 2 was written: their edit stands, the Rollout waits at step 2.
+    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "x"]));
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+    let renewed = server.writes().into_iter().any(|w| w.method == "PUT" && w.path.contains("/leases/"));
+    assert!(renewed, "the claim is renewed while the question waits (20s after it was taken)");
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+    let modes: Vec<&str> = screen[screen.find("speed ").expect("stty's output")..].split_whitespace().collect();
+    for mode in ["icanon", "echo", "isig"] {
+        assert!(modes.contains(&mode), "the terminal is put back: {mode}: {modes:?}");
+    }
 }
 
 #[test]

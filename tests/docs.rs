@@ -634,6 +634,13 @@ fn the_user_guides_shared_traffic_routing_example_holds() {
 }
 
 #[test]
+fn the_user_guides_approve_timeout_example_holds() {
+    let walk = Walkthrough::new(demo_server(), "demo");
+    walk.block("Here nothing moves the Rollout on after\nits approval:");
+    walk.end();
+}
+
+#[test]
 fn the_user_guides_webhook_refusal_holds() {
     // Istio's validation webhook, as the guide's example has it, refuses the DestinationRule's
     // canary subset.

@@ -745,6 +745,29 @@ fn sigterm_at_the_prompt_leaves_the_terminal_as_it_was() {
 }
 
 #[test]
+fn a_signal_ignored_at_start_stays_ignored() {
+    // As under nohup (and a non-interactive shell's `cmd &` for SIGINT): the hang-up of a dropped
+    // SSH session leaves the run going, and it ends on its --timeout.
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn_ignoring("INT HUP", &["status", "demo", "-w", "--timeout", "3s"]);
+    child.wait_for_stdout("shop/demo: Progressing, step 1/3 StepPaused");
+    child.signal("HUP");
+    child.signal("INT");
+    child.finish_within(Duration::from_secs(30)).status(1).stderr_has("timed out after 3s");
+    // approve --to-end, started under nohup and following: a hang-up is not taken in (it would
+    // say so), SIGTERM still is.
+    let child = test.spawn_ignoring("HUP", &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"]);
+    child.wait_for_stdout("shop/demo: Progressing, step 1/3 StepReady");
+    child.signal("HUP");
+    thread::sleep(Duration::from_millis(500));
+    child.first_signal("TERM");
+    let out = child.finish_within(Duration::from_secs(30)).status(143).stderr_has("interrupted (SIGTERM)");
+    assert!(!out.stderr.contains("SIGHUP"), "{}", out.stderr);
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+}
+
+#[test]
 fn following_stops_with_an_error_when_the_release_fails() {
     let server = shop(1, "StepPaused").start();
     // The release is cancelled.

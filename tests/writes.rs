@@ -534,6 +534,37 @@ fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewe
 }
 
 #[test]
+fn a_renewal_cut_short_by_the_answer_to_a_question_is_found_to_be_this_runs_own() {
+    if !crate::support::terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // Someone edits the VirtualService before the run's first write of it, and the run asks
+    // whether to overwrite their change. While the question waits the claim is renewed (20s
+    // after it was taken); that renewal is stored, but its reply never comes (no request
+    // timeout), until the answer ends the wait. The next renewal finds the claim changed
+    // since: by this run's own renewal, not taken over.
+    let server = shop(2, "StepPaused").start();
+    someone_edits(&server, When::Before(2), VIRTUAL_SERVICE, |vs| vs["spec"]["hosts"] = json!(["demo", "x"]));
+    let renewals = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
+    server.reply_fault(renewals, 1, Stage::AfterStore, ReplyFault::NeverSent);
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo", "--request-timeout", "0"], None);
+    session.wait_for("Only 'yes' goes ahead: ");
+    session.type_keys(b"yes\n");
+    session.wait_for("Overwrite their change? Only 'yes' goes ahead: ");
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !server.writes().iter().any(|w| w.method == "PUT" && w.path.contains("/leases/")) {
+        assert!(Instant::now() < deadline, "the claim is renewed while the question waits");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    session.type_keys(b"yes\n");
+    let (status, screen) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{screen}");
+    assert!(approved_with_its_routing(&server), "{screen}");
+    assert!(claims(&server).is_empty(), "the claim is released: {screen}");
+}
+
+#[test]
 fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     let server = shop(2, "StepPaused").start();
     approve_demo(&server).success();
@@ -752,6 +783,88 @@ fn approve_refused_after(server: &FakeHandle, meanwhile: impl FnOnce()) -> Outpu
     meanwhile();
     held.release();
     child.finish()
+}
+
+/// `approve demo --yes`, its approval held while `meanwhile` runs, then let go.
+fn approve_held_while(server: &FakeHandle, meanwhile: impl FnOnce()) -> Output {
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    meanwhile();
+    held.release();
+    child.finish()
+}
+
+/// The routing written for a Rollout that was then deleted is rolled back: the objects are as
+/// they were, and the claim is released.
+#[track_caller]
+fn rolled_back_for_a_deleted_rollout(server: &FakeHandle, out: Output) {
+    let out = out
+        .stderr_has("  VirtualService shop/demo: rolled back")
+        .stderr_has("  DestinationRule shop/demo: rolled back");
+    assert!(!out.stderr.contains("kept"), "{}", out.stderr);
+    assert_eq!(vs(server)["spec"], virtual_service()["spec"]);
+    assert!(vs(server)["metadata"]["annotations"].is_null(), "no stored original left behind");
+    assert_eq!(dr(server)["spec"], destination_rule()["spec"]);
+    assert!(claims(server).is_empty());
+}
+
+#[test]
+fn the_routing_of_a_rollout_deleted_or_made_again_before_its_approval_is_rolled_back() {
+    // A regression: the approval of a Rollout deleted meanwhile was answered 404, and its
+    // routing kept ("no longer paused … (approved?)"): routing that no Rollout, and no
+    // controller, would ever restore.
+    let server = shop(2, "StepPaused").start();
+    let out = approve_held_while(&server, || {
+        server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo").expect("the Rollout");
+    });
+    let out = out.status(1).stderr_has("rollouts.rollouts.kruise.io \"demo\" not found (404 NotFound)").stderr_has(
+        "Rollout demo was deleted while this run approved it: no Rollout was approved, so the routing written for it is rolled back",
+    );
+    rolled_back_for_a_deleted_rollout(&server, out);
+    // Deleted and made again (a GitOps tool's replace), waiting at the same step: the approval,
+    // conditional on the old Rollout's version, is refused, and the new Rollout is not approved.
+    let made_again = |store: &mut fake_apiserver::Store| {
+        let mut old = store.delete("rollouts.kruise.io", "rollouts", NAMESPACE, "demo").expect("the Rollout");
+        for field in ["uid", "resourceVersion", "creationTimestamp"] {
+            old["metadata"].as_object_mut().unwrap().remove(field);
+        }
+        store.put(old);
+    };
+    let made_again_message = "Rollout demo was deleted and made again (another uid) while this run approved it: no Rollout was approved, so the routing written for it is rolled back";
+    let server = shop(2, "StepPaused").start();
+    server.before_write(APPROVE_WRITES - 1, made_again);
+    let out = approve_demo(&server).status(3).stderr_has(made_again_message);
+    rolled_back_for_a_deleted_rollout(&server, out);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+    // The same, the approval's reply lost (its outcome unknown): the fresh read finds a Rollout
+    // waiting at the same step, which is not this approval's "not applied yet" (that may still
+    // land) but another Rollout, which it never reaches.
+    let server = shop(2, "StepPaused").start();
+    server.before_write(APPROVE_WRITES - 1, made_again);
+    server.reply_fault(approvals(), 1, Stage::AfterStore, ReplyFault::Lost);
+    let out = approve_demo(&server).status(3).stderr_has(made_again_message);
+    assert!(!out.stderr.contains("may still"), "{}", out.stderr);
+    rolled_back_for_a_deleted_rollout(&server, out);
+}
+
+#[test]
+fn the_routing_of_a_rollout_deleted_while_the_question_waits_is_rolled_back() {
+    if !crate::support::terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo"], None);
+    session.wait_for("Only 'yes' goes ahead: ");
+    server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo").expect("the Rollout");
+    session.type_keys(b"yes\n");
+    let (status, screen) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{screen}");
+    let stderr = screen.replace("\r\n", "\n");
+    let out = Output { status: 1, stdout: String::new(), stderr };
+    rolled_back_for_a_deleted_rollout(&server, out.stderr_has("Rollout demo was deleted while this run approved it"));
 }
 
 #[test]

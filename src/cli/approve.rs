@@ -6,6 +6,7 @@ use super::cluster::{
     Session, check_permissions, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode,
 };
 use super::follow::Follower;
+use super::status::awaited;
 use super::views::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
@@ -16,13 +17,14 @@ use crate::output;
 use crate::plan::RoutingPlan;
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
-use crate::source::cluster::{Cluster, Resource};
+use crate::source::cluster::Cluster;
 use crate::source::live::{self, Live, Selection};
 use crate::status::{Progress, RolloutView};
-use crate::write::{self, Interrupt, Mode, Writer};
-use serde_json::json;
+use crate::write::{self, Deadline, Interrupt, Mode, Writer};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// One Rollout to approve: its current stage's plan, checked by every guard.
 struct Approval<'a> {
@@ -33,10 +35,11 @@ struct Approval<'a> {
     early: Option<String>,
 }
 
-/// A Rollout this run approved: where, and its generation then.
+/// A Rollout this run approved: where (and its label, `step 2/3`), and its generation then.
 #[derive(Clone, Debug)]
 struct Approved {
     stage: Stage,
+    label: String,
     generation: Option<i64>,
 }
 
@@ -237,6 +240,12 @@ impl Run<'_> {
             return Ok(Outcome::Done);
         }
         let selection = self.selection;
+        let goal = match args.until_step {
+            Some(last) => format!("pause again (up to step {last}), complete or fail"),
+            None => "pause again, complete or fail".into(),
+        };
+        // What the sequence waits for, as status -w says it: for a timeout's message.
+        let mut waiting = just_approved(&session.cluster.namespace, &approved, &goal);
         loop {
             if let Some(last) = args.until_step
                 && approved.values().all(|a| a.stage >= Stage::Step(last))
@@ -244,10 +253,18 @@ impl Run<'_> {
                 print(&format!("approved every pause up to step {last}\n"))?;
                 return Ok(Outcome::Done);
             }
-            writer.keep_claims().await?;
+            // The follower has no timeout of its own: --timeout bounds the run's waiting as a
+            // whole (`Writer::deadline`, counted from the confirmation): the follow, the claims
+            // renewed meanwhile, and a question asked at a later step.
             let following =
-                self.follower.get_or_insert_with(|| Follower::new(args.timeout, writer.interrupt().clone()));
-            let views = following.next(session, &Scope::Namespace(selection.clone())).await?;
+                self.follower.get_or_insert_with(|| Follower::new(Duration::ZERO, writer.interrupt().clone()));
+            let (deadline, scope) = (writer.deadline(), Scope::Namespace(selection.clone()));
+            let views = async {
+                let renewing = format!("renewing the claim, waiting for {waiting}");
+                write::within(deadline, &renewing, writer.keep_claims()).await?;
+                write::within(deadline, &format!("waiting for {waiting}"), following.next(session, &scope)).await
+            };
+            let views = views.await.inspect_err(|_| following.finish())?;
             for view in &views {
                 let (stage, generation) =
                     approved.get(&view.name).map_or((Stage::Step(0), None), |a| (a.stage, a.generation));
@@ -287,7 +304,9 @@ impl Run<'_> {
                     && v.stage > approved.get(&v.name).map(|a| a.stage)
                     && !past(v)
             };
-            if views.iter().all(|v| due(v) || past(v) || v.progress.is_final()) {
+            let settled = |v: &RolloutView| due(v) || past(v) || v.progress.is_final();
+            waiting = awaited(&views, settled, &goal);
+            if views.iter().all(settled) {
                 following.detach();
                 let only = views
                     .iter()
@@ -298,7 +317,10 @@ impl Run<'_> {
                     })
                     .collect();
                 match self.approve_step(writer, &Targets::Only(only), false).await? {
-                    Some(next) => approved.extend(next),
+                    Some(next) => {
+                        waiting = just_approved(&session.cluster.namespace, &next, &goal);
+                        approved.extend(next);
+                    }
                     None => return Ok(Outcome::Done),
                 }
             }
@@ -385,6 +407,8 @@ impl Run<'_> {
             if !args.yes {
                 writer.interrupt().confirm(&question, |q| confirm(q, false)).await?;
             }
+            // --timeout counts from the confirmation (with --yes: from where it is asked).
+            writer.give_up_at(Deadline::after(args.timeout));
         }
         // Every Rollout's routing first, then the approvals: a failure before the first
         // approval rolls every object back.
@@ -398,7 +422,11 @@ impl Run<'_> {
                 lines.push(write_approval(&session.cluster, &live, writer, approval).await?);
                 approved.insert(
                     approval.rollout.item.name.clone(),
-                    Approved { stage: approval.stage, generation: approval.rollout.item.generation },
+                    Approved {
+                        stage: approval.stage,
+                        label: approval.rollout.item.stage_label(approval.stage),
+                        generation: approval.rollout.item.generation,
+                    },
                 );
             }
         }
@@ -423,6 +451,15 @@ impl Run<'_> {
         }
         Ok(Some(approved))
     }
+}
+
+/// What the sequence waits for right after approving `approved` (Rollouts of `namespace`), to
+/// `goal`, before it reads them again: for a timeout's message, as status -w words it.
+fn just_approved(namespace: &str, approved: &BTreeMap<String, Approved>, goal: &str) -> String {
+    let each = approved
+        .iter()
+        .map(|(name, a)| format!("Rollout {namespace}/{name} to {goal} (approved at {}, not read since)", a.label));
+    each.collect::<Vec<_>>().join(", ")
 }
 
 /// Takes the claim on every selected Rollout before anything is read for the guards and plans.
@@ -561,33 +598,58 @@ async fn write_approval(
             )))
         }
         Err(error) => {
-            // Roll the routing back only when the Rollout is verifiably still waiting at the
-            // step: approved (by this run or anyone), moved on, or unreadable, its routing stays.
-            if !still_unapproved(cluster, &live.rollouts, rollout).await {
-                for key in keys {
-                    writer.keep(
-                        key,
-                        &format!(
-                            "written and kept: Rollout {} is no longer paused at {label} (approved?), so its routing stays",
-                            rollout.item.name
-                        ),
-                    );
+            // Roll the routing back only when the Rollout is verifiably not approved: still
+            // waiting at the step, or gone. Approved (by this run or anyone), moved on, or
+            // unreadable, its routing stays.
+            let fresh = cluster.get(&live.rollouts, &rollout.namespace, &rollout.item.name).await;
+            match fresh.map_or(Unapproved::Unknown, |fresh| unapproved(rollout, fresh.as_ref())) {
+                Unapproved::Waiting => Err(error),
+                Unapproved::Gone(what) => Err(error.with_report(&format!(
+                    "Rollout {} {what} while this run approved it: no Rollout was approved, so the routing written for it is rolled back",
+                    rollout.item.name
+                ))),
+                Unapproved::Unknown => {
+                    for key in keys {
+                        writer.keep(
+                            key,
+                            &format!(
+                                "written and kept: Rollout {} is no longer paused at {label} (approved?), so its routing stays",
+                                rollout.item.name
+                            ),
+                        );
+                    }
+                    Err(error)
                 }
             }
-            Err(error)
         }
     }
 }
 
-/// Whether a fresh read shows the Rollout not approved at the step it was read at: still at
-/// that step, before its approval (StepPaused, or the step started over). Approved there
-/// (StepReady), moved on, or unreadable: the approval may have landed.
-async fn still_unapproved(cluster: &Cluster, resource: &Resource, rollout: &Located<Rollout>) -> bool {
+/// What a fresh read shows of a Rollout whose approval failed.
+#[derive(Debug, PartialEq)]
+enum Unapproved {
+    /// Still at the step it was read at, before its approval (StepPaused, or the step started
+    /// over).
+    Waiting,
+    /// Deleted, or deleted and made again (another uid): this approval never lands, and no
+    /// Rollout (and no controller) is left to ever restore the routing written for it.
+    Gone(&'static str),
+    /// Approved there (StepReady), moved on, or not to be told: the approval may have landed.
+    Unknown,
+}
+
+/// What `fresh` (None: gone) shows of `rollout`, as it was read to be approved, after its
+/// approval failed.
+fn unapproved(rollout: &Located<Rollout>, fresh: Option<&Value>) -> Unapproved {
+    let Some(fresh) = fresh else { return Unapproved::Gone("was deleted") };
+    if fresh["metadata"]["uid"] != rollout.raw["metadata"]["uid"] {
+        return Unapproved::Gone("was deleted and made again (another uid)");
+    }
     let field = rollout.item.kind.status_field();
-    let Some(step) = rollout.raw["status"][field]["currentStepIndex"].as_i64() else { return false };
-    match cluster.get(resource, &rollout.namespace, &rollout.item.name).await {
-        Ok(Some(fresh)) => approval_progress(&fresh["status"], field, step) == ApprovalProgress::Waiting,
-        _ => false,
+    let Some(step) = rollout.raw["status"][field]["currentStepIndex"].as_i64() else { return Unapproved::Unknown };
+    match approval_progress(&fresh["status"], field, step) {
+        ApprovalProgress::Waiting => Unapproved::Waiting,
+        _ => Unapproved::Unknown,
     }
 }
 
@@ -638,7 +700,6 @@ mod tests {
     use crate::lua::Limits;
     use crate::model::ObjectIndex;
     use crate::plan::Planner;
-    use serde_json::Value;
 
     /// `approve demo` with `flags`, as the command line gives it.
     fn approve_args(flags: &[&str]) -> ApproveArgs {
@@ -785,6 +846,29 @@ mod tests {
             two,
             "nothing was written: Rollouts shop/a, shop/b are not claimed: they were made or changed after this run chose the Rollouts to claim; run again to claim them too"
         );
+    }
+
+    #[test]
+    fn a_failed_approval_is_rolled_back_only_where_the_rollout_is_verifiably_not_approved() {
+        let mut read = rollout(false, status("Progressing", 2, "StepPaused", json!({})));
+        read.raw["metadata"]["uid"] = json!("u-1");
+        let fresh = |step: usize, state: &str, uid: &str| {
+            let mut fresh = read.raw.clone();
+            fresh["status"] = status("Progressing", step, state, json!({}));
+            fresh["metadata"]["uid"] = json!(uid);
+            fresh
+        };
+        assert_eq!(unapproved(&read, Some(&fresh(2, "StepPaused", "u-1"))), Unapproved::Waiting);
+        assert_eq!(unapproved(&read, Some(&fresh(2, "StepUpgrade", "u-1"))), Unapproved::Waiting, "started over");
+        assert_eq!(unapproved(&read, Some(&fresh(2, "StepReady", "u-1"))), Unapproved::Unknown, "approved");
+        assert_eq!(unapproved(&read, Some(&fresh(3, "StepUpgrade", "u-1"))), Unapproved::Unknown, "moved on");
+        assert_eq!(unapproved(&read, None), Unapproved::Gone("was deleted"));
+        // Made again at the same step (a GitOps replace): a new Rollout, not approved by this run.
+        assert_eq!(
+            unapproved(&read, Some(&fresh(2, "StepPaused", "u-2"))),
+            Unapproved::Gone("was deleted and made again (another uid)")
+        );
+        assert!(matches!(unapproved(&read, Some(&fresh(3, "StepReady", "u-2"))), Unapproved::Gone(_)));
     }
 
     #[test]

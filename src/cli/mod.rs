@@ -177,7 +177,7 @@ Exit codes:
        unless the report says it is kept (a lost reply, then someone else's edit)
   3    refused ({refusals})
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in
-       flight rolled back or finished"
+       flight rolled back or finished; a signal ignored at start (nohup) stays ignored"
     )
 }
 
@@ -192,14 +192,15 @@ Exit codes:
        was not released
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): no claim is released after the delete
        in flight (a second signal: at once, that delete out); the claims not released are named
-       with the other failures";
+       with the other failures; a signal ignored at start (nohup) stays ignored";
 
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
   0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
   1    error; with -w: a Rollout failed, was deleted or made again, none was found, or --timeout
        passed
-  130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP)";
+  130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP); a signal ignored at start (nohup) stays
+       ignored";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -506,7 +507,11 @@ pub struct ApproveArgs {
     /// After approving, follow the Rollout and approve every later pause until it completes
     #[arg(long, conflicts_with_all = ["traffic_only", "dry_run"])]
     pub to_end: bool,
-    /// With --until-step or --to-end: give up after this long (e.g. 30m; 0 for never)
+    /// With --until-step or --to-end: give up waiting this long after the confirmation (e.g.
+    /// 30m; 0 for never)
+    ///
+    /// It ends following the Rollouts, a renewal of the claim meanwhile, and a question at a
+    /// later step; a step's writes, once started, are not cut off: the run stops after them.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "follow")]
     pub timeout: Duration,
     /// Show the stored original (the original-spec annotation) in full in diffs, not as

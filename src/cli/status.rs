@@ -50,21 +50,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
                 Error::TimedOut(message) => Error::TimedOut(format!("{message} waiting for {waiting}")),
                 other => other,
             })?;
-            let unsettled: Vec<String> = views
-                .iter()
-                .filter(|v| !settled(v))
-                .map(|v| {
-                    let step = v.step.as_deref().map(|s| format!("{s} ")).unwrap_or_default();
-                    let state = v.state.as_deref().unwrap_or("-");
-                    // No countdown: the message outlives the read.
-                    let progress = match &v.progress {
-                        Progress::Paused { .. } => "paused".to_string(),
-                        other => other.describe(),
-                    };
-                    format!("Rollout {}/{} to {goal} (it is at {step}{state}: {progress})", v.namespace, v.name)
-                })
-                .collect();
-            waiting = unsettled.join(", ");
+            waiting = awaited(&views, settled, goal);
             if views.iter().all(settled) {
                 follower.finish();
                 if let Some(error) = unloaded_error(&views) {
@@ -80,6 +66,26 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
             }
         }
     })
+}
+
+/// What a follow waits for, for the message of its timeout: each of `views` not yet `settled`, to
+/// `goal`, where it was last seen.
+pub(super) fn awaited(views: &[RolloutView], settled: impl Fn(&RolloutView) -> bool, goal: &str) -> String {
+    let unsettled: Vec<String> = views
+        .iter()
+        .filter(|v| !settled(v))
+        .map(|v| {
+            let step = v.step.as_deref().map(|s| format!("{s} ")).unwrap_or_default();
+            let state = v.state.as_deref().unwrap_or("-");
+            // No countdown: the message outlives the read.
+            let progress = match &v.progress {
+                Progress::Paused { .. } => "paused".to_string(),
+                other => other.describe(),
+            };
+            format!("Rollout {}/{} to {goal} (it is at {step}{state}: {progress})", v.namespace, v.name)
+        })
+        .collect();
+    unsettled.join(", ")
 }
 
 /// The errors of the Rollouts that could not be loaded, if any: `status` shows the others, and

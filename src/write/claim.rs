@@ -173,26 +173,45 @@ impl Claim {
     }
 
     /// Renews the claim when a good part of it has passed (before a write, and while a long run
-    /// waits); fails when someone else took it over meanwhile.
+    /// waits); fails when someone else took it over meanwhile. May be dropped where it stands
+    /// (at `approve --timeout`, or when a question it renewed the claim for is answered): a
+    /// renewal that then lands unheard is found by the next one, or by the release.
     pub async fn keep(&mut self, cluster: &Cluster) -> Result<(), Error> {
         if self.renewed.elapsed() < RENEW_AFTER {
             return Ok(());
         }
-        let mut renewed = self.lease.clone();
-        renewed["spec"]["renewTime"] = Value::String(micro_time(cluster.server_now()));
-        let before = Arc::new(self.lease.clone());
-        let replace = Change::Replace { key: self.key.clone(), before, after: Arc::new(renewed) };
-        match send(cluster, &replace).await? {
-            Ok(stored) => {
-                self.lease = stored.unwrap_or_else(|| self.lease.clone());
-                self.renewed = Instant::now();
-                Ok(())
+        // A second try only over a renewal of this run's own that landed unheard.
+        for _ in 0..2 {
+            let mut renewed = self.lease.clone();
+            renewed["spec"]["renewTime"] = Value::String(micro_time(cluster.server_now()));
+            let before = Arc::new(self.lease.clone());
+            let replace = Change::Replace { key: self.key.clone(), before, after: Arc::new(renewed) };
+            match send(cluster, &replace).await? {
+                Ok(stored) => {
+                    self.lease = stored.unwrap_or_else(|| self.lease.clone());
+                    self.renewed = Instant::now();
+                    return Ok(());
+                }
+                Err(()) => match self.read_again(cluster).await? {
+                    Now::Ours(lease) => self.lease = lease,
+                    Now::Gone | Now::TakenOver => break,
+                },
             }
-            Err(()) => Err(Error::Refused(format!(
-                "stopped: the claim {} was taken over by someone else (this run held it too long without renewing it)",
-                self.key
-            ))),
         }
+        Err(Error::Refused(format!(
+            "stopped: the claim {} was taken over by someone else (this run held it too long without renewing it)",
+            self.key
+        )))
+    }
+
+    /// The claim's Lease read again, after a write of it was refused.
+    async fn read_again(&self, cluster: &Cluster) -> Result<Now, Error> {
+        let now = cluster.get(&lease_resource(), &self.key.namespace, &self.key.name).await?;
+        Ok(match now {
+            None => Now::Gone,
+            Some(lease) if still_ours(&self.lease, &lease) => Now::Ours(lease),
+            Some(_) => Now::TakenOver,
+        })
     }
 
     /// The namespace and name of the Rollout claimed.
@@ -200,16 +219,41 @@ impl Claim {
         (&self.key.namespace, &self.rollout)
     }
 
-    /// Gives the claim up: a delete conditional on the Lease being exactly as this run left it.
+    /// Gives the claim up: a delete conditional on the Lease being exactly as this run left it,
+    /// or as a renewal of this run's that landed unheard left it (see [`Now`]).
     pub async fn release(&self, cluster: &Cluster) -> Result<(), Error> {
-        let delete = Change::Delete { key: self.key.clone(), before: Arc::new(self.lease.clone()) };
-        match send(cluster, &delete).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(())) => Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key))),
-            Err(Error::Api { failure, .. }) if failure.code == Some(404) => Ok(()),
-            Err(other) => Err(other),
+        let mut lease = self.lease.clone();
+        for _ in 0..2 {
+            let delete = Change::Delete { key: self.key.clone(), before: Arc::new(lease) };
+            match send(cluster, &delete).await {
+                Ok(Ok(_)) => return Ok(()),
+                Ok(Err(())) => match self.read_again(cluster).await? {
+                    Now::Ours(now) => lease = now,
+                    Now::Gone => return Ok(()),
+                    Now::TakenOver => break,
+                },
+                Err(Error::Api { failure, .. }) if failure.code == Some(404) => return Ok(()),
+                Err(other) => return Err(other),
+            }
         }
+        Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key)))
     }
+}
+
+/// A claim's Lease as it is now, read again after a write of it was refused.
+enum Now {
+    Gone,
+    /// Still this run's claim (see `still_ours`), changed since this run last heard of it:
+    /// someone else changes a claim only by taking it over (a holder and time of their own), so
+    /// this holds a renewal of this run's that landed unheard.
+    Ours(Value),
+    TakenOver,
+}
+
+/// Whether `lease` is still the claim `held` (a Lease as this run wrote it): the same holder,
+/// since the same time.
+fn still_ours(held: &Value, lease: &Value) -> bool {
+    ["holderIdentity", "acquireTime"].iter().all(|field| lease["spec"][field] == held["spec"][field])
 }
 
 /// Deletes the claim on Rollout `namespace/rollout` that `release-claim` showed (`shown`, the
@@ -278,6 +322,22 @@ mod tests {
             refusal,
             "not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until 2026-01-01T00:12:00Z unless renewed)"
         );
+    }
+
+    #[test]
+    fn a_lease_renewed_unheard_is_still_ours_and_one_taken_over_is_not() {
+        let held = lease("2026-01-01T00:10:00.000000Z", 120);
+        let mut renewed = lease("2026-01-01T00:10:30.000000Z", 120);
+        renewed["metadata"]["resourceVersion"] = json!("12");
+        assert!(still_ours(&held, &renewed));
+        // Taken over: another holder, or the same name taken again since (another pid's run
+        // would differ in the holder; a run of this one's never takes its own claim twice).
+        let mut theirs = renewed.clone();
+        theirs["spec"]["holderIdentity"] = json!("bob@desk (pid 7)");
+        assert!(!still_ours(&held, &theirs));
+        let mut again = renewed.clone();
+        again["spec"]["acquireTime"] = json!("2026-01-01T00:10:30.000000Z");
+        assert!(!still_ours(&held, &again));
     }
 
     #[test]

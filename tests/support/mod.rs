@@ -268,7 +268,19 @@ impl Test {
     /// Starts the binary with `args` in the background (stdin empty), its stdout and stderr
     /// read as they come: for signals and faults timed against what it has done.
     pub fn spawn(&self, args: &[&str]) -> Running {
-        let mut child = self.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        self.start(self.command(BINARY, args))
+    }
+
+    /// As [`Test::spawn`], with the signals `ignored` (`"HUP"`, `"INT HUP"`) ignored from the
+    /// start, as `nohup` or a shell's `trap '' HUP` start a program: `sh` ignores them, then
+    /// execs the binary (which keeps its process).
+    pub fn spawn_ignoring(&self, ignored: &str, args: &[&str]) -> Running {
+        let line = format!("trap '' {ignored}; exec \"$0\" \"$@\"");
+        self.start(self.command("sh", ["-c", line.as_str(), BINARY].into_iter().chain(args.iter().copied())))
+    }
+
+    fn start(&self, mut command: Command) -> Running {
+        let mut child = command.stdin(Stdio::null()).spawn().expect("run the binary");
         let (stdout, stderr) = (Arc::new(Mutex::new(String::new())), Arc::new(Mutex::new(String::new())));
         let readers = vec![
             read_into(child.stdout.take().unwrap(), stdout.clone()),
