@@ -874,22 +874,27 @@ mod watching {
         finished(child).success().stdout_has("shop/demo: Progressing, step 1/3 StepPaused (waiting for approval)");
     }
 
-    #[test]
-    fn a_watch_whose_version_expired_starts_over_from_a_fresh_list() {
-        let server = shop(1, "StepUpgrade").start();
-        let (_test, child) = following(&server);
-        wait_for("a watch", || !watches(&server).is_empty());
-        // Another object changes (the watch of demo does not see it), then the history before
-        // it is compacted away: resuming from the version seen is no longer possible.
-        let mut edited = vs(&server);
+    /// Another object changes (the watch of demo does not see it), then the history before it is
+    /// compacted away and the watches end: resuming from the version seen is no longer possible.
+    /// Waits for the watch from a fresh list.
+    fn expire_the_version_seen(server: &FakeHandle) {
+        let mut edited = vs(server);
         edited["metadata"]["labels"] = json!({"touched": "yes"});
         server.put_object(edited);
         server.compact();
         let compacted = server.resource_version();
         server.drop_watches();
         wait_for("a watch from the fresh list", || {
-            watches(&server).iter().any(|w| param(w, "resourceVersion") == Some(compacted.as_str()))
+            watches(server).iter().any(|w| param(w, "resourceVersion") == Some(compacted.as_str()))
         });
+    }
+
+    #[test]
+    fn a_watch_whose_version_expired_starts_over_from_a_fresh_list() {
+        let server = shop(1, "StepUpgrade").start();
+        let (_test, child) = following(&server);
+        wait_for("a watch", || !watches(&server).is_empty());
+        expire_the_version_seen(&server);
         pause(&server);
         finished(child).success().stdout_has("(waiting for approval)");
     }
@@ -1074,15 +1079,7 @@ mod watching {
         let output = paused_under(&server, |server| {
             let lists = Requests::Matching(Rule::new(["list"]).resources(["rollouts"]));
             server.reply_fault(lists, 1, Stage::BeforeStore, ReplyFault::Lost);
-            let mut edited = vs(server);
-            edited["metadata"]["labels"] = json!({"touched": "yes"});
-            server.put_object(edited);
-            server.compact();
-            let compacted = server.resource_version();
-            server.drop_watches();
-            wait_for("a watch from the fresh list", || {
-                watches(server).iter().any(|w| param(w, "resourceVersion") == Some(compacted.as_str()))
-            });
+            expire_the_version_seen(server);
         });
         output.stderr_has("warning: listing rollouts.rollouts.kruise.io at http://127.0.0.1:").stderr_has(RETRYING);
 
