@@ -1700,23 +1700,41 @@ fn route_approved_with_its_routing(server: &FakeHandle) -> bool {
     approved
 }
 
-#[test]
-fn an_httproute_replace_whose_reply_is_lost_garbled_or_hung_is_resolved() {
+/// `verb store --yes` on a fresh `server()`, once for each reply fault after each of its `writes`
+/// writes: it succeeds, `landed` holds, the claim is released, and the route's write (the
+/// second) says `done` and that its reply was lost.
+fn route_write_resolves_every_lost_reply(
+    verb: &str,
+    writes: usize,
+    server: impl Fn() -> FakeHandle,
+    landed: impl Fn(&FakeHandle) -> bool,
+    done: &str,
+) {
     for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
-        for k in 1..=ROUTE_APPROVE_WRITES {
-            let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
+        for k in 1..=writes {
+            let server = server();
             server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
-            let out =
-                Test::new().kubeconfig(&server).args(["approve", "store", "--yes", "--request-timeout", "2s"]).run();
+            let out = Test::new().kubeconfig(&server).args([verb, "store", "--yes", "--request-timeout", "2s"]).run();
             assert_eq!(out.status, 0, "{fault:?} after write {k}\n{}\n{}", out.stdout, out.stderr);
-            assert!(route_approved_with_its_routing(&server), "{fault:?} after write {k}");
+            assert!(landed(&server), "{fault:?} after write {k}");
             assert!(claims(&server).is_empty(), "{fault:?} after write {k}: the claim is released");
             if k == 2 {
-                assert!(out.stdout.contains("HTTPRoute shop/store updated (backup "), "{}", out.stdout);
+                assert!(out.stdout.contains(done), "{}", out.stdout);
                 assert!(out.stdout.contains("the reply was lost"), "{fault:?}: {}", out.stdout);
             }
         }
     }
+}
+
+#[test]
+fn an_httproute_replace_whose_reply_is_lost_garbled_or_hung_is_resolved() {
+    route_write_resolves_every_lost_reply(
+        "approve",
+        ROUTE_APPROVE_WRITES,
+        || store(1, "StepPaused", &["v1", "v1beta1"]).start(),
+        route_approved_with_its_routing,
+        "HTTPRoute shop/store updated (backup ",
+    );
 }
 
 #[test]
@@ -1834,21 +1852,13 @@ const ROUTE_RESTORE_WRITES: usize = 3;
 
 #[test]
 fn an_httproute_restore_whose_reply_is_lost_garbled_or_hung_is_resolved() {
-    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
-        for k in 1..=ROUTE_RESTORE_WRITES {
-            let server = routed_store();
-            server.reply_fault(Requests::Writes, k, Stage::AfterStore, fault);
-            let out =
-                Test::new().kubeconfig(&server).args(["restore", "store", "--yes", "--request-timeout", "2s"]).run();
-            assert_eq!(out.status, 0, "{fault:?} after write {k}\n{}\n{}", out.stdout, out.stderr);
-            assert_eq!(rules(&server), ["/ -> store 1"], "{fault:?} after write {k}");
-            assert!(claims(&server).is_empty(), "{fault:?} after write {k}: the claim is released");
-            if k == 2 {
-                assert!(out.stdout.contains("HTTPRoute shop/store restored (backup "), "{}", out.stdout);
-                assert!(out.stdout.contains("the reply was lost"), "{fault:?}: {}", out.stdout);
-            }
-        }
-    }
+    route_write_resolves_every_lost_reply(
+        "restore",
+        ROUTE_RESTORE_WRITES,
+        routed_store,
+        |server| rules(server) == ["/ -> store 1"],
+        "HTTPRoute shop/store restored (backup ",
+    );
 }
 
 #[test]
