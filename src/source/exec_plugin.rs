@@ -17,8 +17,8 @@ use std::future::Future;
 use std::io::{IsTerminal, Read};
 use std::pin::Pin;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 use tower::{BoxError, Layer, Service, ServiceExt};
@@ -61,19 +61,33 @@ pub enum Terminal {
 /// that stops waiting (drops the future) has the plugin stopped at once, not left to its limit.
 pub async fn run(exec: &ExecConfig, limit: Option<Duration>, terminal: Terminal) -> Result<Credential, Error> {
     let exec = exec.clone();
-    let abandoned = AbandonedOnDrop(Arc::new(AtomicBool::new(false)));
-    let watched = abandoned.0.clone();
-    tokio::task::spawn_blocking(move || run_bounded(&exec, limit, terminal, &watched))
-        .await
-        .map_err(|e| Error::Input(format!("running the exec credential plugin: {e}")))?
+    let abandoned = AbandonedOnDrop(Arc::default());
+    let watched = Arc::clone(&abandoned.0);
+    let ran = tokio::task::spawn_blocking(move || run_bounded(&exec, limit, terminal, &watched)).await;
+    // The plugin has ended (or was stopped): nothing is left to stop when the guard drops.
+    abandoned.0.group.lock().unwrap_or_else(|e| e.into_inner()).take();
+    ran.map_err(|e| Error::Input(format!("running the exec credential plugin: {e}")))?
 }
 
-/// Sets its flag when dropped: the future waiting for the plugin is gone.
-struct AbandonedOnDrop(Arc<AtomicBool>);
+/// What the waiting future and the plugin's thread share.
+#[derive(Default)]
+struct Abandoned {
+    /// The future waiting for the plugin is gone.
+    flag: AtomicBool,
+    /// The plugin's process group, when it has one of its own.
+    group: Mutex<Option<u32>>,
+}
+
+/// Marks the plugin abandoned when dropped, and stops its process group then and there: the
+/// run may end right after (completion's budget), before the plugin's thread looks at the flag.
+struct AbandonedOnDrop(Arc<Abandoned>);
 
 impl Drop for AbandonedOnDrop {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.flag.store(true, Ordering::Relaxed);
+        if let Some(group) = self.0.group.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            kill_group(group);
+        }
     }
 }
 
@@ -81,7 +95,7 @@ fn run_bounded(
     exec: &ExecConfig,
     limit: Option<Duration>,
     terminal: Terminal,
-    abandoned: &AtomicBool,
+    abandoned: &Abandoned,
 ) -> Result<Credential, Error> {
     let Some(program) = exec.command.as_deref().filter(|c| !c.is_empty()) else {
         return Err(Error::Input("the kubeconfig's exec credential plugin (users[].user.exec) has no command".into()));
@@ -127,6 +141,9 @@ fn run_bounded(
         let hint = exec.install_hint.as_deref().map(|h| format!("\n{}", h.trim_end())).unwrap_or_default();
         Error::Input(format!("cannot run {named}: {e}{hint}"))
     })?;
+    if own_group {
+        *abandoned.group.lock().unwrap_or_else(|e| e.into_inner()) = Some(child.id());
+    }
     // Read its output on a thread, so that a plugin filling the pipe cannot block the wait. One
     // byte more than the limit tells that it was passed; the pipe is then closed.
     let mut stdout = child.stdout.take().expect("stdout is piped");
@@ -156,7 +173,7 @@ fn run_bounded(
         if let Some(status) = exited {
             break status;
         }
-        if abandoned.load(Ordering::Relaxed) {
+        if abandoned.flag.load(Ordering::Relaxed) {
             stop(&mut child, own_group);
             return Err(Error::Input(format!("{named} was stopped: its credential is no longer waited for")));
         }
@@ -211,13 +228,19 @@ fn any_terminal() -> bool {
 
 /// Stops the plugin, and the processes it started when it has a process group of its own.
 fn stop(child: &mut std::process::Child, own_group: bool) {
-    #[cfg(unix)]
     if own_group {
-        use rustix::process::{Pid, Signal, kill_process_group};
-        let _ = kill_process_group(Pid::from_child(child), Signal::KILL);
+        kill_group(child.id());
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Kills every process of the process group `group` (a plugin's, led by it).
+fn kill_group(group: u32) {
+    #[cfg(unix)]
+    if let Some(group) = rustix::process::Pid::from_raw(group as i32) {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
 }
 
 /// A token from the plugin, for every request; the plugin runs again when it is about to expire
