@@ -999,6 +999,54 @@ mod watching {
     }
 
     #[test]
+    fn a_rollout_named_and_deleted_while_followed_is_said_to_be_deleted() {
+        // A regression: a Rollout named on the command line that was deleted while followed
+        // ended following with a bare `rollouts.rollouts.kruise.io "demo" not found`.
+        let deleted = "error: Rollout shop/demo was deleted\n";
+        let ended = |running: crate::support::Running, args: &[&str]| {
+            let output = running.finish_within(Duration::from_secs(30)).status(1).stderr_has(deleted);
+            assert!(!output.stderr.contains("not found"), "{args:?}: {}", output.stderr);
+        };
+        // During the watch.
+        for args in [
+            &["status", "demo", "-w", "--timeout", "60s"][..],
+            &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"],
+        ] {
+            let server = shop(1, "StepPaused").start();
+            let (_test, running) = following_with(&server, args);
+            delete_rollout(&server);
+            ended(running, args);
+        }
+        let args = ["status", "demo", "-w", "--timeout", "60s"];
+        // Between the first read and the watch: the watch, opened from the version listed
+        // before the read, tells of the deletion.
+        let server = shop(1, "StepPaused").start();
+        let watch = server.pause(watch_requests(), 1, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&args);
+        assert!(watch.wait_until_held(Duration::from_secs(20)), "the first watch");
+        delete_rollout(&server);
+        watch.release();
+        ended(running, &args);
+        // While a read that failed on the way waits to be tried again.
+        let server = shop(1, "StepPaused").start();
+        let (_test, running) = following_with(&server, &args);
+        server.storm(rollout_gets(), None, 503, Some(3600));
+        edit_rollout(&server, |r| r["status"]["message"] = json!("still paused"));
+        running.wait_for_stderr("following goes on");
+        delete_rollout(&server);
+        server.clear_faults();
+        ended(running, &args);
+        // A name not there at the first read is not found, as kubectl says it.
+        let test = Test::new().kubeconfig(&server);
+        for args in [&["status", "demo"][..], &["status", "demo", "-w"]] {
+            test.run_args(args)
+                .status(1)
+                .stderr_has("error: rollouts.rollouts.kruise.io \"demo\" not found in namespace shop\n");
+        }
+    }
+
+    #[test]
     fn a_rollout_made_again_while_followed_ends_following_with_an_error() {
         // A regression: a Rollout deleted and made again under its name, not yet in a release,
         // counted as done.

@@ -5,7 +5,7 @@
 //! while.
 
 use super::cluster::Session;
-use super::views::{Scope, views};
+use super::views::{Missing, Scope, views};
 use super::{print_raw, term_is_dumb};
 use crate::error::{Error, Signal};
 use crate::model::Stage;
@@ -105,7 +105,7 @@ impl Follower {
         let start = RolloutWatch::start(&session.cluster, namespace, &selection);
         self.watch = Some(self.bounds.run(&mut self.display, start).await?);
         self.say_polling();
-        let views = self.bounds.run(&mut self.display, views(session, scope)).await?;
+        let views = self.bounds.run(&mut self.display, views(session, scope, Missing::Fails)).await?;
         if views.is_empty() {
             return Err(Error::Input(nothing_to_follow(scope, &session.cluster.namespace)));
         }
@@ -131,7 +131,8 @@ impl Follower {
                     Err(error) => self.retry_after(error).await?,
                 }
             }
-            match self.bounds.run(&mut self.display, views(session, scope)).await {
+            // A Rollout named and gone since is left out: `Followed::check` says it was deleted.
+            match self.bounds.run(&mut self.display, views(session, scope, Missing::LeftOut)).await {
                 Ok(views) => {
                     self.unread = false;
                     return Ok(views);
