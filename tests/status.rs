@@ -1163,6 +1163,37 @@ mod watching {
     }
 
     #[test]
+    fn the_notices_of_a_busy_server_are_written_above_the_live_view() {
+        // A regression: the retry notices went to stderr past indicatif, which drew the view
+        // over them: each was written at the end of the view's last line, then overwritten.
+        if !crate::support::terminal_available() {
+            return crate::support::skip("script (util-linux) not installed");
+        }
+        let server = shop(1, "StepUpgrade").start();
+        let test = Test::new().kubeconfig(&server).env("TERM", "xterm");
+        let session = test.on_terminal_session(&["status", "demo", "-w", "--until-paused", "--timeout", "60s"], None);
+        session.wait_for("shop/demo");
+        wait_for("a watch", || !watches(&server).is_empty());
+        // The read after the change is refused twice, each asking for a second's wait.
+        server.storm(rollout_gets(), Some(2), 503, Some(1));
+        edit_rollout(&server, |r| r["status"]["message"] = json!("still upgrading"));
+        let notice = "API server busy (503), retrying in 1s, ";
+        session.wait_for(notice);
+        pause(&server);
+        let (status, screen) = session.finish();
+        assert_eq!(status.and_then(|s| s.code()), Some(0), "{screen:?}");
+        let parts: Vec<&str> = screen.split(notice).collect();
+        assert_eq!(parts.len(), 3, "two notices: {screen:?}");
+        // Each where the view was cleared (at the start of a cleared line), on a line of its
+        // own, and the view drawn again under it.
+        for (before, after) in parts.iter().zip(&parts[1..]) {
+            assert!(before.ends_with("\x1b[2K") || before.ends_with("\x1b[2K\r"), "{before:?} then {after:?}");
+            let left = after.trim_start_matches(|c: char| c.is_ascii_digit());
+            assert!(left.starts_with("s left\r\n") && left.contains("shop/demo"), "{after:?}");
+        }
+    }
+
+    #[test]
     fn a_watch_that_fails_does_not_hide_the_rollouts_which_are_read_meanwhile() {
         // A regression: the first view waited for the watch, and a watch answered 503 showed
         // nothing until --timeout.

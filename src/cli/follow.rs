@@ -347,13 +347,9 @@ impl Display {
 
     /// Says `text` on stderr, above the live view (drawn again under it).
     fn say(&self, text: &str) {
-        let say = || {
+        crate::stderr::write(|| {
             let _ = writeln!(anstream::stderr(), "{text}");
-        };
-        match self.live.as_ref().and_then(|live| live.multi.as_ref()) {
-            Some(multi) => multi.suspend(say),
-            None => say(),
-        }
+        });
     }
 
     fn stop(&mut self) {
@@ -373,8 +369,9 @@ impl Display {
 /// what the step does; under it, during a timed pause, the countdown as a bar.
 #[derive(Default)]
 struct LiveView {
-    /// Drawn on stderr; None until the first views, and after `clear`.
-    multi: Option<MultiProgress>,
+    /// Drawn on stderr, and known as drawn there (so that every line on stderr is written above
+    /// it); None until the first views, and after `clear`.
+    multi: Option<(MultiProgress, crate::stderr::Shown)>,
     rollouts: Vec<RolloutBars>,
 }
 
@@ -406,9 +403,10 @@ impl LiveView {
                     RolloutBars { key: key.clone(), step: multi.add(step), pause: None }
                 })
                 .collect();
-            self.multi = Some(multi);
+            let shown = crate::stderr::shown(&multi);
+            self.multi = Some((multi, shown));
         }
-        let Some(multi) = &self.multi else { return };
+        let Some((multi, _)) = &self.multi else { return };
         for (bars, view) in self.rollouts.iter_mut().zip(views) {
             bars.step.set_length(view.step_count as u64);
             bars.step.set_position(position(view));
@@ -470,7 +468,7 @@ impl LiveView {
     }
 
     fn clear(&mut self) {
-        if let Some(multi) = self.multi.take() {
+        if let Some((multi, _)) = self.multi.take() {
             let _ = multi.clear();
         }
         self.rollouts.clear();
