@@ -17,6 +17,7 @@ pub mod scripts;
 pub mod snapshot;
 pub mod source;
 pub mod status;
+pub mod stderr;
 pub mod testcase;
 pub mod time;
 pub mod write;

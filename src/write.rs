@@ -25,9 +25,9 @@ use crate::output;
 use crate::rbac;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files::{self, Existing};
+use crate::stderr;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -579,7 +579,7 @@ impl<'a> Writer<'a> {
             return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
         };
         if !change.someone_else_changed(&seen, &fresh) {
-            say(&format!(
+            stderr::line(&format!(
                 "conflict on {key}: nobody changed what this write is about; writing it again at the new resourceVersion"
             ));
         } else {
@@ -588,7 +588,7 @@ impl<'a> Writer<'a> {
                 !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
             match self.ask.filter(|_| overwritable) {
                 Some(ask) => {
-                    say(&self.other_edit(change, Some(&fresh), &message).to_string());
+                    stderr::line(&self.other_edit(change, Some(&fresh), &message).to_string());
                     self.ask_meanwhile("Overwrite their change?", ask).await?;
                     let saved = self.back_up(&fresh)?;
                     self.overwritten.push((key.clone(), saved));
@@ -801,7 +801,7 @@ impl<'a> Writer<'a> {
                         break Fate::Kept(format!("could NOT roll back: {failure}"));
                     }
                     attempt += 1;
-                    say(&format!(
+                    stderr::line(&format!(
                         "conflict on {key} while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion"
                     ));
                     inverse = inverse.rebased(&fresh);
@@ -940,7 +940,7 @@ impl<'a> Writer<'a> {
             return Err(self.stopped_error(signal, &format!(" while {doing}{after}")));
         }
         for warning in warnings {
-            say(&warning);
+            stderr::line(&warning);
         }
         // A signal that came while the run finished its writes (a hang-up also makes the output
         // fail) still ends it as interrupted.
@@ -955,7 +955,7 @@ impl<'a> Writer<'a> {
             // what was written is said on stderr.
             (Err(Error::Output(error)), None) if output_failed => {
                 if error.kind() != std::io::ErrorKind::BrokenPipe {
-                    say(&format!("the writes stand:\n{}", self.report()));
+                    stderr::line(&format!("the writes stand:\n{}", self.report()));
                 }
                 Err(Error::Output(error))
             }
@@ -976,12 +976,6 @@ fn renewal_failed(error: Error) -> Error {
         Error::Api { .. } => Error::Input(format!("renewing the claim: {error}")),
         other => other,
     }
-}
-
-/// A line on stderr. After a SIGHUP the terminal may be gone; a line that cannot be written is
-/// no reason to stop a rollback (`eprintln!` would panic).
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Sends `change` with `dryRun=All` (for `plan --dry-run=server`): admission judges it,

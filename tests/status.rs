@@ -999,6 +999,54 @@ mod watching {
     }
 
     #[test]
+    fn a_rollout_named_and_deleted_while_followed_is_said_to_be_deleted() {
+        // A regression: a Rollout named on the command line that was deleted while followed
+        // ended following with a bare `rollouts.rollouts.kruise.io "demo" not found`.
+        let deleted = "error: Rollout shop/demo was deleted\n";
+        let ended = |running: crate::support::Running, args: &[&str]| {
+            let output = running.finish_within(Duration::from_secs(30)).status(1).stderr_has(deleted);
+            assert!(!output.stderr.contains("not found"), "{args:?}: {}", output.stderr);
+        };
+        // During the watch.
+        for args in [
+            &["status", "demo", "-w", "--timeout", "60s"][..],
+            &["approve", "demo", "--to-end", "--yes", "--timeout", "60s"],
+        ] {
+            let server = shop(1, "StepPaused").start();
+            let (_test, running) = following_with(&server, args);
+            delete_rollout(&server);
+            ended(running, args);
+        }
+        let args = ["status", "demo", "-w", "--timeout", "60s"];
+        // Between the first read and the watch: the watch, opened from the version listed
+        // before the read, tells of the deletion.
+        let server = shop(1, "StepPaused").start();
+        let watch = server.pause(watch_requests(), 1, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&args);
+        assert!(watch.wait_until_held(Duration::from_secs(20)), "the first watch");
+        delete_rollout(&server);
+        watch.release();
+        ended(running, &args);
+        // While a read that failed on the way waits to be tried again.
+        let server = shop(1, "StepPaused").start();
+        let (_test, running) = following_with(&server, &args);
+        server.storm(rollout_gets(), None, 503, Some(3600));
+        edit_rollout(&server, |r| r["status"]["message"] = json!("still paused"));
+        running.wait_for_stderr("following goes on");
+        delete_rollout(&server);
+        server.clear_faults();
+        ended(running, &args);
+        // A name not there at the first read is not found, as kubectl says it.
+        let test = Test::new().kubeconfig(&server);
+        for args in [&["status", "demo"][..], &["status", "demo", "-w"]] {
+            test.run_args(args)
+                .status(1)
+                .stderr_has("error: rollouts.rollouts.kruise.io \"demo\" not found in namespace shop\n");
+        }
+    }
+
+    #[test]
     fn a_rollout_made_again_while_followed_ends_following_with_an_error() {
         // A regression: a Rollout deleted and made again under its name, not yet in a release,
         // counted as done.
@@ -1112,6 +1160,37 @@ mod watching {
         edit_rollout(&server, |r| r["status"]["message"] = json!("still upgrading"));
         let output = running.finish_within(Duration::from_secs(30)).status(1).stderr_has("you must be logged in");
         assert!(!output.stderr.contains("following goes on"), "{}", output.stderr);
+    }
+
+    #[test]
+    fn the_notices_of_a_busy_server_are_written_above_the_live_view() {
+        // A regression: the retry notices went to stderr past indicatif, which drew the view
+        // over them: each was written at the end of the view's last line, then overwritten.
+        if !crate::support::terminal_available() {
+            return crate::support::skip("script (util-linux) not installed");
+        }
+        let server = shop(1, "StepUpgrade").start();
+        let test = Test::new().kubeconfig(&server).env("TERM", "xterm");
+        let session = test.on_terminal_session(&["status", "demo", "-w", "--until-paused", "--timeout", "60s"], None);
+        session.wait_for("shop/demo");
+        wait_for("a watch", || !watches(&server).is_empty());
+        // The read after the change is refused twice, each asking for a second's wait.
+        server.storm(rollout_gets(), Some(2), 503, Some(1));
+        edit_rollout(&server, |r| r["status"]["message"] = json!("still upgrading"));
+        let notice = "API server busy (503), retrying in 1s, ";
+        session.wait_for(notice);
+        pause(&server);
+        let (status, screen) = session.finish();
+        assert_eq!(status.and_then(|s| s.code()), Some(0), "{screen:?}");
+        let parts: Vec<&str> = screen.split(notice).collect();
+        assert_eq!(parts.len(), 3, "two notices: {screen:?}");
+        // Each where the view was cleared (at the start of a cleared line), on a line of its
+        // own, and the view drawn again under it.
+        for (before, after) in parts.iter().zip(&parts[1..]) {
+            assert!(before.ends_with("\x1b[2K") || before.ends_with("\x1b[2K\r"), "{before:?} then {after:?}");
+            let left = after.trim_start_matches(|c: char| c.is_ascii_digit());
+            assert!(left.starts_with("s left\r\n") && left.contains("shop/demo"), "{after:?}");
+        }
     }
 
     #[test]

@@ -99,16 +99,18 @@ impl Session {
         }
     }
 
-    /// As `load_each`, for the commands that act on what they select: a selector that matches
-    /// no Rollout is an error.
+    /// As `load_each`, for the commands that act on what they select: a Rollout named and not
+    /// found is an error, and so is a selector that matches no Rollout.
     async fn load_selected(&self, selection: &Selection) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
         let loaded = self.load_each(selection).await?;
+        loaded.0.found_all(&self.cluster.namespace)?;
         live::no_match(&self.cluster, selection, loaded.0.snapshot.rollouts.len() + loaded.2.len())?;
         Ok(loaded)
     }
 
     /// As `load`, but a Rollout that cannot be loaded is returned apart, with its error, and
-    /// does not hide the others (`status`, and the Rollouts `restore --ref` claims).
+    /// does not hide the others (`status`, and the Rollouts `restore --ref` claims); one named
+    /// and not found is left out (`Live::missing`).
     pub(super) async fn load_each(
         &self,
         selection: &Selection,

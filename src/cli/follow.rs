@@ -5,7 +5,7 @@
 //! while.
 
 use super::cluster::Session;
-use super::views::{Scope, views};
+use super::views::{Missing, Scope, views};
 use super::{print_raw, term_is_dumb};
 use crate::error::{Error, Signal};
 use crate::model::Stage;
@@ -105,7 +105,7 @@ impl Follower {
         let start = RolloutWatch::start(&session.cluster, namespace, &selection);
         self.watch = Some(self.bounds.run(&mut self.display, start).await?);
         self.say_polling();
-        let views = self.bounds.run(&mut self.display, views(session, scope)).await?;
+        let views = self.bounds.run(&mut self.display, views(session, scope, Missing::Fails)).await?;
         if views.is_empty() {
             return Err(Error::Input(nothing_to_follow(scope, &session.cluster.namespace)));
         }
@@ -131,7 +131,8 @@ impl Follower {
                     Err(error) => self.retry_after(error).await?,
                 }
             }
-            match self.bounds.run(&mut self.display, views(session, scope)).await {
+            // A Rollout named and gone since is left out: `Followed::check` says it was deleted.
+            match self.bounds.run(&mut self.display, views(session, scope, Missing::LeftOut)).await {
                 Ok(views) => {
                     self.unread = false;
                     return Ok(views);
@@ -346,13 +347,9 @@ impl Display {
 
     /// Says `text` on stderr, above the live view (drawn again under it).
     fn say(&self, text: &str) {
-        let say = || {
+        crate::stderr::write(|| {
             let _ = writeln!(anstream::stderr(), "{text}");
-        };
-        match self.live.as_ref().and_then(|live| live.multi.as_ref()) {
-            Some(multi) => multi.suspend(say),
-            None => say(),
-        }
+        });
     }
 
     fn stop(&mut self) {
@@ -372,8 +369,9 @@ impl Display {
 /// what the step does; under it, during a timed pause, the countdown as a bar.
 #[derive(Default)]
 struct LiveView {
-    /// Drawn on stderr; None until the first views, and after `clear`.
-    multi: Option<MultiProgress>,
+    /// Drawn on stderr, and known as drawn there (so that every line on stderr is written above
+    /// it); None until the first views, and after `clear`.
+    multi: Option<(MultiProgress, crate::stderr::Shown)>,
     rollouts: Vec<RolloutBars>,
 }
 
@@ -405,9 +403,10 @@ impl LiveView {
                     RolloutBars { key: key.clone(), step: multi.add(step), pause: None }
                 })
                 .collect();
-            self.multi = Some(multi);
+            let shown = crate::stderr::shown(&multi);
+            self.multi = Some((multi, shown));
         }
-        let Some(multi) = &self.multi else { return };
+        let Some((multi, _)) = &self.multi else { return };
         for (bars, view) in self.rollouts.iter_mut().zip(views) {
             bars.step.set_length(view.step_count as u64);
             bars.step.set_position(position(view));
@@ -469,7 +468,7 @@ impl LiveView {
     }
 
     fn clear(&mut self) {
-        if let Some(multi) = self.multi.take() {
+        if let Some((multi, _)) = self.multi.take() {
             let _ = multi.clear();
         }
         self.rollouts.clear();

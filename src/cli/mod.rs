@@ -803,17 +803,21 @@ pub(crate) fn without_colour_where_off(text: &str) -> std::borrow::Cow<'_, str> 
     }
 }
 
-/// A warning on stderr, in yellow where colour is on; a stderr that cannot be written is no
-/// reason to fail.
+/// A warning on stderr (above a live view), in yellow where colour is on; a stderr that cannot
+/// be written is no reason to fail.
 pub(crate) fn warn(text: &str) {
-    let _ = writeln!(anstream::stderr(), "{}", crate::output::paint(crate::output::YELLOW, text));
+    crate::stderr::write(|| {
+        let _ = writeln!(anstream::stderr(), "{}", crate::output::paint(crate::output::YELLOW, text));
+    });
 }
 
 /// What scripts printed (`[script] …` lines), on stderr. Like the controller's log it never
 /// fails the run: not even when stderr is a closed pipe (`… 2>&1 | head -1`).
 pub(crate) fn show_printed(printed: &[u8]) {
     if !printed.is_empty() {
-        let _ = std::io::stderr().lock().write_all(printed);
+        crate::stderr::write(|| {
+            let _ = std::io::stderr().lock().write_all(printed);
+        });
     }
 }
 

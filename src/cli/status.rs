@@ -3,7 +3,7 @@
 use super::claim::claim_of;
 use super::cluster::{Session, runtime};
 use super::follow::Follower;
-use super::views::{Scope, views};
+use super::views::{Missing, Scope, views};
 use super::{Outcome, StatusArgs, print, print_raw};
 use crate::error::Error;
 use crate::status::{Progress, RolloutView};
@@ -15,7 +15,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let scope = Scope::of(args);
         if !args.watch {
-            let mut views = views(&session, &scope).await?;
+            let mut views = views(&session, &scope, Missing::Fails).await?;
             if views.is_empty() {
                 // As kubectl get: a note, not an error.
                 let place = match scope {

@@ -31,10 +31,19 @@ impl Scope {
     }
 }
 
+/// What a read makes of a Rollout named on the command line that is not found.
+#[derive(Clone, Copy)]
+pub(super) enum Missing {
+    /// An error, as kubectl's: the name may be wrong.
+    Fails,
+    /// Left out: following has seen it, and tells that it was deleted.
+    LeftOut,
+}
+
 /// Reads the Rollouts of `scope` and places their objects.
-pub(super) async fn views(session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
+pub(super) async fn views(session: &Session, scope: &Scope, missing: Missing) -> Result<Vec<RolloutView>, Error> {
     let selection = match scope {
-        Scope::Namespace(selection) => return views_in(session, selection).await,
+        Scope::Namespace(selection) => return views_in(session, selection, missing).await,
         Scope::AllNamespaces(Some(selector)) => Selection::Selector(selector.clone()),
         Scope::AllNamespaces(None) => Selection::All,
     };
@@ -47,14 +56,18 @@ pub(super) async fn views(session: &Session, scope: &Scope) -> Result<Vec<Rollou
     let found = session.cluster.list(&resource, "", selector).await?;
     let namespaces: BTreeSet<&str> = found.iter().filter_map(|r| r["metadata"]["namespace"].as_str()).collect();
     let sessions: Vec<Session> = namespaces.into_iter().map(|namespace| session.in_namespace(namespace)).collect();
-    let views = futures::future::try_join_all(sessions.iter().map(|session| views_in(session, &selection))).await?;
+    let views =
+        futures::future::try_join_all(sessions.iter().map(|session| views_in(session, &selection, missing))).await?;
     Ok(views.concat())
 }
 
 /// Reads the selected Rollouts of the session's namespace and places their objects (a plan of
 /// every stage). One that cannot be loaded is a view with its error, in its place.
-async fn views_in(session: &Session, selection: &Selection) -> Result<Vec<RolloutView>, Error> {
+async fn views_in(session: &Session, selection: &Selection, missing: Missing) -> Result<Vec<RolloutView>, Error> {
     let (live, catalog, unloaded) = session.load_each(selection).await?;
+    if let Missing::Fails = missing {
+        live.found_all(&session.cluster.namespace)?;
+    }
     let workloads = futures::future::join_all(
         live.snapshot.rollouts.iter().map(|r| workload(&session.cluster, r.item.workload.as_ref())),
     )

@@ -33,9 +33,20 @@ pub struct Live {
     pub resources: BTreeMap<(String, String), Resource>,
     /// What could not be read, and what goes unchecked for it.
     pub warnings: Vec<String>,
+    /// The Rollouts named that were not found (`read_each`, which reads the others all the
+    /// same; see [`Live::found_all`]).
+    pub missing: Vec<String>,
 }
 
 impl Live {
+    /// Fails, as kubectl does, when a Rollout named was not found.
+    pub fn found_all(&self, namespace: &str) -> Result<(), Error> {
+        match self.missing.first() {
+            Some(name) => Err(not_found(name, namespace)),
+            None => Ok(()),
+        }
+    }
+
     pub fn resource_of(&self, key: &ObjectKey) -> Option<&Resource> {
         self.resources.get(&(key.group.clone(), key.kind.clone()))
     }
@@ -99,10 +110,13 @@ pub struct Unloaded {
     pub error: String,
 }
 
-/// Reads the selected Rollouts: the first round trip. One that does not parse is an error, and
-/// so is a selector that matches none.
+/// Reads the selected Rollouts: the first round trip. One that is named and not found or does
+/// not parse is an error, and so is a selector that matches none.
 pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<Rollouts, Error> {
-    let (rollouts, unparsed) = read_rollouts_leniently(cluster, selection).await?;
+    let (rollouts, unparsed, missing) = read_rollouts_leniently(cluster, selection).await?;
+    if let Some(name) = missing.first() {
+        return Err(not_found(name, &cluster.namespace));
+    }
     if let Some(unparsed) = unparsed.into_iter().next() {
         return Err(Error::Input(unparsed.error));
     }
@@ -119,10 +133,20 @@ pub fn no_match(cluster: &Cluster, selection: &Selection, found: usize) -> Resul
     }
 }
 
-/// Reads the selected Rollouts; those that do not parse are returned apart.
-async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Result<(Rollouts, Vec<Unloaded>), Error> {
+/// The error of a Rollout named that is not there, as kubectl words it.
+fn not_found(name: &str, namespace: &str) -> Error {
+    Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
+}
+
+/// Reads the selected Rollouts; those that do not parse are returned apart, and so are the
+/// names of those named and not found.
+async fn read_rollouts_leniently(
+    cluster: &Cluster,
+    selection: &Selection,
+) -> Result<(Rollouts, Vec<Unloaded>, Vec<String>), Error> {
     let resource = rollout_resource(cluster).await?;
     let namespace = &cluster.namespace;
+    let mut missing = Vec::new();
     let raws: Vec<Value> = match selection {
         Selection::Names(arguments) => {
             // `approve demo rollout/demo` names one Rollout: read (and work on) it once.
@@ -130,15 +154,9 @@ async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Re
             let names: Vec<&str> =
                 arguments.iter().map(|a| rollout_name(a)).filter(|name| seen.insert(*name)).collect();
             let found = cluster.get_many(&resource, namespace, &names).await?;
-            names
-                .iter()
-                .zip(found)
-                .map(|(name, object)| {
-                    object.ok_or_else(|| {
-                        Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
-                    })
-                })
-                .collect::<Result<_, _>>()?
+            let (found, absent): (Vec<_>, Vec<_>) = names.iter().zip(found).partition(|(_, object)| object.is_some());
+            missing = absent.into_iter().map(|(name, _)| name.to_string()).collect();
+            found.into_iter().filter_map(|(_, object)| object).collect()
         }
         Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
         Selection::All => cluster.list(&resource, namespace, "").await?,
@@ -155,24 +173,25 @@ async fn read_rollouts_leniently(cluster: &Cluster, selection: &Selection) -> Re
             }
         }
     }
-    Ok((Rollouts::of(resource, found), unparsed))
+    Ok((Rollouts::of(resource, found), unparsed, missing))
 }
 
 /// Reads the selected Rollouts and their world so that one Rollout that cannot be loaded (it
 /// does not parse, or its objects cannot be read) does not hide the others: it is returned
-/// apart, with its error. When reading them together fails, each is read on its own to find
-/// which fail, then the others together again; unless no answer came (a timeout, a lost
-/// connection): that is the server, not a Rollout, and reading again would only wait again.
+/// apart, with its error; so is a Rollout named and not found (`Live::missing`). When reading
+/// them together fails, each is read on its own to find which fail, then the others together
+/// again; unless no answer came (a timeout, a lost connection): that is the server, not a
+/// Rollout, and reading again would only wait again.
 pub async fn read_each(
     cluster: &Cluster,
     selection: &Selection,
     catalog: &ScriptCatalog,
     controller_namespace: &str,
 ) -> Result<(Live, Vec<Unloaded>), Error> {
-    let (rollouts, mut unloaded) = read_rollouts_leniently(cluster, selection).await?;
+    let (rollouts, mut unloaded, missing) = read_rollouts_leniently(cluster, selection).await?;
     let (resource, found) = (rollouts.resource.clone(), rollouts.found.clone());
     match read_routing(cluster, rollouts, catalog, controller_namespace).await {
-        Ok(live) => return Ok((live, unloaded)),
+        Ok(live) => return Ok((Live { missing, ..live }, unloaded)),
         Err(unanswered @ Error::Api { failure: ApiFailure { code: None, .. }, .. }) => return Err(unanswered),
         Err(_) => {}
     }
@@ -196,7 +215,7 @@ pub async fn read_each(
         }
     }
     let live = read_routing(cluster, Rollouts::of(resource, loaded), catalog, controller_namespace).await?;
-    Ok((live, unloaded))
+    Ok((Live { missing, ..live }, unloaded))
 }
 
 /// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
@@ -250,7 +269,7 @@ pub async fn read_routing(
         None if cr_need_configmap => read_configmap(cluster, controller_namespace).await?,
         other => other,
     };
-    Ok(Live { snapshot, rollouts: rollouts.resource, resources, warnings })
+    Ok(Live { snapshot, rollouts: rollouts.resource, resources, warnings, missing: Vec::new() })
 }
 
 /// Whether planning `routing` needs a script from the ConfigMap: a custom ref's kind with no

@@ -1,11 +1,11 @@
 //! The one retry policy of API requests: a busy API server (429, or 5xx on a request that is
 //! safe to repeat) is asked again after its `Retry-After` (or a short backoff), within a total
-//! budget per request, with each retry announced on stderr. kube's own retry layer is off: it
+//! budget per request, with each retry announced on stderr (above a live view, if one is drawn:
+//! `crate::stderr`). kube's own retry layer is off: it
 //! retried 429/503/504 silently for minutes, writes included.
 
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use kube::client::Body;
-use std::io::Write;
 use std::time::{Duration, Instant};
 use tower::BoxError;
 use tower::retry::Policy;
@@ -77,23 +77,20 @@ impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
             return None;
         }
         let code = status.as_u16();
-        let mut stderr = std::io::stderr();
         match self.next_wait(retry_after(response.headers()), Instant::now()) {
             (Some(wait), left) => {
-                let _ = writeln!(
-                    stderr,
+                crate::stderr::line(&format!(
                     "API server busy ({code}), retrying in {}, {} left",
                     seconds(wait),
                     seconds(Duration::from_secs(left.as_secs_f64().round() as u64))
-                );
+                ));
                 Some(tokio::time::sleep(wait))
             }
             (None, _) => {
-                let _ = writeln!(
-                    stderr,
+                crate::stderr::line(&format!(
                     "API server busy ({code}): giving up (retries of a request are bounded to {} in all)",
                     seconds(RETRY_BUDGET)
-                );
+                ));
                 None
             }
         }

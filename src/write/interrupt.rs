@@ -45,9 +45,7 @@ impl Interrupt {
                         first = signals.len() == 1;
                     });
                     if let (Some(announce), true) = (announce, first) {
-                        // After a SIGHUP stderr may be gone: nothing to do about a failed write.
-                        let _ =
-                            writeln!(std::io::stderr(), "{signal} received: {announce} ({signal} again stops at once)");
+                        crate::stderr::line(&format!("{signal} received: {announce} ({signal} again stops at once)"));
                     }
                 }
             });
