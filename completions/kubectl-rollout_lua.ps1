@@ -192,7 +192,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
         'kubectl-rollout_lua;record' {
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'The test cases'' format: YAML, the controller''s testdata format (the only one)')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The test cases'' format: YAML, the controller''s testdata format (the only one)')
-            [CompletionResult]::new('--output-file', '--output-file', [CompletionResultType]::ParameterName, 'Write the test cases to FILE instead of stdout, as YAML documents')
+            [CompletionResult]::new('--output-file', '--output-file', [CompletionResultType]::ParameterName, 'Write the test cases to FILE instead of stdout, as YAML documents (plan -f FILE replays them; test replays --dir)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays them')
             [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)')
             [CompletionResult]::new('--lua-dir', '--lua-dir', [CompletionResultType]::ParameterName, 'Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap')

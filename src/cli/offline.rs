@@ -322,6 +322,9 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
     } else {
         let mut suites = Vec::new();
         for path in &args.paths {
+            if path.is_file() && path.extension().is_none_or(|e| e != "lua") {
+                return Err(not_a_script(path).into());
+            }
             for dir in files::script_dirs(path)? {
                 let name = dir.script.display().to_string();
                 suites.push(Suite {
@@ -391,6 +394,23 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
         None => print(&test_text(&reports, passed, failed))?,
     }
     Ok(if failed > 0 { Outcome::Failed } else { Outcome::Done })
+}
+
+/// Why `test` refuses a PATH file that is not a script (`….lua`), which it would run as Lua: a
+/// file of test cases (what `record` writes to stdout or `--output-file`) is told how to run them.
+fn not_a_script(path: &Path) -> Error {
+    let shown = path.display().to_string();
+    let takes = "test takes a script (.lua) or a folder of scripts with their testdata/";
+    let cases = files::read_text(path, files::TEST_CASE)
+        .ok()
+        .and_then(|text| yaml::parse_documents(&text, &shown).ok())
+        .is_some_and(|documents| documents.iter().any(|d| snapshot::is_test_case(&d.value)));
+    Error::Input(match cases {
+        true => format!(
+            "{shown}: test cases, not a script: {takes}; record with --dir DIR and run test DIR (plan -f {shown} plans these cases)"
+        ),
+        false => format!("{shown}: not a Lua script: {takes}"),
+    })
 }
 
 fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> String {
