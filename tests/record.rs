@@ -41,6 +41,30 @@ fn record_writes_a_case_per_gateway_object_with_every_step_planned() {
 }
 
 #[test]
+fn plan_notes_a_recorded_script_it_does_not_run() {
+    let server = shop(2, "StepPaused").start();
+    let vs = "networking.istio.io/VirtualService";
+    let script = std::fs::read_to_string(repo(&format!("lua_configuration/{vs}/trafficRouting.lua"))).unwrap();
+    let test = Test::new().kubeconfig(&server).file("my.lua", &format!("-- mine\n{script}"));
+    test.run_args(["record", "demo", "--dir", "rec", "--script", "VirtualService.networking.istio.io=my.lua"])
+        .success();
+    // The built-in script runs, not the one that made `expected`: said once, with the fix.
+    let out = test.run_args(["plan", "-R", "-f", "rec", "--step", "2"]).success();
+    assert!(
+        out.stdout.contains(&format!("script built-in lua_configuration/{vs}/trafficRouting.lua")),
+        "{}",
+        out.stdout
+    );
+    out.stderr_is(&format!(
+        "note: rec/{vs}/trafficRouting.lua beside the test cases is not the script this plan runs (built-in lua_configuration/{vs}/trafficRouting.lua): add --lua-dir rec to run it\n"
+    ));
+    let out = test.run_args(["plan", "-R", "-f", "rec", "--step", "2", "--lua-dir", "rec"]).success().stderr_is("");
+    assert!(out.stdout.contains(&format!("script --lua-dir rec/{vs}/trafficRouting.lua")), "{}", out.stdout);
+    // The DestinationRule's recorded script is the built-in one: nothing to say of it.
+    assert!(test.path("rec/networking.istio.io/DestinationRule/trafficRouting.lua").is_file());
+}
+
+#[test]
 fn test_refuses_a_recorded_file_and_says_how_to_replay_it() {
     let server = shop(2, "StepPaused").start();
     // The file is written into a script folder, next to that script's own testdata/, which

@@ -575,7 +575,8 @@ pub struct RecordArgs {
     pub output_file: Option<PathBuf>,
     /// Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…,
     /// an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next
-    /// to them) so that `test DIR` replays them
+    /// to them) so that `test DIR` replays them, and `plan -R -f DIR --lua-dir DIR` plans them with
+    /// those scripts
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
     #[command(flatten)]
