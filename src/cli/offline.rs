@@ -151,7 +151,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
     print_plans(&plans, args)?;
-    for line in scripts_beside_cases(&case_files, &catalog, &snapshot.script_keys())? {
+    for line in scripts_beside_cases(&case_files, &catalog, &snapshot.script_keys()) {
         note(&line);
     }
     let changed = plans.iter().any(RoutingPlan::changed);
@@ -183,10 +183,10 @@ fn scripts_beside_cases(
     case_files: &BTreeSet<String>,
     catalog: &ScriptCatalog,
     used: &BTreeSet<scripts::ScriptKey>,
-) -> Result<Vec<String>, Error> {
+) -> Vec<String> {
     let mut notes = Vec::new();
     for case in case_files {
-        let Some(beside) = files::script_beside_case(Path::new(case))?.filter(|b| used.contains(&b.key)) else {
+        let Some(beside) = files::script_beside_case(Path::new(case)).filter(|b| used.contains(&b.key)) else {
             continue;
         };
         // A kind without a script failed its plan already.
@@ -203,7 +203,7 @@ fn scripts_beside_cases(
             }
         }
     }
-    Ok(notes)
+    notes
 }
 
 /// `1 file`, `2 files`.

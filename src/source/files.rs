@@ -429,9 +429,9 @@ pub struct ScriptBesideCase {
 /// `lua_configuration/` lay them out: `<group>/<Kind>/testdata/x.yaml` beside
 /// `<group>/<Kind>/trafficRouting.lua`, `trafficrouting_ingress/testdata/<classType>/x.yaml`
 /// beside `trafficrouting_ingress/<classType>.lua`. None for a case laid out otherwise, or
-/// without that script.
-pub fn script_beside_case(case: &Path) -> Result<Option<ScriptBesideCase>, Error> {
-    let Ok(absolute) = fs::canonicalize(case) else { return Ok(None) };
+/// without that script (or one that cannot be read within the limit of a script).
+pub fn script_beside_case(case: &Path) -> Option<ScriptBesideCase> {
+    let absolute = fs::canonicalize(case).ok()?;
     let name = |n: usize| absolute.ancestors().nth(n).and_then(Path::file_name).and_then(|n| n.to_str());
     // The folder `n` levels up, as given when the path goes up that far (`rec/…`), else absolute.
     let up = |n: usize| match case.ancestors().nth(n) {
@@ -446,12 +446,10 @@ pub fn script_beside_case(case: &Path) -> Result<Option<ScriptBesideCase>, Error
         [Some("testdata"), Some(kind), Some(group)] => {
             ((group.to_string(), kind.to_string()), up(2).join("trafficRouting.lua"))
         }
-        _ => return Ok(None),
+        _ => return None,
     };
-    if !script.is_file() {
-        return Ok(None);
-    }
-    Ok(Some(ScriptBesideCase { tree: up(4), key, code: read_text(&script, SCRIPT)?, script }))
+    let code = read_text(&script, SCRIPT).ok()?;
+    Some(ScriptBesideCase { tree: up(4), key, code, script })
 }
 
 /// A `<group>/<Kind>/trafficRouting.lua` found on disk.
