@@ -167,8 +167,8 @@ module completions {
   # Write a live Rollout and its gateway objects' originals as a test case, every step's plan as expected
   export extern "kubectl-rollout_lua record" [
     --output(-o): string@"nu-complete kubectl-rollout_lua record output" # The test cases' format: YAML, the controller's testdata format (the only one)
-    --output-file: path       # Write the test cases to FILE instead of stdout, as YAML documents
-    --dir: directory          # Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays them
+    --output-file: path       # Write the test cases to FILE instead of stdout, as YAML documents (plan -f FILE replays them; test replays --dir)
+    --dir: directory          # Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays them, and `plan -R -f DIR --lua-dir DIR` plans them with those scripts
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)
@@ -198,7 +198,7 @@ module completions {
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
-    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively; default: the built-in scripts
+    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively, or a script file (.lua) with the testdata/ next to it; default: the built-in scripts. A file of test cases (record --output-file) is refused: record with --dir DIR and run test DIR
   ]
 
   # Run one script on one obj and print the result as canonical JSON

@@ -163,18 +163,30 @@ pub struct ScriptCatalog {
 
 impl ScriptCatalog {
     pub fn resolve(&self, reference: &ObjectRef) -> Result<ResolvedScript, String> {
-        let key = key_of(reference);
-        if let Some((path, code)) = self.overrides.get(&key) {
+        self.resolve_kind(&key_of(reference))
+    }
+
+    /// The script filed under `key`: a kind's, or an Ingress class's.
+    pub fn resolve_key(&self, key: &ScriptKey) -> Result<ResolvedScript, String> {
+        match key.1 == INGRESS_KIND {
+            true => self.resolve_ingress(&key.0),
+            false => self.resolve_kind(key),
+        }
+    }
+
+    fn resolve_kind(&self, key: &ScriptKey) -> Result<ResolvedScript, String> {
+        let (group, kind) = key;
+        if let Some((path, code)) = self.overrides.get(key) {
             return Ok(ResolvedScript::new(ScriptSource::Flag { path: path.clone() }, path.clone(), code.clone()));
         }
-        if let Some((path, code)) = self.lua_dir.get(&key) {
+        if let Some((path, code)) = self.lua_dir.get(key) {
             return Ok(ResolvedScript::new(ScriptSource::LuaDir { path: path.clone() }, path.clone(), code.clone()));
         }
-        if let Some(builtin) = builtin(&key) {
+        if let Some(builtin) = builtin(key) {
             let path = builtin.path();
             return Ok(ResolvedScript::new(ScriptSource::BuiltIn { path: path.clone() }, path, builtin.code.into()));
         }
-        let config_key = configmap_key(&reference.kind, reference.script_group());
+        let config_key = configmap_key(kind, group);
         if let Some(configmap) = &self.configmap
             && let Some(code) = configmap.data.get(&config_key)
         {
@@ -192,9 +204,7 @@ impl ScriptCatalog {
             None => format!("no ConfigMap {CONFIGMAP_NAME} (key {config_key})"),
         };
         let missing = format!(
-            "no Lua script for {}.{}: none given with --script or --lua-dir, none built in, and {configmap}",
-            reference.kind,
-            reference.script_group()
+            "no Lua script for {kind}.{group}: none given with --script or --lua-dir, none built in, and {configmap}"
         );
         // The obj of a custom ref does not depend on its script.
         self.missing(missing, "return obj.data", "its obj is shown all the same")

@@ -71,8 +71,13 @@ impl std::fmt::Display for Origin {
 /// documents, gateway objects of megabytes among them, keep none.
 pub fn keeps_text(value: &Value) -> bool {
     let (group, kind) = (crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default()), &value["kind"]);
-    (group == "rollouts.kruise.io" && (kind == "Rollout" || kind == "TrafficRouting"))
-        || (kind.is_null() && test_case_subject(value).is_some())
+    (group == "rollouts.kruise.io" && (kind == "Rollout" || kind == "TrafficRouting")) || is_test_case(value)
+}
+
+/// Whether a document is a test case (of a script, an Ingress class or an HTTPRoute), not an
+/// object.
+pub fn is_test_case(value: &Value) -> bool {
+    test_case_subject(value).is_some()
 }
 
 /// Refuses a document whose own namespace is not `namespace` (given with `-n`), as kubectl
@@ -91,8 +96,12 @@ pub fn check_namespace(documents: &[(String, Document)], namespace: &str) -> Res
     Ok(())
 }
 
-/// The key of a test case's subject (`rollout` or `trafficRouting`) and its original object.
+/// The key of a test case's subject (`rollout` or `trafficRouting`) and its original object;
+/// `None` for a document that is not a test case (an object has a `kind`).
 fn test_case_subject(value: &Value) -> Option<(&'static str, &Value)> {
+    if !value["kind"].is_null() {
+        return None;
+    }
     let subject = ["rollout", "trafficRouting"].into_iter().find(|key| value.get(key).is_some_and(Value::is_object))?;
     Some((subject, value.get("original").filter(|v| v.is_object())?))
 }
@@ -100,7 +109,7 @@ fn test_case_subject(value: &Value) -> Option<(&'static str, &Value)> {
 /// A test-case document becomes its subject and its original object; others stay as they are.
 fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Document)> {
     match test_case_subject(&document.value) {
-        Some((subject, original)) if document.value.get("kind").is_none() => {
+        Some((subject, original)) => {
             let subject = Document {
                 value: document.value[subject].clone(),
                 text: document.text.as_ref().map(|text| Box::new(text.inside(subject))),

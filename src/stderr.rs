@@ -2,13 +2,25 @@
 //! of a follow-up (`status -w`, `approve --until-step/--to-end`: indicatif, drawn on stderr),
 //! which is taken off the screen while they are written and drawn again under them. Written
 //! past it, a line ends up at the end of the view's last line, and the next frame draws over it.
+//! It can also be silenced for the whole run ([`silence`]), as shell completion needs.
 
 use indicatif::MultiProgress;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// The live view on the screen, if one is.
 static LIVE_VIEW: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Whether nothing is to be written to stderr any more (see [`silence`]).
+static SILENCED: AtomicBool = AtomicBool::new(false);
+
+/// From now on, to the end of the run, nothing is written to stderr through here: shell
+/// completion (`__complete`) promises silence, since what kubectl or a shell shows of stderr
+/// would land in the command line being typed (a busy server's retry notices, for one).
+pub fn silence() {
+    SILENCED.store(true, Ordering::Relaxed);
+}
 
 /// A live view drawn on stderr: lines are written around it until this is dropped.
 #[must_use = "the view is no longer known once this is dropped"]
@@ -26,8 +38,12 @@ impl Drop for Shown {
     }
 }
 
-/// Runs `write`, which writes whole lines to stderr, with the live view (if any) off the screen.
-pub fn write<T>(write: impl FnOnce() -> T) -> T {
+/// Runs `write`, which writes whole lines to stderr, with the live view (if any) off the screen;
+/// does not run it once stderr is [silenced](silence).
+pub fn write(write: impl FnOnce()) {
+    if SILENCED.load(Ordering::Relaxed) {
+        return;
+    }
     // Not held while writing: the view's own lock is.
     let view = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).clone();
     match view {

@@ -5,7 +5,7 @@
 
 use crate::support::cluster::{FakeHandle, NAMESPACE, exec_kubeconfig, plugin, rollout, shop};
 use crate::support::{BINARY, Test, process_running, repo};
-use fake_apiserver::ApiResourceDef;
+use fake_apiserver::{ApiResourceDef, Requests};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -414,6 +414,23 @@ fn complete_gives_up_on_a_slow_cluster_within_its_budget() {
     assert_eq!(candidates(&test, &["plan", ""]), (vec![], ":4".into()));
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(4), "took {took:?}");
+}
+
+#[test]
+fn complete_says_nothing_of_a_busy_cluster_on_stderr() {
+    // `candidates` checks that stderr stays empty: the retry notices a busy server gets
+    // elsewhere ("API server busy (503), retrying in 0.5s, …") are not printed in a TAB.
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    // Busy for the whole budget: no names.
+    for status in [503, 429] {
+        server.storm(Requests::All, None, status, None);
+        assert_eq!(candidates(&test, &["approve", ""]), (vec![], ":4".into()), "{status}");
+        server.clear_faults();
+    }
+    // Busy once: the retry within the budget brings the names.
+    server.storm(Requests::All, Some(1), 429, None);
+    assert_eq!(candidates(&test, &["approve", ""]), (vec!["demo".into()], ":4".into()));
 }
 
 #[test]

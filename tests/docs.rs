@@ -552,7 +552,7 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     // record
     walk.block("a device (`--output-file /dev/stdout`");
     walk.block("The script author's guide has the details.");
-    walk.block("(with `-R`: the cases are in\nsubdirectories):");
+    walk.block("since the\nrecording holds no ConfigMap:");
     walk.write_guide_file("bad.lua");
     walk.block("as this\none (here with the walkthrough's Rollout at step 2):");
     walk.end();

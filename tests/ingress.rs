@@ -1226,6 +1226,13 @@ mod cluster {
         test.run_args(["test", "cases"])
             .success()
             .stdout_has("ok   trafficrouting_ingress/nginx web-ingress-web.yaml (3 steps)");
+        // The recorded script is the built-in one: plan says nothing of it. Changed, it does.
+        test.run_args(["plan", "-R", "-f", "cases"]).success().stderr_is("");
+        let script = test.path("cases/trafficrouting_ingress/nginx.lua");
+        std::fs::write(&script, format!("-- changed\n{}", std::fs::read_to_string(&script).unwrap())).unwrap();
+        test.run_args(["plan", "-R", "-f", "cases"]).success().stderr_is(
+            "note: cases/trafficrouting_ingress/nginx.lua beside the test cases is not the script this plan runs (built-in lua_configuration/trafficrouting_ingress/nginx.lua): add --lua-dir cases to run it\n",
+        );
         test.run_args(["record", "web", "--output-file", "web.yaml"]).success();
         test.run_args(["plan", "-f", "web.yaml"]).success().stdout_has("Ingress shop/web-canary");
     }

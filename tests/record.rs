@@ -1,7 +1,7 @@
 //! `record`: live state as replayable test cases.
 
-use crate::support::Test;
 use crate::support::cluster::*;
+use crate::support::{Test, repo};
 use serde_json::Value;
 
 #[test]
@@ -37,6 +37,62 @@ fn record_writes_a_case_per_gateway_object_with_every_step_planned() {
             request.method,
             request.path
         );
+    }
+}
+
+#[test]
+fn plan_notes_a_recorded_script_it_does_not_run() {
+    let server = shop(2, "StepPaused").start();
+    let vs = "networking.istio.io/VirtualService";
+    let script = std::fs::read_to_string(repo(&format!("lua_configuration/{vs}/trafficRouting.lua"))).unwrap();
+    let test = Test::new().kubeconfig(&server).file("my.lua", &format!("-- mine\n{script}"));
+    test.run_args(["record", "demo", "--dir", "rec", "--script", "VirtualService.networking.istio.io=my.lua"])
+        .success();
+    // The built-in script runs, not the one that made `expected`: said once, with the fix.
+    let out = test.run_args(["plan", "-R", "-f", "rec", "--step", "2"]).success();
+    assert!(
+        out.stdout.contains(&format!("script built-in lua_configuration/{vs}/trafficRouting.lua")),
+        "{}",
+        out.stdout
+    );
+    out.stderr_is(&format!(
+        "note: rec/{vs}/trafficRouting.lua beside the test cases is not the script this plan runs (built-in lua_configuration/{vs}/trafficRouting.lua): add --lua-dir rec to run it\n"
+    ));
+    let out = test.run_args(["plan", "-R", "-f", "rec", "--step", "2", "--lua-dir", "rec"]).success().stderr_is("");
+    assert!(out.stdout.contains(&format!("script --lua-dir rec/{vs}/trafficRouting.lua")), "{}", out.stdout);
+    // The DestinationRule's recorded script is the built-in one: nothing to say of it.
+    assert!(test.path("rec/networking.istio.io/DestinationRule/trafficRouting.lua").is_file());
+}
+
+#[test]
+fn test_refuses_a_recorded_file_and_says_how_to_replay_it() {
+    let server = shop(2, "StepPaused").start();
+    // The file is written into a script folder, next to that script's own testdata/, which
+    // `test` ran it against as if it were the script.
+    let vs = "networking.istio.io/VirtualService";
+    let script = std::fs::read_to_string(repo(&format!("lua_configuration/{vs}/trafficRouting.lua"))).unwrap();
+    let case =
+        std::fs::read_to_string(repo(&format!("lua_configuration/{vs}/testdata/traffic_routing_with_weight.yaml")))
+            .unwrap();
+    let test = Test::new()
+        .kubeconfig(&server)
+        .file("vs/trafficRouting.lua", &script)
+        .file("vs/testdata/weight.yaml", &case)
+        .file("vs/notes.txt", "not a script\n");
+    test.run_args(["record", "demo", "--output-file", "vs/demo-cases.yaml"]).success();
+    test.run_args(["test", "vs/demo-cases.yaml"])
+        .status(1)
+        .stdout_is("")
+        .stderr_is(
+            "error: vs/demo-cases.yaml: test cases, not a script: test takes a script (.lua) or a folder of scripts with their testdata/; record with --dir DIR and run test DIR (plan -f vs/demo-cases.yaml plans these cases)\n",
+        );
+    // Nor is any other file run as a script.
+    test.run_args(["test", "vs/notes.txt"]).status(1).stdout_is("").stderr_is(
+        "error: vs/notes.txt: not a Lua script: test takes a script (.lua) or a folder of scripts with their testdata/\n",
+    );
+    // The script itself, and its folder, run its cases.
+    for path in ["vs/trafficRouting.lua", "vs"] {
+        test.run_args(["test", path]).success().stdout_has("1 passed, 0 failed");
     }
 }
 

@@ -115,6 +115,9 @@ fn without_hidden_subcommand(shell: CompletionShell, script: &str) -> String {
 
 /// Prints the candidates for the last word in kubectl's plugin-completion protocol.
 pub fn complete(args: &CompleteArgs) -> anyhow::Result<Outcome> {
+    // Whatever the requests for names would say on stderr (a busy server's retries) is not for
+    // the command line being typed.
+    crate::stderr::silence();
     let mut words = args.words.clone();
     if words.is_empty() {
         words.push(String::new());

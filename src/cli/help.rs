@@ -115,8 +115,10 @@ pub const RECORD_EXAMPLES: &str = "\
 Examples:
   # Rollout demo's test cases, on stdout
   kubectl rollout-lua record demo -n shop
-  # Into a file, or as a script tree that `test` replays
+  # Into a file that `plan -f` replays
   kubectl rollout-lua record demo --output-file demo-cases.yaml
+  kubectl rollout-lua plan -f demo-cases.yaml
+  # As a script tree that `test` replays
   kubectl rollout-lua record demo --dir cases && kubectl rollout-lua test cases";
 
 pub const TEST_EXAMPLES: &str = "\
@@ -124,7 +126,9 @@ Examples:
   # The built-in scripts' test cases
   kubectl rollout-lua test
   # Your scripts (<group>/<Kind>/trafficRouting.lua with testdata/), as JSON
-  kubectl rollout-lua test lua_configuration -o json";
+  kubectl rollout-lua test lua_configuration -o json
+  # One script, on the cases in the testdata/ next to it
+  kubectl rollout-lua test lua_configuration/trafficrouting_ingress/nginx.lua";
 
 pub const EVAL_EXAMPLES: &str = "\
 Examples:

@@ -569,12 +569,14 @@ pub struct RecordArgs {
     /// The test cases' format: YAML, the controller's testdata format (the only one)
     #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value = "yaml")]
     pub output: RecordFormat,
-    /// Write the test cases to FILE instead of stdout, as YAML documents
+    /// Write the test cases to FILE instead of stdout, as YAML documents (plan -f FILE replays
+    /// them; test replays --dir)
     #[arg(long, value_name = "FILE", conflicts_with = "dir")]
     pub output_file: Option<PathBuf>,
     /// Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…,
     /// an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next
-    /// to them) so that `test DIR` replays them
+    /// to them) so that `test DIR` replays them, and `plan -R -f DIR --lua-dir DIR` plans them with
+    /// those scripts
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
     #[command(flatten)]
@@ -649,7 +651,9 @@ pub struct TestArgs {
     /// Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and
     /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases
     /// (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing),
-    /// searched recursively; default: the built-in scripts
+    /// searched recursively, or a script file (.lua) with the testdata/ next to it; default: the
+    /// built-in scripts. A file of test cases (record --output-file) is refused: record with
+    /// --dir DIR and run test DIR
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON report instead of text

@@ -26,6 +26,7 @@ use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -53,6 +54,12 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         snapshot::check_namespace(&manifests.documents, namespace)?;
     }
     let documents = manifests.documents.len();
+    let case_files: BTreeSet<String> = manifests
+        .documents
+        .iter()
+        .filter(|(_, document)| snapshot::is_test_case(&document.value))
+        .map(|(source, _)| source.clone())
+        .collect();
     let (mut snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
     if global.verbose {
         note(&format!("read {} from {}", counted(documents, "document"), counted(manifests.files, "file")));
@@ -144,6 +151,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
     print_plans(&plans, args)?;
+    for line in scripts_beside_cases(&case_files, &catalog, &snapshot.script_keys()) {
+        note(&line);
+    }
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }
@@ -163,6 +173,37 @@ fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option
     Some(format!(
         "its scripts come from ConfigMap {namespace}/{CONFIGMAP_NAME}, but the controller reads that ConfigMap only from its own namespace, {controller_namespace} (--controller-namespace), so it would not find them there and would never route"
     ))
+}
+
+/// A note for each script that `record --dir` kept beside the test cases read (the one that
+/// made their `expected`) where the plan runs another for its kind (`used`): `plan` finds
+/// scripts through `--script`, `--lua-dir`, the built-in ones and the ConfigMap, never beside a
+/// case, so a recorded custom script would go unnoticed.
+fn scripts_beside_cases(
+    case_files: &BTreeSet<String>,
+    catalog: &ScriptCatalog,
+    used: &BTreeSet<scripts::ScriptKey>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for case in case_files {
+        let Some(beside) = files::script_beside_case(Path::new(case)).filter(|b| used.contains(&b.key)) else {
+            continue;
+        };
+        // A kind without a script failed its plan already.
+        let Ok(resolved) = catalog.resolve_key(&beside.key) else { continue };
+        if resolved.script.code() != beside.code {
+            let line = format!(
+                "note: {} beside the test cases is not the script this plan runs ({}): add --lua-dir {} to run it",
+                beside.script.display(),
+                resolved.source,
+                beside.tree.display()
+            );
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        }
+    }
+    notes
 }
 
 /// `1 file`, `2 files`.
@@ -322,6 +363,9 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
     } else {
         let mut suites = Vec::new();
         for path in &args.paths {
+            if path.is_file() && path.extension().is_none_or(|e| e != "lua") {
+                return Err(not_a_script(path).into());
+            }
             for dir in files::script_dirs(path)? {
                 let name = dir.script.display().to_string();
                 suites.push(Suite {
@@ -391,6 +435,23 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
         None => print(&test_text(&reports, passed, failed))?,
     }
     Ok(if failed > 0 { Outcome::Failed } else { Outcome::Done })
+}
+
+/// Why `test` refuses a PATH file that is not a script (`….lua`), which it would run as Lua: a
+/// file of test cases (what `record` writes to stdout or `--output-file`) is told how to run them.
+fn not_a_script(path: &Path) -> Error {
+    let shown = path.display().to_string();
+    let takes = "test takes a script (.lua) or a folder of scripts with their testdata/";
+    let cases = files::read_text(path, files::TEST_CASE)
+        .ok()
+        .and_then(|text| yaml::parse_documents(&text, &shown).ok())
+        .is_some_and(|documents| documents.iter().any(|d| snapshot::is_test_case(&d.value)));
+    Error::Input(match cases {
+        true => format!(
+            "{shown}: test cases, not a script: {takes}; record with --dir DIR and run test DIR (plan -f {shown} plans these cases)"
+        ),
+        false => format!("{shown}: not a Lua script: {takes}"),
+    })
 }
 
 fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> String {

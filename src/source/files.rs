@@ -416,6 +416,42 @@ fn not_a(path: &Path, shown: &str, wanted: &str) -> Error {
     Error::Input(format!("{shown}: {is}"))
 }
 
+/// The script that `record --dir` keeps beside its test cases.
+pub struct ScriptBesideCase {
+    /// The folder laid out as `lua_configuration/` (what `--lua-dir` takes).
+    pub tree: PathBuf,
+    pub key: ScriptKey,
+    pub script: PathBuf,
+    pub code: String,
+}
+
+/// The script beside the test case file `case`, laid out as `record --dir` and
+/// `lua_configuration/` lay them out: `<group>/<Kind>/testdata/x.yaml` beside
+/// `<group>/<Kind>/trafficRouting.lua`, `trafficrouting_ingress/testdata/<classType>/x.yaml`
+/// beside `trafficrouting_ingress/<classType>.lua`. None for a case laid out otherwise, or
+/// without that script (or one that cannot be read within the limit of a script).
+pub fn script_beside_case(case: &Path) -> Option<ScriptBesideCase> {
+    let absolute = fs::canonicalize(case).ok()?;
+    let name = |n: usize| absolute.ancestors().nth(n).and_then(Path::file_name).and_then(|n| n.to_str());
+    // The folder `n` levels up, as given when the path goes up that far (`rec/…`), else absolute.
+    let up = |n: usize| match case.ancestors().nth(n) {
+        Some(p) if p.as_os_str().is_empty() => PathBuf::from("."),
+        Some(p) => p.to_path_buf(),
+        None => absolute.ancestors().nth(n).unwrap_or(Path::new("/")).to_path_buf(),
+    };
+    let (key, script) = match [name(1), name(2), name(3)] {
+        [Some(class_type), Some("testdata"), Some(INGRESS_DIR)] => {
+            (ingress_key(class_type), up(3).join(format!("{class_type}.lua")))
+        }
+        [Some("testdata"), Some(kind), Some(group)] => {
+            ((group.to_string(), kind.to_string()), up(2).join("trafficRouting.lua"))
+        }
+        _ => return None,
+    };
+    let code = read_text(&script, SCRIPT).ok()?;
+    Some(ScriptBesideCase { tree: up(4), key, code, script })
+}
+
 /// A `<group>/<Kind>/trafficRouting.lua` found on disk.
 pub struct ScriptDir {
     pub key: ScriptKey,

@@ -1,7 +1,7 @@
 //! The one retry policy of API requests: a busy API server (429, or 5xx on a request that is
 //! safe to repeat) is asked again after its `Retry-After` (or a short backoff), within a total
-//! budget per request, with each retry announced on stderr (above a live view, if one is drawn:
-//! `crate::stderr`). kube's own retry layer is off: it
+//! budget per request, with each retry announced on stderr (above a live view, if one is drawn,
+//! and not at all during shell completion: `crate::stderr`). kube's own retry layer is off: it
 //! retried 429/503/504 silently for minutes, writes included.
 
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};

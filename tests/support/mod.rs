@@ -436,6 +436,12 @@ impl Output {
         self
     }
 
+    #[track_caller]
+    pub fn stderr_is(self, text: &str) -> Output {
+        pretty_assertions::assert_eq!(self.stderr, text, "\nstdout:\n{}", self.stdout);
+        self
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
