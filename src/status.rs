@@ -4,7 +4,7 @@
 use crate::model::{Ending, Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::providers::Action;
+use crate::providers::{Action, ObjectPlan};
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -99,6 +99,10 @@ pub enum Position {
     /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
     /// someone edited it.
     Drifted,
+    /// Equal to the plan of these stages by one of the two routings that write it (a Rollout's
+    /// own and its TrafficRouting's) but not by the other, which the controller rewrites it to
+    /// in turn: at no step for good.
+    Contested { steps: Vec<Stage> },
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -442,11 +446,28 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
             (format!("at {}", steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")), GREEN)
         }
         Position::Drifted => ("drifted".into(), RED),
+        Position::Contested { steps } => (
+            format!(
+                "contested (at {} for one routing only)",
+                steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            RED,
+        ),
+    }
+}
+
+/// Whether `object`'s plan routes it (rather than restoring or leaving it).
+fn routes(object: &ObjectPlan) -> bool {
+    match object.action {
+        Action::Lua(_) | Action::Rules(_) => true,
+        // A restore places nothing at a step: the object is then at its original.
+        Action::Restore | Action::RestoreRules(_) | Action::Delete | Action::Keep(_) => false,
     }
 }
 
 /// Places every object of a plan of all stages of a Rollout (each planned from the objects as
-/// read): at the stages whose plan writes nothing to it.
+/// read): at the stages whose plan writes nothing to it. An object that two routings plan (the
+/// Rollout's own and its TrafficRouting's) is at a stage only when neither writes it there.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
@@ -475,26 +496,27 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                 }
             };
             let view = &mut views[index];
-            let routes = match &object.action {
-                Action::Lua(script) => {
-                    view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                    true
-                }
-                Action::Rules(_) => true,
-                // A restore places nothing at a step: the object is then at its original.
-                Action::Restore | Action::RestoreRules(_) | Action::Delete | Action::Keep(_) => false,
-            };
+            if let Action::Lua(script) = &object.action {
+                view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
+            }
             // A step's plan that leaves the object as it is places it there, even when it shows
             // no sign of a release (an HTTPRoute whose rules a match step dropped): only an
             // object that is not there stays absent.
             if let Some(step) = stage.stage
-                && routes
+                && routes(object)
                 && view.position != Position::Absent
                 && !object.changed()
             {
-                match &mut view.position {
-                    Position::AtStep { steps } => steps.push(step),
-                    other => *other = Position::AtStep { steps: vec![step] },
+                let agreed = stage.objects.iter().filter(|o| o.key == object.key).all(|o| routes(o) && !o.changed());
+                match (&mut view.position, agreed) {
+                    (Position::AtStep { steps }, true) | (Position::Contested { steps }, false) => {
+                        if !steps.contains(&step) {
+                            steps.push(step);
+                        }
+                    }
+                    (Position::AtStep { .. }, false) => {}
+                    (other, true) => *other = Position::AtStep { steps: vec![step] },
+                    (other, false) => *other = Position::Contested { steps: vec![step] },
                 }
             }
         }

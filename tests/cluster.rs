@@ -1038,6 +1038,54 @@ fn restore_a_ref_a_held_traffic_routing_routes_says_the_controller_routes_it_aga
     assert!(object(&server, "virtualservices", "demo")["metadata"]["annotations"].is_null());
 }
 
+/// Rollout `demo` of `rollout(2, state)` linked to TrafficRouting `tr` (a header to the
+/// VirtualService's subset `canary`, held by demo), which routes VirtualService `demo` too.
+fn own_and_traffic_routing(state: &str) -> fake_apiserver::Builder {
+    let mut linked = rollout(2, state);
+    linked["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "tr"});
+    serving(linked).object(json!({
+        "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+        "metadata": {"name": "tr", "namespace": NAMESPACE,
+                     "finalizers": ["rollouts.kruise.io/trafficrouting", "progressing.rollouts.kruise.io/demo"]},
+        "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "x-env", "value": "gray"}]}]}, "objectRef": [{"service": "demo", "customNetworkRefs": [
+            {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}
+        ]}]},
+        "status": {"phase": "Progressing"}
+    }))
+}
+
+#[test]
+fn an_object_a_rollout_and_its_traffic_routing_both_route_is_warned_of_refused_and_placed_at_no_step() {
+    let contested = "VirtualService shop/demo is routed both by Rollout shop/demo's own trafficRoutings and by TrafficRouting shop/tr (annotation rollouts.kruise.io/trafficrouting), which the controller reconciles independently: each rewrites it to its own routing on every pass, so it flaps and the Rollout never gets past StepTrafficRouting; approve refuses it: route it through one of them only";
+    let server = own_and_traffic_routing("StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success().stdout_has(&format!("  warning: {contested}\n"));
+    for dry_run in [&[][..], &["--dry-run=client"]] {
+        test.run_args(["approve", "demo", "--yes"].iter().chain(dry_run)).status(3).stderr_has(
+            "nothing was written: VirtualService shop/demo is routed both by Rollout shop/demo (its own trafficRoutings) and by TrafficRouting shop/tr (the TrafficRouting it names), which the controller reconciles independently: each would rewrite it to its own routing on every pass, and the step would never be done routing: route it through one of them only",
+        );
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // The VirtualService at step 2 of the Rollout's own routing (written before the link): the
+    // TrafficRouting's routing rewrites it, so it is at that step for one routing only.
+    let mut unlinked = rollout(2, "StepPaused");
+    server.put_object(unlinked.clone());
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    unlinked["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "tr"});
+    server.put_object(unlinked);
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has("VirtualService shop/demo   contested (at step 2 for one routing only)")
+        .stdout_has(&format!("      note: {contested}\n"));
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "contested", "steps": [2]}));
+    // restore puts the one stored original back, once, with no edit to discard.
+    server.clear_log();
+    test.run_args(["restore", "demo", "--yes"]).success().stdout_has("VirtualService shop/demo restored (backup ");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
+}
+
 #[test]
 fn approve_several_rollouts_rolls_back_all_of_them() {
     let server = full_link("StepPaused")
