@@ -941,6 +941,17 @@ fn approve_several_rollouts_with_traffic_routings() {
 }
 
 #[test]
+fn approve_previews_a_traffic_routings_next_step_as_kept_routed_not_restored() {
+    // mocka has no trafficRoutings of its own and its step 2 neither traffic nor matches: its
+    // TrafficRouting keeps routing through step 2, nothing is restored when it starts.
+    let server = full_link("StepPaused").start();
+    let out = Test::new().kubeconfig(&server).args(["approve", "mocka", "--yes"]).run().success().stdout_has(
+        "Next for Rollout shop/mocka: step 2/2 (TrafficRouting mocka-tr keeps its routing for the whole release: its original comes back only once no Rollout holds it)\n",
+    );
+    assert!(!out.stdout.contains("restores the original"), "{}", out.stdout);
+}
+
+#[test]
 fn approve_several_rollouts_checks_every_guard_first() {
     let server = full_link("StepUpgrade").start();
     Test::new()

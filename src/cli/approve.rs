@@ -12,10 +12,12 @@ use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_ques
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
-use crate::model::{ApprovalProgress, Ending, ObjectKey, Owner, Rollout, Stage, StrategyKind, approval_progress};
+use crate::model::{
+    ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Rollout, Stage, StrategyKind, approval_progress,
+};
 use crate::output;
-use crate::plan::RoutingPlan;
-use crate::providers::ObjectPlan;
+use crate::plan::{RoutingPlan, StagePlan};
+use crate::providers::{Action, ObjectPlan};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::Cluster;
@@ -694,16 +696,41 @@ fn preview_next(
         }
     }
     let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
-    // A step without traffic and matches is restored on every reconcile from its start
-    // (docs/controller-semantics.md §3.5); any other is routed once its pods are ready.
-    let when = match rollout.strategy_at(next).routes_traffic() {
-        true => "applied by the controller once its pods are ready",
-        false => "the controller restores the original as soon as the step starts, before its pods are updated",
-    };
-    plan.owner = format!("Next for {}: {} ({when})", plan.owner, rollout.stage_label(next));
+    let when = plan.stages.first().and_then(when_written).map(|when| format!(" ({when})")).unwrap_or_default();
+    plan.owner = format!("Next for {}: {}{when}", plan.owner, rollout.stage_label(next));
     plan.notes.clear();
     let style = output::DiffStyle { differ: &super::diff::differ(), stored };
     Ok(format!("\n{}", output::plans_text(&[plan], style).map_err(Error::Input)?))
+}
+
+/// When the controller writes what `next` (a stage's plan) does, routing by routing. A
+/// Rollout's own routing: a step without traffic and matches is restored on every reconcile
+/// from its start (docs/controller-semantics.md §3.5), any other routed once its pods are ready.
+/// A TrafficRouting routes its one strategy for the whole release, whatever the step, and
+/// restores only once no Rollout holds it (§2). None: nothing to say (the plan says why the
+/// stage leaves the objects alone).
+fn when_written(next: &StagePlan) -> Option<String> {
+    let own: Vec<&Action> =
+        next.objects.iter().filter(|o| o.owner.kind == OwnerKind::Rollout).map(|o| &o.action).collect();
+    let mut parts = Vec::new();
+    if own.iter().any(|a| matches!(a, Action::Lua(_) | Action::Rules(_))) {
+        parts.push("applied by the controller once its pods are ready".to_string());
+    } else if own.iter().any(|a| matches!(a, Action::Restore | Action::RestoreRules(_) | Action::Delete)) {
+        parts.push(
+            "the controller restores the original as soon as the step starts, before its pods are updated".into(),
+        );
+    }
+    let mut traffic_routings: Vec<&str> = next
+        .objects
+        .iter()
+        .filter(|o| o.owner.kind == OwnerKind::TrafficRouting)
+        .map(|o| o.owner.name.as_str())
+        .collect();
+    traffic_routings.dedup();
+    parts.extend(traffic_routings.into_iter().map(|name| {
+        format!("TrafficRouting {name} keeps its routing for the whole release: its original comes back only once no Rollout holds it")
+    }));
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]
@@ -860,6 +887,40 @@ mod tests {
                 .unwrap();
             assert_eq!(refusal(&[("demo", &plan)]).as_deref(), Some(contested));
         }
+    }
+
+    #[test]
+    fn the_next_stage_says_when_each_routing_writes_it() {
+        let at = |step: usize| rollout(false, status("Progressing", step, "StepPaused", json!({}))).item;
+        let routed = Value::clone(&current_plan(&at(1), route()).stages[0].objects[0].planned);
+        let restores = "the controller restores the original as soon as the step starts, before its pods are updated";
+        let keeps = "TrafficRouting tr keeps its routing for the whole release: its original comes back only once no Rollout holds it";
+        let when = |rollout: &Rollout, cr: Option<&TrafficRoutingCr>, current: &Value| {
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", current.clone());
+            let mut tr_route = route();
+            tr_route["metadata"]["name"] = json!("tr");
+            objects.insert("shop", tr_route);
+            let catalog = ScriptCatalog::default();
+            let stage = rollout.current_stage().unwrap();
+            let plan = Planner::new(&objects, &catalog, Limits::default())
+                .plan_rollout(rollout, "shop", cr, &[stage])
+                .unwrap();
+            when_written(&plan.stages[0])
+        };
+        assert_eq!(when(&at(3), None, &route()).as_deref(), Some("applied by the controller once its pods are ready"));
+        assert_eq!(when(&at(2), None, &routed).as_deref(), Some(restores));
+        // A TrafficRouting routes whatever the step: only the Rollout's own routing restores.
+        let cr = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "spec": {"strategy": {"matches": [{"headers": [{"name": "x", "value": "1"}]}]},
+                     "objectRef": [{"service": "demo", "gateway": {"httpRouteName": "tr"}}]}
+        }))
+        .unwrap();
+        assert_eq!(when(&at(2), Some(&cr), &routed), Some(format!("{restores}; {keeps}")));
+        let mut linked = at(2);
+        linked.traffic_routing = None;
+        assert_eq!(when(&linked, Some(&cr), &routed).as_deref(), Some(keeps));
     }
 
     #[test]
