@@ -9,6 +9,9 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
 
+/// How `status` says that `spec.strategy.paused` is set, as `plan`'s header does.
+const PAUSED: &str = "paused (spec.strategy.paused)";
+
 /// What a release is doing, as far as a follower cares.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
@@ -184,6 +187,9 @@ pub struct RolloutView {
     pub step_does: Option<String>,
     pub state: Option<String>,
     pub progress: Progress,
+    /// `spec.strategy.paused`: the controller leaves the Rollout as it is, an approval included,
+    /// until it is resumed (docs/controller-semantics.md §1.6, §7).
+    pub paused: bool,
     pub message: Option<String>,
     pub canary_replicas: Option<i64>,
     pub canary_ready_replicas: Option<i64>,
@@ -286,6 +292,7 @@ impl RolloutView {
             step_does,
             state: status.current_step_state.clone(),
             progress: Progress::of(rollout, now),
+            paused: rollout.paused,
             message: status.message.clone(),
             canary_replicas: status.canary_replicas,
             canary_ready_replicas: status.canary_ready_replicas,
@@ -327,6 +334,7 @@ impl RolloutView {
             step_does: None,
             state: None,
             progress: Progress::Failed { reason: "its spec does not parse".into() },
+            paused: false,
             message: None,
             canary_replicas: None,
             canary_ready_replicas: None,
@@ -351,10 +359,20 @@ impl RolloutView {
             field(&mut out, "Step", &format!("{step}: {}", self.step_does.as_deref().unwrap_or_default()));
         }
         let state = self.state.as_deref().unwrap_or("-");
+        let paused = match self.paused {
+            true => paint(
+                YELLOW,
+                &format!(
+                    ", {PAUSED}: the controller acts on nothing, an approval included, until it is resumed (`kubectl-kruise rollout resume {}`)",
+                    self.name
+                ),
+            ),
+            false => String::new(),
+        };
         field(
             &mut out,
             "State",
-            &format!("{state}, {}", paint(progress_style(&self.progress), &self.progress.describe())),
+            &format!("{state}, {}{paused}", paint(progress_style(&self.progress), &self.progress.describe())),
         );
         if let Some(message) = &self.message {
             field(&mut out, "Message", message);
@@ -404,8 +422,9 @@ impl RolloutView {
             Progress::Paused { .. } => "paused".to_string(),
             other => other.describe(),
         };
+        let paused = if self.paused { format!(", {PAUSED}") } else { String::new() };
         let mut line = format!(
-            "{}/{}: {}, {} {} ({progress})",
+            "{}/{}: {}, {} {} ({progress}{paused})",
             self.namespace,
             self.name,
             self.phase,

@@ -1656,6 +1656,31 @@ fn plan_says_that_a_rollout_is_paused() {
     assert!(!out.stdout.contains("paused (spec.strategy.paused)"), "{}", out.stdout);
 }
 
+#[test]
+fn status_shows_and_approve_notes_that_a_rollout_is_paused() {
+    let mut paused = rollout(2, "StepPaused");
+    paused["spec"]["strategy"]["paused"] = json!(true);
+    let server = serving(paused).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"]).success().stdout_has(
+        "  State:    StepPaused, waiting for approval, paused (spec.strategy.paused): the controller acts on nothing, an approval included, until it is resumed (`kubectl-kruise rollout resume demo`)\n",
+    );
+    assert_eq!(test.run_args(["status", "demo", "-o", "json"]).success().json()[0]["paused"], true);
+    // Approved all the same (the approval waits for the resume), with a note.
+    let note = "  warning: Rollout demo is paused (spec.strategy.paused): the controller acts on this approval only after it is resumed (`kubectl-kruise rollout resume demo`, or spec.strategy.paused set to false)\n";
+    test.run_args(["approve", "demo", "--dry-run=client"]).success().stdout_has(note);
+    test.run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has(note)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    // Resumed, neither says anything of it.
+    server.put_object(rollout(2, "StepPaused"));
+    let status = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(status[0]["paused"], false);
+    let out = test.run_args(["approve", "demo", "--dry-run=client"]).success();
+    assert!(!out.stdout.contains("spec.strategy.paused"), "{}", out.stdout);
+}
+
 /// A Rollout `name` routing through VirtualService `routes` and a Widget, a kind the server
 /// does not serve: it cannot be loaded.
 fn rollout_with_an_unserved_ref(name: &str, routes: &str) -> serde_json::Value {

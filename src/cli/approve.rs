@@ -144,6 +144,18 @@ fn early_routing(rollout: &Rollout, plan: &RoutingPlan) -> Option<String> {
     })
 }
 
+/// What to say of approving a Rollout paused by `spec.strategy.paused`: the controller leaves it
+/// as it is, in reason Paused, and acts on the approval only once it is resumed
+/// (docs/controller-semantics.md §1.6, §7). Not refused: the approval waits for the resume.
+fn paused_approval(rollout: &Rollout) -> Option<String> {
+    rollout.paused.then(|| {
+        format!(
+            "Rollout {name} is paused (spec.strategy.paused): the controller acts on this approval only after it is resumed (`kubectl-kruise rollout resume {name}`, or spec.strategy.paused set to false)",
+            name = rollout.name
+        )
+    })
+}
+
 /// Refuses when two routings plan one object and one of them writes it (`planned`: each
 /// Rollout's name with an object its plan holds). Two Rollouts: each plan is made from the same
 /// read, so the second Rollout's writes would replace the first's routing, leaving it approved
@@ -377,6 +389,7 @@ impl Run<'_> {
                 }
                 let early = args.traffic_only.then(|| early_routing(&rollout.item, &plan)).flatten();
                 plan.warnings.extend(early.clone());
+                plan.warnings.extend((!args.traffic_only).then(|| paused_approval(&rollout.item)).flatten());
                 Ok(Approval { rollout, stage, plan, early })
             })
             .collect::<Result<Vec<_>, Error>>()?;
