@@ -163,17 +163,25 @@ fn paused_approval(rollout: &Rollout) -> Option<String> {
 /// controller reconciles them independently, each rewriting the object to its own routing on
 /// every pass (docs/controller-semantics.md §2), so the step is never done routing.
 fn refuse_shared_writes<'a>(planned: impl IntoIterator<Item = (&'a str, &'a ObjectPlan)>) -> Result<(), Error> {
-    /// Who plans an object (each Rollout, through which routing), and whether one writes it.
-    type Planners<'p> = (Vec<(&'p str, &'p Owner)>, bool);
-    let mut planners: BTreeMap<&ObjectKey, Planners> = BTreeMap::new();
+    /// An object, who plans it (each Rollout, through which routing), and whether one writes it;
+    /// in the plans' order, so the first shared object named is the first written.
+    type Planners<'p> = (&'p ObjectKey, Vec<(&'p str, &'p Owner)>, bool);
+    let mut planners: Vec<Planners> = Vec::new();
     for (rollout, object) in planned {
-        let (by, writes) = planners.entry(&object.key).or_default();
+        let index = match planners.iter().position(|(key, ..)| *key == &object.key) {
+            Some(index) => index,
+            None => {
+                planners.push((&object.key, Vec::new(), false));
+                planners.len() - 1
+            }
+        };
+        let (_, by, writes) = &mut planners[index];
         *writes |= object.writes().next().is_some();
         if !by.contains(&(rollout, &object.owner)) {
             by.push((rollout, &object.owner));
         }
     }
-    let shared = planners.iter().find_map(|(key, (by, writes))| match by.as_slice() {
+    let shared = planners.iter().find_map(|(key, by, writes)| match by.as_slice() {
         [first, second, ..] if *writes => Some((key, first, second)),
         _ => None,
     });
