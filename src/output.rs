@@ -513,6 +513,12 @@ mod tests {
                 name: "web-canary".into(),
             },
             key: key.clone(),
+            owner: crate::model::Owner {
+                kind: crate::model::OwnerKind::Rollout,
+                namespace: "shop".into(),
+                name: "demo".into(),
+                uid: String::new(),
+            },
             untouched: current.is_null(),
             current: current.into(),
             planned: planned.into(),

@@ -11,7 +11,7 @@ use crate::providers::{Context, ObjectPlan, custom, gateway, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The pod label the built-in DestinationRule script's `canary` subset selects.
@@ -124,15 +124,23 @@ impl<'a> Planner<'a> {
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::Input(format!("{owner} has no traffic routing to plan: {why}{notes}")));
         }
+        let cr_routing = cr.map(|cr| Routing::of_traffic_routing(cr, namespace));
         let (label, value) = CANARY_SUBSET_LABEL;
         let pods_labelled = rollout.enable_extra_workload_for_canary
             && rollout.canary_pod_labels.get(label).is_some_and(|v| v == value);
-        if let Some(r) = own.as_ref().filter(|_| rollout.disable_generate_canary_service && !pods_labelled)
-            && r.custom_refs().iter().any(|r| r.kind == "DestinationRule")
-        {
-            warnings.push(format!(
+        if !pods_labelled {
+            let unlabelled = format!(
                 "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary"
-            ));
+            );
+            if own.as_ref().is_some_and(routes_to_canary_subset) {
+                warnings.push(unlabelled.clone());
+            }
+            if let Some(cr) = cr.filter(|_| cr_routing.as_ref().is_some_and(routes_to_canary_subset)) {
+                warnings.push(format!(
+                    "TrafficRouting {}: {unlabelled} (a TrafficRouting routes to the stable Service itself, so always to the subset)",
+                    cr.name
+                ));
+            }
         }
         // The controller's PatchStableService answers "retry" when no canary Service is generated,
         // and blue-green calls it before a routing step 1 without canary's guard (by code reading).
@@ -160,7 +168,9 @@ impl<'a> Planner<'a> {
             ));
         }
         let routing = own;
-        let cr_done = cr.map(|cr| (cr, Routing::of_traffic_routing(cr, namespace), cr.routing()));
+        let cr_done = cr.zip(cr_routing).map(|(cr, cr_routing)| (cr, cr_routing, cr.routing()));
+        // Objects both the Rollout's own routing and its TrafficRouting's plan.
+        let mut contested = BTreeSet::new();
         let mut plans = Vec::with_capacity(stages.len());
         let mut carried = Carried::new();
         // Planned from the objects read, a stage routed as an earlier one plans as it did: each
@@ -174,7 +184,8 @@ impl<'a> Planner<'a> {
             if let Some(routing) = &routing {
                 objects.extend(self.plan_objects_once(&mut own_alike, routing, &done.action, &label, &mut carried)?);
             }
-            if let Some((_, cr_routing, cr_done)) = &cr_done {
+            let own_count = objects.len();
+            if let Some((cr, cr_routing, cr_done)) = &cr_done {
                 objects.extend(self.plan_objects_once(
                     &mut cr_alike,
                     cr_routing,
@@ -182,6 +193,15 @@ impl<'a> Planner<'a> {
                     &label,
                     &mut carried,
                 )?);
+                let (own_objects, cr_objects) = objects.split_at_mut(own_count);
+                for object in own_objects {
+                    if let Some(theirs) = cr_objects.iter_mut().find(|o| o.key == object.key) {
+                        let note = contested_note(&object.key, rollout, namespace, cr);
+                        object.notes.push(note.clone());
+                        theirs.notes.push(note);
+                        contested.insert(object.key.clone());
+                    }
+                }
             }
             // What is routed (the Rollout's own objects, its TrafficRouting's), and around it,
             // for a step, its replicas and pause.
@@ -205,6 +225,7 @@ impl<'a> Planner<'a> {
             plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, objects });
         }
         if let Some(cr) = cr {
+            warnings.extend(contested.iter().map(|key| contested_note(key, rollout, namespace, cr)));
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
         }
         Ok(RoutingPlan { owner, notes: Vec::new(), stages: plans, warnings })
@@ -219,7 +240,17 @@ impl<'a> Planner<'a> {
         let description = done.describe(&cr.strategy);
         let stage = StagePlan { stage: None, label, routing: description.clone(), description, objects };
         let warnings = cr.warnings.iter().map(ToString::to_string).collect();
-        Ok(RoutingPlan { owner: routing.owner.to_string(), notes: Vec::new(), stages: vec![stage], warnings })
+        // The Rollouts that would put the label on their canary pods are not known here.
+        let (label, value) = CANARY_SUBSET_LABEL;
+        let notes = routes_to_canary_subset(&routing).then(|| format!(
+            "traffic goes to the DestinationRule subset canary, which selects pods labelled {label}={value}: each Rollout routed through this TrafficRouting must give its canary pods that label (patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary), or that traffic finds no pods; no such Rollout is in the input to check"
+        ));
+        Ok(RoutingPlan {
+            owner: routing.owner.to_string(),
+            notes: notes.into_iter().collect(),
+            stages: vec![stage],
+            warnings,
+        })
     }
 
     /// As `plan_objects`, but when each stage is planned from the objects read, an action
@@ -294,6 +325,27 @@ impl<'a> Planner<'a> {
             None => (self.objects.get(key), None),
         }
     }
+}
+
+/// Whether `routing` sends canary traffic to the DestinationRule subset `canary`: the built-in
+/// scripts do when the canary Service is the stable one (a TrafficRouting, or
+/// `disableGenerateCanaryService`; docs/controller-semantics.md §2, §3.2).
+fn routes_to_canary_subset(routing: &Routing) -> bool {
+    routing.canary_service == routing.stable_service
+        && routing.custom_refs().iter().any(|r| r.kind == "DestinationRule")
+}
+
+/// What is said of an object that a Rollout's own routing and its TrafficRouting `cr` both
+/// plan: the controller reconciles the two independently (docs/controller-semantics.md §2), and
+/// each rewrites the object from the stored original whenever it differs from its own result
+/// (§3.4), so neither is ever done.
+fn contested_note(key: &ObjectKey, rollout: &Rollout, namespace: &str, cr: &TrafficRoutingCr) -> String {
+    format!(
+        "{key} is routed both by Rollout {namespace}/{}'s own trafficRoutings and by TrafficRouting {namespace}/{} (annotation {}), which the controller reconciles independently: each rewrites it to its own routing on every pass, so it flaps and the Rollout never gets past StepTrafficRouting; approve refuses it: route it through one of them only",
+        rollout.name,
+        cr.name,
+        model::TRAFFIC_ROUTING_ANNOTATION
+    )
 }
 
 #[cfg(test)]

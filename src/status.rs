@@ -4,10 +4,13 @@
 use crate::model::{Ending, Rollout, Stage, StrategyKind};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::RoutingPlan;
-use crate::providers::Action;
+use crate::providers::{Action, ObjectPlan};
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
+
+/// How `status` says that `spec.strategy.paused` is set, as `plan`'s header does.
+const PAUSED: &str = "paused (spec.strategy.paused)";
 
 /// What a release is doing, as far as a follower cares.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -99,6 +102,10 @@ pub enum Position {
     /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
     /// someone edited it.
     Drifted,
+    /// Equal to the plan of these stages by one of the two routings that write it (a Rollout's
+    /// own and its TrafficRouting's) but not by the other, which the controller rewrites it to
+    /// in turn: at no step for good.
+    Contested { steps: Vec<Stage> },
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -180,6 +187,9 @@ pub struct RolloutView {
     pub step_does: Option<String>,
     pub state: Option<String>,
     pub progress: Progress,
+    /// `spec.strategy.paused`: the controller leaves the Rollout as it is, an approval included,
+    /// until it is resumed (docs/controller-semantics.md §1.6, §7).
+    pub paused: bool,
     pub message: Option<String>,
     pub canary_replicas: Option<i64>,
     pub canary_ready_replicas: Option<i64>,
@@ -282,6 +292,7 @@ impl RolloutView {
             step_does,
             state: status.current_step_state.clone(),
             progress: Progress::of(rollout, now),
+            paused: rollout.paused,
             message: status.message.clone(),
             canary_replicas: status.canary_replicas,
             canary_ready_replicas: status.canary_ready_replicas,
@@ -323,6 +334,7 @@ impl RolloutView {
             step_does: None,
             state: None,
             progress: Progress::Failed { reason: "its spec does not parse".into() },
+            paused: false,
             message: None,
             canary_replicas: None,
             canary_ready_replicas: None,
@@ -347,10 +359,20 @@ impl RolloutView {
             field(&mut out, "Step", &format!("{step}: {}", self.step_does.as_deref().unwrap_or_default()));
         }
         let state = self.state.as_deref().unwrap_or("-");
+        let paused = match self.paused {
+            true => paint(
+                YELLOW,
+                &format!(
+                    ", {PAUSED}: the controller acts on nothing, an approval included, until it is resumed (`kubectl-kruise rollout resume {}`)",
+                    self.name
+                ),
+            ),
+            false => String::new(),
+        };
         field(
             &mut out,
             "State",
-            &format!("{state}, {}", paint(progress_style(&self.progress), &self.progress.describe())),
+            &format!("{state}, {}{paused}", paint(progress_style(&self.progress), &self.progress.describe())),
         );
         if let Some(message) = &self.message {
             field(&mut out, "Message", message);
@@ -400,8 +422,9 @@ impl RolloutView {
             Progress::Paused { .. } => "paused".to_string(),
             other => other.describe(),
         };
+        let paused = if self.paused { format!(", {PAUSED}") } else { String::new() };
         let mut line = format!(
-            "{}/{}: {}, {} {} ({progress})",
+            "{}/{}: {}, {} {} ({progress}{paused})",
             self.namespace,
             self.name,
             self.phase,
@@ -442,11 +465,28 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
             (format!("at {}", steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")), GREEN)
         }
         Position::Drifted => ("drifted".into(), RED),
+        Position::Contested { steps } => (
+            format!(
+                "contested (at {} for one routing only)",
+                steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")
+            ),
+            RED,
+        ),
+    }
+}
+
+/// Whether `object`'s plan routes it (rather than restoring or leaving it).
+fn routes(object: &ObjectPlan) -> bool {
+    match object.action {
+        Action::Lua(_) | Action::Rules(_) => true,
+        // A restore places nothing at a step: the object is then at its original.
+        Action::Restore | Action::RestoreRules(_) | Action::Delete | Action::Keep(_) => false,
     }
 }
 
 /// Places every object of a plan of all stages of a Rollout (each planned from the objects as
-/// read): at the stages whose plan writes nothing to it.
+/// read): at the stages whose plan writes nothing to it. An object that two routings plan (the
+/// Rollout's own and its TrafficRouting's) is at a stage only when neither writes it there.
 pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
@@ -475,26 +515,27 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                 }
             };
             let view = &mut views[index];
-            let routes = match &object.action {
-                Action::Lua(script) => {
-                    view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
-                    true
-                }
-                Action::Rules(_) => true,
-                // A restore places nothing at a step: the object is then at its original.
-                Action::Restore | Action::RestoreRules(_) | Action::Delete | Action::Keep(_) => false,
-            };
+            if let Action::Lua(script) = &object.action {
+                view.script.get_or_insert_with(|| format!("{} (sha256 {})", script.source, script.short_hash()));
+            }
             // A step's plan that leaves the object as it is places it there, even when it shows
             // no sign of a release (an HTTPRoute whose rules a match step dropped): only an
             // object that is not there stays absent.
             if let Some(step) = stage.stage
-                && routes
+                && routes(object)
                 && view.position != Position::Absent
                 && !object.changed()
             {
-                match &mut view.position {
-                    Position::AtStep { steps } => steps.push(step),
-                    other => *other = Position::AtStep { steps: vec![step] },
+                let agreed = stage.objects.iter().filter(|o| o.key == object.key).all(|o| routes(o) && !o.changed());
+                match (&mut view.position, agreed) {
+                    (Position::AtStep { steps }, true) | (Position::Contested { steps }, false) => {
+                        if !steps.contains(&step) {
+                            steps.push(step);
+                        }
+                    }
+                    (Position::AtStep { .. }, false) => {}
+                    (other, true) => *other = Position::AtStep { steps: vec![step] },
+                    (other, false) => *other = Position::Contested { steps: vec![step] },
                 }
             }
         }

@@ -941,6 +941,17 @@ fn approve_several_rollouts_with_traffic_routings() {
 }
 
 #[test]
+fn approve_previews_a_traffic_routings_next_step_as_kept_routed_not_restored() {
+    // mocka has no trafficRoutings of its own and its step 2 neither traffic nor matches: its
+    // TrafficRouting keeps routing through step 2, nothing is restored when it starts.
+    let server = full_link("StepPaused").start();
+    let out = Test::new().kubeconfig(&server).args(["approve", "mocka", "--yes"]).run().success().stdout_has(
+        "Next for Rollout shop/mocka: step 2/2 (TrafficRouting mocka-tr keeps its routing for the whole release: its original comes back only once no Rollout holds it)\n",
+    );
+    assert!(!out.stdout.contains("restores the original"), "{}", out.stdout);
+}
+
+#[test]
 fn approve_several_rollouts_checks_every_guard_first() {
     let server = full_link("StepUpgrade").start();
     Test::new()
@@ -1036,6 +1047,54 @@ fn restore_a_ref_a_held_traffic_routing_routes_says_the_controller_routes_it_aga
         .stderr_has("VirtualService shop/demo is routed by TrafficRouting shop/tr, still held by Rollout a (finalizer progressing.rollouts.kruise.io/a), Rollout b (finalizer progressing.rollouts.kruise.io/b): the controller routes it again at its next reconcile, until no Rollout holds it")
         .stdout_has("VirtualService shop/demo restored (backup ");
     assert!(object(&server, "virtualservices", "demo")["metadata"]["annotations"].is_null());
+}
+
+/// Rollout `demo` of `rollout(2, state)` linked to TrafficRouting `tr` (a header to the
+/// VirtualService's subset `canary`, held by demo), which routes VirtualService `demo` too.
+fn own_and_traffic_routing(state: &str) -> fake_apiserver::Builder {
+    let mut linked = rollout(2, state);
+    linked["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "tr"});
+    serving(linked).object(json!({
+        "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+        "metadata": {"name": "tr", "namespace": NAMESPACE,
+                     "finalizers": ["rollouts.kruise.io/trafficrouting", "progressing.rollouts.kruise.io/demo"]},
+        "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "x-env", "value": "gray"}]}]}, "objectRef": [{"service": "demo", "customNetworkRefs": [
+            {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}
+        ]}]},
+        "status": {"phase": "Progressing"}
+    }))
+}
+
+#[test]
+fn an_object_a_rollout_and_its_traffic_routing_both_route_is_warned_of_refused_and_placed_at_no_step() {
+    let contested = "VirtualService shop/demo is routed both by Rollout shop/demo's own trafficRoutings and by TrafficRouting shop/tr (annotation rollouts.kruise.io/trafficrouting), which the controller reconciles independently: each rewrites it to its own routing on every pass, so it flaps and the Rollout never gets past StepTrafficRouting; approve refuses it: route it through one of them only";
+    let server = own_and_traffic_routing("StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success().stdout_has(&format!("  warning: {contested}\n"));
+    for dry_run in [&[][..], &["--dry-run=client"]] {
+        test.run_args(["approve", "demo", "--yes"].iter().chain(dry_run)).status(3).stderr_has(
+            "nothing was written: VirtualService shop/demo is routed both by Rollout shop/demo (its own trafficRoutings) and by TrafficRouting shop/tr (the TrafficRouting it names), which the controller reconciles independently: each would rewrite it to its own routing on every pass, and the step would never be done routing: route it through one of them only",
+        );
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // The VirtualService at step 2 of the Rollout's own routing (written before the link): the
+    // TrafficRouting's routing rewrites it, so it is at that step for one routing only.
+    let mut unlinked = rollout(2, "StepPaused");
+    server.put_object(unlinked.clone());
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    unlinked["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "tr"});
+    server.put_object(unlinked);
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has("VirtualService shop/demo   contested (at step 2 for one routing only)")
+        .stdout_has(&format!("      note: {contested}\n"));
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "contested", "steps": [2]}));
+    // restore puts the one stored original back, once, with no edit to discard.
+    server.clear_log();
+    test.run_args(["restore", "demo", "--yes"]).success().stdout_has("VirtualService shop/demo restored (backup ");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
 }
 
 #[test]
@@ -1595,6 +1654,31 @@ fn plan_says_that_a_rollout_is_paused() {
     server.put_object(rollout(2, "StepPaused"));
     let out = Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success();
     assert!(!out.stdout.contains("paused (spec.strategy.paused)"), "{}", out.stdout);
+}
+
+#[test]
+fn status_shows_and_approve_notes_that_a_rollout_is_paused() {
+    let mut paused = rollout(2, "StepPaused");
+    paused["spec"]["strategy"]["paused"] = json!(true);
+    let server = serving(paused).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"]).success().stdout_has(
+        "  State:    StepPaused, waiting for approval, paused (spec.strategy.paused): the controller acts on nothing, an approval included, until it is resumed (`kubectl-kruise rollout resume demo`)\n",
+    );
+    assert_eq!(test.run_args(["status", "demo", "-o", "json"]).success().json()[0]["paused"], true);
+    // Approved all the same (the approval waits for the resume), with a note.
+    let note = "  warning: Rollout demo is paused (spec.strategy.paused): the controller acts on this approval only after it is resumed (`kubectl-kruise rollout resume demo`, or spec.strategy.paused set to false)\n";
+    test.run_args(["approve", "demo", "--dry-run=client"]).success().stdout_has(note);
+    test.run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has(note)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    // Resumed, neither says anything of it.
+    server.put_object(rollout(2, "StepPaused"));
+    let status = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(status[0]["paused"], false);
+    let out = test.run_args(["approve", "demo", "--dry-run=client"]).success();
+    assert!(!out.stdout.contains("spec.strategy.paused"), "{}", out.stdout);
 }
 
 /// A Rollout `name` routing through VirtualService `routes` and a Widget, a kind the server

@@ -321,6 +321,39 @@ fn plan_warns_that_the_destination_rule_subset_needs_canary_pods_labelled_for_it
 }
 
 #[test]
+fn plan_warns_that_the_subset_a_traffic_routing_routes_to_needs_canary_pods_labelled_for_it() {
+    // A TrafficRouting's canary Service is the stable one: its header goes to the subset.
+    let example = |file: &str| {
+        let text = std::fs::read_to_string(repo(&format!("examples/full-link-canary/{file}"))).unwrap();
+        (format!("m/{file}"), text)
+    };
+    let files = ["trafficrouting-mocka.yaml", "virtualservice-mocka.yaml", "destinationrule-mocka.yaml"].map(example);
+    let (rollout_file, rollout) = example("rollout-mocka.yaml");
+    let plan = |rollout: Option<&str>| {
+        let mut test = Test::new();
+        for (file, text) in
+            files.iter().map(|(f, t)| (f.as_str(), t.as_str())).chain(rollout.map(|r| (rollout_file.as_str(), r)))
+        {
+            test = test.file(file, text);
+        }
+        test.args(["plan", "-f", "m"]).run().success()
+    };
+    const WARNING: &str = "  warning: TrafficRouting mocka-tr: traffic goes to the DestinationRule subset canary, which selects pods labelled istio.service.tag=gray; canary pods get that label only from patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary (a TrafficRouting routes to the stable Service itself, so always to the subset)\n";
+    // The example's Rollout labels its canary pods: nothing to say.
+    let out = plan(Some(&rollout));
+    assert!(!out.stdout.contains("istio.service.tag=gray"), "{}", out.stdout);
+    let unlabelled =
+        rollout.replace("      patchPodTemplateMetadata:\n        labels:\n          istio.service.tag: gray\n", "");
+    assert_ne!(unlabelled, rollout);
+    plan(Some(&unlabelled)).stdout_has(WARNING);
+    // Partition style: the label is on no canary pod of its own.
+    plan(Some(&rollout.replace("      enableExtraWorkloadForCanary: true\n", ""))).stdout_has(WARNING);
+    // The TrafficRouting alone: the Rollouts that would label their pods are not known.
+    let out = plan(None).stdout_has("TrafficRouting demo/mocka-tr\n  traffic goes to the DestinationRule subset canary, which selects pods labelled istio.service.tag=gray: each Rollout routed through this TrafficRouting must give its canary pods that label (patchPodTemplateMetadata.labels with enableExtraWorkloadForCanary), or that traffic finds no pods; no such Rollout is in the input to check\n");
+    assert!(!out.stdout.contains("warning"), "{}", out.stdout);
+}
+
+#[test]
 fn plan_warns_of_match_fields_a_v1alpha1_rollout_cannot_hold() {
     let rollout = r#"
 apiVersion: rollouts.kruise.io/v1alpha1

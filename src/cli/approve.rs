@@ -12,9 +12,12 @@ use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_ques
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
-use crate::model::{ApprovalProgress, Ending, ObjectKey, Rollout, Stage, StrategyKind, approval_progress};
+use crate::model::{
+    ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Rollout, Stage, StrategyKind, approval_progress,
+};
 use crate::output;
-use crate::plan::RoutingPlan;
+use crate::plan::{RoutingPlan, StagePlan};
+use crate::providers::{Action, ObjectPlan};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::Cluster;
@@ -141,22 +144,56 @@ fn early_routing(rollout: &Rollout, plan: &RoutingPlan) -> Option<String> {
     })
 }
 
-/// Refuses when two Rollouts plan writes to one object (`writes`: each Rollout's name with an
-/// object it writes): each plan is made from the same read, so the second Rollout's writes
-/// would replace the first's routing, leaving it approved with routing it does not have.
-fn refuse_shared_writes<'a>(writes: impl IntoIterator<Item = (&'a str, &'a ObjectKey)>) -> Result<(), Error> {
-    let mut writer_of: BTreeMap<&ObjectKey, &str> = BTreeMap::new();
-    for (rollout, key) in writes {
-        match writer_of.insert(key, rollout) {
-            Some(first) if first != rollout => {
-                return Err(Error::Refused(format!(
-                    "nothing was written: Rollouts {first} and {rollout} both plan writes to {key}; in one run the second would write over the first's routing: approve each in a run of its own"
-                )));
+/// What to say of approving a Rollout paused by `spec.strategy.paused`: the controller leaves it
+/// as it is, in reason Paused, and acts on the approval only once it is resumed
+/// (docs/controller-semantics.md §1.6, §7). Not refused: the approval waits for the resume.
+fn paused_approval(rollout: &Rollout) -> Option<String> {
+    rollout.paused.then(|| {
+        format!(
+            "Rollout {name} is paused (spec.strategy.paused): the controller acts on this approval only after it is resumed (`kubectl-kruise rollout resume {name}`, or spec.strategy.paused set to false)",
+            name = rollout.name
+        )
+    })
+}
+
+/// Refuses when two routings plan one object and one of them writes it (`planned`: each
+/// Rollout's name with an object its plan holds). Two Rollouts: each plan is made from the same
+/// read, so the second Rollout's writes would replace the first's routing, leaving it approved
+/// with routing it does not have. One Rollout's own routing and its TrafficRouting's: the
+/// controller reconciles them independently, each rewriting the object to its own routing on
+/// every pass (docs/controller-semantics.md §2), so the step is never done routing.
+fn refuse_shared_writes<'a>(planned: impl IntoIterator<Item = (&'a str, &'a ObjectPlan)>) -> Result<(), Error> {
+    /// An object, who plans it (each Rollout, through which routing), and whether one writes it;
+    /// in the plans' order, so the first shared object named is the first written.
+    type Planners<'p> = (&'p ObjectKey, Vec<(&'p str, &'p Owner)>, bool);
+    let mut planners: Vec<Planners> = Vec::new();
+    for (rollout, object) in planned {
+        let index = match planners.iter().position(|(key, ..)| *key == &object.key) {
+            Some(index) => index,
+            None => {
+                planners.push((&object.key, Vec::new(), false));
+                planners.len() - 1
             }
-            _ => {}
+        };
+        let (_, by, writes) = &mut planners[index];
+        *writes |= object.writes().next().is_some();
+        if !by.contains(&(rollout, &object.owner)) {
+            by.push((rollout, &object.owner));
         }
     }
-    Ok(())
+    let shared = planners.iter().find_map(|(key, by, writes)| match by.as_slice() {
+        [first, second, ..] if *writes => Some((key, first, second)),
+        _ => None,
+    });
+    let Some((key, (first, own), (second, theirs))) = shared else { return Ok(()) };
+    Err(Error::Refused(match first == second {
+        true => format!(
+            "nothing was written: {key} is routed both by {own} (its own trafficRoutings) and by {theirs} (the TrafficRouting it names), which the controller reconciles independently: each would rewrite it to its own routing on every pass, and the step would never be done routing: route it through one of them only"
+        ),
+        false => format!(
+            "nothing was written: Rollouts {first} and {second} both plan writes to {key}; in one run the second would write over the first's routing: approve each in a run of its own"
+        ),
+    }))
 }
 
 /// Refuses, without `force`, to write an Ingress named `<name>-canary` that this Rollout did not
@@ -360,14 +397,14 @@ impl Run<'_> {
                 }
                 let early = args.traffic_only.then(|| early_routing(&rollout.item, &plan)).flatten();
                 plan.warnings.extend(early.clone());
+                plan.warnings.extend((!args.traffic_only).then(|| paused_approval(&rollout.item)).flatten());
                 Ok(Approval { rollout, stage, plan, early })
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        let writes = approvals.iter().flat_map(|a| {
-            let objects = a.plan.stages.iter().flat_map(|s| &s.objects);
-            objects.filter(|o| o.writes().next().is_some()).map(|o| (a.rollout.item.name.as_str(), &o.key))
-        });
-        refuse_shared_writes(writes)?;
+        let planned = approvals
+            .iter()
+            .flat_map(|a| a.plan.stages.iter().flat_map(|s| &s.objects).map(|o| (a.rollout.item.name.as_str(), o)));
+        refuse_shared_writes(planned)?;
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
         let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
@@ -680,16 +717,41 @@ fn preview_next(
         }
     }
     let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
-    // A step without traffic and matches is restored on every reconcile from its start
-    // (docs/controller-semantics.md §3.5); any other is routed once its pods are ready.
-    let when = match rollout.strategy_at(next).routes_traffic() {
-        true => "applied by the controller once its pods are ready",
-        false => "the controller restores the original as soon as the step starts, before its pods are updated",
-    };
-    plan.owner = format!("Next for {}: {} ({when})", plan.owner, rollout.stage_label(next));
+    let when = plan.stages.first().and_then(when_written).map(|when| format!(" ({when})")).unwrap_or_default();
+    plan.owner = format!("Next for {}: {}{when}", plan.owner, rollout.stage_label(next));
     plan.notes.clear();
     let style = output::DiffStyle { differ: &super::diff::differ(), stored };
     Ok(format!("\n{}", output::plans_text(&[plan], style).map_err(Error::Input)?))
+}
+
+/// When the controller writes what `next` (a stage's plan) does, routing by routing. A
+/// Rollout's own routing: a step without traffic and matches is restored on every reconcile
+/// from its start (docs/controller-semantics.md §3.5), any other routed once its pods are ready.
+/// A TrafficRouting routes its one strategy for the whole release, whatever the step, and
+/// restores only once no Rollout holds it (§2). None: nothing to say (the plan says why the
+/// stage leaves the objects alone).
+fn when_written(next: &StagePlan) -> Option<String> {
+    let own: Vec<&Action> =
+        next.objects.iter().filter(|o| o.owner.kind == OwnerKind::Rollout).map(|o| &o.action).collect();
+    let mut parts = Vec::new();
+    if own.iter().any(|a| matches!(a, Action::Lua(_) | Action::Rules(_))) {
+        parts.push("applied by the controller once its pods are ready".to_string());
+    } else if own.iter().any(|a| matches!(a, Action::Restore | Action::RestoreRules(_) | Action::Delete)) {
+        parts.push(
+            "the controller restores the original as soon as the step starts, before its pods are updated".into(),
+        );
+    }
+    let mut traffic_routings: Vec<&str> = next
+        .objects
+        .iter()
+        .filter(|o| o.owner.kind == OwnerKind::TrafficRouting)
+        .map(|o| o.owner.name.as_str())
+        .collect();
+    traffic_routings.dedup();
+    parts.extend(traffic_routings.into_iter().map(|name| {
+        format!("TrafficRouting {name} keeps its routing for the whole release: its original comes back only once no Rollout holds it")
+    }));
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]
@@ -698,7 +760,7 @@ mod tests {
     use crate::cli::Command;
     use crate::cli::testing::{command, status_at};
     use crate::lua::Limits;
-    use crate::model::ObjectIndex;
+    use crate::model::{ObjectIndex, TrafficRoutingCr};
     use crate::plan::Planner;
 
     /// `approve demo` with `flags`, as the command line gives it.
@@ -801,19 +863,85 @@ mod tests {
     }
 
     #[test]
-    fn two_rollouts_writing_one_object_are_refused() {
-        let (vs, dr) = (
-            ObjectKey::new("networking.istio.io", "VirtualService", "shop", "demo"),
-            ObjectKey::new("networking.istio.io", "DestinationRule", "shop", "demo"),
-        );
-        assert!(refuse_shared_writes([("demo", &vs), ("demo", &vs), ("other", &dr)]).is_ok());
-        let Err(Error::Refused(message)) = refuse_shared_writes([("demo", &vs), ("other", &dr), ("other", &vs)]) else {
-            panic!("refused")
+    fn two_routings_planning_one_object_are_refused_when_one_writes_it() {
+        let at_1 = rollout(false, status("Progressing", 1, "StepPaused", json!({}))).item;
+        let mut other = at_1.clone();
+        other.name = "other".into();
+        let refusal = |plans: &[(&str, &RoutingPlan)]| {
+            let planned = plans
+                .iter()
+                .flat_map(|(name, plan)| plan.stages.iter().flat_map(|s| &s.objects).map(move |o| (*name, o)));
+            match refuse_shared_writes(planned) {
+                Ok(()) => None,
+                Err(Error::Refused(message)) => Some(message),
+                Err(other) => panic!("{other:?}"),
+            }
         };
+        let (demo_plan, other_plan) = (current_plan(&at_1, route()), current_plan(&other, route()));
+        assert_eq!(refusal(&[("demo", &demo_plan)]), None);
         assert_eq!(
-            message,
-            "nothing was written: Rollouts demo and other both plan writes to VirtualService shop/demo; in one run the second would write over the first's routing: approve each in a run of its own"
+            refusal(&[("demo", &demo_plan), ("other", &other_plan)]).as_deref(),
+            Some(
+                "nothing was written: Rollouts demo and other both plan writes to HTTPRoute shop/demo; in one run the second would write over the first's routing: approve each in a run of its own"
+            )
         );
+        // Both already as planned: nothing is written over.
+        let routed = Value::clone(&demo_plan.stages[0].objects[0].planned);
+        let (kept, kept_too) = (current_plan(&at_1, routed.clone()), current_plan(&other, routed.clone()));
+        assert_eq!(refusal(&[("demo", &kept), ("other", &kept_too)]), None);
+
+        // The Rollout's own routing and its TrafficRouting's route the HTTPRoute: refused, even
+        // where one of them leaves it as it is.
+        let cr = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "spec": {"strategy": {"matches": [{"headers": [{"name": "x", "value": "1"}]}]},
+                     "objectRef": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}]}
+        }))
+        .unwrap();
+        let contested = "nothing was written: HTTPRoute shop/demo is routed both by Rollout shop/demo (its own trafficRoutings) and by TrafficRouting shop/tr (the TrafficRouting it names), which the controller reconciles independently: each would rewrite it to its own routing on every pass, and the step would never be done routing: route it through one of them only";
+        for current in [route(), routed] {
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", current);
+            let catalog = ScriptCatalog::default();
+            let plan = Planner::new(&objects, &catalog, Limits::default())
+                .plan_rollout(&at_1, "shop", Some(&cr), &[Stage::Step(1)])
+                .unwrap();
+            assert_eq!(refusal(&[("demo", &plan)]).as_deref(), Some(contested));
+        }
+    }
+
+    #[test]
+    fn the_next_stage_says_when_each_routing_writes_it() {
+        let at = |step: usize| rollout(false, status("Progressing", step, "StepPaused", json!({}))).item;
+        let routed = Value::clone(&current_plan(&at(1), route()).stages[0].objects[0].planned);
+        let restores = "the controller restores the original as soon as the step starts, before its pods are updated";
+        let keeps = "TrafficRouting tr keeps its routing for the whole release: its original comes back only once no Rollout holds it";
+        let when = |rollout: &Rollout, cr: Option<&TrafficRoutingCr>, current: &Value| {
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", current.clone());
+            let mut tr_route = route();
+            tr_route["metadata"]["name"] = json!("tr");
+            objects.insert("shop", tr_route);
+            let catalog = ScriptCatalog::default();
+            let stage = rollout.current_stage().unwrap();
+            let plan = Planner::new(&objects, &catalog, Limits::default())
+                .plan_rollout(rollout, "shop", cr, &[stage])
+                .unwrap();
+            when_written(&plan.stages[0])
+        };
+        assert_eq!(when(&at(3), None, &route()).as_deref(), Some("applied by the controller once its pods are ready"));
+        assert_eq!(when(&at(2), None, &routed).as_deref(), Some(restores));
+        // A TrafficRouting routes whatever the step: only the Rollout's own routing restores.
+        let cr = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "spec": {"strategy": {"matches": [{"headers": [{"name": "x", "value": "1"}]}]},
+                     "objectRef": [{"service": "demo", "gateway": {"httpRouteName": "tr"}}]}
+        }))
+        .unwrap();
+        assert_eq!(when(&at(2), Some(&cr), &routed), Some(format!("{restores}; {keeps}")));
+        let mut linked = at(2);
+        linked.traffic_routing = None;
+        assert_eq!(when(&linked, Some(&cr), &routed).as_deref(), Some(keeps));
     }
 
     #[test]

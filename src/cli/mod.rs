@@ -61,9 +61,11 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     read and backed up locally first (under $XDG_STATE_HOME/kubectl-rollout-lua/backups, default \
     ~/.local/state/…, readable by their owner only; with neither XDG_STATE_HOME nor HOME set the run refuses \
     before its first write). Someone else's edit is never overwritten: it is shown and refused (on a \
-    terminal: asked). A lost or timed-out reply is resolved by reading the object again. A failure rolls back \
+    terminal: asked). A lost or timed-out reply is resolved by reading the object again. A Rollout paused by spec.strategy.paused is approved with a warning: the controller acts on \
+    the approval only once it is resumed. A failure rolls back \
     what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
-    selected Rollouts that write one object are refused. The approval is a merge patch of the status \
+    selected Rollouts that write one object are refused, and so is a Rollout whose own trafficRoutings and \
+    TrafficRouting route one object (the controller would rewrite it in turn forever). The approval is a merge patch of the status \
     subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
     its next write (a second one at once).\n\n\
     --until-step and --to-end follow the Rollouts as status -w does: a request that fails on the way is tried \
@@ -113,9 +115,11 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
     returning no table, which the controller fails too), or cannot run it (a blue-green case).";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
-    the release is ending or over: what the controller does to the routing instead), the step state, the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
+    the release is ending or over: what the controller does to the routing instead), the step state (and spec.strategy.paused, as plan's header says it: the controller acts on nothing, an approval included, until the Rollout is resumed), the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at step k (planning step k from it writes nothing), at its original (an HTTPRoute: no \
-    backendRef to the canary Service; a canary Ingress: absent), or drifted (neither), with the script used; and \
+    backendRef to the canary Service; a canary Ingress: absent), drifted (neither), or contested (at a step of \
+    one of two routings that write it, a Rollout's own and its TrafficRouting's, and not of the other), with the \
+    script used; and \
     who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
     (claim).\n\n\
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
@@ -154,9 +158,9 @@ Exit codes:
 const APPROVE_REFUSALS: &str = "\
 not StepPaused, not progressing or ending, --expect-step or --until-step not met,
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
-       else's edit, a stored original that does not parse or holds no spec, two Rollouts writing
-       one object, an Ingress named <name>-canary the Rollout did not make (without --force), no
-       terminal to confirm";
+       else's edit, a stored original that does not parse or holds no spec, two Rollouts (or a
+       Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
+       <name>-canary the Rollout did not make (without --force), no terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\

@@ -757,7 +757,10 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                         expected: Arc::clone(&o.planned),
                     })
                     .unwrap_or(Placement::Unchecked),
-                Position::Original | Position::Absent | Position::AtStep { .. } => Placement::Placed,
+                // Contested: as one of the two routings writing it leaves it, nobody's edit.
+                Position::Original | Position::Absent | Position::AtStep { .. } | Position::Contested { .. } => {
+                    Placement::Placed
+                }
             };
             Some((key, placement))
         })

@@ -136,6 +136,7 @@ pub fn plan_object(
     Ok(ObjectPlan {
         reference: reference.clone(),
         key,
+        owner: context.routing.owner.clone(),
         current,
         planned,
         action,

@@ -311,6 +311,7 @@ pub fn plan_object(
     Ok(ObjectPlan {
         reference: ObjectRef { api_version, kind: KIND.into(), name: http_route.into() },
         key,
+        owner: routing.owner.clone(),
         untouched: route.untouched(current),
         current: Arc::clone(current),
         planned,

@@ -465,6 +465,7 @@ pub fn plan_object(
         after,
         planned: stage.canary.unwrap_or_else(|| Arc::new(Value::Null)),
         key,
+        owner: context.routing.owner.clone(),
         action,
         obj: stage.obj.map(Arc::new),
         warnings,

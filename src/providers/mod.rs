@@ -12,7 +12,7 @@ pub mod ingress;
 use crate::change::Change;
 use crate::data;
 use crate::lua::{Limits, Printed};
-use crate::model::{ObjectKey, ObjectRef, Routing, RoutingAction};
+use crate::model::{ObjectKey, ObjectRef, Owner, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
@@ -52,6 +52,8 @@ pub enum Action {
 pub struct ObjectPlan {
     pub reference: ObjectRef,
     pub key: ObjectKey,
+    /// Whose routing plans it: a Rollout's own, or the TrafficRouting's it names.
+    pub owner: Owner,
     /// The object as it is (null: it does not exist, a canary Ingress not made yet), shared
     /// with the objects read (or the plan of the stage before) and with `changes`.
     pub current: Arc<Value>,
