@@ -205,30 +205,17 @@ impl TestCase {
             return (StepReport { index, outcome, notes }, false);
         };
         let want = Data::of_object(expected);
-        let got = match data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed) {
-            Ok(got) => got,
+        let got = match harness_result(script, obj, limits, printed) {
+            Ok((got, warnings)) => {
+                notes = warnings;
+                got
+            }
             Err(e) => {
                 // go test's harness compares the empty Data it makes of such a result.
                 let go_test_passes = e.kind == ScriptErrorKind::NotATable && want == Data::default();
                 return (StepReport { index, outcome: Outcome::Error(e.to_string()), notes }, go_test_passes);
             }
         };
-        // Its prints were printed by the run above.
-        let quiet = &Printed::default();
-        if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)
-            && controller != got
-        {
-            notes.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
-        }
-        match lua::order_dependence(script, obj, limits, EvalOptions::HARNESS, &got, Data::from_decoded) {
-            Some(OrderDependence::InputMaps) => notes.push(
-                "nondeterministic: the output changes with the order pairs() walks the input maps, which is random in the controller (it would never settle)".into(),
-            ),
-            Some(OrderDependence::ScriptTables) => notes.push(
-                "order-dependent: the output changes with the order pairs() walks tables the script builds (gopher-lua: insertion order)".into(),
-            ),
-            None => {}
-        }
         let outcome = if got.to_go_json() == want.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } };
         (StepReport { index, outcome, notes }, false)
     }
@@ -247,6 +234,36 @@ impl TestCase {
         out.push_str("}\n");
         out
     }
+}
+
+/// A step's result as the controller's test harness gets it, and warnings about what the
+/// controller would do otherwise: write the empty tables as null, or never settle on an output
+/// that depends on `pairs()` order (`test`, and `record`, which writes the result as expected).
+pub fn harness_result(
+    script: &Script,
+    obj: &Value,
+    limits: &Limits,
+    printed: &Printed,
+) -> Result<(Data, Vec<String>), lua::ScriptError> {
+    let got = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed)?;
+    let mut warnings = Vec::new();
+    // Its prints were printed by the run above.
+    let quiet = &Printed::default();
+    if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)
+        && controller != got
+    {
+        warnings.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
+    }
+    match lua::order_dependence(script, obj, limits, EvalOptions::HARNESS, &got, Data::from_decoded) {
+        Some(OrderDependence::InputMaps) => warnings.push(
+            "nondeterministic: the output changes with the order pairs() walks the input maps, which is random in the controller (it would never settle)".into(),
+        ),
+        Some(OrderDependence::ScriptTables) => warnings.push(
+            "order-dependent: the output changes with the order pairs() walks tables the script builds (gopher-lua: insertion order)".into(),
+        ),
+        None => {}
+    }
+    Ok((got, warnings))
 }
 
 #[derive(Clone, Debug, PartialEq)]
