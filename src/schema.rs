@@ -48,10 +48,10 @@ pub fn unknown_fields(object: &Value) -> Vec<UnknownField> {
     unknown
 }
 
-/// The known field closest to `key`, as clap suggests a flag (Jaro similarity above 0.7).
-fn closest(key: &str, fields: &serde_json::Map<String, Value>) -> Option<String> {
-    fields
-        .keys()
+/// The known name closest to `key`, as clap suggests a flag (Jaro similarity above 0.7).
+pub fn closest<'a>(key: &str, known: impl IntoIterator<Item = &'a String>) -> Option<String> {
+    known
+        .into_iter()
         .map(|known| (strsim::jaro(key, known), known))
         .filter(|(similarity, _)| *similarity > 0.7)
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -64,7 +64,7 @@ fn walk(value: &Value, schema: &Value, path: &Path, unknown: &mut Vec<UnknownFie
             for (key, value) in map {
                 match fields.get("*").or_else(|| fields.get(key)) {
                     Some(schema) => walk(value, schema, &path.field(key), unknown),
-                    None => unknown.push(UnknownField { path: path.field(key), closest: closest(key, fields) }),
+                    None => unknown.push(UnknownField { path: path.field(key), closest: closest(key, fields.keys()) }),
                 }
             }
         }

@@ -19,7 +19,7 @@ pub enum Origin {
 }
 
 impl Origin {
-    fn of(source: &str, document: &Document) -> Origin {
+    pub fn of(source: &str, document: &Document) -> Origin {
         Origin::File { place: document.place(source), text: document.text.clone() }
     }
 
@@ -44,6 +44,26 @@ impl Origin {
             }
             Origin::Cluster(_) => message,
         }
+    }
+
+    /// A warning for each field of `object` (a Rollout or TrafficRouting) its CRD does not
+    /// define, led by its line: the API server would drop it (`plan -f --validate`, `test`).
+    pub fn unknown_fields(&self, object: &Value) -> Vec<FieldMessage> {
+        crate::schema::unknown_fields(object)
+            .into_iter()
+            .map(|field| {
+                let message =
+                    format!("unknown field \"{}\": not in the CRD, so the API server drops it (misspelt?)", field.path);
+                let at = self.place_of(&field.path);
+                FieldMessage::new(field.path, message).at(&at)
+            })
+            .collect()
+    }
+
+    /// `what` (`Rollout ns/name`) cannot be read: `file.yaml:14: what: error`, with the unknown
+    /// fields of `object`, which a misspelt field often explains.
+    pub fn invalid(&self, what: &str, error: &ModelError, object: &Value) -> String {
+        format!("{}: {what}: {error}{}", self.place_of(&error.0.field), self.unknown_fields_note(object))
     }
 
     /// The unknown fields of `object`, for an error they may explain (a misspelt `stepz:` leaves
@@ -307,8 +327,7 @@ impl Snapshot {
             // A misspelt field is often why the object does not parse: it is named too.
             let invalid = |e: ModelError| {
                 let name = value["metadata"]["name"].as_str().unwrap_or("?");
-                let (at, note) = (origin.place_of(&e.0.field), origin.unknown_fields_note(&value));
-                Error::Input(format!("{at}: {kind} {namespace}/{name}: {e}{note}"))
+                Error::Input(origin.invalid(&format!("{kind} {namespace}/{name}"), &e, &value))
             };
             match (group, kind) {
                 ("rollouts.kruise.io", "Rollout" | "TrafficRouting")

@@ -5,8 +5,10 @@
 
 use crate::data::{self, Data};
 use crate::lua::{self, EvalOptions, Limits, OrderDependence, Printed, Script, ScriptErrorKind};
-use crate::model::{self, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr};
-use crate::{gojson, yaml};
+use crate::model::{self, Path, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr};
+use crate::snapshot::Origin;
+use crate::yaml::Document;
+use crate::{gojson, schema, yaml};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -20,7 +22,13 @@ pub struct TestCase {
     /// `rollout` or `trafficRouting`.
     pub subject: &'static str,
     pub go_test: GoTest,
+    /// What is wrong with the case without failing it, each led by its line: keys and fields
+    /// no one reads (misspelt?), `expected` entries beyond its steps.
+    pub warnings: Vec<String>,
 }
+
+/// The keys of a case the controller's harness reads (its `TestCase` type).
+const CASE_KEYS: [&str; 4] = ["rollout", "trafficRouting", "original", "expected"];
 
 /// How the controller's own `go test` treats a case, where that is not plain.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,11 +53,14 @@ impl GoTest {
     }
 }
 
-/// A case file's one document (every kind of test case: scripts', Ingress classes', HTTPRoutes').
-pub fn case_document(name: &str, text: &str) -> Result<Value, String> {
-    match yaml::parse_documents(text, name)?.as_slice() {
-        [document] => Ok(document.value.clone()),
-        _ => Err(format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected")),
+/// A case file's one document (every kind of test case: scripts', Ingress classes', HTTPRoutes'),
+/// with its text, where messages find a field's line.
+pub fn case_document(name: &str, text: &str) -> Result<Document, String> {
+    match <[Document; 1]>::try_from(yaml::parse_documents_keeping(text, name, |_| true)?) {
+        Ok([document]) => Ok(document),
+        Err(_) => {
+            Err(format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected"))
+        }
     }
 }
 
@@ -63,14 +74,50 @@ pub fn expected(name: &str, case: &Value, what: &str) -> Result<Vec<Value>, Stri
 }
 
 impl TestCase {
+    /// Reads a case. A case that cannot be read is an error naming the file (and the line, where
+    /// a field is at fault), with the keys no one reads, which a misspelt key often explains.
     pub fn parse(name: &str, text: &str) -> Result<TestCase, String> {
-        let case = &case_document(name, text)?;
+        let document = case_document(name, text)?;
+        let origin = Origin::of(name, &document);
+        let unknown_keys: Vec<String> = document
+            .value
+            .as_object()
+            .into_iter()
+            .flat_map(|map| map.keys())
+            .filter(|key| !CASE_KEYS.contains(&key.as_str()))
+            .map(|key| {
+                let known = CASE_KEYS.map(String::from);
+                let guess = schema::closest(key, &known).map(|k| format!(" (did you mean {k}?)")).unwrap_or_default();
+                format!(
+                    "{}: unknown key \"{key}\": a case has rollout or trafficRouting, original and expected{guess}",
+                    origin.place_of(&Path::default().field(key))
+                )
+            })
+            .collect();
+        let mut case = TestCase::read(name, &document, &origin).map_err(|e| match unknown_keys.is_empty() {
+            true => e,
+            false => format!("{e} ({})", unknown_keys.join("; ")),
+        })?;
+        case.warnings.splice(0..0, unknown_keys);
+        Ok(case)
+    }
+
+    fn read(name: &str, document: &Document, origin: &Origin) -> Result<TestCase, String> {
+        let case = &document.value;
         let original =
             case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
         let data = Data::of_object(original);
         let mut go_test = GoTest::Same;
-        let (subject, steps) = if let Some(rollout) = case.get("rollout").filter(|r| !r.is_null()) {
-            let (rollout, read_as) = harness_rollout(rollout).map_err(|e| format!("{name}: rollout: {e}"))?;
+        // The subject as plan -f reads it: its own place in the file, for its fields' lines.
+        let subject_origin = |key: &str| Origin::File {
+            place: origin.to_string(),
+            text: document.text.as_ref().map(|text| Box::new(text.inside(key))),
+        };
+        let mut warnings = Vec::new();
+        let (subject, steps) = if let Some(raw) = case.get("rollout").filter(|r| !r.is_null()) {
+            let origin = subject_origin("rollout");
+            warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
+            let (rollout, read_as) = harness_rollout(raw).map_err(|e| origin.invalid("rollout", &e, raw))?;
             if let Some(read_as) = read_as {
                 go_test = GoTest::Differs(read_as);
             }
@@ -89,9 +136,11 @@ impl TestCase {
             let steps =
                 rollout.steps.iter().map(|s| model::lua_data(data.clone(), &s.strategy, service, &canary)).collect();
             ("rollout", steps)
-        } else if let Some(cr) = case.get("trafficRouting").filter(|t| !t.is_null()) {
-            let cr =
-                TrafficRoutingCr::read(cr, Semantics::Harness).map_err(|e| format!("{name}: trafficRouting: {e}"))?;
+        } else if let Some(raw) = case.get("trafficRouting").filter(|t| !t.is_null()) {
+            let origin = subject_origin("trafficRouting");
+            warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
+            let cr = TrafficRoutingCr::read(raw, Semantics::Harness)
+                .map_err(|e| origin.invalid("trafficRouting", &e, raw))?;
             let service = &cr.traffic_routing.service;
             // The harness passes an empty, non-nil matches list when the CR has none.
             let strategy =
@@ -101,7 +150,17 @@ impl TestCase {
             return Err(format!("{name}: neither rollout nor trafficRouting"));
         };
         let expected = expected(name, case, "objects")?;
-        Ok(TestCase { name: name.into(), steps, expected, subject, go_test })
+        if expected.len() > steps.len() {
+            let first_extra = Path::default().field("expected").index(steps.len());
+            warnings.push(format!(
+                "{}: expected has {} entries but the case has {} {}: the entries past it are compared with nothing (go test ignores them too); a step removed?",
+                origin.place_of(&first_extra),
+                expected.len(),
+                steps.len(),
+                if steps.len() == 1 { "step" } else { "steps" }
+            ));
+        }
+        Ok(TestCase { name: name.into(), steps, expected, subject, go_test, warnings })
     }
 
     /// Runs every step and compares spec, labels and annotations with `expected`.
@@ -124,7 +183,7 @@ impl TestCase {
                 passed_by_go_test.join(", ")
             ));
         }
-        CaseReport { case: self.name.clone(), steps, go_test }
+        CaseReport { case: self.name.clone(), error: None, warnings: self.warnings.clone(), steps, go_test }
     }
 
     /// The step's report, and whether go test would pass the step where `test` does not.
@@ -146,30 +205,17 @@ impl TestCase {
             return (StepReport { index, outcome, notes }, false);
         };
         let want = Data::of_object(expected);
-        let got = match data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed) {
-            Ok(got) => got,
+        let got = match harness_result(script, obj, limits, printed) {
+            Ok((got, warnings)) => {
+                notes = warnings;
+                got
+            }
             Err(e) => {
                 // go test's harness compares the empty Data it makes of such a result.
                 let go_test_passes = e.kind == ScriptErrorKind::NotATable && want == Data::default();
                 return (StepReport { index, outcome: Outcome::Error(e.to_string()), notes }, go_test_passes);
             }
         };
-        // Its prints were printed by the run above.
-        let quiet = &Printed::default();
-        if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)
-            && controller != got
-        {
-            notes.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
-        }
-        match lua::order_dependence(script, obj, limits, EvalOptions::HARNESS, &got, Data::from_decoded) {
-            Some(OrderDependence::InputMaps) => notes.push(
-                "nondeterministic: the output changes with the order pairs() walks the input maps, which is random in the controller (it would never settle)".into(),
-            ),
-            Some(OrderDependence::ScriptTables) => notes.push(
-                "order-dependent: the output changes with the order pairs() walks tables the script builds (gopher-lua: insertion order)".into(),
-            ),
-            None => {}
-        }
         let outcome = if got.to_go_json() == want.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } };
         (StepReport { index, outcome, notes }, false)
     }
@@ -188,6 +234,36 @@ impl TestCase {
         out.push_str("}\n");
         out
     }
+}
+
+/// A step's result as the controller's test harness gets it, and warnings about what the
+/// controller would do otherwise: write the empty tables as null, or never settle on an output
+/// that depends on `pairs()` order (`test`, and `record`, which writes the result as expected).
+pub fn harness_result(
+    script: &Script,
+    obj: &Value,
+    limits: &Limits,
+    printed: &Printed,
+) -> Result<(Data, Vec<String>), lua::ScriptError> {
+    let got = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed)?;
+    let mut warnings = Vec::new();
+    // Its prints were printed by the run above.
+    let quiet = &Printed::default();
+    if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)
+        && controller != got
+    {
+        warnings.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
+    }
+    match lua::order_dependence(script, obj, limits, EvalOptions::HARNESS, &got, Data::from_decoded) {
+        Some(OrderDependence::InputMaps) => warnings.push(
+            "nondeterministic: the output changes with the order pairs() walks the input maps, which is random in the controller (it would never settle)".into(),
+        ),
+        Some(OrderDependence::ScriptTables) => warnings.push(
+            "order-dependent: the output changes with the order pairs() walks tables the script builds (gopher-lua: insertion order)".into(),
+        ),
+        None => {}
+    }
+    Ok((got, warnings))
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -216,13 +292,28 @@ impl StepReport {
 #[derive(Clone, Debug)]
 pub struct CaseReport {
     pub case: String,
+    /// Why the case did not run at all (it cannot be read, or has no script): no step ran.
+    pub error: Option<String>,
+    /// Warnings about the case as a whole (its steps have their own).
+    pub warnings: Vec<String>,
     pub steps: Vec<StepReport>,
     pub go_test: GoTest,
 }
 
 impl CaseReport {
+    /// A case that could not run, and why.
+    pub fn failed(case: &str, error: String) -> CaseReport {
+        CaseReport {
+            case: case.into(),
+            error: Some(error),
+            warnings: Vec::new(),
+            steps: Vec::new(),
+            go_test: GoTest::Same,
+        }
+    }
+
     pub fn passed(&self) -> bool {
-        self.steps.iter().all(|s| s.outcome == Outcome::Pass)
+        self.error.is_none() && self.steps.iter().all(|s| s.outcome == Outcome::Pass)
     }
 }
 
@@ -384,7 +475,7 @@ expected:
         let one = "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected";
         assert_eq!(case_document("c.yaml", "a: 1\n---\nb: 2\n"), Err(one.into()));
         assert_eq!(case_document("c.yaml", ""), Err(one.into()));
-        assert_eq!(case_document("c.yaml", "a: 1\n"), Ok(json!({"a": 1})));
+        assert_eq!(case_document("c.yaml", "a: 1\n").map(|d| d.value), Ok(json!({"a": 1})));
     }
 
     #[test]

@@ -160,6 +160,9 @@ fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<InText
     let mut options = serde_saphyr::options! {
         // Duplicates reach the map visitor, which names both lines.
         duplicate_keys: DuplicateKeyPolicy::PassThrough,
+        // go-yaml v2 reads an integer as Go's `strconv.ParseInt(s, 0, 64)` does: a leading 0
+        // makes it octal (`010` is 8), and one that is no octal (`09`) a float.
+        legacy_octal_numbers: true,
     };
     let mut budget = Budget::default();
     budget.max_nodes = limits.nodes;
@@ -550,6 +553,87 @@ mod tests {
     fn numbers_are_written_as_go_writes_them() {
         let value = json!({"big": 12345678901234567890.0, "count": 3, "half": 0.5});
         assert_eq!(to_string(&value), "big: 12345678901234567000\ncount: 3\nhalf: 0.5\n");
+    }
+
+    /// go-yaml v2's `resolve` (sigs.k8s.io/yaml, and so kubectl and the controller): the
+    /// underscores dropped, then `strconv.ParseInt(s, 0, 64)`, `ParseUint`, then `ParseFloat`
+    /// of what looks like a float, else a string.
+    #[test]
+    fn integers_resolve_as_go_yaml_v2_resolves_them() {
+        let table: &[(&str, Value)] = &[
+            ("010", json!(8)),
+            ("0644", json!(420)),
+            ("-010", json!(-8)),
+            ("+010", json!(8)),
+            ("0_10", json!(8)),
+            ("00", json!(0)),
+            ("0", json!(0)),
+            ("-0", json!(0)),
+            ("+0", json!(0)),
+            // No octal: ParseInt fails, the float pattern matches.
+            ("09", json!(9.0)),
+            ("-09", json!(-9.0)),
+            ("08.5", json!(8.5)),
+            ("010e1", json!(100.0)),
+            ("0.", json!(0.0)),
+            // Past 64 bits as octal: ParseFloat reads the digits as decimal.
+            ("0777777777777777777777777", json!(7.777777777777778e23)),
+            ("0o17", json!(15)),
+            ("0O17", json!(15)),
+            ("0x1F", json!(31)),
+            ("0x_1F", json!(31)),
+            ("-0x1F", json!(-31)),
+            ("0b101", json!(5)),
+            ("-0b101", json!(-5)),
+            ("1_000", json!(1000)),
+            ("10", json!(10)),
+            ("-10", json!(-10)),
+            ("0xFFFFFFFFFFFFFFFF", json!(u64::MAX)),
+            ("-9223372036854775808", json!(i64::MIN)),
+            ("0o", json!("0o")),
+            ("0x", json!("0x")),
+            ("08x", json!("08x")),
+        ];
+        for (scalar, expected) in table {
+            let read = &parse_documents(&format!("a: {scalar}\n"), "f.yaml").unwrap()[0].value["a"];
+            assert_eq!(read, expected, "{scalar}");
+        }
+    }
+
+    /// Strings that read as numbers (or booleans, or null) are quoted on the way out: what the
+    /// tool writes (`record`'s cases, `-o yaml`) reads back as it was.
+    #[test]
+    fn strings_that_read_as_something_else_are_written_quoted() {
+        let strings = [
+            "010",
+            "0644",
+            "-010",
+            "+010",
+            "0_10",
+            "00",
+            "-0",
+            "09",
+            "-09",
+            "08.5",
+            "0o17",
+            "0x1F",
+            "0b101",
+            "-0b101",
+            "1_000",
+            "0777777777777777777777777",
+            "y",
+            "on",
+            "~",
+            "1e3",
+            ".5",
+            "2001-12-14",
+        ];
+        for string in strings {
+            for value in [json!({"a": string}), json!([string]), json!({string: 1})] {
+                let text = to_string(&value);
+                assert_eq!(parse_documents(&text, "f.yaml").unwrap()[0].value, value, "{text}");
+            }
+        }
     }
 
     #[test]

@@ -637,3 +637,76 @@ fn a_misspelt_field_that_leaves_a_required_one_missing_is_named() {
         "error: typo.yaml:1: Rollout shop/odd: spec.strategy.canary.steps: must list at least one step (typo.yaml:8: unknown field spec.strategy.canary.stepz: did you mean steps?)\n",
     );
 }
+
+/// A Rollout case for `return obj.data` with one weighted step: `expected` is the original.
+const ONE_STEP_CASE: &str = "rollout:
+  apiVersion: rollouts.kruise.io/v1beta1
+  kind: Rollout
+  metadata: {name: demo}
+  spec:
+    strategy:
+      canary:
+        steps:
+        - traffic: 10%
+        trafficRoutings: [{service: svc}]
+original:
+  spec: {a: 1}
+expected:
+- spec: {a: 1}
+";
+
+fn one_step_case(case: &str) -> Test {
+    Test::new()
+        .file("lua/example.com/Thing/trafficRouting.lua", "return obj.data")
+        .file("lua/example.com/Thing/testdata/case.yaml", case)
+}
+
+#[test]
+fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
+    let field = ONE_STEP_CASE.replace("- traffic: 10%", "- trafic: 10%");
+    one_step_case(&field).args(["test", "lua"]).run().success().stdout_has(
+        "ok   example.com/Thing case.yaml (1 step)\n  warning: lua/example.com/Thing/testdata/case.yaml:9: unknown field \"spec.strategy.canary.steps[0].trafic\": not in the CRD, so the API server drops it (misspelt?)\n",
+    );
+    // A Rollout that cannot be read fails the case, not its step 1, with the field that explains it.
+    let unreadable = ONE_STEP_CASE.replace("    strategy:", "    stratgy:");
+    one_step_case(&unreadable).args(["test", "lua"]).run().status(1).stdout_has(
+        "FAIL example.com/Thing case.yaml\n  lua/example.com/Thing/testdata/case.yaml:1: rollout: spec.strategy must have exactly one of canary and blueGreen (lua/example.com/Thing/testdata/case.yaml:6: unknown field spec.stratgy: did you mean strategy?)\n0 passed, 1 failed\n",
+    );
+    let key = ONE_STEP_CASE.replace("original:", "orignal:");
+    let json = one_step_case(&key).args(["test", "lua", "-o", "json"]).run().status(1).json();
+    assert_eq!(
+        json["cases"][0]["error"],
+        "lua/example.com/Thing/testdata/case.yaml: no original object (lua/example.com/Thing/testdata/case.yaml:11: unknown key \"orignal\": a case has rollout or trafficRouting, original and expected (did you mean original?))"
+    );
+    assert_eq!(json["cases"][0]["steps"], serde_json::json!([]));
+    let extra = format!("{ONE_STEP_CASE}- spec: {{a: 2}}\n");
+    one_step_case(&extra).args(["test", "lua"]).run().success().stdout_has(
+        "  warning: lua/example.com/Thing/testdata/case.yaml:15: expected has 2 entries but the case has 1 step: the entries past it are compared with nothing (go test ignores them too); a step removed?\n",
+    );
+}
+
+#[test]
+fn test_fails_on_cases_no_script_is_next_to() {
+    let ingress_case = std::fs::read_to_string(repo(
+        "lua_configuration/trafficrouting_ingress/testdata/nginx/existing_canary_keeps_foreign_annotations.yaml",
+    ))
+    .unwrap();
+    let test = one_step_case(ONE_STEP_CASE)
+        .file("lua/example.com/Route/trafficrouting.lua", "return obj.data")
+        .file("lua/example.com/Route/testdata/case.yaml", ONE_STEP_CASE)
+        .file("lua/trafficrouting_ingress/testdata/nginx/case.yaml", &ingress_case);
+    test.run_args(["test", "lua"])
+        .status(1)
+        .stdout_has("ok   example.com/Thing case.yaml (1 step)\n")
+        .stdout_has("FAIL example.com/Route case.yaml\n  lua/example.com/Route/testdata: no script for its test cases, so none ran: looked for lua/example.com/Route/trafficRouting.lua (the folder has trafficrouting.lua: the name is case-sensitive)\n")
+        .stdout_has("FAIL trafficrouting_ingress/nginx case.yaml\n  lua/trafficrouting_ingress/testdata/nginx: no script for its test cases, so none ran: looked for lua/trafficrouting_ingress/nginx.lua\n")
+        .stdout_has("1 passed, 2 failed\n");
+    test.run_args(["-v", "test", "lua"]).status(1).stdout_has("looked for lua/example.com/Route/trafficRouting.lua");
+    let json = test.run_args(["test", "lua", "-o", "json"]).status(1).json();
+    let case = &json["cases"][1];
+    assert_eq!(
+        (&case["case"], &case["passed"], &case["script"]),
+        (&"lua/example.com/Route/testdata/case.yaml".into(), &false.into(), &serde_json::Value::Null)
+    );
+    assert!(case["error"].as_str().unwrap().contains("looked for lua/example.com/Route/trafficRouting.lua"), "{case}");
+}

@@ -205,3 +205,22 @@ fn record_names_a_gateway_object_that_is_not_there() {
         .status(1)
         .stderr_has("error: Rollout shop/store routes through HTTPRoute shop/store, which is not in its namespace");
 }
+
+#[test]
+fn record_says_where_a_script_failed_and_warns_of_what_test_warns_of() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new()
+        .kubeconfig(&server)
+        .file("failsome.lua", "if obj.canaryWeight == -1 then error(\"no weight here\") end return obj.data")
+        .file(
+            "keys.lua",
+            "local keys = {} for k in pairs(obj) do keys[#keys + 1] = k end obj.data.spec.keys = keys return obj.data",
+        );
+    test.run_args(["record", "demo", "--dir", "failed", "--script", "VirtualService.networking.istio.io=failsome.lua"])
+        .status(1)
+        .stderr_has("error: Rollout shop/demo, step 1/3, VirtualService/demo: script failsome.lua:1: no weight here\n");
+    assert!(!test.path("failed").exists(), "nothing written");
+    test.run_args(["record", "demo", "--script", "VirtualService.networking.istio.io=keys.lua"])
+        .success()
+        .stderr_has("warning: Rollout shop/demo, step 1/3, VirtualService/demo: nondeterministic: the output changes with the order pairs() walks the input maps");
+}

@@ -225,13 +225,10 @@ fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error
     let mut found = Vec::new();
     let mut check =
         |kind: &str, raw: &Value, origin: &Origin, namespace: &str, name: &str, warnings: &mut Vec<FieldMessage>| {
-            for field in schema::unknown_fields(raw) {
-                let path = field.path;
-                let at = origin.place_of(&path);
+            for warning in origin.unknown_fields(raw) {
+                let (at, path) = (origin.place_of(&warning.field), &warning.field);
                 found.push(format!("{at}: {kind} {namespace}/{name}: unknown field \"{path}\""));
-                let message =
-                    format!("unknown field \"{path}\": not in the CRD, so the API server drops it (misspelt?)");
-                warnings.push(FieldMessage::new(path, message).at(&at));
+                warnings.push(warning);
             }
         };
     for r in &mut snapshot.rollouts {
@@ -300,6 +297,9 @@ enum Runner {
     Ingress { script: Script, class_type: String, builtin: bool },
     /// The Gateway API provider: HTTPRoute cases have no script.
     HttpRoute,
+    /// Cases with no script next to them (a misnamed `trafficrouting.lua`, a class's cases
+    /// without `<classType>.lua`): each fails, saying which script was looked for.
+    NoScript { looked_for: String },
 }
 
 impl Suite {
@@ -317,13 +317,17 @@ impl Suite {
                 IngressTestCase::parse(name, text)?.run(class_type, script, *builtin, limits, printed)
             }
             Runner::HttpRoute => HttpRouteTestCase::parse(name, text)?.run(),
+            Runner::NoScript { looked_for } => {
+                let folder = Path::new(name).parent().unwrap_or(Path::new(name)).display();
+                return Err(format!("{folder}: no script for its test cases, so none ran: looked for {looked_for}"));
+            }
         })
     }
 
     fn script(&self) -> Option<&str> {
         match &self.runner {
             Runner::Lua(script) | Runner::Ingress { script, .. } => Some(&script.name),
-            Runner::HttpRoute => None,
+            Runner::HttpRoute | Runner::NoScript { .. } => None,
         }
     }
 }
@@ -395,6 +399,13 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
                     cases,
                 });
             }
+            for unscripted in files::unscripted_cases(path)? {
+                suites.push(Suite {
+                    label: unscripted.label,
+                    runner: Runner::NoScript { looked_for: unscripted.looked_for },
+                    cases: unscripted.cases,
+                });
+            }
         }
         suites
     };
@@ -405,19 +416,7 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
             let printed = Printed::default();
             let report = suite.run(name, text, &limits, &printed);
             show_printed(&printed.take());
-            let report = match report {
-                Ok(report) => report,
-                Err(e) => CaseReport {
-                    case: name.clone(),
-                    steps: vec![crate::testcase::StepReport {
-                        index: 0,
-                        outcome: StepOutcome::Error(e),
-                        notes: vec![],
-                    }],
-                    go_test: GoTest::Same,
-                },
-            };
-            reports.push((suite, report));
+            reports.push((suite, report.unwrap_or_else(|e| CaseReport::failed(name, e))));
         }
     }
     if reports.is_empty() {
@@ -460,11 +459,18 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
         let file =
             Path::new(&report.case).file_name().map_or(report.case.clone(), |n| n.to_string_lossy().into_owned());
         let status = if report.passed() { paint(GREEN, "ok  ") } else { paint(RED, "FAIL") };
-        let steps = match report.steps.len() {
-            1 => "1 step".to_string(),
-            n => format!("{n} steps"),
+        let steps = match (&report.error, report.steps.len()) {
+            (Some(_), _) => String::new(),
+            (None, 1) => " (1 step)".to_string(),
+            (None, n) => format!(" ({n} steps)"),
         };
-        out.push_str(&format!("{status} {} {file} ({steps})\n", suite.label));
+        out.push_str(&format!("{status} {} {file}{steps}\n", suite.label));
+        if let Some(error) = &report.error {
+            out.push_str(&format!("  {}\n", paint(RED, error)));
+        }
+        for warning in &report.warnings {
+            out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: {warning}"))));
+        }
         match &report.go_test {
             GoTest::Same => {}
             GoTest::Differs(note) => out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test: {note}")))),
@@ -523,7 +529,8 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                 GoTest::Differs(note) => json!({"runs": true, "note": note}),
                 GoTest::CannotRun(why) => json!({"runs": false, "note": why}),
             };
-            json!({"script": suite.script(), "case": report.case, "passed": report.passed(), "goTest": go_test, "steps": steps})
+            json!({"script": suite.script(), "case": report.case, "passed": report.passed(), "error": report.error,
+                   "warnings": report.warnings, "goTest": go_test, "steps": steps})
         })
         .collect();
     json!({"cases": cases, "passed": passed, "failed": failed})

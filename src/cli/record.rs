@@ -3,20 +3,20 @@
 //! change can be replayed offline (`test`, `plan -f`) against real cluster state.
 
 use super::cluster::{Session, runtime};
-use super::{Outcome, RecordArgs, print_raw, show_printed};
-use crate::data::{self, Data};
+use super::{Outcome, RecordArgs, print_raw, show_printed, warn};
+use crate::data::Data;
 use crate::error::Error;
-use crate::lua::{EvalOptions, Limits, Printed};
-use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Provider, Routing};
+use crate::lua::{Limits, Printed};
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, Routing};
+use crate::providers::custom;
 use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
 use crate::providers::ingress::testcase::IngressTestCase;
 use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::source::files::{self, Existing};
 use crate::source::live::{self, Selection};
-use crate::testcase::TestCase;
+use crate::testcase::{self, TestCase};
 use crate::yaml;
 use serde_json::{Map, Value, json};
-use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -138,7 +138,7 @@ fn cases_of(
                         .get(&ObjectKey::of_ref(reference, namespace))
                         .ok_or_else(|| missing(reference, namespace))?;
                     let script = catalog.resolve(reference).map_err(Error::Input)?;
-                    cases.push(case(key, subject, object, reference, script, limits, &routing.owner.name)?);
+                    cases.push(case(key, subject, object, reference, script, limits, &routing.owner)?);
                 }
             }
             Provider::Ingress { name, class_type } => {
@@ -223,22 +223,32 @@ fn case(
     reference: &ObjectRef,
     script: ResolvedScript,
     limits: Limits,
-    owner: &str,
+    owner: &Owner,
 ) -> Result<Recorded, Error> {
     let original =
         Data::original_of(live).map_err(|e| Error::Input(format!("{reference}: {e}")))?.apply_to(&skeleton(live), None);
     let subject = manifest(subject);
     let draft =
         format!("{key}:\n{}original:\n{}", indent(&yaml::to_string(&subject)), indent(&yaml::to_string(&original)));
-    let file_name = format!("{owner}-{}-{}.yaml", reference.kind.to_lowercase(), reference.name);
+    let file_name = format!("{}-{}-{}.yaml", owner.name, reference.kind.to_lowercase(), reference.name);
     let steps = TestCase::parse(&file_name, &draft).map_err(Error::Input)?.steps;
     let printed = Printed::default();
+    // Each step named as plan names it, for a failure and for what test would warn of.
+    let stage = |i: usize| match key {
+        "rollout" => format!("step {}/{}", i + 1, steps.len()),
+        _ => "TrafficRouting strategy".to_string(),
+    };
     let expected = steps
         .iter()
-        .map(|obj| {
-            let data = data::evaluate(&script.script, Cow::Borrowed(obj), &limits, EvalOptions::HARNESS, &printed);
+        .enumerate()
+        .map(|(i, obj)| {
+            let result = testcase::harness_result(&script.script, obj, &limits, &printed);
             show_printed(&printed.take());
-            Ok(data?.apply_to(&original, None))
+            let (data, warnings) = result.map_err(|e| custom::script_failed(owner, &stage(i), reference, e))?;
+            for warning in warnings {
+                warn(&format!("warning: {owner}, {}, {reference}: {warning}", stage(i)));
+            }
+            Ok(data.apply_to(&original, None))
         })
         .collect::<Result<Vec<Value>, Error>>()?;
     let text = format!(

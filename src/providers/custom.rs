@@ -9,7 +9,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, OrderDependence};
-use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, RouteStrategy, RoutingAction};
+use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, RoutingAction};
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -17,6 +17,12 @@ use std::sync::Arc;
 
 /// Plans one custom ref. `resolve` finds the script of its kind (only asked for when the stage
 /// routes traffic).
+/// A script that failed for `reference` at `stage` of `owner`'s release: which, where and why
+/// (`plan`, `record`).
+pub fn script_failed(owner: &Owner, stage: &str, reference: &ObjectRef, error: impl std::fmt::Display) -> Error {
+    Error::Input(format!("{owner}, {stage}, {reference}: {error}"))
+}
+
 pub fn plan_object(
     context: &Context,
     objects: &ObjectIndex,
@@ -78,7 +84,7 @@ pub fn plan_object(
             let obj = model::lua_data(original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
             let result = data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
-                .map_err(|e| Error::Input(format!("{}, {}, {reference}: {e}", routing.owner, context.stage)))?;
+                .map_err(|e| script_failed(&routing.owner, context.stage, reference, e))?;
             // The built-in scripts' independence from pairs() order is checked by their test cases
             // (`test` flags any dependence); other scripts are checked on every plan.
             let order = match script.source {

@@ -377,6 +377,73 @@ fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
 /// Where HTTPRoute test cases live: the Gateway API provider has no script, only cases.
 const HTTP_ROUTE_DIR: [&str; 2] = ["gateway.networking.k8s.io", "HTTPRoute"];
 
+/// The script of a custom ref's folder, as the controller names it.
+const SCRIPT_FILE: &str = "trafficRouting.lua";
+
+/// Whether `dir` is a `gateway.networking.k8s.io/HTTPRoute` folder.
+fn is_http_route_dir(dir: &Path) -> bool {
+    let names = [dir.parent().and_then(Path::file_name), dir.file_name()];
+    names.map(|n| n.and_then(|n| n.to_str())) == HTTP_ROUTE_DIR.map(Some)
+}
+
+/// Test cases no script is next to, which `test` would otherwise pass over without a word.
+pub struct UnscriptedCases {
+    /// `<group>/<Kind>` or `trafficrouting_ingress/<classType>`.
+    pub label: String,
+    /// The script that was looked for (and what `.lua` files the folder has instead).
+    pub looked_for: String,
+    /// Its cases: (path, contents).
+    pub cases: Vec<(String, String)>,
+}
+
+/// Finds the test cases at or below the folder `path` that no script is next to: a
+/// `testdata/*.yaml|yml` whose folder has no `trafficRouting.lua` (and is no
+/// `trafficrouting_ingress` or HTTPRoute folder), and a `trafficrouting_ingress/testdata/<classType>`
+/// with no `trafficrouting_ingress/<classType>.lua`.
+pub fn unscripted_cases(path: &Path) -> Result<Vec<UnscriptedCases>, Error> {
+    if !path.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    let mut look = |label: String, script: PathBuf, testdata: &Path| -> Result<(), Error> {
+        let cases = yaml_files(testdata)?;
+        if script.is_file() || cases.is_empty() {
+            return Ok(());
+        }
+        let folder = script.parent().unwrap_or(Path::new("."));
+        let others: Vec<String> = sorted_entries(folder)?
+            .iter()
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "lua"))
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        let wanted = script.file_name().unwrap_or_default().to_string_lossy();
+        let mut looked_for = script.display().to_string();
+        if !others.is_empty() {
+            let case = others.iter().any(|o| o.eq_ignore_ascii_case(&wanted));
+            let why = if case { ": the name is case-sensitive" } else { "" };
+            looked_for.push_str(&format!(" (the folder has {}{why})", others.join(", ")));
+        }
+        found.push(UnscriptedCases { label, looked_for, cases });
+        Ok(())
+    };
+    let name = |p: Option<&Path>| p.and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+    let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
+    for dir in &walk.directories {
+        if name(Some(dir)).as_deref() == Some(INGRESS_DIR) {
+            let testdata = dir.join("testdata");
+            let classes = if testdata.is_dir() { sorted_entries(&testdata)? } else { Vec::new() };
+            for class in classes.iter().filter(|c| c.is_dir()) {
+                let class_type = name(Some(class)).unwrap_or_default();
+                look(format!("{INGRESS_DIR}/{class_type}"), dir.join(format!("{class_type}.lua")), class)?;
+            }
+        } else if !is_http_route_dir(dir) {
+            let label = format!("{}/{}", name(dir.parent()).unwrap_or_default(), name(Some(dir)).unwrap_or_default());
+            look(label, dir.join(SCRIPT_FILE), &dir.join("testdata"))?;
+        }
+    }
+    Ok(found)
+}
+
 /// Finds the HTTPRoute test cases at or below the folder `path`: the
 /// `gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml|yml` files, read: (path, contents). A
 /// folder with a `trafficRouting.lua` holds a custom script's cases instead (an HTTPRoute can
@@ -387,11 +454,7 @@ pub fn http_route_cases(path: &Path) -> Result<Vec<(String, String)>, Error> {
     }
     // The folder itself, or every `gateway.networking.k8s.io/HTTPRoute` folder below it (each
     // walked once); one with a `trafficRouting.lua` holds that script's cases instead.
-    let is_route_dir = |dir: &Path| {
-        let names = [dir.parent().and_then(Path::file_name), dir.file_name()];
-        names.map(|n| n.and_then(|n| n.to_str())) == HTTP_ROUTE_DIR.map(Some)
-            && !dir.join("trafficRouting.lua").exists()
-    };
+    let is_route_dir = |dir: &Path| is_http_route_dir(dir) && !dir.join(SCRIPT_FILE).exists();
     let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
     let mut found = Vec::new();
     for dir in walk.directories.iter().filter(|d| is_route_dir(d)) {
@@ -473,7 +536,7 @@ pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
     let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
     walk.directories
         .iter()
-        .map(|dir| dir.join("trafficRouting.lua"))
+        .map(|dir| dir.join(SCRIPT_FILE))
         .filter(|script| script.is_file())
         .map(|script| script_dir(&script))
         .collect()

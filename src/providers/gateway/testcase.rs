@@ -29,7 +29,7 @@ pub struct HttpRouteTestCase {
 
 impl HttpRouteTestCase {
     pub fn parse(name: &str, text: &str) -> Result<HttpRouteTestCase, String> {
-        let case = &case_document(name, text)?;
+        let case = &case_document(name, text)?.value;
         let original = case
             .get("original")
             .filter(|o| o.is_object())
@@ -96,7 +96,7 @@ impl HttpRouteTestCase {
         let go_test = GoTest::CannotRun(
             "HTTPRoute test cases are this tool's format; the controller has no YAML harness for its Gateway API routing".into(),
         );
-        CaseReport { case: self.name.clone(), steps, go_test }
+        CaseReport { case: self.name.clone(), error: None, warnings: Vec::new(), steps, go_test }
     }
 
     /// The route after each stage, each from the route the stage before left: what `record`

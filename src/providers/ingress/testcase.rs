@@ -31,7 +31,7 @@ pub struct IngressTestCase {
 
 impl IngressTestCase {
     pub fn parse(name: &str, text: &str) -> Result<IngressTestCase, String> {
-        let case = &case_document(name, text)?;
+        let case = &case_document(name, text)?.value;
         let stable = case
             .get("original")
             .filter(|o| o.is_object())
@@ -133,7 +133,7 @@ impl IngressTestCase {
         let go_test = GoTest::CannotRun(
             "Ingress test cases are this tool's format; the controller has no YAML harness for Ingress scripts".into(),
         );
-        CaseReport { case: self.name.clone(), steps, go_test }
+        CaseReport { case: self.name.clone(), error: None, warnings: Vec::new(), steps, go_test }
     }
 }
 
