@@ -64,6 +64,9 @@ pub struct Planner<'a> {
     /// (as a release goes through them) or from the objects as read (to tell which stage they
     /// are at).
     carry: bool,
+    /// Whether the plans keep each script's input (`ObjectPlan::obj`): only `plan --show-obj`
+    /// shows it, and a large object's obj is megabytes.
+    keep_objs: bool,
     scripts: &'a ScriptCatalog,
     limits: Limits,
     /// Scripts resolved so far: each is compiled and hashed once per plan.
@@ -74,7 +77,20 @@ pub struct Planner<'a> {
 
 impl<'a> Planner<'a> {
     pub fn new(objects: &'a ObjectIndex, scripts: &'a ScriptCatalog, limits: Limits) -> Planner<'a> {
-        Planner { objects, carry: true, scripts, limits, resolved: RefCell::default(), printed: Printed::default() }
+        Planner {
+            objects,
+            carry: true,
+            keep_objs: false,
+            scripts,
+            limits,
+            resolved: RefCell::default(),
+            printed: Printed::default(),
+        }
+    }
+
+    /// Keeps each script's input in the plans (`ObjectPlan::obj`), for `plan --show-obj`.
+    pub fn keeping_objs(self) -> Planner<'a> {
+        Planner { keep_objs: true, ..self }
     }
 
     /// Plans every stage from the objects as read, as the controller would from them now: to
@@ -285,7 +301,8 @@ impl<'a> Planner<'a> {
         stage: &str,
         carried: &mut Carried,
     ) -> Result<Vec<ObjectPlan>, Error> {
-        let context = Context { routing, action, stage, limits: &self.limits, printed: &self.printed };
+        let context =
+            Context { routing, action, stage, limits: &self.limits, printed: &self.printed, keep_obj: self.keep_objs };
         let mut objects = Vec::new();
         for provider in &routing.providers {
             let plan = match provider {
@@ -423,6 +440,39 @@ mod tests {
         assert_eq!(three.objects[0].planned["spec"]["weight"], json!(20));
         // Carried from stage to stage, every stage is planned.
         assert_eq!(run(false).1.lines().filter(|l| l.contains("20")).count(), 2);
+    }
+
+    #[test]
+    fn a_custom_refs_obj_is_kept_only_for_a_planner_that_keeps_them() {
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "store", "customNetworkRefs": [
+                    {"apiVersion": "example.com/v1", "kind": "Thing", "name": "store"}]}]
+            }}}
+        }))
+        .unwrap();
+        let mut objects = ObjectIndex::default();
+        objects.insert(
+            "shop",
+            json!({"apiVersion": "example.com/v1", "kind": "Thing",
+            "metadata": {"name": "store", "namespace": "shop"}, "spec": {"weight": 0}}),
+        );
+        let script = "return {spec = {weight = obj.canaryWeight}}";
+        let catalog = ScriptCatalog {
+            overrides: [(("example.com".into(), "Thing".into()), ("thing.lua".into(), script.into()))].into(),
+            ..Default::default()
+        };
+        let obj_of = |planner: Planner| {
+            let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+            assert_eq!(plan.stages[0].objects[0].planned["spec"]["weight"], json!(20));
+            plan.stages[0].objects[0].obj.clone()
+        };
+        assert_eq!(obj_of(Planner::new(&objects, &catalog, Limits::default())), None);
+        let kept = obj_of(Planner::new(&objects, &catalog, Limits::default()).keeping_objs()).unwrap();
+        assert_eq!((&kept["canaryWeight"], &kept["data"]["spec"]), (&json!(20), &json!({"weight": 0})));
     }
 
     #[test]

@@ -93,7 +93,11 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         placeholder: args.show_obj,
     };
     scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
-    let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
+    let new_planner = || {
+        let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
+        if args.show_obj { planner.keeping_objs() } else { planner }
+    };
+    let planner = new_planner();
     let wanted: Vec<&str> = args.selection.rollouts.iter().map(|r| rollout_name(r)).collect();
     if let Some(missing) = wanted.iter().find(|name| !snapshot.rollouts.iter().any(|r| r.item.name == **name)) {
         return Err(Error::Input(format!("no Rollout named {missing} in the input")).into());
@@ -106,7 +110,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             Some(n) => vec![rollout.item.step_stage(n).map_err(|e| Error::Input(format!("{}: {e}", rollout.origin)))?],
         };
         let cr = snapshot.traffic_routing_of(rollout)?;
-        let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
+        let planner = new_planner();
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
         show_printed(&planner.printed());
         plan.with_context(|| format!("planning {}", rollout.origin))

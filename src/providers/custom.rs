@@ -146,7 +146,7 @@ pub fn plan_object(
         current,
         planned,
         action,
-        obj: obj.map(Arc::new),
+        obj: obj.filter(|_| context.keep_obj).map(Arc::new),
         warnings,
         unwritable,
         degenerate_original: degenerate,

@@ -1407,6 +1407,7 @@ mod tests {
             stage: "step 1/2",
             limits: &Limits::default(),
             printed: &Printed::default(),
+            keep_obj: true,
         };
         let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress(class_type);
         plan_object(&context, objects, "web", class_type, current, None, resolve)

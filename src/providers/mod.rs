@@ -18,7 +18,8 @@ use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
 /// What planning an object needs besides the objects: the owner's routing, what the controller
-/// does at the stage, the stage's label, the limits, and where what scripts print goes.
+/// does at the stage, the stage's label, the limits, where what scripts print goes, and whether
+/// to keep a custom ref's obj.
 pub struct Context<'a> {
     pub routing: &'a Routing,
     pub action: &'a RoutingAction,
@@ -26,6 +27,8 @@ pub struct Context<'a> {
     pub stage: &'a str,
     pub limits: &'a Limits,
     pub printed: &'a Printed,
+    /// Whether a custom ref's plan keeps its script's input (`ObjectPlan::obj`).
+    pub keep_obj: bool,
 }
 
 /// What the controller does to an object at a stage.
@@ -61,7 +64,8 @@ pub struct ObjectPlan {
     /// `changes`.
     pub planned: Arc<Value>,
     pub action: Action,
-    /// The script's input (`obj`), when a script runs.
+    /// The script's input (`obj`), when a script runs; a custom ref's only when the planner keeps
+    /// them (`Planner::keeping_objs`).
     pub obj: Option<Arc<Value>>,
     pub warnings: Vec<String>,
     /// Why this tool must not write `planned` although the controller would (it works from a
