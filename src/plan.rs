@@ -179,7 +179,7 @@ impl<'a> Planner<'a> {
             && rollout.steps.iter().any(|s| s.strategy.routes_traffic())
         {
             warnings.push(format!(
-                "its workload {} {} is not known (not among the files, or not readable), so the plan assumes its replicas are above every step's; the controller does not route a partition step whose replicas reach the workload's",
+                "its workload {} {} is not known (not among the files, or not readable), so the plan assumes only a step of 100% (or more) of its replicas reaches them; the controller does not route a partition step whose replicas reach the workload's",
                 w.kind, w.name
             ));
         }

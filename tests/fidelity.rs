@@ -48,8 +48,19 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
     assert!(!out.stdout.contains("does not route"), "{}", out.stdout);
     // No workload among the files: routed, with the assumption said.
     plan(with(None))
-        .stdout_has("warning: its workload Deployment demo is not known (not among the files, or not readable), so the plan assumes its replicas are above every step's")
+        .stdout_has("warning: its workload Deployment demo is not known (not among the files, or not readable), so the plan assumes only a step of 100% (or more) of its replicas reaches them")
         .stdout_has("+      weight: 50\n");
+    // Unknown too, a step of 100% reaches the workload, whatever its size.
+    let full = "      - {replicas: 1, traffic: 20%}\n      - {replicas: 100%, traffic: 100%}\n";
+    let out = Test::new()
+        .file("m/rollout.yaml", &partition(full))
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("(the controller does not route this step: its replicas reach the workload's whatever its size in a partition release, so the gateway keeps step 1's routing)")
+        .stdout_has("+      weight: 80\n");
+    assert!(!out.stdout.contains("weight: 100"), "{}", out.stdout);
 }
 
 #[test]

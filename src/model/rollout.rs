@@ -362,16 +362,26 @@ impl Rollout {
     /// count when it is known (docs/controller-semantics.md §3.5 and §11). A partition step
     /// whose replicas reach the workload's goes from StepUpgrade straight to metrics analysis:
     /// it is not routed, and the objects keep what the last step before it left. Without the
-    /// count, no step is taken to reach it.
+    /// count, only a step of 100% or more of the replicas is known to reach it.
     pub fn routing_at(&self, stage: Stage, workload_replicas: Option<i64>) -> StageRouting {
         let own = StageRouting::of(self.strategy_at(stage));
-        let (Stage::Step(i), Some(total), RoutingAction::Route(_)) = (stage, workload_replicas, &own.action) else {
+        let (Stage::Step(i), RoutingAction::Route(_)) = (stage, &own.action) else {
             return own;
         };
-        let reaches = |step: &Step| self.is_real_partition() && scaled_replicas(step.replicas.as_ref(), total) >= total;
+        let reaches = |step: &Step| {
+            self.is_real_partition()
+                && match workload_replicas {
+                    Some(total) => scaled_replicas(step.replicas.as_ref(), total) >= total,
+                    None => {
+                        step.replicas.as_ref().and_then(Value::as_str).and_then(strategy::parse_whole_percent)
+                            >= Some(100)
+                    }
+                }
+        };
         if !reaches(&self.steps[i - 1]) {
             return own;
         }
+        let total = workload_replicas.map_or("whatever its size".into(), |total| total.to_string());
         let why = format!(
             "the controller does not route this step: its replicas reach the workload's {total} in a partition release"
         );
@@ -684,6 +694,18 @@ mod tests {
         // A step without traffic restores, whatever the replicas; unknown replicas assume below.
         assert_eq!(partition.routing_at(Stage::Step(4), Some(4)).action, RoutingAction::Restore);
         assert_eq!(partition.routing_at(Stage::Step(3), None).action, route("80%"));
+        // But a share of 100% or more reaches a workload of any size.
+        let shares = canary(
+            json!([{"replicas": "20%", "traffic": "20%"}, {"replicas": "99%", "traffic": "50%"},
+                   {"replicas": "100%", "traffic": "100%"}]),
+            json!({}),
+        );
+        assert_eq!(shares.routing_at(Stage::Step(2), None).action, route("50%"));
+        let full = shares.routing_at(Stage::Step(3), None);
+        assert_eq!(full.action, route("50%"));
+        assert!(full.note.unwrap().contains(
+            "reach the workload's whatever its size in a partition release, so the gateway keeps step 2's routing"
+        ));
         // A canary in an extra Deployment is no partition: every step is routed.
         let extra = canary(steps, json!({"enableExtraWorkloadForCanary": true}));
         assert!(!extra.is_real_partition());
