@@ -313,7 +313,15 @@ pub fn plan_stage(
     let mut changes = Vec::new();
     let current = match canary {
         Some(canary) => Arc::clone(canary),
-        None if strategy.traffic.is_some() && strategy.weights().0 == 0 => return Ok(keep(None, warnings)),
+        None if strategy.traffic.is_some() && strategy.weights().0 == 0 => {
+            if strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
+                warnings.push(format!(
+                    "the step's matches are not applied: at weight 0 (traffic {}) the controller creates no canary Ingress, so no request reaches the new version, matched or not; leave traffic out for matches alone",
+                    strategy.traffic.as_deref().unwrap_or_default()
+                ));
+            }
+            return Ok(keep(None, warnings));
+        }
         None => {
             let stable = stable.ok_or_else(|| {
                 Error::Input(format!(
@@ -1488,6 +1496,19 @@ mod tests {
         let zero = planning(&stage(Some("0%"), None), &objects, None);
         assert!(matches!(zero.action, Action::Keep(why) if why.starts_with("weight 0 and no canary Ingress")));
         assert!(!zero.changed());
+        assert!(!zero.warnings.iter().any(|w| w.contains("matches")), "{:?}", zero.warnings);
+        // Matches beside that weight 0 are lost with it.
+        let header = json!([{"headers": [{"name": "x", "value": "1"}]}]);
+        let matched = planning(&stage(Some("0%"), Some(header)), &objects, None);
+        assert!(matches!(matched.action, Action::Keep(why) if why.starts_with("weight 0 and no canary Ingress")));
+        assert!(
+            matched
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("the step's matches are not applied: at weight 0 (traffic 0%)")),
+            "{:?}",
+            matched.warnings
+        );
         let left = planning(&RoutingAction::Leave, &objects, Some(&made.planned));
         assert!(matches!(left.action, Action::Keep("the controller writes nothing here: left alone")));
     }
