@@ -133,6 +133,15 @@ impl TestCase {
                 .service;
             // The harness always names the canary Service `<stable>-canary` and runs every step.
             let canary = format!("{service}-canary");
+            // Where the controller's own reading of the Rollout (converted from v1alpha1) gives the
+            // script another canary Service. (That it runs no script at a step without traffic
+            // and matches is said by the guide: such a last step is the rule, not a surprise.)
+            let controller = Rollout::read(raw, Semantics::Controller).ok();
+            if controller.is_some_and(|c| c.disable_generate_canary_service) {
+                go_test = go_test.and(format!(
+                    "it gives the script canaryService {canary}, where the controller gives {service} (disableGenerateCanaryService)"
+                ));
+            }
             let steps =
                 rollout.steps.iter().map(|s| model::lua_data(data.clone(), &s.strategy, service, &canary)).collect();
             ("rollout", steps)
@@ -143,6 +152,11 @@ impl TestCase {
                 .map_err(|e| origin.invalid("trafficRouting", &e, raw))?;
             let service = &cr.traffic_routing.service;
             // The harness passes an empty, non-nil matches list when the CR has none.
+            if cr.strategy.matches.is_none() {
+                go_test = go_test.and(
+                    "it gives the script matches = {} (an empty table, true to an `if`), where the controller gives none (nil)".into(),
+                );
+            }
             let strategy =
                 RouteStrategy { matches: Some(cr.strategy.matches.clone().unwrap_or_default()), ..cr.strategy.clone() };
             ("trafficRouting", vec![model::lua_data(data, &strategy, service, service)])
@@ -518,7 +532,12 @@ expected:
         .unwrap();
         assert_eq!(case.steps[0]["matches"], json!([]));
         assert_eq!(case.steps[0]["canaryService"], json!("svc"));
-        assert_eq!(case.go_test, GoTest::Same);
+        // Which the controller does not (a script's `if obj.matches then` tells them apart).
+        let GoTest::Differs(note) = &case.go_test else { panic!("{:?}", case.go_test) };
+        assert_eq!(
+            note,
+            "it gives the script matches = {} (an empty table, true to an `if`), where the controller gives none (nil)"
+        );
     }
 
     #[test]
@@ -569,6 +588,30 @@ expected:
         );
         let blue_green = TestCase { go_test: GoTest::CannotRun("why".into()), ..case("v1beta1", "[{}, {}, {}]") };
         assert_eq!(run(blue_green).go_test, GoTest::CannotRun("why".into()));
+    }
+
+    #[test]
+    fn a_case_says_where_go_test_gives_the_script_what_the_controller_does_not() {
+        let note = |api_version: &str, canary: &str, steps: &str| {
+            let case = TestCase::parse(
+                "c.yaml",
+                &format!("rollout:\n  apiVersion: rollouts.kruise.io/{api_version}\n  kind: Rollout\n  metadata: {{name: demo}}\n  spec:\n    strategy:\n      canary:\n        {canary}\n        steps: {steps}\n        trafficRoutings: [{{service: svc}}]\noriginal: {{spec: {{}}}}\nexpected: []\n"),
+            )
+            .unwrap();
+            match case.go_test {
+                GoTest::Same => String::new(),
+                GoTest::Differs(note) | GoTest::CannotRun(note) => note,
+            }
+        };
+        let disabled = "disableGenerateCanaryService: true";
+        assert_eq!(
+            note("v1beta1", disabled, "[{traffic: 10%}]"),
+            "it gives the script canaryService svc-canary, where the controller gives svc (disableGenerateCanaryService)"
+        );
+        assert_eq!(note("v1beta1", "disableGenerateCanaryService: false", "[{traffic: 10%}, {replicas: 2}]"), "");
+        // The v1alpha1 conversion drops the flag: the controller gives svc-canary too.
+        let alpha = note("v1alpha1", disabled, "[{weight: 10}]");
+        assert!(!alpha.contains("canaryService"), "{alpha}");
     }
 
     #[test]

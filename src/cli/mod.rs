@@ -111,7 +111,9 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
     Each case is read as the controller's own go test reads it: a Rollout as v1beta1, without the conversion (a \
     v1alpha1 weight is ignored), matches without the CRD's defaults (a match without type has none, where plan \
     fills in Exact or PathPrefix), the canary Service always <service>-canary, every step run. A note on the case \
-    says when go test reads it differently from the controller, would pass a step this tool fails (a script \
+    says when go test gives the script what the controller would not (a v1alpha1 weight ignored, \
+    <service>-canary despite disableGenerateCanaryService, an empty matches table for a TrafficRouting without \
+    matches), would pass a step this tool fails (a script \
     returning no table, which the controller fails too), or cannot run it (a blue-green case).";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
