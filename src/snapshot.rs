@@ -370,6 +370,10 @@ impl Snapshot {
                 }
                 snapshot.configmap = Some(ConfigMapScripts::from_object(&namespace, &value));
             } else {
+                let mut value = value;
+                if (group.as_str(), kind.as_str()) == ("gateway.networking.k8s.io", "HTTPRoute") {
+                    crate::model::http_route::as_stored(&mut value);
+                }
                 snapshot.objects.insert(&namespace, value);
             }
         }

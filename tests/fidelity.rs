@@ -567,11 +567,12 @@ fn test_reads_matches_without_the_crd_defaults_as_go_test_does_and_plan_keeps_th
 
 #[test]
 fn test_says_go_test_passes_a_step_whose_script_returns_no_table() {
-    // The audit's cases: a string, and a table followed by nil (only the last value counts).
+    // The audit's cases: a string, and a table followed by nil (only the last value counts). With
+    // matches, which go test and the controller give the script alike.
     let script = "if obj.canaryWeight == 5 then return \"str\" end\nif obj.canaryWeight == 6 then return {spec = {a = 1}}, nil end\nreturn {spec = {a = 1}}\n";
     let case = |weight: i64, expected: &str| {
         format!(
-            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {{name: t}}\n  spec:\n    strategy: {{weight: {weight}}}\n    objectRef: [{{service: s}}]\noriginal:\n  spec: {{}}\nexpected:\n- {expected}\n"
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {{name: t}}\n  spec:\n    strategy: {{weight: {weight}, matches: [{{headers: [{{name: a, value: b}}]}}]}}\n    objectRef: [{{service: s}}]\noriginal:\n  spec: {{}}\nexpected:\n- {expected}\n"
         )
     };
     let files = || {

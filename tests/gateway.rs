@@ -1,6 +1,7 @@
 //! Gateway API routing offline: `test` on HTTPRoute cases (`gateway.networking.k8s.io/HTTPRoute/testdata/`).
 
 use crate::support::{Test, repo};
+use serde_json::json;
 
 const CASE: &str = "examples/gateway-canary/gateway.networking.k8s.io/HTTPRoute/testdata/header_then_20_then_50.yaml";
 
@@ -339,12 +340,39 @@ fn the_example_plans_offline_as_four_replacements_of_the_route() {
     let stages = json["plans"][0]["stages"].as_array().unwrap();
     let actions: Vec<&str> = stages.iter().map(|s| s["objects"][0]["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["replace"; 4]);
-    // What each step writes is what the HTTPRoute test case of the example expects.
+    // What each step writes is what the HTTPRoute test case of the example expects, both as
+    // the API server stores them (with the CRD's defaults).
     let case = std::fs::read_to_string(repo(CASE)).unwrap();
     let case = fake_apiserver::parse_objects(&case).unwrap().remove(0);
     for (stage, expected) in stages.iter().zip(case["expected"].as_array().unwrap()) {
+        let mut expected = expected.clone();
+        rollout_lua::model::http_route::as_stored(&mut expected);
         assert_eq!(stage["objects"][0]["planned"]["spec"], expected["spec"], "{}", stage["label"]);
     }
+}
+
+#[test]
+fn a_route_from_a_file_is_planned_as_the_api_server_stores_it() {
+    // As written by hand: a rule without matches (every path, once stored) and refs without
+    // weight. The controller reads it stored, so its canary rule has the header and the path.
+    let route = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: store, namespace: demo}\nspec:\n  parentRefs: [{name: public}]\n  rules:\n  - backendRefs: [{kind: Service, name: store, port: 80}]\n";
+    let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: store, namespace: demo}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: store}\n  strategy:\n    canary:\n      enableExtraWorkloadForCanary: true\n      steps:\n      - replicas: 1\n        matches: [{headers: [{name: h, value: \"1\"}]}]\n      trafficRoutings: [{service: store, gateway: {httpRouteName: store}}]\n";
+    let json = Test::new()
+        .file("m/route.yaml", route)
+        .file("m/rollout.yaml", rollout)
+        .args(["plan", "-o", "json", "-f", "m"])
+        .run()
+        .success()
+        .json();
+    let every_path = json!({"path": {"type": "PathPrefix", "value": "/"}});
+    assert_eq!(
+        json["plans"][0]["stages"][0]["objects"][0]["planned"]["spec"]["rules"],
+        json!([
+            {"matches": [every_path], "backendRefs": [{"group": "", "kind": "Service", "name": "store", "port": 80, "weight": 1}]},
+            {"matches": [{"path": {"type": "PathPrefix", "value": "/"}, "headers": [{"name": "h", "type": "Exact", "value": "1"}]}],
+             "backendRefs": [{"group": "", "kind": "Service", "name": "store-canary", "port": 80, "weight": 1}]}
+        ])
+    );
 }
 
 const ROUTE: &str = r#"

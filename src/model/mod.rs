@@ -3,6 +3,7 @@
 
 mod admission;
 mod ending;
+pub mod http_route;
 mod luadata;
 mod permission;
 mod rollout;

@@ -1,15 +1,16 @@
 //! Gateway API routing (HTTPRoute) as the controller does it (docs/controller-semantics.md §7).
 //! There is no script: at every step the controller rewrites the route's `spec.rules` in Go
 //! (weight mode or match mode), and when the release ends it puts the stable backends back
-//! (finalise). It works on the rules as gateway-api v0.8.1's Go types hold them (`types`) and
-//! replaces the whole object when they change. Pure: the caller reads the route and writes it.
+//! (finalise). It works on the rules as gateway-api v0.8.1's Go types hold them
+//! (`model::http_route`) and replaces the whole object when they change. Pure: the caller reads
+//! the route and writes it.
 
 pub mod testcase;
-mod types;
 
 use super::{Action, Changed, ObjectPlan};
 use crate::change::Change;
 use crate::error::Error;
+use crate::model::http_route;
 use crate::model::{ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -110,7 +111,8 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
             ))),
         };
     };
-    let decoded = types::decode(&current["spec"]).map_err(|e| Error::Input(format!("{}: {e}", route.describe())))?;
+    let decoded =
+        http_route::decode(&current["spec"]).map_err(|e| Error::Input(format!("{}: {e}", route.describe())))?;
     let rules = decoded.spec.get("rules").and_then(Value::as_array);
     let current_rules = rules.map(Vec::as_slice).unwrap_or_default();
     let mut warnings = match action {
@@ -139,7 +141,7 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
     // No rule: the update leaves `rules` out, and the API server stores the CRD's default.
     let stored = desired.unwrap_or_else(|| {
         warnings.push(no_rule_left_warning(route));
-        types::default_rules()
+        http_route::default_rules()
     });
     if Some(&stored) == rules {
         // The controller writes again (nil is not the default rule), and nothing changes.
@@ -148,7 +150,7 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
     let mut spec = decoded.spec;
     spec["rules"] = Value::Array(stored);
     let mut planned = current.clone();
-    planned["spec"] = types::encode(&spec);
+    planned["spec"] = http_route::encode(&spec);
     warnings.extend(round_trip_warnings(&decoded.dropped, &spec));
     Ok(StagePlan { route: Some(planned), writes: true, warnings })
 }
@@ -645,7 +647,7 @@ fn round_trip_warnings(dropped: &[String], spec: &Value) -> Vec<String> {
         });
         for (path, filter) in rule_filters.chain(ref_filters) {
             let kind = filter["type"].as_str().unwrap_or_default();
-            if !types::FILTER_TYPES.contains(&kind) {
+            if !http_route::FILTER_TYPES.contains(&kind) {
                 newer.push(format!("{path} (type {kind})"));
             }
         }
@@ -669,24 +671,15 @@ fn backendless_rule_warnings(rules: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// What holds for the whole release, whatever the step: rules the restore will delete,
-/// backendRefs the controller cannot recognise, a route that does not route to the stable
-/// Service at all.
+/// What holds for the whole release, whatever the step: rules the restore will delete, a route
+/// that does not route to the stable Service at all. (A backendRef without kind, which the
+/// controller would not take for a Service, is never read: the API server sets kind: Service,
+/// and a route from a file is read as stored.)
 pub fn route_warnings(route: &GatewayRoute, current: &Value) -> Vec<String> {
-    let Ok(decoded) = types::decode(&current["spec"]) else { return Vec::new() };
+    let Ok(decoded) = http_route::decode(&current["spec"]) else { return Vec::new() };
     let rules = decoded.spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
     let (stable, canary) = (route.stable_service, route.canary_service);
     let mut warnings = backendless_rule_warnings(rules);
-    for (i, rule) in rules.iter().enumerate() {
-        for (j, r) in refs(rule).iter().enumerate() {
-            let name = r["name"].as_str().unwrap_or_default();
-            if r.get("kind").is_none() && (name == stable || name == canary) {
-                warnings.push(format!(
-                    "spec.rules[{i}].backendRefs[{j}] names {name} without kind: the controller recognises a backendRef only with kind: Service, so this plan leaves it alone; the API server sets kind: Service when the route is applied, and then the controller routes it"
-                ));
-            }
-        }
-    }
     if !rules.iter().any(|rule| position(rule, stable).is_some() || position(rule, canary).is_some()) {
         warnings.push(format!(
             "{} has no backendRef to Service {stable} (kind: Service): the controller's steps leave its rules as they are",
@@ -873,13 +866,6 @@ mod tests {
         assert_eq!(rules[1], route["spec"]["rules"][1]);
         assert_eq!(rules[2]["backendRefs"][1]["name"], CANARY, "the group is not compared");
         assert_eq!(rules[2]["backendRefs"][1]["group"], "example.com");
-        let warnings = route_warnings(&rollout(), &route);
-        assert_eq!(
-            warnings,
-            [
-                "spec.rules[0].backendRefs[0] names store-svc without kind: the controller recognises a backendRef only with kind: Service, so this plan leaves it alone; the API server sets kind: Service when the route is applied, and then the controller routes it"
-            ]
-        );
     }
 
     #[test]
@@ -1109,7 +1095,7 @@ mod tests {
         // writes, its update leaves rules out, and the API server stores the CRD's default.
         let empty = http_route(json!([]));
         let plan = plan(&rollout(), &empty, &RoutingAction::Restore);
-        assert_eq!(written_rules(&plan), json!(types::default_rules()));
+        assert_eq!(written_rules(&plan), json!(http_route::default_rules()));
         // Lists inside a rule: an empty `filters: []` makes a kept rule differ from nothing, but a
         // write leaves it out (omitempty).
         let route = http_route(json!([{"filters": [], "backendRefs": [svc(STABLE, Some(1))]}]));

@@ -7,8 +7,8 @@
 use super::{GatewayRoute, plan_stage, plan_stages, route_warnings};
 use crate::data::Data;
 use crate::error::Error;
-use crate::model::OwnerKind;
 use crate::model::RoutingAction;
+use crate::model::{OwnerKind, http_route};
 use crate::providers::case::{CaseRouting, case_routing};
 use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
 use crate::testcase::{case_document, expected};
@@ -30,11 +30,15 @@ pub struct HttpRouteTestCase {
 impl HttpRouteTestCase {
     pub fn parse(name: &str, text: &str) -> Result<HttpRouteTestCase, String> {
         let case = &case_document(name, text)?.value;
-        let original = case
+        // Both as the API server stores them, as `plan -f` reads a route.
+        let mut original = case
             .get("original")
             .filter(|o| o.is_object())
             .ok_or_else(|| format!("{name}: no original (the HTTPRoute before the release)"))?
             .clone();
+        http_route::as_stored(&mut original);
+        let mut expected = expected(name, case, "HTTPRoutes")?;
+        expected.iter_mut().for_each(http_route::as_stored);
         let CaseRouting { routing, owner, actions, canary_service, .. } = case_routing(name, case)?;
         let http_route =
             routing.gateway.ok_or_else(|| format!("{name}: its traffic routing has no gateway.httpRouteName"))?;
@@ -51,7 +55,7 @@ impl HttpRouteTestCase {
             stable_service: routing.service,
             canary_service,
             owner: owner.kind,
-            expected: expected(name, case, "HTTPRoutes")?,
+            expected,
             original,
             actions,
         })

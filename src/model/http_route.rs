@@ -7,6 +7,9 @@
 //! The decoded form is JSON that keeps Go's distinctions: a nil pointer or slice is an absent
 //! key, an empty slice is `[]`, a non-pointer field is always there (its zero value when the
 //! JSON has none). Two decoded values are equal exactly when Go's `reflect.DeepEqual` says so.
+//!
+//! Also the route as the API server stores it (`as_stored`): the CRD's defaults, field by field
+//! in the same schema.
 
 use serde_json::{Map, Value};
 
@@ -31,18 +34,30 @@ enum Type {
 struct Field {
     name: &'static str,
     ty: Type,
+    /// The HTTPRoute CRD's `default` for the field (JSON), which the API server fills in where
+    /// the field is absent (Gateway API v1.x standard channel, the same in v0.8.1).
+    default: Option<&'static str>,
 }
 
 const fn field(name: &'static str, ty: Type) -> Field {
-    Field { name, ty }
+    Field { name, ty, default: None }
+}
+
+const fn defaulted(name: &'static str, ty: Type, default: &'static str) -> Field {
+    Field { name, ty, default: Some(default) }
 }
 
 use Type::*;
 
-const HEADER_MATCH: &[Field] = &[field("type", OptStr), field("name", Str), field("value", Str)];
-const PATH_MATCH: &[Field] = &[field("type", OptStr), field("value", OptStr)];
+/// A match of every path: the default of a match's path, of a rule's matches, and of the rules.
+const EVERY_PATH: &str = r#"{"type": "PathPrefix", "value": "/"}"#;
+const EVERY_PATH_MATCHES: &str = r#"[{"path": {"type": "PathPrefix", "value": "/"}}]"#;
+const EVERY_PATH_RULES: &str = r#"[{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}]"#;
+
+const HEADER_MATCH: &[Field] = &[defaulted("type", OptStr, r#""Exact""#), field("name", Str), field("value", Str)];
+const PATH_MATCH: &[Field] = &[defaulted("type", OptStr, r#""PathPrefix""#), defaulted("value", OptStr, r#""/""#)];
 const ROUTE_MATCH: &[Field] = &[
-    field("path", OptStruct(PATH_MATCH)),
+    defaulted("path", OptStruct(PATH_MATCH), EVERY_PATH),
     field("headers", List(&Struct(HEADER_MATCH))),
     field("queryParams", List(&Struct(HEADER_MATCH))),
     field("method", OptStr),
@@ -51,8 +66,8 @@ const HEADER: &[Field] = &[field("name", Str), field("value", Str)];
 const HEADER_FILTER: &[Field] =
     &[field("set", List(&Struct(HEADER))), field("add", List(&Struct(HEADER))), field("remove", List(&Str))];
 const BACKEND_OBJECT_REFERENCE: &[Field] = &[
-    field("group", OptStr),
-    field("kind", OptStr),
+    defaulted("group", OptStr, r#""""#),
+    defaulted("kind", OptStr, r#""Service""#),
     field("name", Str),
     field("namespace", OptStr),
     field("port", OptInt32),
@@ -64,7 +79,7 @@ const REDIRECT: &[Field] = &[
     field("hostname", OptStr),
     field("path", OptStruct(PATH_MODIFIER)),
     field("port", OptInt32),
-    field("statusCode", OptInt),
+    defaulted("statusCode", OptInt, "302"),
 ];
 const FILTER: &[Field] = &[
     field("type", Str),
@@ -76,23 +91,23 @@ const FILTER: &[Field] = &[
     field("extensionRef", OptStruct(&[field("group", Str), field("kind", Str), field("name", Str)])),
 ];
 const BACKEND_REF: &[Field] = &[
-    field("group", OptStr),
-    field("kind", OptStr),
+    defaulted("group", OptStr, r#""""#),
+    defaulted("kind", OptStr, r#""Service""#),
     field("name", Str),
     field("namespace", OptStr),
     field("port", OptInt32),
-    field("weight", OptInt32),
+    defaulted("weight", OptInt32, "1"),
     field("filters", List(&Struct(FILTER))),
 ];
 const RULE: &[Field] = &[
-    field("matches", List(&Struct(ROUTE_MATCH))),
+    defaulted("matches", List(&Struct(ROUTE_MATCH)), EVERY_PATH_MATCHES),
     field("filters", List(&Struct(FILTER))),
     field("backendRefs", List(&Struct(BACKEND_REF))),
     field("timeouts", OptStruct(&[field("request", OptStr), field("backendRequest", OptStr)])),
 ];
 const PARENT_REFERENCE: &[Field] = &[
-    field("group", OptStr),
-    field("kind", OptStr),
+    defaulted("group", OptStr, r#""gateway.networking.k8s.io""#),
+    defaulted("kind", OptStr, r#""Gateway""#),
     field("namespace", OptStr),
     field("name", Str),
     field("sectionName", OptStr),
@@ -101,7 +116,7 @@ const PARENT_REFERENCE: &[Field] = &[
 const SPEC: &[Field] = &[
     field("parentRefs", List(&Struct(PARENT_REFERENCE))),
     field("hostnames", List(&Str)),
-    field("rules", List(&Struct(RULE))),
+    defaulted("rules", List(&Struct(RULE)), EVERY_PATH_RULES),
 ];
 
 /// The filter types v0.8.1 knows; a newer one keeps its `type` but loses its own field.
@@ -119,7 +134,40 @@ pub const FILTER_TYPES: &[&str] = &[
 /// backendRefs (`+kubebuilder:default` on `HTTPRouteSpec.Rules`, in v0.8.1 as in v1.x). Decoded
 /// form, which for this rule is also its JSON.
 pub fn default_rules() -> Vec<Value> {
-    vec![serde_json::json!({"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]})]
+    serde_json::from_str(EVERY_PATH_RULES).expect("the default is JSON")
+}
+
+/// An HTTPRoute as the API server stores it: each `default` of its CRD's schema filled in where
+/// its field is absent (or null, which the API server prunes first), inside the maps and lists
+/// that are there: a rule's catch-all match, backendRefs' kind and weight, … A route read from
+/// a cluster has them all already; one given in a file gets them here, since the controller
+/// only ever reads a stored route (a rule without `matches` matches every path).
+pub fn as_stored(route: &mut Value) {
+    if let Some(spec) = route.get_mut("spec") {
+        default_struct(spec, SPEC);
+    }
+}
+
+fn default_struct(value: &mut Value, fields: &[Field]) {
+    let Some(map) = value.as_object_mut() else { return };
+    for f in fields {
+        if let Some(default) = f.default
+            && map.get(f.name).is_none_or(Value::is_null)
+        {
+            map.insert(f.name.into(), serde_json::from_str(default).expect("a default is JSON"));
+        }
+        if let Some(value) = map.get_mut(f.name) {
+            default_value(value, &f.ty);
+        }
+    }
+}
+
+fn default_value(value: &mut Value, ty: &Type) {
+    match ty {
+        Struct(fields) | OptStruct(fields) => default_struct(value, fields),
+        List(item) => value.as_array_mut().into_iter().flatten().for_each(|v| default_value(v, item)),
+        _ => {}
+    }
 }
 
 /// A spec decoded as the controller's Go types hold it.
@@ -239,6 +287,50 @@ fn encode_value(value: &Value, ty: &Type) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_route_as_stored_has_its_crds_defaults_where_fields_are_absent() {
+        let mut route = json!({"spec": {
+            "parentRefs": [{"name": "gw"}],
+            "rules": [
+                {"backendRefs": [{"name": "a", "port": 80}]},
+                {"matches": [{"headers": [{"name": "h", "value": "1"}], "queryParams": [{"name": "q", "value": "2"}]},
+                             {"path": {"value": "/x"}}, {"path": null}],
+                 "filters": [{"type": "RequestRedirect", "requestRedirect": {"hostname": "b"}},
+                             {"type": "RequestMirror", "requestMirror": {"backendRef": {"name": "m"}}}],
+                 "backendRefs": [{"name": "b", "kind": "Other", "group": "x.io", "weight": 0}]},
+                {"matches": [], "newField": {"kept": true}}
+            ]
+        }});
+        as_stored(&mut route);
+        let every_path = json!({"path": {"type": "PathPrefix", "value": "/"}});
+        assert_eq!(
+            route["spec"],
+            json!({
+                "parentRefs": [{"name": "gw", "group": "gateway.networking.k8s.io", "kind": "Gateway"}],
+                "rules": [
+                    {"matches": [every_path], "backendRefs": [{"name": "a", "port": 80, "group": "", "kind": "Service", "weight": 1}]},
+                    {"matches": [{"headers": [{"name": "h", "value": "1", "type": "Exact"}],
+                                  "queryParams": [{"name": "q", "value": "2", "type": "Exact"}],
+                                  "path": {"type": "PathPrefix", "value": "/"}},
+                                 {"path": {"type": "PathPrefix", "value": "/x"}}, every_path],
+                     "filters": [{"type": "RequestRedirect", "requestRedirect": {"hostname": "b", "statusCode": 302}},
+                                 {"type": "RequestMirror", "requestMirror": {"backendRef": {"name": "m", "group": "", "kind": "Service"}}}],
+                     "backendRefs": [{"name": "b", "kind": "Other", "group": "x.io", "weight": 0}]},
+                    // An empty list is kept (a default fills an absent field only); fields v0.8.1
+                    // does not know are left as they are.
+                    {"matches": [], "newField": {"kept": true}}
+                ]
+            })
+        );
+        // No rules: the catch-all rule; no spec: nothing made up.
+        let mut bare = json!({"spec": {}});
+        as_stored(&mut bare);
+        assert_eq!(bare["spec"], json!({"rules": default_rules()}));
+        let mut specless = json!({"metadata": {"name": "r"}});
+        as_stored(&mut specless);
+        assert_eq!(specless, json!({"metadata": {"name": "r"}}));
+    }
 
     #[test]
     fn decoding_keeps_gos_nil_and_empty_apart_and_fills_zero_values() {
