@@ -29,6 +29,7 @@ use crate::stderr;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// What a writing command says when the first signal arrives.
@@ -566,6 +567,33 @@ impl<'a> Writer<'a> {
             }
         };
         interrupt.confirm_until(question, ask, end).await
+    }
+
+    /// Before a later step of a sequence (`approve --to-end`) writes objects that someone else
+    /// edited since the run's confirmation (`edited`: each with its state now, which the diff
+    /// shown undoes): on a terminal, asks whether to overwrite their edits, and backs each one
+    /// up; otherwise refuses, before anything of the step is written.
+    pub async fn overwrite_edits(&mut self, edited: &[(ObjectKey, Arc<Value>)], step: &str) -> Result<(), Error> {
+        if edited.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = edited.iter().map(|(key, _)| key.to_string()).collect();
+        let message = format!(
+            "{} changed by someone else since this run's confirmation: at no step's plan now, and the diff above for {step} undoes the edit",
+            names.join(", ")
+        );
+        let Some(ask) = self.ask else {
+            return Err(Error::Conflict(format!(
+                "{message}; not overwriting their edit, and {step} is not approved. Review it (`kubectl rollout-lua plan`) and approve again"
+            )));
+        };
+        stderr::line(&message);
+        self.ask_meanwhile("Overwrite their change?", ask).await?;
+        for (key, now) in edited {
+            let saved = self.back_up(now)?;
+            self.overwritten.push((key.clone(), saved));
+        }
+        Ok(())
     }
 
     /// After a 409: read the object again. Nobody changed what the change is about: the change

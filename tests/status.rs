@@ -267,6 +267,77 @@ fn once_approved(server: &FakeHandle, change: impl FnOnce(&mut Value) + Send + '
     })
 }
 
+/// In a thread: once step 1's approval leaves the Rollout `StepReady` (within 30 s), someone
+/// edits the VirtualService (a timeout on its route), and then the controller moves on to step
+/// 2's pause (it routes nothing itself here: the edit stays as made).
+fn edited_between_steps(server: &FakeHandle) -> thread::JoinHandle<()> {
+    let other = server.clone_handle();
+    thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if let Some(mut rollout) = other.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
+                && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
+            {
+                let mut edited = vs(&other);
+                edited["spec"]["http"][0]["timeout"] = json!("10s");
+                other.put_object(edited);
+                rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 2, "currentStepState": "StepPaused"});
+                other.put_object(rollout);
+                return;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    })
+}
+
+#[test]
+fn approve_to_the_end_does_not_overwrite_an_edit_made_between_steps_unasked() {
+    // A regression: the confirmation covers the whole sequence, and step 2 wrote its routing
+    // over the edit without a word (the run's backup, from before step 1, did not hold it).
+    let server = shop(1, "StepPaused").start();
+    let handle = edited_between_steps(&server);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .run()
+        .status(3)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stdout_has("-    timeout: 10s\n")
+        .stderr_has("VirtualService shop/demo changed by someone else since this run's confirmation: at no step's plan now, and the diff above for step 2/3 undoes the edit; not overwriting their edit, and step 2/3 is not approved");
+    handle.join().unwrap();
+    assert_eq!(vs(&server)["spec"]["http"][0]["timeout"], "10s", "their edit stays");
+    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    assert_eq!(approvals, 1, "step 2 is not approved: {:?}", writes(&server));
+}
+
+#[test]
+fn approve_to_the_end_on_a_terminal_asks_before_overwriting_an_edit_made_between_steps() {
+    let run = |answer: &str| {
+        let server = shop(1, "StepPaused").start();
+        let handle = edited_between_steps(&server);
+        let test = Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "demo", "--until-step", "2", "--timeout", "60s"])
+            .stdin(&format!("yes\n{answer}\n"))
+            .on_terminal();
+        let out = test.run();
+        handle.join().unwrap();
+        // The test too: its HOME holds the backups.
+        (server, out, test)
+    };
+    let (server, out, _) = run("no");
+    out.status(3).stdout_has("Overwrite their change?");
+    assert_eq!(vs(&server)["spec"]["http"][0]["timeout"], "10s", "their edit stays");
+    let (server, out, _test) = run("yes");
+    let out = out.success().stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    assert!(vs(&server)["spec"]["http"][0]["timeout"].is_null(), "step 2's routing is written over it");
+    // Their edit is backed up, and named.
+    let named = out.stdout.lines().rfind(|l| l.starts_with("VirtualService shop/demo updated (backup ")).unwrap();
+    let (_, theirs) = named.split_once("; their edit it overwrote: ").expect("their edit's backup is named");
+    let theirs = theirs.trim_end_matches([')', '\r']);
+    assert!(std::fs::read_to_string(theirs).unwrap().contains("timeout: 10s"), "{named}");
+}
+
 #[test]
 fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
     let server = shop(1, "StepPaused").start();

@@ -22,7 +22,7 @@ use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::Cluster;
 use crate::source::live::{self, Live, Selection};
-use crate::status::{Progress, RolloutView};
+use crate::status::{self, ObjectView, Position, Progress, RolloutView};
 use crate::write::{self, Deadline, Interrupt, Mode, Writer};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -432,6 +432,12 @@ impl Run<'_> {
             )
             .map_err(Error::Input)?,
         )?;
+        // A later step of a sequence asks nothing, so an object someone edited since the
+        // confirmation is not overwritten unasked.
+        if !ask && writer.mode() == Mode::Apply {
+            let step = approvals.iter().map(|a| a.rollout.item.stage_label(a.stage)).collect::<Vec<_>>().join(", ");
+            writer.overwrite_edits(&edited_since(session, &live, &catalog, &approvals)?, &step).await?;
+        }
         if ask && writer.mode() == Mode::Apply {
             let question = match (args.traffic_only, args.until_step, args.to_end) {
                 (true, _, _) => "Apply these changes?".to_string(),
@@ -488,6 +494,34 @@ impl Run<'_> {
         }
         Ok(Some(approved))
     }
+}
+
+/// The objects the approvals write that stand at no step of their Rollout's plan (placed as
+/// `status` places them): someone else edited them. Each with its state as read.
+fn edited_since(
+    session: &Session,
+    live: &Live,
+    catalog: &ScriptCatalog,
+    approvals: &[Approval],
+) -> Result<Vec<(ObjectKey, Arc<Value>)>, Error> {
+    let mut edited = Vec::new();
+    for approval in approvals {
+        let placed = session.plan_to_place(live, catalog, approval.rollout)?;
+        let drifted: Vec<ObjectView> =
+            status::positions(&placed).into_iter().filter(|view| view.position == Position::Drifted).collect();
+        let written = approval.plan.stages.iter().flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
+        for object in written {
+            let is = |view: &ObjectView| {
+                view.kind == object.reference.kind
+                    && view.name == object.reference.name
+                    && view.namespace == object.key.namespace
+            };
+            if drifted.iter().any(is) {
+                edited.push((object.key.clone(), Arc::clone(&object.current)));
+            }
+        }
+    }
+    Ok(edited)
 }
 
 /// What the sequence waits for right after approving `approved` (Rollouts of `namespace`), to
