@@ -26,7 +26,9 @@
 //! - runaway library calls: gopher-lua's pattern matching and `string.rep` never look at the
 //!   deadline (`string.rep("x", 2^31)` builds 2 GB first), so the oracle runs them for minutes
 //!   where this engine stops at the time limit; they are tested here (`tests/sandbox.rs`), not
-//!   against the oracle.
+//!   against the oracle;
+//! - a script past the memory limit (`--lua-memory`; the controller has none) fails here, and
+//!   `pcall` cannot catch that (tested in `src/lua/mod.rs`).
 //!
 //! The oracle builds against the gopher-lua the controller pins when `../shared` is next to the
 //! checkout (CI), and otherwise against Debian's, a 2017 snapshot (tests/oracle/build.sh); each

@@ -19,6 +19,9 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
+/* kubectl-rollout-lua: to throw a memory error on (see luaB_pcall). */
+#include "ldo.h"
+
 
 
 
@@ -374,10 +377,20 @@ static int luaB_select (lua_State *L) {
 }
 
 
+/* kubectl-rollout-lua: the memory limit is the sandbox's, not the controller's (which has
+   none): a script that catches running out of memory would carry on here where the controller
+   never failed, and return something else. A memory error goes on up through pcall and
+   xpcall (whose handler Lua 5.1 never calls for one), and fails the script. */
+static void rethrow_memory_error (lua_State *L, int status) {
+  if (status == LUA_ERRMEM) luaD_throw(L, LUA_ERRMEM);
+}
+
+
 static int luaB_pcall (lua_State *L) {
   int status;
   luaL_checkany(L, 1);
   status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  rethrow_memory_error(L, status);
   lua_pushboolean(L, (status == 0));
   lua_insert(L, 1);
   return lua_gettop(L);  /* return status + all results */
@@ -390,6 +403,7 @@ static int luaB_xpcall (lua_State *L) {
   lua_settop(L, 2);
   lua_insert(L, 1);  /* put error function under function to be called */
   status = lua_pcall(L, 0, LUA_MULTRET, 1);
+  rethrow_memory_error(L, status);
   lua_pushboolean(L, (status == 0));
   lua_replace(L, 1);
   return lua_gettop(L);  /* return status + all results */

@@ -607,6 +607,25 @@ mod tests {
     }
 
     #[test]
+    fn running_out_of_memory_cannot_be_caught() {
+        // The controller has no memory limit: a script that caught the sandbox's would go on
+        // here where the controller never failed, and return something else (audit s28-docs #2).
+        let memory_only = Limits { timeout: Duration::from_secs(60), memory: 4 << 20 };
+        let grow = "function() local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 100) .. i end end";
+        for caught in [
+            format!("local ok = pcall({grow}) return {{spec = {{ok = ok}}}}"),
+            format!("local ok = xpcall({grow}, function(e) return e end) return {{spec = {{ok = ok}}}}"),
+            format!("local ok = pcall(pcall, {grow}) return {{spec = {{ok = ok}}}}"),
+        ] {
+            let err = evaluated(&Script::new("test.lua", &caught), &json!({}), &memory_only).unwrap_err();
+            assert_eq!(err.to_string(), "script test.lua: ran out of memory (limit 4 MiB)", "{caught}");
+        }
+        // Other errors are caught as ever.
+        let script = Script::new("test.lua", "local ok, e = pcall(error, 'x', 0) return {spec = {ok = ok, e = e}}");
+        assert_eq!(evaluated(&script, &json!({}), &memory_only).unwrap(), json!({"spec": {"ok": false, "e": "x"}}));
+    }
+
+    #[test]
     fn gopher_luas_padded_lists_are_charged_as_memory() {
         // gopher-lua allocates the nils it pads a list with, and times out on millions of them.
         let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
