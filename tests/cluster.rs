@@ -57,6 +57,19 @@ fn plan_chooses_steps() {
     plan(&["-l", "app=demo", "--detailed-exitcode"]).status(2).stdout_has("Rollout shop/demo\n");
     plan(&["demo", "--step", "7"]).status(1).stderr_has("--step 7: Rollout demo has 3 steps");
     plan(&["missing"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"missing\" not found in namespace shop");
+    // One name not found does not hide the others, as in kubectl get: their plans, then the
+    // error (a regression: the error alone).
+    plan(&["demo", "missing"])
+        .status(1)
+        .stdout_has("Rollout shop/demo\n")
+        .stderr_has("error: rollouts.rollouts.kruise.io \"missing\" not found in namespace shop\n");
+    let status = |args: &[&str]| Test::new().kubeconfig(&server).arg("status").args(args.iter().copied()).run();
+    status(&["demo", "missing", "gone"])
+        .status(1)
+        .stdout_has("demo")
+        .stderr_has("error: rollouts.rollouts.kruise.io \"missing\" not found in namespace shop\nrollouts.rollouts.kruise.io \"gone\" not found in namespace shop\n");
+    let alone = status(&["missing"]).status(1);
+    assert!(!alone.stderr.contains("No Rollouts found"), "{}", alone.stderr);
     plan(&[])
         .status(1)
         .stderr_has("name the Rollouts (NAME or rollout/NAME), or select them with -l; or plan manifest files with -f");

@@ -214,10 +214,12 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let selection = selection(&args.selection)
             .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
         let session = Session::open(&args.cluster, &args.scripts).await?;
-        // A Rollout that cannot be loaded or planned does not hide the others' plans: its error
-        // comes after them, and the exit is 1 (as `kubectl get` with one name not found).
-        let (live, catalog, unloaded) = session.load_selected(&selection).await?;
+        // A Rollout that cannot be loaded, planned or found does not hide the others' plans: its
+        // error comes after them, and the exit is 1 (as `kubectl get` with one name not found).
+        let (live, catalog, unloaded) = session.load_each(&selection).await?;
+        live::no_match(&session.cluster, &selection, live.snapshot.rollouts.len() + unloaded.len())?;
         let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
+        errors.extend(live.not_found(&session.cluster.namespace));
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
         let render_now = args.output.is_none() && args.dry_run.is_none() && !args.summary;

@@ -127,7 +127,7 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
     (claim).\n\n\
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
-    does.\n\n\
+    does; a Rollout named and not found does not hide the others: its error comes after them (exit 1).\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
     0 as soon as they wait for approval. A Rollout followed that is deleted, or deleted and made again (another \
     uid), ends it with an error, and so does a first read that finds none (no matching resources found). It \

@@ -6,6 +6,7 @@ use super::follow::Follower;
 use super::views::{Missing, Scope, views};
 use super::{Outcome, StatusArgs, print, print_raw};
 use crate::error::Error;
+use crate::source::live::{self, Selection};
 use crate::status::{Progress, RolloutView};
 use crate::write::Interrupt;
 use std::io::Write;
@@ -15,8 +16,11 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let scope = Scope::of(args);
         if !args.watch {
-            let mut views = views(&session, &scope, Missing::Fails).await?;
-            if views.is_empty() {
+            // A Rollout named and not found does not hide the others: its error comes after
+            // them (as `kubectl get` does).
+            let mut views = views(&session, &scope, Missing::LeftOut).await?;
+            let missing = missing_names(&scope, &views);
+            if views.is_empty() && missing.is_empty() {
                 // As kubectl get: a note, not an error.
                 let place = match scope {
                     Scope::AllNamespaces(_) => "any namespace".to_string(),
@@ -32,9 +36,12 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,
                 None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
             }
-            return match unloaded_error(&views) {
-                Some(error) => Err(error.into()),
-                None => Ok(Outcome::Done),
+            let not_found = missing.iter().map(|name| live::not_found(name, &session.cluster.namespace).to_string());
+            let errors: Vec<String> =
+                unloaded_error(&views).map(|e| e.to_string()).into_iter().chain(not_found).collect();
+            return match errors.is_empty() {
+                true => Ok(Outcome::Done),
+                false => Err(Error::Input(errors.join("\n")).into()),
             };
         }
         let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
@@ -90,6 +97,18 @@ pub(super) fn awaited(views: &[RolloutView], settled: impl Fn(&RolloutView) -> b
 
 /// The errors of the Rollouts that could not be loaded, if any: `status` shows the others, and
 /// fails with these at the end.
+/// The Rollouts named on the command line that no view shows: not found.
+fn missing_names(scope: &Scope, views: &[RolloutView]) -> Vec<String> {
+    let Scope::Namespace(Selection::Names(arguments)) = scope else { return Vec::new() };
+    let mut missing: Vec<String> = Vec::new();
+    for name in arguments.iter().map(|a| live::rollout_name(a)) {
+        if !views.iter().any(|v| v.name == name) && !missing.iter().any(|m| m == name) {
+            missing.push(name.to_string());
+        }
+    }
+    missing
+}
+
 fn unloaded_error(views: &[RolloutView]) -> Option<Error> {
     let errors: Vec<&str> =
         views.iter().filter(|v| v.unloaded).filter_map(|v| v.objects.as_ref().err()).map(String::as_str).collect();

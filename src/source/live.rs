@@ -47,6 +47,11 @@ impl Live {
         }
     }
 
+    /// The error of each Rollout named and not found, as kubectl words it.
+    pub fn not_found(&self, namespace: &str) -> Vec<Error> {
+        self.missing.iter().map(|name| not_found(name, namespace)).collect()
+    }
+
     pub fn resource_of(&self, key: &ObjectKey) -> Option<&Resource> {
         self.resources.get(&(key.group.clone(), key.kind.clone()))
     }
@@ -134,7 +139,7 @@ pub fn no_match(cluster: &Cluster, selection: &Selection, found: usize) -> Resul
 }
 
 /// The error of a Rollout named that is not there, as kubectl words it.
-fn not_found(name: &str, namespace: &str) -> Error {
+pub fn not_found(name: &str, namespace: &str) -> Error {
     Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
 }
 
