@@ -52,10 +52,11 @@ pub fn write(write: impl FnOnce()) {
     }
 }
 
-/// `text` and a line end on stderr. A stderr that cannot be written (a closed pipe, a terminal
+/// `text` and a line end on stderr, its colour codes stripped where colour is off (a diff of
+/// someone else's edit is coloured). A stderr that cannot be written (a closed pipe, a terminal
 /// gone after SIGHUP) is no reason to fail, nor to panic as `eprintln!` would.
 pub fn line(text: &str) {
     write(|| {
-        let _ = writeln!(std::io::stderr(), "{text}");
+        let _ = writeln!(anstream::stderr(), "{text}");
     });
 }

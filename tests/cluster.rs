@@ -321,10 +321,14 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
         (server, out, test)
     };
     let (server, out, _) = run("no");
-    out.status(3)
+    let out = out
+        .status(3)
         .stdout_has("VirtualService shop/demo was changed by someone else while this run wrote it")
         .stdout_has("+  - demo.example.com")
         .stdout_has("Overwrite their change?");
+    // NO_COLOR (the tests' environment) holds for their edit's diff too (a regression: coloured;
+    // the prompt's own line clearing stays).
+    assert!(!out.stdout.contains("\x1b[1m") && !out.stdout.contains("\x1b[32m"), "{:?}", out.stdout);
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]), "their edit stays");
     assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written");
     let (server, out, _test) = run("yes");
