@@ -6,8 +6,9 @@
  * integral values that fit an int64 print as integers, everything else in
  * Go's shortest round-trip form ("0.30000000000000004", "1.2345675e+06",
  * "+Inf", "NaN"). PUC Lua 5.1 uses "%.14g". To print exactly what the
- * controller would, lua_number2str is replaced here; luaconf.h has an include
- * guard, so including it first and redefining the macro afterwards sticks.
+ * controller would, lua_number2str is replaced here, as is luai_nummod (the %
+ * operator, below); luaconf.h has an include guard, so including it first and
+ * redefining the macros afterwards sticks.
  * luaconf.h has sections that only the core and loslib.c see; enabling them
  * for every file is harmless (extra macros) and keeps those files compiling.
  */
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 /* Go's strconv 'g' layout with shortest digits: %e when exp < -4 || exp >= 6
  * (the exponent has at least two digits), else plain decimal. */
@@ -72,5 +74,18 @@ static void lua_go_number2str(char *out, double n) {
 
 #undef lua_number2str
 #define lua_number2str(s, n) lua_go_number2str((s), (n))
+
+/* gopher-lua's % (luaModulo in its vm.go, which its math.mod calls too):
+ * Go's math.Mod, which is C's fmod (both exact), plus the divisor when the
+ * dividend is negative or the divisor alone is, so that -6 % 3 is 3 there
+ * and -7 % -3 is -4. Constant folding (lcode.c) computes it the same way. */
+static double lua_go_modulo(double a, double b) {
+  double v = fmod(a, b);
+  if (a < 0 || (b < 0 && !(a < 0 && b < 0))) v += b;
+  return v;
+}
+
+#undef luai_nummod
+#define luai_nummod(a, b) lua_go_modulo((a), (b))
 
 #endif

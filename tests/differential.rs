@@ -203,6 +203,22 @@ fn regression_string_format_is_gos_sprintf() {
     }
 }
 
+/// gopher-lua's CheckNumber, CheckInt, OptInt and OptString take no numeric string and no number
+/// for an optional string, its `select` takes "#" alone, `xpcall` two functions, `error` a value,
+/// `collectgarbage` and `rawset` return nothing, and `%` and `math.mod` are its `luaModulo`.
+#[test]
+fn regression_argument_types() {
+    if pinned_or_skip("the argument corpus") {
+        regression_cases(&[("regression/argument_types.lua", "obj/minimal.json", Expect::Success)]);
+    }
+}
+
+/// gopher-lua's chunk name and `error` positions, seen in what `pcall` catches.
+#[test]
+fn regression_error_positions() {
+    regression_cases(&[("regression/error_positions.lua", "obj/minimal.json", Expect::Success)]);
+}
+
 /// Every rune below U+1F000 (no cased letter lies above), 4096 to an evaluation: both engines
 /// stop a script at 1 s, and the machine may be busy.
 #[test]

@@ -93,6 +93,12 @@ static int math_fmod (lua_State *L) {
   return 1;
 }
 
+/* kubectl-rollout-lua: gopher-lua's math.mod is its % (lua_go_modulo) */
+static int math_mod (lua_State *L) {
+  lua_pushnumber(L, lua_go_modulo(luaL_checknumber(L, 1), luaL_checknumber(L, 2)));
+  return 1;
+}
+
 static int math_modf (lua_State *L) {
   double ip;
   double fp = modf(luaL_checknumber(L, 1), &ip);
@@ -225,6 +231,7 @@ static const luaL_Reg mathlib[] = {
   {"exp",   math_exp},
   {"floor", math_floor},
   {"fmod",   math_fmod},
+  {"mod",    math_mod},  /* kubectl-rollout-lua */
   {"frexp", math_frexp},
   {"ldexp", math_ldexp},
   {"log10", math_log10},
@@ -254,10 +261,6 @@ LUALIB_API int luaopen_math (lua_State *L) {
   lua_setfield(L, -2, "pi");
   lua_pushnumber(L, HUGE_VAL);
   lua_setfield(L, -2, "huge");
-#if defined(LUA_COMPAT_MOD)
-  lua_getfield(L, -1, "fmod");
-  lua_setfield(L, -2, "mod");
-#endif
   return 1;
 }
 
