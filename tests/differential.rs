@@ -193,7 +193,10 @@ fn regression_returned_key_matching() {
 
 #[test]
 fn regression_invalid_utf8() {
-    regression_cases(&[("regression/truncated_utf8.lua", "obj/minimal.json", Expect::Success)]);
+    regression_cases(&[
+        ("regression/truncated_utf8.lua", "obj/minimal.json", Expect::Success),
+        ("regression/json_invalid_unicode.lua", "obj/minimal.json", Expect::Success),
+    ]);
 }
 
 #[test]

@@ -250,7 +250,7 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
                 value,
                 EmptyTable::Null,
                 super::output_budget(lua),
-                convert::GoJsonText::default(),
+                convert::GoJsonText::marshal(),
             );
             deadline::check(lua)?;
             match encoded {
@@ -263,7 +263,7 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
             }
         })?,
         lua.create_function(|lua, text: mlua::LuaString| {
-            let decoded = match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
+            let decoded = match serde_json::from_str::<serde_json::Value>(&convert::go_json_input(&text.as_bytes())) {
                 Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
                 Err(e) => failed(lua, &e.to_string()),
             };
