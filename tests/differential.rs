@@ -227,6 +227,15 @@ fn regression_string_library_is_gopher_luas() {
     ]);
 }
 
+/// gopher-lua's `^` and math functions are Go's math package, as it computes on amd64 (see
+/// `build/lua-5.1.5/lgomath.c`): the oracle agrees only on such a CPU with AVX and FMA.
+#[test]
+fn regression_math_is_gos() {
+    if amd64_with_fma_or_skip("the math corpus") {
+        regression_cases(&[("regression/go_math.lua", "obj/minimal.json", Expect::Success)]);
+    }
+}
+
 /// gopher-lua's chunk name and `error` positions, seen in what `pcall` catches.
 #[test]
 fn regression_error_positions() {
@@ -279,6 +288,20 @@ pub(crate) fn pinned_or_skip(what: &str) -> bool {
         support::skip(&format!("{what} needs the gopher-lua the controller pins, not {}", oracle().engine));
     }
     oracle().pinned
+}
+
+/// Whether the oracle runs where Go's math is what this engine reproduces: an x86-64 CPU with
+/// AVX and FMA (Go's `math.Exp` takes another path on other x86-64 CPUs, and other code on other
+/// architectures); if not, says that `what` is skipped.
+fn amd64_with_fma_or_skip(what: &str) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let reproduced = std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let reproduced = false;
+    if !reproduced {
+        support::skip(&format!("{what} needs an x86-64 CPU with AVX and FMA, where Go computes as this engine does"));
+    }
+    reproduced
 }
 
 /// Compares (script, obj, what the controller does) cases named relative to tests/fixtures/lua.
