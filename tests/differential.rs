@@ -10,6 +10,9 @@
 //!   of NaN or numbers beyond int64 on a controller built for arm64 (this engine and the oracle
 //!   convert as amd64 does);
 //! - arithmetic that yields inf, nan, or negative zero through division;
+//! - the last bit of `^` and the math functions against a controller on an x86-64 CPU without AVX
+//!   and FMA or built for arm64: this engine computes as Go does on amd64 with FMA, so the math
+//!   corpus runs only where the oracle's CPU is such a one;
 //! - `goto`;
 //! - a back-reference to a position capture made at the end of the subject (`"()%1"`): gopher-lua
 //!   slices past the subject there, which Go allows or not depending on how it allocated the
