@@ -70,14 +70,20 @@ static void tag_error (lua_State *L, int narg, int tag) {
 }
 
 
+/*
+** kubectl-rollout-lua: the position of the first Lua function from `level'
+** up, as gopher-lua's `where' (state.go) skips Go functions: an argument
+** error of a library function that pcall calls names pcall's caller.
+*/
 LUALIB_API void luaL_where (lua_State *L, int level) {
   lua_Debug ar;
-  if (lua_getstack(L, level, &ar)) {  /* check function at level */
+  while (lua_getstack(L, level++, &ar)) {  /* check function at level */
     lua_getinfo(L, "Sl", &ar);  /* get info about it */
     if (ar.currentline > 0) {  /* is there info? */
       lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
       return;
     }
+    if (*ar.what != 'C') break;  /* kubectl-rollout-lua */
   }
   lua_pushliteral(L, "");  /* else, no information available... */
 }
@@ -162,6 +168,14 @@ LUALIB_API const char *luaL_checklstring (lua_State *L, int narg, size_t *len) {
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's OptString, CheckNumber, OptNumber,
+** CheckInt and OptInt (auxlib.go) take a value of their own type only: a
+** number is no optional string there, nor a numeric string a number
+** (CheckString converts a number, as luaL_checklstring does). Each library
+** function opened here that reads an argument with these functions is one
+** gopher-lua reads with the counterpart.
+*/
 LUALIB_API const char *luaL_optlstring (lua_State *L, int narg,
                                         const char *def, size_t *len) {
   if (lua_isnoneornil(L, narg)) {
@@ -169,15 +183,16 @@ LUALIB_API const char *luaL_optlstring (lua_State *L, int narg,
       *len = (def ? strlen(def) : 0);
     return def;
   }
-  else return luaL_checklstring(L, narg, len);
+  if (lua_type(L, narg) != LUA_TSTRING)  /* kubectl-rollout-lua */
+    tag_error(L, narg, LUA_TSTRING);
+  return lua_tolstring(L, narg, len);
 }
 
 
 LUALIB_API lua_Number luaL_checknumber (lua_State *L, int narg) {
-  lua_Number d = lua_tonumber(L, narg);
-  if (d == 0 && !lua_isnumber(L, narg))  /* avoid extra test when d is not 0 */
+  if (lua_type(L, narg) != LUA_TNUMBER)  /* kubectl-rollout-lua */
     tag_error(L, narg, LUA_TNUMBER);
-  return d;
+  return lua_tonumber(L, narg);
 }
 
 
@@ -187,10 +202,9 @@ LUALIB_API lua_Number luaL_optnumber (lua_State *L, int narg, lua_Number def) {
 
 
 LUALIB_API lua_Integer luaL_checkinteger (lua_State *L, int narg) {
-  lua_Integer d = lua_tointeger(L, narg);
-  if (d == 0 && !lua_isnumber(L, narg))  /* avoid extra test when d is not 0 */
+  if (lua_type(L, narg) != LUA_TNUMBER)  /* kubectl-rollout-lua: see above */
     tag_error(L, narg, LUA_TNUMBER);
-  return d;
+  return lua_tointeger(L, narg);
 }
 
 

@@ -81,11 +81,20 @@ static int luaB_tonumber (lua_State *L) {
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's error (LState.Error, raiseError): a value
+** is required, and only a string (not a number) gets a position: that of
+** the first Lua function from level `level - 1' up (0 being `error' itself,
+** see luaL_where), so that pcall(error, "m") names pcall's caller and
+** error("m", 2) the function that calls error.
+*/
 static int luaB_error (lua_State *L) {
-  int level = luaL_optint(L, 2, 1);
+  int level;
+  luaL_checkany(L, 1);
+  level = luaL_optint(L, 2, 1);
   lua_settop(L, 1);
-  if (lua_isstring(L, 1) && level > 0) {  /* add extra information? */
-    luaL_where(L, level);
+  if (lua_type(L, 1) == LUA_TSTRING && level > 0) {  /* add extra information? */
+    luaL_where(L, level - 1);
     lua_pushvalue(L, 1);
     lua_concat(L, 2);
   }
@@ -183,7 +192,7 @@ static int luaB_rawset (lua_State *L) {
   luaL_checkany(L, 3);
   lua_settop(L, 3);
   lua_rawset(L, 1);
-  return 1;
+  return 0;  /* kubectl-rollout-lua: gopher-lua's rawset returns nothing */
 }
 
 
@@ -194,31 +203,12 @@ static int luaB_gcinfo (lua_State *L) {
 
 
 static int luaB_collectgarbage (lua_State *L) {
-  static const char *const opts[] = {"stop", "restart", "collect",
-    "count", "step", "setpause", "setstepmul", NULL};
-  static const int optsnum[] = {LUA_GCSTOP, LUA_GCRESTART, LUA_GCCOLLECT,
-    LUA_GCCOUNT, LUA_GCSTEP, LUA_GCSETPAUSE, LUA_GCSETSTEPMUL};
-  int o = luaL_checkoption(L, 1, "collect", opts);
-  int ex = luaL_optint(L, 2, 0);
-  int res = lua_gc(L, optsnum[o], ex);
-  /* kubectl-rollout-lua: a collection takes as long as many instructions: the
-     count hook (the time limit) runs after each */
+  /* kubectl-rollout-lua: gopher-lua's collectgarbage collects, whatever its
+     arguments, and returns nothing; a collection takes as long as many
+     instructions: the count hook (the time limit) runs after each */
+  lua_gc(L, LUA_GCCOLLECT, 0);
   lua_librarysteps(L, lua_gethookcount(L));
-  switch (optsnum[o]) {
-    case LUA_GCCOUNT: {
-      int b = lua_gc(L, LUA_GCCOUNTB, 0);
-      lua_pushnumber(L, res + ((lua_Number)b/1024));
-      return 1;
-    }
-    case LUA_GCSTEP: {
-      lua_pushboolean(L, res);
-      return 1;
-    }
-    default: {
-      lua_pushnumber(L, res);
-      return 1;
-    }
-  }
+  return 0;
 }
 
 
@@ -363,7 +353,11 @@ static int luaB_unpack (lua_State *L) {
 
 static int luaB_select (lua_State *L) {
   int n = lua_gettop(L);
-  if (lua_type(L, 1) == LUA_TSTRING && *lua_tostring(L, 1) == '#') {
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    /* kubectl-rollout-lua: gopher-lua takes "#" only, and no numeric string */
+    size_t l;
+    const char *s = lua_tolstring(L, 1, &l);
+    luaL_argcheck(L, l == 1 && *s == '#', 1, "invalid string");
     lua_pushinteger(L, n-1);
     return 1;
   }
@@ -399,7 +393,9 @@ static int luaB_pcall (lua_State *L) {
 
 static int luaB_xpcall (lua_State *L) {
   int status;
-  luaL_checkany(L, 2);
+  /* kubectl-rollout-lua: gopher-lua's xpcall takes two functions */
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_settop(L, 2);
   lua_insert(L, 1);  /* put error function under function to be called */
   status = lua_pcall(L, 0, LUA_MULTRET, 1);

@@ -19,7 +19,6 @@
 
 #undef PI
 #define PI (3.14159265358979323846)
-#define RADIANS_PER_DEGREE (PI/180.0)
 
 
 
@@ -29,52 +28,52 @@ static int math_abs (lua_State *L) {
 }
 
 static int math_sin (lua_State *L) {
-  lua_pushnumber(L, sin(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_sin(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_sinh (lua_State *L) {
-  lua_pushnumber(L, sinh(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_sinh(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_cos (lua_State *L) {
-  lua_pushnumber(L, cos(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_cos(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_cosh (lua_State *L) {
-  lua_pushnumber(L, cosh(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_cosh(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_tan (lua_State *L) {
-  lua_pushnumber(L, tan(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_tan(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_tanh (lua_State *L) {
-  lua_pushnumber(L, tanh(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_tanh(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_asin (lua_State *L) {
-  lua_pushnumber(L, asin(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_asin(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_acos (lua_State *L) {
-  lua_pushnumber(L, acos(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_acos(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_atan (lua_State *L) {
-  lua_pushnumber(L, atan(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_atan(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_atan2 (lua_State *L) {
-  lua_pushnumber(L, atan2(luaL_checknumber(L, 1), luaL_checknumber(L, 2)));
+  lua_pushnumber(L, lua_go_atan2(luaL_checknumber(L, 1), luaL_checknumber(L, 2)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
@@ -93,9 +92,15 @@ static int math_fmod (lua_State *L) {
   return 1;
 }
 
+/* kubectl-rollout-lua: gopher-lua's math.mod is its % (lua_go_modulo) */
+static int math_mod (lua_State *L) {
+  lua_pushnumber(L, lua_go_modulo(luaL_checknumber(L, 1), luaL_checknumber(L, 2)));
+  return 1;
+}
+
 static int math_modf (lua_State *L) {
   double ip;
-  double fp = modf(luaL_checknumber(L, 1), &ip);
+  double fp = lua_go_modf(luaL_checknumber(L, 1), &ip);  /* kubectl-rollout-lua: Go's, see lgomath.c */
   lua_pushnumber(L, ip);
   lua_pushnumber(L, fp);
   return 2;
@@ -107,44 +112,46 @@ static int math_sqrt (lua_State *L) {
 }
 
 static int math_pow (lua_State *L) {
-  lua_pushnumber(L, pow(luaL_checknumber(L, 1), luaL_checknumber(L, 2)));
+  lua_pushnumber(L, lua_go_pow(luaL_checknumber(L, 1), luaL_checknumber(L, 2)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_log (lua_State *L) {
-  lua_pushnumber(L, log(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_log(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_log10 (lua_State *L) {
-  lua_pushnumber(L, log10(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_log10(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
 static int math_exp (lua_State *L) {
-  lua_pushnumber(L, exp(luaL_checknumber(L, 1)));
+  lua_pushnumber(L, lua_go_exp(luaL_checknumber(L, 1)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
+/* kubectl-rollout-lua: gopher-lua's x * 180 / math.Pi and x * math.Pi / 180 */
 static int math_deg (lua_State *L) {
-  lua_pushnumber(L, luaL_checknumber(L, 1)/RADIANS_PER_DEGREE);
+  lua_pushnumber(L, luaL_checknumber(L, 1)*180/PI);
   return 1;
 }
 
 static int math_rad (lua_State *L) {
-  lua_pushnumber(L, luaL_checknumber(L, 1)*RADIANS_PER_DEGREE);
+  lua_pushnumber(L, luaL_checknumber(L, 1)*PI/180);
   return 1;
 }
 
 static int math_frexp (lua_State *L) {
-  int e;
-  lua_pushnumber(L, frexp(luaL_checknumber(L, 1), &e));
-  lua_pushinteger(L, e);
+  int64_t e;
+  lua_pushnumber(L, lua_go_frexp(luaL_checknumber(L, 1), &e));  /* kubectl-rollout-lua: Go's, see lgomath.c */
+  lua_pushnumber(L, (lua_Number)e);
   return 2;
 }
 
 static int math_ldexp (lua_State *L) {
-  lua_pushnumber(L, ldexp(luaL_checknumber(L, 1), luaL_checkint(L, 2)));
+  lua_Number x = luaL_checknumber(L, 1);
+  lua_pushnumber(L, lua_go_ldexp(x, luaL_checkinteger(L, 2)));  /* kubectl-rollout-lua: Go's, see lgomath.c */
   return 1;
 }
 
@@ -225,6 +232,7 @@ static const luaL_Reg mathlib[] = {
   {"exp",   math_exp},
   {"floor", math_floor},
   {"fmod",   math_fmod},
+  {"mod",    math_mod},  /* kubectl-rollout-lua */
   {"frexp", math_frexp},
   {"ldexp", math_ldexp},
   {"log10", math_log10},
@@ -254,10 +262,6 @@ LUALIB_API int luaopen_math (lua_State *L) {
   lua_setfield(L, -2, "pi");
   lua_pushnumber(L, HUGE_VAL);
   lua_setfield(L, -2, "huge");
-#if defined(LUA_COMPAT_MOD)
-  lua_getfield(L, -1, "fmod");
-  lua_setfield(L, -2, "mod");
-#endif
   return 1;
 }
 

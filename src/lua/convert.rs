@@ -76,12 +76,13 @@ pub trait Encoding {
     fn boolean(&mut self, value: bool);
     /// A double as Go writes it (see `gojson::number`), or why it has no JSON.
     fn number(&mut self, value: f64) -> Result<(), String>;
-    fn string(&mut self, value: &str);
+    /// A Lua string's bytes (Go's view of invalid UTF-8 is the encoding's to take).
+    fn string(&mut self, value: &[u8]);
     fn begin_list(&mut self, len: usize);
     fn end_list(&mut self);
     fn begin_map(&mut self, len: usize);
-    /// The key of the map entry whose value comes next.
-    fn key(&mut self, key: &str);
+    /// The key of the map entry whose value comes next, as `string` takes it.
+    fn key(&mut self, key: &[u8]);
     fn end_map(&mut self);
     fn finish(self) -> Self::Output;
 }
@@ -118,8 +119,8 @@ impl Encoding for Values {
         self.put(gojson::number(value)?);
         Ok(())
     }
-    fn string(&mut self, value: &str) {
-        self.put(Value::String(value.to_string()));
+    fn string(&mut self, value: &[u8]) {
+        self.put(Value::String(go_string(value).into_owned()));
     }
     fn begin_list(&mut self, len: usize) {
         self.open.push((Value::Array(Vec::with_capacity(len)), None));
@@ -127,9 +128,9 @@ impl Encoding for Values {
     fn begin_map(&mut self, _len: usize) {
         self.open.push((Value::Object(serde_json::Map::new()), None));
     }
-    fn key(&mut self, key: &str) {
+    fn key(&mut self, key: &[u8]) {
         if let Some((_, pending)) = self.open.last_mut() {
-            *pending = Some(key.to_string());
+            *pending = Some(go_string(key).into_owned());
         }
     }
     fn end_list(&mut self) {
@@ -155,6 +156,10 @@ pub struct GoJson {
 /// Encoding into Go's JSON text, written as it comes.
 #[derive(Default)]
 pub struct GoJsonText {
+    /// Whether invalid UTF-8 is written as `json.Marshal` writes it (each bad byte `\ufffd`, what
+    /// the controller's `json.encode` returns), rather than as the U+FFFD characters the
+    /// controller's output holds once it has decoded the text.
+    marshal: bool,
     out: String,
     /// How many lists and maps are open.
     depth: usize,
@@ -163,6 +168,30 @@ pub struct GoJsonText {
 }
 
 impl GoJsonText {
+    /// The text `json.Marshal` writes: see `marshal`.
+    pub fn marshal() -> GoJsonText {
+        GoJsonText { marshal: true, ..GoJsonText::default() }
+    }
+
+    fn write_string(&mut self, bytes: &[u8]) {
+        if !self.marshal {
+            gojson::write_string(&mut self.out, &go_string(bytes));
+            return;
+        }
+        self.out.push('"');
+        for chunk in bytes.utf8_chunks() {
+            // Go quotes the valid runs as `write_string` does, here without its quotes.
+            let start = self.out.len();
+            gojson::write_string(&mut self.out, chunk.valid());
+            self.out.pop();
+            self.out.remove(start);
+            for _ in chunk.invalid() {
+                self.out.push_str("\\ufffd");
+            }
+        }
+        self.out.push('"');
+    }
+
     /// The comma before a list's item or a map's key that follows another.
     fn separate(&mut self) {
         if !matches!(self.out.as_bytes().last(), None | Some(b'[' | b'{' | b':')) {
@@ -187,9 +216,9 @@ impl Encoding for GoJsonText {
         gojson::write_value(&mut self.out, &number);
         Ok(())
     }
-    fn string(&mut self, value: &str) {
+    fn string(&mut self, value: &[u8]) {
         self.separate();
-        gojson::write_string(&mut self.out, value);
+        self.write_string(value);
     }
     fn begin_list(&mut self, _len: usize) {
         self.separate();
@@ -205,13 +234,13 @@ impl Encoding for GoJsonText {
         self.out.push('{');
         self.depth += 1;
     }
-    fn key(&mut self, key: &str) {
+    fn key(&mut self, key: &[u8]) {
         let start = self.out.len();
         self.separate();
-        gojson::write_string(&mut self.out, key);
+        self.write_string(key);
         self.out.push(':');
         if self.depth == 1 {
-            self.entries.push((key.to_string(), start..self.out.len()));
+            self.entries.push((go_string(key).into_owned(), start..self.out.len()));
         }
     }
     fn end_map(&mut self) {
@@ -277,6 +306,39 @@ pub fn go_string(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// JSON text as Go's decoder reads it, for serde_json, which fails where Go replaces: invalid
+/// UTF-8 becomes U+FFFD (see `go_string`), and so does a `\u` escape of a surrogate that does not
+/// pair with the escape after it (Go's `unquote`).
+pub fn go_json_input(bytes: &[u8]) -> Cow<'_, str> {
+    let text = go_string(bytes);
+    let escape = |at: usize| -> Option<u32> {
+        let hex = text.get(at..at + 6)?.strip_prefix("\\u")?;
+        u32::from_str_radix(hex, 16).ok().filter(|_| hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let mut out = String::new();
+    let (mut copied, mut at) = (0, 0);
+    while let Some(found) = text[at..].find('\\') {
+        at += found;
+        match escape(at) {
+            Some(0xD800..=0xDBFF) if matches!(escape(at + 6), Some(0xDC00..=0xDFFF)) => at += 12,
+            Some(0xD800..=0xDFFF) => {
+                out.push_str(&text[copied..at]);
+                out.push_str("\\ufffd");
+                at += 6;
+                copied = at;
+            }
+            // Any other escape is the backslash and a character (`\\` is one, not the start of
+            // another escape).
+            _ => at += 1 + text[at + 1..].chars().next().map_or(0, char::len_utf8),
+        }
+    }
+    if copied == 0 {
+        return text;
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
+}
+
 /// Why a walk stops: the first error in the order Go encodes, as Go's encoder stops there.
 enum Stop {
     Refused(String),
@@ -311,7 +373,7 @@ impl<'r, E: Encoding> Walk<'r, E> {
             Kind::Number => self.encoding.number(stack.number(index)).map_err(Stop::Refused)?,
             Kind::String => {
                 let string = self.string(stack.string(index).unwrap_or_default())?;
-                self.encoding.string(&string);
+                self.encoding.string(string);
             }
             Kind::Table => return self.table(stack, index, depth),
             Kind::Function => return Err(Stop::Refused("cannot encode function to JSON".into())),
@@ -321,10 +383,10 @@ impl<'r, E: Encoding> Walk<'r, E> {
         Ok(())
     }
 
-    /// A string's bytes as Go sees them, charged to the budget before they are copied.
-    fn string(&mut self, bytes: &'r [u8]) -> Result<Cow<'r, str>, Stop> {
+    /// A string's bytes, charged to the budget before they are copied.
+    fn string(&mut self, bytes: &'r [u8]) -> Result<&'r [u8], Stop> {
         self.budget = self.budget.checked_sub(bytes.len()).ok_or(Stop::TooLarge)?;
-        Ok(go_string(bytes))
+        Ok(bytes)
     }
 
     fn table(&mut self, stack: &mut Stack<'r>, index: Index, depth: usize) -> Result<(), Stop> {
@@ -365,7 +427,7 @@ impl<'r, E: Encoding> Walk<'r, E> {
                 for k in start..self.keys.len() {
                     let key = self.keys[k];
                     let shown = self.string(key)?;
-                    self.encoding.key(&shown);
+                    self.encoding.key(shown);
                     let value = stack.push_field(index, key).ok_or(Stop::NoRoom)?;
                     self.value(stack, value, depth + 1)?;
                     stack.pop();
@@ -568,6 +630,28 @@ mod tests {
         assert_eq!(go_string(b"x\xe2\x82y"), "x\u{FFFD}\u{FFFD}y");
         assert_eq!(go_string(b"ok \xf0\x9f\x98"), "ok \u{FFFD}\u{FFFD}\u{FFFD}");
         assert_eq!(go_string("h\u{e9}".as_bytes()), "h\u{e9}");
+    }
+
+    #[test]
+    fn json_text_reads_as_gos_decoder_reads_it() {
+        // A lone or reversed surrogate is U+FFFD; a pair stays; `\\` starts no escape.
+        assert_eq!(go_json_input(br#""\ud800""#), r#""\ufffd""#);
+        assert_eq!(go_json_input(br#""\udc00\ud800x\ud83d\ude00""#), r#""\ufffd\ufffdx\ud83d\ude00""#);
+        assert_eq!(go_json_input(br#""\ud800\u0041""#), r#""\ufffd\u0041""#);
+        assert_eq!(go_json_input(r#""\\ud800\é""#.as_bytes()), r#""\\ud800\é""#);
+        assert_eq!(go_json_input(b"\"\xff\""), "\"\u{FFFD}\"");
+        assert!(matches!(go_json_input(br#"{"a": "\u00e9"}"#), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn invalid_utf8_is_written_as_go_marshals_it_or_as_the_controllers_output_holds_it() {
+        let lua = Lua::new();
+        let value: LuaValue = lua.load(r#"return {["k\255"] = "a\255\254b\195\169<"}"#).eval().unwrap();
+        let text = |encoding: GoJsonText| {
+            from_lua(&lua, value.clone(), EmptyTable::Null, usize::MAX, encoding).ok().unwrap().text
+        };
+        assert_eq!(text(GoJsonText::marshal()), r#"{"k\ufffd":"a\ufffd\ufffdbé\u003c"}"#);
+        assert_eq!(text(GoJsonText::default()), "{\"k\u{FFFD}\":\"a\u{FFFD}\u{FFFD}bé\\u003c\"}");
     }
 
     #[test]

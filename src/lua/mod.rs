@@ -138,7 +138,7 @@ pub struct ScriptError {
 
 impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Lua messages start with "script:LINE:" for errors it can place.
+        // Lua messages start with "<string>:LINE:" for errors it can place.
         match self.message.strip_prefix(CHUNK_NAME).filter(|rest| rest.starts_with(':')) {
             Some(rest) => write!(f, "script {}{rest}", self.script),
             None => write!(f, "script {}: {}", self.script, self.message),
@@ -155,9 +155,10 @@ impl ScriptError {
     }
 }
 
-/// The chunk name Lua puts in its messages; Display swaps in the real name, which may be
-/// longer than Lua's 60-character limit on chunk names.
-const CHUNK_NAME: &str = "script";
+/// The chunk name Lua puts in its messages: gopher-lua's (`LoadString` names every chunk so), which
+/// a script sees in the errors it catches with `pcall`. Display swaps in the real name, which may
+/// be longer than Lua's 60-character limit on chunk names.
+const CHUNK_NAME: &str = "<string>";
 
 /// The current line of the innermost function of the script (0: none): the caller may be a
 /// library function, written in C, Rust or Lua (the preludes of `stdlib.rs`, whose lines are
@@ -497,11 +498,11 @@ mod tests {
             );
             assert_eq!(
                 spec(&format!("return {{spec = {{type({name}), pcall({name}, 'x')}}}}")),
-                json!(["function", false, format!("script:1: {message}")])
+                json!(["function", false, format!("<string>:1: {message}")])
             );
             assert_eq!(
                 spec(&format!("local function f() return {name}() end\nreturn {{spec = {{pcall(f)}}}}")),
-                json!([false, format!("script:2: {message}")])
+                json!([false, format!("<string>:2: {message}")])
             );
         }
         // string.dump raises, as gopher-lua's does, also as a method; pcall catches the message,
@@ -514,11 +515,11 @@ mod tests {
         assert_eq!(run("\nreturn {spec = ('x'):dump()}", json!({})).unwrap_err().to_string(), message);
         assert_eq!(
             spec("return {spec = {pcall(function() local s = string.dump(print) return s end)}}"),
-            json!([false, "script:1: GopherLua does not support the string.dump"])
+            json!([false, "<string>:1: GopherLua does not support the string.dump"])
         );
         assert_eq!(
             spec("\nreturn {spec = {pcall(string.dump, print)}}"),
-            json!([false, "script:2: GopherLua does not support the string.dump"])
+            json!([false, "<string>:2: GopherLua does not support the string.dump"])
         );
     }
 

@@ -416,8 +416,7 @@ pub fn read<R>(
             let top = ffi::lua_gettop(state);
             let mut stack = Stack { state, limit: top + 2 * levels as c_int + 4, read: PhantomData };
             // Invariant 2 needs the collector stopped. It is started again after, as it runs in
-            // every state here; a script that stopped it (`collectgarbage("stop")`) finds it
-            // running after `json.encode`, which changes only when memory is reclaimed.
+            // every state here (gopher-lua's `collectgarbage` cannot stop it).
             ffi::lua_gc(state, ffi::LUA_GCSTOP, 0);
             result = Some(walk(&mut stack, top));
             ffi::lua_gc(state, ffi::LUA_GCRESTART, 0);

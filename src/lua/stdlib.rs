@@ -36,13 +36,13 @@ const JSON_PRELUDE: &str = r#"
 local encode, decode = ...
 local select, type, error = select, type, error
 local function checked_encode(...)
-  if select('#', ...) == 0 then error("bad argument #1 to encode (value expected)", 2) end
+  if select('#', ...) == 0 then error("bad argument #1 to encode (value expected)", 3) end
   return encode((...))
 end
 local function checked_decode(text)
   local kind = type(text)
   if kind ~= "string" and kind ~= "number" then
-    error("bad argument #1 to decode (string expected, got " .. kind .. ")", 2)
+    error("bad argument #1 to decode (string expected, got " .. kind .. ")", 3)
   end
   return decode(text)
 end
@@ -56,8 +56,9 @@ return {encode = checked_encode, decode = checked_decode}
 const NOT_AVAILABLE: [&str; 7] = ["dofile", "loadfile", "load", "loadstring", "require", "module", "newproxy"];
 
 /// The functions above, and gopher-lua's `string.dump`, which raises whatever the argument: each
-/// message at the script's line even when a C function such as `pcall` calls it (gopher-lua
-/// names the nearest Lua caller; `error(m, 2)` would name none).
+/// message at the script's line even when a C function such as `pcall` calls it or the script
+/// tail-calls it (gopher-lua names the nearest Lua caller; a level for `error` would name the
+/// function before a tail call).
 const SANDBOX_PRELUDE: &str = r#"
 local error, names, script_where = error, ...
 for _, name in ipairs(names) do
@@ -88,12 +89,12 @@ local select, type, error, tostring = select, type, error, tostring
 local function text_argument(value, name)
   local kind = type(value)
   if kind == "number" then return tostring(value) end
-  if kind ~= "string" then error("bad argument #1 to " .. name .. " (string expected, got " .. kind .. ")", 3) end
+  if kind ~= "string" then error("bad argument #1 to " .. name .. " (string expected, got " .. kind .. ")", 4) end
   return value
 end
 function string.format(...)
   local text, problem = format(text_argument((...), "format"), select(2, ...))
-  if text == nil then error(problem, 2) end
+  if text == nil then error(problem, 3) end
   return text
 end
 function string.upper(text) return upper(text_argument(text, "upper")) end
@@ -101,9 +102,9 @@ function string.lower(text) return lower(text_argument(text, "lower")) end
 function tonumber(...)
   local value, base = ...
   if base ~= nil and type(base) ~= "number" then
-    error("bad argument #2 to tonumber (number expected, got " .. type(base) .. ")", 2)
+    error("bad argument #2 to tonumber (number expected, got " .. type(base) .. ")", 3)
   end
-  if select('#', ...) == 0 then error("bad argument #1 to tonumber (value expected)", 2) end
+  if select('#', ...) == 0 then error("bad argument #1 to tonumber (value expected)", 3) end
   local kind = type(value)
   if kind == "number" then return value end
   if kind ~= "string" then return nil end
@@ -249,7 +250,7 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
                 value,
                 EmptyTable::Null,
                 super::output_budget(lua),
-                convert::GoJsonText::default(),
+                convert::GoJsonText::marshal(),
             );
             deadline::check(lua)?;
             match encoded {
@@ -262,7 +263,7 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
             }
         })?,
         lua.create_function(|lua, text: mlua::LuaString| {
-            let decoded = match serde_json::from_slice::<serde_json::Value>(&text.as_bytes()) {
+            let decoded = match serde_json::from_str::<serde_json::Value>(&convert::go_json_input(&text.as_bytes())) {
                 Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
                 Err(e) => failed(lua, &e.to_string()),
             };
@@ -383,7 +384,8 @@ mod tests {
 
     #[test]
     fn library_errors_a_script_catches_are_strings_as_in_gopher_lua() {
-        // mlua would hand `pcall` a userdata for an error raised in Rust: `..` on it fails.
+        // mlua would hand `pcall` a userdata for an error raised in Rust: `..` on it fails. The
+        // position is the script's, as gopher-lua names the Lua function calling pcall.
         let got = spec(
             "local function caught(f, ...) local ok, e = pcall(f, ...) r[#r + 1] = type(e) .. ': ' .. e end
              caught(json.encode)
@@ -394,9 +396,9 @@ mod tests {
         assert_eq!(
             got,
             json!([
-                "string: bad argument #1 to encode (value expected)",
-                "string: bad argument #1 to decode (string expected, got table)",
-                "string: bad argument #1 to decode (string expected, got nil)",
+                "string: <string>:1: bad argument #1 to encode (value expected)",
+                "string: <string>:1: bad argument #1 to decode (string expected, got table)",
+                "string: <string>:1: bad argument #1 to decode (string expected, got nil)",
                 "string: boom"
             ])
         );
