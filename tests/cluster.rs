@@ -533,6 +533,15 @@ fn restore_skips_missing_objects_and_objects_without_an_original() {
         .stderr_has("DestinationRule shop/demo: not found, skipped")
         .stderr_has("VirtualService shop/demo: no rollouts.kruise.io/original-spec-configuration annotation, nothing to restore");
     assert_eq!(writes(&server), Vec::<String>::new());
+    // An object named with --ref and not there is an error, once the others are restored (a
+    // regression: exit 0 on a typo).
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "--ref", "VirtualService/reveiws", "--ref", "VirtualService/demo", "--yes"])
+        .run()
+        .status(1)
+        .stderr_has("VirtualService shop/reveiws: not found, skipped")
+        .stderr_has("error: VirtualService shop/reveiws: not found\n");
 }
 
 #[test]

@@ -547,7 +547,7 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.block("and prints where the backups are:");
     let restored = walk.backups("VirtualService", "reviews");
     walk.rename("20261122T042225.540Z.yaml", restored.last().unwrap());
-    walk.block("refuse).");
+    walk.block("trusted to be the whole object.");
     walk.block("Putting a backup\nback:");
     // record
     walk.block("a device (`--output-file /dev/stdout`");

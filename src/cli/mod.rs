@@ -627,7 +627,8 @@ pub struct RestoreArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
     /// Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for
-    /// VirtualService and DestinationRule (repeatable)
+    /// VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit
+    /// 1, after the others)
     #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]
     pub refs: Vec<String>,
     /// Put back an object saved by an earlier write (a file under the backups folder); one that

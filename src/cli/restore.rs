@@ -154,8 +154,14 @@ async fn restore_objects(
         let rollouts = claim_routing(session, writer, &keys, &command, args.force, &mut notes).await?;
         Targets::Refs(refs, Box::new(rollouts))
     };
-    let Restorations { objects: restorations, left, notes: more_notes } =
+    let Restorations { objects: restorations, left, notes: more_notes, missing } =
         restorations(session, writer, &targets).await?;
+    // An object named with --ref that is not there fails the run once the others are restored,
+    // as kubectl does with a name it cannot find (a typo would pass a CI step unseen).
+    let outcome = match missing.is_empty() {
+        true => Ok(Outcome::Done),
+        false => Err(Error::Input(format!("{}: not found", missing.join(", ")))),
+    };
     for note in notes.into_iter().chain(more_notes) {
         let _ = writeln!(anstream::stderr(), "{note}");
     }
@@ -179,7 +185,7 @@ async fn restore_objects(
     }
     print(&restoration_text(&restorations)?)?;
     if restorations.is_empty() {
-        return Ok(Outcome::Done);
+        return outcome;
     }
     if writer.mode() == Mode::Apply {
         let drifted = restorations.iter().any(|r| matches!(r.placement, Placement::Edited { .. }));
@@ -207,7 +213,7 @@ async fn restore_objects(
         lines.extend(writer.written_line(&r.key, done));
     }
     print_outcome(writer, &lines.concat())?;
-    Ok(Outcome::Done)
+    outcome
 }
 
 /// `--ref` and `--from-backup` name objects: the Rollouts of the namespace that route any of
@@ -335,7 +341,7 @@ fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Re
 
 /// The objects a restore writes, each once, and notes on those it skips.
 async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets) -> Result<Restorations, Error> {
-    let mut notes = Vec::new();
+    let (mut notes, mut missing) = (Vec::new(), Vec::new());
     let mut candidates: Vec<Candidate> = Vec::new();
     match targets {
         Targets::Rollouts(selection) => {
@@ -371,8 +377,11 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
         Targets::Refs(refs, rollouts) => {
             for (resource, name) in refs {
                 match session.cluster.get(resource, &session.cluster.namespace, name).await? {
-                    None => notes
-                        .push(format!("{} {}/{name}: not found, skipped", resource.kind, session.cluster.namespace)),
+                    None => {
+                        let named = format!("{} {}/{name}", resource.kind, session.cluster.namespace);
+                        notes.push(format!("{named}: not found, skipped"));
+                        missing.push(named);
+                    }
                     Some(live) => candidates.push(Candidate {
                         resource: resource.clone(),
                         live: Arc::new(live),
@@ -492,7 +501,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             r.placement = Placement::Placed;
         }
     }
-    Ok(Restorations { objects: restorations, left, notes })
+    Ok(Restorations { objects: restorations, left, notes, missing })
 }
 
 /// What a restore writes, what it leaves, and its notes.
@@ -502,6 +511,8 @@ struct Restorations {
     /// each with why: restore does not delete them.
     left: Vec<(ObjectKey, String)>,
     notes: Vec<String>,
+    /// The objects named with `--ref` that are not there.
+    missing: Vec<String>,
 }
 
 /// Why restore does not delete an Ingress (`why`: it is not a canary Ingress made for the
