@@ -63,9 +63,9 @@ module completions {
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --expect-step: string     # Refuse unless the current step is N
     --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before the step's canary pods are ready)
-    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing
+    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing; and write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout)
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
-    --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N
+    --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N (1 or more, at most the Rollout's steps)
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
     --timeout: string         # With --until-step or --to-end: give up waiting this long after the confirmation (e.g. 30m; 0 for never)
     --show-stored-original    # Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`

@@ -649,6 +649,12 @@ fn approve_until_a_step_refuses_a_rollout_already_past_it() {
         .status(3)
         .stderr_has("\"demo\" is already at step 3/3, past step 2");
     assert_eq!(writes(&server), Vec::<String>::new());
+    // A step the Rollout does not have (a regression: taken as --to-end), and no step 0.
+    let until =
+        |step: &str| Test::new().kubeconfig(&server).args(["approve", "demo", "--until-step", step, "--yes"]).run();
+    until("9").status(3).stderr_has("\"demo\" has 3 steps: there is no step 9 (--until-step;");
+    until("0").status(1).stderr_has("invalid value '0' for '--until-step <N>'");
+    assert_eq!(writes(&server), Vec::<String>::new());
 }
 
 #[test]

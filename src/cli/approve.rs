@@ -94,6 +94,14 @@ fn check_approvable(
     }
     let stage =
         item.current_stage().ok_or_else(|| Error::Refused(format!("{name}: the status names no current step")))?;
+    if let Some(last) = args.until_step
+        && last > item.steps.len()
+    {
+        return Err(Error::Refused(format!(
+            "{name} has {} steps: there is no step {last} (--until-step; --to-end approves every later pause)",
+            item.steps.len()
+        )));
+    }
     if let (Some(last), Stage::Step(current)) = (args.until_step, stage)
         && current > last
     {

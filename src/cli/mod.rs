@@ -503,14 +503,17 @@ pub struct ApproveArgs {
     #[arg(long)]
     pub traffic_only: bool,
     /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing
-    /// from it wipes the object's routing
+    /// from it wipes the object's routing; and write a `<name>-canary` Ingress that someone else
+    /// made (its controller owner is not the Rollout)
     #[arg(long)]
     pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All
     #[arg(long, value_enum, value_name = "MODE", default_value = "none")]
     pub dry_run: DryRun,
-    /// After approving, follow the Rollout and approve each later pause up to step N
-    #[arg(long, value_name = "N", conflicts_with_all = ["to_end", "traffic_only", "dry_run"])]
+    /// After approving, follow the Rollout and approve each later pause up to step N (1 or
+    /// more, at most the Rollout's steps)
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+          conflicts_with_all = ["to_end", "traffic_only", "dry_run"])]
     pub until_step: Option<usize>,
     /// After approving, follow the Rollout and approve every later pause until it completes
     #[arg(long, conflicts_with_all = ["traffic_only", "dry_run"])]
