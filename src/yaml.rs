@@ -431,8 +431,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let mut first_lines: HashMap<String, usize> = HashMap::new();
         loop {
             let (key, line) = match self.lines {
-                Lines::Spans => match map.next_key::<Spanned<String>>()? {
-                    Some(key) => (key.value, Some(key.referenced.line() as usize)),
+                Lines::Spans => match map.next_key::<Spanned<YamlKey>>()? {
+                    Some(key) => (key.value.0, Some(key.referenced.line() as usize)),
                     None => break,
                 },
                 Lines::Counted(line) => match map.next_key::<String>()? {
@@ -449,10 +449,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                 None => {}
                 Some(line) => {
                     if let Some(first) = first_lines.get(&key) {
-                        let pasted = if matches!(key.as_str(), "apiVersion" | "kind") {
-                            " (two documents without a --- line between them?)"
-                        } else {
-                            ""
+                        let pasted = match key.as_str() {
+                            "apiVersion" | "kind" => " (two documents without a --- line between them?)",
+                            "true" | "false" => {
+                                " (YAML 1.1 reads y, yes, on and true alike as true, n, no, off and false as false, as kubectl does)"
+                            }
+                            _ => "",
                         };
                         return Err(de::Error::custom(format!(
                             "key {key:?} given twice, at lines {first} and {line}{pasted}"
@@ -466,6 +468,87 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         }
         Ok(Value::Object(values))
     }
+}
+
+/// A YAML map key as kubectl reads it (sigs.k8s.io/yaml over go-yaml v2): a plain scalar typed
+/// by YAML 1.1's rules (`y`, `on` and `true` are the boolean true; `0x10` and `010` the number
+/// 16 and 8), then made a string as JSON needs it (`true`, `16`, `1.5`).
+struct YamlKey(String);
+
+impl<'de> de::Deserialize<'de> for YamlKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<YamlKey, D::Error> {
+        deserializer.deserialize_any(YamlKey(String::new()))
+    }
+}
+
+impl<'de> Visitor<'de> for YamlKey {
+    type Value = YamlKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map key (a string, number or boolean)")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<YamlKey, E> {
+        Ok(YamlKey(value.to_string()))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<YamlKey, E> {
+        Ok(YamlKey(value.to_string()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<YamlKey, E> {
+        Ok(YamlKey(value.to_string()))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<YamlKey, E> {
+        Ok(YamlKey(go_float32_key(value)))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<YamlKey, E> {
+        Ok(YamlKey(value.into()))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<YamlKey, E> {
+        Err(E::custom("a null map key (~ or null), which kubectl cannot read"))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<YamlKey, E> {
+        self.visit_unit()
+    }
+}
+
+/// A float map key as sigs.k8s.io/yaml writes it: Go's `strconv.FormatFloat(f, 'g', -1, 32)`
+/// (the shortest digits of the float32, an exponent from 1e+06 and below 1e-04), and YAML's
+/// names of infinity and NaN.
+fn go_float32_key(value: f64) -> String {
+    let single = value as f32;
+    if single.is_nan() {
+        return ".nan".into();
+    }
+    if single.is_infinite() {
+        return if single > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    // Rust writes the shortest digits that read back as the float32: `d.ddde±x`.
+    let scientific = format!("{single:e}");
+    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
+    let exponent: i32 = exponent.parse().expect("{:e}'s exponent is a number");
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if !(-4..6).contains(&exponent) {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let exponent_sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{point}e{exponent_sign}{:02}", exponent.abs());
+    }
+    let point = exponent + 1;
+    let text = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+    };
+    format!("{sign}{text}")
 }
 
 /// The items of a List share the List's text.
@@ -657,6 +740,42 @@ mod tests {
         // A tab elsewhere is no part of the message.
         let err = parse_documents("a: [1,\n", "t.yaml").unwrap_err();
         assert!(!err.contains("tab"), "{err}");
+    }
+
+    #[test]
+    fn map_keys_are_read_as_kubectl_reads_them() {
+        // go-yaml v2 types a plain key as YAML 1.1 does; sigs.k8s.io/yaml makes it a string.
+        let text = "y: 1\nOff: 2\n010: 3\n0x10: 4\n1_000: 5\n1.5: 6\n\"on\": 7\n'no': 8\nplain: 9\n";
+        let value = &parse_documents(text, "k.yaml").unwrap()[0].value;
+        assert_eq!(
+            value,
+            &serde_json::json!({"true": 1, "false": 2, "8": 3, "16": 4, "1000": 5, "1.5": 6, "on": 7, "no": 8, "plain": 9})
+        );
+        // Two spellings of one key are one key twice.
+        let err = parse_documents("a:\n  y: 1\n  on: 2\n", "k.yaml").unwrap_err();
+        assert!(err.ends_with("key \"true\" given twice, at lines 2 and 3 (YAML 1.1 reads y, yes, on and true alike as true, n, no, off and false as false, as kubectl does)"), "{err}");
+        let err = parse_documents("a:\n  ~: 1\n", "k.yaml").unwrap_err();
+        assert!(err.contains("a null map key (~ or null), which kubectl cannot read"), "{err}");
+    }
+
+    #[test]
+    fn a_float_key_is_written_as_go_writes_a_float32() {
+        for (float, text) in [
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (-2.5, "-2.5"),
+            (100000.0, "100000"),
+            (1e6, "1e+06"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456789.0, "1.2345679e+08"),
+            (3.0, "3"),
+            (f64::INFINITY, ".inf"),
+            (f64::NEG_INFINITY, "-.inf"),
+            (f64::NAN, ".nan"),
+        ] {
+            assert_eq!(go_float32_key(float), text, "{float}");
+        }
     }
 
     #[test]
