@@ -370,13 +370,24 @@ pub fn format_float(f: f64) -> String {
     // `{:e}` gives the shortest round-trip digits; Rust's plain `{}` would print every digit
     // of a large whole number, where Go pads the shortest digits with zeros.
     let scientific = format!("{f:e}");
-    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
-    let exponent: i32 = exponent.parse().expect("a decimal exponent");
+    let (mantissa, exponent) = scientific_parts(&scientific);
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
         let sign = if exponent < 0 { "" } else { "+" };
         return format!("{mantissa}e{sign}{exponent}");
     }
+    plain_notation(mantissa, exponent)
+}
+
+/// A float written by Rust's `{:e}` (`-1.25e3`: its shortest digits): the mantissa and the
+/// decimal exponent.
+pub fn scientific_parts(scientific: &str) -> (&str, i32) {
+    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
+    (mantissa, exponent.parse().expect("a decimal exponent"))
+}
+
+/// Those digits in plain notation: `-1250`, `0.00125`.
+pub fn plain_notation(mantissa: &str, exponent: i32) -> String {
     let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let point = exponent + 1; // digits before the decimal point

@@ -402,14 +402,14 @@ mod tests {
         planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()
     }
 
-    #[test]
-    fn planned_from_the_objects_read_a_stage_routed_as_an_earlier_one_is_not_planned_again() {
+    /// A Rollout `shop/store` of `steps` routing through a custom ref, Thing `store` (spec
+    /// `{weight: 0}`), whose script is `script`.
+    fn routing_a_thing(steps: Value, script: &str) -> (Rollout, ObjectIndex, ScriptCatalog) {
         let rollout = Rollout::from_object(&json!({
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
             "metadata": {"name": "store", "namespace": "shop"},
             "spec": {"strategy": {"canary": {
-                "steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "30%"},
-                          {"replicas": 3, "traffic": "20%"}],
+                "steps": steps,
                 "trafficRoutings": [{"service": "store", "customNetworkRefs": [
                     {"apiVersion": "example.com/v1", "kind": "Thing", "name": "store"}]}]
             }}}
@@ -421,11 +421,19 @@ mod tests {
             json!({"apiVersion": "example.com/v1", "kind": "Thing",
             "metadata": {"name": "store", "namespace": "shop"}, "spec": {"weight": 0}}),
         );
-        let script = "print(obj.canaryWeight) return {spec = {weight = obj.canaryWeight}}";
         let catalog = ScriptCatalog {
             overrides: [(("example.com".into(), "Thing".into()), ("thing.lua".into(), script.into()))].into(),
             ..Default::default()
         };
+        (rollout, objects, catalog)
+    }
+
+    #[test]
+    fn planned_from_the_objects_read_a_stage_routed_as_an_earlier_one_is_not_planned_again() {
+        let steps = json!([{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "30%"},
+                           {"replicas": 3, "traffic": "20%"}]);
+        let script = "print(obj.canaryWeight) return {spec = {weight = obj.canaryWeight}}";
+        let (rollout, objects, catalog) = routing_a_thing(steps, script);
         let run = |from_read: bool| {
             let planner = Planner::new(&objects, &catalog, Limits::default());
             let planner = if from_read { planner.each_stage_from_the_objects_read() } else { planner };
@@ -444,27 +452,8 @@ mod tests {
 
     #[test]
     fn a_custom_refs_obj_is_kept_only_for_a_planner_that_keeps_them() {
-        let rollout = Rollout::from_object(&json!({
-            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
-            "metadata": {"name": "store", "namespace": "shop"},
-            "spec": {"strategy": {"canary": {
-                "steps": [{"replicas": 1, "traffic": "20%"}],
-                "trafficRoutings": [{"service": "store", "customNetworkRefs": [
-                    {"apiVersion": "example.com/v1", "kind": "Thing", "name": "store"}]}]
-            }}}
-        }))
-        .unwrap();
-        let mut objects = ObjectIndex::default();
-        objects.insert(
-            "shop",
-            json!({"apiVersion": "example.com/v1", "kind": "Thing",
-            "metadata": {"name": "store", "namespace": "shop"}, "spec": {"weight": 0}}),
-        );
-        let script = "return {spec = {weight = obj.canaryWeight}}";
-        let catalog = ScriptCatalog {
-            overrides: [(("example.com".into(), "Thing".into()), ("thing.lua".into(), script.into()))].into(),
-            ..Default::default()
-        };
+        let steps = json!([{"replicas": 1, "traffic": "20%"}]);
+        let (rollout, objects, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
         let obj_of = |planner: Planner| {
             let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
             assert_eq!(plan.stages[0].objects[0].planned["spec"]["weight"], json!(20));

@@ -4,7 +4,7 @@
 //! error naming both lines (never last-wins), and the YAML parser's budget is sized for cluster
 //! exports.
 
-use crate::gojson::GoNumbers;
+use crate::gojson::{self, GoNumbers};
 use crate::model::Path;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -530,25 +530,12 @@ fn go_float32_key(value: f64) -> String {
     }
     // Rust writes the shortest digits that read back as the float32: `d.ddde±x`.
     let scientific = format!("{single:e}");
-    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
-    let exponent: i32 = exponent.parse().expect("{:e}'s exponent is a number");
-    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if !(-4..6).contains(&exponent) {
-        let (first, rest) = digits.split_at(1);
-        let point = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        let exponent_sign = if exponent < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{point}e{exponent_sign}{:02}", exponent.abs());
+    let (mantissa, exponent) = gojson::scientific_parts(&scientific);
+    if (-4..6).contains(&exponent) {
+        return gojson::plain_notation(mantissa, exponent);
     }
-    let point = exponent + 1;
-    let text = if point <= 0 {
-        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-    } else if point as usize >= digits.len() {
-        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
-    } else {
-        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
-    };
-    format!("{sign}{text}")
+    let exponent_sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{exponent_sign}{:02}", exponent.abs())
 }
 
 /// The items of a List share the List's text.

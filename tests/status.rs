@@ -272,21 +272,11 @@ fn once_approved(server: &FakeHandle, change: impl FnOnce(&mut Value) + Send + '
 /// 2's pause (it routes nothing itself here: the edit stays as made).
 fn edited_between_steps(server: &FakeHandle) -> thread::JoinHandle<()> {
     let other = server.clone_handle();
-    thread::spawn(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while std::time::Instant::now() < deadline {
-            if let Some(mut rollout) = other.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo")
-                && rollout["status"]["canaryStatus"]["currentStepState"] == "StepReady"
-            {
-                let mut edited = vs(&other);
-                edited["spec"]["http"][0]["timeout"] = json!("10s");
-                other.put_object(edited);
-                rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 2, "currentStepState": "StepPaused"});
-                other.put_object(rollout);
-                return;
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
+    once_approved(server, move |rollout| {
+        let mut edited = vs(&other);
+        edited["spec"]["http"][0]["timeout"] = json!("10s");
+        other.put_object(edited);
+        rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 2, "currentStepState": "StepPaused"});
     })
 }
 

@@ -389,6 +389,14 @@ static GoInst *go_emit (GoPattern *p, int op, int x, int y) {
   return in;
 }
 
+/* an OP_CHAR of the character `ch' itself; returns its place */
+static int go_literal (GoPattern *p, int ch) {
+  GoInst *in = go_emit(p, OP_CHAR, 0, 0);
+  in->cl = CL_CHAR;
+  in->c = ch;
+  return p->ncode - 1;
+}
+
 /* pm.go's parseClass with allowset true: an OP_CHAR */
 static void go_single (lua_State *L, GoScanner *sc, GoPattern *p) {
   GoInst *in;
@@ -517,12 +525,7 @@ static void go_compile (lua_State *L, const char *pat, size_t len, GoPattern *p)
           go_repeat(p, single, ch);
           single = -1;
         }
-        else {
-          GoInst *in = go_emit(p, OP_CHAR, 0, 0);
-          in->cl = CL_CHAR;
-          in->c = ch;
-          single = p->ncode - 1;
-        }
+        else single = go_literal(p, ch);
         break;
       }
       case '$': {
@@ -531,12 +534,7 @@ static void go_compile (lua_State *L, const char *pat, size_t len, GoPattern *p)
           go_emit(p, OP_TAILMATCH, 0, 0);  /* the last byte: see GO_EOS */
           single = -1;
         }
-        else {
-          GoInst *in = go_emit(p, OP_CHAR, 0, 0);
-          in->cl = CL_CHAR;
-          in->c = ch;
-          single = p->ncode - 1;
-        }
+        else single = go_literal(p, ch);
         sc_next(&sc);
         break;
       }
@@ -553,12 +551,8 @@ static void go_compile (lua_State *L, const char *pat, size_t len, GoPattern *p)
         return;
       }
       default: {
-        GoInst *in;
         sc_next(&sc);
-        in = go_emit(p, OP_CHAR, 0, 0);
-        in->cl = CL_CHAR;
-        in->c = ch;
-        single = p->ncode - 1;
+        single = go_literal(p, ch);
         break;
       }
     }
