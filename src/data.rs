@@ -3,7 +3,7 @@
 //! written back onto an object.
 
 use crate::gojson;
-use crate::lua::{self, EvalOptions, GoJson, GoJsonText, Limits, Obj, Printed, Script, ScriptError, Values};
+use crate::lua::{self, EvalOptions, Evaluated, GoJson, GoJsonText, Limits, Obj, Printed, Script, ScriptError, Values};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -140,9 +140,10 @@ pub fn evaluate(
     limits: &Limits,
     options: EvalOptions,
     printed: &Printed,
-) -> Result<Data, ScriptError> {
-    let output = lua::evaluate(script, obj, limits, options, printed, Values::default())?;
-    Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))
+) -> Result<Evaluated<Data>, ScriptError> {
+    let Evaluated { output, instructions } = lua::evaluate(script, obj, limits, options, printed, Values::default())?;
+    let output = Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))?;
+    Ok(Evaluated { output, instructions })
 }
 
 /// `evaluate` written as `Data::to_go_json` writes it (what `eval` prints), without building
@@ -155,9 +156,12 @@ pub fn evaluate_to_go_json(
     limits: &Limits,
     options: EvalOptions,
     printed: &Printed,
-) -> Option<Result<String, ScriptError>> {
-    let output = lua::evaluate_obj(script, obj, limits, options, printed, GoJsonText::default())?;
-    Some(output.and_then(|output| go_json_of_output(output).map_err(|message| ScriptError::output(script, message))))
+) -> Option<Result<Evaluated<String>, ScriptError>> {
+    let evaluated = lua::evaluate_obj(script, obj, limits, options, printed, GoJsonText::default())?;
+    Some(evaluated.and_then(|Evaluated { output, instructions }| {
+        let output = go_json_of_output(output).map_err(|message| ScriptError::output(script, message))?;
+        Ok(Evaluated { output, instructions })
+    }))
 }
 
 /// `Data::from_decoded(output)?.to_go_json()` for an output given as Go's JSON text.

@@ -4,7 +4,7 @@
 //! docs/controller-semantics.md §6.2), and each step's `obj` as Lua for debugging (`lua-obj`).
 
 use crate::data::{self, Data};
-use crate::lua::{self, EvalOptions, Limits, OrderDependence, Printed, Script, ScriptErrorKind};
+use crate::lua::{self, EvalOptions, Evaluated, Limits, OrderDependence, Printed, Script, ScriptErrorKind};
 use crate::model::{self, Path, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr};
 use crate::snapshot::Origin;
 use crate::yaml::Document;
@@ -259,12 +259,13 @@ pub fn harness_result(
     limits: &Limits,
     printed: &Printed,
 ) -> Result<(Data, Vec<String>), lua::ScriptError> {
-    let got = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed)?;
-    let mut warnings = Vec::new();
+    let Evaluated { output: got, instructions } =
+        data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed)?;
+    let mut warnings: Vec<String> = lua::controller_time(instructions).into_iter().collect();
     // Its prints were printed by the run above.
     let quiet = &Printed::default();
     if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)
-        && controller != got
+        && controller.output != got
     {
         warnings.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
     }
@@ -451,11 +452,11 @@ rollout:
 original:
   metadata:
     labels: {app.kubernetes.io/name: demo, "end": "x"}
-  spec: {n: 1}
+  spec: {w: 1}
 expected:
 - metadata:
     labels: {app.kubernetes.io/name: demo, "end": "x"}
-  spec: {n: 20}
+  spec: {w: 20}
 "#;
 
     #[test]
@@ -463,7 +464,7 @@ expected:
         let case = TestCase::parse("case.yaml", CASE).unwrap();
         assert_eq!(case.steps[0]["canaryService"], json!("svc-canary"));
         assert_eq!(case.steps[1]["canaryWeight"], json!(-1), "steps without traffic still run");
-        let script = Script::new("s.lua", "obj.data.spec.n = obj.canaryWeight return obj.data");
+        let script = Script::new("s.lua", "obj.data.spec.w = obj.canaryWeight return obj.data");
         let report = case.run(&script, &Limits::default(), &Printed::default());
         assert_eq!(report.steps[0].outcome, Outcome::Pass);
         assert!(

@@ -225,10 +225,21 @@ fn regression_argument_types() {
 /// without a match returning no value, gsub's replacements and counts, `byte`, `sub`.
 #[test]
 fn regression_string_library_is_gopher_luas() {
+    // The 2017 snapshot's string library differs from the pinned one's in places.
+    if pinned_or_skip("the string library corpus") {
+        regression_cases(&[
+            ("regression/patterns.lua", "obj/minimal.json", Expect::Success),
+            ("regression/match_without_a_match.lua", "obj/minimal.json", Expect::Failure),
+            ("regression/string_positions.lua", "obj/minimal.json", Expect::Success),
+        ]);
+    }
+}
+
+#[test]
+fn regression_concat_on_gopher_luas_value_stack() {
     regression_cases(&[
-        ("regression/patterns.lua", "obj/minimal.json", Expect::Success),
-        ("regression/match_without_a_match.lua", "obj/minimal.json", Expect::Failure),
-        ("regression/string_positions.lua", "obj/minimal.json", Expect::Success),
+        ("regression/concat_past_the_value_stack.lua", "obj/minimal.json", Expect::Failure),
+        ("regression/concat_within_the_value_stack.lua", "obj/minimal.json", Expect::Success),
     ]);
 }
 
@@ -236,7 +247,7 @@ fn regression_string_library_is_gopher_luas() {
 /// `build/lua-5.1.5/lgomath.c`): the oracle agrees only on such a CPU with AVX and FMA.
 #[test]
 fn regression_math_is_gos() {
-    if amd64_with_fma_or_skip("the math corpus") {
+    if amd64_with_fma_or_skip("the math corpus") && pinned_or_skip("the math corpus") {
         regression_cases(&[("regression/go_math.lua", "obj/minimal.json", Expect::Success)]);
     }
 }

@@ -136,3 +136,23 @@ fn an_obj_larger_than_the_memory_limit_as_lua_tables_is_named_with_the_limit() {
             .stderr_has("error: obj.json: script script.lua: its obj takes more than the memory limit (2 MiB) as Lua tables: raise it with --lua-memory\n");
     }
 }
+
+#[test]
+fn a_script_heavy_for_the_controllers_engine_is_warned_of_where_it_runs() {
+    // Fast here (this engine is 10 to 20 times faster), about half the controller's second there.
+    let heavy = "local x = 0\nfor i = 1, 2000000 do x = x + i % 7 end\nreturn {spec = {x = x}}\n";
+    let warning = "it ran about 6.0 million Lua instructions: gopher-lua, the controller's engine, runs about 12 million a second, so it would take about 0.5s there";
+    let (out, _) = eval(heavy);
+    out.success().stderr_has(&format!("warning: script script.lua: {warning}"));
+    // In a plan, on the object whose script it is.
+    let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}\n  strategy:\n    canary:\n      steps: [{replicas: 1, traffic: 20%}]\n      trafficRoutings: [{service: demo, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: demo}]}]\n";
+    let thing = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: demo, namespace: shop}\nspec: {x: 0}\n";
+    Test::new()
+        .file("m/rollout.yaml", rollout)
+        .file("m/thing.yaml", thing)
+        .file("thing.lua", heavy)
+        .args(["plan", "-f", "m", "--script", "Thing.example.com=thing.lua"])
+        .run()
+        .success()
+        .stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
+}

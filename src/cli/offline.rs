@@ -5,7 +5,7 @@ use super::{
     print_plans, print_raw, show_printed,
 };
 use crate::error::Error;
-use crate::lua::{EvalOptions, Obj, Printed, Script, ScriptError, ScriptErrorKind};
+use crate::lua::{self, EvalOptions, Evaluated, Obj, Printed, Script, ScriptError, ScriptErrorKind};
 use crate::model::FieldMessage;
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{Planner, RoutingPlan};
@@ -559,7 +559,8 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
             // Every number reaches Lua as a double: the obj is used as read, and handed over.
             let obj = the_obj(documents, &source)?;
             match args.ingress {
-                true => ingress::evaluate(&script, &obj, &limits, &printed).map(|a| ingress::annotations_json(&a)),
+                true => ingress::evaluate(&script, &obj, &limits, &printed)
+                    .map(|evaluated| evaluated.map(|a| ingress::annotations_json(&a))),
                 false => evaluate(Obj::Value(Cow::Owned(obj))).expect("a value is always read"),
             }
         }
@@ -570,9 +571,12 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
         _ => Error::from(e),
     };
     show_printed(&printed.take());
-    let result = result.map_err(failed)?;
-    print_raw(&result)?;
+    let Evaluated { output, instructions } = result.map_err(failed)?;
+    print_raw(&output)?;
     print_raw("\n")?;
+    if let Some(slow) = lua::controller_time(instructions) {
+        super::warn(&format!("warning: script {}: {slow}", script.name));
+    }
     Ok(Outcome::Done)
 }
 

@@ -200,6 +200,38 @@ pub enum Obj<'a> {
     },
 }
 
+/// A script's output, and the instructions it ran to make it (see `controller_time`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluated<T> {
+    pub output: T,
+    pub instructions: u64,
+}
+
+impl<T> Evaluated<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Evaluated<U> {
+        Evaluated { output: f(self.output), instructions: self.instructions }
+    }
+}
+
+/// The Lua instructions gopher-lua, the controller's engine, runs in a second, measured with
+/// the oracle on this project's machine (a numeric loop: 12 to 13 million; this engine runs
+/// 10 to 20 times as many).
+const CONTROLLER_INSTRUCTIONS_PER_SECOND: u64 = 12_000_000;
+
+/// A warning for a script whose `instructions` would take the controller's engine a good part
+/// of its 1s limit (a third or more): it runs them several times slower than this engine, so a
+/// script that passes here may time out there. Counted, not timed: the same on any machine.
+pub fn controller_time(instructions: u64) -> Option<String> {
+    (instructions * 3 >= CONTROLLER_INSTRUCTIONS_PER_SECOND).then(|| {
+        format!(
+            "it ran about {:.1} million Lua instructions: gopher-lua, the controller's engine, runs about {} million a second, so it would take about {:.1}s there, against the controller's limit of 1s (this engine is 10 to 20 times faster): it may time out in the controller",
+            instructions as f64 / 1e6,
+            CONTROLLER_INSTRUCTIONS_PER_SECOND / 1_000_000,
+            instructions as f64 / CONTROLLER_INSTRUCTIONS_PER_SECOND as f64
+        )
+    })
+}
+
 /// Runs `script` with `obj` and returns its last return value as the controller encodes it:
 /// plain JSON (a `Value`, or its text), which the caller reads as its contract says (a gateway
 /// object's `Data`, an Ingress's annotations). An `obj` handed over (owned) is freed once it
@@ -212,7 +244,7 @@ pub fn evaluate<E: Encoding>(
     options: EvalOptions,
     printed: &Printed,
     encoding: E,
-) -> Result<E::Output, ScriptError> {
+) -> Result<Evaluated<E::Output>, ScriptError> {
     evaluate_obj(script, Obj::Value(obj), limits, options, printed, encoding).expect("a value is always read")
 }
 
@@ -224,7 +256,7 @@ pub fn evaluate_obj<E: Encoding>(
     options: EvalOptions,
     printed: &Printed,
     encoding: E,
-) -> Option<Result<E::Output, ScriptError>> {
+) -> Option<Result<Evaluated<E::Output>, ScriptError>> {
     let lua = match new_sandbox() {
         Ok(lua) => lua,
         Err(e) => {
@@ -248,7 +280,7 @@ fn evaluate_in<E: Encoding>(
     limits: &Limits,
     options: EvalOptions,
     encoding: E,
-) -> Option<Result<E::Output, ScriptError>> {
+) -> Option<Result<Evaluated<E::Output>, ScriptError>> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
     let setup = || -> mlua::Result<Option<deadline::Deadline>> {
         stdlib::install_for(lua, &script.name, options)?;
@@ -297,7 +329,7 @@ fn run<E: Encoding>(
     options: EvalOptions,
     encoding: E,
     deadline: deadline::Deadline,
-) -> Result<E::Output, ScriptError> {
+) -> Result<Evaluated<E::Output>, ScriptError> {
     let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
 
     let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
@@ -326,7 +358,8 @@ fn run<E: Encoding>(
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    convert::from_lua(lua, last, options.empty, limits.memory, encoding).map_err(|e| match e {
+    let instructions = deadline.instructions();
+    let output = convert::from_lua(lua, last, options.empty, limits.memory, encoding).map_err(|e| match e {
         EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
         EncodeError::OutOfMemory => fail(ScriptErrorKind::Memory, out_of_memory(limits)),
         EncodeError::TooLarge => fail(
@@ -336,7 +369,8 @@ fn run<E: Encoding>(
                 shown_size(limits.memory)
             ),
         ),
-    })
+    })?;
+    Ok(Evaluated { output, instructions })
 }
 
 fn out_of_memory(limits: &Limits) -> String {
@@ -382,7 +416,7 @@ pub fn order_dependence<T: PartialEq>(
     let differs = |variant: EvalOptions| {
         evaluate(script, Cow::Borrowed(obj), limits, variant, &Printed::default(), Values::default())
             .ok()
-            .and_then(|output| read(output).ok())
+            .and_then(|evaluated| read(evaluated.output).ok())
             .is_none_or(|d| &d != baseline)
     };
     // One run with every order reversed settles the common case; a difference is then pinned on
@@ -463,6 +497,7 @@ mod tests {
     /// `evaluate` as the controller does, into a value.
     fn evaluated(script: &Script, obj: &Value, limits: &Limits) -> Result<Value, ScriptError> {
         evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, &Printed::default(), Values::default())
+            .map(|evaluated| evaluated.output)
     }
 
     fn run(code: &str, obj: Value) -> Result<Value, ScriptError> {
@@ -605,6 +640,29 @@ mod tests {
             let err = evaluated(&script, &json!({}), &memory_only).unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
         }
+    }
+
+    #[test]
+    fn a_script_heavy_for_the_controllers_engine_is_told_by_its_instructions() {
+        let run = |iterations: u64| {
+            let code = format!("local x = 0 for i = 1, {iterations} do x = x + i % 7 end return {{spec = x}}");
+            let script = Script::new("loop.lua", &code);
+            let limits = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
+            let obj = Cow::Owned(json!({}));
+            evaluate(&script, obj, &limits, EvalOptions::CONTROLLER, &Printed::default(), Values::default()).unwrap()
+        };
+        // Three instructions a turn: counted to the thousand, whatever the machine.
+        let light = run(100_000);
+        assert!((300_000..=302_000).contains(&light.instructions), "{}", light.instructions);
+        assert_eq!(controller_time(light.instructions), None);
+        let heavy = run(2_000_000).instructions;
+        assert_eq!(
+            controller_time(heavy).unwrap(),
+            "it ran about 6.0 million Lua instructions: gopher-lua, the controller's engine, runs about 12 million a second, so it would take about 0.5s there, against the controller's limit of 1s (this engine is 10 to 20 times faster): it may time out in the controller"
+        );
+        // From a third of the controller's second.
+        assert_eq!(controller_time(3_999_000), None);
+        assert!(controller_time(4_000_000).is_some());
     }
 
     #[test]

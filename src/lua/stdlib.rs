@@ -355,7 +355,7 @@ mod tests {
             &Printed::default(),
             Values::default(),
         )
-        .map(|mut output| output["spec"].take())
+        .map(|mut evaluated| evaluated.output["spec"].take())
     }
 
     fn run(code: &str) -> Result<Value, ScriptErrorKind> {

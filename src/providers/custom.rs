@@ -8,7 +8,7 @@ use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::gojson;
-use crate::lua::{self, EvalOptions, OrderDependence};
+use crate::lua::{self, EvalOptions, Evaluated, OrderDependence};
 use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, RoutingAction};
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
@@ -83,8 +83,10 @@ pub fn plan_object(
             };
             let obj = model::lua_data(original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
-            let result = data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
-                .map_err(|e| script_failed(&routing.owner, context.stage, reference, e))?;
+            let Evaluated { output: result, instructions } =
+                data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
+                    .map_err(|e| script_failed(&routing.owner, context.stage, reference, e))?;
+            warnings.extend(lua::controller_time(instructions).map(|w| format!("{reference}: {}: {w}", script.source)));
             // The built-in scripts' independence from pairs() order is checked by their test cases
             // (`test` flags any dependence); other scripts are checked on every plan.
             let order = match script.source {

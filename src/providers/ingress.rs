@@ -9,7 +9,7 @@ use super::{Action, Changed, Context, ObjectPlan};
 use crate::change::Change;
 use crate::error::Error;
 use crate::gojson;
-use crate::lua::{self, EvalOptions, Limits, Printed, Script, ScriptError};
+use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
 use crate::model::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction,
     canary_ingress_name,
@@ -144,10 +144,16 @@ pub fn decode_annotations(encoded: Value) -> Result<Annotations, String> {
 }
 
 /// Runs an Ingress script on `obj` and returns the annotations the controller reads back.
-pub fn evaluate(script: &Script, obj: &Value, limits: &Limits, printed: &Printed) -> Result<Annotations, ScriptError> {
-    let encoded =
+pub fn evaluate(
+    script: &Script,
+    obj: &Value,
+    limits: &Limits,
+    printed: &Printed,
+) -> Result<Evaluated<Annotations>, ScriptError> {
+    let Evaluated { output, instructions } =
         lua::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, printed, lua::Values::default())?;
-    decode_annotations(encoded).map_err(|message| ScriptError::output(script, message))
+    let output = decode_annotations(output).map_err(|message| ScriptError::output(script, message))?;
+    Ok(Evaluated { output, instructions })
 }
 
 /// Annotations as compact JSON with sorted keys, `null` for none: how `eval --ingress` and the
@@ -337,7 +343,8 @@ pub fn plan_stage(
                 failures.extend(mse_without_annotations(route.class_type, &annotations));
             }
             let creation = RouteStrategy { traffic: Some("0%".into()), ..RouteStrategy::default() };
-            let result = run_script(route, &lua_obj(&annotations, &creation, route.canary_service), &failures)?;
+            let obj = lua_obj(&annotations, &creation, route.canary_service);
+            let result = run_script(route, &obj, &failures, &mut warnings)?;
             set_annotations(&mut created, &result);
             let created = Arc::new(created);
             changes.push(Change::Create { key: key.clone(), object: Arc::clone(&created) });
@@ -349,7 +356,7 @@ pub fn plan_stage(
         failures.extend(mse_without_annotations(route.class_type, &before));
     }
     let obj = lua_obj(&before, strategy, route.canary_service);
-    let after = run_script(route, &obj, &failures)?;
+    let after = run_script(route, &obj, &failures, &mut warnings)?;
     // Read from the result, so that a script of the class's own with the same quirks is warned too.
     warnings.extend(leftover_routing(route.class_type, strategy, &after));
     warnings.extend(value_beside_pattern(route.class_type, &after));
@@ -392,11 +399,19 @@ pub fn plan_stages(
 
 /// Runs the route's script on `obj`; a failure carries the `explanations` of why the
 /// controller's script fails too.
-fn run_script(route: &IngressRoute, obj: &Value, explanations: &[String]) -> Result<Annotations, Error> {
-    evaluate(route.script, obj, &route.limits, route.printed).map_err(|e| match explanations {
-        [] => Error::Script(e),
-        _ => Error::Input(format!("{e} ({})", explanations.join("; "))),
-    })
+fn run_script(
+    route: &IngressRoute,
+    obj: &Value,
+    explanations: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<Annotations, Error> {
+    let Evaluated { output, instructions } =
+        evaluate(route.script, obj, &route.limits, route.printed).map_err(|e| match explanations {
+            [] => Error::Script(e),
+            _ => Error::Input(format!("{e} ({})", explanations.join("; "))),
+        })?;
+    warnings.extend(lua::controller_time(instructions).map(|w| format!("script {}: {w}", route.script.name)));
+    Ok(output)
 }
 
 /// Plans the canary Ingress of the routing's `ingress` ref (stable Ingress `ingress`, class
@@ -1005,7 +1020,9 @@ mod tests {
     #[test]
     fn script_output_must_be_a_table_of_strings() {
         let obj = json!({"weight": "0", "canaryService": "c"});
-        let run = |code: &str| evaluate(&Script::new("s.lua", code), &obj, &Limits::default(), &Printed::default());
+        let run = |code: &str| {
+            evaluate(&Script::new("s.lua", code), &obj, &Limits::default(), &Printed::default()).map(|e| e.output)
+        };
         assert_eq!(run("return {}").unwrap(), Annotations::new());
         assert_eq!(run("return 1, {a = 'b'}").unwrap(), map(&[("a", "b")]));
         let err = run("return {a = 'b'}, nil").unwrap_err();
