@@ -152,6 +152,35 @@ fn a_token_file_ending_in_a_line_end_is_trimmed_as_kubectl_trims_it() {
 }
 
 #[test]
+fn a_token_no_header_can_carry_is_refused_naming_it_rather_than_crashing() {
+    // A regression: kube aborted the process (exit 134) on such a token.
+    let server = shop(2, "StepPaused").start();
+    for (user, field) in
+        [("token: \"tok\\n\"", "token"), ("auth-provider: {name: oidc, config: {id-token: \"a\\u0007b\"}}", "id-token")]
+    {
+        kubeconfig(Test::new(), &server.url(), "", user).args(["status", "demo"]).run().status(1).stderr_has(&format!(
+            "error: the kubeconfig's {field} of user u is not a valid HTTP header value (a line end or other control character in it"
+        ));
+    }
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
+fn a_server_without_a_scheme_is_reached_as_kubectl_reaches_it() {
+    // client-go: http without a CA, a client certificate or insecure-skip-tls-verify (a
+    // regression: kube aborted the process at the first request).
+    let server = shop(2, "StepPaused").start();
+    let bare = server.url().trim_start_matches("http://").to_string();
+    kubeconfig(Test::new(), &bare, "", "token: t").args(["status", "demo"]).run().success();
+    // With a CA: https, which this plain-HTTP server does not answer.
+    kubeconfig(Test::new(), &bare, "certificate-authority: ca.pem", "token: t")
+        .args(["status", "demo"])
+        .run()
+        .status(1)
+        .stderr_has(&format!("at https://{bare}/"));
+}
+
+#[test]
 fn https_proxy_is_used_for_an_https_server_as_kubectl_uses_it() {
     let server = OtherServer::tls("403 Forbidden", "application/json", FORBIDDEN);
     let proxy = Proxy::http();

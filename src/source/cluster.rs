@@ -186,7 +186,7 @@ struct CachedResources {
 
 impl Cluster {
     pub async fn connect(args: &ConnectionArgs) -> Result<Cluster, Error> {
-        let kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref())?;
+        let mut kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref())?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
         super::kubeconfig::check_named_files(&kubeconfig, &context)?;
@@ -194,6 +194,9 @@ impl Cluster {
         let user = named.and_then(|c| c.user.clone()).unwrap_or_default();
         let cluster = named.and_then(|c| kubeconfig.clusters.iter().find(|k| k.name == c.cluster));
         let proxy_url = cluster.and_then(|k| k.cluster.as_ref()).and_then(|k| k.proxy_url.clone());
+        let cluster_name = named.map(|c| c.cluster.clone());
+        super::kubeconfig::add_server_scheme(&mut kubeconfig, cluster_name.as_deref(), &user);
+        super::kubeconfig::check_tokens(&kubeconfig, &user)?;
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await

@@ -6,6 +6,7 @@
 use super::files::{self, Limit};
 use crate::error::Error;
 use kube::config::{AuthInfo, Kubeconfig, KubeconfigError};
+use secrecy::ExposeSecret;
 use std::path::{Path, PathBuf};
 
 const READ_TIP: &str = "tip: point KUBECONFIG or --kubeconfig at a kubeconfig file";
@@ -152,6 +153,46 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
     Ok(())
 }
 
+/// A cluster `server` without a scheme (`localhost:6443`), as client-go reads it
+/// (`rest.DefaultServerURL`): https when the cluster has a CA or skips TLS verification or its
+/// user has a client certificate, http otherwise. kube takes it as it is, and fails at the first
+/// request. `cluster` and `user` are the context's.
+pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>, user: &str) {
+    let user = kubeconfig.auth_infos.iter().find(|a| a.name == user).and_then(|a| a.auth_info.as_ref());
+    let certificate = user.is_some_and(|u| u.client_certificate.is_some() || u.client_certificate_data.is_some());
+    let named = kubeconfig.clusters.iter_mut().find(|c| Some(c.name.as_str()) == cluster);
+    let Some(cluster) = named.and_then(|c| c.cluster.as_mut()) else { return };
+    let tls = certificate
+        || cluster.certificate_authority.is_some()
+        || cluster.certificate_authority_data.is_some()
+        || cluster.insecure_skip_tls_verify == Some(true);
+    if let Some(server) = cluster.server.as_mut().filter(|s| !s.is_empty() && !s.contains("://")) {
+        *server = format!("{}://{server}", if tls { "https" } else { "http" });
+    }
+}
+
+/// The tokens `user` holds that kube sends as they are (`token`, an oidc auth-provider's
+/// `id-token`, a gcp one's `access-token`), checked as HTTP header values: kube would abort on
+/// one that is not (a token pasted as a YAML block, `token: |`, ends in a line end), and kubectl
+/// refuses it too.
+pub fn check_tokens(kubeconfig: &Kubeconfig, user: &str) -> Result<(), Error> {
+    let Some(info) = kubeconfig.auth_infos.iter().find(|a| a.name == user).and_then(|a| a.auth_info.as_ref()) else {
+        return Ok(());
+    };
+    let token = info.token.as_ref().map(|t| ("token", t.expose_secret()));
+    let provided = info.auth_provider.iter().flat_map(|provider| {
+        ["id-token", "access-token"].into_iter().filter_map(|key| Some((key, provider.config.get(key)?.as_str())))
+    });
+    for (field, value) in token.into_iter().chain(provided) {
+        if http::HeaderValue::from_str(&format!("Bearer {value}")).is_err() {
+            return Err(Error::Input(format!(
+                "the kubeconfig's {field} of user {user} is not a valid HTTP header value (a line end or other control character in it: a token pasted as a YAML block, `{field}: |`, ends in a line end); kubectl refuses it too"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The user's tokenFile when it is the credential used: kube takes an auth-provider, then a
 /// username and password, then a token, before a token file.
 pub fn token_file(user: &AuthInfo) -> Option<&str> {
@@ -197,6 +238,23 @@ pub fn context_error(contexts: &[String], context: &str, error: KubeconfigError)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_without_a_scheme_gets_client_gos() {
+        let server = |cluster: &str, user: &str| {
+            let text = format!(
+                "clusters:\n- name: c\n  cluster: {{server: 'h:6443', {cluster}}}\n- name: other\n  cluster: {{server: 'o:1'}}\nusers:\n- name: u\n  user: {{{user}}}\n"
+            );
+            let mut kubeconfig = Kubeconfig::from_yaml(&text).unwrap();
+            add_server_scheme(&mut kubeconfig, Some("c"), "u");
+            assert_eq!(kubeconfig.clusters[1].cluster.as_ref().unwrap().server.as_deref(), Some("o:1"), "not the context's");
+            kubeconfig.clusters[0].cluster.as_ref().unwrap().server.clone().unwrap()
+        };
+        assert_eq!(server("", ""), "http://h:6443");
+        assert_eq!(server("certificate-authority-data: Zm9v", ""), "https://h:6443");
+        assert_eq!(server("insecure-skip-tls-verify: true", ""), "https://h:6443");
+        assert_eq!(server("", "client-certificate: c.pem"), "https://h:6443");
+    }
 
     #[test]
     fn a_missing_context_lists_the_contexts_there_are() {
