@@ -55,8 +55,13 @@ const MAX_DEPTH: usize = 100;
 
 /// Builds the Lua value for a JSON value, inserting each map's keys in `order`.
 pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValue> {
-    stack::build(lua, value, order, MAX_DEPTH)?
-        .ok_or_else(|| mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")))
+    stack::build(lua, value, order, MAX_DEPTH)?.ok_or_else(too_deep)
+}
+
+/// The error of a value nested past `MAX_DEPTH`, which the script cannot catch as a failure
+/// return (it is raised).
+pub fn too_deep() -> mlua::Error {
+    mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua"))
 }
 
 /// `to_lua` of the `Value` the JSON text of an object reads as, built as the text is read (see

@@ -265,6 +265,9 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
         lua.create_function(|lua, text: mlua::LuaString| {
             let decoded = match serde_json::from_str::<serde_json::Value>(&convert::go_json_input(&text.as_bytes())) {
                 Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
+                // serde_json's own limit (128 levels), past the engine's: the same error as
+                // there, raised, where Go decodes such text (a regression: `nil, message`).
+                Err(e) if e.to_string().starts_with("recursion limit exceeded") => Err(convert::too_deep()),
                 Err(e) => failed(lua, &e.to_string()),
             };
             deadline::check(lua)?;
@@ -380,6 +383,21 @@ mod tests {
         let err = evaluated("local x = 1\nlocal v = json.decode({})\nreturn v").unwrap_err();
         assert_eq!(err.to_string(), "script tables.lua:2: bad argument #1 to decode (string expected, got table)");
         assert_eq!(spec("r[1] = json.decode(5) r[2] = json.decode('[1]')"), json!([5, [1]]));
+    }
+
+    #[test]
+    fn json_decode_past_the_depth_limit_raises_at_any_depth() {
+        // Go decodes such text; this engine refuses it, raised (as to_lua's limit), and not as
+        // the `nil, message` a script would take for a failure it can handle.
+        for depth in [101, 127, 128, 1000] {
+            let code =
+                format!("local v, e = json.decode(string.rep('[', {depth}) .. string.rep(']', {depth})) return {{}}");
+            let err = evaluated(&code).unwrap_err();
+            assert!(
+                err.to_string().ends_with("cannot hand a value nested more than 100 deep to Lua"),
+                "{depth}: {err}"
+            );
+        }
     }
 
     #[test]

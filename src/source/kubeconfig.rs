@@ -247,7 +247,11 @@ mod tests {
             );
             let mut kubeconfig = Kubeconfig::from_yaml(&text).unwrap();
             add_server_scheme(&mut kubeconfig, Some("c"), "u");
-            assert_eq!(kubeconfig.clusters[1].cluster.as_ref().unwrap().server.as_deref(), Some("o:1"), "not the context's");
+            assert_eq!(
+                kubeconfig.clusters[1].cluster.as_ref().unwrap().server.as_deref(),
+                Some("o:1"),
+                "not the context's"
+            );
             kubeconfig.clusters[0].cluster.as_ref().unwrap().server.clone().unwrap()
         };
         assert_eq!(server("", ""), "http://h:6443");
