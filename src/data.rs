@@ -48,8 +48,9 @@ impl Data {
             data.annotations.remove(ORIGINAL_SPEC_ANNOTATION);
             return (data, None);
         };
-        // Go checks the whole text before decoding any of it.
-        match serde_json::from_str(stored) {
+        // Go checks the whole text before decoding any of it; a lone surrogate escape is U+FFFD
+        // to it.
+        match serde_json::from_str(&lua::go_json_input(stored.as_bytes())) {
             Ok(value) => Data::decode(gojson::normalize_numbers(value)),
             Err(e) => (Data::default(), Some(format!("invalid JSON: {e}"))),
         }
@@ -407,6 +408,9 @@ mod tests {
         assert_eq!(error.unwrap(), "json: cannot unmarshal number into Go struct field Data.labels of type string");
         let (data, error) = Data::original_as_the_controller_reads_it(&json!({"spec": {"live": 1}}));
         assert_eq!((data.spec, error), (Some(json!({"live": 1})), None), "nothing stored: the object itself");
+        // A lone surrogate escape (a hand edit) is U+FFFD to Go, not invalid JSON.
+        let (data, error) = Data::original_as_the_controller_reads_it(&with(r#"{"spec":{"a":"x\ud800"}}"#));
+        assert_eq!((data.spec, error), (Some(json!({"a": "x\u{fffd}"})), None));
     }
 
     #[test]

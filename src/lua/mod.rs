@@ -11,7 +11,7 @@ mod stack;
 mod stdlib;
 
 use convert::EncodeError;
-pub use convert::{EmptyTable, Encoding, GoJson, GoJsonText, KeyOrder, Values};
+pub use convert::{EmptyTable, Encoding, GoJson, GoJsonText, KeyOrder, Values, go_json_input};
 use stack::FromJson;
 
 use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
