@@ -185,17 +185,56 @@ struct InFlight {
     key: ObjectKey,
     /// Its state before this run.
     backup: Option<PathBuf>,
-    /// `may be half written (a request for it was out)`, the same for a rollback, or
-    /// `not applied when read back (the server may still apply it)`.
+    /// `may be half written (a request for it was out)`, the same for a rollback, or what an
+    /// unheard write may be (`MAY_LAND`, `UNREAD`).
     may_be: &'static str,
+}
+
+/// A write whose outcome was unknown (no answer, a 5xx) and that was not seen applied: a fresh
+/// read showed it not applied, or failed. The server may still apply it (a 504 says it "may
+/// still be processing"), even after this run's next request.
+struct Unheard {
+    write: InFlight,
+    change: Change,
+    /// The object as this run last saw it when it sent the write (its precondition).
+    sent_over: Option<Value>,
+}
+
+impl Unheard {
+    /// Whether `fresh` is this write, landed.
+    fn landed_as(&self, fresh: &Value) -> bool {
+        self.change.landed(self.sent_over.as_ref(), Some(fresh)) == Landed::Applied
+    }
 }
 
 const WRITE_OUT: &str = "may be half written (a request for it was out)";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
+const UNREAD: &str = "may or may not be written (reading it again failed; the server may still apply it)";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
+
+/// How a write the server may still apply was left (`Writer::may_land`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MayLand {
+    /// A fresh read showed it not applied.
+    ReadBackUnapplied,
+    /// Reading it again failed too.
+    Unread,
+}
+
+/// Whether a failed renewal of the claims stops the writer's next request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Renewal {
+    /// It does: the run's own writes.
+    Required,
+    /// It does not: the rollback's requests. Each undo is conditional on this run's own write,
+    /// so it never lands over anyone's, claim or not.
+    BestEffort,
+    /// One failed during the rollback, which goes on without renewing.
+    GivenUp,
+}
 
 /// `  the claim on Rollout NS/NAME {what} left to expire …, or release-claim releases it`.
 fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
@@ -244,9 +283,9 @@ pub struct Writer<'a> {
     /// Backups of the edits someone else made that this run overwrote, as asked
     /// (`Overwrite their change?`): the backup of an object holds its state before this run.
     overwritten: Vec<(ObjectKey, PathBuf)>,
-    /// Writes whose outcome was unknown (no answer, a 5xx) and that a fresh read showed not
-    /// applied: the server may still apply them (a 504 says it "may still be processing").
-    may_land: Vec<InFlight>,
+    /// Writes whose outcome is still unknown: the server may still apply them.
+    may_land: Vec<Unheard>,
+    renewal: Renewal,
     /// A second signal stopped the run at once: nothing more is sent, not even a rollback or the
     /// release of a claim.
     stopped: Option<Signal>,
@@ -278,6 +317,7 @@ impl<'a> Writer<'a> {
             in_flight: None,
             overwritten: Vec::new(),
             may_land: Vec::new(),
+            renewal: Renewal::Required,
             stopped: None,
             deadline: None,
         })
@@ -476,12 +516,20 @@ impl<'a> Writer<'a> {
                     self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
                     let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
-                    let fresh = fresh.map_err(|e| {
-                        Error::Input(format!(
-                            "{doing}: {failure}; reading it again to tell whether it was written failed too: {e}"
-                        ))
-                        .with_report(&self.half_written(&key, backup.as_ref()))
-                    })?;
+                    let unheard = |may_be| Unheard {
+                        write: InFlight { key: key.clone(), backup: backup.clone(), may_be },
+                        change: change.clone(),
+                        sent_over: seen.clone(),
+                    };
+                    let fresh = match fresh {
+                        Ok(fresh) => fresh,
+                        Err(e) => {
+                            self.may_land.push(unheard(UNREAD));
+                            return Err(Error::Input(format!(
+                                "{doing}: {failure}; reading it again to tell whether it was written failed too: {e}"
+                            )));
+                        }
+                    };
                     return match change.landed(seen.as_ref(), fresh.as_ref()) {
                         landed @ (Landed::Applied | Landed::MovedOn) => {
                             self.record(resource, &change, version, fresh, backup, Some(landed))
@@ -489,7 +537,7 @@ impl<'a> Writer<'a> {
                         Landed::NotApplied => {
                             // Not "not written": the server may still be at it (slow admission, a
                             // slow etcd), and store it after this read.
-                            self.may_land.push(InFlight { key, backup, may_be: MAY_LAND });
+                            self.may_land.push(unheard(MAY_LAND));
                             Err(Error::Api { doing, failure })
                         }
                         // An approval someone else overtook is refused as their edit: where the
@@ -539,9 +587,22 @@ impl<'a> Writer<'a> {
         self.cluster.get(resource, &key.namespace, &key.name).await
     }
 
-    /// `keep_claims` before a request of the writer's (see `renewal_failed`).
+    /// `keep_claims` before a request of the writer's (see `renewal_failed`); in a rollback, a
+    /// failed renewal is said and the rollback goes on (`Renewal`).
     async fn renew_claims(&mut self) -> Result<(), Error> {
-        self.keep_claims().await.map_err(renewal_failed)
+        if self.renewal == Renewal::GivenUp {
+            return Ok(());
+        }
+        match self.keep_claims().await.map_err(renewal_failed) {
+            Err(error) if self.renewal == Renewal::BestEffort => {
+                self.renewal = Renewal::GivenUp;
+                stderr::line(&format!(
+                    "warning: {error}; rolling back all the same (each undo is conditional on this run's own write)"
+                ));
+                Ok(())
+            }
+            renewed => renewed,
+        }
     }
 
     /// Asks `question` (someone else's edit) on the terminal, after the confirmation: the claims
@@ -754,10 +815,25 @@ impl<'a> Writer<'a> {
         })
     }
 
-    /// Whether a write of `key` had an unknown outcome and read back as not applied: the
-    /// server may still apply it.
-    pub fn may_land(&self, key: &ObjectKey) -> bool {
-        self.may_land.iter().any(|write| &write.key == key)
+    /// Whether a write of `key` had an unknown outcome and was not seen applied (read back
+    /// unapplied, or not read back: `read_back`): the server may still apply it.
+    pub fn may_land(&self, key: &ObjectKey) -> Option<MayLand> {
+        let unheard = self.may_land.iter().find(|unheard| &unheard.write.key == key)?;
+        Some(if unheard.write.may_be == UNREAD { MayLand::Unread } else { MayLand::ReadBackUnapplied })
+    }
+
+    /// Forgets a write of this run's to the object `inverse` undoes whose outcome was unknown,
+    /// when `fresh` shows it landed (late, or its reply lost), and says whether one did: the
+    /// rollback then undoes it too, rather than take it for someone else's edit. Only an undo
+    /// that puts back the whole routing (a replace, or the delete of an object this run made)
+    /// undoes a later write as well; an undo patch sets back only its own patch's fields.
+    fn own_unheard_write(&mut self, inverse: &Change, fresh: &Value) -> bool {
+        if !matches!(inverse, Change::Replace { .. } | Change::Delete { .. }) {
+            return false;
+        }
+        let key = inverse.key();
+        let landed = self.may_land.iter().position(|unheard| &unheard.write.key == key && unheard.landed_as(fresh));
+        landed.map(|at| self.may_land.remove(at)).is_some()
     }
 
     /// Marks the writes of `key` as kept (never rolled back), saying why.
@@ -771,11 +847,12 @@ impl<'a> Writer<'a> {
     /// A conflict is met as a forward write meets it: the object read again, the undo made
     /// again over it when only what it leaves alone changed (a controller's status write), and
     /// an object someone changed left alone. Objects marked kept stay.
-    pub async fn roll_back(&mut self) {
+    async fn roll_back(&mut self) {
         if self.stopped.is_some() || self.mode != Mode::Apply {
             return;
         }
         let interrupt = self.interrupt.clone();
+        self.renewal = Renewal::BestEffort;
         for index in (0..self.written.len()).rev() {
             if self.written[index].fate != Fate::Written {
                 continue;
@@ -820,18 +897,25 @@ impl<'a> Writer<'a> {
                         break Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"));
                     }
                 };
-                if failure.is_conflict() {
+                let own = fresh.as_ref().is_some_and(|fresh| self.own_unheard_write(&inverse, fresh));
+                if failure.is_conflict() || own {
                     let Some(fresh) = fresh else { break Fate::Kept(SOMEONE_CHANGED_IT.into()) };
-                    if inverse.someone_else_changed(seen.as_ref().unwrap_or(&Value::Null), &fresh) {
+                    if !own && inverse.someone_else_changed(seen.as_ref().unwrap_or(&Value::Null), &fresh) {
                         break Fate::Kept(SOMEONE_CHANGED_IT.into());
                     }
                     if attempt == CONFLICT_RETRIES {
                         break Fate::Kept(format!("could NOT roll back: {failure}"));
                     }
                     attempt += 1;
-                    stderr::line(&format!(
-                        "conflict on {key} while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion"
-                    ));
+                    stderr::line(&if own {
+                        format!(
+                            "{key} while rolling back: a write of this run's that it did not hear of has landed; rolling it back too"
+                        )
+                    } else {
+                        format!(
+                            "conflict on {key} while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion"
+                        )
+                    });
                     inverse = inverse.rebased(&fresh);
                     self.seen.insert(key.clone(), fresh);
                     continue;
@@ -852,7 +936,7 @@ impl<'a> Writer<'a> {
             if fate == Fate::RolledBack {
                 // A later write of it that may still land was sent at the resourceVersion this
                 // rollback replaced: should it arrive now, it fails its precondition.
-                self.may_land.retain(|write| write.key != key);
+                self.may_land.retain(|unheard| unheard.write.key != key);
                 self.written[index].fate = fate;
             } else {
                 for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
@@ -906,7 +990,7 @@ impl<'a> Writer<'a> {
                 Fate::Kept(why) => format!("  {key}: {why}{later}{backup}"),
             });
         }
-        lines.extend(self.may_land.iter().map(|write| self.may_be_line(write)));
+        lines.extend(self.may_land.iter().map(|unheard| self.may_be_line(&unheard.write)));
         if lines.is_empty() {
             return "  nothing was written".into();
         }
@@ -919,13 +1003,6 @@ impl<'a> Writer<'a> {
         let backup = out.backup.as_ref().or(self.backup_of(&out.key));
         let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
         format!("  {}: {}{}", out.key, out.may_be, backup.unwrap_or_default())
-    }
-
-    /// The line for a write of `key` whose landing cannot be told (the report of what was
-    /// written follows it, from `finish`).
-    fn half_written(&self, key: &ObjectKey, backup: Option<&PathBuf>) -> String {
-        let backup = backup.or(self.backup_of(key)).map(|b| format!("; its state before this run: {}", b.display()));
-        format!("  {key}: may or may not be written{}", backup.unwrap_or_default())
     }
 
     /// `--dry-run=server`: one line per object accepted, or the rejections as an error.

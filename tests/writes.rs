@@ -122,6 +122,97 @@ fn a_routing_write_that_lands_after_its_rollback_fails_its_precondition() {
 }
 
 #[test]
+fn an_approval_that_cannot_be_read_back_keeps_its_routing_as_it_may_still_land() {
+    // A regression (audit s29 #1): the approval got no answer and the read that would tell
+    // whether it landed none either; the run then saw the Rollout still waiting, rolled the
+    // routing back, and the approval landed after it.
+    let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    let rollout_reads = || Requests::Matching(Rule::new(["get"]).resources(["rollouts"]).names(["demo"]));
+    let server = shop(2, "StepPaused").start();
+    let late = server.late_write(approval(), 1);
+    // The run reads the Rollout once before it writes; the read after the approval hangs.
+    server.reply_fault(rollout_reads(), 2, Stage::BeforeStore, ReplyFault::NeverSent);
+    let test = Test::new().kubeconfig(&server);
+    let out = test
+        .run_args(["approve", "demo", "--yes", "--request-timeout", "2s"])
+        .status(1)
+        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("The approval of Rollout demo could not be read back, and the API server may still apply it.")
+        .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land, so its routing (step 2/3) stays")
+        .stderr_has("Rollout shop/demo: may or may not be written (reading it again failed; the server may still apply it)\n  nothing else was written");
+    assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
+    routed_but_not_approved(&server);
+    assert!(claims(&server).is_empty());
+    assert_eq!(late.land(Duration::from_secs(5)), Some(200), "the server applies it after the run");
+    assert!(approved_with_its_routing(&server), "approved, with its step's routing");
+}
+
+#[test]
+fn the_rollback_undoes_a_write_of_its_own_that_landed_unheard_and_names_nobody_else() {
+    // Regressions (audit s29 #2): the VirtualService's routing (its second write) landed
+    // without the run hearing of it; the rollback of the original it stored then met that write,
+    // called it someone else's and left the routing of an unapproved step in place.
+
+    // Answered 504 and read back unapplied; the server applies it while the rollback's first
+    // request (the original put back) is on its way.
+    let server = shop(2, "StepPaused").start();
+    let late = server.late_write(vs_updates(), 2);
+    let undo = server.pause(vs_updates(), 3, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(undo.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
+    assert_eq!(late.land(Duration::from_secs(5)), Some(200), "the routing lands before it");
+    undo.release();
+    let out = child
+        .finish()
+        .status(1)
+        .stderr_has("(504 Timeout)")
+        .stderr_has("VirtualService shop/demo while rolling back: a write of this run's that it did not hear of has landed; rolling it back too")
+        .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
+    assert!(!out.stderr.contains("someone changed it"), "{}", out.stderr);
+    assert!(!approved_with_its_routing(&server), "nothing of the run is left");
+    assert!(claims(&server).is_empty());
+
+    // Stored, its reply lost, and the read that would tell it landed never answered.
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(vs_updates(), 2, Stage::AfterStore, ReplyFault::Lost);
+    let vs_reads = Requests::Matching(Rule::new(["get"]).resources(["virtualservices"]));
+    server.reply_fault(vs_reads, 2, Stage::BeforeStore, ReplyFault::NeverSent);
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes", "--request-timeout", "2s"])
+        .run()
+        .status(1)
+        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("a write of this run's that it did not hear of has landed; rolling it back too")
+        .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
+    assert!(!out.stderr.contains("someone changed it"), "{}", out.stderr);
+    assert!(!approved_with_its_routing(&server), "nothing of the run is left");
+
+    // Someone else's edit after it is still theirs: left alone and named.
+    let server = shop(2, "StepPaused").start();
+    let late = server.late_write(vs_updates(), 2);
+    let undo = server.pause(vs_updates(), 3, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(undo.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
+    assert_eq!(late.land(Duration::from_secs(5)), Some(200));
+    server.patch_object(
+        VIRTUAL_SERVICE.group,
+        VIRTUAL_SERVICE.plural,
+        NAMESPACE,
+        "demo",
+        &json!({"spec": {"hosts": ["demo", "theirs"]}}),
+    );
+    undo.release();
+    child
+        .finish()
+        .status(1)
+        .stderr_has("VirtualService shop/demo: NOT rolled back: someone changed it since this run wrote it");
+    assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "theirs"]));
+}
+
+#[test]
 fn a_claim_whose_create_may_still_land_is_named_with_the_way_to_release_it() {
     let server = shop(2, "StepPaused").start();
     let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1);
@@ -1003,6 +1094,28 @@ fn the_claim_is_renewed_while_rolling_back() {
     assert!(claims(&server).is_empty());
 }
 
+#[test]
+fn a_failed_renewal_of_the_claim_does_not_stop_the_rollback() {
+    // A regression (audit s29 #3): the approval is held 21s, then refused; the renewal the
+    // rollback makes first (20s have passed) meets a 503, which stopped the rollback and left
+    // the routing of an unapproved step. Each undo is conditional on this run's own write.
+    let server = shop(2, "StepPaused").start();
+    let renewals = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
+    approve_refused_after(&server, || {
+        std::thread::sleep(Duration::from_secs(21));
+        server.storm(renewals, None, 503, None);
+    })
+    .status(1)
+    .stderr_has("warning: renewing the claim: ")
+    .stderr_has("(503 ")
+    .stderr_has("; rolling back all the same (each undo is conditional on this run's own write)")
+    .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n");
+    assert!(!approved_with_its_routing(&server));
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    let renewals = server.writes().iter().filter(|w| w.method == "PUT" && w.path.contains("/leases/")).count();
+    assert_eq!(renewals, 1, "the rollback goes on without renewing once one failed");
+}
+
 fn with_original(original: &str) -> fake_apiserver::Builder {
     let mut object = virtual_service();
     object["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": original});
@@ -1118,7 +1231,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("updating VirtualService shop/demo at http://")
         .stderr_has("timed out")
         .stderr_has("reading it again to tell whether it was written failed too")
-        .stderr_has("VirtualService shop/demo: may or may not be written; its state before this run: ")
+        .stderr_has("VirtualService shop/demo: may or may not be written (reading it again failed; the server may still apply it); its state before this run: ")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
         .stderr_has("could not release the claim");
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);

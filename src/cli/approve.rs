@@ -23,7 +23,7 @@ use crate::snapshot::Located;
 use crate::source::cluster::Cluster;
 use crate::source::live::{self, Live, Selection};
 use crate::status::{self, ObjectView, Position, Progress, RolloutView};
-use crate::write::{self, Deadline, Interrupt, Mode, Writer};
+use crate::write::{self, Deadline, Interrupt, MayLand, Mode, Writer};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -644,8 +644,8 @@ async fn write_approval(
     let keys: Vec<&ObjectKey> =
         approval.plan.stages.iter().flat_map(|s| &s.objects).map(|o| &o.key).chain([change.key()]).collect();
     let label = rollout.item.stage_label(approval.stage);
-    match approved {
-        Ok(_) => {
+    match (approved, writer.may_land(change.key())) {
+        (Ok(_), _) => {
             for key in keys {
                 writer.keep(
                     key,
@@ -655,7 +655,7 @@ async fn write_approval(
             let lost = writer.lost_reply(change.key()).map(|lost| format!(" ({lost})")).unwrap_or_default();
             Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))
         }
-        Err(error) if writer.may_land(change.key()) => {
+        (Err(error), Some(how)) => {
             // The server may still apply the approval after the read that showed it waiting:
             // rolled back, the routing would leave the Rollout approved with the step before's.
             // Kept, it is the current step's routing, what --traffic-only writes: harmless.
@@ -672,11 +672,15 @@ async fn write_approval(
                 Stage::Step(step) => format!(" --expect-step {step}"),
                 _ => String::new(),
             };
+            let seen = match how {
+                MayLand::ReadBackUnapplied => "was not applied when read back, but",
+                MayLand::Unread => "could not be read back, and",
+            };
             Err(Error::Input(format!(
-                "{error}\nThe approval of Rollout {name} was not applied when read back, but the API server may still apply it. `kubectl rollout-lua status {name}` shows whether it did; if the Rollout still waits at {label}, `kubectl rollout-lua approve {name}{expect}` approves it (its routing is already written)"
+                "{error}\nThe approval of Rollout {name} {seen} the API server may still apply it. `kubectl rollout-lua status {name}` shows whether it did; if the Rollout still waits at {label}, `kubectl rollout-lua approve {name}{expect}` approves it (its routing is already written)"
             )))
         }
-        Err(error) => {
+        (Err(error), None) => {
             // Roll the routing back only when the Rollout is verifiably not approved: still
             // waiting at the step, or gone. Approved (by this run or anyone), moved on, or
             // unreadable, its routing stays.
