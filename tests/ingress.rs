@@ -902,6 +902,29 @@ mod cluster {
     }
 
     #[test]
+    fn the_rollback_deletes_a_canary_whose_patch_landed_unheard() {
+        // The canary's patch (write 3) is stored, its reply lost, and the read that would tell
+        // it landed never answered; the run stops. The rollback's delete of the canary it made
+        // meets that patch, knows it for its own, and deletes the canary all the same. (The
+        // first read of the canary is the one that finds it missing.)
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.reply_fault(Requests::Writes, 3, Stage::AfterStore, ReplyFault::Lost);
+        let canary_reads = Requests::Matching(Rule::new(["get"]).resources(["ingresses"]).names(["web-canary"]));
+        server.reply_fault(canary_reads, 2, Stage::BeforeStore, ReplyFault::NeverSent);
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "web", "--yes", "--request-timeout", "2s"])
+            .run()
+            .status(1)
+            .stderr_has("reading it again to tell whether it was written failed too")
+            .stderr_has("Ingress shop/web-canary while rolling back: a write of this run's that it did not hear of has landed; rolling it back too")
+            .stderr_has("  Ingress shop/web-canary: rolled back\n  nothing else was written");
+        assert!(!out.stderr.contains("someone"), "{}", out.stderr);
+        assert!(!approved_with_its_canary(&server));
+        assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+    }
+
+    #[test]
     fn a_patch_whose_reply_was_lost_before_someone_annotated_the_canary_is_never_undone_over_them() {
         // A regression: at step 2 the canary's patch is stored, its reply lost, and someone
         // adds an annotation before the run reads it again. The read was taken as this run's
