@@ -181,6 +181,7 @@ enum Fate {
 
 /// A request out for an object (a write, the read that resolves one, or a rollback), or one
 /// whose outcome is still open: what the object may be.
+#[derive(Clone)]
 struct InFlight {
     key: ObjectKey,
     /// Its state before this run.
@@ -196,14 +197,15 @@ struct InFlight {
 struct Unheard {
     write: InFlight,
     change: Change,
+    resource: Resource,
     /// The object as this run last saw it when it sent the write (its precondition).
     sent_over: Option<Value>,
 }
 
 impl Unheard {
-    /// Whether `fresh` is this write, landed.
-    fn landed_as(&self, fresh: &Value) -> bool {
-        self.change.landed(self.sent_over.as_ref(), Some(fresh)) == Landed::Applied
+    /// Whether `fresh` (None: not found) is this write, landed.
+    fn landed_as(&self, fresh: Option<&Value>) -> bool {
+        self.change.landed(self.sent_over.as_ref(), fresh) == Landed::Applied
     }
 }
 
@@ -519,6 +521,7 @@ impl<'a> Writer<'a> {
                     let unheard = |may_be| Unheard {
                         write: InFlight { key: key.clone(), backup: backup.clone(), may_be },
                         change: change.clone(),
+                        resource: resource.clone(),
                         sent_over: seen.clone(),
                     };
                     let fresh = match fresh {
@@ -832,7 +835,8 @@ impl<'a> Writer<'a> {
             return false;
         }
         let key = inverse.key();
-        let landed = self.may_land.iter().position(|unheard| &unheard.write.key == key && unheard.landed_as(fresh));
+        let landed =
+            self.may_land.iter().position(|unheard| &unheard.write.key == key && unheard.landed_as(Some(fresh)));
         landed.map(|at| self.may_land.remove(at)).is_some()
     }
 
@@ -853,6 +857,9 @@ impl<'a> Writer<'a> {
         }
         let interrupt = self.interrupt.clone();
         self.renewal = Renewal::BestEffort;
+        if !self.read_unheard_again(&interrupt).await {
+            return;
+        }
         for index in (0..self.written.len()).rev() {
             if self.written[index].fate != Fate::Written {
                 continue;
@@ -944,6 +951,43 @@ impl<'a> Writer<'a> {
                 }
             }
         }
+    }
+
+    /// Before a rollback: a write not seen applied, to an object this run wrote nothing else to,
+    /// is read once more; landed meanwhile, it is recorded as written, to be rolled back with
+    /// the rest (not an approval: whether its routing stays is for `approve` to say). False
+    /// when a second signal stopped the run.
+    async fn read_unheard_again(&mut self, interrupt: &Interrupt) -> bool {
+        let mut at = 0;
+        while at < self.may_land.len() {
+            let unheard = &self.may_land[at];
+            let key = unheard.write.key.clone();
+            if unheard.change.subresource().is_some() || self.written.iter().any(|w| w.change.key() == &key) {
+                at += 1;
+                continue;
+            }
+            let resource = unheard.resource.clone();
+            self.in_flight = Some(unheard.write.clone());
+            let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
+            self.in_flight = None;
+            let Some(fresh) = self.unless_stopped(fresh) else { return false };
+            match fresh {
+                Ok(fresh) if self.may_land[at].landed_as(fresh.as_ref()) => {
+                    let unheard = self.may_land.remove(at);
+                    self.saw(&key, fresh.clone());
+                    self.written.push(Written {
+                        change: unheard.change,
+                        resource,
+                        stored: fresh,
+                        backup: unheard.write.backup,
+                        resolved: Some(Landed::Applied),
+                        fate: Fate::Written,
+                    });
+                }
+                _ => at += 1,
+            }
+        }
+        true
     }
 
     /// Notes `object` (None: deleted) as this run last saw `key`.

@@ -925,6 +925,43 @@ mod cluster {
     }
 
     #[test]
+    fn the_rollback_reads_again_a_canary_whose_create_was_not_read_back_and_deletes_it() {
+        // The canary's create (write 2) is stored, its reply lost, and the read that would tell
+        // it landed never answered; the run stops. Before rolling back, the canary is read once
+        // more: made, it is deleted, as a create of this run's whose reply came would be.
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+        let canary_reads = Requests::Matching(Rule::new(["get"]).resources(["ingresses"]).names(["web-canary"]));
+        server.reply_fault(canary_reads, 2, Stage::BeforeStore, ReplyFault::NeverSent);
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "web", "--yes", "--request-timeout", "2s"])
+            .run()
+            .status(1)
+            .stderr_has("reading it again to tell whether it was written failed too")
+            .stderr_has("  Ingress shop/web-canary: rolled back\n  nothing else was written");
+        assert!(!out.stderr.contains("may or may not be written"), "{}", out.stderr);
+        assert!(canary(&server).is_none(), "the canary it made is deleted");
+        assert_eq!(state(&server), "StepPaused");
+        assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+
+        // Still not there when read again: reported as a write the server may still apply.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let creates = Requests::Matching(Rule::new(["create"]).resources(["ingresses"]));
+        let late = server.late_write(creates, 1);
+        let canary_reads = Requests::Matching(Rule::new(["get"]).resources(["ingresses"]).names(["web-canary"]));
+        server.reply_fault(canary_reads, 2, Stage::BeforeStore, ReplyFault::NeverSent);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "web", "--yes", "--request-timeout", "2s"])
+            .run()
+            .status(1)
+            .stderr_has("  Ingress shop/web-canary: may or may not be written (reading it again failed; the server may still apply it)\n  nothing else was written");
+        assert!(canary(&server).is_none());
+        assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server may still make it");
+    }
+
+    #[test]
     fn a_patch_whose_reply_was_lost_before_someone_annotated_the_canary_is_never_undone_over_them() {
         // A regression: at step 2 the canary's patch is stored, its reply lost, and someone
         // adds an annotation before the run reads it again. The read was taken as this run's
