@@ -901,22 +901,27 @@ mod cluster {
         }
     }
 
-    #[test]
-    fn the_rollback_deletes_a_canary_whose_patch_landed_unheard() {
-        // The canary's patch (write 3) is stored, its reply lost, and the read that would tell
-        // it landed never answered; the run stops. The rollback's delete of the canary it made
-        // meets that patch, knows it for its own, and deletes the canary all the same. (The
-        // first read of the canary is the one that finds it missing.)
-        let server = serving("nginx", 1, "StepPaused").start();
-        server.reply_fault(Requests::Writes, 3, Stage::AfterStore, ReplyFault::Lost);
+    /// `approve web --yes --request-timeout 2s`, the read of the canary that would resolve a lost
+    /// or late write of it hung (its first read is the one that finds it missing).
+    fn approve_with_the_canary_not_read_back(server: &FakeHandle) -> Output {
         let canary_reads = Requests::Matching(Rule::new(["get"]).resources(["ingresses"]).names(["web-canary"]));
         server.reply_fault(canary_reads, 2, Stage::BeforeStore, ReplyFault::NeverSent);
-        let out = Test::new()
-            .kubeconfig(&server)
+        Test::new()
+            .kubeconfig(server)
             .args(["approve", "web", "--yes", "--request-timeout", "2s"])
             .run()
             .status(1)
             .stderr_has("reading it again to tell whether it was written failed too")
+    }
+
+    #[test]
+    fn the_rollback_deletes_a_canary_whose_patch_landed_unheard() {
+        // The canary's patch (write 3) is stored, its reply lost, and not read back; the run
+        // stops. The rollback's delete of the canary it made meets that patch, knows it for its
+        // own, and deletes the canary all the same.
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.reply_fault(Requests::Writes, 3, Stage::AfterStore, ReplyFault::Lost);
+        let out = approve_with_the_canary_not_read_back(&server)
             .stderr_has("Ingress shop/web-canary while rolling back: a write of this run's that it did not hear of has landed; rolling it back too")
             .stderr_has("  Ingress shop/web-canary: rolled back\n  nothing else was written");
         assert!(!out.stderr.contains("someone"), "{}", out.stderr);
@@ -926,19 +931,12 @@ mod cluster {
 
     #[test]
     fn the_rollback_reads_again_a_canary_whose_create_was_not_read_back_and_deletes_it() {
-        // The canary's create (write 2) is stored, its reply lost, and the read that would tell
-        // it landed never answered; the run stops. Before rolling back, the canary is read once
-        // more: made, it is deleted, as a create of this run's whose reply came would be.
+        // The canary's create (write 2) is stored, its reply lost, and not read back; the run
+        // stops. Before rolling back, the canary is read once more: made, it is deleted, as a
+        // create of this run's whose reply came would be.
         let server = serving("nginx", 1, "StepPaused").start();
         server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
-        let canary_reads = Requests::Matching(Rule::new(["get"]).resources(["ingresses"]).names(["web-canary"]));
-        server.reply_fault(canary_reads, 2, Stage::BeforeStore, ReplyFault::NeverSent);
-        let out = Test::new()
-            .kubeconfig(&server)
-            .args(["approve", "web", "--yes", "--request-timeout", "2s"])
-            .run()
-            .status(1)
-            .stderr_has("reading it again to tell whether it was written failed too")
+        let out = approve_with_the_canary_not_read_back(&server)
             .stderr_has("  Ingress shop/web-canary: rolled back\n  nothing else was written");
         assert!(!out.stderr.contains("may or may not be written"), "{}", out.stderr);
         assert!(canary(&server).is_none(), "the canary it made is deleted");
@@ -947,16 +945,10 @@ mod cluster {
 
         // Still not there when read again: reported as a write the server may still apply.
         let server = serving("nginx", 1, "StepPaused").start();
-        let creates = Requests::Matching(Rule::new(["create"]).resources(["ingresses"]));
-        let late = server.late_write(creates, 1);
-        let canary_reads = Requests::Matching(Rule::new(["get"]).resources(["ingresses"]).names(["web-canary"]));
-        server.reply_fault(canary_reads, 2, Stage::BeforeStore, ReplyFault::NeverSent);
-        Test::new()
-            .kubeconfig(&server)
-            .args(["approve", "web", "--yes", "--request-timeout", "2s"])
-            .run()
-            .status(1)
-            .stderr_has("  Ingress shop/web-canary: may or may not be written (reading it again failed; the server may still apply it)\n  nothing else was written");
+        let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["ingresses"])), 1);
+        approve_with_the_canary_not_read_back(&server).stderr_has(
+            "  Ingress shop/web-canary: may or may not be written (reading it again failed; the server may still apply it)\n  nothing else was written",
+        );
         assert!(canary(&server).is_none());
         assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server may still make it");
     }

@@ -147,24 +147,30 @@ fn an_approval_that_cannot_be_read_back_keeps_its_routing_as_it_may_still_land()
     assert!(approved_with_its_routing(&server), "approved, with its step's routing");
 }
 
+/// `approve demo --yes`, the VirtualService's routing (its second write) answered 504 and applied
+/// late: while the rollback's first request (its original put back) is held, the routing lands,
+/// then `meanwhile` runs.
+fn approve_whose_routing_lands_before_its_rollback(server: &FakeHandle, meanwhile: impl FnOnce()) -> Output {
+    let late = server.late_write(vs_updates(), 2);
+    let undo = server.pause(vs_updates(), 3, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(undo.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
+    assert_eq!(late.land(Duration::from_secs(5)), Some(200), "the routing lands before it");
+    meanwhile();
+    undo.release();
+    child.finish()
+}
+
 #[test]
 fn the_rollback_undoes_a_write_of_its_own_that_landed_unheard_and_names_nobody_else() {
     // Regressions (audit s29 #2): the VirtualService's routing (its second write) landed
     // without the run hearing of it; the rollback of the original it stored then met that write,
     // called it someone else's and left the routing of an unapproved step in place.
 
-    // Answered 504 and read back unapplied; the server applies it while the rollback's first
-    // request (the original put back) is on its way.
+    // Answered 504 and read back unapplied; the server applies it before the rollback.
     let server = shop(2, "StepPaused").start();
-    let late = server.late_write(vs_updates(), 2);
-    let undo = server.pause(vs_updates(), 3, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(undo.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
-    assert_eq!(late.land(Duration::from_secs(5)), Some(200), "the routing lands before it");
-    undo.release();
-    let out = child
-        .finish()
+    let out = approve_whose_routing_lands_before_its_rollback(&server, || {})
         .status(1)
         .stderr_has("(504 Timeout)")
         .stderr_has("VirtualService shop/demo while rolling back: a write of this run's that it did not hear of has landed; rolling it back too")
@@ -191,24 +197,12 @@ fn the_rollback_undoes_a_write_of_its_own_that_landed_unheard_and_names_nobody_e
 
     // Someone else's edit after it is still theirs: left alone and named.
     let server = shop(2, "StepPaused").start();
-    let late = server.late_write(vs_updates(), 2);
-    let undo = server.pause(vs_updates(), 3, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(undo.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
-    assert_eq!(late.land(Duration::from_secs(5)), Some(200));
-    server.patch_object(
-        VIRTUAL_SERVICE.group,
-        VIRTUAL_SERVICE.plural,
-        NAMESPACE,
-        "demo",
-        &json!({"spec": {"hosts": ["demo", "theirs"]}}),
-    );
-    undo.release();
-    child
-        .finish()
-        .status(1)
-        .stderr_has("VirtualService shop/demo: NOT rolled back: someone changed it since this run wrote it");
+    let theirs = json!({"spec": {"hosts": ["demo", "theirs"]}});
+    approve_whose_routing_lands_before_its_rollback(&server, || {
+        server.patch_object(VIRTUAL_SERVICE.group, VIRTUAL_SERVICE.plural, NAMESPACE, "demo", &theirs);
+    })
+    .status(1)
+    .stderr_has("VirtualService shop/demo: NOT rolled back: someone changed it since this run wrote it");
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "theirs"]));
 }
 
