@@ -42,6 +42,8 @@ pub enum Landed {
     /// The change was applied and the object has moved on from it since: an approval that the
     /// controller acted on (the Rollout at a later step, or its release over).
     MovedOn,
+    /// A delete that landed, and the object made again since by someone else (another uid).
+    MadeAgain,
     /// The object is as it was before: the change did not happen.
     NotApplied,
     /// Neither: someone else changed (or removed, or made) the object.
@@ -201,8 +203,7 @@ impl Change {
             (Change::Create { object, .. }, Some(fresh)) => same_or_other(stored_as(fresh, object)),
             (Change::Delete { .. }, None) => Landed::Applied,
             (Change::Delete { before, .. }, Some(fresh)) if fresh["metadata"]["uid"] != before["metadata"]["uid"] => {
-                // Deleted, and made again since by someone else.
-                Landed::Applied
+                Landed::MadeAgain
             }
             (Change::Delete { .. }, Some(fresh)) if unchanged(fresh) => Landed::NotApplied,
             (Change::Delete { .. }, Some(_)) => Landed::ChangedBySomeoneElse,
@@ -646,7 +647,7 @@ mod tests {
         assert_eq!(delete.landed(None, Some(&vs("6", 100))), Landed::ChangedBySomeoneElse);
         let mut remade = vs("9", 100);
         remade["metadata"]["uid"] = json!("u-2");
-        assert_eq!(delete.landed(None, Some(&remade)), Landed::Applied);
+        assert_eq!(delete.landed(None, Some(&remade)), Landed::MadeAgain, "deleted, then made again by someone");
     }
 
     #[test]

@@ -216,6 +216,9 @@ const UNREAD: &str = "may or may not be written (reading it again failed; the se
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
+/// This run's delete landed (its reply unheard), and someone made the object again since.
+const MADE_AGAIN: &str = "deleted by this run, then made again by someone else: theirs, left alone";
+const ROLLED_BACK_MADE_AGAIN: &str = "rolled back (deleted), then made again by someone else: theirs, left alone";
 
 /// How a write the server may still apply was left (`Writer::may_land`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -542,6 +545,23 @@ impl<'a> Writer<'a> {
                             // slow etcd), and store it after this read.
                             self.may_land.push(unheard(MAY_LAND));
                             Err(Error::Api { doing, failure })
+                        }
+                        Landed::MadeAgain => {
+                            // Theirs, as an object of the name made before the delete would be
+                            // (then the delete's precondition refuses it): shown, and never
+                            // undone, as that would delete or clash with theirs.
+                            let diff = self.edit_diff(&change, fresh.as_ref(), "made again by someone else");
+                            self.written.push(Written {
+                                change,
+                                resource: resource.clone(),
+                                stored: None,
+                                backup,
+                                resolved: None,
+                                fate: Fate::Kept(MADE_AGAIN.into()),
+                            });
+                            Err(Error::Conflict(format!(
+                                "{doing}: {failure}; a fresh read shows {key} deleted, then made again by someone else (another uid):\n{diff}It is theirs, and left alone: review it"
+                            )))
                         }
                         // An approval someone else overtook is refused as their edit: where the
                         // Rollout stands is for `approve` to say.
@@ -933,6 +953,7 @@ impl<'a> Writer<'a> {
                         self.saw(&key, fresh);
                         Fate::RolledBack
                     }
+                    Landed::MadeAgain => Fate::Kept(ROLLED_BACK_MADE_AGAIN.into()),
                     Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
                     Landed::ChangedBySomeoneElse => Fate::Kept(SOMEONE_CHANGED_IT.into()),
                 };
@@ -955,8 +976,9 @@ impl<'a> Writer<'a> {
 
     /// Before a rollback: a write not seen applied, to an object this run wrote nothing else to,
     /// is read once more; landed meanwhile, it is recorded as written, to be rolled back with
-    /// the rest (not an approval: whether its routing stays is for `approve` to say). False
-    /// when a second signal stopped the run.
+    /// the rest (not an approval: whether its routing stays is for `approve` to say), and a
+    /// delete whose object someone made again as kept. False when a second signal stopped the
+    /// run.
     async fn read_unheard_again(&mut self, interrupt: &Interrupt) -> bool {
         let mut at = 0;
         while at < self.may_land.len() {
@@ -971,21 +993,30 @@ impl<'a> Writer<'a> {
             let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
             self.in_flight = None;
             let Some(fresh) = self.unless_stopped(fresh) else { return false };
-            match fresh {
-                Ok(fresh) if self.may_land[at].landed_as(fresh.as_ref()) => {
-                    let unheard = self.may_land.remove(at);
-                    self.saw(&key, fresh.clone());
-                    self.written.push(Written {
-                        change: unheard.change,
-                        resource,
-                        stored: fresh,
-                        backup: unheard.write.backup,
-                        resolved: Some(Landed::Applied),
-                        fate: Fate::Written,
-                    });
+            let Ok(fresh) = fresh else {
+                at += 1;
+                continue;
+            };
+            let unheard = &self.may_land[at];
+            let landed = unheard.change.landed(unheard.sent_over.as_ref(), fresh.as_ref());
+            let fate = match landed {
+                Landed::Applied => Fate::Written,
+                Landed::MadeAgain => Fate::Kept(MADE_AGAIN.into()),
+                _ => {
+                    at += 1;
+                    continue;
                 }
-                _ => at += 1,
-            }
+            };
+            let unheard = self.may_land.remove(at);
+            self.saw(&key, fresh.clone());
+            self.written.push(Written {
+                change: unheard.change,
+                resource,
+                stored: fresh,
+                backup: unheard.write.backup,
+                resolved: Some(landed),
+                fate,
+            });
         }
         true
     }
@@ -1110,6 +1141,11 @@ impl<'a> Writer<'a> {
             }
             // A guard's refusal before any write says so itself.
             (Err(error @ Error::Refused(_)), _) if self.written.is_empty() => Err(error),
+            // The write in flight when the signal came failed: the run ends as interrupted all
+            // the same (its exit status the signal's), the failure said.
+            (Err(error), Some(signal)) if !matches!(error, Error::Interrupted { .. }) => {
+                Err(Error::Interrupted { signal, report: format!("{error}\n{}", self.report()) })
+            }
             (Err(error), _) => Err(error.with_report(&self.report())),
             (Ok(_), Some(signal)) => Err(finished_anyway(signal)),
             (Ok(value), None) => Ok(value),

@@ -1025,6 +1025,34 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_made_again_by_someone_after_a_delete_whose_reply_was_lost_is_theirs_and_named() {
+        // A regression (audit s29 safety2 #1): the delete landed, its reply was lost, and someone
+        // (a GitOps tool, a colleague) made an Ingress of the name again before the run read it
+        // back; the run said `deleted` and exited 0 while theirs routed half the traffic.
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let mut theirs = canary(&server).unwrap();
+        theirs["metadata"]["annotations"] = json!({"nginx.ingress.kubernetes.io/canary": "true",
+                                                    "nginx.ingress.kubernetes.io/canary-weight": "50"});
+        server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+        server.after_write(2, move |store| {
+            store.put(theirs);
+        });
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "web", "--yes"])
+            .run()
+            .status(3)
+            .stderr_has("a fresh read shows Ingress shop/web-canary deleted, then made again by someone else (another uid):")
+            .stderr_has("+    nginx.ingress.kubernetes.io/canary-weight: \"50\"")
+            .stderr_has("It is theirs, and left alone: review it")
+            .stderr_has("  Ingress shop/web-canary: deleted by this run, then made again by someone else: theirs, left alone (its state before this run: ");
+        assert!(!out.stdout.contains("deleted (backup"), "{}", out.stdout);
+        assert_eq!(annotations(&canary(&server).unwrap())["nginx.ingress.kubernetes.io/canary-weight"], "50");
+        assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+    }
+
+    #[test]
     fn someone_elses_edit_of_the_canary_ingress_between_writes_is_not_overwritten() {
         let server = serving("nginx", 1, "StepPaused").start();
         // Between the create (write 2) and the patch (write 3), someone annotates the canary.

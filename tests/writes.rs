@@ -707,6 +707,28 @@ fn sigint_sigterm_and_sighup_after_each_write_stop_before_the_next_and_roll_back
 }
 
 #[test]
+fn a_signal_during_a_write_that_then_fails_still_ends_the_run_as_interrupted() {
+    // A regression (audit s29 safety2): SIGTERM came while the VirtualService's routing (write
+    // 3) was out; the write then failed (its connection lost, not stored). The rollback and the
+    // report were right, but the run exited 1, not 143: a cancelled CI job looked failed.
+    let server = shop(2, "StepPaused").start();
+    let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
+    server.reply_fault(Requests::Writes, 3, Stage::BeforeStore, ReplyFault::Lost);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(pause.wait_until_held(Duration::from_secs(30)), "write 3 reached");
+    child.first_signal("TERM");
+    pause.release();
+    child
+        .finish()
+        .status(143)
+        .stderr_has("error: interrupted (SIGTERM): updating VirtualService shop/demo at http://")
+        .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
+    assert!(!approved_with_its_routing(&server));
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
 fn restore_signalled_after_each_write_rolls_back_or_finishes() {
     for (name, code) in [("INT", 130), ("TERM", 143)] {
         for k in 1..=RESTORE_WRITES {

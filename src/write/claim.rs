@@ -69,7 +69,8 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
         Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
             let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await?;
             match change.landed(None, fresh.as_ref()) {
-                Landed::Applied | Landed::MovedOn => Ok(Ok(fresh)),
+                // A Lease made again after this run's delete is someone else's claim.
+                Landed::Applied | Landed::MovedOn | Landed::MadeAgain => Ok(Ok(fresh)),
                 Landed::NotApplied => Err(Error::Api { doing, failure }),
                 Landed::ChangedBySomeoneElse => Ok(Err(())),
             }
