@@ -551,14 +551,7 @@ impl<'a> Writer<'a> {
                             // (then the delete's precondition refuses it): shown, and never
                             // undone, as that would delete or clash with theirs.
                             let diff = self.edit_diff(&change, fresh.as_ref(), "made again by someone else");
-                            self.written.push(Written {
-                                change,
-                                resource: resource.clone(),
-                                stored: None,
-                                backup,
-                                resolved: None,
-                                fate: Fate::Kept(MADE_AGAIN.into()),
-                            });
+                            self.record_kept(change, resource, None, backup, MADE_AGAIN);
                             Err(Error::Conflict(format!(
                                 "{doing}: {failure}; a fresh read shows {key} deleted, then made again by someone else (another uid):\n{diff}It is theirs, and left alone: review it"
                             )))
@@ -577,14 +570,7 @@ impl<'a> Writer<'a> {
                             let diff =
                                 self.edit_diff(&change, fresh.as_ref(), "this run's write and theirs, as it is now");
                             self.keep(&key, LANDED_THEN_CHANGED);
-                            self.written.push(Written {
-                                change,
-                                resource: resource.clone(),
-                                stored: fresh,
-                                backup,
-                                resolved: None,
-                                fate: Fate::Kept(LANDED_THEN_CHANGED.into()),
-                            });
+                            self.record_kept(change, resource, fresh, backup, LANDED_THEN_CHANGED);
                             Err(Error::Input(format!(
                                 "{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile, perhaps after this run's write landed; it is left as it is:\n{diff}Compare it with its state before this run (named below) and decide"
                             )))
@@ -594,6 +580,20 @@ impl<'a> Writer<'a> {
                 Err(other) => return Err(other),
             }
         }
+    }
+
+    /// Records a write whose reply was lost and that a fresh read leaves to someone else's
+    /// doing: kept as it is (never rolled back), `why` in the report.
+    fn record_kept(
+        &mut self,
+        change: Change,
+        resource: &Resource,
+        stored: Option<Value>,
+        backup: Option<PathBuf>,
+        why: &str,
+    ) {
+        let fate = Fate::Kept(why.into());
+        self.written.push(Written { change, resource: resource.clone(), stored, backup, resolved: None, fate });
     }
 
     /// Sends `request` for `key`, renewing the claims first: one change may take several
