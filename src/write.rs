@@ -650,7 +650,15 @@ impl<'a> Writer<'a> {
                 deadline = deadline::passed(*deadline) => deadline.timed_out(&waiting),
             }
         };
-        interrupt.confirm_until(question, ask, end).await
+        let answered = interrupt.confirm_until(question, ask, end).await;
+        match answered {
+            // Not a yes: the command's refusal says nothing was written, which after a write of
+            // this run's is not so (the report that follows says what was).
+            Err(Error::Refused(_)) if !self.written.is_empty() => {
+                Err(Error::Refused("their edit is not overwritten: not confirmed".into()))
+            }
+            answered => answered,
+        }
     }
 
     /// Before a later step of a sequence (`approve --to-end`) writes objects that someone else
@@ -1077,7 +1085,10 @@ impl<'a> Writer<'a> {
     fn may_be_line(&self, out: &InFlight) -> String {
         let backup = out.backup.as_ref().or(self.backup_of(&out.key));
         let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
-        format!("  {}: {}{}", out.key, out.may_be, backup.unwrap_or_default())
+        let theirs = self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key);
+        let theirs: String =
+            theirs.map(|(_, file)| format!("; their edit, which it may overwrite: {}", file.display())).collect();
+        format!("  {}: {}{}{theirs}", out.key, out.may_be, backup.unwrap_or_default())
     }
 
     /// `--dry-run=server`: one line per object accepted, or the rejections as an error.

@@ -2,8 +2,8 @@
 //! objects, and its request log.
 
 use crate::support::cluster::*;
-use crate::support::{Test, terminal_available};
-use fake_apiserver::{ReplyFault, Requests, Rule, Stage};
+use crate::support::{Output, Test, terminal_available};
+use fake_apiserver::{FakeHandle, ReplyFault, Requests, Rule, Stage};
 use serde_json::json;
 use std::time::Duration;
 
@@ -349,6 +349,58 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
     let routed = vs(&server);
     assert_eq!(routed["spec"]["hosts"], json!(["demo"]), "overwritten, as confirmed");
     assert_eq!(routed["spec"]["http"][0]["route"][1]["weight"], 50);
+}
+
+/// `approve demo` on a terminal, someone editing the DestinationRule before its first write
+/// (the run's 4th: the claim, the VirtualService twice), answered `yes`, then `second_answer`;
+/// the test (its HOME holds the backups) and its output.
+fn approve_over_an_edit_of_the_destination_rule(server: &FakeHandle, second_answer: &str) -> (Test, Output) {
+    someone_edits(server, When::Before(4), DESTINATION_RULE, |dr| {
+        dr["metadata"]["annotations"] = json!({"theirs": "1"})
+    });
+    let test = Test::new()
+        .kubeconfig(server)
+        .args(["approve", "demo", "--request-timeout", "2s"])
+        .stdin(&format!("yes\n{second_answer}\n"))
+        .on_terminal();
+    let out = test.run();
+    (test, out)
+}
+
+#[test]
+fn a_no_to_overwriting_an_edit_after_a_write_does_not_say_nothing_was_written() {
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // A regression (audit s29 safety3 #3): the refusal said `nothing was written: not confirmed`
+    // above a report of the VirtualService rolled back.
+    let server = shop(2, "StepPaused").start();
+    let (_test, out) = approve_over_an_edit_of_the_destination_rule(&server, "no");
+    let out = out
+        .status(3)
+        .stdout_has("error: their edit is not overwritten: not confirmed\r\n  VirtualService shop/demo: rolled back");
+    assert!(!out.stdout.contains("nothing was written"), "{}", out.stdout);
+    assert_eq!(dr(&server)["metadata"]["annotations"]["theirs"], "1", "their edit stays");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
+fn an_overwrite_of_their_edit_that_may_still_land_names_their_edits_backup() {
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // A regression (audit s29 safety3 #1): the write over their edit, as confirmed, answered
+    // 504 and read back unapplied, was reported with the object's state before the run only;
+    // when it landed, their edit was kept nowhere the report named.
+    let server = shop(2, "StepPaused").start();
+    let late = server.late_write(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), 2);
+    let (_test, out) = approve_over_an_edit_of_the_destination_rule(&server, "yes");
+    let out = out.status(1);
+    let line =
+        out.stdout.lines().find(|l| l.starts_with("  DestinationRule shop/demo: not applied when read back")).unwrap();
+    let (_, theirs) = line.split_once("; their edit, which it may overwrite: ").expect("their edit's backup is named");
+    assert!(std::fs::read_to_string(theirs.trim_end_matches('\r')).unwrap().contains("theirs: \"1\""), "{line}");
+    assert_eq!(late.land(Duration::from_secs(5)), Some(200), "it lands over their edit, as confirmed");
 }
 
 /// The shop at step 2, with a webhook that rejects every DestinationRule write.

@@ -619,6 +619,33 @@ fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewe
 }
 
 #[test]
+fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_claim_lasts() {
+    // A regression (audit s29 safety3 #2): one 503 on the claim's renewal while following ended
+    // the whole sequence, with the claim valid 100s more and --timeout far off. The renewal is
+    // due 20s after the claim was taken: at step 2's pause, 21s after step 1's approval.
+    let server = shop(1, "StepPaused").start();
+    let renewals = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
+    server.storm(renewals, Some(1), 503, None);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"]);
+    child.wait_for_stdout("approved (step 1/3)");
+    std::thread::sleep(Duration::from_secs(21));
+    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    let out = child
+        .finish()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
+        .stderr_has("warning: renewing the claim: updating Lease shop/rollout-lua.demo")
+        .stderr_has("(503 ")
+        .stderr_has("renewing it is tried again");
+    assert!(claims(&server).is_empty(), "released: {}", out.stderr);
+    // Not again within 5s of the refusal: step 2's writes came sooner.
+    let renewals = server.writes().into_iter().filter(|w| w.method == "PUT" && w.path.contains("/leases/")).count();
+    assert_eq!(renewals, 1);
+}
+
+#[test]
 fn a_renewal_cut_short_by_the_answer_to_a_question_is_found_to_be_this_runs_own() {
     if !crate::support::terminal_available() {
         return crate::support::skip("script (util-linux) not installed");
@@ -1113,17 +1140,19 @@ fn the_claim_is_renewed_while_rolling_back() {
 #[test]
 fn a_failed_renewal_of_the_claim_does_not_stop_the_rollback() {
     // A regression (audit s29 #3): the approval is held 21s, then refused; the renewal the
-    // rollback makes first (20s have passed) meets a 503, which stopped the rollback and left
-    // the routing of an unapproved step. Each undo is conditional on this run's own write.
+    // rollback makes first (20s have passed) failed, which stopped the rollback and left the
+    // routing of an unapproved step. Each undo is conditional on this run's own write. (A busy
+    // server's refusal is tried again while the claim lasts; here the Lease may no longer be
+    // written at all.)
     let server = shop(2, "StepPaused").start();
     let renewals = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
     approve_refused_after(&server, || {
         std::thread::sleep(Duration::from_secs(21));
-        server.storm(renewals, None, 503, None);
+        server.storm(renewals, None, 403, None);
     })
     .status(1)
     .stderr_has("warning: renewing the claim: ")
-    .stderr_has("(503 ")
+    .stderr_has("(403 ")
     .stderr_has("; rolling back all the same (each undo is conditional on this run's own write)")
     .stderr_has("  VirtualService shop/demo: rolled back\n  DestinationRule shop/demo: rolled back\n");
     assert!(!approved_with_its_routing(&server));

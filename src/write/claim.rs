@@ -19,6 +19,11 @@ use std::time::{Duration, Instant, SystemTime};
 pub const LEASE_DURATION: Duration = Duration::from_secs(120);
 /// A claim is renewed before a write once this much of it has passed.
 const RENEW_AFTER: Duration = Duration::from_secs(20);
+/// A renewal a busy or silent server did not apply is tried again later until this much of the
+/// claim has passed: the next renewal comes within 30s (the follower's reads), and its request
+/// within the request timeout (30s by default), well before the claim ends.
+const RENEWAL_RETRIED_WITHIN: Duration = Duration::from_secs(40);
+const RENEWAL_RETRY_WAIT: Duration = Duration::from_secs(5);
 /// The annotation naming the command that holds the claim.
 const COMMAND_ANNOTATION: &str = "kubectl-rollout-lua/command";
 
@@ -87,6 +92,9 @@ pub struct Claim {
     /// The Lease as this run last wrote it.
     lease: Value,
     renewed: Instant,
+    /// After a renewal the server did not apply: not before then again (a question checks
+    /// every second).
+    retry_at: Option<Instant>,
 }
 
 /// What a Lease says about its claim, at `now` (the API server's clock).
@@ -142,7 +150,13 @@ impl Claim {
         let held = loop {
             attempts -= 1;
             if let Ok(Some(stored)) = send(cluster, &create).await? {
-                return Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now() });
+                return Ok(Claim {
+                    key,
+                    rollout: rollout.into(),
+                    lease: stored,
+                    renewed: Instant::now(),
+                    retry_at: None,
+                });
             }
             match cluster.get(&resource, namespace, &key.name).await? {
                 Some(held) => break held,
@@ -166,7 +180,9 @@ impl Claim {
         }
         let replace = Change::Replace { key: key.clone(), before: Arc::new(held), after: lease };
         match send(cluster, &replace).await? {
-            Ok(Some(stored)) => Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now() }),
+            Ok(Some(stored)) => {
+                Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now(), retry_at: None })
+            }
             _ => Err(Error::Refused(format!(
                 "nothing was written: someone else took the expired claim on Rollout {namespace}/{rollout} first; run again"
             ))),
@@ -178,7 +194,7 @@ impl Claim {
     /// (at `approve --timeout`, or when a question it renewed the claim for is answered): a
     /// renewal that then lands unheard is found by the next one, or by the release.
     pub async fn keep(&mut self, cluster: &Cluster) -> Result<(), Error> {
-        if self.renewed.elapsed() < RENEW_AFTER {
+        if self.renewed.elapsed() < RENEW_AFTER || self.retry_at.is_some_and(|at| Instant::now() < at) {
             return Ok(());
         }
         // A second try only over a renewal of this run's own that landed unheard.
@@ -187,10 +203,26 @@ impl Claim {
             renewed["spec"]["renewTime"] = Value::String(micro_time(cluster.server_now()));
             let before = Arc::new(self.lease.clone());
             let replace = Change::Replace { key: self.key.clone(), before, after: Arc::new(renewed) };
-            match send(cluster, &replace).await? {
+            let sent = match send(cluster, &replace).await {
+                // Not applied, as far as can be told (a busy server, no answer): the claim is
+                // still this run's while it lasts, and the next renewal tries again.
+                Err(Error::Api { failure, doing })
+                    if failure.outcome_unknown() && self.renewed.elapsed() < RENEWAL_RETRIED_WITHIN =>
+                {
+                    crate::stderr::line(&format!(
+                        "warning: renewing the claim: {doing}: {failure}; it holds for {}s more, and renewing it is tried again",
+                        LEASE_DURATION.saturating_sub(self.renewed.elapsed()).as_secs()
+                    ));
+                    self.retry_at = Some(Instant::now() + RENEWAL_RETRY_WAIT);
+                    return Ok(());
+                }
+                sent => sent?,
+            };
+            match sent {
                 Ok(stored) => {
                     self.lease = stored.unwrap_or_else(|| self.lease.clone());
                     self.renewed = Instant::now();
+                    self.retry_at = None;
                     return Ok(());
                 }
                 Err(()) => match self.read_again(cluster).await? {
