@@ -205,6 +205,10 @@ impl Change {
             (Change::Delete { before, .. }, Some(fresh)) if fresh["metadata"]["uid"] != before["metadata"]["uid"] => {
                 Landed::MadeAgain
             }
+            // Marked for deletion, its finalizers holding it.
+            (Change::Delete { before, .. }, Some(fresh)) if being_deleted(fresh) && !being_deleted(before) => {
+                Landed::Applied
+            }
             (Change::Delete { .. }, Some(fresh)) if unchanged(fresh) => Landed::NotApplied,
             (Change::Delete { .. }, Some(_)) => Landed::ChangedBySomeoneElse,
             (_, None) => Landed::ChangedBySomeoneElse,
@@ -370,6 +374,18 @@ fn pointer<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
 
 fn same_or_other(same: bool) -> Landed {
     if same { Landed::Applied } else { Landed::ChangedBySomeoneElse }
+}
+
+/// Whether the API server is deleting the object already (it has a deletionTimestamp): a delete
+/// of an object with finalizers only marks it, and it stays until they are removed.
+pub fn being_deleted(object: &Value) -> bool {
+    object["metadata"]["deletionTimestamp"].is_string()
+}
+
+/// `a, b`: the finalizers of `object`.
+pub fn finalizers(object: &Value) -> String {
+    let names = object["metadata"]["finalizers"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    names.collect::<Vec<_>>().join(", ")
 }
 
 pub fn resource_version_of(object: &Value) -> Option<String> {

@@ -16,7 +16,7 @@ pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_shown,
 pub use deadline::{Deadline, within};
 pub use interrupt::Interrupt;
 
-use crate::change::{Change, Landed, Request, resource_version_of, without_server_fields};
+use crate::change::{self, Change, Landed, Request, resource_version_of, without_server_fields};
 use crate::data;
 use crate::error::{Error, Signal};
 use crate::model::ObjectKey;
@@ -822,7 +822,19 @@ impl<'a> Writer<'a> {
             None => "it did not exist before".into(),
         };
         let lost = self.lost_reply(key).map(|lost| format!("; {lost}")).unwrap_or_default();
-        Some(format!("{key} {done} ({backup}{}{lost})\n", self.overwritten_note(key)))
+        let held = self.held_by_finalizers(key).map(|held| format!("; {held}")).unwrap_or_default();
+        Some(format!("{key} {done} ({backup}{}{lost}{held})\n", self.overwritten_note(key)))
+    }
+
+    /// `it is being deleted: its finalizers (F) hold it …` when this run's last write of `key`
+    /// deleted an object that finalizers hold.
+    fn held_by_finalizers(&self, key: &ObjectKey) -> Option<String> {
+        let last = self.written.iter().rfind(|w| w.change.key() == key)?;
+        let held = last.stored.as_ref().filter(|_| matches!(last.change, Change::Delete { .. }))?;
+        Some(format!(
+            "it is being deleted: its finalizers ({}) hold it until whoever set them removes them",
+            change::finalizers(held)
+        ))
     }
 
     /// `; their edit it overwrote: FILE` for each edit of `key` this run overwrote, as asked.
@@ -897,6 +909,15 @@ impl<'a> Writer<'a> {
                 (entry.resource.clone(), entry.change.clone(), entry.stored.clone())
             };
             let key = change.key().clone();
+            // A delete the object's finalizers hold cannot be undone: it is being deleted, and
+            // cannot be made again until it is gone.
+            if let (Change::Delete { .. }, Some(held)) = (&change, &stored) {
+                self.written[index].fate = Fate::Kept(format!(
+                    "could NOT roll back: it is being deleted, held by its finalizers ({}); once it is gone, `kubectl rollout-lua restore --from-backup` of its state before this run makes it again",
+                    change::finalizers(held)
+                ));
+                continue;
+            }
             let Some(inverse) = change.inverse(stored.as_ref()) else { continue };
             // Made over the object as this run last saw it: what a later write's rollback kept
             // (a finalizer someone added meanwhile) this one keeps too.

@@ -1025,6 +1025,30 @@ mod cluster {
     }
 
     #[test]
+    fn restore_says_a_canary_its_finalizers_hold_is_being_deleted() {
+        // A delete only marks an Ingress an ingress controller put its finalizer on, until it
+        // removes it; the reply of the delete, or the read after a lost one, shows so.
+        for lost in [false, true] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            approve(&server).success();
+            let mut held = canary(&server).unwrap();
+            held["metadata"]["finalizers"] = json!(["example.com/load-balancer"]);
+            server.put_object(held);
+            if lost {
+                server.reply_fault(Requests::Writes, 2, Stage::AfterStore, ReplyFault::Lost);
+            }
+            Test::new()
+                .kubeconfig(&server)
+                .args(["restore", "web", "--yes"])
+                .run()
+                .success()
+                .stdout_has("Ingress shop/web-canary deleted (backup ")
+                .stdout_has("; it is being deleted: its finalizers (example.com/load-balancer) hold it until whoever set them removes them)");
+            assert!(canary(&server).unwrap()["metadata"]["deletionTimestamp"].is_string(), "lost: {lost}");
+        }
+    }
+
+    #[test]
     fn a_canary_made_again_by_someone_after_a_delete_whose_reply_was_lost_is_theirs_and_named() {
         // A regression (audit s29 safety2 #1): the delete landed, its reply was lost, and someone
         // (a GitOps tool, a colleague) made an Ingress of the name again before the run read it

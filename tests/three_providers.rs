@@ -459,4 +459,38 @@ mod cluster {
         assert!(canary_ingress(&server).is_some());
         assert_eq!(route(&server), routed_route);
     }
+
+    #[test]
+    fn a_canary_ingress_its_finalizers_hold_is_said_to_be_being_deleted_and_never_made_again() {
+        // An ingress controller's finalizer on the canary (AWS's load balancer controller, GKE's
+        // put one on each Ingress they serve): a delete only marks it, until they remove it.
+        let server = serving().start();
+        approve(&server).success();
+        let mut held = canary_ingress(&server).unwrap();
+        held["metadata"]["finalizers"] = json!(["ingress.k8s.aws/resources"]);
+        server.put_object(held);
+        let routed_vs = vs(&server);
+        // The HTTPRoute's restore, after the delete, is refused: the rollback cannot make the
+        // canary again while it is being deleted, and says so.
+        server.storm(Requests::Matching(Rule::new(["update"]).resources(["httproutes"])), Some(1), 403, None);
+        on(&server)
+            .args(["restore", "checkout", "--yes"])
+            .run()
+            .status(1)
+            .stderr_has("  Ingress demo/checkout-canary: could NOT roll back: it is being deleted, held by its finalizers (ingress.k8s.aws/resources); once it is gone, `kubectl rollout-lua restore --from-backup` of its state before this run makes it again (its state before this run: ")
+            .stderr_has("  VirtualService demo/checkout: rolled back");
+        assert!(canary_ingress(&server).unwrap()["metadata"]["deletionTimestamp"].is_string());
+        assert_eq!(vs(&server)["spec"], routed_vs["spec"]);
+
+        // Run again, the restore leaves the canary being deleted, and finishes the rest.
+        server.clear_log();
+        on(&server)
+            .args(["restore", "checkout", "--yes"])
+            .run()
+            .success()
+            .stdout_has("VirtualService demo/checkout restored")
+            .stdout_has("HTTPRoute demo/checkout");
+        assert!(!written(&server).iter().any(|w| w.contains("ingresses")), "{:?}", written(&server));
+        assert!(canary_ingress(&server).unwrap()["metadata"]["deletionTimestamp"].is_string());
+    }
 }

@@ -6,7 +6,7 @@
 pub mod testcase;
 
 use super::{Action, Changed, Context, ObjectPlan};
-use crate::change::Change;
+use crate::change::{Change, being_deleted};
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
@@ -372,11 +372,6 @@ pub fn plan_stage(
     let patch = annotations_patch(&before, &after);
     changes.push(Change::MergePatch { key, subresource: None, before: current, patch });
     Ok(StagePlan { changes, canary: Some(Arc::new(updated)), obj: Some(obj), warnings })
-}
-
-/// Whether the API server is deleting the object already (it has a deletionTimestamp).
-fn being_deleted(object: &Value) -> bool {
-    object["metadata"]["deletionTimestamp"].is_string()
 }
 
 /// Plans actions in order, each stage from the canary Ingress the previous one left:

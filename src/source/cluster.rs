@@ -562,7 +562,8 @@ impl Cluster {
     }
 
     /// Sends a change's request (`change::Request`, preconditions included) for the object
-    /// `key` of `resource`; returns the object as the server stored it (None after a delete).
+    /// `key` of `resource`; returns the object as the server stored it (None after a delete, unless
+    /// finalizers hold the object: then it is the object, being deleted).
     /// With `dry_run`, admission judges it and nothing is stored.
     pub async fn send(
         &self,
@@ -597,7 +598,8 @@ impl Cluster {
                     preconditions: Some(Preconditions { uid: uid.clone(), resource_version: resource_version.clone() }),
                     ..Default::default()
                 };
-                ("deleting", api.delete(name, &params).await.map(|_| None))
+                // An object with finalizers is only marked, and comes back: being deleted.
+                ("deleting", api.delete(name, &params).await.map(|deleted| deleted.left().map(to_value)))
             }
         };
         sent.map_err(|e| self.failure(&format!("{doing} {key}"), e))

@@ -596,7 +596,20 @@ impl Context<'_> {
             }
         }
         let body_dry_run = options["dryRun"].as_array().is_some_and(|d| d.iter().any(|v| v == "All"));
-        if !(self.dry_run()? || body_dry_run) {
+        let dry_run = self.dry_run()? || body_dry_run;
+        // An object with finalizers is only marked: it stays, being deleted, until they are
+        // removed; the reply is the object.
+        if has_finalizers(&old) {
+            if old["metadata"]["deletionTimestamp"].is_string() || dry_run {
+                return Ok(Reply::json(200, &as_served(&t.def, old)));
+            }
+            let mut marked = old;
+            marked["metadata"]["deletionTimestamp"] = crate::store::now_rfc3339().into();
+            marked["metadata"]["deletionGracePeriodSeconds"] = 0.into();
+            let marked = self.store.commit(t.key(t.name()), marked);
+            return Ok(Reply::json(200, &as_served(&t.def, marked)));
+        }
+        if !dry_run {
             self.store.remove(&t.key(t.name()));
         }
         Ok(Reply::json(200, &delete_success(&t.def, t.name(), &old["metadata"]["uid"])))
@@ -749,7 +762,15 @@ impl Context<'_> {
         {
             return Ok(Reply::json(status, &as_served(&t.def, old.clone())));
         }
-        let result = if self.dry_run()? { candidate } else { self.store.commit(t.key(name), candidate) };
+        let result = match self.dry_run()? {
+            true => candidate,
+            // The last finalizer of an object being deleted removed: it goes.
+            false if candidate["metadata"]["deletionTimestamp"].is_string() && !has_finalizers(&candidate) => {
+                self.store.remove(&t.key(name));
+                candidate
+            }
+            false => self.store.commit(t.key(name), candidate),
+        };
         Ok(Reply::json(status, &as_served(&t.def, result)))
     }
 
@@ -857,12 +878,25 @@ fn updated_object(t: &Target, old: &Value, mut new: Value) -> Value {
             new["metadata"]["namespace"] = t.namespace().into();
         }
         carry_over_identity(def, old, &mut new);
+        // Set by a delete only (`Store::put`, the tests' own hand, may set them).
+        for field in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+            if let Some(metadata) = new["metadata"].as_object_mut() {
+                match old["metadata"].get(field) {
+                    Some(kept) => metadata.insert(field.into(), kept.clone()),
+                    None => metadata.remove(field),
+                };
+            }
+        }
         new
     };
     result["apiVersion"] = def.api_version().into();
     result["kind"] = def.kind.clone().into();
     result["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
     result
+}
+
+fn has_finalizers(object: &Value) -> bool {
+    object["metadata"]["finalizers"].as_array().is_some_and(|finalizers| !finalizers.is_empty())
 }
 
 fn set_or_remove(object: &mut Value, field: &str, value: Option<Value>) {

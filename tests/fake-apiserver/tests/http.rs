@@ -377,6 +377,34 @@ fn dry_run_persists_nothing() {
 }
 
 #[test]
+fn an_object_with_finalizers_is_marked_by_a_delete_and_goes_with_its_last_finalizer() {
+    let server = kruise();
+    let held = call(&server, "PATCH", &demo_path())
+        .body("application/merge-patch+json", r#"{"metadata": {"finalizers": ["example.com/a"]}}"#)
+        .send();
+    let deleted = call(&server, "DELETE", &demo_path()).send();
+    assert_eq!(deleted.status, 200);
+    assert_eq!(deleted.body["kind"], "Rollout", "the object, not a Status: {}", deleted.body);
+    assert!(deleted.body["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(deleted.body["metadata"]["deletionGracePeriodSeconds"], 0);
+    assert_ne!(rv(&deleted.body), rv(&held.body));
+    // Deleted again: as it is.
+    let again = call(&server, "DELETE", &demo_path()).send();
+    assert_eq!(rv(&again.body), rv(&deleted.body));
+    // An update cannot take the mark off, and removing the last finalizer removes the object.
+    let mut unmarked = deleted.body.clone();
+    unmarked["metadata"].as_object_mut().unwrap().remove("deletionTimestamp");
+    unmarked["metadata"]["labels"] = json!({"x": "y"});
+    let updated = call(&server, "PUT", &demo_path()).json(&unmarked).send();
+    assert!(updated.body["metadata"]["deletionTimestamp"].is_string(), "{}", updated.body);
+    let released = call(&server, "PATCH", &demo_path())
+        .body("application/merge-patch+json", r#"{"metadata": {"finalizers": null}}"#)
+        .send();
+    assert_eq!(released.status, 200);
+    assert_eq!(get(&server, &demo_path()).status, 404);
+}
+
+#[test]
 fn no_op_writes_keep_the_resource_version() {
     let server = kruise();
     let stored = server.object(GROUP, "v1beta1", "rollouts", "demo", "demo").unwrap();
