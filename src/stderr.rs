@@ -4,7 +4,7 @@
 //! past it, a line ends up at the end of the view's last line, and the next frame draws over it.
 //! It can also be silenced for the whole run ([`silence`]), as shell completion needs.
 
-use indicatif::MultiProgress;
+use indicatif::{MultiProgress, ProgressDrawTarget, TermLike};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -25,6 +25,69 @@ pub fn silence() {
 /// A live view drawn on stderr: lines are written around it until this is dropped.
 #[must_use = "the view is no longer known once this is dropped"]
 pub struct Shown(());
+
+/// Where a live view is drawn: the terminal on stderr, at most 20 times a second (indicatif's
+/// own stderr target), except that a terminal gone (a hang-up: writes fail with EIO) is drawn
+/// on as nothing. indicatif unwraps what it draws around the lines written above the view
+/// (`MultiProgress::suspend`), and that panic would abort the run (panic = "abort") with no
+/// report and its claim left, instead of the hang-up's clean stop.
+pub fn live_view_target() -> ProgressDrawTarget {
+    ProgressDrawTarget::term_like_with_hz(Box::new(Lasting(console::Term::buffered_stderr())), 20)
+}
+
+/// A terminal whose failures are no failure (see [`live_view_target`]).
+#[derive(Debug)]
+struct Lasting(console::Term);
+
+impl TermLike for Lasting {
+    fn width(&self) -> u16 {
+        self.0.size().1
+    }
+
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        let _ = self.0.move_cursor_up(n);
+        Ok(())
+    }
+
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        let _ = self.0.move_cursor_down(n);
+        Ok(())
+    }
+
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        let _ = self.0.move_cursor_right(n);
+        Ok(())
+    }
+
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        let _ = self.0.move_cursor_left(n);
+        Ok(())
+    }
+
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        let _ = self.0.write_line(s);
+        Ok(())
+    }
+
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        let _ = self.0.write_str(s);
+        Ok(())
+    }
+
+    fn clear_line(&self) -> std::io::Result<()> {
+        let _ = self.0.clear_line();
+        Ok(())
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        let _ = self.0.flush();
+        Ok(())
+    }
+}
 
 /// Tells that `view` is drawn on stderr, until the returned [`Shown`] is dropped.
 pub fn shown(view: &MultiProgress) -> Shown {

@@ -646,6 +646,35 @@ fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_clai
 }
 
 #[test]
+fn a_terminal_closed_under_the_live_view_stops_the_run_cleanly() {
+    // A regression (audit s29 safety3 #4): the terminal went away while `approve --to-end` drew
+    // its live view; the hang-up's notice, written above the view, made indicatif panic on the
+    // terminal's EIO, and the run aborted with no report and its claim left for 120s.
+    if !crate::support::terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).env("TERM", "xterm");
+    let mut session = test.on_terminal_session(&["approve", "demo", "--yes", "--to-end", "--timeout", "60s"], None);
+    session.wait_for("shop/demo  [");
+    let binary = session.binary_pid().expect("the binary runs");
+    session.close_terminal();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Gone, or a zombie nobody reaps (its parent, `script`, was killed).
+    let running = || {
+        let stat = std::fs::read_to_string(format!("/proc/{binary}/stat")).unwrap_or_default();
+        stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    };
+    while running() {
+        assert!(Instant::now() < deadline, "the run stops");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(claims(&server).is_empty(), "its claim is released");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady", "step 1 stays approved");
+    let _ = session.finish();
+}
+
+#[test]
 fn a_renewal_cut_short_by_the_answer_to_a_question_is_found_to_be_this_runs_own() {
     if !crate::support::terminal_available() {
         return crate::support::skip("script (util-linux) not installed");

@@ -14,7 +14,7 @@ use crate::source::live::Selection;
 use crate::source::watch::RolloutWatch;
 use crate::status::{Progress, RolloutView, progress_style};
 use crate::write::Interrupt;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant, SystemTime};
@@ -388,7 +388,7 @@ impl LiveView {
         let width = keys.iter().map(String::len).max().unwrap_or(0);
         if self.multi.is_none() || self.rollouts.iter().map(|r| &r.key).ne(keys.iter()) {
             self.clear();
-            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            let multi = MultiProgress::with_draw_target(crate::stderr::live_view_target());
             let template = format!("{{spinner}} {{prefix:<{width}}}  [{{bar:20}}] step {{pos}}/{{len}}  {{wide_msg}}");
             self.rollouts = keys
                 .iter()

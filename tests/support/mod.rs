@@ -240,6 +240,12 @@ impl TerminalSession {
         })
     }
 
+    /// Closes the terminal, as a window closed or an SSH session dropped does: `script`, which
+    /// holds it, is killed, and the binary on it gets SIGHUP (and EIO for what it writes).
+    pub fn close_terminal(&mut self) {
+        let _ = self.child.kill();
+    }
+
     /// How it ended (None: not within 30 s, then killed) and the screen.
     pub fn finish(mut self) -> (Option<ExitStatus>, String) {
         let status = (0..600).find_map(|_| {
