@@ -1085,10 +1085,13 @@ impl<'a> Writer<'a> {
                 None => String::new(),
             };
             let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
-            // Kept writes (an earlier step's) and a rolled back later one (this step's): both said.
-            let later_rolled_back = self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::RolledBack);
+            // Kept writes (earlier steps': the last of them said) and a rolled back later one
+            // (this step's): both said.
+            let of_key = || self.written.iter().filter(|w| w.change.key() == key);
+            let later_rolled_back = of_key().any(|w| w.fate == Fate::RolledBack);
             let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
-            lines.push(match &entry.fate {
+            let shown = of_key().rfind(|w| w.fate != Fate::RolledBack).unwrap_or(entry);
+            lines.push(match &shown.fate {
                 Fate::Written => format!("  {key}: written{lost}{backup}"),
                 Fate::RolledBack => format!("  {key}: rolled back"),
                 Fate::Kept(why) => format!("  {key}: {why}{later}{backup}"),

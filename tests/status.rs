@@ -630,6 +630,34 @@ fn approve_until_a_step_keeps_the_earlier_steps_when_a_later_step_fails() {
 }
 
 #[test]
+fn the_report_names_the_last_step_an_object_is_kept_for() {
+    // Steps 1 and 2 approved, step 3's approval refused: the VirtualService, written at each,
+    // is kept for step 2 (a regression: the report named step 1, its first write), and step 3's
+    // write of it rolled back.
+    let mut rollout = rollout(1, "StepPaused");
+    let steps = rollout["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap();
+    steps.insert(2, json!({"replicas": 2, "traffic": "80%"}));
+    let server = serving(rollout)
+        .admission("webhook.example.com", |request| {
+            let step = request.old_object.map(|o| o["status"]["canaryStatus"]["currentStepIndex"].clone());
+            if request.subresource == Some("status") && step == Some(json!(3)) { Err("no".into()) } else { Ok(()) }
+        })
+        .start();
+    let controller = controller(&server);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .run()
+        .status(1)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/4)")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 2/4); a later write of it was rolled back (its state before this run: ")
+        // Written at step 1 only.
+        .stderr_has("DestinationRule shop/demo: written and kept: Rollout demo is approved with it (step 1/4)");
+    drop(controller);
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "step 2's routing stays");
+}
+
+#[test]
 fn approve_until_a_step_refuses_a_rollout_already_past_it() {
     let server = shop(3, "StepPaused").start();
     Test::new()
