@@ -32,60 +32,66 @@ pub struct Shown(());
 /// (`MultiProgress::suspend`), and that panic would abort the run (panic = "abort") with no
 /// report and its claim left, instead of the hang-up's clean stop.
 pub fn live_view_target() -> ProgressDrawTarget {
-    ProgressDrawTarget::term_like_with_hz(Box::new(Lasting(console::Term::buffered_stderr())), 20)
+    let term = Lasting { term: console::Term::buffered_stderr(), gone: AtomicBool::new(false) };
+    ProgressDrawTarget::term_like_with_hz(Box::new(term), 20)
 }
 
-/// A terminal whose failures are no failure (see [`live_view_target`]).
+/// A terminal whose failures are no failure (see [`live_view_target`]); after the first, it is
+/// not written to again (its buffer, which a failed write keeps, would only grow).
 #[derive(Debug)]
-struct Lasting(console::Term);
+struct Lasting {
+    term: console::Term,
+    gone: std::sync::atomic::AtomicBool,
+}
+
+impl Lasting {
+    fn attempt(&self, write: impl FnOnce(&console::Term) -> std::io::Result<()>) -> std::io::Result<()> {
+        if !self.gone.load(Ordering::Relaxed) && write(&self.term).is_err() {
+            self.gone.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
 
 impl TermLike for Lasting {
     fn width(&self) -> u16 {
-        self.0.size().1
+        self.term.size().1
     }
 
     fn height(&self) -> u16 {
-        self.0.size().0
+        self.term.size().0
     }
 
     fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
-        let _ = self.0.move_cursor_up(n);
-        Ok(())
+        self.attempt(|term| term.move_cursor_up(n))
     }
 
     fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
-        let _ = self.0.move_cursor_down(n);
-        Ok(())
+        self.attempt(|term| term.move_cursor_down(n))
     }
 
     fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
-        let _ = self.0.move_cursor_right(n);
-        Ok(())
+        self.attempt(|term| term.move_cursor_right(n))
     }
 
     fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
-        let _ = self.0.move_cursor_left(n);
-        Ok(())
+        self.attempt(|term| term.move_cursor_left(n))
     }
 
     fn write_line(&self, s: &str) -> std::io::Result<()> {
-        let _ = self.0.write_line(s);
-        Ok(())
+        self.attempt(|term| term.write_line(s))
     }
 
     fn write_str(&self, s: &str) -> std::io::Result<()> {
-        let _ = self.0.write_str(s);
-        Ok(())
+        self.attempt(|term| term.write_str(s))
     }
 
     fn clear_line(&self) -> std::io::Result<()> {
-        let _ = self.0.clear_line();
-        Ok(())
+        self.attempt(console::Term::clear_line)
     }
 
     fn flush(&self) -> std::io::Result<()> {
-        let _ = self.0.flush();
-        Ok(())
+        self.attempt(console::Term::flush)
     }
 }
 

@@ -632,6 +632,7 @@ impl<'a> Writer<'a> {
     /// are renewed while it waits (a renewal cut short by the answer is found by the next one),
     /// and the deadline, if any, ends it.
     async fn ask_meanwhile(&mut self, question: &str, ask: Ask) -> Result<(), Error> {
+        let wrote = !self.written.is_empty();
         let Writer { cluster, interrupt, claims, deadline, .. } = self;
         let renewing = async {
             loop {
@@ -650,15 +651,15 @@ impl<'a> Writer<'a> {
                 deadline = deadline::passed(*deadline) => deadline.timed_out(&waiting),
             }
         };
-        let answered = interrupt.confirm_until(question, ask, end).await;
-        match answered {
-            // Not a yes: the command's refusal says nothing was written, which after a write of
-            // this run's is not so (the report that follows says what was).
-            Err(Error::Refused(_)) if !self.written.is_empty() => {
+        // Not a yes: the command's refusal says nothing was written, which after a write of this
+        // run's is not so (the report that follows says what was).
+        let ask = move |question: &str| match ask(question) {
+            Err(Error::Refused(_)) if wrote => {
                 Err(Error::Refused("their edit is not overwritten: not confirmed".into()))
             }
             answered => answered,
-        }
+        };
+        interrupt.confirm_until(question, ask, end).await
     }
 
     /// Before a later step of a sequence (`approve --to-end`) writes objects that someone else
@@ -912,10 +913,13 @@ impl<'a> Writer<'a> {
             // A delete the object's finalizers hold cannot be undone: it is being deleted, and
             // cannot be made again until it is gone.
             if let (Change::Delete { .. }, Some(held)) = (&change, &stored) {
-                self.written[index].fate = Fate::Kept(format!(
+                let fate = Fate::Kept(format!(
                     "could NOT roll back: it is being deleted, held by its finalizers ({}); once it is gone, `kubectl rollout-lua restore --from-backup` of its state before this run makes it again",
                     change::finalizers(held)
                 ));
+                for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
+                    entry.fate = fate.clone();
+                }
                 continue;
             }
             let Some(inverse) = change.inverse(stored.as_ref()) else { continue };
@@ -1003,17 +1007,19 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Before a rollback: a write not seen applied, to an object this run wrote nothing else to,
-    /// is read once more; landed meanwhile, it is recorded as written, to be rolled back with
-    /// the rest (not an approval: whether its routing stays is for `approve` to say), and a
-    /// delete whose object someone made again as kept. False when a second signal stopped the
-    /// run.
+    /// Before a rollback: a write not seen applied, to an object with no other write of this
+    /// run's to undo (`own_unheard_write` finds it there), is read once more. Landed meanwhile,
+    /// it is recorded as written, to be rolled back with the rest (not an approval: whether its
+    /// routing stays is for `approve` to say); a delete whose object someone made again, or an
+    /// object someone else changed since, is kept and said so. False when a second signal
+    /// stopped the run.
     async fn read_unheard_again(&mut self, interrupt: &Interrupt) -> bool {
         let mut at = 0;
         while at < self.may_land.len() {
             let unheard = &self.may_land[at];
             let key = unheard.write.key.clone();
-            if unheard.change.subresource().is_some() || self.written.iter().any(|w| w.change.key() == &key) {
+            let undone_with_the_rest = self.written.iter().any(|w| w.change.key() == &key && w.fate == Fate::Written);
+            if unheard.change.subresource().is_some() || undone_with_the_rest {
                 at += 1;
                 continue;
             }
@@ -1031,7 +1037,10 @@ impl<'a> Writer<'a> {
             let fate = match landed {
                 Landed::Applied => Fate::Written,
                 Landed::MadeAgain => Fate::Kept(MADE_AGAIN.into()),
-                _ => {
+                // Their change moved the version the write was sent at: it can no longer land.
+                Landed::ChangedBySomeoneElse => Fate::Kept(LANDED_THEN_CHANGED.into()),
+                Landed::NotApplied | Landed::MovedOn => {
+                    self.may_land[at].write.may_be = MAY_LAND;
                     at += 1;
                     continue;
                 }
@@ -1109,7 +1118,9 @@ impl<'a> Writer<'a> {
     fn may_be_line(&self, out: &InFlight) -> String {
         let backup = out.backup.as_ref().or(self.backup_of(&out.key));
         let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
-        let theirs = self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key);
+        // A rollback puts their edit back (the undone write was made over it).
+        let theirs =
+            self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key && out.may_be != ROLLBACK_OUT);
         let theirs: String =
             theirs.map(|(_, file)| format!("; their edit, which it may overwrite: {}", file.display())).collect();
         format!("  {}: {}{}{theirs}", out.key, out.may_be, backup.unwrap_or_default())
@@ -1141,6 +1152,8 @@ impl<'a> Writer<'a> {
         // Output that fails once something was written (stdout closed by `| head`) is no reason
         // to undo the writes: they stand.
         let output_failed = matches!(result, Err(Error::Output(_))) && !self.written.is_empty();
+        // A signal before the rollback came while the run worked (not while it rolled back).
+        let signalled_at_work = self.interrupt.received().await;
         if result.is_err() && !output_failed {
             self.roll_back().await;
         }
@@ -1164,26 +1177,27 @@ impl<'a> Writer<'a> {
             report: format!("it came during the last write, which was finished\n{}", self.report()),
         };
         let signal = self.interrupt.received().await;
-        match (result, signal) {
-            (Err(Error::Output(_)), Some(signal)) if output_failed => Err(finished_anyway(signal)),
+        match (result, signal, signalled_at_work) {
+            (Err(Error::Output(_)), Some(signal), _) if output_failed => Err(finished_anyway(signal)),
             // A closed pipe is not a failure (`cli::exit_code`); another output error is, and
             // what was written is said on stderr.
-            (Err(Error::Output(error)), None) if output_failed => {
+            (Err(Error::Output(error)), None, _) if output_failed => {
                 if error.kind() != std::io::ErrorKind::BrokenPipe {
                     stderr::line(&format!("the writes stand:\n{}", self.report()));
                 }
                 Err(Error::Output(error))
             }
             // A guard's refusal before any write says so itself.
-            (Err(error @ Error::Refused(_)), _) if self.written.is_empty() => Err(error),
+            (Err(error @ Error::Refused(_)), ..) if self.written.is_empty() => Err(error),
+            (Err(error @ Error::Interrupted { .. }), ..) => Err(error.with_report(&self.report())),
             // The write in flight when the signal came failed: the run ends as interrupted all
             // the same (its exit status the signal's), the failure said.
-            (Err(error), Some(signal)) if !matches!(error, Error::Interrupted { .. }) => {
+            (Err(error), _, Some(signal)) => {
                 Err(Error::Interrupted { signal, report: format!("{error}\n{}", self.report()) })
             }
-            (Err(error), _) => Err(error.with_report(&self.report())),
-            (Ok(_), Some(signal)) => Err(finished_anyway(signal)),
-            (Ok(value), None) => Ok(value),
+            (Err(error), ..) => Err(error.with_report(&self.report())),
+            (Ok(_), Some(signal), _) => Err(finished_anyway(signal)),
+            (Ok(value), None, _) => Ok(value),
         }
     }
 }

@@ -1167,6 +1167,68 @@ fn the_claim_is_renewed_while_rolling_back() {
 }
 
 #[test]
+fn a_later_steps_write_that_landed_unheard_is_rolled_back_to_the_step_before() {
+    // From step 2 of a sequence on, the objects were written (and kept) at step 1: the write of
+    // step 2 whose reply and read back were lost is read again before the rollback all the
+    // same, and undone to step 1's routing (a regression of the review: only an object with no
+    // earlier write was read again).
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let child =
+        test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--request-timeout", "2s", "--timeout", "60s"]);
+    child.wait_for_stdout("approved (step 1/3)");
+    // Step 2's write of the VirtualService is held, then stored, its reply lost; the read that
+    // follows it never answered.
+    let held = server.pause(vs_updates(), 1, Stage::BeforeStore);
+    server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::Lost);
+    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's write is sent");
+    let vs_reads = Requests::Matching(Rule::new(["get"]).resources(["virtualservices"]));
+    server.reply_fault(vs_reads, 1, Stage::BeforeStore, ReplyFault::NeverSent);
+    held.release();
+    let out = child
+        .finish()
+        .status(1)
+        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3); a later write of it was rolled back");
+    assert!(!out.stderr.contains("may or may not be written"), "{}", out.stderr);
+    assert_eq!(
+        vs(&server)["spec"]["http"][0]["match"],
+        json!([{"headers": {"user-agent": {"exact": "pc"}}}]),
+        "step 1's routing"
+    );
+    assert!(
+        vs(&server)["spec"]["http"].as_array().unwrap().iter().all(|rule| rule["route"][1].is_null()),
+        "no weights"
+    );
+}
+
+#[test]
+fn a_claim_taken_over_while_a_later_question_waits_is_said_so() {
+    if !crate::support::terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // A regression of the review: a claim taken over while `Overwrite their change?` waited,
+    // after a write, was reported as the question's `not confirmed`.
+    let server = shop(2, "StepPaused").start();
+    someone_edits(&server, When::Before(4), DESTINATION_RULE, |dr| {
+        dr["metadata"]["annotations"] = json!({"theirs": "1"})
+    });
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo"], None);
+    session.wait_for("Only 'yes' goes ahead: ");
+    session.type_keys(b"yes\n");
+    session.wait_for("Overwrite their change? Only 'yes' goes ahead: ");
+    server.put_object(lease(&now_micro()));
+    let (status, screen) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(3), "{screen}");
+    assert!(screen.contains("was taken over by someone else"), "{screen}");
+    assert!(!screen.contains("not confirmed"), "{screen}");
+    assert_eq!(claims(&server)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "their claim is left alone");
+}
+
+#[test]
 fn a_failed_renewal_of_the_claim_does_not_stop_the_rollback() {
     // A regression (audit s29 #3): the approval is held 21s, then refused; the renewal the
     // rollback makes first (20s have passed) failed, which stopped the rollback and left the

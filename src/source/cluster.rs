@@ -9,7 +9,7 @@ use super::files::{self, Existing};
 use super::proxy::ProxyEnv;
 use super::retry::Retries;
 use super::token_file::TokenFile;
-use crate::change::{Change, Request};
+use crate::change::{Change, Request, being_deleted};
 use crate::error::{ApiFailure, Error};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
@@ -599,7 +599,8 @@ impl Cluster {
                     ..Default::default()
                 };
                 // An object with finalizers is only marked, and comes back: being deleted.
-                ("deleting", api.delete(name, &params).await.map(|deleted| deleted.left().map(to_value)))
+                let deleted = api.delete(name, &params).await;
+                ("deleting", deleted.map(|deleted| deleted.left().map(to_value).filter(being_deleted)))
             }
         };
         sent.map_err(|e| self.failure(&format!("{doing} {key}"), e))

@@ -19,11 +19,11 @@ use std::time::{Duration, Instant, SystemTime};
 pub const LEASE_DURATION: Duration = Duration::from_secs(120);
 /// A claim is renewed before a write once this much of it has passed.
 const RENEW_AFTER: Duration = Duration::from_secs(20);
-/// A renewal a busy or silent server did not apply is tried again later until this much of the
-/// claim has passed: the next renewal comes within 30s (the follower's reads), and its request
-/// within the request timeout (30s by default), well before the claim ends.
-const RENEWAL_RETRIED_WITHIN: Duration = Duration::from_secs(40);
+/// After a renewal a busy or silent server did not apply, how long until it is tried again.
 const RENEWAL_RETRY_WAIT: Duration = Duration::from_secs(5);
+/// What a claim must have left, past a request started before the next renewal, for a failed
+/// renewal to be tried again later rather than stop the run.
+const RENEWAL_MARGIN: Duration = Duration::from_secs(5);
 /// The annotation naming the command that holds the claim.
 const COMMAND_ANNOTATION: &str = "kubectl-rollout-lua/command";
 
@@ -126,7 +126,7 @@ impl Claim {
         // The claim's times are the API server's (`Cluster::server_now`), as are those it is
         // compared with: a host whose clock is off neither takes over a live claim nor keeps
         // one alive past its time.
-        let now = cluster.server_now();
+        let (now, taken_at) = (cluster.server_now(), Instant::now());
         let lease = Arc::new(json!({
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -150,13 +150,7 @@ impl Claim {
         let held = loop {
             attempts -= 1;
             if let Ok(Some(stored)) = send(cluster, &create).await? {
-                return Ok(Claim {
-                    key,
-                    rollout: rollout.into(),
-                    lease: stored,
-                    renewed: Instant::now(),
-                    retry_at: None,
-                });
+                return Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: taken_at, retry_at: None });
             }
             match cluster.get(&resource, namespace, &key.name).await? {
                 Some(held) => break held,
@@ -181,7 +175,7 @@ impl Claim {
         let replace = Change::Replace { key: key.clone(), before: Arc::new(held), after: lease };
         match send(cluster, &replace).await? {
             Ok(Some(stored)) => {
-                Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: Instant::now(), retry_at: None })
+                Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: taken_at, retry_at: None })
             }
             _ => Err(Error::Refused(format!(
                 "nothing was written: someone else took the expired claim on Rollout {namespace}/{rollout} first; run again"
@@ -199,6 +193,8 @@ impl Claim {
         }
         // A second try only over a renewal of this run's own that landed unheard.
         for _ in 0..2 {
+            // The claim runs from the time the renewal names, which is before it is sent.
+            let sent_at = Instant::now();
             let mut renewed = self.lease.clone();
             renewed["spec"]["renewTime"] = Value::String(micro_time(cluster.server_now()));
             let before = Arc::new(self.lease.clone());
@@ -207,7 +203,8 @@ impl Claim {
                 // Not applied, as far as can be told (a busy server, no answer): the claim is
                 // still this run's while it lasts, and the next renewal tries again.
                 Err(Error::Api { failure, doing })
-                    if failure.outcome_unknown() && self.renewed.elapsed() < RENEWAL_RETRIED_WITHIN =>
+                    if (failure.outcome_unknown() || failure.code == Some(429))
+                        && self.may_try_again(cluster.request_limit()) =>
                 {
                     crate::stderr::line(&format!(
                         "warning: renewing the claim: {doing}: {failure}; it holds for {}s more, and renewing it is tried again",
@@ -221,7 +218,7 @@ impl Claim {
             match sent {
                 Ok(stored) => {
                     self.lease = stored.unwrap_or_else(|| self.lease.clone());
-                    self.renewed = Instant::now();
+                    self.renewed = sent_at;
                     self.retry_at = None;
                     return Ok(());
                 }
@@ -235,6 +232,16 @@ impl Claim {
             "stopped: the claim {} was taken over by someone else (this run held it too long without renewing it)",
             self.key
         )))
+    }
+
+    /// Whether a renewal the server did not apply (a 5xx, no answer, a 429) may be tried again
+    /// later instead of stopping the run: only while any request started before that next try,
+    /// and the read that resolves it (each within `request_limit`, the request timeout), still
+    /// ends before the claim does; never without a request timeout.
+    fn may_try_again(&self, request_limit: Option<Duration>) -> bool {
+        request_limit.is_some_and(|limit| {
+            self.renewed.elapsed() + RENEWAL_RETRY_WAIT + limit * 2 + RENEWAL_MARGIN < LEASE_DURATION
+        })
     }
 
     /// The claim's Lease read again, after a write of it was refused.

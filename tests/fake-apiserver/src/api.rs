@@ -537,6 +537,7 @@ impl Context<'_> {
             _ => {}
         }
         let mut candidate = updated_object(t, &old, object);
+        no_new_finalizers_while_deleted(t, &old, &candidate)?;
         self.mutate(t, &mut candidate);
         self.admit("update", t, &candidate, Some(&old))?;
         self.persist(t, t.name(), Some(&old), candidate, 200)
@@ -571,6 +572,7 @@ impl Context<'_> {
             return Err(ApiError::modified(&t.def, t.name()));
         }
         let mut candidate = updated_object(t, &old, patched);
+        no_new_finalizers_while_deleted(t, &old, &candidate)?;
         self.mutate(t, &mut candidate);
         self.admit("patch", t, &candidate, Some(&old))?;
         self.persist(t, t.name(), Some(&old), candidate, 200)
@@ -600,13 +602,19 @@ impl Context<'_> {
         // An object with finalizers is only marked: it stays, being deleted, until they are
         // removed; the reply is the object.
         if has_finalizers(&old) {
-            if old["metadata"]["deletionTimestamp"].is_string() || dry_run {
+            if old["metadata"]["deletionTimestamp"].is_string() {
                 return Ok(Reply::json(200, &as_served(&t.def, old)));
             }
+            // Marked as the apiserver marks it: the time, a grace period of 0, and (for a type
+            // with generations) the next generation.
             let mut marked = old;
             marked["metadata"]["deletionTimestamp"] = crate::store::now_rfc3339().into();
             marked["metadata"]["deletionGracePeriodSeconds"] = 0.into();
-            let marked = self.store.commit(t.key(t.name()), marked);
+            if t.def.tracks_generation {
+                let generation = marked["metadata"]["generation"].as_i64().unwrap_or(0);
+                marked["metadata"]["generation"] = (generation + 1).into();
+            }
+            let marked = if dry_run { marked } else { self.store.commit(t.key(t.name()), marked) };
             return Ok(Reply::json(200, &as_served(&t.def, marked)));
         }
         if !dry_run {
@@ -893,6 +901,21 @@ fn updated_object(t: &Target, old: &Value, mut new: Value) -> Value {
     result["kind"] = def.kind.clone().into();
     result["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
     result
+}
+
+/// The apiserver's refusal of a finalizer added to an object being deleted.
+fn no_new_finalizers_while_deleted(t: &Target, old: &Value, new: &Value) -> Result<(), ApiError> {
+    let names = |object: &Value| object["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
+    let (before, after) = (names(old), names(new));
+    if old["metadata"]["deletionTimestamp"].is_string() && after.iter().any(|f| !before.contains(f)) {
+        return Err(ApiError::invalid(
+            &t.def,
+            t.name(),
+            "metadata.finalizers",
+            "Forbidden: no new finalizers can be added if the object is being deleted",
+        ));
+    }
+    Ok(())
 }
 
 fn has_finalizers(object: &Value) -> bool {

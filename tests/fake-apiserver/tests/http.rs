@@ -382,12 +382,29 @@ fn an_object_with_finalizers_is_marked_by_a_delete_and_goes_with_its_last_finali
     let held = call(&server, "PATCH", &demo_path())
         .body("application/merge-patch+json", r#"{"metadata": {"finalizers": ["example.com/a"]}}"#)
         .send();
+    // A dry run shows the mark and stores nothing.
+    let tried = call(&server, "DELETE", &format!("{}?dryRun=All", demo_path())).send();
+    assert!(tried.body["metadata"]["deletionTimestamp"].is_string(), "{}", tried.body);
+    assert!(get(&server, &demo_path()).body["metadata"]["deletionTimestamp"].is_null());
     let deleted = call(&server, "DELETE", &demo_path()).send();
     assert_eq!(deleted.status, 200);
     assert_eq!(deleted.body["kind"], "Rollout", "the object, not a Status: {}", deleted.body);
     assert!(deleted.body["metadata"]["deletionTimestamp"].is_string());
     assert_eq!(deleted.body["metadata"]["deletionGracePeriodSeconds"], 0);
     assert_ne!(rv(&deleted.body), rv(&held.body));
+    let generation = |object: &Value| object["metadata"]["generation"].as_i64().unwrap();
+    assert_eq!(generation(&deleted.body), generation(&held.body) + 1, "marked, a new generation");
+    // No finalizer is added to it any more.
+    let added = call(&server, "PATCH", &demo_path())
+        .body("application/merge-patch+json", r#"{"metadata": {"finalizers": ["example.com/a", "example.com/b"]}}"#)
+        .send();
+    assert_eq!(added.status, 422, "{}", added.body);
+    assert!(
+        added.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("no new finalizers can be added if the object is being deleted")
+    );
     // Deleted again: as it is.
     let again = call(&server, "DELETE", &demo_path()).send();
     assert_eq!(rv(&again.body), rv(&deleted.body));
