@@ -181,13 +181,12 @@ enum Fate {
 
 /// A request out for an object (a write, the read that resolves one, or a rollback), or one
 /// whose outcome is still open: what the object may be.
-#[derive(Clone)]
 struct InFlight {
     key: ObjectKey,
     /// Its state before this run.
     backup: Option<PathBuf>,
     /// `may be half written (a request for it was out)`, the same for a rollback, or what an
-    /// unheard write may be (`MAY_LAND`, `UNREAD`).
+    /// unheard write may be (`Unheard::out`).
     may_be: &'static str,
 }
 
@@ -195,7 +194,10 @@ struct InFlight {
 /// read showed it not applied, or failed. The server may still apply it (a 504 says it "may
 /// still be processing"), even after this run's next request.
 struct Unheard {
-    write: InFlight,
+    key: ObjectKey,
+    /// Its state before this run.
+    backup: Option<PathBuf>,
+    how: MayLand,
     change: Change,
     resource: Resource,
     /// The object as this run last saw it when it sent the write (its precondition).
@@ -206,6 +208,15 @@ impl Unheard {
     /// Whether `fresh` (None: not found) is this write, landed.
     fn landed_as(&self, fresh: Option<&Value>) -> bool {
         self.change.landed(self.sent_over.as_ref(), fresh) == Landed::Applied
+    }
+
+    /// What the object may be, as a request out for it.
+    fn out(&self) -> InFlight {
+        let may_be = match self.how {
+            MayLand::ReadBackUnapplied => MAY_LAND,
+            MayLand::Unread => UNREAD,
+        };
+        InFlight { key: self.key.clone(), backup: self.backup.clone(), may_be }
     }
 }
 
@@ -521,8 +532,10 @@ impl<'a> Writer<'a> {
                     self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
                     let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
-                    let unheard = |may_be| Unheard {
-                        write: InFlight { key: key.clone(), backup: backup.clone(), may_be },
+                    let unheard = |how| Unheard {
+                        key: key.clone(),
+                        backup: backup.clone(),
+                        how,
                         change: change.clone(),
                         resource: resource.clone(),
                         sent_over: seen.clone(),
@@ -530,7 +543,7 @@ impl<'a> Writer<'a> {
                     let fresh = match fresh {
                         Ok(fresh) => fresh,
                         Err(e) => {
-                            self.may_land.push(unheard(UNREAD));
+                            self.may_land.push(unheard(MayLand::Unread));
                             return Err(Error::Input(format!(
                                 "{doing}: {failure}; reading it again to tell whether it was written failed too: {e}"
                             )));
@@ -543,7 +556,7 @@ impl<'a> Writer<'a> {
                         Landed::NotApplied => {
                             // Not "not written": the server may still be at it (slow admission, a
                             // slow etcd), and store it after this read.
-                            self.may_land.push(unheard(MAY_LAND));
+                            self.may_land.push(unheard(MayLand::ReadBackUnapplied));
                             Err(Error::Api { doing, failure })
                         }
                         Landed::MadeAgain => {
@@ -860,10 +873,9 @@ impl<'a> Writer<'a> {
     }
 
     /// Whether a write of `key` had an unknown outcome and was not seen applied (read back
-    /// unapplied, or not read back: `read_back`): the server may still apply it.
+    /// unapplied, or not read back): the server may still apply it, and how.
     pub fn may_land(&self, key: &ObjectKey) -> Option<MayLand> {
-        let unheard = self.may_land.iter().find(|unheard| &unheard.write.key == key)?;
-        Some(if unheard.write.may_be == UNREAD { MayLand::Unread } else { MayLand::ReadBackUnapplied })
+        self.may_land.iter().find(|unheard| &unheard.key == key).map(|unheard| unheard.how)
     }
 
     /// Forgets a write of this run's to the object `inverse` undoes whose outcome was unknown,
@@ -876,8 +888,7 @@ impl<'a> Writer<'a> {
             return false;
         }
         let key = inverse.key();
-        let landed =
-            self.may_land.iter().position(|unheard| &unheard.write.key == key && unheard.landed_as(Some(fresh)));
+        let landed = self.may_land.iter().position(|unheard| &unheard.key == key && unheard.landed_as(Some(fresh)));
         landed.map(|at| self.may_land.remove(at)).is_some()
     }
 
@@ -997,7 +1008,7 @@ impl<'a> Writer<'a> {
             if fate == Fate::RolledBack {
                 // A later write of it that may still land was sent at the resourceVersion this
                 // rollback replaced: should it arrive now, it fails its precondition.
-                self.may_land.retain(|unheard| unheard.write.key != key);
+                self.may_land.retain(|unheard| unheard.key != key);
                 self.written[index].fate = fate;
             } else {
                 for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
@@ -1017,14 +1028,14 @@ impl<'a> Writer<'a> {
         let mut at = 0;
         while at < self.may_land.len() {
             let unheard = &self.may_land[at];
-            let key = unheard.write.key.clone();
+            let key = unheard.key.clone();
             let undone_with_the_rest = self.written.iter().any(|w| w.change.key() == &key && w.fate == Fate::Written);
             if unheard.change.subresource().is_some() || undone_with_the_rest {
                 at += 1;
                 continue;
             }
             let resource = unheard.resource.clone();
-            self.in_flight = Some(unheard.write.clone());
+            self.in_flight = Some(unheard.out());
             let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
             self.in_flight = None;
             let Some(fresh) = self.unless_stopped(fresh) else { return false };
@@ -1040,7 +1051,7 @@ impl<'a> Writer<'a> {
                 // Their change moved the version the write was sent at: it can no longer land.
                 Landed::ChangedBySomeoneElse => Fate::Kept(LANDED_THEN_CHANGED.into()),
                 Landed::NotApplied | Landed::MovedOn => {
-                    self.may_land[at].write.may_be = MAY_LAND;
+                    self.may_land[at].how = MayLand::ReadBackUnapplied;
                     at += 1;
                     continue;
                 }
@@ -1051,7 +1062,7 @@ impl<'a> Writer<'a> {
                 change: unheard.change,
                 resource,
                 stored: fresh,
-                backup: unheard.write.backup,
+                backup: unheard.backup,
                 resolved: Some(landed),
                 fate,
             });
@@ -1106,7 +1117,7 @@ impl<'a> Writer<'a> {
                 Fate::Kept(why) => format!("  {key}: {why}{later}{backup}"),
             });
         }
-        lines.extend(self.may_land.iter().map(|unheard| self.may_be_line(&unheard.write)));
+        lines.extend(self.may_land.iter().map(|unheard| self.may_be_line(&unheard.out())));
         if lines.is_empty() {
             return "  nothing was written".into();
         }

@@ -122,6 +122,11 @@ fn make_paths_absolute(kubeconfig: &mut Kubeconfig, folder: &Path) {
     }
 }
 
+/// The credentials of user `user` in the kubeconfig, if it names them.
+fn auth_info<'a>(kubeconfig: &'a Kubeconfig, user: &str) -> Option<&'a AuthInfo> {
+    kubeconfig.auth_infos.iter().find(|a| a.name == user).and_then(|a| a.auth_info.as_ref())
+}
+
 /// Reads each file that `context`'s cluster and user name, and that kube would read (a file
 /// that its `…-data` field does not override), within `NAMED_FILE`: kube reads them whole, and
 /// reads them again itself after this. (The tokenFile is read by `super::token_file`.)
@@ -131,8 +136,7 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
         return Ok(());
     };
     let cluster = kubeconfig.clusters.iter().find(|c| c.name == context.cluster).and_then(|c| c.cluster.as_ref());
-    let user = context.user.as_ref().and_then(|user| kubeconfig.auth_infos.iter().find(|a| &a.name == user));
-    let user = user.and_then(|u| u.auth_info.as_ref());
+    let user = context.user.as_deref().and_then(|user| auth_info(kubeconfig, user));
     let named = [
         (
             "certificate-authority",
@@ -158,7 +162,7 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
 /// user has a client certificate, http otherwise. kube takes it as it is, and fails at the first
 /// request. `cluster` and `user` are the context's.
 pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>, user: &str) {
-    let user = kubeconfig.auth_infos.iter().find(|a| a.name == user).and_then(|a| a.auth_info.as_ref());
+    let user = auth_info(kubeconfig, user);
     let certificate = user.is_some_and(|u| u.client_certificate.is_some() || u.client_certificate_data.is_some());
     let named = kubeconfig.clusters.iter_mut().find(|c| Some(c.name.as_str()) == cluster);
     let Some(cluster) = named.and_then(|c| c.cluster.as_mut()) else { return };
@@ -176,7 +180,7 @@ pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>, use
 /// one that is not (a token pasted as a YAML block, `token: |`, ends in a line end), and kubectl
 /// refuses it too.
 pub fn check_tokens(kubeconfig: &Kubeconfig, user: &str) -> Result<(), Error> {
-    let Some(info) = kubeconfig.auth_infos.iter().find(|a| a.name == user).and_then(|a| a.auth_info.as_ref()) else {
+    let Some(info) = auth_info(kubeconfig, user) else {
         return Ok(());
     };
     let token = info.token.as_ref().map(|t| ("token", t.expose_secret()));
