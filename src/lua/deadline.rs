@@ -6,7 +6,8 @@
 //! that loop in C (pattern matching, `string.rep`, the table library, `collectgarbage`) count
 //! their steps as instructions (`lua_librarysteps` in build/lua-5.1.5), so the hook stops them
 //! too; the ones written in Rust (`json`, `string.format`, `string.upper`/`lower`) look at the
-//! clock themselves (`check`).
+//! clock themselves (`check`). A memory error of theirs stops the script the same way
+//! (`stop_if_out_of_memory`).
 
 use mlua::{HookTriggers, Lua, VmState};
 use std::cell::Cell;
@@ -59,12 +60,27 @@ impl Deadline {
         if self.passed.get().is_none() {
             self.passed.set(Some(super::script_line(lua)));
         }
-        // Installing the new hook allocates, which must not fail for a script that holds all
-        // the memory it may: what is left to run after the deadline is error handling only.
-        let _ = lua.set_memory_limit(0);
-        lua.set_hook(HookTriggers::new().every_nth_instruction(1), |_, _| Err(timed_out()))?;
-        Err(timed_out())
+        Err(fail_from_now_on(lua, timed_out()))
     }
+}
+
+/// Makes every instruction the script reaches from now on fail with `error`, which is returned:
+/// no error handler (`pcall`, `xpcall`'s handler, a metamethod) can carry on.
+fn fail_from_now_on(lua: &Lua, error: mlua::Error) -> mlua::Error {
+    // Installing the new hook allocates, which must not fail for a script that holds all the
+    // memory it may: what is left to run is error handling only.
+    let _ = lua.set_memory_limit(0);
+    let raised = error.clone();
+    let _ = lua.set_hook(HookTriggers::new().every_nth_instruction(1), move |_, _| Err(raised.clone()));
+    error
+}
+
+/// For library functions written in Rust: a memory error of theirs stops the script as one
+/// in C does. mlua raises their errors as runtime errors, which `pcall` would catch, where
+/// the C library's (`LUA_ERRMEM`) are passed on (build/lua-5.1.5/lbaselib.c); any other error
+/// is returned as it is.
+pub fn stop_if_out_of_memory(lua: &Lua, error: mlua::Error) -> mlua::Error {
+    if super::is_memory_error(&error) { fail_from_now_on(lua, error) } else { error }
 }
 
 /// For library functions written in Rust (`json`, `string.format`, …), which the instruction hook does not see:

@@ -679,6 +679,16 @@ mod tests {
             let err = evaluated(&Script::new("test.lua", &caught), &json!({}), &memory_only).unwrap_err();
             assert_eq!(err.to_string(), "script test.lua: ran out of memory (limit 4 MiB)", "{caught}");
         }
+        // The library functions written in Rust too, their result past the limit (a regression
+        // of the review: mlua raised their memory errors as runtime errors, which pcall caught).
+        let memory_only = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
+        for caught in [
+            "local s = string.rep('x', 20e6) local ok = pcall(json.encode, {s, s, s}) return {spec = {ok = ok}}",
+            "local s = string.rep('x', 20e6) local ok = pcall(string.format, '%s%s%s', s, s, s) return {spec = {ok = ok}}",
+        ] {
+            let err = evaluated(&Script::new("test.lua", caught), &json!({}), &memory_only).unwrap_err();
+            assert_eq!(err.to_string(), "script test.lua: ran out of memory (limit 64 MiB)", "{caught}");
+        }
         // Other errors are caught as ever.
         let script = Script::new("test.lua", "local ok, e = pcall(error, 'x', 0) return {spec = {ok = ok, e = e}}");
         assert_eq!(evaluated(&script, &json!({}), &memory_only).unwrap(), json!({"spec": {"ok": false, "e": "x"}}));

@@ -240,11 +240,25 @@ fn append_within(line: &mut Vec<u8>, left: usize, text: &[u8]) {
     line.extend_from_slice(&super::escape_controls(&text[..text.len().min(room)]));
 }
 
+/// `lua.create_function(f)` for a library function written in Rust, where a memory error of `f`
+/// (its result over the limit, or an allocation of Lua's failing) stops the script as one in
+/// the C library does (`deadline::stop_if_out_of_memory`).
+fn library_function<A, R>(
+    lua: &Lua,
+    f: impl Fn(&Lua, A) -> mlua::Result<R> + mlua::MaybeSend + 'static,
+) -> mlua::Result<mlua::Function>
+where
+    A: mlua::FromLuaMulti,
+    R: mlua::IntoLuaMulti,
+{
+    lua.create_function(move |lua, args| f(lua, args).map_err(|e| deadline::stop_if_out_of_memory(lua, e)))
+}
+
 /// The controller's `json` functions, encode and decode (their arguments checked by
 /// `JSON_PRELUDE`): failures return `nil, message` instead of raising.
 fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
     Ok((
-        lua.create_function(|lua, value: LuaValue| {
+        library_function(lua, |lua, value: LuaValue| {
             let encoded = convert::from_lua(
                 lua,
                 value,
@@ -262,7 +276,7 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
                 }
             }
         })?,
-        lua.create_function(|lua, text: mlua::LuaString| {
+        library_function(lua, |lua, text: mlua::LuaString| {
             let decoded = match serde_json::from_str::<serde_json::Value>(&convert::go_json_input(&text.as_bytes())) {
                 Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
                 // serde_json's own limit (128 levels), past the engine's: the same error as
@@ -288,7 +302,7 @@ fn memory_left(lua: &Lua) -> usize {
 /// on any error). Results longer than the memory left fail as the memory limit.
 fn go_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function, mlua::Function, mlua::Function)> {
     let change_case = |upper: bool| {
-        lua.create_function(move |lua, text: mlua::LuaString| {
+        library_function(lua, move |lua, text: mlua::LuaString| {
             let changed = gounicode::change_case(&text.as_bytes(), upper, memory_left(lua));
             deadline::check(lua)?;
             let changed = changed.ok_or_else(|| mlua::Error::MemoryError("string.upper".into()))?;
@@ -296,7 +310,7 @@ fn go_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function, mlua
         })
     };
     Ok((
-        lua.create_function(|lua, (format, args): (mlua::LuaString, MultiValue)| {
+        library_function(lua, |lua, (format, args): (mlua::LuaString, MultiValue)| {
             let strings: Vec<_> =
                 args.iter().map(|arg| if let LuaValue::String(s) = arg { Some(s.as_bytes()) } else { None }).collect();
             let mut operands = Vec::with_capacity(args.len());
