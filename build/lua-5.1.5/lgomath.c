@@ -198,6 +198,12 @@ static int isoddint (double x) {
   return xf == 0 && fabs(xi) < 9223372036854775808.0 && ((int64_t)xi & 1) == 1;
 }
 
+/* x**y where |y| is infinite or too large to be exact */
+static double pow_limit (double x, double y) {
+  if (x == -1) return 1;
+  if ((fabs(x) < 1) == (y > 0)) return 0;
+  return HUGE_VAL;
+}
 
 double lua_go_pow (double x, double y) {
   double yi, yf, a1 = 1, x1;
@@ -209,11 +215,7 @@ double lua_go_pow (double x, double y) {
     if (y < 0) return isoddint(y) ? copysign(HUGE_VAL, x) : HUGE_VAL;
     if (y > 0) return isoddint(y) ? x : 0;
   }
-  else if (isinf(y)) {
-    if (x == -1) return 1;
-    if ((fabs(x) < 1) == (y > 0)) return 0;
-    return HUGE_VAL;
-  }
+  else if (isinf(y)) return pow_limit(x, y);
   else if (isinf(x)) {
     if (x < 0) return lua_go_pow(1 / x, -y);  /* Pow(-0, -y) */
     if (y < 0) return 0;
@@ -223,11 +225,7 @@ double lua_go_pow (double x, double y) {
   else if (y == -0.5) return 1 / sqrt(x);
   yf = lua_go_modf(fabs(y), &yi);
   if (yf != 0 && x < 0) return NAN;
-  if (yi >= 9223372036854775808.0) {  /* 1 << 63 */
-    if (x == -1) return 1;
-    if ((fabs(x) < 1) == (y > 0)) return 0;
-    return HUGE_VAL;
-  }
+  if (yi >= 9223372036854775808.0) return pow_limit(x, y);  /* 1 << 63 */
   if (yf != 0) {  /* ans *= x**yf */
     if (yf > 0.5) {
       yf--;
@@ -379,7 +377,7 @@ static double trigreduce (double x, uint64_t *j) {
 }
 
 /* the octant of x >= 0 and the remainder in it */
-static double octant (double x, uint64_t *j, int wrap) {
+static double octant (double x, uint64_t *j) {
   double y;
   if (x >= REDUCE_THRESHOLD) return trigreduce(x, j);
   *j = (uint64_t)(x * 1.2732395447351628);  /* 4/Pi */
@@ -388,7 +386,7 @@ static double octant (double x, uint64_t *j, int wrap) {
     (*j)++;
     y++;
   }
-  if (wrap) *j &= 7;
+  *j &= 7;
   return ((x - y * PI4A) - y * PI4B) - y * PI4C;
 }
 
@@ -400,24 +398,24 @@ static double cospoly (double zz) {
   return 1.0 - 0.5 * zz + zz * zz * ((((((cos_[0] * zz) + cos_[1]) * zz + cos_[2]) * zz + cos_[3]) * zz + cos_[4]) * zz + cos_[5]);
 }
 
-double lua_go_sin (double x) {
-  int sign = 0;
-  uint64_t j;
-  double z, zz, y;
+/* Go's Sin and Tan, odd functions: 0 and NaN as they are, an infinity NaN,
+   otherwise f(|x|) with the sign of x (a negation is exact: the results are
+   Go's bit for bit) */
+static double odd (double x, double (*f) (double)) {
   if (x == 0 || isnan(x)) return x;
   if (isinf(x)) return NAN;
-  if (x < 0) {
-    x = -x;
-    sign = 1;
-  }
-  z = octant(x, &j, 1);
-  if (j > 3) {
-    sign = !sign;
-    j -= 4;
-  }
-  zz = z * z;
-  y = (j == 1 || j == 2) ? cospoly(zz) : sinpoly(z, zz);
-  return sign ? -y : y;
+  return x < 0 ? -f(-x) : f(x);
+}
+
+static double sin_positive (double x) {
+  uint64_t j;
+  double z = octant(x, &j), zz = z * z, y;
+  y = ((j & 3) == 1 || (j & 3) == 2) ? cospoly(zz) : sinpoly(z, zz);
+  return j > 3 ? -y : y;
+}
+
+double lua_go_sin (double x) {
+  return odd(x, sin_positive);
 }
 
 double lua_go_cos (double x) {
@@ -425,7 +423,7 @@ double lua_go_cos (double x) {
   uint64_t j;
   double z, zz, y;
   if (isnan(x) || isinf(x)) return NAN;
-  z = octant(fabs(x), &j, 1);
+  z = octant(fabs(x), &j);
   if (j > 3) {
     j -= 4;
     sign = !sign;
@@ -436,29 +434,26 @@ double lua_go_cos (double x) {
   return sign ? -y : y;
 }
 
-double lua_go_tan (double x) {
+static double tan_positive (double x) {
   static const double P[] = {-1.30936939181383777646e4, 1.15351664838587416140e6,
                              -1.79565251976484877988e7};
   static const double Q[] = {1.00000000000000000000e0, 1.36812963470692954678e4,
                              -1.32089234440210967447e6, 2.50083801823357915839e7,
                              -5.38695755929454629881e7};
-  int sign = 0;
   uint64_t j;
   double z, zz, y;
-  if (x == 0 || isnan(x)) return x;
-  if (isinf(x)) return NAN;
-  if (x < 0) {
-    x = -x;
-    sign = 1;
-  }
-  z = octant(x, &j, 0);
+  z = octant(x, &j);
   zz = z * z;
   if (zz > 1e-14)
     y = z + z * (zz * (((P[0] * zz) + P[1]) * zz + P[2]) /
                  ((((zz + Q[1]) * zz + Q[2]) * zz + Q[3]) * zz + Q[4]));
   else y = z;
   if ((j & 2) == 2) y = -1 / y;
-  return sign ? -y : y;
+  return y;
+}
+
+double lua_go_tan (double x) {
+  return odd(x, tan_positive);
 }
 
 static double xatan (double x) {
