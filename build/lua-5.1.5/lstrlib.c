@@ -198,14 +198,13 @@ static int str_dump (lua_State *L) {
 */
 
 #define L_ESC		'%'
-#define SPECIALS	"^$*+?.([%-"
 
 #define GO_EOS		(-1)
 
 /* the scanner of pm.go, whose quirks decide how malformed patterns parse */
 typedef struct GoScanner {
   const char *src;
-  int len, pos, started, savedpos, savedstarted;
+  int len, pos, started;
 } GoScanner;
 
 static int sc_nextpos (GoScanner *sc) {
@@ -455,7 +454,7 @@ static void go_compile (lua_State *L, const char *pat, size_t len, GoPattern *p)
   int single = -1;
   sc.src = pat;
   sc.len = (int)len;
-  sc.pos = sc.started = sc.savedpos = sc.savedstarted = 0;
+  sc.pos = sc.started = 0;
   p->ncode = p->nsets = p->nopen = 0;
   p->ncaps = 2;
   p->musthead = 0;
@@ -468,8 +467,7 @@ static void go_compile (lua_State *L, const char *pat, size_t len, GoPattern *p)
     int ch = sc_peek(&sc);
     switch (ch) {
       case L_ESC: {
-        sc.savedpos = sc.pos;
-        sc.savedstarted = sc.started;
+        int savedpos = sc.pos, savedstarted = sc.started;
         sc_next(&sc);
         ch = sc_peek(&sc);
         if (ch == '0') luaL_error(L, "invalid capture index");
@@ -486,8 +484,8 @@ static void go_compile (lua_State *L, const char *pat, size_t len, GoPattern *p)
           single = -1;
         }
         else {
-          sc.pos = sc.savedpos;
-          sc.started = sc.savedstarted;
+          sc.pos = savedpos;
+          sc.started = savedstarted;
           single = p->ncode;
           go_single(L, &sc, p);
         }
@@ -912,7 +910,7 @@ static int str_match (lua_State *L) {
 
 typedef struct GoGmatch {
   int magic, ncaps;  /* slots per match */
-  size_t pos, count, len;  /* the next match, how many, the subject's length */
+  size_t pos, count;  /* the next match, how many */
   /* then `count' * `ncaps' captures (ptrdiff_t), then the subject */
 } GoGmatch;
 
@@ -961,7 +959,6 @@ static int gmatch (lua_State *L) {
   g->ncaps = p.ncaps;
   g->pos = 0;
   g->count = (size_t)count;
-  g->len = ls;
   memcpy((char *)g + sizeof(GoGmatch), found.p, found.used);
   memcpy((char *)g + sizeof(GoGmatch) + found.used, s, ls);
   lua_pushvalue(L, lua_upvalueindex(1));
