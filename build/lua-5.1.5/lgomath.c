@@ -71,9 +71,10 @@ double lua_go_ldexp (double frac, int64_t exp) {
   double m = 1;
   if (frac == 0 || isinf(frac) || isnan(frac)) return frac;
   frac = normalize(frac, &e);
-  exp += e;
+  /* Go's int64 sums wrap (in C an overflow is undefined): added as unsigned */
+  exp = (int64_t)((uint64_t)exp + (uint64_t)e);
   x = bits(frac);
-  exp += (int64_t)((x >> SHIFT) & MASK) - BIAS;
+  exp = (int64_t)((uint64_t)exp + (uint64_t)((int64_t)((x >> SHIFT) & MASK) - BIAS));
   if (exp < -1075) return copysign(0, frac);  /* underflow */
   if (exp > 1023) return frac < 0 ? -HUGE_VAL : HUGE_VAL;  /* overflow */
   if (exp < -1022) {  /* denormal */
@@ -245,7 +246,7 @@ double lua_go_pow (double x, double y) {
       ae += xe;
     }
     x1 *= x1;
-    xe <<= 1;
+    xe = (int64_t)((uint64_t)xe << 1);  /* Go's shift of a negative int64 */
     if (x1 < .5) {
       x1 += x1;
       xe--;

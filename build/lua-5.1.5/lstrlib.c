@@ -36,7 +36,7 @@ static int str_len (lua_State *L) {
 
 /* kubectl-rollout-lua: gopher-lua's luaIndex2StringIndex, positions from 0 */
 static lua_Integer go_strindex (size_t len, lua_Integer i, int start) {
-  if (start && i != 0) i -= 1;
+  if (start && i != 0) i = (lua_Integer)((size_t)i - 1);  /* Go's int wraps */
   if (i < 0) i = (lua_Integer)len + i + 1;
   if (i < 0) i = 0;
   if (!start && i > (lua_Integer)len) i = (lua_Integer)len;
@@ -121,7 +121,7 @@ static int str_rep (lua_State *L) {
 static int str_byte (lua_State *L) {
   size_t l;
   const char *s = luaL_checklstring(L, 1, &l);
-  lua_Integer start = luaL_optinteger(L, 2, 1) - 1;
+  lua_Integer start = (lua_Integer)((size_t)luaL_optinteger(L, 2, 1) - 1);  /* Go's int wraps */
   lua_Integer end = luaL_optinteger(L, 3, -1);
   lua_Integer len = (lua_Integer)l, i;
   if (start < 0) start = len + start + 1;
