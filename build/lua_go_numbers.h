@@ -87,7 +87,9 @@ static double lua_go_modulo(double a, double b) {
       a == (double)(long long)a && b == (double)(long long)b)
     v = (double)((long long)a % (long long)b);
   else v = fmod(a, b);
-  if (a < 0 || (b < 0 && !(a < 0 && b < 0))) v += b;
+  /* gopher-lua's luaModulo: `lhs < 0 || rhs < 0 && !(lhs < 0 && rhs < 0)`, which is
+   * either operand negative */
+  if (a < 0 || b < 0) v += b;
   return v;
 }
 

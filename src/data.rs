@@ -142,9 +142,8 @@ pub fn evaluate(
     options: EvalOptions,
     printed: &Printed,
 ) -> Result<Evaluated<Data>, ScriptError> {
-    let Evaluated { output, instructions } = lua::evaluate(script, obj, limits, options, printed, Values::default())?;
-    let output = Data::from_decoded(output).map_err(|message| ScriptError::output(script, message))?;
-    Ok(Evaluated { output, instructions })
+    let evaluated = lua::evaluate(script, obj, limits, options, printed, Values::default())?;
+    evaluated.try_map(|output| Data::from_decoded(output).map_err(|message| ScriptError::output(script, message)))
 }
 
 /// `evaluate` written as `Data::to_go_json` writes it (what `eval` prints), without building
@@ -159,9 +158,8 @@ pub fn evaluate_to_go_json(
     printed: &Printed,
 ) -> Option<Result<Evaluated<String>, ScriptError>> {
     let evaluated = lua::evaluate_obj(script, obj, limits, options, printed, GoJsonText::default())?;
-    Some(evaluated.and_then(|Evaluated { output, instructions }| {
-        let output = go_json_of_output(output).map_err(|message| ScriptError::output(script, message))?;
-        Ok(Evaluated { output, instructions })
+    Some(evaluated.and_then(|evaluated| {
+        evaluated.try_map(|output| go_json_of_output(output).map_err(|message| ScriptError::output(script, message)))
     }))
 }
 

@@ -211,6 +211,10 @@ impl<T> Evaluated<T> {
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Evaluated<U> {
         Evaluated { output: f(self.output), instructions: self.instructions }
     }
+
+    pub fn try_map<U, E>(self, f: impl FnOnce(T) -> Result<U, E>) -> Result<Evaluated<U>, E> {
+        Ok(Evaluated { output: f(self.output)?, instructions: self.instructions })
+    }
 }
 
 /// The Lua instructions gopher-lua, the controller's engine, runs in a second, measured with

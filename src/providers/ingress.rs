@@ -150,10 +150,9 @@ pub fn evaluate(
     limits: &Limits,
     printed: &Printed,
 ) -> Result<Evaluated<Annotations>, ScriptError> {
-    let Evaluated { output, instructions } =
+    let evaluated =
         lua::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, printed, lua::Values::default())?;
-    let output = decode_annotations(output).map_err(|message| ScriptError::output(script, message))?;
-    Ok(Evaluated { output, instructions })
+    evaluated.try_map(|output| decode_annotations(output).map_err(|message| ScriptError::output(script, message)))
 }
 
 /// Annotations as compact JSON with sorted keys, `null` for none: how `eval --ingress` and the
