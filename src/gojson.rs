@@ -404,6 +404,12 @@ pub fn plain_notation(mantissa: &str, exponent: i32) -> String {
 /// Writes a string as Go's encoder quotes it.
 pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
+    write_string_body(out, s);
+    out.push('"');
+}
+
+/// `write_string` without the quotes.
+pub fn write_string_body(out: &mut String, s: &str) {
     let mut rest = s;
     // Runs without anything to escape are copied whole. 0xE2 starts U+2028 and U+2029 (and
     // other characters, copied as they are).
@@ -424,7 +430,6 @@ pub fn write_string(out: &mut String, s: &str) {
         rest = &rest[at + c.len_utf8()..];
     }
     out.push_str(rest);
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -185,11 +185,7 @@ impl GoJsonText {
         }
         self.out.push('"');
         for chunk in bytes.utf8_chunks() {
-            // Go quotes the valid runs as `write_string` does, here without its quotes.
-            let start = self.out.len();
-            gojson::write_string(&mut self.out, chunk.valid());
-            self.out.pop();
-            self.out.remove(start);
+            gojson::write_string_body(&mut self.out, chunk.valid());
             for _ in chunk.invalid() {
                 self.out.push_str("\\ufffd");
             }
