@@ -793,6 +793,27 @@ static ptrdiff_t *go_caps (lua_State *L, GoPattern *p, ptrdiff_t *mem) {
          (ptrdiff_t *)lua_newuserdata(L, p->ncaps * sizeof(ptrdiff_t));
 }
 
+/* a pattern compiled and a match over a subject, in the caller's frame
+   (what does not fit there in userdata) */
+typedef struct GoSearch {
+  GoPattern p;
+  GoMatch m;
+  ptrdiff_t pmem[GO_PATTERN_MEM / sizeof(ptrdiff_t) + 1];
+  ptrdiff_t capmem[GO_CAPS], stack[GO_STACK * 2];
+} GoSearch;
+
+static void go_prepare (lua_State *L, GoSearch *g, const char *pat, size_t lp,
+                        const char *s, size_t ls) {
+  go_pattern(L, pat, lp, &g->p, g->pmem);
+  go_match_init(L, &g->m, &g->p, s, ls, go_caps(L, &g->p, g->capmem), g->stack);
+}
+
+/* the slot of the values a match gives: its captures, or the whole match
+   when there are none */
+static int go_values (GoMatch *m) {
+  return m->caplen == 2 ? 0 : 2;
+}
+
 /*
 ** pm.go's Find, one match at a time: the next match from `*sp' on (its
 ** captures in m->caps), moving `*sp' past it; 0 when there is none.
@@ -841,26 +862,23 @@ static int go_search (lua_State *L, const char *s, size_t ls, lua_Integer init,
                       int find) {
   size_t lp;
   const char *pat = lua_tolstring(L, 2, &lp);
-  GoPattern p;
-  GoMatch m;
-  ptrdiff_t pmem[GO_PATTERN_MEM / sizeof(ptrdiff_t) + 1];
-  ptrdiff_t capmem[GO_CAPS], stack[GO_STACK * 2];
+  GoSearch search;
+  GoMatch *m = &search.m;
   ptrdiff_t sp = (ptrdiff_t)init;
   lua_Integer found = 0;
   int done = 0;
-  go_pattern(L, pat, lp, &p, pmem);
-  go_match_init(L, &m, &p, s, ls, go_caps(L, &p, capmem), stack);
-  if (!go_find(&m, &sp, &found, 1, &done)) {
+  go_prepare(L, &search, pat, lp, s, ls);
+  if (!go_find(m, &sp, &found, 1, &done)) {
     if (!find) return 0;  /* gopher-lua's match returns no value */
     lua_pushnil(L);
     return 1;
   }
   if (find) {
-    lua_pushinteger(L, go_cap(&m, 0) + 1);
-    lua_pushinteger(L, go_cap(&m, 1));
-    return go_pushcaptures(&m, 2) + 2;
+    lua_pushinteger(L, go_cap(m, 0) + 1);
+    lua_pushinteger(L, go_cap(m, 1));
+    return go_pushcaptures(m, 2) + 2;
   }
-  return go_pushcaptures(&m, m.caplen == 2 ? 0 : 2);
+  return go_pushcaptures(m, go_values(m));
 }
 
 
@@ -929,7 +947,7 @@ static int gmatch_aux (lua_State *L) {
   m.caps = gmatch_caps(g);
   m.caplen = g->ncaps;
   g->pos++;
-  return go_pushcaptures(&m, m.caplen == 2 ? 0 : 2);
+  return go_pushcaptures(&m, go_values(&m));
 }
 
 
@@ -937,26 +955,23 @@ static int gmatch (lua_State *L) {
   size_t ls, lp;
   const char *s = luaL_checklstring(L, 1, &ls);
   const char *pat = luaL_checklstring(L, 2, &lp);
-  GoPattern p;
-  GoMatch m;
+  GoSearch search;
   GoBuf found;
   GoGmatch *g;
-  ptrdiff_t pmem[GO_PATTERN_MEM / sizeof(ptrdiff_t) + 1];
-  ptrdiff_t capmem[GO_CAPS], stack[GO_STACK * 2], foundmem[GO_CAPS];
+  ptrdiff_t foundmem[GO_CAPS];
   ptrdiff_t sp = 0;
   lua_Integer count = 0;
   int done = 0;
-  go_pattern(L, pat, lp, &p, pmem);
-  go_match_init(L, &m, &p, s, ls, go_caps(L, &p, capmem), stack);
+  go_prepare(L, &search, pat, lp, s, ls);
   gobuf_init(L, &found, foundmem, sizeof(foundmem));
-  while (go_find(&m, &sp, &count, -1, &done)) {
-    size_t n = p.ncaps * sizeof(ptrdiff_t);
-    memcpy(gobuf_room(L, &found, n), m.caps, n);
+  while (go_find(&search.m, &sp, &count, -1, &done)) {
+    size_t n = search.p.ncaps * sizeof(ptrdiff_t);
+    memcpy(gobuf_room(L, &found, n), search.m.caps, n);
     found.used += n;
   }
   g = (GoGmatch *)lua_newuserdata(L, sizeof(GoGmatch) + found.used + ls);
   g->magic = GO_GMATCH;
-  g->ncaps = p.ncaps;
+  g->ncaps = search.p.ncaps;
   g->pos = 0;
   g->count = (size_t)count;
   memcpy((char *)g + sizeof(GoGmatch), found.p, found.used);
@@ -1013,11 +1028,11 @@ static void go_addvalue (GoMatch *m, luaL_Buffer *b, int tr) {
   if (tr == LUA_TFUNCTION) {
     int n;
     lua_pushvalue(L, 3);
-    n = go_pushcaptures(m, m->caplen == 2 ? 0 : 2);
+    n = go_pushcaptures(m, go_values(m));
     lua_call(L, n, 1);
   }
   else {  /* a table: the first capture (or the match) is the key */
-    go_pushcapture(m, m->caplen > 2 ? 2 : 0);
+    go_pushcapture(m, go_values(m));
     lua_gettable(L, 3);
   }
   if (!lua_toboolean(L, -1)) {  /* nil or false: the match is kept */
@@ -1041,23 +1056,20 @@ static int str_gsub (lua_State *L) {
   lua_Integer limit, count = 0;
   ptrdiff_t sp = 0, last = 0;
   int done = 0;
-  GoPattern p;
-  GoMatch m;
+  GoSearch search;
+  GoMatch *m = &search.m;
   luaL_Buffer b;
-  ptrdiff_t pmem[GO_PATTERN_MEM / sizeof(ptrdiff_t) + 1];
-  ptrdiff_t capmem[GO_CAPS], stack[GO_STACK * 2];
   if (tr != LUA_TSTRING && tr != LUA_TTABLE && tr != LUA_TFUNCTION)
     luaL_argerror(L, 3, lua_pushfstring(L, "string or table or function expected, got %s",
                                         luaL_typename(L, 3)));
   limit = luaL_optinteger(L, 4, -1);
   lua_settop(L, 4);
-  go_pattern(L, pat, lp, &p, pmem);
-  go_match_init(L, &m, &p, src, srcl, go_caps(L, &p, capmem), stack);
+  go_prepare(L, &search, pat, lp, src, srcl);
   luaL_buffinit(L, &b);
-  while (go_find(&m, &sp, &count, limit, &done)) {
-    luaL_addlstring(&b, src + last, (size_t)(go_cap(&m, 0) - last));
-    go_addvalue(&m, &b, tr);
-    last = go_cap(&m, 1);
+  while (go_find(m, &sp, &count, limit, &done)) {
+    luaL_addlstring(&b, src + last, (size_t)(go_cap(m, 0) - last));
+    go_addvalue(m, &b, tr);
+    last = go_cap(m, 1);
   }
   if (count == 0) {  /* gopher-lua returns its first argument as it is */
     if (isnumber) lua_pushnumber(L, number);
