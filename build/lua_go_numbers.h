@@ -75,6 +75,13 @@ static void lua_go_number2str(char *out, double n) {
 #undef lua_number2str
 #define lua_number2str(s, n) lua_go_number2str((s), (n))
 
+/* gopher-lua's parseNumber (utils.go), how it reads a string as a number in
+ * arithmetic and a numeral in the source: Go's ParseInt(text, 0, 64), else
+ * ParseFloat(text, 64), of the text without " \t\n" around it. 1 with
+ * *number set, or 0. Written in Rust (src/lua/stack.rs), with tonumber's
+ * parsing. */
+int rollout_lua_parse_number(const char *text, size_t length, double *number);
+
 /* gopher-lua's % (luaModulo in its vm.go, which its math.mod calls too):
  * Go's math.Mod, which is C's fmod (both exact), plus the divisor when the
  * dividend is negative or the divisor alone is, so that -6 % 3 is 3 there

@@ -281,6 +281,30 @@ fn regression_tonumber_as_go_parses() {
     }
 }
 
+/// gopher-lua reads numbers as Go does: a string in arithmetic and a numeral in the source
+/// through its parseNumber (Go's syntax, "017" octal; NaN for a numeral it cannot read), a
+/// numeric `for` of numbers only, decimal escapes to their low byte.
+#[test]
+fn regression_numbers_as_gopher_lua_reads_them() {
+    if pinned_or_skip("the number corpus") {
+        regression_cases(&[("regression/numbers_as_gopher_lua_reads_them.lua", "obj/minimal.json", Expect::Success)]);
+    }
+}
+
+/// gopher-lua's `unpack` range in 64 bits (a range past an int once crashed this engine),
+/// `table.remove` positions in Go's wrapping int, `table.concat` returning a lone value as it is;
+/// Go's shortest float text on ties and float verbs past Rust's largest precision (once an
+/// abort).
+#[test]
+fn regression_library_ranges_and_float_text() {
+    if pinned_or_skip("the range and float-text corpus") {
+        regression_cases(&[
+            ("regression/library_ranges_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
+            ("regression/float_text_ties_and_precisions.lua", "obj/minimal.json", Expect::Success),
+        ]);
+    }
+}
+
 /// gopher-lua's string.format, string.upper, string.lower and tonumber, which Go's fmt, strings
 /// and strconv do: generated formats on every kind of operand, and the argument errors.
 #[test]

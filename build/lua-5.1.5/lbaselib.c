@@ -335,19 +335,29 @@ static int luaB_assert (lua_State *L) {
 }
 
 
+/* kubectl-rollout-lua: the range in 64 bits, as gopher-lua's ints: a range
+   beyond an int is as many values as it says (or too many), not a wrapped
+   count */
 static int luaB_unpack (lua_State *L) {
-  int i, e, n;
+  lua_Integer i, e;
+  unsigned long long n;
   luaL_checktype(L, 1, LUA_TTABLE);
-  i = luaL_optint(L, 2, 1);
-  e = luaL_opt(L, luaL_checkint, 3, luaL_getn(L, 1));
+  i = luaL_optinteger(L, 2, 1);
+  e = luaL_opt(L, luaL_checkinteger, 3, luaL_getn(L, 1));
   if (i > e) return 0;  /* empty range */
-  n = e - i + 1;  /* number of elements */
-  if (n <= 0 || !lua_checkstack(L, n))  /* n <= 0 means arith. overflow */
+  n = (unsigned long long)e - (unsigned long long)i + 1;  /* 0: all of int64 */
+  if (n == 0 || n > LUAI_MAXCSTACK || !lua_checkstack(L, (int)n))
     return luaL_error(L, "too many results to unpack");
-  lua_rawgeti(L, 1, i);  /* push arg[i] (avoiding overflow problems) */
-  while (i++ < e)  /* push arg[i + 1...e] */
-    lua_rawgeti(L, 1, i);
-  return n;
+  for (;; i++) {
+    if (i >= INT_MIN && i <= INT_MAX)
+      lua_rawgeti(L, 1, (int)i);
+    else {
+      lua_pushnumber(L, (lua_Number)i);
+      lua_rawget(L, 1);
+    }
+    if (i == e) break;
+  }
+  return (int)n;
 }
 
 

@@ -27,8 +27,12 @@
 #define hasjumps(e)	((e)->t != (e)->f)
 
 
+/* kubectl-rollout-lua: a NaN numeral (llex.c) is not one to fold or to
+   negate as a constant: Lua's code has no NaN constants, OP_UNM no constant
+   operand */
 static int isnumeral(expdesc *e) {
-  return (e->k == VKNUM && e->t == NO_JUMP && e->f == NO_JUMP);
+  return (e->k == VKNUM && e->t == NO_JUMP && e->f == NO_JUMP &&
+          !luai_numisnan(e->u.nval));
 }
 
 
@@ -226,23 +230,28 @@ static void freeexp (FuncState *fs, expdesc *e) {
 }
 
 
-static int addk (FuncState *fs, TValue *k, TValue *v) {
+static int newk (FuncState *fs, TValue *v) {
   lua_State *L = fs->L;
-  TValue *idx = luaH_set(L, fs->h, k);
   Proto *f = fs->f;
   int oldsize = f->sizek;
+  luaM_growvector(L, f->k, fs->nk, f->sizek, TValue,
+                  MAXARG_Bx, "constant table overflow");
+  while (oldsize < f->sizek) setnilvalue(&f->k[oldsize++]);
+  setobj(L, &f->k[fs->nk], v);
+  luaC_barrier(L, f, v);
+  return fs->nk++;
+}
+
+
+static int addk (FuncState *fs, TValue *k, TValue *v) {
+  TValue *idx = luaH_set(fs->L, fs->h, k);
   if (ttisnumber(idx)) {
     lua_assert(luaO_rawequalObj(&fs->f->k[cast_int(nvalue(idx))], v));
     return cast_int(nvalue(idx));
   }
   else {  /* constant not found; create a new entry */
     setnvalue(idx, cast_num(fs->nk));
-    luaM_growvector(L, f->k, fs->nk, f->sizek, TValue,
-                    MAXARG_Bx, "constant table overflow");
-    while (oldsize < f->sizek) setnilvalue(&f->k[oldsize++]);
-    setobj(L, &f->k[fs->nk], v);
-    luaC_barrier(L, f, v);
-    return fs->nk++;
+    return newk(fs, v);
   }
 }
 
@@ -257,6 +266,9 @@ int luaK_stringK (FuncState *fs, TString *s) {
 int luaK_numberK (FuncState *fs, lua_Number r) {
   TValue o;
   setnvalue(&o, r);
+  /* kubectl-rollout-lua: a numeral gopher-lua cannot read is NaN (llex.c),
+     which no table takes as a key: a constant of its own each time */
+  if (luai_numisnan(r)) return newk(fs, &o);
   return addk(fs, &o, &o);
 }
 

@@ -6,7 +6,6 @@
 
 
 #include <ctype.h>
-#include <locale.h>
 #include <string.h>
 
 #define llex_c
@@ -138,7 +137,6 @@ static void inclinenumber (LexState *ls) {
 
 
 void luaX_setinput (lua_State *L, LexState *ls, ZIO *z, TString *source) {
-  ls->decpoint = '.';
   ls->L = L;
   ls->lookahead.token = TK_EOS;  /* no look-ahead token */
   ls->z = z;
@@ -168,42 +166,55 @@ static int check_next (LexState *ls, const char *set) {
 }
 
 
-static void buffreplace (LexState *ls, char from, char to) {
-  size_t n = luaZ_bufflen(ls->buff);
-  char *p = luaZ_buffer(ls->buff);
-  while (n--)
-    if (p[n] == from) p[n] = to;
+/*
+** kubectl-rollout-lua: gopher-lua's scanNumber (parse/lexer.go) and the
+** constant its compiler makes of the text (compile.go: parseNumber, NaN where
+** that fails). One leading 0 before a digit is dropped, so "0010" reads as
+** Go's octal "010" (8); "0x" takes hex digits only, without a point or an
+** exponent (so 0x1p4 is 0x1 and a name); after an exponent's 'e' and sign one
+** character is taken whatever it is ("3e " is NaN); nothing else is.
+** Entered at the first digit, or at the digit after a '.' already saved.
+*/
+static void scan_decimals (LexState *ls) {
+  while (isdigit(ls->current))
+    save_and_next(ls);
 }
 
-
-static void trydecpoint (LexState *ls, SemInfo *seminfo) {
-  /* format error: try to update decimal point separator */
-  struct lconv *cv = localeconv();
-  char old = ls->decpoint;
-  ls->decpoint = (cv ? cv->decimal_point[0] : '.');
-  buffreplace(ls, old, ls->decpoint);  /* try updated decimal separator */
-  if (!luaO_str2d(luaZ_buffer(ls->buff), &seminfo->r)) {
-    /* format error with correct decimal point: no more options */
-    buffreplace(ls, ls->decpoint, '.');  /* undo change (for error message) */
-    luaX_lexerror(ls, "malformed number", TK_NUMBER);
-  }
-}
-
-
-/* LUA_NUMBER */
 static void read_numeral (LexState *ls, SemInfo *seminfo) {
+  int hex = 0;
   lua_assert(isdigit(ls->current));
-  do {
-    save_and_next(ls);
-  } while (isdigit(ls->current) || ls->current == '.');
-  if (check_next(ls, "Ee"))  /* `E'? */
-    check_next(ls, "+-");  /* optional exponent sign */
-  while (isalnum(ls->current) || ls->current == '_')
-    save_and_next(ls);
-  save(ls, '\0');
-  buffreplace(ls, '.', ls->decpoint);  /* follow locale for decimal point */
-  if (!luaO_str2d(luaZ_buffer(ls->buff), &seminfo->r))  /* format error? */
-    trydecpoint(ls, seminfo); /* try to update decimal point separator */
+  if (luaZ_bufflen(ls->buff) == 0 && ls->current == '0') {
+    next(ls);
+    if (ls->current == 'x' || ls->current == 'X') {
+      hex = 1;
+      save(ls, '0');
+      save_and_next(ls);
+      if (!isxdigit(ls->current))
+        luaX_lexerror(ls, "illegal hexadecimal number", TK_NUMBER);
+      while (isxdigit(ls->current))
+        save_and_next(ls);
+    }
+    else if (!isdigit(ls->current))
+      save(ls, '0');
+  }
+  if (!hex) {
+    scan_decimals(ls);
+    if (ls->current == '.') {
+      save_and_next(ls);
+      scan_decimals(ls);
+    }
+    if (check_next(ls, "Ee")) {
+      check_next(ls, "+-");
+      if (currIsNewline(ls))
+        inclinenumber(ls);  /* taken, and not a digit */
+      else if (ls->current != EOZ)
+        save_and_next(ls);
+      scan_decimals(ls);
+    }
+  }
+  if (!rollout_lua_parse_number(luaZ_buffer(ls->buff), luaZ_bufflen(ls->buff),
+                                &seminfo->r))
+    seminfo->r = NAN;
 }
 
 
@@ -310,9 +321,7 @@ static void read_string (LexState *ls, int del, SemInfo *seminfo) {
                 c = 10*c + (ls->current-'0');
                 next(ls);
               } while (++i<3 && isdigit(ls->current));
-              if (c > UCHAR_MAX)
-                luaX_lexerror(ls, "escape sequence too large", TK_STRING);
-              save(ls, c);
+              save(ls, c & UCHAR_MAX);  /* kubectl-rollout-lua: gopher-lua keeps the low byte */
             }
             continue;
           }

@@ -63,7 +63,6 @@ typedef struct LexState {
   ZIO *z;  /* input stream */
   Mbuffer *buff;  /* buffer for tokens */
   TString *source;  /* current source name */
-  char decpoint;  /* locale decimal point */
 } LexState;
 
 

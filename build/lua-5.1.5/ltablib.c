@@ -83,18 +83,21 @@ static int tinsert (lua_State *L) {
 ** Removes the last element of the array part (without a position, or with
 ** one below 1), nil or not; a position inside it moves the values after it
 ** down one; a position beyond it removes nothing. Always one result.
+** gopher-lua's Remove works on the position minus 1 in Go's int, which wraps:
+** -2^63 (what Go makes of NaN, infinities and numbers beyond int64) is past
+** the end there, so it removes nothing.
 */
 static int tremove (lua_State *L) {
   int e;
-  lua_Integer pos;
+  lua_Integer i, pos;
   luaL_checktype(L, 1, LUA_TTABLE);
   e = lua_goarraylen(L, 1);
-  pos = lua_gettop(L) == 1 ? e : luaL_checkinteger(L, 2);
-  if (e == 0 || pos > e) {
+  i = lua_gettop(L) == 1 ? -1 : (lua_Integer)((size_t)luaL_checkinteger(L, 2) - 1);
+  if (e == 0 || i >= e) {
     lua_pushnil(L);
     return 1;
   }
-  if (pos < 1) pos = e;
+  pos = i < 0 ? e : i + 1;
   lua_rawgeti(L, 1, (int)pos);  /* result = t[pos] */
   for (; pos < e; pos++) {
     lua_rawgeti(L, 1, (int)pos + 1);
@@ -117,7 +120,7 @@ static int tconcat (lua_State *L) {
   luaL_Buffer b;
   size_t lsep;
   const char *sep;
-  lua_Integer i, last;
+  lua_Integer i, first, last;
   int n;
   luaL_checktype(L, 1, LUA_TTABLE);
   sep = luaL_optlstring(L, 2, "", &lsep);
@@ -131,6 +134,7 @@ static int tconcat (lua_State *L) {
   if (i > n) i = n;
   if (i < 1) i = 1;
   if (last > n) last = n;
+  first = i;
   /* kubectl-rollout-lua: gopher-lua pushes every value and every separator
      on its value stack before it joins them, so a list of more than about
      2550 fails there (the stack the callers use counts too, about as much
@@ -144,6 +148,8 @@ static int tconcat (lua_State *L) {
     if (!lua_isstring(L, -1))
       return luaL_error(L, "invalid value (%s) at index %d in table for "
                         LUA_QL("concat"), luaL_typename(L, -1), (int)i);
+    if (i == first && i == last)
+      return 1;  /* gopher-lua's concatenation returns one value as it is */
     luaL_addvalue(&b);
     if (i != last)
       luaL_addlstring(&b, sep, lsep);

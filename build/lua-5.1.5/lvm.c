@@ -35,7 +35,10 @@
 const TValue *luaV_tonumber (const TValue *obj, TValue *n) {
   lua_Number num;
   if (ttisnumber(obj)) return obj;
-  if (ttisstring(obj) && luaO_str2d(svalue(obj), &num)) {
+  /* kubectl-rollout-lua: gopher-lua's parseNumber, as its arithmetic and its
+     ToNumber coerce a string (Go's syntax, "017" octal; only " \t\n" around) */
+  if (ttisstring(obj) &&
+      rollout_lua_parse_number(svalue(obj), tsvalue(obj)->len, &num)) {
     setnvalue(n, num);
     return n;
   }
@@ -687,11 +690,12 @@ void luaV_execute (lua_State *L, int nexeccalls) {
         const TValue *plimit = ra+1;
         const TValue *pstep = ra+2;
         L->savedpc = pc;  /* next steps may throw errors */
-        if (!tonumber(init, ra))
+        /* kubectl-rollout-lua: gopher-lua takes numbers only, no numeric string */
+        if (!ttisnumber(init))
           luaG_runerror(L, LUA_QL("for") " initial value must be a number");
-        else if (!tonumber(plimit, ra+1))
+        else if (!ttisnumber(plimit))
           luaG_runerror(L, LUA_QL("for") " limit must be a number");
-        else if (!tonumber(pstep, ra+2))
+        else if (!ttisnumber(pstep))
           luaG_runerror(L, LUA_QL("for") " step must be a number");
         setnvalue(ra, luai_numsub(nvalue(ra), nvalue(pstep)));
         dojump(L, pc, GETARG_sBx(i));

@@ -11,7 +11,7 @@
 //! pointers included. Addresses (`%p`, "table: 0x…") are this process's, as the controller's
 //! are its own. Numbers convert to integers as on amd64 (see `go_int64`).
 
-use super::gostrconv::{can_backquote, format_float, parse_float, parse_int, quote, trim_lua_space};
+use super::gostrconv::{self, can_backquote, format_float, quote};
 use super::gounicode::{RUNE_ERROR, decode_rune, is_print, rune_count, runes};
 
 /// An operand: a Lua value as gopher-lua hands it to Go, or a Go value that gopher-lua's
@@ -366,7 +366,7 @@ impl Printer {
     /// string (`%s`), and any other as the number 0.
     fn format_string(&mut self, s: &[u8], verb: char) {
         match verb {
-            'd' | 'i' if reads_as_number(s) => self.default_format(Operand::GoString(s), 's'),
+            'd' | 'i' if gostrconv::parse_number(s).is_some() => self.default_format(Operand::GoString(s), 's'),
             'd' | 'i' => self.default_format(Operand::Number(0.0), 'd'),
             _ => self.default_format(Operand::GoString(s), verb),
         }
@@ -751,13 +751,6 @@ fn int_from_arg(args: &[Operand], arg: usize) -> (Option<i64>, usize) {
         Some(_) => (None, arg + 1),
         None => (None, arg),
     }
-}
-
-/// gopher-lua's `parseNumber` succeeds: the text, trimmed of spaces, tabs and newlines, reads as
-/// an integer (any base prefix) or a float.
-fn reads_as_number(text: &[u8]) -> bool {
-    let text = trim_lua_space(text);
-    parse_int(text, 0).is_some() || parse_float(text).is_some()
 }
 
 #[cfg(test)]

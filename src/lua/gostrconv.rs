@@ -86,6 +86,14 @@ pub fn trim_lua_space(text: &[u8]) -> &[u8] {
     &text[start..end]
 }
 
+/// gopher-lua's `parseNumber`, how it reads a string as a number everywhere but `tonumber` (in
+/// arithmetic, a numeral in the source, `%d` of a string): the text trimmed of spaces, tabs and
+/// newlines, as an integer in Go's syntax (any base prefix; "017" is octal), else as a float.
+pub fn parse_number(text: &[u8]) -> Option<f64> {
+    let text = trim_lua_space(text);
+    parse_int(text, 0).map(|n| n as f64).or_else(|| parse_float(text))
+}
+
 /// Go's `strconv.ParseFloat(text, 64)`: decimal, or hexadecimal with a `p` exponent,
 /// underscores between digits, or "inf", "infinity" (signed) and "nan" in any case. `None` where
 /// Go returns an error: a syntax error, or a value out of range (Go's ±Inf with `ErrRange`).
@@ -102,6 +110,10 @@ pub fn parse_float(text: &[u8]) -> Option<f64> {
         b'-' => (true, &text[1..]),
         _ => (false, text),
     };
+    // One sign: Rust would read a second one below.
+    if matches!(unsigned.first(), Some(b'+' | b'-')) {
+        return None;
+    }
     if text.contains(&b'_') && !underscores_ok(text) {
         return None;
     }
@@ -241,18 +253,26 @@ impl Decimal {
         Decimal { digits, point }
     }
 
-    /// The shortest digits that read back as `value`.
+    /// The shortest digits that read back as `value`. Where two candidates as short are as near
+    /// (952324001229139.25: …392 and …393), Rust's shortest takes the upper one and Go the even
+    /// one, which is the value rounded to as many digits, when that reads back.
     fn shortest(value: f64) -> Decimal {
-        Decimal::from_exponent_text(&format!("{value:e}"))
+        let shortest = format!("{value:e}");
+        let digits = shortest.bytes().take_while(|&c| c != b'e').filter(u8::is_ascii_digit).count();
+        let rounded = format!("{value:.*e}", digits - 1);
+        Decimal::from_exponent_text(if rounded.parse() == Ok(value) { &rounded } else { &shortest })
     }
 
-    /// `value` rounded to `significant` digits (at least 1).
+    /// `value` rounded to `significant` digits (at least 1). A double is exact in 767 significant
+    /// digits, zeros after them; Rust's formatting takes at most 65535.
     fn significant(value: f64, significant: usize) -> Decimal {
-        Decimal::from_exponent_text(&format!("{value:.*e}", significant - 1))
+        Decimal::from_exponent_text(&format!("{value:.*e}", significant.min(800) - 1))
     }
 
-    /// `value` rounded to `decimals` digits after the point.
+    /// `value` rounded to `decimals` digits after the point. A double is exact in 1074 decimals,
+    /// zeros after them; Rust's formatting takes at most 65535.
     fn fixed(value: f64, decimals: usize) -> Decimal {
+        let decimals = decimals.min(1100);
         let text = format!("{value:.decimals$}");
         let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
         let whole = whole.trim_start_matches('0');
@@ -507,6 +527,9 @@ mod tests {
             ("infin", None),
             ("1.5x", None),
             ("1.5.", None),
+            ("--5.5", None),
+            ("-+5.5", None),
+            ("+-.9", None),
         ] {
             assert_eq!(parse_float(text.as_bytes()), want, "{text:?}");
         }
@@ -514,6 +537,30 @@ mod tests {
         assert!(parse_float(b"NaN").unwrap().is_nan());
         assert_eq!(trim_lua_space(b" \t\n1 \r\n"), b"1 \r");
         assert_eq!(trim_lua_space(b" \t "), b"");
+    }
+
+    #[test]
+    fn parse_number_is_gopher_luas() {
+        for (text, want) in [
+            ("017", Some(15.0)),
+            (" 0b101\n", Some(5.0)),
+            ("0o17", Some(15.0)),
+            ("1_000", Some(1000.0)),
+            ("0x10", Some(16.0)),
+            ("009", Some(9.0)),
+            ("9223372036854775808", Some(9223372036854775808.0)),
+            ("1e3", Some(1000.0)),
+            ("\u{c}5", None),
+            ("5\r", None),
+            ("5\0", None),
+            ("1e400", None),
+            ("0x1.8", None),
+            ("0x8000000000000000", None),
+            ("-nan", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_number(text.as_bytes()), want, "{text:?}");
+        }
     }
 
     fn formatted(value: f64, verb: u8, precision: i64) -> String {
@@ -547,9 +594,20 @@ mod tests {
             (f64::NAN, b'f', 2, "NaN"),
             (f64::NEG_INFINITY, b'g', -1, "-Inf"),
             (5e-324, b'e', -1, "5e-324"),
+            // Two shortest candidates as near: Go takes the even one.
+            (952324001229139.2, b'g', -1, "9.523240012291392e+14"),
+            (2003301232359826.2, b'e', -1, "2.0033012323598262e+15"),
+            (-672868728819925.2, b'g', -1, "-6.728687288199252e+14"),
         ] {
             assert_eq!(formatted(value, verb, precision), want, "{value} {} {precision}", verb as char);
         }
+        // Past Rust's largest precision (65535): the exact digits, then zeros.
+        let fixed = formatted(1.5, b'f', 1_000_000);
+        assert_eq!((fixed.len(), &fixed[..4], fixed.trim_end_matches('0')), (1_000_002, "1.50", "1.5"));
+        let tiny = formatted(5e-324, b'e', 70_000);
+        assert_eq!((tiny.len(), &tiny[..10], &tiny[tiny.len() - 8..]), (70_007, "4.94065645", "000e-324"));
+        assert_eq!(formatted(5e-324, b'f', 1100), formatted(5e-324, b'f', 70_000)[..1102]);
+        assert_eq!(formatted(1.0, b'g', 70_000), "1");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The Lua C API, for the JSON conversion (`convert`) only, and every `unsafe` block of it.
+//! The Lua C API, for the JSON conversion (`convert`) only, and every `unsafe` block of it; and
+//! the one function the C core calls back (`rollout_lua_parse_number`).
 //!
 //! mlua's safe API hands each value out through a registry reference of its own, which makes
 //! converting a large object several times slower than these direct stack operations (measured
@@ -543,6 +544,23 @@ impl<'r> Stack<'r> {
     fn top(&self) -> Index {
         // SAFETY: invariant 2.
         unsafe { ffi::lua_gettop(self.state) }
+    }
+}
+
+/// gopher-lua's `parseNumber` for the C core (declared in `build/lua_go_numbers.h`): the VM's
+/// coercion of a string to a number and the lexer's numerals. 1 with `*number` set, or 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn rollout_lua_parse_number(text: *const std::ffi::c_char, length: usize, number: *mut f64) -> c_int {
+    // SAFETY: the C callers pass a Lua string's or the lexer buffer's bytes with their length,
+    // and a number to write, each valid for the call.
+    let text = unsafe { std::slice::from_raw_parts(text.cast::<u8>(), length) };
+    match super::gostrconv::parse_number(text) {
+        Some(parsed) => {
+            // SAFETY: as above.
+            unsafe { *number = parsed };
+            1
+        }
+        None => 0,
     }
 }
 

@@ -650,4 +650,42 @@ mod tests {
         );
         assert_eq!(got, json!([3, "", "abab"]));
     }
+
+    #[test]
+    fn ranges_beyond_an_int_are_gopher_luas() {
+        // unpack's count once wrapped (a crash: `pcall` could not catch it); gopher-lua's range
+        // is 64 bits, and a position Go makes -2^63 of (NaN) is past the end for table.remove.
+        assert_eq!(spec("r = {pcall(unpack, {}, -2^31)}"), json!([false, "<string>:1: too many results to unpack"]));
+        assert_eq!(run("unpack({1, 2, 3}, 0/0) return {}"), Err(ScriptErrorKind::Runtime));
+        let got = spec(
+            "r[1] = select('#', unpack({}, 2^31 - 1, 2^31)) r[2] = select('#', unpack({}, 2^53, 2^53 + 2))
+             local t = {1, 2, 3} r[3] = tostring(table.remove(t, 0/0)) r[4] = #t
+             r[5] = table.remove(t, -2^62) r[6] = #t",
+        );
+        assert_eq!(got, json!([2, 3, "nil", 3, 3, 2]));
+    }
+
+    #[test]
+    fn concat_returns_a_lone_value_as_it_is() {
+        let got =
+            spec("r[1] = table.concat({7}) r[2] = table.concat({1, 2, 3}, ',', 3) r[3] = table.concat({1, 2}, '')");
+        assert_eq!(got, json!([7, 3, "12"]));
+        assert_eq!(run("table.concat({{}}) return {}"), Err(ScriptErrorKind::Runtime));
+    }
+
+    #[test]
+    fn strings_and_numerals_read_as_gopher_lua_reads_them() {
+        // Go's ParseInt with base 0, then ParseFloat, of the text without " \t\n" around it.
+        let got = spec(
+            "r[1] = '017' + 0 r[2] = '0b101' * 1 r[3] = -'1_000' r[4] = ' 0x10\\n' + 0
+             r[5] = 0010 r[6] = 010 r[7] = tostring(1e309) r[8] = tostring(0x8000000000000000) r[9] = 0xff
+             r[10] = string.byte('\\300')",
+        );
+        assert_eq!(got, json!([15, 5, -1000, 16, 8, 10, "NaN", "NaN", 255, 44]));
+        for failing in ["'\\f5' + 0", "'5\\0' + 0", "'1e400' + 0", "'0x1.8' + 0"] {
+            assert_eq!(run(&format!("local x = {failing} return {{}}")), Err(ScriptErrorKind::Runtime), "{failing}");
+        }
+        assert_eq!(run("for i = 1, '3' do end return {}"), Err(ScriptErrorKind::Runtime));
+        assert_eq!(run("return {spec = 0x1p4}"), Err(ScriptErrorKind::Syntax));
+    }
 }
