@@ -152,6 +152,24 @@ static int luaB_getfenv (lua_State *L) {
 }
 
 
+/* kubectl-rollout-lua: the library functions the sandbox writes in Lua
+   (src/lua/stdlib.rs lists them in the registry under this name) are Go
+   functions in gopher-lua, whose environment cannot change */
+static int is_library_function (lua_State *L) {
+  int found;
+  lua_getfield(L, LUA_REGISTRYINDEX, "kubectl-rollout-lua.library-functions");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pushvalue(L, -3);  /* the function, below the environment */
+  lua_rawget(L, -2);
+  found = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return found;
+}
+
+
 static int luaB_setfenv (lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   getfunc(L, 0);
@@ -163,7 +181,8 @@ static int luaB_setfenv (lua_State *L) {
     lua_setfenv(L, -2);
     return 0;
   }
-  else if (lua_iscfunction(L, -2) || lua_setfenv(L, -2) == 0)
+  else if (lua_iscfunction(L, -2) || is_library_function(L) ||
+           lua_setfenv(L, -2) == 0)
     luaL_error(L,
           LUA_QL("setfenv") " cannot change environment of given object");
   return 1;

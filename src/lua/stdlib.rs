@@ -69,7 +69,8 @@ end
 string.dump = function() error(script_where() .. "GopherLua does not support the string.dump", 0) end
 "#;
 
-/// See `JSON_PRELUDE`.
+/// See `JSON_PRELUDE`. gopher-lua's `_printregs` prints its engine's registers, which this one
+/// does not have: it says so where `print` writes.
 const PRINT_PRELUDE: &str = r#"
 local write = ...
 local select, tostring, unpack = select, tostring, unpack
@@ -77,6 +78,8 @@ return function(...)
   local n, texts = select('#', ...), {...}
   for i = 1, n do texts[i] = tostring(texts[i]) end
   return write(unpack(texts, 1, n))
+end, function()
+  write("_printregs: the controller's engine prints its registers here; this one has none")
 end
 "#;
 
@@ -121,6 +124,7 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     }
     // gopher-lua's math.huge is the largest double, not infinity.
     globals.get::<Table>("math")?.raw_set("huge", f64::MAX)?;
+    globals.raw_set("_GOPHER_LUA_VERSION", "GopherLua 0.1")?;
     // Where the script was when it called a function below (gopher-lua's message prefix).
     let script_where = lua.create_function(|lua, ()| {
         Ok(match super::script_line(lua) {
@@ -138,19 +142,38 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
     lua.load(GO_PRELUDE).set_name("=string").call((format, upper, lower, to_number, globals.get::<Table>("string")?))
 }
 
-/// What depends on the script and the options: `print`, and the order `pairs` walks in.
+/// What depends on the script and the options: `print` (and `_printregs`, which prints), and
+/// the order `pairs` walks in.
 pub fn install_for(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
     let globals = lua.globals();
-    let print: mlua::Function = lua.load(PRINT_PRELUDE).set_name("=print").call(write_function(lua, script_name)?)?;
+    let (print, print_registers): (mlua::Function, mlua::Function) =
+        lua.load(PRINT_PRELUDE).set_name("=print").call(write_function(lua, script_name)?)?;
     globals.raw_set("print", print)?;
+    globals.raw_set("_printregs", print_registers)?;
     if options.pairs != PairsOrder::Natural {
         let inputs = lua.create_table()?;
         inputs.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
         lua.set_named_registry_value(INPUT_TABLES, &inputs)?;
         lua.load(PAIRS_PRELUDE).set_name("=pairs").call::<()>((inputs, options.pairs == PairsOrder::ReversedForAll))?;
     }
-    Ok(())
+    let library_functions: Table = lua.load(LIBRARY_FUNCTIONS).set_name("=library").call(())?;
+    lua.set_named_registry_value(LIBRARY_FUNCTIONS_KEY, library_functions)
 }
+
+/// Where `setfenv` (lbaselib.c) finds the library functions this sandbox writes in Lua: gopher-lua
+/// writes them in Go, and a Go function's environment cannot change.
+const LIBRARY_FUNCTIONS_KEY: &str = "kubectl-rollout-lua.library-functions";
+
+/// Every function of the libraries, as a set (C ones too, which `setfenv` refuses anyway).
+const LIBRARY_FUNCTIONS: &str = r#"
+local found = {}
+for _, library in ipairs({_G, string, table, math, json}) do
+  for _, value in next, library do
+    if type(value) == "function" then found[value] = true end
+  end
+end
+return found
+"#;
 
 /// Records every table reachable from `obj` as input, when `pairs` walks input backwards.
 pub fn mark_inputs(lua: &Lua) -> mlua::Result<()> {
@@ -453,6 +476,30 @@ mod tests {
         .unwrap();
         let text = String::from_utf8(printed.0.borrow().clone()).unwrap();
         assert!(text.starts_with("[p.lua] 1\ttable: 0x"), "{text:?}");
+    }
+
+    #[test]
+    fn the_base_library_is_gopher_luas() {
+        // gopher-lua's library functions are Go functions, whose environment cannot change;
+        // a script's own can.
+        let got = spec(
+            "for i, f in ipairs({print, tonumber, string.format, string.upper, json.encode, _printregs, string.find}) do
+               r[i] = pcall(setfenv, f, {})
+             end
+             local function mine() return 1 end
+             r[#r + 1] = pcall(setfenv, mine, {}) r[#r + 1] = _GOPHER_LUA_VERSION",
+        );
+        assert_eq!(got, json!([false, false, false, false, false, false, false, true, "GopherLua 0.1"]));
+        let printed = Printed::default();
+        let script = Script::new("regs.lua", "_printregs() return {}");
+        let limits = Limits::default();
+        let options = EvalOptions::CONTROLLER;
+        evaluate(&script, std::borrow::Cow::Owned(json!({})), &limits, options, &printed, Values::default()).unwrap();
+        let text = String::from_utf8(printed.0.borrow().clone()).unwrap();
+        assert_eq!(
+            text,
+            "[regs.lua] _printregs: the controller's engine prints its registers here; this one has none\n"
+        );
     }
 
     #[test]
