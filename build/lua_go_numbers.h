@@ -15,6 +15,13 @@
 #ifndef LUA_GO_NUMBERS_H
 #define LUA_GO_NUMBERS_H
 
+#include <stddef.h>
+
+/* Go's shortest digits of a double, as Rust's "{:e}" writes them
+ * ("-9.523240012291392e14"), NUL-terminated in out (size bytes, at least
+ * 32). Written in Rust (src/lua/stack.rs, from src/gojson.rs). */
+void rollout_lua_shortest(double n, char *out, size_t size);
+
 #define LUA_CORE
 #define loslib_c
 #include "luaconf.h"
@@ -27,7 +34,7 @@
  * (the exponent has at least two digits), else plain decimal. */
 static void lua_go_number2str(char *out, double n) {
   char digits[32], sci[40], *p;
-  int ndigits = 0, exp, precision, i, dp;
+  int ndigits = 0, exp, i, dp;
   if (n != n) { strcpy(out, "NaN"); return; }
   if (n > 1.7976931348623157e308) { strcpy(out, "+Inf"); return; }
   if (n < -1.7976931348623157e308) { strcpy(out, "-Inf"); return; }
@@ -36,11 +43,10 @@ static void lua_go_number2str(char *out, double n) {
     sprintf(out, "%lld", (long long)n);
     return;
   }
-  /* The fewest significant digits that read back as the same double. */
-  for (precision = 1; precision <= 17; precision++) {
-    sprintf(sci, "%.*e", precision - 1, n);
-    if (strtod(sci, NULL) == n) break;
-  }
+  /* Go's shortest digits, "d.ddde±x" (a loop of sprintf and strtod would
+     miss them where the nearest candidate does not read back but the other
+     one does, below a power of two, and take a digit more). */
+  rollout_lua_shortest(n, sci, sizeof sci);
   p = sci;
   if (*p == '-') { *out++ = '-'; p++; }
   for (; *p != 'e'; p++)

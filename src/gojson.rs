@@ -367,9 +367,9 @@ fn write_number(out: &mut String, n: &Number) {
 /// Go's float64 encoding: shortest digits, plain notation unless |f| < 1e-6 or |f| >= 1e21,
 /// exponent with a sign and without a leading zero (`1e+21`, `1.5e-7`).
 pub fn format_float(f: f64) -> String {
-    // `{:e}` gives the shortest round-trip digits; Rust's plain `{}` would print every digit
-    // of a large whole number, where Go pads the shortest digits with zeros.
-    let scientific = format!("{f:e}");
+    // Rust's plain `{}` would print every digit of a large whole number, where Go pads the
+    // shortest digits with zeros.
+    let scientific = shortest_scientific(f);
     let (mantissa, exponent) = scientific_parts(&scientific);
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
@@ -379,8 +379,22 @@ pub fn format_float(f: f64) -> String {
     plain_notation(mantissa, exponent)
 }
 
-/// A float written by Rust's `{:e}` (`-1.25e3`: its shortest digits): the mantissa and the
-/// decimal exponent.
+/// The shortest digits that read back as `f` (a float64 or float32), as Go's `strconv` chooses
+/// them, in Rust's `{:e}` layout (`-1.25e3`). Where two candidates as short are as near
+/// (952324001229139.25: …392 and …393), Rust's shortest takes the upper one and Go the even one,
+/// which is `f` rounded to as many digits (Rust rounds exactly, ties to even) when that reads
+/// back.
+pub fn shortest_scientific<F>(f: F) -> String
+where
+    F: std::fmt::LowerExp + std::str::FromStr + PartialEq,
+{
+    let shortest = format!("{f:e}");
+    let digits = shortest.bytes().take_while(|&c| c != b'e').filter(u8::is_ascii_digit).count();
+    let rounded = format!("{f:.*e}", digits - 1);
+    if rounded.parse::<F>().is_ok_and(|read| read == f) { rounded } else { shortest }
+}
+
+/// A float written in Rust's `{:e}` layout (`-1.25e3`): the mantissa and the decimal exponent.
 pub fn scientific_parts(scientific: &str) -> (&str, i32) {
     let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
     (mantissa, exponent.parse().expect("a decimal exponent"))
@@ -563,9 +577,16 @@ mod tests {
             (0.001234, "0.001234"),
             (1e20 + 65536.0, "100000000000000070000"),
             (1e100, "1e+100"),
+            // Two shortest candidates as near: Go takes the even one (Rust's shortest the upper).
+            (952324001229139.2, "952324001229139.2"),
+            (-672868728819925.2, "-672868728819925.2"),
         ] {
             assert_eq!(format_float(f), want, "{f}");
         }
+        // Below a power of two the nearest candidate may not read back while the other does.
+        assert_eq!(shortest_scientific(2f64.powi(-24)), "5.960464477539063e-8");
+        assert_eq!(shortest_scientific(2f64.powi(89)), "6.189700196426902e26");
+        assert_eq!(shortest_scientific(16777217f32), "1.6777216e7");
     }
 
     #[test]

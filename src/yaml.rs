@@ -528,8 +528,7 @@ fn go_float32_key(value: f64) -> String {
     if single.is_infinite() {
         return if single > 0.0 { ".inf" } else { "-.inf" }.into();
     }
-    // Rust writes the shortest digits that read back as the float32: `d.ddde±x`.
-    let scientific = format!("{single:e}");
+    let scientific = gojson::shortest_scientific(single);
     let (mantissa, exponent) = gojson::scientific_parts(&scientific);
     if (-4..6).contains(&exponent) {
         return gojson::plain_notation(mantissa, exponent);

@@ -253,14 +253,9 @@ impl Decimal {
         Decimal { digits, point }
     }
 
-    /// The shortest digits that read back as `value`. Where two candidates as short are as near
-    /// (952324001229139.25: …392 and …393), Rust's shortest takes the upper one and Go the even
-    /// one, which is the value rounded to as many digits, when that reads back.
+    /// The shortest digits that read back as `value`, as Go chooses them.
     fn shortest(value: f64) -> Decimal {
-        let shortest = format!("{value:e}");
-        let digits = shortest.bytes().take_while(|&c| c != b'e').filter(u8::is_ascii_digit).count();
-        let rounded = format!("{value:.*e}", digits - 1);
-        Decimal::from_exponent_text(if rounded.parse() == Ok(value) { &rounded } else { &shortest })
+        Decimal::from_exponent_text(&crate::gojson::shortest_scientific(value))
     }
 
     /// `value` rounded to `significant` digits (at least 1). A double is exact in 767 significant

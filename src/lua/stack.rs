@@ -1,5 +1,5 @@
 //! The Lua C API, for the JSON conversion (`convert`) only, and every `unsafe` block of it; and
-//! the one function the C core calls back (`rollout_lua_parse_number`).
+//! the two functions the C core calls back (`rollout_lua_parse_number`, `rollout_lua_shortest`).
 //!
 //! mlua's safe API hands each value out through a registry reference of its own, which makes
 //! converting a large object several times slower than these direct stack operations (measured
@@ -545,6 +545,18 @@ impl<'r> Stack<'r> {
         // SAFETY: invariant 2.
         unsafe { ffi::lua_gettop(self.state) }
     }
+}
+
+/// Go's shortest digits of a float for the C core's number-to-text (`build/lua_go_numbers.h`),
+/// in Rust's `{:e}` layout, NUL-terminated in `out`.
+#[unsafe(no_mangle)]
+pub extern "C" fn rollout_lua_shortest(number: f64, out: *mut std::ffi::c_char, size: usize) {
+    let text = crate::gojson::shortest_scientific(number);
+    // SAFETY: the C caller passes a buffer of `size` bytes (40; a double's text is at most 24).
+    let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), size) };
+    let length = text.len().min(size - 1);
+    out[..length].copy_from_slice(&text.as_bytes()[..length]);
+    out[length] = 0;
 }
 
 /// gopher-lua's `parseNumber` for the C core (declared in `build/lua_go_numbers.h`): the VM's
