@@ -9,7 +9,6 @@
 //!   struct (`%d`, `%#v`; this engine fails), addresses (`%p`, "table: 0x…"), and integer verbs
 //!   of NaN or numbers beyond int64 on a controller built for arm64 (this engine and the oracle
 //!   convert as amd64 does);
-//! - arithmetic that yields inf, nan, or negative zero through division;
 //! - the last bit of `^` and the math functions against a controller on an x86-64 CPU without AVX
 //!   and FMA or built for arm64: this engine computes as Go does on amd64 with FMA, so the math
 //!   corpus runs only where the oracle's CPU is such a one;
@@ -304,6 +303,22 @@ fn regression_library_ranges_and_float_text() {
         regression_cases(&[
             ("regression/library_ranges_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
             ("regression/float_text_ties_and_precisions.lua", "obj/minimal.json", Expect::Success),
+        ]);
+    }
+}
+
+/// What gopher-lua's parser takes that Lua 5.1's refuses or reads otherwise (empty statements,
+/// repeated table separators, `(` on a new line, `[[` in a long string, `local f = function`
+/// seeing f, more than 60 upvalues) and what it refuses (a form feed, a `--[=` not opening a
+/// comment); and arithmetic on numbers never giving -0.
+#[test]
+fn regression_syntax_and_negative_zero_as_gopher_luas() {
+    if pinned_or_skip("the syntax corpus") {
+        regression_cases(&[
+            ("regression/syntax_as_gopher_lua_reads_it.lua", "obj/minimal.json", Expect::Success),
+            ("regression/form_feed_is_no_space.lua", "obj/minimal.json", Expect::Failure),
+            ("regression/long_comment_without_its_bracket.lua", "obj/minimal.json", Expect::Failure),
+            ("regression/negative_zero_from_arithmetic.lua", "obj/minimal.json", Expect::Success),
         ]);
     }
 }

@@ -362,6 +362,8 @@ static int llex (LexState *ls, SemInfo *seminfo) {
             luaZ_resetbuffer(ls->buff);
             continue;
           }
+          if (sep != -1)  /* kubectl-rollout-lua: "--[=" must open one, as in gopher-lua */
+            luaX_lexerror(ls, "invalid long comment", 0);
         }
         /* else short comment */
         while (!currIsNewline(ls) && ls->current != EOZ)
@@ -419,7 +421,9 @@ static int llex (LexState *ls, SemInfo *seminfo) {
         return TK_EOS;
       }
       default: {
-        if (isspace(ls->current)) {
+        /* kubectl-rollout-lua: gopher-lua's spaces are these (and newlines);
+           a form feed or vertical tab is no token there */
+        if (ls->current == ' ' || ls->current == '\t') {
           lua_assert(!currIsNewline(ls));
           next(ls);
           continue;

@@ -52,6 +52,7 @@ typedef struct BlockCnt {
 */
 static void chunk (LexState *ls);
 static void expr (LexState *ls, expdesc *v);
+static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit);
 
 
 static void anchor_token (LexState *ls) {
@@ -495,6 +496,16 @@ static void listfield (LexState *ls, struct ConsControl *cc) {
 }
 
 
+/* kubectl-rollout-lua: gopher-lua's table fields take any number of `,' and
+   `;' between and after them ({1,,2;;3} is {1, 2, 3}) */
+static int field_separators (LexState *ls) {
+  int found = 0;
+  while (testnext(ls, ',') || testnext(ls, ';'))
+    found = 1;
+  return found;
+}
+
+
 static void constructor (LexState *ls, expdesc *t) {
   /* constructor -> ?? */
   FuncState *fs = ls->fs;
@@ -529,7 +540,7 @@ static void constructor (LexState *ls, expdesc *t) {
         break;
       }
     }
-  } while (testnext(ls, ',') || testnext(ls, ';'));
+  } while (field_separators(ls));
   check_match(ls, '}', '{', line);
   lastlistfield(fs, &cc);
   SETARG_B(fs->f->code[pc], luaO_int2fb(cc.na)); /* set initial array size */
@@ -613,8 +624,8 @@ static void funcargs (LexState *ls, expdesc *f) {
   int line = ls->linenumber;
   switch (ls->t.token) {
     case '(': {  /* funcargs -> `(' [ explist1 ] `)' */
-      if (line != ls->lastline)
-        luaX_syntaxerror(ls,"ambiguous syntax (function call x new statement)");
+      /* kubectl-rollout-lua: a `(' on a new line is a call, as in gopher-lua
+         (Lua 5.1 calls it ambiguous) */
       luaX_next(ls);
       if (ls->t.token == ')')  /* arg list is empty? */
         args.k = VVOID;
@@ -836,8 +847,16 @@ static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
     luaK_prefix(ls->fs, uop, v);
   }
   else simpleexp(ls, v);
-  /* expand while operators have priorities higher than `limit' */
-  op = getbinopr(ls->t.token);
+  op = binary_operations(ls, v, limit);
+  leavelevel(ls);
+  return op;  /* return first untreated operator */
+}
+
+
+/* the operators after the operand `v', while their priorities are higher
+   than `limit' */
+static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
+  BinOpr op = getbinopr(ls->t.token);
   while (op != OPR_NOBINOPR && priority[op].left > limit) {
     expdesc v2;
     BinOpr nextop;
@@ -848,8 +867,7 @@ static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
     luaK_posfix(ls->fs, op, v, &v2);
     op = nextop;
   }
-  leavelevel(ls);
-  return op;  /* return first untreated operator */
+  return op;
 }
 
 
@@ -1176,6 +1194,33 @@ static void localfunc (LexState *ls) {
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua compiles `local NAME = function ... end` as
+** `local function NAME`: the function sees NAME as itself (so it can
+** recurse), where Lua 5.1's sees the global. What follows the body (an
+** operator, more values) is read as usual; gopher-lua would then not let the
+** body see NAME, which only a script that also uses NAME there tells apart.
+*/
+static void local_function_value (LexState *ls) {
+  FuncState *fs = ls->fs;
+  expdesc v, b;
+  int line = ls->linenumber;
+  init_exp(&v, VLOCAL, fs->freereg);
+  luaK_reserveregs(fs, 1);
+  adjustlocalvars(ls, 1);
+  luaX_next(ls);  /* skip FUNCTION */
+  body(ls, &b, 0, line);
+  binary_operations(ls, &b, 0);
+  luaK_storevar(fs, &v, &b);
+  getlocvar(fs, fs->nactvar - 1).startpc = fs->pc;
+  while (testnext(ls, ',')) {  /* more values than names: evaluated, dropped */
+    expr(ls, &b);
+    luaK_exp2nextreg(fs, &b);
+    fs->freereg--;
+  }
+}
+
+
 static void localstat (LexState *ls) {
   /* stat -> LOCAL NAME {`,' NAME} [`=' explist1] */
   int nvars = 0;
@@ -1184,6 +1229,14 @@ static void localstat (LexState *ls) {
   do {
     new_localvar(ls, str_checkname(ls), nvars++);
   } while (testnext(ls, ','));
+  if (nvars == 1 && ls->t.token == '=') {
+    luaX_lookahead(ls);
+    if (ls->lookahead.token == TK_FUNCTION) {
+      luaX_next(ls);  /* skip `=' */
+      local_function_value(ls);
+      return;
+    }
+  }
   if (testnext(ls, '='))
     nexps = explist1(ls, &e);
   else {
@@ -1327,6 +1380,8 @@ static void chunk (LexState *ls) {
   int islast = 0;
   enterlevel(ls);
   while (!islast && !block_follow(ls->t.token)) {
+    if (testnext(ls, ';'))
+      continue;  /* kubectl-rollout-lua: an empty statement, as in gopher-lua */
     islast = statement(ls);
     testnext(ls, ';');
     lua_assert(ls->fs->f->maxstacksize >= ls->fs->freereg &&

@@ -383,12 +383,19 @@ static void Arith (lua_State *L, StkId ra, const TValue *rb,
 #define Protect(x)	{ L->savedpc = pc; {x;}; base = L->base; }
 
 
+/* kubectl-rollout-lua: gopher-lua stores the result of arithmetic on two
+   numbers (and of unary minus on one) through its allocator, which hands out
+   its shared 0 for -0: such a result is never -0 there (a constant, a library
+   function's result, or arithmetic on a numeric string still can be) */
+#define go_stored(n)	((n) == 0 ? 0 : (n))
+
 #define arith_op(op,tm) { \
         TValue *rb = RKB(i); \
         TValue *rc = RKC(i); \
         if (ttisnumber(rb) && ttisnumber(rc)) { \
           lua_Number nb = nvalue(rb), nc = nvalue(rc); \
-          setnvalue(ra, op(nb, nc)); \
+          lua_Number r = op(nb, nc); \
+          setnvalue(ra, go_stored(r)); \
         } \
         else \
           Protect(Arith(L, ra, rb, rc, tm)); \
@@ -521,7 +528,8 @@ void luaV_execute (lua_State *L, int nexeccalls) {
         TValue *rb = RB(i);
         if (ttisnumber(rb)) {
           lua_Number nb = nvalue(rb);
-          setnvalue(ra, luai_numunm(nb));
+          lua_Number r = luai_numunm(nb);
+          setnvalue(ra, go_stored(r));
         }
         else {
           Protect(Arith(L, ra, rb, rb, TM_UNM));

@@ -699,6 +699,30 @@ mod tests {
     }
 
     #[test]
+    fn syntax_is_gopher_luas() {
+        let got = spec(
+            "r[1] = 1;; ; local t = {1,, 2;; 3,} r[2] = #t
+             local f = function(n) if n == 0 then return 1 end return n * f(n - 1) end r[3] = f(4)
+             local id = function(x) return x end local y = id
+             (5) r[4] = y r[5] = [[a [[b]]",
+        );
+        assert_eq!(got, json!([1, 3, 24, 5, "a [[b"]));
+        for refused in ["local a = 1\u{c} return {}", "--[=x\nreturn {}", "local t = {,1} return {}"] {
+            assert_eq!(run(refused), Err(ScriptErrorKind::Syntax), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn arithmetic_on_numbers_never_gives_negative_zero() {
+        // gopher-lua stores such a result through its allocator, which hands out 0 for -0.
+        let got = spec(
+            "local zero = #'' r[1] = -zero r[2] = zero * -1 r[3] = zero / -1 r[4] = -zero % 5
+             r[5] = -0 r[6] = math.ceil(-0.5) r[7] = -'0'",
+        );
+        assert_eq!(serde_json::to_string(&got).unwrap(), "[0,0,0,0,-0.0,-0.0,-0.0]");
+    }
+
+    #[test]
     fn ranges_beyond_an_int_are_gopher_luas() {
         // unpack's count once wrapped (a crash: `pcall` could not catch it); gopher-lua's range
         // is 64 bits, and a position Go makes -2^63 of (NaN) is past the end for table.remove.
