@@ -261,7 +261,7 @@ pub fn harness_result(
 ) -> Result<(Data, Vec<String>), lua::ScriptError> {
     let Evaluated { output: got, instructions } =
         data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed)?;
-    let mut warnings: Vec<String> = lua::controller_time(instructions).into_iter().collect();
+    let mut warnings = lua::controller_warnings(script, instructions);
     // Its prints were printed by the run above.
     let quiet = &Printed::default();
     if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)

@@ -156,3 +156,38 @@ fn a_script_heavy_for_the_controllers_engine_is_warned_of_where_it_runs() {
         .success()
         .stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }
+
+#[test]
+fn a_loop_the_controllers_engine_compiles_otherwise_is_warned_of_where_it_runs() {
+    // gopher-lua leaves this loop's control value unset: after the `break` above it, the
+    // controller's loop starts where the register was left and counts 1 of 3 entries.
+    let script = "local t = {10, 20, 30}
+for i in ipairs(t) do if i == 2 then break end end
+local n = 0
+for k, v in next, t do n = n + 1 end
+return {spec = {n = n}}
+";
+    let warning = "line 4: a generic `for` over values rather than one call, with fewer than three names or values (as `for k, v in next, t`): gopher-lua, the controller's engine, leaves the loop's control value unset, so there it starts after whatever an earlier statement left in that register and may skip entries; write `for k, v in pairs(t)`";
+    let (out, _) = eval(script);
+    out.success().stdout_is("{\"spec\":{\"n\":3}}\n").stderr_has(&format!("warning: script script.lua: {warning}"));
+    // Loops the controller compiles as written: one call, three values, or three names.
+    let fine = "for k, v in pairs({1}) do end
+for k, v in next, {1}, nil do end
+for k, v, w in next, {1} do end
+for k in (function() return next, {1} end)() do end
+return {spec = {}}
+";
+    let (out, _) = eval(fine);
+    out.success().stderr_is("");
+    // In a plan, on the object whose script it is.
+    let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}\n  strategy:\n    canary:\n      steps: [{replicas: 1, traffic: 20%}]\n      trafficRoutings: [{service: demo, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: demo}]}]\n";
+    let thing = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: demo, namespace: shop}\nspec: {x: 0}\n";
+    Test::new()
+        .file("m/rollout.yaml", rollout)
+        .file("m/thing.yaml", thing)
+        .file("thing.lua", script)
+        .args(["plan", "-f", "m", "--script", "Thing.example.com=thing.lua"])
+        .run()
+        .success()
+        .stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
+}

@@ -1104,11 +1104,29 @@ static void fornum (LexState *ls, TString *varname, int line) {
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's compiler gives a generic `for' as many of
+** its three hidden values as the loop has names or values (compile.go,
+** compileGenericForStmt), so with fewer than three of each, and no call or
+** `...' last to fill the rest, the control value (where `next' starts) is left
+** as an earlier statement left that register: `for k, v in next, t' may skip
+** entries there. The first such line is kept in the registry, for a warning
+** (src/lua/mod.rs).
+*/
+static void note_unset_loop_control (LexState *ls, int line) {
+  TString *key = luaS_newliteral(ls->L, "kubectl-rollout-lua.unset-loop-control");
+  TValue *slot = luaH_setstr(ls->L, hvalue(registry(ls->L)), key);
+  if (ttisnil(slot))
+    setnvalue(slot, cast_num(line));
+}
+
+
 static void forlist (LexState *ls, TString *indexname) {
   /* forlist -> NAME {,NAME} IN explist1 forbody */
   FuncState *fs = ls->fs;
   expdesc e;
   int nvars = 0;
+  int nexps;
   int line;
   int base = fs->freereg;
   /* create control variables */
@@ -1121,7 +1139,10 @@ static void forlist (LexState *ls, TString *indexname) {
     new_localvar(ls, str_checkname(ls), nvars++);
   checknext(ls, TK_IN);
   line = ls->linenumber;
-  adjust_assign(ls, 3, explist1(ls, &e), &e);
+  nexps = explist1(ls, &e);
+  if (nvars - 3 < 3 && nexps < 3 && !hasmultret(e.k))
+    note_unset_loop_control(ls, line);
+  adjust_assign(ls, 3, nexps, &e);
   luaK_checkstack(fs, 3);  /* extra space to call generator */
   forbody(ls, base, line, nvars - 3, 0);
 }

@@ -574,8 +574,8 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let Evaluated { output, instructions } = result.map_err(failed)?;
     print_raw(&output)?;
     print_raw("\n")?;
-    if let Some(slow) = lua::controller_time(instructions) {
-        super::warn(&format!("warning: script {}: {slow}", script.name));
+    for warning in lua::controller_warnings(&script, instructions) {
+        super::warn(&format!("warning: script {}: {warning}", script.name));
     }
     Ok(Outcome::Done)
 }

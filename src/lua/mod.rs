@@ -48,8 +48,13 @@ pub struct Script {
     compiled: Arc<Compiled>,
 }
 
-/// Bytecode, or the syntax error, of a script's text.
-type Compiled = OnceLock<Result<Vec<u8>, String>>;
+/// Bytecode (and the first line of a loop the controller compiles otherwise, see
+/// `controller_warnings`), or the syntax error, of a script's text.
+type Compiled = OnceLock<Result<(Vec<u8>, Option<u32>), String>>;
+
+/// Where the parser (lparser.c) notes the first generic `for` whose control value gopher-lua's
+/// compiler leaves unset.
+const UNSET_LOOP_CONTROL: &str = "kubectl-rollout-lua.unset-loop-control";
 
 impl Script {
     pub fn new(name: impl Into<String>, code: impl Into<String>) -> Script {
@@ -66,14 +71,20 @@ impl Script {
         &self.code
     }
 
-    fn bytecode(&self) -> Result<&[u8], String> {
+    fn compiled(&self) -> Result<&(Vec<u8>, Option<u32>), String> {
         let compiled = self.compiled.get_or_init(|| {
             let lua = Lua::new_with(StdLib::NONE, LuaOptions::default()).map_err(|e| e.to_string())?;
             // Text only: a user's file holding bytecode is refused (it would bypass the parser).
             let chunk = lua.load(&*self.code).set_name(format!("={CHUNK_NAME}")).set_mode(ChunkMode::Text);
-            chunk.into_function().map(|f| f.dump(false)).map_err(|e| lua_message(&e))
+            let bytecode = chunk.into_function().map(|f| f.dump(false)).map_err(|e| lua_message(&e))?;
+            let unset_loop = lua.named_registry_value::<Option<u32>>(UNSET_LOOP_CONTROL).map_err(|e| e.to_string())?;
+            Ok((bytecode, unset_loop))
         });
-        compiled.as_deref().map_err(Clone::clone)
+        compiled.as_ref().map_err(Clone::clone)
+    }
+
+    fn bytecode(&self) -> Result<&[u8], String> {
+        self.compiled().map(|(bytecode, _)| &bytecode[..])
     }
 }
 
@@ -200,7 +211,7 @@ pub enum Obj<'a> {
     },
 }
 
-/// A script's output, and the instructions it ran to make it (see `controller_time`).
+/// A script's output, and the instructions it ran to make it (see `controller_warnings`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluated<T> {
     pub output: T,
@@ -222,10 +233,23 @@ impl<T> Evaluated<T> {
 /// 10 to 20 times as many).
 const CONTROLLER_INSTRUCTIONS_PER_SECOND: u64 = 12_000_000;
 
-/// A warning for a script whose `instructions` would take the controller's engine a good part
-/// of its 1s limit (a third or more): it runs them several times slower than this engine, so a
-/// script that passes here may time out there. Counted, not timed: the same on any machine.
-pub fn controller_time(instructions: u64) -> Option<String> {
+/// What the controller's engine would do otherwise with `script`, which ran `instructions`:
+/// - a generic `for` with fewer than three names over fewer than three values and no call last
+///   (`for k, v in next, t`): gopher-lua's compiler leaves its control value unset, so in the
+///   controller the loop may start after whatever key an earlier statement left there;
+/// - a good part of the controller's 1s limit (a third or more): it runs instructions several
+///   times slower than this engine, so a script that passes here may time out there. Counted,
+///   not timed: the same on any machine.
+pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
+    let unset_loop = script.compiled().ok().and_then(|(_, line)| *line).map(|line| {
+        format!(
+            "line {line}: a generic `for` over values rather than one call, with fewer than three names or values (as `for k, v in next, t`): gopher-lua, the controller's engine, leaves the loop's control value unset, so there it starts after whatever an earlier statement left in that register and may skip entries; write `for k, v in pairs(t)`"
+        )
+    });
+    unset_loop.into_iter().chain(controller_time(instructions)).collect()
+}
+
+fn controller_time(instructions: u64) -> Option<String> {
     (instructions * 3 >= CONTROLLER_INSTRUCTIONS_PER_SECOND).then(|| {
         format!(
             "it ran about {:.1} million Lua instructions: gopher-lua, the controller's engine, runs about {} million a second, so it would take about {:.1}s there, against the controller's limit of 1s (this engine is 10 to 20 times faster): it may time out in the controller",
@@ -643,6 +667,27 @@ mod tests {
             let script = Script::new("test.lua", bomb);
             let err = evaluated(&script, &json!({}), &memory_only).unwrap_err();
             assert_eq!(err.kind, ScriptErrorKind::Memory, "{bomb}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_loop_whose_control_value_gopher_lua_leaves_unset_is_told_by_its_line() {
+        let lines = |code: &str| {
+            let warnings = controller_warnings(&Script::new("loop.lua", code), 0);
+            warnings.iter().map(|w| w.split(':').next().unwrap().to_string()).collect::<Vec<_>>()
+        };
+        // Fewer than three names and values, no call last: the first such line.
+        assert_eq!(lines("local t = {}\nfor k, v in next, t do end\nfor k in next, t do end"), ["line 2"]);
+        assert_eq!(lines("local f\nfor k in f do end"), ["line 2"]);
+        for fine in [
+            "for k, v in pairs({}) do end",
+            "for k, v in next, {}, nil do end",
+            "for k, v, w in next, {} do end",
+            "local function it() return next, {} end for k in it() do end",
+            "local function it(...) for k in ... do end end",
+            "for i = 1, 2 do end",
+        ] {
+            assert_eq!(lines(fine), Vec::<String>::new(), "{fine}");
         }
     }
 

@@ -86,7 +86,8 @@ pub fn plan_object(
             let Evaluated { output: result, instructions } =
                 data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
                     .map_err(|e| script_failed(&routing.owner, context.stage, reference, e))?;
-            warnings.extend(lua::controller_time(instructions).map(|w| format!("{reference}: {}: {w}", script.source)));
+            let controller = lua::controller_warnings(&script.script, instructions);
+            warnings.extend(controller.iter().map(|w| format!("{reference}: {}: {w}", script.source)));
             // The built-in scripts' independence from pairs() order is checked by their test cases
             // (`test` flags any dependence); other scripts are checked on every plan.
             let order = match script.source {

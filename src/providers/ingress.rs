@@ -404,7 +404,8 @@ fn run_script(
             [] => Error::Script(e),
             _ => Error::Input(format!("{e} ({})", explanations.join("; "))),
         })?;
-    warnings.extend(lua::controller_time(instructions).map(|w| format!("script {}: {w}", route.script.name)));
+    let controller = lua::controller_warnings(route.script, instructions);
+    warnings.extend(controller.iter().map(|w| format!("script {}: {w}", route.script.name)));
     Ok(output)
 }
 
