@@ -137,6 +137,18 @@ fn an_obj_larger_than_the_memory_limit_as_lua_tables_is_named_with_the_limit() {
     }
 }
 
+/// `plan -f` of a Rollout routing through a custom object whose script is `script`.
+fn plan_through_a_thing(script: &str) -> Output {
+    let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}\n  strategy:\n    canary:\n      steps: [{replicas: 1, traffic: 20%}]\n      trafficRoutings: [{service: demo, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: demo}]}]\n";
+    let thing = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: demo, namespace: shop}\nspec: {x: 0}\n";
+    Test::new()
+        .file("m/rollout.yaml", rollout)
+        .file("m/thing.yaml", thing)
+        .file("thing.lua", script)
+        .args(["plan", "-f", "m", "--script", "Thing.example.com=thing.lua"])
+        .run()
+}
+
 #[test]
 fn a_script_heavy_for_the_controllers_engine_is_warned_of_where_it_runs() {
     // Fast here (this engine is 10 to 20 times faster), about half the controller's second there.
@@ -145,16 +157,7 @@ fn a_script_heavy_for_the_controllers_engine_is_warned_of_where_it_runs() {
     let (out, _) = eval(heavy);
     out.success().stderr_has(&format!("warning: script script.lua: {warning}"));
     // In a plan, on the object whose script it is.
-    let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}\n  strategy:\n    canary:\n      steps: [{replicas: 1, traffic: 20%}]\n      trafficRoutings: [{service: demo, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: demo}]}]\n";
-    let thing = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: demo, namespace: shop}\nspec: {x: 0}\n";
-    Test::new()
-        .file("m/rollout.yaml", rollout)
-        .file("m/thing.yaml", thing)
-        .file("thing.lua", heavy)
-        .args(["plan", "-f", "m", "--script", "Thing.example.com=thing.lua"])
-        .run()
-        .success()
-        .stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
+    plan_through_a_thing(heavy).success().stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }
 
 #[test]
@@ -180,14 +183,5 @@ return {spec = {}}
     let (out, _) = eval(fine);
     out.success().stderr_is("");
     // In a plan, on the object whose script it is.
-    let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}\n  strategy:\n    canary:\n      steps: [{replicas: 1, traffic: 20%}]\n      trafficRoutings: [{service: demo, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: demo}]}]\n";
-    let thing = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: demo, namespace: shop}\nspec: {x: 0}\n";
-    Test::new()
-        .file("m/rollout.yaml", rollout)
-        .file("m/thing.yaml", thing)
-        .file("thing.lua", script)
-        .args(["plan", "-f", "m", "--script", "Thing.example.com=thing.lua"])
-        .run()
-        .success()
-        .stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
+    plan_through_a_thing(script).success().stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }
