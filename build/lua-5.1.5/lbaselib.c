@@ -409,9 +409,26 @@ static void rethrow_memory_error (lua_State *L, int status) {
 }
 
 
+/* kubectl-rollout-lua: gopher-lua's pcall answers a value it cannot call
+   without raising an error (so without closing upvalues: ldebug.c) */
+static int callable (lua_State *L, int idx) {
+  int found;
+  if (lua_isfunction(L, idx)) return 1;
+  if (!luaL_getmetafield(L, idx, "__call")) return 0;
+  found = lua_isfunction(L, -1);
+  lua_pop(L, 1);
+  return found;
+}
+
+
 static int luaB_pcall (lua_State *L) {
   int status;
   luaL_checkany(L, 1);
+  if (!callable(L, 1)) {
+    lua_pushboolean(L, 0);
+    lua_pushfstring(L, "attempt to call a %s value", luaL_typename(L, 1));
+    return 2;
+  }
   status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
   rethrow_memory_error(L, status);
   lua_pushboolean(L, (status == 0));

@@ -645,12 +645,10 @@ static int constfolding (OpCode op, expdesc *e1, expdesc *e2) {
     case OP_ADD: r = luai_numadd(v1, v2); break;
     case OP_SUB: r = luai_numsub(v1, v2); break;
     case OP_MUL: r = luai_nummul(v1, v2); break;
-    case OP_DIV:
-      if (v2 == 0) return 0;  /* do not attempt to divide by 0 */
-      r = luai_numdiv(v1, v2); break;
-    case OP_MOD:
-      if (v2 == 0) return 0;  /* do not attempt to divide by 0 */
-      r = luai_nummod(v1, v2); break;
+    /* kubectl-rollout-lua: gopher-lua folds a division by 0 too (1/-0 is
+       -Inf there, where a constant -0 would be read back as an earlier 0) */
+    case OP_DIV: r = luai_numdiv(v1, v2); break;
+    case OP_MOD: r = luai_nummod(v1, v2); break;
     case OP_POW: r = luai_numpow(v1, v2); break;
     case OP_UNM: r = luai_numunm(v1); break;
     case OP_LEN: return 0;  /* no constant folding for 'len' */

@@ -644,6 +644,13 @@ void luaG_errormsg (lua_State *L) {
     luaD_call(L, L->top - 2, 1);  /* call it */
     L->allowhook = allowhook;
   }
+  else
+    /* kubectl-rollout-lua: gopher-lua closes every open upvalue of the
+       thread when an error is raised with no handler (closeAllUpvalues in
+       raiseError and Error): after a caught error, closures keep copies of
+       the locals they captured, and the functions still running go on with
+       their own */
+    luaF_close(L, L->stack);
   luaD_throw(L, LUA_ERRRUN);
 }
 

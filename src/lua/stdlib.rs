@@ -713,6 +713,22 @@ mod tests {
     }
 
     #[test]
+    fn a_caught_error_closes_every_open_upvalue_as_in_gopher_lua() {
+        // The closure keeps its copy of n from the error on; xpcall and pcall of a value it
+        // cannot call close nothing.
+        let got = spec(
+            "local function probe(raise) local n = 1 local get = function() return n end raise() n = 5 return get() end
+             r[1] = probe(function() pcall(error, 'x') end)
+             r[2] = probe(function() pcall(function() return nil .. 1 end) end)
+             r[3] = probe(function() xpcall(function() error('x') end, function(e) return e end) end)
+             r[4] = probe(function() pcall(nil) end)
+             r[5] = probe(function() end)
+             r[6] = tostring(1 / -0)",
+        );
+        assert_eq!(got, json!([1, 1, 5, 5, 5, "-Inf"]));
+    }
+
+    #[test]
     fn arithmetic_on_numbers_never_gives_negative_zero() {
         // gopher-lua stores such a result through its allocator, which hands out 0 for -0.
         let got = spec(
