@@ -161,7 +161,7 @@ fn a_script_heavy_for_the_controllers_engine_is_warned_of_where_it_runs() {
 }
 
 #[test]
-fn a_loop_the_controllers_engine_compiles_otherwise_is_warned_of_where_it_runs() {
+fn what_the_controllers_engine_compiles_otherwise_is_warned_of_where_it_runs() {
     // gopher-lua leaves this loop's control value unset: after the `break` above it, the
     // controller's loop starts where the register was left and counts 1 of 3 entries.
     let script = "local t = {10, 20, 30}
@@ -182,6 +182,10 @@ return {spec = {}}
 ";
     let (out, _) = eval(fine);
     out.success().stderr_is("");
+    // A local assigned `a and b or c` where c reads it: the controller gives it nil here.
+    let defaulted = "local cfg, w = {}, 10\nw = cfg.x and cfg.x.weight or w\nreturn {spec = {w = w}}\n";
+    let (out, _) = eval(defaulted);
+    out.success().stdout_is("{\"spec\":{\"w\":10}}\n").stderr_has("warning: script script.lua: line 2: a local assigned `a and b or c` where `c` reads that local (as `x = a and b or x`): gopher-lua, the controller's engine, stores a false or nil `a` in it before it reads it in `c`, so there the local gets that value (nil or false) instead of its own; write `if a then x = b end`");
     // In a plan, on the object whose script it is.
     plan_through_a_thing(script).success().stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }

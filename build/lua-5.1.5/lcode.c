@@ -27,12 +27,8 @@
 #define hasjumps(e)	((e)->t != (e)->f)
 
 
-/* kubectl-rollout-lua: a NaN numeral (llex.c) is not one to fold or to
-   negate as a constant: Lua's code has no NaN constants, OP_UNM no constant
-   operand */
 static int isnumeral(expdesc *e) {
-  return (e->k == VKNUM && e->t == NO_JUMP && e->f == NO_JUMP &&
-          !luai_numisnan(e->u.nval));
+  return (e->k == VKNUM && e->t == NO_JUMP && e->f == NO_JUMP);
 }
 
 
@@ -107,6 +103,20 @@ static int getjump (FuncState *fs, int pc) {
     return NO_JUMP;  /* end of list */
   else
     return (pc+1)+offset;  /* turn offset into absolute position */
+}
+
+
+static Instruction *getjumpcontrol (FuncState *fs, int pc);
+
+
+/* kubectl-rollout-lua: whether a jump of `list' follows a test of a value
+   (not a comparison), for a note of lparser.c */
+int luaK_valuetests (FuncState *fs, int list) {
+  for (; list != NO_JUMP; list = getjump(fs, list)) {
+    OpCode op = GET_OPCODE(*getjumpcontrol(fs, list));
+    if (op == OP_TESTSET || op == OP_TEST) return 1;
+  }
+  return 0;
 }
 
 
@@ -267,7 +277,8 @@ int luaK_numberK (FuncState *fs, lua_Number r) {
   TValue o;
   setnvalue(&o, r);
   /* kubectl-rollout-lua: a numeral gopher-lua cannot read is NaN (llex.c),
-     which no table takes as a key: a constant of its own each time */
+     and so is some folding (below), which no table takes as a key: a
+     constant of its own each time */
   if (luai_numisnan(r)) return newk(fs, &o);
   return addk(fs, &o, &o);
 }
@@ -654,7 +665,8 @@ static int constfolding (OpCode op, expdesc *e1, expdesc *e2) {
     case OP_LEN: return 0;  /* no constant folding for 'len' */
     default: lua_assert(0); r = 0; break;
   }
-  if (luai_numisnan(r)) return 0;  /* do not attempt to produce NaN */
+  /* kubectl-rollout-lua: NaN too, as gopher-lua folds every operation on
+     constants (a NaN constant is one of its own: luaK_numberK) */
   e1->u.nval = r;
   return 1;
 }

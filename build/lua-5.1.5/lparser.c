@@ -55,6 +55,27 @@ static void expr (LexState *ls, expdesc *v);
 static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit);
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's compiler gives a generic `for' as many of
+** its three hidden values as the loop has names or values (compile.go,
+** compileGenericForStmt), so with fewer than three of each, and no call or
+** `...' last to fill the rest, the control value (where `next' starts) is left
+** as an earlier statement left that register: `for k, v in next, t' may skip
+** entries there. The first such line is kept in the registry, for a warning
+** (src/lua/mod.rs).
+**
+** Likewise `x = a and b or c' with x a local that c reads: gopher-lua
+** compiles it into x's register, and stores a false or nil `a' there before
+** it evaluates c, which then reads that value instead of x's.
+*/
+static void note_quirk (LexState *ls, const char *key, int line) {
+  TString *name = luaS_new(ls->L, key);
+  TValue *slot = luaH_setstr(ls->L, hvalue(registry(ls->L)), name);
+  if (ttisnil(slot))
+    setnvalue(slot, cast_num(line));
+}
+
+
 static void anchor_token (LexState *ls) {
   if (ls->t.token == TK_NAME || ls->t.token == TK_STRING) {
     TString *ts = ls->t.seminfo.ts;
@@ -342,6 +363,8 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->np = 0;
   fs->nlocvars = 0;
   fs->nactvar = 0;
+  fs->assigned = -1;
+  fs->watching = 0;
   fs->bl = NULL;
   f->source = ls->source;
   f->maxstacksize = 2;  /* registers 0/1 are always valid */
@@ -687,7 +710,10 @@ static void prefixexp (LexState *ls, expdesc *v) {
       return;
     }
     case TK_NAME: {
+      FuncState *fs = ls->fs;
       singlevar(ls, v);
+      if (fs->watching && v->k == VLOCAL && v->u.s.info == fs->assigned)
+        note_quirk(ls, "kubectl-rollout-lua.clobbered-local", ls->lastline);
       return;
     }
     default: {
@@ -860,11 +886,15 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
   while (op != OPR_NOBINOPR && priority[op].left > limit) {
     expdesc v2;
     BinOpr nextop;
+    FuncState *fs = ls->fs;
+    int watch = op == OPR_OR && fs->assigned >= 0 && luaK_valuetests(fs, v->f);
     luaX_next(ls);
-    luaK_infix(ls->fs, op, v);
+    luaK_infix(fs, op, v);
     /* read sub-expression with higher priority */
+    fs->watching += watch;
     nextop = subexpr(ls, &v2, priority[op].right);
-    luaK_posfix(ls->fs, op, v, &v2);
+    fs->watching -= watch;
+    luaK_posfix(fs, op, v, &v2);
     op = nextop;
   }
   return op;
@@ -963,7 +993,10 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
   else {  /* assignment -> `=' explist1 */
     int nexps;
     checknext(ls, '=');
+    if (nvars == 1 && lh->v.k == VLOCAL)  /* see note_quirk */
+      ls->fs->assigned = lh->v.u.s.info;
     nexps = explist1(ls, &e);
+    ls->fs->assigned = -1;
     if (nexps != nvars) {
       adjust_assign(ls, nvars, nexps, &e);
       if (nexps > nvars)
@@ -1104,23 +1137,6 @@ static void fornum (LexState *ls, TString *varname, int line) {
 }
 
 
-/*
-** kubectl-rollout-lua: gopher-lua's compiler gives a generic `for' as many of
-** its three hidden values as the loop has names or values (compile.go,
-** compileGenericForStmt), so with fewer than three of each, and no call or
-** `...' last to fill the rest, the control value (where `next' starts) is left
-** as an earlier statement left that register: `for k, v in next, t' may skip
-** entries there. The first such line is kept in the registry, for a warning
-** (src/lua/mod.rs).
-*/
-static void note_unset_loop_control (LexState *ls, int line) {
-  TString *key = luaS_newliteral(ls->L, "kubectl-rollout-lua.unset-loop-control");
-  TValue *slot = luaH_setstr(ls->L, hvalue(registry(ls->L)), key);
-  if (ttisnil(slot))
-    setnvalue(slot, cast_num(line));
-}
-
-
 static void forlist (LexState *ls, TString *indexname) {
   /* forlist -> NAME {,NAME} IN explist1 forbody */
   FuncState *fs = ls->fs;
@@ -1141,7 +1157,7 @@ static void forlist (LexState *ls, TString *indexname) {
   line = ls->linenumber;
   nexps = explist1(ls, &e);
   if (nvars - 3 < 3 && nexps < 3 && !hasmultret(e.k))
-    note_unset_loop_control(ls, line);
+    note_quirk(ls, "kubectl-rollout-lua.unset-loop-control", line);
   adjust_assign(ls, 3, nexps, &e);
   luaK_checkstack(fs, 3);  /* extra space to call generator */
   forbody(ls, base, line, nvars - 3, 0);

@@ -72,6 +72,11 @@ typedef struct FuncState {
   lu_byte nactvar;  /* number of active local variables */
   upvaldesc upvalues[LUAI_MAXUPVALUES];  /* upvalues */
   unsigned short actvar[LUAI_MAXVARS];  /* declared-variable stack */
+  /* kubectl-rollout-lua: the register of the local one assignment stores to
+     (-1 if none), and whether an operand read now follows an `or' whose left
+     side tests a value (see note_quirk in lparser.c) */
+  int assigned;
+  int watching;
 } FuncState;
 
 

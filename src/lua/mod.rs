@@ -48,13 +48,25 @@ pub struct Script {
     compiled: Arc<Compiled>,
 }
 
-/// Bytecode (and the first line of a loop the controller compiles otherwise, see
-/// `controller_warnings`), or the syntax error, of a script's text.
-type Compiled = OnceLock<Result<(Vec<u8>, Option<u32>), String>>;
+/// Bytecode and what the controller compiles otherwise, or the syntax error, of a script's text.
+type Compiled = OnceLock<Result<(Vec<u8>, Miscompiled), String>>;
 
-/// Where the parser (lparser.c) notes the first generic `for` whose control value gopher-lua's
-/// compiler leaves unset.
-const UNSET_LOOP_CONTROL: &str = "kubectl-rollout-lua.unset-loop-control";
+/// The first line of each construct gopher-lua's compiler gets wrong, as the parser (lparser.c,
+/// `note_quirk`) notes them in the registry (see `controller_warnings`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Miscompiled {
+    unset_loop_control: Option<u32>,
+    clobbered_local: Option<u32>,
+}
+
+impl Miscompiled {
+    fn noted(lua: &Lua) -> mlua::Result<Miscompiled> {
+        Ok(Miscompiled {
+            unset_loop_control: lua.named_registry_value("kubectl-rollout-lua.unset-loop-control")?,
+            clobbered_local: lua.named_registry_value("kubectl-rollout-lua.clobbered-local")?,
+        })
+    }
+}
 
 impl Script {
     pub fn new(name: impl Into<String>, code: impl Into<String>) -> Script {
@@ -71,14 +83,13 @@ impl Script {
         &self.code
     }
 
-    fn compiled(&self) -> Result<&(Vec<u8>, Option<u32>), String> {
+    fn compiled(&self) -> Result<&(Vec<u8>, Miscompiled), String> {
         let compiled = self.compiled.get_or_init(|| {
             let lua = Lua::new_with(StdLib::NONE, LuaOptions::default()).map_err(|e| e.to_string())?;
             // Text only: a user's file holding bytecode is refused (it would bypass the parser).
             let chunk = lua.load(&*self.code).set_name(format!("={CHUNK_NAME}")).set_mode(ChunkMode::Text);
             let bytecode = chunk.into_function().map(|f| f.dump(false)).map_err(|e| lua_message(&e))?;
-            let unset_loop = lua.named_registry_value::<Option<u32>>(UNSET_LOOP_CONTROL).map_err(|e| e.to_string())?;
-            Ok((bytecode, unset_loop))
+            Ok((bytecode, Miscompiled::noted(&lua).map_err(|e| e.to_string())?))
         });
         compiled.as_ref().map_err(Clone::clone)
     }
@@ -237,16 +248,24 @@ const CONTROLLER_INSTRUCTIONS_PER_SECOND: u64 = 12_000_000;
 /// - a generic `for` with fewer than three names over fewer than three values and no call last
 ///   (`for k, v in next, t`): gopher-lua's compiler leaves its control value unset, so in the
 ///   controller the loop may start after whatever key an earlier statement left there;
+/// - `x = a and b or c` with `x` a local that `c` reads: gopher-lua's compiler stores a false or
+///   nil `a` in `x` before it evaluates `c`;
 /// - a good part of the controller's 1s limit (a third or more): it runs instructions several
 ///   times slower than this engine, so a script that passes here may time out there. Counted,
 ///   not timed: the same on any machine.
 pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
-    let unset_loop = script.compiled().ok().and_then(|(_, line)| *line).map(|line| {
+    let noted = script.compiled().map(|(_, noted)| *noted).unwrap_or_default();
+    let unset_loop = noted.unset_loop_control.map(|line| {
         format!(
             "line {line}: a generic `for` over values rather than one call, with fewer than three names or values (as `for k, v in next, t`): gopher-lua, the controller's engine, leaves the loop's control value unset, so there it starts after whatever an earlier statement left in that register and may skip entries; write `for k, v in pairs(t)`"
         )
     });
-    unset_loop.into_iter().chain(controller_time(instructions)).collect()
+    let clobbered = noted.clobbered_local.map(|line| {
+        format!(
+            "line {line}: a local assigned `a and b or c` where `c` reads that local (as `x = a and b or x`): gopher-lua, the controller's engine, stores a false or nil `a` in it before it reads it in `c`, so there the local gets that value (nil or false) instead of its own; write `if a then x = b end`"
+        )
+    });
+    unset_loop.into_iter().chain(clobbered).chain(controller_time(instructions)).collect()
 }
 
 fn controller_time(instructions: u64) -> Option<String> {
@@ -671,13 +690,17 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_whose_control_value_gopher_lua_leaves_unset_is_told_by_its_line() {
+    fn what_gopher_lua_compiles_otherwise_is_told_by_its_line() {
         let lines = |code: &str| {
             let warnings = controller_warnings(&Script::new("loop.lua", code), 0);
             warnings.iter().map(|w| w.split(':').next().unwrap().to_string()).collect::<Vec<_>>()
         };
         // Fewer than three names and values, no call last: the first such line.
         assert_eq!(lines("local t = {}\nfor k, v in next, t do end\nfor k in next, t do end"), ["line 2"]);
+        // A local assigned `a and b or c` where c reads it.
+        assert_eq!(lines("local f, x = false, 1\nx = f and 2 or x"), ["line 2"]);
+        assert_eq!(lines("local c, w = {}, 1\nw = c.x and c.x.w\n or w + 1"), ["line 3"]);
+        assert_eq!(lines("local x = 1\nfor k in next, {} do end\nx = (x.y) and 1 or x"), ["line 2", "line 3"]);
         assert_eq!(lines("local f\nfor k in f do end"), ["line 2"]);
         for fine in [
             "for k, v in pairs({}) do end",
@@ -686,6 +709,13 @@ mod tests {
             "local function it() return next, {} end for k in it() do end",
             "local function it(...) for k in ... do end end",
             "for i = 1, 2 do end",
+            "local x = 1 x = x or 5",
+            "local f, x = false, 1 x = f or x",
+            "local f, x = false, 1 local y = f and 1 or x",
+            "local x = 1 x = (x > 0) and 1 or x",
+            "local f, x = false, 1 x = f and 1 or 2",
+            "local f, t = false, {x = 1} t.x = f and 1 or t.x",
+            "local f, x, y = false, 1, 2 x, y = f and 1 or x, 3",
         ] {
             assert_eq!(lines(fine), Vec::<String>::new(), "{fine}");
         }
