@@ -311,7 +311,7 @@ fn regression_library_ranges_and_float_text() {
 /// repeated table separators, `(` on a new line, `[[` in a long string, `local f = function`
 /// seeing f, more than 60 upvalues) and what it refuses (a form feed, a `--[=` not opening a
 /// comment); arithmetic on numbers never giving -0, division by 0 folded at compile time; and a
-/// caught error closing every open upvalue.
+/// caught error closing every open upvalue; `x = a and b or x` storing a false `a` in x first.
 #[test]
 fn regression_syntax_and_negative_zero_as_gopher_luas() {
     if pinned_or_skip("the syntax corpus") {
@@ -321,6 +321,7 @@ fn regression_syntax_and_negative_zero_as_gopher_luas() {
             ("regression/long_comment_without_its_bracket.lua", "obj/minimal.json", Expect::Failure),
             ("regression/negative_zero_from_arithmetic.lua", "obj/minimal.json", Expect::Success),
             ("regression/caught_errors_close_upvalues.lua", "obj/minimal.json", Expect::Success),
+            ("regression/and_or_into_a_local.lua", "obj/minimal.json", Expect::Success),
         ]);
     }
 }

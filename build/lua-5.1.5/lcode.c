@@ -533,6 +533,7 @@ void luaK_self (FuncState *fs, expdesc *e, expdesc *key) {
   freeexp(fs, key);
   e->u.s.info = func;
   e->k = VNONRELOC;
+  e->cl = -1;  /* kubectl-rollout-lua: a new value (see keep_value_tests) */
 }
 
 
@@ -547,7 +548,9 @@ static void invertjump (FuncState *fs, expdesc *e) {
 static int jumponcond (FuncState *fs, expdesc *e, int cond) {
   if (e->k == VRELOCABLE) {
     Instruction ie = getcode(fs, e);
-    if (GET_OPCODE(ie) == OP_NOT) {
+    /* kubectl-rollout-lua: not in an assignment, where gopher-lua may store
+       the `not' (see keep_value_tests) */
+    if (GET_OPCODE(ie) == OP_NOT && fs->assigned < 0) {
       fs->pc--;  /* remove previous OP_NOT */
       return condjump(fs, OP_TEST, GETARG_B(ie), 0, !cond);
     }
@@ -556,6 +559,22 @@ static int jumponcond (FuncState *fs, expdesc *e, int cond) {
   discharge2anyreg(fs, e);
   freeexp(fs, e);
   return condjump(fs, OP_TESTSET, NO_REG, e->u.s.info, cond);
+}
+
+
+/* kubectl-rollout-lua: jumponcond, noting a test of a constant operand,
+   which gopher-lua compiles as a plain jump (see keep_value_tests) */
+static int value_jump (FuncState *fs, expdesc *e, int cond) {
+  int constant = e->k == VNIL || e->k == VFALSE || e->k == VTRUE ||
+                 e->k == VK || e->k == VKNUM;
+  int pc = jumponcond(fs, e, cond);
+  if (constant && fs->assigned >= 0) {
+    if (fs->nconst == LUAI_GOSTORED)
+      fs->ncl = LUAI_GOSTORED;  /* keep no more tests */
+    else
+      fs->constpc[fs->nconst++] = pc;
+  }
+  return pc;
 }
 
 
@@ -573,7 +592,7 @@ void luaK_goiftrue (FuncState *fs, expdesc *e) {
       break;
     }
     default: {
-      pc = jumponcond(fs, e, 0);
+      pc = value_jump(fs, e, 0);
       break;
     }
   }
@@ -596,7 +615,7 @@ static void luaK_goiffalse (FuncState *fs, expdesc *e) {
       break;
     }
     default: {
-      pc = jumponcond(fs, e, 1);
+      pc = value_jump(fs, e, 1);
       break;
     }
   }
@@ -644,6 +663,7 @@ static void codenot (FuncState *fs, expdesc *e) {
 void luaK_indexed (FuncState *fs, expdesc *t, expdesc *k) {
   t->u.s.aux = luaK_exp2RK(fs, k);
   t->k = VINDEXED;
+  t->cl = -1;  /* kubectl-rollout-lua: a new value (see keep_value_tests) */
 }
 
 
@@ -710,7 +730,7 @@ static void codecomp (FuncState *fs, OpCode op, int cond, expdesc *e1,
 
 void luaK_prefix (FuncState *fs, UnOpr op, expdesc *e) {
   expdesc e2;
-  e2.t = e2.f = NO_JUMP; e2.k = VKNUM; e2.u.nval = 0;
+  e2.t = e2.f = NO_JUMP; e2.k = VKNUM; e2.u.nval = 0; e2.cl = -1;
   switch (op) {
     case OPR_MINUS: {
       if (!isnumeral(e))
@@ -726,16 +746,63 @@ void luaK_prefix (FuncState *fs, UnOpr op, expdesc *e) {
     }
     default: lua_assert(0);
   }
+  e->cl = -1;  /* kubectl-rollout-lua: a new value (see keep_value_tests) */
+}
+
+
+/*
+** kubectl-rollout-lua: gopher-lua compiles `x = a and b or c', x a local, into
+** x's register, operands and all: a test of an operand's value that jumps to
+** the next operand stores that value in x first (TESTSET x), where Lua's code
+** only tests it. So with a false or nil `a', a `c' that reads x reads `a'
+** there. The value tests of `list' (comparisons store nothing) are kept on
+** `e' (an assignment's only; lparser.c) until luaK_gostore makes them store.
+** A constant operand (nil, a boolean, a number, a string) is a plain jump there,
+** storing nothing: its test is noted (value_jump) and not kept.
+*/
+static int tests_a_constant (FuncState *fs, int pc) {
+  int n;
+  for (n = 0; n < fs->nconst; n++)
+    if (fs->constpc[n] == pc) return 1;
+  return 0;
+}
+
+
+static void keep_value_tests (FuncState *fs, expdesc *e, int list) {
+  if (fs->assigned < 0) return;
+  for (; list != NO_JUMP; list = getjump(fs, list)) {
+    if (GET_OPCODE(*getjumpcontrol(fs, list)) != OP_TESTSET ||
+        tests_a_constant(fs, list)) continue;
+    if (fs->ncl == LUAI_GOSTORED) return;
+    fs->clpc[fs->ncl] = list;
+    fs->clnext[fs->ncl] = e->cl;
+    e->cl = fs->ncl++;
+  }
+}
+
+
+/* the value tests kept on `e' store in `reg' (see keep_value_tests) */
+void luaK_gostore (FuncState *fs, expdesc *e, int reg) {
+  int n;
+  dischargejpc(fs);  /* the tests kept are TESTs from here on */
+  for (n = e->cl; n >= 0; n = fs->clnext[n]) {
+    Instruction *i = getjumpcontrol(fs, fs->clpc[n]);
+    if (GET_OPCODE(*i) == OP_TEST)
+      *i = CREATE_ABC(OP_TESTSET, reg, GETARG_A(*i), GETARG_C(*i));
+  }
+  e->cl = -1;
 }
 
 
 void luaK_infix (FuncState *fs, BinOpr op, expdesc *v) {
   switch (op) {
     case OPR_AND: {
+      keep_value_tests(fs, v, v->t);  /* jump to the right operand */
       luaK_goiftrue(fs, v);
       break;
     }
     case OPR_OR: {
+      keep_value_tests(fs, v, v->f);
       luaK_goiffalse(fs, v);
       break;
     }
@@ -756,7 +823,18 @@ void luaK_infix (FuncState *fs, BinOpr op, expdesc *v) {
 }
 
 
+/* the lists of value tests kept on `e1' and `e2', as one */
+static int kept_tests (FuncState *fs, expdesc *e1, expdesc *e2) {
+  int last = e2->cl;
+  if (last < 0) return e1->cl;
+  while (fs->clnext[last] >= 0) last = fs->clnext[last];
+  fs->clnext[last] = e1->cl;
+  return e2->cl;
+}
+
+
 void luaK_posfix (FuncState *fs, BinOpr op, expdesc *e1, expdesc *e2) {
+  int kept = (op == OPR_AND || op == OPR_OR) ? kept_tests(fs, e1, e2) : -1;
   switch (op) {
     case OPR_AND: {
       lua_assert(e1->t == NO_JUMP);  /* list must be closed */
@@ -800,6 +878,7 @@ void luaK_posfix (FuncState *fs, BinOpr op, expdesc *e1, expdesc *e2) {
     case OPR_GE: codecomp(fs, OP_LE, 0, e1, e2); break;
     default: lua_assert(0);
   }
+  e1->cl = kept;
 }
 
 

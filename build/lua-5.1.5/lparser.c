@@ -147,6 +147,7 @@ static TString *str_checkname (LexState *ls) {
 
 static void init_exp (expdesc *e, expkind k, int i) {
   e->f = e->t = NO_JUMP;
+  e->cl = -1;
   e->k = k;
   e->u.s.info = i;
 }
@@ -364,7 +365,9 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->nlocvars = 0;
   fs->nactvar = 0;
   fs->assigned = -1;
+  fs->alone = 0;
   fs->watching = 0;
+  fs->ncl = fs->nconst = 0;
   fs->bl = NULL;
   f->source = ls->source;
   f->maxstacksize = 2;  /* registers 0/1 are always valid */
@@ -887,7 +890,8 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
     expdesc v2;
     BinOpr nextop;
     FuncState *fs = ls->fs;
-    int watch = op == OPR_OR && fs->assigned >= 0 && luaK_valuetests(fs, v->f);
+    int watch = op == OPR_OR && fs->assigned >= 0 && fs->alone &&
+                luaK_valuetests(fs, v->f);
     luaX_next(ls);
     luaK_infix(fs, op, v);
     /* read sub-expression with higher priority */
@@ -993,9 +997,14 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
   else {  /* assignment -> `=' explist1 */
     int nexps;
     checknext(ls, '=');
-    if (nvars == 1 && lh->v.k == VLOCAL)  /* see note_quirk */
+    if (lh->v.k == VLOCAL) {  /* the last target: see note_quirk, luaK_gostore */
       ls->fs->assigned = lh->v.u.s.info;
+      ls->fs->alone = nvars == 1;
+      ls->fs->ncl = ls->fs->nconst = 0;
+    }
     nexps = explist1(ls, &e);
+    if (nexps == nvars && ls->fs->assigned >= 0)
+      luaK_gostore(ls->fs, &e, ls->fs->assigned);
     ls->fs->assigned = -1;
     if (nexps != nvars) {
       adjust_assign(ls, nvars, nexps, &e);

@@ -34,6 +34,11 @@ typedef enum {
   VVARARG	/* info = instruction pc */
 } expkind;
 
+/* kubectl-rollout-lua: how many value tests of one assignment are kept for
+   gopher-lua's stores (lcode.c: luaK_gostore); past it, Lua's code */
+#define LUAI_GOSTORED	64
+
+
 typedef struct expdesc {
   expkind k;
   union {
@@ -42,6 +47,7 @@ typedef struct expdesc {
   } u;
   int t;  /* patch list of `exit when true' */
   int f;  /* patch list of `exit when false' */
+  int cl;  /* kubectl-rollout-lua: its value tests gopher-lua stores (lcode.c) */
 } expdesc;
 
 
@@ -76,7 +82,15 @@ typedef struct FuncState {
      (-1 if none), and whether an operand read now follows an `or' whose left
      side tests a value (see note_quirk in lparser.c) */
   int assigned;
+  int alone;  /* the only target */
   int watching;
+  /* kubectl-rollout-lua: the value tests of an assignment's `and' and `or'
+     operands that jump to the next operand, as lists (expdesc.cl) */
+  int clpc[LUAI_GOSTORED];
+  int clnext[LUAI_GOSTORED];
+  int ncl;
+  int constpc[LUAI_GOSTORED];  /* tests of constants: gopher-lua jumps */
+  int nconst;
 } FuncState;
 
 

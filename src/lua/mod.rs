@@ -249,7 +249,8 @@ const CONTROLLER_INSTRUCTIONS_PER_SECOND: u64 = 12_000_000;
 ///   (`for k, v in next, t`): gopher-lua's compiler leaves its control value unset, so in the
 ///   controller the loop may start after whatever key an earlier statement left there;
 /// - `x = a and b or c` with `x` a local that `c` reads: gopher-lua's compiler stores a false or
-///   nil `a` in `x` before it evaluates `c`;
+///   nil `a` in `x` before it evaluates `c` (this engine does the same: lcode.c), which is
+///   hardly what the script means;
 /// - a good part of the controller's 1s limit (a third or more): it runs instructions several
 ///   times slower than this engine, so a script that passes here may time out there. Counted,
 ///   not timed: the same on any machine.
@@ -262,7 +263,7 @@ pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
     });
     let clobbered = noted.clobbered_local.map(|line| {
         format!(
-            "line {line}: a local assigned `a and b or c` where `c` reads that local (as `x = a and b or x`): gopher-lua, the controller's engine, stores a false or nil `a` in it before it reads it in `c`, so there the local gets that value (nil or false) instead of its own; write `if a then x = b end`"
+            "line {line}: a local assigned `a and b or c` where `c` reads that local (as `x = a and b or x`): gopher-lua, the controller's engine, stores a false or nil `a` in it before it reads it in `c`, so the local gets that value (nil or false), not its own (this engine does the same); write `if a then x = b end`"
         )
     });
     unset_loop.into_iter().chain(clobbered).chain(controller_time(instructions)).collect()

@@ -713,6 +713,24 @@ mod tests {
     }
 
     #[test]
+    fn and_or_into_a_local_is_compiled_as_gopher_lua_compiles_it() {
+        // A false `a` is stored in x before `c` reads x; constants and comparisons store
+        // nothing early, nor does a new local; the last of several targets too.
+        let got = spec(
+            "local f, t = false, true
+             do local x = -1 x = f and 1 or x r[1] = x end
+             do local x = -1 x = not t and 1 or x r[2] = x end
+             do local x = -1 x = (t or 2) and x r[3] = x end
+             do local x = -1 x = nil and 1 or x r[4] = x end
+             do local x = -1 x = (x > 0) and 1 or x r[5] = x end
+             do local x = -1 local y = f and 1 or x r[6] = y end
+             do local x, y = -1, -2 x, y = 1, f and 1 or y r[7] = y end
+             do local x = -1 x = x or 5 r[8] = x end",
+        );
+        assert_eq!(got, json!([false, false, true, -1, -1, -1, false, -1]));
+    }
+
+    #[test]
     fn a_caught_error_closes_every_open_upvalue_as_in_gopher_lua() {
         // The closure keeps its copy of n from the error on; xpcall and pcall of a value it
         // cannot call close nothing.
