@@ -17,10 +17,11 @@
 
 #include <stddef.h>
 
-/* Go's shortest digits of a double, as Rust's "{:e}" writes them
- * ("-9.523240012291392e14"), NUL-terminated in out (size bytes, at least
- * 32). Written in Rust (src/lua/stack.rs, from src/gojson.rs). */
-void rollout_lua_shortest(double n, char *out, size_t size);
+/* gopher-lua's text of a number (its LNumber.String()): a whole number an
+ * int64 holds as that integer, anything else as Go's %v. NUL-terminated in
+ * out (size bytes). Written in Rust (src/lua/stack.rs, from src/lua/gofmt.rs,
+ * which string.format's %s shares). */
+void rollout_lua_number2str(double n, char *out, size_t size);
 
 #define LUA_CORE
 #define loslib_c
@@ -30,56 +31,8 @@ void rollout_lua_shortest(double n, char *out, size_t size);
 #include <string.h>
 #include <math.h>
 
-/* Go's strconv 'g' layout with shortest digits: %e when exp < -4 || exp >= 6
- * (the exponent has at least two digits), else plain decimal. */
-static void lua_go_number2str(char *out, double n) {
-  char digits[32], sci[40], *p;
-  int ndigits = 0, exp, i, dp;
-  if (n != n) { strcpy(out, "NaN"); return; }
-  if (n > 1.7976931348623157e308) { strcpy(out, "+Inf"); return; }
-  if (n < -1.7976931348623157e308) { strcpy(out, "-Inf"); return; }
-  if (n >= -9223372036854775808.0 && n < 9223372036854775808.0 &&
-      n == (double)(long long)n) {
-    sprintf(out, "%lld", (long long)n);
-    return;
-  }
-  /* Go's shortest digits, "d.ddde±x" (a loop of sprintf and strtod would
-     miss them where the nearest candidate does not read back but the other
-     one does, below a power of two, and take a digit more). */
-  rollout_lua_shortest(n, sci, sizeof sci);
-  p = sci;
-  if (*p == '-') { *out++ = '-'; p++; }
-  for (; *p != 'e'; p++)
-    if (*p != '.') digits[ndigits++] = *p;
-  exp = atoi(p + 1);
-  while (ndigits > 1 && digits[ndigits - 1] == '0') ndigits--;
-  if (exp < -4 || exp >= 6) {
-    *out++ = digits[0];
-    if (ndigits > 1) {
-      *out++ = '.';
-      for (i = 1; i < ndigits; i++) *out++ = digits[i];
-    }
-    sprintf(out, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    return;
-  }
-  dp = exp + 1; /* digits before the decimal point */
-  if (dp <= 0) {
-    *out++ = '0';
-    *out++ = '.';
-    for (i = dp; i < 0; i++) *out++ = '0';
-    for (i = 0; i < ndigits; i++) *out++ = digits[i];
-  } else {
-    for (i = 0; i < dp; i++) *out++ = i < ndigits ? digits[i] : '0';
-    if (ndigits > dp) {
-      *out++ = '.';
-      for (i = dp; i < ndigits; i++) *out++ = digits[i];
-    }
-  }
-  *out = '\0';
-}
-
 #undef lua_number2str
-#define lua_number2str(s, n) lua_go_number2str((s), (n))
+#define lua_number2str(s, n) rollout_lua_number2str((n), (s), LUAI_MAXNUMBER2STR)
 
 /* gopher-lua's parseNumber (utils.go), how it reads a string as a number in
  * arithmetic and a numeral in the source: Go's ParseInt(text, 0, 64), else

@@ -130,6 +130,17 @@ fn is_integer(value: f64) -> bool {
     go_int64(value) as f64 == value
 }
 
+/// gopher-lua's `LNumber.String()`, how `tostring`, `..` and `%s` write a number: a whole number
+/// an int64 holds as that integer, anything else as Go's `%v` ("0.30000000000000004",
+/// "1.2345675e+06", "+Inf", "NaN").
+pub fn number_text(out: &mut Vec<u8>, n: f64) {
+    if is_integer(n) {
+        out.extend_from_slice(go_int64(n).to_string().as_bytes());
+    } else {
+        format_float(out, n, b'g', -1);
+    }
+}
+
 impl Printer {
     fn new(limit: usize) -> Printer {
         Printer { out: Vec::new(), limit, too_large: false, flags: Flags::default(), erroring: false, refused: None }
@@ -347,11 +358,7 @@ impl Printer {
         match verb {
             'q' | 's' => {
                 let mut text = Vec::new();
-                if is_integer(n) {
-                    text.extend_from_slice(go_int64(n).to_string().as_bytes());
-                } else {
-                    format_float(&mut text, n, b'g', -1);
-                }
+                number_text(&mut text, n);
                 self.default_format(Operand::GoString(&text), verb);
             }
             'b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'U' => self.default_format(Operand::GoInt(go_int64(n)), verb),

@@ -1,5 +1,5 @@
 //! The Lua C API, for the JSON conversion (`convert`) only, and every `unsafe` block of it; and
-//! the two functions the C core calls back (`rollout_lua_parse_number`, `rollout_lua_shortest`).
+//! the two functions the C core calls back (`rollout_lua_parse_number`, `rollout_lua_number2str`).
 //!
 //! mlua's safe API hands each value out through a registry reference of its own, which makes
 //! converting a large object several times slower than these direct stack operations (measured
@@ -547,15 +547,18 @@ impl<'r> Stack<'r> {
     }
 }
 
-/// Go's shortest digits of a float for the C core's number-to-text (`build/lua_go_numbers.h`),
-/// in Rust's `{:e}` layout, NUL-terminated in `out`.
+/// gopher-lua's text of a number (`gofmt::number_text`) for the C core's `lua_number2str`
+/// (`build/lua_go_numbers.h`): `tostring`, `..`, a number where a string is wanted.
+/// NUL-terminated in `out`.
 #[unsafe(no_mangle)]
-pub extern "C" fn rollout_lua_shortest(number: f64, out: *mut std::ffi::c_char, size: usize) {
-    let text = crate::gojson::shortest_scientific(number);
-    // SAFETY: the C caller passes a buffer of `size` bytes (40; a double's text is at most 24).
+pub extern "C" fn rollout_lua_number2str(number: f64, out: *mut std::ffi::c_char, size: usize) {
+    let mut text = Vec::with_capacity(24);
+    super::gofmt::number_text(&mut text, number);
+    // SAFETY: the C caller passes a buffer of `size` bytes (LUAI_MAXNUMBER2STR, 32; the longest
+    // text, "-1.2345678901234567e-308", is 24).
     let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), size) };
     let length = text.len().min(size - 1);
-    out[..length].copy_from_slice(&text.as_bytes()[..length]);
+    out[..length].copy_from_slice(&text[..length]);
     out[length] = 0;
 }
 
