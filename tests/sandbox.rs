@@ -185,7 +185,7 @@ return {spec = {}}
     // A local assigned `a and b or c` where c reads it: nil in the controller, and here.
     let defaulted = "local cfg, w = {}, 10\nw = cfg.x and cfg.x.weight or w\nreturn {spec = {w = w}}\n";
     let (out, _) = eval(defaulted);
-    out.success().stdout_is("{}\n").stderr_has("warning: script script.lua: line 2: a local assigned `a and b or c` where `c` reads that local (as `x = a and b or x`): gopher-lua, the controller's engine, stores a false or nil `a` in it before it reads it in `c`, so the local gets that value (nil or false), not its own (this engine does the same); write `if a then x = b end`");
+    out.success().stdout_is("{}\n").stderr_has("warning: script script.lua: line 2: an assignment to a local that reads the local again after an `and` or `or` (as `x = a and b or x`): gopher-lua, the controller's engine, stores the operand it tested in the local first (there a false or nil `a`), so the local gets that value, not its own (this engine does the same); write `if a then x = b end`");
     // In a plan, on the object whose script it is.
     plan_through_a_thing(script).success().stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }

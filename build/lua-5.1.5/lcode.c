@@ -106,20 +106,6 @@ static int getjump (FuncState *fs, int pc) {
 }
 
 
-static Instruction *getjumpcontrol (FuncState *fs, int pc);
-
-
-/* kubectl-rollout-lua: whether a jump of `list' follows a test of a value
-   (not a comparison), for a note of lparser.c */
-int luaK_valuetests (FuncState *fs, int list) {
-  for (; list != NO_JUMP; list = getjump(fs, list)) {
-    OpCode op = GET_OPCODE(*getjumpcontrol(fs, list));
-    if (op == OP_TESTSET || op == OP_TEST) return 1;
-  }
-  return 0;
-}
-
-
 static Instruction *getjumpcontrol (FuncState *fs, int pc) {
   Instruction *pi = &fs->f->code[pc];
   if (pc >= 1 && testTMode(GET_OPCODE(*(pi-1))))
@@ -781,16 +767,21 @@ static void keep_value_tests (FuncState *fs, expdesc *e, int list) {
 }
 
 
-/* the value tests kept on `e' store in `reg' (see keep_value_tests) */
-void luaK_gostore (FuncState *fs, expdesc *e, int reg) {
-  int n;
+/* the value tests kept on `e' store in `reg' (see keep_value_tests); whether
+   one jumps to code at or before the last read of reg (lparser.c notes it),
+   which then reads what the test stored */
+int luaK_gostore (FuncState *fs, expdesc *e, int reg) {
+  int n, read = 0;
   dischargejpc(fs);  /* the tests kept are TESTs from here on */
   for (n = e->cl; n >= 0; n = fs->clnext[n]) {
     Instruction *i = getjumpcontrol(fs, fs->clpc[n]);
+    int target = getjump(fs, fs->clpc[n]);
     if (GET_OPCODE(*i) == OP_TEST)
       *i = CREATE_ABC(OP_TESTSET, reg, GETARG_A(*i), GETARG_C(*i));
+    if (target != NO_JUMP && target <= fs->lastread) read = 1;
   }
   e->cl = -1;
+  return read;
 }
 
 

@@ -66,7 +66,8 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit);
 **
 ** Likewise `x = a and b or c' with x a local that c reads: gopher-lua
 ** compiles it into x's register, and stores a false or nil `a' there before
-** it evaluates c, which then reads that value instead of x's.
+** it evaluates c, which then reads that value instead of x's (lcode.c does
+** the same; luaK_gostore tells whether c reads x).
 */
 static void note_quirk (LexState *ls, const char *key, int line) {
   TString *name = luaS_new(ls->L, key);
@@ -365,8 +366,7 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->nlocvars = 0;
   fs->nactvar = 0;
   fs->assigned = -1;
-  fs->alone = 0;
-  fs->watching = 0;
+  fs->lastread = -1;
   fs->ncl = fs->nconst = 0;
   fs->bl = NULL;
   f->source = ls->source;
@@ -715,8 +715,10 @@ static void prefixexp (LexState *ls, expdesc *v) {
     case TK_NAME: {
       FuncState *fs = ls->fs;
       singlevar(ls, v);
-      if (fs->watching && v->k == VLOCAL && v->u.s.info == fs->assigned)
-        note_quirk(ls, "kubectl-rollout-lua.clobbered-local", ls->lastline);
+      if (v->k == VLOCAL && v->u.s.info == fs->assigned) {  /* luaK_gostore */
+        fs->lastread = fs->pc;
+        fs->readline = ls->lastline;
+      }
       return;
     }
     default: {
@@ -889,16 +891,11 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
   while (op != OPR_NOBINOPR && priority[op].left > limit) {
     expdesc v2;
     BinOpr nextop;
-    FuncState *fs = ls->fs;
-    int watch = op == OPR_OR && fs->assigned >= 0 && fs->alone &&
-                luaK_valuetests(fs, v->f);
     luaX_next(ls);
-    luaK_infix(fs, op, v);
+    luaK_infix(ls->fs, op, v);
     /* read sub-expression with higher priority */
-    fs->watching += watch;
     nextop = subexpr(ls, &v2, priority[op].right);
-    fs->watching -= watch;
-    luaK_posfix(fs, op, v, &v2);
+    luaK_posfix(ls->fs, op, v, &v2);
     op = nextop;
   }
   return op;
@@ -997,14 +994,15 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
   else {  /* assignment -> `=' explist1 */
     int nexps;
     checknext(ls, '=');
-    if (lh->v.k == VLOCAL) {  /* the last target: see note_quirk, luaK_gostore */
+    if (lh->v.k == VLOCAL) {  /* the last target: see luaK_gostore */
       ls->fs->assigned = lh->v.u.s.info;
-      ls->fs->alone = nvars == 1;
       ls->fs->ncl = ls->fs->nconst = 0;
+      ls->fs->lastread = -1;
     }
     nexps = explist1(ls, &e);
-    if (nexps == nvars && ls->fs->assigned >= 0)
-      luaK_gostore(ls->fs, &e, ls->fs->assigned);
+    if (nexps == nvars && ls->fs->assigned >= 0 &&
+        luaK_gostore(ls->fs, &e, ls->fs->assigned))
+      note_quirk(ls, "kubectl-rollout-lua.clobbered-local", ls->fs->readline);
     ls->fs->assigned = -1;
     if (nexps != nvars) {
       adjust_assign(ls, nvars, nexps, &e);

@@ -78,12 +78,12 @@ typedef struct FuncState {
   lu_byte nactvar;  /* number of active local variables */
   upvaldesc upvalues[LUAI_MAXUPVALUES];  /* upvalues */
   unsigned short actvar[LUAI_MAXVARS];  /* declared-variable stack */
-  /* kubectl-rollout-lua: the register of the local one assignment stores to
-     (-1 if none), and whether an operand read now follows an `or' whose left
-     side tests a value (see note_quirk in lparser.c) */
+  /* kubectl-rollout-lua: the register of the local an assignment stores to
+     last (-1 if none), and where and on which line its value was last read
+     (see luaK_gostore) */
   int assigned;
-  int alone;  /* the only target */
-  int watching;
+  int lastread;
+  int readline;
   /* kubectl-rollout-lua: the value tests of an assignment's `and' and `or'
      operands that jump to the next operand, as lists (expdesc.cl) */
   int clpc[LUAI_GOSTORED];

@@ -248,9 +248,9 @@ const CONTROLLER_INSTRUCTIONS_PER_SECOND: u64 = 12_000_000;
 /// - a generic `for` with fewer than three names over fewer than three values and no call last
 ///   (`for k, v in next, t`): gopher-lua's compiler leaves its control value unset, so in the
 ///   controller the loop may start after whatever key an earlier statement left there;
-/// - `x = a and b or c` with `x` a local that `c` reads: gopher-lua's compiler stores a false or
-///   nil `a` in `x` before it evaluates `c` (this engine does the same: lcode.c), which is
-///   hardly what the script means;
+/// - `x = a and b or c` with `x` a local that `c` reads: gopher-lua's compiler stores the
+///   operand it tested (a false or nil `a`) in `x` before `c` reads it (this engine does the
+///   same: lcode.c), which is hardly what the script means;
 /// - a good part of the controller's 1s limit (a third or more): it runs instructions several
 ///   times slower than this engine, so a script that passes here may time out there. Counted,
 ///   not timed: the same on any machine.
@@ -263,7 +263,7 @@ pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
     });
     let clobbered = noted.clobbered_local.map(|line| {
         format!(
-            "line {line}: a local assigned `a and b or c` where `c` reads that local (as `x = a and b or x`): gopher-lua, the controller's engine, stores a false or nil `a` in it before it reads it in `c`, so the local gets that value (nil or false), not its own (this engine does the same); write `if a then x = b end`"
+            "line {line}: an assignment to a local that reads the local again after an `and` or `or` (as `x = a and b or x`): gopher-lua, the controller's engine, stores the operand it tested in the local first (there a false or nil `a`), so the local gets that value, not its own (this engine does the same); write `if a then x = b end`"
         )
     });
     unset_loop.into_iter().chain(clobbered).chain(controller_time(instructions)).collect()
@@ -702,6 +702,9 @@ mod tests {
         assert_eq!(lines("local f, x = false, 1\nx = f and 2 or x"), ["line 2"]);
         assert_eq!(lines("local c, w = {}, 1\nw = c.x and c.x.w\n or w + 1"), ["line 3"]);
         assert_eq!(lines("local x = 1\nfor k in next, {} do end\nx = (x.y) and 1 or x"), ["line 2", "line 3"]);
+        // The operand stored may be true too, and the local the last of several targets.
+        assert_eq!(lines("local t, y = true, 1\ny = (t or 2) and y"), ["line 2"]);
+        assert_eq!(lines("local f, x, y = false, 1, 2\nx, y = 3,\n f and 1 or y"), ["line 3"]);
         assert_eq!(lines("local f\nfor k in f do end"), ["line 2"]);
         for fine in [
             "for k, v in pairs({}) do end",
@@ -717,6 +720,10 @@ mod tests {
             "local f, x = false, 1 x = f and 1 or 2",
             "local f, t = false, {x = 1} t.x = f and 1 or t.x",
             "local f, x, y = false, 1, 2 x, y = f and 1 or x, 3",
+            "local x = 3 x = nil and 1 or x",
+            "local f, x = false, 1 x = f and x or 2",
+            "local f, x = false, 1 x = g(f and 1 or x)",
+            "local f, x = false, 1 x = (f and 1 or 2) .. x",
         ] {
             assert_eq!(lines(fine), Vec::<String>::new(), "{fine}");
         }
