@@ -166,6 +166,12 @@ static int check_next (LexState *ls, const char *set) {
 }
 
 
+static void scan_decimals (LexState *ls) {
+  while (isdigit(ls->current))
+    save_and_next(ls);
+}
+
+
 /*
 ** kubectl-rollout-lua: gopher-lua's scanNumber (parse/lexer.go) and the
 ** constant its compiler makes of the text (compile.go: parseNumber, NaN where
@@ -175,11 +181,6 @@ static int check_next (LexState *ls, const char *set) {
 ** character is taken whatever it is ("3e " is NaN); nothing else is.
 ** Entered at the first digit, or at the digit after a '.' already saved.
 */
-static void scan_decimals (LexState *ls) {
-  while (isdigit(ls->current))
-    save_and_next(ls);
-}
-
 static void read_numeral (LexState *ls, SemInfo *seminfo) {
   int hex = 0;
   lua_assert(isdigit(ls->current));

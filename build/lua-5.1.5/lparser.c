@@ -1224,17 +1224,25 @@ static void ifstat (LexState *ls, int line) {
 }
 
 
-static void localfunc (LexState *ls) {
+/* the function body a local just declared holds, seeing the local; with
+   `operators', what follows it in an expression too (kubectl-rollout-lua) */
+static void local_function_body (LexState *ls, int line, int operators) {
   expdesc v, b;
   FuncState *fs = ls->fs;
-  new_localvar(ls, str_checkname(ls), 0);
   init_exp(&v, VLOCAL, fs->freereg);
   luaK_reserveregs(fs, 1);
   adjustlocalvars(ls, 1);
-  body(ls, &b, 0, ls->linenumber);
+  body(ls, &b, 0, line);
+  if (operators) binary_operations(ls, &b, 0);
   luaK_storevar(fs, &v, &b);
   /* debug information will only see the variable after this point! */
   getlocvar(fs, fs->nactvar - 1).startpc = fs->pc;
+}
+
+
+static void localfunc (LexState *ls) {
+  new_localvar(ls, str_checkname(ls), 0);
+  local_function_body(ls, ls->linenumber, 0);
 }
 
 
@@ -1246,21 +1254,14 @@ static void localfunc (LexState *ls) {
 ** body see NAME, which only a script that also uses NAME there tells apart.
 */
 static void local_function_value (LexState *ls) {
-  FuncState *fs = ls->fs;
-  expdesc v, b;
+  expdesc extra;
   int line = ls->linenumber;
-  init_exp(&v, VLOCAL, fs->freereg);
-  luaK_reserveregs(fs, 1);
-  adjustlocalvars(ls, 1);
   luaX_next(ls);  /* skip FUNCTION */
-  body(ls, &b, 0, line);
-  binary_operations(ls, &b, 0);
-  luaK_storevar(fs, &v, &b);
-  getlocvar(fs, fs->nactvar - 1).startpc = fs->pc;
+  local_function_body(ls, line, 1);
   while (testnext(ls, ',')) {  /* more values than names: evaluated, dropped */
-    expr(ls, &b);
-    luaK_exp2nextreg(fs, &b);
-    fs->freereg--;
+    expr(ls, &extra);
+    luaK_exp2nextreg(ls->fs, &extra);
+    ls->fs->freereg--;
   }
 }
 
