@@ -41,7 +41,7 @@ pub fn live_view_target() -> ProgressDrawTarget {
 #[derive(Debug)]
 struct Lasting {
     term: console::Term,
-    gone: std::sync::atomic::AtomicBool,
+    gone: AtomicBool,
 }
 
 impl Lasting {
