@@ -21,10 +21,11 @@
 //!   prints its registers; this engine prints that it has none);
 //! - `next(t, k)` with a key not in `t`: gopher-lua goes on from where the key would be in its
 //!   own order (its array part, then its keys' insertion order), this engine fails;
-//! - the depth of calls and values: gopher-lua's call stack holds 256 frames and its value stack
-//!   5120 values (253 nested Lua calls under a `pcall`, about 5100 values from `unpack`); Lua
-//!   5.1 allows about 16000 nested calls and just under 8000 values, so only a script past
-//!   gopher-lua's limits tells them apart (documented in the user guide);
+//! - the edges of gopher-lua's call and value limits (both engines keep them: 256 frames, 5120
+//!   values): a stack overflow within `xpcall` (gopher-lua crashes running the handler past the
+//!   limit), a push past the values after one `pcall` caught (gopher-lua holds a value more from
+//!   then on), and a push within a value or two of the limit after a tail call (its compiler
+//!   places such frames a slot otherwise);
 //! - `dofile`, `loadfile`, `load`, `loadstring`, `require`, `module` and `newproxy`: the
 //!   controller has them, this engine raises for each (it loads no code, reads no file and makes
 //!   no userdata for a script);
@@ -322,6 +323,23 @@ fn regression_syntax_and_negative_zero_as_gopher_luas() {
             ("regression/negative_zero_from_arithmetic.lua", "obj/minimal.json", Expect::Success),
             ("regression/caught_errors_close_upvalues.lua", "obj/minimal.json", Expect::Success),
             ("regression/and_or_into_a_local.lua", "obj/minimal.json", Expect::Success),
+        ]);
+    }
+}
+
+/// gopher-lua's limits on calls: 256 frames (a tail call takes none; what a library function
+/// calls is part of its frame) and a registry of 5120 values for every frame's and push's
+/// (one push failure per script: gopher-lua grows it by a value on some).
+#[test]
+fn regression_call_frames_and_registry() {
+    if pinned_or_skip("the call-limit corpus") {
+        regression_cases(&[
+            ("regression/call_frames_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
+            ("regression/registry_frames_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
+            ("regression/registry_unpack_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
+            ("regression/registry_string_byte_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
+            ("regression/registry_table_concat_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
+            ("regression/registry_vararg_call_as_gopher_luas.lua", "obj/minimal.json", Expect::Success),
         ]);
     }
 }

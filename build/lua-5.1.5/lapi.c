@@ -394,6 +394,43 @@ LUA_API int lua_goarraylen (lua_State *L, int idx) {
 }
 
 
+/*
+** kubectl-rollout-lua: marks the function at `idx' (a Lua one with every
+** function it defines) as the sandbox's library, which gopher-lua writes in
+** Go: a call it makes is no frame of gopher-lua's (ldo.c), and the
+** environment of its Lua functions is fixed (setfenv).
+*/
+static void golibrary (Proto *p) {
+  int i;
+  p->golibrary = 1;
+  for (i = 0; i < p->sizep; i++) golibrary(p->p[i]);
+}
+
+LUA_API void lua_golibrary (lua_State *L, int idx) {
+  StkId o = index2adr(L, idx);
+  api_check(L, ttisfunction(o));
+  if (clvalue(o)->c.isC)
+    clvalue(o)->c.golibrary = 1;
+  else
+    golibrary(clvalue(o)->l.p);
+}
+
+
+/*
+** kubectl-rollout-lua: raises gopher-lua's "registry overflow" when pushing
+** `n' more values would not fit its registry (ldo.c).
+*/
+LUA_API void lua_gocheckregistry (lua_State *L, lua_Integer n) {
+  luaD_goregistry(L, (L->top - L->stack) + n);
+}
+
+
+LUA_API int lua_isgolibrary (lua_State *L, int idx) {
+  StkId o = index2adr(L, idx);
+  return ttisfunction(o) && !clvalue(o)->c.isC && clvalue(o)->l.p->golibrary;
+}
+
+
 LUA_API void lua_goarraypop (lua_State *L, int idx) {
   Table *t;
   StkId o = index2adr(L, idx);

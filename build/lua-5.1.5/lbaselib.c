@@ -152,24 +152,6 @@ static int luaB_getfenv (lua_State *L) {
 }
 
 
-/* kubectl-rollout-lua: the library functions the sandbox writes in Lua
-   (src/lua/stdlib.rs lists them in the registry under this name) are Go
-   functions in gopher-lua, whose environment cannot change */
-static int is_library_function (lua_State *L) {
-  int found;
-  lua_getfield(L, LUA_REGISTRYINDEX, "kubectl-rollout-lua.library-functions");
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    return 0;
-  }
-  lua_pushvalue(L, -3);  /* the function, below the environment */
-  lua_rawget(L, -2);
-  found = lua_toboolean(L, -1);
-  lua_pop(L, 2);
-  return found;
-}
-
-
 static int luaB_setfenv (lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
   getfunc(L, 0);
@@ -181,7 +163,9 @@ static int luaB_setfenv (lua_State *L) {
     lua_setfenv(L, -2);
     return 0;
   }
-  else if (lua_iscfunction(L, -2) || is_library_function(L) ||
+  /* kubectl-rollout-lua: the library functions the sandbox writes in Lua
+     are Go functions in gopher-lua, whose environment cannot change */
+  else if (lua_iscfunction(L, -2) || lua_isgolibrary(L, -2) ||
            lua_setfenv(L, -2) == 0)
     luaL_error(L,
           LUA_QL("setfenv") " cannot change environment of given object");
@@ -365,6 +349,8 @@ static int luaB_unpack (lua_State *L) {
   e = luaL_opt(L, luaL_checkinteger, 3, luaL_getn(L, 1));
   if (i > e) return 0;  /* empty range */
   n = (unsigned long long)e - (unsigned long long)i + 1;  /* 0: all of int64 */
+  /* kubectl-rollout-lua: gopher-lua pushes them on its registry, of 5120 */
+  lua_gocheckregistry(L, (n == 0 || n > LUAI_MAXCSTACK) ? LUAI_MAXCSTACK : (lua_Integer)n);
   if (n == 0 || n > LUAI_MAXCSTACK || !lua_checkstack(L, (int)n))
     return luaL_error(L, "too many results to unpack");
   for (;; i++) {

@@ -641,6 +641,7 @@ void luaG_errormsg (lua_State *L) {
        the handler with hooks off, where nothing could stop it */
     allowhook = L->allowhook;
     L->allowhook = 1;
+    L->gohandler = 1;  /* kubectl-rollout-lua: see luaD_precall */
     luaD_call(L, L->top - 2, 1);  /* call it */
     L->allowhook = allowhook;
   }
@@ -661,5 +662,25 @@ void luaG_runerror (lua_State *L, const char *fmt, ...) {
   addinfo(L, luaO_pushvfstring(L, fmt, argp));
   va_end(argp);
   luaG_errormsg(L);
+}
+
+
+/*
+** kubectl-rollout-lua: one of gopher-lua's limits passed (ldo.c: "stack
+** overflow", "registry overflow"), raised where its `where' places it: at the
+** script's function nearest the top, past C functions and the sandbox's
+** Lua-written library (Go functions there).
+*/
+void luaG_golimit (lua_State *L, const char *what) {
+  CallInfo *ci;
+  for (ci = L->ci; ci > L->base_ci; ci--) {
+    if (isLua(ci) && !ci_func(ci)->l.p->golibrary) {
+      char chunk[LUA_IDSIZE];
+      luaO_chunkid(chunk, getstr(ci_func(ci)->l.p->source), LUA_IDSIZE);
+      luaO_pushfstring(L, "%s:%d: %s", chunk, currentline(L, ci), what);
+      luaG_errormsg(L);
+    }
+  }
+  luaG_runerror(L, "%s", what);
 }
 

@@ -262,20 +262,72 @@ static StkId tryfuncTM (lua_State *L, StkId func) {
    (condhardstacktests(luaD_reallocCI(L, L->size_ci)), ++L->ci))
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's call stack holds 256 frames (its
+** CallStackSize), and a call past them fails with "stack overflow". Its
+** frames are this engine's CallInfos, but for these: what a function of the
+** sandbox's library calls (written in Lua or Rust here, lua_golibrary) is part
+** of that function, one Go function there; a Lua function a script tail-calls
+** takes its caller's frame in both engines; and an error handler runs past
+** the limit (gopher-lua's own handler is no Lua function, and its `xpcall'
+** crashes there).
+*/
+#define GOPHER_CALL_FRAMES	256
+
+/*
+** kubectl-rollout-lua: gopher-lua's registry, the one array of every frame's
+** values, holds 5120 (its RegistrySize): a frame or a push past them fails
+** with "registry overflow". Its frames lie in it as this engine's lie on the
+** stack, from the script's chunk (the last function entered from the base
+** level, L->gobase) up. (gopher-lua grows it by a value to push the message
+** of some of these errors; it stays 5120 here.)
+*/
+#define GOPHER_REGISTRY_SIZE	5120
+
+void luaD_goregistry (lua_State *L, lua_Integer top) {
+  if (top - L->gobase > GOPHER_REGISTRY_SIZE)
+    luaG_golimit(L, "registry overflow");
+}
+
+
+static int golibrary (CallInfo *ci) {
+  Closure *f;
+  if (!ttisfunction(ci->func)) return 0;
+  f = ci_func(ci);
+  return f->c.isC ? f->c.golibrary : f->l.p->golibrary;
+}
+
+static int goframes (lua_State *L, LClosure *callee) {
+  CallInfo *caller = L->ci;
+  int handler = L->gohandler;
+  int tailcall = isLua(caller) && !callee->isC && !callee->p->golibrary &&
+                 GET_OPCODE(*(L->savedpc - 1)) == OP_TAILCALL;
+  L->gohandler = 0;
+  if (tailcall || golibrary(caller))
+    return caller->goframes;
+  if (caller->goframes >= GOPHER_CALL_FRAMES && !handler)
+    luaG_golimit(L, "stack overflow");
+  return caller->goframes + 1;
+}
+
+
 int luaD_precall (lua_State *L, StkId func, int nresults) {
   LClosure *cl;
   ptrdiff_t funcr;
+  int frames;
   if (!ttisfunction(func)) /* `func' is not a function? */
     func = tryfuncTM(L, func);  /* check the `function' tag method */
   funcr = savestack(L, func);
   cl = &clvalue(func)->l;
+  frames = goframes(L, cl);
   L->ci->savedpc = L->savedpc;
   if (!cl->isC) {  /* Lua function? prepare its call */
     CallInfo *ci;
-    StkId st, base;
+    StkId st, base, args;
     Proto *p = cl->p;
     luaD_checkstack(L, p->maxstacksize + p->numparams);
     func = restorestack(L, funcr);
+    args = L->top;
     if (!p->is_vararg) {  /* no varargs? */
       base = func + 1;
       if (L->top > base + p->numparams)
@@ -285,8 +337,13 @@ int luaD_precall (lua_State *L, StkId func, int nresults) {
       int nargs = cast_int(L->top - func) - 1;
       base = adjust_varargs(L, p, nargs);
       func = restorestack(L, funcr);  /* previous call may change the stack */
+      args = base;
     }
+    /* kubectl-rollout-lua: see luaD_goregistry */
+    if (frames == 1) L->gobase = cast_int(func - L->stack);
+    luaD_goregistry(L, (args > base + p->maxstacksize ? args : base + p->maxstacksize) - L->stack);
     ci = inc_ci(L);  /* now `enter' new function */
+    ci->goframes = frames;
     ci->func = func;
     L->base = ci->base = base;
     ci->top = L->base + p->maxstacksize;
@@ -308,7 +365,9 @@ int luaD_precall (lua_State *L, StkId func, int nresults) {
     CallInfo *ci;
     int n;
     luaD_checkstack(L, LUA_MINSTACK);  /* ensure minimum stack size */
+    luaD_goregistry(L, L->top - L->stack);  /* kubectl-rollout-lua */
     ci = inc_ci(L);  /* now `enter' new function */
+    ci->goframes = frames;
     ci->func = restorestack(L, funcr);
     L->base = ci->base = ci->func + 1;
     ci->top = L->top + LUA_MINSTACK;
@@ -471,6 +530,7 @@ int luaD_pcall (lua_State *L, Pfunc func, void *u,
     L->base = L->ci->base;
     L->savedpc = L->ci->savedpc;
     L->allowhook = old_allowhooks;
+    L->gohandler = 0;  /* kubectl-rollout-lua: see luaD_precall */
     restore_stack_limit(L);
   }
   L->errfunc = old_errfunc;

@@ -24,6 +24,7 @@ Closure *luaF_newCclosure (lua_State *L, int nelems, Table *e) {
   Closure *c = cast(Closure *, luaM_malloc(L, sizeCclosure(nelems)));
   luaC_link(L, obj2gco(c), LUA_TFUNCTION);
   c->c.isC = 1;
+  c->c.golibrary = 0;  /* kubectl-rollout-lua */
   c->c.env = e;
   c->c.nupvalues = cast_byte(nelems);
   return c;
@@ -128,6 +129,7 @@ Proto *luaF_newproto (lua_State *L) {
   f->numparams = 0;
   f->is_vararg = 0;
   f->maxstacksize = 0;
+  f->golibrary = 0;  /* kubectl-rollout-lua */
   f->lineinfo = NULL;
   f->sizelocvars = 0;
   f->locvars = NULL;

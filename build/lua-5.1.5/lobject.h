@@ -250,6 +250,7 @@ typedef struct Proto {
   lu_byte numparams;
   lu_byte is_vararg;
   lu_byte maxstacksize;
+  lu_byte golibrary;  /* kubectl-rollout-lua: the sandbox's library (lua_golibrary) */
 } Proto;
 
 
@@ -294,6 +295,7 @@ typedef struct UpVal {
 
 typedef struct CClosure {
   ClosureHeader;
+  lu_byte golibrary;  /* kubectl-rollout-lua: the sandbox's library (lua_golibrary) */
   lua_CFunction f;
   TValue upvalue[1];
 } CClosure;

@@ -298,7 +298,7 @@ static void adjust_assign (LexState *ls, int nvars, int nexps, expdesc *e) {
 
 
 static void enterlevel (LexState *ls) {
-  if (++ls->L->nCcalls > LUAI_MAXCCALLS)
+  if (++ls->L->nCcalls > LUAI_MAXSYNTAXLEVELS)  /* kubectl-rollout-lua */
 	luaX_lexerror(ls, "chunk has too many syntax levels", 0);
 }
 
@@ -987,7 +987,7 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
     primaryexp(ls, &nv.v);
     if (nv.v.k == VLOCAL)
       check_conflict(ls, lh, &nv.v);
-    luaY_checklimit(ls->fs, nvars, LUAI_MAXCCALLS - ls->L->nCcalls,
+    luaY_checklimit(ls->fs, nvars, LUAI_MAXSYNTAXLEVELS - ls->L->nCcalls,
                     "variables in assignment");
     assignment(ls, &nv, nvars+1);
   }

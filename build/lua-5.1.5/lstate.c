@@ -55,6 +55,7 @@ static void stack_init (lua_State *L1, lua_State *L) {
   setnilvalue(L1->top++);  /* `function' entry for this `ci' */
   L1->base = L1->ci->base = L1->top;
   L1->ci->top = L1->top + LUA_MINSTACK;
+  L1->ci->goframes = 0;  /* kubectl-rollout-lua */
 }
 
 
@@ -90,6 +91,8 @@ static void preinit_state (lua_State *L, global_State *g) {
   L->hookmask = 0;
   L->basehookcount = 0;
   L->allowhook = 1;
+  L->gohandler = 0;  /* kubectl-rollout-lua */
+  L->gobase = 0;
   resethookcount(L);
   L->openupval = NULL;
   L->size_ci = 0;

@@ -52,6 +52,7 @@ typedef struct CallInfo {
   const Instruction *savedpc;
   int nresults;  /* expected number of results from this function */
   int tailcalls;  /* number of tail calls lost under this entry */
+  int goframes;  /* kubectl-rollout-lua: gopher-lua's call frames up to here (ldo.c) */
 } CallInfo;
 
 
@@ -122,6 +123,8 @@ struct lua_State {
   unsigned short baseCcalls;  /* nested C calls when resuming coroutine */
   lu_byte hookmask;
   lu_byte allowhook;
+  lu_byte gohandler;  /* kubectl-rollout-lua: an error handler is called next (ldo.c) */
+  int gobase;  /* kubectl-rollout-lua: the stack index of gopher-lua's registry (ldo.c) */
   int basehookcount;
   int hookcount;
   lua_Hook hook;

@@ -134,6 +134,8 @@ static int str_byte (lua_State *L) {
   if (start < 0) start = 0;
   if (end > len) end = len;
   if (end < 0 || end <= start || start >= len) return 0;
+  /* kubectl-rollout-lua: gopher-lua pushes them on its registry, of 5120 */
+  lua_gocheckregistry(L, end - start);
   if (end - start >= INT_MAX) luaL_error(L, "string slice too long");
   luaL_checkstack(L, (int)(end - start), "string slice too long");
   for (i = start; i < end; i++)

@@ -23,14 +23,6 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
-/* kubectl-rollout-lua: the stack in use (see tconcat) */
-#include "lstate.h"
-
-/* gopher-lua's value stack (its registry, RegistrySize in config.go): the
-   controller makes its states with this size, and a function that pushes
-   past it fails with "registry overflow". */
-#define GOPHER_REGISTRY_SIZE	5120
-
 
 #define aux_getn(L,n)	(luaL_checktype(L, n, LUA_TTABLE), luaL_getn(L, n))
 
@@ -136,12 +128,9 @@ static int tconcat (lua_State *L) {
   if (last > n) last = n;
   first = i;
   /* kubectl-rollout-lua: gopher-lua pushes every value and every separator
-     on its value stack before it joins them, so a list of more than about
-     2550 fails there (the stack the callers use counts too, about as much
-     as here) */
-  if (i <= last &&
-      (lua_Integer)(L->top - L->stack) + 2 * (last - i + 1) - 1 > GOPHER_REGISTRY_SIZE)
-    return luaL_error(L, "registry overflow");
+     on its registry, of 5120 values, before it joins them */
+  if (i <= last)
+    lua_gocheckregistry(L, (last - i < 5120) ? 2 * (last - i + 1) - 1 : 10240);
   luaL_buffinit(L, &b);
   for (; i <= last; i++) {
     lua_rawgeti(L, 1, (int)i);

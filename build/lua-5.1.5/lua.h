@@ -151,6 +151,9 @@ LUA_API size_t          (lua_objlen) (lua_State *L, int idx);
 /* kubectl-rollout-lua: gopher-lua's array part (lapi.c) */
 LUA_API int             (lua_goarraylen) (lua_State *L, int idx);
 LUA_API void            (lua_goarraypop) (lua_State *L, int idx);
+LUA_API void            (lua_golibrary) (lua_State *L, int idx);
+LUA_API int             (lua_isgolibrary) (lua_State *L, int idx);
+LUA_API void            (lua_gocheckregistry) (lua_State *L, lua_Integer n);
 LUA_API lua_CFunction   (lua_tocfunction) (lua_State *L, int idx);
 LUA_API void	       *(lua_touserdata) (lua_State *L, int idx);
 LUA_API lua_State      *(lua_tothread) (lua_State *L, int idx);

@@ -464,10 +464,18 @@
 
 
 /*
-@@ LUAI_MAXCCALLS is the maximum depth for nested C calls (short) and
-@* syntactical nested non-terminals in a program.
+@@ LUAI_MAXCCALLS is the maximum depth for nested C calls (short).
+** kubectl-rollout-lua: more than gopher-lua's 256 call frames can nest
+** (ldo.c), so that its "stack overflow" comes first, as in the controller.
 */
-#define LUAI_MAXCCALLS		200
+#define LUAI_MAXCCALLS		300
+
+/*
+@@ LUAI_MAXSYNTAXLEVELS is the maximum depth of syntactical nested
+@* non-terminals in a program (kubectl-rollout-lua: Lua 5.1's LUAI_MAXCCALLS,
+@* which bounded both).
+*/
+#define LUAI_MAXSYNTAXLEVELS	200
 
 
 /*

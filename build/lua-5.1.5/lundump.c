@@ -161,7 +161,7 @@ static void LoadDebug(LoadState* S, Proto* f)
 static Proto* LoadFunction(LoadState* S, TString* p)
 {
  Proto* f;
- if (++S->L->nCcalls > LUAI_MAXCCALLS) error(S,"code too deep");
+ if (++S->L->nCcalls > LUAI_MAXSYNTAXLEVELS) error(S,"code too deep");  /* kubectl-rollout-lua */
  f=luaF_newproto(S->L);
  setptvalue2s(S->L,S->L->top,f); incr_top(S->L);
  f->source=LoadString(S); if (f->source==NULL) f->source=p;

@@ -653,6 +653,7 @@ void luaV_execute (lua_State *L, int nexeccalls) {
             ci->top = L->top = func+aux;  /* correct top */
             lua_assert(L->top == L->base + clvalue(func)->l.p->maxstacksize);
             ci->savedpc = L->savedpc;
+            ci->goframes = (ci+1)->goframes;  /* kubectl-rollout-lua: see luaD_precall */
             ci->tailcalls++;  /* one more call lost */
             L->ci--;  /* remove new frame */
             goto reentry;

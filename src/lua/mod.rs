@@ -607,6 +607,58 @@ mod tests {
     }
 
     #[test]
+    fn calls_past_gopher_luas_256_frames_fail_as_there() {
+        // The chunk, pcall and f: f(253) fits 256 frames, f(254) does not.
+        let recursion = "local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end\n";
+        assert_eq!(
+            spec(&format!("{recursion}return {{spec = {{select(2, pcall(f, 253)), pcall(f, 254)}}}}")),
+            json!([253, false, "<string>:1: stack overflow"])
+        );
+        // Uncaught, at the script's line; tail calls take no frame; a metamethod or a callback is
+        // a frame, past Lua's C-call limit of 200 too.
+        assert_eq!(
+            run(&format!("{recursion}local x = f(255)\nreturn {{}}"), json!({})).unwrap_err().to_string(),
+            "script test.lua:1: stack overflow"
+        );
+        let tail = "local function t(n) if n == 0 then return 0 end return t(n - 1) end\n";
+        assert_eq!(spec(&format!("{tail}return {{spec = t(100000)}}")), json!(0));
+        let index = "local m = {}\nm.__index = function(t, k) if k == 0 then return 0 end return 1 + t[k - 1] end\n";
+        assert_eq!(
+            spec(&format!(
+                "{index}local t = setmetatable({{}}, m)\nreturn {{spec = {{pcall(function() return t[251] end)}}}}"
+            )),
+            json!([true, 251])
+        );
+        // What the sandbox's library (Lua and Rust here, Go there) calls is part of one frame.
+        let format = "local function g(n) if n == 0 then return string.format('%d', tonumber('7')) end return g(n - 1) .. '' end\n";
+        assert_eq!(
+            spec(&format!("{format}return {{spec = {{select(2, pcall(g, 252)), pcall(g, 253)}}}}")),
+            json!(["7", false, "<string>:1: stack overflow"])
+        );
+    }
+
+    #[test]
+    fn values_past_gopher_luas_registry_of_5120_fail_as_there() {
+        let list = "local list = {}\nfor i = 1, 6000 do list[i] = i end\n";
+        // The frames below take some of the 5120: 5000 values fit, 5119 do not.
+        let unpack = |n: usize| {
+            format!("{list}return {{spec = {{pcall(function() return select('#', unpack(list, 1, {n})) end)}}}}")
+        };
+        assert_eq!(spec(&unpack(5000)), json!([true, 5000]));
+        assert_eq!(spec(&unpack(5119)), json!([false, "<string>:3: registry overflow"]));
+        assert_eq!(
+            spec(&format!("{list}return {{spec = {{pcall(string.byte, string.rep('x', 6000), 1, -1)}}}}")),
+            json!([false, "<string>:3: registry overflow"])
+        );
+        // A frame that does not fit fails before it starts.
+        let frames = "local function f(n) local a, b, c, d, e, g, h, i, j, k, l, m, o, p, q, s, t, u, v, w = 1 if n == 0 then return 0 end return 1 + f(n - 1) end\n";
+        assert_eq!(
+            spec(&format!("{frames}return {{spec = {{pcall(f, 240)}}}}")),
+            json!([false, "<string>:1: registry overflow"])
+        );
+    }
+
+    #[test]
     fn every_evaluation_starts_from_a_fresh_state() {
         // A script that leaves a global behind must find nothing left by an earlier evaluation.
         let script = Script::new(

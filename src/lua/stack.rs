@@ -1,5 +1,6 @@
-//! The Lua C API, for the JSON conversion (`convert`) only, and every `unsafe` block of it; and
-//! the two functions the C core calls back (`rollout_lua_parse_number`, `rollout_lua_number2str`).
+//! The Lua C API, for the JSON conversion (`convert`) and for marking the sandbox's library
+//! (`library_chunk`) only, and every `unsafe` block of it; and the two functions the C core
+//! calls back (`rollout_lua_parse_number`, `rollout_lua_number2str`).
 //!
 //! mlua's safe API hands each value out through a registry reference of its own, which makes
 //! converting a large object several times slower than these direct stack operations (measured
@@ -32,7 +33,7 @@
 //!    takes without raising).
 
 use super::KeyOrder;
-use mlua::{Lua, Value as LuaValue, ffi};
+use mlua::{FromLuaMulti, IntoLuaMulti, Lua, Value as LuaValue, ffi};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::cell::Cell;
@@ -545,6 +546,27 @@ impl<'r> Stack<'r> {
         // SAFETY: invariant 2.
         unsafe { ffi::lua_gettop(self.state) }
     }
+}
+
+unsafe extern "C" {
+    /// Marks a function (a Lua one with the functions it defines) as the sandbox's library
+    /// (`build/lua-5.1.5/lapi.c`).
+    fn lua_golibrary(state: *mut ffi::lua_State, index: c_int);
+}
+
+/// Runs a chunk of the sandbox's library with `args`, marking it and the (Rust) functions among
+/// `args` as the library, which gopher-lua writes in Go: what they call is part of one frame of
+/// gopher-lua's call stack, and `setfenv` cannot change their environment (the C core reads
+/// the mark).
+pub fn library_chunk<R: FromLuaMulti>(lua: &Lua, code: &str, name: &str, args: impl IntoLuaMulti) -> mlua::Result<R> {
+    let chunk = lua.load(code).set_name(name).into_function()?;
+    let args = args.into_lua_multi(lua)?;
+    for function in std::iter::once(&chunk).chain(args.iter().filter_map(LuaValue::as_function)) {
+        // SAFETY: the function is the one value pushed, at the top; marking it neither allocates
+        // nor raises.
+        unsafe { lua.exec_raw::<()>(function, |state| lua_golibrary(state, -1))? };
+    }
+    chunk.call(args)
 }
 
 /// gopher-lua's text of a number (`gofmt::number_text`) for the C core's `lua_number2str`

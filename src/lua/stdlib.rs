@@ -3,6 +3,7 @@
 
 use super::gofmt::{FormatError, Operand, string_format};
 use super::gostrconv::{parse_float, parse_int, trim_lua_space};
+use super::stack::library_chunk;
 use super::{EmptyTable, EvalOptions, PairsOrder, convert, deadline, gounicode};
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
 
@@ -132,14 +133,11 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
             line => format!("{}:{line}: ", super::CHUNK_NAME),
         })
     })?;
-    lua.load(SANDBOX_PRELUDE)
-        .set_name("=sandbox")
-        .call::<()>((lua.create_sequence_from(NOT_AVAILABLE)?, script_where))?;
-    let (encode, decode) = json_functions(lua)?;
-    let json: Table = lua.load(JSON_PRELUDE).set_name("=json").call((encode, decode))?;
+    library_chunk::<()>(lua, SANDBOX_PRELUDE, "=sandbox", (lua.create_sequence_from(NOT_AVAILABLE)?, script_where))?;
+    let json: Table = library_chunk(lua, JSON_PRELUDE, "=json", json_functions(lua)?)?;
     globals.raw_set("json", json)?;
     let (format, upper, lower, to_number) = go_functions(lua)?;
-    lua.load(GO_PRELUDE).set_name("=string").call((format, upper, lower, to_number, globals.get::<Table>("string")?))
+    library_chunk(lua, GO_PRELUDE, "=string", (format, upper, lower, to_number, globals.get::<Table>("string")?))
 }
 
 /// What depends on the script and the options: `print` (and `_printregs`, which prints), and
@@ -147,33 +145,17 @@ pub fn install_common(lua: &Lua) -> mlua::Result<()> {
 pub fn install_for(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::Result<()> {
     let globals = lua.globals();
     let (print, print_registers): (mlua::Function, mlua::Function) =
-        lua.load(PRINT_PRELUDE).set_name("=print").call(write_function(lua, script_name)?)?;
+        library_chunk(lua, PRINT_PRELUDE, "=print", write_function(lua, script_name)?)?;
     globals.raw_set("print", print)?;
     globals.raw_set("_printregs", print_registers)?;
     if options.pairs != PairsOrder::Natural {
         let inputs = lua.create_table()?;
         inputs.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
         lua.set_named_registry_value(INPUT_TABLES, &inputs)?;
-        lua.load(PAIRS_PRELUDE).set_name("=pairs").call::<()>((inputs, options.pairs == PairsOrder::ReversedForAll))?;
+        library_chunk::<()>(lua, PAIRS_PRELUDE, "=pairs", (inputs, options.pairs == PairsOrder::ReversedForAll))?;
     }
-    let library_functions: Table = lua.load(LIBRARY_FUNCTIONS).set_name("=library").call(())?;
-    lua.set_named_registry_value(LIBRARY_FUNCTIONS_KEY, library_functions)
+    Ok(())
 }
-
-/// Where `setfenv` (lbaselib.c) finds the library functions this sandbox writes in Lua: gopher-lua
-/// writes them in Go, and a Go function's environment cannot change.
-const LIBRARY_FUNCTIONS_KEY: &str = "kubectl-rollout-lua.library-functions";
-
-/// Every function of the libraries, as a set (C ones too, which `setfenv` refuses anyway).
-const LIBRARY_FUNCTIONS: &str = r#"
-local found = {}
-for _, library in ipairs({_G, string, table, math, json}) do
-  for _, value in next, library do
-    if type(value) == "function" then found[value] = true end
-  end
-end
-return found
-"#;
 
 /// Records every table reachable from `obj` as input, when `pairs` walks input backwards.
 pub fn mark_inputs(lua: &Lua) -> mlua::Result<()> {
@@ -760,7 +742,7 @@ mod tests {
     fn ranges_beyond_an_int_are_gopher_luas() {
         // unpack's count once wrapped (a crash: `pcall` could not catch it); gopher-lua's range
         // is 64 bits, and a position Go makes -2^63 of (NaN) is past the end for table.remove.
-        assert_eq!(spec("r = {pcall(unpack, {}, -2^31)}"), json!([false, "<string>:1: too many results to unpack"]));
+        assert_eq!(spec("r = {pcall(unpack, {}, -2^31)}"), json!([false, "<string>:1: registry overflow"]));
         assert_eq!(run("unpack({1, 2, 3}, 0/0) return {}"), Err(ScriptErrorKind::Runtime));
         let got = spec(
             "r[1] = select('#', unpack({}, 2^31 - 1, 2^31)) r[2] = select('#', unpack({}, 2^53, 2^53 + 2))
