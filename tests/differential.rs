@@ -344,6 +344,15 @@ fn regression_call_frames_and_registry() {
     }
 }
 
+/// gopher-lua's metamethods: only functions are called, __unm with one operand, before a
+/// string is read as a number; a nil key reaches __newindex; setmetatable of any value.
+#[test]
+fn regression_metamethods() {
+    if pinned_or_skip("the metamethod corpus") {
+        regression_cases(&[("regression/metamethods_as_gopher_luas.lua", "obj/minimal.json", Expect::Success)]);
+    }
+}
+
 /// gopher-lua's library functions are Go functions, whose environment `setfenv` cannot change
 /// (this engine writes some in Lua); its base library's two globals of its own.
 #[test]

@@ -113,11 +113,15 @@ static int luaB_getmetatable (lua_State *L) {
 }
 
 
+/* kubectl-rollout-lua: gopher-lua sets the metatable of any value but nil
+   (of its type, for a value other than a table), and takes a missing one as
+   nil */
 static int luaB_setmetatable (lua_State *L) {
   int t = lua_type(L, 2);
-  luaL_checktype(L, 1, LUA_TTABLE);
-  luaL_argcheck(L, t == LUA_TNIL || t == LUA_TTABLE, 2,
+  luaL_argcheck(L, t == LUA_TNIL || t == LUA_TTABLE || t == LUA_TNONE, 2,
                     "nil or table expected");
+  if (lua_isnoneornil(L, 1))
+    luaL_error(L, "cannot set metatable to a nil object.");
   if (luaL_getmetafield(L, 1, "__metatable"))
     luaL_error(L, "cannot change a protected metatable");
   lua_settop(L, 2);
@@ -440,8 +444,16 @@ static int luaB_xpcall (lua_State *L) {
 
 static int luaB_tostring (lua_State *L) {
   luaL_checkany(L, 1);
-  if (luaL_callmeta(L, 1, "__tostring"))  /* is there a metafield? */
-    return 1;  /* use its value */
+  /* kubectl-rollout-lua: gopher-lua calls a __tostring that is a function,
+     and ignores any other */
+  if (luaL_getmetafield(L, 1, "__tostring")) {
+    if (lua_isfunction(L, -1)) {
+      lua_pushvalue(L, 1);
+      lua_call(L, 1, 1);
+      return 1;
+    }
+    lua_pop(L, 1);
+  }
   switch (lua_type(L, 1)) {
     case LUA_TNUMBER:
       lua_pushstring(L, lua_tostring(L, 1));

@@ -156,7 +156,13 @@ void luaV_settable (lua_State *L, const TValue *t, TValue *key, StkId val) {
     if (ttistable(t)) {  /* `t' is a table? */
       Table *h = hvalue(t);
       int golen = h->golen, goborder = h->goborder;  /* kubectl-rollout-lua */
-      TValue *oldval = luaH_set(L, h, key); /* do a primitive set */
+      TValue *oldval;
+      /* kubectl-rollout-lua: gopher-lua looks a nil or NaN key up (finding
+         nothing) and hands it to __newindex, where a set here refuses it */
+      if ((ttisnil(key) || (ttisnumber(key) && luai_numisnan(nvalue(key)))) &&
+          (tm = fasttm(L, h->metatable, TM_NEWINDEX)) != NULL)
+        goto newindex;
+      oldval = luaH_set(L, h, key); /* do a primitive set */
       if (!ttisnil(oldval) ||  /* result is no nil? */
           (tm = fasttm(L, h->metatable, TM_NEWINDEX)) == NULL) { /* or no TM? */
         setobj2t(L, oldval, val);
@@ -172,6 +178,7 @@ void luaV_settable (lua_State *L, const TValue *t, TValue *key, StkId val) {
     }
     else if (ttisnil(tm = luaT_gettmbyobj(L, t, TM_NEWINDEX)))
       luaG_typeerror(L, t, "index");
+  newindex:
     if (ttisfunction(tm)) {
       callTM(L, tm, t, key, val);
       return;
@@ -189,7 +196,9 @@ static int call_binTM (lua_State *L, const TValue *p1, const TValue *p2,
   const TValue *tm = luaT_gettmbyobj(L, p1, event);  /* try first operand */
   if (ttisnil(tm))
     tm = luaT_gettmbyobj(L, p2, event);  /* try second operand */
-  if (ttisnil(tm)) return 0;
+  /* kubectl-rollout-lua: gopher-lua calls a metamethod only if it is a
+     function (a callable table is none) */
+  if (!ttisfunction(tm)) return 0;
   callTMres(L, res, tm, p1, p2);
   return 1;
 }
@@ -213,7 +222,7 @@ static int call_orderTM (lua_State *L, const TValue *p1, const TValue *p2,
                          TMS event) {
   const TValue *tm1 = luaT_gettmbyobj(L, p1, event);
   const TValue *tm2;
-  if (ttisnil(tm1)) return -1;  /* no metamethod? */
+  if (!ttisfunction(tm1)) return -1;  /* no metamethod? (kubectl-rollout-lua: see call_binTM) */
   tm2 = luaT_gettmbyobj(L, p2, event);
   if (!luaO_rawequalObj(tm1, tm2))  /* different metamethods? */
     return -1;
@@ -295,7 +304,7 @@ int luaV_equalval (lua_State *L, const TValue *t1, const TValue *t2) {
     }
     default: return gcvalue(t1) == gcvalue(t2);
   }
-  if (tm == NULL) return 0;  /* no TM? */
+  if (tm == NULL || !ttisfunction(tm)) return 0;  /* no TM? (kubectl-rollout-lua: see call_binTM) */
   callTMres(L, L->top, tm, t1, t2);  /* call TM */
   return !l_isfalse(L->top);
 }
@@ -340,6 +349,9 @@ static void Arith (lua_State *L, StkId ra, const TValue *rb,
                    const TValue *rc, TMS op) {
   TValue tempb, tempc;
   const TValue *b, *c;
+  /* kubectl-rollout-lua: gopher-lua asks a metamethod before it reads a
+     string as a number (objectArith) */
+  if (call_binTM(L, rb, rc, ra, op)) return;
   if ((b = luaV_tonumber(rb, &tempb)) != NULL &&
       (c = luaV_tonumber(rc, &tempc)) != NULL) {
     lua_Number nb = nvalue(b), nc = nvalue(c);
@@ -354,7 +366,7 @@ static void Arith (lua_State *L, StkId ra, const TValue *rb,
       default: lua_assert(0); break;
     }
   }
-  else if (!call_binTM(L, rb, rc, ra, op))
+  else
     luaG_aritherror(L, rb, rc);
 }
 
@@ -532,7 +544,14 @@ void luaV_execute (lua_State *L, int nexeccalls) {
           setnvalue(ra, go_stored(r));
         }
         else {
-          Protect(Arith(L, ra, rb, rb, TM_UNM));
+          /* kubectl-rollout-lua: gopher-lua calls __unm with the operand alone */
+          const TValue *tm = luaT_gettmbyobj(L, rb, TM_UNM);
+          if (ttisfunction(tm)) {
+            Protect(callTMres1(L, ra, tm, rb));
+          }
+          else {
+            Protect(Arith(L, ra, rb, rb, TM_UNM));
+          }
         }
         continue;
       }

@@ -461,6 +461,36 @@ mod tests {
     }
 
     #[test]
+    fn metamethods_are_gopher_luas() {
+        // Only a function is called (a callable table is none, a __tostring string is ignored);
+        // __unm gets the operand alone; a nil key reaches __newindex.
+        let got = spec(
+            "local c = setmetatable({}, {__call = function() return true end})
+             local mt = {__eq = c}
+             r[1] = setmetatable({}, mt) == setmetatable({}, mt)
+             r[2] = pcall(function() return setmetatable({}, {__add = c}) + 1 end)
+             r[3] = tostring(setmetatable({}, {__tostring = 'x'})):sub(1, 6)
+             r[4] = -setmetatable({}, {__unm = function(...) return select('#', ...) end})
+             local t = setmetatable({}, {__newindex = function(_, k) r[5] = tostring(k) end})
+             t[nil] = 1",
+        );
+        assert_eq!(got, json!([false, false, "table:", 1, "nil"]));
+        // setmetatable takes a missing metatable as nil, and sets that of any value's type but
+        // nil's; a string's metamethod comes before the string is read as a number.
+        let got = spec(
+            "local t = setmetatable({}, {__index = {a = 1}})
+             setmetatable(t)
+             r[1] = tostring(t.a)
+             setmetatable(1, {__index = function(n, k) return k end})
+             r[2] = (5).key
+             r[3] = pcall(setmetatable, nil, {})
+             getmetatable('').__add = function() return 'string __add' end
+             r[4] = '2' + 1",
+        );
+        assert_eq!(got, json!(["nil", "key", false, "string __add"]));
+    }
+
+    #[test]
     fn the_base_library_is_gopher_luas() {
         // gopher-lua's library functions are Go functions, whose environment cannot change;
         // a script's own can.
