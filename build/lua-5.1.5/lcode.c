@@ -724,7 +724,14 @@ void luaK_prefix (FuncState *fs, UnOpr op, expdesc *e) {
       codearith(fs, OP_UNM, e, &e2);
       break;
     }
-    case OPR_NOT: codenot(fs, e); break;
+    case OPR_NOT: {
+      /* kubectl-rollout-lua: in an assignment gopher-lua computes a `not'
+         as a value, whatever it negates (a comparison, a constant, an and/or),
+         which a test of it may then store (see keep_value_tests) */
+      if (fs->assigned >= 0) luaK_exp2anyreg(fs, e);
+      codenot(fs, e);
+      break;
+    }
     case OPR_LEN: {
       luaK_exp2anyreg(fs, e);  /* cannot operate on constants */
       codearith(fs, OP_LEN, e, &e2);

@@ -737,9 +737,12 @@ mod tests {
              do local x = -1 x = (x > 0) and 1 or x r[5] = x end
              do local x = -1 local y = f and 1 or x r[6] = y end
              do local x, y = -1, -2 x, y = 1, f and 1 or y r[7] = y end
-             do local x = -1 x = x or 5 r[8] = x end",
+             do local x = -1 x = x or 5 r[8] = x end
+             do local x = -1 x = not (x < 0) and 1 or x r[9] = x end
+             do local x = -1 x = not (t or f) and 1 or x r[10] = x end",
         );
-        assert_eq!(got, json!([false, false, true, -1, -1, -1, false, -1]));
+        // A `not` is a value, whatever it negates (a comparison, an and/or), and so stored.
+        assert_eq!(got, json!([false, false, true, -1, -1, -1, false, -1, false, false]));
     }
 
     #[test]
