@@ -19,6 +19,8 @@
 //! - error message texts (Go's json wording differs), hence only success or failure is compared;
 //! - `print` (gopher-lua writes to stdout, this engine to stderr), and `_printregs` (gopher-lua
 //!   prints its registers; this engine prints that it has none);
+//! - an assignment of several values with a table field (`n, t.last = n + 1, item`): gopher-lua's
+//!   compiler stores some from the wrong registers (this engine warns of it, `lua/mod.rs`);
 //! - `next(t, k)` with a key not in `t`: gopher-lua goes on from where the key would be in its
 //!   own order (its array part, then its keys' insertion order), this engine fails;
 //! - the edges of gopher-lua's call and value limits (both engines keep them: 256 frames, 5120

@@ -186,6 +186,11 @@ return {spec = {}}
     let defaulted = "local cfg, w = {}, 10\nw = cfg.x and cfg.x.weight or w\nreturn {spec = {w = w}}\n";
     let (out, _) = eval(defaulted);
     out.success().stdout_is("{}\n").stderr_has("warning: script script.lua: line 2: an assignment to a local that reads the local again after an `and` or `or` (as `x = a and b or x`): gopher-lua, the controller's engine, stores the operand it tested in the local first (there a false or nil `a`), so the local gets that value, not its own (this engine does the same); write `if a then x = b end`");
+    // Several values with a field whose value is a bare local: the controller sets `n` to the
+    // field's key, "last"; here it is assigned as Lua does.
+    let several = "local n, t, item = 0, {}, 'v'\nn, t.last = n + 1, item\nreturn {spec = {n = n}}\n";
+    let (out, _) = eval(several);
+    out.success().stdout_is("{\"spec\":{\"n\":1}}\n").stderr_has("warning: script script.lua: line 2: an assignment of several values to a table field and other targets (as `n, t.last = n + 1, item` or `t.a, x = x, y`): gopher-lua, the controller's engine, compiles it otherwise");
     // In a plan, on the object whose script it is.
     plan_through_a_thing(script).success().stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }

@@ -963,6 +963,8 @@ static void check_conflict (LexState *ls, struct LHS_assign *lh, expdesc *v) {
       if (lh->v.u.s.info == v->u.s.info) {  /* conflict? */
         conflict = 1;
         lh->v.u.s.info = extra;  /* previous assignment will use safe copy */
+        /* kubectl-rollout-lua: gopher-lua makes none (see several_targets) */
+        note_quirk(ls, "kubectl-rollout-lua.several-targets", ls->linenumber);
       }
       if (lh->v.u.s.aux == v->u.s.info) {  /* conflict? */
         conflict = 1;
@@ -974,6 +976,69 @@ static void check_conflict (LexState *ls, struct LHS_assign *lh, expdesc *v) {
     luaK_codeABC(fs, OP_MOVE, fs->freereg, v->u.s.info, 0);  /* make copy */
     luaK_reserveregs(fs, 1);
   }
+}
+
+
+/*
+** kubectl-rollout-lua: gopher-lua compiles an assignment of several values
+** otherwise than Lua 5.1 where a field's value is a bare local: it stores
+** from the local's register, read when the field is stored (after the
+** targets after it, so a local among them may have changed it), and it
+** counts a register that value never took, so a local, global or upvalue
+** before it stores from the wrong register, such as the field's key. Also
+** where a field's table is a local that a later target assigns (it makes no
+** safe copy: check_conflict), and where more values follow the last target,
+** a local, and read it or call a function (it computes them after storing
+** the local). Such an assignment is noted for `plan',
+** `eval' and `test' to warn of; this engine assigns as Lua does.
+*/
+/* the register of a bare local (`x', `(x)'), else -1 */
+static int bare_local (FuncState *fs, expdesc *e) {
+  if (e->t == NO_JUMP && e->f == NO_JUMP &&
+      (e->k == VLOCAL || (e->k == VNONRELOC && e->u.s.info < fs->nactvar)))
+    return e->u.s.info;
+  return -1;
+}
+
+
+/* explist1 noting which of the first `n' values are bare locals, and
+   whether the values past them read the last target or call a function */
+static int assigned_values (LexState *ls, expdesc *v, int *values, int n,
+                            int *extra_read) {
+  FuncState *fs = ls->fs;
+  int count = 1, extras = -1, pc;
+  expr(ls, v);
+  values[0] = bare_local(fs, v);
+  while (testnext(ls, ',')) {
+    luaK_exp2nextreg(fs, v);
+    if (count == n) extras = fs->pc;
+    expr(ls, v);
+    if (count < n) values[count] = bare_local(fs, v);
+    count++;
+  }
+  /* a read of the last target, a local, or a call (which may read it) */
+  *extra_read = extras >= 0 && fs->assigned >= 0 && fs->lastread >= extras;
+  for (pc = extras; pc >= 0 && pc < fs->pc; pc++)
+    if (GET_OPCODE(fs->f->code[pc]) == OP_CALL) *extra_read = 1;
+  return count;
+}
+
+
+static int several_targets (struct LHS_assign *last, int nvars, int nexps,
+                            const int *values, int extra_read) {
+  struct LHS_assign *target[LUAI_MAXSYNTAXLEVELS];
+  int i, j;
+  for (i = nvars - 1; i >= 0; i--, last = last->prev) target[i] = last;
+  if (extra_read && target[nvars - 1]->v.k == VLOCAL) return 1;
+  for (i = 0; i < nvars && i < nexps; i++) {
+    if (target[i]->v.k != VINDEXED || values[i] < 0) continue;
+    for (j = 0; j < i; j++)  /* a field stores from a register of its own */
+      if (target[j]->v.k != VINDEXED) return 1;
+    for (j = i + 1; j < nvars; j++)
+      if (target[j]->v.k == VLOCAL && target[j]->v.u.s.info == values[i])
+        return 1;
+  }
+  return 0;
 }
 
 
@@ -993,13 +1058,17 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
   }
   else {  /* assignment -> `=' explist1 */
     int nexps;
+    int values[LUAI_MAXSYNTAXLEVELS], extra_read;  /* kubectl-rollout-lua: see several_targets */
+    int line = ls->linenumber;
     checknext(ls, '=');
     if (lh->v.k == VLOCAL) {  /* the last target: see luaK_gostore */
       ls->fs->assigned = lh->v.u.s.info;
       ls->fs->ncl = ls->fs->nconst = 0;
       ls->fs->lastread = -1;
     }
-    nexps = explist1(ls, &e);
+    nexps = assigned_values(ls, &e, values, nvars, &extra_read);
+    if (several_targets(lh, nvars, nexps, values, extra_read))
+      note_quirk(ls, "kubectl-rollout-lua.several-targets", line);
     if (nexps == nvars && ls->fs->assigned >= 0 &&
         luaK_gostore(ls->fs, &e, ls->fs->assigned))
       note_quirk(ls, "kubectl-rollout-lua.clobbered-local", ls->fs->readline);

@@ -57,6 +57,7 @@ type Compiled = OnceLock<Result<(Vec<u8>, Miscompiled), String>>;
 struct Miscompiled {
     unset_loop_control: Option<u32>,
     clobbered_local: Option<u32>,
+    several_targets: Option<u32>,
 }
 
 impl Miscompiled {
@@ -64,6 +65,7 @@ impl Miscompiled {
         Ok(Miscompiled {
             unset_loop_control: lua.named_registry_value("kubectl-rollout-lua.unset-loop-control")?,
             clobbered_local: lua.named_registry_value("kubectl-rollout-lua.clobbered-local")?,
+            several_targets: lua.named_registry_value("kubectl-rollout-lua.several-targets")?,
         })
     }
 }
@@ -266,7 +268,12 @@ pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
             "line {line}: an assignment to a local that reads the local again after an `and` or `or` (as `x = a and b or x`): gopher-lua, the controller's engine, stores the operand it tested in the local first (there a false or nil `a`), so the local gets that value, not its own (this engine does the same); write `if a then x = b end`"
         )
     });
-    unset_loop.into_iter().chain(clobbered).chain(controller_time(instructions)).collect()
+    let several = noted.several_targets.map(|line| {
+        format!(
+            "line {line}: an assignment of several values to a table field and other targets (as `n, t.last = n + 1, item` or `t.a, x = x, y`): gopher-lua, the controller's engine, compiles it otherwise, so a target there may get another value (a field whose value is a bare local reads it only when it is stored, and the targets before it may get the wrong value, such as the field's key); this engine assigns as Lua does; assign the field in a statement of its own"
+        )
+    });
+    unset_loop.into_iter().chain(clobbered).chain(several).chain(controller_time(instructions)).collect()
 }
 
 fn controller_time(instructions: u64) -> Option<String> {
@@ -758,6 +765,15 @@ mod tests {
         assert_eq!(lines("local t, y = true, 1\ny = (t or 2) and y"), ["line 2"]);
         assert_eq!(lines("local f, x, y = false, 1, 2\nx, y = 3,\n f and 1 or y"), ["line 3"]);
         assert_eq!(lines("local f\nfor k in f do end"), ["line 2"]);
+        // Several values and a table field: a bare local as a field's value with a target that
+        // reads a register before it or assigns that local after it, a field of a local that a
+        // later target assigns, more values than targets after a local.
+        assert_eq!(lines("local n, t, item = 0, {}, 'v'\nn, t.last = n + 1, item"), ["line 2"]);
+        assert_eq!(lines("local t, x, y = {}, 1, 2\nt.a, x = x, y"), ["line 2"]);
+        assert_eq!(lines("local a = {}\na.x, a = 1, {}"), ["line 2"]);
+        assert_eq!(lines("local x\nlocal function f() return x end\nx = 1, f()"), ["line 3"]);
+        assert_eq!(lines("local x = 1\nx = nil, x + 1"), ["line 2"]);
+        assert_eq!(lines("local t, x = {}, 1\ng, t.a = 1, x"), ["line 2"]);
         for fine in [
             "for k, v in pairs({}) do end",
             "for k, v in next, {}, nil do end",
@@ -776,6 +792,16 @@ mod tests {
             "local f, x = false, 1 x = f and x or 2",
             "local f, x = false, 1 x = g(f and 1 or x)",
             "local f, x = false, 1 x = (f and 1 or 2) .. x",
+            "local t, u, x, y = {}, {}, 1, 2 t.a, u.b = x, y",
+            "local t, x, n = {}, 1, 0 t.a, n = x, n + 1",
+            "local t, x = {}, 1 x, t.a = x + 1, 'k'",
+            "local t, x = {}, 1 x, t.a = 2, x + 1",
+            "local a, b = 1, 2 a, b = b, a",
+            "local t, i = {}, 1 t[i], i = 5, 2",
+            "local t = {} t.a, t.b = 1, 2",
+            "g = 1, 2",
+            "local x x = 1, 2",
+            "local t, u, x = {}, {}, 1 t.a, u.b, t.c = {}, nil, x",
         ] {
             assert_eq!(lines(fine), Vec::<String>::new(), "{fine}");
         }
