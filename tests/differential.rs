@@ -346,6 +346,20 @@ fn regression_call_frames_and_registry() {
     }
 }
 
+/// Where gopher-lua places errors (a library function's at the script's line, a level past a lost
+/// tail call at the chunk's), a library function tail-called keeping the script's frame, and
+/// unpack reading the array part only.
+#[test]
+fn regression_positions_levels_and_unpack() {
+    if pinned_or_skip("the error-position corpus") {
+        regression_cases(&[(
+            "regression/positions_levels_and_unpack_as_gopher_luas.lua",
+            "obj/minimal.json",
+            Expect::Success,
+        )]);
+    }
+}
+
 /// gopher-lua's metamethods: only functions are called, __unm with one operand, before a
 /// string is read as a number; a nil key reaches __newindex; setmetatable of any value.
 #[test]

@@ -95,6 +95,12 @@ static int luaB_error (lua_State *L) {
   lua_settop(L, 1);
   if (lua_type(L, 1) == LUA_TSTRING && level > 0) {  /* add extra information? */
     luaL_where(L, level - 1);
+    /* kubectl-rollout-lua: gopher-lua writes the position and the message
+       with a space between, the position empty past the stack's bottom */
+    if (lua_objlen(L, -1) == 0) {
+      lua_pop(L, 1);
+      lua_pushliteral(L, " ");
+    }
     lua_pushvalue(L, 1);
     lua_concat(L, 2);
   }
@@ -344,26 +350,33 @@ static int luaB_assert (lua_State *L) {
 
 /* kubectl-rollout-lua: the range in 64 bits, as gopher-lua's ints: a range
    beyond an int is as many values as it says (or too many), not a wrapped
-   count */
+   count; an empty range whose count Go's int wraps to a positive one (an end
+   of -2^63, as Go converts NaN) makes gopher-lua's VM index past its
+   registry; and only its array part is read (RawGetInt), so a position below
+   1 or from 2^26 on is nil */
 static int luaB_unpack (lua_State *L) {
   lua_Integer i, e;
   unsigned long long n;
   luaL_checktype(L, 1, LUA_TTABLE);
   i = luaL_optinteger(L, 2, 1);
   e = luaL_opt(L, luaL_checkinteger, 3, luaL_getn(L, 1));
-  if (i > e) return 0;  /* empty range */
   n = (unsigned long long)e - (unsigned long long)i + 1;  /* 0: all of int64 */
+  if (i > e) {  /* empty range */
+    if ((long long)n > 0) {  /* a Go panic there: no position */
+      lua_pushliteral(L, "runtime error: index out of range");
+      return lua_error(L);
+    }
+    return 0;
+  }
   /* kubectl-rollout-lua: gopher-lua pushes them on its registry, of 5120 */
   lua_gocheckregistry(L, (n == 0 || n > LUAI_MAXCSTACK) ? LUAI_MAXCSTACK : (lua_Integer)n);
   if (n == 0 || n > LUAI_MAXCSTACK || !lua_checkstack(L, (int)n))
     return luaL_error(L, "too many results to unpack");
   for (;; i++) {
-    if (i >= INT_MIN && i <= INT_MAX)
+    if (i >= 1 && i < 67108864)  /* gopher-lua's array part (ltable.c) */
       lua_rawgeti(L, 1, (int)i);
-    else {
-      lua_pushnumber(L, (lua_Number)i);
-      lua_rawget(L, 1);
-    }
+    else
+      lua_pushnil(L);
     if (i == e) break;
   }
   return (int)n;

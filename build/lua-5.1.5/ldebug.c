@@ -110,7 +110,9 @@ LUA_API int lua_getstack (lua_State *L, int level, lua_Debug *ar) {
   }
   else if (level < 0) {  /* level is of a lost tail call? */
     status = 1;
-    ar->i_ci = 0;
+    /* kubectl-rollout-lua: gopher-lua's GetStack answers the first frame,
+       the script's chunk (`error(m, 3)' past a tail call names its line) */
+    ar->i_ci = L->ci > L->base_ci ? 1 : 0;
   }
   else status = 0;  /* no such level */
   lua_unlock(L);
@@ -618,13 +620,23 @@ int luaG_ordererror (lua_State *L, const TValue *p1, const TValue *p2) {
 }
 
 
+/*
+** kubectl-rollout-lua: the position of the script's function nearest the top,
+** past C functions and the sandbox's Lua-written library, as gopher-lua's
+** RaiseError places its errors (its `where' skips Go functions): an error a
+** library function raises (a comparison in `table.sort', a nil index in
+** `rawset') names the script's line.
+*/
 static void addinfo (lua_State *L, const char *msg) {
-  CallInfo *ci = L->ci;
-  if (isLua(ci)) {  /* is Lua code? */
-    char buff[LUA_IDSIZE];  /* add file:line information */
-    int line = currentline(L, ci);
-    luaO_chunkid(buff, getstr(getluaproto(ci)->source), LUA_IDSIZE);
-    luaO_pushfstring(L, "%s:%d: %s", buff, line, msg);
+  CallInfo *ci;
+  for (ci = L->ci; ci > L->base_ci; ci--) {
+    if (isLua(ci) && !ci_func(ci)->l.p->golibrary) {
+      char buff[LUA_IDSIZE];  /* add file:line information */
+      int line = currentline(L, ci);
+      luaO_chunkid(buff, getstr(getluaproto(ci)->source), LUA_IDSIZE);
+      luaO_pushfstring(L, "%s:%d: %s", buff, line, msg);
+      return;
+    }
   }
 }
 
@@ -664,23 +676,4 @@ void luaG_runerror (lua_State *L, const char *fmt, ...) {
   luaG_errormsg(L);
 }
 
-
-/*
-** kubectl-rollout-lua: one of gopher-lua's limits passed (ldo.c: "stack
-** overflow", "registry overflow"), raised where its `where' places it: at the
-** script's function nearest the top, past C functions and the sandbox's
-** Lua-written library (Go functions there).
-*/
-void luaG_golimit (lua_State *L, const char *what) {
-  CallInfo *ci;
-  for (ci = L->ci; ci > L->base_ci; ci--) {
-    if (isLua(ci) && !ci_func(ci)->l.p->golibrary) {
-      char chunk[LUA_IDSIZE];
-      luaO_chunkid(chunk, getstr(ci_func(ci)->l.p->source), LUA_IDSIZE);
-      luaO_pushfstring(L, "%s:%d: %s", chunk, currentline(L, ci), what);
-      luaG_errormsg(L);
-    }
-  }
-  luaG_runerror(L, "%s", what);
-}
 

@@ -286,7 +286,7 @@ static StkId tryfuncTM (lua_State *L, StkId func) {
 
 void luaD_goregistry (lua_State *L, lua_Integer top) {
   if (top - L->gobase > GOPHER_REGISTRY_SIZE)
-    luaG_golimit(L, "registry overflow");
+    luaG_runerror(L, "registry overflow");
 }
 
 
@@ -306,7 +306,7 @@ static int goframes (lua_State *L, LClosure *callee) {
   if (tailcall || golibrary(caller))
     return caller->goframes;
   if (caller->goframes >= GOPHER_CALL_FRAMES && !handler)
-    luaG_golimit(L, "stack overflow");
+    luaG_runerror(L, "stack overflow");
   return caller->goframes + 1;
 }
 

@@ -658,6 +658,24 @@ void luaV_execute (lua_State *L, int nexeccalls) {
         if (b != 0) L->top = ra+b;  /* else previous instruction set top */
         L->savedpc = pc;
         lua_assert(GETARG_C(i) - 1 == LUA_MULTRET);
+        /* kubectl-rollout-lua: a function of the sandbox's library (written
+           in Lua here, lua_golibrary) is called as by OP_CALL, so the
+           script's frame stays below it, as below a Go function that
+           gopher-lua tail-calls; the OP_RETURN after this returns its values */
+        if (ttisfunction(ra) && !clvalue(ra)->c.isC &&
+            clvalue(ra)->l.p->golibrary) {
+          switch (luaD_precall(L, ra, LUA_MULTRET)) {
+            case PCRLUA: {
+              nexeccalls++;
+              goto reentry;
+            }
+            case PCRC: {
+              base = L->base;
+              continue;
+            }
+            default: return;
+          }
+        }
         switch (luaD_precall(L, ra, LUA_MULTRET)) {
           case PCRLUA: {
             /* tail call: put new frame in place of previous one */
@@ -697,7 +715,8 @@ void luaV_execute (lua_State *L, int nexeccalls) {
         else {  /* yes: continue its execution */
           if (b) L->top = L->ci->top;
           lua_assert(isLua(L->ci));
-          lua_assert(GET_OPCODE(*((L->ci)->savedpc - 1)) == OP_CALL);
+          lua_assert(GET_OPCODE(*((L->ci)->savedpc - 1)) == OP_CALL ||
+                     GET_OPCODE(*((L->ci)->savedpc - 1)) == OP_TAILCALL);
           goto reentry;
         }
       }

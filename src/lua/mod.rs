@@ -577,7 +577,8 @@ mod tests {
             spec("return {spec = {type(io), type(os), type(debug), type(package), type(coroutine), type(gcinfo)}}");
         assert_eq!(got, json!(["nil", "nil", "nil", "nil", "nil", "nil"]));
         // The base functions the controller has and this tool removes raise, naming themselves,
-        // at the script's line (also through pcall; a tail call's is its caller's).
+        // at the script's line (also through pcall; a tail call's is the function making it, as
+        // below a Go function there).
         for name in ["dofile", "loadfile", "load", "loadstring", "require", "module", "newproxy"] {
             let message = format!(
                 "{name} is not available in kubectl rollout-lua (the controller has it): scripts here load no code, read no file and make no userdata"
@@ -592,7 +593,7 @@ mod tests {
             );
             assert_eq!(
                 spec(&format!("local function f() return {name}() end\nreturn {{spec = {{pcall(f)}}}}")),
-                json!([false, format!("<string>:2: {message}")])
+                json!([false, format!("<string>:1: {message}")])
             );
         }
         // string.dump raises, as gopher-lua's does, also as a method; pcall catches the message,

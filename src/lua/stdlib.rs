@@ -57,9 +57,8 @@ return {encode = checked_encode, decode = checked_decode}
 const NOT_AVAILABLE: [&str; 7] = ["dofile", "loadfile", "load", "loadstring", "require", "module", "newproxy"];
 
 /// The functions above, and gopher-lua's `string.dump`, which raises whatever the argument: each
-/// message at the script's line even when a C function such as `pcall` calls it or the script
-/// tail-calls it (gopher-lua names the nearest Lua caller; a level for `error` would name the
-/// function before a tail call).
+/// message at the script's line even when a C function such as `pcall` calls it (gopher-lua
+/// names the nearest Lua caller).
 const SANDBOX_PRELUDE: &str = r#"
 local error, names, script_where = error, ...
 for _, name in ipairs(names) do
@@ -458,6 +457,41 @@ mod tests {
         .unwrap();
         let text = String::from_utf8(printed.0.borrow().clone()).unwrap();
         assert!(text.starts_with("[p.lua] 1\ttable: 0x"), "{text:?}");
+    }
+
+    #[test]
+    fn errors_are_placed_and_unpack_reads_as_gopher_lua_does() {
+        // An error a library function raises names the script's line; a library function
+        // tail-called keeps the script's frame; a level landing on a lost tail call names the
+        // chunk's line; an empty position is a space.
+        let got = spec(
+            "local function f1() error('m', 3) end
+             local function f2() return f1() end
+             local function caught(f, ...) local ok, e = pcall(f, ...) return e end
+             r[1] = select(2, pcall(function() table.sort({1, 'x'}) end))
+             r[2] = caught(function()
+               return string.upper({})
+             end)
+             r[3] = caught(f2)
+             r[4] = select(2, pcall(error, 'x', 50))",
+        );
+        assert_eq!(
+            got,
+            json!([
+                "<string>:4: attempt to compare string with number",
+                "<string>:6: bad argument #1 to upper (string expected, got table)",
+                "<string>:8: m",
+                " x"
+            ])
+        );
+        // unpack reads the array part only; an empty range whose count Go wraps fails there.
+        let got = spec(
+            "local t = {[0] = 'zero', 'one'}
+             r[1] = tostring((unpack(t, 0, 0)))
+             r[2] = pcall(unpack, {}, 2, 0/0)
+             r[3] = pcall(unpack, {}, 1, 0/0)",
+        );
+        assert_eq!(got, json!(["nil", false, true]));
     }
 
     #[test]
