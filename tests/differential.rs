@@ -23,6 +23,9 @@
 //!   compiler stores some from the wrong registers (this engine warns of it, `lua/mod.rs`);
 //! - `next(t, k)` with a key not in `t`: gopher-lua goes on from where the key would be in its
 //!   own order (its array part, then its keys' insertion order), this engine fails;
+//! - an `xpcall` handler that raises an error (gopher-lua returns nothing and leaves its stack so
+//!   that the script returns no table; this engine returns false and "error in error handling"),
+//!   and `(1 and 5) * -0`, which this engine folds to a constant -0;
 //! - the edges of gopher-lua's call and value limits (both engines keep them: 256 frames, 5120
 //!   values): a stack overflow within `xpcall` (gopher-lua crashes running the handler past the
 //!   limit), a push past the values after one `pcall` caught (gopher-lua holds a value more from
