@@ -194,3 +194,27 @@ return {spec = {}}
     // In a plan, on the object whose script it is.
     plan_through_a_thing(script).success().stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }
+
+#[test]
+fn recursion_to_the_controllers_limit_runs_in_a_plan_and_fails_past_it() {
+    // A plan evaluates on a worker thread: recursion through metamethods and library callbacks
+    // as deep as gopher-lua's 256 frames allow must fit its stack, and one frame more fails
+    // there as in the controller (`stack overflow`), not as a crash.
+    let script = "local m = {}
+m.__index = function(t, k) if k == 0 then return 0 end return 1 + t[k - 1] end
+local deep = setmetatable({}, m)
+local function through_gsub(n)
+  if n == 0 then return 0 end
+  local v
+  string.gsub('a', 'a', function() v = 1 + through_gsub(n - 1) end)
+  return v
+end
+local ok, e = pcall(function() return deep[253] end)
+return {spec = {depth = deep[250], callbacks = through_gsub(83), past = tostring(ok) .. ' ' .. tostring(e)}}
+";
+    plan_through_a_thing(script)
+        .success()
+        .stdout_has("depth: 250")
+        .stdout_has("callbacks: 83")
+        .stdout_has("past: \"false <string>:2: stack overflow\"");
+}
