@@ -19,6 +19,11 @@
 //! - error message texts (Go's json wording differs), hence only success or failure is compared;
 //! - `print` (gopher-lua writes to stdout, this engine to stderr), and `_printregs` (gopher-lua
 //!   prints its registers; this engine prints that it has none);
+//! - a `break` out of a block in a loop's body after a function captured its local (gopher-lua
+//!   leaves it open), and a constant-false `if` with an `else`, first in a generic `for`'s body
+//!   (gopher-lua's jumps go wrong): this engine warns of both;
+//! - `local f = (function() … f … end)` (gopher-lua drops the parentheses and compiles a local
+//!   function), and a numeric `for`'s operand reading a local a later call changes;
 //! - an assignment of several values with a table field (`n, t.last = n + 1, item`): gopher-lua's
 //!   compiler stores some from the wrong registers (this engine warns of it, `lua/mod.rs`);
 //! - `next(t, k)` with a key not in `t`: gopher-lua goes on from where the key would be in its

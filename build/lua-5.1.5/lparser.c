@@ -42,7 +42,7 @@ typedef struct BlockCnt {
   int breaklist;  /* list of jumps out of this loop */
   lu_byte nactvar;  /* # active locals outside the breakable structure */
   lu_byte upval;  /* true if some variable in the block is an upvalue */
-  lu_byte isbreakable;  /* true if `block' is a loop */
+  lu_byte isbreakable;  /* true if `block' is a loop (kubectl-rollout-lua: 2 for a `for', see breakstat) */
 } BlockCnt;
 
 
@@ -368,6 +368,7 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->assigned = -1;
   fs->lastread = -1;
   fs->ncl = fs->nconst = 0;
+  fs->forbody = -1;
   fs->bl = NULL;
   f->source = ls->source;
   f->maxstacksize = 2;  /* registers 0/1 are always valid */
@@ -1099,6 +1100,24 @@ static int cond (LexState *ls) {
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's `break' closes the upvalues of the loop's
+** own blocks only (its body, and a `for''s variables: `isbreakable' counts
+** them), so a function that captured a local of a block inside the body
+** keeps reading and writing its register after the loop, whatever takes its
+** place there. Such a `break' is noted for `plan', `eval' and `test' to warn
+** of; the local is closed here, as Lua closes it.
+*/
+static void note_open_upvalues (LexState *ls, BlockCnt *loop) {
+  BlockCnt *bl;
+  int inner = 0;
+  for (bl = ls->fs->bl; bl != loop; bl = bl->previous) inner++;
+  for (bl = ls->fs->bl; inner > loop->isbreakable; bl = bl->previous, inner--)
+    if (bl->upval)
+      note_quirk(ls, "kubectl-rollout-lua.break-open-upvalue", ls->linenumber);
+}
+
+
 static void breakstat (LexState *ls) {
   FuncState *fs = ls->fs;
   BlockCnt *bl = fs->bl;
@@ -1109,6 +1128,7 @@ static void breakstat (LexState *ls) {
   }
   if (!bl)
     luaX_syntaxerror(ls, "no loop to break");
+  note_open_upvalues(ls, bl);
   if (upval)
     luaK_codeABC(fs, OP_CLOSE, bl->nactvar, 0, 0);
   luaK_concat(fs, &bl->breaklist, luaK_jump(fs));
@@ -1181,6 +1201,7 @@ static void forbody (LexState *ls, int base, int line, int nvars, int isnum) {
   enterblock(fs, &bl, 0);  /* scope for declared variables */
   adjustlocalvars(ls, nvars);
   luaK_reserveregs(fs, nvars);
+  if (!isnum) fs->forbody = fs->pc;  /* kubectl-rollout-lua: see ifstat */
   block(ls);
   leaveblock(fs);  /* end of scope for declared variables */
   luaK_patchtohere(fs, prep);
@@ -1245,7 +1266,8 @@ static void forstat (LexState *ls, int line) {
   FuncState *fs = ls->fs;
   TString *varname;
   BlockCnt bl;
-  enterblock(fs, &bl, 1);  /* scope for loop and control variables */
+  /* kubectl-rollout-lua: 2, the loop's own blocks (see breakstat) */
+  enterblock(fs, &bl, 2);  /* scope for loop and control variables */
   luaX_next(ls);  /* skip `for' */
   varname = str_checkname(ls);  /* first variable name */
   switch (ls->t.token) {
@@ -1258,28 +1280,43 @@ static void forstat (LexState *ls, int line) {
 }
 
 
-static int test_then_block (LexState *ls) {
+static int test_then_block (LexState *ls, int *never) {
   /* test_then_block -> [IF | ELSEIF] cond THEN block */
-  int condexit;
+  expdesc v;
   luaX_next(ls);  /* skip IF or ELSEIF */
-  condexit = cond(ls);
+  expr(ls, &v);  /* read condition (cond, noting a constant false) */
+  *never = v.k == VNIL || v.k == VFALSE;  /* kubectl-rollout-lua: see ifstat */
+  if (v.k == VNIL) v.k = VFALSE;  /* `falses' are all equal here */
+  luaK_goiftrue(ls->fs, &v);
   checknext(ls, TK_THEN);
   block(ls);  /* `then' part */
-  return condexit;
+  return v.f;
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua can compile the jumps of an `if' wrong when
+** it is the first statement of a generic `for''s body, has an `elseif' or
+** `else', and a condition that is a constant `false' or `nil': another branch
+** runs there, or the loop's registers are overwritten. Such an `if' is noted
+** for `plan', `eval' and `test' to warn of; this engine runs it as Lua does.
+*/
 static void ifstat (LexState *ls, int line) {
   /* ifstat -> IF cond THEN block {ELSEIF cond THEN block} [ELSE block] END */
   FuncState *fs = ls->fs;
-  int flist;
+  int flist, never;
   int escapelist = NO_JUMP;
-  flist = test_then_block(ls);  /* IF cond THEN block */
+  int first_in_for = fs->forbody == fs->pc, never_any, branches = 0;
+  flist = test_then_block(ls, &never_any);  /* IF cond THEN block */
   while (ls->t.token == TK_ELSEIF) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));
     luaK_patchtohere(fs, flist);
-    flist = test_then_block(ls);  /* ELSEIF cond THEN block */
+    flist = test_then_block(ls, &never);  /* ELSEIF cond THEN block */
+    never_any |= never;
+    branches = 1;
   }
+  if (first_in_for && never_any && (branches || ls->t.token == TK_ELSE))
+    note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
   if (ls->t.token == TK_ELSE) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));
     luaK_patchtohere(fs, flist);

@@ -91,6 +91,9 @@ typedef struct FuncState {
   int ncl;
   int constpc[LUAI_GOSTORED];  /* tests of constants: gopher-lua jumps */
   int nconst;
+  /* kubectl-rollout-lua: where the body of the generic `for' parsed last
+     starts (see ifstat) */
+  int forbody;
 } FuncState;
 
 

@@ -58,6 +58,8 @@ struct Miscompiled {
     unset_loop_control: Option<u32>,
     clobbered_local: Option<u32>,
     several_targets: Option<u32>,
+    break_open_upvalue: Option<u32>,
+    constant_if_in_for: Option<u32>,
 }
 
 impl Miscompiled {
@@ -66,6 +68,8 @@ impl Miscompiled {
             unset_loop_control: lua.named_registry_value("kubectl-rollout-lua.unset-loop-control")?,
             clobbered_local: lua.named_registry_value("kubectl-rollout-lua.clobbered-local")?,
             several_targets: lua.named_registry_value("kubectl-rollout-lua.several-targets")?,
+            break_open_upvalue: lua.named_registry_value("kubectl-rollout-lua.break-open-upvalue")?,
+            constant_if_in_for: lua.named_registry_value("kubectl-rollout-lua.constant-if-in-for")?,
         })
     }
 }
@@ -273,7 +277,24 @@ pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
             "line {line}: an assignment of several values to a table field and other targets (as `n, t.last = n + 1, item` or `t.a, x = x, y`): gopher-lua, the controller's engine, compiles it otherwise, so a target there may get another value (a field whose value is a bare local reads it only when it is stored, and the targets before it may get the wrong value, such as the field's key); this engine assigns as Lua does; assign the field in a statement of its own"
         )
     });
-    unset_loop.into_iter().chain(clobbered).chain(several).chain(controller_time(instructions)).collect()
+    let open_upvalue = noted.break_open_upvalue.map(|line| {
+        format!(
+            "line {line}: a `break` out of a block inside a loop's body after a function captured a local of that block: gopher-lua, the controller's engine, leaves that local open, so the function later reads and writes whatever takes its register; this engine keeps the local's value; declare the local in the loop's body itself"
+        )
+    });
+    let constant_if = noted.constant_if_in_for.map(|line| {
+        format!(
+            "line {line}: an `if` with a constant `false` or `nil` condition and an `elseif` or `else`, first in a generic `for`'s body: gopher-lua, the controller's engine, can compile its jumps wrong and run another branch; this engine runs the one Lua runs; drop the constant condition"
+        )
+    });
+    unset_loop
+        .into_iter()
+        .chain(clobbered)
+        .chain(several)
+        .chain(open_upvalue)
+        .chain(constant_if)
+        .chain(controller_time(instructions))
+        .collect()
 }
 
 fn controller_time(instructions: u64) -> Option<String> {
@@ -774,6 +795,18 @@ mod tests {
         assert_eq!(lines("local a = {}\na.x, a = 1, {}"), ["line 2"]);
         assert_eq!(lines("local x\nlocal function f() return x end\nx = 1, f()"), ["line 3"]);
         assert_eq!(lines("local x = 1\nx = nil, x + 1"), ["line 2"]);
+        // A break out of a block in a loop's body whose local a function captured.
+        assert_eq!(
+            lines("local f\nwhile true do\n if true then local c = 1 f = function() return c end break end\nend"),
+            ["line 3"]
+        );
+        assert_eq!(
+            lines("local f\nfor i = 1, 2 do do local c = i f = function() return c end\n break end end"),
+            ["line 3"]
+        );
+        // A constant-false `if` with an else, first in a generic `for`'s body.
+        assert_eq!(lines("for _ in ipairs({}) do\n if false then elseif nil then else end\nend"), ["line 2"]);
+        assert_eq!(lines("for _ in pairs({}) do\n if true then elseif false then end\nend"), ["line 2"]);
         assert_eq!(lines("local t, x = {}, 1\ng, t.a = 1, x"), ["line 2"]);
         for fine in [
             "for k, v in pairs({}) do end",
@@ -802,6 +835,14 @@ mod tests {
             "local t = {} t.a, t.b = 1, 2",
             "g = 1, 2",
             "local x x = 1, 2",
+            "local f while true do local c = 1 f = function() return c end break end",
+            "local f for i = 1, 2 do local c = i f = function() return i + c end break end",
+            "local f repeat local c = 1 f = function() return c end break until true",
+            "local f while true do if true then local c = 1 f = function() return c end end break end",
+            "for _ in ipairs({}) do if false then end end",
+            "for _ in ipairs({}) do if true then else end end",
+            "for _ in ipairs({}) do local x = 1 if false then else end end",
+            "for i = 1, 2 do if false then else end end",
             "local t, u, x = {}, {}, 1 t.a, u.b, t.c = {}, nil, x",
         ] {
             assert_eq!(lines(fine), Vec::<String>::new(), "{fine}");
