@@ -51,26 +51,42 @@ pub struct Script {
 /// Bytecode and what the controller compiles otherwise, or the syntax error, of a script's text.
 type Compiled = OnceLock<Result<(Vec<u8>, Miscompiled), String>>;
 
-/// The first line of each construct gopher-lua's compiler gets wrong, as the parser (lparser.c,
-/// `note_quirk`) notes them in the registry (see `controller_warnings`).
+/// What gopher-lua's compiler gets wrong, by the registry key under which the parser (lparser.c,
+/// `note_quirk`) notes the first line of each, and what a warning says of it.
+const MISCOMPILED: [(&str, &str); 5] = [
+    (
+        "kubectl-rollout-lua.unset-loop-control",
+        "a generic `for` over values rather than one call, with fewer than three names or values (as `for k, v in next, t`): gopher-lua, the controller's engine, leaves the loop's control value unset, so there it starts after whatever an earlier statement left in that register and may skip entries; write `for k, v in pairs(t)`",
+    ),
+    (
+        "kubectl-rollout-lua.clobbered-local",
+        "an assignment to a local that reads the local again after an `and` or `or` (as `x = a and b or x`): gopher-lua, the controller's engine, stores the operand it tested in the local first (there a false or nil `a`), so the local gets that value, not its own (this engine does the same); write `if a then x = b end`",
+    ),
+    (
+        "kubectl-rollout-lua.several-targets",
+        "an assignment of several values to a table field and other targets (as `n, t.last = n + 1, item` or `t.a, x = x, y`): gopher-lua, the controller's engine, compiles it otherwise, so a target there may get another value (a field whose value is a bare local reads it only when it is stored, and the targets before it may get the wrong value, such as the field's key); this engine assigns as Lua does; assign the field in a statement of its own",
+    ),
+    (
+        "kubectl-rollout-lua.break-open-upvalue",
+        "a `break` out of a block inside a loop's body after a function captured a local of that block: gopher-lua, the controller's engine, leaves that local open, so the function later reads and writes whatever takes its register; this engine keeps the local's value; declare the local in the loop's body itself",
+    ),
+    (
+        "kubectl-rollout-lua.constant-if-in-for",
+        "an `if` with a constant `false` or `nil` condition and an `elseif` or `else`, first in a generic `for`'s body: gopher-lua, the controller's engine, can compile its jumps wrong and run another branch; this engine runs the one Lua runs; drop the constant condition",
+    ),
+];
+
+/// The first line of each construct in `MISCOMPILED` (see `controller_warnings`).
 #[derive(Clone, Copy, Debug, Default)]
-struct Miscompiled {
-    unset_loop_control: Option<u32>,
-    clobbered_local: Option<u32>,
-    several_targets: Option<u32>,
-    break_open_upvalue: Option<u32>,
-    constant_if_in_for: Option<u32>,
-}
+struct Miscompiled([Option<u32>; MISCOMPILED.len()]);
 
 impl Miscompiled {
     fn noted(lua: &Lua) -> mlua::Result<Miscompiled> {
-        Ok(Miscompiled {
-            unset_loop_control: lua.named_registry_value("kubectl-rollout-lua.unset-loop-control")?,
-            clobbered_local: lua.named_registry_value("kubectl-rollout-lua.clobbered-local")?,
-            several_targets: lua.named_registry_value("kubectl-rollout-lua.several-targets")?,
-            break_open_upvalue: lua.named_registry_value("kubectl-rollout-lua.break-open-upvalue")?,
-            constant_if_in_for: lua.named_registry_value("kubectl-rollout-lua.constant-if-in-for")?,
-        })
+        let mut lines = [None; MISCOMPILED.len()];
+        for (line, (key, _)) in lines.iter_mut().zip(MISCOMPILED) {
+            *line = lua.named_registry_value(key)?;
+        }
+        Ok(Miscompiled(lines))
     }
 }
 
@@ -251,50 +267,17 @@ impl<T> Evaluated<T> {
 const CONTROLLER_INSTRUCTIONS_PER_SECOND: u64 = 12_000_000;
 
 /// What the controller's engine would do otherwise with `script`, which ran `instructions`:
-/// - a generic `for` with fewer than three names over fewer than three values and no call last
-///   (`for k, v in next, t`): gopher-lua's compiler leaves its control value unset, so in the
-///   controller the loop may start after whatever key an earlier statement left there;
-/// - `x = a and b or c` with `x` a local that `c` reads: gopher-lua's compiler stores the
-///   operand it tested (a false or nil `a`) in `x` before `c` reads it (this engine does the
-///   same: lcode.c), which is hardly what the script means;
+/// - each construct of `MISCOMPILED` the script has, at its first line (gopher-lua's compiler
+///   gets them wrong: this engine does the same for `x = a and b or x`, and compiles the others
+///   as Lua does);
 /// - a good part of the controller's 1s limit (a third or more): it runs instructions several
 ///   times slower than this engine, so a script that passes here may time out there. Counted,
 ///   not timed: the same on any machine.
 pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
     let noted = script.compiled().map(|(_, noted)| *noted).unwrap_or_default();
-    let unset_loop = noted.unset_loop_control.map(|line| {
-        format!(
-            "line {line}: a generic `for` over values rather than one call, with fewer than three names or values (as `for k, v in next, t`): gopher-lua, the controller's engine, leaves the loop's control value unset, so there it starts after whatever an earlier statement left in that register and may skip entries; write `for k, v in pairs(t)`"
-        )
-    });
-    let clobbered = noted.clobbered_local.map(|line| {
-        format!(
-            "line {line}: an assignment to a local that reads the local again after an `and` or `or` (as `x = a and b or x`): gopher-lua, the controller's engine, stores the operand it tested in the local first (there a false or nil `a`), so the local gets that value, not its own (this engine does the same); write `if a then x = b end`"
-        )
-    });
-    let several = noted.several_targets.map(|line| {
-        format!(
-            "line {line}: an assignment of several values to a table field and other targets (as `n, t.last = n + 1, item` or `t.a, x = x, y`): gopher-lua, the controller's engine, compiles it otherwise, so a target there may get another value (a field whose value is a bare local reads it only when it is stored, and the targets before it may get the wrong value, such as the field's key); this engine assigns as Lua does; assign the field in a statement of its own"
-        )
-    });
-    let open_upvalue = noted.break_open_upvalue.map(|line| {
-        format!(
-            "line {line}: a `break` out of a block inside a loop's body after a function captured a local of that block: gopher-lua, the controller's engine, leaves that local open, so the function later reads and writes whatever takes its register; this engine keeps the local's value; declare the local in the loop's body itself"
-        )
-    });
-    let constant_if = noted.constant_if_in_for.map(|line| {
-        format!(
-            "line {line}: an `if` with a constant `false` or `nil` condition and an `elseif` or `else`, first in a generic `for`'s body: gopher-lua, the controller's engine, can compile its jumps wrong and run another branch; this engine runs the one Lua runs; drop the constant condition"
-        )
-    });
-    unset_loop
-        .into_iter()
-        .chain(clobbered)
-        .chain(several)
-        .chain(open_upvalue)
-        .chain(constant_if)
-        .chain(controller_time(instructions))
-        .collect()
+    let miscompiled =
+        noted.0.into_iter().zip(MISCOMPILED).filter_map(|(line, (_, what))| Some(format!("line {}: {what}", line?)));
+    miscompiled.chain(controller_time(instructions)).collect()
 }
 
 fn controller_time(instructions: u64) -> Option<String> {
