@@ -23,7 +23,8 @@
 //!   leaves it open), and a constant-false `if` with an `else`, first in a generic `for`'s body
 //!   (gopher-lua's jumps go wrong): this engine warns of both;
 //! - `local f = (function() … f … end)` (gopher-lua drops the parentheses and compiles a local
-//!   function), and a numeric `for`'s operand reading a local a later call changes;
+//!   function), a numeric `for`'s operand reading a local a later call changes, and
+//!   `local a, b = x or nil` (gopher-lua merges b's nil into the `or`'s, so b keeps a stale value);
 //! - an assignment of several values with a table field (`n, t.last = n + 1, item`): gopher-lua's
 //!   compiler stores some from the wrong registers (this engine warns of it, `lua/mod.rs`);
 //! - `next(t, k)` with a key not in `t`: gopher-lua goes on from where the key would be in its
@@ -321,8 +322,9 @@ fn regression_library_ranges_and_float_text() {
 /// What gopher-lua's parser takes that Lua 5.1's refuses or reads otherwise (empty statements,
 /// repeated table separators, `(` on a new line, `[[` in a long string, `local f = function`
 /// seeing f, more than 60 upvalues) and what it refuses (a form feed, a `--[=` not opening a
-/// comment); arithmetic on numbers never giving -0, division by 0 folded at compile time; and a
-/// caught error closing every open upvalue; `x = a and b or x` storing a false `a` in x first.
+/// comment, more than 200 registers in a function); arithmetic on numbers never giving -0,
+/// division by 0 folded at compile time; a caught error closing every open upvalue;
+/// `x = a and b or x` storing a false `a` in x first; pcall of more results than its frame.
 #[test]
 fn regression_syntax_and_negative_zero_as_gopher_luas() {
     if pinned_or_skip("the syntax corpus") {
@@ -333,6 +335,9 @@ fn regression_syntax_and_negative_zero_as_gopher_luas() {
             ("regression/negative_zero_from_arithmetic.lua", "obj/minimal.json", Expect::Success),
             ("regression/caught_errors_close_upvalues.lua", "obj/minimal.json", Expect::Success),
             ("regression/and_or_into_a_local.lua", "obj/minimal.json", Expect::Success),
+            ("regression/locals_past_gopher_luas_200_registers.lua", "obj/minimal.json", Expect::Failure),
+            ("regression/arguments_past_gopher_luas_200_registers.lua", "obj/minimal.json", Expect::Failure),
+            ("regression/pcall_of_many_results.lua", "obj/minimal.json", Expect::Success),
         ]);
     }
 }

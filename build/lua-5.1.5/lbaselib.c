@@ -434,6 +434,8 @@ static int luaB_pcall (lua_State *L) {
   }
   status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
   rethrow_memory_error(L, status);
+  /* kubectl-rollout-lua: the results may fill the frame (Lua 5.1 pushed past it) */
+  luaL_checkstack(L, 1, "too many results");
   lua_pushboolean(L, (status == 0));
   lua_insert(L, 1);
   return lua_gettop(L);  /* return status + all results */
@@ -449,6 +451,7 @@ static int luaB_xpcall (lua_State *L) {
   lua_insert(L, 1);  /* put error function under function to be called */
   status = lua_pcall(L, 0, LUA_MULTRET, 1);
   rethrow_memory_error(L, status);
+  luaL_checkstack(L, 1, "too many results");  /* kubectl-rollout-lua: see pcall */
   lua_pushboolean(L, (status == 0));
   lua_replace(L, 1);
   return lua_gettop(L);  /* return status + all results */

@@ -199,7 +199,9 @@ void luaK_concat (FuncState *fs, int *l1, int l2) {
 void luaK_checkstack (FuncState *fs, int n) {
   int newstack = fs->freereg + n;
   if (newstack > fs->f->maxstacksize) {
-    if (newstack >= MAXSTACK)
+    /* kubectl-rollout-lua: gopher-lua's compiler takes 200 registers, locals
+       and temporaries (its maxRegisters), where Lua takes 249 */
+    if (newstack > 200)
       luaX_syntaxerror(fs->ls, "function or expression too complex");
     fs->f->maxstacksize = cast_byte(newstack);
   }

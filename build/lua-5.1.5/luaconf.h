@@ -482,7 +482,7 @@
 @@ LUAI_MAXVARS is the maximum number of local variables per function
 @* (must be smaller than 250).
 */
-#define LUAI_MAXVARS		249  /* kubectl-rollout-lua: as many as fit, as in gopher-lua */
+#define LUAI_MAXVARS		200
 
 
 /*

@@ -756,6 +756,13 @@ mod tests {
         for refused in ["local a = 1\u{c} return {}", "--[=x\nreturn {}", "local t = {,1} return {}"] {
             assert_eq!(run(refused), Err(ScriptErrorKind::Syntax), "{refused:?}");
         }
+        // 200 registers, locals and temporaries together: 200 locals compile, 201 do not.
+        let locals = |n: usize| (0..n).map(|i| format!("local v{i} = {i} ")).collect::<String>();
+        assert!(run(&format!("local function f() {}return v0 end return {{}}", locals(200))).is_ok());
+        assert_eq!(
+            run(&format!("local function f() {}return v0 end return {{}}", locals(201))),
+            Err(ScriptErrorKind::Syntax)
+        );
     }
 
     #[test]
