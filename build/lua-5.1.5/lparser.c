@@ -631,16 +631,33 @@ static void body (LexState *ls, expdesc *e, int needself, int line) {
 }
 
 
-static int explist1 (LexState *ls, expdesc *v) {
+/* kubectl-rollout-lua: the register of a bare local (`x', `(x)'), else -1 */
+static int bare_local (FuncState *fs, expdesc *e) {
+  if (e->t == NO_JUMP && e->f == NO_JUMP &&
+      (e->k == VLOCAL || (e->k == VNONRELOC && e->u.s.info < fs->nactvar)))
+    return e->u.s.info;
+  return -1;
+}
+
+
+/* kubectl-rollout-lua: for an assignment of `n' targets, `values' notes
+   which of the first `n' values are bare locals and `*extras' where the
+   values past them start, -1 if none (see several_targets); 0 for others */
+static int explist1 (LexState *ls, expdesc *v, int *values, int n,
+                     int *extras) {
   /* explist1 -> expr { `,' expr } */
-  int n = 1;  /* at least one expression */
+  int count = 1;  /* at least one expression */
+  if (n > 0) *extras = -1;
   expr(ls, v);
+  if (n > 0) values[0] = bare_local(ls->fs, v);
   while (testnext(ls, ',')) {
     luaK_exp2nextreg(ls->fs, v);
+    if (count == n) *extras = ls->fs->pc;
     expr(ls, v);
-    n++;
+    if (count < n) values[count] = bare_local(ls->fs, v);
+    count++;
   }
-  return n;
+  return count;
 }
 
 
@@ -657,7 +674,7 @@ static void funcargs (LexState *ls, expdesc *f) {
       if (ls->t.token == ')')  /* arg list is empty? */
         args.k = VVOID;
       else {
-        explist1(ls, &args);
+        explist1(ls, &args, NULL, 0, NULL);
         luaK_setmultret(fs, &args);
       }
       check_match(ls, ')', '(', line);
@@ -993,44 +1010,18 @@ static void check_conflict (LexState *ls, struct LHS_assign *lh, expdesc *v) {
 ** the local). Such an assignment is noted for `plan',
 ** `eval' and `test' to warn of; this engine assigns as Lua does.
 */
-/* the register of a bare local (`x', `(x)'), else -1 */
-static int bare_local (FuncState *fs, expdesc *e) {
-  if (e->t == NO_JUMP && e->f == NO_JUMP &&
-      (e->k == VLOCAL || (e->k == VNONRELOC && e->u.s.info < fs->nactvar)))
-    return e->u.s.info;
-  return -1;
-}
-
-
-/* explist1 noting which of the first `n' values are bare locals, and
-   whether the values past them read the last target or call a function */
-static int assigned_values (LexState *ls, expdesc *v, int *values, int n,
-                            int *extra_read) {
-  FuncState *fs = ls->fs;
-  int count = 1, extras = -1, pc;
-  expr(ls, v);
-  values[0] = bare_local(fs, v);
-  while (testnext(ls, ',')) {
-    luaK_exp2nextreg(fs, v);
-    if (count == n) extras = fs->pc;
-    expr(ls, v);
-    if (count < n) values[count] = bare_local(fs, v);
-    count++;
-  }
-  /* a read of the last target, a local, or a call (which may read it) */
-  *extra_read = extras >= 0 && fs->assigned >= 0 && fs->lastread >= extras;
-  for (pc = extras; pc >= 0 && pc < fs->pc; pc++)
-    if (GET_OPCODE(fs->f->code[pc]) == OP_CALL) *extra_read = 1;
-  return count;
-}
-
-
-static int several_targets (struct LHS_assign *last, int nvars, int nexps,
-                            const int *values, int extra_read) {
+static int several_targets (FuncState *fs, struct LHS_assign *last,
+                            int nvars, int nexps, const int *values,
+                            int extras) {
   struct LHS_assign *target[LUAI_MAXSYNTAXLEVELS];
-  int i, j;
+  int i, j, pc;
   for (i = nvars - 1; i >= 0; i--, last = last->prev) target[i] = last;
-  if (extra_read && target[nvars - 1]->v.k == VLOCAL) return 1;
+  if (extras >= 0 && target[nvars - 1]->v.k == VLOCAL) {
+    /* values past the last target, a local, that read it or call a function */
+    if (fs->lastread >= extras) return 1;
+    for (pc = extras; pc < fs->pc; pc++)
+      if (GET_OPCODE(fs->f->code[pc]) == OP_CALL) return 1;
+  }
   for (i = 0; i < nvars && i < nexps; i++) {
     if (target[i]->v.k != VINDEXED || values[i] < 0) continue;
     for (j = 0; j < i; j++)  /* a field stores from a register of its own */
@@ -1059,7 +1050,7 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
   }
   else {  /* assignment -> `=' explist1 */
     int nexps;
-    int values[LUAI_MAXSYNTAXLEVELS], extra_read;  /* kubectl-rollout-lua: see several_targets */
+    int values[LUAI_MAXSYNTAXLEVELS], extras;  /* kubectl-rollout-lua: see several_targets */
     int line = ls->linenumber;
     checknext(ls, '=');
     if (lh->v.k == VLOCAL) {  /* the last target: see luaK_gostore */
@@ -1067,8 +1058,8 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
       ls->fs->ncl = ls->fs->nconst = 0;
       ls->fs->lastread = -1;
     }
-    nexps = assigned_values(ls, &e, values, nvars, &extra_read);
-    if (several_targets(lh, nvars, nexps, values, extra_read))
+    nexps = explist1(ls, &e, values, nvars, &extras);
+    if (several_targets(ls->fs, lh, nvars, nexps, values, extras))
       note_quirk(ls, "kubectl-rollout-lua.several-targets", line);
     if (nexps == nvars && ls->fs->assigned >= 0 &&
         luaK_gostore(ls->fs, &e, ls->fs->assigned))
@@ -1090,10 +1081,12 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
 }
 
 
-static int cond (LexState *ls) {
+static int cond (LexState *ls, int *never) {
   /* cond -> exp */
   expdesc v;
   expr(ls, &v);  /* read condition */
+  /* kubectl-rollout-lua: whether it is a constant false (see ifstat) */
+  if (never) *never = v.k == VNIL || v.k == VFALSE;
   if (v.k == VNIL) v.k = VFALSE;  /* `falses' are all equal here */
   luaK_goiftrue(ls->fs, &v);
   return v.f;
@@ -1143,7 +1136,7 @@ static void whilestat (LexState *ls, int line) {
   BlockCnt bl;
   luaX_next(ls);  /* skip WHILE */
   whileinit = luaK_getlabel(fs);
-  condexit = cond(ls);
+  condexit = cond(ls, NULL);
   enterblock(fs, &bl, 1);
   checknext(ls, TK_DO);
   block(ls);
@@ -1165,7 +1158,7 @@ static void repeatstat (LexState *ls, int line) {
   luaX_next(ls);  /* skip REPEAT */
   chunk(ls);
   check_match(ls, TK_UNTIL, TK_REPEAT, line);
-  condexit = cond(ls);  /* read condition (inside scope block) */
+  condexit = cond(ls, NULL);  /* read condition (inside scope block) */
   if (!bl2.upval) {  /* no upvalues? */
     leaveblock(fs);  /* finish scope */
     luaK_patchlist(ls->fs, condexit, repeat_init);  /* close the loop */
@@ -1252,7 +1245,7 @@ static void forlist (LexState *ls, TString *indexname) {
     new_localvar(ls, str_checkname(ls), nvars++);
   checknext(ls, TK_IN);
   line = ls->linenumber;
-  nexps = explist1(ls, &e);
+  nexps = explist1(ls, &e, NULL, 0, NULL);
   if (nvars - 3 < 3 && nexps < 3 && !hasmultret(e.k))
     note_quirk(ls, "kubectl-rollout-lua.unset-loop-control", line);
   adjust_assign(ls, 3, nexps, &e);
@@ -1282,15 +1275,12 @@ static void forstat (LexState *ls, int line) {
 
 static int test_then_block (LexState *ls, int *never) {
   /* test_then_block -> [IF | ELSEIF] cond THEN block */
-  expdesc v;
+  int condexit;
   luaX_next(ls);  /* skip IF or ELSEIF */
-  expr(ls, &v);  /* read condition (cond, noting a constant false) */
-  *never = v.k == VNIL || v.k == VFALSE;  /* kubectl-rollout-lua: see ifstat */
-  if (v.k == VNIL) v.k = VFALSE;  /* `falses' are all equal here */
-  luaK_goiftrue(ls->fs, &v);
+  condexit = cond(ls, never);
   checknext(ls, TK_THEN);
   block(ls);  /* `then' part */
-  return v.f;
+  return condexit;
 }
 
 
@@ -1389,7 +1379,7 @@ static void localstat (LexState *ls) {
     }
   }
   if (testnext(ls, '='))
-    nexps = explist1(ls, &e);
+    nexps = explist1(ls, &e, NULL, 0, NULL);
   else {
     e.k = VVOID;
     nexps = 0;
@@ -1448,7 +1438,7 @@ static void retstat (LexState *ls) {
   if (block_follow(ls->t.token) || ls->t.token == ';')
     first = nret = 0;  /* return no values */
   else {
-    nret = explist1(ls, &e);  /* optional return values */
+    nret = explist1(ls, &e, NULL, 0, NULL);  /* optional return values */
     if (hasmultret(e.k)) {
       luaK_setmultret(fs, &e);
       if (e.k == VCALL && nret == 1) {  /* tail call? */
