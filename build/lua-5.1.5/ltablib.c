@@ -128,9 +128,10 @@ static int tconcat (lua_State *L) {
   if (last > n) last = n;
   first = i;
   /* kubectl-rollout-lua: gopher-lua pushes every value and every separator
-     on its registry, of 5120 values, before it joins them */
+     on its registry, of 5120 values, before it joins them (i and last are
+     within the length here, an int) */
   if (i <= last)
-    lua_gocheckregistry(L, (last - i < 5120) ? 2 * (last - i + 1) - 1 : 10240);
+    lua_gocheckregistry(L, 2 * (last - i) + 1);
   luaL_buffinit(L, &b);
   for (; i <= last; i++) {
     lua_rawgeti(L, 1, (int)i);
