@@ -233,9 +233,15 @@ pub fn canary_ingress(source: &CanarySource, stable: &Value) -> Result<Value, St
     if let Some(tls) = stable["spec"]["tls"].as_array().filter(|t| !t.is_empty()) {
         spec.insert("tls".into(), Value::Array(tls.clone()));
     }
-    if !rules.is_empty() {
-        spec.insert("rules".into(), Value::Array(rules));
+    // Kubernetes' validation refuses an Ingress with neither rules nor a defaultBackend (which
+    // the controller does not copy), so its create fails on every reconcile.
+    if rules.is_empty() {
+        return Err(format!(
+            "{what}: none of its paths routes to Service {} (its defaultBackend is not copied), so the canary Ingress would have no rules; the API server refuses that (\"either `defaultBackend` or `rules` must be specified\"), and the controller's step fails until a path routes to {}",
+            source.stable_service, source.stable_service
+        ));
     }
+    spec.insert("rules".into(), Value::Array(rules));
     let mut metadata = Map::new();
     metadata.insert("name".into(), canary_ingress_name(source.ingress).into());
     metadata.insert("namespace".into(), namespace.as_str().into());
@@ -977,6 +983,27 @@ mod tests {
         assert!(err.starts_with("Ingress shop/web: spec.rules[0].http.paths[1] has no service backend;"), "{err}");
         let plan = plan_stage(&route, Some(&resource), None, &stage(Some("20%"), None));
         assert!(matches!(plan, Err(Error::Input(e)) if e.contains("has no service backend")));
+    }
+
+    #[test]
+    fn a_canary_ingress_without_rules_is_an_error_as_the_api_server_refuses_it() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let mut elsewhere = stable();
+        for rule in elsewhere["spec"]["rules"].as_array_mut().unwrap() {
+            for path in rule["http"]["paths"].as_array_mut().unwrap() {
+                path["backend"]["service"]["name"] = json!("other");
+            }
+        }
+        let err = canary_ingress(&route.source(), &elsewhere).unwrap_err();
+        assert!(err.starts_with("Ingress shop/web: none of its paths routes to Service web"), "{err}");
+        assert!(err.contains("the controller's step fails until a path routes to web"), "{err}");
+        let plan = plan_stage(&route, Some(&elsewhere), None, &stage(Some("20%"), None));
+        assert!(matches!(plan, Err(Error::Input(e)) if e.contains("would have no rules")));
+        // One path to the stable Service is enough.
+        let mut one = elsewhere.clone();
+        one["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"] = json!("web");
+        assert_eq!(canary_ingress(&route.source(), &one).unwrap()["spec"]["rules"].as_array().unwrap().len(), 1);
     }
 
     #[test]
