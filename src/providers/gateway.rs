@@ -119,22 +119,13 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
         RoutingAction::Route(strategy) => ignored_fields(strategy, mode),
         _ => Vec::new(),
     };
-    let desired = match mode {
-        Mode::Weight(weight) => {
-            warnings.extend(weight_warnings(route, current_rules, weight));
-            weight_rules(current_rules, weight, route.stable_service, route.canary_service)
-        }
-        Mode::Match(matches) => {
-            warnings.extend(match_warnings(route, current_rules, matches));
-            match_rules(current_rules, matches, route.stable_service, route.canary_service)
-        }
-        Mode::Finalise => {
-            warnings.extend(finalise_warnings(route, current_rules));
-            finalise_rules(current_rules, route.stable_service, route.canary_service)
-        }
-    };
+    warnings.extend(match mode {
+        Mode::Weight(weight) => weight_warnings(route, current_rules, weight),
+        Mode::Match(matches) => match_warnings(route, current_rules, matches),
+        Mode::Finalise => finalise_warnings(route, current_rules),
+    });
     // Go builds the list by appending to a nil slice: no rule is nil, which differs from `[]`.
-    let desired = Some(desired).filter(|d| !d.is_empty());
+    let desired = Some(desired_rules(route, mode, current_rules)).filter(|d| !d.is_empty());
     if desired.as_ref() == rules {
         return Ok(unchanged(warnings));
     }
@@ -149,10 +140,46 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
     }
     let mut spec = decoded.spec;
     spec["rules"] = Value::Array(stored);
+    warnings.extend(round_trip_warnings(&decoded.dropped, &spec));
     let mut planned = current.clone();
     planned["spec"] = http_route::encode(&spec);
-    warnings.extend(round_trip_warnings(&decoded.dropped, &spec));
+    // The API server stores each update with the CRD's defaults (a rule whose empty `matches`
+    // the update left out gets the catch-all match), and the controller's next pass works from
+    // that: it writes until a pass finds the rules as it wants them. The plan is its last write.
+    for _ in 0..CONVERGING_PASSES {
+        let mut stored = planned.clone();
+        http_route::as_stored(&mut stored);
+        let stored = http_route::decode(&stored["spec"])
+            .map_err(|e| Error::Input(format!("{} as stored: {e}", route.describe())))?
+            .spec;
+        let stored_rules = stored["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let next = desired_rules(route, mode, stored_rules);
+        if next.is_empty() || next == stored_rules {
+            return Ok(StagePlan { route: Some(planned), writes: true, warnings });
+        }
+        spec = stored;
+        spec["rules"] = Value::Array(next);
+        planned["spec"] = http_route::encode(&spec);
+    }
+    warnings.push(format!(
+        "{}: the rules the controller writes at this stage are not stored as written, and each of its passes writes them again: the step never completes; the plan shows its last write",
+        route.describe()
+    ));
     Ok(StagePlan { route: Some(planned), writes: true, warnings })
+}
+
+/// How many writes of one stage the plan follows: the controller's first, and the API server's
+/// defaults settle after one more.
+const CONVERGING_PASSES: usize = 3;
+
+/// The rules the controller computes for `mode` from `rules`, the route's as stored.
+fn desired_rules(route: &GatewayRoute, mode: Mode, rules: &[Value]) -> Vec<Value> {
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    match mode {
+        Mode::Weight(weight) => weight_rules(rules, weight, stable, canary),
+        Mode::Match(matches) => match_rules(rules, matches, stable, canary),
+        Mode::Finalise => finalise_rules(rules, stable, canary),
+    }
 }
 
 /// Plans stages in order, each from the route the previous one left, as the controller's
@@ -851,21 +878,20 @@ mod tests {
 
     #[test]
     fn only_kind_service_is_a_service() {
+        // Without kind, none (a stored route has kind: Service there, the CRD's default).
         let mut no_kind = svc(STABLE, Some(1));
         no_kind.as_object_mut().unwrap().remove("kind");
+        assert!(!is_service(&no_kind, STABLE));
         let mut other_kind = svc(STABLE, Some(1));
         other_kind["kind"] = "ServiceImport".into();
         let mut other_group = svc(STABLE, Some(1));
         other_group["group"] = "example.com".into();
-        let route = http_route(
-            json!([{"backendRefs": [no_kind]}, {"backendRefs": [other_kind]}, {"backendRefs": [other_group]}]),
-        );
+        let route = http_route(json!([{"backendRefs": [other_kind]}, {"backendRefs": [other_group]}]));
         let plan = plan(&rollout(), &route, &traffic("10%"));
         let rules = written_rules(&plan);
         assert_eq!(rules[0], route["spec"]["rules"][0]);
-        assert_eq!(rules[1], route["spec"]["rules"][1]);
-        assert_eq!(rules[2]["backendRefs"][1]["name"], CANARY, "the group is not compared");
-        assert_eq!(rules[2]["backendRefs"][1]["group"], "example.com");
+        assert_eq!(rules[1]["backendRefs"][1]["name"], CANARY, "the group is not compared");
+        assert_eq!(rules[1]["backendRefs"][1]["group"], "example.com");
     }
 
     #[test]
@@ -1013,12 +1039,26 @@ mod tests {
     }
 
     #[test]
-    fn a_rule_without_matches_gets_a_canary_rule_without_matches() {
-        let route = http_route(json!([{"backendRefs": [svc(STABLE, None)]}]));
+    fn a_rule_with_empty_matches_is_planned_where_the_controllers_writes_settle() {
+        // The first write leaves both rules' empty matches out; the API server gives them the
+        // catch-all match, and the next pass makes the canary rule of that match and the header.
+        let route = http_route(json!([{"matches": [], "backendRefs": [svc(STABLE, Some(1))]}]));
         let plan = plan(&rollout(), &route, &matches(json!([{"headers": [header("h", "1")]}])));
+        let every_path = json!({"path": {"type": "PathPrefix", "value": "/"}});
+        let with_header = json!({"path": {"type": "PathPrefix", "value": "/"}, "headers": [header("h", "1")]});
         assert_eq!(
             written_rules(&plan),
-            json!([{"backendRefs": [svc(STABLE, None)]}, {"backendRefs": [svc(CANARY, None)]}])
+            json!([{"matches": [every_path], "backendRefs": [svc(STABLE, Some(1))]},
+                   {"matches": [with_header], "backendRefs": [svc(CANARY, Some(1))]}])
+        );
+        assert_eq!(plan.warnings, Vec::<String>::new());
+        // A match whose empty list the write leaves out: every pass writes it again.
+        let empty_headers = json!([{"path": path("/beta"), "headers": []}]);
+        let plan = self::plan(&rollout(), &store_route(), &matches(empty_headers));
+        assert!(plan.writes);
+        assert_eq!(
+            plan.warnings.last().unwrap(),
+            "HTTPRoute shop/store: the rules the controller writes at this stage are not stored as written, and each of its passes writes them again: the step never completes; the plan shows its last write"
         );
     }
 
