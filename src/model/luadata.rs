@@ -1,7 +1,7 @@
 //! The `obj` global a script receives (the controller's `LuaData`, converted with
 //! `ToUnstructured`: camelCase keys, nil fields absent).
 
-use super::RouteStrategy;
+use super::{RouteStrategy, strategy};
 use crate::data::Data;
 use serde_json::{Map, Value};
 
@@ -23,7 +23,7 @@ pub fn lua_data(original: Data, strategy: &RouteStrategy, stable_service: &str, 
     obj.insert("canaryWeight".into(), canary_weight.into());
     obj.insert("stableWeight".into(), stable_weight.into());
     if let Some(matches) = &strategy.matches {
-        obj.insert("matches".into(), Value::Array(matches.clone()));
+        obj.insert("matches".into(), Value::Array(strategy::without_empty_lists(matches)));
     }
     obj.insert("canaryService".into(), canary_service.into());
     obj.insert("stableService".into(), stable_service.into());
@@ -46,8 +46,9 @@ mod tests {
             lua_data(original, &strategy, "svc-demo", "svc-demo-canary"),
             json!({"data": {"spec": {"hosts": ["*"]}}, "canaryWeight": 20, "stableWeight": 80, "canaryService": "svc-demo-canary", "stableService": "svc-demo"})
         );
-        let matches_only = RouteStrategy { matches: Some(vec![json!({})]), ..Default::default() };
+        let matches_only = RouteStrategy { matches: Some(vec![json!({"queryParams": []})]), ..Default::default() };
         let obj = lua_data(Data::default(), &matches_only, "s", "s");
         assert_eq!((obj["canaryWeight"].clone(), obj["stableWeight"].clone()), (json!(-1), json!(101)));
+        assert_eq!(obj["matches"], json!([{}]), "a match's empty list is left out, as Go's encoding leaves it out");
     }
 }

@@ -482,9 +482,17 @@ fn read_steps(
             };
             let matches = match step.get("matches").filter(|m| !m.is_null()) {
                 // ConvertTo builds v1beta1 matches by appending, so an empty v1alpha1 list
-                // becomes absent (v1beta1 keeps `[]`).
-                Some(m) => Some(read_matches(m, &at.field("matches"), alpha, semantics, warnings)?)
-                    .filter(|m| !(alpha && m.is_empty())),
+                // becomes absent (v1beta1 keeps `[]`), and the conversion webhook's JSON leaves
+                // out a match's empty `headers: []`.
+                Some(m) if alpha => Some(strategy::without_empty_lists(&read_matches(
+                    m,
+                    &at.field("matches"),
+                    alpha,
+                    semantics,
+                    warnings,
+                )?))
+                .filter(|m| !m.is_empty()),
+                Some(m) => Some(read_matches(m, &at.field("matches"), alpha, semantics, warnings)?),
                 None => None,
             };
             let request_header_modifier = match step.get("requestHeaderModifier").filter(|m| !m.is_null()) {
@@ -746,6 +754,15 @@ mod tests {
         assert_eq!(alpha.steps[0].strategy.matches, None);
         let beta = canary(json!([{"replicas": 1, "traffic": "20%", "matches": []}]), json!({}));
         assert_eq!(beta.steps[0].strategy.matches, Some(vec![]), "v1beta1 keeps the empty list");
+        // And a match's empty list: the webhook's JSON leaves it out, v1beta1 keeps it.
+        let alpha = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"strategy": {"canary": {"steps": [{"weight": 20, "matches": [{"headers": []}]}], "trafficRoutings": [{"service": "svc"}]}}}
+        }))
+        .unwrap();
+        assert_eq!(alpha.steps[0].strategy.matches, Some(vec![json!({})]));
+        let beta = canary(json!([{"replicas": 1, "traffic": "20%", "matches": [{"headers": []}]}]), json!({}));
+        assert_eq!(beta.steps[0].strategy.matches, Some(vec![json!({"headers": []})]));
     }
 
     #[test]

@@ -31,9 +31,9 @@ impl Semantics {
 pub struct RouteStrategy {
     /// The percent string, as written (`"20%"`).
     pub traffic: Option<String>,
-    /// The matches in the shape the controller hands to Lua (`omitempty` honoured), with the CRD's
-    /// defaults as the semantics they were read with say; `None` when the step has no `matches`
-    /// field.
+    /// The matches as the controller holds them (an empty `headers: []` kept: Go tells it from an
+    /// absent list; Lua gets them through `without_empty_lists`), with the CRD's defaults as the
+    /// semantics they were read with say; `None` when the step has no `matches` field.
     pub matches: Option<Vec<Value>>,
     /// The Gateway API `HTTPHeaderFilter`, in the shape handed to Lua.
     pub request_header_modifier: Option<Value>,
@@ -179,16 +179,27 @@ pub fn read_matches(
         };
         for (field, kinds) in lists {
             if let Some(list) = fields.get(*field).filter(|l| !l.is_null()) {
-                let entries = read_value_matches(list, &at.field(field), kinds, semantics)?;
-                // omitempty: an empty list is not handed to Lua.
-                if !entries.is_empty() {
-                    out.insert((*field).into(), Value::Array(entries));
-                }
+                out.insert(
+                    (*field).into(),
+                    Value::Array(read_value_matches(list, &at.field(field), kinds, semantics)?),
+                );
             }
         }
         matches.push(Value::Object(out));
     }
     Ok(matches)
+}
+
+/// The matches as Go's JSON encoding writes them (`omitempty`): without empty `headers` and
+/// `queryParams` lists. This is what Lua gets, and what a conversion webhook stores.
+pub fn without_empty_lists(matches: &[Value]) -> Vec<Value> {
+    let mut matches = matches.to_vec();
+    for m in &mut matches {
+        if let Some(fields) = m.as_object_mut() {
+            fields.retain(|_, v| v.as_array().is_none_or(|list| !list.is_empty()));
+        }
+    }
+    matches
 }
 
 fn read_path_match(value: &Value, path: &Path, semantics: Semantics) -> Result<Value, ModelError> {
@@ -339,11 +350,15 @@ mod tests {
         let mut warnings = Vec::new();
         let raw = json!([{"headers": [{"name": "user-agent", "value": "pc"}], "path": {}, "queryParams": []}]);
         let got = read_matches(&raw, &Path::root("m"), false, Semantics::Controller, &mut warnings).unwrap();
+        let user_agent = json!([{"type": "Exact", "name": "user-agent", "value": "pc"}]);
         assert_eq!(
             got,
-            vec![
-                json!({"headers": [{"type": "Exact", "name": "user-agent", "value": "pc"}], "path": {"type": "PathPrefix", "value": "/"}})
-            ]
+            vec![json!({"headers": user_agent, "path": {"type": "PathPrefix", "value": "/"}, "queryParams": []})]
+        );
+        // Go's encoding leaves the empty list out.
+        assert_eq!(
+            without_empty_lists(&got),
+            vec![json!({"headers": user_agent, "path": {"type": "PathPrefix", "value": "/"}})]
         );
         let headers_only = read_matches(
             &json!([{"path": {"value": "/x"}}]),

@@ -587,6 +587,19 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
             list(rest, "spec.rules")
         ));
     }
+    // A path match's lists are copied as Go holds them, and the write leaves an empty one out.
+    for &i in with_path.iter().filter(|_| !stable_rules.is_empty()) {
+        let empty: Vec<&str> = ["headers", "queryParams"]
+            .into_iter()
+            .filter(|f| matches[i][*f].as_array().is_some_and(Vec::is_empty))
+            .collect();
+        if !empty.is_empty() {
+            warnings.push(format!(
+                "matches[{i}] has an empty {} list: the controller copies it into the canary rule, its write leaves the empty list out, and it finds the stored rule different at every pass and writes it again, so the step never completes; leave the empty list out of the Rollout",
+                empty.join(" and ")
+            ));
+        }
+    }
     warnings
 }
 
@@ -1060,6 +1073,27 @@ mod tests {
             plan.warnings.last().unwrap(),
             "HTTPRoute shop/store: the rules the controller writes at this stage are not stored as written, and each of its passes writes them again: the step never completes; the plan shows its last write"
         );
+    }
+
+    #[test]
+    fn an_empty_list_in_a_path_match_is_written_at_every_pass() {
+        let route = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]}]));
+        let step = matches(json!([{"path": {"type": "PathPrefix", "value": "/beta"}, "headers": []}]));
+        let first = plan(&rollout(), &route, &step);
+        assert!(first.writes);
+        // The write leaves `headers: []` out, so the canary rule as stored has no headers.
+        let canary = written_rules(&first).as_array().unwrap().last().unwrap().clone();
+        assert_eq!(canary["matches"], json!([{"path": {"type": "PathPrefix", "value": "/beta"}}]));
+        assert!(first.warnings.iter().any(|w| w.starts_with("matches[0] has an empty headers list")), "{first:?}");
+        assert!(first.warnings.iter().any(|w| w.contains("the step never completes; the plan shows its last write")));
+        // From the route as written, the controller writes again: it is never "as planned".
+        let again = plan(&rollout(), first.route.as_ref().unwrap(), &step);
+        assert!(again.writes);
+        // Without the empty list, the step settles and warns of nothing.
+        let step = matches(json!([{"path": {"type": "PathPrefix", "value": "/beta"}}]));
+        let settled = plan(&rollout(), &route, &step);
+        assert_eq!(settled.warnings, Vec::<String>::new());
+        assert!(!plan(&rollout(), settled.route.as_ref().unwrap(), &step).writes);
     }
 
     #[test]

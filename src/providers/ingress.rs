@@ -12,7 +12,7 @@ use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
 use crate::model::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction,
-    canary_ingress_name,
+    canary_ingress_name, without_empty_lists,
 };
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::{Map, Value, json};
@@ -126,7 +126,7 @@ pub fn lua_obj(annotations: &Annotations, strategy: &RouteStrategy, canary_servi
     }
     obj.insert("weight".into(), strategy.weights().0.to_string().into());
     if let Some(matches) = &strategy.matches {
-        obj.insert("matches".into(), Value::Array(matches.clone()));
+        obj.insert("matches".into(), Value::Array(without_empty_lists(matches)));
     }
     obj.insert("canaryService".into(), canary_service.into());
     if let Some(modifier) = &strategy.request_header_modifier {
@@ -1010,7 +1010,8 @@ mod tests {
     fn obj_has_the_controllers_keys_and_omissions() {
         let none = lua_obj(&Annotations::new(), &strategy(None, None), "web-canary");
         assert_eq!(none, json!({"weight": "-1", "canaryService": "web-canary"}));
-        let mut full = strategy(Some("30%"), Some(json!([{}])));
+        // A match's empty list is left out, as Go's encoding leaves it out.
+        let mut full = strategy(Some("30%"), Some(json!([{"headers": []}])));
         full.request_header_modifier = Some(json!({"set": [{"name": "x", "value": "y"}]}));
         let obj = lua_obj(&map(&[("a", "b")]), &full, "c");
         assert_eq!(
