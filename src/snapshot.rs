@@ -160,6 +160,37 @@ fn missing_identity(value: &Value) -> Option<String> {
     }
 }
 
+/// An object's labels and annotations as the API server stores them, which decodes them into Go
+/// maps of strings: a null value becomes `""`, and any other value that is not a string is
+/// refused (an unquoted `8` or `true` in a file).
+fn string_maps_as_stored(object: &mut Value) -> Result<(), ModelError> {
+    for field in ["labels", "annotations"] {
+        let at = Path::root("metadata").field(field);
+        let Some(map) = object.get_mut("metadata").and_then(|m| m.get_mut(field)).filter(|m| !m.is_null()) else {
+            continue;
+        };
+        let entries = map.as_object_mut().ok_or_else(|| at.error("must be a map of strings"))?;
+        for (key, value) in entries {
+            match value {
+                Value::String(_) => {}
+                Value::Null => *value = Value::String(String::new()),
+                _ => {
+                    let what = match value {
+                        Value::Bool(_) => "a bool",
+                        Value::Number(_) => "a number",
+                        Value::Array(_) => "a list",
+                        _ => "a map",
+                    };
+                    return Err(at.field(key).error(&format!(
+                        "must be a string, not {what} ({value}): the API server refuses the object; quote the value"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn identity(value: &Value, namespace: &str) -> Identity {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     (
@@ -371,6 +402,9 @@ impl Snapshot {
                 snapshot.configmap = Some(ConfigMapScripts::from_object(&namespace, &value));
             } else {
                 let mut value = value;
+                string_maps_as_stored(&mut value).map_err(|e| {
+                    Error::Input(format!("{}: {kind} {namespace}/{name}: {e}", origin.place_of(&e.0.field)))
+                })?;
                 if (group.as_str(), kind.as_str()) == ("gateway.networking.k8s.io", "HTTPRoute") {
                     crate::model::http_route::as_stored(&mut value);
                 }
@@ -603,6 +637,36 @@ mod tests {
     }
 
     /// The snapshot of a file's text, as `plan -f` reads it.
+    #[test]
+    fn labels_and_annotations_are_read_as_the_api_server_stores_them() {
+        let with_metadata = |metadata: Value| {
+            let mut object = vs(&["a"]);
+            object["metadata"] = metadata;
+            Snapshot::from_documents(vec![document("all.yaml", 1, rollout()), document("vs.yaml", 3, object)], "ns")
+                .map(|(snapshot, _)| snapshot)
+                .map_err(|e| e.to_string())
+        };
+        // A null value is stored as "".
+        let snapshot = with_metadata(json!({"name": "vs", "annotations": {"a": null, "b": "x"}})).unwrap();
+        let stored = snapshot.objects.of_kind("networking.istio.io", "VirtualService", "ns").next().unwrap();
+        assert_eq!(stored["metadata"]["annotations"], json!({"a": "", "b": "x"}));
+        // Anything else that is not a string is refused, naming the object and the field.
+        assert_eq!(
+            with_metadata(json!({"name": "vs", "annotations": {"example.com/size": 8}})).unwrap_err(),
+            "vs.yaml:3: VirtualService ns/vs: metadata.annotations.example.com/size: must be a string, not a number (8): the API server refuses the object; quote the value"
+        );
+        assert!(
+            with_metadata(json!({"name": "vs", "labels": {"tier": true}}))
+                .unwrap_err()
+                .contains("metadata.labels.tier: must be a string, not a bool (true)")
+        );
+        assert!(
+            with_metadata(json!({"name": "vs", "labels": ["tier"]}))
+                .unwrap_err()
+                .contains("metadata.labels: must be a map of strings")
+        );
+    }
+
     fn read(text: &str) -> Result<Snapshot, String> {
         let documents = crate::yaml::parse_documents_keeping(text, "r.yaml", keeps_text).unwrap();
         let documents = documents.into_iter().map(|d| ("r.yaml".to_string(), d)).collect();

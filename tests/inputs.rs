@@ -321,6 +321,19 @@ mod duplicates {
             .status(1)
             .stderr_has("error: other/rollout.yaml:2: Rollout shop/demo differs from the copy at m/rollout.yaml:2; keep one of them\n");
     }
+
+    #[test]
+    fn an_unquoted_annotation_value_is_an_error_naming_the_object_and_key() {
+        let unquoted = VIRTUAL_SERVICE
+            .replace("  namespace: shop\n", "  namespace: shop\n  annotations:\n    example.com/size: 8\n");
+        manifests()
+            .file("m/vs.yaml", &unquoted)
+            .args(["plan", "-f", "m"])
+            .run()
+            .status(1)
+            .stdout_is("")
+            .stderr_has("error: m/vs.yaml:2: VirtualService shop/demo: metadata.annotations.example.com/size: must be a string, not a number (8): the API server refuses the object; quote the value\n");
+    }
 }
 
 mod kustomize {
