@@ -252,6 +252,12 @@ impl ScriptCatalog {
         }
         let built_in: Vec<&str> = BUILTIN_INGRESS_SCRIPTS.iter().map(|b| b.class_type).collect();
         let configmap = match &self.configmap {
+            Some(c) if c.data.contains_key(&config_key) => {
+                format!(
+                    "the key {config_key} of ConfigMap {}/{CONFIGMAP_NAME} is empty (the controller skips it)",
+                    c.namespace
+                )
+            }
             Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
             None => format!("there is no ConfigMap {CONFIGMAP_NAME}"),
         };
@@ -412,6 +418,19 @@ mod tests {
         for class in ["nginx", "aliyun-alb", "higress", "mse"] {
             assert!(builtin_ingress(class).is_some(), "{class}");
         }
+        // A ConfigMap without the key, or with the key empty, which the controller skips.
+        let key = ingress_configmap_key("traefik");
+        let mut catalog = ScriptCatalog {
+            configmap: Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data: BTreeMap::new() }),
+            ..Default::default()
+        };
+        assert!(catalog.resolve_ingress("traefik").unwrap_err().contains(&format!(
+            "and ConfigMap kruise-rollout/kruise-rollout-configuration has no key {key}; add the script under the key {key}"
+        )));
+        catalog.configmap.as_mut().unwrap().data.insert(key.clone(), String::new());
+        assert!(catalog.resolve_ingress("traefik").unwrap_err().contains(&format!(
+            "and the key {key} of ConfigMap kruise-rollout/kruise-rollout-configuration is empty (the controller skips it); add the script"
+        )));
         let stand_in = ScriptCatalog { placeholder: true, ..Default::default() }.resolve_ingress("traefik").unwrap();
         let ScriptSource::Placeholder { note } = stand_in.source else { panic!("{:?}", stand_in.source) };
         assert!(

@@ -435,7 +435,7 @@ impl Rollout {
     /// Why nothing is planned for this Rollout, when the controller runs none of its steps.
     pub fn not_run(&self) -> Option<String> {
         self.disabled.then(|| {
-            "spec.disabled is true: the controller runs no step of a disabled Rollout (a release in progress is finalised: the gateway objects go back to their stored original), so nothing is planned".to_string()
+            "spec.disabled is true: the controller runs no step of a disabled Rollout (a release in progress is finalised: its routing is restored, as `restore` plans it), so nothing is planned".to_string()
         })
     }
 
