@@ -256,8 +256,12 @@ pub fn canary_ingress(source: &CanarySource, stable: &Value) -> Result<Value, St
 
 /// The merge patch the controller sends (docs/controller-semantics.md §5.4):
 /// `{"metadata":{"annotations":{…}}}` with every added or changed key and every removed key as
-/// null, keys sorted.
+/// null, keys sorted; `{"metadata":{"annotations":null}}` when none is left (the result decodes
+/// to a nil map, which Go encodes as null).
 pub fn annotations_patch(before: &Annotations, after: &Annotations) -> Value {
+    if after.is_empty() {
+        return json!({"metadata": {"annotations": null}});
+    }
     let mut diff = Map::new();
     for (key, value) in after {
         if before.get(key) != Some(value) {
@@ -366,6 +370,7 @@ pub fn plan_stage(
     warnings.extend(leftover_routing(route.class_type, strategy, &after));
     warnings.extend(value_beside_pattern(route.class_type, &after));
     warnings.extend(joined_header_update(strategy, &after));
+    warnings.extend(not_a_canary(route.class_type, &key, &after));
     if after == before {
         if changes.is_empty() {
             changes.push(Change::Keep { key, object: Arc::clone(&current) });
@@ -805,6 +810,22 @@ pub fn leftover_routing(class_type: &str, strategy: &RouteStrategy, annotations:
     warnings
 }
 
+/// A canary Ingress of a built-in class whose annotations (the script's result) lack the mark
+/// its gateway reads (`nginx.ingress.kubernetes.io/canary: "true"`, or ALB's): the gateway then
+/// takes it as an ordinary Ingress for the stable Ingress's hosts and paths.
+fn not_a_canary(class_type: &str, canary: &ObjectKey, annotations: &Annotations) -> Option<String> {
+    let mark = format!("{}canary", routing_prefix(class_type)?);
+    // The gateways read it with Go's strconv.ParseBool.
+    let marked =
+        annotations.get(&mark).is_some_and(|v| matches!(v.as_str(), "1" | "t" | "T" | "true" | "TRUE" | "True"));
+    (!marked).then(|| {
+        format!(
+            "Ingress {}/{} is left without {mark}: \"true\" (the script's result does not set it): the {class_type} gateway takes it as an ordinary Ingress for the stable Ingress's hosts and paths, not as a canary, whatever the weight",
+            canary.namespace, canary.name
+        )
+    })
+}
+
 /// A value key and a pattern key of one kind side by side in the script's result: the built-in
 /// scripts clear them once per step, so two matches of different types (or an earlier step)
 /// leave both, for the one name the last match wrote.
@@ -1058,12 +1079,57 @@ mod tests {
     }
 
     #[test]
+    fn a_result_without_the_canary_mark_is_warned_of() {
+        let owner = owner();
+        let (keeps, drops) = (Script::new("keeps", "return obj.annotations"), Script::new("drops", "return {}"));
+        // The built-in script sets the mark; the stable Ingress's annotations do not have it.
+        let built_in = script("nginx");
+        let plan =
+            plan_stage(&route("nginx", &owner, &built_in), Some(&stable()), None, &stage(Some("20%"), None)).unwrap();
+        assert!(
+            !plan.warnings.iter().any(|w| w.contains("without nginx.ingress.kubernetes.io/canary")),
+            "{:?}",
+            plan.warnings
+        );
+        let plan =
+            plan_stage(&route("nginx", &owner, &keeps), Some(&stable()), None, &stage(Some("20%"), None)).unwrap();
+        assert_eq!(
+            plan.warnings,
+            [
+                "Ingress shop/web-canary is left without nginx.ingress.kubernetes.io/canary: \"true\" (the script's result does not set it): the nginx gateway takes it as an ordinary Ingress for the stable Ingress's hosts and paths, not as a canary, whatever the weight"
+            ]
+        );
+        // Removing every annotation of an existing canary: one null for all of them.
+        let made = plan_stage(&route("nginx", &owner, &built_in), Some(&stable()), None, &stage(Some("20%"), None));
+        let canary = made.unwrap().canary.unwrap();
+        let plan =
+            plan_stage(&route("nginx", &owner, &drops), Some(&stable()), Some(&canary), &stage(Some("20%"), None));
+        let plan = plan.unwrap();
+        let [Change::MergePatch { patch, .. }] = plan.changes.as_slice() else { panic!("{:?}", plan.changes) };
+        assert_eq!(patch, &json!({"metadata": {"annotations": null}}));
+        assert!(plan.warnings.iter().any(|w| w.contains("left without nginx.ingress.kubernetes.io/canary")));
+        // ALB's mark, and a class whose gateway the plugin does not know: no word.
+        assert!(not_a_canary("aliyun-alb", &canary_key_in("shop", "web"), &map(&[(ALB_CANARY, "True")])).is_none());
+        assert!(not_a_canary("aliyun-alb", &canary_key_in("shop", "web"), &map(&[(ALB_CANARY, "yes")])).is_some());
+        assert!(not_a_canary("traefik", &canary_key_in("shop", "web"), &Annotations::new()).is_none());
+    }
+
+    #[test]
     fn the_merge_patch_lists_changed_keys_and_nulls_removed_ones() {
         let before = map(&[("keep", "1"), ("change", "a"), ("drop", "x")]);
         let after = map(&[("keep", "1"), ("change", "b"), ("add", "y")]);
         let patch = annotations_patch(&before, &after);
         assert_eq!(patch, json!({"metadata": {"annotations": {"add": "y", "change": "b", "drop": null}}}));
         assert_eq!(gojson::to_string(&patch), r#"{"metadata":{"annotations":{"add":"y","change":"b","drop":null}}}"#);
+        // None left: the nil map Go decodes the result into is encoded as null.
+        assert_eq!(annotations_patch(&before, &Annotations::new()), json!({"metadata": {"annotations": null}}));
+        assert_eq!(
+            crate::change::merge_patch(
+                &json!({"metadata": {"name": "c", "annotations": {"drop": "x"}}}),
+                &annotations_patch(&before, &Annotations::new())
+            ),
+            json!({"metadata": {"name": "c"}})
+        );
     }
 
     #[test]
@@ -1214,7 +1280,7 @@ mod tests {
         };
         assert!(message.contains("attempt to index") && message.contains("#228"), "{message}");
         // Someone else's script for the class: the built-in's quirks are not its own.
-        let custom = Script::new("mine.lua", "return {['a'] = 'b'}");
+        let custom = Script::new("mine.lua", "return {['a'] = 'b', ['alb.ingress.kubernetes.io/canary'] = 'true'}");
         let mine = IngressRoute { script: &custom, builtin: false, ..alb_route };
         assert!(plan_stage(&mine, Some(&stable()), None, &step).unwrap().warnings.is_empty());
     }
