@@ -5,8 +5,8 @@
 //! A write whose reply is lost, garbled or timed out is resolved by reading the object again.
 //! A rollback undoes exactly what this run wrote, and only where nobody changed it since.
 //! Signals (`interrupt`: SIGINT, SIGTERM, SIGHUP) stop the run before its next write; a second
-//! one stops it at once. A question asked after the confirmation renews the claims while it
-//! waits, and ends at the run's `deadline` (`approve --timeout`).
+//! one stops it at once. A question renews the claims while it waits, and one asked after the
+//! confirmation ends at the run's `deadline` (`approve --timeout`).
 
 mod claim;
 mod deadline;
@@ -503,6 +503,9 @@ impl<'a> Writer<'a> {
             }
             return Ok(None);
         }
+        // Renewed before the check, so that a signal that comes while the claim is renewed
+        // stops this write too.
+        self.renew_claims().await?;
         self.check_interrupt().await?;
         // One backup per object and run: its state before this run's first write to it. Not
         // for a status patch (the approval): `restore --from-backup` of a Rollout would put an
@@ -527,6 +530,7 @@ impl<'a> Writer<'a> {
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
                     attempt += 1;
                     change = self.after_conflict(resource, &change).await?;
+                    self.check_interrupt().await?;
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
                     self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
@@ -641,10 +645,10 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Asks `question` (someone else's edit) on the terminal, after the confirmation: the claims
-    /// are renewed while it waits (a renewal cut short by the answer is found by the next one),
-    /// and the deadline, if any, ends it.
-    async fn ask_meanwhile(&mut self, question: &str, ask: Ask) -> Result<(), Error> {
+    /// Asks `question` on the terminal (the confirmation, or someone else's edit after it): the
+    /// claims are renewed while it waits (a renewal cut short by the answer is found by the next
+    /// one), so that a run left at its question keeps them, and the deadline, if any, ends it.
+    pub async fn ask(&mut self, question: &str, ask: Ask) -> Result<(), Error> {
         let wrote = !self.written.is_empty();
         let Writer { cluster, interrupt, claims, deadline, .. } = self;
         let renewing = async {
@@ -694,7 +698,7 @@ impl<'a> Writer<'a> {
             )));
         };
         stderr::line(&message);
-        self.ask_meanwhile("Overwrite their change?", ask).await?;
+        self.ask("Overwrite their change?", ask).await?;
         for (key, now) in edited {
             let saved = self.back_up(now)?;
             self.overwritten.push((key.clone(), saved));
@@ -723,7 +727,7 @@ impl<'a> Writer<'a> {
             match self.ask.filter(|_| overwritable) {
                 Some(ask) => {
                     stderr::line(&self.other_edit(change, Some(&fresh), &message).to_string());
-                    self.ask_meanwhile("Overwrite their change?", ask).await?;
+                    self.ask("Overwrite their change?", ask).await?;
                     let saved = self.back_up(&fresh)?;
                     self.overwritten.push((key.clone(), saved));
                 }

@@ -785,6 +785,29 @@ fn a_signal_during_a_write_that_then_fails_still_ends_the_run_as_interrupted() {
 }
 
 #[test]
+fn a_signal_while_the_claim_is_renewed_before_a_write_stops_that_write() {
+    // A regression (audit s33 writes F1): 20s after the claim was taken it is renewed before
+    // the next write; a signal that came during that renewal did not stop the write after it
+    // (here the approval, sent, and said to have been finished when the signal came).
+    let server = shop(2, "StepPaused").start();
+    let routing = server.pause(Requests::Writes, 5, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(routing.wait_until_held(Duration::from_secs(30)), "write 5 (the DestinationRule's routing) reached");
+    std::thread::sleep(Duration::from_secs(21));
+    let renewal = server.pause(Requests::Matching(Rule::new(["update"]).resources(["leases"])), 1, Stage::BeforeStore);
+    routing.release();
+    assert!(renewal.wait_until_held(Duration::from_secs(30)), "the claim is renewed before the approval");
+    child.first_signal("INT");
+    renewal.release();
+    let out = child.finish().status(130).stderr_has("no new write was started");
+    assert!(!out.stderr.contains("which was finished"), "{}", out.stderr);
+    assert!(!approved_with_its_routing(&server), "{}", out.stderr);
+    assert!(!server.writes().iter().any(|w| w.path.ends_with("/status")), "no approval was sent");
+    assert!(claims(&server).is_empty(), "the claim is released");
+}
+
+#[test]
 fn restore_signalled_after_each_write_rolls_back_or_finishes() {
     for (name, code) in [("INT", 130), ("TERM", 143)] {
         for k in 1..=RESTORE_WRITES {
