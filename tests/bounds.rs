@@ -456,6 +456,29 @@ fn approve_timeout_ends_a_later_question_which_renews_the_claim_meanwhile() {
 }
 
 #[test]
+fn the_confirmation_renews_the_claim_while_it_waits() {
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // A regression (audit s33 writes F2): the first question did not renew the claim, which
+    // lapsed 120s after it was taken: another run could take the Rollout over meanwhile.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo"], None);
+    session.wait_for("Only 'yes' goes ahead: ");
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !server.writes().into_iter().any(|w| w.method == "PUT" && w.path.contains("/leases/")) {
+        assert!(Instant::now() < deadline, "the claim is renewed while the question waits (20s after it was taken)");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    session.type_keys(b"yes\n");
+    let (status, screen) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{screen}");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady", "{screen}");
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+}
+
+#[test]
 fn a_gateway_object_read_that_times_out_is_not_read_again_per_rollout() {
     // status reads each Rollout again on its own when reading them together fails, to show the
     // others; a read that got no answer is the server's failure, and is not waited for twice.

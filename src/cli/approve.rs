@@ -456,7 +456,7 @@ impl Run<'_> {
                 (false, None, false) => "Apply these changes and approve?".into(),
             };
             if !args.yes {
-                writer.interrupt().confirm(&question, |q| confirm(q, false)).await?;
+                writer.ask(&question, |q| confirm(q, false)).await?;
             }
             // --timeout counts from the confirmation (with --yes: from where it is asked).
             writer.give_up_at(Deadline::after(args.timeout));

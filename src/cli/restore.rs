@@ -191,8 +191,7 @@ async fn restore_objects(
         let drifted = restorations.iter().any(|r| matches!(r.placement, Placement::Edited { .. }));
         if drifted && !args.force {
             writer
-                .interrupt()
-                .confirm(
+                .ask(
                     "Someone edited these objects after they were routed; a restore discards the edits shown above. Discard them?",
                     |q| confirm(q, false),
                 )
@@ -203,7 +202,7 @@ async fn restore_objects(
                 })?;
         }
         if !args.yes {
-            writer.interrupt().confirm("Restore these objects?", |q| confirm(q, false)).await?;
+            writer.ask("Restore these objects?", |q| confirm(q, false)).await?;
         }
     }
     let mut lines = Vec::new();
@@ -977,7 +976,7 @@ async fn restore_backup(
         .map_err(Error::Input)?,
     )?;
     if writer.mode() == Mode::Apply && !args.yes {
-        writer.interrupt().confirm("Put this backup back?", |q| confirm(q, false)).await?;
+        writer.ask("Put this backup back?", |q| confirm(q, false)).await?;
     }
     writer.apply(&resource, &change).await?;
     let lost = writer.lost_reply(&key).map(|lost| format!("; {lost}")).unwrap_or_default();
