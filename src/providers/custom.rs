@@ -104,7 +104,7 @@ pub fn plan_object(
                 None => {}
             }
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
-            warnings.extend(routing_warnings(reference, &script, &obj["data"], &planned, strategy));
+            warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy));
             warnings
                 .extend(rounding_warning(&stored, &planned, "is written back as").map(|w| format!("{reference}: {w}")));
             (planned, Action::Lua(script), Some(obj))
@@ -232,13 +232,28 @@ fn first_null(value: &Value) -> Option<String> {
 /// The rough edges of weight routing worth a warning (docs/controller-semantics.md §4.6): weights
 /// that do not add up to 100 after flooring, and a rule sent to the canary twice. `original` is
 /// the original as the script gets it (`obj.data`: empty labels and annotations left out).
+/// Whether `route` goes to the canary as the built-in VirtualService script routes it: to the
+/// canary Service, or, when there is none (the same name as the stable one), to its `canary`
+/// subset.
+fn is_canary_route(obj: &Value, route: &Value) -> bool {
+    let (canary, stable) = (obj["canaryService"].as_str(), obj["stableService"].as_str());
+    let host = route["destination"]["host"].as_str().map(|host| host.split('.').next().unwrap_or(host));
+    match canary == stable {
+        true => route["destination"]["subset"] == "canary",
+        false => host.is_some() && host == canary,
+    }
+}
+
+/// The rough edges of a script's result `planned`, from the `obj` it was given (whose `data` is
+/// the original).
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,
-    original: &Value,
+    obj: &Value,
     planned: &Value,
     strategy: &RouteStrategy,
 ) -> Vec<String> {
+    let original = &obj["data"];
     let mut warnings = Vec::new();
     // Returned labels and annotations replace the object's: a script that forgets them wipes them.
     if original.get("labels").is_some() && planned["metadata"].get("labels").is_none() {
@@ -284,9 +299,20 @@ fn routing_warnings(
                     warnings.push(format!("{reference}: spec.{protocol}[{i}] route weights add up to {total}, not 100 (the script floors each weight)"));
                 }
             }
-            let canary_routes = routes.iter().filter(|r| r["destination"]["subset"] == "canary").count();
-            if canary_routes > 1 {
-                warnings.push(format!("{reference}: spec.{protocol}[{i}] routes to the canary {canary_routes} times (a rule with two stable-host routes is processed twice by the script)"));
+            let canary_routes: Vec<&Value> = routes.iter().filter(|r| is_canary_route(obj, r)).collect();
+            if canary_routes.len() > 1 {
+                let share = canary_routes.iter().map(|r| r["weight"].as_i64()).sum::<Option<i64>>();
+                let step = obj["canaryWeight"].as_i64().filter(|w| *w >= 0);
+                let effect = match share.zip(step) {
+                    Some((share, step)) if share != step => {
+                        format!(": {share}% of its requests go to the canary, not the step's {step}%")
+                    }
+                    _ => String::new(),
+                };
+                warnings.push(format!(
+                    "{reference}: spec.{protocol}[{i}] routes to the canary {} times (a rule with two stable-host routes is processed twice by the script){effect}",
+                    canary_routes.len()
+                ));
             }
         }
     }
@@ -345,7 +371,8 @@ mod tests {
             script: crate::lua::Script::new("x.lua", "return obj.data"),
             sha256: String::new(),
         };
-        routing_warnings(&reference, &script, &original, &planned, &strategy)
+        let obj = json!({"data": original, "canaryService": "web", "stableService": "web"});
+        routing_warnings(&reference, &script, &obj, &planned, &strategy)
     }
 
     #[test]
@@ -400,7 +427,37 @@ mod tests {
         let warnings = warnings_of("VirtualService", true, original, uneven, twenty());
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("spec.tcp[0] route weights add up to 133"), "{warnings:?}");
-        assert!(warnings[1].contains("spec.tcp[0] routes to the canary 2 times"), "{warnings:?}");
+        assert!(warnings[1].contains("spec.tcp[0] routes to the canary 2 times (a rule"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_rule_sent_to_the_canary_service_twice_is_warned_of_though_its_weights_add_up() {
+        // The audit's case (s33 custom F1): two stable routes of 50 at a 20% step: 32 + 32 + 16 + 20.
+        let reference = ObjectRef {
+            api_version: "networking.istio.io/v1beta1".into(),
+            kind: "VirtualService".into(),
+            name: "web".into(),
+        };
+        let script = ResolvedScript {
+            source: ScriptSource::BuiltIn { path: "lua_configuration/x.lua".into() },
+            script: crate::lua::Script::new("x.lua", "return obj.data"),
+            sha256: String::new(),
+        };
+        let route = |host: &str, weight: i64| json!({"destination": {"host": host}, "weight": weight});
+        let planned = json!({"spec": {"http": [{"route": [route("web", 32), route("web.shop.svc.cluster.local", 32), route("web-canary", 16), route("web-canary.shop", 20)]}]}});
+        let obj =
+            json!({"data": {"spec": {}}, "canaryWeight": 20, "canaryService": "web-canary", "stableService": "web"});
+        let twenty = RouteStrategy { traffic: Some("20%".into()), ..Default::default() };
+        assert_eq!(
+            routing_warnings(&reference, &script, &obj, &planned, &twenty),
+            [
+                "VirtualService/web: spec.http[0] routes to the canary 2 times (a rule with two stable-host routes is processed twice by the script): 36% of its requests go to the canary, not the step's 20%"
+            ]
+        );
+        // One canary route is the script's normal result; a subset named canary is not the
+        // canary when there is a canary Service.
+        let once = json!({"spec": {"http": [{"route": [route("web", 80), route("web-canary", 20), {"destination": {"host": "web", "subset": "canary"}, "weight": 0}]}]}});
+        assert_eq!(routing_warnings(&reference, &script, &obj, &once, &twenty), Vec::<String>::new());
     }
 
     #[test]
