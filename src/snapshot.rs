@@ -2,11 +2,13 @@
 //! gateway objects, and the controller's script ConfigMap.
 
 use crate::error::Error;
-use crate::model::{FieldMessage, ModelError, ObjectIndex, Path, Provider, Rollout, Routing, TrafficRoutingCr};
+use crate::model::{
+    FieldMessage, ModelError, ObjectIndex, ObjectKey, Path, Provider, Rollout, Routing, TrafficRoutingCr,
+};
 use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
 use crate::yaml::{Document, DocumentText};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Where an object came from, for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -422,6 +424,53 @@ impl Snapshot {
             .chain(self.traffic_routings.iter().map(|t| Routing::of_traffic_routing(&t.item, &t.namespace)))
     }
 
+    /// A warning for each object `rollout` routes (itself or through its TrafficRouting) that
+    /// another Rollout or TrafficRouting of the snapshot routes too, naming them.
+    pub fn shared_objects(&self, rollout: &Located<Rollout>) -> Vec<String> {
+        let (name, namespace) = (&rollout.item.name, &rollout.namespace);
+        let own_cr = |cr: &Located<TrafficRoutingCr>| {
+            &cr.namespace == namespace && rollout.item.traffic_routing_cr.as_ref() == Some(&cr.item.name)
+        };
+        let own_routings = Routing::of_rollout(&rollout.item, namespace).into_iter().chain(
+            self.traffic_routings
+                .iter()
+                .filter(|cr| own_cr(cr))
+                .map(|cr| Routing::of_traffic_routing(&cr.item, &cr.namespace)),
+        );
+        let mine: BTreeSet<ObjectKey> = own_routings.flat_map(|routing| routing.objects()).collect();
+        let others = self
+            .rollouts
+            .iter()
+            .filter(|r| !(&r.item.name == name && &r.namespace == namespace))
+            .filter_map(|r| {
+                Some((format!("Rollout {}/{}", r.namespace, r.item.name), Routing::of_rollout(&r.item, &r.namespace)?))
+            })
+            .chain(self.traffic_routings.iter().filter(|cr| !own_cr(cr)).map(|cr| {
+                (
+                    format!("TrafficRouting {}/{}", cr.namespace, cr.item.name),
+                    Routing::of_traffic_routing(&cr.item, &cr.namespace),
+                )
+            }));
+        let mut shared: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
+        for (other, routing) in others {
+            for key in routing.objects().into_iter().filter(|key| mine.contains(key)) {
+                let by = shared.entry(key).or_default();
+                if !by.contains(&other) {
+                    by.push(other.clone());
+                }
+            }
+        }
+        shared
+            .into_iter()
+            .map(|(key, by)| {
+                format!(
+                    "{key} is also routed by {}: the controller reconciles each on its own, so while their releases overlap each rewrites it to its own routing on every pass (none gets past StepTrafficRouting), and the first to finish restores it under the others; route it through one of them only",
+                    by.join(" and ")
+                )
+            })
+            .collect()
+    }
+
     /// (group, kind) of every object a plan reads: what the Rollouts and TrafficRoutings route
     /// through (their custom refs, Ingresses and Gateway API routes) and the Rollouts' workloads
     /// (their replicas decide whether a partition step is routed).
@@ -637,6 +686,51 @@ mod tests {
     }
 
     /// The snapshot of a file's text, as `plan -f` reads it.
+    #[test]
+    fn an_object_two_rollouts_route_is_warned_of_in_each_plan() {
+        let mut second = rollout();
+        second["metadata"]["name"] = json!("r2");
+        let mut elsewhere = rollout();
+        elsewhere["metadata"]["name"] = json!("r3");
+        elsewhere["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"][0]["name"] = json!("other");
+        let (snapshot, _) = Snapshot::from_documents(
+            vec![document("a.yaml", 1, rollout()), document("b.yaml", 1, second), document("c.yaml", 1, elsewhere)],
+            "ns",
+        )
+        .unwrap();
+        let warnings: Vec<Vec<String>> = snapshot.rollouts.iter().map(|r| snapshot.shared_objects(r)).collect();
+        assert_eq!(warnings[0].len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0][0]
+                .starts_with("VirtualService ns/vs is also routed by Rollout ns/r2: the controller reconciles"),
+            "{warnings:?}"
+        );
+        assert!(warnings[1][0].contains("is also routed by Rollout ns/r: "), "{warnings:?}");
+        assert_eq!(warnings[2], Vec::<String>::new());
+        // A Rollout and the TrafficRouting it names: its plan says so itself; another
+        // TrafficRouting is named.
+        let mut named = rollout();
+        named["metadata"]["annotations"] = json!({(crate::model::TRAFFIC_ROUTING_ANNOTATION): "tr"});
+        let traffic_routing = |name: &str| {
+            json!({"apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": name},
+                   "spec": {"objectRef": [{"service": "s", "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "vs"}]}]}})
+        };
+        let documents = vec![document("a.yaml", 1, named.clone()), document("t.yaml", 1, traffic_routing("tr"))];
+        let (snapshot, _) = Snapshot::from_documents(documents, "ns").unwrap();
+        assert_eq!(snapshot.shared_objects(&snapshot.rollouts[0]), Vec::<String>::new());
+        let documents = vec![
+            document("a.yaml", 1, named),
+            document("t.yaml", 1, traffic_routing("tr")),
+            document("u.yaml", 1, traffic_routing("tr2")),
+        ];
+        let (snapshot, _) = Snapshot::from_documents(documents, "ns").unwrap();
+        let warnings = snapshot.shared_objects(&snapshot.rollouts[0]);
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("is also routed by TrafficRouting ns/tr2: "),
+            "{warnings:?}"
+        );
+    }
+
     #[test]
     fn labels_and_annotations_are_read_as_the_api_server_stores_them() {
         let with_metadata = |metadata: Value| {

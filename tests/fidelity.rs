@@ -606,3 +606,26 @@ fn test_says_go_test_passes_a_step_whose_script_returns_no_table() {
         ]
     );
 }
+
+#[test]
+fn an_object_two_rollouts_route_is_warned_of_in_both_plans() {
+    let other = partition(TWO_POD_STEPS).replace("metadata: {name: demo,", "metadata: {name: other,");
+    let out = Test::new()
+        .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+        .file("m/other.yaml", &other)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("  warning: VirtualService shop/demo is also routed by Rollout shop/other: the controller reconciles each on its own")
+        .stdout_has("  warning: VirtualService shop/demo is also routed by Rollout shop/demo: ");
+    // Planned alone, nothing is said.
+    let alone = Test::new()
+        .file("m/rollout.yaml", &partition(TWO_POD_STEPS))
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success();
+    assert!(!alone.stdout.contains("also routed"), "{}", alone.stdout);
+    assert!(out.stdout.contains("Rollout shop/other"), "{}", out.stdout);
+}

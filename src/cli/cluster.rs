@@ -233,6 +233,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 let (stages, note) = chosen_stages(&rollout.item, args)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
+                plan.warnings.extend(live.snapshot.shared_objects(rollout));
                 let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
                 Ok((plan, text))
             })

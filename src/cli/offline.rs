@@ -111,9 +111,14 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         };
         let cr = snapshot.traffic_routing_of(rollout)?;
         let planner = new_planner();
-        let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
+        let mut plan = planner
+            .plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages)
+            .with_context(|| format!("planning {}", rollout.origin));
         show_printed(&planner.printed());
-        plan.with_context(|| format!("planning {}", rollout.origin))
+        if let Ok(plan) = &mut plan {
+            plan.warnings.extend(snapshot.shared_objects(rollout));
+        }
+        plan
     });
     let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>()?;
     // A TrafficRouting no Rollout in the input names is planned on its own.
