@@ -2,6 +2,7 @@
 //! controller's order, and collects for each gateway object the object the controller would
 //! write at a stage, the changes that get it there, and warnings.
 
+use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
 use crate::model::{
@@ -169,6 +170,12 @@ impl<'a> Planner<'a> {
         }
         if let Some(why) = rollout.not_run() {
             return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
+        }
+        // Only a status says that no release is in progress (files often have none).
+        if rollout.status.phase.is_some()
+            && let Some(routing) = own.as_ref().filter(|r| !r.releasing)
+        {
+            warnings.extend(leftover_originals(self.objects, routing));
         }
         let workload = rollout.workload.as_ref();
         let workload_replicas = workload
@@ -356,6 +363,34 @@ fn routes_to_canary_subset(routing: &Routing) -> bool {
 /// plan: the controller reconciles the two independently (docs/controller-semantics.md §2), and
 /// each rewrites the object from the stored original whenever it differs from its own result
 /// (§3.4), so neither is ever done.
+/// A stored original that differs from its object, while the owner of `routing` has no release in
+/// progress: a leftover of an earlier release (aborted, or its routing put back by hand), which
+/// the controller's next release routes from all the same (docs/controller-semantics.md §3.4),
+/// undoing what changed since.
+fn leftover_originals(objects: &ObjectIndex, routing: &Routing) -> Vec<String> {
+    let refs = routing.providers.iter().flat_map(|provider| match provider {
+        Provider::Custom(refs) => refs.as_slice(),
+        _ => &[],
+    });
+    refs.filter_map(|reference| {
+        let key = ObjectKey::of_ref(reference, &routing.owner.namespace);
+        let object = objects.get(&key)?;
+        data::stored_original(object)?;
+        // One that does not parse is warned of where it is read.
+        let original = Data::original_of(object).ok()?;
+        let mut now = Data::of_object(object);
+        now.annotations.remove(data::ORIGINAL_SPEC_ANNOTATION);
+        (now.as_stored_and_read_back() != original).then(|| {
+            format!(
+                "{key} holds a stored original (annotation {}) that differs from it, although {} has no release in progress: a leftover of an earlier release, which the controller's next release routes from all the same, undoing what changed since (the diff of the first routed step shows it); remove the annotation if those changes are to stay",
+                data::ORIGINAL_SPEC_ANNOTATION,
+                routing.owner
+            )
+        })
+    })
+    .collect()
+}
+
 fn contested_note(key: &ObjectKey, rollout: &Rollout, namespace: &str, cr: &TrafficRoutingCr) -> String {
     format!(
         "{key} is routed both by Rollout {namespace}/{}'s own trafficRoutings and by TrafficRouting {namespace}/{} (annotation {}), which the controller reconciles independently: each rewrites it to its own routing on every pass, so it flaps and the Rollout never gets past StepTrafficRouting; approve refuses it: route it through one of them only",
@@ -372,6 +407,53 @@ mod tests {
     use crate::providers::Action;
     use crate::status::{self, Position};
     use serde_json::json;
+
+    #[test]
+    fn a_leftover_stored_original_is_warned_of_only_outside_a_release_and_when_it_differs() {
+        let rollout = |phase: Option<&str>| {
+            let mut object = json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}],
+                    "trafficRoutings": [{"service": "web", "customNetworkRefs": [
+                        {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"}]}]}}}
+            });
+            if let Some(phase) = phase {
+                object["status"] = json!({"phase": phase});
+            }
+            Rollout::from_object(&object).unwrap()
+        };
+        let vs = |hosts: &str| {
+            json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+                   "metadata": {"name": "web", "namespace": "shop", "annotations": {
+                       (data::ORIGINAL_SPEC_ANNOTATION): r#"{"spec":{"hosts":["old.example.com"],"http":[{"route":[{"destination":{"host":"web"}}]}]}}"#}},
+                   "spec": {"hosts": [hosts], "http": [{"route": [{"destination": {"host": "web"}}]}]}})
+        };
+        let catalog = ScriptCatalog::default();
+        let warned = |rollout: Rollout, object: Value| {
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", object);
+            let plan = Planner::new(&objects, &catalog, Limits::default()).plan_rollout(
+                &rollout,
+                "shop",
+                None,
+                &rollout.stages(),
+            );
+            plan.unwrap()
+                .warnings
+                .into_iter()
+                .filter(|w| w.contains("a leftover of an earlier release"))
+                .collect::<Vec<_>>()
+        };
+        let leftover = warned(rollout(Some("Healthy")), vs("new.example.com"));
+        assert_eq!(leftover.len(), 1, "{leftover:?}");
+        assert!(leftover[0].starts_with("VirtualService shop/web holds a stored original (annotation rollouts.kruise.io/original-spec-configuration) that differs from it, although Rollout shop/web has no release in progress"), "{leftover:?}");
+        // In a release it is the release's own; without a status nothing is known; the same as
+        // the object, it undoes nothing.
+        assert!(warned(rollout(Some("Progressing")), vs("new.example.com")).is_empty());
+        assert!(warned(rollout(None), vs("new.example.com")).is_empty());
+        assert!(warned(rollout(Some("Healthy")), vs("old.example.com")).is_empty());
+    }
 
     fn rollout() -> Rollout {
         Rollout::from_object(&json!({

@@ -629,3 +629,21 @@ fn an_object_two_rollouts_route_is_warned_of_in_both_plans() {
     assert!(!alone.stdout.contains("also routed"), "{}", alone.stdout);
     assert!(out.stdout.contains("Rollout shop/other"), "{}", out.stdout);
 }
+
+#[test]
+fn a_stored_original_left_from_an_earlier_release_is_warned_of() {
+    let healthy = format!("{}status: {{phase: Healthy}}\n", partition(TWO_POD_STEPS));
+    let leftover = VIRTUAL_SERVICE.replace(
+        "metadata: {name: demo, namespace: shop}",
+        "metadata:\n  name: demo\n  namespace: shop\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{\"spec\":{\"hosts\":[\"old\"],\"http\":[{\"route\":[{\"destination\":{\"host\":\"demo\"}}]}]}}'",
+    );
+    Test::new()
+        .file("m/rollout.yaml", &healthy)
+        .file("m/deployment.yaml", &workload(4))
+        .file("m/vs.yaml", &leftover)
+        .args(["plan", "-f", "m", "--step", "1"])
+        .run()
+        .success()
+        .stdout_has("  warning: VirtualService shop/demo holds a stored original (annotation rollouts.kruise.io/original-spec-configuration) that differs from it, although Rollout shop/demo has no release in progress: a leftover of an earlier release")
+        .stdout_has("-  - demo\n+  - old\n");
+}

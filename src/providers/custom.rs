@@ -286,6 +286,15 @@ fn routing_warnings(
             "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
         ));
     }
+    if reference.kind == "DestinationRule" {
+        let subsets = planned["spec"]["subsets"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let canaries = subsets.iter().filter(|s| s["name"] == "canary").count();
+        if canaries > 1 {
+            warnings.push(format!(
+                "{reference}: spec.subsets has {canaries} subsets named canary (the script appends one whatever is there): which one a route to subset canary gets is not defined, and Istio's validation may refuse the object, leaving the step stuck; rename or remove the object's own canary subset"
+            ));
+        }
+    }
     if reference.kind != "VirtualService" {
         return warnings;
     }
@@ -418,7 +427,15 @@ mod tests {
         }
         assert_eq!(warnings_of("DestinationRule", false, json!({}), rule.clone(), twenty()), Vec::<String>::new());
         let with_subsets = json!({"spec": {"subsets": []}, "labels": {"a": "b"}, "annotations": {"c": "d"}});
-        assert_eq!(warnings_of("DestinationRule", true, with_subsets, rule, twenty()), Vec::<String>::new());
+        assert_eq!(
+            warnings_of("DestinationRule", true, with_subsets.clone(), rule.clone(), twenty()),
+            Vec::<String>::new()
+        );
+        // A canary subset of the object's own, and the one the script appends.
+        let mut twice = rule;
+        twice["spec"]["subsets"] = json!([{"name": "canary"}, {"name": "stable"}, {"name": "canary"}]);
+        let warnings = warnings_of("DestinationRule", true, with_subsets, twice, twenty());
+        assert!(warnings.len() == 1 && warnings[0].contains("spec.subsets has 2 subsets named canary"), "{warnings:?}");
 
         // Weights that do not add up to 100, and a rule sent to the canary twice.
         let mut uneven = kept.clone();
