@@ -42,10 +42,13 @@ impl Progress {
             Some(Ending::Over) => {
                 let succeeded = status.condition("Succeeded").map(|c| c.status.as_str());
                 let reason = status.condition("Progressing").map(|c| c.reason.as_str());
-                if succeeded == Some("True") || reason == Some("Completed") {
+                // A cancelled release ends with reason Completed too, and Succeeded False.
+                if succeeded == Some("False") {
+                    Progress::Failed {
+                        reason: "the release did not succeed (Succeeded is False: cancelled or rolled back)".into(),
+                    }
+                } else if succeeded == Some("True") || reason == Some("Completed") {
                     Progress::Completed
-                } else if succeeded == Some("False") {
-                    Progress::Failed { reason: "the release did not succeed".into() }
                 } else {
                     Progress::NotInRelease
                 }
@@ -590,6 +593,15 @@ mod tests {
             json!({"phase": "Progressing", "conditions": [{"type": "Progressing", "status": "True", "reason": "Cancelling"}]}),
         );
         assert!(matches!(Progress::of(&cancelled, now), Progress::Failed { .. }));
+        // Once the rollback is over: reason Completed, but Succeeded False.
+        let rolled_back = rollout(json!({"phase": "Healthy", "conditions": [
+            {"type": "Progressing", "status": "False", "reason": "Completed", "message": "Rollout progressing has been canceled"},
+            {"type": "Succeeded", "status": "False"}]}));
+        assert!(
+            matches!(Progress::of(&rolled_back, now), Progress::Failed { .. }),
+            "{:?}",
+            Progress::of(&rolled_back, now)
+        );
         assert_eq!(Progress::of(&rollout(json!({"phase": "Healthy"})), now), Progress::NotInRelease);
         assert!(Progress::of(&done, now).is_final());
     }

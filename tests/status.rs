@@ -385,6 +385,15 @@ fn status_watch_ends_when_the_release_ends_or_times_out() {
     done["status"] = json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]});
     server.put_object(done);
     test.run_args(["status", "demo", "-w"]).success().stdout_has("(completed)");
+    // A release rolled back ends with reason Completed too, but Succeeded False: a failure.
+    let mut rolled_back = rollout(3, "Completed");
+    rolled_back["status"] = json!({"phase": "Healthy", "conditions": [
+        {"type": "Progressing", "status": "False", "reason": "Completed", "message": "Rollout progressing has been canceled"},
+        {"type": "Succeeded", "status": "False"}]});
+    server.put_object(rolled_back);
+    test.run_args(["status", "demo", "-w"]).status(1).stderr_has(
+        "error: Rollout shop/demo: the release did not succeed (Succeeded is False: cancelled or rolled back)",
+    );
 }
 
 #[test]

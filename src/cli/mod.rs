@@ -205,8 +205,8 @@ Exit codes:
 const STATUS_EXIT_CODES: &str = "\
 Exit codes:
   0    done; with -w: the Rollouts completed (or, with --until-paused, wait for approval)
-  1    error; with -w: a Rollout failed, was deleted or made again, none was found, or --timeout
-       passed
+  1    error; with -w: a Rollout failed (rolled back, or disabled), was deleted or made again,
+       none was found, or --timeout passed
   130  with -w: Ctrl-C (143: SIGTERM, 129: SIGHUP); a signal ignored at start (nohup) stays
        ignored";
 
