@@ -58,6 +58,14 @@ fn ending() -> Vec<(&'static str, Value, &'static str)> {
             changed(2, "StepPaused", |r| r["status"]["phase"] = json!("Terminating")),
             "the Rollout is being deleted: the controller restores the original routing",
         ),
+        (
+            "a deletion timestamp before the phase Terminating",
+            changed(2, "StepPaused", |r| {
+                r["metadata"]["deletionTimestamp"] = json!("2026-11-22T03:00:00Z");
+                r["metadata"]["finalizers"] = json!(["rollouts.kruise.io/rollout"]);
+            }),
+            "the Rollout is being deleted: the controller restores the original routing",
+        ),
     ]
 }
 

@@ -16,7 +16,8 @@ pub enum Ending {
     /// `spec.disabled`, or phase `Disabling` or `Disabled`: a release in progress is finalised
     /// and no step runs.
     Disabled,
-    /// Phase `Terminating`: the Rollout is being deleted, and its release finalised first.
+    /// Phase `Terminating`, or a deletion timestamp (the phase comes later): the Rollout is
+    /// being deleted, and its release finalised first.
     Deleted,
     /// Phase `Healthy`: no release is in progress; a sub-status left is the last release's.
     Over,
@@ -29,7 +30,7 @@ impl Ending {
         let status = &rollout.status;
         let phase = status.phase.as_deref();
         let reason = status.condition("Progressing").map(|c| c.reason.as_str());
-        if phase == Some("Terminating") {
+        if phase == Some("Terminating") || rollout.being_deleted {
             Some(Ending::Deleted)
         } else if rollout.disabled || matches!(phase, Some("Disabling" | "Disabled")) {
             Some(Ending::Disabled)
@@ -147,6 +148,11 @@ mod tests {
         }
         let terminating = json!({"phase": "Terminating", "canaryStatus": paused["canaryStatus"]});
         assert_eq!(ending(terminating), Some(Ending::Deleted));
+        // Deleted before the controller has written the phase (or while it is down).
+        let mut deleted = rollout(false, paused);
+        assert_eq!(Ending::of(&deleted), None);
+        deleted.being_deleted = true;
+        assert_eq!(Ending::of(&deleted), Some(Ending::Deleted));
     }
 
     #[test]

@@ -186,6 +186,9 @@ pub struct Rollout {
     pub canary_pod_labels: std::collections::BTreeMap<String, String>,
     pub paused: bool,
     pub disabled: bool,
+    /// `metadata.deletionTimestamp` is set: the controller finalises the release before the
+    /// status says `Terminating`.
+    pub being_deleted: bool,
     /// `metadata.generation` (changes when the spec does).
     pub generation: Option<i64>,
     /// The workload the Rollout releases (`workloadRef`, v1alpha1 `objectRef.workloadRef`).
@@ -303,6 +306,7 @@ impl Rollout {
                 .unwrap_or_default(),
             paused: object["spec"]["strategy"]["paused"].as_bool().unwrap_or(false),
             disabled: object["spec"]["disabled"].as_bool().unwrap_or(false),
+            being_deleted: object["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()),
             generation: object["metadata"]["generation"].as_i64(),
             workload: {
                 let reference =
