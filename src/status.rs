@@ -179,6 +179,10 @@ pub struct RolloutView {
     pub strategy: String,
     /// `metadata.generation`: a change means someone edited the spec.
     pub generation: Option<i64>,
+    /// The version being released (the sub-status's `podTemplateHash`): a change means a new
+    /// release.
+    #[serde(skip)]
+    pub release: Option<String>,
     /// The current step: a number (1-based, as the controller's status), or `"final"`.
     #[serde(rename = "step")]
     pub stage: Option<Stage>,
@@ -289,6 +293,7 @@ impl RolloutView {
             phase: status.phase.clone().unwrap_or_else(|| "unknown".into()),
             strategy: format!("{style}, {} steps", rollout.steps.len()),
             generation: rollout.generation,
+            release: status.pod_template_hash.clone(),
             stage,
             step_count: rollout.steps.len(),
             step: stage.map(|s| rollout.stage_label(s)),
@@ -331,6 +336,7 @@ impl RolloutView {
             phase: "unknown".into(),
             strategy: "its spec does not parse".into(),
             generation: None,
+            release: None,
             stage: None,
             step_count: 0,
             step: None,

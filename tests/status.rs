@@ -350,6 +350,30 @@ fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
 }
 
 #[test]
+fn approve_to_the_end_stops_when_a_new_release_begins() {
+    // A regression (audit s33 approve #3): a new version pushed meanwhile resets the release;
+    // the run waited at the new release's pause at the step it had approved, holding its claim,
+    // until --timeout (by default, for ever).
+    let server = shop(2, "StepPaused").start();
+    let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    rollout["status"]["canaryStatus"]["podTemplateHash"] = json!("v2hash");
+    server.put_object(rollout);
+    let handle = once_approved(&server, |rollout| {
+        rollout["status"]["canaryStatus"] =
+            json!({"currentStepIndex": 2, "currentStepState": "StepPaused", "podTemplateHash": "v3hash"});
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .run()
+        .status(1)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
+        .stderr_has("Rollout demo began a new release (pod template hash v2hash -> v3hash): the one this run approved is gone; stopped");
+    handle.join().unwrap();
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+}
+
+#[test]
 fn approve_to_the_end_stops_when_the_rollout_goes_back_to_an_earlier_step() {
     let server = shop(2, "StepPaused").start();
     // Someone else sends the release back to step 1's pause.

@@ -38,12 +38,14 @@ struct Approval<'a> {
     early: Option<String>,
 }
 
-/// A Rollout this run approved: where (and its label, `step 2/3`), and its generation then.
+/// A Rollout this run approved: where (and its label, `step 2/3`), its generation then, and the
+/// version its release was releasing.
 #[derive(Clone, Debug)]
 struct Approved {
     stage: Stage,
     label: String,
     generation: Option<i64>,
+    release: Option<String>,
 }
 
 /// Which Rollouts one approval covers.
@@ -319,6 +321,17 @@ impl Run<'_> {
                         view.name, generation, view.generation
                     )));
                 }
+                // A new version pushed meanwhile: the controller resets the release (§3.6), and
+                // its pauses are not the ones this run was asked to approve.
+                if let Some((before, now)) =
+                    approved.get(&view.name).and_then(|a| a.release.as_ref()).zip(view.release.as_ref())
+                    && before != now
+                {
+                    return Err(Error::Input(format!(
+                        "Rollout {} began a new release (pod template hash {before} -> {now}): the one this run approved is gone; stopped",
+                        view.name
+                    )));
+                }
                 if let Progress::Failed { reason } = &view.progress {
                     return Err(Error::Input(format!("Rollout {}: {reason}; stopped", view.name)));
                 }
@@ -477,6 +490,7 @@ impl Run<'_> {
                         stage: approval.stage,
                         label: approval.rollout.item.stage_label(approval.stage),
                         generation: approval.rollout.item.generation,
+                        release: approval.rollout.item.status.pod_template_hash.clone(),
                     },
                 );
             }

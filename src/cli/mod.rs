@@ -69,8 +69,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
     its next write (a second one at once).\n\n\
     --until-step and --to-end follow the Rollouts as status -w does: a request that fails on the way is tried \
-    again until --timeout, and a Rollout that fails, is deleted or is deleted and made again stops the \
-    sequence (exit 1). A gateway object someone edited after the confirmation (at no step's plan when a later \
+    again until --timeout, and a Rollout that fails, is deleted or is deleted and made again, is edited, goes \
+    back to an earlier step or begins a new release (a new version pushed) stops the sequence (exit 1). A gateway object someone edited after the confirmation (at no step's plan when a later \
     pause comes) is not overwritten unasked: on a terminal the run asks, and backs their edit up; otherwise it \
     stops before that step (exit 3, their edit kept).";
 

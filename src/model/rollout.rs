@@ -104,6 +104,8 @@ pub struct RolloutStatus {
     pub current_step_state: Option<String>,
     pub last_update_time: Option<String>,
     pub finalising_step: Option<String>,
+    /// `podTemplateHash`: the version being released (a new one means a new release, §3.6).
+    pub pod_template_hash: Option<String>,
     /// Canary (blue-green: updated) replicas and ready replicas.
     pub canary_replicas: Option<i64>,
     pub canary_ready_replicas: Option<i64>,
@@ -534,6 +536,7 @@ fn read_status(status: &Value, kind: StrategyKind) -> RolloutStatus {
         current_step_state: text(&sub["currentStepState"]),
         last_update_time: text(&sub["lastUpdateTime"]),
         finalising_step: text(&sub["finalisingStep"]),
+        pod_template_hash: text(&sub["podTemplateHash"]).filter(|hash| !hash.is_empty()),
         canary_replicas: sub[replicas].as_i64(),
         canary_ready_replicas: sub[ready].as_i64(),
         has_sub_status: sub.is_object(),
