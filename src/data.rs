@@ -29,6 +29,21 @@ impl Data {
         }
     }
 
+    /// The object's spec, labels and annotations as the controller's test harness reads them
+    /// (`unstructured`'s `GetLabels` and `GetAnnotations`): a map with a value that is not a
+    /// string is no map at all. The maps so lost are named.
+    pub fn as_the_harness_reads_it(object: &Value) -> (Data, Vec<&'static str>) {
+        let mut data = Data::of_object(object);
+        let mut lost = Vec::new();
+        for (name, map) in [("labels", &mut data.labels), ("annotations", &mut data.annotations)] {
+            if object["metadata"][name].as_object().is_some_and(|m| !m.values().all(Value::is_string)) {
+                map.clear();
+                lost.push(name);
+            }
+        }
+        (data, lost)
+    }
+
     /// The original of an object: the stored annotation when present, else the object itself
     /// minus that annotation (what the controller would store). An annotation that does not
     /// decode cleanly is an error here; see [`Data::original_as_the_controller_reads_it`].

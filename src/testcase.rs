@@ -5,7 +5,7 @@
 
 use crate::data::{self, Data};
 use crate::lua::{self, EvalOptions, Evaluated, Limits, OrderDependence, Printed, Script, ScriptErrorKind};
-use crate::model::{self, Path, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr};
+use crate::model::{self, Path, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr, TrafficRoutingRef};
 use crate::snapshot::Origin;
 use crate::yaml::Document;
 use crate::{gojson, schema, yaml};
@@ -106,7 +106,8 @@ impl TestCase {
         let case = &document.value;
         let original =
             case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
-        let data = Data::of_object(original);
+
+        let data = Data::as_the_harness_reads_it(original).0;
         let mut go_test = GoTest::Same;
         // The subject as plan -f reads it: its own place in the file, for its fields' lines.
         let subject_origin = |key: &str| Origin::File {
@@ -114,6 +115,18 @@ impl TestCase {
             text: document.text.as_ref().map(|text| Box::new(text.inside(key))),
         };
         let mut warnings = Vec::new();
+        let expected = expected(name, case, "objects")?;
+        let entries = std::iter::once((Path::default().field("original"), original))
+            .chain(expected.iter().enumerate().map(|(i, e)| (Path::default().field("expected").index(i), e)));
+        for (at, object) in entries {
+            for map in Data::as_the_harness_reads_it(object).1 {
+                warnings.push(format!(
+                    "{}: {at}.metadata.{map} has a value that is not a string: the controller's harness then reads no {map} at all (unstructured's Get{}), and so does this tool; quote the value",
+                    origin.place_of(&at.field("metadata").field(map)),
+                    if map == "labels" { "Labels" } else { "Annotations" }
+                ));
+            }
+        }
         let (subject, steps) = if let Some(raw) = case.get("rollout").filter(|r| !r.is_null()) {
             let origin = subject_origin("rollout");
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
@@ -126,11 +139,10 @@ impl TestCase {
                     "it reads spec.strategy.canary only and fails on a blue-green rollout; this tool runs the blue-green steps by the harness's other rules".into(),
                 );
             }
-            let service = &rollout
-                .traffic_routing
-                .as_ref()
-                .ok_or_else(|| format!("{name}: rollout has no trafficRoutings"))?
-                .service;
+            let routing =
+                rollout.traffic_routing.as_ref().ok_or_else(|| format!("{name}: rollout has no trafficRoutings"))?;
+            refuse_other_providers(name, routing)?;
+            let service = &routing.service;
             // The harness always names the canary Service `<stable>-canary` and runs every step.
             let canary = format!("{service}-canary");
             // Where the controller's own reading of the Rollout (converted from v1alpha1) gives the
@@ -150,6 +162,7 @@ impl TestCase {
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
             let cr = TrafficRoutingCr::read(raw, Semantics::Harness)
                 .map_err(|e| origin.invalid("trafficRouting", &e, raw))?;
+            refuse_other_providers(name, &cr.traffic_routing)?;
             let service = &cr.traffic_routing.service;
             // The harness passes an empty, non-nil matches list when the CR has none.
             if cr.strategy.matches.is_none() {
@@ -163,7 +176,6 @@ impl TestCase {
         } else {
             return Err(format!("{name}: neither rollout nor trafficRouting"));
         };
-        let expected = expected(name, case, "objects")?;
         if expected.len() > steps.len() {
             let first_extra = Path::default().field("expected").index(steps.len());
             warnings.push(format!(
@@ -218,7 +230,7 @@ impl TestCase {
             ));
             return (StepReport { index, outcome, notes }, false);
         };
-        let want = Data::of_object(expected);
+        let want = Data::as_the_harness_reads_it(expected).0;
         let got = match harness_result(script, obj, limits, printed) {
             Ok((got, warnings)) => {
                 notes = warnings;
@@ -248,6 +260,21 @@ impl TestCase {
         out.push_str("}\n");
         out
     }
+}
+
+/// A case whose routing has no custom refs, only an Ingress or an HTTPRoute: an Ingress script's
+/// obj holds the canary's annotations as the earlier steps' scripts left them, and an HTTPRoute's
+/// rules run no script, so neither is a custom ref's obj.
+fn refuse_other_providers(name: &str, routing: &TrafficRoutingRef) -> Result<(), String> {
+    let other = match (&routing.ingress, &routing.gateway) {
+        _ if !routing.custom_network_refs.is_empty() => return Ok(()),
+        (Some(_), _) => "an Ingress",
+        (None, Some(_)) => "an HTTPRoute",
+        (None, None) => return Ok(()),
+    };
+    Err(format!(
+        "{name}: it routes through {other}, not a custom ref: `test` runs such a case from trafficrouting_ingress/testdata/<classType> (an HTTPRoute's: from gateway.networking.k8s.io/HTTPRoute/testdata), and `kubectl rollout-lua plan -f {name} --show-obj` prints what a script gets at each step"
+    ))
 }
 
 /// A step's result as the controller's test harness gets it, and warnings about what the
@@ -458,6 +485,40 @@ expected:
     labels: {app.kubernetes.io/name: demo, "end": "x"}
   spec: {w: 20}
 "#;
+
+    #[test]
+    fn an_ingress_or_httproute_case_is_no_custom_refs_case() {
+        let ingress =
+            CASE.replace("        - service: svc\n", "        - service: svc\n          ingress: {name: web}\n");
+        let error = TestCase::parse("web.yaml", &ingress).unwrap_err();
+        assert!(error.starts_with("web.yaml: it routes through an Ingress, not a custom ref: "), "{error}");
+        assert!(
+            error.ends_with("`kubectl rollout-lua plan -f web.yaml --show-obj` prints what a script gets at each step")
+        );
+    }
+
+    #[test]
+    fn a_label_map_with_a_value_that_is_not_a_string_is_no_map_to_the_harness() {
+        let case = CASE.replace(
+            "  metadata:\n    labels: {app.kubernetes.io/name: demo, \"end\": \"x\"}\n  spec: {w: 1}",
+            "  metadata:\n    labels: {app: x, version: 2}\n  spec: {w: 1}",
+        );
+        let case = TestCase::parse("case.yaml", &case).unwrap();
+        assert_eq!(case.steps[0]["data"].get("labels"), None, "no labels at all: {}", case.steps[0]);
+        assert_eq!(case.warnings.len(), 1, "{:?}", case.warnings);
+        assert!(
+            case.warnings[0].contains("original.metadata.labels has a value that is not a string: the controller's harness then reads no labels at all (unstructured's GetLabels)"),
+            "{:?}",
+            case.warnings
+        );
+        // In expected too: it is compared without them.
+        let unquoted = CASE.replace(
+            "- metadata:\n    labels: {app.kubernetes.io/name: demo, \"end\": \"x\"}",
+            "- metadata:\n    labels: {n: 1}",
+        );
+        let case = TestCase::parse("case.yaml", &unquoted).unwrap();
+        assert!(case.warnings[0].contains("expected[0].metadata.labels has a value"), "{:?}", case.warnings);
+    }
 
     #[test]
     fn builds_harness_objs_and_reports_each_step() {
