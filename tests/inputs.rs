@@ -137,6 +137,23 @@ mod walking {
     }
 
     #[test]
+    fn a_named_pipe_in_a_folder_is_passed_over_not_waited_on() {
+        // A regression (audit s33 test F8): opening a pipe without a writer waits for one.
+        let test = looping();
+        for pipe in ["m/stale.yaml", "m/networking.istio.io/VirtualService/testdata/stale.yaml"] {
+            let made = std::process::Command::new("mkfifo").arg(test.path(pipe)).status();
+            if !made.is_ok_and(|s| s.success()) {
+                return crate::support::skip("mkfifo (coreutils) not installed");
+            }
+        }
+        let limit = Duration::from_secs(30);
+        within(&test, &["plan", "-f", "m", "--step", "2", "-v"], limit)
+            .success()
+            .stderr_has("skipped m/stale.yaml: not a regular file (a named pipe, a socket or a device), not read");
+        within(&test, &["test", "m"], limit).success().stdout_has("1 passed, 0 failed");
+    }
+
+    #[test]
     fn subdirectories_are_read_with_r_as_kubectl_does() {
         let test = Test::new().file("m/rollout.yaml", ROLLOUT).file("m/gateway/vs.yaml", VIRTUAL_SERVICE);
         test.run_args(["plan", "-f", "m", "--step", "2"])

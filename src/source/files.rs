@@ -258,6 +258,8 @@ fn walk_into(
     for entry in sorted_entries(dir)? {
         if entry.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
             found.skipped.push(format!("skipped {}: hidden", entry.display()));
+        } else if special_file(&entry) {
+            found.skipped.push(format!("skipped {}: {SPECIAL_FILE}", entry.display()));
         } else if !entry.is_dir() {
             found.files.push(entry);
         } else if !recursive {
@@ -268,6 +270,16 @@ fn walk_into(
         }
     }
     Ok(())
+}
+
+/// Why a folder's named pipe, socket or device is not read: opening a pipe without a writer
+/// would wait for one.
+const SPECIAL_FILE: &str = "not a regular file (a named pipe, a socket or a device), not read";
+
+/// Whether `path` is there and neither a regular file nor a folder (a link is followed; one
+/// that leads nowhere is read, to say so).
+fn special_file(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|found| !found.is_file() && !found.is_dir())
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -366,7 +378,7 @@ fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
     let mut found = Vec::new();
     if dir.is_dir() {
         for file in sorted_entries(dir)? {
-            if matches!(file.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+            if matches!(file.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) && !special_file(&file) {
                 found.push((file.display().to_string(), read_text(&file, TEST_CASE)?));
             }
         }
