@@ -27,6 +27,9 @@ pub struct StagePlan {
     pub description: String,
     /// What the controller routes at the stage (the traffic split or the matches, or why not).
     pub routing: String,
+    /// A partition step the controller does not route (its replicas reach the workload's): the
+    /// objects keep the routing of the step before, which is what is planned.
+    pub unrouted: bool,
     pub objects: Vec<ObjectPlan>,
 }
 
@@ -168,7 +171,9 @@ impl<'a> Planner<'a> {
         {
             warnings.push("blue-green with disableGenerateCanaryService and traffic or matches at step 1: before that step the controller patches the stable Service, which it answers with \"retry\" when no canary Service is generated, so by a reading of its code the release never gets past step 1 (not seen at runtime)".into());
         }
-        if let Some(why) = rollout.not_run() {
+        // Placing objects (status, restore), the steps are planned all the same: a disabled
+        // Rollout's objects may still carry a step's routing until the controller restores them.
+        if let Some(why) = rollout.not_run().filter(|_| self.carry) {
             return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
         }
         // Only a status says that no release is in progress (files often have none).
@@ -245,7 +250,8 @@ impl<'a> Planner<'a> {
             let joined = |parts: [Option<String>; 4]| parts.into_iter().flatten().collect::<Vec<_>>().join(", ");
             let description = joined([replicas, own.clone(), pause, by_cr.clone()]);
             let routed = joined([own, by_cr, None, None]);
-            plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, objects });
+            let unrouted = done.note.is_some();
+            plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, unrouted, objects });
         }
         if let Some(cr) = cr {
             warnings.extend(contested.iter().map(|key| contested_note(key, rollout, namespace, cr)));
@@ -261,7 +267,8 @@ impl<'a> Planner<'a> {
         let done = cr.routing();
         let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
         let description = done.describe(&cr.strategy);
-        let stage = StagePlan { stage: None, label, routing: description.clone(), description, objects };
+        let stage =
+            StagePlan { stage: None, label, routing: description.clone(), description, unrouted: false, objects };
         let warnings = cr.warnings.iter().map(ToString::to_string).collect();
         // The Rollouts that would put the label on their canary pods are not known here.
         let (label, value) = CANARY_SUBSET_LABEL;

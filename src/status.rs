@@ -626,6 +626,7 @@ mod tests {
                 label: "step 1/2".into(),
                 description: "replicas 1, not routed here, pause 60s".into(),
                 routing: "not routed here".into(),
+                unrouted: false,
                 objects: vec![],
             }],
         };
@@ -651,6 +652,7 @@ mod tests {
                 label: "step 2/2".into(),
                 description: "replicas 100%, traffic 50% (canary 50 / stable 50), pause until approved".into(),
                 routing: "traffic 50% (canary 50 / stable 50)".into(),
+                unrouted: false,
                 objects: vec![],
             }],
         };

@@ -264,5 +264,7 @@ fn status_of_an_ending_release_says_what_the_controller_does() {
         let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
         let does = lines.lines().next().unwrap().split_once(": ").unwrap().1.split_once(": ").unwrap().1;
         assert_eq!(json[0]["stepDoes"], does);
+        // Where the objects are, whatever the controller does next (a disabled Rollout's too).
+        assert_eq!(json[0]["objects"].as_array().map(Vec::len), Some(2), "{}", json[0]);
     }
 }

@@ -789,12 +789,19 @@ fn preview_next(
 /// from its start (docs/controller-semantics.md §3.5), any other routed once its pods are ready.
 /// A TrafficRouting routes its one strategy for the whole release, whatever the step, and
 /// restores only once no Rollout holds it (§2). None: nothing to say (the plan says why the
-/// stage leaves the objects alone).
+/// stage leaves the objects alone). Blue-green's final stage is routed while the release
+/// finalises, and a partition step the controller does not route is not written at all.
 fn when_written(next: &StagePlan) -> Option<String> {
     let own: Vec<&Action> =
         next.objects.iter().filter(|o| o.owner.kind == OwnerKind::Rollout).map(|o| &o.action).collect();
     let mut parts = Vec::new();
-    if own.iter().any(|a| matches!(a, Action::Lua(_) | Action::Rules(_))) {
+    if next.unrouted {
+        parts.push("the controller writes nothing at this step; the plan shows the routing it keeps".to_string());
+    } else if next.stage == Some(Stage::BlueGreenFinal) {
+        parts.push(
+            "applied by the controller once every step is done, while the release finalises; the original routing comes back after it".to_string(),
+        );
+    } else if own.iter().any(|a| matches!(a, Action::Lua(_) | Action::Rules(_))) {
         parts.push("applied by the controller once its pods are ready".to_string());
     } else if own.iter().any(|a| matches!(a, Action::Restore | Action::RestoreRules(_) | Action::Delete)) {
         parts.push(
@@ -1002,6 +1009,20 @@ mod tests {
         let mut linked = at(2);
         linked.traffic_routing = None;
         assert_eq!(when(&linked, Some(&cr), &routed).as_deref(), Some(keeps));
+        // Blue-green's final stage, and a partition step the controller does not route.
+        let mut stage = current_plan(&at(3), route()).stages.remove(0);
+        stage.stage = Some(Stage::BlueGreenFinal);
+        assert!(
+            when_written(&stage)
+                .unwrap()
+                .starts_with("applied by the controller once every step is done, while the release finalises")
+        );
+        stage.stage = Some(Stage::Step(3));
+        stage.unrouted = true;
+        assert_eq!(
+            when_written(&stage).as_deref(),
+            Some("the controller writes nothing at this step; the plan shows the routing it keeps")
+        );
     }
 
     #[test]
