@@ -26,6 +26,11 @@ fn a_lua_obj_file_that_cannot_be_written_whole_keeps_the_file_it_would_replace()
     let printed = test.run_args(["lua-obj", "case.yaml"]).success().stdout;
     test.run_args(["lua-obj", "case.yaml", "--output-file", "objs.lua"]).success();
     assert_eq!(std::fs::read_to_string(test.path("objs.lua")).unwrap(), printed);
+    // Never over the case it reads (audit s33 test F11), however named.
+    test.run_args(["lua-obj", "case.yaml", "--output-file", "./case.yaml"])
+        .status(1)
+        .stderr_has("error: --output-file ./case.yaml is the test case read: it would be replaced by the objs; write them elsewhere");
+    assert_eq!(std::fs::read_to_string(test.path("case.yaml")).unwrap(), big);
 }
 
 #[test]

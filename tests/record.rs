@@ -112,6 +112,10 @@ fn a_recorded_tree_replays_with_test_and_plan() {
     std::fs::write(test.path("cases/networking.istio.io/VirtualService/trafficRouting.lua"), "return obj.data")
         .unwrap();
     test.run_args(["test", "cases"]).status(1).stdout_has("1 passed, 1 failed");
+    // Recorded again, the changed script is kept, and said to be kept.
+    test.run_args(["record", "demo", "--dir", "cases"]).success().stderr_has(
+        "warning: kept cases/networking.istio.io/VirtualService/trafficRouting.lua, which is not the script that made the case's expected (built-in lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua): `test` checks the case against the kept one",
+    );
 
     // The same live state, planned offline from one recorded file, gives the cluster's plan.
     test.run_args(["record", "demo", "--output-file", "demo.yaml", "-o", "yaml"]).success();

@@ -640,6 +640,14 @@ pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
         }
     };
     match &args.output_file {
+        // The same file, however named: writing would replace the case with its objs.
+        Some(path) if std::fs::canonicalize(path).ok() == std::fs::canonicalize(&args.case).ok() => {
+            return Err(Error::Input(format!(
+                "--output-file {} is the test case read: it would be replaced by the objs; write them elsewhere",
+                path.display()
+            ))
+            .into());
+        }
         Some(path) => files::write_output(path, &text)?,
         None => print_raw(&text)?,
     }

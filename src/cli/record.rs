@@ -73,10 +73,20 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
             let script = dir.join(&case.script_path);
             let code = resolved.script.code().as_bytes();
             match files::write_whole(&script, code, Existing::Keep, files::ORDINARY) {
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                    return Err(Error::Input(format!("writing {}: {e}", script.display())));
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    // Kept: `test DIR` checks the case against it, not against the script that
+                    // made its expected.
+                    if std::fs::read(&script).is_ok_and(|kept| kept != code) {
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
+                            "warning: kept {}, which is not the script that made the case's expected ({}): `test` checks the case against the kept one",
+                            script.display(),
+                            resolved.source
+                        );
+                    }
                 }
-                _ => {}
+                Err(e) => return Err(Error::Input(format!("writing {}: {e}", script.display()))),
+                Ok(()) => {}
             }
         }
         // A note only: a closed stderr must not stop the recording.
