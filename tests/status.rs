@@ -362,15 +362,23 @@ fn approve_to_the_end_stops_when_a_new_release_begins() {
         rollout["status"]["canaryStatus"] =
             json!({"currentStepIndex": 2, "currentStepState": "StepPaused", "podTemplateHash": "v3hash"});
     });
+    approved_step_2_then_stopped(
+        &server,
+        "Rollout demo began a new release (pod template hash v2hash -> v3hash): the one this run approved is gone; stopped",
+    );
+    handle.join().unwrap();
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+}
+
+/// `approve demo --to-end` from step 2's pause: step 2 approved, then the run stops, saying `why`.
+fn approved_step_2_then_stopped(server: &FakeHandle, why: &str) {
     Test::new()
-        .kubeconfig(&server)
+        .kubeconfig(server)
         .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
         .run()
         .status(1)
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
-        .stderr_has("Rollout demo began a new release (pod template hash v2hash -> v3hash): the one this run approved is gone; stopped");
-    handle.join().unwrap();
-    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+        .stderr_has(why);
 }
 
 #[test]
@@ -380,13 +388,7 @@ fn approve_to_the_end_stops_when_the_rollout_goes_back_to_an_earlier_step() {
     let handle = once_approved(&server, |rollout| {
         rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 1, "currentStepState": "StepPaused"});
     });
-    Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
-        .run()
-        .status(1)
-        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
-        .stderr_has("Rollout demo went back to step 1/3; someone else is driving it; stopped");
+    approved_step_2_then_stopped(&server, "Rollout demo went back to step 1/3; someone else is driving it; stopped");
     handle.join().unwrap();
     let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
     assert_eq!(approvals, 1, "step 1 is not approved again: {:?}", writes(&server));
