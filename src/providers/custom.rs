@@ -9,7 +9,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, OrderDependence};
-use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, RoutingAction};
+use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, RouteStrategy, Routing, RoutingAction};
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -21,6 +21,31 @@ use std::sync::Arc;
 /// (`plan`, `record`).
 pub fn script_failed(owner: &Owner, stage: &str, reference: &ObjectRef, error: impl std::fmt::Display) -> Error {
     Error::Input(format!("{owner}, {stage}, {reference}: {error}"))
+}
+
+/// What the controller writes before a script of the routing fails (docs/controller-semantics.md
+/// §3.4): the original-spec annotation of every custom ref that has none, all stored before any
+/// script runs; later passes then route from those originals.
+fn originals_stored_first(routing: &Routing, objects: &ObjectIndex) -> Option<String> {
+    let refs = routing.providers.iter().flat_map(|provider| match provider {
+        Provider::Custom(refs) => refs.as_slice(),
+        _ => &[],
+    });
+    let unstored: Vec<String> = refs
+        .filter(|reference| {
+            objects
+                .get(&ObjectKey::of_ref(reference, &routing.owner.namespace))
+                .is_some_and(|object| data::stored_original(object).is_none())
+        })
+        .map(ToString::to_string)
+        .collect();
+    (!unstored.is_empty()).then(|| {
+        format!(
+            "before any script runs, the controller stores the annotation {} on {}, and keeps it: those writes are made although the step fails",
+            data::ORIGINAL_SPEC_ANNOTATION,
+            unstored.join(", ")
+        )
+    })
 }
 
 pub fn plan_object(
@@ -84,8 +109,13 @@ pub fn plan_object(
             let obj = model::lua_data(original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
             let Evaluated { output: result, instructions } =
-                data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed)
-                    .map_err(|e| script_failed(&routing.owner, context.stage, reference, e))?;
+                data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed).map_err(|e| {
+                    let failed = script_failed(&routing.owner, context.stage, reference, e);
+                    match originals_stored_first(routing, objects) {
+                        Some(stored) => Error::Input(format!("{failed} ({stored})")),
+                        None => failed,
+                    }
+                })?;
             let controller = lua::controller_warnings(&script.script, instructions);
             warnings.extend(controller.iter().map(|w| format!("{reference}: {}: {w}", script.source)));
             // The built-in scripts' independence from pairs() order is checked by their test cases
@@ -445,6 +475,33 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("spec.tcp[0] route weights add up to 133"), "{warnings:?}");
         assert!(warnings[1].contains("spec.tcp[0] routes to the canary 2 times (a rule"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_failing_script_names_the_originals_stored_before_it_ran() {
+        let rollout = model::Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}], "trafficRoutings": [{"service": "web",
+                "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"},
+                                      {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": "web"}]}]}}}
+        }))
+        .unwrap();
+        let routing = Routing::of_rollout(&rollout, "shop").unwrap();
+        let object = |kind: &str, annotations: Value| {
+            json!({"apiVersion": "networking.istio.io/v1beta1", "kind": kind,
+                   "metadata": {"name": "web", "namespace": "shop", "annotations": annotations}})
+        };
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", object("VirtualService", json!({})));
+        objects.insert("shop", object("DestinationRule", json!({(data::ORIGINAL_SPEC_ANNOTATION): "{}"})));
+        assert_eq!(
+            originals_stored_first(&routing, &objects).as_deref(),
+            Some(
+                "before any script runs, the controller stores the annotation rollouts.kruise.io/original-spec-configuration on VirtualService/web, and keeps it: those writes are made although the step fails"
+            )
+        );
+        objects.insert("shop", object("VirtualService", json!({(data::ORIGINAL_SPEC_ANNOTATION): "{}"})));
+        assert_eq!(originals_stored_first(&routing, &objects), None);
     }
 
     #[test]
