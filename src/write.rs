@@ -406,10 +406,12 @@ impl<'a> Writer<'a> {
             };
             self.claims.pop();
             if let Err(e) = released {
-                warnings.push(format!(
-                    "warning: could not release the claim ({e}); it expires within {}s",
-                    LEASE_DURATION.as_secs()
-                ));
+                // A claim taken over is someone else's: it does not expire as this run's would.
+                let expires = match e {
+                    Error::Conflict(_) => String::new(),
+                    _ => format!("; it expires within {}s", LEASE_DURATION.as_secs()),
+                };
+                warnings.push(format!("warning: could not release the claim ({e}){expires}"));
             }
         }
         warnings

@@ -392,6 +392,24 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
 }
 
 #[test]
+fn a_claim_taken_over_before_its_release_is_said_to_be_theirs() {
+    // A regression (audit s33 writes F4): the warning said it would expire within 120s, as
+    // this run's own claim would; it is someone else's live claim.
+    let server = shop(2, "StepPaused").start();
+    let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(release.wait_until_held(Duration::from_secs(30)), "the release is sent");
+    server.put_object(lease(&now_micro()));
+    release.release();
+    let out = child.finish().success().stderr_has(
+        "warning: could not release the claim (Lease shop/rollout-lua.demo was taken over by another run (this one's had expired): it is theirs now, and left alone)",
+    );
+    assert!(!out.stderr.contains("expires within"), "{}", out.stderr);
+    assert_eq!(claims(&server)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "theirs is kept");
+}
+
+#[test]
 fn an_expired_claim_is_taken_over() {
     let server = shop(2, "StepPaused").object(lease("2026-01-01T00:00:00.000000Z")).start();
     let test = Test::new().kubeconfig(&server);

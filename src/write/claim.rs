@@ -270,13 +270,22 @@ impl Claim {
                 Ok(Err(())) => match self.read_again(cluster).await? {
                     Now::Ours(now) => lease = now,
                     Now::Gone => return Ok(()),
-                    Now::TakenOver => break,
+                    Now::TakenOver => {
+                        return Err(Error::Conflict(format!(
+                            "{} was taken over by another run (this one's had expired): it is theirs now, and left alone",
+                            self.key
+                        )));
+                    }
                 },
                 Err(Error::Api { failure, .. }) if failure.code == Some(404) => return Ok(()),
                 Err(other) => return Err(other),
             }
         }
-        Err(Error::Conflict(format!("{} was changed by someone else; it is left alone", self.key)))
+        Err(Error::Conflict(format!(
+            "{} was changed by someone else; it is left alone, to expire {}s after its last renewal",
+            self.key,
+            LEASE_DURATION.as_secs()
+        )))
     }
 }
 
