@@ -366,20 +366,12 @@ fn routes_to_canary_subset(routing: &Routing) -> bool {
         && routing.custom_refs().iter().any(|r| r.kind == "DestinationRule")
 }
 
-/// What is said of an object that a Rollout's own routing and its TrafficRouting `cr` both
-/// plan: the controller reconciles the two independently (docs/controller-semantics.md §2), and
-/// each rewrites the object from the stored original whenever it differs from its own result
-/// (§3.4), so neither is ever done.
 /// A stored original that differs from its object, while the owner of `routing` has no release in
 /// progress: a leftover of an earlier release (aborted, or its routing put back by hand), which
 /// the controller's next release routes from all the same (docs/controller-semantics.md §3.4),
 /// undoing what changed since.
 fn leftover_originals(objects: &ObjectIndex, routing: &Routing) -> Vec<String> {
-    let refs = routing.providers.iter().flat_map(|provider| match provider {
-        Provider::Custom(refs) => refs.as_slice(),
-        _ => &[],
-    });
-    refs.filter_map(|reference| {
+    routing.custom_refs().iter().filter_map(|reference| {
         let key = ObjectKey::of_ref(reference, &routing.owner.namespace);
         let object = objects.get(&key)?;
         data::stored_original(object)?;
@@ -398,6 +390,10 @@ fn leftover_originals(objects: &ObjectIndex, routing: &Routing) -> Vec<String> {
     .collect()
 }
 
+/// What is said of an object that a Rollout's own routing and its TrafficRouting `cr` both
+/// plan: the controller reconciles the two independently (docs/controller-semantics.md §2), and
+/// each rewrites the object from the stored original whenever it differs from its own result
+/// (§3.4), so neither is ever done.
 fn contested_note(key: &ObjectKey, rollout: &Rollout, namespace: &str, cr: &TrafficRoutingCr) -> String {
     format!(
         "{key} is routed both by Rollout {namespace}/{}'s own trafficRoutings and by TrafficRouting {namespace}/{} (annotation {}), which the controller reconciles independently: each rewrites it to its own routing on every pass, so it flaps and the Rollout never gets past StepTrafficRouting; approve refuses it: route it through one of them only",

@@ -177,14 +177,9 @@ fn string_maps_as_stored(object: &mut Value) -> Result<(), ModelError> {
                 Value::String(_) => {}
                 Value::Null => *value = Value::String(String::new()),
                 _ => {
-                    let what = match value {
-                        Value::Bool(_) => "a bool",
-                        Value::Number(_) => "a number",
-                        Value::Array(_) => "a list",
-                        _ => "a map",
-                    };
                     return Err(at.field(key).error(&format!(
-                        "must be a string, not {what} ({value}): the API server refuses the object; quote the value"
+                        "must be a string, not {} ({value}): the API server refuses the object; quote the value",
+                        crate::model::json_kind(value)
                     )));
                 }
             }
@@ -424,51 +419,49 @@ impl Snapshot {
             .chain(self.traffic_routings.iter().map(|t| Routing::of_traffic_routing(&t.item, &t.namespace)))
     }
 
-    /// A warning for each object `rollout` routes (itself or through its TrafficRouting) that
-    /// another Rollout or TrafficRouting of the snapshot routes too, naming them.
-    pub fn shared_objects(&self, rollout: &Located<Rollout>) -> Vec<String> {
-        let (name, namespace) = (&rollout.item.name, &rollout.namespace);
-        let own_cr = |cr: &Located<TrafficRoutingCr>| {
-            &cr.namespace == namespace && rollout.item.traffic_routing_cr.as_ref() == Some(&cr.item.name)
-        };
-        let own_routings = Routing::of_rollout(&rollout.item, namespace).into_iter().chain(
-            self.traffic_routings
-                .iter()
-                .filter(|cr| own_cr(cr))
-                .map(|cr| Routing::of_traffic_routing(&cr.item, &cr.namespace)),
-        );
-        let mine: BTreeSet<ObjectKey> = own_routings.flat_map(|routing| routing.objects()).collect();
-        let others = self
-            .rollouts
-            .iter()
-            .filter(|r| !(&r.item.name == name && &r.namespace == namespace))
-            .filter_map(|r| {
-                Some((format!("Rollout {}/{}", r.namespace, r.item.name), Routing::of_rollout(&r.item, &r.namespace)?))
-            })
-            .chain(self.traffic_routings.iter().filter(|cr| !own_cr(cr)).map(|cr| {
-                (
-                    format!("TrafficRouting {}/{}", cr.namespace, cr.item.name),
-                    Routing::of_traffic_routing(&cr.item, &cr.namespace),
-                )
-            }));
-        let mut shared: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
-        for (other, routing) in others {
-            for key in routing.objects().into_iter().filter(|key| mine.contains(key)) {
-                let by = shared.entry(key).or_default();
-                if !by.contains(&other) {
-                    by.push(other.clone());
+    /// For each Rollout (by namespace and name), a warning for each object it routes (itself or
+    /// through the TrafficRouting it names) that another Rollout or TrafficRouting of the
+    /// snapshot routes too, naming them.
+    pub fn shared_objects(&self) -> HashMap<(String, String), Vec<String>> {
+        // Every routing: who, and what it routes.
+        let rollouts = self.rollouts.iter().filter_map(|r| {
+            Some((format!("Rollout {}/{}", r.namespace, r.item.name), Routing::of_rollout(&r.item, &r.namespace)?))
+        });
+        let traffic_routings = self.traffic_routings.iter().map(|cr| {
+            (
+                format!("TrafficRouting {}/{}", cr.namespace, cr.item.name),
+                Routing::of_traffic_routing(&cr.item, &cr.namespace),
+            )
+        });
+        let mut routed_by: BTreeMap<ObjectKey, Vec<String>> = BTreeMap::new();
+        let mut routes: HashMap<String, Vec<ObjectKey>> = HashMap::new();
+        for (owner, routing) in rollouts.chain(traffic_routings) {
+            for key in routing.objects() {
+                let by = routed_by.entry(key.clone()).or_default();
+                if !by.contains(&owner) {
+                    by.push(owner.clone());
                 }
+                routes.entry(owner.clone()).or_default().push(key);
             }
         }
-        shared
-            .into_iter()
-            .map(|(key, by)| {
-                format!(
-                    "{key} is also routed by {}: the controller reconciles each on its own, so while their releases overlap each rewrites it to its own routing on every pass (none gets past StepTrafficRouting), and the first to finish restores it under the others; route it through one of them only",
-                    by.join(" and ")
-                )
-            })
-            .collect()
+        let mut warnings = HashMap::new();
+        for rollout in &self.rollouts {
+            let (name, namespace) = (&rollout.item.name, &rollout.namespace);
+            let mut own = vec![format!("Rollout {namespace}/{name}")];
+            own.extend(rollout.item.traffic_routing_cr.as_ref().map(|cr| format!("TrafficRouting {namespace}/{cr}")));
+            let keys: BTreeSet<&ObjectKey> = own.iter().filter_map(|o| routes.get(o)).flatten().collect();
+            let shared = keys.into_iter().filter_map(|key| {
+                let others: Vec<&str> = routed_by[key].iter().filter(|o| !own.contains(o)).map(String::as_str).collect();
+                (!others.is_empty()).then(|| {
+                    format!(
+                        "{key} is also routed by {}: the controller reconciles each on its own, so while their releases overlap each rewrites it to its own routing on every pass (none gets past StepTrafficRouting), and the first to finish restores it under the others; route it through one of them only",
+                        others.join(" and ")
+                    )
+                })
+            });
+            warnings.insert((namespace.clone(), name.clone()), shared.collect());
+        }
+        warnings
     }
 
     /// (group, kind) of every object a plan reads: what the Rollouts and TrafficRoutings route
@@ -698,7 +691,9 @@ mod tests {
             "ns",
         )
         .unwrap();
-        let warnings: Vec<Vec<String>> = snapshot.rollouts.iter().map(|r| snapshot.shared_objects(r)).collect();
+        let shared = snapshot.shared_objects();
+        let warnings: Vec<&Vec<String>> =
+            ["r", "r2", "r3"].iter().map(|name| &shared[&("ns".to_string(), name.to_string())]).collect();
         assert_eq!(warnings[0].len(), 1, "{warnings:?}");
         assert!(
             warnings[0][0]
@@ -706,7 +701,7 @@ mod tests {
             "{warnings:?}"
         );
         assert!(warnings[1][0].contains("is also routed by Rollout ns/r: "), "{warnings:?}");
-        assert_eq!(warnings[2], Vec::<String>::new());
+        assert_eq!(warnings[2], &Vec::<String>::new());
         // A Rollout and the TrafficRouting it names: its plan says so itself; another
         // TrafficRouting is named.
         let mut named = rollout();
@@ -717,14 +712,14 @@ mod tests {
         };
         let documents = vec![document("a.yaml", 1, named.clone()), document("t.yaml", 1, traffic_routing("tr"))];
         let (snapshot, _) = Snapshot::from_documents(documents, "ns").unwrap();
-        assert_eq!(snapshot.shared_objects(&snapshot.rollouts[0]), Vec::<String>::new());
+        assert_eq!(snapshot.shared_objects()[&("ns".to_string(), "r".to_string())], Vec::<String>::new());
         let documents = vec![
             document("a.yaml", 1, named),
             document("t.yaml", 1, traffic_routing("tr")),
             document("u.yaml", 1, traffic_routing("tr2")),
         ];
         let (snapshot, _) = Snapshot::from_documents(documents, "ns").unwrap();
-        let warnings = snapshot.shared_objects(&snapshot.rollouts[0]);
+        let warnings = &snapshot.shared_objects()[&("ns".to_string(), "r".to_string())];
         assert!(
             warnings.len() == 1 && warnings[0].contains("is also routed by TrafficRouting ns/tr2: "),
             "{warnings:?}"
@@ -752,7 +747,7 @@ mod tests {
         assert!(
             with_metadata(json!({"name": "vs", "labels": {"tier": true}}))
                 .unwrap_err()
-                .contains("metadata.labels.tier: must be a string, not a bool (true)")
+                .contains("metadata.labels.tier: must be a string, not a boolean (true)")
         );
         assert!(
             with_metadata(json!({"name": "vs", "labels": ["tier"]}))

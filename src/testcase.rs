@@ -18,7 +18,8 @@ pub struct TestCase {
     pub name: String,
     /// One `obj` per step, built as the harness builds them.
     pub steps: Vec<Value>,
-    pub expected: Vec<Value>,
+    /// One result per step, read as the harness reads them.
+    pub expected: Vec<Data>,
     /// `rollout` or `trafficRouting`.
     pub subject: &'static str,
     pub go_test: GoTest,
@@ -106,8 +107,6 @@ impl TestCase {
         let case = &document.value;
         let original =
             case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
-
-        let data = Data::as_the_harness_reads_it(original).0;
         let mut go_test = GoTest::Same;
         // The subject as plan -f reads it: its own place in the file, for its fields' lines.
         let subject_origin = |key: &str| Origin::File {
@@ -115,18 +114,24 @@ impl TestCase {
             text: document.text.as_ref().map(|text| Box::new(text.inside(key))),
         };
         let mut warnings = Vec::new();
-        let expected = expected(name, case, "objects")?;
-        let entries = std::iter::once((Path::default().field("original"), original))
-            .chain(expected.iter().enumerate().map(|(i, e)| (Path::default().field("expected").index(i), e)));
-        for (at, object) in entries {
-            for map in Data::as_the_harness_reads_it(object).1 {
+        // Each object read once, as the harness reads it, its lost maps warned of.
+        let mut read = |at: Path, object: &Value| {
+            let (data, lost) = Data::as_the_harness_reads_it(object);
+            for map in lost {
                 warnings.push(format!(
                     "{}: {at}.metadata.{map} has a value that is not a string: the controller's harness then reads no {map} at all (unstructured's Get{}), and so does this tool; quote the value",
                     origin.place_of(&at.field("metadata").field(map)),
                     if map == "labels" { "Labels" } else { "Annotations" }
                 ));
             }
-        }
+            data
+        };
+        let data = read(Path::default().field("original"), original);
+        let expected: Vec<Data> = expected(name, case, "objects")?
+            .iter()
+            .enumerate()
+            .map(|(i, entry)| read(Path::default().field("expected").index(i), entry))
+            .collect();
         let (subject, steps) = if let Some(raw) = case.get("rollout").filter(|r| !r.is_null()) {
             let origin = subject_origin("rollout");
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
@@ -230,7 +235,7 @@ impl TestCase {
             ));
             return (StepReport { index, outcome, notes }, false);
         };
-        let want = Data::as_the_harness_reads_it(expected).0;
+        let want = expected.clone();
         let got = match harness_result(script, obj, limits, printed) {
             Ok((got, warnings)) => {
                 notes = warnings;

@@ -225,6 +225,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let render_now = args.output.is_none() && args.dry_run.is_none() && !args.summary;
         let differ = super::diff::differ();
         let style = output::DiffStyle { differ: &differ, stored: super::stored_original(args.show_stored_original) };
+        let shared = live.snapshot.shared_objects();
         let planned: Vec<Result<(RoutingPlan, Option<String>), Error>> = live
             .snapshot
             .rollouts
@@ -233,7 +234,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 let (stages, note) = chosen_stages(&rollout.item, args)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
-                plan.warnings.extend(live.snapshot.shared_objects(rollout));
+                plan.warnings.extend(shared[&(rollout.namespace.clone(), rollout.item.name.clone())].iter().cloned());
                 let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
                 Ok((plan, text))
             })

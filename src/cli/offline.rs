@@ -104,6 +104,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     let rollouts: Vec<_> =
         snapshot.rollouts.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.item.name.as_str())).collect();
+    let shared = snapshot.shared_objects();
     let planned = rollouts.par_iter().map(|rollout| -> anyhow::Result<RoutingPlan> {
         let stages = match args.step {
             None => rollout.item.stages(),
@@ -111,14 +112,11 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         };
         let cr = snapshot.traffic_routing_of(rollout)?;
         let planner = new_planner();
-        let mut plan = planner
-            .plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages)
-            .with_context(|| format!("planning {}", rollout.origin));
+        let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
         show_printed(&planner.printed());
-        if let Ok(plan) = &mut plan {
-            plan.warnings.extend(snapshot.shared_objects(rollout));
-        }
-        plan
+        let mut plan = plan.with_context(|| format!("planning {}", rollout.origin))?;
+        plan.warnings.extend(shared[&(rollout.namespace.clone(), rollout.item.name.clone())].iter().cloned());
+        Ok(plan)
     });
     let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>()?;
     // A TrafficRouting no Rollout in the input names is planned on its own.

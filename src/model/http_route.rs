@@ -11,6 +11,7 @@
 //! Also the route as the API server stores it (`as_stored`): the CRD's defaults, field by field
 //! in the same schema.
 
+use super::json_kind as kind;
 use serde_json::{Map, Value};
 
 /// A Go field type of the schema.
@@ -246,17 +247,6 @@ fn integer(value: &Value, path: &str, min: i64, max: i64, go_type: &str) -> Resu
     match value.as_i64().filter(|n| (min..=max).contains(n)) {
         Some(n) => Ok(n.into()),
         None => Err(format!("{path}: must be an integer that fits Go's {go_type}, not {value}")),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a map",
     }
 }
 

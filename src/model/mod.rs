@@ -120,6 +120,18 @@ impl fmt::Display for Path {
     }
 }
 
+/// A JSON value's kind, as a message about a field names it (`must be a string, not a number`).
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
 /// A gateway object a Rollout routes through (`customNetworkRefs` entry).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectRef {

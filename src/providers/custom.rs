@@ -9,7 +9,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, OrderDependence};
-use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, RouteStrategy, Routing, RoutingAction};
+use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction};
 use crate::scripts::{ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -27,11 +27,9 @@ pub fn script_failed(owner: &Owner, stage: &str, reference: &ObjectRef, error: i
 /// §3.4): the original-spec annotation of every custom ref that has none, all stored before any
 /// script runs; later passes then route from those originals.
 fn originals_stored_first(routing: &Routing, objects: &ObjectIndex) -> Option<String> {
-    let refs = routing.providers.iter().flat_map(|provider| match provider {
-        Provider::Custom(refs) => refs.as_slice(),
-        _ => &[],
-    });
-    let unstored: Vec<String> = refs
+    let unstored: Vec<String> = routing
+        .custom_refs()
+        .iter()
         .filter(|reference| {
             objects
                 .get(&ObjectKey::of_ref(reference, &routing.owner.namespace))
@@ -259,9 +257,6 @@ fn first_null(value: &Value) -> Option<String> {
     }
 }
 
-/// The rough edges of weight routing worth a warning (docs/controller-semantics.md §4.6): weights
-/// that do not add up to 100 after flooring, and a rule sent to the canary twice. `original` is
-/// the original as the script gets it (`obj.data`: empty labels and annotations left out).
 /// Whether `route` goes to the canary as the built-in VirtualService script routes it: to the
 /// canary Service, or, when there is none (the same name as the stable one), to its `canary`
 /// subset.
@@ -274,8 +269,10 @@ fn is_canary_route(obj: &Value, route: &Value) -> bool {
     }
 }
 
-/// The rough edges of a script's result `planned`, from the `obj` it was given (whose `data` is
-/// the original).
+/// The rough edges of a script's result `planned` worth a warning (docs/controller-semantics.md
+/// §4.6): labels or annotations dropped, nulls, weights that do not add up to 100 after flooring,
+/// a rule sent to the canary twice, and more. `obj` is what the script was given (its `data` is
+/// the original: empty labels and annotations left out).
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,
