@@ -479,6 +479,28 @@ fn the_confirmation_renews_the_claim_while_it_waits() {
 }
 
 #[test]
+fn a_claim_taken_over_at_the_confirmation_ends_the_question_with_nothing_written() {
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // The renewal the confirmation makes finds the claim someone else's: the run stops there.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo"], None);
+    session.wait_for("Only 'yes' goes ahead: ");
+    let mut lease = server.objects("coordination.k8s.io", "leases").remove(0);
+    lease["spec"]["holderIdentity"] = json!("joe@desk (pid 77)");
+    lease["spec"]["acquireTime"] = json!("2026-01-01T00:00:00.000000Z");
+    server.put_object(lease);
+    let (status, screen) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(3), "{screen}");
+    assert!(screen.contains("was taken over by someone else"), "{screen}");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "nothing approved");
+    assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written: {screen}");
+    assert_eq!(server.objects("coordination.k8s.io", "leases")[0]["spec"]["holderIdentity"], "joe@desk (pid 77)");
+}
+
+#[test]
 fn a_gateway_object_read_that_times_out_is_not_read_again_per_rollout() {
     // status reads each Rollout again on its own when reading them together fails, to show the
     // others; a read that got no answer is the server's failure, and is not waited for twice.
