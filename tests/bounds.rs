@@ -6,7 +6,7 @@
 //! server. (Writes under faults are tested with the writer.)
 
 use crate::support::cluster::*;
-use crate::support::{Test, process_running, terminal_available};
+use crate::support::{TerminalSession, Test, process_running, terminal_available};
 use fake_apiserver::{ReplyFault, Requests, Stage};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -455,17 +455,24 @@ fn approve_timeout_ends_a_later_question_which_renews_the_claim_meanwhile() {
     }
 }
 
-#[test]
-fn the_confirmation_renews_the_claim_while_it_waits() {
+/// `approve demo` at step 2 on a terminal, waiting at its confirmation (None, said, without one).
+fn approve_at_its_confirmation() -> Option<(FakeHandle, Test, TerminalSession)> {
     if !terminal_available() {
-        return crate::support::skip("script (util-linux) not installed");
+        crate::support::skip("script (util-linux) not installed");
+        return None;
     }
-    // A regression (audit s33 writes F2): the first question did not renew the claim, which
-    // lapsed 120s after it was taken: another run could take the Rollout over meanwhile.
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    let mut session = test.on_terminal_session(&["approve", "demo"], None);
+    let session = test.on_terminal_session(&["approve", "demo"], None);
     session.wait_for("Only 'yes' goes ahead: ");
+    Some((server, test, session))
+}
+
+#[test]
+fn the_confirmation_renews_the_claim_while_it_waits() {
+    // A regression (audit s33 writes F2): the first question did not renew the claim, which
+    // lapsed 120s after it was taken: another run could take the Rollout over meanwhile.
+    let Some((server, _test, mut session)) = approve_at_its_confirmation() else { return };
     let deadline = Instant::now() + Duration::from_secs(40);
     while !server.writes().into_iter().any(|w| w.method == "PUT" && w.path.contains("/leases/")) {
         assert!(Instant::now() < deadline, "the claim is renewed while the question waits (20s after it was taken)");
@@ -480,14 +487,8 @@ fn the_confirmation_renews_the_claim_while_it_waits() {
 
 #[test]
 fn a_claim_taken_over_at_the_confirmation_ends_the_question_with_nothing_written() {
-    if !terminal_available() {
-        return crate::support::skip("script (util-linux) not installed");
-    }
     // The renewal the confirmation makes finds the claim someone else's: the run stops there.
-    let server = shop(2, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server);
-    let mut session = test.on_terminal_session(&["approve", "demo"], None);
-    session.wait_for("Only 'yes' goes ahead: ");
+    let Some((server, _test, session)) = approve_at_its_confirmation() else { return };
     let mut lease = server.objects("coordination.k8s.io", "leases").remove(0);
     lease["spec"]["holderIdentity"] = json!("joe@desk (pid 77)");
     lease["spec"]["acquireTime"] = json!("2026-01-01T00:00:00.000000Z");
