@@ -305,7 +305,7 @@ mod cluster {
     use crate::support::{Output, Test};
     use fake_apiserver::{ApiResourceDef, FakeHandle, ReplyFault, Requests, Rule, Stage};
     use serde_json::{Value, json};
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     const NGINX: &str = "nginx.ingress.kubernetes.io";
     const ALB: &str = "alb.ingress.kubernetes.io";
@@ -1008,13 +1008,14 @@ mod cluster {
     }
 
     #[test]
-    fn restore_resolves_a_lost_or_garbled_reply_after_the_delete() {
-        for fault in [ReplyFault::Lost, ReplyFault::Garbled] {
+    fn restore_resolves_a_lost_garbled_or_hung_reply_after_the_delete() {
+        for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
             let server = serving("nginx", 1, "StepPaused").start();
             approve(&server).success();
             // The claim, then the delete.
             server.reply_fault(Requests::Writes, 2, Stage::AfterStore, fault);
-            let out = Test::new().kubeconfig(&server).args(["restore", "web", "--yes"]).run();
+            let out =
+                Test::new().kubeconfig(&server).args(["restore", "web", "--yes", "--request-timeout", "2s"]).run();
             assert_eq!(out.status, 0, "{fault:?}\n{}\n{}", out.stdout, out.stderr);
             assert!(
                 out.stdout.contains("deleted (backup ") && out.stdout.contains("the reply was lost"),
@@ -1022,6 +1023,49 @@ mod cluster {
                 out.stdout
             );
             assert!(canary(&server).is_none());
+        }
+    }
+
+    #[test]
+    fn a_busy_or_silent_server_at_the_canarys_delete_fails_the_restore_and_keeps_the_canary() {
+        // A 503 storm on the delete, or no answer at all (not stored; 2s request timeout).
+        for storm in [true, false] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            approve(&server).success();
+            let made = canary(&server).unwrap();
+            match storm {
+                true => {
+                    server.storm(Requests::Matching(Rule::new(["delete"]).resources(["ingresses"])), None, 503, Some(1))
+                }
+                false => server.reply_fault(Requests::Writes, 2, Stage::BeforeStore, ReplyFault::NeverSent),
+            }
+            let started = Instant::now();
+            let out =
+                Test::new().kubeconfig(&server).args(["restore", "web", "--yes", "--request-timeout", "2s"]).run();
+            assert_eq!(out.status, 1, "storm: {storm}\n{}\n{}", out.stdout, out.stderr);
+            assert!(started.elapsed() < Duration::from_secs(30), "bounded: {:?}", started.elapsed());
+            assert!(out.stderr.contains("Ingress shop/web-canary: not applied when read back"), "{}", out.stderr);
+            assert_eq!(canary(&server), Some(made), "storm: {storm}: the canary stays as it was");
+            assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+        }
+    }
+
+    #[test]
+    fn a_signal_while_the_canarys_delete_is_held_finishes_it_and_says_so() {
+        for (name, code) in [("INT", 130), ("TERM", 143)] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            approve(&server).success();
+            let pause = server.pause(Requests::Writes, 2, Stage::BeforeStore);
+            let test = Test::new().kubeconfig(&server);
+            let child = test.spawn(&["restore", "web", "--yes"]);
+            assert!(pause.wait_until_held(Duration::from_secs(30)), "the delete reached");
+            child.first_signal(name);
+            pause.release();
+            let out = child.finish();
+            assert_eq!(out.status, code, "{}\n{}", out.stdout, out.stderr);
+            assert!(out.stderr.contains("it came during the last write, which was finished"), "{}", out.stderr);
+            assert!(canary(&server).is_none(), "{name}: the delete was finished");
+            assert!(server.objects("coordination.k8s.io", "leases").is_empty());
         }
     }
 
@@ -1136,6 +1180,55 @@ mod cluster {
             assert!(stderr.contains("Ingress shop/web-canary: rolled back"), "{name}: {stderr}");
             assert!(!approved_with_its_canary(&server));
             assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new());
+        }
+    }
+
+    #[test]
+    fn a_signal_while_the_canarys_patch_is_held_stops_before_the_approval_and_rolls_both_back() {
+        for (name, code) in [("INT", 130), ("TERM", 143)] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
+            let test = Test::new().kubeconfig(&server);
+            let child = test.spawn(&["approve", "web", "--yes"]);
+            assert!(pause.wait_until_held(Duration::from_secs(30)), "the patch reached");
+            child.first_signal(name);
+            pause.release();
+            let out = child.finish();
+            assert_eq!(out.status, code, "{}\n{}", out.stdout, out.stderr);
+            assert!(out.stderr.contains("Ingress shop/web-canary: rolled back"), "{name}: {}", out.stderr);
+            assert!(!approved_with_its_canary(&server), "{name}: not approved, no canary");
+            assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+        }
+    }
+
+    #[test]
+    fn a_busy_or_silent_server_at_the_canarys_create_or_patch_stops_the_run_and_leaves_nothing() {
+        // Write 2 is the canary's create, write 3 its patch: a 503 storm on it, or no answer at
+        // all (not stored; 2s request timeout), stops the run before the approval, and a canary
+        // it made goes again.
+        for (verb, k) in [("create", 2), ("patch", 3)] {
+            for storm in [true, false] {
+                let server = serving("nginx", 1, "StepPaused").start();
+                match storm {
+                    true => {
+                        server.storm(Requests::Matching(Rule::new([verb]).resources(["ingresses"])), None, 503, Some(1))
+                    }
+                    false => server.reply_fault(Requests::Writes, k, Stage::BeforeStore, ReplyFault::NeverSent),
+                }
+                let started = Instant::now();
+                let out =
+                    Test::new().kubeconfig(&server).args(["approve", "web", "--yes", "--request-timeout", "2s"]).run();
+                let context = format!("{verb}, storm: {storm}\n{}\n{}", out.stdout, out.stderr);
+                assert_eq!(out.status, 1, "{context}");
+                assert!(started.elapsed() < Duration::from_secs(30), "bounded: {:?}", started.elapsed());
+                let report = match verb {
+                    "create" => "Ingress shop/web-canary: not applied when read back",
+                    _ => "Ingress shop/web-canary: rolled back\n  nothing else was written",
+                };
+                assert!(out.stderr.contains(report), "{context}");
+                assert!(!approved_with_its_canary(&server), "{context}");
+                assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+            }
         }
     }
 

@@ -461,6 +461,51 @@ mod cluster {
     }
 
     #[test]
+    fn a_restore_stopped_at_the_route_makes_the_canary_ingress_again_even_when_that_reply_is_lost() {
+        // The HTTPRoute's restore, after the canary's delete, is refused: the rollback makes the
+        // canary again as it was, and puts the VirtualService back. The create's reply lost or
+        // garbled is resolved by reading the canary again.
+        for fault in [None, Some(ReplyFault::Lost), Some(ReplyFault::Garbled)] {
+            let server = serving().start();
+            approve(&server).success();
+            let (routed_vs, routed_route, made) = (vs(&server), route(&server), canary_ingress(&server).unwrap());
+            server.clear_log();
+            server.storm(Requests::Matching(Rule::new(["update"]).resources(["httproutes"])), Some(1), 403, None);
+            if let Some(fault) = fault {
+                let the_create = Requests::Matching(Rule::new(["create"]).resources(["ingresses"]));
+                server.reply_fault(the_create, 1, Stage::AfterStore, fault);
+            }
+            let out = on(&server).args(["restore", "checkout", "--yes"]).run().status(1);
+            let context = format!("{fault:?}\n{}", out.stderr);
+            assert!(out.stderr.contains("  Ingress demo/checkout-canary: rolled back\n"), "{context}");
+            assert!(out.stderr.contains("  VirtualService demo/checkout: rolled back\n"), "{context}");
+            assert!(!out.stderr.contains("someone"), "{context}");
+            assert_eq!(
+                written(&server),
+                [
+                    "PUT virtualservices/checkout",
+                    "DELETE ingresses/checkout-canary",
+                    "PUT httproutes/checkout",
+                    "POST ingresses",
+                    "PUT virtualservices/checkout"
+                ],
+                "{fault:?}"
+            );
+            let again = canary_ingress(&server).expect("made again");
+            assert_eq!(
+                (&again["metadata"]["annotations"], &again["metadata"]["labels"], &again["spec"]),
+                (&made["metadata"]["annotations"], &made["metadata"]["labels"], &made["spec"]),
+                "{fault:?}"
+            );
+            assert_eq!(
+                (&vs(&server)["spec"], &vs(&server)["metadata"]["annotations"]),
+                (&routed_vs["spec"], &routed_vs["metadata"]["annotations"])
+            );
+            assert_eq!(route(&server), routed_route);
+        }
+    }
+
+    #[test]
     fn a_canary_ingress_its_finalizers_hold_is_said_to_be_being_deleted_and_never_made_again() {
         // An ingress controller's finalizer on the canary (AWS's load balancer controller, GKE's
         // put one on each Ingress they serve): a delete only marks it, until they remove it.
