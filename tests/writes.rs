@@ -419,6 +419,37 @@ fn an_expired_claim_is_taken_over() {
     assert!(server.writes().iter().any(|w| w.method == "PUT" && w.path.ends_with("/leases/rollout-lua.demo")));
 }
 
+#[test]
+fn an_expired_claims_takeover_whose_reply_is_lost_garbled_or_hung_is_resolved_by_reading_it_again() {
+    for fault in [ReplyFault::Lost, ReplyFault::Garbled, ReplyFault::NeverSent] {
+        let server = shop(2, "StepPaused").object(lease("2026-01-01T00:00:00.000000Z")).start();
+        // The takeover (the replace after the create's 409) is stored; its reply does not come.
+        let takeover = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
+        server.reply_fault(takeover, 1, Stage::AfterStore, fault);
+        let out = Test::new().kubeconfig(&server).args(["approve", "demo", "--yes", "--request-timeout", "2s"]).run();
+        assert_eq!(out.status, 0, "{fault:?}\n{}\n{}", out.stdout, out.stderr);
+        assert!(approved_with_its_routing(&server), "{fault:?}");
+        assert!(claims(&server).is_empty(), "{fault:?}: taken over, then released");
+    }
+    // Not stored, and no answer: nothing is written, and the expired claim stays as it was.
+    let server = shop(2, "StepPaused").object(lease("2026-01-01T00:00:00.000000Z")).start();
+    let takeover = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
+    server.reply_fault(takeover, 1, Stage::BeforeStore, ReplyFault::NeverSent);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes", "--request-timeout", "2s"])
+        .run()
+        .status(1)
+        .stderr_has("updating Lease shop/rollout-lua.demo")
+        .stderr_has("timed out")
+        .stderr_has("the claim on Rollout shop/demo may still be taken (the server may still apply its request)")
+        .stderr_has("\n  nothing was written");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    let claim = claims(&server);
+    assert_eq!(claim[0]["spec"], lease("2026-01-01T00:00:00.000000Z")["spec"], "the expired claim stays");
+    assert!(!approved_with_its_routing(&server));
+}
+
 /// Someone else holds the claim on `demo` when this run's `write`-th write (its create) is
 /// served, a 409, and has released it by the read that follows.
 fn claim_held_around_the_write(server: &FakeHandle, write: usize) {
