@@ -121,7 +121,7 @@ fn approve_refuses_a_finished_release_and_traffic_only_outside_progressing() {
 
 #[test]
 fn traffic_only_before_the_steps_pods_are_ready_warns_before_and_after_the_write() {
-    let warning = "warning: Rollout demo is in StepUpgrade of step 2/3: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now (traffic 50% (canary 50 / stable 50)) to canary pods that may not be ready yet";
+    let warning = "warning: Rollout demo is in StepUpgrade of step 2/3: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now (traffic 50% (canary 50 / stable 50)) to canary pods that may not be ready yet, through Service demo-canary, which the controller makes, or points at the step's pods, only then too";
     let server = shop(2, "StepUpgrade").start();
     let test = Test::new().kubeconfig(&server);
     // In the plan shown before the confirmation (here refused: no terminal)...

@@ -138,14 +138,23 @@ fn check_approvable(
 }
 
 /// Why writing `plan` (of the current step) now is early, when the step's canary pods may not be
-/// ready: the controller routes a step only once they are (docs/controller-semantics.md §3.5).
-/// A step without traffic and matches is restored from its start, so writing it is not early.
+/// ready: the controller routes a step only once they are (docs/controller-semantics.md §3.5),
+/// and it makes the generated canary Service, or points it at the step's pods, only then too
+/// (§3.5 `DoTrafficRouting`; this tool writes no Service). A step without traffic and matches is
+/// restored from its start, so writing it is not early.
 fn early_routing(rollout: &Rollout, plan: &RoutingPlan) -> Option<String> {
     let stage = plan.stages.first()?;
     let routes = stage.stage.is_some_and(|s| rollout.strategy_at(s).routes_traffic());
+    let generated = rollout.traffic_routing.as_ref().filter(|_| !rollout.disable_generate_canary_service);
+    let service = generated.map_or(String::new(), |routing| {
+        format!(
+            ", through Service {}-canary, which the controller makes, or points at the step's pods, only then too",
+            routing.service
+        )
+    });
     (rollout.status.before_step_traffic_routing() && routes && plan.changed()).then(|| {
         format!(
-            "Rollout {} is in {} of {}: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now ({}) to canary pods that may not be ready yet",
+            "Rollout {} is in {} of {}: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now ({}) to canary pods that may not be ready yet{service}",
             rollout.name,
             rollout.status.current_step_state.as_deref().unwrap_or_default(),
             stage.label,
@@ -911,7 +920,14 @@ mod tests {
             let plan = current_plan(&rollout, route());
             assert_eq!(
                 early_routing(&rollout, &plan).as_deref(),
-                Some(format!("Rollout demo is in {state} of step 3/3: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now (traffic 50% (canary 50 / stable 50)) to canary pods that may not be ready yet").as_str())
+                Some(format!("Rollout demo is in {state} of step 3/3: the controller routes a step only once its canary pods are ready (StepTrafficRouting), so this write routes it now (traffic 50% (canary 50 / stable 50)) to canary pods that may not be ready yet, through Service demo-canary, which the controller makes, or points at the step's pods, only then too").as_str())
+            );
+            // No canary Service is generated: the canary is the stable Service itself.
+            let mut shared = rollout.clone();
+            shared.disable_generate_canary_service = true;
+            assert!(
+                early_routing(&shared, &plan).is_some_and(|why| why.ends_with("that may not be ready yet")),
+                "{state}"
             );
             // Already routed as the step asks: nothing is written, so nothing is early.
             let routed = Value::clone(&plan.stages[0].objects[0].planned);
