@@ -1055,13 +1055,8 @@ mod cluster {
         for (name, code) in [("INT", 130), ("TERM", 143)] {
             let server = serving("nginx", 1, "StepPaused").start();
             approve(&server).success();
-            let pause = server.pause(Requests::Writes, 2, Stage::BeforeStore);
-            let test = Test::new().kubeconfig(&server);
-            let child = test.spawn(&["restore", "web", "--yes"]);
-            assert!(pause.wait_until_held(Duration::from_secs(30)), "the delete reached");
-            child.first_signal(name);
-            pause.release();
-            let out = child.finish();
+            // The claim, then the delete.
+            let out = signalled_after_write(&server, &["restore", "web", "--yes"], 2, name);
             assert_eq!(out.status, code, "{}\n{}", out.stdout, out.stderr);
             assert!(out.stderr.contains("it came during the last write, which was finished"), "{}", out.stderr);
             assert!(canary(&server).is_none(), "{name}: the delete was finished");
@@ -1168,13 +1163,7 @@ mod cluster {
             if status_written {
                 a_controller_writes_the_status_of(&server, "ingresses");
             }
-            let pause = server.pause(Requests::Writes, 2, Stage::AfterStore);
-            let test = Test::new().kubeconfig(&server);
-            let child = test.spawn(&["approve", "web", "--yes"]);
-            assert!(pause.wait_until_held(Duration::from_secs(30)), "the create reached");
-            child.first_signal(name);
-            pause.release();
-            let out = child.finish();
+            let out = signalled_after_write(&server, &["approve", "web", "--yes"], 2, name);
             let stderr = out.stderr;
             assert_eq!(out.status, code, "{stderr}");
             assert!(stderr.contains("Ingress shop/web-canary: rolled back"), "{name}: {stderr}");
@@ -1187,13 +1176,8 @@ mod cluster {
     fn a_signal_while_the_canarys_patch_is_held_stops_before_the_approval_and_rolls_both_back() {
         for (name, code) in [("INT", 130), ("TERM", 143)] {
             let server = serving("nginx", 1, "StepPaused").start();
-            let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
-            let test = Test::new().kubeconfig(&server);
-            let child = test.spawn(&["approve", "web", "--yes"]);
-            assert!(pause.wait_until_held(Duration::from_secs(30)), "the patch reached");
-            child.first_signal(name);
-            pause.release();
-            let out = child.finish();
+            // The claim, the create, then the patch.
+            let out = signalled_after_write(&server, &["approve", "web", "--yes"], 3, name);
             assert_eq!(out.status, code, "{}\n{}", out.stdout, out.stderr);
             assert!(out.stderr.contains("Ingress shop/web-canary: rolled back"), "{name}: {}", out.stderr);
             assert!(!approved_with_its_canary(&server), "{name}: not approved, no canary");

@@ -776,18 +776,6 @@ fn the_claim_is_taken_before_the_read_that_is_guarded_and_held_while_writing() {
     assert_eq!(claim_writes(&server).len(), 2);
 }
 
-/// `args` run against `server`, held after write `k` was stored, then `name` (INT, TERM or HUP).
-fn signalled_after_write(server: &FakeHandle, args: &[&str], k: usize, name: &str) -> Output {
-    let pause = server.pause(Requests::Writes, k, Stage::AfterStore);
-    let test = Test::new().kubeconfig(server);
-    let child = test.spawn(args);
-    assert!(pause.wait_until_held(Duration::from_secs(30)), "write {k} reached");
-    // The signal is taken in while the write is out; then the write's reply comes.
-    child.first_signal(name);
-    pause.release();
-    child.finish()
-}
-
 #[test]
 fn sigint_sigterm_and_sighup_after_each_write_stop_before_the_next_and_roll_back() {
     for (name, code, shown) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM"), ("HUP", 129, "SIGHUP")] {

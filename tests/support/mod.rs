@@ -469,6 +469,19 @@ pub mod cluster {
         }
     }
 
+    /// `args` run against `server`, held after write `k` was stored, then `name` (INT, TERM or
+    /// HUP).
+    pub fn signalled_after_write(server: &FakeHandle, args: &[&str], k: usize, name: &str) -> super::Output {
+        let pause = server.pause(fake_apiserver::Requests::Writes, k, fake_apiserver::Stage::AfterStore);
+        let test = Test::new().kubeconfig(server);
+        let child = test.spawn(args);
+        assert!(pause.wait_until_held(std::time::Duration::from_secs(30)), "write {k} reached");
+        // The signal is taken in while the write is out; then the write's reply comes.
+        child.first_signal(name);
+        pause.release();
+        child.finish()
+    }
+
     /// A kubeconfig for `server` whose user gets its credential from `command`, an exec plugin
     /// with this `interactiveMode`.
     pub fn exec_kubeconfig(test: Test, server: &FakeHandle, command: &str, interactive_mode: &str) -> Test {
