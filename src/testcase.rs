@@ -181,6 +181,11 @@ impl TestCase {
         } else {
             return Err(format!("{name}: neither rollout nor trafficRouting"));
         };
+        if let Some(at) = without_kind(original, case) {
+            go_test = GoTest::CannotRun(format!(
+                "{at} has no kind, and the harness reads each object as unstructured, which refuses one without (\"Object 'Kind' is missing\"); this tool compares spec, labels and annotations all the same; give the object its apiVersion and kind"
+            ));
+        }
         if expected.len() > steps.len() {
             let first_extra = Path::default().field("expected").index(steps.len());
             warnings.push(format!(
@@ -265,6 +270,18 @@ impl TestCase {
         out.push_str("}\n");
         out
     }
+}
+
+/// The first of a case's objects (`original`, then `expected`'s) without a kind: the harness
+/// reads them as unstructured objects, and unstructured's decoder refuses an object whose kind
+/// is not a non-empty string.
+fn without_kind(original: &Value, case: &Value) -> Option<Path> {
+    let has_kind = |object: &Value| object["kind"].as_str().is_some_and(|kind| !kind.is_empty());
+    let expected = case["expected"].as_array().into_iter().flatten().enumerate();
+    std::iter::once((Path::default().field("original"), original))
+        .chain(expected.map(|(i, entry)| (Path::default().field("expected").index(i), entry)))
+        .find(|(_, object)| !has_kind(object))
+        .map(|(at, _)| at)
 }
 
 /// A case whose routing has no custom refs, only an Ingress or an HTTPRoute: an Ingress script's
@@ -566,7 +583,10 @@ expected:
             err(&format!("{CASE}---\n{CASE}")),
             "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected"
         );
-        assert_eq!(err("original: {spec: {}}\nexpected: []\n"), "c.yaml: neither rollout nor trafficRouting");
+        assert_eq!(
+            err("original: {kind: Split, spec: {}}\nexpected: []\n"),
+            "c.yaml: neither rollout nor trafficRouting"
+        );
         let (without_expected, _) = CASE.split_once("expected:").unwrap();
         assert_eq!(
             err(&format!("{without_expected}expected: {{spec: {{n: 20}}}}\n")),
@@ -594,7 +614,7 @@ expected:
     fn traffic_routing_cases_pass_an_empty_matches_list() {
         let case = TestCase::parse(
             "tr.yaml",
-            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy: {weight: 5}\n    objectRef: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy: {weight: 5}\n    objectRef: [{service: svc}]\noriginal: {kind: Split, spec: {}}\nexpected: []\n",
         )
         .unwrap();
         assert_eq!(case.steps[0]["matches"], json!([]));
@@ -611,13 +631,13 @@ expected:
     fn the_harness_reads_matches_without_crd_defaults() {
         let case = TestCase::parse(
             "m.yaml",
-            "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps:\n        - matches: [{headers: [{name: a, value: b}], path: {}}]\n        trafficRoutings: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+            "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps:\n        - matches: [{headers: [{name: a, value: b}], path: {}}]\n        trafficRoutings: [{service: svc}]\noriginal: {kind: Split, spec: {}}\nexpected: []\n",
         )
         .unwrap();
         assert_eq!(case.steps[0]["matches"], json!([{"headers": [{"name": "a", "value": "b"}], "path": {}}]));
         let case = TestCase::parse(
             "tr.yaml",
-            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy: {matches: [{headers: [{name: a, value: b}]}]}\n    objectRef: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy: {matches: [{headers: [{name: a, value: b}]}]}\n    objectRef: [{service: svc}]\noriginal: {kind: Split, spec: {}}\nexpected: []\n",
         )
         .unwrap();
         assert_eq!(case.steps[0]["matches"], json!([{"headers": [{"name": "a", "value": "b"}]}]));
@@ -628,7 +648,7 @@ expected:
         let case = |api_version: &str, expected: &str| {
             TestCase::parse(
                 "c.yaml",
-                &format!("rollout:\n  apiVersion: rollouts.kruise.io/{api_version}\n  kind: Rollout\n  metadata: {{name: demo}}\n  spec:\n    strategy:\n      canary:\n        steps: [{{weight: 5}}, {{traffic: 10%}}, {{traffic: 20%}}]\n        trafficRoutings: [{{service: svc}}]\noriginal: {{spec: {{}}}}\nexpected: {expected}\n"),
+                &format!("rollout:\n  apiVersion: rollouts.kruise.io/{api_version}\n  kind: Rollout\n  metadata: {{name: demo}}\n  spec:\n    strategy:\n      canary:\n        steps: [{{weight: 5}}, {{traffic: 10%}}, {{traffic: 20%}}]\n        trafficRoutings: [{{service: svc}}]\noriginal: {{kind: Split, spec: {{}}}}\nexpected: {expected}\n"),
             )
             .unwrap()
         };
@@ -636,24 +656,34 @@ expected:
         // at the third (only the last value counts).
         let script = Script::new("s.lua", "if obj.canaryWeight == 20 then return obj.data, nil end return 'done'");
         let run = |case: TestCase| case.run(&script, &Limits::default(), &Printed::default());
-        let report = run(case("v1beta1", "[{metadata: {name: x}}, {spec: {}}, {}]"));
+        let report =
+            run(case("v1beta1", "[{kind: Split, metadata: {name: x}}, {kind: Split, spec: {}}, {kind: Split}]"));
         assert!(
             report.steps.iter().all(|s| matches!(&s.outcome, Outcome::Error(e) if e.contains("expect table output")))
         );
         let GoTest::Differs(note) = &report.go_test else { panic!("{:?}", report.go_test) };
         // Step 2 expects a spec, which the empty result does not have: go test fails it too.
         assert!(note.starts_with("it passes steps 1, 3, where the script returns no table"), "{note}");
-        let report = run(case("v1beta1", "[{spec: {}}, {spec: {}}, {}]"));
+        let report = run(case("v1beta1", "[{kind: Split, spec: {}}, {kind: Split, spec: {}}, {kind: Split}]"));
         let GoTest::Differs(note) = &report.go_test else { panic!("{:?}", report.go_test) };
         assert!(note.starts_with("it passes step 3, where"), "{note}");
-        assert_eq!(run(case("v1beta1", "[{spec: {}}, {spec: {}}, {spec: {}}]")).go_test, GoTest::Same);
+        assert_eq!(
+            run(case("v1beta1", "[{kind: Split, spec: {}}, {kind: Split, spec: {}}, {kind: Split, spec: {}}]")).go_test,
+            GoTest::Same
+        );
         // Added to what reading the case found.
-        let GoTest::Differs(note) = &run(case("v1alpha1", "[{}, {}, {}]")).go_test else { panic!() };
+        let GoTest::Differs(note) = &run(case("v1alpha1", "[{kind: Split}, {kind: Split}, {kind: Split}]")).go_test
+        else {
+            panic!()
+        };
         assert!(
             note.contains("steps[0].weight 5 is ignored") && note.contains("; it passes steps 1, 2, 3, where"),
             "{note}"
         );
-        let blue_green = TestCase { go_test: GoTest::CannotRun("why".into()), ..case("v1beta1", "[{}, {}, {}]") };
+        let blue_green = TestCase {
+            go_test: GoTest::CannotRun("why".into()),
+            ..case("v1beta1", "[{kind: Split}, {kind: Split}, {kind: Split}]")
+        };
         assert_eq!(run(blue_green).go_test, GoTest::CannotRun("why".into()));
     }
 
@@ -662,7 +692,7 @@ expected:
         let note = |api_version: &str, canary: &str, steps: &str| {
             let case = TestCase::parse(
                 "c.yaml",
-                &format!("rollout:\n  apiVersion: rollouts.kruise.io/{api_version}\n  kind: Rollout\n  metadata: {{name: demo}}\n  spec:\n    strategy:\n      canary:\n        {canary}\n        steps: {steps}\n        trafficRoutings: [{{service: svc}}]\noriginal: {{spec: {{}}}}\nexpected: []\n"),
+                &format!("rollout:\n  apiVersion: rollouts.kruise.io/{api_version}\n  kind: Rollout\n  metadata: {{name: demo}}\n  spec:\n    strategy:\n      canary:\n        {canary}\n        steps: {steps}\n        trafficRoutings: [{{service: svc}}]\noriginal: {{kind: Split, spec: {{}}}}\nexpected: []\n"),
             )
             .unwrap();
             match case.go_test {
@@ -685,7 +715,7 @@ expected:
     fn the_harness_ignores_a_v1alpha1_weight() {
         let case = TestCase::parse(
             "alpha.yaml",
-            "rollout:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{weight: 20}, {weight: 40, matches: []}]\n        trafficRoutings: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+            "rollout:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{weight: 20}, {weight: 40, matches: []}]\n        trafficRoutings: [{service: svc}]\noriginal: {kind: Split, spec: {}}\nexpected: []\n",
         )
         .unwrap();
         assert_eq!(case.steps[0]["canaryWeight"], json!(-1), "weight is not a v1beta1 field");
@@ -695,10 +725,33 @@ expected:
     }
 
     #[test]
+    fn the_harness_cannot_read_an_object_without_kind() {
+        let case = |original: &str, expected: &str| {
+            TestCase::parse(
+                "c.yaml",
+                &format!("rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {{name: demo}}\n  spec:\n    strategy:\n      canary:\n        steps: [{{traffic: 10%}}, {{traffic: 20%}}]\n        trafficRoutings: [{{service: svc}}]\noriginal: {original}\nexpected: {expected}\n"),
+            )
+            .unwrap()
+            .go_test
+        };
+        let note = |original: &str, expected: &str| match case(original, expected) {
+            GoTest::CannotRun(why) => why,
+            other => panic!("{other:?}"),
+        };
+        let with_kind = "{kind: Split, spec: {}}";
+        assert!(note("{spec: {}}", "[]").starts_with("original has no kind, and the harness reads each object as unstructured, which refuses one without (\"Object 'Kind' is missing\")"));
+        assert!(
+            note(with_kind, &format!("[{with_kind}, {{kind: '', spec: {{}}}}]")).starts_with("expected[1] has no kind")
+        );
+        assert!(note(with_kind, &format!("[{{kind: 5}}, {with_kind}]")).starts_with("expected[0] has no kind"));
+        assert_eq!(case(with_kind, &format!("[{with_kind}, {with_kind}]")), GoTest::Same);
+    }
+
+    #[test]
     fn the_harness_cannot_run_blue_green_cases() {
         let case = TestCase::parse(
             "bg.yaml",
-            "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      blueGreen:\n        steps: [{traffic: 50%, replicas: 100%}]\n        trafficRoutings: [{service: svc}]\noriginal: {spec: {}}\nexpected: []\n",
+            "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      blueGreen:\n        steps: [{traffic: 50%, replicas: 100%}]\n        trafficRoutings: [{service: svc}]\noriginal: {kind: Split, spec: {}}\nexpected: []\n",
         )
         .unwrap();
         assert_eq!(case.steps[0]["canaryWeight"], json!(50), "run as the controller would");

@@ -267,8 +267,8 @@ fn a_disabled_rollout_plans_nothing_and_says_why() {
 fn test_says_how_the_controllers_go_test_treats_each_case() {
     let script = "obj.data.spec.weight = obj.canaryWeight\nreturn obj.data\n";
     // go test reads the rollout as v1beta1: weight is not a field there, canaryWeight is -1.
-    let alpha = "rollout:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{weight: 20}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weight: -1}\n";
-    let blue_green = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      blueGreen:\n        steps: [{traffic: 50%, replicas: 100%}]\n        trafficRoutings: [{service: demo}]\noriginal: {spec: {}}\nexpected:\n- spec: {weight: 50}\n";
+    let alpha = "rollout:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{weight: 20}]\n        trafficRoutings: [{service: demo}]\noriginal: {kind: Route, spec: {}}\nexpected:\n- {kind: Route, spec: {weight: -1}}\n";
+    let blue_green = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      blueGreen:\n        steps: [{traffic: 50%, replicas: 100%}]\n        trafficRoutings: [{service: demo}]\noriginal: {kind: Route, spec: {}}\nexpected:\n- {kind: Route, spec: {weight: 50}}\n";
     let files = || {
         Test::new()
             .file("s/example.com/Route/trafficRouting.lua", script)
@@ -538,8 +538,8 @@ return {spec = {t = t}}
 #[test]
 fn test_reads_matches_without_the_crd_defaults_as_go_test_does_and_plan_keeps_them() {
     // go test decodes the case into Go types: no type, no path value, an empty path table.
-    let rollout_case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: r}\n  spec:\n    workloadRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n    strategy:\n      canary:\n        steps:\n        - {replicas: 1, matches: [{headers: [{name: a, value: b}]}]}\n        - {replicas: 1, matches: [{path: {value: /x}}]}\n        - {replicas: 1, matches: [{path: {}}]}\n        - {replicas: 1, traffic: 20%}\n        trafficRoutings:\n        - service: s\n          customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]\noriginal:\n  apiVersion: example.com/v1\n  kind: Thing\n  metadata: {name: t}\n  spec: {}\nexpected:\n- spec: {t: nil}\n- spec: {t: \"path:nil:/x\"}\n- spec: {t: \"path:nil:nil\"}\n- spec: {t: none}\n";
-    let traffic_routing_case = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: t}\n  spec:\n    strategy:\n      matches: [{headers: [{name: a, value: b}]}]\n    objectRef: [{service: s, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]}]\noriginal: {spec: {}}\nexpected:\n- spec: {t: nil}\n";
+    let rollout_case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: r}\n  spec:\n    workloadRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n    strategy:\n      canary:\n        steps:\n        - {replicas: 1, matches: [{headers: [{name: a, value: b}]}]}\n        - {replicas: 1, matches: [{path: {value: /x}}]}\n        - {replicas: 1, matches: [{path: {}}]}\n        - {replicas: 1, traffic: 20%}\n        trafficRoutings:\n        - service: s\n          customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]\noriginal:\n  apiVersion: example.com/v1\n  kind: Thing\n  metadata: {name: t}\n  spec: {}\nexpected:\n- {kind: Thing, spec: {t: nil}}\n- {kind: Thing, spec: {t: \"path:nil:/x\"}}\n- {kind: Thing, spec: {t: \"path:nil:nil\"}}\n- {kind: Thing, spec: {t: none}}\n";
+    let traffic_routing_case = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: t}\n  spec:\n    strategy:\n      matches: [{headers: [{name: a, value: b}]}]\n    objectRef: [{service: s, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]}]\noriginal: {kind: Thing, spec: {}}\nexpected:\n- {kind: Thing, spec: {t: nil}}\n";
     let files = || {
         Test::new()
             .file("s/example.com/Thing/trafficRouting.lua", MATCH_TYPE_SCRIPT)
@@ -572,7 +572,7 @@ fn test_says_go_test_passes_a_step_whose_script_returns_no_table() {
     let script = "if obj.canaryWeight == 5 then return \"str\" end\nif obj.canaryWeight == 6 then return {spec = {a = 1}}, nil end\nreturn {spec = {a = 1}}\n";
     let case = |weight: i64, expected: &str| {
         format!(
-            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {{name: t}}\n  spec:\n    strategy: {{weight: {weight}, matches: [{{headers: [{{name: a, value: b}}]}}]}}\n    objectRef: [{{service: s}}]\noriginal:\n  spec: {{}}\nexpected:\n- {expected}\n"
+            "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {{name: t}}\n  spec:\n    strategy: {{weight: {weight}, matches: [{{headers: [{{name: a, value: b}}]}}]}}\n    objectRef: [{{service: s}}]\noriginal:\n  kind: Thing\n  spec: {{}}\nexpected:\n- kind: Thing\n  {expected}\n"
         )
     };
     let files = || {

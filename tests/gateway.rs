@@ -57,7 +57,7 @@ original:
   metadata: {name: web}
   spec: {}
 expected:
-- spec: {weight: 10}
+- {kind: HTTPRoute, spec: {weight: 10}}
 "#;
     Test::new()
         .file(

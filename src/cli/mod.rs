@@ -116,7 +116,8 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
     says when go test gives the script what the controller would not (a v1alpha1 weight ignored, \
     <service>-canary despite disableGenerateCanaryService, an empty matches table for a TrafficRouting without \
     matches), would pass a step this tool fails (a script \
-    returning no table, which the controller fails too), or cannot run it (a blue-green case).";
+    returning no table, which the controller fails too), or cannot run it (a blue-green case; an original or expected object \
+    without kind, which go test cannot read).";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
     the release is ending or over: what the controller does to the routing instead), the step state (and spec.strategy.paused, as plan's header says it: the controller acts on nothing, an approval included, until the Rollout is resumed), the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
