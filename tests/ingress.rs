@@ -770,6 +770,20 @@ mod cluster {
     }
 
     #[test]
+    fn a_script_configmap_that_may_not_be_read_says_how_to_do_without_it() {
+        let server = serving("nginx", 1, "StepPaused").deny(Rule::new(["get"]).resources(["configmaps"])).start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["plan", "web"])
+            .status(1)
+            .stderr_has("reading configmaps kruise-rollout/kruise-rollout-configuration")
+            .stderr_has("(403 Forbidden)\n  the controller's scripts are looked for there first, for a custom ref's kind or an Ingress class that --script and --lua-dir give no script for: grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script or --lua-dir");
+        // Given the class's script, the ConfigMap is not read.
+        let script = crate::support::repo("lua_configuration/trafficrouting_ingress/nginx.lua");
+        let given = format!("ingress.nginx={}", script.display());
+        test.run_args(["plan", "web", "--script", &given]).success().stdout_has("Ingress shop/web-canary");
+    }
+
+    #[test]
     fn a_missing_canary_service_is_a_warning() {
         let server = serving("nginx", 1, "StepPaused").start();
         let warning = "warning: Service web-canary does not exist: the canary Ingress routes to it";

@@ -554,8 +554,16 @@ fn core_v1(kind: &str, plural: &str) -> Resource {
     Resource { group: String::new(), version: "v1".into(), kind: kind.into(), plural: plural.into(), namespaced: true }
 }
 
+/// The controller's script ConfigMap; read only for a custom ref's kind or an Ingress class no
+/// `--script` or `--lua-dir` script is given for, so a 403 says how to do without it.
 pub async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option<ConfigMapScripts>, Error> {
-    let configmap = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await?;
+    let read = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await;
+    let configmap = read.map_err(|error| match &error {
+        Error::Api { failure, .. } if failure.code == Some(403) => error.with_report(
+            "  the controller's scripts are looked for there first, for a custom ref's kind or an Ingress class that --script and --lua-dir give no script for: grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script or --lua-dir",
+        ),
+        _ => error,
+    })?;
     Ok(configmap.map(|c| ConfigMapScripts::from_object(namespace, &c)))
 }
 
