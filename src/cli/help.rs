@@ -92,7 +92,8 @@ Examples:
   kubectl rollout-lua restore --ref VirtualService/demo --yes
   # An object saved by an earlier write (backups are kept per context and namespace)
   cd \"${XDG_STATE_HOME:-$HOME/.local/state}/kubectl-rollout-lua/backups/ctx/shop\"
-  kubectl rollout-lua restore --from-backup VirtualService/demo/20260101T000000.000Z.yaml";
+  kubectl rollout-lua restore --from-backup VirtualService/demo/20260101T000000.000Z.yaml \\
+      --context ctx -n shop";
 
 pub const STATUS_EXAMPLES: &str = "\
 Examples:
@@ -149,7 +150,8 @@ pub const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
   kubectl rollout-lua completions bash \\
       > ~/.local/share/bash-completion/completions/kubectl-rollout_lua
-  kubectl rollout-lua completions zsh > \"${fpath[1]}/_kubectl-rollout_lua\"";
+  # zsh: with fpath+=(~/.zfunc) before compinit in ~/.zshrc
+  kubectl rollout-lua completions zsh > ~/.zfunc/_kubectl-rollout_lua";
 
 /// Verbs of kubectl and of other rollout tools, and the command that does their job here.
 const OTHER_VERBS: &[(&str, &str, &str)] = &[
