@@ -184,6 +184,18 @@ fn regression_large_integral_doubles() {
 }
 
 #[test]
+fn regression_doubles_read_correctly_rounded() {
+    regression_cases(&[
+        (
+            "regression/doubles_read_correctly_rounded.lua",
+            "regression/doubles_read_correctly_rounded.json",
+            Expect::Success,
+        ),
+        ("identity.lua", "regression/doubles_read_correctly_rounded.json", Expect::Success),
+    ]);
+}
+
+#[test]
 fn regression_json_module_calling_convention() {
     regression_cases(&[
         ("regression/json_decode_as_last_value.lua", "obj/minimal.json", Expect::Success),
