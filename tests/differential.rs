@@ -45,7 +45,15 @@
 //!   where this engine stops at the time limit; they are tested here (`tests/sandbox.rs`), not
 //!   against the oracle;
 //! - a script past the memory limit (`--lua-memory`; the controller has none) fails here, and
-//!   `pcall` cannot catch that (tested in `src/lua/mod.rs`).
+//!   `pcall` cannot catch that (tested in `src/lua/mod.rs`), nor a request for more than it
+//!   (`pcall(string.rep, "x", 2^53)`), which Go refuses at once with an error `pcall` catches;
+//! - `math.random`'s numbers (C's `rand()` here, Go's `math/rand` there; a result built on them
+//!   never settles in the controller);
+//! - script text that is not UTF-8 (refused here; gopher-lua reads the bytes), and `json.decode`
+//!   of text nested past 100 levels (raised here; Go decodes it);
+//! - an `eval --obj` file that Go's `json.Unmarshal` reads otherwise: lone surrogate escapes,
+//!   duplicate keys and bytes that are not UTF-8 refused here, a byte-order mark accepted (the
+//!   controller's obj comes from its own encoder, which writes none of these).
 //!
 //! The oracle builds against the gopher-lua the controller pins when `../shared` is next to the
 //! checkout (CI), and otherwise against Debian's, a 2017 snapshot (tests/oracle/build.sh); each
@@ -193,6 +201,11 @@ fn regression_doubles_read_correctly_rounded() {
         ),
         ("identity.lua", "regression/doubles_read_correctly_rounded.json", Expect::Success),
     ]);
+}
+
+#[test]
+fn regression_math_random_takes_its_first_two_arguments() {
+    regression_cases(&[("regression/math_random_arguments.lua", "obj/minimal.json", Expect::Success)]);
 }
 
 #[test]

@@ -200,14 +200,13 @@ static int math_random (lua_State *L) {
       lua_pushnumber(L, floor(r*u)+1);  /* int between 1 and `u' */
       break;
     }
-    case 2: {  /* lower and upper limits */
+    default: {  /* lower and upper limits; gopher-lua ignores any further argument */
       int l = luaL_checkint(L, 1);
       int u = luaL_checkint(L, 2);
       luaL_argcheck(L, l<=u, 2, "interval is empty");
       lua_pushnumber(L, floor(r*(u-l+1))+l);  /* int between `l' and `u' */
       break;
     }
-    default: return luaL_error(L, "wrong number of arguments");
   }
   return 1;
 }
