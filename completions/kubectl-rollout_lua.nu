@@ -1,6 +1,6 @@
 module completions {
 
-  # Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts
+  # Plan, approve, restore, follow and test the traffic routing of OpenKruise Rollouts
   export extern kubectl-rollout_lua [
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)

@@ -216,12 +216,15 @@ Exit codes:
     name = "kubectl-rollout_lua",
     bin_name = "kubectl rollout-lua",
     version = crate::VERSION,
-    about = "Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts",
-    long_about = "Plan, approve, restore, follow and test the Lua traffic routing of OpenKruise Rollouts.\n\n\
-        For gateway objects the controller has no Go code for (Istio VirtualService and DestinationRule, \
-        any CRD), the Kruise Rollout controller runs a Lua script per object and step. This plugin computes \
-        each step's input exactly as the controller does, runs the same script locally in a sandbox, and \
-        shows what the controller would write.",
+    about = "Plan, approve, restore, follow and test the traffic routing of OpenKruise Rollouts",
+    long_about = "Plan, approve, restore, follow and test the traffic routing of OpenKruise Rollouts.\n\n\
+        At each step the Kruise Rollout controller rewrites the gateway objects of a Rollout: custom refs \
+        (Istio VirtualService and DestinationRule, any CRD) with a Lua script per object, a canary \
+        Ingress (nginx, aliyun-alb, higress, mse) with a Lua script per class, and a Gateway API \
+        HTTPRoute's rules in Go. This plugin computes each step's input exactly as the controller does, \
+        runs the same scripts locally in a sandbox (and the HTTPRoute's rewrite as the controller's code \
+        does), and shows what the controller would write; approve and restore write it, under your own \
+        credentials.",
     after_help = format!("{}\n\n{}", help::after(help::ROOT_EXAMPLES, EXIT_CODES), help::ENVIRONMENT_AND_FILES),
     // Help is laid out for 100 columns whatever the terminal, as kubectl's is: wrapped to a
     // narrower one, an example's tail would start a line as a command does, and a pasted example
