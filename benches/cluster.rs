@@ -32,7 +32,9 @@ fn main() {
     ] {
         let server = objects
             .into_iter()
-            .fold(FakeApiServer::builder().kruise_and_istio(), |b, o| b.object(o))
+            .fold(FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::deployments()), |b, o| {
+                b.object(o)
+            })
             .latency(LATENCY)
             .start();
         let dir = tempfile::tempdir().unwrap();
@@ -80,7 +82,8 @@ fn plan(server: &FakeHandle, dir: &std::path::Path, names: &[String]) {
 }
 
 /// `count` Rollouts `app<i>` at step 2 of 2 (20% traffic), each with a VirtualService and a
-/// DestinationRule, routed by the Rollout itself or through a TrafficRouting.
+/// DestinationRule, routed by the Rollout itself or through a TrafficRouting, and its
+/// Deployment (a cluster always serves apps/v1; the plan reads the workload's replicas).
 fn rollout_objects(count: usize, through_traffic_routing: bool) -> Vec<Value> {
     let mut objects = Vec::new();
     for i in 0..count {
@@ -104,6 +107,10 @@ fn rollout_objects(count: usize, through_traffic_routing: bool) -> Vec<Value> {
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": metadata,
             "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}, "strategy": {"canary": canary}},
             "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}
+        }));
+        objects.push(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"replicas": 10}, "status": {"replicas": 10, "readyReplicas": 10}
         }));
         objects.push(json!({
             "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": name, "namespace": NAMESPACE},
