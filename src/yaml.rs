@@ -65,8 +65,9 @@ impl Document {
     }
 }
 
-/// Parses a file's text: JSON when it starts with `{` or `[`, else (multi-document) YAML.
-/// `kind: List` documents are flattened into their items. Errors name `source` and the line.
+/// Parses a file's text: JSON when it starts with `{` or `[` (one value, or several one after
+/// another), else (multi-document) YAML. `kind: List` documents are flattened into their items.
+/// Errors name `source` and the line.
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Document>, String> {
     parse_documents_keeping(text, source, |_| false)
 }
@@ -81,15 +82,19 @@ pub fn parse_documents_keeping(
 ) -> Result<Vec<Document>, String> {
     let trimmed = text.trim_start();
     let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let whole = Some(0..text.len());
-        match parse_json(text, source, YAML_LIMITS)? {
-            Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, value)| (document(1, Path::default().index(i), value), whole.clone()))
-                .collect(),
-            value => vec![(document(1, Path::default(), value), whole)],
+        let mut documents = Vec::new();
+        for (start, span, value) in parse_json_values(text, source, YAML_LIMITS)? {
+            match value {
+                Value::Array(items) => documents.extend(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, value)| (document(start.line, Path::default().index(i), value), Some(span.clone()))),
+                ),
+                value => documents.push((document(start.line, Path::default(), value), Some(span))),
+            }
         }
+        documents
     } else {
         parse_yaml(text, source, YAML_LIMITS)?
     };
@@ -118,7 +123,92 @@ fn document(line: usize, within: Path, value: Value) -> Document {
     Document { line, within, value, text: None }
 }
 
-fn parse_json(text: &str, source: &str, limits: YamlLimits) -> Result<Value, String> {
+/// Where a JSON value begins in its file: the line (1-based) and the bytes before it on that line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Start {
+    line: usize,
+    column: usize,
+}
+
+impl Start {
+    const FILE: Start = Start { line: 1, column: 0 };
+
+    fn of(text: &str, at: usize) -> Start {
+        let before = &text.as_bytes()[..at];
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |newline| newline + 1);
+        Start { line: 1 + before.iter().filter(|&&b| b == b'\n').count(), column: at - line_start }
+    }
+}
+
+/// The values of a JSON text, each with where it begins and its bytes: one, or several one after
+/// another, as `jq '.items[]'` writes them and kubectl reads them (an object each). Each is read
+/// with the limits of a file, and there may be as many as a file's documents.
+fn parse_json_values(
+    text: &str,
+    source: &str,
+    limits: YamlLimits,
+) -> Result<Vec<(Start, Range<usize>, Value)>, String> {
+    let spans = match parse_json_at(text, source, limits, Start::FILE) {
+        Err(e) if e.ends_with(": trailing characters") => json_value_spans(text).ok_or(e)?,
+        whole => return whole.map(|value| vec![(Start::FILE, 0..text.len(), value)]),
+    };
+    if let Some(past) = spans.get(limits.documents) {
+        let start = Start::of(text, past.start);
+        let message = past_limit(Past::Documents, "JSON", limits);
+        return Err(format!("{source}:{}:{}: {message}", start.line, start.column + 1));
+    }
+    spans
+        .into_iter()
+        .map(|span| {
+            let start = Start::of(text, span.start);
+            parse_json_at(&text[span.clone()], source, limits, start).map(|value| (start, span, value))
+        })
+        .collect()
+}
+
+/// Where each top-level value of a JSON text of several objects or lists begins and ends, by the
+/// depth of their brackets outside strings; a last one left open runs to the end, for the parser
+/// to say what is wrong with it. None when anything else is at the top level.
+fn json_value_spans(text: &str) -> Option<Vec<Range<usize>>> {
+    let (mut spans, mut depth, mut begun) = (Vec::new(), 0usize, 0);
+    let (mut in_string, mut escaped) = (false, false);
+    for (at, &byte) in text.as_bytes().iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => {}
+            b'{' | b'[' => {
+                if depth == 0 {
+                    begun = at;
+                }
+                depth += 1;
+            }
+            b'}' | b']' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    spans.push(begun..at + 1);
+                }
+            }
+            b'"' if depth > 0 => in_string = true,
+            _ if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    if depth > 0 {
+        spans.push(begun..text.len());
+    }
+    Some(spans)
+}
+
+/// One JSON value, which begins at `start` of the file its message names.
+fn parse_json_at(text: &str, source: &str, limits: YamlLimits, start: Start) -> Result<Value, String> {
     // Read once from the text, the quick way; only a duplicate key makes it read again, counting
     // lines, to name both.
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -127,31 +217,32 @@ fn parse_json(text: &str, source: &str, limits: YamlLimits) -> Result<Value, Str
         .deserialize(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value));
     match value {
-        Err(e) if e.to_string().starts_with(DUPLICATE_KEY) => parse_json_counting_lines(text, source, limits),
-        other => other.map_err(|e| json_error(&e, source)),
+        Err(e) if e.to_string().starts_with(DUPLICATE_KEY) => parse_json_counting_lines(text, source, limits, start),
+        other => other.map_err(|e| json_error(&e, source, start)),
     }
 }
 
-/// `parse_json` reading a byte at a time, so that a duplicate key's message has both lines.
-fn parse_json_counting_lines(text: &str, source: &str, limits: YamlLimits) -> Result<Value, String> {
-    let line = Cell::new(1);
+/// `parse_json_at` reading a byte at a time, so that a duplicate key's message has both lines.
+fn parse_json_counting_lines(text: &str, source: &str, limits: YamlLimits, start: Start) -> Result<Value, String> {
+    let line = Cell::new(start.line);
     let reader = LineCounting { rest: text.as_bytes(), line: &line };
     let mut deserializer = serde_json::Deserializer::from_reader(reader);
     let counter = JsonCounter { limits, nodes: Cell::new(0) };
     let value = ValueSeed::json(Lines::Counted(&line), &counter)
         .deserialize(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value))
-        .map_err(|e| json_error(&e, source))?;
+        .map_err(|e| json_error(&e, source, start))?;
     Ok(value)
 }
 
-/// `file:line:column: message`.
-fn json_error(error: &serde_json::Error, source: &str) -> String {
+/// `file:line:column: message`, for a value that begins at `start` of the file.
+fn json_error(error: &serde_json::Error, source: &str, start: Start) -> String {
     // serde_json's message ends with its own " at line L column C".
     let message = error.to_string();
     let message =
         message.strip_suffix(&format!(" at line {} column {}", error.line(), error.column())).unwrap_or(&message);
-    format!("{source}:{}:{}: {message}", error.line(), error.column())
+    let column = if error.line() == 1 { error.column() + start.column } else { error.column() };
+    format!("{source}:{}:{column}: {message}", error.line() + start.line - 1)
 }
 
 /// The documents of a YAML text, each with its text's byte range: from the start of its first
@@ -537,20 +628,28 @@ fn go_float32_key(value: f64) -> String {
     format!("{mantissa}e{exponent_sign}{:02}", exponent.abs())
 }
 
-/// The items of a List share the List's text.
+/// The items of a List share the List's text. An item of a typed list (`RolloutList`, as the API
+/// server returns it) without kind and apiVersion gets them from the list, as kubectl's decoder
+/// gives them.
 fn flatten_lists(documents: Vec<InText>) -> Vec<InText> {
     let mut flat = Vec::with_capacity(documents.len());
     for (mut document, span) in documents {
-        let list = document.value["kind"].as_str().is_some_and(|k| k.ends_with("List"));
+        let list_kind = document.value["kind"].as_str().and_then(|k| k.strip_suffix("List")).map(str::to_string);
+        let api_version = document.value["apiVersion"].clone();
         match document.value.get_mut("items").map(Value::take) {
-            Some(Value::Array(items)) if list => {
+            Some(Value::Array(items)) if list_kind.is_some() => {
                 let within = document.within.field("items");
-                flat.extend(
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, value)| (self::document(document.line, within.index(i), value), span.clone())),
-                )
+                let item_kind = list_kind.filter(|kind| !kind.is_empty());
+                flat.extend(items.into_iter().enumerate().map(|(i, mut value)| {
+                    if let (Some(kind), Some(item)) = (&item_kind, value.as_object_mut())
+                        && !item.contains_key("kind")
+                        && !item.contains_key("apiVersion")
+                    {
+                        item.insert("kind".into(), Value::String(kind.clone()));
+                        item.insert("apiVersion".into(), api_version.clone());
+                    }
+                    (self::document(document.line, within.index(i), value), span.clone())
+                }))
             }
             Some(items) => {
                 document.value["items"] = items;
@@ -603,6 +702,28 @@ mod tests {
     }
 
     #[test]
+    fn the_items_of_a_typed_list_get_its_kind_as_kubectl_gives_them() {
+        // As the API server returns a list (`kubectl get --raw …/rollouts`): items without kind
+        // and apiVersion.
+        let list = "{\"apiVersion\": \"rollouts.kruise.io/v1beta1\", \"kind\": \"RolloutList\", \"items\": [\n\
+                    {\"metadata\": {\"name\": \"a\"}},\n\
+                    {\"apiVersion\": \"v1\", \"kind\": \"Service\", \"metadata\": {\"name\": \"b\"}},\n\
+                    {\"kind\": \"Other\"}]}";
+        let values: Vec<Value> = parse_documents(list, "l.json").unwrap().into_iter().map(|d| d.value).collect();
+        assert_eq!(
+            values,
+            [
+                json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "a"}}),
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b"}}),
+                json!({"kind": "Other"}),
+            ]
+        );
+        // A plain List names no kind for its items.
+        let plain = parse_documents("apiVersion: v1\nkind: List\nitems:\n- metadata: {name: a}\n", "l.yaml").unwrap();
+        assert_eq!(plain[0].value, json!({"metadata": {"name": "a"}}));
+    }
+
+    #[test]
     fn empty_documents_and_comments_do_not_shift_lines() {
         let docs = parse_documents("---\n~\n---\n--- # note\na: [1,\n  2]\n---\n- x\n", "f.yaml").unwrap();
         let found: Vec<(usize, Value)> = docs.into_iter().map(|d| (d.line, d.value)).collect();
@@ -616,6 +737,37 @@ mod tests {
         assert_eq!(parse_documents("{} x", "f.json").unwrap_err(), "f.json:1:4: trailing characters");
         let docs = parse_documents("[{\"a\": 1}, {\"b\": 2}]", "f.json").unwrap();
         assert_eq!(docs[1].place("f.json"), "f.json:1 [1]");
+    }
+
+    #[test]
+    fn reads_a_stream_of_json_values_as_kubectl_does() {
+        // What `jq '.items[]'` writes: objects one after another, each a document.
+        let stream = "{\"a\": \"}{\"}\n{\"b\": [1,\n 2]}\n  {\"c\": 3}{\"d\": 4}\n[{\"e\": 5}]\n";
+        let docs = parse_documents(stream, "s.json").unwrap();
+        let found: Vec<(String, Value)> = docs.iter().map(|d| (d.place("s.json"), d.value.clone())).collect();
+        assert_eq!(
+            found,
+            [
+                ("s.json:1".to_string(), json!({"a": "}{"})),
+                ("s.json:2".to_string(), json!({"b": [1, 2]})),
+                ("s.json:4".to_string(), json!({"c": 3})),
+                ("s.json:4".to_string(), json!({"d": 4})),
+                ("s.json:5 [0]".to_string(), json!({"e": 5})),
+            ]
+        );
+        // A fault in a later value is placed in the file.
+        assert_eq!(parse_documents("{}\n  {\"a\": }", "s.json").unwrap_err(), "s.json:2:9: expected value");
+        assert_eq!(parse_documents("{}\n{\"a\": 1", "s.json").unwrap_err(), "s.json:2:7: EOF while parsing an object");
+        assert_eq!(
+            parse_documents("{}\n{\"a\": 1, \"a\": 2}", "s.json").unwrap_err(),
+            "s.json:2:13: key \"a\" given twice, at lines 2 and 2"
+        );
+        // So are the documents' limit and the nodes' within each value.
+        let small = YamlLimits { nodes: 20, documents: 2, depth: 4 };
+        let err = parse_json_values("{}\n{}\n{}", "s.json", small).unwrap_err();
+        assert!(err.starts_with("s.json:3:1: more than 2 JSON documents, the limit for one file"), "{err}");
+        let err = parse_json_values("{}\n{\"a\": [[[[1]]]]}", "s.json", small).unwrap_err();
+        assert_eq!(err, "s.json:2:10: maps and lists nested deeper than 4 levels, the limit");
     }
 
     #[test]
@@ -812,24 +964,24 @@ mod tests {
     #[test]
     fn json_has_the_same_limits() {
         let small = YamlLimits { nodes: 20, documents: 3, depth: 4 };
-        assert!(parse_json("{\"a\": [[[1]]]}", "deep.json", small).is_ok());
-        let err = parse_json("{\"a\": [[[[1]]]]}", "deep.json", small).unwrap_err();
+        assert!(parse_json_at("{\"a\": [[[1]]]}", "deep.json", small, Start::FILE).is_ok());
+        let err = parse_json_at("{\"a\": [[[[1]]]]}", "deep.json", small, Start::FILE).unwrap_err();
         assert_eq!(err, "deep.json:1:10: maps and lists nested deeper than 4 levels, the limit");
         // The items of a top-level list are documents; a list inside is not.
-        assert!(parse_json("[{}, {}, {}]", "many.json", small).is_ok());
-        assert!(parse_json("{\"a\": [{}, {}, {}, {}]}", "many.json", small).is_ok());
-        let err = parse_json("[{},\n{}, {},\n {}]", "many.json", small).unwrap_err();
+        assert!(parse_json_at("[{}, {}, {}]", "many.json", small, Start::FILE).is_ok());
+        assert!(parse_json_at("{\"a\": [{}, {}, {}, {}]}", "many.json", small, Start::FILE).is_ok());
+        let err = parse_json_at("[{},\n{}, {},\n {}]", "many.json", small, Start::FILE).unwrap_err();
         assert!(
             err.starts_with("many.json:3:4: more than 3 JSON documents, the limit for one file: split the file"),
             "{err}"
         );
         // Keys count as nodes, as in YAML: 1 map + 9 keys + 9 values + 1 = 20 fits.
         let map = |n: usize| format!("{{{}}}", (0..n).map(|i| format!("\"k{i}\": {i}")).collect::<Vec<_>>().join(", "));
-        assert!(parse_json(&map(9), "big.json", small).is_ok());
-        let err = parse_json(&map(10), "big.json", small).unwrap_err();
+        assert!(parse_json_at(&map(9), "big.json", small, Start::FILE).is_ok());
+        let err = parse_json_at(&map(10), "big.json", small, Start::FILE).unwrap_err();
         assert!(err.contains(": more than 20 JSON nodes, the limit for one file: split the file"), "{err}");
         // The limits hold on the slow path that names both lines of a duplicate key too.
-        let err = parse_json_counting_lines("{\"a\": [[[[1]]]]}", "deep.json", small).unwrap_err();
+        let err = parse_json_counting_lines("{\"a\": [[[[1]]]]}", "deep.json", small, Start::FILE).unwrap_err();
         assert!(err.ends_with(": maps and lists nested deeper than 4 levels, the limit"), "{err}");
     }
 

@@ -137,6 +137,16 @@ fn plan_reads_stdin_and_json() {
         .run()
         .success()
         .stdout_has("weight: 50");
+    // A stream of JSON objects, as `kubectl get … -o json | jq '.items[]'` writes it.
+    let pretty = |yaml: &str| {
+        serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(&yaml_to_json(yaml)).unwrap()).unwrap()
+    };
+    Test::new()
+        .args(["plan", "-f", "-", "--step", "2"])
+        .stdin(&format!("{}\n{}\n", pretty(ROLLOUT), pretty(VIRTUAL_SERVICE)))
+        .run()
+        .success()
+        .stdout_has("weight: 50");
 }
 
 fn yaml_to_json(yaml: &str) -> String {

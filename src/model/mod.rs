@@ -254,6 +254,11 @@ pub(crate) fn metadata_str<'a>(object: &'a Value, field: &str) -> Option<&'a str
     object["metadata"][field].as_str()
 }
 
+/// An object's `metadata.name`: required, and a string (`name: 0123` is a number to YAML).
+pub(crate) fn required_name(object: &Value) -> Result<&str, ModelError> {
+    strategy::required_string(object["metadata"].get("name"), &Path::root("metadata").field("name"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

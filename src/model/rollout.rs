@@ -2,7 +2,7 @@
 
 use super::stage_routing::{RoutingAction, StageRouting, scaled_replicas};
 use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
-use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str};
+use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str, required_name};
 use serde_json::Value;
 use std::fmt;
 
@@ -228,8 +228,7 @@ impl Rollout {
                 format!("kind must be Rollout, not {}", object["kind"]),
             )));
         }
-        let name =
-            metadata_str(object, "name").ok_or_else(|| Path::root("metadata").field("name").error("is required"))?;
+        let name = required_name(object)?;
         let strategy = &object["spec"]["strategy"];
         let (kind, body, path) =
             match (strategy.get("canary").filter(|c| !c.is_null()), strategy.get("blueGreen").filter(|b| !b.is_null()))
@@ -561,6 +560,19 @@ mod tests {
 
     fn rollout(v: Value) -> Result<Rollout, ModelError> {
         Rollout::from_object(&v)
+    }
+
+    #[test]
+    fn a_name_that_is_not_a_string_is_said_to_be_one() {
+        let named = |name: Value| {
+            let object = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": name},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1}]}}}});
+            rollout(object).err().map(|e| e.to_string())
+        };
+        // `name: 0123` in YAML is the number 83.
+        assert_eq!(named(json!(83)).as_deref(), Some("metadata.name: must be a string, not 83"));
+        assert_eq!(named(Value::Null).as_deref(), Some("metadata.name: is required"));
+        assert_eq!(named(json!("demo")), None);
     }
 
     #[test]

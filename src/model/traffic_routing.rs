@@ -2,7 +2,9 @@
 //! refs while a Rollout that names it is progressing.
 
 use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
-use super::{FieldMessage, ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str};
+use super::{
+    FieldMessage, ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str, required_name,
+};
 use serde_json::Value;
 
 /// What the finalizers a Rollout puts on the TrafficRouting its annotation names while it
@@ -47,8 +49,7 @@ impl TrafficRoutingCr {
                 ),
             )));
         }
-        let name =
-            metadata_str(object, "name").ok_or_else(|| Path::root("metadata").field("name").error("is required"))?;
+        let name = required_name(object)?;
         let refs = Path::root("spec").field("objectRef");
         let traffic_routing = match object["spec"]["objectRef"].as_array().map(Vec::as_slice) {
             Some([first, ..]) => TrafficRoutingRef::read(first, &refs.index(0))?,

@@ -74,6 +74,32 @@ fn read_bounded_bytes(reader: impl Read, source: &str, max: usize, limit: Limit)
     Ok(bytes)
 }
 
+/// A manifest's bytes as text: UTF-16 after its byte-order mark (as kubectl's file reader
+/// decodes it: what Windows PowerShell 5.1's `>` writes), else UTF-8.
+fn manifest_text(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
+    let units = |little: bool, rest: &[u8]| -> Vec<u16> {
+        rest.chunks(2)
+            .map(|pair| {
+                let pair = [pair[0], pair.get(1).copied().unwrap_or(0)];
+                if little { u16::from_le_bytes(pair) } else { u16::from_be_bytes(pair) }
+            })
+            .collect()
+    };
+    let utf16 = match bytes.as_slice() {
+        [0xFF, 0xFE, rest @ ..] => units(true, rest),
+        [0xFE, 0xFF, rest @ ..] => units(false, rest),
+        _ => return utf8(bytes, source),
+    };
+    match bytes.len() % 2 {
+        0 => String::from_utf16(&utf16).map_err(|_| {
+            Error::Input(format!("{source}: not UTF-16 text (an unpaired surrogate) after its UTF-16 byte-order mark"))
+        }),
+        _ => Err(Error::Input(format!(
+            "{source}: not UTF-16 text (an odd number of bytes) after its UTF-16 byte-order mark"
+        ))),
+    }
+}
+
 /// `bytes` as UTF-8 text, or an error naming `source` and the first byte that is not.
 pub fn utf8(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
     String::from_utf8(bytes)
@@ -108,8 +134,9 @@ pub struct Manifests {
 impl Manifests {
     /// Reads one more file (or stdin), within what is left of `MANIFESTS`.
     fn read(&mut self, reader: impl Read, source: &str) -> Result<(), Error> {
-        let text = read_bounded(reader, source, MANIFESTS.bytes - self.bytes, MANIFESTS)?;
-        self.bytes += text.len();
+        let bytes = read_bounded_bytes(reader, source, MANIFESTS.bytes - self.bytes, MANIFESTS)?;
+        self.bytes += bytes.len();
+        let text = manifest_text(bytes, source)?;
         let documents = yaml::parse_documents_keeping(&text, source, snapshot::keeps_text).map_err(Error::Input)?;
         self.documents.extend(documents.into_iter().map(|d| (source.to_string(), d)));
         self.files += 1;
@@ -708,6 +735,22 @@ mod tests {
         assert!(read_bounded(&mut endless, "<stdin>", 10, limit).is_err());
         let err = read_bounded(&b"a\xffb"[..], "f", 3, limit).unwrap_err().to_string();
         assert_eq!(err, "f: not UTF-8 text (at byte 1)");
+    }
+
+    #[test]
+    fn manifests_in_utf16_after_a_byte_order_mark_are_read_as_kubectl_reads_them() {
+        let text = "kind: Rollout # é\n";
+        let le: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let be: Vec<u8> = [0xFE, 0xFF].into_iter().chain(text.encode_utf16().flat_map(u16::to_be_bytes)).collect();
+        assert_eq!(manifest_text(le.clone(), "f").unwrap(), text);
+        assert_eq!(manifest_text(be, "f").unwrap(), text);
+        assert_eq!(manifest_text(text.as_bytes().to_vec(), "f").unwrap(), text);
+        let odd = manifest_text(le[..le.len() - 1].to_vec(), "f").unwrap_err().to_string();
+        assert_eq!(odd, "f: not UTF-16 text (an odd number of bytes) after its UTF-16 byte-order mark");
+        let unpaired = manifest_text(vec![0xFF, 0xFE, 0x00, 0xD8], "f").unwrap_err().to_string();
+        assert_eq!(unpaired, "f: not UTF-16 text (an unpaired surrogate) after its UTF-16 byte-order mark");
+        // Without the mark, UTF-16 is no UTF-8.
+        assert!(manifest_text(le[2..].to_vec(), "f").is_err());
     }
 
     /// The names in `dir`, sorted.
