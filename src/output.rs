@@ -28,6 +28,56 @@ pub fn paint(style: Style, text: &str) -> String {
     format!("{style}{text}{style:#}")
 }
 
+/// Text for a terminal. What a cluster or a file says (a header value in a step, a status
+/// message, a claim's holder, an API server's error) could otherwise move the cursor, clear the
+/// screen under a confirmation, write the clipboard or reverse what is shown: every control
+/// character but a line break and a tab, and every bidirectional-text control, is shown escaped
+/// (`\u{1b}`). The colours this program adds (the styles above, and their reset) are kept.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    // The bytes that begin such a character (each begins a character: none is a UTF-8
+    // continuation byte): C0 and DEL; 0xC2 (C1, U+0080–U+009F); 0xD8 (U+061C); 0xE2 (U+200E,
+    // U+200F, U+202A–U+202E, U+2066–U+2069).
+    let suspect = |b: &u8| (*b < 0x20 && *b != b'\n' && *b != b'\t') || matches!(*b, 0x7F | 0xC2 | 0xD8 | 0xE2);
+    if !text.as_bytes().iter().any(suspect) {
+        return text.into();
+    }
+    let ours = [BOLD, RED, GREEN, CYAN, YELLOW, DIM]
+        .map(|style| style.render().to_string())
+        .into_iter()
+        .chain([BOLD.render_reset().to_string()])
+        .collect::<Vec<_>>();
+    let mut safe = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(at) = rest.as_bytes().iter().position(suspect) {
+        safe.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let c = rest.chars().next().expect("a character begins at each suspect byte");
+        let taken = match ours.iter().find(|code| rest.starts_with(code.as_str())) {
+            Some(code) => {
+                safe.push_str(code);
+                code.len()
+            }
+            None if is_unsafe(c) => {
+                safe.extend(c.escape_unicode());
+                c.len_utf8()
+            }
+            None => {
+                safe.push(c);
+                c.len_utf8()
+            }
+        };
+        rest = &rest[taken..];
+    }
+    safe.push_str(rest);
+    safe.into()
+}
+
+/// A character `terminal_safe` escapes.
+fn is_unsafe(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// How the stored original (the original-spec annotation: the object's routing as escaped JSON,
 /// one long line) shows in diffs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -368,6 +418,28 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_safe_text_escapes_what_could_drive_the_terminal_and_keeps_our_colours() {
+        use std::borrow::Cow;
+        let plain = "step 1/3: matches [header x-canary=true]\n\tnext";
+        assert!(matches!(terminal_safe(plain), Cow::Borrowed(_)), "nothing to escape: not copied");
+        let dashes = "a \u{2014} b \u{2026} \u{2192} \u{201c}c\u{201d} \u{e9}";
+        assert_eq!(terminal_safe(dashes), dashes, "other characters of those bytes stay");
+        let ours = format!("{}\n{}", paint(RED, "-a"), paint(BOLD, "step"));
+        assert_eq!(terminal_safe(&ours), ours, "this program's colours stay");
+        let hostile = "x\u{1b}[2J\u{1b}[H\u{1b}]52;c;ZWNobw==\u{7}\rpc\u{9b}1m\u{202e}moc\u{2066}\u{7f}";
+        assert_eq!(
+            terminal_safe(&format!("{}{hostile}", paint(YELLOW, "w"))),
+            format!(
+                "{}x\\u{{1b}}[2J\\u{{1b}}[H\\u{{1b}}]52;c;ZWNobw==\\u{{7}}\\u{{d}}pc\\u{{9b}}1m\\u{{202e}}moc\\u{{2066}}\\u{{7f}}",
+                paint(YELLOW, "w")
+            )
+        );
+        // A colour of ours given by someone else is a colour of ours: nothing more.
+        assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m"), "\u{1b}[31mred\u{1b}[0m");
+        assert_eq!(terminal_safe("\u{1b}[8mhidden"), "\\u{1b}[8mhidden");
+    }
     use serde_json::json;
 
     fn strip(s: &str) -> String {

@@ -121,11 +121,12 @@ pub fn write(write: impl FnOnce()) {
     }
 }
 
-/// `text` and a line end on stderr, its colour codes stripped where colour is off (a diff of
-/// someone else's edit is coloured). A stderr that cannot be written (a closed pipe, a terminal
-/// gone after SIGHUP) is no reason to fail, nor to panic as `eprintln!` would.
+/// `text` and a line end on stderr, made terminal-safe (`output::terminal_safe`: what a cluster
+/// says is in it), its colour codes stripped where colour is off (a diff of someone else's edit
+/// is coloured). A stderr that cannot be written (a closed pipe, a terminal gone after SIGHUP)
+/// is no reason to fail, nor to panic as `eprintln!` would.
 pub fn line(text: &str) {
     write(|| {
-        let _ = writeln!(anstream::stderr(), "{text}");
+        let _ = writeln!(anstream::stderr(), "{}", crate::output::terminal_safe(text));
     });
 }

@@ -146,3 +146,68 @@ fn summary_is_a_line_per_step_and_object() {
     );
     plan().args(["--summary", "-o", "json"]).run().status(1).stderr_has("cannot be used with");
 }
+
+/// Whether `text` holds an escape sequence other than this tool's colours (`ESC [ digits m`) or
+/// a carriage return: what could move the cursor, clear the screen or write the clipboard.
+fn drives_the_terminal(text: &str) -> bool {
+    text.contains('\r')
+        || text.match_indices(ESC).any(|(at, _)| {
+            let code = &text[at + 1..];
+            !(code.starts_with('[')
+                && code[1..].find('m').is_some_and(|m| code[1..1 + m].bytes().all(|b| b.is_ascii_digit() || b == b';')))
+        })
+}
+
+#[test]
+fn text_from_a_file_or_a_cluster_cannot_drive_the_terminal() {
+    use crate::support::cluster::*;
+    // A header value that clears the screen, writes the clipboard and overwrites a line.
+    let hostile = "pc\u{1b}[2J\u{1b}[H\u{1b}]52;c;ZWNobw==\u{7}\r\u{1b}[2K\u{202e}";
+    let hostile_rollout = std::fs::read_to_string(repo("examples/istio-canary-ab/rollout.yaml")).unwrap().replacen(
+        "value: pc",
+        &format!("value: {}", serde_json::to_string(hostile).unwrap()),
+        1,
+    );
+    let service = std::fs::read_to_string(repo("examples/istio-canary-ab/virtualservice.yaml")).unwrap();
+    for colour in [true, false] {
+        let test = Test::new()
+            .file("m/rollout.yaml", &hostile_rollout)
+            .file("m/vs.yaml", &service)
+            .args(["plan", "-f", "m", "--step", "1"]);
+        let test = if colour { test.without_env("NO_COLOR").env("CLICOLOR_FORCE", "1") } else { test };
+        let out = test.run().success();
+        assert!(!drives_the_terminal(&out.stdout), "colour {colour}: {:?}", out.stdout);
+        assert!(
+            out.stdout.contains(r"user-agent=pc\u{1b}[2J\u{1b}[H\u{1b}]52;c;ZWNobw==\u{7}\u{d}\u{1b}[2K\u{202e} AND"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(out.stdout.contains(ESC), colour, "only this tool's colours, and only with colour on");
+    }
+
+    // A status message and a claim's holder, from the cluster.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["status"]["message"] = serde_json::json!("step 2\r\u{1b}[2K all good, approve freely\u{1b}]0;title\u{7}");
+    let claim = serde_json::json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "rollout-lua.demo", "namespace": NAMESPACE, "annotations": {"kubectl-rollout-lua/command": "approve\u{1b}]8;;https://x/\u{7}demo"}},
+        "spec": {"holderIdentity": "eve\u{1b}]52;c;cm0=\u{7}", "leaseDurationSeconds": 120,
+                 "acquireTime": "2026-01-01T00:00:00.000000Z", "renewTime": "2026-01-01T00:00:00.000000Z"}
+    });
+    let server = serving(rollout).object(claim).start();
+    let out = Test::new()
+        .kubeconfig(&server)
+        .without_env("NO_COLOR")
+        .env("CLICOLOR_FORCE", "1")
+        .args(["status", "demo"])
+        .run()
+        .success();
+    assert!(!drives_the_terminal(&out.stdout), "{:?}", out.stdout);
+    assert!(out.stdout.contains(r"step 2\u{d}\u{1b}[2K all good"), "{}", out.stdout);
+    assert!(out.stdout.contains(r"eve\u{1b}]52;c;cm0=\u{7}"), "{}", out.stdout);
+
+    // An error naming a file whose name is hostile.
+    let out = Test::new().file("a\u{1b}[2Jb.yaml", "kind: [").args(["plan", "-f", "a\u{1b}[2Jb.yaml"]).run().status(1);
+    assert!(!drives_the_terminal(&out.stderr), "{:?}", out.stderr);
+    assert!(out.stderr.contains(r"a\u{1b}[2Jb.yaml"), "{}", out.stderr);
+}

@@ -48,7 +48,9 @@ fn external_diff(command: &str, sides: &Sides) -> Result<String, String> {
             .output()
             .map_err(|e| format!("running KUBECTL_EXTERNAL_DIFF ({command}): {e}"))?;
         match output.status.code() {
-            Some(0 | 1) => Ok(String::from_utf8_lossy(&output.stdout).into_owned()),
+            // Without the program's own colour codes (`colordiff`, `--color=always`): what is
+            // printed is made terminal-safe, which would show them escaped.
+            Some(0 | 1) => Ok(anstream::adapter::strip_str(&String::from_utf8_lossy(&output.stdout)).to_string()),
             code => Err(format!(
                 "KUBECTL_EXTERNAL_DIFF ({command}) failed ({}): {}",
                 code.map_or("killed by a signal".into(), |c| format!("exit {c}")),

@@ -331,7 +331,7 @@ impl Display {
             let lines: Vec<String> = views.iter().map(RolloutView::line).collect();
             for (index, line) in lines.iter().enumerate() {
                 if last.get(index) != Some(line) {
-                    print_raw(&format!("{stamp} {line}\n"))?;
+                    print_raw(&crate::output::terminal_safe(&format!("{stamp} {line}\n")))?;
                 }
             }
             *last = lines;
@@ -347,9 +347,7 @@ impl Display {
 
     /// Says `text` on stderr, above the live view (drawn again under it).
     fn say(&self, text: &str) {
-        crate::stderr::write(|| {
-            let _ = writeln!(anstream::stderr(), "{text}");
-        });
+        crate::stderr::line(text);
     }
 
     fn stop(&mut self) {
@@ -508,9 +506,10 @@ fn style(template: &str) -> ProgressStyle {
 
 /// `text` with its colour codes stripped where stderr gets no colour.
 fn for_stderr(text: &str) -> String {
+    let text = crate::output::terminal_safe(text);
     match anstream::AutoStream::choice(&std::io::stderr()) {
-        anstream::ColorChoice::Never => anstream::adapter::strip_str(text).to_string(),
-        _ => text.to_string(),
+        anstream::ColorChoice::Never => anstream::adapter::strip_str(&text).to_string(),
+        _ => text.into_owned(),
     }
 }
 

@@ -766,7 +766,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     if let Err(error) = &result
         && !closed_pipe(error)
     {
-        let _ = writeln!(anstream::stderr(), "error: {error:#}");
+        crate::stderr::line(&format!("error: {error:#}"));
     }
     exit_code(&result)
 }
@@ -809,10 +809,11 @@ fn dumb_terminal() -> bool {
     term_is_dumb() && !anstyle_query::clicolor_force()
 }
 
-/// Writes text for people to stdout, with its colour codes stripped where colour is off (not a
-/// terminal, NO_COLOR, TERM=dumb, --no-color), in one write.
+/// Writes text for people to stdout, made terminal-safe (`output::terminal_safe`), with its
+/// colour codes stripped where colour is off (not a terminal, NO_COLOR, TERM=dumb,
+/// --no-color), in one write.
 pub(crate) fn print(text: &str) -> std::io::Result<()> {
-    print_raw(&without_colour_where_off(text))
+    print_raw(&without_colour_where_off(&output::terminal_safe(text)))
 }
 
 /// `text` with its colour codes stripped where colour is off (see [`print`]).
@@ -826,9 +827,7 @@ pub(crate) fn without_colour_where_off(text: &str) -> std::borrow::Cow<'_, str> 
 /// A warning on stderr (above a live view), in yellow where colour is on; a stderr that cannot
 /// be written is no reason to fail.
 pub(crate) fn warn(text: &str) {
-    crate::stderr::write(|| {
-        let _ = writeln!(anstream::stderr(), "{}", crate::output::paint(crate::output::YELLOW, text));
-    });
+    crate::stderr::line(&crate::output::paint(crate::output::YELLOW, text));
 }
 
 /// What scripts printed (`[script] …` lines), on stderr. Like the controller's log it never

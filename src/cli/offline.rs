@@ -27,7 +27,6 @@ use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::Path;
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
@@ -220,7 +219,7 @@ fn counted(n: usize, thing: &str) -> String {
 
 /// A line on stderr for -v.
 fn note(text: &str) {
-    let _ = writeln!(anstream::stderr(), "{text}");
+    crate::stderr::line(text);
 }
 
 /// Unknown fields of the Rollouts and TrafficRoutings read (`--validate`): warnings in their

@@ -17,7 +17,6 @@ use crate::source::live::{self, Selection};
 use crate::testcase::{self, TestCase};
 use crate::yaml;
 use serde_json::{Map, Value, json};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -77,12 +76,11 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
                     // Kept: `test DIR` checks the case against it, not against the script that
                     // made its expected.
                     if std::fs::read(&script).is_ok_and(|kept| kept != code) {
-                        let _ = writeln!(
-                            std::io::stderr().lock(),
+                        crate::stderr::line(&format!(
                             "warning: kept {}, which is not the script that made the case's expected ({}): `test` checks the case against the kept one",
                             script.display(),
                             resolved.source
-                        );
+                        ));
                     }
                 }
                 Err(e) => return Err(Error::Input(format!("writing {}: {e}", script.display()))),
@@ -90,7 +88,7 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
             }
         }
         // A note only: a closed stderr must not stop the recording.
-        let _ = writeln!(std::io::stderr().lock(), "wrote {}", file.display());
+        crate::stderr::line(&format!("wrote {}", file.display()));
     }
     Ok(())
 }

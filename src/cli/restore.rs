@@ -27,7 +27,6 @@ use crate::write::{self, Interrupt, Mode, Writer};
 use crate::yaml;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::Arc;
 
 /// Where an object stands against the Rollouts that route it.
@@ -163,7 +162,7 @@ async fn restore_objects(
         false => Err(Error::Input(format!("{}: not found", missing.join(", ")))),
     };
     for note in notes.into_iter().chain(more_notes) {
-        let _ = writeln!(anstream::stderr(), "{note}");
+        crate::stderr::line(&note);
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     let backups = write::Backups::of_context(&session.cluster.context).ok();
@@ -171,7 +170,7 @@ async fn restore_objects(
         .iter()
         .map(|(key, why)| left_ingress_text(why, backups.as_ref().and_then(|b| b.oldest_of(key)).as_deref()));
     for warning in refuse_left(left.collect(), args.force)? {
-        let _ = writeln!(anstream::stderr(), "{}", paint(YELLOW, &format!("warning: {warning}")));
+        super::warn(&format!("warning: {warning}"));
     }
     // The claim's permissions were asked about when it was taken (a dry run takes none).
     let changes: Vec<Change> = restorations.iter().map(Restoration::change).collect();
@@ -894,7 +893,7 @@ fn refuse_flawed(source: &str, flaws: &[String], force: bool) -> Result<(), Erro
         )));
     }
     for flaw in flaws {
-        let _ = writeln!(anstream::stderr(), "warning: {source} {flaw}; put back all the same (--force)");
+        crate::stderr::line(&format!("warning: {source} {flaw}; put back all the same (--force)"));
     }
     Ok(())
 }
@@ -937,7 +936,7 @@ async fn restore_backup(
     let command = format!("restore --from-backup {source}");
     claim_routing(session, writer, std::slice::from_ref(&key), &command, args.force, &mut notes).await?;
     for note in notes {
-        let _ = writeln!(anstream::stderr(), "{note}");
+        crate::stderr::line(&note);
     }
     let change = match session.cluster.get(&resource, &namespace, name).await? {
         // Gone (a canary Ingress a restore deleted, say): made again as the backup holds it,
