@@ -78,6 +78,16 @@ pub fn backup_flaw(text: &str) -> Option<&'static str> {
     }
 }
 
+/// A name as one folder of the backups: `/` is `_`, and `.` and `..` (a context may be called
+/// so) are `%2E` and `%2E%2E`, which lead nowhere else.
+fn path_part(name: &str) -> String {
+    match name {
+        "." => "%2E".into(),
+        ".." => "%2E%2E".into(),
+        _ => name.replace('/', "_"),
+    }
+}
+
 impl Backups {
     /// The backups of `context` under `state_home` (`$XDG_STATE_HOME`, else `$HOME/.local/state`,
     /// each only when absolute: `files::xdg_dir`, read by the caller); an error when there is
@@ -89,7 +99,7 @@ impl Backups {
             )
         })?;
         let context = if context.is_empty() { "default" } else { context };
-        Ok(Backups { root: state.join("kubectl-rollout-lua/backups"), context: context.replace('/', "_") })
+        Ok(Backups { root: state.join("kubectl-rollout-lua/backups"), context: path_part(context) })
     }
 
     /// The backups of `context` in this user's state folder (`Backups::new`).
@@ -126,8 +136,7 @@ impl Backups {
 
     /// The folder of an object's backups.
     fn folder(&self, namespace: &str, kind: &str, name: &str) -> PathBuf {
-        let part = |s: &str| s.replace('/', "_");
-        self.root.join(&self.context).join(part(namespace)).join(part(kind)).join(part(name))
+        self.root.join(&self.context).join(path_part(namespace)).join(path_part(kind)).join(path_part(name))
     }
 
     /// The oldest backup of `key` here (their names are times, which sort), if there is one:
@@ -1339,6 +1348,14 @@ mod tests {
             (Path::new("/state/kubectl-rollout-lua/backups"), "arn:aws:eks:eu_demo")
         );
         assert_eq!(Backups::new("", Some("/state".into())).unwrap().context, "default");
+        // A context called `..` or `.` stays a folder of its own (a security audit's L2).
+        assert_eq!(Backups::new("..", Some("/state".into())).unwrap().context, "%2E%2E");
+        assert_eq!(Backups::new(".", Some("/state".into())).unwrap().context, "%2E");
+        let backups = Backups::new("..", Some("/state".into())).unwrap();
+        assert_eq!(
+            backups.folder("..", "Kind", "."),
+            Path::new("/state/kubectl-rollout-lua/backups/%2E%2E/%2E%2E/Kind/%2E")
+        );
     }
 
     #[test]

@@ -47,6 +47,22 @@ fn a_custom_ref_of_a_core_kind_is_found_under_api_v1() {
 }
 
 #[test]
+fn a_ref_whose_api_group_is_no_dns_name_is_refused_before_any_request_or_cache_file() {
+    // A security audit's finding (M2): the group named a folder of the discovery cache, so a
+    // server that answered `GET /apis/../../x/v1` had a file written outside it.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"][0]["apiVersion"] =
+        json!("../../outside/v1");
+    let server = serving(rollout).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).status(1).stderr_has(
+        "\"../../outside/v1\" is no API group and version: a group is a DNS subdomain (lowercase letters, digits, '-' and '.'), a version lowercase letters and digits",
+    );
+    assert!(!server.requests().iter().any(|r| r.path.contains("..")), "{:?}", server.requests());
+    assert!(!test.path("outside").exists() && !test.path("home/.cache/outside").exists());
+}
+
+#[test]
 fn plan_chooses_steps() {
     let server = shop(1, "StepPaused").start();
     let plan = |args: &[&str]| Test::new().kubeconfig(&server).arg("plan").args(args.iter().copied()).run();
@@ -1391,11 +1407,13 @@ fn a_kubeconfig_that_cannot_be_used_is_named() {
         "error: the kubeconfig sets no current-context\n  tip: the kubeconfig has no contexts; add one with \
          `kubectl config set-context`, or use another file\n",
     );
-    // A kubeconfig that does not parse: its path in the snippet, the tip below it.
-    let out = Test::new().file("kubeconfig", "a: [b\n").run_args(["plan", "demo"]).status(1);
-    let out = out.stderr_has(" --> ").stderr_has("kubeconfig:1:4\n");
-    let out = out.stderr_has("^ unclosed bracket '['\n  tip: point KUBECONFIG or --kubeconfig at a kubeconfig file\n");
-    assert!(!out.stderr.contains("<input>"), "{}", out.stderr);
+    // A kubeconfig that does not parse: the place, never the lines around it (tokens, keys),
+    // and the tip.
+    let kubeconfig = "users:\n- name: u\n  user:\n    token: SECRET-TOKEN\n   bad: [\n";
+    let out = Test::new().file("kubeconfig", kubeconfig).run_args(["plan", "demo"]).status(1);
+    let out = out.stderr_has("kubeconfig: failed to parse kubeconfig YAML: error: line 5 column 4: ");
+    let out = out.stderr_has("\n  tip: point KUBECONFIG or --kubeconfig at a kubeconfig file\n");
+    assert!(!out.stderr.contains("SECRET") && !out.stderr.contains("<input>"), "{}", out.stderr);
 }
 
 mod kubectl {

@@ -63,6 +63,13 @@ fn documents(header: &str, cases: &[Recorded]) -> String {
 /// Each case in its testdata folder, with the script that made `expected` next to it (unless
 /// one is there already), so `test DIR` replays them.
 fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error> {
+    if let Some(path) = cases.iter().find_map(not_plain) {
+        return Err(Error::Input(format!(
+            "nothing was written: {} would not be a file under {}: a kind, class or name from the cluster is no plain name",
+            path.display(),
+            dir.display()
+        )));
+    }
     for case in cases {
         let testdata = dir.join(&case.testdata);
         std::fs::create_dir_all(&testdata).map_err(|e| Error::Input(format!("writing {}: {e}", testdata.display())))?;
@@ -91,6 +98,18 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         crate::stderr::line(&format!("wrote {}", file.display()));
     }
     Ok(())
+}
+
+/// The first of a case's paths under `--dir` that would lead elsewhere: they are made of names
+/// from the cluster (a kind, a classType, an object's name), each of which must be a plain name,
+/// never `..` or a path.
+fn not_plain(case: &Recorded) -> Option<PathBuf> {
+    let plain = |path: &Path| path.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    let file = Path::new(&case.file_name);
+    [case.testdata.as_path(), case.script_path.as_path(), file]
+        .into_iter()
+        .find(|path| !plain(path) || (*path == file && path.components().count() != 1))
+        .map(Path::to_path_buf)
 }
 
 async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
@@ -352,4 +371,32 @@ fn skeleton(object: &Value) -> Value {
 
 fn indent(text: &str) -> String {
     text.lines().map(|line| format!("  {line}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(testdata: &str, script_path: &str, file_name: &str) -> Recorded {
+        Recorded {
+            script: None,
+            script_path: script_path.into(),
+            testdata: testdata.into(),
+            file_name: file_name.into(),
+            text: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_case_is_written_under_its_folder_only_from_plain_names() {
+        let good = case("example.com/Thing/testdata", "example.com/Thing/trafficRouting.lua", "demo-thing-t.yaml");
+        assert_eq!(not_plain(&good), None);
+        // A kind, a class or a name from a hostile server (a security audit's L3).
+        let kind = case("example.com/../../x/testdata", "example.com/Thing/trafficRouting.lua", "a.yaml");
+        assert_eq!(not_plain(&kind), Some(PathBuf::from("example.com/../../x/testdata")));
+        let absolute = case("t", "/etc/trafficRouting.lua", "a.yaml");
+        assert_eq!(not_plain(&absolute), Some(PathBuf::from("/etc/trafficRouting.lua")));
+        assert_eq!(not_plain(&case("t", "s.lua", "demo-a/b.yaml")), Some(PathBuf::from("demo-a/b.yaml")));
+        assert_eq!(not_plain(&case("t", "s.lua", "..")), Some(PathBuf::from("..")));
+    }
 }

@@ -309,6 +309,10 @@ impl Cluster {
     /// API server does not serve that version.
     pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
         let api_version = api_version(group, version);
+        // Both name a folder of the discovery cache and a path of the request.
+        if !is_group(group) || !is_version(version) {
+            return Err(not_an_api_version(&api_version));
+        }
         if refresh {
             let found = self.discover(group, version, &api_version, true).await?;
             let known = Arc::new(OnceCell::new_with(Some(found.clone())));
@@ -378,6 +382,9 @@ impl Cluster {
     pub async fn preferred_version(&self, group: &str) -> Result<Option<String>, Error> {
         if group.is_empty() {
             return Ok(Some("v1".into()));
+        }
+        if !is_group(group) {
+            return Err(not_an_api_version(group));
         }
         let request =
             http::Request::get(format!("/apis/{group}")).body(Vec::new()).map_err(|e| Error::Input(e.to_string()))?;
@@ -868,6 +875,30 @@ fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() { version.to_string() } else { format!("{group}/{version}") }
 }
 
+/// An API group as Kubernetes names them: empty (the core group) or a DNS subdomain, lowercase
+/// letters, digits and `-` in labels joined by dots. Nothing else may name a folder of the
+/// discovery cache (`../..` would lead out of it) or a path of a request.
+fn is_group(group: &str) -> bool {
+    let label = |label: &str| {
+        !label.is_empty()
+            && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+    };
+    group.is_empty() || (group.len() <= 253 && group.split('.').all(label))
+}
+
+/// An API version as Kubernetes names them: lowercase letters and digits (`v1`, `v1beta1`).
+fn is_version(version: &str) -> bool {
+    !version.is_empty() && version.len() <= 63 && version.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+fn not_an_api_version(api_version: &str) -> Error {
+    Error::Input(format!(
+        "{api_version:?} is no API group and version: a group is a DNS subdomain (lowercase letters, digits, '-' and '.'), a version lowercase letters and digits"
+    ))
+}
+
 /// A cache file written within `DISCOVERY_TTL`; anything else (stale, not a regular file, past
 /// `MAX_CACHE_FILE`, not what this tool writes) is discovered again.
 fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
@@ -902,6 +933,24 @@ fn describe_api_error(error: &kube::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_api_groups_and_versions_as_kubernetes_names_them_reach_the_cache_and_the_server() {
+        for group in ["", "apps", "networking.istio.io", "gateway.networking.k8s.io", "x-1.example.com"] {
+            assert!(is_group(group), "{group}");
+        }
+        for group in ["..", "../../tmp/x", "a/b", ".a", "a.", "a..b", "-a", "A.io", "a_b", "a b"] {
+            assert!(!is_group(group), "{group}");
+        }
+        assert!(is_version("v1") && is_version("v1beta1"));
+        for version in ["", "..", "v1/x", "V1", "v1.0"] {
+            assert!(!is_version(version), "{version}");
+        }
+        assert_eq!(
+            not_an_api_version("../x/v1").to_string(),
+            "\"../x/v1\" is no API group and version: a group is a DNS subdomain (lowercase letters, digits, '-' and '.'), a version lowercase letters and digits"
+        );
+    }
     use serde_json::json;
 
     fn resource(group: &str, kind: &str, plural: &str) -> Resource {

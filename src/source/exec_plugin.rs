@@ -367,13 +367,12 @@ fn bearer(token: &str) -> Result<HeaderValue, Error> {
 /// The credential in a plugin's output: an `ExecCredential` of the configured `api_version`, in
 /// JSON (or YAML, which client-go's decoder takes too).
 fn credential(stdout: &[u8], api_version: &str) -> Result<Credential, String> {
-    let output: Value = serde_saphyr::from_slice(stdout).map_err(|e| {
-        // The parser calls what it read `<input>`.
-        format!("its output is not an ExecCredential: {}", e.to_string().replace("<input>", "its output"))
-    })?;
+    // The place only: the parser's excerpt of the output could hold a credential.
+    let output: Value = serde_saphyr::from_slice(stdout)
+        .map_err(|e| format!("its output is not an ExecCredential: {}", e.without_snippet()))?;
     if !output.is_object() {
         // Text before the JSON (a "Login succeeded" line) makes the whole output one string.
-        return Err(format!("its output is not an ExecCredential object: it starts with {:?}", start_of(stdout)));
+        return Err(format!("its output is not an ExecCredential object: it starts with {}", start_of(stdout)));
     }
     match output["kind"].as_str() {
         Some("ExecCredential") => {}
@@ -409,13 +408,21 @@ fn credential(stdout: &[u8], api_version: &str) -> Result<Credential, String> {
     }
 }
 
-/// The first line of the output, cut at `EXCERPT` characters, for a message.
+/// The first line of the output, cut at `EXCERPT` characters, quoted for a message when it
+/// has a space (a message such as `Login succeeded`); a line without one may be a credential
+/// (a token printed bare), and only its length is said.
 fn start_of(output: &[u8]) -> String {
     let text = String::from_utf8_lossy(output);
     let line = text.trim_start().lines().next().unwrap_or_default();
+    if !line.contains(char::is_whitespace) {
+        return format!(
+            "a line of {} characters without a space (not shown: it may be a credential)",
+            line.chars().count()
+        );
+    }
     match line.char_indices().nth(EXCERPT) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.to_string(),
+        Some((cut, _)) => format!("{:?}", format!("{}…", &line[..cut])),
+        None => format!("{line:?}"),
     }
 }
 
@@ -446,8 +453,10 @@ mod tests {
         assert_eq!(credential(yaml.as_bytes(), V1), Ok(certificate));
         assert!(credential(&output(r#"{"clientCertificateData":"CERT"}"#), V1).unwrap_err().contains("neither"));
         let broken = credential(b"{", V1).unwrap_err();
-        assert!(broken.starts_with("its output is not an ExecCredential: error: line 1 column 1"), "{broken}");
-        assert!(broken.contains("--> its output:1:1") && !broken.contains("<input>"), "{broken}");
+        assert_eq!(broken, "its output is not an ExecCredential: unclosed bracket '{' at line 1, column 1");
+        assert!(!broken.contains('\n') && !broken.contains("<input>"), "the place, not an excerpt: {broken}");
+        let leaked = credential(b"{\"status\": {\"token\": \"SECRET-TOKEN\"", V1).unwrap_err();
+        assert!(!leaked.contains("SECRET"), "{leaked}");
     }
 
     #[test]
@@ -460,11 +469,16 @@ mod tests {
             Err(r#"its output is not an ExecCredential object: it starts with "Login succeeded""#.into())
         );
         // The excerpt is bounded.
-        let long = format!("\n  {}\n", "é".repeat(100));
+        let long = format!("\n  é {}\n", "é".repeat(100));
         let quoted = credential(long.as_bytes(), V1).unwrap_err();
         assert_eq!(
             quoted,
-            format!("its output is not an ExecCredential object: it starts with \"{}…\"", "é".repeat(60))
+            format!("its output is not an ExecCredential object: it starts with \"é {}…\"", "é".repeat(58))
+        );
+        // A bare token is not shown.
+        assert_eq!(
+            credential(b"ya29.SECRET-ACCESS-TOKEN\n", V1),
+            Err("its output is not an ExecCredential object: it starts with a line of 24 characters without a space (not shown: it may be a credential)".into())
         );
         assert_eq!(
             credential(br#"["a list"]"#, V1),

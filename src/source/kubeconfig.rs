@@ -70,9 +70,12 @@ fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
 fn parse(bytes: Vec<u8>, path: &Path) -> Result<Kubeconfig, Error> {
     let shown = path.display().to_string();
     let text = decode(bytes, &shown).map_err(|e| read_error(e.to_string()))?;
-    // The parser calls the file `<input>`.
-    let mut kubeconfig = Kubeconfig::from_yaml(&text)
-        .map_err(|e| read_error(format!("{shown}: {}", e.to_string().replace("<input>", &shown))))?;
+    // Its first line, with the place: the parser's excerpt of the file below it would show
+    // the lines around the fault, tokens and keys included.
+    let mut kubeconfig = Kubeconfig::from_yaml(&text).map_err(|e| {
+        let message = e.to_string();
+        read_error(format!("{shown}: {}", message.lines().next().unwrap_or_default()))
+    })?;
     if let Some(folder) = path.parent() {
         make_paths_absolute(&mut kubeconfig, folder);
     }
@@ -310,10 +313,12 @@ mod tests {
     }
 
     #[test]
-    fn a_parse_error_names_the_file_and_puts_the_tip_below_the_snippet() {
-        let error = parse(b"a: [b".to_vec(), Path::new("/home/jane/kc.yaml")).unwrap_err().to_string();
+    fn a_parse_error_names_the_file_and_the_place_and_shows_none_of_its_lines() {
+        let text = b"users:\n- user:\n    token: SECRET-TOKEN\n   bad: [b\n".to_vec();
+        let error = parse(text, Path::new("/home/jane/kc.yaml")).unwrap_err().to_string();
         assert!(error.starts_with("reading the kubeconfig: /home/jane/kc.yaml: failed to parse"), "{error}");
-        assert!(error.contains("/home/jane/kc.yaml:1:") && !error.contains("<input>"), "{error}");
+        assert!(error.contains("line 4 column 4") && !error.contains("<input>"), "{error}");
+        assert!(!error.contains("SECRET"), "the lines around the fault may hold credentials: {error}");
         assert!(error.ends_with(&format!("\n  {READ_TIP}")), "{error}");
     }
 
