@@ -163,6 +163,33 @@ fn early_routing(rollout: &Rollout, plan: &RoutingPlan) -> Option<String> {
     })
 }
 
+/// The scripts `plans` run, checked against those the sequence was confirmed with (`scripts`,
+/// filled at the step that asked, `confirming`): a later step whose script from the same place
+/// changed (a script ConfigMap edited meanwhile) is refused, as its writes were confirmed with
+/// the other script. A script first used at a later step is added.
+fn same_scripts(scripts: &mut BTreeMap<String, String>, plans: &[&RoutingPlan], confirming: bool) -> Result<(), Error> {
+    let resolved = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter_map(|o| match &o.action {
+        Action::Lua(script) => Some(script),
+        _ => None,
+    });
+    for script in resolved {
+        let source = script.source.to_string();
+        match scripts.get(&source) {
+            Some(confirmed) if !confirming && *confirmed != script.sha256 => {
+                return Err(Error::Refused(format!(
+                    "stopped: the script {source} changed since the confirmation (sha256 {} then, {} now): nothing of this step was written; run approve again to see its plan with it",
+                    &confirmed[..12],
+                    &script.sha256[..12]
+                )));
+            }
+            _ => {
+                scripts.insert(source, script.sha256.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What to say of approving a Rollout paused by `spec.strategy.paused`: the controller leaves it
 /// as it is, in reason Paused, and acts on the approval only once it is resumed
 /// (docs/controller-semantics.md §1.6, §7). Not refused: the approval waits for the resume.
@@ -266,6 +293,9 @@ struct Run<'a> {
     selection: &'a Selection,
     args: &'a ApproveArgs,
     follower: Option<Follower>,
+    /// The scripts the run was confirmed with (`source` → sha256), which the later steps of a
+    /// sequence must run (`same_scripts`).
+    scripts: BTreeMap<String, String>,
 }
 
 pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
@@ -275,7 +305,7 @@ pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
         let interrupt = Interrupt::listen(Some(write::STOPPING))?;
         let mut writer =
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes))?;
-        let mut run = Run { session: &session, selection: &selection, args, follower: None };
+        let mut run = Run { session: &session, selection: &selection, args, follower: None, scripts: BTreeMap::new() };
         let outcome = interrupt.unless_second(run.approve_all(&mut writer)).await;
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
@@ -441,6 +471,7 @@ impl Run<'_> {
         let written =
             plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
         refuse_foreign_canaries(written.filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
+        same_scripts(&mut self.scripts, &plans, ask)?;
         // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;
         if !args.traffic_only {
@@ -904,6 +935,34 @@ mod tests {
         let catalog = ScriptCatalog::default();
         let stage = rollout.current_stage().unwrap();
         Planner::new(&objects, &catalog, Limits::default()).plan_rollout(rollout, "shop", None, &[stage]).unwrap()
+    }
+
+    #[test]
+    fn a_later_step_whose_script_changed_since_the_confirmation_is_refused() {
+        let raw = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "demo", "namespace": "shop"},
+            "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"},
+                     "strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "10%"}],
+                         "trafficRoutings": [{"service": "demo", "customNetworkRefs": [
+                             {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}]}]}}},
+            "status": status("Progressing", 1, "StepPaused", json!({}))});
+        let rollout = Rollout::from_object(&raw).unwrap();
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+            "metadata": {"name": "demo", "namespace": "shop"}, "spec": {"hosts": ["demo"], "http": [{"route": [{"destination": {"host": "demo"}}]}]}}));
+        let catalog = ScriptCatalog::default();
+        let stage = rollout.current_stage().unwrap();
+        let plan =
+            Planner::new(&objects, &catalog, Limits::default()).plan_rollout(&rollout, "shop", None, &[stage]).unwrap();
+        let mut scripts = BTreeMap::new();
+        same_scripts(&mut scripts, &[&plan], true).unwrap();
+        assert_eq!(scripts.len(), 1, "the script confirmed: {scripts:?}");
+        same_scripts(&mut scripts, &[&plan], false).expect("the same script at a later step");
+        let mut changed = plan.clone();
+        let Action::Lua(script) = &mut changed.stages[0].objects[0].action else { panic!("a script runs") };
+        script.sha256 = "0123456789abcdef".repeat(4);
+        let Err(Error::Refused(message)) = same_scripts(&mut scripts, &[&changed], false) else { panic!("refused") };
+        assert!(message.starts_with("stopped: the script built-in lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua changed since the confirmation (sha256 b061f8ca16be then, 0123456789ab now)"), "{message}");
     }
 
     fn route() -> Value {

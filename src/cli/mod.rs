@@ -165,7 +165,8 @@ not StepPaused, not progressing or ending, --expect-step or --until-step not met
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
        else's edit, a stored original that does not parse or holds no spec, two Rollouts (or a
        Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
-       <name>-canary the Rollout did not make (without --force), no terminal to confirm";
+       <name>-canary the Rollout did not make (without --force), a script changed since the
+       confirmation (a later step of --until-step/--to-end), no terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
