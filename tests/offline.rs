@@ -429,6 +429,15 @@ fn scripts_print_to_stderr_with_their_name() {
         .success()
         .stdout_is("{}\n")
         .stderr_has("[s.lua] weight\t20\n");
+    // Nothing a script prints drives the terminal: control characters, bidirectional-text
+    // controls and bytes that are not UTF-8 are shown, not sent.
+    let out = Test::new()
+        .file("s.lua", "print('a\\27[2J', 'moc' .. string.char(0xE2, 0x80, 0xAE) .. 'x', string.char(0x9B) .. '1m') return obj.data")
+        .file("obj.json", "{\"data\": {}}")
+        .args(["eval", "s.lua", "--obj", "obj.json"])
+        .run()
+        .success();
+    assert!(out.stderr.contains("[s.lua] a\\u{1b}[2J\tmoc\\u{202e}x\t\u{fffd}1m\n"), "{:?}", out.stderr);
 }
 
 #[test]

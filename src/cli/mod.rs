@@ -831,12 +831,15 @@ pub(crate) fn warn(text: &str) {
     crate::stderr::line(&crate::output::paint(crate::output::YELLOW, text));
 }
 
-/// What scripts printed (`[script] …` lines), on stderr. Like the controller's log it never
-/// fails the run: not even when stderr is a closed pipe (`… 2>&1 | head -1`).
+/// What scripts printed (`[script] …` lines), on stderr, made terminal-safe (the engine escapes
+/// control characters; bytes that are not UTF-8 show as U+FFFD, bidirectional-text controls
+/// escaped). Like the controller's log it never fails the run: not even when stderr is a closed
+/// pipe (`… 2>&1 | head -1`).
 pub(crate) fn show_printed(printed: &[u8]) {
     if !printed.is_empty() {
+        let text = String::from_utf8_lossy(printed);
         crate::stderr::write(|| {
-            let _ = std::io::stderr().lock().write_all(printed);
+            let _ = std::io::stderr().lock().write_all(crate::output::terminal_safe(&text).as_bytes());
         });
     }
 }
