@@ -132,12 +132,6 @@ struct Start {
 
 impl Start {
     const FILE: Start = Start { line: 1, column: 0 };
-
-    fn of(text: &str, at: usize) -> Start {
-        let before = &text.as_bytes()[..at];
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |newline| newline + 1);
-        Start { line: 1 + before.iter().filter(|&&b| b == b'\n').count(), column: at - line_start }
-    }
 }
 
 /// The values of a JSON text, each with where it begins and its bytes: one, or several one after
@@ -152,27 +146,30 @@ fn parse_json_values(
         Err(e) if e.ends_with(": trailing characters") => json_value_spans(text).ok_or(e)?,
         whole => return whole.map(|value| vec![(Start::FILE, 0..text.len(), value)]),
     };
-    if let Some(past) = spans.get(limits.documents) {
-        let start = Start::of(text, past.start);
+    if let Some((start, _)) = spans.get(limits.documents) {
         let message = past_limit(Past::Documents, "JSON", limits);
         return Err(format!("{source}:{}:{}: {message}", start.line, start.column + 1));
     }
     spans
         .into_iter()
-        .map(|span| {
-            let start = Start::of(text, span.start);
+        .map(|(start, span)| {
             parse_json_at(&text[span.clone()], source, limits, start).map(|value| (start, span, value))
         })
         .collect()
 }
 
-/// Where each top-level value of a JSON text of several objects or lists begins and ends, by the
-/// depth of their brackets outside strings; a last one left open runs to the end, for the parser
-/// to say what is wrong with it. None when anything else is at the top level.
-fn json_value_spans(text: &str) -> Option<Vec<Range<usize>>> {
-    let (mut spans, mut depth, mut begun) = (Vec::new(), 0usize, 0);
+/// Where each top-level value of a JSON text of several objects or lists begins (and on which
+/// line) and ends, by the depth of their brackets outside strings, in one pass; a last one left
+/// open runs to the end, for the parser to say what is wrong with it. None when anything else is
+/// at the top level.
+fn json_value_spans(text: &str) -> Option<Vec<(Start, Range<usize>)>> {
+    let (mut spans, mut depth, mut begun) = (Vec::new(), 0usize, (Start::FILE, 0));
     let (mut in_string, mut escaped) = (false, false);
+    let (mut line, mut line_start) = (1, 0);
     for (at, &byte) in text.as_bytes().iter().enumerate() {
+        if byte == b'\n' {
+            (line, line_start) = (line + 1, at + 1);
+        }
         if in_string {
             match byte {
                 _ if escaped => escaped = false,
@@ -186,14 +183,14 @@ fn json_value_spans(text: &str) -> Option<Vec<Range<usize>>> {
             b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => {}
             b'{' | b'[' => {
                 if depth == 0 {
-                    begun = at;
+                    begun = (Start { line, column: at - line_start }, at);
                 }
                 depth += 1;
             }
             b'}' | b']' if depth > 0 => {
                 depth -= 1;
                 if depth == 0 {
-                    spans.push(begun..at + 1);
+                    spans.push((begun.0, begun.1..at + 1));
                 }
             }
             b'"' if depth > 0 => in_string = true,
@@ -202,7 +199,7 @@ fn json_value_spans(text: &str) -> Option<Vec<Range<usize>>> {
         }
     }
     if depth > 0 {
-        spans.push(begun..text.len());
+        spans.push((begun.0, begun.1..text.len()));
     }
     Some(spans)
 }
