@@ -74,29 +74,23 @@ fn read_bounded_bytes(reader: impl Read, source: &str, max: usize, limit: Limit)
     Ok(bytes)
 }
 
-/// A manifest's bytes as text: UTF-16 after its byte-order mark (as kubectl's file reader
-/// decodes it: what Windows PowerShell 5.1's `>` writes), else UTF-8.
-fn manifest_text(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
-    let units = |little: bool, rest: &[u8]| -> Vec<u16> {
-        rest.chunks(2)
-            .map(|pair| {
-                let pair = [pair[0], pair.get(1).copied().unwrap_or(0)];
-                if little { u16::from_le_bytes(pair) } else { u16::from_be_bytes(pair) }
-            })
-            .collect()
+/// A file's bytes as kubectl's and kube's readers take them: UTF-16 after its byte-order mark
+/// (what Windows PowerShell 5.1's `>` writes), else UTF-8 (without its byte-order mark). For
+/// manifests and kubeconfigs.
+pub fn text_after_bom(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
+    let utf16 = |bytes: &[u8], unit: fn([u8; 2]) -> u16| {
+        let not_utf16 = |why: &str| Error::Input(format!("{source}: not UTF-16 text{why}"));
+        if bytes.len() % 2 == 1 {
+            return Err(not_utf16(" (an odd number of bytes)"));
+        }
+        let units: Vec<u16> = bytes.chunks_exact(2).map(|pair| unit([pair[0], pair[1]])).collect();
+        String::from_utf16(&units).map_err(|_| not_utf16(""))
     };
-    let utf16 = match bytes.as_slice() {
-        [0xFF, 0xFE, rest @ ..] => units(true, rest),
-        [0xFE, 0xFF, rest @ ..] => units(false, rest),
-        _ => return utf8(bytes, source),
-    };
-    match bytes.len() % 2 {
-        0 => String::from_utf16(&utf16).map_err(|_| {
-            Error::Input(format!("{source}: not UTF-16 text (an unpaired surrogate) after its UTF-16 byte-order mark"))
-        }),
-        _ => Err(Error::Input(format!(
-            "{source}: not UTF-16 text (an odd number of bytes) after its UTF-16 byte-order mark"
-        ))),
+    match bytes.as_slice() {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => utf8(rest.to_vec(), source),
+        _ => utf8(bytes, source),
     }
 }
 
@@ -136,7 +130,7 @@ impl Manifests {
     fn read(&mut self, reader: impl Read, source: &str) -> Result<(), Error> {
         let bytes = read_bounded_bytes(reader, source, MANIFESTS.bytes - self.bytes, MANIFESTS)?;
         self.bytes += bytes.len();
-        let text = manifest_text(bytes, source)?;
+        let text = text_after_bom(bytes, source)?;
         let documents = yaml::parse_documents_keeping(&text, source, snapshot::keeps_text).map_err(Error::Input)?;
         self.documents.extend(documents.into_iter().map(|d| (source.to_string(), d)));
         self.files += 1;
@@ -738,19 +732,21 @@ mod tests {
     }
 
     #[test]
-    fn manifests_in_utf16_after_a_byte_order_mark_are_read_as_kubectl_reads_them() {
-        let text = "kind: Rollout # é\n";
-        let le: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect();
-        let be: Vec<u8> = [0xFE, 0xFF].into_iter().chain(text.encode_utf16().flat_map(u16::to_be_bytes)).collect();
-        assert_eq!(manifest_text(le.clone(), "f").unwrap(), text);
-        assert_eq!(manifest_text(be, "f").unwrap(), text);
-        assert_eq!(manifest_text(text.as_bytes().to_vec(), "f").unwrap(), text);
-        let odd = manifest_text(le[..le.len() - 1].to_vec(), "f").unwrap_err().to_string();
-        assert_eq!(odd, "f: not UTF-16 text (an odd number of bytes) after its UTF-16 byte-order mark");
-        let unpaired = manifest_text(vec![0xFF, 0xFE, 0x00, 0xD8], "f").unwrap_err().to_string();
-        assert_eq!(unpaired, "f: not UTF-16 text (an unpaired surrogate) after its UTF-16 byte-order mark");
+    fn text_is_utf8_or_utf16_after_its_byte_order_mark() {
+        let text = "kind: Config # é\n";
+        let utf16 = |unit: fn(u16) -> [u8; 2], bom: [u8; 2]| {
+            bom.into_iter().chain(text.encode_utf16().flat_map(unit)).collect::<Vec<u8>>()
+        };
+        let decode = |bytes: Vec<u8>| text_after_bom(bytes, "kc").map_err(|e| e.to_string());
+        assert_eq!(decode(text.into()).unwrap(), text);
+        assert_eq!(decode([&[0xEF, 0xBB, 0xBF], text.as_bytes()].concat()).unwrap(), text);
+        assert_eq!(decode(utf16(u16::to_le_bytes, [0xFF, 0xFE])).unwrap(), text);
+        assert_eq!(decode(utf16(u16::to_be_bytes, [0xFE, 0xFF])).unwrap(), text);
+        assert_eq!(decode(vec![0xFF, 0xFE, b'k']).unwrap_err(), "kc: not UTF-16 text (an odd number of bytes)");
+        assert_eq!(decode(vec![0xFF, 0xFE, 0x00, 0xD8]).unwrap_err(), "kc: not UTF-16 text");
+        assert_eq!(decode(b"kind: \xff".to_vec()).unwrap_err(), "kc: not UTF-8 text (at byte 6)");
         // Without the mark, UTF-16 is no UTF-8.
-        assert!(manifest_text(le[2..].to_vec(), "f").is_err());
+        assert!(decode(utf16(u16::to_le_bytes, [0xFF, 0xFE])[2..].to_vec()).is_err());
     }
 
     /// The names in `dir`, sorted.

@@ -69,7 +69,7 @@ fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
 /// relative to its folder.
 fn parse(bytes: Vec<u8>, path: &Path) -> Result<Kubeconfig, Error> {
     let shown = path.display().to_string();
-    let text = decode(bytes, &shown).map_err(|e| read_error(e.to_string()))?;
+    let text = files::text_after_bom(bytes, &shown).map_err(|e| read_error(e.to_string()))?;
     // Its first line, with the place: the parser's excerpt of the file below it would show
     // the lines around the fault, tokens and keys included.
     let mut kubeconfig = Kubeconfig::from_yaml(&text).map_err(|e| {
@@ -80,25 +80,6 @@ fn parse(bytes: Vec<u8>, path: &Path) -> Result<Kubeconfig, Error> {
         make_paths_absolute(&mut kubeconfig, folder);
     }
     Ok(kubeconfig)
-}
-
-/// The text of the kubeconfig `shown`: UTF-8, or UTF-16 after its byte order mark (as kube and
-/// kubectl read it).
-fn decode(bytes: Vec<u8>, shown: &str) -> Result<String, Error> {
-    let utf16 = |bytes: &[u8], unit: fn([u8; 2]) -> u16| {
-        let not_utf16 = |why: &str| Error::Input(format!("{shown}: not UTF-16 text{why}"));
-        if bytes.len() % 2 == 1 {
-            return Err(not_utf16(" (an odd number of bytes)"));
-        }
-        let units: Vec<u16> = bytes.chunks_exact(2).map(|pair| unit([pair[0], pair[1]])).collect();
-        String::from_utf16(&units).map_err(|_| not_utf16(""))
-    };
-    match bytes.as_slice() {
-        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
-        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
-        [0xEF, 0xBB, 0xBF, rest @ ..] => files::utf8(rest.to_vec(), shown),
-        _ => files::utf8(bytes, shown),
-    }
 }
 
 /// The files a kubeconfig names, relative to `folder` (kube's `read_from` and kubectl do the
@@ -324,18 +305,10 @@ mod tests {
 
     #[test]
     fn a_kubeconfig_is_utf8_or_utf16_after_its_byte_order_mark() {
-        let text = "kind: Config\n";
-        let utf16 = |unit: fn(u16) -> [u8; 2], bom: [u8; 2]| {
-            bom.into_iter().chain(text.encode_utf16().flat_map(unit)).collect::<Vec<u8>>()
-        };
-        let decode = |bytes: Vec<u8>| decode(bytes, "kc").map_err(|e| e.to_string());
-        assert_eq!(decode(text.into()).unwrap(), text);
-        assert_eq!(decode([&[0xEF, 0xBB, 0xBF], text.as_bytes()].concat()).unwrap(), text);
-        assert_eq!(decode(utf16(u16::to_le_bytes, [0xFF, 0xFE])).unwrap(), text);
-        assert_eq!(decode(utf16(u16::to_be_bytes, [0xFE, 0xFF])).unwrap(), text);
-        assert_eq!(decode(vec![0xFF, 0xFE, b'k']).unwrap_err(), "kc: not UTF-16 text (an odd number of bytes)");
-        assert_eq!(decode(vec![0xFF, 0xFE, 0x00, 0xD8]).unwrap_err(), "kc: not UTF-16 text");
-        assert_eq!(decode(b"kind: \xff".to_vec()).unwrap_err(), "kc: not UTF-8 text (at byte 6)");
+        // The decoding is `files::text_after_bom`'s, tested there.
+        let utf16: Vec<u8> =
+            [0xFF, 0xFE].into_iter().chain("kind: Config\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        assert!(parse(utf16, Path::new("kc")).is_ok());
         let error = parse(b"a: \xff".to_vec(), Path::new("kc")).unwrap_err().to_string();
         assert_eq!(error, format!("reading the kubeconfig: kc: not UTF-8 text (at byte 3)\n  {READ_TIP}"));
     }
