@@ -422,7 +422,7 @@ impl Snapshot {
     /// For each Rollout (by namespace and name), a warning for each object it routes (itself or
     /// through the TrafficRouting it names) that another Rollout or TrafficRouting of the
     /// snapshot routes too, naming them.
-    pub fn shared_objects(&self) -> HashMap<(String, String), Vec<String>> {
+    pub fn shared_objects(&self) -> HashMap<(&str, &str), Vec<String>> {
         // Every routing: who, and what it routes.
         let rollouts = self.rollouts.iter().filter_map(|r| {
             Some((format!("Rollout {}/{}", r.namespace, r.item.name), Routing::of_rollout(&r.item, &r.namespace)?))
@@ -459,7 +459,7 @@ impl Snapshot {
                     )
                 })
             });
-            warnings.insert((namespace.clone(), name.clone()), shared.collect());
+            warnings.insert((namespace.as_str(), name.as_str()), shared.collect());
         }
         warnings
     }
@@ -692,8 +692,7 @@ mod tests {
         )
         .unwrap();
         let shared = snapshot.shared_objects();
-        let warnings: Vec<&Vec<String>> =
-            ["r", "r2", "r3"].iter().map(|name| &shared[&("ns".to_string(), name.to_string())]).collect();
+        let warnings: Vec<&Vec<String>> = ["r", "r2", "r3"].iter().map(|name| &shared[&("ns", *name)]).collect();
         assert_eq!(warnings[0].len(), 1, "{warnings:?}");
         assert!(
             warnings[0][0]
@@ -712,14 +711,14 @@ mod tests {
         };
         let documents = vec![document("a.yaml", 1, named.clone()), document("t.yaml", 1, traffic_routing("tr"))];
         let (snapshot, _) = Snapshot::from_documents(documents, "ns").unwrap();
-        assert_eq!(snapshot.shared_objects()[&("ns".to_string(), "r".to_string())], Vec::<String>::new());
+        assert_eq!(snapshot.shared_objects()[&("ns", "r")], Vec::<String>::new());
         let documents = vec![
             document("a.yaml", 1, named),
             document("t.yaml", 1, traffic_routing("tr")),
             document("u.yaml", 1, traffic_routing("tr2")),
         ];
         let (snapshot, _) = Snapshot::from_documents(documents, "ns").unwrap();
-        let warnings = &snapshot.shared_objects()[&("ns".to_string(), "r".to_string())];
+        let warnings = &snapshot.shared_objects()[&("ns", "r")];
         assert!(
             warnings.len() == 1 && warnings[0].contains("is also routed by TrafficRouting ns/tr2: "),
             "{warnings:?}"

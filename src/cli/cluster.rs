@@ -234,7 +234,13 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 let (stages, note) = chosen_stages(&rollout.item, args)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
-                plan.warnings.extend(shared[&(rollout.namespace.clone(), rollout.item.name.clone())].iter().cloned());
+                plan.warnings.extend(
+                    shared
+                        .get(&(rollout.namespace.as_str(), rollout.item.name.as_str()))
+                        .into_iter()
+                        .flatten()
+                        .cloned(),
+                );
                 let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
                 Ok((plan, text))
             })

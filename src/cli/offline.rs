@@ -114,7 +114,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
         show_printed(&planner.printed());
         let mut plan = plan.with_context(|| format!("planning {}", rollout.origin))?;
-        plan.warnings.extend(shared[&(rollout.namespace.clone(), rollout.item.name.clone())].iter().cloned());
+        plan.warnings.extend(
+            shared.get(&(rollout.namespace.as_str(), rollout.item.name.as_str())).into_iter().flatten().cloned(),
+        );
         Ok(plan)
     });
     let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>()?;

@@ -95,7 +95,7 @@ pub fn text_after_bom(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
 }
 
 /// `bytes` as UTF-8 text, or an error naming `source` and the first byte that is not.
-pub fn utf8(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
+fn utf8(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
     String::from_utf8(bytes)
         .map_err(|e| Error::Input(format!("{source}: not UTF-8 text (at byte {})", e.utf8_error().valid_up_to())))
 }
