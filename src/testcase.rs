@@ -114,8 +114,14 @@ impl TestCase {
             text: document.text.as_ref().map(|text| Box::new(text.inside(key))),
         };
         let mut warnings = Vec::new();
+        // The first object without a kind: the harness reads each as an unstructured object,
+        // whose decoder refuses one whose kind is not a non-empty string.
+        let mut without_kind = None;
         // Each object read once, as the harness reads it, its lost maps warned of.
         let mut read = |at: Path, object: &Value| {
+            if without_kind.is_none() && object["kind"].as_str().is_none_or(str::is_empty) {
+                without_kind = Some(at.clone());
+            }
             let (data, lost) = Data::as_the_harness_reads_it(object);
             for map in lost {
                 warnings.push(format!(
@@ -181,7 +187,7 @@ impl TestCase {
         } else {
             return Err(format!("{name}: neither rollout nor trafficRouting"));
         };
-        if let Some(at) = without_kind(original, case) {
+        if let Some(at) = without_kind {
             go_test = GoTest::CannotRun(format!(
                 "{at} has no kind, and the harness reads each object as unstructured, which refuses one without (\"Object 'Kind' is missing\"); this tool compares spec, labels and annotations all the same; give the object its apiVersion and kind"
             ));
@@ -270,18 +276,6 @@ impl TestCase {
         out.push_str("}\n");
         out
     }
-}
-
-/// The first of a case's objects (`original`, then `expected`'s) without a kind: the harness
-/// reads them as unstructured objects, and unstructured's decoder refuses an object whose kind
-/// is not a non-empty string.
-fn without_kind(original: &Value, case: &Value) -> Option<Path> {
-    let has_kind = |object: &Value| object["kind"].as_str().is_some_and(|kind| !kind.is_empty());
-    let expected = case["expected"].as_array().into_iter().flatten().enumerate();
-    std::iter::once((Path::default().field("original"), original))
-        .chain(expected.map(|(i, entry)| (Path::default().field("expected").index(i), entry)))
-        .find(|(_, object)| !has_kind(object))
-        .map(|(at, _)| at)
 }
 
 /// A case whose routing has no custom refs, only an Ingress or an HTTPRoute: an Ingress script's
