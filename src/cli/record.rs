@@ -106,10 +106,10 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
 fn not_plain(case: &Recorded) -> Option<PathBuf> {
     let plain = |path: &Path| path.components().all(|c| matches!(c, std::path::Component::Normal(_)));
     let file = Path::new(&case.file_name);
-    [case.testdata.as_path(), case.script_path.as_path(), file]
-        .into_iter()
-        .find(|path| !plain(path) || (*path == file && path.components().count() != 1))
-        .map(Path::to_path_buf)
+    if !plain(file) || file.components().count() != 1 {
+        return Some(file.to_path_buf());
+    }
+    [&case.testdata, &case.script_path].into_iter().find(|path| !plain(path)).cloned()
 }
 
 async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, Error> {
