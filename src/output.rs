@@ -41,18 +41,19 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.as_bytes().iter().any(suspect) {
         return text.into();
     }
-    let ours = [BOLD, RED, GREEN, CYAN, YELLOW, DIM]
-        .map(|style| style.render().to_string())
-        .into_iter()
-        .chain([BOLD.render_reset().to_string()])
-        .collect::<Vec<_>>();
+    // The codes of the styles above, and of their reset, as written.
+    static OURS: std::sync::LazyLock<[String; 7]> = std::sync::LazyLock::new(|| {
+        let [bold, red, green, cyan, yellow, dim] =
+            [BOLD, RED, GREEN, CYAN, YELLOW, DIM].map(|s| s.render().to_string());
+        [bold, red, green, cyan, yellow, dim, BOLD.render_reset().to_string()]
+    });
     let mut safe = String::with_capacity(text.len() + 16);
     let mut rest = text;
     while let Some(at) = rest.as_bytes().iter().position(suspect) {
         safe.push_str(&rest[..at]);
         rest = &rest[at..];
         let c = rest.chars().next().expect("a character begins at each suspect byte");
-        let taken = match ours.iter().find(|code| rest.starts_with(code.as_str())) {
+        let taken = match OURS.iter().find(|code| rest.starts_with(code.as_str())) {
             Some(code) => {
                 safe.push_str(code);
                 code.len()
