@@ -695,6 +695,51 @@ fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_clai
 }
 
 #[test]
+fn a_script_configmap_edited_while_following_stops_the_run_before_the_next_steps_write() {
+    // Rollout `things` routes Thing `t` (example.com, no built-in script) with the script of the
+    // controller's ConfigMap. After step 1 is approved, someone edits that script; at step 2's
+    // pause the run stops before writing: step 2 was confirmed with the other script.
+    let script = |weight: &str| format!("return {{spec = {{weight = {weight}}}}}");
+    let configmap = |code: String| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "kruise-rollout-configuration", "namespace": "kruise-rollout"},
+               "data": {"lua.traffic.routing.Thing.example.com": code}})
+    };
+    let rollout = json!({
+        "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "things", "namespace": NAMESPACE},
+        "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "things"}, "strategy": {"canary": {
+            "steps": [{"replicas": 1, "traffic": "10%"}, {"replicas": 2, "traffic": "20%"}, {"replicas": "100%"}],
+            "trafficRoutings": [{"service": "things", "customNetworkRefs": [{"apiVersion": "example.com/v1", "kind": "Thing", "name": "t"}]}]
+        }}},
+        "status": {"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}}
+    });
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::leases())
+        .resource(fake_apiserver::configmaps())
+        .resource(fake_apiserver::ApiResourceDef::new("example.com", "v1", "Thing", "things"))
+        .object(rollout)
+        .object(json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": NAMESPACE}, "spec": {"weight": 0}}))
+        .object(configmap(script("obj.canaryWeight")))
+        .start();
+    let thing = || server.object("example.com", "*", "things", NAMESPACE, "t").unwrap()["spec"]["weight"].clone();
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "things", "--until-step", "2", "--yes", "--timeout", "60s"]);
+    child.wait_for_stdout("approved (step 1/3)");
+    assert_eq!(thing(), 10);
+    server.put_object(configmap(script("obj.canaryWeight + 1")));
+    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "things", &status);
+    child.finish().status(3).stderr_has(
+        "stopped: the script ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.Thing.example.com changed since the confirmation (sha256 ",
+    );
+    assert_eq!(thing(), 10, "step 2 is not written");
+    let rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "things").unwrap();
+    assert_eq!(rollout["status"]["canaryStatus"]["currentStepState"], "StepPaused", "nor approved");
+    assert!(claims(&server).is_empty(), "the claim is released");
+}
+
+#[test]
 fn a_terminal_closed_under_the_live_view_stops_the_run_cleanly() {
     // A regression (audit s29 safety3 #4): the terminal went away while `approve --to-end` drew
     // its live view; the hang-up's notice, written above the view, made indicatif panic on the
