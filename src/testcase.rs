@@ -302,9 +302,9 @@ pub fn harness_result(
     limits: &Limits,
     printed: &Printed,
 ) -> Result<(Data, Vec<String>), lua::ScriptError> {
-    let Evaluated { output: got, instructions } =
+    let Evaluated { output: got, work } =
         data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed)?;
-    let mut warnings = lua::controller_warnings(script, instructions);
+    let mut warnings = lua::controller_warnings(script, work);
     // Its prints were printed by the run above.
     let quiet = &Printed::default();
     if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)

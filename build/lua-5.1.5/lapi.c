@@ -406,6 +406,16 @@ static void golibrary (Proto *p) {
   for (i = 0; i < p->sizep; i++) golibrary(p->p[i]);
 }
 
+/*
+** kubectl-rollout-lua: the blocks the state has allocated or grown since it
+** was made: a count of the tables and strings a script makes, which cost
+** gopher-lua far more time than an instruction (src/lua/deadline.rs).
+*/
+LUA_API size_t lua_gostringkeys (lua_State *L) {
+  return G(L)->gostringkeys;
+}
+
+
 LUA_API void lua_golibrary (lua_State *L, int idx) {
   StkId o = index2adr(L, idx);
   api_check(L, ttisfunction(o));

@@ -97,6 +97,8 @@ typedef struct global_State {
   lu_mem gopadded;
   void *gopad;
   lu_mem gopadsize;
+  /* kubectl-rollout-lua: the blocks allocated or grown so far (lmem.c) */
+  lu_mem gostringkeys;
 } global_State;
 
 #define GOPAD_BYTES	8

@@ -345,6 +345,7 @@ static void setnodevector (lua_State *L, Table *t, int size) {
 
 static void resize (lua_State *L, Table *t, int nasize, int nhsize) {
   int i;
+  lu_mem stringkeys = G(L)->gostringkeys;  /* kubectl-rollout-lua: moving keys sets none */
   int oldasize = t->sizearray;
   int oldhsize = t->lsizenode;
   Node *nold = t->node;  /* save old hash ... */
@@ -368,6 +369,7 @@ static void resize (lua_State *L, Table *t, int nasize, int nhsize) {
     if (!ttisnil(gval(old)))
       setobjt2t(L, luaH_set(L, t, key2tval(old)), gval(old));
   }
+  G(L)->gostringkeys = stringkeys;
   if (nold != dummynode)
     luaM_freearray(L, nold, twoto(oldhsize), Node);  /* free old array */
 }
@@ -473,6 +475,7 @@ static TValue *newkey (lua_State *L, Table *t, const TValue *key) {
     }
   }
   gkey(mp)->value = key->value; gkey(mp)->tt = key->tt;
+  if (ttisstring(key)) G(L)->gostringkeys++;  /* kubectl-rollout-lua */
   luaC_barriert(L, t, key);
   lua_assert(ttisnil(gval(mp)));
   return gval(mp);

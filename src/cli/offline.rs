@@ -575,10 +575,10 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
         _ => Error::from(e),
     };
     show_printed(&printed.take());
-    let Evaluated { output, instructions } = result.map_err(failed)?;
+    let Evaluated { output, work } = result.map_err(failed)?;
     print_raw(&output)?;
     print_raw("\n")?;
-    for warning in lua::controller_warnings(&script, instructions) {
+    for warning in lua::controller_warnings(&script, work) {
         super::warn(&format!("warning: script {}: {warning}", script.name));
     }
     Ok(Outcome::Done)

@@ -24,12 +24,21 @@ pub struct Deadline {
     passed: Rc<Cell<Option<usize>>>,
     /// How often the hook ran: thousands of instructions (library loops' steps included).
     checks: Rc<Cell<u64>>,
+    /// The string keys set in the state's tables when the script began, and those of its obj.
+    string_keys_at_start: u64,
+    obj_string_keys: u64,
 }
 
 impl Deadline {
     /// Starts the clock for the script about to run in `lua`.
-    pub fn start(lua: &Lua, timeout: Duration) -> mlua::Result<Deadline> {
-        let clock = Deadline { at: Instant::now() + timeout, passed: Rc::default(), checks: Rc::default() };
+    pub fn start(lua: &Lua, timeout: Duration, obj_string_keys: u64) -> mlua::Result<Deadline> {
+        let clock = Deadline {
+            at: Instant::now() + timeout,
+            passed: Rc::default(),
+            checks: Rc::default(),
+            string_keys_at_start: super::stack::string_keys(lua)?,
+            obj_string_keys,
+        };
         lua.set_app_data(clock.clone());
         let hook = clock.clone();
         lua.set_hook(HookTriggers::new().every_nth_instruction(CHECK_EVERY), move |lua, _| {
@@ -39,11 +48,14 @@ impl Deadline {
         Ok(clock)
     }
 
-    /// The instructions the script has run so far, to the thousand (the steps of library
-    /// loops counted as instructions): a measure of its work that, unlike its time, does not
-    /// depend on the machine.
-    pub fn instructions(&self) -> u64 {
-        self.checks.get() * u64::from(CHECK_EVERY)
+    /// The work the script has done so far in `lua`, counted: unlike its time, the same on
+    /// any machine.
+    pub fn work(&self, lua: &Lua) -> mlua::Result<Work> {
+        Ok(Work {
+            instructions: self.checks.get() * u64::from(CHECK_EVERY),
+            string_keys: super::stack::string_keys(lua)? - self.string_keys_at_start,
+            obj_string_keys: self.obj_string_keys,
+        })
     }
 
     /// The line the script was running when its time ran out (0 where Lua knows none), or None
@@ -62,6 +74,19 @@ impl Deadline {
         }
         Err(fail_from_now_on(lua, timed_out()))
     }
+}
+
+/// What a script's run cost, counted (see `lua::controller_warnings`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// The instructions it ran, to the thousand (the steps of library loops counted as
+    /// instructions).
+    pub instructions: u64,
+    /// The string keys it set in tables: gopher-lua keeps them in Go maps, which cost it far
+    /// more than an instruction.
+    pub string_keys: u64,
+    /// The string keys of its obj, set as the obj was made (within the controller's deadline).
+    pub obj_string_keys: u64,
 }
 
 /// Makes every instruction the script reaches from now on fail with `error`, which is returned:

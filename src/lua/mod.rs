@@ -12,6 +12,7 @@ mod stdlib;
 
 use convert::EncodeError;
 pub use convert::{EmptyTable, Encoding, GoJson, GoJsonText, KeyOrder, Values, go_json_input};
+pub use deadline::Work;
 use stack::FromJson;
 
 use mlua::{Lua, LuaOptions, StdLib, Value as LuaValue, chunk::ChunkMode};
@@ -244,20 +245,20 @@ pub enum Obj<'a> {
     },
 }
 
-/// A script's output, and the instructions it ran to make it (see `controller_warnings`).
+/// A script's output, and the work it did to make it (see `controller_warnings`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluated<T> {
     pub output: T,
-    pub instructions: u64,
+    pub work: Work,
 }
 
 impl<T> Evaluated<T> {
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Evaluated<U> {
-        Evaluated { output: f(self.output), instructions: self.instructions }
+        Evaluated { output: f(self.output), work: self.work }
     }
 
     pub fn try_map<U, E>(self, f: impl FnOnce(T) -> Result<U, E>) -> Result<Evaluated<U>, E> {
-        Ok(Evaluated { output: f(self.output)?, instructions: self.instructions })
+        Ok(Evaluated { output: f(self.output)?, work: self.work })
     }
 }
 
@@ -266,27 +267,39 @@ impl<T> Evaluated<T> {
 /// 10 to 20 times as many).
 const CONTROLLER_INSTRUCTIONS_PER_SECOND: u64 = 12_000_000;
 
-/// What the controller's engine would do otherwise with `script`, which ran `instructions`:
+/// What a string key set in a table costs gopher-lua, which keeps such keys in Go maps, in
+/// instructions of the same time, measured with the oracle: one the script sets, with the
+/// tables it builds, 8 (tables of five keys thrown away) to 70 (a deep copy of a 1.4 MB obj,
+/// kept); one of the obj, set as the controller builds it (within its deadline), about 20.
+const SCRIPT_KEY_INSTRUCTIONS: u64 = 40;
+const OBJ_KEY_INSTRUCTIONS: u64 = 20;
+
+/// What the controller's engine would do otherwise with `script`, which did `work`:
 /// - each construct of `MISCOMPILED` the script has, at its first line (gopher-lua's compiler
 ///   gets them wrong: this engine does the same for `x = a and b or x`, and compiles the others
 ///   as Lua does);
 /// - a good part of the controller's 1s limit (a third or more): it runs instructions several
-///   times slower than this engine, so a script that passes here may time out there. Counted,
-///   not timed: the same on any machine.
-pub fn controller_warnings(script: &Script, instructions: u64) -> Vec<String> {
+///   times slower than this engine, and string keys set in tables (the obj's too) far slower
+///   still, so a script that passes here may time out there. Counted, not timed: the same on
+///   any machine.
+pub fn controller_warnings(script: &Script, work: Work) -> Vec<String> {
     let noted = script.compiled().map(|(_, noted)| *noted).unwrap_or_default();
     let miscompiled =
         noted.0.into_iter().zip(MISCOMPILED).filter_map(|(line, (_, what))| Some(format!("line {}: {what}", line?)));
-    miscompiled.chain(controller_time(instructions)).collect()
+    miscompiled.chain(controller_time(work)).collect()
 }
 
-fn controller_time(instructions: u64) -> Option<String> {
-    (instructions * 3 >= CONTROLLER_INSTRUCTIONS_PER_SECOND).then(|| {
+fn controller_time(work: Work) -> Option<String> {
+    let cost =
+        work.instructions + SCRIPT_KEY_INSTRUCTIONS * work.string_keys + OBJ_KEY_INSTRUCTIONS * work.obj_string_keys;
+    let keys = work.string_keys + work.obj_string_keys;
+    (cost * 3 >= CONTROLLER_INSTRUCTIONS_PER_SECOND).then(|| {
         format!(
-            "it ran about {:.1} million Lua instructions: gopher-lua, the controller's engine, runs about {} million a second, so it would take about {:.1}s there, against the controller's limit of 1s (this engine is 10 to 20 times faster): it may time out in the controller",
-            instructions as f64 / 1e6,
+            "it ran about {:.1} million Lua instructions and set {keys} string key{} in tables (its obj's included): gopher-lua, the controller's engine, runs about {} million instructions a second, and a string key takes it as long as {OBJ_KEY_INSTRUCTIONS} to {SCRIPT_KEY_INSTRUCTIONS} of them, so it would take about {:.1}s there, against the controller's limit of 1s (this engine is 10 to 20 times faster): it may time out in the controller",
+            work.instructions as f64 / 1e6,
+            if keys == 1 { "" } else { "s" },
             CONTROLLER_INSTRUCTIONS_PER_SECOND / 1_000_000,
-            instructions as f64 / CONTROLLER_INSTRUCTIONS_PER_SECOND as f64
+            cost as f64 / CONTROLLER_INSTRUCTIONS_PER_SECOND as f64
         )
     })
 }
@@ -345,6 +358,7 @@ fn evaluate_in<E: Encoding>(
         stdlib::install_for(lua, &script.name, options)?;
         // The obj counts against the limit too: a large one fails here, not the process.
         lua.set_memory_limit(limits.memory)?;
+        let before_obj = stack::string_keys(lua)?;
         // Building the input makes no garbage: collecting meanwhile would only re-mark it.
         lua.gc_stop();
         let built = match &obj {
@@ -360,7 +374,8 @@ fn evaluate_in<E: Encoding>(
         lua.globals().set("obj", built)?;
         stdlib::mark_inputs(lua)?;
         lua.set_app_data(*limits);
-        deadline::Deadline::start(lua, limits.timeout).map(Some)
+        let obj_string_keys = stack::string_keys(lua)? - before_obj;
+        deadline::Deadline::start(lua, limits.timeout, obj_string_keys).map(Some)
     };
     let deadline = match setup() {
         Ok(Some(deadline)) => deadline,
@@ -417,7 +432,7 @@ fn run<E: Encoding>(
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    let instructions = deadline.instructions();
+    let work = deadline.work(lua).map_err(|e| fail(ScriptErrorKind::Runtime, lua_message(&e)))?;
     let output = convert::from_lua(lua, last, options.empty, limits.memory, encoding).map_err(|e| match e {
         EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
         EncodeError::OutOfMemory => fail(ScriptErrorKind::Memory, out_of_memory(limits)),
@@ -429,7 +444,7 @@ fn run<E: Encoding>(
             ),
         ),
     })?;
-    Ok(Evaluated { output, instructions })
+    Ok(Evaluated { output, work })
 }
 
 fn out_of_memory(limits: &Limits) -> String {
@@ -757,7 +772,7 @@ mod tests {
     #[test]
     fn what_gopher_lua_compiles_otherwise_is_told_by_its_line() {
         let lines = |code: &str| {
-            let warnings = controller_warnings(&Script::new("loop.lua", code), 0);
+            let warnings = controller_warnings(&Script::new("loop.lua", code), Work::default());
             warnings.iter().map(|w| w.split(':').next().unwrap().to_string()).collect::<Vec<_>>()
         };
         // Fewer than three names and values, no call last: the first such line.
@@ -832,27 +847,51 @@ mod tests {
         }
     }
 
+    /// The work of `code` run on `obj`.
+    fn work_of(code: &str, obj: Value) -> Work {
+        let script = Script::new("heavy.lua", code);
+        let limits = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
+        let printed = Printed::default();
+        evaluate(&script, Cow::Owned(obj), &limits, EvalOptions::CONTROLLER, &printed, Values::default()).unwrap().work
+    }
+
     #[test]
     fn a_script_heavy_for_the_controllers_engine_is_told_by_its_instructions() {
-        let run = |iterations: u64| {
-            let code = format!("local x = 0 for i = 1, {iterations} do x = x + i % 7 end return {{spec = x}}");
-            let script = Script::new("loop.lua", &code);
-            let limits = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
-            let obj = Cow::Owned(json!({}));
-            evaluate(&script, obj, &limits, EvalOptions::CONTROLLER, &Printed::default(), Values::default()).unwrap()
+        let run = |turns: u64| {
+            work_of(&format!("local x = 0 for i = 1, {turns} do x = x + i % 7 end return {{spec = x}}"), json!({}))
         };
         // Three instructions a turn: counted to the thousand, whatever the machine.
         let light = run(100_000);
-        assert!((300_000..=302_000).contains(&light.instructions), "{}", light.instructions);
-        assert_eq!(controller_time(light.instructions), None);
-        let heavy = run(2_000_000).instructions;
+        assert!((300_000..=302_000).contains(&light.instructions), "{light:?}");
+        assert_eq!(controller_time(light), None);
         assert_eq!(
-            controller_time(heavy).unwrap(),
-            "it ran about 6.0 million Lua instructions: gopher-lua, the controller's engine, runs about 12 million a second, so it would take about 0.5s there, against the controller's limit of 1s (this engine is 10 to 20 times faster): it may time out in the controller"
+            controller_time(run(2_000_000)).unwrap(),
+            "it ran about 6.0 million Lua instructions and set 4 string keys in tables (its obj's included): gopher-lua, the controller's engine, runs about 12 million instructions a second, and a string key takes it as long as 20 to 40 of them, so it would take about 0.5s there, against the controller's limit of 1s (this engine is 10 to 20 times faster): it may time out in the controller"
         );
         // From a third of the controller's second.
-        assert_eq!(controller_time(3_999_000), None);
-        assert!(controller_time(4_000_000).is_some());
+        let instructions = |instructions| Work { instructions, ..Work::default() };
+        assert_eq!(controller_time(instructions(3_999_000)), None);
+        assert!(controller_time(instructions(4_000_000)).is_some());
+    }
+
+    #[test]
+    fn a_script_heavy_for_the_controllers_engine_is_told_by_the_string_keys_it_sets() {
+        // Each key set once, whatever the tables' growth moves: the obj's as it is made, the
+        // copy's as the script makes it.
+        let rules: Vec<Value> =
+            (0..1000).map(|i| json!({"route": [{"destination": {"host": format!("h{i}")}, "weight": 1}]})).collect();
+        let copy = "local function copy(t)\n  if type(t) ~= 'table' then return t end\n  local r = {}\n  for k, v in pairs(t) do r[k] = copy(v) end\n  return r\nend\nreturn {spec = copy(obj.spec)}";
+        let work = work_of(copy, json!({"spec": {"http": rules}}));
+        // What the sandbox sets itself, and the result's spec.
+        let none = work_of("return {spec = 1}", json!({}));
+        // Per rule: route, destination, host, weight; and http (spec too, in the obj).
+        assert_eq!((work.string_keys - none.string_keys, work.obj_string_keys - none.obj_string_keys), (4001, 4002));
+        // Few instructions, many keys: the keys alone reach a third of the controller's second.
+        let keys = |string_keys, obj_string_keys| Work { instructions: 0, string_keys, obj_string_keys };
+        assert_eq!(controller_time(keys(99_999, 0)), None);
+        assert!(controller_time(keys(100_000, 0)).unwrap().contains("set 100000 string keys in tables"));
+        assert_eq!(controller_time(keys(0, 199_999)), None);
+        assert!(controller_time(keys(0, 200_000)).is_some());
     }
 
     #[test]

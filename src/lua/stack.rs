@@ -1,6 +1,7 @@
-//! The Lua C API, for the JSON conversion (`convert`) and for marking the sandbox's library
-//! (`library_chunk`) only, and every `unsafe` block of it; and the two functions the C core
-//! calls back (`rollout_lua_parse_number`, `rollout_lua_number2str`).
+//! The Lua C API, for the JSON conversion (`convert`), for marking the sandbox's library
+//! (`library_chunk`) and for reading the count of string keys (`string_keys`) only, and every
+//! `unsafe` block of it; and the two functions the C core calls back
+//! (`rollout_lua_parse_number`, `rollout_lua_number2str`).
 //!
 //! mlua's safe API hands each value out through a registry reference of its own, which makes
 //! converting a large object several times slower than these direct stack operations (measured
@@ -552,6 +553,20 @@ unsafe extern "C" {
     /// Marks a function (a Lua one with the functions it defines) as the sandbox's library
     /// (`build/lua-5.1.5/lapi.c`).
     fn lua_golibrary(state: *mut ffi::lua_State, index: c_int);
+    /// The string keys set in tables since the state was made (`build/lua-5.1.5/lapi.c`).
+    fn lua_gostringkeys(state: *mut ffi::lua_State) -> usize;
+}
+
+/// The string keys set in tables of `lua` since it was made (a key set again after a removal
+/// counts again; a key moved when its table grows does not). Lifts the memory limit for the
+/// read, which a state that holds all the memory it may could not otherwise make.
+pub fn string_keys(lua: &Lua) -> mlua::Result<u64> {
+    let limit = lua.set_memory_limit(0)?;
+    let mut count = 0;
+    // SAFETY: reads a counter of the global state; neither allocates nor raises.
+    let read = unsafe { lua.exec_raw::<()>((), |state| count = lua_gostringkeys(state)) };
+    lua.set_memory_limit(limit)?;
+    read.map(|()| count as u64)
 }
 
 /// Runs a chunk of the sandbox's library with `args`, marking it and the (Rust) functions among

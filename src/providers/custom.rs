@@ -106,7 +106,7 @@ pub fn plan_object(
             };
             let obj = model::lua_data(original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);
-            let Evaluated { output: result, instructions } =
+            let Evaluated { output: result, work } =
                 data::evaluate(&script.script, Cow::Borrowed(&obj), limits, options, context.printed).map_err(|e| {
                     let failed = script_failed(&routing.owner, context.stage, reference, e);
                     match originals_stored_first(routing, objects) {
@@ -114,7 +114,7 @@ pub fn plan_object(
                         None => failed,
                     }
                 })?;
-            let controller = lua::controller_warnings(&script.script, instructions);
+            let controller = lua::controller_warnings(&script.script, work);
             warnings.extend(controller.iter().map(|w| format!("{reference}: {}: {w}", script.source)));
             // The built-in scripts' independence from pairs() order is checked by their test cases
             // (`test` flags any dependence); other scripts are checked on every plan.

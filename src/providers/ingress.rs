@@ -410,12 +410,12 @@ fn run_script(
     explanations: &[String],
     warnings: &mut Vec<String>,
 ) -> Result<Annotations, Error> {
-    let Evaluated { output, instructions } =
+    let Evaluated { output, work } =
         evaluate(route.script, obj, &route.limits, route.printed).map_err(|e| match explanations {
             [] => Error::Script(e),
             _ => Error::Input(format!("{e} ({})", explanations.join("; "))),
         })?;
-    let controller = lua::controller_warnings(route.script, instructions);
+    let controller = lua::controller_warnings(route.script, work);
     warnings.extend(controller.iter().map(|w| format!("script {}: {w}", route.script.name)));
     Ok(output)
 }
