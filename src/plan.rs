@@ -68,6 +68,10 @@ pub struct Planner<'a> {
     /// (as a release goes through them) or from the objects as read (to tell which stage they
     /// are at).
     carry: bool,
+    /// Whether a stage the controller does not route (a partition step that reaches the
+    /// workload's replicas) leaves the objects as they are, as the controller does (what
+    /// `approve` writes), rather than showing the routing they keep from the step before.
+    leave_unrouted: bool,
     /// Whether the plans keep each script's input (`ObjectPlan::obj`): only `plan --show-obj`
     /// shows it, and a large object's obj is megabytes.
     keep_objs: bool,
@@ -84,6 +88,7 @@ impl<'a> Planner<'a> {
         Planner {
             objects,
             carry: true,
+            leave_unrouted: false,
             keep_objs: false,
             scripts,
             limits,
@@ -101,6 +106,13 @@ impl<'a> Planner<'a> {
     /// place an object (`status`, `restore`'s check for edits), not to follow a release.
     pub fn each_stage_from_the_objects_read(self) -> Planner<'a> {
         Planner { carry: false, ..self }
+    }
+
+    /// Plans a stage the controller does not route as what the controller does there: nothing,
+    /// whatever the objects hold (someone's edit since the step before stays). For `approve`,
+    /// which writes what the controller would at the step it approves.
+    pub fn leaving_unrouted_stages_alone(self) -> Planner<'a> {
+        Planner { leave_unrouted: true, ..self }
     }
 
     /// What the scripts printed since the last call, for the command-line edge to show: taken
@@ -206,7 +218,10 @@ impl<'a> Planner<'a> {
         let (mut own_alike, mut cr_alike) = (Alike::default(), Alike::default());
         for &stage in stages {
             let strategy = rollout.strategy_at(stage);
-            let done = rollout.routing_at(stage, workload_replicas);
+            let mut done = rollout.routing_at(stage, workload_replicas);
+            if self.leave_unrouted && done.note.is_some() {
+                done.action = RoutingAction::Leave;
+            }
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
@@ -533,6 +548,28 @@ mod tests {
         assert_eq!(three.objects[0].planned["spec"]["weight"], json!(20));
         // Carried from stage to stage, every stage is planned.
         assert_eq!(run(false).1.lines().filter(|l| l.contains("20")).count(), 2);
+    }
+
+    #[test]
+    fn a_stage_the_controller_does_not_route_is_left_alone_by_a_planner_that_writes() {
+        // Step 2 reaches the workload's replicas (100%) in a partition release: not routed.
+        let steps = json!([{"replicas": 1, "traffic": "20%"}, {"replicas": "100%", "traffic": "50%"}]);
+        let (rollout, objects, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
+        let step_2 = |planner: Planner| {
+            let mut plan = planner.plan_rollout(&rollout, "shop", None, &[Stage::Step(2)]).unwrap();
+            let stage = plan.stages.remove(0);
+            assert!(stage.unrouted && stage.description.contains("keeps step 1's routing"), "{stage:?}");
+            stage.objects.into_iter().next().unwrap()
+        };
+        // Shown, it holds the routing it keeps from step 1.
+        let shown = step_2(Planner::new(&objects, &catalog, Limits::default()));
+        assert_eq!(shown.planned["spec"]["weight"], json!(20));
+        // Written (`approve`), the object stays as it is, edited or not: the controller writes
+        // nothing there.
+        let written = step_2(Planner::new(&objects, &catalog, Limits::default()).leaving_unrouted_stages_alone());
+        assert_eq!(written.planned["spec"]["weight"], json!(0));
+        assert!(matches!(written.action, Action::Keep(_)), "{:?}", written.action);
+        assert_eq!(written.writes().count(), 0);
     }
 
     #[test]

@@ -94,6 +94,30 @@ fn the_workload_is_read_from_the_cluster_for_its_replicas() {
 }
 
 #[test]
+fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
+    // Step 2 runs both pods of a two-pod Deployment: the controller leaves the routing alone
+    // there, so an edit made since step 1 (here: routing never written at all) stays.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!(2);
+    let server = serving(rollout).start();
+    server.put_object(deployment(2));
+    let test = Test::new().kubeconfig(&server);
+    // `plan` shows the routing the gateway keeps from step 1 ...
+    test.run_args(["plan", "demo"]).success().stdout_has("+        user-agent:\n+          exact: pc\n");
+    // ... `approve` writes none: the approval alone.
+    let out = test
+        .run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has("so the gateway keeps step 1's routing")
+        .stdout_has("the controller writes nothing here: left alone");
+    assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
+    let written: Vec<_> = server.writes().into_iter().filter(|w| !w.path.contains("/leases")).collect();
+    assert!(written.iter().all(|w| w.path.contains("/rollouts/demo")), "{written:?}");
+    assert!(written.iter().any(|w| w.path.ends_with("/rollouts/demo/status")), "{written:?}");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
 fn a_blue_green_last_step_at_100_percent_waits_for_approval() {
     let blue_green = partition("      - {replicas: 50%, traffic: 0%}\n      - {replicas: 100%, traffic: 50%}\n")
         .replace("    canary:\n", "    blueGreen:\n");

@@ -451,7 +451,9 @@ impl Run<'_> {
             .into_iter()
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
-                let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+                // What the controller writes at the step: none at one it does not route.
+                let planner = session.planner(&live.snapshot.objects, &catalog).leaving_unrouted_stages_alone();
+                let mut plan = session.plan_with(planner, &live, rollout, &[stage])?;
                 if let Some(why) = plan.unwritable() {
                     return Err(Error::Refused(format!("nothing was written: {why}")));
                 }
@@ -816,7 +818,8 @@ fn preview_next(
             false => objects.insert(&object.key.namespace, Arc::clone(&object.planned)),
         }
     }
-    let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
+    let planner = session.planner(&objects, catalog).leaving_unrouted_stages_alone();
+    let mut plan = session.plan_with(planner, live, approval.rollout, &[next])?;
     let when = plan.stages.first().and_then(when_written).map(|when| format!(" ({when})")).unwrap_or_default();
     plan.owner = format!("Next for {}: {}{when}", plan.owner, rollout.stage_label(next));
     plan.notes.clear();

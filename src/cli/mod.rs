@@ -49,6 +49,8 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
     and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
+    At a partition step the controller does not route (its replicas reach the workload's) no routing is \
+    written, as the controller writes none there. \
     The Rollout is claimed first (a Lease rollout-lua.<rollout>: a second approve or restore refuses), and \
     read after the claim (with -l, a Rollout that starts to match in between is not claimed, and refused: run \
     again). Guards run before anything is written: the step must be StepPaused (--traffic-only: \
