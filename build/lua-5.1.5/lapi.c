@@ -407,9 +407,9 @@ static void golibrary (Proto *p) {
 }
 
 /*
-** kubectl-rollout-lua: the blocks the state has allocated or grown since it
-** was made: a count of the tables and strings a script makes, which cost
-** gopher-lua far more time than an instruction (src/lua/deadline.rs).
+** kubectl-rollout-lua: the string keys set in the state's tables since it was
+** made (ltable.c): gopher-lua keeps them in Go maps, which cost it far more
+** time than an instruction (src/lua/mod.rs, controller_time).
 */
 LUA_API size_t lua_gostringkeys (lua_State *L) {
   return G(L)->gostringkeys;
