@@ -68,10 +68,6 @@ pub struct Planner<'a> {
     /// (as a release goes through them) or from the objects as read (to tell which stage they
     /// are at).
     carry: bool,
-    /// Whether a stage the controller does not route (a partition step that reaches the
-    /// workload's replicas) leaves the objects as they are, as the controller does (what
-    /// `approve` writes), rather than showing the routing they keep from the step before.
-    leave_unrouted: bool,
     /// Whether the plans keep each script's input (`ObjectPlan::obj`): only `plan --show-obj`
     /// shows it, and a large object's obj is megabytes.
     keep_objs: bool,
@@ -88,7 +84,6 @@ impl<'a> Planner<'a> {
         Planner {
             objects,
             carry: true,
-            leave_unrouted: false,
             keep_objs: false,
             scripts,
             limits,
@@ -106,13 +101,6 @@ impl<'a> Planner<'a> {
     /// place an object (`status`, `restore`'s check for edits), not to follow a release.
     pub fn each_stage_from_the_objects_read(self) -> Planner<'a> {
         Planner { carry: false, ..self }
-    }
-
-    /// Plans a stage the controller does not route as what the controller does there: nothing,
-    /// whatever the objects hold (someone's edit since the step before stays). For `approve`,
-    /// which writes what the controller would at the step it approves.
-    pub fn leaving_unrouted_stages_alone(self) -> Planner<'a> {
-        Planner { leave_unrouted: true, ..self }
     }
 
     /// What the scripts printed since the last call, for the command-line edge to show: taken
@@ -216,10 +204,15 @@ impl<'a> Planner<'a> {
         // Planned from the objects read, a stage routed as an earlier one plans as it did: each
         // distinct action is planned once (the CRD lets a Rollout have thousands of steps).
         let (mut own_alike, mut cr_alike) = (Alike::default(), Alike::default());
-        for &stage in stages {
+        for (planned_before, &stage) in stages.iter().enumerate() {
             let strategy = rollout.strategy_at(stage);
             let mut done = rollout.routing_at(stage, workload_replicas);
-            if self.leave_unrouted && done.note.is_some() {
+            // The controller writes nothing at a stage it does not route, whatever the objects
+            // hold: planned first, from the objects as read (`approve`, `plan --step N`), it
+            // leaves them alone. After a stage of this plan, or placing objects, it is planned
+            // as the stage whose routing it keeps (custom refs start from the objects as read at
+            // every stage).
+            if self.carry && planned_before == 0 && done.unrouted() {
                 done.action = RoutingAction::Leave;
             }
             let mut objects = Vec::new();
@@ -265,7 +258,8 @@ impl<'a> Planner<'a> {
             let joined = |parts: [Option<String>; 4]| parts.into_iter().flatten().collect::<Vec<_>>().join(", ");
             let description = joined([replicas, own.clone(), pause, by_cr.clone()]);
             let routed = joined([own, by_cr, None, None]);
-            let unrouted = done.note.is_some();
+            // (A Rollout routed by its TrafficRouting alone is routed at every step.)
+            let unrouted = done.unrouted() && routing.is_some();
             plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, unrouted, objects });
         }
         if let Some(cr) = cr {
@@ -551,25 +545,29 @@ mod tests {
     }
 
     #[test]
-    fn a_stage_the_controller_does_not_route_is_left_alone_by_a_planner_that_writes() {
+    fn a_stage_the_controller_does_not_route_leaves_the_objects_as_they_are() {
         // Step 2 reaches the workload's replicas (100%) in a partition release: not routed.
         let steps = json!([{"replicas": 1, "traffic": "20%"}, {"replicas": "100%", "traffic": "50%"}]);
         let (rollout, objects, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
-        let step_2 = |planner: Planner| {
-            let mut plan = planner.plan_rollout(&rollout, "shop", None, &[Stage::Step(2)]).unwrap();
-            let stage = plan.stages.remove(0);
-            assert!(stage.unrouted && stage.description.contains("keeps step 1's routing"), "{stage:?}");
-            stage.objects.into_iter().next().unwrap()
-        };
-        // Shown, it holds the routing it keeps from step 1.
-        let shown = step_2(Planner::new(&objects, &catalog, Limits::default()));
-        assert_eq!(shown.planned["spec"]["weight"], json!(20));
-        // Written (`approve`), the object stays as it is, edited or not: the controller writes
-        // nothing there.
-        let written = step_2(Planner::new(&objects, &catalog, Limits::default()).leaving_unrouted_stages_alone());
-        assert_eq!(written.planned["spec"]["weight"], json!(0));
-        assert!(matches!(written.action, Action::Keep(_)), "{:?}", written.action);
-        assert_eq!(written.writes().count(), 0);
+        let planner = || Planner::new(&objects, &catalog, Limits::default());
+        let plan = |planner: Planner, stages: &[Stage]| planner.plan_rollout(&rollout, "shop", None, stages).unwrap();
+        // Planned alone, the object stays as read (here never routed): the controller writes
+        // nothing there, whatever it holds.
+        let alone = plan(planner(), &[Stage::Step(2)]);
+        let stage = &alone.stages[0];
+        assert!(stage.unrouted && stage.description.contains("keeps step 1's routing"), "{stage:?}");
+        let object = &stage.objects[0];
+        assert_eq!(object.planned["spec"]["weight"], json!(0));
+        assert!(matches!(object.action, Action::Keep(_)), "{:?}", object.action);
+        assert_eq!(object.writes().count(), 0);
+        // After step 1 in the same plan, it holds what step 1 left.
+        let release = plan(planner(), &rollout.stages());
+        assert_eq!(release.stages[1].objects[0].planned, release.stages[0].objects[0].planned);
+        assert_eq!(release.stages[1].objects[0].planned["spec"]["weight"], json!(20));
+        // Placing objects, it is planned as step 1, whose routing it keeps.
+        let placed = plan(planner().each_stage_from_the_objects_read(), &rollout.stages());
+        assert_eq!(placed.stages[1].objects[0].planned, placed.stages[0].objects[0].planned);
+        assert_eq!(placed.stages[1].objects[0].planned["spec"]["weight"], json!(20));
     }
 
     #[test]

@@ -29,7 +29,8 @@ const TWO_POD_STEPS: &str =
 
 #[test]
 fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing() {
-    let plan = |files: Test| files.args(["plan", "-f", "m", "--step", "2"]).run().success();
+    // Steps 1 and 2: step 2 holds what step 1 left (each diff is from the objects as read).
+    let plan = |files: Test| files.args(["plan", "-f", "m", "--all-steps"]).run().success();
     let with = |replicas: Option<i64>| {
         let test = Test::new().file("m/rollout.yaml", &partition(TWO_POD_STEPS)).file("m/vs.yaml", VIRTUAL_SERVICE);
         match replicas {
@@ -43,6 +44,14 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
         .stdout_has("+      weight: 80\n+    - destination:\n+        host: demo-canary\n+      weight: 20\n");
     assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
     assert!(!out.stdout.contains("is not known"), "{}", out.stdout);
+    // Planned alone, from the objects as read: the controller writes nothing there.
+    let out = with(Some(2))
+        .args(["plan", "-f", "m", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("so the gateway keeps step 1's routing)")
+        .stdout_has("VirtualService shop/demo: already as planned; the controller writes nothing here: left alone");
+    assert!(!out.stdout.contains("weight"), "{}", out.stdout);
     // Four pods: step 2 is routed.
     let out = plan(with(Some(4))).stdout_has("+      weight: 50\n");
     assert!(!out.stdout.contains("does not route"), "{}", out.stdout);
@@ -55,7 +64,7 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
     let out = Test::new()
         .file("m/rollout.yaml", &partition(full))
         .file("m/vs.yaml", VIRTUAL_SERVICE)
-        .args(["plan", "-f", "m", "--step", "2"])
+        .args(["plan", "-f", "m"])
         .run()
         .success()
         .stdout_has("(the controller does not route this step: its replicas reach the workload's whatever its size in a partition release, so the gateway keeps step 1's routing)")
@@ -78,7 +87,7 @@ fn the_workload_is_read_from_the_cluster_for_its_replicas() {
         .start();
     let out = Test::new()
         .kubeconfig(&server)
-        .args(["plan", "demo"])
+        .args(["plan", "demo", "--all-steps"])
         .run()
         .success()
         .stdout_has("so the gateway keeps step 1's routing")
@@ -102,9 +111,10 @@ fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
     let server = serving(rollout).start();
     server.put_object(deployment(2));
     let test = Test::new().kubeconfig(&server);
-    // `plan` shows the routing the gateway keeps from step 1 ...
-    test.run_args(["plan", "demo"]).success().stdout_has("+        user-agent:\n+          exact: pc\n");
-    // ... `approve` writes none: the approval alone.
+    // `plan` of the step says so ...
+    let out = test.run_args(["plan", "demo"]).success().stdout_has("the controller writes nothing here: left alone");
+    assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
+    // ... and `approve` writes none: the approval alone.
     let out = test
         .run_args(["approve", "demo", "--yes"])
         .success()

@@ -184,7 +184,7 @@ LUA_API lua_State *lua_newstate (lua_Alloc f, void *ud) {
   g->gcdept = 0;
   g->gopadded = g->gopadsize = 0;  /* kubectl-rollout-lua */
   g->gopad = NULL;
-  g->gostringkeys = 0;
+  g->gostringkeys = 0;  /* kubectl-rollout-lua */
   for (i=0; i<NUM_TAGS; i++) g->mt[i] = NULL;
   if (luaD_rawrunprotected(L, f_luaopen, NULL) != 0) {
     /* memory allocation error: free partial state */

@@ -97,7 +97,7 @@ typedef struct global_State {
   lu_mem gopadded;
   void *gopad;
   lu_mem gopadsize;
-  /* kubectl-rollout-lua: the blocks allocated or grown so far (lmem.c) */
+  /* kubectl-rollout-lua: the string keys set in tables so far (ltable.c) */
   lu_mem gostringkeys;
 } global_State;
 

@@ -150,6 +150,7 @@ LUA_API const char     *(lua_tolstring) (lua_State *L, int idx, size_t *len);
 LUA_API size_t          (lua_objlen) (lua_State *L, int idx);
 /* kubectl-rollout-lua: gopher-lua's array part (lapi.c) */
 LUA_API int             (lua_goarraylen) (lua_State *L, int idx);
+/* kubectl-rollout-lua: the string keys set in tables so far (lapi.c) */
 LUA_API size_t          (lua_gostringkeys) (lua_State *L);
 LUA_API void            (lua_goarraypop) (lua_State *L, int idx);
 LUA_API void            (lua_golibrary) (lua_State *L, int idx);

@@ -451,9 +451,7 @@ impl Run<'_> {
             .into_iter()
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
-                // What the controller writes at the step: none at one it does not route.
-                let planner = session.planner(&live.snapshot.objects, &catalog).leaving_unrouted_stages_alone();
-                let mut plan = session.plan_with(planner, &live, rollout, &[stage])?;
+                let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
                 if let Some(why) = plan.unwritable() {
                     return Err(Error::Refused(format!("nothing was written: {why}")));
                 }
@@ -818,8 +816,7 @@ fn preview_next(
             false => objects.insert(&object.key.namespace, Arc::clone(&object.planned)),
         }
     }
-    let planner = session.planner(&objects, catalog).leaving_unrouted_stages_alone();
-    let mut plan = session.plan_with(planner, live, approval.rollout, &[next])?;
+    let mut plan = session.plan(live, catalog, &objects, approval.rollout, &[next])?;
     let when = plan.stages.first().and_then(when_written).map(|when| format!(" ({when})")).unwrap_or_default();
     plan.owner = format!("Next for {}: {}{when}", plan.owner, rollout.stage_label(next));
     plan.notes.clear();
@@ -839,7 +836,7 @@ fn when_written(next: &StagePlan) -> Option<String> {
         next.objects.iter().filter(|o| o.owner.kind == OwnerKind::Rollout).map(|o| &o.action).collect();
     let mut parts = Vec::new();
     if next.unrouted {
-        parts.push("the controller writes nothing at this step; the plan shows the routing it keeps".to_string());
+        parts.push("the controller writes nothing at this step: the objects stay as they are".to_string());
     } else if next.stage == Some(Stage::BlueGreenFinal) {
         parts.push(
             "applied by the controller once every step is done, while the release finalises; the original routing comes back after it".to_string(),
@@ -1087,6 +1084,14 @@ mod tests {
         let mut linked = at(2);
         linked.traffic_routing = None;
         assert_eq!(when(&linked, Some(&cr), &routed).as_deref(), Some(keeps));
+        // A partition step that reaches the workload's replicas (100%, whatever their number):
+        // the Rollout's own routing is not written there; a TrafficRouting's is all the same.
+        let mut full = at(3);
+        full.steps[2].replicas = Some(json!("100%"));
+        let nothing = "the controller writes nothing at this step: the objects stay as they are";
+        assert_eq!(when(&full, None, &routed).as_deref(), Some(nothing));
+        full.traffic_routing = None;
+        assert_eq!(when(&full, Some(&cr), &routed).as_deref(), Some(keeps));
         // Blue-green's final stage, and a partition step the controller does not route.
         let mut stage = current_plan(&at(3), route()).stages.remove(0);
         stage.stage = Some(Stage::BlueGreenFinal);
@@ -1099,7 +1104,7 @@ mod tests {
         stage.unrouted = true;
         assert_eq!(
             when_written(&stage).as_deref(),
-            Some("the controller writes nothing at this step; the plan shows the routing it keeps")
+            Some("the controller writes nothing at this step: the objects stay as they are")
         );
     }
 

@@ -132,9 +132,16 @@ impl Session {
         Ok((live, catalog))
     }
 
-    /// A planner of `objects` under this session's limits.
-    pub(super) fn planner<'a>(&self, objects: &'a ObjectIndex, catalog: &'a ScriptCatalog) -> Planner<'a> {
-        Planner::new(objects, catalog, self.limits)
+    /// Plans `stages` of one Rollout against `objects`.
+    pub(super) fn plan(
+        &self,
+        live: &Live,
+        catalog: &ScriptCatalog,
+        objects: &ObjectIndex,
+        rollout: &Located<Rollout>,
+        stages: &[Stage],
+    ) -> Result<RoutingPlan, Error> {
+        self.plan_with(Planner::new(objects, catalog, self.limits), live, rollout, stages)
     }
 
     /// Plans every stage of one Rollout from its objects as read, to tell where each object
@@ -145,12 +152,11 @@ impl Session {
         catalog: &ScriptCatalog,
         rollout: &Located<Rollout>,
     ) -> Result<RoutingPlan, Error> {
-        let planner = self.planner(&live.snapshot.objects, catalog).each_stage_from_the_objects_read();
+        let planner = Planner::new(&live.snapshot.objects, catalog, self.limits).each_stage_from_the_objects_read();
         self.plan_with(planner, live, rollout, &rollout.item.stages())
     }
 
-    /// Plans `stages` of one Rollout with `planner`.
-    pub(super) fn plan_with(
+    fn plan_with(
         &self,
         planner: Planner,
         live: &Live,
@@ -226,8 +232,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
             .par_iter()
             .map(|rollout| {
                 let (stages, note) = chosen_stages(&rollout.item, args)?;
-                let planner = session.planner(&live.snapshot.objects, &catalog);
-                let mut plan = session.plan_with(planner, &live, rollout, &stages)?;
+                let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
                 plan.warnings.extend(
                     shared

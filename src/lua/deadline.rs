@@ -11,6 +11,7 @@
 
 use mlua::{HookTriggers, Lua, VmState};
 use std::cell::Cell;
+use std::ops::Range;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -30,14 +31,15 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    /// Starts the clock for the script about to run in `lua`.
-    pub fn start(lua: &Lua, timeout: Duration, obj_string_keys: u64) -> mlua::Result<Deadline> {
+    /// Starts the clock for the script about to run in `lua`, whose obj set the string keys
+    /// counted from `obj_string_keys.start` to its end (`stack::string_keys`).
+    pub fn start(lua: &Lua, timeout: Duration, obj_string_keys: Range<u64>) -> mlua::Result<Deadline> {
         let clock = Deadline {
             at: Instant::now() + timeout,
             passed: Rc::default(),
             checks: Rc::default(),
-            string_keys_at_start: super::stack::string_keys(lua)?,
-            obj_string_keys,
+            string_keys_at_start: obj_string_keys.end,
+            obj_string_keys: obj_string_keys.end - obj_string_keys.start,
         };
         lua.set_app_data(clock.clone());
         let hook = clock.clone();

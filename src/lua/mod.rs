@@ -374,8 +374,8 @@ fn evaluate_in<E: Encoding>(
         lua.globals().set("obj", built)?;
         stdlib::mark_inputs(lua)?;
         lua.set_app_data(*limits);
-        let obj_string_keys = stack::string_keys(lua)? - before_obj;
-        deadline::Deadline::start(lua, limits.timeout, obj_string_keys).map(Some)
+        let after_obj = stack::string_keys(lua)?;
+        deadline::Deadline::start(lua, limits.timeout, before_obj..after_obj).map(Some)
     };
     let deadline = match setup() {
         Ok(Some(deadline)) => deadline,

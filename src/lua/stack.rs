@@ -557,9 +557,11 @@ unsafe extern "C" {
     fn lua_gostringkeys(state: *mut ffi::lua_State) -> usize;
 }
 
-/// The string keys set in tables of `lua` since it was made (a key set again after a removal
-/// counts again; a key moved when its table grows does not). Lifts the memory limit for the
-/// read, which a state that holds all the memory it may could not otherwise make.
+/// The string keys set in tables of `lua` since it was made: new keys only (a key moved when
+/// its table grows is not counted again, and one set to nil and set again counts again only
+/// once the collector or the table's growth has dropped it; gopher-lua pays for these each
+/// time, and for updates). Lifts the memory limit for the read, which a state that holds all
+/// the memory it may could not otherwise make.
 pub fn string_keys(lua: &Lua) -> mlua::Result<u64> {
     let limit = lua.set_memory_limit(0)?;
     let mut count = 0;

@@ -32,6 +32,12 @@ impl StageRouting {
         StageRouting { action, note: None }
     }
 
+    /// Whether the controller does not route the stage (a partition step that reaches the
+    /// workload's replicas; `Rollout::routing_at`).
+    pub fn unrouted(&self) -> bool {
+        self.note.is_some()
+    }
+
     /// What the stage asks for (`asked`, its own strategy), and why the controller does
     /// otherwise when it does.
     pub fn describe(&self, asked: &RouteStrategy) -> String {
