@@ -25,6 +25,8 @@ pub struct Deadline {
     passed: Rc<Cell<Option<usize>>>,
     /// How often the hook ran: thousands of instructions (library loops' steps included).
     checks: Rc<Cell<u64>>,
+    /// Steps of library functions written in Rust, which the hook does not see (`count_steps`).
+    library_steps: Rc<Cell<u64>>,
     /// The string keys set in the state's tables when the script began, and those of its obj.
     string_keys_at_start: u64,
     obj_string_keys: u64,
@@ -38,6 +40,7 @@ impl Deadline {
             at: Instant::now() + timeout,
             passed: Rc::default(),
             checks: Rc::default(),
+            library_steps: Rc::default(),
             string_keys_at_start: obj_string_keys.end,
             obj_string_keys: obj_string_keys.end - obj_string_keys.start,
         };
@@ -54,7 +57,7 @@ impl Deadline {
     /// any machine.
     pub fn work(&self, lua: &Lua) -> mlua::Result<Work> {
         Ok(Work {
-            instructions: self.checks.get() * u64::from(CHECK_EVERY),
+            instructions: self.checks.get() * u64::from(CHECK_EVERY) + self.library_steps.get(),
             string_keys: super::stack::string_keys(lua)? - self.string_keys_at_start,
             obj_string_keys: self.obj_string_keys,
         })
@@ -82,7 +85,7 @@ impl Deadline {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Work {
     /// The instructions it ran, to the thousand (the steps of library loops counted as
-    /// instructions).
+    /// instructions, and a byte of `json.encode`'s text as one).
     pub instructions: u64,
     /// The string keys it set in tables: gopher-lua keeps them in Go maps, which cost it far
     /// more than an instruction.
@@ -108,6 +111,14 @@ fn fail_from_now_on(lua: &Lua, error: mlua::Error) -> mlua::Error {
 /// is returned as it is.
 pub fn stop_if_out_of_memory(lua: &Lua, error: mlua::Error) -> mlua::Error {
     if super::is_memory_error(&error) { fail_from_now_on(lua, error) } else { error }
+}
+
+/// For library functions written in Rust whose work costs the controller's engine more than a
+/// call: counts `steps` of it as instructions of the script's work (`Work::instructions`).
+pub fn count_steps(lua: &Lua, steps: u64) {
+    if let Some(clock) = lua.app_data_ref::<Deadline>() {
+        clock.library_steps.set(clock.library_steps.get() + steps);
+    }
 }
 
 /// For library functions written in Rust (`json`, `string.format`, …), which the instruction hook does not see:
