@@ -407,7 +407,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                             })
                         })
                         .collect();
-                    serde_json::json!({"step": stage.stage, "label": stage.label, "description": stage.description, "routing": stage.routing, "objects": objects})
+                    serde_json::json!({"step": stage.stage, "label": stage.label, "description": stage.description, "routing": stage.routing, "unrouted": stage.unrouted, "objects": objects})
                 })
                 .collect();
             serde_json::json!({"owner": plan.owner, "notes": plan.notes, "warnings": plan.warnings, "stages": stages})

@@ -28,7 +28,8 @@ pub struct StagePlan {
     /// What the controller routes at the stage (the traffic split or the matches, or why not).
     pub routing: String,
     /// A partition step the controller does not route (its replicas reach the workload's): the
-    /// objects keep the routing of the step before, which is what is planned.
+    /// objects keep the routing of the step before, which is what is planned (at a release's
+    /// current step: the objects as they are).
     pub unrouted: bool,
     pub objects: Vec<ObjectPlan>,
 }
@@ -204,15 +205,16 @@ impl<'a> Planner<'a> {
         // Planned from the objects read, a stage routed as an earlier one plans as it did: each
         // distinct action is planned once (the CRD lets a Rollout have thousands of steps).
         let (mut own_alike, mut cr_alike) = (Alike::default(), Alike::default());
-        for (planned_before, &stage) in stages.iter().enumerate() {
+        // The stage a release in progress is at: its objects as read are the gateway's there.
+        let current = rollout.current_stage().filter(|_| routing.as_ref().is_some_and(|r| r.releasing));
+        for &stage in stages {
             let strategy = rollout.strategy_at(stage);
             let mut done = rollout.routing_at(stage, workload_replicas);
             // The controller writes nothing at a stage it does not route, whatever the objects
-            // hold: planned first, from the objects as read (`approve`, `plan --step N`), it
-            // leaves them alone. After a stage of this plan, or placing objects, it is planned
-            // as the stage whose routing it keeps (custom refs start from the objects as read at
-            // every stage).
-            if self.carry && planned_before == 0 && done.unrouted() {
+            // hold: at the current stage (`approve`, `plan` of it) they are left alone. Any other
+            // such stage is planned as the stage whose routing it keeps, which is what the
+            // gateway holds there (and how placing objects tells it).
+            if self.carry && done.unrouted() && Some(stage) == current {
                 done.action = RoutingAction::Leave;
             }
             let mut objects = Vec::new();
@@ -545,29 +547,35 @@ mod tests {
     }
 
     #[test]
-    fn a_stage_the_controller_does_not_route_leaves_the_objects_as_they_are() {
+    fn a_stage_the_controller_does_not_route_leaves_the_objects_as_they_are_when_current() {
         // Step 2 reaches the workload's replicas (100%) in a partition release: not routed.
         let steps = json!([{"replicas": 1, "traffic": "20%"}, {"replicas": "100%", "traffic": "50%"}]);
         let (rollout, objects, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
+        let mut at_step_2 = rollout.clone();
+        at_step_2.status.phase = Some("Progressing".into());
+        at_step_2.status.current_step_index = Some(2);
         let planner = || Planner::new(&objects, &catalog, Limits::default());
-        let plan = |planner: Planner, stages: &[Stage]| planner.plan_rollout(&rollout, "shop", None, stages).unwrap();
-        // Planned alone, the object stays as read (here never routed): the controller writes
-        // nothing there, whatever it holds.
-        let alone = plan(planner(), &[Stage::Step(2)]);
-        let stage = &alone.stages[0];
-        assert!(stage.unrouted && stage.description.contains("keeps step 1's routing"), "{stage:?}");
-        let object = &stage.objects[0];
-        assert_eq!(object.planned["spec"]["weight"], json!(0));
-        assert!(matches!(object.action, Action::Keep(_)), "{:?}", object.action);
-        assert_eq!(object.writes().count(), 0);
-        // After step 1 in the same plan, it holds what step 1 left.
-        let release = plan(planner(), &rollout.stages());
-        assert_eq!(release.stages[1].objects[0].planned, release.stages[0].objects[0].planned);
-        assert_eq!(release.stages[1].objects[0].planned["spec"]["weight"], json!(20));
+        let step_2 = |planner: Planner, rollout: &Rollout, stages: &[Stage]| {
+            let plan = planner.plan_rollout(rollout, "shop", None, stages).unwrap();
+            let stage = plan.stages.into_iter().find(|s| s.stage == Some(Stage::Step(2))).unwrap();
+            assert!(stage.unrouted && stage.description.contains("keeps step 1's routing"), "{stage:?}");
+            stage.objects.into_iter().next().unwrap()
+        };
+        // Not yet reached, it holds what step 1 leaves, planned alone or after step 1.
+        for stages in [&[Stage::Step(2)][..], &rollout.stages()] {
+            assert_eq!(step_2(planner(), &rollout, stages).planned["spec"]["weight"], json!(20));
+        }
+        // The current step: the object stays as read (here never routed), alone or not: the
+        // controller writes nothing there, whatever it holds.
+        for stages in [&[Stage::Step(2)][..], &rollout.stages()] {
+            let object = step_2(planner(), &at_step_2, stages);
+            assert_eq!(object.planned["spec"]["weight"], json!(0));
+            assert!(matches!(object.action, Action::Keep(_)), "{:?}", object.action);
+            assert_eq!(object.writes().count(), 0);
+        }
         // Placing objects, it is planned as step 1, whose routing it keeps.
-        let placed = plan(planner().each_stage_from_the_objects_read(), &rollout.stages());
-        assert_eq!(placed.stages[1].objects[0].planned, placed.stages[0].objects[0].planned);
-        assert_eq!(placed.stages[1].objects[0].planned["spec"]["weight"], json!(20));
+        let placed = step_2(planner().each_stage_from_the_objects_read(), &at_step_2, &rollout.stages());
+        assert_eq!(placed.planned["spec"]["weight"], json!(20));
     }
 
     #[test]

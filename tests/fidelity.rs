@@ -29,8 +29,7 @@ const TWO_POD_STEPS: &str =
 
 #[test]
 fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing() {
-    // Steps 1 and 2: step 2 holds what step 1 left (each diff is from the objects as read).
-    let plan = |files: Test| files.args(["plan", "-f", "m", "--all-steps"]).run().success();
+    let plan = |files: Test| files.args(["plan", "-f", "m", "--step", "2"]).run().success();
     let with = |replicas: Option<i64>| {
         let test = Test::new().file("m/rollout.yaml", &partition(TWO_POD_STEPS)).file("m/vs.yaml", VIRTUAL_SERVICE);
         match replicas {
@@ -44,14 +43,20 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
         .stdout_has("+      weight: 80\n+    - destination:\n+        host: demo-canary\n+      weight: 20\n");
     assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
     assert!(!out.stdout.contains("is not known"), "{}", out.stdout);
-    // Planned alone, from the objects as read: the controller writes nothing there.
+    // The release's current step (its status says so): the controller writes nothing there,
+    // so the objects as read (here never routed) are left as they are.
+    let current = "status: {phase: Progressing, currentStepIndex: 2, canaryStatus: {currentStepIndex: 2, currentStepState: StepPaused}}\n";
     let out = with(Some(2))
+        .file("m/rollout.yaml", &format!("{}{current}", partition(TWO_POD_STEPS)))
         .args(["plan", "-f", "m", "--step", "2"])
         .run()
         .success()
         .stdout_has("so the gateway keeps step 1's routing)")
         .stdout_has("VirtualService shop/demo: already as planned; the controller writes nothing here: left alone");
     assert!(!out.stdout.contains("weight"), "{}", out.stdout);
+    let json = with(Some(2)).args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success().json();
+    assert_eq!(json["plans"][0]["stages"][0]["unrouted"], json!(true));
+    assert_eq!(json["plans"][0]["stages"][0]["objects"][0]["action"], json!("replace"));
     // Four pods: step 2 is routed.
     let out = plan(with(Some(4))).stdout_has("+      weight: 50\n");
     assert!(!out.stdout.contains("does not route"), "{}", out.stdout);
@@ -64,7 +69,7 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
     let out = Test::new()
         .file("m/rollout.yaml", &partition(full))
         .file("m/vs.yaml", VIRTUAL_SERVICE)
-        .args(["plan", "-f", "m"])
+        .args(["plan", "-f", "m", "--step", "2"])
         .run()
         .success()
         .stdout_has("(the controller does not route this step: its replicas reach the workload's whatever its size in a partition release, so the gateway keeps step 1's routing)")

@@ -830,13 +830,17 @@ fn preview_next(
 /// A TrafficRouting routes its one strategy for the whole release, whatever the step, and
 /// restores only once no Rollout holds it (§2). None: nothing to say (the plan says why the
 /// stage leaves the objects alone). Blue-green's final stage is routed while the release
-/// finalises, and a partition step the controller does not route is not written at all.
+/// finalises, and at a partition step the controller does not route the Rollout's own routing
+/// is not written.
 fn when_written(next: &StagePlan) -> Option<String> {
     let own: Vec<&Action> =
         next.objects.iter().filter(|o| o.owner.kind == OwnerKind::Rollout).map(|o| &o.action).collect();
     let mut parts = Vec::new();
     if next.unrouted {
-        parts.push("the controller writes nothing at this step: the objects stay as they are".to_string());
+        parts.push(
+            "the controller writes none of the Rollout's own routing at this step: its objects stay as they are"
+                .to_string(),
+        );
     } else if next.stage == Some(Stage::BlueGreenFinal) {
         parts.push(
             "applied by the controller once every step is done, while the release finalises; the original routing comes back after it".to_string(),
@@ -1088,8 +1092,10 @@ mod tests {
         // the Rollout's own routing is not written there; a TrafficRouting's is all the same.
         let mut full = at(3);
         full.steps[2].replicas = Some(json!("100%"));
-        let nothing = "the controller writes nothing at this step: the objects stay as they are";
+        let nothing =
+            "the controller writes none of the Rollout's own routing at this step: its objects stay as they are";
         assert_eq!(when(&full, None, &routed).as_deref(), Some(nothing));
+        assert_eq!(when(&full, Some(&cr), &routed), Some(format!("{nothing}; {keeps}")));
         full.traffic_routing = None;
         assert_eq!(when(&full, Some(&cr), &routed).as_deref(), Some(keeps));
         // Blue-green's final stage, and a partition step the controller does not route.
@@ -1104,7 +1110,7 @@ mod tests {
         stage.unrouted = true;
         assert_eq!(
             when_written(&stage).as_deref(),
-            Some("the controller writes nothing at this step: the objects stay as they are")
+            Some("the controller writes none of the Rollout's own routing at this step: its objects stay as they are")
         );
     }
 
