@@ -579,6 +579,35 @@ mod tests {
     }
 
     #[test]
+    fn an_httproute_at_a_current_step_the_controller_does_not_route_is_left_as_read() {
+        // Step 2 at 100% of the replicas, the release's current step: the route stays as read
+        // (here never routed), though step 1 would have matched a header.
+        let mut at_step_2 = rollout_at_100_percent();
+        at_step_2.status.phase = Some("Progressing".into());
+        at_step_2.status.current_step_index = Some(2);
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let catalog = ScriptCatalog::default();
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let plan = planner.plan_rollout(&at_step_2, "shop", None, &[Stage::Step(2)]).unwrap();
+        let object = &plan.stages[0].objects[0];
+        assert!(plan.stages[0].unrouted);
+        assert_eq!(*object.planned, route());
+        assert_eq!(object.writes().count(), 0);
+        // Not current, it holds step 1's match.
+        let ahead = planner.plan_rollout(&rollout_at_100_percent(), "shop", None, &[Stage::Step(2)]).unwrap();
+        assert!(ahead.stages[0].objects[0].planned["spec"]["rules"].to_string().contains("\"x\""));
+    }
+
+    /// `rollout()` with step 2 at 100% of the replicas: a partition step the controller does
+    /// not route, whatever the workload's size.
+    fn rollout_at_100_percent() -> Rollout {
+        let mut rollout = rollout();
+        rollout.steps[1].replicas = Some(json!("100%"));
+        rollout
+    }
+
+    #[test]
     fn a_custom_refs_obj_is_kept_only_for_a_planner_that_keeps_them() {
         let steps = json!([{"replicas": 1, "traffic": "20%"}]);
         let (rollout, objects, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
