@@ -29,7 +29,11 @@ const TWO_POD_STEPS: &str =
 
 #[test]
 fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing() {
-    let plan = |files: Test| files.args(["plan", "-f", "m", "--step", "2"]).run().success();
+    // `plan -f m --step 2`, with `more` arguments.
+    let plan_with = |files: Test, more: &[&str]| {
+        files.args(["plan", "-f", "m", "--step", "2"].iter().chain(more).copied()).run().success()
+    };
+    let plan = |files: Test| plan_with(files, &[]);
     let with = |replicas: Option<i64>| {
         let test = Test::new().file("m/rollout.yaml", &partition(TWO_POD_STEPS)).file("m/vs.yaml", VIRTUAL_SERVICE);
         match replicas {
@@ -46,17 +50,17 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
     // The release's current step (its status says so): the controller writes nothing there,
     // so the objects as read (here never routed) are left as they are.
     let current = "status: {phase: Progressing, currentStepIndex: 2, canaryStatus: {currentStepIndex: 2, currentStepState: StepPaused}}\n";
-    let out = with(Some(2))
-        .file("m/rollout.yaml", &format!("{}{current}", partition(TWO_POD_STEPS)))
-        .args(["plan", "-f", "m", "--step", "2"])
-        .run()
-        .success()
+    let at_step_2 = || with(Some(2)).file("m/rollout.yaml", &format!("{}{current}", partition(TWO_POD_STEPS)));
+    let out = plan(at_step_2())
         .stdout_has("so the gateway keeps step 1's routing)")
         .stdout_has("VirtualService shop/demo: already as planned; the controller writes nothing here: left alone");
     assert!(!out.stdout.contains("weight"), "{}", out.stdout);
-    let json = with(Some(2)).args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success().json();
-    assert_eq!(json["plans"][0]["stages"][0]["unrouted"], json!(true));
-    assert_eq!(json["plans"][0]["stages"][0]["objects"][0]["action"], json!("replace"));
+    // In JSON, both are unrouted: one keeps step 1's routing (written from the objects as
+    // read), the other is left alone.
+    for (files, action) in [(with(Some(2)), "replace"), (at_step_2(), "keep")] {
+        let stage = &plan_with(files, &["-o", "json"]).json()["plans"][0]["stages"][0];
+        assert_eq!((&stage["unrouted"], &stage["objects"][0]["action"]), (&json!(true), &json!(action)));
+    }
     // Four pods: step 2 is routed.
     let out = plan(with(Some(4))).stdout_has("+      weight: 50\n");
     assert!(!out.stdout.contains("does not route"), "{}", out.stdout);
@@ -66,12 +70,7 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
         .stdout_has("+      weight: 50\n");
     // Unknown too, a step of 100% reaches the workload, whatever its size.
     let full = "      - {replicas: 1, traffic: 20%}\n      - {replicas: 100%, traffic: 100%}\n";
-    let out = Test::new()
-        .file("m/rollout.yaml", &partition(full))
-        .file("m/vs.yaml", VIRTUAL_SERVICE)
-        .args(["plan", "-f", "m", "--step", "2"])
-        .run()
-        .success()
+    let out = plan(Test::new().file("m/rollout.yaml", &partition(full)).file("m/vs.yaml", VIRTUAL_SERVICE))
         .stdout_has("(the controller does not route this step: its replicas reach the workload's whatever its size in a partition release, so the gateway keeps step 1's routing)")
         .stdout_has("+      weight: 80\n");
     assert!(!out.stdout.contains("weight: 100"), "{}", out.stdout);
