@@ -419,6 +419,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn terminal_safe_text_escapes_what_could_drive_the_terminal_and_keeps_our_colours() {
@@ -441,7 +442,6 @@ mod tests {
         assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m"), "\u{1b}[31mred\u{1b}[0m");
         assert_eq!(terminal_safe("\u{1b}[8mhidden"), "\\u{1b}[8mhidden");
     }
-    use serde_json::json;
 
     fn strip(s: &str) -> String {
         anstream::adapter::strip_str(s).to_string()

@@ -6,7 +6,7 @@
 
 use super::cluster::Session;
 use super::views::{Missing, Scope, views};
-use super::{print_raw, term_is_dumb};
+use super::{print, term_is_dumb};
 use crate::error::{Error, Signal};
 use crate::model::Stage;
 use crate::output::{YELLOW, paint};
@@ -331,7 +331,7 @@ impl Display {
             let lines: Vec<String> = views.iter().map(RolloutView::line).collect();
             for (index, line) in lines.iter().enumerate() {
                 if last.get(index) != Some(line) {
-                    print_raw(&crate::output::terminal_safe(&format!("{stamp} {line}\n")))?;
+                    print(&format!("{stamp} {line}\n"))?;
                 }
             }
             *last = lines;

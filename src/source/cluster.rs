@@ -933,6 +933,7 @@ fn describe_api_error(error: &kube::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn only_api_groups_and_versions_as_kubernetes_names_them_reach_the_cache_and_the_server() {
@@ -951,7 +952,6 @@ mod tests {
             "\"../x/v1\" is no API group and version: a group is a DNS subdomain (lowercase letters, digits, '-' and '.'), a version lowercase letters and digits"
         );
     }
-    use serde_json::json;
 
     fn resource(group: &str, kind: &str, plural: &str) -> Resource {
         Resource {
