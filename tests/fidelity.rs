@@ -132,6 +132,28 @@ fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
 }
 
 #[test]
+fn approve_at_a_step_the_controller_does_not_route_needs_none_of_its_objects() {
+    // The controller reads no gateway object at a step it does not route: one deleted since
+    // step 1 stops neither it nor the approval, which is warned of all the same.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!(2);
+    let server = serving(rollout).start();
+    server.put_object(deployment(2));
+    server.delete_object("networking.istio.io", "virtualservices", NAMESPACE, "demo").unwrap();
+    let out = Test::new()
+        .kubeconfig(&server)
+        .run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has("so the gateway keeps step 1's routing")
+        .stdout_has("VirtualService shop/demo: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails");
+    assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
+    let written: Vec<_> = server.writes().into_iter().filter(|w| !w.path.contains("/leases")).collect();
+    assert!(written.iter().all(|w| w.path.contains("/rollouts/demo")), "{written:?}");
+    assert!(written.iter().any(|w| w.path.ends_with("/rollouts/demo/status")), "{written:?}");
+    assert!(server.object("networking.istio.io", "v1beta1", "virtualservices", NAMESPACE, "demo").is_none());
+}
+
+#[test]
 fn a_blue_green_last_step_at_100_percent_waits_for_approval() {
     let blue_green = partition("      - {replicas: 50%, traffic: 0%}\n      - {replicas: 100%, traffic: 50%}\n")
         .replace("    canary:\n", "    blueGreen:\n");

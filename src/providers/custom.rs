@@ -56,18 +56,24 @@ pub fn plan_object(
     let namespace = &routing.owner.namespace;
     let key = ObjectKey::of_ref(reference, namespace);
     let where_ = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
-    let current = Arc::clone(
-        objects
-            .get(&key)
-            .ok_or_else(|| Error::Input(format!("{where_}, but there is no such object in namespace {namespace}")))?,
-    );
+    let mut warnings = Vec::new();
+    let current = match (objects.get(&key), context.action) {
+        (Some(object), _) => Arc::clone(object),
+        // At a stage it leaves alone the controller reads nothing, so misses nothing.
+        (None, RoutingAction::Leave) => {
+            warnings.push(super::absent_left_alone(&key));
+            Arc::new(Value::Null)
+        }
+        (None, _) => {
+            return Err(Error::Input(format!("{where_}, but there is no such object in namespace {namespace}")));
+        }
+    };
     let stored = data::stored_original(&current);
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
     // What the messages below need of the original, so that the original itself can move into the
     // script's obj or the restored object instead of being copied (it can be megabytes).
     let original_empty = original == Data::default();
     let original_holds_nothing = holds_nothing(&original);
-    let mut warnings = Vec::new();
     let (planned, action, obj) = match context.action {
         RoutingAction::Leave => {
             (Arc::clone(&current), Action::Keep("the controller writes nothing here: left alone"), None)
@@ -358,6 +364,8 @@ fn routing_warnings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lua::{Limits, Printed};
+    use serde_json::json;
 
     #[test]
     fn the_first_null_is_named_by_its_path() {
@@ -365,7 +373,44 @@ mod tests {
         assert_eq!(first_null(&json!({"a": [1, 2], "b": {}})), None);
         assert_eq!(first_null(&Value::Null), Some(String::new()));
     }
-    use serde_json::json;
+
+    #[test]
+    fn a_missing_object_fails_a_stage_that_routes_it_but_not_one_left_alone() {
+        let rollout = model::Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}], "trafficRoutings": [{"service": "web",
+                "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"}]}]}}}
+        }))
+        .unwrap();
+        let routing = Routing::of_rollout(&rollout, "shop").unwrap();
+        let reference = &routing.custom_refs()[0];
+        let (limits, printed) = (Limits::default(), Printed::default());
+        let plan = |action: &RoutingAction| {
+            let context = Context {
+                routing: &routing,
+                action,
+                stage: "step 1/1",
+                limits: &limits,
+                printed: &printed,
+                keep_obj: false,
+            };
+            plan_object(&context, &ObjectIndex::default(), reference, || Err("no script read".into()))
+        };
+        for action in [RoutingAction::Restore, RoutingAction::Route(RouteStrategy::default())] {
+            assert_eq!(
+                plan(&action).unwrap_err().to_string(),
+                "Rollout shop/web routes through VirtualService/web (networking.istio.io/v1beta1), but there is no such object in namespace shop"
+            );
+        }
+        let left = plan(&RoutingAction::Leave).unwrap();
+        assert!(matches!(left.action, Action::Keep(_)) && !left.changed() && left.current.is_null(), "{left:?}");
+        assert_eq!(
+            left.warnings,
+            [
+                "VirtualService shop/web: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails"
+            ]
+        );
+    }
 
     fn key() -> ObjectKey {
         ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web")

@@ -315,22 +315,27 @@ pub fn plan_object(
 ) -> Result<ObjectPlan, Error> {
     let route = GatewayRoute::of(routing, http_route);
     let key = route.key();
-    let current = current.ok_or_else(|| {
-        Error::Input(format!(
-            "{} routes through {}, but there is no such object in namespace {}",
-            routing.owner, key, key.namespace
-        ))
-    })?;
+    let (current, mut warnings) = match (current, action) {
+        (Some(current), _) => (Arc::clone(current), Vec::new()),
+        // At a stage it leaves alone the controller reads nothing, so misses nothing.
+        (None, RoutingAction::Leave) => (Arc::new(Value::Null), vec![super::absent_left_alone(&key)]),
+        (None, _) => {
+            return Err(Error::Input(format!(
+                "{} routes through {}, but there is no such object in namespace {}",
+                routing.owner, key, key.namespace
+            )));
+        }
+    };
+    let current = &current;
     let stage = plan_stage(&route, Some(current), action)?;
     // A route the stage leaves as it is stays one object, shared.
     let planned = match stage.writes {
         true => Arc::new(stage.route.expect("a plan from a route has a route")),
         false => Arc::clone(current),
     };
-    let mut warnings = match after {
-        None => route_warnings(&route, current),
-        Some(_) => Vec::new(),
-    };
+    if after.is_none() && !current.is_null() {
+        warnings.extend(route_warnings(&route, current));
+    }
     warnings.extend(stage.warnings);
     let changes = match stage.writes {
         true => vec![Change::Replace { key: key.clone(), before: Arc::clone(current), after: Arc::clone(&planned) }],
@@ -1450,6 +1455,15 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "Rollout shop/store routes through HTTPRoute shop/store, but there is no such object in namespace shop"
+        );
+        // The controller reads nothing at a stage it leaves alone.
+        let left = plan_object(&routing(), "store", &RoutingAction::Leave, None, None).unwrap();
+        assert!(matches!(left.action, Action::Keep(_)) && !left.changed() && left.current.is_null());
+        assert_eq!(
+            left.warnings,
+            [
+                "HTTPRoute shop/store: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails"
+            ]
         );
     }
 

@@ -116,6 +116,21 @@ pub struct StagePlan {
     pub warnings: Vec<String>,
 }
 
+impl StagePlan {
+    /// A stage that writes nothing to the canary Ingress `key` (`canary`, `None` when absent).
+    fn kept(key: &ObjectKey, canary: Option<&Arc<Value>>, warnings: Vec<String>) -> StagePlan {
+        StagePlan {
+            changes: vec![Change::Keep {
+                key: key.clone(),
+                object: canary.cloned().unwrap_or_else(|| Arc::new(Value::Null)),
+            }],
+            canary: canary.cloned(),
+            obj: None,
+            warnings,
+        }
+    }
+}
+
 /// The script's `obj` (docs/controller-semantics.md §5.2): `annotations` (absent when there are
 /// none), `weight` as a string ("-1" without traffic), `matches` and `requestHeaderModifier` when
 /// the strategy has them, `canaryService`. There is no `stableService`.
@@ -292,15 +307,7 @@ pub fn plan_stage(
     action: &RoutingAction,
 ) -> Result<StagePlan, Error> {
     let key = route.canary_key();
-    let keep = |canary: Option<&Arc<Value>>, warnings: Vec<String>| StagePlan {
-        changes: vec![Change::Keep {
-            key: key.clone(),
-            object: canary.cloned().unwrap_or_else(|| Arc::new(Value::Null)),
-        }],
-        canary: canary.cloned(),
-        obj: None,
-        warnings,
-    };
+    let keep = |canary, warnings| StagePlan::kept(&key, canary, warnings);
     let strategy = match action {
         RoutingAction::Leave => return Ok(keep(canary, Vec::new())),
         RoutingAction::Restore => {
@@ -424,8 +431,8 @@ fn run_script(
 /// `class_type`) at one stage, for the planner: from `current` (None: there is none), which is
 /// the canary as read or, `after` a stage, as that stage left it. `objects` holds the stable
 /// Ingress, the canary Service (known absent in a cluster) and the other Ingresses (the
-/// aliyun-alb order check). The script is resolved at every stage, as the controller resolves
-/// it for every operation (an unknown class fails even a finalise).
+/// aliyun-alb order check). The script is resolved at every stage but one left alone, as the
+/// controller resolves it for every operation (an unknown class fails even a finalise).
 pub fn plan_object(
     context: &Context,
     objects: &ObjectIndex,
@@ -437,25 +444,33 @@ pub fn plan_object(
 ) -> Result<ObjectPlan, Error> {
     let routing = context.routing;
     let owner = &routing.owner;
-    let script = resolve().map_err(|e| Error::Input(format!("{owner} routes through Ingress {ingress}: {e}")))?;
-    let route = IngressRoute {
-        ingress,
-        class_type,
-        stable_service: &routing.stable_service,
-        canary_service: &routing.canary_service,
-        owner,
-        script: &script.script,
-        builtin: matches!(script.source, ScriptSource::BuiltIn { .. }),
-        limits: *context.limits,
-        printed: context.printed,
-    };
-    let key = route.canary_key();
+    let key = canary_key(routing, ingress);
     let stable =
         objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress)).map(Arc::as_ref);
-    let stage = plan_stage(&route, stable, current, context.action)
-        .map_err(|e| Error::Input(format!("{owner}, {}: {e}", context.stage)))?;
+    let (stage, script) = match context.action {
+        // At a stage it leaves alone the controller builds no provider, so reads no script.
+        RoutingAction::Leave => (StagePlan::kept(&key, current, Vec::new()), None),
+        action => {
+            let script =
+                resolve().map_err(|e| Error::Input(format!("{owner} routes through Ingress {ingress}: {e}")))?;
+            let route = IngressRoute {
+                ingress,
+                class_type,
+                stable_service: &routing.stable_service,
+                canary_service: &routing.canary_service,
+                owner,
+                script: &script.script,
+                builtin: matches!(script.source, ScriptSource::BuiltIn { .. }),
+                limits: *context.limits,
+                printed: context.printed,
+            };
+            let stage = plan_stage(&route, stable, current, action)
+                .map_err(|e| Error::Input(format!("{owner}, {}: {e}", context.stage)))?;
+            (stage, Some(script))
+        }
+    };
     let mut warnings = stage.warnings;
-    let source = route.source();
+    let source = CanarySource::of(routing, ingress);
     let foreign_canary = current.and_then(|canary| foreign_canary(&source, canary));
     warnings.extend(foreign_canary.iter().map(|why| {
         format!("{why}: the controller patches its annotations as if it were, and deletes it when the release ends")
@@ -476,12 +491,10 @@ pub fn plan_object(
         let others: Vec<&Value> = objects.of_kind("networking.k8s.io", "Ingress", &owner.namespace).collect();
         warnings.extend(alb_order_clash(class_type, planned, &others));
     }
-    let action = if stage.obj.is_some() {
-        Action::Lua(script)
-    } else if stage.changes.iter().any(|c| matches!(c, Change::Delete { .. })) {
-        Action::Delete
-    } else {
-        Action::Keep(kept_because(context.action, current.is_some()))
+    let action = match script.filter(|_| stage.obj.is_some()) {
+        Some(script) => Action::Lua(script),
+        None if stage.changes.iter().any(|c| matches!(c, Change::Delete { .. })) => Action::Delete,
+        None => Action::Keep(kept_because(context.action, current.is_some())),
     };
     Ok(ObjectPlan {
         reference: ObjectRef {
@@ -1565,6 +1578,10 @@ mod tests {
             ),
             "{err}"
         );
+        // A stage the controller leaves alone builds no provider, so reads no script.
+        let left = planning_class("traefik", &RoutingAction::Leave, &ObjectIndex::default(), None).unwrap();
+        assert!(matches!(left.action, Action::Keep("the controller writes nothing here: left alone")));
+        assert!(!left.changed() && left.warnings.is_empty());
     }
 
     #[test]

@@ -31,6 +31,15 @@ pub struct Context<'a> {
     pub keep_obj: bool,
 }
 
+/// The warning of an object missing at a stage the controller leaves alone (it reads nothing
+/// there, so misses nothing).
+fn absent_left_alone(key: &ObjectKey) -> String {
+    format!(
+        "{key}: there is no such object in namespace {}: the controller writes nothing here, but a step that routes it fails",
+        key.namespace
+    )
+}
+
 /// What the controller does to an object at a stage.
 #[derive(Clone, Debug)]
 pub enum Action {
