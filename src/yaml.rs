@@ -262,22 +262,57 @@ fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<InText
     options.budget = Some(budget.clone());
     let documents: Vec<Spanned<YamlValue>> = serde_saphyr::from_multiple_with_options(text, options)
         .map_err(|e| yaml_error(&e, text, source, limits, &budget))?;
+    let dropped = past_document_ends(text);
+    let documents: Vec<(Spanned<YamlValue>, Option<usize>)> = documents
+        .into_iter()
+        .map(|d| {
+            let offset = d.referenced.span().byte_offset().and_then(|offset| usize::try_from(offset).ok());
+            (d, offset)
+        })
+        .filter(|(_, offset)| offset.is_none_or(|offset| !dropped.iter().any(|range| range.contains(&offset))))
+        .collect();
     let starts: Vec<Option<usize>> = documents
         .iter()
-        .map(|d| {
-            let offset = usize::try_from(d.referenced.span().byte_offset()?).ok()?;
-            Some(text.get(..offset)?.rfind('\n').map_or(0, |newline| newline + 1))
-        })
+        .map(|(_, offset)| Some(text.get(..(*offset)?)?.rfind('\n').map_or(0, |newline| newline + 1)))
         .collect();
     Ok(documents
         .into_iter()
         .enumerate()
-        .map(|(i, d)| {
+        .map(|(i, (d, _))| {
             let end = starts[i + 1..].iter().find_map(|start| *start).unwrap_or(text.len());
             let span = starts[i].map(|start| start..end);
             (document(d.referenced.line() as usize, Path::default(), d.value.0), span)
         })
         .collect())
+}
+
+/// The parts of a YAML text that kubectl reads past: it splits a file at the lines that begin
+/// with `---` and reads one document from each part, so what follows a `...` line that ends a
+/// document, up to the next `---` line, is dropped (where a YAML parser reads a further document).
+fn past_document_ends(text: &str) -> Vec<Range<usize>> {
+    let blank = |rest: &str| rest.trim_start().is_empty() || rest.trim_start().starts_with('#');
+    let (mut dropped, mut from) = (Vec::new(), None);
+    // Whether the part has a document yet, and whether a `...` has ended it.
+    let (mut content, mut ended) = (false, false);
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("---") {
+            dropped.extend(from.take().map(|from| from..start));
+            // A document may begin on the `---` line itself.
+            (content, ended) = (!blank(rest), false);
+        } else if line.strip_prefix("...").is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
+        {
+            ended |= content;
+        } else if !blank(line) {
+            if ended && from.is_none() {
+                from = Some(start);
+            }
+            content = true;
+        }
+        start += line.len();
+    }
+    dropped.extend(from.map(|from| from..text.len()));
+    dropped
 }
 
 /// A limit of `YamlLimits` a file went past.
@@ -718,6 +753,28 @@ mod tests {
         // A plain List names no kind for its items.
         let plain = parse_documents("apiVersion: v1\nkind: List\nitems:\n- metadata: {name: a}\n", "l.yaml").unwrap();
         assert_eq!(plain[0].value, json!({"metadata": {"name": "a"}}));
+    }
+
+    #[test]
+    fn text_after_a_document_end_is_read_as_kubectl_reads_it() {
+        // kubectl reads one document between `---` lines: what follows a `...` that ends one is
+        // dropped, up to the next `---`.
+        let read = |text: &str| -> Vec<(usize, Value)> {
+            parse_documents(text, "f.yaml").unwrap().into_iter().map(|d| (d.line, d.value)).collect()
+        };
+        assert_eq!(read("a: 1\n...\nb: 2\n"), [(1, json!({"a": 1}))]);
+        assert_eq!(read("a: 1\n... # end\n# c\nb: 2\n---\nc: 3\n"), [(1, json!({"a": 1})), (6, json!({"c": 3}))]);
+        assert_eq!(read("a: 1\n...\n---\nb: 2\n"), [(1, json!({"a": 1})), (4, json!({"b": 2}))]);
+        // An empty document is one; a `...` before any is not an end.
+        assert_eq!(read("~\n...\na: 1\n"), []);
+        assert_eq!(read("...\na: 1\n"), [(2, json!({"a": 1}))]);
+        assert_eq!(read("a: 1\n---\n...\nb: 2\n"), [(1, json!({"a": 1})), (4, json!({"b": 2}))]);
+        // A document on its `---` line; `...x` is no marker.
+        assert_eq!(read("--- {a: 1}\n...\nb: 2\n--- {c: 3}\n"), [(1, json!({"a": 1})), (4, json!({"c": 3}))]);
+        assert_eq!(read("a: |\n  x\n...x: 2\n"), [(1, json!({"a": "x\n", "...x": 2}))]);
+        // The text of the document kept runs to the next document kept.
+        let docs = parse_documents_keeping("a: 1\n...\nb: 2\n---\nc: 3\n", "f.yaml", |_| true).unwrap();
+        assert_eq!(docs[0].text.as_ref().unwrap().text.as_ref(), "a: 1\n...\nb: 2\n---\n");
     }
 
     #[test]
