@@ -106,14 +106,28 @@ fn the_workload_is_read_from_the_cluster_for_its_replicas() {
         .stdout_has("  Step:     step 2/3: replicas 2, traffic 50% (canary 50 / stable 50) (the controller does not route this step: its replicas reach the workload's 2 in a partition release, so the gateway keeps step 1's routing), pause until approved\n");
 }
 
-#[test]
-fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
-    // Step 2 runs both pods of a two-pod Deployment: the controller leaves the routing alone
-    // there, so an edit made since step 1 (here: routing never written at all) stays.
+/// A server with Rollout demo paused at step 2, which runs both pods of its two-pod Deployment:
+/// a step the controller does not route.
+fn at_an_unrouted_step() -> FakeHandle {
     let mut rollout = rollout(2, "StepPaused");
     rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!(2);
     let server = serving(rollout).start();
     server.put_object(deployment(2));
+    server
+}
+
+/// That `server` was written the Rollout's approval (its status) and nothing else but claims.
+fn approved_alone(server: &FakeHandle) {
+    let written: Vec<_> = server.writes().into_iter().filter(|w| !w.path.contains("/leases")).collect();
+    assert!(written.iter().all(|w| w.path.contains("/rollouts/demo")), "{written:?}");
+    assert!(written.iter().any(|w| w.path.ends_with("/rollouts/demo/status")), "{written:?}");
+}
+
+#[test]
+fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
+    // The controller leaves the routing alone at step 2, so an edit made since step 1 (here:
+    // routing never written at all) stays.
+    let server = at_an_unrouted_step();
     let test = Test::new().kubeconfig(&server);
     // `plan` of the step says so ...
     let out = test.run_args(["plan", "demo"]).success().stdout_has("the controller writes nothing here: left alone");
@@ -125,9 +139,7 @@ fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
         .stdout_has("so the gateway keeps step 1's routing")
         .stdout_has("the controller writes nothing here: left alone");
     assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
-    let written: Vec<_> = server.writes().into_iter().filter(|w| !w.path.contains("/leases")).collect();
-    assert!(written.iter().all(|w| w.path.contains("/rollouts/demo")), "{written:?}");
-    assert!(written.iter().any(|w| w.path.ends_with("/rollouts/demo/status")), "{written:?}");
+    approved_alone(&server);
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
@@ -135,10 +147,7 @@ fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
 fn approve_at_a_step_the_controller_does_not_route_needs_none_of_its_objects() {
     // The controller reads no gateway object at a step it does not route: one deleted since
     // step 1 stops neither it nor the approval, which is warned of all the same.
-    let mut rollout = rollout(2, "StepPaused");
-    rollout["spec"]["strategy"]["canary"]["steps"][1]["replicas"] = json!(2);
-    let server = serving(rollout).start();
-    server.put_object(deployment(2));
+    let server = at_an_unrouted_step();
     server.delete_object("networking.istio.io", "virtualservices", NAMESPACE, "demo").unwrap();
     let out = Test::new()
         .kubeconfig(&server)
@@ -147,9 +156,7 @@ fn approve_at_a_step_the_controller_does_not_route_needs_none_of_its_objects() {
         .stdout_has("so the gateway keeps step 1's routing")
         .stdout_has("VirtualService shop/demo: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails");
     assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
-    let written: Vec<_> = server.writes().into_iter().filter(|w| !w.path.contains("/leases")).collect();
-    assert!(written.iter().all(|w| w.path.contains("/rollouts/demo")), "{written:?}");
-    assert!(written.iter().any(|w| w.path.ends_with("/rollouts/demo/status")), "{written:?}");
+    approved_alone(&server);
     assert!(server.object("networking.istio.io", "v1beta1", "virtualservices", NAMESPACE, "demo").is_none());
 }
 
