@@ -123,7 +123,7 @@ fn a_weight_beside_matches_is_planned_as_the_script_writes_it_with_a_warning() {
     let input = test.path("in");
     let out = test.args(["plan".as_ref(), "--step".as_ref(), "1".as_ref(), "-f".as_ref(), input.as_os_str()]).run();
     out.success()
-        .stdout_has("(traffic 10% too: the built-in VirtualService script and HTTPRoutes ignore it, the built-in Ingress scripts write it as well)")
+        .stdout_has("step 1/3: replicas 1, matches [header x-canary=true] and traffic 10% (canary 10 / stable 90 where a provider uses it), pause")
         .stdout_has("+    nginx.ingress.kubernetes.io/canary-weight: \"10\"\n")
         .stdout_has("warning: the step has matches and traffic 10%: the nginx Ingress script writes the weight as well as the matches, so 10% of the requests that do not match go to the canary too\n");
 }

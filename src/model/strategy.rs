@@ -60,13 +60,18 @@ impl RouteStrategy {
         let mut parts = Vec::new();
         if let Some(matches) = self.matches.as_ref().filter(|m| !m.is_empty()) {
             let alternatives: Vec<String> = matches.iter().map(describe_match).collect();
-            parts.push(format!("matches {}", alternatives.join(" OR ")));
-            if let Some(traffic) = &self.traffic {
-                // "Matches take precedence" holds for some providers only.
-                parts.push(format!(
-                    "(traffic {traffic} too: the built-in VirtualService script and HTTPRoutes ignore it, the built-in Ingress scripts write it as well)"
-                ));
-            }
+            let matches = format!("matches {}", alternatives.join(" OR "));
+            // "Matches take precedence" holds for some providers only: each object's warnings
+            // say which ignores the traffic.
+            parts.push(match &self.traffic {
+                Some(traffic) => {
+                    let (canary, stable) = self.weights();
+                    format!(
+                        "{matches} and traffic {traffic} (canary {canary} / stable {stable} where a provider uses it)"
+                    )
+                }
+                None => matches,
+            });
         } else if let Some(traffic) = &self.traffic {
             let (canary, stable) = self.weights();
             parts.push(format!("traffic {traffic} (canary {canary} / stable {stable})"));
@@ -339,7 +344,7 @@ mod tests {
         };
         assert_eq!(
             step.describe(),
-            "matches [header x=1], (traffic 10% too: the built-in VirtualService script and HTTPRoutes ignore it, the built-in Ingress scripts write it as well)"
+            "matches [header x=1] and traffic 10% (canary 10 / stable 90 where a provider uses it)"
         );
         let matches_only = RouteStrategy { traffic: None, ..step };
         assert_eq!(matches_only.describe(), "matches [header x=1]");

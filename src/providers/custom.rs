@@ -309,7 +309,15 @@ fn routing_warnings(
     }
     // The built-in scripts ignore weights on the matches path; a custom script may not.
     let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
-    if !builtin && strategy.traffic.is_none() && strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
+    let matched = strategy.matches.as_ref().is_some_and(|m| !m.is_empty());
+    if let Some(traffic) =
+        strategy.traffic.as_ref().filter(|_| builtin && matched && reference.kind == "VirtualService")
+    {
+        warnings.push(format!(
+            "{reference}: traffic {traffic} is ignored: with matches the built-in script only adds canary match rules"
+        ));
+    }
+    if !builtin && strategy.traffic.is_none() && matched {
         warnings.push(format!(
             "{reference}: this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101"
         ));
@@ -574,6 +582,17 @@ mod tests {
         // canary when there is a canary Service.
         let once = json!({"spec": {"http": [{"route": [route("web", 80), route("web-canary", 20), {"destination": {"host": "web", "subset": "canary"}, "weight": 0}]}]}});
         assert_eq!(routing_warnings(&reference, &script, &obj, &once, &twenty), Vec::<String>::new());
+        // Traffic beside matches: the built-in script takes the matches path alone.
+        let matched =
+            RouteStrategy { matches: Some(vec![json!({"headers": [{"name": "x", "value": "1"}]})]), ..twenty.clone() };
+        assert_eq!(
+            routing_warnings(&reference, &script, &obj, &once, &matched),
+            [
+                "VirtualService/web: traffic 20% is ignored: with matches the built-in script only adds canary match rules"
+            ]
+        );
+        let custom = ResolvedScript { source: ScriptSource::Flag { path: "vs.lua".into() }, ..script };
+        assert_eq!(routing_warnings(&reference, &custom, &obj, &once, &matched), Vec::<String>::new());
     }
 
     #[test]

@@ -627,7 +627,7 @@ pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Optio
 pub fn missing_canary_service(canary_service: &str, generated: bool, exists: bool) -> Option<String> {
     (!exists).then(|| match generated {
         true => format!(
-            "Service {canary_service} does not exist: the canary Ingress routes to it; the controller creates it before writing the Ingress, but without the controller the canary traffic fails"
+            "Service {canary_service} does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
         ),
         false => format!(
             "Service {canary_service} does not exist: the controller waits for it and writes nothing until it does, and the canary Ingress routes to it"
