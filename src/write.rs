@@ -737,7 +737,9 @@ impl<'a> Writer<'a> {
                 !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
             match self.ask.filter(|_| overwritable) {
                 Some(ask) => {
-                    stderr::line(&self.other_edit(change, Some(&fresh), &message).to_string());
+                    // Their edit, with the question that follows it (not the refusal's words).
+                    let diff = self.edit_diff(change, Some(&fresh), "now");
+                    stderr::line(format!("{message}:\n{diff}").trim_end());
                     self.ask("Overwrite their change?", ask).await?;
                     let saved = self.back_up(&fresh)?;
                     self.overwritten.push((key.clone(), saved));

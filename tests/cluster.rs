@@ -339,9 +339,11 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
     let (server, out, _) = run("no");
     let out = out
         .status(3)
-        .stdout_has("VirtualService shop/demo was changed by someone else while this run wrote it")
+        .stdout_has("VirtualService shop/demo was changed by someone else while this run wrote it:\r\n")
         .stdout_has("+  - demo.example.com")
         .stdout_has("Overwrite their change?");
+    // The question follows their edit, not a refusal's words.
+    assert!(!out.stdout.contains("not overwriting their edit"), "{:?}", out.stdout);
     // NO_COLOR (the tests' environment) holds for their edit's diff too (a regression: coloured;
     // the prompt's own line clearing stays).
     assert!(!out.stdout.contains("\x1b[1m") && !out.stdout.contains("\x1b[32m"), "{:?}", out.stdout);

@@ -623,21 +623,23 @@ fn without_a_home_for_backups_a_run_that_writes_refuses_before_its_first_write()
 }
 
 #[test]
-fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewed() {
-    // Two runs follow their release after approving step 1 (no controller moves it on). A claim
-    // is renewed 20 s after it was last written, at the next change the run sees: the Rollouts'
-    // status message changes every second.
-    let (kept, taken) = (shop(1, "StepPaused").start(), shop(1, "StepPaused").start());
+fn a_claim_taken_over_or_released_while_following_stops_the_run_and_one_left_alone_is_renewed() {
+    // Three runs follow their release after approving step 1 (no controller moves it on). A
+    // claim is renewed 20 s after it was last written, at the next change the run sees: the
+    // Rollouts' status message changes every second.
+    let [kept, taken, released] = [(); 3].map(|()| shop(1, "StepPaused").start());
     let approve = ["approve", "demo", "--to-end", "--yes", "--timeout", "30s"];
-    let (kept_test, taken_test) = (Test::new().kubeconfig(&kept), Test::new().kubeconfig(&taken));
-    let (kept_run, taken_run) = (kept_test.spawn(&approve), taken_test.spawn(&approve));
-    kept_run.wait_for_stdout("approved (step 1/3)");
-    taken_run.wait_for_stdout("approved (step 1/3)");
-    // Someone else writes over the second run's claim.
+    let tests = [&kept, &taken, &released].map(|server| Test::new().kubeconfig(server));
+    let [kept_run, taken_run, released_run] = [0, 1, 2].map(|i| tests[i].spawn(&approve));
+    for run in [&kept_run, &taken_run, &released_run] {
+        run.wait_for_stdout("approved (step 1/3)");
+    }
+    // Someone else writes over the second run's claim, and releases the third's.
     taken.put_object(lease(&now_micro()));
+    released.delete_object("coordination.k8s.io", "leases", NAMESPACE, "rollout-lua.demo").unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let toucher = {
-        let (servers, stop) = ([kept.clone_handle(), taken.clone_handle()], stop.clone());
+        let (servers, stop) = ([kept.clone_handle(), taken.clone_handle(), released.clone_handle()], stop.clone());
         std::thread::spawn(move || {
             for tick in 0..60 {
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -656,8 +658,13 @@ fn a_claim_taken_over_while_following_stops_the_run_and_one_left_alone_is_renewe
         .finish()
         .status(3)
         .stderr_has("stopped: the claim ")
-        .stderr_has("rollout-lua.demo was taken over by someone else (this run held it too long without renewing it)");
+        .stderr_has("rollout-lua.demo was taken over by someone else (after it expired, or was released)");
     assert_eq!(claims(&taken)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "their claim is left alone");
+    released_run
+        .finish()
+        .status(3)
+        .stderr_has("rollout-lua.demo was released by someone else (`release-claim`, or its Lease deleted)");
+    assert!(claims(&released).is_empty(), "not taken again");
     kept_run.finish().status(1).stderr_has("timed out after 30s");
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     toucher.join().unwrap();

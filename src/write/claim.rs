@@ -192,6 +192,7 @@ impl Claim {
             return Ok(());
         }
         // A second try only over a renewal of this run's own that landed unheard.
+        let mut lost = Now::TakenOver;
         for _ in 0..2 {
             // The claim runs from the time the renewal names, which is before it is sent.
             let sent_at = Instant::now();
@@ -213,6 +214,10 @@ impl Claim {
                     self.retry_at = Some(Instant::now() + RENEWAL_RETRY_WAIT);
                     return Ok(());
                 }
+                Err(Error::Api { failure, .. }) if failure.code == Some(404) => {
+                    lost = Now::Gone;
+                    break;
+                }
                 sent => sent?,
             };
             match sent {
@@ -224,14 +229,18 @@ impl Claim {
                 }
                 Err(()) => match self.read_again(cluster).await? {
                     Now::Ours(lease) => self.lease = lease,
-                    Now::Gone | Now::TakenOver => break,
+                    now => {
+                        lost = now;
+                        break;
+                    }
                 },
             }
         }
-        Err(Error::Refused(format!(
-            "stopped: the claim {} was taken over by someone else (this run held it too long without renewing it)",
-            self.key
-        )))
+        let how = match lost {
+            Now::Gone => "released by someone else (`release-claim`, or its Lease deleted)",
+            _ => "taken over by someone else (after it expired, or was released)",
+        };
+        Err(Error::Refused(format!("stopped: the claim {} was {how}", self.key)))
     }
 
     /// Whether a renewal the server did not apply (a 5xx, no answer, a 429) may be tried again
