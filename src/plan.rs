@@ -348,7 +348,7 @@ impl<'a> Planner<'a> {
                 Provider::Gateway { http_route } => {
                     let key = gateway::GatewayRoute::of(routing, http_route).key();
                     let (current, after) = self.starting_point(carried, &key);
-                    gateway::plan_object(routing, http_route, action, current, after)?
+                    gateway::plan_object(self.objects, routing, http_route, action, current, after)?
                 }
             };
             if self.carry {

@@ -571,6 +571,12 @@ mod bad_input {
             Test::new().file("m/r.yaml", ROLLOUT).args(["plan", "-f", "m"]),
             "Rollout shop/demo routes through VirtualService/demo (networking.istio.io/v1beta1), but there is no such object in namespace shop",
         );
+        // A manifest without a namespace is in the default one: said, as the likely cause.
+        let without = VIRTUAL_SERVICE.replace("  namespace: shop\n", "");
+        fails(
+            Test::new().file("m/r.yaml", ROLLOUT).file("m/vs.yaml", &without).args(["plan", "-f", "m"]),
+            "but there is no such object in namespace shop (one was read in namespace default: a manifest without metadata.namespace is put in -n's namespace, else in default)",
+        );
     }
 
     #[test]

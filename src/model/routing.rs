@@ -94,6 +94,16 @@ impl ObjectIndex {
         self.absent.contains(key)
     }
 
+    /// The namespaces other than `key`'s that hold an object of its kind and name.
+    pub fn namespaces_elsewhere<'a>(&'a self, key: &'a ObjectKey) -> impl Iterator<Item = &'a str> {
+        self.objects
+            .keys()
+            .filter(move |k| {
+                k.group == key.group && k.kind == key.kind && k.name == key.name && k.namespace != key.namespace
+            })
+            .map(|k| k.namespace.as_str())
+    }
+
     /// The objects of a kind in a namespace.
     pub fn of_kind<'a>(&'a self, group: &'a str, kind: &'a str, namespace: &'a str) -> impl Iterator<Item = &'a Value> {
         self.objects

@@ -65,7 +65,10 @@ pub fn plan_object(
             Arc::new(Value::Null)
         }
         (None, _) => {
-            return Err(Error::Input(format!("{where_}, but there is no such object in namespace {namespace}")));
+            let elsewhere = super::read_elsewhere(objects, &key);
+            return Err(Error::Input(format!(
+                "{where_}, but there is no such object in namespace {namespace}{elsewhere}"
+            )));
         }
     };
     let stored = data::stored_original(&current);
@@ -393,7 +396,7 @@ mod tests {
         let routing = Routing::of_rollout(&rollout, "shop").unwrap();
         let reference = &routing.custom_refs()[0];
         let (limits, printed) = (Limits::default(), Printed::default());
-        let plan = |action: &RoutingAction| {
+        let plan_among = |objects: &ObjectIndex, action: &RoutingAction| {
             let context = Context {
                 routing: &routing,
                 action,
@@ -402,8 +405,9 @@ mod tests {
                 printed: &printed,
                 keep_obj: false,
             };
-            plan_object(&context, &ObjectIndex::default(), reference, || Err("no script read".into()))
+            plan_object(&context, objects, reference, || Err("no script read".into()))
         };
+        let plan = |action: &RoutingAction| plan_among(&ObjectIndex::default(), action);
         for action in [RoutingAction::Restore, RoutingAction::Route(RouteStrategy::default())] {
             assert_eq!(
                 plan(&action).unwrap_err().to_string(),
@@ -412,6 +416,16 @@ mod tests {
         }
         let left = plan(&RoutingAction::Leave).unwrap();
         assert!(matches!(left.action, Action::Keep(_)) && !left.changed() && left.current.is_null(), "{left:?}");
+        // One of its kind and name in another namespace (a manifest without one) is named.
+        let mut elsewhere = ObjectIndex::default();
+        elsewhere.insert(
+            "default",
+            json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "web"}}),
+        );
+        assert_eq!(
+            plan_among(&elsewhere, &RoutingAction::Restore).unwrap_err().to_string(),
+            "Rollout shop/web routes through VirtualService/web (networking.istio.io/v1beta1), but there is no such object in namespace shop (one was read in namespace default: a manifest without metadata.namespace is put in -n's namespace, else in default)"
+        );
         assert_eq!(
             left.warnings,
             [

@@ -11,7 +11,7 @@ use super::{Action, Changed, ObjectPlan};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::http_route;
-use crate::model::{ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -307,6 +307,7 @@ impl<'a> GatewayRoute<'a> {
 /// missing route is an error, as it stops the controller's step. Warnings about the route as a
 /// whole come with a plan that starts from the route as read.
 pub fn plan_object(
+    objects: &ObjectIndex,
     routing: &Routing,
     http_route: &str,
     action: &RoutingAction,
@@ -321,8 +322,11 @@ pub fn plan_object(
         (None, RoutingAction::Leave) => (Arc::new(Value::Null), vec![super::absent_left_alone(&key)]),
         (None, _) => {
             return Err(Error::Input(format!(
-                "{} routes through {}, but there is no such object in namespace {}",
-                routing.owner, key, key.namespace
+                "{} routes through {}, but there is no such object in namespace {}{}",
+                routing.owner,
+                key,
+                key.namespace,
+                super::read_elsewhere(objects, &key)
             )));
         }
     };
@@ -1423,7 +1427,8 @@ mod tests {
     #[test]
     fn plan_object_replaces_the_whole_route_or_keeps_it() {
         let route = Arc::new(http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"filters": []}])));
-        let plan = plan_object(&routing(), "store", &traffic("20%"), Some(&route), None).unwrap();
+        let plan =
+            plan_object(&ObjectIndex::default(), &routing(), "store", &traffic("20%"), Some(&route), None).unwrap();
         assert_eq!(plan.describe(), "HTTPRoute shop/store");
         assert_eq!(plan.reference.api_version, "gateway.networking.k8s.io/v1");
         let [Change::Replace { before, after, .. }] = plan.changes.as_slice() else { panic!("{:?}", plan.changes) };
@@ -1434,30 +1439,40 @@ mod tests {
         );
         // The route's own warnings come with a plan from the route as read only.
         assert!(plan.warnings[0].starts_with("spec.rules[1] has no backendRefs"), "{:?}", plan.warnings);
-        let next =
-            plan_object(&routing(), "store", &traffic("20%"), Some(&plan.planned), Some("step 1".into())).unwrap();
+        let next = plan_object(
+            &ObjectIndex::default(),
+            &routing(),
+            "store",
+            &traffic("20%"),
+            Some(&plan.planned),
+            Some("step 1".into()),
+        )
+        .unwrap();
         assert_eq!(next.changes, [Change::Keep { key: next.key.clone(), object: plan.planned.clone() }]);
         assert!(Arc::ptr_eq(&next.planned, &plan.planned), "a route left as it is is not copied");
         assert!(!next.changed() && !next.untouched);
         assert!(next.warnings.is_empty(), "{:?}", next.warnings);
         assert_eq!(next.after.as_deref(), Some("step 1"));
-        let left = plan_object(&routing(), "store", &RoutingAction::Leave, Some(&route), None).unwrap();
+        let left = plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Leave, Some(&route), None)
+            .unwrap();
         assert!(matches!(left.action, Action::Keep(_)) && !left.changed());
         assert!(matches!(
-            plan_object(&routing(), "store", &RoutingAction::Restore, Some(&plan.planned), None).unwrap().action,
+            plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Restore, Some(&plan.planned), None).unwrap().action,
             Action::RestoreRules(how) if how.contains("restore: store-svc-canary removed")
         ));
     }
 
     #[test]
     fn plan_object_of_a_missing_route_names_it() {
-        let error = plan_object(&routing(), "store", &RoutingAction::Restore, None, None).unwrap_err();
+        let error =
+            plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Restore, None, None).unwrap_err();
         assert_eq!(
             error.to_string(),
             "Rollout shop/store routes through HTTPRoute shop/store, but there is no such object in namespace shop"
         );
         // The controller reads nothing at a stage it leaves alone.
-        let left = plan_object(&routing(), "store", &RoutingAction::Leave, None, None).unwrap();
+        let left =
+            plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Leave, None, None).unwrap();
         assert!(matches!(left.action, Action::Keep(_)) && !left.changed() && left.current.is_null());
         assert_eq!(
             left.warnings,

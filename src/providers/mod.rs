@@ -12,7 +12,7 @@ pub mod ingress;
 use crate::change::Change;
 use crate::data;
 use crate::lua::{Limits, Printed};
-use crate::model::{ObjectKey, ObjectRef, Owner, Routing, RoutingAction};
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
@@ -29,6 +29,17 @@ pub struct Context<'a> {
     pub printed: &'a Printed,
     /// Whether a custom ref's plan keeps its script's input (`ObjectPlan::obj`).
     pub keep_obj: bool,
+}
+
+/// What follows "no such object in namespace N" when one of its kind and name was read in
+/// another namespace: among files, most often a manifest without a namespace.
+fn read_elsewhere(objects: &ObjectIndex, key: &ObjectKey) -> String {
+    match objects.namespaces_elsewhere(key).next() {
+        Some(namespace) => format!(
+            " (one was read in namespace {namespace}: a manifest without metadata.namespace is put in -n's namespace, else in default)"
+        ),
+        None => String::new(),
+    }
 }
 
 /// The warning of an object missing at a stage the controller leaves alone (it reads nothing
