@@ -850,7 +850,8 @@ impl<'a> Writer<'a> {
         }
         let backup = match self.backup_of(key) {
             Some(backup) => format!("backup {}", backup.display()),
-            None => "it did not exist before".into(),
+            // Made by this run (at an earlier step of a follow run, when `done` is an update).
+            None => "it did not exist before this run".into(),
         };
         let lost = self.lost_reply(key).map(|lost| format!("; {lost}")).unwrap_or_default();
         let held = self.held_by_finalizers(key).map(|held| format!("; {held}")).unwrap_or_default();

@@ -450,7 +450,7 @@ mod cluster {
         let stable = ingress(&server, "web").unwrap();
         approve(&server)
             .success()
-            .stdout_has("Ingress shop/web-canary created (it did not exist before)")
+            .stdout_has("Ingress shop/web-canary created (it did not exist before this run)")
             .stdout_has("rollout.rollouts.kruise.io/web approved (step 1/3)");
         assert_eq!(
             ingress_writes(&server),
