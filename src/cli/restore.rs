@@ -715,6 +715,14 @@ fn placements(
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
         return Ok(BTreeMap::new());
     }
+    let at = rollout.item.current_stage().map(|stage| rollout.item.stage_label(stage));
+    let state = rollout.item.status.current_step_state.as_deref();
+    notes.push(format!(
+        "Rollout {} is in a release ({}{}): the controller routes its objects again at the next step it routes, from originals stored afresh",
+        rollout.item.name,
+        at.as_deref().unwrap_or("its step unknown"),
+        state.map(|state| format!(" {state}")).unwrap_or_default()
+    ));
     match session.plan_to_place(live, catalog, rollout) {
         Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
         Err(e) => {
