@@ -219,6 +219,9 @@ fn plan_of_a_routed_release_that_is_finalising_shows_no_pending_write() {
         .success()
         .stdout_has("  phase Progressing, step 3/3 Completed")
         .stdout_has("the release is finalising: the controller restores the original routing; no step is planned");
+    // Nor does `restore` say the controller routes again: it restores them itself next.
+    let out = test.run_args(["restore", "demo", "--dry-run=client"]).success();
+    assert!(!out.stderr.contains("routes its objects again"), "{}", out.stderr);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{self, ObjectKey, Provider, Routing, Stage};
+use crate::model::{self, Ending, ObjectKey, Provider, Routing, Stage};
 use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::{ObjectPlan, custom, gateway, ingress};
@@ -715,14 +715,17 @@ fn placements(
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
         return Ok(BTreeMap::new());
     }
-    let at = rollout.item.current_stage().map(|stage| rollout.item.stage_label(stage));
-    let state = rollout.item.status.current_step_state.as_deref();
-    notes.push(format!(
-        "Rollout {} is in a release ({}{}): the controller routes its objects again at the next step it routes, from originals stored afresh",
-        rollout.item.name,
-        at.as_deref().unwrap_or("its step unknown"),
-        state.map(|state| format!(" {state}")).unwrap_or_default()
-    ));
+    // Mid-release, unlike at its end (where the controller restores them itself).
+    if Ending::of(&rollout.item).is_none() {
+        let at = rollout.item.current_stage().map(|stage| rollout.item.stage_label(stage));
+        let state = rollout.item.status.current_step_state.as_deref();
+        notes.push(format!(
+            "Rollout {} is in a release ({}{}): the controller routes its objects again at the next step it routes, from originals stored afresh",
+            rollout.item.name,
+            at.as_deref().unwrap_or("its step unknown"),
+            state.map(|state| format!(" {state}")).unwrap_or_default()
+        ));
+    }
     match session.plan_to_place(live, catalog, rollout) {
         Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
         Err(e) => {
