@@ -715,8 +715,9 @@ fn placements(
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
         return Ok(BTreeMap::new());
     }
-    // Mid-release, unlike at its end (where the controller restores them itself).
-    if Ending::of(&rollout.item).is_none() {
+    // Mid-release, unlike at its end (where the controller restores them itself); a
+    // TrafficRouting's objects are its own (restored once no Rollout holds it).
+    if Ending::of(&rollout.item).is_none() && rollout.item.traffic_routing.is_some() {
         let at = rollout.item.current_stage().map(|stage| rollout.item.stage_label(stage));
         let state = rollout.item.status.current_step_state.as_deref();
         notes.push(format!(
