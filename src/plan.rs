@@ -138,12 +138,19 @@ impl<'a> Planner<'a> {
         warnings.extend(rollout.rejections.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
         let own = Routing::of_rollout(rollout, namespace).filter(|r| !r.providers.is_empty());
         if own.is_none() && cr.is_none() {
-            let why = match &rollout.traffic_routing {
-                None => format!("it has no trafficRoutings and no {} annotation", model::TRAFFIC_ROUTING_ANNOTATION),
-                Some(_) => "its trafficRoutings[0] has no ingress, gateway or customNetworkRefs".into(),
-            };
+            // A release without a gateway (batches of pods only) is the controller's too: nothing
+            // to plan, and an approval is an approval all the same.
+            if rollout.traffic_routing.is_none() {
+                let why = format!(
+                    "no traffic routing (no trafficRoutings, no {} annotation): the controller routes no traffic for it, so there is nothing to plan",
+                    model::TRAFFIC_ROUTING_ANNOTATION
+                );
+                return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
+            }
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
-            return Err(Error::Input(format!("{owner} has no traffic routing to plan: {why}{notes}")));
+            return Err(Error::Input(format!(
+                "{owner} has no traffic routing to plan: its trafficRoutings[0] has no ingress, gateway or customNetworkRefs{notes}"
+            )));
         }
         let cr_routing = cr.map(|cr| Routing::of_traffic_routing(cr, namespace));
         let (label, value) = CANARY_SUBSET_LABEL;

@@ -211,9 +211,6 @@ pub struct RolloutView {
     pub objects: Result<Vec<ObjectView>, String>,
     /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).
     pub claim: Option<ClaimView>,
-    /// The Rollout could not be loaded (`objects` says why): `status` exits 1.
-    #[serde(skip)]
-    pub unloaded: bool,
 }
 
 /// `objects: [...]`, or `objectsError: "…"` when they could not be placed.
@@ -312,7 +309,6 @@ impl RolloutView {
             workload,
             objects: every_stage.map(positions),
             claim: None,
-            unloaded: false,
         }
     }
 
@@ -324,7 +320,7 @@ impl RolloutView {
         workload: Option<WorkloadView>,
         now: SystemTime,
     ) -> RolloutView {
-        RolloutView { unloaded: true, ..RolloutView::new(rollout, namespace, Err(error), workload, now) }
+        RolloutView::new(rollout, namespace, Err(error), workload, now)
     }
 
     /// A Rollout that does not parse (`error`): only its name is known.
@@ -352,7 +348,6 @@ impl RolloutView {
             workload: None,
             objects: Err(error),
             claim: None,
-            unloaded: true,
         }
     }
 
@@ -402,6 +397,8 @@ impl RolloutView {
         }
         match &self.objects {
             Err(why) => field(&mut out, "Objects", &paint(RED, &format!("cannot place them: {why}"))),
+            // No traffic routing: a release of pods alone.
+            Ok(objects) if objects.is_empty() => field(&mut out, "Objects", "none (no traffic routing)"),
             Ok(objects) => {
                 let _ = writeln!(out, "  Objects:");
                 let width =
@@ -445,12 +442,15 @@ impl RolloutView {
         if let Some(does) = &self.step_does {
             line.push_str(&format!(": {does}"));
         }
-        if let Ok(objects) = &self.objects {
-            let places: Vec<String> =
-                objects.iter().map(|o| format!("{} {} {}", o.kind, o.name, position_text(&o.position).0)).collect();
-            if !places.is_empty() {
-                line.push_str(&format!("; {}", places.join(", ")));
+        match &self.objects {
+            Ok(objects) => {
+                let places: Vec<String> =
+                    objects.iter().map(|o| format!("{} {} {}", o.kind, o.name, position_text(&o.position).0)).collect();
+                if !places.is_empty() {
+                    line.push_str(&format!("; {}", places.join(", ")));
+                }
             }
+            Err(why) => line.push_str(&format!("; cannot place its objects: {why}")),
         }
         line
     }
@@ -571,15 +571,19 @@ mod tests {
         let now = SystemTime::now();
         let error = "Rollout shop/demo: the API server does not serve example.com/v1 Widget (ref Widget/w)";
         let unloaded = RolloutView::unloaded(&rollout(json!({"phase": "Healthy"})), "shop", error.into(), None, now);
-        assert!(unloaded.unloaded);
         assert!(unloaded.text().contains(&format!("cannot place them: {error}")), "{}", unloaded.text());
         let json = serde_json::to_value(&unloaded).unwrap();
         assert_eq!((&json["phase"], &json["objectsError"]), (&json!("Healthy"), &json!(error)));
         let unparsed = RolloutView::unparsed("bad", "shop", "Rollout shop/bad: no steps".into());
-        assert!(unparsed.unloaded && unparsed.progress.is_final());
+        assert!(unparsed.progress.is_final());
         assert_eq!(serde_json::to_value(&unparsed).unwrap()["objectsError"], "Rollout shop/bad: no steps");
-        let loaded = RolloutView::new(&rollout(json!({})), "shop", Err("no plan".into()), None, now);
-        assert!(!loaded.unloaded, "a plan that fails is not a Rollout that cannot be loaded");
+        // Followed, its line says so too.
+        assert!(unloaded.line().ends_with(&format!("; cannot place its objects: {error}")), "{}", unloaded.line());
+        // No traffic routing: no objects to place.
+        let nothing =
+            RoutingPlan { owner: "Rollout shop/demo".into(), notes: vec![], warnings: vec![], stages: vec![] };
+        let alone = RolloutView::new(&rollout(json!({})), "shop", Ok(&nothing), None, now);
+        assert!(alone.text().contains("  Objects:  none (no traffic routing)\n"), "{}", alone.text());
     }
 
     #[test]

@@ -557,12 +557,16 @@ mod bad_input {
     }
 
     #[test]
-    fn rollout_without_traffic_routing() {
-        let rollout = ROLLOUT.split("      trafficRoutings:").next().unwrap();
-        fails(
-            Test::new().file("m/r.yaml", rollout).args(["plan", "-f", "m"]),
-            "Rollout shop/demo has no traffic routing to plan: it has no trafficRoutings and no rollouts.kruise.io/trafficrouting annotation",
-        );
+    fn rollout_without_traffic_routing_has_nothing_to_plan_and_stops_no_other() {
+        // A release of pods in batches, beside a Rollout that routes.
+        let alone = ROLLOUT.split("      trafficRoutings:").next().unwrap().replace("name: demo", "name: batches");
+        manifests()
+            .file("m/alone.yaml", &alone)
+            .args(["plan", "-f", "m", "--detailed-exitcode"])
+            .run()
+            .status(2)
+            .stdout_has("Rollout shop/batches\n  no traffic routing (no trafficRoutings, no rollouts.kruise.io/trafficrouting annotation): the controller routes no traffic for it, so there is nothing to plan\n")
+            .stdout_has("Rollout shop/demo\n");
     }
 
     #[test]

@@ -45,6 +45,34 @@ fn status_places_every_object() {
     assert_eq!(writes(&server), Vec::<String>::new(), "status writes nothing");
 }
 
+#[test]
+fn status_fails_for_objects_it_cannot_place_and_a_rollout_without_routing_has_none() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).file("boom.lua", "error('kaboom')\n");
+    let script = format!("VirtualService.networking.istio.io={}", test.path("boom.lua").display());
+    // A script that fails: shown in the Rollout's place, and an error at the end (exit 1) ...
+    test.run_args(["status", "demo", "--script", &script])
+        .status(1)
+        .stdout_has("  Objects:  cannot place them: Rollout shop/demo, step 1/3, VirtualService/demo: script ")
+        .stderr_has("error: Rollout shop/demo, step 1/3, VirtualService/demo: script ");
+    // ... and on a followed Rollout's line.
+    test.run_args(["status", "demo", "--script", &script, "-w", "--until-paused", "--timeout", "5s"])
+        .status(1)
+        .stdout_has("; cannot place its objects: Rollout shop/demo, step 1/3, VirtualService/demo: script ");
+    // A Rollout without traffic routing (pods in batches alone) is no failure: it has no objects.
+    let mut alone = rollout(2, "StepPaused");
+    alone["spec"]["strategy"]["canary"].as_object_mut().unwrap().remove("trafficRoutings");
+    server.put_object(alone);
+    test.run_args(["status", "demo"]).success().stdout_has("  Objects:  none (no traffic routing)\n");
+    // Its approval is the approval alone.
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    let written: Vec<String> = writes(&server).into_iter().filter(|w| !w.contains("/leases")).collect();
+    assert_eq!(written, ["PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/demo/status"]);
+}
+
 /// `value` moved to namespace `other`.
 fn in_other(mut value: Value) -> Value {
     value["metadata"]["namespace"] = json!("other");

@@ -38,7 +38,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
             }
             let not_found = missing.iter().map(|name| live::not_found(name, &session.cluster.namespace).to_string());
             let errors: Vec<String> =
-                unloaded_error(&views).map(|e| e.to_string()).into_iter().chain(not_found).collect();
+                unplaced_error(&views).map(|e| e.to_string()).into_iter().chain(not_found).collect();
             return match errors.is_empty() {
                 true => Ok(Outcome::Done),
                 false => Err(Error::Input(errors.join("\n")).into()),
@@ -60,7 +60,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
             waiting = awaited(&views, settled, goal);
             if views.iter().all(settled) {
                 follower.finish();
-                if let Some(error) = unloaded_error(&views) {
+                if let Some(error) = unplaced_error(&views) {
                     return Err(error.into());
                 }
                 return match views.iter().find_map(|v| match &v.progress {
@@ -95,8 +95,6 @@ pub(super) fn awaited(views: &[RolloutView], settled: impl Fn(&RolloutView) -> b
     unsettled.join(", ")
 }
 
-/// The errors of the Rollouts that could not be loaded, if any: `status` shows the others, and
-/// fails with these at the end.
 /// The Rollouts named on the command line that no view shows: not found.
 fn missing_names(scope: &Scope, views: &[RolloutView]) -> Vec<String> {
     let Scope::Namespace(Selection::Names(arguments)) = scope else { return Vec::new() };
@@ -109,8 +107,10 @@ fn missing_names(scope: &Scope, views: &[RolloutView]) -> Vec<String> {
     missing
 }
 
-fn unloaded_error(views: &[RolloutView]) -> Option<Error> {
-    let errors: Vec<&str> =
-        views.iter().filter(|v| v.unloaded).filter_map(|v| v.objects.as_ref().err()).map(String::as_str).collect();
+/// The errors of the Rollouts whose objects could not be placed (not loaded, or a plan that
+/// failed: a script that fails), if any: `status` shows the others, and fails with these at the
+/// end.
+fn unplaced_error(views: &[RolloutView]) -> Option<Error> {
+    let errors: Vec<&str> = views.iter().filter_map(|v| v.objects.as_ref().err()).map(String::as_str).collect();
     (!errors.is_empty()).then(|| Error::Input(errors.join("\n")))
 }
