@@ -312,14 +312,23 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 
 /// `--script Kind.group=FILE` flags, read.
 pub fn read_script_flags(flags: &[String]) -> Result<BTreeMap<ScriptKey, (String, String)>, Error> {
-    flags
-        .iter()
-        .map(|flag| {
-            let (key, file) = parse_script_flag(flag).map_err(Error::Input)?;
-            let code = read_text(Path::new(&file), SCRIPT)?;
-            Ok((key, (file, code)))
-        })
-        .collect()
+    let mut scripts: BTreeMap<ScriptKey, (String, String)> = BTreeMap::new();
+    for flag in flags {
+        let (key, file) = parse_script_flag(flag).map_err(Error::Input)?;
+        // One would silently replace the other.
+        if let Some((first, _)) = scripts.get(&key) {
+            return Err(Error::Input(format!(
+                "--script {flag:?}: a second script for {}.{} (the first is {first}): give one per kind",
+                key.1, key.0
+            )));
+        }
+        let code = read_text(Path::new(&file), SCRIPT).map_err(|e| match e {
+            Error::Input(message) => Error::Input(format!("--script {flag:?}: {message}")),
+            other => other,
+        })?;
+        scripts.insert(key, (file, code));
+    }
+    Ok(scripts)
 }
 
 /// `--lua-dir DIR`: every `DIR/<group>/<Kind>/trafficRouting.lua`, and every
@@ -717,6 +726,28 @@ fn write_synced(mut file: fs::File, bytes: &[u8], permissions: Option<fs::Permis
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn script_flags_name_the_flag_and_refuse_a_second_script_for_a_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.lua"), dir.path().join("b.lua"));
+        std::fs::write(&a, "return obj.data").unwrap();
+        std::fs::write(&b, "return obj.data").unwrap();
+        let flag = |file: &Path| format!("VirtualService.networking.istio.io={}", file.display());
+        let read = read_script_flags(&[flag(&a)]).unwrap();
+        assert_eq!(read[&("networking.istio.io".into(), "VirtualService".into())].1, "return obj.data");
+        let twice = read_script_flags(&[flag(&a), flag(&b)]).unwrap_err().to_string();
+        assert_eq!(
+            twice,
+            format!(
+                "--script {:?}: a second script for VirtualService.networking.istio.io (the first is {}): give one per kind",
+                flag(&b),
+                a.display()
+            )
+        );
+        let missing = read_script_flags(&[flag(&dir.path().join("none.lua"))]).unwrap_err().to_string();
+        assert!(missing.starts_with(&format!("--script {:?}: ", flag(&dir.path().join("none.lua")))), "{missing}");
+    }
 
     #[test]
     fn reads_are_bounded_and_say_which_limit() {
