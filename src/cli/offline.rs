@@ -486,6 +486,8 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
                 out.push_str(&format!("  {}\n", paint(YELLOW, &format!("go test cannot run this case: {why}"))))
             }
         }
+        // A note of several steps (one about the script's text is of every step) is said once.
+        let mut notes: Vec<(&String, Vec<String>)> = Vec::new();
         for step in &report.steps {
             let at = format!("{} step {}", report.case, step.step());
             match &step.outcome {
@@ -503,8 +505,18 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
                 }
             }
             for note in &step.notes {
-                out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: step {}: {note}", step.step()))));
+                match notes.iter_mut().find(|(said, _)| *said == note) {
+                    Some((_, steps)) => steps.push(step.step().to_string()),
+                    None => notes.push((note, vec![step.step().to_string()])),
+                }
             }
+        }
+        for (note, steps) in notes {
+            let steps = match steps.as_slice() {
+                [one] => format!("step {one}"),
+                many => format!("steps {}", many.join(", ")),
+            };
+            out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: {steps}: {note}"))));
         }
     }
     out.push_str(&paint(BOLD, &format!("{passed} passed, {failed} failed")));
