@@ -61,7 +61,7 @@ module completions {
   export extern "kubectl-rollout_lua approve" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
-    --expect-step: string     # Refuse unless the current step is N
+    --expect-step: string     # Refuse unless the current step is N (1 or more)
     --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before the step's canary pods are ready)
     --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing; and write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout)
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All

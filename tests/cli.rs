@@ -144,6 +144,17 @@ fn flags_that_would_be_ignored_are_refused() {
     test.run_args(["plan", "-f", "x.yaml", "--show-obj", "--detailed-exitcode"])
         .status(1)
         .stderr_has("error: the argument '--show-obj' cannot be used with '--detailed-exitcode'");
+    // Steps count from 1: a step 0 is refused before anything is read.
+    test.run_args(["approve", "demo", "--expect-step", "0"])
+        .status(1)
+        .stderr_has("error: invalid value '0' for '--expect-step <N>'");
+}
+
+#[test]
+fn completion_as_kubectl_spells_it_is_completions() {
+    let test = Test::new();
+    let spelt = test.run_args(["completion", "bash"]).success();
+    assert_eq!(spelt.stdout, test.run_args(["completions", "bash"]).success().stdout);
 }
 
 #[test]

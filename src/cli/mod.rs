@@ -362,7 +362,8 @@ pub enum Command {
     #[command(after_help = help::after(help::LUA_OBJ_EXAMPLES, EXIT_CODES_SIMPLE))]
     LuaObj(LuaObjArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
-    #[command(after_help = help::after(help::COMPLETIONS_EXAMPLES, EXIT_CODES_SIMPLE))]
+    // `completion` as kubectl spells it.
+    #[command(alias = "completion", after_help = help::after(help::COMPLETIONS_EXAMPLES, EXIT_CODES_SIMPLE))]
     Completions(CompletionsArgs),
     /// Completion candidates in kubectl's plugin-completion protocol (run by kubectl_complete-rollout_lua)
     #[command(name = "__complete", hide = true)]
@@ -501,8 +502,8 @@ pub struct ApproveArgs {
     /// Do not ask for confirmation (required when stdin is not a terminal)
     #[arg(short = 'y', long)]
     pub yes: bool,
-    /// Refuse unless the current step is N
-    #[arg(long, value_name = "N")]
+    /// Refuse unless the current step is N (1 or more)
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub expect_step: Option<usize>,
     /// Only make the gateway objects match the current step; do not approve (allowed in any
     /// step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before
