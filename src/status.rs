@@ -312,17 +312,6 @@ impl RolloutView {
         }
     }
 
-    /// A Rollout whose objects could not be read (`error`): shown from its own fields.
-    pub fn unloaded(
-        rollout: &Rollout,
-        namespace: &str,
-        error: String,
-        workload: Option<WorkloadView>,
-        now: SystemTime,
-    ) -> RolloutView {
-        RolloutView::new(rollout, namespace, Err(error), workload, now)
-    }
-
     /// A Rollout that does not parse (`error`): only its name is known.
     pub fn unparsed(name: &str, namespace: &str, error: String) -> RolloutView {
         RolloutView {
@@ -570,7 +559,7 @@ mod tests {
     fn a_rollout_that_cannot_be_loaded_shows_its_error_where_its_objects_would_be() {
         let now = SystemTime::now();
         let error = "Rollout shop/demo: the API server does not serve example.com/v1 Widget (ref Widget/w)";
-        let unloaded = RolloutView::unloaded(&rollout(json!({"phase": "Healthy"})), "shop", error.into(), None, now);
+        let unloaded = RolloutView::new(&rollout(json!({"phase": "Healthy"})), "shop", Err(error.into()), None, now);
         assert!(unloaded.text().contains(&format!("cannot place them: {error}")), "{}", unloaded.text());
         let json = serde_json::to_value(&unloaded).unwrap();
         assert_eq!((&json["phase"], &json["objectsError"]), (&json!("Healthy"), &json!(error)));

@@ -88,7 +88,8 @@ async fn views_in(session: &Session, selection: &Selection, missing: Missing) ->
         let view = match &unloaded.rollout {
             Some(r) => {
                 let workload = workload(&session.cluster, r.item.workload.as_ref()).await;
-                RolloutView::unloaded(&r.item, &r.namespace, unloaded.error, workload, now)
+                // Shown from its own fields.
+                RolloutView::new(&r.item, &r.namespace, Err(unloaded.error), workload, now)
             }
             None => RolloutView::unparsed(&unloaded.name, &session.cluster.namespace, unloaded.error),
         };
