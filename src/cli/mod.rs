@@ -24,7 +24,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-use units::{parse_duration, parse_lua_memory, parse_lua_timeout};
+use units::{parse_duration, parse_lua_memory, parse_lua_timeout, parse_step};
 
 const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 
@@ -503,7 +503,7 @@ pub struct ApproveArgs {
     #[arg(short = 'y', long)]
     pub yes: bool,
     /// Refuse unless the current step is N (1 or more)
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_step)]
     pub expect_step: Option<usize>,
     /// Only make the gateway objects match the current step; do not approve (allowed in any
     /// step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before
@@ -520,7 +520,7 @@ pub struct ApproveArgs {
     pub dry_run: DryRun,
     /// After approving, follow the Rollout and approve each later pause up to step N (1 or
     /// more, at most the Rollout's steps)
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+    #[arg(long, value_name = "N", value_parser = parse_step,
           conflicts_with_all = ["to_end", "traffic_only", "dry_run"])]
     pub until_step: Option<usize>,
     /// After approving, follow the Rollout and approve every later pause until it completes

@@ -126,9 +126,25 @@ pub fn parse_lua_memory(text: &str) -> Result<usize, String> {
 /// The smallest `--lua-memory` (see `parse_lua_memory`).
 const MIN_LUA_MEMORY: usize = 1 << 20;
 
+/// A step number (`--expect-step`, `--until-step`): 1 or more, as the controller's status counts.
+pub fn parse_step(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("steps count from 1, as the Rollout's status does".into()),
+        Ok(step) => Ok(step),
+        Err(_) => Err(format!("{text:?} is not a step number (1 or more)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn step_numbers_count_from_1() {
+        assert_eq!(parse_step("3"), Ok(3));
+        assert_eq!(parse_step("0").unwrap_err(), "steps count from 1, as the Rollout's status does");
+        assert_eq!(parse_step("-1").unwrap_err(), "\"-1\" is not a step number (1 or more)");
+    }
 
     #[test]
     fn durations_read_as_kubectl_reads_them() {
