@@ -145,9 +145,9 @@ fn flags_that_would_be_ignored_are_refused() {
         .status(1)
         .stderr_has("error: the argument '--show-obj' cannot be used with '--detailed-exitcode'");
     // Steps count from 1: a step 0 is refused before anything is read.
-    test.run_args(["approve", "demo", "--expect-step", "0"])
-        .status(1)
-        .stderr_has("error: invalid value '0' for '--expect-step <N>': steps count from 1, as the Rollout's status does");
+    test.run_args(["approve", "demo", "--expect-step", "0"]).status(1).stderr_has(
+        "error: invalid value '0' for '--expect-step <N>': steps count from 1, as the Rollout's status does",
+    );
 }
 
 #[test]
