@@ -56,21 +56,8 @@ pub fn plan_object(
     let namespace = &routing.owner.namespace;
     let key = ObjectKey::of_ref(reference, namespace);
     let where_ = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
-    let mut warnings = Vec::new();
-    let current = match (objects.get(&key), context.action) {
-        (Some(object), _) => Arc::clone(object),
-        // At a stage it leaves alone the controller reads nothing, so misses nothing.
-        (None, RoutingAction::Leave) => {
-            warnings.push(super::absent_left_alone(&key));
-            Arc::new(Value::Null)
-        }
-        (None, _) => {
-            let elsewhere = super::read_elsewhere(objects, &key);
-            return Err(Error::Input(format!(
-                "{where_}, but there is no such object in namespace {namespace}{elsewhere}"
-            )));
-        }
-    };
+    let (current, absent) = super::starting_object(objects.get(&key), context.action, &key, objects, &where_)?;
+    let mut warnings: Vec<String> = absent.into_iter().collect();
     let stored = data::stored_original(&current);
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
     // What the messages below need of the original, so that the original itself can move into the

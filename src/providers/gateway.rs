@@ -316,21 +316,10 @@ pub fn plan_object(
 ) -> Result<ObjectPlan, Error> {
     let route = GatewayRoute::of(routing, http_route);
     let key = route.key();
-    let (current, mut warnings) = match (current, action) {
-        (Some(current), _) => (Arc::clone(current), Vec::new()),
-        // At a stage it leaves alone the controller reads nothing, so misses nothing.
-        (None, RoutingAction::Leave) => (Arc::new(Value::Null), vec![super::absent_left_alone(&key)]),
-        (None, _) => {
-            return Err(Error::Input(format!(
-                "{} routes through {}, but there is no such object in namespace {}{}",
-                routing.owner,
-                key,
-                key.namespace,
-                super::read_elsewhere(objects, &key)
-            )));
-        }
-    };
+    let where_ = format!("{} routes through {key}", routing.owner);
+    let (current, absent) = super::starting_object(current, action, &key, objects, &where_)?;
     let current = &current;
+    let mut warnings: Vec<String> = absent.into_iter().collect();
     let stage = plan_stage(&route, Some(current), action)?;
     // A route the stage leaves as it is stays one object, shared.
     let planned = match stage.writes {

@@ -11,6 +11,7 @@ pub mod ingress;
 
 use crate::change::Change;
 use crate::data;
+use crate::error::Error;
 use crate::lua::{Limits, Printed};
 use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Routing, RoutingAction};
 use crate::scripts::ResolvedScript;
@@ -31,24 +32,36 @@ pub struct Context<'a> {
     pub keep_obj: bool,
 }
 
-/// What follows "no such object in namespace N" when one of its kind and name was read in
-/// another namespace: among files, most often a manifest without a namespace.
-fn read_elsewhere(objects: &ObjectIndex, key: &ObjectKey) -> String {
-    match objects.namespaces_elsewhere(key).next() {
-        Some(namespace) => format!(
-            " (one was read in namespace {namespace}: a manifest without metadata.namespace is put in -n's namespace, else in default)"
-        ),
-        None => String::new(),
+/// The gateway object `key` a stage starts from (`found`; `where_` says who routes through it).
+/// Missing at a stage the controller leaves alone, where it reads nothing and so misses nothing,
+/// it is null, with a warning; missing elsewhere it is an error, which names another namespace
+/// holding one of its kind and name (among files, most often a manifest without a namespace).
+fn starting_object(
+    found: Option<&Arc<Value>>,
+    action: &RoutingAction,
+    key: &ObjectKey,
+    objects: &ObjectIndex,
+    where_: &str,
+) -> Result<(Arc<Value>, Option<String>), Error> {
+    let namespace = &key.namespace;
+    match (found, action) {
+        (Some(object), _) => Ok((Arc::clone(object), None)),
+        (None, RoutingAction::Leave) => Ok((
+            Arc::new(Value::Null),
+            Some(format!(
+                "{key}: there is no such object in namespace {namespace}: the controller writes nothing here, but a step that routes it fails"
+            )),
+        )),
+        (None, _) => {
+            let elsewhere = match objects.namespaces_elsewhere(key).next() {
+                Some(other) => format!(
+                    " (one was read in namespace {other}: a manifest without metadata.namespace is put in -n's namespace, else in default)"
+                ),
+                None => String::new(),
+            };
+            Err(Error::Input(format!("{where_}, but there is no such object in namespace {namespace}{elsewhere}")))
+        }
     }
-}
-
-/// The warning of an object missing at a stage the controller leaves alone (it reads nothing
-/// there, so misses nothing).
-fn absent_left_alone(key: &ObjectKey) -> String {
-    format!(
-        "{key}: there is no such object in namespace {}: the controller writes nothing here, but a step that routes it fails",
-        key.namespace
-    )
 }
 
 /// What the controller does to an object at a stage.
