@@ -116,11 +116,19 @@ fn at_an_unrouted_step() -> FakeHandle {
     server
 }
 
-/// That `server` was written the Rollout's approval (its status) and nothing else but claims.
-fn approved_alone(server: &FakeHandle) {
+/// `approve demo --yes` there, which must write the Rollout's approval (its status) and nothing
+/// else but claims, and say why it routes nothing.
+fn approve_alone(server: &FakeHandle) -> crate::support::Output {
+    let out = Test::new()
+        .kubeconfig(server)
+        .run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has("so the gateway keeps step 1's routing");
+    assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
     let written: Vec<_> = server.writes().into_iter().filter(|w| !w.path.contains("/leases")).collect();
     assert!(written.iter().all(|w| w.path.contains("/rollouts/demo")), "{written:?}");
     assert!(written.iter().any(|w| w.path.ends_with("/rollouts/demo/status")), "{written:?}");
+    out
 }
 
 #[test]
@@ -133,13 +141,7 @@ fn approve_at_a_step_the_controller_does_not_route_writes_no_routing() {
     let out = test.run_args(["plan", "demo"]).success().stdout_has("the controller writes nothing here: left alone");
     assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
     // ... and `approve` writes none: the approval alone.
-    let out = test
-        .run_args(["approve", "demo", "--yes"])
-        .success()
-        .stdout_has("so the gateway keeps step 1's routing")
-        .stdout_has("the controller writes nothing here: left alone");
-    assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
-    approved_alone(&server);
+    approve_alone(&server).stdout_has("the controller writes nothing here: left alone");
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
@@ -149,14 +151,7 @@ fn approve_at_a_step_the_controller_does_not_route_needs_none_of_its_objects() {
     // step 1 stops neither it nor the approval, which is warned of all the same.
     let server = at_an_unrouted_step();
     server.delete_object("networking.istio.io", "virtualservices", NAMESPACE, "demo").unwrap();
-    let out = Test::new()
-        .kubeconfig(&server)
-        .run_args(["approve", "demo", "--yes"])
-        .success()
-        .stdout_has("so the gateway keeps step 1's routing")
-        .stdout_has("VirtualService shop/demo: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails");
-    assert!(!out.stdout.contains("user-agent"), "{}", out.stdout);
-    approved_alone(&server);
+    approve_alone(&server).stdout_has("VirtualService shop/demo: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails");
     assert!(server.object("networking.istio.io", "v1beta1", "virtualservices", NAMESPACE, "demo").is_none());
 }
 
