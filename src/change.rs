@@ -235,9 +235,11 @@ impl Change {
 fn approval_landed(before: &Value, fresh: &Value, field: &str, step: i64, applied: bool) -> Landed {
     if fresh["metadata"]["uid"] != before["metadata"]["uid"]
         || fresh["metadata"]["generation"] != before["metadata"]["generation"]
+        || another_release_in(before, fresh, field)
     {
-        // Deleted and made again (a new Rollout may well be waiting at the same step), or
-        // someone changed the spec: whatever the status shows is not this approval's.
+        // Deleted and made again (a new Rollout may well be waiting at the same step), someone
+        // changed the spec, or a new version was pushed: whatever the status shows is not this
+        // approval's.
         return Landed::ChangedBySomeoneElse;
     }
     match model::approval_progress(&fresh["status"], field, step) {
@@ -246,6 +248,20 @@ fn approval_landed(before: &Value, fresh: &Value, field: &str, step: i64, applie
         ApprovalProgress::Approved => Landed::MovedOn,
         ApprovalProgress::Elsewhere => Landed::ChangedBySomeoneElse,
     }
+}
+
+/// Whether `fresh` is in another release than `seen` in a sub-status a status patch writes.
+fn another_release(seen: &Value, fresh: &Value, patch: &Value) -> bool {
+    patch["status"].as_object().into_iter().flatten().any(|(field, _)| another_release_in(seen, fresh, field))
+}
+
+/// Whether the sub-status `field` (`canaryStatus`, `blueGreenStatus`) of `fresh` is another
+/// release than `seen`'s: a version pushed meanwhile restarts the release (§3.6) under a new
+/// pod template hash and revision (blue-green's `updatedRevision`), and may come back to the
+/// very step `seen` was at.
+fn another_release_in(seen: &Value, fresh: &Value, field: &str) -> bool {
+    let (seen, fresh) = (&seen["status"][field], &fresh["status"][field]);
+    ["podTemplateHash", "canaryRevision", "updatedRevision"].iter().any(|release| seen[release] != fresh[release])
 }
 
 /// The step a status patch approves (`currentStepState: StepReady` at `currentStepIndex` of the
@@ -305,7 +321,8 @@ impl Change {
     /// After a conflict: whether the object as it is now (`fresh`) differs from what this run
     /// last saw of it (`seen`) in something that matters to this change: the routing (spec,
     /// labels, annotations) of an object it writes, or a field the patch writes (a status patch:
-    /// the fields it sets, and the generation), or the object itself (deleted and made again:
+    /// the fields it sets, the generation, and the release: a new version's release waiting at
+    /// the same step is not the one approved), or the object itself (deleted and made again:
     /// another uid). Anything else (the server's bookkeeping, status fields the patch leaves
     /// alone, a finalizer) may change without making the write wrong.
     pub fn someone_else_changed(&self, seen: &Value, fresh: &Value) -> bool {
@@ -323,7 +340,10 @@ impl Change {
                     .filter(|path| path.as_slice() != ["metadata", "resourceVersion"])
                     .any(|path| pointer(seen, path) != pointer(fresh, path));
                 let content_changed = match subresource {
-                    Some(_) => seen["metadata"]["generation"] != fresh["metadata"]["generation"],
+                    Some(_) => {
+                        seen["metadata"]["generation"] != fresh["metadata"]["generation"]
+                            || another_release(seen, fresh, patch)
+                    }
                     None => !data::same_routing(seen, fresh),
                 };
                 patched_field_changed || content_changed
@@ -689,6 +709,10 @@ mod tests {
         assert_eq!(landed(over), Landed::MovedOn, "the release is over");
         assert_eq!(landed(rollout("7", 4, 3, "StepUpgrade")), Landed::ChangedBySomeoneElse, "a new spec");
         assert_eq!(landed(rollout("7", 3, 1, "StepPaused")), Landed::ChangedBySomeoneElse, "sent back a step");
+        // A new version pushed meanwhile, its release approved at the same step by someone else.
+        let mut pushed = rollout("7", 3, 2, "StepReady");
+        pushed["status"]["canaryStatus"]["podTemplateHash"] = json!("new");
+        assert_eq!(landed(pushed), Landed::ChangedBySomeoneElse, "another release");
         assert_eq!(approval.landed(None, None), Landed::ChangedBySomeoneElse, "deleted");
         // Deleted and made again, waiting at the same step with the same generation: a new
         // Rollout, which this approval (conditional on the old one's version) never reaches.
@@ -725,6 +749,16 @@ mod tests {
         let mut edited = seen.clone();
         edited["metadata"]["generation"] = json!(4);
         assert!(approval.someone_else_changed(&seen, &edited), "a new spec");
+        // A new version pushed meanwhile, its release back at the same step and paused: not the
+        // release this run approves.
+        for release in ["podTemplateHash", "canaryRevision"] {
+            let mut pushed = rollout("7", 2, "StepPaused", "a");
+            pushed["status"]["canaryStatus"][release] = json!("new");
+            assert!(approval.someone_else_changed(&seen, &pushed), "a new release ({release})");
+        }
+        let mut other_sub_status = rollout("7", 2, "StepPaused", "a");
+        other_sub_status["status"]["blueGreenStatus"] = json!({"updatedRevision": "new"});
+        assert!(!approval.someone_else_changed(&seen, &other_sub_status), "not the sub-status it approves");
         let create = Change::Create { key: key(), object: vs("1", 1).into() };
         assert!(create.someone_else_changed(&Value::Null, &vs("1", 1)));
         // Deleted and made again, the same: another object, not this run's to write over.

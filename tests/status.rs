@@ -534,6 +534,30 @@ fn approve_rolls_back_when_the_rollout_moves_on_before_the_approval() {
 }
 
 #[test]
+fn approve_refuses_a_new_release_waiting_at_the_same_step() {
+    let args = ["approve", "demo", "--yes"];
+    let last = writes_of(shop(2, "StepPaused"), &args).len();
+    let server = shop(2, "StepPaused").start();
+    // Right before the approval, a new version is pushed and its release comes back to step 2,
+    // paused: the approval conflicts, and the step it would approve is not the one reviewed.
+    someone_edits(&server, When::Before(last), Stored { name: "demo", ..ROLLOUT }, |r| {
+        r["status"]["canaryStatus"]["podTemplateHash"] = json!("5f7c9d")
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(args)
+        .run()
+        .status(3)
+        .stderr_has("Rollout shop/demo was changed by someone else while this run wrote it")
+        .stderr_has("+    podTemplateHash: 5f7c9d")
+        .stderr_has("VirtualService shop/demo: rolled back");
+    assert!(!out.stdout.contains("demo approved"), "{}", out.stdout);
+    let status = rollout_status(&server);
+    assert_eq!(status["canaryStatus"]["currentStepState"], "StepPaused", "the new release is not approved");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
 fn approve_several_rollouts_leaves_the_approved_ones_out_of_a_retry() {
     let args = ["approve", "demo", "solo", "--yes"];
     let measured = writes_of(demo_and_solo(2, "StepPaused", rollout(2, "StepPaused")), &args);
