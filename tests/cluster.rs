@@ -617,6 +617,24 @@ fn restore_skips_missing_objects_and_objects_without_an_original() {
 }
 
 #[test]
+fn restore_a_ref_not_found_fails_the_run_but_keeps_the_others_restored() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    // A regression (audit s37 F2): the run said the other object was restored, then, failing on
+    // the typo, rolled that restore back.
+    let out = test
+        .run_args(["restore", "--ref", "VirtualService/reveiws", "--ref", "VirtualService/demo", "--yes"])
+        .status(1)
+        .stdout_has("VirtualService shop/demo restored")
+        .stderr_has("error: VirtualService shop/reveiws: not found\n");
+    assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert!(vs(&server)["metadata"]["annotations"].is_null());
+    assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "the claim is released");
+}
+
+#[test]
 fn restore_a_single_ref_and_from_a_backup() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);

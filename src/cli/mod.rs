@@ -734,7 +734,8 @@ pub enum Outcome {
     Changes {
         detailed_exitcode: bool,
     },
-    /// Some checks failed (test failures): exit 1 without an error message of its own.
+    /// A failure the command has reported itself (test failures; `restore --ref` of an object
+    /// not found, after the others were restored): exit 1, with nothing more said or undone.
     Failed,
 }
 
@@ -770,9 +771,14 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     if let Err(error) = &result
         && !closed_pipe(error)
     {
-        crate::stderr::line(&format!("error: {error:#}"));
+        show_error(&format!("{error:#}"));
     }
     exit_code(&result)
+}
+
+/// An error as the run's last words: `error: MESSAGE` on stderr.
+pub(crate) fn show_error(message: &str) {
+    crate::stderr::line(&format!("error: {message}"));
 }
 
 /// The one place outcomes and errors become exit codes: 0; 2 for changes pending under

@@ -156,10 +156,14 @@ async fn restore_objects(
     let Restorations { objects: restorations, left, notes: more_notes, missing } =
         restorations(session, writer, &targets).await?;
     // An object named with --ref that is not there fails the run once the others are restored,
-    // as kubectl does with a name it cannot find (a typo would pass a CI step unseen).
-    let outcome = match missing.is_empty() {
+    // as kubectl does with a name it cannot find (a typo would pass a CI step unseen); as a
+    // failure said here, not an error, which would roll back what was restored.
+    let outcome = || match missing.is_empty() {
         true => Ok(Outcome::Done),
-        false => Err(Error::Input(format!("{}: not found", missing.join(", ")))),
+        false => {
+            super::show_error(&format!("{}: not found", missing.join(", ")));
+            Ok(Outcome::Failed)
+        }
     };
     for note in notes.into_iter().chain(more_notes) {
         crate::stderr::line(&note);
@@ -184,7 +188,7 @@ async fn restore_objects(
     }
     print(&restoration_text(&restorations)?)?;
     if restorations.is_empty() {
-        return outcome;
+        return outcome();
     }
     if writer.mode() == Mode::Apply {
         let drifted = restorations.iter().any(|r| matches!(r.placement, Placement::Edited { .. }));
@@ -211,7 +215,7 @@ async fn restore_objects(
         lines.extend(writer.written_line(&r.key, done));
     }
     print_outcome(writer, &lines.concat())?;
-    outcome
+    outcome()
 }
 
 /// `--ref` and `--from-backup` name objects: the Rollouts of the namespace that route any of
