@@ -69,12 +69,20 @@ impl ApiFailure {
     }
 
     /// Whether a write that failed this way may still have been applied: no answer, a garbled
-    /// one, or a server error (5xx) say nothing about it. Any other answer (4xx) is a refusal:
-    /// nothing was written.
+    /// one, or a server error (5xx) say nothing about it. Any other answer (4xx) is a refusal,
+    /// and a refused connection carried no request: nothing was written.
     pub fn outcome_unknown(&self) -> bool {
-        self.code.is_none_or(|code| code >= 500)
+        !self.not_sent() && self.code.is_none_or(|code| code >= 500)
+    }
+
+    /// Whether the request never reached a server: its connection was refused.
+    pub fn not_sent(&self) -> bool {
+        self.reason == CONNECTION_REFUSED
     }
 }
+
+/// The reason of a request that failed to connect, refused: it was never sent.
+pub const CONNECTION_REFUSED: &str = "connection refused";
 
 impl fmt::Display for ApiFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -131,5 +139,7 @@ mod tests {
         assert!(!failure(Some(409)).outcome_unknown());
         assert!(failure(Some(409)).is_conflict());
         assert!(!failure(Some(422)).outcome_unknown());
+        let refused = ApiFailure { code: None, reason: CONNECTION_REFUSED.into(), message: "m".into() };
+        assert!(refused.not_sent() && !refused.outcome_unknown(), "never sent, so not written");
     }
 }

@@ -197,6 +197,8 @@ struct InFlight {
     /// `may be half written (a request for it was out)`, the same for a rollback, or what an
     /// unheard write may be (`Unheard::out`).
     may_be: &'static str,
+    /// The request makes the object (it did not exist before this run).
+    makes: bool,
 }
 
 /// A write whose outcome was unknown (no answer, a 5xx) and that was not seen applied: a fresh
@@ -225,7 +227,8 @@ impl Unheard {
             MayLand::ReadBackUnapplied => MAY_LAND,
             MayLand::Unread => UNREAD,
         };
-        InFlight { key: self.key.clone(), backup: self.backup.clone(), may_be }
+        let makes = matches!(self.change, Change::Create { .. });
+        InFlight { key: self.key.clone(), backup: self.backup.clone(), may_be, makes }
     }
 }
 
@@ -233,6 +236,8 @@ const WRITE_OUT: &str = "may be half written (a request for it was out)";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 const UNREAD: &str = "may or may not be written (reading it again failed; the server may still apply it)";
+/// After a report that names a request whose outcome is unknown.
+const UNSURE: &str = "  once the API server answers, `kubectl rollout-lua status` shows where each object stands against its Rollout's steps";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
@@ -413,14 +418,20 @@ impl<'a> Writer<'a> {
                     break;
                 }
             };
-            self.claims.pop();
+            let claim = self.claims.pop().expect("the last claim");
             if let Err(e) = released {
+                let (namespace, rollout) = claim.rollout();
                 // A claim taken over is someone else's: it does not expire as this run's would.
                 let expires = match e {
                     Error::Conflict(_) => String::new(),
-                    _ => format!("; it expires within {}s", LEASE_DURATION.as_secs()),
+                    _ => format!(
+                        "; it expires within {}s, or `kubectl rollout-lua release-claim {rollout}` releases it",
+                        LEASE_DURATION.as_secs()
+                    ),
                 };
-                warnings.push(format!("warning: could not release the claim ({e}){expires}"));
+                warnings.push(format!(
+                    "warning: could not release the claim on Rollout {namespace}/{rollout} ({e}){expires}"
+                ));
             }
         }
         warnings
@@ -533,7 +544,8 @@ impl<'a> Writer<'a> {
             let seen = self.seen.get(&key).cloned();
             let version = seen.as_ref().and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
-            self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
+            let makes = matches!(change, Change::Create { .. });
+            self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT, makes });
             let sent = self.send(resource, &key, &request).await;
             self.in_flight = None;
             match sent {
@@ -544,7 +556,8 @@ impl<'a> Writer<'a> {
                     self.check_interrupt().await?;
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-                    self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT });
+                    self.in_flight =
+                        Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT, makes });
                     let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
                     let unheard = |how| Unheard {
@@ -958,8 +971,8 @@ impl<'a> Writer<'a> {
                 Some(seen) => inverse.rebased(seen),
                 None => inverse,
             };
-            self.in_flight =
-                Some(InFlight { key: key.clone(), backup: self.backup_of(&key).cloned(), may_be: ROLLBACK_OUT });
+            let backup = self.backup_of(&key).cloned();
+            self.in_flight = Some(InFlight { key: key.clone(), backup, may_be: ROLLBACK_OUT, makes: false });
             let mut attempt = 0;
             let fate = loop {
                 let seen = self.seen.get(&key).or(inverse.before()).cloned();
@@ -1016,7 +1029,11 @@ impl<'a> Writer<'a> {
                         Fate::RolledBack
                     }
                     Landed::MadeAgain => Fate::Kept(ROLLED_BACK_MADE_AGAIN.into()),
-                    Landed::NotApplied => Fate::Kept(format!("NOT rolled back: {failure}")),
+                    // The undo's outcome was unknown, and it was not seen applied: the server
+                    // may still apply it, as it may a forward write.
+                    Landed::NotApplied => Fate::Kept(format!(
+                        "NOT rolled back when read again, but the server may still apply the rollback ({failure})"
+                    )),
                     Landed::ChangedBySomeoneElse => Fate::Kept(SOMEONE_CHANGED_IT.into()),
                 };
             };
@@ -1129,24 +1146,40 @@ impl<'a> Writer<'a> {
             let later_rolled_back = of_key().any(|w| w.fate == Fate::RolledBack);
             let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
             let shown = of_key().rfind(|w| w.fate != Fate::RolledBack).unwrap_or(entry);
+            // A write of it after those, whose outcome is unknown (the run's last): one line
+            // says all that is known of the object.
+            let unheard = self.may_land.iter().find(|unheard| unheard.key == *key);
+            let unheard = unheard.map(|u| format!("; a later write of it {}", u.out().may_be)).unwrap_or_default();
             lines.push(match &shown.fate {
-                Fate::Written => format!("  {key}: written{lost}{backup}"),
-                Fate::RolledBack => format!("  {key}: rolled back"),
-                Fate::Kept(why) => format!("  {key}: {why}{later}{backup}"),
+                Fate::Written => format!("  {key}: written{lost}{unheard}{backup}"),
+                Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
+                Fate::Kept(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
             });
         }
-        lines.extend(self.may_land.iter().map(|unheard| self.may_be_line(&unheard.out())));
+        let unheard = self.may_land.iter().filter(|unheard| !done.contains(&&unheard.key));
+        lines.extend(unheard.map(|unheard| self.may_be_line(&unheard.out())));
         if lines.is_empty() {
             return "  nothing was written".into();
         }
         lines.push("  nothing else was written".into());
+        if in_flight.is_some() || !self.may_land.is_empty() {
+            lines.push(UNSURE.into());
+        }
         lines.join("\n")
     }
 
     /// The line for an object a request may have changed: what it may be, and its backup.
     fn may_be_line(&self, out: &InFlight) -> String {
         let backup = out.backup.as_ref().or(self.backup_of(&out.key));
-        let backup = backup.map(|b| format!("; its state before this run: {}", b.display()));
+        let made = || {
+            out.makes
+                || self.written.iter().any(|w| w.change.key() == &out.key && matches!(w.change, Change::Create { .. }))
+        };
+        let backup = match backup {
+            Some(b) => Some(format!("; its state before this run: {}", b.display())),
+            None if made() => Some("; it did not exist before this run".into()),
+            None => None,
+        };
         // A rollback puts their edit back (the undone write was made over it).
         let theirs =
             self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key && out.may_be != ROLLBACK_OUT);

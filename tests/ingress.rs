@@ -944,6 +944,23 @@ mod cluster {
     }
 
     #[test]
+    fn a_second_sigint_during_the_canarys_patch_says_the_run_made_it() {
+        // The canary is made (write 2); its patch (write 3) is held, and two SIGINTs stop the
+        // run at once: there is no backup to look for, as the canary did not exist before.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let patch = server.pause(Requests::Writes, 3, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--yes"]);
+        assert!(patch.wait_until_held(Duration::from_secs(30)), "the patch is sent");
+        child.first_signal("INT");
+        child.signal("INT");
+        child.finish().status(130).stderr_has(
+            "  Ingress shop/web-canary: may be half written (a request for it was out); it did not exist before this run\n",
+        );
+        patch.release();
+    }
+
+    #[test]
     fn the_rollback_reads_again_a_canary_whose_create_was_not_read_back_and_deletes_it() {
         // The canary's create (write 2) is stored, its reply lost, and not read back; the run
         // stops. Before rolling back, the canary is read once more: made, it is deleted, as a
@@ -962,7 +979,7 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["ingresses"])), 1);
         approve_with_the_canary_not_read_back(&server).stderr_has(
-            "  Ingress shop/web-canary: not applied when read back (the server may still apply it)\n  nothing else was written",
+            "  Ingress shop/web-canary: not applied when read back (the server may still apply it); it did not exist before this run\n  nothing else was written\n  once the API server answers, `kubectl rollout-lua status` shows where each object stands",
         );
         assert!(canary(&server).is_none());
         assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server may still make it");

@@ -403,7 +403,7 @@ fn a_claim_taken_over_before_its_release_is_said_to_be_theirs() {
     server.put_object(lease(&now_micro()));
     release.release();
     let out = child.finish().success().stderr_has(
-        "warning: could not release the claim (Lease shop/rollout-lua.demo was taken over by another run (this one's had expired): it is theirs now, and left alone)",
+        "warning: could not release the claim on Rollout shop/demo (Lease shop/rollout-lua.demo was taken over by another run (this one's had expired): it is theirs now, and left alone)",
     );
     assert!(!out.stderr.contains("expires within"), "{}", out.stderr);
     assert_eq!(claims(&server)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "theirs is kept");
@@ -1216,6 +1216,30 @@ fn a_rollback_that_keeps_meeting_conflicts_gives_up_after_a_bounded_number_of_tr
 }
 
 #[test]
+fn a_rollback_that_cannot_reach_the_server_says_what_was_not_sent() {
+    // The approval is refused; the rollback's first undo (the DestinationRule's routing, its
+    // second update) is held, and the server stops meanwhile: that undo's outcome is unknown,
+    // but the VirtualService's undo, whose connection is refused, was never sent.
+    let server = shop(2, "StepPaused").start();
+    let store = server.clone_handle();
+    server.storm(approvals(), Some(1), 403, None);
+    let undo =
+        server.pause(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), 3, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes", "--request-timeout", "3s"]);
+    assert!(undo.wait_until_held(Duration::from_secs(30)), "the rollback is sent");
+    drop(server);
+    let out = child.finish().status(1);
+    drop(undo);
+    let out = out
+        .stderr_has("  DestinationRule shop/demo: may or may not be rolled back (")
+        .stderr_has("  VirtualService shop/demo: could NOT roll back: updating VirtualService shop/demo at http://")
+        .stderr_has("Connection refused");
+    assert!(!out.stderr.contains("VirtualService shop/demo: may or may not"), "{}", out.stderr);
+    assert_eq!(vs(&store)["spec"]["http"][0]["route"][1]["weight"], 50, "routed, as the report says");
+}
+
+#[test]
 fn a_rollback_whose_reply_is_lost_garbled_or_refused_by_a_busy_server_is_resolved_by_reading_again() {
     // The approval (write 6) is refused; the rollback's first request (write 7, the
     // DestinationRule's routing undone) meets the fault.
@@ -1250,7 +1274,7 @@ fn a_rollback_whose_reply_is_lost_garbled_or_refused_by_a_busy_server_is_resolve
         })
         .status(1)
         .stderr_has("  VirtualService shop/demo: rolled back\n")
-        .stderr_has("  DestinationRule shop/demo: NOT rolled back: ");
+        .stderr_has("  DestinationRule shop/demo: NOT rolled back when read again, but the server may still apply the rollback (");
         assert!(out.stderr.contains(if busy { "(503 " } else { "connection closed" }), "{}", out.stderr);
         assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
         assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary", "busy: {busy}");
@@ -1479,10 +1503,13 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("updating VirtualService shop/demo at http://")
         .stderr_has("timed out")
         .stderr_has("reading it again to tell whether it was written failed too")
-        .stderr_has("VirtualService shop/demo: may or may not be written (reading it again failed; the server may still apply it); its state before this run: ")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
-        .stderr_has("could not release the claim");
+        .stderr_has("); a later write of it may or may not be written (reading it again failed; the server may still apply it) (its state before this run: ")
+        .stderr_has("nothing else was written\n  once the API server answers, `kubectl rollout-lua status` shows where each object stands")
+        .stderr_has("could not release the claim on Rollout shop/demo (")
+        .stderr_has("or `kubectl rollout-lua release-claim demo` releases it");
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);
+    assert_eq!(out.stderr.matches("VirtualService shop/demo: ").count(), 1, "one line for the object: {}", out.stderr);
     drop(pause);
 }
 

@@ -10,7 +10,7 @@ use super::proxy::ProxyEnv;
 use super::retry::Retries;
 use super::token_file::TokenFile;
 use crate::change::{Change, Request, being_deleted};
-use crate::error::{ApiFailure, Error};
+use crate::error::{ApiFailure, CONNECTION_REFUSED, Error};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -686,6 +686,12 @@ impl Cluster {
                         crate::time::human(DEFAULT_REQUEST_TIMEOUT)
                     ),
                 }
+            }
+            other
+                if find_cause::<std::io::Error>(&other, |e| e.kind() == std::io::ErrorKind::ConnectionRefused)
+                    .is_some() =>
+            {
+                ApiFailure { code: None, reason: CONNECTION_REFUSED.into(), message: describe_api_error(&other) }
             }
             other => ApiFailure {
                 code: None,

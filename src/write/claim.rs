@@ -201,10 +201,10 @@ impl Claim {
             let before = Arc::new(self.lease.clone());
             let replace = Change::Replace { key: self.key.clone(), before, after: Arc::new(renewed) };
             let sent = match send(cluster, &replace).await {
-                // Not applied, as far as can be told (a busy server, no answer): the claim is
-                // still this run's while it lasts, and the next renewal tries again.
+                // Not applied, as far as can be told (a busy server, no answer, none reached):
+                // the claim is still this run's while it lasts, and the next renewal tries again.
                 Err(Error::Api { failure, doing })
-                    if (failure.outcome_unknown() || failure.code == Some(429))
+                    if (failure.outcome_unknown() || failure.not_sent() || failure.code == Some(429))
                         && self.may_try_again(cluster.request_limit()) =>
                 {
                     crate::stderr::line(&format!(
