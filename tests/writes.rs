@@ -1582,6 +1582,22 @@ fn a_closed_stdout_after_the_writes_neither_undoes_them_nor_fails_the_run() {
 }
 
 #[test]
+fn a_closed_stdout_cuts_a_sequence_short_as_a_failure() {
+    // Step 1 is written and approved; its outcome is printed into a closed pipe. A regression
+    // (audit s37 F3): the run stopped there, with exit 0 and not a word, as if every later pause
+    // had been approved.
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let out = piped_into_head(&server, &test, "approve demo --to-end --yes --timeout 20s", 2)
+        .status(1)
+        .stderr_has("the output was closed (Broken pipe (os error 32)) while following the release: no later pause is approved")
+        .stderr_has("the writes stand:\n  VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3)");
+    assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
 fn a_server_dry_run_needs_no_lease_permissions_and_the_claim_is_asked_about_once() {
     let no_leases = Rule::new(["get", "list", "create", "update", "delete"]).resources(["leases"]);
     let server = shop(2, "StepPaused").deny(no_leases).start();

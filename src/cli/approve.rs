@@ -71,6 +71,26 @@ fn follows(args: &ApproveArgs) -> bool {
     args.until_step.is_some() || args.to_end
 }
 
+/// A closed output (`| head`) ends a sequence where it stands: its later pauses are not
+/// approved, which must not pass for success, as a closed pipe does for one approval.
+fn cut_short(error: Error) -> Error {
+    match error {
+        Error::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Error::Output(std::io::Error::other(
+            format!("the output was closed ({e}) while following the release: no later pause is approved"),
+        )),
+        other => other,
+    }
+}
+
+/// The line that ends a sequence that did all it was asked: once it is done, a reader gone
+/// (a closed pipe) takes nothing from it.
+fn print_last(text: &str) -> std::io::Result<()> {
+    match print(text) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        result => result,
+    }
+}
+
 /// The guards of one approval, before anything is written.
 fn check_approvable(
     rollout: &Located<Rollout>,
@@ -307,6 +327,7 @@ pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes))?;
         let mut run = Run { session: &session, selection: &selection, args, follower: None, scripts: BTreeMap::new() };
         let outcome = interrupt.unless_second(run.approve_all(&mut writer)).await;
+        let outcome = outcome.map(|result| if follows(args) { result.map_err(cut_short) } else { result });
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
     })
@@ -336,7 +357,7 @@ impl Run<'_> {
             if let Some(last) = args.until_step
                 && approved.values().all(|a| a.stage >= Stage::Step(last))
             {
-                print(&format!("approved every pause up to step {last}\n"))?;
+                print_last(&format!("approved every pause up to step {last}\n"))?;
                 return Ok(Outcome::Done);
             }
             // The follower has no timeout of its own: --timeout bounds the run's waiting as a
@@ -384,7 +405,7 @@ impl Run<'_> {
             }
             if views.iter().all(|v| v.progress.is_final()) {
                 following.finish();
-                print("the release completed\n")?;
+                print_last("the release completed\n")?;
                 return Ok(Outcome::Done);
             }
             // Past step N (its pause may have been a timed one): nothing more to approve.
@@ -393,7 +414,7 @@ impl Run<'_> {
                 && views.iter().all(|v| past(v) || v.progress.is_final())
             {
                 following.finish();
-                print(&format!("past step {last}: approved every pause up to step {last}\n"))?;
+                print_last(&format!("past step {last}: approved every pause up to step {last}\n"))?;
                 return Ok(Outcome::Done);
             }
             let due = |v: &RolloutView| {
