@@ -1249,8 +1249,12 @@ impl<'a> Writer<'a> {
                 }
                 Err(Error::Output(error))
             }
-            // A guard's refusal before any write says so itself.
-            (Err(error @ Error::Refused(_)), ..) if self.written.is_empty() => Err(error),
+            // A guard's refusal before any write says so itself; after a signal (a hang-up may
+            // end the question as a refusal), as the signal's.
+            (Err(error @ Error::Refused(_)), _, signal) if self.written.is_empty() => match signal {
+                Some(signal) => Err(Error::Interrupted { signal, report: format!("{error}\n{}", self.report()) }),
+                None => Err(error),
+            },
             (Err(error @ Error::Interrupted { .. }), ..) => Err(error.with_report(&self.report())),
             // The write in flight when the signal came failed: the run ends as interrupted all
             // the same (its exit status the signal's), the failure said.

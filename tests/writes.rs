@@ -933,6 +933,23 @@ fn approve_interrupted_twice(test: &Test, held: &Pause) -> (Output, Duration) {
 }
 
 #[test]
+fn a_refusal_after_a_signal_ends_the_run_as_interrupted() {
+    // SIGHUP while the Rollout is read, then a guard refuses (the step is not the one expected):
+    // the exit status is the signal's, as a hang-up that ends the question as a refusal would be.
+    let server = shop(2, "StepPaused").start();
+    let read = server.pause(Requests::Matching(Rule::new(["get"]).resources(["rollouts"])), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes", "--expect-step", "1"]);
+    assert!(read.wait_until_held(Duration::from_secs(30)), "the Rollout is read");
+    child.first_signal("HUP");
+    read.release();
+    child.finish().status(129).stderr_has(
+        "interrupted (SIGHUP): rollouts.rollouts.kruise.io \"demo\" is at step 2/3, not at step 1 (--expect-step)\n  nothing was written",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     let server = shop(2, "StepPaused").start();
     // Hold the VirtualService's second write (its routing) before it is stored.
