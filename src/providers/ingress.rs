@@ -330,6 +330,7 @@ pub fn plan_stage(
         failures.extend(headerless_match(route.class_type, strategy));
         failures.extend(modifier_without_set(route.class_type, strategy));
         warnings.extend(ignored_conditions(route.class_type, strategy));
+        warnings.extend(ignored_header_modifier(route.class_type, strategy));
         warnings.extend(weight_beside_matches(route.class_type, strategy));
     }
     let mut changes = Vec::new();
@@ -577,6 +578,17 @@ pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<Str
         }
     }
     warnings
+}
+
+/// nginx, higress and aliyun-alb: the built-in script never reads the step's
+/// requestHeaderModifier (only mse's writes it), so the heading's request headers are not sent.
+pub fn ignored_header_modifier(class_type: &str, strategy: &RouteStrategy) -> Option<String> {
+    let ignores = matches!(class_type, "nginx" | "higress" | "aliyun-alb");
+    (ignores && strategy.request_header_modifier.is_some()).then(|| {
+        format!(
+            "the {class_type} Ingress script ignores requestHeaderModifier: requests to the canary are not modified"
+        )
+    })
 }
 
 /// A step with matches and a weight: the built-in scripts write both, so the canary also gets
@@ -1238,6 +1250,32 @@ mod tests {
         );
         assert!(ignored_conditions("traefik", &step).is_empty());
         assert!(ignored_conditions("nginx", &strategy(None, Some(json!([header("a", "1", "Exact")])))).is_empty());
+    }
+
+    #[test]
+    fn warns_that_a_header_modifier_is_ignored_but_by_mse() {
+        let mut modified = strategy(Some("5%"), None);
+        modified.request_header_modifier = Some(json!({"set": [{"name": "gray", "value": "blue"}]}));
+        for class in ["nginx", "higress", "aliyun-alb"] {
+            assert_eq!(
+                ignored_header_modifier(class, &modified).unwrap(),
+                format!(
+                    "the {class} Ingress script ignores requestHeaderModifier: requests to the canary are not modified"
+                )
+            );
+        }
+        // mse writes it; a class of its own may.
+        assert_eq!(ignored_header_modifier("mse", &modified), None);
+        assert_eq!(ignored_header_modifier("traefik", &modified), None);
+        assert_eq!(ignored_header_modifier("nginx", &strategy(Some("5%"), None)), None);
+        // In the plan, for the built-in script only.
+        let (owner, nginx) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &nginx);
+        let step = RoutingAction::Route(modified);
+        let warnings = plan_stage(&route, Some(&stable()), None, &step).unwrap().warnings;
+        assert!(warnings.iter().any(|w| w.contains("ignores requestHeaderModifier")), "{warnings:?}");
+        let custom = IngressRoute { builtin: false, ..route };
+        assert!(plan_stage(&custom, Some(&stable()), None, &step).unwrap().warnings.is_empty());
     }
 
     #[test]
