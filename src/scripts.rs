@@ -147,6 +147,21 @@ impl ConfigMapScripts {
     }
 }
 
+/// Where the ConfigMap was looked for, said when a script is found nowhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigMapPlace {
+    /// The cluster, in the controller's namespace (`--controller-namespace`).
+    Cluster { namespace: String },
+    /// The files `plan -f` reads; the controller would read it from `controller_namespace`.
+    Files { controller_namespace: String },
+}
+
+impl Default for ConfigMapPlace {
+    fn default() -> ConfigMapPlace {
+        ConfigMapPlace::Cluster { namespace: DEFAULT_CONTROLLER_NAMESPACE.into() }
+    }
+}
+
 /// Every place a script can come from, already read into memory.
 #[derive(Clone, Debug, Default)]
 pub struct ScriptCatalog {
@@ -155,6 +170,8 @@ pub struct ScriptCatalog {
     /// `--lua-dir DIR`: key -> (path, code).
     pub lua_dir: BTreeMap<ScriptKey, (String, String)>,
     pub configmap: Option<ConfigMapScripts>,
+    /// Where `configmap` was read from (or found missing).
+    pub configmap_place: ConfigMapPlace,
     /// A kind or Ingress class without a script gets a placeholder that changes nothing (it
     /// returns `obj.data`, or an Ingress's `obj.annotations`), instead of an error: for `plan
     /// --show-obj`, which shows a script's input, before there is a script.
@@ -199,12 +216,9 @@ impl ScriptCatalog {
             }
             return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
         }
-        let configmap = match &self.configmap {
-            Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
-            None => format!("no ConfigMap {CONFIGMAP_NAME} (key {config_key})"),
-        };
         let missing = format!(
-            "no Lua script for {kind}.{group}: none given with --script or --lua-dir, none built in, and {configmap}"
+            "no Lua script for {kind}.{group}: none given with --script or --lua-dir, none built in, and {}",
+            self.not_in_configmap(&config_key)
         );
         // The obj of a custom ref does not depend on its script.
         self.missing(missing, "return obj.data", "its obj is shown all the same")
@@ -251,25 +265,36 @@ impl ScriptCatalog {
             return Ok(ResolvedScript::new(ScriptSource::BuiltIn { path: path.clone() }, path, builtin.code.into()));
         }
         let built_in: Vec<&str> = BUILTIN_INGRESS_SCRIPTS.iter().map(|b| b.class_type).collect();
-        let configmap = match &self.configmap {
-            Some(c) if c.data.contains_key(&config_key) => {
-                format!(
-                    "the key {config_key} of ConfigMap {}/{CONFIGMAP_NAME} is empty (the controller skips it)",
-                    c.namespace
-                )
-            }
-            Some(c) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
-            None => format!("there is no ConfigMap {CONFIGMAP_NAME}"),
-        };
         let missing = format!(
             "no Lua script for Ingress class {class_type:?}: none given with --script ingress.{class_type}=FILE or \
-             --lua-dir, none built in (only {}), and {configmap}; add the script under the key {config_key}",
-            built_in.join(", ")
+             --lua-dir, none built in (only {}), and {}",
+            built_in.join(", "),
+            self.not_in_configmap(&config_key)
         );
         // The obj does not depend on the script, except the canary Ingress's annotations once it
         // is made: the script's result at the step before. (An empty table is no annotations.)
         let shown = "its obj is shown all the same, with the canary Ingress's annotations as they would be if the script changed none";
         self.missing(missing, "return obj.annotations or {}", shown)
+    }
+
+    /// Why the ConfigMap gives no script under `config_key`, where it was looked for, and what to
+    /// add: the end of the error for a script found nowhere.
+    fn not_in_configmap(&self, config_key: &str) -> String {
+        let lacks = match (&self.configmap, &self.configmap_place) {
+            // Only an Ingress class's empty key is skipped: a kind's resolves to the empty script.
+            (Some(c), _) if c.data.contains_key(config_key) => format!(
+                "the key {config_key} of ConfigMap {}/{CONFIGMAP_NAME} is empty (the controller skips it)",
+                c.namespace
+            ),
+            (Some(c), _) => format!("ConfigMap {}/{CONFIGMAP_NAME} has no key {config_key}", c.namespace),
+            (None, ConfigMapPlace::Cluster { namespace }) => format!(
+                "there is no ConfigMap {CONFIGMAP_NAME} in namespace {namespace} (the controller's, --controller-namespace)"
+            ),
+            (None, ConfigMapPlace::Files { controller_namespace }) => format!(
+                "the files have no ConfigMap {CONFIGMAP_NAME} (the controller reads it from its namespace, {controller_namespace}, --controller-namespace)"
+            ),
+        };
+        format!("{lacks}; add the script under the key {config_key}")
     }
 
     /// Whether resolving an Ingress class's script needs the ConfigMap (so it must be read):
@@ -362,7 +387,12 @@ mod tests {
         assert!(catalog.needs_configmap(&gateway));
         assert!(!catalog.needs_configmap(&vs()));
         let err = catalog.resolve(&gateway).unwrap_err();
-        assert!(err.contains("key lua.traffic.routing.Route.gateway.example.com"), "{err}");
+        assert_eq!(
+            err,
+            "no Lua script for Route.gateway.example.com: none given with --script or --lua-dir, none built in, \
+             and there is no ConfigMap kruise-rollout-configuration in namespace kruise-rollout (the controller's, \
+             --controller-namespace); add the script under the key lua.traffic.routing.Route.gateway.example.com"
+        );
         let stand_in = ScriptCatalog { placeholder: true, ..catalog.clone() }.resolve(&gateway).unwrap();
         assert_eq!(
             stand_in.source,
@@ -412,9 +442,17 @@ mod tests {
         assert_eq!(
             err,
             "no Lua script for Ingress class \"traefik\": none given with --script ingress.traefik=FILE or --lua-dir, \
-             none built in (only aliyun-alb, higress, mse, nginx), and there is no ConfigMap kruise-rollout-configuration; \
+             none built in (only aliyun-alb, higress, mse, nginx), and there is no ConfigMap kruise-rollout-configuration \
+             in namespace kruise-rollout (the controller's, --controller-namespace); \
              add the script under the key lua.traffic.routing.ingress.traefik"
         );
+        // Offline, the ConfigMap is looked for in the files, whatever their namespace.
+        let files = ConfigMapPlace::Files { controller_namespace: "ops".into() };
+        let offline = ScriptCatalog { configmap_place: files, ..Default::default() };
+        assert!(offline.resolve_ingress("traefik").unwrap_err().ends_with(
+            "and the files have no ConfigMap kruise-rollout-configuration (the controller reads it from its namespace, \
+             ops, --controller-namespace); add the script under the key lua.traffic.routing.ingress.traefik"
+        ));
         for class in ["nginx", "aliyun-alb", "higress", "mse"] {
             assert!(builtin_ingress(class).is_some(), "{class}");
         }

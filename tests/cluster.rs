@@ -1735,7 +1735,7 @@ fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
         .run()
         .status(1)
         .stderr_has(
-            "no ConfigMap kruise-rollout-configuration (key lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io)",
+            "there is no ConfigMap kruise-rollout-configuration in namespace elsewhere (the controller's, --controller-namespace); add the script under the key lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io",
         );
 }
 

@@ -244,7 +244,7 @@ fn show_obj_shows_the_obj_of_an_ingress_class_without_a_script_and_says_so() {
     let test = Test::new()
         .file("m/rollout.yaml", &rollout.replace("classType: nginx", "classType: traefik"))
         .file("m/ingress.yaml", &std::fs::read_to_string(repo("examples/nginx-canary/ingress.yaml")).unwrap());
-    let missing = "no Lua script for Ingress class \"traefik\": none given with --script ingress.traefik=FILE or --lua-dir, none built in (only aliyun-alb, higress, mse, nginx), and there is no ConfigMap kruise-rollout-configuration; add the script under the key lua.traffic.routing.ingress.traefik";
+    let missing = "no Lua script for Ingress class \"traefik\": none given with --script ingress.traefik=FILE or --lua-dir, none built in (only aliyun-alb, higress, mse, nginx), and the files have no ConfigMap kruise-rollout-configuration (the controller reads it from its namespace, kruise-rollout, --controller-namespace); add the script under the key lua.traffic.routing.ingress.traefik";
     test.run_args(["plan", "-f", "m"]).status(1).stderr_has(missing);
     let out = test.run_args(["plan", "-f", "m", "--show-obj"]).success().stderr_has(&format!(
         "note: Ingress demo/web-canary: {missing}; its obj is shown all the same, with the canary Ingress's annotations as they would be if the script changed none\n"

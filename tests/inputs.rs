@@ -614,7 +614,7 @@ mod objs {
         let json = test
             .run_args(["plan", "-f", "m", "--step", "2", "--show-obj"])
             .success()
-            .stderr_has("note: Route shop/demo: no Lua script for Route.gateway.example.com: none given with --script or --lua-dir, none built in, and no ConfigMap kruise-rollout-configuration (key lua.traffic.routing.Route.gateway.example.com); its obj is shown all the same\n")
+            .stderr_has("note: Route shop/demo: no Lua script for Route.gateway.example.com: none given with --script or --lua-dir, none built in, and the files have no ConfigMap kruise-rollout-configuration (the controller reads it from its namespace, kruise-rollout, --controller-namespace); add the script under the key lua.traffic.routing.Route.gateway.example.com; its obj is shown all the same\n")
             .json();
         assert_eq!(json[0]["obj"]["data"]["spec"], json!({"weight": 0}));
         assert_eq!(json[0]["obj"]["canaryWeight"], 50);

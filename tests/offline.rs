@@ -196,7 +196,7 @@ fn configmap_scripts_are_used_for_kinds_without_a_built_in() {
         .args(["plan", "-f", "m", "--step", "2"])
         .run()
         .status(1)
-        .stderr_has("no Lua script for Route.gateway.example.com: none given with --script or --lua-dir, none built in, and no ConfigMap kruise-rollout-configuration (key lua.traffic.routing.Route.gateway.example.com)");
+        .stderr_has("no Lua script for Route.gateway.example.com: none given with --script or --lua-dir, none built in, and the files have no ConfigMap kruise-rollout-configuration (the controller reads it from its namespace, kruise-rollout, --controller-namespace); add the script under the key lua.traffic.routing.Route.gateway.example.com");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::model::ObjectIndex;
 use crate::model::{Ending, ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{Planner, RoutingPlan};
-use crate::scripts::{self, ScriptCatalog};
+use crate::scripts::{self, ConfigMapPlace, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
@@ -35,6 +35,7 @@ impl Session {
         let catalog = ScriptCatalog {
             overrides: files::read_script_flags(&scripts.scripts)?,
             lua_dir: scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
+            configmap_place: ConfigMapPlace::Cluster { namespace: scripts.controller_namespace.clone() },
             ..ScriptCatalog::default()
         };
         let cluster = Cluster::connect(&connection.connection()).await?;

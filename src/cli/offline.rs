@@ -14,8 +14,8 @@ use crate::providers::gateway::testcase::HttpRouteTestCase;
 use crate::providers::ingress::{self, testcase::IngressTestCase};
 use crate::schema;
 use crate::scripts::{
-    self, BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ResolvedScript, ScriptCatalog, ScriptSource,
-    builtin_ingress,
+    self, BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ConfigMapPlace, ResolvedScript, ScriptCatalog,
+    ScriptSource, builtin_ingress,
 };
 use crate::snapshot::{self, Origin, Snapshot};
 use crate::source::files;
@@ -89,6 +89,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
         lua_dir: args.scripts.lua_dir.as_deref().map(files::read_lua_dir).transpose()?.unwrap_or_default(),
         configmap: snapshot.configmap.clone(),
+        configmap_place: ConfigMapPlace::Files { controller_namespace: args.scripts.controller_namespace.clone() },
         placeholder: args.show_obj,
     };
     scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
