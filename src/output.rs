@@ -93,12 +93,18 @@ pub enum StoredOriginal {
 /// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
 /// annotations and spec (the spec borrowed from the object, the small metadata copied; keys in
 /// sorted order as kubectl prints them); nothing for an object that does not exist (null).
-pub fn routing_view(object: &Value, stored: StoredOriginal) -> String {
+/// The owner references of an object `created` too: they are written only then (the canary
+/// Ingress's, to the Rollout) and decide its garbage collection; shown as the object has them,
+/// the owner's uid included (with `plan -f`, the Rollout file's, usually `""`). An existing
+/// object's are left out, so that its diffs do not carry them as unchanged context.
+pub fn routing_view(object: &Value, stored: StoredOriginal, created: bool) -> String {
     if object.is_null() {
         return String::new();
     }
+    let owners = created.then_some("ownerReferences");
     let metadata: serde_json::Map<String, Value> = ["annotations", "labels", "name", "namespace"]
         .into_iter()
+        .chain(owners)
         .filter_map(|name| Some((name.to_string(), object["metadata"].get(name).filter(|v| !v.is_null())?.clone())))
         .collect();
     let mut metadata = Value::Object(metadata);
@@ -141,7 +147,8 @@ pub struct DiffStyle<'a> {
     pub stored: StoredOriginal,
 }
 
-/// The diff of an object's routing (labels, annotations, spec) from `old` to `new`.
+/// The diff of an object's routing (labels, annotations, spec; owner references too when `old`
+/// is null: a creation) from `old` to `new`.
 pub fn object_diff(
     old: &Value,
     new: &Value,
@@ -150,8 +157,8 @@ pub fn object_diff(
     style: DiffStyle,
 ) -> Result<String, String> {
     let sides = Sides {
-        old: routing_view(old, style.stored),
-        new: routing_view(new, style.stored),
+        old: routing_view(old, style.stored, false),
+        new: routing_view(new, style.stored, old.is_null()),
         old_header,
         new_header,
         file_name: file_name(new),
@@ -541,8 +548,8 @@ mod tests {
             shown,
             format!(
                 "networking.istio.io.v1beta1.VirtualService.shop.vs live planned\n{}{}",
-                routing_view(&old, StoredOriginal::Summary),
-                routing_view(&new, StoredOriginal::Summary)
+                routing_view(&old, StoredOriginal::Summary, false),
+                routing_view(&new, StoredOriginal::Summary, false)
             )
         );
         let style = DiffStyle { differ: &unified, stored: StoredOriginal::Summary };
@@ -555,13 +562,13 @@ mod tests {
         let stored = r#"{"spec":{"hosts":["demo"]}}"#;
         let object = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "demo", "annotations": {ORIGINAL_SPEC_ANNOTATION: stored, "a": "b"}}});
         let hash = &crate::scripts::sha256_hex(stored)[..12];
-        let short = routing_view(&object, StoredOriginal::Summary);
+        let short = routing_view(&object, StoredOriginal::Summary, false);
         assert!(
             short.contains(&format!("    {ORIGINAL_SPEC_ANNOTATION}: stored (sha256 {hash}, 27 bytes)\n")),
             "{short}"
         );
         assert!(short.contains("    a: b\n"), "{short}");
-        let full = routing_view(&object, StoredOriginal::Full);
+        let full = routing_view(&object, StoredOriginal::Full, false);
         assert!(full.contains(r#"{\"spec\":{\"hosts\":[\"demo\"]}}"#), "{full}");
     }
 
@@ -569,9 +576,35 @@ mod tests {
     fn view_keeps_what_the_controller_writes() {
         let object = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "demo", "uid": "u", "resourceVersion": "1", "labels": {"a": "b"}}, "spec": {"k": 1}, "status": {}});
         assert_eq!(
-            routing_view(&object, StoredOriginal::Summary),
+            routing_view(&object, StoredOriginal::Summary, false),
             "apiVersion: v1\nkind: X\nmetadata:\n  labels:\n    a: b\n  name: demo\nspec:\n  k: 1\n"
         );
+    }
+
+    #[test]
+    fn a_creation_shows_the_owner_references_and_a_change_does_not() {
+        let owner = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "name": "web", "uid": "",
+                           "controller": true, "blockOwnerDeletion": true});
+        let object = |weight: &str| {
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web-canary", "uid": "c-1", "resourceVersion": "3", "ownerReferences": [owner],
+                         "annotations": {"weight": weight}},
+            "spec": {"ingressClassName": "nginx"}})
+        };
+        let style = DiffStyle { differ: &unified, stored: StoredOriginal::Summary };
+        let created = strip(&object_diff(&Value::Null, &object("0"), "current", "step 1", style).unwrap());
+        assert!(
+            created.contains(
+                "+  name: web-canary\n+  ownerReferences:\n+  - apiVersion: rollouts.kruise.io/v1beta1\n\
+                 +    blockOwnerDeletion: true\n+    controller: true\n+    kind: Rollout\n+    name: web\n+    uid: \"\"\n+spec:\n"
+            ),
+            "{created}"
+        );
+        assert!(!created.contains("c-1") && !created.contains("resourceVersion"), "{created}");
+        let changed = strip(&object_diff(&object("0"), &object("20"), "step 1", "step 2", style).unwrap());
+        assert!(!changed.contains("ownerReferences"), "{changed}");
+        let deleted = strip(&object_diff(&object("20"), &Value::Null, "step 2", "step 3", style).unwrap());
+        assert!(!deleted.contains("ownerReferences"), "{deleted}");
     }
 
     #[test]
@@ -661,7 +694,7 @@ mod tests {
         assert_eq!(requests(&deleted), ["DELETE"]);
         assert_eq!(changes_document(&deleted), [json!({"action": "delete"})]);
         assert_eq!(
-            routing_view(&Value::Null, StoredOriginal::Summary),
+            routing_view(&Value::Null, StoredOriginal::Summary, true),
             "",
             "nothing to show of an object that is not there"
         );

@@ -103,11 +103,19 @@ fn plan_f_shows_the_canary_ingress_the_controller_creates_patches_and_deletes() 
         "30"
     );
     assert!(objects[2]["planned"].is_null());
-    nginx_example()
+    let text = nginx_example()
         .run()
         .success()
         .stdout_has("--- Ingress demo/web-canary (after step 1/3)")
-        .stdout_has("Plan: 3 to change, 0 already as planned");
+        .stdout_has("Plan: 3 to change, 0 already as planned")
+        // The creation's diff shows the owner reference that decides the canary's garbage
+        // collection (the files' Rollout has no uid); the later diffs do not repeat it.
+        .stdout_has(concat!(
+            "+  namespace: demo\n+  ownerReferences:\n+  - apiVersion: rollouts.kruise.io/v1beta1\n",
+            "+    blockOwnerDeletion: true\n+    controller: true\n+    kind: Rollout\n+    name: web\n+    uid: \"\"\n",
+        ))
+        .stdout;
+    assert_eq!(text.matches("ownerReferences").count(), 1, "{text}");
 }
 
 #[test]
