@@ -197,6 +197,18 @@ fn the_mse_scripts_leftovers_and_joined_header_update_are_warned() {
 }
 
 #[test]
+fn a_header_modifier_the_class_script_ignores_is_warned() {
+    // The mse fixture's request headers, on nginx: its script never reads them.
+    let test = Test::new().file("nginx.yaml", &MSE_ROLLOUT.replace("classType: mse", "classType: nginx"));
+    let input = test.path("nginx.yaml");
+    test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "--step".as_ref(), "1".as_ref()])
+        .run()
+        .success()
+        .stdout_has("request headers: set gray=blue, set x=y z")
+        .stdout_has("  warning: the nginx Ingress script ignores requestHeaderModifier: requests to the canary are not modified\n");
+}
+
+#[test]
 fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
     let bobs = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web-canary, namespace: demo, annotations: {owner: bob}}\nspec: {rules: [{host: bob.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: bob, port: {number: 80}}}}]}}]}\n";
     let test = Test::new().file("in/mse.yaml", MSE_ROLLOUT).file("in/bob.yaml", bobs);
