@@ -979,7 +979,7 @@ fn restore_while_the_next_step_upgrades_sees_no_edit() {
 }
 
 #[test]
-fn restore_says_when_it_cannot_check_for_edits() {
+fn restore_is_refused_when_it_cannot_check_for_edits_unless_forced() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server).file("broken.lua", "error('broken')");
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
@@ -987,12 +987,25 @@ fn restore_says_when_it_cannot_check_for_edits() {
     // The steps plan: the objects are checked for edits, and nothing is said.
     let checked = restore(&["--dry-run", "client"]).success();
     assert!(!checked.stderr.contains("cannot check for edits"), "{}", checked.stderr);
-    // A script that fails leaves edits unseen: the restore goes ahead from the stored original,
-    // and says so.
-    restore(&["--script", "VirtualService.networking.istio.io=broken.lua"])
+    // A script that fails leaves edits unseen: a check that cannot be made is not one that
+    // passed, so the restore is refused (with or without --ref), unless --force.
+    let broken = ["--script", "VirtualService.networking.istio.io=broken.lua"];
+    let note = "Rollout demo: cannot check for edits made during the release, its steps do not plan: ";
+    let refusal = "error: nothing was written: Rollout demo's steps do not plan (said above), so the objects could not be checked for edits made during the release, which a restore would discard unseen: fix what stops the steps planning, or pass --force to restore anyway\n";
+    server.clear_log();
+    let refused = restore(&broken).status(3).stderr_has(note).stderr_has("broken").stderr_has(refusal);
+    assert!(!refused.stderr.contains("stuck"), "no Ingress class lacks a script: {}", refused.stderr);
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", broken[0], broken[1]])
+        .status(3)
+        .stderr_has(note)
+        .stderr_has(refusal);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // A dry run writes nothing: it shows the restore with the note.
+    restore(&[broken[0], broken[1], "--dry-run", "client"])
         .success()
-        .stderr_has("Rollout demo: cannot check for edits, its steps do not plan: ")
-        .stderr_has("broken");
+        .stderr_has(note)
+        .stdout_has("VirtualService shop/demo: restore the stored original");
+    restore(&[broken[0], broken[1], "--force"]).success().stderr_has(note);
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 

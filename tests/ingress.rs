@@ -634,6 +634,38 @@ mod cluster {
         assert!(canary(&server).is_none() && ingress(&server, "web").is_some());
     }
 
+    #[test]
+    fn a_restore_whose_steps_do_not_plan_is_refused_without_force_and_says_the_controller_is_stuck_too() {
+        // Approved with a script for class traefik that the cluster does not have (no ConfigMap
+        // key, none built in): the canary Ingress exists, and now no step plans.
+        let server = serving("traefik", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server).file("traefik.lua", "return {['traefik.example/canary'] = 'true'}");
+        test.run_args(["approve", "web", "--yes", "--script", "ingress.traefik=traefik.lua"]).success();
+        let made = canary(&server).unwrap();
+        server.clear_log();
+        let note = "Rollout web: cannot check for edits made during the release, its steps do not plan: Rollout shop/web routes through Ingress web: no Lua script for Ingress class \"traefik\"";
+        let stuck = "; the controller's own restore (its finalise) is stuck too until a script for Ingress class \"traefik\" is added, as the controller needs it for every operation on the Ingress\n";
+        let refusal = "error: nothing was written: Rollout web's steps do not plan (said above), so the objects could not be checked for edits made during the release, which a restore would discard unseen: fix what stops the steps planning, or pass --force to restore anyway\n";
+        for args in
+            [vec!["restore", "web", "--yes"], vec!["restore", "--ref", "Ingress.networking.k8s.io/web-canary", "--yes"]]
+        {
+            test.run_args(&args).status(3).stderr_has(note).stderr_has(stuck).stderr_has(refusal);
+            assert_eq!(ingress_writes(&server), Vec::<String>::new(), "{args:?}");
+            assert_eq!(canary(&server).unwrap(), made, "{args:?}");
+        }
+        // A dry run writes nothing: it says so and shows the restore.
+        test.run_args(["restore", "web", "--dry-run=client"])
+            .success()
+            .stderr_has(note)
+            .stdout_has("Ingress shop/web-canary: delete it, as the controller's finalise does")
+            .stdout_has("dry run (client): nothing was written");
+        test.run_args(["restore", "web", "--yes", "--force"])
+            .success()
+            .stderr_has(note)
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert!(canary(&server).is_none());
+    }
+
     /// Bob's Ingress, named as Ingress web's canary: no owner, his own host and Service.
     fn bobs_ingress() -> Value {
         json!({

@@ -172,12 +172,12 @@ not StepPaused, not progressing or ending, --expect-step or --until-step not met
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
-edits made during the release, Rollouts that cannot be read, or a --from-backup
-       file that is not whole, holds no spec where the object has one or is of an object made
-       again since, or an Ingress named <name>-canary the Rollout did not make (left as it is),
-       without --force; permissions, another run's claim, someone else's edit, a stored original
-       that does not parse or holds no spec, a backup that is not a gateway object, no terminal
-       to confirm";
+edits made during the release, or steps that do not plan (so edits cannot be
+       checked), Rollouts that cannot be read, a --from-backup file that is not whole, holds no
+       spec where the object has one or is of an object made again since, or an Ingress named
+       <name>-canary the Rollout did not make (left as it is), without --force; permissions,
+       another run's claim, someone else's edit, a stored original that does not parse or holds
+       no spec, a backup that is not a gateway object, no terminal to confirm";
 
 /// The exit codes of a command that writes (approve, restore), with what it refuses.
 fn write_exit_codes(refusals: &str) -> String {

@@ -39,14 +39,23 @@ enum Placement {
     Edited { label: String, expected: Arc<Value> },
     /// At a stage of a Rollout that routes it, or at its original: no edit to lose.
     Placed,
+    /// Routed by Rollout `rollout`, in a release, whose steps do not plan: an edit made during
+    /// the release cannot be seen. A check that cannot be made is not one that passed.
+    Unverified { rollout: String },
 }
 
 impl Placement {
-    /// Adds another Rollout's verdict on the same object: a stage of either places it.
+    /// Adds another Rollout's verdict on the same object: a stage of either places it; an edit
+    /// seen outweighs a check that could not be made.
     fn merge(&mut self, other: Placement) {
-        match (&*self, other) {
-            (Placement::Placed, _) | (Placement::Edited { .. }, Placement::Unchecked) => {}
-            (_, other) => *self = other,
+        let weight = |placement: &Placement| match placement {
+            Placement::Unchecked => 0,
+            Placement::Unverified { .. } => 1,
+            Placement::Edited { .. } => 2,
+            Placement::Placed => 3,
+        };
+        if weight(&other) >= weight(self) {
+            *self = other;
         }
     }
 }
@@ -204,6 +213,13 @@ async fn restore_objects(
                     other => other,
                 })?;
         }
+        let unverified = unverified_rollouts(&restorations);
+        if !unverified.is_empty() && !args.force {
+            writer.ask(&unverified_question(&unverified), |q| confirm(q, false)).await.map_err(|e| match e {
+                Error::Refused(_) => Error::Refused(unverified_refusal(&unverified)),
+                other => other,
+            })?;
+        }
         if !args.yes {
             writer.ask("Restore these objects?", |q| confirm(q, false)).await?;
         }
@@ -216,6 +232,43 @@ async fn restore_objects(
     }
     print_outcome(writer, &lines.concat())?;
     outcome()
+}
+
+/// The Rollouts whose steps do not plan, that route objects restored (see
+/// `Placement::Unverified`), each once.
+fn unverified_rollouts(restorations: &[Restoration]) -> Vec<&str> {
+    let mut rollouts = Vec::new();
+    for r in restorations {
+        if let Placement::Unverified { rollout } = &r.placement
+            && !rollouts.contains(&rollout.as_str())
+        {
+            rollouts.push(rollout.as_str());
+        }
+    }
+    rollouts
+}
+
+/// `Rollout a's steps do not`, `Rollouts a and b's steps do not`.
+fn steps_do_not_plan(rollouts: &[&str]) -> String {
+    let s = if rollouts.len() == 1 { "" } else { "s" };
+    format!("Rollout{s} {}'s steps do not plan", rollouts.join(" and "))
+}
+
+/// The second question of a restore whose objects could not be checked for edits.
+fn unverified_question(rollouts: &[&str]) -> String {
+    format!(
+        "{} (said above), so these objects could not be checked for edits made during the release; a restore discards any there are. Restore them all the same?",
+        steps_do_not_plan(rollouts)
+    )
+}
+
+/// The refusal, without a terminal to ask on, of a restore whose objects could not be checked
+/// for edits: a check that could not be made is not one that passed.
+fn unverified_refusal(rollouts: &[&str]) -> String {
+    format!(
+        "nothing was written: {} (said above), so the objects could not be checked for edits made during the release, which a restore would discard unseen: fix what stops the steps planning, or pass --force to restore anyway",
+        steps_do_not_plan(rollouts)
+    )
 }
 
 /// `--ref` and `--from-backup` name objects: the Rollouts of the namespace that route any of
@@ -734,10 +787,45 @@ fn placements(
     match session.plan_to_place(live, catalog, rollout) {
         Ok(plan) => Ok(placed(&plan, rollout.item.current_stage())),
         Err(e) => {
-            notes.push(format!("Rollout {}: cannot check for edits, its steps do not plan: {e}", rollout.item.name));
-            Ok(BTreeMap::new())
+            let routings = routings(live, rollout)?;
+            let mut note = format!(
+                "Rollout {}: cannot check for edits made during the release, its steps do not plan: {e}",
+                rollout.item.name
+            );
+            if let Some(stuck) = finalise_stuck(&routings, catalog) {
+                note.push_str(&format!("; {stuck}"));
+            }
+            notes.push(note);
+            let unverified = Placement::Unverified { rollout: rollout.item.name.clone() };
+            Ok(routings.iter().flat_map(Routing::objects).map(|key| (key, unverified.clone())).collect())
         }
     }
+}
+
+/// Whether the controller's own restore of `routings` is stuck as well: it looks up the script
+/// of an Ingress class for every operation, its finalise too, and fails without one
+/// (ingress-gateway-semantics.md A.1). `catalog`: the scripts known here, the controller's
+/// (its ConfigMap's, the built-in ones) and those given with --script or --lua-dir.
+fn finalise_stuck(routings: &[Routing], catalog: &ScriptCatalog) -> Option<String> {
+    let classes: std::collections::BTreeSet<String> = routings
+        .iter()
+        .flat_map(|routing| &routing.providers)
+        .filter_map(|provider| match provider {
+            Provider::Ingress { class_type, .. } if catalog.resolve_ingress(class_type).is_err() => {
+                Some(format!("{class_type:?}"))
+            }
+            _ => None,
+        })
+        .collect();
+    let class = match classes.len() {
+        0 => return None,
+        1 => "class",
+        _ => "classes",
+    };
+    Some(format!(
+        "the controller's own restore (its finalise) is stuck too until a script for Ingress {class} {} is added, as the controller needs it for every operation on the Ingress",
+        classes.into_iter().collect::<Vec<_>>().join(" and ")
+    ))
 }
 
 /// `restore --ref`: the objects' places against every Rollout of the namespace (`rollouts`, None
@@ -1031,6 +1119,62 @@ mod tests {
                 "strategy": {"canary": {"steps": [{"traffic": "10%"}], "trafficRoutings": [routing]}}
             }
         })
+    }
+
+    fn routing_of(routing: Value) -> Routing {
+        Routing::of_rollout(&Rollout::from_object(&routing_through(routing)).unwrap(), "shop").unwrap()
+    }
+
+    #[test]
+    fn a_check_that_could_not_be_made_is_outweighed_by_a_stage_or_an_edit_only() {
+        let edited = || Placement::Edited { label: "step 1/2".into(), expected: Arc::new(Value::Null) };
+        let unverified = || Placement::Unverified { rollout: "a".into() };
+        let merged = |mut first: Placement, second: Placement| {
+            first.merge(second);
+            first
+        };
+        assert!(matches!(merged(Placement::Unchecked, unverified()), Placement::Unverified { .. }));
+        assert!(matches!(merged(unverified(), Placement::Unchecked), Placement::Unverified { .. }));
+        assert!(matches!(merged(unverified(), edited()), Placement::Edited { .. }));
+        assert!(matches!(merged(edited(), unverified()), Placement::Edited { .. }));
+        assert!(matches!(merged(unverified(), Placement::Placed), Placement::Placed));
+        assert!(matches!(merged(Placement::Placed, unverified()), Placement::Placed));
+        assert!(matches!(merged(edited(), Placement::Unchecked), Placement::Edited { .. }));
+    }
+
+    #[test]
+    fn a_restore_that_cannot_check_for_edits_asks_or_refuses_naming_the_rollouts() {
+        assert_eq!(
+            unverified_refusal(&["web"]),
+            "nothing was written: Rollout web's steps do not plan (said above), so the objects could not be checked for edits made during the release, which a restore would discard unseen: fix what stops the steps planning, or pass --force to restore anyway"
+        );
+        assert_eq!(
+            unverified_question(&["a", "b"]),
+            "Rollouts a and b's steps do not plan (said above), so these objects could not be checked for edits made during the release; a restore discards any there are. Restore them all the same?"
+        );
+    }
+
+    #[test]
+    fn the_controllers_finalise_is_stuck_too_where_an_ingress_class_has_no_script() {
+        let through =
+            |class: &str| routing_of(json!({"service": "odd", "ingress": {"name": "web", "classType": class}}));
+        let catalog = ScriptCatalog::default();
+        assert_eq!(finalise_stuck(&[through("nginx")], &catalog), None, "built in");
+        assert_eq!(
+            finalise_stuck(&[through("traefik")], &catalog).unwrap(),
+            "the controller's own restore (its finalise) is stuck too until a script for Ingress class \"traefik\" is added, as the controller needs it for every operation on the Ingress"
+        );
+        assert_eq!(
+            finalise_stuck(&[through("traefik"), through("kong"), through("traefik")], &catalog).unwrap(),
+            "the controller's own restore (its finalise) is stuck too until a script for Ingress classes \"kong\" and \"traefik\" is added, as the controller needs it for every operation on the Ingress"
+        );
+        let mut given = ScriptCatalog::default();
+        given.overrides.insert(crate::scripts::ingress_key("traefik"), ("t.lua".into(), "return {}".into()));
+        assert_eq!(finalise_stuck(&[through("traefik")], &given), None, "its steps plan");
+        let custom = routing_of(json!({"service": "odd", "customNetworkRefs": [
+            {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
+        ]}));
+        assert_eq!(finalise_stuck(&[custom], &catalog), None, "no Ingress");
     }
 
     #[test]
