@@ -135,6 +135,8 @@ mod cluster {
             .args(["restore", "store", "--yes"])
             .run()
             .success()
+            // An HTTPRoute has no stored original: the controller rewrites its rules again.
+            .stderr_has("Rollout store is in a release (step 3/4 StepReady): at the next step it routes, the controller rewrites the rules of HTTPRoute store again from those it has then\n")
             .stdout_has("HTTPRoute shop/store: the controller's restore of its rules")
             .stdout_has("-  - filters:\n")
             .stdout_has(

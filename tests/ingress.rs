@@ -534,6 +534,8 @@ mod cluster {
             .args(["restore", "web", "--yes"])
             .run()
             .success()
+            // The canary Ingress has no stored original: the controller makes it again.
+            .stderr_has("Rollout web is in a release (step 2/3 StepReady): at the next step it routes, the controller makes its canary Ingress web-canary again\n")
             .stdout_has("Ingress shop/web-canary: delete it, as the controller's finalise does")
             .stdout_has("Ingress shop/web-canary deleted (backup ");
         assert_eq!(ingress_writes(&server), ["DELETE /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary"]);

@@ -774,14 +774,17 @@ fn placements(
     }
     // Mid-release, unlike at its end (where the controller restores them itself); a
     // TrafficRouting's objects are its own (restored once no Rollout holds it).
-    if Ending::of(&rollout.item).is_none() && rollout.item.traffic_routing.is_some() {
+    if Ending::of(&rollout.item).is_none()
+        && let Some(routing) = Routing::of_rollout(&rollout.item, &rollout.namespace)
+    {
         let at = rollout.item.current_stage().map(|stage| rollout.item.stage_label(stage));
         let state = rollout.item.status.current_step_state.as_deref();
         notes.push(format!(
-            "Rollout {} is in a release ({}{}): the controller routes its objects again at the next step it routes, from originals stored afresh",
+            "Rollout {} is in a release ({}{}): {}",
             rollout.item.name,
             at.as_deref().unwrap_or("its step unknown"),
-            state.map(|state| format!(" {state}")).unwrap_or_default()
+            state.map(|state| format!(" {state}")).unwrap_or_default(),
+            routed_at_the_next_step(&routing.providers)
         ));
     }
     match session.plan_to_place(live, catalog, rollout) {
@@ -800,6 +803,34 @@ fn placements(
             Ok(routings.iter().flat_map(Routing::objects).map(|key| (key, unverified.clone())).collect())
         }
     }
+}
+
+/// What the controller does again, at the next step it routes, to the objects of `providers`
+/// that a restore put back mid-release: it stores the custom refs' originals afresh and routes
+/// them; a canary Ingress and an HTTPRoute have no stored original, it makes the one again and
+/// rewrites the other's rules from those it has then.
+fn routed_at_the_next_step(providers: &[Provider]) -> String {
+    if let [] | [Provider::Custom(_)] = providers {
+        return "the controller routes its objects again at the next step it routes, from originals stored afresh"
+            .into();
+    }
+    let what: Vec<String> = providers
+        .iter()
+        .map(|provider| match provider {
+            Provider::Custom(_) => "routes its custom refs again from originals stored afresh".into(),
+            Provider::Ingress { name, .. } => {
+                format!("makes its canary Ingress {} again", model::canary_ingress_name(name))
+            }
+            Provider::Gateway { http_route } => {
+                format!("rewrites the rules of HTTPRoute {http_route} again from those it has then")
+            }
+        })
+        .collect();
+    let what = match what.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => what.concat(),
+    };
+    format!("at the next step it routes, the controller {what}")
 }
 
 /// Whether the controller's own restore of `routings` is stuck as well: it looks up the script
@@ -1151,6 +1182,29 @@ mod tests {
         assert_eq!(
             unverified_question(&["a", "b"]),
             "Rollouts a and b's steps do not plan (said above), so these objects could not be checked for edits made during the release; a restore discards any there are. Restore them all the same?"
+        );
+    }
+
+    #[test]
+    fn the_note_mid_release_says_what_the_controller_does_again_for_each_provider() {
+        let custom = json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}]);
+        let providers = |routing: Value| routing_of(routing).providers;
+        assert_eq!(
+            routed_at_the_next_step(&providers(json!({"service": "odd", "customNetworkRefs": custom}))),
+            "the controller routes its objects again at the next step it routes, from originals stored afresh"
+        );
+        assert_eq!(
+            routed_at_the_next_step(&providers(json!({"service": "odd", "ingress": {"name": "web"}}))),
+            "at the next step it routes, the controller makes its canary Ingress web-canary again"
+        );
+        assert_eq!(
+            routed_at_the_next_step(&providers(json!({"service": "odd", "gateway": {"httpRouteName": "store"}}))),
+            "at the next step it routes, the controller rewrites the rules of HTTPRoute store again from those it has then"
+        );
+        assert_eq!(
+            routed_at_the_next_step(&providers(json!({"service": "odd", "customNetworkRefs": custom,
+                "ingress": {"name": "web"}, "gateway": {"httpRouteName": "store"}}))),
+            "at the next step it routes, the controller routes its custom refs again from originals stored afresh, makes its canary Ingress web-canary again and rewrites the rules of HTTPRoute store again from those it has then"
         );
     }
 
