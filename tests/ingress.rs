@@ -719,8 +719,10 @@ mod cluster {
             .success()
             .stderr_has(&format!("warning: {why}: restore does not delete it"));
         assert_eq!(ingress_writes(&server), Vec::<String>::new(), "nothing else to restore, and it is left");
-        // The backup named is Bob's Ingress before approve wrote it.
-        test.run_args(["restore", "--from-backup", &backup, "--yes"]).success();
+        // The backup named is Bob's Ingress before approve wrote it; its Service bob is not the
+        // canary Service, whose absence only a canary Ingress's backup is warned of.
+        let put_back = test.run_args(["restore", "--from-backup", &backup, "--yes"]).success();
+        assert!(!put_back.stderr.contains("warning:"), "{}", put_back.stderr);
         assert_eq!(annotations(&canary(&server).unwrap()), annotations(&bobs));
     }
 
@@ -1391,6 +1393,32 @@ mod cluster {
             )
             .stderr_has("nothing was written");
         assert!(canary(&server).unwrap()["metadata"].get("ownerReferences").is_none(), "theirs, untouched");
+    }
+
+    #[test]
+    fn a_canary_ingress_made_again_from_its_backup_warns_of_a_missing_canary_service_and_a_rollout_not_in_a_release() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        let (test, _, backup) = canary_deleted_by_a_restore(&server);
+        let from_backup = |more: &str| test.run_args(["restore", "--from-backup", backup.to_str().unwrap(), more]);
+        // In a release, its canary Service there: nothing to warn of.
+        let quiet = from_backup("--dry-run=client").success();
+        assert!(!quiet.stderr.contains("warning:"), "{}", quiet.stderr);
+        // The release is over: the controller deleted the canary Service with the canary Ingress.
+        let mut over = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        over["status"] = json!({"phase": "Healthy"});
+        server.put_object(over);
+        server.delete_object("", "services", NAMESPACE, "web-canary");
+        from_backup("--yes")
+            .success()
+            .stderr_has("warning: Service web-canary does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n")
+            .stderr_has("warning: Rollout shop/web is not in a release: the controller deletes its canary Ingress only in one (at a step without traffic, or at the end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again\n")
+            .stdout_has("Ingress shop/web-canary created from ");
+        assert!(canary(&server).is_some(), "warnings only: it is what the user asked for");
+        // As the warning says, a restore deletes it again.
+        test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web-canary", "--yes"])
+            .success()
+            .stdout_has("Ingress shop/web-canary deleted (backup ");
+        assert!(canary(&server).is_none());
     }
 
     #[test]

@@ -1069,7 +1069,7 @@ async fn restore_backup(
     }
     let mut notes = Vec::new();
     let command = format!("restore --from-backup {source}");
-    claim_routing(session, writer, std::slice::from_ref(&key), &command, args.force, &mut notes).await?;
+    let rollouts = claim_routing(session, writer, std::slice::from_ref(&key), &command, args.force, &mut notes).await?;
     for note in notes {
         crate::stderr::line(&note);
     }
@@ -1109,6 +1109,10 @@ async fn restore_backup(
         )
         .map_err(Error::Input)?,
     )?;
+    let written = change.after().expect("a create or a replace");
+    for warning in canary_backup_warnings(&session.cluster, rollouts.as_ref(), &key, &written).await? {
+        super::warn(&format!("warning: {warning}"));
+    }
     if writer.mode() == Mode::Apply && !args.yes {
         writer.ask("Put this backup back?", |q| confirm(q, false)).await?;
     }
@@ -1123,6 +1127,69 @@ async fn restore_backup(
     };
     print_outcome(writer, &format!("{line}\n"))?;
     Ok(Outcome::Done)
+}
+
+/// What to warn of before `restore --from-backup` writes `written` (the object `key` as the
+/// backup makes it), when it is a canary Ingress: its controller owner is a Rollout or a
+/// TrafficRouting, or it is named as the canary Ingress of a routing of `found` (the namespace's
+/// Rollouts, when read). A canary Service it routes to that does not exist, as `plan` warns;
+/// and an owner not in a release, as the controller deletes a canary Ingress only in one. It is
+/// what the user asked for: warnings, not refusals.
+async fn canary_backup_warnings(
+    cluster: &Cluster,
+    found: Option<&NamespaceRollouts>,
+    key: &ObjectKey,
+    written: &Value,
+) -> Result<Vec<String>, Error> {
+    if key.group != "networking.k8s.io" || key.kind != "Ingress" {
+        return Ok(Vec::new());
+    }
+    let mut owners: Vec<Routing> = Vec::new();
+    if let Some(found) = found {
+        for rollout in &found.live.snapshot.rollouts {
+            for routing in routings(&found.live, rollout)? {
+                let makes_it = routing.providers.iter().any(|provider| {
+                    matches!(provider, Provider::Ingress { name, .. } if ingress::canary_key(&routing, name) == *key)
+                });
+                if makes_it && !owners.iter().any(|known| known.owner == routing.owner) {
+                    owners.push(routing);
+                }
+            }
+        }
+    }
+    let made_by_the_controller = is_canary_ingress(written);
+    if owners.is_empty() && !made_by_the_controller {
+        return Ok(Vec::new());
+    }
+    let mut warnings = Vec::new();
+    for service in ingress::backend_services(written) {
+        // The controller makes a canary Ingress's backends its canary Service; someone else's
+        // Ingress of that name routes where they chose.
+        let canary_of = owners.iter().find(|routing| routing.canary_service == service);
+        if canary_of.is_none() && !made_by_the_controller {
+            continue;
+        }
+        match live::read_canary_service(cluster, service).await? {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                let generated = canary_of.is_none_or(|routing| routing.canary_service != routing.stable_service);
+                warnings.extend(ingress::missing_canary_service(service, generated, false));
+            }
+            Err(unchecked) => warnings.push(unchecked),
+        }
+    }
+    warnings.extend(owners.iter().filter(|routing| !routing.releasing).map(|routing| not_releasing(routing, key)));
+    Ok(warnings)
+}
+
+/// A canary Ingress `key` put back while `routing`'s owner has no release in progress: the
+/// controller deletes a canary Ingress only in a release (at a step without traffic, or at its
+/// end), so it stays, and how to delete it.
+fn not_releasing(routing: &Routing, key: &ObjectKey) -> String {
+    format!(
+        "{} is not in a release: the controller deletes its canary Ingress only in one (at a step without traffic, or at the end), so {key} stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/{}` deletes it again",
+        routing.owner, key.name
+    )
 }
 
 #[cfg(test)]
@@ -1229,6 +1296,16 @@ mod tests {
             {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
         ]}));
         assert_eq!(finalise_stuck(&[custom], &catalog), None, "no Ingress");
+    }
+
+    #[test]
+    fn a_canary_ingress_put_back_outside_a_release_says_what_deletes_it() {
+        let routing = routing_of(json!({"service": "odd", "ingress": {"name": "web"}}));
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        assert_eq!(
+            not_releasing(&routing, &key),
+            "Rollout shop/odd is not in a release: the controller deletes its canary Ingress only in one (at a step without traffic, or at the end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again"
+        );
     }
 
     #[test]

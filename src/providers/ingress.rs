@@ -708,13 +708,8 @@ pub fn foreign_canary(source: &CanarySource, canary: &Value) -> Option<String> {
             }
         }
     };
-    let rules = canary["spec"]["rules"].as_array().into_iter().flatten();
-    let paths = rules.flat_map(|rule| rule["http"]["paths"].as_array().into_iter().flatten());
-    let backends = paths.map(|path| &path["backend"]).chain(canary["spec"].get("defaultBackend"));
-    let services: BTreeSet<&str> = backends
-        .filter_map(|backend| backend["service"]["name"].as_str())
-        .filter(|name| *name != source.canary_service)
-        .collect();
+    let services: BTreeSet<&str> =
+        backend_services(canary).into_iter().filter(|name| *name != source.canary_service).collect();
     let backends = match services.is_empty() {
         true => String::new(),
         false => format!(
@@ -728,6 +723,14 @@ pub fn foreign_canary(source: &CanarySource, canary: &Value) -> Option<String> {
         owner.namespace,
         canary_ingress_name(source.ingress),
     ))
+}
+
+/// The Services an Ingress's rules and default backend route to.
+pub fn backend_services(ingress: &Value) -> BTreeSet<&str> {
+    let rules = ingress["spec"]["rules"].as_array().into_iter().flatten();
+    let paths = rules.flat_map(|rule| rule["http"]["paths"].as_array().into_iter().flatten());
+    let backends = paths.map(|path| &path["backend"]).chain(ingress["spec"].get("defaultBackend"));
+    backends.filter_map(|backend| backend["service"]["name"].as_str()).collect()
 }
 
 /// A canary Ingress (as read) whose spec is not the one the controller would make from

@@ -308,23 +308,31 @@ async fn read_canary_services(
         .filter(|r| r.providers.iter().any(|p| matches!(p, Provider::Ingress { .. })))
         .map(|r| r.canary_service.as_str())
         .collect();
-    let resource = core_v1("Service", "services");
-    let read = join_all(names.iter().map(|name| cluster.get(&resource, &cluster.namespace, name))).await;
+    let read = join_all(names.iter().map(|name| read_canary_service(cluster, name))).await;
     let (mut found, mut warnings) = (Vec::new(), Vec::new());
     for (name, read) in names.into_iter().zip(read) {
-        match read {
+        match read? {
             Ok(service) => {
                 let reference = ObjectRef { api_version: "v1".into(), kind: "Service".into(), name: name.into() };
-                found.push((reference, resource.clone(), service));
+                found.push((reference, core_v1("Service", "services"), service));
             }
-            Err(Error::Api { failure, .. }) if failure.code == Some(403) => warnings.push(format!(
-                "cannot read Service {}/{name} ({failure}): whether the canary Service exists is not checked",
-                cluster.namespace
-            )),
-            Err(other) => return Err(other),
+            Err(warning) => warnings.push(warning),
         }
     }
     Ok((found, warnings))
+}
+
+/// Reads Service `name` of the cluster's namespace, to check that a canary Service exists (None:
+/// it does not). A read that is forbidden leaves that check out: the inner Err is the warning.
+pub async fn read_canary_service(cluster: &Cluster, name: &str) -> Result<Result<Option<Value>, String>, Error> {
+    match cluster.get(&core_v1("Service", "services"), &cluster.namespace, name).await {
+        Ok(service) => Ok(Ok(service)),
+        Err(Error::Api { failure, .. }) if failure.code == Some(403) => Ok(Err(format!(
+            "cannot read Service {}/{name} ({failure}): whether the canary Service exists is not checked",
+            cluster.namespace
+        ))),
+        Err(other) => Err(other),
+    }
 }
 
 /// Reads the objects of `routings` together: the custom refs, the HTTPRoutes, the stable and
