@@ -45,6 +45,7 @@ const CONFLICT_RETRIES: usize = 3;
 
 /// Where backups go: `$XDG_STATE_HOME/kubectl-rollout-lua/backups/<context>/<namespace>/<kind>/<name>/<time>.yaml`,
 /// readable by their owner only (Unix: folders 0700, files 0600).
+#[derive(Clone)]
 pub struct Backups {
     /// `…/kubectl-rollout-lua/backups`.
     root: PathBuf,
@@ -438,8 +439,12 @@ impl<'a> Writer<'a> {
     }
 
     /// Saves `object` as a backup (only a run that writes saves one, and it has a place for them).
-    fn back_up(&self, object: &Value) -> Result<PathBuf, Error> {
-        self.backups.as_ref().expect("a run that writes has a place for backups").save(object)
+    /// On a thread of its own: a save that blocks (a stalled network home) must leave the
+    /// runtime's one thread free, so that a second signal still stops the run at once.
+    async fn back_up(&self, object: &Value) -> Result<PathBuf, Error> {
+        let backups = self.backups.clone().expect("a run that writes has a place for backups");
+        let object = object.clone();
+        tokio::task::spawn_blocking(move || backups.save(&object)).await.expect("saving a backup does not panic")
     }
 
     /// Stops before a new write when a signal came.
@@ -533,11 +538,10 @@ impl<'a> Writer<'a> {
         // for a status patch (the approval): `restore --from-backup` of a Rollout would put an
         // old spec over the live one, and the status is the controller's.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
-        let backup = change
-            .before()
-            .filter(|_| first_write && change.subresource().is_none())
-            .map(|before| self.back_up(before))
-            .transpose()?;
+        let backup = match change.before().filter(|_| first_write && change.subresource().is_none()) {
+            Some(before) => Some(self.back_up(before).await?),
+            None => None,
+        };
         let mut change = change.clone();
         let mut attempt = 0;
         loop {
@@ -724,7 +728,7 @@ impl<'a> Writer<'a> {
         stderr::line(&message);
         self.ask("Overwrite their change?", ask).await?;
         for (key, now) in edited {
-            let saved = self.back_up(now)?;
+            let saved = self.back_up(now).await?;
             self.overwritten.push((key.clone(), saved));
         }
         Ok(())
@@ -754,7 +758,7 @@ impl<'a> Writer<'a> {
                     let diff = self.edit_diff(change, Some(&fresh), "now");
                     stderr::line(format!("{message}:\n{diff}").trim_end());
                     self.ask("Overwrite their change?", ask).await?;
-                    let saved = self.back_up(&fresh)?;
+                    let saved = self.back_up(&fresh).await?;
                     self.overwritten.push((key.clone(), saved));
                 }
                 None => return Err(self.other_edit(change, Some(&fresh), &message)),
