@@ -264,7 +264,7 @@ pub fn plan_lines(plans: &[RoutingPlan]) -> String {
         let objects = rows.iter().map(|(.., what)| what.len()).max().unwrap_or(0);
         let actions = rows.iter().map(|(_, object, _)| action(object).len()).max().unwrap_or(0);
         for (stage, object, what) in &rows {
-            let (label, action, routing) = (&stage.label, action(object), &stage.routing);
+            let (label, action, routing) = (&stage.label, action(object), summary_routing(stage, object));
             let _ = writeln!(out, "  {label:<labels$}  {what:<objects$}  {action:<actions$}  {routing}");
             for warning in &object.warnings {
                 let _ = writeln!(out, "{}", paint(YELLOW, &format!("    warning: {warning}")));
@@ -273,6 +273,16 @@ pub fn plan_lines(plans: &[RoutingPlan]) -> String {
         out.push('\n');
     }
     out + &plan_summary(plans)
+}
+
+/// What a `--summary` line says a stage routes, for one of its objects: the stage's routing, but
+/// for an HTTPRoute's restore, which rewrites the rules as they are then (B.6) and need not give
+/// back the route before the release (a rule a match step dropped stays dropped), what it is.
+fn summary_routing<'a>(stage: &'a StagePlan, object: &ObjectPlan) -> &'a str {
+    match object.action {
+        Action::RestoreRules(_) => "the controller's restore of its rules (no traffic, no matches)",
+        _ => &stage.routing,
+    }
 }
 
 /// The closing count of `plan_text`.

@@ -352,6 +352,11 @@ fn the_example_plans_offline_as_four_replacements_of_the_route() {
         rollout_lua::model::http_route::as_stored(&mut expected);
         assert_eq!(stage["objects"][0]["planned"]["spec"], expected["spec"], "{}", stage["label"]);
     }
+    // The summary says what the restore step does to the route: the controller's restore, which
+    // need not give back the route before the release.
+    Test::new().args(["plan", "--summary", "-f"]).arg(repo("examples/gateway-canary")).run().success().stdout_has(
+        "  step 4/4  HTTPRoute demo/store  replace  the controller's restore of its rules (no traffic, no matches)\n",
+    );
 }
 
 #[test]

@@ -556,11 +556,16 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
                 ));
             }
         }
+        warnings.extend(no_stable_rule_left_warning(route, rules));
     }
+    // The rules kept that route to the stable Service: each gets a canary rule.
+    let stable_rules: Vec<usize> = (0..rules.len())
+        .filter(|&i| position(&rules[i], stable).is_some() && position(&rules[i], canary).is_none())
+        .collect();
     // The canary rules take the conditions of matches[k] of the whole list for the k-th match
-    // without a path.
+    // without a path (moot when no canary rule is made).
     let non_path: Vec<usize> = (0..matches.len()).filter(|&i| matches[i].get("path").is_none()).collect();
-    for (k, &j) in non_path.iter().enumerate() {
+    for (k, &j) in non_path.iter().enumerate().filter(|_| !stable_rules.is_empty()) {
         if k != j {
             warnings.push(format!(
                 "matches[{j}] ({}) is not what the canary rules get: a path match comes before it, and the controller adds the conditions of matches[{k}] ({}) instead, because it counts the matches without a path but takes them by index from the whole list",
@@ -570,9 +575,6 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
         }
     }
     let with_path: Vec<usize> = (0..matches.len()).filter(|&i| matches[i].get("path").is_some()).collect();
-    let stable_rules: Vec<usize> = (0..rules.len())
-        .filter(|&i| position(&rules[i], stable).is_some() && position(&rules[i], canary).is_none())
-        .collect();
     if let ([first, rest @ ..], false) = (stable_rules.as_slice(), with_path.is_empty())
         && !rest.is_empty()
     {
@@ -599,6 +601,27 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
         }
     }
     warnings
+}
+
+/// A match step whose every rule to the stable Service holds the canary too (the weights of an
+/// earlier step) drops them all and makes no canary rule: no rule routes to the stable Service
+/// any more, at the later steps or after the restore, which only rewrites the rules left (B.5,
+/// B.6). None when no rule is left at all (`no_rule_left_warning` says what follows then).
+fn no_stable_rule_left_warning(route: &GatewayRoute, rules: &[Value]) -> Option<String> {
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    let kept = || rules.iter().filter(|rule| position(rule, canary).is_none());
+    let dropped: Vec<String> = (0..rules.len())
+        .filter(|&i| position(&rules[i], stable).is_some() && position(&rules[i], canary).is_some())
+        .map(|i| format!("spec.rules[{i}]"))
+        .collect();
+    if dropped.is_empty() || kept().any(|rule| position(rule, stable).is_some()) || kept().next().is_none() {
+        return None;
+    }
+    Some(format!(
+        "no rule of {} routes to {stable} after this step: every rule that did ({}) holds {canary} and is dropped, and no canary rule is made, so a request no rule left matches is served by neither {stable} nor {canary} through this route (the Gateway answers it with 404, unless another route matches it); the later steps and the restore only rewrite the rules left, so this outlasts the release: put a step without traffic or matches before this one (its restore takes the canary out of the weighted rules, which this step then keeps), or put those rules back into the route by hand",
+        route.describe(),
+        dropped.join(", ")
+    ))
 }
 
 /// A match's header and query conditions, as the canary rules would get them.
@@ -1039,14 +1062,33 @@ mod tests {
             {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(80)), svc(CANARY, Some(20))]},
             {"matches": [{"path": path("/other")}], "backendRefs": [svc("other", Some(1))]}
         ]));
-        let plan = plan(&rollout(), &route, &matches(json!([{"headers": [header("h", "1")]}])));
+        let dropped = "spec.rules[0] is dropped: it holds store-svc-canary next to other backends (the weights of an earlier step), and a match step drops every rule that holds the canary Service without making a canary rule from it; restoring the route does not bring it back";
+        let no_stable_rule = "no rule of HTTPRoute shop/store routes to store-svc after this step: every rule that did (spec.rules[0]) holds store-svc-canary and is dropped, and no canary rule is made, so a request no rule left matches is served by neither store-svc nor store-svc-canary through this route (the Gateway answers it with 404, unless another route matches it); the later steps and the restore only rewrite the rules left, so this outlasts the release: put a step without traffic or matches before this one (its restore takes the canary out of the weighted rules, which this step then keeps), or put those rules back into the route by hand";
+        // A path match before a header match: the controller's index quirk is moot, as no canary
+        // rule is made.
+        let step = matches(json!([{"path": path("/x")}, {"headers": [header("h", "1")]}]));
+        let plan = plan(&rollout(), &route, &step);
         assert_eq!(written_rules(&plan), json!([route["spec"]["rules"][1]]));
-        assert_eq!(
-            plan.warnings,
-            [
-                "spec.rules[0] is dropped: it holds store-svc-canary next to other backends (the weights of an earlier step), and a match step drops every rule that holds the canary Service without making a canary rule from it; restoring the route does not bring it back"
-            ]
+        assert_eq!(plan.warnings, [dropped, no_stable_rule]);
+        // The restore leaves it so: the rule of Service other is all there is.
+        let restored = self::plan(&rollout(), plan.route.as_ref().unwrap(), &RoutingAction::Restore);
+        assert!(!restored.writes, "{restored:?}");
+        // Another rule still routes to the stable Service: it gets the canary rule.
+        let mut also_stable = route.clone();
+        also_stable["spec"]["rules"][1]["backendRefs"] = json!([svc(STABLE, Some(1))]);
+        let plan = self::plan(&rollout(), &also_stable, &step);
+        assert_eq!(written_rules(&plan).as_array().unwrap().len(), 2);
+        assert_eq!(plan.warnings[0], dropped);
+        assert!(!plan.warnings.iter().any(|w| w.starts_with("no rule of ")), "{:?}", plan.warnings);
+        assert!(
+            plan.warnings[1].starts_with("matches[1] (header h=1) is not what the canary rules get"),
+            "{:?}",
+            plan.warnings
         );
+        // Nothing left at all: the warning of the CRD's default rule alone says what follows.
+        let weighted_only = http_route(json!([route["spec"]["rules"][0]]));
+        let plan = self::plan(&rollout(), &weighted_only, &step);
+        assert_eq!(plan.warnings, [dropped.to_string(), no_rule_left_warning(&rollout())]);
     }
 
     #[test]
