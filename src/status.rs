@@ -1,7 +1,7 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::model::{Ending, Rollout, Stage, StrategyKind};
+use crate::model::{Ending, Provider, Rollout, Routing, Stage, StrategyKind, canary_ingress_name};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::{Action, ObjectPlan};
@@ -121,9 +121,18 @@ pub struct ObjectView {
     /// The script and its short hash.
     pub script: Option<String>,
     /// What else is known of it (the plan warns of each): a canary Ingress that is not the
-    /// Rollout's, or whose spec is not the one the stable Ingress makes now.
+    /// Rollout's, or whose spec is not the one the stable Ingress makes now; one that still
+    /// routes as a step although no release is in progress.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Whether it shows a release's routing as read (a stored original, a canary backendRef, a
+    /// canary Ingress that exists): what `restore` puts back.
+    #[serde(skip)]
+    pub routed: bool,
+    /// Whether it still routes as a step although its Rollout has no release in progress (a
+    /// note says so).
+    #[serde(skip)]
+    pub left_routed: bool,
 }
 
 /// A claim on a Rollout (an `approve` or `restore` holding it, or one left to expire), as
@@ -307,7 +316,11 @@ impl RolloutView {
                 status.canary_ready_replicas,
             ),
             workload,
-            objects: every_stage.map(positions),
+            objects: every_stage.map(|plan| {
+                let mut views = positions(plan);
+                note_routing_left(rollout, namespace, &mut views);
+                views
+            }),
             claim: None,
         }
     }
@@ -433,8 +446,13 @@ impl RolloutView {
         }
         match &self.objects {
             Ok(objects) => {
-                let places: Vec<String> =
-                    objects.iter().map(|o| format!("{} {} {}", o.kind, o.name, position_text(&o.position).0)).collect();
+                let places: Vec<String> = objects
+                    .iter()
+                    .map(|o| {
+                        let left = if o.left_routed { LEFT_ROUTED } else { "" };
+                        format!("{} {} {}{left}", o.kind, o.name, position_text(&o.position).0)
+                    })
+                    .collect();
                 if !places.is_empty() {
                     line.push_str(&format!("; {}", places.join(", ")));
                 }
@@ -508,6 +526,8 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         position,
                         script: None,
                         notes: object.foreign_canary.iter().chain(&object.notes).cloned().collect(),
+                        routed: !object.untouched,
+                        left_routed: false,
                     });
                     views.len() - 1
                 }
@@ -539,6 +559,70 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
         }
     }
     views
+}
+
+/// What a followed Rollout's line adds to an object that still routes as a step outside a
+/// release (`status` says more).
+const LEFT_ROUTED: &str = " (left routed outside a release)";
+
+/// Why `rollout` has no release in progress, when it has none: the controller then leaves its
+/// objects alone, as they should be, with the routing before the release (a canary Ingress
+/// absent). None while a release is in progress, ending, or the Rollout is being deleted (the
+/// controller restores the objects itself).
+pub(crate) fn outside_release(rollout: &Rollout) -> Option<String> {
+    if rollout.releasing() || rollout.being_deleted {
+        return None;
+    }
+    let why = match Ending::of(rollout) {
+        Some(ending @ (Ending::Over | Ending::Disabled)) => ending.describe(),
+        _ => "no release is in progress",
+    };
+    Some(format!("{why} (phase {})", rollout.status.phase.as_deref().unwrap_or("unknown")))
+}
+
+/// What `restore` does to `view`, an object of `routing` (none for an object of another
+/// routing: a TrafficRouting's, restored when no Rollout holds it).
+fn restore_does(routing: &Routing, view: &ObjectView) -> Option<&'static str> {
+    routing.providers.iter().find_map(|provider| match provider {
+        Provider::Custom(refs) => refs
+            .iter()
+            .any(|r| r.kind == view.kind && r.name == view.name)
+            .then_some("it puts the stored original back"),
+        Provider::Ingress { name, .. } => (view.kind == "Ingress" && view.name == canary_ingress_name(name))
+            .then_some("it deletes the canary Ingress"),
+        Provider::Gateway { http_route } => (view.kind == "HTTPRoute" && &view.name == http_route)
+            .then_some("it runs the controller's restore of its rules"),
+    })
+}
+
+/// Notes each object of `rollout`'s own routing that still routes as a step although the Rollout
+/// has no release in progress (a controller or restore that did not finish): the controller
+/// leaves it so until the next release, and `restore` puts the routing before the release back.
+/// An object that shows no sign of a release (an HTTPRoute whose rules a match step dropped for
+/// good) is left out: the restore does nothing to it. Returns the notes, for `plan`.
+pub(crate) fn note_routing_left(rollout: &Rollout, namespace: &str, views: &mut [ObjectView]) -> Vec<String> {
+    let (Some(why), Some(routing)) = (outside_release(rollout), Routing::of_rollout(rollout, namespace)) else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    for view in views.iter_mut().filter(|v| v.routed) {
+        let (Position::AtStep { steps }, Some(does)) = (&view.position, restore_does(&routing, view)) else {
+            continue;
+        };
+        let steps: Vec<String> = steps.iter().map(Stage::to_string).collect();
+        let note = format!(
+            "{why}, but {} {}/{} still routes as {}: the controller leaves it so until the next release; `kubectl rollout-lua restore {}` puts the routing before the release back ({does})",
+            view.kind,
+            view.namespace,
+            view.name,
+            steps.join(" and "),
+            rollout.name
+        );
+        view.notes.push(note.clone());
+        view.left_routed = true;
+        notes.push(note);
+    }
+    notes
 }
 
 #[cfg(test)]
@@ -573,6 +657,101 @@ mod tests {
             RoutingPlan { owner: "Rollout shop/demo".into(), notes: vec![], warnings: vec![], stages: vec![] };
         let alone = RolloutView::new(&rollout(json!({})), "shop", Ok(&nothing), None, now);
         assert!(alone.text().contains("  Objects:  none (no traffic routing)\n"), "{}", alone.text());
+    }
+
+    #[test]
+    fn an_object_still_routed_as_a_step_outside_a_release_is_noted_with_the_way_back() {
+        let routed = |status: serde_json::Value, deleted: bool| {
+            let mut object = json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web"},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "30%"}, {"replicas": "100%"}],
+                    "trafficRoutings": [{"service": "web", "ingress": {"name": "web", "classType": "nginx"},
+                        "gateway": {"httpRouteName": "route"},
+                        "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "vs"}]}]}}},
+                "status": status
+            });
+            if deleted {
+                object["metadata"]["deletionTimestamp"] = json!("2026-11-22T03:00:00Z");
+            }
+            Rollout::from_object(&object).unwrap()
+        };
+        let view = |kind: &str, name: &str, position: Position, routed: bool| ObjectView {
+            kind: kind.into(),
+            namespace: "shop".into(),
+            name: name.into(),
+            position,
+            script: None,
+            notes: vec![],
+            routed,
+            left_routed: false,
+        };
+        let at = |steps: &[usize]| Position::AtStep { steps: steps.iter().map(|&i| Stage::Step(i)).collect() };
+        let views = || {
+            vec![
+                view("VirtualService", "vs", at(&[1]), true),
+                view("Ingress", "web-canary", at(&[1]), true),
+                view("HTTPRoute", "route", at(&[1]), true),
+                // A TrafficRouting's: restored when no Rollout holds it, not by this Rollout.
+                view("HTTPRoute", "shared", at(&[1]), true),
+                // No sign of a release (its rules dropped by a match step): restore leaves it.
+                view("HTTPRoute", "route", at(&[1]), false),
+                view("Ingress", "web-canary", Position::Absent, false),
+                view("VirtualService", "vs", Position::Drifted, true),
+            ]
+        };
+        let over = routed(
+            json!({"phase": "Healthy", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "Completed"}}),
+            false,
+        );
+        let mut noted = views();
+        let notes = note_routing_left(&over, "shop", &mut noted);
+        let restore = "the controller leaves it so until the next release; `kubectl rollout-lua restore web` puts the routing before the release back";
+        assert_eq!(
+            notes,
+            [
+                format!(
+                    "the release is over (phase Healthy), but VirtualService shop/vs still routes as step 1: {restore} (it puts the stored original back)"
+                ),
+                format!(
+                    "the release is over (phase Healthy), but Ingress shop/web-canary still routes as step 1: {restore} (it deletes the canary Ingress)"
+                ),
+                format!(
+                    "the release is over (phase Healthy), but HTTPRoute shop/route still routes as step 1: {restore} (it runs the controller's restore of its rules)"
+                ),
+            ]
+        );
+        let left: Vec<bool> = noted.iter().map(|v| v.left_routed).collect();
+        assert_eq!(left, [true, true, true, false, false, false, false]);
+        assert_eq!(noted[1].notes, [notes[1].clone()]);
+        // Placed at two steps, it names both; without a phase, no release has started.
+        let mut two = vec![view("Ingress", "web-canary", at(&[1, 2]), true)];
+        let notes = note_routing_left(&routed(json!({}), false), "shop", &mut two);
+        assert!(notes[0].starts_with("no release is in progress (phase unknown), but Ingress shop/web-canary still routes as step 1 and step 2: "), "{notes:?}");
+        let mut disabled = views();
+        let notes = note_routing_left(&routed(json!({"phase": "Disabled"}), false), "shop", &mut disabled);
+        assert!(notes[0].starts_with("the Rollout is disabled (phase Disabled), but "), "{notes:?}");
+        // In a release, or while the controller restores the objects itself, nothing is said.
+        for (status, deleted) in [
+            (
+                json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}}),
+                false,
+            ),
+            (json!({"phase": "Disabling"}), false),
+            (json!({"phase": "Terminating"}), false),
+            (json!({"phase": "Healthy"}), true),
+        ] {
+            let mut views = views();
+            assert!(note_routing_left(&routed(status.clone(), deleted), "shop", &mut views).is_empty(), "{status}");
+            assert!(views.iter().all(|v| v.notes.is_empty() && !v.left_routed), "{status}");
+        }
+        // The status shows the note; a followed line marks the object.
+        let plan = RoutingPlan { owner: "Rollout shop/web".into(), notes: vec![], warnings: vec![], stages: vec![] };
+        let mut shown = RolloutView::new(&over, "shop", Ok(&plan), None, SystemTime::UNIX_EPOCH);
+        let ingress_note = format!("note: {}", noted[1].notes[0]);
+        shown.objects = Ok(noted);
+        assert!(shown.text().contains(&ingress_note), "{}", shown.text());
+        assert!(shown.line().contains("; VirtualService vs at step 1 (left routed outside a release), Ingress web-canary at step 1 (left routed outside a release), "), "{}", shown.line());
+        assert!(shown.line().contains(", VirtualService vs drifted"), "{}", shown.line());
     }
 
     #[test]

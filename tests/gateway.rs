@@ -268,6 +268,56 @@ mod cluster {
             .stdout_has("HTTPRoute shop/store  original\n");
     }
 
+    /// The release of Rollout `store` is over (phase Healthy), wherever its routing was left.
+    fn release_over(server: &FakeHandle) {
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap();
+        rollout["status"] = json!({"phase": "Healthy"});
+        server.put_object(rollout);
+    }
+
+    #[test]
+    fn a_route_left_routed_after_the_release_is_noted_but_not_one_whose_rules_a_match_step_dropped() {
+        let run = |server: &FakeHandle, args: &[&str]| Test::new().kubeconfig(server).args(args).run().success();
+        // Left at step 1: its header rule still sends those requests to the canary.
+        let server = store(1, "StepPaused", &["v1"]).start();
+        approve(&server);
+        release_over(&server);
+        let note = "the release is over (phase Healthy), but HTTPRoute shop/store still routes as step 1: the controller leaves it so until the next release; `kubectl rollout-lua restore store` puts the routing before the release back (it runs the controller's restore of its rules)";
+        run(&server, &["status", "store"])
+            .stdout_has(&format!("HTTPRoute shop/store  at step 1\n      note: {note}\n"));
+        run(&server, &["plan", "store"])
+            .stdout_has(&format!("  not in a release: showing what step 1 would do\n  {note}\n"));
+
+        // A weight step, then a match step: the weighted rule is dropped, and no rule to the
+        // stable Service is left to make a canary rule from.
+        let mut rollout = store_rollout(1, "StepPaused");
+        rollout["spec"]["strategy"]["canary"]["steps"] = json!([
+            {"replicas": 1, "traffic": "30%"},
+            {"replicas": 2, "matches": [{"headers": [{"type": "Exact", "name": "x-canary", "value": "true"}]}]},
+            {"replicas": "100%"}
+        ]);
+        let server = fake_apiserver::FakeApiServer::builder()
+            .kruise_and_istio()
+            .resource(fake_apiserver::leases())
+            .resource(fake_apiserver::httproutes("v1"))
+            .object(rollout)
+            .object(http_route("v1"))
+            .start();
+        approve(&server);
+        next_step(&server, 2);
+        approve(&server)
+            .stdout_has("warning: spec.rules[0] is dropped: it holds store-canary next to other backends")
+            .stdout_has("warning: no rule of HTTPRoute shop/store routes to store after this step: every rule that did (spec.rules[0]) holds store-canary and is dropped, and no canary rule is made, so a request no rule left matches is served by neither store nor store-canary through this route");
+        assert_eq!(rules(&server), ["/old -> "]);
+        // That is how the release leaves it: no sign of a release, nothing for restore to do,
+        // and nothing more to say.
+        release_over(&server);
+        let out = run(&server, &["status", "store"]).stdout_has("HTTPRoute shop/store  at step 1, step 2\n");
+        assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+        let out = run(&server, &["plan", "store"]);
+        assert!(!out.stdout.contains("still routes"), "{}", out.stdout);
+    }
+
     #[test]
     fn custom_refs_and_a_gateway_are_written_in_the_controllers_order_and_a_failing_script_writes_nothing() {
         let mut rollout = rollout(2, "StepPaused");

@@ -620,6 +620,41 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_ingress_left_at_a_step_after_the_release_is_noted_by_status_and_plan() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        pause_at(&server, 2);
+        approve(&server).success();
+        // The release is over, but the canary was not deleted (a controller or restore that did
+        // not finish).
+        let mut over = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        over["status"] = json!({"phase": "Healthy", "canaryStatus": null});
+        server.put_object(over);
+        let note = "the release is over (phase Healthy), but Ingress shop/web-canary still routes as step 2: the controller leaves it so until the next release; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)";
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["status", "web"])
+            .success()
+            .stdout_has("  State:    -, not releasing\n")
+            .stdout_has("Ingress shop/web-canary  at step 2")
+            .stdout_has(&format!("      note: {note}\n"));
+        let status = test.run_args(["status", "web", "-o", "json"]).success().json();
+        assert_eq!(status[0]["objects"][0]["notes"], json!([note]), "{status}");
+        // A warning, not a failure: following it ends at once, with exit 0.
+        test.run_args(["status", "web", "-w", "--timeout", "5s"])
+            .success()
+            .stdout_has("; Ingress web-canary at step 2 (left routed outside a release)\n");
+        test.run_args(["plan", "web"])
+            .success()
+            .stdout_has(&format!("  not in a release: showing what step 1 would do\n  {note}\n"));
+        // Restored, it is absent, as after any release, and nothing more is said.
+        test.run_args(["restore", "web", "--yes"]).success().stdout_has("Ingress shop/web-canary deleted (backup ");
+        let out = test.run_args(["status", "web"]).success().stdout_has("Ingress shop/web-canary  absent");
+        assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+        let out = test.run_args(["plan", "web"]).success();
+        assert!(!out.stdout.contains("still routes"), "{}", out.stdout);
+    }
+
+    #[test]
     fn restore_ref_deletes_a_canary_ingress_the_controller_made_and_nothing_else() {
         let server = serving("nginx", 1, "StepPaused").start();
         approve(&server).success();

@@ -73,6 +73,31 @@ fn status_fails_for_objects_it_cannot_place_and_a_rollout_without_routing_has_no
     assert_eq!(written, ["PATCH /apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/demo/status"]);
 }
 
+#[test]
+fn status_notes_custom_refs_left_at_a_step_after_a_completed_release() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    // In the release, at step 2: nothing more to say.
+    let out = test.run_args(["status", "demo"]).success().stdout_has("VirtualService shop/demo   at step 2");
+    assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+    // The release completed, but its routing was not restored.
+    let mut completed = rollout(3, "Completed");
+    completed["status"]["phase"] = json!("Healthy");
+    completed["status"]["conditions"] = json!([{"type": "Succeeded", "status": "True"}]);
+    server.put_object(completed);
+    let restore = "the controller leaves it so until the next release; `kubectl rollout-lua restore demo` puts the routing before the release back (it puts the stored original back)";
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has("  State:    Completed, completed\n")
+        .stdout_has(&format!("      note: the release is over (phase Healthy), but VirtualService shop/demo still routes as step 2: {restore}\n"))
+        .stdout_has(&format!("      note: the release is over (phase Healthy), but DestinationRule shop/demo still routes as step 1 and step 2: {restore}\n"));
+    // Restored: original, as after any release, and nothing more is said.
+    test.run_args(["restore", "demo", "--yes"]).success();
+    let out = test.run_args(["status", "demo"]).success().stdout_has("VirtualService shop/demo   original");
+    assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+}
+
 /// `value` moved to namespace `other`.
 fn in_other(mut value: Value) -> Value {
     value["metadata"]["namespace"] = json!("other");

@@ -14,6 +14,7 @@ use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
 use crate::source::live::{self, Live, Selection};
+use crate::status;
 use crate::write::{self, Mode, Writer};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -157,6 +158,21 @@ impl Session {
         self.plan_with(planner, live, rollout, &rollout.item.stages())
     }
 
+    /// The notes of `rollout`'s objects that still route as a step although it has no release
+    /// in progress, as `status` notes them. What its scripts print placing them is not shown
+    /// (the plan's own run shows it), and a failure to place them is left to the plan to report.
+    fn routing_left(&self, live: &Live, catalog: &ScriptCatalog, rollout: &Located<Rollout>) -> Vec<String> {
+        if status::outside_release(&rollout.item).is_none() {
+            return Vec::new();
+        }
+        let planner = Planner::new(&live.snapshot.objects, catalog, self.limits).each_stage_from_the_objects_read();
+        let Ok(cr) = live.snapshot.traffic_routing_of(rollout) else { return Vec::new() };
+        match planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &rollout.item.stages()) {
+            Ok(plan) => status::note_routing_left(&rollout.item, &rollout.namespace, &mut status::positions(&plan)),
+            Err(_) => Vec::new(),
+        }
+    }
+
     fn plan_with(
         &self,
         planner: Planner,
@@ -235,6 +251,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 let (stages, note) = chosen_stages(&rollout.item, args)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
                 plan.notes.extend(note);
+                plan.notes.extend(session.routing_left(&live, &catalog, rollout));
                 plan.warnings.extend(
                     shared
                         .get(&(rollout.namespace.as_str(), rollout.item.name.as_str()))

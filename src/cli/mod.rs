@@ -126,7 +126,8 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     object whether it is at step k (planning step k from it writes nothing), at its original (an HTTPRoute: no \
     backendRef to the canary Service; a canary Ingress: absent), drifted (neither), or contested (at a step of \
     one of two routings that write it, a Rollout's own and its TrafficRouting's, and not of the other), with the \
-    script used; and \
+    script used (an object still at a step while the Rollout is not in a release, left by a controller or restore \
+    that did not finish, gets a note: restore puts the routing before the release back; the exit stays 0); and \
     who claims the Rollout (an approve or restore running, or a claim left to expire), also in -o json|yaml \
     (claim).\n\n\
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \

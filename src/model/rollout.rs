@@ -444,6 +444,13 @@ impl Rollout {
         })
     }
 
+    /// Whether a release is in progress, as the phase says: the controller routes and restores
+    /// the objects only then. Disabling and Terminating finalise a release in progress
+    /// (docs/controller-semantics.md §3.6).
+    pub fn releasing(&self) -> bool {
+        matches!(self.status.phase.as_deref(), Some("Progressing" | "Disabling" | "Terminating"))
+    }
+
     /// The current step from the status, when the index is a valid step.
     pub fn current_stage(&self) -> Option<Stage> {
         let index = usize::try_from(self.status.current_step_index?).ok()?;

@@ -240,9 +240,7 @@ impl Routing {
         } else {
             format!("{}-canary", routing.service)
         };
-        // Disabling and Terminating finalise a release in progress (docs/controller-semantics.md §3.6).
-        let releasing = matches!(rollout.status.phase.as_deref(), Some("Progressing" | "Disabling" | "Terminating"));
-        Some(Routing::new(owner, routing, canary_service, releasing))
+        Some(Routing::new(owner, routing, canary_service, rollout.releasing()))
     }
 
     /// A TrafficRouting's routing: it never generates a canary Service, so canary and stable
