@@ -559,6 +559,12 @@ impl<'a> Writer<'a> {
                     change = self.after_conflict(resource, &change).await?;
                     self.check_interrupt().await?;
                 }
+                Err(Error::Api { failure, doing }) if failure.is_conflict() => {
+                    return Err(Error::Input(format!(
+                        "{doing}: {failure}; the object changed again at each of {} tries, each time not in what this write is about (a controller writing it often?): this write was not stored; run again",
+                        CONFLICT_RETRIES + 1
+                    )));
+                }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
                     self.in_flight =
                         Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT, makes });

@@ -283,6 +283,21 @@ fn approve_checks_permissions_before_any_write() {
 }
 
 #[test]
+fn approve_gives_up_on_conflicts_that_keep_coming_and_says_why() {
+    // Every write of the VirtualService conflicts, with nothing changed in what it is about:
+    // after three retries the run gives up, rolls back, and says the object kept changing.
+    let server = shop(2, "StepPaused").start();
+    server.storm(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), Some(4), 409, None);
+    approve_demo(&server)
+        .status(1)
+        .stderr_has("the object changed again at each of 4 tries, each time not in what this write is about")
+        .stderr_has("this write was not stored; run again")
+        .stderr_has("nothing was written");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+}
+
+#[test]
 fn approve_retries_a_conflict_nobodys_edit_explains() {
     let server = shop(2, "StepPaused").start();
     // Another client touches the VirtualService's metadata, not its routing, before our first
