@@ -707,5 +707,6 @@ fn a_stored_original_left_from_an_earlier_release_is_warned_of() {
         .run()
         .success()
         .stdout_has("  warning: VirtualService shop/demo holds a stored original (annotation rollouts.kruise.io/original-spec-configuration) that differs from it, although Rollout shop/demo has no release in progress: a leftover of an earlier release")
+        .stdout_has("(`status` shows the object at a step), `restore` puts the original back; remove the annotation only if those changes are to stay")
         .stdout_has("-  - demo\n+  - old\n");
 }
