@@ -27,9 +27,16 @@ pub enum Error {
     /// A wait ran out.
     #[error("{0}")]
     TimedOut(String),
-    /// Writing the output failed (a closed pipe is not a failure: see `cli::exit_code`).
+    /// Writing the output failed (a closed pipe is not a failure: see `cli::exit_code`). Not
+    /// its source as well: the message says it once.
     #[error("writing the output: {0}")]
-    Output(#[from] std::io::Error),
+    Output(std::io::Error),
+}
+
+impl From<std::io::Error> for Error {
+    fn from(error: std::io::Error) -> Error {
+        Error::Output(error)
+    }
 }
 
 impl Error {

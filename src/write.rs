@@ -1253,12 +1253,10 @@ impl<'a> Writer<'a> {
             (Err(Error::Output(_)), Some(signal), _) if output_failed => Err(finished_anyway(signal)),
             // A closed pipe is not a failure (`cli::exit_code`); another output error is, and
             // what was written is said on stderr.
-            (Err(Error::Output(error)), None, _) if output_failed => {
-                if error.kind() != std::io::ErrorKind::BrokenPipe {
-                    stderr::line(&format!("the writes stand:\n{}", self.report()));
-                }
-                Err(Error::Output(error))
-            }
+            (Err(Error::Output(error)), None, _) if output_failed => match error.kind() {
+                std::io::ErrorKind::BrokenPipe => Err(Error::Output(error)),
+                _ => Err(Error::Output(error).with_report(&format!("the writes stand:\n{}", self.report()))),
+            },
             // A guard's refusal before any write says so itself; after a signal (a hang-up may
             // end the question as a refusal), as the signal's.
             (Err(error @ Error::Refused(_)), _, signal) if self.written.is_empty() => match signal {

@@ -1599,6 +1599,27 @@ fn a_closed_stdout_after_the_writes_neither_undoes_them_nor_fails_the_run() {
 }
 
 #[test]
+fn an_output_that_fails_before_the_writes_stops_the_run_with_nothing_written() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return crate::support::skip("a full stdout: /dev/full not there");
+    }
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let child = test.command(BINARY, ["approve", "demo", "--yes"]).stdout(full).spawn().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Before any write: nothing to roll back, and the failure said once.
+    assert!(
+        stderr.contains("error: writing the output: No space left on device (os error 28)\n  nothing was written"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("No space left").count(), 1, "{stderr}");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn a_closed_stdout_cuts_a_sequence_short_as_a_failure() {
     // Step 1 is written and approved; its outcome is printed into a closed pipe. A regression
     // (audit s37 F3): the run stopped there, with exit 0 and not a word, as if every later pause
@@ -1607,9 +1628,9 @@ fn a_closed_stdout_cuts_a_sequence_short_as_a_failure() {
     let test = Test::new().kubeconfig(&server);
     let out = piped_into_head(&server, &test, "approve demo --to-end --yes --timeout 20s", 2)
         .status(1)
-        .stderr_has("the output was closed (Broken pipe (os error 32)) while following the release: no later pause is approved")
-        .stderr_has("the writes stand:\n  VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3)");
+        .stderr_has("error: writing the output: the output was closed (Broken pipe (os error 32)) while following the release: no later pause is approved\nthe writes stand:\n  VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3)");
     assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("no later pause is approved").count(), 1, "said once: {}", out.stderr);
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
     assert!(claims(&server).is_empty());
 }

@@ -804,9 +804,11 @@ fn exit_code(result: &anyhow::Result<Outcome>) -> i32 {
 
 /// A closed pipe (`| head`) is not a failure.
 fn closed_pipe(error: &anyhow::Error) -> bool {
-    error
-        .chain()
-        .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
+    error.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>().is_some_and(broken)
+            || matches!(e.downcast_ref::<Error>(), Some(Error::Output(io)) if broken(io))
+    })
 }
 
 /// TERM=dumb: a terminal that understands no escape sequences, neither colour nor cursor moves.
