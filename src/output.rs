@@ -644,6 +644,7 @@ mod tests {
             unwritable: None,
             degenerate_original: None,
             foreign_canary: None,
+            strands_stable: None,
             notes: Vec::new(),
             changes,
             after: None,

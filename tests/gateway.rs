@@ -102,6 +102,18 @@ mod cluster {
         Test::new().kubeconfig(server).args(["approve", "store", "--yes"]).run().success()
     }
 
+    /// The refusal of a write that leaves Service `store` without a rule of the route.
+    const STRANDS: &str = "nothing was written: these writes, as the controller would make them, leave a Service without a route:\n  HTTPRoute shop/store: no rule routes to Service store any more: the requests its rules matched get no route, and restoring the route does not bring them back\nGive the route a rule to the Service that the write keeps, or pass --force to write anyway";
+
+    /// `args` run twice: refused (exit 3, nothing written) as the write leaves Service `store`
+    /// without a rule, then written with --force.
+    fn refused_then_forced(server: &FakeHandle, args: &[&str]) -> crate::support::Output {
+        server.clear_log();
+        Test::new().kubeconfig(server).args(args).run().status(3).stderr_has(STRANDS);
+        assert!(writes(server).is_empty(), "{:?}", writes(server));
+        Test::new().kubeconfig(server).args(args).arg("--force").run().success()
+    }
+
     const ORIGINAL: [&str; 2] = ["/ -> store 1", "/old -> "];
 
     #[test]
@@ -211,11 +223,8 @@ mod cluster {
         assert_eq!(rules(&server), ["/ -> store 30"]);
         // The route shows no canary backendRef, but step 3 leaves it as it is.
         status(&server).stdout_has("HTTPRoute shop/store  at step 3\n");
-        let out = Test::new()
-            .kubeconfig(&server)
-            .args(["restore", "store", "--yes"])
-            .run()
-            .success()
+        let out = refused_then_forced(&server, &["restore", "store", "--yes"])
+            .stdout_has("HTTPRoute shop/store: the controller's restore of its rules: every backendRef to Service store removed (canary and stable Service are one: disableGenerateCanaryService)")
             .stdout_has("+  - matches:\n")
             .stdout_has("warning: spec.rules[0] is deleted: canary and stable Service are both store (disableGenerateCanaryService)")
             .stdout_has("warning: no rule is left, and the API server then stores the HTTPRoute CRD's default: one rule for every path (PathPrefix /) without backendRefs, so every request to HTTPRoute shop/store fails (it has no backend); the controller's restore never completes on such a route")
@@ -239,7 +248,7 @@ mod cluster {
     #[test]
     fn with_canary_equal_to_stable_a_match_step_that_drops_the_only_rule_lands_on_the_crds_default_rule() {
         let server = same_service(1, "Progressing");
-        approve(&server)
+        refused_then_forced(&server, &["approve", "store", "--yes"])
             .stdout_has("warning: canary and stable Service are both store (disableGenerateCanaryService): a match step drops every rule that routes to store (spec.rules[0])")
             .stdout_has("warning: no rule is left, and the API server then stores the HTTPRoute CRD's default")
             .stdout_has("HTTPRoute shop/store updated (backup ");
@@ -305,7 +314,7 @@ mod cluster {
             .start();
         approve(&server);
         next_step(&server, 2);
-        approve(&server)
+        refused_then_forced(&server, &["approve", "store", "--yes"])
             .stdout_has("warning: spec.rules[0] is dropped: it holds store-canary next to other backends")
             .stdout_has("warning: no rule of HTTPRoute shop/store routes to store after this step: every rule that did (spec.rules[0]) holds store-canary and is dropped, and no canary rule is made, so a request no rule left matches is served by neither store nor store-canary through this route");
         assert_eq!(rules(&server), ["/old -> "]);

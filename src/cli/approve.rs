@@ -3,7 +3,8 @@
 //! then read) → guard → render → confirm → write.
 
 use super::cluster::{
-    Session, check_permissions, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode,
+    Session, check_permissions, print_outcome, refuse_degenerate, refuse_stranding, resource_of, runtime, selection,
+    writer_mode,
 };
 use super::follow::Follower;
 use super::status::awaited;
@@ -491,7 +492,8 @@ impl Run<'_> {
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;
         let written =
             plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
-        refuse_foreign_canaries(written.filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
+        refuse_foreign_canaries(written.clone().filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
+        refuse_stranding(written.filter_map(|o| o.strands_stable.as_ref()), args.force)?;
         same_scripts(&mut self.scripts, &plans, ask)?;
         // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;

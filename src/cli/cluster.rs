@@ -390,6 +390,20 @@ pub(super) fn refuse_degenerate<'a>(
     )))
 }
 
+/// Refuses writes that leave a stable Service without a rule of its HTTPRoute (each said why),
+/// unless `force`: the controller would make them, but the requests those rules matched would
+/// get no route, and no restore brings the rules back.
+pub(super) fn refuse_stranding<'a>(found: impl Iterator<Item = &'a String>, force: bool) -> Result<(), Error> {
+    let lines: Vec<String> = found.map(|why| format!("  {why}")).collect();
+    if lines.is_empty() || force {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "nothing was written: these writes, as the controller would make them, leave a Service without a route:\n{}\nGive the route a rule to the Service that the write keeps, or pass --force to write anyway (the object's backup, named when it is written, is then the way back: `restore --from-backup`)",
+        lines.join("\n")
+    )))
+}
+
 /// Prints what a writing run did in its mode: `lines` (what was written), or the dry run's
 /// verdict (the objects the API server accepted; its rejections are the error).
 pub(super) fn print_outcome(writer: &Writer<'_>, lines: &str) -> Result<(), Error> {

@@ -168,15 +168,17 @@ not StepPaused, not progressing or ending, --expect-step or --until-step not met
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
        else's edit, a stored original that does not parse or holds no spec, two Rollouts (or a
        Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
-       <name>-canary the Rollout did not make (without --force), a script changed since the
+       <name>-canary the Rollout did not make or an HTTPRoute write that leaves the stable
+       Service without a rule (without --force), a script changed since the
        confirmation (a later step of --until-step/--to-end), no terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
 edits made during the release, or steps that do not plan (so edits cannot be
        checked), Rollouts that cannot be read, a --from-backup file that is not whole, holds no
-       spec where the object has one or is of an object made again since, or an Ingress named
-       <name>-canary the Rollout did not make (left as it is), without --force; permissions,
+       spec where the object has one or is of an object made again since, an HTTPRoute restore
+       that leaves the stable Service without a rule, or an Ingress named <name>-canary the
+       Rollout did not make (left as it is), without --force; permissions,
        another run's claim, someone else's edit, a stored original that does not parse or holds
        no spec, a backup that is not a gateway object, no terminal to confirm";
 

@@ -5,7 +5,8 @@
 
 use super::approve::{claim_names, claim_rollouts, refuse_unclaimed};
 use super::cluster::{
-    Session, check_permissions, print_outcome, refuse_degenerate, resource_of, runtime, selection, writer_mode,
+    Session, check_permissions, print_outcome, refuse_degenerate, refuse_stranding, resource_of, runtime, selection,
+    writer_mode,
 };
 use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::{self, Change};
@@ -74,6 +75,9 @@ struct Restoration {
     /// a canary Ingress's).
     how: Option<String>,
     warnings: Vec<String>,
+    /// An HTTPRoute's restore that leaves the stable Service without a rule: why
+    /// (`gateway::strands_stable`); refused without `--force`.
+    strands: Option<String>,
 }
 
 impl Restoration {
@@ -97,6 +101,9 @@ struct Candidate {
     live: Arc<Value>,
     placement: Placement,
     rules: Option<gateway::RouteRestore>,
+    /// What the HTTPRoute's restore does, and whether it leaves the stable Service without a
+    /// rule (why), with `rules`.
+    route_restore: Option<(String, Option<String>)>,
     /// An Ingress named as the canary Ingress of the routing restored, that the routing's
     /// owner did not make: why (what the plan warns of it).
     foreign: Option<String>,
@@ -178,6 +185,7 @@ async fn restore_objects(
         crate::stderr::line(&note);
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
+    refuse_stranding(restorations.iter().filter_map(|r| r.strands.as_ref()), args.force)?;
     let backups = write::Backups::of_context(&session.cluster.context).ok();
     let left = left
         .iter()
@@ -415,13 +423,23 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                             notes.push(format!("{key}: {why}"));
                             continue;
                         };
-                        let rules = route.map(|route| gateway::restoration(&route, object)).transpose()?;
+                        let rules = route.as_ref().map(|route| gateway::restoration(route, object)).transpose()?;
+                        let route_restore = route.as_ref().map(|route| {
+                            let restored = match &rules {
+                                Some(gateway::RouteRestore::Write(plan)) => plan.route.as_ref(),
+                                _ => None,
+                            };
+                            let strands =
+                                restored.and_then(|restored| gateway::strands_stable(route, object, restored));
+                            (route.restore_does(), strands)
+                        });
                         let (foreign, warnings) = canary_checks(&live, &routing, &key, object);
                         candidates.push(Candidate {
                             resource: resource_of(&live, &key)?.clone(),
                             live: Arc::clone(object),
                             placement: placements.get(&key).cloned().unwrap_or(Placement::Unchecked),
                             rules,
+                            route_restore,
                             foreign,
                             warnings,
                         });
@@ -442,6 +460,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                         live: Arc::new(live),
                         placement: Placement::Unchecked,
                         rules: None,
+                        route_restore: None,
                         foreign: None,
                         warnings: Vec::new(),
                     }),
@@ -461,7 +480,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
     }
     let mut restorations: Vec<Restoration> = Vec::new();
     let mut left = Vec::new();
-    for Candidate { resource, live, placement, rules, foreign, warnings } in candidates {
+    for Candidate { resource, live, placement, rules, route_restore, foreign, warnings } in candidates {
         let key = key_of(&resource, &live);
         // Two Rollouts (or two --ref) may name one object: it is restored once.
         if let Some(known) = restorations.iter_mut().find(|r| r.key == key) {
@@ -477,7 +496,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                 }
             };
             let restored = Arc::new(rules.route.expect("a restore that writes has a route"));
-            let how = "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted";
+            let (how, strands) = route_restore.expect("a route's restore is said with its rules");
             restorations.push(Restoration {
                 key,
                 resource,
@@ -485,8 +504,9 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                 restored,
                 placement,
                 degenerate: None,
-                how: Some(how.into()),
+                how: Some(how),
                 warnings: rules.warnings,
+                strands,
             });
             continue;
         }
@@ -525,6 +545,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                 degenerate: None,
                 how: Some("delete it, as the controller's finalise does (the stable Ingress is never written)".into()),
                 warnings,
+                strands: None,
             });
             continue;
         }
@@ -544,7 +565,17 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
         let degenerate = custom::holds_nothing(&original).then(|| stored.to_string());
         let restored = Arc::new(original.apply_to(&live, None));
         let warnings = custom::rounding_warning(stored, &restored, "is restored as").into_iter().collect();
-        restorations.push(Restoration { key, resource, live, restored, placement, degenerate, how: None, warnings });
+        restorations.push(Restoration {
+            key,
+            resource,
+            live,
+            restored,
+            placement,
+            degenerate,
+            how: None,
+            warnings,
+            strands: None,
+        });
     }
     for r in &mut restorations {
         // Still at its original (stored, not routed yet): there is no edit to lose.

@@ -178,6 +178,7 @@ pub fn plan_object(
         unwritable,
         degenerate_original: degenerate,
         foreign_canary: None,
+        strands_stable: None,
         notes: Vec::new(),
         changes,
         untouched,

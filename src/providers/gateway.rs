@@ -69,6 +69,18 @@ impl GatewayRoute<'_> {
         self.canary_service == self.stable_service
     }
 
+    /// What the controller's restore of the route's rules does (`restore` says it).
+    pub fn restore_does(&self) -> String {
+        match self.same_service() {
+            true => format!(
+                "the controller's restore of its rules: every backendRef to Service {} removed (canary and stable Service are one: {}), every rule left without a backendRef deleted",
+                self.stable_service,
+                self.same_service_reason()
+            ),
+            false => "the controller's restore of its rules: the canary backendRefs removed, the stable one's weight set to 1, every rule left without a backendRef deleted".into(),
+        }
+    }
+
     /// Why canary and stable are the same Service, for warnings.
     fn same_service_reason(&self) -> &'static str {
         match self.owner {
@@ -335,6 +347,7 @@ pub fn plan_object(
         false => vec![Change::Keep { key: key.clone(), object: Arc::clone(current) }],
     };
     let api_version = current["apiVersion"].as_str().map_or_else(|| format!("{GROUP}/v1"), str::to_string);
+    let strands_stable = strands_stable(&route, current, &planned);
     Ok(ObjectPlan {
         reference: ObjectRef { api_version, kind: KIND.into(), name: http_route.into() },
         key,
@@ -348,10 +361,30 @@ pub fn plan_object(
         unwritable: None,
         degenerate_original: None,
         foreign_canary: None,
+        strands_stable,
         notes: Vec::new(),
         changes,
         after,
         changed: Changed::default(),
+    })
+}
+
+/// Whether writing `planned` over `current` leaves the stable Service without a rule: a match
+/// step that drops every rule holding it, or the restore of a route whose canary and stable
+/// Service are one (it removes that Service's every backendRef). The requests those rules
+/// matched then get no route, and no restore brings the rules back. Said why.
+pub fn strands_stable(route: &GatewayRoute, current: &Value, planned: &Value) -> Option<String> {
+    let stable = route.stable_service;
+    let routes_stable = |object: &Value| {
+        object["spec"]["rules"]
+            .as_array()
+            .is_some_and(|rules| rules.iter().any(|rule| position(rule, stable).is_some()))
+    };
+    (routes_stable(current) && !routes_stable(planned)).then(|| {
+        format!(
+            "{}: no rule routes to Service {stable} any more: the requests its rules matched get no route, and restoring the route does not bring them back",
+            route.key()
+        )
     })
 }
 
@@ -1406,6 +1439,32 @@ mod tests {
                 "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
             ]
         );
+    }
+
+    #[test]
+    fn a_write_that_leaves_the_stable_service_without_a_rule_is_said() {
+        let same = GatewayRoute { canary_service: STABLE, ..gateway(OwnerKind::TrafficRouting) };
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
+            {"matches": [{"path": path("/x")}], "backendRefs": [svc("other", Some(1))]}
+        ]));
+        let stranded = "HTTPRoute shop/store: no rule routes to Service store-svc any more: the requests its rules matched get no route, and restoring the route does not bring them back";
+        // A match step and the restore with canary = stable drop the Service's only rule.
+        for action in [matches(json!([{"headers": [header("h", "1")]}])), RoutingAction::Restore] {
+            let planned = self::plan(&same, &route, &action).route.unwrap();
+            assert_eq!(strands_stable(&same, &route, &planned).as_deref(), Some(stranded), "{action:?}");
+        }
+        // A weight step keeps it; so do a match step and the restore with a canary Service.
+        let weighted = self::plan(&same, &route, &traffic("30%")).route.unwrap();
+        assert_eq!(strands_stable(&same, &route, &weighted), None);
+        for action in [matches(json!([{"headers": [header("h", "1")]}])), RoutingAction::Restore] {
+            let planned = self::plan(&rollout(), &route, &action).route.unwrap_or_else(|| route.clone());
+            assert_eq!(strands_stable(&rollout(), &route, &planned), None, "{action:?}");
+        }
+        // A route that had no rule to it is not stranded by a write.
+        let elsewhere =
+            http_route(json!([{"matches": [{"path": path("/x")}], "backendRefs": [svc("other", Some(1))]}]));
+        assert_eq!(strands_stable(&same, &elsewhere, &elsewhere), None);
     }
 
     #[test]

@@ -515,6 +515,7 @@ pub fn plan_object(
         unwritable: None,
         degenerate_original: None,
         foreign_canary,
+        strands_stable: None,
         notes: spec_note.into_iter().collect(),
         changes: stage.changes,
         changed: Changed::default(),

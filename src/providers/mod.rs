@@ -110,6 +110,9 @@ pub struct ObjectPlan {
     /// A canary Ingress as read that this owner did not make (someone else's Ingress of that
     /// name), said why: `approve` refuses to write it without `--force`.
     pub foreign_canary: Option<String>,
+    /// A write that leaves the stable Service without a rule (an HTTPRoute's, said why):
+    /// `approve` refuses it without `--force`, as the requests it served get no route.
+    pub strands_stable: Option<String>,
     /// What `status` says of the object besides its position (each is a warning too): a canary
     /// Ingress whose spec is not the one the stable Ingress makes now.
     pub notes: Vec<String>,
