@@ -721,6 +721,18 @@ fn restored_routings(live: &Live, rollout: &Located<Rollout>, notes: &mut Vec<St
     let routing = Routing::of_traffic_routing(&cr.item, &cr.namespace);
     let holders = cr.item.held_apart_from(&linking);
     if holders.is_empty() {
+        // Held by the Rollouts restored here only: still, while any holds it, the controller runs
+        // its routing again at every reconcile (controller-semantics.md §2), so say so.
+        let held: Vec<&str> = cr.item.progressing_finalizers.iter().map(String::as_str).collect();
+        let note = (!held.is_empty()).then(|| {
+            format!(
+                "TrafficRouting {}/{} is still held by {}: the controller routes its objects again at its next reconcile, until no Rollout holds it (its release ended)",
+                cr.namespace,
+                cr.item.name,
+                holders_text(&held)
+            )
+        });
+        notes.extend(note.filter(|note| !notes.contains(note)));
         routings.push(routing);
         return Ok(routings);
     }
