@@ -3,8 +3,8 @@
 //! then read) → guard → render → confirm → write.
 
 use super::cluster::{
-    Session, check_permissions, print_outcome, refuse_degenerate, refuse_stranding, resource_of, runtime, selection,
-    writer_mode,
+    Session, check_permissions, print_outcome, refuse_degenerate, refuse_stranding, refuse_unless_forced, resource_of,
+    runtime, selection, writer_mode,
 };
 use super::follow::Follower;
 use super::status::awaited;
@@ -267,14 +267,12 @@ fn refuse_shared_writes<'a>(planned: impl IntoIterator<Item = (&'a str, &'a Obje
 /// make (`foreign`: what the plan warns of each): the controller would patch it too, but it may
 /// be someone else's Ingress, routing for them.
 fn refuse_foreign_canaries<'a>(foreign: impl Iterator<Item = &'a String>, force: bool) -> Result<(), Error> {
-    let lines: Vec<String> = foreign.map(|why| format!("  {why}")).collect();
-    if lines.is_empty() || force {
-        return Ok(());
-    }
-    Err(Error::Refused(format!(
-        "nothing was written: the step patches the annotations of an Ingress named as a canary Ingress that its Rollout did not make, as the controller would (which also deletes it when the release ends):\n{}\nFind out whose it is: rename or delete it if it is in the way, or pass --force to write it anyway",
-        lines.join("\n")
-    )))
+    refuse_unless_forced(
+        foreign,
+        "the step patches the annotations of an Ingress named as a canary Ingress that its Rollout did not make, as the controller would (which also deletes it when the release ends)",
+        "Find out whose it is: rename or delete it if it is in the way, or pass --force to write it anyway",
+        force,
+    )
 }
 
 /// What writing every change of the plans (and undoing it) needs.

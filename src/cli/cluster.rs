@@ -380,28 +380,39 @@ pub(super) fn refuse_degenerate<'a>(
     found: impl Iterator<Item = (&'a ObjectKey, &'a String)>,
     force: bool,
 ) -> Result<(), Error> {
-    let lines: Vec<String> = found.map(|(key, text)| format!("  {key}: stored original {text}")).collect();
-    if lines.is_empty() || force {
-        return Ok(());
-    }
-    Err(Error::Refused(format!(
-        "nothing was written: these stored originals hold no spec, and writing from them (as the controller would) wipes the objects' routing:\n{}\nFix the annotation, restore from a backup with --from-backup, or pass --force to write anyway",
-        lines.join("\n")
-    )))
+    refuse_unless_forced(
+        found.map(|(key, text)| format!("{key}: stored original {text}")),
+        "these stored originals hold no spec, and writing from them (as the controller would) wipes the objects' routing",
+        "Fix the annotation, restore from a backup with --from-backup, or pass --force to write anyway",
+        force,
+    )
 }
 
 /// Refuses writes that leave a stable Service without a rule of its HTTPRoute (each said why),
 /// unless `force`: the controller would make them, but the requests those rules matched would
 /// get no route, and no restore brings the rules back.
 pub(super) fn refuse_stranding<'a>(found: impl Iterator<Item = &'a String>, force: bool) -> Result<(), Error> {
-    let lines: Vec<String> = found.map(|why| format!("  {why}")).collect();
+    refuse_unless_forced(
+        found,
+        "these writes, as the controller would make them, leave a Service without a route",
+        "Give the route a rule to the Service that the write keeps, or pass --force to write anyway (the object's backup, named when it is written, is then the way back: `restore --from-backup`)",
+        force,
+    )
+}
+
+/// Refuses, unless `force`, writes the controller would make but this tool makes only when
+/// forced: `what` they do, one line per object (`found`), then `advice` on how to go on.
+pub(super) fn refuse_unless_forced(
+    found: impl Iterator<Item = impl std::fmt::Display>,
+    what: &str,
+    advice: &str,
+    force: bool,
+) -> Result<(), Error> {
+    let lines: Vec<String> = found.map(|line| format!("  {line}")).collect();
     if lines.is_empty() || force {
         return Ok(());
     }
-    Err(Error::Refused(format!(
-        "nothing was written: these writes, as the controller would make them, leave a Service without a route:\n{}\nGive the route a rule to the Service that the write keeps, or pass --force to write anyway (the object's backup, named when it is written, is then the way back: `restore --from-backup`)",
-        lines.join("\n")
-    )))
+    Err(Error::Refused(format!("nothing was written: {what}:\n{}\n{advice}", lines.join("\n"))))
 }
 
 /// Prints what a writing run did in its mode: `lines` (what was written), or the dry run's
