@@ -195,7 +195,7 @@ struct InFlight {
     key: ObjectKey,
     /// Its state before this run.
     backup: Option<PathBuf>,
-    /// `may be half written (a request for it was out)`, the same for a rollback, or what an
+    /// What a request out for it may have done (`out_for`), the same for a rollback, or what an
     /// unheard write may be (`Unheard::out`).
     may_be: &'static str,
     /// The request makes the object (it did not exist before this run).
@@ -233,12 +233,29 @@ impl Unheard {
     }
 }
 
-const WRITE_OUT: &str = "may be half written (a request for it was out)";
+/// What became of the object of a write that landed, in the report.
+fn done_by(change: &Change) -> &'static str {
+    match change {
+        Change::Create { .. } => "made",
+        Change::Delete { .. } => "deleted",
+        _ => "written",
+    }
+}
+
+/// What the object of a write whose request was out may be: a request to the API server
+/// lands whole or not at all.
+fn out_for(change: &Change) -> &'static str {
+    match change {
+        Change::Create { .. } => "may or may not have been made (its create was out)",
+        Change::Delete { .. } => "may or may not be deleted (its delete was out)",
+        _ => "may or may not be written (its write was out)",
+    }
+}
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 const UNREAD: &str = "may or may not be written (reading it again failed; the server may still apply it)";
 /// After a report that names a request whose outcome is unknown.
-const UNSURE: &str = "  once the API server answers, `kubectl rollout-lua status` shows where each object stands against its Rollout's steps";
+const UNSURE: &str = "  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
@@ -548,8 +565,8 @@ impl<'a> Writer<'a> {
             let seen = self.seen.get(&key).cloned();
             let version = seen.as_ref().and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
-            let makes = matches!(change, Change::Create { .. });
-            self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT, makes });
+            let (makes, may_be) = (matches!(change, Change::Create { .. }), out_for(&change));
+            self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be, makes });
             let sent = self.send(resource, &key, &request).await;
             self.in_flight = None;
             match sent {
@@ -566,8 +583,7 @@ impl<'a> Writer<'a> {
                     )));
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-                    self.in_flight =
-                        Some(InFlight { key: key.clone(), backup: backup.clone(), may_be: WRITE_OUT, makes });
+                    self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be, makes });
                     let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
                     let unheard = |how| Unheard {
@@ -1006,7 +1022,16 @@ impl<'a> Writer<'a> {
                         break Fate::Kept(format!("could NOT roll back: {failure}; reading it again: {e}"));
                     }
                     Err(e) => {
-                        break Fate::Kept(format!("may or may not be rolled back ({failure}; reading it again: {e})"));
+                        // A server that stopped answering fails the read as it failed the undo.
+                        let again = match &e {
+                            Error::Api { failure: read, .. } if read.to_string() == failure.to_string() => {
+                                "failed the same way".to_string()
+                            }
+                            e => format!(": {e}"),
+                        };
+                        break Fate::Kept(format!(
+                            "may or may not be rolled back ({failure}; reading it again {again})"
+                        ));
                     }
                 };
                 let own = fresh.as_ref().is_some_and(|fresh| self.own_unheard_write(&inverse, fresh));
@@ -1161,7 +1186,7 @@ impl<'a> Writer<'a> {
             let unheard = self.may_land.iter().find(|unheard| unheard.key == *key);
             let unheard = unheard.map(|u| format!("; a later write of it {}", u.out().may_be)).unwrap_or_default();
             lines.push(match &shown.fate {
-                Fate::Written => format!("  {key}: written{lost}{unheard}{backup}"),
+                Fate::Written => format!("  {key}: {}{lost}{unheard}{backup}", done_by(&shown.change)),
                 Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
                 Fate::Kept(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
             });

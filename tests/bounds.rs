@@ -33,7 +33,7 @@ fn a_hung_read_fails_plan_and_status_within_the_request_timeout() {
         output
             .status(1)
             .stderr_has("reading rollouts.rollouts.kruise.io shop/demo at http://127.0.0.1:")
-            .stderr_has("no answer within 1s (the request timeout: --request-timeout, 30s by default; 0 for none)");
+            .stderr_has("no answer within 1s (--request-timeout)");
         // Loose: the machine is shared and busy.
         assert!(took < Duration::from_secs(15), "{command} took {took:?}");
     }

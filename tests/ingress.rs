@@ -1035,20 +1035,49 @@ mod cluster {
     }
 
     #[test]
-    fn a_second_sigint_during_the_canarys_patch_says_the_run_made_it() {
-        // The canary is made (write 2); its patch (write 3) is held, and two SIGINTs stop the
+    fn a_second_sigint_during_the_canarys_create_or_patch_says_the_run_made_it() {
+        // The canary's create (write 2) or its patch (write 3) is held, and two SIGINTs stop the
         // run at once: there is no backup to look for, as the canary did not exist before.
+        for (k, may_be) in [
+            (2, "may or may not have been made (its create was out)"),
+            (3, "may or may not be written (its write was out)"),
+        ] {
+            let server = serving("nginx", 1, "StepPaused").start();
+            let held = server.pause(Requests::Writes, k, Stage::BeforeStore);
+            let test = Test::new().kubeconfig(&server);
+            let child = test.spawn(&["approve", "web", "--yes"]);
+            assert!(held.wait_until_held(Duration::from_secs(30)), "write {k} is sent");
+            child.first_signal("INT");
+            child.signal("INT");
+            child
+                .finish()
+                .status(130)
+                .stderr_has(&format!("  Ingress shop/web-canary: {may_be}; it did not exist before this run\n"));
+            held.release();
+        }
+    }
+
+    #[test]
+    fn a_server_that_stops_answering_at_the_canarys_patch_is_given_up_on_in_bounded_time() {
+        // Every request from the patch (write 3) on hangs: the patch, reading it again, the
+        // rollback's delete, reading that again and the claim's release each wait the request
+        // timeout, and the report says what each object may be.
         let server = serving("nginx", 1, "StepPaused").start();
-        let patch = server.pause(Requests::Writes, 3, Stage::BeforeStore);
-        let test = Test::new().kubeconfig(&server);
-        let child = test.spawn(&["approve", "web", "--yes"]);
-        assert!(patch.wait_until_held(Duration::from_secs(30)), "the patch is sent");
-        child.first_signal("INT");
-        child.signal("INT");
-        child.finish().status(130).stderr_has(
-            "  Ingress shop/web-canary: may be half written (a request for it was out); it did not exist before this run\n",
-        );
-        patch.release();
+        server.hang_from_write(3);
+        let started = Instant::now();
+        let out = Test::new().kubeconfig(&server).args(["approve", "web", "--yes", "--request-timeout", "1s"]).run();
+        let took = started.elapsed();
+        out.status(1)
+            .stderr_has("error: patching Ingress shop/web-canary at http://127.0.0.1:")
+            .stderr_has(
+                "  Ingress shop/web-canary: may or may not be rolled back (timed out, no answer within 1s (--request-timeout); \
+                 reading it again failed the same way); a later write of it may or may not be written (reading it again \
+                 failed; the server may still apply it) (it did not exist before this run)\n  nothing else was written\n",
+            )
+            .stderr_has("warning: could not release the claim on Rollout shop/web (")
+            .stderr_has("`kubectl rollout-lua status` shows where each object now stands");
+        // Six requests of 1s; loose, as the machine is shared.
+        assert!(took < Duration::from_secs(20), "took {took:?}");
     }
 
     #[test]
@@ -1070,7 +1099,7 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["ingresses"])), 1);
         approve_with_the_canary_not_read_back(&server).stderr_has(
-            "  Ingress shop/web-canary: not applied when read back (the server may still apply it); it did not exist before this run\n  nothing else was written\n  once the API server answers, `kubectl rollout-lua status` shows where each object stands",
+            "  Ingress shop/web-canary: not applied when read back (the server may still apply it); it did not exist before this run\n  nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands",
         );
         assert!(canary(&server).is_none());
         assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server may still make it");
@@ -1181,6 +1210,11 @@ mod cluster {
             let out = signalled_after_write(&server, &["restore", "web", "--yes"], 2, name);
             assert_eq!(out.status, code, "{}\n{}", out.stdout, out.stderr);
             assert!(out.stderr.contains("it came during the last write, which was finished"), "{}", out.stderr);
+            assert!(
+                out.stderr.contains("  Ingress shop/web-canary: deleted (its state before this run: "),
+                "{}",
+                out.stderr
+            );
             assert!(canary(&server).is_none(), "{name}: the delete was finished");
             assert!(server.objects("coordination.k8s.io", "leases").is_empty());
         }

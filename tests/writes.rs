@@ -959,7 +959,7 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     out.status(130)
         .stderr_has("stopped at once by a second signal")
         .stderr_has(
-            "VirtualService shop/demo: may be half written (a request for it was out); its state before this run: ",
+            "VirtualService shop/demo: may or may not be written (its write was out); its state before this run: ",
         )
         .stderr_has("the claim on Rollout shop/demo is left to expire");
     pause.release();
@@ -1522,7 +1522,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("reading it again to tell whether it was written failed too")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
         .stderr_has("); a later write of it may or may not be written (reading it again failed; the server may still apply it) (its state before this run: ")
-        .stderr_has("nothing else was written\n  once the API server answers, `kubectl rollout-lua status` shows where each object stands")
+        .stderr_has("nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands")
         .stderr_has("could not release the claim on Rollout shop/demo (")
         .stderr_has("or `kubectl rollout-lua release-claim demo` releases it");
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);

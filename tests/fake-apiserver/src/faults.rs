@@ -167,6 +167,8 @@ pub(crate) struct Faults {
     edits_after: BTreeMap<u64, Vec<StoreEdit>>,
     /// The writes a controller answers with a status write of its own, and that status.
     status_writers: Vec<(Requests, Value)>,
+    /// The write (counted as `writes_seen`) from which on no request is answered.
+    hang_from_write: Option<u64>,
 }
 
 impl Faults {
@@ -190,11 +192,17 @@ impl Faults {
         self.edits_before.clear();
         self.edits_after.clear();
         self.status_writers.clear();
+        self.hang_from_write = None;
     }
 
     /// After every write `requests` selects that is stored, its object gets `status`.
     pub fn write_status_after(&mut self, requests: Requests, status: Value) {
         self.status_writers.push((requests, status));
+    }
+
+    /// From the `k`-th write from now on, that write included, no request is answered.
+    pub fn hang_from_write(&mut self, k: usize) {
+        self.hang_from_write = Some(self.writes_seen + nth(k));
     }
 
     pub fn before_write(&mut self, k: usize, edit: StoreEdit) {
@@ -214,6 +222,9 @@ impl Faults {
             hits.edits_after = self.edits_after.remove(&self.writes_seen).unwrap_or_default();
             let statuses = self.status_writers.iter().filter(|(requests, _)| requests.selects(request));
             hits.statuses_after = statuses.map(|(_, status)| status.clone()).collect();
+            if self.hang_from_write == Some(self.writes_seen) {
+                self.repeat(Requests::All, None, Stage::BeforeStore, Effect::Reply(ReplyFault::NeverSent));
+            }
         }
         for armed in &mut self.armed {
             if !armed.requests.selects(request) {

@@ -536,6 +536,12 @@ preferences: {{}}
         self.shared.lock().faults.repeat(Requests::All, None, Stage::BeforeStore, effect);
     }
 
+    /// From the `k`-th write from now on (that write included) no request is ever answered: a
+    /// server that stops mid-run (until [`FakeHandle::clear_faults`]).
+    pub fn hang_from_write(&self, k: usize) {
+        self.shared.lock().faults.hang_from_write(k);
+    }
+
     /// A storm: the next `count` requests selected by `requests` (`None`: all of them until
     /// [`FakeHandle::clear_faults`]) answer `status` (429 TooManyRequests, 503
     /// ServiceUnavailable, ...) with the apiserver's Status body, unserved. With
