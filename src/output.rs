@@ -93,15 +93,16 @@ pub enum StoredOriginal {
 /// The part of a gateway object the controller writes, as YAML for diffs: identity, labels,
 /// annotations and spec (the spec borrowed from the object, the small metadata copied; keys in
 /// sorted order as kubectl prints them); nothing for an object that does not exist (null).
-/// The owner references of an object `created` too: they are written only then (the canary
-/// Ingress's, to the Rollout) and decide its garbage collection; shown as the object has them,
-/// the owner's uid included (with `plan -f`, the Rollout file's, usually `""`). An existing
-/// object's are left out, so that its diffs do not carry them as unchanged context.
-pub fn routing_view(object: &Value, stored: StoredOriginal, created: bool) -> String {
+/// The owner references too of an object made or deleted `whole`: they are written only when
+/// it is made (the canary Ingress's, to the Rollout), decide its garbage collection and whether
+/// `restore` may delete it; shown as the object has them, the owner's uid included (with
+/// `plan -f`, the Rollout file's, usually `""`). An object updated has them left out, so that
+/// its diffs do not carry them as unchanged context.
+pub fn routing_view(object: &Value, stored: StoredOriginal, whole: bool) -> String {
     if object.is_null() {
         return String::new();
     }
-    let owners = created.then_some("ownerReferences");
+    let owners = whole.then_some("ownerReferences");
     let metadata: serde_json::Map<String, Value> = ["annotations", "labels", "name", "namespace"]
         .into_iter()
         .chain(owners)
@@ -147,8 +148,8 @@ pub struct DiffStyle<'a> {
     pub stored: StoredOriginal,
 }
 
-/// The diff of an object's routing (labels, annotations, spec; owner references too when `old`
-/// is null: a creation) from `old` to `new`.
+/// The diff of an object's routing (labels, annotations, spec; owner references too when one
+/// side is null: a creation or a deletion) from `old` to `new`.
 pub fn object_diff(
     old: &Value,
     new: &Value,
@@ -157,7 +158,7 @@ pub fn object_diff(
     style: DiffStyle,
 ) -> Result<String, String> {
     let sides = Sides {
-        old: routing_view(old, style.stored, false),
+        old: routing_view(old, style.stored, new.is_null()),
         new: routing_view(new, style.stored, old.is_null()),
         old_header,
         new_header,
@@ -592,7 +593,7 @@ mod tests {
     }
 
     #[test]
-    fn a_creation_shows_the_owner_references_and_a_change_does_not() {
+    fn a_creation_and_a_deletion_show_the_owner_references_and_a_change_does_not() {
         let owner = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "name": "web", "uid": "",
                            "controller": true, "blockOwnerDeletion": true});
         let object = |weight: &str| {
@@ -614,7 +615,10 @@ mod tests {
         let changed = strip(&object_diff(&object("0"), &object("20"), "step 1", "step 2", style).unwrap());
         assert!(!changed.contains("ownerReferences"), "{changed}");
         let deleted = strip(&object_diff(&object("20"), &Value::Null, "step 2", "step 3", style).unwrap());
-        assert!(!deleted.contains("ownerReferences"), "{deleted}");
+        assert!(
+            deleted.contains("-  name: web-canary\n-  ownerReferences:\n-  - apiVersion: rollouts.kruise.io/v1beta1\n"),
+            "{deleted}"
+        );
     }
 
     #[test]

@@ -109,13 +109,15 @@ fn plan_f_shows_the_canary_ingress_the_controller_creates_patches_and_deletes() 
         .stdout_has("--- Ingress demo/web-canary (after step 1/3)")
         .stdout_has("Plan: 3 to change, 0 already as planned")
         // The creation's diff shows the owner reference that decides the canary's garbage
-        // collection (the files' Rollout has no uid); the later diffs do not repeat it.
+        // collection (the files' Rollout has no uid), and so does the deletion's at the end; the
+        // patch's diff between them does not repeat it.
         .stdout_has(concat!(
             "+  namespace: demo\n+  ownerReferences:\n+  - apiVersion: rollouts.kruise.io/v1beta1\n",
             "+    blockOwnerDeletion: true\n+    controller: true\n+    kind: Rollout\n+    name: web\n+    uid: \"\"\n",
         ))
         .stdout;
-    assert_eq!(text.matches("ownerReferences").count(), 1, "{text}");
+    assert_eq!(text.matches("ownerReferences").count(), 2, "{text}");
+    assert!(text.contains("-  ownerReferences:\n"), "{text}");
 }
 
 #[test]
@@ -666,6 +668,8 @@ mod cluster {
         server.clear_log();
         test.run_args(["restore", "--ref", "Ingress.networking.k8s.io/web-canary", "--yes"])
             .success()
+            // The owner, which makes it the controller's to delete, is in the diff.
+            .stdout_has("-  ownerReferences:\n-  - apiVersion: rollouts.kruise.io/v1beta1\n")
             .stdout_has("Ingress shop/web-canary deleted (backup ");
         assert_eq!(ingress_writes(&server), ["DELETE /apis/networking.k8s.io/v1/namespaces/shop/ingresses/web-canary"]);
         assert!(canary(&server).is_none() && ingress(&server, "web").is_some());
