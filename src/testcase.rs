@@ -258,8 +258,7 @@ impl TestCase {
                 return (StepReport { index, outcome: Outcome::Error(e.to_string()), notes }, go_test_passes);
             }
         };
-        let outcome = if got.to_go_json() == want.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } };
-        (StepReport { index, outcome, notes }, false)
+        (StepReport { index, outcome: Outcome::compared(want, got), notes }, false)
     }
 
     /// Every step's `obj` as a Lua file that loads: `steps = { step_1 = { … }, … }`.
@@ -329,6 +328,18 @@ pub enum Outcome {
     Pass,
     Fail { want: Data, got: Data },
     Error(String),
+}
+
+impl Outcome {
+    /// `got` against `want`, compared as the controller's JSON.
+    pub fn compared(want: Data, got: Data) -> Outcome {
+        if got.to_go_json() == want.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } }
+    }
+
+    /// A step with no `expected` entry of its own (`entries` of them for `steps` steps).
+    pub fn unexpected(entries: usize, steps: usize) -> Outcome {
+        Outcome::Error(format!("expected has {entries} entries but the case has {steps} steps"))
+    }
 }
 
 #[derive(Clone, Debug)]

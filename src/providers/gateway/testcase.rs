@@ -81,16 +81,11 @@ impl HttpRouteTestCase {
             };
             route = plan.route;
             let outcome = match self.expected.get(index) {
-                None => Outcome::Error(format!(
-                    "expected has {} entries but the case has {} steps",
-                    self.expected.len(),
-                    self.actions.len()
-                )),
-                Some(expected) => {
-                    let want = Data::of_object(expected);
-                    let got = route.as_ref().map_or_else(Data::default, Data::of_object);
-                    if want.to_go_json() == got.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } }
-                }
+                None => Outcome::unexpected(self.expected.len(), self.actions.len()),
+                Some(expected) => Outcome::compared(
+                    Data::of_object(expected),
+                    route.as_ref().map_or_else(Data::default, Data::of_object),
+                ),
             };
             let mut notes = std::mem::take(&mut route_notes);
             notes.extend(plan.warnings);

@@ -116,15 +116,9 @@ impl IngressTestCase {
             };
             canary = plan.canary;
             let outcome = match self.expected.get(index) {
-                None => Outcome::Error(format!(
-                    "expected has {} entries but the case has {} steps",
-                    self.expected.len(),
-                    self.actions.len()
-                )),
+                None => Outcome::unexpected(self.expected.len(), self.actions.len()),
                 Some(expected) => {
-                    let (want, got) =
-                        (contents(expected), canary.as_deref().map_or_else(Data::default, Data::of_object));
-                    if want.to_go_json() == got.to_go_json() { Outcome::Pass } else { Outcome::Fail { want, got } }
+                    Outcome::compared(contents(expected), canary.as_deref().map_or_else(Data::default, Data::of_object))
                 }
             };
             steps.push(StepReport { index, outcome, notes: plan.warnings });
