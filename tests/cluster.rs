@@ -572,6 +572,31 @@ fn restore_refuses_to_discard_edits_without_force() {
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
+#[test]
+fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_without_force() {
+    // Step 2's routing left after the release completed (its index at 3, the last), then edited:
+    // the edit is shown against step 2, the step nearest to it, not the index.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let mut completed = rollout(3, "Completed");
+    completed["status"]["phase"] = json!("Healthy");
+    server.put_object(completed);
+    let mut edited = vs(&server);
+    edited["spec"]["http"][0]["timeout"] = json!("5s");
+    server.put_object(edited);
+    test.run_args(["status", "demo"]).success().stdout_has("VirtualService shop/demo   drifted");
+    server.clear_log();
+    test.run_args(["restore", "demo", "--yes"])
+        .status(3)
+        .stdout_has("VirtualService shop/demo was edited after it was routed; a restore discards these edits:\n--- VirtualService shop/demo (as step 2/3 routes it)\n")
+        .stdout_has("+    timeout: 5s")
+        .stderr_has("nothing was written: the objects were edited after they were routed (shown above)");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["restore", "demo", "--yes", "--force"]).success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
 /// The VirtualService with `stored` as its stored original.
 fn virtual_service_storing(stored: &str) -> serde_json::Value {
     let mut object = virtual_service();

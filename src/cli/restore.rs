@@ -16,7 +16,7 @@ use crate::model::Permission;
 use crate::model::Rollout;
 use crate::model::{self, Ending, ObjectKey, Provider, Routing, Stage};
 use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
-use crate::plan::RoutingPlan;
+use crate::plan::{RoutingPlan, StagePlan};
 use crate::providers::{ObjectPlan, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
@@ -217,7 +217,7 @@ async fn restore_objects(
                 )
                 .await
                 .map_err(|e| match e {
-                    Error::Refused(_) => Error::Refused("nothing was written: the objects were edited during the release (shown above); a restore would discard those edits: pass --force to restore anyway".into()),
+                    Error::Refused(_) => Error::Refused("nothing was written: the objects were edited after they were routed (shown above); a restore would discard those edits: pass --force to restore anyway".into()),
                     other => other,
                 })?;
         }
@@ -803,8 +803,10 @@ fn routed_again(live: &Live, wanted: &[ObjectKey]) -> Vec<String> {
     notes
 }
 
-/// Where a progressing Rollout's objects stand against every stage (as `status` places them):
-/// an object at no stage was edited. In StepUpgrade of step k they still hold step k-1's routing.
+/// Where a Rollout's objects stand against every stage (as `status` places them): an object at
+/// no stage was edited. In StepUpgrade of step k they still hold step k-1's routing. Outside a
+/// release an object can still be left routed as a step (a controller or restore that did not
+/// finish), and edited since: that is checked too, when the steps plan.
 fn placements(
     session: &Session,
     live: &Live,
@@ -813,7 +815,10 @@ fn placements(
     notes: &mut Vec<String>,
 ) -> Result<BTreeMap<ObjectKey, Placement>, Error> {
     if rollout.item.status.phase.as_deref() != Some("Progressing") {
-        return Ok(BTreeMap::new());
+        // Steps that do not plan were said by the plan's own error, and block nothing here:
+        // nothing routes the objects now.
+        let plan = session.plan_to_place(live, catalog, rollout);
+        return Ok(plan.map(|plan| placed(&plan, None)).unwrap_or_default());
     }
     // Mid-release, unlike at its end (where the controller restores them itself); a
     // TrafficRouting's objects are its own (restored once no Rollout holds it).
@@ -925,9 +930,8 @@ fn placements_of_refs(
 }
 
 /// Each object of a plan of every stage: placed at a stage, or edited (shown against the
-/// current stage's plan, else the first stage's).
+/// `current` stage's plan; without one, outside a release, against the stage nearest to it).
 fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
-    let shown = plan.stages.iter().find(|s| current.is_some() && s.stage == current).or(plan.stages.first());
     let objects: Vec<&ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
         .into_iter()
@@ -936,11 +940,16 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                 o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
+            let mut plans =
+                plan.stages.iter().filter_map(|stage| Some((stage, stage.objects.iter().find(|o| o.key == key)?)));
+            let shown = match current {
+                Some(current) => plans.find(|(stage, _)| stage.stage == Some(current)),
+                None => nearest(plans),
+            };
             let placement = match view.position {
                 Position::Drifted => shown
-                    .and_then(|stage| stage.objects.iter().find(|o| o.key == key))
-                    .map(|o| Placement::Edited {
-                        label: shown.map(|s| s.label.clone()).unwrap_or_default(),
+                    .map(|(stage, o)| Placement::Edited {
+                        label: stage.label.clone(),
                         expected: Arc::clone(&o.planned),
                     })
                     .unwrap_or(Placement::Unchecked),
@@ -952,6 +961,21 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
             Some((key, placement))
         })
         .collect()
+}
+
+/// The stage whose plan of an object is nearest to the object as it is (the most lines of the
+/// two alike): outside a release, the step it was most likely left at before it was edited.
+fn nearest<'a>(
+    plans: impl Iterator<Item = (&'a StagePlan, &'a ObjectPlan)>,
+) -> Option<(&'a StagePlan, &'a ObjectPlan)> {
+    let likeness = |o: &ObjectPlan| {
+        let (planned, live) = (
+            output::routing_view(&o.planned, StoredOriginal::Summary, false),
+            output::routing_view(&o.current, StoredOriginal::Summary, false),
+        );
+        similar::TextDiff::from_lines(&planned, &live).ratio()
+    };
+    plans.map(|(stage, o)| (likeness(o), stage, o)).max_by(|a, b| a.0.total_cmp(&b.0)).map(|(_, stage, o)| (stage, o))
 }
 
 /// `KIND.GROUP/NAME`, or `KIND/NAME` for the Istio kinds, to a served resource and a name.
