@@ -219,7 +219,8 @@ mod cluster {
     fn with_canary_equal_to_stable_a_restore_that_leaves_no_rule_lands_on_the_crds_default_rule() {
         let server = same_service(3, "Progressing");
         let status = |server: &FakeHandle| Test::new().kubeconfig(server).args(["status", "store"]).run().success();
-        approve(&server).stdout_has("weight mode: store 70, store 30");
+        approve(&server)
+            .stdout_has("weight mode: store 30 (canary and stable are the same Service, so traffic is not split)");
         assert_eq!(rules(&server), ["/ -> store 30"]);
         // The route shows no canary backendRef, but step 3 leaves it as it is.
         status(&server).stdout_has("HTTPRoute shop/store  at step 3\n");
@@ -513,7 +514,7 @@ fn canary_equal_to_stable_is_planned_as_the_controller_does_with_a_warning() {
         .args(["plan", "-f", "m"])
         .run()
         .success()
-        .stdout_has("weight mode: web 80, web 20")
+        .stdout_has("weight mode: web 20 (canary and stable are the same Service, so traffic is not split)")
         .stdout_has("+      weight: 20\n")
         .stdout_has("canary and stable Service are both web (disableGenerateCanaryService)");
     let traffic_routing = r#"
@@ -531,7 +532,7 @@ spec:
         .run()
         .success()
         .stdout_has("TrafficRouting shop/tr")
-        .stdout_has("HTTPRoute shop/web: the controller's Gateway API routing (no script), weight mode: web 70, web 30")
+        .stdout_has("HTTPRoute shop/web: the controller's Gateway API routing (no script), weight mode: web 30 (canary and stable are the same Service, so traffic is not split)")
         .stdout_has("canary and stable Service are both web (a TrafficRouting routes to the stable Service itself)");
 }
 

@@ -296,17 +296,30 @@ impl<'a> GatewayRoute<'a> {
     fn action(&self, mode: Option<Mode>) -> Action {
         let (stable, canary) = (self.stable_service, self.canary_service);
         let routing = "the controller's Gateway API routing (no script)";
-        let how = match mode {
-            None => return Action::Keep("the controller writes nothing here: left alone"),
-            Some(Mode::Weight(w)) => format!("weight mode: {stable} {}, {canary} {w}", 100i32.wrapping_sub(w)),
-            Some(Mode::Match(matches)) => format!(
+        // With canary = stable, what the controller does to the canary's backendRef it does to
+        // the stable one: the heading says the outcome, the warnings say why it hurts.
+        let how = match (mode, self.same_service()) {
+            (None, _) => return Action::Keep("the controller writes nothing here: left alone"),
+            (Some(Mode::Weight(w)), false) => format!("weight mode: {stable} {}, {canary} {w}", 100i32.wrapping_sub(w)),
+            (Some(Mode::Weight(w)), true) => {
+                format!("weight mode: {stable} {w} (canary and stable are the same Service, so traffic is not split)")
+            }
+            (Some(Mode::Match(matches)), false) => format!(
                 "match mode: a canary rule to {canary} per rule of {stable}, with the step's {} match{}",
                 matches.len(),
                 if matches.len() == 1 { "" } else { "es" }
             ),
-            Some(Mode::Finalise) => {
+            (Some(Mode::Match(_)), true) => format!(
+                "match mode: the rules to {stable} are dropped and no canary rule is made (canary and stable are the same Service)"
+            ),
+            (Some(Mode::Finalise), false) => {
                 return Action::RestoreRules(format!(
                     "{routing}, restore: {canary} removed, {stable} weight 1, rules left without backendRefs deleted"
+                ));
+            }
+            (Some(Mode::Finalise), true) => {
+                return Action::RestoreRules(format!(
+                    "{routing}, restore: every backendRef to {stable} removed (canary and stable are the same Service), rules left without backendRefs deleted"
                 ));
             }
         };
@@ -889,6 +902,30 @@ mod tests {
             "restore: store-svc-canary removed, store-svc weight 1, rules left without backendRefs deleted"
         );
         assert!(matches!(rollout().action(None), Action::Keep("the controller writes nothing here: left alone")));
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_the_plan_says_what_each_mode_does_to_the_one_service() {
+        let same = GatewayRoute { canary_service: STABLE, ..gateway(OwnerKind::TrafficRouting) };
+        let said = |mode| match same.action(mode) {
+            Action::Rules(how) | Action::RestoreRules(how) => {
+                how.replace("the controller's Gateway API routing (no script), ", "")
+            }
+            other => panic!("{other:?}"),
+        };
+        let m = json!([{"headers": [header("a", "1")]}]);
+        assert_eq!(
+            said(Some(Mode::Weight(20))),
+            "weight mode: store-svc 20 (canary and stable are the same Service, so traffic is not split)"
+        );
+        assert_eq!(
+            said(Some(Mode::Match(m.as_array().unwrap()))),
+            "match mode: the rules to store-svc are dropped and no canary rule is made (canary and stable are the same Service)"
+        );
+        assert_eq!(
+            said(Some(Mode::Finalise)),
+            "restore: every backendRef to store-svc removed (canary and stable are the same Service), rules left without backendRefs deleted"
+        );
     }
 
     #[test]
