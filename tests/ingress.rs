@@ -320,6 +320,47 @@ spec:
     assert_eq!(canary["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header"], "x-canary");
 }
 
+#[test]
+fn a_canary_ingress_on_the_stable_service_is_warned_of_once_but_with_mse() {
+    let tr = |class_type: &str| {
+        format!(
+            "apiVersion: rollouts.kruise.io/v1alpha1\nkind: TrafficRouting\nmetadata: {{name: web-tr, namespace: demo}}\nspec:\n  strategy:\n    matches:\n    - headers: [{{type: Exact, name: x-canary, value: \"true\"}}]\n  objectRef:\n  - service: web\n    ingress: {{name: web, classType: {class_type}}}\n"
+        )
+    };
+    let rollout = r#"
+apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata:
+  name: web
+  namespace: demo
+  annotations: {rollouts.kruise.io/trafficrouting: web-tr}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  strategy:
+    canary:
+      enableExtraWorkloadForCanary: true
+      steps: [{replicas: 1}, {replicas: 2}, {replicas: 100%}]
+"#;
+    let plan = |class_type: &str| {
+        Test::new()
+            .file("m/tr.yaml", &tr(class_type))
+            .file("m/rollout.yaml", rollout)
+            .arg("plan")
+            .args(["-f", "m", "-f"])
+            .arg(repo("examples/nginx-canary/ingress.yaml"))
+            .run()
+            .success()
+    };
+    let warning = "  warning: the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): the nginx gateway balances the requests it sends there (those the step matches or weighs) over every pod of web, stable and canary alike";
+    let out = plan("nginx");
+    // Said at step 1, where the canary Ingress is made, not at the steps that carry it on.
+    let step_1 = &out.stdout[out.stdout.find("step 1/3").unwrap()..out.stdout.find("step 2/3").unwrap()];
+    assert!(step_1.contains(warning), "{}", out.stdout);
+    assert_eq!(out.stdout.matches("the canary Ingress routes to Service web itself").count(), 1, "{}", out.stdout);
+    let out = plan("mse");
+    assert!(!out.stdout.contains("routes to Service web itself"), "{}", out.stdout);
+}
+
 /// Ingress routing against the fake API server: plan, approve, restore, status and record of a
 /// Rollout that routes through an Ingress, and the writes' guarantees under faults.
 mod cluster {

@@ -120,6 +120,17 @@ pub enum OwnerKind {
     TrafficRouting,
 }
 
+impl OwnerKind {
+    /// Why the canary Service is the stable one, when it is (docs/controller-semantics.md §3.2),
+    /// for warnings about what follows.
+    pub fn why_canary_is_stable(self) -> &'static str {
+        match self {
+            OwnerKind::Rollout => "disableGenerateCanaryService",
+            OwnerKind::TrafficRouting => "a TrafficRouting routes to the stable Service itself",
+        }
+    }
+}
+
 /// Who routes: what the controller names as the owner of the objects it creates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Owner {

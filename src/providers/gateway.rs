@@ -83,10 +83,7 @@ impl GatewayRoute<'_> {
 
     /// Why canary and stable are the same Service, for warnings.
     fn same_service_reason(&self) -> &'static str {
-        match self.owner {
-            OwnerKind::Rollout => "disableGenerateCanaryService",
-            OwnerKind::TrafficRouting => "a TrafficRouting routes to the stable Service itself",
-        }
+        self.owner.why_canary_is_stable()
     }
 }
 

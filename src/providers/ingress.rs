@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
 use crate::model::{
-    INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction,
+    INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, RouteStrategy, Routing, RoutingAction,
     canary_ingress_name, without_empty_lists,
 };
 use crate::scripts::{ResolvedScript, ScriptSource};
@@ -484,6 +484,13 @@ pub fn plan_object(
         .and_then(|(canary, stable)| canary_spec_differs(&source, stable, canary));
     warnings.extend(spec_note.clone());
     if let RoutingAction::Route(_) = context.action {
+        // Said where the plan starts from the canary as read, or where a stage makes it: once
+        // per plan but for a canary deleted and made again.
+        let first = after.is_none() || current.is_none();
+        if routing.canary_service == routing.stable_service && stage.canary.is_some() && first {
+            let builtin = script.as_ref().is_some_and(|s| matches!(s.source, ScriptSource::BuiltIn { .. }));
+            warnings.extend(canary_on_stable_service(class_type, builtin, &routing.stable_service, owner.kind));
+        }
         let service = ObjectKey::new("", "Service", &owner.namespace, &routing.canary_service);
         let generated = routing.canary_service != routing.stable_service;
         warnings.extend(missing_canary_service(&routing.canary_service, generated, !objects.is_absent(&service)));
@@ -631,6 +638,38 @@ pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Optio
         "requestHeaderModifier has no set: the controller's mse script fails on it (it only writes the set headers)"
             .to_string()
     })
+}
+
+/// With canary = stable (a TrafficRouting, or `disableGenerateCanaryService`) the canary
+/// Ingress's backends are the stable Service `service` itself (docs/controller-semantics.md
+/// §5.3): the nginx, aliyun-alb and higress gateways pick the canary Ingress by its annotations
+/// and then balance over every pod of that Service, so the requests a step matches or weighs
+/// reach stable and canary pods alike. mse is the tag-based gateway this is made for (its script
+/// points the canary at the pod subset `gray`); with a script or a class of one's own, what the
+/// gateway does cannot be told, and it is said so.
+pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, owner: OwnerKind) -> Option<String> {
+    if class_type == "mse" {
+        return None;
+    }
+    let what = format!(
+        "the canary Ingress routes to Service {service} itself (canary = stable: {})",
+        owner.why_canary_is_stable()
+    );
+    let how = match builtin && is_builtin_class(class_type) {
+        true => {
+            format!("the {class_type} gateway balances the requests it sends there (those the step matches or weighs)")
+        }
+        false => format!(
+            "with a script of its own for class {class_type}, whether that gateway sends the requests the step matches or weighs to the canary pods alone cannot be told here: one that picks pods by Service alone balances them"
+        ),
+    };
+    let instead = match owner {
+        OwnerKind::TrafficRouting => "a Rollout's own trafficRoutings",
+        OwnerKind::Rollout => "trafficRoutings without disableGenerateCanaryService",
+    };
+    Some(format!(
+        "{what}: {how} over every pod of {service}, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and {instead} route to the Service {service}-canary, which selects the canary pods alone"
+    ))
 }
 
 /// The canary Ingress sends traffic to the canary Service; without it, requests get errors.
@@ -894,7 +933,7 @@ pub fn joined_header_update(strategy: &RouteStrategy, annotations: &Annotations)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{OwnerKind, StageRouting};
+    use crate::model::StageRouting;
     use crate::scripts::builtin_ingress;
 
     fn key() -> ObjectKey {
@@ -1562,16 +1601,32 @@ mod tests {
         objects: &ObjectIndex,
         current: Option<&Arc<Value>>,
     ) -> Result<ObjectPlan, Error> {
-        let owner = owner();
-        let routing = Routing {
-            owner: owner.clone(),
+        planning_routing(&routing(owner(), "web-canary", class_type), action, objects, current, None)
+    }
+
+    /// `owner`'s routing through Ingress `web` of `class_type`, to canary Service `canary_service`.
+    fn routing(owner: Owner, canary_service: &str, class_type: &str) -> Routing {
+        Routing {
+            owner,
             stable_service: "web".into(),
-            canary_service: "web-canary".into(),
+            canary_service: canary_service.into(),
             providers: vec![crate::model::Provider::Ingress { name: "web".into(), class_type: class_type.into() }],
             releasing: false,
-        };
+        }
+    }
+
+    /// The planner's hook for `routing`'s Ingress, at a stage that starts from `current`: as read,
+    /// or as the stage `after` left it.
+    fn planning_routing(
+        routing: &Routing,
+        action: &RoutingAction,
+        objects: &ObjectIndex,
+        current: Option<&Arc<Value>>,
+        after: Option<&str>,
+    ) -> Result<ObjectPlan, Error> {
+        let crate::model::Provider::Ingress { class_type, .. } = &routing.providers[0] else { unreachable!() };
         let context = Context {
-            routing: &routing,
+            routing,
             action,
             stage: "step 1/2",
             limits: &Limits::default(),
@@ -1579,7 +1634,59 @@ mod tests {
             keep_obj: true,
         };
         let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress(class_type);
-        plan_object(&context, objects, "web", class_type, current, None, resolve)
+        plan_object(&context, objects, "web", class_type, current, after.map(str::to_string), resolve)
+    }
+
+    #[test]
+    fn a_canary_ingress_on_the_stable_service_is_said_to_reach_every_pod() {
+        let nginx = canary_on_stable_service("nginx", true, "web", OwnerKind::TrafficRouting).unwrap();
+        assert_eq!(
+            nginx,
+            "the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): the nginx gateway balances the requests it sends there (those the step matches or weighs) over every pod of web, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and a Rollout's own trafficRoutings route to the Service web-canary, which selects the canary pods alone"
+        );
+        let rollout = canary_on_stable_service("higress", true, "web", OwnerKind::Rollout).unwrap();
+        assert!(rollout.starts_with("the canary Ingress routes to Service web itself (canary = stable: disableGenerateCanaryService): the higress gateway balances"), "{rollout}");
+        assert!(rollout.ends_with("and trafficRoutings without disableGenerateCanaryService route to the Service web-canary, which selects the canary pods alone"), "{rollout}");
+        // mse is the gateway this is made for.
+        assert_eq!(canary_on_stable_service("mse", true, "web", OwnerKind::TrafficRouting), None);
+        assert_eq!(canary_on_stable_service("mse", false, "web", OwnerKind::TrafficRouting), None);
+        // With a script of one's own, what the gateway does is not known.
+        for (class_type, builtin) in [("traefik", false), ("nginx", false)] {
+            let own = canary_on_stable_service(class_type, builtin, "web", OwnerKind::TrafficRouting).unwrap();
+            assert!(
+                own.contains(&format!("): with a script of its own for class {class_type}, whether that gateway sends the requests the step matches or weighs to the canary pods alone cannot be told here: one that picks pods by Service alone balances them over every pod of web")),
+                "{own}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_planners_hook_says_once_that_the_canary_ingress_routes_to_the_stable_service() {
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", stable());
+        let traffic_routing = Owner { kind: OwnerKind::TrafficRouting, ..owner() };
+        let said = |plan: &ObjectPlan| {
+            plan.warnings.iter().filter(|w| w.starts_with("the canary Ingress routes to Service web itself")).count()
+        };
+        let matched = stage(None, Some(json!([header("x-canary", "true", "Exact")])));
+        for class_type in ["nginx", "aliyun-alb", "higress", "mse"] {
+            let routing = routing(traffic_routing.clone(), "web", class_type);
+            let plan = |current, after| planning_routing(&routing, &matched, &objects, current, after).unwrap();
+            // Where the plan starts from the canary Ingress as read, or makes it.
+            let made = plan(None, None);
+            let expected = usize::from(class_type != "mse");
+            assert_eq!(said(&made), expected, "{class_type}: {:?}", made.warnings);
+            assert_eq!(said(&plan(Some(&made.planned), None)), expected, "{class_type}");
+            assert_eq!(said(&plan(None, Some("step 1/3"))), expected, "{class_type}: made again");
+            // Not at the stages after, which carry it on.
+            assert_eq!(said(&plan(Some(&made.planned), Some("step 1/3"))), 0, "{class_type}");
+            // Nor where no canary Ingress is left.
+            let deleted = planning_routing(&routing, &RoutingAction::Restore, &objects, Some(&made.planned), None);
+            assert_eq!(said(&deleted.unwrap()), 0, "{class_type}");
+        }
+        // A canary Service of its own: nothing to say.
+        let own = planning_routing(&routing(owner(), "web-canary", "nginx"), &matched, &objects, None, None).unwrap();
+        assert_eq!(said(&own), 0, "{:?}", own.warnings);
     }
 
     #[test]
