@@ -1,7 +1,9 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::model::{Ending, Provider, Rollout, Routing, Stage, StrategyKind, canary_ingress_name};
+use crate::model::{
+    Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WHEN_IT_FINALISES, canary_ingress_name,
+};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::{Action, ObjectPlan};
@@ -246,10 +248,12 @@ pub struct WorkloadView {
 }
 
 impl RolloutView {
-    /// `every_stage` is the plan of every stage (it places the objects).
+    /// `every_stage` is the plan of every stage (it places the objects); `cr` the TrafficRouting
+    /// the Rollout names, if any.
     pub fn new(
         rollout: &Rollout,
         namespace: &str,
+        cr: Option<&TrafficRoutingCr>,
         every_stage: Result<&RoutingPlan, String>,
         workload: Option<WorkloadView>,
         now: SystemTime,
@@ -318,7 +322,7 @@ impl RolloutView {
             workload,
             objects: every_stage.map(|plan| {
                 let mut views = positions(plan);
-                note_routing_left(rollout, namespace, &mut views);
+                note_routing_left(rollout, namespace, cr, &mut views);
                 views
             }),
             claim: None,
@@ -581,7 +585,7 @@ pub(crate) fn outside_release(rollout: &Rollout) -> Option<String> {
 }
 
 /// What `restore` does to `view`, an object of `routing` (none for an object of another
-/// routing: a TrafficRouting's, restored when no Rollout holds it).
+/// routing).
 fn restore_does(routing: &Routing, view: &ObjectView) -> Option<&'static str> {
     routing.providers.iter().find_map(|provider| match provider {
         Provider::Custom(refs) => refs
@@ -595,29 +599,45 @@ fn restore_does(routing: &Routing, view: &ObjectView) -> Option<&'static str> {
     })
 }
 
-/// Notes each object of `rollout`'s own routing that still routes as a step although the Rollout
-/// has no release in progress (a controller or restore that did not finish): the controller
-/// leaves it so until the next release, and `restore` puts the routing before the release back.
-/// An object that shows no sign of a release (an HTTPRoute whose rules a match step dropped for
-/// good) is left out: the restore does nothing to it. Returns the notes, for `plan`.
-pub(crate) fn note_routing_left(rollout: &Rollout, namespace: &str, views: &mut [ObjectView]) -> Vec<String> {
-    let (Some(why), Some(routing)) = (outside_release(rollout), Routing::of_rollout(rollout, namespace)) else {
-        return Vec::new();
-    };
+/// Notes each object that still routes as a step although `rollout` has no release in progress
+/// (a controller or restore that did not finish): of its own routing, which the controller
+/// leaves so until the next release, and of its TrafficRouting `cr` when no Rollout holds that
+/// either, which its controller leaves so until it finalises; `restore` puts the routing before
+/// the release back. A TrafficRouting still held routes its objects, as it should. An object
+/// that shows no sign of a release (an HTTPRoute whose rules a match step dropped for good, or
+/// whose canary is its stable Service) is left out: the restore does nothing to it. Returns the
+/// notes, for `plan`.
+pub(crate) fn note_routing_left(
+    rollout: &Rollout,
+    namespace: &str,
+    cr: Option<&TrafficRoutingCr>,
+    views: &mut [ObjectView],
+) -> Vec<String> {
+    let Some(why) = outside_release(rollout) else { return Vec::new() };
+    let own = Routing::of_rollout(rollout, namespace);
+    let idle_cr = cr.map(|cr| Routing::of_traffic_routing(cr, namespace)).filter(|routing| !routing.releasing);
+    let restore = format!("`kubectl rollout-lua restore {}` puts the routing before the release back", rollout.name);
     let mut notes = Vec::new();
     for view in views.iter_mut().filter(|v| v.routed) {
-        let (Position::AtStep { steps }, Some(does)) = (&view.position, restore_does(&routing, view)) else {
+        let Position::AtStep { steps } = &view.position else { continue };
+        let what = format!("{} {}/{}", view.kind, view.namespace, view.name);
+        let note = if let Some(does) = own.as_ref().and_then(|routing| restore_does(routing, view)) {
+            let steps: Vec<String> = steps.iter().map(Stage::to_string).collect();
+            format!(
+                "{why}, but {what} still routes as {}: the controller leaves it so until the next release; {restore} ({does})",
+                steps.join(" and ")
+            )
+        } else if let Some((routing, does)) =
+            idle_cr.as_ref().and_then(|routing| Some((routing, restore_does(routing, view)?)))
+        {
+            // Placed at every step: a TrafficRouting routes its one strategy at each.
+            format!(
+                "{why} and no Rollout holds {}, but {what} still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only {WHEN_IT_FINALISES}, so it leaves it so until then; {restore} ({does})",
+                routing.owner
+            )
+        } else {
             continue;
         };
-        let steps: Vec<String> = steps.iter().map(Stage::to_string).collect();
-        let note = format!(
-            "{why}, but {} {}/{} still routes as {}: the controller leaves it so until the next release; `kubectl rollout-lua restore {}` puts the routing before the release back ({does})",
-            view.kind,
-            view.namespace,
-            view.name,
-            steps.join(" and "),
-            rollout.name
-        );
         view.notes.push(note.clone());
         view.left_routed = true;
         notes.push(note);
@@ -643,7 +663,8 @@ mod tests {
     fn a_rollout_that_cannot_be_loaded_shows_its_error_where_its_objects_would_be() {
         let now = SystemTime::now();
         let error = "Rollout shop/demo: the API server does not serve example.com/v1 Widget (ref Widget/w)";
-        let unloaded = RolloutView::new(&rollout(json!({"phase": "Healthy"})), "shop", Err(error.into()), None, now);
+        let unloaded =
+            RolloutView::new(&rollout(json!({"phase": "Healthy"})), "shop", None, Err(error.into()), None, now);
         assert!(unloaded.text().contains(&format!("cannot place them: {error}")), "{}", unloaded.text());
         let json = serde_json::to_value(&unloaded).unwrap();
         assert_eq!((&json["phase"], &json["objectsError"]), (&json!("Healthy"), &json!(error)));
@@ -655,7 +676,7 @@ mod tests {
         // No traffic routing: no objects to place.
         let nothing =
             RoutingPlan { owner: "Rollout shop/demo".into(), notes: vec![], warnings: vec![], stages: vec![] };
-        let alone = RolloutView::new(&rollout(json!({})), "shop", Ok(&nothing), None, now);
+        let alone = RolloutView::new(&rollout(json!({})), "shop", None, Ok(&nothing), None, now);
         assert!(alone.text().contains("  Objects:  none (no traffic routing)\n"), "{}", alone.text());
     }
 
@@ -704,7 +725,7 @@ mod tests {
             false,
         );
         let mut noted = views();
-        let notes = note_routing_left(&over, "shop", &mut noted);
+        let notes = note_routing_left(&over, "shop", None, &mut noted);
         let restore = "the controller leaves it so until the next release; `kubectl rollout-lua restore web` puts the routing before the release back";
         assert_eq!(
             notes,
@@ -725,10 +746,10 @@ mod tests {
         assert_eq!(noted[1].notes, [notes[1].clone()]);
         // Placed at two steps, it names both; without a phase, no release has started.
         let mut two = vec![view("Ingress", "web-canary", at(&[1, 2]), true)];
-        let notes = note_routing_left(&routed(json!({}), false), "shop", &mut two);
+        let notes = note_routing_left(&routed(json!({}), false), "shop", None, &mut two);
         assert!(notes[0].starts_with("no release is in progress (phase unknown), but Ingress shop/web-canary still routes as step 1 and step 2: "), "{notes:?}");
         let mut disabled = views();
-        let notes = note_routing_left(&routed(json!({"phase": "Disabled"}), false), "shop", &mut disabled);
+        let notes = note_routing_left(&routed(json!({"phase": "Disabled"}), false), "shop", None, &mut disabled);
         assert!(notes[0].starts_with("the Rollout is disabled (phase Disabled), but "), "{notes:?}");
         // In a release, or while the controller restores the objects itself, nothing is said.
         for (status, deleted) in [
@@ -741,17 +762,71 @@ mod tests {
             (json!({"phase": "Healthy"}), true),
         ] {
             let mut views = views();
-            assert!(note_routing_left(&routed(status.clone(), deleted), "shop", &mut views).is_empty(), "{status}");
+            assert!(
+                note_routing_left(&routed(status.clone(), deleted), "shop", None, &mut views).is_empty(),
+                "{status}"
+            );
             assert!(views.iter().all(|v| v.notes.is_empty() && !v.left_routed), "{status}");
         }
         // The status shows the note; a followed line marks the object.
         let plan = RoutingPlan { owner: "Rollout shop/web".into(), notes: vec![], warnings: vec![], stages: vec![] };
-        let mut shown = RolloutView::new(&over, "shop", Ok(&plan), None, SystemTime::UNIX_EPOCH);
+        let mut shown = RolloutView::new(&over, "shop", None, Ok(&plan), None, SystemTime::UNIX_EPOCH);
         let ingress_note = format!("note: {}", noted[1].notes[0]);
         shown.objects = Ok(noted);
         assert!(shown.text().contains(&ingress_note), "{}", shown.text());
         assert!(shown.line().contains("; VirtualService vs at step 1 (left routed outside a release), Ingress web-canary at step 1 (left routed outside a release), "), "{}", shown.line());
         assert!(shown.line().contains(", VirtualService vs drifted"), "{}", shown.line());
+    }
+
+    #[test]
+    fn an_object_a_traffic_routing_left_routed_is_noted_while_no_rollout_holds_it() {
+        let over = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "annotations": {"rollouts.kruise.io/trafficrouting": "tr"}},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1}, {"replicas": "100%"}]}}},
+            "status": {"phase": "Healthy"}
+        }))
+        .unwrap();
+        let cr = |finalizers: serde_json::Value| {
+            TrafficRoutingCr::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                "metadata": {"name": "tr", "finalizers": finalizers},
+                "spec": {"objectRef": [{"service": "web", "ingress": {"name": "web"}}],
+                         "strategy": {"matches": [{"headers": [{"name": "x", "value": "1"}]}]}}
+            }))
+            .unwrap()
+        };
+        let views = || {
+            let at = Position::AtStep { steps: vec![Stage::Step(1), Stage::Step(2)] };
+            vec![ObjectView {
+                kind: "Ingress".into(),
+                namespace: "shop".into(),
+                name: "web-canary".into(),
+                position: at,
+                script: None,
+                notes: vec![],
+                routed: true,
+                left_routed: false,
+            }]
+        };
+        let idle = cr(json!(["rollouts.kruise.io/trafficrouting"]));
+        let mut noted = views();
+        let notes = note_routing_left(&over, "shop", Some(&idle), &mut noted);
+        assert_eq!(
+            notes,
+            [
+                "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it), so it leaves it so until then; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)"
+            ]
+        );
+        assert!(noted[0].left_routed && noted[0].notes == notes);
+        // Held by a Rollout (this one, whose finalise has not let go yet, or another), the
+        // TrafficRouting routes it, as it should; without the TrafficRouting nothing tells.
+        for held in ["progressing.rollouts.kruise.io/web", "progressing.rollouts.kruise.io/other"] {
+            let mut views = views();
+            assert!(note_routing_left(&over, "shop", Some(&cr(json!([held]))), &mut views).is_empty(), "{held}");
+            assert!(!views[0].left_routed, "{held}");
+        }
+        assert!(note_routing_left(&over, "shop", None, &mut views()).is_empty());
     }
 
     #[test]
@@ -802,9 +877,9 @@ mod tests {
                 objects: vec![],
             }],
         };
-        let view = RolloutView::new(&r, "shop", Ok(&plan), None, SystemTime::UNIX_EPOCH);
+        let view = RolloutView::new(&r, "shop", None, Ok(&plan), None, SystemTime::UNIX_EPOCH);
         assert_eq!(view.step_does.as_deref(), Some("replicas 1, not routed here, pause 60s"));
-        let unplanned = RolloutView::new(&r, "shop", Err("no plan".into()), None, SystemTime::UNIX_EPOCH);
+        let unplanned = RolloutView::new(&r, "shop", None, Err("no plan".into()), None, SystemTime::UNIX_EPOCH);
         assert_eq!(
             unplanned.step_does.as_deref(),
             Some("replicas 1, original routing (no traffic, no matches), pause 60s")
@@ -863,7 +938,7 @@ mod tests {
             ),
         ];
         for (status, does, progress) in cases {
-            let view = RolloutView::new(&rollout(status), "shop", Ok(&plan), None, SystemTime::UNIX_EPOCH);
+            let view = RolloutView::new(&rollout(status), "shop", None, Ok(&plan), None, SystemTime::UNIX_EPOCH);
             assert_eq!((view.step.as_deref(), view.step_does.as_deref()), (Some("step 2/2"), Some(does)));
             assert_eq!(view.progress.describe(), progress);
             assert!(view.text().contains(&format!("  Step:     step 2/2: {does}\n")), "{}", view.text());
@@ -872,6 +947,7 @@ mod tests {
         let paused = RolloutView::new(
             &rollout(at_step_2("StepPaused", json!({}))),
             "shop",
+            None,
             Ok(&plan),
             None,
             SystemTime::UNIX_EPOCH,
@@ -891,7 +967,7 @@ mod tests {
             })
         };
         let view = |rollout: &Rollout| {
-            RolloutView::new(rollout, "shop", Err("not planned".into()), workload(), SystemTime::UNIX_EPOCH)
+            RolloutView::new(rollout, "shop", None, Err("not planned".into()), workload(), SystemTime::UNIX_EPOCH)
         };
         // Partition: the canary pods are among the workload's.
         let partition = view(&rollout(status.clone()));
@@ -904,7 +980,7 @@ mod tests {
         extra.enable_extra_workload_for_canary = true;
         assert_eq!(view(&extra).stable_replicas, Some(4));
         // Without the workload, nothing is guessed.
-        let unknown = RolloutView::new(&extra, "shop", Err("not planned".into()), None, SystemTime::UNIX_EPOCH);
+        let unknown = RolloutView::new(&extra, "shop", None, Err("not planned".into()), None, SystemTime::UNIX_EPOCH);
         assert_eq!(unknown.stable_replicas, None);
         // Outside a release (before the first, or after one, whose sub-status the controller
         // keeps) there is no stable part to tell from the workload.

@@ -1525,7 +1525,7 @@ mod cluster {
         from_backup("--yes")
             .success()
             .stderr_has("warning: Service web-canary does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n")
-            .stderr_has("warning: Rollout shop/web is not in a release: the controller deletes its canary Ingress only in one (at a step without traffic, or at the end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again\n")
+            .stderr_has("warning: Rollout shop/web is not in a release: the controller deletes its canary Ingress only in a release (at a step without traffic, or at its end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again\n")
             .stdout_has("Ingress shop/web-canary created from ");
         assert!(canary(&server).is_some(), "warnings only: it is what the user asked for");
         // As the warning says, a restore deletes it again.
@@ -1597,6 +1597,61 @@ mod cluster {
         Test::new().kubeconfig(&server).args(["plan", "web"]).run().status(1).stderr_has(
             "routes through VirtualService/demo (networking.istio.io/v1beta1), but there is no such object",
         );
+    }
+
+    /// Rollout `web` at step 1 of `rollout`'s steps, routed only through TrafficRouting `tr` (a
+    /// header match through Ingress `web`, nginx), which it holds.
+    fn linked_to_a_traffic_routing() -> FakeHandle {
+        let mut linked = rollout("nginx", 1, "StepPaused");
+        linked["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "tr"});
+        linked["spec"]["strategy"]["canary"].as_object_mut().unwrap().remove("trafficRoutings");
+        serving("nginx", 1, "StepPaused")
+            .object(linked)
+            .object(json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                "metadata": {"name": "tr", "namespace": NAMESPACE, "uid": "t-1",
+                             "finalizers": ["rollouts.kruise.io/trafficrouting", "progressing.rollouts.kruise.io/web"]},
+                "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "x-canary", "value": "true"}]}]},
+                         "objectRef": [{"service": "web", "ingress": {"name": "web"}}]},
+                "status": {"phase": "Progressing"}
+            }))
+            .start()
+    }
+
+    #[test]
+    fn a_canary_ingress_a_traffic_routing_left_after_the_release_is_noted_with_when_its_controller_deletes_it() {
+        let server = linked_to_a_traffic_routing();
+        let test = Test::new().kubeconfig(&server);
+        approve(&server).success();
+        assert_eq!(canary(&server).unwrap()["metadata"]["ownerReferences"][0]["kind"], "TrafficRouting");
+        // The release is over, but the canary Ingress is left (a controller that did not finish).
+        let mut over = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        over["status"] = json!({"phase": "Healthy", "canaryStatus": null});
+        server.put_object(over);
+        let set_finalizers = |finalizers: Value| {
+            let mut tr = server.object("rollouts.kruise.io", "*", "trafficroutings", NAMESPACE, "tr").unwrap();
+            tr["metadata"]["finalizers"] = finalizers;
+            tr["status"]["phase"] = json!("Healthy");
+            server.put_object(tr);
+        };
+        // Still held by a Rollout, the TrafficRouting routes it, as it should: nothing to say.
+        set_finalizers(json!(["rollouts.kruise.io/trafficrouting", "progressing.rollouts.kruise.io/other"]));
+        let out =
+            test.run_args(["status", "web"]).success().stdout_has("Ingress shop/web-canary  at step 1, step 2, step 3");
+        assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+        // Held by none, it stays until the TrafficRouting finalises.
+        set_finalizers(json!(["rollouts.kruise.io/trafficrouting"]));
+        let note = "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it), so it leaves it so until then; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)";
+        test.run_args(["status", "web"]).success().stdout_has(&format!("      note: {note}\n"));
+        test.run_args(["plan", "web"]).success().stdout_has(&format!("  {note}\n"));
+        // As the note says, restore deletes it; put back from its backup, it is warned of again.
+        test.run_args(["restore", "web", "--yes"]).success().stdout_has("Ingress shop/web-canary deleted (backup ");
+        let folder = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/Ingress/web-canary");
+        let backup = std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().path()).max().unwrap();
+        test.run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
+            .success()
+            .stderr_has("warning: TrafficRouting shop/tr is not in a release: a TrafficRouting has no steps, and its controller deletes its canary Ingress only when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again\n")
+            .stdout_has("Ingress shop/web-canary created from ");
     }
 
     #[test]

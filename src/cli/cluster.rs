@@ -168,7 +168,10 @@ impl Session {
         let planner = Planner::new(&live.snapshot.objects, catalog, self.limits).each_stage_from_the_objects_read();
         let Ok(cr) = live.snapshot.traffic_routing_of(rollout) else { return Vec::new() };
         match planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &rollout.item.stages()) {
-            Ok(plan) => status::note_routing_left(&rollout.item, &rollout.namespace, &mut status::positions(&plan)),
+            Ok(plan) => {
+                let cr = cr.map(|c| &c.item);
+                status::note_routing_left(&rollout.item, &rollout.namespace, cr, &mut status::positions(&plan))
+            }
             Err(_) => Vec::new(),
         }
     }

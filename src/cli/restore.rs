@@ -14,7 +14,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{self, Ending, ObjectKey, Provider, Routing, Stage};
+use crate::model::{self, Ending, ObjectKey, OwnerKind, Provider, Routing, Stage, WHEN_IT_FINALISES};
 use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, StagePlan};
 use crate::providers::{ObjectPlan, custom, gateway, ingress};
@@ -1250,11 +1250,22 @@ async fn canary_backup_warnings(
 }
 
 /// A canary Ingress `key` put back while `routing`'s owner has no release in progress: the
-/// controller deletes a canary Ingress only in a release (at a step without traffic, or at its
-/// end), so it stays, and how to delete it.
+/// controller deletes a Rollout's canary Ingress only in a release (at a step without traffic,
+/// or at its end), a TrafficRouting's when it finalises, so it stays, and how to delete it.
 fn not_releasing(routing: &Routing, key: &ObjectKey) -> String {
+    let when = match routing.owner.kind {
+        OwnerKind::Rollout => {
+            "the controller deletes its canary Ingress only in a release (at a step without traffic, or at its end)"
+                .to_string()
+        }
+        OwnerKind::TrafficRouting => {
+            format!(
+                "a TrafficRouting has no steps, and its controller deletes its canary Ingress only {WHEN_IT_FINALISES}"
+            )
+        }
+    };
     format!(
-        "{} is not in a release: the controller deletes its canary Ingress only in one (at a step without traffic, or at the end), so {key} stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/{}` deletes it again",
+        "{} is not in a release: {when}, so {key} stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/{}` deletes it again",
         routing.owner, key.name
     )
 }
@@ -1371,7 +1382,17 @@ mod tests {
         let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
         assert_eq!(
             not_releasing(&routing, &key),
-            "Rollout shop/odd is not in a release: the controller deletes its canary Ingress only in one (at a step without traffic, or at the end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again"
+            "Rollout shop/odd is not in a release: the controller deletes its canary Ingress only in a release (at a step without traffic, or at its end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again"
+        );
+        // A TrafficRouting has no steps: it deletes the canary when it finalises.
+        let cr = model::TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "spec": {"objectRef": [{"service": "odd", "ingress": {"name": "web"}}], "strategy": {"weight": 10}}
+        }))
+        .unwrap();
+        assert_eq!(
+            not_releasing(&Routing::of_traffic_routing(&cr, "shop"), &key),
+            "TrafficRouting shop/tr is not in a release: a TrafficRouting has no steps, and its controller deletes its canary Ingress only when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again"
         );
     }
 

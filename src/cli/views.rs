@@ -80,7 +80,9 @@ async fn views_in(session: &Session, selection: &Selection, missing: Missing) ->
         .zip(workloads)
         .map(|(rollout, workload)| {
             let plan = session.plan_to_place(&live, &catalog, rollout).map_err(|e| e.to_string());
-            RolloutView::new(&rollout.item, &rollout.namespace, plan.as_ref().map_err(Clone::clone), workload, now)
+            // One that cannot be read fails the plan, which says so.
+            let cr = live.snapshot.traffic_routing_of(rollout).ok().flatten().map(|cr| &cr.item);
+            RolloutView::new(&rollout.item, &rollout.namespace, cr, plan.as_ref().map_err(Clone::clone), workload, now)
         })
         .collect();
     // In the order they were read: each goes back to its place among them.
@@ -89,7 +91,7 @@ async fn views_in(session: &Session, selection: &Selection, missing: Missing) ->
             Some(r) => {
                 let workload = workload(&session.cluster, r.item.workload.as_ref()).await;
                 // Shown from its own fields.
-                RolloutView::new(&r.item, &r.namespace, Err(unloaded.error), workload, now)
+                RolloutView::new(&r.item, &r.namespace, None, Err(unloaded.error), workload, now)
             }
             None => RolloutView::unparsed(&unloaded.name, &session.cluster.namespace, unloaded.error),
         };

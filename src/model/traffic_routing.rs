@@ -113,6 +113,12 @@ impl TrafficRoutingCr {
     }
 }
 
+/// When a TrafficRouting's controller puts its objects back (deletes its canary Ingress): it has
+/// no steps, and restores them when it finalises, once the Rollouts that held it have let go
+/// (docs/controller-semantics.md §2). Said in messages about objects it left routed.
+pub const WHEN_IT_FINALISES: &str =
+    "when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it)";
+
 /// The Rollout a progressing finalizer names (`progressing.rollouts.kruise.io/<rollout>`).
 pub fn finalizer_rollout(finalizer: &str) -> Option<&str> {
     finalizer.strip_prefix(PROGRESSING_FINALIZER)?.strip_prefix('/').filter(|name| !name.is_empty())
