@@ -630,7 +630,7 @@ mod cluster {
         let server = serving("aliyun-alb", 1, "StepPaused").object(cart_canary()).start();
         let test = Test::new().kubeconfig(&server);
         test.run_args(["plan", "web"]).success().stdout_has(
-            "warning: the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class already has; ALB needs each order to be unique (openkruise/rollouts#128): give this class a script that writes another order, under the key lua.traffic.routing.ingress.aliyun-alb of the ConfigMap kruise-rollout-configuration",
+            "warning: the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class has too; ALB needs each forwarding rule's order to be unique among the Ingresses of its class (openkruise/rollouts#128): one script writes the order of every canary Ingress of the class, so another constant clashes again at the next release: give the class a script that takes each canary's order from an annotation of its stable Ingress (docs/script-authors-guide.md §10 has one), under the key lua.traffic.routing.ingress.aliyun-alb of the ConfigMap kruise-rollout-configuration",
         );
         let builtin =
             std::fs::read_to_string(crate::support::repo("lua_configuration/trafficrouting_ingress/aliyun-alb.lua"))
@@ -658,8 +658,32 @@ mod cluster {
             .success()
             .stderr_has("warning: cannot list the Ingresses of namespace shop (")
             .stderr_has(
-                "the aliyun-alb order clash with other canary Ingresses (openkruise/rollouts#128) is not checked",
+                "the aliyun-alb order clash with the other Ingresses of the class (openkruise/rollouts#128) is not checked",
             );
+    }
+
+    #[test]
+    fn an_ordinary_ingress_of_the_class_with_the_alb_order_is_named_too() {
+        let mut legacy = cart_canary();
+        legacy["metadata"]["name"] = json!("legacy");
+        legacy["metadata"]["annotations"].as_object_mut().unwrap().remove(&format!("{ALB}/canary"));
+        let server = serving("aliyun-alb", 1, "StepPaused").object(legacy).start();
+        Test::new().kubeconfig(&server).args(["plan", "web"]).run().success().stdout_has(
+            "warning: the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which Ingress shop/legacy of the same class has too; ALB needs each forwarding rule's order to be unique among the Ingresses of its class (openkruise/rollouts#128): give Ingress shop/legacy another order, or give the class a script",
+        );
+    }
+
+    #[test]
+    fn status_notes_a_live_canary_ingress_whose_alb_order_another_has() {
+        let server = serving("aliyun-alb", 1, "StepPaused").object(cart_canary()).start();
+        approve(&server).success();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["status", "web"]).success().stdout_has("Ingress shop/web-canary  at step 1").stdout_has(
+            "      note: the canary Ingress has alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class has too; ALB needs each forwarding rule's order to be unique",
+        );
+        let status = test.run_args(["status", "web", "-o", "json"]).success().json();
+        let notes = &status[0]["objects"][0]["notes"];
+        assert!(notes[0].as_str().unwrap().contains("shop/cart-canary"), "{notes}");
     }
 
     #[test]

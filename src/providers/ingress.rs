@@ -495,10 +495,14 @@ pub fn plan_object(
         let generated = routing.canary_service != routing.stable_service;
         warnings.extend(missing_canary_service(&routing.canary_service, generated, !objects.is_absent(&service)));
     }
+    let ingresses = || objects.of_kind("networking.k8s.io", "Ingress", &owner.namespace);
     if let Some(planned) = &stage.canary {
-        let others: Vec<&Value> = objects.of_kind("networking.k8s.io", "Ingress", &owner.namespace).collect();
-        warnings.extend(alb_order_clash(class_type, planned, &others));
+        warnings.extend(alb_order_clash_with_read(class_type, "gets", planned, ingresses()));
     }
+    // `status` says so of the canary as read (the plan warns of the planned one).
+    let order_note = current
+        .filter(|_| after.is_none())
+        .and_then(|canary| alb_order_clash_with_read(class_type, "has", canary, ingresses()));
     let action = match script.filter(|_| stage.obj.is_some()) {
         Some(script) => Action::Lua(script),
         None if stage.changes.iter().any(|c| matches!(c, Change::Delete { .. })) => Action::Delete,
@@ -523,7 +527,7 @@ pub fn plan_object(
         degenerate_original: None,
         foreign_canary,
         strands_stable: None,
-        notes: spec_note.into_iter().collect(),
+        notes: spec_note.into_iter().chain(order_note).collect(),
         changes: stage.changes,
         changed: Changed::default(),
     })
@@ -687,26 +691,60 @@ pub fn missing_canary_service(canary_service: &str, generated: bool, exists: boo
     })
 }
 
-/// openkruise/rollouts#128: ALB needs each forwarding rule's order to be unique, and the
-/// built-in aliyun-alb script gives every canary Ingress order "1". Warns when `planned` (a
-/// canary Ingress after a stage) carries the same order as another canary Ingress of the same
-/// class among `others`, naming it and the ConfigMap key of a script that writes another order.
-pub fn alb_order_clash(class_type: &str, planned: &Value, others: &[&Value]) -> Option<String> {
-    let order = planned["metadata"]["annotations"][ALB_ORDER].as_str()?;
-    let id = |o: &Value| (o["metadata"]["namespace"].clone(), o["metadata"]["name"].clone());
-    let clash = others.iter().find(|other| {
-        id(other) != id(planned)
-            && other["metadata"]["annotations"][ALB_CANARY] == "true"
-            && ingress_class(other) == ingress_class(planned)
-            && other["metadata"]["annotations"][ALB_ORDER] == order
-    })?;
-    Some(format!(
-        "the canary Ingress gets {ALB_ORDER}: {order:?}, which canary Ingress {}/{} of the same class already has; ALB needs each order to be unique (openkruise/rollouts#128): give this class a script that writes another order, under the key {} of the ConfigMap {}",
-        clash["metadata"]["namespace"].as_str().unwrap_or_default(),
-        clash["metadata"]["name"].as_str().unwrap_or_default(),
+/// openkruise/rollouts#128: ALB needs each forwarding rule's order to be unique among the
+/// Ingresses of its class, and the built-in aliyun-alb script gives every canary Ingress order
+/// "1". The order `canary` carries when `other`, another Ingress of its class and namespace,
+/// carries it too: a canary Ingress or not, the stable Ingress included (upstream writes "1" so
+/// that the canary's rules come before the stable ones, which that defeats). An Ingress without
+/// the annotation has ALB's default order and is not compared.
+pub fn shared_alb_order<'v>(canary: &'v Value, other: &Value) -> Option<&'v str> {
+    let order = canary["metadata"]["annotations"][ALB_ORDER].as_str()?;
+    let (meta, other_meta) = (&canary["metadata"], &other["metadata"]);
+    let shared = other_meta["name"] != meta["name"]
+        && other_meta["namespace"] == meta["namespace"]
+        && ingress_class(other) == ingress_class(canary)
+        && other_meta["annotations"][ALB_ORDER] == order;
+    shared.then_some(order)
+}
+
+/// The order clash `shared_alb_order` finds, said: the canary Ingress `canary_has` (`gets`
+/// planned, `has` as read) `order`, which `twin` `twin_has` too; and the fix. One script writes
+/// every canary Ingress of a class, so the order has to come from each Ingress: another
+/// constant clashes again at the next release.
+pub fn alb_order_clash(class_type: &str, canary_has: &str, order: &str, twin: &Value, twin_has: &str) -> String {
+    let name = format!(
+        "{}/{}",
+        twin["metadata"]["namespace"].as_str().unwrap_or_default(),
+        twin["metadata"]["name"].as_str().unwrap_or_default()
+    );
+    let script = format!(
+        "give the class a script that takes each canary's order from an annotation of its stable Ingress (docs/script-authors-guide.md §10 has one), under the key {} of the ConfigMap {}",
         crate::scripts::ingress_configmap_key(class_type),
         crate::scripts::CONFIGMAP_NAME,
-    ))
+    );
+    let (what, fix) = match twin["metadata"]["annotations"][ALB_CANARY] == "true" {
+        true => (
+            "canary Ingress",
+            format!(
+                "one script writes the order of every canary Ingress of the class, so another constant clashes again at the next release: {script}"
+            ),
+        ),
+        false => ("Ingress", format!("give Ingress {name} another order, or {script}")),
+    };
+    format!(
+        "the canary Ingress {canary_has} {ALB_ORDER}: {order:?}, which {what} {name} of the same class {twin_has}; ALB needs each forwarding rule's order to be unique among the Ingresses of its class (openkruise/rollouts#128): {fix}"
+    )
+}
+
+/// The clash of `canary` with the first of `others` (Ingresses read) that shares its ALB order.
+fn alb_order_clash_with_read<'v>(
+    class_type: &str,
+    canary_has: &str,
+    canary: &Value,
+    others: impl IntoIterator<Item = &'v Value>,
+) -> Option<String> {
+    let (order, twin) = others.into_iter().find_map(|other| Some((shared_alb_order(canary, other)?, other)))?;
+    Some(alb_order_clash(class_type, canary_has, order, twin, "has too"))
 }
 
 /// `spec.ingressClassName`, else the `kubernetes.io/ingress.class` annotation.
@@ -1560,7 +1598,7 @@ mod tests {
     }
 
     #[test]
-    fn warns_when_another_alb_canary_has_the_same_order() {
+    fn warns_when_another_alb_ingress_of_the_class_has_the_same_order() {
         let (owner, script) = (owner(), script("aliyun-alb"));
         let route = route("aliyun-alb", &owner, &script);
         let planned = plan_stage(&route, Some(&stable()), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
@@ -1568,25 +1606,49 @@ mod tests {
             json!({"metadata": {"namespace": "shop", "name": name,
                    "annotations": {ALB_CANARY: "true", ALB_ORDER: order}}, "spec": {"ingressClassName": class}})
         };
-        let warning = alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "1", "nginx")]).unwrap();
+        let clash =
+            |others: &[&Value]| alb_order_clash_with_read("aliyun-alb", "gets", &planned, others.iter().copied());
+        let script_fix = "give the class a script that takes each canary's order from an annotation of its stable Ingress (docs/script-authors-guide.md §10 has one), under the key lua.traffic.routing.ingress.aliyun-alb of the ConfigMap kruise-rollout-configuration";
         assert_eq!(
-            warning,
-            "the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class already has; ALB needs each order to be unique (openkruise/rollouts#128): give this class a script that writes another order, under the key lua.traffic.routing.ingress.aliyun-alb of the ConfigMap kruise-rollout-configuration"
+            clash(&[&other("cart-canary", "1", "nginx")]).unwrap(),
+            format!(
+                "the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class has too; ALB needs each forwarding rule's order to be unique among the Ingresses of its class (openkruise/rollouts#128): one script writes the order of every canary Ingress of the class, so another constant clashes again at the next release: {script_fix}"
+            )
         );
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "2", "nginx")]), None);
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "1", "alb")]), None, "another ALB");
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&planned]), None, "itself");
-        let mut not_canary = other("cart", "1", "nginx");
+        assert_eq!(clash(&[&other("cart-canary", "2", "nginx")]), None);
+        assert_eq!(clash(&[&other("cart-canary", "1", "alb")]), None, "another ALB");
+        assert_eq!(clash(&[&planned]), None, "itself");
+        let mut elsewhere = other("cart-canary", "1", "nginx");
+        elsewhere["metadata"]["namespace"] = json!("cart");
+        assert_eq!(clash(&[&elsewhere]), None, "another namespace");
+        // Every forwarding rule of the class counts, an ordinary Ingress's too: the stable
+        // Ingress's own (the canary's rules are meant to come first), another one's.
+        let mut not_canary = other("legacy", "1", "nginx");
         not_canary["metadata"]["annotations"].as_object_mut().unwrap().remove(ALB_CANARY);
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&not_canary]), None);
-        // A script that writes another order makes the warning go away.
+        assert_eq!(
+            clash(&[&not_canary]).unwrap(),
+            format!(
+                "the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which Ingress shop/legacy of the same class has too; ALB needs each forwarding rule's order to be unique among the Ingresses of its class (openkruise/rollouts#128): give Ingress shop/legacy another order, or {script_fix}"
+            )
+        );
+        let mut ordered = stable();
+        ordered["metadata"]["annotations"][ALB_ORDER] = json!("1");
+        assert!(clash(&[&ordered]).unwrap().contains("which Ingress shop/web of the same class has too"));
+        let mut unordered = not_canary.clone();
+        unordered["metadata"]["annotations"].as_object_mut().unwrap().remove(ALB_ORDER);
+        assert_eq!(clash(&[&unordered]), None, "ALB's default order is not compared");
+        // A script that takes the order from the stable Ingress makes the warning go away.
         let custom = Script::new(
             "order.lua",
-            "local a = obj.annotations or {} a['alb.ingress.kubernetes.io/canary'] = 'true' a['alb.ingress.kubernetes.io/order'] = '2' return a",
+            "local a = obj.annotations or {} a['alb.ingress.kubernetes.io/canary'] = 'true' a['alb.ingress.kubernetes.io/order'] = a['example.com/canary-order'] or '1' return a",
         );
         let route = IngressRoute { script: &custom, builtin: false, ..route };
-        let planned = plan_stage(&route, Some(&stable()), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
-        assert_eq!(alb_order_clash("aliyun-alb", &planned, &[&other("cart-canary", "1", "nginx")]), None);
+        let mut stable_7 = stable();
+        stable_7["metadata"]["annotations"]["example.com/canary-order"] = json!("7");
+        let planned = plan_stage(&route, Some(&stable_7), None, &stage(Some("10%"), None)).unwrap().canary.unwrap();
+        assert_eq!(planned["metadata"]["annotations"][ALB_ORDER], "7");
+        let others = [other("cart-canary", "1", "nginx")];
+        assert_eq!(alb_order_clash_with_read("aliyun-alb", "gets", &planned, &others), None);
     }
 
     /// What the planner hands the provider: a Rollout `demo` routing through Ingress `web`.
@@ -1759,6 +1821,18 @@ mod tests {
             "{:?}",
             warned.warnings
         );
+        // The canary as read is noted for `status`; the plan warns of the planned one.
+        assert!(warned.notes.is_empty(), "{:?}", warned.notes);
+        let read = planning(&routed, &objects, Some(&made.planned));
+        assert_eq!(read.notes.len(), 1, "{:?}", read.notes);
+        assert!(
+            read.notes[0].starts_with(
+                "the canary Ingress has alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/cart-canary of the same class has too;"
+            ),
+            "{:?}",
+            read.notes
+        );
+        assert!(read.warnings.iter().any(|w| w.starts_with("the canary Ingress gets alb.ingress.kubernetes.io/order")));
         // Deleted at a finalise; nothing to delete, or left alone, is said why.
         let deleted = planning(&RoutingAction::Restore, &objects, Some(&made.planned));
         assert!(matches!(deleted.action, Action::Delete) && deleted.planned.is_null() && !deleted.untouched);

@@ -113,8 +113,9 @@ pub struct ObjectPlan {
     /// A write that leaves the stable Service without a rule (an HTTPRoute's, said why):
     /// `approve` refuses it without `--force`, as the requests it served get no route.
     pub strands_stable: Option<String>,
-    /// What `status` says of the object besides its position (each is a warning too): a canary
-    /// Ingress whose spec is not the one the stable Ingress makes now.
+    /// What `status` says of the object besides its position: a canary Ingress whose spec is not
+    /// the one the stable Ingress makes now (a warning too), or whose ALB order another Ingress of
+    /// its class has (the plan warns of the planned canary's order instead).
     pub notes: Vec<String>,
     /// The writes from `current` to `planned`, in order (one `Keep` when there are none).
     pub changes: Vec<Change>,

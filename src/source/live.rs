@@ -361,7 +361,7 @@ async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, 
 /// The stable and canary Ingress of each Ingress ref of `routings` (an absent canary is
 /// normal, and an Ingress's resource does not move: no second discovery for it), and, when one
 /// routes through aliyun-alb, the namespace's other Ingresses, listed at the same time: the plan
-/// warns when another canary Ingress already has the ALB order a step writes
+/// warns when another Ingress of the class already has the ALB order a step writes
 /// (openkruise/rollouts#128). A listing that is refused leaves that check out, with a warning.
 async fn read_ingresses(
     cluster: &Cluster,
@@ -393,7 +393,7 @@ async fn read_ingresses(
         Some(Ok(neighbours)) => neighbours,
         Some(Err(Error::Api { failure, .. })) if failure.code == Some(403) => {
             warnings.push(format!(
-                "cannot list the Ingresses of namespace {} ({failure}): the aliyun-alb order clash with other canary Ingresses (openkruise/rollouts#128) is not checked",
+                "cannot list the Ingresses of namespace {} ({failure}): the aliyun-alb order clash with the other Ingresses of the class (openkruise/rollouts#128) is not checked",
                 cluster.namespace
             ));
             Vec::new()
