@@ -408,6 +408,75 @@ fn leftover_originals(objects: &ObjectIndex, routing: &Routing) -> Vec<String> {
     .collect()
 }
 
+/// openkruise/rollouts#128 between plans (the provider checks each planned canary Ingress
+/// against the Ingresses read): warns at each stage where a plan's canary Ingress gets the ALB
+/// order that another canary Ingress, one not among `objects` (not made yet), gets at a stage of
+/// its plan: made by Rollouts planned together (`plan -f`, an approve of several), the two clash
+/// while both releases run. `routings` are the plans' routings, for each canary's class.
+/// Returns the indices of the plans warned.
+pub fn warn_alb_orders_between(
+    plans: &mut [&mut RoutingPlan],
+    objects: &ObjectIndex,
+    routings: &[Routing],
+) -> BTreeSet<usize> {
+    let class_types: BTreeMap<ObjectKey, &str> = routings
+        .iter()
+        .flat_map(|routing| {
+            routing.providers.iter().filter_map(move |provider| match provider {
+                Provider::Ingress { name, class_type } => {
+                    Some((ingress::canary_key(routing, name), class_type.as_str()))
+                }
+                _ => None,
+            })
+        })
+        .collect();
+    // Where a plan's canary Ingresses are (stage, object), with their class.
+    let canaries = |plan: &RoutingPlan| -> Vec<(usize, usize, &str)> {
+        let mut found = Vec::new();
+        for (s, stage) in plan.stages.iter().enumerate() {
+            for (o, object) in stage.objects.iter().enumerate() {
+                if let Some(class_type) = class_types.get(&object.key) {
+                    found.push((s, o, *class_type));
+                }
+            }
+        }
+        found
+    };
+    // Each canary Ingress not made yet, at the first stage that gives it each order.
+    let mut unmade: Vec<(&ObjectKey, &Value, &str, &str)> = Vec::new();
+    for plan in plans.iter() {
+        for (s, o, _) in canaries(plan) {
+            let (stage, object) = (&plan.stages[s], &plan.stages[s].objects[o]);
+            let order = &object.planned["metadata"]["annotations"][ingress::ALB_ORDER];
+            let known = unmade.iter().any(|(key, made, ..)| {
+                *key == &object.key && &made["metadata"]["annotations"][ingress::ALB_ORDER] == order
+            });
+            if order.is_string() && objects.get(&object.key).is_none() && !known {
+                unmade.push((&object.key, &object.planned, &plan.owner, &stage.label));
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    for (p, plan) in plans.iter().enumerate() {
+        for (s, o, class_type) in canaries(plan) {
+            let planned = &plan.stages[s].objects[o].planned;
+            let clash = unmade.iter().find_map(|(_, twin, owner, stage)| {
+                let order = ingress::shared_alb_order(planned, twin)?;
+                let twin_has =
+                    format!("gets too at {stage} of {owner} (not made yet: they clash while both releases run)");
+                Some(ingress::alb_order_clash(class_type, "gets", order, twin, &twin_has))
+            });
+            warnings.extend(clash.map(|warning| (p, s, o, warning)));
+        }
+    }
+    let mut warned = BTreeSet::new();
+    for (p, s, o, warning) in warnings {
+        plans[p].stages[s].objects[o].warnings.push(warning);
+        warned.insert(p);
+    }
+    warned
+}
+
 /// What is said of an object that a Rollout's own routing and its TrafficRouting `cr` both
 /// plan: the controller reconciles the two independently (docs/controller-semantics.md §2), and
 /// each rewrites the object from the stored original whenever it differs from its own result
@@ -474,6 +543,81 @@ mod tests {
         assert!(warned(rollout(Some("Progressing")), vs("new.example.com")).is_empty());
         assert!(warned(rollout(None), vs("new.example.com")).is_empty());
         assert!(warned(rollout(Some("Healthy")), vs("old.example.com")).is_empty());
+    }
+
+    #[test]
+    fn canary_ingresses_planned_together_with_one_alb_order_are_warned_of_in_each_plan() {
+        // Rollouts shop and cart, each through an aliyun-alb Ingress of class alb, and other,
+        // whose Ingress is of another class.
+        let app = |name: &str, class: &str| {
+            let rollout = Rollout::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": name, "namespace": "demo"},
+                "spec": {"strategy": {"canary": {
+                    "steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": "100%"}],
+                    "trafficRoutings": [{"service": name, "ingress": {"classType": "aliyun-alb", "name": name}}]}}}
+            }))
+            .unwrap();
+            let ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                "metadata": {"name": name, "namespace": "demo"},
+                "spec": {"ingressClassName": class, "rules": [{"http": {"paths": [
+                    {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": name, "port": {"number": 80}}}}]}}]}});
+            (rollout, ingress)
+        };
+        let apps = [app("shop", "alb"), app("cart", "alb"), app("other", "alb-internal")];
+        let mut objects = ObjectIndex::default();
+        for (_, ingress) in &apps {
+            objects.insert("demo", ingress.clone());
+        }
+        let catalog = ScriptCatalog::default();
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let mut plans: Vec<RoutingPlan> = apps
+            .iter()
+            .map(|(rollout, _)| planner.plan_rollout(rollout, "demo", None, &rollout.stages()).unwrap())
+            .collect();
+        let routings: Vec<Routing> = apps.iter().filter_map(|(r, _)| Routing::of_rollout(r, "demo")).collect();
+        let clashes = |plans: &[RoutingPlan]| -> Vec<Vec<String>> {
+            plans
+                .iter()
+                .map(|plan| {
+                    plan.stages
+                        .iter()
+                        .flat_map(|s| &s.objects)
+                        .flat_map(|o| &o.warnings)
+                        .filter(|w| w.contains("openkruise/rollouts#128"))
+                        .cloned()
+                        .collect()
+                })
+                .collect()
+        };
+        assert!(clashes(&plans).iter().all(Vec::is_empty), "each against the Ingresses read: none");
+        let warned = warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &objects, &routings);
+        assert_eq!(warned, BTreeSet::from([0, 1]));
+        let [shop, cart, other] = clashes(&plans).try_into().unwrap();
+        assert_eq!(shop.len(), 1, "step 1 only: step 2 deletes the canary: {shop:?}");
+        assert!(shop[0].starts_with("the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress demo/cart-canary of the same class gets too at step 1/2 of Rollout demo/cart (not made yet: they clash while both releases run); ALB needs"), "{shop:?}");
+        assert!(
+            cart[0].contains(
+                "canary Ingress demo/shop-canary of the same class gets too at step 1/2 of Rollout demo/shop"
+            )
+        );
+        assert!(other.is_empty(), "another class: {other:?}");
+        // A canary that exists already (cart's) is checked against as read, by the provider;
+        // the other (shop's, not made yet) against the plans.
+        let mut made = plans[1].stages[0].objects[0].planned.as_ref().clone();
+        made["metadata"]["annotations"]["alb.ingress.kubernetes.io/order"] = json!("1");
+        objects.insert("demo", made);
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let mut plans: Vec<RoutingPlan> = apps[..2]
+            .iter()
+            .map(|(rollout, _)| planner.plan_rollout(rollout, "demo", None, &rollout.stages()).unwrap())
+            .collect();
+        assert_eq!(warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &objects, &routings), [1].into());
+        let [shop, cart] = clashes(&plans).try_into().unwrap();
+        assert_eq!(shop.len(), 1, "{shop:?}");
+        assert!(shop[0].contains("which canary Ingress demo/cart-canary of the same class has too;"), "{shop:?}");
+        assert_eq!(cart.len(), 1, "{cart:?}");
+        assert!(cart[0].contains("which canary Ingress demo/shop-canary of the same class gets too at step 1/2"));
     }
 
     fn rollout() -> Rollout {

@@ -412,7 +412,7 @@ impl Snapshot {
     }
 
     /// The routing of every Rollout and TrafficRouting.
-    fn routings(&self) -> impl Iterator<Item = Routing> + '_ {
+    pub fn routings(&self) -> impl Iterator<Item = Routing> + '_ {
         self.rollouts
             .iter()
             .filter_map(|r| Routing::of_rollout(&r.item, &r.namespace))

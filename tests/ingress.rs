@@ -221,6 +221,67 @@ fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
         .stdout_has("warning: Ingress demo/web-canary is not Rollout demo/web's canary Ingress (it has no controller owner; it routes to Service bob, not to the canary Service web-canary): the controller patches its annotations as if it were, and deletes it when the release ends\n");
 }
 
+/// App `name` in namespace demo: its Rollout (20%, then 100%) through its aliyun-alb Ingress of
+/// class `alb`, with `annotations` on that Ingress.
+fn alb_app(name: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {{name: {name}, namespace: demo, annotations: {annotations}}}
+spec:
+  ingressClassName: alb
+  rules:
+  - http:
+      paths:
+      - {{path: /, pathType: Prefix, backend: {{service: {{name: {name}, port: {{number: 80}}}}}}}}
+---
+apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata: {{name: {name}, namespace: demo}}
+spec:
+  workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  strategy:
+    canary:
+      steps:
+      - {{replicas: 1, traffic: 20%}}
+      - {{replicas: 100%}}
+      trafficRoutings:
+      - service: {name}
+        ingress: {{classType: aliyun-alb, name: {name}}}
+"
+    )
+}
+
+#[test]
+fn plan_f_warns_of_two_planned_canary_ingresses_with_one_alb_order() {
+    let test = Test::new().file("alb/shop.yaml", &alb_app("shop", "{}")).file("alb/cart.yaml", &alb_app("cart", "{}"));
+    let mut out = test.run_args(["plan", "-f", "alb"]).success();
+    for (plan, other) in [("cart", "shop"), ("shop", "cart")] {
+        out = out.stdout_has(&format!(
+            "warning: the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress demo/{other}-canary of the same class gets too at step 1/2 of Rollout demo/{other} (not made yet: they clash while both releases run); ALB needs each forwarding rule's order to be unique among the Ingresses of its class (openkruise/rollouts#128): one script writes"
+        ));
+        let heading = format!("{plan}\n");
+        let block =
+            out.stdout.split("\nRollout demo/").find(|b| b.trim_start_matches("Rollout demo/").starts_with(&heading));
+        let block = block.unwrap();
+        assert_eq!(block.matches("openkruise/rollouts#128").count(), 1, "step 1 only: {block}");
+    }
+    // Orders of their own, from the stable Ingresses, through the guide's script: no warning.
+    let guide = std::fs::read_to_string(repo("docs/script-authors-guide.md")).unwrap();
+    let script = guide.split("<!-- file: lua/trafficrouting_ingress/aliyun-alb.lua -->\n```lua\n").nth(1).unwrap();
+    let script = script.split("```").next().unwrap();
+    let own = Test::new()
+        .file("alb/shop.yaml", &alb_app("shop", "{example.com/canary-order: \"7\"}"))
+        .file("alb/cart.yaml", &alb_app("cart", "{example.com/canary-order: \"8\"}"))
+        .file("alb.lua", script);
+    let out = own
+        .run_args(["plan", "-f", "alb", "--script", "ingress.aliyun-alb=alb.lua"])
+        .success()
+        .stdout_has("+    alb.ingress.kubernetes.io/order: \"7\"")
+        .stdout_has("+    alb.ingress.kubernetes.io/order: \"8\"");
+    assert!(!out.stdout.contains("openkruise/rollouts#128"), "{}", out.stdout);
+}
+
 #[test]
 fn an_ingress_classs_script_is_given_with_script_ingress_class() {
     let mine = "local a = obj.annotations or {} a['example.com/weight'] = obj.weight return a";
@@ -671,6 +732,33 @@ mod cluster {
         Test::new().kubeconfig(&server).args(["plan", "web"]).run().success().stdout_has(
             "warning: the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which Ingress shop/legacy of the same class has too; ALB needs each forwarding rule's order to be unique among the Ingresses of its class (openkruise/rollouts#128): give Ingress shop/legacy another order, or give the class a script",
         );
+    }
+
+    #[test]
+    fn plan_and_approve_of_two_rollouts_warn_of_the_alb_order_both_canaries_get() {
+        // Rollout cart: web's twin, through its own Ingress cart, neither canary made yet.
+        let renamed =
+            |object: Value| serde_json::from_str::<Value>(&object.to_string().replace("\"web", "\"cart")).unwrap();
+        let server = serving("aliyun-alb", 1, "StepPaused")
+            .object(renamed(rollout("aliyun-alb", 1, "StepPaused")))
+            .object(renamed(stable_ingress("aliyun-alb")))
+            .object(service("cart"))
+            .object(service("cart-canary"))
+            .start();
+        let test = Test::new().kubeconfig(&server);
+        let clash = |other: &str| {
+            format!(
+                "warning: the canary Ingress gets alb.ingress.kubernetes.io/order: \"1\", which canary Ingress shop/{other}-canary of the same class gets too at step 1/3 of Rollout shop/{other} (not made yet: they clash while both releases run)"
+            )
+        };
+        test.run_args(["plan", "web", "cart"]).success().stdout_has(&clash("cart")).stdout_has(&clash("web"));
+        test.run_args(["approve", "web", "cart", "--yes"])
+            .success()
+            .stdout_has(&clash("cart"))
+            .stdout_has(&clash("web"));
+        // Made: each is checked against the other as read.
+        let out = test.run_args(["plan", "web"]).success();
+        out.stdout_has("which canary Ingress shop/cart-canary of the same class has too;");
     }
 
     #[test]

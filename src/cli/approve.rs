@@ -14,10 +14,10 @@ use crate::change::Change;
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::{
-    ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Rollout, Stage, StrategyKind, approval_progress,
+    ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Rollout, Routing, Stage, StrategyKind, approval_progress,
 };
 use crate::output;
-use crate::plan::{RoutingPlan, StagePlan};
+use crate::plan::{self, RoutingPlan, StagePlan};
 use crate::providers::{Action, ObjectPlan};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
@@ -467,7 +467,7 @@ impl Run<'_> {
             targeted.iter().map(|(rollout, _)| (rollout.namespace.as_str(), rollout.item.name.as_str())),
         )?;
         // Every guard passes for every Rollout before anything is written.
-        let approvals = targeted
+        let mut approvals = targeted
             .into_iter()
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
@@ -481,6 +481,9 @@ impl Run<'_> {
                 Ok(Approval { rollout, stage, plan, early })
             })
             .collect::<Result<Vec<_>, Error>>()?;
+        let routings: Vec<Routing> = live.snapshot.routings().collect();
+        let mut plans: Vec<&mut RoutingPlan> = approvals.iter_mut().map(|a| &mut a.plan).collect();
+        plan::warn_alb_orders_between(&mut plans, &live.snapshot.objects, &routings);
         let planned = approvals
             .iter()
             .flat_map(|a| a.plan.stages.iter().flat_map(|s| &s.objects).map(|o| (a.rollout.item.name.as_str(), o)));

@@ -8,7 +8,7 @@ use crate::lua::Limits;
 use crate::model::ObjectIndex;
 use crate::model::{Ending, ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
-use crate::plan::{Planner, RoutingPlan};
+use crate::plan::{self, Planner, RoutingPlan};
 use crate::scripts::{self, ConfigMapPlace, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
@@ -275,6 +275,13 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 }
                 Err(error) => errors.push(error),
             }
+        }
+        // Canaries planned together may clash (their texts are re-rendered with the warning).
+        let routings: Vec<Routing> = live.snapshot.routings().collect();
+        let warned =
+            plan::warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &live.snapshot.objects, &routings);
+        for p in warned.into_iter().filter(|_| render_now) {
+            texts[p] = Some(output::plan_block(&plans[p], style).map_err(Error::Input)?);
         }
         let failed = match one_error(errors) {
             Some(error) if plans.is_empty() => return Err(error.into()),

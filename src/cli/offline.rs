@@ -6,9 +6,9 @@ use super::{
 };
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Evaluated, Obj, Printed, Script, ScriptError, ScriptErrorKind};
-use crate::model::FieldMessage;
+use crate::model::{FieldMessage, Routing};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::{Planner, RoutingPlan};
+use crate::plan::{self, Planner, RoutingPlan};
 use crate::providers::Action;
 use crate::providers::gateway::testcase::HttpRouteTestCase;
 use crate::providers::ingress::{self, testcase::IngressTestCase};
@@ -156,6 +156,8 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
         return Ok(Outcome::Done);
     }
+    let routings: Vec<Routing> = snapshot.routings().collect();
+    plan::warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &snapshot.objects, &routings);
     for plan in &mut plans {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
