@@ -619,9 +619,19 @@ pub(crate) fn note_routing_left(
     let restore = format!("`kubectl rollout-lua restore {}` puts the routing before the release back", rollout.name);
     let mut notes = Vec::new();
     for view in views.iter_mut().filter(|v| v.routed) {
-        let Position::AtStep { steps } = &view.position else { continue };
         let what = format!("{} {}/{}", view.kind, view.namespace, view.name);
-        let note = if let Some(does) = own.as_ref().and_then(|routing| restore_does(routing, view)) {
+        let own_restore = own.as_ref().and_then(|routing| restore_does(routing, view));
+        if let (Position::Drifted, Some(does)) = (&view.position, own_restore) {
+            // Routed by a release, and edited since (or the steps changed since it was routed).
+            let note = format!(
+                "{why}, but {what} is at none of its steps and not at its original: edited since a release left it routed, or routed by steps since changed; {restore} ({does}), discarding what differs, which it shows first and asks about (or --force)"
+            );
+            view.notes.push(note.clone());
+            notes.push(note);
+            continue;
+        }
+        let Position::AtStep { steps } = &view.position else { continue };
+        let note = if let Some(does) = own_restore {
             let steps: Vec<String> = steps.iter().map(Stage::to_string).collect();
             format!(
                 "{why}, but {what} still routes as {}: the controller leaves it so until the next release; {restore} ({does})",
@@ -739,6 +749,8 @@ mod tests {
                 format!(
                     "the release is over (phase Healthy), but HTTPRoute shop/route still routes as step 1: {restore} (it runs the controller's restore of its rules)"
                 ),
+                // Edited since: restore discards the edits, and says so first.
+                "the release is over (phase Healthy), but VirtualService shop/vs is at none of its steps and not at its original: edited since a release left it routed, or routed by steps since changed; `kubectl rollout-lua restore web` puts the routing before the release back (it puts the stored original back), discarding what differs, which it shows first and asks about (or --force)".into(),
             ]
         );
         let left: Vec<bool> = noted.iter().map(|v| v.left_routed).collect();

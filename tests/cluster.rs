@@ -585,7 +585,10 @@ fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_w
     let mut edited = vs(&server);
     edited["spec"]["http"][0]["timeout"] = json!("5s");
     server.put_object(edited);
-    test.run_args(["status", "demo"]).success().stdout_has("VirtualService shop/demo   drifted");
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has("VirtualService shop/demo   drifted")
+        .stdout_has("note: the release is over (phase Healthy), but VirtualService shop/demo is at none of its steps and not at its original: edited since");
     server.clear_log();
     test.run_args(["restore", "demo", "--yes"])
         .status(3)
