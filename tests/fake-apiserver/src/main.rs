@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fake_apiserver::{FakeApiServer, LoggedRequest, parse_objects, plugin_kinds};
+use fake_apiserver::{FakeApiServer, LoggedRequest, Rule, parse_objects, plugin_kinds};
 
 const USAGE: &str = "\
-usage: fake-apiserver [--port N] [--latency-ms N] [--kubeconfig OUT] [--namespace NS] FIXTURE...
+usage: fake-apiserver [--port N] [--latency-ms N] [--kubeconfig OUT] [--namespace NS]
+                      [--deny RULE]... [--grant RULE]... FIXTURE...
 
 Serves Kruise Rollout, Istio, ConfigMap, Service, Deployment, Lease, Ingress and HTTPRoute
 resources (what plan, approve, restore, status and record read and write) on
@@ -22,7 +23,12 @@ until interrupted.
   --port N          listen on port N (default: any free port)
   --latency-ms N    delay every response by N milliseconds
   --kubeconfig OUT  write a kubeconfig for the server to OUT
-  --namespace NS    namespace of the kubeconfig's current context (default: default)";
+  --namespace NS    namespace of the kubeconfig's current context (default: default)
+  --deny RULE       answer the requests RULE matches with 403 Forbidden, as RBAC would
+  --grant RULE      allow only what a grant matches (as a Role does), deny rules still deny
+
+A RULE is VERBS:RESOURCES[:NAMES], each a comma-separated list or *, a resource as
+plural or plural/subresource (e.g. --deny patch:rollouts/status, --grant get,list,watch:*).";
 
 struct Options {
     port: u16,
@@ -30,6 +36,18 @@ struct Options {
     kubeconfig: Option<PathBuf>,
     namespace: String,
     fixtures: Vec<PathBuf>,
+    denied: Vec<Rule>,
+    granted: Vec<Rule>,
+}
+
+/// `VERBS:RESOURCES[:NAMES]`, each a comma-separated list or `*`.
+fn rule(text: &str) -> Result<Rule, String> {
+    let list = |part: &str| part.split(',').map(str::to_string).collect::<Vec<_>>();
+    match text.split(':').collect::<Vec<_>>()[..] {
+        [verbs, resources] => Ok(Rule::new(list(verbs)).resources(list(resources))),
+        [verbs, resources, names] => Ok(Rule::new(list(verbs)).resources(list(resources)).names(list(names))),
+        _ => Err(format!("{text:?}: a rule is VERBS:RESOURCES[:NAMES]\n\n{USAGE}")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -52,6 +70,12 @@ fn run() -> Result<(), String> {
         .port(options.port)
         .latency(options.latency)
         .on_request(print_request);
+    for denied in options.denied {
+        builder = builder.deny(denied);
+    }
+    for granted in options.granted {
+        builder = builder.grant(granted);
+    }
     for path in fixture_files(&options.fixtures)? {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         for object in parse_objects(&text).map_err(|e| format!("{}: {e}", path.display()))? {
@@ -77,6 +101,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
         kubeconfig: None,
         namespace: "default".into(),
         fixtures: Vec::new(),
+        denied: Vec::new(),
+        granted: Vec::new(),
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| args.next().ok_or(format!("{flag} needs a value\n\n{USAGE}"));
@@ -91,6 +117,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>,
             }
             "--kubeconfig" => options.kubeconfig = Some(value("--kubeconfig")?.into()),
             "--namespace" => options.namespace = value("--namespace")?,
+            "--deny" => options.denied.push(rule(&value("--deny")?)?),
+            "--grant" => options.granted.push(rule(&value("--grant")?)?),
             flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}\n\n{USAGE}")),
             fixture => options.fixtures.push(fixture.into()),
         }

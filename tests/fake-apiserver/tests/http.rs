@@ -785,6 +785,8 @@ fn the_binary_serves_fixtures_and_writes_a_kubeconfig() {
         .arg("--kubeconfig")
         .arg(&kubeconfig)
         .args(["--namespace", "demo"])
+        // A deny rule as RBAC would give: this Rollout may not be read, others may.
+        .args(["--deny", "get:rollouts:hidden"])
         .arg(&fixture)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -795,6 +797,7 @@ fn the_binary_serves_fixtures_and_writes_a_kubeconfig() {
     let url = url.trim().to_string();
     let config = std::fs::read_to_string(&kubeconfig).unwrap();
     let served = get_over_tcp(&url, "/apis/rollouts.kruise.io/v1beta1/namespaces/demo/rollouts/demo");
+    let denied = get_over_tcp(&url, "/apis/rollouts.kruise.io/v1beta1/namespaces/demo/rollouts/hidden");
     // Every kind the plugin uses: the claim's Leases, the workloads, the other routing kinds.
     let kinds: Vec<String> =
         ["coordination.k8s.io/v1", "apps/v1", "networking.k8s.io/v1", "gateway.networking.k8s.io/v1"]
@@ -807,6 +810,7 @@ fn the_binary_serves_fixtures_and_writes_a_kubeconfig() {
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     assert!(config.contains(&format!("server: {url}")) && config.contains("demo"), "{config}");
     assert!(served.starts_with("HTTP/1.1 200") && served.contains("\"name\":\"demo\""), "{served}");
+    assert!(denied.starts_with("HTTP/1.1 403") && denied.contains("\"reason\":\"Forbidden\""), "{denied}");
     for (served, kind) in kinds.iter().zip(["\"Lease\"", "\"Deployment\"", "\"Ingress\"", "\"HTTPRoute\""]) {
         assert!(served.starts_with("HTTP/1.1 200") && served.contains(kind), "{kind}: {served}");
     }
