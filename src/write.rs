@@ -195,9 +195,9 @@ struct InFlight {
     key: ObjectKey,
     /// Its state before this run.
     backup: Option<PathBuf>,
-    /// What a request out for it may have done (`out_for`), the same for a rollback, or what an
+    /// What a request out for it may have done (`may_be`), the same for a rollback, or what an
     /// unheard write may be (`Unheard::out`).
-    may_be: &'static str,
+    may_be: String,
     /// The request makes the object (it did not exist before this run).
     makes: bool,
 }
@@ -225,8 +225,8 @@ impl Unheard {
     /// What the object may be, as a request out for it.
     fn out(&self) -> InFlight {
         let may_be = match self.how {
-            MayLand::ReadBackUnapplied => MAY_LAND,
-            MayLand::Unread => UNREAD,
+            MayLand::ReadBackUnapplied => MAY_LAND.to_string(),
+            MayLand::Unread => may_be(&self.change, "reading it again failed; the server may still apply it"),
         };
         let makes = matches!(self.change, Change::Create { .. });
         InFlight { key: self.key.clone(), backup: self.backup.clone(), may_be, makes }
@@ -242,18 +242,21 @@ fn done_by(change: &Change) -> &'static str {
     }
 }
 
-/// What the object of a write whose request was out may be: a request to the API server
-/// lands whole or not at all.
-fn out_for(change: &Change) -> &'static str {
-    match change {
-        Change::Create { .. } => "may or may not have been made (its create was out)",
-        Change::Delete { .. } => "may or may not be deleted (its delete was out)",
-        _ => "may or may not be written (its write was out)",
-    }
+/// What the object of a write whose outcome is unknown may be, and why (a request lands whole
+/// or not at all).
+fn may_be(change: &Change, why: &str) -> String {
+    let what = match change {
+        Change::Create { .. } => "may or may not have been made",
+        Change::Delete { .. } => "may or may not be deleted",
+        _ => "may or may not be written",
+    };
+    format!("{what} ({why})")
 }
+
+/// Why a write's outcome is unknown while its request is out.
+const OUT: &str = "its request was out";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
-const UNREAD: &str = "may or may not be written (reading it again failed; the server may still apply it)";
 /// After a report that names a request whose outcome is unknown.
 const UNSURE: &str = "  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
@@ -565,8 +568,9 @@ impl<'a> Writer<'a> {
             let seen = self.seen.get(&key).cloned();
             let version = seen.as_ref().and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
-            let (makes, may_be) = (matches!(change, Change::Create { .. }), out_for(&change));
-            self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be, makes });
+            let makes = matches!(change, Change::Create { .. });
+            let out = || InFlight { key: key.clone(), backup: backup.clone(), may_be: may_be(&change, OUT), makes };
+            self.in_flight = Some(out());
             let sent = self.send(resource, &key, &request).await;
             self.in_flight = None;
             match sent {
@@ -583,7 +587,7 @@ impl<'a> Writer<'a> {
                     )));
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-                    self.in_flight = Some(InFlight { key: key.clone(), backup: backup.clone(), may_be, makes });
+                    self.in_flight = Some(out());
                     let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
                     let unheard = |how| Unheard {
@@ -599,7 +603,7 @@ impl<'a> Writer<'a> {
                         Err(e) => {
                             self.may_land.push(unheard(MayLand::Unread));
                             return Err(Error::Input(format!(
-                                "{doing}: {failure}; reading it again to tell whether it was written failed too: {e}"
+                                "{doing}: {failure}; reading it again to tell whether it landed failed too: {e}"
                             )));
                         }
                     };
@@ -998,7 +1002,7 @@ impl<'a> Writer<'a> {
                 None => inverse,
             };
             let backup = self.backup_of(&key).cloned();
-            self.in_flight = Some(InFlight { key: key.clone(), backup, may_be: ROLLBACK_OUT, makes: false });
+            self.in_flight = Some(InFlight { key: key.clone(), backup, may_be: ROLLBACK_OUT.into(), makes: false });
             let mut attempt = 0;
             let fate = loop {
                 let seen = self.seen.get(&key).or(inverse.before()).cloned();
@@ -1329,13 +1333,20 @@ pub async fn preflight(cluster: &Cluster, permissions: Vec<Permission>) -> Resul
     if missing.is_empty() {
         return Ok(());
     }
+    Err(Error::Refused(format!("nothing was written: {}", not_allowed(cluster, &missing))))
+}
+
+/// `you may not` and the `missing` permissions a line each, then a Role and RoleBinding that
+/// would grant them.
+fn not_allowed(cluster: &Cluster, missing: &[Permission]) -> String {
     let lines: Vec<String> = missing.iter().map(|p| format!("  {p}")).collect();
-    Err(Error::Refused(format!(
-        "nothing was written: {} may not\n{}\nA Role and RoleBinding that would grant it:\n\n{}",
+    format!(
+        "{} may not\n{}\nA Role and RoleBinding that would grant {}:\n\n{}",
         who(cluster),
         lines.join("\n"),
-        output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
-    )))
+        if missing.len() == 1 { "it" } else { "them" },
+        output::paint(output::DIM, &rbac::grant(missing, cluster.user.as_deref()))
+    )
 }
 
 /// Asks for `update` on the `finalizers` of the owners that creating the objects of the changes
@@ -1391,12 +1402,14 @@ fn who(cluster: &Cluster) -> String {
     cluster.user.as_deref().map_or("you".to_string(), |u| format!("user {u}"))
 }
 
-/// What claiming Rollouts in `namespace` needs: get, create, update and delete on Leases.
-pub fn claim_permissions(namespace: &str) -> Vec<Permission> {
-    ["get", "create", "update", "delete"]
-        .iter()
-        .map(|verb| lease_resource().permission(verb, None, namespace))
-        .collect()
+/// What claiming `rollouts` in `namespace` needs: get, create, update and delete on their Leases.
+pub fn claim_permissions(namespace: &str, rollouts: &[String]) -> Vec<Permission> {
+    let verbs = ["get", "create", "update", "delete"];
+    let on = |rollout: &String| {
+        let lease = lease_key(namespace, rollout).name;
+        verbs.map(|verb| lease_resource().permission(verb, None, namespace).on(&lease))
+    };
+    rollouts.iter().flat_map(on).collect()
 }
 
 #[cfg(test)]

@@ -1057,8 +1057,8 @@ mod cluster {
             serving("nginx", 1, "StepPaused").deny(Rule::new(["create", "delete"]).resources(["ingresses"])).start();
         approve(&server)
             .status(3)
-            .stderr_has("  create ingresses (API group networking.k8s.io) in namespace shop\n  delete ingresses (API group networking.k8s.io) in namespace shop")
-            .stderr_has("resources: [\"ingresses\"]\n  verbs: [\"create\", \"delete\"]");
+            .stderr_has("  create ingresses (API group networking.k8s.io) in namespace shop\n  delete ingresses named web-canary (API group networking.k8s.io) in namespace shop")
+            .stderr_has("resources: [\"ingresses\"]\n  verbs: [\"create\"]\n- apiGroups: [\"networking.k8s.io\"]\n  resources: [\"ingresses\"]\n  resourceNames: [\"web-canary\"]\n  verbs: [\"delete\"]");
         assert_eq!(ingress_writes(&server), Vec::<String>::new());
     }
 
@@ -1074,8 +1074,8 @@ mod cluster {
             .start();
         approve(&server)
             .status(1)
-            .stderr_has("note: you may not\n  update rollouts/finalizers (API group rollouts.kruise.io) in namespace shop\nwhich creating Ingress shop/web-canary needs where the API server enforces owner-reference permissions")
-            .stderr_has("resources: [\"rollouts/finalizers\"]\n  verbs: [\"update\"]")
+            .stderr_has("note: you may not\n  update rollouts/finalizers named web (API group rollouts.kruise.io) in namespace shop\nwhich creating Ingress shop/web-canary needs where the API server enforces owner-reference permissions")
+            .stderr_has("resources: [\"rollouts/finalizers\"]\n  resourceNames: [\"web\"]\n  verbs: [\"update\"]")
             .stderr_has("error: creating Ingress shop/web-canary: ingresses.networking.k8s.io \"web-canary\" is forbidden: cannot set blockOwnerDeletion")
             .stderr_has("  nothing was written");
         assert_eq!(state(&server), "StepPaused");
@@ -1173,7 +1173,7 @@ mod cluster {
             .args(["approve", "web", "--yes", "--request-timeout", "2s"])
             .run()
             .status(1)
-            .stderr_has("reading it again to tell whether it was written failed too")
+            .stderr_has("reading it again to tell whether it landed failed too")
     }
 
     #[test]
@@ -1196,8 +1196,8 @@ mod cluster {
         // The canary's create (write 2) or its patch (write 3) is held, and two SIGINTs stop the
         // run at once: there is no backup to look for, as the canary did not exist before.
         for (k, may_be) in [
-            (2, "may or may not have been made (its create was out)"),
-            (3, "may or may not be written (its write was out)"),
+            (2, "may or may not have been made (its request was out)"),
+            (3, "may or may not be written (its request was out)"),
         ] {
             let server = serving("nginx", 1, "StepPaused").start();
             let held = server.pause(Requests::Writes, k, Stage::BeforeStore);
@@ -1235,6 +1235,17 @@ mod cluster {
             .stderr_has("`kubectl rollout-lua status` shows where each object now stands");
         // Six requests of 1s; loose, as the machine is shared.
         assert!(took < Duration::from_secs(20), "took {took:?}");
+        // From the create (write 2) on: what a create may have done, unread.
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.hang_from_write(2);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "web", "--yes", "--request-timeout", "1s"])
+            .run()
+            .status(1)
+            .stderr_has("error: creating Ingress shop/web-canary at http://127.0.0.1:")
+            .stderr_has("reading it again to tell whether it landed failed too")
+            .stderr_has("  Ingress shop/web-canary: may or may not have been made (reading it again failed; the server may still apply it); it did not exist before this run\n");
     }
 
     #[test]

@@ -136,7 +136,7 @@ fn an_approval_that_cannot_be_read_back_keeps_its_routing_as_it_may_still_land()
     let out = test
         .run_args(["approve", "demo", "--yes", "--request-timeout", "2s"])
         .status(1)
-        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("The approval of Rollout demo could not be read back, and the API server may still apply it.")
         .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land, so its routing (step 2/3) stays")
         .stderr_has("Rollout shop/demo: may or may not be written (reading it again failed; the server may still apply it)\n  nothing else was written");
@@ -189,7 +189,7 @@ fn the_rollback_undoes_a_write_of_its_own_that_landed_unheard_and_names_nobody_e
         .args(["approve", "demo", "--yes", "--request-timeout", "2s"])
         .run()
         .status(1)
-        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("a write of this run's that it did not hear of has landed; rolling it back too")
         .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
     assert!(!out.stderr.contains("someone changed it"), "{}", out.stderr);
@@ -959,7 +959,7 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     out.status(130)
         .stderr_has("stopped at once by a second signal")
         .stderr_has(
-            "VirtualService shop/demo: may or may not be written (its write was out); its state before this run: ",
+            "VirtualService shop/demo: may or may not be written (its request was out); its state before this run: ",
         )
         .stderr_has("the claim on Rollout shop/demo is left to expire");
     pause.release();
@@ -1343,7 +1343,7 @@ fn a_later_steps_write_that_landed_unheard_is_rolled_back_to_the_step_before() {
     let out = child
         .finish()
         .status(1)
-        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3); a later write of it was rolled back");
     assert!(!out.stderr.contains("may or may not be written"), "{}", out.stderr);
     assert_eq!(
@@ -1519,7 +1519,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
     let out = out
         .stderr_has("updating VirtualService shop/demo at http://")
         .stderr_has("timed out")
-        .stderr_has("reading it again to tell whether it was written failed too")
+        .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
         .stderr_has("); a later write of it may or may not be written (reading it again failed; the server may still apply it) (its state before this run: ")
         .stderr_has("nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands")
