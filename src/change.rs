@@ -104,11 +104,11 @@ impl Change {
         }
     }
 
-    /// The owners (`apiVersion`, `kind`) whose deletion the object this change creates, or
+    /// The owners (`apiVersion`, `kind`, `name`) whose deletion the object this change creates, or
     /// whose undo re-creates, would block (`blockOwnerDeletion: true`). An API server that
     /// enforces owner-reference permissions (the OwnerReferencesPermissionEnforcement admission
     /// plugin, on in OpenShift) lets only who may update an owner's `finalizers` set one.
-    pub fn blocking_owners(&self) -> Vec<(&str, &str)> {
+    pub fn blocking_owners(&self) -> Vec<(&str, &str, &str)> {
         let object = match self {
             Change::Create { object, .. } => object,
             Change::Delete { before, .. } => before,
@@ -117,7 +117,7 @@ impl Change {
         let references = object["metadata"]["ownerReferences"].as_array().into_iter().flatten();
         references
             .filter(|r| r["blockOwnerDeletion"] == true)
-            .filter_map(|r| Some((r["apiVersion"].as_str()?, r["kind"].as_str()?)))
+            .filter_map(|r| Some((r["apiVersion"].as_str()?, r["kind"].as_str()?, r["name"].as_str()?)))
             .collect()
     }
 
@@ -511,7 +511,7 @@ mod tests {
             {"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "name": "web", "blockOwnerDeletion": true},
             {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "blockOwnerDeletion": false},
             {"apiVersion": "v1", "kind": "ConfigMap", "name": "web"}]}});
-        let blocking = [("rollouts.kruise.io/v1beta1", "Rollout")];
+        let blocking = [("rollouts.kruise.io/v1beta1", "Rollout", "web")];
         let create = Change::Create { key: key(), object: object.clone().into() };
         assert_eq!(create.blocking_owners(), blocking);
         // A delete's undo makes the object again.

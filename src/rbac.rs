@@ -36,6 +36,8 @@ struct Role<'a> {
 struct Rule<'a> {
     api_groups: Strings<'a>,
     resources: Strings<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_names: Option<Strings<'a>>,
     verbs: Strings<'a>,
 }
 
@@ -57,17 +59,20 @@ struct Reference<'a> {
     name: &'a str,
 }
 
-/// A Role and RoleBinding granting `missing` (grouped by namespace, API group and resource).
+/// A Role and RoleBinding granting `missing` (grouped by namespace, API group, resource and the
+/// object a permission is on, granted by name).
 /// Rendered by the YAML serializer, so that any user, namespace or resource name is quoted as
 /// it needs (`--as '#ops'`).
 pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
-    let mut by_namespace: BTreeMap<&str, BTreeMap<(&str, String), Vec<&str>>> = BTreeMap::new();
+    type Key<'a> = (&'a str, String, Option<&'a str>);
+    let mut by_namespace: BTreeMap<&str, BTreeMap<Key, Vec<&str>>> = BTreeMap::new();
     for p in missing {
         let resource = match &p.subresource {
             Some(sub) => format!("{}/{sub}", p.resource),
             None => p.resource.clone(),
         };
-        let verbs = by_namespace.entry(&p.namespace).or_default().entry((&p.group, resource)).or_default();
+        let key = (p.group.as_str(), resource, p.name.as_deref());
+        let verbs = by_namespace.entry(&p.namespace).or_default().entry(key).or_default();
         if !verbs.contains(&p.verb.as_str()) {
             verbs.push(&p.verb);
         }
@@ -82,9 +87,10 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
             metadata: metadata(),
             rules: rules
                 .iter()
-                .map(|((group, resource), verbs)| Rule {
+                .map(|((group, resource, name), verbs)| Rule {
                     api_groups: strings([*group]),
                     resources: strings([resource.as_str()]),
+                    resource_names: name.map(|name| strings([name])),
                     verbs: strings(verbs.iter().copied()),
                 })
                 .collect(),
@@ -112,6 +118,7 @@ mod tests {
             resource: resource.into(),
             subresource: sub.map(str::to_string),
             namespace: "shop".into(),
+            name: None,
         };
         let yaml = grant(
             &[
@@ -124,6 +131,11 @@ mod tests {
         assert!(yaml.contains("- apiGroups: [\"networking.istio.io\"]\n  resources: [\"virtualservices\"]\n  verbs: [\"update\", \"get\"]\n"), "{yaml}");
         assert!(yaml.contains("resources: [\"rollouts/status\"]\n  verbs: [\"patch\"]"), "{yaml}");
         assert!(yaml.contains("kind: RoleBinding") && yaml.contains("name: jane"), "{yaml}");
+        // A permission on one object is granted by name, beside one on the resource.
+        let named = p("update", "networking.istio.io", "virtualservices", None).on("demo");
+        let yaml = grant(&[named, p("create", "", "services", None)], None);
+        assert!(yaml.contains("- apiGroups: [\"networking.istio.io\"]\n  resources: [\"virtualservices\"]\n  resourceNames: [\"demo\"]\n  verbs: [\"update\"]\n"), "{yaml}");
+        assert!(yaml.contains("- apiGroups: [\"\"]\n  resources: [\"services\"]\n  verbs: [\"create\"]\n"), "{yaml}");
     }
 
     #[test]
@@ -134,6 +146,7 @@ mod tests {
             resource: resource.into(),
             subresource: None,
             namespace: "shop".into(),
+            name: None,
         };
         let missing = [p("get", "", "configmaps"), p("update", "networking.istio.io", "virtualservices")];
         for user in ["#ops", "a: b", "- x", "true", "007", "'q\" \\ x", "line\nbreak", "[x, y]", "*anchor", ""] {
@@ -171,6 +184,7 @@ mod tests {
             resource: "rollouts".into(),
             subresource: None,
             namespace: namespace.into(),
+            name: None,
         };
         let documents: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(&grant(&[p("shop"), p("kruise-rollout")], None)).unwrap();

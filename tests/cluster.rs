@@ -264,6 +264,34 @@ fn approve_on_a_terminal_asks_and_only_yes_goes_ahead() {
 }
 
 #[test]
+fn a_role_that_grants_the_objects_by_name_is_enough() {
+    // A least-privilege Role: each object the run writes by name (resourceNames), the create
+    // of nothing, the claim's Lease by name but its create.
+    let server = shop(2, "StepPaused")
+        .grant(Rule::new(["get", "list", "watch"]))
+        .grant(Rule::new(["update"]).resources(["virtualservices", "destinationrules"]).names(["demo"]))
+        .grant(Rule::new(["patch"]).resources(["rollouts/status"]).names(["demo"]))
+        .grant(Rule::new(["create"]).resources(["leases"]))
+        .grant(Rule::new(["update", "delete"]).resources(["leases"]).names(["rollout-lua.demo"]))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    // Without the Lease's grants, the claim is refused, saying the objects' are asked later.
+    let server = shop(2, "StepPaused").deny(Rule::new(["create"]).resources(["leases"])).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("nothing was written: you may not\n  create leases (API group coordination.k8s.io) in namespace shop\nA Role and RoleBinding that would grant it:")
+        .stderr_has("(the permissions to write the objects are asked once the claim is taken; `--dry-run=server`, which takes none, asks them now)");
+}
+
+#[test]
 fn approve_checks_permissions_before_any_write() {
     let server = shop(2, "StepPaused")
         .deny(Rule::new(["update"]).resources(["destinationrules"]))
@@ -274,9 +302,9 @@ fn approve_checks_permissions_before_any_write() {
         .args(["approve", "demo", "--yes", "--as", "jane"])
         .run()
         .status(3)
-        .stderr_has("nothing was written: user jane may not\n  patch rollouts/status (API group rollouts.kruise.io) in namespace shop\n  update destinationrules (API group networking.istio.io) in namespace shop")
+        .stderr_has("nothing was written: user jane may not\n  patch rollouts/status named demo (API group rollouts.kruise.io) in namespace shop\n  update destinationrules named demo (API group networking.istio.io) in namespace shop\nA Role and RoleBinding that would grant them:")
         .stderr_has("kind: Role")
-        .stderr_has("resources: [\"destinationrules\"]\n  verbs: [\"update\"]")
+        .stderr_has("resources: [\"destinationrules\"]\n  resourceNames: [\"demo\"]\n  verbs: [\"update\"]")
         .stderr_has("  kind: User\n  name: jane");
     assert_eq!(writes(&server), Vec::<String>::new());
     assert!(server.requests().iter().any(|r| r.impersonate_user.as_deref() == Some("jane")), "--as impersonates");
@@ -904,7 +932,19 @@ fn restore_checks_permissions() {
         .args(["restore", "demo", "--yes", "--force"])
         .run()
         .status(3)
-        .stderr_has("update virtualservices (API group networking.istio.io) in namespace shop");
+        .stderr_has("update virtualservices named demo (API group networking.istio.io) in namespace shop");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn restore_ref_without_leave_to_read_the_rollouts_says_what_is_needed() {
+    let server = shop(2, "StepPaused").deny(Rule::new(["list"]).resources(["rollouts"])).start();
+    let mut routed = virtual_service();
+    routed["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": STORED});
+    server.put_object(routed);
+    server.clear_log();
+    let out = Test::new().kubeconfig(&server).args(["restore", "--ref", "VirtualService/demo", "--yes"]).run();
+    out.status(3).stderr_has("; get and list on rollouts (API group rollouts.kruise.io) are needed, as for `status`, or pass --force to restore without them");
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 

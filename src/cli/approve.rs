@@ -500,7 +500,8 @@ impl Run<'_> {
         let mut permissions = write_permissions(&live, &plans)?;
         if !args.traffic_only {
             for approval in &approvals {
-                permissions.push(live.rollouts.permission("patch", Some("status"), &approval.rollout.namespace));
+                let status = live.rollouts.permission("patch", Some("status"), &approval.rollout.namespace);
+                permissions.push(status.on(&approval.rollout.item.name));
             }
         }
         if writer.mode() != Mode::ClientDryRun {
@@ -682,8 +683,12 @@ pub(super) async fn claim_names(
         return Ok(());
     }
     let namespace = session.cluster.namespace.clone();
-    // A claim that may not be taken is refused as every missing permission is, with a Role.
-    write::preflight(&session.cluster, write::claim_permissions(&namespace)).await?;
+    // A claim that may not be taken is refused as every missing permission is, with a Role;
+    // the objects' own are asked under the claim, once they are read again.
+    let unclaimable = "(the permissions to write the objects are asked once the claim is taken; `--dry-run=server`, which takes none, asks them now)";
+    write::preflight(&session.cluster, write::claim_permissions(&namespace, &names))
+        .await
+        .map_err(|e| e.with_report(unclaimable))?;
     for name in names {
         writer.claim(&namespace, &name, &command_of(&name)).await?;
     }

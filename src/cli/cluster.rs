@@ -370,10 +370,11 @@ async fn owner_permissions<'a>(
 ) -> Result<Vec<(Permission, &'a Change)>, Error> {
     let mut permissions = Vec::new();
     for change in changes {
-        for (api_version, kind) in change.blocking_owners() {
+        for (api_version, kind, name) in change.blocking_owners() {
             let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
             if let Some(owner) = cluster.resource(group, version, kind, false).await? {
-                permissions.push((owner.permission("update", Some("finalizers"), &change.key().namespace), change));
+                let finalizers = owner.permission("update", Some("finalizers"), &change.key().namespace).on(name);
+                permissions.push((finalizers, change));
             }
         }
     }

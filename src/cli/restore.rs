@@ -361,8 +361,15 @@ async fn namespace_rollouts(
             return Ok(None);
         }
         Err(e) => {
+            // Trying again mends a busy or unreachable server, not a refusal.
+            let mend = match &e {
+                Error::Api { failure, .. } if failure.code == Some(403) => {
+                    "get and list on rollouts (API group rollouts.kruise.io) are needed, as for `status`"
+                }
+                _ => "try again",
+            };
             return Err(Error::Refused(format!(
-                "nothing was written: reading the Rollouts of namespace {namespace} failed ({e}), so those that route {objects} can neither be claimed nor the objects checked for edits against them; try again, or pass --force to restore without them"
+                "nothing was written: reading the Rollouts of namespace {namespace} failed ({e}), so those that route {objects} can neither be claimed nor the objects checked for edits against them; {mend}, or pass --force to restore without them"
             )));
         }
     };

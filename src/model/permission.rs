@@ -11,6 +11,9 @@ pub struct Permission {
     pub resource: String,
     pub subresource: Option<String>,
     pub namespace: String,
+    /// The object it is on, when there is one to name: a Role may grant it by name
+    /// (`resourceNames`). Never for a create, which RBAC cannot grant by name.
+    pub name: Option<String>,
 }
 
 impl Permission {
@@ -21,7 +24,14 @@ impl Permission {
             resource: resource.into(),
             subresource: subresource.map(str::to_string),
             namespace: namespace.into(),
+            name: None,
         }
+    }
+
+    /// The same permission on object `name` only (a create stays on the resource).
+    pub fn on(self, name: &str) -> Permission {
+        let name = (self.verb != "create").then(|| name.to_string());
+        Permission { name, ..self }
     }
 }
 
@@ -32,6 +42,9 @@ impl fmt::Display for Permission {
         write!(f, "{} {}", self.verb, self.resource)?;
         if let Some(subresource) = &self.subresource {
             write!(f, "/{subresource}")?;
+        }
+        if let Some(name) = &self.name {
+            write!(f, " named {name}")?;
         }
         write!(f, " (API group {group}) in namespace {}", self.namespace)
     }
@@ -47,5 +60,12 @@ mod tests {
         assert_eq!(status.to_string(), "patch rollouts/status (API group rollouts.kruise.io) in namespace demo");
         let services = Permission::new("get", "", "services", None, "shop");
         assert_eq!(services.to_string(), "get services (API group core) in namespace shop");
+        let named = Permission::new("update", "networking.istio.io", "virtualservices", None, "shop").on("demo");
+        assert_eq!(
+            named.to_string(),
+            "update virtualservices named demo (API group networking.istio.io) in namespace shop"
+        );
+        // RBAC grants no create by name: the object does not exist when it is asked for.
+        assert_eq!(Permission::new("create", "", "services", None, "shop").on("demo").name, None);
     }
 }

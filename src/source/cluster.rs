@@ -167,10 +167,11 @@ impl Resource {
 
     /// What writing `change` to an object of this resource in `namespace` needs: `get` (to
     /// read it again when a reply is lost or a write conflicts), and the verbs that send and
-    /// undo the change.
+    /// undo the change, each on the object (a Role may grant them by name).
     pub fn write_permissions(&self, change: &Change, namespace: &str) -> Vec<Permission> {
         let verbs = std::iter::once(&"get").chain(change.verbs());
-        verbs.map(|verb| self.permission(verb, change.subresource(), namespace)).collect()
+        let name = &change.key().name;
+        verbs.map(|verb| self.permission(verb, change.subresource(), namespace).on(name)).collect()
     }
 
     /// `virtualservices.networking.istio.io`, as kubectl names resources.
@@ -623,6 +624,7 @@ impl Cluster {
                     group: Some(permission.group.clone()),
                     resource: Some(permission.resource.clone()),
                     subresource: permission.subresource.clone(),
+                    name: permission.name.clone(),
                     ..Default::default()
                 }),
                 ..Default::default()
