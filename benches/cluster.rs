@@ -32,9 +32,13 @@ fn main() {
     ] {
         let server = objects
             .into_iter()
-            .fold(FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::deployments()), |b, o| {
-                b.object(o)
-            })
+            .fold(
+                FakeApiServer::builder()
+                    .kruise_and_istio()
+                    .resource(fake_apiserver::deployments())
+                    .resource(fake_apiserver::services()),
+                |b, o| b.object(o),
+            )
             .latency(LATENCY)
             .start();
         let dir = tempfile::tempdir().unwrap();
@@ -82,8 +86,9 @@ fn plan(server: &FakeHandle, dir: &std::path::Path, names: &[String]) {
 }
 
 /// `count` Rollouts `app<i>` at step 2 of 2 (20% traffic), each with a VirtualService and a
-/// DestinationRule, routed by the Rollout itself or through a TrafficRouting, and its
-/// Deployment (a cluster always serves apps/v1; the plan reads the workload's replicas).
+/// DestinationRule, routed by the Rollout itself (with the canary Service the controller made,
+/// which the plan reads with the objects) or through a TrafficRouting, and its Deployment (a
+/// cluster always serves apps/v1; the plan reads the workload's replicas).
 fn rollout_objects(count: usize, through_traffic_routing: bool) -> Vec<Value> {
     let mut objects = Vec::new();
     for i in 0..count {
@@ -102,6 +107,10 @@ fn rollout_objects(count: usize, through_traffic_routing: bool) -> Vec<Value> {
             }));
         } else {
             canary["trafficRoutings"] = json!([{"service": name, "customNetworkRefs": refs}]);
+            objects.push(json!({
+                "apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("{name}-canary"), "namespace": NAMESPACE},
+                "spec": {"ports": [{"port": 80}]}
+            }));
         }
         objects.push(json!({
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": metadata,

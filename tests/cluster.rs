@@ -730,6 +730,51 @@ fn restore_a_single_ref_and_from_a_backup() {
 }
 
 #[test]
+fn a_step_routing_to_a_missing_canary_service_is_a_warning() {
+    let server = shop(2, "StepPaused").start();
+    let warning = "warning: Service demo-canary does not exist: VirtualService shop/demo routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n";
+    let test = Test::new().kubeconfig(&server);
+    let present = test.run_args(["plan", "demo", "--step", "2"]).success();
+    assert!(!present.stdout.contains("does not exist"), "{}", present.stdout);
+    server.delete_object("", "services", NAMESPACE, "demo-canary");
+    let missing = test.run_args(["plan", "demo", "--step", "2"]).success().stdout_has(warning);
+    // The DestinationRule routes to subset canary of Service demo, not to demo-canary.
+    assert_eq!(missing.stdout.matches("does not exist").count(), 1, "{}", missing.stdout);
+}
+
+#[test]
+fn a_virtual_service_put_back_routing_to_a_missing_canary_service_outside_a_release_warns_of_both() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).success();
+    let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let routed = files.last().unwrap().to_str().unwrap().to_string();
+    let from_backup = |more: &str| test.run_args(["restore", "--from-backup", &routed, more]);
+    // In a release, its canary Service there: nothing to warn of.
+    let quiet = from_backup("--dry-run=client").success();
+    assert!(!quiet.stderr.contains("warning:"), "{}", quiet.stderr);
+    // The release is over: the controller deleted the canary Service.
+    let mut over = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    over["status"] = json!({"phase": "Healthy"});
+    server.put_object(over);
+    server.delete_object("", "services", NAMESPACE, "demo-canary");
+    from_backup("--yes")
+        .success()
+        .stderr_has("warning: Service demo-canary does not exist: VirtualService shop/demo routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n")
+        .stderr_has("warning: Rollout shop/demo is not in a release: the controller puts back the stored original of its custom refs only in a release (at a step without traffic, or at its end), so VirtualService shop/demo stays, with the canary traffic it routes, until `restore --ref VirtualService.networking.istio.io/demo` puts its stored original back\n")
+        .stdout_has("VirtualService shop/demo restored from ");
+    assert!(vs(&server)["spec"]["http"][0]["route"][1]["destination"]["host"] == "demo-canary", "put back as asked");
+    // As the warning says, a restore puts the original back.
+    test.run_args(["restore", "--ref", "VirtualService.networking.istio.io/demo", "--yes"])
+        .success()
+        .stdout_has("VirtualService shop/demo restored");
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
 fn restore_from_a_backup_that_never_comes_ends_on_sigterm() {
     // A regression: the backup (`<(cmd)`, a FIFO, a stalled mount) was read after the signal
     // handlers were installed, on the runtime's one thread, so nothing could stop the run.
@@ -1406,12 +1451,9 @@ fn discovery_is_targeted_and_cached() {
     server.clear_log();
     test.run_args(["plan", "demo"]).success();
     assert_eq!(discovery(&server), Vec::<String>::new(), "warm cache: no discovery");
-    assert_eq!(
-        server.round_trips(),
-        2,
-        "the Rollout, then its objects: {:?}",
-        server.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
-    );
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(server.round_trips(), 2, "the Rollout, then its objects and its canary Service: {paths:?}");
+    assert!(paths.iter().any(|p| p == "/api/v1/namespaces/shop/services/demo-canary"), "{paths:?}");
 }
 
 #[test]
@@ -1669,9 +1711,14 @@ fn approve_reports_server_errors_and_dropped_connections() {
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }
 
-/// `count` Rollouts `app<i>` at step 1 (20% traffic), each with its own VirtualService.
+/// `count` Rollouts `app<i>` at step 1 (20% traffic), each with its own VirtualService (and no
+/// canary Service).
 fn many(count: usize) -> fake_apiserver::Builder {
-    (0..count).fold(FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases()), |builder, i| {
+    let builder = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::leases())
+        .resource(fake_apiserver::services());
+    (0..count).fold(builder, |builder, i| {
         let name = format!("app{i}");
         builder
             .object(json!({
@@ -1697,17 +1744,21 @@ fn many_objects_of_a_kind_are_read_with_one_list_or_a_get_each_when_listing_is_f
     };
     let server = many(5).start();
     Test::new().kubeconfig(&server).arg("plan").args(&names).run().success().stdout_has("Plan: 5 to change");
+    // The objects and the canary Services are read at once, in either order.
+    let mut read = reads(&server);
+    read[1..].sort();
     assert_eq!(
-        reads(&server),
+        read,
         [
             "/apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts",
+            "/api/v1/namespaces/shop/services",
             "/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices"
         ]
     );
 
     let server = many(5).deny(Rule::new(["list"]).resources(["rollouts", "virtualservices"])).start();
     Test::new().kubeconfig(&server).arg("plan").args(&names).run().success().stdout_has("Plan: 5 to change");
-    assert_eq!(reads(&server).len(), 2 + 10, "a forbidden LIST each, then a GET per object");
+    assert_eq!(reads(&server).len(), 2 + 10 + 1, "a forbidden LIST each, then a GET per object; the Services' LIST");
     Test::new()
         .kubeconfig(&server)
         .args(["plan", "app0", "app1", "app2", "gone"])

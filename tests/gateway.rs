@@ -117,6 +117,22 @@ mod cluster {
     const ORIGINAL: [&str; 2] = ["/ -> store 1", "/old -> "];
 
     #[test]
+    fn a_step_routing_to_a_missing_canary_service_is_a_warning() {
+        let server = store(1, "StepPaused", &["v1"]).start();
+        let warning = "warning: Service store-canary does not exist: the HTTPRoute's canary backendRef routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n";
+        let test = Test::new().kubeconfig(&server);
+        let present = test.run_args(["plan", "store"]).success();
+        assert!(!present.stdout.contains("does not exist"), "{}", present.stdout);
+        server.delete_object("", "services", NAMESPACE, "store-canary");
+        let missing = test.run_args(["plan", "store"]).success().stdout_has(warning);
+        // Once per step that routes to it: not at the end, whose restore removes the backendRefs.
+        let routing_steps =
+            missing.stdout.matches("weight mode").count() + missing.stdout.matches("match mode").count();
+        assert!(routing_steps > 0, "{}", missing.stdout);
+        assert_eq!(missing.stdout.matches("does not exist").count(), routing_steps, "{}", missing.stdout);
+    }
+
+    #[test]
     fn approve_a_header_step_a_path_step_and_a_weight_step_then_restore() {
         let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
         assert_eq!(rules(&server), ORIGINAL);

@@ -472,11 +472,6 @@ mod cluster {
         })
     }
 
-    fn service(name: &str) -> Value {
-        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE},
-               "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
-    }
-
     /// Kruise, Ingresses, Services, Deployments and Leases served; Rollout `web` of `class` at
     /// `step`/`state`, its stable Ingress, Services `web` and `web-canary`, and its workload.
     fn serving(class: &str, step: i64, state: &str) -> fake_apiserver::Builder {
@@ -484,7 +479,7 @@ mod cluster {
             .kruise_and_istio()
             .resource(fake_apiserver::ingresses())
             .resource(fake_apiserver::leases())
-            .resource(ApiResourceDef::new("", "v1", "Service", "services"))
+            .resource(fake_apiserver::services())
             .resource(ApiResourceDef::new("apps", "v1", "Deployment", "deployments"))
             .object(rollout(class, step, state))
             .object(stable_ingress(class))

@@ -17,7 +17,7 @@ use crate::model::Rollout;
 use crate::model::{self, Ending, ObjectKey, OwnerKind, Provider, Routing, Stage, WHEN_IT_FINALISES};
 use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, StagePlan};
-use crate::providers::{ObjectPlan, custom, gateway, ingress};
+use crate::providers::{self, ObjectPlan, ProviderKind, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
@@ -1204,28 +1204,27 @@ async fn restore_backup(
 }
 
 /// What to warn of before `restore --from-backup` writes `written` (the object `key` as the
-/// backup makes it), when it is a canary Ingress: its controller owner is a Rollout or a
-/// TrafficRouting, or it is named as the canary Ingress of a routing of `found` (the namespace's
-/// Rollouts, when read). A canary Service it routes to that does not exist, as `plan` warns;
-/// and an owner not in a release, as the controller deletes a canary Ingress only in one. It is
-/// what the user asked for: warnings, not refusals.
+/// backup makes it), when it carries a routing's canary traffic: a canary Ingress (its
+/// controller owner is a Rollout or a TrafficRouting, or it is named as the canary Ingress of a
+/// routing of `found`, the namespace's Rollouts, when read), or a custom ref or HTTPRoute of such
+/// a routing that routes to the routing's own canary Service. A canary Service it routes to that
+/// does not exist, as `plan` warns; and an owner not in a release, as the controller undoes
+/// canary routing only in one. It is what the user asked for: warnings, not refusals.
 async fn canary_backup_warnings(
     cluster: &Cluster,
     found: Option<&NamespaceRollouts>,
     key: &ObjectKey,
     written: &Value,
 ) -> Result<Vec<String>, Error> {
-    if key.group != "networking.k8s.io" || key.kind != "Ingress" {
-        return Ok(Vec::new());
-    }
     let mut owners: Vec<Routing> = Vec::new();
     if let Some(found) = found {
         for rollout in &found.live.snapshot.rollouts {
             for routing in routings(&found.live, rollout)? {
-                let makes_it = routing.providers.iter().any(|provider| {
-                    matches!(provider, Provider::Ingress { name, .. } if ingress::canary_key(&routing, name) == *key)
-                });
-                if makes_it && !owners.iter().any(|known| known.owner == routing.owner) {
+                let writes_it = restored_objects(&routing).iter().any(|(object, _)| object == key);
+                if writes_it
+                    && routes_canary(&routing, key, written)
+                    && !owners.iter().any(|o| o.owner == routing.owner)
+                {
                     owners.push(routing);
                 }
             }
@@ -1235,46 +1234,84 @@ async fn canary_backup_warnings(
     if owners.is_empty() && !made_by_the_controller {
         return Ok(Vec::new());
     }
-    let mut warnings = Vec::new();
-    for service in ingress::backend_services(written) {
-        // The controller makes a canary Ingress's backends its canary Service; someone else's
-        // Ingress of that name routes where they chose.
-        let canary_of = owners.iter().find(|routing| routing.canary_service == service);
-        if canary_of.is_none() && !made_by_the_controller {
-            continue;
+    // The canary Services it routes to, and whether each is one of its own (not the stable one).
+    let mut services: Vec<(&str, bool)> = Vec::new();
+    if ProviderKind::of(key) == ProviderKind::Ingress {
+        for service in ingress::backend_services(written) {
+            // The controller makes a canary Ingress's backends its canary Service; someone else's
+            // Ingress of that name routes where they chose.
+            let canary_of = owners.iter().find(|routing| routing.canary_service == service);
+            if canary_of.is_some() || made_by_the_controller {
+                services
+                    .push((service, canary_of.is_none_or(|routing| routing.canary_service != routing.stable_service)));
+            }
         }
+    } else {
+        for routing in &owners {
+            if !services.contains(&(routing.canary_service.as_str(), true)) {
+                services.push((routing.canary_service.as_str(), true));
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    for (service, generated) in services {
         match live::read_canary_service(cluster, service).await? {
             Ok(Some(_)) => {}
-            Ok(None) => {
-                let generated = canary_of.is_none_or(|routing| routing.canary_service != routing.stable_service);
-                warnings.extend(ingress::missing_canary_service(service, generated, false));
-            }
+            Ok(None) => warnings.push(providers::missing_canary_service(service, generated, key)),
             Err(unchecked) => warnings.push(unchecked),
         }
     }
-    warnings.extend(owners.iter().filter(|routing| !routing.releasing).map(|routing| not_releasing(routing, key)));
+    warnings
+        .extend(owners.iter().filter(|routing| !routing.releasing).map(|routing| not_releasing(routing, key, written)));
     Ok(warnings)
 }
 
-/// A canary Ingress `key` put back while `routing`'s owner has no release in progress: the
-/// controller deletes a Rollout's canary Ingress only in a release (at a step without traffic,
-/// or at its end), a TrafficRouting's when it finalises, so it stays, and how to delete it.
-fn not_releasing(routing: &Routing, key: &ObjectKey) -> String {
+/// Whether `written`, object `key` of `routing`, carries the routing's canary traffic: a canary
+/// Ingress does; a custom ref or an HTTPRoute when it routes to a canary Service of the routing's
+/// own (with canary = stable its spec cannot tell).
+fn routes_canary(routing: &Routing, key: &ObjectKey, written: &Value) -> bool {
+    let own_service = routing.canary_service != routing.stable_service;
+    match ProviderKind::of(key) {
+        ProviderKind::Ingress => true,
+        ProviderKind::Gateway => own_service && !gateway::GatewayRoute::of(routing, &key.name).untouched(written),
+        ProviderKind::Custom => own_service && custom::names_service(&written["spec"], &routing.canary_service),
+    }
+}
+
+/// Object `key` of `routing`, put back as `written` with the routing's canary traffic while the
+/// owner has no release in progress: the controller undoes canary routing only in a release (a
+/// Rollout's at a step without traffic, or at its end; a TrafficRouting's when it finalises), so
+/// it stays; and how to undo it.
+fn not_releasing(routing: &Routing, key: &ObjectKey, written: &Value) -> String {
+    let reference = format!("{}.{}/{}", key.kind, key.group, key.name);
+    let (undoes, until) = match ProviderKind::of(key) {
+        ProviderKind::Ingress => {
+            ("deletes its canary Ingress", format!("until `restore --ref {reference}` deletes it again"))
+        }
+        ProviderKind::Gateway => {
+            ("restores its HTTPRoute's rules", format!("until `restore --ref {reference}` restores its rules"))
+        }
+        ProviderKind::Custom if data::stored_original(written).is_some() => (
+            "puts back the stored original of its custom refs",
+            format!("until `restore --ref {reference}` puts its stored original back"),
+        ),
+        ProviderKind::Custom => (
+            "puts back the stored original of its custom refs",
+            format!(
+                "until it is edited back: it has no stored original (annotation {}) for `restore` to put back",
+                data::ORIGINAL_SPEC_ANNOTATION
+            ),
+        ),
+    };
     let when = match routing.owner.kind {
         OwnerKind::Rollout => {
-            "the controller deletes its canary Ingress only in a release (at a step without traffic, or at its end)"
-                .to_string()
+            format!("the controller {undoes} only in a release (at a step without traffic, or at its end)")
         }
         OwnerKind::TrafficRouting => {
-            format!(
-                "a TrafficRouting has no steps, and its controller deletes its canary Ingress only {WHEN_IT_FINALISES}"
-            )
+            format!("a TrafficRouting has no steps, and its controller {undoes} only {WHEN_IT_FINALISES}")
         }
     };
-    format!(
-        "{} is not in a release: {when}, so {key} stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/{}` deletes it again",
-        routing.owner, key.name
-    )
+    format!("{} is not in a release: {when}, so {key} stays, with the canary traffic it routes, {until}", routing.owner)
 }
 
 #[cfg(test)]
@@ -1388,7 +1425,7 @@ mod tests {
         let routing = routing_of(json!({"service": "odd", "ingress": {"name": "web"}}));
         let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
         assert_eq!(
-            not_releasing(&routing, &key),
+            not_releasing(&routing, &key, &Value::Null),
             "Rollout shop/odd is not in a release: the controller deletes its canary Ingress only in a release (at a step without traffic, or at its end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again"
         );
         // A TrafficRouting has no steps: it deletes the canary when it finalises.
@@ -1398,9 +1435,56 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            not_releasing(&Routing::of_traffic_routing(&cr, "shop"), &key),
+            not_releasing(&Routing::of_traffic_routing(&cr, "shop"), &key, &Value::Null),
             "TrafficRouting shop/tr is not in a release: a TrafficRouting has no steps, and its controller deletes its canary Ingress only when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again"
         );
+    }
+
+    #[test]
+    fn a_custom_ref_or_route_put_back_outside_a_release_says_what_undoes_it() {
+        let vs = ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web");
+        let routing = routing_of(json!({"service": "odd", "gateway": {"httpRouteName": "web"}, "customNetworkRefs": [
+            {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"}
+        ]}));
+        let stored = json!({"metadata": {"annotations": {(data::ORIGINAL_SPEC_ANNOTATION): "{}"}}});
+        assert_eq!(
+            not_releasing(&routing, &vs, &stored),
+            "Rollout shop/odd is not in a release: the controller puts back the stored original of its custom refs only in a release (at a step without traffic, or at its end), so VirtualService shop/web stays, with the canary traffic it routes, until `restore --ref VirtualService.networking.istio.io/web` puts its stored original back"
+        );
+        assert!(
+            not_releasing(&routing, &vs, &json!({})).ends_with("until it is edited back: it has no stored original (annotation rollouts.kruise.io/original-spec-configuration) for `restore` to put back"),
+            "nothing for restore to put back"
+        );
+        let route = ObjectKey::new(gateway::GROUP, gateway::KIND, "shop", "web");
+        assert_eq!(
+            not_releasing(&routing, &route, &json!({})),
+            "Rollout shop/odd is not in a release: the controller restores its HTTPRoute's rules only in a release (at a step without traffic, or at its end), so HTTPRoute shop/web stays, with the canary traffic it routes, until `restore --ref HTTPRoute.gateway.networking.k8s.io/web` restores its rules"
+        );
+    }
+
+    #[test]
+    fn a_backup_carries_canary_routing_when_it_routes_to_a_canary_service_of_its_own() {
+        let refs = json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"}]);
+        let routing =
+            routing_of(json!({"service": "odd", "gateway": {"httpRouteName": "web"}, "customNetworkRefs": refs}));
+        let vs = ObjectKey::new("networking.istio.io", "VirtualService", "shop", "web");
+        let to = |host: &str| json!({"spec": {"http": [{"route": [{"destination": {"host": host}}]}]}});
+        assert!(routes_canary(&routing, &vs, &to("odd-canary")));
+        assert!(routes_canary(&routing, &vs, &to("odd-canary.shop.svc.cluster.local")));
+        assert!(!routes_canary(&routing, &vs, &to("odd")));
+        let route = ObjectKey::new(gateway::GROUP, gateway::KIND, "shop", "web");
+        let backends = |names: &[&str]| {
+            let refs: Vec<Value> = names.iter().map(|name| json!({"kind": "Service", "name": name})).collect();
+            json!({"spec": {"rules": [{"backendRefs": refs}]}})
+        };
+        assert!(routes_canary(&routing, &route, &backends(&["odd", "odd-canary"])));
+        assert!(!routes_canary(&routing, &route, &backends(&["odd"])));
+        // With canary = stable a spec cannot tell canary routing; a canary Ingress always is.
+        let same =
+            routing_of(json!({"service": "odd", "customNetworkRefs": refs, "disableGenerateCanaryService": true}));
+        assert!(!routes_canary(&same, &vs, &to("odd")));
+        let ingress = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        assert!(routes_canary(&same, &ingress, &json!({})));
     }
 
     #[test]

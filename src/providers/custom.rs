@@ -129,6 +129,12 @@ pub fn plan_object(
             }
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
             warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy));
+            // With canary = stable every object names the Service: nothing tells a canary route.
+            if routing.canary_service != routing.stable_service
+                && names_service(&planned["spec"], &routing.canary_service)
+            {
+                warnings.extend(super::canary_service_warning(routing, objects, &key));
+            }
             warnings
                 .extend(rounding_warning(&stored, &planned, "is written back as").map(|w| format!("{reference}: {w}")));
             (planned, Action::Lua(script), Some(obj))
@@ -251,6 +257,18 @@ fn first_null(value: &Value) -> Option<String> {
         Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| Some(format!("[{i}]{}", first_null(v)?))),
         Value::Object(map) => map.iter().find_map(|(k, v)| Some(format!(".{k}{}", first_null(v)?))),
         _ => None,
+    }
+}
+
+/// Whether `value` names Service `service` somewhere: a string that is its name, or a host name
+/// under it (`name.namespace.svc.cluster.local`), as a VirtualService's destination host does.
+/// Where a script sends traffic is up to it; a Service it can only name.
+pub fn names_service(value: &Value, service: &str) -> bool {
+    match value {
+        Value::String(text) => text.strip_prefix(service).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')),
+        Value::Array(items) => items.iter().any(|item| names_service(item, service)),
+        Value::Object(map) => map.values().any(|item| names_service(item, service)),
+        _ => false,
     }
 }
 
@@ -420,6 +438,60 @@ mod tests {
                 "VirtualService shop/web: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails"
             ]
         );
+    }
+
+    #[test]
+    fn a_service_is_named_by_its_name_or_a_host_name_under_it() {
+        let spec = |host: &str| json!({"http": [{"route": [{"destination": {"host": host}}]}]});
+        for named in ["web-canary", "web-canary.shop", "web-canary.shop.svc.cluster.local"] {
+            assert!(names_service(&spec(named), "web-canary"), "{named}");
+        }
+        for other in ["web", "web-canary-2", "old-web-canary", "web-canary-x.shop"] {
+            assert!(!names_service(&spec(other), "web-canary"), "{other}");
+        }
+        assert!(!names_service(&json!({"weight": 20, "on": true}), "web-canary"));
+    }
+
+    #[test]
+    fn a_step_routing_to_a_canary_service_known_missing_is_warned_of() {
+        let rollout = |disable: bool| {
+            model::Rollout::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}], "trafficRoutings": [{"service": "web",
+                    "customNetworkRefs": [{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"}]}],
+                    "disableGenerateCanaryService": disable}}}
+            }))
+            .unwrap()
+        };
+        let (limits, printed) = (Limits::default(), Printed::default());
+        let warnings = |routing: &Routing, objects: &ObjectIndex, action: &RoutingAction| {
+            let context =
+                Context { routing, action, stage: "step 1/1", limits: &limits, printed: &printed, keep_obj: false };
+            let reference = &routing.custom_refs()[0];
+            let resolve = || crate::scripts::ScriptCatalog::default().resolve(reference);
+            plan_object(&context, objects, reference, resolve).unwrap().warnings
+        };
+        let missing = |warnings: Vec<String>| warnings.into_iter().find(|w| w.contains("does not exist"));
+        let mut objects = ObjectIndex::default();
+        objects.insert(
+            "shop",
+            json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "web"},
+                   "spec": {"hosts": ["web"], "http": [{"route": [{"destination": {"host": "web"}}]}]}}),
+        );
+        let routing = Routing::of_rollout(&rollout(false), "shop").unwrap();
+        let step = RoutingAction::Route(RouteStrategy { traffic: Some("20%".into()), ..Default::default() });
+        assert_eq!(missing(warnings(&routing, &objects, &step)), None, "not looked for");
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", "web-canary"));
+        assert_eq!(
+            missing(warnings(&routing, &objects, &step)).unwrap(),
+            "Service web-canary does not exist: VirtualService shop/web routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
+        );
+        // Without a stored original a restore leaves it alone.
+        assert_eq!(missing(warnings(&routing, &objects, &RoutingAction::Restore)), None);
+        // With canary = stable (subset canary) nothing tells a canary route.
+        let same = Routing::of_rollout(&rollout(true), "shop").unwrap();
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", "web"));
+        assert_eq!(missing(warnings(&same, &objects, &step)), None);
     }
 
     fn key() -> ObjectKey {

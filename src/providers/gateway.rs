@@ -352,6 +352,12 @@ pub fn plan_object(
         warnings.extend(route_warnings(&route, current));
     }
     warnings.extend(stage.warnings);
+    // Only a step's canary backendRefs: a restore removes them, and with canary = stable every
+    // backendRef is the stable one's.
+    let routes = matches!(mode(action), Some(Mode::Weight(_) | Mode::Match(_)));
+    if routes && !route.untouched(&planned) {
+        warnings.extend(super::canary_service_warning(routing, objects, &key));
+    }
     let changes = match stage.writes {
         true => vec![Change::Replace { key: key.clone(), before: Arc::clone(current), after: Arc::clone(&planned) }],
         false => vec![Change::Keep { key: key.clone(), object: Arc::clone(current) }],
@@ -1584,6 +1590,29 @@ mod tests {
             plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Restore, Some(&plan.planned), None).unwrap().action,
             Action::RestoreRules(how) if how.contains("restore: store-svc-canary removed")
         ));
+    }
+
+    #[test]
+    fn plan_object_warns_of_a_missing_canary_service_where_a_step_routes_to_it() {
+        let route = Arc::new(http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}])));
+        let missing = "Service store-svc-canary does not exist: the HTTPRoute's canary backendRef routes to it";
+        let warned = |objects: &ObjectIndex, routing: &Routing, action: &RoutingAction| {
+            let plan = plan_object(objects, routing, "store", action, Some(&route), None).unwrap();
+            plan.warnings.iter().any(|w| w.starts_with(missing))
+        };
+        let mut objects = ObjectIndex::default();
+        assert!(!warned(&objects, &routing(), &traffic("20%")), "not looked for");
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", CANARY));
+        assert!(warned(&objects, &routing(), &traffic("20%")));
+        assert!(warned(&objects, &routing(), &matches(json!([{"headers": [{"name": "x", "value": "1"}]}]))));
+        // A restore removes the canary backendRefs; a stage left alone writes nothing.
+        assert!(!warned(&objects, &routing(), &RoutingAction::Restore));
+        assert!(!warned(&objects, &routing(), &RoutingAction::Leave));
+        // With canary = stable every backendRef is the stable one's.
+        let same = Routing { canary_service: STABLE.into(), ..routing() };
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", STABLE));
+        let plan = plan_object(&objects, &same, "store", &traffic("20%"), Some(&route), None).unwrap();
+        assert!(!plan.warnings.iter().any(|w| w.contains("does not exist")), "{:?}", plan.warnings);
     }
 
     #[test]

@@ -491,9 +491,7 @@ pub fn plan_object(
             let builtin = script.as_ref().is_some_and(|s| matches!(s.source, ScriptSource::BuiltIn { .. }));
             warnings.extend(canary_on_stable_service(class_type, builtin, &routing.stable_service, owner.kind));
         }
-        let service = ObjectKey::new("", "Service", &owner.namespace, &routing.canary_service);
-        let generated = routing.canary_service != routing.stable_service;
-        warnings.extend(missing_canary_service(&routing.canary_service, generated, !objects.is_absent(&service)));
+        warnings.extend(super::canary_service_warning(routing, objects, &key));
     }
     let ingresses = || objects.of_kind("networking.k8s.io", "Ingress", &owner.namespace);
     if let Some(planned) = &stage.canary {
@@ -674,21 +672,6 @@ pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, 
     Some(format!(
         "{what}: {how} over every pod of {service}, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and {instead} route to the Service {service}-canary, which selects the canary pods alone"
     ))
-}
-
-/// The canary Ingress sends traffic to the canary Service; without it, requests get errors.
-/// The controller creates the Service itself when a step routes traffic, before the Ingress
-/// (`generated`); when the canary Service is the stable one (a TrafficRouting, or
-/// `disableGenerateCanaryService`) it waits for it instead, and routes nothing.
-pub fn missing_canary_service(canary_service: &str, generated: bool, exists: bool) -> Option<String> {
-    (!exists).then(|| match generated {
-        true => format!(
-            "Service {canary_service} does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
-        ),
-        false => format!(
-            "Service {canary_service} does not exist: the controller waits for it and writes nothing until it does, and the canary Ingress routes to it"
-        ),
-    })
 }
 
 /// openkruise/rollouts#128: ALB needs each forwarding rule's order to be unique among the
@@ -1584,17 +1567,6 @@ mod tests {
         let mut changed = stable();
         changed["spec"]["tls"] = json!([]);
         assert!(canary_spec_differs(&source, &changed, &canary).is_some(), "the stable Ingress changed");
-    }
-
-    #[test]
-    fn warns_when_the_canary_service_is_missing() {
-        let made = missing_canary_service("web-canary", true, false).unwrap();
-        assert!(made.starts_with(
-            "Service web-canary does not exist: the canary Ingress routes to it; the controller creates it"
-        ));
-        let waited_for = missing_canary_service("web", false, false).unwrap();
-        assert!(waited_for.starts_with("Service web does not exist: the controller waits for it"), "{waited_for}");
-        assert_eq!(missing_canary_service("web-canary", true, true), None);
     }
 
     #[test]

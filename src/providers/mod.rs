@@ -64,6 +64,64 @@ fn starting_object(
     }
 }
 
+/// Which provider writes an object of a routing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// A custom ref: any kind but an Ingress or an HTTPRoute.
+    Custom,
+    /// A canary Ingress.
+    Ingress,
+    /// An HTTPRoute.
+    Gateway,
+}
+
+impl ProviderKind {
+    /// The provider that writes an object of `key`'s kind.
+    pub fn of(key: &ObjectKey) -> ProviderKind {
+        match (key.group.as_str(), key.kind.as_str()) {
+            ("networking.k8s.io", "Ingress") => ProviderKind::Ingress,
+            (gateway::GROUP, gateway::KIND) => ProviderKind::Gateway,
+            _ => ProviderKind::Custom,
+        }
+    }
+}
+
+/// What routes to the canary Service in `key`, an object of a routing, as the warning of a
+/// missing canary Service says it.
+fn routes_to_canary(key: &ObjectKey) -> String {
+    match ProviderKind::of(key) {
+        ProviderKind::Ingress => "the canary Ingress".into(),
+        ProviderKind::Gateway => "the HTTPRoute's canary backendRef".into(),
+        ProviderKind::Custom => key.to_string(),
+    }
+}
+
+/// The warning that canary Service `service`, which `key` (an object of the routing) routes
+/// to, does not exist: requests sent to it fail. The controller creates the Service itself when
+/// a step routes traffic, before it writes any provider (`generated`); when the canary Service
+/// is the stable one (a TrafficRouting, or `disableGenerateCanaryService`) it waits for it
+/// instead, and routes nothing (docs/controller-semantics.md §3.5).
+pub fn missing_canary_service(service: &str, generated: bool, key: &ObjectKey) -> String {
+    let routes = routes_to_canary(key);
+    match generated {
+        true => format!(
+            "Service {service} does not exist: {routes} routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
+        ),
+        false => format!(
+            "Service {service} does not exist: the controller waits for it and writes nothing until it does, and {routes} routes to it"
+        ),
+    }
+}
+
+/// [`missing_canary_service`] for a stage of `routing` that routes to its canary Service
+/// through `key`, when that Service is known not to exist (looked for in a cluster: among files
+/// nothing is known to be absent).
+pub fn canary_service_warning(routing: &Routing, objects: &ObjectIndex, key: &ObjectKey) -> Option<String> {
+    let service = ObjectKey::new("", "Service", &routing.owner.namespace, &routing.canary_service);
+    let generated = routing.canary_service != routing.stable_service;
+    objects.is_absent(&service).then(|| missing_canary_service(&routing.canary_service, generated, key))
+}
+
 /// What the controller does to an object at a stage.
 #[derive(Clone, Debug)]
 pub enum Action {
@@ -156,5 +214,63 @@ impl ObjectPlan {
     /// The changes that write something.
     pub fn writes(&self) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(|c| c.writes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Owner, OwnerKind, Provider};
+
+    fn key(group: &str, kind: &str, name: &str) -> ObjectKey {
+        ObjectKey::new(group, kind, "shop", name)
+    }
+
+    #[test]
+    fn a_missing_canary_service_is_said_with_what_routes_to_it() {
+        let ingress = missing_canary_service("web-canary", true, &key("networking.k8s.io", "Ingress", "web-canary"));
+        assert_eq!(
+            ingress,
+            "Service web-canary does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
+        );
+        let route = missing_canary_service("web-canary", true, &key(gateway::GROUP, gateway::KIND, "web"));
+        assert!(route.starts_with("Service web-canary does not exist: the HTTPRoute's canary backendRef routes to it; the controller creates it"), "{route}");
+        let custom = missing_canary_service("web-canary", true, &key("networking.istio.io", "VirtualService", "web"));
+        assert!(
+            custom.starts_with(
+                "Service web-canary does not exist: VirtualService shop/web routes to it; the controller creates it"
+            ),
+            "{custom}"
+        );
+        let waited_for = missing_canary_service("web", false, &key("networking.k8s.io", "Ingress", "web-canary"));
+        assert_eq!(
+            waited_for,
+            "Service web does not exist: the controller waits for it and writes nothing until it does, and the canary Ingress routes to it"
+        );
+    }
+
+    #[test]
+    fn only_a_canary_service_looked_for_and_not_found_is_missing() {
+        let owner =
+            Owner { kind: OwnerKind::Rollout, namespace: "shop".into(), name: "web".into(), uid: String::new() };
+        let http_route = "web".to_string();
+        let routing = Routing {
+            owner,
+            stable_service: "web".into(),
+            canary_service: "web-canary".into(),
+            providers: vec![Provider::Gateway { http_route }],
+            releasing: true,
+        };
+        let route = key(gateway::GROUP, gateway::KIND, "web");
+        let mut objects = ObjectIndex::default();
+        assert_eq!(canary_service_warning(&routing, &objects, &route), None, "not looked for (files)");
+        objects.insert_absent(key("", "Service", "web-canary"));
+        let warning = canary_service_warning(&routing, &objects, &route).unwrap();
+        assert!(warning.starts_with("Service web-canary does not exist: the HTTPRoute's"), "{warning}");
+        objects.insert(
+            "shop",
+            serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web-canary"}}),
+        );
+        assert_eq!(canary_service_warning(&routing, &objects, &route), None, "found");
     }
 }

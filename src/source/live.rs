@@ -1,7 +1,7 @@
 //! The live state of Rollouts and everything their routing touches, read with as few
 //! sequential round trips as the data allows: the Rollouts, then (together) their gateway
-//! objects (custom refs; the stable and canary Ingress, the canary Service and, for
-//! aliyun-alb, the namespace's other Ingresses), TrafficRoutings and the script ConfigMap,
+//! objects (custom refs; HTTPRoutes; the stable and canary Ingress and, for aliyun-alb, the
+//! namespace's other Ingresses; the canary Service), TrafficRoutings and the script ConfigMap,
 //! then a TrafficRouting's own objects.
 
 use super::cluster::{Cluster, Resource};
@@ -297,29 +297,40 @@ pub struct Found {
     pub warnings: Vec<String>,
 }
 
-/// The canary Services of the routings with an Ingress ref: the plan warns when one is missing.
-/// Reading one that is forbidden leaves that check out, with a warning.
+/// The canary Services of `routings`: the plan warns when a step routes to one that is missing.
+/// Those of their own (`<stable>-canary`), and for an Ingress ref the stable one that stands for
+/// it, which the controller waits for (a custom ref or an HTTPRoute names the stable Service
+/// anyway, so its routing cannot tell). Read as other objects are, with one LIST for many.
+/// Reading them when that is forbidden leaves the check out, with a warning each.
 async fn read_canary_services(
     cluster: &Cluster,
     routings: &[Routing],
 ) -> Result<(Vec<(ObjectRef, Resource, Option<Value>)>, Vec<String>), Error> {
     let names: BTreeSet<&str> = routings
         .iter()
-        .filter(|r| r.providers.iter().any(|p| matches!(p, Provider::Ingress { .. })))
+        .filter(|r| {
+            r.canary_service != r.stable_service || r.providers.iter().any(|p| matches!(p, Provider::Ingress { .. }))
+        })
         .map(|r| r.canary_service.as_str())
         .collect();
-    let read = join_all(names.iter().map(|name| read_canary_service(cluster, name))).await;
-    let (mut found, mut warnings) = (Vec::new(), Vec::new());
-    for (name, read) in names.into_iter().zip(read) {
-        match read? {
-            Ok(service) => {
-                let reference = ObjectRef { api_version: "v1".into(), kind: "Service".into(), name: name.into() };
-                found.push((reference, core_v1("Service", "services"), service));
-            }
-            Err(warning) => warnings.push(warning),
-        }
+    if names.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
     }
-    Ok((found, warnings))
+    let names: Vec<&str> = names.into_iter().collect();
+    let resource = core_v1("Service", "services");
+    match cluster.get_many(&resource, &cluster.namespace, &names).await {
+        Ok(found) => {
+            let found = names.iter().zip(found).map(|(name, service)| {
+                let reference = ObjectRef { api_version: "v1".into(), kind: "Service".into(), name: name.to_string() };
+                (reference, resource.clone(), service)
+            });
+            Ok((found.collect(), Vec::new()))
+        }
+        Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
+            Ok((Vec::new(), names.iter().map(|name| unchecked_service(cluster, name, &failure)).collect()))
+        }
+        Err(other) => Err(other),
+    }
 }
 
 /// Reads Service `name` of the cluster's namespace, to check that a canary Service exists (None:
@@ -327,12 +338,19 @@ async fn read_canary_services(
 pub async fn read_canary_service(cluster: &Cluster, name: &str) -> Result<Result<Option<Value>, String>, Error> {
     match cluster.get(&core_v1("Service", "services"), &cluster.namespace, name).await {
         Ok(service) => Ok(Ok(service)),
-        Err(Error::Api { failure, .. }) if failure.code == Some(403) => Ok(Err(format!(
-            "cannot read Service {}/{name} ({failure}): whether the canary Service exists is not checked",
-            cluster.namespace
-        ))),
+        Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
+            Ok(Err(unchecked_service(cluster, name, &failure)))
+        }
         Err(other) => Err(other),
     }
+}
+
+/// The warning of a canary Service `name` that may not be read.
+fn unchecked_service(cluster: &Cluster, name: &str, failure: &ApiFailure) -> String {
+    format!(
+        "cannot read Service {}/{name} ({failure}): whether the canary Service exists is not checked",
+        cluster.namespace
+    )
 }
 
 /// Reads the objects of `routings` together: the custom refs, the HTTPRoutes, the stable and

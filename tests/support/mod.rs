@@ -558,21 +558,31 @@ pub mod cluster {
         })
     }
 
+    /// Service `name` of namespace `shop`.
+    pub fn service(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE},
+               "spec": {"ports": [{"port": 80}]}})
+    }
+
     /// Kruise and Istio served, with the Rollout at `step`/`state` and its two gateway objects.
     pub fn shop(step: i64, state: &str) -> fake_apiserver::Builder {
         serving(rollout(step, state))
     }
 
-    /// Kruise, Istio and Deployments served, with this Rollout, the two gateway objects of
-    /// `rollout()` and its workload (4 replicas: every step is routed).
+    /// Kruise, Istio, Services and Deployments served, with this Rollout, the two gateway
+    /// objects of `rollout()`, its Services `demo` and `demo-canary` (the controller makes the
+    /// canary one in a release) and its workload (4 replicas: every step is routed).
     pub fn serving(rollout: Value) -> fake_apiserver::Builder {
         FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
+            .resource(fake_apiserver::services())
             .resource(fake_apiserver::deployments())
             .object(rollout)
             .object(virtual_service())
             .object(destination_rule())
+            .object(service("demo"))
+            .object(service("demo-canary"))
             .object(deployment(4))
     }
 
@@ -725,13 +735,17 @@ pub mod cluster {
         })
     }
 
-    /// Kruise and HTTPRoutes (at `versions`, the first the route's own) served, with Rollout
-    /// `store` at `step`/`state` and HTTPRoute `store`.
+    /// Kruise, Services and HTTPRoutes (at `versions`, the first the route's own) served, with
+    /// Rollout `store` at `step`/`state`, its Services `store` and `store-canary` and HTTPRoute
+    /// `store`.
     pub fn store(step: i64, state: &str, versions: &[&str]) -> fake_apiserver::Builder {
         let mut builder = fake_apiserver::FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
-            .object(store_rollout(step, state));
+            .resource(fake_apiserver::services())
+            .object(store_rollout(step, state))
+            .object(service("store"))
+            .object(service("store-canary"));
         for version in versions {
             builder = builder.resource(fake_apiserver::httproutes(version));
         }
