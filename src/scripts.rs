@@ -145,6 +145,26 @@ impl ConfigMapScripts {
     pub fn from_object(namespace: &str, configmap: &serde_json::Value) -> ConfigMapScripts {
         ConfigMapScripts { namespace: namespace.to_string(), data: crate::data::string_map(&configmap["data"]) }
     }
+
+    /// A warning for each key of a kind with a built-in script: the controller's local
+    /// `lua_configuration/` file comes first (docs/controller-semantics.md §4.5), so it never
+    /// reads the key, and a script shipped there is silently ignored. (An Ingress class's key
+    /// comes before its built-in script: it is read.)
+    pub fn unused_keys(&self) -> Vec<String> {
+        BUILTIN_SCRIPTS
+            .iter()
+            .map(|builtin| (builtin, configmap_key(builtin.kind, builtin.group)))
+            .filter(|(_, key)| self.data.contains_key(key))
+            .map(|(builtin, key)| {
+                let (kind, group) = (builtin.kind, builtin.group);
+                format!(
+                    "ConfigMap {}/{CONFIGMAP_NAME} key {key} is never used: the controller's built-in script for {kind} comes first ({} in its image; it reads the ConfigMap only for kinds without one), and this plan runs that one too; a script of your own for {kind} reaches the controller only in its image, in place of that file (plan with it: --script {kind}.{group}=FILE)",
+                    self.namespace,
+                    builtin.path()
+                )
+            })
+            .collect()
+    }
 }
 
 /// Where the ConfigMap was looked for, said when a script is found nowhere.
@@ -377,6 +397,34 @@ mod tests {
         let resolved = catalog.resolve(&vs()).unwrap();
         assert_eq!(resolved.source.to_string(), "--script mine.lua");
         assert_eq!(resolved.short_hash().len(), 12);
+    }
+
+    #[test]
+    fn a_configmap_key_of_a_kind_with_a_built_in_script_is_never_used() {
+        let configmap = |keys: &[&str]| ConfigMapScripts {
+            namespace: "kruise-rollout".into(),
+            data: keys.iter().map(|key| (key.to_string(), "return obj.data".to_string())).collect(),
+        };
+        let shadowed = configmap(&[
+            "lua.traffic.routing.VirtualService.networking.istio.io",
+            "lua.traffic.routing.TrafficSplit.split.smi-spec.io",
+            "lua.traffic.routing.ingress.nginx",
+        ]);
+        assert_eq!(
+            shadowed.unused_keys(),
+            [
+                "ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.VirtualService.networking.istio.io is never used: the controller's built-in script for VirtualService comes first (lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua in its image; it reads the ConfigMap only for kinds without one), and this plan runs that one too; a script of your own for VirtualService reaches the controller only in its image, in place of that file (plan with it: --script VirtualService.networking.istio.io=FILE)"
+            ]
+        );
+        let both = configmap(&[
+            "lua.traffic.routing.DestinationRule.networking.istio.io",
+            "lua.traffic.routing.VirtualService.networking.istio.io",
+        ]);
+        assert_eq!(both.unused_keys().len(), 2);
+        // A kind without a built-in script, and an Ingress class (its key comes first), are read.
+        let read =
+            configmap(&["lua.traffic.routing.TrafficSplit.split.smi-spec.io", "lua.traffic.routing.ingress.nginx"]);
+        assert!(read.unused_keys().is_empty());
     }
 
     #[test]

@@ -1891,6 +1891,40 @@ fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
 }
 
 #[test]
+fn a_configmap_script_for_a_kind_with_a_built_in_one_is_warned_of_where_the_configmap_is_read() {
+    let configmap = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "kruise-rollout-configuration", "namespace": "kruise-rollout"},
+        "data": {
+            "lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io": "return {spec = {weight = obj.canaryWeight}}",
+            "lua.traffic.routing.VirtualService.networking.istio.io": "return obj.data",
+        },
+    });
+    let warning = "warning: ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.VirtualService.networking.istio.io is never used: the controller's built-in script for VirtualService comes first";
+    let configmap_read = |server: &FakeHandle| server.requests().iter().any(|r| r.path.contains("/configmaps/"));
+    // Every kind has a built-in script: the ConfigMap is not read, not even for this check.
+    let server = shop(2, "StepPaused").object(configmap.clone()).start();
+    let quiet = Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success();
+    assert!(!quiet.stderr.contains("is never used") && !configmap_read(&server), "{}", quiet.stderr);
+    // A kind without one has it read: its VirtualService key is said to be of no use.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "name": "demo"}]);
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::ApiResourceDef::new("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes"))
+        .object(rollout)
+        .object(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "demo", "namespace": NAMESPACE}, "spec": {"weight": 0},
+        }))
+        .object(configmap)
+        .start();
+    Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success().stderr_has(warning);
+    assert!(configmap_read(&server));
+}
+
+#[test]
 fn plan_shows_the_current_step_in_every_step_state() {
     // Completed is not a step state: the release is finalising (see endings.rs).
     for state in

@@ -200,6 +200,26 @@ fn configmap_scripts_are_used_for_kinds_without_a_built_in() {
 }
 
 #[test]
+fn a_configmap_script_for_a_kind_with_a_built_in_one_is_never_used_and_said_once() {
+    // Two Rollouts, each with a VirtualService: the warning is about the ConfigMap, said once.
+    let (other, other_vs) = (ROLLOUT.replace("demo", "other"), VIRTUAL_SERVICE.replace("demo", "other"));
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kruise-rollout-configuration, namespace: kruise-rollout}\ndata:\n  lua.traffic.routing.VirtualService.networking.istio.io: |\n    return obj.data\n  lua.traffic.routing.ingress.nginx: |\n    return obj.annotations\n";
+    let test = Test::new()
+        .file("m/rollout.yaml", ROLLOUT)
+        .file("m/other.yaml", &other)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .file("m/other-vs.yaml", &other_vs)
+        .file("m/cm.yaml", configmap);
+    let warning = "warning: ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.VirtualService.networking.istio.io is never used: the controller's built-in script for VirtualService comes first (lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua in its image; it reads the ConfigMap only for kinds without one), and this plan runs that one too; a script of your own for VirtualService reaches the controller only in its image, in place of that file (plan with it: --script VirtualService.networking.istio.io=FILE)\n";
+    let out = test
+        .run_args(["plan", "-f", "m", "--step", "2"])
+        .success()
+        .stderr_has(warning)
+        .stdout_has("VirtualService shop/demo: script built-in lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua");
+    assert_eq!(out.stderr.matches("is never used").count(), 1, "once, and not for the Ingress class: {}", out.stderr);
+}
+
+#[test]
 fn built_in_scripts_pass_their_test_cases() {
     Test::new()
         .arg("test")

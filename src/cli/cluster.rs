@@ -238,6 +238,8 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         // error comes after them, and the exit is 1 (as `kubectl get` with one name not found).
         let (live, catalog, unloaded) = session.load_each(&selection).await?;
         live::no_match(&session.cluster, &selection, live.snapshot.rollouts.len() + unloaded.len())?;
+        // Read only when some kind or Ingress class needs it; not read for this check alone.
+        super::warn_unused_configmap_keys(catalog.configmap.as_ref());
         let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
         errors.extend(live.not_found(&session.cluster.namespace));
         // The text is rendered where each plan is made, in the same pass over the cores; a

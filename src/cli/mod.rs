@@ -845,6 +845,14 @@ pub(crate) fn warn(text: &str) {
     crate::stderr::line(&crate::output::paint(crate::output::YELLOW, text));
 }
 
+/// Warns, once per run, of the keys of the script ConfigMap (when it was read) that the
+/// controller never uses (`ConfigMapScripts::unused_keys`).
+pub(crate) fn warn_unused_configmap_keys(configmap: Option<&crate::scripts::ConfigMapScripts>) {
+    for warning in configmap.into_iter().flat_map(crate::scripts::ConfigMapScripts::unused_keys) {
+        warn(&format!("warning: {warning}"));
+    }
+}
+
 /// What scripts printed (`[script] …` lines), on stderr, made terminal-safe (the engine escapes
 /// control characters; bytes that are not UTF-8 show as U+FFFD, bidirectional-text controls
 /// escaped). Like the controller's log it never fails the run: not even when stderr is a closed
