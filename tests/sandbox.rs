@@ -11,9 +11,15 @@ const HANG: Duration = Duration::from_secs(30);
 
 /// `eval script.lua --obj obj.json` with `code` as the script, and how long it ran.
 fn eval(code: &str) -> (Output, Duration) {
+    eval_with(code, &[])
+}
+
+/// `eval` with `flags` too.
+fn eval_with(code: &str, flags: &[&str]) -> (Output, Duration) {
     let test = Test::new().file("script.lua", code).file("obj.json", r#"{"data": {"spec": {}}}"#);
     let started = Instant::now();
-    let mut child = test.command(BINARY, ["eval", "script.lua", "--obj", "obj.json"]).spawn().expect("run the binary");
+    let args = ["eval", "script.lua", "--obj", "obj.json"].iter().chain(flags);
+    let mut child = test.command(BINARY, args).spawn().expect("run the binary");
     let read = |mut stream: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -145,7 +151,7 @@ fn plan_through_a_thing(script: &str) -> Output {
         .file("m/rollout.yaml", rollout)
         .file("m/thing.yaml", thing)
         .file("thing.lua", script)
-        .args(["plan", "-f", "m", "--script", "Thing.example.com=thing.lua"])
+        .args(["plan", "-f", "m", "--script", "Thing.example.com=thing.lua", "--lua-timeout", "30s"])
         .run()
 }
 
@@ -154,7 +160,8 @@ fn a_script_heavy_for_the_controllers_engine_is_warned_of_where_it_runs() {
     // Fast here (this engine is 10 to 20 times faster), about half the controller's second there.
     let heavy = "local x = 0\nfor i = 1, 2000000 do x = x + i % 7 end\nreturn {spec = {x = x}}\n";
     let warning = "it ran about 6.0 million Lua instructions and set 7 string keys in tables (its obj's included): gopher-lua, the controller's engine, runs about 12 million instructions a second on an idle core and 6 million on a loaded one, and a string key takes it as long as 20 to 40 of them, so it would take about 0.5s to 1.0s there";
-    let (out, _) = eval(heavy);
+    // The warning is counted, not timed: a generous limit keeps a busy test machine out of it.
+    let (out, _) = eval_with(heavy, &["--lua-timeout", "30s"]);
     out.success().stderr_has(&format!("warning: script script.lua: {warning}"));
     // In a plan, on the object whose script it is (its obj has more keys).
     plan_through_a_thing(heavy)
@@ -179,7 +186,7 @@ end
 local a, b = copy(data), copy(data)
 return {spec = {n = #a + #b}}
 ";
-    let (out, _) = eval(deep_copies);
+    let (out, _) = eval_with(deep_copies, &["--lua-timeout", "30s"]);
     out.success().stdout_is("{\"spec\":{\"n\":40000}}\n").stderr_has(
         "warning: script script.lua: it ran about 3.6 million Lua instructions and set 240007 string keys in tables (its obj's included): gopher-lua, the controller's engine, runs about 12 million instructions a second on an idle core and 6 million on a loaded one, and a string key takes it as long as 20 to 40 of them, so it would take about 1.1s to 2.2s there, against the controller's limit of 1s",
     );
