@@ -6,7 +6,8 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
 use crate::model::{
-    self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, StrategyKind, TrafficRoutingCr,
+    self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, StageRouting, StrategyKind,
+    TrafficRoutingCr,
 };
 use crate::providers::{Context, ObjectPlan, custom, gateway, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
@@ -215,7 +216,6 @@ impl<'a> Planner<'a> {
         // The stage a release in progress is at: its objects as read are the gateway's there.
         let current = rollout.current_stage().filter(|_| routing.as_ref().is_some_and(|r| r.releasing));
         for &stage in stages {
-            let strategy = rollout.strategy_at(stage);
             let mut done = rollout.routing_at(stage, workload_replicas);
             // The controller writes nothing at a stage it does not route, whatever the objects
             // hold: at the current stage (`approve`, `plan` of it) they are left alone. Any other
@@ -248,25 +248,8 @@ impl<'a> Planner<'a> {
                     }
                 }
             }
-            // What is routed (the Rollout's own objects, its TrafficRouting's), and around it,
-            // for a step, its replicas and pause.
-            let own = match stage {
-                Stage::Step(_) => routing.as_ref().map(|_| done.describe(&strategy)),
-                Stage::BlueGreenFinal => Some(strategy.describe()),
-            };
-            let by_cr = cr_done
-                .as_ref()
-                .map(|(cr, _, cr_done)| format!("TrafficRouting {}: {}", cr.name, cr_done.describe(&cr.strategy)));
-            let (replicas, pause) = match stage {
-                Stage::Step(i) => {
-                    let (replicas, pause) = rollout.describe_step(i);
-                    (Some(replicas), Some(pause))
-                }
-                Stage::BlueGreenFinal => (None, None),
-            };
-            let joined = |parts: [Option<String>; 4]| parts.into_iter().flatten().collect::<Vec<_>>().join(", ");
-            let description = joined([replicas, own.clone(), pause, by_cr.clone()]);
-            let routed = joined([own, by_cr, None, None]);
+            let by_cr = cr_done.as_ref().map(|(cr, _, _)| describe_traffic_routing(cr));
+            let (description, routed) = describe_stage(rollout, stage, routing.as_ref().map(|_| &done), by_cr);
             // (A Rollout routed by its TrafficRouting alone is routed at every step.)
             let unrouted = done.unrouted() && routing.is_some();
             plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, unrouted, objects });
@@ -374,6 +357,36 @@ impl<'a> Planner<'a> {
             None => (self.objects.get(key), None),
         }
     }
+}
+
+/// What a stage does, in words: the description (for a step, its replicas and pause around
+/// the routing) and the routing alone. `own` is what the controller does with the Rollout's own
+/// objects there (None: it has none); `by_cr` what its TrafficRouting does
+/// ([`describe_traffic_routing`]). The description is the plan's, and `status`'s when the
+/// objects cannot be placed.
+pub fn describe_stage(
+    rollout: &Rollout,
+    stage: Stage,
+    own: Option<&StageRouting>,
+    by_cr: Option<String>,
+) -> (String, String) {
+    let strategy = rollout.strategy_at(stage);
+    let (replicas, own, pause) = match stage {
+        Stage::Step(i) => {
+            let (replicas, pause) = rollout.describe_step(i);
+            (Some(replicas), own.map(|own| own.describe(&strategy)), Some(pause))
+        }
+        Stage::BlueGreenFinal => (None, Some(strategy.describe()), None),
+    };
+    let joined = |parts: [Option<String>; 4]| parts.into_iter().flatten().collect::<Vec<_>>().join(", ");
+    let description = joined([replicas, own.clone(), pause, by_cr.clone()]);
+    (description, joined([own, by_cr, None, None]))
+}
+
+/// What a TrafficRouting does at every step of a Rollout routed through it:
+/// `TrafficRouting NAME: <its strategy>`.
+pub fn describe_traffic_routing(cr: &TrafficRoutingCr) -> String {
+    format!("TrafficRouting {}: {}", cr.name, cr.routing().describe(&cr.strategy))
 }
 
 /// Whether `routing` sends canary traffic to the DestinationRule subset `canary`: the built-in

@@ -5,7 +5,7 @@ use crate::model::{
     Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WHEN_IT_FINALISES, canary_ingress_name,
 };
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
-use crate::plan::RoutingPlan;
+use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
 use crate::providers::{Action, ObjectPlan};
 use serde::Serialize;
 use std::fmt::Write;
@@ -224,6 +224,20 @@ pub struct RolloutView {
     pub claim: Option<ClaimView>,
 }
 
+/// What `stage` does when it could not be planned, as the plan would say it without the
+/// workload's replica count: the Rollout's own routing (unless a TrafficRouting alone routes it)
+/// and its TrafficRouting's (`cr`, None when it was not loaded: then only its name is known).
+fn unplanned_does(rollout: &Rollout, stage: Stage, cr: Option<&TrafficRoutingCr>) -> String {
+    let by_cr = match (cr, &rollout.traffic_routing_cr) {
+        (Some(cr), _) => Some(describe_traffic_routing(cr)),
+        (None, Some(name)) => Some(format!("TrafficRouting {name}: routing not known")),
+        (None, None) => None,
+    };
+    // A Rollout with neither is described by its steps' own strategy.
+    let own = (rollout.traffic_routing.is_some() || by_cr.is_none()).then(|| rollout.routing_at(stage, None));
+    describe_stage(rollout, stage, own.as_ref(), by_cr).0
+}
+
 /// `objects: [...]`, or `objectsError: "…"` when they could not be placed.
 fn objects_or_error<S: serde::Serializer>(
     objects: &Result<Vec<ObjectView>, String>,
@@ -277,25 +291,16 @@ impl RolloutView {
         };
         let stage = rollout.current_stage();
         // The plan's description says what the controller does at the stage (a step it does not
-        // route, for one); without a plan, what the step asks for. A release ending or over is
-        // past its step's routing, whatever step the status still names.
+        // route, for one); without a plan, what the step and its TrafficRouting ask for. A
+        // release ending or over is past its step's routing, whatever step the status still names.
         let planned = every_stage
             .as_ref()
             .ok()
             .and_then(|plan| plan.stages.iter().find(|s| s.stage.is_some() && s.stage == stage));
         let ending_does = ending.filter(|_| stage.is_some()).map(|ending| ending.explain(rollout.kind));
-        let step_does = ending_does.or_else(|| planned.map(|s| s.description.clone())).or_else(|| {
-            stage.map(|stage| {
-                let strategy = rollout.strategy_at(stage).describe();
-                match stage {
-                    Stage::Step(i) => {
-                        let (replicas, pause) = rollout.describe_step(i);
-                        format!("{replicas}, {strategy}, {pause}")
-                    }
-                    Stage::BlueGreenFinal => strategy,
-                }
-            })
-        });
+        let step_does = ending_does
+            .or_else(|| planned.map(|s| s.description.clone()))
+            .or_else(|| stage.map(|stage| unplanned_does(rollout, stage, cr)));
         RolloutView {
             name: rollout.name.clone(),
             namespace: namespace.into(),
@@ -895,6 +900,50 @@ mod tests {
         assert_eq!(
             unplanned.step_does.as_deref(),
             Some("replicas 1, original routing (no traffic, no matches), pause 60s")
+        );
+    }
+
+    #[test]
+    fn unplanned_a_step_says_what_its_traffic_routing_does() {
+        // A regression of an operator trial (M1): routed by its TrafficRouting alone, a step
+        // without traffic or matches of its own read as "original routing".
+        let status =
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}});
+        let linked = |own_routing: bool| {
+            let mut canary = json!({"steps": [{"replicas": 1}, {"replicas": "100%"}]});
+            if own_routing {
+                canary["trafficRoutings"] = json!([{"service": "s", "customNetworkRefs": [
+                    {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "s"}]}]);
+            }
+            Rollout::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": "demo", "annotations": {"rollouts.kruise.io/trafficrouting": "tr"}},
+                "spec": {"strategy": {"canary": canary}}, "status": status
+            }))
+            .unwrap()
+        };
+        let cr = TrafficRoutingCr::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "x-env", "value": "gray"}]}]}, "objectRef": [{"service": "s", "customNetworkRefs": [
+                {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": "s"}]}]}
+        }))
+        .unwrap();
+        let does = |rollout: &Rollout, cr: Option<&TrafficRoutingCr>| {
+            RolloutView::new(rollout, "shop", cr, Err("no plan".into()), None, SystemTime::UNIX_EPOCH)
+                .step_does
+                .unwrap()
+        };
+        let by_cr = "TrafficRouting tr: matches [header x-env=gray]";
+        assert_eq!(does(&linked(false), Some(&cr)), format!("replicas 1, pause until approved, {by_cr}"));
+        // With routing of its own too, both (as the plan says them).
+        assert_eq!(
+            does(&linked(true), Some(&cr)),
+            format!("replicas 1, original routing (no traffic, no matches), pause until approved, {by_cr}")
+        );
+        // A TrafficRouting not loaded: its name only.
+        assert_eq!(
+            does(&linked(false), None),
+            "replicas 1, pause until approved, TrafficRouting tr: routing not known"
         );
     }
 

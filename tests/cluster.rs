@@ -1209,6 +1209,28 @@ fn approve_previews_a_traffic_routings_next_step_as_kept_routed_not_restored() {
 }
 
 #[test]
+fn status_of_a_traffic_routing_whose_object_is_missing_describes_its_routing_and_says_the_error_once() {
+    // A regression of an operator trial (M1): the Step line read "original routing (no traffic,
+    // no matches)", and the reason came on stdout and again on stderr.
+    let server = full_link("StepPaused").start();
+    server.delete_object("networking.istio.io", "destinationrules", NAMESPACE, "mockb").unwrap();
+    let test = Test::new().kubeconfig(&server);
+    let why = "TrafficRouting shop/mockb-tr routes through DestinationRule/mockb (networking.istio.io/v1beta1), but there is no such object in namespace shop";
+    let out = test
+        .run_args(["status", "mockb"])
+        .status(1)
+        .stdout_has(
+            "  Step:     step 1/2: replicas 1, pause until approved, TrafficRouting mockb-tr: matches [header my-request-id=canary]\n",
+        )
+        .stdout_has(&format!("  Objects:  cannot place them: {why}\n"));
+    assert_eq!(out.stderr, "error: cannot place the objects of Rollout shop/mockb: its Objects line above says why\n");
+    // Machine output: stderr is where a reader finds the reason, naming the Rollout.
+    test.run_args(["status", "mockb", "-o", "json"])
+        .status(1)
+        .stderr_has(&format!("error: Rollout shop/mockb: {why}\n"));
+}
+
+#[test]
 fn approve_several_rollouts_checks_every_guard_first() {
     let server = full_link("StepUpgrade").start();
     Test::new()

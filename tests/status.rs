@@ -50,10 +50,15 @@ fn status_fails_for_objects_it_cannot_place_and_a_rollout_without_routing_has_no
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server).file("boom.lua", "error('kaboom')\n");
     let script = format!("VirtualService.networking.istio.io={}", test.path("boom.lua").display());
-    // A script that fails: shown in the Rollout's place, and an error at the end (exit 1) ...
+    // A script that fails: shown in the Rollout's place, and an error at the end (exit 1) that
+    // names the Rollout, the reason said once ...
     test.run_args(["status", "demo", "--script", &script])
         .status(1)
         .stdout_has("  Objects:  cannot place them: Rollout shop/demo, step 1/3, VirtualService/demo: script ")
+        .stderr_has("error: cannot place the objects of Rollout shop/demo: its Objects line above says why\n");
+    // ... in full where only the machine output shows it ...
+    test.run_args(["status", "demo", "--script", &script, "-o", "json"])
+        .status(1)
         .stderr_has("error: Rollout shop/demo, step 1/3, VirtualService/demo: script ");
     // ... and on a followed Rollout's line.
     test.run_args(["status", "demo", "--script", &script, "-w", "--until-paused", "--timeout", "5s"])
@@ -1483,12 +1488,16 @@ fn status_shows_the_rollouts_that_cannot_be_loaded_among_the_others_and_fails_at
             .stdout_has(&format!("  Objects:  cannot place them: {odd_error}\n"))
             .stdout_has("Rollout shop/bad\n")
             .stdout_has(&format!("  Objects:  cannot place them: {bad_error}\n"))
-            .stderr_has(&format!("error: {bad_error}\n{odd_error}\n"));
+            .stderr_has(
+                "error: cannot place the objects of Rollouts shop/bad, shop/odd: their Objects lines above say why\n",
+            );
         let order: Vec<usize> =
             ["shop/bad", "shop/demo", "shop/odd"].iter().map(|r| out.stdout.find(r).unwrap()).collect();
         assert!(order.is_sorted(), "in the order listed: {}", out.stdout);
     }
-    let json = test.run_args(["status", "-o", "json"]).status(1).json();
+    let failed =
+        test.run_args(["status", "-o", "json"]).status(1).stderr_has(&format!("error: {bad_error}\n{odd_error}\n"));
+    let json = failed.json();
     let entries: Vec<(&Value, &Value)> =
         json.as_array().unwrap().iter().map(|v| (&v["name"], &v["objectsError"])).collect();
     assert_eq!(

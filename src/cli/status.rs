@@ -37,8 +37,13 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
                 None => print(&views.iter().map(RolloutView::text).collect::<Vec<_>>().join("\n"))?,
             }
             let not_found = missing.iter().map(|name| live::not_found(name, &session.cluster.namespace).to_string());
-            let errors: Vec<String> =
-                unplaced_error(&views).map(|e| e.to_string()).into_iter().chain(not_found).collect();
+            // The text has just said why on each such Rollout's Objects line: the error names
+            // them. Machine output leaves the reader of stderr only the error to go by.
+            let unplaced = match args.output {
+                Some(_) => unplaced_error(&views).map(|e| e.to_string()),
+                None => unplaced_shown(&views),
+            };
+            let errors: Vec<String> = unplaced.into_iter().chain(not_found).collect();
             return match errors.is_empty() {
                 true => Ok(Outcome::Done),
                 false => Err(Error::Input(errors.join("\n")).into()),
@@ -107,10 +112,59 @@ fn missing_names(scope: &Scope, views: &[RolloutView]) -> Vec<String> {
     missing
 }
 
+/// Names the Rollouts whose objects could not be placed, when their text has shown why.
+fn unplaced_shown(views: &[RolloutView]) -> Option<String> {
+    let names: Vec<String> =
+        views.iter().filter(|v| v.objects.is_err()).map(|v| format!("{}/{}", v.namespace, v.name)).collect();
+    match names.as_slice() {
+        [] => None,
+        [one] => Some(format!("cannot place the objects of Rollout {one}: its Objects line above says why")),
+        many => {
+            Some(format!("cannot place the objects of Rollouts {}: their Objects lines above say why", many.join(", ")))
+        }
+    }
+}
+
 /// The errors of the Rollouts whose objects could not be placed (not loaded, or a plan that
 /// failed: a script that fails), if any: `status` shows the others, and fails with these at the
-/// end.
+/// end, each naming its Rollout.
 fn unplaced_error(views: &[RolloutView]) -> Option<Error> {
-    let errors: Vec<&str> = views.iter().filter_map(|v| v.objects.as_ref().err()).map(String::as_str).collect();
+    let errors: Vec<String> = views
+        .iter()
+        .filter_map(|v| {
+            let why = v.objects.as_ref().err()?;
+            let rollout = format!("Rollout {}/{}", v.namespace, v.name);
+            // `Rollout ns/name: …`, `Rollout ns/name, step 1/3, …`: already named.
+            let named = why.strip_prefix(&rollout).is_some_and(|rest| rest.starts_with([':', ',']));
+            Some(if named { why.clone() } else { format!("{rollout}: {why}") })
+        })
+        .collect();
     (!errors.is_empty()).then(|| Error::Input(errors.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_for_unplaced_objects_names_each_rollout_once() {
+        let view = |name: &str, why: &str| RolloutView::unparsed(name, "shop", why.into());
+        let named = view("a", "Rollout shop/a, step 1/2, VirtualService/a: script failed");
+        let unnamed = view("b", "TrafficRouting shop/tr routes through DestinationRule/b, but there is no such object");
+        // Shown as text, the reasons are on the Objects lines: the error names the Rollouts.
+        assert_eq!(unplaced_shown(&[]), None);
+        assert_eq!(
+            unplaced_shown(std::slice::from_ref(&named)).as_deref(),
+            Some("cannot place the objects of Rollout shop/a: its Objects line above says why")
+        );
+        assert_eq!(
+            unplaced_shown(&[named.clone(), unnamed.clone()]).as_deref(),
+            Some("cannot place the objects of Rollouts shop/a, shop/b: their Objects lines above say why")
+        );
+        // Otherwise each reason, starting with its Rollout (not named twice).
+        assert_eq!(
+            unplaced_error(&[named, unnamed]).unwrap().to_string(),
+            "Rollout shop/a, step 1/2, VirtualService/a: script failed\nRollout shop/b: TrafficRouting shop/tr routes through DestinationRule/b, but there is no such object"
+        );
+    }
 }
