@@ -259,6 +259,54 @@ pub struct Located<T> {
     pub raw: Value,
 }
 
+impl Located<Rollout> {
+    /// Why the API server would not store this Rollout (None: it would), as `plan -f`'s error:
+    /// what its schema validation refuses, then what the controller's webhook refuses (asked
+    /// only once the schema passes), then the fields it would drop, as a misspelt one is often
+    /// why a required one is missing. A dropped field the Rollout's warnings say more about is
+    /// named by that warning.
+    pub fn refusal(&self) -> Option<String> {
+        let rejections = &self.item.rejections;
+        if rejections.is_empty() {
+            return None;
+        }
+        let rollout = format!("{}: Rollout {}/{}", self.origin, self.namespace, self.item.name);
+        let lines = |messages: &mut dyn Iterator<Item = &FieldMessage>| -> String {
+            messages.map(|m| format!("\n  {m}")).collect()
+        };
+        let mut refusal = match (rejections.schema.is_empty(), rejections.webhook.is_empty()) {
+            (true, _) => format!("{rollout} would be rejected by the controller's admission webhook:"),
+            (false, webhook_passes) => {
+                let mut refusal = format!(
+                    "{rollout} would be rejected by the API server's schema validation (the CRD's limits):{}",
+                    lines(&mut rejections.schema.iter())
+                );
+                if !webhook_passes {
+                    refusal.push_str("\nand, once that passes, by the controller's admission webhook:");
+                }
+                refusal
+            }
+        };
+        refusal.push_str(&lines(&mut rejections.webhook.iter()));
+        let dropped: Vec<FieldMessage> = self
+            .origin
+            .unknown_fields(&self.raw)
+            .into_iter()
+            .map(|unknown| {
+                let said = self.item.warnings.iter().find(|w| w.field == unknown.field);
+                said.cloned().unwrap_or(unknown)
+            })
+            .collect();
+        if !dropped.is_empty() {
+            refusal.push_str(
+                "\nand it has fields the API server would drop (a misspelt one may be why a required one is missing):",
+            );
+            refusal.push_str(&lines(&mut dropped.iter()));
+        }
+        Some(refusal)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     pub rollouts: Vec<Located<Rollout>>,
@@ -363,7 +411,7 @@ impl Snapshot {
                 ("rollouts.kruise.io", "Rollout") => {
                     let mut item = Rollout::from_object(&value).map_err(invalid)?;
                     item.warnings = item.warnings.into_iter().map(|w| origin.locate(w)).collect();
-                    item.rejections = item.rejections.into_iter().map(|r| origin.locate(r)).collect();
+                    item.rejections = item.rejections.map(|r| origin.locate(r));
                     snapshot.rollouts.push(Located { origin, namespace, item, raw: value });
                 }
                 ("rollouts.kruise.io", "TrafficRouting") => {
@@ -779,6 +827,42 @@ spec:
 ";
 
     #[test]
+    fn a_refusal_puts_each_problem_under_who_refuses_it_and_says_a_dropped_field_once() {
+        // ALPHA breaks webhook rules and has a v1alpha1 match's path, which the API server
+        // drops: an operator trial's M2 had that under the webhook, and said twice.
+        let snapshot = read(ALPHA).unwrap();
+        assert_eq!(
+            snapshot.rollouts[0].refusal().unwrap(),
+            "r.yaml:5: Rollout ns/r would be rejected by the controller's admission webhook:
+  r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]
+  r.yaml:5: spec.strategy.canary.steps[2].replicas: required
+and it has fields the API server would drop (a misspelt one may be why a required one is missing):
+  r.yaml:17: spec.strategy.canary.steps[1].matches[0].path: not supported in this API version, whose matches have headers only; the API server drops it"
+        );
+        // The CRD's limits are the API server's schema validation, which comes first.
+        let matches = "        - headers: [{name: a, value: b}]\n".repeat(17);
+        let too_many = ALPHA.replace("        - path: {value: /x}\n", &matches);
+        assert_eq!(
+            read(&too_many).unwrap().rollouts[0].refusal().unwrap(),
+            "r.yaml:5: Rollout ns/r would be rejected by the API server's schema validation (the CRD's limits):
+  r.yaml:16: spec.strategy.canary.steps[1].matches: 17 matches, at most 16
+and, once that passes, by the controller's admission webhook:
+  r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]
+  r.yaml:5: spec.strategy.canary.steps[2].replicas: required"
+        );
+        let only_schema =
+            too_many.replace("      - weight: 150\n", "      - weight: 10\n").replace("      - pause: {}\n", "");
+        assert_eq!(
+            read(&only_schema).unwrap().rollouts[0].refusal().unwrap(),
+            "r.yaml:5: Rollout ns/r would be rejected by the API server's schema validation (the CRD's limits):
+  r.yaml:16: spec.strategy.canary.steps[1].matches: 17 matches, at most 16"
+        );
+        let admitted =
+            ALPHA.replace("      - weight: 150\n", "      - weight: 10\n").replace("      - pause: {}\n", "");
+        assert_eq!(read(&admitted).unwrap().rollouts[0].refusal(), None);
+    }
+
+    #[test]
     fn a_files_rollout_and_traffic_routing_name_their_fields_lines() {
         let snapshot = read(ALPHA).unwrap();
         let rollout = &snapshot.rollouts[0];
@@ -786,13 +870,13 @@ spec:
         assert_eq!(
             shown(&rollout.item.warnings),
             [
-                "r.yaml:17: spec.strategy.canary.steps[1].matches[0]: path not supported in this API version; the API server drops it",
+                "r.yaml:17: spec.strategy.canary.steps[1].matches[0].path: not supported in this API version, whose matches have headers only; the API server drops it",
                 "r.yaml:12: spec.strategy.canary.disableGenerateCanaryService is dropped by the v1alpha1 to v1beta1 conversion: the controller generates and routes to <service>-canary; apply the Rollout as v1beta1 to keep it",
             ]
         );
         // A field missing from the text: the document's line.
         assert_eq!(
-            shown(&rollout.item.rejections),
+            shown(&rollout.item.rejections.webhook),
             [
                 "r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]",
                 "r.yaml:5: spec.strategy.canary.steps[2].replicas: required",
@@ -803,7 +887,7 @@ spec:
         assert_eq!(
             shown(&snapshot.traffic_routings[0].item.warnings),
             [
-                "r.yaml:8: spec.strategy.matches[0]: queryParams not supported in this API version; the API server drops it"
+                "r.yaml:8: spec.strategy.matches[0].queryParams: not supported in this API version, whose matches have headers only; the API server drops it"
             ]
         );
     }
@@ -842,7 +926,7 @@ spec:
         let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: r}\n  spec:\n    strategy:\n      canary:\n        steps:\n        - {replicas: 1, traffic: \"0%\"}\noriginal:\n  apiVersion: networking.istio.io/v1beta1\n  kind: VirtualService\n  metadata: {name: vs}\n";
         let snapshot = read(case).unwrap();
         assert_eq!(
-            snapshot.rollouts[0].item.rejections[0].to_string(),
+            snapshot.rollouts[0].item.rejections.webhook[0].to_string(),
             "r.yaml:9: spec.strategy.canary.steps[0].traffic: \"0%\" must be in (0%, 100%]"
         );
     }

@@ -364,15 +364,36 @@ fn plan_f_refuses_what_the_webhook_rejects() {
 }
 
 #[test]
-fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning() {
-    let mut rollout = rollout(2, "StepPaused");
-    rollout["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("150%");
+fn plan_f_puts_the_crds_limits_under_the_api_servers_schema_validation() {
+    // An operator trial (M2): maxItems were listed as the webhook's.
+    let matches = "[".to_string() + &vec!["{headers: [{name: a, value: b}]}"; 17].join(", ") + "]";
+    let steps = format!("      - {{replicas: 1, traffic: \"-50%\"}}\n      - {{replicas: 2, matches: {matches}}}\n");
     Test::new()
-        .kubeconfig(&serving(rollout).start())
+        .file("m/rollout.yaml", &partition(&steps))
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .status(1)
+        .stderr_has("error: m/rollout.yaml:1: Rollout shop/demo would be rejected by the API server's schema validation (the CRD's limits):\n  m/rollout.yaml:10: spec.strategy.canary.steps[1].matches: 17 matches, at most 16\nand, once that passes, by the controller's admission webhook:\n  m/rollout.yaml:9: spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]\n");
+}
+
+#[test]
+fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning() {
+    let mut refused = rollout(2, "StepPaused");
+    refused["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("150%");
+    Test::new()
+        .kubeconfig(&serving(refused).start())
         .args(["plan", "demo"])
         .run()
         .success()
         .stdout_has("warning: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%] (the controller's webhook rejects this now)");
+    // The CRD's limits are its schema's, not the webhook's.
+    let mut many = rollout(2, "StepPaused");
+    many["spec"]["strategy"]["canary"]["steps"][1]["matches"] =
+        json!(vec![json!({"headers": [{"name": "a", "value": "b"}]}); 17]);
+    Test::new().kubeconfig(&serving(many).start()).args(["plan", "demo"]).run().success().stdout_has(
+        "warning: spec.strategy.canary.steps[1].matches: 17 matches, at most 16 (the CRD's schema rejects this now)",
+    );
 }
 
 #[test]

@@ -460,7 +460,7 @@ mod fields {
     fn a_misspelt_required_field_is_named_with_the_rejection() {
         let rollout = ROLLOUT.replace("      - replicas: 1\n", "      - replica: 1\n");
         manifests().file("m/rollout.yaml", &rollout).args(["plan", "-f", "m"]).run().status(1).stderr_has(
-            "m/rollout.yaml:2: Rollout shop/demo would be rejected by the controller's admission webhook:\n  m/rollout.yaml:2: spec.strategy.canary.steps[0].replicas: required\n  m/rollout.yaml:12: unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD (misspelt?)\n",
+            "m/rollout.yaml:2: Rollout shop/demo would be rejected by the controller's admission webhook:\n  m/rollout.yaml:2: spec.strategy.canary.steps[0].replicas: required\nand it has fields the API server would drop (a misspelt one may be why a required one is missing):\n  m/rollout.yaml:12: unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD, so the API server drops it (misspelt?)\n",
         );
     }
 
@@ -514,7 +514,7 @@ mod fields {
     fn check_lines(read: impl Fn(bool) -> Test, source: &str, lines: [usize; 3]) {
         let [document, replica, traffic] = lines;
         read(true).args(["--step", "2"]).run().status(1).stderr_has(&format!(
-            "error: {source}:{document}: Rollout shop/demo would be rejected by the controller's admission webhook:\n  {source}:{traffic}: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]\n  {source}:{replica}: unknown field \"spec.strategy.canary.replica\": not in the CRD (misspelt?)\n"
+            "error: {source}:{document}: Rollout shop/demo would be rejected by the controller's admission webhook:\n  {source}:{traffic}: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]\nand it has fields the API server would drop (a misspelt one may be why a required one is missing):\n  {source}:{replica}: unknown field \"spec.strategy.canary.replica\": not in the CRD, so the API server drops it (misspelt?)\n"
         ));
         read(false).args(["--step", "2"]).run().success().stdout_has(&format!(
             "Rollout shop/demo\n  warning: {source}:{replica}: unknown field \"spec.strategy.canary.replica\": not in the CRD, so the API server drops it (misspelt?)\n"

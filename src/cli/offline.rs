@@ -12,7 +12,6 @@ use crate::plan::{self, Planner, RoutingPlan};
 use crate::providers::Action;
 use crate::providers::gateway::testcase::HttpRouteTestCase;
 use crate::providers::ingress::{self, testcase::IngressTestCase};
-use crate::schema;
 use crate::scripts::{
     self, BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ConfigMapPlace, ResolvedScript, ScriptCatalog,
     ScriptSource, builtin_ingress,
@@ -68,22 +67,8 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     check_fields(&mut snapshot, args.validate)?;
     // The API server would not store these: no plan of them means anything.
-    if let Some(rollout) = snapshot.rollouts.iter().find(|r| !r.item.rejections.is_empty()) {
-        // A misspelt field is often why a required one is missing: name those too.
-        let misspelt = schema::unknown_fields(&rollout.raw).into_iter().map(|field| {
-            let message = format!("unknown field \"{}\": not in the CRD (misspelt?)", field.path);
-            rollout.origin.locate(FieldMessage::new(field.path, message))
-        });
-        let problems: Vec<String> =
-            rollout.item.rejections.iter().cloned().chain(misspelt).map(|r| format!("\n  {r}")).collect();
-        return Err(Error::Input(format!(
-            "{}: Rollout {}/{} would be rejected by the controller's admission webhook:{}",
-            rollout.origin,
-            rollout.namespace,
-            rollout.item.name,
-            problems.concat()
-        ))
-        .into());
+    if let Some(refusal) = snapshot.rollouts.iter().find_map(|r| r.refusal()) {
+        return Err(Error::Input(refusal).into());
     }
     let catalog = ScriptCatalog {
         overrides: files::read_script_flags(&args.scripts.scripts)?,
@@ -240,7 +225,7 @@ fn check_fields(snapshot: &mut Snapshot, validate: Validate) -> Result<(), Error
             for warning in origin.unknown_fields(raw) {
                 let (at, path) = (origin.place_of(&warning.field), &warning.field);
                 found.push(format!("{at}: {kind} {namespace}/{name}: unknown field \"{path}\""));
-                warnings.push(warning);
+                FieldMessage::push_once_per_field(warnings, warning);
             }
         };
     for r in &mut snapshot.rollouts {

@@ -1,6 +1,7 @@
-//! What the API server refuses to store in a Rollout: the rules of the controller's validating
-//! webhook (`pkg/webhook/rollout/validating/rollout_create_update_handler.go`) and the CRD
-//! schema's limits that a plan can check (docs/controller-semantics.md §1.2). `plan -f` refuses
+//! What the API server refuses to store in a Rollout: the CRD schema's limits that a plan can
+//! check, and the rules of the controller's validating webhook
+//! (`pkg/webhook/rollout/validating/rollout_create_update_handler.go`; docs/controller-semantics.md
+//! §1.2). `plan -f` refuses
 //! such a Rollout; one read from a cluster was admitted, perhaps by an older webhook, and gets a
 //! warning. A rule that depends on a flag of the controller (`--partition-percent-limit`) is a
 //! warning everywhere: the cluster may run with another value.
@@ -16,19 +17,38 @@ const MAX_MATCHES: usize = 16;
 /// The default of the controller's `--partition-percent-limit`.
 const PARTITION_PERCENT_LIMIT: i64 = 50;
 
+/// What the API server refuses to store in a Rollout, by who refuses it: its schema validation
+/// runs first, and the validating webhook is asked only about an object that passes it.
+#[derive(Clone, Debug, Default)]
+pub struct Rejections {
+    /// The CRD schema's limits (`maxItems`), which the API server enforces itself.
+    pub schema: Vec<FieldMessage>,
+    /// The rules of the controller's validating webhook.
+    pub webhook: Vec<FieldMessage>,
+}
+
+impl Rejections {
+    pub fn is_empty(&self) -> bool {
+        self.schema.is_empty() && self.webhook.is_empty()
+    }
+
+    /// Each message changed by `f` (led by its line in a file).
+    pub fn map(self, f: impl Fn(FieldMessage) -> FieldMessage) -> Rejections {
+        Rejections {
+            schema: self.schema.into_iter().map(&f).collect(),
+            webhook: self.webhook.into_iter().map(&f).collect(),
+        }
+    }
+}
+
 /// Every rule the Rollout breaks, each as `field: what is wrong`. `body` is the strategy's
 /// `canary` or `blueGreen` object; `steps` are read from it (converted, for v1alpha1).
-pub(super) fn rejections(
-    kind: StrategyKind,
-    alpha: bool,
-    path: &Path,
-    body: &Value,
-    steps: &[Step],
-) -> Vec<FieldMessage> {
+pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Value, steps: &[Step]) -> Rejections {
+    let mut schema = Vec::new();
     let mut problems = Vec::new();
     let steps_path = path.field("steps");
     if steps.len() > MAX_STEPS {
-        problems.push(steps_path.message(&format!("{} steps, at most {MAX_STEPS}", steps.len())));
+        schema.push(steps_path.message(&format!("{} steps, at most {MAX_STEPS}", steps.len())));
     }
     // v1alpha1's weight is converted to traffic "N%" (and replicas "N%" when unset); its
     // messages name the fields as written, and replicas are checked as written.
@@ -59,7 +79,7 @@ pub(super) fn rejections(
             }
         }
         if let Some(matches) = step.strategy.matches.as_ref().filter(|m| m.len() > MAX_MATCHES) {
-            problems.push(at.field("matches").message(&format!("{} matches, at most {MAX_MATCHES}", matches.len())));
+            schema.push(at.field("matches").message(&format!("{} matches, at most {MAX_MATCHES}", matches.len())));
         }
     }
     for (i, pair) in steps.windows(2).enumerate() {
@@ -100,7 +120,7 @@ pub(super) fn rejections(
             problems.push(at.field("gracePeriodSeconds").message(&format!("{grace} must not be negative")));
         }
     }
-    problems
+    Rejections { schema, webhook: problems }
 }
 
 /// The steps the webhook refuses under its default `--partition-percent-limit`: in a

@@ -12,6 +12,7 @@ mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
+pub use admission::Rejections;
 pub use ending::Ending;
 pub use luadata::lua_data;
 pub use permission::Permission;
@@ -41,6 +42,14 @@ pub struct FieldMessage {
 impl FieldMessage {
     pub fn new(field: Path, text: impl Into<String>) -> FieldMessage {
         FieldMessage { field, text: text.into() }
+    }
+
+    /// Adds `message` to `messages` unless one is about its field already: a field the model
+    /// knows is dropped (a v1alpha1 match's `path`) is unknown to the CRD too, and said once.
+    pub fn push_once_per_field(messages: &mut Vec<FieldMessage>, message: FieldMessage) {
+        if !messages.iter().any(|m| m.field == message.field) {
+            messages.push(message);
+        }
     }
 
     /// The same message, led by where the field is (`rollout.yaml:14: …`).
@@ -263,6 +272,16 @@ pub(crate) fn required_name(object: &Value) -> Result<&str, ModelError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_field_is_warned_of_once() {
+        let path = Path::root("spec").field("path");
+        let mut warnings = vec![path.message("not supported in this API version")];
+        FieldMessage::push_once_per_field(&mut warnings, path.message("unknown field"));
+        FieldMessage::push_once_per_field(&mut warnings, Path::root("spec").field("pth").message("unknown field"));
+        let shown: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["spec.path: not supported in this API version", "spec.pth: unknown field"]);
+    }
 
     #[test]
     fn a_path_keeps_its_keys_whole_and_shows_as_kubectl_names_fields() {

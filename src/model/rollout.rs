@@ -1,8 +1,9 @@
 //! A Rollout (`rollouts.kruise.io` v1beta1, or v1alpha1 through the controller's conversion).
 
+use super::admission::{self, Rejections};
 use super::stage_routing::{RoutingAction, StageRouting, scaled_replicas};
 use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
-use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, admission, metadata_str, required_name};
+use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, metadata_str, required_name};
 use serde_json::Value;
 use std::fmt;
 
@@ -198,9 +199,9 @@ pub struct Rollout {
     pub status: RolloutStatus,
     /// Things the API server or the conversion would silently change.
     pub warnings: Vec<FieldMessage>,
-    /// What the controller's admission webhook (or the CRD schema) refuses in this Rollout,
-    /// each as `field: what is wrong`.
-    pub rejections: Vec<FieldMessage>,
+    /// What the API server's schema validation and the controller's admission webhook refuse in
+    /// this Rollout, each as `field: what is wrong`.
+    pub rejections: Rejections,
 }
 
 impl Rollout {
@@ -817,7 +818,7 @@ mod tests {
     #[test]
     fn the_webhooks_rules_are_checked() {
         let shown = |messages: &[FieldMessage]| messages.iter().map(ToString::to_string).collect::<Vec<_>>();
-        let rejections = |steps: Value, extra: Value| shown(&canary(steps, extra).rejections);
+        let rejections = |steps: Value, extra: Value| shown(&canary(steps, extra).rejections.webhook);
         assert_eq!(
             rejections(json!([{"replicas": 1, "traffic": "20%"}, {"replicas": "100%"}]), json!({})),
             Vec::<String>::new()
@@ -848,20 +849,28 @@ mod tests {
             "only neighbouring steps of the same kind compare"
         );
         let matches: Vec<Value> = (0..17).map(|_| json!({"headers": [{"name": "a", "value": "b"}]})).collect();
+        let too_many_matches = canary(
+            json!([{"replicas": 1, "matches": matches}]),
+            json!({"trafficRoutings": [{"service": "a", "gracePeriodSeconds": -1, "customNetworkRefs": []}, {"service": "b"}]}),
+        );
         assert_eq!(
-            rejections(
-                json!([{"replicas": 1, "matches": matches}]),
-                json!({"trafficRoutings": [{"service": "a", "gracePeriodSeconds": -1, "customNetworkRefs": []}, {"service": "b"}]})
-            ),
+            shown(&too_many_matches.rejections.webhook),
             vec![
-                "spec.strategy.canary.steps[0].matches: 17 matches, at most 16",
                 "spec.strategy.canary.trafficRoutings: 2 entries, at most 1",
                 "spec.strategy.canary.trafficRoutings[0].gracePeriodSeconds: -1 must not be negative",
                 "spec.strategy.canary.trafficRoutings[1]: needs one of ingress, gateway and customNetworkRefs",
             ]
         );
+        // The CRD's maxItems are the API server's own schema validation, not the webhook's (an
+        // operator trial's M2).
+        assert_eq!(
+            shown(&too_many_matches.rejections.schema),
+            vec!["spec.strategy.canary.steps[0].matches: 17 matches, at most 16"]
+        );
         let many: Vec<Value> = (0..51).map(|_| json!({"replicas": 1})).collect();
-        assert_eq!(rejections(Value::Array(many), json!({})), vec!["spec.strategy.canary.steps: 51 steps, at most 50"]);
+        let many_steps = canary(Value::Array(many), json!({})).rejections;
+        assert_eq!(shown(&many_steps.schema), vec!["spec.strategy.canary.steps: 51 steps, at most 50"]);
+        assert!(many_steps.webhook.is_empty() && !many_steps.is_empty());
         // Blue-green allows 0% traffic; v1alpha1 names weight and wants it not to decrease.
         let blue_green = rollout(json!({
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "bg"},
@@ -869,7 +878,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            shown(&blue_green.rejections),
+            shown(&blue_green.rejections.webhook),
             vec!["spec.strategy.blueGreen.steps[1].traffic: \"-1%\" must be in [0%, 100%]"]
         );
         let alpha = rollout(json!({
@@ -878,7 +887,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            shown(&alpha.rejections),
+            shown(&alpha.rejections.webhook),
             vec![
                 "spec.strategy.canary.steps[1].weight: -20 must be in (0%, 100%]",
                 "spec.strategy.canary.steps[1].weight: -20 is less than spec.strategy.canary.steps[0].weight 30: weights must not decrease",
@@ -887,10 +896,10 @@ mod tests {
         // Each names its field, for a file's line: the one written (v1alpha1's weight).
         let fields = |messages: &[FieldMessage]| messages.iter().map(|m| m.field.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            fields(&canary(json!([{"traffic": "-50%"}]), json!({})).rejections),
+            fields(&canary(json!([{"traffic": "-50%"}]), json!({})).rejections.webhook),
             ["spec.strategy.canary.steps[0].replicas", "spec.strategy.canary.steps[0].traffic"]
         );
-        assert_eq!(fields(&alpha.rejections), ["spec.strategy.canary.steps[1].weight"; 2]);
+        assert_eq!(fields(&alpha.rejections.webhook), ["spec.strategy.canary.steps[1].weight"; 2]);
         // The controller uses the first of several trafficRoutings.
         let two = canary(
             json!([{"replicas": 1}]),

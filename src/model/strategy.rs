@@ -167,12 +167,11 @@ pub fn read_matches(
         let fields = item.as_object().ok_or_else(|| at.error("must be a map"))?;
         let mut out = Map::new();
         if headers_only {
-            let dropped: Vec<&str> = fields.keys().map(String::as_str).filter(|k| *k != "headers").collect();
-            if !dropped.is_empty() {
-                warnings.push(at.message(&format!(
-                    "{} not supported in this API version; the API server drops it",
-                    dropped.join(", ")
-                )));
+            // One per field, as the CRD's unknown fields are: the same field is said once.
+            for dropped in fields.keys().filter(|k| *k != "headers") {
+                warnings.push(at.field(dropped).message(
+                    "not supported in this API version, whose matches have headers only; the API server drops it",
+                ));
             }
         } else if let Some(path_match) = fields.get("path").filter(|p| !p.is_null()) {
             out.insert("path".into(), read_path_match(path_match, &at.field("path"), semantics)?);
@@ -366,7 +365,7 @@ mod tests {
             vec![json!({"headers": user_agent, "path": {"type": "PathPrefix", "value": "/"}})]
         );
         let headers_only = read_matches(
-            &json!([{"path": {"value": "/x"}}]),
+            &json!([{"path": {"value": "/x"}, "queryParams": []}]),
             &Path::root("m"),
             true,
             Semantics::Controller,
@@ -374,7 +373,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(headers_only, vec![json!({})]);
-        assert!(warnings[0].text.contains("path not supported"), "{warnings:?}");
+        // One per field, at that field: the CRD's unknown fields are the same, and said once.
+        let fields: Vec<String> = warnings.iter().map(|w| w.field.to_string()).collect();
+        assert_eq!(fields, ["m[0].path", "m[0].queryParams"]);
+        assert!(warnings[0].text.starts_with("m[0].path: not supported in this API version"), "{warnings:?}");
     }
 
     #[test]
