@@ -188,7 +188,8 @@ fn fish_loads_the_script_and_completes() {
     let probe = r#"source $argv[1]; or exit 1
 complete -C 'kubectl-rollout_lua '; echo ---
 complete -C 'kubectl-rollout_lua plan --fil'; echo ---
-complete -C 'kubectl-rollout_lua status -o '"#;
+complete -C 'kubectl-rollout_lua status -o '; echo ---
+complete -C 'kubectl-rollout_lua completions '"#;
     let (stdout, stderr, ok) = run(Command::new(fish)
         .args(["--no-config", "-c", probe])
         .arg(&script)
@@ -216,6 +217,8 @@ complete -C 'kubectl-rollout_lua status -o '"#;
     );
     assert_eq!(parts[1], ["--filename"]);
     assert_eq!(parts[2], ["json", "yaml"]);
+    // A positional's values, not file names (an operator trial's P1).
+    assert_eq!(parts[3], ["bash", "elvish", "fish", "nushell", "powershell", "zsh"]);
 }
 
 // `__complete`, as kubectl_complete-rollout_lua runs it.

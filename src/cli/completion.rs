@@ -50,8 +50,35 @@ pub fn script(shell: CompletionShell) -> String {
     let script = without_hidden_subcommand(shell, &generated);
     match shell {
         CompletionShell::Bash => fix_bash_case_labels(&script),
+        CompletionShell::Fish => script + &fish_positional_values(&Cli::command()),
         _ => script,
     }
+}
+
+/// clap_complete's fish script completes options only, so a subcommand's positional argument
+/// gets fish's default, file names (`completions <TAB>`). Its possible values are offered
+/// instead, until one of them is on the line, as the other shells' scripts do.
+fn fish_positional_values(command: &Command) -> String {
+    let mut lines = String::new();
+    for subcommand in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        for positional in subcommand.get_positionals() {
+            let values: Vec<String> = positional
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            if values.is_empty() {
+                continue;
+            }
+            let (name, values) = (subcommand.get_name(), values.join(" "));
+            let using = format!("__fish_{}_using_subcommand", BINARY.replace('-', "_"));
+            lines.push_str(&format!(
+                "complete -c {BINARY} -n \"{using} {name}; and not __fish_seen_subcommand_from {values}\" -f -a \"{values}\"\n"
+            ));
+        }
+    }
+    lines
 }
 
 /// clap_complete's script for the command.
@@ -548,6 +575,20 @@ mod tests {
         assert_eq!(want(&["status", "-n", "shop", ""]).0.kind, Kind::Rollouts { given: vec![] });
         // After `--`, words are positional.
         assert_eq!(want(&["approve", "--", "-x", ""]).0.kind, Kind::Rollouts { given: vec!["-x".into()] });
+    }
+
+    #[test]
+    fn fish_offers_the_values_of_a_subcommands_positional() {
+        // clap_complete's fish script left `completions <TAB>` to file names (an operator
+        // trial's P1); a positional without possible values (a Rollout's name) is left alone.
+        let shells = "bash zsh fish powershell elvish nushell";
+        assert_eq!(
+            fish_positional_values(&Cli::command()),
+            format!(
+                "complete -c kubectl-rollout_lua -n \"__fish_kubectl_rollout_lua_using_subcommand completions; and not __fish_seen_subcommand_from {shells}\" -f -a \"{shells}\"\n"
+            )
+        );
+        assert!(script(CompletionShell::Fish).ends_with(&fish_positional_values(&Cli::command())));
     }
 
     #[test]
