@@ -1137,6 +1137,19 @@ fn restore_is_refused_when_it_cannot_check_for_edits_unless_forced() {
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
+#[test]
+fn a_refused_connection_says_what_to_check_and_names_the_context() {
+    // An operator trial (P2) read `ServiceError: client error (Connect): tcp connect error:
+    // Connection refused (os error 111)`.
+    let server = shop(2, "StepPaused").start();
+    let (test, url) = (Test::new().kubeconfig(&server), server.url());
+    drop(server);
+    let out = test.run_args(["status", "demo", "--context", "other"]).status(1).stderr_has(&format!(
+        " at {url}/: the connection to the server was refused (os error 111): is the server running, and is this the right host and port? (context other)\n"
+    ));
+    assert!(!out.stderr.contains("client error"), "{}", out.stderr);
+}
+
 /// Two services released together (mocka -> mockb), each Rollout linked by annotation to a
 /// TrafficRouting that routes a header to the DestinationRule subset `canary`.
 fn full_link(state_b: &str) -> fake_apiserver::Builder {

@@ -1251,7 +1251,7 @@ fn a_rollback_that_cannot_reach_the_server_says_what_was_not_sent() {
     let out = out
         .stderr_has("  DestinationRule shop/demo: may or may not be rolled back (")
         .stderr_has("  VirtualService shop/demo: could NOT roll back: updating VirtualService shop/demo at http://")
-        .stderr_has("Connection refused");
+        .stderr_has("the connection to the server was refused (os error 111)");
     assert!(!out.stderr.contains("VirtualService shop/demo: may or may not"), "{}", out.stderr);
     assert_eq!(vs(&store)["spec"]["http"][0]["route"][1]["weight"], 50, "routed, as the report says");
 }

@@ -548,6 +548,7 @@ impl Cluster {
             .watch(&params, version)
             .await
             .map_err(|e| self.failure(&format!("watching {}", resource.qualified()), e))?;
+        let context = self.context.clone();
         let changed = |object: DynamicObject| Watched::Changed {
             version: object.metadata.resource_version.unwrap_or_default(),
             namespace: object.metadata.namespace.unwrap_or_default(),
@@ -558,8 +559,10 @@ impl Cluster {
                 Ok(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) => Ok(changed(o)),
                 Ok(WatchEvent::Bookmark(bookmark)) => Ok(Watched::At(bookmark.metadata.resource_version)),
                 Ok(WatchEvent::Error(status)) if status.code == 410 => Ok(Watched::Expired),
-                Ok(WatchEvent::Error(status)) => Err(format!("{} ({} {})", status.message, status.code, status.reason)),
-                Err(e) => Err(describe_api_error(&e)),
+                Ok(WatchEvent::Error(status)) | Err(kube::Error::Api(status)) => {
+                    Err(format!("{} ({} {})", status.message, status.code, status.reason))
+                }
+                Err(e) => Err(describe_no_answer(&e, &context)),
             })
             .boxed())
     }
@@ -691,12 +694,17 @@ impl Cluster {
                 if find_cause::<std::io::Error>(&other, |e| e.kind() == std::io::ErrorKind::ConnectionRefused)
                     .is_some() =>
             {
-                ApiFailure { code: None, reason: CONNECTION_REFUSED.into(), message: describe_api_error(&other) }
+                ApiFailure {
+                    code: None,
+                    reason: CONNECTION_REFUSED.into(),
+                    message: describe_no_answer(&other, &self.context),
+                }
             }
             other => ApiFailure {
                 code: None,
                 reason: "no answer".into(),
-                message: tls_problem(&other, &self.context).unwrap_or_else(|| describe_api_error(&other)),
+                message: tls_problem(&other, &self.context)
+                    .unwrap_or_else(|| describe_no_answer(&other, &self.context)),
             },
         };
         // A request that never got an answer names the server it was sent to.
@@ -916,24 +924,49 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
     serde_json::from_slice(&super::files::read_file(path, limit).ok()?).ok()
 }
 
-fn describe_api_error(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => format!("{} ({} {})", status.message, status.code, status.reason),
-        // Connection failures hide their cause in the source chain (refused, timed out, TLS).
-        other => {
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(other);
-            while let Some(cause) = source {
-                let cause_text = cause.to_string();
-                if !text.contains(&cause_text) {
-                    text.push_str(": ");
-                    text.push_str(&cause_text);
-                }
-                source = cause.source();
-            }
-            text
+/// A request that got no answer, in words, as kubectl's: a refused connection with what to
+/// check, another failure to connect or a connection that failed with its cause. What kube and
+/// hyper wrap the cause in (`ServiceError: client error (Connect): tcp connect error: …`) is left
+/// out: hyper-util's client error says only which of the two failed (`client error (Connect)`,
+/// `client error (SendRequest)`), and what is below it is why. `context` is the kubeconfig's.
+fn describe_no_answer(error: &kube::Error, context: &str) -> String {
+    let refused = find_cause::<std::io::Error>(error, |e| e.kind() == std::io::ErrorKind::ConnectionRefused);
+    if let Some(refused) = refused {
+        let code = refused.raw_os_error().map(|code| format!(" (os error {code})")).unwrap_or_default();
+        return format!(
+            "the connection to the server was refused{code}: is the server running, and is this the right host and port? (context {context})"
+        );
+    }
+    let mut causes: Vec<String> = Vec::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        causes.push(cause.to_string());
+        source = cause.source();
+    }
+    let Some(client) = causes.iter().position(|c| c.starts_with("client error (")) else { return joined(&causes) };
+    let what = match causes[client].as_str() {
+        "client error (Connect)" => "cannot connect to the server",
+        _ => "the connection to the server failed",
+    };
+    match &causes[client + 1..] {
+        [] => format!("{what} (context {context})"),
+        why => format!("{what} (context {context}): {}", joined(why)),
+    }
+}
+
+/// An error's text and its causes', each left out when the text so far holds it already (an
+/// error that shows its cause: kube's `ServiceError: {0}`).
+fn joined(causes: &[String]) -> String {
+    let mut text = String::new();
+    for cause in causes {
+        if text.is_empty() {
+            text.clone_from(cause);
+        } else if !text.contains(cause.as_str()) {
+            text.push_str(": ");
+            text.push_str(cause);
         }
     }
+    text
 }
 
 #[cfg(test)]
@@ -967,6 +1000,53 @@ mod tests {
             plural: plural.into(),
             namespaced: true,
         }
+    }
+
+    /// An error of `text` caused by `source`, as hyper-util's and its connector's are.
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<dyn std::error::Error + Send + Sync>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    /// kube's error for a request hyper-util's client failed (`client`) for `why`, which
+    /// `cause` explains.
+    fn no_answer(client: &'static str, why: &'static str, cause: std::io::Error) -> kube::Error {
+        kube::Error::Service(Box::new(Layer(client, Some(Box::new(Layer(why, Some(Box::new(cause))))))))
+    }
+
+    #[test]
+    fn a_request_without_an_answer_says_why_without_the_clients_internals() {
+        // As an operator trial (P2) saw it: `ServiceError: client error (Connect): tcp connect
+        // error: Connection refused (os error 111)`.
+        let refused = no_answer("client error (Connect)", "tcp connect error", std::io::Error::from_raw_os_error(111));
+        assert!(refused.to_string().starts_with("ServiceError: client error (Connect)"), "{refused}");
+        assert_eq!(
+            describe_no_answer(&refused, "dead"),
+            "the connection to the server was refused (os error 111): is the server running, and is this the right host and port? (context dead)"
+        );
+        let lookup = std::io::Error::other("failed to lookup address information: Name or service not known");
+        assert_eq!(
+            describe_no_answer(&no_answer("client error (Connect)", "dns error", lookup), "kind"),
+            "cannot connect to the server (context kind): dns error: failed to lookup address information: Name or service not known"
+        );
+        let reset = no_answer("client error (SendRequest)", "connection error", std::io::Error::from_raw_os_error(104));
+        assert_eq!(
+            describe_no_answer(&reset, "kind"),
+            "the connection to the server failed (context kind): connection error: Connection reset by peer (os error 104)"
+        );
+        // Without hyper-util's client error, every cause, each once.
+        let other = kube::Error::Service(Box::new(Layer("no token", Some(Box::new(std::io::Error::other("expired"))))));
+        assert_eq!(describe_no_answer(&other, "kind"), "ServiceError: no token: expired");
     }
 
     #[test]
