@@ -1578,9 +1578,17 @@ fn what_the_cluster_does_not_serve_or_hold_is_named() {
 fn a_kubeconfig_that_cannot_be_used_is_named() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
+    // Named with --context: another name is the tip (an operator trial's P2).
     test.run_args(["plan", "demo", "--context", "nope"]).status(1).stderr_has(
-        "error: kubeconfig context \"nope\" does not exist\n  tip: pass --context NAME, or set the current-context \
-         with `kubectl config use-context NAME`; the contexts are: fake, other\n",
+        "error: kubeconfig context \"nope\" does not exist\n  tip: pass one of the kubeconfig's contexts to --context: fake, other\n",
+    );
+    // The kubeconfig's current-context: --context, or another current-context.
+    let kubeconfig = server.kubeconfig(NAMESPACE);
+    let gone =
+        Test::new().file("kubeconfig", &kubeconfig.replace("current-context: fake\n", "current-context: gone\n"));
+    gone.run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the kubeconfig's current-context \"gone\" does not exist\n  tip: pass --context NAME, or set the \
+         current-context with `kubectl config use-context NAME`; the contexts are: fake, other\n",
     );
     // A client certificate without its key: the TLS client cannot be made.
     let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();

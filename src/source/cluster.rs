@@ -201,7 +201,7 @@ impl Cluster {
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
-            .map_err(|e| super::kubeconfig::context_error(&contexts, &context, e))?;
+            .map_err(|e| super::kubeconfig::context_error(&contexts, &context, args.context.is_some(), e))?;
         // kube chose from HTTPS_PROXY alone, and matched NO_PROXY against the proxy's URL.
         config.proxy_url = super::proxy::proxy_for(&config.cluster_url, proxy_url.as_deref(), &ProxyEnv::read())
             .map_err(|why| Error::Input(format!("connecting to the cluster of context {context}: {why}")))?;

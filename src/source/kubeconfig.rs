@@ -195,21 +195,28 @@ fn read_error(why: String) -> Error {
     Error::Input(format!("reading the kubeconfig: {why}\n  {READ_TIP}"))
 }
 
-/// Why the context `context` (the one asked for, else the kubeconfig's current-context) cannot
-/// be used, with the contexts the kubeconfig has.
-pub fn context_error(contexts: &[String], context: &str, error: KubeconfigError) -> Error {
-    let choose = if contexts.is_empty() {
-        "the kubeconfig has no contexts; add one with `kubectl config set-context`, or use another file".to_string()
-    } else {
-        format!(
+/// Why the context `context` (the one asked for with --context when `given`, else the
+/// kubeconfig's current-context) cannot be used, with the contexts the kubeconfig has.
+pub fn context_error(contexts: &[String], context: &str, given: bool, error: KubeconfigError) -> Error {
+    let choose = match (contexts.is_empty(), given) {
+        (true, _) => {
+            "the kubeconfig has no contexts; add one with `kubectl config set-context`, or use another file".to_string()
+        }
+        // --context was passed: another name is the way out.
+        (false, true) => format!("pass one of the kubeconfig's contexts to --context: {}", contexts.join(", ")),
+        (false, false) => format!(
             "pass --context NAME, or set the current-context with `kubectl config use-context NAME`; the \
              contexts are: {}",
             contexts.join(", ")
-        )
+        ),
+    };
+    let missing = match given {
+        true => format!("kubeconfig context {context:?} does not exist"),
+        false => format!("the kubeconfig's current-context {context:?} does not exist"),
     };
     Error::Input(match error {
         KubeconfigError::CurrentContextNotSet => format!("the kubeconfig sets no current-context\n  tip: {choose}"),
-        KubeconfigError::LoadContext(_) => format!("kubeconfig context {context:?} does not exist\n  tip: {choose}"),
+        KubeconfigError::LoadContext(_) => format!("{missing}\n  tip: {choose}"),
         // kube reads the proxy variables itself while loading (super::proxy decides after it),
         // and parses NO_PROXY more strictly than Go.
         KubeconfigError::ParseNoProxy(e) => format!(
@@ -251,17 +258,28 @@ mod tests {
     #[test]
     fn a_missing_context_lists_the_contexts_there_are() {
         let contexts = ["dev".to_string(), "prod".to_string()];
-        let error = context_error(&contexts, "nope", KubeconfigError::LoadContext("nope".into())).to_string();
-        assert!(error.starts_with("kubeconfig context \"nope\" does not exist\n  tip: pass --context NAME"), "{error}");
+        let missing = |given| context_error(&contexts, "nope", given, KubeconfigError::LoadContext("nope".into()));
+        // Passed with --context: the tip is another name for it (an operator trial's P2 read
+        // "pass --context NAME" after passing one).
+        assert_eq!(
+            missing(true).to_string(),
+            "kubeconfig context \"nope\" does not exist\n  tip: pass one of the kubeconfig's contexts to --context: dev, prod"
+        );
+        // The kubeconfig's current-context: choose one, either way.
+        let error = missing(false).to_string();
+        assert!(
+            error.starts_with("the kubeconfig's current-context \"nope\" does not exist\n  tip: pass --context NAME"),
+            "{error}"
+        );
         assert!(error.ends_with("the contexts are: dev, prod"), "{error}");
     }
 
     #[test]
     fn no_current_context_says_how_to_choose_one() {
-        let error = context_error(&["dev".to_string()], "", KubeconfigError::CurrentContextNotSet).to_string();
+        let error = context_error(&["dev".to_string()], "", false, KubeconfigError::CurrentContextNotSet).to_string();
         assert!(error.starts_with("the kubeconfig sets no current-context\n  tip: pass --context NAME"), "{error}");
         assert!(error.contains("kubectl config use-context NAME") && error.ends_with("are: dev"), "{error}");
-        let error = context_error(&[], "", KubeconfigError::CurrentContextNotSet).to_string();
+        let error = context_error(&[], "", false, KubeconfigError::CurrentContextNotSet).to_string();
         assert!(
             error.ends_with(
                 "the kubeconfig has no contexts; add one with `kubectl config set-context`, or use another file"
@@ -272,7 +290,8 @@ mod tests {
 
     #[test]
     fn a_proxy_setting_kube_cannot_read_is_named() {
-        let error = context_error(&[], "dev", KubeconfigError::ParseNoProxy(kube::config::NoProxyError::EmptyValue));
+        let error =
+            context_error(&[], "dev", true, KubeconfigError::ParseNoProxy(kube::config::NoProxyError::EmptyValue));
         assert!(
             error
                 .to_string()
@@ -280,7 +299,7 @@ mod tests {
             "{error}"
         );
         let bad = "http://a b".parse::<http::Uri>().unwrap_err();
-        let error = context_error(&[], "dev", KubeconfigError::ParseProxyUrl(bad)).to_string();
+        let error = context_error(&[], "dev", true, KubeconfigError::ParseProxyUrl(bad)).to_string();
         assert!(
             error.starts_with("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: "),
             "{error}"
@@ -289,7 +308,7 @@ mod tests {
 
     #[test]
     fn other_context_errors_keep_kubes_words() {
-        let error = context_error(&[], "dev", KubeconfigError::MissingClusterUrl).to_string();
+        let error = context_error(&[], "dev", true, KubeconfigError::MissingClusterUrl).to_string();
         assert_eq!(error, "kubeconfig context \"dev\": cluster url is missing on selected cluster");
     }
 
