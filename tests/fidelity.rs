@@ -378,6 +378,29 @@ fn plan_f_puts_the_crds_limits_under_the_api_servers_schema_validation() {
 }
 
 #[test]
+fn a_copy_of_the_builtin_script_is_warned_of_as_the_builtin() {
+    // An operator trial (P2): a `record --dir` copy of the built-in VirtualService script got
+    // "canaryWeight -1" at every matches-only step, which the built-in does not get.
+    let builtin = "lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua";
+    let code = std::fs::read_to_string(crate::support::repo(builtin)).unwrap();
+    let steps = "      - {replicas: 1, matches: [{headers: [{name: x-env, value: gray}]}]}\n      - {replicas: 2}\n";
+    let plan = |code: &str| {
+        Test::new()
+            .file("m/rollout.yaml", &partition(steps))
+            .file("m/vs.yaml", VIRTUAL_SERVICE)
+            .file("s/networking.istio.io/VirtualService/trafficRouting.lua", code)
+            .args(["plan", "-f", "m", "--lua-dir", "s", "--step", "1"])
+            .run()
+            .success()
+    };
+    let warning = "this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101";
+    let copy = plan(&code).stdout_has("script --lua-dir s/networking.istio.io/VirtualService/trafficRouting.lua");
+    assert!(!copy.stdout.contains(warning), "{}", copy.stdout);
+    // Another text is another script, which may read the weights.
+    plan(&format!("{code}\n-- mine\n")).stdout_has(warning);
+}
+
+#[test]
 fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning() {
     let mut refused = rollout(2, "StepPaused");
     refused["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("150%");

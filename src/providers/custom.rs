@@ -317,7 +317,7 @@ fn routing_warnings(
         ));
     }
     // The built-in scripts ignore weights on the matches path; a custom script may not.
-    let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
+    let builtin = super::runs_builtin(script, reference);
     let matched = strategy.matches.as_ref().is_some_and(|m| !m.is_empty());
     if let Some(traffic) =
         strategy.traffic.as_ref().filter(|_| builtin && matched && reference.kind == "VirtualService")
