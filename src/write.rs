@@ -323,6 +323,9 @@ pub struct Writer<'a> {
     /// run after the Lease was created, before this run heard of it.
     claiming: Option<(String, String)>,
     written: Vec<Written>,
+    /// How many of `written` came before the command last read the objects again: an earlier
+    /// step's (`approve --until-step`).
+    written_before_read: usize,
     /// Each object as this run last read or wrote it: the resourceVersion of its next write.
     seen: BTreeMap<ObjectKey, Value>,
     /// `--dry-run=server`: each object's verdict.
@@ -362,6 +365,7 @@ impl<'a> Writer<'a> {
             claims: Vec::new(),
             claiming: None,
             written: Vec::new(),
+            written_before_read: 0,
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
             made: BTreeSet::new(),
@@ -883,15 +887,22 @@ impl<'a> Writer<'a> {
     /// changes it plans now carry the versions of that read, newer than any this run wrote.
     pub fn read_again(&mut self) {
         self.seen.clear();
+        self.written_before_read = self.written.len();
     }
 
     /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
-    /// how), noting a reply that was lost; an object this run made has no backup.
+    /// how), noting a reply that was lost; an object this run made has no backup. The backup is
+    /// taken at the run's first write of the object: after it, at a later step, the line says
+    /// what the file holds (`its state before this run: FILE`), as the failure reports do.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
         if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
             return None;
         }
+        let backed_up = self.written.iter().position(|w| w.change.key() == key && w.backup.is_some());
         let backup = match self.backup_of(key) {
+            Some(backup) if backed_up.is_some_and(|first| first < self.written_before_read) => {
+                format!("its state before this run: {}", backup.display())
+            }
             Some(backup) => format!("backup {}", backup.display()),
             // Made by this run (at an earlier step of a follow run, when `done` is an update).
             None => "it did not exist before this run".into(),
