@@ -519,7 +519,7 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.block("With `--detailed-exitcode` the exit status is 2 here");
     walk.block("mode it takes.)");
     walk.block("Check both:");
-    walk.block("make it the current one with `kubectl config use-context NAME`:");
+    walk.block("make one the current one with `kubectl config use-context NAME`):");
     // approve
     walk.block("A first try without a terminal:");
     walk.block("The guards refuse with exit status 3 as well");
