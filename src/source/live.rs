@@ -586,7 +586,7 @@ pub async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option
     let read = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await;
     let configmap = read.map_err(|error| match &error {
         Error::Api { failure, .. } if failure.code == Some(403) => error.with_report(
-            "  the controller's scripts are looked for there first, for a custom ref's kind or an Ingress class that --script and --lua-dir give no script for: grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script or --lua-dir",
+            "  the controller's scripts are looked for there, for an Ingress class (before the built-in one) or a custom ref's kind without a built-in script, that --script and --lua-dir give no script for: grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script or --lua-dir",
         ),
         _ => error,
     })?;
