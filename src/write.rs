@@ -255,6 +255,11 @@ fn may_be(change: &Change, why: &str) -> String {
 
 /// Why a write's outcome is unknown while its request is out.
 const OUT: &str = "its request was out";
+/// An undo that failed: the object stays as this run wrote it.
+const COULD_NOT: &str = "could NOT roll back";
+/// After a report that names an object not rolled back that has a backup.
+const FROM_BACKUP: &str =
+    "  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 /// After a report that names a request whose outcome is unknown.
@@ -997,7 +1002,7 @@ impl<'a> Writer<'a> {
             // cannot be made again until it is gone.
             if let (Change::Delete { .. }, Some(held)) = (&change, &stored) {
                 let fate = Fate::Kept(format!(
-                    "could NOT roll back: it is being deleted, held by its finalizers ({}); once it is gone, `kubectl rollout-lua restore --from-backup` of its state before this run makes it again",
+                    "{COULD_NOT}: it is being deleted, held by its finalizers ({}); once it is gone, `kubectl rollout-lua restore --from-backup` of its state before this run makes it again",
                     change::finalizers(held)
                 ));
                 for entry in self.written.iter_mut().filter(|w| w.change.key() == &key && w.fate == Fate::Written) {
@@ -1027,14 +1032,14 @@ impl<'a> Writer<'a> {
                         break Fate::RolledBack;
                     }
                     Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
-                    Err(e) => break Fate::Kept(format!("could NOT roll back: {e}")),
+                    Err(e) => break Fate::Kept(format!("{COULD_NOT}: {e}")),
                 };
                 let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
                 let Some(fresh) = self.unless_stopped(fresh) else { return };
                 let fresh = match fresh {
                     Ok(fresh) => fresh,
                     Err(e) if failure.is_conflict() => {
-                        break Fate::Kept(format!("could NOT roll back: {failure}; reading it again: {e}"));
+                        break Fate::Kept(format!("{COULD_NOT}: {failure}; reading it again: {e}"));
                     }
                     Err(e) => {
                         // A server that stopped answering fails the read as it failed the undo.
@@ -1056,7 +1061,7 @@ impl<'a> Writer<'a> {
                         break Fate::Kept(SOMEONE_CHANGED_IT.into());
                     }
                     if attempt == CONFLICT_RETRIES {
-                        break Fate::Kept(format!("could NOT roll back: {failure}"));
+                        break Fate::Kept(format!("{COULD_NOT}: {failure}"));
                     }
                     attempt += 1;
                     stderr::line(&if own {
@@ -1212,6 +1217,10 @@ impl<'a> Writer<'a> {
             return "  nothing was written".into();
         }
         lines.push("  nothing else was written".into());
+        let undone = |w: &Written| matches!(&w.fate, Fate::Kept(why) if why.starts_with(COULD_NOT));
+        if self.written.iter().any(|w| undone(w) && self.backup_of(w.change.key()).is_some()) {
+            lines.push(FROM_BACKUP.into());
+        }
         if in_flight.is_some() || !self.may_land.is_empty() {
             lines.push(UNSURE.into());
         }

@@ -1225,7 +1225,9 @@ fn a_rollback_that_keeps_meeting_conflicts_gives_up_after_a_bounded_number_of_tr
     })
     .status(1)
     .stderr_has("  DestinationRule shop/demo: could NOT roll back: ")
-    .stderr_has("  VirtualService shop/demo: rolled back\n");
+    .stderr_has("  VirtualService shop/demo: rolled back\n")
+    // The way back for the object left as written.
+    .stderr_has("  nothing else was written\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it");
     let dr_writes = writes(&server).iter().filter(|w| w.contains("/destinationrules/")).count();
     // Its two writes, then its rollback: sent once and again after each of 3 conflicts.
     assert_eq!(dr_writes, 2 + 1 + 3, "{:?}", writes(&server));
