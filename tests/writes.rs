@@ -392,6 +392,20 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
 }
 
 #[test]
+fn release_claim_without_leave_to_delete_the_lease_is_refused_with_the_role_that_grants_it() {
+    let denied = Rule::new(["delete"]).resources(["leases"]).names(["rollout-lua.demo"]);
+    let server = shop(2, "StepPaused").object(lease(&now_micro())).deny(denied).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["release-claim", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("nothing was written: you may not\n  delete leases named rollout-lua.demo (API group coordination.k8s.io) in namespace shop\nA Role and RoleBinding that would grant it:")
+        .stderr_has("  resourceNames: [\"rollout-lua.demo\"]\n  verbs: [\"delete\"]");
+    assert_eq!(claims(&server).len(), 1);
+}
+
+#[test]
 fn a_claim_taken_over_before_its_release_is_said_to_be_theirs() {
     // A regression (audit s33 writes F4): the warning said it would expire within 120s, as
     // this run's own claim would; it is someone else's live claim.

@@ -34,6 +34,12 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
             let holder = write::claim_view(lease, cluster.server_now()).text();
             print(&format!("Rollout {namespace}/{name} is claimed by {holder}\n"))?;
         }
+        // A delete that may not be made is refused, with a Role, as every missing permission is.
+        let deletes = held.iter().map(|(name, _)| {
+            let lease = write::lease_key(namespace, name).name;
+            write::lease_resource().permission("delete", None, namespace).on(&lease)
+        });
+        write::preflight(cluster, deletes.collect()).await?;
         if !args.yes {
             interrupt
                 .confirm("Release these claims (their holders may still be writing)?", |q| confirm(q, false))
