@@ -626,35 +626,32 @@ pub(crate) fn note_routing_left(
     for view in views.iter_mut().filter(|v| v.routed) {
         let what = format!("{} {}/{}", view.kind, view.namespace, view.name);
         let own_restore = own.as_ref().and_then(|routing| restore_does(routing, view));
-        if let (Position::Drifted, Some(does)) = (&view.position, own_restore) {
+        let cr_restore = || idle_cr.as_ref().and_then(|routing| Some((routing, restore_does(routing, view)?)));
+        let note = match (&view.position, own_restore) {
             // Routed by a release, and edited since (or the steps changed since it was routed).
-            let note = format!(
+            (Position::Drifted, Some(does)) => format!(
                 "{why}, but {what} is at none of its steps and not at its original: edited since a release left it routed, or routed by steps since changed; {restore} ({does}), discarding what differs, which it shows first and asks about (or --force)"
-            );
-            view.notes.push(note.clone());
-            notes.push(note);
-            continue;
-        }
-        let Position::AtStep { steps } = &view.position else { continue };
-        let note = if let Some(does) = own_restore {
-            let steps: Vec<String> = steps.iter().map(Stage::to_string).collect();
-            format!(
-                "{why}, but {what} still routes as {}: the controller leaves it so until the next release; {restore} ({does})",
-                steps.join(" and ")
-            )
-        } else if let Some((routing, does)) =
-            idle_cr.as_ref().and_then(|routing| Some((routing, restore_does(routing, view)?)))
-        {
+            ),
+            (Position::AtStep { steps }, Some(does)) => {
+                let steps: Vec<String> = steps.iter().map(Stage::to_string).collect();
+                format!(
+                    "{why}, but {what} still routes as {}: the controller leaves it so until the next release; {restore} ({does})",
+                    steps.join(" and ")
+                )
+            }
             // Placed at every step: a TrafficRouting routes its one strategy at each.
-            format!(
-                "{why} and no Rollout holds {}, but {what} still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only {WHEN_IT_FINALISES}, so it leaves it so until then; {restore} ({does})",
-                routing.owner
-            )
-        } else {
-            continue;
+            (Position::AtStep { .. }, None) => match cr_restore() {
+                Some((routing, does)) => format!(
+                    "{why} and no Rollout holds {}, but {what} still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only {WHEN_IT_FINALISES}, so it leaves it so until then; {restore} ({does})",
+                    routing.owner
+                ),
+                None => continue,
+            },
+            _ => continue,
         };
         view.notes.push(note.clone());
-        view.left_routed = true;
+        // Left as a step: `status -w` marks its line.
+        view.left_routed = matches!(view.position, Position::AtStep { .. });
         notes.push(note);
     }
     notes
