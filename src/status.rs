@@ -1,9 +1,7 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::model::{
-    Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WHEN_IT_FINALISES, canary_ingress_name,
-};
+use crate::model::{Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, canary_ingress_name};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
 use crate::providers::{Action, ObjectPlan};
@@ -642,7 +640,7 @@ pub(crate) fn note_routing_left(
             // Placed at every step: a TrafficRouting routes its one strategy at each.
             (Position::AtStep { .. }, None) => match cr_restore() {
                 Some((routing, does)) => format!(
-                    "{why} and no Rollout holds {}, but {what} still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only {WHEN_IT_FINALISES}, so it leaves it so until then; {restore} ({does})",
+                    "{why} and no Rollout holds {}, but {what} still routes as its strategy, which that TrafficRouting's controller undoes only at the end of the next release of a Rollout linked to it; {restore} ({does})",
                     routing.owner
                 ),
                 None => continue,
@@ -829,7 +827,7 @@ mod tests {
         assert_eq!(
             notes,
             [
-                "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it), so it leaves it so until then; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)"
+                "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy, which that TrafficRouting's controller undoes only at the end of the next release of a Rollout linked to it; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)"
             ]
         );
         assert!(noted[0].left_routed && noted[0].notes == notes);

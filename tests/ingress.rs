@@ -1759,7 +1759,7 @@ mod cluster {
         assert!(!out.stdout.contains("note:"), "{}", out.stdout);
         // Held by none, it stays until the TrafficRouting finalises.
         set_finalizers(json!(["rollouts.kruise.io/trafficrouting"]));
-        let note = "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy: a TrafficRouting has no steps, and its controller puts its objects back only when it finalises, once no Rollout holds it any more (at the end of the next release of a Rollout linked to it), so it leaves it so until then; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)";
+        let note = "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy, which that TrafficRouting's controller undoes only at the end of the next release of a Rollout linked to it; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)";
         test.run_args(["status", "web"]).success().stdout_has(&format!("      note: {note}\n"));
         test.run_args(["plan", "web"]).success().stdout_has(&format!("  {note}\n"));
         // As the note says, restore deletes it; put back from its backup, it is warned of again.
