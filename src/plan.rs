@@ -845,7 +845,18 @@ mod tests {
         edited["spec"]["rules"][1]["backendRefs"][0]["port"] = json!(8080);
         let mut drifted = ObjectIndex::default();
         drifted.insert("shop", edited);
-        assert_eq!(status::positions(&plan(&drifted, true))[0].position, Position::Drifted);
+        assert_eq!(
+            status::positions(&plan(&drifted, true))[0].position,
+            Position::Drifted { nearest: Some(Stage::Step(1)) }
+        );
+        // Edited as step 2 left it: nearest to step 2.
+        let mut edited = Value::clone(&second.planned);
+        edited["spec"]["rules"][0]["backendRefs"][0]["weight"] = json!(70);
+        drifted.insert("shop", edited);
+        assert_eq!(
+            status::positions(&plan(&drifted, true))[0].position,
+            Position::Drifted { nearest: Some(Stage::Step(2)) }
+        );
     }
 
     #[test]
@@ -932,7 +943,10 @@ mod tests {
         let mut edited = Value::clone(&made.planned);
         edited["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-by-header-value"] = json!("2");
         objects.insert("shop", edited);
-        assert_eq!(status::positions(&plan(&objects, true))[0].position, Position::Drifted);
+        assert_eq!(
+            status::positions(&plan(&objects, true))[0].position,
+            Position::Drifted { nearest: Some(Stage::Step(1)) }
+        );
         objects.insert("shop", made.planned.clone());
 
         // A trafficRoutings entry with nothing to route through has nothing to plan.

@@ -2,7 +2,7 @@
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
 use crate::model::{Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, canary_ingress_name};
-use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
+use crate::output::{self, BOLD, GREEN, RED, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
 use crate::providers::{Action, ObjectPlan};
 use serde::Serialize;
@@ -103,8 +103,13 @@ pub enum Position {
     /// Equal to the plan of these stages (numbers in JSON, or `"final"`).
     AtStep { steps: Vec<Stage> },
     /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
-    /// someone edited it.
-    Drifted,
+    /// someone edited it. `nearest` is the stage whose plan is nearest to it (the most lines
+    /// alike): outside a release, the one it was most likely left at before it was edited, which
+    /// `restore` shows the edits against.
+    Drifted {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        nearest: Option<Stage>,
+    },
     /// Equal to the plan of these stages by one of the two routings that write it (a Rollout's
     /// own and its TrafficRouting's) but not by the other, which the controller rewrites it to
     /// in turn: at no step for good.
@@ -487,7 +492,7 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
         Position::AtStep { steps } => {
             (format!("at {}", steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")), GREEN)
         }
-        Position::Drifted => ("drifted".into(), RED),
+        Position::Drifted { .. } => ("drifted".into(), RED),
         Position::Contested { steps } => (
             format!(
                 "contested (at {} for one routing only)",
@@ -524,7 +529,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     let position = match (object.untouched, object.current.is_null()) {
                         (true, true) => Position::Absent,
                         (true, false) => Position::Original,
-                        (false, _) => Position::Drifted,
+                        (false, _) => Position::Drifted { nearest: None },
                     };
                     views.push(ObjectView {
                         kind: object.reference.kind.clone(),
@@ -565,7 +570,31 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             }
         }
     }
+    for view in &mut views {
+        if let Position::Drifted { nearest } = &mut view.position {
+            let plans = plan.stages.iter().filter_map(|stage| {
+                let same = |o: &&ObjectPlan| {
+                    o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
+                };
+                Some((stage.stage?, stage.objects.iter().find(same)?))
+            });
+            *nearest = nearest_stage(plans);
+        }
+    }
     views
+}
+
+/// The stage whose plan of an object is nearest to the object as it is (the most lines of the
+/// two alike).
+fn nearest_stage<'a>(plans: impl Iterator<Item = (Stage, &'a ObjectPlan)>) -> Option<Stage> {
+    let likeness = |o: &ObjectPlan| {
+        let (planned, live) = (
+            output::routing_view(&o.planned, StoredOriginal::Summary, false),
+            output::routing_view(&o.current, StoredOriginal::Summary, false),
+        );
+        similar::TextDiff::from_lines(&planned, &live).ratio()
+    };
+    plans.map(|(stage, o)| (likeness(o), stage)).max_by(|a, b| a.0.total_cmp(&b.0)).map(|(_, stage)| stage)
 }
 
 /// What a followed Rollout's line adds to an object that still routes as a step outside a
@@ -627,8 +656,12 @@ pub(crate) fn note_routing_left(
         let cr_restore = || idle_cr.as_ref().and_then(|routing| Some((routing, restore_does(routing, view)?)));
         let note = match (&view.position, own_restore) {
             // Routed by a release, and edited since (or the steps changed since it was routed).
-            (Position::Drifted, Some(does)) => format!(
-                "{why}, but {what} is at none of its steps and not at its original: edited since a release left it routed, or routed by steps since changed; {restore} ({does}), discarding what differs, which it shows first and asks about (or --force)"
+            (Position::Drifted { nearest }, Some(does)) => format!(
+                "{why}, but {what} is at none of its steps{} and not at its original: edited since a release left it routed, or routed by steps since changed; {restore} ({does}), discarding what differs, which it shows first and asks about (or --force)",
+                // The step restore shows the edits against, named as its diff names it.
+                nearest
+                    .map(|stage| format!(" (nearest: as {} routes it, plus edits)", rollout.stage_label(stage)))
+                    .unwrap_or_default()
             ),
             (Position::AtStep { steps }, Some(does)) => {
                 let steps: Vec<String> = steps.iter().map(Stage::to_string).collect();
@@ -727,7 +760,7 @@ mod tests {
                 // No sign of a release (its rules dropped by a match step): restore leaves it.
                 view("HTTPRoute", "route", at(&[1]), false),
                 view("Ingress", "web-canary", Position::Absent, false),
-                view("VirtualService", "vs", Position::Drifted, true),
+                view("VirtualService", "vs", Position::Drifted { nearest: Some(Stage::Step(1)) }, true),
             ]
         };
         let over = routed(
@@ -750,7 +783,7 @@ mod tests {
                     "the release is over (phase Healthy), but HTTPRoute shop/route still routes as step 1: {restore} (it runs the controller's restore of its rules)"
                 ),
                 // Edited since: restore discards the edits, and says so first.
-                "the release is over (phase Healthy), but VirtualService shop/vs is at none of its steps and not at its original: edited since a release left it routed, or routed by steps since changed; `kubectl rollout-lua restore web` puts the routing before the release back (it puts the stored original back), discarding what differs, which it shows first and asks about (or --force)".into(),
+                "the release is over (phase Healthy), but VirtualService shop/vs is at none of its steps (nearest: as step 1/2 routes it, plus edits) and not at its original: edited since a release left it routed, or routed by steps since changed; `kubectl rollout-lua restore web` puts the routing before the release back (it puts the stored original back), discarding what differs, which it shows first and asks about (or --force)".into(),
             ]
         );
         let left: Vec<bool> = noted.iter().map(|v| v.left_routed).collect();

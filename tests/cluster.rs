@@ -603,7 +603,8 @@ fn restore_refuses_to_discard_edits_without_force() {
 #[test]
 fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_without_force() {
     // Step 2's routing left after the release completed (its index at 3, the last), then edited:
-    // the edit is shown against step 2, the step nearest to it, not the index.
+    // the edit is shown against step 2, the step nearest to it, not the index; status names it
+    // too.
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
@@ -616,7 +617,10 @@ fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_w
     test.run_args(["status", "demo"])
         .success()
         .stdout_has("VirtualService shop/demo   drifted")
-        .stdout_has("note: the release is over (phase Healthy), but VirtualService shop/demo is at none of its steps and not at its original: edited since");
+        .stdout_has("note: the release is over (phase Healthy), but VirtualService shop/demo is at none of its steps (nearest: as step 2/3 routes it, plus edits) and not at its original: edited since");
+    let json: serde_json::Value =
+        serde_json::from_str(&test.run_args(["status", "demo", "-o", "json"]).success().stdout).unwrap();
+    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "drifted", "nearest": 2}), "{json}");
     server.clear_log();
     test.run_args(["restore", "demo", "--yes"])
         .status(3)

@@ -39,7 +39,7 @@ fn status_places_every_object() {
     edited["spec"]["hosts"] = json!(["other"]);
     server.put_object(edited);
     let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
-    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "drifted"}));
+    assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "drifted", "nearest": 2}));
     assert_eq!(json[0]["canaryReplicas"], 1);
     assert_eq!(json[0]["progress"], json!({"kind": "waitingForApproval"}));
     assert_eq!(writes(&server), Vec::<String>::new(), "status writes nothing");

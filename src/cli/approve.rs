@@ -594,8 +594,10 @@ fn edited_since(
     let mut edited = Vec::new();
     for approval in approvals {
         let placed = session.plan_to_place(live, catalog, approval.rollout)?;
-        let drifted: Vec<ObjectView> =
-            status::positions(&placed).into_iter().filter(|view| view.position == Position::Drifted).collect();
+        let drifted: Vec<ObjectView> = status::positions(&placed)
+            .into_iter()
+            .filter(|view| matches!(view.position, Position::Drifted { .. }))
+            .collect();
         let written = approval.plan.stages.iter().flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
         for object in written {
             let is = |view: &ObjectView| {

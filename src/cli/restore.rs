@@ -16,7 +16,7 @@ use crate::model::Permission;
 use crate::model::Rollout;
 use crate::model::{self, Ending, ObjectKey, OwnerKind, Provider, Routing, Stage, WHEN_IT_FINALISES};
 use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
-use crate::plan::{RoutingPlan, StagePlan};
+use crate::plan::RoutingPlan;
 use crate::providers::{self, ObjectPlan, ProviderKind, custom, gateway, ingress};
 use crate::scripts::ScriptCatalog;
 use crate::snapshot::Located;
@@ -937,7 +937,8 @@ fn placements_of_refs(
 }
 
 /// Each object of a plan of every stage: placed at a stage, or edited (shown against the
-/// `current` stage's plan; without one, outside a release, against the stage nearest to it).
+/// `current` stage's plan; without one, outside a release, against the stage nearest to it, as
+/// `status` names it).
 fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Placement> {
     let objects: Vec<&ObjectPlan> = plan.stages.iter().flat_map(|s| &s.objects).collect();
     status::positions(plan)
@@ -947,19 +948,19 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                 o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
             };
             let key = objects.iter().find(same)?.key.clone();
-            let mut plans =
-                plan.stages.iter().filter_map(|stage| Some((stage, stage.objects.iter().find(|o| o.key == key)?)));
-            let shown = match current {
-                Some(current) => plans.find(|(stage, _)| stage.stage == Some(current)),
-                None => nearest(plans),
-            };
             let placement = match view.position {
-                Position::Drifted => shown
-                    .map(|(stage, o)| Placement::Edited {
-                        label: stage.label.clone(),
-                        expected: Arc::clone(&o.planned),
-                    })
-                    .unwrap_or(Placement::Unchecked),
+                Position::Drifted { nearest } => {
+                    let shown = current.or(nearest);
+                    plan.stages
+                        .iter()
+                        .filter(|stage| stage.stage.is_some() && stage.stage == shown)
+                        .find_map(|stage| Some((stage, stage.objects.iter().find(|o| o.key == key)?)))
+                        .map(|(stage, o)| Placement::Edited {
+                            label: stage.label.clone(),
+                            expected: Arc::clone(&o.planned),
+                        })
+                        .unwrap_or(Placement::Unchecked)
+                }
                 // Contested: as one of the two routings writing it leaves it, nobody's edit.
                 Position::Original | Position::Absent | Position::AtStep { .. } | Position::Contested { .. } => {
                     Placement::Placed
@@ -968,21 +969,6 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
             Some((key, placement))
         })
         .collect()
-}
-
-/// The stage whose plan of an object is nearest to the object as it is (the most lines of the
-/// two alike): outside a release, the step it was most likely left at before it was edited.
-fn nearest<'a>(
-    plans: impl Iterator<Item = (&'a StagePlan, &'a ObjectPlan)>,
-) -> Option<(&'a StagePlan, &'a ObjectPlan)> {
-    let likeness = |o: &ObjectPlan| {
-        let (planned, live) = (
-            output::routing_view(&o.planned, StoredOriginal::Summary, false),
-            output::routing_view(&o.current, StoredOriginal::Summary, false),
-        );
-        similar::TextDiff::from_lines(&planned, &live).ratio()
-    };
-    plans.map(|(stage, o)| (likeness(o), stage, o)).max_by(|a, b| a.0.total_cmp(&b.0)).map(|(_, stage, o)| (stage, o))
 }
 
 /// `KIND.GROUP/NAME`, or `KIND/NAME` for the Istio kinds, to a served resource and a name.
