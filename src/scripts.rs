@@ -359,6 +359,14 @@ pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<Sc
     ))
 }
 
+/// The text of the built-in script filed under `key`: a kind's, or an Ingress class's.
+pub fn builtin_code(key: &ScriptKey) -> Option<&'static str> {
+    match key.1 == INGRESS_KIND {
+        true => builtin_ingress(&key.0).map(|b| b.code),
+        false => builtin(key).map(|b| b.code),
+    }
+}
+
 pub fn builtin(key: &ScriptKey) -> Option<&'static BuiltinScript> {
     BUILTIN_SCRIPTS.iter().find(|b| b.group == key.0 && b.kind == key.1)
 }

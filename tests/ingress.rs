@@ -402,16 +402,20 @@ spec:
       enableExtraWorkloadForCanary: true
       steps: [{replicas: 1}, {replicas: 2}, {replicas: 100%}]
 "#;
-    let plan = |class_type: &str| {
-        Test::new()
+    // With `script` (Some) the class's script comes from --lua-dir.
+    let plan_with = |class_type: &str, script: Option<&str>| {
+        let mut test = Test::new()
             .file("m/tr.yaml", &tr(class_type))
             .file("m/rollout.yaml", rollout)
             .arg("plan")
             .args(["-f", "m", "-f"])
-            .arg(repo("examples/nginx-canary/ingress.yaml"))
-            .run()
-            .success()
+            .arg(repo("examples/nginx-canary/ingress.yaml"));
+        if let Some(script) = script {
+            test = test.file(&format!("s/trafficrouting_ingress/{class_type}.lua"), script).args(["--lua-dir", "s"]);
+        }
+        test.run().success()
     };
+    let plan = |class_type: &str| plan_with(class_type, None);
     let warning = "  warning: the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): the nginx gateway balances the requests it sends there (those the step matches or weighs) over every pod of web, stable and canary alike";
     let out = plan("nginx");
     // Said at step 1, where the canary Ingress is made, not at the steps that carry it on.
@@ -420,6 +424,15 @@ spec:
     assert_eq!(out.stdout.matches("the canary Ingress routes to Service web itself").count(), 1, "{}", out.stdout);
     let out = plan("mse");
     assert!(!out.stdout.contains("routes to Service web itself"), "{}", out.stdout);
+    // A copy of the built-in script (as `record --dir` writes it) is the built-in; another text
+    // is a script of one's own, whose gateway's doing cannot be told.
+    let builtin = std::fs::read_to_string(repo("lua_configuration/trafficrouting_ingress/nginx.lua")).unwrap();
+    plan_with("nginx", Some(&builtin))
+        .stdout_has("script --lua-dir s/trafficrouting_ingress/nginx.lua")
+        .stdout_has(warning);
+    plan_with("nginx", Some(&format!("{builtin}\n-- mine\n"))).stdout_has(
+        "  warning: the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): with a script of its own for class nginx, whether that gateway sends",
+    );
 }
 
 /// Ingress routing against the fake API server: plan, approve, restore, status and record of a

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, OrderDependence};
 use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction};
-use crate::scripts::{ResolvedScript, ScriptSource};
+use crate::scripts::{self, ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -317,7 +317,7 @@ fn routing_warnings(
         ));
     }
     // The built-in scripts ignore weights on the matches path; a custom script may not.
-    let builtin = super::runs_builtin(script, reference);
+    let builtin = super::runs_builtin(script, &scripts::key_of(reference));
     let matched = strategy.matches.as_ref().is_some_and(|m| !m.is_empty());
     if let Some(traffic) =
         strategy.traffic.as_ref().filter(|_| builtin && matched && reference.kind == "VirtualService")

@@ -14,7 +14,7 @@ use crate::model::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, RouteStrategy, Routing, RoutingAction,
     canary_ingress_name, without_empty_lists,
 };
-use crate::scripts::{ResolvedScript, ScriptSource};
+use crate::scripts::{self, ResolvedScript};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -448,6 +448,7 @@ pub fn plan_object(
     let key = canary_key(routing, ingress);
     let stable =
         objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress)).map(Arc::as_ref);
+    let builtin = |script: &ResolvedScript| super::runs_builtin(script, &scripts::ingress_key(class_type));
     let (stage, script) = match context.action {
         // At a stage it leaves alone the controller builds no provider, so reads no script.
         RoutingAction::Leave => (StagePlan::kept(&key, current, Vec::new()), None),
@@ -461,7 +462,7 @@ pub fn plan_object(
                 canary_service: &routing.canary_service,
                 owner,
                 script: &script.script,
-                builtin: matches!(script.source, ScriptSource::BuiltIn { .. }),
+                builtin: builtin(&script),
                 limits: *context.limits,
                 printed: context.printed,
             };
@@ -488,7 +489,7 @@ pub fn plan_object(
         // per plan but for a canary deleted and made again.
         let first = after.is_none() || current.is_none();
         if routing.canary_service == routing.stable_service && stage.canary.is_some() && first {
-            let builtin = script.as_ref().is_some_and(|s| matches!(s.source, ScriptSource::BuiltIn { .. }));
+            let builtin = script.as_ref().is_some_and(builtin);
             warnings.extend(canary_on_stable_service(class_type, builtin, &routing.stable_service, owner.kind));
         }
         warnings.extend(super::canary_service_warning(routing, objects, &key));

@@ -14,7 +14,7 @@ use crate::data;
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
 use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Routing, RoutingAction};
-use crate::scripts::{self, ResolvedScript, ScriptSource};
+use crate::scripts::{self, ResolvedScript, ScriptKey, ScriptSource};
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
@@ -122,15 +122,14 @@ pub fn canary_service_warning(routing: &Routing, objects: &ObjectIndex, key: &Ob
     objects.is_absent(&service).then(|| missing_canary_service(&routing.canary_service, generated, key))
 }
 
-/// Whether `script`, run for `reference`, is its kind's built-in script: built in, or given
-/// (`--script`, `--lua-dir`, the ConfigMap) with the built-in's text, as `record --dir` copies
-/// it. It runs the same, so it is warned of the same.
-pub fn runs_builtin(script: &ResolvedScript, reference: &ObjectRef) -> bool {
+/// Whether `script`, filed under `key` (a kind's, or an Ingress class's), is the built-in script
+/// of that key: built in, or given (`--script`, `--lua-dir`, the ConfigMap) with the built-in's
+/// text, as `record --dir` copies it. It runs the same, so it is warned of the same.
+pub fn runs_builtin(script: &ResolvedScript, key: &ScriptKey) -> bool {
     if matches!(script.source, ScriptSource::BuiltIn { .. }) {
         return true;
     }
-    let key = (reference.script_group().to_string(), reference.kind.clone());
-    scripts::builtin(&key).is_some_and(|builtin| scripts::sha256_hex(builtin.code) == script.sha256)
+    scripts::builtin_code(key).is_some_and(|code| scripts::sha256_hex(code) == script.sha256)
 }
 
 /// What the controller does to an object at a stage.
@@ -289,23 +288,28 @@ mod tests {
     fn a_script_with_the_builtins_text_runs_as_the_builtin() {
         // An operator trial (P2): a `record --dir` copy of the built-in got the warnings the
         // built-in does not (canaryWeight -1 at a matches-only step).
-        let reference = ObjectRef {
+        let key = scripts::key_of(&ObjectRef {
             api_version: "networking.istio.io/v1beta1".into(),
             kind: "VirtualService".into(),
             name: "web".into(),
-        };
-        let builtin = scripts::builtin(&("networking.istio.io".into(), "VirtualService".into())).unwrap();
+        });
+        let builtin = scripts::builtin(&key).unwrap();
         let script = |source: ScriptSource, code: &str| ResolvedScript {
             source,
             script: crate::lua::Script::new("s", code),
             sha256: scripts::sha256_hex(code),
         };
         let copy = || ScriptSource::LuaDir { path: "rec/vs.lua".into() };
-        assert!(runs_builtin(&script(ScriptSource::BuiltIn { path: builtin.path() }, builtin.code), &reference));
-        assert!(runs_builtin(&script(copy(), builtin.code), &reference));
-        assert!(!runs_builtin(&script(copy(), &format!("{}\n-- mine\n", builtin.code)), &reference));
+        assert!(runs_builtin(&script(ScriptSource::BuiltIn { path: builtin.path() }, builtin.code), &key));
+        assert!(runs_builtin(&script(copy(), builtin.code), &key));
+        assert!(!runs_builtin(&script(copy(), &format!("{}\n-- mine\n", builtin.code)), &key));
         // The built-in of another kind is another script.
-        let rule = ObjectRef { kind: "DestinationRule".into(), ..reference };
+        let rule = ("networking.istio.io".to_string(), "DestinationRule".to_string());
         assert!(!runs_builtin(&script(copy(), builtin.code), &rule));
+        // An Ingress class's too: a copy of its built-in is it, and not another class's.
+        let nginx = scripts::builtin_ingress("nginx").unwrap();
+        assert!(runs_builtin(&script(copy(), nginx.code), &scripts::ingress_key("nginx")));
+        assert!(!runs_builtin(&script(copy(), nginx.code), &scripts::ingress_key("higress")));
+        assert!(!runs_builtin(&script(copy(), nginx.code), &scripts::ingress_key("traefik")));
     }
 }
