@@ -216,6 +216,7 @@ impl<'a> Planner<'a> {
         // Planned from the objects read, a stage routed as an earlier one plans as it did: each
         // distinct action is planned once (the CRD lets a Rollout have thousands of steps).
         let (mut own_alike, mut cr_alike) = (Alike::default(), Alike::default());
+        let mut without_weights = custom::WithoutWeights::default();
         // The stage a release in progress is at: its objects as read are the gateway's there.
         let current = rollout.current_stage().filter(|_| routing.as_ref().is_some_and(|r| r.releasing));
         for &stage in stages {
@@ -233,6 +234,9 @@ impl<'a> Planner<'a> {
                 objects.extend(self.plan_objects_once(&mut own_alike, routing, &done.action, &label, &mut carried)?);
             }
             let own_count = objects.len();
+            if let Some(routing) = &routing {
+                without_weights.note(Some(stage), routing, &objects, &done.action);
+            }
             if let Some((cr, cr_routing, cr_done)) = &cr_done {
                 objects.extend(self.plan_objects_once(
                     &mut cr_alike,
@@ -242,6 +246,7 @@ impl<'a> Planner<'a> {
                     &mut carried,
                 )?);
                 let (own_objects, cr_objects) = objects.split_at_mut(own_count);
+                without_weights.note(Some(stage), cr_routing, cr_objects, &cr_done.action);
                 for object in own_objects {
                     if let Some(theirs) = cr_objects.iter_mut().find(|o| o.key == object.key) {
                         let note = contested_note(&object.key, rollout, namespace, cr);
@@ -257,6 +262,7 @@ impl<'a> Planner<'a> {
             let unrouted = done.unrouted() && routing.is_some();
             plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, unrouted, objects });
         }
+        warnings.extend(without_weights.warnings());
         if let Some(cr) = cr {
             warnings.extend(contested.iter().map(|key| contested_note(key, rollout, namespace, cr)));
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
@@ -270,10 +276,13 @@ impl<'a> Planner<'a> {
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
         let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
+        let mut without_weights = custom::WithoutWeights::default();
+        without_weights.note(None, &routing, &objects, &done.action);
         let description = done.describe(&cr.strategy);
         let stage =
             StagePlan { stage: None, label, routing: description.clone(), description, unrouted: false, objects };
-        let warnings = cr.warnings.iter().map(ToString::to_string).collect();
+        let mut warnings: Vec<String> = cr.warnings.iter().map(ToString::to_string).collect();
+        warnings.extend(without_weights.warnings());
         // The Rollouts that would put the label on their canary pods are not known here.
         let (label, value) = CANARY_SUBSET_LABEL;
         let notes = routes_to_canary_subset(&routing).then(|| format!(
@@ -689,6 +698,31 @@ mod tests {
             ..Default::default()
         };
         (rollout, objects, catalog)
+    }
+
+    #[test]
+    fn a_script_that_gets_no_weights_is_warned_of_once_naming_the_steps() {
+        // An operator trial: "canaryWeight -1" was said at every matches-only step.
+        let matches = json!([{"headers": [{"name": "x", "value": "1"}]}]);
+        let steps = json!([{"replicas": 1, "matches": matches}, {"replicas": 2, "traffic": "30%"},
+                           {"replicas": 3, "matches": matches}, {"replicas": "100%"}]);
+        let (rollout, objects, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
+        let plan =
+            Planner::new(&objects, &catalog, Limits::default()).plan_rollout(&rollout, "shop", None, &rollout.stages());
+        let plan = plan.unwrap();
+        let said = |w: &&String| w.contains("canaryWeight -1");
+        assert_eq!(
+            plan.warnings.iter().filter(said).collect::<Vec<_>>(),
+            [
+                "Thing/store: steps 1, 3 have matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101 there"
+            ]
+        );
+        assert!(!plan.stages.iter().flat_map(|s| &s.objects).flat_map(|o| &o.warnings).any(|w| said(&w)));
+        // One step of them is said as one; the steps planned alone (approve) are those named.
+        let plan = Planner::new(&objects, &catalog, Limits::default())
+            .plan_rollout(&rollout, "shop", None, &[Stage::Step(3)])
+            .unwrap();
+        assert!(plan.warnings.iter().any(|w| w.starts_with("Thing/store: step 3 has matches")), "{:?}", plan.warnings);
     }
 
     #[test]

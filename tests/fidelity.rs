@@ -393,11 +393,26 @@ fn a_copy_of_the_builtin_script_is_warned_of_as_the_builtin() {
             .run()
             .success()
     };
-    let warning = "this step has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101";
+    let warning = "has matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101";
     let copy = plan(&code).stdout_has("script --lua-dir s/networking.istio.io/VirtualService/trafficRouting.lua");
     assert!(!copy.stdout.contains(warning), "{}", copy.stdout);
     // Another text is another script, which may read the weights.
     plan(&format!("{code}\n-- mine\n")).stdout_has(warning);
+}
+
+#[test]
+fn a_script_that_gets_no_weights_is_warned_of_once_per_rollout() {
+    // An operator trial: "canaryWeight -1" was said at every matches-only step.
+    let steps = "      - {replicas: 1, matches: [{headers: [{name: x-env, value: gray}]}]}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 3, matches: [{headers: [{name: x-env, value: blue}]}]}\n      - {replicas: 4}\n";
+    let out = Test::new()
+        .file("m/rollout.yaml", &partition(steps))
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .file("s/networking.istio.io/VirtualService/trafficRouting.lua", "return obj.data\n")
+        .args(["plan", "-f", "m", "--lua-dir", "s"])
+        .run()
+        .success()
+        .stdout_has("  warning: VirtualService/demo: steps 1, 3 have matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101 there\n");
+    assert_eq!(out.stdout.matches("canaryWeight -1").count(), 1, "{}", out.stdout);
 }
 
 #[test]

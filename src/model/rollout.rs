@@ -86,6 +86,16 @@ impl serde::Serialize for Stage {
     }
 }
 
+impl Stage {
+    /// `2`, or `final`: as a list of steps names it (`steps 1, 2`).
+    pub fn number(&self) -> String {
+        match self {
+            Stage::Step(i) => i.to_string(),
+            Stage::BlueGreenFinal => "final".into(),
+        }
+    }
+}
+
 impl fmt::Display for Stage {
     /// `step 2`, or `final`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
