@@ -7,9 +7,9 @@ use crate::error::Error;
 use crate::lua::{Limits, Printed};
 use crate::model::{
     self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, StageRouting, StrategyKind,
-    TrafficRoutingCr,
+    TrafficRoutingCr, WeightSplit,
 };
-use crate::providers::{Context, ObjectPlan, custom, gateway, ingress};
+use crate::providers::{self, Context, ObjectPlan, custom, gateway, ingress};
 use crate::scripts::{self, ResolvedScript, ScriptCatalog, ScriptKey};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -234,9 +234,11 @@ impl<'a> Planner<'a> {
                 objects.extend(self.plan_objects_once(&mut own_alike, routing, &done.action, &label, &mut carried)?);
             }
             let own_count = objects.len();
-            if let Some(routing) = &routing {
+            let own = routing.as_ref().map(|routing| {
                 without_weights.note(Some(stage), routing, &objects, &done.action);
-            }
+                (&done, providers::weight_split(routing, &objects))
+            });
+            let mut by_cr = None;
             if let Some((cr, cr_routing, cr_done)) = &cr_done {
                 objects.extend(self.plan_objects_once(
                     &mut cr_alike,
@@ -247,6 +249,7 @@ impl<'a> Planner<'a> {
                 )?);
                 let (own_objects, cr_objects) = objects.split_at_mut(own_count);
                 without_weights.note(Some(stage), cr_routing, cr_objects, &cr_done.action);
+                by_cr = Some(describe_traffic_routing(cr, &providers::weight_split(cr_routing, cr_objects)));
                 for object in own_objects {
                     if let Some(theirs) = cr_objects.iter_mut().find(|o| o.key == object.key) {
                         let note = contested_note(&object.key, rollout, namespace, cr);
@@ -256,8 +259,8 @@ impl<'a> Planner<'a> {
                     }
                 }
             }
-            let by_cr = cr_done.as_ref().map(|(cr, _, _)| describe_traffic_routing(cr));
-            let (description, routed) = describe_stage(rollout, stage, routing.as_ref().map(|_| &done), by_cr);
+            let (description, routed) =
+                describe_stage(rollout, stage, own.as_ref().map(|(done, split)| (*done, split)), by_cr);
             // (A Rollout routed by its TrafficRouting alone is routed at every step.)
             let unrouted = done.unrouted() && routing.is_some();
             plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, unrouted, objects });
@@ -278,7 +281,7 @@ impl<'a> Planner<'a> {
         let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
         let mut without_weights = custom::WithoutWeights::default();
         without_weights.note(None, &routing, &objects, &done.action);
-        let description = done.describe(&cr.strategy);
+        let description = done.describe(&cr.strategy, &providers::weight_split(&routing, &objects));
         let stage =
             StagePlan { stage: None, label, routing: description.clone(), description, unrouted: false, objects };
         let mut warnings: Vec<String> = cr.warnings.iter().map(ToString::to_string).collect();
@@ -379,14 +382,14 @@ impl<'a> Planner<'a> {
 pub fn describe_stage(
     rollout: &Rollout,
     stage: Stage,
-    own: Option<&StageRouting>,
+    own: Option<(&StageRouting, &WeightSplit)>,
     by_cr: Option<String>,
 ) -> (String, String) {
     let strategy = rollout.strategy_at(stage);
     let (replicas, own, pause) = match stage {
         Stage::Step(i) => {
             let (replicas, pause) = rollout.describe_step(i);
-            (Some(replicas), own.map(|own| own.describe(&strategy)), Some(pause))
+            (Some(replicas), own.map(|(own, split)| own.describe(&strategy, split)), Some(pause))
         }
         Stage::BlueGreenFinal => (None, Some(strategy.describe()), None),
     };
@@ -396,9 +399,9 @@ pub fn describe_stage(
 }
 
 /// What a TrafficRouting does at every step of a Rollout routed through it:
-/// `TrafficRouting NAME: <its strategy>`.
-pub fn describe_traffic_routing(cr: &TrafficRoutingCr) -> String {
-    format!("TrafficRouting {}: {}", cr.name, cr.routing().describe(&cr.strategy))
+/// `TrafficRouting NAME: <its strategy>`, its weights said as `split` has them.
+pub fn describe_traffic_routing(cr: &TrafficRoutingCr, split: &WeightSplit) -> String {
+    format!("TrafficRouting {}: {}", cr.name, cr.routing().describe(&cr.strategy, split))
 }
 
 /// Whether `routing` sends canary traffic to the DestinationRule subset `canary`: the built-in

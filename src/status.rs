@@ -1,7 +1,9 @@
 //! Where a Rollout stands: its progress (phase, step, state, pause left) and where each gateway
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
-use crate::model::{Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, canary_ingress_name};
+use crate::model::{
+    Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit, canary_ingress_name,
+};
 use crate::output::{self, BOLD, GREEN, RED, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
 use crate::providers::{Action, ObjectPlan};
@@ -232,13 +234,14 @@ pub struct RolloutView {
 /// and its TrafficRouting's (`cr`, None when it was not loaded: then only its name is known).
 fn unplanned_does(rollout: &Rollout, stage: Stage, cr: Option<&TrafficRoutingCr>) -> String {
     let by_cr = match (cr, &rollout.traffic_routing_cr) {
-        (Some(cr), _) => Some(describe_traffic_routing(cr)),
+        // Without a plan, what the objects make of its weights is not known.
+        (Some(cr), _) => Some(describe_traffic_routing(cr, &WeightSplit::Split)),
         (None, Some(name)) => Some(format!("TrafficRouting {name}: routing not known")),
         (None, None) => None,
     };
     // A Rollout with neither is described by its steps' own strategy.
     let own = (rollout.traffic_routing.is_some() || by_cr.is_none()).then(|| rollout.routing_at(stage, None));
-    describe_stage(rollout, stage, own.as_ref(), by_cr).0
+    describe_stage(rollout, stage, own.as_ref().map(|own| (own, &WeightSplit::Split)), by_cr).0
 }
 
 /// `objects: [...]`, or `objectsError: "…"` when they could not be placed.

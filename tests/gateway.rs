@@ -548,8 +548,36 @@ spec:
         .run()
         .success()
         .stdout_has("TrafficRouting shop/tr")
+        .stdout_has("TrafficRouting strategy: traffic 30% (canary = stable Service: not split)\n")
         .stdout_has("HTTPRoute shop/web: the controller's Gateway API routing (no script), weight mode: web 30 (canary and stable are the same Service, so traffic is not split)")
         .stdout_has("canary and stable Service are both web (a TrafficRouting routes to the stable Service itself)");
+}
+
+#[test]
+fn a_step_line_says_where_canary_equal_to_stable_splits_no_traffic() {
+    // An operator trial (F5): the step line said "canary 20 / stable 80" where the object
+    // lines said the traffic is not split.
+    let plan = |routing: &str, canary: &str| {
+        let ingress = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web, namespace: shop}\nspec:\n  rules:\n  - http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}\n";
+        Test::new()
+            .file("m/rollout.yaml", &rollout_with(routing, canary))
+            .file("m/route.yaml", ROUTE)
+            .file("m/vs.yaml", VIRTUAL_SERVICE)
+            .file("m/ingress.yaml", ingress)
+            .args(["plan", "-f", "m"])
+            .run()
+            .success()
+    };
+    let same = "disableGenerateCanaryService: true";
+    let gateway = "{service: web, gateway: {httpRouteName: web}}";
+    plan(gateway, same).stdout_has("step 1/1: replicas 1, traffic 20% (canary = stable Service: not split), ");
+    plan(gateway, "").stdout_has("step 1/1: replicas 1, traffic 20% (canary 20 / stable 80), ");
+    // The nginx gateway balances over every pod of the Service too.
+    let ingress = "{service: web, gateway: {httpRouteName: web}, ingress: {name: web}}";
+    plan(ingress, same).stdout_has("step 1/1: replicas 1, traffic 20% (canary = stable Service: not split), ");
+    // The built-in VirtualService script routes to the subset canary: split there only.
+    let both = "{service: web, gateway: {httpRouteName: web}, customNetworkRefs: [{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: web}]}";
+    plan(both, same).stdout_has("step 1/1: replicas 1, traffic 20% (canary 20 / stable 80; canary = stable Service: not split through HTTPRoute shop/web), ");
 }
 
 mod record {

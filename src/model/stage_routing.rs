@@ -2,7 +2,7 @@
 //! stage's strategy asks for (docs/controller-semantics.md §3.5 and §11), and the workload
 //! replica count that decision needs.
 
-use super::RouteStrategy;
+use super::{RouteStrategy, WeightSplit};
 use serde_json::Value;
 
 /// What the controller writes to each gateway object at a stage.
@@ -38,12 +38,12 @@ impl StageRouting {
         self.note.is_some()
     }
 
-    /// What the stage asks for (`asked`, its own strategy), and why the controller does
-    /// otherwise when it does.
-    pub fn describe(&self, asked: &RouteStrategy) -> String {
+    /// What the stage asks for (`asked`, its own strategy, its weights said as `split` has
+    /// them), and why the controller does otherwise when it does.
+    pub fn describe(&self, asked: &RouteStrategy, split: &WeightSplit) -> String {
         match &self.note {
-            Some(note) => format!("{} ({note})", asked.describe()),
-            None => asked.describe(),
+            Some(note) => format!("{} ({note})", asked.describe_split(split)),
+            None => asked.describe_split(split),
         }
     }
 }
@@ -88,9 +88,12 @@ mod tests {
     #[test]
     fn a_description_says_why_the_controller_does_otherwise() {
         let asked = RouteStrategy { traffic: Some("50%".into()), ..Default::default() };
-        assert_eq!(StageRouting::of(asked.clone()).describe(&asked), "traffic 50% (canary 50 / stable 50)");
+        assert_eq!(
+            StageRouting::of(asked.clone()).describe(&asked, &WeightSplit::Split),
+            "traffic 50% (canary 50 / stable 50)"
+        );
         let kept = StageRouting { action: RoutingAction::Leave, note: Some("not routed".into()) };
-        assert_eq!(kept.describe(&asked), "traffic 50% (canary 50 / stable 50) (not routed)");
+        assert_eq!(kept.describe(&asked, &WeightSplit::Split), "traffic 50% (canary 50 / stable 50) (not routed)");
     }
 
     #[test]

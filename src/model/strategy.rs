@@ -26,6 +26,20 @@ impl Semantics {
     }
 }
 
+/// Whether a step's weights split the traffic between the canary and the stable pods. They do
+/// unless the canary Service is the stable one (a TrafficRouting, `disableGenerateCanaryService`;
+/// docs/ingress-gateway-semantics.md A.4, B.7), where it is up to each object: an HTTPRoute then
+/// weighs its one backendRef, and most Ingress gateways balance over every pod of the Service.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum WeightSplit {
+    #[default]
+    Split,
+    /// Through no object.
+    NotSplit,
+    /// Not through these objects (`HTTPRoute shop/store`), but through the others.
+    NotSplitThrough(Vec<String>),
+}
+
 /// `TrafficRoutingStrategy`: what one step asks of the gateway.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RouteStrategy {
@@ -57,6 +71,22 @@ impl RouteStrategy {
 
     /// A short human description: `traffic 20%`, `matches: …`, header changes.
     pub fn describe(&self) -> String {
+        self.describe_split(&WeightSplit::Split)
+    }
+
+    /// As `describe`, with the weights said as `split` has them.
+    pub fn describe_split(&self, split: &WeightSplit) -> String {
+        let weights = |providers: &str| {
+            let (canary, stable) = self.weights();
+            let unsplit = "canary = stable Service: not split";
+            match split {
+                WeightSplit::Split => format!("canary {canary} / stable {stable}{providers}"),
+                WeightSplit::NotSplit => unsplit.to_string(),
+                WeightSplit::NotSplitThrough(objects) => {
+                    format!("canary {canary} / stable {stable}{providers}; {unsplit} through {}", objects.join(", "))
+                }
+            }
+        };
         let mut parts = Vec::new();
         if let Some(matches) = self.matches.as_ref().filter(|m| !m.is_empty()) {
             let alternatives: Vec<String> = matches.iter().map(describe_match).collect();
@@ -64,17 +94,11 @@ impl RouteStrategy {
             // "Matches take precedence" holds for some providers only: each object's warnings
             // say which ignores the traffic.
             parts.push(match &self.traffic {
-                Some(traffic) => {
-                    let (canary, stable) = self.weights();
-                    format!(
-                        "{matches} and traffic {traffic} (canary {canary} / stable {stable} where a provider uses it)"
-                    )
-                }
+                Some(traffic) => format!("{matches} and traffic {traffic} ({})", weights(" where a provider uses it")),
                 None => matches,
             });
         } else if let Some(traffic) = &self.traffic {
-            let (canary, stable) = self.weights();
-            parts.push(format!("traffic {traffic} (canary {canary} / stable {stable})"));
+            parts.push(format!("traffic {traffic} ({})", weights("")));
         }
         if let Some(modifier) = &self.request_header_modifier {
             parts.push(describe_modifier(modifier));
@@ -317,6 +341,26 @@ pub fn required_string<'a>(value: Option<&'a Value>, path: &Path) -> Result<&'a 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn weights_are_said_split_only_where_they_split() {
+        let twenty = RouteStrategy { traffic: Some("20%".into()), ..Default::default() };
+        let through = WeightSplit::NotSplitThrough(vec!["HTTPRoute shop/web".into()]);
+        assert_eq!(twenty.describe_split(&WeightSplit::Split), "traffic 20% (canary 20 / stable 80)");
+        assert_eq!(twenty.describe_split(&WeightSplit::NotSplit), "traffic 20% (canary = stable Service: not split)");
+        assert_eq!(
+            twenty.describe_split(&through),
+            "traffic 20% (canary 20 / stable 80; canary = stable Service: not split through HTTPRoute shop/web)"
+        );
+        let both = RouteStrategy { matches: Some(vec![json!({"headers": [{"name": "x", "value": "1"}]})]), ..twenty };
+        assert_eq!(
+            both.describe_split(&through),
+            "matches [header x=1] and traffic 20% (canary 20 / stable 80 where a provider uses it; canary = stable Service: not split through HTTPRoute shop/web)"
+        );
+        // Matches alone have no weights to say.
+        let matches = RouteStrategy { traffic: None, ..both };
+        assert_eq!(matches.describe_split(&WeightSplit::NotSplit), "matches [header x=1]");
+    }
 
     #[test]
     fn weights_follow_the_controller() {

@@ -651,14 +651,15 @@ pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Optio
 /// points the canary at the pod subset `gray`); with a script or a class of one's own, what the
 /// gateway does cannot be told, and it is said so.
 pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, owner: OwnerKind) -> Option<String> {
-    if class_type == "mse" {
+    let balances = balances_over_every_pod(class_type, builtin);
+    if balances == Some(false) {
         return None;
     }
     let what = format!(
         "the canary Ingress routes to Service {service} itself (canary = stable: {})",
         owner.why_canary_is_stable()
     );
-    let how = match builtin && is_builtin_class(class_type) {
+    let how = match balances.is_some() {
         true => {
             format!("the {class_type} gateway balances the requests it sends there (those the step matches or weighs)")
         }
@@ -673,6 +674,18 @@ pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, 
     Some(format!(
         "{what}: {how} over every pod of {service}, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and {instead} route to the Service {service}-canary, which selects the canary pods alone"
     ))
+}
+
+/// With canary = stable, whether the gateway of `class_type` balances the requests it sends to
+/// the canary Ingress over every pod of the Service, stable and canary alike (`builtin`: run by
+/// the class's built-in script): mse points it at the pod subset `gray` (false); nginx,
+/// aliyun-alb and higress with their built-in scripts do (true); with a script of one's own it
+/// cannot be told (None).
+pub fn balances_over_every_pod(class_type: &str, builtin: bool) -> Option<bool> {
+    match class_type {
+        "mse" => Some(false),
+        _ => (builtin && is_builtin_class(class_type)).then_some(true),
+    }
 }
 
 /// openkruise/rollouts#128: ALB needs each forwarding rule's order to be unique among the
@@ -1684,6 +1697,11 @@ mod tests {
         assert!(rollout.ends_with("and trafficRoutings without disableGenerateCanaryService route to the Service web-canary, which selects the canary pods alone"), "{rollout}");
         // mse is the gateway this is made for.
         assert_eq!(canary_on_stable_service("mse", true, "web", OwnerKind::TrafficRouting), None);
+        // What the step line says of the weights follows the same reading.
+        assert_eq!(balances_over_every_pod("nginx", true), Some(true));
+        assert_eq!(balances_over_every_pod("mse", false), Some(false));
+        assert_eq!(balances_over_every_pod("nginx", false), None);
+        assert_eq!(balances_over_every_pod("traefik", true), None);
         assert_eq!(canary_on_stable_service("mse", false, "web", OwnerKind::TrafficRouting), None);
         // With a script of one's own, what the gateway does is not known.
         for (class_type, builtin) in [("traefik", false), ("nginx", false)] {

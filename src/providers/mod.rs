@@ -13,7 +13,7 @@ use crate::change::Change;
 use crate::data;
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
-use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Routing, RoutingAction};
+use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, Routing, RoutingAction, WeightSplit};
 use crate::scripts::{self, ResolvedScript, ScriptKey, ScriptSource};
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
@@ -130,6 +130,37 @@ pub fn runs_builtin(script: &ResolvedScript, key: &ScriptKey) -> bool {
         return true;
     }
     scripts::builtin_code(key).is_some_and(|code| scripts::sha256_hex(code) == script.sha256)
+}
+
+/// Whether a stage's weights split the traffic between canary and stable pods through
+/// `objects`, the objects of `routing` planned at that stage: with canary = stable an HTTPRoute
+/// weighs its one backendRef (docs/ingress-gateway-semantics.md B.7), and a canary Ingress
+/// routes to the stable Service, over every pod of it unless its gateway tells pods apart
+/// (`ingress::balances_over_every_pod`); a custom ref's script decides (the built-in
+/// VirtualService script routes to the subset canary).
+pub fn weight_split(routing: &Routing, objects: &[ObjectPlan]) -> WeightSplit {
+    if routing.canary_service != routing.stable_service {
+        return WeightSplit::Split;
+    }
+    let not_split = |object: &ObjectPlan| {
+        let reference = &object.reference;
+        routing.providers.iter().any(|provider| match provider {
+            Provider::Gateway { http_route } => reference.kind == "HTTPRoute" && &reference.name == http_route,
+            Provider::Ingress { name, class_type } => {
+                reference.kind == "Ingress"
+                    && reference.name == model::canary_ingress_name(name)
+                    && matches!(&object.action, Action::Lua(script)
+                        if ingress::balances_over_every_pod(class_type, runs_builtin(script, &scripts::ingress_key(class_type))) == Some(true))
+            }
+            Provider::Custom(_) => false,
+        })
+    };
+    let unsplit: Vec<String> = objects.iter().filter(|o| not_split(o)).map(ObjectPlan::describe).collect();
+    match (unsplit.len(), objects.len()) {
+        (0, _) => WeightSplit::Split,
+        (some, all) if some == all => WeightSplit::NotSplit,
+        _ => WeightSplit::NotSplitThrough(unsplit),
+    }
 }
 
 /// What the controller does to an object at a stage.
