@@ -1353,19 +1353,24 @@ pub async fn preflight(cluster: &Cluster, permissions: Vec<Permission>) -> Resul
     if missing.is_empty() {
         return Ok(());
     }
-    Err(Error::Refused(format!("nothing was written: {}", not_allowed(cluster, &missing))))
+    Err(Error::Refused(format!("nothing was written: {}", not_allowed(cluster, &missing).await)))
 }
 
 /// `you may not` and the `missing` permissions a line each, then a Role and RoleBinding that
 /// would grant them.
-fn not_allowed(cluster: &Cluster, missing: &[Permission]) -> String {
+async fn not_allowed(cluster: &Cluster, missing: &[Permission]) -> String {
     let lines: Vec<String> = missing.iter().map(|p| format!("  {p}")).collect();
+    format!("{} may not\n{}\n{}", who(cluster), lines.join("\n"), role_granting(cluster, missing).await)
+}
+
+/// `A Role and RoleBinding that would grant it` (`them`, for several) and the two, bound to the
+/// user the API server takes this client for (asked only now that a refusal shows them).
+async fn role_granting(cluster: &Cluster, missing: &[Permission]) -> String {
+    let user = cluster.whoami().await;
     format!(
-        "{} may not\n{}\nA Role and RoleBinding that would grant {}:\n\n{}",
-        who(cluster),
-        lines.join("\n"),
+        "A Role and RoleBinding that would grant {}:\n\n{}",
         if missing.len() == 1 { "it" } else { "them" },
-        output::paint(output::DIM, &rbac::grant(missing, cluster.user.as_deref()))
+        output::paint(output::DIM, &rbac::grant(missing, user.as_deref()))
     )
 }
 
@@ -1385,11 +1390,11 @@ pub async fn owner_reference_note(
     let needing = needing_owner_permissions(&permissions, &missing);
     let lines: Vec<String> = missing.iter().map(|p| format!("  {p}")).collect();
     Ok(Some(format!(
-        "note: {} may not\n{}\nwhich {} needs where the API server enforces owner-reference permissions (the OwnerReferencesPermissionEnforcement admission plugin, on in OpenShift), as its owner reference blocks the owner's deletion. There the create is refused, and the run stops and reports what it wrote. A Role and RoleBinding that would grant it:\n\n{}",
+        "note: {} may not\n{}\nwhich {} needs where the API server enforces owner-reference permissions (the OwnerReferencesPermissionEnforcement admission plugin, on in OpenShift), as its owner reference blocks the owner's deletion. There the create is refused, and the run stops and reports what it wrote. {}",
         who(cluster),
         lines.join("\n"),
         needing.join(", "),
-        output::paint(output::DIM, &rbac::grant(&missing, cluster.user.as_deref()))
+        role_granting(cluster, &missing).await
     )))
 }
 

@@ -310,6 +310,63 @@ fn approve_checks_permissions_before_any_write() {
     assert!(server.requests().iter().any(|r| r.impersonate_user.as_deref() == Some("jane")), "--as impersonates");
 }
 
+const SELF_SUBJECT_REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+
+/// Whether `server` was asked who the client is (a SelfSubjectReview).
+fn asked_who(server: &FakeHandle) -> bool {
+    server.requests().iter().any(|r| r.path == SELF_SUBJECT_REVIEWS)
+}
+
+#[test]
+fn a_refusal_binds_its_role_to_the_user_the_api_server_names() {
+    let denied = || Rule::new(["patch"]).resources(["rollouts/status"]);
+    let server = shop(2, "StepPaused").user("alice@example.com").deny(denied()).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("nothing was written: you may not\n  patch rollouts/status named demo")
+        .stderr_has("  kind: User\n  name: alice@example.com");
+    assert!(asked_who(&server));
+    // Impersonated (the kubeconfig user's `as`, or `--as`), the subject is that user, not asked.
+    server.clear_log();
+    let kubeconfig =
+        server.kubeconfig("shop").replace("    token: fake-token\n", "    token: fake-token\n    as: carol\n");
+    let test = test.file("kubeconfig", &kubeconfig);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("nothing was written: user carol may not\n")
+        .stderr_has("  kind: User\n  name: carol");
+    assert!(!asked_who(&server));
+    assert!(server.requests().iter().all(|r| r.impersonate_user.as_deref() == Some("carol")));
+    // Allowed, nobody is asked who they are.
+    let server = shop(2, "StepPaused").user("alice@example.com").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--yes"]).run().success();
+    assert!(!asked_who(&server));
+}
+
+#[test]
+fn a_refusal_whose_user_cannot_be_learnt_binds_its_role_to_a_placeholder() {
+    let denied = || Rule::new(["patch"]).resources(["rollouts/status"]);
+    let reviews = || Rule::new(["create"]).resources(["selfsubjectreviews"]);
+    let refused = |server: &FakeHandle, timeout: &str| {
+        Test::new()
+            .kubeconfig(server)
+            .args(["approve", "demo", "--yes", "--request-timeout", timeout])
+            .run()
+            .status(3)
+            .stderr_has("A Role and RoleBinding that would grant it:")
+            .stderr_has("  kind: User\n  name: YOUR-USER");
+        assert!(asked_who(server));
+        assert_eq!(writes(server), Vec::<String>::new());
+    };
+    // Before Kubernetes 1.28 (404), forbidden to ask (403), no answer in time.
+    refused(&shop(2, "StepPaused").without_self_subject_reviews().deny(denied()).start(), "30s");
+    refused(&shop(2, "StepPaused").deny(reviews()).deny(denied()).start(), "30s");
+    let server = shop(2, "StepPaused").deny(denied()).start();
+    server.reply_fault(Requests::Matching(reviews()), 1, Stage::BeforeStore, ReplyFault::NeverSent);
+    refused(&server, "2s");
+}
+
 #[test]
 fn approve_gives_up_on_conflicts_that_keep_coming_and_says_why() {
     // Every write of the VirtualService conflicts, with nothing changed in what it is about:

@@ -16,6 +16,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use http::Uri;
 use http_body_util::{LengthLimitError, Limited};
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
@@ -92,8 +93,10 @@ pub struct Cluster {
     pub namespace: String,
     /// The kubeconfig context (for backup paths and messages).
     pub context: String,
-    /// The impersonated user, when `--as` is given.
+    /// The impersonated user, when `--as` (or the kubeconfig user's `as`) gives one.
     pub user: Option<String>,
+    /// Who the API server takes this client for, once asked (`Cluster::whoami`).
+    whoami: Arc<OnceCell<Option<String>>>,
     /// The API server's URL, for messages.
     pub server: String,
     /// The proxy requests go through, if any, for messages.
@@ -250,6 +253,7 @@ impl Cluster {
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
+        let user = config.auth_info.impersonate.clone();
         let proxy = config.proxy_url.as_ref().map(Uri::to_string);
         let discovery_dir = files::xdg_dir("XDG_CACHE_HOME", ".cache")
             .map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
@@ -289,7 +293,8 @@ impl Cluster {
             client,
             namespace,
             context,
-            user: args.as_user.clone(),
+            user,
+            whoami: Default::default(),
             server,
             proxy,
             request_limit,
@@ -640,6 +645,22 @@ impl Cluster {
             .await
             .map_err(|e| self.failure("asking the API server what you may do (SelfSubjectAccessReview)", e))?;
         Ok(answer.status.is_some_and(|s| s.allowed))
+    }
+
+    /// Who the API server takes this client for: the impersonated user, else the one a
+    /// SelfSubjectReview names (what `kubectl auth whoami` asks; asked once a run). None when the
+    /// review fails (not served before Kubernetes 1.28, forbidden, timed out): a refusal's Role
+    /// is all that asks, and it does with a placeholder.
+    pub async fn whoami(&self) -> Option<String> {
+        if let Some(user) = &self.user {
+            return Some(user.clone());
+        }
+        let review = async {
+            let api: Api<SelfSubjectReview> = Api::all(self.client.clone());
+            let review = api.create(&PostParams::default(), &SelfSubjectReview::default()).await.ok()?;
+            review.status?.user_info?.username.filter(|name| !name.is_empty())
+        };
+        self.whoami.get_or_init(|| review).await.clone()
     }
 
     /// An API failure naming what was being done; one that never reached an answer names the

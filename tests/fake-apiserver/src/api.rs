@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use crate::discovery::Discovery;
 use crate::faults::{Faults, RequestInfo};
-use crate::log::{LoggedRequest, SSAR_PATH};
-use crate::rbac::{Attributes, DEFAULT_USER, Rule, denied};
+use crate::log::{LoggedRequest, SSAR_PATH, SSR_PATH};
+use crate::rbac::{Attributes, Rule, denied};
 use crate::resource::ApiResourceDef;
 use crate::selector::Selector;
 use crate::status::{ApiError, delete_success};
@@ -71,6 +71,11 @@ pub(crate) struct Config {
     pub clock_behind: bool,
     /// With [`crate::Builder::enforce_owner_references`].
     pub enforce_owner_references: bool,
+    /// Who requests come from when they impersonate nobody ([`crate::Builder::user`]).
+    pub user: String,
+    /// Whether `authentication.k8s.io/v1` selfsubjectreviews are served (from Kubernetes 1.28 on;
+    /// [`crate::Builder::without_self_subject_reviews`]).
+    pub self_subject_reviews: bool,
 }
 
 /// Everything requests and the test change.
@@ -106,8 +111,9 @@ impl ApiRequest {
         self.content_type.as_ref().map(|c| c.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
     }
 
-    fn user(&self) -> &str {
-        self.impersonate_user.as_deref().unwrap_or(DEFAULT_USER)
+    /// The user the request acts as: the impersonated one, else the authenticated one.
+    fn user<'a>(&'a self, config: &'a Config) -> &'a str {
+        self.impersonate_user.as_deref().unwrap_or(&config.user)
     }
 }
 
@@ -168,15 +174,16 @@ impl From<ApiError> for Reply {
 
 /// Serves one request against the store. Never blocks: faults and latency are the caller's.
 pub(crate) fn handle(config: &Config, store: &mut Store, req: &ApiRequest) -> Reply {
-    let route = Route::parse(&config.resources, &req.path);
+    let route = Route::parse(config, &req.path);
     let mut ctx = Context { config, store, req };
     ctx.serve(route).unwrap_or_else(Reply::from)
 }
 
 /// What fault injection matches a request on.
 pub(crate) fn request_info<'a>(config: &Config, req: &'a ApiRequest) -> RequestInfo<'a> {
-    let attributes = match Route::parse(&config.resources, &req.path) {
-        Route::Resource(target) => target.attributes(req),
+    let attributes = match Route::parse(config, &req.path) {
+        Route::Resource(target) => target.attributes(config, req),
+        Route::SelfSubjectReview => Some(self_subject_review_attributes(config, req)),
         _ => None,
     };
     RequestInfo { method: &req.method, path: &req.path, attributes }
@@ -184,7 +191,7 @@ pub(crate) fn request_info<'a>(config: &Config, req: &'a ApiRequest) -> RequestI
 
 /// The 409 an injected conflict answers with: about the requested object when there is one.
 pub(crate) fn injected_conflict(config: &Config, req: &ApiRequest) -> Reply {
-    let error = match Route::parse(&config.resources, &req.path) {
+    let error = match Route::parse(config, &req.path) {
         Route::Resource(target) => {
             let name = target.name.clone().unwrap_or_else(|| {
                 // A create names its object in the body.
@@ -207,6 +214,7 @@ enum Route {
     Group(String),
     ResourceList { group: String, version: String },
     SelfSubjectAccessReview,
+    SelfSubjectReview,
     Resource(Target),
     Unknown,
 }
@@ -254,9 +262,9 @@ impl Target {
     }
 
     /// What the authorizer sees of `req`; `None` for a method the resource does not allow.
-    fn attributes(&self, req: &ApiRequest) -> Option<Attributes> {
+    fn attributes(&self, config: &Config, req: &ApiRequest) -> Option<Attributes> {
         Some(Attributes {
-            user: req.user().to_owned(),
+            user: req.user(config).to_owned(),
             verb: self.verb(req)?.into(),
             group: self.def.group.clone(),
             resource: self.def.plural.clone(),
@@ -268,7 +276,8 @@ impl Target {
 }
 
 impl Route {
-    fn parse(resources: &[ApiResourceDef], path: &str) -> Self {
+    fn parse(config: &Config, path: &str) -> Self {
+        let resources = &config.resources;
         let segments: Vec<String> = path.split('/').filter(|s| !s.is_empty()).map(percent_decode).collect();
         let s: Vec<&str> = segments.iter().map(String::as_str).collect();
         match s.as_slice() {
@@ -279,6 +288,7 @@ impl Route {
             ["api", version] => Self::resource_list("", version),
             ["apis", group, version] => Self::resource_list(group, version),
             _ if path == SSAR_PATH => Self::SelfSubjectAccessReview,
+            _ if path == SSR_PATH && config.self_subject_reviews => Self::SelfSubjectReview,
             ["api", version, rest @ ..] => Self::target(resources, "", version, rest),
             ["apis", group, version, rest @ ..] => Self::target(resources, group, version, rest),
             _ => Self::Unknown,
@@ -359,6 +369,7 @@ impl Context<'_> {
         let document = match route {
             Route::Resource(target) => return self.serve_resource(&target),
             Route::SelfSubjectAccessReview => return self.self_subject_access_review(),
+            Route::SelfSubjectReview => return self.self_subject_review(),
             Route::Unknown => return Err(ApiError::unknown_path()),
             Route::Version => Some(Discovery::version()),
             Route::CoreVersions => Some(Discovery::core_versions(&self.config.address)),
@@ -378,7 +389,7 @@ impl Context<'_> {
             return Ok(());
         };
         let attributes = Attributes {
-            user: DEFAULT_USER.into(),
+            user: self.config.user.clone(),
             verb: "impersonate".into(),
             resource: "users".into(),
             name: user.clone(),
@@ -391,7 +402,7 @@ impl Context<'_> {
     }
 
     fn serve_resource(&mut self, t: &Target) -> Result<Reply, ApiError> {
-        let attributes = t.attributes(self.req).ok_or_else(ApiError::method_not_allowed)?;
+        let attributes = t.attributes(self.config, self.req).ok_or_else(ApiError::method_not_allowed)?;
         if denied(&self.config.rules, self.config.grants.as_deref(), &attributes) {
             return Err(ApiError::forbidden(&t.def.group, &t.def.plural, t.name(), &attributes.forbidden_message()));
         }
@@ -637,7 +648,7 @@ impl Context<'_> {
                 &self.config.rules,
                 self.config.grants.as_deref(),
                 &Attributes {
-                    user: self.req.user().to_owned(),
+                    user: self.req.user(self.config).to_owned(),
                     verb: field("verb"),
                     group: field("group"),
                     resource: field("resource"),
@@ -651,6 +662,33 @@ impl Context<'_> {
         review["metadata"] = json!({ "creationTimestamp": null });
         review["status"] = json!({ "allowed": allowed });
         Ok(Reply::json(201, &review))
+    }
+
+    /// Says who the request comes from (`kubectl auth whoami`): the impersonated user, else the
+    /// authenticated one. As RBAC's `system:basic-user` lets everyone ask, only deny rules
+    /// deny it, not the want of a grant.
+    fn self_subject_review(&self) -> Result<Reply, ApiError> {
+        if self.req.method != "POST" {
+            return Err(ApiError::method_not_allowed());
+        }
+        let attributes = self_subject_review_attributes(self.config, self.req);
+        if denied(&self.config.rules, None, &attributes) {
+            let message = attributes.forbidden_message();
+            return Err(ApiError::forbidden(&attributes.group, &attributes.resource, "", &message));
+        }
+        let groups = match self.req.impersonate_user {
+            Some(_) => json!(self.req.impersonate_groups),
+            None => json!(["system:authenticated"]),
+        };
+        Ok(Reply::json(
+            201,
+            &json!({
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "SelfSubjectReview",
+                "metadata": { "creationTimestamp": null },
+                "status": { "userInfo": { "username": attributes.user, "groups": groups } },
+            }),
+        ))
     }
 
     fn stored(&self, t: &Target) -> Result<Value, ApiError> {
@@ -737,7 +775,7 @@ impl Context<'_> {
                 .find(|d| reference["apiVersion"] == d.api_version() && reference["kind"] == d.kind.as_str());
             let allowed = owner.is_some_and(|def| {
                 let attributes = Attributes {
-                    user: self.req.user().to_owned(),
+                    user: self.req.user(self.config).to_owned(),
                     verb: "update".into(),
                     group: def.group.clone(),
                     resource: def.plural.clone(),
@@ -977,6 +1015,18 @@ fn position(object: &Value) -> (&str, &str) {
 }
 
 /// Decodes `%XX` escapes; invalid escapes are kept as they are.
+/// A SelfSubjectReview as the authorizer sees it: a create of the cluster-scoped
+/// `selfsubjectreviews`, so that a deny rule (or a fault's) can match it.
+fn self_subject_review_attributes(config: &Config, req: &ApiRequest) -> Attributes {
+    Attributes {
+        user: req.user(config).to_owned(),
+        verb: "create".into(),
+        group: "authentication.k8s.io".into(),
+        resource: "selfsubjectreviews".into(),
+        ..Attributes::default()
+    }
+}
+
 pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

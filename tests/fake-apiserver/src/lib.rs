@@ -62,8 +62,8 @@
 //! Authentication is not checked (kubectl sends no bearer token over plain HTTP) unless
 //! [`Builder::expiring_tokens`] asks for tokens that expire; the `Authorization` header is
 //! logged. [`Builder::clock_offset`] sets the server's clock (its replies' `Date`) apart from
-//! the host's. The user is `fake-user`, or the `Impersonate-User`
-//! header when sent.
+//! the host's. The user is `fake-user` ([`Builder::user`]), or the `Impersonate-User`
+//! header when sent; a SelfSubjectReview (`kubectl auth whoami`) names it.
 
 mod api;
 mod discovery;
@@ -126,6 +126,8 @@ pub struct Builder {
     clock_offset: (Duration, bool),
     token_validity: Option<Duration>,
     enforce_owner_references: bool,
+    user: Option<String>,
+    without_self_subject_reviews: bool,
 }
 
 impl Builder {
@@ -189,6 +191,22 @@ impl Builder {
     /// themselves are never denied.
     pub fn grant(mut self, rule: Rule) -> Self {
         self.grants.get_or_insert_with(Vec::new).push(rule);
+        self
+    }
+
+    /// The user requests come from when they impersonate nobody (default [`DEFAULT_USER`]):
+    /// what deny rules and grants match, forbidden messages name and a SelfSubjectReview
+    /// answers.
+    pub fn user(mut self, user: &str) -> Self {
+        self.user = Some(user.to_owned());
+        self
+    }
+
+    /// Serves no `authentication.k8s.io/v1` selfsubjectreviews (404), as before Kubernetes
+    /// 1.28. Otherwise a review answers with the user ([`Builder::user`], or the impersonated
+    /// one), unless a deny rule matches `create` on `selfsubjectreviews`.
+    pub fn without_self_subject_reviews(mut self) -> Self {
+        self.without_self_subject_reviews = true;
         self
     }
 
@@ -304,6 +322,8 @@ impl Builder {
                 clock_offset: self.clock_offset.0,
                 clock_behind: self.clock_offset.1,
                 enforce_owner_references: self.enforce_owner_references,
+                user: self.user.unwrap_or_else(|| DEFAULT_USER.to_owned()),
+                self_subject_reviews: !self.without_self_subject_reviews,
             },
             latency: Latency { min: self.latency.0, max: self.latency.1, state: Mutex::new(self.latency.2) },
             state: Mutex::new(State { store, faults: Faults::default(), log: Vec::new(), watch_drops: 0 }),

@@ -39,7 +39,7 @@ impl LoggedRequest {
     }
 
     /// A request that may change state: POST, PUT, PATCH or DELETE, except
-    /// SelfSubjectAccessReview POSTs (which only ask a question).
+    /// SelfSubjectAccessReview and SelfSubjectReview POSTs (which only ask a question).
     pub fn is_write(&self) -> bool {
         is_write(&self.method, &self.path)
     }
@@ -52,9 +52,10 @@ impl LoggedRequest {
 }
 
 pub(crate) const SSAR_PATH: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+pub(crate) const SSR_PATH: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
 pub(crate) fn is_write(method: &str, path: &str) -> bool {
-    matches!(method, "POST" | "PUT" | "PATCH" | "DELETE") && path != SSAR_PATH
+    matches!(method, "POST" | "PUT" | "PATCH" | "DELETE") && path != SSAR_PATH && path != SSR_PATH
 }
 
 /// The number of sequential round trips in `requests`: requests are grouped into waves,

@@ -503,6 +503,39 @@ fn deny_rules_give_forbidden_and_matching_access_reviews() {
 }
 
 #[test]
+fn self_subject_reviews_name_the_user_unless_denied_or_not_served() {
+    const REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let body = json!({ "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview" });
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .user("alice")
+        .grant(Rule::new(["get"]))
+        .grant(Rule::new(["impersonate"]).resources(["users"]))
+        .deny(Rule::new(["create"]).resources(["selfsubjectreviews"]).users(["bob"]))
+        .start();
+    let review = call(&server, "POST", REVIEWS).json(&body).send();
+    assert_eq!(review.status, 201);
+    assert_eq!(review.body["kind"], "SelfSubjectReview");
+    assert_eq!(review.body["status"]["userInfo"]["username"], "alice");
+    // The configured user is who rules match and messages name; a grant is not needed to ask.
+    let listed = get(&server, ROLLOUTS);
+    assert_eq!(listed.status, 403);
+    assert!(listed.body["message"].as_str().unwrap().contains("User \"alice\" cannot list"), "{}", listed.body);
+    let as_jane = call(&server, "POST", REVIEWS).json(&body).header("Impersonate-User", "jane").send();
+    assert_eq!(as_jane.body["status"]["userInfo"]["username"], "jane");
+    let as_bob = call(&server, "POST", REVIEWS).json(&body).header("Impersonate-User", "bob").send();
+    assert_eq!(as_bob.status, 403);
+    assert_eq!(
+        as_bob.body["message"],
+        "selfsubjectreviews.authentication.k8s.io is forbidden: User \"bob\" cannot create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"
+    );
+    assert!(server.writes().is_empty(), "a review is a question, not a write");
+
+    let older = FakeApiServer::builder().kruise_and_istio().without_self_subject_reviews().start();
+    assert_eq!(call(&older, "POST", REVIEWS).json(&body).send().status, 404);
+}
+
+#[test]
 fn admission_hooks_reject_with_422_even_on_dry_run() {
     let server = FakeApiServer::builder()
         .kruise_and_istio()
