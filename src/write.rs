@@ -1347,13 +1347,19 @@ pub async fn server_dry_run(cluster: &Cluster, resource: &Resource, change: &Cha
 }
 
 /// Asks the API server about every permission before anything is written; refuses, naming
-/// what is missing and a Role that would grant it, when any is denied.
-pub async fn preflight(cluster: &Cluster, permissions: Vec<Permission>) -> Result<(), Error> {
+/// what is missing and a Role that would grant it, when any is denied, then what `advice` says
+/// of the missing ones (a way to do without them).
+pub async fn preflight(
+    cluster: &Cluster,
+    permissions: Vec<Permission>,
+    advice: impl FnOnce(&[Permission]) -> Option<String>,
+) -> Result<(), Error> {
     let missing = missing(cluster, permissions).await?;
     if missing.is_empty() {
         return Ok(());
     }
-    Err(Error::Refused(format!("nothing was written: {}", not_allowed(cluster, &missing).await)))
+    let refusal = Error::Refused(format!("nothing was written: {}", not_allowed(cluster, &missing).await));
+    Err(refusal.with_report(&advice(&missing).unwrap_or_default()))
 }
 
 /// `you may not` and the `missing` permissions a line each, then a Role and RoleBinding that

@@ -297,7 +297,7 @@ fn approve_checks_permissions_before_any_write() {
         .deny(Rule::new(["update"]).resources(["destinationrules"]))
         .deny(Rule::new(["patch"]).resources(["rollouts/status"]))
         .start();
-    Test::new()
+    let refused = Test::new()
         .kubeconfig(&server)
         .args(["approve", "demo", "--yes", "--as", "jane"])
         .run()
@@ -306,8 +306,24 @@ fn approve_checks_permissions_before_any_write() {
         .stderr_has("kind: Role")
         .stderr_has("resources: [\"destinationrules\"]\n  resourceNames: [\"demo\"]\n  verbs: [\"update\"]")
         .stderr_has("  kind: User\n  name: jane");
+    assert!(!refused.stderr.contains("--traffic-only"), "another permission is missing too: {}", refused.stderr);
     assert_eq!(writes(&server), Vec::<String>::new());
     assert!(server.requests().iter().any(|r| r.impersonate_user.as_deref() == Some("jane")), "--as impersonates");
+}
+
+#[test]
+fn approve_without_leave_to_approve_points_to_traffic_only() {
+    let server = shop(2, "StepPaused").deny(Rule::new(["patch"]).resources(["rollouts/status"])).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("  verbs: [\"patch\"]\n")
+        .stderr_has("\n(only the approval is missing: `approve --traffic-only` writes the step's routing without it, and approves nothing; someone who may patch rollouts/status approves then)\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--traffic-only"])
+        .success()
+        .stdout_has("VirtualService shop/demo updated")
+        .stdout_has("not approved (--traffic-only)");
 }
 
 const SELF_SUBJECT_REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";

@@ -498,15 +498,20 @@ impl Run<'_> {
         same_scripts(&mut self.scripts, &plans, ask)?;
         // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;
-        if !args.traffic_only {
-            for approval in &approvals {
-                let status = live.rollouts.permission("patch", Some("status"), &approval.rollout.namespace);
-                permissions.push(status.on(&approval.rollout.item.name));
-            }
-        }
+        let approving: Vec<Permission> = match args.traffic_only {
+            true => Vec::new(),
+            false => approvals
+                .iter()
+                .map(|a| {
+                    live.rollouts.permission("patch", Some("status"), &a.rollout.namespace).on(&a.rollout.item.name)
+                })
+                .collect(),
+        };
+        permissions.extend(approving.iter().cloned());
         if writer.mode() != Mode::ClientDryRun {
             let changes = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).flat_map(|o| o.writes());
-            check_permissions(&session.cluster, permissions, changes).await?;
+            let advice = |missing: &[Permission]| traffic_only_advice(missing, &approving);
+            check_permissions(&session.cluster, permissions, changes, advice).await?;
         }
         print(
             &output::plans_text(
@@ -688,13 +693,21 @@ pub(super) async fn claim_names(
     // A claim that may not be taken is refused as every missing permission is, with a Role;
     // the objects' own are asked under the claim, once they are read again.
     let unclaimable = "(the permissions to write the objects are asked once the claim is taken; `--dry-run=server`, which takes none, asks them now)";
-    write::preflight(&session.cluster, write::claim_permissions(&namespace, &names))
+    write::preflight(&session.cluster, write::claim_permissions(&namespace, &names), |_| None)
         .await
         .map_err(|e| e.with_report(unclaimable))?;
     for name in names {
         writer.claim(&namespace, &name, &command_of(&name)).await?;
     }
     Ok(())
+}
+
+/// When all that is `missing` is among the `approving` permissions (`patch rollouts/status`):
+/// `--traffic-only` writes the routing without them.
+fn traffic_only_advice(missing: &[Permission], approving: &[Permission]) -> Option<String> {
+    missing.iter().all(|p| approving.contains(p)).then(|| {
+        "(only the approval is missing: `approve --traffic-only` writes the step's routing without it, and approves nothing; someone who may patch rollouts/status approves then)".into()
+    })
 }
 
 /// Writes one Rollout's routing changes; returns the lines saying what was written.
@@ -961,6 +974,21 @@ mod tests {
         }
         let paused = rollout(false, status("Progressing", 2, "StepPaused", progressing("InRolling")));
         assert_eq!(check_approvable(&paused, &approve_args(&[]), None).unwrap(), Stage::Step(2));
+    }
+
+    #[test]
+    fn traffic_only_is_advised_when_only_the_approval_is_missing() {
+        let status =
+            |name: &str| Permission::new("patch", "rollouts.kruise.io", "rollouts", Some("status"), "shop").on(name);
+        let update = Permission::new("update", "networking.istio.io", "virtualservices", None, "shop").on("demo");
+        let approving = [status("demo"), status("web")];
+        let advice = traffic_only_advice(&[status("web")], &approving).expect("advised");
+        assert!(advice.contains("`approve --traffic-only` writes the step's routing without it"), "{advice}");
+        assert_eq!(traffic_only_advice(&approving, &approving), Some(advice));
+        // With another permission missing, --traffic-only would be refused too.
+        assert_eq!(traffic_only_advice(&[status("demo"), update.clone()], &approving), None);
+        // With --traffic-only nothing is approved: nothing to advise.
+        assert_eq!(traffic_only_advice(&[update], &[]), None);
     }
 
     /// The plan of `rollout`'s current step, from HTTPRoute `route`.

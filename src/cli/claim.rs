@@ -39,7 +39,7 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
             let lease = write::lease_key(namespace, name).name;
             write::lease_resource().permission("delete", None, namespace).on(&lease)
         });
-        write::preflight(cluster, deletes.collect()).await?;
+        write::preflight(cluster, deletes.collect(), |_| None).await?;
         if !args.yes {
             interrupt
                 .confirm("Release these claims (their holders may still be writing)?", |q| confirm(q, false))

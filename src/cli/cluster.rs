@@ -349,15 +349,19 @@ async fn server_dry_run_report(
 
 /// Refuses unless the user has `permissions`, and notes the `update` on owners' `finalizers`
 /// that creating the objects of `changes` (or making them again to undo) needs where the API
-/// server enforces owner-reference permissions. Both are asked at once.
+/// server enforces owner-reference permissions. Both are asked at once. A refusal ends with
+/// what `advice` says of the missing permissions.
 pub(super) async fn check_permissions<'a>(
     cluster: &Cluster,
     permissions: Vec<Permission>,
     changes: impl IntoIterator<Item = &'a Change>,
+    advice: impl FnOnce(&[Permission]) -> Option<String>,
 ) -> Result<(), Error> {
     let owners = owner_permissions(cluster, changes).await?;
-    let ((), note) =
-        futures::try_join!(write::preflight(cluster, permissions), write::owner_reference_note(cluster, owners))?;
+    let ((), note) = futures::try_join!(
+        write::preflight(cluster, permissions, advice),
+        write::owner_reference_note(cluster, owners)
+    )?;
     if let Some(note) = note {
         warn(&note);
     }

@@ -201,7 +201,7 @@ async fn restore_objects(
         .flat_map(|(r, c)| r.resource.write_permissions(c, &r.key.namespace))
         .collect();
     if writer.mode() != Mode::ClientDryRun {
-        check_permissions(&session.cluster, permissions, &changes).await?;
+        check_permissions(&session.cluster, permissions, &changes, |_| None).await?;
     }
     print(&restoration_text(&restorations)?)?;
     if restorations.is_empty() {
@@ -1148,7 +1148,8 @@ async fn restore_backup(
         }
     };
     if writer.mode() != Mode::ClientDryRun {
-        check_permissions(&session.cluster, resource.write_permissions(&change, &namespace), [&change]).await?;
+        let permissions = resource.write_permissions(&change, &namespace);
+        check_permissions(&session.cluster, permissions, [&change], |_| None).await?;
     }
     let (live, live_header) = match change.before() {
         Some(live) => (live.clone(), format!("{key} (live)")),
