@@ -325,6 +325,46 @@ impl ScriptCatalog {
     }
 }
 
+/// What made the ConfigMap be read: the first script looked for there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigMapNeed {
+    /// An Ingress class's script: the controller looks there before its built-in one.
+    IngressClass(String),
+    /// A custom ref's script, of a kind with none built in (the ConfigMap is all that is left),
+    /// of the ref in `namespace`.
+    Kind { reference: ObjectRef, namespace: String },
+}
+
+impl ConfigMapNeed {
+    /// What a refused read of the ConfigMap adds: what needed it, where the controller looks for
+    /// that script, and how to do without the read.
+    pub fn when_forbidden(&self) -> String {
+        let (needing, order, flag) = match self {
+            ConfigMapNeed::IngressClass(class) => {
+                let key = ingress_configmap_key(class);
+                let order = match builtin_ingress(class) {
+                    Some(_) => format!(
+                        "the controller takes an Ingress class's script from its key {key} first, before the built-in one"
+                    ),
+                    None => format!("the class has no built-in script, so the controller takes it from the key {key}"),
+                };
+                (format!("Ingress class {class}"), order, format!("ingress.{class}=FILE"))
+            }
+            ConfigMapNeed::Kind { reference, namespace } => {
+                let (group, kind) = key_of(reference);
+                let order = format!(
+                    "{kind}.{group} has no built-in script, so the controller takes it from the key {}",
+                    configmap_key(&kind, &group)
+                );
+                (format!("{kind} {namespace}/{}", reference.name), order, format!("{kind}.{group}=FILE"))
+            }
+        };
+        format!(
+            "  {needing} needs it: {order}; grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script {flag} or --lua-dir"
+        )
+    }
+}
+
 pub fn builtin_ingress(class_type: &str) -> Option<&'static BuiltinIngressScript> {
     BUILTIN_INGRESS_SCRIPTS.iter().find(|b| b.class_type == class_type)
 }
@@ -393,6 +433,23 @@ mod tests {
             kind: "VirtualService".into(),
             name: "vs".into(),
         }
+    }
+
+    #[test]
+    fn a_forbidden_configmap_names_what_needs_it_and_the_controllers_order() {
+        let nginx = ConfigMapNeed::IngressClass("nginx".into()).when_forbidden();
+        assert_eq!(
+            nginx,
+            "  Ingress class nginx needs it: the controller takes an Ingress class's script from its key lua.traffic.routing.ingress.nginx first, before the built-in one; grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script ingress.nginx=FILE or --lua-dir"
+        );
+        let traefik = ConfigMapNeed::IngressClass("traefik".into()).when_forbidden();
+        assert!(traefik.starts_with("  Ingress class traefik needs it: the class has no built-in script, so the controller takes it from the key lua.traffic.routing.ingress.traefik; "), "{traefik}");
+        let route = ObjectRef { api_version: "gateway.example.com/v1".into(), kind: "Route".into(), name: "r".into() };
+        let kind = ConfigMapNeed::Kind { reference: route, namespace: "shop".into() }.when_forbidden();
+        assert_eq!(
+            kind,
+            "  Route shop/r needs it: Route.gateway.example.com has no built-in script, so the controller takes it from the key lua.traffic.routing.Route.gateway.example.com; grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script Route.gateway.example.com=FILE or --lua-dir"
+        );
     }
 
     #[test]

@@ -1986,6 +1986,7 @@ fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
             "metadata": {"name": "kruise-rollout-configuration", "namespace": "kruise-rollout"},
             "data": {"lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io": "return {spec = {weight = obj.canaryWeight}}"},
         }))
+        .deny(Rule::new(["get"]).resources(["configmaps"]).users(["jane"]))
         .start();
     Test::new()
         .kubeconfig(&server)
@@ -2008,6 +2009,14 @@ fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
         .stderr_has(
             "there is no ConfigMap kruise-rollout-configuration in namespace elsewhere (the controller's, --controller-namespace); add the script under the key lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io",
         );
+    // Who may not read it learns which ref needs it, and how to do without.
+    Test::new()
+        .kubeconfig(&server)
+        .args(["plan", "demo", "--as", "jane"])
+        .run()
+        .status(1)
+        .stderr_has("error: Rollout shop/demo: reading configmaps kruise-rollout/kruise-rollout-configuration: ")
+        .stderr_has("(403 Forbidden)\n  HTTPRoute shop/demo needs it: HTTPRoute.gateway.networking.k8s.io has no built-in script, so the controller takes it from the key lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io; grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script HTTPRoute.gateway.networking.k8s.io=FILE or --lua-dir\n");
 }
 
 #[test]

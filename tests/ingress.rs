@@ -1032,7 +1032,7 @@ mod cluster {
         test.run_args(["plan", "web"])
             .status(1)
             .stderr_has("reading configmaps kruise-rollout/kruise-rollout-configuration")
-            .stderr_has("(403 Forbidden)\n  the controller's scripts are looked for there, for an Ingress class (before the built-in one) or a custom ref's kind without a built-in script, that --script and --lua-dir give no script for: grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script or --lua-dir");
+            .stderr_has("(403 Forbidden)\n  Ingress class nginx needs it: the controller takes an Ingress class's script from its key lua.traffic.routing.ingress.nginx first, before the built-in one; grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script ingress.nginx=FILE or --lua-dir\n");
         // Given the class's script, the ConfigMap is not read.
         let script = crate::support::repo("lua_configuration/trafficrouting_ingress/nginx.lua");
         let given = format!("ingress.nginx={}", script.display());

@@ -9,7 +9,7 @@ use crate::model::ObjectIndex;
 use crate::model::{Ending, ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{self, Planner, RoutingPlan};
-use crate::scripts::{self, ConfigMapPlace, ScriptCatalog};
+use crate::scripts::{self, ConfigMapNeed, ConfigMapPlace, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
@@ -67,26 +67,27 @@ impl Session {
     /// The scripts for `routings`, with the ConfigMap read only when one of them needs it.
     pub(super) async fn catalog_for(&self, routings: &[Routing]) -> Result<ScriptCatalog, Error> {
         let mut catalog = self.catalog.clone();
-        if routings.iter().any(|routing| live::needs_configmap(&catalog, routing)) {
-            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
+        if let Some(need) = routings.iter().find_map(|routing| live::configmap_need(&catalog, routing)) {
+            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace, &need).await?;
         }
         Ok(catalog)
     }
 
     /// Whether an object of `api_version` `kind` is a gateway object this tool writes: an
     /// Ingress, an HTTPRoute, or a custom ref (a kind with a Lua script; the ConfigMap is read
-    /// only when the script would come from it).
-    pub(super) async fn writes_kind(&self, api_version: &str, kind: &str) -> Result<bool, Error> {
+    /// only when the script would come from it, for object `name`).
+    pub(super) async fn writes_kind(&self, api_version: &str, kind: &str, name: &str) -> Result<bool, Error> {
         match (crate::model::api_group(api_version), kind) {
             ("networking.k8s.io", "Ingress") | (crate::providers::gateway::GROUP, crate::providers::gateway::KIND) => {
                 return Ok(true);
             }
             _ => {}
         }
-        let reference = ObjectRef { api_version: api_version.into(), kind: kind.into(), name: String::new() };
+        let reference = ObjectRef { api_version: api_version.into(), kind: kind.into(), name: name.into() };
         let mut catalog = self.catalog.clone();
         if catalog.needs_configmap(&reference) {
-            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace).await?;
+            let need = ConfigMapNeed::Kind { reference: reference.clone(), namespace: self.cluster.namespace.clone() };
+            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace, &need).await?;
         }
         Ok(catalog.resolve(&reference).is_ok())
     }

@@ -1120,7 +1120,7 @@ async fn restore_backup(
         )));
     }
     let key = ObjectKey::new(&resource.group, &resource.kind, &namespace, name);
-    if !session.writes_kind(api_version, kind).await? {
+    if !session.writes_kind(api_version, kind, name).await? {
         // A Rollout's backup would put an old spec over the live one (a new release started
         // since, say); its status is the controller's.
         return Err(Error::Refused(format!(

@@ -8,7 +8,7 @@ use super::cluster::{Cluster, Resource};
 use crate::error::{ApiFailure, Error};
 use crate::model::{INGRESS_API_VERSION, ObjectKey, ObjectRef, Provider, Rollout, Routing, TrafficRoutingCr};
 use crate::providers::gateway;
-use crate::scripts::{CONFIGMAP_NAME, ConfigMapScripts, ScriptCatalog};
+use crate::scripts::{CONFIGMAP_NAME, ConfigMapNeed, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
 use futures::future::{join_all, try_join_all};
 use serde_json::Value;
@@ -235,14 +235,19 @@ pub async fn read_routing(
     let mut snapshot = Snapshot { rollouts: rollouts.found, ..Snapshot::default() };
     let cr_names: BTreeSet<String> =
         snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
-    let own_need_configmap = rollouts.routings.iter().any(|routing| needs_configmap(catalog, routing));
+    let own_need = rollouts.routings.iter().find_map(|routing| configmap_need(catalog, routing));
     // Second round trip: the Rollouts' gateway objects, their TrafficRoutings (each followed by
     // its own gateway objects), when a script must come from it the ConfigMap, and the workloads
     // whose replica count decides whether a step is routed.
     let (objects, crs, configmap, workloads) = futures::try_join!(
         read_objects(cluster, &rollouts.routings),
         try_join_all(cr_names.iter().map(|name| read_traffic_routing(cluster, name))),
-        async { if own_need_configmap { read_configmap(cluster, controller_namespace).await } else { Ok(None) } },
+        async {
+            match &own_need {
+                Some(need) => read_configmap(cluster, controller_namespace, need).await,
+                None => Ok(None),
+            }
+        },
         async { Ok(read_workloads(cluster, &snapshot.rollouts).await) },
     )?;
     for workload in workloads {
@@ -264,27 +269,31 @@ pub async fn read_routing(
         warnings.extend(found.warnings);
     };
     add(&mut snapshot, objects);
-    let mut cr_need_configmap = false;
+    let mut cr_need = None;
     for (cr, found) in crs {
-        cr_need_configmap |= needs_configmap(catalog, &Routing::of_traffic_routing(&cr.item, &cr.namespace));
+        cr_need = cr_need.or_else(|| configmap_need(catalog, &Routing::of_traffic_routing(&cr.item, &cr.namespace)));
         add(&mut snapshot, found);
         snapshot.traffic_routings.push(cr);
     }
-    snapshot.configmap = match configmap {
-        None if cr_need_configmap => read_configmap(cluster, controller_namespace).await?,
-        other => other,
+    snapshot.configmap = match (configmap, cr_need) {
+        (None, Some(need)) => read_configmap(cluster, controller_namespace, &need).await?,
+        (configmap, _) => configmap,
     };
     Ok(Live { snapshot, rollouts: rollouts.resource, resources, warnings, missing: Vec::new() })
 }
 
-/// Whether planning `routing` needs a script from the ConfigMap: a custom ref's kind with no
-/// other script, or an Ingress class the user gave no script for (the controller reads the
-/// ConfigMap before its built-in Ingress scripts).
-pub fn needs_configmap(catalog: &ScriptCatalog, routing: &Routing) -> bool {
-    routing.providers.iter().any(|provider| match provider {
-        Provider::Custom(refs) => refs.iter().any(|r| catalog.needs_configmap(r)),
-        Provider::Ingress { class_type, .. } => catalog.needs_configmap_for_ingress(class_type),
-        Provider::Gateway { .. } => false,
+/// What of `routing` needs a script from the ConfigMap, if anything does: the first custom ref
+/// of a kind with no other script, or an Ingress class the user gave no script for (the
+/// controller reads the ConfigMap before its built-in Ingress scripts).
+pub fn configmap_need(catalog: &ScriptCatalog, routing: &Routing) -> Option<ConfigMapNeed> {
+    routing.providers.iter().find_map(|provider| match provider {
+        Provider::Custom(refs) => refs.iter().find(|r| catalog.needs_configmap(r)).map(|reference| {
+            ConfigMapNeed::Kind { reference: reference.clone(), namespace: routing.owner.namespace.clone() }
+        }),
+        Provider::Ingress { class_type, .. } => {
+            catalog.needs_configmap_for_ingress(class_type).then(|| ConfigMapNeed::IngressClass(class_type.clone()))
+        }
+        Provider::Gateway { .. } => None,
     })
 }
 
@@ -580,14 +589,17 @@ fn core_v1(kind: &str, plural: &str) -> Resource {
     Resource { group: String::new(), version: "v1".into(), kind: kind.into(), plural: plural.into(), namespaced: true }
 }
 
-/// The controller's script ConfigMap; read only for a custom ref's kind or an Ingress class no
-/// `--script` or `--lua-dir` script is given for, so a 403 says how to do without it.
-pub async fn read_configmap(cluster: &Cluster, namespace: &str) -> Result<Option<ConfigMapScripts>, Error> {
+/// The controller's script ConfigMap; read only for what `need`s a script from it (a custom
+/// ref's kind or an Ingress class no `--script` or `--lua-dir` script is given for), so a 403
+/// names it and says how to do without the read.
+pub async fn read_configmap(
+    cluster: &Cluster,
+    namespace: &str,
+    need: &ConfigMapNeed,
+) -> Result<Option<ConfigMapScripts>, Error> {
     let read = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await;
     let configmap = read.map_err(|error| match &error {
-        Error::Api { failure, .. } if failure.code == Some(403) => error.with_report(
-            "  the controller's scripts are looked for there, for an Ingress class (before the built-in one) or a custom ref's kind without a built-in script, that --script and --lua-dir give no script for: grant get on it (the user guide's rollout-lua-scripts Role), or give the script with --script or --lua-dir",
-        ),
+        Error::Api { failure, .. } if failure.code == Some(403) => error.with_report(&need.when_forbidden()),
         _ => error,
     })?;
     Ok(configmap.map(|c| ConfigMapScripts::from_object(namespace, &c)))
