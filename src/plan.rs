@@ -202,10 +202,17 @@ impl<'a> Planner<'a> {
             && own.is_some()
             && rollout.steps.iter().any(|s| s.strategy.routes_traffic())
         {
-            warnings.push(format!(
-                "its workload {} {} is not known (not among the files, or not readable), so the plan assumes only a step of 100% (or more) of its replicas reaches them; the controller does not route a partition step whose replicas reach the workload's",
-                w.kind, w.name
-            ));
+            let assumed = "the plan assumes only a step of 100% (or more) of its replicas reaches them; the controller does not route a partition step whose replicas reach the workload's";
+            let key = ObjectKey::of_ref(w, namespace);
+            warnings.push(match self.objects.refused(&key) {
+                Some((failure, needed)) => {
+                    model::refused_read(&format!("read its workload {key}"), &failure, assumed, needed)
+                }
+                None => format!(
+                    "its workload {} {} is not known (not among the files, or not readable), so {assumed}",
+                    w.kind, w.name
+                ),
+            });
         }
         let routing = own;
         let cr_done = cr.zip(cr_routing).map(|(cr, cr_routing)| (cr, cr_routing, cr.routing()));
@@ -522,6 +529,7 @@ fn contested_note(key: &ObjectKey, rollout: &Rollout, namespace: &str, cr: &Traf
 mod tests {
     use super::*;
     use crate::change::Change;
+    use crate::model::{ObjectRef, Permission};
     use crate::providers::Action;
     use crate::status::{self, Position};
     use serde_json::json;
@@ -748,6 +756,33 @@ mod tests {
         assert_eq!(three.objects[0].planned["spec"]["weight"], json!(20));
         // Carried from stage to stage, every stage is planned.
         assert_eq!(run(false).1.lines().filter(|l| l.contains("20")).count(), 2);
+    }
+
+    #[test]
+    fn a_workload_whose_read_was_refused_is_warned_of_as_refused_with_what_to_grant() {
+        let mut rollout = rollout();
+        rollout.workload =
+            Some(ObjectRef { api_version: "apps/v1".into(), kind: "Deployment".into(), name: "store".into() });
+        let warnings = |objects: &ObjectIndex| {
+            let catalog = ScriptCatalog::default();
+            let planner = Planner::new(objects, &catalog, Limits::default());
+            planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap().warnings
+        };
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let unknown = warnings(&objects);
+        assert!(
+            unknown.iter().any(|w| w.starts_with(
+                "its workload Deployment store is not known (not among the files, or not readable), so the plan assumes"
+            )),
+            "{unknown:?}"
+        );
+        let needed = Permission::new("get", "apps", "deployments", None, "shop").on("store");
+        let key = ObjectKey::of_ref(rollout.workload.as_ref().unwrap(), "shop");
+        objects.insert_refused(key, "forbidden (403 Forbidden)".into(), needed);
+        let refused = warnings(&objects);
+        assert!(refused.iter().any(|w| w.starts_with("cannot read its workload Deployment shop/store (forbidden (403 Forbidden)): the plan assumes only a step of 100%") && w.ends_with("; to allow that read, grant get deployments named store (API group apps) in namespace shop")), "{refused:?}");
+        assert!(!refused.iter().any(|w| w.contains("not among the files")), "{refused:?}");
     }
 
     #[test]

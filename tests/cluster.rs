@@ -1967,6 +1967,14 @@ fn a_rollback_that_conflicts_is_reported_and_leaves_the_object_alone() {
 }
 
 #[test]
+fn a_workload_that_may_not_be_read_is_warned_of_as_refused_with_what_to_grant() {
+    let server = shop(2, "StepPaused").deny(Rule::new(["get"]).resources(["deployments"])).start();
+    let out = Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success();
+    let out = out.stdout_has("warning: cannot read its workload Deployment shop/demo (deployments.apps \"demo\" is forbidden: User \"fake-user\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"shop\" (403 Forbidden)): the plan assumes only a step of 100% (or more) of its replicas reaches them; the controller does not route a partition step whose replicas reach the workload's; to allow that read, grant get deployments named demo (API group apps) in namespace shop\n");
+    assert!(!out.stdout.contains("not among the files"), "{}", out.stdout);
+}
+
+#[test]
 fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
     let route = fake_apiserver::ApiResourceDef::new("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes");
     let mut rollout = rollout(2, "StepPaused");

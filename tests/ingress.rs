@@ -727,7 +727,7 @@ mod cluster {
             .success()
             .stderr_has("warning: cannot list the Ingresses of namespace shop (")
             .stderr_has(
-                "the aliyun-alb order clash with the other Ingresses of the class (openkruise/rollouts#128) is not checked",
+                "the aliyun-alb order clash with the other Ingresses of the class (openkruise/rollouts#128) is not checked; to allow that read, grant list ingresses (API group networking.k8s.io) in namespace shop\n",
             );
     }
 
@@ -1055,7 +1055,7 @@ mod cluster {
             .run()
             .success()
             .stderr_has("warning: cannot read Service shop/web-canary (")
-            .stderr_has("whether the canary Service exists is not checked");
+            .stderr_has("whether the canary Service exists is not checked; to allow that read, grant get services named web-canary (API group core) in namespace shop\n");
         assert!(!out.stdout.contains(warning), "{}", out.stdout);
     }
 

@@ -15,7 +15,7 @@ mod traffic_routing;
 pub use admission::Rejections;
 pub use ending::Ending;
 pub use luadata::lua_data;
-pub use permission::Permission;
+pub use permission::{Permission, refused_read};
 pub use rollout::{
     ApprovalProgress, Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
     approval_progress,

@@ -35,6 +35,12 @@ impl Permission {
     }
 }
 
+/// The warning of a read the API server refused (`failure`, a 403): what could not be done
+/// (`read Service shop/web`), what is left out for it, and the permission that would allow it.
+pub fn refused_read(doing: &str, failure: &dyn fmt::Display, left_out: &str, needed: &Permission) -> String {
+    format!("cannot {doing} ({failure}): {left_out}; to allow that read, grant {needed}")
+}
+
 /// `patch rollouts/status (API group rollouts.kruise.io) in namespace demo`.
 impl fmt::Display for Permission {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -53,6 +59,20 @@ impl fmt::Display for Permission {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_read_says_what_is_left_out_and_what_to_grant() {
+        let needed = Permission::new("get", "apps", "deployments", None, "shop").on("web");
+        assert_eq!(
+            refused_read(
+                "read Deployment shop/web",
+                &"forbidden (403 Forbidden)",
+                "its replicas are not known",
+                &needed
+            ),
+            "cannot read Deployment shop/web (forbidden (403 Forbidden)): its replicas are not known; to allow that read, grant get deployments named web (API group apps) in namespace shop"
+        );
+    }
 
     #[test]
     fn names_the_subresource_and_the_core_group() {

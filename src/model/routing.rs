@@ -3,7 +3,7 @@
 //! objects each provider reads and writes. Reading, planning, `status`, `record` and `restore`
 //! all ask this value instead of deriving the objects themselves.
 
-use super::{ObjectRef, Rollout, TrafficRoutingCr, api_group};
+use super::{ObjectRef, Permission, Rollout, TrafficRoutingCr, api_group};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -68,6 +68,8 @@ pub struct ObjectIndex {
     /// Objects looked for in a cluster and not found. Among files nothing is known to be
     /// absent: an object may just not be in them.
     absent: BTreeSet<ObjectKey>,
+    /// Objects a cluster refused to let be read (403): the failure, and what would allow it.
+    refused: BTreeMap<ObjectKey, (String, Permission)>,
 }
 
 impl ObjectIndex {
@@ -85,8 +87,18 @@ impl ObjectIndex {
         self.absent.insert(key);
     }
 
+    /// Notes that reading `key` was refused with `failure`, and the permission `needed` for it.
+    pub fn insert_refused(&mut self, key: ObjectKey, failure: String, needed: Permission) {
+        self.refused.insert(key, (failure, needed));
+    }
+
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
         self.objects.get(key)
+    }
+
+    /// Why reading `key` was refused, and what would allow it, when it was.
+    pub fn refused(&self, key: &ObjectKey) -> Option<(&str, &Permission)> {
+        self.refused.get(key).map(|(failure, needed)| (failure.as_str(), needed))
     }
 
     /// Whether `key` is known not to exist (it was looked for in a cluster).

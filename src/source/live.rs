@@ -6,7 +6,9 @@
 
 use super::cluster::{Cluster, Resource};
 use crate::error::{ApiFailure, Error};
-use crate::model::{INGRESS_API_VERSION, ObjectKey, ObjectRef, Provider, Rollout, Routing, TrafficRoutingCr};
+use crate::model::{
+    INGRESS_API_VERSION, ObjectKey, ObjectRef, Permission, Provider, Rollout, Routing, TrafficRoutingCr, refused_read,
+};
 use crate::providers::gateway;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapNeed, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
@@ -251,7 +253,10 @@ pub async fn read_routing(
         async { Ok(read_workloads(cluster, &snapshot.rollouts).await) },
     )?;
     for workload in workloads {
-        snapshot.objects.insert(namespace, workload);
+        match workload {
+            Ok(object) => snapshot.objects.insert(namespace, object),
+            Err((key, failure, needed)) => snapshot.objects.insert_refused(key, failure, needed),
+        }
     }
     let mut resources = BTreeMap::new();
     let mut warnings = Vec::new();
@@ -356,10 +361,10 @@ pub async fn read_canary_service(cluster: &Cluster, name: &str) -> Result<Result
 
 /// The warning of a canary Service `name` that may not be read.
 fn unchecked_service(cluster: &Cluster, name: &str, failure: &ApiFailure) -> String {
-    format!(
-        "cannot read Service {}/{name} ({failure}): whether the canary Service exists is not checked",
-        cluster.namespace
-    )
+    let namespace = &cluster.namespace;
+    let needed = core_v1("Service", "services").permission("get", None, namespace).on(name);
+    let left_out = "whether the canary Service exists is not checked";
+    refused_read(&format!("read Service {namespace}/{name}"), failure, left_out, &needed)
 }
 
 /// Reads the objects of `routings` together: the custom refs, the HTTPRoutes, the stable and
@@ -419,9 +424,12 @@ async fn read_ingresses(
         None => Vec::new(),
         Some(Ok(neighbours)) => neighbours,
         Some(Err(Error::Api { failure, .. })) if failure.code == Some(403) => {
-            warnings.push(format!(
-                "cannot list the Ingresses of namespace {} ({failure}): the aliyun-alb order clash with the other Ingresses of the class (openkruise/rollouts#128) is not checked",
-                cluster.namespace
+            let namespace = &cluster.namespace;
+            warnings.push(refused_read(
+                &format!("list the Ingresses of namespace {namespace}"),
+                &failure,
+                "the aliyun-alb order clash with the other Ingresses of the class (openkruise/rollouts#128) is not checked",
+                &resource.permission("list", None, namespace),
             ));
             Vec::new()
         }
@@ -549,16 +557,29 @@ async fn read_after_rediscovery(
 /// The workloads of partition releases (`Rollout::is_real_partition`): the planner needs their
 /// replica count (docs/controller-semantics.md §11). One that cannot be read (its kind not
 /// served, reading forbidden, gone) is left out, and the plan says what it assumes instead.
-async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>]) -> Vec<Value> {
+async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>]) -> Vec<Result<Value, RefusedRead>> {
     let refs: BTreeSet<&ObjectRef> =
         rollouts.iter().filter(|r| r.item.is_real_partition()).filter_map(|r| r.item.workload.as_ref()).collect();
+    let namespace = &cluster.namespace;
     let read = refs.into_iter().map(|reference| async move {
         let resource =
             cluster.resource(reference.group(), reference.version(), &reference.kind, false).await.ok()??;
-        cluster.get(&resource, &cluster.namespace, &reference.name).await.ok()?
+        match cluster.get(&resource, namespace, &reference.name).await {
+            Ok(workload) => workload.map(Ok),
+            Err(Error::Api { failure, .. }) if failure.code == Some(403) => Some(Err((
+                ObjectKey::of_ref(reference, namespace),
+                failure.to_string(),
+                resource.permission("get", None, namespace).on(&reference.name),
+            ))),
+            Err(_) => None,
+        }
     });
     join_all(read).await.into_iter().flatten().collect()
 }
+
+/// An object the API server refused to let be read: its key, the failure, and the permission
+/// that would allow the read.
+type RefusedRead = (ObjectKey, String, Permission);
 
 /// Reads a TrafficRouting, then its objects (as `read_objects`).
 pub async fn read_traffic_routing(cluster: &Cluster, name: &str) -> Result<(Located<TrafficRoutingCr>, Found), Error> {
