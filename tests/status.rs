@@ -153,6 +153,19 @@ fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
 }
 
 #[test]
+fn status_of_every_namespace_refused_at_the_cluster_scope_suggests_naming_a_namespace() {
+    let server = demo_and_solo(2, "StepPaused", rollout(1, "StepPaused"))
+        .deny(Rule::new(["list"]).resources(["rollouts"]).namespaces([""]))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "-A"])
+        .status(1)
+        .stderr_has("error: listing rollouts.rollouts.kruise.io in every namespace: ")
+        .stderr_has("at the cluster scope (403 Forbidden)\n  -A lists the Rollouts at the cluster scope: name a namespace instead (-n NAMESPACE), or the Rollouts there (NAME… -n NAMESPACE)\n");
+    test.run_args(["status", "-n", "shop"]).success().stdout_has("Rollout shop/demo\n");
+}
+
+#[test]
 fn status_shows_the_time_left_of_a_timed_pause() {
     let mut rollout = rollout(1, "StepPaused");
     rollout["spec"]["strategy"]["canary"]["steps"][0]["pause"] = json!({"duration": 3600});

@@ -53,7 +53,13 @@ pub(super) async fn views(session: &Session, scope: &Scope, missing: Missing) ->
         Selection::Selector(selector) => selector.as_str(),
         _ => "",
     };
-    let found = session.cluster.list(&resource, "", selector).await?;
+    let found = session.cluster.list(&resource, "", selector).await.map_err(|error| match &error {
+        // Who may list Rollouts only in some namespaces is asked for in one of them.
+        Error::Api { failure, .. } if failure.code == Some(403) => error.with_report(
+            "  -A lists the Rollouts at the cluster scope: name a namespace instead (-n NAMESPACE), or the Rollouts there (NAME… -n NAMESPACE)",
+        ),
+        _ => error,
+    })?;
     let namespaces: BTreeSet<&str> = found.iter().filter_map(|r| r["metadata"]["namespace"].as_str()).collect();
     let sessions: Vec<Session> = namespaces.into_iter().map(|namespace| session.in_namespace(namespace)).collect();
     let views =
