@@ -166,8 +166,9 @@ impl ClaimView {
         if let Some(command) = &self.command {
             text.push_str(&format!(" running `{command}`"));
         }
+        // In one form with the expiry (a Lease's times are MicroTimes).
         if let Some(since) = &self.since {
-            text.push_str(&format!(", since {since}"));
+            text.push_str(&format!(", since {}", crate::time::to_seconds(since)));
         }
         text
     }

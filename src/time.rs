@@ -31,6 +31,16 @@ pub fn rfc3339(now: SystemTime) -> String {
     utc(now, "%Y-%m-%dT%H:%M:%SZ")
 }
 
+/// An RFC 3339 time as kubectl prints one, UTC to the second (a Lease's MicroTime
+/// `2026-12-02T22:50:00.123456Z` as `2026-12-02T22:50:00Z`); the text as it is when it is not
+/// one.
+pub fn to_seconds(text: &str) -> String {
+    match text.parse::<Timestamp>() {
+        Ok(time) => rfc3339(SystemTime::from(time)),
+        Err(_) => text.to_string(),
+    }
+}
+
 fn utc(now: SystemTime, format: &str) -> String {
     Timestamp::try_from(now).unwrap_or(Timestamp::UNIX_EPOCH).strftime(format).to_string()
 }
@@ -61,6 +71,14 @@ mod tests {
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_316_400)), "2026-11-22T03:00:00Z");
         assert_eq!(file_timestamp(UNIX_EPOCH + Duration::from_millis(1_795_316_400_042)), "20261122T030000.042Z");
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn times_print_to_the_second_in_utc() {
+        assert_eq!(to_seconds("2026-12-02T22:50:00.999999Z"), "2026-12-02T22:50:00Z");
+        assert_eq!(to_seconds("2026-12-02T23:50:00+01:00"), "2026-12-02T22:50:00Z");
+        assert_eq!(to_seconds("2026-12-02T22:50:00Z"), "2026-12-02T22:50:00Z");
+        assert_eq!(to_seconds("yesterday"), "yesterday");
     }
 
     #[test]

@@ -367,7 +367,7 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--yes"])
         .status(3)
-        .stderr_has("nothing was written: Rollout shop/demo is claimed by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z");
+        .stderr_has("nothing was written: Rollout shop/demo is claimed by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00Z");
     test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has("is claimed by alice@laptop (pid 42)");
     assert_eq!(writes(&server), Vec::<String>::new());
     test.run_args(["status", "demo"]).success().stdout_has("  claimed by alice@laptop (pid 42) running `approve demo`");
@@ -1995,8 +1995,8 @@ fn release_claim_deletes_only_the_claim_it_showed() {
             }
         };
         out.status(3)
-            .stdout_has("Rollout shop/demo is claimed by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (expired: ")
-            .stderr_has("error: not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by bob@desk (pid 7) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until ");
+            .stdout_has("Rollout shop/demo is claimed by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00Z (expired: ")
+            .stderr_has("error: not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by bob@desk (pid 7) running `approve demo`, since 2026-01-01T00:00:00Z (until ");
         let left = claims(&server);
         assert_eq!(left.len(), 1, "{meanwhile:?}");
         assert_eq!(left[0]["spec"]["holderIdentity"], "bob@desk (pid 7)", "{meanwhile:?}: bob's claim is kept");

@@ -378,7 +378,7 @@ mod tests {
         };
         assert_eq!(
             refusal,
-            "not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until 2026-01-01T00:12:00Z unless renewed)"
+            "not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00Z (until 2026-01-01T00:12:00Z unless renewed)"
         );
     }
 
@@ -423,7 +423,7 @@ mod tests {
         );
         assert_eq!(
             claim.text(),
-            "alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00.000000Z (until 2026-01-01T00:12:00Z unless renewed)"
+            "alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00Z (until 2026-01-01T00:12:00Z unless renewed)"
         );
         assert!(holder_identity().contains(&format!("(pid {})", std::process::id())));
         assert_eq!(micro_time(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");
