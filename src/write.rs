@@ -496,19 +496,19 @@ impl<'a> Writer<'a> {
     /// may be and its backup, and the claims left to expire.
     fn stopped_error(&self, signal: Signal, during: &str) -> Error {
         let taking = self.claiming.as_ref().map(|(namespace, rollout)| {
-            format!("\n{}", claim_left(namespace, rollout, "may have been taken (its request was out); if so, it is"))
+            claim_left(namespace, rollout, "may have been taken (its request was out); if so, it is")
         });
-        let claims: String = self
+        let claims: Vec<String> = self
             .claims
             .iter()
-            .map(|claim| format!("\n{}", claim_left(claim.rollout().0, claim.rollout().1, "is")))
+            .map(|claim| claim_left(claim.rollout().0, claim.rollout().1, "is"))
             .chain(taking)
             .collect();
         Error::Interrupted {
             signal,
             report: format!(
-                "stopped at once by a second signal{during}\n{}{claims}",
-                self.report_with(self.in_flight.as_ref())
+                "stopped at once by a second signal{during}\n{}",
+                self.report_with(self.in_flight.as_ref(), claims)
             ),
         }
     }
@@ -1171,11 +1171,13 @@ impl<'a> Writer<'a> {
     /// What this run wrote and what became of it, a line per object; `nothing was written`
     /// when nothing was.
     pub fn report(&self) -> String {
-        self.report_with(None)
+        self.report_with(None, Vec::new())
     }
 
-    /// The report, with the object a request is out for (`in_flight`) said to be as it may be.
-    fn report_with(&self, in_flight: Option<&InFlight>) -> String {
+    /// The report, with the object a request is out for (`in_flight`) said to be as it may be,
+    /// and `claims_left` (a line each) after the objects: the way to find out where the objects
+    /// stand comes last, as the thing to do next.
+    fn report_with(&self, in_flight: Option<&InFlight>, claims_left: Vec<String>) -> String {
         let mut lines: Vec<String> = Vec::new();
         let mut done: Vec<&ObjectKey> = Vec::new();
         if let Some(out) = in_flight {
@@ -1213,10 +1215,8 @@ impl<'a> Writer<'a> {
         }
         let unheard = self.may_land.iter().filter(|unheard| !done.contains(&&unheard.key));
         lines.extend(unheard.map(|unheard| self.may_be_line(&unheard.out())));
-        if lines.is_empty() {
-            return "  nothing was written".into();
-        }
-        lines.push("  nothing else was written".into());
+        lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
+        lines.extend(claims_left);
         let undone = |w: &Written| matches!(&w.fate, Fate::Kept(why) if why.starts_with(COULD_NOT));
         if self.written.iter().any(|w| undone(w) && self.backup_of(w.change.key()).is_some()) {
             lines.push(FROM_BACKUP.into());

@@ -970,12 +970,15 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
     let (out, elapsed) = approve_interrupted_twice(&Test::new().kubeconfig(&server), &pause);
     assert!(elapsed < Duration::from_secs(5), "stopped at once: {elapsed:?}");
-    out.status(130)
+    let out = out
+        .status(130)
         .stderr_has("stopped at once by a second signal")
         .stderr_has(
             "VirtualService shop/demo: may or may not be written (its request was out); its state before this run: ",
         )
-        .stderr_has("the claim on Rollout shop/demo is left to expire");
+        // The way to find out where the objects stand is the last line, after the claim left.
+        .stderr_has("  nothing else was written\n  the claim on Rollout shop/demo is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it\n  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps\n");
+    assert!(out.stderr.ends_with("against its Rollout's steps\n"), "{}", out.stderr);
     pause.release();
 }
 
