@@ -263,7 +263,7 @@ const FROM_BACKUP: &str =
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 /// After a report that names a request whose outcome is unknown.
-const UNSURE: &str = "  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps";
+const UNSURE: &str = "`kubectl rollout-lua status` shows where each object now stands against its Rollout's steps";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
@@ -1222,7 +1222,9 @@ impl<'a> Writer<'a> {
             lines.push(FROM_BACKUP.into());
         }
         if in_flight.is_some() || !self.may_land.is_empty() {
-            lines.push(UNSURE.into());
+            // `status` asks the same server: while it does not answer, neither does `status`.
+            let until = if self.cluster.answering() { "" } else { "once the API server answers again, " };
+            lines.push(format!("  {until}{UNSURE}"));
         }
         lines.join("\n")
     }

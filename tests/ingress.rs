@@ -1240,7 +1240,7 @@ mod cluster {
                  failed; the server may still apply it) (it did not exist before this run)\n  nothing else was written\n",
             )
             .stderr_has("warning: could not release the claim on Rollout shop/web (")
-            .stderr_has("`kubectl rollout-lua status` shows where each object now stands");
+            .stderr_has("  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands");
         // Six requests of 1s; loose, as the machine is shared.
         assert!(took < Duration::from_secs(20), "took {took:?}");
         // From the create (write 2) on: what a create may have done, unread.
@@ -1271,7 +1271,7 @@ mod cluster {
         assert!(server.objects("coordination.k8s.io", "leases").is_empty());
 
         // Still not there when read again: reported as a write the server may still apply, as
-        // read back now.
+        // read back now (by a server that answers again: `status` works now).
         let server = serving("nginx", 1, "StepPaused").start();
         let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["ingresses"])), 1);
         approve_with_the_canary_not_read_back(&server).stderr_has(

@@ -1541,7 +1541,8 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
         .stderr_has("); a later write of it may or may not be written (reading it again failed; the server may still apply it) (its state before this run: ")
-        .stderr_has("nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands")
+        // The server still does not answer: nor will `status` until it does.
+        .stderr_has("nothing else was written\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
         .stderr_has("could not release the claim on Rollout shop/demo (")
         .stderr_has("or `kubectl rollout-lua release-claim demo` releases it");
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::OnceCell;
@@ -112,6 +113,9 @@ pub struct Cluster {
     /// reply was not JSON (see `Cluster::check_api_server`).
     not_an_api_server: Arc<OnceCell<Option<String>>>,
     clock: ServerClock,
+    /// The latest request got no answer: it timed out, or its connection was refused (see
+    /// `Cluster::answering`).
+    silent: Arc<AtomicBool>,
 }
 
 /// A group/version's resources (`None`: not served), once read.
@@ -260,11 +264,12 @@ impl Cluster {
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
         // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
         // (as kube's own Client puts in front of it) makes it one.
-        let clock = ServerClock::default();
+        let (clock, silent) = (ServerClock::default(), Arc::new(AtomicBool::new(false)));
         let noting_the_date = {
-            let clock = clock.clone();
+            let (clock, silent) = (clock.clone(), silent.clone());
             move |response| {
                 clock.saw(&response);
+                silent.store(false, Ordering::Relaxed);
                 response
             }
         };
@@ -302,7 +307,14 @@ impl Cluster {
             discovered: Default::default(),
             not_an_api_server: Default::default(),
             clock,
+            silent,
         })
+    }
+
+    /// Whether the API server answered the latest request (any answer, an error too): false
+    /// after one that timed out or whose connection was refused, until one is answered again.
+    pub fn answering(&self) -> bool {
+        !self.silent.load(Ordering::Relaxed)
     }
 
     /// Now on the API server's clock (see `ServerClock`), or on this host's before any reply
@@ -703,6 +715,7 @@ impl Cluster {
                 message: format!("the reply is not the JSON a Kubernetes API server sends ({e})"),
             },
             other if timed_out(&other) => {
+                self.silent.store(true, Ordering::Relaxed);
                 let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
                 ApiFailure {
                     code: None,
@@ -715,6 +728,7 @@ impl Cluster {
                 if find_cause::<std::io::Error>(&other, |e| e.kind() == std::io::ErrorKind::ConnectionRefused)
                     .is_some() =>
             {
+                self.silent.store(true, Ordering::Relaxed);
                 ApiFailure {
                     code: None,
                     reason: CONNECTION_REFUSED.into(),
