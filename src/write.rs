@@ -1178,43 +1178,17 @@ impl<'a> Writer<'a> {
     /// and `claims_left` (a line each) after the objects: the way to find out where the objects
     /// stand comes last, as the thing to do next.
     fn report_with(&self, in_flight: Option<&InFlight>, claims_left: Vec<String>) -> String {
-        let mut lines: Vec<String> = Vec::new();
-        let mut done: Vec<&ObjectKey> = Vec::new();
-        if let Some(out) = in_flight {
-            done.push(&out.key);
-            lines.push(self.may_be_line(out));
-        }
-        for entry in &self.written {
-            let key = entry.change.key();
-            if done.contains(&key) {
-                continue;
+        // In the order the objects were (to be) written: those written, then those whose write
+        // may still land (the run stopped at it), then the one a request is out for.
+        let written = self.written.iter().map(|w| w.change.key());
+        let unheard = self.may_land.iter().map(|unheard| &unheard.key);
+        let mut keys: Vec<&ObjectKey> = Vec::new();
+        for key in written.chain(unheard).chain(in_flight.map(|out| &out.key)) {
+            if !keys.contains(&key) {
+                keys.push(key);
             }
-            done.push(key);
-            let made = matches!(entry.change, Change::Create { .. });
-            let backup = match self.backup_of(key) {
-                Some(b) => format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)),
-                None if made => " (it did not exist before this run)".into(),
-                None => String::new(),
-            };
-            let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
-            // Kept writes (earlier steps': the last of them said) and a rolled back later one
-            // (this step's): both said.
-            let of_key = || self.written.iter().filter(|w| w.change.key() == key);
-            let later_rolled_back = of_key().any(|w| w.fate == Fate::RolledBack);
-            let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
-            let shown = of_key().rfind(|w| w.fate != Fate::RolledBack).unwrap_or(entry);
-            // A write of it after those, whose outcome is unknown (the run's last): one line
-            // says all that is known of the object.
-            let unheard = self.may_land.iter().find(|unheard| unheard.key == *key);
-            let unheard = unheard.map(|u| format!("; a later write of it {}", u.out().may_be)).unwrap_or_default();
-            lines.push(match &shown.fate {
-                Fate::Written => format!("  {key}: {}{lost}{unheard}{backup}", done_by(&shown.change)),
-                Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
-                Fate::Kept(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
-            });
         }
-        let unheard = self.may_land.iter().filter(|unheard| !done.contains(&&unheard.key));
-        lines.extend(unheard.map(|unheard| self.may_be_line(&unheard.out())));
+        let mut lines: Vec<String> = keys.into_iter().map(|key| self.object_line(key, in_flight)).collect();
         lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
         lines.extend(claims_left);
         let undone = |w: &Written| matches!(&w.fate, Fate::Kept(why) if why.starts_with(COULD_NOT));
@@ -1227,6 +1201,39 @@ impl<'a> Writer<'a> {
             lines.push(format!("  {until}{UNSURE}"));
         }
         lines.join("\n")
+    }
+
+    /// The report's line for `key`: what it may be when a request for it is out (`in_flight`),
+    /// else what became of this run's writes of it.
+    fn object_line(&self, key: &ObjectKey, in_flight: Option<&InFlight>) -> String {
+        if let Some(out) = in_flight.filter(|out| &out.key == key) {
+            return self.may_be_line(out);
+        }
+        let unheard = self.may_land.iter().find(|unheard| &unheard.key == key);
+        let mut of_key = self.written.iter().filter(|w| w.change.key() == key).peekable();
+        let Some(&first) = of_key.peek() else {
+            return self.may_be_line(&unheard.expect("an object of the report was written or may be").out());
+        };
+        let made = matches!(first.change, Change::Create { .. });
+        let backup = match self.backup_of(key) {
+            Some(b) => format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)),
+            None if made => " (it did not exist before this run)".into(),
+            None => String::new(),
+        };
+        let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
+        // Kept writes (earlier steps': the last of them said) and a rolled back later one
+        // (this step's): both said.
+        let later_rolled_back = of_key.clone().any(|w| w.fate == Fate::RolledBack);
+        let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
+        let shown = of_key.rfind(|w| w.fate != Fate::RolledBack).unwrap_or(first);
+        // A write of it after those, whose outcome is unknown (the run's last): one line says
+        // all that is known of the object.
+        let unheard = unheard.map(|u| format!("; a later write of it {}", u.out().may_be)).unwrap_or_default();
+        match &shown.fate {
+            Fate::Written => format!("  {key}: {}{lost}{unheard}{backup}", done_by(&shown.change)),
+            Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
+            Fate::Kept(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
+        }
     }
 
     /// The line for an object a request may have changed: what it may be, and its backup.

@@ -983,6 +983,20 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
 }
 
 #[test]
+fn a_report_stopped_at_once_lists_the_objects_in_the_order_they_were_written() {
+    // The VirtualService is written (writes 2 and 3), then the DestinationRule's write (4) is
+    // held and two SIGINTs stop the run: the object in flight comes after the one written.
+    let server = shop(2, "StepPaused").start();
+    let pause = server.pause(Requests::Writes, 4, Stage::BeforeStore);
+    let out = approve_interrupted_twice(&Test::new().kubeconfig(&server), &pause).0.status(130);
+    let at = |line: &str| out.stderr.find(line).unwrap_or_else(|| panic!("{line:?} in {}", out.stderr));
+    let written = at("\n  VirtualService shop/demo: written (its state before this run: ");
+    let in_flight = at("\n  DestinationRule shop/demo: may or may not be written (its request was out)");
+    assert!(written < in_flight, "{}", out.stderr);
+    pause.release();
+}
+
+#[test]
 fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rolled_back() {
     let server = shop(2, "StepPaused").start();
     // The VirtualService is routed (write 3); SIGINT comes while its reply is held, so the run
