@@ -233,6 +233,18 @@ impl Unheard {
     }
 }
 
+/// Where a line of the report names an object's state before this run, in one form on every
+/// line: ` (its state before this run: FILE)`, ` (it did not exist before this run)` for one the
+/// run made, or nothing (neither: a Rollout's approval); with `theirs` (`; …` for each edit of
+/// someone else's the run overwrote, or may have) inside.
+fn before_this_run(backup: Option<&PathBuf>, made: bool, theirs: &str) -> String {
+    match backup {
+        Some(backup) => format!(" (its state before this run: {}{theirs})", backup.display()),
+        None if made => format!(" (it did not exist before this run{theirs})"),
+        None => theirs.strip_prefix("; ").map(|theirs| format!(" ({theirs})")).unwrap_or_default(),
+    }
+}
+
 /// What became of the object of a write that landed, in the report.
 fn done_by(change: &Change) -> &'static str {
     match change {
@@ -1214,12 +1226,7 @@ impl<'a> Writer<'a> {
         let Some(&first) = of_key.peek() else {
             return self.may_be_line(&unheard.expect("an object of the report was written or may be").out());
         };
-        let made = matches!(first.change, Change::Create { .. });
-        let backup = match self.backup_of(key) {
-            Some(b) => format!(" (its state before this run: {}{})", b.display(), self.overwritten_note(key)),
-            None if made => " (it did not exist before this run)".into(),
-            None => String::new(),
-        };
+        let backup = before_this_run(self.backup_of(key), self.made(key), &self.overwritten_note(key));
         let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
         // Kept writes (earlier steps': the last of them said) and a rolled back later one
         // (this step's): both said.
@@ -1239,21 +1246,18 @@ impl<'a> Writer<'a> {
     /// The line for an object a request may have changed: what it may be, and its backup.
     fn may_be_line(&self, out: &InFlight) -> String {
         let backup = out.backup.as_ref().or(self.backup_of(&out.key));
-        let made = || {
-            out.makes
-                || self.written.iter().any(|w| w.change.key() == &out.key && matches!(w.change, Change::Create { .. }))
-        };
-        let backup = match backup {
-            Some(b) => Some(format!("; its state before this run: {}", b.display())),
-            None if made() => Some("; it did not exist before this run".into()),
-            None => None,
-        };
         // A rollback puts their edit back (the undone write was made over it).
         let theirs =
             self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key && out.may_be != ROLLBACK_OUT);
         let theirs: String =
             theirs.map(|(_, file)| format!("; their edit, which it may overwrite: {}", file.display())).collect();
-        format!("  {}: {}{}{theirs}", out.key, out.may_be, backup.unwrap_or_default())
+        let before = before_this_run(backup, out.makes || self.made(&out.key), &theirs);
+        format!("  {}: {}{before}", out.key, out.may_be)
+    }
+
+    /// Whether this run made `key` (it did not exist before this run).
+    fn made(&self, key: &ObjectKey) -> bool {
+        self.written.iter().any(|w| w.change.key() == key && matches!(w.change, Change::Create { .. }))
     }
 
     /// `--dry-run=server`: one line per object accepted, or the rejections as an error.
@@ -1481,6 +1485,28 @@ mod tests {
         assert_eq!(
             backups.folder("..", "Kind", "."),
             Path::new("/state/kubectl-rollout-lua/backups/%2E%2E/%2E%2E/Kind/%2E")
+        );
+    }
+
+    #[test]
+    fn every_report_line_names_the_state_before_the_run_in_one_form() {
+        let backup = PathBuf::from("/b/1.yaml");
+        assert_eq!(before_this_run(Some(&backup), false, ""), " (its state before this run: /b/1.yaml)");
+        // A backup is the state before the run, even of an object the run made at an earlier step.
+        assert_eq!(before_this_run(Some(&backup), true, ""), " (its state before this run: /b/1.yaml)");
+        assert_eq!(
+            before_this_run(Some(&backup), false, "; their edit it overwrote: /b/2.yaml"),
+            " (its state before this run: /b/1.yaml; their edit it overwrote: /b/2.yaml)"
+        );
+        assert_eq!(before_this_run(None, true, ""), " (it did not exist before this run)");
+        assert_eq!(
+            before_this_run(None, true, "; their edit it overwrote: /b/2.yaml"),
+            " (it did not exist before this run; their edit it overwrote: /b/2.yaml)"
+        );
+        assert_eq!(before_this_run(None, false, ""), "");
+        assert_eq!(
+            before_this_run(None, false, "; their edit it overwrote: /b/2.yaml"),
+            " (their edit it overwrote: /b/2.yaml)"
         );
     }
 

@@ -533,7 +533,7 @@ fn an_overwrite_of_their_edit_that_may_still_land_names_their_edits_backup() {
     let line =
         out.stdout.lines().find(|l| l.starts_with("  DestinationRule shop/demo: not applied when read back")).unwrap();
     let (_, theirs) = line.split_once("; their edit, which it may overwrite: ").expect("their edit's backup is named");
-    assert!(std::fs::read_to_string(theirs.trim_end_matches('\r')).unwrap().contains("theirs: \"1\""), "{line}");
+    assert!(std::fs::read_to_string(theirs.trim_end_matches(['\r', ')'])).unwrap().contains("theirs: \"1\""), "{line}");
     assert_eq!(late.land(Duration::from_secs(5)), Some(200), "it lands over their edit, as confirmed");
 }
 

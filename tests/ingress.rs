@@ -1217,7 +1217,7 @@ mod cluster {
             child
                 .finish()
                 .status(130)
-                .stderr_has(&format!("  Ingress shop/web-canary: {may_be}; it did not exist before this run\n"));
+                .stderr_has(&format!("  Ingress shop/web-canary: {may_be} (it did not exist before this run)\n"));
             held.release();
         }
     }
@@ -1253,7 +1253,7 @@ mod cluster {
             .status(1)
             .stderr_has("error: creating Ingress shop/web-canary at http://127.0.0.1:")
             .stderr_has("reading it again to tell whether it landed failed too")
-            .stderr_has("  Ingress shop/web-canary: may or may not have been made (reading it again failed; the server may still apply it); it did not exist before this run\n");
+            .stderr_has("  Ingress shop/web-canary: may or may not have been made (reading it again failed; the server may still apply it) (it did not exist before this run)\n");
     }
 
     #[test]
@@ -1275,7 +1275,7 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["ingresses"])), 1);
         approve_with_the_canary_not_read_back(&server).stderr_has(
-            "  Ingress shop/web-canary: not applied when read back (the server may still apply it); it did not exist before this run\n  nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands",
+            "  Ingress shop/web-canary: not applied when read back (the server may still apply it) (it did not exist before this run)\n  nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands",
         );
         assert!(canary(&server).is_none());
         assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server may still make it");

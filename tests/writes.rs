@@ -974,7 +974,7 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
         .status(130)
         .stderr_has("stopped at once by a second signal")
         .stderr_has(
-            "VirtualService shop/demo: may or may not be written (its request was out); its state before this run: ",
+            "VirtualService shop/demo: may or may not be written (its request was out) (its state before this run: ",
         )
         // The way to find out where the objects stand is the last line, after the claim left.
         .stderr_has("  nothing else was written\n  the claim on Rollout shop/demo is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it\n  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps\n");
@@ -1015,7 +1015,7 @@ fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rol
     assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
     out.status(130)
         .stderr_has("stopped at once by a second signal while rolling back after SIGINT: no new write was started")
-        .stderr_has("VirtualService shop/demo: may or may not be rolled back (its rollback was out); its state before this run: ")
+        .stderr_has("VirtualService shop/demo: may or may not be rolled back (its rollback was out) (its state before this run: ")
         .stderr_has("the claim on Rollout shop/demo is left to expire");
     assert_eq!(claims(&server).len(), 1, "the claim is left to expire");
     rollback.release();
@@ -1494,7 +1494,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo at http://")
         .stderr_has("timed out")
-        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it); its state before this run: ");
+        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it) (its state before this run: ");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
@@ -1517,7 +1517,7 @@ fn a_503_storm_during_approve_fails_clearly_and_writes_nothing() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo: ")
         .stderr_has("(503 ")
-        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it); its state before this run: ");
+        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it) (its state before this run: ");
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
