@@ -354,6 +354,8 @@ pub struct Writer<'a> {
     /// Backups of the edits someone else made that this run overwrote, as asked
     /// (`Overwrite their change?`): the backup of an object holds its state before this run.
     overwritten: Vec<(ObjectKey, PathBuf)>,
+    /// Every backup this run saved, of which object.
+    saved: Vec<(ObjectKey, PathBuf)>,
     /// Writes whose outcome is still unknown: the server may still apply them.
     may_land: Vec<Unheard>,
     renewal: Renewal,
@@ -388,6 +390,7 @@ impl<'a> Writer<'a> {
             made: BTreeSet::new(),
             in_flight: None,
             overwritten: Vec::new(),
+            saved: Vec::new(),
             may_land: Vec::new(),
             renewal: Renewal::Required,
             stopped: None,
@@ -479,13 +482,46 @@ impl<'a> Writer<'a> {
         warnings
     }
 
-    /// Saves `object` as a backup (only a run that writes saves one, and it has a place for them).
-    /// On a thread of its own: a save that blocks (a stalled network home) must leave the
-    /// runtime's one thread free, so that a second signal still stops the run at once.
-    async fn back_up(&self, object: &Value) -> Result<PathBuf, Error> {
+    /// Saves `object`, `key` as it is now, as a backup (only a run that writes saves one, and it
+    /// has a place for them), and notes it as this run's (`remove_unused_backups`). On a thread
+    /// of its own: a save that blocks (a stalled network home) must leave the runtime's one
+    /// thread free, so that a second signal still stops the run at once.
+    async fn back_up(&mut self, key: &ObjectKey, object: &Value) -> Result<PathBuf, Error> {
         let backups = self.backups.clone().expect("a run that writes has a place for backups");
         let object = object.clone();
-        tokio::task::spawn_blocking(move || backups.save(&object)).await.expect("saving a backup does not panic")
+        let saved = tokio::task::spawn_blocking(move || backups.save(&object));
+        let saved = saved.await.expect("saving a backup does not panic")?;
+        self.saved.push((key.clone(), saved.clone()));
+        Ok(saved)
+    }
+
+    /// Removes the backups this run saved of objects it then wrote nothing to (a write refused,
+    /// their edit not overwritten, a write the server kept as it was): the object is still as
+    /// they hold it, and a file left would pass for the state before a write. Only the files
+    /// this run made; older backups of the object stay. Not after a second signal (the run
+    /// stopped at once, with a request out).
+    async fn remove_unused_backups(&mut self) {
+        let (written, may_land) = (&self.written, &self.may_land);
+        let wrote = |key: &ObjectKey| {
+            written.iter().any(|w| w.change.key() == key) || may_land.iter().any(|unheard| &unheard.key == key)
+        };
+        let (unused, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.saved).into_iter().partition(|(key, _)| !wrote(key));
+        self.overwritten.retain(|(key, _)| wrote(key));
+        self.saved = kept;
+        if unused.is_empty() {
+            return;
+        }
+        // On a thread of its own, as a save is (`back_up`).
+        let removing = tokio::task::spawn_blocking(move || {
+            let failed =
+                unused.into_iter().filter_map(|(_, file)| std::fs::remove_file(&file).err().map(|e| (file, e)));
+            failed.map(|(file, e)| format!("warning: could not remove {}, a backup of this run's that nothing was written after ({e}); it holds the object as it still is", file.display())).collect::<Vec<_>>()
+        });
+        let Some(warnings) = self.unless_stopped(self.interrupt.clone().unless_second(removing).await) else { return };
+        for warning in warnings.expect("removing a backup does not panic") {
+            stderr::line(&warning);
+        }
     }
 
     /// Stops before a new write when a signal came.
@@ -580,7 +616,7 @@ impl<'a> Writer<'a> {
         // old spec over the live one, and the status is the controller's.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
         let backup = match change.before().filter(|_| first_write && change.subresource().is_none()) {
-            Some(before) => Some(self.back_up(before).await?),
+            Some(before) => Some(self.back_up(&key, before).await?),
             None => None,
         };
         let mut change = change.clone();
@@ -775,7 +811,7 @@ impl<'a> Writer<'a> {
         stderr::line(&message);
         self.ask("Overwrite their change?", ask).await?;
         for (key, now) in edited {
-            let saved = self.back_up(now).await?;
+            let saved = self.back_up(key, now).await?;
             self.overwritten.push((key.clone(), saved));
         }
         Ok(())
@@ -805,7 +841,7 @@ impl<'a> Writer<'a> {
                     let diff = self.edit_diff(change, Some(&fresh), "now");
                     stderr::line(format!("{message}:\n{diff}").trim_end());
                     self.ask("Overwrite their change?", ask).await?;
-                    let saved = self.back_up(&fresh).await?;
+                    let saved = self.back_up(key, &fresh).await?;
                     self.overwritten.push((key.clone(), saved));
                 }
                 None => return Err(self.other_edit(change, Some(&fresh), &message)),
@@ -1290,6 +1326,9 @@ impl<'a> Writer<'a> {
         let signalled_at_work = self.interrupt.received().await;
         if result.is_err() && !output_failed {
             self.roll_back().await;
+        }
+        if self.stopped.is_none() {
+            self.remove_unused_backups().await;
         }
         let doing = if self.stopped.is_some() { "rolling back" } else { "releasing the claims" };
         let warnings = self.release_claims().await;

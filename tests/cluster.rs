@@ -452,7 +452,7 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
         let out = test.run();
         (server, out, test)
     };
-    let (server, out, _) = run("no");
+    let (server, out, test) = run("no");
     let out = out
         .status(3)
         .stdout_has("VirtualService shop/demo was changed by someone else while this run wrote it:\r\n")
@@ -465,6 +465,9 @@ fn approve_on_a_terminal_shows_an_edit_made_meanwhile_and_asks_again() {
     assert!(!out.stdout.contains("\x1b[1m") && !out.stdout.contains("\x1b[32m"), "{:?}", out.stdout);
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "demo.example.com"]), "their edit stays");
     assert!(vs(&server)["metadata"]["annotations"].is_null(), "nothing written");
+    // Nothing was written to it: the backup saved before its write is removed (a regression: it
+    // was left, as if it held the state before a write).
+    assert_eq!(backups_left(&test), Vec::<String>::new());
     let (server, out, _test) = run("yes");
     let out = out
         .success()
@@ -547,10 +550,21 @@ fn rejecting_destination_rules() -> fake_apiserver::Builder {
 #[test]
 fn approve_rolls_back_when_a_later_write_fails() {
     let server = rejecting_destination_rules().start();
-    approve_demo(&server)
+    let test = Test::new().kubeconfig(&server);
+    // A dry run saves no backup.
+    test.run_args(["approve", "demo", "--dry-run=client"]).success();
+    assert_eq!(backups_left(&test), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes"])
         .status(1)
         .stderr_has("updating DestinationRule shop/demo: admission webhook \"validation.istio.io\" denied the request: subset canary is not allowed")
         .stderr_has("VirtualService shop/demo: rolled back");
+    // The VirtualService was written (and rolled back): its backup stays. The DestinationRule's
+    // write was refused: nothing was written to it, and the backup saved before it is removed.
+    let left = backups_left(&test);
+    assert!(left.len() == 1 && left[0].starts_with("VirtualService/demo/"), "{left:?}");
+    // The server's dry run is refused too, and saves none.
+    test.run_args(["approve", "demo", "--dry-run=server"]).status(1);
+    assert_eq!(backups_left(&test), left);
     assert_eq!(
         vs(&server)["spec"],
         virtual_service()["spec"],

@@ -640,6 +640,20 @@ pub mod cluster {
         }
     }
 
+    /// Every backup that runs of `test` left, as `Kind/name/file`, sorted.
+    pub fn backups_left(test: &Test) -> Vec<String> {
+        let root = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop");
+        let mut found = Vec::new();
+        let Ok(kinds) = std::fs::read_dir(&root) else { return found };
+        for object in kinds.flat_map(|kind| std::fs::read_dir(kind.unwrap().path()).unwrap()) {
+            for file in std::fs::read_dir(object.unwrap().path()).unwrap() {
+                found.push(file.unwrap().path().strip_prefix(&root).unwrap().display().to_string());
+            }
+        }
+        found.sort();
+        found
+    }
+
     /// The newest backup of VirtualService `demo` that a run of `test` made.
     pub fn newest_backup_of_the_virtual_service(test: &Test) -> std::path::PathBuf {
         let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
