@@ -312,6 +312,15 @@ fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
     )
 }
 
+/// `; it expires within …s, or release-claim releases it`: the end of a warning about a claim of
+/// this run's that is not released.
+fn expires_or_release(rollout: &str) -> String {
+    format!(
+        "; it expires within {}s, or `kubectl rollout-lua release-claim {rollout}` releases it",
+        LEASE_DURATION.as_secs()
+    )
+}
+
 /// One write this run made.
 struct Written {
     change: Change,
@@ -450,8 +459,21 @@ impl<'a> Writer<'a> {
     }
 
     /// Releases every claim, unless a second signal stops it (the claims left stay in
-    /// `claims`); returns a warning per claim that could not be released.
+    /// `claims`); returns a warning per claim that could not be released. After a request the
+    /// API server did not answer, none is sent: the release (a delete, and a read when that is
+    /// not answered either) would wait out the request timeout twice per claim, and a claim
+    /// expires by itself.
     async fn release_claims(&mut self) -> Vec<String> {
+        if !self.cluster.answering() {
+            let left = std::mem::take(&mut self.claims);
+            return left.iter().map(|claim| {
+                let (namespace, rollout) = claim.rollout();
+                format!(
+                    "warning: the claim on Rollout {namespace}/{rollout} was not released, as the API server did not answer the run's last request{}",
+                    expires_or_release(rollout)
+                )
+            }).collect();
+        }
         let mut warnings = Vec::new();
         while self.stopped.is_none()
             && let Some(claim) = self.claims.last()
@@ -469,10 +491,7 @@ impl<'a> Writer<'a> {
                 // A claim taken over is someone else's: it does not expire as this run's would.
                 let expires = match e {
                     Error::Conflict(_) => String::new(),
-                    _ => format!(
-                        "; it expires within {}s, or `kubectl rollout-lua release-claim {rollout}` releases it",
-                        LEASE_DURATION.as_secs()
-                    ),
+                    _ => expires_or_release(rollout),
                 };
                 warnings.push(format!(
                     "warning: could not release the claim on Rollout {namespace}/{rollout} ({e}){expires}"

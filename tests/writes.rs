@@ -1540,7 +1540,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
     let server = shop(2, "StepPaused").start();
     // The VirtualService's original is stored (write 2); from its second write on, the server
     // answers nothing at all: not the write, not the read that would resolve it, not the
-    // rollback, not the release of the claim.
+    // rollback; the release of the claim is then not sent.
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
     let started = Instant::now();
@@ -1557,8 +1557,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("); a later write of it may or may not be written (reading it again failed; the server may still apply it) (its state before this run: ")
         // The server still does not answer: nor will `status` until it does.
         .stderr_has("nothing else was written\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
-        .stderr_has("could not release the claim on Rollout shop/demo (")
-        .stderr_has("or `kubectl rollout-lua release-claim demo` releases it");
+        .stderr_has("the claim on Rollout shop/demo was not released, as the API server did not answer the run's last request; it expires within 120s, or `kubectl rollout-lua release-claim demo` releases it");
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);
     assert_eq!(out.stderr.matches("VirtualService shop/demo: ").count(), 1, "one line for the object: {}", out.stderr);
     drop(pause);
