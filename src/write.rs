@@ -459,17 +459,17 @@ impl<'a> Writer<'a> {
     }
 
     /// Releases every claim, unless a second signal stops it (the claims left stay in
-    /// `claims`); returns a warning per claim that could not be released. After a request the
-    /// API server did not answer, none is sent: the release (a delete, and a read when that is
-    /// not answered either) would wait out the request timeout twice per claim, and a claim
-    /// expires by itself.
+    /// `claims`); returns a warning per claim that could not be released. Once the API
+    /// server stopped answering (`Cluster::answering`), none is sent: the release (a delete,
+    /// and a read when that is not answered either) would wait out the request timeout twice
+    /// per claim, and a claim expires by itself.
     async fn release_claims(&mut self) -> Vec<String> {
         if !self.cluster.answering() {
             let left = std::mem::take(&mut self.claims);
             return left.iter().map(|claim| {
                 let (namespace, rollout) = claim.rollout();
                 format!(
-                    "warning: the claim on Rollout {namespace}/{rollout} was not released, as the API server did not answer the run's last request{}",
+                    "warning: the claim on Rollout {namespace}/{rollout} was not released, as the API server did not answer the run's last requests{}",
                     expires_or_release(rollout)
                 )
             }).collect();

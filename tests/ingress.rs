@@ -1240,7 +1240,7 @@ mod cluster {
                  reading it again failed the same way); a later write of it may or may not be written (reading it again \
                  failed; the server may still apply it) (it did not exist before this run)\n  nothing else was written\n",
             )
-            .stderr_has("warning: the claim on Rollout shop/web was not released, as the API server did not answer the run's last request; it expires within 120s, or `kubectl rollout-lua release-claim web` releases it\n")
+            .stderr_has("warning: the claim on Rollout shop/web was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim web` releases it\n")
             .stderr_has("  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands");
         let unanswered: Vec<String> = server
             .requests()

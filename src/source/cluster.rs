@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::OnceCell;
@@ -113,9 +113,9 @@ pub struct Cluster {
     /// reply was not JSON (see `Cluster::check_api_server`).
     not_an_api_server: Arc<OnceCell<Option<String>>>,
     clock: ServerClock,
-    /// The latest request got no answer: it timed out, or its connection was refused (see
-    /// `Cluster::answering`).
-    silent: Arc<AtomicBool>,
+    /// How many of the latest requests in a row got no answer: each timed out, or its connection
+    /// was refused (see `Cluster::answering`).
+    unanswered: Arc<AtomicUsize>,
 }
 
 /// A group/version's resources (`None`: not served), once read.
@@ -264,12 +264,12 @@ impl Cluster {
         let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
         // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
         // (as kube's own Client puts in front of it) makes it one.
-        let (clock, silent) = (ServerClock::default(), Arc::new(AtomicBool::new(false)));
+        let (clock, unanswered) = (ServerClock::default(), Arc::new(AtomicUsize::new(0)));
         let noting_the_date = {
-            let (clock, silent) = (clock.clone(), silent.clone());
+            let (clock, unanswered) = (clock.clone(), unanswered.clone());
             move |response| {
                 clock.saw(&response);
-                silent.store(false, Ordering::Relaxed);
+                unanswered.store(0, Ordering::Relaxed);
                 response
             }
         };
@@ -307,14 +307,15 @@ impl Cluster {
             discovered: Default::default(),
             not_an_api_server: Default::default(),
             clock,
-            silent,
+            unanswered,
         })
     }
 
-    /// Whether the API server answered the latest request (any answer, an error too): false
-    /// after one that timed out or whose connection was refused, until one is answered again.
+    /// Whether the API server is taken to answer: not once two requests in a row got no answer
+    /// (each timed out, or its connection was refused), until one is answered (any answer, an
+    /// error too). One alone may have been slow (a webhook), the server answering the next.
     pub fn answering(&self) -> bool {
-        !self.silent.load(Ordering::Relaxed)
+        self.unanswered.load(Ordering::Relaxed) < 2
     }
 
     /// Now on the API server's clock (see `ServerClock`), or on this host's before any reply
@@ -715,7 +716,7 @@ impl Cluster {
                 message: format!("the reply is not the JSON a Kubernetes API server sends ({e})"),
             },
             other if timed_out(&other) => {
-                self.silent.store(true, Ordering::Relaxed);
+                self.unanswered.fetch_add(1, Ordering::Relaxed);
                 let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
                 ApiFailure {
                     code: None,
@@ -728,7 +729,7 @@ impl Cluster {
                 if find_cause::<std::io::Error>(&other, |e| e.kind() == std::io::ErrorKind::ConnectionRefused)
                     .is_some() =>
             {
-                self.silent.store(true, Ordering::Relaxed);
+                self.unanswered.fetch_add(1, Ordering::Relaxed);
                 ApiFailure {
                     code: None,
                     reason: CONNECTION_REFUSED.into(),
