@@ -5,6 +5,7 @@
 use crate::change::Change;
 use crate::data::ORIGINAL_SPEC_ANNOTATION;
 use crate::gojson;
+use crate::model::{ObjectKey, steps_named};
 use crate::plan::{RoutingPlan, StagePlan};
 use crate::providers::{Action, ObjectPlan};
 use crate::yaml;
@@ -255,19 +256,23 @@ pub fn plan_lines(plans: &[RoutingPlan]) -> String {
         for warning in &plan.warnings {
             let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
         }
-        let rows: Vec<(&StagePlan, &ObjectPlan, String)> = plan
+        let said = said_warnings(plan);
+        let rows: Vec<(&StagePlan, &ObjectPlan, String, &Vec<String>)> = plan
             .stages
             .iter()
-            .flat_map(|stage| stage.objects.iter().map(move |object| (stage, object, object.describe())))
+            .zip(&said)
+            .flat_map(|(stage, said)| {
+                stage.objects.iter().zip(said).map(move |(object, said)| (stage, object, object.describe(), said))
+            })
             .collect();
         let action = |object: &ObjectPlan| if object.changed() { object.action_name() } else { "as planned" };
         let labels = rows.iter().map(|(stage, ..)| stage.label.len()).max().unwrap_or(0);
-        let objects = rows.iter().map(|(.., what)| what.len()).max().unwrap_or(0);
-        let actions = rows.iter().map(|(_, object, _)| action(object).len()).max().unwrap_or(0);
-        for (stage, object, what) in &rows {
+        let objects = rows.iter().map(|(_, _, what, _)| what.len()).max().unwrap_or(0);
+        let actions = rows.iter().map(|(_, object, ..)| action(object).len()).max().unwrap_or(0);
+        for (stage, object, what, said) in &rows {
             let (label, action, routing) = (&stage.label, action(object), summary_routing(stage, object));
             let _ = writeln!(out, "  {label:<labels$}  {what:<objects$}  {action:<actions$}  {routing}");
-            for warning in &object.warnings {
+            for warning in *said {
                 let _ = writeln!(out, "{}", paint(YELLOW, &format!("    warning: {warning}")));
             }
         }
@@ -311,17 +316,55 @@ pub fn plan_block(plan: &RoutingPlan, style: DiffStyle) -> Result<String, String
     for warning in &plan.warnings {
         let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
     }
-    for stage in &plan.stages {
+    for (stage, said) in plan.stages.iter().zip(said_warnings(plan)) {
         let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
-        for object in &stage.objects {
-            out.push_str(&object_text(object, &stage.label, style)?);
+        for (object, said) in stage.objects.iter().zip(&said) {
+            out.push_str(&object_text(object, said, &stage.label, style)?);
         }
     }
     out.push('\n');
     Ok(out)
 }
 
-fn object_text(object: &ObjectPlan, stage: &str, style: DiffStyle) -> Result<String, String> {
+/// The warnings the text forms print under each object of each stage (indexed as
+/// `plan.stages[s].objects[o]`): a warning the same object gets at several stages is said once,
+/// at the first of them, naming them (`steps 1, 2, 3: …`), or a plan of every step repeats it
+/// per step. The JSON and YAML forms keep each stage's own warnings.
+fn said_warnings(plan: &RoutingPlan) -> Vec<Vec<Vec<String>>> {
+    let mut stages_of: HashMap<(&ObjectKey, &str), Vec<String>> = HashMap::new();
+    for stage in &plan.stages {
+        // (Only a TrafficRouting's plan has a stage without a step, and it has that one alone.)
+        let number = stage.stage.map_or_else(|| stage.label.clone(), |s| s.number());
+        for object in &stage.objects {
+            for warning in &object.warnings {
+                let numbers = stages_of.entry((&object.key, warning)).or_default();
+                if !numbers.contains(&number) {
+                    numbers.push(number.clone());
+                }
+            }
+        }
+    }
+    let mut said = Vec::new();
+    for stage in &plan.stages {
+        let mut objects = Vec::new();
+        for object in &stage.objects {
+            let mut warnings = Vec::new();
+            for warning in &object.warnings {
+                // Taken at its first stage: the later ones find it gone.
+                match stages_of.remove(&(&object.key, warning.as_str())).as_deref() {
+                    None => {}
+                    Some([_]) => warnings.push(warning.clone()),
+                    Some(many) => warnings.push(format!("{}: {warning}", steps_named(many))),
+                }
+            }
+            objects.push(warnings);
+        }
+        said.push(objects);
+    }
+    said
+}
+
+fn object_text(object: &ObjectPlan, warnings: &[String], stage: &str, style: DiffStyle) -> Result<String, String> {
     let what = object.describe();
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
@@ -349,7 +392,7 @@ fn object_text(object: &ObjectPlan, stage: &str, style: DiffStyle) -> Result<Str
     } else {
         let _ = writeln!(out, "  {} already as planned; {how}", paint(BOLD, &format!("{what}:")));
     }
-    for warning in &object.warnings {
+    for warning in warnings {
         let _ = writeln!(out, "{}", paint(YELLOW, &format!("  warning: {warning}")));
     }
     Ok(out)
@@ -621,18 +664,17 @@ mod tests {
         );
     }
 
-    #[test]
-    fn writes_a_diff_does_not_show_are_spelled_out() {
+    /// The plan of an Ingress `name` of namespace shop, from `current` to `planned` by `changes`.
+    fn ingress_plan(name: &str, current: Value, planned: Value, changes: Vec<Change>) -> ObjectPlan {
         use crate::model::{ObjectKey, ObjectRef};
-        use crate::providers::{Action, Changed};
-        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
-        let canary = |current: Value, planned: Value, changes: Vec<Change>| ObjectPlan {
+        use crate::providers::Changed;
+        ObjectPlan {
             reference: ObjectRef {
                 api_version: "networking.k8s.io/v1".into(),
                 kind: "Ingress".into(),
-                name: "web-canary".into(),
+                name: name.into(),
             },
-            key: key.clone(),
+            key: ObjectKey::new("networking.k8s.io", "Ingress", "shop", name),
             owner: crate::model::Owner {
                 kind: crate::model::OwnerKind::Rollout,
                 namespace: "shop".into(),
@@ -653,7 +695,66 @@ mod tests {
             changes,
             after: None,
             changed: Changed::default(),
+        }
+    }
+
+    #[test]
+    fn a_warning_an_object_gets_at_several_steps_is_said_once_naming_them() {
+        use crate::model::Stage;
+        let object = |name: &str, warnings: &[&str]| ObjectPlan {
+            warnings: warnings.iter().map(ToString::to_string).collect(),
+            ..ingress_plan(name, Value::Null, Value::Null, Vec::new())
         };
+        let stage = |step: usize, objects: Vec<ObjectPlan>| StagePlan {
+            stage: Some(Stage::Step(step)),
+            label: format!("step {step}/3"),
+            description: String::new(),
+            routing: format!("traffic {step}0%"),
+            unrouted: false,
+            objects,
+        };
+        let missing = "Service web-canary does not exist";
+        let plan = RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: Vec::new(),
+            stages: vec![
+                stage(1, vec![object("web-canary", &[missing]), object("api-canary", &[missing])]),
+                stage(2, vec![object("web-canary", &[missing, "kept match rule"]), object("api-canary", &[])]),
+                stage(3, vec![object("web-canary", &["kept match rule", missing]), object("api-canary", &[])]),
+            ],
+            warnings: vec!["of the whole plan".into()],
+        };
+        let text = |warnings: &[&str]| warnings.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            said_warnings(&plan),
+            [
+                // The same text of another object is that object's own warning, said apart.
+                vec![text(&["steps 1, 2, 3: Service web-canary does not exist"]), text(&[missing])],
+                // Different texts are not merged; each is said at its first step.
+                vec![text(&["steps 2, 3: kept match rule"]), text(&[])],
+                vec![text(&[]), text(&[])],
+            ]
+        );
+        let lines = strip(&plan_lines(std::slice::from_ref(&plan)));
+        assert_eq!(lines.matches(missing).count(), 2, "{lines}");
+        assert!(
+            lines.contains(
+                "  step 1/3  Ingress shop/web-canary  as planned  traffic 10%\n    warning: steps 1, 2, 3: Service web-canary does not exist\n"
+            ),
+            "{lines}"
+        );
+        let diff = strip(&plan_block(&plan, DiffStyle { differ: &unified, stored: StoredOriginal::Summary }).unwrap());
+        assert_eq!(diff.matches("kept match rule").count(), 1, "{diff}");
+        assert!(diff.contains("  warning: of the whole plan\n"), "{diff}");
+        // The machine forms keep each step's own.
+        let document = plan_document(std::slice::from_ref(&plan));
+        assert_eq!(document["plans"][0]["stages"][2]["objects"][0]["warnings"], json!(["kept match rule", missing]));
+    }
+
+    #[test]
+    fn writes_a_diff_does_not_show_are_spelled_out() {
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        let canary = |current, planned, changes| ingress_plan("web-canary", current, planned, changes);
         let made = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
                           "metadata": {"name": "web-canary", "annotations": {"canary": "true", "weight": "0"}}});
         let patch = json!({"metadata": {"annotations": {"weight": "20", "header": null}}});
@@ -683,7 +784,13 @@ mod tests {
             [json!({"action": "create", "object": made}), json!({"action": "patch", "patch": patch})]
         );
         let text = strip(
-            &object_text(&plan, "step 1/2", DiffStyle { differ: &unified, stored: StoredOriginal::Summary }).unwrap(),
+            &object_text(
+                &plan,
+                &plan.warnings,
+                "step 1/2",
+                DiffStyle { differ: &unified, stored: StoredOriginal::Summary },
+            )
+            .unwrap(),
         );
         assert!(
             text.contains("--- Ingress shop/web-canary (current)\n+++ Ingress shop/web-canary (step 1/2)\n@@ -0,0 +1,"),

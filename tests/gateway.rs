@@ -124,12 +124,22 @@ mod cluster {
         let present = test.run_args(["plan", "store"]).success();
         assert!(!present.stdout.contains("does not exist"), "{}", present.stdout);
         server.delete_object("", "services", NAMESPACE, "store-canary");
-        let missing = test.run_args(["plan", "store"]).success().stdout_has(warning);
-        // Once per step that routes to it: not at the end, whose restore removes the backendRefs.
-        let routing_steps =
-            missing.stdout.matches("weight mode").count() + missing.stdout.matches("match mode").count();
-        assert!(routing_steps > 0, "{}", missing.stdout);
-        assert_eq!(missing.stdout.matches("does not exist").count(), routing_steps, "{}", missing.stdout);
+        test.run_args(["plan", "store"]).success().stdout_has(warning);
+        // Said once, naming the steps that route to it: not the end, whose restore removes the
+        // backendRefs.
+        let missing = test
+            .run_args(["plan", "store", "--all-steps"])
+            .success()
+            .stdout_has(&warning.replace("warning: ", "warning: steps 1, 2, 3: "));
+        assert_eq!(missing.stdout.matches("does not exist").count(), 1, "{}", missing.stdout);
+        let json = test.run_args(["plan", "store", "--all-steps", "-o", "json"]).success().json();
+        let each_step: Vec<bool> = json["plans"][0]["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|stage| stage["objects"][0]["warnings"].to_string().contains("does not exist"))
+            .collect();
+        assert_eq!(each_step, [true, true, true, false], "the JSON form keeps each step's own: {json}");
     }
 
     #[test]

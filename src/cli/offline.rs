@@ -6,7 +6,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Evaluated, Obj, Printed, Script, ScriptError, ScriptErrorKind};
-use crate::model::{FieldMessage, Routing};
+use crate::model::{self, FieldMessage, Routing};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{self, Planner, RoutingPlan};
 use crate::providers::Action;
@@ -501,10 +501,7 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
             }
         }
         for (note, steps) in notes {
-            let steps = match steps.as_slice() {
-                [one] => format!("step {one}"),
-                many => format!("steps {}", many.join(", ")),
-            };
+            let steps = model::steps_named(&steps);
             out.push_str(&format!("  {}\n", paint(YELLOW, &format!("warning: {steps}: {note}"))));
         }
     }

@@ -96,6 +96,15 @@ impl Stage {
     }
 }
 
+/// `step 2`, or `steps 1, 2, final`: how a message names the steps it is about, from their
+/// numbers (`Stage::number`).
+pub fn steps_named(numbers: &[String]) -> String {
+    match numbers {
+        [one] => format!("step {one}"),
+        many => format!("steps {}", many.join(", ")),
+    }
+}
+
 impl fmt::Display for Stage {
     /// `step 2`, or `final`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

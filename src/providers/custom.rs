@@ -50,8 +50,8 @@ impl WithoutWeights {
                 let steps: Vec<String> = stages.iter().flatten().map(Stage::number).collect();
                 let have = match steps.as_slice() {
                     [] => "the TrafficRouting's strategy has".to_string(),
-                    [one] => format!("step {one} has"),
-                    many => format!("steps {} have", many.join(", ")),
+                    [_] => format!("{} has", model::steps_named(&steps)),
+                    _ => format!("{} have", model::steps_named(&steps)),
                 };
                 format!(
                     "{reference}: {have} matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101 there"
