@@ -457,7 +457,7 @@ _kubectl__rollout_lua() {
             return 0
             ;;
         kubectl__rollout_lua__subcmd__plan)
-            opts="-l -f -R -k -o -n -v -h --selector --filename --recursive --kustomize --validate --show-obj --step --next --all-steps --dry-run --output --summary --show-stored-original --detailed-exitcode --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
+            opts="-l -A -f -R -k -o -n -v -h --selector --all --all-namespaces --filename --recursive --kustomize --validate --show-obj --step --next --all-steps --dry-run --output --summary --show-stored-original --detailed-exitcode --script --lua-dir --controller-namespace --lua-timeout --lua-memory --kubeconfig --context --namespace --as --as-group --request-timeout --verbose --no-color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

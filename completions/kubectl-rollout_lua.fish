@@ -60,6 +60,8 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as -d 'Username to impersonate for the operation' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as-group -d 'Group to impersonate for the operation (repeatable; needs --as, as in kubectl)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l request-timeout -d 'Time limit for each request to the API server (to connect, send it and read its whole answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l all -d 'Every Rollout of the namespace, as kubectl\'s --all'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s A -l all-namespaces -d 'Every namespace\'s Rollouts (with -l: those it selects), as kubectl get -A'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s R -l recursive -d 'With -f: read the subdirectories of directories too, as kubectl\'s -R'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l show-obj -d 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry\'s obj is input for `eval --obj`. A kind or Ingress class without a script yet is shown too, with a note on stderr'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l next -d 'Plan the step after the current one'

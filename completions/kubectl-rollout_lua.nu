@@ -23,6 +23,8 @@ module completions {
   # Show what a step does to the gateway objects, as a diff from their current content
   export extern "kubectl-rollout_lua plan" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
+    --all                     # Every Rollout of the namespace, as kubectl's --all
+    --all-namespaces(-A)      # Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
     --filename(-f): string    # Plan from files instead of the cluster: files or directories of manifests (YAML or JSON, multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them); a directory's .yaml, .yml and .json files are read, not its subdirectories (see -R) nor hidden files
     --recursive(-R)           # With -f: read the subdirectories of directories too, as kubectl's -R
     --kustomize(-k): path     # Plan from the manifests `kubectl kustomize DIR` builds (as kubectl's -k; needs kubectl on PATH)

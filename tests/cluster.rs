@@ -88,7 +88,7 @@ fn plan_chooses_steps() {
     assert!(!alone.stderr.contains("No Rollouts found"), "{}", alone.stderr);
     plan(&[])
         .status(1)
-        .stderr_has("name the Rollouts (NAME or rollout/NAME), or select them with -l; or plan manifest files with -f");
+        .stderr_has("name the Rollouts (NAME or rollout/NAME), or select them with -l, or take every Rollout of the namespace with --all (of every namespace: -A); or plan manifest files with -f");
     let restore = Test::new().kubeconfig(&server).arg("restore").run();
     restore
         .status(1)

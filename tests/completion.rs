@@ -277,7 +277,7 @@ fn complete_lists_flags_long_and_short_global_and_own() {
     // A flag given once is not offered again, unless it can be repeated.
     assert_eq!(candidates(&test, &["plan", "--next", "--ne"]).0, Vec::<String>::new());
     assert_eq!(candidates(&test, &["plan", "-f", "a.yaml", "--file"]).0, ["--filename"]);
-    assert!(complete(&test, &["plan", "--all"]).starts_with("--all-steps\tPlan every step in order\n"));
+    assert!(complete(&test, &["plan", "--all-s"]).starts_with("--all-steps\tPlan every step in order\n"));
 }
 
 #[test]

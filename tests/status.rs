@@ -153,6 +153,38 @@ fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
 }
 
 #[test]
+fn plan_all_plans_the_namespace_and_with_a_every_namespace_as_status_lists_them() {
+    let mut labelled = rollout(1, "StepPaused");
+    labelled["metadata"]["labels"] = json!({"app": "solo"});
+    let server = demo_and_solo(2, "StepPaused", labelled)
+        .object(in_other(rollout(3, "StepPaused")))
+        .object(in_other(virtual_service()))
+        .object(in_other(destination_rule()))
+        .object(in_other(deployment(4)))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    let owners = |args: &[&str]| -> Vec<String> {
+        let json = test.run_args(args).success().json();
+        json["plans"].as_array().unwrap().iter().map(|p| p["owner"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(owners(&["plan", "--all", "-o", "json"]), ["Rollout shop/demo", "Rollout shop/solo"]);
+    assert_eq!(owners(&["plan", "-A", "-o", "json"]), ["Rollout other/demo", "Rollout shop/demo", "Rollout shop/solo"]);
+    assert_eq!(owners(&["plan", "-A", "-l", "app=demo", "-o", "json"]), ["Rollout other/demo", "Rollout shop/demo"]);
+    // Each Rollout's objects are planned in its own namespace, at its own step.
+    test.run_args(["plan", "-A", "--summary"])
+        .success()
+        .stdout_has("Rollout other/demo\n  phase Progressing, step 3/3 StepPaused")
+        .stdout_has("  step 3/3  VirtualService other/demo  ")
+        .stdout_has("  step 2/3  VirtualService shop/demo  ");
+    test.run_args(["plan", "-A", "-l", "app=zzz"])
+        .status(1)
+        .stderr_has("error: no Rollouts in any namespace match the selector\n");
+    // None is a note, not an error, as for status.
+    test.run_args(["plan", "--all", "-n", "empty"]).success().stderr_has("No Rollouts found in namespace empty.\n");
+    test.run_args(["plan", "--all", "demo"]).status(1).stderr_has("'--all' cannot be used with '[ROLLOUT]...'");
+}
+
+#[test]
 fn status_of_every_namespace_refused_at_the_cluster_scope_suggests_naming_a_namespace() {
     let server = demo_and_solo(2, "StepPaused", rollout(1, "StepPaused"))
         .deny(Rule::new(["list"]).resources(["rollouts"]).namespaces([""]))

@@ -1,6 +1,7 @@
 //! What the commands against the API server share (a session, Rollout selection, the writer's
 //! mode), and `plan ROLLOUT…`.
 
+use super::views::Scope;
 use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, ScriptArgs, print, print_plans, warn};
 use crate::change::Change;
 use crate::error::Error;
@@ -232,68 +233,39 @@ fn status_line(rollout: &Rollout) -> String {
 
 pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
-        let selection = selection(&args.selection)
-            .map_err(|e| Error::Input(format!("{e}; or plan manifest files with -f (no cluster needed)")))?;
+        let scope = plan_scope(args)?;
         let session = Session::open(&args.cluster, &args.scripts).await?;
-        // A Rollout that cannot be loaded, planned or found does not hide the others' plans: its
-        // error comes after them, and the exit is 1 (as `kubectl get` with one name not found).
-        let (live, catalog, unloaded) = session.load_each(&selection).await?;
-        live::no_match(&session.cluster, &selection, live.snapshot.rollouts.len() + unloaded.len())?;
-        // Read only when some kind or Ingress class needs it; not read for this check alone.
-        super::warn_unused_configmap_keys(catalog.configmap.as_ref());
-        let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
-        errors.extend(live.not_found(&session.cluster.namespace));
+        let (sessions, selection) = match &scope {
+            Scope::Namespace(selection) => (vec![session.in_namespace(&session.cluster.namespace)], selection.clone()),
+            Scope::AllNamespaces(selector) => super::views::each_namespace(&session, selector.as_deref()).await?,
+        };
         // The text is rendered where each plan is made, in the same pass over the cores; a
         // server dry run adds notes to the plans first, so then it is rendered afterwards.
         let render_now = args.output.is_none() && args.dry_run.is_none() && !args.summary;
         let differ = super::diff::differ();
         let style = output::DiffStyle { differ: &differ, stored: super::stored_original(args.show_stored_original) };
-        let shared = live.snapshot.shared_objects();
-        let planned: Vec<Result<(RoutingPlan, Option<String>), Error>> = live
-            .snapshot
-            .rollouts
-            .par_iter()
-            .map(|rollout| {
-                let (stages, note) = chosen_stages(&rollout.item, args)?;
-                let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
-                plan.notes.extend(note);
-                plan.notes.extend(session.routing_left(&live, &catalog, rollout));
-                plan.warnings.extend(
-                    shared
-                        .get(&(rollout.namespace.as_str(), rollout.item.name.as_str()))
-                        .into_iter()
-                        .flatten()
-                        .cloned(),
-                );
-                let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
-                Ok((plan, text))
-            })
-            .collect();
-        let (mut plans, mut texts) = (Vec::new(), Vec::new());
-        for result in planned {
-            match result {
-                Ok((plan, text)) => {
-                    plans.push(plan);
-                    texts.push(text);
-                }
-                Err(error) => errors.push(error),
-            }
-        }
-        // Canaries planned together may clash (their texts are re-rendered with the warning).
-        let routings: Vec<Routing> = live.snapshot.routings().collect();
-        let warned =
-            plan::warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &live.snapshot.objects, &routings);
-        for p in warned.into_iter().filter(|_| render_now) {
-            texts[p] = Some(output::plan_block(&plans[p], style).map_err(Error::Input)?);
+        let (mut plans, mut texts, mut errors, mut rejected) = (Vec::new(), Vec::new(), Vec::new(), None);
+        // A namespace at a time, in order: each has its own objects and scripts.
+        for session in &sessions {
+            let planned = plan_namespace(session, &selection, args, style, render_now).await?;
+            plans.extend(planned.plans);
+            texts.extend(planned.texts);
+            errors.extend(planned.errors);
+            rejected = rejected.or(planned.rejected);
         }
         let failed = match one_error(errors) {
             Some(error) if plans.is_empty() => return Err(error.into()),
             other => other,
         };
-        let rejected = match args.dry_run {
-            Some(_) => server_dry_run_report(&session.cluster, &live, &mut plans).await?,
-            None => None,
-        };
+        if plans.is_empty() {
+            match scope {
+                Scope::AllNamespaces(Some(_)) => {
+                    return Err(Error::Input("no Rollouts in any namespace match the selector".into()).into());
+                }
+                // As kubectl get: a note, not an error.
+                _ => super::views::none_found(&session, &scope),
+            }
+        }
         if render_now {
             print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
         } else {
@@ -308,6 +280,88 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let changed = plans.iter().any(RoutingPlan::changed);
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
+}
+
+/// The Rollouts `plan` plans: those named or selected, `--all` of the namespace, or `-A` those
+/// of every namespace (with -l, those it selects).
+fn plan_scope(args: &PlanArgs) -> Result<Scope, Error> {
+    match (args.all_namespaces, args.all) {
+        (true, _) => Ok(Scope::AllNamespaces(args.selection.selector.clone())),
+        (false, true) => Ok(Scope::Namespace(Selection::All)),
+        (false, false) => selection(&args.selection).map(Scope::Namespace).map_err(|e| {
+            Error::Input(format!(
+                "{e}, or take every Rollout of the namespace with --all (of every namespace: -A); or plan manifest files with -f (no cluster needed)"
+            ))
+        }),
+    }
+}
+
+/// What `plan` made of the Rollouts of one namespace.
+struct NamespacePlans {
+    plans: Vec<RoutingPlan>,
+    /// Each plan's text, when rendered as it was made.
+    texts: Vec<Option<String>>,
+    /// The Rollouts that could not be loaded, planned or found: they do not hide the others.
+    errors: Vec<Error>,
+    /// The first planned object a server dry run rejected.
+    rejected: Option<String>,
+}
+
+/// Plans the Rollouts `selection` picks in the session's namespace.
+async fn plan_namespace(
+    session: &Session,
+    selection: &Selection,
+    args: &PlanArgs,
+    style: output::DiffStyle<'_>,
+    render_now: bool,
+) -> Result<NamespacePlans, Error> {
+    // A Rollout that cannot be loaded, planned or found does not hide the others' plans: its
+    // error comes after them, and the exit is 1 (as `kubectl get` with one name not found).
+    let (live, catalog, unloaded) = session.load_each(selection).await?;
+    live::no_match(&session.cluster, selection, live.snapshot.rollouts.len() + unloaded.len())?;
+    // Read only when some kind or Ingress class needs it; not read for this check alone.
+    super::warn_unused_configmap_keys(catalog.configmap.as_ref());
+    let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
+    errors.extend(live.not_found(&session.cluster.namespace));
+    let shared = live.snapshot.shared_objects();
+    let planned: Vec<Result<(RoutingPlan, Option<String>), Error>> = live
+        .snapshot
+        .rollouts
+        .par_iter()
+        .map(|rollout| {
+            let (stages, note) = chosen_stages(&rollout.item, args)?;
+            let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
+            plan.notes.extend(note);
+            plan.notes.extend(session.routing_left(&live, &catalog, rollout));
+            plan.warnings.extend(
+                shared.get(&(rollout.namespace.as_str(), rollout.item.name.as_str())).into_iter().flatten().cloned(),
+            );
+            let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
+            Ok((plan, text))
+        })
+        .collect();
+    let (mut plans, mut texts) = (Vec::new(), Vec::new());
+    for result in planned {
+        match result {
+            Ok((plan, text)) => {
+                plans.push(plan);
+                texts.push(text);
+            }
+            Err(error) => errors.push(error),
+        }
+    }
+    // Canaries planned together may clash (their texts are re-rendered with the warning).
+    let routings: Vec<Routing> = live.snapshot.routings().collect();
+    let warned =
+        plan::warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &live.snapshot.objects, &routings);
+    for p in warned.into_iter().filter(|_| render_now) {
+        texts[p] = Some(output::plan_block(&plans[p], style).map_err(Error::Input)?);
+    }
+    let rejected = match args.dry_run {
+        Some(_) => server_dry_run_report(&session.cluster, &live, &mut plans).await?,
+        None => None,
+    };
+    Ok(NamespacePlans { plans, texts, errors, rejected })
 }
 
 /// Sends every changed planned object with dryRun=All and notes each verdict on its plan;

@@ -71,6 +71,8 @@ Examples:
   # The current step of a live Rollout, then the next one judged by admission webhooks
   kubectl rollout-lua plan demo -n shop
   kubectl rollout-lua plan demo -n shop --next --dry-run=server
+  # Every step of every Rollout of the namespace, a line per step and object
+  kubectl rollout-lua plan --all -n shop --all-steps --summary
   # Each step's obj, one of them run by your script
   kubectl rollout-lua plan -f case.yaml --step 1 --show-obj | jq '.[0].obj' > obj.json
   kubectl rollout-lua eval trafficRouting.lua --obj obj.json";

@@ -29,7 +29,8 @@ use units::{parse_duration, parse_lua_memory, parse_lua_timeout, parse_step};
 const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 
 const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a diff from their current content.\n\n\
-    With ROLLOUT names (or -l), reads the Rollouts and their gateway objects from the cluster and plans the \
+    With ROLLOUT names (or -l; --all: every Rollout of the namespace; -A: of every namespace), reads the Rollouts \
+    and their gateway objects from the cluster and plans the \
     current step (--step N, --next, --all-steps for others), from the stored original as the controller does. \
     With -f (or -k), plans from manifest files and needs no cluster; every step is planned unless --step is given. \
     An HTTPRoute (gateway.httpRouteName) has no script and no stored original: the controller rewrites its rules \
@@ -443,6 +444,12 @@ pub enum Validate {
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
+    /// Every Rollout of the namespace, as kubectl's --all
+    #[arg(long, conflicts_with_all = ["rollouts", "selector", "files", "kustomize"])]
+    pub all: bool,
+    /// Every namespace's Rollouts (with -l: those it selects), as kubectl get -A
+    #[arg(short = 'A', long, conflicts_with_all = ["rollouts", "files", "kustomize"])]
+    pub all_namespaces: bool,
     /// Plan from files instead of the cluster: files or directories of manifests (YAML or JSON,
     /// multi-document; - for stdin) with Rollouts, TrafficRoutings, gateway objects and optionally
     /// the kruise-rollout-configuration ConfigMap. Other documents are skipped (-v lists them);

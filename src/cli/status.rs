@@ -3,13 +3,12 @@
 use super::claim::claim_of;
 use super::cluster::{Session, runtime};
 use super::follow::Follower;
-use super::views::{Missing, Scope, views};
+use super::views::{Missing, Scope, none_found, views};
 use super::{Outcome, StatusArgs, print, print_raw};
 use crate::error::Error;
 use crate::source::live::{self, Selection};
 use crate::status::{Progress, RolloutView};
 use crate::write::Interrupt;
-use std::io::Write;
 
 pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
@@ -22,11 +21,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
             let missing = missing_names(&scope, &views);
             if views.is_empty() && missing.is_empty() {
                 // As kubectl get: a note, not an error.
-                let place = match scope {
-                    Scope::AllNamespaces(_) => "any namespace".to_string(),
-                    Scope::Namespace(_) => format!("namespace {}", session.cluster.namespace),
-                };
-                let _ = writeln!(anstream::stderr(), "No Rollouts found in {place}.");
+                none_found(&session, &scope);
             }
             for view in &mut views {
                 // A claim only shows; a missing permission to read Leases hides it.

@@ -9,6 +9,7 @@ use crate::source::cluster::Cluster;
 use crate::source::live::{self, Selection};
 use crate::status::{RolloutView, WorkloadView};
 use std::collections::BTreeSet;
+use std::io::Write;
 use std::time::SystemTime;
 
 /// The Rollouts `status` shows: some of one namespace, or those of every namespace.
@@ -42,18 +43,23 @@ pub(super) enum Missing {
 
 /// Reads the Rollouts of `scope` and places their objects.
 pub(super) async fn views(session: &Session, scope: &Scope, missing: Missing) -> Result<Vec<RolloutView>, Error> {
-    let selection = match scope {
+    let (sessions, selection) = match scope {
         Scope::Namespace(selection) => return views_in(session, selection, missing).await,
-        Scope::AllNamespaces(Some(selector)) => Selection::Selector(selector.clone()),
-        Scope::AllNamespaces(None) => Selection::All,
+        Scope::AllNamespaces(selector) => each_namespace(session, selector.as_deref()).await?,
     };
-    // The namespaces that have any, then each namespace's Rollouts with their world.
+    let views =
+        futures::future::try_join_all(sessions.iter().map(|session| views_in(session, &selection, missing))).await?;
+    Ok(views.concat())
+}
+
+/// `-A`: a session in each namespace that has Rollouts (that `selector` picks: one LIST of the
+/// cluster's), and the selection to read there.
+pub(super) async fn each_namespace(
+    session: &Session,
+    selector: Option<&str>,
+) -> Result<(Vec<Session>, Selection), Error> {
     let resource = live::rollout_resource(&session.cluster).await?;
-    let selector = match &selection {
-        Selection::Selector(selector) => selector.as_str(),
-        _ => "",
-    };
-    let found = session.cluster.list(&resource, "", selector).await.map_err(|error| match &error {
+    let found = session.cluster.list(&resource, "", selector.unwrap_or_default()).await.map_err(|error| match &error {
         // Who may list Rollouts only in some namespaces is asked for in one of them.
         Error::Api { failure, .. } if failure.code == Some(403) => error.with_report(
             "  -A lists the Rollouts at the cluster scope: name a namespace instead (-n NAMESPACE), or the Rollouts there (NAME… -n NAMESPACE)",
@@ -61,10 +67,17 @@ pub(super) async fn views(session: &Session, scope: &Scope, missing: Missing) ->
         _ => error,
     })?;
     let namespaces: BTreeSet<&str> = found.iter().filter_map(|r| r["metadata"]["namespace"].as_str()).collect();
-    let sessions: Vec<Session> = namespaces.into_iter().map(|namespace| session.in_namespace(namespace)).collect();
-    let views =
-        futures::future::try_join_all(sessions.iter().map(|session| views_in(session, &selection, missing))).await?;
-    Ok(views.concat())
+    let sessions = namespaces.into_iter().map(|namespace| session.in_namespace(namespace)).collect();
+    Ok((sessions, selector.map_or(Selection::All, |selector| Selection::Selector(selector.into()))))
+}
+
+/// The note, as kubectl get's, that `scope` holds no Rollouts (the session's namespace, or any).
+pub(super) fn none_found(session: &Session, scope: &Scope) {
+    let place = match scope {
+        Scope::AllNamespaces(_) => "any namespace".to_string(),
+        Scope::Namespace(_) => format!("namespace {}", session.cluster.namespace),
+    };
+    let _ = writeln!(anstream::stderr(), "No Rollouts found in {place}.");
 }
 
 /// Reads the selected Rollouts of the session's namespace and places their objects (a plan of
