@@ -538,7 +538,7 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.block("Afterwards `plan` finds nothing left to do:");
     // `--to-end` on a copy of the cluster: the restore examples are from before it.
     approve_to_the_end(Walkthrough::new(walk.copy_of_the_cluster(), "demo"));
-    walk.block("which makes it a gate for a CI job:");
+    walk.block("which makes it a gate for a CI job");
     walk.block("routed `ratings`' VirtualService: it is `original`):");
     walk.block("last judged by the API server's clock):");
     // restore
@@ -558,36 +558,28 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     walk.end();
 }
 
-/// The guide's `approve --to-end` from step 2 of 3, with a stand-in for the controller that moves
-/// the Rollout on once the run has shown where it is, as the guide's block was made; then
-/// `status -w` on the release done.
+/// The guide's `approve --to-end` from step 2 of 3, with the guide's stand-in for the
+/// controller: its `kubectl patch` lines, each made once the run has shown the state the guide
+/// says to wait for, as a reader in a second shell makes them; then `status -w` on the release
+/// done.
 fn approve_to_the_end(walk: Walkthrough) {
-    let block = console_block("a stand-in for the controller moved it on");
+    let block = console_block("the same patches at the same points:");
     let (command, shown) = &block[0];
     // Run in the background (the binary itself, not through `sh`), so that the stand-in can wait
     // for what it has printed.
     let args: Vec<&str> = command.strip_prefix("kubectl rollout-lua ").unwrap().split(' ').collect();
     let running = walk.test.spawn(&args);
-    let moves = [
-        (
-            "step 2/3 StepReady (progressing)",
-            serde_json::json!({"canaryStatus": {"currentStepIndex": 3, "currentStepState": "StepUpgrade"}}),
-        ),
-        ("step 3/3 StepUpgrade (progressing)", serde_json::json!({"canaryStatus": {"currentStepState": "Completed"}})),
-        (
-            "step 3/3 Completed (all steps done, finalising)",
-            serde_json::json!({"phase": "Healthy", "canaryStatus": null, "conditions": [{"type": "Succeeded", "status": "True"}]}),
-        ),
+    // What the guide says to wait for before each patch.
+    let shown_before = [
+        "step 2/3 StepReady (progressing)",
+        "step 3/3 StepUpgrade (progressing)",
+        "step 3/3 Completed (all steps done, finalising)",
     ];
-    for (shown_now, status) in moves {
+    let patches = console_block("The stand-in for the controller, from the second shell:");
+    assert_eq!(patches.len(), shown_before.len(), "a patch for each state the guide names");
+    for (shown_now, patch) in shown_before.iter().zip(&patches) {
         running.wait_for_stdout(shown_now);
-        walk.server.patch_object(
-            "rollouts.kruise.io",
-            "rollouts",
-            "demo",
-            "reviews",
-            &serde_json::json!({"status": status}),
-        );
+        walk.step(patch);
     }
     let out = running.finish_within(std::time::Duration::from_secs(60));
     walk.compare(&format!("`{command}`"), shown, &format!("{}{}", out.stdout, out.stderr));
@@ -636,7 +628,7 @@ fn the_user_guides_shared_traffic_routing_example_holds() {
 #[test]
 fn the_user_guides_approve_timeout_example_holds() {
     let walk = Walkthrough::new(demo_server(), "demo");
-    walk.block("Here nothing moves the Rollout on after\nits approval:");
+    walk.block("Rollout `StepReady`, which nothing approves:");
     walk.end();
 }
 
