@@ -1,5 +1,6 @@
 //! The man pages under `docs/man/` are what clap_mangen renders from the command line definition
-//! now (one page for the plugin, one per visible subcommand, as git's), and `man` renders them.
+//! now (one page for the plugin, one per visible subcommand, as git's; the synopsis our own, with
+//! the options' values), and `man` renders them.
 
 use crate::completion::{UPDATE, assert_fresh, check_generated};
 use crate::support::cluster::{FakeApiServer, FakeHandle, Rule};
@@ -37,11 +38,15 @@ fn render(command: clap::Command, source: &str, root: bool) -> Vec<u8> {
     let after = command.get_after_help().map(ToString::to_string).unwrap_or_default();
     let command = command.after_help(None).after_long_help(None).version(None);
     let mut page = Vec::new();
-    clap_mangen::Man::new(command)
+    clap_mangen::Man::new(command.clone())
         .source(source)
         .manual("kubectl rollout-lua")
         .render(&mut page)
         .expect("render a man page");
+    let page = String::from_utf8(page).unwrap();
+    let (head, rest) = page.split_once(".SH SYNOPSIS\n").expect("a synopsis");
+    let (_, rest) = rest.split_once('\n').unwrap();
+    let mut page = format!("{head}.SH SYNOPSIS\n{}\n{rest}", synopsis(&command)).into_bytes();
     for section in after.split("\n\n").filter(|s| !s.is_empty()) {
         let text = match section.split_once('\n') {
             Some(("Examples:", examples)) => format!(".SH EXAMPLES\n.nf\n{}\n.fi\n", roff(examples)),
@@ -91,6 +96,50 @@ fn tagged_list(heading: &str, text: &str) -> String {
     section
 }
 
+/// The SYNOPSIS line of `command`'s page, in clap_mangen's order of the arguments (their
+/// display order, then their flag) but with what its synopsis leaves out: an option's value name
+/// (`[--timeout DURATION]`, joined by a space `man` does not break or stretch) and the `...` of an
+/// argument given more than once (`[ROLLOUT]...`). Required ones have no brackets.
+fn synopsis(command: &clap::Command) -> String {
+    let flag_key = |arg: &&clap::Arg| match (arg.get_short(), arg.get_long()) {
+        (Some(short), _) => format!("{}{}", short.to_ascii_lowercase(), u8::from(short.is_ascii_uppercase())),
+        (None, Some(long)) => long.to_string(),
+        (None, None) => String::new(),
+    };
+    let mut options: Vec<&clap::Arg> =
+        command.get_arguments().filter(|arg| !arg.is_hide_set() && !arg.is_positional()).collect();
+    options.sort_by_key(|arg| (arg.get_display_order(), flag_key(arg)));
+    let positionals = command.get_positionals().filter(|arg| !arg.is_hide_set());
+    let mut words = vec![format!("\\fB{}\\fR", roff(command.get_bin_name().unwrap_or(command.get_name())))];
+    for arg in options.into_iter().chain(positionals) {
+        let value = || {
+            let names = arg.get_value_names().map(|names| names.join(" "));
+            format!("\\fI{}\\fR", roff(&names.unwrap_or_else(|| arg.get_id().to_string().to_uppercase())))
+        };
+        let takes_value = arg.get_num_args().is_some_and(|n| n.takes_values());
+        let mut word = match (arg.get_short(), arg.get_long()) {
+            (None, None) => value(),
+            (short, long) => {
+                let short = short.map(|s| format!("\\fB\\-{s}\\fR"));
+                let long = long.map(|l| format!("\\fB\\-\\-{}\\fR", roff(l)));
+                let flag = short.into_iter().chain(long).collect::<Vec<_>>().join("|");
+                if takes_value { format!("{flag}\\ {}", value()) } else { flag }
+            }
+        };
+        if !arg.is_required_set() {
+            word = format!("[{word}]");
+        }
+        if matches!(arg.get_action(), clap::ArgAction::Append | clap::ArgAction::Count) {
+            word.push_str("...");
+        }
+        words.push(word);
+    }
+    if command.has_subcommands() {
+        words.push("<\\fIsubcommands\\fR>".into());
+    }
+    words.join(" ")
+}
+
 /// Text for a roff line: backslashes and hyphens escaped (text here never starts with `.`).
 fn roff(text: &str) -> String {
     text.replace('\\', "\\e").replace('-', "\\-")
@@ -131,6 +180,18 @@ fn man_pages_reference_each_other() {
     let plan = &pages.iter().find(|(name, _)| name == "kubectl-rollout_lua-plan.1").unwrap().1;
     let plan = String::from_utf8_lossy(plan);
     assert!(plan.contains("kubectl rollout\\-lua plan"), "the synopsis names the command as users type it:\n{plan}");
+    // With the value an option takes, and `...` where an argument may be given again.
+    let synopsis = plan.split(".SH SYNOPSIS\n").nth(1).unwrap().lines().next().unwrap();
+    for shown in [
+        r"[\fB\-\-step\fR\ \fIN\fR]",
+        r"[\fB\-f\fR|\fB\-\-filename\fR\ \fIPATH\fR]...",
+        r"[\fB\-\-next\fR]",
+        r"[\fIROLLOUT\fR]...",
+    ] {
+        assert!(synopsis.contains(shown), "{shown} not in the synopsis {synopsis}");
+    }
+    let eval = &pages.iter().find(|(name, _)| name == "kubectl-rollout_lua-eval.1").unwrap().1;
+    assert!(String::from_utf8_lossy(eval).contains(r" \fB\-\-obj\fR\ \fIFILE\fR ["), "required: no brackets");
 }
 
 #[test]
