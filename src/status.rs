@@ -136,8 +136,8 @@ pub struct ObjectView {
     /// canary Ingress that exists): what `restore` puts back.
     #[serde(skip)]
     pub routed: bool,
-    /// Whether it still routes as a step although its Rollout has no release in progress (a
-    /// note says so).
+    /// Whether it is still routed (as a step, or drifted since) although its Rollout has no
+    /// release in progress (a note says so).
     #[serde(skip)]
     pub left_routed: bool,
 }
@@ -601,8 +601,8 @@ fn nearest_stage<'a>(plans: impl Iterator<Item = (Stage, &'a ObjectPlan)>) -> Op
     plans.map(|(stage, o)| (likeness(o), stage)).max_by(|a, b| a.0.total_cmp(&b.0)).map(|(_, stage)| stage)
 }
 
-/// What a followed Rollout's line adds to an object that still routes as a step outside a
-/// release (`status` says more).
+/// What a followed Rollout's line adds to an object still routed (as a step, or drifted since)
+/// outside a release (`status` says more).
 const LEFT_ROUTED: &str = " (left routed outside a release)";
 
 /// Why `rollout` has no release in progress, when it has none: the controller then leaves its
@@ -685,8 +685,9 @@ pub(crate) fn note_routing_left(
             _ => continue,
         };
         view.notes.push(note.clone());
-        // Left as a step: `status -w` marks its line.
-        view.left_routed = matches!(view.position, Position::AtStep { .. });
+        // Left routed, as a step or edited since: `status -w` marks its line, which a CI gate
+        // logs (a drifted canary may send most of the traffic).
+        view.left_routed = true;
         notes.push(note);
     }
     notes
@@ -791,7 +792,7 @@ mod tests {
             ]
         );
         let left: Vec<bool> = noted.iter().map(|v| v.left_routed).collect();
-        assert_eq!(left, [true, true, true, false, false, false, false]);
+        assert_eq!(left, [true, true, true, false, false, false, true]);
         assert_eq!(noted[1].notes, [notes[1].clone()]);
         // Placed at two steps, it names both; without a phase, no release has started.
         let mut two = vec![view("Ingress", "web-canary", at(&[1, 2]), true)];
@@ -824,7 +825,11 @@ mod tests {
         shown.objects = Ok(noted);
         assert!(shown.text().contains(&ingress_note), "{}", shown.text());
         assert!(shown.line().contains("; VirtualService vs at step 1 (left routed outside a release), Ingress web-canary at step 1 (left routed outside a release), "), "{}", shown.line());
-        assert!(shown.line().contains(", VirtualService vs drifted"), "{}", shown.line());
+        assert!(
+            shown.line().ends_with(", VirtualService vs drifted (left routed outside a release)"),
+            "{}",
+            shown.line()
+        );
     }
 
     #[test]

@@ -708,6 +708,10 @@ fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_w
     let json: serde_json::Value =
         serde_json::from_str(&test.run_args(["status", "demo", "-o", "json"]).success().stdout).unwrap();
     assert_eq!(json[0]["objects"][0]["position"], json!({"kind": "drifted", "nearest": 2}), "{json}");
+    // A follower's line (what a CI gate logs) marks it as it marks one left at a step.
+    test.run_args(["status", "demo", "-w"])
+        .success()
+        .stdout_has("; VirtualService demo drifted (left routed outside a release), ");
     server.clear_log();
     test.run_args(["restore", "demo", "--yes"])
         .status(3)
