@@ -23,10 +23,12 @@ pub enum Progress {
     Progressing,
     /// Paused until someone approves the step.
     WaitingForApproval,
-    /// A timed pause of `pause_seconds`, with the seconds left when known.
+    /// A timed pause of `pause_seconds`, with the seconds left when known: below 0 once the
+    /// pause is over and the controller has not moved on (0 in JSON, the time left).
     Paused {
         pause_seconds: u64,
-        seconds_left: Option<u64>,
+        #[serde(serialize_with = "no_less_than_zero")]
+        seconds_left: Option<i64>,
     },
     /// Every step is done; the controller is restoring the routing.
     Finalising,
@@ -61,7 +63,7 @@ impl Progress {
                     Some(Stage::Step(i)) if rollout.steps[i - 1].pause_seconds.is_some() => {
                         let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
                         let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
-                        let seconds_left = since.map(|t| (t + pause - crate::time::now_seconds(now)).max(0) as u64);
+                        let seconds_left = since.map(|t| t + pause - crate::time::now_seconds(now));
                         Progress::Paused { pause_seconds: pause.max(0) as u64, seconds_left }
                     }
                     _ => Progress::WaitingForApproval,
@@ -82,15 +84,27 @@ impl Progress {
             Progress::NotInRelease => "not releasing".into(),
             Progress::Progressing => "progressing".into(),
             Progress::WaitingForApproval => "waiting for approval".into(),
-            Progress::Paused { seconds_left: Some(s), .. } => {
-                format!("resumes in {}", crate::time::human(Duration::from_secs(*s)))
-            }
+            Progress::Paused { seconds_left: Some(left), .. } => pause_left(*left),
             Progress::Paused { seconds_left: None, .. } => "paused".into(),
             Progress::Finalising => "all steps done, finalising".into(),
             Progress::Completed => "completed".into(),
             Progress::Failed { reason } => format!("failed: {reason}"),
         }
     }
+}
+
+/// When a timed pause with `seconds_left` ends; one over that the Rollout is still in says how
+/// long ago it ended: a sign of a controller that is stuck, or not running.
+pub fn pause_left(seconds_left: i64) -> String {
+    let human = crate::time::human(Duration::from_secs(seconds_left.unsigned_abs()));
+    match seconds_left {
+        1.. => format!("resumes in {human}"),
+        _ => format!("pause ended {human} ago (the controller should have moved on)"),
+    }
+}
+
+fn no_less_than_zero<S: serde::Serializer>(seconds: &Option<i64>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_some(&seconds.map(|s| s.max(0)))
 }
 
 /// Where a gateway object stands.
@@ -890,6 +904,17 @@ mod tests {
             json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "lastUpdateTime": "2026-11-22T02:59:30Z"}}),
         );
         assert_eq!(Progress::of(&paused, now), Progress::Paused { pause_seconds: 60, seconds_left: Some(30) });
+        assert_eq!(Progress::of(&paused, now).describe(), "resumes in 30s");
+        // Over 24 minutes ago, and still paused: the controller did not move on.
+        let overdue = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_316_400 + 30 + 1440);
+        let progress = Progress::of(&paused, overdue);
+        assert_eq!(progress, Progress::Paused { pause_seconds: 60, seconds_left: Some(-1440) });
+        assert_eq!(progress.describe(), "pause ended 24m00s ago (the controller should have moved on)");
+        // JSON says the time left, none.
+        assert_eq!(
+            serde_json::to_value(&progress).unwrap(),
+            json!({"kind": "paused", "pauseSeconds": 60, "secondsLeft": 0})
+        );
         let manual = rollout(
             json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}),
         );

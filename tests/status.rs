@@ -211,6 +211,19 @@ fn status_shows_the_time_left_of_a_timed_pause() {
         "{}",
         out.stdout
     );
+    // A pause over 24 minutes ago that the Rollout is still in: the controller is stuck.
+    let mut overdue = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    let started = std::time::SystemTime::now() - Duration::from_secs(3600 + 1440);
+    overdue["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
+    server.put_object(overdue);
+    let out = Test::new().kubeconfig(&server).args(["status", "demo"]).run().success();
+    assert!(
+        ["24m00s", "24m01s", "24m02s"].iter().any(|ago| out
+            .stdout
+            .contains(&format!("StepPaused, pause ended {ago} ago (the controller should have moved on)"))),
+        "{}",
+        out.stdout
+    );
 }
 
 /// Moves the Rollout on as the controller would once a step is approved: StepReady becomes the

@@ -12,7 +12,7 @@ use crate::model::Stage;
 use crate::output::{YELLOW, paint};
 use crate::source::live::Selection;
 use crate::source::watch::RolloutWatch;
-use crate::status::{Progress, RolloutView, progress_style};
+use crate::status::{Progress, RolloutView, pause_left, progress_style};
 use crate::write::Interrupt;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -377,7 +377,7 @@ struct RolloutBars {
     key: String,
     step: ProgressBar,
     /// A timed pause's countdown: its bar, its length, and the seconds left when read.
-    pause: Option<(ProgressBar, u64, u64, Instant)>,
+    pause: Option<(ProgressBar, u64, i64, Instant)>,
 }
 
 impl LiveView {
@@ -416,8 +416,8 @@ impl LiveView {
                         None => {
                             let bar = ProgressBar::new(*pause_seconds)
                                 .with_style(style(&format!("  {:width$}  [{{bar:20}}] {{wide_msg}}", "")))
-                                .with_position(pause_seconds.saturating_sub(*left))
-                                .with_message(countdown(*left));
+                                .with_position(pause_seconds.saturating_sub((*left).max(0).unsigned_abs()))
+                                .with_message(pause_left(*left));
                             multi.insert_after(&bars.step, bar)
                         }
                     };
@@ -441,9 +441,9 @@ impl LiveView {
     fn tick(&mut self) {
         for bars in &self.rollouts {
             if let Some((bar, length, left, read)) = &bars.pause {
-                let left = left.saturating_sub(read.elapsed().as_secs());
-                bar.set_position(length - left.min(*length));
-                bar.set_message(countdown(left));
+                let left = left - read.elapsed().as_secs() as i64;
+                bar.set_position(length - left.max(0).unsigned_abs().min(*length));
+                bar.set_message(pause_left(left));
             }
             if !bars.step.is_finished() {
                 bars.step.tick();
@@ -485,10 +485,6 @@ fn message(view: &RolloutView) -> String {
         message.push_str(&format!(": {does}"));
     }
     for_stderr(&message)
-}
-
-fn countdown(seconds_left: u64) -> String {
-    format!("resumes in {}", crate::time::human(Duration::from_secs(seconds_left)))
 }
 
 /// Where the step bar stands: at the current step, full once the steps are done.
