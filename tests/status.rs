@@ -920,6 +920,19 @@ fn status_watch_until_paused_ends_when_the_others_are_done() {
 }
 
 #[test]
+fn status_watch_times_out_with_a_line_per_rollout_awaited() {
+    let server = demo_and_solo(1, "StepPaused", rollout(2, "StepUpgrade")).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "-w", "--timeout", "2s"])
+        .run()
+        .status(1)
+        .stderr_has(
+            "error: timed out after 2s waiting for 2 Rollouts to complete or fail:\n  shop/demo  step 1/3 StepPaused (waiting for approval)\n  shop/solo  step 2/3 StepUpgrade (progressing)\n",
+        );
+}
+
+#[test]
 fn approve_succeeds_when_only_the_preview_of_the_next_step_fails() {
     // The script fails on 50% traffic: step 2, which the preview plans after step 1 is approved.
     let script = "if obj.canaryWeight == 50 then error('no script for 50%') end\n\

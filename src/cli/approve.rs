@@ -7,7 +7,7 @@ use super::cluster::{
     runtime, selection, writer_mode,
 };
 use super::follow::Follower;
-use super::status::awaited;
+use super::status::{Awaited, awaited, waiting_for};
 use super::views::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
@@ -621,10 +621,14 @@ fn edited_since(
 /// What the sequence waits for right after approving `approved` (Rollouts of `namespace`), to
 /// `goal`, before it reads them again: for a timeout's message, as status -w words it.
 fn just_approved(namespace: &str, approved: &BTreeMap<String, Approved>, goal: &str) -> String {
-    let each = approved
+    let each: Vec<Awaited> = approved
         .iter()
-        .map(|(name, a)| format!("Rollout {namespace}/{name} to {goal} (approved at {}, not read since)", a.label));
-    each.collect::<Vec<_>>().join(", ")
+        .map(|(name, a)| {
+            let since = format!("approved at {}, not read since", a.label);
+            Awaited { rollout: format!("{namespace}/{name}"), phrase: since.clone(), line: since }
+        })
+        .collect();
+    waiting_for(goal, &each)
 }
 
 /// Takes the claim on every selected Rollout before anything is read for the guards and plans.

@@ -78,7 +78,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
 /// What a follow waits for, for the message of its timeout: each of `views` not yet `settled`, to
 /// `goal`, where it was last seen.
 pub(super) fn awaited(views: &[RolloutView], settled: impl Fn(&RolloutView) -> bool, goal: &str) -> String {
-    let unsettled: Vec<String> = views
+    let unsettled: Vec<Awaited> = views
         .iter()
         .filter(|v| !settled(v))
         .map(|v| {
@@ -89,10 +89,35 @@ pub(super) fn awaited(views: &[RolloutView], settled: impl Fn(&RolloutView) -> b
                 Progress::Paused { .. } => "paused".to_string(),
                 other => other.describe(),
             };
-            format!("Rollout {}/{} to {goal} (it is at {step}{state}: {progress})", v.namespace, v.name)
+            Awaited {
+                rollout: format!("{}/{}", v.namespace, v.name),
+                phrase: format!("it is at {step}{state}: {progress}"),
+                line: format!("{step}{state} ({progress})"),
+            }
         })
         .collect();
-    unsettled.join(", ")
+    waiting_for(goal, &unsettled)
+}
+
+/// A Rollout a follow waits for (`namespace/name`), and where it was last seen: in a phrase,
+/// and on a line of its own.
+pub(super) struct Awaited {
+    pub rollout: String,
+    pub phrase: String,
+    pub line: String,
+}
+
+/// What a follow waits for: one Rollout in a phrase (`Rollout shop/a to complete or fail (it is
+/// at …)`); more a line each under a count, which a timeout at scale can be read by.
+pub(super) fn waiting_for(goal: &str, awaited: &[Awaited]) -> String {
+    match awaited {
+        [one] => format!("Rollout {} to {goal} ({})", one.rollout, one.phrase),
+        many => {
+            let width = many.iter().map(|a| a.rollout.len()).max().unwrap_or(0);
+            let lines: String = many.iter().map(|a| format!("\n  {:<width$}  {}", a.rollout, a.line)).collect();
+            format!("{} Rollouts to {goal}:{lines}", many.len())
+        }
+    }
 }
 
 /// The Rollouts named on the command line that no view shows: not found.
@@ -140,6 +165,31 @@ fn unplaced_error(views: &[RolloutView]) -> Option<Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_names_one_rollout_in_a_phrase_and_more_a_line_each() {
+        let view = |name: &str, step: Option<&str>, progress: Progress| RolloutView {
+            step: step.map(Into::into),
+            state: step.map(|_| "StepPaused".into()),
+            progress,
+            ..RolloutView::unparsed(name, "shop", String::new())
+        };
+        let paused = Progress::Paused { pause_seconds: 60, seconds_left: Some(30) };
+        let views = [
+            view("svc01", Some("step 2/4"), paused.clone()),
+            view("done", Some("step 4/4"), Progress::Completed),
+            view("b", None, Progress::Progressing),
+        ];
+        let settled = |v: &RolloutView| v.progress.is_final();
+        assert_eq!(
+            awaited(&views, settled, "complete or fail"),
+            "2 Rollouts to complete or fail:\n  shop/svc01  step 2/4 StepPaused (paused)\n  shop/b      - (progressing)"
+        );
+        assert_eq!(
+            awaited(&views[..2], settled, "complete or fail"),
+            "Rollout shop/svc01 to complete or fail (it is at step 2/4 StepPaused: paused)"
+        );
+    }
 
     #[test]
     fn the_error_for_unplaced_objects_names_each_rollout_once() {
