@@ -1,19 +1,22 @@
 //! The one way lines reach stderr while the program runs, from any layer: around the live view
-//! of a follow-up (`status -w`, `approve --until-step/--to-end`: indicatif, drawn on stderr),
-//! which is taken off the screen while they are written and drawn again under them. Written
-//! past it, a line ends up at the end of the view's last line, and the next frame draws over it.
-//! It can also be silenced for the whole run ([`silence`]), as shell completion needs.
+//! of a follow-up (`status -w`, `approve --until-step/--to-end`: rows drawn in place on
+//! stderr), which is taken off the screen while they are written and drawn again under them.
+//! Written past it, a line ends up at the end of the view's last row, and the next frame draws
+//! over it. It can also be silenced for the whole run ([`silence`]), as shell completion needs.
 
-use indicatif::{MultiProgress, ProgressDrawTarget, TermLike};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-/// The live view on the screen, if one is.
-static LIVE_VIEW: Mutex<Option<MultiProgress>> = Mutex::new(None);
+/// The live view on the screen, if one is: its rows as last drawn.
+static LIVE_VIEW: Mutex<Option<Vec<String>>> = Mutex::new(None);
 
 /// Whether nothing is to be written to stderr any more (see [`silence`]).
 static SILENCED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the terminal of the live view is gone (a hang-up: writes fail with EIO): it is not
+/// drawn on again, and that is no failure, so that the hang-up's clean stop goes on.
+static GONE: AtomicBool = AtomicBool::new(false);
 
 /// From now on, to the end of the run, nothing is written to stderr through here: shell
 /// completion (`__complete`) promises silence, since what kubectl or a shell shows of stderr
@@ -22,101 +25,87 @@ pub fn silence() {
     SILENCED.store(true, Ordering::Relaxed);
 }
 
-/// A live view drawn on stderr: lines are written around it until this is dropped.
-#[must_use = "the view is no longer known once this is dropped"]
-pub struct Shown(());
-
-/// Where a live view is drawn: the terminal on stderr, at most 20 times a second (indicatif's
-/// own stderr target), except that a terminal gone (a hang-up: writes fail with EIO) is drawn
-/// on as nothing. indicatif unwraps what it draws around the lines written above the view
-/// (`MultiProgress::suspend`), and that panic would abort the run (panic = "abort") with no
-/// report and its claim left, instead of the hang-up's clean stop.
-pub fn live_view_target() -> ProgressDrawTarget {
-    let term = Lasting { term: console::Term::buffered_stderr(), gone: AtomicBool::new(false) };
-    ProgressDrawTarget::term_like_with_hz(Box::new(term), 20)
+/// The terminal's rows and columns (24 by 79 when it does not say).
+pub fn terminal_size() -> (usize, usize) {
+    let (rows, columns) = console::Term::stderr().size();
+    (rows.into(), columns.into())
 }
 
-/// A terminal whose failures are no failure (see [`live_view_target`]); after the first, it is
-/// not written to again (its buffer, which a failed write keeps, would only grow).
-#[derive(Debug)]
-struct Lasting {
-    term: console::Term,
-    gone: AtomicBool,
+/// Draws the live view as `rows` (each narrower than the terminal: see [`fit_row`]), over the
+/// one drawn before, if any; lines written meanwhile go above it.
+pub fn draw_live_view(rows: Vec<String>) {
+    let mut view = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner);
+    let drawn = view.as_ref().map_or(0, Vec::len);
+    put(&redraw(drawn, &rows));
+    *view = Some(rows);
 }
 
-impl Lasting {
-    fn attempt(&self, write: impl FnOnce(&console::Term) -> std::io::Result<()>) -> std::io::Result<()> {
-        if !self.gone.load(Ordering::Relaxed) && write(&self.term).is_err() {
-            self.gone.store(true, Ordering::Relaxed);
+/// Draws the live view a last time as `rows`, and leaves it there: what follows starts on a
+/// line of its own.
+pub fn leave_live_view(rows: &[String]) {
+    let drawn = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).take().map_or(0, |v| v.len());
+    put(&format!("{}\n", redraw(drawn, rows)));
+}
+
+/// Takes the live view off the screen: what follows is written where it started.
+pub fn erase_live_view() {
+    if let Some(rows) = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        put(&redraw(rows.len(), &[]));
+    }
+}
+
+/// `row` cut (with `…`) to leave the terminal's last two columns free: the cursor then never
+/// waits at the last column to wrap, where the `^C` the terminal echoes on Ctrl-C would take it
+/// to the next line (under the view, which the next frame would draw one line too low).
+pub fn fit_row(row: &str, columns: usize) -> String {
+    console::truncate_str(row, columns.saturating_sub(2), "…").into_owned()
+}
+
+/// What moves the cursor back to the first row of a view of `drawn` rows (it waits at the end
+/// of the last one) and draws `rows` there instead: each row cleared to its end, each but the
+/// last ended by a new line (never a wrap), and the screen under the last cleared.
+fn redraw(drawn: usize, rows: &[String]) -> String {
+    let mut out = match drawn {
+        0 => String::new(),
+        1 => "\r".into(),
+        n => format!("\r\x1b[{}A", n - 1),
+    };
+    for (index, row) in rows.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
         }
-        Ok(())
+        out.push_str(row);
+        out.push_str("\x1b[K");
+    }
+    out.push_str("\x1b[J");
+    out
+}
+
+/// Writes `text` to stderr at once, unless the terminal is gone.
+fn put(text: &str) {
+    if GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stderr = std::io::stderr().lock();
+    if stderr.write_all(text.as_bytes()).and_then(|()| stderr.flush()).is_err() {
+        GONE.store(true, Ordering::Relaxed);
     }
 }
 
-impl TermLike for Lasting {
-    fn width(&self) -> u16 {
-        self.term.size().1
-    }
-
-    fn height(&self) -> u16 {
-        self.term.size().0
-    }
-
-    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
-        self.attempt(|term| term.move_cursor_up(n))
-    }
-
-    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
-        self.attempt(|term| term.move_cursor_down(n))
-    }
-
-    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
-        self.attempt(|term| term.move_cursor_right(n))
-    }
-
-    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
-        self.attempt(|term| term.move_cursor_left(n))
-    }
-
-    fn write_line(&self, s: &str) -> std::io::Result<()> {
-        self.attempt(|term| term.write_line(s))
-    }
-
-    fn write_str(&self, s: &str) -> std::io::Result<()> {
-        self.attempt(|term| term.write_str(s))
-    }
-
-    fn clear_line(&self) -> std::io::Result<()> {
-        self.attempt(console::Term::clear_line)
-    }
-
-    fn flush(&self) -> std::io::Result<()> {
-        self.attempt(console::Term::flush)
-    }
-}
-
-/// Tells that `view` is drawn on stderr, until the returned [`Shown`] is dropped.
-pub fn shown(view: &MultiProgress) -> Shown {
-    *LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner) = Some(view.clone());
-    Shown(())
-}
-
-impl Drop for Shown {
-    fn drop(&mut self) {
-        LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).take();
-    }
-}
-
-/// Runs `write`, which writes whole lines to stderr, with the live view (if any) off the screen;
-/// does not run it once stderr is [silenced](silence).
+/// Runs `write`, which writes whole lines to stderr, with the live view (if any) off the screen
+/// and drawn again under them; does not run it once stderr is [silenced](silence).
 pub fn write(write: impl FnOnce()) {
     if SILENCED.load(Ordering::Relaxed) {
         return;
     }
-    // Not held while writing: the view's own lock is.
-    let view = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    match view {
-        Some(view) => view.suspend(write),
+    // Held while writing: a frame drawn meanwhile would land among the lines.
+    let view = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner);
+    match view.as_deref() {
+        Some(rows) => {
+            put(&redraw(rows.len(), &[]));
+            write();
+            put(&redraw(0, rows));
+        }
         None => write(),
     }
 }
@@ -129,4 +118,29 @@ pub fn line(text: &str) {
     write(|| {
         let _ = writeln!(anstream::stderr(), "{}", crate::output::terminal_safe(text));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_goes_back_to_the_first_row_and_never_relies_on_a_wrap() {
+        let rows = ["a".to_string(), "b".to_string()];
+        // The first frame starts where the cursor is; each row cleared to its end, a new line
+        // between rows, and the screen under the last cleared (a shorter frame leaves nothing).
+        assert_eq!(redraw(0, &rows), "a\x1b[K\nb\x1b[K\x1b[J");
+        assert_eq!(redraw(1, &rows), "\ra\x1b[K\nb\x1b[K\x1b[J");
+        assert_eq!(redraw(3, &rows[..1]), "\r\x1b[2Aa\x1b[K\x1b[J");
+        // Erased: back to the first row, and cleared from there.
+        assert_eq!(redraw(2, &[]), "\r\x1b[1A\x1b[J");
+    }
+
+    #[test]
+    fn a_row_leaves_the_last_two_columns_free() {
+        assert_eq!(fit_row("12345678", 10), "12345678");
+        assert_eq!(fit_row("123456789", 10), "1234567…");
+        // Colour codes take no column, and are kept.
+        assert_eq!(fit_row("\x1b[33m12345678\x1b[0m", 10), "\x1b[33m12345678\x1b[0m");
+    }
 }

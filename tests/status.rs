@@ -577,9 +577,9 @@ fn status_watch_draws_a_live_view_on_a_terminal() {
             .any(|drawn| screen.contains(drawn)),
         "{screen:?}"
     );
-    // Redrawn in place (the line cleared and written over), many times in 3 s (the spinner),
-    // without colour.
-    let drawn = screen.matches("\r\x1b[2K").count();
+    // Redrawn in place (back to its first row, each row written over and cleared to its end),
+    // many times in 3 s (the spinner), without colour.
+    let drawn = screen.matches("\r\x1b[1A").count();
     assert!(drawn >= 10, "{drawn} redraws: {screen:?}");
     assert!(!regex_like_sgr(&screen), "no colour with NO_COLOR: {screen:?}");
     // The timeout is reported on a line of its own, under the last frame.
@@ -599,6 +599,31 @@ fn status_watch_draws_a_live_view_on_a_terminal() {
         .status(1)
         .stdout_has("shop/demo: Progressing, step 1/3 StepPaused (paused)");
     assert!(!dumb.stdout.contains('\x1b'), "{:?}", dumb.stdout);
+}
+
+#[test]
+fn the_live_view_stopped_by_ctrl_c_leaves_no_stale_row() {
+    // A regression: the rows were padded to the last column, where the cursor waited to wrap;
+    // the `^C` the terminal echoed took it to the next line, and the last frame, drawn from
+    // there, left a copy of the first row above it.
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).env("TERM", "xterm").terminal_size(24, 60);
+    let mut session = test.on_terminal_session(&["status", "demo", "-w", "--timeout", "60s"], None);
+    session.wait_for("step 1/3  waiting for");
+    std::thread::sleep(Duration::from_millis(300));
+    session.type_keys(b"\x03");
+    let (status, output) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{output:?}");
+    let screen = crate::support::screen(&output, 24, 60);
+    let rows: Vec<&String> = screen.iter().filter(|row| row.contains("shop/demo")).collect();
+    assert_eq!(rows.len(), 1, "{screen:#?}");
+    // Cut short, the last two columns free.
+    assert!(rows[0].ends_with('…') && rows[0].chars().count() == 58, "{screen:#?}");
+    let last: Vec<&str> = screen.iter().map(String::as_str).filter(|row| !row.is_empty()).collect();
+    assert!(last.ends_with(&["error: interrupted (SIGINT): stopped following"]), "{screen:#?}");
 }
 
 /// Whether `screen` holds a colour (SGR) escape sequence: ESC [ digits and semicolons, then `m`.
@@ -1478,10 +1503,10 @@ mod watching {
         assert_eq!(status.and_then(|s| s.code()), Some(0), "{screen:?}");
         let parts: Vec<&str> = screen.split(notice).collect();
         assert_eq!(parts.len(), 3, "two notices: {screen:?}");
-        // Each where the view was cleared (at the start of a cleared line), on a line of its
-        // own, and the view drawn again under it.
+        // Each where the view was cleared (back at its first row, the screen cleared from
+        // there), on a line of its own, and the view drawn again under it.
         for (before, after) in parts.iter().zip(&parts[1..]) {
-            assert!(before.ends_with("\x1b[2K") || before.ends_with("\x1b[2K\r"), "{before:?} then {after:?}");
+            assert!(before.ends_with("\r\x1b[J"), "{before:?} then {after:?}");
             let left = after.trim_start_matches(|c: char| c.is_ascii_digit());
             assert!(left.starts_with("s left\r\n") && left.contains("shop/demo"), "{after:?}");
         }

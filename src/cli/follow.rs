@@ -1,6 +1,6 @@
 //! Following Rollouts (`status -w`, `approve --until-step/--to-end`): a watch on the Rollouts,
-//! everything read again on each change, and shown as a live view on a terminal (indicatif, on
-//! stderr) or as a line per change (logs, CI, `TERM=dumb`). Following ends with an error when a
+//! everything read again on each change, and shown as a live view on a terminal (rows drawn in
+//! place on stderr) or as a line per change (logs, CI, `TERM=dumb`). Following ends with an error when a
 //! Rollout followed is deleted or made again; it outlasts a server that fails to answer for a
 //! while.
 
@@ -14,9 +14,8 @@ use crate::source::live::Selection;
 use crate::source::watch::RolloutWatch;
 use crate::status::{Progress, RolloutView, pause_left, progress_style};
 use crate::write::Interrupt;
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How often everything is read again without a change of a Rollout: the gateway objects are
@@ -314,7 +313,7 @@ struct Display {
 
 impl Display {
     fn new() -> Display {
-        // As indicatif (console) decides it can redraw: a terminal with a TERM that is not dumb.
+        // A terminal that can move its cursor: one with a TERM that is not dumb.
         let live = std::io::stderr().is_terminal() && std::env::var_os("TERM").is_some() && !term_is_dumb();
         Display {
             live: live.then(LiveView::default),
@@ -363,117 +362,97 @@ impl Display {
     }
 }
 
-/// The live view: per Rollout a line with a spinner, its name, the step as a progress bar and
-/// what the step does; under it, during a timed pause, the countdown as a bar.
+/// The live view: per Rollout a row with a spinner, its name, the step as a bar and what the
+/// step does; under it, during a timed pause, the countdown as a bar. Drawn through
+/// `crate::stderr`, so that every other line on stderr is written above it.
 #[derive(Default)]
 struct LiveView {
-    /// Drawn on stderr, and known as drawn there (so that every line on stderr is written above
-    /// it); None until the first views, and after `clear`.
-    multi: Option<(MultiProgress, crate::stderr::Shown)>,
-    rollouts: Vec<RolloutBars>,
-}
-
-struct RolloutBars {
-    key: String,
-    step: ProgressBar,
-    /// A timed pause's countdown: its bar, its length, and the seconds left when read.
-    pause: Option<(ProgressBar, u64, i64, Instant)>,
+    /// The Rollouts as last read, and when (the countdowns go on from there); none until the
+    /// first views, and after `stop` or `clear`.
+    views: Vec<RolloutView>,
+    read: Option<Instant>,
+    /// How many times the spinners have turned.
+    turns: usize,
 }
 
 impl LiveView {
     fn show(&mut self, views: &[RolloutView]) {
-        let keys: Vec<String> = views.iter().map(|v| format!("{}/{}", v.namespace, v.name)).collect();
-        let width = keys.iter().map(String::len).max().unwrap_or(0);
-        if self.multi.is_none() || self.rollouts.iter().map(|r| &r.key).ne(keys.iter()) {
-            self.clear();
-            let multi = MultiProgress::with_draw_target(crate::stderr::live_view_target());
-            let template = format!("{{spinner}} {{prefix:<{width}}}  [{{bar:20}}] step {{pos}}/{{len}}  {{wide_msg}}");
-            self.rollouts = keys
-                .iter()
-                .zip(views)
-                .map(|(key, view)| {
-                    // Drawn once it is added: with what it shows.
-                    let step = ProgressBar::new(view.step_count as u64)
-                        .with_style(style(&template))
-                        .with_prefix(key.clone())
-                        .with_position(position(view))
-                        .with_message(message(view));
-                    RolloutBars { key: key.clone(), step: multi.add(step), pause: None }
-                })
-                .collect();
-            let shown = crate::stderr::shown(&multi);
-            self.multi = Some((multi, shown));
-        }
-        let Some((multi, _)) = &self.multi else { return };
-        for (bars, view) in self.rollouts.iter_mut().zip(views) {
-            bars.step.set_length(view.step_count as u64);
-            bars.step.set_position(position(view));
-            bars.step.set_message(message(view));
-            match &view.progress {
-                Progress::Paused { pause_seconds, seconds_left: Some(left) } => {
-                    let bar = match bars.pause.take() {
-                        Some((bar, ..)) => bar,
-                        None => {
-                            let bar = ProgressBar::new(*pause_seconds)
-                                .with_style(style(&format!("  {:width$}  [{{bar:20}}] {{wide_msg}}", "")))
-                                .with_position(pause_seconds.saturating_sub((*left).max(0).unsigned_abs()))
-                                .with_message(pause_left(*left));
-                            multi.insert_after(&bars.step, bar)
-                        }
-                    };
-                    bars.pause = Some((bar, *pause_seconds, *left, Instant::now()));
-                }
-                _ => {
-                    if let Some((bar, ..)) = bars.pause.take() {
-                        bar.finish_and_clear();
-                        multi.remove(&bar);
-                    }
-                }
-            }
-            if view.progress.is_final() {
-                bars.step.finish();
-            }
-        }
-        self.tick();
+        self.views = views.to_vec();
+        self.read = Some(Instant::now());
+        self.draw();
     }
 
-    /// Moves the spinners and counts the pauses down.
+    /// Turns the spinners and counts the pauses down.
     fn tick(&mut self) {
-        for bars in &self.rollouts {
-            if let Some((bar, length, left, read)) = &bars.pause {
-                let left = left - read.elapsed().as_secs() as i64;
-                bar.set_position(length - left.max(0).unsigned_abs().min(*length));
-                bar.set_message(pause_left(left));
-            }
-            if !bars.step.is_finished() {
-                bars.step.tick();
-            }
+        if !self.views.is_empty() {
+            self.turns += 1;
+            self.draw();
         }
     }
 
-    /// Leaves what is drawn, and draws no more; what follows starts on a line of its own.
+    fn draw(&self) {
+        crate::stderr::draw_live_view(self.rows(Some(self.turns)));
+    }
+
+    /// The rows as they stand now, fitted to the terminal.
+    fn rows(&self, turn: Option<usize>) -> Vec<String> {
+        let elapsed = self.read.map(|read| read.elapsed()).unwrap_or_default();
+        let (_, columns) = crate::stderr::terminal_size();
+        rows(&self.views, elapsed, turn).iter().map(|row| crate::stderr::fit_row(row, columns)).collect()
+    }
+
+    /// Leaves what is drawn, the spinners stopped, and draws no more; what follows starts on a
+    /// line of its own.
     fn stop(&mut self) {
-        if self.multi.take().is_none() {
-            return;
+        if !self.views.is_empty() {
+            crate::stderr::leave_live_view(&self.rows(None));
+            self.views.clear();
         }
-        for bars in self.rollouts.drain(..) {
-            bars.step.abandon();
-            if let Some((bar, ..)) = bars.pause {
-                bar.abandon();
-            }
-        }
-        let _ = writeln!(std::io::stderr());
     }
 
     fn clear(&mut self) {
-        if let Some((multi, _)) = self.multi.take() {
-            let _ = multi.clear();
-        }
-        self.rollouts.clear();
+        crate::stderr::erase_live_view();
+        self.views.clear();
     }
 }
 
-/// What the step bar says: the progress (a timed pause counts down on a line of its own), and
+/// The frames of a spinner.
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// How many columns a bar fills inside its brackets.
+const BAR: usize = 20;
+
+/// The rows of `views`, read `elapsed` ago: per Rollout a row with the spinner at `turn` (None,
+/// or a Rollout done: a blank), its name, its step as a bar and what the step does; under it,
+/// during a timed pause, the countdown as a bar.
+fn rows(views: &[RolloutView], elapsed: Duration, turn: Option<usize>) -> Vec<String> {
+    let keys: Vec<String> = views.iter().map(|v| format!("{}/{}", v.namespace, v.name)).collect();
+    let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+    let mut rows = Vec::new();
+    for (key, view) in keys.iter().zip(views) {
+        let spinner = match turn {
+            Some(turn) if !view.progress.is_final() => SPINNER[turn % SPINNER.len()],
+            _ => ' ',
+        };
+        let (at, of) = (position(view), view.step_count as u64);
+        rows.push(format!("{spinner} {key:<width$}  [{}] step {at}/{of}  {}", bar(at, of), message(view)));
+        if let Progress::Paused { pause_seconds, seconds_left: Some(left) } = &view.progress {
+            let left = left - elapsed.as_secs() as i64;
+            let done = pause_seconds.saturating_sub(left.max(0).unsigned_abs());
+            rows.push(format!("  {:width$}  [{}] {}", "", bar(done, *pause_seconds), pause_left(left)));
+        }
+    }
+    rows
+}
+
+/// `at` of `of` as a bar: `=` for what is done, `>` at its head.
+fn bar(at: u64, of: u64) -> String {
+    let filled = (at.min(of) * BAR as u64).checked_div(of).unwrap_or(0) as usize;
+    let head = usize::from(at > 0 && filled < BAR);
+    format!("{}{}{}", "=".repeat(filled), ">".repeat(head), " ".repeat(BAR - filled - head))
+}
+
+/// What the step row says: the progress (a timed pause counts down on a row of its own), and
 /// what the step does.
 fn message(view: &RolloutView) -> String {
     let progress = match &view.progress {
@@ -496,10 +475,6 @@ fn position(view: &RolloutView) -> u64 {
     }
 }
 
-fn style(template: &str) -> ProgressStyle {
-    ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> ")
-}
-
 /// `text` with its colour codes stripped where stderr gets no colour.
 fn for_stderr(text: &str) -> String {
     let text = crate::output::terminal_safe(text);
@@ -516,6 +491,40 @@ mod tests {
 
     fn api(code: Option<u16>) -> Error {
         Error::Api { doing: "reading x".into(), failure: ApiFailure { code, reason: "R".into(), message: "m".into() } }
+    }
+
+    #[test]
+    fn a_bar_fills_with_the_steps_done_and_shows_its_head() {
+        assert_eq!(bar(0, 4), " ".repeat(20));
+        assert_eq!(bar(1, 3), format!("{}>{}", "=".repeat(6), " ".repeat(13)));
+        assert_eq!(bar(4, 4), "=".repeat(20));
+        assert_eq!(bar(0, 0), " ".repeat(20));
+    }
+
+    #[test]
+    fn a_timed_pause_counts_down_on_a_row_under_its_rollout() {
+        let paused = RolloutView {
+            stage: Some(Stage::Step(1)),
+            step_count: 2,
+            step_does: Some("replicas 1".into()),
+            progress: Progress::Paused { pause_seconds: 60, seconds_left: Some(30) },
+            ..view("shop", "web", "u1")
+        };
+        let done = RolloutView { progress: Progress::Completed, step_count: 2, ..view("shop", "a", "u2") };
+        let bar = |filled: usize| format!("{}>{}", "=".repeat(filled), " ".repeat(19 - filled));
+        assert_eq!(
+            rows(&[paused.clone(), done.clone()], Duration::from_secs(15), Some(1)),
+            [
+                format!("⠙ shop/web  [{}] step 1/2  paused: replicas 1", bar(10)),
+                format!("            [{}] resumes in 15s", bar(15)),
+                format!("  shop/a    [{}] step 2/2  completed", "=".repeat(20)),
+            ]
+        );
+        // Stopped: no spinner; a pause over keeps its row, full.
+        assert_eq!(
+            rows(&[paused], Duration::from_secs(90), None)[1],
+            format!("            [{}] pause ended 1m00s ago (the controller should have moved on)", "=".repeat(20))
+        );
     }
 
     #[test]

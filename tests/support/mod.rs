@@ -24,6 +24,9 @@ pub struct Test {
     removed: Vec<String>,
     stdin: Option<String>,
     terminal: bool,
+    /// The pseudo-terminal's rows and columns (`script` leaves them 0, which programs take as
+    /// 24 by 79).
+    terminal_size: Option<(usize, usize)>,
 }
 
 impl Test {
@@ -35,6 +38,7 @@ impl Test {
             removed: Vec::new(),
             stdin: None,
             terminal: false,
+            terminal_size: None,
         }
     }
 
@@ -66,6 +70,12 @@ impl Test {
     /// in `stdout`, with `\r\n` line ends. Check [`terminal_available`] first.
     pub fn on_terminal(mut self) -> Test {
         self.terminal = true;
+        self
+    }
+
+    /// Gives the pseudo-terminal `rows` and `columns` (`stty`, before the binary starts).
+    pub fn terminal_size(mut self, rows: usize, columns: usize) -> Test {
+        self.terminal_size = Some((rows, columns));
         self
     }
 
@@ -135,6 +145,9 @@ impl Test {
         let line: Vec<String> =
             std::iter::once(BINARY.into()).chain(args.iter().map(|a| a.to_string_lossy().into_owned())).collect();
         let mut line = line.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+        if let Some((rows, columns)) = self.terminal_size {
+            line = format!("stty rows {rows} cols {columns}; {line}");
+        }
         if let Some(then) = then {
             line = format!("{line}; {then}");
         }
@@ -372,6 +385,69 @@ fn wait_for(shown: &Mutex<String>, text: &str, name: &str) {
         assert!(std::time::Instant::now() < deadline, "{name} never showed {text:?}: {}", shown.lock().unwrap());
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The screen a terminal of `rows` by `columns` shows after `output` (what was written to it,
+/// and its echo of what was typed), each row without its trailing blanks: the characters (the
+/// cursor waits at the last column, and wraps at the next one), CR, LF (scrolling at the
+/// bottom), and the moves and clears a live view makes (`ESC[nA`, `ESC[K`, `ESC[2K`, `ESC[J`);
+/// other escape sequences are skipped.
+pub fn screen(output: &str, rows: usize, columns: usize) -> Vec<String> {
+    let mut screen = vec![vec![' '; columns]; rows];
+    let (mut row, mut column, mut waiting) = (0, 0, false);
+    let line_feed = |screen: &mut Vec<Vec<char>>, row: &mut usize| match *row + 1 < rows {
+        true => *row += 1,
+        false => {
+            screen.remove(0);
+            screen.push(vec![' '; columns]);
+        }
+    };
+    let mut chars = output.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => (column, waiting) = (0, false),
+            '\n' => {
+                line_feed(&mut screen, &mut row);
+                waiting = false;
+            }
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut parameters = String::new();
+                let command = loop {
+                    match chars.next() {
+                        Some(c) if c.is_ascii_digit() || c == ';' || c == '?' => parameters.push(c),
+                        other => break other,
+                    }
+                };
+                let n: usize = parameters.parse().unwrap_or(0);
+                match command {
+                    Some('A') => row = row.saturating_sub(n.max(1)),
+                    Some('K') if n == 2 => screen[row].fill(' '),
+                    Some('K') => screen[row][column..].fill(' '),
+                    Some('J') => {
+                        screen[row][column..].fill(' ');
+                        screen[row + 1..].iter_mut().for_each(|line| line.fill(' '));
+                    }
+                    _ => {}
+                }
+                waiting = false;
+            }
+            c if c.is_control() => {}
+            c => {
+                if waiting {
+                    column = 0;
+                    line_feed(&mut screen, &mut row);
+                    waiting = false;
+                }
+                screen[row][column] = c;
+                match column + 1 < columns {
+                    true => column += 1,
+                    false => waiting = true,
+                }
+            }
+        }
+    }
+    screen.iter().map(|line| line.iter().collect::<String>().trim_end().to_string()).collect()
 }
 
 /// Whether util-linux `script` is there to run a command on a pseudo-terminal.
