@@ -626,6 +626,45 @@ fn the_live_view_stopped_by_ctrl_c_leaves_no_stale_row() {
     assert!(last.ends_with(&["error: interrupted (SIGINT): stopped following"]), "{screen:#?}");
 }
 
+#[test]
+fn the_live_view_fits_the_terminal_and_counts_the_rollouts_left_out() {
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // demo waits for approval, after four Rollouts not in a release; 4 rows.
+    let named =
+        |value: Value, name: &str| -> Value { serde_json::from_str(&value.to_string().replace("demo", name)).unwrap() };
+    let mut server = shop(1, "StepPaused");
+    for name in ["a1", "a2", "a3", "a4"] {
+        let mut idle = rollout(1, "StepPaused");
+        idle["status"] = json!({"phase": "Healthy"});
+        server = server
+            .object(named(idle, name))
+            .object(named(virtual_service(), name))
+            .object(named(destination_rule(), name));
+    }
+    let server = server.start();
+    let test = Test::new().kubeconfig(&server).env("TERM", "xterm").terminal_size(4, 100);
+    let session = test.on_terminal_session(&["status", "-w", "--timeout", "3s"], None);
+    session.wait_for("… and 2 more Rollouts (2 not releasing)");
+    let (status, output) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{output:?}");
+    // The first frame that counted them, drawn whole: those that matter first, then in order.
+    let counted = output.find("(2 not releasing)").unwrap();
+    let frame_end = counted + output[counted..].find("\x1b[J").unwrap() + "\x1b[J".len();
+    let screen = crate::support::screen(&output[..frame_end], 4, 100);
+    let names: Vec<&str> =
+        screen.iter().map(|row| row.split_whitespace().find(|w| w.starts_with("shop/")).unwrap_or(row)).collect();
+    assert_eq!(names, ["shop/demo", "shop/a1", "shop/a2", "… and 2 more Rollouts (2 not releasing)"], "{screen:#?}");
+    // The last frame, at the timeout, shows them all (scrolling), in their order.
+    let last_frame = &output[output.rfind("more Rollouts").unwrap()..];
+    let at = |name: &str| last_frame.find(&format!("shop/{name} ")).unwrap_or_else(|| panic!("{name}: {last_frame:?}"));
+    assert!(
+        at("a1") < at("a2") && at("a2") < at("a3") && at("a3") < at("a4") && at("a4") < at("demo"),
+        "{last_frame:?}"
+    );
+}
+
 /// Whether `screen` holds a colour (SGR) escape sequence: ESC [ digits and semicolons, then `m`.
 fn regex_like_sgr(screen: &str) -> bool {
     screen.split("\x1b[").skip(1).any(|rest| {

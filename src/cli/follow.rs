@@ -390,22 +390,34 @@ impl LiveView {
         }
     }
 
+    /// Draws the rows that fit in the terminal's height: the view is redrawn from its first
+    /// row, which the cursor cannot go back to once it has scrolled off the screen.
     fn draw(&self) {
-        crate::stderr::draw_live_view(self.rows(Some(self.turns)));
+        let (height, columns) = crate::stderr::terminal_size();
+        let rows = fit_height(&self.views, self.rows(Some(self.turns)), height);
+        crate::stderr::draw_live_view(rows.iter().map(|row| crate::stderr::fit_row(row, columns)).collect());
     }
 
-    /// The rows as they stand now, fitted to the terminal.
-    fn rows(&self, turn: Option<usize>) -> Vec<String> {
+    /// The rows of each Rollout as they stand now.
+    fn rows(&self, turn: Option<usize>) -> Vec<Vec<String>> {
         let elapsed = self.read.map(|read| read.elapsed()).unwrap_or_default();
-        let (_, columns) = crate::stderr::terminal_size();
-        rows(&self.views, elapsed, turn).iter().map(|row| crate::stderr::fit_row(row, columns)).collect()
+        self.views.iter().map(|view| rows(view, self.width(), elapsed, turn)).collect()
     }
 
-    /// Leaves what is drawn, the spinners stopped, and draws no more; what follows starts on a
-    /// line of its own.
+    /// The width of the Rollouts' names, which line their bars up.
+    fn width(&self) -> usize {
+        self.views.iter().map(|v| v.namespace.chars().count() + 1 + v.name.chars().count()).max().unwrap_or(0)
+    }
+
+    /// Leaves what is drawn, with every Rollout and the spinners stopped, and draws no more;
+    /// what follows starts on a line of its own.
     fn stop(&mut self) {
         if !self.views.is_empty() {
-            crate::stderr::leave_live_view(&self.rows(None));
+            let (_, columns) = crate::stderr::terminal_size();
+            let rows = self.rows(None).concat();
+            crate::stderr::leave_live_view(
+                &rows.iter().map(|row| crate::stderr::fit_row(row, columns)).collect::<Vec<_>>(),
+            );
             self.views.clear();
         }
     }
@@ -422,27 +434,63 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 /// How many columns a bar fills inside its brackets.
 const BAR: usize = 20;
 
-/// The rows of `views`, read `elapsed` ago: per Rollout a row with the spinner at `turn` (None,
-/// or a Rollout done: a blank), its name, its step as a bar and what the step does; under it,
-/// during a timed pause, the countdown as a bar.
-fn rows(views: &[RolloutView], elapsed: Duration, turn: Option<usize>) -> Vec<String> {
-    let keys: Vec<String> = views.iter().map(|v| format!("{}/{}", v.namespace, v.name)).collect();
-    let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
-    let mut rows = Vec::new();
-    for (key, view) in keys.iter().zip(views) {
-        let spinner = match turn {
-            Some(turn) if !view.progress.is_final() => SPINNER[turn % SPINNER.len()],
-            _ => ' ',
-        };
-        let (at, of) = (position(view), view.step_count as u64);
-        rows.push(format!("{spinner} {key:<width$}  [{}] step {at}/{of}  {}", bar(at, of), message(view)));
-        if let Progress::Paused { pause_seconds, seconds_left: Some(left) } = &view.progress {
-            let left = left - elapsed.as_secs() as i64;
-            let done = pause_seconds.saturating_sub(left.max(0).unsigned_abs());
-            rows.push(format!("  {:width$}  [{}] {}", "", bar(done, *pause_seconds), pause_left(left)));
-        }
+/// The rows of `view` (its name padded to `width`), read `elapsed` ago: a row with the spinner
+/// at `turn` (None, or a Rollout done: a blank), its name, its step as a bar and what the step
+/// does; under it, during a timed pause, the countdown as a bar.
+fn rows(view: &RolloutView, width: usize, elapsed: Duration, turn: Option<usize>) -> Vec<String> {
+    let key = format!("{}/{}", view.namespace, view.name);
+    let spinner = match turn {
+        Some(turn) if !view.progress.is_final() => SPINNER[turn % SPINNER.len()],
+        _ => ' ',
+    };
+    let (at, of) = (position(view), view.step_count as u64);
+    let mut rows = vec![format!("{spinner} {key:<width$}  [{}] step {at}/{of}  {}", bar(at, of), message(view))];
+    if let Progress::Paused { pause_seconds, seconds_left: Some(left) } = &view.progress {
+        let left = left - elapsed.as_secs() as i64;
+        let done = pause_seconds.saturating_sub(left.max(0).unsigned_abs());
+        rows.push(format!("  {:width$}  [{}] {}", "", bar(done, *pause_seconds), pause_left(left)));
     }
     rows
+}
+
+/// The rows of `views` (`rows`, each Rollout's) in at most `height` lines: all, in their order,
+/// when they fit; else those that matter first (failed, then waiting for approval, then
+/// releasing, then done or not releasing; in their order within each), as many as fit, and a
+/// last line that counts the Rollouts left out.
+fn fit_height(views: &[RolloutView], rows: Vec<Vec<String>>, height: usize) -> Vec<String> {
+    if rows.iter().map(Vec::len).sum::<usize>() <= height {
+        return rows.concat();
+    }
+    let mut order: Vec<usize> = (0..views.len()).collect();
+    order.sort_by_key(|&index| standing(&views[index].progress).0);
+    let mut shown = Vec::new();
+    let mut hidden: BTreeMap<(u8, &str), usize> = BTreeMap::new();
+    for index in order {
+        let fits = hidden.is_empty() && shown.len() + rows[index].len() < height;
+        match fits {
+            true => shown.extend(rows[index].iter().cloned()),
+            false => *hidden.entry(standing(&views[index].progress)).or_default() += 1,
+        }
+    }
+    let count: usize = hidden.values().sum();
+    let each: Vec<String> = hidden.iter().map(|((_, what), n)| format!("{n} {what}")).collect();
+    let rollouts = if count == 1 { "Rollout" } else { "Rollouts" };
+    shown.push(format!("… and {count} more {rollouts} ({})", each.join(", ")));
+    shown
+}
+
+/// How soon a Rollout's rows are shown in a view taller than the terminal (the lowest first),
+/// and what it is counted as when they are left out.
+fn standing(progress: &Progress) -> (u8, &'static str) {
+    match progress {
+        Progress::Failed { .. } => (0, "failed"),
+        Progress::WaitingForApproval => (1, "waiting for approval"),
+        Progress::Progressing => (2, "progressing"),
+        Progress::Paused { .. } => (2, "paused"),
+        Progress::Finalising => (2, "finalising"),
+        Progress::Completed => (3, "completed"),
+        Progress::NotInRelease => (3, "not releasing"),
+    }
 }
 
 /// `at` of `of` as a bar: `=` for what is done, `>` at its head.
@@ -513,17 +561,81 @@ mod tests {
         let done = RolloutView { progress: Progress::Completed, step_count: 2, ..view("shop", "a", "u2") };
         let bar = |filled: usize| format!("{}>{}", "=".repeat(filled), " ".repeat(19 - filled));
         assert_eq!(
-            rows(&[paused.clone(), done.clone()], Duration::from_secs(15), Some(1)),
+            rows(&paused, 8, Duration::from_secs(15), Some(1)),
             [
                 format!("⠙ shop/web  [{}] step 1/2  paused: replicas 1", bar(10)),
-                format!("            [{}] resumes in 15s", bar(15)),
-                format!("  shop/a    [{}] step 2/2  completed", "=".repeat(20)),
+                format!("            [{}] resumes in 15s", bar(15))
             ]
+        );
+        assert_eq!(
+            rows(&done, 8, Duration::ZERO, Some(1)),
+            [format!("  shop/a    [{}] step 2/2  completed", "=".repeat(20))]
         );
         // Stopped: no spinner; a pause over keeps its row, full.
         assert_eq!(
-            rows(&[paused], Duration::from_secs(90), None)[1],
+            rows(&paused, 8, Duration::from_secs(90), None)[1],
             format!("            [{}] pause ended 1m00s ago (the controller should have moved on)", "=".repeat(20))
+        );
+    }
+
+    #[test]
+    fn a_view_taller_than_the_terminal_shows_the_rollouts_that_matter_first_and_counts_the_others() {
+        let with = |name: &str, progress: Progress| RolloutView { progress, ..view("shop", name, name) };
+        let failed = Progress::Failed { reason: "r".into() };
+        let paused = Progress::Paused { pause_seconds: 60, seconds_left: Some(30) };
+        let views = [
+            with("idle1", Progress::NotInRelease),
+            with("timed", paused),
+            with("done", Progress::Completed),
+            with("waits", Progress::WaitingForApproval),
+            with("idle2", Progress::NotInRelease),
+            with("broken", failed),
+            with("moves", Progress::Progressing),
+        ];
+        // Each Rollout a row named after it; the timed pause's countdown a second one.
+        let rows = || -> Vec<Vec<String>> {
+            views
+                .iter()
+                .map(|v| match v.progress {
+                    Progress::Paused { .. } => vec![v.name.clone(), "countdown".into()],
+                    _ => vec![v.name.clone()],
+                })
+                .collect()
+        };
+        // All fit: as they are.
+        assert_eq!(fit_height(&views, rows(), 8), rows().concat());
+        assert_eq!(
+            fit_height(&views, rows(), 7),
+            [
+                "broken",
+                "waits",
+                "timed",
+                "countdown",
+                "moves",
+                "idle1",
+                "… and 2 more Rollouts (1 completed, 1 not releasing)"
+            ]
+        );
+        // A Rollout whose rows do not fit is left out, and all after it.
+        assert_eq!(
+            fit_height(&views, rows(), 4),
+            ["broken", "waits", "… and 5 more Rollouts (1 paused, 1 progressing, 1 completed, 2 not releasing)"]
+        );
+        // Not one that matters less in its place: the count says what is left out.
+        assert_eq!(
+            fit_height(&views[..2], rows()[..2].to_vec(), 2),
+            ["… and 2 more Rollouts (1 paused, 1 not releasing)"]
+        );
+        let two = [views[3].clone(), views[1].clone()];
+        assert_eq!(
+            fit_height(&two, vec![vec!["waits".into()], vec!["timed".into(), "countdown".into()]], 2),
+            ["waits", "… and 1 more Rollout (1 paused)"]
+        );
+        assert_eq!(
+            fit_height(&views, rows(), 1),
+            [
+                "… and 7 more Rollouts (1 failed, 1 waiting for approval, 1 paused, 1 progressing, 1 completed, 2 not releasing)"
+            ]
         );
     }
 
