@@ -656,6 +656,8 @@ fn the_live_view_fits_the_terminal_and_counts_the_rollouts_left_out() {
     let names: Vec<&str> =
         screen.iter().map(|row| row.split_whitespace().find(|w| w.starts_with("shop/")).unwrap_or(row)).collect();
     assert_eq!(names, ["shop/demo", "shop/a1", "shop/a2", "… and 2 more Rollouts (2 not releasing)"], "{screen:#?}");
+    // One not in a release has no step, and an empty bar.
+    assert!(screen[1].ends_with("  shop/a1    [                    ] step -  not releasing"), "{screen:#?}");
     // The last frame, at the timeout, shows them all (scrolling), in their order.
     let last_frame = &output[output.rfind("more Rollouts").unwrap()..];
     let at = |name: &str| last_frame.find(&format!("shop/{name} ")).unwrap_or_else(|| panic!("{name}: {last_frame:?}"));

@@ -443,8 +443,12 @@ fn rows(view: &RolloutView, width: usize, elapsed: Duration, turn: Option<usize>
         Some(turn) if !view.progress.is_final() => SPINNER[turn % SPINNER.len()],
         _ => ' ',
     };
-    let (at, of) = (position(view), view.step_count as u64);
-    let mut rows = vec![format!("{spinner} {key:<width$}  [{}] step {at}/{of}  {}", bar(at, of), message(view))];
+    let of = view.step_count as u64;
+    let (steps, step) = match position(view) {
+        Some(at) => (bar(at, of), format!("{at}/{of}")),
+        None => (bar(0, of), "-".into()),
+    };
+    let mut rows = vec![format!("{spinner} {key:<width$}  [{steps}] step {step}  {}", message(view))];
     if let Progress::Paused { pause_seconds, seconds_left: Some(left) } = &view.progress {
         let left = left - elapsed.as_secs() as i64;
         let done = pause_seconds.saturating_sub(left.max(0).unsigned_abs());
@@ -514,12 +518,17 @@ fn message(view: &RolloutView) -> String {
     for_stderr(&message)
 }
 
-/// Where the step bar stands: at the current step, full once the steps are done.
-fn position(view: &RolloutView) -> u64 {
+/// Where the step bar stands: at the current step, full once the steps are done; None for a
+/// Rollout not in a release (whatever step its status still names) or at no step yet, as the
+/// line mode says it (`no step`): a full bar would read as a release just done.
+fn position(view: &RolloutView) -> Option<u64> {
     match (&view.progress, view.stage) {
-        (Progress::Completed | Progress::Finalising, _) | (_, Some(Stage::BlueGreenFinal)) => view.step_count as u64,
-        (_, Some(Stage::Step(i))) => i as u64,
-        (_, None) => 0,
+        (Progress::NotInRelease, _) => None,
+        (Progress::Completed | Progress::Finalising, _) | (_, Some(Stage::BlueGreenFinal)) => {
+            Some(view.step_count as u64)
+        }
+        (_, Some(Stage::Step(i))) => Some(i as u64),
+        (_, None) => None,
     }
 }
 
@@ -570,6 +579,12 @@ mod tests {
         assert_eq!(
             rows(&done, 8, Duration::ZERO, Some(1)),
             [format!("  shop/a    [{}] step 2/2  completed", "=".repeat(20))]
+        );
+        // Not in a release, whatever step its status names: no step, an empty bar.
+        let idle = RolloutView { progress: Progress::NotInRelease, ..paused.clone() };
+        assert_eq!(
+            rows(&idle, 8, Duration::ZERO, Some(1)),
+            [format!("  shop/web  [{}] step -  not releasing", " ".repeat(20))]
         );
         // Stopped: no spinner; a pause over keeps its row, full.
         assert_eq!(
