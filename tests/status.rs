@@ -302,6 +302,39 @@ fn rollouts_read_at_once_share_one_discovery_of_their_workloads_group() {
     assert_eq!(asked, ["/apis/apps/v1"]);
 }
 
+/// The GETs of the objects of `plural` named `name`, by path.
+fn gets(server: &FakeHandle, plural: &str, name: &str) -> usize {
+    let path = format!("/{plural}/{name}");
+    server.requests().iter().filter(|r| r.method == "GET" && r.path.ends_with(&path)).count()
+}
+
+#[test]
+fn status_reads_each_workload_once_and_the_claims_with_the_objects() {
+    // A regression: each workload was read twice (for the plan's replicas, then for the view),
+    // and the claims one after another once everything else was read.
+    // Latency makes concurrent requests overlap, so sequential round trips can be counted.
+    let server = demo_and_solo(2, "StepPaused", rollout(1, "StepPaused"))
+        .object(solo(deployment(4)))
+        .latency(Duration::from_millis(50))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status"]).success();
+    server.clear_log();
+    test.run_args(["status"])
+        .success()
+        .stdout_has("Deployment demo 4 (4 ready)")
+        .stdout_has("Deployment solo 4 (4 ready)");
+    for name in ["demo", "solo"] {
+        assert_eq!(gets(&server, "deployments", name), 1, "{name}'s workload");
+        assert_eq!(gets(&server, "leases", &format!("rollout-lua.{name}")), 1, "{name}'s claim");
+    }
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(server.round_trips(), 2, "the Rollouts, then everything else at once: {paths:?}");
+    server.clear_log();
+    test.run_args(["status", "solo"]).success();
+    assert_eq!(gets(&server, "deployments", "solo"), 1);
+}
+
 /// The writes an approval makes on a fresh server, for placing a fault on one of them.
 /// Every write of a run of `args` up to the release of its claims: the claims, the objects, the
 /// approvals (a position in it is a position for `before_write`).
@@ -1209,6 +1242,30 @@ mod watching {
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
+    }
+
+    #[test]
+    fn a_change_of_one_rollout_reads_again_only_what_that_rollout_needs() {
+        let server = demo_and_solo(2, "StepPaused", rollout(1, "StepUpgrade")).object(solo(deployment(4))).start();
+        let test = Test::new().kubeconfig(&server);
+        let args = ["status", "-w", "--until-paused", "--timeout", "60s"];
+        let child = test.command(BINARY, args).stdin(Stdio::null()).spawn().expect("run the binary");
+        wait_for("a watch", || !watches(&server).is_empty());
+        let edit_solo = |edit: &dyn Fn(&mut Value)| {
+            let mut solo = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "solo").unwrap();
+            edit(&mut solo);
+            server.put_object(solo);
+        };
+        edit_solo(&|r| r["status"]["message"] = json!("still upgrading"));
+        wait_for("solo read again", || gets(&server, "deployments", "solo") == 2);
+        edit_solo(&|r| r["status"]["canaryStatus"]["currentStepState"] = json!("StepPaused"));
+        finished(child)
+            .success()
+            .stdout_has("shop/demo: Progressing, step 2/3 StepPaused (waiting for approval)")
+            .stdout_has("shop/solo: Progressing, step 1/3 StepPaused (waiting for approval)");
+        assert_eq!(gets(&server, "deployments", "demo"), 1, "demo's workload only at the first read");
+        assert_eq!(gets(&server, "virtualservices", "demo"), 1, "demo's objects only at the first read");
+        assert_eq!(gets(&server, "deployments", "solo"), 3, "solo's workload at each read of it");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::scripts::{self, ConfigMapNeed, ConfigMapPlace, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
-use crate::source::live::{self, Live, Selection};
+use crate::source::live::{self, Live, Selection, Workloads};
 use crate::status;
 use crate::write::{self, Mode, Writer};
 use rayon::prelude::*;
@@ -113,14 +113,24 @@ impl Session {
     }
 
     /// As `load`, but a Rollout that cannot be loaded is returned apart, with its error, and
-    /// does not hide the others (`status`, and the Rollouts `restore --ref` claims); one named
+    /// does not hide the others (`plan`, and the Rollouts `restore --ref` claims); one named
     /// and not found is left out (`Live::missing`).
     pub(super) async fn load_each(
         &self,
         selection: &Selection,
     ) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
+        let listed = live::list_each(&self.cluster, selection).await?;
+        self.load_listed(listed, Workloads::OfPartitions).await
+    }
+
+    /// As `load_each`, from the Rollouts `listed`, with their `workloads`.
+    pub(super) async fn load_listed(
+        &self,
+        listed: live::Listed,
+        workloads: Workloads,
+    ) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
         let (live, unloaded) =
-            live::read_each(&self.cluster, selection, &self.catalog, &self.controller_namespace).await?;
+            live::read_each(&self.cluster, listed, &self.catalog, &self.controller_namespace, workloads).await?;
         let (live, catalog) = self.loaded(live)?;
         Ok((live, catalog, unloaded))
     }

@@ -1,26 +1,26 @@
 //! Following Rollouts (`status -w`, `approve --until-step/--to-end`): a watch on the Rollouts,
-//! everything read again on each change, and shown as a live view on a terminal (rows drawn in
-//! place on stderr) or as a line per change (logs, CI, `TERM=dumb`). Following ends with an error when a
-//! Rollout followed is deleted or made again; it outlasts a server that fails to answer for a
-//! while.
+//! the Rollouts that changed read again on each change (everything every 30 seconds), and shown
+//! as a live view on a terminal (rows drawn in place on stderr) or as a line per change (logs,
+//! CI, `TERM=dumb`). Following ends with an error when a Rollout followed is deleted or made
+//! again; it outlasts a server that fails to answer for a while.
 
 use super::cluster::Session;
-use super::views::{Missing, Scope, views};
+use super::views::{Missing, Read, Scope, Since, views};
 use super::{print, term_is_dumb};
 use crate::error::{Error, Signal};
 use crate::model::Stage;
 use crate::output::{YELLOW, paint};
 use crate::source::live::Selection;
-use crate::source::watch::RolloutWatch;
+use crate::source::watch::{Changes, RolloutWatch};
 use crate::status::{Progress, RolloutView, pause_left, progress_style};
 use crate::write::Interrupt;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime};
 
-/// How often everything is read again without a change of a Rollout: the gateway objects are
-/// not watched (their places can change on their own), and approve renews its claims between
-/// reads.
+/// How often everything is read again: the gateway objects are not watched (their places can
+/// change on their own), a change of a Rollout reads only its own, and approve renews its
+/// claims between reads.
 const RESYNC: Duration = Duration::from_secs(30);
 
 /// How often the live view moves its spinners and countdowns.
@@ -38,9 +38,13 @@ pub(super) struct Follower {
     watch: Option<RolloutWatch>,
     /// The Rollouts followed, as each was first read.
     followed: Followed,
-    /// The views may be stale (a change was seen, or the wait for one failed) and were not
-    /// read since: they are read before waiting for another change.
-    unread: bool,
+    /// The views last shown: a change of some Rollouts leaves the others' as they are.
+    last: Vec<RolloutView>,
+    /// When everything was last read (`RESYNC`).
+    all_read: Instant,
+    /// What may be stale in the views (a change was seen, or the wait for one failed) and was
+    /// not read since: it is read before waiting for another change.
+    unread: Option<Changes>,
     /// While requests fail on the way: the last wait before trying again.
     retrying: Option<Duration>,
     /// Whether the warning that the Rollouts are polled was given.
@@ -63,7 +67,9 @@ impl Follower {
             bounds: Bounds { interrupt, deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout), timeout },
             watch: None,
             followed: Followed::default(),
-            unread: false,
+            last: Vec::new(),
+            all_read: Instant::now(),
+            unread: None,
             retrying: None,
             polling_said: false,
             display: Display::new(),
@@ -88,6 +94,7 @@ impl Follower {
         };
         self.followed.check(&views, scope)?;
         self.display.show(&views)?;
+        self.last.clone_from(&views);
         Ok(views)
     }
 
@@ -104,14 +111,16 @@ impl Follower {
         let start = RolloutWatch::start(&session.cluster, namespace, &selection);
         self.watch = Some(self.bounds.run(&mut self.display, start).await?);
         self.say_polling();
-        let views = self.bounds.run(&mut self.display, views(session, scope, Missing::Fails)).await?;
+        let views = self.bounds.run(&mut self.display, views(session, scope, Read::all(Missing::Fails))).await?;
+        self.all_read = Instant::now();
         if views.is_empty() {
             return Err(Error::Input(nothing_to_follow(scope, &session.cluster.namespace)));
         }
         Ok(views)
     }
 
-    /// The views after the next change. A request that failed on the way (no answer: a
+    /// The views after the next change: those of the Rollouts changed read again (all of them
+    /// when what changed is not known). A request that failed on the way (no answer: a
     /// connection refused or dropped, a timeout; or a busy server's 429 or 5xx beyond its own
     /// retries) is like a dropped watch: the last views stay, a warning says so once, and the
     /// wait for a change (the watch opened again from the version seen) and the read are tried
@@ -119,21 +128,34 @@ impl Follower {
     /// (401, 403, 404, …) ends following.
     async fn views_after_change(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
         loop {
-            if !self.unread {
+            if self.unread.is_none() {
                 let waited = self.wait().await;
                 self.say_polling();
-                // Read after a failed wait too: the views may be stale, and reads may work
-                // while the watch does not.
-                self.unread = true;
                 match waited {
-                    Ok(()) => self.retrying = None,
-                    Err(error) => self.retry_after(error).await?,
+                    Ok(changes) => {
+                        self.unread = Some(changes);
+                        self.retrying = None;
+                    }
+                    Err(error) => {
+                        // Read after a failed wait too: the views may be stale, and reads may
+                        // work while the watch does not.
+                        self.unread = Some(Changes::Unknown);
+                        self.retry_after(error).await?;
+                    }
                 }
             }
+            let since = match &self.unread {
+                Some(Changes::Rollouts(changed)) => Some(Since { last: &self.last, changed }),
+                _ => None,
+            };
             // A Rollout named and gone since is left out: `Followed::check` says it was deleted.
-            match self.bounds.run(&mut self.display, views(session, scope, Missing::LeftOut)).await {
+            let read = Read { missing: Missing::LeftOut, claims: false, since };
+            match self.bounds.run(&mut self.display, views(session, scope, read)).await {
                 Ok(views) => {
-                    self.unread = false;
+                    if since.is_none() {
+                        self.all_read = Instant::now();
+                    }
+                    self.unread = None;
                     return Ok(views);
                 }
                 Err(error) => self.retry_after(error).await?,
@@ -141,14 +163,15 @@ impl Follower {
         }
     }
 
-    /// Waits for a change of a Rollout (or `RESYNC`), moving the live view meanwhile.
-    async fn wait(&mut self) -> Result<(), Error> {
-        let Follower { bounds, watch, display, .. } = self;
-        let Some(watch) = watch else { return Ok(()) };
+    /// Waits for a change of a Rollout (or `RESYNC` after everything was last read), moving
+    /// the live view meanwhile.
+    async fn wait(&mut self) -> Result<Changes, Error> {
+        let Follower { bounds, watch, display, all_read, .. } = self;
+        let Some(watch) = watch else { return Ok(Changes::Unknown) };
         let changed = async {
             tokio::select! {
                 changed = watch.changed() => changed,
-                () = tokio::time::sleep(RESYNC) => Ok(()),
+                () = tokio::time::sleep_until((*all_read + RESYNC).into()) => Ok(Changes::Unknown),
             }
         };
         bounds.run(display, changed).await
@@ -367,18 +390,33 @@ impl Display {
 /// `crate::stderr`, so that every other line on stderr is written above it.
 #[derive(Default)]
 struct LiveView {
-    /// The Rollouts as last read, and when (the countdowns go on from there); none until the
-    /// first views, and after `stop` or `clear`.
+    /// The Rollouts as last read, and when each was (its countdown goes on from there); none
+    /// until the first views, and after `stop` or `clear`.
     views: Vec<RolloutView>,
-    read: Option<Instant>,
+    read: Vec<Instant>,
     /// How many times the spinners have turned.
     turns: usize,
 }
 
 impl LiveView {
     fn show(&mut self, views: &[RolloutView]) {
+        // A timed pause's count as read before (a view kept while others were read again)
+        // goes on from when it was read.
+        let count = |view: &RolloutView| match &view.progress {
+            Progress::Paused { pause_seconds, seconds_left: Some(left) } => Some((*pause_seconds, *left)),
+            _ => None,
+        };
+        let now = Instant::now();
+        self.read = views
+            .iter()
+            .map(|view| {
+                let same = |(old, _): &(&RolloutView, &Instant)| {
+                    (&old.namespace, &old.name) == (&view.namespace, &view.name) && count(old) == count(view)
+                };
+                self.views.iter().zip(&self.read).find(same).map_or(now, |(_, read)| *read)
+            })
+            .collect();
         self.views = views.to_vec();
-        self.read = Some(Instant::now());
         self.draw();
     }
 
@@ -400,8 +438,7 @@ impl LiveView {
 
     /// The rows of each Rollout as they stand now.
     fn rows(&self, turn: Option<usize>) -> Vec<Vec<String>> {
-        let elapsed = self.read.map(|read| read.elapsed()).unwrap_or_default();
-        self.views.iter().map(|view| rows(view, self.width(), elapsed, turn)).collect()
+        self.views.iter().zip(&self.read).map(|(view, read)| rows(view, self.width(), read.elapsed(), turn)).collect()
     }
 
     /// The width of the Rollouts' names, which line their bars up.
@@ -419,12 +456,14 @@ impl LiveView {
                 &rows.iter().map(|row| crate::stderr::fit_row(row, columns)).collect::<Vec<_>>(),
             );
             self.views.clear();
+            self.read.clear();
         }
     }
 
     fn clear(&mut self) {
         crate::stderr::erase_live_view();
         self.views.clear();
+        self.read.clear();
     }
 }
 

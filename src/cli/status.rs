@@ -1,9 +1,8 @@
 //! `status`: where Rollouts and their gateway objects stand, once or followed (`-w`).
 
-use super::claim::claim_of;
 use super::cluster::{Session, runtime};
 use super::follow::Follower;
-use super::views::{Missing, Scope, none_found, views};
+use super::views::{Missing, Read, Scope, none_found, views};
 use super::{Outcome, StatusArgs, print, print_raw};
 use crate::error::Error;
 use crate::source::live::{self, Selection};
@@ -17,15 +16,12 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
         if !args.watch {
             // A Rollout named and not found does not hide the others: its error comes after
             // them (as `kubectl get` does).
-            let mut views = views(&session, &scope, Missing::LeftOut).await?;
+            let read = Read { missing: Missing::LeftOut, claims: true, since: None };
+            let views = views(&session, &scope, read).await?;
             let missing = missing_names(&scope, &views);
             if views.is_empty() && missing.is_empty() {
                 // As kubectl get: a note, not an error.
                 none_found(&session, &scope);
-            }
-            for view in &mut views {
-                // A claim only shows; a missing permission to read Leases hides it.
-                view.claim = claim_of(&session.cluster, &view.namespace, &view.name).await.ok().flatten();
             }
             match args.output {
                 Some(format) => print_raw(&super::offline::render(&serde_json::to_value(&views)?, format))?,

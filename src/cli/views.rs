@@ -2,12 +2,14 @@
 //! -w`, `approve`'s follow-up): each with its objects placed and its workload's replicas.
 
 use super::StatusArgs;
+use super::claim::claim_of;
 use super::cluster::Session;
 use crate::error::Error;
-use crate::model::ObjectRef;
+use crate::model::{ObjectKey, ObjectRef};
 use crate::source::cluster::Cluster;
-use crate::source::live::{self, Selection};
+use crate::source::live::{self, Selection, Workloads};
 use crate::status::{RolloutView, WorkloadView};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::SystemTime;
@@ -41,14 +43,49 @@ pub(super) enum Missing {
     LeftOut,
 }
 
+/// How Rollouts are read for their views.
+#[derive(Clone, Copy)]
+pub(super) struct Read<'a> {
+    pub(super) missing: Missing,
+    /// Whether each Rollout's claim is read (`status` shows it; following does not).
+    pub(super) claims: bool,
+    /// None: every Rollout is read.
+    pub(super) since: Option<Since<'a>>,
+}
+
+/// The last views and the Rollouts changed since: only those, and any not among the last views,
+/// are read again; the others keep their last views.
+#[derive(Clone, Copy)]
+pub(super) struct Since<'a> {
+    pub(super) last: &'a [RolloutView],
+    /// (namespace, name).
+    pub(super) changed: &'a BTreeSet<(String, String)>,
+}
+
+impl Read<'_> {
+    /// Every Rollout read afresh, without claims.
+    pub(super) fn all(missing: Missing) -> Read<'static> {
+        Read { missing, claims: false, since: None }
+    }
+}
+
 /// Reads the Rollouts of `scope` and places their objects.
-pub(super) async fn views(session: &Session, scope: &Scope, missing: Missing) -> Result<Vec<RolloutView>, Error> {
+pub(super) async fn views(session: &Session, scope: &Scope, read: Read<'_>) -> Result<Vec<RolloutView>, Error> {
     let (sessions, selection) = match scope {
-        Scope::Namespace(selection) => return views_in(session, selection, missing).await,
+        Scope::Namespace(selection) => return views_in(session, selection, read).await,
         Scope::AllNamespaces(selector) => each_namespace(session, selector.as_deref()).await?,
     };
-    let views =
-        futures::future::try_join_all(sessions.iter().map(|session| views_in(session, &selection, missing))).await?;
+    let views = futures::future::try_join_all(sessions.iter().map(|session| async {
+        let namespace = &session.cluster.namespace;
+        match read.since {
+            // Nothing changed there: as last read.
+            Some(since) if !since.changed.iter().any(|(n, _)| n == namespace) => {
+                Ok(since.last.iter().filter(|v| &v.namespace == namespace).cloned().collect())
+            }
+            _ => views_in(session, &selection, read).await,
+        }
+    }))
+    .await?;
     Ok(views.concat())
 }
 
@@ -82,41 +119,71 @@ pub(super) fn none_found(session: &Session, scope: &Scope) {
 
 /// Reads the selected Rollouts of the session's namespace and places their objects (a plan of
 /// every stage). One that cannot be loaded is a view with its error, in its place.
-async fn views_in(session: &Session, selection: &Selection, missing: Missing) -> Result<Vec<RolloutView>, Error> {
-    let (live, catalog, unloaded) = session.load_each(selection).await?;
-    if let Missing::Fails = missing {
-        live.found_all(&session.cluster.namespace)?;
+async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> Result<Vec<RolloutView>, Error> {
+    let cluster = &session.cluster;
+    let mut listed = live::list_each(cluster, selection).await?;
+    let order: Vec<String> = listed.names().into_iter().map(str::to_string).collect();
+    let last_of = |name: &str| {
+        let since = read.since?;
+        let key = (cluster.namespace.clone(), name.to_string());
+        since.last.iter().find(|v| v.namespace == key.0 && v.name == name).filter(|_| !since.changed.contains(&key))
+    };
+    listed.retain(|name| last_of(name).is_none());
+    // The claims are read by name (a LIST of Leases needs a permission a user may not have),
+    // together with the Rollouts' world; one that cannot be read only hides the claim.
+    let claimed: Vec<String> = match read.claims {
+        true => listed.names().into_iter().map(str::to_string).collect(),
+        false => Vec::new(),
+    };
+    let claims = futures::future::join_all(
+        claimed.iter().map(|name| async move { claim_of(cluster, &cluster.namespace, name).await.ok().flatten() }),
+    );
+    let (loaded, claims) = futures::future::join(session.load_listed(listed, Workloads::All), claims).await;
+    let (live, catalog, unloaded) = loaded?;
+    if let Missing::Fails = read.missing {
+        live.found_all(&cluster.namespace)?;
     }
-    let workloads = futures::future::join_all(
-        live.snapshot.rollouts.iter().map(|r| workload(&session.cluster, r.item.workload.as_ref())),
-    )
-    .await;
     let now = SystemTime::now();
     let mut views: Vec<RolloutView> = live
         .snapshot
         .rollouts
         .iter()
-        .zip(workloads)
-        .map(|(rollout, workload)| {
+        .map(|rollout| {
             let plan = session.plan_to_place(&live, &catalog, rollout).map_err(|e| e.to_string());
             // One that cannot be read fails the plan, which says so.
             let cr = live.snapshot.traffic_routing_of(rollout).ok().flatten().map(|cr| &cr.item);
+            let workload = rollout.item.workload.as_ref().and_then(|reference| {
+                let object = live.snapshot.objects.get(&ObjectKey::of_ref(reference, &rollout.namespace))?;
+                Some(workload_view(reference, object))
+            });
             RolloutView::new(&rollout.item, &rollout.namespace, cr, plan.as_ref().map_err(Clone::clone), workload, now)
         })
         .collect();
-    // In the order they were read: each goes back to its place among them.
     for unloaded in unloaded {
         let view = match &unloaded.rollout {
             Some(r) => {
-                let workload = workload(&session.cluster, r.item.workload.as_ref()).await;
+                // Its world could not be read, nor its workload with it: read on its own.
+                let workload = workload(cluster, r.item.workload.as_ref()).await;
                 // Shown from its own fields.
                 RolloutView::new(&r.item, &r.namespace, None, Err(unloaded.error), workload, now)
             }
-            None => RolloutView::unparsed(&unloaded.name, &session.cluster.namespace, unloaded.error),
+            None => RolloutView::unparsed(&unloaded.name, &cluster.namespace, unloaded.error),
         };
-        views.insert(unloaded.index.min(views.len()), view);
+        views.push(view);
     }
-    Ok(views)
+    for (name, claim) in claimed.iter().zip(claims) {
+        if let Some(view) = views.iter_mut().find(|v| &v.name == name) {
+            view.claim = claim;
+        }
+    }
+    // In the order they were read, each read again or as last read.
+    Ok(order
+        .iter()
+        .filter_map(|name| match last_of(name) {
+            Some(last) => Some(last.clone()),
+            None => views.iter().position(|v| &v.name == name).map(|index| views.swap_remove(index)),
+        })
+        .collect())
 }
 
 /// The workload's replicas, when it can be read (a missing permission only hides them).
@@ -124,10 +191,14 @@ async fn workload(cluster: &Cluster, reference: Option<&ObjectRef>) -> Option<Wo
     let reference = reference?;
     let resource = cluster.resource(reference.group(), reference.version(), &reference.kind, false).await.ok()??;
     let object = cluster.get(&resource, &cluster.namespace, &reference.name).await.ok()??;
-    Some(WorkloadView {
+    Some(workload_view(reference, &object))
+}
+
+fn workload_view(reference: &ObjectRef, object: &Value) -> WorkloadView {
+    WorkloadView {
         kind: reference.kind.clone(),
         name: reference.name.clone(),
         replicas: object["status"]["replicas"].as_i64(),
         ready_replicas: object["status"]["readyReplicas"].as_i64(),
-    })
+    }
 }

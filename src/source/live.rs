@@ -1,8 +1,8 @@
 //! The live state of Rollouts and everything their routing touches, read with as few
 //! sequential round trips as the data allows: the Rollouts, then (together) their gateway
 //! objects (custom refs; HTTPRoutes; the stable and canary Ingress and, for aliyun-alb, the
-//! namespace's other Ingresses; the canary Service), TrafficRoutings and the script ConfigMap,
-//! then a TrafficRouting's own objects.
+//! namespace's other Ingresses; the canary Service), TrafficRoutings, workloads and the script
+//! ConfigMap, then a TrafficRouting's own objects.
 
 use super::cluster::{Cluster, Resource};
 use crate::error::{ApiFailure, Error};
@@ -120,7 +120,7 @@ pub struct Unloaded {
 /// Reads the selected Rollouts: the first round trip. One that is named and not found or does
 /// not parse is an error, and so is a selector that matches none.
 pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<Rollouts, Error> {
-    let (rollouts, unparsed, missing) = read_rollouts_leniently(cluster, selection).await?;
+    let Listed { rollouts, unparsed, missing } = list_each(cluster, selection).await?;
     if let Some(name) = missing.first() {
         return Err(not_found(name, &cluster.namespace));
     }
@@ -145,12 +145,49 @@ pub fn not_found(name: &str, namespace: &str) -> Error {
     Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
 }
 
-/// Reads the selected Rollouts; those that do not parse are returned apart, and so are the
-/// names of those named and not found.
-async fn read_rollouts_leniently(
-    cluster: &Cluster,
-    selection: &Selection,
-) -> Result<(Rollouts, Vec<Unloaded>, Vec<String>), Error> {
+/// The selected Rollouts as read, before their world is: the first round trip of `read_each`.
+pub struct Listed {
+    rollouts: Rollouts,
+    /// Those that do not parse, each at its place among all those read.
+    unparsed: Vec<Unloaded>,
+    /// The names of those named and not found.
+    missing: Vec<String>,
+}
+
+impl Listed {
+    /// The name of each Rollout read, whether it parses or not, in the order read.
+    pub fn names(&self) -> Vec<&str> {
+        let mut found = self.rollouts.found.iter().map(|r| r.item.name.as_str());
+        let mut unparsed = self.unparsed.iter().peekable();
+        (0..self.rollouts.found.len() + self.unparsed.len())
+            .filter_map(|index| match unparsed.next_if(|u| u.index == index) {
+                Some(u) => Some(u.name.as_str()),
+                None => found.next(),
+            })
+            .collect()
+    }
+
+    /// Keeps the Rollouts whose names `keep` picks, each at its place among those kept.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        let (mut found, mut unparsed) = (Vec::new(), Vec::new());
+        let mut all_found = std::mem::take(&mut self.rollouts.found).into_iter();
+        let mut all_unparsed = std::mem::take(&mut self.unparsed).into_iter().peekable();
+        let total = all_found.len() + all_unparsed.len();
+        for index in 0..total {
+            match all_unparsed.next_if(|u| u.index == index) {
+                Some(u) if keep(&u.name) => unparsed.push(Unloaded { index: found.len() + unparsed.len(), ..u }),
+                Some(_) => {}
+                None => found.extend(all_found.next().filter(|r| keep(&r.item.name))),
+            }
+        }
+        self.rollouts = Rollouts::of(self.rollouts.resource.clone(), found);
+        self.unparsed = unparsed;
+    }
+}
+
+/// Reads the selected Rollouts; those that do not parse are kept apart, and so are the names
+/// of those named and not found.
+pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Listed, Error> {
     let resource = rollout_resource(cluster).await?;
     let namespace = &cluster.namespace;
     let mut missing = Vec::new();
@@ -180,31 +217,42 @@ async fn read_rollouts_leniently(
             }
         }
     }
-    Ok((Rollouts::of(resource, found), unparsed, missing))
+    Ok(Listed { rollouts: Rollouts::of(resource, found), unparsed, missing })
 }
 
-/// Reads the selected Rollouts and their world so that one Rollout that cannot be loaded (it
-/// does not parse, or its objects cannot be read) does not hide the others: it is returned
-/// apart, with its error; so is a Rollout named and not found (`Live::missing`). When reading
-/// them together fails, each is read on its own to find which fail, then the others together
-/// again; unless no answer came (a timeout, a lost connection): that is the server, not a
-/// Rollout, and reading again would only wait again.
+/// Which workloads are read with the Rollouts' routing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workloads {
+    /// Those of partition releases, whose replica count decides whether a step is routed (what
+    /// a plan needs).
+    OfPartitions,
+    /// Every Rollout's (`status` shows their replicas too).
+    All,
+}
+
+/// Reads the world of the Rollouts `listed` (`list_each`) so that one Rollout that cannot be
+/// loaded (it does not parse, or its objects cannot be read) does not hide the others: it is
+/// returned apart, with its error; so is a Rollout named and not found (`Live::missing`). When
+/// reading them together fails, each is read on its own to find which fail, then the others
+/// together again; unless no answer came (a timeout, a lost connection): that is the server,
+/// not a Rollout, and reading again would only wait again.
 pub async fn read_each(
     cluster: &Cluster,
-    selection: &Selection,
+    listed: Listed,
     catalog: &ScriptCatalog,
     controller_namespace: &str,
+    workloads: Workloads,
 ) -> Result<(Live, Vec<Unloaded>), Error> {
-    let (rollouts, mut unloaded, missing) = read_rollouts_leniently(cluster, selection).await?;
+    let Listed { rollouts, unparsed: mut unloaded, missing } = listed;
     let (resource, found) = (rollouts.resource.clone(), rollouts.found.clone());
-    match read_routing(cluster, rollouts, catalog, controller_namespace).await {
+    match read_routing(cluster, rollouts, catalog, controller_namespace, workloads).await {
         Ok(live) => return Ok((Live { missing, ..live }, unloaded)),
         Err(unanswered @ Error::Api { failure: ApiFailure { code: None, .. }, .. }) => return Err(unanswered),
         Err(_) => {}
     }
     let alone = join_all(found.iter().map(|rollout| {
         let one = Rollouts::of(resource.clone(), vec![rollout.clone()]);
-        read_routing(cluster, one, catalog, controller_namespace)
+        read_routing(cluster, one, catalog, controller_namespace, workloads)
     }))
     .await;
     // The places among all the Rollouts read of those that parse.
@@ -221,17 +269,18 @@ pub async fn read_each(
             }
         }
     }
-    let live = read_routing(cluster, Rollouts::of(resource, loaded), catalog, controller_namespace).await?;
+    let live = read_routing(cluster, Rollouts::of(resource, loaded), catalog, controller_namespace, workloads).await?;
     Ok((Live { missing, ..live }, unloaded))
 }
 
-/// Reads what the Rollouts' routing needs. `catalog` says which kinds need the ConfigMap (read
-/// from `controller_namespace` only then).
-pub async fn read_routing(
+/// Reads what the Rollouts' routing needs, and their `workloads`. `catalog` says which kinds
+/// need the ConfigMap (read from `controller_namespace` only then).
+async fn read_routing(
     cluster: &Cluster,
     rollouts: Rollouts,
     catalog: &ScriptCatalog,
     controller_namespace: &str,
+    workloads: Workloads,
 ) -> Result<Live, Error> {
     let namespace = &cluster.namespace;
     let mut snapshot = Snapshot { rollouts: rollouts.found, ..Snapshot::default() };
@@ -239,8 +288,7 @@ pub async fn read_routing(
         snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
     let own_need = rollouts.routings.iter().find_map(|routing| configmap_need(catalog, routing));
     // Second round trip: the Rollouts' gateway objects, their TrafficRoutings (each followed by
-    // its own gateway objects), when a script must come from it the ConfigMap, and the workloads
-    // whose replica count decides whether a step is routed.
+    // its own gateway objects), when a script must come from it the ConfigMap, and the workloads.
     let (objects, crs, configmap, workloads) = futures::try_join!(
         read_objects(cluster, &rollouts.routings),
         try_join_all(cr_names.iter().map(|name| read_traffic_routing(cluster, name))),
@@ -250,7 +298,7 @@ pub async fn read_routing(
                 None => Ok(None),
             }
         },
-        async { Ok(read_workloads(cluster, &snapshot.rollouts).await) },
+        async { Ok(read_workloads(cluster, &snapshot.rollouts, workloads).await) },
     )?;
     for workload in workloads {
         match workload {
@@ -554,12 +602,20 @@ async fn read_after_rediscovery(
     Ok((fresh, object))
 }
 
-/// The workloads of partition releases (`Rollout::is_real_partition`): the planner needs their
-/// replica count (docs/controller-semantics.md §11). One that cannot be read (its kind not
-/// served, reading forbidden, gone) is left out, and the plan says what it assumes instead.
-async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>]) -> Vec<Result<Value, RefusedRead>> {
-    let refs: BTreeSet<&ObjectRef> =
-        rollouts.iter().filter(|r| r.item.is_real_partition()).filter_map(|r| r.item.workload.as_ref()).collect();
+/// The `workloads` of `rollouts`, each read once. The planner needs the replica count of a
+/// partition release's (`Rollout::is_real_partition`, docs/controller-semantics.md §11). One
+/// that cannot be read (its kind not served, reading forbidden, gone) is left out, and the plan
+/// says what it assumes instead.
+async fn read_workloads(
+    cluster: &Cluster,
+    rollouts: &[Located<Rollout>],
+    workloads: Workloads,
+) -> Vec<Result<Value, RefusedRead>> {
+    let refs: BTreeSet<&ObjectRef> = rollouts
+        .iter()
+        .filter(|r| workloads == Workloads::All || r.item.is_real_partition())
+        .filter_map(|r| r.item.workload.as_ref())
+        .collect();
     let namespace = &cluster.namespace;
     let read = refs.into_iter().map(|reference| async move {
         let resource =
@@ -639,6 +695,37 @@ mod tests {
             let argument = format!("{kind}/demo");
             assert_eq!((rollout_name(&argument), rollout_argument(&argument)), ("demo", Ok(argument.clone())));
         }
+    }
+
+    #[test]
+    fn listed_rollouts_keep_their_order_when_some_are_left_out() {
+        let rollout = |name: &str| {
+            let raw = serde_json::json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": name, "namespace": "shop"},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "10%"}],
+                         "trafficRoutings": [{"service": name, "gateway": {"httpRouteName": name}}]}}}});
+            let item = Rollout::from_object(&raw).unwrap();
+            Located { origin: Origin::Cluster(format!("rollout/{name}")), namespace: "shop".into(), item, raw }
+        };
+        let unparsed = |name: &str, index| Unloaded { name: name.into(), index, rollout: None, error: String::new() };
+        let resource = Resource {
+            group: GROUP.into(),
+            version: "v1beta1".into(),
+            kind: "Rollout".into(),
+            plural: "rollouts".into(),
+            namespaced: true,
+        };
+        let mut listed = Listed {
+            rollouts: Rollouts::of(resource, vec![rollout("a"), rollout("c"), rollout("e")]),
+            unparsed: vec![unparsed("b", 1), unparsed("d", 3)],
+            missing: Vec::new(),
+        };
+        assert_eq!(listed.names(), ["a", "b", "c", "d", "e"]);
+        listed.retain(|name| name != "a" && name != "c");
+        assert_eq!(listed.names(), ["b", "d", "e"]);
+        assert_eq!(listed.unparsed.iter().map(|u| u.index).collect::<Vec<_>>(), [0, 1]);
+        let routed: Vec<&str> = listed.rollouts.routings.iter().filter_map(Routing::http_route).collect();
+        assert_eq!(routed, ["e"], "the routing of those kept only");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 use super::cluster::{Cluster, Resource, Watched};
 use super::live::{self, Selection, rollout_name};
 use crate::error::Error;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,15 @@ const REOPEN_AFTER: Duration = Duration::from_secs(1);
 
 /// The longest a watch is asked to last (the API server's own limit is about 5 minutes).
 const WATCH_AT_MOST: Duration = Duration::from_secs(290);
+
+/// What may have changed since the last wait for a change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Changes {
+    /// These Rollouts (namespace, name): added, changed or deleted.
+    Rollouts(BTreeSet<(String, String)>),
+    /// Any of them: the watch started over from a fresh list, or they are polled.
+    Unknown,
+}
 
 /// Changes to the selected Rollouts.
 pub struct RolloutWatch {
@@ -76,41 +85,54 @@ impl RolloutWatch {
         self.polling.as_deref()
     }
 
-    /// Waits until a selected Rollout changes (added, changed, deleted), or, when the watch had
-    /// to start over from a fresh list (or turned to polling), something may have; polling,
-    /// until the next read is due. A failed request (opening the watch, the LIST after a 410)
-    /// is returned as it is and leaves the watch to be opened again from the version seen by
-    /// the next call: the follower decides whether to try again.
-    pub async fn changed(&mut self) -> Result<(), Error> {
+    /// Waits until selected Rollouts change (added, changed, deleted): those, with the changes
+    /// of others already received; or, when the watch had to start over from a fresh list (or
+    /// turned to polling), any may have; polling, until the next read is due. A failed request
+    /// (opening the watch, the LIST after a 410) is returned as it is and leaves the watch to be
+    /// opened again from the version seen by the next call: the follower decides whether to try
+    /// again.
+    pub async fn changed(&mut self) -> Result<Changes, Error> {
+        let mut changed = BTreeSet::new();
         loop {
             if self.polling.is_some() {
                 tokio::time::sleep(POLL).await;
-                return Ok(());
+                return Ok(Changes::Unknown);
             }
             let Some(events) = &mut self.events else {
+                if !changed.is_empty() {
+                    return Ok(Changes::Rollouts(changed));
+                }
                 if let Some(opened) = self.opened {
                     tokio::time::sleep(REOPEN_AFTER.saturating_sub(opened.elapsed())).await;
                 }
                 if !self.open().await? {
                     // Expired: listed again; what happened meanwhile is unknown.
-                    return Ok(());
+                    return Ok(Changes::Unknown);
                 }
                 continue;
             };
-            match events.next().await {
+            // After a change, the others already received come with it: one read for a burst.
+            let event = match changed.is_empty() {
+                true => events.next().await,
+                false => match events.next().now_or_never() {
+                    Some(event) => event,
+                    None => return Ok(Changes::Rollouts(changed)),
+                },
+            };
+            match event {
                 Some(Ok(Watched::Changed { version, namespace, name })) => {
                     self.version = version;
                     if self.names.as_ref().is_none_or(|names| names.contains(&name))
                         && (self.namespace.is_empty() || self.namespace == namespace)
                     {
-                        return Ok(());
+                        changed.insert((namespace, name));
                     }
                 }
                 Some(Ok(Watched::At(version))) => self.version = version,
                 Some(Ok(Watched::Expired)) => {
                     self.events = None;
                     self.list_again().await?;
-                    return Ok(());
+                    return Ok(Changes::Unknown);
                 }
                 // The server ended the watch, or the connection broke: resume from the version seen.
                 Some(Err(_)) | None => self.events = None,
