@@ -154,6 +154,19 @@ pub struct ObjectView {
     /// release in progress (a note says so).
     #[serde(skip)]
     pub left_routed: bool,
+    /// Whether it is at the current step, when the controller has routed that step and the step
+    /// routes it (`routed_step`); None otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_current_step: Option<bool>,
+}
+
+impl ObjectView {
+    /// Whether it is at its original, absent, or at other steps than the current one, which the
+    /// controller has routed (a note says so). A drifted or contested object says so itself.
+    pub fn off_current_step(&self) -> bool {
+        self.at_current_step == Some(false)
+            && matches!(self.position, Position::Original | Position::Absent | Position::AtStep { .. })
+    }
 }
 
 /// A claim on a Rollout (an `approve` or `restore` holding it, or one left to expire), as
@@ -349,6 +362,7 @@ impl RolloutView {
             objects: every_stage.map(|plan| {
                 let mut views = positions(plan);
                 note_routing_left(rollout, namespace, cr, &mut views);
+                note_off_current_step(rollout, plan, &mut views);
                 views
             }),
             claim: None,
@@ -480,7 +494,8 @@ impl RolloutView {
                     .iter()
                     .map(|o| {
                         let left = if o.left_routed { LEFT_ROUTED } else { "" };
-                        format!("{} {} {}{left}", o.kind, o.name, position_text(&o.position).0)
+                        let off = if o.off_current_step() { OFF_CURRENT_STEP } else { "" };
+                        format!("{} {} {}{left}{off}", o.kind, o.name, position_text(&o.position).0)
                     })
                     .collect();
                 if !places.is_empty() {
@@ -558,6 +573,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         notes: object.foreign_canary.iter().chain(&object.notes).cloned().collect(),
                         routed: !object.untouched,
                         left_routed: false,
+                        at_current_step: None,
                     });
                     views.len() - 1
                 }
@@ -618,6 +634,54 @@ fn nearest_stage<'a>(plans: impl Iterator<Item = (Stage, &'a ObjectPlan)>) -> Op
 /// What a followed Rollout's line adds to an object still routed (as a step, or drifted since)
 /// outside a release (`status` says more).
 const LEFT_ROUTED: &str = " (left routed outside a release)";
+
+/// What a followed Rollout's line adds to an object that is not at the current step, which the
+/// controller has routed (`status` says more).
+const OFF_CURRENT_STEP: &str = " (not at the current step)";
+
+/// The current step when the controller has done its routing: a release in progress (not
+/// ending) in a state past the step's traffic routing, StepMetricsAnalysis, StepPaused or
+/// StepReady (docs/controller-semantics.md §3.5). Before (BeforeStepUpgrade, StepUpgrade,
+/// StepTrafficRouting) the objects may still hold the previous step's routing.
+fn routed_step(rollout: &Rollout) -> Option<Stage> {
+    let status = &rollout.status;
+    let routed =
+        matches!(status.current_step_state.as_deref(), Some("StepMetricsAnalysis" | "StepPaused" | "StepReady"));
+    let in_release = status.phase.as_deref() == Some("Progressing") && Ending::of(rollout).is_none();
+    rollout.current_stage().filter(|_| routed && in_release)
+}
+
+/// Marks each object that `rollout`'s current step routes, once the controller has routed it
+/// (`routed_step`), as at that step or not, and notes one at its original, absent or at other
+/// steps: the controller routes a step once, before it goes past StepTrafficRouting.
+fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [ObjectView]) {
+    let Some(current) = routed_step(rollout) else { return };
+    let Some(planned) = plan.stages.iter().find(|s| s.stage == Some(current)) else { return };
+    for view in views.iter_mut() {
+        let routed_there = planned.objects.iter().any(|o| {
+            o.reference.kind == view.kind
+                && o.reference.name == view.name
+                && o.key.namespace == view.namespace
+                && routes(o)
+        });
+        if !routed_there {
+            continue;
+        }
+        view.at_current_step = Some(matches!(&view.position, Position::AtStep { steps } if steps.contains(&current)));
+        if !view.off_current_step() {
+            continue;
+        }
+        let is = match &view.position {
+            Position::Original => "at its original".to_string(),
+            Position::Absent => "absent".to_string(),
+            other => position_text(other).0,
+        };
+        view.notes.push(format!(
+            "{} {}/{} is not at {current}, the current step (it is {is}): the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve {} --traffic-only` writes the step's routing",
+            view.kind, view.namespace, view.name, rollout.name
+        ));
+    }
+}
 
 /// Why `rollout` has no release in progress, when it has none: the controller then leaves its
 /// objects alone, as they should be, with the routing before the release (a canary Ingress
@@ -767,6 +831,7 @@ mod tests {
             notes: vec![],
             routed,
             left_routed: false,
+            at_current_step: None,
         };
         let at = |steps: &[usize]| Position::AtStep { steps: steps.iter().map(|&i| Stage::Step(i)).collect() };
         let views = || {
@@ -875,6 +940,7 @@ mod tests {
                 notes: vec![],
                 routed: true,
                 left_routed: false,
+                at_current_step: None,
             }]
         };
         let idle = cr(json!(["rollouts.kruise.io/trafficrouting"]));
@@ -936,6 +1002,94 @@ mod tests {
         );
         assert_eq!(Progress::of(&rollout(json!({"phase": "Healthy"})), now), Progress::NotInRelease);
         assert!(Progress::of(&done, now).is_final());
+    }
+
+    #[test]
+    fn an_object_not_at_a_current_step_the_controller_has_routed_is_noted() {
+        use crate::lua::Limits;
+        use crate::model::ObjectIndex;
+        use crate::plan::Planner;
+        use crate::scripts::ScriptCatalog;
+        // Steps 1 and 2 route; step 3 is replicas only (the controller restores the original);
+        // step 4's replicas reach the workload's in a partition release (not routed).
+        let rollout = |step: usize, state: &str, reason: &str| {
+            Rollout::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "store", "namespace": "shop"},
+                "spec": {"strategy": {"canary": {
+                    "steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "50%"}, {"replicas": 3},
+                              {"replicas": "100%", "traffic": "100%"}],
+                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]}}},
+                "status": {"phase": "Progressing", "currentStepIndex": step, "currentStepState": state,
+                           "canaryStatus": {"currentStepIndex": step, "currentStepState": state},
+                           "conditions": [{"type": "Progressing", "status": "True", "reason": reason}]}
+            }))
+            .unwrap()
+        };
+        let original = json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"rules": [{"backendRefs": [{"kind": "Service", "name": "store", "port": 80, "weight": 1}]}]}
+        });
+        let catalog = ScriptCatalog::default();
+        let plan = |rollout: &Rollout, route: &serde_json::Value| {
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", route.clone());
+            let planner = Planner::new(&objects, &catalog, Limits::default()).each_stage_from_the_objects_read();
+            planner.plan_rollout(rollout, "shop", None, &rollout.stages()).unwrap()
+        };
+        let object = |rollout: &Rollout, route: &serde_json::Value| {
+            let view = RolloutView::new(rollout, "shop", None, Ok(&plan(rollout, route)), None, SystemTime::UNIX_EPOCH);
+            let line = view.line();
+            (view.objects.unwrap().remove(0), line)
+        };
+        let paused_at_2 = rollout(2, "StepPaused", "InRolling");
+        let at_step =
+            |step: usize| serde_json::Value::clone(&plan(&paused_at_2, &original).stages[step - 1].objects[0].planned);
+        let advice = "the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve store --traffic-only` writes the step's routing";
+        // Past the step's routing: at its original, or at another step, it is noted.
+        for state in ["StepMetricsAnalysis", "StepPaused", "StepReady"] {
+            let (view, line) = object(&rollout(2, state, "InRolling"), &original);
+            assert_eq!(view.at_current_step, Some(false), "{state}");
+            assert_eq!(
+                view.notes,
+                [format!("HTTPRoute shop/store is not at step 2, the current step (it is at its original): {advice}")],
+                "{state}"
+            );
+            assert!(line.ends_with("HTTPRoute store original (not at the current step)"), "{line}");
+        }
+        let (view, _) = object(&paused_at_2, &at_step(1));
+        assert_eq!(view.position, Position::AtStep { steps: vec![Stage::Step(1)] });
+        assert_eq!(
+            view.notes,
+            [format!("HTTPRoute shop/store is not at step 2, the current step (it is at step 1): {advice}")]
+        );
+        // At the step: said in JSON only.
+        let (view, line) = object(&paused_at_2, &at_step(2));
+        assert_eq!((view.at_current_step, view.notes.len()), (Some(true), 0));
+        assert!(line.ends_with("HTTPRoute store at step 2"), "{line}");
+        assert_eq!(serde_json::to_value(&view).unwrap()["atCurrentStep"], json!(true));
+        // Drifted: it says so itself.
+        let mut edited = at_step(2);
+        edited["spec"]["rules"][0]["backendRefs"][0]["weight"] = json!(70);
+        let (view, _) = object(&paused_at_2, &edited);
+        assert_eq!(
+            (&view.position, view.at_current_step, view.notes.len()),
+            (&Position::Drifted { nearest: Some(Stage::Step(2)) }, Some(false), 0)
+        );
+        // Not routed yet, a step that restores, a release ending: nothing is said, nor compared.
+        let not_compared = [
+            rollout(2, "BeforeStepUpgrade", "InRolling"),
+            rollout(2, "StepUpgrade", "InRolling"),
+            rollout(2, "StepTrafficRouting", "InRolling"),
+            rollout(3, "StepPaused", "InRolling"),
+            rollout(4, "StepPaused", "InRolling"),
+            rollout(2, "StepPaused", "Cancelling"),
+            rollout(2, "Completed", "Finalising"),
+        ];
+        for rollout in &not_compared {
+            let (view, _) = object(rollout, &original);
+            assert_eq!((view.at_current_step, view.notes.len()), (None, 0), "{:?}", rollout.status);
+            assert!(serde_json::to_value(&view).unwrap().get("atCurrentStep").is_none());
+        }
     }
 
     #[test]

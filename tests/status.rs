@@ -46,6 +46,43 @@ fn status_places_every_object() {
 }
 
 #[test]
+fn status_notes_an_object_not_at_the_step_the_controller_has_routed() {
+    // Paused at step 2, which the controller routes before it pauses, with the objects at their
+    // originals (a routing that failed, or was undone since).
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let advice = "the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve demo --traffic-only` writes the step's routing";
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has(&format!(
+            "      note: VirtualService shop/demo is not at step 2, the current step (it is at its original): {advice}\n"
+        ))
+        .stdout_has("      note: DestinationRule shop/demo is not at step 2, the current step (it is at its original): ");
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    let at_current_step = |json: &Value| -> Vec<Value> {
+        json[0]["objects"].as_array().unwrap().iter().map(|o| o["atCurrentStep"].clone()).collect()
+    };
+    assert_eq!(at_current_step(&json), [json!(false), json!(false)]);
+    test.run_args(["status", "demo", "-w", "--until-paused"])
+        .success()
+        .stdout_has("; VirtualService demo original (not at the current step), DestinationRule demo original (not at the current step)\n");
+    // Before the controller routes the step, the objects hold the last step's routing: nothing
+    // is said, nor compared.
+    server.put_object(rollout(2, "StepTrafficRouting"));
+    let out = test.run_args(["status", "demo"]).success();
+    assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(at_current_step(&json), [Value::Null, Value::Null]);
+    // Routed: at the step.
+    server.put_object(rollout(2, "StepPaused"));
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let out = test.run_args(["status", "demo"]).success();
+    assert!(!out.stdout.contains("note:"), "{}", out.stdout);
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert_eq!(at_current_step(&json), [json!(true), json!(true)]);
+}
+
+#[test]
 fn status_fails_for_objects_it_cannot_place_and_a_rollout_without_routing_has_none() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server).file("boom.lua", "error('kaboom')\n");
