@@ -146,16 +146,21 @@ fn in_other(mut value: Value) -> Value {
     value
 }
 
-#[test]
-fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
+/// `demo` at step 2 and `solo` (labelled app=solo) at step 1 in shop; `demo` at step 3 in other.
+fn in_two_namespaces() -> FakeHandle {
     let mut labelled = rollout(1, "StepPaused");
     labelled["metadata"]["labels"] = json!({"app": "solo"});
-    let server = demo_and_solo(2, "StepPaused", labelled)
+    demo_and_solo(2, "StepPaused", labelled)
         .object(in_other(rollout(3, "StepPaused")))
         .object(in_other(virtual_service()))
         .object(in_other(destination_rule()))
         .object(in_other(deployment(4)))
-        .start();
+        .start()
+}
+
+#[test]
+fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
+    let server = in_two_namespaces();
     let test = Test::new().kubeconfig(&server);
     let names = |args: &[&str]| -> Vec<String> {
         let json = test.run_args(args).success().json();
@@ -191,14 +196,7 @@ fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
 
 #[test]
 fn plan_all_plans_the_namespace_and_with_a_every_namespace_as_status_lists_them() {
-    let mut labelled = rollout(1, "StepPaused");
-    labelled["metadata"]["labels"] = json!({"app": "solo"});
-    let server = demo_and_solo(2, "StepPaused", labelled)
-        .object(in_other(rollout(3, "StepPaused")))
-        .object(in_other(virtual_service()))
-        .object(in_other(destination_rule()))
-        .object(in_other(deployment(4)))
-        .start();
+    let server = in_two_namespaces();
     let test = Test::new().kubeconfig(&server);
     let owners = |args: &[&str]| -> Vec<String> {
         let json = test.run_args(args).success().json();
