@@ -758,9 +758,12 @@ impl<'a> Writer<'a> {
     }
 
     /// `keep_claims` before a request of the writer's (see `renewal_failed`); in a rollback, a
-    /// failed renewal is said and the rollback goes on (`Renewal`).
+    /// failed renewal is said and the rollback goes on (`Renewal`), and none is sent while the
+    /// API server is not answering (`Cluster::answering`): it would only wait out the request
+    /// timeout before each undo, which holds without it.
     async fn renew_claims(&mut self) -> Result<(), Error> {
-        if self.renewal == Renewal::GivenUp {
+        let silent = self.renewal == Renewal::BestEffort && !self.cluster.answering();
+        if self.renewal == Renewal::GivenUp || silent {
             return Ok(());
         }
         match self.keep_claims().await.map_err(renewal_failed) {

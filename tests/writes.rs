@@ -1567,6 +1567,36 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
 }
 
 #[test]
+fn a_rollback_sends_no_renewal_while_the_server_is_not_answering() {
+    if !crate::support::terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // The confirmation is answered 16s after the claim is taken; the VirtualService's routing
+    // write (write 3) and the read that would resolve it go unanswered (2.5s each), so the
+    // claim's renewal falls due (20s) at the rollback's first request. The server has left two
+    // requests in a row unanswered: the renewal would only wait out the timeout too, and each
+    // undo holds without it, so none is sent.
+    let server = shop(2, "StepPaused").start();
+    server.hang_from_write(3);
+    let test = Test::new().kubeconfig(&server);
+    let mut session = test.on_terminal_session(&["approve", "demo", "--request-timeout", "2500ms"], None);
+    session.wait_for("Only 'yes' goes ahead: ");
+    std::thread::sleep(Duration::from_secs(16));
+    session.type_keys(b"yes\n");
+    let (status, screen) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{screen}");
+    assert!(screen.contains("VirtualService shop/demo: may or may not be rolled back ("), "{screen}");
+    assert!(screen.contains("the claim on Rollout shop/demo was not released"), "{screen}");
+    let unanswered: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.status.is_none())
+        .map(|r| format!("{} {}", r.method, r.path.rsplit('/').next().unwrap()))
+        .collect();
+    assert_eq!(unanswered, ["PUT demo", "GET demo", "PUT demo", "GET demo"], "no renewal: {screen}");
+}
+
+#[test]
 fn sigterm_while_following_keeps_the_approved_step_and_releases_the_claim() {
     let server = shop(1, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
