@@ -1346,14 +1346,20 @@ impl<'a> Writer<'a> {
         let output_failed = matches!(result, Err(Error::Output(_))) && !self.written.is_empty();
         // A signal before the rollback came while the run worked (not while it rolled back).
         let signalled_at_work = self.interrupt.received().await;
+        // What the run was doing when a second signal stopped it, for the report.
+        let mut doing = "rolling back";
         if result.is_err() && !output_failed {
             self.roll_back().await;
         }
         if self.stopped.is_none() {
+            doing = "removing the backups it saved of objects it then wrote nothing to";
             self.remove_unused_backups().await;
         }
-        let doing = if self.stopped.is_some() { "rolling back" } else { "releasing the claims" };
-        let warnings = self.release_claims().await;
+        let mut warnings = Vec::new();
+        if self.stopped.is_none() {
+            doing = "releasing the claims";
+            warnings = self.release_claims().await;
+        }
         if let Some(signal) = self.stopped {
             let after = match &result {
                 Err(Error::Interrupted { signal, report }) => format!(" after {signal}: {report}"),

@@ -1025,6 +1025,30 @@ fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rol
 }
 
 #[test]
+fn a_second_signal_during_a_rollback_against_a_silent_server_still_names_the_claim_left() {
+    // A regression of the review: once the server had left two requests unanswered, the claims
+    // were dropped for the release not sent, even when a second signal had stopped the run,
+    // whose report then did not say the claim was left. From write 3 on nothing is answered;
+    // both signals come while the rollback's undo is out.
+    let server = shop(2, "StepPaused").start();
+    server.hang_from_write(3);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes", "--request-timeout", "5s"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.requests().iter().filter(|r| r.status.is_none()).count() < 3 {
+        assert!(Instant::now() < deadline, "the undo is sent: {:#?}", server.requests());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.first_signal("INT");
+    child.signal("INT");
+    child
+        .finish()
+        .status(130)
+        .stderr_has("stopped at once by a second signal while rolling back")
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
+}
+
+#[test]
 fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
     // A regression: each Rollout's plan was made from the same read and written in turn, the
     // second's writes over the first's routing.
