@@ -645,10 +645,10 @@ fn status_watch_draws_a_live_view_on_a_terminal() {
             .any(|drawn| screen.contains(drawn)),
         "{screen:?}"
     );
-    // Redrawn in place (back to its first row, each row written over and cleared to its end),
-    // many times in 3 s (the spinner), without colour.
+    // Redrawn in place (back to its first row, each row written over and cleared to its end)
+    // as the countdown moves, once a second, without colour.
     let drawn = screen.matches("\r\x1b[1A").count();
-    assert!(drawn >= 10, "{drawn} redraws: {screen:?}");
+    assert!((2..=5).contains(&drawn), "{drawn} redraws: {screen:?}");
     assert!(!regex_like_sgr(&screen), "no colour with NO_COLOR: {screen:?}");
     // The timeout is reported on a line of its own, under the last frame.
     assert!(
@@ -733,6 +733,34 @@ fn the_live_view_fits_the_terminal_and_counts_the_rollouts_left_out() {
         at("a1") < at("a2") && at("a2") < at("a3") && at("a3") < at("a4") && at("a4") < at("demo"),
         "{last_frame:?}"
     );
+}
+
+#[test]
+fn the_live_view_is_written_only_when_what_it_shows_changes() {
+    // A regression: the whole view was written 10 times a second for its spinners (40 Rollouts:
+    // 70 KB/s), whether or not anything changed.
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    // Each frame ends by clearing the screen under its last row.
+    let frames = |server: &FakeHandle| -> (usize, String) {
+        let out = Test::new()
+            .kubeconfig(server)
+            .args(["status", "demo", "-w", "--timeout", "3s"])
+            .env("TERM", "xterm")
+            .on_terminal()
+            .run()
+            .status(1);
+        (out.stdout.matches("\x1b[J").count(), out.stdout)
+    };
+    // Waiting for approval, nothing moves: the first frame, and the last one left at the timeout.
+    let (drawn, screen) = frames(&shop(1, "StepPaused").start());
+    assert!(screen.contains("step 1/3  waiting for approval"), "{screen:?}");
+    assert_eq!(drawn, 2, "{screen:?}");
+    // Moved on by the controller: its spinner turns 4 times a second, no more.
+    let (drawn, screen) = frames(&shop(1, "StepUpgrade").start());
+    assert!(screen.contains("step 1/3  progressing"), "{screen:?}");
+    assert!((4..=3 * 4 + 2).contains(&drawn), "{drawn} frames in 3s: {screen:?}");
 }
 
 /// Whether `screen` holds a colour (SGR) escape sequence: ESC [ digits and semicolons, then `m`.

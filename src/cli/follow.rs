@@ -23,8 +23,10 @@ use std::time::{Duration, Instant, SystemTime};
 /// claims between reads.
 const RESYNC: Duration = Duration::from_secs(30);
 
-/// How often the live view moves its spinners and countdowns.
-const TICK: Duration = Duration::from_millis(100);
+/// How often the live view is made again, its spinners turned and its countdowns counted: it is
+/// written only when it changed (`stderr::draw_live_view`), which a countdown does once a second
+/// and a spinner at each tick, 4 times a second.
+const TICK: Duration = Duration::from_millis(250);
 
 /// The wait before trying again after a request of the follow-up failed on the way (no
 /// answer, or a busy server's); it doubles with each failure in a row, up to `RETRY_AT_MOST`.
@@ -385,7 +387,7 @@ impl Display {
     }
 }
 
-/// The live view: per Rollout a row with a spinner, its name, the step as a bar and what the
+/// The live view: per Rollout a row with a spinner (while the controller moves it on), its name, the step as a bar and what the
 /// step does; under it, during a timed pause, the countdown as a bar. Drawn through
 /// `crate::stderr`, so that every other line on stderr is written above it.
 #[derive(Default)]
@@ -474,12 +476,12 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 const BAR: usize = 20;
 
 /// The rows of `view` (its name padded to `width`), read `elapsed` ago: a row with the spinner
-/// at `turn` (None, or a Rollout done: a blank), its name, its step as a bar and what the step
-/// does; under it, during a timed pause, the countdown as a bar.
+/// at `turn` (None, or a Rollout that does not [spin](spins): a blank), its name, its step as a
+/// bar and what the step does; under it, during a timed pause, the countdown as a bar.
 fn rows(view: &RolloutView, width: usize, elapsed: Duration, turn: Option<usize>) -> Vec<String> {
     let key = format!("{}/{}", view.namespace, view.name);
     let spinner = match turn {
-        Some(turn) if !view.progress.is_final() => SPINNER[turn % SPINNER.len()],
+        Some(turn) if spins(&view.progress) => SPINNER[turn % SPINNER.len()],
         _ => ' ',
     };
     let of = view.step_count as u64;
@@ -494,6 +496,14 @@ fn rows(view: &RolloutView, width: usize, elapsed: Duration, turn: Option<usize>
         rows.push(format!("  {:width$}  [{}] {}", "", bar(done, *pause_seconds), pause_left(left)));
     }
     rows
+}
+
+/// Whether a Rollout's row has a spinner: while the controller moves it on and nothing else on
+/// the row moves. Not during a timed pause, whose countdown moves each second; not while it
+/// waits for an approval, where a spinner would say that something is under way, nor once it is
+/// done: a still view then costs no redraw (a lost server is warned of above it).
+fn spins(progress: &Progress) -> bool {
+    matches!(progress, Progress::Progressing | Progress::Finalising | Progress::Paused { seconds_left: None, .. })
 }
 
 /// The rows of `views` (`rows`, each Rollout's) in at most `height` lines: all, in their order,
@@ -608,10 +618,11 @@ mod tests {
         };
         let done = RolloutView { progress: Progress::Completed, step_count: 2, ..view("shop", "a", "u2") };
         let bar = |filled: usize| format!("{}>{}", "=".repeat(filled), " ".repeat(19 - filled));
+        // The countdown moves: no spinner.
         assert_eq!(
             rows(&paused, 8, Duration::from_secs(15), Some(1)),
             [
-                format!("⠙ shop/web  [{}] step 1/2  paused: replicas 1", bar(10)),
+                format!("  shop/web  [{}] step 1/2  paused: replicas 1", bar(10)),
                 format!("            [{}] resumes in 15s", bar(15))
             ]
         );
@@ -619,6 +630,14 @@ mod tests {
             rows(&done, 8, Duration::ZERO, Some(1)),
             [format!("  shop/a    [{}] step 2/2  completed", "=".repeat(20))]
         );
+        // Moved on by the controller: the spinner at its turn. Waiting for an approval: none.
+        let moving = RolloutView { progress: Progress::Progressing, ..paused.clone() };
+        assert_eq!(
+            rows(&moving, 8, Duration::ZERO, Some(11)),
+            [format!("⠙ shop/web  [{}] step 1/2  progressing: replicas 1", bar(10))]
+        );
+        let waiting = RolloutView { progress: Progress::WaitingForApproval, ..paused.clone() };
+        assert!(rows(&waiting, 8, Duration::ZERO, Some(1))[0].starts_with("  shop/web"));
         // Not in a release, whatever step its status names: no step, an empty bar.
         let idle = RolloutView { progress: Progress::NotInRelease, ..paused.clone() };
         assert_eq!(

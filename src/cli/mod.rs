@@ -140,9 +140,9 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     read every 2s where watching them is forbidden) and reads everything again on each change and every 30s. \
     After the first read, a request that gets no answer, or a busy server's 429 or 5xx, is tried again (after \
     1s, doubling up to 30s, with a warning) until it works, --timeout passes or a signal; any other answer ends \
-    it. On a terminal it is a live view on stderr: a line per Rollout \
-    with a spinner, the step as a progress bar and the traffic split, and a timed pause's countdown; otherwise a \
-    timestamped line per change.";
+    it. On a terminal it is a live view on stderr, written only when it \
+    changes: a line per Rollout with a spinner while the controller moves it on (4 turns a second), the step as a \
+    progress bar and the traffic split, and a timed pause's countdown; otherwise a timestamped line per change.";
 
 const EVAL_EXIT_CODES: &str = "Exit codes:\n  0  done\n  1  error (bad input, script failure)";
 
