@@ -128,7 +128,7 @@ module completions {
     --watch(-w)               # Follow the Rollouts (a watch) until they complete or fail: a live view on a terminal (stderr), a line per change otherwise
     --timeout: string         # With --watch: give up after this long (e.g. 10m; 0 for never)
     --until-paused            # With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
-    --output(-o): string@"nu-complete kubectl-rollout_lua status output" # Print the status as YAML or JSON
+    --output(-o): string@"nu-complete kubectl-rollout_lua status output" # Print the status as YAML or JSON; with --watch, each Rollout's entry when it changes (the first read: each): JSON one compact document per line, YAML each after a `---`
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)

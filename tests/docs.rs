@@ -600,6 +600,7 @@ fn the_user_guides_walkthrough_holds_against_its_demo_cluster() {
     // `--to-end` on a copy of the cluster: the restore examples are from before it.
     approve_to_the_end(Walkthrough::new(walk.copy_of_the_cluster(), "demo"));
     walk.block("which makes it a gate for a CI job");
+    walk.block("`--until-paused` are those above:");
     walk.block("routed `ratings`' VirtualService: it is `original`, with the same note):");
     walk.block("last judged by the API server's clock):");
     // restore

@@ -1332,6 +1332,65 @@ mod watching {
     }
 
     #[test]
+    fn status_watch_with_output_prints_each_rollouts_document_when_it_changes() {
+        let server = shop(1, "StepUpgrade").start();
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&["status", "demo", "-w", "-o", "json", "--timeout", "5s"]);
+        running.wait_for_stdout("}\n");
+        pause(&server);
+        // Waiting for approval is not the end without --until-paused: the timeout is, exit 1.
+        let out = running.finish_within(Duration::from_secs(30)).status(1).stderr_has(
+            "error: timed out after 5s waiting for Rollout shop/demo to complete or fail (it is at step 1/3 StepPaused: waiting for approval)\n",
+        );
+        // JSON Lines: the first read, then the change; each `status -o json`'s entry.
+        let documents: Vec<Value> = out
+            .stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}")))
+            .collect();
+        let progress: Vec<(&Value, &Value, &Value)> =
+            documents.iter().map(|d| (&d["name"], &d["state"], &d["progress"]["kind"])).collect();
+        assert_eq!(
+            progress,
+            [
+                (&json!("demo"), &json!("StepUpgrade"), &json!("progressing")),
+                (&json!("demo"), &json!("StepPaused"), &json!("waitingForApproval"))
+            ],
+            "{:?}",
+            out.stdout
+        );
+        let once = test.run_args(["status", "demo", "-o", "json"]).success().json();
+        assert_eq!(documents[1], once[0]);
+        // --until-paused ends it at once, exit 0; YAML is a document after each `---`.
+        let yaml = test.run_args(["status", "demo", "-w", "-o", "yaml", "--until-paused"]).success().stdout;
+        assert!(yaml.starts_with("---\n") && yaml.matches("---").count() == 1, "{yaml}");
+        assert!(yaml.contains("\nname: demo\nnamespace: shop\n"), "{yaml}");
+    }
+
+    #[test]
+    fn status_watch_with_output_draws_no_live_view() {
+        if !terminal_available() {
+            return crate::support::skip("script (util-linux) not installed");
+        }
+        let server = shop(1, "StepUpgrade").start();
+        let out = Test::new()
+            .kubeconfig(&server)
+            .args(["status", "demo", "-w", "-o", "json", "--timeout", "2s"])
+            .env("TERM", "xterm")
+            .on_terminal()
+            .run()
+            .status(1);
+        // Stdout and stderr on one terminal: the document, then the error; no cursor moved.
+        assert!(
+            out.stdout.starts_with('{') && out.stdout.contains(",\"name\":\"demo\",\"namespace\":\"shop\","),
+            "{:?}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains('\x1b'), "{:?}", out.stdout);
+        assert!(out.stdout.ends_with("}\r\nerror: timed out after 2s waiting for Rollout shop/demo to complete or fail (it is at step 1/3 StepUpgrade: progressing)\r\n"), "{:?}", out.stdout);
+    }
+
+    #[test]
     fn a_change_is_followed_through_the_watch_and_a_dropped_watch_resumes_where_it_was() {
         let server = shop(1, "StepUpgrade").start();
         let listed = server.resource_version();

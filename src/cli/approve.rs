@@ -363,7 +363,7 @@ impl Run<'_> {
             // whole (`Writer::deadline`, counted from the confirmation): the follow, the claims
             // renewed meanwhile, and a question asked at a later step.
             let following =
-                self.follower.get_or_insert_with(|| Follower::new(Duration::ZERO, writer.interrupt().clone()));
+                self.follower.get_or_insert_with(|| Follower::new(Duration::ZERO, writer.interrupt().clone(), None));
             let (deadline, scope) = (writer.deadline(), Scope::Namespace(selection.clone()));
             let views = async {
                 let renewing = format!("renewing the claim, waiting for {waiting}");

@@ -1,12 +1,13 @@
 //! Following Rollouts (`status -w`, `approve --until-step/--to-end`): a watch on the Rollouts,
 //! the Rollouts that changed read again on each change (everything every 30 seconds), and shown
-//! as a live view on a terminal (rows drawn in place on stderr) or as a line per change (logs,
-//! CI, `TERM=dumb`). Following ends with an error when a Rollout followed is deleted or made
-//! again; it outlasts a server that fails to answer for a while.
+//! as a live view on a terminal (rows drawn in place on stderr), as a line per change (logs,
+//! CI, `TERM=dumb`) or, with `-o json|yaml`, as each Rollout's document per change. Following
+//! ends with an error when a Rollout followed is deleted or made again; it outlasts a server
+//! that fails to answer for a while.
 
 use super::cluster::Session;
 use super::views::{Missing, Read, Scope, Since, views};
-use super::{print, term_is_dumb};
+use super::{Format, print, print_raw, term_is_dumb};
 use crate::error::{Error, Signal};
 use crate::model::Stage;
 use crate::output::{YELLOW, paint};
@@ -14,6 +15,7 @@ use crate::source::live::Selection;
 use crate::source::watch::{Changes, RolloutWatch};
 use crate::status::{Progress, RolloutView, pause_left, progress_style};
 use crate::write::Interrupt;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime};
@@ -64,7 +66,9 @@ struct Bounds {
 }
 
 impl Follower {
-    pub(super) fn new(timeout: Duration, interrupt: Interrupt) -> Follower {
+    /// A follower that gives up after `timeout` (zero: never), and shows the Rollouts as
+    /// documents in `output` when given (else for people).
+    pub(super) fn new(timeout: Duration, interrupt: Interrupt, output: Option<Format>) -> Follower {
         Follower {
             bounds: Bounds { interrupt, deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout), timeout },
             watch: None,
@@ -74,7 +78,7 @@ impl Follower {
             unread: None,
             retrying: None,
             polling_said: false,
-            display: Display::new(),
+            display: Display::new(output),
         }
     }
 
@@ -334,19 +338,31 @@ struct Display {
     /// Otherwise, or when stdout is not that terminal: a timestamped line per change on stdout;
     /// the lines last printed.
     lines: Option<Vec<String>>,
+    /// With `-o json|yaml`, instead of both: each Rollout's document when it changed.
+    documents: Option<Documents>,
 }
 
 impl Display {
-    fn new() -> Display {
+    fn new(output: Option<Format>) -> Display {
+        if let Some(format) = output {
+            // Stdout is data: no line for people in it, nor a view drawn among the warnings.
+            return Display { live: None, lines: None, documents: Some(Documents { format, last: BTreeMap::new() }) };
+        }
         // A terminal that can move its cursor: one with a TERM that is not dumb.
         let live = std::io::stderr().is_terminal() && std::env::var_os("TERM").is_some() && !term_is_dumb();
         Display {
             live: live.then(LiveView::default),
             lines: (!live || !std::io::stdout().is_terminal()).then(Vec::new),
+            documents: None,
         }
     }
 
     fn show(&mut self, views: &[RolloutView]) -> std::io::Result<()> {
+        if let Some(documents) = &mut self.documents {
+            for document in documents.changed(views).map_err(std::io::Error::other)? {
+                print_raw(&documents.render(&document))?;
+            }
+        }
         if let Some(live) = &mut self.live {
             live.show(views);
         }
@@ -383,6 +399,43 @@ impl Display {
     fn clear(&mut self) {
         if let Some(live) = &mut self.live {
             live.clear();
+        }
+    }
+}
+
+/// Each Rollout's document as `status -o json|yaml` prints it, when it changed: JSON a compact
+/// one per line (JSON Lines), YAML each after a `---`.
+struct Documents {
+    format: Format,
+    /// Each Rollout's document last printed, by namespace and name, without its countdown.
+    last: BTreeMap<(String, String), Value>,
+}
+
+impl Documents {
+    /// The documents of `views` that changed since they were last printed (at first, all).
+    /// A timed pause's `secondsLeft` is left out of the comparison: it is counted at each read,
+    /// and would make each one a change (as the line per change has no countdown).
+    fn changed(&mut self, views: &[RolloutView]) -> serde_json::Result<Vec<Value>> {
+        let mut changed = Vec::new();
+        for view in views {
+            let document = serde_json::to_value(view)?;
+            let mut compared = document.clone();
+            if let Some(progress) = compared.get_mut("progress").and_then(Value::as_object_mut) {
+                progress.remove("secondsLeft");
+            }
+            let key = (view.namespace.clone(), view.name.clone());
+            if self.last.get(&key) != Some(&compared) {
+                self.last.insert(key, compared);
+                changed.push(document);
+            }
+        }
+        Ok(changed)
+    }
+
+    fn render(&self, document: &Value) -> String {
+        match self.format {
+            Format::Json => format!("{}\n", crate::gojson::to_string(document)),
+            Format::Yaml => format!("---\n{}", crate::yaml::to_string(document)),
         }
     }
 }
@@ -594,6 +647,7 @@ fn for_stderr(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::error::ApiFailure;
+    use serde_json::json;
 
     fn api(code: Option<u16>) -> Error {
         Error::Api { doing: "reading x".into(), failure: ApiFailure { code, reason: "R".into(), message: "m".into() } }
@@ -649,6 +703,30 @@ mod tests {
             rows(&paused, 8, Duration::from_secs(90), None)[1],
             format!("            [{}] pause ended 1m00s ago (the controller should have moved on)", "=".repeat(20))
         );
+    }
+
+    #[test]
+    fn a_rollouts_document_is_printed_when_it_changed_but_for_its_countdown() {
+        let paused = |left: i64| RolloutView {
+            progress: Progress::Paused { pause_seconds: 60, seconds_left: Some(left) },
+            ..view("shop", "a", "u1")
+        };
+        let mut documents = Documents { format: Format::Json, last: BTreeMap::new() };
+        let names = |documents: Vec<Value>| -> Vec<Value> { documents.iter().map(|d| d["name"].clone()).collect() };
+        // At first each; then only those that changed.
+        let first = documents.changed(&[paused(30), view("shop", "b", "u2")]).unwrap();
+        assert_eq!(names(first.clone()), ["a", "b"]);
+        assert_eq!(first[0]["progress"]["secondsLeft"], 30);
+        assert_eq!(documents.changed(&[paused(30), view("shop", "b", "u2")]).unwrap(), Vec::<Value>::new());
+        // Read later, the pause has counted down: no change.
+        assert_eq!(documents.changed(&[paused(12), view("shop", "b", "u2")]).unwrap(), Vec::<Value>::new());
+        let moved = RolloutView { progress: Progress::Progressing, ..view("shop", "b", "u2") };
+        assert_eq!(names(documents.changed(&[paused(12), moved]).unwrap()), ["b"]);
+        // A Rollout of the same name in another namespace is another.
+        assert_eq!(names(documents.changed(&[view("other", "a", "u3")]).unwrap()), ["a"]);
+        assert_eq!(documents.render(&json!({"a": [1]})), "{\"a\":[1]}\n");
+        let yaml = Documents { format: Format::Yaml, last: BTreeMap::new() };
+        assert_eq!(yaml.render(&json!({"a": [1]})), "---\na:\n- 1\n");
     }
 
     #[test]

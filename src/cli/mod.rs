@@ -570,8 +570,9 @@ pub struct StatusArgs {
     /// With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
     #[arg(long, requires = "watch")]
     pub until_paused: bool,
-    /// Print the status as YAML or JSON
-    #[arg(short = 'o', long = "output", value_enum, conflicts_with = "watch")]
+    /// Print the status as YAML or JSON; with --watch, each Rollout's entry when it changes (the
+    /// first read: each): JSON one compact document per line, YAML each after a `---`
+    #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
     #[command(flatten)]
     pub scripts: ScriptArgs,

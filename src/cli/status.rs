@@ -40,7 +40,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
                 false => Err(Error::Input(errors.join("\n")).into()),
             };
         }
-        let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?);
+        let mut follower = Follower::new(args.timeout, Interrupt::listen(None)?, args.output);
         // --until-paused: every Rollout waits for approval, or has nothing left to wait for.
         let settled = |v: &RolloutView| {
             v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
