@@ -440,9 +440,10 @@ impl Documents {
     }
 }
 
-/// The live view: per Rollout a row with a spinner (while the controller moves it on), its name, the step as a bar and what the
-/// step does; under it, during a timed pause, the countdown as a bar. Drawn through
-/// `crate::stderr`, so that every other line on stderr is written above it.
+/// The live view: per Rollout a row with a spinner (while the controller moves it on), its
+/// name, the step as a bar and what the step does; under it, during a timed pause, the
+/// countdown as a bar. Drawn through `crate::stderr`, so that every other line on stderr is
+/// written above it.
 #[derive(Default)]
 struct LiveView {
     /// The Rollouts as last read, and when each was (its countdown goes on from there); none
