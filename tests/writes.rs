@@ -2213,6 +2213,22 @@ fn release_claim_ends_at_once_at_a_signal_while_it_reads_the_claims() {
     assert_eq!(claims(&server).len(), 1, "the claim is still there");
 }
 
+#[test]
+fn release_claim_ends_at_once_at_a_signal_while_it_asks_whether_it_may_delete() {
+    // A regression of the review: the access review was sent after signals were taken in, so a
+    // hung one held the run up to --request-timeout (twice when refused) past Ctrl-C.
+    let server = shop(2, "StepPaused").object(lease(&now_micro())).start();
+    let review = server.pause(Requests::AccessReviews, 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let running = test.spawn(&["release-claim", "demo", "--yes"]);
+    assert!(review.wait_until_held(Duration::from_secs(30)), "the access review is held");
+    running.signal("INT");
+    let out = running.finish_within(Duration::from_secs(10));
+    assert!(!out.stdout.contains("released"), "{}", out.stdout);
+    review.release();
+    assert_eq!(claims(&server).len(), 1, "the claim is still there");
+}
+
 /// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace
 /// of the whole object), the approval, the release of the claim.
 const ROUTE_APPROVE_WRITES: usize = 4;

@@ -27,9 +27,6 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
         if held.is_empty() {
             return Ok(Outcome::Done);
         }
-        // Signals are taken in from here, where the deletes come: until now a signal ends the
-        // run at once, as it would any command that writes nothing (a read may hang).
-        let interrupt = Interrupt::listen(Some(STOPPING))?;
         for (name, lease) in &held {
             let holder = write::claim_view(lease, cluster.server_now()).text();
             print(&format!("Rollout {namespace}/{name} is claimed by {holder}\n"))?;
@@ -40,6 +37,10 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
             write::lease_resource().permission("delete", None, namespace).on(&lease)
         });
         write::preflight(cluster, deletes.collect(), |_| None).await?;
+        // Signals are taken in from here, where the deletes come: until now a signal ends the
+        // run at once, as it would any command that writes nothing (a read or an access review
+        // may hang).
+        let interrupt = Interrupt::listen(Some(STOPPING))?;
         if !args.yes {
             interrupt
                 .confirm("Release these claims (their holders may still be writing)?", |q| confirm(q, false))
