@@ -48,7 +48,7 @@ struct RoleBinding<'a> {
     kind: &'a str,
     metadata: Metadata<'a>,
     role_ref: Reference<'a>,
-    subjects: [Reference<'a>; 1],
+    subjects: [Subject<'a>; 1],
 }
 
 #[derive(Serialize)]
@@ -57,6 +57,36 @@ struct Reference<'a> {
     api_group: &'a str,
     kind: &'a str,
     name: &'a str,
+}
+
+#[derive(Serialize, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct Subject<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    api_group: Option<&'a str>,
+    kind: &'a str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
+}
+
+impl<'a> Subject<'a> {
+    /// The subject for `user` as the API server names it. A service account's name
+    /// (`system:serviceaccount:NAMESPACE:NAME`) is bound as that ServiceAccount, as `kubectl
+    /// create rolebinding --serviceaccount` writes it (with no API group, which RBAC requires
+    /// of one); any other name is a User.
+    fn of(user: &'a str) -> Self {
+        let service_account = user
+            .strip_prefix("system:serviceaccount:")
+            .and_then(|rest| rest.split_once(':'))
+            .filter(|(namespace, name)| !namespace.is_empty() && !name.is_empty() && !name.contains(':'));
+        match service_account {
+            Some((namespace, name)) => {
+                Subject { api_group: None, kind: "ServiceAccount", name, namespace: Some(namespace) }
+            }
+            None => Subject { api_group: Some(API_GROUP), kind: "User", name: user, namespace: None },
+        }
+    }
 }
 
 /// A Role and RoleBinding granting `missing` (grouped by namespace, API group, resource and the
@@ -100,7 +130,7 @@ pub fn grant(missing: &[Permission], user: Option<&str>) -> String {
             kind: "RoleBinding",
             metadata: metadata(),
             role_ref: Reference { api_group: API_GROUP, kind: "Role", name: NAME },
-            subjects: [Reference { api_group: API_GROUP, kind: "User", name: subject }],
+            subjects: [Subject::of(subject)],
         }));
     }
     out.join("---\n")
@@ -174,6 +204,35 @@ mod tests {
         let yaml = grant(&missing, Some("#ops"));
         assert!(yaml.contains("- apiGroups: [\"\"]\n  resources: [\"configmaps\"]\n  verbs: [\"get\"]\n"), "{yaml}");
         assert!(!yaml.contains("name: #ops"), "{yaml}");
+    }
+
+    #[test]
+    fn a_service_account_is_bound_as_one() {
+        let service_account =
+            |namespace, name| Subject { api_group: None, kind: "ServiceAccount", name, namespace: Some(namespace) };
+        let user = |name| Subject { api_group: Some(API_GROUP), kind: "User", name, namespace: None };
+        assert_eq!(Subject::of("system:serviceaccount:ci:deployer"), service_account("ci", "deployer"));
+        // Not a service account's name as Kubernetes forms one: bound as the user it is.
+        for name in [
+            "jane",
+            "system:serviceaccount:ci",
+            "system:serviceaccount::deployer",
+            "system:serviceaccount:ci:",
+            "system:serviceaccount:a:b:c",
+            "system:serviceaccounts:ci",
+        ] {
+            assert_eq!(Subject::of(name), user(name));
+        }
+        let permission = Permission {
+            verb: "get".into(),
+            group: "".into(),
+            resource: "configmaps".into(),
+            subresource: None,
+            namespace: "shop".into(),
+            name: None,
+        };
+        let yaml = grant(&[permission], Some("system:serviceaccount:ci:deployer"));
+        assert!(yaml.ends_with("subjects:\n- kind: ServiceAccount\n  name: deployer\n  namespace: ci\n"), "{yaml}");
     }
 
     #[test]

@@ -361,6 +361,19 @@ fn a_refusal_binds_its_role_to_the_user_the_api_server_names() {
 }
 
 #[test]
+fn a_refusal_binds_its_role_to_the_service_account_the_api_server_names() {
+    let denied = || Rule::new(["patch"]).resources(["rollouts/status"]);
+    let server = shop(2, "StepPaused").user("system:serviceaccount:ci:deployer").deny(denied()).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--yes"])
+        .run()
+        .status(3)
+        .stderr_has("subjects:\n- kind: ServiceAccount\n  name: deployer\n  namespace: ci\n");
+    assert!(asked_who(&server));
+}
+
+#[test]
 fn a_refusal_whose_user_cannot_be_learnt_binds_its_role_to_a_placeholder() {
     let denied = || Rule::new(["patch"]).resources(["rollouts/status"]);
     let reviews = || Rule::new(["create"]).resources(["selfsubjectreviews"]);
