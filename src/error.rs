@@ -2,6 +2,7 @@
 //! decides the exit code, in `cli::exit_code`.
 
 use crate::lua::ScriptError;
+use crate::model::{OwnerKind, Path};
 use std::fmt;
 
 #[derive(Debug, thiserror::Error)]
@@ -9,6 +10,11 @@ pub enum Error {
     /// Bad input: a file, an object, a flag; the message names it.
     #[error("{0}")]
     Input(String),
+    /// Bad input: a ref of a Rollout's or TrafficRouting's routing names an object that is not
+    /// there. `field` is the ref's, within the owner's routing entry (`TrafficRoutingRef::field`),
+    /// so that the message about a file can name its line.
+    #[error("{message}")]
+    Missing { owner: OwnerKind, field: Path, message: String },
     #[error(transparent)]
     Script(#[from] ScriptError),
     /// A request the API server refused or never answered: what was being done (operation and
@@ -40,6 +46,17 @@ impl From<std::io::Error> for Error {
 }
 
 impl Error {
+    /// The failure with `prefix: ` before its message: bad input, a missing object's still
+    /// naming its field.
+    pub fn prefixed(self, prefix: &str) -> Error {
+        match self {
+            Error::Missing { owner, field, message } => {
+                Error::Missing { owner, field, message: format!("{prefix}: {message}") }
+            }
+            error => Error::Input(format!("{prefix}: {error}")),
+        }
+    }
+
     /// The same failure (the same exit code), with `report` (what was written, rolled back,
     /// kept) added below its message: the last thing done with an error before it is shown.
     pub fn with_report(self, report: &str) -> Error {
@@ -49,7 +66,9 @@ impl Error {
         let add = |message: String| format!("{message}\n{report}");
         match self {
             Error::Input(m) => Error::Input(add(m)),
-            error @ (Error::Script(_) | Error::Api { .. } | Error::Output(_)) => Error::Input(add(error.to_string())),
+            error @ (Error::Missing { .. } | Error::Script(_) | Error::Api { .. } | Error::Output(_)) => {
+                Error::Input(add(error.to_string()))
+            }
             Error::Conflict(m) => Error::Conflict(add(m)),
             Error::Refused(m) => Error::Refused(add(m)),
             Error::Interrupted { signal, report: r } => Error::Interrupted { signal, report: add(r) },
@@ -137,6 +156,16 @@ mod tests {
         let api = Error::Api { doing: "updating X".into(), failure: failure(Some(500)) }.with_report("r");
         assert!(matches!(api, Error::Input(_)), "an error like any bad input");
         assert_eq!(api.to_string(), "updating X: m (500 X)\nr");
+    }
+
+    #[test]
+    fn a_prefix_keeps_the_field_of_a_missing_object() {
+        let field = Path::root("ingress").field("name");
+        let missing = Error::Missing { owner: OwnerKind::Rollout, field: field.clone(), message: "m".into() };
+        let Error::Missing { owner, field: kept, message } = missing.prefixed("step 1") else { panic!() };
+        assert_eq!((owner, kept, message.as_str()), (OwnerKind::Rollout, field, "step 1: m"));
+        let other = Error::Api { doing: "reading X".into(), failure: failure(None) }.prefixed("step 1");
+        assert!(matches!(&other, Error::Input(m) if m == "step 1: reading X: m"), "{other:?}");
     }
 
     #[test]

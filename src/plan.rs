@@ -344,9 +344,9 @@ impl<'a> Planner<'a> {
         for provider in &routing.providers {
             let plan = match provider {
                 Provider::Custom(refs) => {
-                    for reference in refs {
+                    for (index, reference) in refs.iter().enumerate() {
                         let resolve = || self.resolved(scripts::key_of(reference), || self.scripts.resolve(reference));
-                        objects.push(custom::plan_object(&context, self.objects, reference, resolve)?);
+                        objects.push(custom::plan_object(&context, self.objects, (index, reference), resolve)?);
                     }
                     continue;
                 }

@@ -612,6 +612,54 @@ mod bad_input {
     }
 
     #[test]
+    fn a_missing_object_is_named_at_the_line_of_its_ref() {
+        let refs = "        customNetworkRefs:\n        - apiVersion: networking.istio.io/v1beta1\n          kind: VirtualService\n          name: demo\n";
+        let routed = |by: &str| ROLLOUT.replace(refs, by);
+        let plan = |test: Test| test.args(["plan", "-f", "m"]);
+        // The ref's line, not the Rollout's (line 2); the entry of the custom ref that is missing.
+        fails(
+            plan(Test::new().file("m/r.yaml", ROLLOUT)),
+            "error: planning m/r.yaml:23: Rollout shop/demo routes through VirtualService/demo",
+        );
+        let second = format!(
+            "{refs}        - apiVersion: networking.istio.io/v1beta1\n          kind: DestinationRule\n          name: demo\n"
+        );
+        fails(
+            plan(manifests().file("m/rollout.yaml", &routed(&second))),
+            "error: planning m/rollout.yaml:26: Rollout shop/demo routes through DestinationRule/demo",
+        );
+        fails(
+            plan(Test::new().file("m/r.yaml", &routed("        ingress:\n          name: web\n"))),
+            "error: planning m/r.yaml:23: Rollout shop/demo, step 1/3: Ingress shop/web not found",
+        );
+        fails(
+            plan(Test::new().file("m/r.yaml", &routed("        gateway:\n          httpRouteName: web\n"))),
+            "error: planning m/r.yaml:23: Rollout shop/demo routes through HTTPRoute shop/web, but there is no such object",
+        );
+        // JSON has lines too.
+        let json = r#"{"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+ "metadata": {"name": "demo", "namespace": "shop"},
+ "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"},
+  "strategy": {"canary": {"steps": [{"replicas": "50%", "traffic": "50%"}],
+   "trafficRoutings": [{"service": "demo", "gateway":
+    {"httpRouteName": "web"}}]}}}}
+"#;
+        fails(
+            plan(Test::new().file("m/r.json", json)),
+            "error: planning m/r.json:6: Rollout shop/demo routes through HTTPRoute shop/web",
+        );
+        // A TrafficRouting's ref is on a line of its own file, planned alone or for a Rollout.
+        let traffic_routing = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: TrafficRouting\nmetadata:\n  name: tr\n  namespace: shop\nspec:\n  strategy:\n    weight: 10\n  objectRef:\n  - service: demo\n    gateway:\n      httpRouteName: web\n";
+        let why = "error: planning m/tr.yaml:12: TrafficRouting shop/tr routes through HTTPRoute shop/web";
+        fails(plan(Test::new().file("m/tr.yaml", traffic_routing)), why);
+        let annotated = ROLLOUT.replace(
+            "  namespace: shop\n",
+            "  namespace: shop\n  annotations:\n    rollouts.kruise.io/trafficrouting: tr\n",
+        );
+        fails(plan(manifests().file("m/rollout.yaml", &annotated).file("m/tr.yaml", traffic_routing)), why);
+    }
+
+    #[test]
     fn invalid_rollout_fields_name_the_object_and_field() {
         let rollout = ROLLOUT.replace("traffic: 50%", "traffic: 50");
         fails(

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::lua::{self, EvalOptions, Evaluated, Obj, Printed, Script, ScriptError, ScriptErrorKind};
-use crate::model::{self, FieldMessage, Routing};
+use crate::model::{self, FieldMessage, OwnerKind, Rollout, Routing, TrafficRoutingCr};
 use crate::output::{self, BOLD, GREEN, RED, YELLOW, paint};
 use crate::plan::{self, Planner, RoutingPlan};
 use crate::providers::Action;
@@ -16,12 +16,11 @@ use crate::scripts::{
     self, BUILTIN_INGRESS_SCRIPTS, BUILTIN_SCRIPTS, CONFIGMAP_NAME, ConfigMapPlace, ResolvedScript, ScriptCatalog,
     ScriptSource, builtin_ingress,
 };
-use crate::snapshot::{self, Origin, Snapshot};
+use crate::snapshot::{self, Located, Origin, Snapshot};
 use crate::source::files;
 use crate::source::live::rollout_name;
 use crate::testcase::{CaseReport, GoTest, Outcome as StepOutcome, TestCase, data_yaml};
 use crate::{data, gojson, yaml};
-use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -100,7 +99,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         let planner = new_planner();
         let plan = planner.plan_rollout(&rollout.item, &rollout.namespace, cr.map(|c| &c.item), &stages);
         show_printed(&planner.printed());
-        let mut plan = plan.with_context(|| format!("planning {}", rollout.origin))?;
+        let mut plan = plan.map_err(|e| planning_failure(e, &rollout.origin, Some(rollout), cr))?;
         plan.warnings.extend(
             shared.get(&(rollout.namespace.as_str(), rollout.item.name.as_str())).into_iter().flatten().cloned(),
         );
@@ -117,7 +116,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             if !named {
                 let plan = planner.plan_traffic_routing(&cr.item, &cr.namespace);
                 show_printed(&planner.printed());
-                plans.push(plan.with_context(|| format!("planning {}", cr.origin))?);
+                plans.push(plan.map_err(|e| planning_failure(e, &cr.origin, None, Some(cr)))?);
             }
         }
     }
@@ -153,6 +152,29 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     }
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
+}
+
+/// A failure planning the object at `planned` (a Rollout, or a TrafficRouting alone), led by
+/// `planning PLACE`: for a ref naming a missing object, the ref's line in its owner's file (the
+/// Rollout's, or its TrafficRouting's `cr`), else `planned`.
+fn planning_failure(
+    error: Error,
+    planned: &Origin,
+    rollout: Option<&Located<Rollout>>,
+    cr: Option<&Located<TrafficRoutingCr>>,
+) -> anyhow::Error {
+    let routing_entry = |owner| match owner {
+        OwnerKind::Rollout => rollout.and_then(|r| Some((&r.origin, r.item.traffic_routing.as_ref()?))),
+        OwnerKind::TrafficRouting => cr.map(|c| (&c.origin, &c.item.traffic_routing)),
+    };
+    let place = match &error {
+        Error::Missing { owner, field, .. } => {
+            routing_entry(*owner).map(|(origin, routing)| origin.place_of(&routing.field.join(field)))
+        }
+        _ => None,
+    };
+    let place = place.unwrap_or_else(|| planned.to_string());
+    anyhow::Error::new(error).context(format!("planning {place}"))
 }
 
 /// A warning when a plan runs scripts from a ConfigMap among the files that is not in the

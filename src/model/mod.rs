@@ -99,6 +99,10 @@ impl Path {
     pub fn index(&self, i: usize) -> Path {
         self.with(Segment::Index(i))
     }
+    /// `other` within this field.
+    pub fn join(&self, other: &Path) -> Path {
+        Path(self.0.iter().chain(&other.0).cloned().collect())
+    }
     fn with(&self, segment: Segment) -> Path {
         let mut path = self.clone();
         path.0.push(segment);
@@ -180,6 +184,9 @@ impl fmt::Display for ObjectRef {
 /// `trafficRoutings[0]` of a Rollout, or `objectRef[0]` of a TrafficRouting.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrafficRoutingRef {
+    /// Where it is written (`spec.strategy.canary.trafficRoutings[0]`, `spec.objectRef[0]`), for
+    /// messages that name the line of one of its fields.
+    pub field: Path,
     pub service: String,
     pub grace_period_seconds: i64,
     pub custom_network_refs: Vec<ObjectRef>,
@@ -210,6 +217,21 @@ impl IngressRef {
 }
 
 impl TrafficRoutingRef {
+    /// The field naming the object of custom ref `i`, within the entry (`field`).
+    pub fn custom_ref_field(i: usize) -> Path {
+        Path::root("customNetworkRefs").index(i)
+    }
+
+    /// The field naming the stable Ingress, within the entry.
+    pub fn ingress_field() -> Path {
+        Path::root("ingress").field("name")
+    }
+
+    /// The field naming the HTTPRoute, within the entry.
+    pub fn http_route_field() -> Path {
+        Path::root("gateway").field("httpRouteName")
+    }
+
     fn read(value: &Value, path: &Path) -> Result<TrafficRoutingRef, ModelError> {
         let service = strategy::required_string(value.get("service"), &path.field("service"))?;
         if service.is_empty() {
@@ -249,6 +271,7 @@ impl TrafficRoutingRef {
             None => None,
         };
         Ok(TrafficRoutingRef {
+            field: path.clone(),
             service: service.into(),
             grace_period_seconds: value.get("gracePeriodSeconds").and_then(Value::as_i64).unwrap_or(3),
             custom_network_refs,

@@ -638,6 +638,9 @@ mod tests {
         let routing = r.traffic_routing.unwrap();
         assert_eq!(routing.grace_period_seconds, 3);
         assert_eq!(routing.custom_network_refs[0].group(), "networking.istio.io");
+        // Where it is, for messages naming the line of a ref.
+        let custom_ref = routing.field.join(&TrafficRoutingRef::custom_ref_field(0));
+        assert_eq!(custom_ref.to_string(), "spec.strategy.canary.trafficRoutings[0].customNetworkRefs[0]");
     }
 
     #[test]

@@ -139,6 +139,7 @@ mod tests {
         assert_eq!(tr.strategy.traffic.as_deref(), Some("50%"));
         assert_eq!(tr.strategy.matches, None);
         assert_eq!(tr.traffic_routing.service, "svc");
+        assert_eq!(tr.traffic_routing.field.to_string(), "spec.objectRef[0]");
         assert_eq!(tr.routing(), StageRouting::of(tr.strategy.clone()));
     }
 

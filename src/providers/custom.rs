@@ -9,7 +9,9 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, OrderDependence};
-use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction, Stage};
+use crate::model::{
+    self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction, Stage, TrafficRoutingRef,
+};
 use crate::scripts::{self, ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -92,17 +94,20 @@ fn originals_stored_first(routing: &Routing, objects: &ObjectIndex) -> Option<St
     })
 }
 
+/// Plans the object of `reference`, custom ref `index` of the routing, at one stage.
 pub fn plan_object(
     context: &Context,
     objects: &ObjectIndex,
-    reference: &ObjectRef,
+    (index, reference): (usize, &ObjectRef),
     resolve: impl FnOnce() -> Result<ResolvedScript, String>,
 ) -> Result<ObjectPlan, Error> {
     let routing = context.routing;
     let namespace = &routing.owner.namespace;
     let key = ObjectKey::of_ref(reference, namespace);
     let where_ = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
-    let (current, absent) = super::starting_object(objects.get(&key), context.action, &key, objects, &where_)?;
+    let named_by = (routing.owner.kind, TrafficRoutingRef::custom_ref_field(index));
+    let (current, absent) =
+        super::starting_object(objects.get(&key), context.action, &key, objects, &where_, named_by)?;
     let mut warnings: Vec<String> = absent.into_iter().collect();
     let stored = data::stored_original(&current);
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
@@ -452,14 +457,18 @@ mod tests {
                 printed: &printed,
                 keep_obj: false,
             };
-            plan_object(&context, objects, reference, || Err("no script read".into()))
+            plan_object(&context, objects, (1, reference), || Err("no script read".into()))
         };
         let plan = |action: &RoutingAction| plan_among(&ObjectIndex::default(), action);
         for action in [RoutingAction::Restore, RoutingAction::Route(RouteStrategy::default())] {
+            let error = plan(&action).unwrap_err();
             assert_eq!(
-                plan(&action).unwrap_err().to_string(),
+                error.to_string(),
                 "Rollout shop/web routes through VirtualService/web (networking.istio.io/v1beta1), but there is no such object in namespace shop"
             );
+            // Named by its entry, for a file's line.
+            let Error::Missing { owner, field, .. } = error else { panic!("{error:?}") };
+            assert_eq!((owner, field.to_string()), (model::OwnerKind::Rollout, "customNetworkRefs[1]".into()));
         }
         let left = plan(&RoutingAction::Leave).unwrap();
         assert!(matches!(left.action, Action::Keep(_)) && !left.changed() && left.current.is_null(), "{left:?}");
@@ -510,7 +519,7 @@ mod tests {
                 Context { routing, action, stage: "step 1/1", limits: &limits, printed: &printed, keep_obj: false };
             let reference = &routing.custom_refs()[0];
             let resolve = || crate::scripts::ScriptCatalog::default().resolve(reference);
-            plan_object(&context, objects, reference, resolve).unwrap().warnings
+            plan_object(&context, objects, (0, reference), resolve).unwrap().warnings
         };
         let missing = |warnings: Vec<String>| warnings.into_iter().find(|w| w.contains("does not exist"));
         let mut objects = ObjectIndex::default();

@@ -11,7 +11,9 @@ use super::{Action, Changed, ObjectPlan};
 use crate::change::Change;
 use crate::error::Error;
 use crate::model::http_route;
-use crate::model::{ObjectIndex, ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction};
+use crate::model::{
+    ObjectIndex, ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction, TrafficRoutingRef,
+};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -339,7 +341,8 @@ pub fn plan_object(
     let route = GatewayRoute::of(routing, http_route);
     let key = route.key();
     let where_ = format!("{} routes through {key}", routing.owner);
-    let (current, absent) = super::starting_object(current, action, &key, objects, &where_)?;
+    let named_by = (routing.owner.kind, TrafficRoutingRef::http_route_field());
+    let (current, absent) = super::starting_object(current, action, &key, objects, &where_, named_by)?;
     let current = &current;
     let mut warnings: Vec<String> = absent.into_iter().collect();
     let stage = plan_stage(&route, Some(current), action)?;
@@ -1623,6 +1626,8 @@ mod tests {
             error.to_string(),
             "Rollout shop/store routes through HTTPRoute shop/store, but there is no such object in namespace shop"
         );
+        let Error::Missing { owner, field, .. } = error else { panic!("{error:?}") };
+        assert_eq!((owner, field.to_string()), (OwnerKind::Rollout, "gateway.httpRouteName".into()));
         // The controller reads nothing at a stage it leaves alone.
         let left =
             plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Leave, None, None).unwrap();

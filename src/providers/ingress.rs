@@ -12,7 +12,7 @@ use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
 use crate::model::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, RouteStrategy, Routing, RoutingAction,
-    canary_ingress_name, without_empty_lists,
+    TrafficRoutingRef, canary_ingress_name, without_empty_lists,
 };
 use crate::scripts::{self, ResolvedScript};
 use serde_json::{Map, Value, json};
@@ -346,12 +346,14 @@ pub fn plan_stage(
             return Ok(keep(None, warnings));
         }
         None => {
-            let stable = stable.ok_or_else(|| {
-                Error::Input(format!(
+            let stable = stable.ok_or_else(|| Error::Missing {
+                owner: route.owner.kind,
+                field: TrafficRoutingRef::ingress_field(),
+                message: format!(
                     "Ingress {}/{} not found: the canary Ingress is built from it",
                     route.namespace(),
                     route.ingress
-                ))
+                ),
             })?;
             let mut created = canary_ingress(&route.source(), stable).map_err(Error::Input)?;
             let annotations = annotations_of(&created);
@@ -467,7 +469,7 @@ pub fn plan_object(
                 printed: context.printed,
             };
             let stage = plan_stage(&route, stable, current, action)
-                .map_err(|e| Error::Input(format!("{owner}, {}: {e}", context.stage)))?;
+                .map_err(|e| e.prefixed(&format!("{owner}, {}", context.stage)))?;
             (stage, Some(script))
         }
     };
@@ -1768,6 +1770,17 @@ mod tests {
                 "{why}: the controller patches its annotations as if it were, and deletes it when the release ends"
             )
         );
+    }
+
+    #[test]
+    fn a_missing_stable_ingress_is_named_by_its_ref() {
+        let error = planning_class("nginx", &stage(Some("10%"), None), &ObjectIndex::default(), None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Rollout shop/demo, step 1/2: Ingress shop/web not found: the canary Ingress is built from it"
+        );
+        let Error::Missing { owner, field, .. } = error else { panic!("{error:?}") };
+        assert_eq!((owner, field.to_string()), (OwnerKind::Rollout, "ingress.name".into()));
     }
 
     #[test]

@@ -13,7 +13,9 @@ use crate::change::Change;
 use crate::data;
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
-use crate::model::{self, ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, Routing, RoutingAction, WeightSplit};
+use crate::model::{
+    self, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, Path, Provider, Routing, RoutingAction, WeightSplit,
+};
 use crate::scripts::{self, ResolvedScript, ScriptKey, ScriptSource};
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
@@ -32,7 +34,8 @@ pub struct Context<'a> {
     pub keep_obj: bool,
 }
 
-/// The gateway object `key` a stage starts from (`found`; `where_` says who routes through it).
+/// The gateway object `key` a stage starts from (`found`; `where_` says who routes through it,
+/// `field` where: the ref's field within `owner`'s routing entry).
 /// Missing at a stage the controller leaves alone, where it reads nothing and so misses nothing,
 /// it is null, with a warning; missing elsewhere it is an error, which names another namespace
 /// holding one of its kind and name (among files, most often a manifest without a namespace).
@@ -42,6 +45,7 @@ fn starting_object(
     key: &ObjectKey,
     objects: &ObjectIndex,
     where_: &str,
+    (owner, field): (OwnerKind, Path),
 ) -> Result<(Arc<Value>, Option<String>), Error> {
     let namespace = &key.namespace;
     match (found, action) {
@@ -59,7 +63,8 @@ fn starting_object(
                 ),
                 None => String::new(),
             };
-            Err(Error::Input(format!("{where_}, but there is no such object in namespace {namespace}{elsewhere}")))
+            let message = format!("{where_}, but there is no such object in namespace {namespace}{elsewhere}");
+            Err(Error::Missing { owner, field, message })
         }
     }
 }
