@@ -223,7 +223,7 @@ impl<'a> Planner<'a> {
         // Planned from the objects read, a stage routed as an earlier one plans as it did: each
         // distinct action is planned once (the CRD lets a Rollout have thousands of steps).
         let (mut own_alike, mut cr_alike) = (Alike::default(), Alike::default());
-        let mut without_weights = custom::WithoutWeights::default();
+        let mut without_weights = providers::WithoutWeights::default();
         // The stage a release in progress is at: its objects as read are the gateway's there.
         let current = rollout.current_stage().filter(|_| routing.as_ref().is_some_and(|r| r.releasing));
         for &stage in stages {
@@ -286,7 +286,7 @@ impl<'a> Planner<'a> {
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
         let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
-        let mut without_weights = custom::WithoutWeights::default();
+        let mut without_weights = providers::WithoutWeights::default();
         without_weights.note(None, &routing, &objects, &done.action);
         let description = done.describe(&cr.strategy, &providers::weight_split(&routing, &objects));
         let stage =
@@ -734,6 +734,55 @@ mod tests {
             .plan_rollout(&rollout, "shop", None, &[Stage::Step(3)])
             .unwrap();
         assert!(plan.warnings.iter().any(|w| w.starts_with("Thing/store: step 3 has matches")), "{:?}", plan.warnings);
+    }
+
+    #[test]
+    fn an_ingress_script_of_ones_own_that_gets_weight_minus_one_is_warned_of_once_naming_the_steps() {
+        let matches = json!([{"headers": [{"name": "x", "value": "1"}]}]);
+        let rollout = |class_type: &str| {
+            Rollout::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": "store", "namespace": "shop"},
+                "spec": {"strategy": {"canary": {
+                    "steps": [{"replicas": 1, "matches": matches}, {"replicas": 2, "traffic": "30%"},
+                              {"replicas": 3, "matches": matches}],
+                    "trafficRoutings": [{"service": "store", "ingress": {"name": "store", "classType": class_type}}]
+                }}}
+            }))
+            .unwrap()
+        };
+        let mut objects = ObjectIndex::default();
+        objects.insert(
+            "shop",
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "store", "namespace": "shop"},
+                   "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix",
+                       "backend": {"service": {"name": "store", "port": {"number": 80}}}}]}}]}}),
+        );
+        let warned = |class_type: &str, script: Option<&str>| {
+            let overrides = script.map(|code| (scripts::ingress_key(class_type), ("s.lua".into(), code.into())));
+            let catalog = ScriptCatalog { overrides: overrides.into_iter().collect(), ..Default::default() };
+            let rollout = rollout(class_type);
+            let plan = Planner::new(&objects, &catalog, Limits::default()).plan_rollout(
+                &rollout,
+                "shop",
+                None,
+                &rollout.stages(),
+            );
+            let said = |w: &&String| w.contains("\"-1\"");
+            plan.unwrap().warnings.iter().filter(said).cloned().collect::<Vec<_>>()
+        };
+        let own = "local a = obj.annotations or {} a['example.com/weight'] = obj.weight return a";
+        assert_eq!(
+            warned("traefik", Some(own)),
+            [
+                "Ingress/store-canary: steps 1, 3 have matches and no traffic, so the script gets weight \"-1\" there: the built-in scripts then write no weight annotation; one that writes obj.weight as it is gives the canary Ingress a weight of \"-1\""
+            ]
+        );
+        assert_eq!(warned("nginx", Some(own)).len(), 1, "one's own script for a built-in class");
+        // The built-in script, or a copy of it, skips the weight then.
+        assert_eq!(warned("nginx", None), Vec::<String>::new());
+        let copy = scripts::builtin_code(&scripts::ingress_key("nginx")).unwrap();
+        assert_eq!(warned("nginx", Some(copy)), Vec::<String>::new());
     }
 
     #[test]

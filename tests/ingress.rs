@@ -138,6 +138,25 @@ fn a_weight_beside_matches_is_planned_as_the_script_writes_it_with_a_warning() {
         .stdout_has("warning: the step has matches and traffic 10%: the nginx Ingress script writes the weight as well as the matches, so 10% of the requests that do not match go to the canary too\n");
 }
 
+#[test]
+fn an_ingress_script_of_ones_own_is_warned_that_a_matches_only_step_gives_it_weight_minus_one() {
+    let builtin = std::fs::read_to_string(repo("lua_configuration/trafficrouting_ingress/nginx.lua")).unwrap();
+    let plan_with = |script: &str| {
+        nginx_example().file("s/trafficrouting_ingress/nginx.lua", script).args(["--lua-dir", "s"]).run().success()
+    };
+    let warning = "warning: Ingress/web-canary: step 1 has matches and no traffic, so the script gets weight \"-1\" there: the built-in scripts then write no weight annotation; one that writes obj.weight as it is gives the canary Ingress a weight of \"-1\"\n";
+    // One that writes the weight whatever it is: said once, for the Rollout.
+    let own = builtin.replace("if obj.weight ~= \"-1\" then", "if true then");
+    assert_ne!(own, builtin);
+    let out =
+        plan_with(&own).stdout_has(warning).stdout_has("+    nginx.ingress.kubernetes.io/canary-weight: \"-1\"\n");
+    assert_eq!(out.stdout.matches("gets weight \"-1\"").count(), 1, "{}", out.stdout);
+    // The built-in script, and a copy of it (as `record --dir` writes it), skip the weight then.
+    for plan in [nginx_example().run().success(), plan_with(&builtin)] {
+        assert!(!plan.stdout.contains("gets weight"), "{}", plan.stdout);
+    }
+}
+
 /// The audit's mse fixture (s26-providers #4): step 1 sets two headers and matches a header
 /// with a regex query, then an exact query; step 2 sends 40%.
 const MSE_ROLLOUT: &str = r#"

@@ -10,58 +10,12 @@ use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, OrderDependence};
 use crate::model::{
-    self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction, Stage, TrafficRoutingRef,
+    self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction, TrafficRoutingRef,
 };
 use crate::scripts::{self, ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;
-
-/// The custom refs whose script is not the built-in one (which treats it as 100/0) and gets
-/// `canaryWeight` -1 and `stableWeight` 101, at a step with matches and no traffic; with those
-/// steps (None: a TrafficRouting planned alone, by its strategy). Warned of once per plan, not
-/// at each such step.
-#[derive(Debug, Default)]
-pub struct WithoutWeights(Vec<(ObjectRef, Vec<Option<Stage>>)>);
-
-impl WithoutWeights {
-    /// Notes the custom refs of `routing` among `objects`, planned at `stage` as the controller
-    /// routes it (`action`), whose script gets no weights there.
-    pub fn note(&mut self, stage: Option<Stage>, routing: &Routing, objects: &[ObjectPlan], action: &RoutingAction) {
-        let RoutingAction::Route(strategy) = action else { return };
-        if strategy.traffic.is_some() || strategy.matches.as_ref().is_none_or(Vec::is_empty) {
-            return;
-        }
-        for object in objects.iter().filter(|o| routing.custom_refs().contains(&o.reference)) {
-            let Action::Lua(script) = &object.action else { continue };
-            if super::runs_builtin(script, &scripts::key_of(&object.reference)) {
-                continue;
-            }
-            match self.0.iter_mut().find(|(reference, _)| *reference == object.reference) {
-                Some((_, stages)) if !stages.contains(&stage) => stages.push(stage),
-                Some(_) => {}
-                None => self.0.push((object.reference.clone(), vec![stage])),
-            }
-        }
-    }
-
-    pub fn warnings(self) -> Vec<String> {
-        self.0
-            .into_iter()
-            .map(|(reference, stages)| {
-                let steps: Vec<String> = stages.iter().flatten().map(Stage::number).collect();
-                let have = match steps.as_slice() {
-                    [] => "the TrafficRouting's strategy has".to_string(),
-                    [_] => format!("{} has", model::steps_named(&steps)),
-                    _ => format!("{} have", model::steps_named(&steps)),
-                };
-                format!(
-                    "{reference}: {have} matches and no traffic, so the script gets canaryWeight -1 and stableWeight 101 there"
-                )
-            })
-            .collect()
-    }
-}
 
 /// Plans one custom ref. `resolve` finds the script of its kind (only asked for when the stage
 /// routes traffic).

@@ -14,7 +14,8 @@ use crate::data;
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
 use crate::model::{
-    self, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, Path, Provider, Routing, RoutingAction, WeightSplit,
+    self, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, Path, Provider, Routing, RoutingAction, Stage,
+    WeightSplit,
 };
 use crate::scripts::{self, ResolvedScript, ScriptKey, ScriptSource};
 use serde_json::Value;
@@ -135,6 +136,72 @@ pub fn runs_builtin(script: &ResolvedScript, key: &ScriptKey) -> bool {
         return true;
     }
     scripts::builtin_code(key).is_some_and(|code| scripts::sha256_hex(code) == script.sha256)
+}
+
+/// The key the script that plans `object`, an object of `routing`, is filed under: its kind's
+/// for a custom ref, its class's for a canary Ingress; None for an HTTPRoute, which no script
+/// plans.
+fn script_key(routing: &Routing, object: &ObjectPlan) -> Option<ScriptKey> {
+    match ProviderKind::of(&object.key) {
+        ProviderKind::Custom => Some(scripts::key_of(&object.reference)),
+        ProviderKind::Ingress => routing.providers.iter().find_map(|provider| match provider {
+            Provider::Ingress { name, class_type } if ingress::canary_key(routing, name) == object.key => {
+                Some(scripts::ingress_key(class_type))
+            }
+            _ => None,
+        }),
+        ProviderKind::Gateway => None,
+    }
+}
+
+/// The objects whose script is not the built-in one and gets no weight at a step with matches
+/// and no traffic, with those steps (None: a TrafficRouting planned alone, by its strategy): a
+/// custom ref's gets `canaryWeight` -1 and `stableWeight` 101 (the built-in one treats it as
+/// 100/0), a canary Ingress's `weight` "-1" (the built-in ones then write no weight annotation).
+/// Warned of once per plan, not at each such step.
+#[derive(Debug, Default)]
+pub struct WithoutWeights(Vec<(ObjectRef, ProviderKind, Vec<Option<Stage>>)>);
+
+impl WithoutWeights {
+    /// Notes the objects of `routing` among `objects`, planned at `stage` as the controller routes
+    /// it (`action`), whose script gets no weight there.
+    pub fn note(&mut self, stage: Option<Stage>, routing: &Routing, objects: &[ObjectPlan], action: &RoutingAction) {
+        let RoutingAction::Route(strategy) = action else { return };
+        if strategy.traffic.is_some() || strategy.matches.as_ref().is_none_or(Vec::is_empty) {
+            return;
+        }
+        for object in objects {
+            let Action::Lua(script) = &object.action else { continue };
+            let Some(key) = script_key(routing, object) else { continue };
+            if runs_builtin(script, &key) {
+                continue;
+            }
+            match self.0.iter_mut().find(|(reference, ..)| *reference == object.reference) {
+                Some((.., stages)) if !stages.contains(&stage) => stages.push(stage),
+                Some(_) => {}
+                None => self.0.push((object.reference.clone(), ProviderKind::of(&object.key), vec![stage])),
+            }
+        }
+    }
+
+    pub fn warnings(self) -> Vec<String> {
+        self.0
+            .into_iter()
+            .map(|(reference, kind, stages)| {
+                let steps: Vec<String> = stages.iter().flatten().map(Stage::number).collect();
+                let have = match steps.as_slice() {
+                    [] => "the TrafficRouting's strategy has".to_string(),
+                    [_] => format!("{} has", model::steps_named(&steps)),
+                    _ => format!("{} have", model::steps_named(&steps)),
+                };
+                let gets = match kind {
+                    ProviderKind::Ingress => "the script gets weight \"-1\" there: the built-in scripts then write no weight annotation; one that writes obj.weight as it is gives the canary Ingress a weight of \"-1\"",
+                    _ => "the script gets canaryWeight -1 and stableWeight 101 there",
+                };
+                format!("{reference}: {have} matches and no traffic, so {gets}")
+            })
+            .collect()
+    }
 }
 
 /// Whether a stage's weights split the traffic between canary and stable pods through
