@@ -272,6 +272,7 @@ const COULD_NOT: &str = "could NOT roll back";
 /// After a report that names an object not rolled back that has a backup.
 const FROM_BACKUP: &str =
     "  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it";
+const ROLLBACK_UNSURE: &str = "may or may not be rolled back";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 /// After a report that names a request whose outcome is unknown.
@@ -1119,9 +1120,7 @@ impl<'a> Writer<'a> {
                             }
                             e => format!(": {e}"),
                         };
-                        break Fate::Kept(format!(
-                            "may or may not be rolled back ({failure}; reading it again {again})"
-                        ));
+                        break Fate::Kept(format!("{ROLLBACK_UNSURE} ({failure}; reading it again {again})"));
                     }
                 };
                 let own = fresh.as_ref().is_some_and(|fresh| self.own_unheard_write(&inverse, fresh));
@@ -1261,7 +1260,14 @@ impl<'a> Writer<'a> {
         let mut lines: Vec<String> = keys.into_iter().map(|key| self.object_line(key, in_flight)).collect();
         lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
         lines.extend(claims_left);
-        let undone = |w: &Written| matches!(&w.fate, Fate::Kept(why) if why.starts_with(COULD_NOT));
+        // The way back, for an object whose rollback failed or went unanswered; not where its
+        // line already says it (one being deleted, held by its finalizers).
+        let undone = |w: &Written| match &w.fate {
+            Fate::Kept(why) => {
+                (why.starts_with(COULD_NOT) || why.starts_with(ROLLBACK_UNSURE)) && !why.contains("--from-backup")
+            }
+            Fate::Written | Fate::RolledBack => false,
+        };
         if self.written.iter().any(|w| undone(w) && self.backup_of(w.change.key()).is_some()) {
             lines.push(FROM_BACKUP.into());
         }

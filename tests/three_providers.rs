@@ -518,12 +518,14 @@ mod cluster {
         // The HTTPRoute's restore, after the delete, is refused: the rollback cannot make the
         // canary again while it is being deleted, and says so.
         server.storm(Requests::Matching(Rule::new(["update"]).resources(["httproutes"])), Some(1), 403, None);
-        on(&server)
+        let out = on(&server)
             .args(["restore", "checkout", "--yes"])
             .run()
             .status(1)
             .stderr_has("  Ingress demo/checkout-canary: could NOT roll back: it is being deleted, held by its finalizers (ingress.k8s.aws/resources); once it is gone, `kubectl rollout-lua restore --from-backup` of its state before this run makes it again (its state before this run: ")
             .stderr_has("  VirtualService demo/checkout: rolled back");
+        // Its line says the way back, once it is gone: no hint that reads as "now".
+        assert!(!out.stderr.contains("puts an object not rolled back"), "{}", out.stderr);
         assert!(canary_ingress(&server).unwrap()["metadata"]["deletionTimestamp"].is_string());
         assert_eq!(vs(&server)["spec"], routed_vs["spec"]);
 
