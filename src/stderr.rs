@@ -55,11 +55,15 @@ pub fn erase_live_view() {
     }
 }
 
-/// `row` cut (with `…`) to leave the terminal's last two columns free: the cursor then never
-/// waits at the last column to wrap, where the `^C` the terminal echoes on Ctrl-C would take it
-/// to the next line (under the view, which the next frame would draw one line too low).
+/// `row` on one screen line: made terminal-safe (`output::terminal_safe`), its line ends and
+/// tabs shown as `\n`, `\r` and `\t` (a match value may hold them: a regex written as a YAML
+/// block scalar), since the cursor is moved back over the view by its count of rows; and cut
+/// (with `…`) to leave the terminal's last two columns free: the cursor then never waits at the
+/// last column to wrap, where the `^C` the terminal echoes on Ctrl-C would take it to the next
+/// line (under the view, which the next frame would draw one line too low).
 pub fn fit_row(row: &str, columns: usize) -> String {
-    console::truncate_str(row, columns.saturating_sub(2), "…").into_owned()
+    let line = row.replace('\n', "\\n").replace('\r', "\\r").replace('\t', "\\t");
+    console::truncate_str(&crate::output::terminal_safe(&line), columns.saturating_sub(2), "…").into_owned()
 }
 
 /// What draws `rows` over the view `drawn` (None: no view on the screen): nothing when they are
@@ -163,5 +167,15 @@ mod tests {
         assert_eq!(fit_row("123456789", 10), "1234567…");
         // Colour codes take no column, and are kept.
         assert_eq!(fit_row("\x1b[33m12345678\x1b[0m", 10), "\x1b[33m12345678\x1b[0m");
+    }
+
+    #[test]
+    fn a_row_is_one_screen_line_whatever_its_values_hold() {
+        // A match value with a line end or a tab (a regex written as a YAML block scalar) made
+        // its row two screen lines, and each frame one line lower than the one before.
+        assert_eq!(fit_row("[header x~a\nb]\tc\rd", 80), "[header x~a\\nb]\\tc\\rd");
+        // Any other control character is escaped, as `terminal_safe` does; counted escaped.
+        assert_eq!(fit_row("a\u{7}b\u{9b}2Jc", 80), "a\\u{7}b\\u{9b}2Jc");
+        assert_eq!(fit_row("a\nbcdefgh", 10), "a\\nbcde…");
     }
 }

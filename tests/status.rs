@@ -695,6 +695,29 @@ fn the_live_view_stopped_by_ctrl_c_leaves_no_stale_row() {
 }
 
 #[test]
+fn the_live_view_shows_a_line_end_in_a_match_value_escaped_on_its_rollouts_row() {
+    // A regression: a match value with a line end (a regex written as a YAML block scalar) made
+    // the row two screen lines, and each frame, drawn back a line a row, one line lower.
+    if !terminal_available() {
+        return crate::support::skip("script (util-linux) not installed");
+    }
+    let mut rollout = rollout(1, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][0]["matches"][0]["headers"][0] =
+        json!({"type": "RegularExpression", "name": "user-agent", "value": "pc\nmac"});
+    let server = serving(rollout).start();
+    let test = Test::new().kubeconfig(&server).env("TERM", "xterm").terminal_size(24, 200);
+    let session = test.on_terminal_session(&["status", "demo", "-w", "--timeout", "2s"], None);
+    session.wait_for("waiting for approval");
+    let (status, output) = session.finish();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{output:?}");
+    // The first frame and the last one, drawn over it: one row.
+    let screen = crate::support::screen(&output, 24, 200);
+    let rows: Vec<&String> = screen.iter().filter(|row| row.contains("shop/demo  [")).collect();
+    assert_eq!(rows.len(), 1, "{screen:#?}");
+    assert!(rows[0].contains("[header user-agent~pc\\nmac], pause until approved"), "{screen:#?}");
+}
+
+#[test]
 fn the_live_view_fits_the_terminal_and_counts_the_rollouts_left_out() {
     if !terminal_available() {
         return crate::support::skip("script (util-linux) not installed");
