@@ -93,12 +93,18 @@ impl Progress {
     }
 }
 
-/// When a timed pause with `seconds_left` ends; one over that the Rollout is still in says how
-/// long ago it ended: a sign of a controller that is stuck, or not running.
+/// How long after a timed pause ends a Rollout still in it is not yet taken for stuck: the
+/// controller moves it on at its next reconcile, and the status is read a moment later.
+const PAUSE_GRACE_SECONDS: i64 = 10;
+
+/// When a timed pause with `seconds_left` ends; one over for longer than the grace that the
+/// Rollout is still in says how long ago it ended: a sign of a controller that is stuck, or not
+/// running.
 pub fn pause_left(seconds_left: i64) -> String {
     let human = crate::time::human(Duration::from_secs(seconds_left.unsigned_abs()));
     match seconds_left {
         1.. => format!("resumes in {human}"),
+        left if left > -PAUSE_GRACE_SECONDS => "pause ending".into(),
         _ => format!("pause ended {human} ago (the controller should have moved on)"),
     }
 }
@@ -976,6 +982,12 @@ mod tests {
         let progress = Progress::of(&paused, overdue);
         assert_eq!(progress, Progress::Paused { pause_seconds: 60, seconds_left: Some(-1440) });
         assert_eq!(progress.describe(), "pause ended 24m00s ago (the controller should have moved on)");
+        // Over, the controller given a few seconds to move on before it is taken for stuck.
+        assert_eq!(pause_left(1), "resumes in 1s");
+        assert_eq!(pause_left(0), "pause ending");
+        assert_eq!(pause_left(-1), "pause ending");
+        assert_eq!(pause_left(1 - PAUSE_GRACE_SECONDS), "pause ending");
+        assert_eq!(pause_left(-PAUSE_GRACE_SECONDS), "pause ended 10s ago (the controller should have moved on)");
         // JSON says the time left, none.
         assert_eq!(
             serde_json::to_value(&progress).unwrap(),

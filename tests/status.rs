@@ -261,6 +261,25 @@ fn status_shows_the_time_left_of_a_timed_pause() {
     );
 }
 
+#[test]
+fn status_counts_a_timed_pause_on_the_api_servers_clock() {
+    // A regression: counted on this host's clock, 2 minutes ahead of the server's, a 5-minute
+    // pause that began 200 s ago (on the server's clock, which the controller writes) was
+    // called over 20 s ago, the controller stuck.
+    let server_now = std::time::SystemTime::now() - Duration::from_secs(120);
+    let mut rollout = rollout(1, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["steps"][0]["pause"] = json!({"duration": 300});
+    let started = server_now - Duration::from_secs(200);
+    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
+    let server = serving(rollout).clock_offset(-120).start();
+    let out = Test::new().kubeconfig(&server).args(["status", "demo"]).run().success();
+    assert!(
+        ["resumes in 1m40s", "resumes in 1m39s", "resumes in 1m38s"].iter().any(|left| out.stdout.contains(left)),
+        "{}",
+        out.stdout
+    );
+}
+
 /// Moves the Rollout on as the controller would once a step is approved: StepReady becomes the
 /// next step's StepPaused, and after the last step the release completes.
 fn controller(server: &FakeHandle) -> Controller {

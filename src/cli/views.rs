@@ -12,7 +12,6 @@ use crate::status::{RolloutView, WorkloadView};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::time::SystemTime;
 
 /// The Rollouts `status` shows: some of one namespace, or those of every namespace.
 #[derive(Clone, Debug)]
@@ -143,7 +142,9 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
     if let Missing::Fails = read.missing {
         live.found_all(&cluster.namespace)?;
     }
-    let now = SystemTime::now();
+    // A timed pause's time left is counted from a time the controller wrote on the API
+    // server's clock: on this host's, off by minutes, a running pause would be called over.
+    let now = cluster.server_now();
     let mut views: Vec<RolloutView> = live
         .snapshot
         .rollouts
