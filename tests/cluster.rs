@@ -2078,18 +2078,28 @@ fn a_configmap_script_for_a_kind_with_a_built_in_one_is_warned_of_where_the_conf
     let mut rollout = rollout(2, "StepPaused");
     rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
         json!([{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "name": "demo"}]);
+    let route = json!({
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": "demo", "namespace": NAMESPACE}, "spec": {"weight": 0},
+    });
+    let in_other = |mut value: serde_json::Value| {
+        value["metadata"]["namespace"] = json!("other");
+        value
+    };
     let server = FakeApiServer::builder()
         .kruise_and_istio()
         .resource(fake_apiserver::ApiResourceDef::new("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes"))
-        .object(rollout)
-        .object(json!({
-            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-            "metadata": {"name": "demo", "namespace": NAMESPACE}, "spec": {"weight": 0},
-        }))
+        .object(rollout.clone())
+        .object(route.clone())
+        .object(in_other(rollout))
+        .object(in_other(route))
         .object(configmap)
         .start();
     Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success().stderr_has(warning);
     assert!(configmap_read(&server));
+    // The controller has one ConfigMap: read for each namespace that needs it, warned of once.
+    let every = Test::new().kubeconfig(&server).args(["plan", "-A"]).run().success();
+    assert_eq!(every.stderr.matches(warning).count(), 1, "{}", every.stderr);
 }
 
 #[test]

@@ -18,6 +18,7 @@ use crate::source::live::{self, Live, Selection, Workloads};
 use crate::status;
 use crate::write::{self, Mode, Writer};
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -255,9 +256,10 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let differ = super::diff::differ();
         let style = output::DiffStyle { differ: &differ, stored: super::stored_original(args.show_stored_original) };
         let (mut plans, mut texts, mut errors, mut rejected) = (Vec::new(), Vec::new(), Vec::new(), None);
+        let mut configmap_warnings = BTreeSet::new();
         // A namespace at a time, in order: each has its own objects and scripts.
         for session in &sessions {
-            let planned = plan_namespace(session, &selection, args, style, render_now).await?;
+            let planned = plan_namespace(session, &selection, args, style, render_now, &mut configmap_warnings).await?;
             plans.extend(planned.plans);
             texts.extend(planned.texts);
             errors.extend(planned.errors);
@@ -324,13 +326,14 @@ async fn plan_namespace(
     args: &PlanArgs,
     style: output::DiffStyle<'_>,
     render_now: bool,
+    configmap_warnings: &mut BTreeSet<String>,
 ) -> Result<NamespacePlans, Error> {
     // A Rollout that cannot be loaded, planned or found does not hide the others' plans: its
     // error comes after them, and the exit is 1 (as `kubectl get` with one name not found).
     let (live, catalog, unloaded) = session.load_each(selection).await?;
     live::no_match(&session.cluster, selection, live.snapshot.rollouts.len() + unloaded.len())?;
     // Read only when some kind or Ingress class needs it; not read for this check alone.
-    super::warn_unused_configmap_keys(catalog.configmap.as_ref());
+    super::warn_unused_configmap_keys(catalog.configmap.as_ref(), configmap_warnings);
     let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
     errors.extend(live.not_found(&session.cluster.namespace));
     let shared = live.snapshot.shared_objects();

@@ -854,10 +854,16 @@ pub(crate) fn warn(text: &str) {
 }
 
 /// Warns, once per run, of the keys of the script ConfigMap (when it was read) that the
-/// controller never uses (`ConfigMapScripts::unused_keys`).
-pub(crate) fn warn_unused_configmap_keys(configmap: Option<&crate::scripts::ConfigMapScripts>) {
+/// controller never uses (`ConfigMapScripts::unused_keys`). `said` holds the warnings already
+/// given: `plan -A` reads the controller's one ConfigMap again for each namespace that needs it.
+pub(crate) fn warn_unused_configmap_keys(
+    configmap: Option<&crate::scripts::ConfigMapScripts>,
+    said: &mut std::collections::BTreeSet<String>,
+) {
     for warning in configmap.into_iter().flat_map(crate::scripts::ConfigMapScripts::unused_keys) {
-        warn(&format!("warning: {warning}"));
+        if said.insert(warning.clone()) {
+            warn(&format!("warning: {warning}"));
+        }
     }
 }
 

@@ -77,7 +77,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         placeholder: args.show_obj,
     };
     scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
-    super::warn_unused_configmap_keys(catalog.configmap.as_ref());
+    super::warn_unused_configmap_keys(catalog.configmap.as_ref(), &mut Default::default());
     let new_planner = || {
         let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
         if args.show_obj { planner.keeping_objs() } else { planner }
