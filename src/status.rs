@@ -141,6 +141,9 @@ pub enum Position {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectView {
+    /// Of the ref that names it: which resource following watches for it.
+    #[serde(skip)]
+    pub api_version: String,
     pub kind: String,
     pub namespace: String,
     pub name: String,
@@ -571,6 +574,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         (false, _) => Position::Drifted { nearest: None },
                     };
                     views.push(ObjectView {
+                        api_version: object.reference.api_version.clone(),
                         kind: object.reference.kind.clone(),
                         namespace: object.key.namespace.clone(),
                         name: object.reference.name.clone(),
@@ -829,6 +833,7 @@ mod tests {
             Rollout::from_object(&object).unwrap()
         };
         let view = |kind: &str, name: &str, position: Position, routed: bool| ObjectView {
+            api_version: String::new(),
             kind: kind.into(),
             namespace: "shop".into(),
             name: name.into(),
@@ -938,6 +943,7 @@ mod tests {
         let views = || {
             let at = Position::AtStep { steps: vec![Stage::Step(1), Stage::Step(2)] };
             vec![ObjectView {
+                api_version: "networking.k8s.io/v1".into(),
                 kind: "Ingress".into(),
                 namespace: "shop".into(),
                 name: "web-canary".into(),

@@ -1860,6 +1860,42 @@ mod cluster {
     }
 
     #[test]
+    fn status_watch_shows_an_edit_of_the_canary_ingress_within_seconds() {
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&["status", "web", "-w", "--timeout", "60s"]);
+        running.wait_for_stdout("Ingress web-canary at step 1");
+        // The Ingresses' watch opens once the first view is shown.
+        let watches = || -> Vec<String> {
+            let requests = server.requests().into_iter();
+            requests.filter(|r| r.query_params.iter().any(|(k, _)| k == "watch")).map(|r| r.path).collect()
+        };
+        let watched = || watches().iter().any(|path| path.ends_with("/ingresses"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !watched() {
+            assert!(Instant::now() < deadline, "no watch of the Ingresses: {:?}", server.requests());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let edited = Instant::now();
+        server.put_object({
+            let mut edited = canary(&server).unwrap();
+            edited["metadata"]["annotations"][format!("{NGINX}/canary-weight")] = json!("90");
+            edited
+        });
+        // Seen through the watch, not at the full read 30 s later.
+        running.wait_for_stdout("Ingress web-canary drifted");
+        assert!(edited.elapsed() < Duration::from_secs(10), "seen after {:?}", edited.elapsed());
+        running.signal("INT");
+        let out = running.finish_within(Duration::from_secs(20));
+        // The Ingresses of the namespace are watched, not each Ingress the Rollout routes through.
+        let watched = watches();
+        let of = |plural: &str| watched.iter().filter(|p| p.ends_with(&format!("/namespaces/shop/{plural}"))).count();
+        assert_eq!((of("rollouts"), of("ingresses"), watched.len()), (1, 1, 2), "{watched:?}");
+        assert!(!out.stderr.contains("forbidden"), "{}", out.stderr);
+    }
+
+    #[test]
     fn status_shows_a_drifted_canary_ingress() {
         let server = serving("nginx", 1, "StepPaused").start();
         approve(&server).success();

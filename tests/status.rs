@@ -1312,8 +1312,10 @@ mod watching {
         request.query_params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
+    /// The watches of Rollouts (those of the gateway objects aside).
     fn watches(server: &FakeHandle) -> Vec<LoggedRequest> {
-        server.requests().into_iter().filter(|r| param(r, "watch").is_some_and(|w| w == "true" || w == "1")).collect()
+        let watch = |r: &LoggedRequest| param(r, "watch").is_some_and(|w| w == "true" || w == "1");
+        server.requests().into_iter().filter(|r| watch(r) && r.path.ends_with("/rollouts")).collect()
     }
 
     /// The reads of Rollout demo itself (a GET each time everything is read again).
@@ -1531,6 +1533,25 @@ mod watching {
             .stderr_has("watching Rollouts is forbidden")
             .stderr_has("reading the Rollouts every 2s instead")
             .stdout_has("(waiting for approval)");
+    }
+
+    #[test]
+    fn gateway_objects_whose_watch_is_forbidden_are_read_with_everything_and_said_once() {
+        let server = shop(1, "StepUpgrade").deny(Rule::new(["watch"]).resources(["virtualservices"])).start();
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&["status", "demo", "-w", "--timeout", "4s"]);
+        let watched = |plural: &str| {
+            let watch = |r: &LoggedRequest| param(r, "watch").is_some_and(|w| w == "true");
+            server.requests().iter().filter(|r| watch(r) && r.path.ends_with(plural)).count()
+        };
+        wait_for("the DestinationRules watched", || watched("/destinationrules") == 1);
+        // Following goes on (to the timeout), the VirtualServices not asked to be watched again.
+        let out = running.finish_within(Duration::from_secs(30)).status(1).stderr_has("error: timed out after 4s");
+        let note = "watching virtualservices.networking.istio.io in namespace shop is forbidden (";
+        assert_eq!(out.stderr.matches(note).count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains("): reading them again with everything every 30s instead\n"), "{}", out.stderr);
+        assert!(!out.stderr.contains("destinationrules"), "{}", out.stderr);
+        assert_eq!(watched("/virtualservices"), 1);
     }
 
     /// The watches of Rollouts, and the reads of Rollout demo.

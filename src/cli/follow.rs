@@ -1,18 +1,19 @@
-//! Following Rollouts (`status -w`, `approve --until-step/--to-end`): a watch on the Rollouts,
-//! the Rollouts that changed read again on each change (everything every 30 seconds), and shown
-//! as a live view on a terminal (rows drawn in place on stderr), as a line per change (logs,
-//! CI, `TERM=dumb`) or, with `-o json|yaml`, as each Rollout's document per change. Following
-//! ends with an error when a Rollout followed is deleted or made again; it outlasts a server
-//! that fails to answer for a while.
+//! Following Rollouts (`status -w`, `approve --until-step/--to-end`): a watch on the Rollouts
+//! and one on each resource of the gateway objects they route through (per namespace), the
+//! Rollouts that changed (or whose objects did) read again on each change (everything every 30
+//! seconds), and shown as a live view on a terminal (rows drawn in place on stderr), as a line
+//! per change (logs, CI, `TERM=dumb`) or, with `-o json|yaml`, as each Rollout's document per
+//! change. Following ends with an error when a Rollout followed is deleted or made again; it
+//! outlasts a server that fails to answer for a while.
 
 use super::cluster::Session;
 use super::views::{Missing, Read, Scope, Since, views};
 use super::{Format, print, print_raw, term_is_dumb};
 use crate::error::{Error, Signal};
-use crate::model::Stage;
+use crate::model::{ObjectRef, Stage};
 use crate::output::{YELLOW, paint};
 use crate::source::live::Selection;
-use crate::source::watch::{Changes, RolloutWatch};
+use crate::source::watch::{Changes, GatewayWatch, RolloutWatch, Routed};
 use crate::status::{Progress, RolloutView, pause_left, progress_style};
 use crate::write::Interrupt;
 use serde_json::Value;
@@ -20,9 +21,9 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime};
 
-/// How often everything is read again: the gateway objects are not watched (their places can
-/// change on their own), a change of a Rollout reads only its own, and approve renews its
-/// claims between reads.
+/// How often everything is read again: a gateway object may not be watched (or changed between
+/// its read and the start of its watch), a change of a Rollout reads only its own, and approve
+/// renews its claims between reads.
 const RESYNC: Duration = Duration::from_secs(30);
 
 /// How often the live view is made again, its spinners turned and its countdowns counted: it is
@@ -40,6 +41,9 @@ pub(super) struct Follower {
     bounds: Bounds,
     /// Started at the first read.
     watch: Option<RolloutWatch>,
+    /// The gateway objects of the Rollouts followed: started at the first read, and told of the
+    /// objects at each.
+    gateways: Option<GatewayWatch>,
     /// The Rollouts followed, as each was first read.
     followed: Followed,
     /// The views last shown: a change of some Rollouts leaves the others' as they are.
@@ -72,6 +76,7 @@ impl Follower {
         Follower {
             bounds: Bounds { interrupt, deadline: (!timeout.is_zero()).then(|| Instant::now() + timeout), timeout },
             watch: None,
+            gateways: None,
             followed: Followed::default(),
             last: Vec::new(),
             all_read: Instant::now(),
@@ -100,12 +105,14 @@ impl Follower {
         };
         self.followed.check(&views, scope)?;
         self.display.show(&views)?;
+        self.say_gateways_unwatched();
         self.last.clone_from(&views);
         Ok(views)
     }
 
     /// The first read, after the LIST the watch starts from (so that no change after the read
-    /// is missed); the watch itself is opened by the first wait, after these views are shown.
+    /// is missed), and then the LISTs of the gateway objects' watches; the watches themselves are
+    /// opened by the first wait, after these views are shown.
     /// A failure ends following: nothing is shown yet, and a server that cannot be reached is
     /// said at once.
     async fn first_views(&mut self, session: &Session, scope: &Scope) -> Result<Vec<RolloutView>, Error> {
@@ -117,7 +124,9 @@ impl Follower {
         let start = RolloutWatch::start(&session.cluster, namespace, &selection);
         self.watch = Some(self.bounds.run(&mut self.display, start).await?);
         self.say_polling();
-        let views = self.bounds.run(&mut self.display, views(session, scope, Read::all(Missing::Fails))).await?;
+        let gateways = self.gateways.insert(GatewayWatch::new(&session.cluster));
+        let read = read_and_watch(session, scope, Read::all(Missing::Fails), Some(gateways));
+        let views = self.bounds.run(&mut self.display, read).await?;
         self.all_read = Instant::now();
         if views.is_empty() {
             return Err(Error::Input(nothing_to_follow(scope, &session.cluster.namespace)));
@@ -137,6 +146,7 @@ impl Follower {
             if self.unread.is_none() {
                 let waited = self.wait().await;
                 self.say_polling();
+                self.say_gateways_unwatched();
                 match waited {
                     Ok(changes) => {
                         self.unread = Some(changes);
@@ -156,7 +166,8 @@ impl Follower {
             };
             // A Rollout named and gone since is left out: `Followed::check` says it was deleted.
             let read = Read { missing: Missing::LeftOut, claims: false, since };
-            match self.bounds.run(&mut self.display, views(session, scope, read)).await {
+            let read = read_and_watch(session, scope, read, self.gateways.as_mut());
+            match self.bounds.run(&mut self.display, read).await {
                 Ok(views) => {
                     if since.is_none() {
                         self.all_read = Instant::now();
@@ -169,14 +180,16 @@ impl Follower {
         }
     }
 
-    /// Waits for a change of a Rollout (or `RESYNC` after everything was last read), moving
-    /// the live view meanwhile.
+    /// Waits for a change of a Rollout or of an object one routes through (or `RESYNC` after
+    /// everything was last read), moving the live view meanwhile.
     async fn wait(&mut self) -> Result<Changes, Error> {
-        let Follower { bounds, watch, display, all_read, .. } = self;
-        let Some(watch) = watch else { return Ok(Changes::Unknown) };
+        let Follower { bounds, watch, gateways, display, all_read, .. } = self;
+        let (Some(watch), Some(gateways)) = (watch, gateways) else { return Ok(Changes::Unknown) };
+        // Each loser is dropped with nothing lost: a watch returns what it received at once.
         let changed = async {
             tokio::select! {
                 changed = watch.changed() => changed,
+                changed = gateways.changed() => Ok(changed),
                 () = tokio::time::sleep_until((*all_read + RESYNC).into()) => Ok(Changes::Unknown),
             }
         };
@@ -221,6 +234,16 @@ impl Follower {
         }
     }
 
+    /// Warns, once per resource, that gateway objects are not watched where listing or
+    /// watching them is forbidden: their changes are seen at the next full read.
+    fn say_gateways_unwatched(&mut self) {
+        for why in self.gateways.as_mut().map(GatewayWatch::unsaid_forbidden).unwrap_or_default() {
+            let every = crate::time::human(RESYNC);
+            self.display
+                .say(&paint(YELLOW, &format!("{why}: reading them again with everything every {every} instead")));
+        }
+    }
+
     /// Leaves the last display where it is.
     pub(super) fn finish(&mut self) {
         self.display.stop();
@@ -255,6 +278,32 @@ impl Bounds {
     fn timed_out(&self) -> Error {
         Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout)))
     }
+}
+
+/// Reads the views of `read`, then watches the gateway objects they route through from now on
+/// (the Rollouts' changes are watched already).
+async fn read_and_watch(
+    session: &Session,
+    scope: &Scope,
+    read: Read<'_>,
+    gateways: Option<&mut GatewayWatch>,
+) -> Result<Vec<RolloutView>, Error> {
+    let views = views(session, scope, read).await?;
+    if let Some(gateways) = gateways {
+        let routed = views.iter().flat_map(|view| {
+            view.objects.iter().flatten().map(|object| Routed {
+                reference: ObjectRef {
+                    api_version: object.api_version.clone(),
+                    kind: object.kind.clone(),
+                    name: object.name.clone(),
+                },
+                namespace: object.namespace.clone(),
+                rollout: (view.namespace.clone(), view.name.clone()),
+            })
+        });
+        gateways.follow(routed).await;
+    }
+    Ok(views)
 }
 
 /// Whether `error` is a request that failed on the way, and may work when sent again: no

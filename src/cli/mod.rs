@@ -137,7 +137,9 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     0 as soon as they wait for approval. A Rollout followed that is deleted, or deleted and made again (another \
     uid), ends it with an error, and so does a first read that finds none (no matching resources found). It \
     watches the Rollouts as kubectl get -w does (resumed from the last resourceVersion when the connection drops; \
-    read every 2s where watching them is forbidden) and reads everything again on each change and every 30s. \
+    read every 2s where watching them is forbidden), and the kinds of gateway objects they route through (one \
+    watch per kind and namespace; where forbidden, they are read every 30s), and reads a Rollout and its objects \
+    again on each change of either, and everything every 30s. \
     After the first read, a request that gets no answer, or a busy server's 429 or 5xx, is tried again (after \
     1s, doubling up to 30s, with a warning) until it works, --timeout passes or a signal; any other answer ends \
     it. On a terminal it is a live view on stderr, written only when it \

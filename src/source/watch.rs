@@ -1,13 +1,15 @@
 //! Following Rollouts as `kubectl get -w` does: a watch, resumed from the last resourceVersion
 //! seen when the connection drops or the server ends it, listed again when that version has
-//! expired, and polling only where listing or watching is forbidden.
+//! expired, and polling only where listing or watching is forbidden; and a watch of the gateway
+//! objects they route through, each change of one a change of its Rollouts.
 
 use super::cluster::{Cluster, Resource, Watched};
 use super::live::{self, Selection, rollout_name};
 use crate::error::Error;
+use crate::model::{ObjectKey, ObjectRef};
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// How often Rollouts are read where they may not be watched.
@@ -31,20 +33,9 @@ pub enum Changes {
 
 /// Changes to the selected Rollouts.
 pub struct RolloutWatch {
-    cluster: Cluster,
-    resource: Resource,
-    /// `""`: every namespace.
-    namespace: String,
-    labels: String,
-    fields: String,
+    watch: Watch,
     /// Several names: the namespace is watched, and changes of other Rollouts are ignored.
     names: Option<BTreeSet<String>>,
-    /// The last resourceVersion seen: where the watch resumes.
-    version: String,
-    events: Option<BoxStream<'static, Result<Watched, String>>>,
-    opened: Option<Instant>,
-    /// Why the Rollouts are read every `POLL` instead of watched.
-    polling: Option<String>,
 }
 
 impl RolloutWatch {
@@ -64,25 +55,14 @@ impl RolloutWatch {
             Selection::Selector(selector) => (selector.clone(), String::new(), None),
             Selection::All => (String::new(), String::new(), None),
         };
-        let mut watch = RolloutWatch {
-            cluster: cluster.clone(),
-            resource: live::rollout_resource(cluster).await?,
-            namespace: namespace.to_string(),
-            labels,
-            fields,
-            names,
-            version: String::new(),
-            events: None,
-            opened: None,
-            polling: None,
-        };
-        watch.list_again().await?;
-        Ok(watch)
+        let resource = live::rollout_resource(cluster).await?;
+        let watch = Watch::start(cluster, resource, namespace, (labels, fields), "Rollouts".into()).await?;
+        Ok(RolloutWatch { watch, names })
     }
 
     /// Why the Rollouts are polled instead of watched, if they are.
     pub fn polling(&self) -> Option<&str> {
-        self.polling.as_deref()
+        self.watch.forbidden.as_deref()
     }
 
     /// Waits until selected Rollouts change (added, changed, deleted): those, with the changes
@@ -92,22 +72,214 @@ impl RolloutWatch {
     /// opened again from the version seen by the next call: the follower decides whether to try
     /// again.
     pub async fn changed(&mut self) -> Result<Changes, Error> {
+        if self.watch.forbidden.is_some() {
+            tokio::time::sleep(POLL).await;
+            return Ok(Changes::Unknown);
+        }
+        let names = &self.names;
+        match self.watch.changed(|_, name| names.as_ref().is_none_or(|names| names.contains(name))).await? {
+            Seen::Objects(changed) => Ok(Changes::Rollouts(changed)),
+            Seen::Unknown => Ok(Changes::Unknown),
+        }
+    }
+}
+
+/// Changes to the gateway objects that the followed Rollouts route through (custom refs, the
+/// canary and stable Ingresses, HTTPRoutes): one watch per resource and namespace, whatever the
+/// number of objects, each change taken for a change of the Rollouts that route through the
+/// object. A resource that may not be listed or watched there, or whose watch fails, is not
+/// watched: its objects are read again only with everything else (the follower's full re-read).
+pub struct GatewayWatch {
+    cluster: Cluster,
+    /// By (group, kind, namespace).
+    watches: BTreeMap<(String, String, String), Watch>,
+    /// The Rollouts (namespace, name) that route through each object.
+    routes: BTreeMap<ObjectKey, BTreeSet<(String, String)>>,
+    /// The resources (`Resource::qualified`) said to be forbidden: once each, whatever the
+    /// namespaces.
+    said_forbidden: BTreeSet<String>,
+}
+
+/// An object that a followed Rollout routes through.
+pub struct Routed {
+    pub reference: ObjectRef,
+    pub namespace: String,
+    /// The Rollout: (namespace, name).
+    pub rollout: (String, String),
+}
+
+impl GatewayWatch {
+    pub fn new(cluster: &Cluster) -> GatewayWatch {
+        GatewayWatch {
+            cluster: cluster.clone(),
+            watches: BTreeMap::new(),
+            routes: BTreeMap::new(),
+            said_forbidden: BTreeSet::new(),
+        }
+    }
+
+    /// Follows the objects `routed` (those of every followed Rollout, as last read): starts the
+    /// watch of each resource and namespace not watched yet (its resourceVersion now, from a
+    /// LIST: a change between the read and the LIST is seen at the next full re-read), and
+    /// stops those that no Rollout routes through any more. A resource not served, or whose LIST
+    /// fails, is tried again at the next call.
+    pub async fn follow(&mut self, routed: impl IntoIterator<Item = Routed>) {
+        self.routes.clear();
+        let mut needed = BTreeMap::new();
+        for Routed { reference, namespace, rollout } in routed {
+            let key = ObjectKey::of_ref(&reference, &namespace);
+            needed.entry((key.group.clone(), key.kind.clone(), namespace)).or_insert(reference);
+            self.routes.entry(key).or_default().insert(rollout);
+        }
+        self.watches.retain(|key, _| needed.contains_key(key));
+        let cluster = &self.cluster;
+        let missing = needed.into_iter().filter(|(key, _)| !self.watches.contains_key(key));
+        let started = futures::future::join_all(missing.map(|(key, reference)| async move {
+            let resource = cluster.resource(reference.group(), reference.version(), &reference.kind, false).await;
+            let resource = resource.ok().flatten()?;
+            let (_, _, namespace) = &key;
+            let what = format!("{} in namespace {namespace}", resource.qualified());
+            let watch = Watch::start(cluster, resource, namespace, Default::default(), what).await.ok()?;
+            Some((key, watch))
+        }))
+        .await;
+        self.watches.extend(started.into_iter().flatten());
+    }
+
+    /// Waits until an object that some followed Rollout routes through changes: those
+    /// Rollouts; when a watch had to start over from a fresh list, every Rollout that routes
+    /// through objects of its resource in its namespace. Never returns without such a watch.
+    pub async fn changed(&mut self) -> Changes {
+        loop {
+            let waiting: Vec<_> = self
+                .watches
+                .iter_mut()
+                .filter(|(_, watch)| watch.forbidden.is_none())
+                .map(|(key, watch)| Box::pin(async move { (key.clone(), watch.changed(|_, _| true).await) }))
+                .collect();
+            if waiting.is_empty() {
+                return std::future::pending().await;
+            }
+            let ((key, seen), _, _) = futures::future::select_all(waiting).await;
+            let rollouts = match seen {
+                Ok(seen) => routed_through(&self.routes, &key, seen),
+                // No answer, or one that is not a 403: not watched until the next read starts
+                // it again.
+                Err(_) => {
+                    self.watches.remove(&key);
+                    BTreeSet::new()
+                }
+            };
+            if !rollouts.is_empty() {
+                return Changes::Rollouts(rollouts);
+            }
+        }
+    }
+
+    /// Why resources are not watched (listing or watching them is forbidden), for each not
+    /// said before.
+    pub fn unsaid_forbidden(&mut self) -> Vec<String> {
+        let said = &mut self.said_forbidden;
+        let forbidden = self.watches.values().filter_map(|w| Some((w.resource.qualified(), w.forbidden.as_ref()?)));
+        forbidden.filter(|(resource, _)| said.insert(resource.clone())).map(|(_, why)| why.clone()).collect()
+    }
+}
+
+/// The Rollouts that route through what the watch of `(group, kind, namespace)` saw: the
+/// objects changed, or when that is not known any of its objects.
+fn routed_through(
+    routes: &BTreeMap<ObjectKey, BTreeSet<(String, String)>>,
+    (group, kind, namespace): &(String, String, String),
+    seen: Seen,
+) -> BTreeSet<(String, String)> {
+    match seen {
+        Seen::Objects(objects) => objects
+            .into_iter()
+            .filter_map(|(namespace, name)| routes.get(&ObjectKey::new(group, kind, &namespace, &name)))
+            .flatten()
+            .cloned()
+            .collect(),
+        Seen::Unknown => routes
+            .iter()
+            .filter(|(o, _)| (&o.group, &o.kind, &o.namespace) == (group, kind, namespace))
+            .flat_map(|(_, rollouts)| rollouts.iter().cloned())
+            .collect(),
+    }
+}
+
+/// What a watch saw.
+enum Seen {
+    /// These objects (namespace, name): added, changed or deleted.
+    Objects(BTreeSet<(String, String)>),
+    /// Any of them: the watch started over from a fresh list, or turned out to be forbidden.
+    Unknown,
+}
+
+/// The objects of a resource in a namespace (`""`: every namespace) that label and field
+/// selectors pick, watched as `kubectl get -w` does. Its events are taken from the server's
+/// stream one at a time as they are waited for: nothing piles up beyond what the connection
+/// holds, and what is kept between two waits is at most a set of the objects it watches.
+struct Watch {
+    cluster: Cluster,
+    resource: Resource,
+    namespace: String,
+    labels: String,
+    fields: String,
+    /// The last resourceVersion seen: where the watch resumes.
+    version: String,
+    events: Option<BoxStream<'static, Result<Watched, String>>>,
+    opened: Option<Instant>,
+    /// What is watched, as messages say it (`Rollouts`).
+    what: String,
+    /// Why it may not be watched: listing or watching is forbidden.
+    forbidden: Option<String>,
+}
+
+impl Watch {
+    /// The watch of `resource` from its resourceVersion now (a LIST); opened by the first
+    /// [`Self::changed`].
+    async fn start(
+        cluster: &Cluster,
+        resource: Resource,
+        namespace: &str,
+        (labels, fields): (String, String),
+        what: String,
+    ) -> Result<Watch, Error> {
+        let mut watch = Watch {
+            cluster: cluster.clone(),
+            resource,
+            namespace: namespace.to_string(),
+            labels,
+            fields,
+            version: String::new(),
+            events: None,
+            opened: None,
+            what,
+            forbidden: None,
+        };
+        watch.list_again().await?;
+        Ok(watch)
+    }
+
+    /// Waits until objects it watches change (added, changed, deleted): those that `selected`
+    /// (namespace, name) keeps, with the changes of others already received; or, when it had
+    /// to start over from a fresh list (or turned out to be forbidden), any may have. A failed
+    /// request (opening the watch, the LIST after a 410) is returned as it is and leaves the
+    /// watch to be opened again from the version seen by the next call. Not to be waited on once
+    /// forbidden. Dropped while it waits, it loses nothing: what it received it returns at once.
+    async fn changed(&mut self, selected: impl Fn(&str, &str) -> bool) -> Result<Seen, Error> {
         let mut changed = BTreeSet::new();
         loop {
-            if self.polling.is_some() {
-                tokio::time::sleep(POLL).await;
-                return Ok(Changes::Unknown);
-            }
             let Some(events) = &mut self.events else {
                 if !changed.is_empty() {
-                    return Ok(Changes::Rollouts(changed));
+                    return Ok(Seen::Objects(changed));
                 }
                 if let Some(opened) = self.opened {
                     tokio::time::sleep(REOPEN_AFTER.saturating_sub(opened.elapsed())).await;
                 }
                 if !self.open().await? {
                     // Expired: listed again; what happened meanwhile is unknown.
-                    return Ok(Changes::Unknown);
+                    return Ok(Seen::Unknown);
                 }
                 continue;
             };
@@ -116,15 +288,13 @@ impl RolloutWatch {
                 true => events.next().await,
                 false => match events.next().now_or_never() {
                     Some(event) => event,
-                    None => return Ok(Changes::Rollouts(changed)),
+                    None => return Ok(Seen::Objects(changed)),
                 },
             };
             match event {
                 Some(Ok(Watched::Changed { version, namespace, name })) => {
                     self.version = version;
-                    if self.names.as_ref().is_none_or(|names| names.contains(&name))
-                        && (self.namespace.is_empty() || self.namespace == namespace)
-                    {
+                    if selected(&namespace, &name) && (self.namespace.is_empty() || self.namespace == namespace) {
                         changed.insert((namespace, name));
                     }
                 }
@@ -132,7 +302,7 @@ impl RolloutWatch {
                 Some(Ok(Watched::Expired)) => {
                     self.events = None;
                     self.list_again().await?;
-                    return Ok(Changes::Unknown);
+                    return Ok(Seen::Unknown);
                 }
                 // The server ended the watch, or the connection broke: resume from the version seen.
                 Some(Err(_)) | None => self.events = None,
@@ -141,7 +311,7 @@ impl RolloutWatch {
     }
 
     /// Opens the watch from the version seen; false when that version expired (then listed
-    /// again) or watching is forbidden (then polled).
+    /// again) or watching is forbidden.
     async fn open(&mut self) -> Result<bool, Error> {
         self.opened = Some(Instant::now());
         // The server ends the watch before the request limit cuts it off (super::deadline):
@@ -158,19 +328,19 @@ impl RolloutWatch {
                 Ok(false)
             }
             Err(error @ Error::Api { .. }) if forbidden(&error) => {
-                self.polling = Some(format!("watching Rollouts is forbidden ({error})"));
+                self.forbidden = Some(format!("watching {} is forbidden ({error})", self.what));
                 Ok(false)
             }
             Err(error) => Err(error),
         }
     }
 
-    /// The current resourceVersion of the selected Rollouts, from a LIST.
+    /// The current resourceVersion of the objects watched, from a LIST.
     async fn list_again(&mut self) -> Result<(), Error> {
         match self.cluster.list_version(&self.resource, &self.namespace, &self.labels).await {
             Ok(version) => self.version = version,
             Err(error) if forbidden(&error) => {
-                self.polling = Some(format!("listing Rollouts is forbidden ({error})"));
+                self.forbidden = Some(format!("listing {} is forbidden ({error})", self.what));
             }
             Err(error) => return Err(error),
         }
@@ -180,4 +350,41 @@ impl RolloutWatch {
 
 fn forbidden(error: &Error) -> bool {
     matches!(error, Error::Api { failure, .. } if failure.code == Some(403))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(namespace: &str, name: &str) -> (String, String) {
+        (namespace.into(), name.into())
+    }
+
+    #[test]
+    fn a_change_of_a_gateway_object_is_one_of_the_rollouts_routing_through_it() {
+        let ingress = |namespace: &str, name: &str| ObjectKey::new("networking.k8s.io", "Ingress", namespace, name);
+        let routes = BTreeMap::from([
+            (ingress("shop", "web-canary"), BTreeSet::from([pair("shop", "web")])),
+            (ingress("shop", "web"), BTreeSet::from([pair("shop", "web"), pair("shop", "cart")])),
+            (ingress("other", "web"), BTreeSet::from([pair("other", "web")])),
+            (
+                ObjectKey::new("networking.istio.io", "VirtualService", "shop", "vs"),
+                BTreeSet::from([pair("shop", "vs")]),
+            ),
+        ]);
+        let ingresses_of_shop = ("networking.k8s.io".to_string(), "Ingress".to_string(), "shop".to_string());
+        let changed = |objects: &[(&str, &str)]| {
+            let seen = Seen::Objects(objects.iter().map(|(n, o)| pair(n, o)).collect());
+            routed_through(&routes, &ingresses_of_shop, seen)
+        };
+        assert_eq!(changed(&[("shop", "web-canary")]), BTreeSet::from([pair("shop", "web")]));
+        assert_eq!(changed(&[("shop", "web")]), BTreeSet::from([pair("shop", "web"), pair("shop", "cart")]));
+        // An Ingress no Rollout followed routes through changes none.
+        assert_eq!(changed(&[("shop", "admin")]), BTreeSet::new());
+        // Not known which: each Rollout routing through an Ingress of that namespace.
+        assert_eq!(
+            routed_through(&routes, &ingresses_of_shop, Seen::Unknown),
+            BTreeSet::from([pair("shop", "web"), pair("shop", "cart")])
+        );
+    }
 }
