@@ -762,6 +762,9 @@ fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
     run(&read, &["plan", "-l", "app=reviews"]).success();
     run(&read, &["status"]).success().stdout_has("reviews");
     run(&read, &["status", "reviews"]).success();
+    // Following watches the Rollouts and their gateway objects, with no warning of polling.
+    let out = run(&read, &["status", "reviews", "-w", "--timeout", "2s"]);
+    assert!(!out.stderr.contains("forbidden"), "{}", out.stderr);
     run(&read, &["record", "reviews"]).success();
     let traffic = granting(&["rollout-lua-traffic"], user_guide_cluster);
     run(&traffic, &["approve", "reviews", "--traffic-only", "--yes"]).success();
