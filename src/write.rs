@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 /// What a writing command says when the first signal arrives.
-pub const STOPPING: &str = "no new write starts; the one in flight is finished or rolled back, then the run stops";
+pub const STOPPING: &str = "no new write of the plan starts; the one in flight is finished, what the run wrote is rolled back (or kept where approved), then the run stops";
 
 /// How often a question asked after the confirmation looks whether the claims are due for
 /// renewal (`Claim::keep` sends a request only when one is).

@@ -1049,6 +1049,30 @@ fn a_second_signal_during_a_rollback_against_a_silent_server_still_names_the_cla
 }
 
 #[test]
+fn a_signal_during_the_rollback_of_a_failure_lets_it_finish_and_keeps_the_failures_exit_status() {
+    // The DestinationRule's first write is refused (422); SIGTERM comes while the rollback's
+    // undo of the VirtualService (its third update) is out: the rollback finishes, and the run
+    // ends as the failure it was, exit 1, as the user guide says.
+    let server = shop(2, "StepPaused").start();
+    server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), Some(1), 422, None);
+    let undo =
+        server.pause(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 3, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(undo.wait_until_held(Duration::from_secs(30)), "the undo is sent");
+    child.first_signal("TERM");
+    undo.release();
+    let out = child
+        .finish()
+        .status(1)
+        .stderr_has("SIGTERM received: no new write of the plan starts")
+        .stderr_has("  VirtualService shop/demo: rolled back");
+    assert!(!out.stderr.contains("interrupted"), "{}", out.stderr);
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
 fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
     // A regression: each Rollout's plan was made from the same read and written in turn, the
     // second's writes over the first's routing.
