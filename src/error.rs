@@ -113,6 +113,8 @@ pub const CONNECTION_REFUSED: &str = "connection refused";
 impl fmt::Display for ApiFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.code {
+            // A Status may name no reason (a proxy's, a webhook's).
+            Some(code) if self.reason.is_empty() => write!(f, "{} ({code})", self.message),
             Some(code) => write!(f, "{} ({code} {})", self.message, self.reason),
             None => write!(f, "{}", self.message),
         }
@@ -156,6 +158,13 @@ mod tests {
         let api = Error::Api { doing: "updating X".into(), failure: failure(Some(500)) }.with_report("r");
         assert!(matches!(api, Error::Input(_)), "an error like any bad input");
         assert_eq!(api.to_string(), "updating X: m (500 X)\nr");
+    }
+
+    #[test]
+    fn a_failure_names_its_code_and_reason_and_no_empty_reason() {
+        let failure = |reason: &str| ApiFailure { code: Some(503), reason: reason.into(), message: "m".into() };
+        assert_eq!(failure("ServiceUnavailable").to_string(), "m (503 ServiceUnavailable)");
+        assert_eq!(failure("").to_string(), "m (503)");
     }
 
     #[test]
