@@ -45,14 +45,13 @@ pub fn draw_live_view(rows: Vec<String>) {
 /// line of its own.
 pub fn leave_live_view(rows: &[String]) {
     let drawn = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).take().map_or(0, |v| v.len());
-    // Every row written: a `^C` the terminal echoed may be on the screen.
-    put(&format!("{}\n", redraw(drawn, &[], rows)));
+    put(&format!("{}\n", redraw(drawn, rows)));
 }
 
 /// Takes the live view off the screen: what follows is written where it started.
 pub fn erase_live_view() {
     if let Some(rows) = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).take() {
-        put(&redraw(rows.len(), &[], &[]));
+        put(&redraw(rows.len(), &[]));
     }
 }
 
@@ -68,20 +67,17 @@ pub fn fit_row(row: &str, columns: usize) -> String {
 }
 
 /// What draws `rows` over the view `drawn` (None: no view on the screen): nothing when they are
-/// the rows drawn, else only the rows that changed, so that a view is written only where what
-/// it shows changes (a redraw of 40 Rollouts 10 times a second was 70 KB/s, over SSH or into a
-/// tmux log). A resize needs no frame of its own: the rows are cut to the terminal's size, and
-/// change when it does.
+/// the rows drawn, so that a view is written only when what it shows changes (a redraw of 40
+/// Rollouts 10 times a second was 70 KB/s, over SSH or into a tmux log). A resize needs no
+/// frame of its own: the rows are cut to the terminal's size, and change when it does.
 fn frame(drawn: Option<&[String]>, rows: &[String]) -> Option<String> {
-    (drawn != Some(rows)).then(|| redraw(drawn.map_or(0, <[String]>::len), drawn.unwrap_or_default(), rows))
+    (drawn != Some(rows)).then(|| redraw(drawn.map_or(0, <[String]>::len), rows))
 }
 
 /// What moves the cursor back to the first row of a view of `drawn` rows (it waits at the end
 /// of the last one) and draws `rows` there instead: each row cleared to its end, each but the
-/// last ended by a new line (never a wrap), and the screen under the last cleared. A row that
-/// `shown` (the rows on the screen) has at its place is passed over, but the last one: the
-/// cursor then waits at its end again.
-fn redraw(drawn: usize, shown: &[String], rows: &[String]) -> String {
+/// last ended by a new line (never a wrap), and the screen under the last cleared.
+fn redraw(drawn: usize, rows: &[String]) -> String {
     let mut out = match drawn {
         0 => String::new(),
         1 => "\r".into(),
@@ -90,9 +86,6 @@ fn redraw(drawn: usize, shown: &[String], rows: &[String]) -> String {
     for (index, row) in rows.iter().enumerate() {
         if index > 0 {
             out.push('\n');
-        }
-        if index + 1 < rows.len() && shown.get(index) == Some(row) {
-            continue;
         }
         out.push_str(row);
         out.push_str("\x1b[K");
@@ -122,9 +115,9 @@ pub fn write(write: impl FnOnce()) {
     let view = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner);
     match view.as_deref() {
         Some(rows) => {
-            put(&redraw(rows.len(), &[], &[]));
+            put(&redraw(rows.len(), &[]));
             write();
-            put(&redraw(0, &[], rows));
+            put(&redraw(0, rows));
         }
         None => write(),
     }
@@ -149,26 +142,21 @@ mod tests {
         let rows = ["a".to_string(), "b".to_string()];
         // The first frame starts where the cursor is; each row cleared to its end, a new line
         // between rows, and the screen under the last cleared (a shorter frame leaves nothing).
-        assert_eq!(redraw(0, &[], &rows), "a\x1b[K\nb\x1b[K\x1b[J");
-        assert_eq!(redraw(1, &[], &rows), "\ra\x1b[K\nb\x1b[K\x1b[J");
-        assert_eq!(redraw(3, &[], &rows[..1]), "\r\x1b[2Aa\x1b[K\x1b[J");
+        assert_eq!(redraw(0, &rows), "a\x1b[K\nb\x1b[K\x1b[J");
+        assert_eq!(redraw(1, &rows), "\ra\x1b[K\nb\x1b[K\x1b[J");
+        assert_eq!(redraw(3, &rows[..1]), "\r\x1b[2Aa\x1b[K\x1b[J");
         // Erased: back to the first row, and cleared from there.
-        assert_eq!(redraw(2, &[], &[]), "\r\x1b[1A\x1b[J");
+        assert_eq!(redraw(2, &[]), "\r\x1b[1A\x1b[J");
     }
 
     #[test]
     fn a_frame_the_same_as_the_one_drawn_is_not_written() {
         let rows = ["a".to_string(), "b".to_string()];
         assert_eq!(frame(Some(&rows), &rows), None);
-        // A row changed, one more or one less: drawn over the view, the rows the screen shows
-        // passed over but the last (the cursor waits at its end).
+        // A row changed, one more or one less: drawn over the view.
         let changed = ["a".to_string(), "c".to_string()];
-        assert_eq!(frame(Some(&rows), &changed).as_deref(), Some("\r\x1b[1A\nc\x1b[K\x1b[J"));
-        let first_changed = ["c".to_string(), "b".to_string()];
-        assert_eq!(frame(Some(&rows), &first_changed).as_deref(), Some("\r\x1b[1Ac\x1b[K\nb\x1b[K\x1b[J"));
+        assert_eq!(frame(Some(&rows), &changed).as_deref(), Some("\r\x1b[1Aa\x1b[K\nc\x1b[K\x1b[J"));
         assert_eq!(frame(Some(&rows), &rows[..1]).as_deref(), Some("\r\x1b[1Aa\x1b[K\x1b[J"));
-        let longer = ["a".to_string(), "b".to_string(), "c".to_string()];
-        assert_eq!(frame(Some(&rows), &longer).as_deref(), Some("\r\x1b[1A\n\nc\x1b[K\x1b[J"));
         // No view on the screen: the first frame is drawn.
         assert_eq!(frame(None, &rows).as_deref(), Some("a\x1b[K\nb\x1b[K\x1b[J"));
     }
