@@ -195,6 +195,32 @@ fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
 }
 
 #[test]
+fn following_every_namespace_watches_the_rollouts_and_not_each_namespaces_gateway_objects() {
+    // A watch per resource and namespace could be hundreds of connections over a cluster: with
+    // -A the gateway objects are read again with everything; in one namespace they are watched.
+    let server = in_two_namespaces();
+    let test = Test::new().kubeconfig(&server);
+    let watched = |server: &FakeHandle| -> Vec<String> {
+        let watch =
+            |r: &fake_apiserver::LoggedRequest| r.query_params.iter().any(|(k, v)| k == "watch" && v != "false");
+        let mut paths: Vec<String> = server
+            .requests()
+            .into_iter()
+            .filter(watch)
+            .map(|r| r.path.rsplit('/').next().unwrap().to_string())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    };
+    test.run_args(["status", "-w", "-A", "--timeout", "2s"]).status(1);
+    assert_eq!(watched(&server), ["rollouts"]);
+    server.clear_log();
+    test.run_args(["status", "demo", "-w", "--timeout", "2s"]).status(1);
+    assert_eq!(watched(&server), ["destinationrules", "rollouts", "virtualservices"]);
+}
+
+#[test]
 fn plan_all_plans_the_namespace_and_with_a_every_namespace_as_status_lists_them() {
     let server = in_two_namespaces();
     let test = Test::new().kubeconfig(&server);
@@ -1461,9 +1487,11 @@ mod watching {
     /// compacted away and the watches end: resuming from the version seen is no longer possible.
     /// Waits for the watch from a fresh list.
     fn expire_the_version_seen(server: &FakeHandle) {
-        let mut edited = vs(server);
-        edited["metadata"]["labels"] = json!({"touched": "yes"});
-        server.put_object(edited);
+        // An object nothing follows moves the version on (an edit of a gateway object would
+        // be seen by its watch, a change of the Rollout to read, racing what the test faults).
+        let unrelated =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "unrelated", "namespace": NAMESPACE}});
+        server.put_object(unrelated);
         server.compact();
         let compacted = server.resource_version();
         server.drop_watches();

@@ -124,8 +124,12 @@ impl Follower {
         let start = RolloutWatch::start(&session.cluster, namespace, &selection);
         self.watch = Some(self.bounds.run(&mut self.display, start).await?);
         self.say_polling();
-        let gateways = self.gateways.insert(GatewayWatch::new(&session.cluster));
-        let read = read_and_watch(session, scope, Read::all(Missing::Fails), Some(gateways));
+        // Not over every namespace: a watch per resource and namespace could be hundreds of
+        // connections; there the gateway objects are read again with everything.
+        if let Scope::Namespace(_) = scope {
+            self.gateways = Some(GatewayWatch::new(&session.cluster));
+        }
+        let read = read_and_watch(session, scope, Read::all(Missing::Fails), self.gateways.as_mut());
         let views = self.bounds.run(&mut self.display, read).await?;
         self.all_read = Instant::now();
         if views.is_empty() {
@@ -184,12 +188,18 @@ impl Follower {
     /// everything was last read), moving the live view meanwhile.
     async fn wait(&mut self) -> Result<Changes, Error> {
         let Follower { bounds, watch, gateways, display, all_read, .. } = self;
-        let (Some(watch), Some(gateways)) = (watch, gateways) else { return Ok(Changes::Unknown) };
+        let Some(watch) = watch else { return Ok(Changes::Unknown) };
+        let gateways_changed = async {
+            match gateways {
+                Some(gateways) => gateways.changed().await,
+                None => std::future::pending().await,
+            }
+        };
         // Each loser is dropped with nothing lost: a watch returns what it received at once.
         let changed = async {
             tokio::select! {
                 changed = watch.changed() => changed,
-                changed = gateways.changed() => Ok(changed),
+                changed = gateways_changed => Ok(changed),
                 () = tokio::time::sleep_until((*all_read + RESYNC).into()) => Ok(Changes::Unknown),
             }
         };

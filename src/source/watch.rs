@@ -7,6 +7,7 @@ use super::cluster::{Cluster, Resource, Watched};
 use super::live::{self, Selection, rollout_name};
 use crate::error::Error;
 use crate::model::{ObjectKey, ObjectRef};
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,6 +37,9 @@ pub struct RolloutWatch {
     watch: Watch,
     /// Several names: the namespace is watched, and changes of other Rollouts are ignored.
     names: Option<BTreeSet<String>>,
+    /// Polling: when the Rollouts are next read, counted from the last time, so that a wait
+    /// given up for another change (a gateway object's) does not put it off.
+    next_poll: Option<Instant>,
 }
 
 impl RolloutWatch {
@@ -57,7 +61,7 @@ impl RolloutWatch {
         };
         let resource = live::rollout_resource(cluster).await?;
         let watch = Watch::start(cluster, resource, namespace, (labels, fields), "Rollouts".into()).await?;
-        Ok(RolloutWatch { watch, names })
+        Ok(RolloutWatch { watch, names, next_poll: None })
     }
 
     /// Why the Rollouts are polled instead of watched, if they are.
@@ -73,7 +77,9 @@ impl RolloutWatch {
     /// again.
     pub async fn changed(&mut self) -> Result<Changes, Error> {
         if self.watch.forbidden.is_some() {
-            tokio::time::sleep(POLL).await;
+            let due = *self.next_poll.get_or_insert_with(|| Instant::now() + POLL);
+            tokio::time::sleep_until(due.into()).await;
+            self.next_poll = None;
             return Ok(Changes::Unknown);
         }
         let names = &self.names;
@@ -87,18 +93,21 @@ impl RolloutWatch {
 /// Changes to the gateway objects that the followed Rollouts route through (custom refs, the
 /// canary and stable Ingresses, HTTPRoutes): one watch per resource and namespace, whatever the
 /// number of objects, each change taken for a change of the Rollouts that route through the
-/// object. A resource that may not be listed or watched there, or whose watch fails, is not
-/// watched: its objects are read again only with everything else (the follower's full re-read).
+/// object. A resource that may not be listed or watched there is not watched: its objects are
+/// read again only with everything else (the follower's full re-read); one whose watch fails
+/// is opened again at the next wait.
 pub struct GatewayWatch {
     cluster: Cluster,
-    /// By (group, kind, namespace).
-    watches: BTreeMap<(String, String, String), Watch>,
+    watches: BTreeMap<GatewayKey, Watch>,
     /// The Rollouts (namespace, name) that route through each object.
     routes: BTreeMap<ObjectKey, BTreeSet<(String, String)>>,
     /// The resources (`Resource::qualified`) said to be forbidden: once each, whatever the
     /// namespaces.
     said_forbidden: BTreeSet<String>,
 }
+
+/// A gateway watch's resource and namespace: (group, kind, namespace).
+type GatewayKey = (String, String, String);
 
 /// An object that a followed Rollout routes through.
 pub struct Routed {
@@ -150,28 +159,26 @@ impl GatewayWatch {
     /// Rollouts; when a watch had to start over from a fresh list, every Rollout that routes
     /// through objects of its resource in its namespace. Never returns without such a watch.
     pub async fn changed(&mut self) -> Changes {
+        // Only the watch that saw something is waited on anew: the others' waits go on (a
+        // request of theirs out, a watch being opened or listed again, is not cut off).
+        let mut waiting: Vec<_> =
+            self.watches.iter_mut().filter(|(_, watch)| watch.forbidden.is_none()).map(|(k, w)| next(k, w)).collect();
         loop {
-            let waiting: Vec<_> = self
-                .watches
-                .iter_mut()
-                .filter(|(_, watch)| watch.forbidden.is_none())
-                .map(|(key, watch)| Box::pin(async move { (key.clone(), watch.changed(|_, _| true).await) }))
-                .collect();
             if waiting.is_empty() {
                 return std::future::pending().await;
             }
-            let ((key, seen), _, _) = futures::future::select_all(waiting).await;
-            let rollouts = match seen {
-                Ok(seen) => routed_through(&self.routes, &key, seen),
-                // No answer, or one that is not a 403: not watched until the next read starts
-                // it again.
-                Err(_) => {
-                    self.watches.remove(&key);
-                    BTreeSet::new()
+            let ((key, seen, watch), _, rest) = futures::future::select_all(waiting).await;
+            waiting = rest;
+            // A failure (no answer, or one that is not a 403) is tried again at the next wait:
+            // opened again at most once a second, from the version seen, or listed again.
+            if let Ok(seen) = seen {
+                let rollouts = routed_through(&self.routes, key, seen);
+                if !rollouts.is_empty() {
+                    return Changes::Rollouts(rollouts);
                 }
-            };
-            if !rollouts.is_empty() {
-                return Changes::Rollouts(rollouts);
+                if watch.forbidden.is_none() {
+                    waiting.push(next(key, watch));
+                }
             }
         }
     }
@@ -185,11 +192,22 @@ impl GatewayWatch {
     }
 }
 
+/// A gateway watch's (`GatewayKey`) next change, with the watch back, to be waited on again.
+fn next<'a>(
+    key: &'a GatewayKey,
+    watch: &'a mut Watch,
+) -> BoxFuture<'a, (&'a GatewayKey, Result<Seen, Error>, &'a mut Watch)> {
+    Box::pin(async move {
+        let seen = watch.changed(|_, _| true).await;
+        (key, seen, watch)
+    })
+}
+
 /// The Rollouts that route through what the watch of `(group, kind, namespace)` saw: the
 /// objects changed, or when that is not known any of its objects.
 fn routed_through(
     routes: &BTreeMap<ObjectKey, BTreeSet<(String, String)>>,
-    (group, kind, namespace): &(String, String, String),
+    (group, kind, namespace): &GatewayKey,
     seen: Seen,
 ) -> BTreeSet<(String, String)> {
     match seen {
@@ -233,6 +251,9 @@ struct Watch {
     what: String,
     /// Why it may not be watched: listing or watching is forbidden.
     forbidden: Option<String>,
+    /// The version seen has expired (a 410): it is listed again before anything else, and that
+    /// is a change of any object, also when a wait was given up during that LIST.
+    expired: bool,
 }
 
 impl Watch {
@@ -256,6 +277,7 @@ impl Watch {
             opened: None,
             what,
             forbidden: None,
+            expired: false,
         };
         watch.list_again().await?;
         Ok(watch)
@@ -270,6 +292,12 @@ impl Watch {
     async fn changed(&mut self, selected: impl Fn(&str, &str) -> bool) -> Result<Seen, Error> {
         let mut changed = BTreeSet::new();
         loop {
+            if self.expired {
+                // What happened since the version seen is unknown.
+                self.list_again().await?;
+                self.expired = false;
+                return Ok(Seen::Unknown);
+            }
             let Some(events) = &mut self.events else {
                 if !changed.is_empty() {
                     return Ok(Seen::Objects(changed));
@@ -277,8 +305,7 @@ impl Watch {
                 if let Some(opened) = self.opened {
                     tokio::time::sleep(REOPEN_AFTER.saturating_sub(opened.elapsed())).await;
                 }
-                if !self.open().await? {
-                    // Expired: listed again; what happened meanwhile is unknown.
+                if !self.open().await? && self.forbidden.is_some() {
                     return Ok(Seen::Unknown);
                 }
                 continue;
@@ -301,8 +328,7 @@ impl Watch {
                 Some(Ok(Watched::At(version))) => self.version = version,
                 Some(Ok(Watched::Expired)) => {
                     self.events = None;
-                    self.list_again().await?;
-                    return Ok(Seen::Unknown);
+                    self.expired = true;
                 }
                 // The server ended the watch, or the connection broke: resume from the version seen.
                 Some(Err(_)) | None => self.events = None,
@@ -310,8 +336,8 @@ impl Watch {
         }
     }
 
-    /// Opens the watch from the version seen; false when that version expired (then listed
-    /// again) or watching is forbidden.
+    /// Opens the watch from the version seen; false when that version expired (`expired`) or
+    /// watching is forbidden.
     async fn open(&mut self) -> Result<bool, Error> {
         self.opened = Some(Instant::now());
         // The server ends the watch before the request limit cuts it off (super::deadline):
@@ -324,7 +350,7 @@ impl Watch {
                 Ok(true)
             }
             Err(Error::Api { failure, .. }) if failure.code == Some(410) => {
-                self.list_again().await?;
+                self.expired = true;
                 Ok(false)
             }
             Err(error @ Error::Api { .. }) if forbidden(&error) => {
