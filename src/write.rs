@@ -1338,10 +1338,11 @@ impl<'a> Writer<'a> {
     }
 
     /// Ends a run: on an error, rolls back what it wrote (unless kept; not for an output error
-    /// after the writes) and adds the report; always releases the claims. A run a signal came
+    /// after the writes) and adds the report; removes the backups it did not need; releases the
+    /// claims (not once stopped, nor once the server stopped answering). A run a signal came
     /// to, which finished all the same (the signal came during its last write, or the release),
-    /// still ends as interrupted. A second signal during the rollback or the release stops it
-    /// at once, with the report of what may be half done.
+    /// still ends as interrupted. A second signal during any of these stops it at once, with
+    /// the report of what may be half done and the claims left.
     pub async fn finish<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         if self.stopped.is_some() {
             // Stopped at once during the command's work: the error says what may be half done.
