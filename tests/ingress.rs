@@ -1261,13 +1261,7 @@ mod cluster {
             )
             .stderr_has("warning: the claim on Rollout shop/web was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim web` releases it\n")
             .stderr_has("  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands");
-        let unanswered: Vec<String> = server
-            .requests()
-            .into_iter()
-            .filter(|r| r.status.is_none())
-            .map(|r| format!("{} {}", r.method, r.path.rsplit('/').next().unwrap()))
-            .collect();
-        assert_eq!(unanswered, ["PATCH web-canary", "GET web-canary", "DELETE web-canary", "GET web-canary"]);
+        assert_eq!(unanswered(&server), ["PATCH web-canary", "GET web-canary", "DELETE web-canary", "GET web-canary"]);
         // Four requests of 1s; loose, as the machine is shared.
         assert!(took < Duration::from_secs(15), "took {took:?}");
         // From the create (write 2) on: what a create may have done, unread.

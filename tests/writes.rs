@@ -1035,7 +1035,7 @@ fn a_second_signal_during_a_rollback_against_a_silent_server_still_names_the_cla
     let test = Test::new().kubeconfig(&server);
     let child = test.spawn(&["approve", "demo", "--yes", "--request-timeout", "5s"]);
     let deadline = Instant::now() + Duration::from_secs(30);
-    while server.requests().iter().filter(|r| r.status.is_none()).count() < 3 {
+    while unanswered(&server).len() < 3 {
         assert!(Instant::now() < deadline, "the undo is sent: {:#?}", server.requests());
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -1635,13 +1635,7 @@ fn a_rollback_sends_no_renewal_while_the_server_is_not_answering() {
     assert_eq!(status.and_then(|s| s.code()), Some(1), "{screen}");
     assert!(screen.contains("VirtualService shop/demo: may or may not be rolled back ("), "{screen}");
     assert!(screen.contains("the claim on Rollout shop/demo was not released"), "{screen}");
-    let unanswered: Vec<String> = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.status.is_none())
-        .map(|r| format!("{} {}", r.method, r.path.rsplit('/').next().unwrap()))
-        .collect();
-    assert_eq!(unanswered, ["PUT demo", "GET demo", "PUT demo", "GET demo"], "no renewal: {screen}");
+    assert_eq!(unanswered(&server), ["PUT demo", "GET demo", "PUT demo", "GET demo"], "no renewal: {screen}");
 }
 
 #[test]

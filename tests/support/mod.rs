@@ -558,6 +558,12 @@ pub mod cluster {
         child.finish()
     }
 
+    /// The requests `server` never answered, as `METHOD NAME` (the path's last segment).
+    pub fn unanswered(server: &FakeHandle) -> Vec<String> {
+        let requests = server.requests().into_iter().filter(|r| r.status.is_none());
+        requests.map(|r| format!("{} {}", r.method, r.path.rsplit('/').next().unwrap())).collect()
+    }
+
     /// A kubeconfig for `server` whose user gets its credential from `command`, an exec plugin
     /// with this `interactiveMode`.
     pub fn exec_kubeconfig(test: Test, server: &FakeHandle, command: &str, interactive_mode: &str) -> Test {
