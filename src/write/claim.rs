@@ -72,7 +72,13 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
         Ok(stored) => Ok(Ok(stored)),
         Err(Error::Api { failure, .. }) if failure.is_conflict() => Ok(Err(())),
         Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-            let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await?;
+            // A read that fails too says so after the write's failure (its outcome the read's).
+            let fresh = cluster.get(&lease_resource(), &key.namespace, &key.name).await.map_err(|read| match read {
+                Error::Api { failure: read, doing: reading } => {
+                    Error::Api { doing: format!("{doing}: {failure}; {reading}"), failure: read }
+                }
+                read => read,
+            })?;
             match change.landed(None, fresh.as_ref()) {
                 // A Lease made again after this run's delete is someone else's claim.
                 Landed::Applied | Landed::MovedOn | Landed::MadeAgain => Ok(Ok(fresh)),
@@ -330,6 +336,12 @@ pub async fn release_shown(cluster: &Cluster, namespace: &str, rollout: &str, sh
         Ok(Err(())) => {
             let now = cluster.get(&lease_resource(), namespace, &key.name).await?;
             changed_since_shown(namespace, rollout, now.as_ref(), cluster.server_now())
+        }
+        // Not heard, and not seen applied when read again, or not read: the server may apply it.
+        Err(error @ Error::Api { .. }) if matches!(&error, Error::Api { failure, .. } if failure.outcome_unknown()) => {
+            Err(Error::Input(format!(
+                "the claim on Rollout {namespace}/{rollout} may or may not be released ({error}); `kubectl rollout-lua release-claim {rollout}` shows whether it is"
+            )))
         }
         Err(other) => Err(other),
     }
