@@ -31,9 +31,10 @@ pub fn terminal_size() -> (usize, usize) {
     (rows.into(), columns.into())
 }
 
-/// Draws the live view as `rows` (each narrower than the terminal: see [`fit_row`]), over the
-/// one drawn before, if any, unless it is that one; lines written meanwhile go above it.
-pub fn draw_live_view(rows: Vec<String>) {
+/// Draws the live view as `rows` (each fitted to the terminal: see [`fit_row`]), over the one
+/// drawn before, if any, unless it is that one; lines written meanwhile go above it.
+pub fn draw_live_view(rows: &[String]) {
+    let rows = fitted(rows);
     let mut view = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(frame) = frame(view.as_deref(), &rows) {
         put(&frame);
@@ -45,7 +46,7 @@ pub fn draw_live_view(rows: Vec<String>) {
 /// line of its own.
 pub fn leave_live_view(rows: &[String]) {
     let drawn = LIVE_VIEW.lock().unwrap_or_else(PoisonError::into_inner).take().map_or(0, |v| v.len());
-    put(&format!("{}\n", redraw(drawn, rows)));
+    put(&format!("{}\n", redraw(drawn, &fitted(rows))));
 }
 
 /// Takes the live view off the screen: what follows is written where it started.
@@ -61,9 +62,15 @@ pub fn erase_live_view() {
 /// (with `…`) to leave the terminal's last two columns free: the cursor then never waits at the
 /// last column to wrap, where the `^C` the terminal echoes on Ctrl-C would take it to the next
 /// line (under the view, which the next frame would draw one line too low).
-pub fn fit_row(row: &str, columns: usize) -> String {
+fn fit_row(row: &str, columns: usize) -> String {
     let line = row.replace('\n', "\\n").replace('\r', "\\r").replace('\t', "\\t");
     console::truncate_str(&crate::output::terminal_safe(&line), columns.saturating_sub(2), "…").into_owned()
+}
+
+/// `rows`, each fitted to the terminal's width (`fit_row`).
+fn fitted(rows: &[String]) -> Vec<String> {
+    let (_, columns) = terminal_size();
+    rows.iter().map(|row| fit_row(row, columns)).collect()
 }
 
 /// What draws `rows` over the view `drawn` (None: no view on the screen): nothing when they are

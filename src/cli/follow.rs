@@ -546,9 +546,9 @@ impl LiveView {
     /// Draws the rows that fit in the terminal's height: the view is redrawn from its first
     /// row, which the cursor cannot go back to once it has scrolled off the screen.
     fn draw(&self) {
-        let (height, columns) = crate::stderr::terminal_size();
+        let (height, _) = crate::stderr::terminal_size();
         let rows = fit_height(&self.views, self.rows(Some(self.turns)), height);
-        crate::stderr::draw_live_view(rows.iter().map(|row| crate::stderr::fit_row(row, columns)).collect());
+        crate::stderr::draw_live_view(&rows);
     }
 
     /// The rows of each Rollout as they stand now.
@@ -565,11 +565,7 @@ impl LiveView {
     /// what follows starts on a line of its own.
     fn stop(&mut self) {
         if !self.views.is_empty() {
-            let (_, columns) = crate::stderr::terminal_size();
-            let rows = self.rows(None).concat();
-            crate::stderr::leave_live_view(
-                &rows.iter().map(|row| crate::stderr::fit_row(row, columns)).collect::<Vec<_>>(),
-            );
+            crate::stderr::leave_live_view(&self.rows(None).concat());
             self.views.clear();
             self.read.clear();
         }
