@@ -157,31 +157,49 @@ pub struct Listed {
 impl Listed {
     /// The name of each Rollout read, whether it parses or not, in the order read.
     pub fn names(&self) -> Vec<&str> {
-        let mut found = self.rollouts.found.iter().map(|r| r.item.name.as_str());
-        let mut unparsed = self.unparsed.iter().peekable();
-        (0..self.rollouts.found.len() + self.unparsed.len())
-            .filter_map(|index| match unparsed.next_if(|u| u.index == index) {
-                Some(u) => Some(u.name.as_str()),
-                None => found.next(),
+        in_order(&self.rollouts.found, &self.unparsed, |u| u.index)
+            .into_iter()
+            .map(|read| match read {
+                Ok(rollout) => rollout.item.name.as_str(),
+                Err(unparsed) => unparsed.name.as_str(),
             })
             .collect()
     }
 
     /// Keeps the Rollouts whose names `keep` picks, each at its place among those kept.
     pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        let all = in_order(std::mem::take(&mut self.rollouts.found), std::mem::take(&mut self.unparsed), |u| u.index);
         let (mut found, mut unparsed) = (Vec::new(), Vec::new());
-        let mut all_found = std::mem::take(&mut self.rollouts.found).into_iter();
-        let mut all_unparsed = std::mem::take(&mut self.unparsed).into_iter().peekable();
-        let total = all_found.len() + all_unparsed.len();
-        for index in 0..total {
-            match all_unparsed.next_if(|u| u.index == index) {
-                Some(u) if keep(&u.name) => unparsed.push(Unloaded { index: found.len() + unparsed.len(), ..u }),
-                Some(_) => {}
-                None => found.extend(all_found.next().filter(|r| keep(&r.item.name))),
+        for read in all {
+            match read {
+                Ok(rollout) if keep(&rollout.item.name) => found.push(rollout),
+                Err(u) if keep(&u.name) => unparsed.push(Unloaded { index: found.len() + unparsed.len(), ..u }),
+                _ => {}
             }
         }
         self.rollouts = Rollouts::of(self.rollouts.resource.clone(), found);
         self.unparsed = unparsed;
+    }
+}
+
+/// The Rollouts `found` (in order) and `unparsed` (each at its `index` among all) as read:
+/// parsed, or not.
+fn in_order<F, U>(
+    found: impl IntoIterator<Item = F>,
+    unparsed: impl IntoIterator<Item = U>,
+    index: impl Fn(&U) -> usize,
+) -> Vec<Result<F, U>> {
+    let (mut found, mut unparsed) = (found.into_iter(), unparsed.into_iter().peekable());
+    let mut all = Vec::new();
+    loop {
+        match unparsed.next_if(|u| index(u) == all.len()) {
+            Some(u) => all.push(Err(u)),
+            None => match found.next() {
+                Some(f) => all.push(Ok(f)),
+                // One whose index is past all the others is kept, last.
+                None => return all.into_iter().chain(unparsed.map(Err)).collect(),
+            },
+        }
     }
 }
 
@@ -685,6 +703,18 @@ pub async fn read_configmap(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rollouts_that_do_not_parse_are_put_back_at_their_places() {
+        let merged = |found: &[&'static str], unparsed: &[(usize, &'static str)]| {
+            in_order(found.iter().copied(), unparsed.iter().copied(), |(index, _)| *index)
+        };
+        assert_eq!(merged(&["a", "c"], &[(1, "b")]), [Ok("a"), Err((1, "b")), Ok("c")]);
+        assert_eq!(merged(&["b"], &[(0, "a"), (2, "c")]), [Err((0, "a")), Ok("b"), Err((2, "c"))]);
+        assert_eq!(merged(&[], &[]), Vec::<Result<&str, (usize, &str)>>::new());
+        // Past the end: kept, last.
+        assert_eq!(merged(&["a"], &[(5, "z")]), [Ok("a"), Err((5, "z"))]);
+    }
 
     #[test]
     fn rollout_names_may_carry_a_kind() {
