@@ -425,11 +425,14 @@ impl<'a> Writer<'a> {
         self.deadline
     }
 
-    /// Claims Rollout `namespace/rollout` for this run (nothing to claim in a dry run).
+    /// Claims Rollout `namespace/rollout` for this run (nothing to claim in a dry run). A signal
+    /// that came before or while it was taken stops the run here, before anything is read or
+    /// planned under it.
     pub async fn claim(&mut self, namespace: &str, rollout: &str, command: &str) -> Result<(), Error> {
         if self.mode != Mode::Apply {
             return Ok(());
         }
+        self.check_interrupt().await?;
         self.claiming = Some((namespace.into(), rollout.into()));
         let claim = Claim::take(self.cluster, namespace, rollout, command).await;
         self.claiming = None;
@@ -443,7 +446,7 @@ impl<'a> Writer<'a> {
             }
             Err(error) => return Err(error),
         }
-        Ok(())
+        self.check_interrupt().await
     }
 
     /// Whether this run holds the claim on Rollout `namespace/rollout`.

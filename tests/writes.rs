@@ -1110,6 +1110,28 @@ fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
 }
 
 #[test]
+fn a_signal_while_the_claim_is_taken_stops_before_anything_is_read_or_planned() {
+    // A regression (trial 8): a first SIGINT while the Lease's create was out let the run read
+    // the objects and print the whole plan before it stopped at the first write.
+    for command in [&["approve", "demo", "--yes"][..], &["restore", "demo", "--yes"]] {
+        let server = shop(2, "StepPaused").start();
+        let create =
+            server.pause(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1, Stage::AfterStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(command);
+        assert!(create.wait_until_held(Duration::from_secs(30)), "{command:?}: the claim's create is held");
+        child.first_signal("INT");
+        create.release();
+        let out = child.finish().status(130).stderr_has("no new write was started\n  nothing was written\n");
+        assert_eq!(out.stdout, "", "{command:?}: no plan is printed");
+        let routing_read = server.requests().into_iter().find(|r| r.path.contains("/virtualservices"));
+        assert!(routing_read.is_none(), "{command:?}: the objects are not read: {routing_read:?}");
+        assert_eq!(writes(&server), Vec::<String>::new());
+        assert!(claims(&server).is_empty(), "{command:?}: the claim is released");
+    }
+}
+
+#[test]
 fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left() {
     let server = shop(2, "StepPaused").start();
     let release = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
