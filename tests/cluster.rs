@@ -2097,9 +2097,76 @@ fn a_configmap_script_for_a_kind_with_a_built_in_one_is_warned_of_where_the_conf
         .start();
     Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success().stderr_has(warning);
     assert!(configmap_read(&server));
-    // The controller has one ConfigMap: read for each namespace that needs it, warned of once.
+    // The controller has one ConfigMap: read once for every namespace that needs it, warned of once.
     let every = Test::new().kubeconfig(&server).args(["plan", "-A"]).run().success();
     assert_eq!(every.stderr.matches(warning).count(), 1, "{}", every.stderr);
+}
+
+#[test]
+fn the_script_configmap_is_read_once_for_every_namespace() {
+    const CONFIGMAP: &str = "/configmaps/kruise-rollout-configuration";
+    // A regression: `-A` read the controller's one ConfigMap again for each namespace.
+    let in_namespace = |namespace: &str, mut value: serde_json::Value| {
+        value["metadata"]["namespace"] = json!(namespace);
+        value
+    };
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "name": "demo"}]);
+    let route = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                       "metadata": {"name": "demo"}, "spec": {"weight": 0}});
+    let mut server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::ApiResourceDef::new("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes"))
+        .object(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "kruise-rollout-configuration", "namespace": "kruise-rollout"},
+            "data": {"lua.traffic.routing.HTTPRoute.gateway.networking.k8s.io": "return {spec = {weight = obj.canaryWeight}}"},
+        }));
+    let namespaces = ["blue", "green", "red"];
+    for namespace in namespaces {
+        server = server.object(in_namespace(namespace, rollout.clone())).object(in_namespace(namespace, route.clone()));
+    }
+    let server = server.deny(Rule::new(["get"]).resources(["configmaps"]).users(["jane"])).start();
+    let test = Test::new().kubeconfig(&server);
+    // The GETs of the ConfigMap since the last run, wherever it was looked for.
+    let configmap_gets = || {
+        let gets = server.requests().iter().filter(|r| r.method == "GET" && r.path.ends_with(CONFIGMAP)).count();
+        server.clear_log();
+        gets
+    };
+    let mut planned = test.run_args(["plan", "-A"]).success();
+    for namespace in namespaces {
+        planned = planned.stdout_has(&format!("Rollout {namespace}/demo\n"));
+    }
+    assert_eq!(planned.stdout.matches("-  weight: 0\n+  weight: 50\n").count(), 3, "{}", planned.stdout);
+    assert_eq!(configmap_gets(), 1);
+    // status places every Rollout's objects with the same scripts, read once too; so does the
+    // first read of status -w (each later one, after a change, reads it once again).
+    let mut shown = test.run_args(["status", "-A"]).success();
+    for namespace in namespaces {
+        let placed =
+            format!("HTTPRoute {namespace}/demo  original  ConfigMap kruise-rollout/kruise-rollout-configuration key ");
+        shown = shown.stdout_has(&placed);
+    }
+    assert_eq!(configmap_gets(), 1);
+    test.run_args(["status", "-w", "-A", "--timeout", "1s"]).status(1).stderr_has("timed out after 1s");
+    assert_eq!(configmap_gets(), 1);
+    // Not found, or refused, it is not asked for again: each Rollout that needs it fails.
+    let mut missing = test.run_args(["plan", "-A", "--controller-namespace", "elsewhere"]).status(1);
+    for namespace in namespaces {
+        missing = missing.stderr_has(&format!("Rollout {namespace}/demo routes through HTTPRoute/demo (gateway.networking.k8s.io/v1): no Lua script for HTTPRoute.gateway.networking.k8s.io: none given with --script or --lua-dir, none built in, and there is no ConfigMap kruise-rollout-configuration in namespace elsewhere"));
+    }
+    assert_eq!(configmap_gets(), 1);
+    let mut refused = test.run_args(["plan", "-A", "--as", "jane"]).status(1);
+    for namespace in namespaces {
+        refused = refused
+            .stderr_has(&format!(
+                "Rollout {namespace}/demo: reading configmaps kruise-rollout/kruise-rollout-configuration: "
+            ))
+            .stderr_has(&format!("(403 Forbidden)\n  HTTPRoute {namespace}/demo needs it: "));
+    }
+    assert_eq!(configmap_gets(), 1);
 }
 
 #[test]

@@ -14,7 +14,7 @@ use crate::scripts::{self, ConfigMapNeed, ConfigMapPlace, ScriptCatalog};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
-use crate::source::live::{self, Live, Selection, Workloads};
+use crate::source::live::{self, ConfigMapRead, Live, Selection, Workloads};
 use crate::status;
 use crate::write::{self, Mode, Writer};
 use rayon::prelude::*;
@@ -30,6 +30,10 @@ pub(super) struct Session {
     pub(super) cluster: Cluster,
     catalog: ScriptCatalog,
     controller_namespace: String,
+    /// The script ConfigMap as read once for all the sessions of one pass over namespaces
+    /// (`in_namespaces`). None: each load reads it afresh, as it reads the Rollouts (`approve`
+    /// and `status -w` read again at each step or change).
+    configmap: Option<ConfigMapRead>,
     limits: Limits,
 }
 
@@ -46,20 +50,32 @@ impl Session {
             cluster,
             catalog,
             controller_namespace: scripts.controller_namespace.clone(),
+            configmap: None,
             limits: scripts.lua.limits(),
         })
     }
 
-    /// The same session, working in `namespace`.
-    pub(super) fn in_namespace(&self, namespace: &str) -> Session {
-        let mut cluster = self.cluster.clone();
-        cluster.namespace = namespace.to_string();
-        Session {
-            cluster,
-            catalog: self.catalog.clone(),
-            controller_namespace: self.controller_namespace.clone(),
-            limits: self.limits,
-        }
+    /// The same session, working in each of `namespaces`, for one pass over them: the script
+    /// ConfigMap, one object, is read at most once for all of them.
+    pub(super) fn in_namespaces<'a>(&self, namespaces: impl IntoIterator<Item = &'a str>) -> Vec<Session> {
+        let configmap = ConfigMapRead::new(&self.controller_namespace);
+        let in_namespace = |namespace: &str| {
+            let mut cluster = self.cluster.clone();
+            cluster.namespace = namespace.to_string();
+            Session {
+                cluster,
+                catalog: self.catalog.clone(),
+                controller_namespace: self.controller_namespace.clone(),
+                configmap: Some(configmap.clone()),
+                limits: self.limits,
+            }
+        };
+        namespaces.into_iter().map(in_namespace).collect()
+    }
+
+    /// How this session reads the script ConfigMap: as its pass does, or once for one load.
+    fn configmap_read(&self) -> ConfigMapRead {
+        self.configmap.clone().unwrap_or_else(|| ConfigMapRead::new(&self.controller_namespace))
     }
 
     pub(super) fn limits(&self) -> Limits {
@@ -70,7 +86,7 @@ impl Session {
     pub(super) async fn catalog_for(&self, routings: &[Routing]) -> Result<ScriptCatalog, Error> {
         let mut catalog = self.catalog.clone();
         if let Some(need) = routings.iter().find_map(|routing| live::configmap_need(&catalog, routing)) {
-            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace, &need).await?;
+            catalog.configmap = self.configmap_read().read(&self.cluster, &need).await?;
         }
         Ok(catalog)
     }
@@ -89,7 +105,7 @@ impl Session {
         let mut catalog = self.catalog.clone();
         if catalog.needs_configmap(&reference) {
             let need = ConfigMapNeed::Kind { reference: reference.clone(), namespace: self.cluster.namespace.clone() };
-            catalog.configmap = live::read_configmap(&self.cluster, &self.controller_namespace, &need).await?;
+            catalog.configmap = self.configmap_read().read(&self.cluster, &need).await?;
         }
         Ok(catalog.resolve(&reference).is_ok())
     }
@@ -130,8 +146,8 @@ impl Session {
         listed: live::Listed,
         workloads: Workloads,
     ) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
-        let (live, unloaded) =
-            live::read_each(&self.cluster, listed, &self.catalog, &self.controller_namespace, workloads).await?;
+        let configmap = self.configmap_read();
+        let (live, unloaded) = live::read_each(&self.cluster, listed, &self.catalog, &configmap, workloads).await?;
         let (live, catalog) = self.loaded(live)?;
         Ok((live, catalog, unloaded))
     }
@@ -247,7 +263,9 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let scope = plan_scope(args)?;
         let session = Session::open(&args.cluster, &args.scripts).await?;
         let (sessions, selection) = match &scope {
-            Scope::Namespace(selection) => (vec![session.in_namespace(&session.cluster.namespace)], selection.clone()),
+            Scope::Namespace(selection) => {
+                (session.in_namespaces([session.cluster.namespace.as_str()]), selection.clone())
+            }
             Scope::AllNamespaces(selector) => super::views::each_namespace(&session, selector.as_deref()).await?,
         };
         // The text is rendered where each plan is made, in the same pass over the cores; a

@@ -89,7 +89,9 @@ pub(super) async fn views(session: &Session, scope: &Scope, read: Read<'_>) -> R
 }
 
 /// `-A`: a session in each namespace that has Rollouts (that `selector` picks: one LIST of the
-/// cluster's), and the selection to read there.
+/// cluster's), sharing one read of the script ConfigMap, and the selection to read there. Each
+/// pass (a refresh of `status -w -A`) makes its own, so the ConfigMap is read again with the
+/// Rollouts.
 pub(super) async fn each_namespace(
     session: &Session,
     selector: Option<&str>,
@@ -103,7 +105,7 @@ pub(super) async fn each_namespace(
         _ => error,
     })?;
     let namespaces: BTreeSet<&str> = found.iter().filter_map(|r| r["metadata"]["namespace"].as_str()).collect();
-    let sessions = namespaces.into_iter().map(|namespace| session.in_namespace(namespace)).collect();
+    let sessions = session.in_namespaces(namespaces);
     Ok((sessions, selector.map_or(Selection::All, |selector| Selection::Selector(selector.into()))))
 }
 

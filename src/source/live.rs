@@ -15,6 +15,7 @@ use crate::snapshot::{Located, Origin, Snapshot};
 use futures::future::{join_all, try_join_all};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 const GROUP: &str = "rollouts.kruise.io";
 
@@ -258,19 +259,19 @@ pub async fn read_each(
     cluster: &Cluster,
     listed: Listed,
     catalog: &ScriptCatalog,
-    controller_namespace: &str,
+    configmap: &ConfigMapRead,
     workloads: Workloads,
 ) -> Result<(Live, Vec<Unloaded>), Error> {
     let Listed { rollouts, unparsed: mut unloaded, missing } = listed;
     let (resource, found) = (rollouts.resource.clone(), rollouts.found.clone());
-    match read_routing(cluster, rollouts, catalog, controller_namespace, workloads).await {
+    match read_routing(cluster, rollouts, catalog, configmap, workloads).await {
         Ok(live) => return Ok((Live { missing, ..live }, unloaded)),
         Err(unanswered @ Error::Api { failure: ApiFailure { code: None, .. }, .. }) => return Err(unanswered),
         Err(_) => {}
     }
     let alone = join_all(found.iter().map(|rollout| {
         let one = Rollouts::of(resource.clone(), vec![rollout.clone()]);
-        read_routing(cluster, one, catalog, controller_namespace, workloads)
+        read_routing(cluster, one, catalog, configmap, workloads)
     }))
     .await;
     // The places among all the Rollouts read of those that parse.
@@ -287,17 +288,17 @@ pub async fn read_each(
             }
         }
     }
-    let live = read_routing(cluster, Rollouts::of(resource, loaded), catalog, controller_namespace, workloads).await?;
+    let live = read_routing(cluster, Rollouts::of(resource, loaded), catalog, configmap, workloads).await?;
     Ok((Live { missing, ..live }, unloaded))
 }
 
 /// Reads what the Rollouts' routing needs, and their `workloads`. `catalog` says which kinds
-/// need the ConfigMap (read from `controller_namespace` only then).
+/// need the ConfigMap (read through `configmap` only then).
 async fn read_routing(
     cluster: &Cluster,
     rollouts: Rollouts,
     catalog: &ScriptCatalog,
-    controller_namespace: &str,
+    configmap: &ConfigMapRead,
     workloads: Workloads,
 ) -> Result<Live, Error> {
     let namespace = &cluster.namespace;
@@ -307,12 +308,12 @@ async fn read_routing(
     let own_need = rollouts.routings.iter().find_map(|routing| configmap_need(catalog, routing));
     // Second round trip: the Rollouts' gateway objects, their TrafficRoutings (each followed by
     // its own gateway objects), when a script must come from it the ConfigMap, and the workloads.
-    let (objects, crs, configmap, workloads) = futures::try_join!(
+    let (objects, crs, configmap_read, workloads) = futures::try_join!(
         read_objects(cluster, &rollouts.routings),
         try_join_all(cr_names.iter().map(|name| read_traffic_routing(cluster, name))),
         async {
             match &own_need {
-                Some(need) => read_configmap(cluster, controller_namespace, need).await,
+                Some(need) => configmap.read(cluster, need).await,
                 None => Ok(None),
             }
         },
@@ -346,9 +347,9 @@ async fn read_routing(
         add(&mut snapshot, found);
         snapshot.traffic_routings.push(cr);
     }
-    snapshot.configmap = match (configmap, cr_need) {
-        (None, Some(need)) => read_configmap(cluster, controller_namespace, &need).await?,
-        (configmap, _) => configmap,
+    snapshot.configmap = match (configmap_read, cr_need) {
+        (None, Some(need)) => configmap.read(cluster, &need).await?,
+        (read, _) => read,
     };
     Ok(Live { snapshot, rollouts: rollouts.resource, resources, warnings, missing: Vec::new() })
 }
@@ -684,20 +685,53 @@ fn core_v1(kind: &str, plural: &str) -> Resource {
     Resource { group: String::new(), version: "v1".into(), kind: kind.into(), plural: plural.into(), namespaced: true }
 }
 
-/// The controller's script ConfigMap; read only for what `need`s a script from it (a custom
-/// ref's kind or an Ingress class no `--script` or `--lua-dir` script is given for), so a 403
-/// names it and says how to do without the read.
-pub async fn read_configmap(
-    cluster: &Cluster,
-    namespace: &str,
-    need: &ConfigMapNeed,
-) -> Result<Option<ConfigMapScripts>, Error> {
-    let read = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await;
-    let configmap = read.map_err(|error| match &error {
-        Error::Api { failure, .. } if failure.code == Some(403) => error.with_report(&need.when_forbidden()),
-        _ => error,
-    })?;
-    Ok(configmap.map(|c| ConfigMapScripts::from_object(namespace, &c)))
+/// The controller's script ConfigMap, read at most once by all that share this value: it is one
+/// object, however many namespaces' Rollouts need a script from it (`-A`) or however many times
+/// `read_each` tries their world. What the read found, found missing or was refused is kept and
+/// given to each need; a refusal still names the need it stops.
+#[derive(Clone)]
+pub struct ConfigMapRead {
+    /// The controller's namespace (`--controller-namespace`), where the ConfigMap is.
+    namespace: String,
+    outcome: Arc<tokio::sync::OnceCell<Result<Option<ConfigMapScripts>, Error>>>,
+}
+
+impl ConfigMapRead {
+    /// Nothing read yet: the first need reads it.
+    pub fn new(controller_namespace: &str) -> ConfigMapRead {
+        ConfigMapRead { namespace: controller_namespace.to_string(), outcome: Arc::default() }
+    }
+
+    /// The ConfigMap, for what `need`s a script from it (a custom ref's kind or an Ingress
+    /// class no `--script` or `--lua-dir` script is given for), so a 403 names it and says how
+    /// to do without the read. Read on the first call; a later one, even while that read is
+    /// on its way, waits for it and gets its outcome.
+    pub async fn read(&self, cluster: &Cluster, need: &ConfigMapNeed) -> Result<Option<ConfigMapScripts>, Error> {
+        let namespace = &self.namespace;
+        let outcome = self
+            .outcome
+            .get_or_init(|| async {
+                let read = cluster.get(&core_v1("ConfigMap", "configmaps"), namespace, CONFIGMAP_NAME).await;
+                read.map(|configmap| configmap.map(|c| ConfigMapScripts::from_object(namespace, &c)))
+            })
+            .await;
+        match outcome {
+            Ok(configmap) => Ok(configmap.clone()),
+            Err(error @ Error::Api { failure, .. }) if failure.code == Some(403) => {
+                Err(again(error).with_report(&need.when_forbidden()))
+            }
+            Err(error) => Err(again(error)),
+        }
+    }
+}
+
+/// The failure of a read, for another need of what was read once: the same kind (so the same
+/// exit code) and message. A read fails with an API failure, or bad input before it is sent.
+fn again(error: &Error) -> Error {
+    match error {
+        Error::Api { doing, failure } => Error::Api { doing: doing.clone(), failure: failure.clone() },
+        other => Error::Input(other.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -714,6 +748,17 @@ mod tests {
         assert_eq!(merged(&[], &[]), Vec::<Result<&str, (usize, &str)>>::new());
         // Past the end: kept, last.
         assert_eq!(merged(&["a"], &[(5, "z")]), [Ok("a"), Err((5, "z"))]);
+    }
+
+    #[test]
+    fn a_configmap_read_failure_given_again_keeps_its_kind_and_message() {
+        let failure = ApiFailure { code: Some(403), reason: "Forbidden".into(), message: "no".into() };
+        let refused = Error::Api { doing: "reading configmaps kruise-rollout/c".into(), failure: failure.clone() };
+        assert!(
+            matches!(again(&refused), Error::Api { doing, failure: f } if doing == "reading configmaps kruise-rollout/c" && f == failure)
+        );
+        let unsent = again(&Error::Input("reading configmaps kruise-rollout/c: bad name".into()));
+        assert!(matches!(unsent, Error::Input(m) if m == "reading configmaps kruise-rollout/c: bad name"));
     }
 
     #[test]
