@@ -507,13 +507,11 @@ impl<'a> Writer<'a> {
 
     /// Saves `object`, `key` as it is now, as a backup (only a run that writes saves one, and it
     /// has a place for them), and notes it as this run's (`remove_unused_backups`). On a thread
-    /// of its own: a save that blocks (a stalled network home) must leave the runtime's one
-    /// thread free, so that a second signal still stops the run at once.
+    /// of its own (`on_own_thread`).
     async fn back_up(&mut self, key: &ObjectKey, object: &Value) -> Result<PathBuf, Error> {
         let backups = self.backups.clone().expect("a run that writes has a place for backups");
         let object = object.clone();
-        let saved = tokio::task::spawn_blocking(move || backups.save(&object));
-        let saved = saved.await.expect("saving a backup does not panic")?;
+        let saved = on_own_thread(move || backups.save(&object)).await?;
         self.saved.push((key.clone(), saved.clone()));
         Ok(saved)
     }
@@ -535,14 +533,13 @@ impl<'a> Writer<'a> {
         if unused.is_empty() {
             return;
         }
-        // On a thread of its own, as a save is (`back_up`).
-        let removing = tokio::task::spawn_blocking(move || {
+        let removing = on_own_thread(move || {
             let failed =
                 unused.into_iter().filter_map(|(_, file)| std::fs::remove_file(&file).err().map(|e| (file, e)));
             failed.map(|(file, e)| format!("warning: could not remove {}, a backup of this run's that nothing was written after ({e}); it holds the object as it still is", file.display())).collect::<Vec<_>>()
         });
         let Some(warnings) = self.unless_stopped(self.interrupt.clone().unless_second(removing).await) else { return };
-        for warning in warnings.expect("removing a backup does not panic") {
+        for warning in warnings {
             stderr::line(&warning);
         }
     }
@@ -1413,6 +1410,19 @@ impl<'a> Writer<'a> {
             (Ok(value), None, _) => Ok(value),
         }
     }
+}
+
+/// `job`'s output, the job run on a thread of its own: a backup's save or removal that blocks (a
+/// stalled network home) must leave the runtime's one thread free, so that a second signal still
+/// stops the run at once. Not `spawn_blocking`: the runtime waits for those tasks when dropped,
+/// and a run so stopped would wait for the stalled file, its report unsaid; this thread is left
+/// behind and ends with the process.
+async fn on_own_thread<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, output) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(job());
+    });
+    output.await.expect("a backup's save or removal does not panic")
 }
 
 /// A failed renewal of the claims, before a request of the writer's or while it asks: its own

@@ -1144,6 +1144,62 @@ fn a_second_sigint_while_releasing_the_claim_stops_at_once_and_says_it_is_left()
     release.release();
 }
 
+/// `approve demo` stopped by two SIGINTs while strace (attached while `held` is held) holds the
+/// run's next file removal, one under the VirtualService's backups, as a stalled home folder
+/// would: the run says how it stopped within 5 s.
+fn interrupted_in_a_stalled_removal(server: &FakeHandle, held: &Pause) -> Option<Output> {
+    let test = Test::new().kubeconfig(server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the request is held");
+    let Some(removals) = child.stall_removals(test.path("strace.log")) else {
+        held.release();
+        crate::support::skip("strace could not attach to the run");
+        return None;
+    };
+    held.release();
+    removals.wait_until_held("/backups/fake/shop/VirtualService/demo/");
+    child.first_signal("INT");
+    child.signal("INT");
+    let started = Instant::now();
+    child.wait_for_stderr("error: interrupted (SIGINT): stopped at once by a second signal");
+    assert!(started.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", started.elapsed());
+    // The removal's thread, held by strace, holds the end of the process until strace ends.
+    drop(removals);
+    Some(child.finish_within(Duration::from_secs(10)))
+}
+
+#[test]
+fn a_second_sigint_while_a_backup_is_saved_stops_at_once() {
+    // A regression: the save ran as a `spawn_blocking` task, which the runtime waits for when
+    // dropped: a stalled save (here the removal of its temporary file) kept the stopped run from
+    // saying its report and ending.
+    let server = shop(2, "StepPaused").start();
+    let claim = server.pause(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1, Stage::BeforeStore);
+    let Some(out) = interrupted_in_a_stalled_removal(&server, &claim) else { return };
+    out.status(130)
+        .stderr_has("stopped at once by a second signal\n  nothing was written\n")
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn a_second_sigint_while_removing_an_unused_backup_stops_at_once_and_says_the_claim_is_left() {
+    // The VirtualService's backup is saved, then its first write refused (422): nothing was
+    // written to it, so the run removes the backup, and both signals come during that removal
+    // (strace attached while the write is held: after the save). A regression as for the save.
+    let server = shop(2, "StepPaused").start();
+    let update = Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]));
+    let refused = server.pause(update.clone(), 1, Stage::BeforeStore);
+    server.storm(update, Some(1), 422, None);
+    let Some(out) = interrupted_in_a_stalled_removal(&server, &refused) else { return };
+    out.status(130)
+        .stderr_has("stopped at once by a second signal while removing the backups it saved of objects it then wrote nothing to after: updating VirtualService shop/demo: ")
+        .stderr_has("\n  nothing was written\n")
+        .stderr_has("the claim on Rollout shop/demo is left to expire");
+    assert_eq!(claims(&server).len(), 1, "the claim is left to expire");
+    assert_eq!(writes(&server), ["PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo"]);
+}
+
 #[test]
 fn a_second_writer_between_writes_is_never_overwritten() {
     let server = shop(2, "StepPaused").start();

@@ -378,6 +378,77 @@ impl Running {
     }
 }
 
+/// strace attached to a running binary, holding each file removal (`unlink`) the run starts
+/// for a minute before the kernel makes it, as a stalled network home would: a signal can then
+/// be timed into a removal. A thread it holds holds the end of the process too: drop it once
+/// the run said how it stopped.
+pub struct StalledRemovals {
+    strace: std::process::Child,
+    log: PathBuf,
+}
+
+impl Running {
+    /// Stalls the run's file removals from now on (see [`StalledRemovals`]), its log in `log`;
+    /// None where strace is missing or cannot attach (ptrace not allowed).
+    pub fn stall_removals(&self, log: PathBuf) -> Option<StalledRemovals> {
+        let pid = self.child.id().to_string();
+        let delay =
+            ["-e", "trace=unlink,unlinkat", "-e", "inject=unlink,unlinkat:delay_enter=60s", "-e", "signal=none"];
+        let strace = Command::new("strace")
+            .args(["-f", "-qq"])
+            .args(delay)
+            .arg("-o")
+            .arg(&log)
+            .args(["-p", &pid])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut stalled = StalledRemovals { strace, log };
+        // Attached once each of the run's threads is traced (later ones are followed, `-f`).
+        let traced = || {
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+            let tracers = tasks.map(|task| std::fs::read_to_string(task.ok()?.path().join("status")).ok());
+            let mut tracers = tracers.collect::<Option<Vec<_>>>()?.into_iter();
+            Some(tracers.all(|status| !status.contains("TracerPid:\t0\n")))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if stalled.strace.try_wait().ok()?.is_some() {
+                return None;
+            }
+            if traced() == Some(true) {
+                return Some(stalled);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+impl StalledRemovals {
+    /// Waits (at most 30 s) until the removal of a path containing `path` is held: strace logs
+    /// a call as it enters it.
+    #[track_caller]
+    pub fn wait_until_held(&self, path: &str) {
+        let held = |log: &str| log.lines().any(|line| line.contains("unlink") && line.contains(path));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !held(&std::fs::read_to_string(&self.log).unwrap_or_default()) {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            assert!(std::time::Instant::now() < deadline, "no removal of {path:?} was held: {log}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for StalledRemovals {
+    fn drop(&mut self) {
+        let _ = self.strace.kill();
+        let _ = self.strace.wait();
+    }
+}
+
 #[track_caller]
 fn wait_for(shown: &Mutex<String>, text: &str, name: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
