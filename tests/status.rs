@@ -1564,6 +1564,45 @@ mod watching {
     }
 
     #[test]
+    fn gateway_objects_changed_more_often_than_the_full_read_do_not_put_it_off() {
+        // VirtualService demo changes every 1.5 s: each change reads Rollout demo again (its
+        // workload among its objects), and cuts short the wait for a change; solo, which routes
+        // through other objects, is read again only with everything, 30 s after the first read
+        // (`RESYNC`), and must be all the same.
+        let server = demo_and_solo(2, "StepPaused", rollout(1, "StepUpgrade")).object(solo(deployment(4))).start();
+        let started = Instant::now();
+        let (_test, running) = following_with(&server, &["status", "-w", "--timeout", "60s"]);
+        let watched = || {
+            let watch = |r: &LoggedRequest| param(r, "watch").is_some_and(|w| w == "true");
+            server.requests().iter().any(|r| watch(r) && r.path.ends_with("/virtualservices"))
+        };
+        wait_for("the VirtualServices watched", watched);
+        // Everything was read before the VirtualServices' watch was opened.
+        let first_read = Instant::now();
+        assert_eq!((gets(&server, "deployments", "demo"), gets(&server, "deployments", "solo")), (1, 1));
+        let mut edits = 0;
+        while gets(&server, "deployments", "solo") == 1 {
+            assert!(
+                first_read.elapsed() < Duration::from_secs(38),
+                "solo not read again after {:?}, with {edits} changes of VirtualService demo meanwhile",
+                started.elapsed()
+            );
+            let mut edited = server.object("networking.istio.io", "*", "virtualservices", NAMESPACE, "demo").unwrap();
+            edited["metadata"]["annotations"] = json!({"edited": edits.to_string()});
+            server.put_object(edited);
+            edits += 1;
+            thread::sleep(Duration::from_millis(1500));
+        }
+        let reread = started.elapsed();
+        assert!(reread > Duration::from_secs(25), "everything read again after {reread:?}: not the full read");
+        // The changes were seen as they came, each one a read of demo (a few may come together).
+        let demo_reads = gets(&server, "deployments", "demo");
+        assert!(demo_reads > edits / 2, "demo read {demo_reads} times for {edits} changes");
+        running.signal("INT");
+        running.finish_within(Duration::from_secs(20));
+    }
+
+    #[test]
     fn gateway_objects_whose_watch_is_forbidden_are_read_with_everything_and_said_once() {
         let server = shop(1, "StepUpgrade").deny(Rule::new(["watch"]).resources(["virtualservices"])).start();
         let test = Test::new().kubeconfig(&server);
