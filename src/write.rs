@@ -187,6 +187,17 @@ enum Fate {
     RolledBack,
     /// Left as this run wrote it, and why.
     Kept(String),
+    /// Its rollback failed, or its outcome is unknown (why): the object is, or may be, as this
+    /// run wrote it, and its backup puts it back (`FROM_BACKUP`).
+    NotRolledBack(String),
+}
+
+/// The way back after the report's lines (`FROM_BACKUP`), when an object with a backup (`Some`
+/// beside its fate) was left not rolled back; not for one kept on purpose, nor for one whose
+/// own line says its way back (one being deleted, held by its finalizers: kept).
+fn way_back<'a>(fates: impl IntoIterator<Item = (&'a Fate, Option<&'a PathBuf>)>) -> Option<&'static str> {
+    let mut fates = fates.into_iter();
+    fates.any(|(fate, backup)| matches!(fate, Fate::NotRolledBack(_)) && backup.is_some()).then_some(FROM_BACKUP)
 }
 
 /// A request out for an object (a write, the read that resolves one, or a rollback), or one
@@ -1103,14 +1114,14 @@ impl<'a> Writer<'a> {
                         break Fate::RolledBack;
                     }
                     Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
-                    Err(e) => break Fate::Kept(format!("{COULD_NOT}: {e}")),
+                    Err(e) => break Fate::NotRolledBack(format!("{COULD_NOT}: {e}")),
                 };
                 let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
                 let Some(fresh) = self.unless_stopped(fresh) else { return };
                 let fresh = match fresh {
                     Ok(fresh) => fresh,
                     Err(e) if failure.is_conflict() => {
-                        break Fate::Kept(format!("{COULD_NOT}: {failure}; reading it again: {e}"));
+                        break Fate::NotRolledBack(format!("{COULD_NOT}: {failure}; reading it again: {e}"));
                     }
                     Err(e) => {
                         // A server that stopped answering fails the read as it failed the undo.
@@ -1120,7 +1131,7 @@ impl<'a> Writer<'a> {
                             }
                             e => format!(": {e}"),
                         };
-                        break Fate::Kept(format!("{ROLLBACK_UNSURE} ({failure}; reading it again {again})"));
+                        break Fate::NotRolledBack(format!("{ROLLBACK_UNSURE} ({failure}; reading it again {again})"));
                     }
                 };
                 let own = fresh.as_ref().is_some_and(|fresh| self.own_unheard_write(&inverse, fresh));
@@ -1130,7 +1141,7 @@ impl<'a> Writer<'a> {
                         break Fate::Kept(SOMEONE_CHANGED_IT.into());
                     }
                     if attempt == CONFLICT_RETRIES {
-                        break Fate::Kept(format!("{COULD_NOT}: {failure}"));
+                        break Fate::NotRolledBack(format!("{COULD_NOT}: {failure}"));
                     }
                     attempt += 1;
                     stderr::line(&if own {
@@ -1260,17 +1271,8 @@ impl<'a> Writer<'a> {
         let mut lines: Vec<String> = keys.into_iter().map(|key| self.object_line(key, in_flight)).collect();
         lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
         lines.extend(claims_left);
-        // The way back, for an object whose rollback failed or went unanswered; not where its
-        // line already says it (one being deleted, held by its finalizers).
-        let undone = |w: &Written| match &w.fate {
-            Fate::Kept(why) => {
-                (why.starts_with(COULD_NOT) || why.starts_with(ROLLBACK_UNSURE)) && !why.contains("--from-backup")
-            }
-            Fate::Written | Fate::RolledBack => false,
-        };
-        if self.written.iter().any(|w| undone(w) && self.backup_of(w.change.key()).is_some()) {
-            lines.push(FROM_BACKUP.into());
-        }
+        let fates = self.written.iter().map(|w| (&w.fate, self.backup_of(w.change.key())));
+        lines.extend(way_back(fates).map(String::from));
         if in_flight.is_some() || !self.may_land.is_empty() {
             // `status` asks the same server: while it does not answer, neither does `status`.
             let until = if self.cluster.answering() { "" } else { "once the API server answers again, " };
@@ -1303,7 +1305,7 @@ impl<'a> Writer<'a> {
         match &shown.fate {
             Fate::Written => format!("  {key}: {}{lost}{unheard}{backup}", done_by(&shown.change)),
             Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
-            Fate::Kept(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
+            Fate::Kept(why) | Fate::NotRolledBack(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
         }
     }
 
@@ -1595,6 +1597,22 @@ mod tests {
             before_this_run(None, false, "; their edit it overwrote: /b/2.yaml"),
             " (their edit it overwrote: /b/2.yaml)"
         );
+    }
+
+    #[test]
+    fn the_way_back_is_named_for_an_object_left_not_rolled_back_with_a_backup() {
+        let backup = PathBuf::from("/b/1.yaml");
+        let not_rolled_back = Fate::NotRolledBack(format!("{ROLLBACK_UNSURE} (…)"));
+        assert_eq!(way_back([(&not_rolled_back, Some(&backup))]), Some(FROM_BACKUP));
+        assert_eq!(way_back([(&not_rolled_back, None)]), None, "made by this run: no backup to put back");
+        // Whatever its words: kept on purpose (someone's edit), or with its own way back on its
+        // line (held by its finalizers), an object gets none.
+        for kept in [SOMEONE_CHANGED_IT.to_string(), format!("{COULD_NOT}: it is being deleted")] {
+            assert_eq!(way_back([(&Fate::Kept(kept), Some(&backup))]), None);
+        }
+        assert_eq!(way_back([(&Fate::Written, Some(&backup)), (&Fate::RolledBack, Some(&backup))]), None);
+        let fates = [(&Fate::RolledBack, Some(&backup)), (&not_rolled_back, Some(&backup))];
+        assert_eq!(way_back(fates), Some(FROM_BACKUP), "once for the report");
     }
 
     #[test]
