@@ -4,6 +4,7 @@
 use crate::lua::ScriptError;
 use crate::model::{OwnerKind, Path};
 use std::fmt;
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -105,10 +106,35 @@ impl ApiFailure {
     pub fn not_sent(&self) -> bool {
         self.reason == CONNECTION_REFUSED
     }
+
+    /// What became of the reply of a request whose outcome is unknown (`outcome_unknown`), in a
+    /// few words for a report that goes on to say what a fresh read showed: `the reply was
+    /// lost`, `no reply came within 30s`, `the reply could not be read (not JSON)`, `the server
+    /// answered 503 ServiceUnavailable`. `request_limit` is the one a timeout ran out.
+    pub fn unheard(&self, request_limit: Option<Duration>) -> String {
+        match (self.code, self.reason.as_str()) {
+            (Some(code), "" | NOT_A_STATUS) => format!("the server answered {code}"),
+            (Some(code), reason) => format!("the server answered {code} {reason}"),
+            (None, TIMED_OUT) => match request_limit {
+                Some(limit) => format!("no reply came within {}", crate::source::retry::seconds(limit)),
+                None => "no reply came in time".into(),
+            },
+            (None, reason @ (NOT_JSON | TOO_LARGE)) => format!("the reply could not be read ({reason})"),
+            (None, _) => "the reply was lost".into(),
+        }
+    }
 }
 
 /// The reason of a request that failed to connect, refused: it was never sent.
 pub const CONNECTION_REFUSED: &str = "connection refused";
+/// The reason of a request that got no whole reply within the request timeout.
+pub const TIMED_OUT: &str = "timed out";
+/// The reason of a reply whose body does not parse (cut short, or not an API server's).
+pub const NOT_JSON: &str = "not JSON";
+/// The reason of a reply that passed the limit of one reply.
+pub const TOO_LARGE: &str = "reply too large";
+/// The reason of an error reply whose body is not a Kubernetes Status (a proxy's web page).
+pub const NOT_A_STATUS: &str = "not a Kubernetes Status";
 
 impl fmt::Display for ApiFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -186,5 +212,22 @@ mod tests {
         assert!(!failure(Some(422)).outcome_unknown());
         let refused = ApiFailure { code: None, reason: CONNECTION_REFUSED.into(), message: "m".into() };
         assert!(refused.not_sent() && !refused.outcome_unknown(), "never sent, so not written");
+    }
+
+    #[test]
+    fn an_unheard_reply_is_said_as_it_was_lost_late_unreadable_or_a_server_error() {
+        let failure = |code, reason: &str| ApiFailure { code, reason: reason.into(), message: "m".into() };
+        let limit = Some(Duration::from_secs(2));
+        assert_eq!(failure(None, "no answer").unheard(limit), "the reply was lost");
+        assert_eq!(failure(None, TIMED_OUT).unheard(limit), "no reply came within 2s");
+        assert_eq!(failure(None, TIMED_OUT).unheard(None), "no reply came in time");
+        assert_eq!(failure(None, NOT_JSON).unheard(limit), "the reply could not be read (not JSON)");
+        assert_eq!(failure(None, TOO_LARGE).unheard(limit), "the reply could not be read (reply too large)");
+        assert_eq!(
+            failure(Some(503), "ServiceUnavailable").unheard(limit),
+            "the server answered 503 ServiceUnavailable"
+        );
+        assert_eq!(failure(Some(502), NOT_A_STATUS).unheard(limit), "the server answered 502");
+        assert_eq!(failure(Some(500), "").unheard(limit), "the server answered 500");
     }
 }

@@ -2,7 +2,8 @@
 //! Under a claim on each Rollout (`claim`), every write is backed up locally first and
 //! conditional on the resourceVersion this run last saw. A conflict is retried only when
 //! nobody changed what the change is about; otherwise it is refused, showing the other edit.
-//! A write whose reply is lost, garbled or timed out is resolved by reading the object again.
+//! A write whose reply is lost, garbled, timed out or a server error (5xx) is resolved by
+//! reading the object again, and reported as what became of its reply (`ApiFailure::unheard`).
 //! A rollback undoes exactly what this run wrote, and only where nobody changed it since.
 //! Signals (`interrupt`: SIGINT, SIGTERM, SIGHUP) stop the run before its next write; a second
 //! one stops it at once. A question renews the claims while it waits, and one asked after the
@@ -18,7 +19,7 @@ pub use interrupt::Interrupt;
 
 use crate::change::{self, Change, Landed, Request, resource_version_of, without_server_fields};
 use crate::data;
-use crate::error::{Error, Signal};
+use crate::error::{ApiFailure, Error, Signal};
 use crate::model::ObjectKey;
 use crate::model::Permission;
 use crate::output;
@@ -200,6 +201,16 @@ fn way_back<'a>(fates: impl IntoIterator<Item = (&'a Fate, Option<&'a PathBuf>)>
     fates.any(|(fate, backup)| matches!(fate, Fate::NotRolledBack(_)) && backup.is_some()).then_some(FROM_BACKUP)
 }
 
+/// A write whose outcome was unknown that a fresh read resolved.
+#[derive(Clone, Debug)]
+struct Resolved {
+    /// What the read showed: `Applied` or `MovedOn` for a write that landed (read again before
+    /// a rollback, also one kept as someone else's since).
+    landed: Landed,
+    /// What became of its reply (`ApiFailure::unheard`).
+    reply: String,
+}
+
 /// A request out for an object (a write, the read that resolves one, or a rollback), or one
 /// whose outcome is still open: what the object may be.
 struct InFlight {
@@ -225,6 +236,8 @@ struct Unheard {
     resource: Resource,
     /// The object as this run last saw it when it sent the write (its precondition).
     sent_over: Option<Value>,
+    /// What became of its reply (`ApiFailure::unheard`).
+    reply: String,
 }
 
 impl Unheard {
@@ -235,9 +248,14 @@ impl Unheard {
 
     /// What the object may be, as a request out for it.
     fn out(&self) -> InFlight {
+        let reply = &self.reply;
         let may_be = match self.how {
-            MayLand::ReadBackUnapplied => MAY_LAND.to_string(),
-            MayLand::Unread => may_be(&self.change, "reading it again failed; the server may still apply it"),
+            MayLand::ReadBackUnapplied => {
+                format!("not applied when read back ({reply}; the server may still apply it)")
+            }
+            MayLand::Unread => {
+                may_be(&self.change, &format!("{reply}; reading it again failed; the server may still apply it"))
+            }
         };
         let makes = matches!(self.change, Change::Create { .. });
         InFlight { key: self.key.clone(), backup: self.backup.clone(), may_be, makes }
@@ -285,7 +303,6 @@ const FROM_BACKUP: &str =
     "  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it";
 const ROLLBACK_UNSURE: &str = "may or may not be rolled back";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
-const MAY_LAND: &str = "not applied when read back (the server may still apply it)";
 /// After a report that names a request whose outcome is unknown.
 const UNSURE: &str = "`kubectl rollout-lua status` shows where each object now stands against its Rollout's steps";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
@@ -340,8 +357,8 @@ struct Written {
     /// The object as the server stored it (None after a delete).
     stored: Option<Value>,
     backup: Option<PathBuf>,
-    /// The reply was lost; a fresh read showed the write landed (`Applied`, or `MovedOn`).
-    resolved: Option<Landed>,
+    /// Its outcome was unknown; a fresh read showed it landed.
+    resolved: Option<Resolved>,
     fate: Fate,
 }
 
@@ -675,6 +692,7 @@ impl<'a> Writer<'a> {
                     )));
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
+                    let reply = self.unheard(&failure);
                     self.in_flight = Some(out());
                     let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
@@ -685,6 +703,7 @@ impl<'a> Writer<'a> {
                         change: change.clone(),
                         resource: resource.clone(),
                         sent_over: seen.clone(),
+                        reply: reply.clone(),
                     };
                     let fresh = match fresh {
                         Ok(fresh) => fresh,
@@ -697,7 +716,7 @@ impl<'a> Writer<'a> {
                     };
                     return match change.landed(seen.as_ref(), fresh.as_ref()) {
                         landed @ (Landed::Applied | Landed::MovedOn) => {
-                            self.record(resource, &change, version, fresh, backup, Some(landed))
+                            self.record(resource, &change, version, fresh, backup, Some(Resolved { landed, reply }))
                         }
                         Landed::NotApplied => {
                             // Not "not written": the server may still be at it (slow admission, a
@@ -741,7 +760,7 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Records a write whose reply was lost and that a fresh read leaves to someone else's
+    /// Records a write whose outcome was unknown and that a fresh read leaves to someone else's
     /// doing: kept as it is (never rolled back), `why` in the report.
     fn record_kept(
         &mut self,
@@ -761,6 +780,11 @@ impl<'a> Writer<'a> {
     async fn send(&mut self, resource: &Resource, key: &ObjectKey, request: &Request) -> Result<Option<Value>, Error> {
         self.renew_claims().await?;
         self.cluster.send(resource, key, request, false).await
+    }
+
+    /// What became of the reply of a write whose outcome `failure` leaves unknown, for the report.
+    fn unheard(&self, failure: &ApiFailure) -> String {
+        failure.unheard(self.cluster.request_limit())
     }
 
     /// Reads `key` again, renewing the claims first (see `send`).
@@ -940,7 +964,7 @@ impl<'a> Writer<'a> {
         sent_version: Option<String>,
         stored: Option<Value>,
         backup: Option<PathBuf>,
-        resolved: Option<Landed>,
+        resolved: Option<Resolved>,
     ) -> Result<Option<Value>, Error> {
         let key = change.key().clone();
         let version = change.before().and_then(resource_version_of);
@@ -978,9 +1002,10 @@ impl<'a> Writer<'a> {
     }
 
     /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
-    /// how), noting a reply that was lost; an object this run made has no backup. The backup is
-    /// taken at the run's first write of the object: after it, at a later step, the line says
-    /// what the file holds (`its state before this run: FILE`), as the failure reports do.
+    /// how), noting a write whose outcome was unknown (`unheard_reply`); an object this run made
+    /// has no backup. The backup is taken at the run's first write of the object: after it, at a
+    /// later step, the line says what the file holds (`its state before this run: FILE`), as the
+    /// failure reports do.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
         if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
             return None;
@@ -994,9 +1019,9 @@ impl<'a> Writer<'a> {
             // Made by this run (at an earlier step of a follow run, when `done` is an update).
             None => "it did not exist before this run".into(),
         };
-        let lost = self.lost_reply(key).map(|lost| format!("; {lost}")).unwrap_or_default();
+        let unheard = self.unheard_reply(key).map(|unheard| format!("; {unheard}")).unwrap_or_default();
         let held = self.held_by_finalizers(key).map(|held| format!("; {held}")).unwrap_or_default();
-        Some(format!("{key} {done} ({backup}{}{lost}{held})\n", self.overwritten_note(key)))
+        Some(format!("{key} {done} ({backup}{}{unheard}{held})\n", self.overwritten_note(key)))
     }
 
     /// `it is being deleted: its finalizers (F) hold it …` when this run's last write of `key`
@@ -1021,13 +1046,15 @@ impl<'a> Writer<'a> {
         self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref())
     }
 
-    /// `the reply was lost; a fresh read shows …` when the reply of a write of `key` was lost and
-    /// a fresh read resolved it.
-    pub fn lost_reply(&self, key: &ObjectKey) -> Option<String> {
-        let resolved = self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.resolved)?;
-        Some(match resolved {
-            Landed::MovedOn => format!("the reply was lost; a fresh read shows the {} has since moved on", key.kind),
-            _ => "the reply was lost; a fresh read shows the write".into(),
+    /// `the reply was lost; a fresh read shows …` (or what else became of the reply: it could
+    /// not be read, the server answered 503, none came in time) when the outcome of a write of
+    /// `key` was unknown and a fresh read resolved it.
+    pub fn unheard_reply(&self, key: &ObjectKey) -> Option<String> {
+        let resolved = self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.resolved.as_ref())?;
+        let reply = &resolved.reply;
+        Some(match resolved.landed {
+            Landed::MovedOn => format!("{reply}; a fresh read shows the {} has since moved on", key.kind),
+            _ => format!("{reply}; a fresh read shows the write"),
         })
     }
 
@@ -1233,7 +1260,7 @@ impl<'a> Writer<'a> {
                 resource,
                 stored: fresh,
                 backup: unheard.backup,
-                resolved: Some(landed),
+                resolved: Some(Resolved { landed, reply: unheard.reply }),
                 fate,
             });
         }
@@ -1293,7 +1320,7 @@ impl<'a> Writer<'a> {
             return self.may_be_line(&unheard.expect("an object of the report was written or may be").out());
         };
         let backup = before_this_run(self.backup_of(key), self.made(key), &self.overwritten_note(key));
-        let lost = self.lost_reply(key).map(|lost| format!(" ({lost})")).unwrap_or_default();
+        let unheard_reply = self.unheard_reply(key).map(|reply| format!(" ({reply})")).unwrap_or_default();
         // Kept writes (earlier steps': the last of them said) and a rolled back later one
         // (this step's): both said.
         let later_rolled_back = of_key.clone().any(|w| w.fate == Fate::RolledBack);
@@ -1303,7 +1330,7 @@ impl<'a> Writer<'a> {
         // all that is known of the object.
         let unheard = unheard.map(|u| format!("; a later write of it {}", u.out().may_be)).unwrap_or_default();
         match &shown.fate {
-            Fate::Written => format!("  {key}: {}{lost}{unheard}{backup}", done_by(&shown.change)),
+            Fate::Written => format!("  {key}: {}{unheard_reply}{unheard}{backup}", done_by(&shown.change)),
             Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
             Fate::Kept(why) | Fate::NotRolledBack(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
         }

@@ -1842,7 +1842,7 @@ fn approve_reports_server_errors_and_dropped_connections() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo: ")
         .stderr_has("(500 ")
-        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it)");
+        .stderr_has("VirtualService shop/demo: not applied when read back (the server answered 500 InternalError; the server may still apply it)");
     assert!(vs(&server)["metadata"]["annotations"].is_null());
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 
@@ -1854,7 +1854,9 @@ fn approve_reports_server_errors_and_dropped_connections() {
     let out = test.run_args(["approve", "demo", "--yes"]).status(1);
     assert!(out.stderr.contains("VirtualService shop/demo: rolled back"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("DestinationRule shop/demo: not applied when read back (the server may still apply it)"),
+        out.stderr.contains(
+            "DestinationRule shop/demo: not applied when read back (the reply was lost; the server may still apply it)"
+        ),
         "the dropped write is named: {}",
         out.stderr
     );

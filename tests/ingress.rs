@@ -1157,7 +1157,8 @@ mod cluster {
             assert_eq!(out.status, 0, "{fault:?} after write {k}\n{}\n{}", out.stdout, out.stderr);
             assert!(approved_with_its_canary(&server), "{fault:?} after write {k}");
             if (2..=4).contains(&k) {
-                assert!(out.stdout.contains("the reply was lost"), "{fault:?} after write {k}: {}", out.stdout);
+                let unheard = format!("{}; a fresh read shows the write", unheard(fault, "2s"));
+                assert!(out.stdout.contains(&unheard), "{fault:?} after write {k}: {}", out.stdout);
             }
             assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new(), "the claim is released");
         }
@@ -1256,8 +1257,9 @@ mod cluster {
             .stderr_has("error: patching Ingress shop/web-canary at http://127.0.0.1:")
             .stderr_has(
                 "  Ingress shop/web-canary: may or may not be rolled back (timed out, no answer within 1s (--request-timeout); \
-                 reading it again failed the same way); a later write of it may or may not be written (reading it again \
-                 failed; the server may still apply it) (it did not exist before this run)\n  nothing else was written\n",
+                 reading it again failed the same way); a later write of it may or may not be written (no reply came \
+                 within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n  \
+                 nothing else was written\n",
             )
             .stderr_has("warning: the claim on Rollout shop/web was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim web` releases it\n")
             .stderr_has("  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands");
@@ -1274,7 +1276,7 @@ mod cluster {
             .status(1)
             .stderr_has("error: creating Ingress shop/web-canary at http://127.0.0.1:")
             .stderr_has("reading it again to tell whether it landed failed too")
-            .stderr_has("  Ingress shop/web-canary: may or may not have been made (reading it again failed; the server may still apply it) (it did not exist before this run)\n");
+            .stderr_has("  Ingress shop/web-canary: may or may not have been made (no reply came within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n");
     }
 
     #[test]
@@ -1296,7 +1298,7 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["ingresses"])), 1);
         approve_with_the_canary_not_read_back(&server).stderr_has(
-            "  Ingress shop/web-canary: not applied when read back (the server may still apply it) (it did not exist before this run)\n  nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands",
+            "  Ingress shop/web-canary: not applied when read back (the server answered 504 Timeout; the server may still apply it) (it did not exist before this run)\n  nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands",
         );
         assert!(canary(&server).is_none());
         assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server may still make it");
@@ -1365,11 +1367,8 @@ mod cluster {
             let out =
                 Test::new().kubeconfig(&server).args(["restore", "web", "--yes", "--request-timeout", "2s"]).run();
             assert_eq!(out.status, 0, "{fault:?}\n{}\n{}", out.stdout, out.stderr);
-            assert!(
-                out.stdout.contains("deleted (backup ") && out.stdout.contains("the reply was lost"),
-                "{}",
-                out.stdout
-            );
+            let unheard = format!("{}; a fresh read shows the write", unheard(fault, "2s"));
+            assert!(out.stdout.contains("deleted (backup ") && out.stdout.contains(&unheard), "{}", out.stdout);
             assert!(canary(&server).is_none());
         }
     }
@@ -1698,7 +1697,10 @@ mod cluster {
             test.run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
                 .success()
                 .stdout_has("Ingress shop/web-canary created from ")
-                .stdout_has("(it did not exist before; the reply was lost; a fresh read shows the write)");
+                .stdout_has(&format!(
+                    "(it did not exist before; {}; a fresh read shows the write)",
+                    unheard(fault, "30s")
+                ));
             assert_eq!(annotations(&canary(&server).unwrap()), annotations(&made), "{fault:?}");
 
             // Not stored: a fresh read finds nothing; the server may still make it (exit 1).
@@ -1708,7 +1710,10 @@ mod cluster {
             let out = test
                 .run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
                 .status(1)
-                .stderr_has("Ingress shop/web-canary: not applied when read back (the server may still apply it)");
+                .stderr_has(&format!(
+                    "Ingress shop/web-canary: not applied when read back ({}; the server may still apply it)",
+                    unheard(fault, "30s")
+                ));
             assert!(!out.stdout.contains("created from"), "{fault:?}: {}", out.stdout);
             assert!(canary(&server).is_none(), "{fault:?}");
             assert_eq!(server.objects("coordination.k8s.io", "leases"), Vec::<Value>::new(), "{fault:?}");

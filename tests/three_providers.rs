@@ -412,7 +412,11 @@ mod cluster {
         let original_vs = vs(&server);
         server.reply_fault(the_create(), 1, Stage::BeforeStore, ReplyFault::Lost);
         let out = approve(&server).status(1);
-        assert!(out.stderr.contains("not applied when read back (the server may still apply it)"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("not applied when read back (the reply was lost; the server may still apply it)"),
+            "{}",
+            out.stderr
+        );
         stopped_at_the_ingress(&server, &out, &original_vs);
         assert!(canary_ingress(&server).is_none());
 

@@ -53,7 +53,8 @@ fn approve_resolves_a_lost_garbled_hung_or_dripping_reply_after_each_write() {
             assert!(approved_with_its_routing(&server), "{fault:?} after write {k}");
             assert!(claims(&server).is_empty(), "{fault:?} after write {k}: the claim is released");
             if (2..=6).contains(&k) {
-                assert!(out.stdout.contains("the reply was lost"), "{fault:?} after write {k}: {}", out.stdout);
+                let unheard = format!("{}; a fresh read shows ", unheard(fault, "2s"));
+                assert!(out.stdout.contains(&unheard), "{fault:?} after write {k}: {}", out.stdout);
             }
         }
     }
@@ -83,7 +84,7 @@ fn an_approval_whose_outcome_is_unknown_keeps_its_routing_as_it_may_still_land()
         .stderr_has("The approval of Rollout demo was not applied when read back, but the API server may still apply it. `kubectl rollout-lua status demo` shows whether it did; if the Rollout still waits at step 2/3, `kubectl rollout-lua approve demo --expect-step 2` approves it (its routing is already written)")
         .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land, so its routing (step 2/3) stays")
         .stderr_has("DestinationRule shop/demo: written and kept: the approval of Rollout demo may still land")
-        .stderr_has("Rollout shop/demo: not applied when read back (the server may still apply it)\n  nothing else was written");
+        .stderr_has("Rollout shop/demo: not applied when read back (the server answered 504 Timeout; the server may still apply it)\n  nothing else was written");
     routed_but_not_approved(&server);
     assert!(claims(&server).is_empty());
     assert_eq!(late.land(Duration::from_secs(5)), Some(200), "the server applies it after the run");
@@ -97,7 +98,9 @@ fn an_approval_whose_outcome_is_unknown_keeps_its_routing_as_it_may_still_land()
     test.run_args(["approve", "demo", "--yes"])
         .status(1)
         .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land")
-        .stderr_has("Rollout shop/demo: not applied when read back (the server may still apply it)");
+        .stderr_has(
+            "Rollout shop/demo: not applied when read back (the reply was lost; the server may still apply it)",
+        );
     routed_but_not_approved(&server);
     test.run_args(["approve", "demo", "--expect-step", "2", "--yes"]).success();
     assert!(approved_with_its_routing(&server));
@@ -139,7 +142,7 @@ fn an_approval_that_cannot_be_read_back_keeps_its_routing_as_it_may_still_land()
         .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("The approval of Rollout demo could not be read back, and the API server may still apply it.")
         .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land, so its routing (step 2/3) stays")
-        .stderr_has("Rollout shop/demo: may or may not be written (reading it again failed; the server may still apply it)\n  nothing else was written");
+        .stderr_has("Rollout shop/demo: may or may not be written (the server answered 504 Timeout; reading it again failed; the server may still apply it)\n  nothing else was written");
     assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
     // One read went unanswered, and the server answers the next request: the claim is released,
     // and `status` is not said to wait for the server.
@@ -298,7 +301,8 @@ fn restore_resolves_a_lost_garbled_hung_or_dripping_reply_after_each_write() {
             assert!(claims(&server).is_empty(), "{fault:?} after write {k}");
             if (2..=3).contains(&k) {
                 assert!(out.stdout.contains("restored (backup "), "{}", out.stdout);
-                assert!(out.stdout.contains("the reply was lost"), "{fault:?} after write {k}: {}", out.stdout);
+                let unheard = format!("{}; a fresh read shows the write", unheard(fault, "2s"));
+                assert!(out.stdout.contains(&unheard), "{fault:?} after write {k}: {}", out.stdout);
             }
         }
     }
@@ -1623,7 +1627,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo at http://")
         .stderr_has("timed out")
-        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it) (its state before this run: ");
+        .stderr_has("VirtualService shop/demo: not applied when read back (no reply came within 2s; the server may still apply it) (its state before this run: ");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
@@ -1632,7 +1636,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
     server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::NeverSent);
     let started = Instant::now();
     let out = approve_demo(&server).success();
-    assert!(out.stdout.contains("the reply was lost"), "{}", out.stdout);
+    assert!(out.stdout.contains("no reply came within 30s; a fresh read shows the write"), "{}", out.stdout);
     assert!(started.elapsed() < Duration::from_secs(90), "{:?}", started.elapsed());
     assert!(approved_with_its_routing(&server));
 }
@@ -1646,7 +1650,7 @@ fn a_503_storm_during_approve_fails_clearly_and_writes_nothing() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo: ")
         .stderr_has("(503 ")
-        .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it) (its state before this run: ");
+        .stderr_has("VirtualService shop/demo: not applied when read back (the server answered 503 ServiceUnavailable; the server may still apply it) (its state before this run: ");
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
@@ -1683,7 +1687,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("timed out")
         .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
-        .stderr_has("); a later write of it may or may not be written (reading it again failed; the server may still apply it) (its state before this run: ")
+        .stderr_has("); a later write of it may or may not be written (no reply came within 2s; reading it again failed; the server may still apply it) (its state before this run: ")
         // The server still does not answer: nor will `status` until it does.
         .stderr_has("nothing else was written\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
         .stderr_has("the claim on Rollout shop/demo was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim demo` releases it");
@@ -2027,6 +2031,48 @@ fn vs_updates() -> Requests {
     Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]))
 }
 
+/// `approve demo` with the VirtualService's routing (its second update) stored and its reply
+/// hit by `fault` (None: answered 503), then with the approval not stored and its reply hit by
+/// `fault` (Some): the report says `said` of the reply each time, and says it was lost only when
+/// it was.
+#[track_caller]
+fn approve_reports_the_reply_as(fault: Option<ReplyFault>, said: &str) {
+    let server = shop(2, "StepPaused").start();
+    match fault {
+        Some(fault) => server.reply_fault(vs_updates(), 2, Stage::AfterStore, fault),
+        None => server.fail_after_store(vs_updates(), 2, 503),
+    }
+    let out = approve_demo(&server)
+        .success()
+        .stdout_has("VirtualService shop/demo updated (backup ")
+        .stdout_has(&format!("; {said}; a fresh read shows the write)\n"));
+    let lost = said == "the reply was lost";
+    assert_eq!(out.stdout.contains("the reply was lost"), lost, "{said}: {}", out.stdout);
+    assert!(approved_with_its_routing(&server), "{said}");
+    let Some(fault) = fault else { return };
+    // Not stored, and read back unapplied: its routing is kept, as it may still land.
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(approvals(), 1, Stage::BeforeStore, fault);
+    let out = approve_demo(&server).status(1).stderr_has(&format!(
+        "  Rollout shop/demo: not applied when read back ({said}; the server may still apply it)\n"
+    ));
+    assert_eq!(out.stderr.contains("the reply was lost"), lost, "{said}: {}", out.stderr);
+    routed_but_not_approved(&server);
+}
+
+#[test]
+fn a_write_whose_reply_could_not_be_read_or_was_a_server_error_is_not_reported_lost() {
+    // A 200 whose body does not parse (cut short), or a 503 after the write was stored: the
+    // server answered, and the report says how.
+    approve_reports_the_reply_as(Some(ReplyFault::Garbled), "the reply could not be read (not JSON)");
+    approve_reports_the_reply_as(None, "the server answered 503 ServiceUnavailable");
+}
+
+#[test]
+fn a_write_whose_reply_was_lost_is_reported_lost() {
+    approve_reports_the_reply_as(Some(ReplyFault::Lost), "the reply was lost");
+}
+
 #[test]
 fn a_one_object_restore_resolves_a_lost_garbled_or_hung_reply() {
     for restore in [OneObject::FromBackup, OneObject::Ref] {
@@ -2039,7 +2085,7 @@ fn a_one_object_restore_resolves_a_lost_garbled_or_hung_reply() {
             test.run_args(&args)
                 .success()
                 .stdout_has("VirtualService shop/demo restored")
-                .stdout_has("the reply was lost; a fresh read shows the write");
+                .stdout_has(&format!("{}; a fresh read shows the write", unheard(fault, "2s")));
             assert_eq!(vs(&server)["spec"], virtual_service()["spec"], "{restore:?} {fault:?}");
             assert!(vs(&server)["metadata"]["annotations"].is_null());
             assert!(claims(&server).is_empty());
@@ -2053,7 +2099,10 @@ fn a_one_object_restore_resolves_a_lost_garbled_or_hung_reply() {
                 .run_args(&args)
                 .status(1)
                 .stderr_has("updating VirtualService shop/demo at http://127.0.0.1:")
-                .stderr_has("VirtualService shop/demo: not applied when read back (the server may still apply it)");
+                .stderr_has(&format!(
+                    "VirtualService shop/demo: not applied when read back ({}; the server may still apply it)",
+                    unheard(fault, "2s")
+                ));
             assert!(!out.stdout.contains("VirtualService shop/demo restored"), "{restore:?} {fault:?}: {}", out.stdout);
             assert_eq!(vs(&server), routed, "{restore:?} {fault:?}");
             assert!(claims(&server).is_empty());
@@ -2394,7 +2443,8 @@ fn route_write_resolves_every_lost_reply(
             assert!(claims(&server).is_empty(), "{fault:?} after write {k}: the claim is released");
             if k == 2 {
                 assert!(out.stdout.contains(done), "{}", out.stdout);
-                assert!(out.stdout.contains("the reply was lost"), "{fault:?}: {}", out.stdout);
+                let unheard = format!("{}; a fresh read shows the write", unheard(fault, "2s"));
+                assert!(out.stdout.contains(&unheard), "{fault:?}: {}", out.stdout);
             }
         }
     }

@@ -754,8 +754,8 @@ async fn write_approval(
                     &format!("written and kept: Rollout {} is approved with it ({label})", rollout.item.name),
                 );
             }
-            let lost = writer.lost_reply(change.key()).map(|lost| format!(" ({lost})")).unwrap_or_default();
-            Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){lost}\n", rollout.item.name))
+            let unheard = writer.unheard_reply(change.key()).map(|reply| format!(" ({reply})")).unwrap_or_default();
+            Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){unheard}\n", rollout.item.name))
         }
         (Err(error), Some(how)) => {
             // The server may still apply the approval after the read that showed it waiting:

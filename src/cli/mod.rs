@@ -64,7 +64,7 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     read and backed up locally first (under $XDG_STATE_HOME/kubectl-rollout-lua/backups, default \
     ~/.local/state/…, readable by their owner only; with neither XDG_STATE_HOME nor HOME set the run refuses \
     before its first write). Someone else's edit is never overwritten: it is shown and refused (on a \
-    terminal: asked). A lost or timed-out reply is resolved by reading the object again. A Rollout paused by spec.strategy.paused is approved with a warning: the controller acts on \
+    terminal: asked). A write whose reply is lost, garbled or timed out, or a server error (5xx), is resolved by reading the object again. A Rollout paused by spec.strategy.paused is approved with a warning: the controller acts on \
     the approval only once it is resumed. A failure rolls back \
     what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
     selected Rollouts that write one object are refused, and so is a Rollout whose own trafficRoutings and \
@@ -192,7 +192,7 @@ fn write_exit_codes(refusals: &str) -> String {
 Exit codes:
   0    done
   1    error (bad input, script failure, API error, timeout); what was written is rolled back,
-       unless the report says it is kept (a lost reply, then someone else's edit)
+       unless the report says it is kept (a write's outcome unknown, then someone else's edit)
   3    refused ({refusals})
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): stopped before the next write, the step in
        flight rolled back or finished; a signal ignored at start (nohup) stays ignored"

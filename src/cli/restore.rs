@@ -1178,12 +1178,12 @@ async fn restore_backup(
         writer.ask("Put this backup back?", |q| confirm(q, false)).await?;
     }
     writer.apply(&resource, &change).await?;
-    let lost = writer.lost_reply(&key).map(|lost| format!("; {lost}")).unwrap_or_default();
+    let unheard = writer.unheard_reply(&key).map(|reply| format!("; {reply}")).unwrap_or_default();
     let line = match change {
-        Change::Create { .. } => format!("{key} created from {source} (it did not exist before{lost})"),
+        Change::Create { .. } => format!("{key} created from {source} (it did not exist before{unheard})"),
         _ => {
             let previous = writer.backup_of(&key).map(|b| b.display().to_string()).unwrap_or_default();
-            format!("{key} restored from {source} (its previous state: {previous}{lost})")
+            format!("{key} restored from {source} (its previous state: {previous}{unheard})")
         }
     };
     print_outcome(writer, &format!("{line}\n"))?;

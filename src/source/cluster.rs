@@ -10,7 +10,7 @@ use super::proxy::ProxyEnv;
 use super::retry::Retries;
 use super::token_file::TokenFile;
 use crate::change::{Change, Request, being_deleted};
-use crate::error::{ApiFailure, CONNECTION_REFUSED, Error};
+use crate::error::{ApiFailure, CONNECTION_REFUSED, Error, NOT_A_STATUS, NOT_JSON, TIMED_OUT, TOO_LARGE};
 use crate::model::{ObjectKey, Permission};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -694,7 +694,7 @@ impl Cluster {
                     // message, which may be a long web page.
                     KUBE_NOT_A_STATUS => ApiFailure {
                         code: Some(status.code),
-                        reason: "not a Kubernetes Status".into(),
+                        reason: NOT_A_STATUS.into(),
                         message: format!("the reply is {}", start_of(status.message.as_bytes())),
                     },
                     _ => ApiFailure { code: Some(status.code), reason: status.reason.clone(), message },
@@ -703,7 +703,7 @@ impl Cluster {
             }
             other if find_cause::<LengthLimitError>(&other, |_| true).is_some() => ApiFailure {
                 code: None,
-                reason: "reply too large".into(),
+                reason: TOO_LARGE.into(),
                 message: format!(
                     "the reply passed {} MiB, the limit of one reply (an object is at most 1.5 MiB; only a list \
                      of very many objects comes near it)",
@@ -712,7 +712,7 @@ impl Cluster {
             },
             kube::Error::SerdeError(e) => ApiFailure {
                 code: None,
-                reason: "not JSON".into(),
+                reason: NOT_JSON.into(),
                 message: format!("the reply is not the JSON a Kubernetes API server sends ({e})"),
             },
             other if timed_out(&other) => {
@@ -720,7 +720,7 @@ impl Cluster {
                 let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
                 ApiFailure {
                     code: None,
-                    reason: "timed out".into(),
+                    reason: TIMED_OUT.into(),
                     // Short: a report may name several requests that timed out.
                     message: format!("timed out, no answer within {limit} (--request-timeout)"),
                 }

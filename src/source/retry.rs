@@ -113,7 +113,7 @@ pub(super) fn copy_request(request: &Request<Body>) -> Option<Request<Body>> {
 }
 
 /// `2s`, or `0.5s` below a second.
-pub(super) fn seconds(duration: Duration) -> String {
+pub(crate) fn seconds(duration: Duration) -> String {
     if duration < Duration::from_secs(1) && !duration.is_zero() {
         format!("{:.1}s", duration.as_secs_f64())
     } else {

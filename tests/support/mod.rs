@@ -616,6 +616,18 @@ pub mod cluster {
         }
     }
 
+    /// What a report says became of the reply `fault` hit, the run's `--request-timeout` being
+    /// `limit` (`2s`): the words before `; a fresh read shows …`.
+    pub fn unheard(fault: fake_apiserver::ReplyFault, limit: &str) -> String {
+        use fake_apiserver::ReplyFault;
+        match fault {
+            ReplyFault::Lost => "the reply was lost".into(),
+            ReplyFault::Garbled => "the reply could not be read (not JSON)".into(),
+            ReplyFault::NeverSent | ReplyFault::Drip => format!("no reply came within {limit}"),
+            ReplyFault::Oversized { .. } => "the reply could not be read (reply too large)".into(),
+        }
+    }
+
     /// `args` run against `server`, held after write `k` was stored, then `name` (INT, TERM or
     /// HUP).
     pub fn signalled_after_write(server: &FakeHandle, args: &[&str], k: usize, name: &str) -> super::Output {

@@ -528,6 +528,14 @@ preferences: {{}}
         self.shared.lock().faults.once(Requests::All, k, Stage::BeforeStore, effect);
     }
 
+    /// The `k`-th request selected by `requests` from now is served (a write is stored), and
+    /// answered `status` (e.g. 503 ServiceUnavailable) instead of its reply: an API server, or a
+    /// proxy before it, that failed after the write was stored.
+    pub fn fail_after_store(&self, requests: Requests, k: usize, status: u16) {
+        let effect = Effect::Status { code: status, retry_after: None };
+        self.shared.lock().faults.once(requests, k, Stage::AfterStore, effect);
+    }
+
     /// The `k`-th request from now gets no response: the connection is closed before the
     /// request is served.
     pub fn drop_connection_on_request(&self, k: usize) {

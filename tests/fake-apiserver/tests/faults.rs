@@ -60,6 +60,15 @@ fn a_garbled_reply_is_a_200_with_truncated_json() {
 }
 
 #[test]
+fn a_failure_after_the_write_is_stored_answers_its_status() {
+    let server = kruise();
+    server.fail_after_store(Requests::Writes, 1, 503);
+    let reply = pause_demo(&server).send();
+    assert_eq!((reply.status, &reply.body["reason"]), (503, &json!("ServiceUnavailable")));
+    assert!(paused(&server), "the write was stored");
+}
+
+#[test]
 fn a_reply_never_sent_hangs_until_the_client_gives_up() {
     let server = kruise();
     server.reply_fault(Requests::Writes, 1, Stage::AfterStore, ReplyFault::NeverSent);
