@@ -116,7 +116,7 @@ impl ApiFailure {
             (Some(code), "" | NOT_A_STATUS) => format!("the server answered {code}"),
             (Some(code), reason) => format!("the server answered {code} {reason}"),
             (None, TIMED_OUT) => match request_limit {
-                Some(limit) => format!("no reply came within {}", crate::source::retry::seconds(limit)),
+                Some(limit) => format!("no reply came within {}", crate::time::seconds(limit)),
                 None => "no reply came in time".into(),
             },
             (None, reason @ (NOT_JSON | TOO_LARGE)) => format!("the reply could not be read ({reason})"),

@@ -45,6 +45,15 @@ fn utc(now: SystemTime, format: &str) -> String {
     Timestamp::try_from(now).unwrap_or(Timestamp::UNIX_EPOCH).strftime(format).to_string()
 }
 
+/// `2s`, or `0.5s` below a second.
+pub fn seconds(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) && !duration.is_zero() {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        human(duration)
+    }
+}
+
 /// `1h02m03s`, `4m05s`, `42s`.
 pub fn human(duration: Duration) -> String {
     let total = duration.as_secs();
@@ -58,6 +67,13 @@ pub fn human(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_waits_are_shown_in_tenths() {
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5s");
+        assert_eq!(seconds(Duration::from_secs(14)), "14s");
+        assert_eq!(seconds(Duration::ZERO), "0s");
+    }
 
     #[test]
     fn parses_kubernetes_times() {

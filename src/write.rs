@@ -188,9 +188,12 @@ enum Fate {
     RolledBack,
     /// Left as this run wrote it, and why.
     Kept(String),
-    /// Its rollback failed, or its outcome is unknown (why): the object is, or may be, as this
-    /// run wrote it, and its backup puts it back (`FROM_BACKUP`).
-    NotRolledBack(String),
+    /// Its rollback failed, or its outcome is unknown (`unsure`): the object is, or may be, as
+    /// this run wrote it, and its backup puts it back (`FROM_BACKUP`).
+    NotRolledBack {
+        why: String,
+        unsure: bool,
+    },
 }
 
 /// The way back after the report's lines (`FROM_BACKUP`), when an object with a backup (`Some`
@@ -198,7 +201,7 @@ enum Fate {
 /// own line says its way back (one being deleted, held by its finalizers: kept).
 fn way_back<'a>(fates: impl IntoIterator<Item = (&'a Fate, Option<&'a PathBuf>)>) -> Option<&'static str> {
     let mut fates = fates.into_iter();
-    fates.any(|(fate, backup)| matches!(fate, Fate::NotRolledBack(_)) && backup.is_some()).then_some(FROM_BACKUP)
+    fates.any(|(fate, backup)| matches!(fate, Fate::NotRolledBack { .. }) && backup.is_some()).then_some(FROM_BACKUP)
 }
 
 /// A write whose outcome was unknown that a fresh read resolved.
@@ -308,6 +311,7 @@ const UNSURE: &str = "`kubectl rollout-lua status` shows where each object now s
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
+const SOMEONE_DELETED_IT: &str = "NOT rolled back: someone deleted it since this run wrote it";
 /// This run's delete landed (its reply unheard), and someone made the object again since.
 const MADE_AGAIN: &str = "deleted by this run, then made again by someone else: theirs, left alone";
 const ROLLED_BACK_MADE_AGAIN: &str = "rolled back (deleted), then made again by someone else: theirs, left alone";
@@ -692,7 +696,7 @@ impl<'a> Writer<'a> {
                     )));
                 }
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
-                    let reply = self.unheard(&failure);
+                    let reply = self.reply_of(&failure);
                     self.in_flight = Some(out());
                     let fresh = self.read(resource, &key).await;
                     self.in_flight = None;
@@ -783,7 +787,7 @@ impl<'a> Writer<'a> {
     }
 
     /// What became of the reply of a write whose outcome `failure` leaves unknown, for the report.
-    fn unheard(&self, failure: &ApiFailure) -> String {
+    fn reply_of(&self, failure: &ApiFailure) -> String {
         failure.unheard(self.cluster.request_limit())
     }
 
@@ -1141,14 +1145,19 @@ impl<'a> Writer<'a> {
                         break Fate::RolledBack;
                     }
                     Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
-                    Err(e) => break Fate::NotRolledBack(format!("{COULD_NOT}: {e}")),
+                    // Someone deleted it: its backup would only make it again.
+                    Err(Error::Api { failure, .. }) if failure.code == Some(404) => {
+                        break Fate::Kept(format!("{SOMEONE_DELETED_IT} ({failure})"));
+                    }
+                    Err(e) => break Fate::NotRolledBack { why: format!("{COULD_NOT}: {e}"), unsure: false },
                 };
                 let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
                 let Some(fresh) = self.unless_stopped(fresh) else { return };
                 let fresh = match fresh {
                     Ok(fresh) => fresh,
                     Err(e) if failure.is_conflict() => {
-                        break Fate::NotRolledBack(format!("{COULD_NOT}: {failure}; reading it again: {e}"));
+                        let why = format!("{COULD_NOT}: {failure}; reading it again: {e}");
+                        break Fate::NotRolledBack { why, unsure: false };
                     }
                     Err(e) => {
                         // A server that stopped answering fails the read as it failed the undo.
@@ -1158,7 +1167,8 @@ impl<'a> Writer<'a> {
                             }
                             e => format!(": {e}"),
                         };
-                        break Fate::NotRolledBack(format!("{ROLLBACK_UNSURE} ({failure}; reading it again {again})"));
+                        let why = format!("{ROLLBACK_UNSURE} ({}; reading it again {again})", self.reply_of(&failure));
+                        break Fate::NotRolledBack { why, unsure: true };
                     }
                 };
                 let own = fresh.as_ref().is_some_and(|fresh| self.own_unheard_write(&inverse, fresh));
@@ -1168,7 +1178,7 @@ impl<'a> Writer<'a> {
                         break Fate::Kept(SOMEONE_CHANGED_IT.into());
                     }
                     if attempt == CONFLICT_RETRIES {
-                        break Fate::NotRolledBack(format!("{COULD_NOT}: {failure}"));
+                        break Fate::NotRolledBack { why: format!("{COULD_NOT}: {failure}"), unsure: false };
                     }
                     attempt += 1;
                     stderr::line(&if own {
@@ -1193,9 +1203,13 @@ impl<'a> Writer<'a> {
                     Landed::MadeAgain => Fate::Kept(ROLLED_BACK_MADE_AGAIN.into()),
                     // The undo's outcome was unknown, and it was not seen applied: the server
                     // may still apply it, as it may a forward write.
-                    Landed::NotApplied => Fate::Kept(format!(
-                        "NOT rolled back when read again, but the server may still apply the rollback ({failure})"
-                    )),
+                    Landed::NotApplied => Fate::NotRolledBack {
+                        why: format!(
+                            "NOT rolled back when read again, but the server may still apply the rollback ({})",
+                            self.reply_of(&failure)
+                        ),
+                        unsure: true,
+                    },
                     Landed::ChangedBySomeoneElse => Fate::Kept(SOMEONE_CHANGED_IT.into()),
                 };
             };
@@ -1300,7 +1314,8 @@ impl<'a> Writer<'a> {
         lines.extend(claims_left);
         let fates = self.written.iter().map(|w| (&w.fate, self.backup_of(w.change.key())));
         lines.extend(way_back(fates).map(String::from));
-        if in_flight.is_some() || !self.may_land.is_empty() {
+        let rollback_unsure = self.written.iter().any(|w| matches!(w.fate, Fate::NotRolledBack { unsure: true, .. }));
+        if in_flight.is_some() || !self.may_land.is_empty() || rollback_unsure {
             // `status` asks the same server: while it does not answer, neither does `status`.
             let until = if self.cluster.answering() { "" } else { "once the API server answers again, " };
             lines.push(format!("  {until}{UNSURE}"));
@@ -1332,7 +1347,7 @@ impl<'a> Writer<'a> {
         match &shown.fate {
             Fate::Written => format!("  {key}: {}{unheard_reply}{unheard}{backup}", done_by(&shown.change)),
             Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
-            Fate::Kept(why) | Fate::NotRolledBack(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
+            Fate::Kept(why) | Fate::NotRolledBack { why, .. } => format!("  {key}: {why}{later}{unheard}{backup}"),
         }
     }
 
@@ -1629,7 +1644,7 @@ mod tests {
     #[test]
     fn the_way_back_is_named_for_an_object_left_not_rolled_back_with_a_backup() {
         let backup = PathBuf::from("/b/1.yaml");
-        let not_rolled_back = Fate::NotRolledBack(format!("{ROLLBACK_UNSURE} (…)"));
+        let not_rolled_back = Fate::NotRolledBack { why: format!("{ROLLBACK_UNSURE} (…)"), unsure: true };
         assert_eq!(way_back([(&not_rolled_back, Some(&backup))]), Some(FROM_BACKUP));
         assert_eq!(way_back([(&not_rolled_back, None)]), None, "made by this run: no backup to put back");
         // Whatever its words: kept on purpose (someone's edit), or with its own way back on its

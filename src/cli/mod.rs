@@ -857,7 +857,7 @@ pub(crate) fn warn(text: &str) {
 
 /// Warns, once per run, of the keys of the script ConfigMap (when it was read) that the
 /// controller never uses (`ConfigMapScripts::unused_keys`). `said` holds the warnings already
-/// given: `plan -A` reads the controller's one ConfigMap again for each namespace that needs it.
+/// given: `plan -A` loads each namespace's Rollouts with the one ConfigMap read for them all.
 pub(crate) fn warn_unused_configmap_keys(
     configmap: Option<&crate::scripts::ConfigMapScripts>,
     said: &mut std::collections::BTreeSet<String>,

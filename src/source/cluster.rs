@@ -717,7 +717,7 @@ impl Cluster {
             },
             other if timed_out(&other) => {
                 self.unanswered.fetch_add(1, Ordering::Relaxed);
-                let limit = self.request_limit.map(super::retry::seconds).unwrap_or_default();
+                let limit = self.request_limit.map(crate::time::seconds).unwrap_or_default();
                 ApiFailure {
                     code: None,
                     reason: TIMED_OUT.into(),

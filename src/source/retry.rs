@@ -4,6 +4,7 @@
 //! and not at all during shell completion: `crate::stderr`). kube's own retry layer is off: it
 //! retried 429/503/504 silently for minutes, writes included.
 
+use crate::time::seconds;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use kube::client::Body;
 use std::time::{Duration, Instant};
@@ -112,15 +113,6 @@ pub(super) fn copy_request(request: &Request<Body>) -> Option<Request<Body>> {
     Some(copy)
 }
 
-/// `2s`, or `0.5s` below a second.
-pub(crate) fn seconds(duration: Duration) -> String {
-    if duration < Duration::from_secs(1) && !duration.is_zero() {
-        format!("{:.1}s", duration.as_secs_f64())
-    } else {
-        crate::time::human(duration)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,12 +166,5 @@ mod tests {
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
         headers.insert(header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
         assert_eq!(retry_after(&headers), None);
-    }
-
-    #[test]
-    fn short_waits_are_shown_in_tenths() {
-        assert_eq!(seconds(Duration::from_millis(500)), "0.5s");
-        assert_eq!(seconds(Duration::from_secs(14)), "14s");
-        assert_eq!(seconds(Duration::ZERO), "0s");
     }
 }
