@@ -4,7 +4,7 @@
 
 use crate::completion::{UPDATE, assert_fresh, check_generated};
 use crate::support::cluster::{FakeApiServer, FakeHandle, Rule};
-use crate::support::{Test, repo};
+use crate::support::{Test, on_path, repo};
 use clap::CommandFactory;
 use rollout_lua::cli::Cli;
 use serde_json::Value;
@@ -450,11 +450,6 @@ fn guide_file(name: &str) -> String {
 /// Whether the shell line `command` runs `tool` (in a pipe, say).
 fn uses(command: &str, tool: &str) -> bool {
     command.split(['|', ';', '&']).any(|segment| segment.split_whitespace().next() == Some(tool))
-}
-
-/// Whether `tool` is on `PATH`.
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(tool).is_file()))
 }
 
 /// `text` with what differs from run to run masked, the same way in the guide and in what a

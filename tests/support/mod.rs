@@ -388,9 +388,15 @@ pub struct StalledRemovals {
 }
 
 impl Running {
-    /// Stalls the run's file removals from now on (see [`StalledRemovals`]), its log in `log`;
-    /// None where strace is missing or cannot attach (ptrace not allowed).
-    pub fn stall_removals(&self, log: PathBuf) -> Option<StalledRemovals> {
+    /// Stalls the run's file removals from now on (see [`StalledRemovals`]), strace's log and
+    /// stderr kept in `dir`; else why not, for the test's skip: strace not installed, or its
+    /// attach refused (ptrace not allowed: Yama, a container, a tracer already there).
+    pub fn stall_removals(&self, dir: &Path) -> Result<StalledRemovals, String> {
+        if !on_path("strace") {
+            return Err("strace not installed".into());
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let (log, stderr) = (dir.join("log"), dir.join("stderr"));
         let pid = self.child.id().to_string();
         let delay =
             ["-e", "trace=unlink,unlinkat", "-e", "inject=unlink,unlinkat:delay_enter=60s", "-e", "signal=none"];
@@ -402,29 +408,61 @@ impl Running {
             .args(["-p", &pid])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
-            .ok()?;
+            .map_err(|e| format!("strace could not be started: {e}"))?;
         let mut stalled = StalledRemovals { strace, log };
-        // Attached once each of the run's threads is traced (later ones are followed, `-f`).
+        // Attached once each of the run's threads is traced by this strace (later ones are
+        // followed, `-f`): another tracer (a debugger, an outer `strace -f`) holds no removal.
+        let ours = format!("TracerPid:\t{}\n", stalled.strace.id());
         let traced = || {
             let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
             let tracers = tasks.map(|task| std::fs::read_to_string(task.ok()?.path().join("status")).ok());
             let mut tracers = tracers.collect::<Option<Vec<_>>>()?.into_iter();
-            Some(tracers.all(|status| !status.contains("TracerPid:\t0\n")))
+            Some(tracers.all(|status| status.contains(&ours)))
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while std::time::Instant::now() < deadline {
-            if stalled.strace.try_wait().ok()?.is_some() {
-                return None;
+            if stalled.strace.try_wait().unwrap().is_some() {
+                let said = std::fs::read_to_string(&stderr).unwrap_or_default();
+                let said = said.lines().collect::<Vec<_>>().join("; ");
+                return Err(format!(
+                    "strace could not attach to the run: {said}{}",
+                    hindrances(&pid, stalled.strace.id())
+                ));
             }
             if traced() == Some(true) {
-                return Some(stalled);
+                return Ok(stalled);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        None
+        Err(format!("strace did not attach to the run within 10 s{}", hindrances(&pid, stalled.strace.id())))
     }
+}
+
+/// What may keep strace (process `strace`) from attaching to process `pid`, for the skip's
+/// reason: a tracer already there (a debugger, an outer `strace -f`), and Yama's restriction
+/// (`/proc/sys/kernel/yama/ptrace_scope` above 0, Ubuntu's default 1).
+fn hindrances(pid: &str, strace: u32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let tracer = status.lines().find_map(|line| line.strip_prefix("TracerPid:\t"));
+    let tracer = tracer.filter(|tracer| !["0", &strace.to_string()].contains(tracer));
+    let tracer = tracer.map(|tracer| format!("; the run is traced already, by process {tracer}"));
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").unwrap_or_default();
+    let allowed = match scope.trim() {
+        "" | "0" => None,
+        "1" => Some("only to its own descendants"),
+        "2" => Some("only with CAP_SYS_PTRACE"),
+        _ => Some("to no process"),
+    };
+    let scope =
+        allowed.map(|allowed| format!("; kernel.yama.ptrace_scope is {}: a tracer may attach {allowed}", scope.trim()));
+    tracer.into_iter().chain(scope).collect()
+}
+
+/// Whether `tool` is on `PATH`.
+pub fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(tool).is_file()))
 }
 
 impl StalledRemovals {
