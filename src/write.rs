@@ -225,6 +225,8 @@ struct InFlight {
     may_be: String,
     /// The request makes the object (it did not exist before this run).
     makes: bool,
+    /// The request is a rollback's undo: the object may be left as this run wrote it.
+    undoing: bool,
 }
 
 /// A write whose outcome was unknown (no answer, a 5xx) and that was not seen applied: a fresh
@@ -261,7 +263,7 @@ impl Unheard {
             }
         };
         let makes = matches!(self.change, Change::Create { .. });
-        InFlight { key: self.key.clone(), backup: self.backup.clone(), may_be, makes }
+        InFlight { key: self.key.clone(), backup: self.backup.clone(), may_be, makes, undoing: false }
     }
 }
 
@@ -381,6 +383,9 @@ pub struct Writer<'a> {
     /// The Rollout (namespace, name) whose claim is being taken: a second signal may stop the
     /// run after the Lease was created, before this run heard of it.
     claiming: Option<(String, String)>,
+    /// The Rollout whose claim's release was out when a second signal stopped the run: it may
+    /// have been released.
+    releasing: Option<(String, String)>,
     written: Vec<Written>,
     /// How many of `written` came before the command last read the objects again: an earlier
     /// step's (`approve --until-step`).
@@ -425,6 +430,7 @@ impl<'a> Writer<'a> {
             ask,
             claims: Vec::new(),
             claiming: None,
+            releasing: None,
             written: Vec::new(),
             written_before_read: 0,
             seen: BTreeMap::new(),
@@ -518,6 +524,9 @@ impl<'a> Writer<'a> {
                 Ok(released) => released,
                 Err(signal) => {
                     self.stopped = Some(signal);
+                    let (namespace, rollout) = claim.rollout();
+                    self.releasing = Some((namespace.to_string(), rollout.to_string()));
+                    self.claims.pop();
                     break;
                 }
             };
@@ -603,6 +612,9 @@ impl<'a> Writer<'a> {
             .iter()
             .map(|claim| claim_left(claim.rollout().0, claim.rollout().1, "is"))
             .chain(taking)
+            .chain(self.releasing.as_ref().map(|(namespace, rollout)| {
+                claim_left(namespace, rollout, "may have been released (its delete was out); if not, it is")
+            }))
             .collect();
         Error::Interrupted {
             signal,
@@ -678,7 +690,13 @@ impl<'a> Writer<'a> {
             let version = seen.as_ref().and_then(resource_version_of);
             let request = change.request(version.as_deref()).expect("a write sends a request");
             let makes = matches!(change, Change::Create { .. });
-            let out = || InFlight { key: key.clone(), backup: backup.clone(), may_be: may_be(&change, OUT), makes };
+            let out = || InFlight {
+                key: key.clone(),
+                backup: backup.clone(),
+                may_be: may_be(&change, OUT),
+                makes,
+                undoing: false,
+            };
             self.in_flight = Some(out());
             let sent = self.send(resource, &key, &request).await;
             self.in_flight = None;
@@ -751,10 +769,17 @@ impl<'a> Writer<'a> {
                             // named, with its state before this run, never rolled back over them.
                             let diff =
                                 self.edit_diff(&change, fresh.as_ref(), "this run's write and theirs, as it is now");
+                            // A create has no state before this run to compare with.
+                            let decide = match change {
+                                Change::Create { .. } => {
+                                    "It did not exist before this run: see whose it is now and decide"
+                                }
+                                _ => "Compare it with its state before this run (named below) and decide",
+                            };
                             self.keep(&key, LANDED_THEN_CHANGED);
                             self.record_kept(change, resource, fresh, backup, LANDED_THEN_CHANGED);
                             Err(Error::Input(format!(
-                                "{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile, perhaps after this run's write landed; it is left as it is:\n{diff}Compare it with its state before this run (named below) and decide"
+                                "{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile, perhaps after this run's write landed; it is left as it is:\n{diff}{decide}"
                             )))
                         }
                     };
@@ -854,7 +879,7 @@ impl<'a> Writer<'a> {
 
     /// Before a later step of a sequence (`approve --to-end`) writes objects that someone else
     /// edited since the run's confirmation (`edited`: each with its state now, which the diff
-    /// shown undoes): on a terminal, asks whether to overwrite their edits, and backs each one
+    /// shown starts from; a custom ref's undoes their edit, an HTTPRoute's may keep it): on a terminal, asks whether to overwrite their edits, and backs each one
     /// up; otherwise refuses, before anything of the step is written.
     pub async fn overwrite_edits(&mut self, edited: &[(ObjectKey, Arc<Value>)], step: &str) -> Result<(), Error> {
         if edited.is_empty() {
@@ -862,7 +887,7 @@ impl<'a> Writer<'a> {
         }
         let names: Vec<String> = edited.iter().map(|(key, _)| key.to_string()).collect();
         let message = format!(
-            "{} changed by someone else since this run's confirmation: at no step's plan now, and the diff above for {step} undoes the edit",
+            "{} changed by someone else since this run's confirmation: at no step's plan now, and the diff above for {step} shows what writing it does to their edit",
             names.join(", ")
         );
         let Some(ask) = self.ask else {
@@ -1131,7 +1156,8 @@ impl<'a> Writer<'a> {
                 None => inverse,
             };
             let backup = self.backup_of(&key).cloned();
-            self.in_flight = Some(InFlight { key: key.clone(), backup, may_be: ROLLBACK_OUT.into(), makes: false });
+            let may_be = ROLLBACK_OUT.into();
+            self.in_flight = Some(InFlight { key: key.clone(), backup, may_be, makes: false, undoing: true });
             let mut attempt = 0;
             let fate = loop {
                 let seen = self.seen.get(&key).or(inverse.before()).cloned();
@@ -1145,10 +1171,12 @@ impl<'a> Writer<'a> {
                         break Fate::RolledBack;
                     }
                     Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
-                    // Someone deleted it: its backup would only make it again.
-                    Err(Error::Api { failure, .. }) if failure.code == Some(404) => {
-                        break Fate::Kept(format!("{SOMEONE_DELETED_IT} ({failure})"));
-                    }
+                    // Someone deleted it: as it was before this run when this run made it (its
+                    // older writes meet the same); else its backup would only make it again.
+                    Err(Error::Api { failure, .. }) if failure.code == Some(404) => match self.made(&key) {
+                        true => break Fate::RolledBack,
+                        false => break Fate::Kept(format!("{SOMEONE_DELETED_IT} ({failure})")),
+                    },
                     Err(e) => break Fate::NotRolledBack { why: format!("{COULD_NOT}: {e}"), unsure: false },
                 };
                 let fresh = interrupt.unless_second(self.read(&resource, &key)).await;
@@ -1313,7 +1341,9 @@ impl<'a> Writer<'a> {
         lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
         lines.extend(claims_left);
         let fates = self.written.iter().map(|w| (&w.fate, self.backup_of(w.change.key())));
-        lines.extend(way_back(fates).map(String::from));
+        // An undo out when a second signal stopped the run may not have landed either.
+        let undo_out = in_flight.filter(|out| out.undoing).and_then(|out| out.backup.as_ref());
+        lines.extend(way_back(fates).or(undo_out.map(|_| FROM_BACKUP)).map(String::from));
         let rollback_unsure = self.written.iter().any(|w| matches!(w.fate, Fate::NotRolledBack { unsure: true, .. }));
         if in_flight.is_some() || !self.may_land.is_empty() || rollback_unsure {
             // `status` asks the same server: while it does not answer, neither does `status`.
@@ -1326,13 +1356,16 @@ impl<'a> Writer<'a> {
     /// The report's line for `key`: what it may be when a request for it is out (`in_flight`),
     /// else what became of this run's writes of it.
     fn object_line(&self, key: &ObjectKey, in_flight: Option<&InFlight>) -> String {
-        if let Some(out) = in_flight.filter(|out| &out.key == key) {
+        let out = in_flight.filter(|out| &out.key == key);
+        let written = self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written);
+        // An undo out, or the object's first write: the request says all that is known of it.
+        if let Some(out) = out.filter(|out| out.undoing || !written) {
             return self.may_be_line(out);
         }
-        let unheard = self.may_land.iter().find(|unheard| &unheard.key == key);
+        let unheard = self.may_land.iter().find(|unheard| &unheard.key == key).map(Unheard::out);
         let mut of_key = self.written.iter().filter(|w| w.change.key() == key).peekable();
         let Some(&first) = of_key.peek() else {
-            return self.may_be_line(&unheard.expect("an object of the report was written or may be").out());
+            return self.may_be_line(&unheard.expect("an object of the report was written or may be"));
         };
         let backup = before_this_run(self.backup_of(key), self.made(key), &self.overwritten_note(key));
         let unheard_reply = self.unheard_reply(key).map(|reply| format!(" ({reply})")).unwrap_or_default();
@@ -1341,9 +1374,10 @@ impl<'a> Writer<'a> {
         let later_rolled_back = of_key.clone().any(|w| w.fate == Fate::RolledBack);
         let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
         let shown = of_key.rfind(|w| w.fate != Fate::RolledBack).unwrap_or(first);
-        // A write of it after those, whose outcome is unknown (the run's last): one line says
-        // all that is known of the object.
-        let unheard = unheard.map(|u| format!("; a later write of it {}", u.out().may_be)).unwrap_or_default();
+        // A write of it after those, whose outcome is unknown (the run's last, or the one out):
+        // one line says all that is known of the object.
+        let later_out = out.or(unheard.as_ref());
+        let unheard = later_out.map(|u| format!("; a later write of it {}", u.may_be)).unwrap_or_default();
         match &shown.fate {
             Fate::Written => format!("  {key}: {}{unheard_reply}{unheard}{backup}", done_by(&shown.change)),
             Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
@@ -1355,8 +1389,7 @@ impl<'a> Writer<'a> {
     fn may_be_line(&self, out: &InFlight) -> String {
         let backup = out.backup.as_ref().or(self.backup_of(&out.key));
         // A rollback puts their edit back (the undone write was made over it).
-        let theirs =
-            self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key && out.may_be != ROLLBACK_OUT);
+        let theirs = self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key && !out.undoing);
         let theirs: String =
             theirs.map(|(_, file)| format!("; their edit, which it may overwrite: {}", file.display())).collect();
         let before = before_this_run(backup, out.makes || self.made(&out.key), &theirs);

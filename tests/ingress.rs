@@ -1191,6 +1191,27 @@ mod cluster {
         }
     }
 
+    #[test]
+    fn a_canary_someone_deleted_before_the_rollback_is_rolled_back_to_nothing() {
+        // The approval is held, then refused; meanwhile someone deletes the canary the run made.
+        // Its undos meet a 404: it is as it was before this run (absent), not "could NOT roll
+        // back", and there is no backup to put back.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+        let held = server.pause(approval.clone(), 1, Stage::BeforeStore);
+        server.storm(approval, Some(1), 403, None);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--yes"]);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+        server.delete_object("networking.k8s.io", "ingresses", "shop", "web-canary").expect("the canary was made");
+        held.release();
+        let out =
+            child.finish().status(1).stderr_has("  Ingress shop/web-canary: rolled back\n  nothing else was written");
+        assert!(!out.stderr.contains("NOT") && !out.stderr.contains("--from-backup"), "{}", out.stderr);
+        assert!(canary(&server).is_none());
+        assert!(server.objects("coordination.k8s.io", "leases").is_empty());
+    }
+
     /// `approve web --yes --request-timeout 2s`, the read of the canary that would resolve a lost
     /// or late write of it hung (its first read is the one that finds it missing).
     fn approve_with_the_canary_not_read_back(server: &FakeHandle) -> Output {
@@ -1223,9 +1244,13 @@ mod cluster {
     fn a_second_sigint_during_the_canarys_create_or_patch_says_the_run_made_it() {
         // The canary's create (write 2) or its patch (write 3) is held, and two SIGINTs stop the
         // run at once: there is no backup to look for, as the canary did not exist before.
+        // Held at its patch, the canary was made: only the patch may or may not have landed.
         for (k, may_be) in [
-            (2, "may or may not have been made (its request was out)"),
-            (3, "may or may not be written (its request was out)"),
+            (2, "may or may not have been made (its request was out) (it did not exist before this run)"),
+            (
+                3,
+                "made; a later write of it may or may not be written (its request was out) (it did not exist before this run)",
+            ),
         ] {
             let server = serving("nginx", 1, "StepPaused").start();
             let held = server.pause(Requests::Writes, k, Stage::BeforeStore);
@@ -1234,10 +1259,7 @@ mod cluster {
             assert!(held.wait_until_held(Duration::from_secs(30)), "write {k} is sent");
             child.first_signal("INT");
             child.signal("INT");
-            child
-                .finish()
-                .status(130)
-                .stderr_has(&format!("  Ingress shop/web-canary: {may_be} (it did not exist before this run)\n"));
+            child.finish().status(130).stderr_has(&format!("  Ingress shop/web-canary: {may_be}\n"));
             held.release();
         }
     }
@@ -1347,10 +1369,14 @@ mod cluster {
         someone_edits(&server, When::After(2), CANARY, |canary| {
             canary["metadata"]["annotations"]["example.com/owner"] = json!("team-b");
         });
-        let out = approve(&server).status(1).stderr_has(
-            "  Ingress shop/web-canary: may have been written by this run before someone else changed it (it did not exist before this run)\n  nothing else was written",
-        );
-        assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+        let out = approve(&server)
+            .status(1)
+            .stderr_has(
+                "  Ingress shop/web-canary: may have been written by this run before someone else changed it (it did not exist before this run)\n  nothing else was written",
+            )
+            // No state before this run to compare with (trial 9).
+            .stderr_has("It did not exist before this run: see whose it is now and decide\n");
+        assert!(!out.stderr.contains("nothing was written") && !out.stderr.contains("named below"), "{}", out.stderr);
         let made = canary(&server).unwrap();
         assert_eq!(annotations(&made)["example.com/owner"], "team-b");
         assert_eq!(state(&server), "StepPaused");
