@@ -109,15 +109,15 @@ impl ApiFailure {
 
     /// What became of the reply of a request whose outcome is unknown (`outcome_unknown`), in a
     /// few words for a report that goes on to say what a fresh read showed: `the reply was
-    /// lost`, `no reply came within 30s`, `the reply could not be read (not JSON)`, `the server
+    /// lost`, `no whole reply came within 30s`, `the reply could not be read (not JSON)`, `the server
     /// answered 503 ServiceUnavailable`. `request_limit` is the one a timeout ran out.
     pub fn unheard(&self, request_limit: Option<Duration>) -> String {
         match (self.code, self.reason.as_str()) {
             (Some(code), "" | NOT_A_STATUS) => format!("the server answered {code}"),
             (Some(code), reason) => format!("the server answered {code} {reason}"),
             (None, TIMED_OUT) => match request_limit {
-                Some(limit) => format!("no reply came within {}", crate::time::seconds(limit)),
-                None => "no reply came in time".into(),
+                Some(limit) => format!("no whole reply came within {}", crate::time::seconds(limit)),
+                None => "no whole reply came in time".into(),
             },
             (None, reason @ (NOT_JSON | TOO_LARGE)) => format!("the reply could not be read ({reason})"),
             (None, _) => "the reply was lost".into(),
@@ -219,8 +219,8 @@ mod tests {
         let failure = |code, reason: &str| ApiFailure { code, reason: reason.into(), message: "m".into() };
         let limit = Some(Duration::from_secs(2));
         assert_eq!(failure(None, "no answer").unheard(limit), "the reply was lost");
-        assert_eq!(failure(None, TIMED_OUT).unheard(limit), "no reply came within 2s");
-        assert_eq!(failure(None, TIMED_OUT).unheard(None), "no reply came in time");
+        assert_eq!(failure(None, TIMED_OUT).unheard(limit), "no whole reply came within 2s");
+        assert_eq!(failure(None, TIMED_OUT).unheard(None), "no whole reply came in time");
         assert_eq!(failure(None, NOT_JSON).unheard(limit), "the reply could not be read (not JSON)");
         assert_eq!(failure(None, TOO_LARGE).unheard(limit), "the reply could not be read (reply too large)");
         assert_eq!(

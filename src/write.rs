@@ -386,6 +386,9 @@ pub struct Writer<'a> {
     /// The Rollout whose claim's release was out when a second signal stopped the run: it may
     /// have been released.
     releasing: Option<(String, String)>,
+    /// The backups of objects this run wrote nothing to whose removal was out when a second
+    /// signal stopped the run: they may be left.
+    unremoved: Vec<(ObjectKey, PathBuf)>,
     written: Vec<Written>,
     /// How many of `written` came before the command last read the objects again: an earlier
     /// step's (`approve --until-step`).
@@ -431,6 +434,7 @@ impl<'a> Writer<'a> {
             claims: Vec::new(),
             claiming: None,
             releasing: None,
+            unremoved: Vec::new(),
             written: Vec::new(),
             written_before_read: 0,
             seen: BTreeMap::new(),
@@ -574,12 +578,16 @@ impl<'a> Writer<'a> {
         if unused.is_empty() {
             return;
         }
+        let files = unused.clone();
         let removing = on_own_thread(move || {
             let failed =
                 unused.into_iter().filter_map(|(_, file)| std::fs::remove_file(&file).err().map(|e| (file, e)));
             failed.map(|(file, e)| format!("warning: could not remove {}, a backup of this run's that nothing was written after ({e}); it holds the object as it still is", file.display())).collect::<Vec<_>>()
         });
-        let Some(warnings) = self.unless_stopped(self.interrupt.clone().unless_second(removing).await) else { return };
+        let Some(warnings) = self.unless_stopped(self.interrupt.clone().unless_second(removing).await) else {
+            self.unremoved = files;
+            return;
+        };
         for warning in warnings {
             stderr::line(&warning);
         }
@@ -602,12 +610,12 @@ impl<'a> Writer<'a> {
 
     /// The error of a run a second signal stopped at once (`during`: what it was doing, if not
     /// the command's own work): each object this run wrote or had a request out for, what it
-    /// may be and its backup, and the claims left to expire.
+    /// may be and its backup, the claims left to expire, and the backups whose removal was out.
     fn stopped_error(&self, signal: Signal, during: &str) -> Error {
         let taking = self.claiming.as_ref().map(|(namespace, rollout)| {
             claim_left(namespace, rollout, "may have been taken (its request was out); if so, it is")
         });
-        let claims: Vec<String> = self
+        let left: Vec<String> = self
             .claims
             .iter()
             .map(|claim| claim_left(claim.rollout().0, claim.rollout().1, "is"))
@@ -615,12 +623,18 @@ impl<'a> Writer<'a> {
             .chain(self.releasing.as_ref().map(|(namespace, rollout)| {
                 claim_left(namespace, rollout, "may have been released (its delete was out); if not, it is")
             }))
+            .chain(self.unremoved.iter().map(|(key, file)| {
+                format!(
+                    "  {}, a backup of {key} this run then wrote nothing to, may be left (its removal was out): it holds the object as it still is",
+                    file.display()
+                )
+            }))
             .collect();
         Error::Interrupted {
             signal,
             report: format!(
                 "stopped at once by a second signal{during}\n{}",
-                self.report_with(self.in_flight.as_ref(), claims)
+                self.report_with(self.in_flight.as_ref(), left)
             ),
         }
     }

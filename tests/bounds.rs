@@ -549,7 +549,7 @@ fn a_reply_that_trickles_in_is_cut_off_at_the_request_timeout() {
     let args = ["approve", "demo", "--yes", "--request-timeout", "2s"];
     let (output, took) = timed(&Test::new().kubeconfig(&server), &args);
     output.success().stdout_has(
-        "rollout.rollouts.kruise.io/demo approved (step 2/3) (no reply came within 2s; a fresh read shows the write)",
+        "rollout.rollouts.kruise.io/demo approved (step 2/3) (no whole reply came within 2s; a fresh read shows the write)",
     );
     assert!(took < Duration::from_secs(2 + 5), "approve: took {took:?}");
 }

@@ -1278,8 +1278,8 @@ mod cluster {
         out.status(1)
             .stderr_has("error: patching Ingress shop/web-canary at http://127.0.0.1:")
             .stderr_has(
-                "  Ingress shop/web-canary: may or may not be rolled back (no reply came within 1s; reading it again \
-                 failed the same way); a later write of it may or may not be written (no reply came \
+                "  Ingress shop/web-canary: may or may not be rolled back (no whole reply came within 1s; reading it again \
+                 failed the same way); a later write of it may or may not be written (no whole reply came \
                  within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n  \
                  nothing else was written\n",
             )
@@ -1298,7 +1298,7 @@ mod cluster {
             .status(1)
             .stderr_has("error: creating Ingress shop/web-canary at http://127.0.0.1:")
             .stderr_has("reading it again to tell whether it landed failed too")
-            .stderr_has("  Ingress shop/web-canary: may or may not have been made (no reply came within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n");
+            .stderr_has("  Ingress shop/web-canary: may or may not have been made (no whole reply came within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n");
     }
 
     #[test]

@@ -1208,7 +1208,9 @@ fn a_second_sigint_while_removing_an_unused_backup_stops_at_once_and_says_the_cl
     out.status(130)
         .stderr_has("stopped at once by a second signal while removing the backups it saved of objects it then wrote nothing to after: updating VirtualService shop/demo: ")
         .stderr_has("\n  nothing was written\n")
-        .stderr_has("the claim on Rollout shop/demo is left to expire");
+        .stderr_has("the claim on Rollout shop/demo is left to expire")
+        // The backup whose removal was out is named (review L8).
+        .stderr_has(", a backup of VirtualService shop/demo this run then wrote nothing to, may be left (its removal was out): it holds the object as it still is\n");
     assert_eq!(claims(&server).len(), 1, "the claim is left to expire");
     assert_eq!(writes(&server), ["PUT /apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices/demo"]);
 }
@@ -1660,7 +1662,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
         .status(1)
         .stderr_has("updating VirtualService shop/demo at http://")
         .stderr_has("timed out")
-        .stderr_has("VirtualService shop/demo: not applied when read back (no reply came within 2s; the server may still apply it) (its state before this run: ");
+        .stderr_has("VirtualService shop/demo: not applied when read back (no whole reply came within 2s; the server may still apply it) (its state before this run: ");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
@@ -1669,7 +1671,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
     server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::NeverSent);
     let started = Instant::now();
     let out = approve_demo(&server).success();
-    assert!(out.stdout.contains("no reply came within 30s; a fresh read shows the write"), "{}", out.stdout);
+    assert!(out.stdout.contains("no whole reply came within 30s; a fresh read shows the write"), "{}", out.stdout);
     assert!(started.elapsed() < Duration::from_secs(90), "{:?}", started.elapsed());
     assert!(approved_with_its_routing(&server));
 }
@@ -1720,7 +1722,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("timed out")
         .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
-        .stderr_has("); a later write of it may or may not be written (no reply came within 2s; reading it again failed; the server may still apply it) (its state before this run: ")
+        .stderr_has("); a later write of it may or may not be written (no whole reply came within 2s; reading it again failed; the server may still apply it) (its state before this run: ")
         // The server still does not answer: nor will `status` until it does.
         .stderr_has("nothing else was written\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
         .stderr_has("the claim on Rollout shop/demo was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim demo` releases it");

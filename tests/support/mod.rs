@@ -661,7 +661,7 @@ pub mod cluster {
         match fault {
             ReplyFault::Lost => "the reply was lost".into(),
             ReplyFault::Garbled => "the reply could not be read (not JSON)".into(),
-            ReplyFault::NeverSent | ReplyFault::Drip => format!("no reply came within {limit}"),
+            ReplyFault::NeverSent | ReplyFault::Drip => format!("no whole reply came within {limit}"),
             ReplyFault::Oversized { .. } => "the reply could not be read (reply too large)".into(),
         }
     }
