@@ -2409,34 +2409,26 @@ fn release_claim_stops_at_a_signal_before_the_next_delete_or_at_once_at_a_second
 }
 
 #[test]
-fn release_claim_ends_at_once_at_a_signal_while_it_reads_the_claims() {
-    // Nothing is written yet: a hung read is not waited for (up to --request-timeout).
-    let server = shop(2, "StepPaused").object(lease(&now_micro())).start();
-    let read = server.pause(Requests::Matching(Rule::new(["get"]).resources(["leases"])), 1, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let running = test.spawn(&["release-claim", "demo", "--yes"]);
-    assert!(read.wait_until_held(Duration::from_secs(30)), "the read is held");
-    running.signal("INT");
-    let out = running.finish_within(Duration::from_secs(10));
-    assert!(!out.stdout.contains("released"), "{}", out.stdout);
-    read.release();
-    assert_eq!(claims(&server).len(), 1, "the claim is still there");
-}
-
-#[test]
-fn release_claim_ends_at_once_at_a_signal_while_it_asks_whether_it_may_delete() {
-    // A regression of the review: the access review was sent after signals were taken in, so a
-    // hung one held the run up to --request-timeout (twice when refused) past Ctrl-C.
-    let server = shop(2, "StepPaused").object(lease(&now_micro())).start();
-    let review = server.pause(Requests::AccessReviews, 1, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let running = test.spawn(&["release-claim", "demo", "--yes"]);
-    assert!(review.wait_until_held(Duration::from_secs(30)), "the access review is held");
-    running.signal("INT");
-    let out = running.finish_within(Duration::from_secs(10));
-    assert!(!out.stdout.contains("released"), "{}", out.stdout);
-    review.release();
-    assert_eq!(claims(&server).len(), 1, "the claim is still there");
+fn release_claim_ends_at_once_at_a_signal_while_it_reads_the_claims_or_asks_whether_it_may_delete() {
+    // Nothing is written yet: a hung read, or access review, is not waited for (up to
+    // --request-timeout). A regression of the review: the access review was sent after signals
+    // were taken in, so a hung one held the run up to --request-timeout (twice when refused).
+    let held_requests = [
+        ("the read", Requests::Matching(Rule::new(["get"]).resources(["leases"]))),
+        ("the access review", Requests::AccessReviews),
+    ];
+    for (what, requests) in held_requests {
+        let server = shop(2, "StepPaused").object(lease(&now_micro())).start();
+        let held = server.pause(requests, 1, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let running = test.spawn(&["release-claim", "demo", "--yes"]);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "{what} is held");
+        running.signal("INT");
+        let out = running.finish_within(Duration::from_secs(10));
+        assert!(!out.stdout.contains("released"), "{what}: {}", out.stdout);
+        held.release();
+        assert_eq!(claims(&server).len(), 1, "{what}: the claim is still there");
+    }
 }
 
 /// The writes of `approve store` at step 1 (an HTTPRoute): the claim, the route (one replace
