@@ -197,11 +197,18 @@ enum Fate {
 }
 
 /// The way back after the report's lines (`FROM_BACKUP`), when an object with a backup (`Some`
-/// beside its fate) was left not rolled back; not for one kept on purpose, nor for one whose
-/// own line says its way back (one being deleted, held by its finalizers: kept).
-fn way_back<'a>(fates: impl IntoIterator<Item = (&'a Fate, Option<&'a PathBuf>)>) -> Option<&'static str> {
+/// beside its fate) was left not rolled back, or its undo was out (`in_flight`) when a second
+/// signal stopped the run; not for one kept on purpose, nor for one whose own line says its way
+/// back (one being deleted, held by its finalizers: kept).
+fn way_back<'a>(
+    fates: impl IntoIterator<Item = (&'a Fate, Option<&'a PathBuf>)>,
+    in_flight: Option<&InFlight>,
+) -> Option<&'static str> {
+    let undo_out = in_flight.is_some_and(|out| out.undoing && out.backup.is_some());
     let mut fates = fates.into_iter();
-    fates.any(|(fate, backup)| matches!(fate, Fate::NotRolledBack { .. }) && backup.is_some()).then_some(FROM_BACKUP)
+    let not_rolled_back =
+        |(fate, backup): (&Fate, Option<&PathBuf>)| matches!(fate, Fate::NotRolledBack { .. }) && backup.is_some();
+    (undo_out || fates.any(not_rolled_back)).then_some(FROM_BACKUP)
 }
 
 /// A write whose outcome was unknown that a fresh read resolved.
@@ -893,8 +900,9 @@ impl<'a> Writer<'a> {
 
     /// Before a later step of a sequence (`approve --to-end`) writes objects that someone else
     /// edited since the run's confirmation (`edited`: each with its state now, which the diff
-    /// shown starts from; a custom ref's undoes their edit, an HTTPRoute's may keep it): on a terminal, asks whether to overwrite their edits, and backs each one
-    /// up; otherwise refuses, before anything of the step is written.
+    /// shown starts from; a custom ref's undoes their edit, an HTTPRoute's may keep it): on a
+    /// terminal, asks whether to overwrite their edits, and backs each one up; otherwise refuses,
+    /// before anything of the step is written.
     pub async fn overwrite_edits(&mut self, edited: &[(ObjectKey, Arc<Value>)], step: &str) -> Result<(), Error> {
         if edited.is_empty() {
             return Ok(());
@@ -1355,9 +1363,7 @@ impl<'a> Writer<'a> {
         lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
         lines.extend(claims_left);
         let fates = self.written.iter().map(|w| (&w.fate, self.backup_of(w.change.key())));
-        // An undo out when a second signal stopped the run may not have landed either.
-        let undo_out = in_flight.filter(|out| out.undoing).and_then(|out| out.backup.as_ref());
-        lines.extend(way_back(fates).or(undo_out.map(|_| FROM_BACKUP)).map(String::from));
+        lines.extend(way_back(fates, in_flight).map(String::from));
         let rollback_unsure = self.written.iter().any(|w| matches!(w.fate, Fate::NotRolledBack { unsure: true, .. }));
         if in_flight.is_some() || !self.may_land.is_empty() || rollback_unsure {
             // `status` asks the same server: while it does not answer, neither does `status`.
@@ -1692,16 +1698,29 @@ mod tests {
     fn the_way_back_is_named_for_an_object_left_not_rolled_back_with_a_backup() {
         let backup = PathBuf::from("/b/1.yaml");
         let not_rolled_back = Fate::NotRolledBack { why: format!("{ROLLBACK_UNSURE} (…)"), unsure: true };
-        assert_eq!(way_back([(&not_rolled_back, Some(&backup))]), Some(FROM_BACKUP));
-        assert_eq!(way_back([(&not_rolled_back, None)]), None, "made by this run: no backup to put back");
+        assert_eq!(way_back([(&not_rolled_back, Some(&backup))], None), Some(FROM_BACKUP));
+        assert_eq!(way_back([(&not_rolled_back, None)], None), None, "made by this run: no backup to put back");
         // Whatever its words: kept on purpose (someone's edit), or with its own way back on its
         // line (held by its finalizers), an object gets none.
         for kept in [SOMEONE_CHANGED_IT.to_string(), format!("{COULD_NOT}: it is being deleted")] {
-            assert_eq!(way_back([(&Fate::Kept(kept), Some(&backup))]), None);
+            assert_eq!(way_back([(&Fate::Kept(kept), Some(&backup))], None), None);
         }
-        assert_eq!(way_back([(&Fate::Written, Some(&backup)), (&Fate::RolledBack, Some(&backup))]), None);
+        let done = [(&Fate::Written, Some(&backup)), (&Fate::RolledBack, Some(&backup))];
+        assert_eq!(way_back(done, None), None);
         let fates = [(&Fate::RolledBack, Some(&backup)), (&not_rolled_back, Some(&backup))];
-        assert_eq!(way_back(fates), Some(FROM_BACKUP), "once for the report");
+        assert_eq!(way_back(fates, None), Some(FROM_BACKUP), "once for the report");
+        // An undo out when a second signal came may not have landed; a forward write out is no
+        // rollback left undone.
+        let out = |undoing, backup: Option<&PathBuf>| InFlight {
+            key: ObjectKey::new("networking.istio.io", "VirtualService", "shop", "demo"),
+            backup: backup.cloned(),
+            may_be: ROLLBACK_OUT.into(),
+            makes: false,
+            undoing,
+        };
+        assert_eq!(way_back(done, Some(&out(true, Some(&backup)))), Some(FROM_BACKUP));
+        assert_eq!(way_back(done, Some(&out(true, None))), None, "made by this run");
+        assert_eq!(way_back(done, Some(&out(false, Some(&backup)))), None);
     }
 
     #[test]
