@@ -109,8 +109,8 @@ impl ApiFailure {
 
     /// What became of the reply of a request whose outcome is unknown (`outcome_unknown`), in a
     /// few words for a report that goes on to say what a fresh read showed: `the reply was
-    /// lost`, `no whole reply came within 30s`, `the reply could not be read (not JSON)`, `the server
-    /// answered 503 ServiceUnavailable`. `request_limit` is the one a timeout ran out.
+    /// lost`, `no whole reply came within 30s`, `the reply could not be read (not JSON)`, `the
+    /// server answered 503 ServiceUnavailable`. `request_limit` is the one a timeout ran out.
     pub fn unheard(&self, request_limit: Option<Duration>) -> String {
         match (self.code, self.reason.as_str()) {
             (Some(code), "" | NOT_A_STATUS) => format!("the server answered {code}"),
