@@ -1213,11 +1213,11 @@ impl<'a> Writer<'a> {
                         // A server that stopped answering fails the read as it failed the undo.
                         let again = match &e {
                             Error::Api { failure: read, .. } if read.to_string() == failure.to_string() => {
-                                "failed the same way".to_string()
+                                " failed the same way".to_string()
                             }
                             e => format!(": {e}"),
                         };
-                        let why = format!("{ROLLBACK_UNSURE} ({}; reading it again {again})", self.reply_of(&failure));
+                        let why = format!("{ROLLBACK_UNSURE} ({}; reading it again{again})", self.reply_of(&failure));
                         break Fate::NotRolledBack { why, unsure: true };
                     }
                 };
@@ -1401,7 +1401,25 @@ impl<'a> Writer<'a> {
         match &shown.fate {
             Fate::Written => format!("  {key}: {}{unheard_reply}{unheard}{backup}", done_by(&shown.change)),
             Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
+            Fate::NotRolledBack { why, unsure: true } => {
+                let made = self.made_stands(key, &shown.fate);
+                format!("  {key}: {made}{why}{later}{unheard}{backup}")
+            }
             Fate::Kept(why) | Fate::NotRolledBack { why, .. } => format!("  {key}: {why}{later}{unheard}{backup}"),
+        }
+    }
+
+    /// Before what an undo of a later write of `key` may have done, when this run made it: its
+    /// create stands whatever became of that undo (a canary Ingress's annotation patch, undone
+    /// before its delete), and `may or may not be rolled back` beside `it did not exist before
+    /// this run` would read as the object perhaps gone. `fate`: that of its writes not undone.
+    fn made_stands(&self, key: &ObjectKey, fate: &Fate) -> &'static str {
+        let mut standing = self.written.iter().filter(|w| w.change.key() == key && &w.fate == fate);
+        match (standing.next(), standing.next()) {
+            (Some(first), Some(_)) if matches!(first.change, Change::Create { .. }) => {
+                "made, not rolled back; a later write of it: "
+            }
+            _ => "",
         }
     }
 
@@ -1413,7 +1431,8 @@ impl<'a> Writer<'a> {
         let theirs: String =
             theirs.map(|(_, file)| format!("; their edit, which it may overwrite: {}", file.display())).collect();
         let before = before_this_run(backup, out.makes || self.made(&out.key), &theirs);
-        format!("  {}: {}{before}", out.key, out.may_be)
+        let made = if out.undoing { self.made_stands(&out.key, &Fate::Written) } else { "" };
+        format!("  {}: {made}{}{before}", out.key, out.may_be)
     }
 
     /// Whether this run made `key` (it did not exist before this run).

@@ -1302,6 +1302,44 @@ mod cluster {
     }
 
     #[test]
+    fn an_undo_of_the_canarys_patch_left_unknown_says_the_canary_made_stands() {
+        // The approval (write 4) is refused, and the rollback's first undo, the canary's patch
+        // reversed, goes unanswered: a hung server, or a second signal while it is out. The
+        // canary this run made stands either way (its delete is never sent): only the patch's
+        // undo may or may not have landed.
+        let refused = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.storm(refused(), Some(1), 422, None);
+        server.hang_from_write(5);
+        Test::new()
+            .kubeconfig(&server)
+            .args(["approve", "web", "--yes", "--request-timeout", "1s"])
+            .run()
+            .status(1)
+            .stderr_has(
+                "  Ingress shop/web-canary: made, not rolled back; a later write of it: may or may not be rolled back \
+                 (no whole reply came within 1s; reading it again failed the same way) (it did not exist before this run)\n",
+            );
+        assert_eq!(unanswered(&server), ["PATCH web-canary", "GET web-canary"], "no delete");
+        assert!(canary(&server).is_some());
+
+        let server = serving("nginx", 1, "StepPaused").start();
+        server.storm(refused(), Some(1), 422, None);
+        let undo = server.pause(Requests::Writes, 5, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--yes"]);
+        assert!(undo.wait_until_held(Duration::from_secs(30)), "the undo is sent");
+        child.first_signal("INT");
+        child.signal("INT");
+        child.finish().status(130).stderr_has(
+            "  Ingress shop/web-canary: made, not rolled back; a later write of it: may or may not be rolled back \
+             (its rollback was out) (it did not exist before this run)\n",
+        );
+        undo.release();
+        assert!(canary(&server).is_some());
+    }
+
+    #[test]
     fn the_rollback_reads_again_a_canary_whose_create_was_not_read_back_and_deletes_it() {
         // The canary's create (write 2) is stored, its reply lost, and not read back; the run
         // stops. Before rolling back, the canary is read once more: made, it is deleted, as a
