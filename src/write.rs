@@ -941,7 +941,10 @@ impl<'a> Writer<'a> {
                 "conflict on {key}: nobody changed what this write is about; writing it again at the new resourceVersion"
             ));
         } else {
-            let message = format!("{key} was changed by someone else while this run wrote it");
+            let message = match change {
+                Change::Create { .. } => format!("{key} was made by someone else while this run made it"),
+                _ => format!("{key} was changed by someone else while this run wrote it"),
+            };
             let overwritable =
                 !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
             match self.ask.filter(|_| overwritable) {
@@ -964,16 +967,27 @@ impl<'a> Writer<'a> {
     /// A refusal showing someone else's edit of the object `change` writes (`edit_diff`).
     fn other_edit(&self, change: &Change, fresh: Option<&Value>, message: &str) -> Error {
         let diff = self.edit_diff(change, fresh, "now");
-        // Routing can be written again over an edit; a Rollout's status is the controller's, and
-        // a restore or approve after someone else moved it on could undo live routing.
-        let advice = match change {
-            Change::MergePatch { subresource: Some(_), .. } => format!(
-                "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
-                change.key().name
+        // Routing can be written again over an edit, planned anew; a Rollout's status is the
+        // controller's, and a restore or approve after someone else moved it on could undo live
+        // routing; an object someone else made is theirs until they say otherwise.
+        let (theirs, advice) = match change {
+            Change::MergePatch { subresource: Some(_), .. } => (
+                "their edit",
+                format!(
+                    "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
+                    change.key().name
+                ),
             ),
-            _ => "Review it and run again (a restore or approve puts the planned routing back over it)".into(),
+            Change::Create { .. } => (
+                "it",
+                "It did not exist when this run planned it: see whose it is now before running anything again".into(),
+            ),
+            _ => (
+                "their edit",
+                "Review it and run again: the new plan shows what writing then does to their edit".into(),
+            ),
         };
-        Error::Conflict(format!("{message}; not overwriting their edit:\n{diff}{advice}"))
+        Error::Conflict(format!("{message}; not overwriting {theirs}:\n{diff}{advice}"))
     }
 
     /// The object `change` writes as this run last saw it and as it is now (`fresh`, labelled

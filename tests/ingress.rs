@@ -1564,9 +1564,10 @@ mod cluster {
             theirs["metadata"]["name"] = json!("web-canary");
             store.put(theirs);
         });
-        approve(&server).status(3).stderr_has(
-            "Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:",
-        );
+        approve(&server)
+            .status(3)
+            .stderr_has("Ingress shop/web-canary was made by someone else while this run made it; not overwriting it:")
+            .stderr_has("It did not exist when this run planned it: see whose it is now before running anything again");
         assert_eq!(state(&server), "StepPaused");
         assert!(canary(&server).unwrap()["metadata"].get("ownerReferences").is_none(), "theirs, untouched");
     }
@@ -1717,9 +1718,8 @@ mod cluster {
         });
         test.run_args(["restore".as_ref(), "--from-backup".as_ref(), backup.as_os_str(), "--yes".as_ref()])
             .status(3)
-            .stderr_has(
-                "Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:",
-            )
+            .stderr_has("Ingress shop/web-canary was made by someone else while this run made it; not overwriting it:")
+            .stderr_has("It did not exist when this run planned it: see whose it is now before running anything again")
             .stderr_has("nothing was written");
         assert!(canary(&server).unwrap()["metadata"].get("ownerReferences").is_none(), "theirs, untouched");
     }

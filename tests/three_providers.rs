@@ -393,7 +393,9 @@ mod cluster {
         });
         let out = approve(&server).status(3);
         assert!(
-            out.stderr.contains("Ingress demo/checkout-canary was changed by someone else while this run wrote it; not overwriting their edit:"),
+            out.stderr.contains(
+                "Ingress demo/checkout-canary was made by someone else while this run made it; not overwriting it:"
+            ),
             "{}",
             out.stderr
         );
