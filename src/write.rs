@@ -1224,10 +1224,14 @@ impl<'a> Writer<'a> {
                         break Fate::NotRolledBack { why, unsure: false };
                     }
                     Err(e) => {
-                        // A server that stopped answering fails the read as it failed the undo.
+                        // A server that stopped answering fails the read as it failed the undo;
+                        // either is said in the words of a reply not heard (`ApiFailure::unheard`).
                         let again = match &e {
-                            Error::Api { failure: read, .. } if read.to_string() == failure.to_string() => {
-                                " failed the same way".to_string()
+                            Error::Api { failure: read, .. } if read.outcome_unknown() => {
+                                match self.reply_of(read) == self.reply_of(&failure) {
+                                    true => " failed the same way".to_string(),
+                                    false => format!(": {}", self.reply_of(read)),
+                                }
                             }
                             e => format!(": {e}"),
                         };

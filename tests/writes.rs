@@ -1498,6 +1498,18 @@ fn a_rollback_whose_reply_is_lost_garbled_or_refused_by_a_busy_server_is_resolve
         assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary", "busy: {busy}");
         assert!(claims(&server).is_empty());
     }
+    // Lost, and the read that would tell answered 503 however often it is retried: each is
+    // said in the words of a reply not heard.
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(Requests::Writes, 7, Stage::BeforeStore, ReplyFault::Lost);
+    approve_refused_after(&server, || {
+        server.storm(Requests::Matching(Rule::new(["get"]).resources(["destinationrules"])), None, 503, None);
+    })
+    .status(1)
+    .stderr_has(
+        "  DestinationRule shop/demo: may or may not be rolled back (the reply was lost; reading it again: the server answered 503 ServiceUnavailable) (its state before this run: ",
+    );
+    assert_eq!(dr(&server)["spec"]["subsets"][1]["name"], "canary");
 }
 
 #[test]
