@@ -693,6 +693,28 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
     }
 }
 
+/// `plan`'s notes of the objects that the plan of `rollout`'s current step routes and changes,
+/// once the controller has routed that step (`routed_step`): those `status` notes (at most; a
+/// drifted object it says so itself), in short, as the diff shows what routing them writes.
+pub(crate) fn off_current_step(rollout: &Rollout, plan: &RoutingPlan) -> Vec<String> {
+    let Some(current) = routed_step(rollout) else { return Vec::new() };
+    let stages = plan.stages.iter().filter(|s| s.stage == Some(current));
+    let changed = stages.flat_map(|s| &s.objects).filter(|o| routes(o) && o.changed());
+    let mut notes: Vec<String> = Vec::new();
+    for object in changed {
+        let note = format!(
+            "{} is not at {current}, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status {}` says more",
+            object.describe(),
+            rollout.name
+        );
+        // An object two routings plan (the Rollout's own and its TrafficRouting's) is said once.
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    notes
+}
+
 /// Why `rollout` has no release in progress, when it has none: the controller then leaves its
 /// objects alone, as they should be, with the routing before the release (a canary Ingress
 /// absent). None while a release is in progress, ending, or the Rollout is being deleted (the
@@ -1107,7 +1129,17 @@ mod tests {
             let (view, _) = object(rollout, &original);
             assert_eq!((view.at_current_step, view.notes.len()), (None, 0), "{:?}", rollout.status);
             assert!(serde_json::to_value(&view).unwrap().get("atCurrentStep").is_none());
+            assert_eq!(off_current_step(rollout, &plan(rollout, &original)), Vec::<String>::new());
         }
+        // `plan`'s note: an object the step's plan changes, wherever it is (drifted too).
+        let off = |route: &serde_json::Value| off_current_step(&paused_at_2, &plan(&paused_at_2, route));
+        let noted = [
+            "HTTPRoute shop/store is not at step 2, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status store` says more",
+        ];
+        for route in [&original, &at_step(1), &edited] {
+            assert_eq!(off(route), noted);
+        }
+        assert_eq!(off(&at_step(2)), Vec::<String>::new());
     }
 
     #[test]

@@ -63,6 +63,12 @@ fn status_notes_an_object_not_at_the_step_the_controller_has_routed() {
         json[0]["objects"].as_array().unwrap().iter().map(|o| o["atCurrentStep"].clone()).collect()
     };
     assert_eq!(at_current_step(&json), [json!(false), json!(false)]);
+    // `plan` of the step notes them as well, above the diff of what routing them writes.
+    test.run_args(["plan", "demo"])
+        .success()
+        .stdout_has(
+            "  VirtualService shop/demo is not at step 2, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status demo` says more\n  DestinationRule shop/demo is not at step 2, the current step, ",
+        );
     test.run_args(["status", "demo", "-w", "--until-paused"])
         .success()
         .stdout_has("; VirtualService demo original (not at the current step), DestinationRule demo original (not at the current step)\n");
@@ -73,6 +79,8 @@ fn status_notes_an_object_not_at_the_step_the_controller_has_routed() {
     assert!(!out.stdout.contains("note:"), "{}", out.stdout);
     let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
     assert_eq!(at_current_step(&json), [Value::Null, Value::Null]);
+    let out = test.run_args(["plan", "demo"]).success();
+    assert!(!out.stdout.contains("the current step,"), "{}", out.stdout);
     // Routed: at the step.
     server.put_object(rollout(2, "StepPaused"));
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
@@ -80,6 +88,8 @@ fn status_notes_an_object_not_at_the_step_the_controller_has_routed() {
     assert!(!out.stdout.contains("note:"), "{}", out.stdout);
     let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
     assert_eq!(at_current_step(&json), [json!(true), json!(true)]);
+    let out = test.run_args(["plan", "demo"]).success();
+    assert!(!out.stdout.contains("the current step,"), "{}", out.stdout);
 }
 
 #[test]

@@ -364,6 +364,7 @@ async fn plan_namespace(
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
             plan.notes.extend(note);
             plan.notes.extend(session.routing_left(&live, &catalog, rollout));
+            plan.notes.extend(crate::status::off_current_step(&rollout.item, &plan));
             plan.warnings.extend(
                 shared.get(&(rollout.namespace.as_str(), rollout.item.name.as_str())).into_iter().flatten().cloned(),
             );

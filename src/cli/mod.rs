@@ -46,7 +46,8 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
     disabled Rollout runs no step. While a release is ending (finalising, rolled back, disabled, being deleted), the \
     controller's next routing write is the restore, not the step the status still names: without a stage flag no \
     step is planned, and a note points to restore --dry-run=client; a Healthy Rollout is not in a release (step 1 \
-    is shown). A Rollout the controller's admission webhook or the CRD's schema would refuse is an error with -f, \
+    is shown). Once the controller has routed the current step (past StepTrafficRouting), its plan should write \
+    nothing: an object it would change gets a note, as in status. A Rollout the controller's admission webhook or the CRD's schema would refuse is an error with -f, \
     and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
