@@ -319,6 +319,17 @@ const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)
 const UNSURE: &str = "`kubectl rollout-lua status` shows where each object now stands against its Rollout's steps";
 /// A write whose outcome was unknown, and a fresh read showed someone else's change.
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
+/// The same for a create: the object may as well be theirs from the start.
+const MADE_THEN_CHANGED: &str = "may have been made by this run and changed by someone else since, or made by them";
+
+/// What a write whose outcome was unknown may have been, once a fresh read shows someone else's
+/// change.
+fn landed_then_changed(change: &Change) -> &'static str {
+    match change {
+        Change::Create { .. } => MADE_THEN_CHANGED,
+        _ => LANDED_THEN_CHANGED,
+    }
+}
 const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
 const SOMEONE_DELETED_IT: &str = "NOT rolled back: someone deleted it since this run wrote it";
 /// This run's delete landed (its reply unheard), and someone made the object again since.
@@ -797,8 +808,9 @@ impl<'a> Writer<'a> {
                                 }
                                 _ => "Compare it with its state before this run (named below) and decide",
                             };
-                            self.keep(&key, LANDED_THEN_CHANGED);
-                            self.record_kept(change, resource, fresh, backup, LANDED_THEN_CHANGED);
+                            let why = landed_then_changed(&change);
+                            self.keep(&key, why);
+                            self.record_kept(change, resource, fresh, backup, why);
                             Err(Error::Input(format!(
                                 "{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile, perhaps after this run's write landed; it is left as it is:\n{diff}{decide}"
                             )))
@@ -1328,7 +1340,7 @@ impl<'a> Writer<'a> {
                 Landed::Applied => Fate::Written,
                 Landed::MadeAgain => Fate::Kept(MADE_AGAIN.into()),
                 // Their change moved the version the write was sent at: it can no longer land.
-                Landed::ChangedBySomeoneElse => Fate::Kept(LANDED_THEN_CHANGED.into()),
+                Landed::ChangedBySomeoneElse => Fate::Kept(landed_then_changed(&unheard.change).into()),
                 Landed::NotApplied | Landed::MovedOn => {
                     self.may_land[at].how = MayLand::ReadBackUnapplied;
                     at += 1;
@@ -1758,6 +1770,16 @@ mod tests {
         assert_eq!(way_back(done, Some(&out(true, Some(&backup)))), Some(FROM_BACKUP));
         assert_eq!(way_back(done, Some(&out(true, None))), None, "made by this run");
         assert_eq!(way_back(done, Some(&out(false, Some(&backup)))), None);
+    }
+
+    #[test]
+    fn a_write_then_someones_change_is_said_as_a_create_or_another_write() {
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        let object = Arc::new(json!({"kind": "Ingress"}));
+        let create = Change::Create { key: key.clone(), object: object.clone() };
+        assert_eq!(landed_then_changed(&create), MADE_THEN_CHANGED, "perhaps theirs from the start");
+        let replace = Change::Replace { key, before: object.clone(), after: object };
+        assert_eq!(landed_then_changed(&replace), LANDED_THEN_CHANGED);
     }
 
     #[test]

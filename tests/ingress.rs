@@ -1410,7 +1410,7 @@ mod cluster {
         let out = approve(&server)
             .status(1)
             .stderr_has(
-                "  Ingress shop/web-canary: may have been written by this run before someone else changed it (it did not exist before this run)\n  nothing else was written",
+                "  Ingress shop/web-canary: may have been made by this run and changed by someone else since, or made by them (it did not exist before this run)\n  nothing else was written",
             )
             // No state before this run to compare with (trial 9).
             .stderr_has("It did not exist before this run: see whose it is now and decide\n");
