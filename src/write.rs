@@ -801,18 +801,27 @@ impl<'a> Writer<'a> {
                             // named, with its state before this run, never rolled back over them.
                             let diff =
                                 self.edit_diff(&change, fresh.as_ref(), "this run's write and theirs, as it is now");
-                            // A create has no state before this run to compare with.
-                            let decide = match change {
-                                Change::Create { .. } => {
-                                    "It did not exist before this run: see whose it is now and decide"
-                                }
-                                _ => "Compare it with its state before this run (named below) and decide",
+                            // A create's object may be theirs from the start, and has no state
+                            // before this run to compare with.
+                            let (shows, decide) = match change {
+                                Change::Create { .. } => (
+                                    format!(
+                                        "{key} made or changed by someone else meanwhile, perhaps after this run's create landed"
+                                    ),
+                                    "It did not exist before this run: see whose it is now and decide",
+                                ),
+                                _ => (
+                                    format!(
+                                        "someone else changed {key} meanwhile, perhaps after this run's write landed"
+                                    ),
+                                    "Compare it with its state before this run (named below) and decide",
+                                ),
                             };
                             let why = landed_then_changed(&change);
                             self.keep(&key, why);
                             self.record_kept(change, resource, fresh, backup, why);
                             Err(Error::Input(format!(
-                                "{doing}: {failure}; a fresh read shows someone else changed {key} meanwhile, perhaps after this run's write landed; it is left as it is:\n{diff}{decide}"
+                                "{doing}: {failure}; a fresh read shows {shows}; it is left as it is:\n{diff}{decide}"
                             )))
                         }
                     };

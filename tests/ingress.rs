@@ -1412,6 +1412,7 @@ mod cluster {
             .stderr_has(
                 "  Ingress shop/web-canary: may have been made by this run and changed by someone else since, or made by them (it did not exist before this run)\n  nothing else was written",
             )
+            .stderr_has("a fresh read shows Ingress shop/web-canary made or changed by someone else meanwhile, perhaps after this run's create landed; it is left as it is:")
             // No state before this run to compare with (trial 9).
             .stderr_has("It did not exist before this run: see whose it is now and decide\n");
         assert!(!out.stderr.contains("nothing was written") && !out.stderr.contains("named below"), "{}", out.stderr);
