@@ -694,8 +694,8 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
 }
 
 /// `plan`'s notes of the objects that the plan of `rollout`'s current step routes and changes,
-/// once the controller has routed that step (`routed_step`): those `status` notes (at most; a
-/// drifted object it says so itself), in short, as the diff shows what routing them writes.
+/// once the controller has routed that step (`routed_step`): those `status` notes, and those it
+/// shows as drifted; short, as the diff below them shows what routing them writes.
 pub(crate) fn off_current_step(rollout: &Rollout, plan: &RoutingPlan) -> Vec<String> {
     let Some(current) = routed_step(rollout) else { return Vec::new() };
     let stages = plan.stages.iter().filter(|s| s.stage == Some(current));
