@@ -2,7 +2,8 @@
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
 use crate::model::{
-    Ending, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit, canary_ingress_name,
+    Ending, ObjectRef, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit,
+    canary_ingress_name,
 };
 use crate::output::{self, BOLD, GREEN, RED, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
@@ -262,8 +263,26 @@ pub struct RolloutView {
     /// The gateway objects, or why they could not be placed.
     #[serde(flatten, serialize_with = "objects_or_error")]
     pub objects: Result<Vec<ObjectView>, String>,
+    /// The objects its routings name (its own and its TrafficRouting's), in its namespace, placed
+    /// or not: following watches them, so that one made or fixed is seen when it changes.
+    #[serde(skip)]
+    pub routes_through: Vec<ObjectRef>,
     /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).
     pub claim: Option<ClaimView>,
+}
+
+/// The objects the routings of `rollout` (its own, and its TrafficRouting `cr`'s) name, once
+/// each.
+fn routes_through(rollout: &Rollout, namespace: &str, cr: Option<&TrafficRoutingCr>) -> Vec<ObjectRef> {
+    let own = Routing::of_rollout(rollout, namespace);
+    let routings = own.into_iter().chain(cr.map(|cr| Routing::of_traffic_routing(cr, namespace)));
+    let mut refs: Vec<ObjectRef> = Vec::new();
+    for reference in routings.flat_map(|routing| routing.providers).flat_map(|provider| provider.refs()) {
+        if !refs.contains(&reference) {
+            refs.push(reference);
+        }
+    }
+    refs
 }
 
 /// What `stage` does when it could not be planned, as the plan would say it without the
@@ -374,6 +393,7 @@ impl RolloutView {
                 note_off_current_step(rollout, plan, &mut views);
                 views
             }),
+            routes_through: routes_through(rollout, namespace, cr),
             claim: None,
         }
     }
@@ -402,6 +422,7 @@ impl RolloutView {
             stable_ready_replicas: None,
             workload: None,
             objects: Err(error),
+            routes_through: Vec::new(),
             claim: None,
         }
     }

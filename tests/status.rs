@@ -1631,6 +1631,26 @@ mod watching {
         assert_eq!(watched("/virtualservices"), 1);
     }
 
+    #[test]
+    fn a_gateway_object_that_could_not_be_placed_is_watched_all_the_same() {
+        // VirtualService demo is missing: demo's objects cannot be placed. Its resource is
+        // watched all the same, so that its making is seen at once, not at the next full read
+        // (30s after the first; `wait_for` gives up after 20s).
+        let server = shop(1, "StepUpgrade").start();
+        let vs = server.delete_object("networking.istio.io", "virtualservices", NAMESPACE, "demo").unwrap();
+        let (_test, running) = following_with(&server, &["status", "demo", "-w", "--timeout", "60s"]);
+        let watched = || {
+            let watch = |r: &LoggedRequest| param(r, "watch").is_some_and(|w| w == "true");
+            server.requests().iter().any(|r| watch(r) && r.path.ends_with("/virtualservices"))
+        };
+        wait_for("the VirtualServices watched", watched);
+        assert_eq!(gets(&server, "virtualservices", "demo"), 1);
+        server.put_object(vs);
+        wait_for("demo read again", || gets(&server, "virtualservices", "demo") == 2);
+        running.signal("INT");
+        running.finish_within(Duration::from_secs(20)).stdout_has("cannot place its objects");
+    }
+
     /// The watches of Rollouts, and the reads of Rollout demo.
     fn watch_requests() -> Requests {
         Requests::Matching(Rule::new(["watch"]).resources(["rollouts"]))
