@@ -263,8 +263,9 @@ pub struct RolloutView {
     /// The gateway objects, or why they could not be placed.
     #[serde(flatten, serialize_with = "objects_or_error")]
     pub objects: Result<Vec<ObjectView>, String>,
-    /// The objects its routings name (its own and its TrafficRouting's), in its namespace, placed
-    /// or not: following watches them, so that one made or fixed is seen when it changes.
+    /// The objects its routings name (its own and its TrafficRouting's), in its namespace, at the
+    /// versions they name: following watches them when `objects` could not be placed, so that
+    /// one made or fixed is seen when it changes.
     #[serde(skip)]
     pub routes_through: Vec<ObjectRef>,
     /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).

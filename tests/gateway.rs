@@ -242,6 +242,24 @@ mod cluster {
     }
 
     #[test]
+    fn following_watches_the_route_at_the_version_it_was_read() {
+        // Served at v1 only: the route is read, placed and watched there, not at the v1beta1
+        // the Rollout's routing names.
+        let server = same_service(1, "Progressing");
+        Test::new().kubeconfig(&server).args(["status", "store", "-w", "--timeout", "3s"]).run().status(1);
+        let watched: Vec<String> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.query_params.iter().any(|(k, v)| k == "watch" && v == "true"))
+            .map(|r| r.path)
+            .collect();
+        assert!(
+            watched.iter().any(|p| p == "/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes"),
+            "{watched:?}"
+        );
+    }
+
+    #[test]
     fn with_canary_equal_to_stable_a_restore_that_leaves_no_rule_lands_on_the_crds_default_rule() {
         let server = same_service(3, "Progressing");
         let status = |server: &FakeHandle| Test::new().kubeconfig(server).args(["status", "store"]).run().success();

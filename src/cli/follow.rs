@@ -10,7 +10,7 @@ use super::cluster::Session;
 use super::views::{Missing, Read, Scope, Since, views};
 use super::{Format, print, print_raw, term_is_dumb};
 use crate::error::{Error, Signal};
-use crate::model::Stage;
+use crate::model::{ObjectRef, Stage};
 use crate::output::{YELLOW, paint};
 use crate::source::live::Selection;
 use crate::source::watch::{Changes, GatewayWatch, RolloutWatch, Routed};
@@ -300,11 +300,23 @@ async fn read_and_watch(
 ) -> Result<Vec<RolloutView>, Error> {
     let views = views(session, scope, read).await?;
     if let Some(gateways) = gateways {
-        // Those its routings name, placed or not: one missing, or that its script fails on, is
-        // seen when it is made or changed, not at the next full read.
+        // Its objects as placed (at the version they were read), else those its routings name:
+        // one missing, or that its script fails on, is seen when it is made or changed, not at
+        // the next full read.
         let routed = views.iter().flat_map(|view| {
-            view.routes_through.iter().map(|reference| Routed {
-                reference: reference.clone(),
+            let references: Vec<ObjectRef> = match &view.objects {
+                Ok(objects) => objects
+                    .iter()
+                    .map(|object| ObjectRef {
+                        api_version: object.api_version.clone(),
+                        kind: object.kind.clone(),
+                        name: object.name.clone(),
+                    })
+                    .collect(),
+                Err(_) => view.routes_through.clone(),
+            };
+            references.into_iter().map(|reference| Routed {
+                reference,
                 namespace: view.namespace.clone(),
                 rollout: (view.namespace.clone(), view.name.clone()),
             })
