@@ -263,9 +263,9 @@ pub struct RolloutView {
     /// The gateway objects, or why they could not be placed.
     #[serde(flatten, serialize_with = "objects_or_error")]
     pub objects: Result<Vec<ObjectView>, String>,
-    /// The objects its routings name (its own and its TrafficRouting's), in its namespace, at the
-    /// versions they name: following watches them when `objects` could not be placed, so that
-    /// one made or fixed is seen when it changes.
+    /// When `objects` could not be placed, the objects its routings name (its own and its
+    /// TrafficRouting's), in its namespace, at the versions they name: following watches them,
+    /// so that one made or fixed is seen when it changes. Empty otherwise.
     #[serde(skip)]
     pub routes_through: Vec<ObjectRef>,
     /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).
@@ -335,6 +335,10 @@ impl RolloutView {
         workload: Option<WorkloadView>,
         now: SystemTime,
     ) -> RolloutView {
+        let routes_through = match every_stage {
+            Ok(_) => Vec::new(),
+            Err(_) => routes_through(rollout, namespace, cr),
+        };
         let status = &rollout.status;
         let style = match (rollout.kind, rollout.enable_extra_workload_for_canary) {
             (StrategyKind::BlueGreen, _) => "blue-green",
@@ -394,7 +398,7 @@ impl RolloutView {
                 note_off_current_step(rollout, plan, &mut views);
                 views
             }),
-            routes_through: routes_through(rollout, namespace, cr),
+            routes_through,
             claim: None,
         }
     }
