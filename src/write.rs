@@ -321,6 +321,11 @@ const UNSURE: &str = "`kubectl rollout-lua status` shows where each object now s
 const LANDED_THEN_CHANGED: &str = "may have been written by this run before someone else changed it";
 /// The same for a create: the object may as well be theirs from the start.
 const MADE_THEN_CHANGED: &str = "may have been made by this run and changed by someone else since, or made by them";
+const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
+const SOMEONE_DELETED_IT: &str = "NOT rolled back: someone deleted it since this run wrote it";
+/// This run's delete landed (its reply unheard), and someone made the object again since.
+const MADE_AGAIN: &str = "deleted by this run, then made again by someone else: theirs, left alone";
+const ROLLED_BACK_MADE_AGAIN: &str = "rolled back (deleted), then made again by someone else: theirs, left alone";
 
 /// What a write whose outcome was unknown may have been, once a fresh read shows someone else's
 /// change.
@@ -330,11 +335,6 @@ fn landed_then_changed(change: &Change) -> &'static str {
         _ => LANDED_THEN_CHANGED,
     }
 }
-const SOMEONE_CHANGED_IT: &str = "NOT rolled back: someone changed it since this run wrote it";
-const SOMEONE_DELETED_IT: &str = "NOT rolled back: someone deleted it since this run wrote it";
-/// This run's delete landed (its reply unheard), and someone made the object again since.
-const MADE_AGAIN: &str = "deleted by this run, then made again by someone else: theirs, left alone";
-const ROLLED_BACK_MADE_AGAIN: &str = "rolled back (deleted), then made again by someone else: theirs, left alone";
 
 /// How a write the server may still apply was left (`Writer::may_land`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1247,16 +1247,15 @@ impl<'a> Writer<'a> {
                     Err(e) => {
                         // A server that stopped answering fails the read as it failed the undo;
                         // either is said in the words of a reply not heard (`ApiFailure::unheard`).
+                        let undo = self.reply_of(&failure);
                         let again = match &e {
-                            Error::Api { failure: read, .. } if read.outcome_unknown() => {
-                                match self.reply_of(read) == self.reply_of(&failure) {
-                                    true => " failed the same way".to_string(),
-                                    false => format!(": {}", self.reply_of(read)),
-                                }
-                            }
+                            Error::Api { failure: read, .. } if read.outcome_unknown() => match self.reply_of(read) {
+                                read if read == undo => " failed the same way".to_string(),
+                                read => format!(": {read}"),
+                            },
                             e => format!(": {e}"),
                         };
-                        let why = format!("{ROLLBACK_UNSURE} ({}; reading it again{again})", self.reply_of(&failure));
+                        let why = format!("{ROLLBACK_UNSURE} ({undo}; reading it again{again})");
                         break Fate::NotRolledBack { why, unsure: true };
                     }
                 };
