@@ -246,7 +246,22 @@ mod cluster {
         // Served at v1 only: the route is read, placed and watched there, not at the v1beta1
         // the Rollout's routing names.
         let server = same_service(1, "Progressing");
-        Test::new().kubeconfig(&server).args(["status", "store", "-w", "--timeout", "3s"]).run().status(1);
+        assert_routes_watched_at_v1(&server);
+    }
+
+    #[test]
+    fn following_watches_a_missing_route_at_the_version_the_server_serves() {
+        // Missing, the route cannot be placed, and the routing names v1beta1, which this
+        // server does not serve: the route is watched at v1 all the same, so that its making is
+        // seen at once.
+        let server = same_service(1, "Progressing");
+        server.delete_object("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store").unwrap();
+        assert_routes_watched_at_v1(&server);
+    }
+
+    /// `status store -w` for 3s watches the HTTPRoutes of namespace shop at v1.
+    fn assert_routes_watched_at_v1(server: &FakeHandle) {
+        Test::new().kubeconfig(server).args(["status", "store", "-w", "--timeout", "3s"]).run().status(1);
         let watched: Vec<String> = server
             .requests()
             .into_iter()

@@ -571,14 +571,7 @@ async fn read_http_routes(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let mut served = None;
-    for version in ["v1", "v1beta1"] {
-        if cluster.resource(gateway::GROUP, version, gateway::KIND, false).await?.is_some() {
-            served = Some(version);
-            break;
-        }
-    }
-    let version = served.ok_or_else(|| {
+    let version = http_route_version(cluster).await?.ok_or_else(|| {
         Error::Input(format!(
             "the API server serves no httproutes.{} at v1 or v1beta1 (is the Gateway API installed?), needed for HTTPRoute {}",
             gateway::GROUP,
@@ -594,6 +587,17 @@ async fn read_http_routes(
         })
         .collect();
     read_refs(cluster, refs.iter()).await
+}
+
+/// The version HTTPRoutes are read (and watched) at: v1 where the API server serves it, else
+/// v1beta1; `None` where it serves neither.
+pub async fn http_route_version(cluster: &Cluster) -> Result<Option<&'static str>, Error> {
+    for version in ["v1", "v1beta1"] {
+        if cluster.resource(gateway::GROUP, version, gateway::KIND, false).await?.is_some() {
+            return Ok(Some(version));
+        }
+    }
+    Ok(None)
 }
 
 fn not_served(reference: &ObjectRef) -> Error {

@@ -7,6 +7,7 @@ use super::cluster::{Cluster, Resource, Watched};
 use super::live::{self, Selection, rollout_name};
 use crate::error::Error;
 use crate::model::{ObjectKey, ObjectRef};
+use crate::providers::gateway;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -144,7 +145,13 @@ impl GatewayWatch {
         let cluster = &self.cluster;
         let missing = needed.into_iter().filter(|(key, _)| !self.watches.contains_key(key));
         let started = futures::future::join_all(missing.map(|(key, reference)| async move {
-            let resource = cluster.resource(reference.group(), reference.version(), &reference.kind, false).await;
+            // HTTPRoutes at the version they are read at, whatever version a routing names: a
+            // missing route a v1-only server would otherwise go unwatched.
+            let version = match (reference.group(), reference.kind.as_str()) {
+                (gateway::GROUP, gateway::KIND) => live::http_route_version(cluster).await.ok().flatten()?,
+                _ => reference.version(),
+            };
+            let resource = cluster.resource(reference.group(), version, &reference.kind, false).await;
             let resource = resource.ok().flatten()?;
             let (_, _, namespace) = &key;
             let what = format!("{} in namespace {namespace}", resource.qualified());
