@@ -215,10 +215,14 @@ fn find_rounded<'a>(source: &'a Value, path: &mut Vec<PathStep<'a>>, planned: &V
                 PathStep::Key(key) => value.get(key),
                 PathStep::Index(i) => value.get(i),
             });
-            // The exact number itself (a restore from a backup writes it so) is not rounded.
+            // The exact number itself (a restore from a backup writes it so) is not rounded, nor
+            // one written as it reads already (`12345678901234567000`, beyond int64, which the
+            // API server stored as a float64).
+            let exact = n.to_string();
             if let Some(Value::Number(written)) = at
                 && written != n
                 && written.as_f64() == Some(float)
+                && exact != format_float(float)
             {
                 let path = path
                     .iter()
@@ -227,7 +231,7 @@ fn find_rounded<'a>(source: &'a Value, path: &mut Vec<PathStep<'a>>, planned: &V
                         PathStep::Index(i) => format!("[{i}]"),
                     })
                     .collect();
-                found.push(Rounded { path, exact: n.to_string(), written: format_float(float) });
+                found.push(Rounded { path, exact, written: format_float(float) });
             }
         }
         Value::Array(items) => {
@@ -521,6 +525,8 @@ mod tests {
         // A number read as a float64 already (a fraction or an exponent in the text) is the
         // float64 the controller writes.
         assert_eq!(rounded(&json!({"a": 9007199254740993.0}), &json!({"a": 9007199254740992.0})), []);
+        // Nor is one whose text is already what Go writes for the float64 it rounds to.
+        assert_eq!(rounded(&json!({"a": 12345678901234567000u64}), &json!({"a": 12345678901234567000.0})), []);
     }
 
     #[test]
