@@ -64,6 +64,22 @@ fn plan_shows_every_step_as_a_diff() {
 }
 
 #[test]
+fn a_step_with_request_headers_alone_is_said_to_apply_none_of_them() {
+    // The controller finalises at a step without traffic or matches: the modifier never lands.
+    let rollout = ROLLOUT.replace(
+        "      - replicas: 100%\n",
+        "      - replicas: 100%\n        requestHeaderModifier:\n          set: [{name: x-tag, value: blue}]\n",
+    );
+    Test::new()
+        .file("m/rollout.yaml", &rollout)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("step 3/3: replicas 100%, original routing (no traffic, no matches), request headers set x-tag=blue not applied (the controller routes no step without traffic or matches), no pause");
+}
+
+#[test]
 fn plan_output_is_machine_readable_and_byte_faithful() {
     let out = manifests().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success();
     let doc = out.json();

@@ -100,10 +100,18 @@ impl RouteStrategy {
         } else if let Some(traffic) = &self.traffic {
             parts.push(format!("traffic {traffic} ({})", weights("")));
         }
-        if let Some(modifier) = &self.request_header_modifier {
-            parts.push(describe_modifier(modifier));
+        let original = "original routing (no traffic, no matches)";
+        match &self.request_header_modifier {
+            // The controller finalises at a step without traffic or matches (it routes nothing
+            // there), so a modifier alone is never applied.
+            Some(modifier) if parts.is_empty() => format!(
+                "{original}, request headers {} not applied (the controller routes no step without traffic or matches)",
+                header_changes(modifier)
+            ),
+            Some(modifier) => format!("{}, request headers: {}", parts.join(", "), header_changes(modifier)),
+            None if parts.is_empty() => original.into(),
+            None => parts.join(", "),
         }
-        if parts.is_empty() { "original routing (no traffic, no matches)".into() } else { parts.join(", ") }
     }
 }
 
@@ -157,7 +165,8 @@ fn kind_symbol(kind: Option<&str>) -> &'static str {
     }
 }
 
-fn describe_modifier(modifier: &Value) -> String {
+/// A requestHeaderModifier's changes: `set x=1, add y=2, remove z`.
+fn header_changes(modifier: &Value) -> String {
     let mut parts = Vec::new();
     for action in ["set", "add"] {
         for header in modifier[action].as_array().into_iter().flatten() {
@@ -171,7 +180,7 @@ fn describe_modifier(modifier: &Value) -> String {
     for name in modifier["remove"].as_array().into_iter().flatten() {
         parts.push(format!("remove {}", name.as_str().unwrap_or("")));
     }
-    format!("request headers: {}", parts.join(", "))
+    parts.join(", ")
 }
 
 /// Reads `matches` with the CRD's enums, and its defaults under `Semantics::Controller`.
@@ -360,6 +369,22 @@ mod tests {
         // Matches alone have no weights to say.
         let matches = RouteStrategy { traffic: None, ..both };
         assert_eq!(matches.describe_split(&WeightSplit::NotSplit), "matches [header x=1]");
+    }
+
+    #[test]
+    fn request_headers_are_said_not_applied_at_a_step_without_traffic_or_matches() {
+        let modifier = json!({"set": [{"name": "x-tag", "value": "blue"}], "remove": ["x-debug"]});
+        let alone = RouteStrategy { request_header_modifier: Some(modifier), ..Default::default() };
+        assert_eq!(
+            alone.describe(),
+            "original routing (no traffic, no matches), request headers set x-tag=blue, remove x-debug not applied (the controller routes no step without traffic or matches)"
+        );
+        let routed = RouteStrategy { traffic: Some("10%".into()), ..alone };
+        assert_eq!(
+            routed.describe(),
+            "traffic 10% (canary 10 / stable 90), request headers: set x-tag=blue, remove x-debug"
+        );
+        assert_eq!(RouteStrategy::default().describe(), "original routing (no traffic, no matches)");
     }
 
     #[test]
