@@ -156,6 +156,8 @@ impl Encoding for Values {
 pub struct GoJson {
     pub text: String,
     pub entries: Vec<(String, Range<usize>)>,
+    /// How many values and keys it holds.
+    pub values: u64,
 }
 
 /// Encoding into Go's JSON text, written as it comes.
@@ -170,6 +172,7 @@ pub struct GoJsonText {
     depth: usize,
     /// The entries of the outermost map: each key, and where the entry starts and its value.
     entries: Vec<(String, Range<usize>)>,
+    values: u64,
 }
 
 impl GoJsonText {
@@ -193,8 +196,10 @@ impl GoJsonText {
         self.out.push('"');
     }
 
-    /// The comma before a list's item or a map's key that follows another.
+    /// The comma before a list's item or a map's key that follows another; counts the value
+    /// or key that follows.
     fn separate(&mut self) {
+        self.values += 1;
         if !matches!(self.out.as_bytes().last(), None | Some(b'[' | b'{' | b':')) {
             self.out.push(',');
         }
@@ -252,7 +257,7 @@ impl Encoding for GoJsonText {
         // Each value ends where the next entry starts, the last before the closing brace.
         let ends = self.entries.iter().skip(1).map(|(_, entry)| entry.start).chain([self.out.len().saturating_sub(1)]);
         let entries = self.entries.iter().zip(ends).map(|((key, entry), end)| (key.clone(), entry.end..end)).collect();
-        GoJson { text: self.out, entries }
+        GoJson { text: self.out, entries, values: self.values }
     }
 }
 
@@ -513,7 +518,7 @@ mod tests {
         };
         let decoded = from_lua(&lua, value.clone(), empty, usize::MAX, Values::default()).map_err(message);
         let text = from_lua(&lua, value, empty, usize::MAX, GoJsonText::default()).map_err(message);
-        if let Ok(GoJson { text, entries }) = &text {
+        if let Ok(GoJson { text, entries, .. }) = &text {
             let map: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
             let found: Vec<(String, Value)> = entries
                 .iter()

@@ -885,17 +885,30 @@ mod tests {
     }
 
     #[test]
-    fn json_encode_counts_a_byte_of_its_text_as_an_instruction() {
+    fn string_rep_counts_an_instruction_per_64_bytes_it_builds() {
+        let rep = |count: u64| work_of(&format!("local s = string.rep('ab', {count}) return {{spec = 1}}"), json!({}));
+        assert_eq!(rep(64 * 1000).instructions - rep(0).instructions, 2 * 1000);
+        // Three megabytes, built by Go's strings.Repeat in a few milliseconds.
+        assert!(controller_time(rep(3 * 512 * 1024)).is_none());
+    }
+
+    #[test]
+    fn json_encode_counts_its_values_and_bytes_as_instructions() {
         let rules: Vec<Value> = (0..100).map(|i| json!({"name": format!("rule-{i:03}")})).collect();
         let obj = json!({"spec": {"rules": rules}});
+        // The map, key spec, its map, key rules, the list, and per rule a map, a key and a string.
+        let values = 5 + 3 * 100;
         let text = obj.to_string().len() as u64;
         let encoded = |times: u64| {
             work_of(&format!("for i = 1, {times} do local s = json.encode(obj) end return {{spec = 1}}"), obj.clone())
         };
         let (once, thrice) = (encoded(1), encoded(3));
-        assert_eq!(thrice.instructions - once.instructions, 2 * text);
-        // Two million bytes encoded, few instructions: a third of the loaded controller's second.
-        assert!(controller_time(encoded(2_000_000 / text + 1)).is_some());
+        assert_eq!(thrice.instructions - once.instructions, 2 * (6 * values + text / 10));
+        // Many values encoded, few instructions: a third of the loaded controller's second.
+        assert!(controller_time(encoded(2_000_000 / (6 * values) + 1)).is_some());
+        // Long strings cost little: two megabytes in 2,000 of them are far from it.
+        let strings = "local t = {} for i = 1, 2000 do t[i] = string.rep('z', 1000) end local s = json.encode(t) return {spec = 1}";
+        assert!(controller_time(work_of(strings, json!({}))).is_none());
     }
 
     #[test]
