@@ -162,6 +162,38 @@ fn missing_identity(value: &Value) -> Option<String> {
     }
 }
 
+/// Why a document that is not a Kubernetes object (`missing` says why) is skipped: one with a
+/// name and either an apiVersion or a kind is taken for an object with a mistake in it.
+fn skip_reason(value: &Value, missing: String) -> SkipReason {
+    let name = value["metadata"]["name"].as_str().filter(|name| !name.is_empty());
+    match (name, missing.as_str()) {
+        (Some(name), "no apiVersion") => {
+            SkipReason::Incomplete { object: format!("{} {name}", value["kind"].as_str().unwrap_or_default()), missing }
+        }
+        (Some(name), "no kind") => SkipReason::Incomplete {
+            object: format!("{name} ({})", value["apiVersion"].as_str().unwrap_or_default()),
+            missing,
+        },
+        _ => SkipReason::NotAnObject(missing),
+    }
+}
+
+/// A warning for each skipped document that looks like an object with its apiVersion or kind
+/// left out: said whether or not -v is given, as kubectl refuses such a document where this
+/// tool only skips it, and a Rollout's ref to it then finds nothing.
+pub fn incomplete_objects(skipped: &[Skipped]) -> Vec<String> {
+    skipped
+        .iter()
+        .filter_map(|entry| match &entry.reason {
+            SkipReason::Incomplete { missing, object } => Some(format!(
+                "skipped {}: {object} has {missing}, so it is not read as an object (kubectl refuses it)",
+                entry.origin
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// An object's labels and annotations as the API server stores them, which decodes them into Go
 /// maps of strings: a null value becomes `""`, and any other value that is not a string is
 /// refused (an unquoted `8` or `true` in a file).
@@ -216,7 +248,9 @@ fn skipped_in(source: &str, entries: &[&Skipped]) -> String {
     let not_objects: Vec<(&Origin, &str)> = entries
         .iter()
         .filter_map(|e| match &e.reason {
-            SkipReason::NotAnObject(missing) => Some((&e.origin, missing.as_str())),
+            SkipReason::NotAnObject(missing) | SkipReason::Incomplete { missing, .. } => {
+                Some((&e.origin, missing.as_str()))
+            }
             SkipReason::Unused { .. } => None,
         })
         .collect();
@@ -327,6 +361,9 @@ pub struct Skipped {
 pub enum SkipReason {
     /// Not an object the API server would take: what is missing (`no apiVersion or kind`).
     NotAnObject(String),
+    /// An object but for its apiVersion or its kind (`missing`), most likely a mistake in it:
+    /// `object` says which (`VirtualService echoserver`).
+    Incomplete { missing: String, object: String },
     /// An object of a kind no Rollout or TrafficRouting in the input routes through.
     Unused { kind: String },
 }
@@ -420,7 +457,7 @@ impl Snapshot {
                     snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
                 }
                 _ => match missing_identity(&value) {
-                    Some(missing) => skipped.push(Skipped { source, origin, reason: SkipReason::NotAnObject(missing) }),
+                    Some(missing) => skipped.push(Skipped { source, origin, reason: skip_reason(&value, missing) }),
                     None => others.push((i, source, origin, namespace, value)),
                 },
             }
@@ -632,6 +669,33 @@ mod tests {
             ]
         );
         assert_eq!(snapshot.script_keys(), [("networking.istio.io".to_string(), "VirtualService".to_string())].into());
+    }
+
+    #[test]
+    fn an_object_without_its_apiversion_or_kind_is_said_to_be_skipped_whatever_the_verbosity() {
+        let documents = vec![
+            document("r.yaml", 1, rollout()),
+            document("vs.yaml", 1, json!({"kind": "VirtualService", "metadata": {"name": "vs"}})),
+            document("vs.yaml", 4, json!({"apiVersion": "networking.istio.io/v1beta1", "metadata": {"name": "vs"}})),
+            // Not taken for an object: nothing names it.
+            document("values.yaml", 1, json!({"kind": "values", "replicaCount": 2})),
+        ];
+        let (_, skipped) = Snapshot::from_documents(documents, "ns").unwrap();
+        assert_eq!(
+            incomplete_objects(&skipped),
+            [
+                "skipped vs.yaml:1: VirtualService vs has no apiVersion, so it is not read as an object (kubectl refuses it)",
+                "skipped vs.yaml:4: vs (networking.istio.io/v1beta1) has no kind, so it is not read as an object (kubectl refuses it)",
+            ]
+        );
+        // With -v, among the documents that are not objects.
+        assert_eq!(
+            skipped_lines(&skipped),
+            [
+                "skipped vs.yaml: 2 documents that are not Kubernetes objects (the first, vs.yaml:1: no apiVersion)",
+                "skipped values.yaml:1: not a Kubernetes object (no apiVersion or metadata.name)",
+            ]
+        );
     }
 
     #[test]

@@ -80,6 +80,19 @@ fn a_step_with_request_headers_alone_is_said_to_apply_none_of_them() {
 }
 
 #[test]
+fn an_object_without_its_apiversion_is_said_to_be_skipped_before_the_ref_to_it_fails() {
+    let vs = VIRTUAL_SERVICE.replace("apiVersion: networking.istio.io/v1beta1\n", "");
+    Test::new()
+        .file("m/rollout.yaml", ROLLOUT)
+        .file("m/vs.yaml", &vs)
+        .args(["plan", "-f", "m"])
+        .run()
+        .status(1)
+        .stderr_has("warning: skipped m/vs.yaml:2: VirtualService demo has no apiVersion, so it is not read as an object (kubectl refuses it)\n")
+        .stderr_has("routes through VirtualService/demo (networking.istio.io/v1beta1), but there is no such object in namespace shop");
+}
+
+#[test]
 fn plan_output_is_machine_readable_and_byte_faithful() {
     let out = manifests().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success();
     let doc = out.json();

@@ -58,6 +58,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         .map(|(source, _)| source.clone())
         .collect();
     let (mut snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
+    for line in snapshot::incomplete_objects(&skipped) {
+        super::warn(&format!("warning: {line}"));
+    }
     if global.verbose {
         note(&format!("read {} from {}", counted(documents, "document"), counted(manifests.files, "file")));
         for line in manifests.skipped.iter().chain(&snapshot::skipped_lines(&skipped)) {
