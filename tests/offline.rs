@@ -315,6 +315,27 @@ fn test_reports_failures_with_a_diff_and_exit_1() {
 }
 
 #[test]
+fn plan_of_a_case_whose_kind_has_no_script_but_the_one_beside_it_says_to_add_its_folder() {
+    let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: web, namespace: demo}\n  spec:\n    workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n    strategy:\n      canary:\n        steps:\n        - {replicas: 1, traffic: 10%}\n        trafficRoutings:\n        - service: web\n          customNetworkRefs:\n          - {apiVersion: example.com/v1, kind: Thing, name: web}\noriginal:\n  apiVersion: example.com/v1\n  kind: Thing\n  metadata: {name: web, namespace: demo}\n  spec: {weight: 100}\nexpected:\n- apiVersion: example.com/v1\n  kind: Thing\n  metadata: {name: web, namespace: demo}\n  spec: {weight: 90}\n";
+    let test = || {
+        Test::new()
+            .file("lua/example.com/Thing/trafficRouting.lua", "obj.data.spec.weight = obj.stableWeight return obj.data")
+            .file("lua/example.com/Thing/testdata/case.yaml", case)
+    };
+    test()
+        .args(["plan", "-f", "lua/example.com/Thing/testdata/case.yaml"])
+        .run()
+        .status(1)
+        .stderr_has("note: lua/example.com/Thing/trafficRouting.lua beside the test cases is the only script for its kind, and this plan does not run it: add --lua-dir lua to run it\nerror: ")
+        .stderr_has("no Lua script for Thing.example.com");
+    test()
+        .args(["plan", "-f", "lua/example.com/Thing/testdata/case.yaml", "--lua-dir", "lua"])
+        .run()
+        .success()
+        .stdout_has("+  weight: 90\n");
+}
+
+#[test]
 fn test_flags_scripts_that_depend_on_pairs_order() {
     let case = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: t}\n  spec:\n    strategy: {weight: 5}\n    objectRef: [{service: s}]\noriginal:\n  metadata:\n    labels: {a: '1', b: '2', c: '3'}\n  spec: {}\nexpected:\n- metadata:\n    labels: {a: '1', b: '2', c: '3'}\n  spec: {keys: [a, b, c]}\n";
     let script = "local keys = {} for k in pairs(obj.data.labels) do table.insert(keys, k) end obj.data.spec = {keys = keys} return obj.data";

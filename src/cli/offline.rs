@@ -93,6 +93,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     let rollouts: Vec<_> =
         snapshot.rollouts.iter().filter(|r| wanted.is_empty() || wanted.contains(&r.item.name.as_str())).collect();
     let shared = snapshot.shared_objects();
+    let beside = scripts_beside_cases(&case_files, &catalog, &snapshot.script_keys());
     let planned = rollouts.par_iter().map(|rollout| -> anyhow::Result<RoutingPlan> {
         let stages = match args.step {
             None => rollout.item.stages(),
@@ -108,7 +109,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         );
         Ok(plan)
     });
-    let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>()?;
+    let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>().inspect_err(|_| notes(&beside))?;
     // A TrafficRouting no Rollout in the input names is planned on its own.
     if wanted.is_empty() {
         for cr in &snapshot.traffic_routings {
@@ -119,7 +120,10 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             if !named {
                 let plan = planner.plan_traffic_routing(&cr.item, &cr.namespace);
                 show_printed(&planner.printed());
-                plans.push(plan.map_err(|e| planning_failure(e, &cr.origin, None, Some(cr)))?);
+                plans.push(
+                    plan.map_err(|e| planning_failure(e, &cr.origin, None, Some(cr)))
+                        .inspect_err(|_| notes(&beside))?,
+                );
             }
         }
     }
@@ -150,9 +154,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
     print_plans(&plans, args)?;
-    for line in scripts_beside_cases(&case_files, &catalog, &snapshot.script_keys()) {
-        note(&line);
-    }
+    notes(&beside);
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }
@@ -198,9 +200,10 @@ fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option
 }
 
 /// A note for each script that `record --dir` kept beside the test cases read (the one that
-/// made their `expected`) where the plan runs another for its kind (`used`): `plan` finds
-/// scripts through `--script`, `--lua-dir`, the built-in ones and the ConfigMap, never beside a
-/// case, so a recorded custom script would go unnoticed.
+/// made their `expected`) where the plan runs another for its kind (`used`), or none: `plan`
+/// finds scripts through `--script`, `--lua-dir`, the built-in ones and the ConfigMap, never
+/// beside a case, so a recorded custom script would go unnoticed. Said after the plans, or
+/// before the error of one that failed.
 fn scripts_beside_cases(
     case_files: &BTreeSet<String>,
     catalog: &ScriptCatalog,
@@ -211,18 +214,18 @@ fn scripts_beside_cases(
         let Some(beside) = files::script_beside_case(Path::new(case)).filter(|b| used.contains(&b.key)) else {
             continue;
         };
-        // A kind without a script failed its plan already.
-        let Ok(resolved) = catalog.resolve_key(&beside.key) else { continue };
-        if resolved.script.code() != beside.code {
-            let line = format!(
-                "note: {} beside the test cases is not the script this plan runs ({}): add --lua-dir {} to run it",
-                beside.script.display(),
-                resolved.source,
-                beside.tree.display()
-            );
-            if !notes.contains(&line) {
-                notes.push(line);
-            }
+        let runs = match catalog.resolve_key(&beside.key) {
+            Ok(resolved) if resolved.script.code() == beside.code => continue,
+            Ok(resolved) => format!("is not the script this plan runs ({})", resolved.source),
+            Err(_) => "is the only script for its kind, and this plan does not run it".into(),
+        };
+        let line = format!(
+            "note: {} beside the test cases {runs}: add --lua-dir {} to run it",
+            beside.script.display(),
+            beside.tree.display()
+        );
+        if !notes.contains(&line) {
+            notes.push(line);
         }
     }
     notes
@@ -236,6 +239,11 @@ fn counted(n: usize, thing: &str) -> String {
 /// A line on stderr for -v.
 fn note(text: &str) {
     crate::stderr::line(text);
+}
+
+/// Each of `lines`, as `note` says one.
+fn notes(lines: &[String]) {
+    lines.iter().for_each(|line| note(line));
 }
 
 /// Unknown fields of the Rollouts and TrafficRoutings read (`--validate`): warnings in their
