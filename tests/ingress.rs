@@ -229,6 +229,33 @@ fn a_header_modifier_the_class_script_ignores_is_warned() {
         .stdout_has("  warning: the nginx Ingress script ignores requestHeaderModifier: requests to the canary are not modified\n");
 }
 
+/// A Rollout `web` whose step 1 is `step` (YAML flow), routing through Ingress `web` of
+/// `class_type`, with `canary` (a `canary:` field or nothing).
+fn ingress_rollout(class_type: &str, step: &str, canary: &str) -> String {
+    format!(
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {{name: web, namespace: demo}}\nspec:\n  workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  strategy:\n    canary:\n      enableExtraWorkloadForCanary: true\n      {canary}\n      steps: [{step}, {{replicas: 100%}}]\n      trafficRoutings: [{{service: web, ingress: {{name: web, classType: {class_type}}}}}]\n"
+    )
+}
+
+#[test]
+fn a_match_without_a_header_is_said_to_send_nothing_to_the_canary() {
+    // Trial 11 #2: nginx skips a match without a header, so the canary gets none of it, and
+    // here nothing at all; not "more traffic than the match describes".
+    let step = "{replicas: 1, matches: [{path: {type: PathPrefix, value: /beta}}, {queryParams: [{type: Exact, name: canary, value: \"yes\"}]}]}";
+    let out = Test::new()
+        .file("m/rollout.yaml", &ingress_rollout("nginx", step, ""))
+        .arg("plan")
+        .args(["-f", "m", "-f"])
+        .arg(repo("examples/nginx-canary/ingress.yaml"))
+        .args(["--step", "1"])
+        .run()
+        .success()
+        .stdout_has("  warning: matches[0] has path /beta but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary\n")
+        .stdout_has("  warning: matches[1] has query parameter canary but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary\n")
+        .stdout_has("  warning: the step's matches are not applied: the canary Ingress is left with no weight and no match key the nginx gateway reads, so no request reaches the new version, matched or not; give a match a header\n");
+    assert!(!out.stdout.contains("more traffic"), "{}", out.stdout);
+}
+
 #[test]
 fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
     let bobs = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web-canary, namespace: demo, annotations: {owner: bob}}\nspec: {rules: [{host: bob.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: bob, port: {number: 80}}}}]}}]}\n";

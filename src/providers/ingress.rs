@@ -338,9 +338,10 @@ pub fn plan_stage(
         Some(canary) => Arc::clone(canary),
         None if strategy.traffic.is_some() && strategy.weights().0 == 0 => {
             if strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
-                warnings.push(format!(
-                    "the step's matches are not applied: at weight 0 (traffic {}) the controller creates no canary Ingress, so no request reaches the new version, matched or not; leave traffic out for matches alone",
-                    strategy.traffic.as_deref().unwrap_or_default()
+                let traffic = strategy.traffic.as_deref().unwrap_or_default();
+                warnings.push(matches_reach_nothing(
+                    &format!("at weight 0 (traffic {traffic}) the controller creates no canary Ingress"),
+                    "leave traffic out for matches alone",
                 ));
             }
             return Ok(keep(None, warnings));
@@ -378,6 +379,7 @@ pub fn plan_stage(
     let after = run_script(route, &obj, &failures, &mut warnings)?;
     // Read from the result, so that a script of the class's own with the same quirks is warned too.
     warnings.extend(leftover_routing(route.class_type, strategy, &after));
+    warnings.extend(canary_routes_nothing(route.class_type, strategy, &after));
     warnings.extend(value_beside_pattern(route.class_type, &after));
     warnings.extend(joined_header_update(strategy, &after));
     warnings.extend(not_a_canary(route.class_type, &key, &after));
@@ -553,12 +555,25 @@ fn is_builtin_class(class_type: &str) -> bool {
     matches!(class_type, "nginx" | "higress" | "aliyun-alb" | "mse")
 }
 
-/// What the built-in script of a class ignores in the step's matches: headers after a match's
-/// first one, paths, and query parameters (mse: after a match's first one).
+/// What a match is keyed by in the class's built-in script: the only conditions it writes.
+fn keyed_by(class_type: &str) -> &'static str {
+    match builtin_reads_queries(class_type) {
+        true => "header or query parameter",
+        false => "header",
+    }
+}
+
+/// What the built-in script of a class ignores in the step's matches. Of a match it writes a
+/// key for (its first header; with mse its first query parameter too), the other headers, the
+/// path, and the query parameters (mse: after the first one): the canary gets more than the
+/// match describes. A match it writes no key for is skipped whole by nginx and mse, so the
+/// requests it describes are not sent to the canary but by the step's weight, as any request
+/// (higress and aliyun-alb fail on it: `headerless_match`).
 pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<String> {
     if !is_builtin_class(class_type) {
         return Vec::new();
     }
+    let reads_queries = builtin_reads_queries(class_type);
     let mut warnings = Vec::new();
     for (i, m) in strategy.matches.iter().flatten().enumerate() {
         let names = |field: &str, skip: usize| -> Vec<String> {
@@ -570,17 +585,23 @@ pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<Str
                 .map(|h| h["name"].as_str().unwrap_or("").to_string())
                 .collect()
         };
+        let path = m["path"]["value"].as_str().map(|path| format!("path {path}"));
+        let keyed = !names("headers", 0).is_empty() || (reads_queries && !names("queryParams", 0).is_empty());
+        if !keyed {
+            if matches!(class_type, "nginx" | "mse") {
+                warnings.push(skipped_match(class_type, i, path, &names("queryParams", 0), strategy));
+            }
+            continue;
+        }
         let mut ignored = Vec::new();
         let headers = names("headers", 1);
         if !headers.is_empty() {
             ignored.push(format!("header {} (only a match's first header is used)", headers.join(", ")));
         }
-        if let Some(path) = m["path"]["value"].as_str() {
-            ignored.push(format!("path {path}"));
-        }
-        let queries = names("queryParams", if builtin_reads_queries(class_type) { 1 } else { 0 });
+        ignored.extend(path);
+        let queries = names("queryParams", if reads_queries { 1 } else { 0 });
         if !queries.is_empty() {
-            let why = if builtin_reads_queries(class_type) { " (only a match's first one is used)" } else { "" };
+            let why = if reads_queries { " (only a match's first one is used)" } else { "" };
             ignored.push(format!("query parameter {}{why}", queries.join(", ")));
         }
         if !ignored.is_empty() {
@@ -591,6 +612,50 @@ pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<Str
         }
     }
     warnings
+}
+
+/// `matches[i]`, which has no condition the nginx or mse script writes a key for (it had `path`
+/// and the query parameters `queries`, or nothing): the script skips it.
+fn skipped_match(
+    class_type: &str,
+    i: usize,
+    path: Option<String>,
+    queries: &[String],
+    strategy: &RouteStrategy,
+) -> String {
+    let queries = (!queries.is_empty()).then(|| format!("query parameter {}", queries.join(", ")));
+    let had: Vec<String> = path.into_iter().chain(queries).collect();
+    let what = match had.is_empty() {
+        true => "has no condition".to_string(),
+        false => format!("has {} but no {}", had.join(" and "), keyed_by(class_type)),
+    };
+    let (weight, _) = strategy.weights();
+    let fate = match weight > 0 {
+        true => format!("reach the canary only through the step's traffic {weight}%, as any other request does"),
+        false => "are not sent to the canary".to_string(),
+    };
+    format!("matches[{i}] {what}: the {class_type} Ingress script skips it, so the requests it describes {fate}")
+}
+
+/// A step whose matches route no request to the new version: `why`, and `fix`.
+fn matches_reach_nothing(why: &str, fix: &str) -> String {
+    format!("the step's matches are not applied: {why}, so no request reaches the new version, matched or not; {fix}")
+}
+
+/// A step with matches after which the canary Ingress of a built-in class (its annotations, the
+/// script's result) has neither a weight above 0 nor a match key its gateway reads: the
+/// gateway sends it no request (the nginx and mse scripts skip a match they write no key for).
+pub fn canary_routes_nothing(class_type: &str, strategy: &RouteStrategy, annotations: &Annotations) -> Option<String> {
+    let prefix = routing_prefix(class_type)?;
+    let matched = strategy.matches.as_ref().is_some_and(|m| !m.is_empty());
+    let weighted = annotations.get(&format!("{prefix}canary-weight")).is_some_and(|weight| weight != "0");
+    let keyed = annotations.keys().any(|key| match_key(class_type, key).is_some());
+    (matched && !weighted && !keyed).then(|| {
+        matches_reach_nothing(
+            &format!("the canary Ingress is left with no weight and no match key the {class_type} gateway reads"),
+            &format!("give a match a {}", keyed_by(class_type)),
+        )
+    })
 }
 
 /// nginx, higress and aliyun-alb: the built-in script never reads the step's
@@ -1317,19 +1382,81 @@ mod tests {
             {"queryParams": [{"type": "Exact", "name": "q", "value": "1"}, {"type": "Exact", "name": "r", "value": "2"}]}
         ]);
         let step = strategy(None, Some(matches));
+        // A match the script writes its first header of gets more than it describes; nginx
+        // skips one without a header, so what it describes gets nothing.
         assert_eq!(
             ignored_conditions("nginx", &step),
             vec![
                 "matches[0]: the nginx Ingress script ignores header b (only a match's first header is used) and path /pc, so the canary gets more traffic than the match describes",
-                "matches[1]: the nginx Ingress script ignores query parameter q, r, so the canary gets more traffic than the match describes",
+                "matches[1] has query parameter q, r but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary",
             ]
         );
+        // mse writes a match's first query parameter too.
         assert_eq!(
             ignored_conditions("mse", &step)[1],
             "matches[1]: the mse Ingress script ignores query parameter r (only a match's first one is used), so the canary gets more traffic than the match describes"
         );
         assert!(ignored_conditions("traefik", &step).is_empty());
         assert!(ignored_conditions("nginx", &strategy(None, Some(json!([header("a", "1", "Exact")])))).is_empty());
+    }
+
+    #[test]
+    fn a_match_the_script_writes_no_key_for_is_said_to_send_nothing_to_the_canary() {
+        let keyless = json!([{"path": {"type": "PathPrefix", "value": "/beta"}}, {}]);
+        assert_eq!(
+            ignored_conditions("mse", &strategy(None, Some(keyless.clone()))),
+            [
+                "matches[0] has path /beta but no header or query parameter: the mse Ingress script skips it, so the requests it describes are not sent to the canary",
+                "matches[1] has no condition: the mse Ingress script skips it, so the requests it describes are not sent to the canary",
+            ]
+        );
+        let both = json!([{"path": {"value": "/foo"}, "queryParams": [{"type": "Exact", "name": "q", "value": "1"}]}]);
+        assert_eq!(
+            ignored_conditions("nginx", &strategy(Some("10%"), Some(both))),
+            [
+                "matches[0] has path /foo and query parameter q but no header: the nginx Ingress script skips it, so the requests it describes reach the canary only through the step's traffic 10%, as any other request does"
+            ]
+        );
+        // higress and aliyun-alb fail on it instead (headerless_match).
+        for class in ["higress", "aliyun-alb"] {
+            assert!(ignored_conditions(class, &strategy(None, Some(keyless.clone()))).is_empty(), "{class}");
+        }
+    }
+
+    #[test]
+    fn a_step_whose_matches_leave_the_canary_without_a_route_is_warned_of() {
+        let nothing = "the step's matches are not applied: the canary Ingress is left with no weight and no match key the nginx gateway reads, so no request reaches the new version, matched or not; give a match a header";
+        let canary =
+            |entries: &[(&str, &str)]| map(&[&[("nginx.ingress.kubernetes.io/canary", "true")], entries].concat());
+        let keyless = || Some(json!([{"path": {"value": "/beta"}}]));
+        assert_eq!(canary_routes_nothing("nginx", &strategy(None, keyless()), &canary(&[])).as_deref(), Some(nothing));
+        let zero = canary(&[("nginx.ingress.kubernetes.io/canary-weight", "0")]);
+        assert_eq!(canary_routes_nothing("nginx", &strategy(Some("0%"), keyless()), &zero).as_deref(), Some(nothing));
+        assert!(
+            canary_routes_nothing("mse", &strategy(None, keyless()), &canary(&[]))
+                .unwrap()
+                .ends_with("give a match a header or query parameter")
+        );
+        // A weight, a match key (a step's own or left from an earlier one), no matches at all,
+        // or a class whose gateway's keys are not known: nothing to say.
+        let weighted = canary(&[("nginx.ingress.kubernetes.io/canary-weight", "10")]);
+        assert_eq!(canary_routes_nothing("nginx", &strategy(Some("10%"), keyless()), &weighted), None);
+        let keyed = canary(&[("nginx.ingress.kubernetes.io/canary-by-query", "user")]);
+        assert_eq!(canary_routes_nothing("mse", &strategy(None, keyless()), &keyed), None);
+        assert_eq!(
+            canary_routes_nothing("nginx", &strategy(None, keyless()), &keyed),
+            Some(nothing.into()),
+            "nginx reads no query key"
+        );
+        assert_eq!(canary_routes_nothing("nginx", &strategy(Some("0%"), None), &zero), None);
+        assert_eq!(canary_routes_nothing("traefik", &strategy(None, keyless()), &canary(&[])), None);
+        // In the plan, read from the script's result.
+        let (owner, nginx) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &nginx);
+        let warned = |action: &RoutingAction| plan_stage(&route, Some(&stable()), None, action).unwrap().warnings;
+        assert!(warned(&stage(None, keyless())).iter().any(|w| w == nothing), "{:?}", warned(&stage(None, keyless())));
+        let headed = stage(None, Some(json!([{"path": {"value": "/beta"}}, header("a", "1", "Exact")])));
+        assert!(!warned(&headed).iter().any(|w| w == nothing), "{:?}", warned(&headed));
     }
 
     #[test]
@@ -1413,7 +1540,15 @@ mod tests {
         // Someone else's script for the class: the built-in's quirks are not its own.
         let custom = Script::new("mine.lua", "return {['a'] = 'b', ['alb.ingress.kubernetes.io/canary'] = 'true'}");
         let mine = IngressRoute { script: &custom, builtin: false, ..alb_route };
-        assert!(plan_stage(&mine, Some(&stable()), None, &step).unwrap().warnings.is_empty());
+        // Only what its result says: it routes nothing to the canary.
+        let warnings = plan_stage(&mine, Some(&stable()), None, &step).unwrap().warnings;
+        assert_eq!(
+            warnings,
+            [matches_reach_nothing(
+                "the canary Ingress is left with no weight and no match key the aliyun-alb gateway reads",
+                "give a match a header"
+            )]
+        );
     }
 
     /// mse's step 1 of the audit's fixture (s26-providers #4): a header update setting two
