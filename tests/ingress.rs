@@ -229,6 +229,23 @@ fn a_header_modifier_the_class_script_ignores_is_warned() {
         .stdout_has("  warning: the nginx Ingress script ignores requestHeaderModifier: requests to the canary are not modified\n");
 }
 
+#[test]
+fn the_mse_script_is_warned_to_drop_added_and_removed_headers() {
+    // Trial 11 #5: the heading lists add and remove, which the mse script never writes.
+    let set = "          set: [{name: gray, value: blue}, {name: x, value: \"y z\"}]\n";
+    let rollout = MSE_ROLLOUT
+        .replace(set, &format!("{set}          add: [{{name: x-env, value: canary}}]\n          remove: [x-debug]\n"));
+    assert_ne!(rollout, MSE_ROLLOUT);
+    let test = Test::new().file("mse.yaml", &rollout);
+    let input = test.path("mse.yaml");
+    test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "--step".as_ref(), "1".as_ref()])
+        .run()
+        .success()
+        .stdout_has("request headers: set gray=blue, set x=y z, add x-env=canary, remove x-debug")
+        .stdout_has("+    mse.ingress.kubernetes.io/request-header-control-update: gray bluex y z\n")
+        .stdout_has("  warning: the mse Ingress script writes only requestHeaderModifier.set: add x-env=canary, remove x-debug are not applied to requests to the canary\n");
+}
+
 /// A Rollout `web` whose step 1 is `step` (YAML flow), routing through Ingress `web` of
 /// `class_type`, with `canary` (a `canary:` field or nothing).
 fn ingress_rollout(class_type: &str, step: &str, canary: &str) -> String {

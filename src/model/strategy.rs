@@ -158,8 +158,14 @@ fn kind_symbol(kind: Option<&str>) -> &'static str {
 }
 
 fn describe_modifier(modifier: &Value) -> String {
+    format!("request headers: {}", header_changes(modifier, &["set", "add", "remove"]).join(", "))
+}
+
+/// The changes of a requestHeaderModifier under `actions` (of `set`, `add`, `remove`, in that
+/// order), as the step heading says them: `set x=1`, `add y=2`, `remove z`.
+pub fn header_changes(modifier: &Value, actions: &[&str]) -> Vec<String> {
     let mut parts = Vec::new();
-    for action in ["set", "add"] {
+    for action in ["set", "add"].into_iter().filter(|a| actions.contains(a)) {
         for header in modifier[action].as_array().into_iter().flatten() {
             parts.push(format!(
                 "{action} {}={}",
@@ -168,10 +174,12 @@ fn describe_modifier(modifier: &Value) -> String {
             ));
         }
     }
-    for name in modifier["remove"].as_array().into_iter().flatten() {
-        parts.push(format!("remove {}", name.as_str().unwrap_or("")));
+    if actions.contains(&"remove") {
+        for name in modifier["remove"].as_array().into_iter().flatten() {
+            parts.push(format!("remove {}", name.as_str().unwrap_or("")));
+        }
     }
-    format!("request headers: {}", parts.join(", "))
+    parts
 }
 
 /// Reads `matches` with the CRD's enums, and its defaults under `Semantics::Controller`.

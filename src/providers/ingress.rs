@@ -12,7 +12,7 @@ use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
 use crate::model::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, RouteStrategy, Routing, RoutingAction,
-    TrafficRoutingRef, canary_ingress_name, without_empty_lists,
+    TrafficRoutingRef, canary_ingress_name, header_changes, without_empty_lists,
 };
 use crate::scripts::{self, ResolvedScript};
 use serde_json::{Map, Value, json};
@@ -658,15 +658,27 @@ pub fn canary_routes_nothing(class_type: &str, strategy: &RouteStrategy, annotat
     })
 }
 
-/// nginx, higress and aliyun-alb: the built-in script never reads the step's
-/// requestHeaderModifier (only mse's writes it), so the heading's request headers are not sent.
+/// What the built-in script of a class ignores of the step's requestHeaderModifier, so the
+/// heading's request headers are not all applied: nginx, higress and aliyun-alb never read it,
+/// mse writes only its `set` headers.
 pub fn ignored_header_modifier(class_type: &str, strategy: &RouteStrategy) -> Option<String> {
-    let ignores = matches!(class_type, "nginx" | "higress" | "aliyun-alb");
-    (ignores && strategy.request_header_modifier.is_some()).then(|| {
-        format!(
+    let modifier = strategy.request_header_modifier.as_ref()?;
+    match class_type {
+        "nginx" | "higress" | "aliyun-alb" => Some(format!(
             "the {class_type} Ingress script ignores requestHeaderModifier: requests to the canary are not modified"
-        )
-    })
+        )),
+        "mse" => {
+            let ignored = header_changes(modifier, &["add", "remove"]);
+            let are = if ignored.len() == 1 { "is" } else { "are" };
+            (!ignored.is_empty()).then(|| {
+                format!(
+                    "the {class_type} Ingress script writes only requestHeaderModifier.set: {} {are} not applied to requests to the canary",
+                    ignored.join(", ")
+                )
+            })
+        }
+        _ => None,
+    }
 }
 
 /// A step with matches and a weight: the built-in scripts write both, so the canary also gets
@@ -1471,7 +1483,7 @@ mod tests {
                 )
             );
         }
-        // mse writes it; a class of its own may.
+        // mse writes its set headers; a class of its own may.
         assert_eq!(ignored_header_modifier("mse", &modified), None);
         assert_eq!(ignored_header_modifier("traefik", &modified), None);
         assert_eq!(ignored_header_modifier("nginx", &strategy(Some("5%"), None)), None);
@@ -1481,6 +1493,37 @@ mod tests {
         let step = RoutingAction::Route(modified);
         let warnings = plan_stage(&route, Some(&stable()), None, &step).unwrap().warnings;
         assert!(warnings.iter().any(|w| w.contains("ignores requestHeaderModifier")), "{warnings:?}");
+        let custom = IngressRoute { builtin: false, ..route };
+        assert!(plan_stage(&custom, Some(&stable()), None, &step).unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn warns_that_the_mse_script_ignores_added_and_removed_headers() {
+        let mut modified = strategy(Some("10%"), None);
+        modified.request_header_modifier = Some(json!({
+            "set": [{"name": "x-mse-tag", "value": "gray"}],
+            "add": [{"name": "x-env", "value": "canary"}],
+            "remove": ["x-debug", "x-trace"]
+        }));
+        assert_eq!(
+            ignored_header_modifier("mse", &modified).as_deref(),
+            Some(
+                "the mse Ingress script writes only requestHeaderModifier.set: add x-env=canary, remove x-debug, remove x-trace are not applied to requests to the canary"
+            )
+        );
+        modified.request_header_modifier = Some(json!({"set": [{"name": "a", "value": "1"}], "remove": ["b"]}));
+        assert_eq!(
+            ignored_header_modifier("mse", &modified).as_deref(),
+            Some(
+                "the mse Ingress script writes only requestHeaderModifier.set: remove b is not applied to requests to the canary"
+            )
+        );
+        // In the plan, for the built-in script only.
+        let (owner, mse) = (owner(), script("mse"));
+        let route = route("mse", &owner, &mse);
+        let step = RoutingAction::Route(modified);
+        let warnings = plan_stage(&route, Some(&stable()), None, &step).unwrap().warnings;
+        assert!(warnings.iter().any(|w| w.contains("remove b is not applied")), "{warnings:?}");
         let custom = IngressRoute { builtin: false, ..route };
         assert!(plan_stage(&custom, Some(&stable()), None, &step).unwrap().warnings.is_empty());
     }
