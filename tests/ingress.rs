@@ -485,8 +485,8 @@ spec:
     let step_1 = &out.stdout[out.stdout.find("step 1/3").unwrap()..out.stdout.find("step 2/3").unwrap()];
     assert!(step_1.contains(warning), "{}", out.stdout);
     assert_eq!(out.stdout.matches("the canary Ingress routes to Service web itself").count(), 1, "{}", out.stdout);
-    let out = plan("mse");
-    assert!(!out.stdout.contains("routes to Service web itself"), "{}", out.stdout);
+    // mse balances too when the stable Ingress has no pod subset (this one has none).
+    plan("mse").stdout_has("  warning: the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): without mse.ingress.kubernetes.io/service-subset on it");
     // A copy of the built-in script (as `record --dir` writes it) is the built-in; another text
     // is a script of one's own, whose gateway's doing cannot be told.
     let builtin = std::fs::read_to_string(repo("lua_configuration/trafficrouting_ingress/nginx.lua")).unwrap();
@@ -496,6 +496,33 @@ spec:
     plan_with("nginx", Some(&format!("{builtin}\n-- mine\n"))).stdout_has(
         "  warning: the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): with a script of its own for class nginx, whether that gateway sends",
     );
+}
+
+#[test]
+fn mse_with_canary_equal_to_stable_splits_traffic_only_with_a_pod_subset() {
+    // Trial 11 #3: the mse script points the canary Ingress at the subset gray only when the
+    // stable Ingress has mse.ingress.kubernetes.io/service-subset; without it the gateway
+    // balances over every pod of the Service, as the other classes do.
+    let plan = |annotations: &str| {
+        let ingress = format!(
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: web, namespace: demo, annotations: {annotations}}}\nspec:\n  rules:\n  - http: {{paths: [{{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}]}}\n"
+        );
+        let rollout = ingress_rollout("mse", "{replicas: 1, traffic: 10%}", "disableGenerateCanaryService: true");
+        Test::new()
+            .file("m/rollout.yaml", &rollout)
+            .file("m/ingress.yaml", &ingress)
+            .args(["plan", "-f", "m"])
+            .run()
+            .success()
+    };
+    let warning = "  warning: the canary Ingress routes to Service web itself (canary = stable: disableGenerateCanaryService): without mse.ingress.kubernetes.io/service-subset on it (the mse script sets it to gray only when the stable Ingress has it), the mse gateway balances the requests it sends there";
+    plan("{team: web}")
+        .stdout_has("step 1/2: replicas 1, traffic 10% (canary = stable Service: not split), ")
+        .stdout_has(warning);
+    let subset = plan("{mse.ingress.kubernetes.io/service-subset: \"\"}")
+        .stdout_has("step 1/2: replicas 1, traffic 10% (canary 10 / stable 90), ")
+        .stdout_has("+    mse.ingress.kubernetes.io/service-subset: gray\n");
+    assert!(!subset.stdout.contains("routes to Service web itself"), "{}", subset.stdout);
 }
 
 /// Ingress routing against the fake API server: plan, approve, restore, status and record of a

@@ -492,9 +492,18 @@ pub fn plan_object(
         // Said where the plan starts from the canary as read, or where a stage makes it: once
         // per plan but for a canary deleted and made again.
         let first = after.is_none() || current.is_none();
-        if routing.canary_service == routing.stable_service && stage.canary.is_some() && first {
+        if let Some(planned) =
+            stage.canary.as_ref().filter(|_| routing.canary_service == routing.stable_service && first)
+        {
             let builtin = script.as_ref().is_some_and(builtin);
-            warnings.extend(canary_on_stable_service(class_type, builtin, &routing.stable_service, owner.kind));
+            let annotations = annotations_of(planned);
+            warnings.extend(canary_on_stable_service(
+                class_type,
+                builtin,
+                &annotations,
+                &routing.stable_service,
+                owner.kind,
+            ));
         }
         warnings.extend(super::canary_service_warning(routing, objects, &key));
     }
@@ -726,11 +735,17 @@ pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Optio
 /// Ingress's backends are the stable Service `service` itself (docs/controller-semantics.md
 /// §5.3): the nginx, aliyun-alb and higress gateways pick the canary Ingress by its annotations
 /// and then balance over every pod of that Service, so the requests a step matches or weighs
-/// reach stable and canary pods alike. mse is the tag-based gateway this is made for (its script
-/// points the canary at the pod subset `gray`); with a script or a class of one's own, what the
-/// gateway does cannot be told, and it is said so.
-pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, owner: OwnerKind) -> Option<String> {
-    let balances = balances_over_every_pod(class_type, builtin);
+/// reach stable and canary pods alike. mse is the tag-based gateway this is made for, when the
+/// canary Ingress (its `annotations`) names a pod subset; with a script or a class of one's own,
+/// what the gateway does cannot be told, and it is said so.
+pub fn canary_on_stable_service(
+    class_type: &str,
+    builtin: bool,
+    annotations: &Annotations,
+    service: &str,
+    owner: OwnerKind,
+) -> Option<String> {
+    let balances = balances_over_every_pod(class_type, builtin, annotations);
     if balances == Some(false) {
         return None;
     }
@@ -739,6 +754,9 @@ pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, 
         owner.why_canary_is_stable()
     );
     let how = match balances.is_some() {
+        true if class_type == "mse" => format!(
+            "without {MSE_SERVICE_SUBSET} on it (the {class_type} script sets it to gray only when the stable Ingress has it), the {class_type} gateway balances the requests it sends there (those the step matches or weighs)"
+        ),
         true => {
             format!("the {class_type} gateway balances the requests it sends there (those the step matches or weighs)")
         }
@@ -751,18 +769,20 @@ pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, 
         OwnerKind::Rollout => "trafficRoutings without disableGenerateCanaryService",
     };
     Some(format!(
-        "{what}: {how} over every pod of {service}, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and {instead} route to the Service {service}-canary, which selects the canary pods alone"
+        "{what}: {how} over every pod of {service}, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation {MSE_SERVICE_SUBSET}), and {instead} route to the Service {service}-canary, which selects the canary pods alone"
     ))
 }
 
 /// With canary = stable, whether the gateway of `class_type` balances the requests it sends to
-/// the canary Ingress over every pod of the Service, stable and canary alike (`builtin`: run by
-/// the class's built-in script): mse points it at the pod subset `gray` (false); nginx,
-/// aliyun-alb and higress with their built-in scripts do (true); with a script of one's own it
-/// cannot be told (None).
-pub fn balances_over_every_pod(class_type: &str, builtin: bool) -> Option<bool> {
+/// the canary Ingress (with `annotations`) over every pod of the Service, stable and canary
+/// alike (`builtin`: run by the class's built-in script). mse sends them to the pod subset the
+/// canary names by `mse.ingress.kubernetes.io/service-subset` (false): the built-in script sets
+/// it to `gray` when the stable Ingress, which the canary's annotations are copied from, has it.
+/// Without it, mse, and nginx, aliyun-alb and higress, with their built-in scripts, balance them
+/// (true); with a script of one's own it cannot be told (None).
+pub fn balances_over_every_pod(class_type: &str, builtin: bool, annotations: &Annotations) -> Option<bool> {
     match class_type {
-        "mse" => Some(false),
+        "mse" if annotations.contains_key(MSE_SERVICE_SUBSET) => Some(false),
         _ => (builtin && is_builtin_class(class_type)).then_some(true),
     }
 }
@@ -924,6 +944,9 @@ const MATCH_KEYS: [&str; 7] = [
     "canary-by-query-value",
     "canary-by-query-pattern",
 ];
+
+/// mse's pod subset of a canary Ingress, which the built-in script sets to `gray` when present.
+pub const MSE_SERVICE_SUBSET: &str = "mse.ingress.kubernetes.io/service-subset";
 
 /// mse's header update, which the built-in script writes from `requestHeaderModifier.set`.
 pub const MSE_HEADER_UPDATE: &str = "mse.ingress.kubernetes.io/request-header-control-update";
@@ -1867,25 +1890,33 @@ mod tests {
 
     #[test]
     fn a_canary_ingress_on_the_stable_service_is_said_to_reach_every_pod() {
-        let nginx = canary_on_stable_service("nginx", true, "web", OwnerKind::TrafficRouting).unwrap();
+        let none = Annotations::new();
+        let nginx = canary_on_stable_service("nginx", true, &none, "web", OwnerKind::TrafficRouting).unwrap();
         assert_eq!(
             nginx,
             "the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): the nginx gateway balances the requests it sends there (those the step matches or weighs) over every pod of web, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and a Rollout's own trafficRoutings route to the Service web-canary, which selects the canary pods alone"
         );
-        let rollout = canary_on_stable_service("higress", true, "web", OwnerKind::Rollout).unwrap();
+        let rollout = canary_on_stable_service("higress", true, &none, "web", OwnerKind::Rollout).unwrap();
         assert!(rollout.starts_with("the canary Ingress routes to Service web itself (canary = stable: disableGenerateCanaryService): the higress gateway balances"), "{rollout}");
         assert!(rollout.ends_with("and trafficRoutings without disableGenerateCanaryService route to the Service web-canary, which selects the canary pods alone"), "{rollout}");
-        // mse is the gateway this is made for.
-        assert_eq!(canary_on_stable_service("mse", true, "web", OwnerKind::TrafficRouting), None);
+        // mse is the gateway this is made for, with a pod subset.
+        let subset = map(&[(MSE_SERVICE_SUBSET, "gray")]);
+        assert_eq!(canary_on_stable_service("mse", true, &subset, "web", OwnerKind::TrafficRouting), None);
+        assert_eq!(canary_on_stable_service("mse", false, &subset, "web", OwnerKind::TrafficRouting), None);
+        // Without one the mse gateway balances too.
+        let unset = canary_on_stable_service("mse", true, &none, "web", OwnerKind::Rollout).unwrap();
+        assert!(unset.starts_with("the canary Ingress routes to Service web itself (canary = stable: disableGenerateCanaryService): without mse.ingress.kubernetes.io/service-subset on it (the mse script sets it to gray only when the stable Ingress has it), the mse gateway balances the requests it sends there (those the step matches or weighs) over every pod of web"), "{unset}");
         // What the step line says of the weights follows the same reading.
-        assert_eq!(balances_over_every_pod("nginx", true), Some(true));
-        assert_eq!(balances_over_every_pod("mse", false), Some(false));
-        assert_eq!(balances_over_every_pod("nginx", false), None);
-        assert_eq!(balances_over_every_pod("traefik", true), None);
-        assert_eq!(canary_on_stable_service("mse", false, "web", OwnerKind::TrafficRouting), None);
+        assert_eq!(balances_over_every_pod("nginx", true, &none), Some(true));
+        assert_eq!(balances_over_every_pod("mse", true, &subset), Some(false));
+        assert_eq!(balances_over_every_pod("mse", false, &subset), Some(false));
+        assert_eq!(balances_over_every_pod("mse", true, &none), Some(true));
+        assert_eq!(balances_over_every_pod("mse", false, &none), None);
+        assert_eq!(balances_over_every_pod("nginx", false, &none), None);
+        assert_eq!(balances_over_every_pod("traefik", true, &none), None);
         // With a script of one's own, what the gateway does is not known.
-        for (class_type, builtin) in [("traefik", false), ("nginx", false)] {
-            let own = canary_on_stable_service(class_type, builtin, "web", OwnerKind::TrafficRouting).unwrap();
+        for (class_type, builtin) in [("traefik", false), ("nginx", false), ("mse", false)] {
+            let own = canary_on_stable_service(class_type, builtin, &none, "web", OwnerKind::TrafficRouting).unwrap();
             assert!(
                 own.contains(&format!("): with a script of its own for class {class_type}, whether that gateway sends the requests the step matches or weighs to the canary pods alone cannot be told here: one that picks pods by Service alone balances them over every pod of web")),
                 "{own}"
@@ -1907,10 +1938,9 @@ mod tests {
             let plan = |current, after| planning_routing(&routing, &matched, &objects, current, after).unwrap();
             // Where the plan starts from the canary Ingress as read, or makes it.
             let made = plan(None, None);
-            let expected = usize::from(class_type != "mse");
-            assert_eq!(said(&made), expected, "{class_type}: {:?}", made.warnings);
-            assert_eq!(said(&plan(Some(&made.planned), None)), expected, "{class_type}");
-            assert_eq!(said(&plan(None, Some("step 1/3"))), expected, "{class_type}: made again");
+            assert_eq!(said(&made), 1, "{class_type}: {:?}", made.warnings);
+            assert_eq!(said(&plan(Some(&made.planned), None)), 1, "{class_type}");
+            assert_eq!(said(&plan(None, Some("step 1/3"))), 1, "{class_type}: made again");
             // Not at the stages after, which carry it on.
             assert_eq!(said(&plan(Some(&made.planned), Some("step 1/3"))), 0, "{class_type}");
             // Nor where no canary Ingress is left.
@@ -1920,6 +1950,12 @@ mod tests {
         // A canary Service of its own: nothing to say.
         let own = planning_routing(&routing(owner(), "web-canary", "nginx"), &matched, &objects, None, None).unwrap();
         assert_eq!(said(&own), 0, "{:?}", own.warnings);
+        // Nor with mse when the stable Ingress has a pod subset, which the canary copies.
+        let mut subset = stable();
+        subset["metadata"]["annotations"][MSE_SERVICE_SUBSET] = json!("");
+        objects.insert("shop", subset);
+        let mse = planning_routing(&routing(traffic_routing, "web", "mse"), &matched, &objects, None, None).unwrap();
+        assert_eq!(said(&mse), 0, "{:?}", mse.warnings);
     }
 
     #[test]
