@@ -230,6 +230,50 @@ fn a_header_modifier_the_class_script_ignores_is_warned() {
 }
 
 #[test]
+fn the_mse_script_is_warned_to_drop_added_and_removed_headers() {
+    // Trial 11 #5: the heading lists add and remove, which the mse script never writes.
+    let set = "          set: [{name: gray, value: blue}, {name: x, value: \"y z\"}]\n";
+    let rollout = MSE_ROLLOUT
+        .replace(set, &format!("{set}          add: [{{name: x-env, value: canary}}]\n          remove: [x-debug]\n"));
+    assert_ne!(rollout, MSE_ROLLOUT);
+    let test = Test::new().file("mse.yaml", &rollout);
+    let input = test.path("mse.yaml");
+    test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "--step".as_ref(), "1".as_ref()])
+        .run()
+        .success()
+        .stdout_has("request headers: set gray=blue, set x=y z, add x-env=canary, remove x-debug")
+        .stdout_has("+    mse.ingress.kubernetes.io/request-header-control-update: gray bluex y z\n")
+        .stdout_has("  warning: the mse Ingress script writes only requestHeaderModifier.set: add x-env=canary, remove x-debug are not applied to requests to the canary\n");
+}
+
+/// A Rollout `web` whose step 1 is `step` (YAML flow), routing through Ingress `web` of
+/// `class_type`, with `canary` (a `canary:` field or nothing).
+fn ingress_rollout(class_type: &str, step: &str, canary: &str) -> String {
+    format!(
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {{name: web, namespace: demo}}\nspec:\n  workloadRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  strategy:\n    canary:\n      enableExtraWorkloadForCanary: true\n      {canary}\n      steps: [{step}, {{replicas: 100%}}]\n      trafficRoutings: [{{service: web, ingress: {{name: web, classType: {class_type}}}}}]\n"
+    )
+}
+
+#[test]
+fn a_match_without_a_header_is_said_to_send_nothing_to_the_canary() {
+    // Trial 11 #2: nginx skips a match without a header, so the canary gets none of it, and
+    // here nothing at all; not "more traffic than the match describes".
+    let step = "{replicas: 1, matches: [{path: {type: PathPrefix, value: /beta}}, {queryParams: [{type: Exact, name: canary, value: \"yes\"}]}]}";
+    let out = Test::new()
+        .file("m/rollout.yaml", &ingress_rollout("nginx", step, ""))
+        .arg("plan")
+        .args(["-f", "m", "-f"])
+        .arg(repo("examples/nginx-canary/ingress.yaml"))
+        .args(["--step", "1"])
+        .run()
+        .success()
+        .stdout_has("  warning: matches[0] has path /beta but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary\n")
+        .stdout_has("  warning: matches[1] has query parameter canary but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary\n")
+        .stdout_has("  warning: the step's matches are not applied: the canary Ingress is left with no weight and no match key the nginx gateway reads, so no request reaches the new version, matched or not; give a match a header\n");
+    assert!(!out.stdout.contains("more traffic"), "{}", out.stdout);
+}
+
+#[test]
 fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
     let bobs = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web-canary, namespace: demo, annotations: {owner: bob}}\nspec: {rules: [{host: bob.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: bob, port: {number: 80}}}}]}}]}\n";
     let test = Test::new().file("in/mse.yaml", MSE_ROLLOUT).file("in/bob.yaml", bobs);
@@ -441,8 +485,8 @@ spec:
     let step_1 = &out.stdout[out.stdout.find("step 1/3").unwrap()..out.stdout.find("step 2/3").unwrap()];
     assert!(step_1.contains(warning), "{}", out.stdout);
     assert_eq!(out.stdout.matches("the canary Ingress routes to Service web itself").count(), 1, "{}", out.stdout);
-    let out = plan("mse");
-    assert!(!out.stdout.contains("routes to Service web itself"), "{}", out.stdout);
+    // mse balances too when the stable Ingress has no pod subset (this one has none).
+    plan("mse").stdout_has("  warning: the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): without mse.ingress.kubernetes.io/service-subset on it");
     // A copy of the built-in script (as `record --dir` writes it) is the built-in; another text
     // is a script of one's own, whose gateway's doing cannot be told.
     let builtin = std::fs::read_to_string(repo("lua_configuration/trafficrouting_ingress/nginx.lua")).unwrap();
@@ -452,6 +496,33 @@ spec:
     plan_with("nginx", Some(&format!("{builtin}\n-- mine\n"))).stdout_has(
         "  warning: the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): with a script of its own for class nginx, whether that gateway sends",
     );
+}
+
+#[test]
+fn mse_with_canary_equal_to_stable_splits_traffic_only_with_a_pod_subset() {
+    // Trial 11 #3: the mse script points the canary Ingress at the subset gray only when the
+    // stable Ingress has mse.ingress.kubernetes.io/service-subset; without it the gateway
+    // balances over every pod of the Service, as the other classes do.
+    let plan = |annotations: &str| {
+        let ingress = format!(
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: web, namespace: demo, annotations: {annotations}}}\nspec:\n  rules:\n  - http: {{paths: [{{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}]}}\n"
+        );
+        let rollout = ingress_rollout("mse", "{replicas: 1, traffic: 10%}", "disableGenerateCanaryService: true");
+        Test::new()
+            .file("m/rollout.yaml", &rollout)
+            .file("m/ingress.yaml", &ingress)
+            .args(["plan", "-f", "m"])
+            .run()
+            .success()
+    };
+    let warning = "  warning: the canary Ingress routes to Service web itself (canary = stable: disableGenerateCanaryService): without mse.ingress.kubernetes.io/service-subset on it (the mse script sets it to gray only when the stable Ingress has it), the mse gateway balances the requests it sends there";
+    plan("{team: web}")
+        .stdout_has("step 1/2: replicas 1, traffic 10% (canary = stable Service: not split), ")
+        .stdout_has(warning);
+    let subset = plan("{mse.ingress.kubernetes.io/service-subset: \"\"}")
+        .stdout_has("step 1/2: replicas 1, traffic 10% (canary 10 / stable 90), ")
+        .stdout_has("+    mse.ingress.kubernetes.io/service-subset: gray\n");
+    assert!(!subset.stdout.contains("routes to Service web itself"), "{}", subset.stdout);
 }
 
 /// Ingress routing against the fake API server: plan, approve, restore, status and record of a

@@ -24,7 +24,7 @@ pub use routing::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,
 };
 pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
-pub use strategy::{RouteStrategy, Semantics, WeightSplit, without_empty_lists};
+pub use strategy::{RouteStrategy, Semantics, WeightSplit, header_changes, without_empty_lists};
 pub use traffic_routing::{TrafficRoutingCr, WHEN_IT_FINALISES, finalizer_rollout};
 
 use serde_json::Value;

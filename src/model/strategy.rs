@@ -106,9 +106,9 @@ impl RouteStrategy {
             // there), so a modifier alone is never applied.
             Some(modifier) if parts.is_empty() => format!(
                 "{original}, request headers {} not applied (the controller routes no step without traffic or matches)",
-                header_changes(modifier)
+                all_header_changes(modifier)
             ),
-            Some(modifier) => format!("{}, request headers: {}", parts.join(", "), header_changes(modifier)),
+            Some(modifier) => format!("{}, request headers: {}", parts.join(", "), all_header_changes(modifier)),
             None if parts.is_empty() => original.into(),
             None => parts.join(", "),
         }
@@ -165,10 +165,16 @@ fn kind_symbol(kind: Option<&str>) -> &'static str {
     }
 }
 
-/// A requestHeaderModifier's changes: `set x=1, add y=2, remove z`.
-fn header_changes(modifier: &Value) -> String {
+/// Every change of a requestHeaderModifier: `set x=1, add y=2, remove z`.
+fn all_header_changes(modifier: &Value) -> String {
+    header_changes(modifier, &["set", "add", "remove"]).join(", ")
+}
+
+/// The changes of a requestHeaderModifier under `actions` (of `set`, `add`, `remove`, in that
+/// order), as the step heading says them: `set x=1`, `add y=2`, `remove z`.
+pub fn header_changes(modifier: &Value, actions: &[&str]) -> Vec<String> {
     let mut parts = Vec::new();
-    for action in ["set", "add"] {
+    for action in ["set", "add"].into_iter().filter(|a| actions.contains(a)) {
         for header in modifier[action].as_array().into_iter().flatten() {
             parts.push(format!(
                 "{action} {}={}",
@@ -177,10 +183,12 @@ fn header_changes(modifier: &Value) -> String {
             ));
         }
     }
-    for name in modifier["remove"].as_array().into_iter().flatten() {
-        parts.push(format!("remove {}", name.as_str().unwrap_or("")));
+    if actions.contains(&"remove") {
+        for name in modifier["remove"].as_array().into_iter().flatten() {
+            parts.push(format!("remove {}", name.as_str().unwrap_or("")));
+        }
     }
-    parts.join(", ")
+    parts
 }
 
 /// Reads `matches` with the CRD's enums, and its defaults under `Semantics::Controller`.

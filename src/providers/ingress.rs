@@ -12,7 +12,7 @@ use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
 use crate::model::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, ObjectRef, Owner, OwnerKind, RouteStrategy, Routing, RoutingAction,
-    TrafficRoutingRef, canary_ingress_name, without_empty_lists,
+    TrafficRoutingRef, canary_ingress_name, header_changes, without_empty_lists,
 };
 use crate::scripts::{self, ResolvedScript};
 use serde_json::{Map, Value, json};
@@ -338,9 +338,10 @@ pub fn plan_stage(
         Some(canary) => Arc::clone(canary),
         None if strategy.traffic.is_some() && strategy.weights().0 == 0 => {
             if strategy.matches.as_ref().is_some_and(|m| !m.is_empty()) {
-                warnings.push(format!(
-                    "the step's matches are not applied: at weight 0 (traffic {}) the controller creates no canary Ingress, so no request reaches the new version, matched or not; leave traffic out for matches alone",
-                    strategy.traffic.as_deref().unwrap_or_default()
+                let traffic = strategy.traffic.as_deref().unwrap_or_default();
+                warnings.push(matches_reach_nothing(
+                    &format!("at weight 0 (traffic {traffic}) the controller creates no canary Ingress"),
+                    "leave traffic out for matches alone",
                 ));
             }
             return Ok(keep(None, warnings));
@@ -378,6 +379,7 @@ pub fn plan_stage(
     let after = run_script(route, &obj, &failures, &mut warnings)?;
     // Read from the result, so that a script of the class's own with the same quirks is warned too.
     warnings.extend(leftover_routing(route.class_type, strategy, &after));
+    warnings.extend(canary_routes_nothing(route.class_type, strategy, &after));
     warnings.extend(value_beside_pattern(route.class_type, &after));
     warnings.extend(joined_header_update(strategy, &after));
     warnings.extend(not_a_canary(route.class_type, &key, &after));
@@ -490,9 +492,18 @@ pub fn plan_object(
         // Said where the plan starts from the canary as read, or where a stage makes it: once
         // per plan but for a canary deleted and made again.
         let first = after.is_none() || current.is_none();
-        if routing.canary_service == routing.stable_service && stage.canary.is_some() && first {
+        if let Some(planned) =
+            stage.canary.as_ref().filter(|_| routing.canary_service == routing.stable_service && first)
+        {
             let builtin = script.as_ref().is_some_and(builtin);
-            warnings.extend(canary_on_stable_service(class_type, builtin, &routing.stable_service, owner.kind));
+            let annotations = annotations_of(planned);
+            warnings.extend(canary_on_stable_service(
+                class_type,
+                builtin,
+                &annotations,
+                &routing.stable_service,
+                owner.kind,
+            ));
         }
         warnings.extend(super::canary_service_warning(routing, objects, &key));
     }
@@ -553,12 +564,25 @@ fn is_builtin_class(class_type: &str) -> bool {
     matches!(class_type, "nginx" | "higress" | "aliyun-alb" | "mse")
 }
 
-/// What the built-in script of a class ignores in the step's matches: headers after a match's
-/// first one, paths, and query parameters (mse: after a match's first one).
+/// What a match is keyed by in the class's built-in script: the only conditions it writes.
+fn keyed_by(class_type: &str) -> &'static str {
+    match builtin_reads_queries(class_type) {
+        true => "header or query parameter",
+        false => "header",
+    }
+}
+
+/// What the built-in script of a class ignores in the step's matches. Of a match it writes a
+/// key for (its first header; with mse its first query parameter too), the other headers, the
+/// path, and the query parameters (mse: after the first one): the canary gets more than the
+/// match describes. A match it writes no key for is skipped whole by nginx and mse, so the
+/// requests it describes are not sent to the canary but by the step's weight, as any request
+/// (higress and aliyun-alb fail on it: `headerless_match`).
 pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<String> {
     if !is_builtin_class(class_type) {
         return Vec::new();
     }
+    let reads_queries = builtin_reads_queries(class_type);
     let mut warnings = Vec::new();
     for (i, m) in strategy.matches.iter().flatten().enumerate() {
         let names = |field: &str, skip: usize| -> Vec<String> {
@@ -570,17 +594,23 @@ pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<Str
                 .map(|h| h["name"].as_str().unwrap_or("").to_string())
                 .collect()
         };
+        let path = m["path"]["value"].as_str().map(|path| format!("path {path}"));
+        let keyed = !names("headers", 0).is_empty() || (reads_queries && !names("queryParams", 0).is_empty());
+        if !keyed {
+            if matches!(class_type, "nginx" | "mse") {
+                warnings.push(skipped_match(class_type, i, path, &names("queryParams", 0), strategy));
+            }
+            continue;
+        }
         let mut ignored = Vec::new();
         let headers = names("headers", 1);
         if !headers.is_empty() {
             ignored.push(format!("header {} (only a match's first header is used)", headers.join(", ")));
         }
-        if let Some(path) = m["path"]["value"].as_str() {
-            ignored.push(format!("path {path}"));
-        }
-        let queries = names("queryParams", if builtin_reads_queries(class_type) { 1 } else { 0 });
+        ignored.extend(path);
+        let queries = names("queryParams", if reads_queries { 1 } else { 0 });
         if !queries.is_empty() {
-            let why = if builtin_reads_queries(class_type) { " (only a match's first one is used)" } else { "" };
+            let why = if reads_queries { " (only a match's first one is used)" } else { "" };
             ignored.push(format!("query parameter {}{why}", queries.join(", ")));
         }
         if !ignored.is_empty() {
@@ -593,15 +623,71 @@ pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<Str
     warnings
 }
 
-/// nginx, higress and aliyun-alb: the built-in script never reads the step's
-/// requestHeaderModifier (only mse's writes it), so the heading's request headers are not sent.
-pub fn ignored_header_modifier(class_type: &str, strategy: &RouteStrategy) -> Option<String> {
-    let ignores = matches!(class_type, "nginx" | "higress" | "aliyun-alb");
-    (ignores && strategy.request_header_modifier.is_some()).then(|| {
-        format!(
-            "the {class_type} Ingress script ignores requestHeaderModifier: requests to the canary are not modified"
+/// `matches[i]`, which has no condition the nginx or mse script writes a key for (it had `path`
+/// and the query parameters `queries`, or nothing): the script skips it.
+fn skipped_match(
+    class_type: &str,
+    i: usize,
+    path: Option<String>,
+    queries: &[String],
+    strategy: &RouteStrategy,
+) -> String {
+    let queries = (!queries.is_empty()).then(|| format!("query parameter {}", queries.join(", ")));
+    let had: Vec<String> = path.into_iter().chain(queries).collect();
+    let what = match had.is_empty() {
+        true => "has no condition".to_string(),
+        false => format!("has {} but no {}", had.join(" and "), keyed_by(class_type)),
+    };
+    let (weight, _) = strategy.weights();
+    let fate = match weight > 0 {
+        true => format!("reach the canary only through the step's traffic {weight}%, as any other request does"),
+        false => "are not sent to the canary".to_string(),
+    };
+    format!("matches[{i}] {what}: the {class_type} Ingress script skips it, so the requests it describes {fate}")
+}
+
+/// A step whose matches route no request to the new version: `why`, and `fix`.
+fn matches_reach_nothing(why: &str, fix: &str) -> String {
+    format!("the step's matches are not applied: {why}, so no request reaches the new version, matched or not; {fix}")
+}
+
+/// A step with matches after which the canary Ingress of a built-in class (its annotations, the
+/// script's result) has neither a weight above 0 nor a match key its gateway reads: the
+/// gateway sends it no request (the nginx and mse scripts skip a match they write no key for).
+pub fn canary_routes_nothing(class_type: &str, strategy: &RouteStrategy, annotations: &Annotations) -> Option<String> {
+    let prefix = routing_prefix(class_type)?;
+    let matched = strategy.matches.as_ref().is_some_and(|m| !m.is_empty());
+    let weighted = annotations.get(&format!("{prefix}canary-weight")).is_some_and(|weight| weight != "0");
+    let keyed = annotations.keys().any(|key| match_key(class_type, key).is_some());
+    (matched && !weighted && !keyed).then(|| {
+        matches_reach_nothing(
+            &format!("the canary Ingress is left with no weight and no match key the {class_type} gateway reads"),
+            &format!("give a match a {}", keyed_by(class_type)),
         )
     })
+}
+
+/// What the built-in script of a class ignores of the step's requestHeaderModifier, so the
+/// heading's request headers are not all applied: nginx, higress and aliyun-alb never read it,
+/// mse writes only its `set` headers.
+pub fn ignored_header_modifier(class_type: &str, strategy: &RouteStrategy) -> Option<String> {
+    let modifier = strategy.request_header_modifier.as_ref()?;
+    match class_type {
+        "nginx" | "higress" | "aliyun-alb" => Some(format!(
+            "the {class_type} Ingress script ignores requestHeaderModifier: requests to the canary are not modified"
+        )),
+        "mse" => {
+            let ignored = header_changes(modifier, &["add", "remove"]);
+            let are = if ignored.len() == 1 { "is" } else { "are" };
+            (!ignored.is_empty()).then(|| {
+                format!(
+                    "the {class_type} Ingress script writes only requestHeaderModifier.set: {} {are} not applied to requests to the canary",
+                    ignored.join(", ")
+                )
+            })
+        }
+        _ => None,
+    }
 }
 
 /// A step with matches and a weight: the built-in scripts write both, so the canary also gets
@@ -649,11 +735,17 @@ pub fn modifier_without_set(class_type: &str, strategy: &RouteStrategy) -> Optio
 /// Ingress's backends are the stable Service `service` itself (docs/controller-semantics.md
 /// §5.3): the nginx, aliyun-alb and higress gateways pick the canary Ingress by its annotations
 /// and then balance over every pod of that Service, so the requests a step matches or weighs
-/// reach stable and canary pods alike. mse is the tag-based gateway this is made for (its script
-/// points the canary at the pod subset `gray`); with a script or a class of one's own, what the
-/// gateway does cannot be told, and it is said so.
-pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, owner: OwnerKind) -> Option<String> {
-    let balances = balances_over_every_pod(class_type, builtin);
+/// reach stable and canary pods alike. mse is the tag-based gateway this is made for, when the
+/// canary Ingress (its `annotations`) names a pod subset; with a script or a class of one's own,
+/// what the gateway does cannot be told, and it is said so.
+pub fn canary_on_stable_service(
+    class_type: &str,
+    builtin: bool,
+    annotations: &Annotations,
+    service: &str,
+    owner: OwnerKind,
+) -> Option<String> {
+    let balances = balances_over_every_pod(class_type, builtin, annotations);
     if balances == Some(false) {
         return None;
     }
@@ -662,6 +754,9 @@ pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, 
         owner.why_canary_is_stable()
     );
     let how = match balances.is_some() {
+        true if class_type == "mse" => format!(
+            "without {MSE_SERVICE_SUBSET} on it (the {class_type} script sets it to gray only when the stable Ingress has it), the {class_type} gateway balances the requests it sends there (those the step matches or weighs)"
+        ),
         true => {
             format!("the {class_type} gateway balances the requests it sends there (those the step matches or weighs)")
         }
@@ -674,18 +769,20 @@ pub fn canary_on_stable_service(class_type: &str, builtin: bool, service: &str, 
         OwnerKind::Rollout => "trafficRoutings without disableGenerateCanaryService",
     };
     Some(format!(
-        "{what}: {how} over every pod of {service}, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and {instead} route to the Service {service}-canary, which selects the canary pods alone"
+        "{what}: {how} over every pod of {service}, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation {MSE_SERVICE_SUBSET}), and {instead} route to the Service {service}-canary, which selects the canary pods alone"
     ))
 }
 
 /// With canary = stable, whether the gateway of `class_type` balances the requests it sends to
-/// the canary Ingress over every pod of the Service, stable and canary alike (`builtin`: run by
-/// the class's built-in script): mse points it at the pod subset `gray` (false); nginx,
-/// aliyun-alb and higress with their built-in scripts do (true); with a script of one's own it
-/// cannot be told (None).
-pub fn balances_over_every_pod(class_type: &str, builtin: bool) -> Option<bool> {
+/// the canary Ingress (with `annotations`) over every pod of the Service, stable and canary
+/// alike (`builtin`: run by the class's built-in script). mse sends them to the pod subset the
+/// canary names by `mse.ingress.kubernetes.io/service-subset` (false): the built-in script sets
+/// it to `gray` when the stable Ingress, which the canary's annotations are copied from, has it.
+/// Without it, mse, and nginx, aliyun-alb and higress, with their built-in scripts, balance them
+/// (true); with a script of one's own it cannot be told (None).
+pub fn balances_over_every_pod(class_type: &str, builtin: bool, annotations: &Annotations) -> Option<bool> {
     match class_type {
-        "mse" => Some(false),
+        "mse" if annotations.contains_key(MSE_SERVICE_SUBSET) => Some(false),
         _ => (builtin && is_builtin_class(class_type)).then_some(true),
     }
 }
@@ -847,6 +944,9 @@ const MATCH_KEYS: [&str; 7] = [
     "canary-by-query-value",
     "canary-by-query-pattern",
 ];
+
+/// mse's pod subset of a canary Ingress, which the built-in script sets to `gray` when present.
+pub const MSE_SERVICE_SUBSET: &str = "mse.ingress.kubernetes.io/service-subset";
 
 /// mse's header update, which the built-in script writes from `requestHeaderModifier.set`.
 pub const MSE_HEADER_UPDATE: &str = "mse.ingress.kubernetes.io/request-header-control-update";
@@ -1317,19 +1417,81 @@ mod tests {
             {"queryParams": [{"type": "Exact", "name": "q", "value": "1"}, {"type": "Exact", "name": "r", "value": "2"}]}
         ]);
         let step = strategy(None, Some(matches));
+        // A match the script writes its first header of gets more than it describes; nginx
+        // skips one without a header, so what it describes gets nothing.
         assert_eq!(
             ignored_conditions("nginx", &step),
             vec![
                 "matches[0]: the nginx Ingress script ignores header b (only a match's first header is used) and path /pc, so the canary gets more traffic than the match describes",
-                "matches[1]: the nginx Ingress script ignores query parameter q, r, so the canary gets more traffic than the match describes",
+                "matches[1] has query parameter q, r but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary",
             ]
         );
+        // mse writes a match's first query parameter too.
         assert_eq!(
             ignored_conditions("mse", &step)[1],
             "matches[1]: the mse Ingress script ignores query parameter r (only a match's first one is used), so the canary gets more traffic than the match describes"
         );
         assert!(ignored_conditions("traefik", &step).is_empty());
         assert!(ignored_conditions("nginx", &strategy(None, Some(json!([header("a", "1", "Exact")])))).is_empty());
+    }
+
+    #[test]
+    fn a_match_the_script_writes_no_key_for_is_said_to_send_nothing_to_the_canary() {
+        let keyless = json!([{"path": {"type": "PathPrefix", "value": "/beta"}}, {}]);
+        assert_eq!(
+            ignored_conditions("mse", &strategy(None, Some(keyless.clone()))),
+            [
+                "matches[0] has path /beta but no header or query parameter: the mse Ingress script skips it, so the requests it describes are not sent to the canary",
+                "matches[1] has no condition: the mse Ingress script skips it, so the requests it describes are not sent to the canary",
+            ]
+        );
+        let both = json!([{"path": {"value": "/foo"}, "queryParams": [{"type": "Exact", "name": "q", "value": "1"}]}]);
+        assert_eq!(
+            ignored_conditions("nginx", &strategy(Some("10%"), Some(both))),
+            [
+                "matches[0] has path /foo and query parameter q but no header: the nginx Ingress script skips it, so the requests it describes reach the canary only through the step's traffic 10%, as any other request does"
+            ]
+        );
+        // higress and aliyun-alb fail on it instead (headerless_match).
+        for class in ["higress", "aliyun-alb"] {
+            assert!(ignored_conditions(class, &strategy(None, Some(keyless.clone()))).is_empty(), "{class}");
+        }
+    }
+
+    #[test]
+    fn a_step_whose_matches_leave_the_canary_without_a_route_is_warned_of() {
+        let nothing = "the step's matches are not applied: the canary Ingress is left with no weight and no match key the nginx gateway reads, so no request reaches the new version, matched or not; give a match a header";
+        let canary =
+            |entries: &[(&str, &str)]| map(&[&[("nginx.ingress.kubernetes.io/canary", "true")], entries].concat());
+        let keyless = || Some(json!([{"path": {"value": "/beta"}}]));
+        assert_eq!(canary_routes_nothing("nginx", &strategy(None, keyless()), &canary(&[])).as_deref(), Some(nothing));
+        let zero = canary(&[("nginx.ingress.kubernetes.io/canary-weight", "0")]);
+        assert_eq!(canary_routes_nothing("nginx", &strategy(Some("0%"), keyless()), &zero).as_deref(), Some(nothing));
+        assert!(
+            canary_routes_nothing("mse", &strategy(None, keyless()), &canary(&[]))
+                .unwrap()
+                .ends_with("give a match a header or query parameter")
+        );
+        // A weight, a match key (a step's own or left from an earlier one), no matches at all,
+        // or a class whose gateway's keys are not known: nothing to say.
+        let weighted = canary(&[("nginx.ingress.kubernetes.io/canary-weight", "10")]);
+        assert_eq!(canary_routes_nothing("nginx", &strategy(Some("10%"), keyless()), &weighted), None);
+        let keyed = canary(&[("nginx.ingress.kubernetes.io/canary-by-query", "user")]);
+        assert_eq!(canary_routes_nothing("mse", &strategy(None, keyless()), &keyed), None);
+        assert_eq!(
+            canary_routes_nothing("nginx", &strategy(None, keyless()), &keyed),
+            Some(nothing.into()),
+            "nginx reads no query key"
+        );
+        assert_eq!(canary_routes_nothing("nginx", &strategy(Some("0%"), None), &zero), None);
+        assert_eq!(canary_routes_nothing("traefik", &strategy(None, keyless()), &canary(&[])), None);
+        // In the plan, read from the script's result.
+        let (owner, nginx) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &nginx);
+        let warned = |action: &RoutingAction| plan_stage(&route, Some(&stable()), None, action).unwrap().warnings;
+        assert!(warned(&stage(None, keyless())).iter().any(|w| w == nothing), "{:?}", warned(&stage(None, keyless())));
+        let headed = stage(None, Some(json!([{"path": {"value": "/beta"}}, header("a", "1", "Exact")])));
+        assert!(!warned(&headed).iter().any(|w| w == nothing), "{:?}", warned(&headed));
     }
 
     #[test]
@@ -1344,7 +1506,7 @@ mod tests {
                 )
             );
         }
-        // mse writes it; a class of its own may.
+        // mse writes its set headers; a class of its own may.
         assert_eq!(ignored_header_modifier("mse", &modified), None);
         assert_eq!(ignored_header_modifier("traefik", &modified), None);
         assert_eq!(ignored_header_modifier("nginx", &strategy(Some("5%"), None)), None);
@@ -1354,6 +1516,37 @@ mod tests {
         let step = RoutingAction::Route(modified);
         let warnings = plan_stage(&route, Some(&stable()), None, &step).unwrap().warnings;
         assert!(warnings.iter().any(|w| w.contains("ignores requestHeaderModifier")), "{warnings:?}");
+        let custom = IngressRoute { builtin: false, ..route };
+        assert!(plan_stage(&custom, Some(&stable()), None, &step).unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn warns_that_the_mse_script_ignores_added_and_removed_headers() {
+        let mut modified = strategy(Some("10%"), None);
+        modified.request_header_modifier = Some(json!({
+            "set": [{"name": "x-mse-tag", "value": "gray"}],
+            "add": [{"name": "x-env", "value": "canary"}],
+            "remove": ["x-debug", "x-trace"]
+        }));
+        assert_eq!(
+            ignored_header_modifier("mse", &modified).as_deref(),
+            Some(
+                "the mse Ingress script writes only requestHeaderModifier.set: add x-env=canary, remove x-debug, remove x-trace are not applied to requests to the canary"
+            )
+        );
+        modified.request_header_modifier = Some(json!({"set": [{"name": "a", "value": "1"}], "remove": ["b"]}));
+        assert_eq!(
+            ignored_header_modifier("mse", &modified).as_deref(),
+            Some(
+                "the mse Ingress script writes only requestHeaderModifier.set: remove b is not applied to requests to the canary"
+            )
+        );
+        // In the plan, for the built-in script only.
+        let (owner, mse) = (owner(), script("mse"));
+        let route = route("mse", &owner, &mse);
+        let step = RoutingAction::Route(modified);
+        let warnings = plan_stage(&route, Some(&stable()), None, &step).unwrap().warnings;
+        assert!(warnings.iter().any(|w| w.contains("remove b is not applied")), "{warnings:?}");
         let custom = IngressRoute { builtin: false, ..route };
         assert!(plan_stage(&custom, Some(&stable()), None, &step).unwrap().warnings.is_empty());
     }
@@ -1413,7 +1606,15 @@ mod tests {
         // Someone else's script for the class: the built-in's quirks are not its own.
         let custom = Script::new("mine.lua", "return {['a'] = 'b', ['alb.ingress.kubernetes.io/canary'] = 'true'}");
         let mine = IngressRoute { script: &custom, builtin: false, ..alb_route };
-        assert!(plan_stage(&mine, Some(&stable()), None, &step).unwrap().warnings.is_empty());
+        // Only what its result says: it routes nothing to the canary.
+        let warnings = plan_stage(&mine, Some(&stable()), None, &step).unwrap().warnings;
+        assert_eq!(
+            warnings,
+            [matches_reach_nothing(
+                "the canary Ingress is left with no weight and no match key the aliyun-alb gateway reads",
+                "give a match a header"
+            )]
+        );
     }
 
     /// mse's step 1 of the audit's fixture (s26-providers #4): a header update setting two
@@ -1689,25 +1890,33 @@ mod tests {
 
     #[test]
     fn a_canary_ingress_on_the_stable_service_is_said_to_reach_every_pod() {
-        let nginx = canary_on_stable_service("nginx", true, "web", OwnerKind::TrafficRouting).unwrap();
+        let none = Annotations::new();
+        let nginx = canary_on_stable_service("nginx", true, &none, "web", OwnerKind::TrafficRouting).unwrap();
         assert_eq!(
             nginx,
             "the canary Ingress routes to Service web itself (canary = stable: a TrafficRouting routes to the stable Service itself): the nginx gateway balances the requests it sends there (those the step matches or weighs) over every pod of web, stable and canary alike, so the canary pods get no more of them than their number gives them; only a gateway that tells pods apart by tag sends them to the canary pods (mse, whose script points the canary Ingress at the pod subset gray when the stable Ingress has the annotation mse.ingress.kubernetes.io/service-subset), and a Rollout's own trafficRoutings route to the Service web-canary, which selects the canary pods alone"
         );
-        let rollout = canary_on_stable_service("higress", true, "web", OwnerKind::Rollout).unwrap();
+        let rollout = canary_on_stable_service("higress", true, &none, "web", OwnerKind::Rollout).unwrap();
         assert!(rollout.starts_with("the canary Ingress routes to Service web itself (canary = stable: disableGenerateCanaryService): the higress gateway balances"), "{rollout}");
         assert!(rollout.ends_with("and trafficRoutings without disableGenerateCanaryService route to the Service web-canary, which selects the canary pods alone"), "{rollout}");
-        // mse is the gateway this is made for.
-        assert_eq!(canary_on_stable_service("mse", true, "web", OwnerKind::TrafficRouting), None);
+        // mse is the gateway this is made for, with a pod subset.
+        let subset = map(&[(MSE_SERVICE_SUBSET, "gray")]);
+        assert_eq!(canary_on_stable_service("mse", true, &subset, "web", OwnerKind::TrafficRouting), None);
+        assert_eq!(canary_on_stable_service("mse", false, &subset, "web", OwnerKind::TrafficRouting), None);
+        // Without one the mse gateway balances too.
+        let unset = canary_on_stable_service("mse", true, &none, "web", OwnerKind::Rollout).unwrap();
+        assert!(unset.starts_with("the canary Ingress routes to Service web itself (canary = stable: disableGenerateCanaryService): without mse.ingress.kubernetes.io/service-subset on it (the mse script sets it to gray only when the stable Ingress has it), the mse gateway balances the requests it sends there (those the step matches or weighs) over every pod of web"), "{unset}");
         // What the step line says of the weights follows the same reading.
-        assert_eq!(balances_over_every_pod("nginx", true), Some(true));
-        assert_eq!(balances_over_every_pod("mse", false), Some(false));
-        assert_eq!(balances_over_every_pod("nginx", false), None);
-        assert_eq!(balances_over_every_pod("traefik", true), None);
-        assert_eq!(canary_on_stable_service("mse", false, "web", OwnerKind::TrafficRouting), None);
+        assert_eq!(balances_over_every_pod("nginx", true, &none), Some(true));
+        assert_eq!(balances_over_every_pod("mse", true, &subset), Some(false));
+        assert_eq!(balances_over_every_pod("mse", false, &subset), Some(false));
+        assert_eq!(balances_over_every_pod("mse", true, &none), Some(true));
+        assert_eq!(balances_over_every_pod("mse", false, &none), None);
+        assert_eq!(balances_over_every_pod("nginx", false, &none), None);
+        assert_eq!(balances_over_every_pod("traefik", true, &none), None);
         // With a script of one's own, what the gateway does is not known.
-        for (class_type, builtin) in [("traefik", false), ("nginx", false)] {
-            let own = canary_on_stable_service(class_type, builtin, "web", OwnerKind::TrafficRouting).unwrap();
+        for (class_type, builtin) in [("traefik", false), ("nginx", false), ("mse", false)] {
+            let own = canary_on_stable_service(class_type, builtin, &none, "web", OwnerKind::TrafficRouting).unwrap();
             assert!(
                 own.contains(&format!("): with a script of its own for class {class_type}, whether that gateway sends the requests the step matches or weighs to the canary pods alone cannot be told here: one that picks pods by Service alone balances them over every pod of web")),
                 "{own}"
@@ -1729,10 +1938,9 @@ mod tests {
             let plan = |current, after| planning_routing(&routing, &matched, &objects, current, after).unwrap();
             // Where the plan starts from the canary Ingress as read, or makes it.
             let made = plan(None, None);
-            let expected = usize::from(class_type != "mse");
-            assert_eq!(said(&made), expected, "{class_type}: {:?}", made.warnings);
-            assert_eq!(said(&plan(Some(&made.planned), None)), expected, "{class_type}");
-            assert_eq!(said(&plan(None, Some("step 1/3"))), expected, "{class_type}: made again");
+            assert_eq!(said(&made), 1, "{class_type}: {:?}", made.warnings);
+            assert_eq!(said(&plan(Some(&made.planned), None)), 1, "{class_type}");
+            assert_eq!(said(&plan(None, Some("step 1/3"))), 1, "{class_type}: made again");
             // Not at the stages after, which carry it on.
             assert_eq!(said(&plan(Some(&made.planned), Some("step 1/3"))), 0, "{class_type}");
             // Nor where no canary Ingress is left.
@@ -1742,6 +1950,12 @@ mod tests {
         // A canary Service of its own: nothing to say.
         let own = planning_routing(&routing(owner(), "web-canary", "nginx"), &matched, &objects, None, None).unwrap();
         assert_eq!(said(&own), 0, "{:?}", own.warnings);
+        // Nor with mse when the stable Ingress has a pod subset, which the canary copies.
+        let mut subset = stable();
+        subset["metadata"]["annotations"][MSE_SERVICE_SUBSET] = json!("");
+        objects.insert("shop", subset);
+        let mse = planning_routing(&routing(traffic_routing, "web", "mse"), &matched, &objects, None, None).unwrap();
+        assert_eq!(said(&mse), 0, "{:?}", mse.warnings);
     }
 
     #[test]

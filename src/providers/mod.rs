@@ -207,8 +207,8 @@ impl WithoutWeights {
 /// Whether a stage's weights split the traffic between canary and stable pods through
 /// `objects`, the objects of `routing` planned at that stage: with canary = stable an HTTPRoute
 /// weighs its one backendRef (docs/ingress-gateway-semantics.md B.7), and a canary Ingress
-/// routes to the stable Service, over every pod of it unless its gateway tells pods apart
-/// (`ingress::balances_over_every_pod`); a custom ref's script decides (the built-in
+/// routes to the stable Service, over every pod of it unless its gateway tells pods apart (mse
+/// with a pod subset: `ingress::balances_over_every_pod`); a custom ref's script decides (the built-in
 /// VirtualService script routes to the subset canary).
 pub fn weight_split(routing: &Routing, objects: &[ObjectPlan]) -> WeightSplit {
     if routing.canary_service != routing.stable_service {
@@ -222,7 +222,11 @@ pub fn weight_split(routing: &Routing, objects: &[ObjectPlan]) -> WeightSplit {
                 reference.kind == "Ingress"
                     && reference.name == model::canary_ingress_name(name)
                     && matches!(&object.action, Action::Lua(script)
-                        if ingress::balances_over_every_pod(class_type, runs_builtin(script, &scripts::ingress_key(class_type))) == Some(true))
+                        if ingress::balances_over_every_pod(
+                            class_type,
+                            runs_builtin(script, &scripts::ingress_key(class_type)),
+                            &ingress::annotations_of(&object.planned),
+                        ) == Some(true))
             }
             Provider::Custom(_) => false,
         })
