@@ -620,9 +620,11 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
     for (k, &j) in non_path.iter().enumerate().filter(|_| !stable_rules.is_empty()) {
         if k != j {
             warnings.push(format!(
-                "matches[{j}] ({}) is not what the canary rules get: a path match comes before it, and the controller adds the conditions of matches[{k}] ({}) instead, because it counts the matches without a path but takes them by index from the whole list",
+                "matches[{j}] ({}) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[{k}] instead ({}{}), because it counts the matches without a path but takes them by index from the whole list",
                 conditions(&matches[j]),
-                conditions(&matches[k])
+                conditions(&matches[k]),
+                // Only headers and query parameters are added: a path of matches[k] is not (B.5 step 6).
+                matches[k]["path"]["value"].as_str().map(|path| format!(", not its path {path}")).unwrap_or_default()
             ));
         }
     }
@@ -676,7 +678,7 @@ fn no_stable_rule_left_warning(route: &GatewayRoute, rules: &[Value]) -> Option<
     ))
 }
 
-/// A match's header and query conditions, as the canary rules would get them.
+/// A match's header and query conditions, what a canary rule's match gets of it (never its path).
 fn conditions(m: &Value) -> String {
     let mut parts = Vec::new();
     for (field, what) in [("headers", "header"), ("queryParams", "query")] {
@@ -685,11 +687,9 @@ fn conditions(m: &Value) -> String {
             parts.push(format!("{what} {}{op}{}", c["name"].as_str().unwrap_or(""), c["value"].as_str().unwrap_or("")));
         }
     }
-    match m["path"]["value"].as_str() {
-        Some(path) if parts.is_empty() => format!("path {path}, no header or query condition"),
-        Some(path) => format!("path {path}, {}", parts.join(" AND ")),
-        None if parts.is_empty() => "no header or query condition".into(),
-        None => parts.join(" AND "),
+    match parts.is_empty() {
+        true => "no header or query condition".into(),
+        false => parts.join(" AND "),
     }
 }
 
@@ -1119,7 +1119,22 @@ mod tests {
         assert_eq!(
             plan.warnings,
             [
-                "matches[1] (header h=1) is not what the canary rules get: a path match comes before it, and the controller adds the conditions of matches[0] (path /x, no header or query condition) instead, because it counts the matches without a path but takes them by index from the whole list"
+                "matches[1] (header h=1) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[0] instead (no header or query condition, not its path /x), because it counts the matches without a path but takes them by index from the whole list"
+            ]
+        );
+        // A path match with a header: its header is added, never its path (B.5 step 6).
+        let step = matches(json!([
+            {"path": path("/x"), "headers": [header("hp", "1")]},
+            {"headers": [header("h", "1")]},
+            {"queryParams": [{"type": "Exact", "name": "q", "value": "1"}]}
+        ]));
+        let plan = self::plan(&rollout(), &route, &step);
+        assert_eq!(written_rules(&plan)[1]["matches"][1], json!({"path": path("/"), "headers": [header("hp", "1")]}));
+        assert_eq!(
+            plan.warnings,
+            [
+                "matches[1] (header h=1) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[0] instead (header hp=1, not its path /x), because it counts the matches without a path but takes them by index from the whole list",
+                "matches[2] (query q=1) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[1] instead (header h=1), because it counts the matches without a path but takes them by index from the whole list"
             ]
         );
         // Header match first: no quirk.
