@@ -784,15 +784,49 @@ fn backendless_rule_warnings(rules: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// What holds for the whole release, whatever the step: rules the restore will delete, a route
-/// that does not route to the stable Service at all. (A backendRef without kind, which the
-/// controller would not take for a Service, is never read: the API server sets kind: Service,
-/// and a route from a file is read as stored.)
+/// The backendRefs of another kind than Service named like the stable or canary Service: the
+/// controller does not take them for the Service (B.1), so it never splits or restores them.
+fn other_kind_warnings(route: &GatewayRoute, rules: &[Value]) -> Vec<String> {
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    let mut warnings = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        for (j, backend) in refs(rule).iter().enumerate() {
+            let Some(kind) = backend["kind"].as_str().filter(|kind| *kind != "Service") else { continue };
+            let group = match backend["group"].as_str() {
+                Some(group) if !group.is_empty() => format!(" (group {group})"),
+                _ => String::new(),
+            };
+            // With canary = stable the name is the stable Service's, said as such.
+            let (which, effect) = match backend["name"].as_str() {
+                Some(name) if name == stable => (
+                    format!("the stable Service {stable}"),
+                    "so its steps never send any of the requests this backendRef gets to the canary",
+                ),
+                Some(name) if name == canary => (
+                    format!("the canary Service {canary}"),
+                    "so its steps set no weight on it and its restore does not remove it",
+                ),
+                _ => continue,
+            };
+            warnings.push(format!(
+                "spec.rules[{i}].backendRefs[{j}] is a {kind}{group}, not a Service: the controller takes only a backendRef of kind: Service for {which}, {effect}"
+            ));
+        }
+    }
+    warnings
+}
+
+/// What holds for the whole release, whatever the step: rules the restore will delete,
+/// backendRefs of another kind named like the Services, a route that does not route to the
+/// stable Service at all. (A backendRef without kind, which the controller would not take for a
+/// Service, is never read: the API server sets kind: Service, and a route from a file is read as
+/// stored.)
 pub fn route_warnings(route: &GatewayRoute, current: &Value) -> Vec<String> {
     let Ok(decoded) = http_route::decode(&current["spec"]) else { return Vec::new() };
     let rules = decoded.spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
     let (stable, canary) = (route.stable_service, route.canary_service);
     let mut warnings = backendless_rule_warnings(rules);
+    warnings.extend(other_kind_warnings(route, rules));
     if !rules.iter().any(|rule| position(rule, stable).is_some() || position(rule, canary).is_some()) {
         warnings.push(format!(
             "{} has no backendRef to Service {stable} (kind: Service): the controller's steps leave its rules as they are",
@@ -1553,6 +1587,39 @@ mod tests {
             ]
         );
         assert!(route_warnings(&rollout(), &store_route()).is_empty());
+    }
+
+    #[test]
+    fn route_warnings_name_each_backend_ref_of_another_kind_named_like_a_service() {
+        let import = |name: &str| {
+            let mut backend = svc(name, Some(1));
+            backend["group"] = "multicluster.x-k8s.io".into();
+            backend["kind"] = "ServiceImport".into();
+            backend
+        };
+        let mut no_group = import(CANARY);
+        no_group["group"] = "".into();
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
+            {"matches": [{"path": path("/import")}], "backendRefs": [import(STABLE)]},
+            {"matches": [{"path": path("/both")}], "backendRefs": [import("other"), svc(STABLE, Some(1)), no_group]}
+        ]));
+        let stable = "spec.rules[1].backendRefs[0] is a ServiceImport (group multicluster.x-k8s.io), not a Service: the controller takes only a backendRef of kind: Service for the stable Service store-svc, so its steps never send any of the requests this backendRef gets to the canary";
+        assert_eq!(
+            route_warnings(&rollout(), &route),
+            [
+                stable,
+                "spec.rules[2].backendRefs[2] is a ServiceImport, not a Service: the controller takes only a backendRef of kind: Service for the canary Service store-svc-canary, so its steps set no weight on it and its restore does not remove it"
+            ]
+        );
+        // The controller leaves that rule as it is, as the warning says.
+        let plan = plan(&rollout(), &route, &traffic("20%"));
+        assert_eq!(written_rules(&plan)[1], route["spec"]["rules"][1]);
+        // With canary = stable, one warning, as the stable Service's.
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        let imports_stable =
+            http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"backendRefs": [import(STABLE)]}]));
+        assert_eq!(route_warnings(&same, &imports_stable), [stable]);
     }
 
     fn routing() -> Routing {
