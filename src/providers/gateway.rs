@@ -623,7 +623,7 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
                 "matches[{j}] ({}) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[{k}] instead ({}{}), because it counts the matches without a path but takes them by index from the whole list",
                 conditions(&matches[j]),
                 conditions(&matches[k]),
-                // Only headers and query parameters are added: a path of matches[k] is not (B.5 step 6).
+                // It never adds a path: say so where matches[k] has one, which reads as added.
                 matches[k]["path"]["value"].as_str().map(|path| format!(", not its path {path}")).unwrap_or_default()
             ));
         }
@@ -671,11 +671,24 @@ fn no_stable_rule_left_warning(route: &GatewayRoute, rules: &[Value]) -> Option<
     if dropped.is_empty() || kept().any(|rule| position(rule, stable).is_some()) || kept().next().is_none() {
         return None;
     }
-    Some(format!(
-        "no rule of {} routes to {stable} after this step: every rule that did ({}) holds {canary} and is dropped, and no canary rule is made, so a request no rule left matches is served by neither {stable} nor {canary} through this route (the Gateway answers it with 404, unless another route matches it); the later steps and the restore only rewrite the rules left, so this outlasts the release: put a step without traffic or matches before this one (its restore takes the canary out of the weighted rules, which this step then keeps), or put those rules back into the route by hand",
-        route.describe(),
-        dropped.join(", ")
+    Some(stable_left_without_rule(
+        route,
+        &format!(
+            "every rule that did ({}) holds {canary} and is dropped, and no canary rule is made, so a request no rule left matches is served by neither {stable} nor {canary} through this route (the Gateway answers it with 404, unless another route matches it)",
+            dropped.join(", ")
+        ),
+        "put a step without traffic or matches before this one (its restore takes the canary out of the weighted rules, which this step then keeps), or put those rules back into the route by hand",
     ))
+}
+
+/// A write leaves rules, but none to the stable Service: what happened, that it lasts (no step
+/// adds a backendRef to a rule without one), and what to do.
+fn stable_left_without_rule(route: &GatewayRoute, what_happened: &str, remedy: &str) -> String {
+    format!(
+        "no rule of {} routes to {} after this step: {what_happened}; the later steps and the restore only rewrite the rules left, so this outlasts the release: {remedy}",
+        route.describe(),
+        route.stable_service
+    )
 }
 
 /// A match's header and query conditions, what a canary rule's match gets of it (never its path).
@@ -699,28 +712,64 @@ fn finalise_warnings(route: &GatewayRoute, rules: &[Value]) -> Vec<String> {
     for (i, rule) in rules.iter().enumerate() {
         let Some(s) = position(rule, stable) else { continue };
         if route.same_service() {
-            if refs(rule).len() == 1 {
-                warnings.push(format!(
-                    "spec.rules[{i}] is deleted: canary and stable Service are both {stable} ({}), so the restore removes its only backendRef",
+            // Each pass removes a backendRef to the Service until none is left.
+            let others = other_backends(rule, s, |r| !is_service(r, stable));
+            warnings.push(match others.is_empty() {
+                true => format!(
+                    "spec.rules[{i}] is deleted: canary and stable Service are both {stable} ({}), so the restore removes {}",
+                    route.same_service_reason(),
+                    if refs(rule).len() == 1 { "its only backendRef" } else { "its backendRefs, all to that Service" }
+                ),
+                false => format!(
+                    "spec.rules[{i}]: the restore removes {stable}'s backendRef (canary and stable Service are both {stable}: {}), while the rule's other backends keep theirs ({others}), so every request the rule matches goes to them and none to {stable}",
                     route.same_service_reason()
-                ));
-            }
+                ),
+            });
             continue;
         }
-        let others: Vec<String> = refs(rule)
-            .iter()
-            .enumerate()
-            .filter(|(j, r)| *j != s && !is_service(r, canary) && r["weight"].as_i64().is_none_or(|w| w != 0))
-            .map(|(_, r)| format!("{} weight {}", r["name"].as_str().unwrap_or(""), r["weight"].as_i64().unwrap_or(1)))
-            .collect();
+        let others = other_backends(rule, s, |r| !is_service(r, canary) && r["weight"].as_i64().is_none_or(|w| w != 0));
         if !others.is_empty() && refs(rule)[s]["weight"] != 1 {
             warnings.push(format!(
-                "spec.rules[{i}]: the restore sets {stable}'s weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs ({}), so {stable} gets a smaller share than before the release",
-                others.join(", ")
+                "spec.rules[{i}]: the restore sets {stable}'s weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs ({others}), so {stable} gets a smaller share than before the release"
             ));
         }
     }
+    warnings.extend(no_stable_rule_after_restore_warning(route, rules));
     warnings
+}
+
+/// The rule's backendRefs other than the one at `stable` that `keep` keeps, each with its
+/// weight: `other weight 50, cdn weight 1`.
+fn other_backends(rule: &Value, stable: usize, keep: impl Fn(&Value) -> bool) -> String {
+    let others = refs(rule).iter().enumerate().filter(|(j, r)| *j != stable && keep(r));
+    let weighted = others
+        .map(|(_, r)| format!("{} weight {}", r["name"].as_str().unwrap_or(""), r["weight"].as_i64().unwrap_or(1)));
+    weighted.collect::<Vec<_>>().join(", ")
+}
+
+/// With canary = stable the restore removes every backendRef to the Service (B.7; one per rule
+/// and pass, until none is left): when rules are left, none routes to the Service, and it gets
+/// none of the route's requests from then on. None when no rule is left at all
+/// (`no_rule_left_warning` says what follows).
+fn no_stable_rule_after_restore_warning(route: &GatewayRoute, rules: &[Value]) -> Option<String> {
+    let stable = route.stable_service;
+    let routed: Vec<String> = (0..rules.len())
+        .filter(|&i| position(&rules[i], stable).is_some())
+        .map(|i| format!("spec.rules[{i}]"))
+        .collect();
+    let rule_left = || rules.iter().any(|rule| refs(rule).iter().any(|r| !is_service(r, stable)));
+    if !route.same_service() || routed.is_empty() || !rule_left() {
+        return None;
+    }
+    Some(stable_left_without_rule(
+        route,
+        &format!(
+            "the restore removes its backendRef from every rule that had one ({}), as canary and stable Service are both {stable} ({}): the rules left send what they match to their other backends, and a request no rule left matches gets no route (the Gateway answers it with 404, unless another route matches it)",
+            routed.join(", "),
+            route.same_service_reason()
+        ),
+        &format!("put the backendRefs to {stable} back into the route by hand once the release is over"),
+    ))
 }
 
 /// The controller's update leaves no rule: what the API server stores instead, and what follows.
@@ -1416,10 +1465,12 @@ mod tests {
             "canary and stable Service are both store-svc (disableGenerateCanaryService), so its backendRefs cannot show a release, and its Rollout has none in progress"
         );
         assert_eq!(
-            warnings,
-            [
-                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
-            ]
+            warnings[0],
+            "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
+        );
+        assert!(
+            warnings[1].starts_with("no rule of HTTPRoute shop/store routes to store-svc after this step"),
+            "{warnings:?}"
         );
         let releasing = GatewayRoute { releasing: true, ..idle };
         let RouteRestore::Write(plan) = restoration(&releasing, &route).unwrap() else { panic!() };
@@ -1528,8 +1579,54 @@ mod tests {
         assert_eq!(
             plan.warnings,
             [
-                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
+                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef",
+                "spec.rules[1]: the restore removes store-svc's backendRef (canary and stable Service are both store-svc: disableGenerateCanaryService), while the rule's other backends keep theirs (other weight 1), so every request the rule matches goes to them and none to store-svc",
+                "no rule of HTTPRoute shop/store routes to store-svc after this step: the restore removes its backendRef from every rule that had one (spec.rules[0], spec.rules[1]), as canary and stable Service are both store-svc (disableGenerateCanaryService): the rules left send what they match to their other backends, and a request no rule left matches gets no route (the Gateway answers it with 404, unless another route matches it); the later steps and the restore only rewrite the rules left, so this outlasts the release: put the backendRefs to store-svc back into the route by hand once the release is over"
             ]
+        );
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_the_restore_says_what_rules_with_other_backends_lose() {
+        let same = GatewayRoute { canary_service: STABLE, ..gateway(OwnerKind::TrafficRouting) };
+        let shared =
+            json!({"matches": [{"path": path("/")}], "backendRefs": [svc("legacy", Some(50)), svc(STABLE, Some(20))]});
+        let route = http_route(json!([shared]));
+        let loses = "spec.rules[0]: the restore removes store-svc's backendRef (canary and stable Service are both store-svc: a TrafficRouting routes to the stable Service itself), while the rule's other backends keep theirs (legacy weight 50), so every request the rule matches goes to them and none to store-svc";
+        let no_rule = "no rule of HTTPRoute shop/store routes to store-svc after this step: the restore removes its backendRef from every rule that had one (spec.rules[0]), as canary and stable Service";
+        // The restore, and a TrafficRouting's weight -1, which is its restore.
+        for action in [RoutingAction::Restore, traffic("-1%")] {
+            let plan = plan(&same, &route, &action);
+            assert_eq!(
+                written_rules(&plan),
+                json!([{"matches": [{"path": path("/")}], "backendRefs": [svc("legacy", Some(50))]}])
+            );
+            assert_eq!(plan.warnings[0], loses, "{action:?}");
+            assert!(plan.warnings[1].starts_with(no_rule), "{:?}", plan.warnings);
+            assert_eq!(plan.warnings.len(), 2, "{:?}", plan.warnings);
+        }
+        // A second backendRef to the Service goes at the controller's next pass: a rule with
+        // two and nothing else is deleted all the same.
+        let twice = http_route(json!([shared, {"backendRefs": [svc(STABLE, Some(1)), svc(STABLE, Some(1))]}]));
+        let plan = plan(&same, &twice, &RoutingAction::Restore);
+        assert_eq!(
+            written_rules(&plan),
+            json!([{"matches": [{"path": path("/")}], "backendRefs": [svc("legacy", Some(50))]}])
+        );
+        assert_eq!(
+            plan.warnings[..2],
+            [
+                loses,
+                "spec.rules[1] is deleted: canary and stable Service are both store-svc (a TrafficRouting routes to the stable Service itself), so the restore removes its backendRefs, all to that Service"
+            ]
+        );
+        assert!(plan.warnings[2].starts_with("no rule of HTTPRoute shop/store routes to store-svc after this step: the restore removes its backendRef from every rule that had one (spec.rules[0], spec.rules[1])"), "{:?}", plan.warnings);
+        // With a canary Service the restore keeps the stable backendRef: neither is said.
+        let plan = self::plan(&rollout(), &route, &RoutingAction::Restore);
+        assert!(
+            !plan.warnings.iter().any(|w| w.contains("removes store-svc's backendRef") || w.starts_with("no rule of")),
+            "{:?}",
+            plan.warnings
         );
     }
 
