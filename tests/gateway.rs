@@ -523,6 +523,11 @@ spec:
 
 /// A Rollout routing through `routing` (YAML of one trafficRoutings entry), one 20% step.
 fn rollout_with(routing: &str, canary: &str) -> String {
+    rollout_with_steps(routing, canary, r#"[{replicas: 1, traffic: "20%"}]"#)
+}
+
+/// A Rollout routing through `routing`, with `steps` (a YAML flow list).
+fn rollout_with_steps(routing: &str, canary: &str, steps: &str) -> String {
     format!(
         r#"
 apiVersion: rollouts.kruise.io/v1beta1
@@ -533,7 +538,7 @@ spec:
   strategy:
     canary:
       {canary}
-      steps: [{{replicas: 1, traffic: "20%"}}]
+      steps: {steps}
       trafficRoutings:
       - {routing}
 "#
@@ -594,6 +599,36 @@ spec:
         .stdout_has("TrafficRouting strategy: traffic 30% (canary = stable Service: not split)\n")
         .stdout_has("HTTPRoute shop/web: the controller's Gateway API routing (no script), weight mode: web 30 (canary and stable are the same Service, so traffic is not split)")
         .stdout_has("canary and stable Service are both web (a TrafficRouting routes to the stable Service itself)");
+}
+
+#[test]
+fn with_canary_equal_to_stable_a_restore_that_takes_the_service_out_of_a_shared_rule_is_warned_of() {
+    // An adversarial trial (#1): the restore removed the Service from a rule it shares with
+    // another backend, and the plan said nothing.
+    let shared = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    backendRefs: [{kind: Service, name: legacy, port: 80, weight: 50}, {kind: Service, name: web, port: 80, weight: 50}]
+"#;
+    let gateway = "{service: web, gateway: {httpRouteName: web}}";
+    let steps = r#"[{replicas: 1, traffic: "20%"}, {replicas: "100%"}]"#;
+    let out = Test::new()
+        .file("m/rollout.yaml", &rollout_with_steps(gateway, "disableGenerateCanaryService: true", steps))
+        .file("m/route.yaml", shared)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("-    - group: \"\"\n-      kind: Service\n-      name: web\n")
+        .stdout_has("  warning: spec.rules[0]: the restore removes web's backendRef (canary and stable Service are both web: disableGenerateCanaryService), while the rule's other backends keep theirs (legacy weight 50), so every request the rule matches goes to them and none to web\n")
+        .stdout_has("  warning: no rule of HTTPRoute shop/web routes to web after this step: the restore removes its backendRef from every rule that had one (spec.rules[0]), as canary and stable Service are both web (disableGenerateCanaryService): ");
+    // Said at the step that restores, not at the weight step before it.
+    let (restore_step, warned) =
+        (out.stdout.find("step 2/2").unwrap(), out.stdout.find("warning: spec.rules[0]: the restore").unwrap());
+    assert!(restore_step < warned, "{}", out.stdout);
 }
 
 #[test]

@@ -620,9 +620,11 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
     for (k, &j) in non_path.iter().enumerate().filter(|_| !stable_rules.is_empty()) {
         if k != j {
             warnings.push(format!(
-                "matches[{j}] ({}) is not what the canary rules get: a path match comes before it, and the controller adds the conditions of matches[{k}] ({}) instead, because it counts the matches without a path but takes them by index from the whole list",
+                "matches[{j}] ({}) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[{k}] instead ({}{}), because it counts the matches without a path but takes them by index from the whole list",
                 conditions(&matches[j]),
-                conditions(&matches[k])
+                conditions(&matches[k]),
+                // It never adds a path: say so where matches[k] has one, which reads as added.
+                matches[k]["path"]["value"].as_str().map(|path| format!(", not its path {path}")).unwrap_or_default()
             ));
         }
     }
@@ -669,14 +671,27 @@ fn no_stable_rule_left_warning(route: &GatewayRoute, rules: &[Value]) -> Option<
     if dropped.is_empty() || kept().any(|rule| position(rule, stable).is_some()) || kept().next().is_none() {
         return None;
     }
-    Some(format!(
-        "no rule of {} routes to {stable} after this step: every rule that did ({}) holds {canary} and is dropped, and no canary rule is made, so a request no rule left matches is served by neither {stable} nor {canary} through this route (the Gateway answers it with 404, unless another route matches it); the later steps and the restore only rewrite the rules left, so this outlasts the release: put a step without traffic or matches before this one (its restore takes the canary out of the weighted rules, which this step then keeps), or put those rules back into the route by hand",
-        route.describe(),
-        dropped.join(", ")
+    Some(stable_left_without_rule(
+        route,
+        &format!(
+            "every rule that did ({}) holds {canary} and is dropped, and no canary rule is made, so a request no rule left matches is served by neither {stable} nor {canary} through this route (the Gateway answers it with 404, unless another route matches it)",
+            dropped.join(", ")
+        ),
+        "put a step without traffic or matches before this one (its restore takes the canary out of the weighted rules, which this step then keeps), or put those rules back into the route by hand",
     ))
 }
 
-/// A match's header and query conditions, as the canary rules would get them.
+/// A write leaves rules, but none to the stable Service: what happened, that it lasts (no step
+/// adds a backendRef to a rule without one), and what to do.
+fn stable_left_without_rule(route: &GatewayRoute, what_happened: &str, remedy: &str) -> String {
+    format!(
+        "no rule of {} routes to {} after this step: {what_happened}; the later steps and the restore only rewrite the rules left, so this outlasts the release: {remedy}",
+        route.describe(),
+        route.stable_service
+    )
+}
+
+/// A match's header and query conditions, what a canary rule's match gets of it (never its path).
 fn conditions(m: &Value) -> String {
     let mut parts = Vec::new();
     for (field, what) in [("headers", "header"), ("queryParams", "query")] {
@@ -685,11 +700,9 @@ fn conditions(m: &Value) -> String {
             parts.push(format!("{what} {}{op}{}", c["name"].as_str().unwrap_or(""), c["value"].as_str().unwrap_or("")));
         }
     }
-    match m["path"]["value"].as_str() {
-        Some(path) if parts.is_empty() => format!("path {path}, no header or query condition"),
-        Some(path) => format!("path {path}, {}", parts.join(" AND ")),
-        None if parts.is_empty() => "no header or query condition".into(),
-        None => parts.join(" AND "),
+    match parts.is_empty() {
+        true => "no header or query condition".into(),
+        false => parts.join(" AND "),
     }
 }
 
@@ -699,28 +712,64 @@ fn finalise_warnings(route: &GatewayRoute, rules: &[Value]) -> Vec<String> {
     for (i, rule) in rules.iter().enumerate() {
         let Some(s) = position(rule, stable) else { continue };
         if route.same_service() {
-            if refs(rule).len() == 1 {
-                warnings.push(format!(
-                    "spec.rules[{i}] is deleted: canary and stable Service are both {stable} ({}), so the restore removes its only backendRef",
+            // Each pass removes a backendRef to the Service until none is left.
+            let others = other_backends(rule, s, |r| !is_service(r, stable));
+            warnings.push(match others.is_empty() {
+                true => format!(
+                    "spec.rules[{i}] is deleted: canary and stable Service are both {stable} ({}), so the restore removes {}",
+                    route.same_service_reason(),
+                    if refs(rule).len() == 1 { "its only backendRef" } else { "its backendRefs, all to that Service" }
+                ),
+                false => format!(
+                    "spec.rules[{i}]: the restore removes {stable}'s backendRef (canary and stable Service are both {stable}: {}), while the rule's other backends keep theirs ({others}), so every request the rule matches goes to them and none to {stable}",
                     route.same_service_reason()
-                ));
-            }
+                ),
+            });
             continue;
         }
-        let others: Vec<String> = refs(rule)
-            .iter()
-            .enumerate()
-            .filter(|(j, r)| *j != s && !is_service(r, canary) && r["weight"].as_i64().is_none_or(|w| w != 0))
-            .map(|(_, r)| format!("{} weight {}", r["name"].as_str().unwrap_or(""), r["weight"].as_i64().unwrap_or(1)))
-            .collect();
+        let others = other_backends(rule, s, |r| !is_service(r, canary) && r["weight"].as_i64().is_none_or(|w| w != 0));
         if !others.is_empty() && refs(rule)[s]["weight"] != 1 {
             warnings.push(format!(
-                "spec.rules[{i}]: the restore sets {stable}'s weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs ({}), so {stable} gets a smaller share than before the release",
-                others.join(", ")
+                "spec.rules[{i}]: the restore sets {stable}'s weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs ({others}), so {stable} gets a smaller share than before the release"
             ));
         }
     }
+    warnings.extend(no_stable_rule_after_restore_warning(route, rules));
     warnings
+}
+
+/// The rule's backendRefs other than the one at `stable` that `keep` keeps, each with its
+/// weight: `other weight 50, cdn weight 1`.
+fn other_backends(rule: &Value, stable: usize, keep: impl Fn(&Value) -> bool) -> String {
+    let others = refs(rule).iter().enumerate().filter(|(j, r)| *j != stable && keep(r));
+    let weighted = others
+        .map(|(_, r)| format!("{} weight {}", r["name"].as_str().unwrap_or(""), r["weight"].as_i64().unwrap_or(1)));
+    weighted.collect::<Vec<_>>().join(", ")
+}
+
+/// With canary = stable the restore removes every backendRef to the Service (B.7; one per rule
+/// and pass, until none is left): when rules are left, none routes to the Service, and it gets
+/// none of the route's requests from then on. None when no rule is left at all
+/// (`no_rule_left_warning` says what follows).
+fn no_stable_rule_after_restore_warning(route: &GatewayRoute, rules: &[Value]) -> Option<String> {
+    let stable = route.stable_service;
+    let routed: Vec<String> = (0..rules.len())
+        .filter(|&i| position(&rules[i], stable).is_some())
+        .map(|i| format!("spec.rules[{i}]"))
+        .collect();
+    let rule_left = || rules.iter().any(|rule| refs(rule).iter().any(|r| !is_service(r, stable)));
+    if !route.same_service() || routed.is_empty() || !rule_left() {
+        return None;
+    }
+    Some(stable_left_without_rule(
+        route,
+        &format!(
+            "the restore removes its backendRef from every rule that had one ({}), as canary and stable Service are both {stable} ({}): the rules left send what they match to their other backends, and a request no rule left matches gets no route (the Gateway answers it with 404, unless another route matches it)",
+            routed.join(", "),
+            route.same_service_reason()
+        ),
+        &format!("put the backendRefs to {stable} back into the route by hand once the release is over"),
+    ))
 }
 
 /// The controller's update leaves no rule: what the API server stores instead, and what follows.
@@ -784,15 +833,49 @@ fn backendless_rule_warnings(rules: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// What holds for the whole release, whatever the step: rules the restore will delete, a route
-/// that does not route to the stable Service at all. (A backendRef without kind, which the
-/// controller would not take for a Service, is never read: the API server sets kind: Service,
-/// and a route from a file is read as stored.)
+/// The backendRefs of another kind than Service named like the stable or canary Service: the
+/// controller does not take them for the Service (B.1), so it never splits or restores them.
+fn other_kind_warnings(route: &GatewayRoute, rules: &[Value]) -> Vec<String> {
+    let (stable, canary) = (route.stable_service, route.canary_service);
+    let mut warnings = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        for (j, backend) in refs(rule).iter().enumerate() {
+            let Some(kind) = backend["kind"].as_str().filter(|kind| *kind != "Service") else { continue };
+            let group = match backend["group"].as_str() {
+                Some(group) if !group.is_empty() => format!(" (group {group})"),
+                _ => String::new(),
+            };
+            // With canary = stable the name is the stable Service's, said as such.
+            let (which, effect) = match backend["name"].as_str() {
+                Some(name) if name == stable => (
+                    format!("the stable Service {stable}"),
+                    "so its steps never send any of the requests this backendRef gets to the canary",
+                ),
+                Some(name) if name == canary => (
+                    format!("the canary Service {canary}"),
+                    "so its steps set no weight on it and its restore does not remove it",
+                ),
+                _ => continue,
+            };
+            warnings.push(format!(
+                "spec.rules[{i}].backendRefs[{j}] is a {kind}{group}, not a Service: the controller takes only a backendRef of kind: Service for {which}, {effect}"
+            ));
+        }
+    }
+    warnings
+}
+
+/// What holds for the whole release, whatever the step: rules the restore will delete,
+/// backendRefs of another kind named like the Services, a route that does not route to the
+/// stable Service at all. (A backendRef without kind, which the controller would not take for a
+/// Service, is never read: the API server sets kind: Service, and a route from a file is read as
+/// stored.)
 pub fn route_warnings(route: &GatewayRoute, current: &Value) -> Vec<String> {
     let Ok(decoded) = http_route::decode(&current["spec"]) else { return Vec::new() };
     let rules = decoded.spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
     let (stable, canary) = (route.stable_service, route.canary_service);
     let mut warnings = backendless_rule_warnings(rules);
+    warnings.extend(other_kind_warnings(route, rules));
     if !rules.iter().any(|rule| position(rule, stable).is_some() || position(rule, canary).is_some()) {
         warnings.push(format!(
             "{} has no backendRef to Service {stable} (kind: Service): the controller's steps leave its rules as they are",
@@ -1119,7 +1202,22 @@ mod tests {
         assert_eq!(
             plan.warnings,
             [
-                "matches[1] (header h=1) is not what the canary rules get: a path match comes before it, and the controller adds the conditions of matches[0] (path /x, no header or query condition) instead, because it counts the matches without a path but takes them by index from the whole list"
+                "matches[1] (header h=1) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[0] instead (no header or query condition, not its path /x), because it counts the matches without a path but takes them by index from the whole list"
+            ]
+        );
+        // A path match with a header: its header is added, never its path (B.5 step 6).
+        let step = matches(json!([
+            {"path": path("/x"), "headers": [header("hp", "1")]},
+            {"headers": [header("h", "1")]},
+            {"queryParams": [{"type": "Exact", "name": "q", "value": "1"}]}
+        ]));
+        let plan = self::plan(&rollout(), &route, &step);
+        assert_eq!(written_rules(&plan)[1]["matches"][1], json!({"path": path("/"), "headers": [header("hp", "1")]}));
+        assert_eq!(
+            plan.warnings,
+            [
+                "matches[1] (header h=1) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[0] instead (header hp=1, not its path /x), because it counts the matches without a path but takes them by index from the whole list",
+                "matches[2] (query q=1) is not what the canary rules get: a path match comes before it, and the controller adds the header and query conditions of matches[1] instead (header h=1), because it counts the matches without a path but takes them by index from the whole list"
             ]
         );
         // Header match first: no quirk.
@@ -1367,10 +1465,12 @@ mod tests {
             "canary and stable Service are both store-svc (disableGenerateCanaryService), so its backendRefs cannot show a release, and its Rollout has none in progress"
         );
         assert_eq!(
-            warnings,
-            [
-                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
-            ]
+            warnings[0],
+            "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
+        );
+        assert!(
+            warnings[1].starts_with("no rule of HTTPRoute shop/store routes to store-svc after this step"),
+            "{warnings:?}"
         );
         let releasing = GatewayRoute { releasing: true, ..idle };
         let RouteRestore::Write(plan) = restoration(&releasing, &route).unwrap() else { panic!() };
@@ -1479,8 +1579,54 @@ mod tests {
         assert_eq!(
             plan.warnings,
             [
-                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef"
+                "spec.rules[0] is deleted: canary and stable Service are both store-svc (disableGenerateCanaryService), so the restore removes its only backendRef",
+                "spec.rules[1]: the restore removes store-svc's backendRef (canary and stable Service are both store-svc: disableGenerateCanaryService), while the rule's other backends keep theirs (other weight 1), so every request the rule matches goes to them and none to store-svc",
+                "no rule of HTTPRoute shop/store routes to store-svc after this step: the restore removes its backendRef from every rule that had one (spec.rules[0], spec.rules[1]), as canary and stable Service are both store-svc (disableGenerateCanaryService): the rules left send what they match to their other backends, and a request no rule left matches gets no route (the Gateway answers it with 404, unless another route matches it); the later steps and the restore only rewrite the rules left, so this outlasts the release: put the backendRefs to store-svc back into the route by hand once the release is over"
             ]
+        );
+    }
+
+    #[test]
+    fn with_canary_equal_to_stable_the_restore_says_what_rules_with_other_backends_lose() {
+        let same = GatewayRoute { canary_service: STABLE, ..gateway(OwnerKind::TrafficRouting) };
+        let shared =
+            json!({"matches": [{"path": path("/")}], "backendRefs": [svc("legacy", Some(50)), svc(STABLE, Some(20))]});
+        let route = http_route(json!([shared]));
+        let loses = "spec.rules[0]: the restore removes store-svc's backendRef (canary and stable Service are both store-svc: a TrafficRouting routes to the stable Service itself), while the rule's other backends keep theirs (legacy weight 50), so every request the rule matches goes to them and none to store-svc";
+        let no_rule = "no rule of HTTPRoute shop/store routes to store-svc after this step: the restore removes its backendRef from every rule that had one (spec.rules[0]), as canary and stable Service";
+        // The restore, and a TrafficRouting's weight -1, which is its restore.
+        for action in [RoutingAction::Restore, traffic("-1%")] {
+            let plan = plan(&same, &route, &action);
+            assert_eq!(
+                written_rules(&plan),
+                json!([{"matches": [{"path": path("/")}], "backendRefs": [svc("legacy", Some(50))]}])
+            );
+            assert_eq!(plan.warnings[0], loses, "{action:?}");
+            assert!(plan.warnings[1].starts_with(no_rule), "{:?}", plan.warnings);
+            assert_eq!(plan.warnings.len(), 2, "{:?}", plan.warnings);
+        }
+        // A second backendRef to the Service goes at the controller's next pass: a rule with
+        // two and nothing else is deleted all the same.
+        let twice = http_route(json!([shared, {"backendRefs": [svc(STABLE, Some(1)), svc(STABLE, Some(1))]}]));
+        let plan = plan(&same, &twice, &RoutingAction::Restore);
+        assert_eq!(
+            written_rules(&plan),
+            json!([{"matches": [{"path": path("/")}], "backendRefs": [svc("legacy", Some(50))]}])
+        );
+        assert_eq!(
+            plan.warnings[..2],
+            [
+                loses,
+                "spec.rules[1] is deleted: canary and stable Service are both store-svc (a TrafficRouting routes to the stable Service itself), so the restore removes its backendRefs, all to that Service"
+            ]
+        );
+        assert!(plan.warnings[2].starts_with("no rule of HTTPRoute shop/store routes to store-svc after this step: the restore removes its backendRef from every rule that had one (spec.rules[0], spec.rules[1])"), "{:?}", plan.warnings);
+        // With a canary Service the restore keeps the stable backendRef: neither is said.
+        let plan = self::plan(&rollout(), &route, &RoutingAction::Restore);
+        assert!(
+            !plan.warnings.iter().any(|w| w.contains("removes store-svc's backendRef") || w.starts_with("no rule of")),
+            "{:?}",
+            plan.warnings
         );
     }
 
@@ -1538,6 +1684,39 @@ mod tests {
             ]
         );
         assert!(route_warnings(&rollout(), &store_route()).is_empty());
+    }
+
+    #[test]
+    fn route_warnings_name_each_backend_ref_of_another_kind_named_like_a_service() {
+        let import = |name: &str| {
+            let mut backend = svc(name, Some(1));
+            backend["group"] = "multicluster.x-k8s.io".into();
+            backend["kind"] = "ServiceImport".into();
+            backend
+        };
+        let mut no_group = import(CANARY);
+        no_group["group"] = "".into();
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
+            {"matches": [{"path": path("/import")}], "backendRefs": [import(STABLE)]},
+            {"matches": [{"path": path("/both")}], "backendRefs": [import("other"), svc(STABLE, Some(1)), no_group]}
+        ]));
+        let stable = "spec.rules[1].backendRefs[0] is a ServiceImport (group multicluster.x-k8s.io), not a Service: the controller takes only a backendRef of kind: Service for the stable Service store-svc, so its steps never send any of the requests this backendRef gets to the canary";
+        assert_eq!(
+            route_warnings(&rollout(), &route),
+            [
+                stable,
+                "spec.rules[2].backendRefs[2] is a ServiceImport, not a Service: the controller takes only a backendRef of kind: Service for the canary Service store-svc-canary, so its steps set no weight on it and its restore does not remove it"
+            ]
+        );
+        // The controller leaves that rule as it is, as the warning says.
+        let plan = plan(&rollout(), &route, &traffic("20%"));
+        assert_eq!(written_rules(&plan)[1], route["spec"]["rules"][1]);
+        // With canary = stable, one warning, as the stable Service's.
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        let imports_stable =
+            http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}, {"backendRefs": [import(STABLE)]}]));
+        assert_eq!(route_warnings(&same, &imports_stable), [stable]);
     }
 
     fn routing() -> Routing {
