@@ -780,6 +780,7 @@ mod bad_input {
     fn missing_files_and_unknown_steps() {
         fails(Test::new().args(["plan", "-f", "nowhere.yaml"]), "nowhere.yaml: No such file or directory");
         fails(manifests().args(["plan", "-f", "m", "--step", "9"]), "--step 9: Rollout demo has 3 steps");
+        fails(manifests().args(["plan", "-f", "m", "--step", "0"]), "steps count from 1, as the Rollout's status does");
         fails(manifests().args(["plan", "demo2", "-f", "m"]), "no Rollout named demo2 in the input");
     }
 }

@@ -476,7 +476,7 @@ pub struct PlanArgs {
     pub show_obj: bool,
     /// Plan this step (1-based); default: the current step, none while the release is ending
     /// (offline: every step)
-    #[arg(long, value_name = "N", conflicts_with_all = ["next", "all_steps"])]
+    #[arg(long, value_name = "N", value_parser = parse_step, conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
     /// Plan the step after the current one
     #[arg(long, conflicts_with = "all_steps")]
