@@ -111,7 +111,13 @@ impl Script {
             let lua = Lua::new_with(StdLib::NONE, LuaOptions::default()).map_err(|e| e.to_string())?;
             // Text only: a user's file holding bytecode is refused (it would bypass the parser).
             let chunk = lua.load(&*self.code).set_name(format!("={CHUNK_NAME}")).set_mode(ChunkMode::Text);
-            let bytecode = chunk.into_function().map(|f| f.dump(false)).map_err(|e| lua_message(&e))?;
+            let bytecode = chunk.into_function().map(|f| f.dump(false)).map_err(|e| {
+                // Editors on Windows write one; Lua (and gopher-lua) read it as a stray symbol.
+                match self.code.starts_with('\u{FEFF}') {
+                    true => format!("{}: the script starts with a UTF-8 byte-order mark, which Lua cannot read (nor can the controller): save it without one", lua_message(&e)),
+                    false => lua_message(&e),
+                }
+            })?;
             Ok((bytecode, Miscompiled::noted(&lua).map_err(|e| e.to_string())?))
         });
         compiled.as_ref().map_err(Clone::clone)
@@ -738,6 +744,9 @@ mod tests {
         assert!(runtime.to_string().starts_with("script test.lua:2: attempt to index field 'missing'"), "{runtime}");
         let mixed = run("return {spec = {1, a = 2}}", json!({})).unwrap_err();
         assert_eq!(mixed.to_string(), "script test.lua: cannot encode mixed or invalid key types");
+        let marked = run("\u{FEFF}return {spec = {}}", json!({})).unwrap_err();
+        assert_eq!(marked.kind, ScriptErrorKind::Syntax);
+        assert!(marked.to_string().ends_with(": the script starts with a UTF-8 byte-order mark, which Lua cannot read (nor can the controller): save it without one"), "{marked}");
     }
 
     #[test]
