@@ -373,6 +373,11 @@ fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: Yam
         serde_saphyr::Error::NonFiniteFloat { value, .. } => {
             format!("`{value}` is infinite or not a number as a float, which JSON (and so Kubernetes) cannot hold")
         }
+        // kubectl (go-yaml v2) reads such a value and JSON then writes each bad byte as U+FFFD;
+        // the parser's own advice names an option of its own.
+        serde_saphyr::Error::BinaryNotUtf8 { .. } => {
+            "a !!binary value that is not UTF-8 text, which a Kubernetes object cannot hold as a string: write it as text (or base64 text without the tag)".to_string()
+        }
         // The scanner's own limit on `[`/`{` nesting (255), met first when it reads ahead.
         serde_saphyr::Error::ExternalMessage { msg, .. } if msg == "recursion limit exceeded" => {
             past_limit(Past::Depth, "YAML", limits)
@@ -1051,6 +1056,18 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_binary_value_that_is_not_text_is_said_without_the_parsers_options() {
+        let err = parse_yaml("a: !!binary gIA=\n", "b.yaml", YAML_LIMITS).unwrap_err();
+        assert_eq!(
+            err,
+            "b.yaml:1:13: a !!binary value that is not UTF-8 text, which a Kubernetes object cannot hold as a string: write it as text (or base64 text without the tag)"
+        );
+        // Text, it is read as its text, as kubectl reads it.
+        let documents = parse_yaml("a: !!binary aGk=\n", "b.yaml", YAML_LIMITS).unwrap();
+        assert_eq!(documents[0].0.value, serde_json::json!({"a": "hi"}));
     }
 
     #[test]
