@@ -584,9 +584,11 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                             }
                             _ => "",
                         };
-                        return Err(de::Error::custom(format!(
-                            "key {key:?} given twice, at lines {first} and {line}{pasted}"
-                        )));
+                        let lines = match *first == line {
+                            true => format!("on line {line}"),
+                            false => format!("at lines {first} and {line}"),
+                        };
+                        return Err(de::Error::custom(format!("key {key:?} given twice, {lines}{pasted}")));
                     }
                     first_lines.insert(key.clone(), line);
                 }
@@ -819,7 +821,7 @@ mod tests {
         assert_eq!(parse_documents("{}\n{\"a\": 1", "s.json").unwrap_err(), "s.json:2:7: EOF while parsing an object");
         assert_eq!(
             parse_documents("{}\n{\"a\": 1, \"a\": 2}", "s.json").unwrap_err(),
-            "s.json:2:13: key \"a\" given twice, at lines 2 and 2"
+            "s.json:2:13: key \"a\" given twice, on line 2"
         );
         // So are the documents' limit and the nodes' within each value.
         let small = YamlLimits { nodes: 20, documents: 2, depth: 4 };
