@@ -156,6 +156,13 @@ fn plan_reads_stdin_and_json() {
         .run()
         .success()
         .stdout_has("weight: 50");
+    // Named as the documents read from it are.
+    Test::new()
+        .args(["plan", "-f", "-"])
+        .stdin(VIRTUAL_SERVICE)
+        .run()
+        .status(1)
+        .stderr_has("error: no Rollout or TrafficRouting in <stdin>: read 1 document from 1 file");
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
         serde_json::from_str::<serde_json::Value>(&yaml_to_json(ROLLOUT)).unwrap(),
         serde_json::from_str::<serde_json::Value>(&yaml_to_json(VIRTUAL_SERVICE)).unwrap(),

@@ -45,7 +45,11 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     let namespace = given.as_deref().unwrap_or("default");
     let (manifests, input) = match &args.kustomize {
         Some(dir) => (files::kustomize(dir)?, format!("kustomize {}", dir.display())),
-        None => (files::read_manifests(&args.files, args.recursive)?, args.files.join(", ")),
+        None => {
+            let named: Vec<&str> =
+                args.files.iter().map(|file| if file == "-" { files::STDIN } else { file.as_str() }).collect();
+            (files::read_manifests(&args.files, args.recursive)?, named.join(", "))
+        }
     };
     if let Some(namespace) = &given {
         snapshot::check_namespace(&manifests.documents, namespace)?;

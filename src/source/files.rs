@@ -40,11 +40,13 @@ pub const KUSTOMIZE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Stdin (`-`) given as two inputs: the first would read it all, and the second nothing.
 pub const STDIN_TWICE: &str = "stdin (-) given twice: it can be read once";
+/// What stdin (`-f -`) is called in messages, as a file is by its path.
+pub const STDIN: &str = "<stdin>";
 
 /// A file's text, or stdin's when `path` is `-`.
 pub fn read_text(path: &Path, limit: Limit) -> Result<String, Error> {
     if path == Path::new("-") {
-        return read_bounded(std::io::stdin().lock(), "<stdin>", limit.bytes, limit);
+        return read_bounded(std::io::stdin().lock(), STDIN, limit.bytes, limit);
     }
     utf8(read_file(path, limit)?, &path.display().to_string())
 }
@@ -147,7 +149,7 @@ pub fn read_manifests(paths: &[String], recursive: bool) -> Result<Manifests, Er
     let mut manifests = Manifests::default();
     for path in paths {
         if path == "-" {
-            manifests.read(std::io::stdin().lock(), "<stdin>")?;
+            manifests.read(std::io::stdin().lock(), STDIN)?;
             continue;
         }
         let path = Path::new(path);
