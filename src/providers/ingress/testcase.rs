@@ -20,6 +20,8 @@ use std::sync::Arc;
 pub struct IngressTestCase {
     pub name: String,
     ingress: String,
+    /// The class its routing names (`classType`): the folder's class runs it all the same.
+    class_type: String,
     stable_service: String,
     canary_service: String,
     owner: Owner,
@@ -46,6 +48,7 @@ impl IngressTestCase {
         Ok(IngressTestCase {
             name: name.into(),
             ingress: ingress.name,
+            class_type: ingress.class_type,
             stable_service: routing.service,
             canary_service,
             owner,
@@ -127,7 +130,12 @@ impl IngressTestCase {
         let go_test = GoTest::CannotRun(
             "Ingress test cases are this tool's format; the controller has no YAML harness for Ingress scripts".into(),
         );
-        CaseReport { case: self.name.clone(), error: None, warnings: Vec::new(), steps, go_test }
+        // The folder's class, not the case's, names the script (as `record --dir` lays them out).
+        let warnings = (self.class_type != class_type).then(|| format!(
+            "its routing names classType {}, but the case is among those of class {class_type}, whose script ran it (plan -f would run the {} script)",
+            self.class_type, self.class_type
+        ));
+        CaseReport { case: self.name.clone(), error: None, warnings: warnings.into_iter().collect(), steps, go_test }
     }
 }
 
@@ -199,6 +207,15 @@ expected:
         let report = case.run("nginx", &nginx(), true, &Limits::default(), &Printed::default());
         assert!(report.passed(), "{report:?}");
         assert_eq!(report.steps.len(), 3);
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        // Among another class's cases, that class's script runs it, and it is said.
+        let report = case.run("mine", &nginx(), false, &Limits::default(), &Printed::default());
+        assert_eq!(
+            report.warnings,
+            [
+                "its routing names classType nginx, but the case is among those of class mine, whose script ran it (plan -f would run the nginx script)"
+            ]
+        );
         let wrong = CASE.replace("canary-weight: \"30\"", "canary-weight: \"40\"");
         let report = IngressTestCase::parse("case.yaml", &wrong).unwrap().run(
             "nginx",
