@@ -667,7 +667,7 @@ fn go_float32_key(value: f64) -> String {
     format!("{mantissa}e{exponent_sign}{:02}", exponent.abs())
 }
 
-/// The items of a List share the List's text. An item of a typed list (`RolloutList`, as the API
+/// The items of a List (and of a List among them) share the List's text. An item of a typed list (`RolloutList`, as the API
 /// server returns it) without kind and apiVersion gets them from the list, as kubectl's decoder
 /// gives them.
 fn flatten_lists(documents: Vec<InText>) -> Vec<InText> {
@@ -679,7 +679,7 @@ fn flatten_lists(documents: Vec<InText>) -> Vec<InText> {
             Some(Value::Array(items)) if list_kind.is_some() => {
                 let within = document.within.field("items");
                 let item_kind = list_kind.filter(|kind| !kind.is_empty());
-                flat.extend(items.into_iter().enumerate().map(|(i, mut value)| {
+                let items = items.into_iter().enumerate().map(|(i, mut value)| {
                     if let (Some(kind), Some(item)) = (&item_kind, value.as_object_mut())
                         && !item.contains_key("kind")
                         && !item.contains_key("apiVersion")
@@ -688,7 +688,9 @@ fn flatten_lists(documents: Vec<InText>) -> Vec<InText> {
                         item.insert("apiVersion".into(), api_version.clone());
                     }
                     (self::document(document.line, within.index(i), value), span.clone())
-                }))
+                });
+                // A List among the items is flattened too, as kubectl's FlattenListVisitor does.
+                flat.extend(flatten_lists(items.collect()))
             }
             Some(items) => {
                 document.value["items"] = items;
@@ -760,6 +762,17 @@ mod tests {
         // A plain List names no kind for its items.
         let plain = parse_documents("apiVersion: v1\nkind: List\nitems:\n- metadata: {name: a}\n", "l.yaml").unwrap();
         assert_eq!(plain[0].value, json!({"metadata": {"name": "a"}}));
+        // A List among a List's items is flattened too, its items placed within both.
+        let nested = "kind: List\napiVersion: v1\nitems:\n- kind: List\n  apiVersion: v1\n  items:\n  - metadata: {name: a}\n- metadata: {name: b}\n";
+        let flat: Vec<(String, Value)> =
+            parse_documents(nested, "n.yaml").unwrap().into_iter().map(|d| (d.within.to_string(), d.value)).collect();
+        assert_eq!(
+            flat,
+            [
+                ("items[0].items[0]".to_string(), json!({"metadata": {"name": "a"}})),
+                ("items[1]".to_string(), json!({"metadata": {"name": "b"}})),
+            ]
+        );
     }
 
     #[test]
