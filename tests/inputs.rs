@@ -677,8 +677,10 @@ mod objs {
                 .args(["eval", "s.lua", "--obj", "obj.yaml"])
                 .run()
         };
-        for several_or_none in ["data: {spec: {a: 1}}\n---\ndata: {spec: {b: 2}}\n", "", "---\n---\n"] {
-            eval(several_or_none).status(1).stderr_has("error: obj.yaml: expected exactly one document (the obj)\n");
+        for (several_or_none, found) in
+            [("data: {spec: {a: 1}}\n---\ndata: {spec: {b: 2}}\n", 2), ("", 0), ("---\n---\n", 0), ("[1, 2]", 2)]
+        {
+            eval(several_or_none).status(1).stderr_has(&format!("error: obj.yaml: expected one obj, a map, but it holds {found} documents (each item of a JSON list, or each YAML document between --- lines, is one)\n"));
         }
         eval("---\ndata: {spec: {a: 1}}\n").success().stdout_is("{\"spec\":{\"a\":1}}\n");
     }

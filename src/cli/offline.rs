@@ -646,8 +646,11 @@ fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error>
             )));
         }
     }
+    let found = documents.len();
     let Ok([document]) = <[_; 1]>::try_from(documents) else {
-        return Err(Error::Input(format!("{source}: expected exactly one document (the obj)")));
+        return Err(Error::Input(format!(
+            "{source}: expected one obj, a map, but it holds {found} documents (each item of a JSON list, or each YAML document between --- lines, is one)"
+        )));
     };
     let value = document.value;
     if let (Some(kind), Some(name)) = (value["kind"].as_str(), value["metadata"]["name"].as_str()) {
