@@ -605,20 +605,15 @@ spec:
 fn with_canary_equal_to_stable_a_restore_that_takes_the_service_out_of_a_shared_rule_is_warned_of() {
     // An adversarial trial (#1): the restore removed the Service from a rule it shares with
     // another backend, and the plan said nothing.
-    let shared = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: web, namespace: shop}
-spec:
-  rules:
-  - matches: [{path: {type: PathPrefix, value: /}}]
-    backendRefs: [{kind: Service, name: legacy, port: 80, weight: 50}, {kind: Service, name: web, port: 80, weight: 50}]
-"#;
+    let shared = ROUTE.replace(
+        "backendRefs: [{kind: Service, name: web, port: 80}]",
+        "backendRefs: [{kind: Service, name: legacy, port: 80, weight: 50}, {kind: Service, name: web, port: 80, weight: 50}]",
+    );
     let gateway = "{service: web, gateway: {httpRouteName: web}}";
     let steps = r#"[{replicas: 1, traffic: "20%"}, {replicas: "100%"}]"#;
     let out = Test::new()
         .file("m/rollout.yaml", &rollout_with_steps(gateway, "disableGenerateCanaryService: true", steps))
-        .file("m/route.yaml", shared)
+        .file("m/route.yaml", &shared)
         .args(["plan", "-f", "m"])
         .run()
         .success()
