@@ -399,6 +399,11 @@ pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<Sc
     ))
 }
 
+/// Whether `code` is one of the built-in scripts' (a kind's, or an Ingress class's).
+pub fn is_builtin_code(code: &str) -> bool {
+    BUILTIN_SCRIPTS.iter().any(|b| b.code == code) || BUILTIN_INGRESS_SCRIPTS.iter().any(|b| b.code == code)
+}
+
 /// The text of the built-in script filed under `key`: a kind's, or an Ingress class's.
 pub fn builtin_code(key: &ScriptKey) -> Option<&'static str> {
     match key.1 == INGRESS_KIND {
@@ -433,6 +438,14 @@ mod tests {
             kind: "VirtualService".into(),
             name: "vs".into(),
         }
+    }
+
+    #[test]
+    fn the_built_in_scripts_are_told_by_their_code() {
+        let vs = builtin_code(&("networking.istio.io".into(), "VirtualService".into())).unwrap();
+        assert!(is_builtin_code(vs));
+        assert!(is_builtin_code(builtin_ingress("nginx").unwrap().code));
+        assert!(!is_builtin_code(&format!("{vs}\n-- mine")));
     }
 
     #[test]

@@ -355,6 +355,23 @@ fn test_flags_scripts_that_depend_on_pairs_order() {
 }
 
 #[test]
+fn eval_warns_of_a_script_of_ones_own_that_depends_on_pairs_order() {
+    let obj = r#"{"data": {"spec": {}, "labels": {"a": "1", "b": "2", "c": "3"}}}"#;
+    let eval = |script: &str, obj_file: &str, obj: &str| {
+        Test::new().file("s.lua", script).file(obj_file, obj).args(["eval", "s.lua", "--obj", obj_file]).run().success()
+    };
+    let keys =
+        "local keys = {} for k in pairs(obj.data.labels) do table.insert(keys, k) end return {spec = {keys = keys}}";
+    let warning = "warning: script s.lua: the script's output depends on the order pairs() walks the input maps, which is random in the controller";
+    // The obj read as JSON text, and as YAML.
+    eval(keys, "obj.json", obj).stderr_has(warning);
+    eval(keys, "obj.yaml", "data: {spec: {}, labels: {a: '1', b: '2', c: '3'}}\n").stderr_has(warning);
+    let sorted = keys.replace(" return", " table.sort(keys) return");
+    let out = eval(&sorted, "obj.json", obj);
+    assert!(!out.stderr.contains("depends on the order"), "{}", out.stderr);
+}
+
+#[test]
 fn plan_warns_of_a_script_that_depends_on_pairs_order_and_says_whose() {
     let labelled =
         VIRTUAL_SERVICE.replace("  namespace: shop\n", "  namespace: shop\n  labels: {a: '1', b: '2', c: '3'}\n");

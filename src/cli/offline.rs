@@ -588,6 +588,10 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let text = files::read_text(&args.obj, files::OBJECT)?;
     let (limits, printed) = (args.lua.limits(), Printed::default());
     let evaluate = |obj| data::evaluate_to_go_json(&script, obj, &limits, EvalOptions::CONTROLLER, &printed);
+    // A script of one's own is checked for an output that depends on pairs() order, as plan and
+    // test check it (the built-in ones are, by their test cases): that needs the obj as a value.
+    let check_order = !args.ingress && !scripts::is_builtin_code(script.code());
+    let mut kept_obj = None;
     // A JSON obj goes into Lua as it is read. Entries and Kubernetes objects (told apart by
     // `the_obj`), and whatever the reader names as wrong, are read as values first.
     let as_text = (!args.ingress).then(|| evaluate(Obj::JsonText { text: &text, refused: &["step", "kind"] }));
@@ -600,7 +604,10 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
             match args.ingress {
                 true => ingress::evaluate(&script, &obj, &limits, &printed)
                     .map(|evaluated| evaluated.map(|a| ingress::annotations_json(&a))),
-                false => evaluate(Obj::Value(Cow::Owned(obj))).expect("a value is always read"),
+                false => {
+                    kept_obj = check_order.then(|| obj.clone());
+                    evaluate(Obj::Value(Cow::Owned(obj))).expect("a value is always read")
+                }
             }
         }
     };
@@ -613,7 +620,16 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let Evaluated { output, work } = result.map_err(failed)?;
     print_raw(&output)?;
     print_raw("\n")?;
-    for warning in lua::controller_warnings(&script, work) {
+    let mut warnings = lua::controller_warnings(&script, work);
+    if check_order {
+        // Read as it went into Lua: a JSON obj that went in as text is valid JSON.
+        let obj = kept_obj.map_or_else(|| serde_json::from_str(&text).ok(), Some);
+        let read = |output| crate::data::Data::from_decoded(output).map(|data| data.to_go_json());
+        let order =
+            obj.and_then(|obj| lua::order_dependence(&script, &obj, &limits, EvalOptions::CONTROLLER, &output, read));
+        warnings.extend(order.map(|order| order.warning().to_string()));
+    }
+    for warning in warnings {
         super::warn(&format!("warning: script {}: {warning}", script.name));
     }
     Ok(Outcome::Done)

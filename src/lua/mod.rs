@@ -490,6 +490,20 @@ pub enum OrderDependence {
     ScriptTables,
 }
 
+impl OrderDependence {
+    /// What it does in the controller, for a warning about a script's output.
+    pub fn warning(self) -> &'static str {
+        match self {
+            OrderDependence::InputMaps => {
+                "the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
+            }
+            OrderDependence::ScriptTables => {
+                "the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
+            }
+        }
+    }
+}
+
 /// Re-evaluates under other table orders and reports whether the output changes, as `read`
 /// (what the caller makes of an output, e.g. `Data::from_decoded`) sees it.
 pub fn order_dependence<T: PartialEq>(

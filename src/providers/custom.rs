@@ -8,7 +8,7 @@ use crate::change::Change;
 use crate::data::{self, Data};
 use crate::error::Error;
 use crate::gojson;
-use crate::lua::{self, EvalOptions, Evaluated, OrderDependence};
+use crate::lua::{self, EvalOptions, Evaluated};
 use crate::model::{
     self, ObjectIndex, ObjectKey, ObjectRef, Owner, RouteStrategy, Routing, RoutingAction, TrafficRoutingRef,
 };
@@ -123,15 +123,7 @@ pub fn plan_object(
                 ScriptSource::BuiltIn { .. } => None,
                 _ => lua::order_dependence(&script.script, &obj, limits, options, &result, Data::from_decoded),
             };
-            match order {
-                Some(OrderDependence::InputMaps) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
-                )),
-                Some(OrderDependence::ScriptTables) => warnings.push(format!(
-                    "{reference}: the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
-                )),
-                None => {}
-            }
+            warnings.extend(order.map(|order| format!("{reference}: {}", order.warning())));
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
             warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy));
             // With canary = stable every object names the Service: nothing tells a canary route.
