@@ -103,7 +103,7 @@ mod cluster {
     }
 
     /// The refusal of a write that leaves Service `store` without a rule of the route.
-    const STRANDS: &str = "nothing was written: these writes, as the controller would make them, leave a Service without a route:\n  HTTPRoute shop/store: no rule routes to Service store any more: the requests its rules matched get no route, and restoring the route does not bring them back\nGive the route a rule to the Service that the write keeps, or pass --force to write anyway";
+    const STRANDS: &str = "nothing was written: these writes, as the controller would make them, leave a Service without a route:\n  HTTPRoute shop/store: no rule routes to Service store any more: the requests its rules matched no longer reach it (they go to a rule's other backends where it has any, else get no route), and restoring the route does not bring them back\nGive the route a rule to the Service that the write keeps, or pass --force to write anyway";
 
     /// `args` run twice: refused (exit 3, nothing written) as the write leaves Service `store`
     /// without a rule, then written with --force.

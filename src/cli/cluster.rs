@@ -494,7 +494,7 @@ pub(super) fn refuse_degenerate<'a>(
 
 /// Refuses writes that leave a stable Service without a rule of its HTTPRoute (each said why),
 /// unless `force`: the controller would make them, but the requests those rules matched would
-/// get no route, and no restore brings the rules back.
+/// no longer reach the Service, and no restore brings the rules back.
 pub(super) fn refuse_stranding<'a>(found: impl Iterator<Item = &'a String>, force: bool) -> Result<(), Error> {
     refuse_unless_forced(
         found,

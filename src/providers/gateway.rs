@@ -391,7 +391,7 @@ pub fn plan_object(
 /// Whether writing `planned` over `current` leaves the stable Service without a rule: a match
 /// step that drops every rule holding it, or the restore of a route whose canary and stable
 /// Service are one (it removes that Service's every backendRef). The requests those rules
-/// matched then get no route, and no restore brings the rules back. Said why.
+/// matched then go elsewhere or nowhere, and no restore brings the rules back. Said why.
 pub fn strands_stable(route: &GatewayRoute, current: &Value, planned: &Value) -> Option<String> {
     let stable = route.stable_service;
     let routes_stable = |object: &Value| {
@@ -401,7 +401,7 @@ pub fn strands_stable(route: &GatewayRoute, current: &Value, planned: &Value) ->
     };
     (routes_stable(current) && !routes_stable(planned)).then(|| {
         format!(
-            "{}: no rule routes to Service {stable} any more: the requests its rules matched get no route, and restoring the route does not bring them back",
+            "{}: no rule routes to Service {stable} any more: the requests its rules matched no longer reach it (they go to a rule's other backends where it has any, else get no route), and restoring the route does not bring them back",
             route.key()
         )
     })
@@ -1637,7 +1637,7 @@ mod tests {
             {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
             {"matches": [{"path": path("/x")}], "backendRefs": [svc("other", Some(1))]}
         ]));
-        let stranded = "HTTPRoute shop/store: no rule routes to Service store-svc any more: the requests its rules matched get no route, and restoring the route does not bring them back";
+        let stranded = "HTTPRoute shop/store: no rule routes to Service store-svc any more: the requests its rules matched no longer reach it (they go to a rule's other backends where it has any, else get no route), and restoring the route does not bring them back";
         // A match step and the restore with canary = stable drop the Service's only rule.
         for action in [matches(json!([{"headers": [header("h", "1")]}])), RoutingAction::Restore] {
             let planned = self::plan(&same, &route, &action).route.unwrap();

@@ -286,7 +286,7 @@ pub struct ObjectPlan {
     /// name), said why: `approve` refuses to write it without `--force`.
     pub foreign_canary: Option<String>,
     /// A write that leaves the stable Service without a rule (an HTTPRoute's, said why):
-    /// `approve` refuses it without `--force`, as the requests it served get no route.
+    /// `approve` refuses it without `--force`, as the requests it served no longer reach it.
     pub strands_stable: Option<String>,
     /// What `status` says of the object besides its position: a canary Ingress whose spec is not
     /// the one the stable Ingress makes now (a warning too), or whose ALB order another Ingress of
