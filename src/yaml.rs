@@ -667,9 +667,9 @@ fn go_float32_key(value: f64) -> String {
     format!("{mantissa}e{exponent_sign}{:02}", exponent.abs())
 }
 
-/// The items of a List (and of a List among them) share the List's text. An item of a typed list (`RolloutList`, as the API
-/// server returns it) without kind and apiVersion gets them from the list, as kubectl's decoder
-/// gives them.
+/// The items of a List (and of a List among them) share the List's text. An item of a typed
+/// list (`RolloutList`, as the API server returns it) without kind and apiVersion gets them from
+/// the list, as kubectl's decoder gives them.
 fn flatten_lists(documents: Vec<InText>) -> Vec<InText> {
     let mut flat = Vec::with_capacity(documents.len());
     for (mut document, span) in documents {

@@ -208,8 +208,8 @@ impl WithoutWeights {
 /// `objects`, the objects of `routing` planned at that stage: with canary = stable an HTTPRoute
 /// weighs its one backendRef (docs/ingress-gateway-semantics.md B.7), and a canary Ingress
 /// routes to the stable Service, over every pod of it unless its gateway tells pods apart (mse
-/// with a pod subset: `ingress::balances_over_every_pod`); a custom ref's script decides (the built-in
-/// VirtualService script routes to the subset canary).
+/// with a pod subset: `ingress::balances_over_every_pod`); a custom ref's script decides (the
+/// built-in VirtualService script routes to the subset canary).
 pub fn weight_split(routing: &Routing, objects: &[ObjectPlan]) -> WeightSplit {
     if routing.canary_service != routing.stable_service {
         return WeightSplit::Split;
