@@ -93,6 +93,28 @@ fn an_object_without_its_apiversion_is_said_to_be_skipped_before_the_ref_to_it_f
 }
 
 #[test]
+fn where_the_controllers_virtualservice_script_would_fail_the_plan_warns() {
+    let plan = |vs: &str, step: &str| {
+        Test::new()
+            .file("m/rollout.yaml", ROLLOUT)
+            .file("m/vs.yaml", vs)
+            .args(["plan", "-f", "m", "--step", step])
+            .run()
+            .success()
+    };
+    // A catch-all delegate after the route: the weight step (2) walks its route, which it has not.
+    let delegating =
+        VIRTUAL_SERVICE.replace("        host: demo\n", "        host: demo\n  - delegate: {name: demo-v1}\n");
+    plan(&delegating, "2").stdout_has("warning: VirtualService/demo: the controller's own VirtualService script fails on this object at this step (spec.http[1] has neither a match nor a route (a delegate or a redirect, say)");
+    // A TCP-only VirtualService at the match step (1): no spec.http to insert into.
+    let tcp_only = VIRTUAL_SERVICE.replace("  http:\n", "  tcp:\n");
+    plan(&tcp_only, "1").stdout_has("(it has no spec.http, which a match step inserts into: bad argument #1 to insert); this tool's built-in script gets past it, but a controller would stick at this step: give it http: [], or route this step by weight");
+    // A host that is not the Service: the weight step changes nothing.
+    let elsewhere = VIRTUAL_SERVICE.replace("        host: demo\n", "        host: demo-svc\n");
+    plan(&elsewhere, "2").stdout_has("warning: VirtualService/demo: no rule without a match routes to Service demo (a destination host that is demo up to its first dot), so the built-in script changes no weight");
+}
+
+#[test]
 fn plan_output_is_machine_readable_and_byte_faithful() {
     let out = manifests().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success();
     let doc = out.json();

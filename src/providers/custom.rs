@@ -340,6 +340,21 @@ fn routing_warnings(
     if reference.kind != "VirtualService" {
         return warnings;
     }
+    if builtin {
+        let stable = obj["stableService"].as_str().unwrap_or_default();
+        match controller_vs_script_failure(&original["spec"], matched) {
+            Some((why, fix)) => warnings.push(format!(
+                "{reference}: the controller's own VirtualService script fails on this object at this step ({why}); this tool's built-in script gets past it, but a controller would stick at this step: {fix}"
+            )),
+            // A weight step the script selects no rule for changes no weight.
+            None if !matched && strategy.weights().0 != 0 && !selects_a_rule(&original["spec"], stable) => {
+                warnings.push(format!(
+                    "{reference}: no rule without a match routes to Service {stable} (a destination host that is {stable} up to its first dot), so the built-in script changes no weight and this step sends nothing to the canary through it"
+                ))
+            }
+            None => {}
+        }
+    }
     for protocol in ["http", "tcp", "tls"] {
         for (i, rule) in planned["spec"][protocol].as_array().into_iter().flatten().enumerate() {
             let routes = rule["route"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -370,11 +385,109 @@ fn routing_warnings(
     warnings
 }
 
+/// The rules of a VirtualService `spec` that the built-in script's weight path walks: those of
+/// `http`, `tcp` and `tls` without a match, with their place (`spec.http[1]`).
+fn rules_without_match(spec: &Value) -> impl Iterator<Item = (String, &Value)> {
+    ["http", "tcp", "tls"].into_iter().flat_map(move |protocol| {
+        let rules = spec[protocol].as_array().into_iter().flatten().enumerate();
+        rules
+            .filter(|(_, rule)| rule.get("match").is_none_or(Value::is_null))
+            .map(move |(i, rule)| (format!("spec.{protocol}[{i}]"), rule))
+    })
+}
+
+/// Where the controller's own VirtualService script fails on `spec` (the original the script
+/// gets), which this tool's built-in script, written to get past it, does not: the first such
+/// place, where the controller's stops (why, and what avoids it). `matched`: the step takes
+/// the matches path, which inserts into `spec.http`; the weight path walks the routes of every
+/// rule without a match and reads each route's destination host.
+fn controller_vs_script_failure(spec: &Value, matched: bool) -> Option<(String, &'static str)> {
+    if !spec.is_object() {
+        return Some((
+            "the obj has no spec, as its stored original holds none or does not parse: attempt to index a nil value"
+                .into(),
+            "fix or remove the annotation rollouts.kruise.io/original-spec-configuration",
+        ));
+    }
+    if matched {
+        return (!spec["http"].is_array()).then(|| {
+            (
+                "it has no spec.http, which a match step inserts into: bad argument #1 to insert".into(),
+                "give it http: [], or route this step by weight",
+            )
+        });
+    }
+    rules_without_match(spec).find_map(|(at, rule)| {
+        let Some(routes) = rule["route"].as_array() else {
+            return Some((
+                format!("{at} has neither a match nor a route (a delegate or a redirect, say), and the script walks the route of every rule without a match: bad argument #1 to ipairs"),
+                "give that rule a match, which the script leaves alone (match: [{uri: {prefix: /}}] matches every request)",
+            ));
+        };
+        let hostless = routes.iter().position(|route| !route["destination"]["host"].is_string())?;
+        Some((
+            format!("{at}.route[{hostless}] has no destination host, which the script reads of every route of a rule without a match"),
+            "give the route its destination host",
+        ))
+    })
+}
+
+/// Whether the built-in script's weight path selects a rule of `spec`: one without a match with
+/// a route whose destination host, cut at its first dot, is `stable`.
+fn selects_a_rule(spec: &Value, stable: &str) -> bool {
+    rules_without_match(spec).any(|(_, rule)| {
+        let routes = rule["route"].as_array().into_iter().flatten();
+        routes
+            .filter_map(|route| route["destination"]["host"].as_str())
+            .any(|host| host.split('.').next() == Some(stable))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lua::{Limits, Printed};
     use serde_json::json;
+
+    #[test]
+    fn where_the_controllers_virtualservice_script_fails_is_found_and_said_first() {
+        let route = |host: &str| json!({"destination": {"host": host}});
+        let fails = |spec: Value, matched| controller_vs_script_failure(&spec, matched).map(|(why, _)| why);
+        // A delegate without a match, after a rule the weight path reads: the first failure.
+        let delegating = json!({"http": [{"route": [route("db")]}, {"delegate": {"name": "db-v1"}}, {"route": [{}]}]});
+        assert_eq!(
+            fails(delegating.clone(), false).as_deref(),
+            Some(
+                "spec.http[1] has neither a match nor a route (a delegate or a redirect, say), and the script walks the route of every rule without a match: bad argument #1 to ipairs"
+            )
+        );
+        // The matches path never walks them.
+        assert_eq!(fails(delegating, true), None);
+        let hostless = json!({"tcp": [{"match": [{"port": 1}]}, {"route": [route("db"), {"destination": {"port": {"number": 80}}}]}]});
+        assert_eq!(
+            fails(hostless, false).as_deref(),
+            Some(
+                "spec.tcp[1].route[1] has no destination host, which the script reads of every route of a rule without a match"
+            )
+        );
+        let tcp_only = json!({"tcp": [{"route": [route("db")]}]});
+        assert_eq!(fails(tcp_only.clone(), false), None);
+        assert_eq!(
+            fails(tcp_only, true).as_deref(),
+            Some("it has no spec.http, which a match step inserts into: bad argument #1 to insert")
+        );
+        assert!(fails(Value::Null, false).unwrap().starts_with("the obj has no spec"));
+        assert_eq!(fails(json!({"http": []}), true), None);
+    }
+
+    #[test]
+    fn the_weight_path_selects_a_rule_by_its_host_up_to_the_first_dot() {
+        let spec = |host: &str| json!({"http": [{"match": [{}], "route": [{"destination": {"host": "db"}}]}, {"route": [{"destination": {"host": host}}]}]});
+        assert!(selects_a_rule(&spec("db.shop.svc.cluster.local"), "db"));
+        assert!(!selects_a_rule(&spec("db-svc"), "db"), "a host that only starts with it");
+        // A rule with a match is never selected.
+        assert!(!selects_a_rule(&spec("other"), "db"));
+    }
 
     #[test]
     fn the_first_null_is_named_by_its_path() {
@@ -585,7 +698,8 @@ mod tests {
         let mut uneven = kept.clone();
         uneven["spec"]["tcp"] =
             json!([{"route": [route("web", "stable", 67), route("web", "canary", 33), route("web", "canary", 33)]}]);
-        let warnings = warnings_of("VirtualService", true, original, uneven, twenty());
+        let routed = json!({"spec": {"tcp": [{"route": [route("web", "stable", 100)]}]}, "labels": {"a": "b"}, "annotations": {"c": "d"}});
+        let warnings = warnings_of("VirtualService", true, routed, uneven, twenty());
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("spec.tcp[0] route weights add up to 133"), "{warnings:?}");
         assert!(warnings[1].contains("spec.tcp[0] routes to the canary 2 times (a rule"), "{warnings:?}");
@@ -633,8 +747,8 @@ mod tests {
         };
         let route = |host: &str, weight: i64| json!({"destination": {"host": host}, "weight": weight});
         let planned = json!({"spec": {"http": [{"route": [route("web", 32), route("web.shop.svc.cluster.local", 32), route("web-canary", 16), route("web-canary.shop", 20)]}]}});
-        let obj =
-            json!({"data": {"spec": {}}, "canaryWeight": 20, "canaryService": "web-canary", "stableService": "web"});
+        let stable = json!({"http": [{"route": [route("web", 50), route("web.shop.svc.cluster.local", 50)]}]});
+        let obj = json!({"data": {"spec": stable}, "canaryWeight": 20, "canaryService": "web-canary", "stableService": "web"});
         let twenty = RouteStrategy { traffic: Some("20%".into()), ..Default::default() };
         assert_eq!(
             routing_warnings(&reference, &script, &obj, &planned, &twenty),
