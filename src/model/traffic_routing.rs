@@ -51,16 +51,36 @@ impl TrafficRoutingCr {
         }
         let name = required_name(object)?;
         let refs = Path::root("spec").field("objectRef");
+        let mut warnings = Vec::new();
         let traffic_routing = match object["spec"]["objectRef"].as_array().map(Vec::as_slice) {
-            Some([first, ..]) => TrafficRoutingRef::read(first, &refs.index(0))?,
+            Some([first, rest @ ..]) => {
+                let first = TrafficRoutingRef::read(first, &refs.index(0))?;
+                if !rest.is_empty() {
+                    warnings.push(FieldMessage::new(
+                        refs.index(1),
+                        format!(
+                            "the controller routes objectRef[0] alone (Service {}): {} never routed; give each its own TrafficRouting",
+                            first.service,
+                            match rest.len() {
+                                1 => "the entry after it is".to_string(),
+                                n => format!("the {n} entries after it are"),
+                            }
+                        ),
+                    ));
+                }
+                first
+            }
             _ => return Err(refs.error("must list at least one traffic routing")),
         };
         let spec = &object["spec"]["strategy"];
         let at = Path::root("spec").field("strategy");
-        let mut warnings = Vec::new();
         let traffic = match spec.get("weight").filter(|w| !w.is_null()) {
             None => None,
-            Some(w) => Some(format!("{}%", strategy::int32(w, &at.field("weight"))?)),
+            Some(w) => {
+                let weight = strategy::int32(w, &at.field("weight"))?;
+                warnings.extend(weight_warning(weight).map(|text| FieldMessage::new(at.field("weight"), text)));
+                Some(format!("{weight}%"))
+            }
         };
         let matches = match spec.get("matches").filter(|m| !m.is_null()) {
             Some(m) => {
@@ -124,6 +144,19 @@ pub fn finalizer_rollout(finalizer: &str) -> Option<&str> {
     finalizer.strip_prefix(PROGRESSING_FINALIZER)?.strip_prefix('/').filter(|name| !name.is_empty())
 }
 
+/// A TrafficRouting's weight outside 0 to 100, which no webhook refuses (a Rollout's step is
+/// checked): what the scripts get there.
+fn weight_warning(weight: i32) -> Option<String> {
+    match weight {
+        0..=100 => None,
+        -1 => Some("weight -1 is the controller's value for no traffic: the scripts get canaryWeight -1 and stableWeight 101, and the built-in VirtualService script routes every request to the canary at it; 0 routes none".into()),
+        _ => Some(format!(
+            "weight {weight} is outside 0 to 100, which nothing checks for a TrafficRouting: the scripts get canaryWeight {weight} and stableWeight {}, a negative weight, which Istio refuses",
+            100i64 - i64::from(weight)
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +174,41 @@ mod tests {
         assert_eq!(tr.traffic_routing.service, "svc");
         assert_eq!(tr.traffic_routing.field.to_string(), "spec.objectRef[0]");
         assert_eq!(tr.routing(), StageRouting::of(tr.strategy.clone()));
+    }
+
+    #[test]
+    fn a_weight_outside_0_to_100_and_object_refs_after_the_first_are_warned_of() {
+        let read = |weight: i64, refs: Value| {
+            let tr = TrafficRoutingCr::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+                "spec": {"strategy": {"weight": weight}, "objectRef": refs}
+            }))
+            .unwrap();
+            tr.warnings.into_iter().map(|w| (w.field.to_string(), w.text)).collect::<Vec<_>>()
+        };
+        let one = json!([{"service": "svc"}]);
+        for fine in [0, 50, 100] {
+            assert_eq!(read(fine, one.clone()), [], "{fine}");
+        }
+        assert_eq!(
+            read(-1, one.clone()),
+            [(
+                "spec.strategy.weight".to_string(),
+                "weight -1 is the controller's value for no traffic: the scripts get canaryWeight -1 and stableWeight 101, and the built-in VirtualService script routes every request to the canary at it; 0 routes none".to_string()
+            )]
+        );
+        assert_eq!(
+            read(150, one)[0].1,
+            "weight 150 is outside 0 to 100, which nothing checks for a TrafficRouting: the scripts get canaryWeight 150 and stableWeight -50, a negative weight, which Istio refuses"
+        );
+        let three = json!([{"service": "web"}, {"service": "api"}, {"service": "db"}]);
+        assert_eq!(
+            read(10, three),
+            [(
+                "spec.objectRef[1]".to_string(),
+                "the controller routes objectRef[0] alone (Service web): the 2 entries after it are never routed; give each its own TrafficRouting".to_string()
+            )]
+        );
     }
 
     #[test]
