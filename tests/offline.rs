@@ -115,6 +115,19 @@ fn where_the_controllers_virtualservice_script_would_fail_the_plan_warns() {
 }
 
 #[test]
+fn a_traffic_routing_weight_of_minus_1_and_a_second_object_ref_are_warned_of_at_their_lines() {
+    let traffic_routing = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: TrafficRouting\nmetadata: {name: tr, namespace: shop}\nspec:\n  strategy:\n    weight: -1\n  objectRef:\n  - service: demo\n    customNetworkRefs:\n    - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}\n  - service: api\n";
+    Test::new()
+        .file("m/tr.yaml", traffic_routing)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("warning: m/tr.yaml:6: weight -1 is the controller's value for no traffic")
+        .stdout_has("warning: m/tr.yaml:11: the controller routes objectRef[0] alone (Service demo): the entry after it is never routed");
+}
+
+#[test]
 fn plan_output_is_machine_readable_and_byte_faithful() {
     let out = manifests().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success();
     let doc = out.json();
