@@ -101,14 +101,15 @@ impl RouteStrategy {
             parts.push(format!("traffic {traffic} ({})", weights("")));
         }
         let original = "original routing (no traffic, no matches)";
-        match &self.request_header_modifier {
+        // An empty modifier changes no header: nothing to say of it.
+        let changes = self.request_header_modifier.as_ref().map(all_header_changes).filter(|c| !c.is_empty());
+        match changes {
             // The controller finalises at a step without traffic or matches (it routes nothing
             // there), so a modifier alone is never applied.
-            Some(modifier) if parts.is_empty() => format!(
-                "{original}, request headers {} not applied (the controller routes no step without traffic or matches)",
-                all_header_changes(modifier)
+            Some(changes) if parts.is_empty() => format!(
+                "{original}, request headers {changes} not applied (the controller routes no step without traffic or matches)"
             ),
-            Some(modifier) => format!("{}, request headers: {}", parts.join(", "), all_header_changes(modifier)),
+            Some(changes) => format!("{}, request headers: {changes}", parts.join(", ")),
             None if parts.is_empty() => original.into(),
             None => parts.join(", "),
         }
@@ -393,6 +394,9 @@ mod tests {
             "traffic 10% (canary 10 / stable 90), request headers: set x-tag=blue, remove x-debug"
         );
         assert_eq!(RouteStrategy::default().describe(), "original routing (no traffic, no matches)");
+        // An empty one changes nothing, and is not said.
+        let empty = RouteStrategy { request_header_modifier: Some(json!({"set": []})), ..routed };
+        assert_eq!(empty.describe(), "traffic 10% (canary 10 / stable 90)");
     }
 
     #[test]
