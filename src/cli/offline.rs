@@ -584,7 +584,7 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
         return Err(Error::Input(format!("eval - --obj -: {}", files::STDIN_TWICE)).into());
     }
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
-    let source = if args.obj == Path::new("-") { "<stdin>".to_string() } else { args.obj.display().to_string() };
+    let source = if args.obj == Path::new("-") { files::STDIN.to_string() } else { args.obj.display().to_string() };
     let text = files::read_text(&args.obj, files::OBJECT)?;
     let (limits, printed) = (args.lua.limits(), Printed::default());
     let evaluate = |obj| data::evaluate_to_go_json(&script, obj, &limits, EvalOptions::CONTROLLER, &printed);
