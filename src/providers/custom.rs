@@ -433,13 +433,10 @@ fn controller_vs_script_failure(spec: &Value, matched: bool) -> Option<(String, 
 }
 
 /// Whether the built-in script's weight path selects a rule of `spec`: one without a match with
-/// a route whose destination host, cut at its first dot, is `stable`.
+/// a route whose destination host, cut at its first dot, is `stable` (`names_service`).
 fn selects_a_rule(spec: &Value, stable: &str) -> bool {
     rules_without_match(spec).any(|(_, rule)| {
-        let routes = rule["route"].as_array().into_iter().flatten();
-        routes
-            .filter_map(|route| route["destination"]["host"].as_str())
-            .any(|host| host.split('.').next() == Some(stable))
+        rule["route"].as_array().into_iter().flatten().any(|route| names_service(&route["destination"]["host"], stable))
     })
 }
 
