@@ -165,15 +165,15 @@ fn missing_identity(value: &Value) -> Option<String> {
 /// Why a document that is not a Kubernetes object (`missing` says why) is skipped: one with a
 /// name and either an apiVersion or a kind is taken for an object with a mistake in it.
 fn skip_reason(value: &Value, missing: String) -> SkipReason {
-    let name = value["metadata"]["name"].as_str().filter(|name| !name.is_empty());
-    match (name, missing.as_str()) {
-        (Some(name), "no apiVersion") => {
-            SkipReason::Incomplete { object: format!("{} {name}", value["kind"].as_str().unwrap_or_default()), missing }
+    fn field(value: &Value) -> Option<&str> {
+        value.as_str().filter(|text| !text.is_empty())
+    }
+    let (api_version, kind) = (field(&value["apiVersion"]), field(&value["kind"]));
+    match (field(&value["metadata"]["name"]), api_version, kind) {
+        (Some(name), None, Some(kind)) => SkipReason::Incomplete { object: format!("{kind} {name}"), missing },
+        (Some(name), Some(api_version), None) => {
+            SkipReason::Incomplete { object: format!("{name} ({api_version})"), missing }
         }
-        (Some(name), "no kind") => SkipReason::Incomplete {
-            object: format!("{name} ({})", value["apiVersion"].as_str().unwrap_or_default()),
-            missing,
-        },
         _ => SkipReason::NotAnObject(missing),
     }
 }
