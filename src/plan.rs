@@ -328,9 +328,9 @@ impl<'a> Planner<'a> {
     }
 
     /// The objects of every provider of `routing` at one stage, in the controller's order;
-    /// the first error stops the plan. An HTTPRoute and a canary Ingress are planned from where
-    /// the stage before left them (`carried`) unless the planner plans each stage from the
-    /// objects as read.
+    /// the first error stops the plan. An HTTPRoute and a canary Ingress, and a custom ref once
+    /// a stage restored it, are planned from where the stage before left them (`carried`) unless
+    /// the planner plans each stage from the objects as read.
     fn plan_objects(
         &self,
         routing: &Routing,
@@ -345,8 +345,19 @@ impl<'a> Planner<'a> {
             let plan = match provider {
                 Provider::Custom(refs) => {
                     for (index, reference) in refs.iter().enumerate() {
+                        let key = ObjectKey::of_ref(reference, &routing.owner.namespace);
+                        let after = carried.get(&key).map(|(object, label)| (Arc::clone(object), label.clone()));
+                        let carrying = after.is_some();
                         let resolve = || self.resolved(scripts::key_of(reference), || self.scripts.resolve(reference));
-                        objects.push(custom::plan_object(&context, self.objects, (index, reference), resolve)?);
+                        let plan = custom::plan_object(&context, self.objects, (index, reference), after, resolve)?;
+                        // A script works from the stored original whatever the stage before wrote,
+                        // so a custom ref's stages start from the object as read, until one
+                        // restores the original: the controller stores a fresh one at the next
+                        // stage that routes, and a restore after that finds none.
+                        if self.carry && (carrying || matches!(plan.action, providers::Action::Restore)) {
+                            carried.insert(key, (Arc::clone(&plan.planned), stage.to_string()));
+                        }
+                        objects.push(plan);
                     }
                     continue;
                 }
@@ -579,6 +590,55 @@ mod tests {
         assert!(warned(rollout(Some("Progressing")), vs("new.example.com")).is_empty());
         assert!(warned(rollout(None), vs("new.example.com")).is_empty());
         assert!(warned(rollout(Some("Healthy")), vs("old.example.com")).is_empty());
+    }
+
+    #[test]
+    fn a_custom_ref_is_planned_from_its_restore_on_and_stored_afresh() {
+        // Steps: traffic, replicas only (a restore), traffic, replicas only again.
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": 2}, {"replicas": 3, "traffic": "50%"}, {"replicas": 4}],
+                "trafficRoutings": [{"service": "web", "customNetworkRefs": [
+                    {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"}]}]}}}
+        }))
+        .unwrap();
+        // A stored original written by hand: valid, but not as Go writes it.
+        let hand_written = r#"{"spec": {"http": [{"route": [{"destination": {"host": "web"}}]}], "hosts": ["web"]}, "annotations": {"n": "a&b"}}"#;
+        let mut read = ObjectIndex::default();
+        read.insert("shop", json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+            "metadata": {"name": "web", "namespace": "shop", "annotations": {(data::ORIGINAL_SPEC_ANNOTATION): hand_written}},
+            "spec": {"hosts": ["web"], "http": [{"route": [{"destination": {"host": "web"}}]}]}}));
+        let catalog = ScriptCatalog::default();
+        let plan = Planner::new(&read, &catalog, Limits::default())
+            .plan_rollout(&rollout, "shop", None, &rollout.stages())
+            .unwrap();
+        let objects: Vec<&ObjectPlan> = plan.stages.iter().map(|s| &s.objects[0]).collect();
+        let stored = |o: &ObjectPlan| o.planned["metadata"]["annotations"][data::ORIGINAL_SPEC_ANNOTATION].clone();
+        // Until the restore, each step starts from the object as read, with its stored original.
+        assert_eq!((objects[0].after.as_deref(), stored(objects[0])), (None, json!(hand_written)));
+        assert!(objects[1].after.is_none() && matches!(objects[1].action, Action::Restore));
+        // After it, from the restored object, whose original the controller stores afresh, as Go
+        // writes it.
+        assert_eq!(objects[2].after.as_deref(), Some(plan.stages[1].label.as_str()));
+        assert_eq!(objects[2].current, objects[1].planned);
+        assert_eq!(
+            stored(objects[2]),
+            json!(
+                r#"{"spec":{"hosts":["web"],"http":[{"route":[{"destination":{"host":"web"}}]}]},"annotations":{"n":"a\u0026b"}}"#
+            )
+        );
+        assert!(matches!(objects[2].action, Action::Lua(_)));
+        // The next restore restores from that one.
+        assert_eq!(objects[3].after.as_deref(), Some(plan.stages[2].label.as_str()));
+        assert!(matches!(objects[3].action, Action::Restore));
+        assert_eq!(objects[3].planned["metadata"]["annotations"], json!({"n": "a&b"}));
+        // Placing objects, every stage is planned from the objects as read.
+        let placing = Planner::new(&read, &catalog, Limits::default()).each_stage_from_the_objects_read();
+        let plan = placing.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+        let step3 = &plan.stages[2].objects[0];
+        assert_eq!((step3.after.as_deref(), stored(step3)), (None, json!(hand_written)));
     }
 
     #[test]

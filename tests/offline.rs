@@ -64,6 +64,28 @@ fn plan_shows_every_step_as_a_diff() {
 }
 
 #[test]
+fn a_step_after_a_restore_starts_from_the_restored_object_and_stores_the_original_afresh() {
+    // Steps: matches, 50%, replicas only (a restore), then 100% (routed: a canary workload).
+    let rollout = ROLLOUT
+        .replace("      steps:\n", "      enableExtraWorkloadForCanary: true\n      steps:\n")
+        .replace("      - replicas: 100%\n", "      - replicas: 80%\n      - replicas: 100%\n        traffic: 100%\n");
+    // A stored original written by hand: valid JSON, but not as Go writes it (`&` unescaped).
+    let vs = VIRTUAL_SERVICE.replace(
+        "  namespace: shop\n",
+        "  namespace: shop\n  annotations:\n    rollouts.kruise.io/original-spec-configuration: '{\"spec\": {\"hosts\": [\"demo\"], \"http\": [{\"route\": [{\"destination\": {\"host\": \"demo\"}}]}]}, \"annotations\": {\"n\": \"a&b\"}}'\n",
+    );
+    Test::new()
+        .file("m/rollout.yaml", &rollout)
+        .file("m/vs.yaml", &vs)
+        .args(["plan", "-f", "m", "--show-stored-original"])
+        .run()
+        .success()
+        .stdout_has("--- VirtualService shop/demo (current)\n+++ VirtualService shop/demo (step 3/4)\n")
+        .stdout_has("--- VirtualService shop/demo (after step 3/4)\n+++ VirtualService shop/demo (step 4/4)\n")
+        .stdout_has(r#"+    rollouts.kruise.io/original-spec-configuration: "{\"spec\":{\"hosts\":[\"demo\"],\"http\":[{\"route\":[{\"destination\":{\"host\":\"demo\"}}]}]},\"annotations\":{\"n\":\"a\\u0026b\"}}""#);
+}
+
+#[test]
 fn a_step_with_request_headers_alone_is_said_to_apply_none_of_them() {
     // The controller finalises at a step without traffic or matches: the modifier never lands.
     let rollout = ROLLOUT.replace(

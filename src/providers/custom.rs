@@ -48,11 +48,14 @@ fn originals_stored_first(routing: &Routing, objects: &ObjectIndex) -> Option<St
     })
 }
 
-/// Plans the object of `reference`, custom ref `index` of the routing, at one stage.
+/// Plans the object of `reference`, custom ref `index` of the routing, at one stage: from the
+/// object as read, or `after` an earlier stage of the plan, as that stage left it (the object
+/// and the stage's label).
 pub fn plan_object(
     context: &Context,
     objects: &ObjectIndex,
     (index, reference): (usize, &ObjectRef),
+    after: Option<(Arc<Value>, String)>,
     resolve: impl FnOnce() -> Result<ResolvedScript, String>,
 ) -> Result<ObjectPlan, Error> {
     let routing = context.routing;
@@ -60,8 +63,11 @@ pub fn plan_object(
     let key = ObjectKey::of_ref(reference, namespace);
     let where_ = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
     let named_by = (routing.owner.kind, TrafficRoutingRef::custom_ref_field(index));
-    let (current, absent) =
-        super::starting_object(objects.get(&key), context.action, &key, objects, &where_, named_by)?;
+    let (after, found) = match after {
+        Some((object, label)) => (Some(label), Some(object)),
+        None => (None, objects.get(&key).cloned()),
+    };
+    let (current, absent) = super::starting_object(found.as_ref(), context.action, &key, objects, &where_, named_by)?;
     let mut warnings: Vec<String> = absent.into_iter().collect();
     let stored = data::stored_original(&current);
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
@@ -185,7 +191,7 @@ pub fn plan_object(
         notes: Vec::new(),
         changes,
         untouched,
-        after: None,
+        after,
         changed: Changed::default(),
     })
 }
@@ -513,7 +519,7 @@ mod tests {
                 printed: &printed,
                 keep_obj: false,
             };
-            plan_object(&context, objects, (1, reference), || Err("no script read".into()))
+            plan_object(&context, objects, (1, reference), None, || Err("no script read".into()))
         };
         let plan = |action: &RoutingAction| plan_among(&ObjectIndex::default(), action);
         for action in [RoutingAction::Restore, RoutingAction::Route(RouteStrategy::default())] {
@@ -575,7 +581,7 @@ mod tests {
                 Context { routing, action, stage: "step 1/1", limits: &limits, printed: &printed, keep_obj: false };
             let reference = &routing.custom_refs()[0];
             let resolve = || crate::scripts::ScriptCatalog::default().resolve(reference);
-            plan_object(&context, objects, (0, reference), resolve).unwrap().warnings
+            plan_object(&context, objects, (0, reference), None, resolve).unwrap().warnings
         };
         let missing = |warnings: Vec<String>| warnings.into_iter().find(|w| w.contains("does not exist"));
         let mut objects = ObjectIndex::default();
