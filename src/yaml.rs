@@ -259,6 +259,9 @@ fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<InText
     // Every node is at most a start and an end event, and a document adds two more: the nodes
     // or documents limit is reached first, with its own message.
     budget.max_events = 2 * limits.nodes + 2 * limits.documents + 2;
+    // The parser's aliases-per-anchor heuristic refuses ordinary files (one `&defaults` merged
+    // into a hundred maps); what aliases expand to is bounded by the replayed nodes and text.
+    budget.enforce_alias_anchor_ratio = false;
     options.budget = Some(budget.clone());
     let documents: Vec<Spanned<YamlValue>> = serde_saphyr::from_multiple_with_options(text, options)
         .map_err(|e| yaml_error(&e, text, source, limits, &budget))?;
@@ -366,6 +369,12 @@ fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: Yam
             ),
             BudgetBreach::MergeKeys { .. } => {
                 format!("more than {} merge keys (`<<`), the limit for one file", budget.max_merge_keys)
+            }
+            BudgetBreach::Aliases { .. } => {
+                format!("more than {} aliases (`*name`), the limit for one file", budget.max_aliases)
+            }
+            BudgetBreach::Anchors { .. } => {
+                format!("more than {} anchors (`&name`), the limit for one file", budget.max_anchors)
             }
             _ => "too much for the YAML parser: anchors and aliases that expand too far, or more than 64 MiB of text"
                 .to_string(),
@@ -1024,15 +1033,25 @@ mod tests {
         let err = parse_yaml(&format!("a: [{}0]\n", "0,".repeat(20)), "big.yaml", small).unwrap_err();
         assert!(err.contains(": more than 20 YAML nodes, the limit for one file: split the file"), "{err}");
         assert!(parse_yaml(&format!("a: [{}0]\n", "0,".repeat(16)), "fits.yaml", small).is_ok());
-        // The parser's other budgets, such as aliases per anchor (ten, past a hundred aliases).
+    }
+
+    #[test]
+    fn one_anchor_takes_many_aliases_up_to_the_limit_on_aliases() {
+        // The parser's aliases-per-anchor heuristic (ten, past a hundred aliases) is off: a
+        // shared `<<: *defaults` in a hundred maps is an ordinary file.
         let aliases = |n: usize| format!("a: &x 1\nb: [{}*x]\n", "*x, ".repeat(n - 1));
-        let err = parse_yaml(&aliases(101), "alias.yaml", YAML_LIMITS).unwrap_err();
+        assert!(parse_yaml(&aliases(1000), "alias.yaml", YAML_LIMITS).is_ok());
+        let merges: String = (0..200).map(|n| format!("k{n}: {{<<: *base, n: {n}}}\n")).collect();
+        assert!(parse_yaml(&format!("base: &base {{team: shop}}\n{merges}"), "merge.yaml", YAML_LIMITS).is_ok());
+        let err = parse_yaml(&aliases(50_001), "alias.yaml", YAML_LIMITS).unwrap_err();
         assert!(
-            err.starts_with("alias.yaml")
-                && err.ends_with(": too much for the YAML parser: anchors and aliases that expand too far, or more than 64 MiB of text"),
+            err.starts_with("alias.yaml:2:")
+                && err.ends_with(": more than 50000 aliases (`*name`), the limit for one file"),
             "{err}"
         );
-        assert!(parse_yaml(&aliases(10), "alias.yaml", YAML_LIMITS).is_ok());
+        let anchors: String = (0..50_001).map(|n| format!("- &a{n} 1\n")).collect();
+        let err = parse_yaml(&anchors, "anchors.yaml", YAML_LIMITS).unwrap_err();
+        assert!(err.ends_with(": more than 50000 anchors (`&name`), the limit for one file"), "{err}");
     }
 
     #[test]
