@@ -10,6 +10,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde_json::{Map, Number, Value};
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Budget, DuplicateKeyPolicy, MessageFormatter, Spanned};
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
@@ -263,16 +264,25 @@ fn parse_yaml(text: &str, source: &str, limits: YamlLimits) -> Result<Vec<InText
     // into a hundred maps); what aliases expand to is bounded by the replayed nodes and text.
     budget.enforce_alias_anchor_ratio = false;
     options.budget = Some(budget.clone());
-    let documents: Vec<Spanned<YamlValue>> = serde_saphyr::from_multiple_with_options(text, options)
-        .map_err(|e| yaml_error(&e, text, source, limits, &budget))?;
+    // What kubectl reads past is not parsed either: its bytes become spaces, so that the lines
+    // and offsets of the rest stay as they are.
     let dropped = past_document_ends(text);
+    let mut read = Cow::Borrowed(text);
+    if !dropped.is_empty() {
+        let mut bytes = text.as_bytes().to_vec();
+        for range in dropped {
+            bytes[range].iter_mut().filter(|byte| **byte != b'\n').for_each(|byte| *byte = b' ');
+        }
+        read = Cow::Owned(String::from_utf8(bytes).expect("spaces and newlines are UTF-8"));
+    }
+    let documents: Vec<Spanned<YamlValue>> = serde_saphyr::from_multiple_with_options(&read, options)
+        .map_err(|e| yaml_error(&e, &read, source, limits, &budget))?;
     let documents: Vec<(Spanned<YamlValue>, Option<usize>)> = documents
         .into_iter()
         .map(|d| {
             let offset = d.referenced.span().byte_offset().and_then(|offset| usize::try_from(offset).ok());
             (d, offset)
         })
-        .filter(|(_, offset)| offset.is_none_or(|offset| !dropped.iter().any(|range| range.contains(&offset))))
         .collect();
     let starts: Vec<Option<usize>> = documents
         .iter()
@@ -794,6 +804,11 @@ mod tests {
         assert_eq!(read("a: 1\n...\nb: 2\n"), [(1, json!({"a": 1}))]);
         assert_eq!(read("a: 1\n... # end\n# c\nb: 2\n---\nc: 3\n"), [(1, json!({"a": 1})), (6, json!({"c": 3}))]);
         assert_eq!(read("a: 1\n...\n---\nb: 2\n"), [(1, json!({"a": 1})), (4, json!({"b": 2}))]);
+        // What is dropped is not parsed: kubectl reads a file with a syntax error there.
+        assert_eq!(
+            read("a: 1\n...\nthis is: [not closed\n---\nc: [3,\n  4]\n"),
+            [(1, json!({"a": 1})), (5, json!({"c": [3, 4]}))]
+        );
         // An empty document is one; a `...` before any is not an end.
         assert_eq!(read("~\n...\na: 1\n"), []);
         assert_eq!(read("...\na: 1\n"), [(2, json!({"a": 1}))]);
