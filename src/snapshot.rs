@@ -128,20 +128,35 @@ fn test_case_subject(value: &Value) -> Option<(&'static str, &Value)> {
     Some((subject, value.get("original").filter(|v| v.is_object())?))
 }
 
-/// A test-case document becomes its subject and its original object; others stay as they are.
+/// A test-case document becomes its subject and its original object (and an Ingress case's
+/// canary Ingress, when it has one); others stay as they are.
 fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Document)> {
-    match test_case_subject(&document.value) {
-        Some((subject, original)) => {
-            let subject = Document {
-                value: document.value[subject].clone(),
-                text: document.text.as_ref().map(|text| Box::new(text.inside(subject))),
-                ..document.clone()
-            };
-            let original = Document { value: original.clone(), text: None, ..document.clone() };
-            vec![(source.clone(), subject), (source, original)]
+    let Some((subject_key, original)) = test_case_subject(&document.value) else {
+        return vec![(source, document)];
+    };
+    let subject = &document.value[subject_key];
+    // `test` reads an Ingress case's objects as Ingresses whatever they say: they may leave out
+    // apiVersion and kind.
+    let ingress = ["canary", "blueGreen"]
+        .iter()
+        .map(|strategy| &subject["spec"]["strategy"][strategy]["trafficRoutings"][0])
+        .chain([&subject["spec"]["objectRef"][0]])
+        .any(|routing| routing["ingress"].is_object());
+    let as_read = |object: &Value| {
+        let mut object = object.clone();
+        if let Some(map) = object.as_object_mut().filter(|_| ingress) {
+            map.entry("apiVersion").or_insert_with(|| "networking.k8s.io/v1".into());
+            map.entry("kind").or_insert_with(|| "Ingress".into());
         }
-        _ => vec![(source, document)],
-    }
+        Document { value: object, text: None, ..document.clone() }
+    };
+    let canary = document.value.get("canary").filter(|canary| ingress && canary.is_object());
+    let subject = Document {
+        value: subject.clone(),
+        text: document.text.as_ref().map(|text| Box::new(text.inside(subject_key))),
+        ..document.clone()
+    };
+    [subject, as_read(original)].into_iter().chain(canary.map(as_read)).map(|d| (source.clone(), d)).collect()
 }
 
 /// What keeps a document from being a Kubernetes object (`no apiVersion or kind`), if anything.
@@ -1003,6 +1018,29 @@ and, once that passes, by the controller's admission webhook:
             snapshot.traffic_routing_of(&snapshot.rollouts[0]).unwrap_err().to_string(),
             "r.yaml:6: Rollout ns/r names TrafficRouting tr (annotation rollouts.kruise.io/trafficrouting), which is not in the input"
         );
+    }
+
+    #[test]
+    fn an_ingress_cases_objects_are_ingresses_as_test_reads_them() {
+        let routed = |routing: Value| {
+            json!({"rollout": {"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web"},
+                "spec": {"strategy": {"canary": {"trafficRoutings": [routing]}}}},
+                "original": {"metadata": {"name": "web"}}, "canary": {"metadata": {"name": "web-canary"}}})
+        };
+        let objects = |case: Value| -> Vec<Value> {
+            expand_test_case(document("c.yaml", 1, case)).into_iter().map(|(_, d)| d.value).collect()
+        };
+        let ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress"});
+        let read = objects(routed(json!({"service": "web", "ingress": {"name": "web"}})));
+        assert_eq!(read.len(), 3, "the Rollout, the stable and the canary Ingress: {read:?}");
+        for (object, name) in read[1..].iter().zip(["web", "web-canary"]) {
+            assert_eq!((&object["apiVersion"], &object["kind"]), (&ingress["apiVersion"], &ingress["kind"]));
+            assert_eq!(object["metadata"]["name"], name);
+        }
+        // A custom refs case's original stays as written, and its `canary` is no object.
+        let read = objects(routed(json!({"service": "web", "customNetworkRefs": []})));
+        assert_eq!(read.len(), 2);
+        assert!(read[1].get("kind").is_none());
     }
 
     #[test]

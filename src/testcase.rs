@@ -95,15 +95,17 @@ impl TestCase {
                 )
             })
             .collect();
-        let mut case = TestCase::read(name, &document, &origin).map_err(|e| match unknown_keys.is_empty() {
-            true => e,
-            false => format!("{e} ({})", unknown_keys.join("; ")),
+        let mut case = TestCase::read(name, &document, &origin).map_err(|e| match e {
+            // Such a case has keys of its own (an Ingress case's `canary`).
+            ReadError::OtherProvider(e) => e,
+            ReadError::Invalid(e) if unknown_keys.is_empty() => e,
+            ReadError::Invalid(e) => format!("{e} ({})", unknown_keys.join("; ")),
         })?;
         case.warnings.splice(0..0, unknown_keys);
         Ok(case)
     }
 
-    fn read(name: &str, document: &Document, origin: &Origin) -> Result<TestCase, String> {
+    fn read(name: &str, document: &Document, origin: &Origin) -> Result<TestCase, ReadError> {
         let case = &document.value;
         let original =
             case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
@@ -152,7 +154,7 @@ impl TestCase {
             }
             let routing =
                 rollout.traffic_routing.as_ref().ok_or_else(|| format!("{name}: rollout has no trafficRoutings"))?;
-            refuse_other_providers(name, routing)?;
+            refuse_other_providers(name, routing).map_err(ReadError::OtherProvider)?;
             let service = &routing.service;
             // The harness always names the canary Service `<stable>-canary` and runs every step.
             let canary = format!("{service}-canary");
@@ -173,7 +175,7 @@ impl TestCase {
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
             let cr = TrafficRoutingCr::read(raw, Semantics::Harness)
                 .map_err(|e| origin.invalid("trafficRouting", &e, raw))?;
-            refuse_other_providers(name, &cr.traffic_routing)?;
+            refuse_other_providers(name, &cr.traffic_routing).map_err(ReadError::OtherProvider)?;
             let service = &cr.traffic_routing.service;
             // The harness passes an empty, non-nil matches list when the CR has none.
             if cr.strategy.matches.is_none() {
@@ -185,7 +187,7 @@ impl TestCase {
                 RouteStrategy { matches: Some(cr.strategy.matches.clone().unwrap_or_default()), ..cr.strategy.clone() };
             ("trafficRouting", vec![model::lua_data(data, &strategy, service, service)])
         } else {
-            return Err(format!("{name}: neither rollout nor trafficRouting"));
+            return Err(format!("{name}: neither rollout nor trafficRouting").into());
         };
         if let Some(at) = without_kind {
             go_test = GoTest::CannotRun(format!(
@@ -274,6 +276,19 @@ impl TestCase {
         }
         out.push_str("}\n");
         out
+    }
+}
+
+/// Why a case cannot be read as a custom ref's.
+enum ReadError {
+    /// It routes through another provider (see `refuse_other_providers`).
+    OtherProvider(String),
+    Invalid(String),
+}
+
+impl From<String> for ReadError {
+    fn from(message: String) -> ReadError {
+        ReadError::Invalid(message)
     }
 }
 
@@ -515,8 +530,10 @@ expected:
 
     #[test]
     fn an_ingress_or_httproute_case_is_no_custom_refs_case() {
-        let ingress =
-            CASE.replace("        - service: svc\n", "        - service: svc\n          ingress: {name: web}\n");
+        // An Ingress case's own key, its canary Ingress, is no unknown key.
+        let ingress = CASE
+            .replace("        - service: svc\n", "        - service: svc\n          ingress: {name: web}\n")
+            + "canary: {metadata: {name: web-canary}}\n";
         let error = TestCase::parse("web.yaml", &ingress).unwrap_err();
         assert!(error.starts_with("web.yaml: it routes through an Ingress, not a custom ref: "), "{error}");
         assert!(

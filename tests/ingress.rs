@@ -79,6 +79,27 @@ fn test_runs_ingress_cases_of_a_folder_and_reports_failures() {
     assert_eq!(statuses, ["pass", "fail", "pass"]);
 }
 
+#[test]
+fn every_built_in_ingress_case_plans_and_lua_obj_points_there() {
+    // As `test` reads them: most cases' Ingresses leave out apiVersion and kind.
+    let cases = std::fs::read_dir(repo("lua_configuration/trafficrouting_ingress/testdata"))
+        .unwrap()
+        .flat_map(|class| std::fs::read_dir(class.unwrap().path()).unwrap())
+        .map(|case| case.unwrap().path());
+    let mut planned = 0;
+    for case in cases {
+        Test::new().arg("plan").arg("-f").arg(&case).arg("--show-obj").run().success();
+        planned += 1;
+    }
+    assert!(planned >= 8, "{planned} cases");
+    // An Ingress case's own `canary` key is no unknown key to lua-obj's refusal.
+    let case =
+        repo("lua_configuration/trafficrouting_ingress/testdata/nginx/existing_canary_keeps_foreign_annotations.yaml");
+    let out = Test::new().arg("lua-obj").arg(&case).run().status(1);
+    assert!(!out.stderr.contains("unknown key"), "{}", out.stderr);
+    out.stderr_has("--show-obj` prints what a script gets at each step");
+}
+
 fn nginx_example() -> Test {
     Test::new().args(["plan".as_ref(), "-f".as_ref(), repo("examples/nginx-canary").as_os_str()])
 }

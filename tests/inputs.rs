@@ -696,6 +696,21 @@ mod objs {
             .stderr_has("error: vs.yaml is a Kubernetes object (VirtualService demo), not an obj: a script gets {data: {spec, labels, annotations}, ")
             .stderr_has("print the obj of every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj`");
     }
+
+    #[test]
+    fn eval_of_a_test_case_says_it_is_not_an_obj() {
+        let case = "rollout: {apiVersion: rollouts.kruise.io/v1beta1, kind: Rollout, metadata: {name: demo}}\noriginal: {spec: {}}\nexpected: []\n";
+        let json = r#"{"rollout": {"kind": "Rollout"}, "original": {"spec": {}}, "expected": []}"#;
+        for (file, text) in [("case.yaml", case), ("case.json", json)] {
+            Test::new()
+                .file(file, text)
+                .file("s.lua", "return obj.data")
+                .args(["eval", "s.lua", "--obj", file])
+                .run()
+                .status(1)
+                .stderr_has(&format!("error: {file} is a test case, not an obj: print the obj of each of its steps with `kubectl rollout-lua lua-obj {file} -o json`"));
+        }
+    }
 }
 
 mod paths {

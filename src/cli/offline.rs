@@ -592,9 +592,10 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     // test check it (the built-in ones are, by their test cases): that needs the obj as a value.
     let check_order = !args.ingress && !scripts::is_builtin_code(script.code());
     let mut kept_obj = None;
-    // A JSON obj goes into Lua as it is read. Entries and Kubernetes objects (told apart by
-    // `the_obj`), and whatever the reader names as wrong, are read as values first.
-    let as_text = (!args.ingress).then(|| evaluate(Obj::JsonText { text: &text, refused: &["step", "kind"] }));
+    // A JSON obj goes into Lua as it is read. Entries, Kubernetes objects and test cases (told
+    // apart by `the_obj`), and whatever the reader names as wrong, are read as values first.
+    let refused = &["step", "kind", "original"];
+    let as_text = (!args.ingress).then(|| evaluate(Obj::JsonText { text: &text, refused }));
     let result = match as_text.flatten() {
         Some(result) => result,
         None => {
@@ -636,8 +637,9 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The obj in `eval --obj`'s input: its one document, or the obj of `plan --show-obj` (or
-/// `lua-obj -o json|yaml`) output with one entry. A manifest given instead would make the
-/// script fail as if it were wrong (`attempt to index local 'data'`): that is said instead.
+/// `lua-obj -o json|yaml`) output with one entry. A manifest or a test case given instead would
+/// make the script fail as if it were wrong (`attempt to index local 'data'`): that is said
+/// instead.
 fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error> {
     // Its entries: JSON's array is read as documents, a YAML list as one.
     let is_entry = |entry: &Value| entry.get("step").is_some() && entry.get("obj").is_some();
@@ -675,6 +677,13 @@ fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error>
              annotations}}, stableService, canaryService, stableWeight, canaryWeight, matches, …}}; print the obj of \
              every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj` (a test case is a manifest too) and \
              pass one entry's obj (`| jq '.[0].obj'`)"
+        )));
+    }
+    if snapshot::is_test_case(&value) {
+        return Err(Error::Input(format!(
+            "{source} is a test case, not an obj: print the obj of each of its steps with `kubectl rollout-lua lua-obj \
+             {source} -o json` (a custom ref's case) or `kubectl rollout-lua plan -f {source} --show-obj`, and pass one \
+             entry's obj (`| jq '.[0].obj'`)"
         )));
     }
     Ok(value)
