@@ -73,10 +73,17 @@ string.dump = function() error(script_where() .. "GopherLua does not support the
 /// does not have: it says so where `print` writes.
 const PRINT_PRELUDE: &str = r#"
 local write = ...
-local select, tostring, unpack = select, tostring, unpack
+local select, tostring, type, unpack = select, tostring, type, unpack
 return function(...)
   local n, texts = select('#', ...), {...}
-  for i = 1, n do texts[i] = tostring(texts[i]) end
+  for i = 1, n do
+    local text = tostring(texts[i])
+    -- A `__tostring` that returns no string: gopher-lua prints what it returns as that value's
+    -- own text (`5`, `true`, `nil`; a table or function as `table: 0x…`, in `write`).
+    local kind = type(text)
+    if kind == "number" or kind == "boolean" or kind == "nil" then text = tostring(text) end
+    texts[i] = text
+  end
   return write(unpack(texts, 1, n))
 end, function()
   write("_printregs: the controller's engine prints its registers here; this one has none")
@@ -211,8 +218,8 @@ fn write_function(lua: &Lua, script_name: &str) -> mlua::Result<mlua::Function> 
             }
             match text {
                 LuaValue::String(text) => append_within(&mut line, left, &text.as_bytes()),
-                // A `__tostring` that returns no string: gopher-lua prints the value as it would
-                // without one.
+                // A `__tostring` that returns a table or a function: gopher-lua prints it as it
+                // would without one.
                 other => append_within(
                     &mut line,
                     left,
@@ -447,11 +454,20 @@ mod tests {
             ])
         );
         // print uses the tostring the state starts with, and prints a __tostring that returns no
-        // string as the value itself, where Lua 5.1's print would fail.
+        // string as what it returns, where Lua 5.1's print would fail: a number, a boolean or nil
+        // as its text, as gopher-lua's does.
         let printed = Printed::default();
+        let returning = |value: &str| format!("setmetatable({{}}, {{__tostring = function() return {value} end}})");
         let script = Script::new(
             "p.lua",
-            "tostring = nil print(1, setmetatable({}, {__tostring = function() return {} end})) return {}",
+            format!(
+                "tostring = nil print(1, {}, {}, {}, {}, {}) return {{}}",
+                returning("{}"),
+                returning("5"),
+                returning("2.5"),
+                returning("true"),
+                returning("nil")
+            ),
         );
         let limits = Limits::default();
         evaluate(
@@ -465,6 +481,7 @@ mod tests {
         .unwrap();
         let text = String::from_utf8(printed.0.borrow().clone()).unwrap();
         assert!(text.starts_with("[p.lua] 1\ttable: 0x"), "{text:?}");
+        assert!(text.ends_with("\t5\t2.5\ttrue\tnil\n"), "{text:?}");
     }
 
     #[test]
