@@ -327,6 +327,9 @@ pub fn harness_result(
         warnings.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());
     }
     match lua::order_dependence(script, obj, limits, EvalOptions::HARNESS, &got, Data::from_decoded) {
+        Some(OrderDependence::NotRepeatable) => warnings.push(
+            "nondeterministic: the output changes from one run to the next on the same obj (a table's address from tostring, math.random), and so it would in the controller (it would never settle)".into(),
+        ),
         Some(OrderDependence::InputMaps) => warnings.push(
             "nondeterministic: the output changes with the order pairs() walks the input maps, which is random in the controller (it would never settle)".into(),
         ),

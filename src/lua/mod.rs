@@ -479,9 +479,12 @@ fn shown_size(bytes: usize) -> String {
     }
 }
 
-/// How a script's output depends on `pairs()` order, if it does.
+/// How a script's output depends on `pairs()` order, or on no input at all, if it does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OrderDependence {
+    /// The output changes from one run to the next in the same order (a table's address from
+    /// `tostring`, `math.random`): so it does in the controller, pass after pass.
+    NotRepeatable,
     /// The output changes with the order of input maps, which is random in the controller: the
     /// controller would rewrite the object on every pass and never settle.
     InputMaps,
@@ -494,6 +497,9 @@ impl OrderDependence {
     /// What it does in the controller, for a warning about a script's output.
     pub fn warning(self) -> &'static str {
         match self {
+            OrderDependence::NotRepeatable => {
+                "the script's output changes from one run to the next on the same obj (a table's address from tostring, math.random): the controller would rewrite the object on every pass and the step would never finish"
+            }
             OrderDependence::InputMaps => {
                 "the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
             }
@@ -522,9 +528,12 @@ pub fn order_dependence<T: PartialEq>(
             .is_none_or(|d| &d != baseline)
     };
     // One run with every order reversed settles the common case; a difference is then pinned on
-    // the input maps or on the script's own tables.
+    // no order at all (a run as the first differs too), the input maps or the script's own tables.
     if !differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForAll, ..options }) {
         return None;
+    }
+    if differs(options) {
+        return Some(OrderDependence::NotRepeatable);
     }
     if differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForInput, ..options }) {
         return Some(OrderDependence::InputMaps);
@@ -1131,5 +1140,8 @@ mod tests {
         // What the caller does not read may depend on the order.
         let unread = "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end return {spec = {1}, extra = l}";
         assert_eq!(check(unread), None);
+        // An output that changes from run to run is no matter of order.
+        assert_eq!(check("return {spec = {id = tostring({})}}"), Some(OrderDependence::NotRepeatable));
+        assert_eq!(check("return {spec = {r = math.random()}}"), Some(OrderDependence::NotRepeatable));
     }
 }
