@@ -729,6 +729,24 @@ mod paths {
     }
 
     #[test]
+    fn a_script_path_holding_no_file_is_an_error_not_the_built_in_script() {
+        // A folder, or a link that leads nowhere, where a script is looked for: the built-in
+        // script used to run in its place without a word.
+        let test = manifests().file("lua/x", "");
+        std::fs::create_dir_all(test.path("lua/networking.istio.io/VirtualService/trafficRouting.lua")).unwrap();
+        test.run_args(["plan", "-f", "m", "--lua-dir", "lua"]).status(1).stderr_has(
+            "error: lua/networking.istio.io/VirtualService/trafficRouting.lua: not a regular file (a folder, a named pipe, a socket, a device or a link that leads nowhere): a script is read from a file",
+        );
+        test.run_args(["test", "lua"]).status(1).stderr_has("trafficRouting.lua: not a regular file");
+        let test = manifests().file("lua/x", "");
+        std::fs::create_dir_all(test.path("lua/trafficrouting_ingress")).unwrap();
+        std::os::unix::fs::symlink("gone.lua", test.path("lua/trafficrouting_ingress/nginx.lua")).unwrap();
+        test.run_args(["plan", "-f", "m", "--lua-dir", "lua"])
+            .status(1)
+            .stderr_has("error: lua/trafficrouting_ingress/nginx.lua: not a regular file");
+    }
+
+    #[test]
     fn a_fifo_is_named_as_one() {
         let test = manifests();
         match std::process::Command::new("mkfifo").arg(test.path("fifo")).status() {

@@ -387,11 +387,13 @@ fn ingress_scripts_in(dir: &Path) -> Result<Vec<IngressScriptFile>, Error> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
-    sorted_entries(dir)?
-        .iter()
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "lua"))
-        .map(|p| ingress_script(p))
-        .collect()
+    let mut found = Vec::new();
+    for script in sorted_entries(dir)?.iter().filter(|p| p.extension().is_some_and(|e| e == "lua")) {
+        if is_script_file(script)? {
+            found.push(ingress_script(script)?);
+        }
+    }
+    Ok(found)
 }
 
 fn ingress_script(script: &Path) -> Result<IngressScriptFile, Error> {
@@ -578,12 +580,29 @@ pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
         return Err(not_a(path, &path.display().to_string(), "a file or directory"));
     }
     let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
-    walk.directories
-        .iter()
-        .map(|dir| dir.join(SCRIPT_FILE))
-        .filter(|script| script.is_file())
-        .map(|script| script_dir(&script))
-        .collect()
+    let mut found = Vec::new();
+    for script in walk.directories.iter().map(|dir| dir.join(SCRIPT_FILE)) {
+        if is_script_file(&script)? {
+            found.push(script_dir(&script)?);
+        }
+    }
+    Ok(found)
+}
+
+/// Whether a script is at `path`, where one is looked for: a regular file (through links), or
+/// nothing. Anything else there is an error, so that another script (the built-in one) never
+/// runs in its place without a word.
+fn is_script_file(path: &Path) -> Result<bool, Error> {
+    if path.is_file() {
+        return Ok(true);
+    }
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        _ => Err(Error::Input(format!(
+            "{}: not a regular file (a folder, a named pipe, a socket, a device or a link that leads nowhere): a script is read from a file; put the script there or remove it",
+            path.display()
+        ))),
+    }
 }
 
 fn script_dir(script: &Path) -> Result<ScriptDir, Error> {
