@@ -2,7 +2,7 @@
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
 use crate::model::{
-    Ending, ObjectRef, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit,
+    self, Ending, ObjectRef, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit,
     canary_ingress_name,
 };
 use crate::output::{self, BOLD, GREEN, RED, StoredOriginal, YELLOW, paint};
@@ -714,7 +714,10 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
         };
         view.notes.push(format!(
             "{} {}/{} is not at {current}, the current step (it is {is}): the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve {} --traffic-only` writes the step's routing",
-            view.kind, view.namespace, view.name, rollout.name
+            view.kind,
+            view.namespace,
+            view.name,
+            model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name)
         ));
     }
 }
@@ -731,7 +734,7 @@ pub(crate) fn off_current_step(rollout: &Rollout, plan: &RoutingPlan) -> Vec<Str
         let note = format!(
             "{} is not at {current}, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status {}` says more",
             object.describe(),
-            rollout.name
+            model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name)
         );
         // An object two routings plan (the Rollout's own and its TrafficRouting's) is said once.
         if !notes.contains(&note) {
@@ -788,7 +791,10 @@ pub(crate) fn note_routing_left(
     let Some(why) = outside_release(rollout) else { return Vec::new() };
     let own = Routing::of_rollout(rollout, namespace);
     let idle_cr = cr.map(|cr| Routing::of_traffic_routing(cr, namespace)).filter(|routing| !routing.releasing);
-    let restore = format!("`kubectl rollout-lua restore {}` puts the routing before the release back", rollout.name);
+    let restore = format!(
+        "`kubectl rollout-lua restore {}` puts the routing before the release back",
+        model::rollout_args(namespace, &rollout.name)
+    );
     let mut notes = Vec::new();
     for view in views.iter_mut().filter(|v| v.routed) {
         let what = format!("{} {}/{}", view.kind, view.namespace, view.name);
@@ -912,7 +918,7 @@ mod tests {
         );
         let mut noted = views();
         let notes = note_routing_left(&over, "shop", None, &mut noted);
-        let restore = "the controller leaves it so until the next release; `kubectl rollout-lua restore web` puts the routing before the release back";
+        let restore = "the controller leaves it so until the next release; `kubectl rollout-lua restore web -n shop` puts the routing before the release back";
         assert_eq!(
             notes,
             [
@@ -926,7 +932,7 @@ mod tests {
                     "the release is over (phase Healthy), but HTTPRoute shop/route still routes as step 1: {restore} (it runs the controller's restore of its rules)"
                 ),
                 // Edited since: restore discards the edits, and says so first.
-                "the release is over (phase Healthy), but VirtualService shop/vs is at none of its steps (nearest: as step 1/2 routes it, plus edits) and not at its original: edited since a release left it routed, or routed by steps since changed; `kubectl rollout-lua restore web` puts the routing before the release back (it puts the stored original back), discarding what differs, which it shows first and asks about (or --force)".into(),
+                "the release is over (phase Healthy), but VirtualService shop/vs is at none of its steps (nearest: as step 1/2 routes it, plus edits) and not at its original: edited since a release left it routed, or routed by steps since changed; `kubectl rollout-lua restore web -n shop` puts the routing before the release back (it puts the stored original back), discarding what differs, which it shows first and asks about (or --force)".into(),
             ]
         );
         let left: Vec<bool> = noted.iter().map(|v| v.left_routed).collect();
@@ -1009,7 +1015,7 @@ mod tests {
         assert_eq!(
             notes,
             [
-                "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy, which that TrafficRouting's controller undoes only at the end of the next release of a Rollout linked to it; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)"
+                "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy, which that TrafficRouting's controller undoes only at the end of the next release of a Rollout linked to it; `kubectl rollout-lua restore web -n shop` puts the routing before the release back (it deletes the canary Ingress)"
             ]
         );
         assert!(noted[0].left_routed && noted[0].notes == notes);
@@ -1110,7 +1116,7 @@ mod tests {
         let paused_at_2 = rollout(2, "StepPaused", "InRolling");
         let at_step =
             |step: usize| serde_json::Value::clone(&plan(&paused_at_2, &original).stages[step - 1].objects[0].planned);
-        let advice = "the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve store --traffic-only` writes the step's routing";
+        let advice = "the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve store -n shop --traffic-only` writes the step's routing";
         // Past the step's routing: at its original, or at another step, it is noted.
         for state in ["StepMetricsAnalysis", "StepPaused", "StepReady"] {
             let (view, line) = object(&rollout(2, state, "InRolling"), &original);
@@ -1160,7 +1166,7 @@ mod tests {
         // `plan`'s note: an object the step's plan changes, wherever it is (drifted too).
         let off = |route: &serde_json::Value| off_current_step(&paused_at_2, &plan(&paused_at_2, route));
         let noted = [
-            "HTTPRoute shop/store is not at step 2, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status store` says more",
+            "HTTPRoute shop/store is not at step 2, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status store -n shop` says more",
         ];
         for route in [&original, &at_step(1), &edited] {
             assert_eq!(off(route), noted);

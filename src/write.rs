@@ -20,8 +20,7 @@ pub use interrupt::Interrupt;
 use crate::change::{self, Change, Landed, Request, resource_version_of, without_server_fields};
 use crate::data;
 use crate::error::{ApiFailure, Error, Signal};
-use crate::model::ObjectKey;
-use crate::model::Permission;
+use crate::model::{self, ObjectKey, Permission};
 use crate::output;
 use crate::rbac;
 use crate::source::cluster::{Cluster, Resource};
@@ -360,17 +359,19 @@ enum Renewal {
 /// `  the claim on Rollout NS/NAME {what} left to expire …, or release-claim releases it`.
 fn claim_left(namespace: &str, rollout: &str, what: &str) -> String {
     format!(
-        "  the claim on Rollout {namespace}/{rollout} {what} left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {rollout}` releases it",
+        "  the claim on Rollout {namespace}/{rollout} {what} left to expire ({}s after its last renewal), or `kubectl rollout-lua release-claim {}` releases it",
         LEASE_DURATION.as_secs(),
+        model::rollout_args(namespace, rollout),
     )
 }
 
 /// `; it expires within …s, or release-claim releases it`: the end of a warning about a claim of
 /// this run's that is not released.
-fn expires_or_release(rollout: &str) -> String {
+fn expires_or_release(namespace: &str, rollout: &str) -> String {
     format!(
-        "; it expires within {}s, or `kubectl rollout-lua release-claim {rollout}` releases it",
-        LEASE_DURATION.as_secs()
+        "; it expires within {}s, or `kubectl rollout-lua release-claim {}` releases it",
+        LEASE_DURATION.as_secs(),
+        model::rollout_args(namespace, rollout)
     )
 }
 
@@ -534,7 +535,7 @@ impl<'a> Writer<'a> {
                 let (namespace, rollout) = claim.rollout();
                 format!(
                     "warning: the claim on Rollout {namespace}/{rollout} was not released, as the API server did not answer the run's last requests{}",
-                    expires_or_release(rollout)
+                    expires_or_release(namespace, rollout)
                 )
             }).collect();
         }
@@ -558,7 +559,7 @@ impl<'a> Writer<'a> {
                 // A claim taken over is someone else's: it does not expire as this run's would.
                 let expires = match e {
                     Error::Conflict(_) => String::new(),
-                    _ => expires_or_release(rollout),
+                    _ => expires_or_release(namespace, rollout),
                 };
                 warnings.push(format!(
                     "warning: could not release the claim on Rollout {namespace}/{rollout} ({e}){expires}"
@@ -996,7 +997,7 @@ impl<'a> Writer<'a> {
                 "their edit",
                 format!(
                     "Look at where it stands now (`kubectl rollout-lua status {}`) before running anything again",
-                    change.key().name
+                    model::rollout_args(&change.key().namespace, &change.key().name)
                 ),
             ),
             Change::Create { .. } => (

@@ -1256,6 +1256,10 @@ fn a_refused_connection_says_what_to_check_and_names_the_context() {
         " at {url}/: the connection to the server was refused (os error 111): is the server running, and is this the right host and port? (context other)\n"
     ));
     assert!(!out.stderr.contains("client error"), "{}", out.stderr);
+    // A write's permission check that gets no answer refused nothing: no word of permissions.
+    let out =
+        test.run_args(["approve", "demo", "--yes"]).status(1).stderr_has("the connection to the server was refused");
+    assert!(!out.stderr.contains("asked once the claim is taken"), "{}", out.stderr);
 }
 
 /// Two services released together (mocka -> mockb), each Rollout linked by annotation to a

@@ -83,7 +83,7 @@ fn approve_refuses_a_release_that_is_ending_with_or_without_traffic_only() {
         let server = serving(rollout).start();
         let test = Test::new().kubeconfig(&server);
         let refusal = format!(
-            "error: rollouts.rollouts.kruise.io \"demo\": {why}; nothing to route or approve (`kubectl rollout-lua restore demo` does that restore now)"
+            "error: rollouts.rollouts.kruise.io \"demo\": {why}; nothing to route or approve (`kubectl rollout-lua restore demo -n shop` does that restore now)"
         );
         for args in [
             &["approve", "demo", "--yes"][..],
@@ -174,7 +174,7 @@ fn plan_of_an_ending_release_plans_no_step() {
         let note = match case {
             "spec.disabled" => "spec.disabled is true: the controller runs no step of a disabled Rollout".to_string(),
             _ => format!(
-                "  {why}; no step is planned (`kubectl rollout-lua restore demo --dry-run=client` shows that restore; --step N plans a step anyway)\n"
+                "  {why}; no step is planned (`kubectl rollout-lua restore demo -n shop --dry-run=client` shows that restore; --step N plans a step anyway)\n"
             ),
         };
         let out = out.stdout_has(&note).stdout_has("Plan: 0 to change, 0 already as planned");

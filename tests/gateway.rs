@@ -351,7 +351,7 @@ mod cluster {
         let server = store(1, "StepPaused", &["v1"]).start();
         approve(&server);
         release_over(&server);
-        let note = "the release is over (phase Healthy), but HTTPRoute shop/store still routes as step 1: the controller leaves it so until the next release; `kubectl rollout-lua restore store` puts the routing before the release back (it runs the controller's restore of its rules)";
+        let note = "the release is over (phase Healthy), but HTTPRoute shop/store still routes as step 1: the controller leaves it so until the next release; `kubectl rollout-lua restore store -n shop` puts the routing before the release back (it runs the controller's restore of its rules)";
         run(&server, &["status", "store"])
             .stdout_has(&format!("HTTPRoute shop/store  at step 1\n      note: {note}\n"));
         run(&server, &["plan", "store"])

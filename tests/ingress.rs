@@ -904,7 +904,7 @@ mod cluster {
         let mut over = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
         over["status"] = json!({"phase": "Healthy", "canaryStatus": null});
         server.put_object(over);
-        let note = "the release is over (phase Healthy), but Ingress shop/web-canary still routes as step 2: the controller leaves it so until the next release; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)";
+        let note = "the release is over (phase Healthy), but Ingress shop/web-canary still routes as step 2: the controller leaves it so until the next release; `kubectl rollout-lua restore web -n shop` puts the routing before the release back (it deletes the canary Ingress)";
         let test = Test::new().kubeconfig(&server);
         test.run_args(["status", "web"])
             .success()
@@ -1168,6 +1168,15 @@ mod cluster {
             .stderr_has("warning: cannot read Service shop/web-canary (")
             .stderr_has("whether the canary Service exists is not checked; to allow that read, grant get services named web-canary (API group core) in namespace shop\n");
         assert!(!out.stdout.contains(warning), "{}", out.stdout);
+        // Following reads again (here every 2s, as listing Rollouts is forbidden too) and says
+        // it once.
+        let server = serving("nginx", 1, "StepPaused")
+            .deny(Rule::new(["get"]).resources(["services"]))
+            .deny(Rule::new(["list"]).resources(["rollouts"]))
+            .start();
+        let out = Test::new().kubeconfig(&server).args(["status", "web", "-w", "--timeout", "5s"]).run().status(1);
+        assert!(out.stderr.contains("reading the Rollouts every 2s"), "{}", out.stderr);
+        assert_eq!(out.stderr.matches("cannot read Service shop/web-canary").count(), 1, "{}", out.stderr);
     }
 
     #[test]
@@ -1375,7 +1384,7 @@ mod cluster {
                  within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n  \
                  nothing else was written\n",
             )
-            .stderr_has("warning: the claim on Rollout shop/web was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim web` releases it\n")
+            .stderr_has("warning: the claim on Rollout shop/web was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim web -n shop` releases it\n")
             .stderr_has("  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands");
         assert_eq!(unanswered(&server), ["PATCH web-canary", "GET web-canary", "DELETE web-canary", "GET web-canary"]);
         // Four requests of 1s; loose, as the machine is shared.
@@ -1955,7 +1964,7 @@ mod cluster {
         assert!(!out.stdout.contains("note:"), "{}", out.stdout);
         // Held by none, it stays until the TrafficRouting finalises.
         set_finalizers(json!(["rollouts.kruise.io/trafficrouting"]));
-        let note = "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy, which that TrafficRouting's controller undoes only at the end of the next release of a Rollout linked to it; `kubectl rollout-lua restore web` puts the routing before the release back (it deletes the canary Ingress)";
+        let note = "the release is over (phase Healthy) and no Rollout holds TrafficRouting shop/tr, but Ingress shop/web-canary still routes as its strategy, which that TrafficRouting's controller undoes only at the end of the next release of a Rollout linked to it; `kubectl rollout-lua restore web -n shop` puts the routing before the release back (it deletes the canary Ingress)";
         test.run_args(["status", "web"]).success().stdout_has(&format!("      note: {note}\n"));
         test.run_args(["plan", "web"]).success().stdout_has(&format!("  {note}\n"));
         // As the note says, restore deletes it; put back from its backup, it is warned of again.

@@ -51,7 +51,7 @@ fn status_notes_an_object_not_at_the_step_the_controller_has_routed() {
     // originals (a routing that failed, or was undone since).
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    let advice = "the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve demo --traffic-only` writes the step's routing";
+    let advice = "the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve demo -n shop --traffic-only` writes the step's routing";
     test.run_args(["status", "demo"])
         .success()
         .stdout_has(&format!(
@@ -67,7 +67,7 @@ fn status_notes_an_object_not_at_the_step_the_controller_has_routed() {
     test.run_args(["plan", "demo"])
         .success()
         .stdout_has(
-            "  VirtualService shop/demo is not at step 2, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status demo` says more\n  DestinationRule shop/demo is not at step 2, the current step, ",
+            "  VirtualService shop/demo is not at step 2, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status demo -n shop` says more\n  DestinationRule shop/demo is not at step 2, the current step, ",
         );
     test.run_args(["status", "demo", "-w", "--until-paused"])
         .success()
@@ -138,7 +138,7 @@ fn status_notes_custom_refs_left_at_a_step_after_a_completed_release() {
     completed["status"]["phase"] = json!("Healthy");
     completed["status"]["conditions"] = json!([{"type": "Succeeded", "status": "True"}]);
     server.put_object(completed);
-    let restore = "the controller leaves it so until the next release; `kubectl rollout-lua restore demo` puts the routing before the release back (it puts the stored original back)";
+    let restore = "the controller leaves it so until the next release; `kubectl rollout-lua restore demo -n shop` puts the routing before the release back (it puts the stored original back)";
     test.run_args(["status", "demo"])
         .success()
         .stdout_has("  State:    Completed, completed\n")
@@ -249,7 +249,7 @@ fn plan_all_plans_the_namespace_and_with_a_every_namespace_as_status_lists_them(
         .stdout_has("  step 2/3  VirtualService shop/demo  ");
     test.run_args(["plan", "-A", "-l", "app=zzz"])
         .status(1)
-        .stderr_has("error: no Rollouts in any namespace match the selector\n");
+        .stderr_has("error: no Rollouts in any namespace match the selector app=zzz\n");
     // None is a note, not an error, as for status.
     test.run_args(["plan", "--all", "-n", "empty"]).success().stderr_has("No Rollouts found in namespace empty.\n");
     test.run_args(["plan", "--all", "demo"]).status(1).stderr_has("'--all' cannot be used with '[ROLLOUT]...'");
@@ -266,6 +266,17 @@ fn status_of_every_namespace_refused_at_the_cluster_scope_suggests_naming_a_name
         .stderr_has("error: listing rollouts.rollouts.kruise.io in every namespace: ")
         .stderr_has("at the cluster scope (403 Forbidden)\n  -A lists the Rollouts at the cluster scope: name a namespace instead (-n NAMESPACE), or the Rollouts there (NAME… -n NAMESPACE)\n");
     test.run_args(["status", "-n", "shop"]).success().stdout_has("Rollout shop/demo\n");
+    // Refused in the namespace too, naming the Rollouts needs no list.
+    let server = demo_and_solo(2, "StepPaused", rollout(1, "StepPaused"))
+        .deny(Rule::new(["list"]).resources(["rollouts"]))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    for command in [&["status"][..], &["plan", "--all"], &["approve", "-l", "app=demo", "--yes"]] {
+        test.run_args(command).status(1).stderr_has(
+            "(403 Forbidden)\n  name the Rollouts instead (NAME…), which reads each with get and needs no list\n",
+        );
+    }
+    test.run_args(["status", "demo"]).success().stdout_has("Rollout shop/demo\n");
 }
 
 #[test]

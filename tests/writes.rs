@@ -81,7 +81,7 @@ fn an_approval_whose_outcome_is_unknown_keeps_its_routing_as_it_may_still_land()
     test.run_args(["approve", "demo", "--yes"])
         .status(1)
         .stderr_has("patching the status of Rollout shop/demo: the server was unable to return a response in the time allotted, but may still be processing the request (504 Timeout)")
-        .stderr_has("The approval of Rollout demo was not applied when read back, but the API server may still apply it. `kubectl rollout-lua status demo` shows whether it did; if the Rollout still waits at step 2/3, `kubectl rollout-lua approve demo --expect-step 2` approves it (its routing is already written)")
+        .stderr_has("The approval of Rollout demo was not applied when read back, but the API server may still apply it. `kubectl rollout-lua status demo -n shop` shows whether it did; if the Rollout still waits at step 2/3, `kubectl rollout-lua approve demo -n shop --expect-step 2` approves it (its routing is already written)")
         .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land, so its routing (step 2/3) stays")
         .stderr_has("DestinationRule shop/demo: written and kept: the approval of Rollout demo may still land")
         .stderr_has("Rollout shop/demo: not applied when read back (the server answered 504 Timeout; the server may still apply it)\n  nothing else was written");
@@ -221,7 +221,7 @@ fn a_claim_whose_create_may_still_land_is_named_with_the_way_to_release_it() {
         .run_args(["approve", "demo", "--yes"])
         .status(1)
         .stderr_has("(504 Timeout)")
-        .stderr_has("  the claim on Rollout shop/demo may still be taken (the server may still apply its request); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it");
+        .stderr_has("  the claim on Rollout shop/demo may still be taken (the server may still apply its request); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo -n shop` releases it");
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "nothing approved");
     assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server creates the Lease after the run");
     assert_eq!(claims(&server).len(), 1);
@@ -260,7 +260,7 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
         .status(3)
         .stderr_has("someone else changed Rollout shop/demo meanwhile")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is no longer paused at step 2/3")
-        .stderr_has("Look at where it stands now (`kubectl rollout-lua status demo`)");
+        .stderr_has("Look at where it stands now (`kubectl rollout-lua status demo -n shop`)");
     assert!(!out.stderr.contains("a restore or approve puts"), "{}", out.stderr);
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
 }
@@ -985,7 +985,7 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
             "VirtualService shop/demo: written; a later write of it may or may not be written (its request was out) (its state before this run: ",
         )
         // The way to find out where the objects stand is the last line, after the claim left.
-        .stderr_has("  nothing else was written\n  the claim on Rollout shop/demo is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it\n  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps\n");
+        .stderr_has("  nothing else was written\n  the claim on Rollout shop/demo is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo -n shop` releases it\n  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps\n");
     assert!(out.stderr.ends_with("against its Rollout's steps\n"), "{}", out.stderr);
     pause.release();
 }
@@ -1109,7 +1109,7 @@ fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
     approve_interrupted_twice(&test, &create)
         .0
         .status(130)
-        .stderr_has("stopped at once by a second signal\n  nothing was written\n  the claim on Rollout shop/demo may have been taken (its request was out); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo` releases it");
+        .stderr_has("stopped at once by a second signal\n  nothing was written\n  the claim on Rollout shop/demo may have been taken (its request was out); if so, it is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo -n shop` releases it");
     assert_eq!(claims(&server).len(), 1, "the Lease is there");
     create.release();
     test.run_args(["release-claim", "demo", "--yes"]).success();
@@ -1737,7 +1737,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("); a later write of it may or may not be written (no whole reply came within 2s; reading it again failed; the server may still apply it) (its state before this run: ")
         // The server still does not answer: nor will `status` until it does.
         .stderr_has("nothing else was written\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
-        .stderr_has("the claim on Rollout shop/demo was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim demo` releases it");
+        .stderr_has("the claim on Rollout shop/demo was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim demo -n shop` releases it");
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);
     assert_eq!(out.stderr.matches("VirtualService shop/demo: ").count(), 1, "one line for the object: {}", out.stderr);
     drop(pause);
@@ -2323,7 +2323,7 @@ fn release_claim_whose_delete_and_read_again_go_unanswered_says_the_claim_may_or
         .status(1)
         .stderr_has("error: the claim on Rollout shop/demo may or may not be released (deleting Lease shop/rollout-lua.demo at http://127.0.0.1:")
         .stderr_has("; reading leases.coordination.k8s.io shop/rollout-lua.demo at http://127.0.0.1:")
-        .stderr_has("`kubectl rollout-lua release-claim demo` shows whether it is");
+        .stderr_has("`kubectl rollout-lua release-claim demo -n shop` shows whether it is");
     assert!(!out.stdout.contains("released the claim"), "{}", out.stdout);
 }
 
@@ -2400,7 +2400,7 @@ fn release_claim_stops_at_a_signal_before_the_next_delete_or_at_once_at_a_second
             let out = running.finish_within(Duration::from_secs(10));
             // Its delete is still held: no claim is gone yet (once let go, the server may apply it).
             left.insert(0, "rollout-lua.demo");
-            out.stderr_has("error: interrupted (SIGINT): stopped at once by a second signal: the delete of the claim on Rollout shop/demo was out and may have landed (`kubectl rollout-lua release-claim demo` shows whether it did); not released: the claims on Rollouts shop/demo2, shop/demo3\n")
+            out.stderr_has("error: interrupted (SIGINT): stopped at once by a second signal: the delete of the claim on Rollout shop/demo was out and may have landed (`kubectl rollout-lua release-claim demo -n shop` shows whether it did); not released: the claims on Rollouts shop/demo2, shop/demo3\n")
         } else {
             first_delete.release();
             running

@@ -12,7 +12,7 @@ use super::views::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
-use crate::model::Permission;
+use crate::model::{self, Permission};
 use crate::model::{
     ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Rollout, Routing, Stage, StrategyKind, approval_progress,
 };
@@ -111,7 +111,7 @@ fn check_approvable(
             Ending::Over => format!("{name}: no need to approve: not in canary or blue-green progress ({why})"),
             _ => format!(
                 "{name}: {why}; nothing to route or approve (`kubectl rollout-lua restore {}` does that restore now)",
-                item.name
+                model::rollout_args(&rollout.namespace, &item.name)
             ),
         }));
     }
@@ -695,11 +695,11 @@ pub(super) async fn claim_names(
     }
     let namespace = session.cluster.namespace.clone();
     // A claim that may not be taken is refused as every missing permission is, with a Role;
-    // the objects' own are asked under the claim, once they are read again.
+    // the objects' own are asked under the claim, once they are read again (said only of a
+    // refusal: a server that does not answer has refused nothing).
     let unclaimable = "(the permissions to write the objects are asked once the claim is taken; `--dry-run=server`, which takes none, asks them now)";
-    write::preflight(&session.cluster, write::claim_permissions(&namespace, &names), |_| None)
-        .await
-        .map_err(|e| e.with_report(unclaimable))?;
+    write::preflight(&session.cluster, write::claim_permissions(&namespace, &names), |_| Some(unclaimable.into()))
+        .await?;
     for name in names {
         writer.claim(&namespace, &name, &command_of(&name)).await?;
     }
@@ -778,8 +778,9 @@ async fn write_approval(
                 MayLand::ReadBackUnapplied => "was not applied when read back, but",
                 MayLand::Unread => "could not be read back, and",
             };
+            let args = model::rollout_args(&rollout.namespace, name);
             Err(Error::Input(format!(
-                "{error}\nThe approval of Rollout {name} {seen} the API server may still apply it. `kubectl rollout-lua status {name}` shows whether it did; if the Rollout still waits at {label}, `kubectl rollout-lua approve {name}{expect}` approves it (its routing is already written)"
+                "{error}\nThe approval of Rollout {name} {seen} the API server may still apply it. `kubectl rollout-lua status {args}` shows whether it did; if the Rollout still waits at {label}, `kubectl rollout-lua approve {args}{expect}` approves it (its routing is already written)"
             )))
         }
         (Err(error), None) => {
@@ -961,7 +962,8 @@ mod tests {
     fn a_release_ending_or_over_is_not_approved_and_says_why() {
         let progressing =
             |reason: &str| json!({"conditions": [{"type": "Progressing", "status": "True", "reason": reason}]});
-        let restore_now = "; nothing to route or approve (`kubectl rollout-lua restore demo` does that restore now)";
+        let restore_now =
+            "; nothing to route or approve (`kubectl rollout-lua restore demo -n shop` does that restore now)";
         let cases = [
             (rollout(false, status("Progressing", 3, "Completed", json!({}))), format!("the release is finalising: the controller restores the original routing{restore_now}")),
             (rollout(false, status("Progressing", 2, "StepPaused", progressing("Cancelling"))), format!("the release is being rolled back (Cancelling): the controller restores the original routing{restore_now}")),

@@ -4,6 +4,7 @@
 use super::cluster::{Session, runtime, selection};
 use super::{Outcome, ReleaseClaimArgs, ScriptArgs, confirm, print};
 use crate::error::Error;
+use crate::model;
 use crate::source::cluster::Cluster;
 use crate::source::live::{self, Selection};
 use crate::status::ClaimView;
@@ -62,7 +63,8 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
                 Ok(Err(failure)) => failures.push(failure),
                 Err(signal) => {
                     let mut report = format!(
-                        "stopped at once by a second signal: the delete of the claim on Rollout {namespace}/{name} was out and may have landed (`kubectl rollout-lua release-claim {name}` shows whether it did)"
+                        "stopped at once by a second signal: the delete of the claim on Rollout {namespace}/{name} was out and may have landed (`kubectl rollout-lua release-claim {}` shows whether it did)",
+                        model::rollout_args(namespace, name)
                     );
                     if index + 1 < held.len() {
                         report.push_str(&format!("; not released: {}", not_tried(index + 1)));

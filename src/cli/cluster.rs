@@ -6,7 +6,7 @@ use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, Script
 use crate::change::Change;
 use crate::error::Error;
 use crate::lua::Limits;
-use crate::model::ObjectIndex;
+use crate::model::{self, ObjectIndex};
 use crate::model::{Ending, ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
 use crate::output;
 use crate::plan::{self, Planner, RoutingPlan};
@@ -19,7 +19,7 @@ use crate::status;
 use crate::write::{self, Mode, Writer};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
@@ -35,6 +35,9 @@ pub(super) struct Session {
     /// and `status -w` read again at each step or change).
     configmap: Option<ConfigMapRead>,
     limits: Limits,
+    /// The warnings of the loads said so far, by all the sessions of the run: following reads
+    /// again at every change (or every 2s), and says each warning once.
+    said: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl Session {
@@ -52,6 +55,7 @@ impl Session {
             controller_namespace: scripts.controller_namespace.clone(),
             configmap: None,
             limits: scripts.lua.limits(),
+            said: Arc::default(),
         })
     }
 
@@ -68,6 +72,7 @@ impl Session {
                 controller_namespace: self.controller_namespace.clone(),
                 configmap: Some(configmap.clone()),
                 limits: self.limits,
+                said: Arc::clone(&self.said),
             }
         };
         namespaces.into_iter().map(in_namespace).collect()
@@ -156,9 +161,11 @@ impl Session {
     /// to the catalog.
     fn loaded(&self, live: Live) -> Result<(Live, ScriptCatalog), Error> {
         scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
-        for warning in &live.warnings {
+        let mut said = self.said.lock().expect("not poisoned");
+        for warning in live.warnings.iter().filter(|warning| said.insert(warning.to_string())) {
             warn(&format!("warning: {warning}"));
         }
+        drop(said);
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
     }
@@ -289,8 +296,9 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         };
         if plans.is_empty() {
             match scope {
-                Scope::AllNamespaces(Some(_)) => {
-                    return Err(Error::Input("no Rollouts in any namespace match the selector".into()).into());
+                Scope::AllNamespaces(Some(selector)) => {
+                    let error = format!("no Rollouts in any namespace match the selector {selector}");
+                    return Err(Error::Input(error).into());
                 }
                 // As kubectl get: a note, not an error.
                 _ => super::views::none_found(&session, &scope),
@@ -564,9 +572,9 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         return Ok((vec![rollout.step_stage(n).map_err(Error::Input)?], as_asked));
     }
     let no_step = restoring.as_ref().map(|why| {
-        let name = &rollout.name;
+        let args = model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name);
         format!(
-            "{why}; no step is planned (`kubectl rollout-lua restore {name} --dry-run=client` shows that restore; --step N plans a step anyway)"
+            "{why}; no step is planned (`kubectl rollout-lua restore {args} --dry-run=client` shows that restore; --step N plans a step anyway)"
         )
     });
     let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
@@ -629,7 +637,7 @@ mod tests {
             (
                 Vec::new(),
                 Some(format!(
-                    "{why}; no step is planned (`kubectl rollout-lua restore demo --dry-run=client` shows that restore; --step N plans a step anyway)"
+                    "{why}; no step is planned (`kubectl rollout-lua restore demo -n shop --dry-run=client` shows that restore; --step N plans a step anyway)"
                 )),
             )
         };

@@ -18,7 +18,7 @@ pub use luadata::lua_data;
 pub use permission::{Permission, refused_read};
 pub use rollout::{
     ApprovalProgress, Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
-    approval_progress, steps_named,
+    approval_progress, rollout_args, steps_named,
 };
 pub use routing::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,

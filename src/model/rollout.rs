@@ -96,6 +96,16 @@ impl Stage {
     }
 }
 
+/// How a command a message suggests names a Rollout: `demo -n shop`, so that, pasted, it acts on
+/// that Rollout whatever the namespace of the context it runs in (`-A` lists several); its name
+/// alone when its namespace is not known (a manifest without one).
+pub fn rollout_args(namespace: &str, name: &str) -> String {
+    match namespace {
+        "" => name.to_string(),
+        namespace => format!("{name} -n {namespace}"),
+    }
+}
+
 /// `step 2`, or `steps 1, 2, final`: how a message names the steps it is about, from their
 /// numbers (`Stage::number`).
 pub fn steps_named(numbers: &[String]) -> String {
@@ -584,6 +594,12 @@ fn read_status(status: &Value, kind: StrategyKind) -> RolloutStatus {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_suggested_command_names_the_rollouts_namespace_when_known() {
+        assert_eq!(rollout_args("shop", "demo"), "demo -n shop");
+        assert_eq!(rollout_args("", "demo"), "demo");
+    }
 
     fn rollout(v: Value) -> Result<Rollout, ModelError> {
         Rollout::from_object(&v)

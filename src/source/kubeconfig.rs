@@ -217,6 +217,12 @@ pub fn context_error(contexts: &[String], context: &str, given: bool, error: Kub
     Error::Input(match error {
         KubeconfigError::CurrentContextNotSet => format!("the kubeconfig sets no current-context\n  tip: {choose}"),
         KubeconfigError::LoadContext(_) => format!("{missing}\n  tip: {choose}"),
+        // Left behind by `kubectl config delete-cluster`, for one.
+        KubeconfigError::LoadClusterOfContext(cluster) => format!(
+            "kubeconfig context {context:?} names cluster {cluster:?}, which the kubeconfig does not define\n  tip: \
+             add it (`kubectl config set-cluster {cluster} --server=URL`), or point the context at one it defines \
+             (`kubectl config set-context {context} --cluster=NAME`)"
+        ),
         // kube reads the proxy variables itself while loading (super::proxy decides after it),
         // and parses NO_PROXY more strictly than Go.
         KubeconfigError::ParseNoProxy(e) => format!(
@@ -303,6 +309,15 @@ mod tests {
         assert!(
             error.starts_with("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: "),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn a_context_naming_a_missing_cluster_says_so_and_how_to_mend_it() {
+        let error = context_error(&[], "dev", true, KubeconfigError::LoadClusterOfContext("gone".into())).to_string();
+        assert_eq!(
+            error,
+            "kubeconfig context \"dev\" names cluster \"gone\", which the kubeconfig does not define\n  tip: add it (`kubectl config set-cluster gone --server=URL`), or point the context at one it defines (`kubectl config set-context dev --cluster=NAME`)"
         );
     }
 

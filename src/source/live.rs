@@ -135,9 +135,11 @@ pub async fn read_rollouts(cluster: &Cluster, selection: &Selection) -> Result<R
 /// The error of a selector that matched no Rollout (`found` of them), for the commands that act
 /// on what they select (`status` lists nothing instead).
 pub fn no_match(cluster: &Cluster, selection: &Selection, found: usize) -> Result<(), Error> {
-    match found == 0 && matches!(selection, Selection::Selector(_)) {
-        true => Err(Error::Input(format!("no Rollouts in namespace {} match the selector", cluster.namespace))),
-        false => Ok(()),
+    match selection {
+        Selection::Selector(selector) if found == 0 => {
+            Err(Error::Input(format!("no Rollouts in namespace {} match the selector {selector}", cluster.namespace)))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -221,8 +223,8 @@ pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Liste
             missing = absent.into_iter().map(|(name, _)| name.to_string()).collect();
             found.into_iter().filter_map(|(_, object)| object).collect()
         }
-        Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
-        Selection::All => cluster.list(&resource, namespace, "").await?,
+        Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await.map_err(list_refused)?,
+        Selection::All => cluster.list(&resource, namespace, "").await.map_err(list_refused)?,
     };
     let (mut found, mut unparsed) = (Vec::new(), Vec::new());
     for (index, raw) in raws.into_iter().enumerate() {
@@ -237,6 +239,16 @@ pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Liste
         }
     }
     Ok(Listed { rollouts: Rollouts::of(resource, found), unparsed, missing })
+}
+
+/// A LIST of the namespace's Rollouts that is forbidden, with the way that needs no `list`.
+fn list_refused(error: Error) -> Error {
+    match &error {
+        Error::Api { failure, .. } if failure.code == Some(403) => {
+            error.with_report("  name the Rollouts instead (NAME…), which reads each with get and needs no list")
+        }
+        _ => error,
+    }
 }
 
 /// Which workloads are read with the Rollouts' routing.

@@ -7,7 +7,7 @@
 
 use crate::change::{Change, Landed};
 use crate::error::Error;
-use crate::model::ObjectKey;
+use crate::model::{self, ObjectKey};
 use crate::source::cluster::{Cluster, Resource};
 use crate::status::ClaimView;
 use serde_json::{Value, json};
@@ -172,10 +172,11 @@ impl Claim {
         let claim = view(&held, cluster.server_now());
         if !claim.expired {
             return Err(Error::Refused(format!(
-                "nothing was written: Rollout {namespace}/{rollout} is claimed by {} (Lease {}, expires {} unless renewed); wait for it, or, if its holder is gone, `kubectl rollout-lua release-claim {rollout}`",
+                "nothing was written: Rollout {namespace}/{rollout} is claimed by {} (Lease {}, expires {} unless renewed); wait for it, or, if its holder is gone, `kubectl rollout-lua release-claim {}`",
                 claim.holder_text(),
                 key.name,
-                claim.expires.as_deref().unwrap_or("soon")
+                claim.expires.as_deref().unwrap_or("soon"),
+                model::rollout_args(namespace, rollout)
             )));
         }
         let replace = Change::Replace { key: key.clone(), before: Arc::new(held), after: lease };
@@ -340,7 +341,8 @@ pub async fn release_shown(cluster: &Cluster, namespace: &str, rollout: &str, sh
         // Not heard, and not seen applied when read again, or not read: the server may apply it.
         Err(error @ Error::Api { .. }) if matches!(&error, Error::Api { failure, .. } if failure.outcome_unknown()) => {
             Err(Error::Input(format!(
-                "the claim on Rollout {namespace}/{rollout} may or may not be released ({error}); `kubectl rollout-lua release-claim {rollout}` shows whether it is"
+                "the claim on Rollout {namespace}/{rollout} may or may not be released ({error}); `kubectl rollout-lua release-claim {}` shows whether it is",
+                model::rollout_args(namespace, rollout)
             )))
         }
         Err(other) => Err(other),
