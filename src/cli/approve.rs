@@ -12,9 +12,9 @@ use super::views::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
 use crate::change::Change;
 use crate::error::Error;
-use crate::model::{self, Permission};
 use crate::model::{
-    ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Rollout, Routing, Stage, StrategyKind, approval_progress,
+    self, ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Permission, Rollout, Routing, Stage, StrategyKind,
+    approval_progress,
 };
 use crate::output;
 use crate::plan::{self, RoutingPlan, StagePlan};

@@ -6,8 +6,9 @@ use super::{ConnectionFlags, DryRun, Outcome, PlanArgs, RolloutSelection, Script
 use crate::change::Change;
 use crate::error::Error;
 use crate::lua::Limits;
-use crate::model::{self, ObjectIndex};
-use crate::model::{Ending, ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind};
+use crate::model::{
+    self, Ending, ObjectIndex, ObjectKey, ObjectRef, Permission, Rollout, Routing, Stage, StrategyKind,
+};
 use crate::output;
 use crate::plan::{self, Planner, RoutingPlan};
 use crate::scripts::{self, ConfigMapNeed, ConfigMapPlace, ScriptCatalog};
