@@ -744,6 +744,10 @@ mod paths {
         test.run_args(["plan", "-f", "m", "--lua-dir", "lua"])
             .status(1)
             .stderr_has("error: lua/trafficrouting_ingress/nginx.lua: not a regular file");
+        // A hidden name is none of a class: an editor's lock is such a link.
+        let test = manifests().file("lua/trafficrouting_ingress/x", "");
+        std::os::unix::fs::symlink("jane@host.42", test.path("lua/trafficrouting_ingress/.#nginx.lua")).unwrap();
+        test.run_args(["plan", "-f", "m", "--lua-dir", "lua"]).success();
     }
 
     #[test]

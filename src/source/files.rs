@@ -387,8 +387,10 @@ fn ingress_scripts_in(dir: &Path) -> Result<Vec<IngressScriptFile>, Error> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
+    // A hidden name is no class's (an editor's lock, `.#nginx.lua`, is a link that leads nowhere).
+    let hidden = |p: &Path| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
     let mut found = Vec::new();
-    for script in sorted_entries(dir)?.iter().filter(|p| p.extension().is_some_and(|e| e == "lua")) {
+    for script in sorted_entries(dir)?.iter().filter(|p| !hidden(p) && p.extension().is_some_and(|e| e == "lua")) {
         if is_script_file(script)? {
             found.push(ingress_script(script)?);
         }
