@@ -644,7 +644,9 @@ pub(super) async fn claim_rollouts(
     let names: Vec<String> = match selection {
         Selection::Names(names) => names.iter().map(|n| live::rollout_name(n).to_string()).collect(),
         Selection::Selector(_) | Selection::All => {
-            let found = live::read_rollouts(&session.cluster, selection).await?;
+            let found = live::read_rollouts(&session.cluster, selection)
+                .await
+                .map_err(|e| live::selected_unlisted(e, selection))?;
             found.found.iter().map(|r| r.item.name.clone()).collect()
         }
     };

@@ -111,7 +111,8 @@ async fn rollout_names(session: &Session, selection: &Selection) -> Result<Vec<S
     Ok(match selection {
         Selection::Names(names) => names.iter().map(|n| live::rollout_name(n).to_string()).collect(),
         Selection::Selector(_) | Selection::All => {
-            live::read_rollouts(&session.cluster, selection).await?.found.into_iter().map(|r| r.item.name).collect()
+            let read = live::read_rollouts(&session.cluster, selection).await;
+            read.map_err(|e| live::selected_unlisted(e, selection))?.found.into_iter().map(|r| r.item.name).collect()
         }
     })
 }

@@ -122,7 +122,7 @@ pub(super) fn none_found(session: &Session, scope: &Scope) {
 /// every stage). One that cannot be loaded is a view with its error, in its place.
 async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> Result<Vec<RolloutView>, Error> {
     let cluster = &session.cluster;
-    let mut listed = live::list_each(cluster, selection).await?;
+    let mut listed = live::list_each(cluster, selection).await.map_err(|e| live::selected_unlisted(e, selection))?;
     let order: Vec<String> = listed.names().into_iter().map(str::to_string).collect();
     let last_of = |name: &str| {
         let since = read.since?;

@@ -223,8 +223,8 @@ pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Liste
             missing = absent.into_iter().map(|(name, _)| name.to_string()).collect();
             found.into_iter().filter_map(|(_, object)| object).collect()
         }
-        Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await.map_err(list_refused)?,
-        Selection::All => cluster.list(&resource, namespace, "").await.map_err(list_refused)?,
+        Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
+        Selection::All => cluster.list(&resource, namespace, "").await?,
     };
     let (mut found, mut unparsed) = (Vec::new(), Vec::new());
     for (index, raw) in raws.into_iter().enumerate() {
@@ -241,10 +241,13 @@ pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Liste
     Ok(Listed { rollouts: Rollouts::of(resource, found), unparsed, missing })
 }
 
-/// A LIST of the namespace's Rollouts that is forbidden, with the way that needs no `list`.
-fn list_refused(error: Error) -> Error {
-    match &error {
-        Error::Api { failure, .. } if failure.code == Some(403) => {
+/// The error of reading the Rollouts a user selected (`selection`) in a command: a LIST that is
+/// forbidden comes with the way that needs no `list`. (Not for a LIST a command makes of its
+/// own, such as `restore --ref`'s, which has its own advice.)
+pub fn selected_unlisted(error: Error, selection: &Selection) -> Error {
+    match (&error, selection) {
+        (_, Selection::Names(_)) => error,
+        (Error::Api { failure, .. }, _) if failure.code == Some(403) => {
             error.with_report("  name the Rollouts instead (NAME…), which reads each with get and needs no list")
         }
         _ => error,
@@ -753,6 +756,20 @@ fn again(error: &Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forbidden_list_of_the_rollouts_selected_suggests_naming_them() {
+        let failed = |code| Error::Api {
+            doing: "listing rollouts".into(),
+            failure: ApiFailure { code: Some(code), reason: "R".into(), message: "m".into() },
+        };
+        let hint = "name the Rollouts instead (NAME…)";
+        assert!(selected_unlisted(failed(403), &Selection::All).to_string().contains(hint));
+        assert!(selected_unlisted(failed(403), &Selection::Selector("app=x".into())).to_string().contains(hint));
+        // Named, they were not listed; another failure is no refusal.
+        assert!(matches!(selected_unlisted(failed(403), &Selection::Names(vec!["a".into()])), Error::Api { .. }));
+        assert!(matches!(selected_unlisted(failed(503), &Selection::All), Error::Api { .. }));
+    }
 
     #[test]
     fn rollouts_that_do_not_parse_are_put_back_at_their_places() {
