@@ -129,20 +129,21 @@ impl Session {
     /// As `load_each`, for the commands that act on what they select: a Rollout named and not
     /// found is an error, and so is a selector that matches no Rollout.
     async fn load_selected(&self, selection: &Selection) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
-        let loaded = self.load_each(selection).await.map_err(|e| live::selected_unlisted(e, selection))?;
+        let loaded = self.load_each(selection).await?;
         loaded.0.found_all(&self.cluster.namespace)?;
         live::no_match(&self.cluster, selection, loaded.0.snapshot.rollouts.len() + loaded.2.len())?;
         Ok(loaded)
     }
 
     /// As `load`, but a Rollout that cannot be loaded is returned apart, with its error, and
-    /// does not hide the others (`plan`, and the Rollouts `restore --ref` claims); one named
-    /// and not found is left out (`Live::missing`).
+    /// does not hide the others (`plan`); one named and not found is left out (`Live::missing`).
+    /// The Rollouts are the user's selection: a refused LIST of them says how to do without.
     pub(super) async fn load_each(
         &self,
         selection: &Selection,
     ) -> Result<(Live, ScriptCatalog, Vec<live::Unloaded>), Error> {
-        let listed = live::list_each(&self.cluster, selection).await?;
+        let listed =
+            live::list_each(&self.cluster, selection).await.map_err(|e| live::selected_unlisted(e, selection))?;
         self.load_listed(listed, Workloads::OfPartitions).await
     }
 
@@ -357,8 +358,7 @@ async fn plan_namespace(
 ) -> Result<NamespacePlans, Error> {
     // A Rollout that cannot be loaded, planned or found does not hide the others' plans: its
     // error comes after them, and the exit is 1 (as `kubectl get` with one name not found).
-    let (live, catalog, unloaded) =
-        session.load_each(selection).await.map_err(|e| live::selected_unlisted(e, selection))?;
+    let (live, catalog, unloaded) = session.load_each(selection).await?;
     live::no_match(&session.cluster, selection, live.snapshot.rollouts.len() + unloaded.len())?;
     // Read only when some kind or Ingress class needs it; not read for this check alone.
     super::warn_unused_configmap_keys(catalog.configmap.as_ref(), configmap_warnings);

@@ -349,7 +349,11 @@ async fn namespace_rollouts(
             notes.push("the API server serves no Rollouts: none routes the objects, nothing is claimed".into());
             return Ok(None);
         }
-        Ok(Some(_)) => session.load_each(&Selection::All).await,
+        // Listed on its own account, not the user's: a refusal gets the advice below.
+        Ok(Some(_)) => match live::list_each(&session.cluster, &Selection::All).await {
+            Ok(listed) => session.load_listed(listed, live::Workloads::OfPartitions).await,
+            Err(e) => Err(e),
+        },
         Err(e) => Err(e),
     };
     let (live, catalog, unloaded) = match read {
