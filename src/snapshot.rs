@@ -3,7 +3,8 @@
 
 use crate::error::Error;
 use crate::model::{
-    FieldMessage, ModelError, ObjectIndex, ObjectKey, Path, Provider, Rollout, Routing, TrafficRoutingCr,
+    FieldMessage, INGRESS_API_VERSION, ModelError, ObjectIndex, ObjectKey, Path, Provider, Rollout, Routing,
+    TrafficRoutingCr,
 };
 use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
 use crate::yaml::{Document, DocumentText};
@@ -136,16 +137,16 @@ fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Docu
     };
     let subject = &document.value[subject_key];
     // `test` reads an Ingress case's objects as Ingresses whatever they say: they may leave out
-    // apiVersion and kind.
-    let ingress = ["canary", "blueGreen"]
-        .iter()
-        .map(|strategy| &subject["spec"]["strategy"][strategy]["trafficRoutings"][0])
-        .chain([&subject["spec"]["objectRef"][0]])
-        .any(|routing| routing["ingress"].is_object());
+    // apiVersion and kind. (A subject that does not read is said so where it is planned.)
+    let routing = match subject_key {
+        "rollout" => Rollout::from_object(subject).ok().and_then(|rollout| rollout.traffic_routing),
+        _ => TrafficRoutingCr::from_object(subject).ok().map(|cr| cr.traffic_routing),
+    };
+    let ingress = routing.is_some_and(|routing| routing.ingress.is_some());
     let as_read = |object: &Value| {
         let mut object = object.clone();
         if let Some(map) = object.as_object_mut().filter(|_| ingress) {
-            map.entry("apiVersion").or_insert_with(|| "networking.k8s.io/v1".into());
+            map.entry("apiVersion").or_insert_with(|| INGRESS_API_VERSION.into());
             map.entry("kind").or_insert_with(|| "Ingress".into());
         }
         Document { value: object, text: None, ..document.clone() }
@@ -1024,7 +1025,7 @@ and, once that passes, by the controller's admission webhook:
     fn an_ingress_cases_objects_are_ingresses_as_test_reads_them() {
         let routed = |routing: Value| {
             json!({"rollout": {"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web"},
-                "spec": {"strategy": {"canary": {"trafficRoutings": [routing]}}}},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}], "trafficRoutings": [routing]}}}},
                 "original": {"metadata": {"name": "web"}}, "canary": {"metadata": {"name": "web-canary"}}})
         };
         let objects = |case: Value| -> Vec<Value> {
