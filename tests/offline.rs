@@ -104,8 +104,7 @@ fn a_step_with_request_headers_alone_is_said_to_apply_none_of_them() {
 #[test]
 fn an_object_without_its_apiversion_is_said_to_be_skipped_before_the_ref_to_it_fails() {
     let vs = VIRTUAL_SERVICE.replace("apiVersion: networking.istio.io/v1beta1\n", "");
-    Test::new()
-        .file("m/rollout.yaml", ROLLOUT)
+    manifests()
         .file("m/vs.yaml", &vs)
         .args(["plan", "-f", "m"])
         .run()

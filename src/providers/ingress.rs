@@ -1510,14 +1510,7 @@ mod tests {
         assert_eq!(ignored_header_modifier("mse", &modified), None);
         assert_eq!(ignored_header_modifier("traefik", &modified), None);
         assert_eq!(ignored_header_modifier("nginx", &strategy(Some("5%"), None)), None);
-        // In the plan, for the built-in script only.
-        let (owner, nginx) = (owner(), script("nginx"));
-        let route = route("nginx", &owner, &nginx);
-        let step = RoutingAction::Route(modified);
-        let warnings = plan_stage(&route, Some(&stable()), None, &step).unwrap().warnings;
-        assert!(warnings.iter().any(|w| w.contains("ignores requestHeaderModifier")), "{warnings:?}");
-        let custom = IngressRoute { builtin: false, ..route };
-        assert!(plan_stage(&custom, Some(&stable()), None, &step).unwrap().warnings.is_empty());
+        warned_for_the_built_in_script_only("nginx", modified, "ignores requestHeaderModifier");
     }
 
     #[test]
@@ -1541,12 +1534,17 @@ mod tests {
                 "the mse Ingress script writes only requestHeaderModifier.set: remove b is not applied to requests to the canary"
             )
         );
-        // In the plan, for the built-in script only.
-        let (owner, mse) = (owner(), script("mse"));
-        let route = route("mse", &owner, &mse);
-        let step = RoutingAction::Route(modified);
+        warned_for_the_built_in_script_only("mse", modified, "remove b is not applied");
+    }
+
+    /// In the plan of a step of `strategy` through `class`, a warning holding `warning` comes
+    /// with the built-in script, and none with a script of one's own.
+    fn warned_for_the_built_in_script_only(class: &str, strategy: RouteStrategy, warning: &str) {
+        let (owner, builtin) = (owner(), script(class));
+        let route = route(class, &owner, &builtin);
+        let step = RoutingAction::Route(strategy);
         let warnings = plan_stage(&route, Some(&stable()), None, &step).unwrap().warnings;
-        assert!(warnings.iter().any(|w| w.contains("remove b is not applied")), "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains(warning)), "{warnings:?}");
         let custom = IngressRoute { builtin: false, ..route };
         assert!(plan_stage(&custom, Some(&stable()), None, &step).unwrap().warnings.is_empty());
     }
