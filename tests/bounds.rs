@@ -6,7 +6,7 @@
 //! server. (Writes under faults are tested with the writer.)
 
 use crate::support::cluster::*;
-use crate::support::{TerminalSession, Test, process_running, terminal_available};
+use crate::support::{TerminalSession, Test, process_ended, terminal_available};
 use fake_apiserver::{ReplyFault, Requests, Stage};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -208,7 +208,7 @@ fn a_hanging_exec_credential_plugin_is_stopped_with_the_processes_it_started() {
     output.status(1).stderr_has("did not finish within 1s and was stopped");
     // The run's stderr is read to its end: the process holding it ended too.
     assert!(took < Duration::from_secs(15), "took {took:?}");
-    assert!(!process_running(&test.path("child")), "the plugin's child is stopped");
+    assert!(process_ended(&test.path("child")), "the plugin's child is stopped");
 }
 
 /// A plugin that notes what it was told (`info`) and whether its stdin is a terminal

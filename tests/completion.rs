@@ -4,7 +4,7 @@
 //! completes `kubectl rollout-lua …` through the helper.
 
 use crate::support::cluster::{FakeHandle, NAMESPACE, exec_kubeconfig, plugin, rollout, shop};
-use crate::support::{BINARY, Test, process_running, repo};
+use crate::support::{BINARY, Test, process_ended, repo};
 use fake_apiserver::{ApiResourceDef, Requests};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -449,7 +449,7 @@ fn complete_gives_up_on_a_slow_exec_plugin_within_its_budget_and_stops_it() {
     // Loose: the budget is 1 s, the machine is shared and busy.
     let took = started.elapsed();
     assert!(took < Duration::from_secs(5), "took {took:?}");
-    assert!(!process_running(&test.path("child")), "the plugin and the process it started are stopped");
+    assert!(process_ended(&test.path("child")), "the plugin and the process it started are stopped");
 }
 
 #[test]

@@ -564,13 +564,25 @@ pub fn terminal_available() -> bool {
     Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
-/// Whether the process `pid` (as a test's shell script wrote it to `file`) is still running: a
-/// zombie, ended but not yet reaped, is not.
-pub fn process_running(file: &Path) -> bool {
+/// Whether the process whose pid a test's shell script wrote to `file` has ended, or ends within
+/// 5 s: a kill is delivered asynchronously, and on a busy machine the killed process may not
+/// have run to its end yet when the run that killed it exits. A zombie, ended but not yet
+/// reaped, has ended.
+pub fn process_ended(file: &Path) -> bool {
     let pid = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    // `PID (COMMAND) STATE …`; the command may hold spaces and parentheses.
-    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    let running = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        // `PID (COMMAND) STATE …`; the command may hold spaces and parentheses.
+        stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running() {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
 }
 
 fn shell_quote(word: &str) -> String {
