@@ -1503,6 +1503,14 @@ impl<'a> Writer<'a> {
             // Stopped at once during the command's work: the error says what may be half done.
             return result;
         }
+        // A guard's refusal after this run's writes (at a later step of `approve --to-end`)
+        // stopped what came next; the report below it says what was written before.
+        let result = match result {
+            Err(Error::Refused(message)) if !self.written.is_empty() => {
+                Err(Error::Refused(refused_after_writes(message)))
+            }
+            other => other,
+        };
         // Output that fails once something was written (stdout closed by `| head`) is no reason
         // to undo the writes: they stand.
         let output_failed = matches!(result, Err(Error::Output(_))) && !self.written.is_empty();
@@ -1564,6 +1572,15 @@ impl<'a> Writer<'a> {
             (Ok(_), Some(signal), _) => Err(finished_anyway(signal)),
             (Ok(value), None, _) => Ok(value),
         }
+    }
+}
+
+/// A guard's refusal, which says `nothing was written: …` as it comes before any write, when it
+/// came after this run's writes: `nothing more was written: …`.
+fn refused_after_writes(message: String) -> String {
+    match message.strip_prefix("nothing was written: ") {
+        Some(why) => format!("nothing more was written: {why}"),
+        None => message,
     }
 }
 
@@ -1704,6 +1721,14 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
     use std::sync::Arc;
+
+    #[test]
+    fn a_refusal_after_this_runs_writes_says_nothing_more_was_written() {
+        let refusal = "nothing was written: you may not patch rollouts/status".to_string();
+        assert_eq!(refused_after_writes(refusal), "nothing more was written: you may not patch rollouts/status");
+        let other = "their edit is not overwritten: not confirmed".to_string();
+        assert_eq!(refused_after_writes(other.clone()), other);
+    }
 
     #[test]
     fn backups_need_a_state_folder_and_go_under_it_by_context() {

@@ -590,6 +590,32 @@ fn approve_to_the_end_on_a_terminal_asks_before_overwriting_an_edit_made_between
 }
 
 #[test]
+fn approve_to_the_end_refused_at_a_later_step_says_what_the_earlier_steps_wrote() {
+    let server = shop(1, "StepPaused").start();
+    // Between the steps, the VirtualService's stored original becomes one that does not parse:
+    // step 2 may not be written from it.
+    let other = server.clone_handle();
+    let handle = once_approved(&server, move |rollout| {
+        let mut spoiled = vs(&other);
+        spoiled["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"] = json!("{bad");
+        other.put_object(spoiled);
+        rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 2, "currentStepState": "StepPaused"});
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .run()
+        .status(3)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stderr_has("error: nothing more was written: VirtualService/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse")
+        .stderr_has("  Rollout shop/demo: written and kept: Rollout demo is approved with it (step 1/3)\n");
+    assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
+    handle.join().unwrap();
+    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    assert_eq!(approvals, 1, "step 2 is not approved: {:?}", writes(&server));
+}
+
+#[test]
 fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
     let server = shop(1, "StepPaused").start();
     // Someone edits the spec.
