@@ -1317,6 +1317,23 @@ fn the_routing_of_a_rollout_deleted_or_made_again_before_its_approval_is_rolled_
 }
 
 #[test]
+fn a_refused_approval_whose_rollout_cannot_be_read_again_keeps_the_routing_and_says_why() {
+    // A regression: the failed read was taken as "no longer paused (approved?)".
+    let server = shop(2, "StepPaused").start();
+    let rollout_reads = || Requests::Matching(Rule::new(["get"]).resources(["rollouts"]));
+    let out = approve_refused_after(&server, || server.storm(rollout_reads(), None, 403, None));
+    let out = out
+        .status(1)
+        .stderr_has("Rollout demo could not be read again after that (")
+        .stderr_has("`kubectl rollout-lua status demo -n shop` shows where it stands")
+        .stderr_has("  VirtualService shop/demo: written and kept: whether Rollout demo still waits at step 2/3 is not known, so its routing stays");
+    assert!(!out.stderr.contains("approved?"), "{}", out.stderr);
+    server.clear_faults();
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+    assert!(vs(&server)["metadata"]["annotations"].is_object(), "the routing stays");
+}
+
+#[test]
 fn the_routing_of_a_rollout_deleted_while_the_question_waits_is_rolled_back() {
     if !crate::support::terminal_available() {
         return crate::support::skip("script (util-linux) not installed");

@@ -789,8 +789,23 @@ async fn write_approval(
             // Roll the routing back only when the Rollout is verifiably not approved: still
             // waiting at the step, or gone. Approved (by this run or anyone), moved on, or
             // unreadable, its routing stays.
-            let fresh = cluster.get(&live.rollouts, &rollout.namespace, &rollout.item.name).await;
-            match fresh.map_or(Unapproved::Unknown, |fresh| unapproved(rollout, fresh.as_ref())) {
+            let name = &rollout.item.name;
+            let fresh = match cluster.get(&live.rollouts, &rollout.namespace, name).await {
+                Ok(fresh) => fresh,
+                Err(read) => {
+                    for key in keys {
+                        writer.keep(
+                            key,
+                            &format!("written and kept: whether Rollout {name} still waits at {label} is not known, so its routing stays"),
+                        );
+                    }
+                    let args = model::rollout_args(&rollout.namespace, name);
+                    return Err(error.with_report(&format!(
+                        "Rollout {name} could not be read again after that ({read}): `kubectl rollout-lua status {args}` shows where it stands"
+                    )));
+                }
+            };
+            match unapproved(rollout, fresh.as_ref()) {
                 Unapproved::Waiting => Err(error),
                 Unapproved::Gone(what) => Err(error.with_report(&format!(
                     "Rollout {} {what} while this run approved it: no Rollout was approved, so the routing written for it is rolled back",
