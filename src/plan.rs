@@ -226,6 +226,8 @@ impl<'a> Planner<'a> {
         let mut without_weights = providers::WithoutWeights::default();
         // The stage a release in progress is at: its objects as read are the gateway's there.
         let current = rollout.current_stage().filter(|_| routing.as_ref().is_some_and(|r| r.releasing));
+        // Whether a stage planned routes (the controller waits for the stable Service there).
+        let mut routes = false;
         for &stage in stages {
             let mut done = rollout.routing_at(stage, workload_replicas);
             // The controller writes nothing at a stage it does not route, whatever the objects
@@ -235,6 +237,7 @@ impl<'a> Planner<'a> {
             if self.carry && done.unrouted() && Some(stage) == current {
                 done.action = RoutingAction::Leave;
             }
+            routes |= matches!(done.action, RoutingAction::Route(_));
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
             if let Some(routing) = &routing {
@@ -273,6 +276,13 @@ impl<'a> Planner<'a> {
             plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, unrouted, objects });
         }
         warnings.extend(without_weights.warnings());
+        let cr_routes = cr_done.as_ref().filter(|(_, _, done)| matches!(done.action, RoutingAction::Route(_)));
+        let routed = routing.as_ref().filter(|_| routes).into_iter().chain(cr_routes.map(|(_, r, _)| r));
+        for missing in routed.filter_map(|routing| providers::missing_stable_service(routing, self.objects)) {
+            if !warnings.contains(&missing) {
+                warnings.push(missing);
+            }
+        }
         if let Some(cr) = cr {
             warnings.extend(contested.iter().map(|key| contested_note(key, rollout, namespace, cr)));
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
@@ -293,6 +303,9 @@ impl<'a> Planner<'a> {
             StagePlan { stage: None, label, routing: description.clone(), description, unrouted: false, objects };
         let mut warnings: Vec<String> = cr.warnings.iter().map(ToString::to_string).collect();
         warnings.extend(without_weights.warnings());
+        if matches!(done.action, RoutingAction::Route(_)) {
+            warnings.extend(providers::missing_stable_service(&routing, self.objects));
+        }
         // The Rollouts that would put the label on their canary pods are not known here.
         let (label, value) = CANARY_SUBSET_LABEL;
         let notes = routes_to_canary_subset(&routing).then(|| format!(
@@ -865,6 +878,28 @@ mod tests {
         assert_eq!(three.objects[0].planned["spec"]["weight"], json!(20));
         // Carried from stage to stage, every stage is planned.
         assert_eq!(run(false).1.lines().filter(|l| l.contains("20")).count(), 2);
+    }
+
+    #[test]
+    fn a_missing_stable_service_is_warned_of_once_where_a_stage_routes() {
+        let said = |plan: &RoutingPlan| {
+            let missing = |w: &&String| w.starts_with("Service store does not exist: it is the stable Service");
+            let objects = plan.stages.iter().flat_map(|s| &s.objects).flat_map(|o| &o.warnings);
+            (plan.warnings.iter().filter(missing).count(), objects.filter(|w| w.starts_with("Service ")).count())
+        };
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        assert_eq!(said(&plan(&objects, false)), (0, 0), "not looked for (files)");
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", "store"));
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", "store-canary"));
+        // Once for the Rollout, and no object's warning says the canary Service is made.
+        assert_eq!(said(&plan(&objects, false)), (1, 0));
+        // No stage that routes: nothing waits for it.
+        let (rollout, mut objects, catalog) = routing_a_thing(json!([{"replicas": 1}]), "return obj.data");
+        objects.insert_absent(ObjectKey::new("", "Service", "shop", "store"));
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+        assert_eq!(said(&plan), (0, 0), "{:?}", plan.warnings);
     }
 
     #[test]

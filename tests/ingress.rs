@@ -295,6 +295,21 @@ fn a_match_without_a_header_is_said_to_send_nothing_to_the_canary() {
 }
 
 #[test]
+fn plan_f_of_an_ingress_of_an_older_version_says_which_one_is_read() {
+    // A review finding: a v1beta1 Ingress (`serviceName`/`servicePort`) was said to have a
+    // resource backend.
+    let old = "apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: web, namespace: demo}\nspec:\n  rules:\n  - http:\n      paths:\n      - path: /\n        backend: {serviceName: web, servicePort: 80}\n";
+    let out = Test::new()
+        .file("m/rollout.yaml", &ingress_rollout("nginx", "{replicas: 1, traffic: 10%}", ""))
+        .file("m/ingress.yaml", old)
+        .args(["plan", "-f", "m"])
+        .run()
+        .status(1)
+        .stderr_has("Ingress demo/web is networking.k8s.io/v1beta1: the controller reads Ingresses as networking.k8s.io/v1, as the API server serves them");
+    assert!(!out.stderr.contains("resource backend"), "{}", out.stderr);
+}
+
+#[test]
 fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
     let bobs = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web-canary, namespace: demo, annotations: {owner: bob}}\nspec: {rules: [{host: bob.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: bob, port: {number: 80}}}}]}}]}\n";
     let test = Test::new().file("in/mse.yaml", MSE_ROLLOUT).file("in/bob.yaml", bobs);
@@ -1158,6 +1173,13 @@ mod cluster {
         assert!(!out.stdout.contains(warning), "{}", out.stdout);
         server.delete_object("", "services", NAMESPACE, "web-canary");
         Test::new().kubeconfig(&server).args(["plan", "web"]).run().success().stdout_has(warning);
+        // The stable Service missing too: the controller waits for it, and makes no canary
+        // Service.
+        server.delete_object("", "services", NAMESPACE, "web");
+        let out = Test::new().kubeconfig(&server).args(["plan", "web"]).run().success().stdout_has(
+            "warning: Service web does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for at every step with traffic or matches, writing nothing there (no canary Service, no routing) until it does",
+        );
+        assert!(!out.stdout.contains(warning), "{}", out.stdout);
         // Without permission to read Services, the check is left out, saying so.
         let server = serving("nginx", 1, "StepPaused").deny(Rule::new(["get"]).resources(["services"])).start();
         let out = Test::new()
@@ -1165,9 +1187,17 @@ mod cluster {
             .args(["plan", "web"])
             .run()
             .success()
-            .stderr_has("warning: cannot read Service shop/web-canary (")
-            .stderr_has("whether the canary Service exists is not checked; to allow that read, grant get services named web-canary (API group core) in namespace shop\n");
+            .stderr_has("warning: cannot read Service shop/web-canary (services \"web-canary\" is forbidden")
+            .stderr_has("whether it exists is not checked; to allow that read, grant get services named web-canary (API group core) in namespace shop\n")
+            .stderr_has("warning: cannot read Service shop/web (services \"web\" is forbidden");
         assert!(!out.stdout.contains(warning), "{}", out.stdout);
+        // A Role that grants one by name: the other is checked all the same.
+        let server =
+            serving("nginx", 1, "StepPaused").deny(Rule::new(["get"]).resources(["services"]).names(["web"])).start();
+        server.delete_object("", "services", NAMESPACE, "web-canary");
+        let out = Test::new().kubeconfig(&server).args(["plan", "web"]).run().success().stdout_has(warning);
+        assert!(out.stderr.contains("cannot read Service shop/web ("), "{}", out.stderr);
+        assert!(!out.stderr.contains("cannot read Service shop/web-canary"), "{}", out.stderr);
         // Following reads again (here every 2s, as listing Rollouts is forbidden too) and says
         // it once.
         let server = serving("nginx", 1, "StepPaused")

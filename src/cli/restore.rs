@@ -1246,7 +1246,7 @@ async fn canary_backup_warnings(
     }
     let mut warnings = Vec::new();
     for (service, generated) in services {
-        match live::read_canary_service(cluster, service).await? {
+        match live::read_service(cluster, service).await? {
             Ok(Some(_)) => {}
             Ok(None) => warnings.push(providers::missing_canary_service(service, generated, key)),
             Err(unchecked) => warnings.push(unchecked),

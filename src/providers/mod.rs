@@ -121,11 +121,26 @@ pub fn missing_canary_service(service: &str, generated: bool, key: &ObjectKey) -
 
 /// [`missing_canary_service`] for a stage of `routing` that routes to its canary Service
 /// through `key`, when that Service is known not to exist (looked for in a cluster: among files
-/// nothing is known to be absent).
+/// nothing is known to be absent). Not when the stable Service is missing too: the controller
+/// then creates nothing, which [`missing_stable_service`] says.
 pub fn canary_service_warning(routing: &Routing, objects: &ObjectIndex, key: &ObjectKey) -> Option<String> {
-    let service = ObjectKey::new("", "Service", &routing.owner.namespace, &routing.canary_service);
+    let absent = |name: &str| objects.is_absent(&ObjectKey::new("", "Service", &routing.owner.namespace, name));
     let generated = routing.canary_service != routing.stable_service;
-    objects.is_absent(&service).then(|| missing_canary_service(&routing.canary_service, generated, key))
+    (absent(&routing.canary_service) && !absent(&routing.stable_service))
+        .then(|| missing_canary_service(&routing.canary_service, generated, key))
+}
+
+/// The warning that `routing`'s stable Service is known not to exist, for a plan with a stage
+/// that routes: at such a step the controller reads it first and waits while it is missing,
+/// writing nothing (ingress-gateway-semantics C.2, DoTrafficRouting).
+pub fn missing_stable_service(routing: &Routing, objects: &ObjectIndex) -> Option<String> {
+    let service = ObjectKey::new("", "Service", &routing.owner.namespace, &routing.stable_service);
+    objects.is_absent(&service).then(|| {
+        format!(
+            "Service {} does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for at every step with traffic or matches, writing nothing there (no canary Service, no routing) until it does",
+            routing.stable_service
+        )
+    })
 }
 
 /// Whether `script`, filed under `key` (a kind's, or an Ingress class's), is the built-in script
@@ -389,6 +404,15 @@ mod tests {
             serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web-canary"}}),
         );
         assert_eq!(canary_service_warning(&routing, &objects, &route), None, "found");
+        // The stable Service missing too: the controller makes no canary Service.
+        let mut objects = ObjectIndex::default();
+        objects.insert_absent(key("", "Service", "web-canary"));
+        objects.insert_absent(key("", "Service", "web"));
+        assert_eq!(canary_service_warning(&routing, &objects, &route), None, "the stable Service is missing");
+        assert_eq!(
+            missing_stable_service(&routing, &objects).unwrap(),
+            "Service web does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for at every step with traffic or matches, writing nothing there (no canary Service, no routing) until it does"
+        );
     }
 
     #[test]

@@ -393,45 +393,45 @@ pub struct Found {
     pub warnings: Vec<String>,
 }
 
-/// The canary Services of `routings`: the plan warns when a step routes to one that is missing.
-/// Those of their own (`<stable>-canary`), and for an Ingress ref the stable one that stands for
-/// it, which the controller waits for (a custom ref or an HTTPRoute names the stable Service
-/// anyway, so its routing cannot tell). Read as other objects are, with one LIST for many.
-/// Reading them when that is forbidden leaves the check out, with a warning each.
-async fn read_canary_services(
+/// The Services of `routings`, stable and canary: the plan warns when a step routes and the
+/// stable one is missing (the controller waits for it), or routes to a canary one that is
+/// missing. Read as other objects are, with one LIST for many. Reading them when that is
+/// forbidden leaves the check out, with a warning each.
+async fn read_services(
     cluster: &Cluster,
     routings: &[Routing],
 ) -> Result<(Vec<(ObjectRef, Resource, Option<Value>)>, Vec<String>), Error> {
-    let names: BTreeSet<&str> = routings
-        .iter()
-        .filter(|r| {
-            r.canary_service != r.stable_service || r.providers.iter().any(|p| matches!(p, Provider::Ingress { .. }))
-        })
-        .map(|r| r.canary_service.as_str())
-        .collect();
+    let names: BTreeSet<&str> =
+        routings.iter().flat_map(|r| [r.stable_service.as_str(), r.canary_service.as_str()]).collect();
     if names.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
     let names: Vec<&str> = names.into_iter().collect();
     let resource = core_v1("Service", "services");
-    match cluster.get_many(&resource, &cluster.namespace, &names).await {
-        Ok(found) => {
-            let found = names.iter().zip(found).map(|(name, service)| {
-                let reference = ObjectRef { api_version: "v1".into(), kind: "Service".into(), name: name.to_string() };
-                (reference, resource.clone(), service)
-            });
-            Ok((found.collect(), Vec::new()))
-        }
+    let read = match cluster.get_many(&resource, &cluster.namespace, &names).await {
+        Ok(found) => found.into_iter().map(Ok).collect(),
+        // A Role may grant some of them by name (`resourceNames`): each is read on its own.
         Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
-            Ok((Vec::new(), names.iter().map(|name| unchecked_service(cluster, name, &failure)).collect()))
+            futures::future::try_join_all(names.iter().map(|name| read_service(cluster, name))).await?
         }
-        Err(other) => Err(other),
+        Err(other) => return Err(other),
+    };
+    let (mut found, mut warnings) = (Vec::new(), Vec::new());
+    for (name, service) in names.iter().zip(read) {
+        match service {
+            Ok(service) => {
+                let reference = ObjectRef { api_version: "v1".into(), kind: "Service".into(), name: name.to_string() };
+                found.push((reference, resource.clone(), service));
+            }
+            Err(unchecked) => warnings.push(unchecked),
+        }
     }
+    Ok((found, warnings))
 }
 
-/// Reads Service `name` of the cluster's namespace, to check that a canary Service exists (None:
-/// it does not). A read that is forbidden leaves that check out: the inner Err is the warning.
-pub async fn read_canary_service(cluster: &Cluster, name: &str) -> Result<Result<Option<Value>, String>, Error> {
+/// Reads Service `name` of the cluster's namespace, to check that it exists (None: it does
+/// not). A read that is forbidden leaves that check out: the inner Err is the warning.
+pub async fn read_service(cluster: &Cluster, name: &str) -> Result<Result<Option<Value>, String>, Error> {
     match cluster.get(&core_v1("Service", "services"), &cluster.namespace, name).await {
         Ok(service) => Ok(Ok(service)),
         Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
@@ -441,17 +441,16 @@ pub async fn read_canary_service(cluster: &Cluster, name: &str) -> Result<Result
     }
 }
 
-/// The warning of a canary Service `name` that may not be read.
+/// The warning of a Service `name` of a routing that may not be read.
 fn unchecked_service(cluster: &Cluster, name: &str, failure: &ApiFailure) -> String {
     let namespace = &cluster.namespace;
     let needed = core_v1("Service", "services").permission("get", None, namespace).on(name);
-    let left_out = "whether the canary Service exists is not checked";
+    let left_out = "whether it exists is not checked";
     refused_read(&format!("read Service {namespace}/{name}"), failure, left_out, &needed)
 }
 
 /// Reads the objects of `routings` together: the custom refs, the HTTPRoutes, the stable and
-/// canary Ingresses (with, for aliyun-alb, the namespace's other Ingresses) and the canary
-/// Services.
+/// canary Ingresses (with, for aliyun-alb, the namespace's other Ingresses) and the Services.
 async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, Error> {
     let refs: BTreeSet<ObjectRef> = routings.iter().flat_map(|routing| routing.custom_refs().to_vec()).collect();
     let http_routes: BTreeSet<String> =
@@ -460,7 +459,7 @@ async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, 
         read_refs(cluster, refs.iter()),
         read_http_routes(cluster, &http_routes),
         read_ingresses(cluster, routings),
-        read_canary_services(cluster, routings),
+        read_services(cluster, routings),
     )?;
     let (ingresses, neighbours, mut warnings) = ingresses;
     let (services, service_warnings) = services;
