@@ -196,6 +196,19 @@ fn set_annotations(object: &mut Value, annotations: &Annotations) {
     };
 }
 
+/// A TLS entry as Go's typed copy writes it: `hosts` and `secretName` only, each left out when
+/// empty (omitempty).
+fn go_tls(tls: &Value) -> Value {
+    let mut kept = Map::new();
+    if let Some(hosts) = tls.get("hosts").filter(|h| h.as_array().is_some_and(|h| !h.is_empty())) {
+        kept.insert("hosts".into(), hosts.clone());
+    }
+    if let Some(secret) = tls.get("secretName").filter(|s| s.as_str().is_some_and(|s| !s.is_empty())) {
+        kept.insert("secretName".into(), secret.clone());
+    }
+    Value::Object(kept)
+}
+
 /// The canary Ingress the controller creates from the stable one (docs/controller-semantics.md
 /// §5.3), with the stable annotations (the script rewrites them next). The paths kept are those
 /// whose backend is the stable Service, pointed at the canary Service; rules left without a path
@@ -204,6 +217,13 @@ fn set_annotations(object: &mut Value, annotations: &Annotations) {
 pub fn canary_ingress(source: &CanarySource, stable: &Value) -> Result<Value, String> {
     let namespace = &source.owner.namespace;
     let what = format!("Ingress {namespace}/{}", source.ingress);
+    // A file may hold an older form (`serviceName`/`servicePort` backends); the API server
+    // serves every Ingress as v1, which the controller reads.
+    if let Some(version) = stable["apiVersion"].as_str().filter(|v| *v != INGRESS_API_VERSION) {
+        return Err(format!(
+            "{what} is {version}: the controller reads Ingresses as {INGRESS_API_VERSION}, as the API server serves them (its other versions are gone since Kubernetes 1.22): give the file that form, as `kubectl get ingress -o yaml` shows it"
+        ));
+    }
     let mut rules = Vec::new();
     for (i, rule) in stable["spec"]["rules"].as_array().into_iter().flatten().enumerate() {
         let Some(http) = rule.get("http").filter(|h| h.is_object()) else {
@@ -221,9 +241,11 @@ pub fn canary_ingress(source: &CanarySource, stable: &Value) -> Result<Value, St
             if service["name"] != source.stable_service {
                 continue;
             }
+            // As Go's typed copy writes them: an empty `path` is left out (omitempty).
             let mut kept = Map::new();
             for field in ["path", "pathType"] {
-                if let Some(value) = path.get(field).filter(|v| !v.is_null()) {
+                let left_out = |v: &Value| v.is_null() || (field == "path" && v == "");
+                if let Some(value) = path.get(field).filter(|v| !left_out(v)) {
                     kept.insert(field.into(), value.clone());
                 }
             }
@@ -246,7 +268,7 @@ pub fn canary_ingress(source: &CanarySource, stable: &Value) -> Result<Value, St
         spec.insert("ingressClassName".into(), class.clone());
     }
     if let Some(tls) = stable["spec"]["tls"].as_array().filter(|t| !t.is_empty()) {
-        spec.insert("tls".into(), Value::Array(tls.clone()));
+        spec.insert("tls".into(), tls.iter().map(go_tls).collect());
     }
     // Kubernetes' validation refuses an Ingress with neither rules nor a defaultBackend (which
     // the controller does not copy), so its create fails on every reconcile.
@@ -375,6 +397,11 @@ pub fn plan_stage(
     if route.builtin {
         failures.extend(mse_without_annotations(route.class_type, &before));
     }
+    // The controller creates the canary Ingress in a pass of its own, and runs the step after:
+    // a step whose run fails leaves the creation done.
+    failures.extend(changes.iter().filter(|c| matches!(c, Change::Create { .. })).map(|c| {
+        format!("the controller creates {} first, at weight 0 (that run has no matches), and it stays", c.key())
+    }));
     let obj = lua_obj(&before, strategy, route.canary_service);
     let after = run_script(route, &obj, &failures, &mut warnings)?;
     // Read from the result, so that a script of the class's own with the same quirks is warned too.
@@ -1212,6 +1239,36 @@ mod tests {
     }
 
     #[test]
+    fn a_canary_ingress_leaves_out_the_empty_fields_gos_typed_copy_leaves_out() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let mut empty = stable();
+        empty["spec"]["rules"][0]["http"]["paths"][0]["path"] = json!("");
+        empty["spec"]["tls"] = json!([{"hosts": [], "secretName": ""}, {"hosts": ["a.example.com"], "extra": 1}]);
+        let canary = canary_ingress(&route.source(), &empty).unwrap();
+        assert_eq!(
+            canary["spec"]["rules"][0]["http"]["paths"][0],
+            json!({"pathType": "Prefix", "backend": {"service": {"name": "web-canary", "port": {"number": 80}}}})
+        );
+        assert_eq!(canary["spec"]["tls"], json!([{}, {"hosts": ["a.example.com"]}]));
+    }
+
+    #[test]
+    fn an_ingress_of_another_version_than_v1_is_an_error_saying_what_is_read() {
+        let (owner, script) = (owner(), script("nginx"));
+        let route = route("nginx", &owner, &script);
+        let mut old = stable();
+        old["apiVersion"] = json!("networking.k8s.io/v1beta1");
+        let err = canary_ingress(&route.source(), &old).unwrap_err();
+        assert!(
+            err.starts_with(
+                "Ingress shop/web is networking.k8s.io/v1beta1: the controller reads Ingresses as networking.k8s.io/v1"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_canary_ingress_without_rules_is_an_error_as_the_api_server_refuses_it() {
         let (owner, script) = (owner(), script("nginx"));
         let route = route("nginx", &owner, &script);
@@ -1593,7 +1650,23 @@ mod tests {
         let step = stage(None, Some(json!([{"path": {"type": "PathPrefix", "value": "/"}}])));
         let Err(Error::Input(message)) = plan_stage(&alb_route, Some(&stable()), None, &step) else { panic!() };
         assert!(message.starts_with("script lua_configuration/trafficrouting_ingress/aliyun-alb.lua:"), "{message}");
-        assert!(message.ends_with("(matches[0] has no header: the controller's aliyun-alb script fails on it (it reads the first header of every match) and the step never finishes)"), "{message}");
+        let headerless = "matches[0] has no header: the controller's aliyun-alb script fails on it (it reads the first header of every match) and the step never finishes";
+        // The canary Ingress is created in a pass of its own, which has no matches.
+        let created =
+            "the controller creates Ingress shop/web-canary first, at weight 0 (that run has no matches), and it stays";
+        assert!(message.ends_with(&format!("({headerless}; {created})")), "{message}");
+        // A canary Ingress there already: the step's run alone.
+        let canary = plan_stage(&alb_route, Some(&stable()), None, &stage(Some("5%"), None)).unwrap().canary.unwrap();
+        let Err(Error::Input(message)) = plan_stage(&alb_route, Some(&stable()), Some(&canary), &step) else {
+            panic!()
+        };
+        assert!(message.ends_with(&format!("({headerless})")), "{message}");
+        // A script of one's own that fails at the step's run only.
+        let failing =
+            Script::new("mine.lua", "if obj.matches then error('no matches here') end return obj.annotations");
+        let mine = IngressRoute { script: &failing, builtin: false, ..alb_route.clone() };
+        let Err(Error::Input(message)) = plan_stage(&mine, Some(&stable()), None, &step) else { panic!() };
+        assert_eq!(message, format!("script mine.lua:1: no matches here ({created})"));
         let mse_route = route("mse", &owner, &mse);
         let mut bare = stable();
         bare["metadata"].as_object_mut().unwrap().remove("annotations");
@@ -1601,6 +1674,7 @@ mod tests {
             panic!()
         };
         assert!(message.contains("attempt to index") && message.contains("#228"), "{message}");
+        assert!(!message.contains("creates"), "the creation's own run fails: {message}");
         // Someone else's script for the class: the built-in's quirks are not its own.
         let custom = Script::new("mine.lua", "return {['a'] = 'b', ['alb.ingress.kubernetes.io/canary'] = 'true'}");
         let mine = IngressRoute { script: &custom, builtin: false, ..alb_route };
