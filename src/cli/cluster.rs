@@ -575,8 +575,13 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     }
     let no_step = restoring.as_ref().map(|why| {
         let args = model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name);
+        // A blue-green release that succeeded routes all traffic to the new version first.
+        let route_first = match (ending, rollout.kind) {
+            (Some(Ending::Finalising), StrategyKind::BlueGreen) => "--next plans that route to the new version, ",
+            _ => "",
+        };
         format!(
-            "{why}; no step is planned (`kubectl rollout-lua restore {args} --dry-run=client` shows that restore; --step N plans a step anyway)"
+            "{why}; no step is planned ({route_first}`kubectl rollout-lua restore {args} --dry-run=client` shows that restore; --step N plans a step anyway)"
         )
     });
     let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
@@ -700,7 +705,12 @@ mod tests {
                 "blue-green finalising",
                 blue_green(at("blueGreen", "Progressing", 3, "Completed", progressing("Finalising"))),
                 [
-                    no_step(finalising_blue_green),
+                    (
+                        Vec::new(),
+                        Some(format!(
+                            "{finalising_blue_green}; no step is planned (--next plans that route to the new version, `kubectl rollout-lua restore demo -n shop --dry-run=client` shows that restore; --step N plans a step anyway)"
+                        )),
+                    ),
                     as_asked(&[BlueGreenFinal], finalising_blue_green),
                     as_asked(&[Step(2)], finalising_blue_green),
                     as_asked(&stages, finalising_blue_green),
