@@ -135,6 +135,11 @@ impl Backups {
         }
     }
 
+    /// The folder of the backups of `key`.
+    pub fn folder_of(&self, key: &ObjectKey) -> PathBuf {
+        self.folder(&key.namespace, &key.kind, &key.name)
+    }
+
     /// The folder of an object's backups.
     fn folder(&self, namespace: &str, kind: &str, name: &str) -> PathBuf {
         self.root.join(&self.context).join(path_part(namespace)).join(path_part(kind)).join(path_part(name))
@@ -143,7 +148,7 @@ impl Backups {
     /// The oldest backup of `key` here (their names are times, which sort), if there is one:
     /// the object before the first write a run of this tool made to it.
     pub fn oldest_of(&self, key: &ObjectKey) -> Option<PathBuf> {
-        let folder = self.folder(&key.namespace, &key.kind, &key.name);
+        let folder = self.folder_of(key);
         let entries = std::fs::read_dir(&folder).ok()?;
         let names = entries.filter_map(|e| e.ok()?.file_name().into_string().ok());
         names.filter(|name| name.ends_with(".yaml") && !name.starts_with('.')).min().map(|name| folder.join(name))
@@ -408,6 +413,9 @@ pub struct Writer<'a> {
     /// The backups of objects this run wrote nothing to whose removal was out when a second
     /// signal stopped the run: they may be left.
     unremoved: Vec<(ObjectKey, PathBuf)>,
+    /// The object whose backup is being saved: a second signal may stop the run while the save
+    /// goes on, and the file is then left.
+    saving: Option<ObjectKey>,
     written: Vec<Written>,
     /// How many of `written` came before the command last read the objects again: an earlier
     /// step's (`approve --until-step`).
@@ -454,6 +462,7 @@ impl<'a> Writer<'a> {
             claiming: None,
             releasing: None,
             unremoved: Vec::new(),
+            saving: None,
             written: Vec::new(),
             written_before_read: 0,
             seen: BTreeMap::new(),
@@ -575,7 +584,10 @@ impl<'a> Writer<'a> {
     async fn back_up(&mut self, key: &ObjectKey, object: &Value) -> Result<PathBuf, Error> {
         let backups = self.backups.clone().expect("a run that writes has a place for backups");
         let object = object.clone();
-        let saved = on_own_thread(move || backups.save(&object)).await?;
+        self.saving = Some(key.clone());
+        let saved = on_own_thread(move || backups.save(&object)).await;
+        self.saving = None;
+        let saved = saved?;
         self.saved.push((key.clone(), saved.clone()));
         Ok(saved)
     }
@@ -646,6 +658,12 @@ impl<'a> Writer<'a> {
                 format!(
                     "  {}, a backup of {key} this run then wrote nothing to, may be left (its removal was out): it holds the object as it still is",
                     file.display()
+                )
+            }))
+            .chain(self.saving.iter().zip(&self.backups).map(|(key, backups)| {
+                format!(
+                    "  a backup of {key} may be left in {} (it was being saved): it holds the object as it still is",
+                    backups.folder_of(key).display()
                 )
             }))
             .collect();

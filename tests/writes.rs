@@ -1191,7 +1191,10 @@ fn a_second_sigint_while_a_backup_is_saved_stops_at_once() {
     let Some(out) = interrupted_in_a_stalled_removal(&server, &claim) else { return };
     out.status(130)
         .stderr_has("stopped at once by a second signal\n  nothing was written\n")
-        .stderr_has("the claim on Rollout shop/demo is left to expire");
+        .stderr_has("the claim on Rollout shop/demo is left to expire")
+        // The save goes on after the run: its folder is named.
+        .stderr_has("  a backup of VirtualService shop/demo may be left in ")
+        .stderr_has("/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo (it was being saved): it holds the object as it still is\n");
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 
