@@ -300,6 +300,12 @@ fn routing_warnings(
 ) -> Vec<String> {
     let original = &obj["data"];
     let mut warnings = Vec::new();
+    // Keys other than spec, labels and annotations are ignored: `return obj` returns none.
+    if original.get("spec").is_some() && planned.get("spec").is_none_or(Value::is_null) {
+        warnings.push(format!(
+            "{reference}: the script returns no spec (a table without `spec`, as `return obj` is), so the controller writes the object with none; return obj.data, changed"
+        ));
+    }
     // Returned labels and annotations replace the object's: a script that forgets them wipes them.
     if original.get("labels").is_some() && planned["metadata"].get("labels").is_none() {
         warnings.push(format!(
@@ -670,6 +676,22 @@ mod tests {
         assert!(warnings[0].contains("returns no labels") && warnings[1].contains("returns no annotations"));
         // An original without them loses nothing.
         assert_eq!(warnings_of("VirtualService", false, json!({"spec": {}}), stripped, twenty()), Vec::<String>::new());
+
+        // A result without spec (`return obj`) writes the object with none.
+        let specless = json!({"metadata": kept["metadata"]});
+        let warnings = warnings_of("VirtualService", false, original.clone(), specless.clone(), twenty());
+        assert!(warnings.len() == 1 && warnings[0].contains("the script returns no spec"), "{warnings:?}");
+        assert_eq!(
+            warnings_of(
+                "VirtualService",
+                false,
+                json!({"labels": {"a": "b"}, "annotations": {"c": "d"}}),
+                specless,
+                twenty()
+            ),
+            Vec::<String>::new(),
+            "none to lose"
+        );
 
         let mut with_null = kept.clone();
         with_null["spec"]["hosts"] = json!(["a", null]);
