@@ -328,7 +328,7 @@ impl Located<Rollout> {
             (true, _) => format!("{rollout} would be rejected by the controller's admission webhook:"),
             (false, webhook_passes) => {
                 let mut refusal = format!(
-                    "{rollout} would be rejected by the API server's schema validation (the CRD's limits):{}",
+                    "{rollout} would be rejected by the API server's schema validation (the CRD's schema):{}",
                     lines(&mut rejections.schema.iter())
                 );
                 if !webhook_passes {
@@ -919,12 +919,12 @@ spec:
 and it has fields the API server would drop (a misspelt one may be why a required one is missing):
   r.yaml:17: spec.strategy.canary.steps[1].matches[0].path: not supported in this API version, whose matches have headers only; the API server drops it"
         );
-        // The CRD's limits are the API server's schema validation, which comes first.
+        // The CRD's schema is the API server's own validation, which comes first.
         let matches = "        - headers: [{name: a, value: b}]\n".repeat(17);
         let too_many = ALPHA.replace("        - path: {value: /x}\n", &matches);
         assert_eq!(
             read(&too_many).unwrap().rollouts[0].refusal().unwrap(),
-            "r.yaml:5: Rollout ns/r would be rejected by the API server's schema validation (the CRD's limits):
+            "r.yaml:5: Rollout ns/r would be rejected by the API server's schema validation (the CRD's schema):
   r.yaml:16: spec.strategy.canary.steps[1].matches: 17 matches, at most 16
 and, once that passes, by the controller's admission webhook:
   r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]
@@ -934,7 +934,7 @@ and, once that passes, by the controller's admission webhook:
             too_many.replace("      - weight: 150\n", "      - weight: 10\n").replace("      - pause: {}\n", "");
         assert_eq!(
             read(&only_schema).unwrap().rollouts[0].refusal().unwrap(),
-            "r.yaml:5: Rollout ns/r would be rejected by the API server's schema validation (the CRD's limits):
+            "r.yaml:5: Rollout ns/r would be rejected by the API server's schema validation (the CRD's schema):
   r.yaml:16: spec.strategy.canary.steps[1].matches: 17 matches, at most 16"
         );
         let admitted =

@@ -48,8 +48,8 @@ const PLAN_ABOUT: &str = "Show what a step does to the gateway objects, as a dif
     step is planned, and a note points to restore --dry-run=client; a Healthy Rollout is not in a release (step 1 \
     is shown). Once the controller has routed the current step (past StepTrafficRouting), its plan should write \
     nothing: an object it would change gets a note, as in status. A Rollout the controller's admission webhook \
-    would refuse, or beyond the CRD's limits (at most 50 steps, 16 matches a step), is an error with -f, and a \
-    warning otherwise.";
+    or the CRD's schema would refuse (its limits, and its rules for matches and header changes) is an error with \
+    -f, and a warning otherwise.";
 
 const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, then approve the step.\n\n\
     At a partition step the controller does not route (its replicas reach the workload's) no routing is \

@@ -1,5 +1,5 @@
-//! What the API server refuses to store in a Rollout: the CRD schema's limits that a plan can
-//! check, and the rules of the controller's validating webhook
+//! What the API server refuses to store in a Rollout: the CRD schema's limits and rules for
+//! steps, matches and header changes, and the rules of the controller's validating webhook
 //! (`pkg/webhook/rollout/validating/rollout_create_update_handler.go`; docs/controller-semantics.md
 //! §1.2). `plan -f` refuses
 //! such a Rollout; one read from a cluster was admitted, perhaps by an older webhook, and gets a
@@ -21,7 +21,7 @@ const PARTITION_PERCENT_LIMIT: i64 = 50;
 /// runs first, and the validating webhook is asked only about an object that passes it.
 #[derive(Clone, Debug, Default)]
 pub struct Rejections {
-    /// The CRD schema's limits (`maxItems`), which the API server enforces itself.
+    /// The CRD schema's limits and rules, which the API server enforces itself.
     pub schema: Vec<FieldMessage>,
     /// The rules of the controller's validating webhook.
     pub webhook: Vec<FieldMessage>,
@@ -81,6 +81,7 @@ pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Va
         if let Some(matches) = step.strategy.matches.as_ref().filter(|m| m.len() > MAX_MATCHES) {
             schema.push(at.field("matches").message(&format!("{} matches, at most {MAX_MATCHES}", matches.len())));
         }
+        schema.extend(step_schema(alpha, &at, &body["steps"][i]));
     }
     for (i, pair) in steps.windows(2).enumerate() {
         let (at, previous) = (steps_path.index(i + 1), steps_path.index(i));
@@ -121,6 +122,122 @@ pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Va
         }
     }
     Rejections { schema, webhook: problems }
+}
+
+/// The CRD schema's rules for a step's matches and header modifier, as written (Gateway API's
+/// types): header and query parameter names are RFC 7230 tokens of at most 256 characters, their
+/// values not empty, each list at most 16 entries, each name once in a list the schema keys by
+/// name (v1beta1's matches, and the modifier's `set` and `add`), `remove` without repeats, and a
+/// path of type Exact or PathPrefix a clean absolute path (v1beta1; the CRD's CEL rules, with
+/// their messages).
+fn step_schema(alpha: bool, at: &Path, step: &Value) -> Vec<FieldMessage> {
+    let mut found = Vec::new();
+    for (i, condition) in step["matches"].as_array().into_iter().flatten().enumerate() {
+        let at = at.field("matches").index(i);
+        found.extend(named_list(&at.field("headers"), &condition["headers"], 4096, !alpha));
+        if alpha {
+            continue; // v1alpha1's matches have headers only.
+        }
+        found.extend(named_list(&at.field("queryParams"), &condition["queryParams"], 1024, true));
+        if let Some(path) = condition.get("path").filter(|p| p.is_object()) {
+            found.extend(path_rules(&at.field("path"), path));
+        }
+    }
+    let modifier = at.field("requestHeaderModifier");
+    for list in ["set", "add"] {
+        found.extend(named_list(&modifier.field(list), &step["requestHeaderModifier"][list], 4096, true));
+    }
+    if let Some(remove) = step["requestHeaderModifier"]["remove"].as_array() {
+        let at = modifier.field("remove");
+        if remove.len() > MAX_LIST {
+            found.push(at.message(&format!("{} entries, at most {MAX_LIST}", remove.len())));
+        }
+        for (i, name) in remove.iter().enumerate() {
+            if remove[..i].contains(name) {
+                found.push(at.index(i).message(&format!("{name} is there twice (a set: each entry once)")));
+            }
+        }
+    }
+    found
+}
+
+/// The most entries of a list of headers, query parameters or header changes.
+const MAX_LIST: usize = 16;
+
+/// The schema's rules for a list of `{name, value}` entries: at most 16, each name a token of at
+/// most 256 characters (and, `keyed`, once in the list), each value of 1 to `max_value`.
+fn named_list(at: &Path, list: &Value, max_value: usize, keyed: bool) -> Vec<FieldMessage> {
+    let Some(entries) = list.as_array() else { return Vec::new() };
+    let mut found = Vec::new();
+    if entries.len() > MAX_LIST {
+        found.push(at.message(&format!("{} entries, at most {MAX_LIST}", entries.len())));
+    }
+    for (i, entry) in entries.iter().enumerate() {
+        let at = at.index(i);
+        if let Some(name) = entry["name"].as_str() {
+            let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            if name.is_empty() || name.chars().count() > 256 || !name.chars().all(token) {
+                found.push(at.field("name").message(&format!(
+                    "{name:?} must be 1 to 256 of the characters of an HTTP token (^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$)"
+                )));
+            } else if keyed && entries[..i].iter().any(|e| e["name"] == name) {
+                found.push(at.field("name").message(&format!("{name:?} is named twice (each name once in the list)")));
+            }
+        }
+        if let Some(value) = entry["value"].as_str() {
+            let length = value.chars().count();
+            if length == 0 || length > max_value {
+                found.push(at.field("value").message(&format!("{length} characters, 1 to {max_value} allowed")));
+            }
+        }
+    }
+    found
+}
+
+/// The CRD's CEL rules for a match's path (defaults: PathPrefix, `/`), with their messages.
+fn path_rules(at: &Path, path: &Value) -> Vec<FieldMessage> {
+    let kind = path["type"].as_str().unwrap_or("PathPrefix");
+    let Some(value) = path.get("value").map_or(Some("/"), Value::as_str) else { return Vec::new() };
+    let at = at.field("value");
+    let mut found = Vec::new();
+    if value.chars().count() > 1024 {
+        found.push(at.message(&format!("{} characters, at most 1024", value.chars().count())));
+    }
+    if !matches!(kind, "Exact" | "PathPrefix") {
+        return found;
+    }
+    let when = "when type one of ['Exact', 'PathPrefix']";
+    let mut broken = |rule: bool, message: String| {
+        if rule {
+            found.push(at.message(&format!("{value:?}: {message}")));
+        }
+    };
+    broken(!value.starts_with('/'), format!("value must be an absolute path and start with '/' {when}"));
+    for part in ["//", "/./", "/../", "%2f", "%2F", "#"] {
+        broken(value.contains(part), format!("must not contain '{part}' {when}"));
+    }
+    for end in ["/..", "/."] {
+        broken(value.ends_with(end), format!("must not end with '{end}' {when}"));
+    }
+    broken(
+        !valid_path_characters(value),
+        "must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']".into(),
+    );
+    found
+}
+
+/// Whether `value` matches `^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$`.
+fn valid_path_characters(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if bytes.get(i + 1..i + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) => i += 3,
+            c if c.is_ascii_alphanumeric() || b"-/._~!$&'()*+,;=:@".contains(&c) => i += 1,
+            _ => return false,
+        }
+    }
+    !bytes.is_empty()
 }
 
 /// The steps the webhook refuses under its default `--partition-percent-limit`: in a
@@ -202,6 +319,41 @@ mod tests {
     fn canary(steps: Value, extra: bool) -> Vec<String> {
         let canary = json!({"steps": steps, "enableExtraWorkloadForCanary": extra, "trafficRoutings": [{"service": "svc", "customNetworkRefs": []}]});
         partition_warnings("rollouts.kruise.io/v1beta1", json!({}), json!({"canary": canary}))
+    }
+
+    #[test]
+    fn a_paths_cel_rules_are_checked_as_the_crd_writes_them() {
+        let broken = |value: &str| {
+            let found = super::path_rules(&super::Path::root("path"), &json!({"type": "Exact", "value": value}));
+            found.iter().map(|f| f.to_string().rsplit_once(": ").unwrap().1.to_string()).collect::<Vec<_>>()
+        };
+        let when = "when type one of ['Exact', 'PathPrefix']";
+        for fine in ["/", "/a/b", "/a%2Eb", "/~user/a-b_c.d", "/a:b@c;d=e,f+g*h(i)'j&k$l!"] {
+            assert_eq!(broken(fine), Vec::<String>::new(), "{fine}");
+        }
+        for (part, value) in
+            [("/./", "/a/./b"), ("/../", "/a/../b"), ("%2f", "/a%2fb"), ("%2F", "/a%2Fb"), ("#", "/a#b")]
+        {
+            assert!(
+                broken(value).contains(&format!("must not contain '{part}' {when}")),
+                "{value}: {:?}",
+                broken(value)
+            );
+        }
+        assert_eq!(broken("/a/.."), [format!("must not end with '/..' {when}")]);
+        assert_eq!(broken("/a/."), [format!("must not end with '/.' {when}")]);
+        let characters = "must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']";
+        for bad in ["/a b", "/a%zz", "/a%2", "/é"] {
+            assert_eq!(broken(bad), [characters], "{bad}");
+        }
+        // A regular expression is not a path; its length is checked all the same.
+        let regex = |value: &str| {
+            super::path_rules(&super::Path::root("path"), &json!({"type": "RegularExpression", "value": value}))
+        };
+        assert!(regex("^/a(//)?#").is_empty());
+        assert_eq!(regex(&"a".repeat(1025)).len(), 1);
+        // Defaults: PathPrefix and `/`.
+        assert!(super::path_rules(&super::Path::root("path"), &json!({})).is_empty());
     }
 
     #[test]

@@ -905,6 +905,37 @@ mod tests {
             shown(&too_many_matches.rejections.schema),
             vec!["spec.strategy.canary.steps[0].matches: 17 matches, at most 16"]
         );
+        // The CRD's rules for matches and the header modifier, with the CEL rules' messages (a
+        // custom-refs review: plan -f showed routing the API server never stores).
+        let steps = json!([{"replicas": 1,
+            "matches": [
+                {"headers": [{"name": "a", "value": "1"}, {"name": "a", "value": "2"}, {"name": "a b", "value": ""}],
+                 "queryParams": [{"name": "q", "value": ""}], "path": {"type": "PathPrefix", "value": "foo"}},
+                {"path": {"type": "Exact", "value": "/a//b"}},
+                {"path": {"type": "RegularExpression", "value": "^/x(//)?"}},
+                {"path": {"value": "/ok%20path"}}],
+            "requestHeaderModifier": {"set": [{"name": "x", "value": "1"}, {"name": "x", "value": "2"}], "remove": ["y", "y"]}}]);
+        let when = "when type one of ['Exact', 'PathPrefix']";
+        assert_eq!(
+            shown(&canary(steps, json!({})).rejections.schema),
+            vec![
+                "spec.strategy.canary.steps[0].matches[0].headers[1].name: \"a\" is named twice (each name once in the list)".to_string(),
+                "spec.strategy.canary.steps[0].matches[0].headers[2].name: \"a b\" must be 1 to 256 of the characters of an HTTP token (^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$)".into(),
+                "spec.strategy.canary.steps[0].matches[0].headers[2].value: 0 characters, 1 to 4096 allowed".into(),
+                "spec.strategy.canary.steps[0].matches[0].queryParams[0].value: 0 characters, 1 to 1024 allowed".into(),
+                format!("spec.strategy.canary.steps[0].matches[0].path.value: \"foo\": value must be an absolute path and start with '/' {when}"),
+                format!("spec.strategy.canary.steps[0].matches[1].path.value: \"/a//b\": must not contain '//' {when}"),
+                "spec.strategy.canary.steps[0].requestHeaderModifier.set[1].name: \"x\" is named twice (each name once in the list)".into(),
+                "spec.strategy.canary.steps[0].requestHeaderModifier.remove[1]: \"y\" is there twice (a set: each entry once)".into(),
+            ]
+        );
+        // v1alpha1's headers are no keyed list.
+        let alpha_headers = rollout(json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "demo"},
+            "spec": {"strategy": {"canary": {"steps": [{"weight": 30, "matches": [{"headers": [{"name": "a", "value": "1"}, {"name": "a", "value": "2"}]}]}]}}}
+        }))
+        .unwrap();
+        assert!(alpha_headers.rejections.schema.is_empty(), "{:?}", alpha_headers.rejections.schema);
         let many: Vec<Value> = (0..51).map(|_| json!({"replicas": 1})).collect();
         let many_steps = canary(Value::Array(many), json!({})).rejections;
         assert_eq!(shown(&many_steps.schema), vec!["spec.strategy.canary.steps: 51 steps, at most 50"]);
