@@ -44,9 +44,11 @@ fn approve_of_a_rollout_named_twice_approves_once() {
 }
 
 /// `eval` of a chatty script, in `test`'s scrubbed environment, with stdout and stderr as given.
+/// Its time limit is raised: a debug build takes about 1 s for its prints here, the default
+/// limit, and longer on a busy machine (CI saw it time out).
 fn eval_chatty(test: &Test, stdout: Stdio, stderr: Stdio) -> std::process::Child {
     Command::new(BINARY)
-        .args(["eval", "s.lua", "--obj", "obj.json"])
+        .args(["eval", "s.lua", "--obj", "obj.json", "--lua-timeout", "60s"])
         .current_dir(test.path(""))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
