@@ -57,9 +57,16 @@ impl RoutingPlan {
     }
 }
 
-/// The objects earlier stages left, by key, with the label of the stage that left each (null: it
-/// left none, a canary Ingress deleted or not made).
-type Carried = BTreeMap<ObjectKey, (Arc<Value>, String)>;
+/// The objects earlier stages left, by key, with the label of the stage that left each.
+#[derive(Default)]
+struct Carried {
+    /// Where the stage before left each object a stage starts from (null: it left none, a canary
+    /// Ingress deleted or not made).
+    left: BTreeMap<ObjectKey, (Arc<Value>, String)>,
+    /// Where the last stage that routed it left a custom ref not carried yet: a restore puts back
+    /// the original that stage stored.
+    routed: BTreeMap<ObjectKey, (Arc<Value>, String)>,
+}
 
 /// The objects planned for each action so far, of one routing.
 type Alike = Vec<(RoutingAction, Vec<ObjectPlan>)>;
@@ -219,7 +226,7 @@ impl<'a> Planner<'a> {
         // Objects both the Rollout's own routing and its TrafficRouting's plan.
         let mut contested = BTreeSet::new();
         let mut plans = Vec::with_capacity(stages.len());
-        let mut carried = Carried::new();
+        let mut carried = Carried::default();
         // Planned from the objects read, a stage routed as an earlier one plans as it did: each
         // distinct action is planned once (the CRD lets a Rollout have thousands of steps).
         let (mut own_alike, mut cr_alike) = (Alike::default(), Alike::default());
@@ -295,7 +302,7 @@ impl<'a> Planner<'a> {
         let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
-        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::new())?;
+        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::default())?;
         let mut without_weights = providers::WithoutWeights::default();
         without_weights.note(None, &routing, &objects, &done.action);
         let description = done.describe(&cr.strategy, &providers::weight_split(&routing, &objects));
@@ -359,16 +366,24 @@ impl<'a> Planner<'a> {
                 Provider::Custom(refs) => {
                     for (index, reference) in refs.iter().enumerate() {
                         let key = ObjectKey::of_ref(reference, &routing.owner.namespace);
-                        let after = carried.get(&key).map(|(object, label)| (Arc::clone(object), label.clone()));
-                        let carrying = after.is_some();
+                        // A script works from the stored original whatever the stage before wrote,
+                        // so a custom ref's routed stages start from the object as read, until one
+                        // restores the original: the controller stores a fresh one at the next
+                        // stage that routes, and a restore after that finds none. A restore puts
+                        // back what the last routed stage stored.
+                        let carrying = carried.left.contains_key(&key);
+                        let after = match action {
+                            RoutingAction::Restore => carried.left.get(&key).or_else(|| carried.routed.get(&key)),
+                            _ => carried.left.get(&key),
+                        };
+                        let after = after.map(|(object, label)| (Arc::clone(object), label.clone()));
                         let resolve = || self.resolved(scripts::key_of(reference), || self.scripts.resolve(reference));
                         let plan = custom::plan_object(&context, self.objects, (index, reference), after, resolve)?;
-                        // A script works from the stored original whatever the stage before wrote,
-                        // so a custom ref's stages start from the object as read, until one
-                        // restores the original: the controller stores a fresh one at the next
-                        // stage that routes, and a restore after that finds none.
+                        let left = (Arc::clone(&plan.planned), stage.to_string());
                         if self.carry && (carrying || matches!(plan.action, providers::Action::Restore)) {
-                            carried.insert(key, (Arc::clone(&plan.planned), stage.to_string()));
+                            carried.left.insert(key, left);
+                        } else if self.carry && matches!(action, RoutingAction::Route(_)) {
+                            carried.routed.insert(key, left);
                         }
                         objects.push(plan);
                     }
@@ -388,7 +403,7 @@ impl<'a> Planner<'a> {
                 }
             };
             if self.carry {
-                carried.insert(plan.key.clone(), (Arc::clone(&plan.planned), stage.to_string()));
+                carried.left.insert(plan.key.clone(), (Arc::clone(&plan.planned), stage.to_string()));
             }
             objects.push(plan);
         }
@@ -398,7 +413,7 @@ impl<'a> Planner<'a> {
     /// The object `key` as a stage starts from it: as the stage before left it (with that
     /// stage's label), else as read; None when there is none.
     fn starting_point<'b>(&'b self, carried: &'b Carried, key: &ObjectKey) -> (Option<&'b Arc<Value>>, Option<String>) {
-        match carried.get(key) {
+        match carried.left.get(key) {
             Some((object, label)) => (Some(object).filter(|o| !o.is_null()), Some(label.clone())),
             None => (self.objects.get(key), None),
         }
@@ -629,9 +644,13 @@ mod tests {
             .unwrap();
         let objects: Vec<&ObjectPlan> = plan.stages.iter().map(|s| &s.objects[0]).collect();
         let stored = |o: &ObjectPlan| o.planned["metadata"]["annotations"][data::ORIGINAL_SPEC_ANNOTATION].clone();
-        // Until the restore, each step starts from the object as read, with its stored original.
+        // The routed step starts from the object as read, with its stored original, and the
+        // restore from where that step left it (a custom review: a restore after a routed step
+        // was planned from the object as read, which offline has nothing stored).
         assert_eq!((objects[0].after.as_deref(), stored(objects[0])), (None, json!(hand_written)));
-        assert!(objects[1].after.is_none() && matches!(objects[1].action, Action::Restore));
+        assert_eq!(objects[1].after.as_deref(), Some(plan.stages[0].label.as_str()));
+        assert_eq!(objects[1].current, objects[0].planned);
+        assert!(matches!(objects[1].action, Action::Restore));
         // After it, from the restored object, whose original the controller stores afresh, as Go
         // writes it.
         assert_eq!(objects[2].after.as_deref(), Some(plan.stages[1].label.as_str()));
@@ -878,6 +897,20 @@ mod tests {
         assert_eq!(three.objects[0].planned["spec"]["weight"], json!(20));
         // Carried from stage to stage, every stage is planned.
         assert_eq!(run(false).1.lines().filter(|l| l.contains("20")).count(), 2);
+    }
+
+    #[test]
+    fn a_restore_after_a_routed_step_puts_back_what_that_step_stored() {
+        let steps = json!([{"replicas": 1, "traffic": "20%"}, {"replicas": 2}]);
+        let (rollout, objects, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+        let [routed, restored] = plan.stages.as_slice() else { panic!("{plan:?}") };
+        let restore = &restored.objects[0];
+        assert!(matches!(restore.action, Action::Restore), "{:?}", restore.action);
+        assert_eq!(restore.current, routed.objects[0].planned);
+        assert_eq!(restore.planned.as_ref(), objects.get(&restore.key).unwrap().as_ref(), "the object as it was");
+        assert!(restore.changed());
     }
 
     #[test]

@@ -59,8 +59,10 @@ fn plan_shows_every_step_as_a_diff() {
         .stdout_has("+  - match:\n+    - headers:\n+        user-agent:\n+          exact: pc\n+    route:\n+    - destination:\n+        host: demo-canary\n")
         .stdout_has("step 2/3: replicas 50%, traffic 50% (canary 50 / stable 50)")
         .stdout_has("+      weight: 50\n+    - destination:\n+        host: demo-canary\n+      weight: 50\n")
-        .stdout_has("VirtualService shop/demo: already as planned; original routing, nothing stored: left alone")
-        .stdout_has("Plan: 2 to change, 1 already as planned (counted per step and object).");
+        // Step 3 restores the original step 1 stored, from where step 2 left the object.
+        .stdout_has("VirtualService shop/demo: restore the stored original (no traffic, no matches)\n--- VirtualService shop/demo (after step 2/3)\n+++ VirtualService shop/demo (step 3/3)\n")
+        .stdout_has("-      weight: 50\n-    - destination:\n-        host: demo-canary\n-      weight: 50\n")
+        .stdout_has("Plan: 3 to change, 0 already as planned (counted per step and object).");
 }
 
 #[test]
@@ -80,7 +82,7 @@ fn a_step_after_a_restore_starts_from_the_restored_object_and_stores_the_origina
         .args(["plan", "-f", "m", "--show-stored-original"])
         .run()
         .success()
-        .stdout_has("--- VirtualService shop/demo (current)\n+++ VirtualService shop/demo (step 3/4)\n")
+        .stdout_has("--- VirtualService shop/demo (after step 2/4)\n+++ VirtualService shop/demo (step 3/4)\n")
         .stdout_has("--- VirtualService shop/demo (after step 3/4)\n+++ VirtualService shop/demo (step 4/4)\n")
         .stdout_has(r#"+    rollouts.kruise.io/original-spec-configuration: "{\"spec\":{\"hosts\":[\"demo\"],\"http\":[{\"route\":[{\"destination\":{\"host\":\"demo\"}}]}]},\"annotations\":{\"n\":\"a\\u0026b\"}}""#);
 }

@@ -54,11 +54,10 @@ fn plan_f_plans_the_three_at_every_step_in_the_controllers_order() {
                 "Ingress checkout-canary: patch [patch]",
                 "HTTPRoute checkout: replace [replace]",
             ],
-            // The finalise: the VirtualService of the files has no stored original to put back
-            // (custom refs are planned from the objects read), the canary Ingress goes, the
-            // route is restored from where step 2 left it.
+            // The finalise: the VirtualService's original, stored by the steps before, is put
+            // back, the canary Ingress goes, the route is restored from where step 2 left it.
             [
-                "VirtualService checkout: keep []",
+                "VirtualService checkout: replace [replace]",
                 "Ingress checkout-canary: delete [delete]",
                 "HTTPRoute checkout: replace [replace]",
             ],
