@@ -240,6 +240,18 @@ fn valid_path_characters(value: &str) -> bool {
     !bytes.is_empty()
 }
 
+/// The v1alpha1 webhook's rule for the `rollouts.kruise.io/rolling-style` annotation: `canary`,
+/// `partition` (in any case) or empty (docs/controller-semantics.md §2).
+pub(super) fn rolling_style(style: &str) -> Option<FieldMessage> {
+    let known = ["", "canary", "partition"].iter().any(|known| style.eq_ignore_ascii_case(known));
+    (!known).then(|| {
+        Path::root("metadata")
+            .field("annotations")
+            .field("rollouts.kruise.io/rolling-style")
+            .message(&format!("{style:?} must be canary, partition or empty"))
+    })
+}
+
 /// The steps the webhook refuses under its default `--partition-percent-limit`: in a
 /// partition-style release (`GetRollingStyle`, which the webhook checks: a canary without
 /// `enableExtraWorkloadForCanary`, whatever the workload), a step with traffic or matches whose
@@ -319,6 +331,24 @@ mod tests {
     fn canary(steps: Value, extra: bool) -> Vec<String> {
         let canary = json!({"steps": steps, "enableExtraWorkloadForCanary": extra, "trafficRoutings": [{"service": "svc", "customNetworkRefs": []}]});
         partition_warnings("rollouts.kruise.io/v1beta1", json!({}), json!({"canary": canary}))
+    }
+
+    #[test]
+    fn a_v1alpha1_rolling_style_is_canary_partition_or_empty() {
+        for fine in ["", "canary", "Partition", "PARTITION"] {
+            assert_eq!(super::rolling_style(fine), None, "{fine}");
+        }
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout",
+            "metadata": {"name": "demo", "annotations": {"rollouts.kruise.io/rolling-style": "bogus"}},
+            "spec": {"strategy": {"canary": {"steps": [{"weight": 20}]}}}
+        }))
+        .unwrap();
+        let refused: Vec<String> = rollout.rejections.webhook.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            refused,
+            ["metadata.annotations.rollouts.kruise.io/rolling-style: \"bogus\" must be canary, partition or empty"]
+        );
     }
 
     #[test]

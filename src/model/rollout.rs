@@ -286,9 +286,12 @@ impl Rollout {
         let alpha = version == "v1alpha1";
         let mut warnings = Vec::new();
         let steps = read_steps(body, &path.field("steps"), alpha, semantics, &mut warnings)?;
-        let rejections = admission::rejections(kind, alpha, &path, body, &steps);
+        let mut rejections = admission::rejections(kind, alpha, &path, body, &steps);
         let traffic_routing = read_traffic_routings(body, &path.field("trafficRoutings"))?;
         let annotation = |key: &str| object["metadata"]["annotations"][key].as_str();
+        if alpha && let Some(style) = annotation(ROLLING_STYLE_ANNOTATION) {
+            rejections.webhook.extend(admission::rolling_style(style));
+        }
         let flag = |field: &str| body[field].as_bool().unwrap_or(false);
         let mut disable_generate_canary_service = flag("disableGenerateCanaryService");
         let enable_extra_workload_for_canary = if alpha {
