@@ -64,6 +64,9 @@ impl Progress {
                     Some(Stage::Step(i)) if rollout.steps[i - 1].pause_seconds.is_some() => {
                         let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
                         let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
+                        // Under spec.strategy.paused the controller runs no step: the pause ends
+                        // only after a resume, whatever its time says.
+                        let since = since.filter(|_| !rollout.paused);
                         let seconds_left = since.map(|t| t + pause - crate::time::now_seconds(now));
                         Progress::Paused { pause_seconds: pause.max(0) as u64, seconds_left }
                     }
@@ -86,7 +89,9 @@ impl Progress {
             Progress::Progressing => "progressing".into(),
             Progress::WaitingForApproval => "waiting for approval".into(),
             Progress::Paused { seconds_left: Some(left), .. } => pause_left(*left),
-            Progress::Paused { seconds_left: None, .. } => "paused".into(),
+            Progress::Paused { pause_seconds, seconds_left: None } => {
+                format!("a timed pause of {}", crate::time::human(Duration::from_secs(*pause_seconds)))
+            }
             Progress::Finalising => "all steps done, finalising".into(),
             Progress::Completed => "completed".into(),
             Progress::Failed { reason } => format!("failed: {reason}"),
@@ -1053,6 +1058,13 @@ mod tests {
             serde_json::to_value(&progress).unwrap(),
             json!({"kind": "paused", "pauseSeconds": 60, "secondsLeft": 0})
         );
+        // Under spec.strategy.paused the pause ends only after a resume: no time left is said,
+        // and the controller is not blamed (an approve/status review).
+        let mut held = paused.clone();
+        held.paused = true;
+        let progress = Progress::of(&held, overdue);
+        assert_eq!(progress, Progress::Paused { pause_seconds: 60, seconds_left: None });
+        assert_eq!(progress.describe(), "a timed pause of 1m00s");
         let manual = rollout(
             json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}),
         );

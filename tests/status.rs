@@ -637,6 +637,27 @@ fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
 }
 
 #[test]
+fn approve_to_the_end_stops_when_its_approval_is_undone() {
+    // An approve/status review: a status write of the controller's computed before the approval
+    // (last writer wins) puts the step back to StepPaused; the run waited for ever, saying
+    // nothing.
+    let server = shop(1, "StepPaused").start();
+    let handle = once_approved(&server, |rollout| {
+        rollout["status"]["canaryStatus"]["currentStepState"] = json!("StepPaused");
+    });
+    Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .run()
+        .status(1)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stderr_has("Rollout demo waits for approval at step 1/3 again, after this run approved it: a status write of the controller's computed before the approval, or someone else, undid it; stopped (`kubectl rollout-lua approve demo -n shop --expect-step 1` approves it again)");
+    handle.join().unwrap();
+    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    assert_eq!(approvals, 1, "not approved again unasked: {:?}", writes(&server));
+}
+
+#[test]
 fn approve_to_the_end_stops_when_a_new_release_begins() {
     // A regression (audit s33 approve #3): a new version pushed meanwhile resets the release;
     // the run waited at the new release's pause at the step it had approved, holding its claim,

@@ -401,6 +401,20 @@ impl Run<'_> {
                         view.step.as_deref().unwrap_or("an earlier step")
                     )));
                 }
+                // Read after the approval landed (every view is read afresh after one): waiting
+                // at its step again, the approval was overwritten (the controller writes its
+                // status whole, last writer wins) or undone.
+                if view.progress == Progress::WaitingForApproval
+                    && let Some(Stage::Step(step)) =
+                        view.stage.filter(|s| approved.contains_key(&view.name) && *s == stage)
+                {
+                    let args = model::rollout_args(&view.namespace, &view.name);
+                    return Err(Error::Input(format!(
+                        "Rollout {} waits for approval at {} again, after this run approved it: a status write of the controller's computed before the approval, or someone else, undid it; stopped (`kubectl rollout-lua approve {args} --expect-step {step}` approves it again)",
+                        view.name,
+                        view.step.as_deref().unwrap_or("that step")
+                    )));
+                }
             }
             if views.iter().all(|v| v.progress.is_final()) {
                 following.finish();
@@ -425,6 +439,8 @@ impl Run<'_> {
             waiting = awaited(&views, settled, &goal);
             if views.iter().all(settled) {
                 following.detach();
+                // The approval below changes them: no view before it may stand for one.
+                following.read_all_next();
                 let only = views
                     .iter()
                     .filter(|v| due(v))

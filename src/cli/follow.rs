@@ -264,6 +264,12 @@ impl Follower {
     pub(super) fn detach(&mut self) {
         self.display.clear();
     }
+
+    /// The next views are every Rollout read afresh, at once: this run changes them (an
+    /// approval), and no view from before may stand for one.
+    pub(super) fn read_all_next(&mut self) {
+        self.unread = Some(Changes::Unknown);
+    }
 }
 
 impl Bounds {
