@@ -1175,7 +1175,8 @@ fn approve_until_a_step_stops_past_it_when_its_pause_is_timed() {
         .args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
         .run();
     drop(controller);
-    let out = out.success().stdout_has("approved (step 1/4)").stdout_has("approved every pause up to step 2");
+    let out =
+        out.success().stdout_has("approved (step 1/4)").stdout_has("past step 2: nothing more to approve up to it\n");
     assert!(!out.stdout.contains("approved (step 3/4)"), "{}", out.stdout);
     assert_eq!(approved_in(&writes(&server)), ["demo"], "step 3's pause is not approved");
     assert_eq!(

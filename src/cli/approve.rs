@@ -421,13 +421,14 @@ impl Run<'_> {
                 print_last("the release completed\n")?;
                 return Ok(Outcome::Done);
             }
-            // Past step N (its pause may have been a timed one): nothing more to approve.
+            // Past step N (its pause may have been a timed one, or approved by someone else):
+            // nothing more to approve, and not all of it was approved by this run.
             let past = |v: &RolloutView| args.until_step.is_some_and(|last| v.stage > Some(Stage::Step(last)));
             if let Some(last) = args.until_step
                 && views.iter().all(|v| past(v) || v.progress.is_final())
             {
                 following.finish();
-                print_last(&format!("past step {last}: approved every pause up to step {last}\n"))?;
+                print_last(&format!("past step {last}: nothing more to approve up to it\n"))?;
                 return Ok(Outcome::Done);
             }
             let due = |v: &RolloutView| {
