@@ -71,7 +71,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     what the run wrote, except the routing of an approved Rollout (or of one whose approval may still land). Two \
     selected Rollouts that write one object are refused, and so is a Rollout whose own trafficRoutings and \
     TrafficRouting route one object (the controller would rewrite it in turn forever). The approval is a merge patch of the status \
-    subresource (currentStepState StepReady), as kubectl-kruise does. Ctrl-C, SIGTERM or SIGHUP stops the run before \
+    subresource (currentStepState StepReady, as kubectl-kruise's), which also names the step index and carries the \
+    Rollout's resourceVersion, so that it approves only the step guarded. Ctrl-C, SIGTERM or SIGHUP stops the run before \
     its next write (a second one at once).\n\n\
     --until-step and --to-end follow the Rollouts as status -w does: a request that fails on the way is tried \
     again until --timeout, and a Rollout that fails, is deleted or is deleted and made again, is edited, goes \
