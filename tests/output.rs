@@ -134,13 +134,12 @@ fn summary_is_a_line_per_step_and_object() {
     assert!(out.stdout.ends_with("Plan: 8 to change, 0 already as planned (counted per step and object).\n"));
     let traffic = plan().arg("--summary").run().success().stdout;
     assert!(
-        traffic
-            .contains("  step 3/4  VirtualService demo/echoserver  replace     traffic 50% (canary 50 / stable 50)\n"),
+        traffic.contains("  step 3/4  VirtualService demo/echoserver  replace  traffic 50% (canary 50 / stable 50)\n"),
         "{traffic}"
     );
     assert!(
         traffic.contains(
-            "  step 4/4  VirtualService demo/echoserver  as planned  original routing (no traffic, no matches)\n"
+            "  step 4/4  VirtualService demo/echoserver  replace  original routing (no traffic, no matches)\n"
         ),
         "{traffic}"
     );
