@@ -61,6 +61,9 @@ impl Progress {
             Some(ending) => Progress::Failed { reason: ending.describe().into() },
             None if status.phase.as_deref() == Some("Progressing") => match status.current_step_state.as_deref() {
                 Some("StepPaused") => match rollout.current_stage() {
+                    // The controller finishes this step without a pause at its next reconcile
+                    // (§3.5): nobody's approval is awaited.
+                    Some(Stage::Step(i)) if rollout.completes_without_pause(i) => Progress::Progressing,
                     Some(Stage::Step(i)) if rollout.steps[i - 1].pause_seconds.is_some() => {
                         let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
                         let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
@@ -1065,10 +1068,17 @@ mod tests {
         let progress = Progress::of(&held, overdue);
         assert_eq!(progress, Progress::Paused { pause_seconds: 60, seconds_left: None });
         assert_eq!(progress.describe(), "a timed pause of 1m00s");
-        let manual = rollout(
-            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}),
-        );
+        let at_last =
+            json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}});
+        let mut manual = rollout(at_last.clone());
+        manual.steps[1].replicas = Some(json!("50%"));
         assert_eq!(Progress::of(&manual, now), Progress::WaitingForApproval);
+        // A canary's last step at "100%" is finished without a pause: the controller moves it on
+        // at its next reconcile, nobody's approval is awaited.
+        assert_eq!(Progress::of(&rollout(at_last.clone()), now), Progress::Progressing);
+        let mut blue_green = rollout(at_last);
+        blue_green.kind = StrategyKind::BlueGreen;
+        assert_eq!(Progress::of(&blue_green, now), Progress::WaitingForApproval, "a blue-green last step waits");
         let done = rollout(json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]}));
         assert_eq!(Progress::of(&done, now), Progress::Completed);
         let cancelled = rollout(

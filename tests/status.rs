@@ -348,7 +348,8 @@ impl Drop for Controller {
     }
 }
 
-/// [`controller`] for each of `names`; a timed pause also moves on (at once).
+/// [`controller`] for each of `names`; a timed pause, and a canary's last step at "100%", also
+/// move on (at once).
 fn controller_of(server: &FakeHandle, names: &[&str]) -> Controller {
     let stop = Arc::new(AtomicBool::new(false));
     let thread = {
@@ -365,8 +366,11 @@ fn controller_of(server: &FakeHandle, names: &[&str]) -> Controller {
                     let status = &rollout["status"]["canaryStatus"];
                     let Some(step) = status["currentStepIndex"].as_i64() else { continue };
                     let timed = !steps[(step - 1) as usize]["pause"]["duration"].is_null();
+                    // A canary's last step at "100%" is finished without a pause.
+                    let completes = step == steps.as_array().unwrap().len() as i64
+                        && steps[(step - 1) as usize]["replicas"] == "100%";
                     let state = status["currentStepState"].clone();
-                    if state == "StepReady" || (state == "StepPaused" && timed) {
+                    if state == "StepReady" || (state == "StepPaused" && (timed || completes)) {
                         rollout["status"] = if step == steps.as_array().unwrap().len() as i64 {
                             json!({"phase": "Healthy", "conditions": [{"type": "Succeeded", "status": "True"}]})
                         } else {
@@ -499,10 +503,12 @@ fn approve_to_the_end_follows_the_release_until_it_completes() {
         .run()
         .success();
     drop(controller);
-    out.stdout_has("approved (step 3/3)").stdout_has("the release completed");
+    // Step 3, the last at "100%", the controller finishes without a pause: nobody approves it.
+    assert!(!out.stdout.contains("approved (step 3/3)"), "{}", out.stdout);
+    out.stdout_has("approved (step 2/3)").stdout_has("the release completed");
     assert_eq!(rollout_status(&server)["phase"], "Healthy");
     let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
-    assert_eq!(approvals, 3, "one approval per step: {:?}", writes(&server));
+    assert_eq!(approvals, 2, "one approval per paused step: {:?}", writes(&server));
 }
 
 /// In a thread: once an approval leaves the Rollout `StepReady` (within 30 s), someone else
@@ -1198,11 +1204,12 @@ fn approve_to_the_end_goes_on_when_one_rollout_completes_first() {
     drop(controller);
     out.success()
         .stdout_has("rollout.rollouts.kruise.io/solo approved (step 1/1)")
-        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 3/3)")
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
         .stdout_has("the release completed");
     let mut patched = approved_in(&writes(&server));
     patched.sort();
-    assert_eq!(patched, ["demo", "demo", "demo", "solo"], "solo is approved once, and only while paused");
+    // demo's last step, at "100%", completes without a pause.
+    assert_eq!(patched, ["demo", "demo", "solo"], "solo is approved once, and only while paused");
 }
 
 #[test]
