@@ -79,7 +79,7 @@ impl Data {
 
     /// The data as the controller reads it back from the annotation it stored: every number a
     /// float64.
-    pub fn as_stored_and_read_back(self) -> Data {
+    pub fn stored_and_read_back(self) -> Data {
         Data { spec: self.spec.map(gojson::normalize_numbers), ..self }
     }
 

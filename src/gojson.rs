@@ -141,13 +141,6 @@ impl Serialize for GoNumbers<'_> {
     }
 }
 
-/// A string as Go's encoder quotes it.
-pub fn quote(s: &str) -> String {
-    let mut out = String::new();
-    write_string(&mut out, s);
-    out
-}
-
 /// Go decodes every JSON number into a float64; re-reading a value this way makes numbers
 /// compare and print as they would after a round trip through the controller.
 pub fn normalize_numbers(mut value: Value) -> Value {

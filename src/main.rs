@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(rollout_lua::cli::run(std::env::args_os()));
+    std::process::exit(rollout_lua::run(std::env::args_os()));
 }

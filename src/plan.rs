@@ -471,7 +471,7 @@ fn leftover_originals(objects: &ObjectIndex, routing: &Routing) -> Vec<String> {
         let original = Data::original_of(object).ok()?;
         let mut now = Data::of_object(object);
         now.annotations.remove(data::ORIGINAL_SPEC_ANNOTATION);
-        (now.as_stored_and_read_back() != original).then(|| {
+        (now.stored_and_read_back() != original).then(|| {
             format!(
                 "{key} holds a stored original (annotation {}) that differs from it, although {} has no release in progress: a leftover of an earlier release, which the controller's next release routes from all the same, undoing what changed since (the diff of the first routed step shows it): if what changed is that release's routing, left behind (`status` shows the object at a step), `restore` puts the original back; remove the annotation only if those changes are to stay",
                 data::ORIGINAL_SPEC_ANNOTATION,

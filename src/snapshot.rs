@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::model::{
     FieldMessage, INGRESS_API_VERSION, ModelError, ObjectIndex, ObjectKey, Path, Provider, Rollout, Routing,
-    TrafficRoutingCr,
+    TrafficRoutingCr, http_route,
 };
 use crate::scripts::{self, CONFIGMAP_NAME, ConfigMapScripts, ScriptKey};
 use crate::yaml::{Document, DocumentText};
@@ -503,8 +503,8 @@ impl Snapshot {
                 string_maps_as_stored(&mut value).map_err(|e| {
                     Error::Input(format!("{}: {kind} {namespace}/{name}: {e}", origin.place_of(&e.0.field)))
                 })?;
-                if (group.as_str(), kind.as_str()) == ("gateway.networking.k8s.io", "HTTPRoute") {
-                    crate::model::http_route::as_stored(&mut value);
+                if (group.as_str(), kind.as_str()) == (http_route::GROUP, http_route::KIND) {
+                    http_route::as_stored(&mut value);
                 }
                 snapshot.objects.insert(&namespace, value);
             }

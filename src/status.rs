@@ -777,7 +777,7 @@ fn restore_does(routing: &Routing, view: &ObjectView) -> Option<&'static str> {
             .then_some("it puts the stored original back"),
         Provider::Ingress { name, .. } => (view.kind == "Ingress" && view.name == canary_ingress_name(name))
             .then_some("it deletes the canary Ingress"),
-        Provider::Gateway { http_route } => (view.kind == "HTTPRoute" && &view.name == http_route)
+        Provider::Gateway { http_route } => (view.kind == model::http_route::KIND && &view.name == http_route)
             .then_some("it runs the controller's restore of its rules"),
     })
 }

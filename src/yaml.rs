@@ -143,6 +143,7 @@ fn parse_json_values(
     source: &str,
     limits: YamlLimits,
 ) -> Result<Vec<(Start, Range<usize>, Value)>, String> {
+    // More than one value: serde_json tells it only in its message (its categories say "syntax").
     let spans = match parse_json_at(text, source, limits, Start::FILE) {
         Err(e) if e.ends_with(": trailing characters") => json_value_spans(text).ok_or(e)?,
         whole => return whole.map(|value| vec![(Start::FILE, 0..text.len(), value)]),

@@ -2,7 +2,7 @@
 
 use crate::support::{Test, repo};
 use clap::CommandFactory;
-use rollout_lua::cli::Cli;
+use rollout_lua::Cli;
 
 const COMMANDS: [&str; 11] =
     ["plan", "approve", "restore", "status", "release-claim", "record", "test", "eval", "lua-obj", "completions", ""];

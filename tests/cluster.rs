@@ -919,7 +919,7 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     let backup = |name: &str, object: &serde_json::Value| {
-        std::fs::write(test.path(name), rollout_lua::write::backup_text(object)).unwrap();
+        std::fs::write(test.path(name), rollout_lua::for_tests::backup_text(object)).unwrap();
         test.run_args(["restore", "--from-backup", name, "--yes"])
     };
     let with_metadata = |metadata: serde_json::Value| {
@@ -936,7 +936,7 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
         .stderr_has("error: other.yaml holds an object of namespace other, not shop: run with -n other");
     // An object that no longer exists is made again (tests/ingress.rs has it written).
     let gone = with_metadata(json!({"name": "gone", "namespace": NAMESPACE}));
-    std::fs::write(test.path("gone.yaml"), rollout_lua::write::backup_text(&gone)).unwrap();
+    std::fs::write(test.path("gone.yaml"), rollout_lua::for_tests::backup_text(&gone)).unwrap();
     test.run_args(["restore", "--from-backup", "gone.yaml", "--dry-run=client"])
         .success()
         .stdout_has("VirtualService shop/gone does not exist: it is created as the backup holds it")
@@ -970,7 +970,7 @@ fn restore_from_a_backup_refuses_one_cut_short_changed_or_of_another_object_unle
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     let routed = vs(&server);
     let whole = std::fs::read_to_string(newest_backup_of_the_virtual_service(&test)).unwrap();
-    let saved = rollout_lua::yaml::parse_documents(&whole, "backup").unwrap().remove(0).value;
+    let saved = rollout_lua::for_tests::parse_documents(&whole, "backup").unwrap().remove(0).value;
     let refused = |name: &str, text: &str, why: &str| {
         std::fs::write(test.path(name), text).unwrap();
         test.run_args(["restore", "--from-backup", name, "--yes"]).status(3).stderr_has(&format!(
@@ -992,7 +992,7 @@ fn restore_from_a_backup_refuses_one_cut_short_changed_or_of_another_object_unle
     specless.as_object_mut().unwrap().remove("spec");
     refused(
         "specless.yaml",
-        &rollout_lua::write::backup_text(&specless),
+        &rollout_lua::for_tests::backup_text(&specless),
         "holds no spec, and VirtualService shop/demo has one: putting it back would remove the spec",
     );
     let mut made_again = saved.clone();
@@ -1000,7 +1000,7 @@ fn restore_from_a_backup_refuses_one_cut_short_changed_or_of_another_object_unle
     let uid = routed["metadata"]["uid"].as_str().unwrap();
     refused(
         "made-again.yaml",
-        &rollout_lua::write::backup_text(&made_again),
+        &rollout_lua::for_tests::backup_text(&made_again),
         &format!(
             "holds VirtualService shop/demo with uid 00000000-0000-0000-0000-000000000000, and the live one's is {uid}: the object was deleted and made again since the backup was written"
         ),
@@ -1037,7 +1037,7 @@ fn the_approval_is_not_backed_up_and_restore_from_a_backup_puts_back_only_gatewa
     for (file, object, named) in
         [("rollout.yaml", old_rollout, "Rollout shop/demo"), ("deployment.yaml", deployment(1), "Deployment shop/demo")]
     {
-        std::fs::write(test.path(file), rollout_lua::write::backup_text(&object)).unwrap();
+        std::fs::write(test.path(file), rollout_lua::for_tests::backup_text(&object)).unwrap();
         test.run_args(["restore", "--from-backup", file, "--yes"]).status(3).stderr_has(&format!(
             "error: nothing was written: {file} holds {named}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those"
         ));
@@ -1057,7 +1057,7 @@ fn restore_in_a_namespace_without_rollouts_claims_none_and_reports_no_failure() 
     routed["spec"]["http"][0]["route"][0]["weight"] = json!(100);
     let server = FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases()).object(routed).start();
     let test =
-        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::write::backup_text(&virtual_service()));
+        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::for_tests::backup_text(&virtual_service()));
     let restored = test
         .run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
         .success()
@@ -2307,7 +2307,7 @@ fn restore_a_ref_leaves_out_a_broken_rollout_that_does_not_route_it_and_still_cl
 fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
     let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "demo")).start();
     let test =
-        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::write::backup_text(&virtual_service()));
+        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::for_tests::backup_text(&virtual_service()));
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix the Rollout, or pass --force";
@@ -2326,7 +2326,7 @@ fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
 fn restore_a_ref_refuses_when_the_rollouts_cannot_be_read() {
     let server = shop(2, "StepPaused").start();
     let test =
-        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::write::backup_text(&virtual_service()));
+        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::for_tests::backup_text(&virtual_service()));
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     // A retry would wait longer than the retry budget: the list fails at once.

@@ -74,7 +74,7 @@
 //! one test per fixed bug.
 
 use crate::support::{self, Test};
-use rollout_lua::testcase::TestCase;
+use rollout_lua::for_tests::TestCase;
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -586,7 +586,7 @@ fn tagged_virtual_service(id: serde_json::Value) -> serde_json::Value {
 
 /// A number as Go's JSON writes it (what an API server reads of what was sent).
 fn tag_id(object: &serde_json::Value) -> String {
-    rollout_lua::gojson::to_string(&object["spec"]["tag"]["id"])
+    rollout_lua::for_tests::go_json(&object["spec"]["tag"]["id"])
 }
 
 #[test]
@@ -652,7 +652,7 @@ fn a_backup_puts_a_whole_number_beyond_2_53_back_exact() {
     // exact. Compared as float64s they looked alike, and the backup was not put back.
     let server = shop(2, "StepPaused").start();
     server.put_object(tagged_virtual_service(json!(9007199254740992.0)));
-    let backup = rollout_lua::write::backup_text(&tagged_virtual_service(json!(9007199254740993_i64)));
+    let backup = rollout_lua::for_tests::backup_text(&tagged_virtual_service(json!(9007199254740993_i64)));
     let test = Test::new().kubeconfig(&server).file("original.yaml", &backup);
     let out =
         test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).success().stdout_has("restored from");

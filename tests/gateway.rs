@@ -468,7 +468,7 @@ fn the_example_plans_offline_as_four_replacements_of_the_route() {
     let case = fake_apiserver::parse_objects(&case).unwrap().remove(0);
     for (stage, expected) in stages.iter().zip(case["expected"].as_array().unwrap()) {
         let mut expected = expected.clone();
-        rollout_lua::model::http_route::as_stored(&mut expected);
+        rollout_lua::for_tests::as_stored(&mut expected);
         assert_eq!(stage["objects"][0]["planned"]["spec"], expected["spec"], "{}", stage["label"]);
     }
     // The summary says what the restore step does to the route: the controller's restore, which

@@ -1792,7 +1792,7 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         let (test, made, backup) = canary_deleted_by_a_restore(&server);
         let saved = std::fs::read_to_string(&backup).unwrap();
-        let saved = &rollout_lua::yaml::parse_documents(&saved, "backup").unwrap()[0].value;
+        let saved = &rollout_lua::for_tests::parse_documents(&saved, "backup").unwrap()[0].value;
         assert!(saved["metadata"]["resourceVersion"].is_string(), "the backup holds the object as read");
         let from_backup = |more: &[&str]| {
             let mut args = vec!["restore", "--from-backup", backup.to_str().unwrap()];
@@ -2017,7 +2017,7 @@ mod cluster {
             }))
             .start();
         let out = Test::new().kubeconfig(&server).args(["record", "trafficrouting/tr"]).run().success();
-        let case = &rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap()[0].value;
+        let case = &rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap()[0].value;
         let made = &case["expected"][0];
         assert_eq!(made["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "web");
         assert_eq!(annotations(made)[format!("{NGINX}/canary-weight")], "10");
@@ -2029,7 +2029,7 @@ mod cluster {
         let test = Test::new().kubeconfig(&server);
         approve(&server).success();
         let out = test.run_args(["record", "web"]).success();
-        let case = &rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap()[0].value;
+        let case = &rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap()[0].value;
         assert_eq!(case["original"]["metadata"]["name"], "web");
         let expected = case["expected"].as_array().unwrap();
         assert_eq!(expected.len(), 3);

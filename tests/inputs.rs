@@ -55,7 +55,7 @@ fn generated_files_field_schemas_are_current() {
     let mut kinds = Map::new();
     for path in paths {
         let text = std::fs::read_to_string(&path).unwrap();
-        for document in rollout_lua::yaml::parse_documents(&text, &path.display().to_string()).unwrap() {
+        for document in rollout_lua::for_tests::parse_documents(&text, &path.display().to_string()).unwrap() {
             let spec = &document.value["spec"];
             let mut versions = Map::new();
             for version in spec["versions"].as_array().unwrap() {

@@ -244,7 +244,7 @@ fn plan_reads_stdin_and_json() {
 }
 
 fn yaml_to_json(yaml: &str) -> String {
-    let docs = rollout_lua::yaml::parse_documents(yaml, "inline").unwrap();
+    let docs = rollout_lua::for_tests::parse_documents(yaml, "inline").unwrap();
     docs[0].value.to_string()
 }
 

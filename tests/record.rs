@@ -12,7 +12,7 @@ fn record_writes_a_case_per_gateway_object_with_every_step_planned() {
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     let out = test.run_args(["record", "rollout/demo"]).success();
-    let documents = rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap();
+    let documents = rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap();
     assert_eq!(documents.len(), 2, "{}", out.stdout);
     let vs_case = &documents[0].value;
     assert_eq!(vs_case["rollout"]["metadata"]["name"], "demo");
@@ -183,7 +183,7 @@ fn record_a_traffic_routing() {
         .object(virtual_service())
         .start();
     let out = Test::new().kubeconfig(&server).args(["record", "trafficrouting/tr"]).run().success();
-    let case = &rollout_lua::yaml::parse_documents(&out.stdout, "record").unwrap()[0].value;
+    let case = &rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap()[0].value;
     assert_eq!(case["trafficRouting"]["metadata"]["name"], "tr");
     assert_eq!(
         case["expected"][0]["spec"]["http"][0]["route"][1],

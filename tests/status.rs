@@ -285,7 +285,7 @@ fn status_shows_the_time_left_of_a_timed_pause() {
     rollout["spec"]["strategy"]["canary"]["steps"][0]["pause"] = json!({"duration": 3600});
     // The pause started 50 minutes ago: about 10 minutes are left.
     let started = std::time::SystemTime::now() - Duration::from_secs(3000);
-    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
+    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::for_tests::rfc3339(started));
     let server = serving(rollout).start();
     let out = Test::new().kubeconfig(&server).args(["status", "demo"]).run().success().stdout_has("pause 3600s");
     assert!(
@@ -296,7 +296,7 @@ fn status_shows_the_time_left_of_a_timed_pause() {
     // A pause over 24 minutes ago that the Rollout is still in: the controller is stuck.
     let mut overdue = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
     let started = std::time::SystemTime::now() - Duration::from_secs(3600 + 1440);
-    overdue["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
+    overdue["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::for_tests::rfc3339(started));
     server.put_object(overdue);
     let out = Test::new().kubeconfig(&server).args(["status", "demo"]).run().success();
     assert!(
@@ -317,7 +317,7 @@ fn status_counts_a_timed_pause_on_the_api_servers_clock() {
     let mut rollout = rollout(1, "StepPaused");
     rollout["spec"]["strategy"]["canary"]["steps"][0]["pause"] = json!({"duration": 300});
     let started = server_now - Duration::from_secs(200);
-    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
+    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::for_tests::rfc3339(started));
     let server = serving(rollout).clock_offset(-120).start();
     let out = Test::new().kubeconfig(&server).args(["status", "demo"]).run().success();
     assert!(
@@ -744,7 +744,7 @@ fn status_watch_draws_a_live_view_on_a_terminal() {
     let mut rollout = rollout(1, "StepPaused");
     rollout["spec"]["strategy"]["canary"]["steps"][0]["pause"] = json!({"duration": 600});
     let started = std::time::SystemTime::now() - Duration::from_secs(60);
-    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::time::rfc3339(started));
+    rollout["status"]["canaryStatus"]["lastUpdateTime"] = json!(rollout_lua::for_tests::rfc3339(started));
     let server = serving(rollout).start();
     // The builder sets NO_COLOR: it turns colour off, not the cursor moves of the redraw.
     let out = Test::new()

@@ -102,7 +102,7 @@ impl Session {
     /// only when the script would come from it, for object `name`).
     pub(super) async fn writes_kind(&self, api_version: &str, kind: &str, name: &str) -> Result<bool, Error> {
         match (crate::model::api_group(api_version), kind) {
-            ("networking.k8s.io", "Ingress") | (crate::providers::gateway::GROUP, crate::providers::gateway::KIND) => {
+            ("networking.k8s.io", "Ingress") | (crate::model::http_route::GROUP, crate::model::http_route::KIND) => {
                 return Ok(true);
             }
             _ => {}

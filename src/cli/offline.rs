@@ -715,3 +715,37 @@ pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     }
     Ok(Outcome::Done)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj_of(text: &str) -> Result<Value, String> {
+        the_obj(yaml::parse_documents(text, "in.yaml").unwrap(), "in.yaml").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_obj_is_a_map_or_the_one_entry_of_show_obj_and_nothing_else() {
+        let obj = json!({"data": {"spec": {}}, "canaryWeight": 20});
+        assert_eq!(obj_of(&obj.to_string()), Ok(obj.clone()));
+        // `plan --show-obj -o json` or `lua-obj -o json` with one entry, as a JSON list or YAML.
+        let entry = json!([{"owner": "Rollout shop/demo", "step": 1, "obj": obj}]);
+        assert_eq!(obj_of(&entry.to_string()), Ok(obj.clone()));
+        assert_eq!(obj_of(&format!("- step: 1\n  obj: {obj}\n")), Ok(obj.clone()));
+        let two = json!([{"step": 1, "obj": obj}, {"step": 2, "obj": obj}]);
+        let err = obj_of(&two.to_string()).unwrap_err();
+        assert!(err.starts_with("in.yaml holds the objs of 2 steps or objects: pass one entry's obj"), "{err}");
+        let err = obj_of("a: 1\n---\nb: 2\n").unwrap_err();
+        assert!(err.starts_with("in.yaml: expected one obj, a map, but it holds 2 documents"), "{err}");
+        let err = obj_of("kind: VirtualService\nmetadata:\n  name: vs\n").unwrap_err();
+        assert!(err.starts_with("in.yaml is a Kubernetes object (VirtualService vs), not an obj"), "{err}");
+        let err = obj_of("rollout: {spec: {}}\noriginal: {spec: {}}\n").unwrap_err();
+        assert!(err.starts_with("in.yaml is a test case, not an obj"), "{err}");
+    }
+
+    #[test]
+    fn counts_say_one_without_a_plural() {
+        assert_eq!(counted(1, "file"), "1 file");
+        assert_eq!((counted(0, "file"), counted(2, "file")), ("0 files".into(), "2 files".into()));
+    }
+}

@@ -7,7 +7,7 @@ use super::{Outcome, RecordArgs, print_raw, show_printed, warn};
 use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
-use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, Routing};
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, Routing, http_route};
 use crate::providers::custom;
 use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
 use crate::providers::ingress::testcase::IngressTestCase;
@@ -227,7 +227,7 @@ fn http_route_case(
         route.key(),
         yaml::to_string(&Value::Array(expected))
     );
-    let kind_dir = Path::new(gateway::GROUP).join(gateway::KIND);
+    let kind_dir = Path::new(http_route::GROUP).join(http_route::KIND);
     Ok(Recorded {
         script: None,
         script_path: kind_dir.join("trafficRouting.lua"),

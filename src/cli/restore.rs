@@ -14,7 +14,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{self, Ending, ObjectKey, OwnerKind, Provider, Routing, Stage, WHEN_IT_FINALISES};
+use crate::model::{self, Ending, ObjectKey, OwnerKind, Provider, Routing, Stage, WHEN_IT_FINALISES, http_route};
 use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::{self, ObjectPlan, ProviderKind, custom, gateway, ingress};
@@ -560,7 +560,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             });
             continue;
         }
-        if key.group == gateway::GROUP && key.kind == gateway::KIND {
+        if key.group == http_route::GROUP && key.kind == http_route::KIND {
             notes.push(format!(
                 "{key}: an HTTPRoute keeps no stored original; restore it with the Rollout that routes it (restore ROLLOUT), which runs the controller's restore of its rules"
             ));
@@ -1446,7 +1446,7 @@ mod tests {
             not_releasing(&routing, &vs, &json!({})).ends_with("until it is edited back: it has no stored original (annotation rollouts.kruise.io/original-spec-configuration) for `restore` to put back"),
             "nothing for restore to put back"
         );
-        let route = ObjectKey::new(gateway::GROUP, gateway::KIND, "shop", "web");
+        let route = ObjectKey::new(http_route::GROUP, http_route::KIND, "shop", "web");
         assert_eq!(
             not_releasing(&routing, &route, &json!({})),
             "Rollout shop/odd is not in a release: the controller restores its HTTPRoute's rules only in a release (at a step without traffic, or at its end), so HTTPRoute shop/web stays, with the canary traffic it routes, until `restore --ref HTTPRoute.gateway.networking.k8s.io/web` restores its rules"
@@ -1463,7 +1463,7 @@ mod tests {
         assert!(routes_canary(&routing, &vs, &to("odd-canary")));
         assert!(routes_canary(&routing, &vs, &to("odd-canary.shop.svc.cluster.local")));
         assert!(!routes_canary(&routing, &vs, &to("odd")));
-        let route = ObjectKey::new(gateway::GROUP, gateway::KIND, "shop", "web");
+        let route = ObjectKey::new(http_route::GROUP, http_route::KIND, "shop", "web");
         let backends = |names: &[&str]| {
             let refs: Vec<Value> = names.iter().map(|name| json!({"kind": "Service", "name": name})).collect();
             json!({"spec": {"rules": [{"backendRefs": refs}]}})

@@ -11,7 +11,6 @@ use crate::source::live::{self, Selection, Workloads};
 use crate::status::{RolloutView, WorkloadView};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::Write;
 
 /// The Rollouts `status` shows: some of one namespace, or those of every namespace.
 #[derive(Clone, Debug)]
@@ -115,7 +114,7 @@ pub(super) fn none_found(session: &Session, scope: &Scope) {
         Scope::AllNamespaces(_) => "any namespace".to_string(),
         Scope::Namespace(_) => format!("namespace {}", session.cluster.namespace),
     };
-    let _ = writeln!(anstream::stderr(), "No Rollouts found in {place}.");
+    crate::stderr::line(&format!("No Rollouts found in {place}."));
 }
 
 /// Reads the selected Rollouts of the session's namespace and places their objects (a plan of

@@ -84,6 +84,10 @@ pub fn build(lua: &Lua, value: &Value, order: KeyOrder, levels: usize) -> mlua::
 
 /// Pushes `value` (see `build`), with `levels` levels of lists and maps left; false (with
 /// what was pushed left on the stack) when it nests deeper.
+///
+/// # Safety
+/// `state` is the state of the running Lua, with room on its stack for what is pushed (the
+/// invariants at the top of this file).
 unsafe fn push(state: *mut ffi::lua_State, value: &Value, order: KeyOrder, levels: usize) -> bool {
     if levels == 0 && matches!(value, Value::Array(_) | Value::Object(_)) {
         return false;
@@ -589,8 +593,11 @@ pub fn library_chunk<R: FromLuaMulti>(lua: &Lua, code: &str, name: &str, args: i
 /// gopher-lua's text of a number (`gofmt::number_text`) for the C core's `lua_number2str`
 /// (`build/lua_go_numbers.h`): `tostring`, `..`, a number where a string is wanted.
 /// NUL-terminated in `out`.
+///
+/// # Safety
+/// `out` points to `size` (at least 1) writable bytes.
 #[unsafe(no_mangle)]
-pub extern "C" fn rollout_lua_number2str(number: f64, out: *mut std::ffi::c_char, size: usize) {
+pub unsafe extern "C" fn rollout_lua_number2str(number: f64, out: *mut std::ffi::c_char, size: usize) {
     let mut text = Vec::with_capacity(24);
     super::gofmt::number_text(&mut text, number);
     // SAFETY: the C caller passes a buffer of `size` bytes (LUAI_MAXNUMBER2STR, 32; the longest
@@ -603,8 +610,15 @@ pub extern "C" fn rollout_lua_number2str(number: f64, out: *mut std::ffi::c_char
 
 /// gopher-lua's `parseNumber` for the C core (declared in `build/lua_go_numbers.h`): the VM's
 /// coercion of a string to a number and the lexer's numerals. 1 with `*number` set, or 0.
+///
+/// # Safety
+/// `text` points to `length` readable bytes and `number` to a writable `f64`.
 #[unsafe(no_mangle)]
-pub extern "C" fn rollout_lua_parse_number(text: *const std::ffi::c_char, length: usize, number: *mut f64) -> c_int {
+pub unsafe extern "C" fn rollout_lua_parse_number(
+    text: *const std::ffi::c_char,
+    length: usize,
+    number: *mut f64,
+) -> c_int {
     // SAFETY: the C callers pass a Lua string's or the lexer buffer's bytes with their length,
     // and a number to write, each valid for the call.
     let text = unsafe { std::slice::from_raw_parts(text.cast::<u8>(), length) };

@@ -14,6 +14,11 @@
 use super::json_kind as kind;
 use serde_json::{Map, Value};
 
+/// The Gateway API's group; HTTPRoutes are read at `v1` when the API server serves it, else at
+/// `v1beta1` (the one stored object either way).
+pub const GROUP: &str = "gateway.networking.k8s.io";
+pub const KIND: &str = "HTTPRoute";
+
 /// A Go field type of the schema.
 enum Type {
     /// `string` (never omitted).

@@ -12,13 +12,12 @@ mod stage_routing;
 mod strategy;
 mod traffic_routing;
 
-pub use admission::Rejections;
 pub use ending::Ending;
 pub use luadata::lua_data;
 pub use permission::{Permission, refused_read};
 pub use rollout::{
-    ApprovalProgress, Condition, Rollout, RolloutStatus, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
-    approval_progress, rollout_args, steps_named,
+    ApprovalProgress, Rollout, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION, approval_progress, rollout_args,
+    steps_named,
 };
 pub use routing::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,

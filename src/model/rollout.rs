@@ -205,8 +205,6 @@ pub struct Rollout {
     pub namespace: Option<String>,
     /// `metadata.uid` (empty in a manifest without one).
     pub uid: String,
-    /// The version it was read at (`v1alpha1` or `v1beta1`).
-    pub version: String,
     pub kind: StrategyKind,
     pub steps: Vec<Step>,
     pub traffic_routing: Option<TrafficRoutingRef>,
@@ -327,7 +325,6 @@ impl Rollout {
             name: name.into(),
             namespace: metadata_str(object, "namespace").map(str::to_string),
             uid: metadata_str(object, "uid").unwrap_or_default().into(),
-            version: version.into(),
             kind,
             steps,
             traffic_routing,

@@ -196,15 +196,6 @@ pub enum Provider {
 }
 
 impl Provider {
-    /// `custom refs`, `ingress`, `gateway`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Provider::Custom(_) => "custom refs",
-            Provider::Ingress { .. } => "ingress",
-            Provider::Gateway { .. } => "gateway",
-        }
-    }
-
     /// The objects this provider reads (in the owner's namespace), at the version the
     /// controller reads them; the objects it writes are among them. An Ingress provider reads
     /// the stable Ingress and writes the canary Ingress. (This tool reads an HTTPRoute at `v1`
@@ -221,7 +212,9 @@ impl Provider {
                 at(INGRESS_API_VERSION, "Ingress", name.clone()),
                 at(INGRESS_API_VERSION, "Ingress", canary_ingress_name(name)),
             ],
-            Provider::Gateway { http_route } => vec![at(HTTP_ROUTE_API_VERSION, "HTTPRoute", http_route.clone())],
+            Provider::Gateway { http_route } => {
+                vec![at(HTTP_ROUTE_API_VERSION, super::http_route::KIND, http_route.clone())]
+            }
         }
     }
 
@@ -352,9 +345,10 @@ mod tests {
         assert_eq!(routing.owner.to_string(), "Rollout shop/demo");
         assert_eq!(routing.owner.uid, "u-1");
         assert_eq!((routing.stable_service.as_str(), routing.canary_service.as_str()), ("web", "web-canary"));
-        let names: Vec<&str> = routing.providers.iter().map(Provider::name).collect();
-        assert_eq!(names, ["custom refs", "ingress", "gateway"]);
+        assert!(matches!(routing.providers[0], Provider::Custom(_)));
         assert_eq!(routing.providers[1], Provider::Ingress { name: "web".into(), class_type: "nginx".into() });
+        assert_eq!(routing.providers[2], Provider::Gateway { http_route: "route".into() });
+        assert_eq!(routing.providers.len(), 3);
         assert_eq!(
             routing.objects().iter().map(ToString::to_string).collect::<Vec<_>>(),
             ["VirtualService shop/vs", "Ingress shop/web", "Ingress shop/web-canary", "HTTPRoute shop/route"]

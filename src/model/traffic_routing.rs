@@ -15,7 +15,6 @@ const PROGRESSING_FINALIZER: &str = "progressing.rollouts.kruise.io";
 #[derive(Clone, Debug)]
 pub struct TrafficRoutingCr {
     pub name: String,
-    pub namespace: Option<String>,
     /// `metadata.uid` (empty in a manifest without one).
     pub uid: String,
     /// `objectRef[0]`; the controller uses only the first entry.
@@ -94,7 +93,6 @@ impl TrafficRoutingCr {
         };
         Ok(TrafficRoutingCr {
             name: name.into(),
-            namespace: metadata_str(object, "namespace").map(str::to_string),
             uid: metadata_str(object, "uid").unwrap_or_default().into(),
             traffic_routing,
             strategy: RouteStrategy { traffic, matches, request_header_modifier },

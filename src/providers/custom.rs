@@ -109,7 +109,7 @@ pub fn plan_object(
             // reading it back gives.
             let (stored, original) = match stored {
                 Some(text) => (text.to_string(), original),
-                None => (original.to_go_json(), original.as_stored_and_read_back()),
+                None => (original.to_go_json(), original.stored_and_read_back()),
             };
             let obj = model::lua_data(original, strategy, &routing.stable_service, &routing.canary_service);
             let (limits, options) = (context.limits, EvalOptions::CONTROLLER);

@@ -10,17 +10,12 @@ pub mod testcase;
 use super::{Action, Changed, ObjectPlan};
 use crate::change::Change;
 use crate::error::Error;
-use crate::model::http_route;
+use crate::model::http_route::{self, GROUP, KIND};
 use crate::model::{
     ObjectIndex, ObjectKey, ObjectRef, OwnerKind, RouteStrategy, Routing, RoutingAction, TrafficRoutingRef,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-/// The Gateway API's group; HTTPRoutes are read at `v1` when the API server serves it, else at
-/// `v1beta1` (the one stored object either way).
-pub const GROUP: &str = "gateway.networking.k8s.io";
-pub const KIND: &str = "HTTPRoute";
 
 /// One `gateway` ref of a Rollout or TrafficRouting, with what planning it needs.
 #[derive(Clone, Copy, Debug)]

@@ -86,7 +86,7 @@ impl ProviderKind {
     pub fn of(key: &ObjectKey) -> ProviderKind {
         match (key.group.as_str(), key.kind.as_str()) {
             ("networking.k8s.io", "Ingress") => ProviderKind::Ingress,
-            (gateway::GROUP, gateway::KIND) => ProviderKind::Gateway,
+            (model::http_route::GROUP, model::http_route::KIND) => ProviderKind::Gateway,
             _ => ProviderKind::Custom,
         }
     }
@@ -232,7 +232,9 @@ pub fn weight_split(routing: &Routing, objects: &[ObjectPlan]) -> WeightSplit {
     let not_split = |object: &ObjectPlan| {
         let reference = &object.reference;
         routing.providers.iter().any(|provider| match provider {
-            Provider::Gateway { http_route } => reference.kind == "HTTPRoute" && &reference.name == http_route,
+            Provider::Gateway { http_route } => {
+                reference.kind == model::http_route::KIND && &reference.name == http_route
+            }
             Provider::Ingress { name, class_type } => {
                 reference.kind == "Ingress"
                     && reference.name == model::canary_ingress_name(name)
@@ -365,7 +367,8 @@ mod tests {
             ingress,
             "Service web-canary does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
         );
-        let route = missing_canary_service("web-canary", true, &key(gateway::GROUP, gateway::KIND, "web"));
+        let route =
+            missing_canary_service("web-canary", true, &key(model::http_route::GROUP, model::http_route::KIND, "web"));
         assert!(route.starts_with("Service web-canary does not exist: the HTTPRoute's canary backendRef routes to it; the controller creates it"), "{route}");
         let custom = missing_canary_service("web-canary", true, &key("networking.istio.io", "VirtualService", "web"));
         assert!(
@@ -393,7 +396,7 @@ mod tests {
             providers: vec![Provider::Gateway { http_route }],
             releasing: true,
         };
-        let route = key(gateway::GROUP, gateway::KIND, "web");
+        let route = key(model::http_route::GROUP, model::http_route::KIND, "web");
         let mut objects = ObjectIndex::default();
         assert_eq!(canary_service_warning(&routing, &objects, &route), None, "not looked for (files)");
         objects.insert_absent(key("", "Service", "web-canary"));

@@ -423,7 +423,7 @@ fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
 }
 
 /// Where HTTPRoute test cases live: the Gateway API provider has no script, only cases.
-const HTTP_ROUTE_DIR: [&str; 2] = ["gateway.networking.k8s.io", "HTTPRoute"];
+const HTTP_ROUTE_DIR: [&str; 2] = [crate::model::http_route::GROUP, crate::model::http_route::KIND];
 
 /// The script of a custom ref's folder, as the controller names it.
 const SCRIPT_FILE: &str = "trafficRouting.lua";

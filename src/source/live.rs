@@ -6,10 +6,10 @@
 
 use super::cluster::{Cluster, Resource};
 use crate::error::{ApiFailure, Error};
+use crate::model::http_route;
 use crate::model::{
     INGRESS_API_VERSION, ObjectKey, ObjectRef, Permission, Provider, Rollout, Routing, TrafficRoutingCr, refused_read,
 };
-use crate::providers::gateway;
 use crate::scripts::{CONFIGMAP_NAME, ConfigMapNeed, ConfigMapScripts, ScriptCatalog};
 use crate::snapshot::{Located, Origin, Snapshot};
 use futures::future::{join_all, try_join_all};
@@ -588,15 +588,15 @@ async fn read_http_routes(
     let version = http_route_version(cluster).await?.ok_or_else(|| {
         Error::Input(format!(
             "the API server serves no httproutes.{} at v1 or v1beta1 (is the Gateway API installed?), needed for HTTPRoute {}",
-            gateway::GROUP,
+            http_route::GROUP,
             names.iter().cloned().collect::<Vec<_>>().join(", ")
         ))
     })?;
     let refs: Vec<ObjectRef> = names
         .iter()
         .map(|name| ObjectRef {
-            api_version: format!("{}/{version}", gateway::GROUP),
-            kind: gateway::KIND.into(),
+            api_version: format!("{}/{version}", http_route::GROUP),
+            kind: http_route::KIND.into(),
             name: name.clone(),
         })
         .collect();
@@ -607,7 +607,7 @@ async fn read_http_routes(
 /// v1beta1; `None` where it serves neither.
 pub async fn http_route_version(cluster: &Cluster) -> Result<Option<&'static str>, Error> {
     for version in ["v1", "v1beta1"] {
-        if cluster.resource(gateway::GROUP, version, gateway::KIND, false).await?.is_some() {
+        if cluster.resource(http_route::GROUP, version, http_route::KIND, false).await?.is_some() {
             return Ok(Some(version));
         }
     }

@@ -6,8 +6,8 @@
 use super::cluster::{Cluster, Resource, Watched};
 use super::live::{self, Selection, rollout_name};
 use crate::error::Error;
+use crate::model::http_route;
 use crate::model::{ObjectKey, ObjectRef};
-use crate::providers::gateway;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -148,7 +148,7 @@ impl GatewayWatch {
             // HTTPRoutes at the version they are read at, whatever version a routing names: a
             // missing route a v1-only server would otherwise go unwatched.
             let version = match (reference.group(), reference.kind.as_str()) {
-                (gateway::GROUP, gateway::KIND) => live::http_route_version(cluster).await.ok().flatten()?,
+                (http_route::GROUP, http_route::KIND) => live::http_route_version(cluster).await.ok().flatten()?,
                 _ => reference.version(),
             };
             let resource = cluster.resource(reference.group(), version, &reference.kind, false).await;
