@@ -575,7 +575,7 @@ fn eval_refuses_a_result_far_larger_than_the_memory_limit_at_once() {
         .args(["eval", "big.lua", "--obj", "obj.json", "--lua-timeout", "4s"])
         .run()
         .status(1)
-        .stderr_has("script big.lua: its result is too large: its strings and keys add up to more than the memory limit (64 MiB, --lua-memory)");
+        .stderr_has("script big.lua: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys and 32 bytes for each value");
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
 }
 

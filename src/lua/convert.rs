@@ -37,13 +37,18 @@ pub enum EmptyTable {
 pub enum EncodeError {
     /// The controller's encoder refuses it too, with this message.
     Refused(String),
-    /// Its strings and keys add up to more bytes than the budget: a string referenced many
-    /// times is stored once in Lua, but copied for each reference in the result.
+    /// It takes more bytes than the budget, each value counted at what it holds as a result
+    /// (`VALUE_BYTES`, and its string's or key's bytes): a string or table referenced many times
+    /// is stored once in Lua, but copied for each reference in the result.
     TooLarge,
     /// Lua could not allocate what reading the value needs (the script left its state at the
     /// memory limit).
     OutOfMemory,
 }
+
+/// What a value of a result takes besides its bytes of text: a `serde_json::Value`, as a plan
+/// holds it (a list of two million numbers takes 64 MB there, and 4 MB as JSON).
+pub const VALUE_BYTES: usize = std::mem::size_of::<Value>();
 
 /// gopher-lua keeps positive integer keys below this in a table's array part.
 const MAX_ARRAY_INDEX: f64 = 67_108_864.0;
@@ -55,13 +60,22 @@ const MAX_DEPTH: usize = 100;
 
 /// Builds the Lua value for a JSON value, inserting each map's keys in `order`.
 pub fn to_lua(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<LuaValue> {
-    stack::build(lua, value, order, MAX_DEPTH)?.ok_or_else(too_deep)
+    within_depth(lua, value, order)?.ok_or_else(too_deep)
+}
+
+/// `to_lua`, or none for a value nested past `MAX_DEPTH`.
+pub fn within_depth(lua: &Lua, value: &Value, order: KeyOrder) -> mlua::Result<Option<LuaValue>> {
+    stack::build(lua, value, order, MAX_DEPTH)
 }
 
 /// The error of a value nested past `MAX_DEPTH`, which the script cannot catch as a failure
 /// return (it is raised).
 pub fn too_deep() -> mlua::Error {
-    mlua::Error::runtime(format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua"))
+    mlua::Error::runtime(too_deep_message())
+}
+
+pub fn too_deep_message() -> String {
+    format!("cannot hand a value nested more than {MAX_DEPTH} deep to Lua")
 }
 
 /// `to_lua` of the `Value` the JSON text of an object reads as, built as the text is read (see
@@ -261,8 +275,8 @@ impl Encoding for GoJsonText {
     }
 }
 
-/// Encodes a Lua value as the controller's encoder does, its strings and keys adding up to at
-/// most `budget` bytes.
+/// Encodes a Lua value as the controller's encoder does, taking at most `budget` bytes (see
+/// `EncodeError::TooLarge`).
 pub fn from_lua<E: Encoding>(
     lua: &Lua,
     value: LuaValue,
@@ -357,7 +371,7 @@ enum Stop {
 struct Walk<'r, E> {
     empty: EmptyTable,
     visited: BTreeSet<usize>,
-    /// The bytes the strings and keys still to come may take.
+    /// The bytes the values, strings and keys still to come may take.
     budget: usize,
     encoding: E,
     /// The string keys of the maps being walked, each map's after its parent's.
@@ -373,6 +387,7 @@ enum Shape {
 
 impl<'r, E: Encoding> Walk<'r, E> {
     fn value(&mut self, stack: &mut Stack<'r>, index: Index, depth: usize) -> Result<(), Stop> {
+        self.budget = self.budget.checked_sub(VALUE_BYTES).ok_or(Stop::TooLarge)?;
         match stack.kind(index) {
             Kind::Nil => self.encoding.null(),
             Kind::Boolean => self.encoding.boolean(stack.boolean(index)),
@@ -615,20 +630,26 @@ mod tests {
     }
 
     #[test]
-    fn the_strings_and_keys_of_a_result_are_charged_to_the_budget() {
+    fn the_values_strings_and_keys_of_a_result_are_charged_to_the_budget() {
         let lua = Lua::new();
         let encode = |code: &str, budget: usize| {
             let value: LuaValue = lua.load(code).eval().unwrap();
             from_lua(&lua, value, EmptyTable::Null, budget, Values::default())
         };
-        // One string stored once in Lua and referenced four times: four copies in the result.
+        // One string stored once in Lua and referenced four times: four copies in the result,
+        // and five values (the list and its items).
         let shared = "local s = string.rep('x', 1000) return {s, s, s, s}";
-        assert_eq!(encode(shared, 4000).unwrap(), Value::Array(vec![json!("x".repeat(1000)); 4]));
-        assert_eq!(encode(shared, 3999), Err(EncodeError::TooLarge));
+        let size = 4000 + 5 * VALUE_BYTES;
+        assert_eq!(encode(shared, size).unwrap(), Value::Array(vec![json!("x".repeat(1000)); 4]));
+        assert_eq!(encode(shared, size - 1), Err(EncodeError::TooLarge));
         // Keys count too, and the budget beats an error found later.
-        assert_eq!(encode("return {abc = 'de'}", 5).unwrap(), json!({"abc": "de"}));
-        assert_eq!(encode("return {abc = 'de'}", 4), Err(EncodeError::TooLarge));
-        assert_eq!(encode("return {'xx', print}", 1), Err(EncodeError::TooLarge));
+        assert_eq!(encode("return {abc = 'de'}", 5 + 2 * VALUE_BYTES).unwrap(), json!({"abc": "de"}));
+        assert_eq!(encode("return {abc = 'de'}", 4 + 2 * VALUE_BYTES), Err(EncodeError::TooLarge));
+        assert_eq!(encode("return {'xx', print}", 1 + 2 * VALUE_BYTES), Err(EncodeError::TooLarge));
+        // Values without text count alone: a list of numbers, a table shared by reference.
+        let numbers = "local t = {} for i = 1, 1000 do t[i] = 0 end return t";
+        assert!(encode(numbers, 1001 * VALUE_BYTES).is_ok());
+        assert_eq!(encode(numbers, 1001 * VALUE_BYTES - 1), Err(EncodeError::TooLarge));
     }
 
     #[test]

@@ -453,8 +453,9 @@ fn run<E: Encoding>(
         EncodeError::TooLarge => fail(
             ScriptErrorKind::Memory,
             format!(
-                "its result is too large: its strings and keys add up to more than the memory limit ({}, --lua-memory)",
-                shown_size(limits.memory)
+                "its result is too large: it would take more than the memory limit ({}, --lua-memory), counting its strings and keys and {} bytes for each value",
+                shown_size(limits.memory),
+                convert::VALUE_BYTES
             ),
         ),
     })?;
@@ -1035,7 +1036,7 @@ mod tests {
         assert_eq!(err.kind, ScriptErrorKind::Memory);
         assert_eq!(
             err.to_string(),
-            "script test.lua: its result is too large: its strings and keys add up to more than the memory limit (64 MiB, --lua-memory)"
+            "script test.lua: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys and 32 bytes for each value"
         );
         // json.encode's text would have to fit in the sandbox too (a smaller case: encoding
         // scans the strings it copies, which takes a debug build long for 3 × 16 MiB).

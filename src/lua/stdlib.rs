@@ -45,7 +45,10 @@ local function checked_decode(text)
   if kind ~= "string" and kind ~= "number" then
     error("bad argument #1 to decode (string expected, got " .. kind .. ")", 3)
   end
-  return decode(text)
+  local value, problem, past_a_limit = decode(text)
+  if past_a_limit then error(problem, 3) end
+  if problem ~= nil then return value, problem end
+  return value
 end
 return {encode = checked_encode, decode = checked_decode}
 "#;
@@ -296,11 +299,16 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
             }
         })?,
         library_function(lua, |lua, text: mlua::LuaString| {
+            // Nested past the engine's limit, which Go decodes: raised, by the wrapper, at the
+            // script's line (a regression: `nil, message`, a failure the script would handle).
+            let too_deep = || (LuaValue::Nil, convert::too_deep_message(), true).into_lua_multi(lua);
             let decoded = match serde_json::from_str::<serde_json::Value>(&convert::go_json_input(&text.as_bytes())) {
-                Ok(json) => one(lua, convert::to_lua(lua, &json, convert::KeyOrder::Sorted)?),
-                // serde_json's own limit (128 levels), past the engine's: the same error as
-                // there, raised, where Go decodes such text (a regression: `nil, message`).
-                Err(e) if e.to_string().starts_with("recursion limit exceeded") => Err(convert::too_deep()),
+                Ok(json) => match convert::within_depth(lua, &json, convert::KeyOrder::Sorted)? {
+                    Some(value) => one(lua, value),
+                    None => too_deep(),
+                },
+                // serde_json's own limit (128 levels), past the engine's.
+                Err(e) if e.to_string().starts_with("recursion limit exceeded") => too_deep(),
                 Err(e) => failed(lua, &e.to_string()),
             };
             deadline::check(lua)?;
@@ -427,7 +435,7 @@ mod tests {
                 format!("local v, e = json.decode(string.rep('[', {depth}) .. string.rep(']', {depth})) return {{}}");
             let err = evaluated(&code).unwrap_err();
             assert!(
-                err.to_string().ends_with("cannot hand a value nested more than 100 deep to Lua"),
+                err.to_string().ends_with(":1: cannot hand a value nested more than 100 deep to Lua"),
                 "{depth}: {err}"
             );
         }
@@ -442,6 +450,7 @@ mod tests {
              caught(json.encode)
              caught(json.decode, {})
              caught(json.decode)
+             caught(json.decode, string.rep('[', 101) .. string.rep(']', 101))
              caught(print, setmetatable({}, {__tostring = function() error('boom', 0) end}))",
         );
         assert_eq!(
@@ -450,6 +459,7 @@ mod tests {
                 "string: <string>:1: bad argument #1 to encode (value expected)",
                 "string: <string>:1: bad argument #1 to decode (string expected, got table)",
                 "string: <string>:1: bad argument #1 to decode (string expected, got nil)",
+                "string: <string>:1: cannot hand a value nested more than 100 deep to Lua",
                 "string: boom"
             ])
         );
