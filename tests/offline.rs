@@ -837,7 +837,7 @@ mod bad_input {
     fn script_memory_bomb() {
         fails(
             with_script("local t = {} for i = 1, 1e9 do t[i] = i end return t"),
-            "script s.lua: ran out of memory (limit 64 MiB)",
+            "script s.lua: ran out of memory (limit 64 MiB, --lua-memory)",
         );
     }
 

@@ -70,7 +70,7 @@ fn a_repeat_count_beyond_an_int_runs_out_of_memory() {
     let (output, elapsed) = eval("return {spec = string.rep('x', 2^31)}");
     let output = output.status(1);
     assert!(
-        output.stderr.contains("error: script script.lua: ran out of memory (limit 64 MiB)")
+        output.stderr.contains("error: script script.lua: ran out of memory (limit 64 MiB, --lua-memory)")
             || output.stderr.contains("timed out after 1s"),
         "{}",
         output.stderr
@@ -96,7 +96,7 @@ fn print_output_is_capped() {
 fn a_list_padded_past_what_the_controller_does_in_its_second_runs_out_of_memory() {
     // gopher-lua allocates the 2^25 nils, and times out after 9 s and 2 GB.
     let (output, elapsed) = eval("local t = {} t[2^25] = 1 return {spec = #t}");
-    output.status(1).stderr_has("error: script script.lua: ran out of memory (limit 64 MiB)\n");
+    output.status(1).stderr_has("error: script script.lua: ran out of memory (limit 64 MiB, --lua-memory)\n");
     ends_soon(elapsed);
 }
 

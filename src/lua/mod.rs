@@ -463,7 +463,7 @@ fn run<E: Encoding>(
 }
 
 fn out_of_memory(limits: &Limits) -> String {
-    format!("ran out of memory (limit {})", shown_size(limits.memory))
+    format!("ran out of memory (limit {}, --lua-memory)", shown_size(limits.memory))
 }
 
 /// The most bytes the strings and keys of a value converted out of `lua` may take (see
@@ -977,7 +977,7 @@ mod tests {
             format!("local ok = pcall(pcall, {grow}) return {{spec = {{ok = ok}}}}"),
         ] {
             let err = evaluated(&Script::new("test.lua", &caught), &json!({}), &memory_only).unwrap_err();
-            assert_eq!(err.to_string(), "script test.lua: ran out of memory (limit 4 MiB)", "{caught}");
+            assert_eq!(err.to_string(), "script test.lua: ran out of memory (limit 4 MiB, --lua-memory)", "{caught}");
         }
         // The library functions written in Rust too, their result past the limit (a regression
         // of the review: mlua raised their memory errors as runtime errors, which pcall caught).
@@ -987,7 +987,7 @@ mod tests {
             "local s = string.rep('x', 20e6) local ok = pcall(string.format, '%s%s%s', s, s, s) return {spec = {ok = ok}}",
         ] {
             let err = evaluated(&Script::new("test.lua", caught), &json!({}), &memory_only).unwrap_err();
-            assert_eq!(err.to_string(), "script test.lua: ran out of memory (limit 64 MiB)", "{caught}");
+            assert_eq!(err.to_string(), "script test.lua: ran out of memory (limit 64 MiB, --lua-memory)", "{caught}");
         }
         // Other errors are caught as ever.
         let script = Script::new("test.lua", "local ok, e = pcall(error, 'x', 0) return {spec = {ok = ok, e = e}}");
@@ -1006,7 +1006,7 @@ mod tests {
             "local t = {} for i = 1, 2^16 do t[200 * i] = i end return {spec = #t}",
         ] {
             let err = run(padded).unwrap_err();
-            assert_eq!(err.to_string(), "script pad.lua: ran out of memory (limit 64 MiB)", "{padded}");
+            assert_eq!(err.to_string(), "script pad.lua: ran out of memory (limit 64 MiB, --lua-memory)", "{padded}");
         }
         // What the controller does within its second still runs, as a list filled with gaps of
         // one or two does (its keys cost here what the padding does there).
@@ -1045,7 +1045,7 @@ mod tests {
         let err = evaluated(&script, &json!({}), &Limits { memory: 16 << 20, ..limits }).unwrap_err();
         assert_eq!(
             (err.kind, err.to_string()),
-            (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 16 MiB)".into())
+            (ScriptErrorKind::Memory, "script test.lua: ran out of memory (limit 16 MiB, --lua-memory)".into())
         );
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     }
