@@ -360,6 +360,40 @@ impl Outcome {
     }
 }
 
+/// The steps of a case whose stages carry an object from one to the next (a canary Ingress, an
+/// HTTPRoute): `stage` plans each action in order, from what the one before left, and says what
+/// it leaves (compared with `expected`'s entry as `want` reads it) and its warnings; `first_notes`
+/// go with the first step. A failing stage ends the case: later stages would start from a state
+/// the controller never reaches.
+pub fn carried_steps<A>(
+    actions: &[A],
+    expected: &[Value],
+    first_notes: Vec<String>,
+    want: impl Fn(&Value) -> Data,
+    mut stage: impl FnMut(&A) -> Result<(Data, Vec<String>), crate::error::Error>,
+) -> Vec<StepReport> {
+    let mut notes = first_notes;
+    let mut steps = Vec::new();
+    for (index, action) in actions.iter().enumerate() {
+        let mut step_notes = std::mem::take(&mut notes);
+        match stage(action) {
+            Err(e) => {
+                steps.push(StepReport { index, outcome: Outcome::Error(e.to_string()), notes: step_notes });
+                break;
+            }
+            Ok((got, warnings)) => {
+                let outcome = match expected.get(index) {
+                    None => Outcome::unexpected(expected.len(), actions.len()),
+                    Some(expected) => Outcome::compared(want(expected), got),
+                };
+                step_notes.extend(warnings);
+                steps.push(StepReport { index, outcome, notes: step_notes });
+            }
+        }
+    }
+    steps
+}
+
 #[derive(Clone, Debug)]
 pub struct StepReport {
     /// Where the step is in the case's steps and `expected` (0-based).
@@ -507,6 +541,32 @@ fn lua_string(s: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn carried_steps_compare_each_stage_and_stop_at_the_first_that_fails() {
+        let data = |n: i64| Data::of_object(&json!({"spec": {"n": n}}));
+        let expected = [json!({"spec": {"n": 1}}), json!({"spec": {"n": 3}})];
+        let mut carried = 0;
+        let steps = carried_steps(&[1, 1, 1], &expected, vec!["first".into()], Data::of_object, |add| {
+            carried += add;
+            Ok((data(carried), vec![format!("at {carried}")]))
+        });
+        let outcomes: Vec<_> = steps.iter().map(|s| &s.outcome).collect();
+        assert_eq!(outcomes[0], &Outcome::Pass);
+        assert_eq!(outcomes[1], &Outcome::Fail { want: data(3), got: data(2) });
+        assert_eq!(outcomes[2], &Outcome::unexpected(2, 3));
+        let notes: Vec<_> = steps.iter().map(|s| s.notes.clone()).collect();
+        assert_eq!(notes, [vec!["first", "at 1"], vec!["at 2"], vec!["at 3"]]);
+        // A failing stage ends the case, its step keeping the first notes when it is the first.
+        let steps = carried_steps(&[1, 2], &expected, vec!["first".into()], Data::of_object, |_| {
+            Err(crate::error::Error::Input("bad".into()))
+        });
+        assert_eq!(steps.len(), 1);
+        assert_eq!(
+            (&steps[0].outcome, &steps[0].notes[..]),
+            (&Outcome::Error("bad".into()), &["first".to_string()][..])
+        );
+    }
 
     const CASE: &str = r#"
 rollout:

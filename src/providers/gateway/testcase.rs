@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::model::RoutingAction;
 use crate::model::{OwnerKind, http_route};
 use crate::providers::case::{CaseRouting, case_routing};
-use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
+use crate::testcase::{CaseReport, GoTest, carried_steps};
 use crate::testcase::{case_document, expected};
 use serde_json::Value;
 
@@ -68,29 +68,12 @@ impl HttpRouteTestCase {
     pub fn run(&self) -> CaseReport {
         let gateway = self.gateway();
         let mut route = Some(self.original.clone());
-        let mut route_notes = route_warnings(&gateway, &self.original);
-        let mut steps = Vec::new();
-        for (index, action) in self.actions.iter().enumerate() {
-            let plan = match plan_stage(&gateway, route.as_ref(), action) {
-                Ok(plan) => plan,
-                Err(e) => {
-                    let notes = std::mem::take(&mut route_notes);
-                    steps.push(StepReport { index, outcome: Outcome::Error(e.to_string()), notes });
-                    break;
-                }
-            };
+        let route_notes = route_warnings(&gateway, &self.original);
+        let steps = carried_steps(&self.actions, &self.expected, route_notes, Data::of_object, |action| {
+            let plan = plan_stage(&gateway, route.as_ref(), action)?;
             route = plan.route;
-            let outcome = match self.expected.get(index) {
-                None => Outcome::unexpected(self.expected.len(), self.actions.len()),
-                Some(expected) => Outcome::compared(
-                    Data::of_object(expected),
-                    route.as_ref().map_or_else(Data::default, Data::of_object),
-                ),
-            };
-            let mut notes = std::mem::take(&mut route_notes);
-            notes.extend(plan.warnings);
-            steps.push(StepReport { index, outcome, notes });
-        }
+            Ok((route.as_ref().map_or_else(Data::default, Data::of_object), plan.warnings))
+        });
         // The controller tests its Gateway API routing in Go (gateway_test.go), not from YAML cases.
         let go_test = GoTest::CannotRun(
             "HTTPRoute test cases are this tool's format; the controller has no YAML harness for its Gateway API routing".into(),
@@ -121,6 +104,7 @@ impl HttpRouteTestCase {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testcase::{Outcome, StepReport};
 
     const CASE: &str = r#"
 rollout:

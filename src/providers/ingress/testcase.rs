@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::lua::{Limits, Printed, Script};
 use crate::model::{Owner, RoutingAction};
 use crate::providers::case::{CaseRouting, case_routing};
-use crate::testcase::{CaseReport, GoTest, Outcome, StepReport};
+use crate::testcase::{CaseReport, GoTest, carried_steps};
 use crate::testcase::{case_document, expected};
 use serde_json::Value;
 use std::sync::Arc;
@@ -108,24 +108,11 @@ impl IngressTestCase {
     ) -> CaseReport {
         let route = self.route(class_type, script, builtin, limits, printed);
         let mut canary = self.canary.clone();
-        let mut steps = Vec::new();
-        for (index, action) in self.actions.iter().enumerate() {
-            let plan = match plan_stage(&route, Some(&self.stable), canary.as_ref(), action) {
-                Ok(plan) => plan,
-                Err(e) => {
-                    steps.push(StepReport { index, outcome: Outcome::Error(e.to_string()), notes: Vec::new() });
-                    break;
-                }
-            };
+        let steps = carried_steps(&self.actions, &self.expected, Vec::new(), contents, |action| {
+            let plan = plan_stage(&route, Some(&self.stable), canary.as_ref(), action)?;
             canary = plan.canary;
-            let outcome = match self.expected.get(index) {
-                None => Outcome::unexpected(self.expected.len(), self.actions.len()),
-                Some(expected) => {
-                    Outcome::compared(contents(expected), canary.as_deref().map_or_else(Data::default, Data::of_object))
-                }
-            };
-            steps.push(StepReport { index, outcome, notes: plan.warnings });
-        }
+            Ok((canary.as_deref().map_or_else(Data::default, Data::of_object), plan.warnings))
+        });
         // The controller tests its Ingress scripts in Go (ingress_test.go), not from YAML cases.
         let go_test = GoTest::CannotRun(
             "Ingress test cases are this tool's format; the controller has no YAML harness for Ingress scripts".into(),
@@ -148,6 +135,7 @@ fn contents(canary: &Value) -> Data {
 mod tests {
     use super::*;
     use crate::scripts::builtin_ingress;
+    use crate::testcase::{Outcome, StepReport};
 
     const CASE: &str = r#"
 rollout:
