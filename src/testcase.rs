@@ -29,7 +29,40 @@ pub struct TestCase {
 }
 
 /// The keys of a case the controller's harness reads (its `TestCase` type).
-const CASE_KEYS: [&str; 4] = ["rollout", "trafficRouting", "original", "expected"];
+pub const CASE_KEYS: [&str; 4] = ["rollout", "trafficRouting", "original", "expected"];
+
+/// The keys of a case (`document`) that are not among `known`, each said with its line and the
+/// known key it is nearest to: a misspelt key often explains why a case fails.
+pub fn unknown_case_keys(origin: &Origin, document: &Document, known: &[&str]) -> Vec<String> {
+    let (subjects, others): (Vec<&str>, Vec<&str>) =
+        known.iter().partition(|key| ["rollout", "trafficRouting"].contains(key));
+    let has = match others.split_last() {
+        Some((last, [])) => format!("{}, {last}", subjects.join(" or ")),
+        Some((last, rest)) => format!("{}, {} and {last}", subjects.join(" or "), rest.join(", ")),
+        None => subjects.join(" or "),
+    };
+    let known: Vec<String> = known.iter().map(|k| k.to_string()).collect();
+    let keys = document.value.as_object().into_iter().flat_map(|map| map.keys());
+    keys.filter(|key| !known.contains(key))
+        .map(|key| {
+            let guess = schema::closest(key, &known).map(|k| format!(" (did you mean {k}?)")).unwrap_or_default();
+            format!("{}: unknown key \"{key}\": a case has {has}{guess}", origin.place_of(&Path::default().field(key)))
+        })
+        .collect()
+}
+
+/// `error`, with the case's unknown keys, which may explain it.
+pub fn with_unknown_keys(error: String, unknown_keys: &[String]) -> String {
+    match unknown_keys {
+        [] => error,
+        keys => format!("{error} ({})", keys.join("; ")),
+    }
+}
+
+/// Where a case's `key` (its `rollout` or `trafficRouting`) is in its file, for its fields' lines.
+pub fn subject_origin(origin: &Origin, document: &Document, key: &str) -> Origin {
+    Origin::File { place: origin.to_string(), text: document.text.as_ref().map(|text| Box::new(text.inside(key))) }
+}
 
 /// How the controller's own `go test` treats a case, where that is not plain.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,26 +113,11 @@ impl TestCase {
     pub fn parse(name: &str, text: &str) -> Result<TestCase, String> {
         let document = case_document(name, text)?;
         let origin = Origin::of(name, &document);
-        let unknown_keys: Vec<String> = document
-            .value
-            .as_object()
-            .into_iter()
-            .flat_map(|map| map.keys())
-            .filter(|key| !CASE_KEYS.contains(&key.as_str()))
-            .map(|key| {
-                let known = CASE_KEYS.map(String::from);
-                let guess = schema::closest(key, &known).map(|k| format!(" (did you mean {k}?)")).unwrap_or_default();
-                format!(
-                    "{}: unknown key \"{key}\": a case has rollout or trafficRouting, original and expected{guess}",
-                    origin.place_of(&Path::default().field(key))
-                )
-            })
-            .collect();
+        let unknown_keys = unknown_case_keys(&origin, &document, &CASE_KEYS);
         let mut case = TestCase::read(name, &document, &origin).map_err(|e| match e {
             // Such a case has keys of its own (an Ingress case's `canary`).
             ReadError::OtherProvider(e) => e,
-            ReadError::Invalid(e) if unknown_keys.is_empty() => e,
-            ReadError::Invalid(e) => format!("{e} ({})", unknown_keys.join("; ")),
+            ReadError::Invalid(e) => with_unknown_keys(e, &unknown_keys),
         })?;
         case.warnings.splice(0..0, unknown_keys);
         Ok(case)
@@ -111,10 +129,7 @@ impl TestCase {
             case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
         let mut go_test = GoTest::Same;
         // The subject as plan -f reads it: its own place in the file, for its fields' lines.
-        let subject_origin = |key: &str| Origin::File {
-            place: origin.to_string(),
-            text: document.text.as_ref().map(|text| Box::new(text.inside(key))),
-        };
+        let subject_origin = |key: &str| subject_origin(origin, document, key);
         let mut warnings = Vec::new();
         // The first object without a kind: the harness reads each as an unstructured object,
         // whose decoder refuses one whose kind is not a non-empty string.

@@ -37,6 +37,16 @@ fn a_case_whose_expected_differs_fails_with_a_diff() {
 }
 
 #[test]
+fn a_misspelt_field_of_an_httproute_case_is_warned_of_at_its_line() {
+    let case =
+        std::fs::read_to_string(repo(CASE)).unwrap().replace("          traffic: \"20%\"", "          trafic: \"20%\"");
+    let test = Test::new().file("cases/gateway.networking.k8s.io/HTTPRoute/testdata/case.yaml", &case);
+    test.run_args(["test", "cases"]).status(1).stdout_has(
+        "warning: cases/gateway.networking.k8s.io/HTTPRoute/testdata/case.yaml:24: unknown field \"spec.strategy.canary.steps[1].trafic\"",
+    );
+}
+
+#[test]
 fn an_httproute_folder_with_a_script_holds_that_scripts_cases() {
     // An HTTPRoute can be a customNetworkRefs object driven by a script of its own: then its
     // testdata are the script's cases, run with the harness, not the Gateway API provider's.

@@ -80,6 +80,25 @@ fn test_runs_ingress_cases_of_a_folder_and_reports_failures() {
 }
 
 #[test]
+fn test_warns_of_a_misspelt_field_or_key_of_an_ingress_case_at_its_line() {
+    // A regression: `trafic:` made the step route nothing, the only sign a diff against {}.
+    let case = std::fs::read_to_string(repo(
+        "lua_configuration/trafficrouting_ingress/testdata/nginx/header_step_then_weight_then_finish.yaml",
+    ))
+    .unwrap()
+    .replace("          traffic: \"30%\"", "          trafic: \"30%\"")
+    .replace("\nexpected:", "\nexpeced: []\nexpected:");
+    let test = Test::new().file("lua/trafficrouting_ingress/testdata/nginx/case.yaml", &case).file(
+        "lua/trafficrouting_ingress/nginx.lua",
+        &std::fs::read_to_string(repo("lua_configuration/trafficrouting_ingress/nginx.lua")).unwrap(),
+    );
+    test.run_args(["test", "lua"])
+        .status(1)
+        .stdout_has("warning: lua/trafficrouting_ingress/testdata/nginx/case.yaml:17: unknown field \"spec.strategy.canary.steps[1].trafic\"")
+        .stdout_has("warning: lua/trafficrouting_ingress/testdata/nginx/case.yaml:44: unknown key \"expeced\": a case has rollout or trafficRouting, original, canary and expected (did you mean expected?)");
+}
+
+#[test]
 fn every_built_in_ingress_case_plans_and_lua_obj_points_there() {
     // As `test` reads them: most cases' Ingresses leave out apiVersion and kind.
     let cases = std::fs::read_dir(repo("lua_configuration/trafficrouting_ingress/testdata"))

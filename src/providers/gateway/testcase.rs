@@ -10,8 +10,8 @@ use crate::error::Error;
 use crate::model::RoutingAction;
 use crate::model::{OwnerKind, http_route};
 use crate::providers::case::{CaseRouting, case_routing};
+use crate::testcase::{CASE_KEYS, case_document, expected};
 use crate::testcase::{CaseReport, GoTest, carried_steps};
-use crate::testcase::{case_document, expected};
 use serde_json::Value;
 
 #[derive(Clone, Debug)]
@@ -25,21 +25,26 @@ pub struct HttpRouteTestCase {
     original: Value,
     actions: Vec<RoutingAction>,
     expected: Vec<Value>,
+    /// Its unknown keys and fields, with their lines.
+    warnings: Vec<String>,
 }
 
 impl HttpRouteTestCase {
     pub fn parse(name: &str, text: &str) -> Result<HttpRouteTestCase, String> {
-        let case = &case_document(name, text)?.value;
+        let document = case_document(name, text)?;
+        let read = case_routing(name, &document, &CASE_KEYS)?;
+        let case = &document.value;
         // Both as the API server stores them, as `plan -f` reads a route.
         let mut original = case
             .get("original")
             .filter(|o| o.is_object())
-            .ok_or_else(|| format!("{name}: no original (the HTTPRoute before the release)"))?
+            .ok_or_else(|| read.explained(format!("{name}: no original (the HTTPRoute before the release)")))?
             .clone();
         http_route::as_stored(&mut original);
         let mut expected = expected(name, case, "HTTPRoutes")?;
         expected.iter_mut().for_each(http_route::as_stored);
-        let CaseRouting { routing, owner, actions, canary_service, .. } = case_routing(name, case)?;
+        let warnings = read.warnings();
+        let CaseRouting { routing, owner, actions, canary_service, .. } = read;
         let http_route =
             routing.gateway.ok_or_else(|| format!("{name}: its traffic routing has no gateway.httpRouteName"))?;
         if original["metadata"]["name"] != http_route.as_str() {
@@ -58,6 +63,7 @@ impl HttpRouteTestCase {
             expected,
             original,
             actions,
+            warnings,
         })
     }
 
@@ -78,7 +84,7 @@ impl HttpRouteTestCase {
         let go_test = GoTest::CannotRun(
             "HTTPRoute test cases are this tool's format; the controller has no YAML harness for its Gateway API routing".into(),
         );
-        CaseReport { case: self.name.clone(), error: None, warnings: Vec::new(), steps, go_test }
+        CaseReport { case: self.name.clone(), error: None, warnings: self.warnings.clone(), steps, go_test }
     }
 
     /// The route after each stage, each from the route the stage before left: what `record`

@@ -16,6 +16,9 @@ use crate::testcase::{case_document, expected};
 use serde_json::Value;
 use std::sync::Arc;
 
+/// The keys of an Ingress case: a custom ref's, and the canary Ingress that already exists.
+const KEYS: [&str; 5] = ["rollout", "trafficRouting", "original", "canary", "expected"];
+
 #[derive(Clone, Debug)]
 pub struct IngressTestCase {
     pub name: String,
@@ -29,18 +32,23 @@ pub struct IngressTestCase {
     canary: Option<Arc<Value>>,
     actions: Vec<RoutingAction>,
     expected: Vec<Value>,
+    /// Its unknown keys and fields, with their lines.
+    warnings: Vec<String>,
 }
 
 impl IngressTestCase {
     pub fn parse(name: &str, text: &str) -> Result<IngressTestCase, String> {
-        let case = &case_document(name, text)?.value;
+        let document = case_document(name, text)?;
+        let read = case_routing(name, &document, &KEYS)?;
+        let case = &document.value;
         let stable = case
             .get("original")
             .filter(|o| o.is_object())
-            .ok_or_else(|| format!("{name}: no original (the stable Ingress)"))?
+            .ok_or_else(|| read.explained(format!("{name}: no original (the stable Ingress)")))?
             .clone();
         let canary = case.get("canary").filter(|c| !c.is_null()).cloned();
-        let CaseRouting { routing, mut owner, actions, canary_service, .. } = case_routing(name, case)?;
+        let warnings = read.warnings();
+        let CaseRouting { routing, mut owner, actions, canary_service, .. } = read;
         // The canary Ingress goes next to the stable one.
         owner.namespace = stable["metadata"]["namespace"].as_str().unwrap_or("default").into();
         let ingress = routing.ingress.ok_or_else(|| format!("{name}: its traffic routing has no ingress"))?;
@@ -56,6 +64,7 @@ impl IngressTestCase {
             canary: canary.map(Arc::new),
             actions,
             expected,
+            warnings,
         })
     }
 
@@ -118,11 +127,12 @@ impl IngressTestCase {
             "Ingress test cases are this tool's format; the controller has no YAML harness for Ingress scripts".into(),
         );
         // The folder's class, not the case's, names the script (as `record --dir` lays them out).
-        let warnings = (self.class_type != class_type).then(|| format!(
+        let other_class = (self.class_type != class_type).then(|| format!(
             "its routing names classType {}, but the case is among those of class {class_type}, whose script ran it (plan -f would run the {} script)",
             self.class_type, self.class_type
         ));
-        CaseReport { case: self.name.clone(), error: None, warnings: warnings.into_iter().collect(), steps, go_test }
+        let warnings = self.warnings.iter().cloned().chain(other_class).collect();
+        CaseReport { case: self.name.clone(), error: None, warnings, steps, go_test }
     }
 }
 
