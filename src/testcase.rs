@@ -311,15 +311,16 @@ impl From<String> for ReadError {
 /// obj holds the canary's annotations as the earlier steps' scripts left them, and an HTTPRoute's
 /// rules run no script, so neither is a custom ref's obj.
 fn refuse_other_providers(name: &str, routing: &TrafficRoutingRef) -> Result<(), String> {
-    let other = match (&routing.ingress, &routing.gateway) {
-        _ if !routing.custom_network_refs.is_empty() => return Ok(()),
-        (Some(_), _) => "an Ingress",
-        (None, Some(_)) => "an HTTPRoute",
-        (None, None) => return Ok(()),
-    };
-    Err(format!(
-        "{name}: it routes through {other}, not a custom ref: `test` runs such a case from trafficrouting_ingress/testdata/<classType> (an HTTPRoute's: from gateway.networking.k8s.io/HTTPRoute/testdata), and `kubectl rollout-lua plan -f {name} --show-obj` prints what a script gets at each step"
-    ))
+    match (&routing.ingress, &routing.gateway) {
+        _ if !routing.custom_network_refs.is_empty() => Ok(()),
+        (Some(_), _) => Err(format!(
+            "{name}: it routes through an Ingress, not a custom ref: `test` runs such a case from trafficrouting_ingress/testdata/<classType>, and `kubectl rollout-lua plan -f {name} --show-obj` prints what its script gets at each step"
+        )),
+        (None, Some(_)) => Err(format!(
+            "{name}: it routes through an HTTPRoute, which no script rewrites (the controller does it in Go), so there is no obj: `test` runs such a case from gateway.networking.k8s.io/HTTPRoute/testdata"
+        )),
+        (None, None) => Ok(()),
+    }
 }
 
 /// A step's result as the controller's test harness gets it, and warnings about what the
@@ -615,7 +616,17 @@ expected:
         let error = TestCase::parse("web.yaml", &ingress).unwrap_err();
         assert!(error.starts_with("web.yaml: it routes through an Ingress, not a custom ref: "), "{error}");
         assert!(
-            error.ends_with("`kubectl rollout-lua plan -f web.yaml --show-obj` prints what a script gets at each step")
+            error.ends_with(
+                "`kubectl rollout-lua plan -f web.yaml --show-obj` prints what its script gets at each step"
+            )
+        );
+        // An HTTPRoute's: no script, no obj, nothing to print (plan's --show-obj shows none).
+        let route = CASE
+            .replace("        - service: svc\n", "        - service: svc\n          gateway: {httpRouteName: web}\n");
+        let error = TestCase::parse("web.yaml", &route).unwrap_err();
+        assert_eq!(
+            error,
+            "web.yaml: it routes through an HTTPRoute, which no script rewrites (the controller does it in Go), so there is no obj: `test` runs such a case from gateway.networking.k8s.io/HTTPRoute/testdata"
         );
     }
 

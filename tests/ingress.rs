@@ -116,7 +116,7 @@ fn every_built_in_ingress_case_plans_and_lua_obj_points_there() {
         repo("lua_configuration/trafficrouting_ingress/testdata/nginx/existing_canary_keeps_foreign_annotations.yaml");
     let out = Test::new().arg("lua-obj").arg(&case).run().status(1);
     assert!(!out.stderr.contains("unknown key"), "{}", out.stderr);
-    out.stderr_has("--show-obj` prints what a script gets at each step");
+    out.stderr_has("--show-obj` prints what its script gets at each step");
 }
 
 fn nginx_example() -> Test {

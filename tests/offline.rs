@@ -676,6 +676,21 @@ fn lua_obj_output_loads_in_lua() {
 }
 
 #[test]
+fn lua_obj_says_where_the_controllers_obj_differs_from_the_harnesss() {
+    let case = repo(
+        "lua_configuration/networking.istio.io/DestinationRule/testdata/traffic_routing_existing_canary_subset.yaml",
+    );
+    let case = case.to_str().unwrap();
+    let out = Test::new().args(["lua-obj", case, "-o", "json"]).run().success();
+    assert_eq!(out.json()[0]["obj"]["matches"], serde_json::json!([]), "the harness's empty matches");
+    out.stderr_has("note: these are the objs of the controller's test harness (go test, and `test`), where the controller's own differ: it gives the script matches = {} (an empty table, true to an `if`), where the controller gives none (nil); `kubectl rollout-lua plan -f ")
+        .stderr_has(" --show-obj` prints the controller's\n");
+    // A case read alike by both says nothing.
+    let same = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
+    Test::new().arg("lua-obj").arg(same).run().success().stderr_is("");
+}
+
+#[test]
 fn lua_obj_as_json_feeds_eval() {
     let case = repo("lua_configuration/networking.istio.io/VirtualService/testdata/rollout_with_three_steps.yaml");
     let case = case.to_str().unwrap();

@@ -692,6 +692,18 @@ fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error>
 pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
     let name = args.case.display().to_string();
     let case = TestCase::parse(&name, &files::read_text(&args.case, files::TEST_CASE)?).map_err(Error::Input)?;
+    // The objs are the harness's: where the controller's differ, or go test cannot run the
+    // case, that is said as `test` says it.
+    for warning in &case.warnings {
+        crate::stderr::line(&format!("warning: {warning}"));
+    }
+    match &case.go_test {
+        GoTest::Same => {}
+        GoTest::Differs(note) => crate::stderr::line(&format!(
+            "note: these are the objs of the controller's test harness (go test, and `test`), where the controller's own differ: {note}; `kubectl rollout-lua plan -f {name} --show-obj` prints the controller's"
+        )),
+        GoTest::CannotRun(why) => crate::stderr::line(&format!("note: go test cannot run this case: {why}")),
+    }
     let text = match args.output {
         LuaObjFormat::Lua => case.lua_objects(),
         LuaObjFormat::Json | LuaObjFormat::Yaml => {
