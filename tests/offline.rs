@@ -676,6 +676,23 @@ fn lua_obj_output_loads_in_lua() {
 }
 
 #[test]
+fn test_of_a_case_or_a_testdata_folder_names_the_script_to_run_them_with() {
+    let vs = "lua_configuration/networking.istio.io/VirtualService";
+    let case = std::fs::read_to_string(repo(&format!("{vs}/testdata/rollout_with_three_steps.yaml"))).unwrap();
+    let script = std::fs::read_to_string(repo(&format!("{vs}/trafficRouting.lua"))).unwrap();
+    let test = Test::new()
+        .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", &script)
+        .file("lua/networking.istio.io/VirtualService/testdata/three.yaml", &case);
+    test.run_args(["test", "lua/networking.istio.io/VirtualService/testdata/three.yaml"]).status(1).stderr_is(
+        "error: lua/networking.istio.io/VirtualService/testdata/three.yaml: test cases, not a script: test takes a script (.lua) or a folder of scripts with their testdata/; `kubectl rollout-lua test lua/networking.istio.io/VirtualService/trafficRouting.lua` runs the cases beside that script, these among them\n",
+    );
+    test.run_args(["test", "lua/networking.istio.io/VirtualService/testdata"])
+        .status(1)
+        .stderr_has("; a testdata folder's cases run with the script above it: `kubectl rollout-lua test lua/networking.istio.io/VirtualService`\n");
+    test.run_args(["test", "lua/networking.istio.io/VirtualService"]).success().stdout_has("1 passed, 0 failed");
+}
+
+#[test]
 fn lua_obj_says_where_the_controllers_obj_differs_from_the_harnesss() {
     let case = repo(
         "lua_configuration/networking.istio.io/DestinationRule/testdata/traffic_routing_existing_canary_subset.yaml",

@@ -455,8 +455,21 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
     }
     if reports.is_empty() {
         let searched: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        // A testdata folder itself (or an Ingress class's in it): its script is above it.
+        let testdata = args
+            .paths
+            .iter()
+            .find_map(|p| p.ancestors().take(2).find(|a| a.file_name().is_some_and(|n| n == "testdata"))?.parent());
+        let hint = testdata
+            .map(|above| {
+                format!(
+                    "; a testdata folder's cases run with the script above it: `kubectl rollout-lua test {}`",
+                    above.display()
+                )
+            })
+            .unwrap_or_default();
         return Err(Error::Input(format!(
-            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml, or gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml) under {}",
+            "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml, or gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml) under {}{hint}",
             searched.join(", ")
         ))
         .into());
@@ -479,11 +492,15 @@ fn not_a_script(path: &Path) -> Error {
         .ok()
         .and_then(|text| yaml::parse_documents(&text, &shown).ok())
         .is_some_and(|documents| documents.iter().any(|d| snapshot::is_test_case(&d.value)));
-    Error::Input(match cases {
-        true => format!(
+    Error::Input(match (cases, files::script_beside_case(path)) {
+        (true, Some(beside)) => format!(
+            "{shown}: test cases, not a script: {takes}; `kubectl rollout-lua test {}` runs the cases beside that script, these among them",
+            beside.script.display()
+        ),
+        (true, None) => format!(
             "{shown}: test cases, not a script: {takes}; record with --dir DIR and run test DIR (plan -f {shown} plans these cases)"
         ),
-        false => format!("{shown}: not a Lua script: {takes}"),
+        (false, _) => format!("{shown}: not a Lua script: {takes}"),
     })
 }
 
