@@ -131,13 +131,20 @@ impl TestCase {
         // The subject as plan -f reads it: its own place in the file, for its fields' lines.
         let subject_origin = |key: &str| subject_origin(origin, document, key);
         let mut warnings = Vec::new();
-        // The first object without a kind: the harness reads each as an unstructured object,
-        // whose decoder refuses one whose kind is not a non-empty string.
-        let mut without_kind = None;
+        // Why the harness cannot read the first object it cannot: it reads each as an
+        // unstructured object, a map whose decoder refuses one whose kind is not a non-empty
+        // string.
+        let mut unreadable = None;
         // Each object read once, as the harness reads it, its lost maps warned of.
         let mut read = |at: Path, object: &Value| {
-            if without_kind.is_none() && object["kind"].as_str().is_none_or(str::is_empty) {
-                without_kind = Some(at.clone());
+            if unreadable.is_none() && !object.is_object() {
+                unreadable = Some(format!(
+                    "{at} is not an object (a map), and the harness reads each object as unstructured, which cannot decode it; this tool compares it as an empty result"
+                ));
+            } else if unreadable.is_none() && object["kind"].as_str().is_none_or(str::is_empty) {
+                unreadable = Some(format!(
+                    "{at} has no kind, and the harness reads each object as unstructured, which refuses one without (\"Object 'Kind' is missing\"); this tool compares spec, labels and annotations all the same; give the object its apiVersion and kind"
+                ));
             }
             let (data, lost) = Data::as_the_harness_reads_it(object);
             for map in lost {
@@ -204,19 +211,15 @@ impl TestCase {
         } else {
             return Err(format!("{name}: neither rollout nor trafficRouting").into());
         };
-        if let Some(at) = without_kind {
-            go_test = GoTest::CannotRun(format!(
-                "{at} has no kind, and the harness reads each object as unstructured, which refuses one without (\"Object 'Kind' is missing\"); this tool compares spec, labels and annotations all the same; give the object its apiVersion and kind"
-            ));
+        if let Some(why) = unreadable {
+            go_test = GoTest::CannotRun(why);
         }
         if expected.len() > steps.len() {
             let first_extra = Path::default().field("expected").index(steps.len());
             warnings.push(format!(
-                "{}: expected has {} entries but the case has {} {}: the entries past it are compared with nothing (go test ignores them too); a step removed?",
+                "{}: {}: the entries past it are compared with nothing (go test ignores them too); a step removed?",
                 origin.place_of(&first_extra),
-                expected.len(),
-                steps.len(),
-                if steps.len() == 1 { "step" } else { "steps" }
+                entries_for_steps(expected.len(), steps.len()),
             ));
         }
         Ok(TestCase { name: name.into(), steps, expected, subject, go_test, warnings })
@@ -257,9 +260,8 @@ impl TestCase {
         let mut notes = Vec::new();
         let Some(expected) = self.expected.get(index) else {
             let outcome = Outcome::Error(format!(
-                "expected has {} entries but the case has {} steps (go test fails on that: index out of range)",
-                self.expected.len(),
-                self.steps.len()
+                "{} (go test fails on that: index out of range)",
+                entries_for_steps(self.expected.len(), self.steps.len())
             ));
             return (StepReport { index, outcome, notes }, false);
         };
@@ -372,7 +374,7 @@ impl Outcome {
 
     /// A step with no `expected` entry of its own (`entries` of them for `steps` steps).
     pub fn unexpected(entries: usize, steps: usize) -> Outcome {
-        Outcome::Error(format!("expected has {entries} entries but the case has {steps} steps"))
+        Outcome::Error(entries_for_steps(entries, steps))
     }
 }
 
@@ -408,6 +410,13 @@ pub fn carried_steps<A>(
         }
     }
     steps
+}
+
+/// `expected has 1 entry but the case has 2 steps`.
+fn entries_for_steps(entries: usize, steps: usize) -> String {
+    let entries = if entries == 1 { "1 entry".to_string() } else { format!("{entries} entries") };
+    let steps = if steps == 1 { "1 step".to_string() } else { format!("{steps} steps") };
+    format!("expected has {entries} but the case has {steps}")
 }
 
 #[derive(Clone, Debug)]
@@ -662,7 +671,7 @@ expected:
         let report = case.run(&script, &Limits::default(), &Printed::default());
         assert_eq!(report.steps[0].outcome, Outcome::Pass);
         assert!(
-            matches!(&report.steps[1].outcome, Outcome::Error(e) if e.contains("expected has 1 entries but the case has 2 steps"))
+            matches!(&report.steps[1].outcome, Outcome::Error(e) if e.contains("expected has 1 entry but the case has 2 steps"))
         );
         assert!(!report.passed());
     }
@@ -856,6 +865,7 @@ expected:
         );
         assert!(note(with_kind, &format!("[{{kind: 5}}, {with_kind}]")).starts_with("expected[0] has no kind"));
         assert_eq!(case(with_kind, &format!("[{with_kind}, {with_kind}]")), GoTest::Same);
+        assert!(note(with_kind, &format!("[{with_kind}, 5]")).starts_with("expected[1] is not an object (a map)"));
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn built_in_ingress_scripts_pass_their_test_cases() {
         .stdout_has("ok   trafficrouting_ingress/aliyun-alb header_step_then_weight.yaml (2 steps)")
         .stdout_has("ok   trafficrouting_ingress/higress weight_steps_then_header.yaml (3 steps)")
         .stdout_has("ok   trafficrouting_ingress/mse query_and_header_keys_survive.yaml (2 steps)")
-        .stdout_has("warning: step 1: matches[0]: the nginx Ingress script ignores header ignored");
+        .stdout_has("warning: step 1: matches[0]: the nginx Ingress script ignores header \"ignored\"");
 }
 
 #[test]
@@ -308,7 +308,7 @@ fn a_match_without_a_header_is_said_to_send_nothing_to_the_canary() {
         .run()
         .success()
         .stdout_has("  warning: matches[0] has path /beta but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary\n")
-        .stdout_has("  warning: matches[1] has query parameter canary but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary\n")
+        .stdout_has("  warning: matches[1] has query parameter \"canary\" but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary\n")
         .stdout_has("  warning: the step's matches are not applied: the canary Ingress is left with no weight and no match key the nginx gateway reads, so no request reaches the new version, matched or not; give a match a header\n");
     assert!(!out.stdout.contains("more traffic"), "{}", out.stdout);
 }

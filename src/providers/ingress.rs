@@ -618,7 +618,7 @@ pub fn ignored_conditions(class_type: &str, strategy: &RouteStrategy) -> Vec<Str
                 .into_iter()
                 .flatten()
                 .skip(skip)
-                .map(|h| h["name"].as_str().unwrap_or("").to_string())
+                .map(|h| format!("\"{}\"", h["name"].as_str().unwrap_or("")))
                 .collect()
         };
         let path = m["path"]["value"].as_str().map(|path| format!("path {path}"));
@@ -1479,14 +1479,14 @@ mod tests {
         assert_eq!(
             ignored_conditions("nginx", &step),
             vec![
-                "matches[0]: the nginx Ingress script ignores header b (only a match's first header is used) and path /pc, so the canary gets more traffic than the match describes",
-                "matches[1] has query parameter q, r but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary",
+                "matches[0]: the nginx Ingress script ignores header \"b\" (only a match's first header is used) and path /pc, so the canary gets more traffic than the match describes",
+                "matches[1] has query parameter \"q\", \"r\" but no header: the nginx Ingress script skips it, so the requests it describes are not sent to the canary",
             ]
         );
         // mse writes a match's first query parameter too.
         assert_eq!(
             ignored_conditions("mse", &step)[1],
-            "matches[1]: the mse Ingress script ignores query parameter r (only a match's first one is used), so the canary gets more traffic than the match describes"
+            "matches[1]: the mse Ingress script ignores query parameter \"r\" (only a match's first one is used), so the canary gets more traffic than the match describes"
         );
         assert!(ignored_conditions("traefik", &step).is_empty());
         assert!(ignored_conditions("nginx", &strategy(None, Some(json!([header("a", "1", "Exact")])))).is_empty());
@@ -1506,7 +1506,7 @@ mod tests {
         assert_eq!(
             ignored_conditions("nginx", &strategy(Some("10%"), Some(both))),
             [
-                "matches[0] has path /foo and query parameter q but no header: the nginx Ingress script skips it, so the requests it describes reach the canary only through the step's traffic 10%, as any other request does"
+                "matches[0] has path /foo and query parameter \"q\" but no header: the nginx Ingress script skips it, so the requests it describes reach the canary only through the step's traffic 10%, as any other request does"
             ]
         );
         // higress and aliyun-alb fail on it instead (headerless_match).
