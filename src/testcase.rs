@@ -412,6 +412,48 @@ pub fn carried_steps<A>(
     steps
 }
 
+/// The fields where `got` differs from `want`, in the order of the rendered result, the first
+/// `MAX_NAMED` of them: `spec.http[1].route[0].weight: expected 20, got 30`. A diff says which
+/// lines differ, not which field they belong to.
+pub fn differing_fields(want: &Data, got: &Data) -> Vec<String> {
+    const MAX_NAMED: usize = 5;
+    fn walk(path: Path, want: Option<&Value>, got: Option<&Value>, found: &mut Vec<String>) {
+        if found.len() > MAX_NAMED {
+            return;
+        }
+        // A value as JSON, cut short: a missing subtree is shown whole in the diff.
+        let shown = |value: Option<&Value>| {
+            let text = value.map_or("nothing".to_string(), gojson::to_string);
+            match text.char_indices().nth(60) {
+                Some((cut, _)) => format!("{}…", &text[..cut]),
+                None => text,
+            }
+        };
+        match (want, got) {
+            (Some(Value::Object(w)), Some(Value::Object(g))) => {
+                let keys: std::collections::BTreeSet<&String> = w.keys().chain(g.keys()).collect();
+                for key in keys {
+                    walk(path.field(key), w.get(key), g.get(key), found);
+                }
+            }
+            (Some(Value::Array(w)), Some(Value::Array(g))) => {
+                for i in 0..w.len().max(g.len()) {
+                    walk(path.index(i), w.get(i), g.get(i), found);
+                }
+            }
+            (Some(w), Some(g)) if gojson::same(w, g) => {}
+            _ => found.push(format!("{path}: expected {}, got {}", shown(want), shown(got))),
+        }
+    }
+    let mut found = Vec::new();
+    walk(Path::default(), Some(&want.to_value()), Some(&got.to_value()), &mut found);
+    if found.len() > MAX_NAMED {
+        found.truncate(MAX_NAMED);
+        found.push("…".into());
+    }
+    found
+}
+
 /// `expected has 1 entry but the case has 2 steps`.
 fn entries_for_steps(entries: usize, steps: usize) -> String {
     let entries = if entries == 1 { "1 entry".to_string() } else { format!("{entries} entries") };
@@ -566,6 +608,35 @@ fn lua_string(s: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_fields_that_differ_are_named_with_both_values() {
+        let data = |object: Value| Data::of_object(&object);
+        let want = data(
+            json!({"metadata": {"labels": {"app": "web"}}, "spec": {"http": [{"route": [{"weight": 80}, {"weight": 20}]}], "hosts": ["a"]}}),
+        );
+        let got = data(
+            json!({"metadata": {"labels": {"app": "web", "x": "1"}}, "spec": {"http": [{"route": [{"weight": 80.0}, {"weight": 30}]}]}}),
+        );
+        assert_eq!(
+            differing_fields(&want, &got),
+            [
+                "labels.x: expected nothing, got \"1\"",
+                "spec.hosts: expected [\"a\"], got nothing",
+                "spec.http[0].route[1].weight: expected 20, got 30",
+            ]
+        );
+        assert!(differing_fields(&want, &want).is_empty());
+        // At most five, then an ellipsis; a long value cut short.
+        let many = data(json!({"spec": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": "x".repeat(100)}}));
+        let fields = differing_fields(&Data::default(), &many);
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        assert!(fields[0].starts_with("spec: expected nothing, got {\"a\":1,"), "{fields:?}");
+        assert!(fields[0].ends_with('…'), "{fields:?}");
+        let fields = differing_fields(&data(json!({"spec": {"a": 0, "b": 0, "c": 0, "d": 0, "e": 0, "f": 0}})), &many);
+        assert_eq!(fields.len(), 6, "{fields:?}");
+        assert_eq!(fields[5], "…");
+    }
 
     #[test]
     fn carried_steps_compare_each_stage_and_stop_at_the_first_that_fails() {

@@ -19,7 +19,7 @@ use crate::scripts::{
 use crate::snapshot::{self, Located, Origin, Snapshot};
 use crate::source::files;
 use crate::source::live::rollout_name;
-use crate::testcase::{CaseReport, GoTest, Outcome as StepOutcome, TestCase, data_yaml};
+use crate::testcase::{CaseReport, GoTest, Outcome as StepOutcome, TestCase, data_yaml, differing_fields};
 use crate::{data, gojson, yaml};
 use rayon::prelude::*;
 use serde_json::{Value, json};
@@ -543,6 +543,9 @@ fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> 
                         "  {}\n",
                         paint(RED, &format!("step {0}: the result differs from expected (its entry {0})", step.step()))
                     ));
+                    for field in differing_fields(want, got) {
+                        out.push_str(&format!("    {field}\n"));
+                    }
                     let (want, got) = (data_yaml(want), data_yaml(got));
                     out.push_str(&output::unified_diff(&want, &got, &format!("{at} expected"), &format!("{at} got")));
                 }
@@ -575,7 +578,8 @@ fn test_document(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize)
                     let mut entry = match &step.outcome {
                         StepOutcome::Pass => json!({"status": "pass"}),
                         StepOutcome::Fail { want, got } => {
-                            json!({"status": "fail", "expected": want.to_value(), "got": got.to_value()})
+                            json!({"status": "fail", "expected": want.to_value(), "got": got.to_value(),
+                                   "differences": differing_fields(want, got)})
                         }
                         StepOutcome::Error(message) => json!({"status": "error", "message": message}),
                     };
