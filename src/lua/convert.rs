@@ -50,6 +50,26 @@ pub enum EncodeError {
 /// holds it (a list of two million numbers takes 64 MB there, and 4 MB as JSON).
 pub const VALUE_BYTES: usize = std::mem::size_of::<Value>();
 
+/// The bytes a conversion out of Lua may take: its strings' and keys', and `per_value` for each
+/// value.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub bytes: usize,
+    pub per_value: usize,
+}
+
+impl Budget {
+    /// A script's result, as the plan holds it.
+    pub fn result(bytes: usize) -> Budget {
+        Budget { bytes, per_value: VALUE_BYTES }
+    }
+
+    /// A text (`json.encode`'s), which holds no value.
+    pub fn text(bytes: usize) -> Budget {
+        Budget { bytes, per_value: 0 }
+    }
+}
+
 /// gopher-lua keeps positive integer keys below this in a table's array part.
 const MAX_ARRAY_INDEX: f64 = 67_108_864.0;
 
@@ -281,13 +301,20 @@ pub fn from_lua<E: Encoding>(
     lua: &Lua,
     value: LuaValue,
     empty: EmptyTable,
-    budget: usize,
+    budget: Budget,
     encoding: E,
 ) -> Result<E::Output, EncodeError> {
     // The controller's encoder never forgets a table it has visited, so a table reachable twice
     // (not only a cycle) is "recursively nested".
     let read = stack::read(lua, value, MAX_DEPTH, |stack, index| {
-        let mut walk = Walk { empty, visited: BTreeSet::new(), budget, encoding, keys: Vec::new() };
+        let mut walk = Walk {
+            empty,
+            visited: BTreeSet::new(),
+            budget: budget.bytes,
+            per_value: budget.per_value,
+            encoding,
+            keys: Vec::new(),
+        };
         walk.value(stack, index, 0).map(|()| walk.encoding.finish())
     });
     match read {
@@ -373,6 +400,8 @@ struct Walk<'r, E> {
     visited: BTreeSet<usize>,
     /// The bytes the values, strings and keys still to come may take.
     budget: usize,
+    /// What each value takes of it (`Budget::per_value`).
+    per_value: usize,
     encoding: E,
     /// The string keys of the maps being walked, each map's after its parent's.
     keys: Vec<&'r [u8]>,
@@ -387,7 +416,7 @@ enum Shape {
 
 impl<'r, E: Encoding> Walk<'r, E> {
     fn value(&mut self, stack: &mut Stack<'r>, index: Index, depth: usize) -> Result<(), Stop> {
-        self.budget = self.budget.checked_sub(VALUE_BYTES).ok_or(Stop::TooLarge)?;
+        self.budget = self.budget.checked_sub(self.per_value).ok_or(Stop::TooLarge)?;
         match stack.kind(index) {
             Kind::Nil => self.encoding.null(),
             Kind::Boolean => self.encoding.boolean(stack.boolean(index)),
@@ -531,8 +560,9 @@ mod tests {
             EncodeError::TooLarge => "too large".into(),
             EncodeError::OutOfMemory => "out of memory".into(),
         };
-        let decoded = from_lua(&lua, value.clone(), empty, usize::MAX, Values::default()).map_err(message);
-        let text = from_lua(&lua, value, empty, usize::MAX, GoJsonText::default()).map_err(message);
+        let decoded =
+            from_lua(&lua, value.clone(), empty, Budget::result(usize::MAX), Values::default()).map_err(message);
+        let text = from_lua(&lua, value, empty, Budget::result(usize::MAX), GoJsonText::default()).map_err(message);
         if let Ok(GoJson { text, entries, .. }) = &text {
             let map: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
             let found: Vec<(String, Value)> = entries
@@ -566,7 +596,7 @@ mod tests {
         let value: LuaValue = lua.load("return {a = {1, 2}}").eval().unwrap();
         lua.set_memory_limit(lua.used_memory()).unwrap();
         assert_eq!(
-            from_lua(&lua, value, EmptyTable::Null, usize::MAX, Values::default()),
+            from_lua(&lua, value, EmptyTable::Null, Budget::result(usize::MAX), Values::default()),
             Err(EncodeError::OutOfMemory)
         );
     }
@@ -634,7 +664,7 @@ mod tests {
         let lua = Lua::new();
         let encode = |code: &str, budget: usize| {
             let value: LuaValue = lua.load(code).eval().unwrap();
-            from_lua(&lua, value, EmptyTable::Null, budget, Values::default())
+            from_lua(&lua, value, EmptyTable::Null, Budget::result(budget), Values::default())
         };
         // One string stored once in Lua and referenced four times: four copies in the result,
         // and five values (the list and its items).
@@ -675,7 +705,7 @@ mod tests {
         let lua = Lua::new();
         let value: LuaValue = lua.load(r#"return {["k\255"] = "a\255\254b\195\169<"}"#).eval().unwrap();
         let text = |encoding: GoJsonText| {
-            from_lua(&lua, value.clone(), EmptyTable::Null, usize::MAX, encoding).ok().unwrap().text
+            from_lua(&lua, value.clone(), EmptyTable::Null, Budget::result(usize::MAX), encoding).ok().unwrap().text
         };
         assert_eq!(text(GoJsonText::marshal()), r#"{"k\ufffd":"a\ufffd\ufffdbé\u003c"}"#);
         assert_eq!(text(GoJsonText::default()), "{\"k\u{FFFD}\":\"a\u{FFFD}\u{FFFD}bé\\u003c\"}");

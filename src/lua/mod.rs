@@ -447,7 +447,7 @@ fn run<E: Encoding>(
         ));
     }
     let work = deadline.work(lua).map_err(|e| fail(ScriptErrorKind::Runtime, lua_message(&e)))?;
-    let output = convert::from_lua(lua, last, options.empty, limits.memory, encoding).map_err(|e| match e {
+    let output = convert::from_lua(lua, last, options.empty, convert::Budget::result(limits.memory), encoding).map_err(|e| match e {
         EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
         EncodeError::OutOfMemory => fail(ScriptErrorKind::Memory, out_of_memory(limits)),
         EncodeError::TooLarge => fail(
@@ -466,8 +466,8 @@ fn out_of_memory(limits: &Limits) -> String {
     format!("ran out of memory (limit {}, --lua-memory)", shown_size(limits.memory))
 }
 
-/// The most bytes the strings and keys of a value converted out of `lua` may take (see
-/// `EncodeError::TooLarge`): the memory limit of its evaluation.
+/// The most bytes `json.encode`'s text may take (see `EncodeError::TooLarge`): the memory limit
+/// of its evaluation.
 fn output_budget(lua: &Lua) -> usize {
     lua.app_data_ref::<Limits>().map_or(usize::MAX, |limits| limits.memory)
 }

@@ -277,7 +277,7 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
                 lua,
                 value,
                 EmptyTable::Null,
-                super::output_budget(lua),
+                convert::Budget::text(super::output_budget(lua)),
                 convert::GoJsonText::marshal(),
             );
             deadline::check(lua)?;
@@ -668,6 +668,11 @@ mod tests {
         assert_eq!(within_4_mib("local s = string.upper(string.rep('\\255', 1500000))"), Err(ScriptErrorKind::Memory));
         // Go's widths stop at about a million: a larger one ends the format.
         assert_eq!(spec("r[1] = #string.format('%999999999d', 1)"), json!([33]));
+        // json.encode's text is held to the limit, not what its values would take as a result
+        // (32 bytes each): 2^17 numbers are 256 KB of text, and 2 MB in Lua.
+        let numbers = "local t = {} for i = 1, 131072 do t[i] = 0 end local s = json.encode(t)";
+        assert_eq!(within_4_mib(numbers), Ok(()));
+        const { assert!(131_073 * crate::lua::convert::VALUE_BYTES > 4 << 20) };
     }
 
     #[test]
