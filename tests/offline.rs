@@ -690,6 +690,13 @@ fn test_of_a_case_or_a_testdata_folder_names_the_script_to_run_them_with() {
         .status(1)
         .stderr_has("; a testdata folder's cases run with the script above it: `kubectl rollout-lua test lua/networking.istio.io/VirtualService`\n");
     test.run_args(["test", "lua/networking.istio.io/VirtualService"]).success().stdout_has("1 passed, 0 failed");
+    // A script that does not compile fails the case once, not each of its three steps.
+    let out = test
+        .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", "return {")
+        .run_args(["test", "lua"])
+        .status(1);
+    assert_eq!(out.stdout.matches("unexpected symbol near '<eof>'").count(), 1, "{}", out.stdout);
+    out.stdout_has("FAIL networking.istio.io/VirtualService three.yaml\n  script lua/networking.istio.io/VirtualService/trafficRouting.lua:1: unexpected symbol near '<eof>'\n");
 }
 
 #[test]

@@ -337,7 +337,8 @@ enum Runner {
 }
 
 impl Suite {
-    /// Runs a case; what its script prints goes to `printed`.
+    /// Runs a case; what its script prints goes to `printed`. A script that does not compile
+    /// fails the case once, not each of its steps.
     fn run(
         &self,
         name: &str,
@@ -345,10 +346,17 @@ impl Suite {
         limits: &crate::lua::Limits,
         printed: &Printed,
     ) -> Result<CaseReport, String> {
+        let compiles = |script: &Script| script.syntax_error().map_or(Ok(()), |e| Err(e.to_string()));
         Ok(match &self.runner {
-            Runner::Lua(script) => TestCase::parse(name, text)?.run(script, limits, printed),
+            Runner::Lua(script) => {
+                let case = TestCase::parse(name, text)?;
+                compiles(script)?;
+                case.run(script, limits, printed)
+            }
             Runner::Ingress { script, class_type, builtin } => {
-                IngressTestCase::parse(name, text)?.run(class_type, script, *builtin, limits, printed)
+                let case = IngressTestCase::parse(name, text)?;
+                compiles(script)?;
+                case.run(class_type, script, *builtin, limits, printed)
             }
             Runner::HttpRoute => HttpRouteTestCase::parse(name, text)?.run(),
             Runner::NoScript { looked_for } => {

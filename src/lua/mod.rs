@@ -126,6 +126,12 @@ impl Script {
     fn bytecode(&self) -> Result<&[u8], String> {
         self.compiled().map(|(bytecode, _)| &bytecode[..])
     }
+
+    /// Why the script does not compile, if it does not: as every evaluation of it fails.
+    pub fn syntax_error(&self) -> Option<ScriptError> {
+        let message = self.bytecode().err()?;
+        Some(ScriptError { script: self.name.clone(), kind: ScriptErrorKind::Syntax, message })
+    }
 }
 
 /// A fresh state with the controller's libraries: what every evaluation starts from.
