@@ -507,7 +507,7 @@ fn approve_to_the_end_follows_the_release_until_it_completes() {
     assert!(!out.stdout.contains("approved (step 3/3)"), "{}", out.stdout);
     out.stdout_has("approved (step 2/3)").stdout_has("the release completed");
     assert_eq!(rollout_status(&server)["phase"], "Healthy");
-    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 2, "one approval per paused step: {:?}", writes(&server));
 }
 
@@ -559,7 +559,7 @@ fn approve_to_the_end_does_not_overwrite_an_edit_made_between_steps_unasked() {
         .stderr_has("VirtualService shop/demo changed by someone else since this run's confirmation: at no step's plan now, and the diff above for step 2/3 shows what writing it does to their edit; not overwriting their edit, and step 2/3 is not approved");
     handle.join().unwrap();
     assert_eq!(vs(&server)["spec"]["http"][0]["timeout"], "10s", "their edit stays");
-    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 1, "step 2 is not approved: {:?}", writes(&server));
 }
 
@@ -617,7 +617,7 @@ fn approve_to_the_end_refused_at_a_later_step_says_what_the_earlier_steps_wrote(
         .stderr_has("  Rollout shop/demo: written and kept: Rollout demo is approved with it (step 1/3)\n");
     assert!(!out.stderr.contains("nothing was written"), "{}", out.stderr);
     handle.join().unwrap();
-    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 1, "step 2 is not approved: {:?}", writes(&server));
 }
 
@@ -636,7 +636,7 @@ fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
         .stderr_has("Rollout demo was changed by someone else");
     handle.join().unwrap();
     // Step 1 was approved before the edit; nothing was done for step 2.
-    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 1, "{:?}", writes(&server));
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepIndex"], 1);
     assert!(vs(&server)["spec"]["http"].to_string().find("\"weight\":60").is_none(), "step 2 was not routed");
@@ -659,7 +659,7 @@ fn approve_to_the_end_stops_when_its_approval_is_undone() {
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stderr_has("Rollout demo waits for approval at step 1/3 again, after this run approved it: a status write of the controller's computed before the approval, or someone else, undid it; stopped (`kubectl rollout-lua approve demo -n shop --expect-step 1` approves it again)");
     handle.join().unwrap();
-    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 1, "not approved again unasked: {:?}", writes(&server));
 }
 
@@ -704,7 +704,7 @@ fn approve_to_the_end_stops_when_the_rollout_goes_back_to_an_earlier_step() {
     });
     approved_step_2_then_stopped(&server, "Rollout demo went back to step 1/3; someone else is driving it; stopped");
     handle.join().unwrap();
-    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 1, "step 1 is not approved again: {:?}", writes(&server));
 }
 
@@ -1380,7 +1380,7 @@ fn following_stops_with_an_error_when_the_release_fails() {
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stderr_has("the release is being rolled back (Cancelling)");
     handle.join().unwrap();
-    let approvals = writes(&server).iter().filter(|w| w.starts_with("PATCH") && w.ends_with("/status")).count();
+    let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 1, "nothing approved after the failure: {:?}", writes(&server));
     test.run_args(["status", "demo", "-w", "--timeout", "10s"])
         .status(1)
