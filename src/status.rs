@@ -64,8 +64,7 @@ impl Progress {
                     // The controller finishes this step without a pause at its next reconcile
                     // (§3.5): nobody's approval is awaited.
                     Some(Stage::Step(i)) if rollout.completes_without_pause(i) => Progress::Progressing,
-                    Some(Stage::Step(i)) if rollout.steps[i - 1].pause_seconds.is_some() => {
-                        let pause = rollout.steps[i - 1].pause_seconds.unwrap_or_default();
+                    Some(Stage::Step(i)) if let Some(pause) = rollout.steps[i - 1].pause_seconds => {
                         let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
                         // Under spec.strategy.paused the controller runs no step: the pause ends
                         // only after a resume, whatever its time says.

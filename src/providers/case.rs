@@ -6,6 +6,7 @@ use crate::model::{Owner, OwnerKind, Rollout, RoutingAction, TrafficRoutingCr, T
 use crate::snapshot::Origin;
 use crate::testcase::{subject_origin, unknown_case_keys, with_unknown_keys};
 use crate::yaml::Document;
+use serde_json::Value;
 
 pub struct CaseRouting {
     pub routing: TrafficRoutingRef,
@@ -40,10 +41,8 @@ pub fn case_routing(name: &str, document: &Document, known_keys: &[&str]) -> Res
     let origin = Origin::of(name, document);
     let unknown_keys = unknown_case_keys(&origin, document, known_keys);
     let case = &document.value;
-    let field =
-        |object: &serde_json::Value, name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
-    let namespace =
-        |object: &serde_json::Value| object["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
+    let field = |object: &Value, name: &str| object["metadata"][name].as_str().unwrap_or_default().to_string();
+    let namespace = |object: &Value| object["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
     let fields_of = |origin: &Origin, object| origin.unknown_fields(object).into_iter().map(|w| w.text).collect();
     if let Some(object) = case.get("rollout").filter(|r| !r.is_null()) {
         let origin = subject_origin(&origin, document, "rollout");
