@@ -3,7 +3,6 @@
 
 use crate::model::{
     self, Ending, ObjectRef, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit,
-    canary_ingress_name,
 };
 use crate::output::{self, BOLD, GREEN, RED, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
@@ -769,15 +768,11 @@ pub(crate) fn outside_release(rollout: &Rollout) -> Option<String> {
 /// What `restore` does to `view`, an object of `routing` (none for an object of another
 /// routing).
 fn restore_does(routing: &Routing, view: &ObjectView) -> Option<&'static str> {
-    routing.providers.iter().find_map(|provider| match provider {
-        Provider::Custom(refs) => refs
-            .iter()
-            .any(|r| r.kind == view.kind && r.name == view.name)
-            .then_some("it puts the stored original back"),
-        Provider::Ingress { name, .. } => (view.kind == "Ingress" && view.name == canary_ingress_name(name))
-            .then_some("it deletes the canary Ingress"),
-        Provider::Gateway { http_route } => (view.kind == model::http_route::KIND && &view.name == http_route)
-            .then_some("it runs the controller's restore of its rules"),
+    let provider = routing.providers.iter().find(|provider| provider.writes(&view.kind, &view.name))?;
+    Some(match provider {
+        Provider::Custom(_) => "it puts the stored original back",
+        Provider::Ingress { .. } => "it deletes the canary Ingress",
+        Provider::Gateway { .. } => "it runs the controller's restore of its rules",
     })
 }
 

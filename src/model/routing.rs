@@ -218,6 +218,16 @@ impl Provider {
         }
     }
 
+    /// Whether this provider writes the object `kind`/`name` (in the owner's namespace): one of
+    /// its custom refs, its canary Ingress (never the stable one) or its HTTPRoute.
+    pub fn writes(&self, kind: &str, name: &str) -> bool {
+        match self {
+            Provider::Custom(refs) => refs.iter().any(|r| r.kind == kind && r.name == name),
+            Provider::Ingress { name: ingress, .. } => kind == "Ingress" && name == canary_ingress_name(ingress),
+            Provider::Gateway { http_route } => kind == super::http_route::KIND && name == http_route,
+        }
+    }
+
     /// The keys of `refs` in `namespace`.
     pub fn objects(&self, namespace: &str) -> Vec<ObjectKey> {
         self.refs().iter().map(|r| ObjectKey::of_ref(r, namespace)).collect()
@@ -355,6 +365,16 @@ mod tests {
         );
         assert_eq!(routing.custom_refs().len(), 1);
         assert_eq!(routing.http_route(), Some("route"));
+        // What each writes: never the stable Ingress, and only by kind and name.
+        let writers = |kind: &str, name: &str| -> Vec<usize> {
+            (0..3).filter(|&i| routing.providers[i].writes(kind, name)).collect()
+        };
+        assert_eq!(writers("VirtualService", "vs"), [0]);
+        assert_eq!(writers("DestinationRule", "vs"), [] as [usize; 0]);
+        assert_eq!(writers("Ingress", "web-canary"), [1]);
+        assert_eq!(writers("Ingress", "web"), [] as [usize; 0]);
+        assert_eq!(writers("HTTPRoute", "route"), [2]);
+        assert_eq!(writers("HTTPRoute", "web"), [] as [usize; 0]);
     }
 
     #[test]

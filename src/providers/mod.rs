@@ -231,21 +231,17 @@ pub fn weight_split(routing: &Routing, objects: &[ObjectPlan]) -> WeightSplit {
     }
     let not_split = |object: &ObjectPlan| {
         let reference = &object.reference;
-        routing.providers.iter().any(|provider| match provider {
-            Provider::Gateway { http_route } => {
-                reference.kind == model::http_route::KIND && &reference.name == http_route
+        routing.providers.iter().filter(|provider| provider.writes(&reference.kind, &reference.name)).any(|provider| {
+            match provider {
+                Provider::Gateway { .. } => true,
+                Provider::Ingress { class_type, .. } => matches!(&object.action, Action::Lua(script)
+                    if ingress::balances_over_every_pod(
+                        class_type,
+                        runs_builtin(script, &scripts::ingress_key(class_type)),
+                        &ingress::annotations_of(&object.planned),
+                    ) == Some(true)),
+                Provider::Custom(_) => false,
             }
-            Provider::Ingress { name, class_type } => {
-                reference.kind == "Ingress"
-                    && reference.name == model::canary_ingress_name(name)
-                    && matches!(&object.action, Action::Lua(script)
-                        if ingress::balances_over_every_pod(
-                            class_type,
-                            runs_builtin(script, &scripts::ingress_key(class_type)),
-                            &ingress::annotations_of(&object.planned),
-                        ) == Some(true))
-            }
-            Provider::Custom(_) => false,
         })
     };
     let unsplit: Vec<String> = objects.iter().filter(|o| not_split(o)).map(ObjectPlan::describe).collect();
