@@ -87,15 +87,21 @@ impl GoTest {
     }
 }
 
-/// A case file's one document (every kind of test case: scripts', Ingress classes', HTTPRoutes'),
-/// with its text, where messages find a field's line.
-pub fn case_document(name: &str, text: &str) -> Result<Document, String> {
-    match <[Document; 1]>::try_from(yaml::parse_documents_keeping(text, name, |_| true)?) {
-        Ok([document]) => Ok(document),
-        Err(_) => {
-            Err(format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected"))
-        }
-    }
+/// A case file's document (every kind of test case: scripts', Ingress classes', HTTPRoutes'),
+/// with its text, where messages find a field's line; and a warning when more documents follow
+/// it: the controller's `go test` reads the first alone (sigs.k8s.io/yaml), and so does `test`.
+pub fn case_document(name: &str, text: &str) -> Result<(Document, Option<String>), String> {
+    let one = || format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected");
+    let mut documents = yaml::parse_documents_keeping(text, name, |_| true)?.into_iter();
+    // A list's items (a JSON array, a `kind: List`) are no case: go test cannot read one.
+    let first = documents.next().filter(|first| first.within == Path::default()).ok_or_else(one)?;
+    let more = documents.next().map(|second| {
+        format!(
+            "{name}:{}: a second YAML document, not run: a case file holds one case, the first, as the controller's go test reads it; put each case in a file of its own",
+            second.line
+        )
+    });
+    Ok((first, more))
 }
 
 /// The case's `expected`: one entry per stage (none when absent).
@@ -111,7 +117,7 @@ impl TestCase {
     /// Reads a case. A case that cannot be read is an error naming the file (and the line, where
     /// a field is at fault), with the keys no one reads, which a misspelt key often explains.
     pub fn parse(name: &str, text: &str) -> Result<TestCase, String> {
-        let document = case_document(name, text)?;
+        let (document, more) = case_document(name, text)?;
         let origin = Origin::of(name, &document);
         let unknown_keys = unknown_case_keys(&origin, &document, &CASE_KEYS);
         let mut case = TestCase::read(name, &document, &origin).map_err(|e| match e {
@@ -119,7 +125,7 @@ impl TestCase {
             ReadError::OtherProvider(e) => e,
             ReadError::Invalid(e) => with_unknown_keys(e, &unknown_keys),
         })?;
-        case.warnings.splice(0..0, unknown_keys);
+        case.warnings.splice(0..0, more.into_iter().chain(unknown_keys));
         Ok(case)
     }
 
@@ -762,18 +768,25 @@ expected:
     #[test]
     fn a_case_file_holds_one_document() {
         let one = "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected";
-        assert_eq!(case_document("c.yaml", "a: 1\n---\nb: 2\n"), Err(one.into()));
-        assert_eq!(case_document("c.yaml", ""), Err(one.into()));
-        assert_eq!(case_document("c.yaml", "a: 1\n").map(|d| d.value), Ok(json!({"a": 1})));
+        let read = |text: &str| case_document("c.yaml", text).map(|(d, more)| (d.value, more));
+        assert_eq!(read(""), Err(one.into()));
+        assert_eq!(read("[{\"a\": 1}]\n"), Err(one.into()), "a list is no case");
+        assert_eq!(read("kind: List\nitems: [{a: 1}]\n"), Err(one.into()));
+        assert_eq!(read("a: 1\n"), Ok((json!({"a": 1}), None)));
+        assert_eq!(read("---\na: 1\n---\n"), Ok((json!({"a": 1}), None)), "empty documents are none");
+        // go test reads the first document alone; the others are named, not run.
+        assert_eq!(
+            read("a: 1\n---\nb: 2\n---\nc: 3\n"),
+            Ok((
+                json!({"a": 1}),
+                Some("c.yaml:3: a second YAML document, not run: a case file holds one case, the first, as the controller's go test reads it; put each case in a file of its own".into())
+            ))
+        );
     }
 
     #[test]
     fn a_malformed_case_is_refused_naming_the_file() {
         let err = |text: &str| TestCase::parse("c.yaml", text).unwrap_err();
-        assert_eq!(
-            err(&format!("{CASE}---\n{CASE}")),
-            "c.yaml: expected one YAML document with rollout or trafficRouting, original and expected"
-        );
         assert_eq!(
             err("original: {kind: Split, spec: {}}\nexpected: []\n"),
             "c.yaml: neither rollout nor trafficRouting"

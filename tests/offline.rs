@@ -960,6 +960,11 @@ fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
     one_step_case(&extra).args(["test", "lua"]).run().success().stdout_has(
         "  warning: lua/example.com/Thing/testdata/case.yaml:15: expected has 2 entries but the case has 1 step: the entries past it are compared with nothing (go test ignores them too); a step removed?\n",
     );
+    // go test reads a file's first document alone: the second (failing here) is named, not run.
+    let two = format!("{ONE_STEP_CASE}---\n{}", ONE_STEP_CASE.replace("- spec: {a: 1}", "- spec: {a: 2}"));
+    one_step_case(&two).args(["test", "lua"]).run().success().stdout_has(
+        "ok   example.com/Thing case.yaml (1 step)\n  warning: lua/example.com/Thing/testdata/case.yaml:16: a second YAML document, not run: a case file holds one case, the first, as the controller's go test reads it; put each case in a file of its own\n",
+    );
 }
 
 #[test]

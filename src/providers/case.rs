@@ -90,7 +90,7 @@ mod tests {
     use crate::testcase::{CASE_KEYS, case_document};
 
     fn read(text: &str, known: &[&str]) -> Result<CaseRouting, String> {
-        case_routing("c.yaml", &case_document("c.yaml", text).unwrap(), known)
+        case_routing("c.yaml", &case_document("c.yaml", text).unwrap().0, known)
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct HttpRouteTestCase {
 
 impl HttpRouteTestCase {
     pub fn parse(name: &str, text: &str) -> Result<HttpRouteTestCase, String> {
-        let document = case_document(name, text)?;
+        let (document, more) = case_document(name, text)?;
         let read = case_routing(name, &document, &CASE_KEYS)?;
         let case = &document.value;
         // Both as the API server stores them, as `plan -f` reads a route.
@@ -43,7 +43,7 @@ impl HttpRouteTestCase {
         http_route::as_stored(&mut original);
         let mut expected = expected(name, case, "HTTPRoutes")?;
         expected.iter_mut().for_each(http_route::as_stored);
-        let warnings = read.warnings();
+        let warnings: Vec<String> = more.into_iter().chain(read.warnings()).collect();
         let CaseRouting { routing, owner, actions, canary_service, .. } = read;
         let http_route =
             routing.gateway.ok_or_else(|| format!("{name}: its traffic routing has no gateway.httpRouteName"))?;

@@ -38,7 +38,7 @@ pub struct IngressTestCase {
 
 impl IngressTestCase {
     pub fn parse(name: &str, text: &str) -> Result<IngressTestCase, String> {
-        let document = case_document(name, text)?;
+        let (document, more) = case_document(name, text)?;
         let read = case_routing(name, &document, &KEYS)?;
         let case = &document.value;
         let stable = case
@@ -47,7 +47,7 @@ impl IngressTestCase {
             .ok_or_else(|| read.explained(format!("{name}: no original (the stable Ingress)")))?
             .clone();
         let canary = case.get("canary").filter(|c| !c.is_null()).cloned();
-        let warnings = read.warnings();
+        let warnings: Vec<String> = more.into_iter().chain(read.warnings()).collect();
         let CaseRouting { routing, mut owner, actions, canary_service, .. } = read;
         // The canary Ingress goes next to the stable one.
         owner.namespace = stable["metadata"]["namespace"].as_str().unwrap_or("default").into();
