@@ -5,7 +5,9 @@
 
 use crate::data::{self, Data};
 use crate::lua::{self, EvalOptions, Evaluated, Limits, OrderDependence, Printed, Script, ScriptErrorKind};
-use crate::model::{self, Path, Rollout, RouteStrategy, Semantics, StrategyKind, TrafficRoutingCr, TrafficRoutingRef};
+use crate::model::{
+    self, Path, Rollout, RouteStrategy, Segment, Semantics, StrategyKind, TrafficRoutingCr, TrafficRoutingRef,
+};
 use crate::snapshot::Origin;
 use crate::yaml::Document;
 use crate::{gojson, schema, yaml};
@@ -62,6 +64,31 @@ pub fn with_unknown_keys(error: String, unknown_keys: &[String]) -> String {
 /// Where a case's `key` (its `rollout` or `trafficRouting`) is in its file, for its fields' lines.
 pub fn subject_origin(origin: &Origin, document: &Document, key: &str) -> Origin {
     Origin::File { place: origin.to_string(), text: document.text.as_ref().map(|text| Box::new(text.inside(key))) }
+}
+
+/// The API server's rules a case's Rollout breaks in its steps (its CRD schema's, the
+/// controller's webhook's), each a warning with its line: the controller never gets such a
+/// Rollout, but the case runs all the same, as go test runs it. Only what the routing reads:
+/// not a step's `replicas`, nor the routing's providers (a case's folder names its script), which
+/// the controller's own cases leave out.
+pub fn refused_rules(origin: &Origin, rollout: &Rollout) -> Vec<String> {
+    let rejections = &rollout.rejections;
+    let by_who = [(&rejections.schema, "the CRD's schema"), (&rejections.webhook, "the controller's webhook")];
+    let mut warnings = Vec::new();
+    for (messages, who) in by_who {
+        for m in messages {
+            let key = |segment: &Segment, name: &str| matches!(segment, Segment::Key(k) if k == name);
+            let of_steps = m.field.segments().iter().any(|s| key(s, "steps"));
+            if of_steps && !m.field.segments().last().is_some_and(|s| key(s, "replicas")) {
+                warnings.push(format!(
+                    "{}: {}: the API server refuses such a Rollout ({who}), so the controller never runs it; the case runs all the same",
+                    origin.place_of(&m.field),
+                    m.text
+                ));
+            }
+        }
+    }
+    warnings
 }
 
 /// How the controller's own `go test` treats a case, where that is not plain.
@@ -172,6 +199,7 @@ impl TestCase {
             let origin = subject_origin("rollout");
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
             let (rollout, read_as) = harness_rollout(raw).map_err(|e| origin.invalid("rollout", &e, raw))?;
+            warnings.extend(refused_rules(&origin, &rollout));
             if let Some(read_as) = read_as {
                 go_test = GoTest::Differs(read_as);
             }
@@ -692,6 +720,25 @@ expected:
     labels: {app.kubernetes.io/name: demo, "end": "x"}
   spec: {w: 20}
 "#;
+
+    #[test]
+    fn a_rollout_the_api_server_refuses_runs_with_a_warning_per_rule_its_steps_break() {
+        // CASE breaks two rules no routing reads: step 1 has no replicas, and its routing names
+        // no provider (a case's folder names its script).
+        assert!(TestCase::parse("c.yaml", CASE).unwrap().warnings.is_empty());
+        let refused = CASE
+            .replace(r#"- traffic: "20%""#, r#"- traffic: "0%""#)
+            .replace("        - replicas: 1\n", "        - replicas: 1\n          matches: [{path: {type: Prefix}}]\n");
+        let case = TestCase::parse("c.yaml", &refused).unwrap();
+        assert_eq!(
+            case.warnings,
+            [
+                "c.yaml:12: spec.strategy.canary.steps[1].matches[0].path.type: must be one of Exact, PathPrefix, RegularExpression, not \"Prefix\": the API server refuses such a Rollout (the CRD's schema), so the controller never runs it; the case runs all the same",
+                "c.yaml:10: spec.strategy.canary.steps[0].traffic: \"0%\" must be in (0%, 100%]: the API server refuses such a Rollout (the controller's webhook), so the controller never runs it; the case runs all the same",
+            ]
+        );
+        assert_eq!(case.steps[1]["matches"], json!([{"path": {"type": "Prefix"}}]), "as go test gives it");
+    }
 
     #[test]
     fn an_ingress_or_httproute_case_is_no_custom_refs_case() {

@@ -377,7 +377,7 @@ fn plan_f_puts_the_crds_limits_under_the_api_servers_schema_validation() {
         .stderr_has("error: m/rollout.yaml:1: Rollout shop/demo would be rejected by the API server's schema validation (the CRD's schema):\n  m/rollout.yaml:10: spec.strategy.canary.steps[1].matches: 17 matches, at most 16\nand, once that passes, by the controller's admission webhook:\n  m/rollout.yaml:9: spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]\n");
     // Its rules for matches too (a custom-refs review: a routing the API server never stores
     // was planned without a word).
-    let steps = "      - {replicas: 1, matches: [{headers: [{name: a, value: '1'}, {name: a, value: '2'}], path: {type: PathPrefix, value: foo}}]}\n";
+    let steps = "      - {replicas: 1, matches: [{headers: [{name: a, value: '1'}, {name: a, value: '2'}], path: {type: PathPrefix, value: foo}}, {headers: [{name: b, value: '1', type: Prefix}]}]}\n";
     let out = Test::new()
         .file("m/rollout.yaml", &partition(steps))
         .file("m/vs.yaml", VIRTUAL_SERVICE)
@@ -385,7 +385,9 @@ fn plan_f_puts_the_crds_limits_under_the_api_servers_schema_validation() {
         .run()
         .status(1)
         .stderr_has("spec.strategy.canary.steps[0].matches[0].headers[1].name: \"a\" is named twice (each name once in the list)\n")
-        .stderr_has("spec.strategy.canary.steps[0].matches[0].path.value: \"foo\": value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']\n");
+        .stderr_has("spec.strategy.canary.steps[0].matches[0].path.value: \"foo\": value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']\n")
+        // And its enums, each under the rest of the schema's rules.
+        .stderr_has("spec.strategy.canary.steps[0].matches[1].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\"\n");
     assert_eq!(out.stdout, "");
 }
 

@@ -960,6 +960,15 @@ fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
     one_step_case(&extra).args(["test", "lua"]).run().success().stdout_has(
         "  warning: lua/example.com/Thing/testdata/case.yaml:15: expected has 2 entries but the case has 1 step: the entries past it are compared with nothing (go test ignores them too); a step removed?\n",
     );
+    // A Rollout the API server refuses runs all the same, as go test runs it, with a warning
+    // for each rule its steps break (a match's type outside the CRD's enum failed the case).
+    let refused = ONE_STEP_CASE.replace(
+        "        - traffic: 10%\n",
+        "        - traffic: 150%\n          matches: [{headers: [{name: x, value: abc, type: Prefix}]}]\n",
+    );
+    one_step_case(&refused).args(["test", "lua"]).run().success().stdout_has(
+        "ok   example.com/Thing case.yaml (1 step)\n  warning: lua/example.com/Thing/testdata/case.yaml:10: spec.strategy.canary.steps[0].matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\": the API server refuses such a Rollout (the CRD's schema), so the controller never runs it; the case runs all the same\n  warning: lua/example.com/Thing/testdata/case.yaml:9: spec.strategy.canary.steps[0].traffic: \"150%\" must be in (0%, 100%]: the API server refuses such a Rollout (the controller's webhook), so the controller never runs it; the case runs all the same\n",
+    );
     // go test reads a file's first document alone: the second (failing here) is named, not run.
     let two = format!("{ONE_STEP_CASE}---\n{}", ONE_STEP_CASE.replace("- spec: {a: 1}", "- spec: {a: 2}"));
     one_step_case(&two).args(["test", "lua"]).run().success().stdout_has(

@@ -135,11 +135,14 @@ fn step_schema(alpha: bool, at: &Path, step: &Value) -> Vec<FieldMessage> {
     for (i, condition) in step["matches"].as_array().into_iter().flatten().enumerate() {
         let at = at.field("matches").index(i);
         found.extend(named_list(&at.field("headers"), &condition["headers"], 4096, !alpha));
+        found.extend(match_types(&at.field("headers"), &condition["headers"]));
         if alpha {
             continue; // v1alpha1's matches have headers only.
         }
         found.extend(named_list(&at.field("queryParams"), &condition["queryParams"], 1024, true));
+        found.extend(match_types(&at.field("queryParams"), &condition["queryParams"]));
         if let Some(path) = condition.get("path").filter(|p| p.is_object()) {
+            found.extend(enum_rule(&at.field("path").field("type"), &path["type"], PATH_MATCH_TYPES));
             found.extend(path_rules(&at.field("path"), path));
         }
     }
@@ -159,6 +162,22 @@ fn step_schema(alpha: bool, at: &Path, step: &Value) -> Vec<FieldMessage> {
         }
     }
     found
+}
+
+/// The types of a header or query parameter match, and of a path match (the CRD's enums).
+const VALUE_MATCH_TYPES: &[&str] = &["Exact", "RegularExpression"];
+const PATH_MATCH_TYPES: &[&str] = &["Exact", "PathPrefix", "RegularExpression"];
+
+/// The enum of each entry's `type` in a list of header or query parameter matches.
+fn match_types(at: &Path, list: &Value) -> Vec<FieldMessage> {
+    let entries = list.as_array().into_iter().flatten().enumerate();
+    entries.filter_map(|(i, entry)| enum_rule(&at.index(i).field("type"), &entry["type"], VALUE_MATCH_TYPES)).collect()
+}
+
+/// A `type` outside its enum (none given is the CRD's default; one not a string cannot be read).
+fn enum_rule(at: &Path, kind: &Value, allowed: &[&str]) -> Option<FieldMessage> {
+    let kind = kind.as_str().filter(|kind| !allowed.contains(kind))?;
+    Some(at.message(&format!("must be one of {}, not {kind:?}", allowed.join(", "))))
 }
 
 /// The most entries of a list of headers, query parameters or header changes.

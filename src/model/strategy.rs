@@ -1,5 +1,6 @@
 //! A step's traffic strategy (traffic, matches, requestHeaderModifier), read with the CRD's
-//! validation (and its defaults, unless read as the controller's test harness reads it), and the
+//! types and defaults (none filled in when read as the controller's test harness reads it; the
+//! CRD's enums and other rules are `admission`'s, as the API server's refusal), and the
 //! weights the controller derives from it.
 
 use super::{FieldMessage, ModelError, Path};
@@ -218,17 +219,10 @@ pub fn read_matches(
         } else if let Some(path_match) = fields.get("path").filter(|p| !p.is_null()) {
             out.insert("path".into(), read_path_match(path_match, &at.field("path"), semantics)?);
         }
-        let lists: &[(&str, &[&str])] = if headers_only {
-            &[("headers", &["Exact", "RegularExpression"])]
-        } else {
-            &[("headers", &["Exact", "RegularExpression"]), ("queryParams", &["Exact", "RegularExpression"])]
-        };
-        for (field, kinds) in lists {
+        let lists: &[&str] = if headers_only { &["headers"] } else { &["headers", "queryParams"] };
+        for field in lists {
             if let Some(list) = fields.get(*field).filter(|l| !l.is_null()) {
-                out.insert(
-                    (*field).into(),
-                    Value::Array(read_value_matches(list, &at.field(field), kinds, semantics)?),
-                );
+                out.insert((*field).into(), Value::Array(read_value_matches(list, &at.field(field), semantics)?));
             }
         }
         matches.push(Value::Object(out));
@@ -251,17 +245,11 @@ pub fn without_empty_lists(matches: &[Value]) -> Vec<Value> {
 fn read_path_match(value: &Value, path: &Path, semantics: Semantics) -> Result<Value, ModelError> {
     let fields = value.as_object().ok_or_else(|| path.error("must be a map with type and value"))?;
     let kind = semantics.or_default(optional_string(fields.get("type"), &path.field("type"))?, "PathPrefix");
-    check_enum(kind, &["Exact", "PathPrefix", "RegularExpression"], &path.field("type"))?;
     let value = semantics.or_default(optional_string(fields.get("value"), &path.field("value"))?, "/");
     Ok(present(&[("type", kind), ("value", value)]))
 }
 
-fn read_value_matches(
-    value: &Value,
-    path: &Path,
-    kinds: &[&str],
-    semantics: Semantics,
-) -> Result<Vec<Value>, ModelError> {
+fn read_value_matches(value: &Value, path: &Path, semantics: Semantics) -> Result<Vec<Value>, ModelError> {
     let items = value.as_array().ok_or_else(|| path.error("must be a list"))?;
     items
         .iter()
@@ -270,7 +258,6 @@ fn read_value_matches(
             let at = path.index(i);
             let fields = item.as_object().ok_or_else(|| at.error("must be a map with name and value"))?;
             let kind = semantics.or_default(optional_string(fields.get("type"), &at.field("type"))?, "Exact");
-            check_enum(kind, kinds, &at.field("type"))?;
             let name = required_string(fields.get("name"), &at.field("name"))?;
             let value = required_string(fields.get("value"), &at.field("value"))?;
             Ok(present(&[("type", kind), ("name", Some(name)), ("value", Some(value))]))
@@ -319,16 +306,6 @@ pub fn read_header_modifier(value: &Value, path: &Path) -> Result<Value, ModelEr
         }
     }
     Ok(Value::Object(out))
-}
-
-/// A match's `type`, when it has one, must be one of `allowed`.
-fn check_enum(kind: Option<&str>, allowed: &[&str], path: &Path) -> Result<(), ModelError> {
-    match kind {
-        Some(kind) if !allowed.contains(&kind) => {
-            Err(path.error(&format!("must be one of {}, not {kind:?}", allowed.join(", "))))
-        }
-        _ => Ok(()),
-    }
 }
 
 /// A Go `int32` field (a v1alpha1 step's or a TrafficRouting's weight): an integer that fits,
@@ -485,31 +462,17 @@ mod tests {
             read(json!([{"headers": [{"name": "a", "value": "b"}]}]), true),
             vec![json!({"headers": [{"name": "a", "value": "b"}]})]
         );
-        // A type given is still checked, and a name still required.
+        // A type outside the CRD's enum is read as given (go test decodes it; the API server's
+        // refusal is admission's); a name is still required.
+        assert_eq!(read(json!([{"path": {"type": "Prefix"}}]), false), vec![json!({"path": {"type": "Prefix"}})]);
         let err = |raw: Value| {
             read_matches(&raw, &Path::root("m"), false, Semantics::Harness, &mut vec![]).unwrap_err().to_string()
         };
-        assert_eq!(
-            err(json!([{"path": {"type": "Prefix"}}])),
-            "m[0].path.type: must be one of Exact, PathPrefix, RegularExpression, not \"Prefix\""
-        );
         assert_eq!(err(json!([{"headers": [{"value": "b"}]}])), "m[0].headers[0].name: is required");
     }
 
     #[test]
     fn matches_are_validated() {
-        let err = read_matches(
-            &json!([{"headers": [{"type": "Prefix", "name": "a", "value": "b"}]}]),
-            &Path::root("steps").index(0).field("matches"),
-            false,
-            Semantics::Controller,
-            &mut vec![],
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "steps[0].matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\""
-        );
         let err = read_matches(
             &json!([{"headers": [{"value": "b"}]}]),
             &Path::root("m"),

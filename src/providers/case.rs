@@ -4,7 +4,7 @@
 
 use crate::model::{Owner, OwnerKind, Rollout, RoutingAction, TrafficRoutingCr, TrafficRoutingRef};
 use crate::snapshot::Origin;
-use crate::testcase::{subject_origin, unknown_case_keys, with_unknown_keys};
+use crate::testcase::{refused_rules, subject_origin, unknown_case_keys, with_unknown_keys};
 use crate::yaml::Document;
 use serde_json::Value;
 
@@ -21,6 +21,8 @@ pub struct CaseRouting {
     /// define, each with its line: warnings, and what the case's errors add (`explained`).
     pub unknown_keys: Vec<String>,
     pub unknown_fields: Vec<String>,
+    /// The API server's rules its Rollout breaks, each with its line: warnings.
+    pub refused: Vec<String>,
 }
 
 impl CaseRouting {
@@ -31,7 +33,7 @@ impl CaseRouting {
 
     /// What the case's report warns of.
     pub fn warnings(&self) -> Vec<String> {
-        self.unknown_keys.iter().chain(&self.unknown_fields).cloned().collect()
+        self.unknown_keys.iter().chain(&self.unknown_fields).chain(&self.refused).cloned().collect()
     }
 }
 
@@ -50,6 +52,7 @@ pub fn case_routing(name: &str, document: &Document, known_keys: &[&str]) -> Res
             .map_err(|e| with_unknown_keys(origin.invalid("rollout", &e, object), &unknown_keys))?;
         let routing =
             rollout.traffic_routing.clone().ok_or_else(|| format!("{name}: rollout has no trafficRoutings"))?;
+        let refused = refused_rules(&origin, &rollout);
         let canary_service = match rollout.disable_generate_canary_service {
             true => routing.service.clone(),
             false => format!("{}-canary", routing.service),
@@ -62,7 +65,7 @@ pub fn case_routing(name: &str, document: &Document, known_keys: &[&str]) -> Res
             uid: field(object, "uid"),
         };
         let unknown_fields = fields_of(&origin, object);
-        Ok(CaseRouting { routing, owner, actions, canary_service, unknown_keys, unknown_fields })
+        Ok(CaseRouting { routing, owner, actions, canary_service, unknown_keys, unknown_fields, refused })
     } else if let Some(object) = case.get("trafficRouting").filter(|t| !t.is_null()) {
         let origin = subject_origin(&origin, document, "trafficRouting");
         let cr = TrafficRoutingCr::from_object(object)
@@ -77,7 +80,15 @@ pub fn case_routing(name: &str, document: &Document, known_keys: &[&str]) -> Res
         // A TrafficRouting routes to the stable Service itself.
         let canary_service = cr.traffic_routing.service.clone();
         let unknown_fields = fields_of(&origin, object);
-        Ok(CaseRouting { routing: cr.traffic_routing, owner, actions, canary_service, unknown_keys, unknown_fields })
+        Ok(CaseRouting {
+            routing: cr.traffic_routing,
+            owner,
+            actions,
+            canary_service,
+            unknown_keys,
+            unknown_fields,
+            refused: Vec::new(),
+        })
     } else {
         Err(with_unknown_keys(format!("{name}: neither rollout nor trafficRouting"), &unknown_keys))
     }
@@ -129,5 +140,17 @@ mod tests {
         );
         let err = read("rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  spec:\n    strategy:\n      canary:\n        stepz: []\n", &CASE_KEYS).err().unwrap();
         assert!(err.starts_with("c.yaml:"), "{err}");
+    }
+
+    #[test]
+    fn a_rollout_the_api_server_refuses_is_a_warning_per_rule_its_steps_break() {
+        let rollout = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: r}\n  spec:\n    strategy:\n      canary:\n        steps: [{traffic: 20%}, {replicas: 1, traffic: 150%}]\n        trafficRoutings: [{service: s, ingress: {name: i}}]\n";
+        assert_eq!(
+            read(rollout, &CASE_KEYS).unwrap().warnings(),
+            [
+                "c.yaml:8: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]: the API server refuses such a Rollout (the controller's webhook), so the controller never runs it; the case runs all the same"
+            ],
+            "step 1's missing replicas are no routing's"
+        );
     }
 }
