@@ -67,7 +67,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand -R 'With -f: read the subdirectories of directories too, as kubectl''s -R'
             cand --recursive 'With -f: read the subdirectories of directories too, as kubectl''s -R'
             cand --show-obj 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry''s obj is input for `eval --obj`. A kind or Ingress class without a script yet is shown too, with a note on stderr'
-            cand --next 'Plan the step after the current one'
+            cand --next 'Plan the step after the current one (the step the status''s nextStepIndex names, when patched to jump)'
             cand --all-steps 'Plan every step in order'
             cand --summary 'A line per step and object (what is written, and the traffic split) instead of diffs'
             cand --show-stored-original 'Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`'

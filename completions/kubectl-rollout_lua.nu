@@ -31,7 +31,7 @@ module completions {
     --validate: string@"nu-complete kubectl-rollout_lua plan validate" # With -f or -k: fields the Rollout and TrafficRouting CRDs do not define (misspelt ones)
     --show-obj                # With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry's obj is input for `eval --obj`. A kind or Ingress class without a script yet is shown too, with a note on stderr
     --step: string            # Plan this step (1-based); default: the current step, none while the release is ending (offline: every step)
-    --next                    # Plan the step after the current one
+    --next                    # Plan the step after the current one (the step the status's nextStepIndex names, when patched to jump)
     --all-steps               # Plan every step in order
     --dry-run: string@"nu-complete kubectl-rollout_lua plan dry_run" # Also send the planned objects to the API server with dryRun=All, so admission webhooks (e.g. Istio's validation) judge them
     --output(-o): string@"nu-complete kubectl-rollout_lua plan output" # Print the planned objects and a summary instead of diffs

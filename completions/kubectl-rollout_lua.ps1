@@ -71,7 +71,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'With -f: read the subdirectories of directories too, as kubectl''s -R')
             [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With -f: read the subdirectories of directories too, as kubectl''s -R')
             [CompletionResult]::new('--show-obj', '--show-obj', [CompletionResultType]::ParameterName, 'With -f or -k: print the obj each script gets, per step and object, as JSON (or YAML with -o yaml) instead of diffs; one entry''s obj is input for `eval --obj`. A kind or Ingress class without a script yet is shown too, with a note on stderr')
-            [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'Plan the step after the current one')
+            [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'Plan the step after the current one (the step the status''s nextStepIndex names, when patched to jump)')
             [CompletionResult]::new('--all-steps', '--all-steps', [CompletionResultType]::ParameterName, 'Plan every step in order')
             [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'A line per step and object (what is written, and the traffic split) instead of diffs')
             [CompletionResult]::new('--show-stored-original', '--show-stored-original', [CompletionResultType]::ParameterName, 'Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`')

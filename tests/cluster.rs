@@ -97,6 +97,20 @@ fn plan_chooses_steps() {
 }
 
 #[test]
+fn plan_next_follows_a_patched_next_step_index() {
+    // `kubectl-kruise rollout undo --fast` (or a patch) sets nextStepIndex to an earlier step:
+    // the controller jumps there at once, so that is the next routing, not the step after.
+    let mut rollout = rollout(3, "StepPaused");
+    rollout["status"]["canaryStatus"]["nextStepIndex"] = json!(2);
+    let server = serving(rollout).start();
+    let plan = |args: &[&str]| Test::new().kubeconfig(&server).arg("plan").args(args.iter().copied()).run();
+    let jump = "the status's nextStepIndex is 2 (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step 2/3 at its next reconcile, not on from the current step";
+    plan(&["demo", "--next"]).success().stdout_has(&format!("{jump}; planned as --next")).stdout_has("step 2/3: replicas 50%");
+    plan(&["demo"]).success().stdout_has(&format!("{jump}; --next plans it")).stdout_has("step 3/3: replicas 100%");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn plan_of_an_object_already_routed_says_so() {
     let server = shop(2, "StepPaused").start();
     Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();

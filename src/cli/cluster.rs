@@ -586,6 +586,16 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     });
     let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
     let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
+    if let Some(jump) = rollout.pending_jump() {
+        let index = rollout.status.next_step_index.unwrap_or_default();
+        let jumps = format!(
+            "the status's nextStepIndex is {index} (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step {jump}/{count} at its next reconcile, not on from the current step"
+        );
+        return Ok(match args.next {
+            true => (vec![Stage::Step(jump)], Some(format!("{jumps}; planned as --next"))),
+            false => (current.into_iter().collect(), Some(format!("{jumps}; --next plans it"))),
+        });
+    }
     if args.next {
         let last = "no next step: the current step is the last; when it completes the controller restores the original routing";
         return Ok(match current {
@@ -659,6 +669,11 @@ mod tests {
         let rolled_back = "the release is being rolled back (Cancelling): the controller restores the original routing";
         let disabled = "the Rollout is disabled: the controller restores the original routing of a release in progress and runs no step";
         let deleted = "the Rollout is being deleted: the controller restores the original routing";
+        let jumping = |mut rollout: Rollout, next: i64| {
+            rollout.status.next_step_index = Some(next);
+            rollout
+        };
+        let jump_to_1 = "the status's nextStepIndex is 1 (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step 1/3 at its next reconcile, not on from the current step";
         // Each Rollout, and what is planned with no flag, --next, --step 2 and --all-steps.
         let cases = [
             (
@@ -744,6 +759,54 @@ mod tests {
                     as_asked(&[Step(3)], deleted),
                     as_asked(&[Step(2)], deleted),
                     as_asked(&steps, deleted),
+                ],
+            ),
+            // A patched nextStepIndex: the controller jumps there (back to step 1 here) at once.
+            (
+                "at step 2, jumping to step 1",
+                jumping(canary(at("canary", "Progressing", 2, "StepPaused", json!({}))), 1),
+                [
+                    (vec![Step(2)], Some(format!("{jump_to_1}; --next plans it"))),
+                    (vec![Step(1)], Some(format!("{jump_to_1}; planned as --next"))),
+                    planned(&[Step(2)]),
+                    planned(&steps),
+                ],
+            ),
+            (
+                "at the last step, jumping back",
+                jumping(canary(at("canary", "Progressing", 3, "StepPaused", json!({}))), 1),
+                [
+                    (vec![Step(3)], Some(format!("{jump_to_1}; --next plans it"))),
+                    (vec![Step(1)], Some(format!("{jump_to_1}; planned as --next"))),
+                    planned(&[Step(2)]),
+                    planned(&steps),
+                ],
+            ),
+            // As the controller writes it: no jump (the step after, -1 at the last), nor one it
+            // does not take (out of range, or while the release ends).
+            (
+                "at step 2, next 3",
+                jumping(canary(at("canary", "Progressing", 2, "StepPaused", json!({}))), 3),
+                [planned(&[Step(2)]), planned(&[Step(3)]), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "at the last step, next -1",
+                jumping(canary(at("canary", "Progressing", 3, "StepPaused", json!({}))), -1),
+                [planned(&[Step(3)]), last.clone(), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "at step 2, next 4 of 3",
+                jumping(canary(at("canary", "Progressing", 2, "StepPaused", json!({}))), 4),
+                [planned(&[Step(2)]), planned(&[Step(3)]), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "rolled back at step 2, next 1",
+                jumping(canary(at("canary", "Progressing", 2, "StepPaused", progressing("Cancelling"))), 1),
+                [
+                    no_step(rolled_back),
+                    as_asked(&[Step(3)], rolled_back),
+                    as_asked(&[Step(2)], rolled_back),
+                    as_asked(&steps, rolled_back),
                 ],
             ),
             // spec.disabled: the planner says why nothing is planned, whatever is asked.

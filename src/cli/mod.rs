@@ -480,7 +480,8 @@ pub struct PlanArgs {
     /// (offline: every step)
     #[arg(long, value_name = "N", value_parser = parse_step, conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
-    /// Plan the step after the current one
+    /// Plan the step after the current one (the step the status's nextStepIndex names, when
+    /// patched to jump)
     #[arg(long, conflicts_with = "all_steps")]
     pub next: bool,
     /// Plan every step in order

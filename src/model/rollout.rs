@@ -131,6 +131,9 @@ pub struct RolloutStatus {
     pub message: Option<String>,
     /// The sub-status's fields (`canaryStatus` or `blueGreenStatus`).
     pub current_step_index: Option<i64>,
+    /// `nextStepIndex`: normally the step after the current one (-1 at the last); a user may
+    /// patch it to make the controller jump (docs/controller-semantics.md §1.6).
+    pub next_step_index: Option<i64>,
     pub current_step_state: Option<String>,
     pub last_update_time: Option<String>,
     pub finalising_step: Option<String>,
@@ -487,6 +490,18 @@ impl Rollout {
         (1..=self.steps.len()).contains(&index).then_some(Stage::Step(index))
     }
 
+    /// The step the controller jumps to at its next reconcile of a release in progress: the
+    /// status's `nextStepIndex`, patched (`kubectl-kruise rollout undo --fast`, or by hand) to a
+    /// step other than the one after the current (-1 at the last), as its `doCanaryJump` reads
+    /// it, while the release progresses (not while it ends). It then routes that step, once its
+    /// replicas are ready.
+    pub fn pending_jump(&self) -> Option<usize> {
+        let Stage::Step(current) = self.current_stage()? else { return None };
+        let next = usize::try_from(self.status.next_step_index?).ok()?;
+        let after = (current < self.steps.len()).then_some(current + 1);
+        let progressing = self.releasing() && super::Ending::of(self).is_none();
+        (progressing && (1..=self.steps.len()).contains(&next) && Some(next) != after).then_some(next)
+    }
 }
 
 fn read_steps(
@@ -570,6 +585,7 @@ fn read_status(status: &Value, kind: StrategyKind) -> RolloutStatus {
         phase: text(&status["phase"]),
         message: text(&status["message"]),
         current_step_index: sub["currentStepIndex"].as_i64(),
+        next_step_index: sub["nextStepIndex"].as_i64(),
         current_step_state: text(&sub["currentStepState"]),
         last_update_time: text(&sub["lastUpdateTime"]),
         finalising_step: text(&sub["finalisingStep"]),
