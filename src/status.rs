@@ -61,8 +61,10 @@ impl Progress {
             None if status.phase.as_deref() == Some("Progressing") => match status.current_step_state.as_deref() {
                 Some("StepPaused") => match rollout.current_stage() {
                     // The controller finishes this step without a pause at its next reconcile
-                    // (§3.5): nobody's approval is awaited.
+                    // (§3.5), or jumps to another (a patched nextStepIndex): nobody's approval
+                    // is awaited.
                     Some(Stage::Step(i)) if rollout.completes_without_pause(i) => Progress::Progressing,
+                    Some(_) if rollout.pending_jump().is_some() => Progress::Progressing,
                     Some(Stage::Step(i)) if let Some(pause) = rollout.steps[i - 1].pause_seconds => {
                         let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
                         // Under spec.strategy.paused the controller runs no step: the pause ends
@@ -254,6 +256,8 @@ pub struct RolloutView {
     pub step_does: Option<String>,
     pub state: Option<String>,
     pub progress: Progress,
+    /// The step a patched `nextStepIndex` makes the controller jump to at its next reconcile.
+    pub jumps_to: Option<usize>,
     /// `spec.strategy.paused`: the controller leaves the Rollout as it is, an approval included,
     /// until it is resumed (docs/controller-semantics.md §1.6, §7).
     pub paused: bool,
@@ -388,6 +392,7 @@ impl RolloutView {
             step_does,
             state: status.current_step_state.clone(),
             progress: Progress::of(rollout, now),
+            jumps_to: rollout.pending_jump(),
             paused: rollout.paused,
             message: status.message.clone(),
             canary_replicas: status.canary_replicas,
@@ -425,6 +430,7 @@ impl RolloutView {
             step_does: None,
             state: None,
             progress: Progress::Failed { reason: "its spec does not parse".into() },
+            jumps_to: None,
             paused: false,
             message: None,
             canary_replicas: None,
@@ -460,10 +466,14 @@ impl RolloutView {
             ),
             false => String::new(),
         };
+        let jump = self
+            .jumps_to
+            .map(|step| format!(", jumping to step {step}/{} (the status's nextStepIndex)", self.step_count))
+            .unwrap_or_default();
         field(
             &mut out,
             "State",
-            &format!("{state}, {}{paused}", paint(progress_style(&self.progress), &self.progress.describe())),
+            &format!("{state}, {}{jump}{paused}", paint(progress_style(&self.progress), &self.progress.describe())),
         );
         if let Some(message) = &self.message {
             field(&mut out, "Message", message);
@@ -1067,6 +1077,13 @@ mod tests {
         let mut manual = rollout(at_last.clone());
         manual.steps[1].replicas = Some(json!("50%"));
         assert_eq!(Progress::of(&manual, now), Progress::WaitingForApproval);
+        // A patched nextStepIndex: the controller jumps at its next reconcile, not after an
+        // approval; the step after is no jump.
+        for (next, progress) in [(1, Progress::Progressing), (-1, Progress::WaitingForApproval)] {
+            let mut jumping = manual.clone();
+            jumping.status.next_step_index = Some(next);
+            assert_eq!(Progress::of(&jumping, now), progress, "{next}");
+        }
         // A canary's last step at "100%" is finished without a pause: the controller moves it on
         // at its next reconcile, nobody's approval is awaited.
         assert_eq!(Progress::of(&rollout(at_last.clone()), now), Progress::Progressing);

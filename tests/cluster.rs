@@ -97,7 +97,7 @@ fn plan_chooses_steps() {
 }
 
 #[test]
-fn plan_next_follows_a_patched_next_step_index() {
+fn plan_next_approve_and_status_follow_a_patched_next_step_index() {
     // `kubectl-kruise rollout undo --fast` (or a patch) sets nextStepIndex to an earlier step:
     // the controller jumps there at once, so that is the next routing, not the step after.
     let mut rollout = rollout(3, "StepPaused");
@@ -105,8 +105,19 @@ fn plan_next_follows_a_patched_next_step_index() {
     let server = serving(rollout).start();
     let plan = |args: &[&str]| Test::new().kubeconfig(&server).arg("plan").args(args.iter().copied()).run();
     let jump = "the status's nextStepIndex is 2 (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step 2/3 at its next reconcile, not on from the current step";
-    plan(&["demo", "--next"]).success().stdout_has(&format!("{jump}; planned as --next")).stdout_has("step 2/3: replicas 50%");
+    plan(&["demo", "--next"])
+        .success()
+        .stdout_has(&format!("{jump}; planned as --next"))
+        .stdout_has("step 2/3: replicas 50%");
     plan(&["demo"]).success().stdout_has(&format!("{jump}; --next plans it")).stdout_has("step 3/3: replicas 100%");
+    // Nor is step 3 approved or routed: the controller jumps whatever is written.
+    approve_demo(&server).status(3).stderr_has("rollouts.rollouts.kruise.io \"demo\": the status's nextStepIndex is 2: the controller jumps to step 2/3 at its next reconcile, not on from step 3; nothing to route or approve until it has (`kubectl rollout-lua plan demo -n shop --next` shows that step)");
+    Test::new()
+        .kubeconfig(&server)
+        .args(["status", "demo"])
+        .run()
+        .success()
+        .stdout_has("  State:    StepPaused, progressing, jumping to step 2/3 (the status's nextStepIndex)\n");
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 

@@ -117,6 +117,13 @@ fn check_approvable(
     }
     let stage =
         item.current_stage().ok_or_else(|| Error::Refused(format!("{name}: the status names no current step")))?;
+    if let Some(jump) = item.pending_jump() {
+        return Err(Error::Refused(format!(
+            "{name}: the status's nextStepIndex is {jump}: the controller jumps to step {jump}/{} at its next reconcile, not on from {stage}; nothing to route or approve until it has (`kubectl rollout-lua plan {} --next` shows that step)",
+            item.steps.len(),
+            model::rollout_args(&rollout.namespace, &item.name)
+        )));
+    }
     if let Some(last) = args.until_step
         && last > item.steps.len()
     {
@@ -1014,6 +1021,17 @@ mod tests {
         }
         let paused = rollout(false, status("Progressing", 2, "StepPaused", progressing("InRolling")));
         assert_eq!(check_approvable(&paused, &approve_args(&[]), None).unwrap(), Stage::Step(2));
+        // A patched nextStepIndex: the controller jumps there, whatever is approved or routed.
+        let mut jumping = paused.clone();
+        jumping.item.status.next_step_index = Some(1);
+        for flags in [&[][..], &["--traffic-only"]] {
+            assert_eq!(
+                refusal(check_approvable(&jumping, &approve_args(flags), None)),
+                "rollouts.rollouts.kruise.io \"demo\": the status's nextStepIndex is 1: the controller jumps to step 1/3 at its next reconcile, not on from step 2; nothing to route or approve until it has (`kubectl rollout-lua plan demo -n shop --next` shows that step)"
+            );
+        }
+        jumping.item.status.next_step_index = Some(3);
+        assert_eq!(check_approvable(&jumping, &approve_args(&[]), None).unwrap(), Stage::Step(2), "the step after");
     }
 
     #[test]
