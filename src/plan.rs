@@ -535,7 +535,7 @@ pub fn warn_alb_orders_between(
         for (s, o, class_type) in canaries(plan) {
             let planned = &plan.stages[s].objects[o].planned;
             let clash = unmade.iter().find_map(|(_, twin, owner, stage)| {
-                let order = ingress::shared_alb_order(planned, twin)?;
+                let order = ingress::shared_alb_order(class_type, planned, twin)?;
                 let twin_has =
                     format!("gets too at {stage} of {owner} (not made yet: they clash while both releases run)");
                 Some(ingress::alb_order_clash(class_type, "gets", order, twin, &twin_has))

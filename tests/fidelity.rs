@@ -290,7 +290,7 @@ fn a_script_configmap_outside_the_controllers_namespace_is_warned_about() {
             .file("m/route.yaml", route)
             .file("m/cm.yaml", configmap)
     };
-    let warning = "warning: its scripts come from ConfigMap default/kruise-rollout-configuration, but the controller reads that ConfigMap only from its own namespace, kruise-rollout (--controller-namespace), so it would not find them there and would never route";
+    let warning = "warning: its scripts come from ConfigMap default/kruise-rollout-configuration, but the controller reads that ConfigMap only from its own namespace, kruise-rollout (--controller-namespace), so it would not find them there: it would run its built-in script where it has one (Istio's VirtualService and DestinationRule; nginx, aliyun-alb, higress and mse Ingresses), which this plan does not show, and route nothing through a kind or class without one";
     files().args(["plan", "-f", "m", "--step", "1"]).run().success().stdout_has(warning).stdout_has("+  weight: 20\n");
     let out = files().args(["plan", "-f", "m", "--step", "1", "--controller-namespace", "default"]).run().success();
     assert!(!out.stdout.contains("warning:"), "{}", out.stdout);

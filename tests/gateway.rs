@@ -512,6 +512,25 @@ fn a_route_from_a_file_is_planned_as_the_api_server_stores_it() {
     );
 }
 
+#[test]
+fn a_write_the_httproute_crd_refuses_is_warned_of() {
+    // A helper's review: the canary rule of a prefix rewrite gets one match per step match,
+    // which the CRD's CEL rule refuses; the plan showed an ordinary write.
+    let route = ROUTE.replace(
+        "  - matches: [{path: {type: PathPrefix, value: /}}]\n",
+        "  - matches: [{path: {type: PathPrefix, value: /api}}]\n    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}}]\n",
+    );
+    let steps =
+        "[{replicas: 1, matches: [{headers: [{name: a, value: \"1\"}]}, {queryParams: [{name: q, value: \"1\"}]}]}]";
+    Test::new()
+        .file("m/route.yaml", &route)
+        .file("m/rollout.yaml", &rollout_with_steps("{service: web, gateway: {httpRouteName: web}}", "", steps))
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("warning: HTTPRoute shop/web as the controller writes it breaks the HTTPRoute CRD's rules (gateway-api v0.8 to v1): spec.rules[1].filters[0]: with path.replacePrefixMatch (URLRewrite), exactly one PathPrefix match must be specified, and the rule has 2 matches; the API server refuses the update, so the step never finishes (`--dry-run=server` asks the cluster's own CRD)\n");
+}
+
 const ROUTE: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute

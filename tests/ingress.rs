@@ -339,6 +339,24 @@ fn plan_f_warns_of_someone_elses_ingress_named_as_the_canary() {
         .stdout_has("warning: Ingress demo/web-canary is not Rollout demo/web's canary Ingress (it has no controller owner; it routes to Service bob, not to the canary Service web-canary): the controller patches its annotations as if it were, and deletes it when the release ends\n");
 }
 
+#[test]
+fn plan_f_of_a_canary_ingress_without_its_stable_ingress_says_a_release_cannot_start() {
+    // A helper's review: the canary was patched without a word, while the controller's
+    // Initialize, at the start of a release, fails without the stable Ingress.
+    let example = |file: &str| std::fs::read_to_string(repo(&format!("examples/nginx-canary/{file}"))).unwrap();
+    let canary = example("ingress.yaml").replacen("name: web\n", "name: web-canary\n", 1);
+    assert_ne!(canary, example("ingress.yaml"));
+    let test = Test::new()
+        .file("in/rollout.yaml", &example("rollout.yaml"))
+        .file("in/service.yaml", &example("service.yaml"))
+        .file("in/canary.yaml", &canary);
+    let input = test.path("in");
+    test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "--step".as_ref(), "1".as_ref()])
+        .run()
+        .success()
+        .stdout_has("warning: Ingress demo/web, the stable Ingress, is not among the files: the controller reads it when a release starts (its Initialize) and fails there without it, so a release not started yet routes nothing; one in progress goes on patching the canary Ingress\n");
+}
+
 /// App `name` in namespace demo: its Rollout (20%, then 100%) through its aliyun-alb Ingress of
 /// class `alb`, with `annotations` on that Ingress.
 fn alb_app(name: &str, annotations: &str) -> String {

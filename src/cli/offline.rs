@@ -188,7 +188,8 @@ fn planning_failure(
 
 /// A warning when a plan runs scripts from a ConfigMap among the files that is not in the
 /// controller's namespace: the controller reads only its own (`$POD_NAMESPACE`,
-/// docs/controller-semantics.md §4.5), so it would find no script there and never route.
+/// docs/controller-semantics.md §4.5), so it would find no script there and run its built-in
+/// one, or none.
 fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option<String> {
     let namespace = plan.stages.iter().flat_map(|s| &s.objects).find_map(|o| match &o.action {
         Action::Lua(ResolvedScript { source: ScriptSource::ConfigMap { namespace, .. }, .. })
@@ -199,7 +200,7 @@ fn configmap_elsewhere(plan: &RoutingPlan, controller_namespace: &str) -> Option
         _ => None,
     })?;
     Some(format!(
-        "its scripts come from ConfigMap {namespace}/{CONFIGMAP_NAME}, but the controller reads that ConfigMap only from its own namespace, {controller_namespace} (--controller-namespace), so it would not find them there and would never route"
+        "its scripts come from ConfigMap {namespace}/{CONFIGMAP_NAME}, but the controller reads that ConfigMap only from its own namespace, {controller_namespace} (--controller-namespace), so it would not find them there: it would run its built-in script where it has one (Istio's VirtualService and DestinationRule; nginx, aliyun-alb, higress and mse Ingresses), which this plan does not show, and route nothing through a kind or class without one"
     ))
 }
 

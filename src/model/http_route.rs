@@ -143,6 +143,50 @@ pub fn default_rules() -> Vec<Value> {
     serde_json::from_str(EVERY_PATH_RULES).expect("the default is JSON")
 }
 
+/// The HTTPRoute CRD's rules (gateway-api v0.8 to v1) that `spec`, as stored, breaks, each as
+/// `field: what`: at most 16 rules, and 16 headers and query parameters a match, each name once
+/// (lists keyed by name), and a `ReplacePrefixMatch` path rewrite or redirect only on a rule with
+/// exactly one match, of type PathPrefix (its CEL rules). The API server refuses such a write.
+pub fn crd_rules_broken(spec: &Value) -> Vec<String> {
+    const MAX_RULES: usize = 16;
+    const MAX_LIST: usize = 16;
+    let mut broken = Vec::new();
+    let rules = spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if rules.len() > MAX_RULES {
+        broken.push(format!("spec.rules: {} rules, at most {MAX_RULES}", rules.len()));
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        let matches = rule["matches"].as_array().map(Vec::as_slice).unwrap_or_default();
+        for (j, condition) in matches.iter().enumerate() {
+            for list in ["headers", "queryParams"] {
+                let entries = condition[list].as_array().map(Vec::as_slice).unwrap_or_default();
+                let at = format!("spec.rules[{i}].matches[{j}].{list}");
+                if entries.len() > MAX_LIST {
+                    broken.push(format!("{at}: {} entries, at most {MAX_LIST}", entries.len()));
+                }
+                for (k, entry) in entries.iter().enumerate() {
+                    if entries[..k].iter().any(|e| e["name"] == entry["name"]) {
+                        broken.push(format!("{at}[{k}]: name {} is there twice (each name once)", entry["name"]));
+                    }
+                }
+            }
+        }
+        let one_prefix_match = matches.len() == 1 && matches[0]["path"]["type"] == "PathPrefix";
+        for (j, filter) in rule["filters"].as_array().into_iter().flatten().enumerate() {
+            let path = &filter[if filter["type"] == "URLRewrite" { "urlRewrite" } else { "requestRedirect" }]["path"];
+            if path["type"] == "ReplacePrefixMatch" && !one_prefix_match {
+                broken.push(format!(
+                    "spec.rules[{i}].filters[{j}]: with path.replacePrefixMatch ({}), exactly one PathPrefix match must be specified, and the rule has {} match{}",
+                    filter["type"].as_str().unwrap_or_default(),
+                    matches.len(),
+                    if matches.len() == 1 { " (not of type PathPrefix)" } else { "es" }
+                ));
+            }
+        }
+    }
+    broken
+}
+
 /// An HTTPRoute as the API server stores it: each `default` of its CRD's schema filled in where
 /// its field is absent (or null, which the API server prunes first), inside the maps and lists
 /// that are there: a rule's catch-all match, backendRefs' kind and weight, … A route read from
@@ -282,6 +326,38 @@ fn encode_value(value: &Value, ty: &Type) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_crds_rules_a_stored_route_breaks_are_named() {
+        let prefix = json!({"path": {"type": "PathPrefix", "value": "/api"}});
+        let rewrite = json!({"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}});
+        let redirect = json!({"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}});
+        let header = |name: &str| json!({"type": "Exact", "name": name, "value": "1"});
+        let fine = json!({"rules": [
+            {"matches": [prefix], "filters": [rewrite]},
+            {"matches": [{"headers": [header("a"), header("b")], "queryParams": [header("a")]}]},
+            {"matches": [prefix], "filters": [{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/"}}}]}
+        ]});
+        assert_eq!(crd_rules_broken(&fine), Vec::<String>::new());
+        let exact = json!({"path": {"type": "Exact", "value": "/api"}});
+        let sixteen: Vec<Value> = (0..17).map(|i| header(&format!("h{i}"))).collect();
+        let broken = json!({"rules": [
+            {"matches": [prefix, prefix], "filters": [rewrite]},
+            {"matches": [exact], "filters": [redirect]},
+            {"matches": [{"headers": [header("a"), header("b"), header("a")], "queryParams": sixteen}]}
+        ]});
+        assert_eq!(
+            crd_rules_broken(&broken),
+            [
+                "spec.rules[0].filters[0]: with path.replacePrefixMatch (URLRewrite), exactly one PathPrefix match must be specified, and the rule has 2 matches",
+                "spec.rules[1].filters[0]: with path.replacePrefixMatch (RequestRedirect), exactly one PathPrefix match must be specified, and the rule has 1 match (not of type PathPrefix)",
+                "spec.rules[2].matches[0].headers[2]: name \"a\" is there twice (each name once)",
+                "spec.rules[2].matches[0].queryParams: 17 entries, at most 16",
+            ]
+        );
+        let many = json!({"rules": vec![json!({}); 17]});
+        assert_eq!(crd_rules_broken(&many), ["spec.rules: 17 rules, at most 16"]);
+    }
 
     #[test]
     fn a_route_as_stored_has_its_crds_defaults_where_fields_are_absent() {

@@ -144,6 +144,8 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
         // The controller writes again (nil is not the default rule), and nothing changes.
         return Ok(unchanged(warnings));
     }
+    // A restore takes one canary ref a pass (with canary = stable, one ref of it: B.6, B.7).
+    let passes = CONVERGING_PASSES + current_rules.iter().map(|rule| refs(rule).len()).sum::<usize>();
     let mut spec = decoded.spec;
     spec["rules"] = Value::Array(stored);
     warnings.extend(round_trip_warnings(&decoded.dropped, &spec));
@@ -152,7 +154,7 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
     // The API server stores each update with the CRD's defaults (a rule whose empty `matches`
     // the update left out gets the catch-all match), and the controller's next pass works from
     // that: it writes until a pass finds the rules as it wants them. The plan is its last write.
-    for _ in 0..CONVERGING_PASSES {
+    for pass in 1.. {
         let mut stored = planned.clone();
         http_route::as_stored(&mut stored);
         let stored = http_route::decode(&stored["spec"])
@@ -161,7 +163,11 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
         let stored_rules = stored["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
         let next = desired_rules(route, mode, stored_rules);
         if next.is_empty() || next == stored_rules {
+            warnings.extend(refused_write(route, current, &planned));
             return Ok(StagePlan { route: Some(planned), writes: true, warnings });
+        }
+        if pass == passes {
+            break;
         }
         spec = stored;
         spec["rules"] = Value::Array(next);
@@ -171,11 +177,31 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
         "{}: the rules the controller writes at this stage are not stored as written, and each of its passes writes them again: the step never completes; the plan shows its last write",
         route.describe()
     ));
+    warnings.extend(refused_write(route, current, &planned));
     Ok(StagePlan { route: Some(planned), writes: true, warnings })
 }
 
-/// How many writes of one stage the plan follows: the controller's first, and the API server's
-/// defaults settle after one more.
+/// Why the API server refuses the controller's write of `planned`: the HTTPRoute CRD's rules it
+/// breaks, where the route as read keeps them (one that breaks them was stored under another
+/// CRD, and this write is not what breaks them).
+fn refused_write(route: &GatewayRoute, current: &Value, planned: &Value) -> Option<String> {
+    let broken = |object: &Value| {
+        let mut stored = object.clone();
+        http_route::as_stored(&mut stored);
+        http_route::crd_rules_broken(&stored["spec"])
+    };
+    let broken_by_write = broken(planned);
+    (!broken_by_write.is_empty() && broken(current).is_empty()).then(|| {
+        format!(
+            "{} as the controller writes it breaks the HTTPRoute CRD's rules (gateway-api v0.8 to v1): {}; the API server refuses the update, so the step never finishes (`--dry-run=server` asks the cluster's own CRD)",
+            route.describe(),
+            broken_by_write.join("; ")
+        )
+    })
+}
+
+/// How many writes of one stage the plan follows (besides one a backendRef, for a restore): the
+/// controller's first, and the API server's defaults settle after one more.
 const CONVERGING_PASSES: usize = 3;
 
 /// The rules the controller computes for `mode` from `rules`, the route's as stored.
@@ -571,7 +597,7 @@ fn weight_warnings(route: &GatewayRoute, rules: &[Value], weight: i32) -> Vec<St
     rules
         .iter()
         .enumerate()
-        .filter(|(_, rule)| position(rule, canary).is_some() && position(rule, stable).is_none())
+        .filter(|(_, rule)| position(rule, canary).is_some() && refs(rule).iter().all(|r| is_service(r, canary)))
         .map(|(i, _)| {
             format!(
                 "spec.rules[{i}] sends the requests it matches only to {canary} (a match rule of an earlier step): a weight step keeps it, so they all still go to the canary until the route is restored"
@@ -1098,6 +1124,54 @@ mod tests {
                 "spec.rules[1] sends the requests it matches only to store-svc-canary (a match rule of an earlier step): a weight step keeps it, so they all still go to the canary until the route is restored"
             ]
         );
+    }
+
+    #[test]
+    fn a_rule_of_the_users_holding_the_canary_next_to_other_backends_is_no_match_rule() {
+        // A helper's review: it was said to send everything to the canary.
+        let route = http_route(json!([
+            {"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]},
+            {"matches": [{"path": path("/cdn")}], "backendRefs": [svc("cdn", Some(1)), svc(CANARY, Some(5))]}
+        ]));
+        let plan = plan(&rollout(), &route, &traffic("100%"));
+        assert_eq!(written_rules(&plan)[1], route["spec"]["rules"][1], "a weight step leaves it");
+        assert_eq!(plan.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_write_the_httproute_crd_refuses_is_warned_of_unless_the_route_broke_its_rules_already() {
+        // A helper's review: a canary rule that copies a prefix rewrite gets a match per step
+        // match, which the CRD's CEL rule refuses.
+        let rewrite = json!({"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}});
+        let route = http_route(
+            json!([{"matches": [{"path": path("/api")}], "filters": [rewrite], "backendRefs": [svc(STABLE, Some(1))]}]),
+        );
+        let step = matches(json!([{"headers": [header("a", "1")]}, {"queryParams": [header("q", "1")]}]));
+        let refused = "HTTPRoute shop/store as the controller writes it breaks the HTTPRoute CRD's rules (gateway-api v0.8 to v1): spec.rules[1].filters[0]: with path.replacePrefixMatch (URLRewrite), exactly one PathPrefix match must be specified, and the rule has 2 matches; the API server refuses the update, so the step never finishes (`--dry-run=server` asks the cluster's own CRD)";
+        assert!(plan(&rollout(), &route, &step).warnings.contains(&refused.to_string()));
+        // One step match: one match a canary rule, which the CRD allows.
+        let one = matches(json!([{"headers": [header("a", "1")]}]));
+        assert!(!plan(&rollout(), &route, &one).warnings.iter().any(|w| w.contains("CRD's rules")));
+        // A route stored under another CRD that broke them already: not this write's doing.
+        let mut broken = route.clone();
+        broken["spec"]["rules"][0]["matches"] = json!([{"path": path("/api")}, {"path": path("/v2")}]);
+        assert!(!plan(&rollout(), &broken, &step).warnings.iter().any(|w| w.contains("CRD's rules")));
+    }
+
+    #[test]
+    fn a_restore_that_takes_more_passes_than_most_is_followed_to_its_end() {
+        // With canary = stable the restore removes one of its refs a pass: four take four
+        // writes, and the fifth pass finds the rules as it wants them (a helper's review: "the
+        // step never completes" was said after three).
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        let cdn = json!({"kind": "Service", "name": "cdn", "port": 80});
+        let mut refs: Vec<Value> =
+            (80..84).map(|port| json!({"kind": "Service", "name": STABLE, "port": port})).collect();
+        refs.push(cdn.clone());
+        let route = http_route(json!([{"matches": [{"path": path("/x")}], "backendRefs": refs}]));
+        let restored = plan(&same, &route, &RoutingAction::Restore);
+        assert_eq!(written_rules(&restored)[0]["backendRefs"], json!([svc("cdn", Some(1))]), "as stored");
+        assert!(!restored.warnings.iter().any(|w| w.contains("never completes")), "{:?}", restored.warnings);
     }
 
     /// The stable rule of the controller's unit tests: `/store` with header version=v2, and `/v2/store`.

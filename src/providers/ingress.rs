@@ -459,6 +459,22 @@ fn run_script(
     Ok(output)
 }
 
+/// Why a stage that patches the canary Ingress as read may not happen, when the stable Ingress
+/// `ingress` is missing (in the cluster, or among the files): the controller reads it when a
+/// release starts (Initialize, docs/ingress-gateway-semantics.md A.2) and fails without it. None
+/// when its read was refused (that is said where it was).
+fn stable_missing(objects: &ObjectIndex, namespace: &str, ingress: &str) -> Option<String> {
+    let key = ObjectKey::new("networking.k8s.io", "Ingress", namespace, ingress);
+    let missing = match (objects.is_absent(&key), objects.refused(&key)) {
+        (true, _) => "does not exist",
+        (false, None) => "is not among the files",
+        (false, Some(_)) => return None,
+    };
+    Some(format!(
+        "Ingress {namespace}/{ingress}, the stable Ingress, {missing}: the controller reads it when a release starts (its Initialize) and fails there without it, so a release not started yet routes nothing; one in progress goes on patching the canary Ingress"
+    ))
+}
+
 /// Plans the canary Ingress of the routing's `ingress` ref (stable Ingress `ingress`, class
 /// `class_type`) at one stage, for the planner: from `current` (None: there is none), which is
 /// the canary as read or, `after` a stage, as that stage left it. `objects` holds the stable
@@ -503,6 +519,9 @@ pub fn plan_object(
         }
     };
     let mut warnings = stage.warnings;
+    if let (None, Some(_), None, RoutingAction::Route(_)) = (stable, current, &after, context.action) {
+        warnings.extend(stable_missing(objects, &owner.namespace, ingress));
+    }
     let source = CanarySource::of(routing, ingress);
     let foreign_canary = current.and_then(|canary| foreign_canary(&source, canary));
     warnings.extend(foreign_canary.iter().map(|why| {
@@ -819,8 +838,14 @@ pub fn balances_over_every_pod(class_type: &str, builtin: bool, annotations: &An
 /// "1". The order `canary` carries when `other`, another Ingress of its class and namespace,
 /// carries it too: a canary Ingress or not, the stable Ingress included (upstream writes "1" so
 /// that the canary's rules come before the stable ones, which that defeats). An Ingress without
-/// the annotation has ALB's default order and is not compared.
-pub fn shared_alb_order<'v>(canary: &'v Value, other: &Value) -> Option<&'v str> {
+/// the annotation has ALB's default order and is not compared. None for a class other than
+/// `aliyun-alb` (`class_type`).
+pub fn shared_alb_order<'v>(class_type: &str, canary: &'v Value, other: &Value) -> Option<&'v str> {
+    // Only ALB reads the annotation: on another class's Ingress (copied from the stable one) it
+    // means nothing.
+    if class_type != "aliyun-alb" {
+        return None;
+    }
     let order = canary["metadata"]["annotations"][ALB_ORDER].as_str()?;
     let (meta, other_meta) = (&canary["metadata"], &other["metadata"]);
     let shared = other_meta["name"] != meta["name"]
@@ -866,7 +891,8 @@ fn alb_order_clash_with_read<'v>(
     canary: &Value,
     others: impl IntoIterator<Item = &'v Value>,
 ) -> Option<String> {
-    let (order, twin) = others.into_iter().find_map(|other| Some((shared_alb_order(canary, other)?, other)))?;
+    let (order, twin) =
+        others.into_iter().find_map(|other| Some((shared_alb_order(class_type, canary, other)?, other)))?;
     Some(alb_order_clash(class_type, canary_has, order, twin, "has too"))
 }
 
@@ -1099,6 +1125,22 @@ mod tests {
     use super::*;
     use crate::model::StageRouting;
     use crate::scripts::builtin_ingress;
+
+    #[test]
+    fn a_missing_stable_ingress_is_said_as_the_read_found_it() {
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web");
+        let said = |objects: &ObjectIndex| stable_missing(objects, "shop", "web");
+        let among_files = said(&ObjectIndex::default()).unwrap();
+        assert!(among_files.starts_with("Ingress shop/web, the stable Ingress, is not among the files: the controller reads it when a release starts"), "{among_files}");
+        let mut cluster = ObjectIndex::default();
+        cluster.insert_absent(key.clone());
+        assert!(said(&cluster).unwrap().starts_with("Ingress shop/web, the stable Ingress, does not exist: "));
+        // A refused read is said where it was refused.
+        let mut refused = ObjectIndex::default();
+        let needed = crate::model::Permission::new("get", "networking.k8s.io", "ingresses", None, "shop");
+        refused.insert_refused(key, "forbidden".into(), needed);
+        assert_eq!(said(&refused), None);
+    }
 
     fn key() -> ObjectKey {
         ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary")
@@ -1895,6 +1937,9 @@ mod tests {
         let mut ordered = stable();
         ordered["metadata"]["annotations"][ALB_ORDER] = json!("1");
         assert!(clash(&[&ordered]).unwrap().contains("which Ingress shop/web of the same class has too"));
+        // Another class's Ingress that got the annotation copied from its stable Ingress (a
+        // helper's review: higress was told of ALB's rule).
+        assert_eq!(alb_order_clash_with_read("higress", "gets", &planned, [&not_canary]), None);
         let mut unordered = not_canary.clone();
         unordered["metadata"]["annotations"].as_object_mut().unwrap().remove(ALB_ORDER);
         assert_eq!(clash(&[&unordered]), None, "ALB's default order is not compared");
