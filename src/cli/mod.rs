@@ -123,7 +123,9 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
     <service>-canary despite disableGenerateCanaryService, an empty matches table for a TrafficRouting without \
     matches), would pass a step this tool fails (a script \
     returning no table, which the controller fails too), or cannot run it (a blue-green case; an original or expected object \
-    without kind, which go test cannot read).";
+    without kind, which go test cannot read). Warnings name what go test passes over: a case file's second YAML \
+    document (only the first is a case), a step the API server would refuse (traffic 150%, a match type outside the \
+    CRD's enum; the case runs all the same), an unknown key or field.";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
     the release is ending or over: what the controller does to the routing instead), the step state (and spec.strategy.paused, as plan's header says it: the controller acts on nothing, an approval included, until the Rollout is resumed), the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
