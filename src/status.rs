@@ -61,10 +61,10 @@ impl Progress {
             None if status.phase.as_deref() == Some("Progressing") => match status.current_step_state.as_deref() {
                 Some("StepPaused") => match rollout.current_stage() {
                     // The controller finishes this step without a pause at its next reconcile
-                    // (§3.5), or jumps to another (a patched nextStepIndex): nobody's approval
-                    // is awaited.
+                    // (§3.5), jumps to another (a patched nextStepIndex) or starts again from
+                    // step 1 (Initializing): nobody's approval is awaited.
                     Some(Stage::Step(i)) if rollout.completes_without_pause(i) => Progress::Progressing,
-                    Some(_) if rollout.pending_jump().is_some() => Progress::Progressing,
+                    Some(_) if rollout.pending_jump().is_some() || rollout.initializing() => Progress::Progressing,
                     Some(Stage::Step(i)) if let Some(pause) = rollout.steps[i - 1].pause_seconds => {
                         let since = status.last_update_time.as_deref().and_then(crate::time::parse_rfc3339);
                         // Under spec.strategy.paused the controller runs no step: the pause ends
@@ -1084,6 +1084,12 @@ mod tests {
             jumping.status.next_step_index = Some(next);
             assert_eq!(Progress::of(&jumping, now), progress, "{next}");
         }
+        // Initializing: the controller starts again from step 1, whatever the sub-status says.
+        let mut initializing = rollout(json!({"phase": "Progressing",
+            "conditions": [{"type": "Progressing", "status": "True", "reason": "Initializing"}],
+            "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}));
+        initializing.steps[1].replicas = Some(json!("50%"));
+        assert_eq!(Progress::of(&initializing, now), Progress::Progressing);
         // A canary's last step at "100%" is finished without a pause: the controller moves it on
         // at its next reconcile, nobody's approval is awaited.
         assert_eq!(Progress::of(&rollout(at_last.clone()), now), Progress::Progressing);

@@ -112,10 +112,32 @@ fn approve_refuses_a_finished_release_and_traffic_only_outside_progressing() {
         );
     }
     // A phase that is neither a release nor its end (the controller has not looked yet).
+    // An approval too (a lifecycle review: a paused sub-status before the release runs was
+    // routed and approved).
     server.put_object(changed(2, "StepPaused", |r| r["status"]["phase"] = json!("Initial")));
-    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).status(3).stderr_has(
-        "rollouts.rollouts.kruise.io \"demo\" is not progressing (phase Initial): there is no step to route",
+    for args in [&["approve", "demo", "--yes"][..], &["approve", "demo", "--traffic-only", "--yes"]] {
+        test.run_args(args).status(3).stderr_has(
+            "rollouts.rollouts.kruise.io \"demo\" is not progressing (phase Initial): the controller runs no step, so there is nothing to route or approve",
+        );
+    }
+    // Reason Completed: the release is over, though the phase has not said so yet (a controller
+    // without finalisingStep, or a cancel's end).
+    server.put_object(changed(2, "StepPaused", |r| {
+        r["status"]["conditions"] = json!([{"type": "Progressing", "status": "False", "reason": "Completed"},
+                                           {"type": "Succeeded", "status": "False"}]);
+    }));
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("no need to approve: not in canary or blue-green progress (the release is over");
+    test.run_args(["status", "demo"]).success().stdout_has("failed: the release did not succeed");
+    // Initializing: the controller starts again from step 1.
+    server.put_object(changed(2, "StepPaused", |r| {
+        r["status"]["conditions"] = json!([{"type": "Progressing", "status": "True", "reason": "Initializing"}]);
+    }));
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(
+        "the release is initializing (Progressing reason Initializing): the controller starts it from step 1",
     );
+    test.run_args(["status", "demo"]).success().stdout_has("  State:    StepPaused, progressing\n");
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 

@@ -115,6 +115,19 @@ fn check_approvable(
             ),
         }));
     }
+    // Before a release runs (phase Initial, none) the controller runs no step; while it
+    // initializes, it starts from step 1 whatever step a sub-status left names.
+    if item.status.phase.as_deref() != Some("Progressing") {
+        return Err(Error::Refused(format!(
+            "{name} is not progressing (phase {}): the controller runs no step, so there is nothing to route or approve",
+            item.status.phase.as_deref().unwrap_or("unknown")
+        )));
+    }
+    if item.initializing() {
+        return Err(Error::Refused(format!(
+            "{name}: the release is initializing (Progressing reason Initializing): the controller starts it from step 1, whatever step the status still names; nothing to route or approve until it has"
+        )));
+    }
     let stage =
         item.current_stage().ok_or_else(|| Error::Refused(format!("{name}: the status names no current step")))?;
     if let Some(jump) = item.pending_jump() {
@@ -141,14 +154,7 @@ fn check_approvable(
         )));
     }
     let state = item.status.current_step_state.as_deref().unwrap_or("unknown");
-    if args.traffic_only {
-        if item.status.phase.as_deref() != Some("Progressing") {
-            return Err(Error::Refused(format!(
-                "{name} is not progressing (phase {}): there is no step to route",
-                item.status.phase.as_deref().unwrap_or("unknown")
-            )));
-        }
-    } else if state != "StepPaused" {
+    if !args.traffic_only && state != "StepPaused" {
         return Err(Error::Refused(format!(
             "{name} does not allow to approve, because current {} state is not 'StepPaused' (it is {state})",
             item.kind
@@ -1017,6 +1023,29 @@ mod tests {
             for flags in [&[][..], &["--traffic-only"]] {
                 let message = refusal(check_approvable(&ending, &approve_args(flags), None));
                 assert_eq!(message, format!("rollouts.rollouts.kruise.io \"demo\": {why}"), "{flags:?}");
+            }
+        }
+        // Neither a release nor its end, nor one starting again: nothing to route or approve.
+        let not_progressing = |phase: &str| {
+            format!(
+                "rollouts.rollouts.kruise.io \"demo\" is not progressing (phase {phase}): the controller runs no step, so there is nothing to route or approve"
+            )
+        };
+        let not_yet = [
+            (status("Initial", 2, "StepPaused", json!({})), not_progressing("Initial")),
+            (json!({"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}), not_progressing("unknown")),
+            (
+                status("Progressing", 2, "StepPaused", progressing("Initializing")),
+                "rollouts.rollouts.kruise.io \"demo\": the release is initializing (Progressing reason Initializing): the controller starts it from step 1, whatever step the status still names; nothing to route or approve until it has".into(),
+            ),
+        ];
+        for (status, refused) in not_yet {
+            for flags in [&[][..], &["--traffic-only"]] {
+                assert_eq!(
+                    refusal(check_approvable(&rollout(false, status.clone()), &approve_args(flags), None)),
+                    refused,
+                    "{flags:?}"
+                );
             }
         }
         let paused = rollout(false, status("Progressing", 2, "StepPaused", progressing("InRolling")));

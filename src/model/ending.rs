@@ -19,7 +19,9 @@ pub enum Ending {
     /// Phase `Terminating`, or a deletion timestamp (the phase comes later): the Rollout is
     /// being deleted, and its release finalised first.
     Deleted,
-    /// Phase `Healthy`: no release is in progress; a sub-status left is the last release's.
+    /// Phase `Healthy`, or Progressing reason `Completed` (the finalising done, or a cancel's,
+    /// before the phase says so): no release is in progress; a sub-status left is the last
+    /// release's.
     Over,
 }
 
@@ -34,7 +36,7 @@ impl Ending {
             Some(Ending::Deleted)
         } else if rollout.disabled || matches!(phase, Some("Disabling" | "Disabled")) {
             Some(Ending::Disabled)
-        } else if phase == Some("Healthy") {
+        } else if phase == Some("Healthy") || reason == Some("Completed") {
             Some(Ending::Over)
         } else if reason == Some("Cancelling") {
             Some(Ending::RolledBack)
@@ -161,6 +163,12 @@ mod tests {
             "canaryStatus": {"currentStepIndex": 2, "currentStepState": "Completed", "finalisingStep": "END"}});
         assert_eq!(ending(stale), Some(Ending::Over));
         assert_eq!(ending(json!({"phase": "Healthy"})), Some(Ending::Over));
+        // Reason Completed: the finalising is done (a cancel's too), though the phase and the
+        // sub-status (a controller before finalisingStep, or a read before the phase changes)
+        // still say Progressing at a paused step (a lifecycle review: approve routed it).
+        let done = json!({"phase": "Progressing", "conditions": progressing("Completed"),
+            "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}});
+        assert_eq!(ending(done), Some(Ending::Over));
         assert!(!Ending::Over.restores());
         assert!(Ending::RolledBack.restores());
     }

@@ -490,6 +490,12 @@ impl Rollout {
         (1..=self.steps.len()).contains(&index).then_some(Stage::Step(index))
     }
 
+    /// Whether the release is (re)initializing (Progressing reason `Initializing`): the controller
+    /// starts it from step 1, whatever step a sub-status left names (§3.6's continuous release).
+    pub fn initializing(&self) -> bool {
+        self.status.condition("Progressing").is_some_and(|c| c.reason == "Initializing")
+    }
+
     /// The step the controller jumps to at its next reconcile of a release in progress: the
     /// status's `nextStepIndex`, patched (`kubectl-kruise rollout undo --fast`, or by hand) to a
     /// step other than the one after the current (-1 at the last), as its `doCanaryJump` reads
