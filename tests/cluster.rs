@@ -705,6 +705,23 @@ fn restore_puts_the_original_back() {
 }
 
 #[test]
+fn restore_while_the_current_step_is_being_routed_says_it_lasts_seconds() {
+    // A lifecycle review: "at the next step it routes" was said in StepTrafficRouting too, where
+    // the controller routes the current step at every reconcile.
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    let mut routing = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    routing["status"]["canaryStatus"]["currentStepState"] = json!("StepTrafficRouting");
+    server.put_object(routing);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes"])
+        .run()
+        .success()
+        .stderr_has("Rollout demo is in a release (step 2/3 StepTrafficRouting): the controller routes its objects again as it routes the current step, within seconds once its pods are ready, from originals stored afresh");
+}
+
+#[test]
 fn restore_refuses_to_discard_edits_without_force() {
     let server = shop(2, "StepPaused").start();
     Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();

@@ -836,14 +836,24 @@ fn placements(
     if Ending::of(&rollout.item).is_none()
         && let Some(routing) = Routing::of_rollout(&rollout.item, &rollout.namespace)
     {
-        let at = rollout.item.current_stage().map(|stage| rollout.item.stage_label(stage));
-        let state = rollout.item.status.current_step_state.as_deref();
+        let item = &rollout.item;
+        let stage = item.current_stage();
+        let at = stage.map(|stage| item.stage_label(stage));
+        let state = item.status.current_step_state.as_deref();
+        // Until its traffic routing is done, the current step is routed at every reconcile
+        // (§3.5); after it, the next step that routes does it.
+        let routing_now = matches!(state, Some("BeforeStepUpgrade" | "StepUpgrade" | "StepTrafficRouting"))
+            && stage.is_some_and(|stage| item.strategy_at(stage).routes_traffic());
+        let when = match routing_now {
+            true => "as it routes the current step, within seconds once its pods are ready",
+            false => "at the next step it routes",
+        };
         notes.push(format!(
             "Rollout {} is in a release ({}{}): {}",
-            rollout.item.name,
+            item.name,
             at.as_deref().unwrap_or("its step unknown"),
             state.map(|state| format!(" {state}")).unwrap_or_default(),
-            routed_at_the_next_step(&routing.providers)
+            what_the_controller_routes_again(&routing.providers, when)
         ));
     }
     match session.plan_to_place(live, catalog, rollout) {
@@ -864,14 +874,13 @@ fn placements(
     }
 }
 
-/// What the controller does again, at the next step it routes, to the objects of `providers`
-/// that a restore put back mid-release: it stores the custom refs' originals afresh and routes
-/// them; a canary Ingress and an HTTPRoute have no stored original, it makes the one again and
-/// rewrites the other's rules from those it has then.
-fn routed_at_the_next_step(providers: &[Provider]) -> String {
+/// What the controller does again, `when` it next routes, to the objects of `providers` that a
+/// restore put back mid-release: it stores the custom refs' originals afresh and routes them; a
+/// canary Ingress and an HTTPRoute have no stored original, it makes the one again and rewrites
+/// the other's rules from those it has then.
+fn what_the_controller_routes_again(providers: &[Provider], when: &str) -> String {
     if let [] | [Provider::Custom(_)] = providers {
-        return "the controller routes its objects again at the next step it routes, from originals stored afresh"
-            .into();
+        return format!("the controller routes its objects again {when}, from originals stored afresh");
     }
     let what: Vec<String> = providers
         .iter()
@@ -889,7 +898,7 @@ fn routed_at_the_next_step(providers: &[Provider]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => what.concat(),
     };
-    format!("at the next step it routes, the controller {what}")
+    format!("{when}, the controller {what}")
 }
 
 /// Whether the controller's own restore of `routings` is stuck as well: it looks up the script
@@ -1370,20 +1379,32 @@ mod tests {
         let custom = json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}]);
         let providers = |routing: Value| routing_of(routing).providers;
         assert_eq!(
-            routed_at_the_next_step(&providers(json!({"service": "odd", "customNetworkRefs": custom}))),
+            what_the_controller_routes_again(
+                &providers(json!({"service": "odd", "customNetworkRefs": custom})),
+                "at the next step it routes"
+            ),
             "the controller routes its objects again at the next step it routes, from originals stored afresh"
         );
         assert_eq!(
-            routed_at_the_next_step(&providers(json!({"service": "odd", "ingress": {"name": "web"}}))),
+            what_the_controller_routes_again(
+                &providers(json!({"service": "odd", "ingress": {"name": "web"}})),
+                "at the next step it routes"
+            ),
             "at the next step it routes, the controller makes its canary Ingress web-canary again"
         );
         assert_eq!(
-            routed_at_the_next_step(&providers(json!({"service": "odd", "gateway": {"httpRouteName": "store"}}))),
+            what_the_controller_routes_again(
+                &providers(json!({"service": "odd", "gateway": {"httpRouteName": "store"}})),
+                "at the next step it routes"
+            ),
             "at the next step it routes, the controller rewrites the rules of HTTPRoute store again from those it has then"
         );
         assert_eq!(
-            routed_at_the_next_step(&providers(json!({"service": "odd", "customNetworkRefs": custom,
-                "ingress": {"name": "web"}, "gateway": {"httpRouteName": "store"}}))),
+            what_the_controller_routes_again(
+                &providers(json!({"service": "odd", "customNetworkRefs": custom,
+                    "ingress": {"name": "web"}, "gateway": {"httpRouteName": "store"}})),
+                "at the next step it routes"
+            ),
             "at the next step it routes, the controller routes its custom refs again from originals stored afresh, makes its canary Ingress web-canary again and rewrites the rules of HTTPRoute store again from those it has then"
         );
     }
