@@ -58,6 +58,9 @@ impl Progress {
                 }
             }
             Some(ending) => Progress::Failed { reason: ending.describe().into() },
+            None if rollout.blue_green_blocked() => Progress::Failed {
+                reason: "a new version of the workload came in the middle of the blue-green release, and the controller runs no step until the workload is rolled back".into(),
+            },
             None if status.phase.as_deref() == Some("Progressing") => match status.current_step_state.as_deref() {
                 Some("StepPaused") => match rollout.current_stage() {
                     // The controller finishes this step without a pause at its next reconcile
@@ -374,7 +377,7 @@ impl RolloutView {
             .as_ref()
             .ok()
             .and_then(|plan| plan.stages.iter().find(|s| s.stage.is_some() && s.stage == stage));
-        let ending_does = ending.filter(|_| stage.is_some()).map(|ending| ending.explain(rollout.kind));
+        let ending_does = ending.filter(|_| stage.is_some()).map(|ending| ending.explain(rollout));
         let step_does = ending_does
             .or_else(|| planned.map(|s| s.description.clone()))
             .or_else(|| stage.map(|stage| unplanned_does(rollout, stage, cr)));
@@ -1090,6 +1093,16 @@ mod tests {
             "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}));
         initializing.steps[1].replicas = Some(json!("50%"));
         assert_eq!(Progress::of(&initializing, now), Progress::Progressing);
+        // A blue-green release that met a new version runs no step until a rollback (§3.6).
+        let mut blocked = manual.clone();
+        blocked.kind = StrategyKind::BlueGreen;
+        blocked.status.message =
+            Some("new version releasing detected in the progress of blue-green release, please rollback first".into());
+        assert!(
+            matches!(Progress::of(&blocked, now), Progress::Failed { reason } if reason.contains("until the workload is rolled back"))
+        );
+        blocked.kind = StrategyKind::Canary;
+        assert_eq!(Progress::of(&blocked, now), Progress::WaitingForApproval, "a canary resets instead");
         // A canary's last step at "100%" is finished without a pause: the controller moves it on
         // at its next reconcile, nobody's approval is awaited.
         assert_eq!(Progress::of(&rollout(at_last.clone()), now), Progress::Progressing);

@@ -106,7 +106,7 @@ fn check_approvable(
     // The step the status names is not what the controller routes next, so neither its routing
     // nor its approval is due.
     if let Some(ending) = Ending::of(item) {
-        let why = ending.explain(item.kind);
+        let why = ending.explain(item);
         return Err(Error::Refused(match ending {
             Ending::Over => format!("{name}: no need to approve: not in canary or blue-green progress ({why})"),
             _ => format!(
@@ -121,6 +121,12 @@ fn check_approvable(
         return Err(Error::Refused(format!(
             "{name} is not progressing (phase {}): the controller runs no step, so there is nothing to route or approve",
             item.status.phase.as_deref().unwrap_or("unknown")
+        )));
+    }
+    if item.blue_green_blocked() {
+        return Err(Error::Refused(format!(
+            "{name}: a new version of the workload came in the middle of the blue-green release (\"{}\"): the controller runs no step until the workload is rolled back; nothing to route or approve",
+            item.status.message.as_deref().unwrap_or_default()
         )));
     }
     if item.initializing() {
@@ -1039,6 +1045,15 @@ mod tests {
                 "rollouts.rollouts.kruise.io \"demo\": the release is initializing (Progressing reason Initializing): the controller starts it from step 1, whatever step the status still names; nothing to route or approve until it has".into(),
             ),
         ];
+        let mut blocked = status("Progressing", 2, "StepPaused", progressing("InRolling"));
+        blocked["message"] =
+            json!("new version releasing detected in the progress of blue-green release, please rollback first");
+        let mut blue_green = rollout(false, blocked.clone());
+        blue_green.item.kind = StrategyKind::BlueGreen;
+        assert_eq!(
+            refusal(check_approvable(&blue_green, &approve_args(&[]), None)),
+            "rollouts.rollouts.kruise.io \"demo\": a new version of the workload came in the middle of the blue-green release (\"new version releasing detected in the progress of blue-green release, please rollback first\"): the controller runs no step until the workload is rolled back; nothing to route or approve"
+        );
         for (status, refused) in not_yet {
             for flags in [&[][..], &["--traffic-only"]] {
                 assert_eq!(

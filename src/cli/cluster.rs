@@ -564,7 +564,7 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     }
     let count = rollout.steps.len();
     let ending = Ending::of(rollout);
-    let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout.kind));
+    let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout));
     let as_asked =
         restoring.as_ref().map(|why| format!("{why}; planned as asked (the controller routes none of the steps now)"));
     if args.all_steps {
@@ -576,9 +576,9 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     let no_step = restoring.as_ref().map(|why| {
         let args = model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name);
         // A blue-green release that succeeded routes all traffic to the new version first.
-        let route_first = match (ending, rollout.kind) {
-            (Some(Ending::Finalising), StrategyKind::BlueGreen) => "--next plans that route to the new version, ",
-            _ => "",
+        let route_first = match ending.is_some_and(|e| e.routes_to_new_next(rollout)) {
+            true => "--next plans that route to the new version, ",
+            false => "",
         };
         format!(
             "{why}; no step is planned ({route_first}`kubectl rollout-lua restore {args} --dry-run=client` shows that restore; --step N plans a step anyway)"
@@ -600,7 +600,12 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         let last = "no next step: the current step is the last; when it completes the controller restores the original routing";
         return Ok(match current {
             Some(Stage::Step(i)) if i < count => (vec![Stage::Step(i + 1)], as_asked),
-            Some(Stage::Step(_)) if rollout.kind == StrategyKind::BlueGreen => (vec![Stage::BlueGreenFinal], as_asked),
+            // Unless the release ends otherwise, or its route to the new version is done.
+            Some(Stage::Step(_))
+                if rollout.kind == StrategyKind::BlueGreen && ending.is_none_or(|e| e.routes_to_new_next(rollout)) =>
+            {
+                (vec![Stage::BlueGreenFinal], as_asked)
+            }
             None if no_step.is_none() => not_in_release(),
             _ => (Vec::new(), Some(no_step.unwrap_or_else(|| last.into()))),
         });
@@ -667,6 +672,7 @@ mod tests {
         let finalising = "the release is finalising: the controller restores the original routing";
         let finalising_blue_green = "the release is finalising: the controller routes all traffic to the new version, then restores the original routing";
         let rolled_back = "the release is being rolled back (Cancelling): the controller restores the original routing";
+        let routed_to_new = "the release is finalising: the controller has routed all traffic to the new version, and restores the original routing next";
         let disabled = "the Rollout is disabled: the controller restores the original routing of a release in progress and runs no step";
         let deleted = "the Rollout is being deleted: the controller restores the original routing";
         let jumping = |mut rollout: Rollout, next: i64| {
@@ -729,6 +735,20 @@ mod tests {
                     as_asked(&[BlueGreenFinal], finalising_blue_green),
                     as_asked(&[Step(2)], finalising_blue_green),
                     as_asked(&stages, finalising_blue_green),
+                ],
+            ),
+            (
+                "blue-green finalising, all traffic routed to the new version already",
+                blue_green({
+                    let mut status = at("blueGreen", "Progressing", 3, "Completed", progressing("Finalising"));
+                    status["blueGreenStatus"]["finalisingStep"] = json!("ResumeWorkload");
+                    status
+                }),
+                [
+                    no_step(routed_to_new),
+                    no_step(routed_to_new),
+                    as_asked(&[Step(2)], routed_to_new),
+                    as_asked(&stages, routed_to_new),
                 ],
             ),
             (

@@ -66,11 +66,75 @@ impl Ending {
         }
     }
 
+    /// How far the controller's finalising of `rollout` has got, as its `finalisingStep` (the
+    /// task it runs now) places it in the sequence of this ending (§3.6): whether it has routed
+    /// all traffic to the new version (a blue-green success's first task) and restored the
+    /// original routing (`RouteTrafficToStable`).
+    fn progress(self, rollout: &Rollout) -> (bool, bool) {
+        const CANARY_SUCCESS: &[&str] = &[
+            "RestoreStableService",
+            "RouteTrafficToStable",
+            "RemoveCanaryService",
+            "ResumeWorkload",
+            "ReleaseWorkloadControl",
+            "END",
+        ];
+        const CANARY_ROLLBACK: &[&str] = &[
+            "RouteTrafficToStable",
+            "ResumeWorkload",
+            "ReleaseWorkloadControl",
+            "RestoreStableService",
+            "RemoveCanaryService",
+            "END",
+        ];
+        const BLUE_GREEN_SUCCESS: &[&str] = &[
+            "RouteTrafficToNew",
+            "RestoreStableService",
+            "ResumeWorkload",
+            "RouteTrafficToStable",
+            "RemoveCanaryService",
+            "ReleaseWorkloadControl",
+            "END",
+        ];
+        const BLUE_GREEN_ROLLBACK: &[&str] = &[
+            "RouteTrafficToStable",
+            "ResumeWorkload",
+            "RestoreStableService",
+            "RemoveCanaryService",
+            "ReleaseWorkloadControl",
+            "END",
+        ];
+        let sequence = match (self, rollout.kind) {
+            (Ending::Finalising, StrategyKind::BlueGreen) => BLUE_GREEN_SUCCESS,
+            (Ending::RolledBack, StrategyKind::BlueGreen) => BLUE_GREEN_ROLLBACK,
+            (Ending::RolledBack, StrategyKind::Canary) => CANARY_ROLLBACK,
+            _ => CANARY_SUCCESS,
+        };
+        let at = |task: &str| sequence.iter().position(|t| *t == task);
+        let Some(now) = rollout.status.finalising_step.as_deref().and_then(at) else { return (false, false) };
+        let past = |task: &str| at(task).is_some_and(|task| now > task);
+        (past("RouteTrafficToNew"), past("RouteTrafficToStable"))
+    }
+
+    /// Whether a blue-green release that succeeded still routes all traffic to the new version
+    /// before it restores (its finalising's first task is not done).
+    pub fn routes_to_new_next(self, rollout: &Rollout) -> bool {
+        self == Ending::Finalising
+            && rollout.kind == StrategyKind::BlueGreen
+            && self.progress(rollout) == (false, false)
+    }
+
     /// What it does to the gateway objects, and why: `the release is finalising: the controller
     /// restores the original routing`. A blue-green release that succeeded first routes all
-    /// traffic to the new version (§3.6).
-    pub fn explain(self, kind: StrategyKind) -> String {
-        let next = match (self, kind) {
+    /// traffic to the new version (§3.6). A finalising under way says what it has done.
+    pub fn explain(self, rollout: &Rollout) -> String {
+        let (routed_to_new, restored) = self.progress(rollout);
+        let next = match (self, rollout.kind) {
+            (Ending::Over, _) => "the controller restored the original routing when it ended",
+            _ if restored => "the controller has restored the original routing, and finishes the rest",
+            (Ending::Finalising, StrategyKind::BlueGreen) if routed_to_new => {
+                "the controller has routed all traffic to the new version, and restores the original routing next"
+            }
             (Ending::Finalising, StrategyKind::BlueGreen) => {
                 "the controller routes all traffic to the new version, then restores the original routing"
             }
@@ -80,7 +144,6 @@ impl Ending {
             (Ending::Disabled, _) => {
                 "the controller restores the original routing of a release in progress and runs no step"
             }
-            (Ending::Over, _) => "the controller restored the original routing when it ended",
         };
         format!("{}: {next}", self.describe())
     }
@@ -175,25 +238,77 @@ mod tests {
 
     #[test]
     fn each_ending_says_what_the_controller_does_to_the_routing() {
+        let canary = rollout(false, json!({}));
+        let mut blue_green = canary.clone();
+        blue_green.kind = StrategyKind::BlueGreen;
         assert_eq!(
-            Ending::Finalising.explain(StrategyKind::Canary),
+            Ending::Finalising.explain(&canary),
             "the release is finalising: the controller restores the original routing"
         );
         assert_eq!(
-            Ending::Finalising.explain(StrategyKind::BlueGreen),
+            Ending::Finalising.explain(&blue_green),
             "the release is finalising: the controller routes all traffic to the new version, then restores the original routing"
         );
         assert_eq!(
-            Ending::RolledBack.explain(StrategyKind::Canary),
+            Ending::RolledBack.explain(&canary),
             "the release is being rolled back (Cancelling): the controller restores the original routing"
         );
         assert_eq!(
-            Ending::Disabled.explain(StrategyKind::Canary),
+            Ending::Disabled.explain(&canary),
             "the Rollout is disabled: the controller restores the original routing of a release in progress and runs no step"
         );
         assert_eq!(
-            Ending::Over.explain(StrategyKind::Canary),
+            Ending::Over.explain(&canary),
             "the release is over: the controller restored the original routing when it ended"
         );
+        assert!(Ending::Finalising.routes_to_new_next(&blue_green));
+        assert!(!Ending::Finalising.routes_to_new_next(&canary) && !Ending::RolledBack.routes_to_new_next(&blue_green));
+    }
+
+    #[test]
+    fn a_finalising_under_way_says_what_it_has_done_by_its_finalising_step() {
+        // A lifecycle review: the route to the new version was planned after it was done.
+        let at = |kind: StrategyKind, task: &str| {
+            let mut rollout = rollout(false, json!({}));
+            rollout.kind = kind;
+            rollout.status.finalising_step = Some(task.into());
+            rollout
+        };
+        let (canary, blue_green) = (StrategyKind::Canary, StrategyKind::BlueGreen);
+        let restored = "the controller has restored the original routing, and finishes the rest";
+        let cases = [
+            // Each sequence of §3.6: the task it runs now; the restore done once past its own.
+            (Ending::Finalising, canary, "RestoreStableService", "the controller restores the original routing"),
+            (Ending::Finalising, canary, "RouteTrafficToStable", "the controller restores the original routing"),
+            (Ending::Finalising, canary, "RemoveCanaryService", restored),
+            (Ending::Finalising, canary, "END", restored),
+            (Ending::RolledBack, canary, "ResumeWorkload", restored),
+            (Ending::Disabled, blue_green, "RemoveCanaryService", restored),
+            (
+                Ending::Finalising,
+                blue_green,
+                "RouteTrafficToNew",
+                "the controller routes all traffic to the new version, then restores the original routing",
+            ),
+            (
+                Ending::Finalising,
+                blue_green,
+                "ResumeWorkload",
+                "the controller has routed all traffic to the new version, and restores the original routing next",
+            ),
+            (Ending::Finalising, blue_green, "RemoveCanaryService", restored),
+            (Ending::RolledBack, blue_green, "RestoreStableService", restored),
+            (Ending::Finalising, canary, "WaitEndless", "the controller restores the original routing"),
+        ];
+        for (ending, kind, task, does) in cases {
+            let rollout = at(kind, task);
+            assert_eq!(
+                ending.explain(&rollout),
+                format!("{}: {does}", ending.describe()),
+                "{ending:?} {kind:?} {task}"
+            );
+        }
+        assert!(!Ending::Finalising.routes_to_new_next(&at(blue_green, "ResumeWorkload")));
+        assert!(Ending::Finalising.routes_to_new_next(&at(blue_green, "RouteTrafficToNew")));
     }
 }

@@ -37,6 +37,10 @@ impl fmt::Display for StrategyKind {
     }
 }
 
+/// The status message of a blue-green release that met a new version of its workload.
+const BLUE_GREEN_NEW_VERSION: &str =
+    "new version releasing detected in the progress of blue-green release, please rollback first";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     pub strategy: RouteStrategy,
@@ -488,6 +492,13 @@ impl Rollout {
     pub fn current_stage(&self) -> Option<Stage> {
         let index = usize::try_from(self.status.current_step_index?).ok()?;
         (1..=self.steps.len()).contains(&index).then_some(Stage::Step(index))
+    }
+
+    /// Whether a blue-green release met a new version of the workload, which the controller
+    /// refuses to release in the middle of another: it runs no step until the workload is rolled
+    /// back, and says so in the status's message (§3.6).
+    pub fn blue_green_blocked(&self) -> bool {
+        self.kind == StrategyKind::BlueGreen && self.status.message.as_deref() == Some(BLUE_GREEN_NEW_VERSION)
     }
 
     /// Whether the release is (re)initializing (Progressing reason `Initializing`): the controller
