@@ -680,6 +680,15 @@ mod tests {
             rollout
         };
         let jump_to_1 = "the status's nextStepIndex is 1 (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step 1/3 at its next reconcile, not on from the current step";
+        // At step `current`, jumping to step 1: the current step planned by default, step 1 as --next.
+        let jumps_to_1_from = |current: usize| {
+            [
+                (vec![Step(current)], Some(format!("{jump_to_1}; --next plans it"))),
+                (vec![Step(1)], Some(format!("{jump_to_1}; planned as --next"))),
+                planned(&[Step(2)]),
+                planned(&steps),
+            ]
+        };
         // Each Rollout, and what is planned with no flag, --next, --step 2 and --all-steps.
         let cases = [
             (
@@ -785,22 +794,12 @@ mod tests {
             (
                 "at step 2, jumping to step 1",
                 jumping(canary(at("canary", "Progressing", 2, "StepPaused", json!({}))), 1),
-                [
-                    (vec![Step(2)], Some(format!("{jump_to_1}; --next plans it"))),
-                    (vec![Step(1)], Some(format!("{jump_to_1}; planned as --next"))),
-                    planned(&[Step(2)]),
-                    planned(&steps),
-                ],
+                jumps_to_1_from(2),
             ),
             (
                 "at the last step, jumping back",
                 jumping(canary(at("canary", "Progressing", 3, "StepPaused", json!({}))), 1),
-                [
-                    (vec![Step(3)], Some(format!("{jump_to_1}; --next plans it"))),
-                    (vec![Step(1)], Some(format!("{jump_to_1}; planned as --next"))),
-                    planned(&[Step(2)]),
-                    planned(&steps),
-                ],
+                jumps_to_1_from(3),
             ),
             // As the controller writes it: no jump (the step after, -1 at the last), nor one it
             // does not take (out of range, or while the release ends).
