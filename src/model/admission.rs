@@ -168,6 +168,13 @@ fn step_schema(alpha: bool, at: &Path, step: &Value) -> Vec<FieldMessage> {
 const VALUE_MATCH_TYPES: &[&str] = &["Exact", "RegularExpression"];
 const PATH_MATCH_TYPES: &[&str] = &["Exact", "PathPrefix", "RegularExpression"];
 
+/// The enum of each header match's `type` in a list of matches of headers only (a
+/// TrafficRouting's, which has no rejections of its own: its reading refuses them).
+pub(super) fn header_match_types(at: &Path, matches: &Value) -> Vec<FieldMessage> {
+    let matches = matches.as_array().into_iter().flatten().enumerate();
+    matches.flat_map(|(i, condition)| match_types(&at.index(i).field("headers"), &condition["headers"])).collect()
+}
+
 /// The enum of each entry's `type` in a list of header or query parameter matches.
 fn match_types(at: &Path, list: &Value) -> Vec<FieldMessage> {
     let entries = list.as_array().into_iter().flatten().enumerate();

@@ -83,7 +83,13 @@ impl TrafficRoutingCr {
         };
         let matches = match spec.get("matches").filter(|m| !m.is_null()) {
             Some(m) => {
-                Some(read_matches(m, &at.field("matches"), true, semantics, &mut warnings)?).filter(|m| !m.is_empty())
+                let read = read_matches(m, &at.field("matches"), true, semantics, &mut warnings)?;
+                // The CRD's enum, which the API server enforces (go test's decoding does not).
+                let refused = super::admission::header_match_types(&at.field("matches"), m).into_iter().next();
+                if let Some(refused) = refused.filter(|_| semantics == Semantics::Controller) {
+                    return Err(super::ModelError(refused));
+                }
+                Some(read).filter(|m| !m.is_empty())
             }
             None => None,
         };
@@ -172,6 +178,25 @@ mod tests {
         assert_eq!(tr.traffic_routing.service, "svc");
         assert_eq!(tr.traffic_routing.field.to_string(), "spec.objectRef[0]");
         assert_eq!(tr.routing(), StageRouting::of(tr.strategy.clone()));
+    }
+
+    #[test]
+    fn a_header_match_type_outside_the_crds_enum_is_refused_as_the_api_server_does() {
+        let object = |kind: &str| {
+            json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+                "spec": {"strategy": {"matches": [{"headers": [{"type": kind, "name": "a", "value": "1"}]}]},
+                         "objectRef": [{"service": "svc"}]}
+            })
+        };
+        assert!(TrafficRoutingCr::from_object(&object("RegularExpression")).is_ok());
+        assert_eq!(
+            TrafficRoutingCr::from_object(&object("Prefix")).unwrap_err().to_string(),
+            "spec.strategy.matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\""
+        );
+        // go test decodes it, and hands it to the script as written.
+        let read = TrafficRoutingCr::read(&object("Prefix"), Semantics::Harness).unwrap();
+        assert_eq!(read.strategy.matches.unwrap()[0]["headers"][0]["type"], "Prefix");
     }
 
     #[test]
