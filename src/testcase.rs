@@ -74,10 +74,10 @@ pub fn subject_origin(origin: &Origin, document: &Document, key: &str) -> Origin
 pub fn refused_rules(origin: &Origin, rollout: &Rollout) -> Vec<String> {
     let rejections = &rollout.rejections;
     let by_who = [(&rejections.schema, "the CRD's schema"), (&rejections.webhook, "the controller's webhook")];
+    let key = |segment: &Segment, name: &str| matches!(segment, Segment::Key(k) if k == name);
     let mut warnings = Vec::new();
     for (messages, who) in by_who {
         for m in messages {
-            let key = |segment: &Segment, name: &str| matches!(segment, Segment::Key(k) if k == name);
             let of_steps = m.field.segments().iter().any(|s| key(s, "steps"));
             if of_steps && !m.field.segments().last().is_some_and(|s| key(s, "replicas")) {
                 warnings.push(format!(

@@ -587,9 +587,8 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
     let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
     if let Some(jump) = rollout.pending_jump() {
-        let index = rollout.status.next_step_index.unwrap_or_default();
         let jumps = format!(
-            "the status's nextStepIndex is {index} (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step {jump}/{count} at its next reconcile, not on from the current step"
+            "the status's nextStepIndex is {jump} (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step {jump}/{count} at its next reconcile, not on from the current step"
         );
         return Ok(match args.next {
             true => (vec![Stage::Step(jump)], Some(format!("{jumps}; planned as --next"))),

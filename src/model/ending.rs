@@ -66,11 +66,11 @@ impl Ending {
         }
     }
 
-    /// How far the controller's finalising of `rollout` has got, as its `finalisingStep` (the
-    /// task it runs now) places it in the sequence of this ending (§3.6): whether it has routed
-    /// all traffic to the new version (a blue-green success's first task) and restored the
-    /// original routing (`RouteTrafficToStable`).
-    fn progress(self, rollout: &Rollout) -> (bool, bool) {
+    /// Whether the controller's finalising of `rollout` is past `task`, as its `finalisingStep`
+    /// (the task it runs now) places it in the sequence of this ending (§3.6): a blue-green
+    /// success's `RouteTrafficToNew` (all traffic to the new version), `RouteTrafficToStable`
+    /// (the original routing restored).
+    fn past(self, rollout: &Rollout, task: &str) -> bool {
         const CANARY_SUCCESS: &[&str] = &[
             "RestoreStableService",
             "RouteTrafficToStable",
@@ -111,9 +111,8 @@ impl Ending {
             _ => CANARY_SUCCESS,
         };
         let at = |task: &str| sequence.iter().position(|t| *t == task);
-        let Some(now) = rollout.status.finalising_step.as_deref().and_then(at) else { return (false, false) };
-        let past = |task: &str| at(task).is_some_and(|task| now > task);
-        (past("RouteTrafficToNew"), past("RouteTrafficToStable"))
+        let now = rollout.status.finalising_step.as_deref().and_then(at);
+        now.zip(at(task)).is_some_and(|(now, task)| now > task)
     }
 
     /// Whether a blue-green release that succeeded still routes all traffic to the new version
@@ -121,18 +120,19 @@ impl Ending {
     pub fn routes_to_new_next(self, rollout: &Rollout) -> bool {
         self == Ending::Finalising
             && rollout.kind == StrategyKind::BlueGreen
-            && self.progress(rollout) == (false, false)
+            && !self.past(rollout, "RouteTrafficToNew")
     }
 
     /// What it does to the gateway objects, and why: `the release is finalising: the controller
     /// restores the original routing`. A blue-green release that succeeded first routes all
     /// traffic to the new version (§3.6). A finalising under way says what it has done.
     pub fn explain(self, rollout: &Rollout) -> String {
-        let (routed_to_new, restored) = self.progress(rollout);
         let next = match (self, rollout.kind) {
             (Ending::Over, _) => "the controller restored the original routing when it ended",
-            _ if restored => "the controller has restored the original routing, and finishes the rest",
-            (Ending::Finalising, StrategyKind::BlueGreen) if routed_to_new => {
+            _ if self.past(rollout, "RouteTrafficToStable") => {
+                "the controller has restored the original routing, and finishes the rest"
+            }
+            (Ending::Finalising, StrategyKind::BlueGreen) if self.past(rollout, "RouteTrafficToNew") => {
                 "the controller has routed all traffic to the new version, and restores the original routing next"
             }
             (Ending::Finalising, StrategyKind::BlueGreen) => {
