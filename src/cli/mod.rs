@@ -59,7 +59,10 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     again). Guards run before anything is written: the step must be StepPaused (--traffic-only: \
     any step state of a release in progress, with a warning before its canary pods are ready, in BeforeStepUpgrade \
     or StepUpgrade), the release must not be ending (finalising, rolled back, disabled, being deleted: the \
-    controller restores the original routing, and restore does that now), --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
+    controller restores the original routing, and restore does that now) or over (phase Healthy, or Progressing \
+    reason Completed), the phase must be Progressing, and the controller must be about to run that step: not \
+    initializing again, not jumping elsewhere (a patched nextStepIndex), not a blue-green release stopped by a new \
+    version, --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec is refused without --force. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
     annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
