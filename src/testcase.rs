@@ -6,7 +6,8 @@
 use crate::data::{self, Data};
 use crate::lua::{self, EvalOptions, Evaluated, Limits, OrderDependence, Printed, Script, ScriptErrorKind};
 use crate::model::{
-    self, Path, Rollout, RouteStrategy, Segment, Semantics, StrategyKind, TrafficRoutingCr, TrafficRoutingRef,
+    self, FieldMessage, Path, Rollout, RouteStrategy, Segment, Semantics, StrategyKind, TrafficRoutingCr,
+    TrafficRoutingRef,
 };
 use crate::snapshot::Origin;
 use crate::yaml::Document;
@@ -75,20 +76,30 @@ pub fn refused_rules(origin: &Origin, rollout: &Rollout) -> Vec<String> {
     let rejections = &rollout.rejections;
     let by_who = [(&rejections.schema, "the CRD's schema"), (&rejections.webhook, "the controller's webhook")];
     let key = |segment: &Segment, name: &str| matches!(segment, Segment::Key(k) if k == name);
-    let mut warnings = Vec::new();
-    for (messages, who) in by_who {
-        for m in messages {
-            let of_steps = m.field.segments().iter().any(|s| key(s, "steps"));
-            if of_steps && !m.field.segments().last().is_some_and(|s| key(s, "replicas")) {
-                warnings.push(format!(
-                    "{}: {}: the API server refuses such a Rollout ({who}), so the controller never runs it; the case runs all the same",
-                    origin.place_of(&m.field),
-                    m.text
-                ));
-            }
-        }
-    }
-    warnings
+    let of_steps = |m: &&FieldMessage| {
+        m.field.segments().iter().any(|s| key(s, "steps"))
+            && !m.field.segments().last().is_some_and(|s| key(s, "replicas"))
+    };
+    let refused =
+        by_who.into_iter().flat_map(|(messages, who)| messages.iter().filter(of_steps).map(move |m| (m, who)));
+    refusal_warnings(origin, "Rollout", refused)
+}
+
+/// A warning for each rule of the API server (`who`'s) that a case's `kind` breaks.
+fn refusal_warnings<'a>(
+    origin: &Origin,
+    kind: &str,
+    refused: impl Iterator<Item = (&'a FieldMessage, &'a str)>,
+) -> Vec<String> {
+    refused
+        .map(|(m, who)| {
+            format!(
+                "{}: {}: the API server refuses such a {kind} ({who}), so the controller never runs it; the case runs all the same",
+                origin.place_of(&m.field),
+                m.text
+            )
+        })
+        .collect()
 }
 
 /// How the controller's own `go test` treats a case, where that is not plain.
@@ -231,6 +242,11 @@ impl TestCase {
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
             let cr = TrafficRoutingCr::read(raw, Semantics::Harness)
                 .map_err(|e| origin.invalid("trafficRouting", &e, raw))?;
+            warnings.extend(refusal_warnings(
+                &origin,
+                "TrafficRouting",
+                cr.rejections.iter().map(|m| (m, "the CRD's schema")),
+            ));
             refuse_other_providers(name, &cr.traffic_routing).map_err(ReadError::OtherProvider)?;
             let service = &cr.traffic_routing.service;
             // The harness passes an empty, non-nil matches list when the CR has none.
@@ -738,6 +754,25 @@ expected:
             ]
         );
         assert_eq!(case.steps[1]["matches"], json!([{"path": {"type": "Prefix"}}]), "as go test gives it");
+    }
+
+    #[test]
+    fn a_traffic_routing_the_api_server_refuses_runs_with_a_warning_per_rule_it_breaks() {
+        let case = |kind: &str| {
+            let text = format!(
+                "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {{name: tr}}\n  spec:\n    strategy:\n      matches:\n      - headers:\n        - {{type: {kind}, name: a, value: b}}\n    objectRef: [{{service: svc}}]\noriginal: {{kind: Split, spec: {{}}}}\nexpected: []\n"
+            );
+            TestCase::parse("tr.yaml", &text).unwrap()
+        };
+        assert!(case("Exact").warnings.is_empty());
+        let refused = case("Prefix");
+        assert_eq!(
+            refused.warnings,
+            [
+                "tr.yaml:9: spec.strategy.matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\": the API server refuses such a TrafficRouting (the CRD's schema), so the controller never runs it; the case runs all the same"
+            ]
+        );
+        assert_eq!(refused.steps[0]["matches"][0]["headers"][0]["type"], "Prefix", "as go test gives it");
     }
 
     #[test]

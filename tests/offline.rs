@@ -969,6 +969,11 @@ fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
     one_step_case(&refused).args(["test", "lua"]).run().success().stdout_has(
         "ok   example.com/Thing case.yaml (1 step)\n  warning: lua/example.com/Thing/testdata/case.yaml:10: spec.strategy.canary.steps[0].matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\": the API server refuses such a Rollout (the CRD's schema), so the controller never runs it; the case runs all the same\n  warning: lua/example.com/Thing/testdata/case.yaml:9: spec.strategy.canary.steps[0].traffic: \"150%\" must be in (0%, 100%]: the API server refuses such a Rollout (the controller's webhook), so the controller never runs it; the case runs all the same\n",
     );
+    // So does a TrafficRouting whose header match type is outside its CRD's enum.
+    let traffic_routing = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy:\n      matches: [{headers: [{name: x, value: abc, type: Prefix}]}]\n    objectRef: [{service: svc}]\noriginal: {kind: Thing, spec: {a: 1}}\nexpected:\n- spec: {a: 1}\n";
+    one_step_case(traffic_routing).args(["test", "lua"]).run().success().stdout_has(
+        "ok   example.com/Thing case.yaml (1 step)\n  warning: lua/example.com/Thing/testdata/case.yaml:7: spec.strategy.matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\": the API server refuses such a TrafficRouting (the CRD's schema), so the controller never runs it; the case runs all the same\n",
+    );
     // go test reads a file's first document alone: the second (failing here) is named, not run.
     let two = format!("{ONE_STEP_CASE}---\n{}", ONE_STEP_CASE.replace("- spec: {a: 1}", "- spec: {a: 2}"));
     one_step_case(&two).args(["test", "lua"]).run().success().stdout_has(

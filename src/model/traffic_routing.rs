@@ -27,6 +27,9 @@ pub struct TrafficRoutingCr {
     /// one per Rollout that routes through it now.
     pub progressing_finalizers: Vec<String>,
     pub warnings: Vec<FieldMessage>,
+    /// What the API server's schema validation refuses, read past under `Semantics::Harness`
+    /// (as go test decodes it); under `Semantics::Controller` the first is the reading's error.
+    pub rejections: Vec<FieldMessage>,
 }
 
 impl TrafficRoutingCr {
@@ -81,13 +84,14 @@ impl TrafficRoutingCr {
                 Some(format!("{weight}%"))
             }
         };
+        let mut rejections = Vec::new();
         let matches = match spec.get("matches").filter(|m| !m.is_null()) {
             Some(m) => {
                 let read = read_matches(m, &at.field("matches"), true, semantics, &mut warnings)?;
                 // The CRD's enum, which the API server enforces (go test's decoding does not).
-                let refused = super::admission::header_match_types(&at.field("matches"), m).into_iter().next();
-                if let Some(refused) = refused.filter(|_| semantics == Semantics::Controller) {
-                    return Err(super::ModelError(refused));
+                rejections = super::admission::header_match_types(&at.field("matches"), m);
+                if semantics == Semantics::Controller && !rejections.is_empty() {
+                    return Err(super::ModelError(rejections.swap_remove(0)));
                 }
                 Some(read).filter(|m| !m.is_empty())
             }
@@ -112,6 +116,7 @@ impl TrafficRoutingCr {
                 .map(str::to_string)
                 .collect(),
             warnings,
+            rejections,
         })
     }
 
@@ -197,6 +202,13 @@ mod tests {
         // go test decodes it, and hands it to the script as written.
         let read = TrafficRoutingCr::read(&object("Prefix"), Semantics::Harness).unwrap();
         assert_eq!(read.strategy.matches.unwrap()[0]["headers"][0]["type"], "Prefix");
+        let refused: Vec<String> = read.rejections.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            refused,
+            ["spec.strategy.matches[0].headers[0].type: must be one of Exact, RegularExpression, not \"Prefix\""]
+        );
+        let fine = TrafficRoutingCr::read(&object("Exact"), Semantics::Harness).unwrap();
+        assert!(fine.rejections.is_empty());
     }
 
     #[test]
