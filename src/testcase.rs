@@ -566,20 +566,37 @@ fn harness_rollout(rollout: &Value) -> Result<(Rollout, Option<String>), crate::
     let mut as_beta = rollout.clone();
     as_beta["apiVersion"] = "rollouts.kruise.io/v1beta1".into();
     let read = Rollout::read(&as_beta, Semantics::Harness)?;
-    let weights: Vec<String> = rollout["spec"]["strategy"]["canary"]["steps"]
+    // A step's weight, and whether the step has a traffic of its own (which v1alpha1 does not
+    // define, but go test reads).
+    let weights: Vec<(String, bool)> = rollout["spec"]["strategy"]["canary"]["steps"]
         .as_array()
         .into_iter()
         .flatten()
         .enumerate()
-        .filter_map(|(i, step)| step.get("weight").filter(|w| !w.is_null()).map(|w| format!("steps[{i}].weight {w}")))
+        .filter_map(|(i, step)| {
+            let weight = step.get("weight").filter(|w| !w.is_null())?;
+            Some((format!("steps[{i}].weight {weight}"), step.get("traffic").is_some_and(|t| !t.is_null())))
+        })
         .collect();
-    let note = (!weights.is_empty()).then(|| {
+    let listed = |with_traffic: bool| {
+        let weights: Vec<&str> = weights.iter().filter(|w| w.1 == with_traffic).map(|w| w.0.as_str()).collect();
+        match weights.as_slice() {
+            [] => None,
+            [one] => Some(format!("{one} is")),
+            many => Some(format!("{} are", many.join(", "))),
+        }
+    };
+    let ignored: Vec<String> = [
+        listed(false).map(|w| format!("{w} ignored and the script gets canaryWeight -1 there")),
+        listed(true).map(|w| format!("{w} ignored for the step's traffic")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let note = (!ignored.is_empty()).then(|| {
         format!(
-            "it reads this v1alpha1 rollout as v1beta1 without the conversion, so {} ignored and the script gets canaryWeight -1 there (the controller converts weight N to traffic \"N%\"); this tool does as go test does",
-            match weights.as_slice() {
-                [one] => format!("{one} is"),
-                many => format!("{} are", many.join(", ")),
-            }
+            "it reads this v1alpha1 rollout as v1beta1 without the conversion, so {} (the controller converts weight N to traffic \"N%\"); this tool does as go test does",
+            ignored.join(", and ")
         )
     });
     Ok((read, note))
@@ -754,6 +771,40 @@ expected:
             ]
         );
         assert_eq!(case.steps[1]["matches"], json!([{"path": {"type": "Prefix"}}]), "as go test gives it");
+    }
+
+    #[test]
+    fn a_v1alpha1_weight_is_said_ignored_with_what_the_script_gets_instead() {
+        let note = |steps: Value| {
+            let rollout = json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "r"},
+                "spec": {"strategy": {"canary": {"steps": steps, "trafficRoutings": [{"service": "svc"}]}}}
+            });
+            let (read, note) = harness_rollout(&rollout).unwrap();
+            (read.steps.iter().map(|s| s.strategy.traffic.clone()).collect::<Vec<_>>(), note)
+        };
+        let lead = "it reads this v1alpha1 rollout as v1beta1 without the conversion, so ";
+        let tail = " (the controller converts weight N to traffic \"N%\"); this tool does as go test does";
+        assert_eq!(note(json!([{"replicas": 1}])), (vec![None], None));
+        assert_eq!(
+            note(json!([{"weight": 20, "replicas": 1}, {"weight": 40, "replicas": 2}])),
+            (
+                vec![None, None],
+                Some(format!(
+                    "{lead}steps[0].weight 20, steps[1].weight 40 are ignored and the script gets canaryWeight -1 there{tail}"
+                ))
+            )
+        );
+        // A traffic (which v1alpha1 does not define) is what go test gives the script there.
+        assert_eq!(
+            note(json!([{"weight": 20, "replicas": 1}, {"weight": 40, "traffic": "60%", "replicas": 2}])),
+            (
+                vec![None, Some("60%".to_string())],
+                Some(format!(
+                    "{lead}steps[0].weight 20 is ignored and the script gets canaryWeight -1 there, and steps[1].weight 40 is ignored for the step's traffic{tail}"
+                ))
+            )
+        );
     }
 
     #[test]
