@@ -173,6 +173,27 @@ fn a_recording_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
 }
 
 #[test]
+fn a_recording_never_replaces_the_case_of_another_namespace() {
+    let server = shop(2, "StepPaused").start();
+    for mut object in [rollout(2, "StepPaused"), virtual_service(), destination_rule(), service("demo"), deployment(4)] {
+        object["metadata"]["namespace"] = "cart".into();
+        server.put_object(object);
+    }
+    let test = Test::new().kubeconfig(&server);
+    let case = "cases/networking.istio.io/VirtualService/testdata/demo-virtualservice-demo.yaml";
+    test.run_args(["record", "demo", "--dir", "cases"]).success();
+    let shop = std::fs::read_to_string(test.path(case)).unwrap();
+    // The same names in another namespace would go to the same files.
+    test.run_args(["record", "demo", "-n", "cart", "--dir", "cases"]).status(1).stderr_has(&format!(
+        "error: nothing was written: {case} holds the case of Rollout shop/demo's VirtualService shop/demo, not of Rollout cart/demo's VirtualService cart/demo (a case's file name leaves out namespaces): record into another --dir\n"
+    ));
+    assert_eq!(std::fs::read_to_string(test.path(case)).unwrap(), shop);
+    test.run_args(["record", "demo", "-n", "cart", "--dir", "cart"]).success();
+    // Recorded again from its own namespace, a case is written afresh.
+    test.run_args(["record", "demo", "--dir", "cases"]).success().stderr_has(&format!("wrote {case}"));
+}
+
+#[test]
 fn record_a_traffic_routing() {
     let server = FakeApiServer::builder()
         .kruise_and_istio()

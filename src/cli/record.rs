@@ -70,6 +70,7 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
             dir.display()
         )));
     }
+    clashing_case(dir, cases)?;
     for case in cases {
         let testdata = dir.join(&case.testdata);
         std::fs::create_dir_all(&testdata).map_err(|e| Error::Input(format!("writing {}: {e}", testdata.display())))?;
@@ -98,6 +99,52 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         crate::stderr::line(&format!("wrote {}", file.display()));
     }
     Ok(())
+}
+
+/// Refuses, before anything is written, a case whose file under `dir` would replace the case of
+/// another owner or object (a file name leaves out namespaces, and a Rollout and its
+/// TrafficRouting may share a name), whether a file already there or another case of this run.
+/// A file of the same owner and object is recorded afresh; one that is no case is replaced, as
+/// before.
+fn clashing_case(dir: &Path, cases: &[Recorded]) -> Result<(), Error> {
+    let mut this_run: Vec<(PathBuf, String)> = Vec::new();
+    for case in cases {
+        let file = dir.join(&case.testdata).join(&case.file_name);
+        let ours = recorded_subject(&case.text).unwrap_or_default();
+        let clash = match this_run.iter().find(|(path, _)| *path == file) {
+            Some((_, earlier)) => Some(format!(
+                "would hold the case of {earlier} and that of {ours}: record with --output-file FILE, one file for every case"
+            )),
+            None => std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|text| recorded_subject(&text))
+                .filter(|theirs| *theirs != ours)
+                .map(|theirs| {
+                    format!(
+                        "holds the case of {theirs}, not of {ours} (a case's file name leaves out namespaces): record into another --dir"
+                    )
+                }),
+        };
+        if let Some(clash) = clash {
+            return Err(Error::Input(format!("nothing was written: {} {clash}", file.display())));
+        }
+        this_run.push((file, ours));
+    }
+    Ok(())
+}
+
+/// Whose case `text` is: its owner (`rollout` or `trafficRouting`) and its original, each by
+/// kind, namespace and name (`Rollout shop/demo's VirtualService shop/demo`). None for a text that
+/// is no case.
+fn recorded_subject(text: &str) -> Option<String> {
+    let case = yaml::parse_documents(text, "").ok()?.into_iter().next()?.value;
+    let owner = ["rollout", "trafficRouting"].iter().find_map(|key| case.get(*key).filter(|o| o.is_object()))?;
+    let named = |object: &Value| {
+        let field = |value: &Value| value.as_str().unwrap_or_default().to_string();
+        let metadata = &object["metadata"];
+        format!("{} {}/{}", field(&object["kind"]), field(&metadata["namespace"]), field(&metadata["name"]))
+    };
+    Some(format!("{}'s {}", named(owner), named(case.get("original")?)))
 }
 
 /// The first of a case's paths under `--dir` that would lead elsewhere: they are made of names
@@ -398,5 +445,42 @@ mod tests {
         assert_eq!(not_plain(&absolute), Some(PathBuf::from("/etc/trafficRouting.lua")));
         assert_eq!(not_plain(&case("t", "s.lua", "demo-a/b.yaml")), Some(PathBuf::from("demo-a/b.yaml")));
         assert_eq!(not_plain(&case("t", "s.lua", "..")), Some(PathBuf::from("..")));
+    }
+
+    #[test]
+    fn a_case_never_replaces_the_case_of_another_owner_or_object() {
+        let recording = |owner: &str, namespace: &str, name: &str| {
+            let kind = if owner == "rollout" { "Rollout" } else { "TrafficRouting" };
+            format!(
+                "# Recorded\n{owner}:\n  kind: {kind}\n  metadata: {{name: {name}, namespace: {namespace}}}\noriginal:\n  kind: VirtualService\n  metadata: {{name: vs, namespace: {namespace}}}\nexpected: []\n"
+            )
+        };
+        assert_eq!(
+            recorded_subject(&recording("rollout", "shop", "demo")).as_deref(),
+            Some("Rollout shop/demo's VirtualService shop/vs")
+        );
+        assert_eq!(recorded_subject("an earlier case\n"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let at = |text: String| Recorded { text, ..case("t", "s.lua", "demo-virtualservice-vs.yaml") };
+        let file = dir.path().join("t/demo-virtualservice-vs.yaml");
+        assert!(clashing_case(dir.path(), &[at(recording("rollout", "shop", "demo"))]).is_ok(), "no file yet");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        for fine in ["an earlier case\n".to_string(), recording("rollout", "shop", "demo")] {
+            std::fs::write(&file, fine).unwrap();
+            assert!(clashing_case(dir.path(), &[at(recording("rollout", "shop", "demo"))]).is_ok());
+        }
+        let error = clashing_case(dir.path(), &[at(recording("rollout", "cart", "demo"))]).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "nothing was written: {} holds the case of Rollout shop/demo's VirtualService shop/vs, not of Rollout cart/demo's VirtualService cart/vs (a case's file name leaves out namespaces): record into another --dir",
+                file.display()
+            )
+        );
+        // Two cases of one run: a Rollout and its TrafficRouting of the same name, one object.
+        std::fs::remove_file(&file).unwrap();
+        let both = [at(recording("rollout", "shop", "demo")), at(recording("trafficRouting", "shop", "demo"))];
+        let error = clashing_case(dir.path(), &both).unwrap_err().to_string();
+        assert!(error.ends_with(" would hold the case of Rollout shop/demo's VirtualService shop/vs and that of TrafficRouting shop/demo's VirtualService shop/vs: record with --output-file FILE, one file for every case"), "{error}");
     }
 }
