@@ -200,7 +200,7 @@ module completions {
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
-    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively, or a script file (.lua) with the testdata/ next to it; default: the built-in scripts. A file of test cases (record --output-file) is refused: record with --dir DIR and run test DIR
+    ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively, or a script file (.lua) with the testdata/ next to it (a testdata/ folder's subfolders too, as go test reads them); default: the built-in scripts. A file of test cases (record --output-file) is refused: record with --dir DIR and run test DIR
   ]
 
   # Run one script on one obj and print the result as canonical JSON

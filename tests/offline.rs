@@ -983,6 +983,26 @@ fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
 }
 
 #[test]
+fn test_reads_the_subfolders_of_testdata_as_go_test_does() {
+    // go test walks a testdata folder whole (filepath.Walk): a case below it that fails fails.
+    let case = ONE_STEP_CASE
+        .replace("  spec: {a: 1}", "  kind: Thing\n  spec: {a: 1}")
+        .replace("- spec:", "- kind: Thing\n  spec:");
+    let expected = case.rfind("{a: 1}").unwrap();
+    let failing = format!("{}{{a: 2}}{}", &case[..expected], &case[expected + 6..]);
+    let test = one_step_case(&case)
+        .file("lua/example.com/Thing/testdata/sub/deeper/failing.yaml", &failing)
+        .file("elsewhere/linked.yaml", &failing);
+    // A link to a folder is not followed, as filepath.Walk does not (nor read twice).
+    std::os::unix::fs::symlink(test.path("elsewhere"), test.path("lua/example.com/Thing/testdata/sub/linked")).unwrap();
+    let out = test.run_args(["test", "lua"]).status(1).stdout_has(
+        "ok   example.com/Thing case.yaml (1 step)\nFAIL example.com/Thing sub/deeper/failing.yaml (1 step)\n  step 1: the result differs from expected (its entry 1)\n",
+    )
+    .stdout_has("1 passed, 1 failed\n");
+    assert!(!out.stdout.contains("linked"), "{}", out.stdout);
+}
+
+#[test]
 fn test_fails_on_cases_no_script_is_next_to() {
     let ingress_case = std::fs::read_to_string(repo(
         "lua_configuration/trafficrouting_ingress/testdata/nginx/existing_canary_keeps_foreign_annotations.yaml",

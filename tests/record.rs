@@ -175,7 +175,8 @@ fn a_recording_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
 #[test]
 fn a_recording_never_replaces_the_case_of_another_namespace() {
     let server = shop(2, "StepPaused").start();
-    for mut object in [rollout(2, "StepPaused"), virtual_service(), destination_rule(), service("demo"), deployment(4)] {
+    for mut object in [rollout(2, "StepPaused"), virtual_service(), destination_rule(), service("demo"), deployment(4)]
+    {
         object["metadata"]["namespace"] = "cart".into();
         server.put_object(object);
     }

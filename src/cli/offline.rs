@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     let cluster_only: Vec<&str> =
@@ -513,11 +513,22 @@ fn not_a_script(path: &Path) -> Error {
     })
 }
 
+/// A case as `test` names it: its path below its testdata folder (below its class's folder for
+/// an Ingress case), which is its file name unless it is in a subfolder there.
+fn case_name(case: &str) -> String {
+    let components: Vec<_> = Path::new(case).components().collect();
+    let last = components.len().saturating_sub(1);
+    let testdata = components.iter().rposition(|c| c.as_os_str() == "testdata");
+    let ingress = |at: usize| at > 0 && components[at - 1].as_os_str() == files::INGRESS_DIR;
+    let below = testdata.map_or(last, |at| at + 1 + usize::from(ingress(at)));
+    let name: PathBuf = components[below.min(last)..].iter().collect();
+    name.display().to_string()
+}
+
 fn test_text(reports: &[(&Suite, CaseReport)], passed: usize, failed: usize) -> String {
     let mut out = String::new();
     for (suite, report) in reports {
-        let file =
-            Path::new(&report.case).file_name().map_or(report.case.clone(), |n| n.to_string_lossy().into_owned());
+        let file = case_name(&report.case);
         let status = if report.passed() { paint(GREEN, "ok  ") } else { paint(RED, "FAIL") };
         let steps = match (&report.error, report.steps.len()) {
             (Some(_), _) => String::new(),
@@ -761,6 +772,16 @@ pub fn lua_obj(args: &LuaObjArgs) -> anyhow::Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_is_named_by_its_path_below_its_testdata_folder() {
+        assert_eq!(case_name("lua/example.com/Thing/testdata/a.yaml"), "a.yaml");
+        assert_eq!(case_name("lua/example.com/Thing/testdata/sub/deeper/a.yaml"), "sub/deeper/a.yaml");
+        assert_eq!(case_name("lua/trafficrouting_ingress/testdata/nginx/a.yaml"), "a.yaml");
+        assert_eq!(case_name("lua/trafficrouting_ingress/testdata/nginx/sub/a.yaml"), "sub/a.yaml");
+        assert_eq!(case_name("/tmp/testdata/lua/example.com/Thing/testdata/a.yaml"), "a.yaml");
+        assert_eq!(case_name("a.yaml"), "a.yaml");
+    }
 
     fn obj_of(text: &str) -> Result<Value, String> {
         the_obj(yaml::parse_documents(text, "in.yaml").unwrap(), "in.yaml").map_err(|e| e.to_string())

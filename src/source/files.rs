@@ -349,7 +349,7 @@ pub fn read_lua_dir(dir: &Path) -> Result<BTreeMap<ScriptKey, (String, String)>,
 }
 
 /// Where Ingress scripts live, as in the controller's `lua_configuration/`.
-const INGRESS_DIR: &str = "trafficrouting_ingress";
+pub const INGRESS_DIR: &str = "trafficrouting_ingress";
 
 /// A `trafficrouting_ingress/<classType>.lua` found on disk.
 pub struct IngressScriptFile {
@@ -360,12 +360,16 @@ pub struct IngressScriptFile {
     pub testdata: Vec<(String, String)>,
 }
 
+/// Whether the file at `path` is in a `trafficrouting_ingress` folder, as an Ingress script is.
+fn in_ingress_dir(path: &Path) -> bool {
+    path.parent().and_then(Path::file_name).is_some_and(|n| n == INGRESS_DIR)
+}
+
 /// Finds every Ingress script at or below `path`: a `trafficrouting_ingress/<classType>.lua`
 /// file, or the ones in each `trafficrouting_ingress` folder under a directory.
 pub fn ingress_scripts(path: &Path) -> Result<Vec<IngressScriptFile>, Error> {
     if path.is_file() {
-        let in_ingress_dir = path.parent().and_then(Path::file_name).is_some_and(|n| n == INGRESS_DIR);
-        return match in_ingress_dir && path.extension().is_some_and(|e| e == "lua") {
+        return match in_ingress_dir(path) && path.extension().is_some_and(|e| e == "lua") {
             true => Ok(vec![ingress_script(path)?]),
             false => Ok(Vec::new()),
         };
@@ -409,17 +413,27 @@ fn ingress_script(script: &Path) -> Result<IngressScriptFile, Error> {
     })
 }
 
-/// The `*.yaml|yml` files directly in `dir`, read (none when it is missing): (path, contents).
+/// The `*.yaml|yml` files in `dir` and in its subfolders, read in their names' order (none when
+/// it is missing): (path, contents). As the controller's `go test` walks a testdata folder
+/// (`filepath.Walk`): hidden ones too, and a link to a folder is not followed (so no folder is
+/// read twice).
 fn yaml_files(dir: &Path) -> Result<Vec<(String, String)>, Error> {
     let mut found = Vec::new();
     if dir.is_dir() {
-        for file in sorted_entries(dir)? {
-            if matches!(file.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) && !special_file(&file) {
-                found.push((file.display().to_string(), read_text(&file, TEST_CASE)?));
-            }
-        }
+        yaml_files_into(dir, &mut found)?;
     }
     Ok(found)
+}
+
+fn yaml_files_into(dir: &Path, found: &mut Vec<(String, String)>) -> Result<(), Error> {
+    for entry in sorted_entries(dir)? {
+        if fs::symlink_metadata(&entry).is_ok_and(|found| found.is_dir()) {
+            yaml_files_into(&entry, found)?;
+        } else if matches!(entry.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) && !special_file(&entry) {
+            found.push((entry.display().to_string(), read_text(&entry, TEST_CASE)?));
+        }
+    }
+    Ok(())
 }
 
 /// Where HTTPRoute test cases live: the Gateway API provider has no script, only cases.
@@ -573,10 +587,11 @@ pub struct ScriptDir {
 }
 
 /// Finds every `<group>/<Kind>/trafficRouting.lua` at or below `path` (a script file is taken
-/// as is, its group and kind from its parent folders).
+/// as is, its group and kind from its parent folders; none for an Ingress script).
 pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
     if path.is_file() {
-        return Ok(vec![script_dir(path)?]);
+        // An Ingress script's cases are in class folders, which `ingress_scripts` reads.
+        return Ok(if in_ingress_dir(path) { Vec::new() } else { vec![script_dir(path)?] });
     }
     if !path.is_dir() {
         return Err(not_a(path, &path.display().to_string(), "a file or directory"));
