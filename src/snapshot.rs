@@ -915,7 +915,7 @@ spec:
             snapshot.rollouts[0].refusal().unwrap(),
             "r.yaml:5: Rollout ns/r would be rejected by the controller's admission webhook:
   r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]
-  r.yaml:5: spec.strategy.canary.steps[2].replicas: required
+  r.yaml:18: spec.strategy.canary.steps[2].replicas: required
 and it has fields the API server would drop (a misspelt one may be why a required one is missing):
   r.yaml:17: spec.strategy.canary.steps[1].matches[0].path: not supported in this API version, whose matches have headers only; the API server drops it"
         );
@@ -928,7 +928,7 @@ and it has fields the API server would drop (a misspelt one may be why a require
   r.yaml:16: spec.strategy.canary.steps[1].matches: 17 matches, at most 16
 and, once that passes, by the controller's admission webhook:
   r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]
-  r.yaml:5: spec.strategy.canary.steps[2].replicas: required"
+  r.yaml:34: spec.strategy.canary.steps[2].replicas: required"
         );
         let only_schema =
             too_many.replace("      - weight: 150\n", "      - weight: 10\n").replace("      - pause: {}\n", "");
@@ -959,7 +959,7 @@ and, once that passes, by the controller's admission webhook:
             shown(&rollout.item.rejections.webhook),
             [
                 "r.yaml:14: spec.strategy.canary.steps[0].weight: 150 must be in (0%, 100%]",
-                "r.yaml:5: spec.strategy.canary.steps[2].replicas: required",
+                "r.yaml:18: spec.strategy.canary.steps[2].replicas: required",
             ]
         );
         let traffic_routing = "apiVersion: rollouts.kruise.io/v1alpha1\nkind: TrafficRouting\nmetadata: {name: t}\nspec:\n  objectRef: [{service: s}]\n  strategy:\n    matches:\n    - queryParams: []\n";
@@ -986,7 +986,7 @@ and, once that passes, by the controller's admission webhook:
         // A field that is missing is no line of the text: the document's line.
         assert_eq!(
             read(&rollout("      stepz:\n      - replicas: 1\n")).unwrap_err(),
-            "r.yaml:1: Rollout ns/r: spec.strategy.canary.steps: must list at least one step (r.yaml:7: unknown field spec.strategy.canary.stepz: did you mean steps?)"
+            "r.yaml:6: Rollout ns/r: spec.strategy.canary.steps: must list at least one step (r.yaml:7: unknown field spec.strategy.canary.stepz: did you mean steps?)"
         );
         let unknown_version = "kind: Rollout\napiVersion: rollouts.kruise.io/v1\nmetadata: {name: r}\n";
         assert_eq!(

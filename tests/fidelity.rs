@@ -359,7 +359,7 @@ fn plan_f_refuses_what_the_webhook_rejects() {
         .run()
         .status(1)
                 // Each rule names its field's line; a field that is not written, the Rollout's.
-        .stderr_has("m/rollout.yaml:1: Rollout shop/demo would be rejected by the controller's admission webhook:\n  m/rollout.yaml:9: spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]\n  m/rollout.yaml:1: spec.strategy.canary.steps[1].replicas: required\n  m/rollout.yaml:10: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]\n");
+        .stderr_has("m/rollout.yaml:1: Rollout shop/demo would be rejected by the controller's admission webhook:\n  m/rollout.yaml:9: spec.strategy.canary.steps[0].traffic: \"-50%\" must be in (0%, 100%]\n  m/rollout.yaml:10: spec.strategy.canary.steps[1].replicas: required\n  m/rollout.yaml:10: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]\n");
     assert_eq!(out.stdout, "");
 }
 

@@ -460,7 +460,7 @@ mod fields {
     fn a_misspelt_required_field_is_named_with_the_rejection() {
         let rollout = ROLLOUT.replace("      - replicas: 1\n", "      - replica: 1\n");
         manifests().file("m/rollout.yaml", &rollout).args(["plan", "-f", "m"]).run().status(1).stderr_has(
-            "m/rollout.yaml:2: Rollout shop/demo would be rejected by the controller's admission webhook:\n  m/rollout.yaml:2: spec.strategy.canary.steps[0].replicas: required\nand it has fields the API server would drop (a misspelt one may be why a required one is missing):\n  m/rollout.yaml:12: unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD, so the API server drops it (misspelt?)\n",
+            "m/rollout.yaml:2: Rollout shop/demo would be rejected by the controller's admission webhook:\n  m/rollout.yaml:12: spec.strategy.canary.steps[0].replicas: required\nand it has fields the API server would drop (a misspelt one may be why a required one is missing):\n  m/rollout.yaml:12: unknown field \"spec.strategy.canary.steps[0].replica\": not in the CRD, so the API server drops it (misspelt?)\n",
         );
     }
 

@@ -912,7 +912,7 @@ fn a_misspelt_field_that_leaves_a_required_one_missing_is_named() {
     // A regression: `stepz:` gave "steps: must list at least one step" without a word of stepz.
     let rollout = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: odd, namespace: shop}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: odd}\n  strategy:\n    canary:\n      stepz: [{traffic: 10%}]\n      trafficRoutings: [{service: s}]\n";
     Test::new().file("typo.yaml", rollout).args(["plan", "-f", "typo.yaml"]).run().status(1).stderr_has(
-        "error: typo.yaml:1: Rollout shop/odd: spec.strategy.canary.steps: must list at least one step (typo.yaml:8: unknown field spec.strategy.canary.stepz: did you mean steps?)\n",
+        "error: typo.yaml:7: Rollout shop/odd: spec.strategy.canary.steps: must list at least one step (typo.yaml:8: unknown field spec.strategy.canary.stepz: did you mean steps?)\n",
     );
 }
 
@@ -948,7 +948,7 @@ fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
     // A Rollout that cannot be read fails the case, not its step 1, with the field that explains it.
     let unreadable = ONE_STEP_CASE.replace("    strategy:", "    stratgy:");
     one_step_case(&unreadable).args(["test", "lua"]).run().status(1).stdout_has(
-        "FAIL example.com/Thing case.yaml\n  lua/example.com/Thing/testdata/case.yaml:1: rollout: spec.strategy must have exactly one of canary and blueGreen (lua/example.com/Thing/testdata/case.yaml:6: unknown field spec.stratgy: did you mean strategy?)\n0 passed, 1 failed\n",
+        "FAIL example.com/Thing case.yaml\n  lua/example.com/Thing/testdata/case.yaml:5: rollout: spec.strategy must have exactly one of canary and blueGreen (lua/example.com/Thing/testdata/case.yaml:6: unknown field spec.stratgy: did you mean strategy?)\n0 passed, 1 failed\n",
     );
     let key = ONE_STEP_CASE.replace("original:", "orignal:");
     let json = one_step_case(&key).args(["test", "lua", "-o", "json"]).run().status(1).json();

@@ -24,8 +24,10 @@ pub struct DocumentText {
 
 impl DocumentText {
     /// `file.yaml:14`: where `field` of the document is written (its key, or a list item's first
-    /// line), or `None` when the text does not have it: a default, a field added by the
-    /// conversion from v1alpha1, or one reached through an alias or a merge (`<<`).
+    /// line). Where the text does not have it (a required field left out, a default, a field
+    /// added by the conversion from v1alpha1, one reached through an alias or a merge `<<`), where
+    /// the nearest field around it is written (the step that lacks its `replicas`); `None` when
+    /// not even the first is.
     pub fn place_of(&self, field: &Path) -> Option<String> {
         let line = line_of(&self.text, self.within.segments().iter().chain(field.segments()))?;
         Some(format!("{}:{}", self.source, self.first_line + line - 1))
@@ -37,7 +39,8 @@ impl DocumentText {
     }
 }
 
-/// The line (1-based, in `text`) of the node `path` leads to in the first document of `text`.
+/// The line (1-based, in `text`) of the node `path` leads to in the first document of `text`,
+/// or of the deepest node on the way that the text has.
 fn line_of<'a>(text: &str, path: impl Iterator<Item = &'a Segment>) -> Option<usize> {
     let mut nodes = Nodes(Parser::new_from_str(text));
     // The node the next segment looks into, when it has been read already.
@@ -52,7 +55,7 @@ fn line_of<'a>(text: &str, path: impl Iterator<Item = &'a Segment>) -> Option<us
             (Segment::Key(key), Event::MappingStart(..)) => loop {
                 let (candidate, span) = nodes.next()?;
                 match candidate {
-                    Event::MappingEnd => return None,
+                    Event::MappingEnd => return line,
                     Event::Scalar(name, ..) if name == key.as_str() => {
                         line = Some(span.start.line());
                         break;
@@ -68,19 +71,19 @@ fn line_of<'a>(text: &str, path: impl Iterator<Item = &'a Segment>) -> Option<us
             (Segment::Index(index), Event::SequenceStart(..)) => {
                 for _ in 0..*index {
                     match nodes.next()?.0 {
-                        Event::SequenceEnd => return None,
+                        Event::SequenceEnd => return line,
                         item => nodes.skip(&item)?,
                     }
                 }
                 let (item, span) = nodes.next()?;
                 if item == Event::SequenceEnd {
-                    return None;
+                    return line;
                 }
                 line = Some(span.start.line());
                 read = Some(item);
             }
             // A scalar, an alias (its node is written elsewhere), or the other kind of collection.
-            _ => return None,
+            _ => return line,
         }
     }
     line
@@ -151,12 +154,19 @@ mod tests {
     }
 
     #[test]
-    fn a_field_the_text_does_not_have_falls_back() {
+    fn a_field_the_text_does_not_have_is_placed_at_the_nearest_around_it() {
         let text = "spec:\n  steps:\n  - replicas: 1\n  - traffic: 20%\n";
-        for missing in ["spec.steps[1].replicas", "spec.steps[2]", "spec.steps[0].replicas.x", "status", "spec.steps.x"]
-        {
-            assert_eq!(places(text, &path(missing)), ["-"], "{missing}");
+        // The step without replicas, the list without a third step, the scalar without fields.
+        for (missing, place) in [
+            ("spec.steps[1].replicas", "f:4"),
+            ("spec.steps[2]", "f:2"),
+            ("spec.steps[0].replicas.x", "f:3"),
+            ("spec.steps.x", "f:2"),
+        ] {
+            assert_eq!(places(text, &path(missing)), [place], "{missing}");
         }
+        // Not even the first field: the document's place instead.
+        assert_eq!(places(text, &path("status")), ["-"]);
     }
 
     #[test]
@@ -166,7 +176,7 @@ mod tests {
         assert_eq!(places(text, &annotations.field("rollouts.kruise.io/trafficrouting")), ["f:3"]);
         assert_eq!(places(text, &annotations.field("a: b[0]")), ["f:4"]);
         assert_eq!(places(text, &annotations.field("it's")), ["f:5"]);
-        assert_eq!(places(text, &annotations.field("rollouts.kruise")), ["-"]);
+        assert_eq!(places(text, &annotations.field("rollouts.kruise")), ["f:2"], "the annotations");
     }
 
     #[test]
@@ -184,7 +194,7 @@ mod tests {
         assert_eq!(places(one_line, &path("spec.steps[1].traffic")), ["f:1"]);
         let pretty = "{\n  \"kind\": \"Rollout\",\n  \"spec\": {\n    \"steps\": [\n      {\"replicas\": 1},\n      {\n        \"traffic\":\"150%\"\n      }\n    ]\n  }\n}\n";
         assert_eq!(places(pretty, &path("spec.steps[1].traffic")), ["f:7"]);
-        assert_eq!(places(pretty, &path("spec.steps[0].traffic")), ["-"]);
+        assert_eq!(places(pretty, &path("spec.steps[0].traffic")), ["f:5"], "its step");
         // Escapes in a key are read as JSON reads them.
         assert_eq!(places("{\n\"a\\u002eb\": 1}", &Path::root("a.b")), ["f:2"]);
         // The items of a JSON array, each in the one text.
@@ -206,8 +216,8 @@ mod tests {
     #[test]
     fn the_items_of_a_list_share_its_text() {
         let text = "apiVersion: v1\nkind: List\nitems:\n- kind: A\n  a: 1\n- kind: B\n  b:\n    a: 2\n";
-        assert_eq!(places(text, &Path::root("a")), ["f:5", "-"]);
-        assert_eq!(places(text, &Path::root("b").field("a")), ["-", "f:8"]);
+        assert_eq!(places(text, &Path::root("a")), ["f:5", "f:6"], "the item without a");
+        assert_eq!(places(text, &Path::root("b").field("a")), ["f:4", "f:8"], "the item without b");
         let documents = parse_documents_keeping(text, "f", |_| true).unwrap();
         let (first, second) = (documents[0].text.as_ref().unwrap(), documents[1].text.as_ref().unwrap());
         assert!(std::sync::Arc::ptr_eq(&first.text, &second.text));
@@ -219,13 +229,13 @@ mod tests {
     }
 
     #[test]
-    fn anchors_and_aliases_give_the_line_written_or_fall_back() {
+    fn anchors_and_aliases_give_the_line_written_or_the_alias_line() {
         let text = "base: &base\n  a: 1\n  b: 2\nalias: *base\nmerged:\n  <<: *base\n  b: 3\nlist: &l [1, 2]\n";
         // Inside the anchored node: where it is written.
         assert_eq!(places(text, &path("base.a")), ["f:2"]);
-        // Through an alias or a merge, the node is elsewhere: the document's line instead.
-        assert_eq!(places(text, &path("alias.a")), ["-"]);
-        assert_eq!(places(text, &path("merged.a")), ["-"]);
+        // Through an alias or a merge, the node is elsewhere: the alias's or merge's key instead.
+        assert_eq!(places(text, &path("alias.a")), ["f:4"]);
+        assert_eq!(places(text, &path("merged.a")), ["f:5"]);
         // A key written beside a merge is its own.
         assert_eq!(places(text, &path("merged.b")), ["f:7"]);
         assert_eq!(places(text, &path("list[1]")), ["f:8"]);
