@@ -26,9 +26,9 @@ impl Origin {
         Origin::File { place: document.place(source), text: document.text.clone() }
     }
 
-    /// Where `field` is written (`file.yaml:14`), or where the object is when that cannot be
-    /// told: a field the text does not have (a default, a field the conversion from v1alpha1
-    /// adds), or an object read from the cluster.
+    /// Where `field` is written (`file.yaml:14`); for a field the text does not have (a default,
+    /// a field the conversion from v1alpha1 adds), where the nearest field around it is; where
+    /// the object is when not even that can be told, or for an object read from the cluster.
     pub fn place_of(&self, field: &Path) -> String {
         match self {
             Origin::File { text: Some(text), .. } => text.place_of(field),

@@ -143,12 +143,23 @@ pub fn case_document(name: &str, text: &str) -> Result<(Document, Option<String>
 }
 
 /// The case's `expected`: one entry per stage (none when absent).
-pub fn expected(name: &str, case: &Value, what: &str) -> Result<Vec<Value>, String> {
+pub fn expected(origin: &Origin, case: &Value, what: &str) -> Result<Vec<Value>, String> {
     match case.get("expected") {
         Some(Value::Array(items)) => Ok(items.clone()),
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(_) => Err(format!("{name}: expected must be a list of {what}, one per step")),
+        Some(_) => Err(format!(
+            "{}: expected must be a list of {what}, one per step",
+            origin.place_of(&Path::root("expected"))
+        )),
     }
+}
+
+/// A case's `original`, which must be an object; the error names its line (`what` says what it
+/// is).
+pub fn original<'a>(origin: &Origin, case: &'a Value, what: &str) -> Result<&'a Value, String> {
+    case.get("original")
+        .filter(|o| o.is_object())
+        .ok_or_else(|| format!("{}: no original {what}", origin.place_of(&Path::root("original"))))
 }
 
 impl TestCase {
@@ -169,8 +180,7 @@ impl TestCase {
 
     fn read(name: &str, document: &Document, origin: &Origin) -> Result<TestCase, ReadError> {
         let case = &document.value;
-        let original =
-            case.get("original").filter(|o| o.is_object()).ok_or_else(|| format!("{name}: no original object"))?;
+        let original = original(origin, case, "object")?;
         let mut go_test = GoTest::Same;
         // The subject as plan -f reads it: its own place in the file, for its fields' lines.
         let subject_origin = |key: &str| subject_origin(origin, document, key);
@@ -201,7 +211,7 @@ impl TestCase {
             data
         };
         let data = read(Path::default().field("original"), original);
-        let expected: Vec<Data> = expected(name, case, "objects")?
+        let expected: Vec<Data> = expected(origin, case, "objects")?
             .iter()
             .enumerate()
             .map(|(i, entry)| read(Path::default().field("expected").index(i), entry))
@@ -887,15 +897,24 @@ expected:
     }
 
     #[test]
-    fn expected_is_a_list_or_nothing() {
-        let expected = |case: Value| expected("c.yaml", &case, "HTTPRoutes");
-        assert_eq!(expected(json!({"expected": [{"spec": {}}]})), Ok(vec![json!({"spec": {}})]));
-        assert_eq!(expected(json!({"expected": null})), Ok(vec![]));
-        assert_eq!(expected(json!({})), Ok(vec![]));
+    fn expected_is_a_list_or_nothing_and_original_an_object() {
+        let read = |text: &str| {
+            let (document, _) = case_document("c.yaml", text).unwrap();
+            let origin = Origin::of("c.yaml", &document);
+            (expected(&origin, &document.value, "HTTPRoutes"), original(&origin, &document.value, "object").cloned())
+        };
+        assert_eq!(read("expected: [{spec: {}}]\noriginal: {}\n"), (Ok(vec![json!({"spec": {}})]), Ok(json!({}))));
+        assert_eq!(read("expected: null\n").0, Ok(vec![]));
+        assert_eq!(read("a: 1\n").0, Ok(vec![]));
+        // Each error names its line, where the case has the key.
         assert_eq!(
-            expected(json!({"expected": {"spec": {}}})),
-            Err("c.yaml: expected must be a list of HTTPRoutes, one per step".into())
+            read("rollout: {}\noriginal: []\nexpected: {spec: {}}\n"),
+            (
+                Err("c.yaml:3: expected must be a list of HTTPRoutes, one per step".into()),
+                Err("c.yaml:2: no original object".into())
+            )
         );
+        assert_eq!(read("rollout: {}\n").1, Err("c.yaml:1: no original object".into()));
     }
 
     #[test]
@@ -927,7 +946,7 @@ expected:
         let (without_expected, _) = CASE.split_once("expected:").unwrap();
         assert_eq!(
             err(&format!("{without_expected}expected: {{spec: {{n: 20}}}}\n")),
-            "c.yaml: expected must be a list of objects, one per step"
+            "c.yaml:18: expected must be a list of objects, one per step"
         );
         assert!(TestCase::parse("c.yaml", without_expected).unwrap().expected.is_empty());
     }

@@ -954,7 +954,7 @@ fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
     let json = one_step_case(&key).args(["test", "lua", "-o", "json"]).run().status(1).json();
     assert_eq!(
         json["cases"][0]["error"],
-        "lua/example.com/Thing/testdata/case.yaml: no original object (lua/example.com/Thing/testdata/case.yaml:11: unknown key \"orignal\": a case has rollout or trafficRouting, original and expected (did you mean original?))"
+        "lua/example.com/Thing/testdata/case.yaml:1: no original object (lua/example.com/Thing/testdata/case.yaml:11: unknown key \"orignal\": a case has rollout or trafficRouting, original and expected (did you mean original?))"
     );
     assert_eq!(json["cases"][0]["steps"], serde_json::json!([]));
     let extra = format!("{ONE_STEP_CASE}- spec: {{a: 2}}\n");

@@ -10,7 +10,8 @@ use crate::error::Error;
 use crate::model::RoutingAction;
 use crate::model::{OwnerKind, http_route};
 use crate::providers::case::{CaseRouting, case_routing};
-use crate::testcase::{CASE_KEYS, case_document, expected};
+use crate::snapshot::Origin;
+use crate::testcase::{CASE_KEYS, case_document, expected, original};
 use crate::testcase::{CaseReport, GoTest, carried_steps};
 use serde_json::Value;
 
@@ -34,14 +35,12 @@ impl HttpRouteTestCase {
         let (document, more) = case_document(name, text)?;
         let read = case_routing(name, &document, &CASE_KEYS)?;
         let case = &document.value;
+        let origin = Origin::of(name, &document);
         // Both as the API server stores them, as `plan -f` reads a route.
-        let mut original = case
-            .get("original")
-            .filter(|o| o.is_object())
-            .ok_or_else(|| read.explained(format!("{name}: no original (the HTTPRoute before the release)")))?
-            .clone();
+        let mut original =
+            original(&origin, case, "(the HTTPRoute before the release)").map_err(|e| read.explained(e))?.clone();
         http_route::as_stored(&mut original);
-        let mut expected = expected(name, case, "HTTPRoutes")?;
+        let mut expected = expected(&origin, case, "HTTPRoutes")?;
         expected.iter_mut().for_each(http_route::as_stored);
         let warnings: Vec<String> = more.into_iter().chain(read.warnings()).collect();
         let CaseRouting { routing, owner, actions, canary_service, .. } = read;
@@ -217,7 +216,7 @@ expected:
         let without_original = &CASE[..CASE.find("original:").unwrap()];
         assert_eq!(
             HttpRouteTestCase::parse("c.yaml", without_original).unwrap_err(),
-            "c.yaml: no original (the HTTPRoute before the release)"
+            "c.yaml:2: no original (the HTTPRoute before the release)"
         );
     }
 

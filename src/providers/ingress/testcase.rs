@@ -11,8 +11,9 @@ use crate::error::Error;
 use crate::lua::{Limits, Printed, Script};
 use crate::model::{Owner, RoutingAction};
 use crate::providers::case::{CaseRouting, case_routing};
+use crate::snapshot::Origin;
 use crate::testcase::{CaseReport, GoTest, carried_steps};
-use crate::testcase::{case_document, expected};
+use crate::testcase::{case_document, expected, original};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -41,18 +42,15 @@ impl IngressTestCase {
         let (document, more) = case_document(name, text)?;
         let read = case_routing(name, &document, &KEYS)?;
         let case = &document.value;
-        let stable = case
-            .get("original")
-            .filter(|o| o.is_object())
-            .ok_or_else(|| read.explained(format!("{name}: no original (the stable Ingress)")))?
-            .clone();
+        let origin = Origin::of(name, &document);
+        let stable = original(&origin, case, "(the stable Ingress)").map_err(|e| read.explained(e))?.clone();
         let canary = case.get("canary").filter(|c| !c.is_null()).cloned();
         let warnings: Vec<String> = more.into_iter().chain(read.warnings()).collect();
         let CaseRouting { routing, mut owner, actions, canary_service, .. } = read;
         // The canary Ingress goes next to the stable one.
         owner.namespace = stable["metadata"]["namespace"].as_str().unwrap_or("default").into();
         let ingress = routing.ingress.ok_or_else(|| format!("{name}: its traffic routing has no ingress"))?;
-        let expected = expected(name, case, "canary Ingresses")?;
+        let expected = expected(&origin, case, "canary Ingresses")?;
         Ok(IngressTestCase {
             name: name.into(),
             ingress: ingress.name,
@@ -261,7 +259,7 @@ expected:
         let without_original = CASE.split("original:").next().unwrap();
         assert_eq!(
             IngressTestCase::parse("c.yaml", without_original).unwrap_err(),
-            "c.yaml: no original (the stable Ingress)"
+            "c.yaml:2: no original (the stable Ingress)"
         );
     }
 }
