@@ -394,12 +394,26 @@ pub fn harness_result(
     limits: &Limits,
     printed: &Printed,
 ) -> Result<(Data, Vec<String>), lua::ScriptError> {
-    let Evaluated { output: got, work } =
-        data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::HARNESS, printed)?;
-    let mut warnings = lua::controller_warnings(script, work);
-    // Its prints were printed by the run above.
+    // Its prints are printed by the harness's run alone.
     let quiet = &Printed::default();
-    if let Ok(controller) = data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet)
+    let controller = || data::evaluate(script, Cow::Borrowed(obj), limits, EvalOptions::CONTROLLER, quiet);
+    let Evaluated { output: got, work } = match data::evaluate(
+        script,
+        Cow::Borrowed(obj),
+        limits,
+        EvalOptions::HARNESS,
+        printed,
+    ) {
+        Ok(evaluated) => evaluated,
+        // An empty table as labels or annotations: `[]` to the harness, null to the controller.
+        Err(mut error) if error.kind == ScriptErrorKind::Output && controller().is_ok() => {
+            error.message.push_str(" (the test harness encodes an empty table as [], which is no map; the controller encodes it as null, and reads this result: return labels and annotations with entries, or nil)");
+            return Err(error);
+        }
+        Err(error) => return Err(error),
+    };
+    let mut warnings = lua::controller_warnings(script, work);
+    if let Ok(controller) = controller()
         && controller.output != got
     {
         warnings.push("the controller encodes the empty tables in this result as null, not [] as the test harness does: it would write the object differently".into());

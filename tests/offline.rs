@@ -1003,6 +1003,17 @@ fn test_reads_the_subfolders_of_testdata_as_go_test_does() {
 }
 
 #[test]
+fn test_says_why_an_empty_table_as_labels_fails_only_under_the_harness() {
+    Test::new()
+        .file("lua/example.com/Thing/trafficRouting.lua", "local d = obj.data\nd.labels = {}\nreturn d\n")
+        .file("lua/example.com/Thing/testdata/case.yaml", ONE_STEP_CASE)
+        .args(["test", "lua"])
+        .run()
+        .status(1)
+        .stdout_has("  step 1: script lua/example.com/Thing/trafficRouting.lua: json: cannot unmarshal array into Go struct field Data.labels of type map[string]string (the test harness encodes an empty table as [], which is no map; the controller encodes it as null, and reads this result: return labels and annotations with entries, or nil)\n");
+}
+
+#[test]
 fn test_fails_on_cases_no_script_is_next_to() {
     let ingress_case = std::fs::read_to_string(repo(
         "lua_configuration/trafficrouting_ingress/testdata/nginx/existing_canary_keeps_foreign_annotations.yaml",

@@ -195,6 +195,19 @@ fn a_recording_never_replaces_the_case_of_another_namespace() {
 }
 
 #[test]
+fn record_warns_of_a_case_go_test_cannot_run() {
+    let mut blue_green = rollout(1, "StepPaused");
+    let mut strategy = blue_green["spec"]["strategy"]["canary"].take();
+    strategy["steps"] =
+        serde_json::json!([{"replicas": "100%", "traffic": "0%"}, {"replicas": "100%", "traffic": "100%"}]);
+    blue_green["spec"]["strategy"] = serde_json::json!({"blueGreen": strategy});
+    let server = serving(blue_green).start();
+    Test::new().kubeconfig(&server).args(["record", "demo"]).run().success().stderr_has(
+        "warning: Rollout shop/demo, VirtualService/demo: the controller's go test cannot run this case: it reads spec.strategy.canary only and fails on a blue-green rollout; this tool runs the blue-green steps by the harness's other rules\n",
+    );
+}
+
+#[test]
 fn record_a_traffic_routing() {
     let server = FakeApiServer::builder()
         .kruise_and_istio()

@@ -14,7 +14,7 @@ use crate::providers::ingress::testcase::IngressTestCase;
 use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::source::files::{self, Existing};
 use crate::source::live::{self, Selection};
-use crate::testcase::{self, TestCase};
+use crate::testcase::{self, GoTest, TestCase};
 use crate::yaml;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -305,7 +305,11 @@ fn case(
     let draft =
         format!("{key}:\n{}original:\n{}", indent(&yaml::to_string(&subject)), indent(&yaml::to_string(&original)));
     let file_name = format!("{}-{}-{}.yaml", owner.name, reference.kind.to_lowercase(), reference.name);
-    let steps = TestCase::parse(&file_name, &draft).map_err(Error::Input)?.steps;
+    let parsed = TestCase::parse(&file_name, &draft).map_err(Error::Input)?;
+    if let GoTest::CannotRun(why) = &parsed.go_test {
+        warn(&format!("warning: {owner}, {reference}: the controller's go test cannot run this case: {why}"));
+    }
+    let steps = parsed.steps;
     let printed = Printed::default();
     // Each step named as plan names it, for a failure and for what test would warn of.
     let stage = |i: usize| match key {
