@@ -897,6 +897,21 @@ expected:
     }
 
     #[test]
+    fn an_empty_table_as_labels_fails_under_the_harness_alone_and_says_so() {
+        let obj = json!({"data": {"spec": {"w": 1}}});
+        let run =
+            |code: &str| harness_result(&Script::new("s.lua", code), &obj, &Limits::default(), &Printed::default());
+        let error = run("local d = obj.data d.labels = {} return d").unwrap_err().to_string();
+        assert!(error.ends_with("of type map[string]string (the test harness encodes an empty table as [], which is no map; the controller encodes it as null, and reads this result: return labels and annotations with entries, or nil)"), "{error}");
+        // A result the controller cannot read either is said as it is.
+        let error = run("return {labels = {1}}").unwrap_err().to_string();
+        assert!(
+            error.ends_with("json: cannot unmarshal array into Go struct field Data.labels of type map[string]string"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn builds_harness_objs_and_reports_each_step() {
         let case = TestCase::parse("case.yaml", CASE).unwrap();
         assert_eq!(case.steps[0]["canaryService"], json!("svc-canary"));
