@@ -20,8 +20,16 @@
 //! - `print` (gopher-lua writes to stdout, this engine to stderr), and `_printregs` (gopher-lua
 //!   prints its registers; this engine prints that it has none);
 //! - a `break` out of a block in a loop's body after a function captured its local (gopher-lua
-//!   leaves it open), and a constant-false `if` with an `else`, first in a generic `for`'s body
-//!   (gopher-lua's jumps go wrong): this engine warns of both;
+//!   leaves it open), and a generic `for`'s body that starts with a jump (`if false then … end`,
+//!   `while nil do`, a `break`: gopher-lua's jump-to-jump pass goes astray): this engine warns of
+//!   both, not of a condition that only starts with a constant (`if nil and x then`);
+//! - a nil loaded right after an instruction that loaded nil into registers A..B, into register
+//!   A+B (`x = nil` then `local y` or `if v == nil`): gopher-lua merges the two, clearing the
+//!   registers between them, or across a jump target (this engine warns of it);
+//! - a table constructor with exactly 50·k items before a last call or `...`
+//!   (`{1, …, 50, f()}`): gopher-lua drops the call's values; and more values than targets
+//!   after a clobbered local or reading a target (`x = a and 2 or x, 3`; `a, b = 5, 6, b or
+//!   f(b)`): not warned of;
 //! - `local f = (function() … f … end)` (gopher-lua drops the parentheses and compiles a local
 //!   function), a numeric `for`'s operand reading a local a later call changes, and
 //!   `local a, b = x or nil` (gopher-lua merges b's nil into the `or`'s, so b keeps a stale value);
@@ -50,7 +58,8 @@
 //! - `math.random`'s numbers (C's `rand()` here, Go's `math/rand` there; a result built on them
 //!   never settles in the controller);
 //! - script text that is not UTF-8 (refused here; gopher-lua reads the bytes), and `json.decode`
-//!   of text nested past 100 levels (raised here; Go decodes it);
+//!   of text nested past 100 levels (raised here; Go decodes it), a result or an `eval --obj`
+//!   nested past 100 levels likewise;
 //! - an `eval --obj` file that Go's `json.Unmarshal` reads otherwise: lone surrogate escapes,
 //!   duplicate keys and bytes that are not UTF-8 refused here, a byte-order mark accepted (the
 //!   controller's obj comes from its own encoder, which writes none of these).

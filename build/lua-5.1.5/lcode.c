@@ -32,7 +32,31 @@ static int isnumeral(expdesc *e) {
 }
 
 
-void luaK_nil (FuncState *fs, int from, int n) {
+/*
+** kubectl-rollout-lua: gopher-lua loads nil into registers from..to with
+** AddLoadNil (compile.go), which merges the load into its last instruction
+** when that loads nil into A..B and A+B == from (it means B+1 == from). When
+** A is 2 or more the merged load clears B+1..from-1 too, locals among them;
+** when a jump lands after that instruction (an `if' block that ends in
+** `x = nil'), the new load runs only on the path through it. Such a load is
+** noted, for a warning (src/lua/mod.rs); this engine loads as Lua does.
+** gopher-lua loads every nil it compiles into a register: a `nil' operand
+** too, which this engine takes as a constant (luaK_exp2RK).
+*/
+static void gonil (FuncState *fs, int from, int to) {
+  if (fs->gonilpc == fs->pc && fs->gonila + fs->gonilb == from) {
+    if (fs->gonila >= 2 || fs->lasttarget == fs->pc)
+      luaY_notequirk(fs->ls, "kubectl-rollout-lua.merged-nil-loads", fs->statline);
+    fs->gonilb = to;
+  }
+  else {
+    fs->gonila = from;
+    fs->gonilb = to;
+  }
+}
+
+
+static void nil_as_lua (FuncState *fs, int from, int n) {
   Instruction *previous;
   if (fs->pc > fs->lasttarget) {  /* no jumps to current position? */
     if (fs->pc == 0) {  /* function start? */
@@ -53,6 +77,13 @@ void luaK_nil (FuncState *fs, int from, int n) {
     }
   }
   luaK_codeABC(fs, OP_LOADNIL, from, from+n-1, 0);  /* else no optimization */
+}
+
+
+void luaK_nil (FuncState *fs, int from, int n) {
+  gonil(fs, from, from+n-1);
+  nil_as_lua(fs, from, n);
+  fs->gonilpc = fs->pc;
 }
 
 
@@ -460,6 +491,10 @@ int luaK_exp2RK (FuncState *fs, expdesc *e) {
     case VFALSE:
     case VNIL: {
       if (fs->nk <= MAXINDEXRK) {  /* constant fit in RK operand? */
+        if (e->k == VNIL) {  /* gopher-lua loads it (see gonil) */
+          gonil(fs, fs->freereg, fs->freereg);
+          fs->gonilpc = fs->pc;
+        }
         e->u.s.info = (e->k == VNIL)  ? nilK(fs) :
                       (e->k == VKNUM) ? luaK_numberK(fs, e->u.nval) :
                                         boolK(fs, (e->k == VTRUE));

@@ -77,6 +77,11 @@ static void note_quirk (LexState *ls, const char *key, int line) {
 }
 
 
+void luaY_notequirk (struct LexState *ls, const char *key, int line) {
+  note_quirk(ls, key, line);
+}
+
+
 static void anchor_token (LexState *ls) {
   if (ls->t.token == TK_NAME || ls->t.token == TK_STRING) {
     TString *ts = ls->t.seminfo.ts;
@@ -369,6 +374,8 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->lastread = -1;
   fs->ncl = fs->nconst = 0;
   fs->forbody = -1;
+  fs->gonilpc = -1;
+  fs->statline = 0;
   fs->bl = NULL;
   f->source = ls->source;
   f->maxstacksize = 2;  /* registers 0/1 are always valid */
@@ -1121,6 +1128,8 @@ static void breakstat (LexState *ls) {
   }
   if (!bl)
     luaX_syntaxerror(ls, "no loop to break");
+  if (fs->forbody == fs->pc)  /* first in a generic `for''s body: see ifstat */
+    note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", fs->statline);
   note_open_upvalues(ls, bl);
   if (upval)
     luaK_codeABC(fs, OP_CLOSE, bl->nactvar, 0, 0);
@@ -1133,10 +1142,13 @@ static void whilestat (LexState *ls, int line) {
   FuncState *fs = ls->fs;
   int whileinit;
   int condexit;
+  int first_in_for = fs->forbody == fs->pc, never;
   BlockCnt bl;
   luaX_next(ls);  /* skip WHILE */
   whileinit = luaK_getlabel(fs);
-  condexit = cond(ls, NULL);
+  condexit = cond(ls, &never);
+  if (first_in_for && never)  /* see ifstat */
+    note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
   enterblock(fs, &bl, 1);
   checknext(ls, TK_DO);
   block(ls);
@@ -1285,19 +1297,26 @@ static int test_then_block (LexState *ls, int *never) {
 
 
 /*
-** kubectl-rollout-lua: gopher-lua can compile the jumps of an `if' wrong when
-** it is the first statement of a generic `for''s body, has an `elseif' or
-** `else', and a condition that is a constant `false' or `nil': another branch
-** runs there, or the loop's registers are overwritten. Such an `if' is noted
-** for `plan', `eval' and `test' to warn of; this engine runs it as Lua does.
+** kubectl-rollout-lua: gopher-lua can compile the jumps of a generic `for'
+** wrong when its body starts with a jump: its jump-to-jump pass (compile.go,
+** patchCode) follows the loop's jump back into that first jump, whose target
+** it has already made a distance but reads as a label, so the loop goes
+** astray (skips the body, repeats it, never ends). A condition that is a
+** constant `false' or `nil' compiles to such a jump there (an `if' or
+** `while' first in the body), and so does a `break'; an `if' with an
+** `elseif' or `else' and a constant condition can run another branch or
+** overwrite the loop's registers. Each is noted for `plan', `eval' and
+** `test' to warn of; this engine runs it as Lua does. (Conditions that only
+** start with a constant, as `nil and x', are not told.)
 */
 static void ifstat (LexState *ls, int line) {
   /* ifstat -> IF cond THEN block {ELSEIF cond THEN block} [ELSE block] END */
   FuncState *fs = ls->fs;
-  int flist, never;
+  int flist, never, never_first;
   int escapelist = NO_JUMP;
   int first_in_for = fs->forbody == fs->pc, never_any, branches = 0;
-  flist = test_then_block(ls, &never_any);  /* IF cond THEN block */
+  flist = test_then_block(ls, &never_first);  /* IF cond THEN block */
+  never_any = never_first;
   while (ls->t.token == TK_ELSEIF) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));
     luaK_patchtohere(fs, flist);
@@ -1305,7 +1324,8 @@ static void ifstat (LexState *ls, int line) {
     never_any |= never;
     branches = 1;
   }
-  if (first_in_for && never_any && (branches || ls->t.token == TK_ELSE))
+  /* (an empty `then' block leaves gopher-lua's jump nowhere to go: it is dropped) */
+  if (first_in_for && ((never_first && fs->pc > flist + 1) || (never_any && (branches || ls->t.token == TK_ELSE))))
     note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
   if (ls->t.token == TK_ELSE) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));
@@ -1464,6 +1484,7 @@ static void retstat (LexState *ls) {
 
 static int statement (LexState *ls) {
   int line = ls->linenumber;  /* may be needed for error messages */
+  ls->fs->statline = line;  /* kubectl-rollout-lua: see luaK_nil */
   switch (ls->t.token) {
     case TK_IF: {  /* stat -> ifstat */
       ifstat(ls, line);

@@ -94,9 +94,17 @@ typedef struct FuncState {
   /* kubectl-rollout-lua: where the body of the generic `for' parsed last
      starts (see ifstat) */
   int forbody;
+  /* kubectl-rollout-lua: gopher-lua's last instruction, when it loads nil
+     into registers gonila..gonilb: then gonilpc is this engine's pc after
+     the code it made for it (see luaK_gonil) */
+  int gonilpc;
+  int gonila;
+  int gonilb;
+  int statline;  /* the first line of the statement parsed last */
 } FuncState;
 
 
+LUAI_FUNC void luaY_notequirk (struct LexState *ls, const char *key, int line);
 LUAI_FUNC Proto *luaY_parser (lua_State *L, ZIO *z, Mbuffer *buff,
                                             const char *name);
 

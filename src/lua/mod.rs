@@ -54,7 +54,7 @@ type Compiled = OnceLock<Result<(Vec<u8>, Miscompiled), String>>;
 
 /// What gopher-lua's compiler gets wrong, by the registry key under which the parser (lparser.c,
 /// `note_quirk`) notes the first line of each, and what a warning says of it.
-const MISCOMPILED: [(&str, &str); 5] = [
+const MISCOMPILED: [(&str, &str); 6] = [
     (
         "kubectl-rollout-lua.unset-loop-control",
         "a generic `for` over values rather than one call, with fewer than three names or values (as `for k, v in next, t`): gopher-lua, the controller's engine, leaves the loop's control value unset, so there it starts after whatever an earlier statement left in that register and may skip entries; write `for k, v in pairs(t)`",
@@ -73,7 +73,11 @@ const MISCOMPILED: [(&str, &str); 5] = [
     ),
     (
         "kubectl-rollout-lua.constant-if-in-for",
-        "an `if` with a constant `false` or `nil` condition and an `elseif` or `else`, first in a generic `for`'s body: gopher-lua, the controller's engine, can compile its jumps wrong and run another branch; this engine runs the one Lua runs; drop the constant condition",
+        "a generic `for` whose body starts with an `if` or `while` whose condition is a constant `false` or `nil` (`if false then … end`), or with a `break`: gopher-lua, the controller's engine, compiles the loop's jumps wrong there, and can skip the body, repeat it, run another branch or never end; this engine runs it as Lua does; drop the constant condition",
+    ),
+    (
+        "kubectl-rollout-lua.merged-nil-loads",
+        "a nil loaded into a register right after a statement that ended by setting a local to nil (as `x = nil` then `local y`, `if v == nil then` or `return nil`): gopher-lua, the controller's engine, merges the two loads into one that also sets the locals between them to nil, or, after an `if` block that ends in `x = nil`, loads the second only when that block runs; this engine loads each as Lua does; put another statement between them, or assign nil where it is needed",
     ),
 ];
 
@@ -849,11 +853,27 @@ mod tests {
             lines("local f\nfor i = 1, 2 do do local c = i f = function() return c end\n break end end"),
             ["line 3"]
         );
-        // A constant-false `if` with an else, first in a generic `for`'s body.
+        // A constant-false `if` with an else, first in a generic `for`'s body; without one, a
+        // `while` so, or a `break` there.
         assert_eq!(lines("for _ in ipairs({}) do\n if false then elseif nil then else end\nend"), ["line 2"]);
+        assert_eq!(lines("local n = 0\nfor _ in ipairs({}) do\n if nil then n = 1 end\nend"), ["line 3"]);
+        assert_eq!(lines("for _ in ipairs({}) do\n while false do end\nend"), ["line 2"]);
+        assert_eq!(lines("for _ in ipairs({}) do\n break\nend"), ["line 2"]);
+        // A nil load that gopher-lua merges into the one before it: past a local between them
+        // (x at 2, the next load at 4), or after an `if` block that ends in it.
+        assert_eq!(lines("local a, b, x, y = 1, 2, 3, 4\nx = nil\nlocal z\nreturn y"), ["line 3"]);
+        assert_eq!(lines("local s, w, p, k = {}, 1, 'x', 2\np = nil\nif w == nil then w = 0 end"), ["line 3"]);
+        assert_eq!(lines("local a, b, x, y = 1, 2, 3, 4\nx = nil\nreturn nil"), ["line 3"]);
+        assert_eq!(lines("local a, x = 1, 2\nif a then x = nil end\nlocal y"), ["line 3"]);
         assert_eq!(lines("for _ in pairs({}) do\n if true then elseif false then end\nend"), ["line 2"]);
         assert_eq!(lines("local t, x = {}, 1\ng, t.a = 1, x"), ["line 2"]);
         for fine in [
+            "local x = 1 x = nil local y",
+            "local a, x = 1, 2 x = nil local y",
+            "local a, b, x, y = 1, 2, 3, 4 x = nil y = 5 local z",
+            "local a, b, x, y = 1, 2, 3, 4 x = nil if y == 4 then end",
+            "for _ in ipairs({}) do local x if false then end end",
+            "for i = 1, 2 do if false then end end",
             "for k, v in pairs({}) do end",
             "for k, v in next, {}, nil do end",
             "for k, v, w in next, {} do end",
