@@ -225,6 +225,16 @@ return {spec = {}}
     let several = "local n, t, item = 0, {}, 'v'\nn, t.last = n + 1, item\nreturn {spec = {n = n}}\n";
     let (out, _) = eval(several);
     out.success().stdout_is("{\"spec\":{\"n\":1}}\n").stderr_has("warning: script script.lua: line 2: an assignment of several values to a table field and other targets (as `n, t.last = n + 1, item` or `t.a, x = x, y`): gopher-lua, the controller's engine, compiles it otherwise");
+    // `previous = nil` and the nil compared with are one instruction in the controller, which
+    // also clears `name` between them; here each is loaded as Lua does.
+    let nils = "local canary, stable = 10, 90\nlocal previous, name = 'a', 'b'\nprevious = nil\nif canary == nil then canary = 0 end\nreturn {spec = {name = name}}\n";
+    let (out, _) = eval(nils);
+    out.success().stdout_is("{\"spec\":{\"name\":\"b\"}}\n").stderr_has("warning: script script.lua: line 4: a nil loaded into a register right after a statement that ended by setting a local to nil");
+    // A constant condition first in a generic `for`'s body: the controller's loop goes astray
+    // (it counts 0 here).
+    let leading = "local n = 0\nfor k, v in ipairs({1, 2, 3}) do\n  if nil then print(v) end\n  n = n + 1\nend\nreturn {spec = {n = n}}\n";
+    let (out, _) = eval(leading);
+    out.success().stdout_is("{\"spec\":{\"n\":3}}\n").stderr_has("warning: script script.lua: line 3: a generic `for` whose body starts with an `if` or `while` whose condition is a constant `false` or `nil`");
     // In a plan, on the object whose script it is.
     plan_through_a_thing(script).success().stdout_has(&format!("warning: Thing/demo: --script thing.lua: {warning}"));
 }
