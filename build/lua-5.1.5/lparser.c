@@ -510,8 +510,17 @@ static void closelistfield (FuncState *fs, struct ConsControl *cc) {
 static void lastlistfield (FuncState *fs, struct ConsControl *cc) {
   if (cc->tostore == 0) return;
   if (hasmultret(cc->v.k)) {
+    /* kubectl-rollout-lua: gopher-lua (compile.go, compileTableExpr) numbers
+       the batch of a last call or `...' by the items before it, so after 50,
+       100, ... of them it stores the call's values over the first items of
+       the batch before (`{1, ..., 50, f()}' gets f's values at 1, 2, ...).
+       This engine does the same, and notes it for a warning. */
+    int before = cc->na - 1;
+    int gobatch = before > 0 && before % LFIELDS_PER_FLUSH == 0;
+    if (gobatch)
+      note_quirk(fs->ls, "kubectl-rollout-lua.batch-before-call", fs->statline);
     luaK_setmultret(fs, &cc->v);
-    luaK_setlist(fs, cc->t->u.s.info, cc->na, LUA_MULTRET);
+    luaK_setlist(fs, cc->t->u.s.info, gobatch ? before : cc->na, LUA_MULTRET);
     cc->na--;  /* do not count last expression (unknown number of elements) */
   }
   else {

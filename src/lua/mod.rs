@@ -54,7 +54,7 @@ type Compiled = OnceLock<Result<(Vec<u8>, Miscompiled), String>>;
 
 /// What gopher-lua's compiler gets wrong, by the registry key under which the parser (lparser.c,
 /// `note_quirk`) notes the first line of each, and what a warning says of it.
-const MISCOMPILED: [(&str, &str); 6] = [
+const MISCOMPILED: [(&str, &str); 7] = [
     (
         "kubectl-rollout-lua.unset-loop-control",
         "a generic `for` over values rather than one call, with fewer than three names or values (as `for k, v in next, t`): gopher-lua, the controller's engine, leaves the loop's control value unset, so there it starts after whatever an earlier statement left in that register and may skip entries; write `for k, v in pairs(t)`",
@@ -74,6 +74,10 @@ const MISCOMPILED: [(&str, &str); 6] = [
     (
         "kubectl-rollout-lua.constant-if-in-for",
         "a generic `for` whose body starts with an `if` or `while` whose condition is a constant `false` or `nil` (`if false then … end`), or with a `break`: gopher-lua, the controller's engine, compiles the loop's jumps wrong there, and can skip the body, repeat it, run another branch or never end; this engine runs it as Lua does; drop the constant condition",
+    ),
+    (
+        "kubectl-rollout-lua.batch-before-call",
+        "a table constructor with 50, 100, … items before a last call or `...` (as `{1, …, 50, f()}`): gopher-lua, the controller's engine, stores the call's values over the first items of the 50 before it, not after them (this engine does the same); add the call's values with `table.insert`",
     ),
     (
         "kubectl-rollout-lua.merged-nil-loads",
@@ -865,6 +869,15 @@ mod tests {
         assert_eq!(lines("local s, w, p, k = {}, 1, 'x', 2\np = nil\nif w == nil then w = 0 end"), ["line 3"]);
         assert_eq!(lines("local a, b, x, y = 1, 2, 3, 4\nx = nil\nreturn nil"), ["line 3"]);
         assert_eq!(lines("local a, x = 1, 2\nif a then x = nil end\nlocal y"), ["line 3"]);
+        // A constructor's last call after 50 items (this engine stores as gopher-lua does).
+        let items: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+        let after = |n: usize| format!("local function f() return 1 end\nlocal t = {{{}, f()}}", items[..n].join(", "));
+        for n in [50, 100] {
+            assert_eq!(lines(&after(n)), ["line 2"], "{n}");
+        }
+        for n in [1, 49, 51] {
+            assert_eq!(lines(&after(n)), Vec::<String>::new(), "{n}");
+        }
         assert_eq!(lines("for _ in pairs({}) do\n if true then elseif false then end\nend"), ["line 2"]);
         assert_eq!(lines("local t, x = {}, 1\ng, t.a = 1, x"), ["line 2"]);
         for fine in [
