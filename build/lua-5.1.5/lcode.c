@@ -533,7 +533,9 @@ void luaK_storevar (FuncState *fs, expdesc *var, expdesc *ex) {
       break;
     }
     case VINDEXED: {
-      int e = luaK_exp2RK(fs, ex);
+      int e;
+      fs->gonilpc = -1;  /* gopher-lua loads the field's key last (see gonil) */
+      e = luaK_exp2RK(fs, ex);
       luaK_codeABC(fs, OP_SETTABLE, var->u.s.info, var->u.s.aux, e);
       break;
     }

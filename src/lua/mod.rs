@@ -885,6 +885,7 @@ mod tests {
             "local a, x = 1, 2 x = nil local y",
             "local a, b, x, y = 1, 2, 3, 4 x = nil y = 5 local z",
             "local a, b, x, y = 1, 2, 3, 4 x = nil if y == 4 then end",
+            "local a, b, x, t = 1, 2, 3, {} x = nil t.k = nil",
             "for _ in ipairs({}) do local x if false then end end",
             "for i = 1, 2 do if false then end end",
             "for k, v in pairs({}) do end",
