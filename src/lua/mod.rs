@@ -306,10 +306,24 @@ const OBJ_KEY_INSTRUCTIONS: u64 = 20;
 ///   still, so a script that passes here may time out there. Counted, not timed: the same on
 ///   any machine.
 pub fn controller_warnings(script: &Script, work: Work) -> Vec<String> {
+    miscompiled(script).chain(controller_time(work)).collect()
+}
+
+/// Each construct of `MISCOMPILED` the script has, at its first line.
+fn miscompiled(script: &Script) -> impl Iterator<Item = String> {
     let noted = script.compiled().map(|(_, noted)| *noted).unwrap_or_default();
-    let miscompiled =
-        noted.0.into_iter().zip(MISCOMPILED).filter_map(|(line, (_, what))| Some(format!("line {}: {what}", line?)));
-    miscompiled.chain(controller_time(work)).collect()
+    noted.0.into_iter().zip(MISCOMPILED).filter_map(|(line, (_, what))| Some(format!("line {}: {what}", line?)))
+}
+
+/// A runtime error's `message`, with what gopher-lua compiles otherwise in the script: the
+/// controller may not fail there (`a, b = 5, 6, b or f(b)` calls `f` here only), and the
+/// warnings that say so are given only with a result.
+fn with_miscompiled(script: &Script, message: String) -> String {
+    let notes: Vec<String> = miscompiled(script).collect();
+    match notes.is_empty() {
+        true => message,
+        false => format!("{message} (and {})", notes.join("; ")),
+    }
 }
 
 fn controller_time(work: Work) -> Option<String> {
@@ -449,7 +463,7 @@ fn run<E: Encoding>(
             if is_memory_error(&e) {
                 return Err(fail(ScriptErrorKind::Memory, out_of_memory(limits)));
             }
-            return Err(fail(ScriptErrorKind::Runtime, lua_message(&e)));
+            return Err(fail(ScriptErrorKind::Runtime, with_miscompiled(script, lua_message(&e))));
         }
     };
     // Only the last value returned counts, as in the controller (`l.Get(-1)`).
@@ -869,6 +883,15 @@ mod tests {
         assert_eq!(lines("local s, w, p, k = {}, 1, 'x', 2\np = nil\nif w == nil then w = 0 end"), ["line 3"]);
         assert_eq!(lines("local a, b, x, y = 1, 2, 3, 4\nx = nil\nreturn nil"), ["line 3"]);
         assert_eq!(lines("local a, x = 1, 2\nif a then x = nil end\nlocal y"), ["line 3"]);
+        // A script that fails here says what the controller compiles otherwise, which may be why.
+        let failing = Script::new("f.lua", "local a1\nlocal a0 = 1\na0, a1 = 5, 6, a1 or f(a1)\nreturn {}");
+        let error = evaluated(&failing, &json!({}), &Limits::default()).unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "script f.lua:3: attempt to call global 'f' (a nil value) (and line 3: an assignment of several values"
+            ),
+            "{error}"
+        );
         // A constructor's last call after 50 items (this engine stores as gopher-lua does).
         let items: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
         let after = |n: usize| format!("local function f() return 1 end\nlocal t = {{{}, f()}}", items[..n].join(", "));
