@@ -992,13 +992,16 @@ fn test_reads_the_subfolders_of_testdata_as_go_test_does() {
     let failing = format!("{}{{a: 2}}{}", &case[..expected], &case[expected + 6..]);
     let test = one_step_case(&case)
         .file("lua/example.com/Thing/testdata/sub/deeper/failing.yaml", &failing)
-        .file("elsewhere/linked.yaml", &failing);
+        .file("elsewhere/linked.yaml", &failing)
+        // go test takes every path that contains trafficRouting.lua as a script.
+        .file("lua/example.com/Thing/trafficRouting.lua.orig", "return obj.data.spec.gone.field");
     // A link to a folder is not followed, as filepath.Walk does not (nor read twice).
     std::os::unix::fs::symlink(test.path("elsewhere"), test.path("lua/example.com/Thing/testdata/sub/linked")).unwrap();
     let out = test.run_args(["test", "lua"]).status(1).stdout_has(
         "ok   example.com/Thing case.yaml (1 step)\nFAIL example.com/Thing sub/deeper/failing.yaml (1 step)\n  step 1: the result differs from expected (its entry 1)\n",
     )
-    .stdout_has("1 passed, 1 failed\n");
+    .stdout_has("1 passed, 1 failed\n")
+    .stderr_has("warning: lua/example.com/Thing/trafficRouting.lua.orig: the controller's go test runs this file as a script too, on the cases of the testdata folder beside it (it takes every path that contains trafficRouting.lua); test does not: rename or remove it\n");
     assert!(!out.stdout.contains("linked"), "{}", out.stdout);
 }
 

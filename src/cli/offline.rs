@@ -442,6 +442,12 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
                     cases,
                 });
             }
+            for also in files::scripts_go_test_also_runs(path)? {
+                super::warn(&format!(
+                    "warning: {}: the controller's go test runs this file as a script too, on the cases of the testdata folder beside it (it takes every path that contains trafficRouting.lua); test does not: rename or remove it",
+                    also.display()
+                ));
+            }
             for unscripted in files::unscripted_cases(path)? {
                 suites.push(Suite {
                     label: unscripted.label,

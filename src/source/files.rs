@@ -606,6 +606,21 @@ pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
     Ok(found)
 }
 
+/// The files at or below the folder `path`, outside testdata folders, that the controller's
+/// `go test` also runs as scripts though they are not `trafficRouting.lua`: it takes every path
+/// that contains that name (a backup `trafficRouting.lua.orig`, `old-trafficRouting.lua`), and
+/// runs the cases of the testdata folder beside it with it.
+pub fn scripts_go_test_also_runs(path: &Path) -> Result<Vec<PathBuf>, Error> {
+    if !path.is_dir() {
+        return Ok(Vec::new());
+    }
+    let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
+    let also = |file: &&PathBuf| {
+        file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n != SCRIPT_FILE && n.contains(SCRIPT_FILE))
+    };
+    Ok(walk.files.iter().filter(also).cloned().collect())
+}
+
 /// Whether a script is at `path`, where one is looked for: a regular file (through links), or
 /// nothing. Anything else there is an error, so that another script (the built-in one) never
 /// runs in its place without a word.
@@ -764,6 +779,24 @@ fn write_synced(mut file: fs::File, bytes: &[u8], permissions: Option<fs::Permis
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_test_also_runs_every_file_whose_name_holds_the_scripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let kind = dir.path().join("example.com/Thing");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        for name in ["trafficRouting.lua", "trafficRouting.lua.orig", "old-trafficRouting.lua", "other.lua"] {
+            std::fs::write(kind.join(name), "return obj.data").unwrap();
+        }
+        std::fs::write(kind.join("testdata/trafficRouting.lua.yaml"), "").unwrap();
+        let names: Vec<String> = scripts_go_test_also_runs(dir.path())
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["old-trafficRouting.lua", "trafficRouting.lua.orig"]);
+        assert!(scripts_go_test_also_runs(&kind.join("trafficRouting.lua")).unwrap().is_empty(), "a file");
+    }
 
     #[test]
     fn script_flags_name_the_flag_and_refuse_a_second_script_for_a_kind() {
