@@ -21,8 +21,8 @@
 //!   prints its registers; this engine prints that it has none);
 //! - a `break` out of a block in a loop's body after a function captured its local (gopher-lua
 //!   leaves it open), and a generic `for`'s body that starts with a jump (`if false then … end`,
-//!   `while nil do`, a `break`: gopher-lua's jump-to-jump pass goes astray): this engine warns of
-//!   both, not of a condition that only starts with a constant (`if nil and x then`);
+//!   `if nil and x then`, `while nil do`, a `break`: gopher-lua's jump-to-jump pass goes astray):
+//!   this engine warns of both;
 //! - a nil loaded right after an instruction that loaded nil into registers A..B, into register
 //!   A+B (`x = nil` then `local y` or `if v == nil`): gopher-lua merges the two, clearing the
 //!   registers between them, or across a jump target (this engine warns of it);

@@ -234,7 +234,7 @@ return {spec = {}}
     // (it counts 0 here).
     let leading = "local n = 0\nfor k, v in ipairs({1, 2, 3}) do\n  if nil then print(v) end\n  n = n + 1\nend\nreturn {spec = {n = n}}\n";
     let (out, _) = eval(leading);
-    out.success().stdout_is("{\"spec\":{\"n\":3}}\n").stderr_has("warning: script script.lua: line 3: a generic `for` whose body starts with an `if` or `while` whose condition is a constant `false` or `nil`");
+    out.success().stdout_is("{\"spec\":{\"n\":3}}\n").stderr_has("warning: script script.lua: line 3: a generic `for` whose body starts with an `if` or `while` whose condition is or starts with a constant `false` or `nil`");
     // A script that fails here names them after its error: there `a1` is 6 when it is read,
     // and `f` is never called.
     let (out, _) = eval("local a1\nlocal a0 = 1\na0, a1 = 5, 6, a1 or f(a1)\nreturn {}\n");

@@ -374,6 +374,7 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->lastread = -1;
   fs->ncl = fs->nconst = 0;
   fs->forbody = -1;
+  fs->spine = 0;
   fs->gonilpc = -1;
   fs->statline = 0;
   fs->bl = NULL;
@@ -901,15 +902,37 @@ static const struct {
 ** subexpr -> (simpleexp | unop subexpr) { binop subexpr }
 ** where `binop' is any binary operator with a priority higher than `limit'
 */
+/* kubectl-rollout-lua: an operator over the leftmost operand of a condition:
+   0 `not', 1 `and', 2 `or', 3 any other (see cond) */
+static void spine_op (FuncState *fs, int op) {
+  if (op == 3)
+    fs->spineother = 1;
+  else if (fs->spinelogic == 0) {
+    if (op == 0) fs->spinenots++;
+    else fs->spinelogic = op;
+  }
+}
+
+
 static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
   BinOpr op;
   UnOpr uop;
+  FuncState *fs = ls->fs;
+  int spine = fs->spine;
   enterlevel(ls);
   uop = getunopr(ls->t.token);
   if (uop != OPR_NOUNOPR) {
     luaX_next(ls);
     subexpr(ls, v, UNARY_PRIORITY);
+    if (spine) spine_op(fs, uop == OPR_NOT ? 0 : 3);
     luaK_prefix(ls->fs, uop, v);
+  }
+  else if (spine && ls->t.token != '(') {  /* the leftmost operand itself */
+    if (fs->leaf == 0)
+      fs->leaf = (ls->t.token == TK_NIL || ls->t.token == TK_FALSE) ? 1 : 2;
+    fs->spine = 0;
+    simpleexp(ls, v);
+    fs->spine = spine;
   }
   else simpleexp(ls, v);
   op = binary_operations(ls, v, limit);
@@ -921,14 +944,19 @@ static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
 /* the operators after the operand `v', while their priorities are higher
    than `limit' */
 static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
+  FuncState *fs = ls->fs;
+  int spine = fs->spine;
   BinOpr op = getbinopr(ls->t.token);
   while (op != OPR_NOBINOPR && priority[op].left > limit) {
     expdesc v2;
     BinOpr nextop;
+    if (spine) spine_op(fs, op == OPR_AND ? 1 : op == OPR_OR ? 2 : 3);
     luaX_next(ls);
     luaK_infix(ls->fs, op, v);
     /* read sub-expression with higher priority */
+    fs->spine = 0;
     nextop = subexpr(ls, &v2, priority[op].right);
+    fs->spine = spine;
     luaK_posfix(ls->fs, op, v, &v2);
     op = nextop;
   }
@@ -1097,12 +1125,24 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
 }
 
 
-static int cond (LexState *ls, int *never) {
+static int cond (LexState *ls, int *never, int *leading) {
   /* cond -> exp */
+  FuncState *fs = ls->fs;
   expdesc v;
+  fs->spine = 1;
+  fs->leaf = fs->spinenots = fs->spinelogic = fs->spineother = 0;
   expr(ls, &v);  /* read condition */
-  /* kubectl-rollout-lua: whether it is a constant false (see ifstat) */
+  fs->spine = 0;
+  /* kubectl-rollout-lua: whether it is a constant false, and whether it
+     starts with one that gopher-lua compiles to a jump (compile.go,
+     compileBranchCondition: a `nil' or `false' it tests for the branch's
+     end, as in `nil and x' or `not false or x'; see ifstat) */
   if (never) *never = v.k == VNIL || v.k == VFALSE;
+  if (leading) {  /* 1: the jump goes past the branch alone; 2: past more */
+    int to_then = (fs->spinelogic == 2) ^ (fs->spinenots & 1);
+    *leading = (fs->leaf != 1 || fs->spineother || to_then) ? 0 :
+               (fs->spinelogic == 0) ? 1 : 2;
+  }
   if (v.k == VNIL) v.k = VFALSE;  /* `falses' are all equal here */
   luaK_goiftrue(ls->fs, &v);
   return v.f;
@@ -1151,12 +1191,12 @@ static void whilestat (LexState *ls, int line) {
   FuncState *fs = ls->fs;
   int whileinit;
   int condexit;
-  int first_in_for = fs->forbody == fs->pc, never;
+  int first_in_for = fs->forbody == fs->pc, leading;
   BlockCnt bl;
   luaX_next(ls);  /* skip WHILE */
   whileinit = luaK_getlabel(fs);
-  condexit = cond(ls, &never);
-  if (first_in_for && never)  /* see ifstat */
+  condexit = cond(ls, NULL, &leading);
+  if (first_in_for && leading)  /* see ifstat */
     note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
   enterblock(fs, &bl, 1);
   checknext(ls, TK_DO);
@@ -1179,7 +1219,7 @@ static void repeatstat (LexState *ls, int line) {
   luaX_next(ls);  /* skip REPEAT */
   chunk(ls);
   check_match(ls, TK_UNTIL, TK_REPEAT, line);
-  condexit = cond(ls, NULL);  /* read condition (inside scope block) */
+  condexit = cond(ls, NULL, NULL);  /* read condition (inside scope block) */
   if (!bl2.upval) {  /* no upvalues? */
     leaveblock(fs);  /* finish scope */
     luaK_patchlist(ls->fs, condexit, repeat_init);  /* close the loop */
@@ -1294,11 +1334,11 @@ static void forstat (LexState *ls, int line) {
 }
 
 
-static int test_then_block (LexState *ls, int *never) {
+static int test_then_block (LexState *ls, int *never, int *leading) {
   /* test_then_block -> [IF | ELSEIF] cond THEN block */
   int condexit;
   luaX_next(ls);  /* skip IF or ELSEIF */
-  condexit = cond(ls, never);
+  condexit = cond(ls, never, leading);
   checknext(ls, TK_THEN);
   block(ls);  /* `then' part */
   return condexit;
@@ -1321,20 +1361,22 @@ static int test_then_block (LexState *ls, int *never) {
 static void ifstat (LexState *ls, int line) {
   /* ifstat -> IF cond THEN block {ELSEIF cond THEN block} [ELSE block] END */
   FuncState *fs = ls->fs;
-  int flist, never, never_first;
+  int flist, never, never_first, leading;
   int escapelist = NO_JUMP;
   int first_in_for = fs->forbody == fs->pc, never_any, branches = 0;
-  flist = test_then_block(ls, &never_first);  /* IF cond THEN block */
+  flist = test_then_block(ls, &never_first, &leading);  /* IF cond THEN block */
+  /* (an empty `then' block leaves a plain constant's jump nowhere to go:
+     gopher-lua drops it) */
+  leading = leading == 2 || (leading == 1 && fs->pc > flist + 1);
   never_any = never_first;
   while (ls->t.token == TK_ELSEIF) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));
     luaK_patchtohere(fs, flist);
-    flist = test_then_block(ls, &never);  /* ELSEIF cond THEN block */
+    flist = test_then_block(ls, &never, NULL);  /* ELSEIF cond THEN block */
     never_any |= never;
     branches = 1;
   }
-  /* (an empty `then' block leaves gopher-lua's jump nowhere to go: it is dropped) */
-  if (first_in_for && ((never_first && fs->pc > flist + 1) || (never_any && (branches || ls->t.token == TK_ELSE))))
+  if (first_in_for && (leading || (never_any && (branches || ls->t.token == TK_ELSE))))
     note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
   if (ls->t.token == TK_ELSE) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));

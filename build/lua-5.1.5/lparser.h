@@ -101,6 +101,13 @@ typedef struct FuncState {
   int gonila;
   int gonilb;
   int statline;  /* the first line of the statement parsed last */
+  /* kubectl-rollout-lua: the leftmost operand of the condition being read and
+     the operators it is under (see cond) */
+  int spine;       /* reading them */
+  int leaf;        /* 0: not read yet; 1: nil or false; 2: anything else */
+  int spinenots;   /* `not's over it below any `and' or `or' */
+  int spinelogic;  /* the lowest `and' (1) or `or' (2) over it; 0: none */
+  int spineother;  /* another operator over it */
 } FuncState;
 
 

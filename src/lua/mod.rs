@@ -73,7 +73,7 @@ const MISCOMPILED: [(&str, &str); 7] = [
     ),
     (
         "kubectl-rollout-lua.constant-if-in-for",
-        "a generic `for` whose body starts with an `if` or `while` whose condition is a constant `false` or `nil` (`if false then … end`), or with a `break`: gopher-lua, the controller's engine, compiles the loop's jumps wrong there, and can skip the body, repeat it, run another branch or never end; this engine runs it as Lua does; drop the constant condition",
+        "a generic `for` whose body starts with an `if` or `while` whose condition is or starts with a constant `false` or `nil` (`if false then … end`, `if nil and x then`), or with a `break`: gopher-lua, the controller's engine, compiles the loop's jumps wrong there, and can skip the body, repeat it, run another branch or never end; this engine runs it as Lua does; drop the constant condition",
     ),
     (
         "kubectl-rollout-lua.batch-before-call",
@@ -877,6 +877,11 @@ mod tests {
         assert_eq!(lines("local n = 0\nfor _ in ipairs({}) do\n if nil then n = 1 end\nend"), ["line 3"]);
         assert_eq!(lines("for _ in ipairs({}) do\n while false do end\nend"), ["line 2"]);
         assert_eq!(lines("for _ in ipairs({}) do\n break\nend"), ["line 2"]);
+        // A condition that starts with a constant gopher-lua jumps on.
+        for leading in ["if nil and x then end", "if not false or x then end", "if false and v or w then end"] {
+            assert_eq!(lines(&format!("for _ in ipairs({{}}) do\n {leading}\nend")), ["line 2"], "{leading}");
+        }
+        assert_eq!(lines("for _ in ipairs({}) do\n while nil and x do end\nend"), ["line 2"]);
         // A nil load that gopher-lua merges into the one before it: past a local between them
         // (x at 2, the next load at 4), or after an `if` block that ends in it.
         assert_eq!(lines("local a, b, x, y = 1, 2, 3, 4\nx = nil\nlocal z\nreturn y"), ["line 3"]);
@@ -910,6 +915,11 @@ mod tests {
             "local a, b, x, y = 1, 2, 3, 4 x = nil if y == 4 then end",
             "local a, b, x, t = 1, 2, 3, {} x = nil t.k = nil",
             "for _ in ipairs({}) do local x if false then end end",
+            "for _ in ipairs({}) do if false or x then y = 1 end end",
+            "for _ in ipairs({}) do if x and false then y = 1 end end",
+            "for _ in ipairs({}) do if not nil then y = 1 end end",
+            "for _ in ipairs({}) do if (nil and x) == y then y = 1 end end",
+            "for _ in ipairs({}) do while x and false do end end",
             "for i = 1, 2 do if false then end end",
             "for k, v in pairs({}) do end",
             "for k, v in next, {}, nil do end",
