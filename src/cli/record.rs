@@ -29,6 +29,8 @@ struct Recorded {
     /// `<group>/<Kind>/testdata`, or `trafficrouting_ingress/testdata/<classType>`.
     testdata: PathBuf,
     file_name: String,
+    /// Whose case it is (see `whose`): a file holding another's is never replaced.
+    whose: String,
     text: String,
 }
 
@@ -110,15 +112,15 @@ fn clashing_case(dir: &Path, cases: &[Recorded]) -> Result<(), Error> {
     let mut this_run: Vec<(PathBuf, String)> = Vec::new();
     for case in cases {
         let file = dir.join(&case.testdata).join(&case.file_name);
-        let ours = recorded_subject(&case.text).unwrap_or_default();
+        let ours = &case.whose;
         let clash = match this_run.iter().find(|(path, _)| *path == file) {
             Some((_, earlier)) => Some(format!(
                 "would hold the case of {earlier} and that of {ours}: record with --output-file FILE, one file for every case"
             )),
-            None => std::fs::read_to_string(&file)
+            None => files::read_text(&file, files::TEST_CASE)
                 .ok()
-                .and_then(|text| recorded_subject(&text))
-                .filter(|theirs| *theirs != ours)
+                .and_then(|text| recorded_whose(&text))
+                .filter(|theirs| theirs != ours)
                 .map(|theirs| {
                     format!(
                         "holds the case of {theirs}, not of {ours} (a case's file name leaves out namespaces): record into another --dir"
@@ -128,23 +130,27 @@ fn clashing_case(dir: &Path, cases: &[Recorded]) -> Result<(), Error> {
         if let Some(clash) = clash {
             return Err(Error::Input(format!("nothing was written: {} {clash}", file.display())));
         }
-        this_run.push((file, ours));
+        this_run.push((file, ours.clone()));
     }
     Ok(())
 }
 
-/// Whose case `text` is: its owner (`rollout` or `trafficRouting`) and its original, each by
-/// kind, namespace and name (`Rollout shop/demo's VirtualService shop/demo`). None for a text that
-/// is no case.
-fn recorded_subject(text: &str) -> Option<String> {
-    let case = yaml::parse_documents(text, "").ok()?.into_iter().next()?.value;
-    let owner = ["rollout", "trafficRouting"].iter().find_map(|key| case.get(*key).filter(|o| o.is_object()))?;
+/// Whose case the recording of `owner` (a Rollout or TrafficRouting) and `original` is, each by
+/// kind, namespace and name: `Rollout shop/demo's VirtualService shop/demo`.
+fn whose(owner: &Value, original: &Value) -> String {
     let named = |object: &Value| {
         let field = |value: &Value| value.as_str().unwrap_or_default().to_string();
         let metadata = &object["metadata"];
         format!("{} {}/{}", field(&object["kind"]), field(&metadata["namespace"]), field(&metadata["name"]))
     };
-    Some(format!("{}'s {}", named(owner), named(case.get("original")?)))
+    format!("{}'s {}", named(owner), named(original))
+}
+
+/// Whose case the file text `text` holds (see `whose`); None for a text that is no case.
+fn recorded_whose(text: &str) -> Option<String> {
+    let case = yaml::parse_documents(text, "").ok()?.into_iter().next()?.value;
+    let owner = ["rollout", "trafficRouting"].iter().find_map(|key| case.get(*key).filter(|o| o.is_object()))?;
+    Some(whose(owner, case.get("original").filter(|o| o.is_object())?))
 }
 
 /// The first of a case's paths under `--dir` that would lead elsewhere: they are made of names
@@ -280,6 +286,7 @@ fn http_route_case(
         script_path: kind_dir.join("trafficRouting.lua"),
         testdata: kind_dir.join("testdata"),
         file_name,
+        whose: whose(subject, &original),
         text,
     })
 }
@@ -344,6 +351,7 @@ fn case(
         testdata: kind_dir.join("testdata"),
         script: Some(script),
         file_name,
+        whose: whose(&subject, &original),
         text,
     })
 }
@@ -391,6 +399,7 @@ fn ingress_case(
         testdata: Path::new("trafficrouting_ingress").join("testdata").join(class_type),
         script: Some(script),
         file_name,
+        whose: whose(subject, stable),
         text,
     })
 }
@@ -434,6 +443,7 @@ mod tests {
             script_path: script_path.into(),
             testdata: testdata.into(),
             file_name: file_name.into(),
+            whose: String::new(),
             text: String::new(),
         }
     }
@@ -460,12 +470,16 @@ mod tests {
             )
         };
         assert_eq!(
-            recorded_subject(&recording("rollout", "shop", "demo")).as_deref(),
+            recorded_whose(&recording("rollout", "shop", "demo")).as_deref(),
             Some("Rollout shop/demo's VirtualService shop/vs")
         );
-        assert_eq!(recorded_subject("an earlier case\n"), None);
+        assert_eq!(recorded_whose("an earlier case\n"), None);
         let dir = tempfile::tempdir().unwrap();
-        let at = |text: String| Recorded { text, ..case("t", "s.lua", "demo-virtualservice-vs.yaml") };
+        let at = |text: String| Recorded {
+            whose: recorded_whose(&text).unwrap(),
+            text,
+            ..case("t", "s.lua", "demo-virtualservice-vs.yaml")
+        };
         let file = dir.path().join("t/demo-virtualservice-vs.yaml");
         assert!(clashing_case(dir.path(), &[at(recording("rollout", "shop", "demo"))]).is_ok(), "no file yet");
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
