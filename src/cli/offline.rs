@@ -413,7 +413,14 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
             if path.is_file() && path.extension().is_none_or(|e| e != "lua") {
                 return Err(not_a_script(path).into());
             }
-            for dir in files::script_dirs(path)? {
+            let scripts = files::script_dirs(path)?;
+            for also in &scripts.go_test_also_runs {
+                super::warn(&format!(
+                    "warning: {}: the controller's go test runs this file as a script too, on the cases of the testdata folder beside it (it takes every path that contains trafficRouting.lua); test does not: rename or remove it",
+                    also.display()
+                ));
+            }
+            for dir in scripts.found {
                 let name = dir.script.display().to_string();
                 suites.push(Suite {
                     label: format!("{}/{}", dir.key.0, dir.key.1),
@@ -441,12 +448,6 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
                     runner: Runner::HttpRoute,
                     cases,
                 });
-            }
-            for also in files::scripts_go_test_also_runs(path)? {
-                super::warn(&format!(
-                    "warning: {}: the controller's go test runs this file as a script too, on the cases of the testdata folder beside it (it takes every path that contains trafficRouting.lua); test does not: rename or remove it",
-                    also.display()
-                ));
             }
             for unscripted in files::unscripted_cases(path)? {
                 suites.push(Suite {

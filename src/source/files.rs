@@ -341,7 +341,7 @@ pub fn read_lua_dir(dir: &Path) -> Result<BTreeMap<ScriptKey, (String, String)>,
         return Err(not_a(dir, &format!("--lua-dir {}", dir.display()), "a directory"));
     }
     let custom =
-        script_dirs(dir)?.into_iter().map(|found| (found.key, (found.script.display().to_string(), found.code)));
+        script_dirs(dir)?.found.into_iter().map(|found| (found.key, (found.script.display().to_string(), found.code)));
     let ingress = ingress_scripts_in(&dir.join(INGRESS_DIR))?
         .into_iter()
         .map(|found| (ingress_key(&found.class_type), (found.script.display().to_string(), found.code)));
@@ -586,12 +586,23 @@ pub struct ScriptDir {
     pub testdata: Vec<(String, String)>,
 }
 
+/// The `<group>/<Kind>/trafficRouting.lua` scripts at or below a path (see `script_dirs`).
+pub struct ScriptDirs {
+    pub found: Vec<ScriptDir>,
+    /// The files outside testdata folders that the controller's `go test` also runs as scripts
+    /// though they are not `trafficRouting.lua`: it takes every path that contains that name (a
+    /// backup `trafficRouting.lua.orig`, `old-trafficRouting.lua`), and runs the cases of the
+    /// testdata folder beside it with it.
+    pub go_test_also_runs: Vec<PathBuf>,
+}
+
 /// Finds every `<group>/<Kind>/trafficRouting.lua` at or below `path` (a script file is taken
 /// as is, its group and kind from its parent folders; none for an Ingress script).
-pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
+pub fn script_dirs(path: &Path) -> Result<ScriptDirs, Error> {
     if path.is_file() {
         // An Ingress script's cases are in class folders, which `ingress_scripts` reads.
-        return Ok(if in_ingress_dir(path) { Vec::new() } else { vec![script_dir(path)?] });
+        let found = if in_ingress_dir(path) { Vec::new() } else { vec![script_dir(path)?] };
+        return Ok(ScriptDirs { found, go_test_also_runs: Vec::new() });
     }
     if !path.is_dir() {
         return Err(not_a(path, &path.display().to_string(), "a file or directory"));
@@ -603,22 +614,10 @@ pub fn script_dirs(path: &Path) -> Result<Vec<ScriptDir>, Error> {
             found.push(script_dir(&script)?);
         }
     }
-    Ok(found)
-}
-
-/// The files at or below the folder `path`, outside testdata folders, that the controller's
-/// `go test` also runs as scripts though they are not `trafficRouting.lua`: it takes every path
-/// that contains that name (a backup `trafficRouting.lua.orig`, `old-trafficRouting.lua`), and
-/// runs the cases of the testdata folder beside it with it.
-pub fn scripts_go_test_also_runs(path: &Path) -> Result<Vec<PathBuf>, Error> {
-    if !path.is_dir() {
-        return Ok(Vec::new());
-    }
-    let walk = walk(path, true, |dir| dir.file_name().is_some_and(|n| n != "testdata"))?;
     let also = |file: &&PathBuf| {
         file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n != SCRIPT_FILE && n.contains(SCRIPT_FILE))
     };
-    Ok(walk.files.iter().filter(also).cloned().collect())
+    Ok(ScriptDirs { found, go_test_also_runs: walk.files.iter().filter(also).cloned().collect() })
 }
 
 /// Whether a script is at `path`, where one is looked for: a regular file (through links), or
@@ -789,13 +788,14 @@ mod tests {
             std::fs::write(kind.join(name), "return obj.data").unwrap();
         }
         std::fs::write(kind.join("testdata/trafficRouting.lua.yaml"), "").unwrap();
-        let names: Vec<String> = scripts_go_test_also_runs(dir.path())
+        let names: Vec<String> = script_dirs(dir.path())
             .unwrap()
+            .go_test_also_runs
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["old-trafficRouting.lua", "trafficRouting.lua.orig"]);
-        assert!(scripts_go_test_also_runs(&kind.join("trafficRouting.lua")).unwrap().is_empty(), "a file");
+        assert!(script_dirs(&kind.join("trafficRouting.lua")).unwrap().go_test_also_runs.is_empty(), "a file");
     }
 
     #[test]
