@@ -983,7 +983,7 @@ and, once that passes, by the controller's admission webhook:
             read(&rollout("      steps:\n      - traffic: 20\n")).unwrap_err(),
             "r.yaml:8: Rollout ns/r: spec.strategy.canary.steps[0].traffic: must be a string, not 20"
         );
-        // A field that is missing is no line of the text: the document's line.
+        // A field that is missing is no line of the text: the line of the field around it.
         assert_eq!(
             read(&rollout("      stepz:\n      - replicas: 1\n")).unwrap_err(),
             "r.yaml:6: Rollout ns/r: spec.strategy.canary.steps: must list at least one step (r.yaml:7: unknown field spec.strategy.canary.stepz: did you mean steps?)"

@@ -69,16 +69,11 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit);
 ** it evaluates c, which then reads that value instead of x's (lcode.c does
 ** the same; luaK_gostore tells whether c reads x).
 */
-static void note_quirk (LexState *ls, const char *key, int line) {
+void luaY_notequirk (struct LexState *ls, const char *key, int line) {
   TString *name = luaS_new(ls->L, key);
   TValue *slot = luaH_setstr(ls->L, hvalue(registry(ls->L)), name);
   if (ttisnil(slot))
     setnvalue(slot, cast_num(line));
-}
-
-
-void luaY_notequirk (struct LexState *ls, const char *key, int line) {
-  note_quirk(ls, key, line);
 }
 
 
@@ -519,7 +514,7 @@ static void lastlistfield (FuncState *fs, struct ConsControl *cc) {
     int before = cc->na - 1;
     int gobatch = before > 0 && before % LFIELDS_PER_FLUSH == 0;
     if (gobatch)
-      note_quirk(fs->ls, "kubectl-rollout-lua.batch-before-call", fs->statline);
+      luaY_notequirk(fs->ls, "kubectl-rollout-lua.batch-before-call", fs->statline);
     luaK_setmultret(fs, &cc->v);
     luaK_setlist(fs, cc->t->u.s.info, gobatch ? before : cc->na, LUA_MULTRET);
     cc->na--;  /* do not count last expression (unknown number of elements) */
@@ -1026,7 +1021,7 @@ static void check_conflict (LexState *ls, struct LHS_assign *lh, expdesc *v) {
         conflict = 1;
         lh->v.u.s.info = extra;  /* previous assignment will use safe copy */
         /* kubectl-rollout-lua: gopher-lua makes none (see several_targets) */
-        note_quirk(ls, "kubectl-rollout-lua.several-targets", ls->linenumber);
+        luaY_notequirk(ls, "kubectl-rollout-lua.several-targets", ls->linenumber);
       }
       if (lh->v.u.s.aux == v->u.s.info) {  /* conflict? */
         conflict = 1;
@@ -1104,10 +1099,10 @@ static void assignment (LexState *ls, struct LHS_assign *lh, int nvars) {
     }
     nexps = explist1(ls, &e, values, nvars, &extras);
     if (several_targets(ls->fs, lh, nvars, nexps, values, extras))
-      note_quirk(ls, "kubectl-rollout-lua.several-targets", line);
+      luaY_notequirk(ls, "kubectl-rollout-lua.several-targets", line);
     if (nexps == nvars && ls->fs->assigned >= 0 &&
         luaK_gostore(ls->fs, &e, ls->fs->assigned))
-      note_quirk(ls, "kubectl-rollout-lua.clobbered-local", ls->fs->readline);
+      luaY_notequirk(ls, "kubectl-rollout-lua.clobbered-local", ls->fs->readline);
     ls->fs->assigned = -1;
     if (nexps != nvars) {
       adjust_assign(ls, nvars, nexps, &e);
@@ -1163,7 +1158,7 @@ static void note_open_upvalues (LexState *ls, BlockCnt *loop) {
   for (bl = ls->fs->bl; bl != loop; bl = bl->previous) inner++;
   for (bl = ls->fs->bl; inner > loop->isbreakable; bl = bl->previous, inner--)
     if (bl->upval)
-      note_quirk(ls, "kubectl-rollout-lua.break-open-upvalue", ls->linenumber);
+      luaY_notequirk(ls, "kubectl-rollout-lua.break-open-upvalue", ls->linenumber);
 }
 
 
@@ -1178,7 +1173,7 @@ static void breakstat (LexState *ls) {
   if (!bl)
     luaX_syntaxerror(ls, "no loop to break");
   if (fs->forbody == fs->pc)  /* first in a generic `for''s body: see ifstat */
-    note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", fs->statline);
+    luaY_notequirk(ls, "kubectl-rollout-lua.constant-if-in-for", fs->statline);
   note_open_upvalues(ls, bl);
   if (upval)
     luaK_codeABC(fs, OP_CLOSE, bl->nactvar, 0, 0);
@@ -1197,7 +1192,7 @@ static void whilestat (LexState *ls, int line) {
   whileinit = luaK_getlabel(fs);
   condexit = cond(ls, NULL, &leading);
   if (first_in_for && leading)  /* see ifstat */
-    note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
+    luaY_notequirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
   enterblock(fs, &bl, 1);
   checknext(ls, TK_DO);
   block(ls);
@@ -1308,7 +1303,7 @@ static void forlist (LexState *ls, TString *indexname) {
   line = ls->linenumber;
   nexps = explist1(ls, &e, NULL, 0, NULL);
   if (nvars - 3 < 3 && nexps < 3 && !hasmultret(e.k))
-    note_quirk(ls, "kubectl-rollout-lua.unset-loop-control", line);
+    luaY_notequirk(ls, "kubectl-rollout-lua.unset-loop-control", line);
   adjust_assign(ls, 3, nexps, &e);
   luaK_checkstack(fs, 3);  /* extra space to call generator */
   forbody(ls, base, line, nvars - 3, 0);
@@ -1354,21 +1349,20 @@ static int test_then_block (LexState *ls, int *never, int *leading) {
 ** constant `false' or `nil' compiles to such a jump there (an `if' or
 ** `while' first in the body), and so does a `break'; an `if' with an
 ** `elseif' or `else' and a constant condition can run another branch or
-** overwrite the loop's registers. Each is noted for `plan', `eval' and
-** `test' to warn of; this engine runs it as Lua does. (Conditions that only
-** start with a constant, as `nil and x', are not told.)
+** overwrite the loop's registers. So is a condition that starts with such a
+** constant (`nil and x', `not false or x': see cond). Each is noted for
+** `plan', `eval' and `test' to warn of; this engine runs it as Lua does.
 */
 static void ifstat (LexState *ls, int line) {
   /* ifstat -> IF cond THEN block {ELSEIF cond THEN block} [ELSE block] END */
   FuncState *fs = ls->fs;
-  int flist, never, never_first, leading;
+  int flist, never, leading;
   int escapelist = NO_JUMP;
   int first_in_for = fs->forbody == fs->pc, never_any, branches = 0;
-  flist = test_then_block(ls, &never_first, &leading);  /* IF cond THEN block */
+  flist = test_then_block(ls, &never_any, &leading);  /* IF cond THEN block */
   /* (an empty `then' block leaves a plain constant's jump nowhere to go:
      gopher-lua drops it) */
   leading = leading == 2 || (leading == 1 && fs->pc > flist + 1);
-  never_any = never_first;
   while (ls->t.token == TK_ELSEIF) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));
     luaK_patchtohere(fs, flist);
@@ -1377,7 +1371,7 @@ static void ifstat (LexState *ls, int line) {
     branches = 1;
   }
   if (first_in_for && (leading || (never_any && (branches || ls->t.token == TK_ELSE))))
-    note_quirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
+    luaY_notequirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
   if (ls->t.token == TK_ELSE) {
     luaK_concat(fs, &escapelist, luaK_jump(fs));
     luaK_patchtohere(fs, flist);

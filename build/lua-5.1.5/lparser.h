@@ -96,7 +96,7 @@ typedef struct FuncState {
   int forbody;
   /* kubectl-rollout-lua: gopher-lua's last instruction, when it loads nil
      into registers gonila..gonilb: then gonilpc is this engine's pc after
-     the code it made for it (see luaK_gonil) */
+     the code it made for it (see gonil in lcode.c) */
   int gonilpc;
   int gonila;
   int gonilb;

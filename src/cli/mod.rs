@@ -695,8 +695,8 @@ pub struct TestArgs {
     /// trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases
     /// (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing),
     /// searched recursively, or a script file (.lua) with the testdata/ next to it (a testdata/
-    /// folder's subfolders too, as go test reads them); default: the built-in scripts. A file of test cases (record --output-file) is refused: record with
-    /// --dir DIR and run test DIR
+    /// folder's subfolders too, as go test reads them); default: the built-in scripts. A file of
+    /// test cases (record --output-file) is refused: record with --dir DIR and run test DIR
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON report instead of text

@@ -53,7 +53,7 @@ pub struct Script {
 type Compiled = OnceLock<Result<(Vec<u8>, Miscompiled), String>>;
 
 /// What gopher-lua's compiler gets wrong, by the registry key under which the parser (lparser.c,
-/// `note_quirk`) notes the first line of each, and what a warning says of it.
+/// `luaY_notequirk`) notes the first line of each, and what a warning says of it.
 const MISCOMPILED: [(&str, &str); 7] = [
     (
         "kubectl-rollout-lua.unset-loop-control",
