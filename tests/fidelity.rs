@@ -77,6 +77,24 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
 }
 
 #[test]
+fn a_full_partition_step_reached_by_a_jump_keeps_the_routing_the_jump_leaves() {
+    // At step 1, the status's nextStepIndex jumps to step 3, which runs both pods: the gateway
+    // keeps step 1's routing (20%), not step 2's (50%), nor step 3's own (80%).
+    let steps = "      - {replicas: 1, traffic: 20%}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 2, traffic: 80%}\n";
+    let jumping = "status: {phase: Progressing, canaryStatus: {currentStepIndex: 1, nextStepIndex: 3, currentStepState: StepPaused}}\n";
+    let out = Test::new()
+        .file("m/rollout.yaml", &format!("{}{jumping}", partition(steps)))
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .file("m/deployment.yaml", &workload(2))
+        .args(["plan", "-f", "m", "--step", "3"])
+        .run()
+        .success()
+        .stdout_has("so the gateway keeps the routing of step 1, which the jump leaves)")
+        .stdout_has("+      weight: 80\n+    - destination:\n+        host: demo-canary\n+      weight: 20\n");
+    assert!(!out.stdout.contains("weight: 50"), "{}", out.stdout);
+}
+
+#[test]
 fn the_workload_is_read_from_the_cluster_for_its_replicas() {
     // Step 2 runs two pods of a two-pod Deployment: it keeps step 1's routing (a header match).
     let mut rollout = rollout(2, "StepPaused");

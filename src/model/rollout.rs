@@ -427,6 +427,19 @@ impl Rollout {
         let why = format!(
             "the controller does not route this step: its replicas reach the workload's {total} in a partition release"
         );
+        // A step the status's nextStepIndex jumps to is entered from the current step, not the
+        // one before it in the list. The jump goes straight to StepTrafficRouting when both
+        // steps ask for the same replicas (`doStepJump`), else through StepUpgrade, which skips
+        // the routing of a full partition step: the gateway keeps what the current step left.
+        if let (Some(Stage::Step(current)), true) = (self.current_stage(), self.pending_jump() == Some(i)) {
+            if self.steps[current - 1].replicas == self.steps[i - 1].replicas {
+                return own;
+            }
+            return StageRouting {
+                action: self.routing_at(Stage::Step(current), workload_replicas).action,
+                note: Some(format!("{why}, so the gateway keeps the routing of step {current}, which the jump leaves")),
+            };
+        }
         // The last step before it that the controller acts on: routed, or restored.
         let earlier = (1..i).rev().find(|&j| {
             let step = &self.steps[j - 1];
@@ -817,6 +830,43 @@ mod tests {
         let extra = canary(steps, json!({"enableExtraWorkloadForCanary": true}));
         assert!(!extra.is_real_partition());
         assert_eq!(extra.routing_at(Stage::Step(3), Some(4)).action, route("80%"));
+    }
+
+    #[test]
+    fn a_full_partition_step_reached_by_a_jump_keeps_the_routing_the_jump_leaves() {
+        // With a workload of 3 replicas, steps 3 to 6 are full.
+        let steps = json!([
+            {"replicas": 1, "traffic": "20%"},
+            {"replicas": 2, "traffic": "50%"},
+            {"replicas": 4, "traffic": "80%"},
+            {"replicas": 3, "traffic": "90%"},
+            {"replicas": 4, "traffic": "95%"},
+            {"replicas": 5, "traffic": "99%"}
+        ]);
+        let route =
+            |traffic: &str| RoutingAction::Route(RouteStrategy { traffic: Some(traffic.into()), ..Default::default() });
+        let at = |current: i64, next: i64| {
+            let mut r = canary(steps.clone(), json!({}));
+            r.status.phase = Some("Progressing".into());
+            r.status.current_step_index = Some(current);
+            r.status.next_step_index = Some(next);
+            r
+        };
+        // In order, step 4 keeps step 2's routing.
+        assert_eq!(at(3, 4).routing_at(Stage::Step(4), Some(3)).action, route("50%"));
+        // Jumping from step 1 to step 4, the gateway keeps step 1's routing, not step 2's.
+        let jumped = at(1, 4).routing_at(Stage::Step(4), Some(3));
+        assert_eq!(jumped.action, route("20%"));
+        assert!(jumped.note.unwrap().contains("so the gateway keeps the routing of step 1, which the jump leaves"));
+        // A step the jump does not reach is planned as before.
+        assert_eq!(at(1, 4).routing_at(Stage::Step(3), Some(3)).action, route("50%"));
+        // From a full step, what that step kept.
+        assert_eq!(at(3, 6).routing_at(Stage::Step(6), Some(3)).action, route("50%"));
+        // The same replicas as the current step: the jump routes the step at once, full or not.
+        let same = at(3, 5);
+        assert_eq!(same.routing_at(Stage::Step(5), Some(3)), StageRouting::of(same.strategy_at(Stage::Step(5))));
+        // A workload of 10 replicas: no step is full, and the jump's target is routed.
+        assert_eq!(at(1, 4).routing_at(Stage::Step(4), Some(10)).action, route("90%"));
     }
 
     #[test]
