@@ -58,6 +58,85 @@ pub fn closest<'a>(key: &str, known: impl IntoIterator<Item = &'a String>) -> Op
         .map(|(_, known)| known.clone())
 }
 
+/// The schema of a test case as the controller's go test harness reads it (its `TestCase`
+/// type): the Rollout as v1beta1 whatever its apiVersion, the TrafficRouting as v1alpha1, the
+/// objects as unstructured.
+static GO_TEST_CASE: LazyLock<Value> = LazyLock::new(|| {
+    serde_json::json!({
+        "rollout": FIELDS["Rollout"]["v1beta1"], "trafficRouting": FIELDS["TrafficRouting"]["v1alpha1"],
+        "original": null, "expected": null
+    })
+});
+
+/// A key read as a field of another name: `path` as written, `field` the name it is read as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoldedKey {
+    pub path: Path,
+    pub field: String,
+}
+
+/// A test case (`case`) as the controller's go test harness decodes it: sigs.k8s.io/yaml turns
+/// the YAML into JSON with its keys sorted, and Go's `encoding/json` matches a key that names no
+/// field exactly to a field of the same name in another case (`Traffic` is read as `traffic`).
+/// Of two keys for one field, the later in byte order replaces the earlier, or is merged into it
+/// where the field is an object. Also the keys read so; the API server matches names exactly and
+/// drops such a field.
+pub fn as_go_test_decodes(case: &Value) -> (Value, Vec<FoldedKey>) {
+    let mut folded = Vec::new();
+    let decoded = decode(None, case, &GO_TEST_CASE, &Path::default(), &mut folded);
+    (decoded, folded)
+}
+
+/// `value` decoded into `existing` (a field already set by an earlier key) by `schema`.
+fn decode(existing: Option<Value>, value: &Value, schema: &Value, path: &Path, folded: &mut Vec<FoldedKey>) -> Value {
+    match (value, schema) {
+        (Value::Object(map), Value::Object(fields)) => {
+            let mut into = match existing {
+                Some(Value::Object(into)) => into,
+                _ => serde_json::Map::new(),
+            };
+            // A map's keys are not fields: each is its own, and its value is decoded afresh.
+            let of_map = fields.get("*");
+            for (key, value) in map {
+                let field = match of_map {
+                    Some(schema) => Some((key, schema)),
+                    None => {
+                        fields.get_key_value(key).or_else(|| fields.iter().find(|(field, _)| go_fold_equal(key, field)))
+                    }
+                };
+                let Some((name, schema)) = field else {
+                    into.insert(key.clone(), value.clone()); // An unknown field, warned of as such.
+                    continue;
+                };
+                if name != key {
+                    folded.push(FoldedKey { path: path.field(key), field: name.clone() });
+                }
+                let earlier = if of_map.is_some() { None } else { into.remove(name) };
+                let decoded = decode(earlier, value, schema, &path.field(key), folded);
+                into.insert(name.clone(), decoded);
+            }
+            Value::Object(into)
+        }
+        (Value::Array(items), Value::Array(schema)) => Value::Array(
+            items.iter().enumerate().map(|(i, item)| decode(None, item, &schema[0], &path.index(i), folded)).collect(),
+        ),
+        // A scalar, or a value whose fields the schema does not give (labels: none the harness
+        // reads of a case's Rollout), taken whole.
+        _ => value.clone(),
+    }
+}
+
+/// Whether Go's JSON decoding takes `key` for the field `field`: equal under Unicode's simple
+/// case folding, which for ASCII field names is ASCII's, and the Kelvin sign and long s.
+fn go_fold_equal(key: &str, field: &str) -> bool {
+    let fold = |c: char| match c {
+        '\u{212A}' => 'k',
+        '\u{17F}' => 's',
+        c => c.to_ascii_lowercase(),
+    };
+    key.chars().map(fold).eq(field.chars().map(fold))
+}
+
 fn walk(value: &Value, schema: &Value, path: &Path, unknown: &mut Vec<UnknownField>) {
     match (value, schema) {
         (Value::Object(map), Value::Object(fields)) => {
@@ -125,6 +204,49 @@ mod tests {
                 "unknown field spec.strategy.canary.xyzzy"
             ]
         );
+    }
+
+    #[test]
+    fn a_case_is_decoded_as_go_test_decodes_it() {
+        let case = json!({
+            "Rollout": {"spec": {"strategy": {"canary": {
+                "steps": [{"Traffic": "20%", "replicas": 1}, {"TRAFFIC": "5%", "traffic": "10%", "Matches": []}],
+                "trafficRoutings": [{"service": "s"}]
+            }}}, "Metadata": {"name": "r"}},
+            "original": {"Spec": {}},
+            "expected": [{"Spec": {}}],
+            "Unknown": 1
+        });
+        let (decoded, folded) = as_go_test_decodes(&case);
+        assert_eq!(
+            decoded,
+            json!({
+                "rollout": {"spec": {"strategy": {"canary": {
+                    // Of TRAFFIC and traffic, the later in byte order (traffic) wins.
+                    "steps": [{"traffic": "20%", "replicas": 1}, {"traffic": "10%", "matches": []}],
+                    "trafficRoutings": [{"service": "s"}]
+                }}}, "metadata": {"name": "r"}},
+                // The objects are unstructured, and their keys are kept as written.
+                "original": {"Spec": {}},
+                "expected": [{"Spec": {}}],
+                "Unknown": 1
+            })
+        );
+        let steps = Path::root("Rollout").field("spec").field("strategy").field("canary").field("steps");
+        let shown: Vec<(String, &str)> = folded.iter().map(|f| (f.path.to_string(), f.field.as_str())).collect();
+        assert_eq!(
+            shown,
+            [
+                ("Rollout".to_string(), "rollout"),
+                (Path::root("Rollout").field("Metadata").to_string(), "metadata"),
+                (steps.index(0).field("Traffic").to_string(), "traffic"),
+                (steps.index(1).field("Matches").to_string(), "matches"),
+                (steps.index(1).field("TRAFFIC").to_string(), "traffic"),
+            ]
+        );
+        // The Kelvin sign and the long s fold to k and s, as Go folds them; other letters do not.
+        assert!(go_fold_equal("\u{17F}teps", "steps") && go_fold_equal("\u{212A}ind", "kind"));
+        assert!(!go_fold_equal("stéps", "steps") && !go_fold_equal("step", "steps"));
     }
 
     #[test]

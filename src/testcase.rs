@@ -168,22 +168,51 @@ impl TestCase {
     pub fn parse(name: &str, text: &str) -> Result<TestCase, String> {
         let (document, more) = case_document(name, text)?;
         let origin = Origin::of(name, &document);
+        // Its field names in any case, as go test reads them.
+        let (value, folded) = schema::as_go_test_decodes(&document.value);
+        let read_as = folded.iter().map(|key| {
+            // The case's own keys are no object's fields.
+            let applied = match key.path.segments().len() {
+                1 => "",
+                _ => "; the API server matches names exactly, and drops it from an object applied so",
+            };
+            format!(
+                "{}: {}: read as {}, as go test reads it (Go's JSON decoding matches a field's name in any case){applied}",
+                origin.place_of(&key.path),
+                key.path,
+                key.field
+            )
+        });
+        let read_as: Vec<String> = read_as.collect();
+        // Where the text has the case's subject: under its name as written.
+        let written = |key: &str| match folded.iter().find(|k| k.field == key && k.path.segments().len() == 1) {
+            Some(k) if document.value.get(key).is_none() => k.path.to_string(),
+            _ => key.to_string(),
+        };
+        let document = Document { value, ..document };
         let unknown_keys = unknown_case_keys(&origin, &document, &CASE_KEYS);
-        let mut case = TestCase::read(name, &document, &origin).map_err(|e| match e {
+        let mut case = TestCase::read(name, &document, &origin, &written).map_err(|e| match e {
             // Such a case has keys of its own (an Ingress case's `canary`).
             ReadError::OtherProvider(e) => e,
             ReadError::Invalid(e) => with_unknown_keys(e, &unknown_keys),
         })?;
-        case.warnings.splice(0..0, more.into_iter().chain(unknown_keys));
+        case.warnings.splice(0..0, more.into_iter().chain(read_as).chain(unknown_keys));
         Ok(case)
     }
 
-    fn read(name: &str, document: &Document, origin: &Origin) -> Result<TestCase, ReadError> {
+    /// Reads the case `document` (as go test decodes it), whose `rollout` or `trafficRouting` the
+    /// text has under the key `written` gives.
+    fn read(
+        name: &str,
+        document: &Document,
+        origin: &Origin,
+        written: &dyn Fn(&str) -> String,
+    ) -> Result<TestCase, ReadError> {
         let case = &document.value;
         let original = original(origin, case, "object")?;
         let mut go_test = GoTest::Same;
         // The subject as plan -f reads it: its own place in the file, for its fields' lines.
-        let subject_origin = |key: &str| subject_origin(origin, document, key);
+        let subject_origin = |key: &str| subject_origin(origin, document, &written(key));
         let mut warnings = Vec::new();
         // Why the harness cannot read the first object it cannot: it reads each as an
         // unstructured object, a map whose decoder refuses one whose kind is not a non-empty
@@ -795,6 +824,24 @@ expected:
             ]
         );
         assert_eq!(case.steps[1]["matches"], json!([{"path": {"type": "Prefix"}}]), "as go test gives it");
+    }
+
+    #[test]
+    fn a_field_named_in_another_case_is_read_as_go_test_reads_it_with_a_warning() {
+        let folded = CASE.replace(r#"- traffic: "20%""#, r#"- TRAFFIC: "20%""#).replace("\nexpected:", "\nExpected:");
+        let case = TestCase::parse("c.yaml", &folded).unwrap();
+        assert_eq!(case.steps[0]["canaryWeight"], json!(20));
+        assert_eq!(case.expected.len(), 1);
+        assert_eq!(
+            case.warnings,
+            [
+                "c.yaml:18: Expected: read as expected, as go test reads it (Go's JSON decoding matches a field's name in any case)",
+                "c.yaml:10: rollout.spec.strategy.canary.steps[0].TRAFFIC: read as traffic, as go test reads it (Go's JSON decoding matches a field's name in any case); the API server matches names exactly, and drops it from an object applied so",
+            ]
+        );
+        // Written both ways, the later in byte order (traffic) is read.
+        let both = CASE.replace(r#"- traffic: "20%""#, "- traffic: 20%\n          Traffic: 5%");
+        assert_eq!(TestCase::parse("c.yaml", &both).unwrap().steps[0]["canaryWeight"], json!(20));
     }
 
     #[test]

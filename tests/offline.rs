@@ -983,6 +983,23 @@ fn test_names_misspelt_keys_and_fields_of_a_case_with_their_lines() {
 }
 
 #[test]
+fn test_reads_a_field_named_in_another_case_as_go_test_does() {
+    // Go's JSON decoding matches `Traffic` to traffic, and `Rollout` to rollout: the script
+    // gets canaryWeight 10, not -1, and writes it.
+    let case = ONE_STEP_CASE
+        .replace("rollout:", "Rollout:")
+        .replace("- traffic: 10%", "- Traffic: 10%")
+        .replace("- spec: {a: 1}", "- spec: {a: 1, w: 10}");
+    Test::new()
+        .file("lua/example.com/Thing/trafficRouting.lua", "obj.data.spec.w = obj.canaryWeight return obj.data")
+        .file("lua/example.com/Thing/testdata/case.yaml", &case)
+        .args(["test", "lua"])
+        .run()
+        .success()
+        .stdout_has("ok   example.com/Thing case.yaml (1 step)\n  warning: lua/example.com/Thing/testdata/case.yaml:1: Rollout: read as rollout, as go test reads it (Go's JSON decoding matches a field's name in any case)\n  warning: lua/example.com/Thing/testdata/case.yaml:9: Rollout.spec.strategy.canary.steps[0].Traffic: read as traffic, as go test reads it (Go's JSON decoding matches a field's name in any case); the API server matches names exactly, and drops it from an object applied so\n");
+}
+
+#[test]
 fn test_reads_the_subfolders_of_testdata_as_go_test_does() {
     // go test walks a testdata folder whole (filepath.Walk): a case below it that fails fails.
     let case = ONE_STEP_CASE
