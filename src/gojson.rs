@@ -157,6 +157,23 @@ pub fn normalize_numbers_keeping_int64(mut value: Value) -> Value {
     value
 }
 
+/// A test case's numbers as the controller's go test reads them: sigs.k8s.io/yaml turns the YAML
+/// into JSON, printing each float as Go does, and `unstructured` reads a number so printed that
+/// fits an int64 as one: `-0.0` is printed `-0` and read as 0, `1152921504606846976.0` is
+/// printed and read as 1152921504606847000.
+pub fn as_go_test_reads_yaml(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(whole) = n.as_f64().and_then(|f| format_float(f).parse::<i64>().ok()) {
+                *value = Value::from(whole);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(as_go_test_reads_yaml),
+        Value::Object(map) => map.values_mut().for_each(as_go_test_reads_yaml),
+        _ => {}
+    }
+}
+
 /// `normalize_numbers` without moving the value: only its numbers change.
 fn normalize_in_place(value: &mut Value, keep_int64: bool) {
     match value {
@@ -447,6 +464,17 @@ pub fn write_string_body(out: &mut String, s: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_test_cases_numbers_are_read_as_go_test_reads_them() {
+        let mut value = json!({"z": -0.0, "half": 0.5, "w": 50.0, "big": 1152921504606846976.0, "huge": 1e21, "n": [-3, 18446744073709551615u64]});
+        as_go_test_reads_yaml(&mut value);
+        assert_eq!(
+            value,
+            json!({"z": 0, "half": 0.5, "w": 50, "big": 1152921504606847000i64, "huge": 1e21, "n": [-3, 18446744073709551615u64]})
+        );
+        assert!(value["z"].is_i64() && value["huge"].is_f64());
+    }
 
     #[test]
     fn an_objects_int64s_stay_exact_and_other_numbers_become_float64s() {

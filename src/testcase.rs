@@ -247,6 +247,9 @@ impl TestCase {
             .collect();
         let (subject, steps) = if let Some(raw) = case.get("rollout").filter(|r| !r.is_null()) {
             let origin = subject_origin("rollout");
+            let (raw, typed) = as_go_test_types(&origin, "rollout", raw, &["v1alpha1", "v1beta1"], "Rollout");
+            let raw = raw.as_ref();
+            warnings.extend(typed);
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
             let (rollout, read_as) = harness_rollout(raw).map_err(|e| origin.invalid("rollout", &e, raw))?;
             warnings.extend(refused_rules(&origin, &rollout));
@@ -278,6 +281,9 @@ impl TestCase {
             ("rollout", steps)
         } else if let Some(raw) = case.get("trafficRouting").filter(|t| !t.is_null()) {
             let origin = subject_origin("trafficRouting");
+            let (raw, typed) = as_go_test_types(&origin, "trafficRouting", raw, &["v1alpha1"], "TrafficRouting");
+            let raw = raw.as_ref();
+            warnings.extend(typed);
             warnings.extend(origin.unknown_fields(raw).into_iter().map(|w| w.text));
             let cr = TrafficRoutingCr::read(raw, Semantics::Harness)
                 .map_err(|e| origin.invalid("trafficRouting", &e, raw))?;
@@ -612,6 +618,34 @@ impl CaseReport {
 /// apiVersion, without the conversion, so a v1alpha1 `weight` is ignored (the script gets
 /// canaryWeight -1 there), and without the CRD's defaults. Says so when the apiVersion makes
 /// that differ from what the controller would read.
+/// A case's `key` object (its rollout or trafficRouting) with an apiVersion and kind of the type
+/// go test decodes it into (the last of `versions`, of `kind`): go test reads neither, so it
+/// reads any object so. And a warning when the case gives others, which `plan -f` and the API
+/// server refuse.
+fn as_go_test_types<'a>(
+    origin: &Origin,
+    key: &str,
+    object: &'a Value,
+    versions: &[&str],
+    kind: &str,
+) -> (Cow<'a, Value>, Option<String>) {
+    let api_version = object["apiVersion"].as_str().and_then(|v| v.strip_prefix("rollouts.kruise.io/"));
+    if !object.is_object() || (api_version.is_some_and(|v| versions.contains(&v)) && object["kind"] == kind) {
+        return (Cow::Borrowed(object), None);
+    }
+    let version = versions[versions.len() - 1];
+    let mut typed = object.clone();
+    typed["apiVersion"] = format!("rollouts.kruise.io/{version}").into();
+    typed["kind"] = kind.into();
+    let warning = format!(
+        "{}: {key} has apiVersion {} and kind {}: go test reads neither, and runs it as a {version} {kind}, as this tool does; plan -f and the API server need apiVersion rollouts.kruise.io/{version} and kind {kind}",
+        origin.place_of(&Path::root("apiVersion")),
+        object.get("apiVersion").unwrap_or(&Value::Null),
+        object.get("kind").unwrap_or(&Value::Null),
+    );
+    (Cow::Owned(typed), Some(warning))
+}
+
 fn harness_rollout(rollout: &Value) -> Result<(Rollout, Option<String>), crate::model::ModelError> {
     if rollout["apiVersion"] != "rollouts.kruise.io/v1alpha1" {
         return Ok((Rollout::read(rollout, Semantics::Harness)?, None));
@@ -842,6 +876,38 @@ expected:
         // Written both ways, the later in byte order (traffic) is read.
         let both = CASE.replace(r#"- traffic: "20%""#, "- traffic: 20%\n          Traffic: 5%");
         assert_eq!(TestCase::parse("c.yaml", &both).unwrap().steps[0]["canaryWeight"], json!(20));
+    }
+
+    #[test]
+    fn a_subject_is_run_as_the_type_go_test_decodes_it_into_whatever_it_says() {
+        let origin = Origin::Cluster("case".into());
+        let rollout = |api_version: &str, kind: &str| json!({"apiVersion": api_version, "kind": kind, "spec": {}});
+        let typed = |object: &Value, versions: &[&str], kind: &str| {
+            let (read, warning) = as_go_test_types(&origin, "rollout", object, versions, kind);
+            (read.into_owned(), warning)
+        };
+        // As the CRD has it: as it is.
+        for version in ["v1alpha1", "v1beta1"] {
+            let object = rollout(&format!("rollouts.kruise.io/{version}"), "Rollout");
+            assert_eq!(typed(&object, &["v1alpha1", "v1beta1"], "Rollout"), (object.clone(), None));
+        }
+        // Otherwise as the type's, with a warning.
+        let (read, warning) = typed(&rollout("v1", "Thing"), &["v1alpha1", "v1beta1"], "Rollout");
+        assert_eq!(read, rollout("rollouts.kruise.io/v1beta1", "Rollout"));
+        assert_eq!(
+            warning.unwrap(),
+            "case: rollout has apiVersion \"v1\" and kind \"Thing\": go test reads neither, and runs it as a v1beta1 Rollout, as this tool does; plan -f and the API server need apiVersion rollouts.kruise.io/v1beta1 and kind Rollout"
+        );
+        let (read, warning) = typed(&json!({"spec": {}}), &["v1alpha1"], "TrafficRouting");
+        assert_eq!(read, rollout("rollouts.kruise.io/v1alpha1", "TrafficRouting"));
+        assert!(warning.unwrap().contains("apiVersion null and kind null"));
+        // Not an object: left for the reading to refuse.
+        assert_eq!(typed(&json!("x"), &["v1beta1"], "Rollout"), (json!("x"), None));
+        // Without a name, a TrafficRouting case runs.
+        let text = "trafficRouting:\n  spec:\n    strategy: {weight: 5}\n    objectRef: [{service: svc}]\noriginal: {kind: Thing, spec: {}}\nexpected: [{kind: Thing, spec: {}}]\n";
+        let case = TestCase::parse("tr.yaml", text).unwrap();
+        assert_eq!(case.steps[0]["canaryWeight"], json!(5));
+        assert_eq!(case.warnings.len(), 1, "{:?}", case.warnings);
     }
 
     #[test]

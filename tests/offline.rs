@@ -1000,6 +1000,27 @@ fn test_reads_a_field_named_in_another_case_as_go_test_does() {
 }
 
 #[test]
+fn test_reads_a_case_without_apiversion_or_name_and_its_numbers_as_go_test_does() {
+    // go test decodes any rollout as a v1beta1 Rollout, and reads `-0.0` in expected as 0 (YAML
+    // to JSON prints it `-0`, which unstructured reads as an int64): a script's 0 passes, its -0
+    // (printed `-0`) fails.
+    let case = |expected: &str| {
+        format!(
+            "rollout:\n  spec:\n    strategy:\n      canary:\n        steps:\n        - traffic: 10%\n        trafficRoutings: [{{service: svc}}]\noriginal: {{kind: Thing, spec: {{}}}}\nexpected:\n- {{kind: Thing, spec: {{w: {expected}}}}}\n"
+        )
+    };
+    let run = |script: &str, expected: &str| {
+        Test::new()
+            .file("lua/example.com/Thing/trafficRouting.lua", script)
+            .file("lua/example.com/Thing/testdata/case.yaml", &case(expected))
+            .args(["test", "lua"])
+            .run()
+    };
+    run("obj.data.spec.w = 0 return obj.data", "-0.0").success().stdout_has("ok   example.com/Thing case.yaml (1 step)\n  warning: lua/example.com/Thing/testdata/case.yaml:1: rollout has apiVersion null and kind null: go test reads neither, and runs it as a v1beta1 Rollout, as this tool does; plan -f and the API server need apiVersion rollouts.kruise.io/v1beta1 and kind Rollout\n");
+    run("obj.data.spec.w = 0 * -1 return obj.data", "-0.0").status(1).stdout_has("    spec.w: expected 0, got -0\n");
+}
+
+#[test]
 fn test_reads_the_subfolders_of_testdata_as_go_test_does() {
     // go test walks a testdata folder whole (filepath.Walk): a case below it that fails fails.
     let case = ONE_STEP_CASE

@@ -3,7 +3,7 @@
 use super::admission::{self, Rejections};
 use super::stage_routing::{RoutingAction, StageRouting, scaled_replicas};
 use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
-use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, metadata_str, required_name};
+use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, metadata_str, name_as_read};
 use serde_json::Value;
 use std::fmt;
 
@@ -263,7 +263,7 @@ impl Rollout {
                 format!("kind must be Rollout, not {}", object["kind"]),
             )));
         }
-        let name = required_name(object)?;
+        let name = name_as_read(object, semantics)?;
         let strategy = &object["spec"]["strategy"];
         let (kind, body, path) =
             match (strategy.get("canary").filter(|c| !c.is_null()), strategy.get("blueGreen").filter(|b| !b.is_null()))

@@ -3,7 +3,7 @@
 
 use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
 use super::{
-    FieldMessage, ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str, required_name,
+    FieldMessage, ModelError, Path, RoutingAction, StageRouting, TrafficRoutingRef, metadata_str, name_as_read,
 };
 use serde_json::Value;
 
@@ -51,7 +51,7 @@ impl TrafficRoutingCr {
                 ),
             )));
         }
-        let name = required_name(object)?;
+        let name = name_as_read(object, semantics)?;
         let refs = Path::root("spec").field("objectRef");
         let mut warnings = Vec::new();
         let traffic_routing = match object["spec"]["objectRef"].as_array().map(Vec::as_slice) {
