@@ -437,6 +437,27 @@ fn an_ingress_classs_script_is_given_with_script_ingress_class() {
 }
 
 #[test]
+fn an_ingress_script_that_reads_what_it_wrote_is_planned_where_it_settles() {
+    // The controller runs it again on what it patched: the previous weight copied from the
+    // current one takes a second patch, so step 2 ends with previous-weight 30, not 10.
+    let previous = "local a = obj.annotations or {} a['example.com/previous'] = a['example.com/current'] a['example.com/current'] = obj.weight return a";
+    nginx_example()
+        .file("mine.lua", previous)
+        .args(["--script", "ingress.nginx=mine.lua", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("+    example.com/current: \"30\"\n+    example.com/previous: \"30\"\n")
+        .stdout_has("warning: script mine.lua: run on the annotations it wrote, it gives others: the controller patches the canary Ingress 2 times at this stage before its result stays (the plan shows where it settles)\n");
+    let growing = "local a = obj.annotations or {} a['example.com/seen'] = (a['example.com/seen'] or '') .. obj.weight .. ',' return a";
+    nginx_example()
+        .file("mine.lua", growing)
+        .args(["--script", "ingress.nginx=mine.lua", "--step", "2"])
+        .run()
+        .success()
+        .stdout_has("the controller patches the canary Ingress at every reconcile, and the step never completes; the plan shows its last write\n");
+}
+
+#[test]
 fn show_obj_gives_the_ingress_scripts_obj_that_eval_ingress_runs() {
     let obj = nginx_example().args(["--step", "2", "--show-obj"]).run().success();
     let entries: serde_json::Value = serde_json::from_str(&obj.stdout).unwrap();

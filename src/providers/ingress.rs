@@ -403,7 +403,8 @@ pub fn plan_stage(
         format!("the controller creates {} first, at weight 0 (that run has no matches), and it stays", c.key())
     }));
     let obj = lua_obj(&before, strategy, route.canary_service);
-    let after = run_script(route, &obj, &failures, &mut warnings)?;
+    let first = run_script(route, &obj, &failures, &mut warnings)?;
+    let after = settled(route, strategy, &before, first, &mut warnings)?;
     // Read from the result, so that a script of the class's own with the same quirks is warned too.
     warnings.extend(leftover_routing(route.class_type, strategy, &after));
     warnings.extend(canary_routes_nothing(route.class_type, strategy, &after));
@@ -421,6 +422,46 @@ pub fn plan_stage(
     let patch = annotations_patch(&before, &after);
     changes.push(Change::MergePatch { key, subresource: None, before: current, patch });
     Ok(StagePlan { changes, canary: Some(Arc::new(updated)), obj: Some(obj), warnings })
+}
+
+/// How many patches of one stage the plan follows, each run of the script on the annotations the
+/// last one wrote (as the controller's next reconcile runs it), before it calls the step one that
+/// never completes.
+const SETTLING_PATCHES: usize = 8;
+
+/// The annotations the controller settles on at a step whose script gave `first` on the
+/// canary's annotations `before`: each reconcile runs the script again on what the last one
+/// wrote, and patches until the result is what the canary has (A.3). A script that reads the
+/// annotations it writes settles after more patches, or never (warned of, with its last write).
+fn settled(
+    route: &IngressRoute,
+    strategy: &RouteStrategy,
+    before: &Annotations,
+    first: Annotations,
+    warnings: &mut Vec<String>,
+) -> Result<Annotations, Error> {
+    let (mut written, mut result) = (before.clone(), first);
+    let mut patches = 0;
+    while result != written && patches < SETTLING_PATCHES {
+        written = result;
+        patches += 1;
+        let again =
+            format!("run again on the annotations its run {patches} wrote, as the controller's next reconcile runs it");
+        let obj = lua_obj(&written, strategy, route.canary_service);
+        // Its warnings are the first run's.
+        result = run_script(route, &obj, &[again], &mut Vec::new())?;
+    }
+    let script = &route.script.name;
+    match patches {
+        0 | 1 => {}
+        _ if result == written => warnings.push(format!(
+            "script {script}: run on the annotations it wrote, it gives others: the controller patches the canary Ingress {patches} times at this stage before its result stays (the plan shows where it settles)"
+        )),
+        _ => warnings.push(format!(
+            "script {script}: run on the annotations it wrote, it gives others every time (followed for {SETTLING_PATCHES} patches): the controller patches the canary Ingress at every reconcile, and the step never completes; the plan shows its last write"
+        )),
+    }
+    Ok(written)
 }
 
 /// Plans actions in order, each stage from the canary Ingress the previous one left:
@@ -1466,6 +1507,61 @@ mod tests {
         // Converged: the same step again changes nothing.
         let again = plan_stage(&route, Some(&stable()), plan.canary.as_ref(), &stage(Some("20%"), None)).unwrap();
         assert_eq!(again.changes, vec![Change::Keep { key: key(), object: plan.canary.unwrap() }]);
+    }
+
+    #[test]
+    fn a_script_that_reads_what_it_wrote_is_followed_until_it_settles() {
+        let owner = owner();
+        let plan = |code: &str| {
+            let script = Script::new("mine.lua", code);
+            let route = IngressRoute { builtin: false, ..route("nginx", &owner, &script) };
+            let canary = Arc::new(
+                json!({"metadata": {"annotations": {"current": "5", "nginx.ingress.kubernetes.io/canary": "true"}}}),
+            );
+            plan_stage(&route, None, Some(&canary), &stage(Some("20%"), None)).unwrap()
+        };
+        let patched = |plan: &StagePlan| match plan.changes.as_slice() {
+            [Change::MergePatch { patch, .. }] => patch["metadata"]["annotations"].clone(),
+            other => panic!("{other:?}"),
+        };
+        // The previous weight is copied from the one the first patch wrote: a second patch.
+        let previous = plan("local a = obj.annotations a.previous = a.current a.current = obj.weight return a");
+        assert_eq!(patched(&previous), json!({"current": "20", "previous": "20"}));
+        assert_eq!(
+            previous.warnings,
+            [
+                "script mine.lua: run on the annotations it wrote, it gives others: the controller patches the canary Ingress 2 times at this stage before its result stays (the plan shows where it settles)"
+            ]
+        );
+        // Settled at once: no warning.
+        let idempotent = plan("local a = obj.annotations a.current = obj.weight return a");
+        assert_eq!((patched(&idempotent), idempotent.warnings), (json!({"current": "20"}), Vec::<String>::new()));
+        // Never settles: the last write followed, and the step said never to complete.
+        let growing = plan("local a = obj.annotations a.current = a.current .. '+' return a");
+        assert_eq!(patched(&growing), json!({"current": format!("5{}", "+".repeat(SETTLING_PATCHES))}));
+        assert_eq!(
+            growing.warnings,
+            [
+                "script mine.lua: run on the annotations it wrote, it gives others every time (followed for 8 patches): the controller patches the canary Ingress at every reconcile, and the step never completes; the plan shows its last write"
+            ]
+        );
+        // A later run that fails fails the plan, saying which run.
+        let script = Script::new(
+            "mine.lua",
+            "if obj.annotations.current == '20' then error('boom') end local a = obj.annotations a.current = obj.weight return a",
+        );
+        let route = IngressRoute { builtin: false, ..route("nginx", &owner, &script) };
+        let canary = Arc::new(
+            json!({"metadata": {"annotations": {"current": "5", "nginx.ingress.kubernetes.io/canary": "true"}}}),
+        );
+        let error = plan_stage(&route, None, Some(&canary), &stage(Some("20%"), None)).unwrap_err().to_string();
+        assert!(
+            error.contains("boom")
+                && error.contains(
+                    "(run again on the annotations its run 1 wrote, as the controller's next reconcile runs it)"
+                ),
+            "{error}"
+        );
     }
 
     #[test]
