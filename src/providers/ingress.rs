@@ -6,7 +6,7 @@
 pub mod testcase;
 
 use super::{Action, Changed, Context, ObjectPlan};
-use crate::change::{Change, being_deleted};
+use crate::change::{self, Change, being_deleted};
 use crate::error::Error;
 use crate::gojson;
 use crate::lua::{self, EvalOptions, Evaluated, Limits, Printed, Script, ScriptError};
@@ -338,7 +338,7 @@ pub fn plan_stage(
                     changes: vec![Change::Delete { key: key.clone(), before: Arc::clone(canary) }],
                     canary: None,
                     obj: None,
-                    warnings: Vec::new(),
+                    warnings: held_by_finalizers(&key, canary).into_iter().collect(),
                 },
                 None => keep(canary, Vec::new()),
             });
@@ -422,6 +422,19 @@ pub fn plan_stage(
     let patch = annotations_patch(&before, &after);
     changes.push(Change::MergePatch { key, subresource: None, before: current, patch });
     Ok(StagePlan { changes, canary: Some(Arc::new(updated)), obj: Some(obj), warnings })
+}
+
+/// The hazard of deleting a canary Ingress with finalizers (an AWS or GKE ingress controller
+/// puts one on every Ingress it serves): the DELETE marks it, and the controller's next traffic
+/// step patches it as it terminates (A.3 reads no deletionTimestamp), counts as done, and routes
+/// nothing once it goes. The plan takes the finalizers as removed at once.
+fn held_by_finalizers(key: &ObjectKey, canary: &Value) -> Option<String> {
+    let finalizers = change::finalizers(canary);
+    (!finalizers.is_empty()).then(|| {
+        format!(
+            "{key} has finalizers ({finalizers}): the DELETE only marks it, and it stays until they are removed; a traffic step the controller runs before that patches the terminating Ingress and counts as done, and its routing goes with the Ingress (the plan takes them as removed at once)"
+        )
+    })
 }
 
 /// How many patches of one stage the plan follows, each run of the script on the annotations the
@@ -1576,6 +1589,17 @@ mod tests {
         assert_eq!(
             (replicas_only.changes, replicas_only.canary),
             (vec![Change::Delete { key: key(), before: created.clone() }], None)
+        );
+        assert!(replicas_only.warnings.is_empty(), "{:?}", replicas_only.warnings);
+        // One with finalizers outlives its DELETE: said.
+        let mut held = Value::clone(&created);
+        held["metadata"]["finalizers"] = json!(["ingress.k8s.aws/resources", "other/x"]);
+        let deleted = plan_stage(&route, None, Some(&Arc::new(held)), &RoutingAction::Restore).unwrap();
+        assert_eq!(
+            deleted.warnings,
+            [
+                "Ingress shop/web-canary has finalizers (ingress.k8s.aws/resources, other/x): the DELETE only marks it, and it stays until they are removed; a traffic step the controller runs before that patches the terminating Ingress and counts as done, and its routing goes with the Ingress (the plan takes them as removed at once)"
+            ]
         );
         let nothing = plan_stage(&route, Some(&stable()), None, &stage(None, Some(json!([])))).unwrap();
         assert_eq!(nothing.changes, absent);
