@@ -32,14 +32,16 @@ fn ending() -> Vec<(&'static str, Value, &'static str)> {
         ),
         (
             "a finalising step",
-            changed(2, "StepPaused", |r| r["status"]["canaryStatus"]["finalisingStep"] = json!("RouteTrafficToStable")),
+            changed(2, "StepPaused", |r| {
+                r["status"]["canaryStatus"]["finalisingStep"] = json!("FinalisingStepRouteTrafficToStable")
+            }),
             "the release is finalising: the controller restores the original routing",
         ),
         (
             "Cancelling",
             changed(2, "StepPaused", |r| {
                 r["status"]["conditions"] = reason("Cancelling");
-                r["status"]["canaryStatus"]["finalisingStep"] = json!("RouteTrafficToStable");
+                r["status"]["canaryStatus"]["finalisingStep"] = json!("FinalisingStepRouteTrafficToStable");
             }),
             "the release is being rolled back (Cancelling): the controller restores the original routing",
         ),

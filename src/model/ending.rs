@@ -25,6 +25,11 @@ pub enum Ending {
     Over,
 }
 
+/// The `finalisingStep`s of the tasks that write routing (§1.6): unlike the others, the
+/// controller's values for them keep the constant's prefix.
+const ROUTE_TO_NEW: &str = "FinalisingStepRouteTrafficToNew";
+const ROUTE_TO_STABLE: &str = "FinalisingStepRouteTrafficToStable";
+
 impl Ending {
     /// Why `rollout`'s release is ending or over, if it is. The phase comes first: a status
     /// left from a finished release keeps its last step and state `Completed`.
@@ -68,19 +73,19 @@ impl Ending {
 
     /// Whether the controller's finalising of `rollout` is past `task`, as its `finalisingStep`
     /// (the task it runs now) places it in the sequence of this ending (§3.6): a blue-green
-    /// success's `RouteTrafficToNew` (all traffic to the new version), `RouteTrafficToStable`
-    /// (the original routing restored).
+    /// success's `ROUTE_TO_NEW` (all traffic to the new version), `ROUTE_TO_STABLE` (the
+    /// original routing restored).
     fn past(self, rollout: &Rollout, task: &str) -> bool {
         const CANARY_SUCCESS: &[&str] = &[
             "RestoreStableService",
-            "RouteTrafficToStable",
+            ROUTE_TO_STABLE,
             "RemoveCanaryService",
             "ResumeWorkload",
             "ReleaseWorkloadControl",
             "END",
         ];
         const CANARY_ROLLBACK: &[&str] = &[
-            "RouteTrafficToStable",
+            ROUTE_TO_STABLE,
             "ResumeWorkload",
             "ReleaseWorkloadControl",
             "RestoreStableService",
@@ -88,16 +93,16 @@ impl Ending {
             "END",
         ];
         const BLUE_GREEN_SUCCESS: &[&str] = &[
-            "RouteTrafficToNew",
+            ROUTE_TO_NEW,
             "RestoreStableService",
             "ResumeWorkload",
-            "RouteTrafficToStable",
+            ROUTE_TO_STABLE,
             "RemoveCanaryService",
             "ReleaseWorkloadControl",
             "END",
         ];
         const BLUE_GREEN_ROLLBACK: &[&str] = &[
-            "RouteTrafficToStable",
+            ROUTE_TO_STABLE,
             "ResumeWorkload",
             "RestoreStableService",
             "RemoveCanaryService",
@@ -118,9 +123,7 @@ impl Ending {
     /// Whether a blue-green release that succeeded still routes all traffic to the new version
     /// before it restores (its finalising's first task is not done).
     pub fn routes_to_new_next(self, rollout: &Rollout) -> bool {
-        self == Ending::Finalising
-            && rollout.kind == StrategyKind::BlueGreen
-            && !self.past(rollout, "RouteTrafficToNew")
+        self == Ending::Finalising && rollout.kind == StrategyKind::BlueGreen && !self.past(rollout, ROUTE_TO_NEW)
     }
 
     /// What it does to the gateway objects, and why: `the release is finalising: the controller
@@ -129,10 +132,10 @@ impl Ending {
     pub fn explain(self, rollout: &Rollout) -> String {
         let next = match (self, rollout.kind) {
             (Ending::Over, _) => "the controller restored the original routing when it ended",
-            _ if self.past(rollout, "RouteTrafficToStable") => {
+            _ if self.past(rollout, ROUTE_TO_STABLE) => {
                 "the controller has restored the original routing, and finishes the rest"
             }
-            (Ending::Finalising, StrategyKind::BlueGreen) if self.past(rollout, "RouteTrafficToNew") => {
+            (Ending::Finalising, StrategyKind::BlueGreen) if self.past(rollout, ROUTE_TO_NEW) => {
                 "the controller has routed all traffic to the new version, and restores the original routing next"
             }
             (Ending::Finalising, StrategyKind::BlueGreen) => {
@@ -199,7 +202,7 @@ mod tests {
     #[test]
     fn cancelling_is_a_roll_back_even_while_finalising() {
         let status = json!({"phase": "Progressing", "conditions": progressing("Cancelling"),
-            "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "finalisingStep": "RouteTrafficToStable"}});
+            "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "finalisingStep": "FinalisingStepRouteTrafficToStable"}});
         assert_eq!(ending(status), Some(Ending::RolledBack));
     }
 
@@ -279,7 +282,12 @@ mod tests {
         let cases = [
             // Each sequence of §3.6: the task it runs now; the restore done once past its own.
             (Ending::Finalising, canary, "RestoreStableService", "the controller restores the original routing"),
-            (Ending::Finalising, canary, "RouteTrafficToStable", "the controller restores the original routing"),
+            (
+                Ending::Finalising,
+                canary,
+                "FinalisingStepRouteTrafficToStable",
+                "the controller restores the original routing",
+            ),
             (Ending::Finalising, canary, "RemoveCanaryService", restored),
             (Ending::Finalising, canary, "END", restored),
             (Ending::RolledBack, canary, "ResumeWorkload", restored),
@@ -287,13 +295,21 @@ mod tests {
             (
                 Ending::Finalising,
                 blue_green,
-                "RouteTrafficToNew",
+                "FinalisingStepRouteTrafficToNew",
                 "the controller routes all traffic to the new version, then restores the original routing",
             ),
             (
                 Ending::Finalising,
                 blue_green,
                 "ResumeWorkload",
+                "the controller has routed all traffic to the new version, and restores the original routing next",
+            ),
+            // Past the route to the new version, at the restore: a regression, the values were
+            // matched without their prefix, and this was taken for the route to come.
+            (
+                Ending::Finalising,
+                blue_green,
+                "FinalisingStepRouteTrafficToStable",
                 "the controller has routed all traffic to the new version, and restores the original routing next",
             ),
             (Ending::Finalising, blue_green, "RemoveCanaryService", restored),
@@ -309,6 +325,7 @@ mod tests {
             );
         }
         assert!(!Ending::Finalising.routes_to_new_next(&at(blue_green, "ResumeWorkload")));
-        assert!(Ending::Finalising.routes_to_new_next(&at(blue_green, "RouteTrafficToNew")));
+        assert!(!Ending::Finalising.routes_to_new_next(&at(blue_green, "FinalisingStepRouteTrafficToStable")));
+        assert!(Ending::Finalising.routes_to_new_next(&at(blue_green, "FinalisingStepRouteTrafficToNew")));
     }
 }
