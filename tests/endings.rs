@@ -71,6 +71,32 @@ fn ending() -> Vec<(&'static str, Value, &'static str)> {
     ]
 }
 
+#[test]
+fn a_blue_green_success_is_placed_in_its_finalising_by_the_values_the_controller_writes() {
+    // Blue-green at `task`: the route to the new version first, then the restore (§3.6).
+    let at = |task: &str| {
+        let mut rollout = rollout(1, "StepPaused");
+        let canary = rollout["spec"]["strategy"]["canary"].take();
+        rollout["spec"]["strategy"] = json!({"blueGreen": {"steps": [{"replicas": "100%", "traffic": "50%"}], "trafficRoutings": canary["trafficRoutings"]}});
+        rollout["status"] = json!({"phase": "Progressing", "conditions": reason("Finalising"),
+            "blueGreenStatus": {"currentStepIndex": 1, "currentStepState": "Completed", "finalisingStep": task}});
+        serving(rollout).start()
+    };
+    let route_first = at("FinalisingStepRouteTrafficToNew");
+    Test::new()
+        .kubeconfig(&route_first)
+        .args(["plan", "demo", "--next", "--summary"])
+        .run()
+        .success()
+        .stdout_has("final (route all traffic to the new version)");
+    // Routed to the new version already: the restore comes next, and --next plans no route.
+    let restoring = at("FinalisingStepRouteTrafficToStable");
+    let done = "the release is finalising: the controller has routed all traffic to the new version, and restores the original routing next";
+    Test::new().kubeconfig(&restoring).args(["status", "demo"]).run().success().stdout_has(done);
+    let out = Test::new().kubeconfig(&restoring).args(["plan", "demo", "--next"]).run().success().stdout_has(done);
+    assert!(!out.stdout.contains("final (route all traffic"), "{}", out.stdout);
+}
+
 /// The Rollout after a release that succeeded: Healthy, its sub-status left at the last step.
 fn finished() -> Value {
     changed(3, "Completed", |r| {
