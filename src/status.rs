@@ -305,7 +305,7 @@ fn routes_through(rollout: &Rollout, namespace: &str, cr: Option<&TrafficRouting
 fn unplanned_does(rollout: &Rollout, stage: Stage, cr: Option<&TrafficRoutingCr>) -> String {
     let by_cr = match (cr, &rollout.traffic_routing_cr) {
         // Without a plan, what the objects make of its weights is not known.
-        (Some(cr), _) => Some(describe_traffic_routing(cr, &WeightSplit::Split)),
+        (Some(cr), _) => Some(describe_traffic_routing(rollout, cr, &WeightSplit::Split)),
         (None, Some(name)) => Some(format!("TrafficRouting {name}: routing not known")),
         (None, None) => None,
     };
@@ -1273,7 +1273,7 @@ mod tests {
             .unwrap()
         };
         let cr = TrafficRoutingCr::from_object(&json!({
-            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr", "finalizers": ["progressing.rollouts.kruise.io/demo"]},
             "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "x-env", "value": "gray"}]}]}, "objectRef": [{"service": "s", "customNetworkRefs": [
                 {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": "s"}]}]}
         }))

@@ -1321,7 +1321,7 @@ fn full_link(state_b: &str) -> fake_apiserver::Builder {
             }))
             .object(json!({
                 "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
-                "metadata": {"name": format!("{name}-tr"), "namespace": NAMESPACE},
+                "metadata": {"name": format!("{name}-tr"), "namespace": NAMESPACE, "finalizers": [format!("progressing.rollouts.kruise.io/{name}")]},
                 "spec": {"strategy": {"matches": [{"headers": [{"type": "Exact", "name": "my-request-id", "value": "canary"}]}]}, "objectRef": [{"service": name, "customNetworkRefs": [
                     {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": name},
                     {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": name}
@@ -1373,6 +1373,25 @@ fn approve_previews_a_traffic_routings_next_step_as_kept_routed_not_restored() {
         "Next for Rollout shop/mocka: step 2/2 (TrafficRouting mocka-tr keeps its routing for the whole release: its original comes back only once no Rollout holds it)\n",
     );
     assert!(!out.stdout.contains("restores the original"), "{}", out.stdout);
+}
+
+#[test]
+fn a_traffic_routing_no_rollout_holds_is_not_routed_in_a_release_under_way() {
+    // Linked after the release started (or its finalizer taken off): its controller routes
+    // nothing, so neither does approve, and nothing would put such routing back.
+    let server = full_link("StepPaused").start();
+    let mut tr = server.object("rollouts.kruise.io", "*", "trafficroutings", NAMESPACE, "mocka-tr").unwrap();
+    tr["metadata"]["finalizers"] = json!([]);
+    tr["status"] = json!({"phase": "Healthy"});
+    server.put_object(tr);
+    let before = object(&server, "virtualservices", "mocka");
+    Test::new()
+        .kubeconfig(&server)
+        .run_args(["approve", "mocka", "--yes"])
+        .success()
+        .stdout_has("TrafficRouting mocka-tr: matches [header my-request-id=canary] (no Rollout holds it, so its controller writes nothing: it has no progressing.rollouts.kruise.io/<rollout> finalizer");
+    assert_eq!(object(&server, "virtualservices", "mocka")["spec"], before["spec"]);
+    assert!(object(&server, "destinationrules", "mocka")["metadata"]["annotations"].is_null());
 }
 
 #[test]

@@ -1200,7 +1200,7 @@ mod tests {
         // The Rollout's own routing and its TrafficRouting's route the HTTPRoute: refused, even
         // where one of them leaves it as it is.
         let cr = TrafficRoutingCr::from_object(&json!({
-            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr", "finalizers": ["progressing.rollouts.kruise.io/demo"]},
             "spec": {"strategy": {"matches": [{"headers": [{"name": "x", "value": "1"}]}]},
                      "objectRef": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}]}
         }))
@@ -1240,7 +1240,7 @@ mod tests {
         assert_eq!(when(&at(2), None, &routed).as_deref(), Some(restores));
         // A TrafficRouting routes whatever the step: only the Rollout's own routing restores.
         let cr = TrafficRoutingCr::from_object(&json!({
-            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"},
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr", "finalizers": ["progressing.rollouts.kruise.io/demo"]},
             "spec": {"strategy": {"matches": [{"headers": [{"name": "x", "value": "1"}]}]},
                      "objectRef": [{"service": "demo", "gateway": {"httpRouteName": "tr"}}]}
         }))

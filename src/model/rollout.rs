@@ -514,6 +514,12 @@ impl Rollout {
         self.kind == StrategyKind::BlueGreen && self.status.message.as_deref() == Some(BLUE_GREEN_NEW_VERSION)
     }
 
+    /// Whether a release is in progress past its start (Initializing), where the Rollout put its
+    /// finalizer on the TrafficRouting its annotation names, if it did.
+    pub fn release_started(&self) -> bool {
+        self.releasing() && !self.initializing()
+    }
+
     /// Whether the release is (re)initializing (Progressing reason `Initializing`): the controller
     /// starts it from step 1, whatever step a sub-status left names (§3.6's continuous release).
     pub fn initializing(&self) -> bool {

@@ -133,6 +133,32 @@ impl TrafficRoutingCr {
         }
     }
 
+    /// What the controller writes to its objects during a release of a Rollout that names it:
+    /// `routing()` while a Rollout holds it. A Rollout puts its finalizer on as its release
+    /// starts (`started`: past Initializing), so one that is not held then was linked later, or
+    /// its finalizer was taken off: its controller routes nothing in this release, and restores
+    /// the original if it was progressing (§2).
+    pub fn routing_for(&self, started: bool) -> StageRouting {
+        if !started || !self.progressing_finalizers.is_empty() {
+            return self.routing();
+        }
+        let why = format!(
+            "it has no {PROGRESSING_FINALIZER}/<rollout> finalizer, which a Rollout puts on as its release starts (one linked later, or whose finalizer was taken off, waits for the next release)"
+        );
+        match self.phase.as_deref() {
+            Some("Progressing" | "Finalizing" | "Terminating") => StageRouting {
+                action: RoutingAction::Restore,
+                note: Some(format!(
+                    "no Rollout holds it, so its controller finalises it, restoring the original: {why}"
+                )),
+            },
+            _ => StageRouting {
+                action: RoutingAction::Leave,
+                note: Some(format!("no Rollout holds it, so its controller writes nothing: {why}")),
+            },
+        }
+    }
+
     /// The finalizers that keep it progressing once the Rollouts named `rollouts` (of its
     /// namespace) have finalised: while one is left, the controller keeps routing its strategy,
     /// and it restores its objects only once none is (docs/controller-semantics.md §2).
@@ -266,6 +292,43 @@ mod tests {
         }
         assert_eq!(read(json!(0)).unwrap().strategy.traffic.as_deref(), Some("0%"));
         assert_eq!(read(Value::Null).unwrap().strategy.traffic, None);
+    }
+
+    #[test]
+    fn in_a_release_under_way_only_a_held_traffic_routing_is_routed() {
+        let tr = |finalizers: Value, phase: Value| {
+            TrafficRoutingCr::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                "metadata": {"name": "tr", "finalizers": finalizers},
+                "spec": {"strategy": {"weight": 5}, "objectRef": [{"service": "svc"}]}, "status": {"phase": phase}
+            }))
+            .unwrap()
+        };
+        let held = tr(
+            json!(["rollouts.kruise.io/trafficrouting", "progressing.rollouts.kruise.io/web"]),
+            json!("Progressing"),
+        );
+        assert_eq!(held.routing_for(true), held.routing());
+        // Before its release starts, the Rollout puts its finalizer on: routed.
+        let unheld = tr(json!(["rollouts.kruise.io/trafficrouting"]), json!("Healthy"));
+        assert_eq!(unheld.routing_for(false), unheld.routing());
+        // Started without it: nothing written, or the restore of one that was progressing.
+        let left = unheld.routing_for(true);
+        assert_eq!(left.action, RoutingAction::Leave);
+        assert!(left.note.unwrap().starts_with("no Rollout holds it, so its controller writes nothing: it has no progressing.rollouts.kruise.io/<rollout> finalizer"));
+        for phase in ["Progressing", "Finalizing", "Terminating"] {
+            let finalising = tr(json!([]), json!(phase)).routing_for(true);
+            assert_eq!(finalising.action, RoutingAction::Restore, "{phase}");
+            assert!(
+                finalising
+                    .note
+                    .unwrap()
+                    .starts_with("no Rollout holds it, so its controller finalises it, restoring the original")
+            );
+        }
+        for phase in [json!("Initial"), Value::Null] {
+            assert_eq!(tr(Value::Null, phase).routing_for(true).action, RoutingAction::Leave);
+        }
     }
 
     #[test]
