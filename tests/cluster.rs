@@ -1376,6 +1376,27 @@ fn approve_previews_a_traffic_routings_next_step_as_kept_routed_not_restored() {
 }
 
 #[test]
+fn a_missing_object_does_not_stop_a_step_that_restores() {
+    // Step 3 has neither traffic nor matches: the controller's restore skips the deleted
+    // DestinationRule and restores the VirtualService, and the step goes on (§3.4).
+    let server = shop(3, "StepPaused").start();
+    server.delete_object("networking.istio.io", "destinationrules", NAMESPACE, "demo").unwrap();
+    let skipped = "DestinationRule shop/demo: there is no such object in namespace shop: the controller's restore skips it, but a step that routes it fails";
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"])
+        .success()
+        .stdout_has("DestinationRule shop/demo: already as planned; not found: the controller's restore skips it")
+        .stdout_has(skipped);
+    test.run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 3/3)");
+    // A step that routes it still fails, as the controller's does.
+    test.run_args(["plan", "demo", "--step", "2"])
+        .status(1)
+        .stderr_has("but there is no such object in namespace shop");
+}
+
+#[test]
 fn a_traffic_routing_no_rollout_holds_is_not_routed_in_a_release_under_way() {
     // Linked after the release started (or its finalizer taken off): its controller routes
     // nothing, so neither does approve, and nothing would put such routing back.

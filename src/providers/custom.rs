@@ -82,6 +82,9 @@ pub fn plan_object(
         // An empty annotation is the one the controller refuses to read (§3.4): its restore skips
         // the object, and a routing step fails before any spec is written.
         RoutingAction::Restore => match stored {
+            _ if current.is_null() => {
+                (Arc::clone(&current), Action::Keep("not found: the controller's restore skips it"), None)
+            }
             Some("") => (
                 Arc::clone(&current),
                 Action::Keep("its stored original is empty: the controller leaves it alone"),
@@ -506,7 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_object_fails_a_stage_that_routes_it_but_not_one_left_alone() {
+    fn a_missing_object_fails_a_stage_that_routes_it_but_not_one_left_alone_or_restored() {
         let rollout = model::Rollout::from_object(&json!({
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web", "namespace": "shop"},
             "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}], "trafficRoutings": [{"service": "web",
@@ -528,8 +531,8 @@ mod tests {
             plan_object(&context, objects, (1, reference), None, || Err("no script read".into()))
         };
         let plan = |action: &RoutingAction| plan_among(&ObjectIndex::default(), action);
-        for action in [RoutingAction::Restore, RoutingAction::Route(RouteStrategy::default())] {
-            let error = plan(&action).unwrap_err();
+        {
+            let error = plan(&RoutingAction::Route(RouteStrategy::default())).unwrap_err();
             assert_eq!(
                 error.to_string(),
                 "Rollout shop/web routes through VirtualService/web (networking.istio.io/v1beta1), but there is no such object in namespace shop"
@@ -540,6 +543,16 @@ mod tests {
         }
         let left = plan(&RoutingAction::Leave).unwrap();
         assert!(matches!(left.action, Action::Keep(_)) && !left.changed() && left.current.is_null(), "{left:?}");
+        // The controller's restore skips it (§3.4), and its step goes on.
+        let skipped = plan(&RoutingAction::Restore).unwrap();
+        assert!(matches!(skipped.action, Action::Keep("not found: the controller's restore skips it")), "{skipped:?}");
+        assert!(!skipped.changed() && skipped.current.is_null(), "{skipped:?}");
+        assert_eq!(
+            skipped.warnings,
+            [
+                "VirtualService shop/web: there is no such object in namespace shop: the controller's restore skips it, but a step that routes it fails"
+            ]
+        );
         // One of its kind and name in another namespace (a manifest without one) is named.
         let mut elsewhere = ObjectIndex::default();
         elsewhere.insert(
@@ -547,7 +560,7 @@ mod tests {
             json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "metadata": {"name": "web"}}),
         );
         assert_eq!(
-            plan_among(&elsewhere, &RoutingAction::Restore).unwrap_err().to_string(),
+            plan_among(&elsewhere, &RoutingAction::Route(RouteStrategy::default())).unwrap_err().to_string(),
             "Rollout shop/web routes through VirtualService/web (networking.istio.io/v1beta1), but there is no such object in namespace shop (one was read in namespace default: a manifest without metadata.namespace is put in -n's namespace, else in default)"
         );
         assert_eq!(

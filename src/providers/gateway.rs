@@ -366,7 +366,9 @@ pub fn plan_object(
     let (current, absent) = super::starting_object(current, action, &key, objects, &where_, named_by)?;
     let current = &current;
     let mut warnings: Vec<String> = absent.into_iter().collect();
-    let stage = plan_stage(&route, Some(current), action)?;
+    // A route not found is one the controller's finalise skips (B.6).
+    let found = Some(current.as_ref()).filter(|c| !c.is_null());
+    let stage = plan_stage(&route, found, action)?;
     // A route the stage leaves as it is stays one object, shared.
     let planned = match stage.writes {
         true => Arc::new(stage.route.expect("a plan from a route has a route")),
@@ -395,7 +397,12 @@ pub fn plan_object(
         untouched: route.untouched(current),
         current: Arc::clone(current),
         planned,
-        action: route.action(mode(action)),
+        action: match found {
+            None if matches!(action, RoutingAction::Restore) => {
+                Action::Keep("not found: the controller's restore skips it")
+            }
+            _ => route.action(mode(action)),
+        },
         obj: None,
         warnings,
         unwritable: None,
@@ -1868,8 +1875,7 @@ mod tests {
 
     #[test]
     fn plan_object_of_a_missing_route_names_it() {
-        let error =
-            plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Restore, None, None).unwrap_err();
+        let error = plan_object(&ObjectIndex::default(), &routing(), "store", &traffic("20%"), None, None).unwrap_err();
         assert_eq!(
             error.to_string(),
             "Rollout shop/store routes through HTTPRoute shop/store, but there is no such object in namespace shop"
@@ -1886,6 +1892,12 @@ mod tests {
                 "HTTPRoute shop/store: there is no such object in namespace shop: the controller writes nothing here, but a step that routes it fails"
             ]
         );
+        // Nor at a restore, whose finalise skips a route it does not find.
+        let skipped =
+            plan_object(&ObjectIndex::default(), &routing(), "store", &RoutingAction::Restore, None, None).unwrap();
+        assert!(matches!(skipped.action, Action::Keep("not found: the controller's restore skips it")), "{skipped:?}");
+        assert!(!skipped.changed() && skipped.planned.is_null());
+        assert!(skipped.warnings[0].ends_with("the controller's restore skips it, but a step that routes it fails"));
     }
 
     #[test]

@@ -38,8 +38,9 @@ pub struct Context<'a> {
 /// The gateway object `key` a stage starts from (`found`; `where_` says who routes through it,
 /// `field` where: the ref's field within `owner`'s routing entry).
 /// Missing at a stage the controller leaves alone, where it reads nothing and so misses nothing,
-/// it is null, with a warning; missing elsewhere it is an error, which names another namespace
-/// holding one of its kind and name (among files, most often a manifest without a namespace).
+/// or restores, which skips it, it is null, with a warning; missing where it routes it is an
+/// error, which names another namespace holding one of its kind and name (among files, most
+/// often a manifest without a namespace).
 fn starting_object(
     found: Option<&Arc<Value>>,
     action: &RoutingAction,
@@ -55,6 +56,13 @@ fn starting_object(
             Arc::new(Value::Null),
             Some(format!(
                 "{key}: there is no such object in namespace {namespace}: the controller writes nothing here, but a step that routes it fails"
+            )),
+        )),
+        // The controller's restore skips an object it does not find (§3.4, B.6).
+        (None, RoutingAction::Restore) => Ok((
+            Arc::new(Value::Null),
+            Some(format!(
+                "{key}: there is no such object in namespace {namespace}: the controller's restore skips it, but a step that routes it fails"
             )),
         )),
         (None, _) => {
