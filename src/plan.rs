@@ -190,6 +190,17 @@ impl<'a> Planner<'a> {
         {
             warnings.push("blue-green with disableGenerateCanaryService and traffic or matches at step 1: before that step the controller patches the stable Service, which it answers with \"retry\" when no canary Service is generated, so by a reading of its code the release never gets past step 1 (not seen at runtime)".into());
         }
+        // Its final route of all traffic to the new version calls EnsureRoutes alone, which makes
+        // no canary Service (C.2), and a last step without traffic or matches deleted it.
+        if let Some(routing) = own.as_ref().filter(|r| r.canary_service != r.stable_service)
+            && stages.contains(&Stage::BlueGreenFinal)
+            && rollout.steps.last().is_some_and(|step| !step.strategy.routes_traffic())
+        {
+            warnings.push(format!(
+                "the last step has neither traffic nor matches, so the controller deletes the canary Service {} there (as it restores the original routing), and its final route of all traffic to the new version does not make it again: requests to the routed objects fail until it restores the original routing; give the last step traffic or matches",
+                routing.canary_service
+            ));
+        }
         // Placing objects (status, restore), the steps are planned all the same: a disabled
         // Rollout's objects may still carry a step's routing until the controller restores them.
         if let Some(why) = rollout.not_run().filter(|_| self.carry) {
@@ -1064,6 +1075,34 @@ mod tests {
         assert!(warned(true, json!({"replicas": "100%", "matches": [{"headers": [{"name": "x", "value": "1"}]}]})));
         assert!(!warned(true, json!({"replicas": "100%"})), "step 1 routes nothing");
         assert!(!warned(false, json!({"replicas": "100%", "traffic": "0%"})), "a canary Service is generated");
+    }
+
+    #[test]
+    fn a_blue_green_final_route_after_a_last_step_without_traffic_is_warned_of() {
+        let warned = |disable: bool, last_step: Value, stages: &[Stage]| {
+            let rollout = Rollout::from_object(&json!({
+                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": "store", "namespace": "shop"},
+                "spec": {"strategy": {"blueGreen": {
+                    "disableGenerateCanaryService": disable,
+                    "steps": [{"replicas": "100%", "traffic": "50%"}, last_step],
+                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+                }}}
+            }))
+            .unwrap();
+            let mut objects = ObjectIndex::default();
+            objects.insert("shop", route());
+            let catalog = ScriptCatalog::default();
+            let plan = Planner::new(&objects, &catalog, Limits::default())
+                .plan_rollout(&rollout, "shop", None, stages)
+                .unwrap();
+            plan.warnings.iter().any(|w| w.starts_with("the last step has neither traffic nor matches, so the controller deletes the canary Service store-canary there"))
+        };
+        let every = [Stage::Step(1), Stage::Step(2), Stage::BlueGreenFinal];
+        assert!(warned(false, json!({"replicas": "100%"}), &every));
+        assert!(!warned(false, json!({"replicas": "100%", "traffic": "100%"}), &every), "it routes");
+        assert!(!warned(true, json!({"replicas": "100%"}), &every), "no canary Service is generated");
+        assert!(!warned(false, json!({"replicas": "100%"}), &[Stage::Step(1)]), "the final route is not planned");
     }
 
     #[test]

@@ -882,7 +882,7 @@ fn restore_a_single_ref_and_from_a_backup() {
 #[test]
 fn a_step_routing_to_a_missing_canary_service_is_a_warning() {
     let server = shop(2, "StepPaused").start();
-    let warning = "warning: Service demo-canary does not exist: VirtualService shop/demo routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n";
+    let warning = "warning: Service demo-canary does not exist: VirtualService shop/demo routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails\n";
     let test = Test::new().kubeconfig(&server);
     let present = test.run_args(["plan", "demo", "--step", "2"]).success();
     assert!(!present.stdout.contains("does not exist"), "{}", present.stdout);
@@ -913,7 +913,7 @@ fn a_virtual_service_put_back_routing_to_a_missing_canary_service_outside_a_rele
     server.delete_object("", "services", NAMESPACE, "demo-canary");
     from_backup("--yes")
         .success()
-        .stderr_has("warning: Service demo-canary does not exist: VirtualService shop/demo routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n")
+        .stderr_has("warning: Service demo-canary does not exist: VirtualService shop/demo routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails\n")
         .stderr_has("warning: Rollout shop/demo is not in a release: the controller puts back the stored original of its custom refs only in a release (at a step without traffic, or at its end), so VirtualService shop/demo stays, with the canary traffic it routes, until `restore --ref VirtualService.networking.istio.io/demo` puts its stored original back\n")
         .stdout_has("VirtualService shop/demo restored from ");
     assert!(vs(&server)["spec"]["http"][0]["route"][1]["destination"]["host"] == "demo-canary", "put back as asked");

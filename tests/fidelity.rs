@@ -803,3 +803,18 @@ fn a_stored_original_left_from_an_earlier_release_is_warned_of() {
         .stdout_has("(`status` shows the object at a step), `restore` puts the original back; remove the annotation only if those changes are to stay")
         .stdout_has("-  - demo\n+  - old\n");
 }
+
+#[test]
+fn a_blue_green_final_route_after_a_last_step_without_traffic_is_warned_of() {
+    // The last step deletes the canary Service; the final route to the new version makes none.
+    let rollout = partition("      - {replicas: 100%, traffic: 50%}\n      - {replicas: 100%}\n")
+        .replace("    canary:\n", "    blueGreen:\n");
+    Test::new()
+        .file("m/rollout.yaml", &rollout)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m", "--summary"])
+        .run()
+        .success()
+        .stdout_has("warning: the last step has neither traffic nor matches, so the controller deletes the canary Service demo-canary there (as it restores the original routing), and its final route of all traffic to the new version does not make it again")
+        .stdout_has("final (route all traffic to the new version)");
+}

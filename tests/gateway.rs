@@ -129,7 +129,7 @@ mod cluster {
     #[test]
     fn a_step_routing_to_a_missing_canary_service_is_a_warning() {
         let server = store(1, "StepPaused", &["v1"]).start();
-        let warning = "warning: Service store-canary does not exist: the HTTPRoute's canary backendRef routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n";
+        let warning = "warning: Service store-canary does not exist: the HTTPRoute's canary backendRef routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails\n";
         let test = Test::new().kubeconfig(&server);
         let present = test.run_args(["plan", "store"]).success();
         assert!(!present.stdout.contains("does not exist"), "{}", present.stdout);

@@ -1929,7 +1929,7 @@ mod cluster {
         server.delete_object("", "services", NAMESPACE, "web-canary");
         from_backup("--yes")
             .success()
-            .stderr_has("warning: Service web-canary does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails\n")
+            .stderr_has("warning: Service web-canary does not exist: the canary Ingress routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails\n")
             .stderr_has("warning: Rollout shop/web is not in a release: the controller deletes its canary Ingress only in a release (at a step without traffic, or at its end), so Ingress shop/web-canary stays, with the canary traffic it routes, until `restore --ref Ingress.networking.k8s.io/web-canary` deletes it again\n")
             .stdout_has("Ingress shop/web-canary created from ");
         assert!(canary(&server).is_some(), "warnings only: it is what the user asked for");

@@ -615,7 +615,7 @@ mod tests {
         objects.insert_absent(ObjectKey::new("", "Service", "shop", "web-canary"));
         assert_eq!(
             missing(warnings(&routing, &objects, &step)).unwrap(),
-            "Service web-canary does not exist: VirtualService shop/web routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
+            "Service web-canary does not exist: VirtualService shop/web routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails"
         );
         // Without a stored original a restore leaves it alone.
         assert_eq!(missing(warnings(&routing, &objects, &RoutingAction::Restore)), None);

@@ -119,7 +119,7 @@ pub fn missing_canary_service(service: &str, generated: bool, key: &ObjectKey) -
     let routes = routes_to_canary(key);
     match generated {
         true => format!(
-            "Service {service} does not exist: {routes} routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
+            "Service {service} does not exist: {routes} routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails"
         ),
         false => format!(
             "Service {service} does not exist: the controller waits for it and writes nothing until it does, and {routes} routes to it"
@@ -369,7 +369,7 @@ mod tests {
         let ingress = missing_canary_service("web-canary", true, &key("networking.k8s.io", "Ingress", "web-canary"));
         assert_eq!(
             ingress,
-            "Service web-canary does not exist: the canary Ingress routes to it; the controller creates it before it writes any routing (to every provider), but without the controller the canary traffic fails"
+            "Service web-canary does not exist: the canary Ingress routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails"
         );
         let route =
             missing_canary_service("web-canary", true, &key(model::http_route::GROUP, model::http_route::KIND, "web"));
