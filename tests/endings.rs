@@ -97,6 +97,21 @@ fn a_blue_green_success_is_placed_in_its_finalising_by_the_values_the_controller
     assert!(!out.stdout.contains("final (route all traffic"), "{}", out.stdout);
 }
 
+#[test]
+fn a_blue_green_release_blocked_by_a_new_version_plans_no_step() {
+    let mut rollout = rollout(1, "StepPaused");
+    let canary = rollout["spec"]["strategy"]["canary"].take();
+    rollout["spec"]["strategy"] = json!({"blueGreen": {"steps": [{"replicas": "100%", "traffic": "20%"}, {"replicas": "100%", "traffic": "50%"}], "trafficRoutings": canary["trafficRoutings"]}});
+    rollout["status"] = json!({"phase": "Progressing", "message": "new version releasing detected in the progress of blue-green release, please rollback first",
+        "conditions": reason("InRolling"), "blueGreenStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}});
+    let server = serving(rollout).start();
+    let blocked = "a new version of the workload came in the middle of the blue-green release: the controller runs no step until the workload is rolled back, and then restores the original routing";
+    let test = Test::new().kubeconfig(&server);
+    let out = test.run_args(["plan", "demo"]).success().stdout_has(&format!("{blocked}; no step is planned"));
+    assert!(!out.stdout.contains("step 1/2:"), "{}", out.stdout);
+    test.run_args(["restore", "demo", "--dry-run=client"]).success().stderr_has(&format!("Rollout demo: {blocked}"));
+}
+
 /// The Rollout after a release that succeeded: Healthy, its sub-status left at the last step.
 fn finished() -> Value {
     changed(3, "Completed", |r| {

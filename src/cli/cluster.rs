@@ -564,7 +564,12 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     }
     let count = rollout.steps.len();
     let ending = Ending::of(rollout);
-    let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout));
+    // A blue-green release blocked by a new version runs no step: once the workload is rolled
+    // back, the controller restores (§3.6).
+    let restoring = ending
+        .filter(|e| e.restores())
+        .map(|e| e.explain(rollout))
+        .or_else(|| rollout.blue_green_blocked().then(|| model::BLUE_GREEN_BLOCKED.to_string()));
     let as_asked =
         restoring.as_ref().map(|why| format!("{why}; planned as asked (the controller routes none of the steps now)"));
     if args.all_steps {
@@ -757,6 +762,23 @@ mod tests {
                     no_step(routed_to_new),
                     as_asked(&[Step(2)], routed_to_new),
                     as_asked(&stages, routed_to_new),
+                ],
+            ),
+            // A new version in the middle of a blue-green release: no step runs until a rollback.
+            (
+                "blue-green blocked at step 1",
+                blue_green({
+                    let mut status = at("blueGreen", "Progressing", 1, "StepPaused", progressing("InRolling"));
+                    status["message"] = json!(
+                        "new version releasing detected in the progress of blue-green release, please rollback first"
+                    );
+                    status
+                }),
+                [
+                    no_step(model::BLUE_GREEN_BLOCKED),
+                    as_asked(&[Step(2)], model::BLUE_GREEN_BLOCKED),
+                    as_asked(&[Step(2)], model::BLUE_GREEN_BLOCKED),
+                    as_asked(&stages, model::BLUE_GREEN_BLOCKED),
                 ],
             ),
             (

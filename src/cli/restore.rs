@@ -833,7 +833,9 @@ fn placements(
     }
     // Mid-release, unlike at its end (where the controller restores them itself); a
     // TrafficRouting's objects are its own (restored once no Rollout holds it).
-    if Ending::of(&rollout.item).is_none()
+    if rollout.item.blue_green_blocked() {
+        notes.push(format!("Rollout {}: {}", rollout.item.name, model::BLUE_GREEN_BLOCKED));
+    } else if Ending::of(&rollout.item).is_none()
         && let Some(routing) = Routing::of_rollout(&rollout.item, &rollout.namespace)
     {
         let item = &rollout.item;

@@ -16,8 +16,8 @@ pub use ending::Ending;
 pub use luadata::lua_data;
 pub use permission::{Permission, refused_read};
 pub use rollout::{
-    ApprovalProgress, Rollout, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION, approval_progress, rollout_args,
-    steps_named,
+    ApprovalProgress, BLUE_GREEN_BLOCKED, Rollout, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
+    approval_progress, rollout_args, steps_named,
 };
 pub use routing::{
     INGRESS_API_VERSION, ObjectIndex, ObjectKey, Owner, OwnerKind, Provider, Routing, canary_ingress_name,
