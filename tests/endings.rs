@@ -89,6 +89,10 @@ fn a_blue_green_success_is_placed_in_its_finalising_by_the_values_the_controller
         .run()
         .success()
         .stdout_has("final (route all traffic to the new version)");
+    // A restore before that route is undone by it, and said so.
+    Test::new().kubeconfig(&route_first).args(["restore", "demo", "--dry-run=client"]).run().success().stderr_has(
+        "Rollout demo: the release is finalising: the controller routes all traffic to the new version, then restores the original routing: that route stores the originals afresh and routes the objects again, undoing this restore until its own\n",
+    );
     // Routed to the new version already: the restore comes next, and --next plans no route.
     let restoring = at("FinalisingStepRouteTrafficToStable");
     let done = "the release is finalising: the controller has routed all traffic to the new version, and restores the original routing next";

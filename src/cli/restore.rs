@@ -833,6 +833,13 @@ fn placements(
     }
     // Mid-release, unlike at its end (where the controller restores them itself); a
     // TrafficRouting's objects are its own (restored once no Rollout holds it).
+    if let Some(ending) = Ending::of(&rollout.item).filter(|e| e.routes_to_new_next(&rollout.item)) {
+        notes.push(format!(
+            "Rollout {}: {}: that route stores the originals afresh and routes the objects again, undoing this restore until its own",
+            rollout.item.name,
+            ending.explain(&rollout.item)
+        ));
+    }
     if rollout.item.blue_green_blocked() {
         notes.push(format!("Rollout {}: {}", rollout.item.name, model::BLUE_GREEN_BLOCKED));
     } else if Ending::of(&rollout.item).is_none()

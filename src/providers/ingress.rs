@@ -605,7 +605,10 @@ pub fn plan_object(
                 owner.kind,
             ));
         }
-        warnings.extend(super::canary_service_warning(routing, objects, &key));
+        // No canary Ingress (weight 0 makes none): nothing routes to the canary Service.
+        if stage.canary.is_some() {
+            warnings.extend(super::canary_service_warning(routing, objects, &key));
+        }
     }
     let ingresses = || objects.of_kind("networking.k8s.io", "Ingress", &owner.namespace);
     if let Some(planned) = &stage.canary {
@@ -2271,6 +2274,9 @@ mod tests {
         );
         let warned = planning(&routed, &objects, None);
         assert!(warned.warnings[0].starts_with("Service web-canary does not exist"), "{:?}", warned.warnings);
+        // At weight 0 no canary Ingress is made, and nothing routes to the Service.
+        let none = planning(&stage(Some("0%"), None), &objects, None);
+        assert!(none.planned.is_null() && none.warnings.is_empty(), "{:?}", none.warnings);
         assert!(
             warned.warnings[1].contains("canary Ingress shop/cart-canary of the same class"),
             "{:?}",
