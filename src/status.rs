@@ -2,7 +2,7 @@
 //! object is (its original, at step k, or drifted), for `status` and for following a release.
 
 use crate::model::{
-    self, Ending, ObjectRef, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit,
+    self, Ending, ObjectRef, OwnerKind, Provider, Rollout, Routing, Stage, StrategyKind, TrafficRoutingCr, WeightSplit,
 };
 use crate::output::{self, BOLD, GREEN, RED, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
@@ -713,15 +713,13 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
     let Some(current) = routed_step(rollout) else { return };
     let Some(planned) = plan.stages.iter().find(|s| s.stage == Some(current)) else { return };
     for view in views.iter_mut() {
-        let routed_there = planned.objects.iter().any(|o| {
+        let routed_there = planned.objects.iter().find(|o| {
             o.reference.kind == view.kind
                 && o.reference.name == view.name
                 && o.key.namespace == view.namespace
                 && routes(o)
         });
-        if !routed_there {
-            continue;
-        }
+        let Some(routed_there) = routed_there else { continue };
         view.at_current_step = Some(matches!(&view.position, Position::AtStep { steps } if steps.contains(&current)));
         if !view.off_current_step() {
             continue;
@@ -731,12 +729,20 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
             Position::Absent => "absent".to_string(),
             other => position_text(other).0,
         };
+        let why = match routed_there.owner.kind {
+            // A TrafficRouting's controller routes it at every reconcile while a Rollout holds it.
+            OwnerKind::TrafficRouting => format!(
+                "TrafficRouting {} routes it again and again while a Rollout holds it, so it fails to (its logs say why)",
+                routed_there.owner.name
+            ),
+            OwnerKind::Rollout => format!(
+                "the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve {} --traffic-only` writes the step's routing",
+                model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name)
+            ),
+        };
         view.notes.push(format!(
-            "{} {}/{} is not at {current}, the current step (it is {is}): the controller routes a step once, before it goes past StepTrafficRouting, so it failed to (its logs say why) or the object was changed since; `kubectl rollout-lua approve {} --traffic-only` writes the step's routing",
-            view.kind,
-            view.namespace,
-            view.name,
-            model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name)
+            "{} {}/{} is not at {current}, the current step (it is {is}): {why}",
+            view.kind, view.namespace, view.name
         ));
     }
 }
@@ -750,8 +756,14 @@ pub(crate) fn off_current_step(rollout: &Rollout, plan: &RoutingPlan) -> Vec<Str
     let changed = stages.flat_map(|s| &s.objects).filter(|o| routes(o) && o.changed());
     let mut notes: Vec<String> = Vec::new();
     for object in changed {
+        let routed_by = match object.owner.kind {
+            OwnerKind::TrafficRouting => {
+                format!("which TrafficRouting {} routes while a Rollout holds it", object.owner.name)
+            }
+            OwnerKind::Rollout => "which the controller routes before it goes past StepTrafficRouting".to_string(),
+        };
         let note = format!(
-            "{} is not at {current}, the current step, which the controller routes before it goes past StepTrafficRouting: `kubectl rollout-lua status {}` says more",
+            "{} is not at {current}, the current step, {routed_by}: `kubectl rollout-lua status {}` says more",
             object.describe(),
             model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name)
         );

@@ -1397,6 +1397,19 @@ fn a_missing_object_does_not_stop_a_step_that_restores() {
 }
 
 #[test]
+fn an_object_a_held_traffic_routing_has_not_routed_is_said_to_be_its_controllers_to_route() {
+    // Its controller routes it at every reconcile while a Rollout holds it: no step routes it
+    // once, and no --traffic-only is needed.
+    let server = full_link("StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let out = test.run_args(["status", "mocka"]).success().stdout_has(
+        "note: VirtualService shop/mocka is not at step 1, the current step (it is at its original): TrafficRouting mocka-tr routes it again and again while a Rollout holds it, so it fails to (its logs say why)\n",
+    );
+    assert!(!out.stdout.contains("--traffic-only"), "{}", out.stdout);
+    test.run_args(["plan", "mocka"]).success().stdout_has("VirtualService shop/mocka is not at step 1, the current step, which TrafficRouting mocka-tr routes while a Rollout holds it: ");
+}
+
+#[test]
 fn a_traffic_routing_no_rollout_holds_is_not_routed_in_a_release_under_way() {
     // Linked after the release started (or its finalizer taken off): its controller routes
     // nothing, so neither does approve, and nothing would put such routing back.

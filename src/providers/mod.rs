@@ -143,11 +143,16 @@ pub fn canary_service_warning(routing: &Routing, objects: &ObjectIndex, key: &Ob
 /// writing nothing (ingress-gateway-semantics C.2, DoTrafficRouting).
 pub fn missing_stable_service(routing: &Routing, objects: &ObjectIndex) -> Option<String> {
     let service = ObjectKey::new("", "Service", &routing.owner.namespace, &routing.stable_service);
-    objects.is_absent(&service).then(|| {
-        format!(
+    objects.is_absent(&service).then(|| match routing.owner.kind {
+        OwnerKind::Rollout => format!(
             "Service {} does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for at every step with traffic or matches, writing nothing there (no canary Service, no routing) until it does",
             routing.stable_service
-        )
+        ),
+        // Its Initialize reads it first (§3.4).
+        OwnerKind::TrafficRouting => format!(
+            "Service {} does not exist: it is TrafficRouting {}'s stable Service (objectRef[0].service), without which its controller fails to initialise it and routes nothing",
+            routing.stable_service, routing.owner.name
+        ),
     })
 }
 
@@ -419,6 +424,13 @@ mod tests {
         assert_eq!(
             missing_stable_service(&routing, &objects).unwrap(),
             "Service web does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for at every step with traffic or matches, writing nothing there (no canary Service, no routing) until it does"
+        );
+        // A TrafficRouting's: named by its own field.
+        let owner = Owner { kind: OwnerKind::TrafficRouting, name: "tr".into(), ..routing.owner.clone() };
+        let traffic_routing = Routing { owner, ..routing.clone() };
+        assert_eq!(
+            missing_stable_service(&traffic_routing, &objects).unwrap(),
+            "Service web does not exist: it is TrafficRouting tr's stable Service (objectRef[0].service), without which its controller fails to initialise it and routes nothing"
         );
     }
 
