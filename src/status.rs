@@ -702,7 +702,9 @@ fn routed_step(rollout: &Rollout) -> Option<Stage> {
     let status = &rollout.status;
     let routed =
         matches!(status.current_step_state.as_deref(), Some("StepMetricsAnalysis" | "StepPaused" | "StepReady"));
-    let in_release = status.phase.as_deref() == Some("Progressing") && Ending::of(rollout).is_none();
+    // Initializing again, the controller has put the routing back, and starts from step 1.
+    let in_release =
+        status.phase.as_deref() == Some("Progressing") && Ending::of(rollout).is_none() && !rollout.initializing();
     rollout.current_stage().filter(|_| routed && in_release)
 }
 
@@ -1220,6 +1222,8 @@ mod tests {
             rollout(4, "StepPaused", "InRolling"),
             rollout(2, "StepPaused", "Cancelling"),
             rollout(2, "Completed", "Finalising"),
+            // Restarted by a new version: the controller put the routing back (§3.6).
+            rollout(2, "StepPaused", "Initializing"),
         ];
         for rollout in &not_compared {
             let (view, _) = object(rollout, &original);

@@ -116,6 +116,19 @@ fn a_blue_green_release_blocked_by_a_new_version_plans_no_step() {
     test.run_args(["restore", "demo", "--dry-run=client"]).success().stderr_has(&format!("Rollout demo: {blocked}"));
 }
 
+#[test]
+fn a_release_initializing_again_is_planned_from_step_1_and_its_objects_not_judged_by_the_stale_step() {
+    // A new version mid-release: the controller restored the routing and starts from step 1.
+    let server = serving(changed(2, "StepPaused", |r| r["status"]["conditions"] = reason("Initializing"))).start();
+    let test = Test::new().kubeconfig(&server);
+    let initializing = "the release is initializing (Progressing reason Initializing): the controller starts it from step 1, whatever step the status still names";
+    for flags in [&["plan", "demo"][..], &["plan", "demo", "--next"]] {
+        test.run_args(flags).success().stdout_has(&format!("{initializing}: planned step 1")).stdout_has("step 1/3:");
+    }
+    let out = test.run_args(["status", "demo"]).success();
+    assert!(!out.stdout.contains("is not at step 2"), "{}", out.stdout);
+}
+
 /// The Rollout after a release that succeeded: Healthy, its sub-status left at the last step.
 fn finished() -> Value {
     changed(3, "Completed", |r| {

@@ -131,7 +131,8 @@ fn check_approvable(
     }
     if item.initializing() {
         return Err(Error::Refused(format!(
-            "{name}: the release is initializing (Progressing reason Initializing): the controller starts it from step 1, whatever step the status still names; nothing to route or approve until it has"
+            "{name}: {}; nothing to route or approve until it has",
+            model::INITIALIZING
         )));
     }
     let stage =

@@ -591,6 +591,11 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     });
     let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
     let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
+    // Restarted (a new version mid-release): the controller restored the routing, and step 1
+    // is what it routes next, whatever step the status still names.
+    if rollout.initializing() && restoring.is_none() {
+        return Ok((vec![Stage::Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))));
+    }
     if let Some(jump) = rollout.pending_jump() {
         let jumps = format!(
             "the status's nextStepIndex is {jump} (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step {jump}/{count} at its next reconcile, not on from the current step"
@@ -762,6 +767,17 @@ mod tests {
                     no_step(routed_to_new),
                     as_asked(&[Step(2)], routed_to_new),
                     as_asked(&stages, routed_to_new),
+                ],
+            ),
+            // Restarted by a new version mid-release: step 1 is what the controller routes next.
+            (
+                "initializing again, the status at step 2",
+                canary(at("canary", "Progressing", 2, "StepPaused", progressing("Initializing"))),
+                [
+                    (vec![Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))),
+                    (vec![Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))),
+                    planned(&[Step(2)]),
+                    planned(&steps),
                 ],
             ),
             // A new version in the middle of a blue-green release: no step runs until a rollback.

@@ -16,7 +16,7 @@ pub use ending::Ending;
 pub use luadata::lua_data;
 pub use permission::{Permission, refused_read};
 pub use rollout::{
-    ApprovalProgress, BLUE_GREEN_BLOCKED, Rollout, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
+    ApprovalProgress, BLUE_GREEN_BLOCKED, INITIALIZING, Rollout, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
     approval_progress, rollout_args, steps_named,
 };
 pub use routing::{

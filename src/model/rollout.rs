@@ -41,6 +41,9 @@ impl fmt::Display for StrategyKind {
 const BLUE_GREEN_NEW_VERSION: &str =
     "new version releasing detected in the progress of blue-green release, please rollback first";
 
+/// What the controller does with a release [`Rollout::initializing`] (§3.6).
+pub const INITIALIZING: &str = "the release is initializing (Progressing reason Initializing): the controller starts it from step 1, whatever step the status still names";
+
 /// What the controller does with a release [`Rollout::blue_green_blocked`] (§3.6).
 pub const BLUE_GREEN_BLOCKED: &str = "a new version of the workload came in the middle of the blue-green release: the controller runs no step until the workload is rolled back, and then restores the original routing";
 
