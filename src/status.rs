@@ -703,8 +703,10 @@ fn routed_step(rollout: &Rollout) -> Option<Stage> {
     let routed =
         matches!(status.current_step_state.as_deref(), Some("StepMetricsAnalysis" | "StepPaused" | "StepReady"));
     // Initializing again, the controller has put the routing back, and starts from step 1.
-    let in_release =
-        status.phase.as_deref() == Some("Progressing") && Ending::of(rollout).is_none() && !rollout.initializing();
+    let in_release = status.phase.as_deref() == Some("Progressing")
+        && Ending::of(rollout).is_none()
+        && !rollout.initializing()
+        && !rollout.blue_green_blocked();
     rollout.current_stage().filter(|_| routed && in_release)
 }
 
@@ -732,9 +734,12 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
             other => position_text(other).0,
         };
         let why = match routed_there.owner.kind {
+            // Not routed at all: what it keeps depends on the step the release came from, which
+            // the status does not tell (a nextStepIndex jump skips the steps between).
+            OwnerKind::Rollout if planned.unrouted => "the controller does not route this step, and the gateway keeps the routing of the step the release came from: the one before, or the step a nextStepIndex jump left".to_string(),
             // A TrafficRouting's controller routes it at every reconcile while a Rollout holds it.
             OwnerKind::TrafficRouting => format!(
-                "TrafficRouting {} routes it again and again while a Rollout holds it, so it fails to (its logs say why)",
+                "TrafficRouting {} routes it again and again while a Rollout holds it, so it fails to (its logs say why), or the object was changed since its last pass",
                 routed_there.owner.name
             ),
             OwnerKind::Rollout => format!(

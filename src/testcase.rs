@@ -614,10 +614,6 @@ impl CaseReport {
     }
 }
 
-/// The Rollout of a case as the harness reads it: decoded into the v1beta1 type whatever its
-/// apiVersion, without the conversion, so a v1alpha1 `weight` is ignored (the script gets
-/// canaryWeight -1 there), and without the CRD's defaults. Says so when the apiVersion makes
-/// that differ from what the controller would read.
 /// A case's `key` object (its rollout or trafficRouting) with an apiVersion and kind of the type
 /// go test decodes it into (the last of `versions`, of `kind`): go test reads neither, so it
 /// reads any object so. And a warning when the case gives others, which `plan -f` and the API
@@ -646,6 +642,10 @@ fn as_go_test_types<'a>(
     (Cow::Owned(typed), Some(warning))
 }
 
+/// The Rollout of a case as the harness reads it: decoded into the v1beta1 type whatever its
+/// apiVersion, without the conversion, so a v1alpha1 `weight` is ignored (the script gets
+/// canaryWeight -1 there), and without the CRD's defaults. Says so when the apiVersion makes
+/// that differ from what the controller would read.
 fn harness_rollout(rollout: &Value) -> Result<(Rollout, Option<String>), crate::model::ModelError> {
     if rollout["apiVersion"] != "rollouts.kruise.io/v1alpha1" {
         return Ok((Rollout::read(rollout, Semantics::Harness)?, None));

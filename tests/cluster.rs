@@ -1403,7 +1403,7 @@ fn an_object_a_held_traffic_routing_has_not_routed_is_said_to_be_its_controllers
     let server = full_link("StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     let out = test.run_args(["status", "mocka"]).success().stdout_has(
-        "note: VirtualService shop/mocka is not at step 1, the current step (it is at its original): TrafficRouting mocka-tr routes it again and again while a Rollout holds it, so it fails to (its logs say why)\n",
+        "note: VirtualService shop/mocka is not at step 1, the current step (it is at its original): TrafficRouting mocka-tr routes it again and again while a Rollout holds it, so it fails to (its logs say why), or the object was changed since its last pass\n",
     );
     assert!(!out.stdout.contains("--traffic-only"), "{}", out.stdout);
     test.run_args(["plan", "mocka"]).success().stdout_has("VirtualService shop/mocka is not at step 1, the current step, which TrafficRouting mocka-tr routes while a Rollout holds it: ");

@@ -109,7 +109,7 @@ fn a_blue_green_release_blocked_by_a_new_version_plans_no_step() {
     rollout["status"] = json!({"phase": "Progressing", "message": "new version releasing detected in the progress of blue-green release, please rollback first",
         "conditions": reason("InRolling"), "blueGreenStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}});
     let server = serving(rollout).start();
-    let blocked = "a new version of the workload came in the middle of the blue-green release: the controller runs no step until the workload is rolled back, and then restores the original routing";
+    let blocked = "a new version of the workload came in the middle of the blue-green release: the controller runs no step until the workload is rolled back";
     let test = Test::new().kubeconfig(&server);
     let out = test.run_args(["plan", "demo"]).success().stdout_has(&format!("{blocked}; no step is planned"));
     assert!(!out.stdout.contains("step 1/2:"), "{}", out.stdout);

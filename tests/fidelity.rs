@@ -121,7 +121,10 @@ fn the_workload_is_read_from_the_cluster_for_its_replicas() {
         .args(["status", "demo"])
         .run()
         .success()
-        .stdout_has("  Step:     step 2/3: replicas 2, traffic 50% (canary 50 / stable 50) (the controller does not route this step: its replicas reach the workload's 2 in a partition release, so the gateway keeps step 1's routing), pause until approved\n");
+        .stdout_has("  Step:     step 2/3: replicas 2, traffic 50% (canary 50 / stable 50) (the controller does not route this step: its replicas reach the workload's 2 in a partition release, so the gateway keeps step 1's routing), pause until approved\n")
+        // Not at step 1's routing: the step it came from may have been another (a jump), and
+        // approve --traffic-only writes nothing at such a step, so it is not suggested.
+        .stdout_has("is not at step 2, the current step (it is at its original): the controller does not route this step, and the gateway keeps the routing of the step the release came from: the one before, or the step a nextStepIndex jump left\n");
 }
 
 /// A server with Rollout demo paused at step 2, which runs both pods of its two-pod Deployment:

@@ -958,7 +958,8 @@ fn when_written(next: &StagePlan) -> Option<String> {
     let mut traffic_routings: Vec<&str> = next
         .objects
         .iter()
-        .filter(|o| o.owner.kind == OwnerKind::TrafficRouting)
+        // One that routes: one no Rollout holds is said so in the step's description.
+        .filter(|o| o.owner.kind == OwnerKind::TrafficRouting && matches!(o.action, Action::Lua(_) | Action::Rules(_)))
         .map(|o| o.owner.name.as_str())
         .collect();
     traffic_routings.dedup();

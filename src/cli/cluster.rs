@@ -566,10 +566,20 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     let ending = Ending::of(rollout);
     // A blue-green release blocked by a new version runs no step: once the workload is rolled
     // back, the controller restores (§3.6).
-    let restoring = ending
-        .filter(|e| e.restores())
-        .map(|e| e.explain(rollout))
-        .or_else(|| rollout.blue_green_blocked().then(|| model::BLUE_GREEN_BLOCKED.to_string()));
+    let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout));
+    if rollout.blue_green_blocked() && restoring.is_none() {
+        let blocked = model::BLUE_GREEN_BLOCKED;
+        let as_asked = format!("{blocked}; planned as asked (the controller routes none of the steps now)");
+        return Ok(match (args.all_steps, args.step, args.next, rollout.current_stage()) {
+            (true, _, _, _) => (rollout.stages(), Some(as_asked)),
+            (false, Some(n), _, _) => (vec![rollout.step_stage(n).map_err(Error::Input)?], Some(as_asked)),
+            (false, None, true, Some(Stage::Step(i))) if i < count => (vec![Stage::Step(i + 1)], Some(as_asked)),
+            _ => (
+                Vec::new(),
+                Some(format!("{blocked}; no step is planned (--next, --step N and --all-steps plan as asked)")),
+            ),
+        });
+    }
     let as_asked =
         restoring.as_ref().map(|why| format!("{why}; planned as asked (the controller routes none of the steps now)"));
     if args.all_steps {
@@ -791,7 +801,13 @@ mod tests {
                     status
                 }),
                 [
-                    no_step(model::BLUE_GREEN_BLOCKED),
+                    (
+                        Vec::new(),
+                        Some(format!(
+                            "{}; no step is planned (--next, --step N and --all-steps plan as asked)",
+                            model::BLUE_GREEN_BLOCKED
+                        )),
+                    ),
                     as_asked(&[Step(2)], model::BLUE_GREEN_BLOCKED),
                     as_asked(&[Step(2)], model::BLUE_GREEN_BLOCKED),
                     as_asked(&stages, model::BLUE_GREEN_BLOCKED),

@@ -45,7 +45,7 @@ const BLUE_GREEN_NEW_VERSION: &str =
 pub const INITIALIZING: &str = "the release is initializing (Progressing reason Initializing): the controller starts it from step 1, whatever step the status still names";
 
 /// What the controller does with a release [`Rollout::blue_green_blocked`] (§3.6).
-pub const BLUE_GREEN_BLOCKED: &str = "a new version of the workload came in the middle of the blue-green release: the controller runs no step until the workload is rolled back, and then restores the original routing";
+pub const BLUE_GREEN_BLOCKED: &str = "a new version of the workload came in the middle of the blue-green release: the controller runs no step until the workload is rolled back";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
@@ -446,17 +446,25 @@ impl Rollout {
                 note: Some(format!("{why}, so the gateway keeps the routing of step {current}, which the jump leaves")),
             };
         }
-        // The last step before it that the controller acts on: routed, or restored.
-        let earlier = (1..i).rev().find(|&j| {
+        // The last step before it that the controller acts on: routed, or restored. Past a
+        // pending jump's step, the steps run on from there.
+        let jumped_to = self.pending_jump().filter(|&target| target < i);
+        let earlier = (jumped_to.unwrap_or(1)..i).rev().find(|&j| {
             let step = &self.steps[j - 1];
             !step.strategy.routes_traffic() || !reaches(step)
         });
-        match earlier {
-            Some(j) => StageRouting {
+        match (earlier, jumped_to) {
+            (Some(j), _) => StageRouting {
                 action: StageRouting::of(self.strategy_at(Stage::Step(j))).action,
                 note: Some(format!("{why}, so the gateway keeps step {j}'s routing")),
             },
-            None => StageRouting {
+            (None, Some(target)) => StageRouting {
+                action: self.routing_at(Stage::Step(target), workload_replicas).action,
+                note: Some(format!(
+                    "{why}, so the gateway keeps the routing left at step {target}, which the status's nextStepIndex jumps to"
+                )),
+            },
+            (None, None) => StageRouting {
                 action: RoutingAction::Leave,
                 note: Some(format!("{why}, so the gateway keeps its routing from before the release")),
             },
@@ -534,14 +542,15 @@ impl Rollout {
 
     /// The step the controller jumps to at its next reconcile of a release in progress: the
     /// status's `nextStepIndex`, patched (`kubectl-kruise rollout undo --fast`, or by hand) to a
-    /// step other than the one after the current (-1 at the last), as its `doCanaryJump` reads
+    /// step other than the one after the current (-1 at the last), as its `doStepJump` reads
     /// it, while the release progresses (not while it ends). It then routes that step, once its
     /// replicas are ready.
     pub fn pending_jump(&self) -> Option<usize> {
         let Stage::Step(current) = self.current_stage()? else { return None };
         let next = usize::try_from(self.status.next_step_index?).ok()?;
         let after = (current < self.steps.len()).then_some(current + 1);
-        let progressing = self.releasing() && super::Ending::of(self).is_none();
+        // A blocked blue-green release runs no step, and so takes no jump either.
+        let progressing = self.releasing() && super::Ending::of(self).is_none() && !self.blue_green_blocked();
         (progressing && (1..=self.steps.len()).contains(&next) && Some(next) != after).then_some(next)
     }
 }
@@ -872,6 +881,18 @@ mod tests {
         assert!(jumped.note.unwrap().contains("so the gateway keeps the routing of step 1, which the jump leaves"));
         // A step the jump does not reach is planned as before.
         assert_eq!(at(1, 4).routing_at(Stage::Step(3), Some(3)).action, route("50%"));
+        // Past the jump's step, the steps run on from there: step 5 keeps what step 4 kept.
+        let after = at(1, 4).routing_at(Stage::Step(5), Some(3));
+        assert_eq!(after.action, route("20%"));
+        assert!(
+            after.note.unwrap().contains("keeps the routing left at step 4, which the status's nextStepIndex jumps to")
+        );
+        // A blocked blue-green release takes no jump.
+        let mut blocked = at(1, 4);
+        blocked.kind = StrategyKind::BlueGreen;
+        assert_eq!(blocked.pending_jump(), Some(4));
+        blocked.status.message = Some(BLUE_GREEN_NEW_VERSION.into());
+        assert_eq!(blocked.pending_jump(), None);
         // From a full step, what that step kept.
         assert_eq!(at(3, 6).routing_at(Stage::Step(6), Some(3)).action, route("50%"));
         // The same replicas as the current step: the jump routes the step at once, full or not.

@@ -139,6 +139,16 @@ impl TrafficRoutingCr {
     /// its finalizer was taken off: its controller routes nothing in this release, and restores
     /// the original if it was progressing (§2).
     pub fn routing_for(&self, started: bool) -> StageRouting {
+        // Being deleted, it is finalised whoever holds it.
+        if self.phase.as_deref() == Some("Terminating") {
+            return StageRouting {
+                action: RoutingAction::Restore,
+                note: Some(
+                    "it is being deleted (phase Terminating), so its controller finalises it, restoring the original"
+                        .into(),
+                ),
+            };
+        }
         if !started || !self.progressing_finalizers.is_empty() {
             return self.routing();
         }
@@ -316,7 +326,11 @@ mod tests {
         let left = unheld.routing_for(true);
         assert_eq!(left.action, RoutingAction::Leave);
         assert!(left.note.unwrap().starts_with("no Rollout holds it, so its controller writes nothing: it has no progressing.rollouts.kruise.io/<rollout> finalizer"));
-        for phase in ["Progressing", "Finalizing", "Terminating"] {
+        // Being deleted, it is finalised, held or not.
+        let deleted = tr(json!(["progressing.rollouts.kruise.io/web"]), json!("Terminating")).routing_for(true);
+        assert_eq!(deleted.action, RoutingAction::Restore);
+        assert!(deleted.note.unwrap().starts_with("it is being deleted (phase Terminating)"));
+        for phase in ["Progressing", "Finalizing"] {
             let finalising = tr(json!([]), json!(phase)).routing_for(true);
             assert_eq!(finalising.action, RoutingAction::Restore, "{phase}");
             assert!(

@@ -531,16 +531,14 @@ mod tests {
             plan_object(&context, objects, (1, reference), None, || Err("no script read".into()))
         };
         let plan = |action: &RoutingAction| plan_among(&ObjectIndex::default(), action);
-        {
-            let error = plan(&RoutingAction::Route(RouteStrategy::default())).unwrap_err();
-            assert_eq!(
-                error.to_string(),
-                "Rollout shop/web routes through VirtualService/web (networking.istio.io/v1beta1), but there is no such object in namespace shop"
-            );
-            // Named by its entry, for a file's line.
-            let Error::Missing { owner, field, .. } = error else { panic!("{error:?}") };
-            assert_eq!((owner, field.to_string()), (model::OwnerKind::Rollout, "customNetworkRefs[1]".into()));
-        }
+        let error = plan(&RoutingAction::Route(RouteStrategy::default())).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Rollout shop/web routes through VirtualService/web (networking.istio.io/v1beta1), but there is no such object in namespace shop"
+        );
+        // Named by its entry, for a file's line.
+        let Error::Missing { owner, field, .. } = error else { panic!("{error:?}") };
+        assert_eq!((owner, field.to_string()), (model::OwnerKind::Rollout, "customNetworkRefs[1]".into()));
         let left = plan(&RoutingAction::Leave).unwrap();
         assert!(matches!(left.action, Action::Keep(_)) && !left.changed() && left.current.is_null(), "{left:?}");
         // The controller's restore skips it (§3.4), and its step goes on.

@@ -349,8 +349,9 @@ impl<'a> GatewayRoute<'a> {
 
 /// Plans the HTTPRoute of `routing`'s `gateway` ref at one stage from `current`: the route as
 /// read, or as the stage `after` left it (the rules carry over from stage to stage). A
-/// missing route is an error, as it stops the controller's step. Warnings about the route as a
-/// whole come with a plan that starts from the route as read.
+/// missing route is an error where the stage routes it, as it stops the controller's step; a
+/// restore skips it. Warnings about the route as a whole come with a plan that starts from the
+/// route as read.
 pub fn plan_object(
     objects: &ObjectIndex,
     routing: &Routing,

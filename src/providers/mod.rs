@@ -148,9 +148,9 @@ pub fn missing_stable_service(routing: &Routing, objects: &ObjectIndex) -> Optio
             "Service {} does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for at every step with traffic or matches, writing nothing there (no canary Service, no routing) until it does",
             routing.stable_service
         ),
-        // Its Initialize reads it first (§3.4).
+        // DoTrafficRouting waits for it (C.2).
         OwnerKind::TrafficRouting => format!(
-            "Service {} does not exist: it is TrafficRouting {}'s stable Service (objectRef[0].service), without which its controller fails to initialise it and routes nothing",
+            "Service {} does not exist: it is TrafficRouting {}'s stable Service (objectRef[0].service), which its controller waits for, routing nothing until it does",
             routing.stable_service, routing.owner.name
         ),
     })
@@ -430,7 +430,7 @@ mod tests {
         let traffic_routing = Routing { owner, ..routing.clone() };
         assert_eq!(
             missing_stable_service(&traffic_routing, &objects).unwrap(),
-            "Service web does not exist: it is TrafficRouting tr's stable Service (objectRef[0].service), without which its controller fails to initialise it and routes nothing"
+            "Service web does not exist: it is TrafficRouting tr's stable Service (objectRef[0].service), which its controller waits for, routing nothing until it does"
         );
     }
 
