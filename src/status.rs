@@ -264,6 +264,10 @@ pub struct RolloutView {
     /// `spec.strategy.paused`: the controller leaves the Rollout as it is, an approval included,
     /// until it is resumed (docs/controller-semantics.md §1.6, §7).
     pub paused: bool,
+    /// Whether the release is ending (finalising, rolled back, disabled, deleted), which a pause
+    /// does not hold: the controller's finalising sequences read no pause (§3.6).
+    #[serde(skip)]
+    pub ending: bool,
     pub message: Option<String>,
     pub canary_replicas: Option<i64>,
     pub canary_ready_replicas: Option<i64>,
@@ -397,6 +401,7 @@ impl RolloutView {
             progress: Progress::of(rollout, now),
             jumps_to: rollout.pending_jump(),
             paused: rollout.paused,
+            ending: Ending::of(rollout).is_some_and(|e| e != Ending::Over),
             message: status.message.clone(),
             canary_replicas: status.canary_replicas,
             canary_ready_replicas: status.canary_ready_replicas,
@@ -435,6 +440,7 @@ impl RolloutView {
             progress: Progress::Failed { reason: "its spec does not parse".into() },
             jumps_to: None,
             paused: false,
+            ending: false,
             message: None,
             canary_replicas: None,
             canary_ready_replicas: None,
@@ -459,15 +465,18 @@ impl RolloutView {
             field(&mut out, "Step", &format!("{step}: {}", self.step_does.as_deref().unwrap_or_default()));
         }
         let state = self.state.as_deref().unwrap_or("-");
-        let paused = match self.paused {
-            true => paint(
+        let paused = match (self.paused, self.ending) {
+            (true, false) => paint(
                 YELLOW,
                 &format!(
                     ", {PAUSED}: the controller acts on nothing, an approval included, until it is resumed (`kubectl-kruise rollout resume {}`)",
                     self.name
                 ),
             ),
-            false => String::new(),
+            (true, true) => {
+                format!(", {PAUSED}, which does not hold the release's end: the controller goes on with it")
+            }
+            (false, _) => String::new(),
         };
         let jump = self
             .jumps_to
@@ -881,6 +890,24 @@ mod tests {
             "status": status
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_pause_is_said_to_hold_the_controller_only_outside_a_release_ending() {
+        let text = |reason: &str| {
+            let mut paused = rollout(
+                json!({"phase": "Progressing", "conditions": [{"type": "Progressing", "status": "True", "reason": reason}],
+                "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}}),
+            );
+            paused.paused = true;
+            RolloutView::new(&paused, "shop", None, Err("no plan".into()), None, SystemTime::UNIX_EPOCH).text()
+        };
+        assert!(text("Paused").contains("paused (spec.strategy.paused): the controller acts on nothing"));
+        for ending in ["Cancelling", "Finalising"] {
+            let shown = text(ending);
+            assert!(shown.contains("paused (spec.strategy.paused), which does not hold the release's end"), "{shown}");
+            assert!(!shown.contains("acts on nothing"), "{shown}");
+        }
     }
 
     #[test]

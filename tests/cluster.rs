@@ -2322,6 +2322,18 @@ fn status_shows_and_approve_notes_that_a_rollout_is_paused() {
         .success()
         .stdout_has(note)
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    // A release being rolled back goes on, paused or not (§3.6): not said to hold it.
+    let mut rolling_back = rollout(2, "StepPaused");
+    rolling_back["spec"]["strategy"]["paused"] = json!(true);
+    rolling_back["status"]["conditions"] = json!([{"type": "Progressing", "status": "True", "reason": "Cancelling"}]);
+    server.put_object(rolling_back);
+    let out = test.run_args(["status", "demo"]).success().stdout_has(
+        "paused (spec.strategy.paused), which does not hold the release's end: the controller goes on with it\n",
+    );
+    assert!(!out.stdout.contains("acts on nothing"), "{}", out.stdout);
+    test.run_args(["plan", "demo"])
+        .success()
+        .stdout_has("paused (spec.strategy.paused), which does not hold the release's end");
     // Resumed, neither says anything of it.
     server.put_object(rollout(2, "StepPaused"));
     let status = test.run_args(["status", "demo", "-o", "json"]).success().json();

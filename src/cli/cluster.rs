@@ -260,6 +260,10 @@ fn status_line(rollout: &Rollout) -> String {
     }
     if rollout.paused {
         line.push_str(", paused (spec.strategy.paused)");
+        // The controller's finalising sequences read no pause (§3.6).
+        if Ending::of(rollout).is_some_and(|e| e != Ending::Over) {
+            line.push_str(", which does not hold the release's end");
+        }
     }
     if let Some(message) = &status.message {
         line.push_str(&format!(": {message}"));

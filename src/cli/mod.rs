@@ -131,7 +131,7 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
     CRD's enum; the case runs all the same), an unknown key or field.";
 
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
-    the release is ending or over: what the controller does to the routing instead), the step state (and spec.strategy.paused, as plan's header says it: the controller acts on nothing, an approval included, until the Rollout is resumed), the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
+    the release is ending or over: what the controller does to the routing instead), the step state (and spec.strategy.paused, as plan's header says it: the controller acts on nothing, an approval included, until the Rollout is resumed, but for a release's end), the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at step k (planning step k from it writes nothing), at its original (an HTTPRoute: no \
     backendRef to the canary Service; a canary Ingress: absent), drifted (neither), or contested (at a step of \
     one of two routings that write it, a Rollout's own and its TrafficRouting's, and not of the other), with the \
