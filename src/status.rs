@@ -794,8 +794,11 @@ pub(crate) fn off_current_step(rollout: &Rollout, plan: &RoutingPlan) -> Vec<Str
 /// Why `rollout` has no release in progress, when it has none: the controller then leaves its
 /// objects alone, as they should be, with the routing before the release (a canary Ingress
 /// absent). None while a release is in progress, ending, or the Rollout is being deleted (the
-/// controller restores the objects itself).
+/// controller restores the objects itself), unless that ending is past its restore.
 pub(crate) fn outside_release(rollout: &Rollout) -> Option<String> {
+    if let Some(ending) = Ending::of(rollout).filter(|e| *e != Ending::Over && e.restored(rollout)) {
+        return Some(ending.explain(rollout));
+    }
     if rollout.releasing() || rollout.being_deleted {
         return None;
     }
@@ -890,6 +893,24 @@ mod tests {
             "status": status
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn an_ending_past_its_restore_counts_as_outside_a_release() {
+        let cancelling = |task: &str| {
+            rollout(
+                json!({"phase": "Progressing", "conditions": [{"type": "Progressing", "status": "True", "reason": "Cancelling"}],
+                "canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused", "finalisingStep": task}}),
+            )
+        };
+        assert_eq!(outside_release(&cancelling("FinalisingStepRouteTrafficToStable")), None, "it restores now");
+        assert_eq!(
+            outside_release(&cancelling("ResumeWorkload")).as_deref(),
+            Some(
+                "the release is being rolled back (Cancelling): the controller has restored the original routing, and finishes the rest"
+            )
+        );
+        assert_eq!(outside_release(&rollout(json!({"phase": "Progressing"}))), None, "in a release");
     }
 
     #[test]

@@ -129,6 +129,26 @@ fn a_release_initializing_again_is_planned_from_step_1_and_its_objects_not_judge
     assert!(!out.stdout.contains("is not at step 2"), "{}", out.stdout);
 }
 
+#[test]
+fn an_object_left_routed_past_a_roll_backs_restore_is_noted() {
+    // Step 2 routed, then rolled back past its restore (§3.6): the controller restores nothing
+    // more in this release, so the routing left on the object is said, with restore.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.put_object(changed(2, "StepPaused", |r| {
+        r["status"]["conditions"] = reason("Cancelling");
+        r["status"]["canaryStatus"]["finalisingStep"] = json!("ResumeWorkload");
+    }));
+    test.run_args(["status", "demo"]).success().stdout_has(
+        "the release is being rolled back (Cancelling): the controller has restored the original routing, and finishes the rest, but VirtualService shop/demo still routes as step 2: the controller leaves it so until the next release; `kubectl rollout-lua restore demo -n shop` puts the routing before the release back",
+    );
+    // Before its restore, the controller does it: nothing said.
+    server.put_object(changed(2, "StepPaused", |r| r["status"]["conditions"] = reason("Cancelling")));
+    let out = test.run_args(["status", "demo"]).success();
+    assert!(!out.stdout.contains("still routes as step 2"), "{}", out.stdout);
+}
+
 /// The Rollout after a release that succeeded: Healthy, its sub-status left at the last step.
 fn finished() -> Value {
     changed(3, "Completed", |r| {

@@ -120,6 +120,12 @@ impl Ending {
         now.zip(at(task)).is_some_and(|(now, task)| now > task)
     }
 
+    /// Whether the controller's finalising is past its restore of the routing: it restores no
+    /// object again in this release (§3.6).
+    pub fn restored(self, rollout: &Rollout) -> bool {
+        self.past(rollout, ROUTE_TO_STABLE)
+    }
+
     /// Whether a blue-green release that succeeded still routes all traffic to the new version
     /// before it restores (its finalising's first task is not done).
     pub fn routes_to_new_next(self, rollout: &Rollout) -> bool {
@@ -132,9 +138,7 @@ impl Ending {
     pub fn explain(self, rollout: &Rollout) -> String {
         let next = match (self, rollout.kind) {
             (Ending::Over, _) => "the controller restored the original routing when it ended",
-            _ if self.past(rollout, ROUTE_TO_STABLE) => {
-                "the controller has restored the original routing, and finishes the rest"
-            }
+            _ if self.restored(rollout) => "the controller has restored the original routing, and finishes the rest",
             (Ending::Finalising, StrategyKind::BlueGreen) if self.past(rollout, ROUTE_TO_NEW) => {
                 "the controller has routed all traffic to the new version, and restores the original routing next"
             }
