@@ -412,6 +412,12 @@ impl Rollout {
     /// it is not routed, and the objects keep what the last step before it left. Without the
     /// count, only a step of 100% or more of the replicas is known to reach it.
     pub fn routing_at(&self, stage: Stage, workload_replicas: Option<i64>) -> StageRouting {
+        self.routing_following(stage, workload_replicas, true)
+    }
+
+    /// `routing_at`, taking a pending jump into account (`jumps`) or not: the step a jump
+    /// leaves was reached in order.
+    fn routing_following(&self, stage: Stage, workload_replicas: Option<i64>, jumps: bool) -> StageRouting {
         let own = StageRouting::of(self.strategy_at(stage));
         let (Stage::Step(i), RoutingAction::Route(_)) = (stage, &own.action) else {
             return own;
@@ -437,18 +443,19 @@ impl Rollout {
         // one before it in the list. The jump goes straight to StepTrafficRouting when both
         // steps ask for the same replicas (`doStepJump`), else through StepUpgrade, which skips
         // the routing of a full partition step: the gateway keeps what the current step left.
-        if let (Some(Stage::Step(current)), true) = (self.current_stage(), self.pending_jump() == Some(i)) {
+        let jump = self.pending_jump().filter(|_| jumps);
+        if let (Some(Stage::Step(current)), true) = (self.current_stage(), jump == Some(i)) {
             if self.steps[current - 1].replicas == self.steps[i - 1].replicas {
                 return own;
             }
             return StageRouting {
-                action: self.routing_at(Stage::Step(current), workload_replicas).action,
+                action: self.routing_following(Stage::Step(current), workload_replicas, false).action,
                 note: Some(format!("{why}, so the gateway keeps the routing of step {current}, which the jump leaves")),
             };
         }
         // The last step before it that the controller acts on: routed, or restored. Past a
         // pending jump's step, the steps run on from there.
-        let jumped_to = self.pending_jump().filter(|&target| target < i);
+        let jumped_to = jump.filter(|&target| target < i);
         let earlier = (jumped_to.unwrap_or(1)..i).rev().find(|&j| {
             let step = &self.steps[j - 1];
             !step.strategy.routes_traffic() || !reaches(step)
@@ -887,6 +894,11 @@ mod tests {
         assert!(
             after.note.unwrap().contains("keeps the routing left at step 4, which the status's nextStepIndex jumps to")
         );
+        // Back to a full step from a later one, every step between full too: the step it
+        // leaves is planned in order (a regression: each asked the other, without end).
+        let back = at(5, 4).routing_at(Stage::Step(6), Some(3));
+        assert_eq!(back.action, route("50%"));
+        assert_eq!(at(5, 4).routing_at(Stage::Step(4), Some(3)).action, route("50%"));
         // A blocked blue-green release takes no jump.
         let mut blocked = at(1, 4);
         blocked.kind = StrategyKind::BlueGreen;
