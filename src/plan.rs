@@ -1050,26 +1050,31 @@ mod tests {
         assert_eq!((&kept["canaryWeight"], &kept["data"]["spec"]), (&json!(20), &json!({"weight": 0})));
     }
 
+    /// The warnings of a plan of blue-green Rollout `store` (through HTTPRoute `store`) with
+    /// `steps` and disableGenerateCanaryService `disable`, at `stages` (None: every stage).
+    fn blue_green_warnings(disable: bool, steps: Value, stages: Option<&[Stage]>) -> Vec<String> {
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "store", "namespace": "shop"},
+            "spec": {"strategy": {"blueGreen": {
+                "disableGenerateCanaryService": disable,
+                "steps": steps,
+                "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
+            }}}
+        }))
+        .unwrap();
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", route());
+        let catalog = ScriptCatalog::default();
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        planner.plan_rollout(&rollout, "shop", None, stages.unwrap_or(&rollout.stages())).unwrap().warnings
+    }
+
     #[test]
     fn blue_green_without_a_canary_service_routing_at_step_1_is_warned_of_and_only_then() {
         let warned = |disable: bool, first_step: Value| {
-            let rollout = Rollout::from_object(&json!({
-                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
-                "metadata": {"name": "store", "namespace": "shop"},
-                "spec": {"strategy": {"blueGreen": {
-                    "disableGenerateCanaryService": disable,
-                    "steps": [first_step, {"replicas": "100%", "traffic": "50%"}],
-                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
-                }}}
-            }))
-            .unwrap();
-            let mut objects = ObjectIndex::default();
-            objects.insert("shop", route());
-            let catalog = ScriptCatalog::default();
-            let plan = Planner::new(&objects, &catalog, Limits::default())
-                .plan_rollout(&rollout, "shop", None, &rollout.stages())
-                .unwrap();
-            plan.warnings.iter().any(|w| w.contains("never gets past step 1"))
+            let steps = json!([first_step, {"replicas": "100%", "traffic": "50%"}]);
+            blue_green_warnings(disable, steps, None).iter().any(|w| w.contains("never gets past step 1"))
         };
         assert!(warned(true, json!({"replicas": "100%", "traffic": "0%"})));
         assert!(warned(true, json!({"replicas": "100%", "matches": [{"headers": [{"name": "x", "value": "1"}]}]})));
@@ -1079,24 +1084,10 @@ mod tests {
 
     #[test]
     fn a_blue_green_final_route_after_a_last_step_without_traffic_is_warned_of() {
+        let deleted = "the last step has neither traffic nor matches, so the controller deletes the canary Service store-canary there";
         let warned = |disable: bool, last_step: Value, stages: &[Stage]| {
-            let rollout = Rollout::from_object(&json!({
-                "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
-                "metadata": {"name": "store", "namespace": "shop"},
-                "spec": {"strategy": {"blueGreen": {
-                    "disableGenerateCanaryService": disable,
-                    "steps": [{"replicas": "100%", "traffic": "50%"}, last_step],
-                    "trafficRoutings": [{"service": "store", "gateway": {"httpRouteName": "store"}}]
-                }}}
-            }))
-            .unwrap();
-            let mut objects = ObjectIndex::default();
-            objects.insert("shop", route());
-            let catalog = ScriptCatalog::default();
-            let plan = Planner::new(&objects, &catalog, Limits::default())
-                .plan_rollout(&rollout, "shop", None, stages)
-                .unwrap();
-            plan.warnings.iter().any(|w| w.starts_with("the last step has neither traffic nor matches, so the controller deletes the canary Service store-canary there"))
+            let steps = json!([{"replicas": "100%", "traffic": "50%"}, last_step]);
+            blue_green_warnings(disable, steps, Some(stages)).iter().any(|w| w.starts_with(deleted))
         };
         let every = [Stage::Step(1), Stage::Step(2), Stage::BlueGreenFinal];
         assert!(warned(false, json!({"replicas": "100%"}), &every));
