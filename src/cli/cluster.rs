@@ -568,8 +568,8 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     }
     let count = rollout.steps.len();
     let ending = Ending::of(rollout);
-    // A blue-green release blocked by a new version runs no step: once the workload is rolled
-    // back, the controller restores (§3.6).
+    // A blue-green release blocked by a new version runs no step until the workload is rolled
+    // back (§3.6).
     let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout));
     if rollout.blue_green_blocked() && restoring.is_none() {
         let blocked = model::BLUE_GREEN_BLOCKED;

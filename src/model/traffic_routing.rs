@@ -137,7 +137,7 @@ impl TrafficRoutingCr {
     /// `routing()` while a Rollout holds it. A Rollout puts its finalizer on as its release
     /// starts (`started`: past Initializing), so one that is not held then was linked later, or
     /// its finalizer was taken off: its controller routes nothing in this release, and restores
-    /// the original if it was progressing (§2).
+    /// the original if it was progressing (§2). One being deleted is restored whoever holds it.
     pub fn routing_for(&self, started: bool) -> StageRouting {
         // Being deleted, it is finalised whoever holds it.
         if self.phase.as_deref() == Some("Terminating") {
@@ -156,7 +156,7 @@ impl TrafficRoutingCr {
             "it has no {PROGRESSING_FINALIZER}/<rollout> finalizer, which a Rollout puts on as its release starts (one linked later, or whose finalizer was taken off, waits for the next release)"
         );
         match self.phase.as_deref() {
-            Some("Progressing" | "Finalizing" | "Terminating") => StageRouting {
+            Some("Progressing" | "Finalizing") => StageRouting {
                 action: RoutingAction::Restore,
                 note: Some(format!(
                     "no Rollout holds it, so its controller finalises it, restoring the original: {why}"
