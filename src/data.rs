@@ -316,17 +316,7 @@ pub fn string_map(value: &Value) -> BTreeMap<String, String> {
 /// The `Data` field a JSON key decodes into, matched as Go's decoder matches struct fields.
 fn go_field(key: &str) -> Option<&'static str> {
     const FIELDS: [&str; 3] = ["spec", "labels", "annotations"];
-    if let Some(exact) = FIELDS.iter().find(|f| **f == key) {
-        return Some(exact);
-    }
-    // Go folds case with Unicode simple folding; for these ASCII names that adds only the long
-    // s (U+017F) for "s" and the Kelvin sign (U+212A) for "k".
-    let folds = |c: char, want: char| {
-        c.to_ascii_lowercase() == want || (c == '\u{17F}' && want == 's') || (c == '\u{212A}' && want == 'k')
-    };
-    FIELDS.into_iter().find(|field| {
-        key.chars().count() == field.len() && key.chars().zip(field.chars()).all(|(c, want)| folds(c, want))
-    })
+    FIELDS.into_iter().find(|f| *f == key).or_else(|| FIELDS.into_iter().find(|f| gojson::go_fold_equal(key, f)))
 }
 
 #[cfg(test)]

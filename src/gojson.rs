@@ -328,6 +328,18 @@ pub fn number(n: f64) -> Result<Value, String> {
     Ok(Value::Number(Number::from_f64(n).expect("finite")))
 }
 
+/// Whether Go's JSON decoding takes `key` for the struct field `field` when no field is named
+/// `key` exactly: equal under Unicode's simple case folding, which for ASCII field names is
+/// ASCII's, and the Kelvin sign and long s.
+pub fn go_fold_equal(key: &str, field: &str) -> bool {
+    let fold = |c: char| match c {
+        '\u{212A}' => 'k',
+        '\u{17F}' => 's',
+        c => c.to_ascii_lowercase(),
+    };
+    key.chars().map(fold).eq(field.chars().map(fold))
+}
+
 /// Writes a decoded JSON value as Go's `json.Marshal` does.
 pub fn write_value(out: &mut String, value: &Value) {
     match value {

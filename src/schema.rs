@@ -8,6 +8,7 @@
 //! of its fields, `{"*": …}` a map of anything to …, `[…]` a list of …, and `null` a value whose
 //! fields are not checked. `tests/inputs.rs` regenerates it (`UPDATE_GENERATED=1`).
 
+use crate::gojson;
 use crate::model::Path;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -100,9 +101,9 @@ fn decode(existing: Option<Value>, value: &Value, schema: &Value, path: &Path, f
             for (key, value) in map {
                 let field = match of_map {
                     Some(schema) => Some((key, schema)),
-                    None => {
-                        fields.get_key_value(key).or_else(|| fields.iter().find(|(field, _)| go_fold_equal(key, field)))
-                    }
+                    None => fields
+                        .get_key_value(key)
+                        .or_else(|| fields.iter().find(|(field, _)| gojson::go_fold_equal(key, field))),
                 };
                 let Some((name, schema)) = field else {
                     into.insert(key.clone(), value.clone()); // An unknown field, warned of as such.
@@ -124,17 +125,6 @@ fn decode(existing: Option<Value>, value: &Value, schema: &Value, path: &Path, f
         // reads of a case's Rollout), taken whole.
         _ => value.clone(),
     }
-}
-
-/// Whether Go's JSON decoding takes `key` for the field `field`: equal under Unicode's simple
-/// case folding, which for ASCII field names is ASCII's, and the Kelvin sign and long s.
-fn go_fold_equal(key: &str, field: &str) -> bool {
-    let fold = |c: char| match c {
-        '\u{212A}' => 'k',
-        '\u{17F}' => 's',
-        c => c.to_ascii_lowercase(),
-    };
-    key.chars().map(fold).eq(field.chars().map(fold))
 }
 
 fn walk(value: &Value, schema: &Value, path: &Path, unknown: &mut Vec<UnknownField>) {
@@ -245,8 +235,8 @@ mod tests {
             ]
         );
         // The Kelvin sign and the long s fold to k and s, as Go folds them; other letters do not.
-        assert!(go_fold_equal("\u{17F}teps", "steps") && go_fold_equal("\u{212A}ind", "kind"));
-        assert!(!go_fold_equal("stéps", "steps") && !go_fold_equal("step", "steps"));
+        assert!(gojson::go_fold_equal("\u{17F}teps", "steps") && gojson::go_fold_equal("\u{212A}ind", "kind"));
+        assert!(!gojson::go_fold_equal("stéps", "steps") && !gojson::go_fold_equal("step", "steps"));
     }
 
     #[test]

@@ -58,9 +58,7 @@ impl Progress {
                 }
             }
             Some(ending) => Progress::Failed { reason: ending.describe().into() },
-            None if rollout.blue_green_blocked() => Progress::Failed {
-                reason: "a new version of the workload came in the middle of the blue-green release, and the controller runs no step until the workload is rolled back".into(),
-            },
+            None if rollout.blue_green_blocked() => Progress::Failed { reason: model::BLUE_GREEN_BLOCKED.into() },
             None if status.phase.as_deref() == Some("Progressing") => match status.current_step_state.as_deref() {
                 Some("StepPaused") => match rollout.current_stage() {
                     // The controller finishes this step without a pause at its next reconcile
