@@ -278,7 +278,7 @@ impl<'a> Planner<'a> {
                 )?);
                 let (own_objects, cr_objects) = objects.split_at_mut(own_count);
                 without_weights.note(Some(stage), cr_routing, cr_objects, &cr_done.action);
-                by_cr = Some(describe_traffic_routing(rollout, cr, &providers::weight_split(cr_routing, cr_objects)));
+                by_cr = Some(describe_traffic_routing(cr, cr_done, &providers::weight_split(cr_routing, cr_objects)));
                 for object in own_objects {
                     if let Some(theirs) = cr_objects.iter_mut().find(|o| o.key == object.key) {
                         let note = contested_note(&object.key, rollout, namespace, cr);
@@ -456,10 +456,10 @@ pub fn describe_stage(
     (description, joined([own, by_cr, None, None]))
 }
 
-/// What a TrafficRouting does at every step of `rollout`, routed through it:
-/// `TrafficRouting NAME: <its strategy>`, its weights said as `split` has them.
-pub fn describe_traffic_routing(rollout: &Rollout, cr: &TrafficRoutingCr, split: &WeightSplit) -> String {
-    let done = cr.routing_for(rollout.release_started());
+/// What a TrafficRouting does at every step of a Rollout routed through it (`done`, its
+/// `routing_for` that Rollout): `TrafficRouting NAME: <its strategy>`, its weights said as
+/// `split` has them.
+pub fn describe_traffic_routing(cr: &TrafficRoutingCr, done: &StageRouting, split: &WeightSplit) -> String {
     format!("TrafficRouting {}: {}", cr.name, done.describe(&cr.strategy, split))
 }
 

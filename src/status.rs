@@ -307,7 +307,9 @@ fn routes_through(rollout: &Rollout, namespace: &str, cr: Option<&TrafficRouting
 fn unplanned_does(rollout: &Rollout, stage: Stage, cr: Option<&TrafficRoutingCr>) -> String {
     let by_cr = match (cr, &rollout.traffic_routing_cr) {
         // Without a plan, what the objects make of its weights is not known.
-        (Some(cr), _) => Some(describe_traffic_routing(rollout, cr, &WeightSplit::Split)),
+        (Some(cr), _) => {
+            Some(describe_traffic_routing(cr, &cr.routing_for(rollout.release_started()), &WeightSplit::Split))
+        }
         (None, Some(name)) => Some(format!("TrafficRouting {name}: routing not known")),
         (None, None) => None,
     };
