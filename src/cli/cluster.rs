@@ -568,46 +568,39 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     }
     let count = rollout.steps.len();
     let ending = Ending::of(rollout);
-    // A blue-green release blocked by a new version runs no step until the workload is rolled
-    // back (§3.6).
     let restoring = ending.filter(|e| e.restores()).map(|e| e.explain(rollout));
-    if rollout.blue_green_blocked() && restoring.is_none() {
-        let blocked = model::BLUE_GREEN_BLOCKED;
-        let as_asked = format!("{blocked}; planned as asked (the controller routes none of the steps now)");
-        return Ok(match (args.all_steps, args.step, args.next, rollout.current_stage()) {
-            (true, _, _, _) => (rollout.stages(), Some(as_asked)),
-            (false, Some(n), _, _) => (vec![rollout.step_stage(n).map_err(Error::Input)?], Some(as_asked)),
-            (false, None, true, Some(Stage::Step(i))) if i < count => (vec![Stage::Step(i + 1)], Some(as_asked)),
-            _ => (
-                Vec::new(),
-                Some(format!("{blocked}; no step is planned (--next, --step N and --all-steps plan as asked)")),
-            ),
-        });
-    }
+    // A blue-green release blocked by a new version runs no step until the workload is rolled
+    // back (§3.6), and restores nothing either.
+    let blocked = rollout.blue_green_blocked() && restoring.is_none();
+    let stopped = restoring.clone().or_else(|| blocked.then(|| model::BLUE_GREEN_BLOCKED.to_string()));
     let as_asked =
-        restoring.as_ref().map(|why| format!("{why}; planned as asked (the controller routes none of the steps now)"));
+        stopped.as_ref().map(|why| format!("{why}; planned as asked (the controller routes none of the steps now)"));
     if args.all_steps {
         return Ok((rollout.stages(), as_asked));
     }
     if let Some(n) = args.step {
         return Ok((vec![rollout.step_stage(n).map_err(Error::Input)?], as_asked));
     }
-    let no_step = restoring.as_ref().map(|why| {
+    let no_step = stopped.as_ref().map(|why| {
         let args = model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name);
         // A blue-green release that succeeded routes all traffic to the new version first.
         let route_first = match ending.is_some_and(|e| e.routes_to_new_next(rollout)) {
             true => "--next plans that route to the new version, ",
             false => "",
         };
-        format!(
-            "{why}; no step is planned ({route_first}`kubectl rollout-lua restore {args} --dry-run=client` shows that restore; --step N plans a step anyway)"
-        )
+        let restore = match restoring {
+            Some(_) => {
+                format!("{route_first}`kubectl rollout-lua restore {args} --dry-run=client` shows that restore; ")
+            }
+            None => String::new(),
+        };
+        format!("{why}; no step is planned ({restore}--step N plans a step anyway)")
     });
     let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
     let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
     // Restarted (a new version mid-release): the controller restored the routing, and step 1
     // is what it routes next, whatever step the status still names.
-    if rollout.initializing() && restoring.is_none() {
+    if rollout.initializing() && stopped.is_none() {
         return Ok((vec![Stage::Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))));
     }
     if let Some(jump) = rollout.pending_jump() {
@@ -625,7 +618,9 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
             Some(Stage::Step(i)) if i < count => (vec![Stage::Step(i + 1)], as_asked),
             // Unless the release ends otherwise, or its route to the new version is done.
             Some(Stage::Step(_))
-                if rollout.kind == StrategyKind::BlueGreen && ending.is_none_or(|e| e.routes_to_new_next(rollout)) =>
+                if rollout.kind == StrategyKind::BlueGreen
+                    && !blocked
+                    && ending.is_none_or(|e| e.routes_to_new_next(rollout)) =>
             {
                 (vec![Stage::BlueGreenFinal], as_asked)
             }
@@ -808,7 +803,7 @@ mod tests {
                     (
                         Vec::new(),
                         Some(format!(
-                            "{}; no step is planned (--next, --step N and --all-steps plan as asked)",
+                            "{}; no step is planned (--step N plans a step anyway)",
                             model::BLUE_GREEN_BLOCKED
                         )),
                     ),
