@@ -222,14 +222,18 @@ impl<'a> Planner<'a> {
         {
             let assumed = "the plan assumes only a step of 100% (or more) of its replicas reaches them; the controller does not route a partition step whose replicas reach the workload's";
             let key = ObjectKey::of_ref(w, namespace);
+            let unknown = if self.objects.get(&key).is_some() {
+                "has no replica count the controller reads"
+            } else if self.objects.is_absent(&key) {
+                "does not exist"
+            } else {
+                "is not known (not among the files, or not readable)"
+            };
             warnings.push(match self.objects.refused(&key) {
                 Some((failure, needed)) => {
                     model::refused_read(&format!("read its workload {key}"), &failure, assumed, needed)
                 }
-                None => format!(
-                    "its workload {} {} is not known (not among the files, or not readable), so {assumed}",
-                    w.kind, w.name
-                ),
+                None => format!("its workload {} {} {unknown}, so {assumed}", w.kind, w.name),
             });
         }
         let routing = own;
@@ -949,7 +953,7 @@ mod tests {
     }
 
     #[test]
-    fn a_workload_whose_read_was_refused_is_warned_of_as_refused_with_what_to_grant() {
+    fn a_workload_unknown_absent_uncounted_or_refused_is_warned_of_as_such() {
         let mut rollout = rollout();
         rollout.workload =
             Some(ObjectRef { api_version: "apps/v1".into(), kind: "Deployment".into(), name: "store".into() });
@@ -967,8 +971,24 @@ mod tests {
             )),
             "{unknown:?}"
         );
-        let needed = Permission::new("get", "apps", "deployments", None, "shop").on("store");
         let key = ObjectKey::of_ref(rollout.workload.as_ref().unwrap(), "shop");
+        let mut looked_for = objects.clone();
+        looked_for.insert_absent(key.clone());
+        let absent = warnings(&looked_for);
+        assert!(absent.iter().any(|w| w.starts_with("its workload Deployment store does not exist, so")), "{absent:?}");
+        let mut uncounted = objects.clone();
+        uncounted.insert(
+            "shop",
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "store"}, "spec": {"replicas": "two"}}),
+        );
+        let uncounted = warnings(&uncounted);
+        assert!(
+            uncounted
+                .iter()
+                .any(|w| w.starts_with("its workload Deployment store has no replica count the controller reads, so")),
+            "{uncounted:?}"
+        );
+        let needed = Permission::new("get", "apps", "deployments", None, "shop").on("store");
         objects.insert_refused(key, "forbidden (403 Forbidden)".into(), needed);
         let refused = warnings(&objects);
         assert!(refused.iter().any(|w| w.starts_with("cannot read its workload Deployment shop/store (forbidden (403 Forbidden)): the plan assumes only a step of 100%") && w.ends_with("; to allow that read, grant get deployments named store (API group apps) in namespace shop")), "{refused:?}");

@@ -2107,6 +2107,24 @@ fn a_workload_that_may_not_be_read_is_warned_of_as_refused_with_what_to_grant() 
 }
 
 #[test]
+fn a_workload_not_in_the_cluster_is_warned_of_as_missing() {
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::leases())
+        .resource(fake_apiserver::services())
+        .resource(fake_apiserver::deployments())
+        .object(rollout(2, "StepPaused"))
+        .object(virtual_service())
+        .object(destination_rule())
+        .object(service("demo"))
+        .object(service("demo-canary"))
+        .start();
+    Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success().stdout_has(
+        "warning: its workload Deployment demo does not exist, so the plan assumes only a step of 100% (or more) of its replicas reaches them",
+    );
+}
+
+#[test]
 fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
     let route = fake_apiserver::ApiResourceDef::new("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes");
     let mut rollout = rollout(2, "StepPaused");

@@ -336,8 +336,9 @@ async fn read_routing(
     )?;
     for workload in workloads {
         match workload {
-            Ok(object) => snapshot.objects.insert(namespace, object),
-            Err((key, failure, needed)) => snapshot.objects.insert_refused(key, failure, needed),
+            WorkloadRead::Found(object) => snapshot.objects.insert(namespace, object),
+            WorkloadRead::Absent(key) => snapshot.objects.insert_absent(key),
+            WorkloadRead::Refused((key, failure, needed)) => snapshot.objects.insert_refused(key, failure, needed),
         }
     }
     let mut resources = BTreeMap::new();
@@ -643,11 +644,7 @@ async fn read_after_rediscovery(
 /// partition release's (`Rollout::is_real_partition`, docs/controller-semantics.md §11). One
 /// that cannot be read (its kind not served, reading forbidden, gone) is left out, and the plan
 /// says what it assumes instead.
-async fn read_workloads(
-    cluster: &Cluster,
-    rollouts: &[Located<Rollout>],
-    workloads: Workloads,
-) -> Vec<Result<Value, RefusedRead>> {
+async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>], workloads: Workloads) -> Vec<WorkloadRead> {
     let refs: BTreeSet<&ObjectRef> = rollouts
         .iter()
         .filter(|r| workloads == Workloads::All || r.item.is_real_partition())
@@ -657,10 +654,12 @@ async fn read_workloads(
     let read = refs.into_iter().map(|reference| async move {
         let resource =
             cluster.resource(reference.group(), reference.version(), &reference.kind, false).await.ok()??;
+        let key = ObjectKey::of_ref(reference, namespace);
         match cluster.get(&resource, namespace, &reference.name).await {
-            Ok(workload) => workload.map(Ok),
-            Err(Error::Api { failure, .. }) if failure.code == Some(403) => Some(Err((
-                ObjectKey::of_ref(reference, namespace),
+            Ok(Some(workload)) => Some(WorkloadRead::Found(workload)),
+            Ok(None) => Some(WorkloadRead::Absent(key)),
+            Err(Error::Api { failure, .. }) if failure.code == Some(403) => Some(WorkloadRead::Refused((
+                key,
                 failure.to_string(),
                 resource.permission("get", None, namespace).on(&reference.name),
             ))),
@@ -668,6 +667,14 @@ async fn read_workloads(
         }
     });
     join_all(read).await.into_iter().flatten().collect()
+}
+
+/// What reading a workload found.
+enum WorkloadRead {
+    Found(Value),
+    /// Not found in the namespace.
+    Absent(ObjectKey),
+    Refused(RefusedRead),
 }
 
 /// An object the API server refused to let be read: its key, the failure, and the permission
