@@ -2324,6 +2324,20 @@ fn plan_says_that_a_rollout_is_paused() {
 }
 
 #[test]
+fn approving_a_timed_pause_notes_that_it_ends_it_early() {
+    let mut timed = rollout(2, "StepPaused");
+    timed["spec"]["strategy"]["canary"]["steps"][1]["pause"] = json!({"duration": 600});
+    let server = serving(timed).start();
+    let test = Test::new().kubeconfig(&server);
+    let note = "  warning: step 2's timed pause (10m00s): approving ends it now, where the controller would have moved on by itself once it ran out\n";
+    test.run_args(["approve", "demo", "--dry-run=client"]).success().stdout_has(note);
+    test.run_args(["approve", "demo", "--yes"])
+        .success()
+        .stdout_has(note)
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+}
+
+#[test]
 fn status_shows_and_approve_notes_that_a_rollout_is_paused() {
     let mut paused = rollout(2, "StepPaused");
     paused["spec"]["strategy"]["paused"] = json!(true);

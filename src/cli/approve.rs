@@ -243,6 +243,23 @@ fn paused_approval(rollout: &Rollout) -> Option<String> {
     })
 }
 
+/// What to say of approving a timed pause that has not run out (`now` on the API server's
+/// clock): the approval ends it at once, as kubectl-kruise's does, where the controller would
+/// have waited. Nothing once it has run out: the controller moves on by itself then.
+fn timed_pause_approval(rollout: &Rollout, now: std::time::SystemTime) -> Option<String> {
+    let Progress::Paused { pause_seconds, seconds_left } = Progress::of(rollout, now) else { return None };
+    let pause = crate::time::human(std::time::Duration::from_secs(pause_seconds));
+    let left = match seconds_left {
+        Some(left) if left <= 0 => return None,
+        Some(left) => format!(" has {} left", crate::time::human(std::time::Duration::from_secs(left as u64))),
+        None => String::new(),
+    };
+    let step = rollout.current_stage()?;
+    Some(format!(
+        "{step}'s timed pause ({pause}){left}: approving ends it now, where the controller would have moved on by itself once it ran out"
+    ))
+}
+
 /// Refuses when two routings plan one object and one of them writes it (`planned`: each
 /// Rollout's name with an object its plan holds). Two Rollouts: each plan is made from the same
 /// read, so the second Rollout's writes would replace the first's routing, leaving it approved
@@ -515,6 +532,8 @@ impl Run<'_> {
                 let early = args.traffic_only.then(|| early_routing(&rollout.item, &plan)).flatten();
                 plan.warnings.extend(early.clone());
                 plan.warnings.extend((!args.traffic_only).then(|| paused_approval(&rollout.item)).flatten());
+                let now = session.cluster.server_now();
+                plan.warnings.extend((!args.traffic_only).then(|| timed_pause_approval(&rollout.item, now)).flatten());
                 Ok(Approval { rollout, stage, plan, early })
             })
             .collect::<Result<Vec<_>, Error>>()?;
@@ -1011,6 +1030,32 @@ mod tests {
             Err(Error::Refused(message)) => message,
             other => panic!("refused: {other:?}"),
         }
+    }
+
+    #[test]
+    fn approving_a_timed_pause_before_it_runs_out_is_warned_of() {
+        let now = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_316_400); // 2026-11-22T03:00:00Z
+        let paused = |since: Option<&str>| {
+            let mut raw = rollout(false, status("Progressing", 2, "StepPaused", json!({}))).raw;
+            raw["spec"]["strategy"]["canary"]["steps"][1]["pause"] = json!({"duration": 600});
+            if let Some(since) = since {
+                raw["status"]["canaryStatus"]["lastUpdateTime"] = json!(since);
+            }
+            Rollout::from_object(&raw).unwrap()
+        };
+        assert_eq!(
+            timed_pause_approval(&paused(Some("2026-11-22T02:59:30Z")), now).unwrap(),
+            "step 2's timed pause (10m00s) has 9m30s left: approving ends it now, where the controller would have moved on by itself once it ran out"
+        );
+        let unknown = timed_pause_approval(&paused(None), now).unwrap();
+        assert!(unknown.starts_with("step 2's timed pause (10m00s): approving ends it now"), "{unknown}");
+        assert_eq!(
+            timed_pause_approval(&paused(Some("2026-11-22T02:40:00Z")), now),
+            None,
+            "ran out: nothing ends early"
+        );
+        let manual = rollout(false, status("Progressing", 2, "StepPaused", json!({}))).item;
+        assert_eq!(timed_pause_approval(&manual, now), None, "a pause until approved");
     }
 
     #[test]
