@@ -162,7 +162,9 @@ static int traversetable (global_State *g, Table *h) {
   const TValue *mode;
   if (h->metatable)
     markobject(g, h->metatable);
-  mode = gfasttm(g, h->metatable, TM_MODE);
+  /* kubectl-rollout-lua: gopher-lua has no weak tables: __mode is an ordinary field, and every
+     table holds its keys and values strongly. */
+  mode = NULL;
   if (mode && ttisstring(mode)) {  /* is there a weak mode? */
     weakkey = (strchr(svalue(mode), 'k') != NULL);
     weakvalue = (strchr(svalue(mode), 'v') != NULL);
