@@ -249,6 +249,10 @@ impl<'a> Planner<'a> {
         let mut without_weights = providers::WithoutWeights::default();
         // The stage a release in progress is at: its objects as read are the gateway's there.
         let current = rollout.current_stage().filter(|_| routing.as_ref().is_some_and(|r| r.releasing));
+        // The stage the controller runs now, whichever routing it is through (none while a
+        // release ends: it restores instead).
+        let at_now =
+            rollout.current_stage().filter(|_| rollout.release_started() && model::Ending::of(rollout).is_none());
         // Whether a stage planned routes (the controller waits for the stable Service there).
         let mut routes = false;
         for &stage in stages {
@@ -263,8 +267,18 @@ impl<'a> Planner<'a> {
             routes |= matches!(done.action, RoutingAction::Route(_));
             let mut objects = Vec::new();
             let label = rollout.stage_label(stage);
+            // An object missing where the controller routes it now fails the step there and
+            // then, which placing the objects reports as the error it is.
+            let now = Some(stage) == at_now;
             if let Some(routing) = &routing {
-                objects.extend(self.plan_objects_once(&mut own_alike, routing, &done.action, &label, &mut carried)?);
+                objects.extend(self.plan_objects_once(
+                    &mut own_alike,
+                    routing,
+                    &done.action,
+                    &label,
+                    &mut carried,
+                    now,
+                )?);
             }
             let own_count = objects.len();
             let own = routing.as_ref().map(|routing| {
@@ -279,6 +293,7 @@ impl<'a> Planner<'a> {
                     &cr_done.action,
                     &label,
                     &mut carried,
+                    now,
                 )?);
                 let (own_objects, cr_objects) = objects.split_at_mut(own_count);
                 without_weights.note(Some(stage), cr_routing, cr_objects, &cr_done.action);
@@ -318,7 +333,7 @@ impl<'a> Planner<'a> {
         let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
-        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::default())?;
+        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::default(), true)?;
         let mut without_weights = providers::WithoutWeights::default();
         without_weights.note(None, &routing, &objects, &done.action);
         let description = done.describe(&cr.strategy, &providers::weight_split(&routing, &objects));
@@ -351,14 +366,16 @@ impl<'a> Planner<'a> {
         action: &RoutingAction,
         stage: &str,
         carried: &mut Carried,
+        now: bool,
     ) -> Result<Vec<ObjectPlan>, Error> {
         if self.carry {
-            return self.plan_objects(routing, action, stage, carried);
+            return self.plan_objects(routing, action, stage, carried, now);
         }
-        if let Some((_, objects)) = alike.iter().find(|(planned, _)| planned == action) {
+        // Alike stages share a missing object's placing, which fails the stage run now.
+        if let Some((_, objects)) = alike.iter().find(|(planned, _)| planned == action).filter(|_| !now) {
             return Ok(objects.clone());
         }
-        let objects = self.plan_objects(routing, action, stage, carried)?;
+        let objects = self.plan_objects(routing, action, stage, carried, now)?;
         alike.push((action.clone(), objects.clone()));
         Ok(objects)
     }
@@ -373,6 +390,7 @@ impl<'a> Planner<'a> {
         action: &RoutingAction,
         stage: &str,
         carried: &mut Carried,
+        now: bool,
     ) -> Result<Vec<ObjectPlan>, Error> {
         let context =
             Context { routing, action, stage, limits: &self.limits, printed: &self.printed, keep_obj: self.keep_objs };
@@ -394,7 +412,8 @@ impl<'a> Planner<'a> {
                         };
                         let after = after.map(|(object, label)| (Arc::clone(object), label.clone()));
                         let resolve = || self.resolved(scripts::key_of(reference), || self.scripts.resolve(reference));
-                        let plan = custom::plan_object(&context, self.objects, (index, reference), after, resolve)?;
+                        let plan = custom::plan_object(&context, self.objects, (index, reference), after, resolve);
+                        let plan = self.placed_if_missing(plan, reference, routing, now)?;
                         let left = (Arc::clone(&plan.planned), stage.to_string());
                         if self.carry && (carrying || matches!(plan.action, providers::Action::Restore)) {
                             carried.left.insert(key, left);
@@ -415,7 +434,9 @@ impl<'a> Planner<'a> {
                 Provider::Gateway { http_route } => {
                     let key = gateway::GatewayRoute::of(routing, http_route).key();
                     let (current, after) = self.starting_point(carried, &key);
-                    gateway::plan_object(self.objects, routing, http_route, action, current, after)?
+                    let plan = gateway::plan_object(self.objects, routing, http_route, action, current, after);
+                    let reference = gateway::GatewayRoute::of(routing, http_route).reference(&Value::Null);
+                    self.placed_if_missing(plan, &reference, routing, now)?
                 }
             };
             if self.carry {
@@ -424,6 +445,24 @@ impl<'a> Planner<'a> {
             objects.push(plan);
         }
         Ok(objects)
+    }
+
+    /// `plan` of the object `reference` names, or, placing the objects as read (`status`), its
+    /// plan as not found when it is missing where a stage the controller does not run `now`
+    /// routes it: that stage would fail, but where the other objects stand is still told.
+    fn placed_if_missing(
+        &self,
+        plan: Result<ObjectPlan, Error>,
+        reference: &model::ObjectRef,
+        routing: &Routing,
+        now: bool,
+    ) -> Result<ObjectPlan, Error> {
+        match plan {
+            Err(Error::Missing { message, .. }) if !self.carry && !now => {
+                Ok(ObjectPlan::not_found(reference, &routing.owner, message))
+            }
+            plan => plan,
+        }
     }
 
     /// The object `key` as a stage starts from it: as the stage before left it (with that
@@ -818,6 +857,31 @@ mod tests {
             ..Default::default()
         };
         (rollout, objects, catalog)
+    }
+
+    #[test]
+    fn an_object_missing_where_a_stage_routes_it_fails_the_plan_but_is_placed_as_absent() {
+        let steps = json!([{"replicas": 1, "traffic": "20%"}, {"replicas": 2}]);
+        let (rollout, _, catalog) = routing_a_thing(steps, "return {spec = {weight = obj.canaryWeight}}");
+        let objects = ObjectIndex::default();
+        let planner = Planner::new(&objects, &catalog, Limits::default());
+        let failed = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap_err();
+        assert!(matches!(failed, Error::Missing { .. }), "{failed:?}");
+        let placing = Planner::new(&objects, &catalog, Limits::default()).each_stage_from_the_objects_read();
+        let placed = placing.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+        let views = status::positions(&placed);
+        assert_eq!((views.len(), &views[0].position), (1, &Position::Absent));
+        assert!(views[0].notes[0].ends_with("but there is no such object in namespace shop: a step that routes it fails at the controller (its restore skips it)"), "{:?}", views[0].notes);
+        assert!(placed.stages.iter().flat_map(|s| &s.objects).all(|o| o.writes().next().is_none()), "nothing to write");
+        // Where the controller routes it now, the step fails there and then: an error placing too.
+        let mut at = |step: i64| {
+            let mut rollout = rollout.clone();
+            rollout.status.phase = Some("Progressing".into());
+            rollout.status.current_step_index = Some(step);
+            placing.plan_rollout(&rollout, "shop", None, &rollout.stages())
+        };
+        assert!(matches!(at(1), Err(Error::Missing { .. })), "step 1 routes it");
+        assert_eq!(status::positions(&at(2).unwrap())[0].position, Position::Absent, "step 2 restores");
     }
 
     #[test]

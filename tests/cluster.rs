@@ -1387,6 +1387,12 @@ fn a_missing_object_does_not_stop_a_step_that_restores() {
         .success()
         .stdout_has("DestinationRule shop/demo: already as planned; not found: the controller's restore skips it")
         .stdout_has(skipped);
+    // Where the objects stand is still told, the missing one absent.
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has("    VirtualService shop/demo   original  built-in")
+        .stdout_has("    DestinationRule shop/demo  absent")
+        .stdout_has("      note: Rollout shop/demo routes through DestinationRule/demo (networking.istio.io/v1beta1), but there is no such object in namespace shop: a step that routes it fails at the controller (its restore skips it)\n");
     test.run_args(["approve", "demo", "--yes"])
         .success()
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 3/3)");

@@ -133,7 +133,7 @@ const TEST_ABOUT: &str = "Run scripts' test cases (the controller's testdata for
 const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the current step and what it does (while \
     the release is ending or over: what the controller does to the routing instead), the step state (and spec.strategy.paused, as plan's header says it: the controller acts on nothing, an approval included, until the Rollout is resumed, but for a release's end), the controller's message, canary and stable replicas, and for a timed pause the time left; and for every gateway \
     object whether it is at step k (planning step k from it writes nothing), at its original (an HTTPRoute: no \
-    backendRef to the canary Service; a canary Ingress: absent), drifted (neither), or contested (at a step of \
+    backendRef to the canary Service; a canary Ingress: absent; an object not found: absent, with a note, unless the current step routes it, which fails), drifted (neither), or contested (at a step of \
     one of two routings that write it, a Rollout's own and its TrafficRouting's, and not of the other), with the \
     script used (an object still at a step while the Rollout is not in a release, left by a controller or restore \
     that did not finish, gets a note: restore puts the routing before the release back; the exit stays 0); and \

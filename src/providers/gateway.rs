@@ -295,6 +295,12 @@ impl<'a> GatewayRoute<'a> {
         ObjectKey::new(GROUP, KIND, self.namespace, self.http_route)
     }
 
+    /// The route as a ref, at `object`'s apiVersion (v1 when it has none: null, not found).
+    pub fn reference(&self, object: &Value) -> ObjectRef {
+        let api_version = object["apiVersion"].as_str().map_or_else(|| format!("{GROUP}/v1"), str::to_string);
+        ObjectRef { api_version, kind: KIND.into(), name: self.http_route.into() }
+    }
+
     /// Whether the route shows no sign of a release: no backendRef to the canary Service.
     /// With canary = stable nothing tells (a routed rule is the stable one with another
     /// weight), and the route counts as untouched.
@@ -389,10 +395,9 @@ pub fn plan_object(
         true => vec![Change::Replace { key: key.clone(), before: Arc::clone(current), after: Arc::clone(&planned) }],
         false => vec![Change::Keep { key: key.clone(), object: Arc::clone(current) }],
     };
-    let api_version = current["apiVersion"].as_str().map_or_else(|| format!("{GROUP}/v1"), str::to_string);
     let strands_stable = strands_stable(&route, current, &planned);
     Ok(ObjectPlan {
-        reference: ObjectRef { api_version, kind: KIND.into(), name: http_route.into() },
+        reference: route.reference(current),
         key,
         owner: routing.owner.clone(),
         untouched: route.untouched(current),

@@ -339,6 +339,33 @@ pub struct ObjectPlan {
 pub struct Changed(OnceLock<bool>);
 
 impl ObjectPlan {
+    /// The plan of an object that does not exist at a stage that routes it, when placing the
+    /// objects (`status`): that stage fails at the controller (`missing` says so, as `plan`'s
+    /// error does), but the object is still placed, as absent, and the others with it.
+    pub fn not_found(reference: &ObjectRef, owner: &Owner, missing: String) -> ObjectPlan {
+        let key = ObjectKey::of_ref(reference, &owner.namespace);
+        let nothing = Arc::new(Value::Null);
+        ObjectPlan {
+            reference: reference.clone(),
+            changes: vec![Change::Keep { key: key.clone(), object: Arc::clone(&nothing) }],
+            key,
+            owner: owner.clone(),
+            current: Arc::clone(&nothing),
+            planned: nothing,
+            action: Action::Keep("not found: a step that routes it fails"),
+            obj: None,
+            warnings: Vec::new(),
+            unwritable: None,
+            degenerate_original: None,
+            foreign_canary: None,
+            strands_stable: None,
+            notes: vec![format!("{missing}: a step that routes it fails at the controller (its restore skips it)")],
+            untouched: true,
+            after: None,
+            changed: Changed::default(),
+        }
+    }
+
     /// `VirtualService shop/demo`.
     pub fn describe(&self) -> String {
         self.key.to_string()
