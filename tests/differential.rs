@@ -226,6 +226,11 @@ fn regression_json_module_calling_convention() {
 }
 
 #[test]
+fn regression_assert_without_an_argument() {
+    regression_cases(&[("regression/assert_without_an_argument.lua", "obj/minimal.json", Expect::Success)]);
+}
+
+#[test]
 fn regression_constructor_batch_before_a_call() {
     regression_cases(&[("regression/constructor_batch_before_a_call.lua", "obj/minimal.json", Expect::Success)]);
 }

@@ -341,7 +341,8 @@ static int luaB_dofile (lua_State *L) {
 
 
 static int luaB_assert (lua_State *L) {
-  luaL_checkany(L, 1);
+  /* kubectl-rollout-lua: gopher-lua's baseAssert takes no argument as nil,
+     a failed assertion */
   if (!lua_toboolean(L, 1))
     return luaL_error(L, "%s", luaL_optstring(L, 2, "assertion failed!"));
   return lua_gettop(L);

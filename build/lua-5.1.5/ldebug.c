@@ -70,12 +70,17 @@ LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count) {
 ** kubectl-rollout-lua: `n' steps of a loop in a library function count as
 ** `n' VM instructions for the count hook, so that a hook bounding the running
 ** time also stops library functions that loop in C (pattern matching,
-** string.rep, the table library) and would otherwise never reach it.
+** string.rep, the table library) and would otherwise never reach it. The hook
+** is called once for every count the steps make up, as the VM would call it.
 */
 LUA_API void lua_librarysteps (lua_State *L, int n) {
-  if ((L->hookmask & LUA_MASKCOUNT) && (L->hookcount -= n) <= 0) {
+  if (!(L->hookmask & LUA_MASKCOUNT)) return;
+  L->hookcount -= n;
+  while (L->hookcount <= 0) {
+    int over = -L->hookcount;  /* steps past the count this call of the hook ends */
     resethookcount(L);
     luaD_callhook(L, LUA_HOOKCOUNT, -1);
+    L->hookcount -= over;
   }
 }
 
