@@ -874,7 +874,7 @@ mod tests {
         assert!(views[0].notes[0].ends_with("but there is no such object in namespace shop: a step that routes it fails at the controller (its restore skips it)"), "{:?}", views[0].notes);
         assert!(placed.stages.iter().flat_map(|s| &s.objects).all(|o| o.writes().next().is_none()), "nothing to write");
         // Where the controller routes it now, the step fails there and then: an error placing too.
-        let mut at = |step: i64| {
+        let at = |step: i64| {
             let mut rollout = rollout.clone();
             rollout.status.phase = Some("Progressing".into());
             rollout.status.current_step_index = Some(step);
