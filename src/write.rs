@@ -942,8 +942,13 @@ impl<'a> Writer<'a> {
     /// edited since the run's confirmation (`edited`: each with its state now, which the diff
     /// shown starts from; a custom ref's undoes their edit, an HTTPRoute's may keep it): on a
     /// terminal, asks whether to overwrite their edits, and backs each one up; otherwise refuses,
-    /// before anything of the step is written.
-    pub async fn overwrite_edits(&mut self, edited: &[(ObjectKey, Arc<Value>)], step: &str) -> Result<(), Error> {
+    /// before anything of the step is written, saying how to `review` it.
+    pub async fn overwrite_edits(
+        &mut self,
+        edited: &[(ObjectKey, Arc<Value>)],
+        step: &str,
+        review: &str,
+    ) -> Result<(), Error> {
         if edited.is_empty() {
             return Ok(());
         }
@@ -954,7 +959,7 @@ impl<'a> Writer<'a> {
         );
         let Some(ask) = self.ask else {
             return Err(Error::Conflict(format!(
-                "{message}; not overwriting their edit, and {step} is not approved. Review it (`kubectl rollout-lua plan`) and approve again"
+                "{message}; not overwriting their edit, and {step} is not approved. Review it (`{review}`) and approve again"
             )));
         };
         stderr::line(&message);

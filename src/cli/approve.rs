@@ -583,7 +583,10 @@ impl Run<'_> {
         // confirmation is not overwritten unasked.
         if !ask && writer.mode() == Mode::Apply {
             let step = approvals.iter().map(|a| a.rollout.item.stage_label(a.stage)).collect::<Vec<_>>().join(", ");
-            writer.overwrite_edits(&edited_since(session, &live, &catalog, &approvals)?, &step).await?;
+            let names = approvals.iter().map(|a| a.rollout.item.name.as_str()).collect::<Vec<_>>().join(" ");
+            let review =
+                format!("kubectl rollout-lua plan {}", model::rollout_args(&session.cluster.namespace, &names));
+            writer.overwrite_edits(&edited_since(session, &live, &catalog, &approvals)?, &step, &review).await?;
         }
         if ask && writer.mode() == Mode::Apply {
             let question = match (args.traffic_only, args.until_step, args.to_end) {
