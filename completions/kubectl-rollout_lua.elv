@@ -71,7 +71,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand --all-steps 'Plan every step in order'
             cand --summary 'A line per step and object (what is written, and the traffic split) instead of diffs'
             cand --show-stored-original 'Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`'
-            cand --detailed-exitcode 'Exit 0 when nothing would change, 2 when something would, 1 on error'
+            cand --detailed-exitcode 'Exit 0 when nothing would change, 2 when something would, 1 on error (a Rollout not in a release, whose plan previews its next release''s step 1, changes nothing now)'
             cand -v 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
             cand --verbose 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
             cand --no-color 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'

@@ -37,7 +37,7 @@ module completions {
     --output(-o): string@"nu-complete kubectl-rollout_lua plan output" # Print the planned objects and a summary instead of diffs
     --summary                 # A line per step and object (what is written, and the traffic split) instead of diffs
     --show-stored-original    # Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`
-    --detailed-exitcode       # Exit 0 when nothing would change, 2 when something would, 1 on error
+    --detailed-exitcode       # Exit 0 when nothing would change, 2 when something would, 1 on error (a Rollout not in a release, whose plan previews its next release's step 1, changes nothing now)
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)

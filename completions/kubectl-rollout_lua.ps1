@@ -75,7 +75,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
             [CompletionResult]::new('--all-steps', '--all-steps', [CompletionResultType]::ParameterName, 'Plan every step in order')
             [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'A line per step and object (what is written, and the traffic split) instead of diffs')
             [CompletionResult]::new('--show-stored-original', '--show-stored-original', [CompletionResultType]::ParameterName, 'Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`')
-            [CompletionResult]::new('--detailed-exitcode', '--detailed-exitcode', [CompletionResultType]::ParameterName, 'Exit 0 when nothing would change, 2 when something would, 1 on error')
+            [CompletionResult]::new('--detailed-exitcode', '--detailed-exitcode', [CompletionResultType]::ParameterName, 'Exit 0 when nothing would change, 2 when something would, 1 on error (a Rollout not in a release, whose plan previews its next release''s step 1, changes nothing now)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr (plan -f: what was read, and what was skipped and why)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr (plan -f: what was read, and what was skipped and why)')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)')

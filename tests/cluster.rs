@@ -135,6 +135,21 @@ fn plan_of_an_object_already_routed_says_so() {
 }
 
 #[test]
+fn plan_of_a_rollout_not_in_a_release_previews_step_1_and_changes_nothing_now() {
+    let mut healthy = rollout(2, "StepPaused");
+    healthy["status"] = json!({"phase": "Healthy", "message": "done"});
+    let server = serving(healthy).start();
+    let test = Test::new().kubeconfig(&server);
+    // The controller writes nothing until a release starts: no change pending.
+    test.run_args(["plan", "demo", "--detailed-exitcode"])
+        .status(0)
+        .stdout_has("not in a release: showing what step 1 would do")
+        .stdout_has("VirtualService shop/demo (step 1/3)");
+    // A step asked for counts as asked.
+    test.run_args(["plan", "demo", "--step", "2", "--detailed-exitcode"]).status(2);
+}
+
+#[test]
 fn plan_server_dry_run_reports_admission_rejections() {
     let server = shop(2, "StepPaused")
         .admission("validation.istio.io", |request| {

@@ -287,6 +287,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let differ = super::diff::differ();
         let style = output::DiffStyle { differ: &differ, stored: super::stored_original(args.show_stored_original) };
         let (mut plans, mut texts, mut errors, mut rejected) = (Vec::new(), Vec::new(), Vec::new(), None);
+        let mut changed = false;
         let mut configmap_warnings = BTreeSet::new();
         // A namespace at a time, in order: each has its own objects and scripts.
         for session in &sessions {
@@ -295,6 +296,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
             texts.extend(planned.texts);
             errors.extend(planned.errors);
             rejected = rejected.or(planned.rejected);
+            changed |= planned.changes_pending;
         }
         let failed = match one_error(errors) {
             Some(error) if plans.is_empty() => return Err(error.into()),
@@ -321,7 +323,6 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         if let Some(rejected) = rejected {
             return Err(Error::Input(format!("the API server rejected a planned object ({rejected})")).into());
         }
-        let changed = plans.iter().any(RoutingPlan::changed);
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
 }
@@ -349,7 +350,12 @@ struct NamespacePlans {
     errors: Vec<Error>,
     /// The first planned object a server dry run rejected.
     rejected: Option<String>,
+    /// Whether a plan of a Rollout in a release changes something (`--detailed-exitcode`).
+    changes_pending: bool,
 }
+
+/// A Rollout's plan, its text when rendered as it was made, and whether it is in a release.
+type PlannedRollout = (RoutingPlan, Option<String>, bool);
 
 /// Plans the Rollouts `selection` picks in the session's namespace.
 async fn plan_namespace(
@@ -369,12 +375,13 @@ async fn plan_namespace(
     let mut errors: Vec<Error> = unloaded.into_iter().map(|u| Error::Input(u.error)).collect();
     errors.extend(live.not_found(&session.cluster.namespace));
     let shared = live.snapshot.shared_objects();
-    let planned: Vec<Result<(RoutingPlan, Option<String>), Error>> = live
+    let planned: Vec<Result<PlannedRollout, Error>> = live
         .snapshot
         .rollouts
         .par_iter()
         .map(|rollout| {
             let (stages, note) = chosen_stages(&rollout.item, args)?;
+            let preview = note.as_deref() == Some(NOT_IN_RELEASE);
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
             plan.notes.extend(note);
             plan.notes.extend(session.routing_left(&live, &catalog, rollout));
@@ -383,13 +390,14 @@ async fn plan_namespace(
                 shared.get(&(rollout.namespace.as_str(), rollout.item.name.as_str())).into_iter().flatten().cloned(),
             );
             let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
-            Ok((plan, text))
+            Ok((plan, text, !preview))
         })
         .collect();
-    let (mut plans, mut texts) = (Vec::new(), Vec::new());
+    let (mut plans, mut texts, mut changes_pending) = (Vec::new(), Vec::new(), false);
     for result in planned {
         match result {
-            Ok((plan, text)) => {
+            Ok((plan, text, in_release)) => {
+                changes_pending |= in_release && plan.changed();
                 plans.push(plan);
                 texts.push(text);
             }
@@ -407,7 +415,7 @@ async fn plan_namespace(
         Some(_) => server_dry_run_report(&session.cluster, &live, &mut plans).await?,
         None => None,
     };
-    Ok(NamespacePlans { plans, texts, errors, rejected })
+    Ok(NamespacePlans { plans, texts, errors, rejected, changes_pending })
 }
 
 /// Sends every changed planned object with dryRun=All and notes each verdict on its plan;
@@ -558,6 +566,10 @@ pub(super) fn writer_mode(dry_run: DryRun) -> Mode {
     }
 }
 
+/// The note of a plan of a Rollout not in a release: a preview of what its next release
+/// would do first, not a change pending (`--detailed-exitcode` does not count it).
+const NOT_IN_RELEASE: &str = "not in a release: showing what step 1 would do";
+
 /// The stages `plan` shows, and a note when the choice needs explaining. A release ending or
 /// over is past the routing of the step its status still names: by default no step is planned
 /// while the controller restores (that restore is `restore`'s to plan), and a Healthy Rollout is
@@ -596,7 +608,7 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         };
         format!("{why}; no step is planned ({restore}--step N plans a step anyway)")
     });
-    let not_in_release = || (vec![Stage::Step(1)], Some("not in a release: showing what step 1 would do".into()));
+    let not_in_release = || (vec![Stage::Step(1)], Some(NOT_IN_RELEASE.into()));
     let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
     // Restarted (a new version mid-release): the controller restored the routing, and step 1
     // is what it routes next, whatever step the status still names.

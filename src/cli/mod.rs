@@ -506,7 +506,8 @@ pub struct PlanArgs {
     /// `stored (sha256 …, N bytes)`
     #[arg(long, conflicts_with = "summary")]
     pub show_stored_original: bool,
-    /// Exit 0 when nothing would change, 2 when something would, 1 on error
+    /// Exit 0 when nothing would change, 2 when something would, 1 on error (a Rollout not in
+    /// a release, whose plan previews its next release's step 1, changes nothing now)
     #[arg(long)]
     pub detailed_exitcode: bool,
     #[command(flatten)]
