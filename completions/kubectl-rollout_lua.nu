@@ -65,7 +65,7 @@ module completions {
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --expect-step: string     # Refuse unless the current step is N (1 or more)
     --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before the step's canary pods are ready)
-    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing; and write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout)
+    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing; write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout); and write an object that another Rollout in a release routes
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N (1 or more, at most the Rollout's steps)
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes
@@ -97,7 +97,7 @@ module completions {
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
     --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit 1, after the others)
     --from-backup: path       # Put back an object saved by an earlier write (a file under the backups folder); one that no longer exists is made again
-    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object's routing), (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, or (--from-backup) when the backup is not whole (no matching end line: cut short, changed, or an older version's), holds no spec where the live object has one, or is of an object deleted and made again since
+    --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object's routing), (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, (ROLLOUT, -l) when another Rollout in a release routes them, or (--from-backup) when the backup is not whole (no matching end line: cut short, changed, or an older version's), holds no spec where the live object has one, or is of an object deleted and made again since
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --dry-run: string@"nu-complete kubectl-rollout_lua restore dry_run" # client: show what would be written; server: send every write with dryRun=All
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)

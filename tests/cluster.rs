@@ -1201,7 +1201,8 @@ fn restore_writes_an_object_two_rollouts_share_once() {
     let mut twin = rollout(2, "StepPaused");
     twin["metadata"]["name"] = json!("demo-twin");
     let server = shop(2, "StepPaused").object(twin).start();
-    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes"]).run().success();
+    // The twin in a release routes them too: written all the same.
+    Test::new().kubeconfig(&server).args(["approve", "demo", "--traffic-only", "--yes", "--force"]).run().success();
     server.clear_log();
     let out = Test::new().kubeconfig(&server).args(["restore", "demo", "demo-twin", "--yes"]).run().success();
     assert_eq!(out.stdout.matches("VirtualService shop/demo: restore the stored original").count(), 1);
@@ -2345,6 +2346,34 @@ fn plan_says_that_a_rollout_is_paused() {
 }
 
 #[test]
+fn a_write_to_objects_another_rollout_in_a_release_routes_is_refused_unless_forced() {
+    // Rollout demo2 routes the same VirtualService and DestinationRule, and is in a release.
+    let mut other = rollout(1, "StepPaused");
+    other["metadata"]["name"] = json!("demo2");
+    let server = serving(rollout(2, "StepPaused")).object(other).start();
+    let test = Test::new().kubeconfig(&server);
+    let shared = "VirtualService shop/demo: also routed by Rollout shop/demo2, in a release (step 1/3)";
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("nothing was written: these objects are also routed by another Rollout in a release")
+        .stderr_has(shared)
+        .stderr_has("Wait for that release to end, or pass --force to write anyway");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--force"])
+        .success()
+        .stderr_has(&format!("warning: {shared}: written all the same (--force)"))
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    // Its routing written, restoring it changes demo2's too.
+    test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has(shared);
+    // Once demo2's release is over, nothing else routes them.
+    let mut over = rollout(1, "StepPaused");
+    over["metadata"]["name"] = json!("demo2");
+    over["status"] = json!({"phase": "Healthy"});
+    server.put_object(over);
+    test.run_args(["restore", "demo", "--yes"]).success();
+}
+
+#[test]
 fn approving_a_timed_pause_notes_that_it_ends_it_early() {
     let mut timed = rollout(2, "StepPaused");
     timed["spec"]["strategy"]["canary"]["steps"][1]["pause"] = json!({"duration": 600});
@@ -2468,7 +2497,8 @@ fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
     let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "demo")).start();
     let test =
         Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::for_tests::backup_text(&virtual_service()));
-    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    // Rollout odd, in a release, routes the VirtualService too: written all the same.
+    test.run_args(["approve", "demo", "--traffic-only", "--yes", "--force"]).success();
     server.clear_log();
     let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix the Rollout, or pass --force";
     test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).status(3).stderr_has(refusal);

@@ -3,8 +3,8 @@
 //! then read) → guard → render → confirm → write.
 
 use super::cluster::{
-    Session, check_permissions, print_outcome, refuse_degenerate, refuse_stranding, refuse_unless_forced, resource_of,
-    runtime, selection, writer_mode,
+    Session, check_permissions, print_outcome, refuse_degenerate, refuse_others_routing, refuse_stranding,
+    refuse_unless_forced, resource_of, runtime, selection, writer_mode,
 };
 use super::follow::Follower;
 use super::status::{Awaited, awaited, waiting_for};
@@ -550,7 +550,10 @@ impl Run<'_> {
         let written =
             plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
         refuse_foreign_canaries(written.clone().filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
-        refuse_stranding(written.filter_map(|o| o.strands_stable.as_ref()), args.force)?;
+        refuse_stranding(written.clone().filter_map(|o| o.strands_stable.as_ref()), args.force)?;
+        let selected = approvals.iter().map(|a| a.rollout.item.name.as_str()).collect();
+        let keys = written.map(|o| &o.key).collect();
+        refuse_others_routing(&session.cluster, &selected, &keys, args.force).await?;
         same_scripts(&mut self.scripts, &plans, ask)?;
         // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;

@@ -541,6 +541,56 @@ pub(super) fn refuse_unless_forced(
     Err(Error::Refused(format!("nothing was written: {what}:\n{}\n{advice}", lines.join("\n"))))
 }
 
+/// Refuses, unless `force`, to write objects (`written`) that a Rollout of the namespace other
+/// than those this run works on (`selected`) routes while it is in a release: the write changes
+/// that release's routing, which its controller puts back only at its next step or its end,
+/// and nothing else here tells, as the other Rollout was not read. The namespace's Rollouts are
+/// listed for this; where that fails (a Role without `list`), the check is skipped with a
+/// warning.
+pub(super) async fn refuse_others_routing(
+    cluster: &Cluster,
+    selected: &BTreeSet<&str>,
+    written: &BTreeSet<&ObjectKey>,
+    force: bool,
+) -> Result<(), Error> {
+    if written.is_empty() {
+        return Ok(());
+    }
+    let namespace = &cluster.namespace;
+    let resource = live::rollout_resource(cluster).await?;
+    let listed = match cluster.list(&resource, namespace, "").await {
+        Ok(listed) => listed,
+        Err(e) => {
+            warn(&format!(
+                "warning: could not list the Rollouts of namespace {namespace} ({e}), so whether another Rollout in a release routes the objects written is not checked"
+            ));
+            return Ok(());
+        }
+    };
+    let mut shared = Vec::new();
+    for other in listed.iter().filter_map(|raw| Rollout::from_object(raw).ok()) {
+        if selected.contains(other.name.as_str()) || !other.releasing() {
+            continue;
+        }
+        let at = other.current_stage().map_or_else(|| "in a release".to_string(), |s| other.stage_label(s));
+        for key in Routing::of_rollout(&other, namespace).iter().flat_map(Routing::objects) {
+            if written.contains(&key) {
+                shared.push(format!("{key}: also routed by Rollout {namespace}/{}, in a release ({at})", other.name));
+            }
+        }
+    }
+    if force {
+        shared.iter().for_each(|line| warn(&format!("warning: {line}: written all the same (--force)")));
+        return Ok(());
+    }
+    refuse_unless_forced(
+        shared.iter(),
+        "these objects are also routed by another Rollout in a release, whose routing this write changes (its controller writes its own back only at its next step, or its end)",
+        "Wait for that release to end, or pass --force to write anyway",
+        force,
+    )
+}
+
 /// Prints what a writing run did in its mode: `lines` (what was written), or the dry run's
 /// verdict (the objects the API server accepted; its rejections are the error).
 pub(super) fn print_outcome(writer: &Writer<'_>, lines: &str) -> Result<(), Error> {

@@ -533,8 +533,9 @@ pub struct ApproveArgs {
     #[arg(long)]
     pub traffic_only: bool,
     /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing
-    /// from it wipes the object's routing; and write a `<name>-canary` Ingress that someone else
-    /// made (its controller owner is not the Rollout)
+    /// from it wipes the object's routing; write a `<name>-canary` Ingress that someone else
+    /// made (its controller owner is not the Rollout); and write an object that another Rollout
+    /// in a release routes
     #[arg(long)]
     pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All
@@ -672,7 +673,8 @@ pub struct RestoreArgs {
     pub from_backup: Option<PathBuf>,
     /// Restore even when someone edited the objects after the controller (or approve) wrote
     /// them, when a stored original holds no spec (restoring it wipes the object's routing),
-    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, or
+    /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read,
+    /// (ROLLOUT, -l) when another Rollout in a release routes them, or
     /// (--from-backup) when the backup is not whole (no matching end line: cut short, changed,
     /// or an older version's), holds no spec where the live object has one, or is of an object
     /// deleted and made again since

@@ -5,8 +5,8 @@
 
 use super::approve::{claim_names, claim_rollouts, refuse_unclaimed};
 use super::cluster::{
-    Session, check_permissions, print_outcome, refuse_degenerate, refuse_stranding, resource_of, runtime, selection,
-    writer_mode,
+    Session, check_permissions, print_outcome, refuse_degenerate, refuse_others_routing, refuse_stranding, resource_of,
+    runtime, selection, writer_mode,
 };
 use super::{Outcome, RestoreArgs, confirm, print, terminal_question};
 use crate::change::{self, Change};
@@ -169,7 +169,7 @@ async fn restore_objects(
         let rollouts = claim_routing(session, writer, &keys, &command, args.force, &mut notes).await?;
         Targets::Refs(refs, Box::new(rollouts))
     };
-    let Restorations { objects: restorations, left, notes: more_notes, missing } =
+    let Restorations { objects: restorations, left, notes: more_notes, missing, rollouts } =
         restorations(session, writer, &targets).await?;
     // An object named with --ref that is not there fails the run once the others are restored,
     // as kubectl does with a name it cannot find (a typo would pass a CI step unseen); as a
@@ -186,6 +186,11 @@ async fn restore_objects(
     }
     refuse_degenerate(restorations.iter().filter_map(|r| Some((&r.key, r.degenerate.as_ref()?))), args.force)?;
     refuse_stranding(restorations.iter().filter_map(|r| r.strands.as_ref()), args.force)?;
+    if matches!(targets, Targets::Rollouts(_)) {
+        let selected = rollouts.iter().map(String::as_str).collect();
+        let keys = restorations.iter().filter(|r| r.live != r.restored).map(|r| &r.key).collect();
+        refuse_others_routing(&session.cluster, &selected, &keys, args.force).await?;
+    }
     let backups = write::Backups::of_context(&session.cluster.context).ok();
     let left = left
         .iter()
@@ -415,11 +420,12 @@ fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Re
 
 /// The objects a restore writes, each once, and notes on those it skips.
 async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets) -> Result<Restorations, Error> {
-    let (mut notes, mut missing) = (Vec::new(), Vec::new());
+    let (mut notes, mut missing, mut rollouts) = (Vec::new(), Vec::new(), Vec::new());
     let mut candidates: Vec<Candidate> = Vec::new();
     match targets {
         Targets::Rollouts(selection) => {
             let (live, catalog) = session.load(selection).await?;
+            rollouts = live.snapshot.rollouts.iter().map(|r| r.item.name.clone()).collect();
             refuse_unclaimed(
                 writer,
                 live.snapshot.rollouts.iter().map(|r| (r.namespace.as_str(), r.item.name.as_str())),
@@ -598,7 +604,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             r.placement = Placement::Placed;
         }
     }
-    Ok(Restorations { objects: restorations, left, notes, missing })
+    Ok(Restorations { objects: restorations, left, notes, missing, rollouts })
 }
 
 /// What a restore writes, what it leaves, and its notes.
@@ -610,6 +616,8 @@ struct Restorations {
     notes: Vec<String>,
     /// The objects named with `--ref` that are not there.
     missing: Vec<String>,
+    /// The Rollouts restored, when they were named or selected (not `--ref`).
+    rollouts: Vec<String>,
 }
 
 /// Why restore does not delete an Ingress (`why`: it is not a canary Ingress made for the
