@@ -394,6 +394,11 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
         .stdout_has("released the claim on Rollout shop/demo");
     assert!(claims(&server).is_empty());
     test.run_args(["release-claim", "demo", "--yes"]).success().stdout_has("Rollout shop/demo is not claimed");
+    // A name mistyped is not found, as kubectl says (not "not claimed"), and the others are said.
+    test.run_args(["release-claim", "demo", "dmeo", "--yes"])
+        .status(1)
+        .stdout_has("Rollout shop/demo is not claimed")
+        .stderr_has("rollouts.rollouts.kruise.io \"dmeo\" not found in namespace shop");
     assert!(test.run_args(["status", "demo", "-o", "json"]).success().json()[0]["claim"].is_null());
     test.run_args(["approve", "demo", "--yes"]).success();
 }

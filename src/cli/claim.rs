@@ -18,14 +18,18 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
         let names = rollout_names(&session, &selection).await?;
         let (cluster, namespace) = (&session.cluster, &session.cluster.namespace);
         // Each Lease as shown: what is deleted is exactly that Lease (see `write::release_shown`).
-        let mut held = Vec::new();
+        let (mut held, mut missing) = (Vec::new(), Vec::new());
         for name in &names {
             match lease_of(cluster, namespace, name).await? {
                 Some(lease) => held.push((name, lease)),
+                // A name mistyped is not found, as kubectl says, rather than not claimed (a
+                // claim on a Rollout since deleted is still released above).
+                None if !rollout_exists(cluster, name).await => missing.push(live::not_found(name, namespace)),
                 None => print(&format!("Rollout {namespace}/{name} is not claimed\n"))?,
             }
         }
         if held.is_empty() {
+            worst_with_the_rest(missing)?;
             return Ok(Outcome::Done);
         }
         for (name, lease) in &held {
@@ -74,9 +78,19 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
                 }
             }
         }
+        failures.extend(missing);
         worst_with_the_rest(failures)?;
         Ok(Outcome::Done)
     })
+}
+
+/// Whether Rollout `name` is there; taken to be when that cannot be read (a Role without `get`
+/// on Rollouts may still release a claim).
+async fn rollout_exists(cluster: &Cluster, name: &str) -> bool {
+    match live::rollout_resource(cluster).await {
+        Ok(resource) => !matches!(cluster.get(&resource, &cluster.namespace, name).await, Ok(None)),
+        Err(_) => true,
+    }
 }
 
 /// What release-claim says when the first signal arrives.
