@@ -2374,6 +2374,21 @@ fn a_write_to_objects_another_rollout_in_a_release_routes_is_refused_unless_forc
 }
 
 #[test]
+fn where_the_rollouts_may_not_be_listed_a_write_warns_that_other_rollouts_are_not_checked() {
+    let mut other = rollout(1, "StepPaused");
+    other["metadata"]["name"] = json!("demo2");
+    let server =
+        serving(rollout(2, "StepPaused")).object(other).deny(Rule::new(["list"]).resources(["rollouts"])).start();
+    Test::new()
+        .kubeconfig(&server)
+        .run_args(["approve", "demo", "--yes"])
+        .success()
+        .stderr_has("warning: could not list the Rollouts of namespace shop (")
+        .stderr_has("so whether another Rollout in a release routes the objects written is not checked")
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+}
+
+#[test]
 fn approving_a_timed_pause_notes_that_it_ends_it_early() {
     let mut timed = rollout(2, "StepPaused");
     timed["spec"]["strategy"]["canary"]["steps"][1]["pause"] = json!({"duration": 600});

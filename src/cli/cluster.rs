@@ -567,6 +567,28 @@ pub(super) async fn refuse_others_routing(
             return Ok(());
         }
     };
+    let shared = routed_by_others(&listed, namespace, selected, written);
+    if force {
+        shared.iter().for_each(|line| warn(&format!("warning: {line}: written all the same (--force)")));
+        return Ok(());
+    }
+    refuse_unless_forced(
+        shared.iter(),
+        "these objects are also routed by another Rollout in a release, whose routing this write changes (its controller writes its own back only at its next step, or its end)",
+        "Wait for that release to end, or pass --force to write anyway",
+        force,
+    )
+}
+
+/// Each object of `written` that a Rollout of `listed` (the namespace's, as read) routes while
+/// in a release, unless it is one of `selected`: a line naming both. A Rollout that does not
+/// parse is left out.
+fn routed_by_others(
+    listed: &[serde_json::Value],
+    namespace: &str,
+    selected: &BTreeSet<&str>,
+    written: &BTreeSet<&ObjectKey>,
+) -> Vec<String> {
     let mut shared = Vec::new();
     for other in listed.iter().filter_map(|raw| Rollout::from_object(raw).ok()) {
         if selected.contains(other.name.as_str()) || !other.releasing() {
@@ -579,16 +601,7 @@ pub(super) async fn refuse_others_routing(
             }
         }
     }
-    if force {
-        shared.iter().for_each(|line| warn(&format!("warning: {line}: written all the same (--force)")));
-        return Ok(());
-    }
-    refuse_unless_forced(
-        shared.iter(),
-        "these objects are also routed by another Rollout in a release, whose routing this write changes (its controller writes its own back only at its next step, or its end)",
-        "Wait for that release to end, or pass --force to write anyway",
-        force,
-    )
+    shared
 }
 
 /// Prints what a writing run did in its mode: `lines` (what was written), or the dry run's
@@ -724,6 +737,35 @@ mod tests {
                      "trafficRoutings": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}]}}},
             "status": status}))
         .unwrap()
+    }
+
+    #[test]
+    fn objects_written_that_another_rollout_in_a_release_routes_are_named() {
+        let rollout = |name: &str, status: Value| {
+            json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": name},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "10%"}],
+                         "trafficRoutings": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}]}}},
+                "status": status})
+        };
+        let releasing = json!({"phase": "Progressing", "canaryStatus": {"currentStepIndex": 1}});
+        let route = ObjectKey::new("gateway.networking.k8s.io", "HTTPRoute", "shop", "demo");
+        let other = ObjectKey::new("gateway.networking.k8s.io", "HTTPRoute", "shop", "other");
+        let listed = [
+            rollout("demo", releasing.clone()),
+            rollout("twin", releasing.clone()),
+            rollout("idle", json!({"phase": "Healthy"})),
+            json!({"kind": "Rollout", "metadata": {"name": "broken"}, "spec": "no"}),
+        ];
+        let selected = BTreeSet::from(["demo"]);
+        assert_eq!(
+            routed_by_others(&listed, "shop", &selected, &BTreeSet::from([&route])),
+            ["HTTPRoute shop/demo: also routed by Rollout shop/twin, in a release (step 1/1)"],
+            "the one selected, one not in a release and one that does not parse are left out"
+        );
+        assert!(routed_by_others(&listed, "shop", &selected, &BTreeSet::from([&other])).is_empty());
+        assert!(
+            routed_by_others(&listed, "shop", &BTreeSet::from(["demo", "twin"]), &BTreeSet::from([&route])).is_empty()
+        );
     }
 
     #[test]
