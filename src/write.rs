@@ -1632,13 +1632,22 @@ fn renewal_failed(error: Error) -> Error {
 
 /// Sends `change` with `dryRun=All` (for `plan --dry-run=server`): admission judges it,
 /// nothing is stored. Returns the server's rejection, if any.
-pub async fn server_dry_run(cluster: &Cluster, resource: &Resource, change: &Change) -> Result<(), String> {
+pub async fn server_dry_run(cluster: &Cluster, resource: &Resource, change: &Change) -> Result<(), DryRunRefusal> {
     let Some(request) = change.request(None) else { return Ok(()) };
     match cluster.send(resource, change.key(), &request, true).await {
         Ok(_) => Ok(()),
-        Err(Error::Api { failure, .. }) => Err(failure.to_string()),
-        Err(other) => Err(other.to_string()),
+        Err(Error::Api { failure, .. }) => {
+            Err(DryRunRefusal { forbidden: failure.code == Some(403), message: failure.to_string() })
+        }
+        Err(other) => Err(DryRunRefusal { forbidden: false, message: other.to_string() }),
     }
+}
+
+/// Why a server dry run did not accept a write: RBAC forbade it (`forbidden`), or admission (a
+/// webhook, the schema) or anything else refused it, said in `message`.
+pub struct DryRunRefusal {
+    pub forbidden: bool,
+    pub message: String,
 }
 
 /// Asks the API server about every permission before anything is written; refuses, naming

@@ -150,6 +150,19 @@ fn plan_of_a_rollout_not_in_a_release_previews_step_1_and_changes_nothing_now() 
 }
 
 #[test]
+fn plan_server_dry_run_says_a_write_rbac_forbids_is_forbidden_not_rejected() {
+    let server = shop(2, "StepPaused").deny(Rule::new(["update"]).resources(["virtualservices"])).start();
+    Test::new()
+        .kubeconfig(&server)
+        .run_args(["plan", "demo", "--dry-run=server"])
+        .status(1)
+        .stdout_has("server dry-run FORBIDDEN (you may not write it) VirtualService shop/demo (step 2/3): ")
+        .stdout_has("(403 Forbidden)")
+        .stdout_has("server dry-run accepted DestinationRule shop/demo (step 2/3)")
+        .stderr_has("the API server did not accept a planned object");
+}
+
+#[test]
 fn plan_server_dry_run_reports_admission_rejections() {
     let server = shop(2, "StepPaused")
         .admission("validation.istio.io", |request| {
@@ -167,7 +180,7 @@ fn plan_server_dry_run_reports_admission_rejections() {
         .status(1)
         .stdout_has("server dry-run accepted DestinationRule shop/demo (step 2/3)")
         .stdout_has("server dry-run REJECTED VirtualService shop/demo (step 2/3): admission webhook \"validation.istio.io\" denied the request: total destination weight = 101 != 100")
-        .stderr_has("the API server rejected a planned object");
+        .stderr_has("the API server did not accept a planned object");
     assert!(routing_writes(&server).iter().all(|w| w.is_dry_run()), "only dry-run writes: {:?}", writes(&server));
     assert_eq!(
         writes(&server),

@@ -321,7 +321,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
             return Err(failed.into());
         }
         if let Some(rejected) = rejected {
-            return Err(Error::Input(format!("the API server rejected a planned object ({rejected})")).into());
+            return Err(Error::Input(format!("the API server did not accept a planned object ({rejected})")).into());
         }
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
@@ -445,9 +445,11 @@ async fn server_dry_run_report(
             };
             verdicts.push(match verdict {
                 Ok(()) => format!("server dry-run accepted {what}"),
-                Err(message) => {
+                Err(write::DryRunRefusal { forbidden, message }) => {
                     first_rejection.get_or_insert_with(|| format!("{what}: {message}"));
-                    format!("server dry-run REJECTED {what}: {message}")
+                    // RBAC's refusal is no admission's: a Role, not the object, is what to change.
+                    let verdict = if forbidden { "FORBIDDEN (you may not write it)" } else { "REJECTED" };
+                    format!("server dry-run {verdict} {what}: {message}")
                 }
             });
         }
