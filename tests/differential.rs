@@ -226,8 +226,11 @@ fn regression_json_module_calling_convention() {
 }
 
 #[test]
-fn regression_assert_without_an_argument() {
-    regression_cases(&[("regression/assert_without_an_argument.lua", "obj/minimal.json", Expect::Success)]);
+fn regression_library_error_texts() {
+    regression_cases(&[
+        ("regression/assert_without_an_argument.lua", "obj/minimal.json", Expect::Success),
+        ("regression/table_concat_error_text.lua", "obj/minimal.json", Expect::Success),
+    ]);
 }
 
 #[test]

@@ -136,8 +136,8 @@ static int tconcat (lua_State *L) {
   for (; i <= last; i++) {
     lua_rawgeti(L, 1, (int)i);
     if (!lua_isstring(L, -1))
-      return luaL_error(L, "invalid value (%s) at index %d in table for "
-                        LUA_QL("concat"), luaL_typename(L, -1), (int)i);
+      return luaL_error(L, "invalid value (%s) at index %d in table for concat",
+                        luaL_typename(L, -1), (int)i);
     if (i == first && i == last)
       return 1;  /* gopher-lua's concatenation returns one value as it is */
     luaL_addvalue(&b);
