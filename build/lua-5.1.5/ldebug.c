@@ -74,7 +74,7 @@ LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count) {
 ** is called once for every count the steps make up, as the VM would call it.
 */
 LUA_API void lua_librarysteps (lua_State *L, int n) {
-  if (!(L->hookmask & LUA_MASKCOUNT)) return;
+  if (!(L->hookmask & LUA_MASKCOUNT) || L->basehookcount <= 0) return;
   L->hookcount -= n;
   while (L->hookcount <= 0) {
     int over = -L->hookcount;  /* steps past the count this call of the hook ends */

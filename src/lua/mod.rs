@@ -1010,6 +1010,12 @@ mod tests {
         assert!(controller_time(gsub(20_000)).unwrap().ends_with(": it may time out in the controller"));
         assert!(controller_time(gsub(40_000)).unwrap().ends_with(": it will time out in the controller"));
         assert!(controller_time(gsub(2_000)).is_none(), "a few matches in a short string");
+        // A function that replaces nothing (the split idiom) makes gopher-lua copy nothing.
+        let split = work_of(
+            "local s = string.rep('a,', 20000) local t = {} s:gsub('[^,]+', function(x) t[#t + 1] = x end) return {spec = #t}",
+            json!({}),
+        );
+        assert!(controller_time(split).is_none(), "{split:?}");
         // A string built up with `..`: each append copies it (20,000 appends of 10 bytes take
         // gopher-lua about 0.4s, 30,000 time out).
         let appends = |n: u64| {
