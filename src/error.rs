@@ -102,6 +102,12 @@ impl ApiFailure {
         !self.not_sent() && self.code.is_none_or(|code| code >= 500)
     }
 
+    /// Whether RBAC forbade the request: a 403 in the authorizer's words (`… is forbidden: User
+    /// "…" cannot …`). Admission answers 403 too (a quota, a webhook), which a Role does not mend.
+    pub fn rbac_forbidden(&self) -> bool {
+        self.code == Some(403) && self.message.contains(" is forbidden: User \"") && self.message.contains("\" cannot ")
+    }
+
     /// Whether the request never reached a server: its connection was refused.
     pub fn not_sent(&self) -> bool {
         self.reason == CONNECTION_REFUSED
@@ -184,6 +190,20 @@ mod tests {
         let api = Error::Api { doing: "updating X".into(), failure: failure(Some(500)) }.with_report("r");
         assert!(matches!(api, Error::Input(_)), "an error like any bad input");
         assert_eq!(api.to_string(), "updating X: m (500 X)\nr");
+    }
+
+    #[test]
+    fn only_the_authorizers_403_is_rbacs() {
+        let failure = |code: u16, message: &str| ApiFailure {
+            code: Some(code),
+            reason: "Forbidden".into(),
+            message: message.into(),
+        };
+        let rbac = "virtualservices.networking.istio.io \"demo\" is forbidden: User \"jane\" cannot update resource \"virtualservices\" in API group \"networking.istio.io\" in the namespace \"shop\"";
+        assert!(failure(403, rbac).rbac_forbidden());
+        assert!(!failure(403, "admission webhook \"gatekeeper\" denied the request: no canary").rbac_forbidden());
+        assert!(!failure(403, "virtualservices \"demo\" is forbidden: exceeded quota: compute").rbac_forbidden());
+        assert!(!failure(422, rbac).rbac_forbidden());
     }
 
     #[test]

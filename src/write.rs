@@ -1637,7 +1637,7 @@ pub async fn server_dry_run(cluster: &Cluster, resource: &Resource, change: &Cha
     match cluster.send(resource, change.key(), &request, true).await {
         Ok(_) => Ok(()),
         Err(Error::Api { failure, .. }) => {
-            Err(DryRunRefusal { forbidden: failure.code == Some(403), message: failure.to_string() })
+            Err(DryRunRefusal { forbidden: failure.rbac_forbidden(), message: failure.to_string() })
         }
         Err(other) => Err(DryRunRefusal { forbidden: false, message: other.to_string() }),
     }
