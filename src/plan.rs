@@ -249,10 +249,12 @@ impl<'a> Planner<'a> {
         let mut without_weights = providers::WithoutWeights::default();
         // The stage a release in progress is at: its objects as read are the gateway's there.
         let current = rollout.current_stage().filter(|_| routing.as_ref().is_some_and(|r| r.releasing));
-        // The stage the controller runs now, whichever routing it is through (none while a
-        // release ends: it restores instead).
+        // The stage the controller routes now (none while a release ends: it restores instead):
+        // a held TrafficRouting's at every reconcile, the Rollout's own until the step's routing
+        // is done.
         let at_now =
             rollout.current_stage().filter(|_| rollout.release_started() && model::Ending::of(rollout).is_none());
+        let own_now = at_now.filter(|_| rollout.routes_current_step_now());
         // Whether a stage planned routes (the controller waits for the stable Service there).
         let mut routes = false;
         for &stage in stages {
@@ -269,8 +271,8 @@ impl<'a> Planner<'a> {
             let label = rollout.stage_label(stage);
             // An object missing where the controller routes it now fails the step there and
             // then, which placing the objects reports as the error it is.
-            let now = Some(stage) == at_now;
             if let Some(routing) = &routing {
+                let now = Some(stage) == own_now && !done.unrouted();
                 objects.extend(self.plan_objects_once(
                     &mut own_alike,
                     routing,
@@ -293,7 +295,7 @@ impl<'a> Planner<'a> {
                     &cr_done.action,
                     &label,
                     &mut carried,
-                    now,
+                    Some(stage) == at_now,
                 )?);
                 let (own_objects, cr_objects) = objects.split_at_mut(own_count);
                 without_weights.note(Some(stage), cr_routing, cr_objects, &cr_done.action);
@@ -874,14 +876,22 @@ mod tests {
         assert!(views[0].notes[0].ends_with("but there is no such object in namespace shop: a step that routes it fails at the controller (its restore skips it)"), "{:?}", views[0].notes);
         assert!(placed.stages.iter().flat_map(|s| &s.objects).all(|o| o.writes().next().is_none()), "nothing to write");
         // Where the controller routes it now, the step fails there and then: an error placing too.
-        let at = |step: i64| {
+        let at = |step: i64, state: &str| {
             let mut rollout = rollout.clone();
             rollout.status.phase = Some("Progressing".into());
             rollout.status.current_step_index = Some(step);
+            rollout.status.current_step_state = Some(state.into());
             placing.plan_rollout(&rollout, "shop", None, &rollout.stages())
         };
-        assert!(matches!(at(1), Err(Error::Missing { .. })), "step 1 routes it");
-        assert_eq!(status::positions(&at(2).unwrap())[0].position, Position::Absent, "step 2 restores");
+        assert!(matches!(at(1, "StepTrafficRouting"), Err(Error::Missing { .. })), "step 1 routes it now");
+        assert!(matches!(at(1, "StepUpgrade"), Err(Error::Missing { .. })), "and once its pods are ready");
+        // Its routing done (the object deleted since), the next step that routes it fails.
+        assert_eq!(status::positions(&at(1, "StepPaused").unwrap())[0].position, Position::Absent);
+        assert_eq!(
+            status::positions(&at(2, "StepTrafficRouting").unwrap())[0].position,
+            Position::Absent,
+            "step 2 restores"
+        );
     }
 
     #[test]

@@ -857,11 +857,9 @@ fn placements(
         let stage = item.current_stage();
         let at = stage.map(|stage| item.stage_label(stage));
         let state = item.status.current_step_state.as_deref();
-        // Until its traffic routing is done, the current step is routed at every reconcile
-        // (§3.5); after it, the next step that routes does it.
-        let routing_now = (item.status.before_step_traffic_routing() || state == Some("StepTrafficRouting"))
-            && stage.is_some_and(|stage| item.strategy_at(stage).routes_traffic());
-        let when = match routing_now {
+        // Until its traffic routing is done, the current step is routed at every reconcile;
+        // after it, the next step that routes does it.
+        let when = match item.routes_current_step_now() {
             true => "as it routes the current step, within seconds once its pods are ready",
             false => "at the next step it routes",
         };

@@ -547,6 +547,14 @@ impl Rollout {
         self.status.condition("Progressing").is_some_and(|c| c.reason == "Initializing")
     }
 
+    /// Whether the current step's routing is still to be done, so the controller routes it at
+    /// every reconcile (§3.5): the step is before or in StepTrafficRouting, and routes traffic.
+    pub fn routes_current_step_now(&self) -> bool {
+        let state = self.status.current_step_state.as_deref();
+        (self.status.before_step_traffic_routing() || state == Some("StepTrafficRouting"))
+            && self.current_stage().is_some_and(|stage| self.strategy_at(stage).routes_traffic())
+    }
+
     /// The step the controller jumps to at its next reconcile of a release in progress: the
     /// status's `nextStepIndex`, patched (`kubectl-kruise rollout undo --fast`, or by hand) to a
     /// step other than the one after the current (-1 at the last), as its `doStepJump` reads
