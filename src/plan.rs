@@ -239,6 +239,9 @@ impl<'a> Planner<'a> {
         let routing = own;
         let cr_done =
             cr.zip(cr_routing).map(|(cr, cr_routing)| (cr, cr_routing, cr.routing_for(rollout.release_started())));
+        // Placing objects, a TrafficRouting's are judged against the routing it writes while held,
+        // whatever it does now (restores, or leaves them): what it wrote is nobody's edit.
+        let cr_placing = cr.map(|cr| cr.routing().action).filter(|_| !self.carry);
         // Objects both the Rollout's own routing and its TrafficRouting's plan.
         let mut contested = BTreeSet::new();
         let mut plans = Vec::with_capacity(stages.len());
@@ -289,13 +292,14 @@ impl<'a> Planner<'a> {
             });
             let mut by_cr = None;
             if let Some((cr, cr_routing, cr_done)) = &cr_done {
+                let routes_now = matches!(cr_done.action, RoutingAction::Route(_)) && Some(stage) == at_now;
                 objects.extend(self.plan_objects_once(
                     &mut cr_alike,
                     cr_routing,
-                    &cr_done.action,
+                    cr_placing.as_ref().unwrap_or(&cr_done.action),
                     &label,
                     &mut carried,
-                    Some(stage) == at_now,
+                    routes_now,
                 )?);
                 let (own_objects, cr_objects) = objects.split_at_mut(own_count);
                 without_weights.note(Some(stage), cr_routing, cr_objects, &cr_done.action);

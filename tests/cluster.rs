@@ -1486,6 +1486,38 @@ fn status_of_a_traffic_routing_whose_object_is_missing_describes_its_routing_and
 }
 
 #[test]
+fn a_traffic_routing_being_deleted_is_restored_and_its_routing_is_no_edit() {
+    // A review: its objects, as it routed them, were taken for edits (drifted), and restore
+    // refused them; a deletionTimestamp alone, before the phase says Terminating, counts too.
+    for terminating in [false, true] {
+        let server = full_link("StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["approve", "mocka", "--traffic-only", "--yes"]).success();
+        let mut tr = server.object("rollouts.kruise.io", "*", "trafficroutings", NAMESPACE, "mocka-tr").unwrap();
+        tr["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        if terminating {
+            tr["status"]["phase"] = json!("Terminating");
+        }
+        server.put_object(tr);
+        let out = test
+            .run_args(["status", "mocka"])
+            .success()
+            .stdout_has("so its controller finalises it, restoring the original");
+        assert!(!out.stdout.contains("drifted"), "{}", out.stdout);
+        let out = test.run_args(["restore", "mocka", "--yes"]).success();
+        assert!(
+            !out.stdout.contains("still held") && !out.stderr.contains("still held"),
+            "{}{}",
+            out.stdout,
+            out.stderr
+        );
+        assert!(object(&server, "virtualservices", "mocka")["metadata"]["annotations"].is_null(), "restored");
+        // Nothing to route while it is deleted.
+        test.run_args(["plan", "mocka"]).success().stdout_has("restoring the original");
+    }
+}
+
+#[test]
 fn approve_several_rollouts_checks_every_guard_first() {
     let server = full_link("StepUpgrade").start();
     Test::new()
@@ -2396,7 +2428,7 @@ fn where_the_rollouts_may_not_be_listed_a_write_warns_that_other_rollouts_are_no
         .kubeconfig(&server)
         .run_args(["approve", "demo", "--yes"])
         .success()
-        .stderr_has("warning: could not list the Rollouts of namespace shop (")
+        .stderr_has("warning: may not list the Rollouts of namespace shop (")
         .stderr_has("so whether another Rollout in a release routes the objects written is not checked")
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
 }

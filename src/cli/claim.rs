@@ -16,6 +16,8 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
         let selection = selection(&args.selection)?;
         let session = Session::open(&args.cluster, &ScriptArgs::default()).await?;
         let names = rollout_names(&session, &selection).await?;
+        // Names listed are there; names given may be mistyped.
+        let named = matches!(selection, Selection::Names(_));
         let (cluster, namespace) = (&session.cluster, &session.cluster.namespace);
         // Each Lease as shown: what is deleted is exactly that Lease (see `write::release_shown`).
         let (mut held, mut missing) = (Vec::new(), Vec::new());
@@ -24,7 +26,9 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
                 Some(lease) => held.push((name, lease)),
                 // A name mistyped is not found, as kubectl says, rather than not claimed (a
                 // claim on a Rollout since deleted is still released above).
-                None if !rollout_exists(cluster, name).await => missing.push(live::not_found(name, namespace)),
+                None if named && !rollout_exists(cluster, name).await => {
+                    missing.push(live::not_found(name, namespace))
+                }
                 None => print(&format!("Rollout {namespace}/{name} is not claimed\n"))?,
             }
         }

@@ -560,15 +560,23 @@ pub(super) async fn refuse_others_routing(
     }
     let namespace = &cluster.namespace;
     let resource = live::rollout_resource(cluster).await?;
+    // A Role without `list` still works by names, with a warning; any other failure is one.
     let listed = match cluster.list(&resource, namespace, "").await {
         Ok(listed) => listed,
-        Err(e) => {
+        Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
             warn(&format!(
-                "warning: could not list the Rollouts of namespace {namespace} ({e}), so whether another Rollout in a release routes the objects written is not checked"
+                "warning: may not list the Rollouts of namespace {namespace} ({failure}), so whether another Rollout in a release routes the objects written is not checked"
             ));
             return Ok(());
         }
+        Err(e) => return Err(e),
     };
+    for unparsed in listed.iter().filter(|raw| Rollout::from_object(raw).is_err()) {
+        warn(&format!(
+            "warning: Rollout {namespace}/{} does not parse, so whether it routes the objects written is not checked",
+            unparsed["metadata"]["name"].as_str().unwrap_or_default()
+        ));
+    }
     let shared = routed_by_others(&listed, namespace, selected, written);
     if force {
         shared.iter().for_each(|line| warn(&format!("warning: {line}: written all the same (--force)")));
@@ -596,7 +604,11 @@ fn routed_by_others(
         if selected.contains(other.name.as_str()) || !other.releasing() {
             continue;
         }
-        let at = other.current_stage().map_or_else(|| "in a release".to_string(), |s| other.stage_label(s));
+        let at = match (Ending::of(&other), other.current_stage()) {
+            (Some(ending), _) => ending.explain(&other),
+            (None, Some(stage)) => other.stage_label(stage),
+            (None, None) => "its step unknown".into(),
+        };
         for key in Routing::of_rollout(&other, namespace).iter().flat_map(Routing::objects) {
             if written.contains(&key) {
                 shared.push(format!("{key}: also routed by Rollout {namespace}/{}, in a release ({at})", other.name));

@@ -63,7 +63,9 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     reason Completed), the phase must be Progressing, and the controller must be about to run that step: not \
     initializing again, not jumping elsewhere (a patched nextStepIndex), not a blue-green release stopped by a new \
     version, --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
-    write, and a stored original that holds no spec is refused without --force. The plan is shown and \
+    write, and a stored original that holds no spec, or an object another Rollout in a release routes (the \
+    namespace's Rollouts are listed for that; without list, a warning), is refused without --force; a timed \
+    pause not run out is approved with a warning that this ends it now. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
     annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
     read and backed up locally first (under $XDG_STATE_HOME/kubectl-rollout-lua/backups, default \
@@ -111,7 +113,8 @@ const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds
     that a second approve or restore refuses instead of racing it. The claim is released at the end, also after a \
     failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
     shows each claim's holder, asks, and deletes at once the claim it showed, whoever holds it: use it only when \
-    its holder is gone (status shows the holder). A claim renewed or taken over after it was shown is not \
+    its holder is gone (status shows the holder). A name that is neither claimed nor a Rollout is not found \
+    (exit 1, after the others). A claim renewed or taken over after it was shown is not \
     released: the refusal names its holder now (exit 3). The other claims are released all the same, also after \
     a delete that fails; every refusal and failure is reported, and a failure exits 1. A first SIGINT, SIGTERM or \
     SIGHUP stops the run once the delete in flight is answered, a second one at once; either way the claims not \

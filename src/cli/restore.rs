@@ -742,8 +742,9 @@ fn restored_routings(live: &Live, rollout: &Located<Rollout>, notes: &mut Vec<St
     if holders.is_empty() {
         // Held by the Rollouts restored here only: still, while any holds it, the controller runs
         // its routing again at every reconcile (controller-semantics.md §2), so say so.
+        // Being deleted, it is finalised whoever holds it: nothing routes the objects again.
         let held: Vec<&str> = cr.item.progressing_finalizers.iter().map(String::as_str).collect();
-        let note = (!held.is_empty()).then(|| {
+        let note = (!held.is_empty() && !cr.item.being_deleted()).then(|| {
             format!(
                 "TrafficRouting {}/{} is still held by {}: the controller routes its objects again at its next reconcile, until no Rollout holds it (its release ended)",
                 cr.namespace,
@@ -806,7 +807,7 @@ fn routed_again(live: &Live, wanted: &[ObjectKey]) -> Vec<String> {
     let mut notes = Vec::new();
     for cr in &live.snapshot.traffic_routings {
         let holders: Vec<&str> = cr.item.progressing_finalizers.iter().map(String::as_str).collect();
-        if holders.is_empty() {
+        if holders.is_empty() || cr.item.being_deleted() {
             continue;
         }
         let routing = Routing::of_traffic_routing(&cr.item, &cr.namespace);

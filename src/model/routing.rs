@@ -280,7 +280,8 @@ impl Routing {
         };
         // It routes while a Rollout holds it, and restores when it finalises (§2).
         let releasing = !cr.progressing_finalizers.is_empty()
-            || matches!(cr.phase.as_deref(), Some("Progressing" | "Finalizing" | "Terminating"));
+            || cr.being_deleted()
+            || matches!(cr.phase.as_deref(), Some("Progressing" | "Finalizing"));
         Routing::new(owner, &cr.traffic_routing, cr.traffic_routing.service.clone(), releasing)
     }
 

@@ -23,6 +23,9 @@ pub struct TrafficRoutingCr {
     /// "N%", matches keep only headers and stay absent when there are none.
     pub strategy: RouteStrategy,
     pub phase: Option<String>,
+    /// Whether it has a deletionTimestamp: its controller finalises it from its next reconcile,
+    /// before its phase says Terminating.
+    pub deleting: bool,
     /// The finalizers that keep it progressing (those containing `progressing.rollouts.kruise.io`),
     /// one per Rollout that routes through it now.
     pub progressing_finalizers: Vec<String>,
@@ -107,6 +110,7 @@ impl TrafficRoutingCr {
             traffic_routing,
             strategy: RouteStrategy { traffic, matches, request_header_modifier },
             phase: object["status"]["phase"].as_str().map(str::to_string),
+            deleting: !object["metadata"]["deletionTimestamp"].is_null(),
             progressing_finalizers: object["metadata"]["finalizers"]
                 .as_array()
                 .into_iter()
@@ -133,6 +137,12 @@ impl TrafficRoutingCr {
         }
     }
 
+    /// Whether it is being deleted (phase Terminating, or a deletionTimestamp its controller has
+    /// not acted on yet): its controller finalises it, restoring its objects, whoever holds it.
+    pub fn being_deleted(&self) -> bool {
+        self.phase.as_deref() == Some("Terminating") || self.deleting
+    }
+
     /// What the controller writes to its objects during a release of a Rollout that names it:
     /// `routing()` while a Rollout holds it. A Rollout puts its finalizer on as its release
     /// starts (`started`: past Initializing), so one that is not held then was linked later, or
@@ -140,13 +150,17 @@ impl TrafficRoutingCr {
     /// the original if it was progressing (§2). One being deleted is restored whoever holds it.
     pub fn routing_for(&self, started: bool) -> StageRouting {
         // Being deleted, it is finalised whoever holds it.
-        if self.phase.as_deref() == Some("Terminating") {
+        if self.being_deleted() {
+            let how = if self.phase.as_deref() == Some("Terminating") {
+                "phase Terminating"
+            } else {
+                "it has a deletionTimestamp"
+            };
             return StageRouting {
                 action: RoutingAction::Restore,
-                note: Some(
-                    "it is being deleted (phase Terminating), so its controller finalises it, restoring the original"
-                        .into(),
-                ),
+                note: Some(format!(
+                    "it is being deleted ({how}), so its controller finalises it, restoring the original"
+                )),
             };
         }
         if !started || !self.progressing_finalizers.is_empty() {
@@ -330,6 +344,13 @@ mod tests {
         let deleted = tr(json!(["progressing.rollouts.kruise.io/web"]), json!("Terminating")).routing_for(true);
         assert_eq!(deleted.action, RoutingAction::Restore);
         assert!(deleted.note.unwrap().starts_with("it is being deleted (phase Terminating)"));
+        // A deletionTimestamp its controller has not acted on yet: the same.
+        let mut deleting = tr(json!(["progressing.rollouts.kruise.io/web"]), json!("Progressing"));
+        deleting.deleting = true;
+        assert!(deleting.being_deleted());
+        let deleting = deleting.routing_for(true);
+        assert_eq!(deleting.action, RoutingAction::Restore);
+        assert!(deleting.note.unwrap().starts_with("it is being deleted (it has a deletionTimestamp)"));
         for phase in ["Progressing", "Finalizing"] {
             let finalising = tr(json!([]), json!(phase)).routing_for(true);
             assert_eq!(finalising.action, RoutingAction::Restore, "{phase}");
