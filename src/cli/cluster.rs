@@ -354,7 +354,8 @@ struct NamespacePlans {
     changes_pending: bool,
 }
 
-/// A Rollout's plan, its text when rendered as it was made, and whether it is in a release.
+/// A Rollout's plan, its text when rendered as it was made, and whether its changes are pending
+/// (not a preview of a Rollout not in a release).
 type PlannedRollout = (RoutingPlan, Option<String>, bool);
 
 /// Plans the Rollouts `selection` picks in the session's namespace.
@@ -396,8 +397,8 @@ async fn plan_namespace(
     let (mut plans, mut texts, mut changes_pending) = (Vec::new(), Vec::new(), false);
     for result in planned {
         match result {
-            Ok((plan, text, in_release)) => {
-                changes_pending |= in_release && plan.changed();
+            Ok((plan, text, pending)) => {
+                changes_pending |= pending && plan.changed();
                 plans.push(plan);
                 texts.push(text);
             }
