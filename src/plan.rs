@@ -498,7 +498,9 @@ pub fn describe_stage(
             let (replicas, pause) = rollout.describe_step(i);
             (Some(replicas), own.map(|(own, split)| own.describe(&strategy, split)), Some(pause))
         }
-        Stage::BlueGreenFinal => (None, Some(strategy.describe()), None),
+        // The route of all traffic to the new version is the Rollout's own routing's: one routed
+        // by its TrafficRouting alone keeps that routing's there.
+        Stage::BlueGreenFinal => (None, own.map(|_| strategy.describe()), None),
     };
     let joined = |parts: [Option<String>; 4]| parts.into_iter().flatten().collect::<Vec<_>>().join(", ");
     let description = joined([replicas, own.clone(), pause, by_cr.clone()]);
@@ -896,6 +898,22 @@ mod tests {
             Position::Absent,
             "step 2 restores"
         );
+    }
+
+    #[test]
+    fn the_final_stage_of_a_rollout_routed_by_its_traffic_routing_alone_says_that_routing_only() {
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": "shop", "annotations": {"rollouts.kruise.io/trafficrouting": "tr"}},
+            "spec": {"strategy": {"blueGreen": {"steps": [{"replicas": "100%", "traffic": "50%"}]}}}
+        }))
+        .unwrap();
+        let by_cr = "TrafficRouting tr: matches [header x=1]".to_string();
+        let (description, routing) = describe_stage(&rollout, Stage::BlueGreenFinal, None, Some(by_cr.clone()));
+        assert_eq!((description.as_str(), routing.as_str()), (by_cr.as_str(), by_cr.as_str()), "no 100% of its own");
+        let own = StageRouting::of(rollout.strategy_at(Stage::BlueGreenFinal));
+        let (description, _) = describe_stage(&rollout, Stage::BlueGreenFinal, Some((&own, &WeightSplit::Split)), None);
+        assert!(description.contains("100%"), "{description}");
     }
 
     #[test]
