@@ -377,7 +377,8 @@ impl<'a> Planner<'a> {
         if self.carry {
             return self.plan_objects(routing, action, stage, carried, now);
         }
-        // Alike stages share a missing object's placing, which fails the stage run now.
+        // An alike stage may have placed a missing object as not found: the stage the
+        // controller routes now is planned afresh, to fail on it.
         if let Some((_, objects)) = alike.iter().find(|(planned, _)| planned == action).filter(|_| !now) {
             return Ok(objects.clone());
         }

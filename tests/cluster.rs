@@ -2419,6 +2419,24 @@ fn a_write_to_objects_another_rollout_in_a_release_routes_is_refused_unless_forc
 }
 
 #[test]
+fn a_failure_to_list_the_other_rollouts_stops_a_write_before_it_and_one_that_does_not_parse_is_warned_of() {
+    let mut broken = rollout(1, "StepPaused");
+    broken["metadata"]["name"] = json!("broken");
+    broken["spec"]["strategy"] = json!("no");
+    let server = serving(rollout(2, "StepPaused")).object(broken).start();
+    let test = Test::new().kubeconfig(&server);
+    // A busy server: nothing is written unchecked (a retry would wait past the retry budget).
+    let rollout_lists = Requests::Matching(Rule::new(["list"]).resources(["rollouts"]));
+    server.storm(rollout_lists, None, 503, Some(3600));
+    test.run_args(["approve", "demo", "--yes"]).status(1).stderr_has("listing rollouts.rollouts.kruise.io in shop");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    server.clear_faults();
+    test.run_args(["approve", "demo", "--yes"]).success().stderr_has(
+        "warning: Rollout shop/broken does not parse, so whether it routes the objects written is not checked",
+    );
+}
+
+#[test]
 fn where_the_rollouts_may_not_be_listed_a_write_warns_that_other_rollouts_are_not_checked() {
     let mut other = rollout(1, "StepPaused");
     other["metadata"]["name"] = json!("demo2");

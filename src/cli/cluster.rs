@@ -572,13 +572,17 @@ pub(super) async fn refuse_others_routing(
         }
         Err(e) => return Err(e),
     };
-    for unparsed in listed.iter().filter(|raw| Rollout::from_object(raw).is_err()) {
-        warn(&format!(
-            "warning: Rollout {namespace}/{} does not parse, so whether it routes the objects written is not checked",
-            unparsed["metadata"]["name"].as_str().unwrap_or_default()
-        ));
+    let mut others = Vec::new();
+    for raw in &listed {
+        match Rollout::from_object(raw) {
+            Ok(rollout) => others.push(rollout),
+            Err(_) => warn(&format!(
+                "warning: Rollout {namespace}/{} does not parse, so whether it routes the objects written is not checked",
+                raw["metadata"]["name"].as_str().unwrap_or_default()
+            )),
+        }
     }
-    let shared = routed_by_others(&listed, namespace, selected, written);
+    let shared = routed_by_others(&others, namespace, selected, written);
     if force {
         shared.iter().for_each(|line| warn(&format!("warning: {line}: written all the same (--force)")));
         return Ok(());
@@ -591,26 +595,25 @@ pub(super) async fn refuse_others_routing(
     )
 }
 
-/// Each object of `written` that a Rollout of `listed` (the namespace's, as read) routes while
-/// in a release, unless it is one of `selected`: a line naming both. A Rollout that does not
-/// parse is left out.
+/// Each object of `written` that one of `rollouts` (the namespace's) routes while in a release,
+/// unless it is one of `selected`: a line naming both.
 fn routed_by_others(
-    listed: &[serde_json::Value],
+    rollouts: &[Rollout],
     namespace: &str,
     selected: &BTreeSet<&str>,
     written: &BTreeSet<&ObjectKey>,
 ) -> Vec<String> {
     let mut shared = Vec::new();
-    for other in listed.iter().filter_map(|raw| Rollout::from_object(raw).ok()) {
+    for other in rollouts {
         if selected.contains(other.name.as_str()) || !other.releasing() {
             continue;
         }
-        let at = match (Ending::of(&other), other.current_stage()) {
-            (Some(ending), _) => ending.explain(&other),
+        let at = match (Ending::of(other), other.current_stage()) {
+            (Some(ending), _) => ending.explain(other),
             (None, Some(stage)) => other.stage_label(stage),
             (None, None) => "its step unknown".into(),
         };
-        for key in Routing::of_rollout(&other, namespace).iter().flat_map(Routing::objects) {
+        for key in Routing::of_rollout(other, namespace).iter().flat_map(Routing::objects) {
             if written.contains(&key) {
                 shared.push(format!("{key}: also routed by Rollout {namespace}/{}, in a release ({at})", other.name));
             }
@@ -769,17 +772,22 @@ mod tests {
             rollout("demo", releasing.clone()),
             rollout("twin", releasing.clone()),
             rollout("idle", json!({"phase": "Healthy"})),
-            json!({"kind": "Rollout", "metadata": {"name": "broken"}, "spec": "no"}),
-        ];
+            rollout("ending", json!({"phase": "Disabling", "canaryStatus": {"currentStepIndex": 1}})),
+        ]
+        .map(|raw| Rollout::from_object(&raw).unwrap());
         let selected = BTreeSet::from(["demo"]);
         assert_eq!(
             routed_by_others(&listed, "shop", &selected, &BTreeSet::from([&route])),
-            ["HTTPRoute shop/demo: also routed by Rollout shop/twin, in a release (step 1/1)"],
-            "the one selected, one not in a release and one that does not parse are left out"
+            [
+                "HTTPRoute shop/demo: also routed by Rollout shop/twin, in a release (step 1/1)",
+                "HTTPRoute shop/demo: also routed by Rollout shop/ending, in a release (the Rollout is disabled: the controller restores the original routing of a release in progress and runs no step)"
+            ],
+            "the one selected and one not in a release are left out; an ending is said as what it does"
         );
         assert!(routed_by_others(&listed, "shop", &selected, &BTreeSet::from([&other])).is_empty());
         assert!(
-            routed_by_others(&listed, "shop", &BTreeSet::from(["demo", "twin"]), &BTreeSet::from([&route])).is_empty()
+            routed_by_others(&listed, "shop", &BTreeSet::from(["demo", "twin", "ending"]), &BTreeSet::from([&route]))
+                .is_empty()
         );
     }
 
