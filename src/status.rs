@@ -696,8 +696,9 @@ fn nearest_stage<'a>(plans: impl Iterator<Item = (Stage, &'a ObjectPlan)>) -> Op
 }
 
 /// What a followed Rollout's line adds to an object still routed (as a step, or drifted since)
-/// outside a release (`status` says more).
-const LEFT_ROUTED: &str = " (left routed outside a release)";
+/// that the controller restores no more: outside a release, or in an ending past its restore
+/// (`status` says more).
+const LEFT_ROUTED: &str = " (left routed, not restored)";
 
 /// What a followed Rollout's line adds to an object that is not at the current step, which the
 /// controller has routed (`status` says more).
@@ -1050,12 +1051,8 @@ mod tests {
         let ingress_note = format!("note: {}", noted[1].notes[0]);
         shown.objects = Ok(noted);
         assert!(shown.text().contains(&ingress_note), "{}", shown.text());
-        assert!(shown.line().contains("; VirtualService vs at step 1 (left routed outside a release), Ingress web-canary at step 1 (left routed outside a release), "), "{}", shown.line());
-        assert!(
-            shown.line().ends_with(", VirtualService vs drifted (left routed outside a release)"),
-            "{}",
-            shown.line()
-        );
+        assert!(shown.line().contains("; VirtualService vs at step 1 (left routed, not restored), Ingress web-canary at step 1 (left routed, not restored), "), "{}", shown.line());
+        assert!(shown.line().ends_with(", VirtualService vs drifted (left routed, not restored)"), "{}", shown.line());
     }
 
     #[test]

@@ -794,7 +794,7 @@ fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_w
     // A follower's line (what a CI gate logs) marks it as it marks one left at a step.
     test.run_args(["status", "demo", "-w"])
         .success()
-        .stdout_has("; VirtualService demo drifted (left routed outside a release), ");
+        .stdout_has("; VirtualService demo drifted (left routed, not restored), ");
     server.clear_log();
     test.run_args(["restore", "demo", "--yes"])
         .status(3)
@@ -2400,7 +2400,9 @@ fn a_write_to_objects_another_rollout_in_a_release_routes_is_refused_unless_forc
     let shared = "VirtualService shop/demo: also routed by Rollout shop/demo2, in a release (step 1/3)";
     test.run_args(["approve", "demo", "--yes"])
         .status(3)
-        .stderr_has("nothing was written: these objects are also routed by another Rollout in a release")
+        .stderr_has(
+            "nothing was written: these objects are also routed by another Rollout or a TrafficRouting in a release",
+        )
         .stderr_has(shared)
         .stderr_has("Wait for that release to end, or pass --force to write anyway");
     assert_eq!(writes(&server), Vec::<String>::new());
@@ -2416,6 +2418,46 @@ fn a_write_to_objects_another_rollout_in_a_release_routes_is_refused_unless_forc
     over["status"] = json!({"phase": "Healthy"});
     server.put_object(over);
     test.run_args(["restore", "demo", "--yes"]).success();
+}
+
+#[test]
+fn a_write_to_objects_a_traffic_routing_held_by_another_rollout_routes_is_refused_unless_forced() {
+    let traffic_routing = |finalizers: serde_json::Value| {
+        json!({
+            "apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+            "metadata": {"name": "tr", "namespace": NAMESPACE, "finalizers": finalizers},
+            "spec": {"strategy": {"weight": 10}, "objectRef": [{"service": "demo", "customNetworkRefs": [
+                {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}
+            ]}]},
+            "status": {"phase": "Progressing"}
+        })
+    };
+    let held = json!(["rollouts.kruise.io/trafficrouting", "progressing.rollouts.kruise.io/other"]);
+    let server = serving(rollout(2, "StepPaused")).object(traffic_routing(held.clone())).start();
+    let test = Test::new().kubeconfig(&server);
+    let shared = "VirtualService shop/demo: also routed by TrafficRouting shop/tr, held by Rollout other (finalizer progressing.rollouts.kruise.io/other)";
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(shared);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--force"])
+        .success()
+        .stderr_has(&format!("warning: {shared}: written all the same (--force)"));
+    test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has(shared);
+    // Once its release is over, nothing else routes the VirtualService.
+    let mut healthy = traffic_routing(json!(["rollouts.kruise.io/trafficrouting"]));
+    healthy["status"]["phase"] = json!("Healthy");
+    server.put_object(healthy);
+    test.run_args(["restore", "demo", "--yes"]).success();
+    // Where TrafficRoutings may not be listed, a warning says the check was not made.
+    let server = serving(rollout(2, "StepPaused"))
+        .object(traffic_routing(held))
+        .deny(Rule::new(["list"]).resources(["trafficroutings"]))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .run_args(["approve", "demo", "--yes"])
+        .success()
+        .stderr_has("warning: may not list the TrafficRoutings of namespace shop (")
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
 }
 
 #[test]
@@ -2447,7 +2489,7 @@ fn where_the_rollouts_may_not_be_listed_a_write_warns_that_other_rollouts_are_no
         .run_args(["approve", "demo", "--yes"])
         .success()
         .stderr_has("warning: may not list the Rollouts of namespace shop (")
-        .stderr_has("so whether another Rollout in a release routes the objects written is not checked")
+        .stderr_has("so whether they route the objects written is not checked")
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
 }
 

@@ -989,7 +989,7 @@ mod cluster {
         // A warning, not a failure: following it ends at once, with exit 0.
         test.run_args(["status", "web", "-w", "--timeout", "5s"])
             .success()
-            .stdout_has("; Ingress web-canary at step 2 (left routed outside a release)\n");
+            .stdout_has("; Ingress web-canary at step 2 (left routed, not restored)\n");
         test.run_args(["plan", "web"])
             .success()
             .stdout_has(&format!("  not in a release: showing what step 1 would do\n  {note}\n"));

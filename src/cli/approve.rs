@@ -969,7 +969,8 @@ fn when_written(next: &StagePlan) -> Option<String> {
             "the controller writes none of the Rollout's own routing at this step: its objects stay as they are"
                 .to_string(),
         );
-    } else if next.stage == Some(Stage::BlueGreenFinal) {
+    } else if next.stage == Some(Stage::BlueGreenFinal) && !own.is_empty() {
+        // Without a routing of its own, the TrafficRouting's part below says it all.
         parts.push(
             "applied by the controller once every step is done, while the release finalises; the original routing comes back after it".to_string(),
         );
@@ -1320,6 +1321,11 @@ mod tests {
                 .unwrap()
                 .starts_with("applied by the controller once every step is done, while the release finalises")
         );
+        // With no routing of its own, only its TrafficRouting's is said.
+        let mut tr_only = stage.clone();
+        tr_only.objects.iter_mut().for_each(|o| o.owner.kind = OwnerKind::TrafficRouting);
+        tr_only.objects.iter_mut().for_each(|o| o.owner.name = "tr".into());
+        assert_eq!(when_written(&tr_only).as_deref(), Some(keeps));
         stage.stage = Some(Stage::Step(3));
         stage.unrouted = true;
         assert_eq!(

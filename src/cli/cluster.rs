@@ -545,11 +545,12 @@ pub(super) fn refuse_unless_forced(
 }
 
 /// Refuses, unless `force`, to write objects (`written`) that a Rollout of the namespace other
-/// than those this run works on (`selected`) routes while it is in a release: the write changes
-/// that release's routing, which its controller puts back only at its next step or its end,
-/// and nothing else here tells, as the other Rollout was not read. The namespace's Rollouts are
-/// listed for this; where that fails (a Role without `list`), the check is skipped with a
-/// warning.
+/// than those this run works on (`selected`) routes while it is in a release, or that a
+/// TrafficRouting of the namespace routes while another Rollout holds it (or as it finalises):
+/// the write changes that routing, which its controller puts back only at its next step or its
+/// end (a TrafficRouting's, at its next reconcile), and nothing else here tells, as neither was
+/// read. The namespace's Rollouts and TrafficRoutings are listed for this; where that is not
+/// allowed (a Role without `list`), the check is skipped with a warning.
 pub(super) async fn refuse_others_routing(
     cluster: &Cluster,
     selected: &BTreeSet<&str>,
@@ -561,38 +562,69 @@ pub(super) async fn refuse_others_routing(
     }
     let namespace = &cluster.namespace;
     let resource = live::rollout_resource(cluster).await?;
-    // A Role without `list` still works by names, with a warning; any other failure is one.
-    let listed = match cluster.list(&resource, namespace, "").await {
-        Ok(listed) => listed,
-        Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
-            warn(&format!(
-                "warning: may not list the Rollouts of namespace {namespace} ({failure}), so whether another Rollout in a release routes the objects written is not checked"
-            ));
-            return Ok(());
+    let traffic_routings_listed = async {
+        match live::traffic_routing_resource(cluster).await? {
+            Some(resource) => listed_for_check(cluster, &resource, "TrafficRoutings").await,
+            None => Ok(Vec::new()),
         }
-        Err(e) => return Err(e),
     };
-    let mut others = Vec::new();
-    for raw in &listed {
-        match Rollout::from_object(raw) {
-            Ok(rollout) => others.push(rollout),
+    let (rollouts_listed, traffic_routings_listed) =
+        futures::try_join!(listed_for_check(cluster, &resource, "Rollouts"), traffic_routings_listed)?;
+    let mut rollouts = Vec::new();
+    for raw in rollouts_listed {
+        match Rollout::from_object(&raw) {
+            Ok(rollout) => rollouts.push(rollout),
             Err(_) => warn(&format!(
                 "warning: Rollout {namespace}/{} does not parse, so whether it routes the objects written is not checked",
                 raw["metadata"]["name"].as_str().unwrap_or_default()
             )),
         }
     }
-    let shared = routed_by_others(&others, namespace, selected, written);
+    let mut traffic_routings = Vec::new();
+    for raw in traffic_routings_listed {
+        match model::TrafficRoutingCr::from_object(&raw) {
+            Ok(cr) => traffic_routings.push(cr),
+            Err(_) => warn(&format!(
+                "warning: TrafficRouting {namespace}/{} does not parse, so whether it routes the objects written is not checked",
+                raw["metadata"]["name"].as_str().unwrap_or_default()
+            )),
+        }
+    }
+    // The TrafficRoutings the selected Rollouts link are theirs to route and restore.
+    let linked: BTreeSet<&str> = rollouts
+        .iter()
+        .filter(|r| selected.contains(r.name.as_str()))
+        .filter_map(|r| r.traffic_routing_cr.as_deref())
+        .collect();
+    let mut shared = routed_by_others(&rollouts, namespace, selected, written);
+    shared.extend(routed_by_traffic_routings(&traffic_routings, namespace, selected, &linked, written));
     if force {
         shared.iter().for_each(|line| warn(&format!("warning: {line}: written all the same (--force)")));
         return Ok(());
     }
     refuse_unless_forced(
         shared.iter(),
-        "these objects are also routed by another Rollout in a release, whose routing this write changes (its controller writes its own back only at its next step, or its end)",
+        "these objects are also routed by another Rollout or a TrafficRouting in a release, whose routing this write changes (its controller writes its own back at its next step or reconcile, or its end)",
         "Wait for that release to end, or pass --force to write anyway",
         force,
     )
+}
+
+/// The namespace's objects of `resource` (`what`: `Rollouts`), for the check of what else routes
+/// the objects written: none, with a warning, where a Role without `list` does not allow it;
+/// any other failure is the run's.
+async fn listed_for_check(cluster: &Cluster, resource: &Resource, what: &str) -> Result<Vec<serde_json::Value>, Error> {
+    let namespace = &cluster.namespace;
+    match cluster.list(resource, namespace, "").await {
+        Ok(listed) => Ok(listed),
+        Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
+            warn(&format!(
+                "warning: may not list the {what} of namespace {namespace} ({failure}), so whether they route the objects written is not checked"
+            ));
+            Ok(Vec::new())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Each object of `written` that one of `rollouts` (the namespace's) routes while in a release,
@@ -616,6 +648,40 @@ fn routed_by_others(
         for key in Routing::of_rollout(other, namespace).iter().flat_map(Routing::objects) {
             if written.contains(&key) {
                 shared.push(format!("{key}: also routed by Rollout {namespace}/{}, in a release ({at})", other.name));
+            }
+        }
+    }
+    shared
+}
+
+/// Each object of `written` that one of `traffic_routings` (the namespace's) routes in a release
+/// (held by a Rollout, or finalising): a line naming both. One that only the `selected` Rollouts
+/// hold, or that none holds and one of them links (`linked`), is left out: its routing is theirs.
+fn routed_by_traffic_routings(
+    traffic_routings: &[model::TrafficRoutingCr],
+    namespace: &str,
+    selected: &BTreeSet<&str>,
+    linked: &BTreeSet<&str>,
+    written: &BTreeSet<&ObjectKey>,
+) -> Vec<String> {
+    let selected: Vec<&str> = selected.iter().copied().collect();
+    let mut shared = Vec::new();
+    for cr in traffic_routings {
+        let routing = Routing::of_traffic_routing(cr, namespace);
+        let held: Vec<&str> = cr.progressing_finalizers.iter().map(String::as_str).collect();
+        let theirs =
+            cr.held_apart_from(&selected).is_empty() && (!held.is_empty() || linked.contains(cr.name.as_str()));
+        if !routing.releasing || theirs {
+            continue;
+        }
+        let how = match (cr.being_deleted(), held.is_empty()) {
+            (true, _) => "being deleted, so its controller restores the original".to_string(),
+            (false, true) => "held by no Rollout, so its controller restores the original".to_string(),
+            (false, false) => format!("held by {}", model::holders_text(&held)),
+        };
+        for key in routing.objects() {
+            if written.contains(&key) {
+                shared.push(format!("{key}: also routed by TrafficRouting {namespace}/{}, {how}", cr.name));
             }
         }
     }
@@ -789,6 +855,64 @@ mod tests {
             routed_by_others(&listed, "shop", &BTreeSet::from(["demo", "twin", "ending"]), &BTreeSet::from([&route]))
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn objects_written_that_a_traffic_routing_in_a_release_routes_are_named() {
+        let cr = |name: &str, phase: &str, finalizers: Value, deleting: bool| {
+            let mut raw = json!({"apiVersion": "rollouts.kruise.io/v1alpha1", "kind": "TrafficRouting",
+                "metadata": {"name": name, "finalizers": finalizers},
+                "spec": {"objectRef": [{"service": "demo", "gateway": {"httpRouteName": "demo"}}],
+                         "strategy": {"weight": 10}},
+                "status": {"phase": phase}});
+            if deleting {
+                raw["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+            }
+            model::TrafficRoutingCr::from_object(&raw).unwrap()
+        };
+        let held_by = |rollouts: &[&str]| {
+            json!(rollouts.iter().map(|r| format!("progressing.rollouts.kruise.io/{r}")).collect::<Vec<_>>())
+        };
+        let route = ObjectKey::new("gateway.networking.k8s.io", "HTTPRoute", "shop", "demo");
+        let other = ObjectKey::new("gateway.networking.k8s.io", "HTTPRoute", "shop", "other");
+        let listed = [
+            cr("b-held", "Progressing", held_by(&["b"]), false),
+            cr("idle", "Healthy", json!(["rollouts.kruise.io/trafficrouting"]), false),
+            cr("unheld", "Progressing", json!([]), false),
+            cr("deleted", "Healthy", json!([]), true),
+            cr("ours", "Progressing", held_by(&["demo"]), false),
+            cr("shared", "Progressing", held_by(&["demo", "b"]), false),
+        ];
+        let (selected, linked) = (BTreeSet::from(["demo"]), BTreeSet::from(["ours", "shared"]));
+        assert_eq!(
+            routed_by_traffic_routings(&listed, "shop", &selected, &linked, &BTreeSet::from([&route])),
+            [
+                "HTTPRoute shop/demo: also routed by TrafficRouting shop/b-held, held by Rollout b (finalizer progressing.rollouts.kruise.io/b)",
+                "HTTPRoute shop/demo: also routed by TrafficRouting shop/unheld, held by no Rollout, so its controller restores the original",
+                "HTTPRoute shop/demo: also routed by TrafficRouting shop/deleted, being deleted, so its controller restores the original",
+                "HTTPRoute shop/demo: also routed by TrafficRouting shop/shared, held by Rollout demo (finalizer progressing.rollouts.kruise.io/demo), Rollout b (finalizer progressing.rollouts.kruise.io/b)",
+            ],
+            "one not in a release, and one linked and held by the selected Rollouts alone, are left out"
+        );
+        // Held by the selected Rollout alone, linked or not: its routing. One no Rollout holds is
+        // theirs only when they link it.
+        let unlinked = BTreeSet::new();
+        assert!(
+            routed_by_traffic_routings(&listed[4..5], "shop", &selected, &unlinked, &BTreeSet::from([&route]))
+                .is_empty()
+        );
+        let unheld = [cr("unheld", "Finalizing", json!([]), false)];
+        assert!(
+            routed_by_traffic_routings(
+                &unheld,
+                "shop",
+                &selected,
+                &BTreeSet::from(["unheld"]),
+                &BTreeSet::from([&route])
+            )
+            .is_empty()
+        );
+        assert!(routed_by_traffic_routings(&listed, "shop", &selected, &linked, &BTreeSet::from([&other])).is_empty());
     }
 
     #[test]

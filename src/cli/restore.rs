@@ -749,7 +749,7 @@ fn restored_routings(live: &Live, rollout: &Located<Rollout>, notes: &mut Vec<St
                 "TrafficRouting {}/{} is still held by {}: the controller routes its objects again at its next reconcile, until no Rollout holds it (its release ended)",
                 cr.namespace,
                 cr.item.name,
-                holders_text(&held)
+                model::holders_text(&held)
             )
         });
         notes.extend(note.filter(|note| !notes.contains(note)));
@@ -782,22 +782,9 @@ fn held_note(tr: &str, holders: &[&str], routing: &Routing, restored: &[&str]) -
     };
     format!(
         "TrafficRouting {tr} is still held by {}: its objects are left as they are, as the controller restores them only once no Rollout holds it; once {} {is} done, restore them with {how}",
-        holders_text(holders),
+        model::holders_text(holders),
         names.join(" and "),
     )
-}
-
-/// `Rollout b (finalizer progressing.rollouts.kruise.io/b)`, for each of a TrafficRouting's
-/// progressing finalizers.
-fn holders_text(holders: &[&str]) -> String {
-    let who: Vec<String> = holders
-        .iter()
-        .map(|f| match model::finalizer_rollout(f) {
-            Some(name) => format!("Rollout {name} (finalizer {f})"),
-            None => format!("finalizer {f}"),
-        })
-        .collect();
-    who.join(", ")
 }
 
 /// `restore --ref` of objects a TrafficRouting routes while Rollouts still hold it: the
@@ -816,7 +803,7 @@ fn routed_again(live: &Live, wanted: &[ObjectKey]) -> Vec<String> {
                 "{key} is routed by TrafficRouting {}/{}, still held by {}: the controller routes it again at its next reconcile, until no Rollout holds it",
                 cr.namespace,
                 cr.item.name,
-                holders_text(&holders)
+                model::holders_text(&holders)
             ));
         }
     }

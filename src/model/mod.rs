@@ -24,7 +24,7 @@ pub use routing::{
 };
 pub use stage_routing::{RoutingAction, StageRouting, workload_replicas};
 pub use strategy::{RouteStrategy, Semantics, WeightSplit, header_changes, without_empty_lists};
-pub use traffic_routing::{TrafficRoutingCr, WHEN_IT_FINALISES, finalizer_rollout};
+pub use traffic_routing::{TrafficRoutingCr, WHEN_IT_FINALISES, finalizer_rollout, holders_text};
 
 use serde_json::Value;
 use std::fmt;

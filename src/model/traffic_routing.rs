@@ -192,6 +192,19 @@ impl TrafficRoutingCr {
     }
 }
 
+/// `Rollout b (finalizer progressing.rollouts.kruise.io/b)`, for each of a TrafficRouting's
+/// progressing finalizers.
+pub fn holders_text(holders: &[&str]) -> String {
+    let who: Vec<String> = holders
+        .iter()
+        .map(|f| match finalizer_rollout(f) {
+            Some(name) => format!("Rollout {name} (finalizer {f})"),
+            None => format!("finalizer {f}"),
+        })
+        .collect();
+    who.join(", ")
+}
+
 /// When a TrafficRouting's controller puts its objects back (deletes its canary Ingress): it has
 /// no steps, and restores them when it finalises, once the Rollouts that held it have let go
 /// (docs/controller-semantics.md §2). Said in messages about objects it left routed.

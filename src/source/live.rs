@@ -684,8 +684,7 @@ type RefusedRead = (ObjectKey, String, Permission);
 /// Reads a TrafficRouting, then its objects (as `read_objects`).
 pub async fn read_traffic_routing(cluster: &Cluster, name: &str) -> Result<(Located<TrafficRoutingCr>, Found), Error> {
     let namespace = &cluster.namespace;
-    let resource = cluster
-        .resource(GROUP, "v1alpha1", "TrafficRouting", false)
+    let resource = traffic_routing_resource(cluster)
         .await?
         .ok_or_else(|| Error::Input(format!("the API server serves no trafficroutings.{GROUP}/v1alpha1")))?;
     let raw = cluster.get(&resource, namespace, name).await?.ok_or_else(|| {
@@ -703,6 +702,11 @@ pub async fn read_traffic_routing(cluster: &Cluster, name: &str) -> Result<(Loca
         },
         objects,
     ))
+}
+
+/// The TrafficRouting resource (v1alpha1 only); None where the API server does not serve it.
+pub async fn traffic_routing_resource(cluster: &Cluster) -> Result<Option<Resource>, Error> {
+    cluster.resource(GROUP, "v1alpha1", "TrafficRouting", false).await
 }
 
 /// A resource of the core group's v1, which every API server serves (no discovery needed).
