@@ -291,14 +291,27 @@ fn summary_routing<'a>(stage: &'a StagePlan, object: &ObjectPlan) -> &'a str {
     }
 }
 
-/// The closing count of `plan_text`.
+/// The closing count of `plan_text`: a preview's objects (a Rollout not in a release) are
+/// counted apart, as nothing of them is pending.
 pub fn plan_summary(plans: &[RoutingPlan]) -> String {
-    let count = |changed: bool| {
-        plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.changed() == changed).count()
+    let (changed, unchanged, previewed) = plan_counts(plans);
+    let previewed = match previewed {
+        0 => String::new(),
+        n => format!(", {n} in previews of a next release"),
     };
-    let (changed, unchanged) = (count(true), count(false));
-    let summary = format!("Plan: {changed} to change, {unchanged} already as planned (counted per step and object).");
+    let summary =
+        format!("Plan: {changed} to change, {unchanged} already as planned{previewed} (counted per step and object).");
     format!("{}\n", paint(BOLD, &summary))
+}
+
+/// The objects planned, per step: those changed and those already as planned, of the plans that
+/// are not previews, and those of previews.
+fn plan_counts(plans: &[RoutingPlan]) -> (usize, usize, usize) {
+    let objects = |preview: bool| {
+        plans.iter().filter(move |p| p.preview == preview).flat_map(|p| &p.stages).flat_map(|s| &s.objects)
+    };
+    let changed = objects(false).filter(|o| o.changed()).count();
+    (changed, objects(false).count() - changed, objects(true).count())
 }
 
 /// Plans without the closing count (for previews).
@@ -435,9 +448,8 @@ fn changes_document(plan: &ObjectPlan) -> Vec<Value> {
 
 /// The machine form of plans (`-o yaml|json`): every planned object and a summary.
 pub fn plan_document(plans: &[RoutingPlan]) -> Value {
-    let mut changed = 0;
-    let mut total = 0;
-    let plans: Vec<Value> = plans
+    let (changed, unchanged, previewed) = plan_counts(plans);
+    let documents: Vec<Value> = plans
         .iter()
         .map(|plan| {
             let stages: Vec<Value> = plan
@@ -448,8 +460,6 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                         .objects
                         .iter()
                         .map(|object| {
-                            total += 1;
-                            changed += usize::from(object.changed());
                             let script = match &object.action {
                                 Action::Lua(s) => serde_json::json!({"source": s.source.to_string(), "sha256": s.sha256}),
                                 Action::Restore
@@ -471,10 +481,12 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                     serde_json::json!({"step": stage.stage, "label": stage.label, "description": stage.description, "routing": stage.routing, "unrouted": stage.unrouted, "objects": objects})
                 })
                 .collect();
-            serde_json::json!({"owner": plan.owner, "notes": plan.notes, "warnings": plan.warnings, "stages": stages})
+            serde_json::json!({"owner": plan.owner, "notes": plan.notes, "warnings": plan.warnings, "preview": plan.preview, "stages": stages})
         })
         .collect();
-    serde_json::json!({"plans": plans, "summary": {"objectPlans": total, "changed": changed}})
+    let summary =
+        serde_json::json!({"objectPlans": changed + unchanged + previewed, "changed": changed, "previewed": previewed});
+    serde_json::json!({"plans": documents, "summary": summary})
 }
 
 #[cfg(test)]
@@ -716,6 +728,7 @@ mod tests {
         let missing = "Service web-canary does not exist";
         let plan = RoutingPlan {
             owner: "Rollout shop/demo".into(),
+            preview: false,
             notes: Vec::new(),
             stages: vec![
                 stage(1, vec![object("web-canary", &[missing]), object("api-canary", &[missing])]),
@@ -749,6 +762,41 @@ mod tests {
         // The machine forms keep each step's own.
         let document = plan_document(std::slice::from_ref(&plan));
         assert_eq!(document["plans"][0]["stages"][2]["objects"][0]["warnings"], json!(["kept match rule", missing]));
+    }
+
+    #[test]
+    fn a_previews_objects_are_counted_apart() {
+        use crate::model::Stage;
+        let made = json!({"metadata": {"name": "web-canary"}, "spec": {"rules": [{"host": "a"}]}});
+        let before = json!({"metadata": {"name": "web-canary"}, "spec": {"rules": [{"host": "b"}]}});
+        let plan = |preview: bool, objects: Vec<ObjectPlan>| RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            preview,
+            stages: vec![StagePlan {
+                stage: Some(Stage::Step(1)),
+                label: "step 1/1".into(),
+                description: String::new(),
+                routing: String::new(),
+                unrouted: false,
+                objects,
+            }],
+        };
+        let changing = || ingress_plan("web-canary", before.clone(), made.clone(), Vec::new());
+        let as_planned = || ingress_plan("web-canary", made.clone(), made.clone(), Vec::new());
+        let plans = [plan(false, vec![changing(), as_planned()]), plan(true, vec![changing(), changing()])];
+        assert_eq!(
+            strip(&plan_summary(&plans)),
+            "Plan: 1 to change, 1 already as planned, 2 in previews of a next release (counted per step and object).\n"
+        );
+        assert_eq!(
+            strip(&plan_summary(&plans[..1])),
+            "Plan: 1 to change, 1 already as planned (counted per step and object).\n"
+        );
+        let document = plan_document(&plans);
+        assert_eq!(document["summary"], json!({"objectPlans": 4, "changed": 1, "previewed": 2}));
+        assert_eq!((&document["plans"][0]["preview"], &document["plans"][1]["preview"]), (&json!(false), &json!(true)));
     }
 
     #[test]

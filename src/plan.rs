@@ -44,6 +44,9 @@ pub struct RoutingPlan {
     pub notes: Vec<String>,
     pub stages: Vec<StagePlan>,
     pub warnings: Vec<String>,
+    /// A preview: what the next release of a Rollout not in one would write first, which the
+    /// controller writes only once a release starts; its changes are not pending.
+    pub preview: bool,
 }
 
 impl RoutingPlan {
@@ -156,7 +159,7 @@ impl<'a> Planner<'a> {
                     "no traffic routing (no trafficRoutings, no {} annotation): the controller routes no traffic for it, so there is nothing to plan",
                     model::TRAFFIC_ROUTING_ANNOTATION
                 );
-                return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
+                return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings, preview: false });
             }
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::Input(format!(
@@ -204,7 +207,7 @@ impl<'a> Planner<'a> {
         // Placing objects (status, restore), the steps are planned all the same: a disabled
         // Rollout's objects may still carry a step's routing until the controller restores them.
         if let Some(why) = rollout.not_run().filter(|_| self.carry) {
-            return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings });
+            return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings, preview: false });
         }
         // Only a status says that no release is in progress (files often have none).
         if rollout.status.phase.is_some()
@@ -331,7 +334,7 @@ impl<'a> Planner<'a> {
             warnings.extend(contested.iter().map(|key| contested_note(key, rollout, namespace, cr)));
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
         }
-        Ok(RoutingPlan { owner, notes: Vec::new(), stages: plans, warnings })
+        Ok(RoutingPlan { owner, notes: Vec::new(), stages: plans, warnings, preview: false })
     }
 
     /// Plans a TrafficRouting on its own: its strategy through its refs.
@@ -360,6 +363,7 @@ impl<'a> Planner<'a> {
             notes: notes.into_iter().collect(),
             stages: vec![stage],
             warnings,
+            preview: false,
         })
     }
 

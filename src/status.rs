@@ -947,8 +947,13 @@ mod tests {
         // Followed, its line says so too.
         assert!(unloaded.line().ends_with(&format!("; cannot place its objects: {error}")), "{}", unloaded.line());
         // No traffic routing: no objects to place.
-        let nothing =
-            RoutingPlan { owner: "Rollout shop/demo".into(), notes: vec![], warnings: vec![], stages: vec![] };
+        let nothing = RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: vec![],
+            warnings: vec![],
+            stages: vec![],
+            preview: false,
+        };
         let alone = RolloutView::new(&rollout(json!({})), "shop", None, Ok(&nothing), None, now);
         assert!(alone.text().contains("  Objects:  none (no traffic routing)\n"), "{}", alone.text());
     }
@@ -1046,7 +1051,13 @@ mod tests {
             assert!(views.iter().all(|v| v.notes.is_empty() && !v.left_routed), "{status}");
         }
         // The status shows the note; a followed line marks the object.
-        let plan = RoutingPlan { owner: "Rollout shop/web".into(), notes: vec![], warnings: vec![], stages: vec![] };
+        let plan = RoutingPlan {
+            owner: "Rollout shop/web".into(),
+            notes: vec![],
+            warnings: vec![],
+            stages: vec![],
+            preview: false,
+        };
         let mut shown = RolloutView::new(&over, "shop", None, Ok(&plan), None, SystemTime::UNIX_EPOCH);
         let ingress_note = format!("note: {}", noted[1].notes[0]);
         shown.objects = Ok(noted);
@@ -1301,6 +1312,7 @@ mod tests {
             owner: "Rollout shop/demo".into(),
             notes: vec![],
             warnings: vec![],
+            preview: false,
             stages: vec![crate::plan::StagePlan {
                 stage: Some(Stage::Step(1)),
                 label: "step 1/2".into(),
@@ -1371,6 +1383,7 @@ mod tests {
             owner: "Rollout shop/demo".into(),
             notes: vec![],
             warnings: vec![],
+            preview: false,
             stages: vec![crate::plan::StagePlan {
                 stage: Some(Stage::Step(2)),
                 label: "step 2/2".into(),

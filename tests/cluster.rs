@@ -144,9 +144,16 @@ fn plan_of_a_rollout_not_in_a_release_previews_step_1_and_changes_nothing_now() 
     test.run_args(["plan", "demo", "--detailed-exitcode"])
         .status(0)
         .stdout_has("not in a release: showing what step 1 would do")
-        .stdout_has("VirtualService shop/demo (step 1/3)");
+        .stdout_has("VirtualService shop/demo (step 1/3)")
+        .stdout_has(
+            "Plan: 0 to change, 0 already as planned, 2 in previews of a next release (counted per step and object).\n",
+        );
+    let json = test.run_args(["plan", "demo", "-o", "json"]).success().json();
+    assert_eq!((&json["plans"][0]["preview"], &json["summary"]["previewed"]), (&json!(true), &json!(2)));
     // A step asked for counts as asked.
-    test.run_args(["plan", "demo", "--step", "2", "--detailed-exitcode"]).status(2);
+    test.run_args(["plan", "demo", "--step", "2", "--detailed-exitcode"])
+        .status(2)
+        .stdout_has("Plan: 2 to change, 0 already as planned (counted per step and object).\n");
 }
 
 #[test]

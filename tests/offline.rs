@@ -171,7 +171,7 @@ fn plan_output_is_machine_readable_and_byte_faithful() {
         planned["metadata"]["annotations"]["rollouts.kruise.io/original-spec-configuration"],
         r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#
     );
-    assert_eq!(doc["summary"], serde_json::json!({"objectPlans": 1, "changed": 1}));
+    assert_eq!(doc["summary"], serde_json::json!({"objectPlans": 1, "changed": 1, "previewed": 0}));
     manifests()
         .args(["plan", "-f", "m", "--step", "1", "-o", "yaml"])
         .run()

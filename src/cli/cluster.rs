@@ -354,9 +354,8 @@ struct NamespacePlans {
     changes_pending: bool,
 }
 
-/// A Rollout's plan, its text when rendered as it was made, and whether its changes are pending
-/// (not a preview of a Rollout not in a release).
-type PlannedRollout = (RoutingPlan, Option<String>, bool);
+/// A Rollout's plan, and its text when rendered as it was made.
+type PlannedRollout = (RoutingPlan, Option<String>);
 
 /// Plans the Rollouts `selection` picks in the session's namespace.
 async fn plan_namespace(
@@ -382,8 +381,8 @@ async fn plan_namespace(
         .par_iter()
         .map(|rollout| {
             let (stages, note) = chosen_stages(&rollout.item, args)?;
-            let preview = note.as_deref() == Some(NOT_IN_RELEASE);
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
+            plan.preview = note.as_deref() == Some(NOT_IN_RELEASE);
             plan.notes.extend(note);
             plan.notes.extend(session.routing_left(&live, &catalog, rollout));
             plan.notes.extend(crate::status::off_current_step(&rollout.item, &plan));
@@ -391,14 +390,14 @@ async fn plan_namespace(
                 shared.get(&(rollout.namespace.as_str(), rollout.item.name.as_str())).into_iter().flatten().cloned(),
             );
             let text = render_now.then(|| output::plan_block(&plan, style)).transpose().map_err(Error::Input)?;
-            Ok((plan, text, !preview))
+            Ok((plan, text))
         })
         .collect();
     let (mut plans, mut texts, mut changes_pending) = (Vec::new(), Vec::new(), false);
     for result in planned {
         match result {
-            Ok((plan, text, pending)) => {
-                changes_pending |= pending && plan.changed();
+            Ok((plan, text)) => {
+                changes_pending |= !plan.preview && plan.changed();
                 plans.push(plan);
                 texts.push(text);
             }
