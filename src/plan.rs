@@ -440,7 +440,8 @@ impl<'a> Planner<'a> {
                     let (current, after) = self.starting_point(carried, &key);
                     let resolve =
                         || self.resolved(scripts::ingress_key(class_type), || self.scripts.resolve_ingress(class_type));
-                    ingress::plan_object(&context, self.objects, name, class_type, current, after, resolve)?
+                    let plan = ingress::plan_object(&context, self.objects, name, class_type, current, after, resolve);
+                    self.placed_if_missing(plan, &ingress::canary_reference(name), routing, now)?
                 }
                 Provider::Gateway { http_route } => {
                     let key = gateway::GatewayRoute::of(routing, http_route).key();
@@ -870,6 +871,31 @@ mod tests {
             ..Default::default()
         };
         (rollout, objects, catalog)
+    }
+
+    #[test]
+    fn a_canary_ingress_whose_stable_ingress_is_missing_fails_the_plan_but_is_placed_as_absent() {
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "web", "ingress": {"name": "web", "classType": "nginx"}}]
+            }}}
+        }))
+        .unwrap();
+        let (objects, catalog) = (ObjectIndex::default(), ScriptCatalog::default());
+        let failed = Planner::new(&objects, &catalog, Limits::default())
+            .plan_rollout(&rollout, "shop", None, &rollout.stages())
+            .unwrap_err();
+        assert!(matches!(failed, Error::Missing { .. }), "{failed:?}");
+        let placed = Planner::new(&objects, &catalog, Limits::default())
+            .each_stage_from_the_objects_read()
+            .plan_rollout(&rollout, "shop", None, &rollout.stages())
+            .unwrap();
+        let views = status::positions(&placed);
+        assert_eq!((views.len(), views[0].name.as_str(), &views[0].position), (1, "web-canary", &Position::Absent));
+        assert!(views[0].notes[0].contains("Ingress shop/web not found: the canary Ingress is built from it"));
     }
 
     #[test]

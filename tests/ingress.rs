@@ -2149,6 +2149,26 @@ mod cluster {
     }
 
     #[test]
+    fn status_places_the_canary_ingress_as_absent_when_its_stable_ingress_is_missing() {
+        // Step 2 is routed and paused: the controller routes no step now, so where the objects
+        // stand is told, the canary Ingress (never made) absent, with why a step fails.
+        let server = serving("nginx", 2, "StepPaused").start();
+        server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web").unwrap();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["status", "web"])
+            .success()
+            .stdout_has("    Ingress shop/web-canary  absent")
+            .stdout_has("      note: Rollout shop/web, step 1/3: Ingress shop/web not found: the canary Ingress is built from it: a step that routes it fails at the controller (its restore skips it)\n");
+        // Where the controller routes the current step now, that step fails: an error.
+        let mut routing = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        routing["status"]["canaryStatus"]["currentStepState"] = json!("StepTrafficRouting");
+        server.put_object(routing);
+        test.run_args(["status", "web"])
+            .status(1)
+            .stdout_has("Ingress shop/web not found: the canary Ingress is built from it");
+    }
+
+    #[test]
     fn status_shows_a_drifted_canary_ingress() {
         let server = serving("nginx", 1, "StepPaused").start();
         approve(&server).success();

@@ -96,6 +96,11 @@ pub fn canary_key(routing: &Routing, ingress: &str) -> ObjectKey {
     canary_key_in(&routing.owner.namespace, ingress)
 }
 
+/// The canary Ingress of stable Ingress `ingress`, as a ref.
+pub fn canary_reference(ingress: &str) -> ObjectRef {
+    ObjectRef { api_version: INGRESS_API_VERSION.into(), kind: "Ingress".into(), name: canary_ingress_name(ingress) }
+}
+
 fn canary_key_in(namespace: &str, ingress: &str) -> ObjectKey {
     ObjectKey::new("networking.k8s.io", "Ingress", namespace, &canary_ingress_name(ingress))
 }
@@ -624,11 +629,7 @@ pub fn plan_object(
         None => Action::Keep(kept_because(context.action, current.is_some())),
     };
     Ok(ObjectPlan {
-        reference: ObjectRef {
-            api_version: INGRESS_API_VERSION.into(),
-            kind: "Ingress".into(),
-            name: key.name.clone(),
-        },
+        reference: canary_reference(ingress),
         untouched: current.is_none(),
         current: current.cloned().unwrap_or_else(|| Arc::new(Value::Null)),
         after,
