@@ -68,11 +68,16 @@ impl Data {
             return (data, None);
         };
         // Go checks the whole text before decoding any of it; a lone surrogate escape is U+FFFD
-        // to it.
-        match serde_json::from_str(&lua::go_json_input(stored.as_bytes())) {
-            Ok(value) => Data::decode(gojson::normalize_numbers(value)),
-            Err(e) => (Data::default(), Some(format!("invalid JSON: {e}"))),
-        }
+        // to it. It decodes an object's entries in the order of its text, each in turn, so a
+        // key given twice (a hand edit) fills its field twice: labels given twice merge.
+        let text = lua::go_json_input(stored.as_bytes());
+        let decoded = match text.trim_start().starts_with('{') {
+            true => serde_json::from_str(&text).map(|TextEntries(entries)| {
+                Data::decode_entries(entries.into_iter().map(|(key, value)| (key, gojson::normalize_numbers(value))))
+            }),
+            false => serde_json::from_str(&text).map(|value| Data::decode(gojson::normalize_numbers(value))),
+        };
+        decoded.unwrap_or_else(|e| (Data::default(), Some(format!("invalid JSON: {e}"))))
     }
 
     /// Go's `json.Marshal(Data)`: compact, `spec`/`labels`/`annotations` in that order, empty
@@ -115,7 +120,12 @@ impl Data {
                 return (Data::default(), Some(error));
             }
         };
-        let (fields, first_error) = Fields::decode(map, Value::is_null, |value| value);
+        Data::decode_entries(map)
+    }
+
+    /// [`Data::decode`] of an object's entries, in their order.
+    fn decode_entries(entries: impl IntoIterator<Item = (String, Value)>) -> (Data, Option<String>) {
+        let (fields, first_error) = Fields::decode(entries, Value::is_null, |value| value);
         let Fields { spec, labels, annotations } = fields;
         (Data { spec, labels, annotations }, first_error)
     }
@@ -229,6 +239,30 @@ fn go_json(spec: Option<&str>, labels: &BTreeMap<String, String>, annotations: &
     out
 }
 
+/// A JSON object's entries in the order of its text, a key given twice kept both times (as Go's
+/// decoder meets them).
+struct TextEntries(Vec<(String, Value)>);
+
+impl<'de> serde::Deserialize<'de> for TextEntries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TextEntries, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = TextEntries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TextEntries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(TextEntries(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
 /// The fields of `Data` as Go's `json.Unmarshal` fills them from an object's entries, the spec
 /// left as it comes (a value, or its text).
 struct Fields<S> {
@@ -238,7 +272,8 @@ struct Fields<S> {
 }
 
 impl<S> Fields<S> {
-    /// Keys are taken in order (sorted, as the controller's encoder writes them), an exact field
+    /// Keys are taken in order (the text's; a value's are sorted, as the controller's encoder
+    /// writes them), an exact field
     /// name first, else a case-folded one (so `Labels` and `labels` both fill, and merge into,
     /// the labels); unknown keys are ignored; labels and annotations must be maps of strings
     /// (`as_value` reads them), and a type error makes a field "" and the first one is returned.
@@ -415,6 +450,15 @@ mod tests {
         assert_eq!(error.unwrap(), "json: cannot unmarshal number into Go struct field Data.labels of type string");
         let (data, error) = Data::original_as_the_controller_reads_it(&json!({"spec": {"live": 1}}));
         assert_eq!((data.spec, error), (Some(json!({"live": 1})), None), "nothing stored: the object itself");
+        // A key given twice (a hand edit): Go decodes each in turn, in the text's order, so
+        // labels merge, a label given again takes the later value, and the later spec wins.
+        let (data, error) = Data::original_as_the_controller_reads_it(&with(
+            r#"{"labels":{"a":"1","b":"1"},"spec":{"x":1},"Labels":{"b":"2"},"labels":{"c":"3"},"spec":{"y":2}}"#,
+        ));
+        assert_eq!(error, None);
+        assert_eq!(data.spec, Some(json!({"y": 2})));
+        let labels: Vec<(&str, &str)> = data.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(labels, [("a", "1"), ("b", "2"), ("c", "3")]);
         // A lone surrogate escape (a hand edit) is U+FFFD to Go, not invalid JSON.
         let (data, error) = Data::original_as_the_controller_reads_it(&with(r#"{"spec":{"a":"x\ud800"}}"#));
         assert_eq!((data.spec, error), (Some(json!({"a": "x\u{fffd}"})), None));
