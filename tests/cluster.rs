@@ -1656,9 +1656,13 @@ fn an_object_a_rollout_and_its_traffic_routing_both_route_is_warned_of_refused_a
     assert_eq!(writes(&server), Vec::<String>::new());
     // The VirtualService at step 2 of the Rollout's own routing (written before the link): the
     // TrafficRouting's routing rewrites it, so it is at that step for one routing only.
+    // Unlinked, demo plans none of the TrafficRouting's routing that its finalizer keeps going:
+    // a write of that object is refused, unless forced.
     let mut unlinked = rollout(2, "StepPaused");
     server.put_object(unlinked.clone());
-    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let held = "VirtualService shop/demo: also routed by TrafficRouting shop/tr, held by Rollout demo (finalizer progressing.rollouts.kruise.io/demo)";
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).status(3).stderr_has(held);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes", "--force"]).success().stderr_has(held);
     unlinked["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "tr"});
     server.put_object(unlinked);
     test.run_args(["status", "demo"])
@@ -2408,10 +2412,10 @@ fn a_write_to_objects_another_rollout_in_a_release_routes_is_refused_unless_forc
     test.run_args(["approve", "demo", "--yes"])
         .status(3)
         .stderr_has(
-            "nothing was written: these objects are also routed by another Rollout or a TrafficRouting in a release",
+            "nothing was written: these objects are also routed by another Rollout in a release, or by a TrafficRouting, whose controller writes them again",
         )
         .stderr_has(shared)
-        .stderr_has("Wait for that release to end, or pass --force to write anyway");
+        .stderr_has("Wait for that release to end (a TrafficRouting's ends once no Rollout holds it), or pass --force to write anyway");
     assert_eq!(writes(&server), Vec::<String>::new());
     test.run_args(["approve", "demo", "--yes", "--force"])
         .success()
@@ -2449,11 +2453,45 @@ fn a_write_to_objects_a_traffic_routing_held_by_another_rollout_routes_is_refuse
         .success()
         .stderr_has(&format!("warning: {shared}: written all the same (--force)"));
     test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has(shared);
+    // A 503 on the list stops the run before it writes; a 404 (the CRD removed since discovery
+    // was cached) is a resource with nothing in it.
+    let lists = || Requests::Matching(Rule::new(["list"]).resources(["trafficroutings"]));
+    server.storm(lists(), None, 503, Some(3600));
+    test.run_args(["restore", "demo", "--yes"])
+        .status(1)
+        .stderr_has("listing trafficroutings.rollouts.kruise.io in shop");
+    server.clear_faults();
+    server.storm(lists(), None, 404, None);
+    test.run_args(["restore", "demo", "--yes", "--dry-run=client"]).success();
+    server.clear_faults();
     // Once its release is over, nothing else routes the VirtualService.
     let mut healthy = traffic_routing(json!(["rollouts.kruise.io/trafficrouting"]));
     healthy["status"]["phase"] = json!("Healthy");
     server.put_object(healthy);
     test.run_args(["restore", "demo", "--yes"]).success();
+    // A TrafficRouting the Rollout links is its own, even where the Rollouts may not be listed:
+    // restore puts back the objects of one that finalises with its own.
+    let mut linked = rollout(2, "StepPaused");
+    linked["metadata"]["annotations"] = json!({"rollouts.kruise.io/trafficrouting": "tr"});
+    let mut finalising = traffic_routing(json!(["rollouts.kruise.io/trafficrouting"]));
+    finalising["status"]["phase"] = json!("Finalizing");
+    finalising["spec"]["objectRef"][0]["customNetworkRefs"][0]["name"] = json!("tr-vs");
+    let original = r#"{"spec":{"hosts":["tr"],"http":[{"route":[{"destination":{"host":"demo"}}]}]}}"#;
+    let server = serving(linked)
+        .object(finalising)
+        .object(json!({
+            "apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+            "metadata": {"name": "tr-vs", "namespace": NAMESPACE, "annotations": {"rollouts.kruise.io/original-spec-configuration": original}},
+            "spec": {"hosts": ["tr"], "http": [{"route": [{"destination": {"host": "demo"}, "weight": 90}, {"destination": {"host": "demo", "subset": "canary"}, "weight": 10}]}]}
+        }))
+        .deny(Rule::new(["list"]).resources(["rollouts"]))
+        .start();
+    Test::new()
+        .kubeconfig(&server)
+        .run_args(["restore", "demo", "--yes"])
+        .success()
+        .stderr_has("warning: may not list the Rollouts of namespace shop (")
+        .stdout_has("VirtualService shop/tr-vs restored (backup ");
     // Where TrafficRoutings may not be listed, a warning says the check was not made.
     let server = serving(rollout(2, "StepPaused"))
         .object(traffic_routing(held))

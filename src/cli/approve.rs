@@ -552,8 +552,9 @@ impl Run<'_> {
         refuse_foreign_canaries(written.clone().filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
         refuse_stranding(written.clone().filter_map(|o| o.strands_stable.as_ref()), args.force)?;
         let selected = approvals.iter().map(|a| a.rollout.item.name.as_str()).collect();
+        let linked = approvals.iter().filter_map(|a| a.rollout.item.traffic_routing_cr.as_deref()).collect();
         let keys = written.map(|o| &o.key).collect();
-        refuse_others_routing(&session.cluster, &selected, &keys, args.force).await?;
+        refuse_others_routing(&session.cluster, &selected, &linked, &keys, args.force).await?;
         same_scripts(&mut self.scripts, &plans, ask)?;
         // The claim's permissions were asked about when it was taken (a dry run takes none).
         let mut permissions = write_permissions(&live, &plans)?;

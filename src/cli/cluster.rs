@@ -545,14 +545,15 @@ pub(super) fn refuse_unless_forced(
 
 /// Refuses, unless `force`, to write objects (`written`) that a Rollout of the namespace other
 /// than those this run works on (`selected`) routes while it is in a release, or that a
-/// TrafficRouting of the namespace routes while another Rollout holds it (or as it finalises):
-/// the write changes that routing, which its controller puts back only at its next step or its
-/// end (a TrafficRouting's, at its next reconcile), and nothing else here tells, as neither was
-/// read. The namespace's Rollouts and TrafficRoutings are listed for this; where that is not
-/// allowed (a Role without `list`), the check is skipped with a warning.
+/// TrafficRouting of the namespace that none of them links (`linked`) routes while a Rollout
+/// holds it, or as it finalises: the write changes that routing, which its controller writes
+/// back at its next step or reconcile, or undoes as it restores the original, and nothing else
+/// here tells, as neither was read. The namespace's Rollouts and TrafficRoutings are listed for
+/// this; where that is not allowed (a Role without `list`), the check is skipped with a warning.
 pub(super) async fn refuse_others_routing(
     cluster: &Cluster,
     selected: &BTreeSet<&str>,
+    linked: &BTreeSet<&str>,
     written: &BTreeSet<&ObjectKey>,
     force: bool,
 ) -> Result<(), Error> {
@@ -589,33 +590,29 @@ pub(super) async fn refuse_others_routing(
             )),
         }
     }
-    // The TrafficRoutings the selected Rollouts link are theirs to route and restore.
-    let linked: BTreeSet<&str> = rollouts
-        .iter()
-        .filter(|r| selected.contains(r.name.as_str()))
-        .filter_map(|r| r.traffic_routing_cr.as_deref())
-        .collect();
     let mut shared = routed_by_others(&rollouts, namespace, selected, written);
-    shared.extend(routed_by_traffic_routings(&traffic_routings, namespace, selected, &linked, written));
+    shared.extend(routed_by_traffic_routings(&traffic_routings, namespace, linked, written));
     if force {
         shared.iter().for_each(|line| warn(&format!("warning: {line}: written all the same (--force)")));
         return Ok(());
     }
     refuse_unless_forced(
         shared.iter(),
-        "these objects are also routed by another Rollout or a TrafficRouting in a release, whose routing this write changes (its controller writes its own back at its next step or reconcile, or its end)",
-        "Wait for that release to end, or pass --force to write anyway",
+        "these objects are also routed by another Rollout in a release, or by a TrafficRouting, whose controller writes them again (its routing at its next step or reconcile, or the original as it finalises), undoing this write",
+        "Wait for that release to end (a TrafficRouting's ends once no Rollout holds it), or pass --force to write anyway",
         force,
     )
 }
 
 /// The namespace's objects of `resource` (`what`: `Rollouts`), for the check of what else routes
 /// the objects written: none, with a warning, where a Role without `list` does not allow it;
+/// none where the resource is not served any more (its CRD removed since discovery was cached);
 /// any other failure is the run's.
 async fn listed_for_check(cluster: &Cluster, resource: &Resource, what: &str) -> Result<Vec<serde_json::Value>, Error> {
     let namespace = &cluster.namespace;
     match cluster.list(resource, namespace, "").await {
         Ok(listed) => Ok(listed),
+        Err(Error::Api { failure, .. }) if failure.code == Some(404) => Ok(Vec::new()),
         Err(Error::Api { failure, .. }) if failure.code == Some(403) => {
             warn(&format!(
                 "warning: may not list the {what} of namespace {namespace} ({failure}), so whether they route the objects written is not checked"
@@ -654,25 +651,21 @@ fn routed_by_others(
 }
 
 /// Each object of `written` that one of `traffic_routings` (the namespace's) routes in a release
-/// (held by a Rollout, or finalising): a line naming both. One that only the `selected` Rollouts
-/// hold, or that none holds and one of them links (`linked`), is left out: its routing is theirs.
+/// (held by a Rollout, or finalising): a line naming both. One the Rollouts of the run link
+/// (`linked`) is theirs: what the run writes of it is its routing, or its restore.
 fn routed_by_traffic_routings(
     traffic_routings: &[model::TrafficRoutingCr],
     namespace: &str,
-    selected: &BTreeSet<&str>,
     linked: &BTreeSet<&str>,
     written: &BTreeSet<&ObjectKey>,
 ) -> Vec<String> {
-    let selected: Vec<&str> = selected.iter().copied().collect();
     let mut shared = Vec::new();
     for cr in traffic_routings {
         let routing = Routing::of_traffic_routing(cr, namespace);
-        let held: Vec<&str> = cr.progressing_finalizers.iter().map(String::as_str).collect();
-        let theirs =
-            cr.held_apart_from(&selected).is_empty() && (!held.is_empty() || linked.contains(cr.name.as_str()));
-        if !routing.releasing || theirs {
+        if !routing.releasing || linked.contains(cr.name.as_str()) {
             continue;
         }
+        let held: Vec<&str> = cr.progressing_finalizers.iter().map(String::as_str).collect();
         let how = match (cr.being_deleted(), held.is_empty()) {
             (true, _) => "being deleted, so its controller restores the original".to_string(),
             (false, true) => "held by no Rollout, so its controller restores the original".to_string(),
@@ -882,36 +875,25 @@ mod tests {
             cr("ours", "Progressing", held_by(&["demo"]), false),
             cr("shared", "Progressing", held_by(&["demo", "b"]), false),
         ];
-        let (selected, linked) = (BTreeSet::from(["demo"]), BTreeSet::from(["ours", "shared"]));
+        // The run's Rollout demo links ours and shared: what it writes of them is their routing.
+        let linked = BTreeSet::from(["ours", "shared"]);
         assert_eq!(
-            routed_by_traffic_routings(&listed, "shop", &selected, &linked, &BTreeSet::from([&route])),
+            routed_by_traffic_routings(&listed, "shop", &linked, &BTreeSet::from([&route])),
             [
                 "HTTPRoute shop/demo: also routed by TrafficRouting shop/b-held, held by Rollout b (finalizer progressing.rollouts.kruise.io/b)",
                 "HTTPRoute shop/demo: also routed by TrafficRouting shop/unheld, held by no Rollout, so its controller restores the original",
                 "HTTPRoute shop/demo: also routed by TrafficRouting shop/deleted, being deleted, so its controller restores the original",
-                "HTTPRoute shop/demo: also routed by TrafficRouting shop/shared, held by Rollout demo (finalizer progressing.rollouts.kruise.io/demo), Rollout b (finalizer progressing.rollouts.kruise.io/b)",
             ],
-            "one not in a release, and one linked and held by the selected Rollouts alone, are left out"
+            "one not in a release, and those the run's Rollouts link, are left out"
         );
-        // Held by the selected Rollout alone, linked or not: its routing. One no Rollout holds is
-        // theirs only when they link it.
-        let unlinked = BTreeSet::new();
-        assert!(
-            routed_by_traffic_routings(&listed[4..5], "shop", &selected, &unlinked, &BTreeSet::from([&route]))
-                .is_empty()
+        // Held by the run's Rollout but not linked: it plans none of that routing.
+        assert_eq!(
+            routed_by_traffic_routings(&listed[4..5], "shop", &BTreeSet::new(), &BTreeSet::from([&route])),
+            [
+                "HTTPRoute shop/demo: also routed by TrafficRouting shop/ours, held by Rollout demo (finalizer progressing.rollouts.kruise.io/demo)"
+            ]
         );
-        let unheld = [cr("unheld", "Finalizing", json!([]), false)];
-        assert!(
-            routed_by_traffic_routings(
-                &unheld,
-                "shop",
-                &selected,
-                &BTreeSet::from(["unheld"]),
-                &BTreeSet::from([&route])
-            )
-            .is_empty()
-        );
-        assert!(routed_by_traffic_routings(&listed, "shop", &selected, &linked, &BTreeSet::from([&other])).is_empty());
+        assert!(routed_by_traffic_routings(&listed, "shop", &linked, &BTreeSet::from([&other])).is_empty());
     }
 
     #[test]

@@ -64,8 +64,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     initializing again, not jumping elsewhere (a patched nextStepIndex), not a blue-green release stopped by a new \
     version, --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec, or an object another Rollout in a release (or a \
-    TrafficRouting another Rollout holds) routes (the namespace's Rollouts and TrafficRoutings are listed for \
-    that; without list, a warning), is refused without --force; a timed \
+    TrafficRouting in a release that the Rollout does not link) routes (the namespace's Rollouts and \
+    TrafficRoutings are listed for that; without list, a warning), is refused without --force; a timed \
     pause not run out is approved with a warning that this ends it now. The plan is shown and \
     confirmed (--yes to skip; without a terminal --yes is required). An object without the original-spec \
     annotation gets it first, in the controller's format; every write is conditional on the resourceVersion \
@@ -539,7 +539,7 @@ pub struct ApproveArgs {
     /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing
     /// from it wipes the object's routing; write a `<name>-canary` Ingress that someone else
     /// made (its controller owner is not the Rollout); and write an object that another Rollout
-    /// in a release, or a TrafficRouting another Rollout holds, routes
+    /// in a release, or a TrafficRouting in a release that the Rollout does not link, routes
     #[arg(long)]
     pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All
@@ -678,8 +678,8 @@ pub struct RestoreArgs {
     /// Restore even when someone edited the objects after the controller (or approve) wrote
     /// them, when a stored original holds no spec (restoring it wipes the object's routing),
     /// (--ref, --from-backup) when the Rollouts that may route the objects cannot be read,
-    /// (ROLLOUT, -l) when another Rollout in a release, or a TrafficRouting another Rollout
-    /// holds, routes them, or
+    /// (ROLLOUT, -l) when another Rollout in a release, or a TrafficRouting in a release that
+    /// the Rollouts do not link, routes them, or
     /// (--from-backup) when the backup is not whole (no matching end line: cut short, changed,
     /// or an older version's), holds no spec where the live object has one, or is of an object
     /// deleted and made again since

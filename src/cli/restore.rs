@@ -169,7 +169,7 @@ async fn restore_objects(
         let rollouts = claim_routing(session, writer, &keys, &command, args.force, &mut notes).await?;
         Targets::Refs(refs, Box::new(rollouts))
     };
-    let Restorations { objects: restorations, left, notes: more_notes, missing, rollouts } =
+    let Restorations { objects: restorations, left, notes: more_notes, missing, rollouts, linked } =
         restorations(session, writer, &targets).await?;
     // An object named with --ref that is not there fails the run once the others are restored,
     // as kubectl does with a name it cannot find (a typo would pass a CI step unseen); as a
@@ -188,8 +188,9 @@ async fn restore_objects(
     refuse_stranding(restorations.iter().filter_map(|r| r.strands.as_ref()), args.force)?;
     if matches!(targets, Targets::Rollouts(_)) {
         let selected = rollouts.iter().map(String::as_str).collect();
+        let linked = linked.iter().map(String::as_str).collect();
         let keys = restorations.iter().filter(|r| r.live != r.restored).map(|r| &r.key).collect();
-        refuse_others_routing(&session.cluster, &selected, &keys, args.force).await?;
+        refuse_others_routing(&session.cluster, &selected, &linked, &keys, args.force).await?;
     }
     let backups = write::Backups::of_context(&session.cluster.context).ok();
     let left = left
@@ -420,12 +421,13 @@ fn routes_any(live: &Live, rollout: &Located<Rollout>, keys: &[ObjectKey]) -> Re
 
 /// The objects a restore writes, each once, and notes on those it skips.
 async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets) -> Result<Restorations, Error> {
-    let (mut notes, mut missing, mut rollouts) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut notes, mut missing, mut rollouts, mut linked) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut candidates: Vec<Candidate> = Vec::new();
     match targets {
         Targets::Rollouts(selection) => {
             let (live, catalog) = session.load(selection).await?;
             rollouts = live.snapshot.rollouts.iter().map(|r| r.item.name.clone()).collect();
+            linked = live.snapshot.rollouts.iter().filter_map(|r| r.item.traffic_routing_cr.clone()).collect();
             refuse_unclaimed(
                 writer,
                 live.snapshot.rollouts.iter().map(|r| (r.namespace.as_str(), r.item.name.as_str())),
@@ -604,7 +606,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             r.placement = Placement::Placed;
         }
     }
-    Ok(Restorations { objects: restorations, left, notes, missing, rollouts })
+    Ok(Restorations { objects: restorations, left, notes, missing, rollouts, linked })
 }
 
 /// What a restore writes, what it leaves, and its notes.
@@ -618,6 +620,8 @@ struct Restorations {
     missing: Vec<String>,
     /// The Rollouts restored, when they were named or selected (not `--ref`).
     rollouts: Vec<String>,
+    /// The TrafficRoutings those Rollouts link.
+    linked: Vec<String>,
 }
 
 /// Why restore does not delete an Ingress (`why`: it is not a canary Ingress made for the
