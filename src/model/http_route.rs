@@ -144,18 +144,29 @@ pub fn default_rules() -> Vec<Value> {
 }
 
 /// The HTTPRoute CRD's rules (gateway-api v0.8 to v1) that `spec`, as stored, breaks, each as
-/// `field: what`: at most 16 rules, and 16 headers and query parameters a match, each name once
-/// (lists keyed by name), and a `ReplacePrefixMatch` path rewrite or redirect only on a rule with
-/// exactly one match, of type PathPrefix (its CEL rules). The API server refuses such a write.
+/// `field: what`: at most 16 rules, 16 backendRefs a rule, each weighted 0 to 1,000,000, and 16
+/// headers and query parameters a match, each name once (lists keyed by name), and a
+/// `ReplacePrefixMatch` path rewrite or redirect only on a rule with exactly one match, of type
+/// PathPrefix (its CEL rules). The API server refuses such a write.
 pub fn crd_rules_broken(spec: &Value) -> Vec<String> {
     const MAX_RULES: usize = 16;
     const MAX_LIST: usize = 16;
+    const MAX_WEIGHT: i64 = 1_000_000;
     let mut broken = Vec::new();
     let rules = spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
     if rules.len() > MAX_RULES {
         broken.push(format!("spec.rules: {} rules, at most {MAX_RULES}", rules.len()));
     }
     for (i, rule) in rules.iter().enumerate() {
+        let backends = rule["backendRefs"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if backends.len() > MAX_LIST {
+            broken.push(format!("spec.rules[{i}].backendRefs: {} entries, at most {MAX_LIST}", backends.len()));
+        }
+        for (j, backend) in backends.iter().enumerate() {
+            if let Some(weight) = backend["weight"].as_i64().filter(|w| !(0..=MAX_WEIGHT).contains(w)) {
+                broken.push(format!("spec.rules[{i}].backendRefs[{j}].weight: {weight}, from 0 to {MAX_WEIGHT}"));
+            }
+        }
         let matches = rule["matches"].as_array().map(Vec::as_slice).unwrap_or_default();
         for (j, condition) in matches.iter().enumerate() {
             for list in ["headers", "queryParams"] {
@@ -357,6 +368,19 @@ mod tests {
         );
         let many = json!({"rules": vec![json!({}); 17]});
         assert_eq!(crd_rules_broken(&many), ["spec.rules: 17 rules, at most 16"]);
+        let backend = |weight: i64| json!({"name": "store", "port": 80, "weight": weight});
+        let weighted = json!({"rules": [
+            {"backendRefs": [backend(0), backend(1_000_000), backend(-5), backend(1_000_001)]},
+            {"backendRefs": vec![backend(1); 17]}
+        ]});
+        assert_eq!(
+            crd_rules_broken(&weighted),
+            [
+                "spec.rules[0].backendRefs[2].weight: -5, from 0 to 1000000",
+                "spec.rules[0].backendRefs[3].weight: 1000001, from 0 to 1000000",
+                "spec.rules[1].backendRefs: 17 entries, at most 16",
+            ]
+        );
     }
 
     #[test]

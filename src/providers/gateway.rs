@@ -161,8 +161,16 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
             .map_err(|e| Error::Input(format!("{} as stored: {e}", route.describe())))?
             .spec;
         let stored_rules = stored["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let next = desired_rules(route, mode, stored_rules);
-        if next.is_empty() || next == stored_rules {
+        let mut next = desired_rules(route, mode, stored_rules);
+        if next.is_empty() {
+            // A pass that leaves no rule writes none, and the CRD's default is stored.
+            let warning = no_rule_left_warning(route);
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+            next = http_route::default_rules();
+        }
+        if next == stored_rules {
             warnings.extend(refused_write(route, current, &planned));
             return Ok(StagePlan { route: Some(planned), writes: true, warnings });
         }
@@ -764,7 +772,7 @@ fn finalise_warnings(route: &GatewayRoute, rules: &[Value]) -> Vec<String> {
         let others = other_backends(rule, s, |r| !is_service(r, canary) && r["weight"].as_i64().is_none_or(|w| w != 0));
         if !others.is_empty() && refs(rule)[s]["weight"] != 1 {
             warnings.push(format!(
-                "spec.rules[{i}]: the restore sets {stable}'s weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs ({others}), so {stable} gets a smaller share than before the release"
+                "spec.rules[{i}]: the restore sets {stable}'s weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs ({others}): {stable} gets the share it had before the release only if its weight was 1 then"
             ));
         }
     }
@@ -1169,6 +1177,14 @@ mod tests {
         let mut broken = route.clone();
         broken["spec"]["rules"][0]["matches"] = json!([{"path": path("/api")}, {"path": path("/v2")}]);
         assert!(!plan(&rollout(), &broken, &step).warnings.iter().any(|w| w.contains("CRD's rules")));
+        // A TrafficRouting's negative weight is written as it is, and the CRD refuses it.
+        let same = GatewayRoute { canary_service: STABLE, ..rollout() };
+        let negative = plan(&same, &http_route(json!([{"backendRefs": [svc(STABLE, Some(1))]}])), &traffic("-5%"));
+        assert!(
+            negative.warnings.iter().any(|w| w.contains("spec.rules[0].backendRefs[0].weight: -5, from 0 to 1000000")),
+            "{:?}",
+            negative.warnings
+        );
     }
 
     #[test]
@@ -1445,7 +1461,7 @@ mod tests {
         assert_eq!(
             plan.warnings,
             [
-                "spec.rules[0]: the restore sets store-svc's weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs (other weight 50), so store-svc gets a smaller share than before the release"
+                "spec.rules[0]: the restore sets store-svc's weight to 1 (the controller keeps no record of the weight it had before), while the rule's other backends keep theirs (other weight 50): store-svc gets the share it had before the release only if its weight was 1 then"
             ]
         );
     }
@@ -1493,6 +1509,16 @@ mod tests {
         let dropped = plan(&same, &route, &matches(json!([{"headers": [header("h", "1")]}])));
         assert_eq!(written_rules(&dropped), default_rule);
         assert_eq!(dropped.warnings.last().map(String::as_str), Some(NO_RULE_LEFT));
+        // Two refs of it in one rule: the restore takes one a pass, and its second pass leaves no
+        // rule, so the default is stored.
+        let mut second_port = svc(STABLE, Some(1));
+        second_port["port"] = json!(8080);
+        let two_ports = http_route(
+            json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(20)), second_port]}]),
+        );
+        let restored = plan(&same, &two_ports, &RoutingAction::Restore);
+        assert_eq!(written_rules(&restored), default_rule);
+        assert_eq!(restored.warnings.iter().filter(|w| *w == NO_RULE_LEFT).count(), 1, "{:?}", restored.warnings);
         // With a canary Service: a restore after a match step dropped the weighted rules.
         let canary_rules_only =
             http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(CANARY, Some(1))]}]));
