@@ -218,6 +218,9 @@ fn record_a_traffic_routing() {
         .object(virtual_service())
         .start();
     let out = Test::new().kubeconfig(&server).args(["record", "trafficrouting/tr"]).run().success();
+    // The harness gives a TrafficRouting's script the stable Service as the canary.
+    let header = "# expected follows the controller's test harness, as `test` checks it: the canary Service is the\n# stable one, and the strategy runs the script even without weight or matches; `plan -f` shows what\n";
+    assert!(out.stdout.contains(header), "{}", out.stdout);
     let case = &rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap()[0].value;
     assert_eq!(case["trafficRouting"]["metadata"]["name"], "tr");
     assert_eq!(

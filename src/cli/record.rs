@@ -336,10 +336,16 @@ fn case(
             Ok(data.apply_to(&original, None))
         })
         .collect::<Result<Vec<Value>, Error>>()?;
+    // What the harness does otherwise than the controller, for this kind of subject.
+    let harness = match key {
+        "rollout" => {
+            "the canary Service is always\n# <service>-canary and steps without traffic or matches still run the script"
+        }
+        _ => "the canary Service is the\n# stable one, and the strategy runs the script even without weight or matches",
+    };
     let text = format!(
         "# {reference} with {} (sha256 {}).\n\
-         # expected follows the controller's test harness, as `test` checks it: the canary Service is always\n\
-         # <service>-canary and steps without traffic or matches still run the script; `plan -f` shows what\n\
+         # expected follows the controller's test harness, as `test` checks it: {harness}; `plan -f` shows what\n\
          # the controller itself would write.\n{draft}expected:\n{}",
         script.source,
         script.short_hash(),
