@@ -5,7 +5,7 @@
 //! so byte-for-byte fidelity depends on it.
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::ser::{Formatter, PrettyFormatter};
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 use serde_json::{Number, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -65,16 +65,26 @@ pub fn to_string(value: &Value) -> String {
 /// Indented JSON for people and programs, numbers written as Go writes them
 /// (`12345678901234567000`, `-0`; serde_json would write `1.2345678901234567e19`, `-0.0`).
 pub fn to_string_pretty(value: &Value) -> String {
+    with_go_floats(value, PrettyFormatter::new())
+}
+
+/// One line of JSON for people: Go's numbers, and strings as they are (`<`, where Go's encoder
+/// writes `\u003c`).
+pub fn to_string_for_people(value: &Value) -> String {
+    with_go_floats(value, CompactFormatter)
+}
+
+fn with_go_floats(value: &Value, layout: impl Formatter) -> String {
     let mut out = Vec::new();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut out, GoFloats(PrettyFormatter::new()));
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, GoFloats(layout));
     value.serialize(&mut serializer).expect("JSON values serialize");
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-/// serde_json's pretty layout with Go's float format.
-struct GoFloats<'a>(PrettyFormatter<'a>);
+/// serde_json's layout `F` with Go's float format.
+struct GoFloats<F>(F);
 
-impl Formatter for GoFloats<'_> {
+impl<F: Formatter> Formatter for GoFloats<F> {
     fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
         writer.write_all(format_float(value).as_bytes())
     }
@@ -157,19 +167,20 @@ pub fn normalize_numbers_keeping_int64(mut value: Value) -> Value {
     value
 }
 
-/// A test case's numbers as the controller's go test reads them: sigs.k8s.io/yaml turns the YAML
-/// into JSON, printing each float as Go does, and `unstructured` reads a number so printed that
-/// fits an int64 as one: `-0.0` is printed `-0` and read as 0, `1152921504606846976.0` is
-/// printed and read as 1152921504606847000.
-pub fn as_go_test_reads_yaml(value: &mut Value) {
+/// The numbers of a manifest or test case as Go reads them: kubectl (for the API server) and the
+/// controller's go test turn YAML (and kubectl JSON too) into JSON with sigs.k8s.io/yaml or Go's
+/// encoder, printing each float as Go does, and a number so printed that fits an int64 is read
+/// as one: `1.0` is stored as 1 (a `replicas: 1.0` is an integer), `-0.0` is printed `-0` and
+/// read as 0, `1152921504606846976.0` is printed and read as 1152921504606847000.
+pub fn as_go_reads_yaml(value: &mut Value) {
     match value {
         Value::Number(n) if n.is_f64() => {
             if let Some(whole) = n.as_f64().and_then(|f| format_float(f).parse::<i64>().ok()) {
                 *value = Value::from(whole);
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(as_go_test_reads_yaml),
-        Value::Object(map) => map.values_mut().for_each(as_go_test_reads_yaml),
+        Value::Array(items) => items.iter_mut().for_each(as_go_reads_yaml),
+        Value::Object(map) => map.values_mut().for_each(as_go_reads_yaml),
         _ => {}
     }
 }
@@ -480,7 +491,7 @@ mod tests {
     #[test]
     fn a_test_cases_numbers_are_read_as_go_test_reads_them() {
         let mut value = json!({"z": -0.0, "half": 0.5, "w": 50.0, "big": 1152921504606846976.0, "huge": 1e21, "n": [-3, 18446744073709551615u64]});
-        as_go_test_reads_yaml(&mut value);
+        as_go_reads_yaml(&mut value);
         assert_eq!(
             value,
             json!({"z": 0, "half": 0.5, "w": 50, "big": 1152921504606847000i64, "huge": 1e21, "n": [-3, 18446744073709551615u64]})

@@ -132,7 +132,9 @@ pub fn case_document(name: &str, text: &str) -> Result<(Document, Option<String>
     let one = || format!("{name}: expected one YAML document with rollout or trafficRouting, original and expected");
     let mut documents = yaml::parse_documents_keeping(text, name, |_| true)?.into_iter();
     // A list's items (a JSON array, a `kind: List`) are no case: go test cannot read one.
-    let first = documents.next().filter(|first| first.within == Path::default()).ok_or_else(one)?;
+    let mut first = documents.next().filter(|first| first.within == Path::default()).ok_or_else(one)?;
+    // As go test reads it: a `weight: 25.0` is 25.
+    crate::gojson::as_go_reads_yaml(&mut first.value);
     let more = documents.next().map(|second| {
         format!(
             "{name}:{}: a second YAML document, not run: a case file holds one case, the first, as the controller's go test reads it; put each case in a file of its own",
@@ -530,9 +532,10 @@ pub fn differing_fields(want: &Data, got: &Data) -> Vec<String> {
         if found.len() > MAX_NAMED {
             return;
         }
-        // A value as JSON, cut short: a missing subtree is shown whole in the diff.
+        // A value as JSON, cut short: a missing subtree is shown whole in the diff. Its strings
+        // as the diff shows them (`<`, not Go's `\u003c`).
         let shown = |value: Option<&Value>| {
-            let text = value.map_or("nothing".to_string(), gojson::to_string);
+            let text = value.map_or("nothing".to_string(), gojson::to_string_for_people);
             match text.char_indices().nth(60) {
                 Some((cut, _)) => format!("{}…", &text[..cut]),
                 None => text,
@@ -781,6 +784,12 @@ mod tests {
             ]
         );
         assert!(differing_fields(&want, &want).is_empty());
+        // Strings as the diff shows them, not escaped as Go writes them.
+        let team = |value: &str| data(json!({"metadata": {"annotations": {"team": value}}}));
+        assert_eq!(
+            differing_fields(&team("a<b&c>!"), &team("a<b&c>")),
+            ["annotations.team: expected \"a<b&c>!\", got \"a<b&c>\""]
+        );
         // At most five, then an ellipsis; a long value cut short.
         let many = data(json!({"spec": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": "x".repeat(100)}}));
         let fields = differing_fields(&Data::default(), &many);

@@ -151,6 +151,30 @@ fn a_traffic_routing_weight_of_minus_1_and_a_second_object_ref_are_warned_of_at_
 }
 
 #[test]
+fn whole_numbers_written_as_floats_are_integers_as_the_api_server_and_go_test_store_them() {
+    // kubectl and go test print `1.0` as 1 before Go reads it: an integer step, and weight.
+    let rollout = ROLLOUT.replacen("- replicas: 1\n", "- replicas: 1.0\n", 1);
+    Test::new()
+        .file("m/rollout.yaml", &rollout)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m", "--step", "1"])
+        .run()
+        .success()
+        .stdout_has("step 1/3: replicas 1, matches [header user-agent=pc]");
+    let case = "trafficRouting:\n  apiVersion: rollouts.kruise.io/v1alpha1\n  kind: TrafficRouting\n  metadata: {name: tr}\n  spec:\n    strategy: {weight: 25.0}\n    objectRef: [{service: demo, customNetworkRefs: [{apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: demo}]}]\noriginal:\n  apiVersion: networking.istio.io/v1beta1\n  kind: VirtualService\n  spec: {hosts: [demo], http: [{route: [{destination: {host: demo}}]}]}\nexpected:\n- spec: {hosts: [demo], http: [{route: [{destination: {host: demo}, weight: 75}, {destination: {host: demo, subset: canary}, weight: 25}]}]}\n";
+    Test::new()
+        .file("networking.istio.io/VirtualService/testdata/tr.yaml", case)
+        .file(
+            "networking.istio.io/VirtualService/trafficRouting.lua",
+            &std::fs::read_to_string(repo("lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua"))
+                .unwrap(),
+        )
+        .args(["test", "networking.istio.io"])
+        .run()
+        .success();
+}
+
+#[test]
 fn plan_output_is_machine_readable_and_byte_faithful() {
     let out = manifests().args(["plan", "-f", "m", "--step", "2", "-o", "json"]).run().success();
     let doc = out.json();

@@ -6,6 +6,7 @@
 //! file, the discovery cache, the external diff's files): whole or not at all.
 
 use crate::error::Error;
+use crate::gojson;
 use crate::scripts::{self, ScriptKey, ingress_key, parse_script_flag};
 use crate::snapshot;
 use crate::yaml::{self, Document};
@@ -133,7 +134,9 @@ impl Manifests {
         let bytes = read_bounded_bytes(reader, source, MANIFESTS.bytes - self.bytes, MANIFESTS)?;
         self.bytes += bytes.len();
         let text = text_after_bom(bytes, source)?;
-        let documents = yaml::parse_documents_keeping(&text, source, snapshot::keeps_text).map_err(Error::Input)?;
+        let mut documents = yaml::parse_documents_keeping(&text, source, snapshot::keeps_text).map_err(Error::Input)?;
+        // As the API server would store them: `replicas: 1.0` is 1.
+        documents.iter_mut().for_each(|d| gojson::as_go_reads_yaml(&mut d.value));
         self.documents.extend(documents.into_iter().map(|d| (source.to_string(), d)));
         self.files += 1;
         Ok(())
