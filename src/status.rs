@@ -518,7 +518,12 @@ impl RolloutView {
                     let (text, style) = position_text(&object.position);
                     let script =
                         object.script.as_deref().map(|s| format!("  {}", paint(output::DIM, s))).unwrap_or_default();
-                    let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &format!("{text:<places$}")));
+                    // Padded to line the scripts up; a line without one ends with its place.
+                    let place = match script.is_empty() {
+                        true => text.to_string(),
+                        false => format!("{text:<places$}"),
+                    };
+                    let _ = writeln!(out, "    {what:<width$}  {}{script}", paint(style, &place));
                     for note in &object.notes {
                         let _ = writeln!(out, "      {}", paint(YELLOW, &format!("note: {note}")));
                     }
@@ -1062,6 +1067,8 @@ mod tests {
         let ingress_note = format!("note: {}", noted[1].notes[0]);
         shown.objects = Ok(noted);
         assert!(shown.text().contains(&ingress_note), "{}", shown.text());
+        // Places are padded only to line up scripts: the objects here have none.
+        assert!(shown.text().lines().all(|line| line == line.trim_end()), "{:?}", shown.text());
         assert!(shown.line().contains("; VirtualService vs at step 1 (left routed, not restored), Ingress web-canary at step 1 (left routed, not restored), "), "{}", shown.line());
         assert!(shown.line().ends_with(", VirtualService vs drifted (left routed, not restored)"), "{}", shown.line());
     }
