@@ -290,11 +290,13 @@ fn before_this_run(backup: Option<&PathBuf>, made: bool, theirs: &str) -> String
     }
 }
 
-/// What became of the object of a write that landed, in the report.
-fn done_by(change: &Change) -> &'static str {
+/// What became of the object of a write that landed, in the report: one this run `made` is said
+/// to be made, whatever wrote it last (a canary Ingress's patch after its create).
+fn done_by(change: &Change, made: bool) -> &'static str {
     match change {
-        Change::Create { .. } => "made",
         Change::Delete { .. } => "deleted",
+        _ if made => "made",
+        Change::Create { .. } => "made",
         _ => "written",
     }
 }
@@ -1423,9 +1425,11 @@ impl<'a> Writer<'a> {
         }
         let mut lines: Vec<String> = keys.into_iter().map(|key| self.object_line(key, in_flight)).collect();
         lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
+        // A restore refuses while this run's claim is left: the way back waits for its release.
+        let once_released = if claims_left.is_empty() { "" } else { ", once the claim above is released" };
         lines.extend(claims_left);
         let fates = self.written.iter().map(|w| (&w.fate, self.backup_of(w.change.key())));
-        lines.extend(way_back(fates, in_flight).map(String::from));
+        lines.extend(way_back(fates, in_flight).map(|way| format!("{way}{once_released}")));
         let rollback_unsure = self.written.iter().any(|w| matches!(w.fate, Fate::NotRolledBack { unsure: true, .. }));
         if in_flight.is_some() || !self.may_land.is_empty() || rollback_unsure {
             // `status` asks the same server: while it does not answer, neither does `status`.
@@ -1461,7 +1465,9 @@ impl<'a> Writer<'a> {
         let later_out = out.or(unheard.as_ref());
         let unheard = later_out.map(|u| format!("; a later write of it {}", u.may_be)).unwrap_or_default();
         match &shown.fate {
-            Fate::Written => format!("  {key}: {}{unheard_reply}{unheard}{backup}", done_by(&shown.change)),
+            Fate::Written => {
+                format!("  {key}: {}{unheard_reply}{unheard}{backup}", done_by(&shown.change, self.made(key)))
+            }
             Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
             Fate::NotRolledBack { why, unsure: true } => {
                 let made = self.made_stands(key, &shown.fate);
@@ -1836,6 +1842,22 @@ mod tests {
         assert_eq!(way_back(done, Some(&out(true, Some(&backup)))), Some(FROM_BACKUP));
         assert_eq!(way_back(done, Some(&out(true, None))), None, "made by this run");
         assert_eq!(way_back(done, Some(&out(false, Some(&backup)))), None);
+    }
+
+    #[test]
+    fn an_object_this_run_made_is_said_to_be_made_whatever_wrote_it_last() {
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        let object = Arc::new(serde_json::json!({}));
+        let patch = Change::MergePatch {
+            key: key.clone(),
+            subresource: None,
+            before: Arc::clone(&object),
+            patch: serde_json::json!({}),
+        };
+        assert_eq!(done_by(&patch, true), "made");
+        assert_eq!(done_by(&patch, false), "written");
+        assert_eq!(done_by(&Change::Create { key: key.clone(), object: Arc::clone(&object) }, false), "made");
+        assert_eq!(done_by(&Change::Delete { key, before: object }, true), "deleted");
     }
 
     #[test]

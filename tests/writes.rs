@@ -1030,8 +1030,9 @@ fn a_second_sigint_during_the_rollback_stops_at_once_naming_what_may_be_half_rol
         .stderr_has("stopped at once by a second signal while rolling back after SIGINT: no new write was started")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (its rollback was out) (its state before this run: ")
         .stderr_has("the claim on Rollout shop/demo is left to expire")
-        // The undo may not have landed: its backup is the way back.
-        .stderr_has("\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it");
+        // The undo may not have landed: its backup is the way back, once the claim is released
+        // (a restore refuses while it is held).
+        .stderr_has("\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it, once the claim above is released\n");
     assert_eq!(claims(&server).len(), 1, "the claim is left to expire");
     rollback.release();
 }
