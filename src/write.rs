@@ -1571,10 +1571,13 @@ impl<'a> Writer<'a> {
             stderr::line(&warning);
         }
         // A signal that came while the run finished its writes (a hang-up also makes the output
-        // fail) still ends it as interrupted.
-        let finished_anyway = |signal| Error::Interrupted {
-            signal,
-            report: format!("it came during the last write, which was finished\n{}", self.report()),
+        // fail), or once they were all done, still ends it as interrupted.
+        let finished_anyway = |signal| {
+            let when = match signalled_at_work {
+                Some(_) => "during the last write, which was finished",
+                None => "once every write was done, while the run finished (releasing its claim)",
+            };
+            Error::Interrupted { signal, report: format!("it came {when}\n{}", self.report()) }
         };
         let signal = self.interrupt.received().await;
         match (result, signal, signalled_at_work) {
