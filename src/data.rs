@@ -31,13 +31,10 @@ impl Data {
 
     /// The object's spec, labels and annotations as the controller's test harness reads them
     /// (`unstructured`'s `GetLabels` and `GetAnnotations`): a map with a value that is not a
-    /// string is no map at all. The maps so lost are named. Numbers are read as from YAML
-    /// (`gojson::as_go_reads_yaml`).
+    /// string is no map at all. The maps so lost are named. Its numbers are as the case was read
+    /// (`testcase::case_document`, as go test reads them).
     pub fn as_the_harness_reads_it(object: &Value) -> (Data, Vec<&'static str>) {
         let mut data = Data::of_object(object);
-        if let Some(spec) = &mut data.spec {
-            gojson::as_go_reads_yaml(spec);
-        }
         let mut lost = Vec::new();
         for (name, map) in [("labels", &mut data.labels), ("annotations", &mut data.annotations)] {
             if object["metadata"][name].as_object().is_some_and(|m| !m.values().all(Value::is_string)) {
