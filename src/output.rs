@@ -678,35 +678,21 @@ mod tests {
 
     /// The plan of an Ingress `name` of namespace shop, from `current` to `planned` by `changes`.
     fn ingress_plan(name: &str, current: Value, planned: Value, changes: Vec<Change>) -> ObjectPlan {
-        use crate::model::{ObjectKey, ObjectRef};
-        use crate::providers::Changed;
+        let reference = crate::providers::ingress::canary_reference(name.trim_end_matches("-canary"));
+        let owner = crate::model::Owner {
+            kind: crate::model::OwnerKind::Rollout,
+            namespace: "shop".into(),
+            name: "demo".into(),
+            uid: String::new(),
+        };
         ObjectPlan {
-            reference: ObjectRef {
-                api_version: "networking.k8s.io/v1".into(),
-                kind: "Ingress".into(),
-                name: name.into(),
-            },
-            key: ObjectKey::new("networking.k8s.io", "Ingress", "shop", name),
-            owner: crate::model::Owner {
-                kind: crate::model::OwnerKind::Rollout,
-                namespace: "shop".into(),
-                name: "demo".into(),
-                uid: String::new(),
-            },
             untouched: current.is_null(),
             current: current.into(),
             planned: planned.into(),
             action: Action::Keep("for the test"),
-            obj: None,
-            warnings: Vec::new(),
-            unwritable: None,
-            degenerate_original: None,
-            foreign_canary: None,
-            strands_stable: None,
             notes: Vec::new(),
             changes,
-            after: None,
-            changed: Changed::default(),
+            ..ObjectPlan::not_found(&reference, &owner, String::new())
         }
     }
 

@@ -444,11 +444,10 @@ impl<'a> Planner<'a> {
                     self.placed_if_missing(plan, &ingress::canary_reference(name), routing, now)?
                 }
                 Provider::Gateway { http_route } => {
-                    let key = gateway::GatewayRoute::of(routing, http_route).key();
-                    let (current, after) = self.starting_point(carried, &key);
+                    let route = gateway::GatewayRoute::of(routing, http_route);
+                    let (current, after) = self.starting_point(carried, &route.key());
                     let plan = gateway::plan_object(self.objects, routing, http_route, action, current, after);
-                    let reference = gateway::GatewayRoute::of(routing, http_route).reference(&Value::Null);
-                    self.placed_if_missing(plan, &reference, routing, now)?
+                    self.placed_if_missing(plan, &route.reference(&Value::Null), routing, now)?
                 }
             };
             if self.carry {
