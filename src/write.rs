@@ -270,7 +270,7 @@ impl Unheard {
                 format!("not applied when read back ({reply}; the server may still apply it)")
             }
             MayLand::Unread => {
-                may_be(&self.change, &format!("{reply}; reading it again failed; the server may still apply it"))
+                may_be(&self.change, &format!("{reply}; it could not be read again; the server may still apply it"))
             }
         };
         let makes = matches!(self.change, Change::Create { .. });
@@ -769,7 +769,15 @@ impl<'a> Writer<'a> {
                 Err(Error::Api { failure, doing }) if failure.outcome_unknown() => {
                     let reply = self.reply_of(&failure);
                     self.in_flight = Some(out());
-                    let fresh = self.read(resource, &key).await;
+                    // Renewed apart from the read: a renewal that fails never read the object.
+                    let fresh = match self.renew_claims().await {
+                        Ok(()) => self
+                            .cluster
+                            .get(resource, &key.namespace, &key.name)
+                            .await
+                            .map_err(|e| format!("reading it again to tell whether it landed failed too: {e}")),
+                        Err(e) => Err(format!("it was not read again to tell whether it landed: {e}")),
+                    };
                     self.in_flight = None;
                     let unheard = |how| Unheard {
                         key: key.clone(),
@@ -782,11 +790,9 @@ impl<'a> Writer<'a> {
                     };
                     let fresh = match fresh {
                         Ok(fresh) => fresh,
-                        Err(e) => {
+                        Err(why) => {
                             self.may_land.push(unheard(MayLand::Unread));
-                            return Err(Error::Input(format!(
-                                "{doing}: {failure}; reading it again to tell whether it landed failed too: {e}"
-                            )));
+                            return Err(Error::Input(format!("{doing}: {failure}; {why}")));
                         }
                     };
                     return match change.landed(seen.as_ref(), fresh.as_ref()) {

@@ -1469,7 +1469,7 @@ mod cluster {
             .stderr_has(
                 "  Ingress shop/web-canary: may or may not be rolled back (no whole reply came within 1s; reading it again \
                  failed the same way); a later write of it may or may not be written (no whole reply came \
-                 within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n  \
+                 within 1s; it could not be read again; the server may still apply it) (it did not exist before this run)\n  \
                  nothing else was written\n",
             )
             .stderr_has("warning: the claim on Rollout shop/web was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim web -n shop` releases it\n")
@@ -1487,7 +1487,7 @@ mod cluster {
             .status(1)
             .stderr_has("error: creating Ingress shop/web-canary at http://127.0.0.1:")
             .stderr_has("reading it again to tell whether it landed failed too")
-            .stderr_has("  Ingress shop/web-canary: may or may not have been made (no whole reply came within 1s; reading it again failed; the server may still apply it) (it did not exist before this run)\n");
+            .stderr_has("  Ingress shop/web-canary: may or may not have been made (no whole reply came within 1s; it could not be read again; the server may still apply it) (it did not exist before this run)\n");
     }
 
     #[test]

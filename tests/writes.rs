@@ -142,7 +142,7 @@ fn an_approval_that_cannot_be_read_back_keeps_its_routing_as_it_may_still_land()
         .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("The approval of Rollout demo could not be read back, and the API server may still apply it.")
         .stderr_has("VirtualService shop/demo: written and kept: the approval of Rollout demo may still land, so its routing (step 2/3) stays")
-        .stderr_has("Rollout shop/demo: may or may not be written (the server answered 504 Timeout; reading it again failed; the server may still apply it)\n  nothing else was written");
+        .stderr_has("Rollout shop/demo: may or may not be written (the server answered 504 Timeout; it could not be read again; the server may still apply it)\n  nothing else was written");
     assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
     // One read went unanswered, and the server answers the next request: the claim is released,
     // and `status` is not said to wait for the server.
@@ -210,6 +210,29 @@ fn the_rollback_undoes_a_write_of_its_own_that_landed_unheard_and_names_nobody_e
     .status(1)
     .stderr_has("VirtualService shop/demo: NOT rolled back: someone changed it since this run wrote it");
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "theirs"]));
+}
+
+#[test]
+fn a_write_unheard_whose_claim_cannot_be_renewed_is_not_said_to_have_been_read_again() {
+    // A regression (review s51): the claim's renewal before the read that tells whether the
+    // write landed failed, and the report said the read had failed. The renewal is due 20s after
+    // the claim was taken, so the write's reply is lost past that.
+    let server = shop(2, "StepPaused").start();
+    let write = server.pause(vs_updates(), 2, Stage::BeforeStore);
+    server.reply_fault(vs_updates(), 2, Stage::AfterStore, ReplyFault::NeverSent);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes", "--request-timeout", "21s"]);
+    assert!(write.wait_until_held(Duration::from_secs(30)), "the routing is sent");
+    server.delete_object("coordination.k8s.io", "leases", NAMESPACE, "rollout-lua.demo");
+    write.release();
+    let out = child
+        .finish()
+        .status(1)
+        .stderr_has("; it was not read again to tell whether it landed: stopped: the claim ")
+        .stderr_has(" was released by someone else")
+        .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
+    assert!(!out.stderr.contains("failed too"), "{}", out.stderr);
+    assert!(!approved_with_its_routing(&server), "nothing of the run is left");
 }
 
 #[test]
@@ -1765,7 +1788,7 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("timed out")
         .stderr_has("reading it again to tell whether it landed failed too")
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
-        .stderr_has("); a later write of it may or may not be written (no whole reply came within 2s; reading it again failed; the server may still apply it) (its state before this run: ")
+        .stderr_has("); a later write of it may or may not be written (no whole reply came within 2s; it could not be read again; the server may still apply it) (its state before this run: ")
         // The server still does not answer: nor will `status` until it does.
         .stderr_has("nothing else was written\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
         .stderr_has("the claim on Rollout shop/demo was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim demo -n shop` releases it");
