@@ -727,18 +727,24 @@ fn routed_step(rollout: &Rollout) -> Option<Stage> {
 
 /// Marks each object that `rollout`'s current step routes, once the controller has routed it
 /// (`routed_step`), as at that step or not, and notes one at its original, absent or at other
-/// steps: the controller routes a step once, before it goes past StepTrafficRouting.
+/// steps: the controller routes a step once, before it goes past StepTrafficRouting. One the
+/// step would route but that is missing is not at it either, noted as that step fails.
 fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [ObjectView]) {
     let Some(current) = routed_step(rollout) else { return };
     let Some(planned) = plan.stages.iter().find(|s| s.stage == Some(current)) else { return };
     for view in views.iter_mut() {
-        let routed_there = planned.objects.iter().find(|o| {
-            o.reference.kind == view.kind
-                && o.reference.name == view.name
-                && o.key.namespace == view.namespace
-                && routes(o)
-        });
-        let Some(routed_there) = routed_there else { continue };
+        let same = |o: &&ObjectPlan| {
+            o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
+        };
+        if let Some(missing) = planned.objects.iter().filter(same).find(|o| o.missing_where_routed()) {
+            // Its note was the first stage's: the step that fails now is the current one.
+            let first = plan.stages.iter().flat_map(|s| &s.objects).find(same).expect("a view is of a planned object");
+            view.notes.retain(|note| !first.notes.contains(note));
+            view.notes.extend(missing.notes.iter().cloned());
+            view.at_current_step = Some(false);
+            continue;
+        }
+        let Some(routed_there) = planned.objects.iter().filter(same).find(|o| routes(o)) else { continue };
         view.at_current_step = Some(matches!(&view.position, Position::AtStep { steps } if steps.contains(&current)));
         if !view.off_current_step() {
             continue;
@@ -1308,6 +1314,17 @@ mod tests {
             assert_eq!(off(route), noted);
         }
         assert_eq!(off(&at_step(2)), Vec::<String>::new());
+        // Missing: not at the step, with the current step's note of why it fails, not the first's.
+        let plan = Planner::new(&ObjectIndex::default(), &catalog, Limits::default())
+            .each_stage_from_the_objects_read()
+            .plan_rollout(&paused_at_2, "shop", None, &paused_at_2.stages())
+            .unwrap();
+        let view = RolloutView::new(&paused_at_2, "shop", None, Ok(&plan), None, SystemTime::UNIX_EPOCH);
+        let line = view.line();
+        let missing = &view.objects.unwrap()[0];
+        assert_eq!((&missing.position, missing.at_current_step), (&Position::Absent, Some(false)));
+        assert_eq!(missing.notes, plan.stages[1].objects[0].notes);
+        assert!(line.ends_with("HTTPRoute store absent (not at the current step)"), "{line}");
     }
 
     #[test]

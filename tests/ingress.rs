@@ -2151,14 +2151,18 @@ mod cluster {
     #[test]
     fn status_places_the_canary_ingress_as_absent_when_its_stable_ingress_is_missing() {
         // Step 2 is routed and paused: the controller routes no step now, so where the objects
-        // stand is told, the canary Ingress (never made) absent, with why a step fails.
+        // stand is told, the canary Ingress (never made) absent, with why the current step fails.
         let server = serving("nginx", 2, "StepPaused").start();
         server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web").unwrap();
         let test = Test::new().kubeconfig(&server);
         test.run_args(["status", "web"])
             .success()
             .stdout_has("    Ingress shop/web-canary  absent")
-            .stdout_has("      note: Rollout shop/web, step 1/3: Ingress shop/web not found: the canary Ingress is built from it: a step that routes it fails at the controller (its restore skips it)\n");
+            .stdout_has("      note: Rollout shop/web, step 2/3: Ingress shop/web not found: the canary Ingress is built from it: a step that routes it fails at the controller (its restore skips it)\n");
+        // Not at the current step, which the controller has routed: the line `status -w` logs says so.
+        let json = test.run_args(["status", "web", "-o", "json"]).success().json();
+        let canary = &json[0]["objects"][0];
+        assert_eq!((&canary["name"], &canary["atCurrentStep"]), (&json!("web-canary"), &json!(false)), "{json}");
         // Where the controller routes the current step now, that step fails: an error.
         let mut routing = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
         routing["status"]["canaryStatus"]["currentStepState"] = json!("StepTrafficRouting");

@@ -285,6 +285,9 @@ pub enum Action {
     Keep(&'static str),
 }
 
+/// Why [`ObjectPlan::not_found`] writes nothing.
+const MISSING_WHERE_ROUTED: &str = "not found: a step that routes it fails";
+
 #[derive(Clone, Debug)]
 pub struct ObjectPlan {
     pub reference: ObjectRef,
@@ -352,7 +355,7 @@ impl ObjectPlan {
             owner: owner.clone(),
             current: Arc::clone(&nothing),
             planned: nothing,
-            action: Action::Keep("not found: a step that routes it fails"),
+            action: Action::Keep(MISSING_WHERE_ROUTED),
             obj: None,
             warnings: Vec::new(),
             unwritable: None,
@@ -364,6 +367,12 @@ impl ObjectPlan {
             after: None,
             changed: Changed::default(),
         }
+    }
+
+    /// Whether this is the plan of an object missing at a stage that routes it
+    /// ([`ObjectPlan::not_found`]).
+    pub fn missing_where_routed(&self) -> bool {
+        matches!(self.action, Action::Keep(why) if why == MISSING_WHERE_ROUTED)
     }
 
     /// `VirtualService shop/demo`.
