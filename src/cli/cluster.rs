@@ -380,10 +380,10 @@ async fn plan_namespace(
         .rollouts
         .par_iter()
         .map(|rollout| {
-            let (stages, note) = chosen_stages(&rollout.item, args)?;
-            let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &stages)?;
-            plan.preview = note.as_deref() == Some(NOT_IN_RELEASE);
-            plan.notes.extend(note);
+            let chosen = chosen_stages(&rollout.item, args)?;
+            let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &chosen.stages)?;
+            plan.preview = chosen.preview;
+            plan.notes.extend(chosen.note);
             plan.notes.extend(session.routing_left(&live, &catalog, rollout));
             plan.notes.extend(crate::status::off_current_step(&rollout.item, &plan));
             plan.warnings.extend(
@@ -705,17 +705,34 @@ pub(super) fn writer_mode(dry_run: DryRun) -> Mode {
     }
 }
 
-/// The note of a plan of a Rollout not in a release: a preview of what its next release
-/// would do first, not a change pending (`--detailed-exitcode` does not count it).
-const NOT_IN_RELEASE: &str = "not in a release: showing what step 1 would do";
+/// The stages `plan` shows of a Rollout, and a note when the choice needs explaining.
+#[derive(Clone, Debug, PartialEq)]
+struct ChosenStages {
+    stages: Vec<Stage>,
+    note: Option<String>,
+    /// Step 1 of a Rollout not in a release: a preview of what its next release would do
+    /// first, not a change pending (`--detailed-exitcode` does not count it).
+    preview: bool,
+}
 
-/// The stages `plan` shows, and a note when the choice needs explaining. A release ending or
+impl ChosenStages {
+    fn new(stages: Vec<Stage>, note: Option<String>) -> ChosenStages {
+        ChosenStages { stages, note, preview: false }
+    }
+
+    fn preview() -> ChosenStages {
+        let note = Some("not in a release: showing what step 1 would do".to_string());
+        ChosenStages { stages: vec![Stage::Step(1)], note, preview: true }
+    }
+}
+
+/// The stages `plan` shows, and why when the choice needs explaining. A release ending or
 /// over is past the routing of the step its status still names: by default no step is planned
 /// while the controller restores (that restore is `restore`'s to plan), and a Healthy Rollout is
 /// not in a release. `--step`, `--next` and `--all-steps` plan what they name.
-fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Option<String>), Error> {
+fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<ChosenStages, Error> {
     if rollout.not_run().is_some() {
-        return Ok((Vec::new(), None)); // The planner says why nothing is planned.
+        return Ok(ChosenStages::new(Vec::new(), None)); // The planner says why nothing is planned.
     }
     let count = rollout.steps.len();
     let ending = Ending::of(rollout);
@@ -727,10 +744,10 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
     let as_asked =
         stopped.as_ref().map(|why| format!("{why}; planned as asked (the controller routes none of the steps now)"));
     if args.all_steps {
-        return Ok((rollout.stages(), as_asked));
+        return Ok(ChosenStages::new(rollout.stages(), as_asked));
     }
     if let Some(n) = args.step {
-        return Ok((vec![rollout.step_stage(n).map_err(Error::Input)?], as_asked));
+        return Ok(ChosenStages::new(vec![rollout.step_stage(n).map_err(Error::Input)?], as_asked));
     }
     let no_step = stopped.as_ref().map(|why| {
         let args = model::rollout_args(rollout.namespace.as_deref().unwrap_or_default(), &rollout.name);
@@ -747,42 +764,41 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<(Vec<Stage>, Opti
         };
         format!("{why}; no step is planned ({restore}--step N plans a step anyway)")
     });
-    let not_in_release = || (vec![Stage::Step(1)], Some(NOT_IN_RELEASE.into()));
     let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
     // Restarted (a new version mid-release): the controller restored the routing, and step 1
     // is what it routes next, whatever step the status still names.
     if rollout.initializing() && stopped.is_none() {
-        return Ok((vec![Stage::Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))));
+        return Ok(ChosenStages::new(vec![Stage::Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))));
     }
     if let Some(jump) = rollout.pending_jump() {
         let jumps = format!(
             "the status's nextStepIndex is {jump} (a jump: a patch, or `kubectl-kruise rollout undo --fast`): the controller goes to step {jump}/{count} at its next reconcile, not on from the current step"
         );
         return Ok(match args.next {
-            true => (vec![Stage::Step(jump)], Some(format!("{jumps}; planned as --next"))),
-            false => (current.into_iter().collect(), Some(format!("{jumps}; --next plans it"))),
+            true => ChosenStages::new(vec![Stage::Step(jump)], Some(format!("{jumps}; planned as --next"))),
+            false => ChosenStages::new(current.into_iter().collect(), Some(format!("{jumps}; --next plans it"))),
         });
     }
     if args.next {
         let last = "no next step: the current step is the last; when it completes the controller restores the original routing";
         return Ok(match current {
-            Some(Stage::Step(i)) if i < count => (vec![Stage::Step(i + 1)], as_asked),
+            Some(Stage::Step(i)) if i < count => ChosenStages::new(vec![Stage::Step(i + 1)], as_asked),
             // Unless the release ends otherwise, or its route to the new version is done.
             Some(Stage::Step(_))
                 if rollout.kind == StrategyKind::BlueGreen
                     && !blocked
                     && ending.is_none_or(|e| e.routes_to_new_next(rollout)) =>
             {
-                (vec![Stage::BlueGreenFinal], as_asked)
+                ChosenStages::new(vec![Stage::BlueGreenFinal], as_asked)
             }
-            None if no_step.is_none() => not_in_release(),
-            _ => (Vec::new(), Some(no_step.unwrap_or_else(|| last.into()))),
+            None if no_step.is_none() => ChosenStages::preview(),
+            _ => ChosenStages::new(Vec::new(), Some(no_step.unwrap_or_else(|| last.into()))),
         });
     }
     Ok(match (no_step, current) {
-        (Some(note), _) => (Vec::new(), Some(note)),
-        (None, Some(stage)) => (vec![stage], None),
-        (None, None) => not_in_release(),
+        (Some(note), _) => ChosenStages::new(Vec::new(), Some(note)),
+        (None, Some(stage)) => ChosenStages::new(vec![stage], None),
+        (None, None) => ChosenStages::preview(),
     })
 }
 
@@ -902,11 +918,15 @@ mod tests {
             |reason: &str| json!({"conditions": [{"type": "Progressing", "status": "True", "reason": reason}]});
         let canary = |status: Value| rollout("canary", false, status);
         let blue_green = |status: Value| rollout("blueGreen", false, status);
-        let planned = |stages: &[Stage]| (stages.to_vec(), None);
-        let not_in_release = || (vec![Step(1)], Some("not in a release: showing what step 1 would do".to_string()));
+        let planned = |stages: &[Stage]| ChosenStages::new(stages.to_vec(), None);
+        let not_in_release = || ChosenStages {
+            stages: vec![Step(1)],
+            note: Some("not in a release: showing what step 1 would do".to_string()),
+            preview: true,
+        };
         // The notes of a release ending: no step planned by default, and those asked for.
         let no_step = |why: &str| {
-            (
+            ChosenStages::new(
                 Vec::new(),
                 Some(format!(
                     "{why}; no step is planned (`kubectl rollout-lua restore demo -n shop --dry-run=client` shows that restore; --step N plans a step anyway)"
@@ -914,9 +934,12 @@ mod tests {
             )
         };
         let as_asked = |stages: &[Stage], why: &str| {
-            (stages.to_vec(), Some(format!("{why}; planned as asked (the controller routes none of the steps now)")))
+            ChosenStages::new(
+                stages.to_vec(),
+                Some(format!("{why}; planned as asked (the controller routes none of the steps now)")),
+            )
         };
-        let last = (Vec::new(), Some("no next step: the current step is the last; when it completes the controller restores the original routing".to_string()));
+        let last = ChosenStages::new(Vec::new(), Some("no next step: the current step is the last; when it completes the controller restores the original routing".to_string()));
         let steps = [Step(1), Step(2), Step(3)];
         let stages = [Step(1), Step(2), Step(3), BlueGreenFinal];
         let finalising = "the release is finalising: the controller restores the original routing";
@@ -933,8 +956,8 @@ mod tests {
         // At step `current`, jumping to step 1: the current step planned by default, step 1 as --next.
         let jumps_to_1_from = |current: usize| {
             [
-                (vec![Step(current)], Some(format!("{jump_to_1}; --next plans it"))),
-                (vec![Step(1)], Some(format!("{jump_to_1}; planned as --next"))),
+                ChosenStages::new(vec![Step(current)], Some(format!("{jump_to_1}; --next plans it"))),
+                ChosenStages::new(vec![Step(1)], Some(format!("{jump_to_1}; planned as --next"))),
                 planned(&[Step(2)]),
                 planned(&steps),
             ]
@@ -985,7 +1008,7 @@ mod tests {
                 "blue-green finalising",
                 blue_green(at("blueGreen", "Progressing", 3, "Completed", progressing("Finalising"))),
                 [
-                    (
+                    ChosenStages::new(
                         Vec::new(),
                         Some(format!(
                             "{finalising_blue_green}; no step is planned (--next plans that route to the new version, `kubectl rollout-lua restore demo -n shop --dry-run=client` shows that restore; --step N plans a step anyway)"
@@ -1015,8 +1038,8 @@ mod tests {
                 "initializing again, the status at step 2",
                 canary(at("canary", "Progressing", 2, "StepPaused", progressing("Initializing"))),
                 [
-                    (vec![Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))),
-                    (vec![Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))),
+                    ChosenStages::new(vec![Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))),
+                    ChosenStages::new(vec![Step(1)], Some(format!("{}: planned step 1", model::INITIALIZING))),
                     planned(&[Step(2)]),
                     planned(&steps),
                 ],
@@ -1032,7 +1055,7 @@ mod tests {
                     status
                 }),
                 [
-                    (
+                    ChosenStages::new(
                         Vec::new(),
                         Some(format!(
                             "{}; no step is planned (--step N plans a step anyway)",
