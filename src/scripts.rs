@@ -399,6 +399,29 @@ pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<Sc
     ))
 }
 
+/// A `--lua-dir` script filed under a key that differs only in case from one an object of the
+/// plan uses (`networking.istio.io/virtualservice/`) is a mistake: another script would run in
+/// its place. `lua_dir` maps keys to (path, code).
+pub fn check_lua_dir(
+    lua_dir: &BTreeMap<ScriptKey, (String, String)>,
+    used: &BTreeSet<ScriptKey>,
+) -> Result<(), String> {
+    let same_but_case =
+        |(g, k): &ScriptKey, (group, kind): &ScriptKey| g.eq_ignore_ascii_case(group) && k.eq_ignore_ascii_case(kind);
+    for wanted in used.iter().filter(|key| !lua_dir.contains_key(*key)) {
+        if let Some(((group, kind), (path, _))) = lua_dir.iter().find(|(key, _)| same_but_case(key, wanted)) {
+            let (is, should) = match kind == INGRESS_KIND {
+                true => (format!("classType {group}"), format!("classType {}", wanted.0)),
+                false => (format!("{kind}.{group}"), format!("{}.{}", wanted.1, wanted.0)),
+            };
+            return Err(format!(
+                "--lua-dir: {path} is filed under {is}, but the plan's object is {should}: the folder and file names are case-sensitive, as the controller's keys are; rename it, or another script runs in its place"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `code` is one of the built-in scripts' (a kind's, or an Ingress class's).
 pub fn is_builtin_code(code: &str) -> bool {
     BUILTIN_SCRIPTS.iter().any(|b| b.code == code) || BUILTIN_INGRESS_SCRIPTS.iter().any(|b| b.code == code)
@@ -619,6 +642,24 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_lua_dir_script_filed_under_another_case_of_a_key_used_is_an_error() {
+        let used: BTreeSet<ScriptKey> = [key_of(&vs()), ingress_key("nginx")].into();
+        let filed = |key: ScriptKey| -> BTreeMap<ScriptKey, (String, String)> {
+            [(key, ("d/x/trafficRouting.lua".to_string(), String::new()))].into()
+        };
+        let exact = filed(("networking.istio.io".into(), "VirtualService".into()));
+        assert_eq!(check_lua_dir(&exact, &used), Ok(()));
+        // A library of scripts for kinds the plan does not use is fine.
+        assert_eq!(check_lua_dir(&filed(("example.com".into(), "Route".into())), &used), Ok(()));
+        assert_eq!(
+            check_lua_dir(&filed(("networking.istio.io".into(), "virtualservice".into())), &used).unwrap_err(),
+            "--lua-dir: d/x/trafficRouting.lua is filed under virtualservice.networking.istio.io, but the plan's object is VirtualService.networking.istio.io: the folder and file names are case-sensitive, as the controller's keys are; rename it, or another script runs in its place"
+        );
+        let err = check_lua_dir(&filed(ingress_key("Nginx")), &used).unwrap_err();
+        assert!(err.contains("is filed under classType Nginx, but the plan's object is classType nginx"), "{err}");
     }
 
     #[test]

@@ -194,15 +194,20 @@ fn skip_reason(value: &Value, missing: String) -> SkipReason {
     }
 }
 
-/// A warning for each skipped document that looks like an object with its apiVersion or kind
-/// left out: said whether or not -v is given, as kubectl refuses such a document where this
-/// tool only skips it, and a Rollout's ref to it then finds nothing.
-pub fn incomplete_objects(skipped: &[Skipped]) -> Vec<String> {
+/// A warning for each skipped document that looks like an object with a mistake in it: its
+/// apiVersion or kind left out, or a Rollout of another API group. Said whether or not -v is
+/// given: kubectl refuses the first where this tool only skips it, and a Rollout (or a ref to
+/// it) that is not read would otherwise go unsaid.
+pub fn mistaken_objects(skipped: &[Skipped]) -> Vec<String> {
     skipped
         .iter()
         .filter_map(|entry| match &entry.reason {
             SkipReason::Incomplete { missing, object } => Some(format!(
                 "skipped {}: {object} has {missing}, so it is not read as an object (kubectl refuses it)",
+                entry.origin
+            )),
+            SkipReason::OtherGroup { object, api_version } => Some(format!(
+                "skipped {}: {object} has apiVersion {api_version}, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
                 entry.origin
             )),
             _ => None,
@@ -267,7 +272,7 @@ fn skipped_in(source: &str, entries: &[&Skipped]) -> String {
             SkipReason::NotAnObject(missing) | SkipReason::Incomplete { missing, .. } => {
                 Some((&e.origin, missing.as_str()))
             }
-            SkipReason::Unused { .. } => None,
+            SkipReason::Unused { .. } | SkipReason::OtherGroup { .. } => None,
         })
         .collect();
     let mut kinds: Vec<(&str, usize)> = Vec::new();
@@ -279,10 +284,19 @@ fn skipped_in(source: &str, entries: &[&Skipped]) -> String {
             }
         }
     }
-    if let ([(origin, missing)], []) = (not_objects.as_slice(), kinds.as_slice()) {
+    let other_groups: Vec<String> = entries
+        .iter()
+        .filter_map(|e| match &e.reason {
+            SkipReason::OtherGroup { object, api_version } => {
+                Some(format!("{object} ({}: {api_version}, not OpenKruise's)", e.origin))
+            }
+            _ => None,
+        })
+        .collect();
+    if let ([(origin, missing)], [], []) = (not_objects.as_slice(), kinds.as_slice(), other_groups.as_slice()) {
         return format!("{origin}: not a Kubernetes object ({missing})");
     }
-    let mut parts = Vec::new();
+    let mut parts = other_groups;
     if !kinds.is_empty() {
         let counted: Vec<String> = kinds.iter().map(|(kind, count)| format!("{count} {kind}")).collect();
         let these = if kinds.len() == 1 { "a kind" } else { "kinds" };
@@ -382,6 +396,9 @@ pub enum SkipReason {
     Incomplete { missing: String, object: String },
     /// An object of a kind no Rollout or TrafficRouting in the input routes through.
     Unused { kind: String },
+    /// A Rollout or TrafficRouting of another API group than OpenKruise's (`rollout.kruise.io`
+    /// misspelt, or Argo Rollouts' `argoproj.io`): `object` says which (`Rollout echoserver`).
+    OtherGroup { object: String, api_version: String },
 }
 
 /// (group, kind, namespace, name): one object however many copies and versions are read.
@@ -437,9 +454,17 @@ impl Snapshot {
     ) -> Result<(Snapshot, Vec<Skipped>), Error> {
         let mut snapshot = Snapshot::default();
         let mut skipped = Vec::new();
+        // Whether each document comes from a test case, whose Rollout go test's harness decodes
+        // and the API server never stores.
+        let mut from_case = Vec::new();
         let documents: Vec<(String, Origin, String, Value)> = documents
             .into_iter()
-            .flat_map(expand_test_case)
+            .flat_map(|document| {
+                let case = is_test_case(&document.1.value);
+                let expanded = expand_test_case(document);
+                from_case.extend(std::iter::repeat_n(case, expanded.len()));
+                expanded
+            })
             .map(|(source, document)| {
                 let origin = Origin::of(&source, &document);
                 let value = document.value;
@@ -463,6 +488,9 @@ impl Snapshot {
                     if !copies.first(i, &origin, &identity(&value, &namespace))? => {}
                 ("rollouts.kruise.io", "Rollout") => {
                     let mut item = Rollout::from_object(&value).map_err(invalid)?;
+                    if !from_case[i] {
+                        item.rejections.schema.extend(Rollout::workload_ref_rejections(&value));
+                    }
                     item.warnings = item.warnings.into_iter().map(|w| origin.locate(w)).collect();
                     item.rejections = item.rejections.map(|r| origin.locate(r));
                     snapshot.rollouts.push(Located { origin, namespace, item, raw: value });
@@ -471,6 +499,12 @@ impl Snapshot {
                     let mut item = TrafficRoutingCr::from_object(&value).map_err(invalid)?;
                     item.warnings = item.warnings.into_iter().map(|w| origin.locate(w)).collect();
                     snapshot.traffic_routings.push(Located { origin, namespace, item, raw: value });
+                }
+                (_, "Rollout" | "TrafficRouting") if value["apiVersion"].as_str().is_some_and(|v| !v.is_empty()) => {
+                    let name = value["metadata"]["name"].as_str().filter(|name| !name.is_empty());
+                    let object = name.map_or_else(|| kind.to_string(), |name| format!("{kind} {name}"));
+                    let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
+                    skipped.push(Skipped { source, origin, reason: SkipReason::OtherGroup { object, api_version } });
                 }
                 _ => match missing_identity(&value) {
                     Some(missing) => skipped.push(Skipped { source, origin, reason: skip_reason(&value, missing) }),
@@ -698,7 +732,7 @@ mod tests {
         ];
         let (_, skipped) = Snapshot::from_documents(documents, "ns").unwrap();
         assert_eq!(
-            incomplete_objects(&skipped),
+            mistaken_objects(&skipped),
             [
                 "skipped vs.yaml:1: VirtualService vs has no apiVersion, so it is not read as an object (kubectl refuses it)",
                 "skipped vs.yaml:4: vs (networking.istio.io/v1beta1) has no kind, so it is not read as an object (kubectl refuses it)",
@@ -711,6 +745,40 @@ mod tests {
                 "skipped vs.yaml: 2 documents that are not Kubernetes objects (the first, vs.yaml:1: no apiVersion)",
                 "skipped values.yaml:1: not a Kubernetes object (no apiVersion or metadata.name)",
             ]
+        );
+    }
+
+    #[test]
+    fn a_rollout_of_another_api_group_is_said_to_be_skipped_whatever_the_verbosity() {
+        let mut misspelt = rollout();
+        misspelt["apiVersion"] = json!("rollout.kruise.io/v1beta1");
+        let argo = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "argo"}});
+        let tr =
+            json!({"apiVersion": "rollout.kruise.io/v1alpha1", "kind": "TrafficRouting", "metadata": {"name": "tr"}});
+        let documents = vec![document("r.yaml", 1, misspelt), document("r.yaml", 40, argo), document("tr.yaml", 1, tr)];
+        let (snapshot, skipped) = Snapshot::from_documents(documents, "ns").unwrap();
+        assert!(snapshot.rollouts.is_empty() && snapshot.traffic_routings.is_empty());
+        assert_eq!(
+            mistaken_objects(&skipped),
+            [
+                "skipped r.yaml:1: Rollout r has apiVersion rollout.kruise.io/v1beta1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
+                "skipped r.yaml:40: Rollout argo has apiVersion argoproj.io/v1alpha1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
+                "skipped tr.yaml:1: TrafficRouting tr has apiVersion rollout.kruise.io/v1alpha1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
+            ]
+        );
+        assert_eq!(
+            skipped_lines(&skipped),
+            [
+                "skipped r.yaml: Rollout r (r.yaml:1: rollout.kruise.io/v1beta1, not OpenKruise's); Rollout argo (r.yaml:40: argoproj.io/v1alpha1, not OpenKruise's)",
+                "skipped tr.yaml: TrafficRouting tr (tr.yaml:1: rollout.kruise.io/v1alpha1, not OpenKruise's)",
+            ]
+        );
+        // Without an apiVersion, it is an object missing one, as any kind.
+        let bare = json!({"kind": "Rollout", "metadata": {"name": "r"}});
+        let (_, skipped) = Snapshot::from_documents(vec![document("r.yaml", 1, bare)], "ns").unwrap();
+        assert_eq!(
+            mistaken_objects(&skipped),
+            ["skipped r.yaml:1: Rollout r has no apiVersion, so it is not read as an object (kubectl refuses it)"]
         );
     }
 
@@ -904,6 +972,7 @@ spec:
         matches:
         - path: {value: /x}
       - pause: {}
+  objectRef: {}
 ";
 
     #[test]
@@ -940,6 +1009,15 @@ and, once that passes, by the controller's admission webhook:
         let admitted =
             ALPHA.replace("      - weight: 150\n", "      - weight: 10\n").replace("      - pause: {}\n", "");
         assert_eq!(read(&admitted).unwrap().rollouts[0].refusal(), None);
+        // The CRD requires v1alpha1's objectRef (a test case's Rollout, never stored, does not).
+        let unreferenced = admitted.replace("  objectRef: {}\n", "");
+        assert_eq!(
+            read(&unreferenced).unwrap().rollouts[0].refusal().unwrap(),
+            "r.yaml:5: Rollout ns/r would be rejected by the API server's schema validation (the CRD's schema):
+  r.yaml:9: spec.objectRef: required
+and it has fields the API server would drop (a misspelt one may be why a required one is missing):
+  r.yaml:17: spec.strategy.canary.steps[1].matches[0].path: not supported in this API version, whose matches have headers only; the API server drops it"
+        );
     }
 
     #[test]

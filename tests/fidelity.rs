@@ -436,6 +436,49 @@ fn a_copy_of_the_builtin_script_is_warned_of_as_the_builtin() {
 }
 
 #[test]
+fn a_lua_dir_script_named_in_another_case_is_an_error_not_the_builtin_in_its_place() {
+    // A review (s52, F3): `trafficrouting.lua` was passed over, and the built-in script ran.
+    let steps = "      - {replicas: 1, traffic: 20%}\n";
+    let plan = |script: &str| {
+        Test::new()
+            .file("m/rollout.yaml", &partition(steps))
+            .file("m/vs.yaml", VIRTUAL_SERVICE)
+            .file(script, "return obj.data\n")
+            .args(["plan", "-f", "m", "--lua-dir", "s"])
+            .run()
+            .status(1)
+    };
+    plan("s/networking.istio.io/VirtualService/trafficrouting.lua").stderr_has(
+        "error: --lua-dir s: s/networking.istio.io/VirtualService/trafficrouting.lua: a kind's script is read from a file named trafficRouting.lua (the name is case-sensitive)",
+    );
+    plan("s/networking.istio.io/virtualservice/trafficRouting.lua").stderr_has(
+        "error: --lua-dir: s/networking.istio.io/virtualservice/trafficRouting.lua is filed under virtualservice.networking.istio.io, but the plan's object is VirtualService.networking.istio.io",
+    );
+}
+
+#[test]
+fn a_rollout_without_its_workload_reference_or_of_another_api_group_is_not_planned_silently() {
+    // A review (s52, F1, F2): both were planned, or dropped, with exit 0 and no word.
+    let steps = "      - {replicas: 1, traffic: 20%}\n";
+    let without = partition(steps).replace("  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}\n", "");
+    Test::new()
+        .file("m/rollout.yaml", &without)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .status(1)
+        .stderr_has("error: m/rollout.yaml:1: Rollout shop/demo would be rejected by the API server's schema validation (the CRD's schema):\n  m/rollout.yaml:4: spec.workloadRef: required\n");
+    let other_group = partition(steps).replace("rollouts.kruise.io/v1beta1", "rollout.kruise.io/v1beta1");
+    Test::new()
+        .file("m/rollout.yaml", &other_group)
+        .file("m/vs.yaml", VIRTUAL_SERVICE)
+        .args(["plan", "-f", "m"])
+        .run()
+        .status(1)
+        .stderr_has("warning: skipped m/rollout.yaml:1: Rollout demo has apiVersion rollout.kruise.io/v1beta1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's\n");
+}
+
+#[test]
 fn a_script_that_gets_no_weights_is_warned_of_once_per_rollout() {
     // An operator trial: "canaryWeight -1" was said at every matches-only step.
     let steps = "      - {replicas: 1, matches: [{headers: [{name: x-env, value: gray}]}]}\n      - {replicas: 2, traffic: 50%}\n      - {replicas: 3, matches: [{headers: [{name: x-env, value: blue}]}]}\n      - {replicas: 4}\n";

@@ -773,6 +773,22 @@ mod paths {
     }
 
     #[test]
+    fn manifests_typed_on_a_terminal_are_asked_to_be_ended_with_ctrl_d() {
+        if !crate::support::terminal_available() {
+            return crate::support::skip("script (util-linux) not installed");
+        }
+        // A review (s52, F11): `-f -` on a terminal waited without a word.
+        let test = manifests();
+        let typed = std::fs::read_to_string(test.path("m/vs.yaml")).unwrap();
+        let (status, screen) = test.interact(
+            &["plan", "-f", "-", "-f", "m/rollout.yaml", "--summary"],
+            &[(Some("end them with Ctrl-D"), typed.as_bytes()), (None, b"\x04")],
+        );
+        assert!(status.is_some_and(|s| s.success()), "{screen}");
+        assert!(screen.contains("note: reading manifests from the terminal (-f -): end them with Ctrl-D"), "{screen}");
+    }
+
+    #[test]
     fn stdin_given_twice_is_an_error() {
         let test = manifests().file("s.lua", "return obj.data").stdin("data: {spec: {}}\n");
         test.run_args(["eval", "-", "--obj", "-"])

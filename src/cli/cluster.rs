@@ -162,7 +162,9 @@ impl Session {
     /// Checks `--script` against what was read, shows the warnings, and adds the ConfigMap read
     /// to the catalog.
     fn loaded(&self, live: Live) -> Result<(Live, ScriptCatalog), Error> {
-        scripts::check_overrides(&self.catalog.overrides, &live.snapshot.script_keys()).map_err(Error::Input)?;
+        let used = live.snapshot.script_keys();
+        scripts::check_overrides(&self.catalog.overrides, &used).map_err(Error::Input)?;
+        scripts::check_lua_dir(&self.catalog.lua_dir, &used).map_err(Error::Input)?;
         let mut said = self.said.lock().expect("not poisoned");
         for warning in live.warnings.iter().filter(|warning| said.insert(warning.to_string())) {
             warn(&format!("warning: {warning}"));

@@ -285,6 +285,17 @@ mod tests {
     }
 
     #[test]
+    fn a_negative_value_after_a_space_is_judged_by_its_flag() {
+        // A review (s52, F9): `--lua-timeout -1s` was taken for a short flag `-1`.
+        let text = error_of(&["plan", "-f", "m", "--lua-timeout", "-1s"]);
+        assert!(text.contains("must not be negative"), "{text}");
+        let text = error_of(&["plan", "-f", "m", "--step", "-1"]);
+        assert!(text.contains("\"-1\" is not a step number (1 or more)"), "{text}");
+        let text = error_of(&["status", "demo", "--request-timeout", "-5s"]);
+        assert!(text.contains("must not be negative"), "{text}");
+    }
+
+    #[test]
     fn a_cluster_flag_before_the_command_goes_after_it() {
         let text = error_of(&["-n", "shop", "status", "demo"]);
         assert!(

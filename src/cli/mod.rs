@@ -275,10 +275,10 @@ pub struct GlobalArgs {
 #[command(next_help_heading = help::SCRIPTS)]
 pub struct LuaLimits {
     /// Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
-    #[arg(long, default_value = "1s", value_parser = parse_lua_timeout, value_name = "DURATION")]
+    #[arg(long, default_value = "1s", value_parser = parse_lua_timeout, allow_hyphen_values = true, value_name = "DURATION")]
     pub lua_timeout: Duration,
     /// Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
-    #[arg(long, default_value = "64Mi", value_parser = parse_lua_memory, value_name = "SIZE")]
+    #[arg(long, default_value = "64Mi", value_parser = parse_lua_memory, allow_hyphen_values = true, value_name = "SIZE")]
     pub lua_memory: usize,
 }
 
@@ -318,7 +318,7 @@ pub struct ConnectionFlags {
     /// Time limit for each request to the API server (to connect, send it and read its whole
     /// answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s
     /// a plugin; 0 for none)
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
     pub request_timeout: Option<Duration>,
 }
 
@@ -487,7 +487,7 @@ pub struct PlanArgs {
     pub show_obj: bool,
     /// Plan this step (1-based); default: the current step, none while the release is ending
     /// (offline: every step)
-    #[arg(long, value_name = "N", value_parser = parse_step, conflicts_with_all = ["next", "all_steps"])]
+    #[arg(long, value_name = "N", value_parser = parse_step, allow_hyphen_values = true, conflicts_with_all = ["next", "all_steps"])]
     pub step: Option<usize>,
     /// Plan the step after the current one (the step the status's nextStepIndex names, when
     /// patched to jump)
@@ -529,7 +529,7 @@ pub struct ApproveArgs {
     #[arg(short = 'y', long)]
     pub yes: bool,
     /// Refuse unless the current step is N (1 or more)
-    #[arg(long, value_name = "N", value_parser = parse_step)]
+    #[arg(long, value_name = "N", value_parser = parse_step, allow_hyphen_values = true)]
     pub expect_step: Option<usize>,
     /// Only make the gateway objects match the current step; do not approve (allowed in any
     /// step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before
@@ -547,7 +547,7 @@ pub struct ApproveArgs {
     pub dry_run: DryRun,
     /// After approving, follow the Rollout and approve each later pause up to step N (1 or
     /// more, at most the Rollout's steps)
-    #[arg(long, value_name = "N", value_parser = parse_step,
+    #[arg(long, value_name = "N", value_parser = parse_step, allow_hyphen_values = true,
           conflicts_with_all = ["to_end", "traffic_only", "dry_run"])]
     pub until_step: Option<usize>,
     /// After approving, follow the Rollout and approve every later pause until it completes
@@ -558,7 +558,7 @@ pub struct ApproveArgs {
     ///
     /// It ends following the Rollouts, a renewal of the claim meanwhile, and a question at a
     /// later step; a step's writes, once started, are not cut off: the run stops after them.
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "follow")]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION", default_value = "0", requires = "follow")]
     pub timeout: Duration,
     /// Show the stored original (the original-spec annotation) in full in diffs, not as
     /// `stored (sha256 …, N bytes)`
@@ -582,7 +582,7 @@ pub struct StatusArgs {
     #[arg(short = 'w', long)]
     pub watch: bool,
     /// With --watch: give up after this long (e.g. 10m; 0 for never)
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", default_value = "0", requires = "watch")]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION", default_value = "0", requires = "watch")]
     pub timeout: Duration,
     /// With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)
     #[arg(long, requires = "watch")]

@@ -62,7 +62,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         .map(|(source, _)| source.clone())
         .collect();
     let (mut snapshot, skipped) = Snapshot::from_documents(manifests.documents, namespace)?;
-    for line in snapshot::incomplete_objects(&skipped) {
+    for line in snapshot::mistaken_objects(&skipped) {
         super::warn(&format!("warning: {line}"));
     }
     if global.verbose {
@@ -83,7 +83,9 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         configmap_place: ConfigMapPlace::Files { controller_namespace: args.scripts.controller_namespace.clone() },
         placeholder: args.show_obj,
     };
-    scripts::check_overrides(&catalog.overrides, &snapshot.script_keys()).map_err(Error::Input)?;
+    let used = snapshot.script_keys();
+    scripts::check_overrides(&catalog.overrides, &used).map_err(Error::Input)?;
+    scripts::check_lua_dir(&catalog.lua_dir, &used).map_err(Error::Input)?;
     super::warn_unused_configmap_keys(catalog.configmap.as_ref(), &mut Default::default());
     let new_planner = || {
         let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());
@@ -719,6 +721,12 @@ fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error>
         )));
     };
     let value = document.value;
+    if !value.is_object() {
+        return Err(Error::Input(format!(
+            "{source}: expected one obj, a map, but it holds {}: a script gets {{data: {{spec, labels, annotations}}, stableService, canaryService, stableWeight, canaryWeight, matches, …}}",
+            crate::model::json_kind(&value)
+        )));
+    }
     if let (Some(kind), Some(name)) = (value["kind"].as_str(), value["metadata"]["name"].as_str()) {
         return Err(Error::Input(format!(
             "{source} is a Kubernetes object ({kind} {name}), not an obj: a script gets {{data: {{spec, labels, \
@@ -805,6 +813,10 @@ mod tests {
         let two = json!([{"step": 1, "obj": obj}, {"step": 2, "obj": obj}]);
         let err = obj_of(&two.to_string()).unwrap_err();
         assert!(err.starts_with("in.yaml holds the objs of 2 steps or objects: pass one entry's obj"), "{err}");
+        for (scalar, kind) in [("\"str\"", "a string"), ("7", "a number"), ("true", "a boolean")] {
+            let err = obj_of(scalar).unwrap_err();
+            assert!(err.starts_with(&format!("in.yaml: expected one obj, a map, but it holds {kind}: ")), "{err}");
+        }
         let err = obj_of("a: 1\n---\nb: 2\n").unwrap_err();
         assert!(err.starts_with("in.yaml: expected one obj, a map, but it holds 2 documents"), "{err}");
         let err = obj_of("kind: VirtualService\nmetadata:\n  name: vs\n").unwrap_err();

@@ -124,6 +124,31 @@ pub(super) fn rejections(kind: StrategyKind, alpha: bool, path: &Path, body: &Va
     Rejections { schema, webhook: problems }
 }
 
+/// The CRD schema's required fields of the workload's reference: v1beta1's `spec.workloadRef`,
+/// v1alpha1's `spec.objectRef` (whose `workloadRef` may be left out), the reference with its
+/// `apiVersion`, `kind` and `name`, each a string.
+pub(super) fn workload_ref_rules(alpha: bool, spec: &Value) -> Vec<FieldMessage> {
+    let spec_path = Path::root("spec");
+    let present = |value: &Value| !value.is_null();
+    let (at, reference) = match alpha {
+        true if !present(&spec["objectRef"]) => return vec![spec_path.field("objectRef").message("required")],
+        true => (spec_path.field("objectRef").field("workloadRef"), &spec["objectRef"]["workloadRef"]),
+        false => (spec_path.field("workloadRef"), &spec["workloadRef"]),
+    };
+    if !present(reference) {
+        return if alpha { Vec::new() } else { vec![at.message("required")] };
+    }
+    let mut found = Vec::new();
+    for field in ["apiVersion", "kind", "name"] {
+        match &reference[field] {
+            Value::Null => found.push(at.field(field).message("required")),
+            Value::String(_) => {}
+            other => found.push(at.field(field).message(&format!("{other} must be a string"))),
+        }
+    }
+    found
+}
+
 /// The CRD schema's rules for a step's matches and header modifier, as written (Gateway API's
 /// types): header and query parameter names are RFC 7230 tokens of at most 256 characters, their
 /// values not empty, each list at most 16 entries, each name once in a list the schema keys by
@@ -357,6 +382,28 @@ mod tests {
     fn canary(steps: Value, extra: bool) -> Vec<String> {
         let canary = json!({"steps": steps, "enableExtraWorkloadForCanary": extra, "trafficRoutings": [{"service": "svc", "customNetworkRefs": []}]});
         partition_warnings("rollouts.kruise.io/v1beta1", json!({}), json!({"canary": canary}))
+    }
+
+    #[test]
+    fn the_workloads_reference_is_required_as_the_crd_requires_it() {
+        let rules = |alpha: bool, spec: Value| -> Vec<String> {
+            super::workload_ref_rules(alpha, &spec).iter().map(ToString::to_string).collect()
+        };
+        let whole = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "demo"});
+        assert!(rules(false, json!({"workloadRef": whole})).is_empty());
+        assert!(rules(true, json!({"objectRef": {"workloadRef": whole}})).is_empty());
+        // v1alpha1's objectRef is required, its workloadRef is not.
+        assert!(rules(true, json!({"objectRef": {}})).is_empty());
+        assert_eq!(rules(true, json!({"workloadRef": whole})), ["spec.objectRef: required"]);
+        assert_eq!(rules(false, json!({"workloadRef": null})), ["spec.workloadRef: required"]);
+        assert_eq!(
+            rules(false, json!({"workloadRef": {"kind": "Deployment", "name": 7}})),
+            ["spec.workloadRef.apiVersion: required", "spec.workloadRef.name: 7 must be a string"]
+        );
+        assert_eq!(
+            rules(true, json!({"objectRef": {"workloadRef": {"apiVersion": "apps/v1", "name": "demo"}}})),
+            ["spec.objectRef.workloadRef.kind: required"]
+        );
     }
 
     #[test]

@@ -368,6 +368,13 @@ impl Rollout {
         })
     }
 
+    /// What the CRD's schema requires of the workload's reference in `object` (a Rollout's
+    /// manifest), which a test case's Rollout, never stored, may leave out: one rejection each.
+    pub fn workload_ref_rejections(object: &Value) -> Vec<FieldMessage> {
+        let alpha = object["apiVersion"].as_str().is_some_and(|v| v.ends_with("/v1alpha1"));
+        admission::workload_ref_rules(alpha, &object["spec"])
+    }
+
     /// Every stage of the release in order: the steps, then blue-green's final full switch.
     pub fn stages(&self) -> Vec<Stage> {
         let mut stages: Vec<Stage> = (1..=self.steps.len()).map(Stage::Step).collect();

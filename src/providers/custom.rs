@@ -419,9 +419,9 @@ fn rules_without_match(spec: &Value) -> impl Iterator<Item = (String, &Value)> {
 fn controller_vs_script_failure(spec: &Value, matched: bool) -> Option<(String, &'static str)> {
     if !spec.is_object() {
         return Some((
-            "the obj has no spec, as its stored original holds none or does not parse: attempt to index a nil value"
+            "the obj has no spec (a map), as the object has none, or its stored original holds none or does not parse: attempt to index a nil value"
                 .into(),
-            "fix or remove the annotation rollouts.kruise.io/original-spec-configuration",
+            "give the object a spec, or, where its annotation rollouts.kruise.io/original-spec-configuration holds the original, fix or remove that annotation",
         ));
     }
     if matched {

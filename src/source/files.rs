@@ -97,10 +97,16 @@ pub fn text_after_bom(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
     }
 }
 
-/// `bytes` as UTF-8 text, or an error naming `source` and the first byte that is not.
+/// `bytes` as UTF-8 text, or an error naming `source` and the line and column (in bytes) of the
+/// first byte that is not.
 fn utf8(bytes: Vec<u8>, source: &str) -> Result<String, Error> {
-    String::from_utf8(bytes)
-        .map_err(|e| Error::Input(format!("{source}: not UTF-8 text (at byte {})", e.utf8_error().valid_up_to())))
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = at - before.iter().rposition(|b| *b == b'\n').map_or(0, |newline| newline + 1) + 1;
+        Error::Input(format!("{source}:{line}:{column}: not UTF-8 text (byte {at})"))
+    })
 }
 
 fn over_limit(source: &str, limit: Limit) -> Error {
@@ -152,7 +158,11 @@ pub fn read_manifests(paths: &[String], recursive: bool) -> Result<Manifests, Er
     let mut manifests = Manifests::default();
     for path in paths {
         if path == "-" {
-            manifests.read(std::io::stdin().lock(), STDIN)?;
+            let stdin = std::io::stdin();
+            if std::io::IsTerminal::is_terminal(&stdin) {
+                crate::stderr::line("note: reading manifests from the terminal (-f -): end them with Ctrl-D");
+            }
+            manifests.read(stdin.lock(), STDIN)?;
             continue;
         }
         let path = Path::new(path);
@@ -343,8 +353,15 @@ pub fn read_lua_dir(dir: &Path) -> Result<BTreeMap<ScriptKey, (String, String)>,
     if !dir.is_dir() {
         return Err(not_a(dir, &format!("--lua-dir {}", dir.display()), "a directory"));
     }
-    let custom =
-        script_dirs(dir)?.found.into_iter().map(|found| (found.key, (found.script.display().to_string(), found.code)));
+    let scripts = script_dirs(dir)?;
+    if let Some(misnamed) = scripts.misnamed.first() {
+        return Err(Error::Input(format!(
+            "--lua-dir {}: {}: a kind's script is read from a file named {SCRIPT_FILE} (the name is case-sensitive); rename it, or another script runs in its place",
+            dir.display(),
+            misnamed.display()
+        )));
+    }
+    let custom = scripts.found.into_iter().map(|found| (found.key, (found.script.display().to_string(), found.code)));
     let ingress = ingress_scripts_in(&dir.join(INGRESS_DIR))?
         .into_iter()
         .map(|found| (ingress_key(&found.class_type), (found.script.display().to_string(), found.code)));
@@ -597,6 +614,9 @@ pub struct ScriptDirs {
     /// backup `trafficRouting.lua.orig`, `old-trafficRouting.lua`), and runs the cases of the
     /// testdata folder beside it with it.
     pub go_test_also_runs: Vec<PathBuf>,
+    /// The files named as a script but for their case (`trafficrouting.lua`), which neither the
+    /// controller nor this tool reads.
+    pub misnamed: Vec<PathBuf>,
 }
 
 /// Finds every `<group>/<Kind>/trafficRouting.lua` at or below `path` (a script file is taken
@@ -605,7 +625,7 @@ pub fn script_dirs(path: &Path) -> Result<ScriptDirs, Error> {
     if path.is_file() {
         // An Ingress script's cases are in class folders, which `ingress_scripts` reads.
         let found = if in_ingress_dir(path) { Vec::new() } else { vec![script_dir(path)?] };
-        return Ok(ScriptDirs { found, go_test_also_runs: Vec::new() });
+        return Ok(ScriptDirs { found, go_test_also_runs: Vec::new(), misnamed: Vec::new() });
     }
     if !path.is_dir() {
         return Err(not_a(path, &path.display().to_string(), "a file or directory"));
@@ -617,10 +637,15 @@ pub fn script_dirs(path: &Path) -> Result<ScriptDirs, Error> {
             found.push(script_dir(&script)?);
         }
     }
-    let also = |file: &&PathBuf| {
-        file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n != SCRIPT_FILE && n.contains(SCRIPT_FILE))
-    };
-    Ok(ScriptDirs { found, go_test_also_runs: walk.files.iter().filter(also).cloned().collect() })
+    let named =
+        |file: &PathBuf, test: &dyn Fn(&str) -> bool| file.file_name().and_then(|n| n.to_str()).is_some_and(test);
+    let also = |file: &&PathBuf| named(file, &|n| n != SCRIPT_FILE && n.contains(SCRIPT_FILE));
+    let misnamed = |file: &&PathBuf| named(file, &|n| n != SCRIPT_FILE && n.eq_ignore_ascii_case(SCRIPT_FILE));
+    Ok(ScriptDirs {
+        found,
+        go_test_also_runs: walk.files.iter().filter(also).cloned().collect(),
+        misnamed: walk.files.iter().filter(misnamed).cloned().collect(),
+    })
 }
 
 /// Whether a script is at `path`, where one is looked for: a regular file (through links), or
@@ -833,7 +858,9 @@ mod tests {
         let mut endless = std::io::repeat(b'a');
         assert!(read_bounded(&mut endless, "<stdin>", 10, limit).is_err());
         let err = read_bounded(&b"a\xffb"[..], "f", 3, limit).unwrap_err().to_string();
-        assert_eq!(err, "f: not UTF-8 text (at byte 1)");
+        assert_eq!(err, "f:1:2: not UTF-8 text (byte 1)");
+        let err = read_bounded(&b"a: 1\n# \xe9\n"[..], "f", 10, limit).unwrap_err().to_string();
+        assert_eq!(err, "f:2:3: not UTF-8 text (byte 7)");
     }
 
     #[test]
@@ -849,7 +876,7 @@ mod tests {
         assert_eq!(decode(utf16(u16::to_be_bytes, [0xFE, 0xFF])).unwrap(), text);
         assert_eq!(decode(vec![0xFF, 0xFE, b'k']).unwrap_err(), "kc: not UTF-16 text (an odd number of bytes)");
         assert_eq!(decode(vec![0xFF, 0xFE, 0x00, 0xD8]).unwrap_err(), "kc: not UTF-16 text");
-        assert_eq!(decode(b"kind: \xff".to_vec()).unwrap_err(), "kc: not UTF-8 text (at byte 6)");
+        assert_eq!(decode(b"kind: \xff".to_vec()).unwrap_err(), "kc:1:7: not UTF-8 text (byte 6)");
         // Without the mark, UTF-16 is no UTF-8.
         assert!(decode(utf16(u16::to_le_bytes, [0xFF, 0xFE])[2..].to_vec()).is_err());
     }

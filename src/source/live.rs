@@ -76,6 +76,10 @@ pub fn rollout_argument(argument: &str) -> Result<String, String> {
         Some((kind, name)) if is_rollout_resource(kind) && !name.is_empty() && !name.contains('/') => {
             Ok(argument.to_string())
         }
+        // A path where a name goes is most likely manifests meant for `plan -f`.
+        _ if std::path::Path::new(argument).exists() => Err(format!(
+            "{argument} is a file or folder, not a Rollout: `plan -f {argument}` plans the manifests in it; {hint}"
+        )),
         Some((kind, _)) if !is_rollout_resource(kind) => Err(format!("{kind} is not a Rollout: {hint}")),
         _ => Err(hint.to_string()),
     }
@@ -862,5 +866,16 @@ mod tests {
         for argument in ["rollout/", "rollout/a/b", ""] {
             assert_eq!(refused(argument), "name a Rollout as NAME or rollout/NAME", "{argument:?}");
         }
+        // Manifests given without -f.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ro.yaml");
+        std::fs::write(&file, "").unwrap();
+        let path = file.display().to_string();
+        assert_eq!(
+            refused(&path),
+            format!(
+                "{path} is a file or folder, not a Rollout: `plan -f {path}` plans the manifests in it; name a Rollout as NAME or rollout/NAME"
+            )
+        );
     }
 }
