@@ -133,6 +133,14 @@ pub fn case_document(name: &str, text: &str) -> Result<(Document, Option<String>
     let mut documents = yaml::parse_documents_keeping(text, name, |_| true)?.into_iter();
     // A list's items (a JSON array, a `kind: List`) are no case: go test cannot read one.
     let mut first = documents.next().filter(|first| first.within == Path::default()).ok_or_else(one)?;
+    let value = &first.value;
+    if let (Some(kind), Some(object), None) =
+        (value["kind"].as_str(), value["metadata"]["name"].as_str(), value.get("original"))
+    {
+        return Err(format!(
+            "{name} is a Kubernetes object ({kind} {object}), not a test case: a case has rollout or trafficRouting, original and expected; `kubectl rollout-lua plan -f {name} --show-obj` prints the objs a manifest's Rollout gives its scripts"
+        ));
+    }
     // As go test reads it: a `weight: 25.0` is 25.
     crate::gojson::as_go_reads_yaml(&mut first.value);
     let more = documents.next().map(|second| {
@@ -1066,6 +1074,9 @@ expected:
             )
         );
         assert_eq!(read("rollout: {}\n").1, Err("c.yaml:1: no original object".into()));
+        let manifest = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo}\n";
+        let err = case_document("c.yaml", manifest).unwrap_err();
+        assert!(err.starts_with("c.yaml is a Kubernetes object (Rollout demo), not a test case"), "{err}");
     }
 
     #[test]

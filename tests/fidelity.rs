@@ -460,22 +460,13 @@ fn a_lua_dir_script_named_in_another_case_is_an_error_not_the_builtin_in_its_pla
 fn a_rollout_without_its_workload_reference_or_of_another_api_group_is_not_planned_silently() {
     // A review (s52, F1, F2): both were planned, or dropped, with exit 0 and no word.
     let steps = "      - {replicas: 1, traffic: 20%}\n";
+    let plan = |rollout: &str| {
+        Test::new().file("m/rollout.yaml", rollout).file("m/vs.yaml", VIRTUAL_SERVICE).run_args(["plan", "-f", "m"])
+    };
     let without = partition(steps).replace("  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: demo}\n", "");
-    Test::new()
-        .file("m/rollout.yaml", &without)
-        .file("m/vs.yaml", VIRTUAL_SERVICE)
-        .args(["plan", "-f", "m"])
-        .run()
-        .status(1)
-        .stderr_has("error: m/rollout.yaml:1: Rollout shop/demo would be rejected by the API server's schema validation (the CRD's schema):\n  m/rollout.yaml:4: spec.workloadRef: required\n");
+    plan(&without).status(1).stderr_has("error: m/rollout.yaml:1: Rollout shop/demo would be rejected by the API server's schema validation (the CRD's schema):\n  m/rollout.yaml:4: spec.workloadRef: required\n");
     let other_group = partition(steps).replace("rollouts.kruise.io/v1beta1", "rollout.kruise.io/v1beta1");
-    Test::new()
-        .file("m/rollout.yaml", &other_group)
-        .file("m/vs.yaml", VIRTUAL_SERVICE)
-        .args(["plan", "-f", "m"])
-        .run()
-        .status(1)
-        .stderr_has("warning: skipped m/rollout.yaml:1: Rollout demo has apiVersion rollout.kruise.io/v1beta1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's\n");
+    plan(&other_group).status(1).stderr_has("warning: skipped m/rollout.yaml:1: Rollout demo has apiVersion rollout.kruise.io/v1beta1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's\n");
 }
 
 #[test]

@@ -217,7 +217,7 @@ mod limits {
             .stderr_has("error: /dev/zero: the input passes 64 MiB, the limit for manifests (-f, -k and stdin together): read only what the plan needs");
         within(&test, &["eval", "s.lua", "--obj", "/dev/zero"], limit)
             .status(1)
-            .stderr_has("error: /dev/zero: the input passes 8 MiB, the limit for an obj or object file\n");
+            .stderr_has("error: --obj /dev/zero: the input passes 8 MiB, the limit for an obj or object file\n");
         within(&test, &["eval", "/dev/zero", "--obj", "obj.json"], limit)
             .status(1)
             .stderr_has("error: /dev/zero: the input passes 1 MiB, the limit for a script\n");
@@ -769,7 +769,7 @@ mod paths {
         test.run_args(["eval", "d", "--obj", "obj.yaml"]).status(1).stderr_has("error: d: a directory, not a script\n");
         test.run_args(["eval", "s.lua", "--obj", "d"])
             .status(1)
-            .stderr_has("error: d: a directory, not an obj or object file\n");
+            .stderr_has("error: --obj d: a directory, not an obj or object file\n");
     }
 
     #[test]

@@ -714,6 +714,12 @@ fn test_of_a_case_or_a_testdata_folder_names_the_script_to_run_them_with() {
         .status(1)
         .stderr_has("; a testdata folder's cases run with the script above it: `kubectl rollout-lua test lua/networking.istio.io/VirtualService`\n");
     test.run_args(["test", "lua/networking.istio.io/VirtualService"]).success().stdout_has("1 passed, 0 failed");
+    // A script without cases beside it: where they are looked for.
+    Test::new()
+        .file("alone/mine.lua", "return obj.data")
+        .run_args(["test", "alone/mine.lua"])
+        .status(1)
+        .stderr_has("under alone/mine.lua; a script's cases are read from alone/testdata, which has none\n");
     // A script that does not compile fails the case once, not each of its three steps.
     let out = test
         .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", "return {")

@@ -285,6 +285,15 @@ mod tests {
     }
 
     #[test]
+    fn a_flag_of_diffs_is_refused_where_no_diff_is_shown() {
+        for other in [&["-o", "json"][..], &["--show-obj"], &["--summary"]] {
+            let words = [&["plan", "-f", "m", "--show-stored-original"][..], other].concat();
+            let text = error_of(&words);
+            assert!(text.contains("'--show-stored-original' cannot be used with"), "{other:?}: {text}");
+        }
+    }
+
+    #[test]
     fn a_negative_value_after_a_space_is_judged_by_its_flag() {
         // A review (s52, F9): `--lua-timeout -1s` was taken for a short flag `-1`.
         let text = error_of(&["plan", "-f", "m", "--lua-timeout", "-1s"]);

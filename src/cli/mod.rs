@@ -508,7 +508,7 @@ pub struct PlanArgs {
     pub summary: bool,
     /// Show the stored original (the original-spec annotation) in full in diffs, not as
     /// `stored (sha256 …, N bytes)`
-    #[arg(long, conflicts_with = "summary")]
+    #[arg(long, conflicts_with_all = ["summary", "output", "show_obj"])]
     pub show_stored_original: bool,
     /// Exit 0 when nothing would change, 2 when something would, 1 on error (a Rollout not in
     /// a release, whose plan previews its next release's step 1, changes nothing now)

@@ -485,6 +485,12 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
                     above.display()
                 )
             })
+            .or_else(|| {
+                // A script file: its cases are in the testdata folder beside it.
+                let script = args.paths.iter().find(|p| p.is_file())?;
+                let beside = script.parent().unwrap_or(Path::new(".")).join("testdata");
+                Some(format!("; a script's cases are read from {}, which has none", beside.display()))
+            })
             .unwrap_or_default();
         return Err(Error::Input(format!(
             "no test cases (<group>/<Kind>/trafficRouting.lua with testdata/*.yaml, trafficrouting_ingress/<classType>.lua with testdata/<classType>/*.yaml, or gateway.networking.k8s.io/HTTPRoute/testdata/*.yaml) under {}{hint}",
@@ -635,7 +641,7 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     }
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
     let source = if args.obj == Path::new("-") { files::STDIN.to_string() } else { args.obj.display().to_string() };
-    let text = files::read_text(&args.obj, files::OBJECT)?;
+    let text = files::read_text(&args.obj, files::OBJECT).map_err(|e| Error::Input(format!("--obj {e}")))?;
     let (limits, printed) = (args.lua.limits(), Printed::default());
     let evaluate = |obj| data::evaluate_to_go_json(&script, obj, &limits, EvalOptions::CONTROLLER, &printed);
     // A script of one's own is checked for an output that depends on pairs() order, as plan and

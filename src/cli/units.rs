@@ -54,7 +54,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "s" => 1_000_000_000,
             "m" => 60 * 1_000_000_000,
             "h" => 3600 * 1_000_000_000,
-            "" => return Err(format!("invalid duration {text:?}: a number needs a unit (ns, us, ms, s, m or h)")),
+            "" => {
+                return Err(format!(
+                    "invalid duration {text:?}: a number needs a unit (ns, us, ms, s, m or h); only a whole number of seconds goes without one"
+                ));
+            }
             other => {
                 return Err(format!("invalid duration {text:?}: unknown unit {other:?} (use ns, us, ms, s, m or h)"));
             }
@@ -108,7 +112,12 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         "Ki" | "KiB" | "K" | "KB" => 1 << 10,
         "Mi" | "MiB" | "M" | "MB" => 1 << 20,
         "Gi" | "GiB" | "G" | "GB" => 1 << 30,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi)")),
+        _ if unit.starts_with('.') => {
+            return Err(format!("{text:?}: a size is a whole number, of bytes or of a unit (1536Ki, not 1.5Mi)"));
+        }
+        _ => {
+            return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi; K, M and G are the same, binary)"));
+        }
     };
     value.checked_mul(multiplier).ok_or_else(too_large)
 }
@@ -172,7 +181,9 @@ mod tests {
         for unitless in ["1.5", "1s2", "1..5s"] {
             assert_eq!(
                 err(unitless),
-                format!("invalid duration {unitless:?}: a number needs a unit (ns, us, ms, s, m or h)")
+                format!(
+                    "invalid duration {unitless:?}: a number needs a unit (ns, us, ms, s, m or h); only a whole number of seconds goes without one"
+                )
             );
         }
         assert!(err("-1s").contains("must not be negative"));
@@ -198,6 +209,10 @@ mod tests {
             assert_eq!(parse_size(bad).unwrap_err(), format!("{bad:?} is not a size like 64Mi or 1Gi"));
         }
         assert!(parse_size("1Ti").unwrap_err().contains("unknown unit"));
+        assert_eq!(
+            parse_size("1.5Mi").unwrap_err(),
+            "\"1.5Mi\": a size is a whole number, of bytes or of a unit (1536Ki, not 1.5Mi)"
+        );
         for huge in ["17179869184Gi", "99999999999999999999999", "99999999999999999999999Mi"] {
             assert_eq!(parse_size(huge).unwrap_err(), format!("{huge:?} is too large (at most {} bytes)", usize::MAX));
         }

@@ -157,6 +157,9 @@ pub fn read_manifests(paths: &[String], recursive: bool) -> Result<Manifests, Er
     }
     let mut manifests = Manifests::default();
     for path in paths {
+        if path.is_empty() {
+            return Err(Error::Input("-f \"\": an empty path (an unset variable?)".into()));
+        }
         if path == "-" {
             let stdin = std::io::stdin();
             if std::io::IsTerminal::is_terminal(&stdin) {
@@ -846,6 +849,12 @@ mod tests {
         );
         let missing = read_script_flags(&[flag(&dir.path().join("none.lua"))]).unwrap_err().to_string();
         assert!(missing.starts_with(&format!("--script {:?}: ", flag(&dir.path().join("none.lua")))), "{missing}");
+    }
+
+    #[test]
+    fn an_empty_manifest_path_is_named() {
+        let Err(error) = read_manifests(&[String::new()], false) else { panic!("an empty path read") };
+        assert_eq!(error.to_string(), "-f \"\": an empty path (an unset variable?)");
     }
 
     #[test]
