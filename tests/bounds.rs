@@ -305,6 +305,16 @@ fn an_exec_credential_plugin_output_that_is_not_the_configured_exec_credential_i
 }
 
 #[test]
+fn a_v1_exec_credential_plugin_without_its_interactive_mode_is_refused_as_kubectl_refuses_it() {
+    let server = shop(2, "StepPaused").start();
+    let exec = "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: never-run\n";
+    Test::new().kubeconfig_over_tls(&server, exec).run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the exec credential plugin \"never-run\" (users[].user.exec in the kubeconfig) has no interactiveMode, which apiVersion client.authentication.k8s.io/v1 requires (kubectl refuses it too)",
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
 fn a_missing_exec_credential_plugin_is_named() {
     let server = shop(2, "StepPaused").start();
     let test = exec_kubeconfig(Test::new(), &server, "kubectl-rollout-lua-test-no-such-plugin", "Never");
@@ -573,11 +583,13 @@ fn a_kubeconfig_is_read_within_a_bound() {
     assert!(server.requests().is_empty(), "nothing sent, so nothing written");
 }
 
-/// A kubeconfig for `server` (in `folder/config`) whose user's token is in the file `token_file`.
+/// A kubeconfig for `server` (in `folder/config`, over TLS) whose user's token is in the file
+/// `token_file`.
 fn token_file_kubeconfig(test: Test, server: &FakeHandle, folder: &str, token_file: &str) -> Test {
-    let kubeconfig =
-        server.kubeconfig(NAMESPACE).replace("    token: fake-token\n", &format!("    tokenFile: {token_file}\n"));
+    let test = test.kubeconfig_over_tls(server, &format!("    tokenFile: {token_file}\n"));
+    let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
     test.file(&format!("{folder}/config"), &kubeconfig)
+        .file(&format!("{folder}/ca.pem"), &crate::support::net::test_ca())
 }
 
 #[test]

@@ -358,7 +358,7 @@ fn approve_checks_permissions_before_any_write() {
         .deny(Rule::new(["patch"]).resources(["rollouts/status"]))
         .start();
     let refused = Test::new()
-        .kubeconfig(&server)
+        .kubeconfig_over_tls(&server, "    token: t\n")
         .args(["approve", "demo", "--yes", "--as", "jane"])
         .run()
         .status(3)
@@ -405,9 +405,7 @@ fn a_refusal_binds_its_role_to_the_user_the_api_server_names() {
     assert!(asked_who(&server));
     // Impersonated (the kubeconfig user's `as`, or `--as`), the subject is that user, not asked.
     server.clear_log();
-    let kubeconfig =
-        server.kubeconfig("shop").replace("    token: fake-token\n", "    token: fake-token\n    as: carol\n");
-    let test = test.file("kubeconfig", &kubeconfig);
+    let test = test.kubeconfig_over_tls(&server, "    token: t\n    as: carol\n");
     test.run_args(["approve", "demo", "--yes"])
         .status(3)
         .stderr_has("nothing was written: user carol may not\n")
@@ -1804,7 +1802,8 @@ fn a_kubeconfig_list_skips_files_that_do_not_exist_as_kubectl_does() {
 #[test]
 fn connection_flags_work_like_kubectl() {
     let server = shop(2, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server);
+    // Over TLS: impersonation goes to an https:// server only.
+    let test = Test::new().kubeconfig_over_tls(&server, "    token: t\n");
     // The second context points at namespace `other`, where there is no Rollout.
     test.run_args(["plan", "demo", "--context", "other"]).status(1).stderr_has("\"demo\" not found in namespace other");
     test.run_args(["plan", "demo", "--context", "other", "-n", "shop"]).success();
@@ -1879,12 +1878,12 @@ fn a_kubeconfig_that_cannot_be_used_is_named() {
     let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
     let https = kubeconfig
         .replace("http://", "https://")
-        .replace("    token: fake-token\n", "    client-certificate-data: Zm9v\n    client-key-data: Zm9v\n");
+        .replace("  user: {}\n", "  user:\n    client-certificate-data: Zm9v\n    client-key-data: Zm9v\n");
     assert_ne!(https, kubeconfig);
     std::fs::write(test.path("kubeconfig"), https).unwrap();
     test.run_args(["plan", "demo"])
         .status(1)
-        .stderr_has("error: connecting to the cluster: rustls tls error: identity PEM is missing a private key");
+        .stderr_has("error: connecting to the cluster: the client certificate and key of the context's user (client-certificate(-data), client-key(-data) in the kubeconfig) do not read: the PEM is missing a private key");
     assert!(server.requests().is_empty(), "{:?}", server.requests());
     // No current-context: how to choose one.
     let kubeconfig = server.kubeconfig(NAMESPACE);
@@ -1963,19 +1962,17 @@ mod kubectl {
 #[test]
 fn exec_credential_plugins_and_request_timeouts_work() {
     let server = shop(2, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server);
-    // A kubeconfig user whose token comes from an exec credential plugin.
+    // A kubeconfig user whose token comes from an exec credential plugin (over TLS: a user's
+    // credentials go to an https:// server only).
+    let test = Test::new();
     let plugin = test.path("token-plugin");
     std::fs::write(&plugin, "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"from-exec\"}}'\n").unwrap();
     std::fs::set_permissions(&plugin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
     let exec = format!(
         "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
         plugin.display()
     );
-    assert!(kubeconfig.contains("    token: fake-token\n"));
-    std::fs::write(test.path("kubeconfig"), kubeconfig.replace("    token: fake-token\n", &exec)).unwrap();
-    server.clear_log();
+    let test = test.kubeconfig_over_tls(&server, &exec);
     test.run_args(["plan", "demo"]).success();
     assert!(
         server.requests().iter().all(|r| r.authorization.as_deref() == Some("Bearer from-exec")),
@@ -2247,7 +2244,7 @@ fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
         );
     // Who may not read it learns which ref needs it, and how to do without.
     Test::new()
-        .kubeconfig(&server)
+        .kubeconfig_over_tls(&server, "    token: t\n")
         .args(["plan", "demo", "--as", "jane"])
         .run()
         .status(1)
@@ -2325,7 +2322,7 @@ fn the_script_configmap_is_read_once_for_every_namespace() {
         server = server.object(in_namespace(namespace, rollout.clone())).object(in_namespace(namespace, route.clone()));
     }
     let server = server.deny(Rule::new(["get"]).resources(["configmaps"]).users(["jane"])).start();
-    let test = Test::new().kubeconfig(&server);
+    let test = Test::new().kubeconfig_over_tls(&server, "    token: t\n");
     // The GETs of the ConfigMap since the last run, wherever it was looked for.
     let configmap_gets = || {
         let gets = server.requests().iter().filter(|r| r.method == "GET" && r.path.ends_with(CONFIGMAP)).count();

@@ -27,7 +27,9 @@ fn an_empty_namespace_or_context_is_taken_as_not_given_as_kubectl_does() {
     let test = Test::new().kubeconfig(&server);
     // `-n "$NS"` with NS unset: the context's namespace, not every namespace under a blank name.
     test.run_args(["status", "-n", ""]).success().stdout_has("Rollout shop/demo\n");
-    test.run_args(["plan", "demo", "-n", "", "--context", ""]).success().stdout_has("Rollout shop/demo\n");
+    test.run_args(["plan", "demo", "-n", "", "--context", "", "--kubeconfig", ""])
+        .success()
+        .stdout_has("Rollout shop/demo\n");
     assert!(server.requests().iter().all(|r| !r.path.contains("/namespaces//")), "{:?}", server.requests());
     // Offline too: the objects without a namespace are in "default".
     let example = crate::support::repo("examples/istio-canary-ab");
@@ -121,6 +123,68 @@ fn a_server_that_is_not_a_kubernetes_api_server_is_named_with_what_it_answered()
 }
 
 #[test]
+fn release_claim_and_approve_at_a_server_that_is_not_an_api_server_say_so() {
+    // A review (s52): release-claim took a web server's 404 page for "no claim" (exit 0), and
+    // approve named neither the server nor the context.
+    for (status, args) in
+        [("404 Not Found", &["release-claim", "demo"][..]), ("501 Not Implemented", &["approve", "demo", "--yes"])]
+    {
+        let server = OtherServer::http(status, "text/html", "<html>nothing here</html>");
+        let url = format!("http://127.0.0.1:{}", server.port());
+        let out = kubeconfig(Test::new(), &url, "", "").args(args).run().status(1);
+        out.stderr_has(&format!(
+            "the server at {url}/ does not answer as a Kubernetes API server (GET /version: HTTP "
+        ))
+        .stderr_has("check server of the cluster of context c in the kubeconfig");
+    }
+}
+
+#[test]
+fn credentials_go_to_an_https_server_only_as_kubectl_sends_them() {
+    // A review (s52): a token, an exec plugin's too, crossed a plain-HTTP connection readable.
+    let server = shop(2, "StepPaused").start();
+    let test = kubeconfig(Test::new(), &server.url(), "", "token: secret");
+    test.run_args(["status", "demo", "--as", "jane"]).success().stderr_has(&format!(
+        "warning: the server of context c is plain HTTP ({}/): no credentials and no impersonation are sent to it (its user has a token), as kubectl sends none over HTTP; use an https:// server\n",
+        server.url()
+    ));
+    let sent: Vec<_> =
+        server.requests().iter().map(|r| (r.authorization.clone(), r.impersonate_user.clone())).collect();
+    assert!(!sent.is_empty() && sent.iter().all(|s| *s == (None, None)), "{sent:?}");
+    // An exec plugin is not even run.
+    let test = Test::new();
+    let ran = test.path("ran");
+    let plugin = format!("touch {}; echo '{{}}'", ran.display());
+    let test = plugin_kubeconfig(test, &server.url(), &plugin);
+    test.run_args(["status", "demo"]).success().stderr_has("(its user has an exec credential plugin)");
+    assert!(!ran.exists(), "the plugin ran");
+    // Over TLS they go.
+    let server = shop(2, "StepPaused").start();
+    let out =
+        Test::new().kubeconfig_over_tls(&server, "    token: secret\n").run_args(["status", "demo", "--as", "jane"]);
+    assert!(!out.success().stderr.contains("plain HTTP"));
+    let sent: Vec<_> =
+        server.requests().iter().map(|r| (r.authorization.clone(), r.impersonate_user.clone())).collect();
+    let expected = (Some("Bearer secret".to_string()), Some("jane".to_string()));
+    assert!(!sent.is_empty() && sent.iter().all(|s| *s == expected), "{sent:?}");
+}
+
+/// `test` with a kubeconfig for `url` whose user's credential comes from the shell command
+/// `plugin` (an exec plugin).
+fn plugin_kubeconfig(test: Test, url: &str, plugin: &str) -> Test {
+    let test = test.file("plugin.sh", &format!("#!/bin/sh\n{plugin}\n"));
+    std::fs::set_permissions(test.path("plugin.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let exec = "exec: {apiVersion: client.authentication.k8s.io/v1, command: ./plugin.sh, interactiveMode: Never}";
+    kubeconfig(test, url, "", exec)
+}
+
+#[test]
+fn in_a_pod_without_a_kubeconfig_the_missing_in_cluster_configuration_is_said() {
+    let out = Test::new().env("KUBERNETES_SERVICE_HOST", "10.0.0.1").run_args(["status", "demo"]).status(1);
+    out.stderr_has("/kubeconfig: no such file, and this tool does not use a pod's service account (the in-cluster configuration) as kubectl does\n  tip: write a kubeconfig for the service account");
+}
+
+#[test]
 fn an_error_reply_that_is_not_a_kubernetes_status_is_shown_bounded() {
     // A proxy's page, say.
     let page = format!("<html>{}</html>", "Access denied. ".repeat(50));
@@ -136,15 +200,15 @@ fn an_error_reply_that_is_not_a_kubernetes_status_is_shown_bounded() {
 fn a_token_file_ending_in_a_line_end_is_trimmed_as_kubectl_trims_it() {
     let server = shop(2, "StepPaused").start();
     // `kubectl create token … > token` leaves a line end.
-    let test = kubeconfig(Test::new(), &server.url(), "", "tokenFile: token").file("token", "tok-from-file\n");
+    let test = Test::new().kubeconfig_over_tls(&server, "    tokenFile: token\n").file("token", "tok-from-file\n");
     test.run_args(["status", "demo"]).success();
     let sent: Vec<Option<String>> = server.requests().iter().map(|r| r.authorization.clone()).collect();
     assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some("Bearer tok-from-file")), "{sent:?}");
     // A token no header can carry: the user and the file named, nothing sent.
     let server = shop(2, "StepPaused").start();
-    let test = kubeconfig(Test::new(), &server.url(), "", "tokenFile: token").file("token", "tok\u{7}en\n");
+    let test = Test::new().kubeconfig_over_tls(&server, "    tokenFile: token\n").file("token", "tok\u{7}en\n");
     test.run_args(["status", "demo"]).status(1).stderr_has(&format!(
-        "error: reading the kubeconfig's tokenFile (of user \"u\"): {}: the token holds a control character, which \
+        "error: reading the kubeconfig's tokenFile (of user \"fake-user\"): {}: the token holds a control character, which \
          an HTTP header cannot carry\n",
         test.path("token").display()
     ));
@@ -239,7 +303,7 @@ fn a_proxy_that_cannot_be_reached_is_named() {
     let test = kubeconfig(Test::new(), "https://kube.proxy.test:6443", "", "");
     test.env("HTTPS_PROXY", "127.0.0.1:9").args(["status", "demo"]).run().status(1).stderr_has(
         "error: discovering rollouts.kruise.io/v1beta1 at https://kube.proxy.test:6443/ through the proxy \
-         http://127.0.0.1:9/: ",
+         http://127.0.0.1:9/: the connection to the proxy was refused (os error 111): is the proxy http://127.0.0.1:9/ running",
     );
 }
 

@@ -301,8 +301,8 @@ impl Default for LuaLimits {
 #[command(next_help_heading = help::CLUSTER)]
 pub struct ConnectionFlags {
     /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub kubeconfig: Option<String>,
     /// The kubeconfig context to use
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
@@ -325,7 +325,7 @@ pub struct ConnectionFlags {
 impl ConnectionFlags {
     pub fn connection(&self) -> ConnectionArgs {
         ConnectionArgs {
-            kubeconfig: self.kubeconfig.clone(),
+            kubeconfig: given(&self.kubeconfig).map(PathBuf::from),
             context: given(&self.context),
             namespace: self.namespace(),
             as_user: self.as_user.clone(),
@@ -341,7 +341,8 @@ impl ConnectionFlags {
     }
 }
 
-/// A flag's value, `None` when empty, as kubectl takes an empty `--context` or `-n`.
+/// A flag's value, `None` when empty, as kubectl takes an empty `--kubeconfig`, `--context` or
+/// `-n`.
 fn given(value: &Option<String>) -> Option<String> {
     value.clone().filter(|v| !v.is_empty())
 }

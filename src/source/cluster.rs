@@ -20,7 +20,7 @@ use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
-use kube::config::KubeConfigOptions;
+use kube::config::{AuthInfo, KubeConfigOptions};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
@@ -192,6 +192,25 @@ struct CachedResources {
     resources: Vec<Resource>,
 }
 
+/// What of an identity `user` holds (`its user has a token`), if anything.
+fn credentials_held(user: &AuthInfo) -> Option<&'static str> {
+    let held = [
+        (user.token.is_some() || user.token_file.is_some(), "its user has a token"),
+        (user.exec.is_some(), "its user has an exec credential plugin"),
+        (user.auth_provider.is_some(), "its user has an auth-provider"),
+        (user.username.is_some() || user.password.is_some(), "its user has a username and password"),
+        (
+            user.client_certificate.is_some() || user.client_certificate_data.is_some(),
+            "its user has a client certificate",
+        ),
+        (
+            user.impersonate.is_some() || user.impersonate_groups.is_some(),
+            "--as, --as-group or the user's as asks to impersonate",
+        ),
+    ];
+    held.into_iter().find_map(|(held, what)| held.then_some(what))
+}
+
 impl Cluster {
     pub async fn connect(args: &ConnectionArgs) -> Result<Cluster, Error> {
         let mut kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref())?;
@@ -205,6 +224,10 @@ impl Cluster {
         let cluster_name = named.map(|c| c.cluster.clone());
         super::kubeconfig::add_server_scheme(&mut kubeconfig, cluster_name.as_deref(), &user);
         super::kubeconfig::check_tokens(&kubeconfig, &user)?;
+        super::kubeconfig::check_insecure(&kubeconfig, cluster_name.as_deref(), &context)?;
+        if let Some(warning) = super::kubeconfig::missing_user(&kubeconfig, &user, &context) {
+            crate::stderr::line(&warning);
+        }
         let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
@@ -225,6 +248,19 @@ impl Cluster {
         if !args.as_groups.is_empty() {
             config.auth_info.impersonate_groups = Some(args.as_groups.clone());
         }
+        // As kubectl (clientcmd): a user's credentials, and whom to impersonate, go to an https://
+        // server only; to a plain-HTTP one (kubectl proxy, a port-forward, a mistyped URL) they
+        // would cross the network readable.
+        if config.cluster_url.scheme_str() != Some("https") {
+            if let Some(held) = credentials_held(&config.auth_info) {
+                crate::stderr::line(&format!(
+                    "warning: the server of context {context} is plain HTTP ({}): no credentials and no impersonation are sent to it ({held}), as kubectl sends none over HTTP; use an https:// server",
+                    config.cluster_url
+                ));
+            }
+            config.auth_info = AuthInfo::default();
+        }
+        super::kubeconfig::check_auth_provider(&config.auth_info, &user)?;
         // The limit is one deadline per request (super::deadline), not kube's timeouts: its
         // read timeout starts again whenever data arrives, so a trickling reply never hit it.
         let request_limit = args.request_limit();
@@ -261,7 +297,8 @@ impl Cluster {
         let proxy = config.proxy_url.as_ref().map(Uri::to_string);
         let discovery_dir = files::xdg_dir("XDG_CACHE_HOME", ".cache")
             .map(|home| home.join("kubectl-rollout-lua/discovery").join(cache_key(&config.cluster_url)));
-        let connecting = |e: kube::Error| Error::Input(format!("connecting to the cluster: {e}"));
+        let connecting =
+            |e: kube::Error| Error::Input(format!("connecting to the cluster: {}", client_setup_failure(&e)));
         // The retry policy needs a service it can clone; kube's stack is boxed, so a buffer
         // (as kube's own Client puts in front of it) makes it one.
         let (clock, unanswered) = (ServerClock::default(), Arc::new(AtomicUsize::new(0)));
@@ -488,8 +525,9 @@ impl Cluster {
         // Read as plain JSON: the commands only need the object as JSON.
         match self.client.request::<Value>(request).await {
             Ok(object) => Ok(Some(object)),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-            Err(e) => Err(self.failure(&doing(), e)),
+            // A web server's 404 page is no answer that the object is missing.
+            Err(kube::Error::Api(status)) if status.code == 404 && status.reason != KUBE_NOT_A_STATUS => Ok(None),
+            Err(e) => Err(self.failure_checked(&doing(), e).await),
         }
     }
 
@@ -566,7 +604,7 @@ impl Cluster {
             .watch(&params, version)
             .await
             .map_err(|e| self.failure(&format!("watching {}", resource.qualified()), e))?;
-        let context = self.context.clone();
+        let (context, proxy) = (self.context.clone(), self.proxy.clone());
         let changed = |object: DynamicObject| Watched::Changed {
             version: object.metadata.resource_version.unwrap_or_default(),
             namespace: object.metadata.namespace.unwrap_or_default(),
@@ -580,7 +618,7 @@ impl Cluster {
                 Ok(WatchEvent::Error(status)) | Err(kube::Error::Api(status)) => {
                     Err(format!("{} ({} {})", status.message, status.code, status.reason))
                 }
-                Err(e) => Err(describe_no_answer(&e, &context)),
+                Err(e) => Err(describe_no_answer(&e, &context, proxy.as_deref())),
             })
             .boxed())
     }
@@ -653,10 +691,14 @@ impl Cluster {
             ..Default::default()
         };
         let api: Api<SelfSubjectAccessReview> = Api::all(self.client.clone());
-        let answer = api
-            .create(&PostParams::default(), &review)
-            .await
-            .map_err(|e| self.failure("asking the API server what you may do (SelfSubjectAccessReview)", e))?;
+        let answer = match api.create(&PostParams::default(), &review).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                return Err(self
+                    .failure_checked("asking the API server what you may do (SelfSubjectAccessReview)", e)
+                    .await);
+            }
+        };
         Ok(answer.status.is_some_and(|s| s.allowed))
     }
 
@@ -674,6 +716,17 @@ impl Cluster {
             review.status?.user_info?.username.filter(|name| !name.is_empty())
         };
         self.whoami.get_or_init(|| review).await.clone()
+    }
+
+    /// [`Self::failure`], unless the reply was an error that is no Kubernetes Status and the
+    /// server turns out not to be an API server (a web server at the kubeconfig's URL): then
+    /// that, naming the server and the context.
+    async fn failure_checked(&self, doing: &str, error: kube::Error) -> Error {
+        let foreign = matches!(&error, kube::Error::Api(status) if status.reason == KUBE_NOT_A_STATUS);
+        if foreign && let Err(not_one) = self.check_api_server().await {
+            return not_one;
+        }
+        self.failure(doing, error)
     }
 
     /// An API failure naming what was being done; one that never reached an answer names the
@@ -733,14 +786,14 @@ impl Cluster {
                 ApiFailure {
                     code: None,
                     reason: CONNECTION_REFUSED.into(),
-                    message: describe_no_answer(&other, &self.context),
+                    message: describe_no_answer(&other, &self.context, self.proxy.as_deref()),
                 }
             }
             other => ApiFailure {
                 code: None,
                 reason: "no answer".into(),
                 message: tls_problem(&other, &self.context)
-                    .unwrap_or_else(|| describe_no_answer(&other, &self.context)),
+                    .unwrap_or_else(|| describe_no_answer(&other, &self.context, self.proxy.as_deref())),
             },
         };
         // A request that never got an answer names the server it was sent to.
@@ -880,9 +933,10 @@ fn certificate_problem(problem: &rustls::CertificateError, context: &str) -> Str
         Problem::NotValidYet | Problem::NotValidYetContext { .. } => {
             "the server's certificate is not valid yet (or this machine's clock is wrong)".into()
         }
-        // webpki's: kubectl (Go) accepts a CA certificate as the server's own; rustls does not.
+        // webpki's, said before the issuer is looked at: kubectl (Go) accepts a CA certificate
+        // as the server's own when it is the trusted CA itself, and refuses another as unknown.
         Problem::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => format!(
-            "the server presents a CA certificate (basicConstraints CA:TRUE) as its own, which this tool's TLS library refuses (kubectl accepts it): serve a certificate signed by that CA, and keep the CA in certificate-authority of {cluster}"
+            "the server presents a CA certificate (basicConstraints CA:TRUE) as its own, which this tool's TLS library refuses: if it is the certificate-authority of {cluster} itself (kubectl accepts that), serve a certificate signed by that CA; if not, the server is not one the kubeconfig trusts (kubectl says: x509: certificate signed by unknown authority): check server and certificate-authority"
         ),
         other => format!("the server's certificate was refused: {other}"),
     }
@@ -960,18 +1014,39 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
     serde_json::from_slice(&super::files::read_file(path, limit).ok()?).ok()
 }
 
+/// Why the client could not be made, in words: a client certificate or key that does not read
+/// is named by its kubeconfig fields, and the bytes rustls quotes (`[67, 69, …]`) left out.
+fn client_setup_failure(error: &kube::Error) -> String {
+    let text = error.to_string();
+    match text.split_once("identity PEM ") {
+        Some((_, why)) => {
+            let why = why.split_once(": [").map_or(why, |(why, _)| why);
+            format!(
+                "the client certificate and key of the context's user (client-certificate(-data), client-key(-data) in the kubeconfig) do not read: the PEM {why}"
+            )
+        }
+        None => text,
+    }
+}
+
 /// A request that got no answer, in words, as kubectl's: a refused connection with what to
 /// check, another failure to connect or a connection that failed with its cause. What kube and
 /// hyper wrap the cause in (`ServiceError: client error (Connect): tcp connect error: …`) is left
 /// out: hyper-util's client error says only which of the two failed (`client error (Connect)`,
 /// `client error (SendRequest)`), and what is below it is why. `context` is the kubeconfig's.
-fn describe_no_answer(error: &kube::Error, context: &str) -> String {
+fn describe_no_answer(error: &kube::Error, context: &str, proxy: Option<&str>) -> String {
     let refused = find_cause::<std::io::Error>(error, |e| e.kind() == std::io::ErrorKind::ConnectionRefused);
     if let Some(refused) = refused {
         let code = refused.raw_os_error().map(|code| format!(" (os error {code})")).unwrap_or_default();
-        return format!(
-            "the connection to the server was refused{code}: is the server running, and is this the right host and port? (context {context})"
-        );
+        // Through a proxy, the connection refused is the proxy's.
+        return match proxy {
+            Some(proxy) => format!(
+                "the connection to the proxy was refused{code}: is the proxy {proxy} running, and is this its right host and port? (proxy-url of the cluster of context {context}, or HTTPS_PROXY)"
+            ),
+            None => format!(
+                "the connection to the server was refused{code}: is the server running, and is this the right host and port? (context {context})"
+            ),
+        };
     }
     let mut causes: Vec<String> = Vec::new();
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
@@ -1067,22 +1142,27 @@ mod tests {
         let refused = no_answer("client error (Connect)", "tcp connect error", std::io::Error::from_raw_os_error(111));
         assert!(refused.to_string().starts_with("ServiceError: client error (Connect)"), "{refused}");
         assert_eq!(
-            describe_no_answer(&refused, "dead"),
+            describe_no_answer(&refused, "dead", None),
             "the connection to the server was refused (os error 111): is the server running, and is this the right host and port? (context dead)"
+        );
+        // Through a proxy, it is the proxy that refused.
+        assert_eq!(
+            describe_no_answer(&refused, "dead", Some("http://127.0.0.1:9/")),
+            "the connection to the proxy was refused (os error 111): is the proxy http://127.0.0.1:9/ running, and is this its right host and port? (proxy-url of the cluster of context dead, or HTTPS_PROXY)"
         );
         let lookup = std::io::Error::other("failed to lookup address information: Name or service not known");
         assert_eq!(
-            describe_no_answer(&no_answer("client error (Connect)", "dns error", lookup), "kind"),
+            describe_no_answer(&no_answer("client error (Connect)", "dns error", lookup), "kind", None),
             "cannot connect to the server (context kind): dns error: failed to lookup address information: Name or service not known"
         );
         let reset = no_answer("client error (SendRequest)", "connection error", std::io::Error::from_raw_os_error(104));
         assert_eq!(
-            describe_no_answer(&reset, "kind"),
+            describe_no_answer(&reset, "kind", None),
             "the connection to the server failed (context kind): connection error: Connection reset by peer (os error 104)"
         );
         // Without hyper-util's client error, every cause, each once.
         let other = kube::Error::Service(Box::new(Layer("no token", Some(Box::new(std::io::Error::other("expired"))))));
-        assert_eq!(describe_no_answer(&other, "kind"), "ServiceError: no token: expired");
+        assert_eq!(describe_no_answer(&other, "kind", None), "ServiceError: no token: expired");
     }
 
     #[test]

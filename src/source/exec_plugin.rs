@@ -91,6 +91,9 @@ impl Drop for AbandonedOnDrop {
     }
 }
 
+/// The ExecCredential version a plugin is given when the kubeconfig names none.
+const V1: &str = "client.authentication.k8s.io/v1";
+
 fn run_bounded(
     exec: &ExecConfig,
     limit: Option<Duration>,
@@ -101,6 +104,12 @@ fn run_bounded(
         return Err(Error::Input("the kubeconfig's exec credential plugin (users[].user.exec) has no command".into()));
     };
     let named = format!("the exec credential plugin {program:?} (users[].user.exec in the kubeconfig)");
+    let api_version = exec.api_version.as_deref().unwrap_or(V1);
+    if api_version == V1 && exec.interactive_mode.is_none() {
+        return Err(Error::Input(format!(
+            "{named} has no interactiveMode, which apiVersion {V1} requires (kubectl refuses it too): add interactiveMode: IfAvailable (or Never, or Always)"
+        )));
+    }
     let stdin_is_terminal = terminal == Terminal::Shared && std::io::stdin().is_terminal();
     let interactive = interactive(exec.interactive_mode.as_ref(), stdin_is_terminal)
         .map_err(|e| Error::Input(format!("{named} {e}")))?;
@@ -118,7 +127,6 @@ fn run_bounded(
     if exec.provide_cluster_info {
         spec["cluster"] = serde_json::to_value(&exec.cluster).unwrap_or(Value::Null);
     }
-    let api_version = exec.api_version.as_deref().unwrap_or("client.authentication.k8s.io/v1");
     let info = json!({ "apiVersion": api_version, "kind": "ExecCredential", "spec": spec });
     command
         .env("KUBERNETES_EXEC_INFO", info.to_string())
@@ -429,8 +437,6 @@ fn start_of(output: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const V1: &str = "client.authentication.k8s.io/v1";
 
     /// An ExecCredential of `V1` with this `status`.
     fn output(status: &str) -> Vec<u8> {

@@ -28,6 +28,18 @@ pub fn read(explicit: Option<&Path>) -> Result<Kubeconfig, Error> {
         Some(path) => vec![path.to_path_buf()],
         None => existing(default_paths())?,
     };
+    // In a pod kubectl falls back to the pod's service account; this tool does not.
+    let in_a_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|host| !host.is_empty());
+    if let [path] = paths.as_slice()
+        && explicit.is_none()
+        && in_a_pod
+        && path.symlink_metadata().is_err()
+    {
+        return Err(Error::Input(format!(
+            "reading the kubeconfig: {}: no such file, and this tool does not use a pod's service account (the in-cluster configuration) as kubectl does\n  tip: write a kubeconfig for the service account (its token and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount, server https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT) and point KUBECONFIG at it",
+            path.display()
+        )));
+    }
     paths.iter().try_fold(Kubeconfig::default(), |merged, path| {
         let next = read_file(path)?;
         merged.merge(next).map_err(|e| read_error(format!("{}: {e}", path.display())))
@@ -58,10 +70,15 @@ fn existing(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Error> {
     Ok(found)
 }
 
-/// One kubeconfig file, read within `KUBECONFIG`.
+/// One kubeconfig file, read within `KUBECONFIG`. One that holds another kind of object (a
+/// manifest given by mistake) is an error naming it, as kubectl's is.
 fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
     let bytes = files::read_file(path, KUBECONFIG).map_err(|e| read_error(e.to_string()))?;
-    parse(bytes, path)
+    let kubeconfig = parse(bytes, path)?;
+    if let Some(kind) = kubeconfig.kind.as_deref().filter(|kind| !kind.is_empty() && *kind != "Config") {
+        return Err(read_error(format!("{}: a {kind}, not a kubeconfig (kind: Config)", path.display())));
+    }
+    Ok(kubeconfig)
 }
 
 /// A kubeconfig file's bytes, taken as kube's `Kubeconfig::read_from` takes them (it reads the
@@ -159,6 +176,29 @@ pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>, use
     }
 }
 
+/// A warning when `context` names a user the kubeconfig does not define: kubectl then sends
+/// no credentials, without a word, and the server's refusals name `system:anonymous`.
+pub fn missing_user(kubeconfig: &Kubeconfig, user: &str, context: &str) -> Option<String> {
+    (!user.is_empty() && !kubeconfig.auth_infos.iter().any(|a| a.name == user)).then(|| {
+        format!(
+            "warning: kubeconfig context {context} names user {user}, which the kubeconfig does not define: requests are sent without credentials (anonymous), as kubectl sends them"
+        )
+    })
+}
+
+/// A cluster that both skips TLS verification and names a CA is refused, as kubectl refuses
+/// it: whoever added the CA believes the server verified, and it would not be.
+pub fn check_insecure(kubeconfig: &Kubeconfig, cluster: Option<&str>, context: &str) -> Result<(), Error> {
+    let named = kubeconfig.clusters.iter().find(|c| Some(c.name.as_str()) == cluster).and_then(|c| c.cluster.as_ref());
+    let Some(cluster) = named.filter(|c| c.insecure_skip_tls_verify == Some(true)) else { return Ok(()) };
+    if cluster.certificate_authority.is_some() || cluster.certificate_authority_data.is_some() {
+        return Err(Error::Input(format!(
+            "the cluster of context {context} sets insecure-skip-tls-verify and a certificate-authority: specifying a root certificates file with the insecure flag is not allowed (kubectl refuses it too); remove one of them"
+        )));
+    }
+    Ok(())
+}
+
 /// The tokens `user` holds that kube sends as they are (`token`, an oidc auth-provider's
 /// `id-token`, a gcp one's `access-token`), checked as HTTP header values: kube would abort on
 /// one that is not (a token pasted as a YAML block, `token: |`, ends in a line end), and kubectl
@@ -179,6 +219,20 @@ pub fn check_tokens(kubeconfig: &Kubeconfig, user: &str) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// The auth-providers kubectl no longer runs (since 1.26) are refused with its words: kube
+/// would run gcp's `cmd-path` (gcloud) without a time limit, its output hidden.
+pub fn check_auth_provider(user_info: &AuthInfo, user: &str) -> Result<(), Error> {
+    let replacement = match user_info.auth_provider.as_ref().map(|p| p.name.as_str()) {
+        Some("gcp") => "gke-gcloud-auth-plugin",
+        Some("azure") => "kubelogin",
+        _ => return Ok(()),
+    };
+    let name = user_info.auth_provider.as_ref().map(|p| p.name.clone()).unwrap_or_default();
+    Err(Error::Input(format!(
+        "user {user} of the kubeconfig has auth-provider {name}: the {name} auth plugin has been removed (kubectl refuses it too); use the \"{replacement}\" kubectl/client-go credential plugin instead (an exec entry)"
+    )))
 }
 
 /// The user's tokenFile when it is the credential used: kube takes an auth-provider, then a
@@ -344,7 +398,7 @@ mod tests {
             [0xFF, 0xFE].into_iter().chain("kind: Config\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
         assert!(parse(utf16, Path::new("kc")).is_ok());
         let error = parse(b"a: \xff".to_vec(), Path::new("kc")).unwrap_err().to_string();
-        assert_eq!(error, format!("reading the kubeconfig: kc: not UTF-8 text (at byte 3)\n  {READ_TIP}"));
+        assert_eq!(error, format!("reading the kubeconfig: kc:1:4: not UTF-8 text (byte 3)\n  {READ_TIP}"));
     }
 
     #[test]
@@ -368,6 +422,14 @@ mod tests {
 
     /// A kubeconfig whose context `ctx` uses `user`, and whose context `other` names /dev/zero as
     /// its cluster's certificate-authority and its user's tokenFile.
+    /// The credentials of user `u` of a kubeconfig, from their YAML (`{token: t}`).
+    fn user(yaml: &str) -> AuthInfo {
+        Kubeconfig::from_yaml(&format!("users:\n- name: u\n  user: {yaml}\n")).unwrap().auth_infos[0]
+            .auth_info
+            .clone()
+            .unwrap()
+    }
+
     fn with_user(user: &str) -> Kubeconfig {
         let text = format!(
             "current-context: ctx\ncontexts:\n- name: ctx\n  context: {{cluster: c, user: u}}\n\
@@ -400,18 +462,65 @@ mod tests {
 
     #[test]
     fn the_token_file_is_used_unless_kube_takes_another_credential_first() {
-        let user = |yaml: &str| {
-            Kubeconfig::from_yaml(&format!("users:\n- name: u\n  user: {yaml}\n")).unwrap().auth_infos[0]
-                .auth_info
-                .clone()
-                .unwrap()
-        };
         assert_eq!(token_file(&user("{tokenFile: /t}")), Some("/t"));
         assert_eq!(token_file(&user("{username: u, tokenFile: /t}")), Some("/t"));
         assert_eq!(token_file(&user("{token: t, tokenFile: /t}")), None);
         assert_eq!(token_file(&user("{username: u, password: p, tokenFile: /t}")), None);
         assert_eq!(token_file(&user("{auth-provider: {name: gcp}, tokenFile: /t}")), None);
         assert_eq!(token_file(&user("{}")), None);
+    }
+
+    #[test]
+    fn a_manifest_given_as_the_kubeconfig_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ro.yaml");
+        std::fs::write(&path, "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo}\n")
+            .unwrap();
+        let error = read(Some(&path)).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!(
+                "reading the kubeconfig: {}: a Rollout, not a kubeconfig (kind: Config)",
+                path.display()
+            )),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_context_naming_a_user_not_defined_is_warned_of() {
+        let kubeconfig = with_user("{token: t}");
+        assert_eq!(missing_user(&kubeconfig, "u", "ctx"), None);
+        // No user: anonymous on purpose.
+        assert_eq!(missing_user(&kubeconfig, "", "ctx"), None);
+        assert_eq!(
+            missing_user(&kubeconfig, "nosuchuser", "ctx").unwrap(),
+            "warning: kubeconfig context ctx names user nosuchuser, which the kubeconfig does not define: requests are sent without credentials (anonymous), as kubectl sends them"
+        );
+    }
+
+    #[test]
+    fn the_auth_providers_kubectl_removed_are_refused() {
+        let check = |yaml: &str| check_auth_provider(&user(yaml), "u").map_err(|e| e.to_string());
+        assert!(check("{auth-provider: {name: oidc, config: {id-token: t}}}").is_ok());
+        assert!(check("{token: t}").is_ok());
+        assert_eq!(
+            check("{auth-provider: {name: gcp, config: {cmd-path: /usr/bin/gcloud}}}").unwrap_err(),
+            "user u of the kubeconfig has auth-provider gcp: the gcp auth plugin has been removed (kubectl refuses it too); use the \"gke-gcloud-auth-plugin\" kubectl/client-go credential plugin instead (an exec entry)"
+        );
+        assert!(check("{auth-provider: {name: azure}}").unwrap_err().contains("use the \"kubelogin\""));
+    }
+
+    #[test]
+    fn a_cluster_that_skips_tls_verification_may_name_no_ca() {
+        let cluster =
+            |yaml: &str| Kubeconfig::from_yaml(&format!("clusters:\n- name: c\n  cluster: {yaml}\n")).unwrap();
+        let check = |yaml: &str| check_insecure(&cluster(yaml), Some("c"), "ctx").map_err(|e| e.to_string());
+        assert!(check("{server: 'https://k', insecure-skip-tls-verify: true}").is_ok());
+        assert!(check("{server: 'https://k', certificate-authority-data: Q0E=}").is_ok());
+        for ca in ["certificate-authority: ca.pem", "certificate-authority-data: Q0E="] {
+            let error = check(&format!("{{server: 'https://k', insecure-skip-tls-verify: true, {ca}}}")).unwrap_err();
+            assert!(error.starts_with("the cluster of context ctx sets insecure-skip-tls-verify and a certificate-authority: specifying a root certificates file with the insecure flag is not allowed"), "{error}");
+        }
     }
 
     #[test]

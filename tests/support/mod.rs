@@ -27,6 +27,9 @@ pub struct Test {
     /// The pseudo-terminal's rows and columns (`script` leaves them 0, which programs take as
     /// 24 by 79).
     terminal_size: Option<(usize, usize)>,
+    /// TLS in front of the fake API server, for a kubeconfig with credentials
+    /// (`kubeconfig_over_tls`): served as long as the test is.
+    front: Option<net::TlsFront>,
 }
 
 impl Test {
@@ -39,6 +42,7 @@ impl Test {
             stdin: None,
             terminal: false,
             terminal_size: None,
+            front: None,
         }
     }
 
@@ -664,6 +668,22 @@ pub mod cluster {
             server.write_kubeconfig(self.path("kubeconfig"), NAMESPACE).unwrap();
             self
         }
+
+        /// A kubeconfig for `server` through TLS in front of it (https, the test CA trusted),
+        /// whose user has `user` (kubeconfig YAML indented 4, e.g. `    token: t\n`): a user's
+        /// credentials go to an https:// server only.
+        pub fn kubeconfig_over_tls(mut self, server: &FakeHandle, user: &str) -> Test {
+            let front = super::net::TlsFront::to(server.address().port());
+            let text = server
+                .kubeconfig(NAMESPACE)
+                .replace(
+                    &format!("    server: {}\n", server.url()),
+                    &format!("    server: {}\n    certificate-authority: ca.pem\n", front.url()),
+                )
+                .replace("  user: {}\n", &format!("  user:\n{user}"));
+            self.front = Some(front);
+            self.file("kubeconfig", &text).file("ca.pem", &super::net::test_ca())
+        }
     }
 
     /// What a report says became of the reply `fault` hit, the run's `--request-timeout` being
@@ -700,14 +720,11 @@ pub mod cluster {
     /// A kubeconfig for `server` whose user gets its credential from `command`, an exec plugin
     /// with this `interactiveMode`.
     pub fn exec_kubeconfig(test: Test, server: &FakeHandle, command: &str, interactive_mode: &str) -> Test {
-        let kubeconfig = server.kubeconfig(NAMESPACE).replace(
-            "    token: fake-token\n",
-            &format!(
-                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {command}\n      \
-                 interactiveMode: {interactive_mode}\n      installHint: install it with the cloud CLI\n"
-            ),
+        let exec = format!(
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {command}\n      \
+             interactiveMode: {interactive_mode}\n      installHint: install it with the cloud CLI\n"
         );
-        test.file("kubeconfig", &kubeconfig)
+        test.kubeconfig_over_tls(server, &exec)
     }
 
     /// The shell script `plugin.sh` in the test's dir, executable.

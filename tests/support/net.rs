@@ -1,6 +1,6 @@
 //! Small servers on 127.0.0.1 for the connection tests: one that is not a Kubernetes API server
 //! (the same reply to every request, over plain HTTP or TLS with the test certificate of
-//! `tests/fixtures/tls`), and an HTTP (CONNECT) or SOCKS5 proxy. Each serves on its own thread until dropped, and
+//! `tests/fixtures/tls`), TLS in front of the fake API server, and an HTTP (CONNECT) or SOCKS5 proxy. Each serves on its own thread until dropped, and
 //! only ever connects to 127.0.0.1.
 
 use std::io::{Read, Write};
@@ -107,6 +107,56 @@ impl OtherServer {
     pub fn requests(&self) -> Vec<String> {
         self.requests.lock().unwrap().clone()
     }
+}
+
+/// TLS with the test server's certificate (see [`test_ca`]) in front of a plain-HTTP server on
+/// 127.0.0.1 (the fake API server): what a client sends over TLS is passed on to it, and its
+/// replies back. A user's credentials go to an https:// server only, as kubectl sends them.
+pub struct TlsFront {
+    listening: Listening,
+}
+
+impl TlsFront {
+    pub fn to(port: u16) -> TlsFront {
+        let config = server_config();
+        let listening = Listening::start(move |client| {
+            let Ok(mut server) = TcpStream::connect(("127.0.0.1", port)) else { return };
+            // One thread a connection reads each side in turn, briefly: a TLS stream does not
+            // split into a reading and a writing half.
+            let turn = Some(Duration::from_millis(2));
+            if client.set_read_timeout(turn).is_err() || server.set_read_timeout(turn).is_err() {
+                return;
+            }
+            let mut tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config.clone()).unwrap(), client);
+            let mut buffer = [0; 16 << 10];
+            loop {
+                match tls.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) if server.write_all(&buffer[..n]).is_err() => break,
+                    Err(e) if !idle(&e) => break,
+                    _ => {}
+                }
+                match server.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) if tls.write_all(&buffer[..n]).and_then(|()| tls.flush()).is_err() => break,
+                    Err(e) if !idle(&e) => break,
+                    _ => {}
+                }
+            }
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        });
+        TlsFront { listening }
+    }
+
+    pub fn url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.listening.port)
+    }
+}
+
+/// Whether a read with a timeout found nothing to read yet.
+fn idle(error: &std::io::Error) -> bool {
+    matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
 }
 
 trait ReadWrite: Read + Write {}

@@ -358,9 +358,9 @@ impl FakeHandle {
         self.address
     }
 
-    /// A kubeconfig for this server: cluster `fake`, user `fake-user` with a bearer token,
-    /// current context `fake` in `namespace`, and a context `other` for the same server
-    /// and user in namespace `other`.
+    /// A kubeconfig for this server: cluster `fake`, user `fake-user` without credentials
+    /// (over plain HTTP kubectl sends none), current context `fake` in `namespace`, and a
+    /// context `other` for the same server and user in namespace `other`.
     pub fn kubeconfig(&self, namespace: &str) -> String {
         // JSON strings are valid YAML scalars, which quotes the namespace safely.
         let namespace = Value::from(namespace);
@@ -385,8 +385,7 @@ contexts:
 current-context: fake
 users:
 - name: fake-user
-  user:
-    token: fake-token
+  user: {{}}
 preferences: {{}}
 ",
             url = self.url(),
