@@ -175,6 +175,7 @@ mod walking {
             .file("m/values.yaml", "replicaCount: 2\nimage: {tag: v2}\n")
             .file("m/.github/workflows/ci.yml", "on: push\njobs: {test: {runs-on: ubuntu}}\n")
             .file("m/.hidden.yaml", "not: [valid")
+            .file("m/README.md", "# the manifests\n")
             .file("m/deployment.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: demo, namespace: shop}\nspec: {replicas: 4}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: demo}\n---\nkind: Thing\n");
         let out = test.run_args(["plan", "-R", "-f", "m", "--step", "2", "-v"]).success().stdout_has("weight: 50");
         let notes: Vec<&str> = out.stderr.lines().collect();
@@ -184,6 +185,7 @@ mod walking {
                 "read 7 documents from 5 files",
                 "skipped m/.github: hidden",
                 "skipped m/.hidden.yaml: hidden",
+                "skipped m/README.md: not .yaml, .yml or .json, as kubectl reads a folder",
                 "skipped m/deployment.yaml: 1 Service (a kind no Rollout or TrafficRouting in the input routes through); 1 document that is not a Kubernetes object (m/deployment.yaml:10: no apiVersion or metadata.name)",
                 "skipped m/kustomization.yaml:1: not a Kubernetes object (no apiVersion, kind or metadata.name)",
                 "skipped m/values.yaml:1: not a Kubernetes object (no apiVersion, kind or metadata.name)",

@@ -173,7 +173,14 @@ pub fn read_manifests(paths: &[String], recursive: bool) -> Result<Manifests, Er
             let walk = walk(path, recursive, |_| true)?;
             manifests.skipped.extend(walk.skipped);
             manifests.subdirectories_left |= walk.subdirectories_left;
-            walk.files.into_iter().filter(|f| has_extension(f, &["yaml", "yml", "json"])).collect()
+            let (read, passed_over): (Vec<PathBuf>, Vec<PathBuf>) =
+                walk.files.into_iter().partition(|f| has_extension(f, &["yaml", "yml", "json"]));
+            manifests.skipped.extend(
+                passed_over
+                    .iter()
+                    .map(|f| format!("skipped {}: not .yaml, .yml or .json, as kubectl reads a folder", f.display())),
+            );
+            read
         } else {
             vec![path.to_path_buf()]
         };
