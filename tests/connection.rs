@@ -151,6 +151,10 @@ fn credentials_go_to_an_https_server_only_as_kubectl_sends_them() {
     let sent: Vec<_> =
         server.requests().iter().map(|r| (r.authorization.clone(), r.impersonate_user.clone())).collect();
     assert!(!sent.is_empty() && sent.iter().all(|s| *s == (None, None)), "{sent:?}");
+    // Named as kubectl names itself, for audit logs.
+    let agent = format!("kubectl-rollout-lua/v{} (linux/", env!("CARGO_PKG_VERSION"));
+    let agents: Vec<_> = server.requests().iter().map(|r| r.user_agent.clone()).collect();
+    assert!(agents.iter().all(|a| a.as_deref().is_some_and(|a| a.starts_with(&agent))), "{agents:?}");
     // An exec plugin is not even run.
     let test = Test::new();
     let ran = test.path("ran");

@@ -310,6 +310,13 @@ impl Cluster {
                 response
             }
         };
+        let user_agent = http::HeaderValue::from_str(&format!(
+            "kubectl-rollout-lua/v{} ({}/{})",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        ))
+        .expect("a version and a platform are header text");
         let builder = ClientBuilder::try_from(config)
             .map_err(connecting)?
             // Innermost, so that each retry of a busy server's refusal gets its own deadline.
@@ -320,6 +327,12 @@ impl Cluster {
                 response.map(|body| Limited::new(body, MAX_REPLY))
             }))
             .with_layer(&MapResponseLayer::new(noting_the_date))
+            // Named as kubectl names itself (`kubectl/v1.32.4 (linux/amd64) …`): audit logs and
+            // API priority rules can tell this tool apart.
+            .with_layer(&MapRequestLayer::new(move |mut request: http::Request<kube::client::Body>| {
+                request.headers_mut().insert(http::header::USER_AGENT, user_agent.clone());
+                request
+            }))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
             // A token from an exec plugin is put on each request here, and renewed as it expires.
             .with_layer(&tower::util::option_layer(plugin_token.map(Authenticate)))

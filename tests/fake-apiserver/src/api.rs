@@ -98,6 +98,7 @@ pub(crate) struct ApiRequest {
     pub authorization: Option<String>,
     pub impersonate_user: Option<String>,
     pub impersonate_groups: Vec<String>,
+    pub user_agent: Option<String>,
     pub body: Bytes,
 }
 

@@ -19,13 +19,15 @@ pub struct LoggedRequest {
     pub body: Value,
     /// Response status; `None` when the connection was dropped without a response.
     pub status: Option<u16>,
-    /// `Authorization` header (`Bearer <token>`); never required. kubectl does not send
-    /// bearer tokens over plain HTTP, kube-rs does.
+    /// `Authorization` header (`Bearer <token>`); never required. Over plain HTTP kubectl
+    /// sends none; through TLS in front of this server (the plugin's tests) it does.
     pub authorization: Option<String>,
     /// `Impersonate-User` header (kube's `--as`).
     pub impersonate_user: Option<String>,
     /// `Impersonate-Group` headers (kube's `--as-group`).
     pub impersonate_groups: Vec<String>,
+    /// `User-Agent` header.
+    pub user_agent: Option<String>,
     /// When the request arrived, relative to server start.
     pub started: Duration,
     /// When the response was ready (after any latency), relative to server start.
@@ -94,6 +96,7 @@ mod tests {
             authorization: None,
             impersonate_user: None,
             impersonate_groups: Vec::new(),
+            user_agent: None,
             started: Duration::from_millis(start_ms),
             finished: Duration::from_millis(end_ms),
         }

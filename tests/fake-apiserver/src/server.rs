@@ -344,6 +344,7 @@ fn api_request(parts: &Parts, body: Bytes) -> ApiRequest {
             .iter()
             .filter_map(|v| v.to_str().ok().map(str::to_owned))
             .collect(),
+        user_agent: header("user-agent"),
         body,
     }
 }
@@ -366,6 +367,7 @@ fn log_entry(request: ApiRequest, status: Option<u16>, started: Duration, finish
         authorization: request.authorization,
         impersonate_user: request.impersonate_user,
         impersonate_groups: request.impersonate_groups,
+        user_agent: request.user_agent,
         started,
         finished,
     }
