@@ -401,14 +401,16 @@ pub fn check_overrides<T>(overrides: &BTreeMap<ScriptKey, T>, used: &BTreeSet<Sc
 
 /// A `--lua-dir` script filed under a key that differs only in case from one an object of the
 /// plan uses (`networking.istio.io/virtualservice/`) is a mistake: another script would run in
-/// its place. `lua_dir` maps keys to (path, code).
-pub fn check_lua_dir(
+/// its place (unless `--script`, `overrides`, gives that key's). `lua_dir` maps keys to (path,
+/// code).
+pub fn check_lua_dir<T>(
     lua_dir: &BTreeMap<ScriptKey, (String, String)>,
+    overrides: &BTreeMap<ScriptKey, T>,
     used: &BTreeSet<ScriptKey>,
 ) -> Result<(), String> {
     let same_but_case =
         |(g, k): &ScriptKey, (group, kind): &ScriptKey| g.eq_ignore_ascii_case(group) && k.eq_ignore_ascii_case(kind);
-    for wanted in used.iter().filter(|key| !lua_dir.contains_key(*key)) {
+    for wanted in used.iter().filter(|key| !lua_dir.contains_key(*key) && !overrides.contains_key(*key)) {
         if let Some(((group, kind), (path, _))) = lua_dir.iter().find(|(key, _)| same_but_case(key, wanted)) {
             let (is, should) = match kind == INGRESS_KIND {
                 true => (format!("classType {group}"), format!("classType {}", wanted.0)),
@@ -647,19 +649,28 @@ mod tests {
     #[test]
     fn a_lua_dir_script_filed_under_another_case_of_a_key_used_is_an_error() {
         let used: BTreeSet<ScriptKey> = [key_of(&vs()), ingress_key("nginx")].into();
+        let check_lua_dir_without_flags = |lua_dir: &BTreeMap<ScriptKey, (String, String)>,
+                                           used: &BTreeSet<ScriptKey>| {
+            check_lua_dir(lua_dir, &BTreeMap::<ScriptKey, ()>::new(), used)
+        };
         let filed = |key: ScriptKey| -> BTreeMap<ScriptKey, (String, String)> {
             [(key, ("d/x/trafficRouting.lua".to_string(), String::new()))].into()
         };
         let exact = filed(("networking.istio.io".into(), "VirtualService".into()));
-        assert_eq!(check_lua_dir(&exact, &used), Ok(()));
+        assert_eq!(check_lua_dir_without_flags(&exact, &used), Ok(()));
         // A library of scripts for kinds the plan does not use is fine.
-        assert_eq!(check_lua_dir(&filed(("example.com".into(), "Route".into())), &used), Ok(()));
+        assert_eq!(check_lua_dir_without_flags(&filed(("example.com".into(), "Route".into())), &used), Ok(()));
         assert_eq!(
-            check_lua_dir(&filed(("networking.istio.io".into(), "virtualservice".into())), &used).unwrap_err(),
+            check_lua_dir_without_flags(&filed(("networking.istio.io".into(), "virtualservice".into())), &used)
+                .unwrap_err(),
             "--lua-dir: d/x/trafficRouting.lua is filed under virtualservice.networking.istio.io, but the plan's object is VirtualService.networking.istio.io: the folder and file names are case-sensitive, as the controller's keys are; rename it, or another script runs in its place"
         );
-        let err = check_lua_dir(&filed(ingress_key("Nginx")), &used).unwrap_err();
+        let err = check_lua_dir_without_flags(&filed(ingress_key("Nginx")), &used).unwrap_err();
         assert!(err.contains("is filed under classType Nginx, but the plan's object is classType nginx"), "{err}");
+        // --script gives that key's script: it runs, and nothing is amiss.
+        let given: BTreeMap<ScriptKey, ()> = [(key_of(&vs()), ())].into();
+        let lower = filed(("networking.istio.io".into(), "virtualservice".into()));
+        assert_eq!(check_lua_dir(&lower, &given, &used), Ok(()));
     }
 
     #[test]

@@ -206,10 +206,14 @@ pub fn mistaken_objects(skipped: &[Skipped]) -> Vec<String> {
                 "skipped {}: {object} has {missing}, so it is not read as an object (kubectl refuses it)",
                 entry.origin
             )),
-            SkipReason::OtherGroup { object, api_version } => Some(format!(
-                "skipped {}: {object} has apiVersion {api_version}, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
-                entry.origin
-            )),
+            SkipReason::OtherGroup { object, api_version } => {
+                // OpenKruise serves TrafficRoutings as v1alpha1 only.
+                let versions = if object.starts_with("TrafficRouting") { "v1alpha1" } else { "v1beta1 or v1alpha1" };
+                Some(format!(
+                    "skipped {}: {object} has apiVersion {api_version}, not rollouts.kruise.io/{versions}, so it is not read as OpenKruise's",
+                    entry.origin
+                ))
+            }
             _ => None,
         })
         .collect()
@@ -763,7 +767,7 @@ mod tests {
             [
                 "skipped r.yaml:1: Rollout r has apiVersion rollout.kruise.io/v1beta1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
                 "skipped r.yaml:40: Rollout argo has apiVersion argoproj.io/v1alpha1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
-                "skipped tr.yaml:1: TrafficRouting tr has apiVersion rollout.kruise.io/v1alpha1, not rollouts.kruise.io/v1beta1 or v1alpha1, so it is not read as OpenKruise's",
+                "skipped tr.yaml:1: TrafficRouting tr has apiVersion rollout.kruise.io/v1alpha1, not rollouts.kruise.io/v1alpha1, so it is not read as OpenKruise's",
             ]
         );
         assert_eq!(

@@ -312,6 +312,11 @@ fn a_v1_exec_credential_plugin_without_its_interactive_mode_is_refused_as_kubect
         "error: the exec credential plugin \"never-run\" (users[].user.exec in the kubeconfig) has no interactiveMode, which apiVersion client.authentication.k8s.io/v1 requires (kubectl refuses it too)",
     );
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // Without an apiVersion it is refused too (a review, s52).
+    let exec = "    exec:\n      command: never-run\n      interactiveMode: Never\n";
+    Test::new().kubeconfig_over_tls(&server, exec).run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the exec credential plugin \"never-run\" (users[].user.exec in the kubeconfig) has no apiVersion, which kubectl requires too",
+    );
 }
 
 #[test]

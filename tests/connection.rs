@@ -142,15 +142,19 @@ fn release_claim_and_approve_at_a_server_that_is_not_an_api_server_say_so() {
 #[test]
 fn credentials_go_to_an_https_server_only_as_kubectl_sends_them() {
     // A review (s52): a token, an exec plugin's too, crossed a plain-HTTP connection readable.
+    // Whom to impersonate goes all the same, as kubectl sends it (kubectl proxy passes it on).
     let server = shop(2, "StepPaused").start();
     let test = kubeconfig(Test::new(), &server.url(), "", "token: secret");
     test.run_args(["status", "demo", "--as", "jane"]).success().stderr_has(&format!(
-        "warning: the server of context c is plain HTTP ({}/): no credentials and no impersonation are sent to it (its user has a token), as kubectl sends none over HTTP; use an https:// server\n",
+        "warning: the server of context c is plain HTTP ({}/): the user's credentials are not sent to it (its user has a token), as kubectl sends none over HTTP; use an https:// server\n",
         server.url()
     ));
     let sent: Vec<_> =
         server.requests().iter().map(|r| (r.authorization.clone(), r.impersonate_user.clone())).collect();
-    assert!(!sent.is_empty() && sent.iter().all(|s| *s == (None, None)), "{sent:?}");
+    assert!(!sent.is_empty() && sent.iter().all(|s| *s == (None, Some("jane".to_string()))), "{sent:?}");
+    // Impersonation alone is no credential: nothing to warn of.
+    let quiet = kubeconfig(Test::new(), &server.url(), "", "").run_args(["status", "demo", "--as", "jane"]);
+    assert!(!quiet.success().stderr.contains("plain HTTP"));
     // Named as kubectl names itself, for audit logs.
     let agent = format!("kubectl-rollout-lua/v{} (linux/", env!("CARGO_PKG_VERSION"));
     let agents: Vec<_> = server.requests().iter().map(|r| r.user_agent.clone()).collect();
@@ -180,6 +184,30 @@ fn plugin_kubeconfig(test: Test, url: &str, plugin: &str) -> Test {
     std::fs::set_permissions(test.path("plugin.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let exec = "exec: {apiVersion: client.authentication.k8s.io/v1, command: ./plugin.sh, interactiveMode: Never}";
     kubeconfig(test, url, "", exec)
+}
+
+#[test]
+fn kubeconfig_users_kubectl_refuses_or_goes_anonymous_with_are_said_so() {
+    let server = shop(2, "StepPaused").start();
+    // The gcp auth-provider, which kubectl removed (kube ran gcloud without a time limit).
+    let gcp = "    auth-provider: {name: gcp, config: {cmd-path: /usr/bin/gcloud}}\n";
+    Test::new().kubeconfig_over_tls(&server, gcp).run_args(["status", "demo"]).status(1).stderr_has(
+        "error: user fake-user of the kubeconfig has auth-provider gcp: the gcp auth plugin has been removed (kubectl refuses it too); use the \"gke-gcloud-auth-plugin\"",
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // A context naming a user the kubeconfig does not define: anonymous, and said so.
+    let test = Test::new().kubeconfig(&server);
+    let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
+    let test = test.file("kubeconfig", &kubeconfig.replace("    user: fake-user\n", "    user: nosuchuser\n"));
+    test.run_args(["status", "demo"]).success().stderr_has(
+        "warning: kubeconfig context fake names user nosuchuser, which the kubeconfig does not define: requests are sent without credentials (anonymous)",
+    );
+    // A manifest given as the kubeconfig.
+    let test =
+        Test::new().file("ro.yaml", "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo}\n");
+    test.run_args(["status", "demo", "--kubeconfig", "ro.yaml"])
+        .status(1)
+        .stderr_has("error: reading the kubeconfig: ro.yaml: a Rollout, not a kubeconfig (kind: Config)");
 }
 
 #[test]
@@ -226,8 +254,10 @@ fn a_token_no_header_can_carry_is_refused_naming_it_rather_than_crashing() {
     for (user, field) in
         [("token: \"tok\\n\"", "token"), ("auth-provider: {name: oidc, config: {id-token: \"a\\u0007b\"}}", "id-token")]
     {
-        kubeconfig(Test::new(), &server.url(), "", user).args(["status", "demo"]).run().status(1).stderr_has(&format!(
-            "error: the kubeconfig's {field} of user u is not a valid HTTP header value (a line end or other control character in it"
+        // Over TLS, where the token would go (over plain HTTP it goes nowhere, unchecked).
+        let test = Test::new().kubeconfig_over_tls(&server, &format!("    {user}\n"));
+        test.run_args(["status", "demo"]).status(1).stderr_has(&format!(
+            "error: the kubeconfig's {field} of user fake-user is not a valid HTTP header value (a line end or other control character in it"
         ));
     }
     assert!(server.requests().is_empty(), "{:?}", server.requests());
@@ -239,13 +269,14 @@ fn a_server_without_a_scheme_is_reached_as_kubectl_reaches_it() {
     // regression: kube aborted the process at the first request).
     let server = shop(2, "StepPaused").start();
     let bare = server.url().trim_start_matches("http://").to_string();
-    kubeconfig(Test::new(), &bare, "", "token: t").args(["status", "demo"]).run().success();
-    // With a CA: https, which this plain-HTTP server does not answer.
-    kubeconfig(Test::new(), &bare, "certificate-authority: ca.pem", "token: t")
+    kubeconfig(Test::new(), &bare, "", "").args(["status", "demo"]).run().success();
+    // With a CA too (a review, s52): clientcmd decides on TLS from the server alone, before it
+    // reads the CA; and the TLS settings it does not use it does not check either.
+    kubeconfig(Test::new(), &bare, "certificate-authority: ca.pem, insecure-skip-tls-verify: true", "token: \"a\\nb\"")
         .args(["status", "demo"])
         .run()
-        .status(1)
-        .stderr_has(&format!("at https://{bare}/"));
+        .success()
+        .stderr_has(&format!("warning: the server of context c is plain HTTP (http://{bare}/)"));
 }
 
 #[test]

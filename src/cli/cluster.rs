@@ -164,7 +164,7 @@ impl Session {
     fn loaded(&self, live: Live) -> Result<(Live, ScriptCatalog), Error> {
         let used = live.snapshot.script_keys();
         scripts::check_overrides(&self.catalog.overrides, &used).map_err(Error::Input)?;
-        scripts::check_lua_dir(&self.catalog.lua_dir, &used).map_err(Error::Input)?;
+        scripts::check_lua_dir(&self.catalog.lua_dir, &self.catalog.overrides, &used).map_err(Error::Input)?;
         let mut said = self.said.lock().expect("not poisoned");
         for warning in live.warnings.iter().filter(|warning| said.insert(warning.to_string())) {
             warn(&format!("warning: {warning}"));

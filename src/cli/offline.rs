@@ -85,7 +85,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     };
     let used = snapshot.script_keys();
     scripts::check_overrides(&catalog.overrides, &used).map_err(Error::Input)?;
-    scripts::check_lua_dir(&catalog.lua_dir, &used).map_err(Error::Input)?;
+    scripts::check_lua_dir(&catalog.lua_dir, &catalog.overrides, &used).map_err(Error::Input)?;
     super::warn_unused_configmap_keys(catalog.configmap.as_ref(), &mut Default::default());
     let new_planner = || {
         let planner = Planner::new(&snapshot.objects, &catalog, args.scripts.lua.limits());

@@ -203,10 +203,6 @@ fn credentials_held(user: &AuthInfo) -> Option<&'static str> {
             user.client_certificate.is_some() || user.client_certificate_data.is_some(),
             "its user has a client certificate",
         ),
-        (
-            user.impersonate.is_some() || user.impersonate_groups.is_some(),
-            "--as, --as-group or the user's as asks to impersonate",
-        ),
     ];
     held.into_iter().find_map(|(held, what)| held.then_some(what))
 }
@@ -222,9 +218,13 @@ impl Cluster {
         let cluster = named.and_then(|c| kubeconfig.clusters.iter().find(|k| k.name == c.cluster));
         let proxy_url = cluster.and_then(|k| k.cluster.as_ref()).and_then(|k| k.proxy_url.clone());
         let cluster_name = named.map(|c| c.cluster.clone());
-        super::kubeconfig::add_server_scheme(&mut kubeconfig, cluster_name.as_deref(), &user);
-        super::kubeconfig::check_tokens(&kubeconfig, &user)?;
-        super::kubeconfig::check_insecure(&kubeconfig, cluster_name.as_deref(), &context)?;
+        let tls = super::kubeconfig::add_server_scheme(&mut kubeconfig, cluster_name.as_deref());
+        // What kubectl checks of the user's credentials and the server's TLS settings, it
+        // checks only where it uses them: over TLS (see below).
+        if tls {
+            super::kubeconfig::check_tokens(&kubeconfig, &user)?;
+            super::kubeconfig::check_insecure(&kubeconfig, cluster_name.as_deref(), &context)?;
+        }
         if let Some(warning) = super::kubeconfig::missing_user(&kubeconfig, &user, &context) {
             crate::stderr::line(&warning);
         }
@@ -248,17 +248,22 @@ impl Cluster {
         if !args.as_groups.is_empty() {
             config.auth_info.impersonate_groups = Some(args.as_groups.clone());
         }
-        // As kubectl (clientcmd): a user's credentials, and whom to impersonate, go to an https://
-        // server only; to a plain-HTTP one (kubectl proxy, a port-forward, a mistyped URL) they
-        // would cross the network readable.
-        if config.cluster_url.scheme_str() != Some("https") {
+        // As kubectl (clientcmd): a user's credentials go to an https:// server only; to a
+        // plain-HTTP one (kubectl proxy, a port-forward, a mistyped URL) they would cross the
+        // network readable. Whom to impersonate goes either way (kubectl proxy passes it on).
+        if !tls {
             if let Some(held) = credentials_held(&config.auth_info) {
                 crate::stderr::line(&format!(
-                    "warning: the server of context {context} is plain HTTP ({}): no credentials and no impersonation are sent to it ({held}), as kubectl sends none over HTTP; use an https:// server",
+                    "warning: the server of context {context} is plain HTTP ({}): the user's credentials are not sent to it ({held}), as kubectl sends none over HTTP; use an https:// server",
                     config.cluster_url
                 ));
             }
-            config.auth_info = AuthInfo::default();
+            let user = std::mem::take(&mut config.auth_info);
+            config.auth_info = AuthInfo {
+                impersonate: user.impersonate,
+                impersonate_groups: user.impersonate_groups,
+                ..Default::default()
+            };
         }
         super::kubeconfig::check_auth_provider(&config.auth_info, &user)?;
         // The limit is one deadline per request (super::deadline), not kube's timeouts: its
@@ -310,11 +315,17 @@ impl Cluster {
                 response
             }
         };
+        // The platform as Go names it (GOOS/GOARCH), as kubectl's says it.
+        let arch = match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            "x86" => "386",
+            other => other,
+        };
         let user_agent = http::HeaderValue::from_str(&format!(
-            "kubectl-rollout-lua/v{} ({}/{})",
+            "kubectl-rollout-lua/v{} ({}/{arch})",
             env!("CARGO_PKG_VERSION"),
-            std::env::consts::OS,
-            std::env::consts::ARCH
+            std::env::consts::OS
         ))
         .expect("a version and a platform are header text");
         let builder = ClientBuilder::try_from(config)
@@ -327,8 +338,8 @@ impl Cluster {
                 response.map(|body| Limited::new(body, MAX_REPLY))
             }))
             .with_layer(&MapResponseLayer::new(noting_the_date))
-            // Named as kubectl names itself (`kubectl/v1.32.4 (linux/amd64) …`): audit logs and
-            // API priority rules can tell this tool apart.
+            // Named as kubectl names itself (`kubectl/v1.32.4 (linux/amd64) …`): audit logs
+            // can tell this tool apart.
             .with_layer(&MapRequestLayer::new(move |mut request: http::Request<kube::client::Body>| {
                 request.headers_mut().insert(http::header::USER_AGENT, user_agent.clone());
                 request
@@ -1054,7 +1065,7 @@ fn describe_no_answer(error: &kube::Error, context: &str, proxy: Option<&str>) -
         // Through a proxy, the connection refused is the proxy's.
         return match proxy {
             Some(proxy) => format!(
-                "the connection to the proxy was refused{code}: is the proxy {proxy} running, and is this its right host and port? (proxy-url of the cluster of context {context}, or HTTPS_PROXY)"
+                "the connection to the proxy was refused{code}: is the proxy {proxy} running, and is this its right host and port? (proxy-url of the cluster of context {context}, or HTTPS_PROXY/HTTP_PROXY)"
             ),
             None => format!(
                 "the connection to the server was refused{code}: is the server running, and is this the right host and port? (context {context})"
@@ -1161,7 +1172,7 @@ mod tests {
         // Through a proxy, it is the proxy that refused.
         assert_eq!(
             describe_no_answer(&refused, "dead", Some("http://127.0.0.1:9/")),
-            "the connection to the proxy was refused (os error 111): is the proxy http://127.0.0.1:9/ running, and is this its right host and port? (proxy-url of the cluster of context dead, or HTTPS_PROXY)"
+            "the connection to the proxy was refused (os error 111): is the proxy http://127.0.0.1:9/ running, and is this its right host and port? (proxy-url of the cluster of context dead, or HTTPS_PROXY/HTTP_PROXY)"
         );
         let lookup = std::io::Error::other("failed to lookup address information: Name or service not known");
         assert_eq!(

@@ -91,7 +91,7 @@ impl Drop for AbandonedOnDrop {
     }
 }
 
-/// The ExecCredential version a plugin is given when the kubeconfig names none.
+/// The ExecCredential version whose plugins must name their interactiveMode.
 const V1: &str = "client.authentication.k8s.io/v1";
 
 fn run_bounded(
@@ -104,7 +104,11 @@ fn run_bounded(
         return Err(Error::Input("the kubeconfig's exec credential plugin (users[].user.exec) has no command".into()));
     };
     let named = format!("the exec credential plugin {program:?} (users[].user.exec in the kubeconfig)");
-    let api_version = exec.api_version.as_deref().unwrap_or(V1);
+    let Some(api_version) = exec.api_version.as_deref().filter(|v| !v.is_empty()) else {
+        return Err(Error::Input(format!(
+            "{named} has no apiVersion, which kubectl requires too (apiVersion must be specified): give the ExecCredential version the plugin prints, such as {V1}"
+        )));
+    };
     if api_version == V1 && exec.interactive_mode.is_none() {
         return Err(Error::Input(format!(
             "{named} has no interactiveMode, which apiVersion {V1} requires (kubectl refuses it too): add interactiveMode: IfAvailable (or Never, or Always)"

@@ -364,12 +364,12 @@ pub fn read_lua_dir(dir: &Path) -> Result<BTreeMap<ScriptKey, (String, String)>,
         return Err(not_a(dir, &format!("--lua-dir {}", dir.display()), "a directory"));
     }
     let scripts = script_dirs(dir)?;
-    if let Some(misnamed) = scripts.misnamed.first() {
-        return Err(Error::Input(format!(
-            "--lua-dir {}: {}: a kind's script is read from a file named {SCRIPT_FILE} (the name is case-sensitive); rename it, or another script runs in its place",
+    for misnamed in &scripts.misnamed {
+        crate::stderr::line(&format!(
+            "warning: --lua-dir {}: {} is not read: a kind's script is read from a file named {SCRIPT_FILE} (the name is case-sensitive); rename it, or another script runs in its place",
             dir.display(),
             misnamed.display()
-        )));
+        ));
     }
     let custom = scripts.found.into_iter().map(|found| (found.key, (found.script.display().to_string(), found.code)));
     let ingress = ingress_scripts_in(&dir.join(INGRESS_DIR))?
@@ -624,8 +624,8 @@ pub struct ScriptDirs {
     /// backup `trafficRouting.lua.orig`, `old-trafficRouting.lua`), and runs the cases of the
     /// testdata folder beside it with it.
     pub go_test_also_runs: Vec<PathBuf>,
-    /// The files named as a script but for their case (`trafficrouting.lua`), which neither the
-    /// controller nor this tool reads.
+    /// The files named as a script but for their case (`trafficrouting.lua`), with no script of
+    /// the right name beside them, which neither the controller nor this tool reads.
     pub misnamed: Vec<PathBuf>,
 }
 
@@ -650,7 +650,11 @@ pub fn script_dirs(path: &Path) -> Result<ScriptDirs, Error> {
     let named =
         |file: &PathBuf, test: &dyn Fn(&str) -> bool| file.file_name().and_then(|n| n.to_str()).is_some_and(test);
     let also = |file: &&PathBuf| named(file, &|n| n != SCRIPT_FILE && n.contains(SCRIPT_FILE));
-    let misnamed = |file: &&PathBuf| named(file, &|n| n != SCRIPT_FILE && n.eq_ignore_ascii_case(SCRIPT_FILE));
+    // Beside a script of the right name, it is no script that was meant (a backup, say).
+    let misnamed = |file: &&PathBuf| {
+        named(file, &|n| n != SCRIPT_FILE && n.eq_ignore_ascii_case(SCRIPT_FILE))
+            && !file.with_file_name(SCRIPT_FILE).is_file()
+    };
     Ok(ScriptDirs {
         found,
         go_test_also_runs: walk.files.iter().filter(also).cloned().collect(),

@@ -158,22 +158,18 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
     Ok(())
 }
 
-/// A cluster `server` without a scheme (`localhost:6443`), as client-go reads it
-/// (`rest.DefaultServerURL`): https when the cluster has a CA or skips TLS verification or its
-/// user has a client certificate, http otherwise. kube takes it as it is, and fails at the first
-/// request. `cluster` and `user` are the context's.
-pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>, user: &str) {
-    let user = auth_info(kubeconfig, user);
-    let certificate = user.is_some_and(|u| u.client_certificate.is_some() || u.client_certificate_data.is_some());
+/// Gives a cluster `server` without a scheme (`localhost:6443`) the one kubectl reaches it with:
+/// http, as clientcmd decides whether the transport is TLS from the server alone, before it
+/// reads the cluster's CA (kube takes it as it is, and fails at the first request). Returns
+/// whether the context's server (`cluster`'s) is https, where kubectl uses the user's
+/// credentials and the cluster's TLS settings.
+pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>) -> bool {
     let named = kubeconfig.clusters.iter_mut().find(|c| Some(c.name.as_str()) == cluster);
-    let Some(cluster) = named.and_then(|c| c.cluster.as_mut()) else { return };
-    let tls = certificate
-        || cluster.certificate_authority.is_some()
-        || cluster.certificate_authority_data.is_some()
-        || cluster.insecure_skip_tls_verify == Some(true);
-    if let Some(server) = cluster.server.as_mut().filter(|s| !s.is_empty() && !s.contains("://")) {
-        *server = format!("{}://{server}", if tls { "https" } else { "http" });
+    let Some(server) = named.and_then(|c| c.cluster.as_mut()).and_then(|c| c.server.as_mut()) else { return false };
+    if !server.is_empty() && !server.contains("://") {
+        *server = format!("http://{server}");
     }
+    server.starts_with("https://")
 }
 
 /// A warning when `context` names a user the kubeconfig does not define: kubectl then sends
@@ -295,24 +291,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_server_without_a_scheme_gets_client_gos() {
-        let server = |cluster: &str, user: &str| {
+    fn a_server_without_a_scheme_is_reached_over_http_as_kubectl_reaches_it() {
+        let server = |cluster: &str| {
             let text = format!(
-                "clusters:\n- name: c\n  cluster: {{server: 'h:6443', {cluster}}}\n- name: other\n  cluster: {{server: 'o:1'}}\nusers:\n- name: u\n  user: {{{user}}}\n"
+                "clusters:\n- name: c\n  cluster: {{server: 'h:6443', {cluster}}}\n- name: other\n  cluster: {{server: 'o:1'}}\n"
             );
             let mut kubeconfig = Kubeconfig::from_yaml(&text).unwrap();
-            add_server_scheme(&mut kubeconfig, Some("c"), "u");
+            let tls = add_server_scheme(&mut kubeconfig, Some("c"));
             assert_eq!(
                 kubeconfig.clusters[1].cluster.as_ref().unwrap().server.as_deref(),
                 Some("o:1"),
                 "not the context's"
             );
-            kubeconfig.clusters[0].cluster.as_ref().unwrap().server.clone().unwrap()
+            (kubeconfig.clusters[0].cluster.as_ref().unwrap().server.clone().unwrap(), tls)
         };
-        assert_eq!(server("", ""), "http://h:6443");
-        assert_eq!(server("certificate-authority-data: Zm9v", ""), "https://h:6443");
-        assert_eq!(server("insecure-skip-tls-verify: true", ""), "https://h:6443");
-        assert_eq!(server("", "client-certificate: c.pem"), "https://h:6443");
+        // clientcmd decides on TLS from the server alone, before it reads the CA.
+        for cluster in ["", "certificate-authority-data: Zm9v", "insecure-skip-tls-verify: true"] {
+            assert_eq!(server(cluster), ("http://h:6443".to_string(), false), "{cluster}");
+        }
+        let mut kubeconfig = Kubeconfig::from_yaml("clusters:\n- name: c\n  cluster: {server: 'https://h'}\n").unwrap();
+        assert!(add_server_scheme(&mut kubeconfig, Some("c")));
+        assert!(!add_server_scheme(&mut kubeconfig, Some("missing")));
     }
 
     #[test]
@@ -420,8 +419,6 @@ mod tests {
         assert_eq!(other.exec.as_ref().unwrap().command.as_deref(), Some("aws"));
     }
 
-    /// A kubeconfig whose context `ctx` uses `user`, and whose context `other` names /dev/zero as
-    /// its cluster's certificate-authority and its user's tokenFile.
     /// The credentials of user `u` of a kubeconfig, from their YAML (`{token: t}`).
     fn user(yaml: &str) -> AuthInfo {
         Kubeconfig::from_yaml(&format!("users:\n- name: u\n  user: {yaml}\n")).unwrap().auth_infos[0]
@@ -430,6 +427,8 @@ mod tests {
             .unwrap()
     }
 
+    /// A kubeconfig whose context `ctx` uses `user`, and whose context `other` names /dev/zero as
+    /// its cluster's certificate-authority and its user's tokenFile.
     fn with_user(user: &str) -> Kubeconfig {
         let text = format!(
             "current-context: ctx\ncontexts:\n- name: ctx\n  context: {{cluster: c, user: u}}\n\
