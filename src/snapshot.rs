@@ -206,14 +206,10 @@ pub fn mistaken_objects(skipped: &[Skipped]) -> Vec<String> {
                 "skipped {}: {object} has {missing}, so it is not read as an object (kubectl refuses it)",
                 entry.origin
             )),
-            SkipReason::OtherGroup { object, api_version } => {
-                // OpenKruise serves TrafficRoutings as v1alpha1 only.
-                let versions = if object.starts_with("TrafficRouting") { "v1alpha1" } else { "v1beta1 or v1alpha1" };
-                Some(format!(
-                    "skipped {}: {object} has apiVersion {api_version}, not rollouts.kruise.io/{versions}, so it is not read as OpenKruise's",
-                    entry.origin
-                ))
-            }
+            SkipReason::OtherGroup { object, api_version, served } => Some(format!(
+                "skipped {}: {object} has apiVersion {api_version}, not rollouts.kruise.io/{served}, so it is not read as OpenKruise's",
+                entry.origin
+            )),
             _ => None,
         })
         .collect()
@@ -291,7 +287,7 @@ fn skipped_in(source: &str, entries: &[&Skipped]) -> String {
     let other_groups: Vec<String> = entries
         .iter()
         .filter_map(|e| match &e.reason {
-            SkipReason::OtherGroup { object, api_version } => {
+            SkipReason::OtherGroup { object, api_version, .. } => {
                 Some(format!("{object} ({}: {api_version}, not OpenKruise's)", e.origin))
             }
             _ => None,
@@ -401,8 +397,9 @@ pub enum SkipReason {
     /// An object of a kind no Rollout or TrafficRouting in the input routes through.
     Unused { kind: String },
     /// A Rollout or TrafficRouting of another API group than OpenKruise's (`rollout.kruise.io`
-    /// misspelt, or Argo Rollouts' `argoproj.io`): `object` says which (`Rollout echoserver`).
-    OtherGroup { object: String, api_version: String },
+    /// misspelt, or Argo Rollouts' `argoproj.io`): `object` says which (`Rollout echoserver`),
+    /// `served` the versions OpenKruise serves its kind at.
+    OtherGroup { object: String, api_version: String, served: &'static str },
 }
 
 /// (group, kind, namespace, name): one object however many copies and versions are read.
@@ -508,7 +505,10 @@ impl Snapshot {
                     let name = value["metadata"]["name"].as_str().filter(|name| !name.is_empty());
                     let object = name.map_or_else(|| kind.to_string(), |name| format!("{kind} {name}"));
                     let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
-                    skipped.push(Skipped { source, origin, reason: SkipReason::OtherGroup { object, api_version } });
+                    // OpenKruise serves TrafficRoutings as v1alpha1 only.
+                    let served = if kind == "TrafficRouting" { "v1alpha1" } else { "v1beta1 or v1alpha1" };
+                    let reason = SkipReason::OtherGroup { object, api_version, served };
+                    skipped.push(Skipped { source, origin, reason });
                 }
                 _ => match missing_identity(&value) {
                     Some(missing) => skipped.push(Skipped { source, origin, reason: skip_reason(&value, missing) }),
