@@ -180,6 +180,13 @@ pub struct ObjectView {
 }
 
 impl ObjectView {
+    /// Whether `object`'s plan is of the object this view shows.
+    fn shows(&self, object: &ObjectPlan) -> bool {
+        object.reference.kind == self.kind
+            && object.reference.name == self.name
+            && object.key.namespace == self.namespace
+    }
+
     /// Whether it is at its original, absent, or at other steps than the current one, which the
     /// controller has routed (a note says so). A drifted or contested object says so itself.
     pub fn off_current_step(&self) -> bool {
@@ -620,11 +627,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
     let mut views: Vec<ObjectView> = Vec::new();
     for stage in &plan.stages {
         for object in &stage.objects {
-            let index = match views.iter().position(|v| {
-                v.kind == object.reference.kind
-                    && v.name == object.reference.name
-                    && v.namespace == object.key.namespace
-            }) {
+            let index = match views.iter().position(|v| v.shows(object)) {
                 Some(index) => index,
                 None => {
                     let position = match (object.untouched, object.current.is_null()) {
@@ -673,16 +676,10 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             }
         }
     }
-    for view in &mut views {
-        if let Position::Drifted { nearest } = &mut view.position {
-            let plans = plan.stages.iter().filter_map(|stage| {
-                let same = |o: &&ObjectPlan| {
-                    o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
-                };
-                Some((stage.stage?, stage.objects.iter().find(same)?))
-            });
-            *nearest = nearest_stage(plans);
-        }
+    for view in views.iter_mut().filter(|v| matches!(v.position, Position::Drifted { .. })) {
+        let plans =
+            plan.stages.iter().filter_map(|stage| Some((stage.stage?, stage.objects.iter().find(|o| view.shows(o))?)));
+        view.position = Position::Drifted { nearest: nearest_stage(plans) };
     }
     views
 }
@@ -733,9 +730,7 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
     let Some(current) = routed_step(rollout) else { return };
     let Some(planned) = plan.stages.iter().find(|s| s.stage == Some(current)) else { return };
     for view in views.iter_mut() {
-        let same = |o: &&ObjectPlan| {
-            o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
-        };
+        let same = |o: &&ObjectPlan| view.shows(o);
         if let Some(missing) = planned.objects.iter().filter(same).find(|o| o.missing_where_routed()) {
             // Its note was the first stage's: the step that fails now is the current one.
             let first = plan.stages.iter().flat_map(|s| &s.objects).find(same).expect("a view is of a planned object");
