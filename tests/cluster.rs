@@ -72,7 +72,13 @@ fn plan_chooses_steps() {
     assert_eq!(all["plans"][0]["stages"].as_array().unwrap().len(), 3);
     plan(&["-l", "app=demo", "--detailed-exitcode"]).status(2).stdout_has("Rollout shop/demo\n");
     plan(&["demo", "--step", "7"]).status(1).stderr_has("--step 7: Rollout demo has 3 steps");
-    plan(&["missing"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"missing\" not found in namespace shop");
+    plan(&["missing"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"missing\" not found in namespace shop\n");
+    // A name with dots may be a Rollout's, so it is asked for; once not found, a file of that
+    // name is pointed to.
+    let test = Test::new().kubeconfig(&server).file("demo.yaml", "");
+    test.run_args(["plan", "demo.yaml"]).status(1).stderr_has(
+        "rollouts.rollouts.kruise.io \"demo.yaml\" not found in namespace shop; demo.yaml is a file or folder here: `plan -f demo.yaml` plans the manifests in it\n",
+    );
     // One name not found does not hide the others, as in kubectl get: their plans, then the
     // error (a regression: the error alone).
     plan(&["demo", "missing"])

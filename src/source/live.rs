@@ -149,7 +149,13 @@ pub fn no_match(cluster: &Cluster, selection: &Selection, found: usize) -> Resul
 
 /// The error of a Rollout named that is not there, as kubectl words it.
 pub fn not_found(name: &str, namespace: &str) -> Error {
-    Error::Input(format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}"))
+    let error = format!("rollouts.{GROUP} \"{name}\" not found in namespace {namespace}");
+    // A name may hold dots, so a file's name is asked for first; once not found, it was most
+    // likely meant for `plan -f`.
+    match std::path::Path::new(name).exists() {
+        true => Error::Input(format!("{error}; {name} is a file or folder here: `plan -f {name}` plans the manifests in it")),
+        false => Error::Input(error),
+    }
 }
 
 /// The selected Rollouts as read, before their world is: the first round trip of `read_each`.
