@@ -22,12 +22,12 @@ fn kubeconfig(test: Test, server: &str, cluster: &str, user: &str) -> Test {
 const FORBIDDEN: &str = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"reached the test server","reason":"Forbidden","code":403}"#;
 
 #[test]
-fn an_empty_namespace_or_context_is_taken_as_not_given_as_kubectl_does() {
+fn an_empty_namespace_context_kubeconfig_or_request_timeout_is_taken_as_not_given_as_kubectl_does() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     // `-n "$NS"` with NS unset: the context's namespace, not every namespace under a blank name.
     test.run_args(["status", "-n", ""]).success().stdout_has("Rollout shop/demo\n");
-    test.run_args(["plan", "demo", "-n", "", "--context", "", "--kubeconfig", ""])
+    test.run_args(["plan", "demo", "-n", "", "--context", "", "--kubeconfig", "", "--request-timeout", ""])
         .success()
         .stdout_has("Rollout shop/demo\n");
     assert!(server.requests().iter().all(|r| !r.path.contains("/namespaces//")), "{:?}", server.requests());

@@ -24,7 +24,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-use units::{parse_duration, parse_lua_memory, parse_lua_timeout, parse_step};
+use units::{RequestTimeout, parse_duration, parse_lua_memory, parse_lua_timeout, parse_request_timeout, parse_step};
 
 const EXIT_CODES_SIMPLE: &str = "Exit codes:\n  0  done\n  1  error";
 
@@ -317,9 +317,9 @@ pub struct ConnectionFlags {
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server (to connect, send it and read its whole
     /// answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s
-    /// a plugin; 0 for none)
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
-    pub request_timeout: Option<Duration>,
+    /// a plugin; 0 for none; empty for the default)
+    #[arg(long, value_parser = parse_request_timeout, allow_hyphen_values = true, value_name = "DURATION")]
+    pub request_timeout: Option<RequestTimeout>,
 }
 
 impl ConnectionFlags {
@@ -330,7 +330,7 @@ impl ConnectionFlags {
             namespace: self.namespace(),
             as_user: self.as_user.clone(),
             as_groups: self.as_groups.clone(),
-            request_timeout: self.request_timeout,
+            request_timeout: self.request_timeout.and_then(|RequestTimeout(timeout)| timeout),
             plugin_terminal: Default::default(),
         }
     }

@@ -89,6 +89,18 @@ pub fn parse_lua_timeout(text: &str) -> Result<Duration, String> {
     Ok(timeout)
 }
 
+/// `--request-timeout`, as kubectl takes it: empty is not given (say `--request-timeout "$T"` with
+/// T unset), so the default holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestTimeout(pub Option<Duration>);
+
+pub fn parse_request_timeout(text: &str) -> Result<RequestTimeout, String> {
+    if text.is_empty() {
+        return Ok(RequestTimeout(None));
+    }
+    parse_duration(text).map(|timeout| RequestTimeout(Some(timeout)))
+}
+
 fn too_long(text: &str) -> String {
     format!("invalid duration {text:?}: too long (at most 2562047h, about 292 years, as in Go)")
 }
@@ -192,6 +204,14 @@ mod tests {
         {
             assert!(err(huge).contains("too long (at most 2562047h"), "{huge}: {}", err(huge));
         }
+    }
+
+    #[test]
+    fn an_empty_request_timeout_is_not_given() {
+        assert_eq!(parse_request_timeout(""), Ok(RequestTimeout(None)));
+        assert_eq!(parse_request_timeout("0"), Ok(RequestTimeout(Some(Duration::ZERO))));
+        assert_eq!(parse_request_timeout("5s"), Ok(RequestTimeout(Some(Duration::from_secs(5)))));
+        assert!(parse_request_timeout("-5s").unwrap_err().contains("must not be negative"));
     }
 
     #[test]
