@@ -297,7 +297,7 @@ mod limits {
             .stderr_has(&format!("error: {message}"));
         within(&test, &["eval", "s.lua", "--obj", "laughs.yaml"], Duration::from_secs(10))
             .status(1)
-            .stderr_has(&format!("error: {message}"));
+            .stderr_has(&format!("error: --obj {message}"));
     }
 }
 
@@ -646,7 +646,7 @@ mod objs {
             .run()
             .status(1)
             .stderr_has(
-                "error: <stdin> holds the objs of 2 steps or objects: pass one entry's obj (`| jq '.[0].obj'`)",
+                "error: --obj <stdin> holds the objs of 2 steps or objects: pass one entry's obj (`| jq '.[0].obj'`)",
             );
     }
 
@@ -663,11 +663,11 @@ mod objs {
         eval(&format!(r#"{{"step": 2, "obj": {obj}}}"#)).success().stdout_is("{\"spec\":{\"a\":[1,2],\"b\":1}}\n");
         eval(r#"{"apiVersion": "v1", "kind": "VirtualService", "metadata": {"name": "demo"}}"#)
             .status(1)
-            .stderr_has("error: obj.json is a Kubernetes object (VirtualService demo), not an obj");
+            .stderr_has("error: --obj obj.json is a Kubernetes object (VirtualService demo), not an obj");
         eval("{\"data\": {\"spec\": {}},\n \"stableWeight\": null,\n \"stableWeight\": 1}")
             .status(1)
-            .stderr_has("error: obj.json:3:16: key \"stableWeight\" given twice, at lines 2 and 3\n");
-        eval(r#"{"data": {"spec": tru}}"#).status(1).stderr_has("error: obj.json:1:");
+            .stderr_has("error: --obj obj.json:3:16: key \"stableWeight\" given twice, at lines 2 and 3\n");
+        eval(r#"{"data": {"spec": tru}}"#).status(1).stderr_has("error: --obj obj.json:1:");
     }
 
     #[test]
@@ -682,7 +682,7 @@ mod objs {
         for (several_or_none, found) in
             [("data: {spec: {a: 1}}\n---\ndata: {spec: {b: 2}}\n", 2), ("", 0), ("---\n---\n", 0), ("[1, 2]", 2)]
         {
-            eval(several_or_none).status(1).stderr_has(&format!("error: obj.yaml: expected one obj, a map, but it holds {found} documents (each item of a JSON list, or each YAML document between --- lines, is one)\n"));
+            eval(several_or_none).status(1).stderr_has(&format!("error: --obj obj.yaml: expected one obj, a map, but it holds {found} documents (each item of a JSON list, or each YAML document between --- lines, is one)\n"));
         }
         eval("---\ndata: {spec: {a: 1}}\n").success().stdout_is("{\"spec\":{\"a\":1}}\n");
     }
@@ -695,7 +695,7 @@ mod objs {
             .args(["eval", "s.lua", "--obj", "vs.yaml"])
             .run()
             .status(1)
-            .stderr_has("error: vs.yaml is a Kubernetes object (VirtualService demo), not an obj: a script gets {data: {spec, labels, annotations}, ")
+            .stderr_has("error: --obj vs.yaml is a Kubernetes object (VirtualService demo), not an obj: a script gets {data: {spec, labels, annotations}, ")
             .stderr_has("print the obj of every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj`");
     }
 
@@ -710,7 +710,7 @@ mod objs {
                 .args(["eval", "s.lua", "--obj", file])
                 .run()
                 .status(1)
-                .stderr_has(&format!("error: {file} is a test case, not an obj: print the obj of each of its steps with `kubectl rollout-lua lua-obj {file} -o json`"));
+                .stderr_has(&format!("error: --obj {file} is a test case, not an obj: print the obj of each of its steps with `kubectl rollout-lua lua-obj {file} -o json`"));
         }
     }
 }

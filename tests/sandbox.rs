@@ -141,7 +141,7 @@ fn an_obj_larger_than_the_memory_limit_as_lua_tables_is_named_with_the_limit() {
             .run()
             .status(1)
             .stdout_is("")
-            .stderr_has("error: obj.json: script script.lua: its obj takes more than the memory limit (2 MiB) as Lua tables: raise it with --lua-memory\n");
+            .stderr_has("error: --obj obj.json: script script.lua: its obj takes more than the memory limit (2 MiB) as Lua tables: raise it with --lua-memory\n");
     }
 }
 

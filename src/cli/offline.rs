@@ -641,7 +641,9 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     }
     let script = Script::new(args.script.display().to_string(), files::read_text(&args.script, files::SCRIPT)?);
     let source = if args.obj == Path::new("-") { files::STDIN.to_string() } else { args.obj.display().to_string() };
-    let text = files::read_text(&args.obj, files::OBJECT).map_err(|e| Error::Input(format!("--obj {e}")))?;
+    // What is wrong with the obj names the flag, as the script's errors name the script.
+    let obj_error = |e: String| Error::Input(format!("--obj {e}"));
+    let text = files::read_text(&args.obj, files::OBJECT).map_err(|e| obj_error(e.to_string()))?;
     let (limits, printed) = (args.lua.limits(), Printed::default());
     let evaluate = |obj| data::evaluate_to_go_json(&script, obj, &limits, EvalOptions::CONTROLLER, &printed);
     // A script of one's own is checked for an output that depends on pairs() order, as plan and
@@ -655,9 +657,9 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     let result = match as_text.flatten() {
         Some(result) => result,
         None => {
-            let documents = yaml::parse_documents(&text, &source).map_err(Error::Input)?;
+            let documents = yaml::parse_documents(&text, &source).map_err(obj_error)?;
             // Every number reaches Lua as a double: the obj is used as read, and handed over.
-            let obj = the_obj(documents, &source)?;
+            let obj = the_obj(documents, &source).map_err(obj_error)?;
             match args.ingress {
                 true => ingress::evaluate(&script, &obj, &limits, &printed)
                     .map(|evaluated| evaluated.map(|a| ingress::annotations_json(&a))),
@@ -670,7 +672,7 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
     };
     // An obj beyond the limits is the obj file's fault: say which.
     let failed = |e: ScriptError| match e.kind {
-        ScriptErrorKind::Input => Error::Input(format!("{source}: {e}")),
+        ScriptErrorKind::Input => obj_error(format!("{source}: {e}")),
         _ => Error::from(e),
     };
     show_printed(&printed.take());
@@ -696,7 +698,7 @@ pub fn eval(args: &super::EvalArgs) -> anyhow::Result<Outcome> {
 /// `lua-obj -o json|yaml`) output with one entry. A manifest or a test case given instead would
 /// make the script fail as if it were wrong (`attempt to index local 'data'`): that is said
 /// instead.
-fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error> {
+fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, String> {
     // Its entries: JSON's array is read as documents, a YAML list as one.
     let is_entry = |entry: &Value| entry.get("step").is_some() && entry.get("obj").is_some();
     let entries = documents
@@ -715,38 +717,38 @@ fn the_obj(documents: Vec<yaml::Document>, source: &str) -> Result<Value, Error>
             return Ok(entry["obj"].take());
         }
         _ => {
-            return Err(Error::Input(format!(
+            return Err(format!(
                 "{source} holds the objs of {entries} steps or objects: pass one entry's obj (`| jq '.[0].obj'`), or plan one step (--step N) of one Rollout"
-            )));
+            ));
         }
     }
     let found = documents.len();
     let Ok([document]) = <[_; 1]>::try_from(documents) else {
-        return Err(Error::Input(format!(
+        return Err(format!(
             "{source}: expected one obj, a map, but it holds {found} documents (each item of a JSON list, or each YAML document between --- lines, is one)"
-        )));
+        ));
     };
     let value = document.value;
     if !value.is_object() {
-        return Err(Error::Input(format!(
+        return Err(format!(
             "{source}: expected one obj, a map, but it holds {}: a script gets {{data: {{spec, labels, annotations}}, stableService, canaryService, stableWeight, canaryWeight, matches, …}}",
             crate::model::json_kind(&value)
-        )));
+        ));
     }
     if let (Some(kind), Some(name)) = (value["kind"].as_str(), value["metadata"]["name"].as_str()) {
-        return Err(Error::Input(format!(
+        return Err(format!(
             "{source} is a Kubernetes object ({kind} {name}), not an obj: a script gets {{data: {{spec, labels, \
              annotations}}, stableService, canaryService, stableWeight, canaryWeight, matches, …}}; print the obj of \
              every step with `kubectl rollout-lua plan -f MANIFESTS --show-obj` (a test case is a manifest too) and \
              pass one entry's obj (`| jq '.[0].obj'`)"
-        )));
+        ));
     }
     if snapshot::is_test_case(&value) {
-        return Err(Error::Input(format!(
+        return Err(format!(
             "{source} is a test case, not an obj: print the obj of each of its steps with `kubectl rollout-lua lua-obj \
              {source} -o json` (a custom ref's case) or `kubectl rollout-lua plan -f {source} --show-obj`, and pass one \
              entry's obj (`| jq '.[0].obj'`)"
-        )));
+        ));
     }
     Ok(value)
 }
