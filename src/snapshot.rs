@@ -165,17 +165,22 @@ fn missing_identity(value: &Value) -> Option<String> {
     if !value.is_object() {
         return Some("not a map".into());
     }
+    let fields =
+        [("apiVersion", &value["apiVersion"]), ("kind", &value["kind"]), ("metadata.name", &value["metadata"]["name"])];
     let missing: Vec<&str> =
-        [("apiVersion", &value["apiVersion"]), ("kind", &value["kind"]), ("metadata.name", &value["metadata"]["name"])]
-            .into_iter()
-            .filter(|(_, v)| v.as_str().is_none_or(str::is_empty))
-            .map(|(field, _)| field)
-            .collect();
-    match missing.as_slice() {
+        fields.iter().filter(|(_, v)| v.is_null() || v.as_str() == Some("")).map(|(field, _)| *field).collect();
+    let missing = match missing.as_slice() {
         [] => None,
         [one] => Some(format!("no {one}")),
         [first @ .., last] => Some(format!("no {} or {last}", first.join(", "))),
-    }
+    };
+    // One given as a list or a number is not missing: say what it is.
+    let not_strings = fields
+        .iter()
+        .filter(|(_, v)| !v.is_null() && !v.is_string())
+        .map(|(field, v)| format!("a {field} that is {}, not a string", crate::model::json_kind(v)));
+    let problems: Vec<String> = missing.into_iter().chain(not_strings).collect();
+    (!problems.is_empty()).then(|| problems.join(", and "))
 }
 
 /// Why a document that is not a Kubernetes object (`missing` says why) is skipped: one with a
@@ -748,6 +753,39 @@ mod tests {
             [
                 "skipped vs.yaml: 2 documents that are not Kubernetes objects (the first, vs.yaml:1: no apiVersion)",
                 "skipped values.yaml:1: not a Kubernetes object (no apiVersion or metadata.name)",
+            ]
+        );
+        // A field given as something else than a string is not said to be missing.
+        let documents = vec![
+            document("r.yaml", 1, rollout()),
+            document("vs.yaml", 1, json!({"apiVersion": "v1", "kind": ["VirtualService"], "metadata": {"name": "vs"}})),
+            document("vs.yaml", 9, json!({"kind": "VirtualService", "metadata": {"name": ["vs"]}})),
+        ];
+        let (_, skipped) = Snapshot::from_documents(documents, "ns").unwrap();
+        assert_eq!(
+            mistaken_objects(&skipped),
+            [
+                "skipped vs.yaml:1: vs (v1) has a kind that is a list, not a string, so it is not read as an object (kubectl refuses it)"
+            ]
+        );
+        assert_eq!(
+            skipped_lines(&skipped),
+            [
+                "skipped vs.yaml: 2 documents that are not Kubernetes objects (the first, vs.yaml:1: a kind that is a list, not a string)"
+            ]
+        );
+        let (_, skipped) = Snapshot::from_documents(
+            vec![
+                document("r.yaml", 1, rollout()),
+                document("vs.yaml", 9, json!({"kind": "VirtualService", "metadata": {"name": ["vs"]}})),
+            ],
+            "ns",
+        )
+        .unwrap();
+        assert_eq!(
+            skipped_lines(&skipped),
+            [
+                "skipped vs.yaml:9: not a Kubernetes object (no apiVersion, and a metadata.name that is a list, not a string)"
             ]
         );
     }
