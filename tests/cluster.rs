@@ -1097,7 +1097,7 @@ fn restore_from_a_backup_refuses_one_cut_short_changed_or_of_another_object_unle
 }
 
 #[test]
-fn the_approval_is_not_backed_up_and_restore_from_a_backup_puts_back_only_gateway_objects() {
+fn the_approval_is_not_backed_up_and_restore_puts_back_only_gateway_objects() {
     // A regression: the approval's status patch was backed up as the Rollout's state, and a
     // failure report offered that file, which `restore --from-backup` would PUT over the live
     // Rollout (its spec included).
@@ -1121,6 +1121,27 @@ fn the_approval_is_not_backed_up_and_restore_from_a_backup_puts_back_only_gatewa
         std::fs::write(test.path(file), rollout_lua::for_tests::backup_text(&object)).unwrap();
         test.run_args(["restore", "--from-backup", file, "--yes"]).status(3).stderr_has(&format!(
             "error: nothing was written: {file} holds {named}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those"
+        ));
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(live_rollout(), before);
+    // Nor does --ref, whatever carries the annotation (a regression: a Deployment's or a
+    // Rollout's spec was replaced by it, with no claim taken).
+    let mut annotated = deployment(1);
+    annotated["metadata"]["annotations"] =
+        json!({"rollouts.kruise.io/original-spec-configuration": "{\"spec\":{\"replicas\":0}}"});
+    server.put_object(annotated);
+    let mut annotated = live_rollout();
+    annotated["metadata"]["annotations"] =
+        json!({"rollouts.kruise.io/original-spec-configuration": "{\"spec\":{\"disabled\":true}}"});
+    server.put_object(annotated);
+    let before = live_rollout();
+    server.clear_log();
+    for (reference, named) in
+        [("Deployment.apps/demo", "Deployment shop/demo"), ("Rollout.rollouts.kruise.io/demo", "Rollout shop/demo")]
+    {
+        test.run_args(["restore", "--ref", reference, "--yes"]).status(3).stderr_has(&format!(
+            "error: nothing was written: --ref {reference}: {named} is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --ref puts back only those"
         ));
     }
     assert_eq!(writes(&server), Vec::<String>::new());
@@ -1852,7 +1873,7 @@ fn what_the_cluster_does_not_serve_or_hold_is_named() {
     let server = shop(2, "StepPaused").start();
     run(&server, &["restore", "--ref", "Gadget.networking.istio.io/demo", "--yes"])
         .status(1)
-        .stderr_has("error: the API server serves no Gadget in networking.istio.io/v1beta1");
+        .stderr_has("error: --ref Gadget.networking.istio.io/demo: the API server serves no Gadget in networking.istio.io/v1beta1; --ref names a gateway object: a custom ref with a Lua script (KIND.GROUP/NAME), an Ingress (Ingress.networking.k8s.io/NAME) or an HTTPRoute (HTTPRoute.gateway.networking.k8s.io/NAME)\n");
     run(&server, &["restore", "--ref", "virtualservices.networking.istio.io/demo", "--yes"])
         .success()
         .stderr_has("VirtualService shop/demo: no rollouts.kruise.io/original-spec-configuration annotation");

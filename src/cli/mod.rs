@@ -195,7 +195,7 @@ edits made during the release, or steps that do not plan (so edits cannot be
        that leaves the stable Service without a rule, or an Ingress named <name>-canary the
        Rollout did not make (left as it is), without --force; permissions,
        another run's claim, someone else's edit, a stored original that does not parse or holds
-       no spec, a backup that is not a gateway object, no terminal to confirm";
+       no spec, a --ref or a backup that is not a gateway object, no terminal to confirm";
 
 /// The exit codes of a command that writes (approve, restore), with what it refuses.
 fn write_exit_codes(refusals: &str) -> String {

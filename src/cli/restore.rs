@@ -160,7 +160,15 @@ async fn restore_objects(
     } else {
         let mut refs = Vec::new();
         for argument in &args.refs {
-            refs.push(resolve_ref(&session.cluster, argument).await?);
+            let (resource, name) = resolve_ref(&session.cluster, argument).await?;
+            // A Deployment or a Rollout may carry the annotation too: putting its spec back
+            // is not this tool's to do.
+            if !session.writes_kind(&resource.api_version(), &resource.kind, &name).await? {
+                let key = ObjectKey::new(&resource.group, &resource.kind, &session.cluster.namespace, &name);
+                let why = not_a_gateway_object("--ref");
+                return Err(Error::Refused(format!("nothing was written: --ref {argument}: {key} is {why}")));
+            }
+            refs.push((resource, name));
         }
         let namespace = &session.cluster.namespace;
         let keys: Vec<ObjectKey> =
@@ -1006,16 +1014,27 @@ async fn resolve_ref(cluster: &Cluster, argument: &str) -> Result<(Resource, Str
         }
         None => return Err(bad()),
     };
-    let version = cluster
-        .preferred_version(group)
-        .await?
-        .ok_or_else(|| Error::Input(format!("the API server does not serve the group {group}")))?;
+    // What --ref may name, for a kind the server does not serve (a Service as `Service.core`, a
+    // TrafficRouting, served at a version other than its group's preferred one).
+    let names = "--ref names a gateway object: a custom ref with a Lua script (KIND.GROUP/NAME), an Ingress (Ingress.networking.k8s.io/NAME) or an HTTPRoute (HTTPRoute.gateway.networking.k8s.io/NAME)";
+    let version = cluster.preferred_version(group).await?.ok_or_else(|| {
+        Error::Input(format!("--ref {argument}: the API server does not serve the group {group}; {names}"))
+    })?;
     let resources = cluster.resources(group, &version, false).await?.unwrap_or_default();
     let resource = resources
         .into_iter()
         .find(|r| r.kind.eq_ignore_ascii_case(kind) || r.plural.eq_ignore_ascii_case(kind))
-        .ok_or_else(|| Error::Input(format!("the API server serves no {kind} in {group}/{version}")))?;
+        .ok_or_else(|| {
+            Error::Input(format!("--ref {argument}: the API server serves no {kind} in {group}/{version}; {names}"))
+        })?;
     Ok((resource, name.to_string()))
+}
+
+/// Why `restore` (by `flag`) leaves an object alone.
+fn not_a_gateway_object(flag: &str) -> String {
+    format!(
+        "not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore {flag} puts back only those; change a Rollout or a workload with kubectl or your GitOps tool"
+    )
 }
 
 fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
@@ -1144,7 +1163,8 @@ async fn restore_backup(
         // A Rollout's backup would put an old spec over the live one (a new release started
         // since, say); its status is the controller's.
         return Err(Error::Refused(format!(
-            "nothing was written: {source} holds {key}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those; change a Rollout with kubectl or your GitOps tool"
+            "nothing was written: {source} holds {key}, which is {}",
+            not_a_gateway_object("--from-backup")
         )));
     }
     let mut notes = Vec::new();

@@ -167,6 +167,11 @@ impl Resource {
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(&self.group, &self.version, &self.kind), &self.plural)
     }
 
+    /// `group/version`, or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        api_version(&self.group, &self.version)
+    }
+
     /// `verb` on this resource (or its `subresource`) in `namespace`.
     pub fn permission(&self, verb: &str, subresource: Option<&str>, namespace: &str) -> Permission {
         Permission::new(verb, &self.group, &self.plural, subresource, namespace)
