@@ -181,7 +181,7 @@ pub struct ObjectView {
 
 impl ObjectView {
     /// Whether `object`'s plan is of the object this view shows.
-    fn shows(&self, object: &ObjectPlan) -> bool {
+    pub fn shows(&self, object: &ObjectPlan) -> bool {
         object.reference.kind == self.kind
             && object.reference.name == self.name
             && object.key.namespace == self.namespace

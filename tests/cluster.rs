@@ -817,6 +817,46 @@ fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_w
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
+#[test]
+fn approve_refuses_to_write_over_edits_made_after_the_routing_without_force_as_restore_does() {
+    // A regression: `restore` refused to discard an edit made during the release, and `approve
+    // --yes` wrote over it, the diff its only word.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let mut edited = vs(&server);
+    edited["spec"]["http"][0]["timeout"] = json!("5s");
+    server.put_object(edited.clone());
+    let what = "VirtualService shop/demo: edited after it was routed (it stands at no step's plan); approving writes over the edit, as the diff above shows";
+    server.clear_log();
+    test.run_args(["approve", "demo", "--dry-run=client"]).success().stderr_has(&format!("warning: {what}\n"));
+    test.run_args(["approve", "demo", "--yes"]).status(3).stdout_has("-    timeout: 5s").stderr_has(&format!(
+        "error: nothing was written: {what}: review it (`status`), and pass --force to approve anyway\n"
+    ));
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(vs(&server)["spec"], edited["spec"]);
+    test.run_args(["approve", "demo", "--yes", "--force"])
+        .success()
+        .stderr_has(&format!("warning: {what}: written all the same (--force)\n"));
+    assert_eq!(vs(&server)["spec"]["http"][0].get("timeout"), None);
+}
+
+#[test]
+fn a_claim_refused_on_a_name_no_rollout_has_says_the_name_is_not_found() {
+    // A regression: a typo without a Role for Leases was told to get one (exit 3).
+    let server = shop(2, "StepPaused").deny(Rule::new(["create"]).resources(["leases"])).start();
+    let test = Test::new().kubeconfig(&server);
+    for command in ["approve", "restore"] {
+        test.run_args([command, "nosuch", "--yes"])
+            .status(1)
+            .stderr_has("error: rollouts.rollouts.kruise.io \"nosuch\" not found in namespace shop\n");
+    }
+    // A Rollout that is there: the refusal is the claim's.
+    let refused = test.run_args(["approve", "demo", "--yes"]).status(3);
+    assert!(refused.stderr.contains("leases"), "{}", refused.stderr);
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
 /// The VirtualService with `stored` as its stored original.
 fn virtual_service_storing(stored: &str) -> serde_json::Value {
     let mut object = virtual_service();

@@ -489,15 +489,22 @@ fn a_script_that_gets_no_weights_is_warned_of_once_per_rollout() {
 }
 
 #[test]
-fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning() {
+fn a_rollout_in_the_cluster_the_webhook_rejects_now_gets_a_warning_and_its_routing_is_written_only_with_force() {
     let mut refused = rollout(2, "StepPaused");
     refused["spec"]["strategy"]["canary"]["steps"][1]["traffic"] = json!("150%");
-    Test::new()
-        .kubeconfig(&serving(refused).start())
-        .args(["plan", "demo"])
-        .run()
+    let server = serving(refused).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"])
         .success()
         .stdout_has("warning: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%] (the controller's webhook rejects this now)");
+    // Weights of 150 and -50 go into the mesh only when asked for (a regression: approve --yes
+    // wrote them with the warning alone).
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(
+        "error: nothing was written: Rollout shop/demo, step 2/3: spec.strategy.canary.steps[1].traffic: \"150%\" must be in (0%, 100%]: the API server would not admit this routing now, and the controller would write it as it is; fix the Rollout, or pass --force to write it all the same\n",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--force"]).success().stdout_has("weight: -50");
     // The CRD's limits are its schema's, not the webhook's.
     let mut many = rollout(2, "StepPaused");
     many["spec"]["strategy"]["canary"]["steps"][1]["matches"] =

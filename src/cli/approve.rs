@@ -92,6 +92,24 @@ fn print_last(text: &str) -> std::io::Result<()> {
     }
 }
 
+/// Refuses, unless `force`, a step whose routing the API server would not admit now (a Rollout
+/// stored before the controller's webhook checked it): the controller would write it as read,
+/// a weight of -50 say, which a mesh may refuse or misread; the plan warns of it.
+fn refuse_rejected_routing(rollout: &Located<Rollout>, stage: Stage, force: bool) -> Result<(), Error> {
+    let rejected = rollout.item.routing_rejections(stage);
+    if rejected.is_empty() || force {
+        return Ok(());
+    }
+    let rejected: Vec<String> = rejected.iter().map(ToString::to_string).collect();
+    Err(Error::Refused(format!(
+        "nothing was written: Rollout {}/{}, {}: {}: the API server would not admit this routing now, and the controller would write it as it is; fix the Rollout, or pass --force to write it all the same",
+        rollout.namespace,
+        rollout.item.name,
+        rollout.item.stage_label(stage),
+        rejected.join("; ")
+    )))
+}
+
 /// The guards of one approval, before anything is written.
 fn check_approvable(
     rollout: &Located<Rollout>,
@@ -525,6 +543,7 @@ impl Run<'_> {
             .into_iter()
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
+                refuse_rejected_routing(rollout, stage, args.force)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
                 if let Some(why) = plan.unwritable() {
                     return Err(Error::Refused(format!("nothing was written: {why}")));
@@ -591,6 +610,31 @@ impl Run<'_> {
             let review =
                 format!("kubectl rollout-lua plan {}", model::rollout_args(&session.cluster.namespace, &names));
             writer.overwrite_edits(&edited_since(session, &live, &catalog, &approvals)?, &step, &review).await?;
+        }
+        // An object edited after it was routed (at no step's plan) is written over only when
+        // the user says so, as `restore` asks: the diff above shows the edit going.
+        if ask {
+            let edited = edited_since(session, &live, &catalog, &approvals)?;
+            let names: Vec<String> = edited.iter().map(|(key, _)| key.to_string()).collect();
+            if !names.is_empty() {
+                let names = names.join(", ");
+                let what = format!(
+                    "{names}: edited after it was routed (it stands at no step's plan); approving writes over the edit, as the diff above shows"
+                );
+                match (writer.mode(), args.force) {
+                    (Mode::Apply, false) => {
+                        crate::stderr::line(&what);
+                        writer.ask("Discard the edits?", |q| confirm(q, false)).await.map_err(|e| match e {
+                            Error::Refused(_) => Error::Refused(format!(
+                                "nothing was written: {what}: review it (`status`), and pass --force to approve anyway"
+                            )),
+                            other => other,
+                        })?;
+                    }
+                    (Mode::Apply, true) => warn(&format!("warning: {what}: written all the same (--force)")),
+                    _ => warn(&format!("warning: {what}")),
+                }
+            }
         }
         if ask && writer.mode() == Mode::Apply {
             let question = match (args.traffic_only, args.until_step, args.to_end) {
@@ -668,12 +712,7 @@ fn edited_since(
             .collect();
         let written = approval.plan.stages.iter().flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
         for object in written {
-            let is = |view: &ObjectView| {
-                view.kind == object.reference.kind
-                    && view.name == object.reference.name
-                    && view.namespace == object.key.namespace
-            };
-            if drifted.iter().any(is) {
+            if drifted.iter().any(|view| view.shows(object)) {
                 edited.push((object.key.clone(), Arc::clone(&object.current)));
             }
         }
@@ -713,7 +752,18 @@ pub(super) async fn claim_rollouts(
             found.found.iter().map(|r| r.item.name.clone()).collect()
         }
     };
-    claim_names(session, names, writer, |name| format!("{command} {name}")).await
+    match claim_names(session, names, writer, |name| format!("{command} {name}")).await {
+        // A claim refused (no Role for Leases, another run's Lease) on a name no Rollout has:
+        // the name is what is wrong.
+        Err(refused @ (Error::Refused(_) | Error::Api { .. })) if matches!(selection, Selection::Names(_)) => {
+            let listed = live::list_each(&session.cluster, selection).await;
+            match listed.ok().and_then(|listed| listed.missing().first().cloned()) {
+                Some(name) => Err(live::not_found(&name, &session.cluster.namespace)),
+                None => Err(refused),
+            }
+        }
+        claimed => claimed,
+    }
 }
 
 /// Refuses, before anything is written, a Rollout (namespace, name) this run would write for

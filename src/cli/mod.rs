@@ -167,8 +167,8 @@ Exit codes:
   0    done (with --detailed-exitcode: done, no changes)
   1    error (bad input, script failure, API error, timeout)
   2    changes pending (only with --detailed-exitcode)
-  3    refused (approve: step state, expected step; restore: edits made during the release;
-       permissions, a claim, someone else's edit, no terminal to confirm)
+  3    refused (approve: step state, expected step; approve and restore: edits made during
+       the release, permissions, a claim, someone else's edit, no terminal to confirm)
   130  interrupted by SIGINT; 143 by SIGTERM; 129 by SIGHUP";
 
 const PLAN_EXIT_CODES: &str = "\
@@ -183,9 +183,9 @@ not StepPaused, not progressing or ending, --expect-step or --until-step not met
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
        else's edit, a stored original that does not parse or holds no spec, two Rollouts (or a
        Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
-       <name>-canary the Rollout did not make or an HTTPRoute write that leaves the stable
-       Service without a rule (without --force), a script changed since the
-       confirmation (a later step of --until-step/--to-end), no terminal to confirm";
+       <name>-canary the Rollout did not make, an HTTPRoute write that leaves the stable
+       Service without a rule, edits made after the routing, or a step whose routing the API
+       server would not admit now (without --force), a script changed since the confirmation (a later step of --until-step/--to-end), no terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\

@@ -3,7 +3,7 @@
 use super::admission::{self, Rejections};
 use super::stage_routing::{RoutingAction, StageRouting, scaled_replicas};
 use super::strategy::{self, RouteStrategy, Semantics, read_header_modifier, read_matches};
-use super::{FieldMessage, ModelError, ObjectRef, Path, TrafficRoutingRef, metadata_str, name_as_read};
+use super::{FieldMessage, ModelError, ObjectRef, Path, Segment, TrafficRoutingRef, metadata_str, name_as_read};
 use serde_json::Value;
 use std::fmt;
 
@@ -411,6 +411,21 @@ impl Rollout {
             Stage::Step(i) => format!("step {i}/{}", self.steps.len()),
             Stage::BlueGreenFinal => "final (route all traffic to the new version)".into(),
         }
+    }
+
+    /// The rules that the routing of `stage`'s step (its traffic, matches and header changes)
+    /// breaks: what the API server would not admit now, and writing that routing would put into
+    /// the gateway objects all the same (weights over 100, say).
+    pub fn routing_rejections(&self, stage: Stage) -> Vec<&FieldMessage> {
+        let Stage::Step(step) = stage else { return Vec::new() };
+        let routing = ["traffic", "weight", "matches", "requestHeaderModifier"];
+        let of_the_step = |message: &&FieldMessage| match message.field.segments() {
+            [_, _, _, Segment::Key(steps), Segment::Index(i), Segment::Key(field), ..] => {
+                steps == "steps" && i + 1 == step && routing.contains(&field.as_str())
+            }
+            _ => false,
+        };
+        self.rejections.schema.iter().chain(&self.rejections.webhook).filter(of_the_step).collect()
     }
 
     /// What the controller does to the gateway objects at a stage, given the workload's replica
@@ -1030,6 +1045,14 @@ mod tests {
             ],
             "only neighbouring steps of the same kind compare"
         );
+        // What approving a step would write: only its own routing's faults.
+        let faulty =
+            canary(json!([{"replicas": 0, "traffic": "150%"}, {"replicas": "101%", "traffic": "20%"}]), json!({}));
+        let routing =
+            |step| shown(&faulty.routing_rejections(Stage::Step(step)).into_iter().cloned().collect::<Vec<_>>());
+        assert_eq!(routing(1), ["spec.strategy.canary.steps[0].traffic: \"150%\" must be in (0%, 100%]"]);
+        assert_eq!(routing(2), Vec::<String>::new(), "replicas are not routing");
+        assert_eq!(faulty.routing_rejections(Stage::BlueGreenFinal), Vec::<&FieldMessage>::new());
         let matches: Vec<Value> = (0..17).map(|_| json!({"headers": [{"name": "a", "value": "b"}]})).collect();
         let too_many_matches = canary(
             json!([{"replicas": 1, "matches": matches}]),
@@ -1049,6 +1072,7 @@ mod tests {
             shown(&too_many_matches.rejections.schema),
             vec!["spec.strategy.canary.steps[0].matches: 17 matches, at most 16"]
         );
+        assert_eq!(too_many_matches.routing_rejections(Stage::Step(1)).len(), 1, "the schema's too");
         // The CRD's rules for matches and the header modifier, with the CEL rules' messages (a
         // custom-refs review: plan -f showed routing the API server never stores).
         let steps = json!([{"replicas": 1,

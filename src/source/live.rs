@@ -153,7 +153,9 @@ pub fn not_found(name: &str, namespace: &str) -> Error {
     // A name may hold dots, so a file's name is asked for first; once not found, it was most
     // likely meant for `plan -f`.
     match std::path::Path::new(name).exists() {
-        true => Error::Input(format!("{error}; {name} is a file or folder here: `plan -f {name}` plans the manifests in it")),
+        true => Error::Input(format!(
+            "{error}; {name} is a file or folder here: `plan -f {name}` plans the manifests in it"
+        )),
         false => Error::Input(error),
     }
 }
@@ -168,6 +170,11 @@ pub struct Listed {
 }
 
 impl Listed {
+    /// The names of the Rollouts named and not found.
+    pub fn missing(&self) -> &[String] {
+        &self.missing
+    }
+
     /// The name of each Rollout read, whether it parses or not, in the order read.
     pub fn names(&self) -> Vec<&str> {
         in_order(&self.rollouts.found, &self.unparsed, |u| u.index)
