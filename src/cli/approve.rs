@@ -614,7 +614,9 @@ impl Run<'_> {
         // An object edited after it was routed (at no step's plan) is written over only when
         // the user says so, as `restore` asks: the diff above shows the edit going.
         if ask {
-            let edited = edited_since(session, &live, &catalog, &approvals)?;
+            // A later step whose script fails leaves the objects unplaced: the diff is all there
+            // is to go by (the next step's preview says that it fails).
+            let edited = edited_since(session, &live, &catalog, &approvals).unwrap_or_default();
             let names: Vec<String> = edited.iter().map(|(key, _)| key.to_string()).collect();
             if !names.is_empty() {
                 let names = names.join(", ");
