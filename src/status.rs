@@ -290,6 +290,9 @@ pub struct RolloutView {
     /// so that one made or fixed is seen when it changes. Empty otherwise.
     #[serde(skip)]
     pub routes_through: Vec<ObjectRef>,
+    /// What `plan` warns of for it (a stable Service that does not exist, a workload not read),
+    /// which may explain where its objects stand.
+    pub warnings: Vec<String>,
     /// The claim on the Rollout, when `status` read one (null: none, or Leases not readable).
     pub claim: Option<ClaimView>,
 }
@@ -418,6 +421,7 @@ impl RolloutView {
                 status.canary_ready_replicas,
             ),
             workload,
+            warnings: every_stage.as_ref().map(|plan| plan.warnings.clone()).unwrap_or_default(),
             objects: every_stage.map(|plan| {
                 let mut views = positions(plan);
                 note_routing_left(rollout, namespace, cr, &mut views);
@@ -456,6 +460,7 @@ impl RolloutView {
             workload: None,
             objects: Err(error),
             routes_through: Vec::new(),
+            warnings: Vec::new(),
             claim: None,
         }
     }
@@ -536,6 +541,9 @@ impl RolloutView {
                     }
                 }
             }
+        }
+        for warning in &self.warnings {
+            let _ = writeln!(out, "  {}", paint(YELLOW, &format!("warning: {warning}")));
         }
         if let Some(claim) = &self.claim {
             let _ = writeln!(out, "  claimed by {}", claim.text());

@@ -2246,6 +2246,20 @@ fn a_workload_that_may_not_be_read_is_warned_of_as_refused_with_what_to_grant() 
     let out = Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success();
     let out = out.stdout_has("warning: cannot read its workload Deployment shop/demo (deployments.apps \"demo\" is forbidden: User \"fake-user\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"shop\" (403 Forbidden)): the plan assumes only a step of 100% (or more) of its replicas reaches them; the controller does not route a partition step whose replicas reach the workload's; to allow that read, grant get deployments named demo (API group apps) in namespace shop\n");
     assert!(!out.stdout.contains("not among the files"), "{}", out.stdout);
+    // status says it too, where the objects' places may hang on it; approve writes the
+    // assumed routing only when forced (a regression: it wrote it, and status advised it).
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has("  warning: cannot read its workload Deployment shop/demo (");
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert!(json[0]["warnings"][0].as_str().unwrap().starts_with("cannot read its workload"), "{json}");
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(
+        "error: nothing was written: Rollout shop/demo, step 2/3: whether the controller routes this partition step depends on the replica count of its workload Deployment shop/demo, which could not be read (deployments.apps \"demo\" is forbidden: ",
+    ).stderr_has("): see to that, or pass --force to write the step's routing all the same\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--force"]).success();
 }
 
 #[test]
@@ -2264,6 +2278,27 @@ fn a_workload_not_in_the_cluster_is_warned_of_as_missing() {
     Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success().stdout_has(
         "warning: its workload Deployment demo does not exist, so the plan assumes only a step of 100% (or more) of its replicas reaches them",
     );
+}
+
+#[test]
+fn status_shows_what_plan_warns_of_a_missing_stable_service() {
+    // A regression: status said the controller failed to route the step, and advised writing
+    // it, where it waits for the Service.
+    let server = FakeApiServer::builder()
+        .kruise_and_istio()
+        .resource(fake_apiserver::leases())
+        .resource(fake_apiserver::services())
+        .resource(fake_apiserver::deployments())
+        .object(rollout(2, "StepPaused"))
+        .object(virtual_service())
+        .object(destination_rule())
+        .object(deployment(4))
+        .start();
+    let warning = "warning: Service demo does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for";
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"]).success().stdout_has(&format!("  {warning}"));
+    let line = test.run_args(["status", "demo", "-w", "--timeout", "1s"]).stdout;
+    assert!(!line.contains("warning"), "a -w line leaves it out: {line}");
 }
 
 #[test]

@@ -110,6 +110,35 @@ fn refuse_rejected_routing(rollout: &Located<Rollout>, stage: Stage, force: bool
     )))
 }
 
+/// Refuses, unless `force`, a step whose routing the workload's replica count decides (see
+/// `Rollout::routing_depends_on_workload`) when the workload may not be read or has no count:
+/// the plan assumes the step is routed, and the controller may not route it.
+fn refuse_unknown_workload(rollout: &Located<Rollout>, live: &Live, stage: Stage, force: bool) -> Result<(), Error> {
+    let Some(workload) = rollout.item.workload.as_ref() else { return Ok(()) };
+    let key = crate::model::ObjectKey::of_ref(workload, &rollout.namespace);
+    let objects = &live.snapshot.objects;
+    let read = objects.get(&key);
+    if read.and_then(|workload| crate::model::workload_replicas(workload)).is_some()
+        || force
+        || !rollout.item.routing_depends_on_workload(stage)
+    {
+        return Ok(());
+    }
+    // One that does not exist, or whose kind is not served, is left to the plan's warning:
+    // there is no count to make readable.
+    let unknown = match (read, objects.refused(&key)) {
+        (Some(_), _) => "has no replica count the controller reads".to_string(),
+        (None, Some((failure, _))) => format!("could not be read ({failure})"),
+        (None, None) => return Ok(()),
+    };
+    Err(Error::Refused(format!(
+        "nothing was written: Rollout {}/{}, {}: whether the controller routes this partition step depends on the replica count of its workload {key}, which {unknown}: see to that, or pass --force to write the step's routing all the same",
+        rollout.namespace,
+        rollout.item.name,
+        rollout.item.stage_label(stage)
+    )))
+}
+
 /// The guards of one approval, before anything is written.
 fn check_approvable(
     rollout: &Located<Rollout>,
@@ -544,6 +573,7 @@ impl Run<'_> {
             .map(|(rollout, expect)| {
                 let stage = check_approvable(rollout, args, expect)?;
                 refuse_rejected_routing(rollout, stage, args.force)?;
+                refuse_unknown_workload(rollout, &live, stage, args.force)?;
                 let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
                 if let Some(why) = plan.unwritable() {
                     return Err(Error::Refused(format!("nothing was written: {why}")));

@@ -184,8 +184,10 @@ not StepPaused, not progressing or ending, --expect-step or --until-step not met
        else's edit, a stored original that does not parse or holds no spec, two Rollouts (or a
        Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
        <name>-canary the Rollout did not make, an HTTPRoute write that leaves the stable
-       Service without a rule, edits made after the routing, or a step whose routing the API
-       server would not admit now (without --force), a script changed since the confirmation (a later step of --until-step/--to-end), no terminal to confirm";
+       Service without a rule, edits made after the routing, a step whose routing the API
+       server would not admit now or that hangs on a workload's replica count not read
+       (without --force), a script changed since the confirmation (a later step of
+       --until-step/--to-end), no terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\

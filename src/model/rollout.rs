@@ -428,6 +428,16 @@ impl Rollout {
         self.rejections.schema.iter().chain(&self.rejections.webhook).filter(of_the_step).collect()
     }
 
+    /// Whether the controller routes `stage` at all depends on the workload's replica count: a
+    /// partition step that routes and asks for less than 100% of the replicas may reach a
+    /// small workload's count, and is then not routed (see `routing_at`).
+    pub fn routing_depends_on_workload(&self, stage: Stage) -> bool {
+        let Stage::Step(i) = stage else { return false };
+        let step = &self.steps[i - 1];
+        let percent = step.replicas.as_ref().and_then(Value::as_str).and_then(strategy::parse_whole_percent);
+        self.is_real_partition() && step.strategy.routes_traffic() && percent < Some(100)
+    }
+
     /// What the controller does to the gateway objects at a stage, given the workload's replica
     /// count when it is known (docs/controller-semantics.md §3.5 and §11). A partition step
     /// whose replicas reach the workload's goes from StepUpgrade straight to metrics analysis:
@@ -872,6 +882,8 @@ mod tests {
         // A step without traffic restores, whatever the replicas; unknown replicas assume below.
         assert_eq!(partition.routing_at(Stage::Step(4), Some(4)).action, RoutingAction::Restore);
         assert_eq!(partition.routing_at(Stage::Step(3), None).action, route("80%"));
+        assert!(partition.routing_depends_on_workload(Stage::Step(3)), "an assumption");
+        assert!(!partition.routing_depends_on_workload(Stage::Step(4)), "no traffic: restored whatever the count");
         // But a share of 100% or more reaches a workload of any size.
         let shares = canary(
             json!([{"replicas": "20%", "traffic": "20%"}, {"replicas": "99%", "traffic": "50%"},
@@ -879,6 +891,8 @@ mod tests {
             json!({}),
         );
         assert_eq!(shares.routing_at(Stage::Step(2), None).action, route("50%"));
+        assert!(shares.routing_depends_on_workload(Stage::Step(2)), "99% of one replica is one");
+        assert!(!shares.routing_depends_on_workload(Stage::Step(3)));
         let full = shares.routing_at(Stage::Step(3), None);
         assert_eq!(full.action, route("50%"));
         assert!(full.note.unwrap().contains(
@@ -887,6 +901,7 @@ mod tests {
         // A canary in an extra Deployment is no partition: every step is routed.
         let extra = canary(steps, json!({"enableExtraWorkloadForCanary": true}));
         assert!(!extra.is_real_partition());
+        assert!(!extra.routing_depends_on_workload(Stage::Step(3)));
         assert_eq!(extra.routing_at(Stage::Step(3), Some(4)).action, route("80%"));
     }
 
