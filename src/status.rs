@@ -394,7 +394,9 @@ impl RolloutView {
         let ending_does = ending.filter(|_| stage.is_some()).map(|ending| ending.explain(rollout));
         let step_does = ending_does
             .or_else(|| planned.map(|s| s.description.clone()))
-            .or_else(|| stage.map(|stage| unplanned_does(rollout, stage, cr)));
+            .or_else(|| stage.map(|stage| unplanned_does(rollout, stage, cr)))
+            .or_else(|| rollout.step_past_the_spec());
+        let step_past_the_spec = rollout.step_past_the_spec().and(status.current_step_index);
         RolloutView {
             name: rollout.name.clone(),
             namespace: namespace.into(),
@@ -405,7 +407,9 @@ impl RolloutView {
             release: status.pod_template_hash.clone(),
             stage,
             step_count: rollout.steps.len(),
-            step: stage.map(|s| rollout.stage_label(s)),
+            step: stage
+                .map(|s| rollout.stage_label(s))
+                .or_else(|| step_past_the_spec.map(|i| format!("step {i}/{}", rollout.steps.len()))),
             step_does,
             state: status.current_step_state.clone(),
             progress: Progress::of(rollout, now),

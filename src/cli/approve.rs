@@ -182,8 +182,10 @@ fn check_approvable(
             model::INITIALIZING
         )));
     }
-    let stage =
-        item.current_stage().ok_or_else(|| Error::Refused(format!("{name}: the status names no current step")))?;
+    let stage = item.current_stage().ok_or_else(|| {
+        let why = item.step_past_the_spec().unwrap_or_else(|| "the status names no current step".into());
+        Error::Refused(format!("{name}: {why}"))
+    })?;
     if let Some(jump) = item.pending_jump() {
         return Err(Error::Refused(format!(
             "{name}: the status's nextStepIndex is {jump}: the controller jumps to step {jump}/{} at its next reconcile, not on from {stage}; nothing to route or approve until it has (`kubectl rollout-lua plan {} --next` shows that step)",
@@ -1202,6 +1204,12 @@ mod tests {
         }
         let paused = rollout(false, status("Progressing", 2, "StepPaused", progressing("InRolling")));
         assert_eq!(check_approvable(&paused, &approve_args(&[]), None).unwrap(), Stage::Step(2));
+        // A step past the spec's last (steps cut since the status was written) is said as such.
+        let past = rollout(false, status("Progressing", 7, "StepPaused", progressing("InRolling")));
+        assert_eq!(
+            refusal(check_approvable(&past, &approve_args(&[]), None)),
+            "rollouts.rollouts.kruise.io \"demo\": the status names step 7, past the spec's 3 steps (they were changed since the status was written): which step the release is at is not known until the controller writes its status again"
+        );
         // A patched nextStepIndex: the controller jumps there, whatever is approved or routed.
         let mut jumping = paused.clone();
         jumping.item.status.next_step_index = Some(1);

@@ -766,6 +766,10 @@ fn chosen_stages(rollout: &Rollout, args: &PlanArgs) -> Result<ChosenStages, Err
         };
         format!("{why}; no step is planned ({restore}--step N plans a step anyway)")
     });
+    let no_step = no_step.or_else(|| {
+        let past = rollout.step_past_the_spec().filter(|_| ending.is_none());
+        past.map(|why| format!("{why}; no step is planned (--step N plans a step anyway)"))
+    });
     let current = rollout.current_stage().filter(|_| ending != Some(Ending::Over));
     // Restarted (a new version mid-release): the controller restored the routing, and step 1
     // is what it routes next, whatever step the status still names.
@@ -964,6 +968,7 @@ mod tests {
                 planned(&steps),
             ]
         };
+        let past = ChosenStages::new(Vec::new(), Some("the status names step 7, past the spec's 3 steps (they were changed since the status was written): which step the release is at is not known until the controller writes its status again; no step is planned (--step N plans a step anyway)".into()));
         // Each Rollout, and what is planned with no flag, --next, --step 2 and --all-steps.
         let cases = [
             (
@@ -980,6 +985,11 @@ mod tests {
                 "Healthy, the last release's sub-status left",
                 canary(at("canary", "Healthy", 3, "Completed", json!({}))),
                 [not_in_release(), not_in_release(), planned(&[Step(2)]), planned(&steps)],
+            ),
+            (
+                "at a step past the spec's last",
+                canary(at("canary", "Progressing", 7, "StepPaused", progressing("InRolling"))),
+                [past.clone(), past, planned(&[Step(2)]), planned(&steps)],
             ),
             (
                 "at step 2",

@@ -560,6 +560,17 @@ impl Rollout {
         (1..=self.steps.len()).contains(&index).then_some(Stage::Step(index))
     }
 
+    /// Why no current step is known of a status naming one past the spec's last step (the
+    /// steps cut since it was written): said alike by every command.
+    pub fn step_past_the_spec(&self) -> Option<String> {
+        let index =
+            self.status.current_step_index.filter(|&i| usize::try_from(i).is_ok_and(|i| i > self.steps.len()))?;
+        Some(format!(
+            "the status names step {index}, past the spec's {} steps (they were changed since the status was written): which step the release is at is not known until the controller writes its status again",
+            self.steps.len()
+        ))
+    }
+
     /// Whether a blue-green release met a new version of the workload, which the controller
     /// refuses to release in the middle of another: it runs no step until the workload is rolled
     /// back, and says so in the status's message (§3.6).
