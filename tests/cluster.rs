@@ -917,7 +917,7 @@ fn restore_skips_missing_objects_and_objects_without_an_original() {
         .args(["restore", "--ref", "VirtualService/reveiws", "--ref", "VirtualService/demo", "--yes"])
         .run()
         .status(1)
-        .stderr_has("VirtualService shop/reveiws: not found, skipped")
+        .stderr_has("VirtualService shop/reveiws: not found: the others are restored, then the run fails for it\n")
         .stderr_has("error: VirtualService shop/reveiws: not found\n");
 }
 

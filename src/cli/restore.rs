@@ -479,7 +479,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                 match session.cluster.get(resource, &session.cluster.namespace, name).await? {
                     None => {
                         let named = format!("{} {}/{name}", resource.kind, session.cluster.namespace);
-                        notes.push(format!("{named}: not found, skipped"));
+                        notes.push(format!("{named}: not found: the others are restored, then the run fails for it"));
                         missing.push(named);
                     }
                     Some(live) => candidates.push(Candidate {
