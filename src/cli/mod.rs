@@ -219,9 +219,9 @@ Exit codes:
   1    error (bad input, no Rollout matches the selector, API error, timeout); a delete that
        fails stops nothing: the other claims are released all the same, and a refusal (3) is
        reported with the error
-  3    refused (no terminal to confirm and no --yes, or the answer was not yes): nothing was
-       released; or a claim changed after it was shown (renewed or taken over): that claim
-       was not released
+  3    refused (no terminal to confirm and no --yes, or the answer was not yes; or no
+       permission to delete the Leases): nothing was released; or a claim changed after it was
+       shown (renewed or taken over): that claim was not released
   130  interrupted by SIGINT (143: SIGTERM, 129: SIGHUP): no claim is released after the delete
        in flight (a second signal: at once, that delete out); the claims not released are named
        with the other failures; a signal ignored at start (nohup) stays ignored";
