@@ -396,6 +396,7 @@ impl RolloutView {
             .or_else(|| planned.map(|s| s.description.clone()))
             .or_else(|| stage.map(|stage| unplanned_does(rollout, stage, cr)))
             .or_else(|| rollout.step_past_the_spec());
+        // A step past the spec's last is shown as the status names it; `step_does` says why.
         let step_past_the_spec = rollout.step_past_the_spec().and(status.current_step_index);
         RolloutView {
             name: rollout.name.clone(),

@@ -2269,17 +2269,8 @@ fn a_workload_that_may_not_be_read_is_warned_of_as_refused_with_what_to_grant() 
 
 #[test]
 fn a_workload_not_in_the_cluster_is_warned_of_as_missing() {
-    let server = FakeApiServer::builder()
-        .kruise_and_istio()
-        .resource(fake_apiserver::leases())
-        .resource(fake_apiserver::services())
-        .resource(fake_apiserver::deployments())
-        .object(rollout(2, "StepPaused"))
-        .object(virtual_service())
-        .object(destination_rule())
-        .object(service("demo"))
-        .object(service("demo-canary"))
-        .start();
+    let server = shop(2, "StepPaused").start();
+    server.delete_object("apps", "deployments", NAMESPACE, "demo");
     Test::new().kubeconfig(&server).args(["plan", "demo"]).run().success().stdout_has(
         "warning: its workload Deployment demo does not exist, so the plan assumes only a step of 100% (or more) of its replicas reaches them",
     );
@@ -2289,16 +2280,8 @@ fn a_workload_not_in_the_cluster_is_warned_of_as_missing() {
 fn status_shows_what_plan_warns_of_a_missing_stable_service() {
     // A regression: status said the controller failed to route the step, and advised writing
     // it, where it waits for the Service.
-    let server = FakeApiServer::builder()
-        .kruise_and_istio()
-        .resource(fake_apiserver::leases())
-        .resource(fake_apiserver::services())
-        .resource(fake_apiserver::deployments())
-        .object(rollout(2, "StepPaused"))
-        .object(virtual_service())
-        .object(destination_rule())
-        .object(deployment(4))
-        .start();
+    let server = shop(2, "StepPaused").start();
+    server.delete_object("", "services", NAMESPACE, "demo");
     let warning = "warning: Service demo does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for";
     let test = Test::new().kubeconfig(&server);
     test.run_args(["status", "demo"]).success().stdout_has(&format!("  {warning}"));
