@@ -416,6 +416,26 @@ pub fn format_float(f: f64) -> String {
     plain_notation(mantissa, exponent)
 }
 
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)`, how sigs.k8s.io/yaml writes a YAML float for a
+/// Go string field: the shortest float32 digits, in %e form (an exponent of two digits at
+/// least) when the exponent is below -4 or 6 or more.
+pub fn format_float32_g(f: f64) -> String {
+    let f = f as f32;
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    let scientific = shortest_scientific(f);
+    let (mantissa, exponent) = scientific_parts(&scientific);
+    if !(-4..6).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs());
+    }
+    plain_notation(mantissa, exponent)
+}
+
 /// The shortest digits that read back as `f` (a float64 or float32), as Go's `strconv` chooses
 /// them, in Rust's `{:e}` layout (`-1.25e3`). Where two candidates as short are as near
 /// (952324001229139.25: …392 and …393), Rust's shortest takes the upper one and Go the even one,
@@ -487,6 +507,30 @@ pub fn write_string_body(out: &mut String, s: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_float_for_a_string_field_is_written_as_sigs_yaml_writes_it() {
+        // strconv.FormatFloat(f, 'g', -1, 32), as Go (1.19) prints them.
+        for (f, go) in [
+            (0.0, "0"),
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (1e6, "1e+06"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.2345678901, "1.2345679"),
+            (1e21, "1e+21"),
+            (-2.5, "-2.5"),
+            (100000.0, "100000"),
+            (16777217.0, "1.6777216e+07"),
+            (1e-7, "1e-07"),
+        ] {
+            assert_eq!(format_float32_g(f), go, "{f}");
+        }
+    }
 
     #[test]
     fn a_test_cases_numbers_are_read_as_go_test_reads_them() {

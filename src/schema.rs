@@ -5,8 +5,9 @@
 //!
 //! The field names come from the CRDs' schemas (../shared/conformance/upstream/crds), stripped to
 //! their structure in `schema/rollouts.kruise.io.json`: per kind and version, an object is a map
-//! of its fields, `{"*": …}` a map of anything to …, `[…]` a list of …, and `null` a value whose
-//! fields are not checked. `tests/inputs.rs` regenerates it (`UPDATE_GENERATED=1`).
+//! of its fields, `{"*": …}` a map of anything to …, `[…]` a list of …, `"string"` a Go string
+//! (go test's decoding takes a number or boolean there as its text), and `null` another value,
+//! whose fields are not checked. `tests/inputs.rs` regenerates it (`UPDATE_GENERATED=1`).
 
 use crate::gojson;
 use crate::model::Path;
@@ -121,8 +122,14 @@ fn decode(existing: Option<Value>, value: &Value, schema: &Value, path: &Path, f
         (Value::Array(items), Value::Array(schema)) => Value::Array(
             items.iter().enumerate().map(|(i, item)| decode(None, item, &schema[0], &path.index(i), folded)).collect(),
         ),
-        // A scalar, or a value whose fields the schema does not give (labels: none the harness
-        // reads of a case's Rollout), taken whole.
+        // A number or boolean for a Go string: sigs.k8s.io/yaml gives a string target its text
+        // (`value: 1` is "1", `value: yes` "true", a float as `FormatFloat(f, 'g', -1, 32)`).
+        (Value::Bool(b), Value::String(leaf)) if leaf == "string" => Value::String(b.to_string()),
+        (Value::Number(n), Value::String(leaf)) if leaf == "string" => Value::String(match n.as_f64() {
+            Some(f) if n.is_f64() => gojson::format_float32_g(f),
+            _ => n.to_string(),
+        }),
+        // A scalar, or a value whose fields the schema does not give, taken whole.
         _ => value.clone(),
     }
 }
@@ -233,6 +240,26 @@ mod tests {
                 (steps.index(1).field("Matches").to_string(), "matches"),
                 (steps.index(1).field("TRAFFIC").to_string(), "traffic"),
             ]
+        );
+        // A number or boolean where the Go field is a string is its text; an int-or-string
+        // (replicas), a time and an unstructured object keep theirs.
+        let case = json!({
+            "rollout": {"metadata": {"name": 7, "labels": {"version": 2}}, "spec": {"strategy": {"canary": {
+                "steps": [{"traffic": 20, "replicas": 1, "matches": [{"headers": [{"name": "a", "value": true}, {"name": "b", "value": 1.5}]}]}]
+            }}}, "status": {"canaryStatus": {"lastUpdateTime": 1}}},
+            "trafficRouting": {"spec": {"strategy": {"matches": [{"headers": [{"name": "c", "value": 1e6}]}]}}},
+            "original": {"spec": {"n": 1}}
+        });
+        let (decoded, _) = as_go_test_decodes(&case);
+        assert_eq!(
+            decoded,
+            json!({
+                "rollout": {"metadata": {"name": "7", "labels": {"version": "2"}}, "spec": {"strategy": {"canary": {
+                    "steps": [{"traffic": "20", "replicas": 1, "matches": [{"headers": [{"name": "a", "value": "true"}, {"name": "b", "value": "1.5"}]}]}]
+                }}}, "status": {"canaryStatus": {"lastUpdateTime": 1}}},
+                "trafficRouting": {"spec": {"strategy": {"matches": [{"headers": [{"name": "c", "value": "1e+06"}]}]}}},
+                "original": {"spec": {"n": 1}}
+            })
         );
         // The Kelvin sign and the long s fold to k and s, as Go folds them; other letters do not.
         assert!(gojson::go_fold_equal("\u{17F}teps", "steps") && gojson::go_fold_equal("\u{212A}ind", "kind"));

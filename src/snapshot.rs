@@ -135,7 +135,11 @@ fn expand_test_case((source, document): (String, Document)) -> Vec<(String, Docu
     let Some((subject_key, original)) = test_case_subject(&document.value) else {
         return vec![(source, document)];
     };
-    let subject = &document.value[subject_key];
+    // Its subject as go test decodes it (as `test` reads it): keys folded, a number or boolean
+    // taken as a string field's text.
+    let (mut decoded, _) =
+        crate::schema::as_go_test_decodes(&serde_json::json!({ subject_key: &document.value[subject_key] }));
+    let subject = &decoded[subject_key].take();
     // `test` reads an Ingress case's objects as Ingresses whatever they say: they may leave out
     // apiVersion and kind. (A subject that does not read is said so where it is planned.)
     let routing = match subject_key {

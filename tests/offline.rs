@@ -1030,6 +1030,47 @@ fn test_reads_a_field_named_in_another_case_as_go_test_does() {
 }
 
 #[test]
+fn test_reads_a_number_or_boolean_for_a_string_field_as_its_text_as_go_test_does() {
+    // sigs.k8s.io/yaml gives a Go string field a YAML scalar's text: `value: yes` is "true" and
+    // `value: 2` is "2" (a regression: the case was refused as not a string). plan -f of the
+    // case reads it so too.
+    let case = ONE_STEP_CASE
+        .replace(
+            "- traffic: 10%",
+            "- traffic: 10%\n          matches: [{headers: [{name: a, value: yes}, {name: b, value: 2}]}]",
+        )
+        .replace("- spec: {a: 1}", "- spec: {a: 1, v: \"true,2\"}");
+    let test = Test::new()
+        .file(
+            "lua/example.com/Thing/trafficRouting.lua",
+            "local h = obj.matches[1].headers obj.data.spec.v = h[1].value .. ',' .. h[2].value return obj.data",
+        )
+        .file("lua/example.com/Thing/testdata/case.yaml", &case);
+    test.run_args(["test", "lua"]).success().stdout_has("ok   example.com/Thing case.yaml (1 step)\n");
+    // A case plan -f takes: replicas, a ref, and a named original.
+    let full = case
+        .replace("- traffic: 10%", "- traffic: 10%\n          replicas: 1")
+        .replace(
+            "[{service: svc}]",
+            "[{service: svc, customNetworkRefs: [{apiVersion: example.com/v1, kind: Thing, name: t}]}]",
+        )
+        .replace(
+            "original:\n  spec:",
+            "original:\n  apiVersion: example.com/v1\n  kind: Thing\n  metadata: {name: t}\n  spec:",
+        );
+    let test = test.file("full.yaml", &full);
+    test.run_args([
+        "plan",
+        "-f",
+        "full.yaml",
+        "--script",
+        "Thing.example.com=lua/example.com/Thing/trafficRouting.lua",
+    ])
+    .success()
+    .stdout_has("+  v: true,2\n");
+}
+
+#[test]
 fn test_reads_a_case_without_apiversion_or_name_and_its_numbers_as_go_test_does() {
     // go test decodes any rollout as a v1beta1 Rollout, and reads `-0.0` in expected as 0 (YAML
     // to JSON prints it `-0`, which unstructured reads as an int64): a script's 0 passes, its -0
