@@ -269,7 +269,7 @@ fn approve_refuses_an_unexpected_step() {
 fn approve_refuses_without_a_current_step_and_traffic_only_outside_a_release() {
     // A status whose step index names none of the 3 steps: nothing to approve.
     // One past the spec's last is said as such (as status and plan say it).
-    let past = "the status names step 4, past the spec's 3 steps (they were changed since the status was written): which step the release is at is not known until the controller writes its status again";
+    let past = "the status names step 4, past the spec's last, step 3 (the steps were changed since the status was written): which step the release is at is not known until the controller writes its status again";
     for (index, why) in [(0, "the status names no current step"), (4, past)] {
         let server = shop(index, "StepPaused").start();
         approve_demo(&server).status(3).stderr_has(&format!("rollouts.rollouts.kruise.io \"demo\": {why}"));
@@ -278,6 +278,9 @@ fn approve_refuses_without_a_current_step_and_traffic_only_outside_a_release() {
             let test = Test::new().kubeconfig(&server);
             test.run_args(["status", "demo"]).success().stdout_has(&format!("  Step:     step 4/3: {past}\n"));
             test.run_args(["plan", "demo"]).success().stdout_has(past);
+            test.run_args(["restore", "demo", "--dry-run=client"])
+                .success()
+                .stderr_has("Rollout demo is in a release (step 4/3, past the spec's steps StepPaused)");
         }
     }
     // --traffic-only routes the step of a release in progress (paused or not), and only that.

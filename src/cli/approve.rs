@@ -1208,7 +1208,7 @@ mod tests {
         let past = rollout(false, status("Progressing", 7, "StepPaused", progressing("InRolling")));
         assert_eq!(
             refusal(check_approvable(&past, &approve_args(&[]), None)),
-            "rollouts.rollouts.kruise.io \"demo\": the status names step 7, past the spec's 3 steps (they were changed since the status was written): which step the release is at is not known until the controller writes its status again"
+            "rollouts.rollouts.kruise.io \"demo\": the status names step 7, past the spec's last, step 3 (the steps were changed since the status was written): which step the release is at is not known until the controller writes its status again"
         );
         // A patched nextStepIndex: the controller jumps there, whatever is approved or routed.
         let mut jumping = paused.clone();

@@ -638,10 +638,9 @@ fn routed_by_others(
         if selected.contains(other.name.as_str()) || !other.releasing() {
             continue;
         }
-        let at = match (Ending::of(other), other.current_stage()) {
-            (Some(ending), _) => ending.explain(other),
-            (None, Some(stage)) => other.stage_label(stage),
-            (None, None) => "its step unknown".into(),
+        let at = match Ending::of(other) {
+            Some(ending) => ending.explain(other),
+            None => other.current_step_label(),
         };
         for key in Routing::of_rollout(other, namespace).iter().flat_map(Routing::objects) {
             if written.contains(&key) {
@@ -968,7 +967,7 @@ mod tests {
                 planned(&steps),
             ]
         };
-        let past = ChosenStages::new(Vec::new(), Some("the status names step 7, past the spec's 3 steps (they were changed since the status was written): which step the release is at is not known until the controller writes its status again; no step is planned (--step N plans a step anyway)".into()));
+        let past = ChosenStages::new(Vec::new(), Some("the status names step 7, past the spec's last, step 3 (the steps were changed since the status was written): which step the release is at is not known until the controller writes its status again; no step is planned (--step N plans a step anyway)".into()));
         // Each Rollout, and what is planned with no flag, --next, --step 2 and --all-steps.
         let cases = [
             (

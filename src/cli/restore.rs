@@ -854,8 +854,6 @@ fn placements(
         && let Some(routing) = Routing::of_rollout(&rollout.item, &rollout.namespace)
     {
         let item = &rollout.item;
-        let stage = item.current_stage();
-        let at = stage.map(|stage| item.stage_label(stage));
         let state = item.status.current_step_state.as_deref();
         // Until its traffic routing is done, the current step is routed at every reconcile;
         // after it, the next step that routes does it.
@@ -866,7 +864,7 @@ fn placements(
         notes.push(format!(
             "Rollout {} is in a release ({}{}): {}",
             item.name,
-            at.as_deref().unwrap_or("its step unknown"),
+            item.current_step_label(),
             state.map(|state| format!(" {state}")).unwrap_or_default(),
             what_the_controller_routes_again(&routing.providers, when)
         ));

@@ -566,9 +566,21 @@ impl Rollout {
         let index =
             self.status.current_step_index.filter(|&i| usize::try_from(i).is_ok_and(|i| i > self.steps.len()))?;
         Some(format!(
-            "the status names step {index}, past the spec's {} steps (they were changed since the status was written): which step the release is at is not known until the controller writes its status again",
+            "the status names step {index}, past the spec's last, step {} (the steps were changed since the status was written): which step the release is at is not known until the controller writes its status again",
             self.steps.len()
         ))
+    }
+
+    /// The current step as the status names it (`step 2/3`), one past the spec's last too
+    /// (`step 7/3, past the spec's steps`), else `its step unknown`.
+    pub fn current_step_label(&self) -> String {
+        match (self.current_stage(), self.status.current_step_index) {
+            (Some(stage), _) => self.stage_label(stage),
+            (None, Some(index)) if self.step_past_the_spec().is_some() => {
+                format!("step {index}/{}, past the spec's steps", self.steps.len())
+            }
+            _ => "its step unknown".into(),
+        }
     }
 
     /// Whether a blue-green release met a new version of the workload, which the controller
@@ -1070,6 +1082,18 @@ mod tests {
                 "spec.strategy.canary.steps[2].replicas: \"40%\" is less than spec.strategy.canary.steps[1].replicas: replicas must not decrease",
             ],
             "only neighbouring steps of the same kind compare"
+        );
+        // A status naming a step past the spec's last is labelled as such.
+        let mut past = canary(json!([{"replicas": 1, "traffic": "20%"}]), json!({}));
+        assert_eq!(past.current_step_label(), "its step unknown");
+        past.status.current_step_index = Some(1);
+        assert_eq!(past.current_step_label(), "step 1/1");
+        past.status.current_step_index = Some(4);
+        assert_eq!(past.current_step_label(), "step 4/1, past the spec's steps");
+        assert!(
+            past.step_past_the_spec()
+                .unwrap()
+                .starts_with("the status names step 4, past the spec's last, step 1 (the steps were changed")
         );
         // What approving a step would write: only its own routing's faults.
         let faulty =
