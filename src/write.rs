@@ -736,7 +736,13 @@ impl<'a> Writer<'a> {
             Some(before) => Some(self.back_up(&key, before).await?),
             None => None,
         };
-        let mut change = change.clone();
+        // A replace planned from the first read, after this run wrote the object already (its
+        // original stored first), goes over the object as that write stored it: what else changed
+        // meanwhile (their finalizer, taken in at a conflict) stays.
+        let mut change = match (self.seen.get(&key), change) {
+            (Some(stored), Change::Replace { .. }) if !first_write => change.rebased(stored),
+            _ => change.clone(),
+        };
         let mut attempt = 0;
         loop {
             let seen = self.seen.get(&key).cloned();

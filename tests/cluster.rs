@@ -496,6 +496,9 @@ fn approve_retries_a_conflict_nobodys_edit_explains() {
         .stderr_has("conflict on VirtualService shop/demo: nobody changed what this write is about; writing it again")
         .stdout_has("approved (step 2/3)");
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
+    // Theirs stays through both writes: the step's routing, planned from the first read, goes
+    // over the object as the original's store left it (a regression: the finalizer was dropped).
+    assert_eq!(vs(&server)["metadata"]["finalizers"], json!(["example.com/keep"]));
     assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
 }
 
