@@ -1043,24 +1043,25 @@ impl<'a> Writer<'a> {
             ),
             _ => (
                 "their edit",
-                "Review it and run again: the new plan shows what writing then does to their edit".into(),
+                "Review it and run again: the run then shows anew what writing does to their edit".into(),
             ),
         };
         Error::Conflict(format!("{message}; not overwriting {theirs}:\n{diff}{advice}"))
     }
 
     /// The object `change` writes as this run last saw it and as it is now (`fresh`, labelled
-    /// `now`), as a diff (for a status patch: of the status).
+    /// `now`), as a diff (for a status patch: of the spec and status).
     fn edit_diff(&self, change: &Change, fresh: Option<&Value>, now: &str) -> String {
         let key = change.key();
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
         let (seen_header, now_header) = (format!("{key} (as this run saw it)"), format!("{key} ({now})"));
         match fresh {
-            // A status patch is about the status (and the spec's generation): show those.
+            // A status patch is about the status and the spec (its generation): show those.
             Some(fresh) if matches!(change, Change::MergePatch { subresource: Some(_), .. }) => {
                 let shown = |object: &Value| {
                     crate::yaml::to_string(&serde_json::json!({
                         "metadata": {"generation": object["metadata"]["generation"]},
+                        "spec": object["spec"],
                         "status": object["status"],
                     }))
                 };

@@ -2224,7 +2224,7 @@ fn restore_from_backup_never_overwrites_a_second_writers_edit() {
             "VirtualService shop/demo was changed by someone else while this run wrote it; not overwriting their edit",
         )
         .stderr_has("+  - edited.example.com")
-        .stderr_has("Review it and run again: the new plan shows what writing then does to their edit")
+        .stderr_has("Review it and run again: the run then shows anew what writing does to their edit")
         .stderr_has("nothing was written");
     assert_eq!(vs(&server)["spec"]["hosts"], json!(["demo", "edited.example.com"]), "their edit stays");
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50, "still routed");
