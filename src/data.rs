@@ -127,6 +127,20 @@ impl Data {
         (Data { spec, labels, annotations }, first_error)
     }
 
+    /// Whether `object` carries this data as `apply_to` writes it with the original-spec
+    /// annotation `stored`: what storing the original leaves before a step's routing is written.
+    pub fn is_on(&self, object: &Value, stored: &str) -> bool {
+        let same_spec = match (&self.spec, object.get("spec")) {
+            (Some(spec), Some(theirs)) => gojson::same(spec, theirs),
+            (spec, theirs) => spec.is_none() && theirs.is_none(),
+        };
+        let annotations = string_map(&object["metadata"]["annotations"]);
+        let others_same = annotations.len() == self.annotations.len() + 1
+            && annotations.get(ORIGINAL_SPEC_ANNOTATION).is_some_and(|text| text == stored)
+            && self.annotations.iter().all(|(key, value)| annotations.get(key) == Some(value));
+        same_spec && others_same && string_map(&object["metadata"]["labels"]) == self.labels
+    }
+
     /// The object after the controller writes this data onto it: spec, labels and annotations
     /// replaced wholesale, and the original-spec annotation set to `stored` when given.
     pub fn apply_to(self, object: &Value, stored: Option<&str>) -> Value {
@@ -356,6 +370,25 @@ mod tests {
     use super::*;
     use serde_json::json;
     use serde_json::value::RawValue;
+
+    #[test]
+    fn data_is_on_an_object_that_carries_it_with_its_annotation() {
+        let object = json!({"metadata": {"labels": {"a": "1"}, "annotations": {"b": "2", ORIGINAL_SPEC_ANNOTATION: "x"}}, "spec": {"n": 1}});
+        let data = Data::of_object(
+            &json!({"metadata": {"labels": {"a": "1"}, "annotations": {"b": "2"}}, "spec": {"n": 1.0}}),
+        );
+        assert!(data.is_on(&object, "x"));
+        assert!(!data.is_on(&object, "y"), "another stored original");
+        let mut edited = object.clone();
+        edited["spec"]["n"] = json!(2);
+        assert!(!data.is_on(&edited, "x"));
+        let mut labelled = object.clone();
+        labelled["metadata"]["labels"]["c"] = json!("3");
+        assert!(!data.is_on(&labelled, "x"));
+        let mut annotated = object;
+        annotated["metadata"]["annotations"]["d"] = json!("4");
+        assert!(!data.is_on(&annotated, "x"));
+    }
 
     #[test]
     fn annotation_round_trip_is_go_compatible() {

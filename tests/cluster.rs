@@ -868,6 +868,46 @@ fn a_claim_refused_on_a_name_no_rollout_has_says_the_name_is_not_found() {
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 
+#[test]
+fn approve_refuses_to_store_canary_routing_as_the_original_without_force() {
+    // A regression: with the annotation removed mid-release, the next write stored the step's
+    // canary routing as the original, for the release's end to put back.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let mut bare = vs(&server);
+    bare["metadata"].as_object_mut().unwrap().remove("annotations");
+    server.put_object(bare.clone());
+    test.run_args(["plan", "demo"]).success().stdout_has(
+        "VirtualService/demo: it has no stored original (rollouts.kruise.io/original-spec-configuration) and routes to the canary Service demo-canary already: the controller stores this routing as its original",
+    );
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(
+        "error: nothing was written: these objects have no stored original, and the controller would store their canary routing as it (the annotation removed mid-release, or routing made by hand), to put it back when the release ends:\n  VirtualService shop/demo: routes to the canary Service demo-canary already\n",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--force"]).success();
+}
+
+#[test]
+fn an_object_left_with_its_original_stored_and_no_routing_is_at_its_original_not_edited() {
+    // Where a write cut short after the original's store leaves it (a hung server, a second
+    // signal): at its original. A regression: status called it drifted, and restore refused it
+    // as someone's edit.
+    let stored =
+        r#"{"spec":{"hosts":["demo"],"http":[{"route":[{"destination":{"host":"demo"}}]}]},"labels":{"app":"demo"}}"#;
+    let server = shop(2, "StepPaused").object(virtual_service_storing(stored)).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["status", "demo"])
+        .success()
+        .stdout_has("VirtualService shop/demo   original")
+        .stdout_has("VirtualService shop/demo is not at step 2, the current step (it is at its original)");
+    let dry = test.run_args(["approve", "demo", "--dry-run=client"]).success();
+    assert!(!dry.stderr.contains("edited after it was routed"), "{}", dry.stderr);
+    test.run_args(["restore", "demo", "--yes"]).success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
 /// The VirtualService with `stored` as its stored original.
 fn virtual_service_storing(stored: &str) -> serde_json::Value {
     let mut object = virtual_service();

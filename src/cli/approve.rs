@@ -601,6 +601,15 @@ impl Run<'_> {
         let written =
             plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
         refuse_foreign_canaries(written.clone().filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
+        let canary_originals = written.clone().filter_map(|o| {
+            Some(format!("{}: routes to the canary Service {} already", o.key, o.canary_in_original.as_ref()?))
+        });
+        refuse_unless_forced(
+            canary_originals,
+            "these objects have no stored original, and the controller would store their canary routing as it (the annotation removed mid-release, or routing made by hand), to put it back when the release ends",
+            "Put the annotation back (the object's backup holds it), or take the canary routing out, or pass --force to write anyway",
+            args.force,
+        )?;
         refuse_stranding(written.clone().filter_map(|o| o.strands_stable.as_ref()), args.force)?;
         let selected = approvals.iter().map(|a| a.rollout.item.name.as_str()).collect();
         let linked = approvals.iter().filter_map(|a| a.rollout.item.traffic_routing_cr.as_deref()).collect();

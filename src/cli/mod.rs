@@ -181,7 +181,8 @@ Exit codes:
 const APPROVE_REFUSALS: &str = "\
 not StepPaused, not progressing or ending, --expect-step or --until-step not met,
        permissions, another run's claim, a Rollout selected after the claims were taken, someone
-       else's edit, a stored original that does not parse or holds no spec, two Rollouts (or a
+       else's edit, a stored original that does not parse or holds no spec, or none stored
+       while the object routes to the canary already (without --force), two Rollouts (or a
        Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
        <name>-canary the Rollout did not make, an HTTPRoute write that leaves the stable
        Service without a rule, edits made after the routing, a step whose routing the API

@@ -970,10 +970,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
     status::positions(plan)
         .into_iter()
         .filter_map(|view| {
-            let same = |o: &&&ObjectPlan| {
-                o.reference.kind == view.kind && o.reference.name == view.name && o.key.namespace == view.namespace
-            };
-            let key = objects.iter().find(same)?.key.clone();
+            let key = objects.iter().find(|o| view.shows(o))?.key.clone();
             let placement = match view.position {
                 Position::Drifted { nearest } => {
                     let shown = current.or(nearest);

@@ -73,8 +73,19 @@ pub fn plan_object(
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
     // What the messages below need of the original, so that the original itself can move into the
     // script's obj or the restored object instead of being copied (it can be megabytes).
+    // Its original stored and nothing else written yet (as a write cut short leaves it): at its
+    // original, not edited by someone.
+    let at_stored_original = stored.is_some_and(|text| !text.is_empty() && original.is_on(&current, text));
     let original_empty = original == Data::default();
     let original_holds_nothing = holds_nothing(&original);
+    // Nothing stored, and the object routes to the canary Service already (its annotation
+    // removed mid-release, or routed by hand): the controller stores that routing as the
+    // original, and the release's end puts it back.
+    let canary_in_original = (stored.is_none()
+        && matches!(context.action, RoutingAction::Route(_))
+        && routing.canary_service != routing.stable_service
+        && names_service(&current["spec"], &routing.canary_service))
+    .then(|| routing.canary_service.clone());
     let (planned, action, obj) = match context.action {
         RoutingAction::Leave => {
             (Arc::clone(&current), Action::Keep("the controller writes nothing here: left alone"), None)
@@ -176,6 +187,12 @@ pub fn plan_object(
             "{reference}: its stored original {text} holds no spec: the controller {does}, wiping the object's routing (hosts, gateways, routes), labels and annotations; approve and restore refuse it without --force"
         ));
     }
+    if let Some(canary) = &canary_in_original {
+        warnings.push(format!(
+            "{reference}: it has no stored original ({}) and routes to the canary Service {canary} already: the controller stores this routing as its original, and the release's end puts it back, canary traffic and all; approve refuses it without --force",
+            data::ORIGINAL_SPEC_ANNOTATION
+        ));
+    }
     let changes = changes(&key, &current, &planned);
     let untouched = stored.is_none();
     Ok(ObjectPlan {
@@ -189,6 +206,8 @@ pub fn plan_object(
         warnings,
         unwritable,
         degenerate_original: degenerate,
+        canary_in_original,
+        at_stored_original,
         foreign_canary: None,
         strands_stable: None,
         notes: Vec::new(),

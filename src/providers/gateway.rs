@@ -421,6 +421,8 @@ pub fn plan_object(
         warnings,
         unwritable: None,
         degenerate_original: None,
+        canary_in_original: None,
+        at_stored_original: false,
         foreign_canary: None,
         strands_stable,
         notes: Vec::new(),

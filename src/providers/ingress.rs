@@ -641,6 +641,8 @@ pub fn plan_object(
         warnings,
         unwritable: None,
         degenerate_original: None,
+        canary_in_original: None,
+        at_stored_original: false,
         foreign_canary,
         strands_stable: None,
         notes: spec_note.into_iter().chain(order_note).collect(),

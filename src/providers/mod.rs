@@ -311,6 +311,14 @@ pub struct ObjectPlan {
     /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
     /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
     pub degenerate_original: Option<String>,
+    /// The canary Service a custom ref without a stored original routes to already: the
+    /// controller would store that routing as its original, so `approve` refuses to write it
+    /// without `--force`.
+    pub canary_in_original: Option<String>,
+    /// A custom ref whose original is stored and whose spec, labels and annotations are that
+    /// original's: where the store of the original leaves it before a step's routing is written
+    /// (the controller's first write, or a run cut short after it), at its original.
+    pub at_stored_original: bool,
     /// A canary Ingress as read that this owner did not make (someone else's Ingress of that
     /// name), said why: `approve` refuses to write it without `--force`.
     pub foreign_canary: Option<String>,
@@ -360,6 +368,8 @@ impl ObjectPlan {
             warnings: Vec::new(),
             unwritable: None,
             degenerate_original: None,
+            canary_in_original: None,
+            at_stored_original: false,
             foreign_canary: None,
             strands_stable: None,
             notes: vec![format!("{missing}: a step that routes it fails at the controller (its restore skips it)")],
