@@ -283,7 +283,9 @@ fn a_lost_approval_reply_is_an_approval_once_the_controller_has_moved_on() {
         .status(3)
         .stderr_has("someone else changed Rollout shop/demo meanwhile")
         .stderr_has("VirtualService shop/demo: written and kept: Rollout demo is no longer paused at step 2/3")
-        .stderr_has("Look at where it stands now (`kubectl rollout-lua status demo -n shop`)");
+        .stderr_has("Look at where it stands now (`kubectl rollout-lua status demo -n shop`)")
+        // Their spec edit is in the diff (a regression: the generation alone).
+        .stderr_has("-      - replicas: 100%\n+      - replicas: 90%\n");
     assert!(!out.stderr.contains("a restore or approve puts"), "{}", out.stderr);
     assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["weight"], 50);
 }
