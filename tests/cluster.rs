@@ -828,16 +828,24 @@ fn restore_refuses_to_discard_edits_of_an_object_left_routed_after_the_release_w
     assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
 }
 
+/// The shop at step 2, routed (`approve --traffic-only`), then its VirtualService changed by
+/// `edit` as someone else would.
+fn routed_then(edit: impl FnOnce(&mut serde_json::Value)) -> (FakeHandle, Test) {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let mut changed = vs(&server);
+    edit(&mut changed);
+    server.put_object(changed);
+    (server, test)
+}
+
 #[test]
 fn approve_refuses_to_write_over_edits_made_after_the_routing_without_force_as_restore_does() {
     // A regression: `restore` refused to discard an edit made during the release, and `approve
     // --yes` wrote over it, the diff its only word.
-    let server = shop(2, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server);
-    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
-    let mut edited = vs(&server);
-    edited["spec"]["http"][0]["timeout"] = json!("5s");
-    server.put_object(edited.clone());
+    let (server, test) = routed_then(|vs| vs["spec"]["http"][0]["timeout"] = json!("5s"));
+    let edited = vs(&server);
     let what = "VirtualService shop/demo: edited after it was routed (it stands at no step's plan); approving writes over the edit, as the diff above shows";
     server.clear_log();
     test.run_args(["approve", "demo", "--dry-run=client"]).success().stderr_has(&format!("warning: {what}\n"));
@@ -872,12 +880,9 @@ fn a_claim_refused_on_a_name_no_rollout_has_says_the_name_is_not_found() {
 fn approve_refuses_to_store_canary_routing_as_the_original_without_force() {
     // A regression: with the annotation removed mid-release, the next write stored the step's
     // canary routing as the original, for the release's end to put back.
-    let server = shop(2, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server);
-    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
-    let mut bare = vs(&server);
-    bare["metadata"].as_object_mut().unwrap().remove("annotations");
-    server.put_object(bare.clone());
+    let (server, test) = routed_then(|vs| {
+        vs["metadata"].as_object_mut().unwrap().remove("annotations");
+    });
     test.run_args(["plan", "demo"]).success().stdout_has(
         "VirtualService/demo: it has no stored original (rollouts.kruise.io/original-spec-configuration) and routes to the canary Service demo-canary already: the controller stores this routing as its original",
     );
