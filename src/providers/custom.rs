@@ -73,11 +73,11 @@ pub fn plan_object(
     let (original, unreadable) = Data::original_as_the_controller_reads_it(&current);
     // What the messages below need of the original, so that the original itself can move into the
     // script's obj or the restored object instead of being copied (it can be megabytes).
+    let original_empty = original == Data::default();
+    let original_holds_nothing = holds_nothing(&original);
     // Its original stored and nothing else written yet (as a write cut short leaves it): at its
     // original, not edited by someone.
     let at_stored_original = stored.is_some_and(|text| !text.is_empty() && original.is_on(&current, text));
-    let original_empty = original == Data::default();
-    let original_holds_nothing = holds_nothing(&original);
     // Nothing stored, and the object routes to the canary Service already (its annotation
     // removed mid-release, or routed by hand): the controller stores that routing as the
     // original, and the release's end puts it back.
