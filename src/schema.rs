@@ -77,20 +77,37 @@ pub struct FoldedKey {
     pub field: String,
 }
 
+/// A number or boolean read as a Go string's text: `path` its field, `written` the value as
+/// written (in JSON), `text` the string it is read as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextRead {
+    pub path: Path,
+    pub written: String,
+    pub text: String,
+}
+
+/// What go test reads otherwise than written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadOtherwise {
+    pub folded: Vec<FoldedKey>,
+    pub as_text: Vec<TextRead>,
+}
+
 /// A test case (`case`) as the controller's go test harness decodes it: sigs.k8s.io/yaml turns
 /// the YAML into JSON with its keys sorted, and Go's `encoding/json` matches a key that names no
 /// field exactly to a field of the same name in another case (`Traffic` is read as `traffic`).
 /// Of two keys for one field, the later in byte order replaces the earlier, or is merged into it
-/// where the field is an object. Also the keys read so; the API server matches names exactly and
-/// drops such a field.
-pub fn as_go_test_decodes(case: &Value) -> (Value, Vec<FoldedKey>) {
-    let mut folded = Vec::new();
-    let decoded = decode(None, case, &GO_TEST_CASE, &Path::default(), &mut folded);
-    (decoded, folded)
+/// where the field is an object. A number or boolean for a string field is read as its text.
+/// Also what was read so: the API server matches names exactly and drops such a field, and
+/// refuses a number or boolean for a string.
+pub fn as_go_test_decodes(case: &Value) -> (Value, ReadOtherwise) {
+    let mut read = ReadOtherwise::default();
+    let decoded = decode(None, case, &GO_TEST_CASE, &Path::default(), &mut read);
+    (decoded, read)
 }
 
 /// `value` decoded into `existing` (a field already set by an earlier key) by `schema`.
-fn decode(existing: Option<Value>, value: &Value, schema: &Value, path: &Path, folded: &mut Vec<FoldedKey>) -> Value {
+fn decode(existing: Option<Value>, value: &Value, schema: &Value, path: &Path, read: &mut ReadOtherwise) -> Value {
     match (value, schema) {
         (Value::Object(map), Value::Object(fields)) => {
             let mut into = match existing {
@@ -111,24 +128,27 @@ fn decode(existing: Option<Value>, value: &Value, schema: &Value, path: &Path, f
                     continue;
                 };
                 if name != key {
-                    folded.push(FoldedKey { path: path.field(key), field: name.clone() });
+                    read.folded.push(FoldedKey { path: path.field(key), field: name.clone() });
                 }
                 let earlier = if of_map.is_some() { None } else { into.remove(name) };
-                let decoded = decode(earlier, value, schema, &path.field(key), folded);
+                let decoded = decode(earlier, value, schema, &path.field(key), read);
                 into.insert(name.clone(), decoded);
             }
             Value::Object(into)
         }
         (Value::Array(items), Value::Array(schema)) => Value::Array(
-            items.iter().enumerate().map(|(i, item)| decode(None, item, &schema[0], &path.index(i), folded)).collect(),
+            items.iter().enumerate().map(|(i, item)| decode(None, item, &schema[0], &path.index(i), read)).collect(),
         ),
         // A number or boolean for a Go string: sigs.k8s.io/yaml gives a string target its text
         // (`value: 1` is "1", `value: yes` "true", a float as `FormatFloat(f, 'g', -1, 32)`).
-        (Value::Bool(b), Value::String(leaf)) if leaf == "string" => Value::String(b.to_string()),
-        (Value::Number(n), Value::String(leaf)) if leaf == "string" => Value::String(match n.as_f64() {
-            Some(f) if n.is_f64() => gojson::format_float32_g(f),
-            _ => n.to_string(),
-        }),
+        (Value::Bool(_) | Value::Number(_), Value::String(leaf)) if leaf == "string" => {
+            let text = match value {
+                Value::Number(n) if n.is_f64() => gojson::format_float32_g(n.as_f64().unwrap_or_default()),
+                other => other.to_string(),
+            };
+            read.as_text.push(TextRead { path: path.clone(), written: value.to_string(), text: text.clone() });
+            Value::String(text)
+        }
         // A scalar, or a value whose fields the schema does not give, taken whole.
         _ => value.clone(),
     }
@@ -214,7 +234,8 @@ mod tests {
             "expected": [{"Spec": {}}],
             "Unknown": 1
         });
-        let (decoded, folded) = as_go_test_decodes(&case);
+        let (decoded, read) = as_go_test_decodes(&case);
+        let folded = read.folded;
         assert_eq!(
             decoded,
             json!({
@@ -250,7 +271,20 @@ mod tests {
             "trafficRouting": {"spec": {"strategy": {"matches": [{"headers": [{"name": "c", "value": 1e6}]}]}}},
             "original": {"spec": {"n": 1}}
         });
-        let (decoded, _) = as_go_test_decodes(&case);
+        let (decoded, read) = as_go_test_decodes(&case);
+        let as_text: Vec<(String, &str, &str)> =
+            read.as_text.iter().map(|t| (t.path.to_string(), t.written.as_str(), t.text.as_str())).collect();
+        assert_eq!(
+            as_text,
+            [
+                ("rollout.metadata.labels.version".to_string(), "2", "2"),
+                ("rollout.metadata.name".to_string(), "7", "7"),
+                ("rollout.spec.strategy.canary.steps[0].matches[0].headers[0].value".to_string(), "true", "true"),
+                ("rollout.spec.strategy.canary.steps[0].matches[0].headers[1].value".to_string(), "1.5", "1.5"),
+                ("rollout.spec.strategy.canary.steps[0].traffic".to_string(), "20", "20"),
+                ("trafficRouting.spec.strategy.matches[0].headers[0].value".to_string(), "1000000.0", "1e+06"),
+            ]
+        );
         assert_eq!(
             decoded,
             json!({

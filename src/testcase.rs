@@ -179,7 +179,7 @@ impl TestCase {
         let (document, more) = case_document(name, text)?;
         let origin = Origin::of(name, &document);
         // Its field names in any case, as go test reads them.
-        let (value, folded) = schema::as_go_test_decodes(&document.value);
+        let (value, schema::ReadOtherwise { folded, as_text }) = schema::as_go_test_decodes(&document.value);
         let read_as = folded.iter().map(|key| {
             // The case's own keys are no object's fields.
             let applied = match key.path.segments().len() {
@@ -193,7 +193,17 @@ impl TestCase {
                 key.field
             )
         });
-        let read_as: Vec<String> = read_as.collect();
+        // A number or boolean for a string: the API server would refuse it in a Rollout.
+        let as_text = as_text.iter().map(|read| {
+            format!(
+                "{}: {}: {} read as \"{}\", as go test reads it (sigs.k8s.io/yaml gives a string field a number's or boolean's text); the API server refuses it unquoted in an object applied so",
+                origin.place_of(&read.path),
+                read.path,
+                read.written,
+                read.text
+            )
+        });
+        let read_as: Vec<String> = read_as.chain(as_text).collect();
         // Where the text has the case's subject: under its name as written.
         let written = |key: &str| match folded.iter().find(|k| k.field == key && k.path.segments().len() == 1) {
             Some(k) if document.value.get(key).is_none() => k.path.to_string(),

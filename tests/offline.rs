@@ -1046,7 +1046,9 @@ fn test_reads_a_number_or_boolean_for_a_string_field_as_its_text_as_go_test_does
             "local h = obj.matches[1].headers obj.data.spec.v = h[1].value .. ',' .. h[2].value return obj.data",
         )
         .file("lua/example.com/Thing/testdata/case.yaml", &case);
-    test.run_args(["test", "lua"]).success().stdout_has("ok   example.com/Thing case.yaml (1 step)\n");
+    test.run_args(["test", "lua"]).success().stdout_has("ok   example.com/Thing case.yaml (1 step)\n").stdout_has(
+        "  warning: lua/example.com/Thing/testdata/case.yaml:10: rollout.spec.strategy.canary.steps[0].matches[0].headers[0].value: true read as \"true\", as go test reads it (sigs.k8s.io/yaml gives a string field a number's or boolean's text); the API server refuses it unquoted in an object applied so\n",
+    );
     // A case plan -f takes: replicas, a ref, and a named original.
     let full = case
         .replace("- traffic: 10%", "- traffic: 10%\n          replicas: 1")
