@@ -392,12 +392,13 @@ impl RolloutView {
             .ok()
             .and_then(|plan| plan.stages.iter().find(|s| s.stage.is_some() && s.stage == stage));
         let ending_does = ending.filter(|_| stage.is_some()).map(|ending| ending.explain(rollout));
+        let past = rollout.step_past_the_spec();
         let step_does = ending_does
             .or_else(|| planned.map(|s| s.description.clone()))
             .or_else(|| stage.map(|stage| unplanned_does(rollout, stage, cr)))
-            .or_else(|| rollout.step_past_the_spec());
+            .or_else(|| past.clone());
         // A step past the spec's last is shown as the status names it; `step_does` says why.
-        let step_past_the_spec = rollout.step_past_the_spec().and(status.current_step_index);
+        let step_past_the_spec = past.and(status.current_step_index);
         RolloutView {
             name: rollout.name.clone(),
             namespace: namespace.into(),
