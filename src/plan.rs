@@ -873,6 +873,62 @@ mod tests {
     }
 
     #[test]
+    fn a_canary_ingress_as_the_controller_creates_it_is_at_the_original_and_an_edit_of_it_drifted() {
+        // An online trial: a run stopped between its create and its patch left the canary at
+        // weight "0", shown drifted, and `restore` refused it as someone's edit.
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "50%"}],
+                "trafficRoutings": [{"service": "web", "ingress": {"name": "web", "classType": "nginx"}}]
+            }}}
+        }))
+        .unwrap();
+        let stable = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"rules": [{"http": {"paths": [
+                {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}});
+        let catalog = ScriptCatalog::default();
+        let mut objects = ObjectIndex::default();
+        objects.insert("shop", stable);
+        let plan =
+            Planner::new(&objects, &catalog, Limits::default()).plan_rollout(&rollout, "shop", None, &rollout.stages());
+        let created = plan.unwrap().stages[0].objects[0]
+            .changes
+            .iter()
+            .find_map(|c| match c {
+                Change::Create { object, .. } => Some(Value::clone(object)),
+                _ => None,
+            })
+            .expect("step 1 creates the canary Ingress");
+        let placed = |canary: Value| {
+            let mut objects = objects.clone();
+            objects.insert("shop", canary);
+            let placing = Planner::new(&objects, &catalog, Limits::default()).each_stage_from_the_objects_read();
+            status::positions(&placing.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap()).remove(0)
+        };
+        let view = placed(created.clone());
+        assert_eq!((view.name.as_str(), &view.position), ("web-canary", &Position::Original));
+        assert!(
+            view.notes.iter().any(|n| n.starts_with("made at weight 0, as the controller creates it")),
+            "{:?}",
+            view.notes
+        );
+        let weight = "nginx.ingress.kubernetes.io/canary-weight";
+        for (edit, value) in [(weight, "7"), ("example.com/owner", "ops")] {
+            let mut edited = created.clone();
+            edited["metadata"]["annotations"][edit] = json!(value);
+            let view = placed(edited);
+            assert!(matches!(view.position, Position::Drifted { .. }), "{edit}: {:?}", view.position);
+            assert!(!view.notes.iter().any(|n| n.starts_with("made at weight 0")), "{:?}", view.notes);
+        }
+        let mut at_step_1 = created;
+        at_step_1["metadata"]["annotations"][weight] = json!("20");
+        assert_eq!(placed(at_step_1).position, Position::AtStep { steps: vec![Stage::Step(1)] });
+    }
+
+    #[test]
     fn a_canary_ingress_whose_stable_ingress_is_missing_fails_the_plan_but_is_placed_as_absent() {
         let rollout = Rollout::from_object(&json!({
             "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",

@@ -647,7 +647,7 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                     let position = match (object.untouched, object.current.is_null()) {
                         (true, true) => Position::Absent,
                         (true, false) => Position::Original,
-                        (false, _) if object.at_stored_original => Position::Original,
+                        (false, _) if object.after_first_write => Position::Original,
                         (false, _) => Position::Drifted { nearest: None },
                     };
                     views.push(ObjectView {

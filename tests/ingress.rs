@@ -1454,6 +1454,38 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_left_as_made_by_a_run_stopped_at_its_patch_is_at_the_original_and_restored() {
+        // An online trial: the canary left at weight "0" by two SIGINTs at its patch was shown
+        // drifted, and `restore` refused to delete it as someone's edit.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let held = server.pause(Requests::Writes, 3, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--yes"]);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "the patch is sent");
+        child.first_signal("INT");
+        child.signal("INT");
+        child.finish().status(130);
+        assert_eq!(annotations(&canary(&server).unwrap())[format!("{NGINX}/canary-weight")], "0", "made, not patched");
+        let status = test.run_args(["status", "web", "-o", "json"]).success().json();
+        let view = &status[0]["objects"][0];
+        assert_eq!(
+            (&view["name"], &view["position"]),
+            (&json!("web-canary"), &json!({"kind": "original"})),
+            "{status}"
+        );
+        assert!(
+            view["notes"][0].as_str().unwrap().starts_with("made at weight 0, as the controller creates it"),
+            "{view}"
+        );
+        // Its claim is left too, by a run gone: released as the refusal says.
+        test.run_args(["release-claim", "web", "--yes"]).success();
+        let restored = test.run_args(["restore", "web", "--yes"]).success();
+        assert!(!restored.stderr.contains("edit"), "{}", restored.stderr);
+        assert_eq!(canary(&server), None, "deleted");
+        held.release();
+    }
+
+    #[test]
     fn a_server_that_stops_answering_at_the_canarys_patch_is_given_up_on_in_bounded_time() {
         // Every request from the patch (write 3) on hangs: the patch, reading it again, the
         // rollback's delete and reading that again each wait the request timeout, and the

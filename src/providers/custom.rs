@@ -77,7 +77,7 @@ pub fn plan_object(
     let original_holds_nothing = holds_nothing(&original);
     // Its original stored and nothing else written yet (as a write cut short leaves it): at its
     // original, not edited by someone.
-    let at_stored_original = stored.is_some_and(|text| !text.is_empty() && original.is_on(&current, text));
+    let after_first_write = stored.is_some_and(|text| !text.is_empty() && original.is_on(&current, text));
     // Nothing stored, and the object routes to the canary Service already (its annotation
     // removed mid-release, or routed by hand): the controller stores that routing as the
     // original, and the release's end puts it back.
@@ -207,7 +207,7 @@ pub fn plan_object(
         unwritable,
         degenerate_original: degenerate,
         canary_in_original,
-        at_stored_original,
+        after_first_write,
         foreign_canary: None,
         strands_stable: None,
         notes: Vec::new(),

@@ -422,7 +422,7 @@ pub fn plan_object(
         unwritable: None,
         degenerate_original: None,
         canary_in_original: None,
-        at_stored_original: false,
+        after_first_write: false,
         foreign_canary: None,
         strands_stable,
         notes: Vec::new(),

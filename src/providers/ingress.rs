@@ -383,17 +383,7 @@ pub fn plan_stage(
                     route.ingress
                 ),
             })?;
-            let mut created = canary_ingress(&route.source(), stable).map_err(Error::Input)?;
-            let annotations = annotations_of(&created);
-            let mut failures = failures.clone();
-            if route.builtin {
-                failures.extend(mse_without_annotations(route.class_type, &annotations));
-            }
-            let creation = RouteStrategy { traffic: Some("0%".into()), ..RouteStrategy::default() };
-            let obj = lua_obj(&annotations, &creation, route.canary_service);
-            let result = run_script(route, &obj, &failures, &mut warnings)?;
-            set_annotations(&mut created, &result);
-            let created = Arc::new(created);
+            let created = Arc::new(created_canary(route, stable, &failures, &mut warnings)?);
             changes.push(Change::Create { key: key.clone(), object: Arc::clone(&created) });
             created
         }
@@ -427,6 +417,37 @@ pub fn plan_stage(
     let patch = annotations_patch(&before, &after);
     changes.push(Change::MergePatch { key, subresource: None, before: current, patch });
     Ok(StagePlan { changes, canary: Some(Arc::new(updated)), obj: Some(obj), warnings })
+}
+
+/// The canary Ingress as the controller creates it from `stable`: the script's annotations at
+/// weight 0 with no matches; a failure carries `failures`, why the controller's script fails too.
+fn created_canary(
+    route: &IngressRoute,
+    stable: &Value,
+    failures: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<Value, Error> {
+    let mut created = canary_ingress(&route.source(), stable).map_err(Error::Input)?;
+    let annotations = annotations_of(&created);
+    let mut failures = failures.to_vec();
+    if route.builtin {
+        failures.extend(mse_without_annotations(route.class_type, &annotations));
+    }
+    let creation = RouteStrategy { traffic: Some("0%".into()), ..RouteStrategy::default() };
+    let obj = lua_obj(&annotations, &creation, route.canary_service);
+    let result = run_script(route, &obj, &failures, warnings)?;
+    set_annotations(&mut created, &result);
+    Ok(created)
+}
+
+/// Whether `canary` (as read) has the annotations the controller creates it with and no others:
+/// where its create leaves it before a step's patch (the controller's first pass, or a run cut
+/// short between the two), which routes nothing to the canary yet, not someone's edit. The
+/// script runs once more for it, its prints not shown again.
+fn at_creation(route: &IngressRoute, stable: &Value, canary: &Value) -> bool {
+    let quiet = IngressRoute { printed: &Printed::default(), ..*route };
+    created_canary(&quiet, stable, &[], &mut Vec::new())
+        .is_ok_and(|created| annotations_of(&created) == annotations_of(canary))
 }
 
 /// The hazard of deleting a canary Ingress with finalizers (an AWS or GKE ingress controller
@@ -555,9 +576,11 @@ pub fn plan_object(
     let stable =
         objects.get(&ObjectKey::new("networking.k8s.io", "Ingress", &owner.namespace, ingress)).map(Arc::as_ref);
     let builtin = |script: &ResolvedScript| super::runs_builtin(script, &scripts::ingress_key(class_type));
-    let (stage, script) = match context.action {
+    let source = CanarySource::of(routing, ingress);
+    let foreign_canary = current.and_then(|canary| foreign_canary(&source, canary));
+    let (stage, script, after_first_write) = match context.action {
         // At a stage it leaves alone the controller builds no provider, so reads no script.
-        RoutingAction::Leave => (StagePlan::kept(&key, current, Vec::new()), None),
+        RoutingAction::Leave => (StagePlan::kept(&key, current, Vec::new()), None, false),
         action => {
             let script =
                 resolve().map_err(|e| Error::Input(format!("{owner} routes through Ingress {ingress}: {e}")))?;
@@ -574,15 +597,18 @@ pub fn plan_object(
             };
             let stage = plan_stage(&route, stable, current, action)
                 .map_err(|e| e.prefixed(&format!("{owner}, {}", context.stage)))?;
-            (stage, Some(script))
+            // Only the canary as read: one a stage made or patched is that stage's.
+            let at_creation = match (after.is_none(), stable, current) {
+                (true, Some(stable), Some(canary)) if foreign_canary.is_none() => at_creation(&route, stable, canary),
+                _ => false,
+            };
+            (stage, Some(script), at_creation)
         }
     };
     let mut warnings = stage.warnings;
     if let (None, Some(_), None, RoutingAction::Route(_)) = (stable, current, &after, context.action) {
         warnings.extend(stable_missing(objects, &owner.namespace, ingress));
     }
-    let source = CanarySource::of(routing, ingress);
-    let foreign_canary = current.and_then(|canary| foreign_canary(&source, canary));
     warnings.extend(foreign_canary.iter().map(|why| {
         format!("{why}: the controller patches its annotations as if it were, and deletes it when the release ends")
     }));
@@ -642,14 +668,22 @@ pub fn plan_object(
         unwritable: None,
         degenerate_original: None,
         canary_in_original: None,
-        at_stored_original: false,
+        after_first_write,
         foreign_canary,
         strands_stable: None,
-        notes: spec_note.into_iter().chain(order_note).collect(),
+        notes: after_first_write
+            .then(|| CREATED_UNPATCHED.to_string())
+            .into_iter()
+            .chain(spec_note)
+            .chain(order_note)
+            .collect(),
         changes: stage.changes,
         changed: Changed::default(),
     })
 }
+
+/// What `status` says of a canary Ingress as the controller creates it (`at_creation`).
+const CREATED_UNPATCHED: &str = "made at weight 0, as the controller creates it, and not patched since (the controller's first pass, or a run cut short between its create and its patch): it sends nothing to the canary yet";
 
 /// Why a stage writes nothing to the canary Ingress when no script runs.
 fn kept_because(action: &RoutingAction, exists: bool) -> &'static str {

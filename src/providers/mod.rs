@@ -315,10 +315,12 @@ pub struct ObjectPlan {
     /// controller would store that routing as its original, so `approve` refuses to write it
     /// without `--force`.
     pub canary_in_original: Option<String>,
-    /// A custom ref whose original is stored and whose spec, labels and annotations are that
-    /// original's: where the store of the original leaves it before a step's routing is written
-    /// (the controller's first write, or a run cut short after it), at its original.
-    pub at_stored_original: bool,
+    /// Where the first of the two writes that route it leaves it, before a step's routing is
+    /// written (the controller's first pass, or a run cut short after that write), so at its
+    /// original and not edited by someone: a custom ref whose original is stored and whose spec,
+    /// labels and annotations are that original's; a canary Ingress with the annotations it is
+    /// created with.
+    pub after_first_write: bool,
     /// A canary Ingress as read that this owner did not make (someone else's Ingress of that
     /// name), said why: `approve` refuses to write it without `--force`.
     pub foreign_canary: Option<String>,
@@ -369,7 +371,7 @@ impl ObjectPlan {
             unwritable: None,
             degenerate_original: None,
             canary_in_original: None,
-            at_stored_original: false,
+            after_first_write: false,
             foreign_canary: None,
             strands_stable: None,
             notes: vec![format!("{missing}: a step that routes it fails at the controller (its restore skips it)")],
