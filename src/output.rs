@@ -715,6 +715,7 @@ mod tests {
         let plan = RoutingPlan {
             owner: "Rollout shop/demo".into(),
             preview: false,
+            waiting_for_stable_service: Vec::new(),
             notes: Vec::new(),
             stages: vec![
                 stage(1, vec![object("web-canary", &[missing]), object("api-canary", &[missing])]),
@@ -760,6 +761,7 @@ mod tests {
             notes: Vec::new(),
             warnings: Vec::new(),
             preview,
+            waiting_for_stable_service: Vec::new(),
             stages: vec![StagePlan {
                 stage: Some(Stage::Step(1)),
                 label: "step 1/1".into(),

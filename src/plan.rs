@@ -6,7 +6,7 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
 use crate::model::{
-    self, ObjectIndex, ObjectKey, Provider, Rollout, Routing, RoutingAction, Stage, StageRouting, StrategyKind,
+    self, ObjectIndex, ObjectKey, Owner, Provider, Rollout, Routing, RoutingAction, Stage, StageRouting, StrategyKind,
     TrafficRoutingCr, WeightSplit,
 };
 use crate::providers::{self, Context, ObjectPlan, custom, gateway, ingress};
@@ -47,6 +47,9 @@ pub struct RoutingPlan {
     /// A preview: what the next release of a Rollout not in one would write first, which the
     /// controller writes only once a release starts; its changes are not pending.
     pub preview: bool,
+    /// The owners whose stable Service is known not to exist where a stage routes: the
+    /// controller waits for it there, writing nothing (a warning says so).
+    pub waiting_for_stable_service: Vec<Owner>,
 }
 
 impl RoutingPlan {
@@ -159,7 +162,14 @@ impl<'a> Planner<'a> {
                     "no traffic routing (no trafficRoutings, no {} annotation): the controller routes no traffic for it, so there is nothing to plan",
                     model::TRAFFIC_ROUTING_ANNOTATION
                 );
-                return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings, preview: false });
+                return Ok(RoutingPlan {
+                    owner,
+                    notes: vec![why],
+                    stages: Vec::new(),
+                    warnings,
+                    preview: false,
+                    waiting_for_stable_service: Vec::new(),
+                });
             }
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::Input(format!(
@@ -207,7 +217,14 @@ impl<'a> Planner<'a> {
         // Placing objects (status, restore), the steps are planned all the same: a disabled
         // Rollout's objects may still carry a step's routing until the controller restores them.
         if let Some(why) = rollout.not_run().filter(|_| self.carry) {
-            return Ok(RoutingPlan { owner, notes: vec![why], stages: Vec::new(), warnings, preview: false });
+            return Ok(RoutingPlan {
+                owner,
+                notes: vec![why],
+                stages: Vec::new(),
+                warnings,
+                preview: false,
+                waiting_for_stable_service: Vec::new(),
+            });
         }
         // Only a status says that no release is in progress (files often have none).
         if rollout.status.phase.is_some()
@@ -325,7 +342,10 @@ impl<'a> Planner<'a> {
         warnings.extend(without_weights.warnings());
         let cr_routes = cr_done.as_ref().filter(|(_, _, done)| matches!(done.action, RoutingAction::Route(_)));
         let routed = routing.as_ref().filter(|_| routes).into_iter().chain(cr_routes.map(|(_, r, _)| r));
-        for missing in routed.filter_map(|routing| providers::missing_stable_service(routing, self.objects)) {
+        let mut waiting_for_stable_service = Vec::new();
+        for routing in routed {
+            let Some(missing) = providers::missing_stable_service(routing, self.objects) else { continue };
+            waiting_for_stable_service.push(routing.owner.clone());
             if !warnings.contains(&missing) {
                 warnings.push(missing);
             }
@@ -334,7 +354,14 @@ impl<'a> Planner<'a> {
             warnings.extend(contested.iter().map(|key| contested_note(key, rollout, namespace, cr)));
             warnings.extend(cr.warnings.iter().map(|w| format!("TrafficRouting {}: {w}", cr.name)));
         }
-        Ok(RoutingPlan { owner, notes: Vec::new(), stages: plans, warnings, preview: false })
+        Ok(RoutingPlan {
+            owner,
+            notes: Vec::new(),
+            stages: plans,
+            warnings,
+            preview: false,
+            waiting_for_stable_service,
+        })
     }
 
     /// Plans a TrafficRouting on its own: its strategy through its refs.
@@ -350,9 +377,10 @@ impl<'a> Planner<'a> {
             StagePlan { stage: None, label, routing: description.clone(), description, unrouted: false, objects };
         let mut warnings: Vec<String> = cr.warnings.iter().map(ToString::to_string).collect();
         warnings.extend(without_weights.warnings());
-        if matches!(done.action, RoutingAction::Route(_)) {
-            warnings.extend(providers::missing_stable_service(&routing, self.objects));
-        }
+        let missing = providers::missing_stable_service(&routing, self.objects)
+            .filter(|_| matches!(done.action, RoutingAction::Route(_)));
+        let waiting_for_stable_service = missing.iter().map(|_| routing.owner.clone()).collect();
+        warnings.extend(missing);
         // The Rollouts that would put the label on their canary pods are not known here.
         let (label, value) = CANARY_SUBSET_LABEL;
         let notes = routes_to_canary_subset(&routing).then(|| format!(
@@ -364,6 +392,7 @@ impl<'a> Planner<'a> {
             stages: vec![stage],
             warnings,
             preview: false,
+            waiting_for_stable_service,
         })
     }
 
@@ -1117,7 +1146,12 @@ mod tests {
         let said = |plan: &RoutingPlan| {
             let missing = |w: &&String| w.starts_with("Service store does not exist: it is the stable Service");
             let objects = plan.stages.iter().flat_map(|s| &s.objects).flat_map(|o| &o.warnings);
-            (plan.warnings.iter().filter(missing).count(), objects.filter(|w| w.starts_with("Service ")).count())
+            let counts =
+                (plan.warnings.iter().filter(missing).count(), objects.filter(|w| w.starts_with("Service ")).count());
+            // Who waits for it, for `status`'s notes.
+            let waiting: Vec<String> = plan.waiting_for_stable_service.iter().map(ToString::to_string).collect();
+            assert_eq!(waiting, (counts.0 == 1).then(|| plan.owner.clone()).into_iter().collect::<Vec<_>>());
+            counts
         };
         let mut objects = ObjectIndex::default();
         objects.insert("shop", route());

@@ -765,6 +765,9 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
             other => position_text(other).0,
         };
         let why = match routed_there.owner.kind {
+            _ if plan.waiting_for_stable_service.contains(&routed_there.owner) => {
+                "the controller waits for the stable Service, which does not exist, and writes nothing until it does (see the warning below)".to_string()
+            }
             // Not routed at all: what it keeps depends on the step the release came from, which
             // the status does not tell (a nextStepIndex jump skips the steps between).
             OwnerKind::Rollout if planned.unrouted => "the controller does not route this step, and the gateway keeps the routing of the step the release came from: the one before, or the step a nextStepIndex jump left".to_string(),
@@ -974,6 +977,7 @@ mod tests {
             warnings: vec![],
             stages: vec![],
             preview: false,
+            waiting_for_stable_service: Vec::new(),
         };
         let alone = RolloutView::new(&rollout(json!({})), "shop", None, Ok(&nothing), None, now);
         assert!(alone.text().contains("  Objects:  none (no traffic routing)\n"), "{}", alone.text());
@@ -1078,6 +1082,7 @@ mod tests {
             warnings: vec![],
             stages: vec![],
             preview: false,
+            waiting_for_stable_service: Vec::new(),
         };
         let mut shown = RolloutView::new(&over, "shop", None, Ok(&plan), None, SystemTime::UNIX_EPOCH);
         let ingress_note = format!("note: {}", noted[1].notes[0]);
@@ -1347,6 +1352,7 @@ mod tests {
             notes: vec![],
             warnings: vec![],
             preview: false,
+            waiting_for_stable_service: Vec::new(),
             stages: vec![crate::plan::StagePlan {
                 stage: Some(Stage::Step(1)),
                 label: "step 1/2".into(),
@@ -1418,6 +1424,7 @@ mod tests {
             notes: vec![],
             warnings: vec![],
             preview: false,
+            waiting_for_stable_service: Vec::new(),
             stages: vec![crate::plan::StagePlan {
                 stage: Some(Stage::Step(2)),
                 label: "step 2/2".into(),

@@ -2335,7 +2335,10 @@ fn status_shows_what_plan_warns_of_a_missing_stable_service() {
     server.delete_object("", "services", NAMESPACE, "demo");
     let warning = "warning: Service demo does not exist: it is the stable Service (trafficRoutings[0].service), which the controller waits for";
     let test = Test::new().kubeconfig(&server);
-    test.run_args(["status", "demo"]).success().stdout_has(&format!("  {warning}"));
+    let status = test.run_args(["status", "demo"]).success().stdout_has(&format!("  {warning}")).stdout_has(
+        "      note: VirtualService shop/demo is not at step 2, the current step (it is at its original): the controller waits for the stable Service, which does not exist, and writes nothing until it does (see the warning below)\n",
+    );
+    assert!(!status.stdout.contains("--traffic-only"), "writing the step is not advised: {}", status.stdout);
     let line = test.run_args(["status", "demo", "-w", "--timeout", "1s"]).stdout;
     assert!(!line.contains("warning"), "a -w line leaves it out: {line}");
 }
