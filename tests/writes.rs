@@ -426,6 +426,16 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
         .stderr_has("rollouts.rollouts.kruise.io \"dmeo\" not found in namespace shop");
     assert!(test.run_args(["status", "demo", "-o", "json"]).success().json()[0]["claim"].is_null());
     test.run_args(["approve", "demo", "--yes"]).success();
+    // A claim left on a Rollout deleted since is released, and said to be of no Rollout.
+    server.put_object(lease(&now_micro()));
+    server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo");
+    test.run_args(["release-claim", "demo", "--yes"])
+        .success()
+        .stdout_has(
+            "Rollout shop/demo (no such Rollout: deleted since it was claimed) is claimed by alice@laptop (pid 42)",
+        )
+        .stdout_has("released the claim on Rollout shop/demo");
+    assert!(claims(&server).is_empty());
 }
 
 #[test]

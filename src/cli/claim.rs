@@ -38,7 +38,13 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
         }
         for (name, lease) in &held {
             let holder = write::claim_view(lease, cluster.server_now()).text();
-            print(&format!("Rollout {namespace}/{name} is claimed by {holder}\n"))?;
+            // Its Rollout deleted since (or the name mistyped where a Lease of it is left): the
+            // claim is released all the same, but not as if the Rollout were there.
+            let gone = match named && !rollout_exists(cluster, name).await {
+                true => " (no such Rollout: deleted since it was claimed)",
+                false => "",
+            };
+            print(&format!("Rollout {namespace}/{name}{gone} is claimed by {holder}\n"))?;
         }
         // A delete that may not be made is refused, with a Role, as every missing permission is.
         let deletes = held.iter().map(|(name, _)| {

@@ -115,7 +115,8 @@ const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds
     failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
     shows each claim's holder, asks, and deletes at once the claim it showed, whoever holds it: use it only when \
     its holder is gone (status shows the holder). A name that is neither claimed nor a Rollout is not found \
-    (exit 1, after the others). A claim renewed or taken over after it was shown is not \
+    (exit 1, after the others); a claim left on a Rollout since deleted is released, and said to be of no Rollout. \
+    A claim renewed or taken over after it was shown is not \
     released: the refusal names its holder now (exit 3). The other claims are released all the same, also after \
     a delete that fails; every refusal and failure is reported, and a failure exits 1. A first SIGINT, SIGTERM or \
     SIGHUP stops the run once the delete in flight is answered, a second one at once; either way the claims not \
