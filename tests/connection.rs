@@ -210,10 +210,63 @@ fn kubeconfig_users_kubectl_refuses_or_goes_anonymous_with_are_said_so() {
         .stderr_has("error: reading the kubeconfig: ro.yaml: a Rollout, not a kubeconfig (kind: Config)");
 }
 
+/// The service account's folder in a pod, where client-go's in-cluster configuration reads it.
+const SERVICE_ACCOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
 #[test]
-fn in_a_pod_without_a_kubeconfig_the_missing_in_cluster_configuration_is_said() {
-    let out = Test::new().env("KUBERNETES_SERVICE_HOST", "10.0.0.1").run_args(["status", "demo"]).status(1);
-    out.stderr_has("/kubeconfig: no such file, and this tool does not use a pod's service account (the in-cluster configuration) as kubectl does\n  tip: write a kubeconfig for the service account");
+fn in_a_pod_without_a_kubeconfig_or_a_service_account_token_both_are_said() {
+    if std::path::Path::new(SERVICE_ACCOUNT).join("token").exists() {
+        return crate::support::skip("this machine is a pod with a service account token");
+    }
+    let pod = Test::new().env("KUBERNETES_SERVICE_HOST", "10.0.0.1").env("KUBERNETES_SERVICE_PORT", "443");
+    pod.run_args(["status", "demo"]).status(1).stderr_has(&format!(
+        "/kubeconfig: no such file, and the pod's service account token ({SERVICE_ACCOUNT}/token) is not mounted either, so there is no in-cluster configuration to use\n  tip: point KUBECONFIG or --kubeconfig at a kubeconfig file, or mount the service account's token (automountServiceAccountToken)"
+    ));
+}
+
+/// The binary run with `args` as in a pod whose service account (`token`, `ca.crt` and
+/// `namespace` files of the test's folder `sa/`) is mounted where client-go reads it, and whose
+/// API server is `server` over TLS: in a user and mount namespace of its own (`unshare`), a
+/// tmpfs over /run holds the account's folder. None (skipped, saying so) where that is refused.
+fn in_a_pod(test: &Test, server: &FakeHandle, env: &[(&str, &str)], args: &[&str]) -> Option<crate::support::Output> {
+    let front = crate::support::net::TlsFront::to(server.address().port());
+    let port = front.url().rsplit(':').next().unwrap().to_string();
+    let script = format!(
+        "mount -t tmpfs none /var/run && mkdir -p {SERVICE_ACCOUNT} && cp sa/* {SERVICE_ACCOUNT}/ && exec \"$@\""
+    );
+    let mut command = test.command("unshare", ["--user", "--map-root-user", "--mount", "sh", "-c", &script, "sh"]);
+    command.arg(crate::support::BINARY).args(args);
+    command.env("KUBERNETES_SERVICE_HOST", "127.0.0.1").env("KUBERNETES_SERVICE_PORT", &port);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.starts_with("unshare:") || stderr.starts_with("mount:") {
+        crate::support::skip(&format!("no user and mount namespace to mount a service account in: {}", stderr.trim()));
+        return None;
+    }
+    Some(crate::support::Output::of(output))
+}
+
+#[test]
+fn in_a_pod_without_a_kubeconfig_the_service_account_is_used_as_kubectl_uses_it() {
+    let server = shop(2, "StepPaused").start();
+    // A token with a line end (as a file written by echo), which is not sent.
+    let test = Test::new().file("sa/token", "sa-token\n").file("sa/ca.crt", &test_ca()).file("sa/namespace", "shop\n");
+    let Some(out) = in_a_pod(&test, &server, &[], &["status", "demo"]) else { return };
+    out.success().stdout_has("Rollout shop/demo\n");
+    let sent: Vec<Option<String>> = server.requests().iter().map(|r| r.authorization.clone()).collect();
+    assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some("Bearer sa-token")), "{sent:?}");
+    // POD_NAMESPACE comes before the account's namespace, and -n before both.
+    let elsewhere = [("POD_NAMESPACE", "elsewhere")];
+    let out = in_a_pod(&test, &server, &elsewhere, &["status", "demo"]).unwrap();
+    out.status(1).stderr_has("\"demo\" not found in namespace elsewhere");
+    in_a_pod(&test, &server, &elsewhere, &["status", "demo", "-n", "shop"]).unwrap().success();
+    // A kubeconfig, when there is one, comes first: this one's server is not there.
+    let test = test.file("kubeconfig", "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:9'}\ncontexts:\n- name: c\n  context: {cluster: c}\ncurrent-context: c\n");
+    let out = in_a_pod(&test, &server, &[], &["status", "demo", "--request-timeout", "2s"]).unwrap();
+    out.status(1).stderr_has("127.0.0.1:9");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use super::files::{self, Limit};
 use crate::error::Error;
-use kube::config::{AuthInfo, Kubeconfig, KubeconfigError};
+use kube::config::{AuthInfo, Context, Kubeconfig, KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext};
 use secrecy::ExposeSecret;
 use std::path::{Path, PathBuf};
 
@@ -28,22 +28,72 @@ pub fn read(explicit: Option<&Path>) -> Result<Kubeconfig, Error> {
         Some(path) => vec![path.to_path_buf()],
         None => existing(default_paths())?,
     };
-    // In a pod kubectl falls back to the pod's service account; this tool does not.
-    let in_a_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|host| !host.is_empty());
-    if let [path] = paths.as_slice()
-        && explicit.is_none()
-        && in_a_pod
-        && path.symlink_metadata().is_err()
-    {
-        return Err(Error::Input(format!(
-            "reading the kubeconfig: {}: no such file, and this tool does not use a pod's service account (the in-cluster configuration) as kubectl does\n  tip: write a kubeconfig for the service account (its token and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount, server https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT) and point KUBECONFIG at it",
-            path.display()
-        )));
+    // In a pod with no kubeconfig, kubectl uses the pod's service account (client-go's
+    // in-cluster configuration), and so does this tool.
+    let none_exists = || paths.iter().all(|path| path.symlink_metadata().is_err());
+    if explicit.is_none() && none_exists() {
+        let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        let account = Path::new(SERVICE_ACCOUNT);
+        if let (Some(host), Some(port)) = (env("KUBERNETES_SERVICE_HOST"), env("KUBERNETES_SERVICE_PORT")) {
+            if account.join("token").is_file() {
+                let namespace = env("POD_NAMESPACE").or_else(|| {
+                    let text = files::read_file(&account.join("namespace"), NAMED_FILE).ok()?;
+                    Some(String::from_utf8_lossy(&text).trim().to_string()).filter(|ns| !ns.is_empty())
+                });
+                return Ok(in_cluster(&host, &port, account, account.join("ca.crt").is_file(), namespace));
+            }
+            return Err(Error::Input(format!(
+                "reading the kubeconfig: {}: no such file, and the pod's service account token ({}) is not mounted either, so there is no in-cluster configuration to use\n  {READ_TIP}, or mount the service account's token (automountServiceAccountToken)",
+                paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                account.join("token").display()
+            )));
+        }
     }
     paths.iter().try_fold(Kubeconfig::default(), |merged, path| {
         let next = read_file(path)?;
         merged.merge(next).map_err(|e| read_error(format!("{}: {e}", path.display())))
     })
+}
+
+/// Where a pod's service account is mounted: `token`, `ca.crt` and `namespace`.
+const SERVICE_ACCOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/// The configuration client-go's `InClusterConfig` makes, as a kubeconfig (context, cluster and
+/// user `in-cluster`), so that everything else reads it as any other: the API server at
+/// `host`:`port` over TLS, the service account's token file `account`/token (read again as it
+/// rotates), its CA when `ca` (else the system's, as client-go falls back to), and `namespace`
+/// (POD_NAMESPACE, else the account's; `-n` still comes first).
+fn in_cluster(host: &str, port: &str, account: &Path, ca: bool, namespace: Option<String>) -> Kubeconfig {
+    // Go's net.JoinHostPort: an IPv6 address in brackets.
+    let server = match host.contains(':') {
+        true => format!("https://[{host}]:{port}"),
+        false => format!("https://{host}:{port}"),
+    };
+    let path = |name: &str| Some(account.join(name).to_string_lossy().into_owned());
+    let name = "in-cluster".to_string();
+    Kubeconfig {
+        clusters: vec![NamedCluster {
+            name: name.clone(),
+            cluster: Some(kube::config::Cluster {
+                server: Some(server),
+                certificate_authority: path("ca.crt").filter(|_| ca),
+                ..Default::default()
+            }),
+            other: Default::default(),
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: name.clone(),
+            auth_info: Some(AuthInfo { token_file: path("token"), ..Default::default() }),
+            other: Default::default(),
+        }],
+        contexts: vec![NamedContext {
+            name: name.clone(),
+            context: Some(Context { cluster: name.clone(), user: Some(name.clone()), namespace, ..Default::default() }),
+            other: Default::default(),
+        }],
+        current_context: Some(name),
+        ..Default::default()
+    }
 }
 
 fn default_paths() -> Vec<PathBuf> {
@@ -312,6 +362,31 @@ mod tests {
         let mut kubeconfig = Kubeconfig::from_yaml("clusters:\n- name: c\n  cluster: {server: 'https://h'}\n").unwrap();
         assert!(add_server_scheme(&mut kubeconfig, Some("c")));
         assert!(!add_server_scheme(&mut kubeconfig, Some("missing")));
+    }
+
+    #[test]
+    fn the_in_cluster_configuration_is_client_gos() {
+        let account = Path::new("/sa");
+        let config = in_cluster("10.0.0.1", "443", account, true, Some("shop".into()));
+        let cluster = config.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(cluster.server.as_deref(), Some("https://10.0.0.1:443"));
+        assert_eq!(cluster.certificate_authority.as_deref(), Some("/sa/ca.crt"));
+        let user = config.auth_infos[0].auth_info.as_ref().unwrap();
+        assert_eq!((user.token_file.as_deref(), user.token.is_none()), (Some("/sa/token"), true), "read as it rotates");
+        let context = config.contexts[0].context.as_ref().unwrap();
+        assert_eq!((context.cluster.as_str(), context.user.as_deref()), ("in-cluster", Some("in-cluster")));
+        assert_eq!(
+            (context.namespace.as_deref(), config.current_context.as_deref()),
+            (Some("shop"), Some("in-cluster"))
+        );
+        // An IPv6 address in brackets (net.JoinHostPort); no ca.crt: the system's roots.
+        let config = in_cluster("fd00::1", "6443", account, false, None);
+        let cluster = config.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(
+            (cluster.server.as_deref(), cluster.certificate_authority.as_deref()),
+            (Some("https://[fd00::1]:6443"), None)
+        );
+        assert_eq!(config.contexts[0].context.as_ref().unwrap().namespace, None, "then default");
     }
 
     #[test]

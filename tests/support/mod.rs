@@ -601,7 +601,7 @@ pub struct Output {
 }
 
 impl Output {
-    fn of(output: std::process::Output) -> Output {
+    pub fn of(output: std::process::Output) -> Output {
         Output {
             status: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
