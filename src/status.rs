@@ -764,13 +764,16 @@ fn note_off_current_step(rollout: &Rollout, plan: &RoutingPlan, views: &mut [Obj
             Position::Absent => "absent".to_string(),
             other => position_text(other).0,
         };
+        let waiting = plan.waiting_for_stable_service.contains(&routed_there.owner);
         let why = match routed_there.owner.kind {
-            _ if plan.waiting_for_stable_service.contains(&routed_there.owner) => {
-                "the controller waits for the stable Service, which does not exist, and writes nothing until it does (see the warning below)".to_string()
-            }
             // Not routed at all: what it keeps depends on the step the release came from, which
             // the status does not tell (a nextStepIndex jump skips the steps between).
             OwnerKind::Rollout if planned.unrouted => "the controller does not route this step, and the gateway keeps the routing of the step the release came from: the one before, or the step a nextStepIndex jump left".to_string(),
+            OwnerKind::Rollout if waiting => "the controller waits for the stable Service, which does not exist, and writes nothing until it does (see the warning below)".to_string(),
+            OwnerKind::TrafficRouting if waiting => format!(
+                "TrafficRouting {}'s controller waits for its stable Service, which does not exist, and routes nothing until it does (see the warning below)",
+                routed_there.owner.name
+            ),
             // A TrafficRouting's controller routes it at every reconcile while a Rollout holds it.
             OwnerKind::TrafficRouting => format!(
                 "TrafficRouting {} routes it again and again while a Rollout holds it, so it fails to (its logs say why), or the object was changed since its last pass",

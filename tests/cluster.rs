@@ -1565,6 +1565,12 @@ fn an_object_a_held_traffic_routing_has_not_routed_is_said_to_be_its_controllers
     // once, and no --traffic-only is needed.
     let server = full_link("StepPaused").start();
     let test = Test::new().kubeconfig(&server);
+    // Without its stable Service, that is why.
+    test.run_args(["status", "mocka"]).success().stdout_has(
+        "note: VirtualService shop/mocka is not at step 1, the current step (it is at its original): TrafficRouting mocka-tr's controller waits for its stable Service, which does not exist, and routes nothing until it does (see the warning below)\n",
+    );
+    let server = full_link("StepPaused").resource(fake_apiserver::services()).object(service("mocka")).start();
+    let test = Test::new().kubeconfig(&server);
     let out = test.run_args(["status", "mocka"]).success().stdout_has(
         "note: VirtualService shop/mocka is not at step 1, the current step (it is at its original): TrafficRouting mocka-tr routes it again and again while a Rollout holds it, so it fails to (its logs say why), or the object was changed since its last pass\n",
     );
