@@ -733,7 +733,12 @@ impl<'a> Writer<'a> {
         // old spec over the live one, and the status is the controller's.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
         let backup = match change.before().filter(|_| first_write && change.subresource().is_none()) {
-            Some(before) => Some(self.back_up(&key, before).await?),
+            Some(before) => {
+                let saved = self.back_up(&key, before).await?;
+                // A signal that came while it was saved (a slow disk) stops this write too.
+                self.check_interrupt().await?;
+                Some(saved)
+            }
             None => None,
         };
         // A replace planned from the first read, after this run wrote the object already (its

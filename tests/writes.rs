@@ -1245,6 +1245,34 @@ fn a_second_sigint_while_a_backup_is_saved_stops_at_once() {
 }
 
 #[test]
+fn a_first_sigint_while_a_backup_is_saved_stops_the_write_it_precedes() {
+    // A review's finding: the signal was said to start no new write, and the write the backup
+    // was saved for was sent all the same (then rolled back at the next one).
+    let server = shop(2, "StepPaused").start();
+    let claim = server.pause(Requests::Matching(Rule::new(["create"]).resources(["leases"])), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(claim.wait_until_held(Duration::from_secs(30)), "the claim is held");
+    let removals = match child.stall_removals(&test.path("strace")) {
+        Ok(removals) => removals,
+        Err(why) => {
+            claim.release();
+            return crate::support::skip(&why);
+        }
+    };
+    claim.release();
+    removals.wait_until_held("/backups/fake/shop/VirtualService/demo/");
+    child.first_signal("INT");
+    drop(removals);
+    child
+        .finish_within(Duration::from_secs(30))
+        .status(130)
+        .stderr_has("error: interrupted (SIGINT): no new write was started\n  nothing was written\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert!(claims(&server).is_empty(), "released");
+}
+
+#[test]
 fn a_second_sigint_while_removing_an_unused_backup_stops_at_once_and_says_the_claim_is_left() {
     // The VirtualService's backup is saved, then its first write refused (422): nothing was
     // written to it, so the run removes the backup, and both signals come during that removal
