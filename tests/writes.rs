@@ -439,6 +439,23 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
 }
 
 #[test]
+fn a_claim_refused_whose_holder_cannot_be_read_is_not_said_to_be_this_runs() {
+    // A review's finding: the create's 409 is a definite answer, but a holder's read that timed
+    // out was reported as this run's claim that "may still be taken", with advice to release
+    // it: the live claim of someone else.
+    let server = shop(2, "StepPaused").object(lease(&now_micro())).start();
+    let read = Requests::Matching(Rule::new(["get"]).resources(["leases"]));
+    server.reply_fault(read, 1, Stage::BeforeStore, fake_apiserver::ReplyFault::NeverSent);
+    let out = Test::new().kubeconfig(&server).args(["approve", "demo", "--yes", "--request-timeout", "2s"]).run();
+    let out = out.status(3).stderr_has(
+        "error: nothing was written: Rollout shop/demo is claimed by someone else (Lease rollout-lua.demo exists), and reading who holds it failed: ",
+    );
+    assert!(!out.stderr.contains("may still be taken") && !out.stderr.contains("release-claim"), "{}", out.stderr);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(claims(&server).len(), 1, "theirs, untouched");
+}
+
+#[test]
 fn release_claim_without_leave_to_delete_the_lease_is_refused_with_the_role_that_grants_it() {
     let denied = Rule::new(["delete"]).resources(["leases"]).names(["rollout-lua.demo"]);
     let server = shop(2, "StepPaused").object(lease(&now_micro())).deny(denied).start();

@@ -158,7 +158,16 @@ impl Claim {
             if let Ok(Some(stored)) = send(cluster, &create).await? {
                 return Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: taken_at, retry_at: None });
             }
-            match cluster.get(&resource, namespace, &key.name).await? {
+            // The create was refused (409): nothing of this run's can land, whatever this read
+            // meets; someone's Lease is there.
+            let read = cluster.get(&resource, namespace, &key.name).await.map_err(|e| {
+                Error::Refused(format!(
+                    "nothing was written: Rollout {namespace}/{rollout} is claimed by someone else (Lease {} exists), and reading who holds it failed: {e}; run again, or `kubectl rollout-lua status {}` shows the holder",
+                    key.name,
+                    model::rollout_args(namespace, rollout)
+                ))
+            })?;
+            match read {
                 Some(held) => break held,
                 None if attempts > 0 => continue,
                 None => {
