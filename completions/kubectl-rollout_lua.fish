@@ -99,7 +99,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l ref -d 'Restore this gateway object instead of a Rollout\'s: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit 1, after the others)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l ref -d 'Restore this gateway object instead of a Rollout\'s: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its Rollout)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l from-backup -d 'Put back an object saved by an earlier write (a file under the backups folder); one that no longer exists is made again' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l dry-run -d 'client: show what would be written; server: send every write with dryRun=All' -r -f -a "none\t''
 client\t''

@@ -118,7 +118,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
         'kubectl-rollout_lua;restore' {
             [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
             [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
-            [CompletionResult]::new('--ref', '--ref', [CompletionResultType]::ParameterName, 'Restore this gateway object instead of a Rollout''s: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit 1, after the others)')
+            [CompletionResult]::new('--ref', '--ref', [CompletionResultType]::ParameterName, 'Restore this gateway object instead of a Rollout''s: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its Rollout)')
             [CompletionResult]::new('--from-backup', '--from-backup', [CompletionResultType]::ParameterName, 'Put back an object saved by an earlier write (a file under the backups folder); one that no longer exists is made again')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: show what would be written; server: send every write with dryRun=All')
             [CompletionResult]::new('--script', '--script', [CompletionResultType]::ParameterName, 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)')

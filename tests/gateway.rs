@@ -234,6 +234,25 @@ mod cluster {
         }
     }
 
+    #[test]
+    fn restore_ref_of_an_httproute_is_refused_and_says_what_restores_it() {
+        // An online trial: it wrote nothing and exited 0, so `restore --ref … && echo restored`
+        // passed while the canary still got traffic.
+        let server = store(2, "StepPaused", &["v1", "v1beta1"]).start();
+        approve(&server);
+        let routed = rules(&server);
+        server.clear_log();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "--ref", "HTTPRoute.gateway.networking.k8s.io/store", "--yes"])
+            .run()
+            .status(3)
+            .stderr_has("error: nothing was written: --ref HTTPRoute.gateway.networking.k8s.io/store: an HTTPRoute keeps no stored original to put back; restore it with the Rollout that routes it (`restore ROLLOUT`)");
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+        assert!(claim_writes(&server).is_empty(), "nothing claimed");
+        assert_eq!(rules(&server), routed);
+    }
+
     /// Rollout `store` with `disableGenerateCanaryService` at `step`, and a route whose only rule
     /// goes to Service `store`.
     fn same_service(step: i64, phase: &str) -> FakeHandle {

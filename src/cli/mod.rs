@@ -199,7 +199,8 @@ edits made during the release, or steps that do not plan (so edits cannot be
        that leaves the stable Service without a rule, or an Ingress named <name>-canary the
        Rollout did not make (left as it is), without --force; permissions,
        another run's claim, someone else's edit, a stored original that does not parse or holds
-       no spec, a --ref or a backup that is not a gateway object, no terminal to confirm";
+       no spec, a --ref or a backup that is not a gateway object (or a --ref of an HTTPRoute),
+       no terminal to confirm";
 
 /// The exit codes of a command that writes (approve, restore), with what it refuses.
 fn write_exit_codes(refusals: &str) -> String {
@@ -673,7 +674,8 @@ pub struct RestoreArgs {
     pub selection: RolloutSelection,
     /// Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for
     /// VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit
-    /// 1, after the others)
+    /// 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its
+    /// Rollout)
     #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]
     pub refs: Vec<String>,
     /// Put back an object saved by an earlier write (a file under the backups folder); one that

@@ -168,6 +168,11 @@ async fn restore_objects(
                 let why = not_a_gateway_object("--ref");
                 return Err(Error::Refused(format!("nothing was written: --ref {argument}: {key} is {why}")));
             }
+            if (resource.group.as_str(), resource.kind.as_str()) == (http_route::GROUP, http_route::KIND) {
+                return Err(Error::Refused(format!(
+                    "nothing was written: --ref {argument}: an HTTPRoute keeps no stored original to put back; restore it with the Rollout that routes it (`restore ROLLOUT`), which runs the controller's restore of its rules, or from a backup (`restore --from-backup FILE`)"
+                )));
+            }
             refs.push((resource, name));
         }
         let namespace = &session.cluster.namespace;
@@ -574,12 +579,6 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                 warnings,
                 strands: None,
             });
-            continue;
-        }
-        if key.group == http_route::GROUP && key.kind == http_route::KIND {
-            notes.push(format!(
-                "{key}: an HTTPRoute keeps no stored original; restore it with the Rollout that routes it (restore ROLLOUT), which runs the controller's restore of its rules"
-            ));
             continue;
         }
         let Some(stored) = data::stored_original(&live) else {
@@ -1310,9 +1309,20 @@ fn not_releasing(routing: &Routing, key: &ObjectKey, written: &Value) -> String 
         ProviderKind::Ingress => {
             ("deletes its canary Ingress", format!("until `restore --ref {reference}` deletes it again"))
         }
-        ProviderKind::Gateway => {
-            ("restores its HTTPRoute's rules", format!("until `restore --ref {reference}` restores its rules"))
-        }
+        // An HTTPRoute keeps no stored original for `--ref`: its Rollout's restore runs the
+        // controller's restore of its rules.
+        ProviderKind::Gateway => (
+            "restores its HTTPRoute's rules",
+            match routing.owner.kind {
+                OwnerKind::Rollout => format!(
+                    "until `restore {}` restores its rules",
+                    model::rollout_args(&routing.owner.namespace, &routing.owner.name)
+                ),
+                OwnerKind::TrafficRouting => {
+                    format!("until `restore` of a Rollout that links {} restores its rules", routing.owner)
+                }
+            },
+        ),
         ProviderKind::Custom if data::stored_original(written).is_some() => (
             "puts back the stored original of its custom refs",
             format!("until `restore --ref {reference}` puts its stored original back"),
@@ -1492,7 +1502,7 @@ mod tests {
         let route = ObjectKey::new(http_route::GROUP, http_route::KIND, "shop", "web");
         assert_eq!(
             not_releasing(&routing, &route, &json!({})),
-            "Rollout shop/odd is not in a release: the controller restores its HTTPRoute's rules only in a release (at a step without traffic, or at its end), so HTTPRoute shop/web stays, with the canary traffic it routes, until `restore --ref HTTPRoute.gateway.networking.k8s.io/web` restores its rules"
+            "Rollout shop/odd is not in a release: the controller restores its HTTPRoute's rules only in a release (at a step without traffic, or at its end), so HTTPRoute shop/web stays, with the canary traffic it routes, until `restore odd -n shop` restores its rules"
         );
     }
 
