@@ -1477,8 +1477,12 @@ mod cluster {
             view["notes"][0].as_str().unwrap().starts_with("made at weight 0, as the controller creates it"),
             "{view}"
         );
-        // Its claim is left too, by a run gone: released as the refusal says.
+        // Its claim is left too, by a run gone: released as the refusal says. Then approve
+        // routes it (it refused it as edited) and restore deletes it.
         test.run_args(["release-claim", "web", "--yes"]).success();
+        let routed = test.run_args(["approve", "web", "--traffic-only", "--yes"]).success();
+        assert!(!routed.stderr.contains("edit"), "{}", routed.stderr);
+        assert_eq!(annotations(&canary(&server).unwrap())[format!("{NGINX}/canary-by-header")], "x-canary");
         let restored = test.run_args(["restore", "web", "--yes"]).success();
         assert!(!restored.stderr.contains("edit"), "{}", restored.stderr);
         assert_eq!(canary(&server), None, "deleted");
