@@ -282,9 +282,9 @@ impl Unheard {
 /// line: ` (its state before this run: FILE)`, ` (it did not exist before this run)` for one the
 /// run made, or nothing (neither: a Rollout's approval); with `theirs` (`; …` for each edit of
 /// someone else's the run overwrote, or may have) inside.
-fn before_this_run(backup: Option<&PathBuf>, made: bool, theirs: &str) -> String {
+fn before_this_run(backup: Option<(&str, &PathBuf)>, made: bool, theirs: &str) -> String {
     match backup {
-        Some(backup) => format!(" (its state before this run: {}{theirs})", backup.display()),
+        Some((holds, backup)) => format!(" ({holds}: {}{theirs})", backup.display()),
         None if made => format!(" (it did not exist before this run{theirs})"),
         None => theirs.strip_prefix("; ").map(|theirs| format!(" ({theirs})")).unwrap_or_default(),
     }
@@ -728,11 +728,14 @@ impl<'a> Writer<'a> {
         // stops this write too.
         self.renew_claims().await?;
         self.check_interrupt().await?;
-        // One backup per object and run: its state before this run's first write to it. Not
-        // for a status patch (the approval): `restore --from-backup` of a Rollout would put an
-        // old spec over the live one, and the status is the controller's.
+        // One backup per object and step: its state before the step's first write to it (a
+        // later step of a follow run backs it up again: an earlier step's write is kept with
+        // its approval, and the way back of this step's goes only to where that step left
+        // it). Not for a status patch (the approval): `restore --from-backup` of a Rollout
+        // would put an old spec over the live one, and the status is the controller's.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
-        let backup = match change.before().filter(|_| first_write && change.subresource().is_none()) {
+        let first_of_step = !self.written[self.written_before_read..].iter().any(|w| w.change.key() == &key);
+        let backup = match change.before().filter(|_| first_of_step && change.subresource().is_none()) {
             Some(before) => {
                 let saved = self.back_up(&key, before).await?;
                 // A signal that came while it was saved (a slow disk) stops this write too.
@@ -1140,10 +1143,10 @@ impl<'a> Writer<'a> {
         if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
             return None;
         }
-        let backed_up = self.written.iter().position(|w| w.change.key() == key && w.backup.is_some());
+        let backed_up = self.written.iter().rposition(|w| w.change.key() == key && w.backup.is_some());
         let backup = match self.backup_of(key) {
-            Some(backup) if backed_up.is_some_and(|first| first < self.written_before_read) => {
-                format!("its state before this run: {}", backup.display())
+            Some(backup) if backed_up.is_some_and(|latest| latest < self.written_before_read) => {
+                format!("{}: {}", self.backup_holds(key, backup), backup.display())
             }
             Some(backup) => format!("backup {}", backup.display()),
             // Made by this run (at an earlier step of a follow run, when `done` is an update).
@@ -1171,9 +1174,20 @@ impl<'a> Writer<'a> {
         saved.map(|(_, file)| format!("; their edit it overwrote: {}", file.display())).collect()
     }
 
-    /// Where the backup of the first write of `key` is.
+    /// Where the backup of `key` is that the way back puts back: of the first write of the
+    /// latest step that wrote it (in a run of one step, of the run's first write).
     pub fn backup_of(&self, key: &ObjectKey) -> Option<&PathBuf> {
-        self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref())
+        self.written.iter().rev().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref())
+    }
+
+    /// What `backup`, of `key`, holds: `its state before this run`, or, where this run wrote it
+    /// at an earlier step (kept with that step's approval), `its state before this step`.
+    fn backup_holds(&self, key: &ObjectKey, backup: &PathBuf) -> &'static str {
+        let at = self.written.iter().position(|w| w.backup.as_ref() == Some(backup)).unwrap_or(self.written.len());
+        match self.written[..at].iter().any(|w| w.change.key() == key) {
+            true => "its state before this step",
+            false => "its state before this run",
+        }
     }
 
     /// `the reply was lost; a fresh read shows …` (or what else became of the reply: it could
@@ -1471,7 +1485,8 @@ impl<'a> Writer<'a> {
         let Some(&first) = of_key.peek() else {
             return self.may_be_line(&unheard.expect("an object of the report was written or may be"));
         };
-        let backup = before_this_run(self.backup_of(key), self.made(key), &self.overwritten_note(key));
+        let backup = self.backup_of(key).map(|backup| (self.backup_holds(key, backup), backup));
+        let backup = before_this_run(backup, self.made(key), &self.overwritten_note(key));
         let unheard_reply = self.unheard_reply(key).map(|reply| format!(" ({reply})")).unwrap_or_default();
         // Kept writes (earlier steps': the last of them said) and a rolled back later one
         // (this step's): both said.
@@ -1482,6 +1497,13 @@ impl<'a> Writer<'a> {
         // one line says all that is known of the object.
         let later_out = out.or(unheard.as_ref());
         let unheard = later_out.map(|u| format!("; a later write of it {}", u.may_be)).unwrap_or_default();
+        // An earlier step's write kept with its approval, before a later one not rolled back:
+        // both said, as the way back goes only to where that step left it.
+        let kept = self.written.iter().filter(|w| w.change.key() == key).find_map(|w| match &w.fate {
+            Fate::Kept(why) => Some(format!("{why}; a later write of it: ")),
+            _ => None,
+        });
+        let kept = kept.unwrap_or_default();
         match &shown.fate {
             Fate::Written => {
                 format!("  {key}: {}{unheard_reply}{unheard}{backup}", done_by(&shown.change, self.made(key)))
@@ -1489,9 +1511,10 @@ impl<'a> Writer<'a> {
             Fate::RolledBack => format!("  {key}: rolled back{unheard}"),
             Fate::NotRolledBack { why, unsure: true } => {
                 let made = self.made_stands(key, &shown.fate);
-                format!("  {key}: {made}{why}{later}{unheard}{backup}")
+                format!("  {key}: {kept}{made}{why}{later}{unheard}{backup}")
             }
-            Fate::Kept(why) | Fate::NotRolledBack { why, .. } => format!("  {key}: {why}{later}{unheard}{backup}"),
+            Fate::NotRolledBack { why, .. } => format!("  {key}: {kept}{why}{later}{unheard}{backup}"),
+            Fate::Kept(why) => format!("  {key}: {why}{later}{unheard}{backup}"),
         }
     }
 
@@ -1512,6 +1535,7 @@ impl<'a> Writer<'a> {
     /// The line for an object a request may have changed: what it may be, and its backup.
     fn may_be_line(&self, out: &InFlight) -> String {
         let backup = out.backup.as_ref().or(self.backup_of(&out.key));
+        let backup = backup.map(|backup| (self.backup_holds(&out.key, backup), backup));
         // A rollback puts their edit back (the undone write was made over it).
         let theirs = self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key && !out.undoing);
         let theirs: String =
@@ -1817,11 +1841,21 @@ mod tests {
     #[test]
     fn every_report_line_names_the_state_before_the_run_in_one_form() {
         let backup = PathBuf::from("/b/1.yaml");
-        assert_eq!(before_this_run(Some(&backup), false, ""), " (its state before this run: /b/1.yaml)");
-        // A backup is the state before the run, even of an object the run made at an earlier step.
-        assert_eq!(before_this_run(Some(&backup), true, ""), " (its state before this run: /b/1.yaml)");
         assert_eq!(
-            before_this_run(Some(&backup), false, "; their edit it overwrote: /b/2.yaml"),
+            before_this_run(Some(("its state before this run", &backup)), false, ""),
+            " (its state before this run: /b/1.yaml)"
+        );
+        // A backup is the state before the run, even of an object the run made at an earlier step.
+        assert_eq!(
+            before_this_run(Some(("its state before this run", &backup)), true, ""),
+            " (its state before this run: /b/1.yaml)"
+        );
+        assert_eq!(
+            before_this_run(
+                Some(("its state before this run", &backup)),
+                false,
+                "; their edit it overwrote: /b/2.yaml"
+            ),
             " (its state before this run: /b/1.yaml; their edit it overwrote: /b/2.yaml)"
         );
         assert_eq!(before_this_run(None, true, ""), " (it did not exist before this run)");

@@ -780,6 +780,37 @@ fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_clai
 }
 
 #[test]
+fn a_later_steps_write_left_not_rolled_back_has_the_way_back_to_the_earlier_step() {
+    // A review's finding: the VirtualService was backed up at step 1 only; when step 2's
+    // approval was refused and the undo of its write refused too, the report's way back put it
+    // before step 1, whose approval stands.
+    let server = shop(1, "StepPaused").start();
+    let before_run = vs(&server);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"]);
+    child.wait_for_stdout("approved (step 1/3)");
+    let at_step_1 = vs(&server);
+    let approvals = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    let held = server.pause(approvals(), 1, Stage::BeforeStore);
+    server.storm(approvals(), Some(1), 403, None);
+    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's approval is sent");
+    let updates = Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]));
+    server.storm(updates, Some(1), 422, None);
+    held.release();
+    let out = child.finish().status(1);
+    let kept = "  VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3); a later write of it: could NOT roll back: ";
+    let line = out.stderr.lines().find(|l| l.starts_with(kept)).expect(&out.stderr);
+    let (_, file) = line.rsplit_once("(its state before this step: ").expect(line);
+    let file = file.trim_end_matches(')');
+    assert!(out.stderr.contains("  DestinationRule shop/demo: written and kept: Rollout demo is approved with it (step 1/3) (its state before this run: "), "{}", out.stderr);
+    test.run_args(["restore", "--from-backup", file, "--yes"]).success();
+    assert_eq!(vs(&server)["spec"], at_step_1["spec"], "back where step 1, approved, left it");
+    assert_ne!(vs(&server)["spec"], before_run["spec"]);
+}
+
+#[test]
 fn a_script_configmap_edited_while_following_stops_the_run_before_the_next_steps_write() {
     // Rollout `things` routes Thing `t` (example.com, no built-in script) with the script of the
     // controller's ConfigMap. After step 1 is approved, someone edits that script; at step 2's
