@@ -71,7 +71,8 @@ impl Progress {
                         // Under spec.strategy.paused the controller runs no step: the pause ends
                         // only after a resume, whatever its time says.
                         let since = since.filter(|_| !rollout.paused);
-                        let seconds_left = since.map(|t| t + pause - crate::time::now_seconds(now));
+                        let seconds_left =
+                            since.map(|t| t.saturating_add(pause).saturating_sub(crate::time::now_seconds(now)));
                         Progress::Paused { pause_seconds: pause.max(0) as u64, seconds_left }
                     }
                     _ => Progress::WaitingForApproval,
@@ -1163,6 +1164,13 @@ mod tests {
         let progress = Progress::of(&paused, overdue);
         assert_eq!(progress, Progress::Paused { pause_seconds: 60, seconds_left: Some(-1440) });
         assert_eq!(progress.describe(), "pause ended 24m00s ago (the controller should have moved on)");
+        // A duration no CRD admits (read from a Rollout of another version): no overflow.
+        let mut endless = paused.clone();
+        endless.steps[0].pause_seconds = Some(i64::MAX);
+        assert_eq!(
+            Progress::of(&endless, now),
+            Progress::Paused { pause_seconds: i64::MAX as u64, seconds_left: Some(i64::MAX - 1_795_316_400) }
+        );
         // Over, the controller given a few seconds to move on before it is taken for stuck.
         assert_eq!(pause_left(1), "resumes in 1s");
         assert_eq!(pause_left(0), "pause ending");
