@@ -437,6 +437,9 @@ pub struct Writer<'a> {
     saved: Vec<(ObjectKey, PathBuf)>,
     /// Writes whose outcome is still unknown: the server may still apply them.
     may_land: Vec<Unheard>,
+    /// Objects a delete of this run found gone (404): someone else, or the controller,
+    /// deleted them meanwhile, as this run meant to.
+    already_gone: Vec<ObjectKey>,
     renewal: Renewal,
     /// A second signal stopped the run at once: nothing more is sent, not even a rollback or the
     /// release of a claim.
@@ -474,6 +477,7 @@ impl<'a> Writer<'a> {
             overwritten: Vec::new(),
             saved: Vec::new(),
             may_land: Vec::new(),
+            already_gone: Vec::new(),
             renewal: Renewal::Required,
             stopped: None,
             deadline: None,
@@ -769,6 +773,14 @@ impl<'a> Writer<'a> {
             self.in_flight = None;
             match sent {
                 Ok(stored) => return self.record(resource, &change, version, stored, backup, None),
+                // Deleted meanwhile (the controller's finalise, say): what this delete meant to
+                // do is done, and nothing of this run's was written.
+                Err(Error::Api { failure, .. })
+                    if failure.code == Some(404) && matches!(change, Change::Delete { .. }) =>
+                {
+                    self.already_gone.push(key);
+                    return Ok(None);
+                }
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
                     attempt += 1;
                     change = self.after_conflict(resource, &change).await?;
@@ -1140,6 +1152,11 @@ impl<'a> Writer<'a> {
     /// later step, the line says what the file holds (`its state before this run: FILE`), as the
     /// failure reports do.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
+        if self.already_gone.contains(key) && !self.written.iter().any(|w| w.change.key() == key) {
+            return Some(format!(
+                "{key} was deleted meanwhile (by someone else, or the controller): nothing to delete\n"
+            ));
+        }
         if !self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written) {
             return None;
         }

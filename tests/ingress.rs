@@ -1021,6 +1021,30 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_deleted_by_the_controller_before_restores_delete_is_restored_all_the_same() {
+        // A review's finding: the controller's finalise deleted the canary Ingress between the
+        // restore's read and its delete, which met a 404 and failed the run (rolling back the
+        // objects restored before it).
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let delete = Requests::Matching(Rule::new(["delete"]).resources(["ingresses"]));
+        let held = server.pause(delete, 1, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["restore", "web", "--yes"]);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "the delete is sent");
+        server.delete_object("networking.k8s.io", "ingresses", "shop", "web-canary").expect("the canary");
+        held.release();
+        child.finish().success().stdout_has(
+            "Ingress shop/web-canary was deleted meanwhile (by someone else, or the controller): nothing to delete\n",
+        );
+        assert!(canary(&server).is_none());
+        assert!(server.objects("coordination.k8s.io", "leases").is_empty(), "released");
+        // Its backup, of an object this run then wrote nothing to, is removed.
+        let folder = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/Ingress/web-canary");
+        assert!(std::fs::read_dir(&folder).expect("the backup's folder").next().is_none(), "{folder:?}");
+    }
+
+    #[test]
     fn a_restore_whose_steps_do_not_plan_is_refused_without_force_and_says_the_controller_is_stuck_too() {
         // Approved with a script for class traefik that the cluster does not have (no ConfigMap
         // key, none built in): the canary Ingress exists, and now no step plans.
