@@ -1148,9 +1148,8 @@ impl<'a> Writer<'a> {
 
     /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
     /// how), noting a write whose outcome was unknown (`unheard_reply`); an object this run made
-    /// has no backup. The backup is taken at the run's first write of the object: after it, at a
-    /// later step, the line says what the file holds (`its state before this run: FILE`), as the
-    /// failure reports do.
+    /// has no backup. A backup is taken at each step's first write of the object; a step that
+    /// wrote it without one (it made it again) names the earlier one by what it holds.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
         if self.already_gone.contains(key) && !self.written.iter().any(|w| w.change.key() == key) {
             return Some(format!(
@@ -1502,14 +1501,20 @@ impl<'a> Writer<'a> {
         let Some(&first) = of_key.peek() else {
             return self.may_be_line(&unheard.expect("an object of the report was written or may be"));
         };
-        let backup = self.backup_of(key).map(|backup| (self.backup_holds(key, backup), backup));
-        let backup = before_this_run(backup, self.made(key), &self.overwritten_note(key));
         let unheard_reply = self.unheard_reply(key).map(|reply| format!(" ({reply})")).unwrap_or_default();
         // Kept writes (earlier steps': the last of them said) and a rolled back later one
         // (this step's): both said.
         let later_rolled_back = of_key.clone().any(|w| w.fate == Fate::RolledBack);
         let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
         let shown = of_key.rfind(|w| w.fate != Fate::RolledBack).unwrap_or(first);
+        // Kept (an approved step's), the object is as that step left it: its state before this
+        // run is said. Else the backup the way back puts back: of the latest step's write.
+        let backup = match &shown.fate {
+            Fate::Kept(_) => self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref()),
+            _ => self.backup_of(key),
+        };
+        let backup = backup.map(|backup| (self.backup_holds(key, backup), backup));
+        let backup = before_this_run(backup, self.made(key), &self.overwritten_note(key));
         // A write of it after those, whose outcome is unknown (the run's last, or the one out):
         // one line says all that is known of the object.
         let later_out = out.or(unheard.as_ref());

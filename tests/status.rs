@@ -465,21 +465,22 @@ fn approved_in(writes: &[String]) -> Vec<String> {
 fn approve_until_a_step_approves_each_pause_on_the_way() {
     let server = shop(1, "StepPaused").start();
     let controller = controller(&server);
-    let out = Test::new()
-        .kubeconfig(&server)
-        .args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
-        .run()
+    let test = Test::new().kubeconfig(&server);
+    let out = test
+        .run_args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
         .success()
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
         .stdout_has("approved every pause up to step 2");
-    // One backup, from before step 1: step 2's line says what it holds, not a backup of its own
-    // (an operator trial's P2 read it as one).
+    // A backup before each step's write: each line names its own (the way back of a later
+    // step's write goes to where the approved step before left the object).
     let written: Vec<&str> =
         out.stdout.lines().filter_map(|l| l.strip_prefix("VirtualService shop/demo updated (")).collect();
     let [first, second] = written[..] else { panic!("{}", out.stdout) };
-    let backup = first.strip_prefix("backup ").expect(first);
-    assert_eq!(second, format!("its state before this run: {backup}"));
+    let (first, second) = (first.strip_prefix("backup ").expect(first), second.strip_prefix("backup ").expect(second));
+    assert_ne!(first, second);
+    let step_1 = std::fs::read_to_string(second.trim_end_matches(')')).expect(second);
+    assert!(step_1.contains("rollouts.kruise.io/original-spec-configuration"), "step 1's routing: {step_1}");
     // Step 2 was approved last: the stand-in controller moves on to step 3 and stops there.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while rollout_status(&server)["canaryStatus"]["currentStepIndex"] != 3 && std::time::Instant::now() < deadline {
@@ -585,11 +586,7 @@ fn approve_to_the_end_on_a_terminal_asks_before_overwriting_an_edit_made_between
     let out = out.success().stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
     assert!(vs(&server)["spec"]["http"][0]["timeout"].is_null(), "step 2's routing is written over it");
     // Their edit is backed up, and named.
-    let named = out
-        .stdout
-        .lines()
-        .rfind(|l| l.starts_with("VirtualService shop/demo updated (its state before this run: "))
-        .unwrap();
+    let named = out.stdout.lines().rfind(|l| l.starts_with("VirtualService shop/demo updated (backup ")).unwrap();
     let (_, theirs) = named.split_once("; their edit it overwrote: ").expect("their edit's backup is named");
     let theirs = theirs.trim_end_matches([')', '\r']);
     assert!(std::fs::read_to_string(theirs).unwrap().contains("timeout: 10s"), "{named}");
