@@ -30,6 +30,9 @@ pub enum Progress {
         #[serde(serialize_with = "no_less_than_zero")]
         seconds_left: Option<i64>,
     },
+    /// The controller has not acted on the Rollout's latest spec yet: whatever the status says
+    /// is of the spec before (`Rollout::spec_not_observed`).
+    SpecNotObserved,
     /// Every step is done; the controller is restoring the routing.
     Finalising,
     Completed,
@@ -41,6 +44,9 @@ pub enum Progress {
 impl Progress {
     pub fn of(rollout: &Rollout, now: SystemTime) -> Progress {
         let status = &rollout.status;
+        if rollout.spec_not_observed().is_some() {
+            return Progress::SpecNotObserved;
+        }
         match Ending::of(rollout) {
             Some(Ending::Finalising) => Progress::Finalising,
             Some(Ending::Over) => {
@@ -97,6 +103,7 @@ impl Progress {
             Progress::Paused { pause_seconds, seconds_left: None } => {
                 format!("a timed pause of {}", crate::time::human(Duration::from_secs(*pause_seconds)))
             }
+            Progress::SpecNotObserved => "waiting for the controller to act on the latest spec".into(),
             Progress::Finalising => "all steps done, finalising".into(),
             Progress::Completed => "completed".into(),
             Progress::Failed { reason } => format!("failed: {reason}"),
@@ -428,7 +435,11 @@ impl RolloutView {
                 status.canary_ready_replicas,
             ),
             workload,
-            warnings: every_stage.as_ref().map(|plan| plan.warnings.clone()).unwrap_or_default(),
+            warnings: rollout
+                .spec_not_observed()
+                .into_iter()
+                .chain(every_stage.iter().flat_map(|plan| plan.warnings.iter().cloned()))
+                .collect(),
             objects: every_stage.map(|plan| {
                 let mut views = positions(plan);
                 note_routing_left(rollout, namespace, cr, &mut views);
@@ -1164,6 +1175,11 @@ mod tests {
         let progress = Progress::of(&paused, overdue);
         assert_eq!(progress, Progress::Paused { pause_seconds: 60, seconds_left: Some(-1440) });
         assert_eq!(progress.describe(), "pause ended 24m00s ago (the controller should have moved on)");
+        // A spec the controller has not acted on: whatever the status says is of the one before.
+        let mut edited = paused.clone();
+        (edited.generation, edited.status.observed_generation) = (Some(3), Some(2));
+        assert_eq!(Progress::of(&edited, now), Progress::SpecNotObserved);
+        assert!(!Progress::SpecNotObserved.is_final(), "followed until it has");
         // A duration no CRD admits (read from a Rollout of another version): no overflow.
         let mut endless = paused.clone();
         endless.steps[0].pause_seconds = Some(i64::MAX);

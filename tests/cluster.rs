@@ -2350,6 +2350,37 @@ fn status_shows_what_plan_warns_of_a_missing_stable_service() {
 }
 
 #[test]
+fn a_spec_the_controller_has_not_acted_on_is_waited_for_and_not_approved() {
+    // Its steps edited since the controller's last reconcile (or with no controller running):
+    // the status's step and state are of the spec before. `status -w` as a CI gate must not
+    // stop on them, and `approve` must not approve a step of a spec about to be replaced.
+    let server = shop(2, "StepPaused").start();
+    let observed = |generation: i64| {
+        let status = json!({"status": {"observedGeneration": generation}});
+        server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    };
+    observed(1);
+    let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    rollout["spec"]["strategy"]["canary"]["steps"][2]["replicas"] = json!("90%");
+    server.put_object(rollout);
+    let test = Test::new().kubeconfig(&server);
+    let why = "the controller has not acted on the Rollout's latest spec yet (generation 2, observed 1): its status (step, state) is of the spec before";
+    test.run_args(["status", "demo"]).success().stdout_has(&format!("  warning: {why}\n"));
+    test.run_args(["plan", "demo"]).success().stdout_has(why);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has(&format!("{why}; nothing to route or approve until it has"));
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["status", "demo", "-w", "--until-paused", "--timeout", "2s"])
+        .status(1)
+        .stdout_has("waiting for the controller to act on the latest spec");
+    // The controller acts on it.
+    observed(2);
+    test.run_args(["status", "demo", "-w", "--until-paused", "--timeout", "10s"]).success();
+    test.run_args(["approve", "demo", "--yes"]).success();
+}
+
+#[test]
 fn a_kind_without_a_built_in_script_takes_it_from_the_controller_configmap() {
     let route = fake_apiserver::ApiResourceDef::new("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes");
     let mut rollout = rollout(2, "StepPaused");

@@ -182,6 +182,13 @@ fn check_approvable(
             model::INITIALIZING
         )));
     }
+    // A step approved now may be of a spec the controller is about to replace.
+    if let Some(why) = item.spec_not_observed() {
+        return Err(Error::Refused(format!(
+            "{name}: {why}; nothing to route or approve until it has (`kubectl rollout-lua status {} -w --until-paused` waits for it)",
+            model::rollout_args(&rollout.namespace, &item.name)
+        )));
+    }
     let stage = item.current_stage().ok_or_else(|| {
         let why = item.step_past_the_spec().unwrap_or_else(|| "the status names no current step".into());
         Error::Refused(format!("{name}: {why}"))

@@ -228,6 +228,7 @@ impl Session {
         super::show_printed(&planner.printed());
         let mut plan = plan?;
         plan.notes.push(status_line(&rollout.item));
+        plan.notes.extend(rollout.item.spec_not_observed());
         Ok(plan)
     }
 }

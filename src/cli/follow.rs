@@ -663,7 +663,7 @@ fn standing(progress: &Progress) -> (u8, &'static str) {
     match progress {
         Progress::Failed { .. } => (0, "failed"),
         Progress::WaitingForApproval => (1, "waiting for approval"),
-        Progress::Progressing => (2, "progressing"),
+        Progress::Progressing | Progress::SpecNotObserved => (2, "progressing"),
         Progress::Paused { .. } => (2, "paused"),
         Progress::Finalising => (2, "finalising"),
         Progress::Completed => (3, "completed"),

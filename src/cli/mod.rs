@@ -62,7 +62,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     controller restores the original routing, and restore does that now) or over (phase Healthy, or Progressing \
     reason Completed), the phase must be Progressing, and the controller must be about to run that step: not \
     initializing again, not jumping elsewhere (a patched nextStepIndex), not a blue-green release stopped by a new \
-    version, --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
+    version, not behind the Rollout's latest spec (metadata.generation past the status's observedGeneration), \
+    --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec, or an object another Rollout in a release (or a \
     TrafficRouting in a release that the Rollout does not link) routes (the namespace's Rollouts and \
     TrafficRoutings are listed for that; without list, a warning), is refused without --force; a timed \
@@ -147,7 +148,8 @@ const STATUS_ABOUT: &str = "Show Rollouts' progress: phase, strategy, the curren
     Without ROLLOUT names or -l, every Rollout of the namespace is shown (-A: of every namespace), as kubectl get \
     does; a Rollout named and not found does not hide the others: its error comes after them (exit 1).\n\n\
     -w follows the Rollouts until they complete (exit 0), fail or --timeout passes (exit 1); --until-paused exits \
-    0 as soon as they wait for approval. A Rollout followed that is deleted, or deleted and made again (another \
+    0 as soon as they wait for approval. A Rollout whose spec the controller has not acted on yet \
+    (metadata.generation past the status's observedGeneration) is waited for, whatever its status says. A Rollout followed that is deleted, or deleted and made again (another \
     uid), ends it with an error, and so does a first read that finds none (no matching resources found). It \
     watches the Rollouts as kubectl get -w does (resumed from the last resourceVersion when the connection drops; \
     read every 2s where watching them is forbidden), and the kinds of gateway objects they route through (one \

@@ -137,6 +137,8 @@ impl fmt::Display for Stage {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RolloutStatus {
+    /// `observedGeneration`: the `metadata.generation` of the spec the controller last acted on.
+    pub observed_generation: Option<i64>,
     pub phase: Option<String>,
     pub message: Option<String>,
     /// The sub-status's fields (`canaryStatus` or `blueGreenStatus`).
@@ -596,6 +598,19 @@ impl Rollout {
         self.releasing() && !self.initializing()
     }
 
+    /// Why the status is not of the spec as read, when the controller has not acted on it yet
+    /// (`metadata.generation` past the status's `observedGeneration`: the spec edited since its
+    /// last reconcile, or the controller not running): its step and state are of the spec
+    /// before, which may have other steps. None when either is missing.
+    pub fn spec_not_observed(&self) -> Option<String> {
+        let (generation, observed) = (self.generation?, self.status.observed_generation?);
+        (generation > observed).then(|| {
+            format!(
+                "the controller has not acted on the Rollout's latest spec yet (generation {generation}, observed {observed}): its status (step, state) is of the spec before"
+            )
+        })
+    }
+
     /// Whether the release is (re)initializing (Progressing reason `Initializing`): the controller
     /// starts it from step 1, whatever step a sub-status left names (§3.6's continuous release).
     pub fn initializing(&self) -> bool {
@@ -703,6 +718,7 @@ fn read_status(status: &Value, kind: StrategyKind) -> RolloutStatus {
     };
     let text = |v: &Value| v.as_str().map(str::to_string);
     RolloutStatus {
+        observed_generation: status["observedGeneration"].as_i64(),
         phase: text(&status["phase"]),
         message: text(&status["message"]),
         current_step_index: sub["currentStepIndex"].as_i64(),
@@ -754,6 +770,28 @@ mod tests {
         assert_eq!(named(json!(83)).as_deref(), Some("metadata.name: must be a string, not 83"));
         assert_eq!(named(Value::Null).as_deref(), Some("metadata.name: is required"));
         assert_eq!(named(json!("demo")), None);
+    }
+
+    #[test]
+    fn a_spec_the_controller_has_not_acted_on_is_told_by_its_generation() {
+        let with = |generation: Value, observed: Value| {
+            let object = json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+                "metadata": {"name": "demo", "generation": generation},
+                "spec": {"strategy": {"canary": {"steps": [{"replicas": 1}]}}},
+                "status": {"observedGeneration": observed, "phase": "Healthy"}});
+            rollout(object).unwrap().spec_not_observed()
+        };
+        assert_eq!(
+            with(json!(5), json!(4)).as_deref(),
+            Some(
+                "the controller has not acted on the Rollout's latest spec yet (generation 5, observed 4): its status (step, state) is of the spec before"
+            )
+        );
+        assert_eq!(with(json!(4), json!(4)), None);
+        assert_eq!(with(json!(4), json!(5)), None, "a status written after another edit");
+        // A controller that writes no observedGeneration, or a manifest without a generation.
+        assert_eq!(with(json!(5), Value::Null), None);
+        assert_eq!(with(Value::Null, json!(4)), None);
     }
 
     #[test]
