@@ -263,6 +263,8 @@ fn in_a_pod_without_a_kubeconfig_the_service_account_is_used_as_kubectl_uses_it(
     let out = in_a_pod(&test, &server, &elsewhere, &["status", "demo"]).unwrap();
     out.status(1).stderr_has("\"demo\" not found in namespace elsewhere");
     in_a_pod(&test, &server, &elsewhere, &["status", "demo", "-n", "shop"]).unwrap().success();
+    // KUBECONFIG listing files none of which exists, as kubectl takes it (a review's finding).
+    in_a_pod(&test, &server, &[("KUBECONFIG", "/nope1:/nope2")], &["status", "demo"]).unwrap().success();
     // A kubeconfig, when there is one, comes first: this one's server is not there.
     let test = test.file("kubeconfig", "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:9'}\ncontexts:\n- name: c\n  context: {cluster: c}\ncurrent-context: c\n");
     let out = in_a_pod(&test, &server, &[], &["status", "demo", "--request-timeout", "2s"]).unwrap();

@@ -26,7 +26,7 @@ pub(super) const NAMED_FILE: Limit = Limit {
 pub fn read(explicit: Option<&Path>) -> Result<Kubeconfig, Error> {
     let paths = match explicit {
         Some(path) => vec![path.to_path_buf()],
-        None => existing(default_paths())?,
+        None => default_paths(),
     };
     // In a pod with no kubeconfig, kubectl uses the pod's service account (client-go's
     // in-cluster configuration), and so does this tool.
@@ -49,6 +49,10 @@ pub fn read(explicit: Option<&Path>) -> Result<Kubeconfig, Error> {
             )));
         }
     }
+    let paths = match explicit {
+        Some(_) => paths,
+        None => existing(paths)?,
+    };
     paths.iter().try_fold(Kubeconfig::default(), |merged, path| {
         let next = read_file(path)?;
         merged.merge(next).map_err(|e| read_error(format!("{}: {e}", path.display())))
