@@ -1180,6 +1180,8 @@ mod tests {
         (edited.generation, edited.status.observed_generation) = (Some(3), Some(2));
         assert_eq!(Progress::of(&edited, now), Progress::SpecNotObserved);
         assert!(!Progress::SpecNotObserved.is_final(), "followed until it has");
+        edited.being_deleted = true;
+        assert_ne!(Progress::of(&edited, now), Progress::SpecNotObserved, "the delete moved the generation on");
         // A duration no CRD admits (read from a Rollout of another version): no overflow.
         let mut endless = paused.clone();
         endless.steps[0].pause_seconds = Some(i64::MAX);

@@ -437,8 +437,8 @@ pub struct Writer<'a> {
     saved: Vec<(ObjectKey, PathBuf)>,
     /// Writes whose outcome is still unknown: the server may still apply them.
     may_land: Vec<Unheard>,
-    /// Objects a delete of this run found gone (404): someone else, or the controller,
-    /// deleted them meanwhile, as this run meant to.
+    /// Objects a delete of this step found gone (404): someone else, or the controller,
+    /// deleted them meanwhile, as this run meant to. Emptied when the objects are read again.
     already_gone: Vec<ObjectKey>,
     renewal: Renewal,
     /// A second signal stopped the run at once: nothing more is sent, not even a rollback or the
@@ -608,9 +608,17 @@ impl<'a> Writer<'a> {
         let wrote = |key: &ObjectKey| {
             written.iter().any(|w| w.change.key() == key) || may_land.iter().any(|unheard| &unheard.key == key)
         };
-        let (unused, kept): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.saved).into_iter().partition(|(key, _)| !wrote(key));
         self.overwritten.retain(|(key, _)| wrote(key));
+        // Per file: a later step's backup of an object written at an earlier step is unused
+        // when nothing was written after it; their edit's, when nothing was written over it.
+        let overwritten = &self.overwritten;
+        let used = |file: &PathBuf| {
+            written.iter().any(|w| w.backup.as_ref() == Some(file))
+                || may_land.iter().any(|unheard| unheard.backup.as_ref() == Some(file))
+                || overwritten.iter().any(|(_, theirs)| theirs == file)
+        };
+        let (unused, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.saved).into_iter().partition(|(_, file)| !used(file));
         self.saved = kept;
         if unused.is_empty() {
             return;
@@ -1143,6 +1151,7 @@ impl<'a> Writer<'a> {
     /// changes it plans now carry the versions of that read, newer than any this run wrote.
     pub fn read_again(&mut self) {
         self.seen.clear();
+        self.already_gone.clear();
         self.written_before_read = self.written.len();
     }
 
@@ -1151,7 +1160,8 @@ impl<'a> Writer<'a> {
     /// has no backup. A backup is taken at each step's first write of the object; a step that
     /// wrote it without one (it made it again) names the earlier one by what it holds.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
-        if self.already_gone.contains(key) && !self.written.iter().any(|w| w.change.key() == key) {
+        let this_step = &self.written[self.written_before_read..];
+        if self.already_gone.contains(key) && !this_step.iter().any(|w| w.change.key() == key) {
             return Some(format!(
                 "{key} was deleted meanwhile (by someone else, or the controller): nothing to delete\n"
             ));
@@ -1161,8 +1171,9 @@ impl<'a> Writer<'a> {
         }
         let backed_up = self.written.iter().rposition(|w| w.change.key() == key && w.backup.is_some());
         let backup = match self.backup_of(key) {
-            Some(backup) if backed_up.is_some_and(|latest| latest < self.written_before_read) => {
-                format!("{}: {}", self.backup_holds(key, backup), backup.display())
+            // This step made it again (a backup is of an earlier step's write).
+            Some(_) if backed_up.is_some_and(|latest| latest < self.written_before_read) => {
+                "it did not exist before this step".into()
             }
             Some(backup) => format!("backup {}", backup.display()),
             // Made by this run (at an earlier step of a follow run, when `done` is an update).
@@ -1507,11 +1518,12 @@ impl<'a> Writer<'a> {
         let later_rolled_back = of_key.clone().any(|w| w.fate == Fate::RolledBack);
         let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
         let shown = of_key.rfind(|w| w.fate != Fate::RolledBack).unwrap_or(first);
-        // Kept (an approved step's), the object is as that step left it: its state before this
-        // run is said. Else the backup the way back puts back: of the latest step's write.
-        let backup = match &shown.fate {
-            Fate::Kept(_) => self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref()),
-            _ => self.backup_of(key),
+        // Kept at an earlier step (approved), the object is as that step left it: its state
+        // before this run is said. Else the backup the way back puts back: of this step's write.
+        let earlier = &self.written[..self.written_before_read];
+        let backup = match earlier.iter().any(|w| std::ptr::eq(w, shown)) {
+            true => earlier.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref()),
+            false => self.backup_of(key),
         };
         let backup = backup.map(|backup| (self.backup_holds(key, backup), backup));
         let backup = before_this_run(backup, self.made(key), &self.overwritten_note(key));

@@ -1045,6 +1045,32 @@ mod cluster {
     }
 
     #[test]
+    fn a_later_steps_delete_that_finds_the_canary_gone_says_so_and_leaves_no_backup() {
+        // A review's finding: at a later step of a follow run the line was left out and the
+        // step's backup kept, the object having been written (made) at an earlier step.
+        let server = serving("nginx", 2, "StepPaused").start();
+        // Step 3 has no traffic (the canary Ingress goes) and is not the last.
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        let steps = rollout["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap();
+        steps.insert(2, json!({"replicas": "50%"}));
+        server.put_object(rollout);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--until-step", "3", "--yes", "--timeout", "60s"]);
+        child.wait_for_stdout("approved (step 2/4)");
+        let held =
+            server.pause(Requests::Matching(Rule::new(["delete"]).resources(["ingresses"])), 1, Stage::BeforeStore);
+        pause_at(&server, 3);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "step 3's delete is sent");
+        server.delete_object("networking.k8s.io", "ingresses", "shop", "web-canary").expect("the canary");
+        held.release();
+        child.finish().success().stdout_has(
+            "Ingress shop/web-canary was deleted meanwhile (by someone else, or the controller): nothing to delete\n",
+        );
+        let folder = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/Ingress/web-canary");
+        assert!(std::fs::read_dir(&folder).expect("the backup's folder").next().is_none(), "{folder:?}");
+    }
+
+    #[test]
     fn a_restore_whose_steps_do_not_plan_is_refused_without_force_and_says_the_controller_is_stuck_too() {
         // Approved with a script for class traefik that the cluster does not have (no ConfigMap
         // key, none built in): the canary Ingress exists, and now no step plans.

@@ -431,9 +431,7 @@ fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
     server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo");
     test.run_args(["release-claim", "demo", "--yes"])
         .success()
-        .stdout_has(
-            "Rollout shop/demo (no such Rollout: deleted since it was claimed) is claimed by alice@laptop (pid 42)",
-        )
+        .stdout_has("Rollout shop/demo (no such Rollout now) is claimed by alice@laptop (pid 42)")
         .stdout_has("released the claim on Rollout shop/demo");
     assert!(claims(&server).is_empty());
 }

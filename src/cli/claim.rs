@@ -38,10 +38,10 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
         }
         for (name, lease) in &held {
             let holder = write::claim_view(lease, cluster.server_now()).text();
-            // Its Rollout deleted since (or the name mistyped where a Lease of it is left): the
+            // Its Rollout deleted since (or a name mistyped in a run killed after its claim): the
             // claim is released all the same, but not as if the Rollout were there.
             let gone = match named && !rollout_exists(cluster, name).await {
-                true => " (no such Rollout: deleted since it was claimed)",
+                true => " (no such Rollout now)",
                 false => "",
             };
             print(&format!("Rollout {namespace}/{name}{gone} is claimed by {holder}\n"))?;

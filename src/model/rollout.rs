@@ -601,10 +601,11 @@ impl Rollout {
     /// Why the status is not of the spec as read, when the controller has not acted on it yet
     /// (`metadata.generation` past the status's `observedGeneration`: the spec edited since its
     /// last reconcile, or the controller not running): its step and state are of the spec
-    /// before, which may have other steps. None when either is missing.
+    /// before, which may have other steps. None when either is missing, and while the Rollout is
+    /// deleted (setting its deletionTimestamp moves the generation on too).
     pub fn spec_not_observed(&self) -> Option<String> {
         let (generation, observed) = (self.generation?, self.status.observed_generation?);
-        (generation > observed).then(|| {
+        (generation > observed && !self.being_deleted).then(|| {
             format!(
                 "the controller has not acted on the Rollout's latest spec yet (generation {generation}, observed {observed}): its status (step, state) is of the spec before"
             )
@@ -788,6 +789,13 @@ mod tests {
             )
         );
         assert_eq!(with(json!(4), json!(4)), None);
+        let mut deleted = rollout(json!({"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "demo", "generation": 5, "deletionTimestamp": "2026-12-04T00:00:00Z"},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1}]}}}, "status": {"observedGeneration": 4}}))
+        .unwrap();
+        assert_eq!(deleted.spec_not_observed(), None, "the delete moved the generation on");
+        deleted.being_deleted = false;
+        assert!(deleted.spec_not_observed().is_some());
         assert_eq!(with(json!(4), json!(5)), None, "a status written after another edit");
         // A controller that writes no observedGeneration, or a manifest without a generation.
         assert_eq!(with(json!(5), Value::Null), None);
