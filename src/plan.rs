@@ -53,6 +53,18 @@ pub struct RoutingPlan {
 }
 
 impl RoutingPlan {
+    /// A plan of no stage, `why` said under the owner.
+    fn nothing_planned(owner: String, why: String, warnings: Vec<String>) -> RoutingPlan {
+        RoutingPlan {
+            owner,
+            notes: vec![why],
+            stages: Vec::new(),
+            warnings,
+            preview: false,
+            waiting_for_stable_service: Vec::new(),
+        }
+    }
+
     pub fn changed(&self) -> bool {
         self.stages.iter().flat_map(|s| &s.objects).any(ObjectPlan::changed)
     }
@@ -162,14 +174,7 @@ impl<'a> Planner<'a> {
                     "no traffic routing (no trafficRoutings, no {} annotation): the controller routes no traffic for it, so there is nothing to plan",
                     model::TRAFFIC_ROUTING_ANNOTATION
                 );
-                return Ok(RoutingPlan {
-                    owner,
-                    notes: vec![why],
-                    stages: Vec::new(),
-                    warnings,
-                    preview: false,
-                    waiting_for_stable_service: Vec::new(),
-                });
+                return Ok(RoutingPlan::nothing_planned(owner, why, warnings));
             }
             let notes: String = warnings.iter().map(|w| format!("; {w}")).collect();
             return Err(Error::Input(format!(
@@ -217,14 +222,7 @@ impl<'a> Planner<'a> {
         // Placing objects (status, restore), the steps are planned all the same: a disabled
         // Rollout's objects may still carry a step's routing until the controller restores them.
         if let Some(why) = rollout.not_run().filter(|_| self.carry) {
-            return Ok(RoutingPlan {
-                owner,
-                notes: vec![why],
-                stages: Vec::new(),
-                warnings,
-                preview: false,
-                waiting_for_stable_service: Vec::new(),
-            });
+            return Ok(RoutingPlan::nothing_planned(owner, why, warnings));
         }
         // Only a status says that no release is in progress (files often have none).
         if rollout.status.phase.is_some()
@@ -901,19 +899,24 @@ mod tests {
         (rollout, objects, catalog)
     }
 
+    /// Rollout shop/web with `steps`, through Ingress `web` of class nginx.
+    fn through_nginx(steps: Value) -> Rollout {
+        Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "steps": steps,
+                "trafficRoutings": [{"service": "web", "ingress": {"name": "web", "classType": "nginx"}}]
+            }}}
+        }))
+        .unwrap()
+    }
+
     #[test]
     fn a_canary_ingress_as_the_controller_creates_it_is_at_the_original_and_an_edit_of_it_drifted() {
         // An online trial: a run stopped between its create and its patch left the canary at
         // weight "0", shown drifted, and `restore` refused it as someone's edit.
-        let rollout = Rollout::from_object(&json!({
-            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
-            "metadata": {"name": "web", "namespace": "shop"},
-            "spec": {"strategy": {"canary": {
-                "steps": [{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "50%"}],
-                "trafficRoutings": [{"service": "web", "ingress": {"name": "web", "classType": "nginx"}}]
-            }}}
-        }))
-        .unwrap();
+        let rollout = through_nginx(json!([{"replicas": 1, "traffic": "20%"}, {"replicas": 2, "traffic": "50%"}]));
         let stable = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
             "metadata": {"name": "web", "namespace": "shop"},
             "spec": {"rules": [{"http": {"paths": [
@@ -959,15 +962,7 @@ mod tests {
 
     #[test]
     fn a_canary_ingress_whose_stable_ingress_is_missing_fails_the_plan_but_is_placed_as_absent() {
-        let rollout = Rollout::from_object(&json!({
-            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
-            "metadata": {"name": "web", "namespace": "shop"},
-            "spec": {"strategy": {"canary": {
-                "steps": [{"replicas": 1, "traffic": "20%"}],
-                "trafficRoutings": [{"service": "web", "ingress": {"name": "web", "classType": "nginx"}}]
-            }}}
-        }))
-        .unwrap();
+        let rollout = through_nginx(json!([{"replicas": 1, "traffic": "20%"}]));
         let (objects, catalog) = (ObjectIndex::default(), ScriptCatalog::default());
         let failed = Planner::new(&objects, &catalog, Limits::default())
             .plan_rollout(&rollout, "shop", None, &rollout.stages())
