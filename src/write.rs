@@ -278,11 +278,12 @@ impl Unheard {
     }
 }
 
-/// Where a line of the report names an object's state before this run, in one form on every
-/// line: ` (its state before this run: FILE)`, ` (it did not exist before this run)` for one the
-/// run made, or nothing (neither: a Rollout's approval); with `theirs` (`; …` for each edit of
+/// Where a line of the report names an object's state before this run (or, at a later step of
+/// a follow run, before that step), in one form on every line: ` (its state before this run:
+/// FILE)` (`backup` says what it holds), ` (it did not exist before this run)` for one the run
+/// made, or nothing (neither: a Rollout's approval); with `theirs` (`; …` for each edit of
 /// someone else's the run overwrote, or may have) inside.
-fn before_this_run(backup: Option<(&str, &PathBuf)>, made: bool, theirs: &str) -> String {
+fn state_before(backup: Option<(&str, &PathBuf)>, made: bool, theirs: &str) -> String {
     match backup {
         Some((holds, backup)) => format!(" ({holds}: {}{theirs})", backup.display()),
         None if made => format!(" (it did not exist before this run{theirs})"),
@@ -1526,7 +1527,7 @@ impl<'a> Writer<'a> {
             false => self.backup_of(key),
         };
         let backup = backup.map(|backup| (self.backup_holds(key, backup), backup));
-        let backup = before_this_run(backup, self.made(key), &self.overwritten_note(key));
+        let backup = state_before(backup, self.made(key), &self.overwritten_note(key));
         // A write of it after those, whose outcome is unknown (the run's last, or the one out):
         // one line says all that is known of the object.
         let later_out = out.or(unheard.as_ref());
@@ -1574,7 +1575,7 @@ impl<'a> Writer<'a> {
         let theirs = self.overwritten.iter().filter(|(overwritten, _)| overwritten == &out.key && !out.undoing);
         let theirs: String =
             theirs.map(|(_, file)| format!("; their edit, which it may overwrite: {}", file.display())).collect();
-        let before = before_this_run(backup, out.makes || self.made(&out.key), &theirs);
+        let before = state_before(backup, out.makes || self.made(&out.key), &theirs);
         let made = if out.undoing { self.made_stands(&out.key, &Fate::Written) } else { "" };
         format!("  {}: {made}{}{before}", out.key, out.may_be)
     }
@@ -1876,30 +1877,31 @@ mod tests {
     fn every_report_line_names_the_state_before_the_run_in_one_form() {
         let backup = PathBuf::from("/b/1.yaml");
         assert_eq!(
-            before_this_run(Some(("its state before this run", &backup)), false, ""),
+            state_before(Some(("its state before this run", &backup)), false, ""),
             " (its state before this run: /b/1.yaml)"
         );
         // A backup is the state before the run, even of an object the run made at an earlier step.
         assert_eq!(
-            before_this_run(Some(("its state before this run", &backup)), true, ""),
+            state_before(Some(("its state before this run", &backup)), true, ""),
             " (its state before this run: /b/1.yaml)"
         );
         assert_eq!(
-            before_this_run(
-                Some(("its state before this run", &backup)),
-                false,
-                "; their edit it overwrote: /b/2.yaml"
-            ),
+            state_before(Some(("its state before this run", &backup)), false, "; their edit it overwrote: /b/2.yaml"),
             " (its state before this run: /b/1.yaml; their edit it overwrote: /b/2.yaml)"
         );
-        assert_eq!(before_this_run(None, true, ""), " (it did not exist before this run)");
+        // At a later step of a follow run, the backup of that step's first write.
         assert_eq!(
-            before_this_run(None, true, "; their edit it overwrote: /b/2.yaml"),
+            state_before(Some(("its state before this step", &backup)), true, ""),
+            " (its state before this step: /b/1.yaml)"
+        );
+        assert_eq!(state_before(None, true, ""), " (it did not exist before this run)");
+        assert_eq!(
+            state_before(None, true, "; their edit it overwrote: /b/2.yaml"),
             " (it did not exist before this run; their edit it overwrote: /b/2.yaml)"
         );
-        assert_eq!(before_this_run(None, false, ""), "");
+        assert_eq!(state_before(None, false, ""), "");
         assert_eq!(
-            before_this_run(None, false, "; their edit it overwrote: /b/2.yaml"),
+            state_before(None, false, "; their edit it overwrote: /b/2.yaml"),
             " (their edit it overwrote: /b/2.yaml)"
         );
     }
