@@ -182,16 +182,16 @@ Exit codes:
 
 /// What `approve` refuses with exit code 3 (see [`write_exit_codes`]).
 const APPROVE_REFUSALS: &str = "\
-not StepPaused, not progressing or ending, --expect-step or --until-step not met,
-       permissions, another run's claim, a Rollout selected after the claims were taken, someone
-       else's edit, a stored original that does not parse or holds no spec, or none stored
-       while the object routes to the canary already (without --force), two Rollouts (or a
-       Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
-       <name>-canary the Rollout did not make, an HTTPRoute write that leaves the stable
-       Service without a rule, edits made after the routing, a step whose routing the API
-       server would not admit now or that hangs on a workload's replica count not read
-       (without --force), a script changed since the confirmation (a later step of
-       --until-step/--to-end), no terminal to confirm";
+not StepPaused, not progressing or ending, a spec the controller has not acted on,
+       --expect-step or --until-step not met, permissions, another run's claim, a Rollout
+       selected after the claims were taken, someone else's edit, a stored original that does
+       not parse or holds no spec, or none stored while the object routes to the canary
+       already (without --force), two Rollouts (or a Rollout's own routing and its
+       TrafficRouting) writing one object, an Ingress named <name>-canary the Rollout did not
+       make, an HTTPRoute write that leaves the stable Service without a rule, edits made after
+       the routing, a step whose routing the API server would not admit now or that hangs on a
+       workload's replica count not read (without --force), a script changed since the
+       confirmation (a later step of --until-step/--to-end), no terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
