@@ -1071,6 +1071,35 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_backup_whose_rollout_was_made_again_is_not_made_again_without_force() {
+        // A review's finding: made again from its backup, the canary Ingress's owner reference
+        // named a Rollout uid no longer there, and the garbage collector deleted it at once.
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let test = Test::new().kubeconfig(&server);
+        let restored = test.run_args(["restore", "web", "--yes"]).success();
+        let line = restored.stdout.lines().find(|l| l.starts_with("Ingress shop/web-canary deleted (backup ")).unwrap();
+        let backup = line.trim_start_matches("Ingress shop/web-canary deleted (backup ").trim_end_matches(')');
+        // A GitOps tool's replace: the Rollout deleted and made again, under another uid.
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "web").unwrap();
+        rollout["metadata"].as_object_mut().unwrap().remove("uid");
+        server.put_object(rollout);
+        server.clear_log();
+        test.run_args(["restore", "--from-backup", backup, "--yes"]).status(3).stderr_has(&format!(
+            "nothing was written: {backup} names as its owner Rollout web (uid 00000000-0000-4000-8000-000000000001), which was deleted and made again since (its uid is "
+        ));
+        assert!(ingress_writes(&server).iter().all(|w| !w.contains("ingresses")), "{:?}", ingress_writes(&server));
+        test.run_args(["restore", "--from-backup", backup, "--yes", "--force"]).success().stderr_has(
+            "the garbage collector would delete the object made from it at once; put back all the same (--force)",
+        );
+        // Its Rollout gone for good: the same.
+        server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "web").unwrap();
+        server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary").unwrap();
+        test.run_args(["restore", "--from-backup", backup, "--yes"]).status(3).stderr_has("which does not exist now");
+    }
+
+    #[test]
     fn a_restore_whose_steps_do_not_plan_is_refused_without_force_and_says_the_controller_is_stuck_too() {
         // Approved with a script for class traefik that the cluster does not have (no ConfigMap
         // key, none built in): the canary Ingress exists, and now no step plans.

@@ -104,8 +104,9 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
     stored original that holds no spec is refused without --force. --from-backup FILE puts back a gateway object \
     saved by an earlier write (a custom ref, an Ingress or an HTTPRoute; never a Rollout), making it again, \
     without the server's fields, when it no longer exists; a backup that is not whole (its last line, the \
-    SHA-256 of the text above it, missing or not matching), holds no spec where the live object has one, or is of \
-    an object deleted and made again since (another uid) is refused without --force.\n\n\
+    SHA-256 of the text above it, missing or not matching), holds no spec where the live object has one, is of \
+    an object deleted and made again since (another uid), or would make one again whose owner Rollout is gone or \
+    made again (the garbage collector would delete it) is refused without --force.\n\n\
     Backups are saved under $XDG_STATE_HOME/kubectl-rollout-lua/backups (default ~/.local/state/…), readable by \
     their owner only, each written whole or not at all; with neither XDG_STATE_HOME nor HOME set, a run that \
     writes refuses before its first write.";

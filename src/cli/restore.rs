@@ -1109,6 +1109,33 @@ fn misfits(backup: &Value, live: &Value, key: &ObjectKey) -> Vec<String> {
 
 /// A backup `source` with `flaws` is refused (exit 3, nothing written) unless `force`, which
 /// turns each into a warning.
+/// The owner references of `backup` (of namespace `namespace`) to a Rollout that is gone, or
+/// was deleted and made again since (another uid): the garbage collector deletes an object made
+/// from it at once, after a report that it was made.
+async fn owners_gone(cluster: &Cluster, backup: &Value, namespace: &str) -> Result<Vec<String>, Error> {
+    let owners = backup["metadata"]["ownerReferences"].as_array().into_iter().flatten();
+    let rollouts = owners.filter(|owner| {
+        owner["kind"] == "Rollout" && owner["apiVersion"].as_str().is_some_and(|v| v.starts_with("rollouts.kruise.io/"))
+    });
+    let mut gone = Vec::new();
+    for owner in rollouts {
+        let (Some(name), Some(uid)) = (owner["name"].as_str(), owner["uid"].as_str()) else { continue };
+        let Some(resource) = live::served_rollout_resource(cluster).await? else { continue };
+        let is = match cluster.get(&resource, namespace, name).await? {
+            Some(rollout) if rollout["metadata"]["uid"] == uid => continue,
+            Some(rollout) => format!(
+                "was deleted and made again since (its uid is {} now)",
+                rollout["metadata"]["uid"].as_str().unwrap_or_default()
+            ),
+            None => "does not exist now".to_string(),
+        };
+        gone.push(format!(
+            "names as its owner Rollout {name} (uid {uid}), which {is}: the garbage collector would delete the object made from it at once"
+        ));
+    }
+    Ok(gone)
+}
+
 fn refuse_flawed(source: &str, flaws: &[String], force: bool) -> Result<(), Error> {
     if flaws.is_empty() {
         return Ok(());
@@ -1170,7 +1197,10 @@ async fn restore_backup(
     let change = match session.cluster.get(&resource, &namespace, name).await? {
         // Gone (a canary Ingress a restore deleted, say): made again as the backup holds it,
         // without what the server sets, which a create may not carry.
-        None => Change::Create { key: key.clone(), object: Arc::new(change::without_server_fields(backup)) },
+        None => {
+            refuse_flawed(source, &owners_gone(&session.cluster, backup, &namespace).await?, args.force)?;
+            Change::Create { key: key.clone(), object: Arc::new(change::without_server_fields(backup)) }
+        }
         Some(live) => {
             let restored = Data::of_object(backup).apply_to(&live, None);
             if data::same_routing(&live, &restored) {
