@@ -1111,7 +1111,8 @@ fn misfits(backup: &Value, live: &Value, key: &ObjectKey) -> Vec<String> {
 /// turns each into a warning.
 /// The owner references of `backup` (of namespace `namespace`) to a Rollout that is gone, or
 /// was deleted and made again since (another uid): the garbage collector deletes an object made
-/// from it at once, after a report that it was made.
+/// from it at once, after a report that it was made. A Rollout that cannot be read is left to
+/// the claim's check of the namespace's Rollouts, which refuses then (without --force).
 async fn owners_gone(cluster: &Cluster, backup: &Value, namespace: &str) -> Result<Vec<String>, Error> {
     let owners = backup["metadata"]["ownerReferences"].as_array().into_iter().flatten();
     let rollouts = owners.filter(|owner| {
@@ -1121,13 +1122,14 @@ async fn owners_gone(cluster: &Cluster, backup: &Value, namespace: &str) -> Resu
     for owner in rollouts {
         let (Some(name), Some(uid)) = (owner["name"].as_str(), owner["uid"].as_str()) else { continue };
         let Some(resource) = live::served_rollout_resource(cluster).await? else { continue };
-        let is = match cluster.get(&resource, namespace, name).await? {
-            Some(rollout) if rollout["metadata"]["uid"] == uid => continue,
-            Some(rollout) => format!(
+        let is = match cluster.get(&resource, namespace, name).await {
+            Ok(Some(rollout)) if rollout["metadata"]["uid"] == uid => continue,
+            Err(_) => continue,
+            Ok(Some(rollout)) => format!(
                 "was deleted and made again since (its uid is {} now)",
                 rollout["metadata"]["uid"].as_str().unwrap_or_default()
             ),
-            None => "does not exist now".to_string(),
+            Ok(None) => "does not exist now".to_string(),
         };
         gone.push(format!(
             "names as its owner Rollout {name} (uid {uid}), which {is}: the garbage collector would delete the object made from it at once"
