@@ -367,7 +367,7 @@ impl<'a> Planner<'a> {
         let routing = Routing::of_traffic_routing(cr, namespace);
         let label = "TrafficRouting strategy".to_string();
         let done = cr.routing();
-        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::default(), true)?;
+        let objects = self.plan_objects(&routing, &done.action, &label, &mut Carried::default(), true, true)?;
         let mut without_weights = providers::WithoutWeights::default();
         without_weights.note(None, &routing, &objects, &done.action);
         let description = done.describe(&cr.strategy, &providers::weight_split(&routing, &objects));
@@ -406,14 +406,14 @@ impl<'a> Planner<'a> {
         now: bool,
     ) -> Result<Vec<ObjectPlan>, Error> {
         if self.carry {
-            return self.plan_objects(routing, action, stage, carried, now);
+            return self.plan_objects(routing, action, stage, carried, now, true);
         }
         // An alike stage may have placed a missing object as not found: the stage the
         // controller routes now is planned afresh, to fail on it.
         if let Some((_, objects)) = alike.iter().find(|(planned, _)| planned == action).filter(|_| !now) {
             return Ok(objects.clone());
         }
-        let objects = self.plan_objects(routing, action, stage, carried, now)?;
+        let objects = self.plan_objects(routing, action, stage, carried, now, alike.is_empty())?;
         alike.push((action.clone(), objects.clone()));
         Ok(objects)
     }
@@ -421,7 +421,8 @@ impl<'a> Planner<'a> {
     /// The objects of every provider of `routing` at one stage, in the controller's order;
     /// the first error stops the plan. An HTTPRoute and a canary Ingress, and a custom ref once
     /// a stage restored it, are planned from where the stage before left them (`carried`) unless
-    /// the planner plans each stage from the objects as read.
+    /// the planner plans each stage from the objects as read. `first`: the routing's first stage
+    /// planned (see `Context::first`).
     fn plan_objects(
         &self,
         routing: &Routing,
@@ -429,9 +430,10 @@ impl<'a> Planner<'a> {
         stage: &str,
         carried: &mut Carried,
         now: bool,
+        first: bool,
     ) -> Result<Vec<ObjectPlan>, Error> {
-        let context =
-            Context { routing, action, stage, limits: &self.limits, printed: &self.printed, keep_obj: self.keep_objs };
+        let (limits, printed, keep_obj) = (&self.limits, &self.printed, self.keep_objs);
+        let context = Context { routing, action, stage, limits, printed, keep_obj, first };
         let mut objects = Vec::new();
         for provider in &routing.providers {
             let plan = match provider {
@@ -942,6 +944,13 @@ mod tests {
         };
         let view = placed(created.clone());
         assert_eq!((view.name.as_str(), &view.position), ("web-canary", &Position::Original));
+        // Compared at the first stage planned only, whose plans place it: the same every stage.
+        let mut read = objects.clone();
+        read.insert("shop", created.clone());
+        let placing = Planner::new(&read, &catalog, Limits::default()).each_stage_from_the_objects_read();
+        let plan = placing.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+        let compared: Vec<bool> = plan.stages.iter().map(|s| s.objects[0].after_first_write).collect();
+        assert_eq!(compared, [true, false], "{:?}", plan.stages.iter().map(|s| &s.label).collect::<Vec<_>>());
         assert!(
             view.notes.iter().any(|n| n.starts_with("made at weight 0, as the controller creates it")),
             "{:?}",

@@ -546,6 +546,7 @@ mod tests {
                 limits: &limits,
                 printed: &printed,
                 keep_obj: false,
+                first: true,
             };
             plan_object(&context, objects, (1, reference), None, || Err("no script read".into()))
         };
@@ -613,8 +614,15 @@ mod tests {
         };
         let (limits, printed) = (Limits::default(), Printed::default());
         let warnings = |routing: &Routing, objects: &ObjectIndex, action: &RoutingAction| {
-            let context =
-                Context { routing, action, stage: "step 1/1", limits: &limits, printed: &printed, keep_obj: false };
+            let context = Context {
+                routing,
+                action,
+                stage: "step 1/1",
+                limits: &limits,
+                printed: &printed,
+                keep_obj: false,
+                first: true,
+            };
             let reference = &routing.custom_refs()[0];
             let resolve = || crate::scripts::ScriptCatalog::default().resolve(reference);
             plan_object(&context, objects, (0, reference), None, resolve).unwrap().warnings

@@ -597,8 +597,8 @@ pub fn plan_object(
             };
             let stage = plan_stage(&route, stable, current, action)
                 .map_err(|e| e.prefixed(&format!("{owner}, {}", context.stage)))?;
-            // Only the canary as read: one a stage made or patched is that stage's.
-            let at_creation = match (after.is_none(), stable, current) {
+            // Only the canary as read (one a stage made or patched is that stage's), once.
+            let at_creation = match (after.is_none() && context.first, stable, current) {
                 (true, Some(stable), Some(canary)) if foreign_canary.is_none() => at_creation(&route, stable, canary),
                 _ => false,
             };
@@ -2160,6 +2160,7 @@ mod tests {
             limits: &Limits::default(),
             printed: &Printed::default(),
             keep_obj: true,
+            first: true,
         };
         let resolve = || crate::scripts::ScriptCatalog::default().resolve_ingress(class_type);
         plan_object(&context, objects, "web", class_type, current, after.map(str::to_string), resolve)

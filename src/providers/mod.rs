@@ -33,6 +33,10 @@ pub struct Context<'a> {
     pub printed: &'a Printed,
     /// Whether a custom ref's plan keeps its script's input (`ObjectPlan::obj`).
     pub keep_obj: bool,
+    /// Whether this is the first stage planned of the routing, whose plans `status` places the
+    /// objects by: only there is a canary Ingress as read compared with the one the controller
+    /// creates (`ObjectPlan::after_first_write`), a script run more.
+    pub first: bool,
 }
 
 /// The gateway object `key` a stage starts from (`found`; `where_` says who routes through it,
