@@ -130,10 +130,7 @@ impl Data {
     /// Whether `object` carries this data as `apply_to` writes it with the original-spec
     /// annotation `stored`: what storing the original leaves before a step's routing is written.
     pub fn is_on(&self, object: &Value, stored: &str) -> bool {
-        let same_spec = match (&self.spec, object.get("spec")) {
-            (Some(spec), Some(theirs)) => gojson::same(spec, theirs),
-            (spec, theirs) => spec.is_none() && theirs.is_none(),
-        };
+        let same_spec = same_spec(self.spec.as_ref(), object.get("spec"));
         let annotations = string_map(&object["metadata"]["annotations"]);
         let others_same = annotations.len() == self.annotations.len() + 1
             && annotations.get(ORIGINAL_SPEC_ANNOTATION).is_some_and(|text| text == stored)
@@ -328,12 +325,18 @@ pub fn stored_original(object: &Value) -> Option<&str> {
 /// does (spec through Go's JSON encoding, see `gojson::same`; an empty map is the same as an
 /// absent one).
 pub fn same_routing(a: &Value, b: &Value) -> bool {
-    let same_spec = match (a.get("spec"), b.get("spec")) {
+    let meta = |o: &Value, name: &str| string_map(&o["metadata"][name]);
+    same_spec(a.get("spec"), b.get("spec"))
+        && meta(a, "labels") == meta(b, "labels")
+        && meta(a, "annotations") == meta(b, "annotations")
+}
+
+/// Whether two specs (absent: None) are the same through Go's JSON encoding.
+fn same_spec(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
         (Some(a), Some(b)) => gojson::same(a, b),
         (a, b) => a.is_none() && b.is_none(),
-    };
-    let meta = |o: &Value, name: &str| string_map(&o["metadata"][name]);
-    same_spec && meta(a, "labels") == meta(b, "labels") && meta(a, "annotations") == meta(b, "annotations")
+    }
 }
 
 /// Whether `stored` is `planned` as an API server stores it: a structural schema prunes fields
