@@ -1115,13 +1115,19 @@ fn misfits(backup: &Value, live: &Value, key: &ObjectKey) -> Vec<String> {
 /// the claim's check of the namespace's Rollouts, which refuses then (without --force).
 async fn owners_gone(cluster: &Cluster, backup: &Value, namespace: &str) -> Result<Vec<String>, Error> {
     let owners = backup["metadata"]["ownerReferences"].as_array().into_iter().flatten();
-    let rollouts = owners.filter(|owner| {
-        owner["kind"] == "Rollout" && owner["apiVersion"].as_str().is_some_and(|v| v.starts_with("rollouts.kruise.io/"))
-    });
+    let rollouts: Vec<(&str, &str)> = owners
+        .filter(|owner| {
+            owner["kind"] == "Rollout"
+                && owner["apiVersion"].as_str().is_some_and(|v| v.starts_with("rollouts.kruise.io/"))
+        })
+        .filter_map(|owner| Some((owner["name"].as_str()?, owner["uid"].as_str()?)))
+        .collect();
+    if rollouts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(resource) = live::served_rollout_resource(cluster).await? else { return Ok(Vec::new()) };
     let mut gone = Vec::new();
-    for owner in rollouts {
-        let (Some(name), Some(uid)) = (owner["name"].as_str(), owner["uid"].as_str()) else { continue };
-        let Some(resource) = live::served_rollout_resource(cluster).await? else { continue };
+    for (name, uid) in rollouts {
         let is = match cluster.get(&resource, namespace, name).await {
             Ok(Some(rollout)) if rollout["metadata"]["uid"] == uid => continue,
             Err(_) => continue,
