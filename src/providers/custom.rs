@@ -480,6 +480,16 @@ mod tests {
     use crate::lua::{Limits, Printed};
     use serde_json::json;
 
+    /// The context of a plan of step 1/1 of `routing`.
+    fn step_context<'a>(
+        routing: &'a Routing,
+        action: &'a RoutingAction,
+        limits: &'a Limits,
+        printed: &'a Printed,
+    ) -> Context<'a> {
+        Context { routing, action, stage: "step 1/1", limits, printed, keep_obj: false, first: true }
+    }
+
     #[test]
     fn where_the_controllers_virtualservice_script_fails_is_found_and_said_first() {
         let route = |host: &str| json!({"destination": {"host": host}});
@@ -539,15 +549,7 @@ mod tests {
         let reference = &routing.custom_refs()[0];
         let (limits, printed) = (Limits::default(), Printed::default());
         let plan_among = |objects: &ObjectIndex, action: &RoutingAction| {
-            let context = Context {
-                routing: &routing,
-                action,
-                stage: "step 1/1",
-                limits: &limits,
-                printed: &printed,
-                keep_obj: false,
-                first: true,
-            };
+            let context = step_context(&routing, action, &limits, &printed);
             plan_object(&context, objects, (1, reference), None, || Err("no script read".into()))
         };
         let plan = |action: &RoutingAction| plan_among(&ObjectIndex::default(), action);
@@ -614,15 +616,7 @@ mod tests {
         };
         let (limits, printed) = (Limits::default(), Printed::default());
         let warnings = |routing: &Routing, objects: &ObjectIndex, action: &RoutingAction| {
-            let context = Context {
-                routing,
-                action,
-                stage: "step 1/1",
-                limits: &limits,
-                printed: &printed,
-                keep_obj: false,
-                first: true,
-            };
+            let context = step_context(routing, action, &limits, &printed);
             let reference = &routing.custom_refs()[0];
             let resolve = || crate::scripts::ScriptCatalog::default().resolve(reference);
             plan_object(&context, objects, (0, reference), None, resolve).unwrap().warnings
