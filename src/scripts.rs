@@ -3,7 +3,7 @@
 //! `kruise-rollout-configuration`. For an Ingress class the controller reads the ConfigMap
 //! before its built-in script (docs/controller-semantics.md §5.1).
 
-use crate::lua::Script;
+use crate::lua::{Script, WrittenAt};
 use crate::model::ObjectRef;
 use ring::digest;
 use std::collections::{BTreeMap, BTreeSet};
@@ -138,12 +138,25 @@ pub fn sha256_hex(text: &str) -> String {
 pub struct ConfigMapScripts {
     pub namespace: String,
     pub data: BTreeMap<String, String>,
+    /// Where each key's script is written, for a ConfigMap read from a file.
+    pub written: BTreeMap<String, WrittenAt>,
 }
 
 impl ConfigMapScripts {
     /// The scripts of a ConfigMap object (its string `data` entries).
     pub fn from_object(namespace: &str, configmap: &serde_json::Value) -> ConfigMapScripts {
-        ConfigMapScripts { namespace: namespace.to_string(), data: crate::data::string_map(&configmap["data"]) }
+        let data = crate::data::string_map(&configmap["data"]);
+        ConfigMapScripts { namespace: namespace.to_string(), data, written: BTreeMap::new() }
+    }
+
+    /// The script under `key`, named by it.
+    fn script(&self, key: &str, code: &str) -> ResolvedScript {
+        let source = ScriptSource::ConfigMap { namespace: self.namespace.clone(), key: key.to_string() };
+        let mut resolved = ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{key}]"), code.to_string());
+        if let Some(written) = self.written.get(key) {
+            resolved.script = resolved.script.written_at(written.clone());
+        }
+        resolved
     }
 
     /// A warning for each key of a kind with a built-in script: the controller's local
@@ -227,14 +240,14 @@ impl ScriptCatalog {
         if let Some(configmap) = &self.configmap
             && let Some(code) = configmap.data.get(&config_key)
         {
-            let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key.clone() };
             if code.len() > MAX_SCRIPT_BYTES {
+                let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key };
                 return Err(format!(
                     "{source}: the script passes {} MiB, the limit for a script",
                     MAX_SCRIPT_BYTES >> 20
                 ));
             }
-            return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
+            return Ok(configmap.script(&config_key, code));
         }
         let missing = format!(
             "no Lua script for {kind}.{group}: none given with --script or --lua-dir, none built in, and {}",
@@ -277,8 +290,7 @@ impl ScriptCatalog {
         if let Some(configmap) = &self.configmap
             && let Some(code) = configmap.data.get(&config_key).filter(|code| !code.is_empty())
         {
-            let source = ScriptSource::ConfigMap { namespace: configmap.namespace.clone(), key: config_key.clone() };
-            return Ok(ResolvedScript::new(source, format!("{CONFIGMAP_NAME}[{config_key}]"), code.clone()));
+            return Ok(configmap.script(&config_key, code));
         }
         if let Some(builtin) = builtin_ingress(class_type) {
             let path = builtin.path();
@@ -507,6 +519,7 @@ mod tests {
         let configmap = |keys: &[&str]| ConfigMapScripts {
             namespace: "kruise-rollout".into(),
             data: keys.iter().map(|key| (key.to_string(), "return obj.data".to_string())).collect(),
+            ..Default::default()
         };
         let shadowed = configmap(&[
             "lua.traffic.routing.VirtualService.networking.istio.io",
@@ -550,7 +563,7 @@ mod tests {
             ScriptSource::Placeholder { note: format!("{err}; its obj is shown all the same") }
         );
         let data = [("lua.traffic.routing.Route.gateway.example.com".to_string(), "return {}".to_string())].into();
-        catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data });
+        catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data, ..Default::default() });
         assert_eq!(
             catalog.resolve(&gateway).unwrap().source.to_string(),
             "ConfigMap kruise-rollout/kruise-rollout-configuration key lua.traffic.routing.Route.gateway.example.com"
@@ -565,7 +578,8 @@ mod tests {
         assert!(catalog.needs_configmap_for_ingress("nginx"));
         let key = "lua.traffic.routing.ingress.nginx".to_string();
         let data = [(key.clone(), String::new()), ("lua.traffic.routing.ingress.apisix".into(), "return {}".into())];
-        catalog.configmap = Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data: data.into() });
+        catalog.configmap =
+            Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data: data.into(), ..Default::default() });
         assert!(
             matches!(catalog.resolve_ingress("nginx").unwrap().source, ScriptSource::BuiltIn { .. }),
             "an empty key does not count"
@@ -610,7 +624,7 @@ mod tests {
         // A ConfigMap without the key, or with the key empty, which the controller skips.
         let key = ingress_configmap_key("traefik");
         let mut catalog = ScriptCatalog {
-            configmap: Some(ConfigMapScripts { namespace: "kruise-rollout".into(), data: BTreeMap::new() }),
+            configmap: Some(ConfigMapScripts { namespace: "kruise-rollout".into(), ..Default::default() }),
             ..Default::default()
         };
         assert!(catalog.resolve_ingress("traefik").unwrap_err().contains(&format!(
@@ -635,8 +649,10 @@ mod tests {
             ObjectRef { api_version: "gateway.example.com/v1".into(), kind: "Route".into(), name: "r".into() };
         let key = "lua.traffic.routing.Route.gateway.example.com".to_string();
         let data = [(key, "-".repeat(MAX_SCRIPT_BYTES + 1))].into();
-        let catalog =
-            ScriptCatalog { configmap: Some(ConfigMapScripts { namespace: "ns".into(), data }), ..Default::default() };
+        let catalog = ScriptCatalog {
+            configmap: Some(ConfigMapScripts { namespace: "ns".into(), data, ..Default::default() }),
+            ..Default::default()
+        };
         let err = catalog.resolve(&gateway).unwrap_err();
         assert!(
             err.ends_with(

@@ -2,6 +2,7 @@
 //! gateway objects, and the controller's script ConfigMap.
 
 use crate::error::Error;
+use crate::lua::WrittenAt;
 use crate::model::{
     FieldMessage, INGRESS_API_VERSION, ModelError, ObjectIndex, ObjectKey, Path, Provider, Rollout, Routing,
     TrafficRoutingCr, http_route,
@@ -49,6 +50,21 @@ impl Origin {
         }
     }
 
+    /// Where the string under each of `keys` in the map at `map` is written, for an object read
+    /// from a file that kept its text.
+    pub fn strings_written<'a>(
+        &self,
+        keys: impl Iterator<Item = &'a String>,
+        map: &Path,
+    ) -> BTreeMap<String, WrittenAt> {
+        let Origin::File { text: Some(text), .. } = self else { return BTreeMap::new() };
+        keys.filter_map(|key| {
+            let (file, key_line, first_line) = text.string_lines(&map.field(key))?;
+            Some((key.clone(), WrittenAt { file: file.to_string(), key_line, first_line }))
+        })
+        .collect()
+    }
+
     /// A warning for each field of `object` (a Rollout or TrafficRouting) its CRD does not
     /// define, led by its line: the API server would drop it (`plan -f --validate`, `test`).
     pub fn unknown_fields(&self, object: &Value) -> Vec<FieldMessage> {
@@ -90,11 +106,14 @@ impl std::fmt::Display for Origin {
 }
 
 /// Whether a document read from a file keeps its text (`yaml::parse_documents_keeping`): a
-/// Rollout's or TrafficRouting's, or a test case's holding one, whose fields messages name. Other
-/// documents, gateway objects of megabytes among them, keep none.
+/// Rollout's or TrafficRouting's, or a test case's holding one, whose fields messages name, and
+/// the script ConfigMap's, whose scripts' errors name their lines. Other documents, gateway
+/// objects of megabytes among them, keep none.
 pub fn keeps_text(value: &Value) -> bool {
     let (group, kind) = (crate::model::api_group(value["apiVersion"].as_str().unwrap_or_default()), &value["kind"]);
-    (group == "rollouts.kruise.io" && (kind == "Rollout" || kind == "TrafficRouting")) || is_test_case(value)
+    (group == "rollouts.kruise.io" && (kind == "Rollout" || kind == "TrafficRouting"))
+        || (group.is_empty() && kind == "ConfigMap" && value["metadata"]["name"] == CONFIGMAP_NAME)
+        || is_test_case(value)
 }
 
 /// Whether a document is a test case (of a script, an Ingress class or an HTTPRoute), not an
@@ -544,7 +563,9 @@ impl Snapshot {
                         first.namespace
                     )));
                 }
-                snapshot.configmap = Some(ConfigMapScripts::from_object(&namespace, &value));
+                let mut configmap = ConfigMapScripts::from_object(&namespace, &value);
+                configmap.written = origin.strings_written(configmap.data.keys(), &Path::root("data"));
+                snapshot.configmap = Some(configmap);
             } else {
                 let mut value = value;
                 string_maps_as_stored(&mut value).map_err(|e| {
@@ -1169,8 +1190,11 @@ and it has fields the API server would drop (a misspelt one may be why a require
     }
 
     #[test]
-    fn only_rollouts_traffic_routings_and_their_test_cases_keep_their_text() {
+    fn only_rollouts_traffic_routings_their_test_cases_and_the_script_configmap_keep_their_text() {
         let object = |api_version: &str, kind: &str| json!({"apiVersion": api_version, "kind": kind});
+        let configmap = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        assert!(keeps_text(&configmap(CONFIGMAP_NAME)));
+        assert!(!keeps_text(&configmap("other")));
         assert!(keeps_text(&object("rollouts.kruise.io/v1beta1", "Rollout")));
         assert!(keeps_text(&object("rollouts.kruise.io/v1alpha1", "TrafficRouting")));
         assert!(keeps_text(&json!({"trafficRouting": {}, "original": {}})));

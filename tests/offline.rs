@@ -318,6 +318,36 @@ fn configmap_scripts_are_used_for_kinds_without_a_built_in() {
 }
 
 #[test]
+fn a_configmap_scripts_error_names_its_line_in_the_manifest() {
+    let rollout = ROLLOUT.replace(
+        "apiVersion: networking.istio.io/v1beta1\n          kind: VirtualService",
+        "apiVersion: gateway.example.com/v1\n          kind: Route",
+    );
+    let route =
+        "apiVersion: gateway.example.com/v1\nkind: Route\nmetadata: {name: demo, namespace: shop}\nspec: {weight: 0}\n";
+    let key = "lua.traffic.routing.Route.gateway.example.com";
+    let script = "kruise-rollout-configuration[lua.traffic.routing.Route.gateway.example.com]";
+    let head = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kruise-rollout-configuration, namespace: kruise-rollout}\ndata:\n";
+    let plan = |configmap: &str| {
+        Test::new()
+            .file("m/rollout.yaml", &rollout)
+            .file("m/route.yaml", route)
+            .file("m/cm.yaml", &format!("# scripts\n---\n{head}{configmap}"))
+            .args(["plan", "-f", "m", "--step", "2"])
+            .run()
+            .status(1)
+    };
+    // A literal block: the script's line 3 is the file's line 9 (its key is on line 7).
+    plan(&format!("  {key}: |\n    local spec = obj.data.spec\n    spec.x = nil + 1\n    return obj.data\n"))
+        .stderr_has(&format!("script {script}:2 (m/cm.yaml:9): attempt to perform arithmetic on a nil value"));
+    plan(&format!("  {key}: |\n    local spec = obj.data.spec\n\n    return (\n"))
+        .stderr_has(&format!("script {script}:4 (m/cm.yaml:11): unexpected symbol near '<eof>'"));
+    // A quoted string's lines are not the file's: its key is named.
+    plan(&format!("  {key}: \"local spec = obj.data.spec\\nspec.x = nil + 1\\n\"\n"))
+        .stderr_has(&format!("script {script}:2 (its key at m/cm.yaml:7): attempt to perform arithmetic"));
+}
+
+#[test]
 fn a_configmap_script_for_a_kind_with_a_built_in_one_is_never_used_and_said_once() {
     // Two Rollouts, each with a VirtualService: the warning is about the ConfigMap, said once.
     let (other, other_vs) = (ROLLOUT.replace("demo", "other"), VIRTUAL_SERVICE.replace("demo", "other"));

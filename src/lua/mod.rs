@@ -42,6 +42,9 @@ impl Default for Limits {
 #[derive(Clone, Debug)]
 pub struct Script {
     pub name: String,
+    /// Where its text is written in a file its name does not give (a ConfigMap among `plan -f`'s
+    /// files), for its errors.
+    pub written: Option<Arc<WrittenAt>>,
     /// Shared by the script's clones (a plan holds one per stage and object).
     code: Arc<str>,
     /// The chunk compiled once per distinct text in this process (bytecode with line
@@ -106,7 +109,17 @@ impl Script {
         let mut cache = COMPILED.lock().expect("not poisoned");
         let compiled = cache.entry(Arc::clone(&code)).or_default().clone();
         drop(cache);
-        Script { name: name.into(), code, compiled }
+        Script { name: name.into(), written: None, code, compiled }
+    }
+
+    /// The script, its text written in a file as `written` says.
+    pub fn written_at(self, written: WrittenAt) -> Script {
+        Script { written: Some(Arc::new(written)), ..self }
+    }
+
+    /// An error of this script.
+    fn error(&self, kind: ScriptErrorKind, message: String) -> ScriptError {
+        ScriptError { script: self.name.clone(), written: self.written.clone(), kind, message }
     }
 
     /// The text (private: the compiled bytecode is cached by it).
@@ -138,7 +151,7 @@ impl Script {
     /// Why the script does not compile, if it does not: as every evaluation of it fails.
     pub fn syntax_error(&self) -> Option<ScriptError> {
         let message = self.bytecode().err()?;
-        Some(ScriptError { script: self.name.clone(), kind: ScriptErrorKind::Syntax, message })
+        Some(self.error(ScriptErrorKind::Syntax, message))
     }
 }
 
@@ -193,21 +206,42 @@ pub enum ScriptErrorKind {
     Input,
 }
 
+/// Where a script's text is written in a file: a ConfigMap's key among `plan -f`'s files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenAt {
+    pub file: String,
+    /// The line of the key that holds the script.
+    pub key_line: usize,
+    /// The file's line of the script's line 1, where the script's lines are the file's one for
+    /// one (a literal block, `|`).
+    pub first_line: Option<usize>,
+}
+
 /// A script failed; the message names the script and, where Lua knows it, the line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptError {
     pub script: String,
+    pub written: Option<Arc<WrittenAt>>,
     pub kind: ScriptErrorKind,
     pub message: String,
 }
 
 impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let written = self.written.as_deref();
+        let key = written.map(|w| format!(" ({}:{})", w.file, w.key_line)).unwrap_or_default();
         // Lua messages start with "<string>:LINE:" for errors it can place.
-        match self.message.strip_prefix(CHUNK_NAME).filter(|rest| rest.starts_with(':')) {
-            Some(rest) => write!(f, "script {}{rest}", self.script),
-            None => write!(f, "script {}: {}", self.script, self.message),
-        }
+        let Some(placed) = self.message.strip_prefix(CHUNK_NAME).filter(|rest| rest.starts_with(':')) else {
+            return write!(f, "script {}{key}: {}", self.script, self.message);
+        };
+        let line = placed[1..].split_once(':').and_then(|(line, rest)| Some((line.parse::<usize>().ok()?, rest)));
+        let Some((line, rest)) = line else { return write!(f, "script {}{key}{placed}", self.script) };
+        let place = match written {
+            None => String::new(),
+            Some(WrittenAt { file, first_line: Some(first), .. }) => format!(" ({file}:{})", first + line - 1),
+            Some(WrittenAt { file, key_line, first_line: None }) => format!(" (its key at {file}:{key_line})"),
+        };
+        write!(f, "script {}:{line}{place}:{rest}", self.script)
     }
 }
 
@@ -216,7 +250,7 @@ impl std::error::Error for ScriptError {}
 impl ScriptError {
     /// The script's output is not what its caller's contract expects.
     pub fn output(script: &Script, message: String) -> ScriptError {
-        ScriptError { script: script.name.clone(), kind: ScriptErrorKind::Output, message }
+        script.error(ScriptErrorKind::Output, message)
     }
 }
 
@@ -374,11 +408,7 @@ pub fn evaluate_obj<E: Encoding>(
     let lua = match new_sandbox() {
         Ok(lua) => lua,
         Err(e) => {
-            return Some(Err(ScriptError {
-                script: script.name.clone(),
-                kind: ScriptErrorKind::Runtime,
-                message: format!("setting up the sandbox: {e}"),
-            }));
+            return Some(Err(script.error(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}"))));
         }
     };
     let result = evaluate_in(&lua, script, obj, limits, options, encoding);
@@ -395,7 +425,7 @@ fn evaluate_in<E: Encoding>(
     options: EvalOptions,
     encoding: E,
 ) -> Option<Result<Evaluated<E::Output>, ScriptError>> {
-    let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
+    let fail = |kind, message: String| script.error(kind, message);
     let setup = || -> mlua::Result<Option<deadline::Deadline>> {
         stdlib::install_for(lua, &script.name, options)?;
         // The obj counts against the limit too: a large one fails here, not the process.
@@ -446,7 +476,7 @@ fn run<E: Encoding>(
     encoding: E,
     deadline: deadline::Deadline,
 ) -> Result<Evaluated<E::Output>, ScriptError> {
-    let fail = |kind, message: String| ScriptError { script: script.name.clone(), kind, message };
+    let fail = |kind, message: String| script.error(kind, message);
 
     let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
     let function = load_chunk(lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
@@ -646,6 +676,44 @@ mod tests {
 
     fn spec(code: &str) -> Value {
         run(code, json!({})).unwrap()["spec"].take()
+    }
+
+    #[test]
+    fn an_error_names_the_file_line_of_a_script_written_in_one() {
+        let errors = |written: Option<WrittenAt>| {
+            let script = Script::new("cm[key]", "local x = 1\nreturn nil + x");
+            let script = written.map_or(script.clone(), |w| script.written_at(w));
+            let runtime = run_script(&script).unwrap_err();
+            let output = ScriptError::output(&script, "no spec".into());
+            let unplaced = ScriptError { message: format!("{CHUNK_NAME}: gone: here"), ..output.clone() };
+            [runtime, output, unplaced].map(|e| e.to_string())
+        };
+        assert_eq!(
+            errors(None),
+            [
+                "script cm[key]:2: attempt to perform arithmetic on a nil value",
+                "script cm[key]: no spec",
+                "script cm[key]: gone: here"
+            ]
+        );
+        let literal = WrittenAt { file: "cm.yaml".into(), key_line: 7, first_line: Some(8) };
+        assert_eq!(
+            errors(Some(literal)),
+            [
+                "script cm[key]:2 (cm.yaml:9): attempt to perform arithmetic on a nil value",
+                "script cm[key] (cm.yaml:7): no spec",
+                "script cm[key] (cm.yaml:7): gone: here"
+            ]
+        );
+        let quoted = WrittenAt { file: "cm.json".into(), key_line: 3, first_line: None };
+        assert_eq!(
+            errors(Some(quoted))[0],
+            "script cm[key]:2 (its key at cm.json:3): attempt to perform arithmetic on a nil value"
+        );
+    }
+
+    fn run_script(script: &Script) -> Result<Value, ScriptError> {
+        evaluated(script, &json!({}), &Limits::default())
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! YAML's flow style), which carry each node's line.
 
 use crate::model::{Path, Segment};
-use granit_parser::{Event, Parser, Span, StrInput};
+use granit_parser::{Event, Parser, ScalarStyle, Span, StrInput};
 use std::sync::Arc;
 
 /// A document's text, and where the document is in it.
@@ -33,6 +33,26 @@ impl DocumentText {
         Some(format!("{}:{}", self.source, self.first_line + line - 1))
     }
 
+    /// Where the string at `field` is written in its file: the line of its key, and for a
+    /// literal block (`|`) the line its text starts on, from which its lines are the file's one
+    /// for one (a ConfigMap's script, whose errors give a line of the script).
+    pub fn string_lines(&self, field: &Path) -> Option<(&str, usize, Option<usize>)> {
+        let mut key = None;
+        let path = self.within.segments().iter().chain(field.segments());
+        let node = descend(&mut Nodes(Parser::new_from_str(&self.text)), path, &mut key);
+        let in_file = |line: usize| self.first_line + line - 1;
+        let first = match node? {
+            // The parser places a block at its first line with more than spaces.
+            (Event::Scalar(text, ScalarStyle::Literal, ..), span) => {
+                let empty_lines = text.len() - text.trim_start_matches('\n').len();
+                Some(in_file(span.start.line().saturating_sub(empty_lines)))
+            }
+            (Event::Scalar(..), _) => None,
+            _ => return None,
+        };
+        Some((&self.source, in_file(key?), first))
+    }
+
     /// The text of the map under `key` (a test case's `rollout`).
     pub fn inside(&self, key: &str) -> DocumentText {
         DocumentText { within: self.within.field(key), ..self.clone() }
@@ -42,22 +62,32 @@ impl DocumentText {
 /// The line (1-based, in `text`) of the node `path` leads to in the first document of `text`,
 /// or of the deepest node on the way that the text has.
 fn line_of<'a>(text: &str, path: impl Iterator<Item = &'a Segment>) -> Option<usize> {
-    let mut nodes = Nodes(Parser::new_from_str(text));
-    // The node the next segment looks into, when it has been read already.
-    let mut read: Option<Event> = None;
     let mut line = None;
+    descend(&mut Nodes(Parser::new_from_str(text)), path, &mut line);
+    line
+}
+
+/// The node `path` leads to in the first document of `nodes`, when the text has it; `line` is
+/// left at the line of the deepest node reached on the way (a key's, a list item's).
+fn descend<'a, 'p>(
+    nodes: &mut Nodes<'a>,
+    path: impl Iterator<Item = &'p Segment>,
+    line: &mut Option<usize>,
+) -> Option<(Event<'a>, Span)> {
+    // The node the next segment looks into, when it has been read already.
+    let mut read: Option<(Event, Span)> = None;
     for segment in path {
         let node = match read.take() {
-            Some(node) => node,
+            Some(node) => node.0,
             None => nodes.next()?.0,
         };
         match (segment, node) {
             (Segment::Key(key), Event::MappingStart(..)) => loop {
                 let (candidate, span) = nodes.next()?;
                 match candidate {
-                    Event::MappingEnd => return line,
+                    Event::MappingEnd => return None,
                     Event::Scalar(name, ..) if name == key.as_str() => {
-                        line = Some(span.start.line());
+                        *line = Some(span.start.line());
                         break;
                     }
                     // Another key (a complex one too), and its value.
@@ -71,22 +101,22 @@ fn line_of<'a>(text: &str, path: impl Iterator<Item = &'a Segment>) -> Option<us
             (Segment::Index(index), Event::SequenceStart(..)) => {
                 for _ in 0..*index {
                     match nodes.next()?.0 {
-                        Event::SequenceEnd => return line,
+                        Event::SequenceEnd => return None,
                         item => nodes.skip(&item)?,
                     }
                 }
                 let (item, span) = nodes.next()?;
                 if item == Event::SequenceEnd {
-                    return line;
+                    return None;
                 }
-                line = Some(span.start.line());
-                read = Some(item);
+                *line = Some(span.start.line());
+                read = Some((item, span));
             }
             // A scalar, an alias (its node is written elsewhere), or the other kind of collection.
-            _ => return line,
+            _ => return None,
         }
     }
-    line
+    read.or_else(|| nodes.next())
 }
 
 /// The events of the first document's nodes.
@@ -249,6 +279,26 @@ mod tests {
         assert_eq!(subject.place_of(&path("spec.replica")).as_deref(), Some("f:3"));
         let original = documents[0].text.as_ref().unwrap().inside("original");
         assert_eq!(original.place_of(&path("spec.replica")).as_deref(), Some("f:6"));
+    }
+
+    #[test]
+    fn a_literal_blocks_lines_are_the_files_others_only_the_keys() {
+        let text = "kind: ConfigMap\ndata:\n  a: |\n    local x = 1\n    return x\n  b: |-2\n      first\n  c: \"one\\ntwo\"\n  d: >\n    folded\n  e:\n    |\n    late header\n  f: 1\n  g: |\n\n    after an empty line\n";
+        let documents = parse_documents_keeping(&format!("x: 1\n---\n{text}"), "f", |_| true).unwrap();
+        let text = documents[1].text.as_ref().unwrap();
+        let lines =
+            |key: &str| text.string_lines(&Path::root("data").field(key)).map(|(f, k, l)| (f.to_string(), k, l));
+        assert_eq!(lines("a"), Some(("f".into(), 5, Some(6))));
+        assert_eq!(lines("b"), Some(("f".into(), 8, Some(9))));
+        assert_eq!(lines("c"), Some(("f".into(), 10, None)));
+        assert_eq!(lines("d"), Some(("f".into(), 11, None)));
+        assert_eq!(lines("e"), Some(("f".into(), 13, Some(15))));
+        assert_eq!(lines("f"), Some(("f".into(), 16, None)));
+        // An empty first line is the text's line 1.
+        assert_eq!(lines("g"), Some(("f".into(), 17, Some(18))));
+        // No such key, or not a string.
+        assert_eq!(lines("h"), None);
+        assert_eq!(text.string_lines(&Path::root("data")), None);
     }
 
     #[test]
