@@ -260,6 +260,7 @@ fn regression_invalid_utf8() {
     regression_cases(&[
         ("regression/truncated_utf8.lua", "obj/minimal.json", Expect::Success),
         ("regression/json_invalid_unicode.lua", "obj/minimal.json", Expect::Success),
+        ("regression/keys_made_equal_by_utf8_replacement.lua", "obj/minimal.json", Expect::Success),
     ]);
 }
 

@@ -207,6 +207,11 @@ pub struct GoJsonText {
     /// The entries of the outermost map: each key, and where the entry starts and its value.
     entries: Vec<(String, Range<usize>)>,
     values: u64,
+    /// Where each key of the maps open inside the outermost starts in `out`, a map's after its
+    /// parent's; and for each such map, where its keys start in this list and whether one of
+    /// them is invalid UTF-8 (see `end_map`). Not kept for `marshal`.
+    key_starts: Vec<usize>,
+    inner_maps: Vec<(usize, bool)>,
 }
 
 impl GoJsonText {
@@ -228,6 +233,25 @@ impl GoJsonText {
             }
         }
         self.out.push('"');
+    }
+
+    /// The entries of the map being ended, whose keys start at `key_starts[first..]`, as the
+    /// controller's output holds them: its keys, invalid UTF-8 replaced, had been written in the
+    /// order of their bytes (`json.Marshal`), and decoding that text keeps the last of keys made
+    /// equal by the replacement, and writing it again sorts the keys as replaced.
+    fn merge_replaced_keys(&mut self, first: usize) {
+        let starts = &self.key_starts[first..];
+        // Each entry ends at the comma before the next, the last at the map's end.
+        let ends = starts.iter().skip(1).map(|next| next - 1).chain([self.out.len()]);
+        let mut merged = std::collections::BTreeMap::new();
+        for (&start, end) in starts.iter().zip(ends) {
+            let entry = &self.out[start..end];
+            let key = serde_json::Deserializer::from_str(entry).into_iter::<String>().next();
+            merged.insert(key.expect("a key").expect("a key written as JSON"), entry.to_string());
+        }
+        self.out.truncate(starts[0]);
+        let entries: Vec<String> = merged.into_values().collect();
+        self.out.push_str(&entries.join(","));
     }
 
     /// The comma before a list's item or a map's key that follows another; counts the value
@@ -273,17 +297,36 @@ impl Encoding for GoJsonText {
         self.separate();
         self.out.push('{');
         self.depth += 1;
+        if self.depth > 1 && !self.marshal {
+            self.inner_maps.push((self.key_starts.len(), false));
+        }
     }
     fn key(&mut self, key: &[u8]) {
         let start = self.out.len();
         self.separate();
-        self.write_string(key);
-        self.out.push(':');
         if self.depth == 1 {
+            self.write_string(key);
+            self.out.push(':');
             self.entries.push((go_string(key).into_owned(), start..self.out.len()));
+        } else if let Some((_, invalid)) = self.inner_maps.last_mut() {
+            *invalid |= std::str::from_utf8(key).is_err();
+            self.key_starts.push(self.out.len());
+            self.write_string(key);
+            self.out.push(':');
+        } else {
+            self.write_string(key);
+            self.out.push(':');
         }
     }
     fn end_map(&mut self) {
+        if self.depth > 1
+            && let Some((first, invalid)) = self.inner_maps.pop()
+        {
+            if invalid {
+                self.merge_replaced_keys(first);
+            }
+            self.key_starts.truncate(first);
+        }
         self.out.push('}');
         self.depth -= 1;
     }
@@ -709,6 +752,29 @@ mod tests {
         };
         assert_eq!(text(GoJsonText::marshal()), r#"{"k\ufffd":"a\ufffd\ufffdbé\u003c"}"#);
         assert_eq!(text(GoJsonText::default()), "{\"k\u{FFFD}\":\"a\u{FFFD}\u{FFFD}bé\\u003c\"}");
+    }
+
+    #[test]
+    fn keys_made_equal_or_reordered_by_the_replacement_of_invalid_utf8_are_as_the_controller_decodes_them() {
+        let lua = Lua::new();
+        let text = |code: &str, encoding: GoJsonText| {
+            let value: LuaValue = lua.load(code).eval().unwrap();
+            from_lua(&lua, value, EmptyTable::Null, Budget::result(usize::MAX), encoding).ok().unwrap().text
+        };
+        // Written in the order of their bytes, "\254" before "\255": decoding keeps the last.
+        let equal = r#"return {spec = {["\255"] = 1, ["\254"] = 2, a = {["x\255"] = 3, ["x\254"] = {4}}, b = 5}}"#;
+        assert_eq!(text(equal, GoJsonText::default()), "{\"spec\":{\"a\":{\"x\u{FFFD}\":3},\"b\":5,\"\u{FFFD}\":1}}");
+        // json.encode writes them all, in the order of their bytes.
+        assert_eq!(
+            text(equal, GoJsonText::marshal()),
+            r#"{"spec":{"a":{"x\ufffd":[4],"x\ufffd":3},"b":5,"\ufffd":2,"\ufffd":1}}"#
+        );
+        // U+FFFE sorts after the bytes "\255" and before U+FFFD they are replaced by.
+        let reordered = r#"return {spec = {["\255"] = 1, ["\239\191\190"] = 2}}"#;
+        assert_eq!(text(reordered, GoJsonText::default()), "{\"spec\":{\"\u{FFFD}\":1,\"\u{FFFE}\":2}}");
+        // Only the outermost map's keys are left to the decoding of the result's fields.
+        let outer = r#"return {["\255"] = 1, ["\254"] = 2}"#;
+        assert_eq!(text(outer, GoJsonText::default()), "{\"\u{FFFD}\":2,\"\u{FFFD}\":1}");
     }
 
     #[test]
