@@ -100,7 +100,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
             cand -y 'Do not ask for confirmation (required when stdin is not a terminal)'
             cand --yes 'Do not ask for confirmation (required when stdin is not a terminal)'
             cand --traffic-only 'Only make the gateway objects match the current step; do not approve (allowed in any step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before the step''s canary pods are ready)'
-            cand --force 'Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object''s routing; write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout); and write an object that another Rollout in a release, or a TrafficRouting in a release that the Rollout does not link, routes'
+            cand --force 'Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object''s routing; write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout); write an object that another Rollout in a release, or a TrafficRouting in a release that the Rollout does not link, routes; and write a step whose object the controller''s own Istio script fails on (it would stick)'
             cand --to-end 'After approving, follow the Rollout and approve every later pause until it completes'
             cand --show-stored-original 'Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`'
             cand -v 'Say more on stderr (plan -f: what was read, and what was skipped and why)'

@@ -65,7 +65,7 @@ module completions {
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)
     --expect-step: string     # Refuse unless the current step is N (1 or more)
     --traffic-only            # Only make the gateway objects match the current step; do not approve (allowed in any step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before the step's canary pods are ready)
-    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing; write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout); and write an object that another Rollout in a release, or a TrafficRouting in a release that the Rollout does not link, routes
+    --force                   # Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing from it wipes the object's routing; write a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout); write an object that another Rollout in a release, or a TrafficRouting in a release that the Rollout does not link, routes; and write a step whose object the controller's own Istio script fails on (it would stick)
     --dry-run: string@"nu-complete kubectl-rollout_lua approve dry_run" # client: show what would be written; server: send every write with dryRun=All
     --until-step: string      # After approving, follow the Rollout and approve each later pause up to step N (1 or more, at most the Rollout's steps)
     --to-end                  # After approving, follow the Rollout and approve every later pause until it completes

@@ -895,6 +895,34 @@ fn approve_refuses_to_store_canary_routing_as_the_original_without_force() {
 }
 
 #[test]
+fn approve_refuses_a_step_the_controllers_own_script_fails_on_without_force() {
+    // A regression: approve wrote the built-in script's routing, which the controller's own
+    // script cannot make (a DestinationRule without subsets, a VirtualService without spec),
+    // leaving the release stuck at the step; `restore` then refused the `{}` original it stored.
+    let mut rule = destination_rule();
+    rule["spec"].as_object_mut().unwrap().remove("subsets");
+    let server = shop(1, "StepPaused").object(rule).start();
+    let test = Test::new().kubeconfig(&server);
+    let stuck = "DestinationRule/demo: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object";
+    test.run_args(["plan", "demo"]).success().stdout_has(stuck);
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(&format!(
+        "error: nothing was written: the controller would stick at this step on these objects, as its own script fails on them: approving it writes routing the controller cannot make, and leaves the release stuck there:\n  {stuck}\nFix the objects as each line says, or pass --force to write anyway\n"
+    ));
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--force"]).success();
+    // A VirtualService without spec, and no stored original: the script's obj has none.
+    let mut service = virtual_service();
+    service.as_object_mut().unwrap().remove("spec");
+    let server = shop(1, "StepPaused").object(service).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("VirtualService/demo: the controller's own VirtualService script fails on this object at this step (the obj has no spec");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn an_object_left_with_its_original_stored_and_no_routing_is_at_its_original_not_edited() {
     // Where a write cut short after the original's store leaves it (a hung server, a second
     // signal): at its original. A regression: status called it drifted, and restore refused it

@@ -618,6 +618,12 @@ impl Run<'_> {
             args.force,
         )?;
         refuse_stranding(written.clone().filter_map(|o| o.strands_stable.as_ref()), args.force)?;
+        refuse_unless_forced(
+            written.clone().filter_map(|o| o.controller_sticks.clone()),
+            "the controller would stick at this step on these objects, as its own script fails on them: approving it writes routing the controller cannot make, and leaves the release stuck there",
+            "Fix the objects as each line says, or pass --force to write anyway",
+            args.force,
+        )?;
         let selected = approvals.iter().map(|a| a.rollout.item.name.as_str()).collect();
         let linked = approvals.iter().filter_map(|a| a.rollout.item.traffic_routing_cr.as_deref()).collect();
         let keys = written.map(|o| &o.key).collect();

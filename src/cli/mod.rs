@@ -64,7 +64,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     initializing again, not jumping elsewhere (a patched nextStepIndex), not a blue-green release stopped by a new \
     version, not behind the Rollout's latest spec (metadata.generation past the status's observedGeneration), \
     --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
-    write, and a stored original that holds no spec, or an object another Rollout in a release (or a \
+    write, and a stored original that holds no spec, an object the controller's own Istio script fails on \
+    at the step (it would stick there), or an object another Rollout in a release (or a \
     TrafficRouting in a release that the Rollout does not link) routes (the namespace's Rollouts and \
     TrafficRoutings are listed for that; without list, a warning), is refused without --force; a timed \
     pause not run out is approved with a warning that this ends it now. The plan is shown and \
@@ -187,7 +188,8 @@ not StepPaused, not progressing or ending, a spec the controller has not acted o
        --expect-step or --until-step not met, permissions, another run's claim, a Rollout
        selected after the claims were taken, someone else's edit, a stored original that does
        not parse or holds no spec, or none stored while the object routes to the canary
-       already (without --force), two Rollouts (or a Rollout's own routing and its
+       already, an object the controller's own Istio script fails on at the step (without
+       --force), two Rollouts (or a Rollout's own routing and its
        TrafficRouting) writing one object, an Ingress named <name>-canary the Rollout did not
        make, an HTTPRoute write that leaves the stable Service without a rule, edits made after
        the routing, a step whose routing the API server would not admit now or that hangs on a
@@ -547,8 +549,9 @@ pub struct ApproveArgs {
     pub traffic_only: bool,
     /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing
     /// from it wipes the object's routing; write a `<name>-canary` Ingress that someone else
-    /// made (its controller owner is not the Rollout); and write an object that another Rollout
-    /// in a release, or a TrafficRouting in a release that the Rollout does not link, routes
+    /// made (its controller owner is not the Rollout); write an object that another Rollout in a
+    /// release, or a TrafficRouting in a release that the Rollout does not link, routes; and
+    /// write a step whose object the controller's own Istio script fails on (it would stick)
     #[arg(long)]
     pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All

@@ -86,6 +86,7 @@ pub fn plan_object(
         && routing.canary_service != routing.stable_service
         && names_service(&current["spec"], &routing.canary_service))
     .then(|| routing.canary_service.clone());
+    let mut controller_stuck = None;
     let (planned, action, obj) = match context.action {
         RoutingAction::Leave => {
             (Arc::clone(&current), Action::Keep("the controller writes nothing here: left alone"), None)
@@ -146,6 +147,8 @@ pub fn plan_object(
             warnings.extend(order.map(|order| format!("{reference}: {}", order.warning())));
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
             warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy));
+            controller_stuck = controller_sticks(reference, &script, &obj, strategy);
+            warnings.extend(controller_stuck.clone());
             // With canary = stable every object names the Service: nothing tells a canary route.
             if routing.canary_service != routing.stable_service
                 && names_service(&planned["spec"], &routing.canary_service)
@@ -207,6 +210,7 @@ pub fn plan_object(
         unwritable,
         degenerate_original: degenerate,
         canary_in_original,
+        controller_sticks: controller_stuck,
         after_first_write,
         foreign_canary: None,
         strands_stable: None,
@@ -313,6 +317,34 @@ fn is_canary_route(obj: &Value, route: &Value) -> bool {
 /// §4.6): labels or annotations dropped, nulls, weights that do not add up to 100 after flooring,
 /// a rule sent to the canary twice, and more. `obj` is what the script was given (its `data` is
 /// the original: empty labels and annotations left out).
+/// Why the controller's own script fails on this object at this step, where this tool's
+/// built-in script (written from it) gets past it: the controller would stick at the step, so
+/// `approve` refuses to write it without `--force`.
+fn controller_sticks(
+    reference: &ObjectRef,
+    script: &ResolvedScript,
+    obj: &Value,
+    strategy: &RouteStrategy,
+) -> Option<String> {
+    if !super::runs_builtin(script, &scripts::key_of(reference)) {
+        return None;
+    }
+    let spec = &obj["data"]["spec"];
+    match reference.kind.as_str() {
+        "DestinationRule" if spec.get("subsets").is_none_or(Value::is_null) => Some(format!(
+            "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
+        )),
+        "VirtualService" => {
+            let matched = strategy.matches.as_ref().is_some_and(|m| !m.is_empty());
+            let (why, fix) = controller_vs_script_failure(spec, matched)?;
+            Some(format!(
+                "{reference}: the controller's own VirtualService script fails on this object at this step ({why}); this tool's built-in script gets past it, but a controller would stick at this step: {fix}"
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,
@@ -357,11 +389,6 @@ fn routing_warnings(
             "{reference}: traffic {traffic} is ignored: with matches the built-in script only adds canary match rules"
         ));
     }
-    if builtin && reference.kind == "DestinationRule" && original["spec"].get("subsets").is_none_or(Value::is_null) {
-        warnings.push(format!(
-            "{reference}: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object"
-        ));
-    }
     if reference.kind == "DestinationRule" {
         let subsets = planned["spec"]["subsets"].as_array().map(Vec::as_slice).unwrap_or_default();
         let canaries = subsets.iter().filter(|s| s["name"] == "canary").count();
@@ -374,20 +401,18 @@ fn routing_warnings(
     if reference.kind != "VirtualService" {
         return warnings;
     }
-    if builtin {
-        let stable = obj["stableService"].as_str().unwrap_or_default();
-        match controller_vs_script_failure(&original["spec"], matched) {
-            Some((why, fix)) => warnings.push(format!(
-                "{reference}: the controller's own VirtualService script fails on this object at this step ({why}); this tool's built-in script gets past it, but a controller would stick at this step: {fix}"
-            )),
-            // A weight step the script selects no rule for changes no weight.
-            None if !matched && strategy.weights().0 != 0 && !selects_a_rule(&original["spec"], stable) => {
-                warnings.push(format!(
-                    "{reference}: no rule without a match routes to Service {stable} (a destination host that is {stable} up to its first dot), so the built-in script changes no weight and this step sends nothing to the canary through it"
-                ))
-            }
-            None => {}
-        }
+    let stable = obj["stableService"].as_str().unwrap_or_default();
+    // A weight step the script selects no rule for changes no weight (where the controller's
+    // script gets that far: see `controller_sticks`).
+    if builtin
+        && !matched
+        && strategy.weights().0 != 0
+        && controller_vs_script_failure(&original["spec"], matched).is_none()
+        && !selects_a_rule(&original["spec"], stable)
+    {
+        warnings.push(format!(
+            "{reference}: no rule without a match routes to Service {stable} (a destination host that is {stable} up to its first dot), so the built-in script changes no weight and this step sends nothing to the canary through it"
+        ));
     }
     for protocol in ["http", "tcp", "tls"] {
         for (i, rule) in planned["spec"][protocol].as_array().into_iter().flatten().enumerate() {
@@ -519,6 +544,23 @@ mod tests {
         );
         assert!(fails(Value::Null, false).unwrap().starts_with("the obj has no spec"));
         assert_eq!(fails(json!({"http": []}), true), None);
+    }
+
+    #[test]
+    fn the_controller_sticks_where_its_own_script_fails_and_the_built_in_one_does_not() {
+        let sticks = |kind: &str, builtin: bool, spec: Value| {
+            let (reference, script) = reference_and_script(kind, builtin);
+            controller_sticks(&reference, &script, &json!({"data": {"spec": spec}}), &RouteStrategy::default())
+        };
+        let stuck = sticks("DestinationRule", true, json!({"host": "web"})).unwrap();
+        assert!(stuck.starts_with("DestinationRule/web: the controller's own DestinationRule script fails"), "{stuck}");
+        assert_eq!(sticks("DestinationRule", true, json!({"host": "web", "subsets": []})), None);
+        let stuck = sticks("VirtualService", true, Value::Null).unwrap();
+        assert!(stuck.contains("(the obj has no spec"), "{stuck}");
+        assert_eq!(sticks("VirtualService", true, json!({"http": []})), None);
+        // A script of the user's own: what it does is its own.
+        assert_eq!(sticks("DestinationRule", false, json!({"host": "web"})), None);
+        assert_eq!(sticks("VirtualService", false, Value::Null), None);
     }
 
     #[test]
@@ -671,7 +713,8 @@ mod tests {
         assert_eq!(changes(&key(), &planned, &planned), [Change::Keep { key: key(), object: planned.clone() }]);
     }
 
-    fn warnings_of(kind: &str, builtin: bool, original: Value, planned: Value, strategy: RouteStrategy) -> Vec<String> {
+    /// A `kind` named web, and a script that is the built-in one or not.
+    fn reference_and_script(kind: &str, builtin: bool) -> (ObjectRef, ResolvedScript) {
         let reference =
             ObjectRef { api_version: "networking.istio.io/v1beta1".into(), kind: kind.into(), name: "web".into() };
         let source = if builtin {
@@ -684,8 +727,16 @@ mod tests {
             script: crate::lua::Script::new("x.lua", "return obj.data"),
             sha256: String::new(),
         };
+        (reference, script)
+    }
+
+    /// The warnings of a routing result (`controller_sticks` among them).
+    fn warnings_of(kind: &str, builtin: bool, original: Value, planned: Value, strategy: RouteStrategy) -> Vec<String> {
+        let (reference, script) = reference_and_script(kind, builtin);
         let obj = json!({"data": original, "canaryService": "web", "stableService": "web"});
-        routing_warnings(&reference, &script, &obj, &planned, &strategy)
+        let mut warnings = routing_warnings(&reference, &script, &obj, &planned, &strategy);
+        warnings.extend(controller_sticks(&reference, &script, &obj, &strategy));
+        warnings
     }
 
     #[test]

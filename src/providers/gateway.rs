@@ -422,6 +422,7 @@ pub fn plan_object(
         unwritable: None,
         degenerate_original: None,
         canary_in_original: None,
+        controller_sticks: None,
         after_first_write: false,
         foreign_canary: None,
         strands_stable,

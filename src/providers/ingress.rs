@@ -668,6 +668,7 @@ pub fn plan_object(
         unwritable: None,
         degenerate_original: None,
         canary_in_original: None,
+        controller_sticks: None,
         after_first_write,
         foreign_canary,
         strands_stable: None,

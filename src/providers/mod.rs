@@ -319,6 +319,10 @@ pub struct ObjectPlan {
     /// controller would store that routing as its original, so `approve` refuses to write it
     /// without `--force`.
     pub canary_in_original: Option<String>,
+    /// Why the controller's own script fails on this object at this step where this tool's
+    /// built-in script does not: the controller would stick there, so `approve` refuses to write
+    /// it without `--force`.
+    pub controller_sticks: Option<String>,
     /// Where the first of the two writes that route it leaves it, before a step's routing is
     /// written (the controller's first pass, or a run cut short after that write), so at its
     /// original and not edited by someone: a custom ref whose original is stored and whose spec,
@@ -375,6 +379,7 @@ impl ObjectPlan {
             unwritable: None,
             degenerate_original: None,
             canary_in_original: None,
+            controller_sticks: None,
             after_first_write: false,
             foreign_canary: None,
             strands_stable: None,
