@@ -629,8 +629,35 @@ fn eval_refuses_a_result_far_larger_than_the_memory_limit_at_once() {
         .args(["eval", "big.lua", "--obj", "obj.json", "--lua-timeout", "4s"])
         .run()
         .status(1)
-        .stderr_has("script big.lua: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys and 32 bytes for each value");
+        .stderr_has("script big.lua: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys, 32 bytes for each value and 632 for each map");
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_result_is_counted_with_its_maps_and_json_encode_with_its_escapes() {
+    // A regression: half a million maps of one key passed as 32 MB, and took 440 MB as values
+    // (a plan of ten steps holding them took 4 GB). json.encode's text of control characters
+    // is counted as written (6 bytes each: the unit tests of the budget show it stops there,
+    // where it wrote six times the limit before failing).
+    let started = std::time::Instant::now();
+    Test::new()
+        .file("maps.lua", "local t = {} for i = 1, 500000 do t[i] = {a = 1} end return {spec = t}")
+        .file("obj.json", "{\"data\": {}}")
+        .args(["eval", "maps.lua", "--obj", "obj.json", "--lua-timeout", "4s"])
+        .run()
+        .status(1)
+        .stderr_has("script maps.lua: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys, 32 bytes for each value and 632 for each map");
+    Test::new()
+        .file(
+            "encode.lua",
+            "local s = string.rep('\\1', 4000000) local n = #json.encode({s, s, s}) return {spec = {n = n}}",
+        )
+        .file("obj.json", "{\"data\": {}}")
+        .args(["eval", "encode.lua", "--obj", "obj.json", "--lua-timeout", "4s"])
+        .run()
+        .status(1)
+        .stderr_has("script encode.lua: ran out of memory (limit 64 MiB, --lua-memory)");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
 }
 
 #[test]

@@ -50,24 +50,47 @@ pub enum EncodeError {
 /// holds it (a list of two million numbers takes 64 MB there, and 4 MB as JSON).
 pub const VALUE_BYTES: usize = std::mem::size_of::<Value>();
 
-/// The bytes a conversion out of Lua may take: its strings' and keys', and `per_value` for each
-/// value.
+/// What a map of a result takes besides its values and keys: serde_json's maps are B-trees,
+/// whose first node has room for 11 keys and values (a list of many one-key maps takes 20 times
+/// what its values alone do).
+pub const MAP_BYTES: usize = 11 * std::mem::size_of::<(String, Value)>() + 16;
+
+/// The bytes a conversion out of Lua may take: its strings' and keys', `per_value` for each
+/// value and `per_map` for each map.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     pub bytes: usize,
     pub per_value: usize,
+    pub per_map: usize,
+    /// Whether a string counts as written in JSON, escapes and quotes included (each control
+    /// character or invalid byte takes 6), rather than as its bytes.
+    pub written: bool,
 }
 
 impl Budget {
     /// A script's result, as the plan holds it.
     pub fn result(bytes: usize) -> Budget {
-        Budget { bytes, per_value: VALUE_BYTES }
+        Budget { bytes, per_value: VALUE_BYTES, per_map: MAP_BYTES, written: false }
     }
 
     /// A text (`json.encode`'s), which holds no value.
     pub fn text(bytes: usize) -> Budget {
-        Budget { bytes, per_value: 0 }
+        Budget { bytes, per_value: 0, per_map: 0, written: true }
     }
+}
+
+/// The bytes of `bytes` written as a JSON string by `json.Marshal`, at most (U+2028 and U+2029,
+/// escaped from 3 bytes to 6, are counted as they are).
+fn written_len(bytes: &[u8]) -> usize {
+    let escaped = |b: &u8| match b {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' => 2,
+        b'<' | b'>' | b'&' | 0..=0x1f => 6,
+        _ => 1,
+    };
+    let chunks = bytes
+        .utf8_chunks()
+        .map(|chunk| chunk.valid().as_bytes().iter().map(escaped).sum::<usize>() + 6 * chunk.invalid().len());
+    2 + chunks.sum::<usize>()
 }
 
 /// gopher-lua keeps positive integer keys below this in a table's array part.
@@ -355,6 +378,8 @@ pub fn from_lua<E: Encoding>(
             visited: BTreeSet::new(),
             budget: budget.bytes,
             per_value: budget.per_value,
+            per_map: budget.per_map,
+            written: budget.written,
             encoding,
             keys: Vec::new(),
         };
@@ -443,8 +468,10 @@ struct Walk<'r, E> {
     visited: BTreeSet<usize>,
     /// The bytes the values, strings and keys still to come may take.
     budget: usize,
-    /// What each value takes of it (`Budget::per_value`).
+    /// What each value and map takes of it, and how a string does (see `Budget`).
     per_value: usize,
+    per_map: usize,
+    written: bool,
     encoding: E,
     /// The string keys of the maps being walked, each map's after its parent's.
     keys: Vec<&'r [u8]>,
@@ -478,7 +505,8 @@ impl<'r, E: Encoding> Walk<'r, E> {
 
     /// A string's bytes, charged to the budget before they are copied.
     fn string(&mut self, bytes: &'r [u8]) -> Result<&'r [u8], Stop> {
-        self.budget = self.budget.checked_sub(bytes.len()).ok_or(Stop::TooLarge)?;
+        let cost = if self.written { written_len(bytes) } else { bytes.len() };
+        self.budget = self.budget.checked_sub(cost).ok_or(Stop::TooLarge)?;
         Ok(bytes)
     }
 
@@ -516,6 +544,7 @@ impl<'r, E: Encoding> Walk<'r, E> {
                 // Go encodes a map in sorted key order (of its bytes) and stops at the first value
                 // that fails.
                 self.keys[start..].sort_unstable();
+                self.budget = self.budget.checked_sub(self.per_map).ok_or(Stop::TooLarge)?;
                 self.encoding.begin_map(self.keys.len() - start);
                 for k in start..self.keys.len() {
                     let key = self.keys[k];
@@ -715,14 +744,33 @@ mod tests {
         let size = 4000 + 5 * VALUE_BYTES;
         assert_eq!(encode(shared, size).unwrap(), Value::Array(vec![json!("x".repeat(1000)); 4]));
         assert_eq!(encode(shared, size - 1), Err(EncodeError::TooLarge));
-        // Keys count too, and the budget beats an error found later.
-        assert_eq!(encode("return {abc = 'de'}", 5 + 2 * VALUE_BYTES).unwrap(), json!({"abc": "de"}));
-        assert_eq!(encode("return {abc = 'de'}", 4 + 2 * VALUE_BYTES), Err(EncodeError::TooLarge));
+        // Keys count too, and maps, and the budget beats an error found later.
+        let map = 5 + 2 * VALUE_BYTES + MAP_BYTES;
+        assert_eq!(encode("return {abc = 'de'}", map).unwrap(), json!({"abc": "de"}));
+        assert_eq!(encode("return {abc = 'de'}", map - 1), Err(EncodeError::TooLarge));
         assert_eq!(encode("return {'xx', print}", 1 + 2 * VALUE_BYTES), Err(EncodeError::TooLarge));
         // Values without text count alone: a list of numbers, a table shared by reference.
         let numbers = "local t = {} for i = 1, 1000 do t[i] = 0 end return t";
         assert!(encode(numbers, 1001 * VALUE_BYTES).is_ok());
         assert_eq!(encode(numbers, 1001 * VALUE_BYTES - 1), Err(EncodeError::TooLarge));
+    }
+
+    #[test]
+    fn a_texts_strings_are_charged_as_written_escapes_and_all() {
+        let lua = Lua::new();
+        let encode = |code: &str, budget: usize| {
+            let value: LuaValue = lua.load(code).eval().unwrap();
+            from_lua(&lua, value, EmptyTable::Null, Budget::text(budget), GoJsonText::marshal()).map(|json| json.text)
+        };
+        // Each control character, `<` or invalid byte is written in 6 bytes, a quote in 2.
+        let text = r#"return {"a\1<\255\"b"}"#;
+        let written = encode(text, usize::MAX).unwrap();
+        assert_eq!(written, r#"["a\u0001\u003c\ufffd\"b"]"#);
+        assert_eq!(encode(text, written.len() - 2).unwrap(), written, "its brackets are not counted");
+        assert_eq!(encode(text, written.len() - 3), Err(EncodeError::TooLarge));
+        // Values and maps take nothing of a text's budget but what is written of them.
+        assert_eq!(encode("return {a = {1, 2}}", 3).unwrap(), r#"{"a":[1,2]}"#);
+        assert_eq!(written_len("é\u{2028}\t".as_bytes()), 2 + 2 + 3 + 2);
     }
 
     #[test]

@@ -511,9 +511,10 @@ fn run<E: Encoding>(
         EncodeError::TooLarge => fail(
             ScriptErrorKind::Memory,
             format!(
-                "its result is too large: it would take more than the memory limit ({}, --lua-memory), counting its strings and keys and {} bytes for each value",
+                "its result is too large: it would take more than the memory limit ({}, --lua-memory), counting its strings and keys, {} bytes for each value and {} for each map",
                 shown_size(limits.memory),
-                convert::VALUE_BYTES
+                convert::VALUE_BYTES,
+                convert::MAP_BYTES
             ),
         ),
     })?;
@@ -1208,7 +1209,7 @@ mod tests {
         assert_eq!(err.kind, ScriptErrorKind::Memory);
         assert_eq!(
             err.to_string(),
-            "script test.lua: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys and 32 bytes for each value"
+            "script test.lua: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys, 32 bytes for each value and 632 for each map"
         );
         // json.encode's text would have to fit in the sandbox too (a smaller case: encoding
         // scans the strings it copies, which takes a debug build long for 3 × 16 MiB).
