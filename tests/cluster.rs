@@ -907,7 +907,7 @@ fn approve_refuses_a_step_the_controllers_own_script_fails_on_without_force() {
     test.run_args(["plan", "demo"]).success().stdout_has(stuck);
     server.clear_log();
     test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(&format!(
-        "error: nothing was written: the controller would stick at this step on these objects, as its own script fails on them: approving it writes routing the controller cannot make, and leaves the release stuck there:\n  {stuck}\nFix the objects as each line says, or pass --force to write anyway\n"
+        "error: nothing was written: the controller would stick at this step on these objects: approving it writes routing the controller cannot make, and leaves the release stuck there:\n  {stuck}\nFix the objects as each line says, or pass --force to write anyway\n"
     ));
     assert_eq!(writes(&server), Vec::<String>::new());
     test.run_args(["approve", "demo", "--yes", "--force"]).success();
@@ -919,6 +919,27 @@ fn approve_refuses_a_step_the_controllers_own_script_fails_on_without_force() {
     test.run_args(["approve", "demo", "--yes"])
         .status(3)
         .stderr_has("VirtualService/demo: the controller's own VirtualService script fails on this object at this step (the obj has no spec");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
+fn approve_refuses_an_original_the_api_server_would_not_store_in_an_annotation() {
+    // A regression: a VirtualService of 300 KB was planned and approved; the API server admits
+    // 256 KiB of annotations, so the controller's store of the original fails, and the step
+    // sticks (a real API server refuses the write too).
+    let mut service = virtual_service();
+    service["spec"]["hosts"] = json!((0..3000).map(|i| format!("{i:0>100}")).collect::<Vec<_>>());
+    let server = shop(1, "StepPaused").object(service).start();
+    let test = Test::new().kubeconfig(&server);
+    let too_large = "VirtualService/demo: its annotations take 309143 bytes with the stored original";
+    test.run_args(["plan", "demo"]).success().stdout_has(too_large).stdout_has(
+        "past the 262144 the API server admits: the controller's write fails, and a controller would stick at this step",
+    );
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("error: nothing was written: the controller would stick at this step on these objects")
+        .stderr_has(&format!("\n  {too_large}"));
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 

@@ -620,7 +620,7 @@ impl Run<'_> {
         refuse_stranding(written.clone().filter_map(|o| o.strands_stable.as_ref()), args.force)?;
         refuse_unless_forced(
             written.clone().filter_map(|o| o.controller_sticks.clone()),
-            "the controller would stick at this step on these objects, as its own script fails on them: approving it writes routing the controller cannot make, and leaves the release stuck there",
+            "the controller would stick at this step on these objects: approving it writes routing the controller cannot make, and leaves the release stuck there",
             "Fix the objects as each line says, or pass --force to write anyway",
             args.force,
         )?;

@@ -64,8 +64,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     initializing again, not jumping elsewhere (a patched nextStepIndex), not a blue-green release stopped by a new \
     version, not behind the Rollout's latest spec (metadata.generation past the status's observedGeneration), \
     --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
-    write, and a stored original that holds no spec, an object the controller's own Istio script fails on \
-    at the step (it would stick there), or an object another Rollout in a release (or a \
+    write, and a stored original that holds no spec, an object the controller would stick on at the step \
+    (its own Istio script fails on it, or its annotations with the stored original pass 256 KiB), or an object another Rollout in a release (or a \
     TrafficRouting in a release that the Rollout does not link) routes (the namespace's Rollouts and \
     TrafficRoutings are listed for that; without list, a warning), is refused without --force; a timed \
     pause not run out is approved with a warning that this ends it now. The plan is shown and \
@@ -188,13 +188,14 @@ not StepPaused, not progressing or ending, a spec the controller has not acted o
        --expect-step or --until-step not met, permissions, another run's claim, a Rollout
        selected after the claims were taken, someone else's edit, a stored original that does
        not parse or holds no spec, or none stored while the object routes to the canary
-       already, an object the controller's own Istio script fails on at the step (without
-       --force), two Rollouts (or a Rollout's own routing and its
-       TrafficRouting) writing one object, an Ingress named <name>-canary the Rollout did not
-       make, an HTTPRoute write that leaves the stable Service without a rule, edits made after
-       the routing, a step whose routing the API server would not admit now or that hangs on a
-       workload's replica count not read (without --force), a script changed since the
-       confirmation (a later step of --until-step/--to-end), no terminal to confirm";
+       already, an object the controller would stick on at the step (its own Istio script
+       fails on it, or its annotations pass 256 KiB) (without --force), two Rollouts (or a
+       Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
+       <name>-canary the Rollout did not make, an HTTPRoute write that leaves the stable
+       Service without a rule, edits made after the routing, a step whose routing the API
+       server would not admit now or that hangs on a workload's replica count not read
+       (without --force), a script changed since the confirmation (a later step of
+       --until-step/--to-end), no terminal to confirm";
 
 /// What `restore` refuses with exit code 3 (see [`write_exit_codes`]).
 const RESTORE_REFUSALS: &str = "\
@@ -551,7 +552,8 @@ pub struct ApproveArgs {
     /// from it wipes the object's routing; write a `<name>-canary` Ingress that someone else
     /// made (its controller owner is not the Rollout); write an object that another Rollout in a
     /// release, or a TrafficRouting in a release that the Rollout does not link, routes; and
-    /// write a step whose object the controller's own Istio script fails on (it would stick)
+    /// write a step the controller would stick at (its own Istio script fails on an object, or
+    /// the object's annotations with the stored original pass the API server's 256 KiB)
     #[arg(long)]
     pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All

@@ -147,8 +147,11 @@ pub fn plan_object(
             warnings.extend(order.map(|order| format!("{reference}: {}", order.warning())));
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
             warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy));
+            let too_large = annotations_too_large(reference, &planned);
+            warnings.extend(too_large.clone());
             controller_stuck = controller_sticks(reference, &script, &obj, strategy);
             warnings.extend(controller_stuck.clone());
+            controller_stuck = controller_stuck.or(too_large);
             // With canary = stable every object names the Service: nothing tells a canary route.
             if routing.canary_service != routing.stable_service
                 && names_service(&planned["spec"], &routing.canary_service)
@@ -343,6 +346,22 @@ fn controller_sticks(
         }
         _ => None,
     }
+}
+
+/// The most bytes an object's annotations may take, keys and values, that the API server admits
+/// (`TotalAnnotationSizeLimitB`).
+const ANNOTATIONS_LIMIT: usize = 256 << 10;
+
+/// Why the API server refuses the object the controller writes, if its annotations (the stored
+/// original among them) take more than it admits: the controller's write fails, and it sticks.
+fn annotations_too_large(reference: &ObjectRef, planned: &Value) -> Option<String> {
+    let annotations = planned["metadata"]["annotations"].as_object()?;
+    let size: usize = annotations.iter().map(|(key, value)| key.len() + value.as_str().map_or(0, str::len)).sum();
+    let original = annotations.get(data::ORIGINAL_SPEC_ANNOTATION).and_then(Value::as_str).map_or(0, str::len);
+    (size > ANNOTATIONS_LIMIT).then(|| format!(
+        "{reference}: its annotations take {size} bytes with the stored original ({} holds {original} of them), past the {ANNOTATIONS_LIMIT} the API server admits: the controller's write fails, and a controller would stick at this step; the object is too large for routing that stores its original in an annotation",
+        data::ORIGINAL_SPEC_ANNOTATION
+    ))
 }
 
 fn routing_warnings(
@@ -561,6 +580,24 @@ mod tests {
         // A script of the user's own: what it does is its own.
         assert_eq!(sticks("DestinationRule", false, json!({"host": "web"})), None);
         assert_eq!(sticks("VirtualService", false, Value::Null), None);
+    }
+
+    #[test]
+    fn annotations_past_what_the_api_server_admits_are_found_with_the_original_among_them() {
+        let (reference, _) = reference_and_script("VirtualService", true);
+        let annotated = |original: usize, other: usize| json!({"metadata": {"annotations": {(data::ORIGINAL_SPEC_ANNOTATION): "x".repeat(original), "a": "y".repeat(other)}}});
+        let key = data::ORIGINAL_SPEC_ANNOTATION.len() + 1;
+        assert_eq!(annotations_too_large(&reference, &annotated(ANNOTATIONS_LIMIT - key - 10, 10)), None);
+        let refused = annotations_too_large(&reference, &annotated(ANNOTATIONS_LIMIT - key - 10, 11)).unwrap();
+        assert!(
+            refused.starts_with(&format!(
+                "VirtualService/web: its annotations take 262145 bytes with the stored original ({} holds {} of them), past the 262144 the API server admits",
+                data::ORIGINAL_SPEC_ANNOTATION,
+                ANNOTATIONS_LIMIT - key - 10
+            )),
+            "{refused}"
+        );
+        assert_eq!(annotations_too_large(&reference, &json!({"metadata": {}})), None);
     }
 
     #[test]

@@ -319,9 +319,9 @@ pub struct ObjectPlan {
     /// controller would store that routing as its original, so `approve` refuses to write it
     /// without `--force`.
     pub canary_in_original: Option<String>,
-    /// Why the controller's own script fails on this object at this step where this tool's
-    /// built-in script does not: the controller would stick there, so `approve` refuses to write
-    /// it without `--force`.
+    /// Why the controller would stick at this step on this object where this tool's write would
+    /// not fail (its own script fails where the built-in one does not, or the API server refuses
+    /// the annotations it stores), so `approve` refuses to write it without `--force`.
     pub controller_sticks: Option<String>,
     /// Where the first of the two writes that route it leaves it, before a step's routing is
     /// written (the controller's first pass, or a run cut short after that write), so at its
