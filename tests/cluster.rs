@@ -941,6 +941,11 @@ fn approve_refuses_an_original_the_api_server_would_not_store_in_an_annotation()
         .stderr_has("error: nothing was written: the controller would stick at this step on these objects")
         .stderr_has(&format!("\n  {too_large}"));
     assert_eq!(writes(&server), Vec::<String>::new());
+    // Forced, the API server refuses the write, as it refuses the controller's.
+    test.run_args(["approve", "demo", "--yes", "--force"])
+        .status(1)
+        .stderr_has("metadata.annotations: Too long: must have at most 262144 bytes");
+    assert_eq!(vs(&server)["metadata"].get("annotations"), None);
 }
 
 #[test]

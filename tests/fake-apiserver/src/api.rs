@@ -17,6 +17,10 @@ use crate::selector::Selector;
 use crate::status::{ApiError, delete_success};
 use crate::store::{Event, ObjectKey, Store, carry_over_identity, skeleton};
 
+/// The most bytes the API server admits in an object's annotations, keys and values
+/// (`TotalAnnotationSizeLimitB`).
+const ANNOTATIONS_LIMIT: usize = 256 << 10;
+
 /// What a validating admission hook sees. Hooks run for create, update and patch
 /// (including dry runs and status writes), after the server has computed the object it
 /// would store.
@@ -746,6 +750,13 @@ impl Context<'_> {
         };
         if self.config.enforce_owner_references {
             self.admit_owner_references(t, name, object, old_object)?;
+        }
+        // The object's own validation, as the API server's (ValidateAnnotationsSize).
+        let annotations = object["metadata"]["annotations"].as_object().into_iter().flatten();
+        let size: usize = annotations.map(|(key, value)| key.len() + value.as_str().map_or(0, str::len)).sum();
+        if size > ANNOTATIONS_LIMIT {
+            let detail = format!("Too long: must have at most {ANNOTATIONS_LIMIT} bytes");
+            return Err(ApiError::invalid(&t.def, name, "metadata.annotations", &detail));
         }
         for (webhook, hook) in &self.config.webhooks {
             hook(&request).map_err(|msg| ApiError::admission_denied(&t.def, name, webhook, &msg))?;
