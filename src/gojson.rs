@@ -7,6 +7,7 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 use serde_json::{Number, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::io;
@@ -501,6 +502,37 @@ pub fn write_string_body(out: &mut String, s: &str) {
         rest = &rest[at + c.len_utf8()..];
     }
     out.push_str(rest);
+}
+
+/// JSON text as Go's decoder reads it where serde_json fails: a `\u` escape of a surrogate that
+/// does not pair with the escape after it is U+FFFD (Go's `unquote`), which serde_json refuses.
+pub fn lone_surrogates_replaced(text: &str) -> Cow<'_, str> {
+    let escape = |at: usize| -> Option<u32> {
+        let hex = text.get(at..at + 6)?.strip_prefix("\\u")?;
+        u32::from_str_radix(hex, 16).ok().filter(|_| hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let mut out = String::new();
+    let (mut copied, mut at) = (0, 0);
+    while let Some(found) = text[at..].find('\\') {
+        at += found;
+        match escape(at) {
+            Some(0xD800..=0xDBFF) if matches!(escape(at + 6), Some(0xDC00..=0xDFFF)) => at += 12,
+            Some(0xD800..=0xDFFF) => {
+                out.push_str(&text[copied..at]);
+                out.push_str("\\ufffd");
+                at += 6;
+                copied = at;
+            }
+            // Any other escape is the backslash and a character (`\\` is one, not the start of
+            // another escape).
+            _ => at += 1 + text[at + 1..].chars().next().map_or(0, char::len_utf8),
+        }
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -84,7 +84,8 @@ pub fn parse_documents_keeping(
     let trimmed = text.trim_start();
     let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
         let mut documents = Vec::new();
-        for (start, span, value) in parse_json_values(text, source, YAML_LIMITS)? {
+        // As Go reads it (a lone surrogate's escape is U+FFFD), in as many bytes.
+        for (start, span, value) in parse_json_values(&gojson::lone_surrogates_replaced(text), source, YAML_LIMITS)? {
             match value {
                 Value::Array(items) => documents.extend(
                     items
@@ -836,6 +837,14 @@ mod tests {
         assert_eq!(parse_documents("{} x", "f.json").unwrap_err(), "f.json:1:4: trailing characters");
         let docs = parse_documents("[{\"a\": 1}, {\"b\": 2}]", "f.json").unwrap();
         assert_eq!(docs[1].place("f.json"), "f.json:1 [1]");
+        // A lone surrogate's escape is U+FFFD, as Go (and kubectl) read it; a pair is its character.
+        let surrogates = r#"{"a": "\udc00", "b": "x\ud800", "c": "\ud83d\ude00"}"#;
+        assert_eq!(
+            parse_documents(surrogates, "f.json").unwrap()[0].value,
+            json!({"a": "\u{FFFD}", "b": "x\u{FFFD}", "c": "😀"})
+        );
+        // Errors after one are placed where they are.
+        assert_eq!(parse_documents("{\"a\": \"\\udc00\",\n }", "f.json").unwrap_err(), "f.json:2:2: trailing comma");
     }
 
     #[test]

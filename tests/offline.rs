@@ -661,6 +661,18 @@ fn a_result_is_counted_with_its_maps_and_json_encode_with_its_escapes() {
 }
 
 #[test]
+fn a_lone_surrogates_escape_in_json_input_is_read_as_go_reads_it() {
+    // A regression: refused as "lone leading surrogate in hex escape" (of a trailing one).
+    Test::new()
+        .file("id.lua", "return obj.data")
+        .file("obj.json", r#"{"data": {"spec": {"a": "\udc00", "b": "\ud800x", "c": "\ud83d\ude00"}}}"#)
+        .args(["eval", "id.lua", "--obj", "obj.json"])
+        .run()
+        .success()
+        .stdout_is("{\"spec\":{\"a\":\"\u{FFFD}\",\"b\":\"\u{FFFD}x\",\"c\":\"😀\"}}\n");
+}
+
+#[test]
 fn scripts_print_to_stderr_with_their_name() {
     Test::new()
         .file("s.lua", "print('weight', obj.canaryWeight) return obj.data")

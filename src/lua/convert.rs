@@ -422,36 +422,13 @@ pub fn go_string(bytes: &[u8]) -> Cow<'_, str> {
 }
 
 /// JSON text as Go's decoder reads it, for serde_json, which fails where Go replaces: invalid
-/// UTF-8 becomes U+FFFD (see `go_string`), and so does a `\u` escape of a surrogate that does not
-/// pair with the escape after it (Go's `unquote`).
+/// UTF-8 becomes U+FFFD (see `go_string`), and so does a lone surrogate's escape (see
+/// `gojson::lone_surrogates_replaced`).
 pub fn go_json_input(bytes: &[u8]) -> Cow<'_, str> {
-    let text = go_string(bytes);
-    let escape = |at: usize| -> Option<u32> {
-        let hex = text.get(at..at + 6)?.strip_prefix("\\u")?;
-        u32::from_str_radix(hex, 16).ok().filter(|_| hex.bytes().all(|b| b.is_ascii_hexdigit()))
-    };
-    let mut out = String::new();
-    let (mut copied, mut at) = (0, 0);
-    while let Some(found) = text[at..].find('\\') {
-        at += found;
-        match escape(at) {
-            Some(0xD800..=0xDBFF) if matches!(escape(at + 6), Some(0xDC00..=0xDFFF)) => at += 12,
-            Some(0xD800..=0xDFFF) => {
-                out.push_str(&text[copied..at]);
-                out.push_str("\\ufffd");
-                at += 6;
-                copied = at;
-            }
-            // Any other escape is the backslash and a character (`\\` is one, not the start of
-            // another escape).
-            _ => at += 1 + text[at + 1..].chars().next().map_or(0, char::len_utf8),
-        }
+    match go_string(bytes) {
+        Cow::Borrowed(text) => gojson::lone_surrogates_replaced(text),
+        Cow::Owned(text) => Cow::Owned(gojson::lone_surrogates_replaced(&text).into_owned()),
     }
-    if copied == 0 {
-        return text;
-    }
-    out.push_str(&text[copied..]);
-    Cow::Owned(out)
 }
 
 /// Why a walk stops: the first error in the order Go encodes, as Go's encoder stops there.
