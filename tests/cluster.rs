@@ -1273,6 +1273,16 @@ fn the_approval_is_not_backed_up_and_restore_puts_back_only_gateway_objects() {
             "error: nothing was written: {file} holds {named}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those"
         ));
     }
+    // A Rollout as the API server returns it (no end line), forced: refused as a Rollout, with
+    // no warning that it is put back all the same (a regression).
+    std::fs::write(test.path("got.yaml"), serde_json::to_string(&live_rollout()).unwrap()).unwrap();
+    let forced = test.run_args(["restore", "--from-backup", "got.yaml", "--yes", "--force"]).status(3);
+    assert!(!forced.stderr.contains("put back all the same"), "{}", forced.stderr);
+    assert!(
+        forced.stderr.contains("got.yaml holds Rollout shop/demo, which is not a gateway object"),
+        "{}",
+        forced.stderr
+    );
     assert_eq!(writes(&server), Vec::<String>::new());
     assert_eq!(live_rollout(), before);
     // Nor does --ref, whatever carries the annotation (a regression: a Deployment's or a

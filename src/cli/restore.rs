@@ -1071,21 +1071,26 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// A backup file: its name and the one object it holds.
+/// A backup file: its name, the one object it holds, and why it is not whole, if it is not.
 struct Backup {
     source: String,
     object: Value,
+    flaws: Vec<String>,
 }
 
 /// Reads a backup file; one that is not whole as `write::backup_text` writes them (cut short,
-/// changed, or an older version's) is refused unless `force`.
+/// changed, or an older version's) is refused unless `force` (with `force`, it is warned of
+/// once the object is known to be one restore puts back).
 fn read_backup(file: &std::path::Path, force: bool) -> Result<Backup, Error> {
     let source = file.display().to_string();
     let text = files::read_text(file, files::OBJECT)?;
-    refuse_flawed(&source, write::backup_flaw(&text).map(str::to_string).as_slice(), force)?;
+    let flaws: Vec<String> = write::backup_flaw(&text).map(str::to_string).into_iter().collect();
+    if !force {
+        refuse_flawed(&source, &flaws, force)?;
+    }
     let mut documents = yaml::parse_documents(&text, &source).map_err(Error::Input)?;
     match documents.len() {
-        1 => Ok(Backup { object: documents.remove(0).value, source }),
+        1 => Ok(Backup { object: documents.remove(0).value, source, flaws }),
         _ => Err(Error::Input(format!("{source}: expected one object"))),
     }
 }
@@ -1166,7 +1171,7 @@ fn refuse_flawed(source: &str, flaws: &[String], force: bool) -> Result<(), Erro
 async fn restore_backup(
     session: &Session,
     writer: &mut Writer<'_>,
-    Backup { source, object: backup }: &Backup,
+    Backup { source, object: backup, flaws }: &Backup,
     args: &RestoreArgs,
 ) -> Result<Outcome, Error> {
     let api_version = backup["apiVersion"].as_str().unwrap_or_default();
@@ -1196,6 +1201,7 @@ async fn restore_backup(
             not_a_gateway_object("--from-backup")
         )));
     }
+    refuse_flawed(source, flaws, args.force)?;
     let mut notes = Vec::new();
     let command = format!("restore --from-backup {source}");
     let rollouts = claim_routing(session, writer, std::slice::from_ref(&key), &command, args.force, &mut notes).await?;
