@@ -391,6 +391,16 @@ fn yaml_error(error: &serde_saphyr::Error, text: &str, source: &str, limits: Yam
             _ => "too much for the YAML parser: anchors and aliases that expand too far, or more than 64 MiB of text"
                 .to_string(),
         },
+        // Merge keys (`<<: [*a, *b]`) replay their aliases through another counter.
+        serde_saphyr::Error::AliasReplayLimitExceeded { max_total_replayed_events, .. } => format!(
+            "aliases and merge keys (`<<`) that repeat more than {max_total_replayed_events} nodes, the limit for one file: anchors and aliases that expand too far"
+        ),
+        serde_saphyr::Error::AliasExpansionLimitExceeded { max_expansions_per_anchor, .. } => format!(
+            "an anchor repeated by more than {max_expansions_per_anchor} aliases, the limit for one file"
+        ),
+        serde_saphyr::Error::AliasReplayStackDepthExceeded { max_depth, .. } => {
+            format!("aliases nested more than {max_depth} deep, the limit for one file")
+        }
         serde_saphyr::Error::NonFiniteFloat { value, .. } => {
             format!("`{value}` is infinite or not a number as a float, which JSON (and so Kubernetes) cannot hold")
         }
@@ -1147,6 +1157,20 @@ mod tests {
         let merges: String = (0..10_001).map(|i| format!("m{i}: {{<<: {{a: 1}}}}\n")).collect();
         let err = parse_yaml(&merges, "merge.yaml", YAML_LIMITS).unwrap_err();
         assert!(err.ends_with(": more than 10000 merge keys (`<<`), the limit for one file"), "{err}");
+        // An anchor merged many times over (a regression: the parser's own words).
+        let keys: Vec<String> = (0..2000).map(|i| format!("k{i}: {i}")).collect();
+        let merged = format!(
+            "big: &big {{{}}}
+m: {{<<: [{}]}}
+",
+            keys.join(", "),
+            vec!["*big"; 600].join(", ")
+        );
+        let err = parse_yaml(&merged, "merged.yaml", YAML_LIMITS).unwrap_err();
+        assert!(
+            err.ends_with(": aliases and merge keys (`<<`) that repeat more than 1000000 nodes, the limit for one file: anchors and aliases that expand too far"),
+            "{err}"
+        );
     }
 
     #[test]
