@@ -949,6 +949,35 @@ fn approve_refuses_an_original_the_api_server_would_not_store_in_an_annotation()
 }
 
 #[test]
+fn names_that_would_reach_another_url_are_refused_before_any_request() {
+    // A regression: names went into request paths as they were: `status 'demo?x=1'` showed
+    // demo, `release-claim 'demo#x'` deleted the claim on demo, and a ref named `../x` could
+    // read (and write) another resource's object.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    server.clear_log();
+    for name in ["demo?x=1", "demo#x", "de mo"] {
+        for command in [&["status", name][..], &["release-claim", name, "--yes"], &["approve", name, "--yes"]] {
+            test.run_args(command).status(1).stderr_has("is no Kubernetes name");
+        }
+    }
+    test.run_args(["status", "-n", "shop#x"]).status(1).stderr_has("\"shop#x\" is no Kubernetes namespace");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // A ref the Rollout names so, read from the cluster: planning it fails, naming it.
+    let mut crooked = rollout(2, "StepPaused");
+    crooked["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"][1]["name"] =
+        json!("../../../api/v1/namespaces/shop/secrets/demo");
+    let server = serving(crooked).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"])
+        .status(1)
+        .stderr_has("\"../../../api/v1/namespaces/shop/secrets/demo\" is no Kubernetes name");
+    test.run_args(["approve", "demo", "--yes", "--force"]).status(1);
+    assert_eq!(writes(&server).iter().filter(|w| !w.contains("leases")).count(), 0, "{:?}", writes(&server));
+}
+
+#[test]
 fn an_object_left_with_its_original_stored_and_no_routing_is_at_its_original_not_edited() {
     // Where a write cut short after the original's store leaves it (a hung server, a second
     // signal): at its original. A regression: status called it drifted, and restore refused it

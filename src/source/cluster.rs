@@ -545,6 +545,8 @@ impl Cluster {
 
     /// GET an object; `None` when it does not exist.
     pub async fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Option<Value>, Error> {
+        path_segment("namespace", namespace)?;
+        path_segment("name", name)?;
         let doing = || format!("reading {} {namespace}/{name}", resource.qualified());
         let scope = resource.namespaced.then_some(namespace);
         let path = <DynamicObject as kube::Resource>::url_path(&resource.api_resource(), scope);
@@ -570,6 +572,7 @@ impl Cluster {
         names: &[&str],
     ) -> Result<Vec<Option<Value>>, Error> {
         if names.len() >= LIST_FROM {
+            path_segment("namespace", namespace)?;
             let scope = resource.namespaced.then_some(namespace);
             let path = <DynamicObject as kube::Resource>::url_path(&resource.api_resource(), scope);
             let doing = || format!("listing {} in {namespace}", resource.qualified());
@@ -588,6 +591,7 @@ impl Cluster {
     /// The objects of `resource` in `namespace` (`""`: in every namespace) that `selector`
     /// selects, each with its apiVersion and kind (a list's items come without them).
     pub async fn list(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<Vec<Value>, Error> {
+        path_segment("namespace", namespace)?;
         let scope = if namespace.is_empty() { "every namespace".to_string() } else { namespace.to_string() };
         let list = self
             .api(resource, namespace)
@@ -600,6 +604,7 @@ impl Cluster {
     /// The resourceVersion of the objects of `resource` in `namespace` (`""`: every namespace)
     /// that `selector` picks, as a LIST gives it: where a watch of them starts.
     pub async fn list_version(&self, resource: &Resource, namespace: &str, selector: &str) -> Result<String, Error> {
+        path_segment("namespace", namespace)?;
         let list = self
             .api(resource, namespace)
             .list_metadata(&ListParams::default().labels(selector).limit(1))
@@ -628,6 +633,7 @@ impl Cluster {
         if !fields.is_empty() {
             params = params.fields(fields);
         }
+        path_segment("namespace", namespace)?;
         let events = self
             .api(resource, namespace)
             .watch(&params, version)
@@ -668,6 +674,8 @@ impl Cluster {
         request: &Request,
         dry_run: bool,
     ) -> Result<Option<Value>, Error> {
+        path_segment("namespace", &key.namespace)?;
+        path_segment("name", &key.name)?;
         let api = self.api(resource, &key.namespace);
         let name = key.name.as_str();
         let post = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
@@ -996,6 +1004,20 @@ fn typed(mut item: Value, resource: &Resource) -> Value {
     item
 }
 
+/// Refuses a namespace or name that is no path segment of its own (`..`, `a/b`, `a?x`, `a#x`):
+/// kube puts them into a request's path as they are, so the request would reach another URL,
+/// another object. client-go refuses `.`, `..`, `/` and `%` (`IsValidPathSegmentName`) and
+/// escapes the rest; no Kubernetes object's name or namespace holds any of them.
+fn path_segment(what: &str, value: &str) -> Result<(), Error> {
+    let breaks = |c: char| matches!(c, '/' | '%' | '?' | '#') || c.is_whitespace() || c.is_control();
+    if value != "." && value != ".." && !value.chars().any(breaks) {
+        return Ok(());
+    }
+    Err(Error::Input(format!(
+        "{value:?} is no Kubernetes {what}: a {what} is not `.` or `..` and holds no `/`, `%`, `?`, `#`, space or control character"
+    )))
+}
+
 fn to_value(object: DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
@@ -1113,6 +1135,20 @@ fn joined(causes: &[String]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_name_or_namespace_that_is_no_path_segment_is_refused() {
+        for fine in ["demo", "rollout-lua.demo", "a.b-c", "", "a:b"] {
+            assert!(path_segment("name", fine).is_ok(), "{fine}");
+        }
+        for broken in [".", "..", "a/b", "../x", "a%2F", "a?dryRun=All", "a#b", "a b", "a\tb", "a\u{7f}"] {
+            assert!(path_segment("name", broken).is_err(), "{broken}");
+        }
+        assert_eq!(
+            path_segment("namespace", "a#b").unwrap_err().to_string(),
+            "\"a#b\" is no Kubernetes namespace: a namespace is not `.` or `..` and holds no `/`, `%`, `?`, `#`, space or control character"
+        );
+    }
 
     #[test]
     fn only_api_groups_and_versions_as_kubernetes_names_them_reach_the_cache_and_the_server() {
