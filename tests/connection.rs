@@ -291,6 +291,19 @@ fn a_token_file_ending_in_a_line_end_is_trimmed_as_kubectl_trims_it() {
     test.run_args(["status", "demo"]).success();
     let sent: Vec<Option<String>> = server.requests().iter().map(|r| r.authorization.clone()).collect();
     assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some("Bearer tok-from-file")), "{sent:?}");
+    // Beside a token, the file's comes first, as in client-go (a regression: the token, stale
+    // next to a rotated file, was sent); the token only while the file cannot be read.
+    for (file, sent_token) in [(Some("tok-from-file\n"), "Bearer tok-from-file"), (None, "Bearer inline")] {
+        let server = shop(2, "StepPaused").start();
+        let test = Test::new().kubeconfig_over_tls(&server, "    token: inline\n    tokenFile: token\n");
+        let test = match file {
+            Some(text) => test.file("token", text),
+            None => test,
+        };
+        test.run_args(["status", "demo"]).success();
+        let sent: Vec<Option<String>> = server.requests().iter().map(|r| r.authorization.clone()).collect();
+        assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some(sent_token)), "{sent:?}");
+    }
     // A token no header can carry: the user and the file named, nothing sent.
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig_over_tls(&server, "    tokenFile: token\n").file("token", "tok\u{7}en\n");

@@ -293,13 +293,19 @@ impl Cluster {
                 }
             }
         }
-        // kube would send the file's token untrimmed.
+        // kube would send the file's token untrimmed, and a token beside it instead. client-go
+        // sends the file's, and the token beside it only while the file cannot be read.
         let token_file = match super::kubeconfig::token_file(&config.auth_info) {
-            Some(path) => Some(Arc::new(TokenFile::read(Path::new(path), &user)?)),
+            Some(path) => match TokenFile::read(Path::new(path), &user) {
+                Ok(file) => Some(Arc::new(file)),
+                Err(_) if config.auth_info.token.is_some() => None,
+                Err(e) => return Err(e),
+            },
             None => None,
         };
         if token_file.is_some() {
             config.auth_info.token_file = None;
+            config.auth_info.token = None;
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();

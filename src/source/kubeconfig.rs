@@ -286,10 +286,10 @@ pub fn check_auth_provider(user_info: &AuthInfo, user: &str) -> Result<(), Error
 }
 
 /// The user's tokenFile when it is the credential used: kube takes an auth-provider, then a
-/// username and password, then a token, before a token file.
+/// username and password, before a token file; the file comes before a token (client-go's
+/// "the last successfully read value takes precedence over BearerToken": see `Cluster::connect`).
 pub fn token_file(user: &AuthInfo) -> Option<&str> {
-    let before =
-        user.auth_provider.is_some() || (user.username.is_some() && user.password.is_some()) || user.token.is_some();
+    let before = user.auth_provider.is_some() || (user.username.is_some() && user.password.is_some());
     user.token_file.as_deref().filter(|_| !before)
 }
 
@@ -542,7 +542,7 @@ mod tests {
     fn the_token_file_is_used_unless_kube_takes_another_credential_first() {
         assert_eq!(token_file(&user("{tokenFile: /t}")), Some("/t"));
         assert_eq!(token_file(&user("{username: u, tokenFile: /t}")), Some("/t"));
-        assert_eq!(token_file(&user("{token: t, tokenFile: /t}")), None);
+        assert_eq!(token_file(&user("{token: t, tokenFile: /t}")), Some("/t"), "the file first, as client-go");
         assert_eq!(token_file(&user("{username: u, password: p, tokenFile: /t}")), None);
         assert_eq!(token_file(&user("{auth-provider: {name: gcp}, tokenFile: /t}")), None);
         assert_eq!(token_file(&user("{}")), None);
