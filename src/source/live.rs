@@ -264,7 +264,8 @@ pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Liste
 pub fn selected_unlisted(error: Error, selection: &Selection) -> Error {
     match (&error, selection) {
         (_, Selection::Names(_)) => error,
-        (Error::Api { failure, .. }, _) if failure.code == Some(403) => {
+        // Only the LIST's refusal: a discovery refused is not helped by naming Rollouts.
+        (Error::Api { failure, doing }, _) if failure.code == Some(403) && doing.starts_with("listing") => {
             error.with_report("  name the Rollouts instead (NAME…), which reads each with get and needs no list")
         }
         _ => error,
@@ -786,16 +787,20 @@ mod tests {
 
     #[test]
     fn a_forbidden_list_of_the_rollouts_selected_suggests_naming_them() {
-        let failed = |code| Error::Api {
-            doing: "listing rollouts".into(),
+        let failed_doing = |doing: &str, code| Error::Api {
+            doing: doing.into(),
             failure: ApiFailure { code: Some(code), reason: "R".into(), message: "m".into() },
         };
+        let failed = |code| failed_doing("listing rollouts", code);
         let hint = "name the Rollouts instead (NAME…)";
         assert!(selected_unlisted(failed(403), &Selection::All).to_string().contains(hint));
         assert!(selected_unlisted(failed(403), &Selection::Selector("app=x".into())).to_string().contains(hint));
         // Named, they were not listed; another failure is no refusal.
         assert!(matches!(selected_unlisted(failed(403), &Selection::Names(vec!["a".into()])), Error::Api { .. }));
         assert!(matches!(selected_unlisted(failed(503), &Selection::All), Error::Api { .. }));
+        // A discovery refused is not helped by naming them.
+        let discovery = failed_doing("discovering rollouts.kruise.io/v1beta1", 403);
+        assert!(!selected_unlisted(discovery, &Selection::All).to_string().contains(hint));
     }
 
     #[test]
