@@ -178,4 +178,7 @@ fn plan_of_files_refuses_a_namespace_that_does_not_match_theirs() {
         "deployment.yaml:1: the namespace from the provided object \"demo\" does not match the namespace \"other\": pass -n demo, or leave -n out",
     );
     test.run_args(["plan", "-f", example, "-n", "demo"]).success().stdout_has("Rollout demo/");
+    // A flag given twice takes its last value, as kubectl's do (a regression: refused).
+    test.run_args(["plan", "-f", example, "-n", "other", "-n", "demo"]).success().stdout_has("Rollout demo/");
+    test.run_args(["plan", "-f", example, "-o", "yaml", "-o", "json"]).success().stdout_has("{\n  \"plans\": [");
 }

@@ -261,7 +261,10 @@ Exit codes:
     // Help is laid out for 100 columns whatever the terminal, as kubectl's is: wrapped to a
     // narrower one, an example's tail would start a line as a command does, and a pasted example
     // run the wrong thing. A narrow terminal folds the long lines instead, and copies them whole.
-    term_width = 100
+    term_width = 100,
+    // A flag given twice takes its last value, as kubectl's (pflag) do: aliases and wrappers
+    // add `-n`, `--context` or `-o` before the user's own.
+    args_override_self = true
 )]
 pub struct Cli {
     #[command(flatten)]
