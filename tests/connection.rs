@@ -187,6 +187,24 @@ fn plugin_kubeconfig(test: Test, url: &str, plugin: &str) -> Test {
 }
 
 #[test]
+fn a_server_that_is_no_url_is_named_with_its_cluster_before_any_request() {
+    // A regression: kube's words named neither ("failed to parse cluster url: invalid uri
+    // character"), and a port past 65535 failed later, on its name.
+    for (server, said) in [
+        ("https://exa mple:6443", "its server \"https://exa mple:6443\" is not a URL: invalid uri character"),
+        ("https://127.0.0.1:99999", "its port is no number up to 65535"),
+        ("", "has no server (clusters[].cluster.server is empty)"),
+    ] {
+        kubeconfig(Test::new(), server, "", "")
+            .args(["status", "demo"])
+            .run()
+            .status(1)
+            .stderr_has("error: cluster \"c\" of kubeconfig context \"c\"")
+            .stderr_has(said);
+    }
+}
+
+#[test]
 fn kubeconfig_users_kubectl_refuses_or_goes_anonymous_with_are_said_so() {
     let server = shop(2, "StepPaused").start();
     // The gcp auth-provider, which kubectl removed (kube ran gcloud without a time limit).

@@ -224,6 +224,7 @@ impl Cluster {
         let proxy_url = cluster.and_then(|k| k.cluster.as_ref()).and_then(|k| k.proxy_url.clone());
         let cluster_name = named.map(|c| c.cluster.clone());
         let tls = super::kubeconfig::add_server_scheme(&mut kubeconfig, cluster_name.as_deref());
+        super::kubeconfig::check_server(&kubeconfig, cluster_name.as_deref(), &context)?;
         // What kubectl checks of the user's credentials and the server's TLS settings, it
         // checks only where it uses them: over TLS (see below).
         if tls {

@@ -379,6 +379,9 @@ fn bearer(token: &str) -> Result<HeaderValue, Error> {
 /// The credential in a plugin's output: an `ExecCredential` of the configured `api_version`, in
 /// JSON (or YAML, which client-go's decoder takes too).
 fn credential(stdout: &[u8], api_version: &str) -> Result<Credential, String> {
+    if stdout.iter().all(u8::is_ascii_whitespace) {
+        return Err("it printed nothing, where an ExecCredential was expected".into());
+    }
     // The place only: the parser's excerpt of the output could hold a credential.
     let output: Value = serde_saphyr::from_slice(stdout)
         .map_err(|e| format!("its output is not an ExecCredential: {}", e.without_snippet()))?;
@@ -490,6 +493,7 @@ mod tests {
             credential(b"ya29.SECRET-ACCESS-TOKEN\n", V1),
             Err("its output is not an ExecCredential object: it starts with a line of 24 characters without a space (not shown: it may be a credential)".into())
         );
+        assert_eq!(credential(b" \n", V1), Err("it printed nothing, where an ExecCredential was expected".into()));
         assert_eq!(
             credential(br#"["a list"]"#, V1),
             Err(r#"its output is not an ExecCredential object: it starts with "[\"a list\"]""#.into())

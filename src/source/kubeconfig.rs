@@ -226,6 +226,39 @@ pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>) -> 
     server.starts_with("https://")
 }
 
+/// The server of `cluster` (after `add_server_scheme`), refused with its value and the cluster
+/// named when it is empty or no URL with a host and a port kube can use: kube's own words name
+/// neither ("failed to parse cluster url: invalid uri character"), and take a port past 65535.
+pub fn check_server(kubeconfig: &Kubeconfig, cluster: Option<&str>, context: &str) -> Result<(), Error> {
+    let Some(cluster) = cluster else { return Ok(()) };
+    let named = kubeconfig.clusters.iter().find(|c| c.name == cluster).and_then(|c| c.cluster.as_ref());
+    // A cluster without a server (or missing) is kube's to name.
+    let Some(server) = named.and_then(|c| c.server.as_deref()) else { return Ok(()) };
+    let whose = format!("cluster {cluster:?} of kubeconfig context {context:?}");
+    if server.is_empty() {
+        return Err(Error::Input(format!("{whose} has no server (clusters[].cluster.server is empty)")));
+    }
+    let why = match server.parse::<http::Uri>() {
+        Err(e) => Some(e.to_string()),
+        Ok(uri) if uri.host().is_none_or(str::is_empty) => Some("it has no host".to_string()),
+        Ok(uri) if !valid_port(uri.authority().map_or("", |a| a.as_str())) => {
+            Some("its port is no number up to 65535".into())
+        }
+        Ok(_) => None,
+    };
+    match why {
+        Some(why) => Err(Error::Input(format!("{whose}: its server {server:?} is not a URL: {why}"))),
+        None => Ok(()),
+    }
+}
+
+/// Whether the port of `authority` (`host:port`, `[v6]:port`), if it has one, is one.
+fn valid_port(authority: &str) -> bool {
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, rest)| rest);
+    let after_host = host_port.rsplit_once(']').map_or(host_port, |(_, rest)| rest);
+    after_host.rsplit_once(':').is_none_or(|(_, port)| port.parse::<u16>().is_ok())
+}
+
 /// A warning when `context` names a user the kubeconfig does not define: kubectl then sends
 /// no credentials, without a word, and the server's refusals name `system:anonymous`.
 pub fn missing_user(kubeconfig: &Kubeconfig, user: &str, context: &str) -> Option<String> {
@@ -451,6 +484,30 @@ mod tests {
             error,
             "kubeconfig context \"dev\" names cluster \"gone\", which the kubeconfig does not define\n  tip: add it (`kubectl config set-cluster gone --server=URL`), or point the context at one it defines (`kubectl config set-context dev --cluster=NAME`)"
         );
+    }
+
+    #[test]
+    fn a_server_that_is_no_url_is_named_with_its_cluster() {
+        let with_server = |server: &str| -> Kubeconfig {
+            serde_saphyr::from_str(&format!("clusters:\n- name: c\n  cluster: {{server: {server:?}}}\n")).unwrap()
+        };
+        let check = |server: &str| check_server(&with_server(server), Some("c"), "dev").map_err(|e| e.to_string());
+        assert_eq!(check("https://10.0.0.1:6443/prefix"), Ok(()));
+        assert_eq!(
+            check(""),
+            Err("cluster \"c\" of kubeconfig context \"dev\" has no server (clusters[].cluster.server is empty)".into())
+        );
+        assert_eq!(
+            check("https://exa mple:6443"),
+            Err("cluster \"c\" of kubeconfig context \"dev\": its server \"https://exa mple:6443\" is not a URL: invalid uri character".into())
+        );
+        assert!(check("https://host:99999").unwrap_err().ends_with("its port is no number up to 65535"));
+        assert!(check("https://[::1]:99999").unwrap_err().ends_with("its port is no number up to 65535"));
+        assert_eq!(check("https://[::1]:6443"), Ok(()));
+        assert_eq!(check("https://user:secret@host"), Ok(()));
+        // A cluster the context does not name, or one without a server, is kube's to say.
+        assert_eq!(check_server(&with_server(""), Some("other"), "dev").map_err(|e| e.to_string()), Ok(()));
+        assert_eq!(check_server(&with_server(""), None, "dev").map_err(|e| e.to_string()), Ok(()));
     }
 
     #[test]
