@@ -65,7 +65,7 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     version, not behind the Rollout's latest spec (metadata.generation past the status's observedGeneration), \
     --expect-step must match, a permission check (SelfSubjectAccessReview) covers every \
     write, and a stored original that holds no spec, an object the controller would stick on at the step \
-    (its own Istio script fails on it, or its annotations with the stored original pass 256 KiB), or an object another Rollout in a release (or a \
+    (its own Istio script fails on it), or an object another Rollout in a release (or a \
     TrafficRouting in a release that the Rollout does not link) routes (the namespace's Rollouts and \
     TrafficRoutings are listed for that; without list, a warning), is refused without --force; a timed \
     pause not run out is approved with a warning that this ends it now. The plan is shown and \
@@ -189,7 +189,8 @@ not StepPaused, not progressing or ending, a spec the controller has not acted o
        selected after the claims were taken, someone else's edit, a stored original that does
        not parse or holds no spec, or none stored while the object routes to the canary
        already, an object the controller would stick on at the step (its own Istio script
-       fails on it, or its annotations pass 256 KiB) (without --force), two Rollouts (or a
+       fails on it) (without --force), annotations past the API server's 256 KiB with the
+       stored original, two Rollouts (or a
        Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
        <name>-canary the Rollout did not make, an HTTPRoute write that leaves the stable
        Service without a rule, edits made after the routing, a step whose routing the API
@@ -555,8 +556,7 @@ pub struct ApproveArgs {
     /// from it wipes the object's routing; write a `<name>-canary` Ingress that someone else
     /// made (its controller owner is not the Rollout); write an object that another Rollout in a
     /// release, or a TrafficRouting in a release that the Rollout does not link, routes; and
-    /// write a step the controller would stick at (its own Istio script fails on an object, or
-    /// the object's annotations with the stored original pass the API server's 256 KiB)
+    /// write a step the controller would stick at (its own Istio script fails on an object)
     #[arg(long)]
     pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All

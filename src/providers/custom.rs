@@ -86,7 +86,7 @@ pub fn plan_object(
         && routing.canary_service != routing.stable_service
         && names_service(&current["spec"], &routing.canary_service))
     .then(|| routing.canary_service.clone());
-    let mut controller_stuck = None;
+    let (mut controller_stuck, mut too_large) = (None, None);
     let (planned, action, obj) = match context.action {
         RoutingAction::Leave => {
             (Arc::clone(&current), Action::Keep("the controller writes nothing here: left alone"), None)
@@ -147,11 +147,9 @@ pub fn plan_object(
             warnings.extend(order.map(|order| format!("{reference}: {}", order.warning())));
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
             warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy));
-            let too_large = annotations_too_large(reference, &planned);
-            warnings.extend(too_large.clone());
+            too_large = annotations_too_large(reference, &planned);
             controller_stuck = controller_sticks(reference, &script, &obj, strategy);
             warnings.extend(controller_stuck.clone());
-            controller_stuck = controller_stuck.or(too_large);
             // With canary = stable every object names the Service: nothing tells a canary route.
             if routing.canary_service != routing.stable_service
                 && names_service(&planned["spec"], &routing.canary_service)
@@ -181,6 +179,8 @@ pub fn plan_object(
             data::ORIGINAL_SPEC_ANNOTATION
         )
     });
+    // The API server would refuse the write, the controller's as this tool's: none is made.
+    let unwritable = unwritable.or(too_large);
     warnings.extend(unwritable.clone());
     // An original that decodes but holds nothing: the controller writes from it all the same.
     let degenerate = stored.filter(|_| writes && decoded && original_holds_nothing).map(str::to_string);
@@ -316,10 +316,6 @@ fn is_canary_route(obj: &Value, route: &Value) -> bool {
     }
 }
 
-/// The rough edges of a script's result `planned` worth a warning (docs/controller-semantics.md
-/// §4.6): labels or annotations dropped, nulls, weights that do not add up to 100 after flooring,
-/// a rule sent to the canary twice, and more. `obj` is what the script was given (its `data` is
-/// the original: empty labels and annotations left out).
 /// Why the controller's own script fails on this object at this step, where this tool's
 /// built-in script (written from it) gets past it: the controller would stick at the step, so
 /// `approve` refuses to write it without `--force`.
@@ -353,17 +349,22 @@ fn controller_sticks(
 const ANNOTATIONS_LIMIT: usize = 256 << 10;
 
 /// Why the API server refuses the object the controller writes, if its annotations (the stored
-/// original among them) take more than it admits: the controller's write fails, and it sticks.
+/// original among them) take more than it admits: the controller's write fails, and it sticks;
+/// this tool's would fail too, so it is `ObjectPlan::unwritable`.
 fn annotations_too_large(reference: &ObjectRef, planned: &Value) -> Option<String> {
     let annotations = planned["metadata"]["annotations"].as_object()?;
     let size: usize = annotations.iter().map(|(key, value)| key.len() + value.as_str().map_or(0, str::len)).sum();
     let original = annotations.get(data::ORIGINAL_SPEC_ANNOTATION).and_then(Value::as_str).map_or(0, str::len);
     (size > ANNOTATIONS_LIMIT).then(|| format!(
-        "{reference}: its annotations take {size} bytes with the stored original ({} holds {original} of them), past the {ANNOTATIONS_LIMIT} the API server admits: the controller's write fails, and a controller would stick at this step; the object is too large for routing that stores its original in an annotation",
+        "{reference}: its annotations take {size} bytes with the stored original ({} holds {original} of them), past the {ANNOTATIONS_LIMIT} the API server admits: the controller's write fails, and a controller would stick at this step; approve writes nothing (the API server would refuse it too): the object is too large for routing that stores its original in an annotation",
         data::ORIGINAL_SPEC_ANNOTATION
     ))
 }
 
+/// The rough edges of a script's result `planned` worth a warning (docs/controller-semantics.md
+/// §4.6): labels or annotations dropped, nulls, weights that do not add up to 100 after flooring,
+/// a rule sent to the canary twice, and more. `obj` is what the script was given (its `data` is
+/// the original: empty labels and annotations left out).
 fn routing_warnings(
     reference: &ObjectRef,
     script: &ResolvedScript,

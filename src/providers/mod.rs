@@ -310,7 +310,8 @@ pub struct ObjectPlan {
     pub obj: Option<Arc<Value>>,
     pub warnings: Vec<String>,
     /// Why this tool must not write `planned` although the controller would (it works from a
-    /// stored original that does not decode, and the result loses the original).
+    /// stored original that does not decode, and the result loses the original), or would try
+    /// (the API server refuses its annotations).
     pub unwritable: Option<String>,
     /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
     /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
@@ -320,8 +321,8 @@ pub struct ObjectPlan {
     /// without `--force`.
     pub canary_in_original: Option<String>,
     /// Why the controller would stick at this step on this object where this tool's write would
-    /// not fail (its own script fails where the built-in one does not, or the API server refuses
-    /// the annotations it stores), so `approve` refuses to write it without `--force`.
+    /// not fail (its own script fails where the built-in one does not), so `approve` refuses to
+    /// write it without `--force`.
     pub controller_sticks: Option<String>,
     /// Where the first of the two writes that route it leaves it, before a step's routing is
     /// written (the controller's first pass, or a run cut short after that write), so at its

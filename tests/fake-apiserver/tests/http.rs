@@ -291,6 +291,23 @@ fn json_patch_failed_test_is_422() {
 }
 
 #[test]
+fn annotations_past_256_kib_are_invalid_as_the_api_server_says() {
+    let server = kruise();
+    let annotate = |bytes: usize| {
+        let patch = json!({"metadata": {"annotations": {"a": "x".repeat(bytes)}}});
+        call(&server, "PATCH", &demo_path()).body("application/merge-patch+json", patch.to_string()).send()
+    };
+    let refused = annotate(256 << 10);
+    assert_eq!(refused.status, 422);
+    assert_eq!(
+        refused.body["message"],
+        "Rollout.rollouts.kruise.io \"demo\" is invalid: metadata.annotations: Too long: must have at most 262144 bytes"
+    );
+    // The key counts: 1 byte of it and 262143 of value is the most.
+    assert_eq!(annotate((256 << 10) - 1).status, 200);
+}
+
+#[test]
 fn strategic_merge_patch_is_refused_for_custom_resources() {
     let server = kruise();
     let refused =
