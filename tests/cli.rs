@@ -181,4 +181,11 @@ fn plan_of_files_refuses_a_namespace_that_does_not_match_theirs() {
     // A flag given twice takes its last value, as kubectl's do (a regression: refused).
     test.run_args(["plan", "-f", example, "-n", "other", "-n", "demo"]).success().stdout_has("Rollout demo/");
     test.run_args(["plan", "-f", example, "-o", "yaml", "-o", "json"]).success().stdout_has("{\n  \"plans\": [");
+    // Not a guard or a step: neither value may be lost without a word.
+    test.run_args(["plan", "-f", example, "--step", "1", "--step", "2"])
+        .status(1)
+        .stderr_has("the argument '--step <N>' cannot be used multiple times");
+    test.run_args(["approve", "demo", "--expect-step", "2", "--expect-step", "3"])
+        .status(1)
+        .stderr_has("the argument '--expect-step <N>' cannot be used multiple times");
 }

@@ -262,10 +262,7 @@ Exit codes:
     // Help is laid out for 100 columns whatever the terminal, as kubectl's is: wrapped to a
     // narrower one, an example's tail would start a line as a command does, and a pasted example
     // run the wrong thing. A narrow terminal folds the long lines instead, and copies them whole.
-    term_width = 100,
-    // A flag given twice takes its last value, as kubectl's (pflag) do: aliases and wrappers
-    // add `-n`, `--context` or `-o` before the user's own.
-    args_override_self = true
+    term_width = 100
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -311,21 +308,24 @@ impl Default for LuaLimits {
     }
 }
 
-/// kubectl's connection flags, on the commands that talk to a cluster.
+/// kubectl's connection flags, on the commands that talk to a cluster. Each takes its last value
+/// when given twice, as kubectl's (pflag) do: aliases and wrappers add their own before the
+/// user's. (Other flags given twice are refused: a guard such as `--expect-step` must not lose
+/// one of its values without a word.)
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = help::CLUSTER)]
 pub struct ConnectionFlags {
     /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, overrides_with = "kubeconfig")]
     pub kubeconfig: Option<String>,
     /// The kubeconfig context to use
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", overrides_with = "context")]
     pub context: Option<String>,
     /// The namespace (default: the context's; offline: objects without one are in "default")
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", overrides_with = "namespace")]
     pub namespace: Option<String>,
     /// Username to impersonate for the operation
-    #[arg(long = "as", value_name = "USER")]
+    #[arg(long = "as", value_name = "USER", overrides_with = "as_user")]
     pub as_user: Option<String>,
     /// Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
     #[arg(long = "as-group", value_name = "GROUP", requires = "as_user")]
@@ -333,7 +333,8 @@ pub struct ConnectionFlags {
     /// Time limit for each request to the API server (to connect, send it and read its whole
     /// answer), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s
     /// a plugin; 0 for none; empty for the default)
-    #[arg(long, value_parser = parse_request_timeout, allow_hyphen_values = true, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_request_timeout, allow_hyphen_values = true, value_name = "DURATION",
+          overrides_with = "request_timeout")]
     pub request_timeout: Option<RequestTimeout>,
 }
 
@@ -517,7 +518,7 @@ pub struct PlanArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub dry_run: Option<ServerDryRun>,
     /// Print the planned objects and a summary instead of diffs
-    #[arg(short = 'o', long = "output", value_enum)]
+    #[arg(short = 'o', long = "output", overrides_with = "output", value_enum)]
     pub output: Option<Format>,
     /// A line per step and object (what is written, and the traffic split) instead of diffs
     #[arg(long, conflicts_with_all = ["output", "show_obj"])]
@@ -606,7 +607,7 @@ pub struct StatusArgs {
     pub until_paused: bool,
     /// Print the status as YAML or JSON; with --watch, each Rollout's entry when it changes (the
     /// first read: each): JSON one compact document per line, YAML each after a `---`
-    #[arg(short = 'o', long = "output", value_enum)]
+    #[arg(short = 'o', long = "output", overrides_with = "output", value_enum)]
     pub output: Option<Format>,
     #[command(flatten)]
     pub scripts: ScriptArgs,
@@ -631,7 +632,14 @@ pub struct RecordArgs {
     #[arg(value_name = "ROLLOUT")]
     pub rollout: String,
     /// The test cases' format: YAML, the controller's testdata format (the only one)
-    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value = "yaml")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        overrides_with = "output",
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "yaml"
+    )]
     pub output: RecordFormat,
     /// Write the test cases to FILE instead of stdout, as YAML documents (plan -f FILE replays
     /// them; test replays --dir)
@@ -726,7 +734,7 @@ pub struct TestArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON report instead of text
-    #[arg(short = 'o', long = "output", value_enum)]
+    #[arg(short = 'o', long = "output", overrides_with = "output", value_enum)]
     pub output: Option<TestFormat>,
     #[command(flatten)]
     pub lua: LuaLimits,
@@ -761,7 +769,14 @@ pub struct LuaObjArgs {
     pub case: PathBuf,
     /// lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of
     /// {case, step, obj}, one entry of which `eval --obj` reads
-    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value = "lua")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        overrides_with = "output",
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "lua"
+    )]
     pub output: LuaObjFormat,
     /// Write to FILE instead of stdout
     #[arg(long, value_name = "FILE")]
