@@ -50,19 +50,16 @@ impl Origin {
         }
     }
 
-    /// Where the string under each of `keys` in the map at `map` is written, for an object read
-    /// from a file that kept its text.
-    pub fn strings_written<'a>(
-        &self,
-        keys: impl Iterator<Item = &'a String>,
-        map: &Path,
-    ) -> BTreeMap<String, WrittenAt> {
+    /// Where each string of the map at `map` is written, by key, for an object read from a file
+    /// that kept its text.
+    pub fn strings_written(&self, map: &Path) -> BTreeMap<String, WrittenAt> {
         let Origin::File { text: Some(text), .. } = self else { return BTreeMap::new() };
-        keys.filter_map(|key| {
-            let (file, key_line, first_line) = text.string_lines(&map.field(key))?;
-            Some((key.clone(), WrittenAt { file: file.to_string(), key_line, first_line }))
-        })
-        .collect()
+        let file = text.source();
+        let written = |lines: crate::yaml::StringLines| {
+            let at = WrittenAt { file: file.to_string(), key_line: lines.key_line, first_line: lines.first_line };
+            (lines.key, at)
+        };
+        text.strings_lines(map).into_iter().map(written).collect()
     }
 
     /// A warning for each field of `object` (a Rollout or TrafficRouting) its CRD does not
@@ -564,7 +561,7 @@ impl Snapshot {
                     )));
                 }
                 let mut configmap = ConfigMapScripts::from_object(&namespace, &value);
-                configmap.written = origin.strings_written(configmap.data.keys(), &Path::root("data"));
+                configmap.written = origin.strings_written(&Path::root("data"));
                 snapshot.configmap = Some(configmap);
             } else {
                 let mut value = value;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 mod emit;
 mod text;
 
-pub use text::DocumentText;
+pub use text::{DocumentText, StringLines};
 
 /// The YAML parser's limits for one file.
 #[derive(Clone, Copy, Debug)]

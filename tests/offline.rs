@@ -641,19 +641,7 @@ fn eval_refuses_a_result_far_larger_than_the_memory_limit_at_once() {
             .status(1)
             .stderr_has(&format!("script {script}: its result is too large: it would take more than the memory limit (64 MiB, --lua-memory), counting its strings and keys, 32 bytes for each value and 632 for each map"));
     }
-    // json.encode's text of control characters is counted as written (6 bytes each: the unit
-    // tests of the budget show it stops there, where it wrote six times the limit before).
-    Test::new()
-        .file(
-            "encode.lua",
-            "local s = string.rep('\\1', 4000000) local n = #json.encode({s, s, s}) return {spec = {n = n}}",
-        )
-        .file("obj.json", "{\"data\": {}}")
-        .args(["eval", "encode.lua", "--obj", "obj.json", "--lua-timeout", "4s"])
-        .run()
-        .status(1)
-        .stderr_has("script encode.lua: ran out of memory (limit 64 MiB, --lua-memory)");
-    assert!(started.elapsed() < std::time::Duration::from_secs(15), "took {:?}", started.elapsed());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
 }
 
 #[test]

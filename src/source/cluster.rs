@@ -1021,7 +1021,7 @@ fn path_segment(what: &str, value: &str) -> Result<(), Error> {
         return Ok(());
     }
     Err(Error::Input(format!(
-        "{value:?} is no Kubernetes {what}: a {what} is not `.` or `..` and holds no `/`, `%`, `?`, `#`, space or control character"
+        "{value:?} is no Kubernetes {what}: a {what} is not `.` or `..` and holds no `/`, `%`, `?`, `#`, whitespace or control character"
     )))
 }
 
@@ -1153,7 +1153,7 @@ mod tests {
         }
         assert_eq!(
             path_segment("namespace", "a#b").unwrap_err().to_string(),
-            "\"a#b\" is no Kubernetes namespace: a namespace is not `.` or `..` and holds no `/`, `%`, `?`, `#`, space or control character"
+            "\"a#b\" is no Kubernetes namespace: a namespace is not `.` or `..` and holds no `/`, `%`, `?`, `#`, whitespace or control character"
         );
     }
 

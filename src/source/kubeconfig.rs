@@ -246,8 +246,13 @@ pub fn check_server(kubeconfig: &Kubeconfig, cluster: Option<&str>, context: &st
         }
         Ok(_) => None,
     };
+    // What comes before an `@` may be a password: not shown.
+    let shown = match server.split_once("://").and_then(|(scheme, rest)| Some((scheme, rest.split_once('@')?.1))) {
+        Some((scheme, after)) => format!("{scheme}://…@{after}"),
+        None => server.to_string(),
+    };
     match why {
-        Some(why) => Err(Error::Input(format!("{whose}: its server {server:?} is not a URL: {why}"))),
+        Some(why) => Err(Error::Input(format!("{whose}: its server {shown:?} is not a URL: {why}"))),
         None => Ok(()),
     }
 }
@@ -256,7 +261,8 @@ pub fn check_server(kubeconfig: &Kubeconfig, cluster: Option<&str>, context: &st
 fn valid_port(authority: &str) -> bool {
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, rest)| rest);
     let after_host = host_port.rsplit_once(']').map_or(host_port, |(_, rest)| rest);
-    after_host.rsplit_once(':').is_none_or(|(_, port)| port.parse::<u16>().is_ok())
+    // An empty port is the scheme's, as Go's url.Parse takes it.
+    after_host.rsplit_once(':').is_none_or(|(_, port)| port.is_empty() || port.parse::<u16>().is_ok())
 }
 
 /// A warning when `context` names a user the kubeconfig does not define: kubectl then sends
@@ -505,6 +511,9 @@ mod tests {
         assert!(check("https://[::1]:99999").unwrap_err().ends_with("its port is no number up to 65535"));
         assert_eq!(check("https://[::1]:6443"), Ok(()));
         assert_eq!(check("https://user:secret@host"), Ok(()));
+        assert_eq!(check("https://host:"), Ok(()), "the scheme's port, as in Go");
+        let shown = check("https://user:secret@host:99999").unwrap_err();
+        assert!(shown.contains("its server \"https://…@host:99999\"") && !shown.contains("secret"), "{shown}");
         // A cluster the context does not name, or one without a server, is kube's to say.
         assert_eq!(check_server(&with_server(""), Some("other"), "dev").map_err(|e| e.to_string()), Ok(()));
         assert_eq!(check_server(&with_server(""), None, "dev").map_err(|e| e.to_string()), Ok(()));

@@ -33,30 +33,56 @@ impl DocumentText {
         Some(format!("{}:{}", self.source, self.first_line + line - 1))
     }
 
-    /// Where the string at `field` is written in its file: the line of its key, and for a
-    /// literal block (`|`) the line its text starts on, from which its lines are the file's one
-    /// for one (a ConfigMap's script, whose errors give a line of the script).
-    pub fn string_lines(&self, field: &Path) -> Option<(&str, usize, Option<usize>)> {
-        let mut key = None;
-        let path = self.within.segments().iter().chain(field.segments());
-        let node = descend(&mut Nodes(Parser::new_from_str(&self.text)), path, &mut key);
+    /// Where each string of the map at `map` is written in its file, in one reading of the
+    /// text: its key, the line of its key, and for a literal block (`|`) the line its text starts
+    /// on, from which its lines are the file's one for one (a ConfigMap's scripts, whose errors
+    /// give a line of the script). None when the text has no map there.
+    pub fn strings_lines(&self, map: &Path) -> Vec<StringLines> {
+        let mut nodes = Nodes(Parser::new_from_str(&self.text));
+        let path = self.within.segments().iter().chain(map.segments());
+        let Some((Event::MappingStart(..), _)) = descend(&mut nodes, path, &mut None) else { return Vec::new() };
         let in_file = |line: usize| self.first_line + line - 1;
-        let first = match node? {
-            // The parser places a block at its first line with more than spaces.
-            (Event::Scalar(text, ScalarStyle::Literal, ..), span) => {
-                let empty_lines = text.len() - text.trim_start_matches('\n').len();
-                Some(in_file(span.start.line().saturating_sub(empty_lines)))
+        let mut found = Vec::new();
+        while let Some((key, key_span)) = nodes.next() {
+            let Some((value, span)) = (key != Event::MappingEnd).then(|| nodes.next()).flatten() else { break };
+            let first_line = match &value {
+                // The parser places a block at its first line with more than spaces.
+                Event::Scalar(text, ScalarStyle::Literal, ..) => {
+                    let empty_lines = text.len() - text.trim_start_matches('\n').len();
+                    Some(in_file(span.start.line().saturating_sub(empty_lines)))
+                }
+                _ => None,
+            };
+            match (&key, &value) {
+                (Event::Scalar(name, ..), Event::Scalar(..)) => found.push(StringLines {
+                    key: name.to_string(),
+                    key_line: in_file(key_span.start.line()),
+                    first_line,
+                }),
+                _ if nodes.skip(&key).and_then(|()| nodes.skip(&value)).is_none() => break,
+                _ => {}
             }
-            (Event::Scalar(..), _) => None,
-            _ => return None,
-        };
-        Some((&self.source, in_file(key?), first))
+        }
+        found
+    }
+
+    /// The file (or `<stdin>`, `kustomize DIR`) the text was read from.
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     /// The text of the map under `key` (a test case's `rollout`).
     pub fn inside(&self, key: &str) -> DocumentText {
         DocumentText { within: self.within.field(key), ..self.clone() }
     }
+}
+
+/// Where a string of a map is written (`DocumentText::strings_lines`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StringLines {
+    pub key: String,
+    pub key_line: usize,
+    pub first_line: Option<usize>,
 }
 
 /// The line (1-based, in `text`) of the node `path` leads to in the first document of `text`,
@@ -151,6 +177,7 @@ impl<'a> Nodes<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::StringLines;
     use crate::model::Path;
     use crate::yaml::parse_documents_keeping;
 
@@ -283,22 +310,29 @@ mod tests {
 
     #[test]
     fn a_literal_blocks_lines_are_the_files_others_only_the_keys() {
-        let text = "kind: ConfigMap\ndata:\n  a: |\n    local x = 1\n    return x\n  b: |-2\n      first\n  c: \"one\\ntwo\"\n  d: >\n    folded\n  e:\n    |\n    late header\n  f: 1\n  g: |\n\n    after an empty line\n";
+        let text = "kind: ConfigMap\ndata:\n  a: |\n    local x = 1\n    return x\n  b: |-2\n      first\n  c: \"one\\ntwo\"\n  d: >\n    folded\n  e:\n    |\n    late header\n  f: 1\n  g: |\n\n    after an empty line\n  n: {x: 1}\n  l: [1]\n  z: last\n";
         let documents = parse_documents_keeping(&format!("x: 1\n---\n{text}"), "f", |_| true).unwrap();
         let text = documents[1].text.as_ref().unwrap();
-        let lines =
-            |key: &str| text.string_lines(&Path::root("data").field(key)).map(|(f, k, l)| (f.to_string(), k, l));
-        assert_eq!(lines("a"), Some(("f".into(), 5, Some(6))));
-        assert_eq!(lines("b"), Some(("f".into(), 8, Some(9))));
-        assert_eq!(lines("c"), Some(("f".into(), 10, None)));
-        assert_eq!(lines("d"), Some(("f".into(), 11, None)));
-        assert_eq!(lines("e"), Some(("f".into(), 13, Some(15))));
-        assert_eq!(lines("f"), Some(("f".into(), 16, None)));
-        // An empty first line is the text's line 1.
-        assert_eq!(lines("g"), Some(("f".into(), 17, Some(18))));
-        // No such key, or not a string.
-        assert_eq!(lines("h"), None);
-        assert_eq!(text.string_lines(&Path::root("data")), None);
+        assert_eq!(text.source(), "f");
+        let lines: Vec<(String, usize, Option<usize>)> = text
+            .strings_lines(&Path::root("data"))
+            .into_iter()
+            .map(|StringLines { key, key_line, first_line }| (key, key_line, first_line))
+            .collect();
+        let expected = [
+            ("a", 5, Some(6)),
+            ("b", 8, Some(9)),
+            ("c", 10, None),
+            ("d", 11, None),
+            ("e", 13, Some(15)),
+            ("f", 16, None),
+            ("g", 17, Some(18)),
+            ("z", 22, None),
+        ];
+        assert_eq!(lines, expected.map(|(k, l, f)| (k.to_string(), l, f)), "maps and lists passed over");
+        // No map there.
+        assert_eq!(text.strings_lines(&Path::root("kind")), Vec::new());
+        assert_eq!(text.strings_lines(&Path::root("nothing")), Vec::new());
     }
 
     #[test]
