@@ -435,6 +435,15 @@ LUA_API void lua_gocheckregistry (lua_State *L, lua_Integer n) {
 }
 
 
+/*
+** kubectl-rollout-lua: whether the host's error handler runs (ldebug.c,
+** luaG_errormsg), where metatables are not consulted (lauxlib.c).
+*/
+LUA_API int lua_gohosthandler (lua_State *L) {
+  return L->gohosthandler;
+}
+
+
 LUA_API int lua_isgolibrary (lua_State *L, int idx) {
   StkId o = index2adr(L, idx);
   return ttisfunction(o) && !clvalue(o)->c.isC && clvalue(o)->l.p->golibrary;

@@ -221,7 +221,8 @@ LUALIB_API lua_Integer luaL_optinteger (lua_State *L, int narg,
 
 
 LUALIB_API int luaL_getmetafield (lua_State *L, int obj, const char *event) {
-  if (!lua_getmetatable(L, obj))  /* no metatable? */
+  /* kubectl-rollout-lua: none in the host's error handler (ldebug.c) */
+  if (lua_gohosthandler(L) || !lua_getmetatable(L, obj))  /* no metatable? */
     return 0;
   lua_pushstring(L, event);
   lua_rawget(L, -2);

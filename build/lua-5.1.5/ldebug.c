@@ -648,9 +648,16 @@ static void addinfo (lua_State *L, const char *msg) {
 
 void luaG_errormsg (lua_State *L) {
   if (L->errfunc != 0) {  /* is there an error handling function? */
-    lu_byte allowhook;
+    lu_byte allowhook, hosthandler;
     StkId errfunc = restorestack(L, L->errfunc);
     if (!ttisfunction(errfunc)) luaD_throw(L, LUA_ERRERR);
+    /* kubectl-rollout-lua: a handler below the script's chunk is the host's
+       (the one its call to the chunk set): there the error object's metatable
+       is not consulted (lauxlib.c, luaL_getmetafield), so no script code runs
+       once the script has failed, and a table is `table: 0x...' as gopher-lua
+       writes an error object */
+    hosthandler = L->gohosthandler;
+    L->gohosthandler = cast_int(errfunc - L->stack) < L->gobase;
     setobjs2s(L, L->top, L->top - 1);  /* move argument */
     setobjs2s(L, L->top - 1, errfunc);  /* push function */
     incr_top(L);
@@ -661,6 +668,7 @@ void luaG_errormsg (lua_State *L) {
     L->gohandler = 1;  /* kubectl-rollout-lua: see luaD_precall */
     luaD_call(L, L->top - 2, 1);  /* call it */
     L->allowhook = allowhook;
+    L->gohosthandler = hosthandler;
   }
   else
     /* kubectl-rollout-lua: gopher-lua closes every open upvalue of the

@@ -531,6 +531,7 @@ int luaD_pcall (lua_State *L, Pfunc func, void *u,
     L->savedpc = L->ci->savedpc;
     L->allowhook = old_allowhooks;
     L->gohandler = 0;  /* kubectl-rollout-lua: see luaD_precall */
+    L->gohosthandler = 0;  /* kubectl-rollout-lua: see luaG_errormsg */
     restore_stack_limit(L);
   }
   L->errfunc = old_errfunc;

@@ -92,6 +92,7 @@ static void preinit_state (lua_State *L, global_State *g) {
   L->basehookcount = 0;
   L->allowhook = 1;
   L->gohandler = 0;  /* kubectl-rollout-lua */
+  L->gohosthandler = 0;
   L->gobase = 0;
   resethookcount(L);
   L->openupval = NULL;

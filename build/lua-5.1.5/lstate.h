@@ -126,6 +126,7 @@ struct lua_State {
   lu_byte hookmask;
   lu_byte allowhook;
   lu_byte gohandler;  /* kubectl-rollout-lua: an error handler is called next (ldo.c) */
+  lu_byte gohosthandler;  /* kubectl-rollout-lua: the host's error handler runs (ldebug.c) */
   int gobase;  /* kubectl-rollout-lua: the stack index of gopher-lua's registry (ldo.c) */
   int basehookcount;
   int hookcount;

@@ -155,6 +155,7 @@ LUA_API size_t          (lua_gostringkeys) (lua_State *L);
 LUA_API void            (lua_goarraypop) (lua_State *L, int idx);
 LUA_API void            (lua_golibrary) (lua_State *L, int idx);
 LUA_API int             (lua_isgolibrary) (lua_State *L, int idx);
+LUA_API int             (lua_gohosthandler) (lua_State *L);
 LUA_API void            (lua_gocheckregistry) (lua_State *L, lua_Integer n);
 LUA_API lua_CFunction   (lua_tocfunction) (lua_State *L, int idx);
 LUA_API void	       *(lua_touserdata) (lua_State *L, int idx);

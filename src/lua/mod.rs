@@ -873,7 +873,7 @@ mod tests {
     #[test]
     fn error_messages_are_cut_and_their_control_characters_escaped() {
         let message = |code: &str| run(code, json!({})).unwrap_err().message;
-        let huge = message("error(setmetatable({}, {__tostring = function() return string.rep('E', 2^20) end}))");
+        let huge = message("error(string.rep('E', 2^20), 0)");
         assert_eq!(huge, format!("{}… ({} more bytes)", "E".repeat(ERROR_LIMIT), (1 << 20) - ERROR_LIMIT));
         assert_eq!(message(&format!("error('{}', 0)", "E".repeat(ERROR_LIMIT))), "E".repeat(ERROR_LIMIT));
         // Cut between characters, not inside one.
@@ -881,6 +881,25 @@ mod tests {
         assert!(cut.starts_with(&format!("x{}…", "é".repeat(ERROR_LIMIT / 2 - 1))), "{cut}");
         assert!(cut.ends_with(&format!("… ({} more bytes)", 2 * ERROR_LIMIT + 1 - (ERROR_LIMIT - 1))), "{cut}");
         assert_eq!(message("error('a\\27[2Jb\\r\\tc\\nd', 0)"), "a\\u{1b}[2Jb\\r\tc\nd");
+    }
+
+    #[test]
+    fn an_error_object_is_written_as_gopher_lua_writes_it_without_its_metatable() {
+        // A regression: its __tostring ran after the script had failed (here: for the time limit,
+        // which it then reported), where gopher-lua writes `table: 0x…`.
+        let started = std::time::Instant::now();
+        for tostring in ["while true do end", "error('inner')", "return 'custom'", "return {}"] {
+            let code = format!("error(setmetatable({{}}, {{__tostring = function() {tostring} end, __name = 'n'}}))");
+            let error = run(&code, json!({})).unwrap_err();
+            assert_eq!(error.kind, ScriptErrorKind::Runtime, "{tostring}");
+            assert!(error.message.starts_with("table: 0x"), "{tostring}: {}", error.message);
+        }
+        assert!(started.elapsed() < Duration::from_millis(900), "no time limit reached: {:?}", started.elapsed());
+        // The script's own uses of it are as before: caught, written by its __tostring.
+        let caught = "local o = setmetatable({}, {__tostring = function() return 'custom' end}) \
+                      local _, e = pcall(error, o) local _, x = xpcall(function() error(o) end, tostring) \
+                      return {spec = {tostring(e), x, e == o}}";
+        assert_eq!(spec(caught), json!(["custom", "custom", true]));
     }
 
     #[test]
