@@ -327,18 +327,14 @@ impl Encoding for GoJsonText {
     fn key(&mut self, key: &[u8]) {
         let start = self.out.len();
         self.separate();
-        if self.depth == 1 {
-            self.write_string(key);
-            self.out.push(':');
-            self.entries.push((go_string(key).into_owned(), start..self.out.len()));
-        } else if let Some((_, invalid)) = self.inner_maps.last_mut() {
+        if let Some((_, invalid)) = self.inner_maps.last_mut() {
             *invalid |= std::str::from_utf8(key).is_err();
             self.key_starts.push(self.out.len());
-            self.write_string(key);
-            self.out.push(':');
-        } else {
-            self.write_string(key);
-            self.out.push(':');
+        }
+        self.write_string(key);
+        self.out.push(':');
+        if self.depth == 1 {
+            self.entries.push((go_string(key).into_owned(), start..self.out.len()));
         }
     }
     fn end_map(&mut self) {
