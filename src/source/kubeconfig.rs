@@ -296,6 +296,12 @@ pub fn check_tokens(kubeconfig: &Kubeconfig, user: &str) -> Result<(), Error> {
     let Some(info) = auth_info(kubeconfig, user) else {
         return Ok(());
     };
+    // client-go's words: kube would send the username and password, and never the token.
+    if info.username.is_some() && info.password.is_some() && (info.token.is_some() || info.token_file.is_some()) {
+        return Err(Error::Input(format!(
+            "user {user} of the kubeconfig has a username and password and a token (or tokenFile): \"username/password or bearer token may be set, but not both\", as kubectl refuses it; keep one"
+        )));
+    }
     let token = info.token.as_ref().map(|t| ("token", t.expose_secret()));
     let provided = info.auth_provider.iter().flat_map(|provider| {
         ["id-token", "access-token"].into_iter().filter_map(|key| Some((key, provider.config.get(key)?.as_str())))
@@ -602,6 +608,17 @@ mod tests {
         }
         let error = check_named_files(&with_user("{}"), "other").unwrap_err().to_string();
         assert!(error.starts_with("reading the kubeconfig's certificate-authority: /dev/zero: the input passes 1 MiB"));
+    }
+
+    #[test]
+    fn a_username_and_password_beside_a_token_is_refused_as_kubectl_refuses_it() {
+        for both in ["{username: u, password: p, token: t}", "{username: u, password: p, tokenFile: /t}"] {
+            let error = check_tokens(&with_user(both), "u").unwrap_err().to_string();
+            assert!(error.contains("\"username/password or bearer token may be set, but not both\""), "{error}");
+        }
+        for one in ["{username: u, password: p}", "{token: t, tokenFile: /t}", "{username: u, token: t}"] {
+            assert!(check_tokens(&with_user(one), "u").is_ok(), "{one}");
+        }
     }
 
     #[test]
