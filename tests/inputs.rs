@@ -166,7 +166,10 @@ mod walking {
         within(&test, &["plan", "-f", "m", "--step", "2", "-v"], limit)
             .success()
             .stderr_has("skipped m/stale.yaml: not a regular file (a named pipe, a socket or a device), not read");
-        within(&test, &["test", "m"], limit).success().stdout_has("1 passed, 0 failed");
+        // A test case that is no file is said, not passed over (a regression: without a word).
+        within(&test, &["test", "m"], limit).status(1).stderr_has(
+            "m/networking.istio.io/VirtualService/testdata/stale.yaml: not a regular file (a named pipe, a socket or a device): a test case is read from a file",
+        );
     }
 
     #[test]
