@@ -95,7 +95,7 @@ module completions {
   # Put gateway objects back to their stored original (as the controller does when a release ends)
   export extern "kubectl-rollout_lua restore" [
     --selector(-l): string    # Select Rollouts by label (e.g. app=shop)
-    --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its Rollout)
+    --ref: string             # Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for VirtualService (vs), DestinationRule (dr) and Ingress (ing) (repeatable; one that is not there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its Rollout)
     --from-backup: path       # Put back an object saved by an earlier write (a file under the backups folder); one that no longer exists is made again
     --force                   # Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object's routing), (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, (ROLLOUT, -l) when another Rollout in a release, or a TrafficRouting in a release that the Rollouts do not link, routes them, or (--from-backup) when the backup is not whole (no matching end line: cut short, changed, or an older version's), holds no spec where the live object has one, or is of an object deleted and made again since
     --yes(-y)                 # Do not ask for confirmation (required when stdin is not a terminal)

@@ -1113,7 +1113,8 @@ fn a_virtual_service_put_back_routing_to_a_missing_canary_service_outside_a_rele
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
-    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).success();
+    // kubectl's short name for the kind (a regression: refused as no KIND.GROUP/NAME).
+    test.run_args(["restore", "--ref", "vs/demo", "--yes"]).success();
     let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();

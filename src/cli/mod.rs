@@ -692,9 +692,9 @@ pub struct RestoreArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
     /// Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for
-    /// VirtualService and DestinationRule (repeatable; one that is not there fails the run, exit
-    /// 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its
-    /// Rollout)
+    /// VirtualService (vs), DestinationRule (dr) and Ingress (ing) (repeatable; one that is not
+    /// there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an
+    /// HTTPRoute (restore its Rollout)
     #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]
     pub refs: Vec<String>,
     /// Put back an object saved by an earlier write (a file under the backups folder); one that

@@ -993,7 +993,21 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
         .collect()
 }
 
-/// `KIND.GROUP/NAME`, or `KIND/NAME` for the Istio kinds, to a served resource and a name.
+/// The kind and group of a gateway kind named without its group, as kubectl takes it: the kind,
+/// its plural or its short name (the Istio CRDs' `vs` and `dr`, Ingress's `ing`), in any case.
+fn known_kind(name: &str) -> Option<(&'static str, &'static str)> {
+    const KNOWN: [(&str, &str, &[&str]); 4] = [
+        ("VirtualService", "networking.istio.io", &["virtualservice", "virtualservices", "vs"]),
+        ("DestinationRule", "networking.istio.io", &["destinationrule", "destinationrules", "dr"]),
+        ("Ingress", "networking.k8s.io", &["ingress", "ingresses", "ing"]),
+        ("HTTPRoute", "gateway.networking.k8s.io", &["httproute", "httproutes"]),
+    ];
+    let name = name.to_ascii_lowercase();
+    KNOWN.into_iter().find(|(_, _, names)| names.contains(&name.as_str())).map(|(kind, group, _)| (kind, group))
+}
+
+/// `KIND.GROUP/NAME`, or `KIND/NAME` for the gateway kinds kubectl knows without a group (see
+/// `known_kind`), to a served resource and a name.
 async fn resolve_ref(cluster: &Cluster, argument: &str) -> Result<(Resource, String), Error> {
     let bad = || {
         Error::Input(format!(
@@ -1003,10 +1017,7 @@ async fn resolve_ref(cluster: &Cluster, argument: &str) -> Result<(Resource, Str
     let (kind_group, name) = argument.split_once('/').ok_or_else(bad)?;
     let (kind, group) = match kind_group.split_once('.') {
         Some((kind, group)) => (kind, group),
-        None if ["VirtualService", "DestinationRule"].iter().any(|k| k.eq_ignore_ascii_case(kind_group)) => {
-            (kind_group, "networking.istio.io")
-        }
-        None => return Err(bad()),
+        None => known_kind(kind_group).ok_or_else(bad)?,
     };
     // What --ref may name, for a kind the server does not serve (a Service as `Service.core`, a
     // TrafficRouting, served at a version other than its group's preferred one).
@@ -1393,6 +1404,22 @@ fn not_releasing(routing: &Routing, key: &ObjectKey, written: &Value) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gateway_kind_is_known_without_its_group_by_kind_plural_or_short_name() {
+        for (name, known) in [
+            ("VirtualService", Some(("VirtualService", "networking.istio.io"))),
+            ("vs", Some(("VirtualService", "networking.istio.io"))),
+            ("DR", Some(("DestinationRule", "networking.istio.io"))),
+            ("ingresses", Some(("Ingress", "networking.k8s.io"))),
+            ("ing", Some(("Ingress", "networking.k8s.io"))),
+            ("httproute", Some(("HTTPRoute", "gateway.networking.k8s.io"))),
+            ("", None),
+            ("deployment", None),
+        ] {
+            assert_eq!(known_kind(name), known, "{name:?}");
+        }
+    }
     use crate::snapshot::Origin;
     use serde_json::json;
 
