@@ -632,14 +632,8 @@ pub struct RecordArgs {
     #[arg(value_name = "ROLLOUT")]
     pub rollout: String,
     /// The test cases' format: YAML, the controller's testdata format (the only one)
-    #[arg(
-        short = 'o',
-        long = "output",
-        overrides_with = "output",
-        value_enum,
-        value_name = "FORMAT",
-        default_value = "yaml"
-    )]
+    #[arg(short = 'o', long = "output", overrides_with = "output")]
+    #[arg(value_enum, value_name = "FORMAT", default_value = "yaml")]
     pub output: RecordFormat,
     /// Write the test cases to FILE instead of stdout, as YAML documents (plan -f FILE replays
     /// them; test replays --dir)
@@ -769,14 +763,8 @@ pub struct LuaObjArgs {
     pub case: PathBuf,
     /// lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of
     /// {case, step, obj}, one entry of which `eval --obj` reads
-    #[arg(
-        short = 'o',
-        long = "output",
-        overrides_with = "output",
-        value_enum,
-        value_name = "FORMAT",
-        default_value = "lua"
-    )]
+    #[arg(short = 'o', long = "output", overrides_with = "output")]
+    #[arg(value_enum, value_name = "FORMAT", default_value = "lua")]
     pub output: LuaObjFormat,
     /// Write to FILE instead of stdout
     #[arg(long, value_name = "FILE")]

@@ -1000,7 +1000,7 @@ fn known_kind(name: &str) -> Option<(&'static str, &'static str)> {
         ("VirtualService", "networking.istio.io", &["virtualservice", "virtualservices", "vs"]),
         ("DestinationRule", "networking.istio.io", &["destinationrule", "destinationrules", "dr"]),
         ("Ingress", "networking.k8s.io", &["ingress", "ingresses", "ing"]),
-        ("HTTPRoute", "gateway.networking.k8s.io", &["httproute", "httproutes"]),
+        (http_route::KIND, http_route::GROUP, &["httproute", "httproutes"]),
     ];
     let name = name.to_ascii_lowercase();
     KNOWN.into_iter().find(|(_, _, names)| names.contains(&name.as_str())).map(|(kind, group, _)| (kind, group))
