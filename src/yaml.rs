@@ -1159,13 +1159,7 @@ mod tests {
         assert!(err.ends_with(": more than 10000 merge keys (`<<`), the limit for one file"), "{err}");
         // An anchor merged many times over (a regression: the parser's own words).
         let keys: Vec<String> = (0..2000).map(|i| format!("k{i}: {i}")).collect();
-        let merged = format!(
-            "big: &big {{{}}}
-m: {{<<: [{}]}}
-",
-            keys.join(", "),
-            vec!["*big"; 600].join(", ")
-        );
+        let merged = format!("big: &big {{{}}}\nm: {{<<: [{}]}}\n", keys.join(", "), vec!["*big"; 600].join(", "));
         let err = parse_yaml(&merged, "merged.yaml", YAML_LIMITS).unwrap_err();
         assert!(
             err.ends_with(": aliases and merge keys (`<<`) that repeat more than 1000000 nodes, the limit for one file: anchors and aliases that expand too far"),
