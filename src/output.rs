@@ -1,6 +1,6 @@
 //! Rendering for people: unified diffs with colour. Colour codes are always written here;
-//! `cli::print` strips them where colour is off (not a terminal, NO_COLOR, TERM=dumb,
-//! --no-color).
+//! `cli::print` drops them where colour is off (not a terminal, NO_COLOR, TERM=dumb,
+//! --no-color), in the pass that makes the text terminal-safe.
 
 use crate::change::Change;
 use crate::data::ORIGINAL_SPEC_ANNOTATION;
@@ -24,7 +24,7 @@ pub const CYAN: Style = AnsiColor::Cyan.on_default();
 pub const YELLOW: Style = AnsiColor::Yellow.on_default();
 pub const DIM: Style = Style::new().dimmed();
 
-/// `text` in `style` (the codes are stripped later where colour is off).
+/// `text` in `style` (the codes are dropped later where colour is off).
 pub fn paint(style: Style, text: &str) -> String {
     format!("{style}{text}{style:#}")
 }
@@ -33,8 +33,9 @@ pub fn paint(style: Style, text: &str) -> String {
 /// message, a claim's holder, an API server's error) could otherwise move the cursor, clear the
 /// screen under a confirmation, write the clipboard or reverse what is shown: every control
 /// character but a line break and a tab, and every bidirectional-text control, is shown escaped
-/// (`\u{1b}`). The colours this program adds (the styles above, and their reset) are kept.
-pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+/// (`\u{1b}`). The colours this program adds (the styles above, and their reset) are kept where
+/// `colour` is on and dropped where it is off, in the same pass.
+pub fn terminal_safe(text: &str, colour: bool) -> std::borrow::Cow<'_, str> {
     // The bytes that begin such a character (each begins a character: none is a UTF-8
     // continuation byte): C0 and DEL; 0xC2 (C1, U+0080–U+009F); 0xD8 (U+061C); 0xE2 (U+200E,
     // U+200F, U+202A–U+202E, U+2066–U+2069).
@@ -56,7 +57,9 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
         let c = rest.chars().next().expect("a character begins at each suspect byte");
         let taken = match OURS.iter().find(|code| rest.starts_with(code.as_str())) {
             Some(code) => {
-                safe.push_str(code);
+                if colour {
+                    safe.push_str(code);
+                }
                 code.len()
             }
             None if is_unsafe(c) => {
@@ -498,22 +501,30 @@ mod tests {
     fn terminal_safe_text_escapes_what_could_drive_the_terminal_and_keeps_our_colours() {
         use std::borrow::Cow;
         let plain = "step 1/3: matches [header x-canary=true]\n\tnext";
-        assert!(matches!(terminal_safe(plain), Cow::Borrowed(_)), "nothing to escape: not copied");
+        assert!(matches!(terminal_safe(plain, true), Cow::Borrowed(_)), "nothing to escape: not copied");
         let dashes = "a \u{2014} b \u{2026} \u{2192} \u{201c}c\u{201d} \u{e9}";
-        assert_eq!(terminal_safe(dashes), dashes, "other characters of those bytes stay");
+        assert_eq!(terminal_safe(dashes, true), dashes, "other characters of those bytes stay");
         let ours = format!("{}\n{}", paint(RED, "-a"), paint(BOLD, "step"));
-        assert_eq!(terminal_safe(&ours), ours, "this program's colours stay");
+        assert_eq!(terminal_safe(&ours, true), ours, "this program's colours stay");
         let hostile = "x\u{1b}[2J\u{1b}[H\u{1b}]52;c;ZWNobw==\u{7}\rpc\u{9b}1m\u{202e}moc\u{2066}\u{7f}";
         assert_eq!(
-            terminal_safe(&format!("{}{hostile}", paint(YELLOW, "w"))),
+            terminal_safe(&format!("{}{hostile}", paint(YELLOW, "w")), true),
             format!(
                 "{}x\\u{{1b}}[2J\\u{{1b}}[H\\u{{1b}}]52;c;ZWNobw==\\u{{7}}\\u{{d}}pc\\u{{9b}}1m\\u{{202e}}moc\\u{{2066}}\\u{{7f}}",
                 paint(YELLOW, "w")
             )
         );
         // A colour of ours given by someone else is a colour of ours: nothing more.
-        assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m"), "\u{1b}[31mred\u{1b}[0m");
-        assert_eq!(terminal_safe("\u{1b}[8mhidden"), "\\u{1b}[8mhidden");
+        assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m", true), "\u{1b}[31mred\u{1b}[0m");
+        assert_eq!(terminal_safe("\u{1b}[8mhidden", true), "\\u{1b}[8mhidden");
+        // Colour off: ours dropped, the rest escaped as with colour on.
+        assert!(matches!(terminal_safe(plain, false), Cow::Borrowed(_)), "nothing to drop: not copied");
+        assert_eq!(terminal_safe(&ours, false), "-a\nstep");
+        assert_eq!(
+            terminal_safe(&format!("{}{hostile}", paint(YELLOW, "w")), false),
+            format!("w{}", terminal_safe(hostile, true))
+        );
+        assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m \u{1b}[8mhidden", false), "red \\u{1b}[8mhidden");
     }
 
     fn strip(s: &str) -> String {

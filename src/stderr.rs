@@ -64,7 +64,7 @@ pub fn erase_live_view() {
 /// line (under the view, which the next frame would draw one line too low).
 fn fit_row(row: &str, columns: usize) -> String {
     let line = row.replace('\n', "\\n").replace('\r', "\\r").replace('\t', "\\t");
-    console::truncate_str(&crate::output::terminal_safe(&line), columns.saturating_sub(2), "…").into_owned()
+    console::truncate_str(&crate::output::terminal_safe(&line, true), columns.saturating_sub(2), "…").into_owned()
 }
 
 /// `rows`, each fitted to the terminal's width (`fit_row`).
@@ -136,7 +136,7 @@ pub fn write(write: impl FnOnce()) {
 /// is no reason to fail, nor to panic as `eprintln!` would.
 pub fn line(text: &str) {
     write(|| {
-        let _ = writeln!(anstream::stderr(), "{}", crate::output::terminal_safe(text));
+        let _ = writeln!(anstream::stderr(), "{}", crate::output::terminal_safe(text, true));
     });
 }
 

@@ -708,11 +708,8 @@ fn position(view: &RolloutView) -> Option<u64> {
 
 /// `text` with its colour codes stripped where stderr gets no colour.
 fn for_stderr(text: &str) -> String {
-    let text = crate::output::terminal_safe(text);
-    match anstream::AutoStream::choice(&std::io::stderr()) {
-        anstream::ColorChoice::Never => anstream::adapter::strip_str(&text).to_string(),
-        _ => text.into_owned(),
-    }
+    let colour = anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never;
+    crate::output::terminal_safe(text, colour).into_owned()
 }
 
 #[cfg(test)]

@@ -874,18 +874,11 @@ fn dumb_terminal() -> bool {
 }
 
 /// Writes text for people to stdout, made terminal-safe (`output::terminal_safe`), with its
-/// colour codes stripped where colour is off (not a terminal, NO_COLOR, TERM=dumb,
+/// colour codes dropped where colour is off (not a terminal, NO_COLOR, TERM=dumb,
 /// --no-color), in one write.
 pub(crate) fn print(text: &str) -> std::io::Result<()> {
-    print_raw(&without_colour_where_off(&output::terminal_safe(text)))
-}
-
-/// `text` with its colour codes stripped where colour is off (see [`print`]).
-pub(crate) fn without_colour_where_off(text: &str) -> std::borrow::Cow<'_, str> {
-    match anstream::AutoStream::choice(&std::io::stdout()) {
-        anstream::ColorChoice::Never => anstream::adapter::strip_str(text).to_string().into(),
-        _ => text.into(),
-    }
+    let colour = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+    print_raw(&output::terminal_safe(text, colour))
 }
 
 /// A warning on stderr (above a live view), in yellow where colour is on; a stderr that cannot
@@ -916,7 +909,7 @@ pub(crate) fn show_printed(printed: &[u8]) {
     if !printed.is_empty() {
         let text = String::from_utf8_lossy(printed);
         crate::stderr::write(|| {
-            let _ = std::io::stderr().lock().write_all(crate::output::terminal_safe(&text).as_bytes());
+            let _ = std::io::stderr().lock().write_all(crate::output::terminal_safe(&text, true).as_bytes());
         });
     }
 }
