@@ -895,6 +895,33 @@ fn approve_refuses_to_store_canary_routing_as_the_original_without_force() {
 }
 
 #[test]
+fn approve_refuses_to_store_the_canary_subset_as_the_original_where_there_is_no_canary_service() {
+    // A regression: with disableGenerateCanaryService (canary and stable Service one, the
+    // canary a subset of it) the guard above never fired: a VirtualService without its
+    // annotation, routing to the canary subset already, was approved and its canary routing
+    // stored as the original.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["disableGenerateCanaryService"] = json!(true);
+    let mut routed = virtual_service();
+    routed["spec"]["http"][0]["route"] = json!([
+        {"destination": {"host": "demo"}, "weight": 80},
+        {"destination": {"host": "demo.shop.svc.cluster.local", "subset": "canary"}, "weight": 20}
+    ]);
+    let server = serving(rollout).start();
+    server.put_object(routed);
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success().stdout_has(
+        "VirtualService/demo: it has no stored original (rollouts.kruise.io/original-spec-configuration) and routes to the canary subset of Service demo already: the controller stores this routing as its original",
+    );
+    server.clear_log();
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("  VirtualService shop/demo: routes to the canary subset of Service demo already\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes", "--force"]).success();
+}
+
+#[test]
 fn approve_refuses_a_step_the_controllers_own_script_fails_on_without_force() {
     // A regression: approve wrote the built-in script's routing, which the controller's own
     // script cannot make (a DestinationRule without subsets, a VirtualService without spec),

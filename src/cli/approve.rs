@@ -608,9 +608,9 @@ impl Run<'_> {
         let written =
             plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects).filter(|o| o.writes().next().is_some());
         refuse_foreign_canaries(written.clone().filter_map(|o| o.foreign_canary.as_ref()), args.force)?;
-        let canary_originals = written.clone().filter_map(|o| {
-            Some(format!("{}: routes to the canary Service {} already", o.key, o.canary_in_original.as_ref()?))
-        });
+        let canary_originals = written
+            .clone()
+            .filter_map(|o| Some(format!("{}: routes to {} already", o.key, o.canary_in_original.as_ref()?)));
         refuse_unless_forced(
             canary_originals,
             "these objects have no stored original, and the controller would store their canary routing as it (the annotation removed mid-release, or routing made by hand), to put it back when the release ends",

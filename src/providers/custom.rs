@@ -78,14 +78,12 @@ pub fn plan_object(
     // Its original stored and nothing else written yet (as a write cut short leaves it): at its
     // original, not edited by someone.
     let after_first_write = stored.is_some_and(|text| !text.is_empty() && original.is_on(&current, text));
-    // Nothing stored, and the object routes to the canary Service already (its annotation
-    // removed mid-release, or routed by hand): the controller stores that routing as the
-    // original, and the release's end puts it back.
-    let canary_in_original = (stored.is_none()
-        && matches!(context.action, RoutingAction::Route(_))
-        && routing.canary_service != routing.stable_service
-        && names_service(&current["spec"], &routing.canary_service))
-    .then(|| routing.canary_service.clone());
+    // Nothing stored, and the object routes to the canary already (its annotation removed
+    // mid-release, or routed by hand): the controller stores that routing as the original, and
+    // the release's end puts it back.
+    let canary_in_original = (stored.is_none() && matches!(context.action, RoutingAction::Route(_)))
+        .then(|| canary_routing_in(&current["spec"], &routing.canary_service, &routing.stable_service))
+        .flatten();
     let (mut controller_stuck, mut too_large) = (None, None);
     let (planned, action, obj) = match context.action {
         RoutingAction::Leave => {
@@ -195,7 +193,7 @@ pub fn plan_object(
     }
     if let Some(canary) = &canary_in_original {
         warnings.push(format!(
-            "{reference}: it has no stored original ({}) and routes to the canary Service {canary} already: the controller stores this routing as its original, and the release's end puts it back, canary traffic and all; approve refuses it without --force",
+            "{reference}: it has no stored original ({}) and routes to {canary} already: the controller stores this routing as its original, and the release's end puts it back, canary traffic and all; approve refuses it without --force",
             data::ORIGINAL_SPEC_ANNOTATION
         ));
     }
@@ -300,6 +298,29 @@ pub fn names_service(value: &Value, service: &str) -> bool {
         Value::String(text) => text.strip_prefix(service).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')),
         Value::Array(items) => items.iter().any(|item| names_service(item, service)),
         Value::Object(map) => map.values().any(|item| names_service(item, service)),
+        _ => false,
+    }
+}
+
+/// What in `spec` routes to the canary already, as messages name it: the canary Service (named
+/// anywhere in it), or, where there is none (the same name as the stable one), its `canary`
+/// subset (a destination of that host and subset, as the built-in VirtualService script routes).
+fn canary_routing_in(spec: &Value, canary: &str, stable: &str) -> Option<String> {
+    match canary == stable {
+        false => names_service(spec, canary).then(|| format!("the canary Service {canary}")),
+        true => routes_to_canary_subset(spec, canary).then(|| format!("the canary subset of Service {canary}")),
+    }
+}
+
+/// Whether `value` holds a `destination` to `service`'s `canary` subset.
+fn routes_to_canary_subset(value: &Value, service: &str) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(|item| routes_to_canary_subset(item, service)),
+        Value::Object(map) => {
+            let destination = &value["destination"];
+            (destination["subset"] == "canary" && names_service(&destination["host"], service))
+                || map.values().any(|item| routes_to_canary_subset(item, service))
+        }
         _ => false,
     }
 }
@@ -681,6 +702,30 @@ mod tests {
             assert!(!names_service(&spec(other), "web-canary"), "{other}");
         }
         assert!(!names_service(&json!({"weight": 20, "on": true}), "web-canary"));
+    }
+
+    #[test]
+    fn canary_routing_is_the_canary_service_or_without_one_the_stables_canary_subset() {
+        let route = |host: &str, subset: Option<&str>| json!({"http": [{"route": [{"destination": {"host": "web"}, "weight": 80}, {"destination": {"host": host, "subset": subset}, "weight": 20}]}]});
+        let found = |spec: &Value, canary: &str| canary_routing_in(spec, canary, "web");
+        assert_eq!(found(&route("web-canary", None), "web-canary").as_deref(), Some("the canary Service web-canary"));
+        assert_eq!(
+            found(&route("web", Some("canary")), "web-canary"),
+            None,
+            "a subset counts only without a canary Service"
+        );
+        for host in ["web", "web.shop.svc.cluster.local"] {
+            assert_eq!(
+                found(&route(host, Some("canary")), "web").as_deref(),
+                Some("the canary subset of Service web"),
+                "{host}"
+            );
+        }
+        for (host, subset) in [("web", Some("stable")), ("web", None), ("other", Some("canary"))] {
+            assert_eq!(found(&route(host, subset), "web"), None, "{host} {subset:?}");
+        }
+        // A DestinationRule's canary subset routes nothing.
+        assert_eq!(found(&json!({"host": "web", "subsets": [{"name": "canary", "labels": {}}]}), "web"), None);
     }
 
     #[test]

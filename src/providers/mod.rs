@@ -316,9 +316,9 @@ pub struct ObjectPlan {
     /// The stored original, when it decodes but holds nothing (no spec, or an empty one):
     /// writing from it wipes the object, so `approve` and `restore` refuse it without `--force`.
     pub degenerate_original: Option<String>,
-    /// The canary Service a custom ref without a stored original routes to already: the
-    /// controller would store that routing as its original, so `approve` refuses to write it
-    /// without `--force`.
+    /// What of the canary a custom ref without a stored original routes to already (`the
+    /// canary Service NAME`, `the canary subset of Service NAME`): the controller would store
+    /// that routing as its original, so `approve` refuses to write it without `--force`.
     pub canary_in_original: Option<String>,
     /// Why the controller would stick at this step on this object where this tool's write would
     /// not fail (its own script fails where the built-in one does not), so `approve` refuses to
