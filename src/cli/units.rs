@@ -109,8 +109,8 @@ fn split_digits(text: &str) -> (&str, &str) {
     text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()))
 }
 
-/// A size in bytes: a number with an optional unit (`Ki`, `Mi`, `Gi`, also written `K`, `KiB`,
-/// `KB`…, all binary).
+/// A size in bytes, as a Kubernetes quantity writes one: a whole number with an optional suffix,
+/// `Ki`, `Mi`, `Gi` (binary) or `k`, `M`, `G` (decimal).
 pub fn parse_size(text: &str) -> Result<usize, String> {
     let (number, unit) = split_digits(text);
     let too_large = || format!("{text:?} is too large (at most {} bytes)", usize::MAX);
@@ -120,15 +120,20 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         Err(_) => return Err(format!("{text:?} is not a size like 64Mi or 1Gi")),
     };
     let multiplier: usize = match unit {
-        "" | "B" => 1,
-        "Ki" | "KiB" | "K" | "KB" => 1 << 10,
-        "Mi" | "MiB" | "M" | "MB" => 1 << 20,
-        "Gi" | "GiB" | "G" | "GB" => 1 << 30,
+        "" => 1,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "k" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
         _ if unit.starts_with('.') => {
             return Err(format!("{text:?}: a size is a whole number, of bytes or of a unit (1536Ki, not 1.5Mi)"));
         }
         _ => {
-            return Err(format!("{text:?}: unknown unit {unit:?} (use Ki, Mi or Gi; K, M and G are the same, binary)"));
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (as in a Kubernetes quantity: Ki, Mi or Gi, binary; k, M or G, decimal)"
+            ));
         }
     };
     value.checked_mul(multiplier).ok_or_else(too_large)
@@ -228,7 +233,19 @@ mod tests {
         for bad in ["lots", "Mi", "", "-1Mi"] {
             assert_eq!(parse_size(bad).unwrap_err(), format!("{bad:?} is not a size like 64Mi or 1Gi"));
         }
-        assert!(parse_size("1Ti").unwrap_err().contains("unknown unit"));
+        // As a Kubernetes quantity reads them: Mi binary, M decimal.
+        assert_eq!(parse_size("2Gi").unwrap(), 2 << 30);
+        assert_eq!(parse_size("64M").unwrap(), 64_000_000);
+        assert_eq!(parse_size("512k").unwrap(), 512_000);
+        assert_eq!(parse_size("1G").unwrap(), 1_000_000_000);
+        for unknown in ["1Ti", "64MB", "64MiB", "512K", "64m", "1024B"] {
+            assert!(parse_size(unknown).unwrap_err().contains("unknown unit"), "{unknown}");
+        }
+        assert!(
+            parse_size("512K")
+                .unwrap_err()
+                .ends_with("(as in a Kubernetes quantity: Ki, Mi or Gi, binary; k, M or G, decimal)")
+        );
         assert_eq!(
             parse_size("1.5Mi").unwrap_err(),
             "\"1.5Mi\": a size is a whole number, of bytes or of a unit (1536Ki, not 1.5Mi)"
