@@ -79,6 +79,13 @@ pub fn backup_flaw(text: &str) -> Option<&'static str> {
     }
 }
 
+/// The uid of the object a backup file holds, if it can be read.
+fn backup_uid(path: &std::path::Path) -> Option<String> {
+    let text = files::read_text(path, files::OBJECT).ok()?;
+    let documents = crate::yaml::parse_documents(&text, &path.display().to_string()).ok()?;
+    documents.first()?.value["metadata"]["uid"].as_str().map(str::to_string)
+}
+
 /// A name as one folder of the backups: `/` is `_`, and `.` and `..` (a context may be called
 /// so) are `%2E` and `%2E%2E`, which lead nowhere else.
 fn path_part(name: &str) -> String {
@@ -145,13 +152,22 @@ impl Backups {
         self.root.join(&self.context).join(path_part(namespace)).join(path_part(kind)).join(path_part(name))
     }
 
-    /// The oldest backup of `key` here (their names are times, which sort), if there is one:
-    /// the object before the first write a run of this tool made to it.
-    pub fn oldest_of(&self, key: &ObjectKey) -> Option<PathBuf> {
+    /// The oldest backup of `key` here (their names are times, which sort) that holds the object
+    /// with `uid`, if there is one: the object before the first write a run of this tool made to
+    /// it. A backup of an object of that name deleted since (another uid), or one that cannot
+    /// be read, is passed over: `restore --from-backup` would refuse it.
+    pub fn oldest_of(&self, key: &ObjectKey, uid: Option<&str>) -> Option<PathBuf> {
         let folder = self.folder_of(key);
         let entries = std::fs::read_dir(&folder).ok()?;
-        let names = entries.filter_map(|e| e.ok()?.file_name().into_string().ok());
-        names.filter(|name| name.ends_with(".yaml") && !name.starts_with('.')).min().map(|name| folder.join(name))
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".yaml") && !name.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|name| folder.join(name))
+            .find(|path| uid.is_none_or(|uid| backup_uid(path).as_deref() == Some(uid)))
     }
 
     /// Makes `dir` and the folders above it that are missing, for their owner only; the backups'
@@ -1966,16 +1982,23 @@ mod tests {
         let state = std::env::temp_dir().join(format!("rollout-lua-oldest-{}", std::process::id()));
         let backups = Backups::new("ctx/1", Some(state.clone())).unwrap();
         let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
-        assert_eq!(backups.oldest_of(&key), None, "no backup yet");
-        let object = json!({"kind": "Ingress", "metadata": {"namespace": "shop", "name": "web-canary"}});
-        let first = backups.save(&object).unwrap();
+        assert_eq!(backups.oldest_of(&key, None), None, "no backup yet");
+        let object =
+            |uid: &str| json!({"kind": "Ingress", "metadata": {"namespace": "shop", "name": "web-canary", "uid": uid}});
+        let first = backups.save(&object("u1")).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(2));
-        backups.save(&object).unwrap();
+        let second = backups.save(&object("u2")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        backups.save(&object("u2")).unwrap();
         // A save in progress (another run's temporary file) is not a backup.
         std::fs::write(first.with_file_name(".0.yaml.1.2.partial"), "").unwrap();
-        assert_eq!(backups.oldest_of(&key), Some(first));
+        assert_eq!(backups.oldest_of(&key, None), Some(first.clone()));
+        assert_eq!(backups.oldest_of(&key, Some("u1")), Some(first));
+        // The object made again since (another uid): its own oldest backup, not its namesake's.
+        assert_eq!(backups.oldest_of(&key, Some("u2")), Some(second));
+        assert_eq!(backups.oldest_of(&key, Some("u3")), None);
         let other = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web");
-        assert_eq!(backups.oldest_of(&other), None);
+        assert_eq!(backups.oldest_of(&other, None), None);
         std::fs::remove_dir_all(state).unwrap();
     }
 

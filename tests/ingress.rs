@@ -1187,6 +1187,14 @@ mod cluster {
         let put_back = test.run_args(["restore", "--from-backup", &backup, "--yes"]).success();
         assert!(!put_back.stderr.contains("warning:"), "{}", put_back.stderr);
         assert_eq!(annotations(&canary(&server).unwrap()), annotations(&bobs));
+        // Bob's Ingress deleted and made again (another uid): the backups here are of the one
+        // before, which `restore --from-backup` refuses; none is offered (one was, regression).
+        server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary");
+        server.put_object(bobs_ingress());
+        assert_ne!(canary(&server).unwrap()["metadata"]["uid"], bobs["metadata"]["uid"]);
+        test.run_args(["restore", "web", "--yes"]).status(3).stderr_has(&format!(
+            "{why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: there is no backup of it here"
+        ));
     }
 
     #[test]

@@ -21,7 +21,7 @@ fn external_diff(command: &str, sides: &Sides) -> Result<String, String> {
     let root = std::env::temp_dir().join(format!("kubectl-rollout-lua-diff-{}-{run}", std::process::id()));
     let (live, merged) = (root.join("LIVE"), root.join("MERGED"));
     // Folders and files only their owner may read, as kubectl diff's `os.MkdirTemp`, and as
-    // backups are: they hold whole objects, every annotation included, for as long as the
+    // backups are: they hold objects, every annotation included, for as long as the
     // program runs. A fresh root of our own: one that already exists (made by someone else in
     // the shared temp folder) is refused, and left alone.
     let mut folder = std::fs::DirBuilder::new();

@@ -528,7 +528,8 @@ pub struct PlanArgs {
     #[arg(long, conflicts_with_all = ["summary", "output", "show_obj"])]
     pub show_stored_original: bool,
     /// Exit 0 when nothing would change, 2 when something would, 1 on error (a Rollout not in
-    /// a release, whose plan previews its next release's step 1, changes nothing now)
+    /// a release, whose plan by default previews its next release's step 1, changes nothing
+    /// now; a step asked for with --step, --next or --all-steps counts as asked, changes and all)
     #[arg(long)]
     pub detailed_exitcode: bool,
     #[command(flatten)]
@@ -553,11 +554,17 @@ pub struct ApproveArgs {
     /// the step's canary pods are ready)
     #[arg(long)]
     pub traffic_only: bool,
-    /// Write even when a stored original holds no spec (`{}`, `null`, an empty spec): writing
-    /// from it wipes the object's routing; write a `<name>-canary` Ingress that someone else
-    /// made (its controller owner is not the Rollout); write an object that another Rollout in a
-    /// release, or a TrafficRouting in a release that the Rollout does not link, routes; and
-    /// write a step the controller would stick at (its own Istio script fails on an object)
+    /// Write all the same where a guard refuses: an object edited after it was routed (the edit
+    /// is written over); a stored original that holds no spec (`{}`, `null`, an empty spec:
+    /// writing from it wipes the object's routing); a custom ref without a stored original that
+    /// routes to the canary already (the controller stores that routing as the original); a
+    /// `<name>-canary` Ingress that someone else made (its controller owner is not the
+    /// Rollout); an object that another Rollout in a release, or a TrafficRouting in a release
+    /// that the Rollout does not link, routes; an HTTPRoute write that leaves the stable Service
+    /// without a rule; a step the API server would not admit now, or whose routing hangs on a
+    /// workload's replica count not read; a step the controller would stick at (its own Istio
+    /// script fails on an object). An edit made during this run is still refused (on a
+    /// terminal: asked), and so are annotations past the API server's 256 KiB
     #[arg(long)]
     pub force: bool,
     /// client: show what would be written; server: send every write with dryRun=All

@@ -206,9 +206,9 @@ async fn restore_objects(
         refuse_others_routing(&session.cluster, &selected, &linked, &keys, args.force).await?;
     }
     let backups = write::Backups::of_context(&session.cluster.context).ok();
-    let left = left
-        .iter()
-        .map(|(key, why)| left_ingress_text(why, backups.as_ref().and_then(|b| b.oldest_of(key)).as_deref()));
+    let left = left.iter().map(|(key, why, uid)| {
+        left_ingress_text(why, backups.as_ref().and_then(|b| b.oldest_of(key, uid.as_deref())).as_deref())
+    });
     for warning in refuse_left(left.collect(), args.force)? {
         super::warn(&format!("warning: {warning}"));
     }
@@ -553,8 +553,11 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             });
             if let Some(why) = foreign {
                 match key.name.ends_with("-canary") {
-                    true if left.iter().any(|(k, _)| *k == key) => {}
-                    true => left.push((key, why)),
+                    true if left.iter().any(|(k, _, _)| *k == key) => {}
+                    true => {
+                        let uid = live["metadata"]["uid"].as_str().map(str::to_string);
+                        left.push((key, why, uid))
+                    }
                     false => notes.push(format!(
                         "{key}: not a canary Ingress; approve and the controller write no other Ingress, nothing to restore"
                     )),
@@ -563,7 +566,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             }
             // Its owner is restored too: another Rollout restored with it may have found it
             // someone else's.
-            left.retain(|(k, _)| *k != key);
+            left.retain(|(k, _, _)| *k != key);
             if live["metadata"]["deletionTimestamp"].is_string() {
                 notes.push(format!("{key}: being deleted already, nothing to write"));
                 continue;
@@ -620,8 +623,8 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
 struct Restorations {
     objects: Vec<Restoration>,
     /// Ingresses named as canary Ingresses that no Rollout restored here made (someone else's),
-    /// each with why: restore does not delete them.
-    left: Vec<(ObjectKey, String)>,
+    /// each with why and its uid: restore does not delete them.
+    left: Vec<(ObjectKey, String, Option<String>)>,
     notes: Vec<String>,
     /// The objects named with `--ref` that are not there.
     missing: Vec<String>,
@@ -633,11 +636,12 @@ struct Restorations {
 
 /// Why restore does not delete an Ingress (`why`: it is not a canary Ingress made for the
 /// Rollout restored), what approve or the controller may have changed on it, and how to put it
-/// back: with `oldest`, its oldest backup here, if there is one.
+/// back: with `oldest`, its oldest backup here (of this object, not of one of its name deleted
+/// since), if there is one.
 fn left_ingress_text(why: &str, oldest: Option<&std::path::Path>) -> String {
     let back = match oldest {
         Some(file) => format!(
-            "`restore --from-backup {}` puts back its oldest backup here, from before this tool first wrote it (check that it holds what you want)",
+            "`restore --from-backup {}` puts back its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an Ingress this tool made has no backup from before it)",
             file.display()
         ),
         None => "there is no backup of it here: put them back by hand (`kubectl annotate`)".into(),
@@ -1608,7 +1612,7 @@ mod tests {
         let with_backup = left_ingress_text(why, Some(std::path::Path::new("/b/web-canary/1.yaml")));
         assert_eq!(
             with_backup,
-            "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: `restore --from-backup /b/web-canary/1.yaml` puts back its oldest backup here, from before this tool first wrote it (check that it holds what you want)"
+            "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: `restore --from-backup /b/web-canary/1.yaml` puts back its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an Ingress this tool made has no backup from before it)"
         );
         let without = left_ingress_text(why, None);
         assert!(
