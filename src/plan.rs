@@ -460,7 +460,7 @@ impl<'a> Planner<'a> {
                         } else if self.carry && matches!(action, RoutingAction::Route(_)) {
                             carried.routed.insert(key, left);
                         }
-                        objects.push(plan);
+                        objects.push(plan.noting_deletion());
                     }
                     continue;
                 }
@@ -482,7 +482,7 @@ impl<'a> Planner<'a> {
             if self.carry {
                 carried.left.insert(plan.key.clone(), (Arc::clone(&plan.planned), stage.to_string()));
             }
-            objects.push(plan);
+            objects.push(plan.noting_deletion());
         }
         Ok(objects)
     }

@@ -1818,6 +1818,29 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_being_deleted_is_noted_by_status_and_a_plan_writing_it_warns() {
+        // A regression: a canary Ingress someone deleted while its finalizers hold it showed as
+        // plain `drifted`, and a plan patching it (as the controller would) said nothing.
+        let server = serving("nginx", 1, "StepPaused").start();
+        approve(&server).success();
+        let mut held = canary(&server).unwrap();
+        held["metadata"]["finalizers"] = json!(["example.com/load-balancer"]);
+        held["metadata"]["deletionTimestamp"] = json!("2026-12-04T00:00:00Z");
+        server.put_object(held);
+        let test = Test::new().kubeconfig(&server);
+        let being_deleted = "Ingress shop/web-canary is being deleted (it has a deletionTimestamp, held by its finalizers: example.com/load-balancer)";
+        test.run_args(["status", "web"])
+            .success()
+            .stdout_has(&format!("note: {being_deleted}: its routing goes with it\n"));
+        test.run_args(["plan", "web", "--step", "2"]).success().stdout_has(&format!(
+            "warning: {being_deleted}: the controller writes it all the same (it reads no deletionTimestamp) and counts the step done, and the routing written goes with the object\n"
+        ));
+        // At the step it stands at, nothing is written: no warning.
+        let out = test.run_args(["plan", "web"]).success();
+        assert!(!out.stdout.contains("warning: Ingress shop/web-canary is being deleted"), "{}", out.stdout);
+    }
+
+    #[test]
     fn a_canary_made_again_by_someone_after_a_delete_whose_reply_was_lost_is_theirs_and_named() {
         // A regression (audit s29 safety2 #1): the delete landed, its reply was lost, and someone
         // (a GitOps tool, a colleague) made an Ingress of the name again before the run read it

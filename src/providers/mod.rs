@@ -416,6 +416,28 @@ impl ObjectPlan {
     pub fn writes(&self) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(|c| c.writes())
     }
+
+    /// The plan, told that the object as read is being deleted (a deletionTimestamp, its
+    /// finalizers holding it), which no provider of the controller reads: a step writes it all
+    /// the same and counts as done, and what it writes goes with the object. A note for
+    /// `status`; a warning where the plan writes it (a delete warns of its own).
+    pub fn noting_deletion(mut self) -> ObjectPlan {
+        if self.after.is_some() || !crate::change::being_deleted(&self.current) {
+            return self;
+        }
+        let held = match crate::change::finalizers(&self.current) {
+            finalizers if finalizers.is_empty() => String::new(),
+            finalizers => format!(", held by its finalizers: {finalizers}"),
+        };
+        let key = &self.key;
+        self.notes.push(format!("{key} is being deleted (it has a deletionTimestamp{held}): its routing goes with it"));
+        if self.writes().any(|change| !matches!(change, Change::Delete { .. })) {
+            self.warnings.push(format!(
+                "{key} is being deleted (it has a deletionTimestamp{held}): the controller writes it all the same (it reads no deletionTimestamp) and counts the step done, and the routing written goes with the object"
+            ));
+        }
+        self
+    }
 }
 
 #[cfg(test)]
@@ -425,6 +447,51 @@ mod tests {
 
     fn key(group: &str, kind: &str, name: &str) -> ObjectKey {
         ObjectKey::new(group, kind, "shop", name)
+    }
+
+    #[test]
+    fn an_object_being_deleted_is_noted_and_a_write_to_it_warned_of_once() {
+        let reference = ObjectRef {
+            api_version: "networking.istio.io/v1beta1".into(),
+            kind: "VirtualService".into(),
+            name: "web".into(),
+        };
+        let owner =
+            Owner { kind: OwnerKind::Rollout, namespace: "shop".into(), name: "web".into(), uid: String::new() };
+        let plan = |current: Value, write: bool| {
+            let mut plan = ObjectPlan::not_found(&reference, &owner, String::new());
+            plan.notes.clear();
+            let (current, key) = (Arc::new(current), plan.key.clone());
+            plan.changes = vec![match write {
+                true => Change::Replace { key, before: Arc::clone(&current), after: Arc::clone(&current) },
+                false => Change::Keep { key, object: Arc::clone(&current) },
+            }];
+            plan.current = current;
+            plan
+        };
+        let deleting =
+            serde_json::json!({"metadata": {"deletionTimestamp": "2026-12-04T00:00:00Z", "finalizers": ["a", "b"]}});
+        let written = plan(deleting.clone(), true).noting_deletion();
+        let said =
+            "VirtualService shop/web is being deleted (it has a deletionTimestamp, held by its finalizers: a, b)";
+        assert_eq!(written.notes, vec![format!("{said}: its routing goes with it")]);
+        assert_eq!(written.warnings.len(), 1);
+        assert!(written.warnings[0].starts_with(&format!("{said}: the controller writes it all the same")));
+        // Left as it is: noted, no warning.
+        let kept = plan(deleting.clone(), false).noting_deletion();
+        assert_eq!((kept.notes.len(), kept.warnings.len()), (1, 0));
+        // Without finalizers; and where a stage before left it (said there already): nothing.
+        let bare = plan(serde_json::json!({"metadata": {"deletionTimestamp": "t"}}), false).noting_deletion();
+        assert_eq!(
+            bare.notes,
+            vec!["VirtualService shop/web is being deleted (it has a deletionTimestamp): its routing goes with it"]
+        );
+        let mut carried = plan(deleting, true);
+        carried.after = Some("step 1/3".into());
+        let carried = carried.noting_deletion();
+        assert_eq!((carried.notes.len(), carried.warnings.len()), (0, 0));
+        let alive = plan(serde_json::json!({"metadata": {}}), true).noting_deletion();
+        assert_eq!((alive.notes.len(), alive.warnings.len()), (0, 0));
     }
 
     #[test]
