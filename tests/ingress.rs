@@ -286,6 +286,28 @@ fn the_mse_script_is_warned_to_drop_added_and_removed_headers() {
         .stdout_has("  warning: the mse Ingress script writes only requestHeaderModifier.set: add x-env=canary, remove x-debug are not applied to requests to the canary\n");
 }
 
+#[test]
+fn the_mse_creation_pass_failing_is_explained_by_its_own_cause_only() {
+    // Trial s56: a stable Ingress without annotations fails the mse script in the pass that
+    // creates the canary Ingress (weight 0, no modifier), and the error also named the step's
+    // requestHeaderModifier without set, which that pass does not run with.
+    let set = "          set: [{name: gray, value: blue}, {name: x, value: \"y z\"}]\n";
+    let rollout = MSE_ROLLOUT.replace(set, "          add: [{name: x-env, value: canary}]\n");
+    let bare = rollout.replace("  annotations: {mse.ingress.kubernetes.io/service-subset: \"\"}\n", "");
+    assert!(bare != rollout && rollout != MSE_ROLLOUT);
+    let plan = |text: &str| {
+        let test = Test::new().file("mse.yaml", text);
+        let input = test.path("mse.yaml");
+        test.args(["plan".as_ref(), "-f".as_ref(), input.as_os_str(), "--step".as_ref(), "1".as_ref()]).run()
+    };
+    let failed = plan(&bare).status(1).stderr_has("mse.lua:8: attempt to index local 'annotations' (a nil value) (the Ingress has no annotations: the controller's mse script fails on it (openkruise/rollouts#228)");
+    assert!(!failed.stderr.contains("requestHeaderModifier has no set"), "{}", failed.stderr);
+    // The step's own run, past the creation: its cause is named there.
+    plan(&rollout).status(1).stderr_has(
+        "(requestHeaderModifier has no set: the controller's mse script fails on it (it only writes the set headers)",
+    );
+}
+
 /// A Rollout `web` whose step 1 is `step` (YAML flow), routing through Ingress `web` of
 /// `class_type`, with `canary` (a `canary:` field or nothing).
 fn ingress_rollout(class_type: &str, step: &str, canary: &str) -> String {

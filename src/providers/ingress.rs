@@ -383,7 +383,7 @@ pub fn plan_stage(
                     route.ingress
                 ),
             })?;
-            let created = Arc::new(created_canary(route, stable, &failures, &mut warnings)?);
+            let created = Arc::new(created_canary(route, stable, &mut warnings)?);
             changes.push(Change::Create { key: key.clone(), object: Arc::clone(&created) });
             created
         }
@@ -420,16 +420,12 @@ pub fn plan_stage(
 }
 
 /// The canary Ingress as the controller creates it from `stable`: the script's annotations at
-/// weight 0 with no matches; a failure carries `failures`, why the controller's script fails too.
-fn created_canary(
-    route: &IngressRoute,
-    stable: &Value,
-    failures: &[String],
-    warnings: &mut Vec<String>,
-) -> Result<Value, Error> {
+/// weight 0 with no matches or header modifier (so a step's own failure points do not apply to
+/// this pass); a failure says why the controller's script fails too, where that is known.
+fn created_canary(route: &IngressRoute, stable: &Value, warnings: &mut Vec<String>) -> Result<Value, Error> {
     let mut created = canary_ingress(&route.source(), stable).map_err(Error::Input)?;
     let annotations = annotations_of(&created);
-    let mut failures = failures.to_vec();
+    let mut failures = Vec::new();
     if route.builtin {
         failures.extend(mse_without_annotations(route.class_type, &annotations));
     }
@@ -446,7 +442,7 @@ fn created_canary(
 /// script runs once more for it, its prints not shown again.
 fn at_creation(route: &IngressRoute, stable: &Value, canary: &Value) -> bool {
     let quiet = IngressRoute { printed: &Printed::default(), ..*route };
-    created_canary(&quiet, stable, &[], &mut Vec::new())
+    created_canary(&quiet, stable, &mut Vec::new())
         .is_ok_and(|created| annotations_of(&created) == annotations_of(canary))
 }
 
