@@ -1136,6 +1136,34 @@ fn a_step_routing_to_a_missing_canary_service_is_a_warning() {
 }
 
 #[test]
+fn a_virtual_service_put_back_routing_to_the_canary_subset_outside_a_release_is_warned_of() {
+    // With disableGenerateCanaryService the canary is a subset of the stable Service: a backup
+    // routing to it was put back without a word (only a canary Service's name was looked for).
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["disableGenerateCanaryService"] = json!(true);
+    let server = serving(rollout).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    assert_eq!(vs(&server)["spec"]["http"][0]["route"][1]["destination"]["subset"], "canary");
+    test.run_args(["restore", "--ref", "vs/demo", "--yes"]).success();
+    let dir = test.path("home/.local/state/kubectl-rollout-lua/backups/fake/shop/VirtualService/demo");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let routed = files.last().unwrap().to_str().unwrap().to_string();
+    let mut over = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    over["status"] = json!({"phase": "Healthy"});
+    server.put_object(over);
+    // Its Service is the stable one: gone, it is one the controller waits for, not one it makes.
+    server.delete_object("", "services", NAMESPACE, "demo");
+    let put_back = test
+        .run_args(["restore", "--from-backup", &routed, "--yes"])
+        .success()
+        .stderr_has("warning: Rollout shop/demo is not in a release: the controller puts back the stored original of its custom refs only in a release")
+        .stderr_has("warning: Service demo does not exist: the controller waits for it and writes nothing until it does, and VirtualService shop/demo routes to it");
+    assert!(!put_back.stderr.contains("the controller creates it"), "{}", put_back.stderr);
+}
+
+#[test]
 fn a_virtual_service_put_back_routing_to_a_missing_canary_service_outside_a_release_warns_of_both() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);

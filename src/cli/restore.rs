@@ -1328,8 +1328,10 @@ async fn canary_backup_warnings(
         }
     } else {
         for routing in &owners {
-            if !services.contains(&(routing.canary_service.as_str(), true)) {
-                services.push((routing.canary_service.as_str(), true));
+            // With canary = stable (a custom ref's canary subset) the Service is the stable one.
+            let service = (routing.canary_service.as_str(), routing.canary_service != routing.stable_service);
+            if !services.contains(&service) {
+                services.push(service);
             }
         }
     }
@@ -1347,14 +1349,15 @@ async fn canary_backup_warnings(
 }
 
 /// Whether `written`, object `key` of `routing`, carries the routing's canary traffic: a canary
-/// Ingress does; a custom ref or an HTTPRoute when it routes to a canary Service of the routing's
-/// own (with canary = stable its spec cannot tell).
+/// Ingress does; a custom ref when it routes to the canary (`custom::canary_routing_in`: the
+/// canary Service, or with canary = stable its `canary` subset); an HTTPRoute when it routes to a
+/// canary Service of the routing's own (with canary = stable its backendRefs cannot tell).
 fn routes_canary(routing: &Routing, key: &ObjectKey, written: &Value) -> bool {
-    let own_service = routing.canary_service != routing.stable_service;
+    let (canary, stable) = (&routing.canary_service, &routing.stable_service);
     match ProviderKind::of(key) {
         ProviderKind::Ingress => true,
-        ProviderKind::Gateway => own_service && !gateway::GatewayRoute::of(routing, &key.name).untouched(written),
-        ProviderKind::Custom => own_service && custom::names_service(&written["spec"], &routing.canary_service),
+        ProviderKind::Gateway => canary != stable && !gateway::GatewayRoute::of(routing, &key.name).untouched(written),
+        ProviderKind::Custom => custom::canary_routing_in(&written["spec"], canary, stable).is_some(),
     }
 }
 
@@ -1598,10 +1601,17 @@ mod tests {
         };
         assert!(routes_canary(&routing, &route, &backends(&["odd", "odd-canary"])));
         assert!(!routes_canary(&routing, &route, &backends(&["odd"])));
-        // With canary = stable a spec cannot tell canary routing; a canary Ingress always is.
-        let same =
-            routing_of(json!({"service": "odd", "customNetworkRefs": refs, "disableGenerateCanaryService": true}));
+        // With canary = stable an HTTPRoute cannot tell canary routing, a custom ref by its
+        // `canary` subset only; a canary Ingress always is.
+        let mut rollout =
+            routing_through(json!({"service": "odd", "gateway": {"httpRouteName": "web"}, "customNetworkRefs": refs}));
+        rollout["spec"]["strategy"]["canary"]["disableGenerateCanaryService"] = json!(true);
+        let same = Routing::of_rollout(&Rollout::from_object(&rollout).unwrap(), "shop").unwrap();
+        assert_eq!(same.canary_service, same.stable_service);
         assert!(!routes_canary(&same, &vs, &to("odd")));
+        let subset = json!({"spec": {"http": [{"route": [{"destination": {"host": "odd", "subset": "canary"}}]}]}});
+        assert!(routes_canary(&same, &vs, &subset));
+        assert!(!routes_canary(&same, &route, &backends(&["odd"])));
         let ingress = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
         assert!(routes_canary(&same, &ingress, &json!({})));
     }

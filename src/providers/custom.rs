@@ -305,7 +305,7 @@ pub fn names_service(value: &Value, service: &str) -> bool {
 /// What in `spec` routes to the canary already, as messages name it: the canary Service (named
 /// anywhere in it), or, where there is none (the same name as the stable one), its `canary`
 /// subset (a destination of that host and subset, as the built-in VirtualService script routes).
-fn canary_routing_in(spec: &Value, canary: &str, stable: &str) -> Option<String> {
+pub fn canary_routing_in(spec: &Value, canary: &str, stable: &str) -> Option<String> {
     match canary == stable {
         false => names_service(spec, canary).then(|| format!("the canary Service {canary}")),
         true => routes_to_canary_subset(spec, canary).then(|| format!("the canary subset of Service {canary}")),
