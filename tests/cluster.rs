@@ -1872,6 +1872,22 @@ fn restore_leaves_a_traffic_routing_another_rollout_still_holds() {
 }
 
 #[test]
+fn restore_says_a_holder_that_no_longer_links_the_traffic_routing_or_is_gone_never_lets_go() {
+    // Trial s56: the note told the user to wait until b was done, but b no longer names the
+    // TrafficRouting, so its finalizer stays when its release ends; c does not exist at all.
+    let server = shared_traffic_routing(&["a", "b", "c"]).start();
+    let unlink = json!({"metadata": {"annotations": {"rollouts.kruise.io/trafficrouting": null}}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "b", &unlink);
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "a", "--dry-run=client"])
+        .run()
+        .success()
+        .stderr_has("its objects are left as they are, as the controller restores them only once no Rollout holds it; Rollout b no longer links it (its rollouts.kruise.io/trafficrouting annotation does not name tr), so its finalizer stays (a Rollout removes its own from the TrafficRouting it names, as its release ends) until someone removes it (`kubectl edit trafficroutings.rollouts.kruise.io tr -n shop`); Rollout c no longer exists, so its finalizer stays")
+        .stderr_has("; once they are removed, restore them with `restore --ref VirtualService.networking.istio.io/demo` (or `restore a` again)\n");
+}
+
+#[test]
 fn restore_puts_back_a_traffic_routing_no_other_rollout_holds() {
     // b's release is over (its finalizer is gone): restoring a restores the objects, which the
     // controller routes again while a still holds the TrafficRouting (a regression of an

@@ -14,7 +14,10 @@ use crate::data::{self, Data};
 use crate::error::Error;
 use crate::model::Permission;
 use crate::model::Rollout;
-use crate::model::{self, Ending, ObjectKey, OwnerKind, Provider, Routing, Stage, WHEN_IT_FINALISES, http_route};
+use crate::model::{
+    self, Ending, ObjectKey, OwnerKind, Provider, Routing, Stage, TRAFFIC_ROUTING_ANNOTATION, WHEN_IT_FINALISES,
+    http_route,
+};
 use crate::output::{self, BOLD, DiffStyle, StoredOriginal, YELLOW, paint};
 use crate::plan::RoutingPlan;
 use crate::providers::{self, ObjectPlan, ProviderKind, custom, gateway, ingress};
@@ -445,9 +448,10 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                 writer,
                 live.snapshot.rollouts.iter().map(|r| (r.namespace.as_str(), r.item.name.as_str())),
             )?;
+            let mut held = Vec::new();
             for rollout in &live.snapshot.rollouts {
                 let placements = placements(session, &live, &catalog, rollout, &mut notes)?;
-                for routing in restored_routings(&live, rollout, &mut notes)? {
+                for routing in restored_routings(&live, rollout, &mut notes, &mut held)? {
                     for (key, route) in restored_objects(&routing) {
                         let Some(object) = live.snapshot.objects.get(&key) else {
                             let why =
@@ -478,6 +482,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                     }
                 }
             }
+            notes.extend(held_notes(&session.cluster, &live.rollouts, held).await);
         }
         Targets::Refs(refs, rollouts) => {
             for (resource, name) in refs {
@@ -742,7 +747,12 @@ fn routings(live: &Live, rollout: &Located<Rollout>) -> Result<Vec<Routing>, Err
 /// a Rollout not restored with it still holds that: the controller restores a TrafficRouting's
 /// objects only once no Rollout's progressing finalizer is left on it, and keeps routing them
 /// until then (docs/controller-semantics.md §2). A note says which objects are left, and why.
-fn restored_routings(live: &Live, rollout: &Located<Rollout>, notes: &mut Vec<String>) -> Result<Vec<Routing>, Error> {
+fn restored_routings(
+    live: &Live,
+    rollout: &Located<Rollout>,
+    notes: &mut Vec<String>,
+    held: &mut Vec<Held>,
+) -> Result<Vec<Routing>, Error> {
     let mut routings: Vec<Routing> = Routing::of_rollout(&rollout.item, &rollout.namespace).into_iter().collect();
     let Some(cr) = live.snapshot.traffic_routing_of(rollout)? else { return Ok(routings) };
     let linking: Vec<&str> = live
@@ -771,20 +781,112 @@ fn restored_routings(live: &Live, rollout: &Located<Rollout>, notes: &mut Vec<St
         routings.push(routing);
         return Ok(routings);
     }
-    let note = held_note(&format!("{}/{}", cr.namespace, cr.item.name), &holders, &routing, &linking);
-    if !notes.contains(&note) {
-        notes.push(note);
+    if !held.iter().any(|h| h.namespace == cr.namespace && h.name == cr.item.name) {
+        held.push(Held {
+            namespace: cr.namespace.clone(),
+            name: cr.item.name.clone(),
+            holders: holders.into_iter().map(str::to_string).collect(),
+            routing,
+            linking: linking.into_iter().map(str::to_string).collect(),
+        });
     }
     Ok(routings)
 }
 
-/// Why a TrafficRouting's objects are left (`tr`: namespace/name) while other Rollouts hold it
-/// (`holders`: their finalizers), and how to restore them: `--ref` for each object it can name
-/// (not an HTTPRoute, which keeps no stored original), or the Rollouts restored
-/// (`restored`) again once the holders are done.
-fn held_note(tr: &str, holders: &[&str], routing: &Routing, restored: &[&str]) -> String {
-    let names: Vec<&str> = holders.iter().map(|f| model::finalizer_rollout(f).unwrap_or(f)).collect();
-    let is = if names.len() == 1 { "is" } else { "are" };
+/// A TrafficRouting whose objects a restore leaves, as Rollouts not restored with it still
+/// hold it (`holders`: their finalizers); `linking`: the Rollouts read that link it.
+struct Held {
+    namespace: String,
+    name: String,
+    holders: Vec<String>,
+    routing: Routing,
+    linking: Vec<String>,
+}
+
+/// Why a Rollout holding a TrafficRouting will not let go of it when its release ends: the
+/// controller removes a Rollout's finalizer from the TrafficRouting its annotation names, as it
+/// finalises (docs/controller-semantics.md §2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stale {
+    /// The Rollout no longer names it.
+    Unlinked,
+    /// There is no such Rollout.
+    Gone,
+}
+
+/// The note of each held TrafficRouting (`held_note`), its holders read to tell those that let
+/// go when their release ends from those that never will. A holder that cannot be read is
+/// taken as one that will.
+async fn held_notes(cluster: &Cluster, rollouts: &Resource, held: Vec<Held>) -> Vec<String> {
+    let mut notes = Vec::new();
+    for Held { namespace, name, holders, routing, linking } in held {
+        let mut states = Vec::new();
+        for holder in &holders {
+            let stale = match model::finalizer_rollout(holder) {
+                Some(rollout) => match cluster.get(rollouts, &namespace, rollout).await {
+                    Ok(None) => Some(Stale::Gone),
+                    Ok(Some(object)) => Rollout::from_object(&object)
+                        .ok()
+                        .filter(|r| r.traffic_routing_cr.as_deref() != Some(name.as_str()))
+                        .map(|_| Stale::Unlinked),
+                    Err(_) => None,
+                },
+                None => None,
+            };
+            states.push((holder.as_str(), stale));
+        }
+        let linking: Vec<&str> = linking.iter().map(String::as_str).collect();
+        notes.push(held_note(&namespace, &name, &states, &routing, &linking));
+    }
+    notes
+}
+
+/// Why TrafficRouting `name`'s objects are left while other Rollouts hold it (`holders`: their
+/// finalizers, each with why it stays for good, if it does), and how to restore them: once the
+/// holders that let go are done, `--ref` for each object it can name (not an HTTPRoute, which
+/// keeps no stored original), or the Rollouts restored (`restored`) again; a finalizer that
+/// stays for good is for someone to remove, after which the controller restores them itself.
+fn held_note(
+    namespace: &str,
+    name: &str,
+    holders: &[(&str, Option<Stale>)],
+    routing: &Routing,
+    restored: &[&str],
+) -> String {
+    let all: Vec<&str> = holders.iter().map(|(finalizer, _)| *finalizer).collect();
+    let named = |stale: Option<Stale>| -> Vec<&str> {
+        holders
+            .iter()
+            .filter(|(_, s)| *s == stale)
+            .map(|(finalizer, _)| model::finalizer_rollout(finalizer).unwrap_or(finalizer))
+            .collect()
+    };
+    let mut said = vec![format!(
+        "TrafficRouting {namespace}/{name} is still held by {}: its objects are left as they are, as the controller restores them only once no Rollout holds it",
+        model::holders_text(&all)
+    )];
+    for (stale, why_one, why_many) in [
+        (
+            Stale::Unlinked,
+            format!("no longer links it (its {TRAFFIC_ROUTING_ANNOTATION} annotation does not name {name})"),
+            format!("no longer link it (their {TRAFFIC_ROUTING_ANNOTATION} annotations do not name {name})"),
+        ),
+        (Stale::Gone, "no longer exists".to_string(), "no longer exist".to_string()),
+    ] {
+        let rollouts = named(Some(stale));
+        let edit = format!("`kubectl edit trafficroutings.rollouts.kruise.io {name} -n {namespace}`");
+        match rollouts.as_slice() {
+            [] => {}
+            [one] => said.push(format!(
+                "Rollout {one} {why_one}, so its finalizer stays (a Rollout removes its own from the TrafficRouting it names, as its release ends) until someone removes it ({edit})"
+            )),
+            many => said.push(format!(
+                "Rollouts {} {why_many}, so their finalizers stay (a Rollout removes its own from the TrafficRouting it names, as its release ends) until someone removes them ({edit})",
+                many.join(" and ")
+            )),
+        }
+    }
+    let waited_for = named(None);
     let refs: Vec<String> = restored_objects(routing)
         .into_iter()
         .filter(|(_, route)| route.is_none())
@@ -795,11 +897,16 @@ fn held_note(tr: &str, holders: &[&str], routing: &Routing, restored: &[&str]) -
         true => format!("`{again}` again"),
         false => format!("`restore {}` (or `{again}` again)", refs.join(" ")),
     };
-    format!(
-        "TrafficRouting {tr} is still held by {}: its objects are left as they are, as the controller restores them only once no Rollout holds it; once {} {is} done, restore them with {how}",
-        model::holders_text(holders),
-        names.join(" and "),
-    )
+    let is = if waited_for.len() == 1 { "is" } else { "are" };
+    let stale = holders.iter().filter(|(_, stale)| stale.is_some()).count();
+    let when = match (waited_for.as_slice(), stale > 0) {
+        ([], _) if stale == 1 => "once it is removed".to_string(),
+        ([], _) => "once they are removed".to_string(),
+        (names, false) => format!("once {} {is} done", names.join(" and ")),
+        (names, true) => format!("once {} {is} done and those finalizers are removed", names.join(" and ")),
+    };
+    said.push(format!("{when}, restore them with {how}"));
+    said.join("; ")
 }
 
 /// `restore --ref` of objects a TrafficRouting routes while Rollouts still hold it: the
@@ -1706,17 +1813,28 @@ mod tests {
         let all = cr(json!({"service": "demo", "customNetworkRefs": [
             {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo"}
         ], "ingress": {"name": "web"}, "gateway": {"httpRouteName": "route"}}));
-        let holders = ["progressing.rollouts.kruise.io/b", "progressing.rollouts.kruise.io/c"];
+        let holders = [("progressing.rollouts.kruise.io/b", None), ("progressing.rollouts.kruise.io/c", None)];
         assert_eq!(
-            held_note("shop/tr", &holders, &all, &["a"]),
+            held_note("shop", "tr", &holders, &all, &["a"]),
             "TrafficRouting shop/tr is still held by Rollout b (finalizer progressing.rollouts.kruise.io/b), Rollout c (finalizer progressing.rollouts.kruise.io/c): its objects are left as they are, as the controller restores them only once no Rollout holds it; once b and c are done, restore them with `restore --ref VirtualService.networking.istio.io/demo --ref Ingress.networking.k8s.io/web-canary` (or `restore a` again)"
         );
         // An HTTPRoute keeps no stored original for --ref; a finalizer not of the Rollouts' form
         // is named as it is.
         let route = cr(json!({"service": "demo", "gateway": {"httpRouteName": "route"}}));
         assert_eq!(
-            held_note("shop/tr", &["example.com/progressing.rollouts.kruise.io-x"], &route, &["a", "d"]),
+            held_note("shop", "tr", &[("example.com/progressing.rollouts.kruise.io-x", None)], &route, &["a", "d"]),
             "TrafficRouting shop/tr is still held by finalizer example.com/progressing.rollouts.kruise.io-x: its objects are left as they are, as the controller restores them only once no Rollout holds it; once example.com/progressing.rollouts.kruise.io-x is done, restore them with `restore a d` again"
         );
+        // A holder that no longer links it, or is gone, never lets go: not waited for.
+        let stale = [
+            ("progressing.rollouts.kruise.io/b", None),
+            ("progressing.rollouts.kruise.io/x", Some(Stale::Unlinked)),
+            ("progressing.rollouts.kruise.io/y", Some(Stale::Gone)),
+            ("progressing.rollouts.kruise.io/z", Some(Stale::Gone)),
+        ];
+        let note = held_note("shop", "tr", &stale, &route, &["a"]);
+        assert!(note.ends_with(": its objects are left as they are, as the controller restores them only once no Rollout holds it; Rollout x no longer links it (its rollouts.kruise.io/trafficrouting annotation does not name tr), so its finalizer stays (a Rollout removes its own from the TrafficRouting it names, as its release ends) until someone removes it (`kubectl edit trafficroutings.rollouts.kruise.io tr -n shop`); Rollouts y and z no longer exist, so their finalizers stay (a Rollout removes its own from the TrafficRouting it names, as its release ends) until someone removes them (`kubectl edit trafficroutings.rollouts.kruise.io tr -n shop`); once b is done and those finalizers are removed, restore them with `restore a` again"), "{note}");
+        let only_stale = held_note("shop", "tr", &stale[1..2], &route, &["a"]);
+        assert!(only_stale.ends_with("until someone removes it (`kubectl edit trafficroutings.rollouts.kruise.io tr -n shop`); once it is removed, restore them with `restore a` again"), "{only_stale}");
     }
 }
