@@ -54,6 +54,32 @@ pub fn seconds(duration: Duration) -> String {
     }
 }
 
+/// As Go writes a duration (`1.5s`, `250ms`, `1m30s`, `2h0m0s`): a limit given in that syntax
+/// (`--timeout`, `--request-timeout`), said back as given rather than rounded to seconds.
+pub fn go_duration(duration: Duration) -> String {
+    // `whole.fraction` with the fraction's trailing zeros cut, of `digits` decimal places.
+    let decimal = |whole: u128, fraction: u128, digits: usize| match fraction {
+        0 => whole.to_string(),
+        _ => format!("{whole}.{}", format!("{fraction:0digits$}").trim_end_matches('0')),
+    };
+    let nanos = duration.as_nanos();
+    match nanos {
+        0 => "0s".into(),
+        1..1_000 => format!("{nanos}ns"),
+        1_000..1_000_000 => format!("{}µs", decimal(nanos / 1_000, nanos % 1_000, 3)),
+        1_000_000..1_000_000_000 => format!("{}ms", decimal(nanos / 1_000_000, nanos % 1_000_000, 6)),
+        _ => {
+            let total = duration.as_secs();
+            let seconds = decimal(u128::from(total % 60), u128::from(duration.subsec_nanos()), 9);
+            match (total / 3600, total / 60 % 60) {
+                (0, 0) => format!("{seconds}s"),
+                (0, m) => format!("{m}m{seconds}s"),
+                (h, m) => format!("{h}h{m}m{seconds}s"),
+            }
+        }
+    }
+}
+
 /// `1h02m03s`, `4m05s`, `42s`.
 pub fn human(duration: Duration) -> String {
     let total = duration.as_secs();
@@ -67,6 +93,21 @@ pub fn human(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_are_said_back_as_go_writes_them() {
+        let said = |nanos: u64| go_duration(Duration::from_nanos(nanos));
+        assert_eq!(said(0), "0s");
+        assert_eq!(said(999), "999ns");
+        assert_eq!(said(1_500), "1.5µs");
+        assert_eq!(said(1_000_000), "1ms");
+        assert_eq!(said(200_000_000), "200ms");
+        assert_eq!(said(1_500_000_000), "1.5s");
+        assert_eq!(said(90_000_000_000), "1m30s");
+        assert_eq!(said(120_000_000_000), "2m0s");
+        assert_eq!(said(3_723_004_000_000), "1h2m3.004s");
+        assert_eq!(said(7_200_000_000_000), "2h0m0s");
+    }
 
     #[test]
     fn short_waits_are_shown_in_tenths() {

@@ -619,6 +619,100 @@ fn approve_to_the_end_refused_at_a_later_step_says_what_the_earlier_steps_wrote(
 }
 
 #[test]
+fn status_watch_lines_print_only_the_rollouts_that_changed_when_one_is_made() {
+    // A regression (trial s56): a Rollout made meanwhile that sorts first moved the others down
+    // the list, and each was printed again as if it had changed (lines compared by position).
+    let server = shop(1, "StepPaused").start();
+    let other = server.clone_handle();
+    let maker = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(1500));
+        let mut first = other.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+        first["metadata"] = json!({"name": "aaa", "namespace": NAMESPACE, "labels": {"app": "demo"}});
+        other.put_object(first);
+    });
+    let out =
+        Test::new().kubeconfig(&server).args(["status", "-w", "-l", "app=demo", "--timeout", "4s"]).run().status(1);
+    maker.join().unwrap();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.iter().filter(|l| l.contains(" shop/aaa: ")).count(), 1, "{}", out.stdout);
+    assert_eq!(lines.iter().filter(|l| l.contains(" shop/demo: ")).count(), 1, "{}", out.stdout);
+    assert_eq!(lines.len(), 2, "demo once, then aaa: {}", out.stdout);
+}
+
+#[test]
+fn status_watch_cut_short_by_a_closed_output_fails_rather_than_pass_for_its_goal() {
+    // A regression (trial s56): `status -w --until-paused | head` exited 0 while the Rollout was
+    // still on its way to the pause: a gate in a script passed.
+    let server = shop(1, "StepUpgrade").start();
+    let test = Test::new().kubeconfig(&server);
+    let line = format!(
+        "set -o pipefail; '{BINARY}' status demo -w --until-paused --timeout 30s | {{ head -c 10 >head.out; exec touch head.done <&-; }}"
+    );
+    let mut child = test.command("bash", ["-c", line.as_str()]).stdin(Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !test.path("head.done").exists() {
+        assert!(std::time::Instant::now() < deadline, "head never finished");
+        thread::sleep(Duration::from_millis(10));
+    }
+    // A change the follow prints, into the closed pipe; the pause not reached.
+    let mut moved = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+    moved["status"]["canaryStatus"]["currentStepState"] = json!("StepTrafficRouting");
+    server.put_object(moved);
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the output was closed (Broken pipe (os error 32)) while waiting for Rollout shop/demo to wait for approval, complete or fail"), "{stderr}");
+    assert!(stderr.contains(": stopped following"), "{stderr}");
+}
+
+#[test]
+fn approve_to_the_end_of_a_rollout_disabled_meanwhile_says_so() {
+    // A regression (trial s56): disabling moves the generation on too, and the run said only
+    // that someone had changed the Rollout, in Rust's words (`Some(1) -> Some(2)`).
+    let server = shop(1, "StepPaused").start();
+    let handle = once_approved(&server, |rollout| {
+        rollout["spec"]["disabled"] = json!(true);
+        rollout["status"] = json!({"phase": "Disabling", "observedGeneration": 2});
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
+        .run()
+        .status(1)
+        .stderr_has("error: Rollout demo: ");
+    assert!(out.stderr.contains("disabled"), "{}", out.stderr);
+    assert!(!out.stderr.contains("changed by someone else") && !out.stderr.contains("Some("), "{}", out.stderr);
+    handle.join().unwrap();
+}
+
+#[test]
+fn approve_until_a_step_leaves_a_rollout_that_matches_the_selector_only_later_alone() {
+    // A regression (trial s56): a Rollout made meanwhile with the selector's label stopped the
+    // run as "changed by someone else (generation None -> Some(1))"; it was never claimed.
+    let server = shop(1, "StepPaused").start();
+    let other = server.clone_handle();
+    let handle = once_approved(&server, move |rollout| {
+        let mut newcomer = rollout.clone();
+        newcomer["metadata"] = json!({"name": "newcomer", "namespace": NAMESPACE, "labels": {"app": "demo"}});
+        newcomer["status"] = json!({"phase": "Healthy"});
+        other.put_object(newcomer);
+        rollout["status"]["canaryStatus"] = json!({"currentStepIndex": 2, "currentStepState": "StepPaused"});
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "-l", "app=demo", "--until-step", "2", "--yes", "--timeout", "60s"])
+        .run()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)")
+        .stdout_has("approved every pause up to step 2")
+        .stderr_has("warning: Rollout shop/newcomer matches the selector now, but was not claimed when this run began: it is left alone (run again to approve it too)\n");
+    assert_eq!(out.stderr.matches("newcomer matches the selector").count(), 1, "said once: {}", out.stderr);
+    assert!(!out.stdout.contains("newcomer approved"), "{}", out.stdout);
+    handle.join().unwrap();
+}
+
+#[test]
 fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
     let server = shop(1, "StepPaused").start();
     // Someone edits the spec.
@@ -630,7 +724,7 @@ fn approve_until_a_step_stops_when_someone_else_edits_the_rollout() {
         .args(["approve", "demo", "--to-end", "--yes", "--timeout", "60s"])
         .run()
         .status(1)
-        .stderr_has("Rollout demo was changed by someone else");
+        .stderr_has("error: Rollout demo was changed by someone else (its spec: generation 1 -> 2); stopped\n");
     handle.join().unwrap();
     // Step 1 was approved before the edit; nothing was done for step 2.
     let approvals = approved_in(&writes(&server)).len();

@@ -26,7 +26,7 @@ use crate::source::live::{self, Live, Selection};
 use crate::status::{self, ObjectView, Position, Progress, RolloutView};
 use crate::write::{self, Deadline, Interrupt, MayLand, Mode, Writer};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -445,6 +445,7 @@ impl Run<'_> {
         };
         // What the sequence waits for, as status -w says it: for a timeout's message.
         let mut waiting = just_approved(&session.cluster.namespace, &approved, &goal);
+        let mut left_alone = BTreeSet::new();
         loop {
             if let Some(last) = args.until_step
                 && approved.values().all(|a| a.stage >= Stage::Step(last))
@@ -464,13 +465,31 @@ impl Run<'_> {
                 write::within(deadline, &format!("waiting for {waiting}"), following.next(session, &scope)).await
             };
             let views = views.await.inspect_err(|_| following.finish())?;
+            // A Rollout that matches the selector only now was not claimed: it is not this run's.
+            let (views, unclaimed): (Vec<RolloutView>, Vec<RolloutView>) =
+                views.into_iter().partition(|view| approved.contains_key(&view.name));
+            for view in unclaimed {
+                if left_alone.insert(view.name.clone()) {
+                    warn(&format!(
+                        "warning: Rollout {}/{} matches the selector now, but was not claimed when this run began: it is left alone (run again to approve it too)",
+                        view.namespace, view.name
+                    ));
+                }
+            }
             for view in &views {
+                // Failed, disabled or being deleted (each a spec change too): said as such.
+                if let Progress::Failed { reason } = &view.progress {
+                    return Err(Error::Input(format!("Rollout {}: {reason}; stopped", view.name)));
+                }
                 let (stage, generation) =
                     approved.get(&view.name).map_or((Stage::Step(0), None), |a| (a.stage, a.generation));
                 if view.generation != generation {
+                    let shown = |generation: Option<i64>| generation.map_or("none".to_string(), |g| g.to_string());
                     return Err(Error::Input(format!(
-                        "Rollout {} was changed by someone else (generation {:?} -> {:?}); stopped",
-                        view.name, generation, view.generation
+                        "Rollout {} was changed by someone else (its spec: generation {} -> {}); stopped",
+                        view.name,
+                        shown(generation),
+                        shown(view.generation)
                     )));
                 }
                 // A new version pushed meanwhile: the controller resets the release (§3.6), and
@@ -483,9 +502,6 @@ impl Run<'_> {
                         "Rollout {} began a new release (pod template hash {before} -> {now}): the one this run approved is gone; stopped",
                         view.name
                     )));
-                }
-                if let Progress::Failed { reason } = &view.progress {
-                    return Err(Error::Input(format!("Rollout {}: {reason}; stopped", view.name)));
                 }
                 if view.progress == Progress::WaitingForApproval && view.stage.is_some_and(|s| s < stage) {
                     return Err(Error::Input(format!(

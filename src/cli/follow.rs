@@ -292,7 +292,7 @@ impl Bounds {
     }
 
     fn timed_out(&self) -> Error {
-        Error::TimedOut(format!("timed out after {}", crate::time::human(self.timeout)))
+        Error::TimedOut(format!("timed out after {}", crate::time::go_duration(self.timeout)))
     }
 }
 
@@ -411,8 +411,9 @@ struct Display {
     /// On a terminal (stderr, and not `TERM=dumb`): a live view.
     live: Option<LiveView>,
     /// Otherwise, or when stdout is not that terminal: a timestamped line per change on stdout;
-    /// the lines last printed.
-    lines: Option<Vec<String>>,
+    /// the line last printed of each Rollout (by namespace and name: one made or gone meanwhile
+    /// moves the others in the list, not their lines).
+    lines: Option<BTreeMap<(String, String), String>>,
     /// With `-o json|yaml`, instead of both: each Rollout's document when it changed.
     documents: Option<Documents>,
 }
@@ -427,7 +428,7 @@ impl Display {
         let live = std::io::stderr().is_terminal() && std::env::var_os("TERM").is_some() && !term_is_dumb();
         Display {
             live: live.then(LiveView::default),
-            lines: (!live || !std::io::stdout().is_terminal()).then(Vec::new),
+            lines: (!live || !std::io::stdout().is_terminal()).then(BTreeMap::new),
             documents: None,
         }
     }
@@ -443,11 +444,13 @@ impl Display {
         }
         if let Some(last) = &mut self.lines {
             let stamp = crate::time::rfc3339(SystemTime::now());
-            let lines: Vec<String> = views.iter().map(RolloutView::line).collect();
-            for (index, line) in lines.iter().enumerate() {
-                if last.get(index) != Some(line) {
+            let mut lines = BTreeMap::new();
+            for view in views {
+                let (key, line) = ((view.namespace.clone(), view.name.clone()), view.line());
+                if last.get(&key) != Some(&line) {
                     print(&format!("{stamp} {line}\n"))?;
                 }
+                lines.insert(key, line);
             }
             *last = lines;
         }

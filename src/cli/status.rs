@@ -51,6 +51,11 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
         loop {
             let views = follower.next(&session, &scope).await.map_err(|e| match e {
                 Error::TimedOut(message) => Error::TimedOut(format!("{message} waiting for {waiting}")),
+                // A closed output (`| head`) ends the follow short of its goal, which must not
+                // pass for it (a gate in a script), as it would for a closed pipe elsewhere.
+                Error::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Error::Output(std::io::Error::other(
+                    format!("the output was closed ({e}) while waiting for {waiting}: stopped following"),
+                )),
                 other => other,
             })?;
             waiting = awaited(&views, settled, goal);

@@ -191,7 +191,7 @@ fn run_bounded(
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             stop(&mut child, own_group);
-            let limit = crate::time::human(limit.unwrap_or_default());
+            let limit = crate::time::go_duration(limit.unwrap_or_default());
             return Err(Error::Input(format!(
                 "{named} did not finish within {limit} and was stopped (the limit is --request-timeout's, \
                  60s by default; 0 for none)"

@@ -19,7 +19,7 @@ impl Deadline {
 
     /// `timed out after 3s {waiting}` (`waiting for …`, what was awaited).
     pub fn timed_out(&self, waiting: &str) -> Error {
-        Error::TimedOut(format!("timed out after {} {waiting}", crate::time::human(self.timeout)))
+        Error::TimedOut(format!("timed out after {} {waiting}", crate::time::go_duration(self.timeout)))
     }
 }
 
